@@ -1,0 +1,58 @@
+/** Severity of a log line; lines below the logger's level are dropped. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Structured fields of a log line. Values must be JSON-serialisable. */
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/**
+ * The one structured logger: each call writes one JSON line with `level`, `time`, `message` and
+ * the given fields. Messages are fixed strings; what varies goes into fields.
+ */
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line. */
+  child(fields: LogFields): Logger;
+}
+
+export interface LoggerOptions {
+  readonly level?: LogLevel;
+  /** Where lines go; defaults to standard output (CloudWatch Logs in Lambda). */
+  readonly sink?: (line: string) => void;
+  /** Clock for the `time` field; defaults to the system clock. */
+  readonly now?: () => Date;
+}
+
+export function makeLogger(fields: LogFields = {}, options: LoggerOptions = {}): Logger {
+  const threshold = rank[options.level ?? 'info'];
+  const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const now = options.now ?? (() => new Date());
+  const write = (level: LogLevel, message: string, extra?: LogFields) => {
+    if (rank[level] < threshold) return;
+    sink(JSON.stringify({ level, time: now().toISOString(), message, ...fields, ...extra }, errorReplacer));
+  };
+  return {
+    debug: (message, extra) => write('debug', message, extra),
+    info: (message, extra) => write('info', message, extra),
+    warn: (message, extra) => write('warn', message, extra),
+    error: (message, extra) => write('error', message, extra),
+    child: (more) => makeLogger({ ...fields, ...more }, options),
+  };
+}
+
+/** Errors serialise as name, message and cause chain instead of `{}`. */
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) {
+    return {
+      name: value.name,
+      message: value.message,
+      ...(value.cause === undefined ? {} : { cause: value.cause }),
+    };
+  }
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}

@@ -1,0 +1,25 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { runsDir } from './paths.ts';
+import { stopDaemons } from './proc.ts';
+
+/**
+ * Makes the run folder that the shared servers (moto, the Kubernetes control plane) record
+ * themselves in, and stops them all when the run ends. Servers start lazily: see services.ts.
+ * Folders of earlier runs are cleared first, stopping anything a crashed run left behind.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  fs.mkdirSync(runsDir, { recursive: true });
+  for (const old of fs.readdirSync(runsDir)) {
+    const dir = path.join(runsDir, old);
+    await stopDaemons(dir, 1_000);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const dir = fs.mkdtempSync(path.join(runsDir, `${new Date().toISOString().replaceAll(':', '')}-`));
+  project.provide('harnessRunDir', dir);
+  return async () => {
+    // Logs stay in the run folder until the next run, for post-mortems.
+    await stopDaemons(dir);
+  };
+}

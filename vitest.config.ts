@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` needs no servers and runs in parallel; `harness` talks to moto and a real
+// Kubernetes control plane started by test/harness/global-setup.ts, one file at a time because the
+// servers (and kube-scheduler's view of the Nodes) are shared.
+export default defineConfig({
+  test: {
+    reporters: ['default', ['json', { outputFile: '.cache/test-results/vitest.json' }]],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'harness',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/harness/**/*.test.ts'],
+          globalSetup: ['test/harness/global-setup.ts'],
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
+          maxWorkers: 1,
+          testTimeout: 120_000,
+          // A cold first run builds the Kubernetes control plane inside a beforeAll.
+          hookTimeout: 30 * 60_000,
+          env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+        },
+      },
+    ],
+  },
+});
