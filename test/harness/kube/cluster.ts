@@ -1,0 +1,267 @@
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { ApiextensionsV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { HarnessError } from '../errors.ts';
+import { projectRoot } from '../paths.ts';
+import { freePort, progress, secondsSince, startDaemon, waitFor } from '../proc.ts';
+import { ensureKubeBinaries } from './binaries.ts';
+import { generateCredentials } from './certs.ts';
+
+/** What a test needs to reach the control plane of this run, and how long it took to start. */
+export interface KubeCluster {
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly token: string;
+  readonly caFile: string;
+  readonly kubernetesVersion: string;
+  readonly timings: {
+    readonly buildSeconds: number;
+    readonly etcdSeconds: number;
+    readonly apiserverSeconds: number;
+    readonly crdSeconds: number;
+    readonly controllersSeconds: number;
+    readonly totalSeconds: number;
+  };
+}
+
+const crdDir = path.join(projectRoot, 'infra', 'crds');
+
+/**
+ * Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on free loopback
+ * ports, applies Flotilla's CRDs and waits until they are Established, the controllers are
+ * healthy and the `default` ServiceAccount exists (so pods can be created).
+ */
+export async function startKube(runDir: string): Promise<KubeCluster> {
+  const began = Date.now();
+  const dir = path.join(runDir, 'kube');
+  const logDir = path.join(runDir, 'logs');
+  const bins = await ensureKubeBinaries(logDir);
+  const creds = await generateCredentials(path.join(dir, 'pki'), path.join(logDir, 'openssl.log'));
+  const [etcdClient, etcdPeer, apiPort, cmPort, schedPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
+
+  let phase = Date.now();
+  const etcd = startDaemon(runDir, 'etcd', bins.etcd, [
+    '--name=flotilla-test',
+    `--data-dir=${path.join(dir, 'etcd')}`,
+    `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+    `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-cluster=flotilla-test=http://127.0.0.1:${etcdPeer}`,
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ]);
+  await waitFor(
+    `etcd (log: ${etcd.logFile})`,
+    async () => {
+      const response = await fetch(`http://127.0.0.1:${etcdClient}/health`);
+      const body = (await response.json()) as { health?: string };
+      return body.health === 'true' ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
+  const etcdSeconds = secondsSince(phase);
+
+  phase = Date.now();
+  const server = `https://127.0.0.1:${apiPort}`;
+  const apiserver = startDaemon(runDir, 'kube-apiserver', bins.kubeApiserver, [
+    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+    `--tls-cert-file=${creds.servingCert}`,
+    `--tls-private-key-file=${creds.servingKey}`,
+    `--client-ca-file=${creds.caCert}`,
+    `--token-auth-file=${creds.tokenFile}`,
+    '--authorization-mode=RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${creds.serviceAccountPub}`,
+    `--service-account-signing-key-file=${creds.serviceAccountKey}`,
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--allow-privileged=true',
+    '--enable-priority-and-fairness=false',
+    '--profiling=false',
+    '--v=1',
+  ]);
+  const ca = fs.readFileSync(creds.caCert);
+  await waitFor(
+    `kube-apiserver /readyz on ${server} (log: ${apiserver.logFile})`,
+    async () =>
+      (await httpsGet(`${server}/readyz`, { ca, token: creds.adminToken })) === 200 ? true : undefined,
+    { timeoutMs: 90_000, intervalMs: 200 },
+  );
+  const apiserverSeconds = secondsSince(phase);
+
+  const kubeconfigPath = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(kubeconfigPath, kubeconfigYaml(server, creds.caCert, creds.adminToken));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+
+  // Controllers start while the CRDs are applied: both take a few seconds.
+  phase = Date.now();
+  const componentArgs = [
+    `--kubeconfig=${kubeconfigPath}`,
+    `--authentication-kubeconfig=${kubeconfigPath}`,
+    `--authorization-kubeconfig=${kubeconfigPath}`,
+    '--bind-address=127.0.0.1',
+    '--leader-elect=false',
+  ];
+  const controllerManager = startDaemon(runDir, 'kube-controller-manager', bins.kubeControllerManager, [
+    ...componentArgs,
+    `--secure-port=${cmPort}`,
+    `--service-account-private-key-file=${creds.serviceAccountKey}`,
+    `--root-ca-file=${creds.caCert}`,
+    '--use-service-account-credentials=false',
+    '--controllers=*',
+    '--v=1',
+  ]);
+  const scheduler = startDaemon(runDir, 'kube-scheduler', bins.kubeScheduler, [
+    ...componentArgs,
+    `--secure-port=${schedPort}`,
+    '--v=1',
+  ]);
+  const crdStart = Date.now();
+  await applyCrds(kubeConfig);
+  const crdSeconds = secondsSince(crdStart);
+  for (const [component, port] of [
+    [controllerManager, cmPort],
+    [scheduler, schedPort],
+  ] as const) {
+    await waitFor(
+      `${component.name} /healthz (log: ${component.logFile})`,
+      async () =>
+        (await httpsGet(`https://127.0.0.1:${port}/healthz`, { insecure: true })) === 200 ? true : undefined,
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+  }
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  await waitFor(
+    `the default ServiceAccount (made by kube-controller-manager; log: ${controllerManager.logFile})`,
+    async () =>
+      (await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' })) ? true : undefined,
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  const controllersSeconds = secondsSince(phase);
+  const totalSeconds = secondsSince(began);
+  progress(
+    `Kubernetes ${bins.kubernetesVersion} ready on ${server} in ${totalSeconds}s ` +
+      `(build ${bins.buildSeconds}s, etcd ${etcdSeconds}s, apiserver ${apiserverSeconds}s, CRDs ${crdSeconds}s, controllers ${controllersSeconds}s)`,
+  );
+  return {
+    server,
+    kubeconfigPath,
+    token: creds.adminToken,
+    caFile: creds.caCert,
+    kubernetesVersion: bins.kubernetesVersion,
+    timings: {
+      buildSeconds: bins.buildSeconds,
+      etcdSeconds,
+      apiserverSeconds,
+      crdSeconds,
+      controllersSeconds,
+      totalSeconds,
+    },
+  };
+}
+
+/** Creates (or replaces) every CRD under infra/crds and waits until each is Established. */
+async function applyCrds(kubeConfig: KubeConfig): Promise<void> {
+  const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const files = fs.existsSync(crdDir) ? fs.readdirSync(crdDir).filter((name) => /\.ya?ml$/.test(name)) : [];
+  const names: string[] = [];
+  for (const name of files.sort()) {
+    for (const document of parseAllDocuments(fs.readFileSync(path.join(crdDir, name), 'utf8'))) {
+      if (document.errors.length > 0) throw new HarnessError(`${name}: ${document.errors[0]?.message}`);
+      const crd = document.toJS() as { kind?: string; metadata?: { name?: string } } | null;
+      if (!crd || crd.kind !== 'CustomResourceDefinition' || !crd.metadata?.name) continue;
+      try {
+        await objects.create(crd as never);
+      } catch (error) {
+        throw new HarnessError(`applying ${name} failed: ${describeApiError(error)}`, { cause: error });
+      }
+      names.push(crd.metadata.name);
+    }
+  }
+  for (const name of names) {
+    await waitFor(
+      `CRD ${name} to be Established`,
+      async () => {
+        const crd = await extensions.readCustomResourceDefinition({ name });
+        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+}
+
+/** The API server's own message from a client-node error, or the error's message. */
+export function describeApiError(error: unknown): string {
+  if (error && typeof error === 'object' && 'body' in error) {
+    const body = (error as { body?: unknown }).body;
+    if (typeof body === 'string') {
+      try {
+        return (JSON.parse(body) as { message?: string }).message ?? body;
+      } catch {
+        return body;
+      }
+    }
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function httpsGet(
+  url: string,
+  options: { readonly ca?: Buffer; readonly token?: string; readonly insecure?: boolean },
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = https.get(
+      url,
+      {
+        ...(options.ca ? { ca: options.ca } : {}),
+        ...(options.insecure ? { rejectUnauthorized: false } : {}),
+        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+        timeout: 2_000,
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.once('timeout', () => request.destroy(new Error(`timeout on ${url}`)));
+    request.once('error', reject);
+  });
+}
+
+function kubeconfigYaml(server: string, caFile: string, token: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: flotilla-test',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority: ${caFile}`,
+    'users:',
+    '- name: flotilla-test-admin',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: flotilla-test',
+    '  context:',
+    '    cluster: flotilla-test',
+    '    user: flotilla-test-admin',
+    'current-context: flotilla-test',
+    '',
+  ].join('\n');
+}
