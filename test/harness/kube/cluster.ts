@@ -182,7 +182,7 @@ async function applyCrds(kubeConfig: KubeConfig): Promise<void> {
     for (const document of parseAllDocuments(fs.readFileSync(path.join(crdDir, name), 'utf8'))) {
       if (document.errors.length > 0) throw new HarnessError(`${name}: ${document.errors[0]?.message}`);
       const crd = document.toJS() as { kind?: string; metadata?: { name?: string } } | null;
-      if (!crd || crd.kind !== 'CustomResourceDefinition' || !crd.metadata?.name) continue;
+      if (crd?.kind !== 'CustomResourceDefinition' || !crd.metadata?.name) continue;
       try {
         await objects.create(crd as never);
       } catch (error) {
