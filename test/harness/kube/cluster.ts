@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  loadYaml,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { HarnessError } from '../errors.ts';
 import { projectRoot } from '../paths.ts';
@@ -184,7 +191,9 @@ async function applyCrds(kubeConfig: KubeConfig): Promise<void> {
       const crd = document.toJS() as { kind?: string; metadata?: { name?: string } } | null;
       if (crd?.kind !== 'CustomResourceDefinition' || !crd.metadata?.name) continue;
       try {
-        await objects.create(crd as never);
+        // Through the client's typed model: raw parsed YAML would lose every key the model spells
+        // differently (x-kubernetes-validations, enum, default, $ref) when it is serialised.
+        await objects.create(loadYaml<KubernetesObject>(JSON.stringify(crd)));
       } catch (error) {
         throw new HarnessError(`applying ${name} failed: ${describeApiError(error)}`, { cause: error });
       }
