@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { parsePodEvent } from '../../shared/runtime/pod-event.ts';
+import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
+import { projectRoot } from '../harness/paths.ts';
+import { waitFor } from '../harness/proc.ts';
+
+const clusterName = `shim-${randomBytes(3).toString('hex')}`;
+const namespace = clusterName;
+let server: Moto;
+let cluster: Kube;
+let core: CoreV1Api;
+let sqs: SQSClient;
+let queueUrl: string;
+let shim: ChildProcess;
+let shimOutput = '';
+
+beforeAll(async () => {
+  [server, cluster] = await Promise.all([moto(), kube()]);
+  await resetMoto(server);
+  sqs = new SQSClient(awsClientConfig(server));
+  queueUrl =
+    (await sqs.send(new CreateQueueCommand({ QueueName: `${clusterName}-pod-events` }))).QueueUrl ?? '';
+  core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  // The shim runs as its own process, configured the way its Deployment configures it.
+  shim = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'infra/shim/main.ts')], {
+    env: {
+      ...process.env,
+      KUBECONFIG: cluster.kubeconfigPath,
+      AWS_ENDPOINT_URL_SQS: server.endpoint,
+      AWS_REGION: server.region,
+      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
+      [EnvVar.clusterName]: clusterName,
+      [EnvVar.podEventQueueUrl]: queueUrl,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  shim.stdout?.on('data', (chunk: Buffer) => (shimOutput += chunk.toString()));
+  shim.stderr?.on('data', (chunk: Buffer) => (shimOutput += chunk.toString()));
+  await waitFor('the shim to start', async () => (shimOutput.includes('shim started') ? true : undefined), {
+    timeoutMs: 30_000,
+  });
+});
+
+afterAll(async () => {
+  shim?.kill('SIGTERM');
+  await core?.deleteNamespace({ name: namespace });
+});
+
+async function receiveAll(expected: number): Promise<Message[]> {
+  const messages: Message[] = [];
+  await waitFor(
+    `${expected} pod events on the queue`,
+    async () => {
+      const page = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      messages.push(...(page.Messages ?? []));
+      return messages.length >= expected ? true : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
+  return messages;
+}
+
+function pendingPod(name: string) {
+  return {
+    metadata: { name, namespace },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'public.ecr.aws/docker/library/busybox:stable',
+          resources: { requests: { cpu: '512' } },
+        },
+      ],
+    },
+  };
+}
+
+describe('shim', () => {
+  it('forwards one versioned event per pod that kube-scheduler marks unschedulable', async () => {
+    const names = [
+      'big-0',
+      'big-1',
+      'big-2',
+      'big-3',
+      'big-4',
+      'big-5',
+      'big-6',
+      'big-7',
+      'big-8',
+      'big-9',
+      'big-10',
+    ];
+    const created = Date.now();
+    const uids = new Map<string, string>();
+    for (const name of names) {
+      const pod = await core.createNamespacedPod({ namespace, body: pendingPod(name) });
+      uids.set(name, pod.metadata?.uid ?? '');
+    }
+    const messages = await receiveAll(names.length);
+    const events = messages.map((message) => {
+      const parsed = parsePodEvent(message.Body ?? '');
+      if (!parsed.ok) throw new Error(parsed.problem);
+      return parsed.event;
+    });
+    expect(events.map((e) => e.name).sort()).toEqual([...names].sort());
+    for (const event of events) {
+      expect(event).toMatchObject({ kind: 'PodUnschedulable', cluster: clusterName, namespace });
+      expect(event.uid).toBe(uids.get(event.name));
+      expect(Date.parse(event.observedAt)).toBeGreaterThanOrEqual(created - 1_000);
+    }
+    // Eleven pods in one burst take two SendMessageBatch calls, not eleven SendMessage calls.
+    const batches = shimOutput.split('\n').filter((line) => line.includes('"forwarded pod events"'));
+    expect(batches.length).toBeLessThan(names.length);
+  });
+
+  it('does not forward the same pod again while it stays unschedulable', async () => {
+    await core.patchNamespacedPod({
+      name: 'big-0',
+      namespace,
+      body: [{ op: 'add', path: '/metadata/labels', value: { touched: 'yes' } }],
+    });
+    const again = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 3 }),
+    );
+    expect(again.Messages ?? []).toEqual([]);
+  });
+});
