@@ -3,7 +3,7 @@ import { type KubeCluster, startKube } from './kube/cluster.ts';
 import { sharedService } from './services.ts';
 
 export { describeApiError } from './kube/cluster.ts';
-export { awsClientConfig, type Moto, moto, resetMoto } from './moto.ts';
+export { awsClientConfig, harnessPython, type Moto, moto, resetMoto } from './moto.ts';
 
 /** The run's Kubernetes control plane, with a client configuration for it. */
 export interface Kube extends KubeCluster {

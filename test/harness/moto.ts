@@ -27,6 +27,12 @@ export function moto(): Promise<Moto> {
   return sharedService('moto', startMoto, 10 * 60_000);
 }
 
+/** The Python of the harness's virtualenv (moto, boto3 and botocore are installed there). */
+export async function harnessPython(): Promise<string> {
+  await moto();
+  return path.join(venv, 'bin', 'python');
+}
+
 /** Clears every resource in moto, so each test starts from an empty account. */
 export async function resetMoto(server: Moto): Promise<void> {
   const response = await fetch(`${server.endpoint}/moto-api/reset`, { method: 'POST' });
