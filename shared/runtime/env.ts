@@ -1,0 +1,32 @@
+/**
+ * Names of the environment variables Flotilla's Lambdas read. The CDK construct
+ * (`infra/flotilla-cluster.ts`) sets them and the runtime config parser reads them, so a name is
+ * spelled once, here. Values are plain strings; the config parser validates them at cold start.
+ *
+ * Behaviour users tune lives in NodePool and EC2NodeClass specs, not here: these variables only
+ * tell a Lambda where its cluster, state and queues are.
+ */
+export const EnvVar = {
+  /** EKS cluster name, e.g. `prod-eu`; also the value of the `eks:eks-cluster-name` tag. */
+  clusterName: 'FLOTILLA_CLUSTER_NAME',
+  /** Name of the DynamoDB state table (key schema `STATE_TABLE` in shared/adapters/aws/dynamo-state.ts). */
+  stateTable: 'FLOTILLA_STATE_TABLE',
+  /** URL of the SQS queue the in-cluster shim sends pod events to (the provisioner consumes it). */
+  podEventQueueUrl: 'FLOTILLA_POD_EVENT_QUEUE_URL',
+  /** URL of the SQS queue EventBridge delivers EC2 interruption and AWS Health events to. */
+  interruptionQueueUrl: 'FLOTILLA_INTERRUPTION_QUEUE_URL',
+  /** URL of the SQS queue of delayed termination steps (cordon, evict, wait, terminate). */
+  terminationQueueUrl: 'FLOTILLA_TERMINATION_QUEUE_URL',
+  /** Name of the IAM role nodes run with (for EC2NodeClass checks and access entries). */
+  nodeRoleName: 'FLOTILLA_NODE_ROLE_NAME',
+  /** Name of the instance profile of the node role (the default for `spec.instanceProfile`). */
+  instanceProfileName: 'FLOTILLA_INSTANCE_PROFILE_NAME',
+  /** Minimum log level: `debug`, `info`, `warn` or `error`. */
+  logLevel: 'FLOTILLA_LOG_LEVEL',
+} as const;
+
+/** A key of `EnvVar`, e.g. `'stateTable'`. */
+export type EnvVarKey = keyof typeof EnvVar;
+
+/** A variable name, e.g. `'FLOTILLA_STATE_TABLE'`. */
+export type EnvVarName = (typeof EnvVar)[EnvVarKey];
