@@ -34,13 +34,12 @@ export function startShim(options: ShimOptions): Shim {
   const { logger } = options;
   const tracker = new UnschedulableTracker();
   let sent = 0;
-  let sequence = 0;
   const forwarder = new BatchForwarder<PodEvent>({
     send: async (batch) => {
       const result = await options.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: options.queueUrl,
-          Entries: batch.map((event) => ({ Id: `e${(sequence += 1)}`, MessageBody: JSON.stringify(event) })),
+          Entries: batch.map((event, index) => ({ Id: String(index), MessageBody: JSON.stringify(event) })),
         }),
       );
       const failed = result.Failed ?? [];
