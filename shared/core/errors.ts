@@ -18,7 +18,7 @@ export abstract class FlotillaError extends Error {
  * being read (for example `nodePool "gpu"`) and `field` the path inside it.
  */
 export class ValidationError extends FlotillaError {
-  readonly code = 'ValidationError';
+  readonly code: string = 'ValidationError';
 
   constructor(
     readonly object: string,
@@ -28,6 +28,19 @@ export class ValidationError extends FlotillaError {
   ) {
     super(`${object}: ${field}: ${problem}`, options);
   }
+}
+
+/** A Kubernetes quantity string (`"500m"`, `"2Gi"`) could not be parsed or is out of range. */
+export class InvalidQuantityError extends ValidationError {
+  override readonly code: string = 'InvalidQuantityError';
+}
+
+/**
+ * A label requirement is malformed (unknown operator, wrong number of values, non-integer bound)
+ * or contradicts another requirement on the same key.
+ */
+export class InvalidRequirementError extends ValidationError {
+  override readonly code: string = 'InvalidRequirementError';
 }
 
 /** Exhaustiveness check for switches over discriminated unions. */

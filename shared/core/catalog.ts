@@ -1,0 +1,145 @@
+import {
+  computeCapacityAndOverhead,
+  type InstanceType,
+  type NodeClassSettings,
+  type Offering,
+} from './instance-type.ts';
+import { type CapacityType, Label } from './labels.ts';
+import { Resource } from './resources.ts';
+
+/**
+ * One record of the bundled catalog (`shared/catalog/instance-types.json`); fields are described
+ * in `shared/data/INSTANCE-TYPES-SOURCES.md`. Only the fields the core reads are typed.
+ */
+export interface CatalogInstanceType {
+  readonly name: string;
+  readonly family: string;
+  readonly category: string;
+  readonly generation: number;
+  readonly size: string;
+  readonly arch: string;
+  readonly vcpu: number;
+  readonly memoryMiB: number;
+  readonly cpuManufacturer?: string | null;
+  readonly cpuSustainedClockMHz?: number | null;
+  readonly gpuCount: number;
+  readonly gpuName?: string | null;
+  readonly gpuManufacturer?: string | null;
+  readonly gpuMemoryMiB?: number;
+  readonly acceleratorCount?: number;
+  readonly acceleratorName?: string | null;
+  readonly maxPods: number;
+  readonly branchEnis?: number;
+  readonly networkBandwidthMbps?: number | null;
+  readonly ebsBandwidthMbps?: number | null;
+  readonly localNvmeGiB?: number;
+  readonly hypervisor?: string | null;
+  readonly flex?: boolean;
+  readonly encryptionInTransit?: boolean;
+  readonly onDemandPriceUsd: Readonly<Record<string, number>>;
+  readonly spotAdvisor?: Readonly<Record<string, { readonly estimatedSpotPriceUsd: number }>>;
+  readonly karpenterAllocatable?: {
+    readonly cpuMillicores: number;
+    readonly memoryMiB: number;
+    readonly ephemeralStorageGiB: number;
+    readonly pods: number;
+    readonly podEni: number;
+  };
+}
+
+export interface CatalogOptions {
+  /** Region whose prices are used, e.g. `us-east-1`. */
+  readonly region: string;
+  /** Zones every type is offered in (the catalog does not know per-type zones for most types). */
+  readonly zones: readonly string[];
+  /** @default ['on-demand', 'spot'] */
+  readonly capacityTypes?: readonly CapacityType[];
+  readonly nodeClass?: NodeClassSettings;
+  /**
+   * Spot discount used when the catalog has no Spot Advisor estimate for a type.
+   * @default 0.65 (the region median savings in the catalog notes)
+   */
+  readonly fallbackSpotSavings?: number;
+  /** Marks offerings unavailable (an ICE cache, a zonal shift). */
+  readonly isUnavailable?: (instanceType: string, zone: string, capacityType: CapacityType) => boolean;
+}
+
+/**
+ * Converts catalog records into domain instance types with one offering per zone × capacity
+ * type. Types without an on-demand price in the region are left out. Pure: the JSON is passed in.
+ */
+export function instanceTypesFromCatalog(
+  records: readonly CatalogInstanceType[],
+  options: CatalogOptions,
+): InstanceType[] {
+  const capacityTypes = options.capacityTypes ?? ['on-demand', 'spot'];
+  const savings = options.fallbackSpotSavings ?? 0.65;
+  const out: InstanceType[] = [];
+  for (const r of records) {
+    const onDemand = r.onDemandPriceUsd[options.region];
+    if (onDemand === undefined) continue;
+    const spot = r.spotAdvisor?.[options.region]?.estimatedSpotPriceUsd ?? onDemand * (1 - savings);
+    const offerings: Offering[] = [];
+    for (const zone of options.zones) {
+      for (const capacityType of capacityTypes) {
+        if (capacityType === 'reserved') continue;
+        offerings.push({
+          zone,
+          capacityType,
+          priceUsdPerHour: capacityType === 'spot' ? spot : onDemand,
+          available: !(options.isUnavailable?.(r.name, zone, capacityType) ?? false),
+        });
+      }
+    }
+    const extended: Record<string, number> = {};
+    if (r.gpuCount > 0) {
+      extended[r.gpuManufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = r.gpuCount;
+    }
+    if ((r.acceleratorCount ?? 0) > 0) extended[Resource.neuron] = r.acceleratorCount ?? 0;
+    // The catalog does not carry the trunking-compatible flag; Karpenter's published column says
+    // which types advertise pod ENIs, and branchEnis how many.
+    const podEni = r.karpenterAllocatable === undefined ? (r.branchEnis ?? 0) : r.karpenterAllocatable.podEni;
+    if (podEni > 0) extended[Resource.podEni] = podEni;
+    const { capacity, overhead } = computeCapacityAndOverhead(
+      { vcpu: r.vcpu, memoryMiB: r.memoryMiB, arch: r.arch, eniMaxPods: r.maxPods, extended },
+      options.nodeClass,
+    );
+    out.push({ name: r.name, labels: catalogLabels(r, options.region), capacity, overhead, offerings });
+  }
+  return out;
+}
+
+function catalogLabels(r: CatalogInstanceType, region: string): Record<string, string> {
+  const labels: Record<string, string> = {
+    [Label.arch]: r.arch,
+    [Label.os]: 'linux',
+    [Label.region]: region,
+    [Label.instanceType]: r.name,
+    [Label.instanceCategory]: r.category,
+    [Label.instanceFamily]: r.family,
+    [Label.instanceGeneration]: String(r.generation),
+    [Label.instanceSize]: r.size,
+    [Label.instanceCpu]: String(r.vcpu),
+    [Label.instanceMemory]: String(r.memoryMiB),
+    [Label.instanceEncryptionInTransitSupported]: String(r.encryptionInTransit ?? false),
+    [Label.instanceCapabilityFlex]: String(r.flex ?? false),
+  };
+  if (r.cpuManufacturer) labels[Label.instanceCpuManufacturer] = r.cpuManufacturer;
+  if (r.cpuSustainedClockMHz)
+    labels[Label.instanceCpuSustainedClockSpeedMhz] = String(r.cpuSustainedClockMHz);
+  if (r.hypervisor) labels[Label.instanceHypervisor] = r.hypervisor;
+  if (r.networkBandwidthMbps) labels[Label.instanceNetworkBandwidth] = String(r.networkBandwidthMbps);
+  if (r.ebsBandwidthMbps) labels[Label.instanceEbsBandwidth] = String(r.ebsBandwidthMbps);
+  if (r.localNvmeGiB) labels[Label.instanceLocalNvme] = String(r.localNvmeGiB);
+  if (r.gpuName) {
+    labels[Label.instanceGpuName] = r.gpuName;
+    labels[Label.instanceGpuCount] = String(r.gpuCount);
+    if (r.gpuManufacturer) labels[Label.instanceGpuManufacturer] = r.gpuManufacturer;
+    if (r.gpuMemoryMiB) labels[Label.instanceGpuMemory] = String(r.gpuMemoryMiB);
+  }
+  if (r.acceleratorName) {
+    labels[Label.instanceAcceleratorName] = r.acceleratorName;
+    labels[Label.instanceAcceleratorCount] = String(r.acceleratorCount ?? 0);
+  }
+  return labels;
+}

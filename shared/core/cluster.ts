@@ -1,0 +1,50 @@
+import type { Labels } from './labels.ts';
+import type { Pod } from './pod.ts';
+import type { NodeSelectorRequirement } from './requirements.ts';
+import type { ResourceList } from './resources.ts';
+import type { Taint } from './taints.ts';
+
+/** A node that exists in the cluster, with the pods bound to it. */
+export interface ExistingNode {
+  readonly name: string;
+  /** The owning NodePool, when Flotilla (or Karpenter) launched it. */
+  readonly nodePoolName?: string;
+  readonly labels: Labels;
+  readonly taints?: readonly Taint[];
+  /** Schedulable resources (integers, see ResourceList). */
+  readonly allocatable: ResourceList;
+  /** Full capacity, counted against NodePool limits. @default allocatable */
+  readonly capacity?: ResourceList;
+  /** Pods bound to the node (DaemonSet pods included). */
+  readonly pods: readonly Pod[];
+  /** Registered, ready and start-up taints removed. Uninitialized nodes ignore start-up taints. */
+  readonly initialized: boolean;
+  /** Cordoned, or marked for deletion: receives nothing. */
+  readonly unschedulable?: boolean;
+}
+
+/** A NodeClaim that was created but whose node is not registered yet. */
+export interface InFlightNodeClaim {
+  readonly name: string;
+  readonly nodePoolName: string;
+  /** `spec.requirements` of the claim. */
+  readonly requirements: readonly NodeSelectorRequirement[];
+  readonly taints?: readonly Taint[];
+  /** Candidate instance types still possible (from `node.kubernetes.io/instance-type In`). */
+  readonly instanceTypeNames: readonly string[];
+  /** Labels known once launched (instance type, zone, capacity type). */
+  readonly labels?: Labels;
+  /** Known once launched; otherwise the smallest candidate's allocatable is assumed. */
+  readonly allocatable?: ResourceList;
+  /** Known once launched; otherwise the largest candidate's capacity counts toward limits. */
+  readonly capacity?: ResourceList;
+  /** Pods already nominated to this claim. */
+  readonly pods: readonly Pod[];
+}
+
+/** A DaemonSet: its pod template decides where it runs and what it takes from each node. */
+export interface DaemonSet {
+  readonly namespace: string;
+  readonly name: string;
+  readonly template: Pod;
+}

@@ -1,0 +1,89 @@
+/**
+ * The pure scheduling core: domain types, quantities, requirements, taints, instance types and
+ * the provisioning simulation. No I/O, clock or SDK.
+ */
+export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
+export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
+export {
+  assertNever,
+  FlotillaError,
+  InvalidQuantityError,
+  InvalidRequirementError,
+  ValidationError,
+} from './errors.ts';
+export {
+  AL2023_DEFAULTS,
+  cheapestOfferingPrice,
+  computeAllocatable,
+  computeCapacityAndOverhead,
+  defaultKubeReservedCpuMillis,
+  defaultKubeReservedMemoryBytes,
+  type EvictionThreshold,
+  type InstanceHardware,
+  type InstanceType,
+  type InstanceTypeOverhead,
+  type KubeletConfiguration,
+  type NodeClassSettings,
+  type Offering,
+} from './instance-type.ts';
+export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
+export { type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
+export {
+  type Affinity,
+  type Container,
+  type ContainerPort,
+  computePodRequests,
+  type InitContainer,
+  type LabelSelector,
+  matchesSelector,
+  type NodeSelectorTerm,
+  type Pod,
+  type PodAffinityTerm,
+  type PodRef,
+  podHostPorts,
+  type TopologySpreadConstraint,
+  toPodRef,
+  type VolumeTopology,
+  type WeightedPodAffinityTerm,
+} from './pod.ts';
+export { formatQuantity, parseQuantity, type QuantityScale, type QuantitySource } from './quantity.ts';
+export {
+  type NodeSelectorRequirement,
+  type Operator,
+  Requirement,
+  type RequirementSource,
+  Requirements,
+} from './requirements.ts';
+export {
+  addResources,
+  fitsResources,
+  formatResources,
+  maxResources,
+  parseResourceList,
+  Resource,
+  type ResourceList,
+  resourceScale,
+  subtractResources,
+} from './resources.ts';
+export { solve } from './scheduler.ts';
+export type {
+  LaunchCandidate,
+  NodeClaimPlan,
+  Placement,
+  PoolReason,
+  SolveInput,
+  SolveOptions,
+  SolveResult,
+  UnschedulablePod,
+} from './scheduling-types.ts';
+export {
+  DISRUPTED_TAINT,
+  firstUntolerated,
+  formatTaint,
+  isEphemeralTaint,
+  type Taint,
+  type TaintEffect,
+  type Toleration,
+  tolerates,
+  UNREGISTERED_TAINT,
+} from './taints.ts';

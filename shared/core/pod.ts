@@ -1,0 +1,221 @@
+import type { Labels } from './labels.ts';
+import type { NodeSelectorRequirement } from './requirements.ts';
+import { Resource, type ResourceList } from './resources.ts';
+import type { Toleration } from './taints.ts';
+
+/** A container port; only `hostPort` matters for scheduling. */
+export interface ContainerPort {
+  readonly containerPort: number;
+  /** When set, the port is bound on the node and two pods may not share it. */
+  readonly hostPort?: number;
+  /** Default `TCP`. */
+  readonly protocol?: 'TCP' | 'UDP' | 'SCTP';
+  /** Default `0.0.0.0` (all addresses). */
+  readonly hostIP?: string;
+}
+
+/** A container's resource requests (integers, see ResourceList) and ports. */
+export interface Container {
+  readonly name?: string;
+  readonly requests?: ResourceList;
+  readonly ports?: readonly ContainerPort[];
+}
+
+/** An init container; `restartPolicy: 'Always'` makes it a sidecar that keeps running. */
+export interface InitContainer extends Container {
+  readonly restartPolicy?: 'Always';
+}
+
+/** Set-based label selector (`matchLabels` ANDed with `matchExpressions`). */
+export interface LabelSelector {
+  readonly matchLabels?: Labels;
+  readonly matchExpressions?: readonly {
+    readonly key: string;
+    readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    readonly values?: readonly string[];
+  }[];
+}
+
+/** A term of node affinity: its requirements are ANDed. */
+export interface NodeSelectorTerm {
+  readonly matchExpressions?: readonly NodeSelectorRequirement[];
+}
+
+/** Pod (anti-)affinity term: "pods matching `labelSelector` in `namespaces` within `topologyKey`". */
+export interface PodAffinityTerm {
+  readonly labelSelector?: LabelSelector;
+  /** Default: the pod's own namespace (unless `namespaceSelector` is set). */
+  readonly namespaces?: readonly string[];
+  /** Selects namespaces by their labels (SolveInput.namespaceLabels); `{}` selects all. */
+  readonly namespaceSelector?: LabelSelector;
+  readonly topologyKey: string;
+}
+
+export interface WeightedPodAffinityTerm {
+  /** 1..100; heavier terms are relaxed first. */
+  readonly weight: number;
+  readonly podAffinityTerm: PodAffinityTerm;
+}
+
+export interface Affinity {
+  readonly nodeAffinity?: {
+    /** Terms are ORed. Karpenter tries them in order. */
+    readonly requiredDuringSchedulingIgnoredDuringExecution?: {
+      readonly nodeSelectorTerms: readonly NodeSelectorTerm[];
+    };
+    readonly preferredDuringSchedulingIgnoredDuringExecution?: readonly {
+      readonly weight: number;
+      readonly preference: NodeSelectorTerm;
+    }[];
+  };
+  readonly podAffinity?: {
+    readonly requiredDuringSchedulingIgnoredDuringExecution?: readonly PodAffinityTerm[];
+    readonly preferredDuringSchedulingIgnoredDuringExecution?: readonly WeightedPodAffinityTerm[];
+  };
+  readonly podAntiAffinity?: {
+    readonly requiredDuringSchedulingIgnoredDuringExecution?: readonly PodAffinityTerm[];
+    readonly preferredDuringSchedulingIgnoredDuringExecution?: readonly WeightedPodAffinityTerm[];
+  };
+}
+
+export interface TopologySpreadConstraint {
+  readonly maxSkew: number;
+  readonly topologyKey: string;
+  readonly whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  readonly labelSelector?: LabelSelector;
+  readonly minDomains?: number;
+  /** Default `Honor`: only nodes matching the pod's node selector/affinity form domains. */
+  readonly nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  /** Default `Ignore`: node taints do not exclude a node from the domains. */
+  readonly nodeTaintsPolicy?: 'Honor' | 'Ignore';
+  /** Label keys whose values, taken from the pod, are ANDed into the selector. */
+  readonly matchLabelKeys?: readonly string[];
+}
+
+/**
+ * Topology a pod's volume claim imposes: a bound PersistentVolume's node affinity, or the
+ * StorageClass `allowedTopologies` of an unbound WaitForFirstConsumer claim, already resolved by
+ * the adapter. The requirements are ANDed (typically `topology.kubernetes.io/zone In [...]`).
+ */
+export interface VolumeTopology {
+  readonly claimName: string;
+  readonly requirements: readonly NodeSelectorRequirement[];
+}
+
+/** A pod, pending or bound, with the fields scheduling reads. Quantities are already integers. */
+export interface Pod {
+  readonly uid: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels?: Labels;
+  /** Creation time in epoch milliseconds; tie-break for scheduling order. */
+  readonly createdAtMs?: number;
+  readonly containers: readonly Container[];
+  readonly initContainers?: readonly InitContainer[];
+  /** RuntimeClass pod overhead, added to the requests. */
+  readonly overhead?: ResourceList;
+  /** Pod-level requests (`spec.resources`), which replace the container sums where set. */
+  readonly podRequests?: ResourceList;
+  readonly nodeSelector?: Labels;
+  readonly affinity?: Affinity;
+  readonly tolerations?: readonly Toleration[];
+  readonly topologySpreadConstraints?: readonly TopologySpreadConstraint[];
+  readonly volumeTopology?: readonly VolumeTopology[];
+}
+
+/** A pod's identity in results. */
+export interface PodRef {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export function toPodRef(pod: Pod): PodRef {
+  return { uid: pod.uid, namespace: pod.namespace, name: pod.name };
+}
+
+/**
+ * What the pod needs from a node, following Kubernetes: the larger of (containers + sidecars)
+ * and the largest init-container step (each step also holding the sidecars started before it),
+ * plus pod overhead, plus `pods: 1`. Pod-level requests replace the computed value per resource.
+ */
+export function computePodRequests(pod: Pod): ResourceList {
+  const sum: Record<string, number> = {};
+  for (const c of pod.containers) addInto(sum, c.requests);
+  const sidecars: Record<string, number> = {};
+  const initPeak: Record<string, number> = {};
+  for (const c of pod.initContainers ?? []) {
+    if (c.restartPolicy === 'Always') {
+      addInto(sidecars, c.requests);
+      maxInto(initPeak, sidecars);
+    } else {
+      const step: Record<string, number> = { ...sidecars };
+      addInto(step, c.requests);
+      maxInto(initPeak, step);
+    }
+  }
+  addInto(sum, sidecars);
+  maxInto(sum, initPeak);
+  if (pod.podRequests !== undefined) {
+    for (const [name, value] of Object.entries(pod.podRequests)) sum[name] = value;
+  }
+  addInto(sum, pod.overhead);
+  sum[Resource.pods] = (sum[Resource.pods] ?? 0) + 1;
+  return sum;
+}
+
+/** Host ports the pod binds, as `protocol/ip/port` keys (ip `0.0.0.0` when unset). */
+export function podHostPorts(pod: Pod): string[] {
+  const out: string[] = [];
+  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+    for (const p of c.ports ?? []) {
+      if (p.hostPort === undefined || p.hostPort <= 0) continue;
+      out.push(`${p.protocol ?? 'TCP'}/${p.hostIP ?? '0.0.0.0'}/${p.hostPort}`);
+    }
+  }
+  return out;
+}
+
+/** Two host-port keys conflict on the same protocol and port when either binds all addresses. */
+export function hostPortsConflict(a: string, b: string): boolean {
+  if (a === b) return true;
+  const [pa, ia, na] = a.split('/');
+  const [pb, ib, nb] = b.split('/');
+  return pa === pb && na === nb && (ia === '0.0.0.0' || ib === '0.0.0.0');
+}
+
+/** Kubernetes label-selector matching. An undefined selector matches nothing; `{}` matches all. */
+export function matchesSelector(selector: LabelSelector | undefined, labels: Labels | undefined): boolean {
+  if (selector === undefined) return false;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const v = l[e.key];
+    switch (e.operator) {
+      case 'In':
+        if (v === undefined || !(e.values ?? []).includes(v)) return false;
+        break;
+      case 'NotIn':
+        if (v !== undefined && (e.values ?? []).includes(v)) return false;
+        break;
+      case 'Exists':
+        if (v === undefined) return false;
+        break;
+      case 'DoesNotExist':
+        if (v !== undefined) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+function addInto(target: Record<string, number>, list: ResourceList | undefined): void {
+  if (list === undefined) return;
+  for (const [name, value] of Object.entries(list)) target[name] = (target[name] ?? 0) + value;
+}
+
+function maxInto(target: Record<string, number>, list: ResourceList): void {
+  for (const [name, value] of Object.entries(list)) target[name] = Math.max(target[name] ?? 0, value);
+}

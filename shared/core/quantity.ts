@@ -1,0 +1,118 @@
+import { InvalidQuantityError } from './errors.ts';
+
+/** Where a quantity came from, for error messages: `object` e.g. `pod "default/web-1"`, `field` its path. */
+export interface QuantitySource {
+  readonly object: string;
+  readonly field: string;
+}
+
+/**
+ * How to scale a quantity into an integer: `milli` gives thousandths (cpu → millicores), `base`
+ * gives whole base units (memory → bytes, pods → count, nvidia.com/gpu → devices).
+ */
+export type QuantityScale = 'milli' | 'base';
+
+const BINARY_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+const DECIMAL_SUFFIX: Readonly<Record<string, number>> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  '': 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+
+const QUANTITY_PATTERN =
+  /^([+-]?)(\d+\.?\d*|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([eE][+-]?\d+)|(n|u|m|k|M|G|T|P|E)?)$/;
+
+/**
+ * Parses a Kubernetes quantity (`"500m"`, `"2Gi"`, `"1.5"`, `"1e3"`, `"100Ki"`) into a
+ * non-negative integer in base units, or thousandths of them with `scale: 'milli'`. The
+ * arithmetic is exact (BigInt); a fractional result is rounded up, as Kubernetes does when it
+ * scales a quantity (`"0.1m"` of cpu is 1 millicore).
+ *
+ * @throws InvalidQuantityError naming `source.object` and `source.field` when the string is not a
+ *   quantity, is negative, or does not fit in a safe integer.
+ */
+export function parseQuantity(value: string | number, scale: QuantityScale, source: QuantitySource): number {
+  const text = typeof value === 'number' ? numberToText(value) : value.trim();
+  const match = QUANTITY_PATTERN.exec(text);
+  if (match === null) {
+    throw new InvalidQuantityError(
+      source.object,
+      source.field,
+      `${JSON.stringify(value)} is not a Kubernetes quantity (examples: "500m", "2Gi", "1.5", "1e3")`,
+    );
+  }
+  const [, sign = '', digits = '', binary, exponent, decimal = ''] = match;
+  const [whole = '', fraction = ''] = digits.split('.');
+  let numerator = BigInt(`${whole}${fraction}` || '0');
+  let denominator = 10n ** BigInt(fraction.length);
+  let power10 = scale === 'milli' ? 3 : 0;
+  if (binary !== undefined) {
+    numerator *= 2n ** BigInt(BINARY_SUFFIX[binary] ?? 0);
+  } else if (exponent !== undefined) {
+    power10 += Number.parseInt(exponent.slice(1), 10);
+  } else {
+    power10 += DECIMAL_SUFFIX[decimal] ?? 0;
+  }
+  if (Math.abs(power10) > 400) {
+    throw new InvalidQuantityError(source.object, source.field, `${JSON.stringify(value)} is out of range`);
+  }
+  if (power10 >= 0) numerator *= 10n ** BigInt(power10);
+  else denominator *= 10n ** BigInt(-power10);
+  if (sign === '-' && numerator !== 0n) {
+    throw new InvalidQuantityError(
+      source.object,
+      source.field,
+      `${JSON.stringify(value)} is negative; resource quantities must be zero or more`,
+    );
+  }
+  const result = (numerator + denominator - 1n) / denominator;
+  if (result > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new InvalidQuantityError(source.object, source.field, `${JSON.stringify(value)} is too large`);
+  }
+  return Number(result);
+}
+
+function numberToText(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  // Exponent notation from String() is accepted by the grammar; keep it exact.
+  return String(value);
+}
+
+const BINARY_UNITS: readonly [string, number][] = [
+  ['Ei', 2 ** 60],
+  ['Pi', 2 ** 50],
+  ['Ti', 2 ** 40],
+  ['Gi', 2 ** 30],
+  ['Mi', 2 ** 20],
+  ['Ki', 2 ** 10],
+];
+
+/**
+ * Formats an integer resource amount for humans: cpu millicores as cores (`1.5`, `250m`),
+ * byte-valued resources with the largest binary suffix that keeps one decimal (`3.5Gi`),
+ * others as plain numbers.
+ */
+export function formatQuantity(resource: string, amount: number): string {
+  if (resource === 'cpu') {
+    if (amount % 1000 === 0) return String(amount / 1000);
+    if (amount >= 1000) return String(Math.round(amount / 100) / 10);
+    return `${amount}m`;
+  }
+  if (resource === 'memory' || resource === 'ephemeral-storage' || resource.endsWith('-storage')) {
+    for (const [suffix, unit] of BINARY_UNITS) {
+      if (amount >= unit) {
+        const scaled = Math.round((amount / unit) * 10) / 10;
+        return `${scaled}${suffix}`;
+      }
+    }
+    return String(amount);
+  }
+  return String(amount);
+}

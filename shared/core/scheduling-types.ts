@@ -1,0 +1,87 @@
+import type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
+import type { InstanceType } from './instance-type.ts';
+import type { Labels } from './labels.ts';
+import type { NodePool } from './node-pool.ts';
+import type { Pod, PodRef } from './pod.ts';
+import type { NodeSelectorRequirement } from './requirements.ts';
+import type { ResourceList } from './resources.ts';
+import type { Taint } from './taints.ts';
+
+/** Knobs Karpenter exposes as controller settings. */
+export interface SolveOptions {
+  /** `Ignore` drops every preference up front. @default 'Respect' */
+  readonly preferencePolicy?: 'Respect' | 'Ignore';
+  /** `BestEffort` launches even when minValues cannot be met, and says so. @default 'Strict' */
+  readonly minValuesPolicy?: 'Strict' | 'BestEffort';
+  /** Candidate instance types kept per NodeClaim, cheapest first. @default 60 */
+  readonly maxInstanceTypes?: number;
+}
+
+/** Everything one scheduling decision depends on. Same input, same output. */
+export interface SolveInput {
+  /** Pending pods to place. */
+  readonly pods: readonly Pod[];
+  readonly nodePools: readonly NodePool[];
+  /** Instance types per NodeClass name (NodePool.nodeClassName), resolved for that NodeClass. */
+  readonly instanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+  readonly nodes?: readonly ExistingNode[];
+  readonly nodeClaims?: readonly InFlightNodeClaim[];
+  readonly daemonSets?: readonly DaemonSet[];
+  /** Namespace labels, for pod-affinity `namespaceSelector`. */
+  readonly namespaceLabels?: ReadonlyMap<string, Labels>;
+  /** Decision time, epoch milliseconds (feeds NodeClaim names). */
+  readonly nowMs: number;
+  readonly options?: SolveOptions;
+}
+
+/** One instance type a NodeClaim may launch as, with its cheapest allowed offering. */
+export interface LaunchCandidate {
+  readonly name: string;
+  readonly priceUsdPerHour: number;
+}
+
+/** A NodeClaim to create. */
+export interface NodeClaimPlan {
+  /** Deterministic: derived from the NodePool, the first pod and `nowMs`. */
+  readonly name: string;
+  readonly nodePoolName: string;
+  readonly nodeClassName: string;
+  /** NodePool template labels plus every single-valued requirement. */
+  readonly labels: Labels;
+  /** `spec.requirements`, instance types narrowed to `instanceTypes`. */
+  readonly requirements: readonly NodeSelectorRequirement[];
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+  readonly pods: readonly PodRef[];
+  /** Requests of the pods plus DaemonSet overhead on the cheapest candidate. */
+  readonly requests: ResourceList;
+  /** Cheapest first; at most SolveOptions.maxInstanceTypes; honours minValues. */
+  readonly instanceTypes: readonly LaunchCandidate[];
+  /** minValues could not be met and the policy is BestEffort. */
+  readonly minValuesRelaxed: boolean;
+}
+
+/** A pod that fits capacity that exists or is already on its way. */
+export type Placement =
+  | { readonly kind: 'existingNode'; readonly pod: PodRef; readonly nodeName: string }
+  | { readonly kind: 'inFlightNodeClaim'; readonly pod: PodRef; readonly nodeClaimName: string };
+
+/** Why a NodePool could not take a pod. */
+export interface PoolReason {
+  readonly nodePool: string;
+  readonly reason: string;
+}
+
+/** A pod nothing can host, with one reason per NodePool. */
+export interface UnschedulablePod {
+  readonly pod: PodRef;
+  readonly reasons: readonly PoolReason[];
+  /** `nodePool gpu: taint team=gpu:NoSchedule not tolerated; nodePool default: …` */
+  readonly message: string;
+}
+
+export interface SolveResult {
+  readonly nodeClaims: readonly NodeClaimPlan[];
+  readonly placements: readonly Placement[];
+  readonly unschedulable: readonly UnschedulablePod[];
+}

@@ -1,0 +1,45 @@
+// One benchmark case in a fresh process, so peak memory belongs to this case alone.
+// Usage: tsx test/bench/case.ts <mix> <pods> <typeSet>; prints one JSON line.
+import { solve } from '../../shared/core/index.ts';
+import { assignmentLowerBound, lpLowerBound } from './lower-bound.ts';
+import { benchInput, loadInstanceTypes, lpInputs, type Mix, type TypeSet } from './workloads.ts';
+
+const [mix, podsArg, typeSet] = process.argv.slice(2) as [Mix, string, TypeSet];
+const types = loadInstanceTypes(typeSet);
+const input = benchInput(mix, Number(podsArg), types);
+const heapBefore = process.memoryUsage().heapUsed;
+const rssBefore = process.memoryUsage().rss;
+const t0 = performance.now();
+const result = solve(input);
+const seconds = (performance.now() - t0) / 1000;
+const heapAfter = process.memoryUsage().heapUsed;
+const costPerHour = result.nodeClaims.reduce((s, c) => s + (c.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
+const { demand, shapes, types: lpTypes } = lpInputs(input);
+const aggregateBound = lpLowerBound(demand, lpTypes);
+const lb0 = performance.now();
+const bound = assignmentLowerBound(shapes, lpTypes);
+const boundSeconds = (performance.now() - lb0) / 1000;
+const scheduled = result.nodeClaims.reduce((s, c) => s + c.pods.length, 0) + result.placements.length;
+process.stdout.write(
+  `${JSON.stringify({
+    mix,
+    pods: input.pods.length,
+    typeSet,
+    instanceTypes: types.length,
+    seconds,
+    podsPerSecond: input.pods.length / seconds,
+    nodes: result.nodeClaims.length,
+    scheduled,
+    unschedulable: result.unschedulable.length,
+    costPerHour,
+    lowerBound: bound,
+    ratio: costPerHour / bound,
+    aggregateBound,
+    aggregateRatio: costPerHour / aggregateBound,
+    boundSeconds,
+    heapAfterSolveMiB: heapAfter / 2 ** 20,
+    heapGrowthMiB: (heapAfter - heapBefore) / 2 ** 20,
+    peakRssMiB: (process.resourceUsage().maxRSS * 1024) / 2 ** 20,
+    rssBeforeSolveMiB: rssBefore / 2 ** 20,
+  })}\n`,
+);

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { computePodRequests, type Pod, podHostPorts } from '../../../shared/core/index.ts';
+
+const Mi = 1024 ** 2;
+const base = { uid: 'u', name: 'p', namespace: 'default' };
+
+describe('computePodRequests', () => {
+  it.each<[string, Omit<Pod, 'uid' | 'name' | 'namespace'>, Record<string, number>]>([
+    [
+      'sums containers',
+      { containers: [{ requests: { cpu: 100, memory: 10 * Mi } }, { requests: { cpu: 200 } }] },
+      { cpu: 300, memory: 10 * Mi, pods: 1 },
+    ],
+    ['no requests still takes a pod slot', { containers: [{}] }, { pods: 1 }],
+    [
+      'a big init container dominates',
+      { containers: [{ requests: { cpu: 100 } }], initContainers: [{ requests: { cpu: 1000, memory: 5 } }] },
+      { cpu: 1000, memory: 5, pods: 1 },
+    ],
+    [
+      'a small init container does not add',
+      { containers: [{ requests: { cpu: 500 } }], initContainers: [{ requests: { cpu: 100 } }] },
+      { cpu: 500, pods: 1 },
+    ],
+    [
+      'sidecars add to containers and to later init steps',
+      {
+        containers: [{ requests: { cpu: 500 } }],
+        initContainers: [{ restartPolicy: 'Always', requests: { cpu: 200 } }, { requests: { cpu: 600 } }],
+      },
+      // max(500 + 200, 200 + 600) = 800
+      { cpu: 800, pods: 1 },
+    ],
+    [
+      'an init step before a sidecar does not hold it',
+      {
+        containers: [{ requests: { cpu: 100 } }],
+        initContainers: [{ requests: { cpu: 650 } }, { restartPolicy: 'Always', requests: { cpu: 300 } }],
+      },
+      // max(100 + 300, 650) = 650
+      { cpu: 650, pods: 1 },
+    ],
+    [
+      'pod overhead is added',
+      { containers: [{ requests: { cpu: 100 } }], overhead: { cpu: 250, memory: 120 * Mi } },
+      { cpu: 350, memory: 120 * Mi, pods: 1 },
+    ],
+    [
+      'extended resources',
+      {
+        containers: [
+          { requests: { 'nvidia.com/gpu': 2, 'vpc.amazonaws.com/pod-eni': 1, 'aws.amazon.com/neuron': 1 } },
+        ],
+      },
+      { 'nvidia.com/gpu': 2, 'vpc.amazonaws.com/pod-eni': 1, 'aws.amazon.com/neuron': 1, pods: 1 },
+    ],
+    [
+      'pod-level requests replace the container sum',
+      { containers: [{ requests: { cpu: 100, memory: 1 } }], podRequests: { cpu: 2000 } },
+      { cpu: 2000, memory: 1, pods: 1 },
+    ],
+  ])('%s', (_name, spec, expected) => {
+    expect(computePodRequests({ ...base, ...spec })).toEqual(expected);
+  });
+
+  it('lists host ports with protocol and address', () => {
+    expect(
+      podHostPorts({
+        ...base,
+        containers: [
+          {
+            ports: [
+              { containerPort: 80, hostPort: 8080 },
+              { containerPort: 53, hostPort: 53, protocol: 'UDP', hostIP: '10.0.0.1' },
+              { containerPort: 9 },
+            ],
+          },
+        ],
+      }),
+    ).toEqual(['TCP/0.0.0.0/8080', 'UDP/10.0.0.1/53']);
+  });
+});
