@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
+import { makeAwsClients } from '../../shared/adapters/aws/clients.ts';
+import { makeDynamoOfferingCache } from '../../shared/adapters/aws/dynamo-state.ts';
+import { makeLaunchTemplateStore } from '../../shared/adapters/aws/launch-templates.ts';
+import { makePricingApiOnDemandPrices } from '../../shared/adapters/aws/pricing.ts';
+import { ValidationError } from '../../shared/core/errors.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { makeLogger } from '../../shared/runtime/logger.ts';
+import { type RefreshCatalogResult, refreshCatalog } from '../../shared/usecases/refresh-catalog.ts';
+
+const Env = z.object({
+  AWS_REGION: z.string().min(1),
+  [EnvVar.clusterName]: z.string().min(1),
+  [EnvVar.stateTable]: z.string().min(1),
+  [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+function loadConfig(env: NodeJS.ProcessEnv) {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ValidationError(
+      'catalog Lambda environment',
+      'env',
+      `${problems}; the CDK stack sets these variables`,
+    );
+  }
+  return parsed.data;
+}
+
+// Built once per cold start.
+const config = loadConfig(process.env);
+const logger = makeLogger(
+  { lambda: 'catalog', cluster: config[EnvVar.clusterName] },
+  { level: config[EnvVar.logLevel] },
+);
+const clients = makeAwsClients({ region: config.AWS_REGION, logger });
+const source = makeEc2CatalogSource({
+  ec2: clients.ec2,
+  region: config.AWS_REGION,
+  clock: systemClock,
+  logger,
+  onDemandPrices: makePricingApiOnDemandPrices(clients.pricing),
+});
+const cache = makeDynamoOfferingCache({
+  dynamodb: clients.dynamodb,
+  tableName: config[EnvVar.stateTable],
+  logger,
+});
+const launchTemplates = makeLaunchTemplateStore({
+  ec2: clients.ec2,
+  clusterName: config[EnvVar.clusterName],
+  now: () => systemClock.now(),
+  logger,
+});
+
+/** EventBridge schedule target: refreshes the offering cache. The event itself carries nothing. */
+export async function handler(_event: unknown): Promise<RefreshCatalogResult> {
+  return refreshCatalog({ source, cache, logger, launchTemplates });
+}

@@ -1,0 +1,322 @@
+import { DescribeImagesCommand, type EC2Client, type Filter, type Image } from '@aws-sdk/client-ec2';
+import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { Label } from '../../core/index.ts';
+import type { AmiFamily, AmiSelectorTerm, AmiStatus, NodeSelectorRequirement } from '../../ports/cloud.ts';
+import { awsErrorCode, isNotFound, toCloudApiError } from './errors.ts';
+
+/** Why an AMI selection failed, in words for the EC2NodeClass condition. */
+export class AmiSelectionProblem {
+  constructor(
+    readonly reason: string,
+    readonly message: string,
+  ) {}
+}
+
+export interface AmiResolution {
+  readonly family: AmiFamily | undefined;
+  readonly amis: readonly AmiStatus[];
+}
+
+export interface AmiContext {
+  readonly ec2: EC2Client;
+  readonly ssm: SSMClient;
+  /** Kubernetes minor of the cluster, e.g. `1.34`. */
+  readonly kubernetesVersion: string;
+  /**
+   * Root of AWS's public SSM parameters. @default '/aws/service'. Tests point it elsewhere because
+   * AWS (and moto) refuse writes under `/aws/`.
+   */
+  readonly ssmParameterPrefix: string;
+}
+
+const GPU_COUNT = Label.instanceGpuCount;
+const ACCELERATOR_COUNT = Label.instanceAcceleratorCount;
+
+type Variant = 'standard' | 'nvidia' | 'neuron';
+
+const ALIAS_PATTERN = /^([a-z0-9]+)@(latest|v[0-9][0-9a-zA-Z.\-_]*)$/;
+
+/** The AMI family an alias names (`al2023@latest` → AL2023), or undefined. */
+export function aliasFamily(alias: string): AmiFamily | undefined {
+  const family = ALIAS_PATTERN.exec(alias)?.[1];
+  switch (family) {
+    case 'al2023':
+      return 'AL2023';
+    case 'bottlerocket':
+      return 'Bottlerocket';
+    case 'al2':
+      return 'AL2';
+    case 'windows2019':
+      return 'Windows2019';
+    case 'windows2022':
+      return 'Windows2022';
+    case 'windows2025':
+      return 'Windows2025';
+    default:
+      return undefined;
+  }
+}
+
+/** The AMI family of a NodeClass: its alias's family, else `spec.amiFamily`. */
+export function nodeClassFamily(spec: {
+  readonly amiSelectorTerms: readonly AmiSelectorTerm[];
+  readonly amiFamily?: AmiFamily;
+}): AmiFamily | undefined {
+  const alias = spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
+  return (alias === undefined ? undefined : aliasFamily(alias)) ?? spec.amiFamily;
+}
+
+/** SSM parameters an alias resolves through, with the variant each one serves (Karpenter's paths). */
+export function aliasParameters(
+  alias: string,
+  kubernetesVersion: string,
+  prefix = '/aws/service',
+): readonly { readonly path: string; readonly arch: 'x86_64' | 'arm64'; readonly variant: Variant }[] {
+  const match = ALIAS_PATTERN.exec(alias);
+  if (!match) return [];
+  const [, family, version = 'latest'] = match;
+  const out: { path: string; arch: 'x86_64' | 'arm64'; variant: Variant }[] = [];
+  if (family === 'al2023') {
+    const variants: Record<'x86_64' | 'arm64', Variant[]> = {
+      x86_64: ['standard', 'nvidia', 'neuron'],
+      arm64: ['standard', 'nvidia'],
+    };
+    for (const arch of ['x86_64', 'arm64'] as const) {
+      for (const variant of variants[arch]) {
+        const name =
+          version === 'latest'
+            ? 'recommended'
+            : `amazon-eks-node-al2023-${arch}-${variant}-${kubernetesVersion}-${version}`;
+        out.push({
+          path: `${prefix}/eks/optimized-ami/${kubernetesVersion}/amazon-linux-2023/${arch}/${variant}/${name}/image_id`,
+          arch,
+          variant,
+        });
+      }
+    }
+  } else if (family === 'bottlerocket') {
+    const trimmed = version === 'latest' ? 'latest' : version.replace(/^v/, '');
+    for (const arch of ['x86_64', 'arm64'] as const) {
+      for (const variant of ['standard', 'nvidia'] as const) {
+        const suffix = variant === 'nvidia' ? '-nvidia' : '';
+        out.push({
+          path: `${prefix}/bottlerocket/aws-k8s-${kubernetesVersion}${suffix}/${arch}/${trimmed}/image_id`,
+          arch,
+          variant,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+function archLabel(arch: string | undefined): string {
+  return arch === 'arm64' ? 'arm64' : 'amd64';
+}
+
+function variantRequirements(variant: Variant): NodeSelectorRequirement[] {
+  switch (variant) {
+    case 'standard':
+      return [
+        { key: GPU_COUNT, operator: 'DoesNotExist' },
+        { key: ACCELERATOR_COUNT, operator: 'DoesNotExist' },
+      ];
+    case 'nvidia':
+      return [{ key: GPU_COUNT, operator: 'Exists' }];
+    case 'neuron':
+      return [{ key: ACCELERATOR_COUNT, operator: 'Exists' }];
+  }
+}
+
+interface Candidate {
+  readonly image: Image;
+  readonly requirements: readonly NodeSelectorRequirement[];
+}
+
+/**
+ * Resolves `spec.amiSelectorTerms` into AMIs with the requirements of the instance types each
+ * serves, newest first, one per distinct requirement set (as Karpenter does).
+ * @returns the family and AMIs, or an AmiSelectionProblem the user can fix.
+ * @throws CloudApiError when AWS itself fails.
+ */
+export async function resolveAmis(
+  context: AmiContext,
+  terms: readonly AmiSelectorTerm[],
+  specFamily: AmiFamily | undefined,
+): Promise<AmiResolution | AmiSelectionProblem> {
+  const alias = terms.find((term) => term.alias !== undefined)?.alias;
+  if (alias !== undefined) return resolveAlias(context, alias);
+  if (specFamily === undefined) {
+    return new AmiSelectionProblem(
+      'AMIFamilyRequired',
+      'spec.amiFamily is required when spec.amiSelectorTerms has no alias; set amiFamily to AL2023 or Bottlerocket (the user data format of your AMIs)',
+    );
+  }
+  const candidates: Candidate[] = [];
+  const ids = terms.flatMap((term) => (term.id === undefined ? [] : [term.id]));
+  for (const term of terms) {
+    if (term.ssmParameter !== undefined) {
+      const id = await readParameter(context, term.ssmParameter);
+      if (id === undefined) {
+        return new AmiSelectionProblem(
+          'AMINotFound',
+          `SSM parameter ${term.ssmParameter} (spec.amiSelectorTerms[].ssmParameter) does not exist; fix the parameter name`,
+        );
+      }
+      ids.push(id);
+    }
+  }
+  if (ids.length > 0) candidates.push(...(await describe(context, { ImageIds: ids })).map(withArch));
+  for (const query of amiQueries(terms)) {
+    candidates.push(...(await describe(context, query)).map(withArch));
+  }
+  const amis = newestPerRequirements(candidates);
+  if (amis.length === 0) {
+    return new AmiSelectionProblem(
+      'AMINotFound',
+      `no AMI matches spec.amiSelectorTerms ${JSON.stringify(terms)} in this account and region (images selected by name must be owned by self or amazon unless the term sets owner); fix the terms or share the AMI`,
+    );
+  }
+  return { family: specFamily, amis };
+}
+
+async function resolveAlias(
+  context: AmiContext,
+  alias: string,
+): Promise<AmiResolution | AmiSelectionProblem> {
+  const family = aliasFamily(alias);
+  if (family !== 'AL2023' && family !== 'Bottlerocket') {
+    return new AmiSelectionProblem(
+      'UnsupportedAlias',
+      `alias "${alias}" in spec.amiSelectorTerms is not supported: Flotilla resolves al2023@latest, al2023@v<date>, bottlerocket@latest and bottlerocket@v<version>; change the alias`,
+    );
+  }
+  const byImage = new Map<string, { arch: 'x86_64' | 'arm64'; variants: Variant[] }>();
+  const tried: string[] = [];
+  for (const parameter of aliasParameters(alias, context.kubernetesVersion, context.ssmParameterPrefix)) {
+    tried.push(parameter.path);
+    const id = await readParameter(context, parameter.path);
+    if (id === undefined) continue;
+    const entry = byImage.get(id) ?? { arch: parameter.arch, variants: [] };
+    entry.variants.push(parameter.variant);
+    byImage.set(id, entry);
+  }
+  if (byImage.size === 0) {
+    return new AmiSelectionProblem(
+      'AMINotFound',
+      `alias "${alias}" resolved to no AMI for Kubernetes ${context.kubernetesVersion}: none of the SSM parameters exist (first: ${tried[0]}); check the version in the alias or use ${alias.split('@')[0]}@latest`,
+    );
+  }
+  const images = new Map(
+    (await describe(context, { ImageIds: [...byImage.keys()] })).map((i) => [i.ImageId, i]),
+  );
+  const candidates: Candidate[] = [];
+  for (const [id, { arch, variants }] of byImage) {
+    const image = images.get(id) ?? { ImageId: id, Architecture: arch };
+    for (const variant of variants) {
+      candidates.push({
+        image,
+        requirements: [
+          { key: Label.arch, operator: 'In', values: [archLabel(arch)] },
+          ...variantRequirements(variant),
+        ],
+      });
+    }
+  }
+  return { family, amis: newestPerRequirements(candidates) };
+}
+
+/**
+ * DescribeImages queries for the name/tags/owner terms (id and ssmParameter terms are looked up
+ * by id). A term with a name and no owner only matches images owned by `self` or `amazon`, so a
+ * look-alike public image with the same name is never picked.
+ */
+export function amiQueries(terms: readonly AmiSelectorTerm[]): { Filters: Filter[]; Owners?: string[] }[] {
+  const queries: { Filters: Filter[]; Owners?: string[] }[] = [];
+  for (const term of terms) {
+    if (term.id !== undefined || term.ssmParameter !== undefined || term.alias !== undefined) continue;
+    const filters: Filter[] = [];
+    if (term.name !== undefined) filters.push({ Name: 'name', Values: [term.name] });
+    for (const [key, value] of Object.entries(term.tags ?? {})) {
+      filters.push(
+        value === '*' ? { Name: 'tag-key', Values: [key] } : { Name: `tag:${key}`, Values: [value] },
+      );
+    }
+    if (filters.length === 0 && term.owner === undefined) continue;
+    const owners =
+      term.owner !== undefined ? [term.owner] : term.name !== undefined ? ['self', 'amazon'] : [];
+    queries.push({ Filters: filters, ...(owners.length === 0 ? {} : { Owners: owners }) });
+  }
+  return queries;
+}
+
+function withArch(image: Image): Candidate {
+  return {
+    image,
+    requirements: [{ key: Label.arch, operator: 'In', values: [archLabel(image.Architecture)] }],
+  };
+}
+
+/** Newest first (non-deprecated before deprecated); one AMI per distinct requirement set. */
+function newestPerRequirements(candidates: readonly Candidate[]): AmiStatus[] {
+  const sorted = [...candidates].sort((a, b) => {
+    const deprecated = Number(isDeprecated(a.image)) - Number(isDeprecated(b.image));
+    if (deprecated !== 0) return deprecated;
+    const byDate = (b.image.CreationDate ?? '').localeCompare(a.image.CreationDate ?? '');
+    return byDate !== 0 ? byDate : (a.image.ImageId ?? '').localeCompare(b.image.ImageId ?? '');
+  });
+  const seen = new Set<string>();
+  const out: AmiStatus[] = [];
+  for (const { image, requirements } of sorted) {
+    const key = JSON.stringify(requirements);
+    if (seen.has(key) || image.ImageId === undefined) continue;
+    seen.add(key);
+    out.push({
+      id: image.ImageId,
+      ...(image.Name === undefined ? {} : { name: image.Name }),
+      ...(isDeprecated(image) ? { deprecated: true } : {}),
+      requirements,
+    });
+  }
+  return out;
+}
+
+function isDeprecated(image: Image): boolean {
+  return image.DeprecationTime !== undefined && Date.parse(image.DeprecationTime) <= Date.now();
+}
+
+async function describe(
+  context: AmiContext,
+  input: { ImageIds?: string[]; Filters?: Filter[]; Owners?: string[] },
+): Promise<Image[]> {
+  const images: Image[] = [];
+  let nextToken: string | undefined;
+  do {
+    try {
+      const page = await context.ec2.send(
+        new DescribeImagesCommand({
+          ...input,
+          IncludeDeprecated: true,
+          ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+        }),
+      );
+      images.push(...(page.Images ?? []));
+      nextToken = page.NextToken;
+    } catch (error) {
+      // An image id that no longer exists is "no match", not an outage.
+      if (awsErrorCode(error).startsWith('InvalidAMIID')) return images;
+      throw toCloudApiError('ec2:DescribeImages', error);
+    }
+  } while (nextToken);
+  return images;
+}
+
+async function readParameter(context: AmiContext, name: string): Promise<string | undefined> {
+  try {
+    const result = await context.ssm.send(new GetParameterCommand({ Name: name }));
+    return result.Parameter?.Value;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw toCloudApiError('ssm:GetParameter', error);
+  }
+}

@@ -1,0 +1,20 @@
+export { aliasParameters, amiQueries, nodeClassFamily, resolveAmis } from './ami.ts';
+export { type AwsCloud, type AwsCloudOptions, makeAwsCloud, markInterruptedOffering } from './aws-cloud.ts';
+export { makeEc2CatalogSource } from './catalog-source.ts';
+export {
+  type AwsClientOptions,
+  type AwsClients,
+  awsClientConfig,
+  computeBackoffMs,
+  makeAwsClients,
+  makeRetryStrategy,
+  type RetryOptions,
+} from './clients.ts';
+export { makeDynamoOfferingCache, makeDynamoUnavailableOfferings, STATE_TABLE } from './dynamo-state.ts';
+export { CAPACITY_ERROR_CODES } from './errors.ts';
+export { toInstanceTypes } from './instance-types.ts';
+export { makeNodeClassResolver } from './nodeclass.ts';
+export { DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './nodeclass-schema.ts';
+export { makeNodeClassStatusWriter, NodeClassStatusWriteError } from './nodeclass-status-writer.ts';
+export { fallbackOnDemandPrices, makePricingApiOnDemandPrices, pricingEndpointRegion } from './pricing.ts';
+export { type ClusterInfo, renderUserData } from './user-data.ts';

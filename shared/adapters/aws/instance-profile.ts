@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import {
+  AddRoleToInstanceProfileCommand,
+  CreateInstanceProfileCommand,
+  GetInstanceProfileCommand,
+  type IAMClient,
+  type InstanceProfile,
+  NoSuchEntityException,
+  RemoveRoleFromInstanceProfileCommand,
+} from '@aws-sdk/client-iam';
+import { FlotillaError } from '../../core/errors.ts';
+import { call, toCloudApiError } from './errors.ts';
+
+/** The role of `spec.role` does not exist (or cannot be read). */
+export class NodeRoleNotFoundError extends FlotillaError {
+  readonly code = 'NodeRoleNotFound';
+}
+
+export interface InstanceProfileOptions {
+  readonly iam: IAMClient;
+  readonly clusterName: string;
+  readonly region: string;
+}
+
+/**
+ * The name of the instance profile Flotilla manages for an EC2NodeClass that sets `spec.role`:
+ * `<cluster>_<hash of region and NodeClass name>`, stable across runs and at most 128 characters.
+ */
+export function managedInstanceProfileName(
+  clusterName: string,
+  region: string,
+  nodeClassName: string,
+): string {
+  const digest = createHash('sha256').update(`${region}/${nodeClassName}`).digest('hex').slice(0, 20);
+  return `${clusterName.slice(0, 100)}_${digest}`;
+}
+
+/**
+ * Makes sure the managed instance profile of `nodeClassName` exists, carries the ownership tags
+ * (cluster, region, NodeClass) that scope Flotilla's IAM permissions, and holds exactly `role`.
+ * Idempotent: a second call with the same role changes nothing. Returns the profile name.
+ */
+export async function ensureInstanceProfile(
+  options: InstanceProfileOptions,
+  nodeClassName: string,
+  role: string,
+): Promise<string> {
+  const { iam } = options;
+  const name = managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
+  let profile = await getProfile(iam, name);
+  if (!profile) {
+    const created = await call('iam:CreateInstanceProfile', () =>
+      iam.send(
+        new CreateInstanceProfileCommand({
+          InstanceProfileName: name,
+          Tags: [
+            { Key: `kubernetes.io/cluster/${options.clusterName}`, Value: 'owned' },
+            { Key: 'eks:eks-cluster-name', Value: options.clusterName },
+            { Key: 'topology.kubernetes.io/region', Value: options.region },
+            { Key: 'karpenter.k8s.aws/ec2nodeclass', Value: nodeClassName },
+          ],
+        }),
+      ),
+    );
+    profile = created.InstanceProfile;
+  }
+  const roles = (profile?.Roles ?? []).map((r) => r.RoleName ?? '');
+  if (roles.length === 1 && roles[0] === role) return name;
+  // An instance profile holds at most one role: swap it when spec.role changed.
+  for (const other of roles.filter((r) => r !== role)) {
+    await call('iam:RemoveRoleFromInstanceProfile', () =>
+      iam.send(new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: name, RoleName: other })),
+    );
+  }
+  try {
+    await iam.send(new AddRoleToInstanceProfileCommand({ InstanceProfileName: name, RoleName: role }));
+  } catch (error) {
+    if (error instanceof NoSuchEntityException) {
+      throw new NodeRoleNotFoundError(
+        `spec.role "${role}" does not exist in IAM; create the node role or name an existing one`,
+        { cause: error },
+      );
+    }
+    throw toCloudApiError('iam:AddRoleToInstanceProfile', error, '');
+  }
+  return name;
+}
+
+async function getProfile(iam: IAMClient, name: string): Promise<InstanceProfile | undefined> {
+  try {
+    const result = await iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }));
+    return result.InstanceProfile;
+  } catch (error) {
+    if (error instanceof NoSuchEntityException) return undefined;
+    throw toCloudApiError('iam:GetInstanceProfile', error, '');
+  }
+}

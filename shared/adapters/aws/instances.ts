@@ -1,0 +1,140 @@
+import {
+  DescribeInstancesCommand,
+  type EC2Client,
+  type Filter,
+  type Instance,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import type { CapacityType } from '../../core/index.ts';
+import { type CloudInstance, InstanceNotOwnedError, type InstanceState } from '../../ports/cloud.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { call, isNotFound, toCloudApiError } from './errors.ts';
+
+export const Tag = {
+  nodePool: 'karpenter.sh/nodepool',
+  nodeClaim: 'karpenter.sh/nodeclaim',
+  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
+  clusterName: 'eks:eks-cluster-name',
+  name: 'Name',
+  cluster: (clusterName: string) => `kubernetes.io/cluster/${clusterName}`,
+} as const;
+
+/** States of instances a cluster still owns (terminated ones are gone). */
+const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
+
+export function toCloudInstance(instance: Instance): CloudInstance {
+  const tags = Object.fromEntries(
+    (instance.Tags ?? []).flatMap((t) => (t.Key ? [[t.Key, t.Value ?? '']] : [])),
+  );
+  const zone = instance.Placement?.AvailabilityZone ?? '';
+  const id = instance.InstanceId ?? '';
+  const capacityType: CapacityType =
+    instance.InstanceLifecycle === 'spot'
+      ? 'spot'
+      : instance.CapacityReservationId
+        ? 'reserved'
+        : 'on-demand';
+  return {
+    instanceId: id,
+    providerId: `aws:///${zone}/${id}`,
+    instanceType: instance.InstanceType ?? '',
+    zone,
+    capacityType,
+    state: (instance.State?.Name ?? 'pending') as InstanceState,
+    ...(instance.ImageId === undefined ? {} : { imageId: instance.ImageId }),
+    ...(instance.LaunchTime === undefined ? {} : { launchTime: instance.LaunchTime }),
+    ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
+    ...(tags[Tag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[Tag.nodeClaim] }),
+    ...(tags[Tag.nodePool] === undefined ? {} : { nodePoolName: tags[Tag.nodePool] }),
+    ...(tags[Tag.nodeClass] === undefined ? {} : { nodeClassName: tags[Tag.nodeClass] }),
+    tags,
+  };
+}
+
+/** True when Flotilla launched the instance for this cluster (the tags the IAM policy scopes on). */
+export function isOwned(instance: CloudInstance, clusterName: string): boolean {
+  return instance.tags[Tag.cluster(clusterName)] === 'owned' && instance.tags[Tag.nodePool] !== undefined;
+}
+
+export interface InstanceOps {
+  get(instanceId: string): Promise<CloudInstance | undefined>;
+  list(): Promise<CloudInstance[]>;
+  /** The live instance launched for a NodeClaim, if any. */
+  findByNodeClaim(nodeClaimName: string): Promise<CloudInstance | undefined>;
+  delete(instanceId: string): Promise<void>;
+}
+
+export function makeInstanceOps(options: {
+  readonly ec2: EC2Client;
+  readonly clusterName: string;
+  readonly logger: Logger;
+}): InstanceOps {
+  const { ec2, clusterName, logger } = options;
+
+  async function describe(input: { InstanceIds?: string[]; Filters?: Filter[] }): Promise<CloudInstance[]> {
+    const out: CloudInstance[] = [];
+    let nextToken: string | undefined;
+    do {
+      const page = await call('ec2:DescribeInstances', () =>
+        ec2.send(new DescribeInstancesCommand({ ...input, ...(nextToken ? { NextToken: nextToken } : {}) })),
+      );
+      for (const reservation of page.Reservations ?? []) {
+        for (const instance of reservation.Instances ?? []) out.push(toCloudInstance(instance));
+      }
+      nextToken = page.NextToken;
+    } while (nextToken);
+    return out;
+  }
+
+  const ownedFilters = (): Filter[] => [
+    { Name: `tag:${Tag.clusterName}`, Values: [clusterName] },
+    { Name: 'tag-key', Values: [Tag.nodePool] },
+    { Name: 'tag-key', Values: [Tag.nodeClass] },
+    { Name: 'instance-state-name', Values: LIVE_STATES },
+  ];
+
+  async function get(instanceId: string): Promise<CloudInstance | undefined> {
+    try {
+      const [instance] = await describe({ InstanceIds: [instanceId] });
+      return instance === undefined || instance.state === 'terminated' ? undefined : instance;
+    } catch (error) {
+      if (isNotFound(error) || isNotFound((error as { cause?: unknown }).cause)) return undefined;
+      throw error;
+    }
+  }
+
+  return {
+    get,
+    list: () => describe({ Filters: ownedFilters() }),
+    async findByNodeClaim(nodeClaimName) {
+      const found = await describe({
+        Filters: [
+          { Name: `tag:${Tag.nodeClaim}`, Values: [nodeClaimName] },
+          { Name: `tag:${Tag.clusterName}`, Values: [clusterName] },
+          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+        ],
+      });
+      return found[0];
+    },
+    async delete(instanceId) {
+      const instance = await get(instanceId);
+      if (instance === undefined) {
+        logger.info('instance already gone', { instanceId });
+        return;
+      }
+      if (!isOwned(instance, clusterName)) throw new InstanceNotOwnedError(instanceId, clusterName);
+      if (instance.state === 'shutting-down') return;
+      try {
+        await ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+        logger.info('instance terminated', {
+          instanceId,
+          nodeClaim: instance.nodeClaimName,
+          instanceType: instance.instanceType,
+        });
+      } catch (error) {
+        if (isNotFound(error)) return;
+        throw toCloudApiError('ec2:TerminateInstances', error);
+      }
+    },
+  };
+}

@@ -1,0 +1,252 @@
+import { createHash } from 'node:crypto';
+import {
+  CreateLaunchTemplateCommand,
+  CreateTagsCommand,
+  DeleteLaunchTemplateCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeTagsCommand,
+  type EC2Client,
+  type LaunchTemplate,
+  type LaunchTemplateBlockDeviceMappingRequest,
+  type RequestLaunchTemplateData,
+} from '@aws-sdk/client-ec2';
+import type { AmiFamily, BlockDeviceMapping, EC2NodeClass } from '../../ports/cloud.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { awsErrorCode, call, isNotFound, toCloudApiError } from './errors.ts';
+
+const GiB = 1024 ** 3;
+
+/** Tag holding the last time (epoch seconds) a launch used the template; cleanup reads it. */
+export const LAST_USED_TAG = 'flotilla.io/last-used';
+/** Refresh LAST_USED_TAG at most this often, so reuse rarely costs a CreateTags call. */
+const TOUCH_INTERVAL_SECONDS = 600;
+
+/** Default block devices per AMI family (Karpenter's resolver defaults). */
+export function defaultBlockDeviceMappings(family: AmiFamily | undefined): BlockDeviceMapping[] {
+  const gp3 = (sizeGiB: number) => ({
+    volumeSizeBytes: sizeGiB * GiB,
+    volumeType: 'gp3' as const,
+    encrypted: true,
+    deleteOnTermination: true,
+  });
+  if (family === 'Bottlerocket') {
+    return [
+      { deviceName: '/dev/xvda', ebs: gp3(4) },
+      { deviceName: '/dev/xvdb', rootVolume: true, ebs: gp3(20) },
+    ];
+  }
+  return [{ deviceName: '/dev/xvda', rootVolume: true, ebs: gp3(20) }];
+}
+
+function toBlockDevice(mapping: BlockDeviceMapping): LaunchTemplateBlockDeviceMappingRequest {
+  const ebs = mapping.ebs;
+  return {
+    DeviceName: mapping.deviceName,
+    ...(ebs === undefined
+      ? {}
+      : {
+          Ebs: {
+            ...(ebs.volumeSizeBytes === undefined
+              ? {}
+              : { VolumeSize: Math.ceil(ebs.volumeSizeBytes / GiB) }),
+            ...(ebs.volumeType === undefined ? {} : { VolumeType: ebs.volumeType }),
+            ...(ebs.encrypted === undefined ? {} : { Encrypted: ebs.encrypted }),
+            ...(ebs.iops === undefined ? {} : { Iops: ebs.iops }),
+            ...(ebs.throughput === undefined ? {} : { Throughput: ebs.throughput }),
+            ...(ebs.kmsKeyID === undefined ? {} : { KmsKeyId: ebs.kmsKeyID }),
+            ...(ebs.snapshotID === undefined ? {} : { SnapshotId: ebs.snapshotID }),
+            ...(ebs.deleteOnTermination === undefined
+              ? {}
+              : { DeleteOnTermination: ebs.deleteOnTermination }),
+          },
+        }),
+  };
+}
+
+export interface LaunchTemplateInput {
+  readonly nodeClass: EC2NodeClass;
+  readonly family: AmiFamily | undefined;
+  readonly imageId: string;
+  /** Plain text; base64-encoded here. */
+  readonly userData: string;
+  /** Tags on the template itself (cluster, NodePool, NodeClass, NodeClass tags). */
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** The launch template data for one distinct NodeClass configuration. */
+export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTemplateData {
+  const { spec, status } = input.nodeClass;
+  const groups = (status?.securityGroups ?? []).map((g) => g.id);
+  const mappings = spec.blockDeviceMappings ?? defaultBlockDeviceMappings(input.family);
+  const network =
+    spec.associatePublicIPAddress === undefined
+      ? { SecurityGroupIds: groups }
+      : {
+          NetworkInterfaces: [
+            { DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: groups },
+          ],
+        };
+  return {
+    ImageId: input.imageId,
+    UserData: Buffer.from(input.userData, 'utf8').toString('base64'),
+    ...(status?.instanceProfile === undefined
+      ? {}
+      : { IamInstanceProfile: { Name: status.instanceProfile } }),
+    BlockDeviceMappings: mappings.map(toBlockDevice),
+    MetadataOptions: {
+      HttpEndpoint: spec.metadataOptions.httpEndpoint,
+      HttpProtocolIpv6: spec.metadataOptions.httpProtocolIPv6,
+      HttpPutResponseHopLimit: spec.metadataOptions.httpPutResponseHopLimit,
+      HttpTokens: spec.metadataOptions.httpTokens,
+    },
+    Monitoring: { Enabled: spec.detailedMonitoring ?? false },
+    ...network,
+  };
+}
+
+/** `flotilla/<cluster>/<hash of data and tags>`: equal configurations share one template. */
+export function launchTemplateName(
+  clusterName: string,
+  data: RequestLaunchTemplateData,
+  tags: Readonly<Record<string, string>>,
+): string {
+  const sortedTags = Object.fromEntries(Object.entries(tags).sort(([a], [b]) => a.localeCompare(b)));
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ clusterName, data, tags: sortedTags }))
+    .digest('hex');
+  return `flotilla/${clusterName}/${hash.slice(0, 20)}`;
+}
+
+export interface LaunchTemplateStore {
+  /** Finds the template by name or creates it; returns its id and name. */
+  ensure(input: LaunchTemplateInput): Promise<{ readonly id: string; readonly name: string }>;
+  /** Deletes this cluster's templates not used for `maxIdleSeconds`; returns the names deleted. */
+  deleteUnused(maxIdleSeconds: number): Promise<string[]>;
+}
+
+export function makeLaunchTemplateStore(options: {
+  readonly ec2: EC2Client;
+  readonly clusterName: string;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}): LaunchTemplateStore {
+  const { ec2, clusterName, logger } = options;
+  const nowSeconds = () => Math.floor(options.now().getTime() / 1000);
+
+  async function find(name: string): Promise<LaunchTemplate | undefined> {
+    try {
+      const result = await ec2.send(new DescribeLaunchTemplatesCommand({ LaunchTemplateNames: [name] }));
+      return result.LaunchTemplates?.[0];
+    } catch (error) {
+      if (isNotFound(error) || awsErrorCode(error) === 'InvalidLaunchTemplateName.NotFoundException')
+        return undefined;
+      throw toCloudApiError('ec2:DescribeLaunchTemplates', error);
+    }
+  }
+
+  return {
+    async ensure(input) {
+      const data = launchTemplateData(input);
+      const name = launchTemplateName(clusterName, data, input.tags);
+      const existing = await find(name);
+      if (existing?.LaunchTemplateId) {
+        const lastUsed = Number(existing.Tags?.find((t) => t.Key === LAST_USED_TAG)?.Value ?? '0');
+        if (nowSeconds() - lastUsed > TOUCH_INTERVAL_SECONDS) {
+          await call('ec2:CreateTags', () =>
+            ec2.send(
+              new CreateTagsCommand({
+                Resources: [existing.LaunchTemplateId ?? ''],
+                Tags: [{ Key: LAST_USED_TAG, Value: String(nowSeconds()) }],
+              }),
+            ),
+          );
+        }
+        return { id: existing.LaunchTemplateId, name };
+      }
+      const tags = { ...input.tags, [LAST_USED_TAG]: String(nowSeconds()) };
+      try {
+        const created = await ec2.send(
+          new CreateLaunchTemplateCommand({
+            LaunchTemplateName: name,
+            LaunchTemplateData: data,
+            TagSpecifications: [
+              {
+                ResourceType: 'launch-template',
+                Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+              },
+            ],
+          }),
+        );
+        logger.info('launch template created', { launchTemplate: name, imageId: input.imageId });
+        return { id: created.LaunchTemplate?.LaunchTemplateId ?? '', name };
+      } catch (error) {
+        // Another launch created it first: use theirs.
+        if (awsErrorCode(error) === 'InvalidLaunchTemplateName.AlreadyExistsException') {
+          const raced = await find(name);
+          if (raced?.LaunchTemplateId) return { id: raced.LaunchTemplateId, name };
+        }
+        throw toCloudApiError('ec2:CreateLaunchTemplate', error);
+      }
+    },
+
+    async deleteUnused(maxIdleSeconds) {
+      const deleted: string[] = [];
+      let nextToken: string | undefined;
+      const templates: LaunchTemplate[] = [];
+      do {
+        const page = await call('ec2:DescribeLaunchTemplates', () =>
+          ec2.send(
+            new DescribeLaunchTemplatesCommand({
+              Filters: [
+                { Name: 'tag:eks:eks-cluster-name', Values: [clusterName] },
+                { Name: 'tag-key', Values: [LAST_USED_TAG] },
+              ],
+              ...(nextToken ? { NextToken: nextToken } : {}),
+            }),
+          ),
+        );
+        templates.push(...(page.LaunchTemplates ?? []));
+        nextToken = page.NextToken;
+      } while (nextToken);
+      // Read the last-use times with DescribeTags: it always reflects CreateTags (moto's
+      // DescribeLaunchTemplates keeps the tags a template was created with).
+      const lastUsedById = new Map<string, number>();
+      let tagToken: string | undefined;
+      do {
+        const page = await call('ec2:DescribeTags', () =>
+          ec2.send(
+            new DescribeTagsCommand({
+              Filters: [
+                { Name: 'resource-type', Values: ['launch-template'] },
+                { Name: 'key', Values: [LAST_USED_TAG] },
+              ],
+              ...(tagToken ? { NextToken: tagToken } : {}),
+            }),
+          ),
+        );
+        for (const tag of page.Tags ?? []) {
+          if (tag.ResourceId) lastUsedById.set(tag.ResourceId, Number(tag.Value ?? '0'));
+        }
+        tagToken = page.NextToken;
+      } while (tagToken);
+      for (const template of templates) {
+        const lastUsed =
+          lastUsedById.get(template.LaunchTemplateId ?? '') ??
+          Number(template.Tags?.find((t) => t.Key === LAST_USED_TAG)?.Value ?? '0');
+        if (nowSeconds() - lastUsed < maxIdleSeconds || !template.LaunchTemplateId) continue;
+        try {
+          await ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: template.LaunchTemplateId }));
+          deleted.push(template.LaunchTemplateName ?? template.LaunchTemplateId);
+        } catch (error) {
+          if (!isNotFound(error)) throw toCloudApiError('ec2:DeleteLaunchTemplate', error);
+        }
+      }
+      if (deleted.length > 0)
+        logger.info('launch templates deleted', {
+          launchTemplates: deleted.slice(0, 10),
+          count: deleted.length,
+        });
+      return deleted;
+    },
+  };
+}

@@ -1,0 +1,372 @@
+import { createHash } from 'node:crypto';
+import {
+  type _InstanceType,
+  CreateFleetCommand,
+  type CreateFleetError,
+  type CreateFleetRequest,
+  DescribeSubnetsCommand,
+  type EC2Client,
+  type FleetLaunchTemplateConfigRequest,
+  type FleetLaunchTemplateOverridesRequest,
+  type Subnet,
+} from '@aws-sdk/client-ec2';
+import type { InstanceType, Offering } from '../../core/index.ts';
+import { type CapacityType, Label } from '../../core/index.ts';
+import type { Clock } from '../../ports/clock.ts';
+import {
+  type AmiFamily,
+  type AmiStatus,
+  CloudApiError,
+  type CloudInstance,
+  InsufficientCapacityError,
+  isNodeClassReady,
+  type LaunchRequest,
+  NodeClassConditionType,
+  NodeClassNotReadyError,
+  type OfferingKey,
+  offeringKeyString,
+} from '../../ports/cloud.ts';
+import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { CAPACITY_ERROR_CODES, call } from './errors.ts';
+import { labelsMatch } from './instance-types.ts';
+import { type InstanceOps, Tag } from './instances.ts';
+import type { LaunchTemplateStore } from './launch-templates.ts';
+import { type ClusterInfo, renderUserData } from './user-data.ts';
+
+/** Karpenter's maxInstanceTypes: the cheapest this many types go into one CreateFleet call. */
+export const MAX_INSTANCE_TYPES = 60;
+
+export interface LauncherOptions {
+  readonly ec2: EC2Client;
+  readonly cluster: ClusterInfo;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly unavailable: UnavailableOfferings;
+  readonly launchTemplates: LaunchTemplateStore;
+  readonly instances: InstanceOps;
+  /** The NodeClass's AMI family, resolved from its alias or spec. */
+  readonly familyOf: (request: LaunchRequest) => AmiFamily | undefined;
+}
+
+interface Candidate {
+  readonly type: InstanceType;
+  readonly ami: AmiStatus;
+  readonly offerings: readonly Offering[];
+  readonly price: number;
+}
+
+/** The offering labels a NodeClaim's requirements are checked against. */
+function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>): Record<string, string> {
+  const zoneId = zoneIds.get(offering.zone);
+  return {
+    [Label.zone]: offering.zone,
+    [Label.capacityType]: offering.capacityType,
+    ...(zoneId === undefined ? {} : { [Label.zoneId]: zoneId }),
+  };
+}
+
+/** Types with GPUs, accelerators or bare metal, which Karpenter avoids unless nothing else fits. */
+function isExotic(type: InstanceType): boolean {
+  return (
+    type.labels[Label.instanceGpuCount] !== undefined ||
+    type.labels[Label.instanceAcceleratorCount] !== undefined ||
+    type.labels[Label.instanceSize]?.includes('metal') === true
+  );
+}
+
+/**
+ * Chooses the capacity type and the cheapest candidates: reserved if any reserved offering is
+ * allowed and available, else spot, else on-demand; up to 60 types, cheapest first, exotic types
+ * only when nothing else is left. Pure, for unit tests.
+ */
+export function selectCandidates(
+  request: LaunchRequest,
+  unavailable: ReadonlySet<string>,
+  zoneIds: ReadonlyMap<string, string>,
+): { capacityType: CapacityType; candidates: Candidate[] } | undefined {
+  const status = request.nodeClass.status;
+  const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
+  const offeringRequirements = request.requirements.filter(
+    (r) => r.key === Label.zone || r.key === Label.capacityType || r.key === Label.zoneId,
+  );
+  const usable: { type: InstanceType; ami: AmiStatus; offerings: Offering[] }[] = [];
+  for (const type of request.instanceTypes) {
+    const ami = (status?.amis ?? []).find((a) => labelsMatch(type.labels, a.requirements));
+    if (ami === undefined) continue;
+    const offerings = type.offerings.filter(
+      (o) =>
+        o.available &&
+        zones.has(o.zone) &&
+        !unavailable.has(
+          offeringKeyString({ instanceType: type.name, zone: o.zone, capacityType: o.capacityType }),
+        ) &&
+        labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
+    );
+    if (offerings.length > 0) usable.push({ type, ami, offerings });
+  }
+  const has = (capacityType: CapacityType) =>
+    usable.some((u) => u.offerings.some((o) => o.capacityType === capacityType));
+  const capacityType: CapacityType | undefined = has('reserved')
+    ? 'reserved'
+    : has('spot')
+      ? 'spot'
+      : has('on-demand')
+        ? 'on-demand'
+        : undefined;
+  if (capacityType === undefined) return undefined;
+  let candidates: Candidate[] = usable.flatMap(({ type, ami, offerings }) => {
+    const chosen = offerings
+      .filter((o) => o.capacityType === capacityType)
+      .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.zone.localeCompare(b.zone));
+    const first = chosen[0];
+    return first === undefined ? [] : [{ type, ami, offerings: chosen, price: first.priceUsdPerHour }];
+  });
+  const ordinary = candidates.filter((c) => !isExotic(c.type));
+  if (ordinary.length > 0) candidates = ordinary;
+  candidates.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
+  return { capacityType, candidates: candidates.slice(0, MAX_INSTANCE_TYPES) };
+}
+
+/** Tags on the fleet, instance and volumes (and, without the NodeClaim ones, the launch template). */
+export function launchTags(request: LaunchRequest, clusterName: string): Record<string, string> {
+  return {
+    ...(request.nodeClass.spec.tags ?? {}),
+    [Tag.cluster(clusterName)]: 'owned',
+    [Tag.clusterName]: clusterName,
+    [Tag.nodePool]: request.nodePoolName,
+    [Tag.nodeClass]: request.nodeClass.name,
+    [Tag.nodeClaim]: request.nodeClaimName,
+    [Tag.name]: `${request.nodePoolName}/${request.nodeClaimName}`,
+  };
+}
+
+/**
+ * The CreateFleet ClientToken: the NodeClaim name plus a digest of the request, so a retry of the
+ * same request is idempotent in EC2 and a changed request (after an ICE) is not refused as a
+ * mismatch. At most 64 ASCII characters.
+ */
+export function clientToken(nodeClaimName: string, request: CreateFleetRequest): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify({ ...request, ClientToken: undefined }))
+    .digest('hex')
+    .slice(0, 12);
+  return `${nodeClaimName.slice(0, 51)}-${digest}`;
+}
+
+const toTags = (tags: Record<string, string>) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+
+/** Launches instances for NodeClaims with CreateFleet (type instant), as Karpenter does. */
+export function makeLauncher(options: LauncherOptions) {
+  const { ec2, cluster, clock, logger, unavailable, launchTemplates, instances } = options;
+
+  async function subnetsByZone(ids: readonly string[]): Promise<Map<string, Subnet>> {
+    const result = await call('ec2:DescribeSubnets', () =>
+      ec2.send(new DescribeSubnetsCommand({ SubnetIds: [...ids] })),
+    );
+    const best = new Map<string, Subnet>();
+    for (const subnet of result.Subnets ?? []) {
+      const zone = subnet.AvailabilityZone ?? '';
+      const current = best.get(zone);
+      if (
+        current === undefined ||
+        (subnet.AvailableIpAddressCount ?? 0) > (current.AvailableIpAddressCount ?? 0)
+      ) {
+        best.set(zone, subnet);
+      }
+    }
+    return best;
+  }
+
+  return async function create(request: LaunchRequest): Promise<CloudInstance> {
+    const nodeClass = request.nodeClass;
+    if (!isNodeClassReady(nodeClass.status)) {
+      const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
+      throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
+    }
+    const existing = await instances.findByNodeClaim(request.nodeClaimName);
+    if (existing !== undefined) {
+      logger.info('launch skipped: instance exists', {
+        nodeClaim: request.nodeClaimName,
+        instanceId: existing.instanceId,
+      });
+      return existing;
+    }
+
+    const now = clock.now();
+    const backedOff = new Set((await unavailable.list(now)).keys());
+    const zoneIds = new Map(
+      (nodeClass.status?.subnets ?? []).flatMap((s) => (s.zoneID ? [[s.zone, s.zoneID] as const] : [])),
+    );
+    const selection = selectCandidates(request, backedOff, zoneIds);
+    if (selection === undefined || selection.candidates.length === 0) {
+      throw new InsufficientCapacityError(
+        `nodeClaim "${request.nodeClaimName}": none of the ${request.instanceTypes.length} instance types has an available offering in the zones of ec2NodeClass "${nodeClass.name}" (${[...new Set((nodeClass.status?.subnets ?? []).map((s) => s.zone))].join(', ')}) that the requirements allow; offerings may be backed off after insufficient capacity for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s, or widen the NodePool requirements`,
+        [],
+      );
+    }
+    const { capacityType, candidates } = selection;
+    const subnets = await subnetsByZone((nodeClass.status?.subnets ?? []).map((s) => s.id));
+    const family = options.familyOf(request);
+    const tags = launchTags(request, cluster.name);
+    const { [Tag.nodeClaim]: _claim, [Tag.name]: _name, ...templateTags } = tags;
+
+    // One launch template per (AMI, max pods): the user data carries maxPods.
+    const groups = new Map<string, Candidate[]>();
+    for (const candidate of candidates) {
+      const key = `${candidate.ami.id}/${candidate.type.capacity['pods'] ?? 110}`;
+      groups.set(key, [...(groups.get(key) ?? []), candidate]);
+    }
+    const configs: { config: FleetLaunchTemplateConfigRequest; price: number }[] = [];
+    for (const group of groups.values()) {
+      const first = group[0];
+      if (first === undefined) continue;
+      const userData = renderUserData({
+        family: family ?? 'Custom',
+        cluster,
+        nodeClassName: nodeClass.name,
+        labels: request.labels,
+        taints: request.taints,
+        startupTaints: request.startupTaints,
+        ...(nodeClass.spec.kubelet === undefined ? {} : { kubelet: nodeClass.spec.kubelet }),
+        maxPods: first.type.capacity['pods'] ?? 110,
+        ...(nodeClass.spec.userData === undefined ? {} : { customUserData: nodeClass.spec.userData }),
+      });
+      const template = await launchTemplates.ensure({
+        nodeClass,
+        family,
+        imageId: first.ami.id,
+        userData,
+        tags: templateTags,
+      });
+      const overrides: FleetLaunchTemplateOverridesRequest[] = [];
+      for (const candidate of group) {
+        for (const offering of candidate.offerings) {
+          const subnet = subnets.get(offering.zone);
+          if (subnet?.SubnetId === undefined) continue;
+          overrides.push({
+            InstanceType: candidate.type.name as _InstanceType,
+            SubnetId: subnet.SubnetId,
+            AvailabilityZone: offering.zone,
+          });
+        }
+      }
+      if (overrides.length === 0) continue;
+      configs.push({
+        config: {
+          LaunchTemplateSpecification: { LaunchTemplateId: template.id, Version: '$Latest' },
+          Overrides: overrides,
+        },
+        price: first.price,
+      });
+    }
+    // EC2 chooses by price itself; the order also makes the cheapest override first for moto.
+    configs.sort((a, b) => a.price - b.price);
+
+    const fleetRequest: CreateFleetRequest = {
+      Type: 'instant',
+      TargetCapacitySpecification: {
+        TotalTargetCapacity: 1,
+        DefaultTargetCapacityType: capacityType === 'spot' ? 'spot' : 'on-demand',
+      },
+      ...(capacityType === 'spot'
+        ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
+        : {
+            OnDemandOptions: {
+              AllocationStrategy: 'lowest-price',
+              ...(capacityType === 'reserved'
+                ? { CapacityReservationOptions: { UsageStrategy: 'use-capacity-reservations-first' } }
+                : {}),
+            },
+          }),
+      LaunchTemplateConfigs: configs.map((c) => c.config),
+      TagSpecifications: [
+        { ResourceType: 'instance', Tags: toTags(tags) },
+        { ResourceType: 'volume', Tags: toTags(tags) },
+        { ResourceType: 'fleet', Tags: toTags(tags) },
+      ],
+    };
+    fleetRequest.ClientToken = clientToken(request.nodeClaimName, fleetRequest);
+    const began = Date.now();
+    const response = await call('ec2:CreateFleet', () => ec2.send(new CreateFleetCommand(fleetRequest)));
+
+    const zoneOfSubnet = new Map(
+      [...subnets.values()].map((s) => [s.SubnetId ?? '', s.AvailabilityZone ?? '']),
+    );
+    const errors = response.Errors ?? [];
+    const iced = errors
+      .filter((e) => CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''))
+      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet));
+    if (iced.length > 0)
+      await unavailable.mark(
+        iced,
+        'CreateFleet insufficient capacity',
+        now,
+        UNAVAILABLE_OFFERING_TTL_SECONDS,
+      );
+
+    const instanceId = response.Instances?.flatMap((i) => i.InstanceIds ?? [])[0];
+    logger.info('launch decided', {
+      decision: instanceId === undefined ? 'failed' : 'launched',
+      nodeClaim: request.nodeClaimName,
+      nodePool: request.nodePoolName,
+      capacityType,
+      instanceTypes: candidates.slice(0, 10).map((c) => c.type.name),
+      candidates: candidates.length,
+      launchTemplates: configs.length,
+      instanceId,
+      errors: errors.slice(0, 10).map((e) => e.ErrorCode),
+      durationMs: Date.now() - began,
+    });
+    if (instanceId !== undefined) {
+      const launched = await instances.get(instanceId);
+      if (launched !== undefined) return launched;
+      const zone = response.Instances?.[0]?.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone ?? '';
+      return {
+        instanceId,
+        providerId: `aws:///${zone}/${instanceId}`,
+        instanceType: response.Instances?.[0]?.InstanceType ?? '',
+        zone,
+        capacityType,
+        state: 'pending',
+        nodeClaimName: request.nodeClaimName,
+        nodePoolName: request.nodePoolName,
+        nodeClassName: nodeClass.name,
+        tags,
+      };
+    }
+    const others = errors.filter((e) => !CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''));
+    if (errors.length > 0 && others.length === 0) {
+      throw new InsufficientCapacityError(
+        `nodeClaim "${request.nodeClaimName}": EC2 had no ${capacityType} capacity for any of ${candidates.length} instance types (${errors
+          .map((e) => e.ErrorCode)
+          .filter((c, i, all) => all.indexOf(c) === i)
+          .join(
+            ', ',
+          )}); those offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s and the next attempt picks others`,
+        iced,
+      );
+    }
+    const first = others[0];
+    throw new CloudApiError(
+      'ec2:CreateFleet',
+      first?.ErrorCode ?? 'NoInstanceLaunched',
+      first?.ErrorMessage ?? 'CreateFleet returned neither an instance nor an error',
+      `nodeClaim "${request.nodeClaimName}" was not launched; fix the cause named above (launch template, subnet, IAM or quota) and it is retried`,
+    );
+  };
+}
+
+function toOfferingKeys(
+  error: CreateFleetError,
+  capacityType: CapacityType,
+  zoneOfSubnet: ReadonlyMap<string, string>,
+): OfferingKey[] {
+  const override = error.LaunchTemplateAndOverrides?.Overrides;
+  const instanceType = override?.InstanceType;
+  const zone = override?.AvailabilityZone ?? zoneOfSubnet.get(override?.SubnetId ?? '');
+  if (instanceType === undefined || zone === undefined) return [];
+  const lifecycle =
+    error.Lifecycle === 'spot' ? 'spot' : error.Lifecycle === 'on-demand' ? 'on-demand' : capacityType;
+  return [{ instanceType, zone, capacityType: lifecycle }];
+}

@@ -1,0 +1,190 @@
+import { z } from 'zod';
+import { parseQuantity, ValidationError } from '../../core/index.ts';
+import type {
+  BlockDeviceMapping,
+  EC2NodeClass,
+  EC2NodeClassStatus,
+  MetadataOptions,
+} from '../../ports/cloud.ts';
+
+/** EC2NodeClass defaults (ec2nodeclass_defaults.go): IMDSv2 required, one hop. */
+export const DEFAULT_METADATA_OPTIONS: MetadataOptions = {
+  httpEndpoint: 'enabled',
+  httpProtocolIPv6: 'disabled',
+  httpPutResponseHopLimit: 1,
+  httpTokens: 'required',
+};
+
+const stringMap = z.record(z.string(), z.string());
+
+const selectorTerm = z
+  .object({
+    tags: stringMap.exactOptional(),
+    id: z.string().exactOptional(),
+    name: z.string().exactOptional(),
+  })
+  .loose();
+
+const amiSelectorTerm = z
+  .object({
+    alias: z.string().exactOptional(),
+    id: z.string().exactOptional(),
+    name: z.string().exactOptional(),
+    owner: z.string().exactOptional(),
+    tags: stringMap.exactOptional(),
+    ssmParameter: z.string().exactOptional(),
+  })
+  .loose();
+
+const quantity = z.union([z.string(), z.number()]);
+
+const blockDeviceMapping = z.object({
+  deviceName: z.string(),
+  rootVolume: z.boolean().exactOptional(),
+  ebs: z
+    .object({
+      deleteOnTermination: z.boolean().exactOptional(),
+      encrypted: z.boolean().exactOptional(),
+      iops: z.number().int().exactOptional(),
+      kmsKeyID: z.string().exactOptional(),
+      snapshotID: z.string().exactOptional(),
+      throughput: z.number().int().exactOptional(),
+      volumeSize: quantity.exactOptional(),
+      volumeType: z.enum(['standard', 'io1', 'io2', 'gp2', 'sc1', 'st1', 'gp3']).exactOptional(),
+    })
+    .exactOptional(),
+});
+
+const kubelet = z
+  .object({
+    clusterDNS: z.array(z.string()).exactOptional(),
+    maxPods: z.number().int().nonnegative().exactOptional(),
+    podsPerCore: z.number().int().nonnegative().exactOptional(),
+    systemReserved: stringMap.exactOptional(),
+    kubeReserved: stringMap.exactOptional(),
+    evictionHard: stringMap.exactOptional(),
+    evictionSoft: stringMap.exactOptional(),
+    evictionSoftGracePeriod: stringMap.exactOptional(),
+    evictionMaxPodGracePeriod: z.number().int().exactOptional(),
+    imageGCHighThresholdPercent: z.number().int().min(0).max(100).exactOptional(),
+    imageGCLowThresholdPercent: z.number().int().min(0).max(100).exactOptional(),
+    cpuCFSQuota: z.boolean().exactOptional(),
+  })
+  .loose();
+
+const condition = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().default(''),
+  message: z.string().default(''),
+  lastTransitionTime: z.string().default(''),
+  observedGeneration: z.number().int().exactOptional(),
+});
+
+const requirement = z.object({
+  key: z.string(),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
+  values: z.array(z.string()).exactOptional(),
+});
+
+const status = z
+  .object({
+    subnets: z
+      .array(z.object({ id: z.string(), zone: z.string(), zoneID: z.string().exactOptional() }))
+      .default([]),
+    securityGroups: z.array(z.object({ id: z.string(), name: z.string().exactOptional() })).default([]),
+    amis: z
+      .array(
+        z.object({
+          id: z.string(),
+          name: z.string().exactOptional(),
+          deprecated: z.boolean().exactOptional(),
+          requirements: z.array(requirement).default([]),
+        }),
+      )
+      .default([]),
+    instanceProfile: z.string().exactOptional(),
+    conditions: z.array(condition).default([]),
+  })
+  .loose();
+
+const ec2NodeClass = z.object({
+  metadata: z.object({ name: z.string(), generation: z.number().int().exactOptional() }).loose(),
+  spec: z
+    .object({
+      subnetSelectorTerms: z.array(selectorTerm).min(1),
+      securityGroupSelectorTerms: z.array(selectorTerm).min(1),
+      amiSelectorTerms: z.array(amiSelectorTerm).min(1),
+      amiFamily: z
+        .enum(['AL2023', 'Bottlerocket', 'AL2', 'Custom', 'Windows2019', 'Windows2022', 'Windows2025'])
+        .exactOptional(),
+      role: z.string().exactOptional(),
+      instanceProfile: z.string().exactOptional(),
+      userData: z.string().exactOptional(),
+      tags: stringMap.exactOptional(),
+      kubelet: kubelet.exactOptional(),
+      blockDeviceMappings: z.array(blockDeviceMapping).exactOptional(),
+      metadataOptions: z
+        .object({
+          httpEndpoint: z.enum(['enabled', 'disabled']).default('enabled'),
+          httpProtocolIPv6: z.enum(['enabled', 'disabled']).default('disabled'),
+          httpPutResponseHopLimit: z.number().int().min(1).max(64).default(1),
+          httpTokens: z.enum(['required', 'optional']).default('required'),
+        })
+        .default(DEFAULT_METADATA_OPTIONS),
+      associatePublicIPAddress: z.boolean().exactOptional(),
+      detailedMonitoring: z.boolean().exactOptional(),
+    })
+    .loose(),
+  status: status.exactOptional(),
+});
+
+/**
+ * Parses an EC2NodeClass object as the API server returns it (`karpenter.k8s.aws/v1`), applying
+ * the CRD defaults. Volume sizes become bytes.
+ * @throws ValidationError listing every problem.
+ */
+export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
+  const name =
+    typeof raw === 'object' && raw !== null
+      ? String((raw as { metadata?: { name?: unknown } }).metadata?.name ?? '<unnamed>')
+      : '<not an object>';
+  const result = ec2NodeClass.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
+    throw new ValidationError(`ec2NodeClass "${name}"`, 'spec', problems.join('; '), { cause: result.error });
+  }
+  const { metadata, spec, status: rawStatus } = result.data;
+  const object = `ec2NodeClass "${metadata.name}"`;
+  const blockDeviceMappings = spec.blockDeviceMappings?.map((mapping, index): BlockDeviceMapping => {
+    const { volumeSize, ...ebs } = mapping.ebs ?? {};
+    return {
+      deviceName: mapping.deviceName,
+      ...(mapping.rootVolume === undefined ? {} : { rootVolume: mapping.rootVolume }),
+      ...(mapping.ebs === undefined
+        ? {}
+        : {
+            ebs: {
+              ...ebs,
+              ...(volumeSize === undefined
+                ? {}
+                : {
+                    volumeSizeBytes: parseQuantity(volumeSize, 'base', {
+                      object,
+                      field: `spec.blockDeviceMappings[${index}].ebs.volumeSize`,
+                    }),
+                  }),
+            },
+          }),
+    };
+  });
+  const { blockDeviceMappings: _ignored, ...rest } = spec;
+  return {
+    name: metadata.name,
+    ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
+    spec: { ...rest, ...(blockDeviceMappings === undefined ? {} : { blockDeviceMappings }) },
+    ...(rawStatus === undefined ? {} : { status: rawStatus as EC2NodeClassStatus }),
+  };
+}

@@ -1,0 +1,254 @@
+import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import { parseAllDocuments, stringify as stringifyYaml } from 'yaml';
+import type { Labels } from '../../core/index.ts';
+import { UNREGISTERED_TAINT, ValidationError } from '../../core/index.ts';
+import type { AmiFamily, KubeletSpec, Taint } from '../../ports/cloud.ts';
+
+/** What kubelet needs to join the cluster. */
+export interface ClusterInfo {
+  readonly name: string;
+  /** https URL of the API server. */
+  readonly endpoint: string;
+  /** Base64 PEM of the cluster CA. */
+  readonly caBundle: string;
+  /** Service CIDR (nodeadm's `cluster.cidr`), e.g. `172.20.0.0/16`. */
+  readonly serviceCidr?: string;
+}
+
+export interface UserDataOptions {
+  readonly family: AmiFamily;
+  readonly cluster: ClusterInfo;
+  readonly nodeClassName: string;
+  readonly labels: Labels;
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+  readonly kubelet?: KubeletSpec;
+  /** Pods kubelet admits (the instance type's pod capacity). */
+  readonly maxPods?: number;
+  /** `spec.userData` of the EC2NodeClass. */
+  readonly customUserData?: string;
+}
+
+/** MIME boundary Karpenter uses for AL2023 user data. */
+export const MIME_BOUNDARY = '//';
+
+/**
+ * The user data (plain text, not base64) that makes the node join the cluster with Karpenter's
+ * labels and taints: a nodeadm NodeConfig in a MIME multipart document for AL2023, TOML settings
+ * for Bottlerocket, and the custom user data alone for Custom.
+ * @throws ValidationError when the custom user data cannot be merged (bad TOML or MIME).
+ */
+export function renderUserData(options: UserDataOptions): string {
+  switch (options.family) {
+    case 'AL2023':
+      return renderAl2023(options);
+    case 'Bottlerocket':
+      return renderBottlerocket(options);
+    default:
+      return options.customUserData ?? '';
+  }
+}
+
+/** Taints kubelet registers with: the NodeClaim's taints, startup taints, then karpenter.sh/unregistered. */
+export function registrationTaints(taints: readonly Taint[], startupTaints: readonly Taint[]): Taint[] {
+  const all = [...taints, ...startupTaints];
+  const seen = new Set<string>();
+  const out: Taint[] = [];
+  for (const taint of [...all, UNREGISTERED_TAINT]) {
+    const key = `${taint.key}:${taint.effect}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(taint);
+  }
+  return out;
+}
+
+function sortedLabels(labels: Labels): [string, string][] {
+  return Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
+}
+
+// --------------------------------------------------------------------------------------------
+// AL2023 (nodeadm)
+
+function renderAl2023(options: UserDataOptions): string {
+  const kubelet = options.kubelet ?? {};
+  const config: Record<string, unknown> = {};
+  if (kubelet.clusterDNS !== undefined && kubelet.clusterDNS.length > 0)
+    config['clusterDNS'] = [...kubelet.clusterDNS];
+  const maxPods = kubelet.maxPods ?? options.maxPods;
+  if (maxPods !== undefined) config['maxPods'] = maxPods;
+  if (kubelet.podsPerCore !== undefined) config['podsPerCore'] = kubelet.podsPerCore;
+  if (kubelet.systemReserved) config['systemReserved'] = { ...kubelet.systemReserved };
+  if (kubelet.kubeReserved) config['kubeReserved'] = { ...kubelet.kubeReserved };
+  if (kubelet.evictionHard) config['evictionHard'] = { ...kubelet.evictionHard };
+  if (kubelet.evictionSoft) config['evictionSoft'] = { ...kubelet.evictionSoft };
+  if (kubelet.evictionSoftGracePeriod)
+    config['evictionSoftGracePeriod'] = { ...kubelet.evictionSoftGracePeriod };
+  if (kubelet.evictionMaxPodGracePeriod !== undefined) {
+    config['evictionMaxPodGracePeriod'] = kubelet.evictionMaxPodGracePeriod;
+  }
+  if (kubelet.imageGCHighThresholdPercent !== undefined) {
+    config['imageGCHighThresholdPercent'] = kubelet.imageGCHighThresholdPercent;
+  }
+  if (kubelet.imageGCLowThresholdPercent !== undefined) {
+    config['imageGCLowThresholdPercent'] = kubelet.imageGCLowThresholdPercent;
+  }
+  if (kubelet.cpuCFSQuota !== undefined) config['cpuCFSQuota'] = kubelet.cpuCFSQuota;
+  config['registerWithTaints'] = registrationTaints(options.taints, options.startupTaints).map((t) => ({
+    key: t.key,
+    ...(t.value === undefined || t.value === '' ? {} : { value: t.value }),
+    effect: t.effect,
+  }));
+  const labels = sortedLabels(options.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const nodeConfig = {
+    apiVersion: 'node.eks.aws/v1alpha1',
+    kind: 'NodeConfig',
+    spec: {
+      cluster: {
+        name: options.cluster.name,
+        apiServerEndpoint: options.cluster.endpoint,
+        certificateAuthority: options.cluster.caBundle,
+        ...(options.cluster.serviceCidr === undefined ? {} : { cidr: options.cluster.serviceCidr }),
+      },
+      kubelet: {
+        config,
+        flags: labels === '' ? [] : [`--node-labels=${labels}`],
+      },
+    },
+  };
+  const karpenterPart = {
+    contentType: 'application/node.eks.aws',
+    body: `# Flotilla generated NodeConfig\n${stringifyYaml(nodeConfig, { lineWidth: 0 })}`,
+  };
+  const custom = customParts(options.nodeClassName, options.customUserData);
+  return mime([...custom, karpenterPart]);
+}
+
+interface MimePart {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+function mime(parts: readonly MimePart[]): string {
+  const lines = ['MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${MIME_BOUNDARY}"`, ''];
+  for (const part of parts) {
+    lines.push(`--${MIME_BOUNDARY}`, `Content-Type: ${part.contentType}`, '', part.body.replace(/\n+$/, ''));
+  }
+  lines.push(`--${MIME_BOUNDARY}--`, '');
+  return lines.join('\n');
+}
+
+/**
+ * Custom user data as MIME parts, placed before Flotilla's NodeConfig (nodeadm merges later
+ * NodeConfigs over earlier ones, so Flotilla's settings win). A MIME document keeps its parts; a
+ * NodeConfig YAML becomes an `application/node.eks.aws` part; anything else a shell script part.
+ */
+function customParts(nodeClassName: string, userData: string | undefined): MimePart[] {
+  const text = userData?.trim() ?? '';
+  if (text === '') return [];
+  if (/^MIME-Version:/im.test(text) && /multipart\//i.test(text)) {
+    const boundary = /boundary="?([^";\r\n]+)"?/i.exec(text)?.[1];
+    if (boundary === undefined) {
+      throw new ValidationError(
+        `ec2NodeClass "${nodeClassName}"`,
+        'spec.userData',
+        'is a MIME document without a boundary parameter; add boundary="..." to its Content-Type or use a plain NodeConfig or script',
+      );
+    }
+    return text
+      .split(`--${boundary}`)
+      .slice(1)
+      .filter((part) => !part.startsWith('--'))
+      .map((part) => {
+        const split = part.search(/\r?\n\r?\n/);
+        const headers = split === -1 ? part : part.slice(0, split);
+        const contentType = /Content-Type:\s*([^\r\n]+)/i.exec(headers)?.[1]?.trim() ?? 'text/x-shellscript';
+        return { contentType, body: split === -1 ? '' : part.slice(split).trim() };
+      });
+  }
+  const isNodeConfig = parseAllDocuments(text).some((doc) => {
+    try {
+      return (doc.toJS() as { kind?: unknown } | null)?.kind === 'NodeConfig';
+    } catch {
+      return false;
+    }
+  });
+  return [
+    isNodeConfig
+      ? { contentType: 'application/node.eks.aws', body: text }
+      : { contentType: 'text/x-shellscript; charset="us-ascii"', body: text },
+  ];
+}
+
+// --------------------------------------------------------------------------------------------
+// Bottlerocket (TOML settings)
+
+type Table = Record<string, unknown>;
+
+function table(parent: Table, key: string): Table {
+  const existing = parent[key];
+  if (existing !== undefined && typeof existing === 'object' && !Array.isArray(existing))
+    return existing as Table;
+  const created: Table = {};
+  parent[key] = created;
+  return created;
+}
+
+function renderBottlerocket(options: UserDataOptions): string {
+  let document: Table = {};
+  const custom = options.customUserData?.trim() ?? '';
+  if (custom !== '') {
+    try {
+      document = parseToml(custom) as Table;
+    } catch (error) {
+      throw new ValidationError(
+        `ec2NodeClass "${options.nodeClassName}"`,
+        'spec.userData',
+        `is not valid TOML (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); Bottlerocket user data must be TOML settings`,
+        { cause: error },
+      );
+    }
+  }
+  const kubernetes = table(table(document, 'settings'), 'kubernetes');
+  const kubelet = options.kubelet ?? {};
+  // Flotilla's keys win over the custom settings, as Karpenter's do.
+  kubernetes['cluster-name'] = options.cluster.name;
+  kubernetes['api-server'] = options.cluster.endpoint;
+  kubernetes['cluster-certificate'] = options.cluster.caBundle;
+  if (kubelet.clusterDNS?.[0] !== undefined) kubernetes['cluster-dns-ip'] = kubelet.clusterDNS[0];
+  const labels = table(kubernetes, 'node-labels');
+  for (const [key, value] of sortedLabels(options.labels)) labels[key] = value;
+  const taints = table(kubernetes, 'node-taints');
+  for (const taint of registrationTaints(options.taints, options.startupTaints)) {
+    const entry = `${taint.value ?? ''}:${taint.effect}`;
+    const existing = taints[taint.key];
+    const list = Array.isArray(existing)
+      ? existing.map(String)
+      : typeof existing === 'string'
+        ? [existing]
+        : [];
+    if (!list.includes(entry)) list.push(entry);
+    taints[taint.key] = list;
+  }
+  const maxPods = kubelet.maxPods ?? options.maxPods;
+  if (maxPods !== undefined) kubernetes['max-pods'] = maxPods;
+  if (kubelet.kubeReserved) kubernetes['kube-reserved'] = { ...kubelet.kubeReserved };
+  if (kubelet.systemReserved) kubernetes['system-reserved'] = { ...kubelet.systemReserved };
+  if (kubelet.evictionHard) kubernetes['eviction-hard'] = { ...kubelet.evictionHard };
+  if (kubelet.evictionSoft) kubernetes['eviction-soft'] = { ...kubelet.evictionSoft };
+  if (kubelet.evictionSoftGracePeriod)
+    kubernetes['eviction-soft-grace-period'] = { ...kubelet.evictionSoftGracePeriod };
+  if (kubelet.evictionMaxPodGracePeriod !== undefined) {
+    kubernetes['eviction-max-pod-grace-period'] = kubelet.evictionMaxPodGracePeriod;
+  }
+  if (kubelet.imageGCHighThresholdPercent !== undefined) {
+    kubernetes['image-gc-high-threshold-percent'] = kubelet.imageGCHighThresholdPercent;
+  }
+  if (kubelet.imageGCLowThresholdPercent !== undefined) {
+    kubernetes['image-gc-low-threshold-percent'] = kubelet.imageGCLowThresholdPercent;
+  }
+  if (kubelet.cpuCFSQuota !== undefined) kubernetes['cpu-cfs-quota-enforced'] = kubelet.cpuCFSQuota;
+  return `${stringifyToml(document)}\n`;
+}

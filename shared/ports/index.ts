@@ -1,0 +1,3 @@
+export * from './clock.ts';
+export * from './cloud.ts';
+export * from './state.ts';

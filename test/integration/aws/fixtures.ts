@@ -1,0 +1,120 @@
+import {
+  CreateSecurityGroupCommand,
+  CreateSubnetCommand,
+  CreateTagsCommand,
+  CreateVpcCommand,
+  type EC2Client,
+  RegisterImageCommand,
+} from '@aws-sdk/client-ec2';
+import { PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+
+/** AWS and moto refuse writes under /aws/, so tests publish the "public" parameters here. */
+export const SSM_PREFIX = '/flotilla-test/aws/service';
+export const CLUSTER = 'test-cluster';
+export const K8S_VERSION = '1.34';
+export const DISCOVERY = { 'karpenter.sh/discovery': CLUSTER };
+
+export const silentLogger = makeLogger({}, { level: 'error', sink: () => {} });
+
+export interface Network {
+  readonly vpcId: string;
+  /** Tagged for discovery, one per zone a, b, c. */
+  readonly subnets: readonly { readonly id: string; readonly zone: string }[];
+  /** In zone d, not tagged. */
+  readonly untaggedSubnetId: string;
+  readonly securityGroupId: string;
+  readonly otherSecurityGroupId: string;
+}
+
+export async function makeNetwork(ec2: EC2Client): Promise<Network> {
+  const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }));
+  const vpcId = vpc.Vpc?.VpcId ?? '';
+  const subnets: { id: string; zone: string }[] = [];
+  for (const [index, zone] of ['us-east-1a', 'us-east-1b', 'us-east-1c'].entries()) {
+    const subnet = await ec2.send(
+      new CreateSubnetCommand({
+        VpcId: vpcId,
+        CidrBlock: `10.0.${index + 1}.0/24`,
+        AvailabilityZone: zone,
+        TagSpecifications: [
+          { ResourceType: 'subnet', Tags: tags({ ...DISCOVERY, Name: `private-${zone}` }) },
+        ],
+      }),
+    );
+    subnets.push({ id: subnet.Subnet?.SubnetId ?? '', zone });
+  }
+  const untagged = await ec2.send(
+    new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: '10.0.9.0/24', AvailabilityZone: 'us-east-1d' }),
+  );
+  const group = await ec2.send(
+    new CreateSecurityGroupCommand({ GroupName: 'nodes', Description: 'nodes', VpcId: vpcId }),
+  );
+  await ec2.send(new CreateTagsCommand({ Resources: [group.GroupId ?? ''], Tags: tags(DISCOVERY) }));
+  const other = await ec2.send(
+    new CreateSecurityGroupCommand({ GroupName: 'other', Description: 'other', VpcId: vpcId }),
+  );
+  return {
+    vpcId,
+    subnets,
+    untaggedSubnetId: untagged.Subnet?.SubnetId ?? '',
+    securityGroupId: group.GroupId ?? '',
+    otherSecurityGroupId: other.GroupId ?? '',
+  };
+}
+
+export function tags(map: Record<string, string>) {
+  return Object.entries(map).map(([Key, Value]) => ({ Key, Value }));
+}
+
+export async function registerImage(ec2: EC2Client, name: string, imageTags: Record<string, string> = {}) {
+  const image = await ec2.send(
+    new RegisterImageCommand({ Name: name, Architecture: 'x86_64', RootDeviceName: '/dev/xvda' }),
+  );
+  const id = image.ImageId ?? '';
+  if (Object.keys(imageTags).length > 0)
+    await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: tags(imageTags) }));
+  return id;
+}
+
+/** Publishes the AL2023 `recommended` parameters (x86_64 and arm64 standard, x86_64 nvidia). */
+export async function publishAl2023(ec2: EC2Client, ssm: SSMClient) {
+  const ids = {
+    amd64: await registerImage(ec2, `amazon-eks-node-al2023-x86_64-standard-${K8S_VERSION}-v20261101`),
+    arm64: await registerImage(ec2, `amazon-eks-node-al2023-arm64-standard-${K8S_VERSION}-v20261101`),
+    nvidia: await registerImage(ec2, `amazon-eks-node-al2023-x86_64-nvidia-${K8S_VERSION}-v20261101`),
+  };
+  const base = `${SSM_PREFIX}/eks/optimized-ami/${K8S_VERSION}/amazon-linux-2023`;
+  await put(ssm, `${base}/x86_64/standard/recommended/image_id`, ids.amd64);
+  await put(ssm, `${base}/arm64/standard/recommended/image_id`, ids.arm64);
+  await put(ssm, `${base}/x86_64/nvidia/recommended/image_id`, ids.nvidia);
+  return ids;
+}
+
+export async function publishBottlerocket(ec2: EC2Client, ssm: SSMClient) {
+  const amd64 = await registerImage(ec2, 'bottlerocket-aws-k8s-1.34-x86_64-v1.50.0');
+  await put(ssm, `${SSM_PREFIX}/bottlerocket/aws-k8s-${K8S_VERSION}/x86_64/latest/image_id`, amd64);
+  return { amd64 };
+}
+
+export async function put(ssm: SSMClient, name: string, value: string) {
+  await ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }));
+}
+
+/** An EC2NodeClass object as the API server would return it (`undefined` in `spec` removes a default). */
+export function nodeClassObject(spec: Record<string, unknown>, name = 'default') {
+  return JSON.parse(
+    JSON.stringify({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name, generation: 1 },
+      spec: {
+        subnetSelectorTerms: [{ tags: DISCOVERY }],
+        securityGroupSelectorTerms: [{ tags: DISCOVERY }],
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        instanceProfile: 'KarpenterNodeInstanceProfile',
+        ...spec,
+      },
+    }),
+  ) as Record<string, unknown>;
+}

@@ -1,0 +1,427 @@
+import {
+  CreateFleetCommand,
+  type CreateFleetCommandInput,
+  type CreateFleetCommandOutput,
+  type CreateFleetError,
+  DescribeInstanceAttributeCommand,
+  DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeLaunchTemplateVersionsCommand,
+  DescribeTagsCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
+import { toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
+import { LAST_USED_TAG } from '../../../shared/adapters/aws/launch-templates.ts';
+import type { InstanceType } from '../../../shared/core/instance-type.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import {
+  CloudApiError,
+  type EC2NodeClass,
+  InstanceNotOwnedError,
+  InsufficientCapacityError,
+  type LaunchRequest,
+  NodeClassNotReadyError,
+  type OfferingCatalog,
+} from '../../../shared/ports/cloud.ts';
+import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { parseKubeletRegistration } from '../../harness/user-data.ts';
+import { setUpAccount } from './cloud-fixture.ts';
+import { CLUSTER, silentLogger } from './fixtures.ts';
+
+let server: Moto;
+let catalog: OfferingCatalog;
+const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+let account: Awaited<ReturnType<typeof setUpAccount>>;
+
+beforeAll(async () => {
+  server = await moto();
+  await resetMoto(server);
+  // moto's instance-type data does not change between resets: read the catalog once.
+  const ec2 = new EC2Client(awsClientConfig(server));
+  catalog = await makeEc2CatalogSource({
+    ec2,
+    region: 'us-east-1',
+    clock,
+    logger: silentLogger,
+  }).fetchCatalog();
+});
+
+beforeEach(async () => {
+  await resetMoto(server);
+  clock.set(new Date('2026-11-21T10:00:00Z'));
+  account = await setUpAccount(server, clock);
+});
+
+/** What the scheduler would hand over: a few types, resolved for the NodeClass. */
+function candidates(nodeClass: EC2NodeClass, names: readonly string[]): InstanceType[] {
+  return toInstanceTypes(
+    catalog.instanceTypes.filter((t) => names.includes(t.name)),
+    { region: 'us-east-1', nodeClass, family: 'AL2023', unavailable: new Set() },
+  );
+}
+
+function request(name: string, overrides: Partial<LaunchRequest> = {}): LaunchRequest {
+  const nodeClass = account.nodeClass;
+  return {
+    nodeClaimName: name,
+    nodePoolName: 'general',
+    nodeClass,
+    instanceTypes: candidates(nodeClass, ['t3.medium', 'c5.large', 'm5.large']),
+    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+    labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default' },
+    taints: [],
+    startupTaints: [{ key: 'example.com/not-ready', effect: 'NoSchedule' }],
+    ...overrides,
+  };
+}
+
+async function userDataOf(ec2: EC2Client, instanceId: string): Promise<string> {
+  const result = await ec2.send(
+    new DescribeInstanceAttributeCommand({ InstanceId: instanceId, Attribute: 'userData' }),
+  );
+  return Buffer.from(result.UserData?.Value ?? '', 'base64').toString('utf8');
+}
+
+/**
+ * Fault injection at the adapter boundary: EC2 has no on-demand capacity for `type` (in `zones`,
+ * or everywhere). Its overrides are taken out of the request and come back as CreateFleet errors,
+ * as EC2 reports them; if nothing is left, moto is not called at all.
+ */
+function noCapacityFor(client: EC2Client, type: string, zones?: readonly string[]): () => void {
+  const name = `no-capacity-${type}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'CreateFleetCommand') return next(args);
+      const input = args.input as CreateFleetCommandInput;
+      const errors: CreateFleetError[] = [];
+      const configs = (input.LaunchTemplateConfigs ?? []).map((config) => ({
+        ...config,
+        Overrides: (config.Overrides ?? []).filter((o) => {
+          const iced =
+            o.InstanceType === type && (zones === undefined || zones.includes(o.AvailabilityZone ?? ''));
+          if (iced) {
+            errors.push({
+              ErrorCode: 'InsufficientInstanceCapacity',
+              ErrorMessage: `We currently do not have sufficient ${type} capacity in the Availability Zone you requested.`,
+              Lifecycle: 'on-demand',
+              LaunchTemplateAndOverrides: {
+                LaunchTemplateSpecification: config.LaunchTemplateSpecification,
+                Overrides: o,
+              },
+            });
+          }
+          return !iced;
+        }),
+      }));
+      const left = configs.filter((c) => c.Overrides.length > 0);
+      if (left.length === 0) {
+        return {
+          response: {},
+          output: { $metadata: {}, Errors: errors, Instances: [] } as CreateFleetCommandOutput,
+        };
+      }
+      const result = await next({ ...args, input: { ...input, LaunchTemplateConfigs: left } });
+      const output = result.output as CreateFleetCommandOutput;
+      output.Errors = [...(output.Errors ?? []), ...errors];
+      return result;
+    },
+    { step: 'initialize', name },
+  );
+  return () => client.middlewareStack.remove(name);
+}
+
+describe('launching through CreateFleet against moto', () => {
+  it('launches the cheapest allowed offering, tagged and with user data kubelet can register with', async () => {
+    const instance = await account.cloud.create(request('general-abc12'));
+    expect(instance).toMatchObject({
+      instanceType: 't3.medium',
+      zone: 'us-east-1a',
+      capacityType: 'on-demand',
+      state: 'running',
+      nodeClaimName: 'general-abc12',
+      nodePoolName: 'general',
+      nodeClassName: 'default',
+      imageId: account.amis.amd64,
+    });
+    expect(instance.providerId).toBe(`aws:///us-east-1a/${instance.instanceId}`);
+    expect(instance.tags).toMatchObject({
+      [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+      'eks:eks-cluster-name': CLUSTER,
+      'karpenter.sh/nodepool': 'general',
+      'karpenter.sh/nodeclaim': 'general-abc12',
+      'karpenter.k8s.aws/ec2nodeclass': 'default',
+      Name: 'general/general-abc12',
+      team: 'platform',
+    });
+    const subnet = account.network.subnets.find((s) => s.zone === 'us-east-1a');
+    const described = await account.ec2.send(
+      new DescribeInstancesCommand({ InstanceIds: [instance.instanceId] }),
+    );
+    expect(described.Reservations?.[0]?.Instances?.[0]?.SubnetId).toBe(subnet?.id);
+
+    const registration = parseKubeletRegistration(await userDataOf(account.ec2, instance.instanceId));
+    expect(registration.format).toBe('nodeadm');
+    expect(registration.labels).toEqual({
+      'karpenter.sh/nodepool': 'general',
+      'karpenter.k8s.aws/ec2nodeclass': 'default',
+    });
+    expect(registration.taints).toEqual([
+      { key: 'example.com/not-ready', effect: 'NoSchedule' },
+      { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+    ]);
+    expect(registration.maxPods).toBe(17);
+  });
+
+  it('creates one tagged launch template per configuration with IMDSv2 required, reuses and cleans them up', async () => {
+    const names = async () =>
+      ((await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [])
+        .map((t) => t.LaunchTemplateName ?? '')
+        .sort();
+    await account.cloud.create(request('general-one'));
+    // t3.medium admits 17 pods, c5.large and m5.large 29: the user data differs, so two templates.
+    const general = await names();
+    expect(general).toHaveLength(2);
+    for (const name of general) expect(name).toMatch(new RegExp(`^flotilla/${CLUSTER}/[0-9a-f]{20}$`));
+    await account.cloud.create(request('general-two'));
+    expect(await names()).toEqual(general);
+
+    const templates = await account.ec2.send(new DescribeLaunchTemplatesCommand({}));
+    const template = templates.LaunchTemplates?.[0];
+    expect(template?.Tags).toEqual(
+      expect.arrayContaining([
+        { Key: `kubernetes.io/cluster/${CLUSTER}`, Value: 'owned' },
+        { Key: 'karpenter.sh/nodepool', Value: 'general' },
+        { Key: 'eks:eks-cluster-name', Value: CLUSTER },
+        { Key: 'karpenter.k8s.aws/ec2nodeclass', Value: 'default' },
+      ]),
+    );
+    const versions = await account.ec2.send(
+      new DescribeLaunchTemplateVersionsCommand({
+        LaunchTemplateId: template?.LaunchTemplateId,
+        Versions: ['$Latest'],
+      }),
+    );
+    const data = versions.LaunchTemplateVersions?.[0]?.LaunchTemplateData;
+    expect(data?.MetadataOptions).toMatchObject({ HttpTokens: 'required', HttpPutResponseHopLimit: 1 });
+    expect(data?.ImageId).toBe(account.amis.amd64);
+    expect(data?.IamInstanceProfile?.Name).toBe('KarpenterNodeInstanceProfile');
+    expect(data?.SecurityGroupIds).toEqual([account.network.securityGroupId]);
+    expect(data?.BlockDeviceMappings?.[0]).toMatchObject({
+      DeviceName: '/dev/xvda',
+      Ebs: { VolumeSize: 20, VolumeType: 'gp3', Encrypted: true },
+    });
+
+    // Another NodePool (other labels) is another configuration.
+    const team = { nodePoolName: 'team', labels: { 'karpenter.sh/nodepool': 'team' } };
+    await account.cloud.create(request('team-one', team));
+    expect(await names()).toHaveLength(4);
+
+    // Two hours later only the team templates are used again; the general ones are deleted.
+    clock.advance(2 * 3600_000);
+    await account.cloud.create(request('team-two', team));
+    const deleted = await account.cloud.launchTemplates.deleteUnused(3600);
+    expect(deleted.sort()).toEqual(general);
+    const remaining = (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
+    expect(remaining).toHaveLength(2);
+    const tags = await account.ec2.send(
+      new DescribeTagsCommand({
+        Filters: [
+          { Name: 'key', Values: [LAST_USED_TAG] },
+          { Name: 'resource-id', Values: remaining.map((t) => t.LaunchTemplateId ?? '') },
+        ],
+      }),
+    );
+    expect(tags.Tags?.map((t) => t.Value)).toEqual([
+      String(Math.floor(clock.now().getTime() / 1000)),
+      String(Math.floor(clock.now().getTime() / 1000)),
+    ]);
+  });
+
+  it('backs off an offering after insufficient capacity until 3 minutes pass on the clock', async () => {
+    const restore = noCapacityFor(account.ec2, 't3.medium');
+    const first = await account.cloud.create(request('ice-1'));
+    restore();
+    expect(first.instanceType).toBe('c5.large');
+    const unavailable = await account.cloud.unavailableOfferings.list(clock.now());
+    expect([...unavailable.keys()].sort()).toEqual([
+      'on-demand:t3.medium:us-east-1a',
+      'on-demand:t3.medium:us-east-1b',
+      'on-demand:t3.medium:us-east-1c',
+    ]);
+
+    // Capacity is back in EC2, but the back-off holds: the adapter does not even ask for t3.medium.
+    expect((await account.cloud.create(request('ice-2'))).instanceType).toBe('c5.large');
+    clock.advance(179_000);
+    expect((await account.cloud.create(request('ice-3'))).instanceType).toBe('c5.large');
+    clock.advance(2_000);
+    expect((await account.cloud.create(request('ice-4'))).instanceType).toBe('t3.medium');
+  });
+
+  it('backs off only the zone that had no capacity', async () => {
+    const restore = noCapacityFor(account.ec2, 't3.medium', ['us-east-1a']);
+    const first = await account.cloud.create(request('zonal-1'));
+    restore();
+    expect(first).toMatchObject({ instanceType: 't3.medium', zone: 'us-east-1b' });
+    const second = await account.cloud.create(request('zonal-2'));
+    expect(second).toMatchObject({ instanceType: 't3.medium', zone: 'us-east-1b' });
+  });
+
+  it('raises InsufficientCapacityError carrying the offerings when every fleet error is a capacity error', async () => {
+    const restores = ['t3.medium', 'c5.large', 'm5.large'].map((type) => noCapacityFor(account.ec2, type));
+    const error = await account.cloud.create(request('all-ice')).catch((e: unknown) => e);
+    for (const restore of restores) restore();
+    expect(error).toBeInstanceOf(InsufficientCapacityError);
+    const ice = error as InsufficientCapacityError;
+    expect(ice.offerings).toHaveLength(9);
+    expect(ice.offerings).toContainEqual({
+      instanceType: 'm5.large',
+      zone: 'us-east-1c',
+      capacityType: 'on-demand',
+    });
+    expect(ice.message).toContain('InsufficientInstanceCapacity');
+    // Everything is backed off now, so the next attempt fails fast without calling EC2.
+    const next = await account.cloud.create(request('all-ice-2')).catch((e: unknown) => e);
+    expect(next).toBeInstanceOf(InsufficientCapacityError);
+    expect((next as Error).message).toContain('none of the 3 instance types has an available offering');
+  });
+
+  it('raises a CloudApiError with the AWS code when a fleet error is not about capacity', async () => {
+    account.ec2.middlewareStack.add(
+      (next, context) => async (args) =>
+        context.commandName === 'CreateFleetCommand'
+          ? {
+              response: {},
+              output: {
+                $metadata: {},
+                Instances: [],
+                Errors: [
+                  { ErrorCode: 'InsufficientInstanceCapacity', ErrorMessage: 'no t3.medium' },
+                  { ErrorCode: 'InvalidParameterValue', ErrorMessage: 'Invalid IAM Instance Profile name' },
+                ],
+              },
+            }
+          : next(args),
+      { step: 'initialize', name: 'bad-profile' },
+    );
+    const error = await account.cloud.create(request('bad')).catch((e: unknown) => e);
+    account.ec2.middlewareStack.remove('bad-profile');
+    expect(error).toBeInstanceOf(CloudApiError);
+    expect(error).toMatchObject({ awsCode: 'InvalidParameterValue' });
+    expect((error as Error).message).toContain('Invalid IAM Instance Profile name');
+  });
+
+  it('prefers spot when the NodeClaim allows it, with price-capacity-optimized', async () => {
+    const seen: CreateFleetCommandInput[] = [];
+    account.ec2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
+        return next(args);
+      },
+      { step: 'initialize', name: 'record' },
+    );
+    const instance = await account.cloud.create(
+      request('spotty', {
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
+      }),
+    );
+    account.ec2.middlewareStack.remove('record');
+    expect(instance.capacityType).toBe('spot');
+    expect(seen[0]?.SpotOptions?.AllocationStrategy).toBe('price-capacity-optimized');
+    expect(seen[0]?.TargetCapacitySpecification).toEqual({
+      TotalTargetCapacity: 1,
+      DefaultTargetCapacityType: 'spot',
+    });
+    expect(seen[0]?.ClientToken).toMatch(/^spotty-[0-9a-f]{12}$/);
+  });
+
+  it('limits offerings to the zones the NodeClaim allows', async () => {
+    const instance = await account.cloud.create(
+      request('zoned', {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1c'] },
+        ],
+      }),
+    );
+    expect(instance.zone).toBe('us-east-1c');
+  });
+
+  it('launches nothing for a NodeClass that is not ready', async () => {
+    const broken = await account.resolver.resolve({
+      ...account.nodeClass,
+      spec: { ...account.nodeClass.spec, subnetSelectorTerms: [{ tags: { nope: 'nope' } }] },
+    });
+    const error = await account.cloud
+      .create(request('not-ready', { nodeClass: { ...account.nodeClass, status: broken } }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NodeClassNotReadyError);
+    expect((error as Error).message).toContain('SubnetsReady=False');
+    expect(await account.cloud.list()).toEqual([]);
+  });
+});
+
+describe('idempotent launch', () => {
+  it('moto ignores the CreateFleet ClientToken (so the adapter cannot rely on it here)', async () => {
+    const template = { LaunchTemplateName: 'probe', LaunchTemplateData: { ImageId: account.amis.amd64 } };
+    const { CreateLaunchTemplateCommand } = await import('@aws-sdk/client-ec2');
+    await account.ec2.send(new CreateLaunchTemplateCommand(template));
+    const fleet = () =>
+      account.ec2.send(
+        new CreateFleetCommand({
+          Type: 'instant',
+          ClientToken: 'same-token',
+          TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: 'on-demand' },
+          LaunchTemplateConfigs: [
+            {
+              LaunchTemplateSpecification: { LaunchTemplateName: 'probe', Version: '$Latest' },
+              Overrides: [{ InstanceType: 't3.micro', SubnetId: account.network.subnets[0]?.id }],
+            },
+          ],
+        }),
+      );
+    const a = await fleet();
+    const b = await fleet();
+    expect(a.Instances?.[0]?.InstanceIds?.[0]).not.toBe(b.Instances?.[0]?.InstanceIds?.[0]);
+  });
+
+  it('two launches for the same NodeClaim give one instance', async () => {
+    const first = await account.cloud.create(request('same-claim'));
+    const second = await account.cloud.create(request('same-claim'));
+    expect(second.instanceId).toBe(first.instanceId);
+    expect(await account.cloud.list()).toHaveLength(1);
+  });
+});
+
+describe('terminate, describe and list', () => {
+  it('terminates idempotently, lists only owned live instances, and refuses foreign ones', async () => {
+    const a = await account.cloud.create(request('gc-a'));
+    const b = await account.cloud.create(request('gc-b'));
+    const foreign = await account.ec2.send(
+      new RunInstancesCommand({
+        ImageId: account.amis.amd64,
+        MinCount: 1,
+        MaxCount: 1,
+        InstanceType: 't3.micro',
+      }),
+    );
+    const foreignId = foreign.Instances?.[0]?.InstanceId ?? '';
+
+    expect((await account.cloud.list()).map((i) => i.instanceId).sort()).toEqual(
+      [a.instanceId, b.instanceId].sort(),
+    );
+    expect(await account.cloud.get(a.instanceId)).toMatchObject({ nodeClaimName: 'gc-a', state: 'running' });
+
+    await account.cloud.delete(a.instanceId);
+    await account.cloud.delete(a.instanceId);
+    await account.cloud.delete('i-0123456789abcdef0');
+    expect(await account.cloud.get(a.instanceId)).toBeUndefined();
+    expect((await account.cloud.list()).map((i) => i.instanceId)).toEqual([b.instanceId]);
+
+    await expect(account.cloud.delete(foreignId)).rejects.toBeInstanceOf(InstanceNotOwnedError);
+    const still = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [foreignId] }));
+    expect(still.Reservations?.[0]?.Instances?.[0]?.State?.Name).toBe('running');
+  });
+});

@@ -1,0 +1,255 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { CreateRoleCommand, GetInstanceProfileCommand, IAMClient } from '@aws-sdk/client-iam';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { managedInstanceProfileName } from '../../../shared/adapters/aws/instance-profile.ts';
+import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
+import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import type { EC2NodeClassStatus } from '../../../shared/ports/cloud.ts';
+import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import {
+  CLUSTER,
+  DISCOVERY,
+  K8S_VERSION,
+  makeNetwork,
+  type Network,
+  nodeClassObject,
+  publishAl2023,
+  publishBottlerocket,
+  put,
+  registerImage,
+  SSM_PREFIX,
+  silentLogger,
+} from './fixtures.ts';
+
+let server: Moto;
+let ec2: EC2Client;
+let ssm: SSMClient;
+let iam: IAMClient;
+let network: Network;
+const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+
+beforeAll(async () => {
+  server = await moto();
+  ec2 = new EC2Client(awsClientConfig(server));
+  ssm = new SSMClient(awsClientConfig(server));
+  iam = new IAMClient(awsClientConfig(server));
+});
+
+beforeEach(async () => {
+  await resetMoto(server);
+  network = await makeNetwork(ec2);
+});
+
+function resolver(withIam = false) {
+  return makeNodeClassResolver({
+    ec2,
+    ssm,
+    ...(withIam ? { iam } : {}),
+    clusterName: CLUSTER,
+    region: 'us-east-1',
+    kubernetesVersion: K8S_VERSION,
+    clock,
+    logger: silentLogger,
+    ssmParameterPrefix: SSM_PREFIX,
+  });
+}
+
+async function resolve(spec: Record<string, unknown>, previous?: EC2NodeClassStatus, withIam = false) {
+  const nodeClass = parseEC2NodeClass({
+    ...nodeClassObject(spec),
+    ...(previous ? { status: previous } : {}),
+  });
+  return resolver(withIam).resolve(nodeClass);
+}
+
+function condition(status: EC2NodeClassStatus, type: string) {
+  return status.conditions.find((c) => c.type === type);
+}
+
+describe('EC2NodeClass resolution against moto', () => {
+  it('selects subnets by tags with their zones, and by id', async () => {
+    await publishAl2023(ec2, ssm);
+    const byTags = await resolve({});
+    expect(byTags.subnets.map((s) => s.zone).sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
+    expect(byTags.subnets.map((s) => s.id).sort()).toEqual(network.subnets.map((s) => s.id).sort());
+    expect(byTags.subnets.every((s) => s.zoneID?.startsWith('use1-'))).toBe(true);
+
+    const byId = await resolve({ subnetSelectorTerms: [{ id: network.untaggedSubnetId }] });
+    expect(byId.subnets).toEqual([
+      expect.objectContaining({ id: network.untaggedSubnetId, zone: 'us-east-1d' }),
+    ]);
+
+    const ored = await resolve({
+      subnetSelectorTerms: [{ id: network.untaggedSubnetId }, { tags: DISCOVERY }],
+    });
+    expect(ored.subnets).toHaveLength(4);
+    expect(condition(ored, 'SubnetsReady')?.status).toBe('True');
+  });
+
+  it('selects security groups by tags, id and name', async () => {
+    await publishAl2023(ec2, ssm);
+    const byTags = await resolve({});
+    expect(byTags.securityGroups).toEqual([{ id: network.securityGroupId, name: 'nodes' }]);
+    const byId = await resolve({ securityGroupSelectorTerms: [{ id: network.otherSecurityGroupId }] });
+    expect(byId.securityGroups).toEqual([{ id: network.otherSecurityGroupId, name: 'other' }]);
+    const byName = await resolve({ securityGroupSelectorTerms: [{ name: 'other' }] });
+    expect(byName.securityGroups.map((g) => g.id)).toEqual([network.otherSecurityGroupId]);
+  });
+
+  it('resolves al2023@latest through the SSM parameters into AMIs with architecture and GPU requirements', async () => {
+    const ids = await publishAl2023(ec2, ssm);
+    const status = await resolve({});
+    expect(condition(status, 'AMIsReady')?.status).toBe('True');
+    const byId = new Map(status.amis.map((a) => [a.id, a.requirements]));
+    expect(byId.get(ids.amd64)).toEqual([
+      { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+      { key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'DoesNotExist' },
+      { key: 'karpenter.k8s.aws/instance-accelerator-count', operator: 'DoesNotExist' },
+    ]);
+    expect(byId.get(ids.arm64)?.[0]).toEqual({
+      key: 'kubernetes.io/arch',
+      operator: 'In',
+      values: ['arm64'],
+    });
+    expect(byId.get(ids.nvidia)).toContainEqual({
+      key: 'karpenter.k8s.aws/instance-gpu-count',
+      operator: 'Exists',
+    });
+    expect(condition(status, 'Ready')).toMatchObject({ status: 'True', observedGeneration: 1 });
+    expect(status.instanceProfile).toBe('KarpenterNodeInstanceProfile');
+  });
+
+  it('resolves a pinned al2023@vX alias through its versioned parameter name', async () => {
+    const pinned = await registerImage(ec2, 'amazon-eks-node-al2023-x86_64-standard-1.34-v20260101');
+    await put(
+      ssm,
+      `${SSM_PREFIX}/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.34-v20260101/image_id`,
+      pinned,
+    );
+    await publishAl2023(ec2, ssm);
+    const status = await resolve({ amiSelectorTerms: [{ alias: 'al2023@v20260101' }] });
+    expect(status.amis.map((a) => a.id)).toEqual([pinned]);
+  });
+
+  it('resolves bottlerocket@latest', async () => {
+    const ids = await publishBottlerocket(ec2, ssm);
+    const status = await resolve({ amiSelectorTerms: [{ alias: 'bottlerocket@latest' }] });
+    expect(status.amis).toEqual([
+      expect.objectContaining({ id: ids.amd64, name: 'bottlerocket-aws-k8s-1.34-x86_64-v1.50.0' }),
+    ]);
+  });
+
+  it('selects AMIs by id, by tags, and by name only among images of the allowed owner', async () => {
+    const tagged = await registerImage(ec2, 'team-node-image', { team: 'platform' });
+    const byId = await resolve({ amiFamily: 'AL2023', amiSelectorTerms: [{ id: tagged }] });
+    expect(byId.amis.map((a) => a.id)).toEqual([tagged]);
+    const byTags = await resolve({ amiFamily: 'AL2023', amiSelectorTerms: [{ tags: { team: 'platform' } }] });
+    expect(byTags.amis.map((a) => a.id)).toEqual([tagged]);
+
+    // moto ships a public Canonical image with this name; ours copies it.
+    const lookAlikeName = 'ubuntu/images/hvm-ssd/ubuntu-trusty-14.04-amd64-server-20170727';
+    const ours = await registerImage(ec2, lookAlikeName);
+    const self = await resolve({
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ name: lookAlikeName, owner: 'self' }],
+    });
+    expect(self.amis.map((a) => a.id)).toEqual([ours]);
+    const canonical = await resolve({
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ name: lookAlikeName, owner: '099720109477' }],
+    });
+    expect(canonical.amis.map((a) => a.id)).toEqual(['ami-1e749f67']);
+  });
+
+  it('reports a NodeClass whose subnets match nothing as not ready, saying what to fix', async () => {
+    await publishAl2023(ec2, ssm);
+    const status = await resolve({ subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'typo' } }] });
+    expect(condition(status, 'SubnetsReady')).toMatchObject({ status: 'False', reason: 'SubnetsNotFound' });
+    expect(condition(status, 'SubnetsReady')?.message).toContain('"karpenter.sh/discovery":"typo"');
+    expect(condition(status, 'SubnetsReady')?.message).toContain('tag the subnets');
+    expect(condition(status, 'Ready')).toMatchObject({ status: 'False', reason: 'NotReady' });
+    expect(condition(status, 'Ready')?.message).toContain('SubnetsReady=False');
+  });
+
+  it('reports an unknown alias and a version without parameters as AMIsReady=False', async () => {
+    await publishAl2023(ec2, ssm);
+    const unknown = await resolve({ amiSelectorTerms: [{ alias: 'ubuntu@latest' }] });
+    expect(condition(unknown, 'AMIsReady')).toMatchObject({ status: 'False', reason: 'UnsupportedAlias' });
+    expect(condition(unknown, 'AMIsReady')?.message).toContain('"ubuntu@latest"');
+    expect(condition(unknown, 'Ready')?.status).toBe('False');
+
+    const missing = await resolve({ amiSelectorTerms: [{ alias: 'al2023@v19990101' }] });
+    expect(condition(missing, 'AMIsReady')).toMatchObject({ status: 'False', reason: 'AMINotFound' });
+    expect(condition(missing, 'AMIsReady')?.message).toContain('Kubernetes 1.34');
+  });
+
+  it('flags restricted tags and a role it cannot manage, and keeps transition times of unchanged conditions', async () => {
+    await publishAl2023(ec2, ssm);
+    const first = await resolve({ tags: { 'karpenter.sh/nodepool': 'x' } });
+    expect(condition(first, 'ValidationSucceeded')?.message).toContain('"karpenter.sh/nodepool"');
+    const roleOnly = await resolve({ instanceProfile: undefined, role: 'KarpenterNodeRole' });
+    expect(condition(roleOnly, 'InstanceProfileReady')).toMatchObject({ status: 'False' });
+    expect(condition(roleOnly, 'InstanceProfileReady')?.message).toContain('spec.instanceProfile');
+
+    const before = await resolve({});
+    clock.advance(60_000);
+    const after = await resolve({}, before);
+    expect(condition(after, 'Ready')?.lastTransitionTime).toBe(
+      condition(before, 'Ready')?.lastTransitionTime,
+    );
+    const broken = await resolve({ subnetSelectorTerms: [{ id: 'subnet-00000000' }] }, before);
+    expect(condition(broken, 'Ready')?.lastTransitionTime).not.toBe(
+      condition(before, 'Ready')?.lastTransitionTime,
+    );
+  });
+
+  it('manages an instance profile for spec.role: created once, tagged for the cluster, holding exactly that role', async () => {
+    await publishAl2023(ec2, ssm);
+    const trust = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+    });
+    for (const name of ['NodeRoleA', 'NodeRoleB']) {
+      await iam.send(new CreateRoleCommand({ RoleName: name, AssumeRolePolicyDocument: trust }));
+    }
+    const first = await resolve({ instanceProfile: undefined, role: 'NodeRoleA' }, undefined, true);
+    expect(condition(first, 'InstanceProfileReady')).toMatchObject({ status: 'True' });
+    expect(condition(first, 'Ready')).toMatchObject({ status: 'True' });
+    const nodeClassName = parseEC2NodeClass(nodeClassObject({})).name;
+    const name = managedInstanceProfileName(CLUSTER, 'us-east-1', nodeClassName);
+    expect(first.instanceProfile).toBe(name);
+    const roles = async () =>
+      (
+        (await iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }))).InstanceProfile
+          ?.Roles ?? []
+      ).map((r) => r.RoleName);
+    expect(await roles()).toEqual(['NodeRoleA']);
+    const tags = (await iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name })))
+      .InstanceProfile?.Tags;
+    expect(tags).toEqual(
+      expect.arrayContaining([
+        { Key: `kubernetes.io/cluster/${CLUSTER}`, Value: 'owned' },
+        { Key: 'eks:eks-cluster-name', Value: CLUSTER },
+        { Key: 'topology.kubernetes.io/region', Value: 'us-east-1' },
+        { Key: 'karpenter.k8s.aws/ec2nodeclass', Value: nodeClassName },
+      ]),
+    );
+
+    const again = await resolve({ instanceProfile: undefined, role: 'NodeRoleA' }, first, true);
+    expect(again.instanceProfile).toBe(name);
+    expect(await roles()).toEqual(['NodeRoleA']);
+
+    const swapped = await resolve({ instanceProfile: undefined, role: 'NodeRoleB' }, again, true);
+    expect(swapped.instanceProfile).toBe(name);
+    expect(await roles()).toEqual(['NodeRoleB']);
+
+    const missing = await resolve({ instanceProfile: undefined, role: 'NoSuchRole' }, swapped, true);
+    expect(condition(missing, 'InstanceProfileReady')).toMatchObject({ status: 'False' });
+    expect(condition(missing, 'InstanceProfileReady')?.message).toContain(
+      'spec.role "NoSuchRole" does not exist',
+    );
+    expect(condition(missing, 'Ready')).toMatchObject({ status: 'False' });
+  });
+});

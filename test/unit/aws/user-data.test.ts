@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { renderUserData, type UserDataOptions } from '../../../shared/adapters/aws/user-data.ts';
+import { ValidationError } from '../../../shared/core/errors.ts';
+import { parseKubeletRegistration } from '../../harness/user-data.ts';
+
+// Golden files: set UPDATE_GOLDEN=1 to rewrite them after an intended change, then review the diff.
+const goldenDir = path.join(import.meta.dirname, '..', '..', 'fixtures', 'userdata');
+
+function golden(name: string, actual: string): void {
+  const file = path.join(goldenDir, name);
+  if (process.env['UPDATE_GOLDEN'] === '1') fs.writeFileSync(file, actual);
+  expect(fs.existsSync(file), `golden file ${file} is missing; run with UPDATE_GOLDEN=1 to create it`).toBe(
+    true,
+  );
+  expect(actual).toBe(fs.readFileSync(file, 'utf8'));
+}
+
+const base: UserDataOptions = {
+  family: 'AL2023',
+  cluster: {
+    name: 'prod',
+    endpoint: 'https://ABCDEF.gr7.us-east-1.eks.amazonaws.com',
+    caBundle: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
+    serviceCidr: '172.20.0.0/16',
+  },
+  nodeClassName: 'default',
+  labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default', team: 'web' },
+  taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
+  startupTaints: [{ key: 'node.cilium.io/agent-not-ready', value: 'true', effect: 'NoExecute' }],
+  kubelet: {
+    clusterDNS: ['172.20.0.10'],
+    kubeReserved: { cpu: '100m', memory: '500Mi' },
+    evictionHard: { 'memory.available': '5%' },
+  },
+  maxPods: 29,
+};
+
+const expectedTaints = [
+  { key: 'dedicated', value: 'web', effect: 'NoSchedule' },
+  { key: 'node.cilium.io/agent-not-ready', value: 'true', effect: 'NoExecute' },
+  { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
+];
+
+describe('AL2023 user data', () => {
+  it('is a MIME document with a nodeadm NodeConfig carrying labels, taints and maxPods', () => {
+    const text = renderUserData(base);
+    golden('al2023.mime', text);
+    const registration = parseKubeletRegistration(text);
+    expect(registration).toMatchObject({ format: 'nodeadm', maxPods: 29, clusterName: 'prod' });
+    expect(registration.labels).toEqual(base.labels);
+    expect(registration.taints).toEqual(expectedTaints);
+  });
+
+  it('puts custom MIME parts before its own NodeConfig, so its settings win', () => {
+    const custom = [
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="BOUNDARY"',
+      '',
+      '--BOUNDARY',
+      'Content-Type: text/x-shellscript; charset="us-ascii"',
+      '',
+      '#!/bin/bash',
+      'echo "hello from custom user data"',
+      '--BOUNDARY',
+      'Content-Type: application/node.eks.aws',
+      '',
+      'apiVersion: node.eks.aws/v1alpha1',
+      'kind: NodeConfig',
+      'spec:',
+      '  kubelet:',
+      '    config:',
+      '      maxPods: 7',
+      '      shutdownGracePeriod: 30s',
+      '--BOUNDARY--',
+    ].join('\n');
+    const text = renderUserData({ ...base, customUserData: custom });
+    golden('al2023-custom-mime.mime', text);
+    expect(text.indexOf('hello from custom')).toBeLessThan(text.indexOf('# Flotilla generated NodeConfig'));
+    expect(parseKubeletRegistration(text).maxPods).toBe(29);
+  });
+
+  it('wraps a plain custom script as a shell part', () => {
+    const text = renderUserData({ ...base, customUserData: '#!/bin/bash\necho hi\n' });
+    golden('al2023-custom-script.mime', text);
+    expect(text).toContain(
+      'Content-Type: text/x-shellscript; charset="us-ascii"\n\n#!/bin/bash\necho hi\n--//',
+    );
+  });
+
+  it('uses kubelet maxPods from the NodeClass over the instance type pod count', () => {
+    const text = renderUserData({ ...base, kubelet: { maxPods: 110 } });
+    expect(parseKubeletRegistration(text).maxPods).toBe(110);
+  });
+});
+
+describe('Bottlerocket user data', () => {
+  const bottlerocket: UserDataOptions = { ...base, family: 'Bottlerocket' };
+
+  it('is TOML settings with node labels, taints and max pods', () => {
+    const text = renderUserData(bottlerocket);
+    golden('bottlerocket.toml', text);
+    const registration = parseKubeletRegistration(text);
+    expect(registration).toMatchObject({ format: 'bottlerocket', maxPods: 29, clusterName: 'prod' });
+    expect(registration.labels).toEqual(base.labels);
+    expect(registration.taints).toEqual(expectedTaints);
+    const settings = parseToml(text) as { settings: { kubernetes: Record<string, unknown> } };
+    expect(settings.settings.kubernetes['kube-reserved']).toEqual({ cpu: '100m', memory: '500Mi' });
+    expect(settings.settings.kubernetes['cluster-dns-ip']).toBe('172.20.0.10');
+  });
+
+  it('merges custom TOML with Flotilla keys winning and custom settings kept', () => {
+    const custom = [
+      '[settings.kubernetes]',
+      'cluster-name = "wrong"',
+      '[settings.kubernetes.node-labels]',
+      'extra = "kept"',
+      'team = "overridden"',
+      '[settings.kubernetes.node-taints]',
+      'custom = ["x:NoSchedule"]',
+      '[settings.host-containers.admin]',
+      'enabled = true',
+    ].join('\n');
+    const text = renderUserData({ ...bottlerocket, customUserData: custom });
+    golden('bottlerocket-custom.toml', text);
+    const parsed = parseToml(text) as {
+      settings: { kubernetes: Record<string, unknown>; 'host-containers': { admin: { enabled: boolean } } };
+    };
+    expect(parsed.settings.kubernetes['cluster-name']).toBe('prod');
+    expect(parsed.settings['host-containers'].admin.enabled).toBe(true);
+    const registration = parseKubeletRegistration(text);
+    expect(registration.labels).toMatchObject({ extra: 'kept', team: 'web' });
+    expect(registration.taints).toContainEqual({ key: 'custom', value: 'x', effect: 'NoSchedule' });
+  });
+
+  it('rejects custom user data that is not TOML, naming the field', () => {
+    expect(() => renderUserData({ ...bottlerocket, customUserData: '#!/bin/bash\necho no' })).toThrow(
+      ValidationError,
+    );
+    expect(() => renderUserData({ ...bottlerocket, customUserData: '#!/bin/bash\necho no' })).toThrow(
+      /spec\.userData/,
+    );
+  });
+});
