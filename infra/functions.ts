@@ -1,0 +1,117 @@
+import { Duration } from 'aws-cdk-lib';
+import type { EnvVarKey } from '../shared/runtime/env.ts';
+
+/** The EventBridge schedules of a cluster; each may drive one Lambda. */
+export type ScheduleName = 'pendingPods' | 'catalogRefresh' | 'garbageCollection' | 'disruption';
+
+/** The work queues of a cluster (each has its own dead-letter queue). */
+export type QueueName = 'podEvents' | 'interruption' | 'termination';
+
+/** What invokes a Lambda. */
+export type Trigger =
+  | { readonly kind: 'schedule'; readonly schedule: ScheduleName }
+  | {
+      readonly kind: 'queue';
+      readonly queue: QueueName;
+      /** Messages per invocation. */
+      readonly batchSize: number;
+      /** How long SQS gathers a batch before invoking. */
+      readonly maxBatchingWindow?: Duration;
+      /** Concurrent invocations the event source mapping may run (2 to 1000). */
+      readonly maxConcurrency?: number;
+    };
+
+/**
+ * Permission bundles a Lambda's role can get. Each EC2 bundle is a managed policy of the stack,
+ * built whether or not a Lambda uses it yet:
+ * - `describe`: regional EC2 Describe* (aws:RequestedRegion), SSM public parameters under
+ *   /aws/service/*, pricing:GetProducts.
+ * - `launch`: CreateFleet/RunInstances/CreateLaunchTemplate only with this cluster's ownership
+ *   tags in the request, CreateTags at creation or on owned resources, iam:PassRole of the node
+ *   role to EC2 only.
+ * - `cleanLaunchTemplates`: DeleteLaunchTemplate on templates owned by this cluster.
+ * - `manageInstanceProfiles`: create, tag, change and delete instance profiles carrying this
+ *   cluster's tags (for EC2NodeClasses with `spec.role`), read any.
+ * - `terminate`: TerminateInstances on instances owned by this cluster only.
+ * - `stateRead` / `stateWrite`: the DynamoDB state table.
+ * - `sendTermination`: send delayed steps to the termination queue.
+ * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
+ *   the controller group (RBAC in the cluster-side manifests).
+ */
+export type Permission =
+  | 'describe'
+  | 'launch'
+  | 'cleanLaunchTemplates'
+  | 'manageInstanceProfiles'
+  | 'terminate'
+  | 'stateRead'
+  | 'stateWrite'
+  | 'sendTermination'
+  | 'kubernetes';
+
+/** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
+export interface FunctionDefinition {
+  /** Short kebab-case name, used in construct ids, outputs and log group queries. */
+  readonly name: string;
+  /** Handler file relative to the repository root, e.g. `lambdas/catalog/handler.ts`. */
+  readonly entry: string;
+  readonly description: string;
+  /** What invokes it; the provisioner, for one, has both a queue and a schedule. */
+  readonly triggers: readonly Trigger[];
+  /** Environment variables the Lambda gets (the values come from the stack). */
+  readonly env: readonly EnvVarKey[];
+  readonly permissions: readonly Permission[];
+  /** @default Duration.seconds(60) */
+  readonly timeout?: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /**
+   * Reserved concurrency. Only where it helps: it also takes capacity away from the account's
+   * unreserved pool, and accounts with the minimum concurrency limit cannot reserve any.
+   * @default none
+   */
+  readonly reservedConcurrency?: number;
+}
+
+/** The environment every Lambda gets. */
+const baseEnv: readonly EnvVarKey[] = ['clusterName', 'stateTable', 'logLevel'];
+
+/**
+ * Refreshes the offering cache (instance types × zones × capacity types with prices) in the
+ * state table.
+ */
+export const catalogFunction: FunctionDefinition = {
+  name: 'catalog',
+  entry: 'lambdas/catalog/handler.ts',
+  description: 'Flotilla: refresh instance types, offerings and prices into the offering cache',
+  triggers: [{ kind: 'schedule', schedule: 'catalogRefresh' }],
+  env: baseEnv,
+  // The refresh also deletes launch templates no launch has used for an hour.
+  permissions: ['describe', 'stateRead', 'stateWrite', 'cleanLaunchTemplates'],
+  // DescribeInstanceTypes, offerings and a day of spot price history page through thousands of
+  // records; a cold refresh takes well under a minute, the rest is headroom for throttling.
+  timeout: Duration.minutes(5),
+  memorySize: 1024,
+};
+
+/**
+ * The Lambdas of one cluster, one row each. Adding a Lambda is adding its row here once its
+ * handler file exists: the construct derives its role, log group, failure queue, trigger, alarms
+ * and log queries from the row.
+ *
+ * Rows to come (their queues, schedules and policies already exist in the stack):
+ * - provisioner: triggers `{ kind: 'queue', queue: 'podEvents', batchSize: 10, maxBatchingWindow: 1 s,
+ *   maxConcurrency: 2 }` and `{ kind: 'schedule', schedule: 'pendingPods' }`, permissions describe, launch,
+ *   stateRead, stateWrite, kubernetes, plus manageInstanceProfiles if it resolves EC2NodeClasses
+ *   with `spec.role`; reservedConcurrency 2 (the DynamoDB lease already allows one decision at a
+ *   time; the reservation keeps a burst from fanning out).
+ * - interruption: `{ kind: 'queue', queue: 'interruption', batchSize: 10 }`, permissions describe,
+ *   stateWrite, sendTermination, kubernetes.
+ * - termination: `{ kind: 'queue', queue: 'termination', batchSize: 10 }`, permissions describe,
+ *   terminate, kubernetes.
+ * - disruption: the `disruption` schedule, permissions describe, stateRead, sendTermination,
+ *   kubernetes.
+ * - garbage-collector: the `garbageCollection` schedule, permissions describe, terminate,
+ *   kubernetes.
+ */
+export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [catalogFunction];

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { FlotillaStack, stackNameFor } from './flotilla-stack.ts';
+
+/** A problem with how the app was invoked (e.g. no `-c clusterName=…`). */
+export class AppUsageError extends Error {
+  override readonly name = 'AppUsageError';
+}
+
+export interface BuildAppOptions {
+  /** Environment to read `CDK_DEFAULT_ACCOUNT` / `CDK_DEFAULT_REGION` from. @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Passed to `App`; for tests. */
+  readonly appProps?: ConstructorParameters<typeof App>[0];
+}
+
+/**
+ * Builds the CDK app: one `FlotillaStack` for the cluster named by the `clusterName` context
+ * value, with cdk-nag's AWS Solutions checks applied.
+ *
+ * @throws AppUsageError when `clusterName` is missing or not a string.
+ */
+export function buildApp(options: BuildAppOptions = {}): { app: App; stack: FlotillaStack } {
+  const env = options.env ?? process.env;
+  const app = new App(options.appProps);
+  const clusterName: unknown = app.node.tryGetContext('clusterName');
+  if (typeof clusterName !== 'string' || clusterName.trim() === '') {
+    throw new AppUsageError(
+      'clusterName is not set: run `npx cdk synth -c clusterName=<your EKS cluster name>` (or deploy), or add "clusterName" to the context in cdk.json',
+    );
+  }
+  const account = env['CDK_DEFAULT_ACCOUNT'];
+  const region = env['CDK_DEFAULT_REGION'];
+  const stack = new FlotillaStack(app, stackNameFor(clusterName), {
+    clusterName,
+    // Without an account or region the stack stays environment-agnostic (synth needs no credentials).
+    env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, stack };
+}
+
+/** Synthesizes the app and writes the cluster-side manifests next to the templates. */
+export function synthApp(options: BuildAppOptions = {}): string {
+  const { app, stack } = buildApp(options);
+  const assembly = app.synth();
+  const file = path.join(assembly.directory, `${stack.stackName}.cluster.yaml`);
+  fs.writeFileSync(file, stack.flotilla.renderManifests());
+  return file;
+}

@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+
+/** The Kubernetes group the Lambdas' EKS access entries map to. */
+export const CONTROLLER_GROUP = 'flotilla:controller';
+
+/** Where the Karpenter v1 CRDs live. */
+export const CRDS_DIR = path.resolve(import.meta.dirname, 'crds');
+
+export interface ClusterManifestOptions {
+  /** Namespace of the shim. @default 'flotilla' */
+  readonly namespace?: string;
+  /** ServiceAccount of the shim (bound to its Pod Identity role). @default 'flotilla-shim' */
+  readonly shimServiceAccount?: string;
+  /** Group the controller's access entries map to. @default CONTROLLER_GROUP */
+  readonly controllerGroup?: string;
+  /** Folder of CRD YAML files. @default CRDS_DIR */
+  readonly crdsDir?: string;
+}
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+const read = ['get', 'list', 'watch'];
+
+/**
+ * What the Lambdas do in the cluster, and nothing more: read the scheduling inputs, manage
+ * NodeClaims and their Nodes, evict (never delete) pods when draining, write status and events.
+ */
+export const CONTROLLER_RULES: readonly Rule[] = [
+  { apiGroups: ['karpenter.sh'], resources: ['nodepools', 'nodeclaims'], verbs: read },
+  { apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['create', 'patch', 'update', 'delete'] },
+  {
+    apiGroups: ['karpenter.sh'],
+    resources: ['nodeclaims/status', 'nodepools/status'],
+    verbs: ['patch', 'update'],
+  },
+  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses'], verbs: [...read, 'patch', 'update'] },
+  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses/status'], verbs: ['patch', 'update'] },
+  {
+    apiGroups: [''],
+    resources: [
+      'pods',
+      'nodes',
+      'namespaces',
+      'persistentvolumes',
+      'persistentvolumeclaims',
+      'replicationcontrollers',
+    ],
+    verbs: read,
+  },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch', 'update', 'delete'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  {
+    apiGroups: ['apps'],
+    resources: ['daemonsets', 'deployments', 'replicasets', 'statefulsets'],
+    verbs: read,
+  },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: read },
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['storageclasses', 'csinodes', 'volumeattachments'],
+    verbs: read,
+  },
+];
+
+/**
+ * Renders the cluster side of Flotilla as one YAML stream for a single `kubectl apply -f -`: the
+ * namespace, the CRDs, the shim's ServiceAccount and read-only pod access, and the ClusterRole and
+ * ClusterRoleBinding of the controller group. The shim Deployment is not part of it yet.
+ */
+export function renderClusterManifests(options: ClusterManifestOptions = {}): string {
+  const namespace = options.namespace ?? 'flotilla';
+  const serviceAccount = options.shimServiceAccount ?? 'flotilla-shim';
+  const group = options.controllerGroup ?? CONTROLLER_GROUP;
+  const labels = { 'app.kubernetes.io/part-of': 'flotilla' };
+  const objects: unknown[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: serviceAccount, namespace, labels },
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'flotilla-shim', labels },
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'flotilla-shim', labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-shim' },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'flotilla-controller', labels },
+      rules: CONTROLLER_RULES,
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'flotilla-controller', labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-controller' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
+    },
+  ];
+  const [first, ...rest] = objects;
+  const asDocument = (object: unknown) =>
+    `---\n${stringify(object, { aliasDuplicateObjects: false }).trimEnd()}`;
+  return `${[asDocument(first), ...crdDocuments(options.crdsDir ?? CRDS_DIR), ...rest.map(asDocument)].join('\n')}\n`;
+}
+
+function crdDocuments(dir: string): string[] {
+  const files = fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort();
+  if (files.length === 0) throw new Error(`no CRD files (*.yaml) in ${dir}; the cluster manifests need them`);
+  // Each file starts with a comment block and then its own `---`; keep the text as it is.
+  return files.map((name) => {
+    const text = fs.readFileSync(path.join(dir, name), 'utf8').trimEnd();
+    return /^---$/m.test(text) ? text : `---\n${text}`;
+  });
+}

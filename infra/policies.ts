@@ -1,0 +1,212 @@
+import { Aws } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Tag } from '../shared/adapters/aws/instances.ts';
+import { LAST_USED_TAG } from '../shared/adapters/aws/launch-templates.ts';
+
+// The EC2 statements of Flotilla's Lambdas: Karpenter's controller policy (same Sids), scoped by
+// the tags Flotilla puts on everything it launches (shared/adapters/aws/launch.ts `launchTags`).
+
+/** Regional EC2 reads, AWS's public SSM parameters (AMI aliases) and prices. */
+export function discoveryStatements(): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: 'AllowRegionalReadActions',
+      actions: [
+        'ec2:DescribeAvailabilityZones',
+        'ec2:DescribeCapacityReservations',
+        'ec2:DescribeImages',
+        'ec2:DescribeInstances',
+        'ec2:DescribeInstanceStatus',
+        'ec2:DescribeInstanceTypeOfferings',
+        'ec2:DescribeInstanceTypes',
+        'ec2:DescribeLaunchTemplates',
+        'ec2:DescribePlacementGroups',
+        'ec2:DescribeSecurityGroups',
+        'ec2:DescribeSpotPriceHistory',
+        'ec2:DescribeSubnets',
+        'ec2:DescribeTags',
+      ],
+      resources: ['*'],
+      conditions: { StringEquals: { 'aws:RequestedRegion': Aws.REGION } },
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowSSMReadActions',
+      actions: ['ssm:GetParameter'],
+      resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`],
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowPricingReadActions',
+      actions: ['pricing:GetProducts'],
+      resources: ['*'],
+    }),
+  ];
+}
+
+const ec2Arn = (type: string, account: string = Aws.ACCOUNT_ID) =>
+  `arn:${Aws.PARTITION}:ec2:${Aws.REGION}:${account}:${type}/*`;
+
+/** The tags Flotilla puts on everything it launches (shared/adapters/aws/launch.ts `launchTags`). */
+function ownedResourceTag(clusterName: string) {
+  return {
+    StringEquals: { [`aws:ResourceTag/${Tag.cluster(clusterName)}`]: 'owned' },
+    StringLike: { [`aws:ResourceTag/${Tag.nodePool}`]: '*' },
+  };
+}
+
+export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): iam.PolicyStatement[] {
+  const created = [
+    'fleet',
+    'instance',
+    'volume',
+    'network-interface',
+    'launch-template',
+    'spot-instances-request',
+  ].map((type) => ec2Arn(type));
+  const requestTags = {
+    StringEquals: {
+      [`aws:RequestTag/${Tag.cluster(clusterName)}`]: 'owned',
+      [`aws:RequestTag/${Tag.clusterName}`]: clusterName,
+    },
+    StringLike: { [`aws:RequestTag/${Tag.nodePool}`]: '*' },
+  };
+  return [
+    new iam.PolicyStatement({
+      sid: 'AllowScopedEC2InstanceAccessActions',
+      actions: ['ec2:RunInstances', 'ec2:CreateFleet'],
+      resources: [
+        `arn:${Aws.PARTITION}:ec2:${Aws.REGION}::image/*`,
+        `arn:${Aws.PARTITION}:ec2:${Aws.REGION}::snapshot/*`,
+        // Any account: subnets of a shared VPC and shared capacity reservations belong to another.
+        ec2Arn('security-group', '*'),
+        ec2Arn('subnet', '*'),
+        ec2Arn('capacity-reservation', '*'),
+        ec2Arn('placement-group', '*'),
+      ],
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedEC2LaunchTemplateAccessActions',
+      actions: ['ec2:RunInstances', 'ec2:CreateFleet'],
+      resources: [ec2Arn('launch-template')],
+      conditions: ownedResourceTag(clusterName),
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedEC2InstanceActionsWithTags',
+      actions: ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'],
+      resources: created,
+      conditions: requestTags,
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedResourceCreationTagging',
+      actions: ['ec2:CreateTags'],
+      resources: created,
+      conditions: {
+        StringEquals: {
+          ...requestTags.StringEquals,
+          'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'],
+        },
+        StringLike: requestTags.StringLike,
+      },
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedResourceTagging',
+      actions: ['ec2:CreateTags'],
+      resources: [ec2Arn('instance')],
+      conditions: {
+        ...ownedResourceTag(clusterName),
+        StringEqualsIfExists: { [`aws:RequestTag/${Tag.clusterName}`]: clusterName },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [Tag.clusterName, Tag.nodeClaim, Tag.name] },
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    }),
+    new iam.PolicyStatement({
+      // launch-templates.ts marks a reused template with its last use, for its clean-up.
+      sid: 'AllowScopedLaunchTemplateTagging',
+      actions: ['ec2:CreateTags'],
+      resources: [ec2Arn('launch-template')],
+      conditions: {
+        ...ownedResourceTag(clusterName),
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [LAST_USED_TAG] },
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowPassingInstanceRole',
+      actions: ['iam:PassRole'],
+      resources: [nodeRole.roleArn],
+      conditions: { StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } },
+    }),
+  ];
+}
+
+export function launchTemplateCleanupStatements(clusterName: string): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: 'AllowScopedLaunchTemplateDeletion',
+      actions: ['ec2:DeleteLaunchTemplate'],
+      resources: [ec2Arn('launch-template')],
+      conditions: ownedResourceTag(clusterName),
+    }),
+  ];
+}
+
+export function nodeTerminationStatements(clusterName: string): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: 'AllowScopedInstanceTermination',
+      actions: ['ec2:TerminateInstances'],
+      resources: [ec2Arn('instance')],
+      conditions: ownedResourceTag(clusterName),
+    }),
+  ];
+}
+
+/**
+ * Instance profiles Flotilla manages for EC2NodeClasses with `spec.role`
+ * (shared/adapters/aws/instance-profile.ts), as Karpenter's IAM integration policy: created only
+ * with this cluster's tags, changed and deleted only when they carry them.
+ */
+export function instanceProfileStatements(clusterName: string): iam.PolicyStatement[] {
+  const profiles = `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:instance-profile/*`;
+  const tags = (prefix: 'aws:RequestTag' | 'aws:ResourceTag', withName: boolean) => ({
+    StringEquals: {
+      [`${prefix}/${Tag.cluster(clusterName)}`]: 'owned',
+      ...(withName ? { [`${prefix}/${Tag.clusterName}`]: clusterName } : {}),
+      [`${prefix}/topology.kubernetes.io/region`]: Aws.REGION,
+    },
+    StringLike: { [`${prefix}/${Tag.nodeClass}`]: '*' },
+  });
+  const request = tags('aws:RequestTag', true);
+  const resource = tags('aws:ResourceTag', false);
+  return [
+    new iam.PolicyStatement({
+      sid: 'AllowScopedInstanceProfileCreationActions',
+      actions: ['iam:CreateInstanceProfile'],
+      resources: [profiles],
+      conditions: request,
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedInstanceProfileTagActions',
+      actions: ['iam:TagInstanceProfile'],
+      resources: [profiles],
+      conditions: {
+        StringEquals: { ...resource.StringEquals, ...request.StringEquals },
+        StringLike: { ...resource.StringLike, ...request.StringLike },
+      },
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowScopedInstanceProfileActions',
+      actions: [
+        'iam:AddRoleToInstanceProfile',
+        'iam:RemoveRoleFromInstanceProfile',
+        'iam:DeleteInstanceProfile',
+      ],
+      resources: [profiles],
+      conditions: resource,
+    }),
+    new iam.PolicyStatement({
+      sid: 'AllowInstanceProfileReadActions',
+      actions: ['iam:GetInstanceProfile'],
+      resources: [profiles],
+    }),
+  ];
+}

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/flotilla-cluster.ts';
+import { AppUsageError, buildApp } from '../../infra/main.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { NO_BUNDLING } from './stacks.ts';
+
+const run = promisify(execFile);
+
+/** An environment with no AWS credentials or profile, so nothing can reach AWS. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(AWS_|CDK_)/.test(key)) env[key] = value;
+  }
+  return {
+    ...env,
+    AWS_REGION: 'us-east-1',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    CDK_DISABLE_VERSION_CHECK: 'true',
+  };
+}
+
+describe('the CDK app', () => {
+  it('refuses to build without a clusterName, saying how to pass one', () => {
+    expect(() => buildApp({ env: {}, appProps: { context: NO_BUNDLING } })).toThrow(AppUsageError);
+    expect(() => buildApp({ env: {}, appProps: { context: NO_BUNDLING } })).toThrow(/-c clusterName=/);
+  });
+
+  it('builds one stack named after the cluster, in the account and region of the environment', () => {
+    const { app, stack } = buildApp({
+      env: { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'eu-west-1' },
+      appProps: { context: { ...NO_BUNDLING, clusterName: 'prod_eu' } },
+    });
+    expect(app.node.children.map((c) => c.node.id)).toEqual(['Flotilla-prod-eu']);
+    expect(stack.account).toBe('123456789012');
+    expect(stack.region).toBe('eu-west-1');
+    expect(stack.flotilla.clusterName).toBe('prod_eu');
+  });
+
+  it('exits 1 with a clear message when run without a clusterName', async () => {
+    const result = await run(path.join(PROJECT_ROOT, 'node_modules/.bin/tsx'), ['infra/app.ts'], {
+      cwd: PROJECT_ROOT,
+      env: offlineEnv(),
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('flotilla: clusterName is not set');
+  });
+});
+
+describe('cdk synth -c clusterName=test', () => {
+  let out: string;
+  let log: string;
+  beforeAll(async () => {
+    out = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-synth-'));
+    const { stdout, stderr } = await run(
+      path.join(PROJECT_ROOT, 'node_modules/.bin/cdk'),
+      ['synth', '-c', 'clusterName=test', '--quiet', '--output', out],
+      { cwd: PROJECT_ROOT, env: offlineEnv(), timeout: 120_000 },
+    );
+    log = stdout + stderr;
+  }, 150_000);
+  afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+  it('writes the template of one stack, with no cdk-nag violations', () => {
+    const template = JSON.parse(fs.readFileSync(path.join(out, 'Flotilla-test.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
+    expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(
+      1,
+    );
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
+      pluginReports: { violations?: unknown[] }[];
+    };
+    expect(report.pluginReports.flatMap((r) => r.violations ?? [])).toEqual([]);
+  });
+
+  it('bundles the catalog Lambda with local esbuild into an ESM module with a source map that loads', async () => {
+    expect(log).toContain('Bundling asset Flotilla-test/Flotilla/CatalogFunction');
+    expect(log).not.toMatch(/docker/i);
+    const assets = fs.readdirSync(out).filter((name) => name.startsWith('asset.'));
+    expect(assets).toHaveLength(1);
+    const dir = path.join(out, assets[0] ?? '');
+    expect(fs.readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    const { stdout: loaded } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);',
+        path.join(dir, 'index.mjs'),
+      ],
+      {
+        env: {
+          ...offlineEnv(),
+          [EnvVar.clusterName]: 'test',
+          [EnvVar.stateTable]: 'table',
+        },
+      },
+    );
+    expect(loaded).toBe('function');
+  });
+
+  it('writes the cluster-side manifests next to the template', () => {
+    const manifests = fs.readFileSync(path.join(out, 'Flotilla-test.cluster.yaml'), 'utf8');
+    expect(manifests).toContain('kind: CustomResourceDefinition');
+    expect(manifests).toContain('name: flotilla:controller');
+  });
+});

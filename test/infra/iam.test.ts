@@ -1,0 +1,222 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { catalogFunction } from '../../infra/functions.ts';
+import {
+  actionsOf,
+  allStatements,
+  FUTURE_FUNCTIONS,
+  makeStack,
+  ref,
+  resourcesOf,
+  type Statement,
+} from './stacks.ts';
+
+const OWNED = 'aws:ResourceTag/kubernetes.io/cluster/demo';
+const allows = (statements: Statement[], action: string) =>
+  statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action));
+
+describe('IAM of a cluster with every kind of Lambda', () => {
+  let built: ReturnType<typeof makeStack>;
+  let template: Template;
+  let statements: Statement[];
+  beforeAll(() => {
+    built = makeStack({ functions: [catalogFunction, ...FUTURE_FUNCTIONS] });
+    template = built.template;
+    statements = allStatements(template);
+  });
+
+  it('never allows TerminateInstances without the ownership tags of this cluster', () => {
+    const terminate = allows(statements, 'ec2:TerminateInstances');
+    expect(terminate).toHaveLength(1);
+    for (const statement of terminate) {
+      expect(statement.Condition).toEqual({
+        StringEquals: { [OWNED]: 'owned' },
+        StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' },
+      });
+      expect(JSON.stringify(statement.Resource)).toMatch(/:instance\/\*"\]\]\}$/);
+    }
+  });
+
+  it('never uses wildcard actions', () => {
+    for (const statement of statements.filter((s) => s.Effect === 'Allow')) {
+      for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
+    }
+  });
+
+  it('passes only the node role, only to EC2', () => {
+    const passRole = allows(statements, 'iam:PassRole');
+    expect(passRole).toHaveLength(1);
+    for (const statement of passRole) {
+      expect(resourcesOf(statement)).toEqual([ref(built.stack, built.cluster.nodeRole.roleArn)]);
+      expect(statement.Condition).toEqual({
+        StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] },
+      });
+    }
+  });
+
+  it('reads SSM parameters only under /aws/service/', () => {
+    const ssm = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ssm:')));
+    expect(ssm).toHaveLength(1);
+    expect(actionsOf(ssm[0] as Statement)).toEqual(['ssm:GetParameter']);
+    expect(JSON.stringify(ssm[0]?.Resource)).toBe(
+      JSON.stringify({
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, ':ssm:', { Ref: 'AWS::Region' }, '::parameter/aws/service/*'],
+        ],
+      }),
+    );
+  });
+
+  it('launches only with the cluster, eks-cluster-name and nodepool request tags', () => {
+    for (const action of ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate']) {
+      const statementsForAction = allows(statements, action);
+      expect(statementsForAction.length).toBeGreaterThan(0);
+      for (const statement of statementsForAction) {
+        const resources = JSON.stringify(statement.Resource);
+        // Resources that already exist and are picked by the EC2NodeClass are not taggable by the call.
+        if (/image|snapshot|security-group|subnet|capacity-reservation|placement-group/.test(resources)) {
+          expect(action).not.toBe('ec2:CreateLaunchTemplate');
+          expect(resources).not.toMatch(/instance\/|volume\/|fleet\//);
+          continue;
+        }
+        if (statement.Sid === 'AllowScopedEC2LaunchTemplateAccessActions') {
+          expect(statement.Condition?.['StringEquals']).toEqual({ [OWNED]: 'owned' });
+          continue;
+        }
+        expect(statement.Condition).toEqual({
+          StringEquals: {
+            'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+            'aws:RequestTag/eks:eks-cluster-name': 'demo',
+          },
+          StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
+        });
+      }
+    }
+  });
+
+  it('tags only at creation with the ownership tags, or owned resources with a fixed set of keys', () => {
+    const createTags = allows(statements, 'ec2:CreateTags');
+    expect(createTags.length).toBe(3);
+    for (const statement of createTags) {
+      const condition = statement.Condition ?? {};
+      const atCreation = condition['StringEquals']?.['ec2:CreateAction'];
+      if (atCreation !== undefined) {
+        expect(atCreation).toEqual(['RunInstances', 'CreateFleet', 'CreateLaunchTemplate']);
+        expect(condition['StringEquals']?.['aws:RequestTag/kubernetes.io/cluster/demo']).toBe('owned');
+        expect(condition['StringEquals']?.['aws:RequestTag/eks:eks-cluster-name']).toBe('demo');
+        expect(condition['StringLike']?.['aws:RequestTag/karpenter.sh/nodepool']).toBe('*');
+      } else {
+        expect(condition['StringEquals']?.[OWNED]).toBe('owned');
+        expect(condition['StringLike']?.['aws:ResourceTag/karpenter.sh/nodepool']).toBe('*');
+        expect(condition['Null']).toEqual({ 'aws:TagKeys': 'false' });
+        const keys = condition['ForAllValues:StringEquals']?.['aws:TagKeys'];
+        expect(keys).toBeDefined();
+        expect(
+          JSON.stringify(keys) ===
+            JSON.stringify(['eks:eks-cluster-name', 'karpenter.sh/nodeclaim', 'Name']) ||
+            JSON.stringify(keys) === JSON.stringify(['flotilla.io/last-used']),
+        ).toBe(true);
+      }
+    }
+  });
+
+  it('deletes only launch templates owned by this cluster', () => {
+    const deletes = allows(statements, 'ec2:DeleteLaunchTemplate');
+    expect(deletes).toHaveLength(1);
+    expect(deletes[0]?.Condition).toEqual({
+      StringEquals: { [OWNED]: 'owned' },
+      StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' },
+    });
+  });
+
+  it('creates, changes and deletes only instance profiles tagged for this cluster, region and an EC2NodeClass', () => {
+    const region = { Ref: 'AWS::Region' };
+    const create = allows(statements, 'iam:CreateInstanceProfile');
+    expect(create).toHaveLength(1);
+    expect(create[0]?.Condition).toEqual({
+      StringEquals: {
+        'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+        'aws:RequestTag/eks:eks-cluster-name': 'demo',
+        'aws:RequestTag/topology.kubernetes.io/region': region,
+      },
+      StringLike: { 'aws:RequestTag/karpenter.k8s.aws/ec2nodeclass': '*' },
+    });
+    for (const action of [
+      'iam:AddRoleToInstanceProfile',
+      'iam:RemoveRoleFromInstanceProfile',
+      'iam:DeleteInstanceProfile',
+    ]) {
+      const found = allows(statements, action);
+      expect(found, action).toHaveLength(1);
+      expect(found[0]?.Condition).toEqual({
+        StringEquals: { [OWNED]: 'owned', 'aws:ResourceTag/topology.kubernetes.io/region': region },
+        StringLike: { 'aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass': '*' },
+      });
+    }
+    const tag = allows(statements, 'iam:TagInstanceProfile');
+    expect(tag).toHaveLength(1);
+    expect(tag[0]?.Condition?.['StringEquals']).toMatchObject({
+      [OWNED]: 'owned',
+      'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+    });
+  });
+
+  it('limits Describe calls to the stack region, and reads prices and the cluster', () => {
+    const describe = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ec2:Describe')));
+    expect(describe).toHaveLength(1);
+    expect(describe[0]?.Condition).toEqual({
+      StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } },
+    });
+    expect(allows(statements, 'pricing:GetProducts')).toHaveLength(1);
+    const describeCluster = allows(statements, 'eks:DescribeCluster');
+    expect(describeCluster).toHaveLength(1);
+    expect(describeCluster[0]?.Resource).toEqual(ref(built.stack, built.cluster.clusterArn));
+  });
+
+  it('has no unconditioned Allow on resource * other than read-only actions', () => {
+    for (const statement of statements.filter((s) => s.Effect === 'Allow' && resourcesOf(s).includes('*'))) {
+      for (const action of actionsOf(statement))
+        expect(action).toMatch(/^(ec2:Describe|pricing:GetProducts$)/);
+    }
+  });
+
+  it('gives each Lambda only the bundles its row lists', () => {
+    const { stack, cluster } = built;
+    const policyRef = (name: keyof typeof cluster.policies) =>
+      ref(stack, cluster.policies[name].managedPolicyArn);
+    const roles = template.toJSON()['Resources'] as Record<string, { Properties: Record<string, unknown> }>;
+    const managedOf = (name: string) => {
+      const logicalId = (
+        ref(stack, cluster.functionRoles[name]?.roleArn ?? '') as { 'Fn::GetAtt': [string] }
+      )['Fn::GetAtt'][0];
+      return roles[logicalId]?.Properties['ManagedPolicyArns'];
+    };
+    expect(managedOf('catalog')).toEqual([policyRef('discovery'), policyRef('launchTemplateCleanup')]);
+    expect(managedOf('provisioner')).toEqual([
+      policyRef('discovery'),
+      policyRef('nodeLaunch'),
+      policyRef('instanceProfiles'),
+      policyRef('clusterAccess'),
+    ]);
+    expect(managedOf('termination')).toEqual([
+      policyRef('discovery'),
+      policyRef('nodeTermination'),
+      policyRef('clusterAccess'),
+    ]);
+  });
+
+  it('builds every EC2 policy even with no Lambda using it', () => {
+    const bare = makeStack({ functions: [] });
+    const bareStatements = allStatements(bare.template);
+    for (const action of [
+      'ec2:CreateFleet',
+      'ec2:TerminateInstances',
+      'ec2:DeleteLaunchTemplate',
+      'eks:DescribeCluster',
+    ]) {
+      expect(allows(bareStatements, action).length, action).toBeGreaterThan(0);
+    }
+    bare.template.resourceCountIs('AWS::Lambda::Function', 0);
+  });
+});

@@ -1,0 +1,451 @@
+import { Duration, Token } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FlotillaConfigError } from '../../infra/flotilla-cluster.ts';
+import { catalogFunction } from '../../infra/functions.ts';
+import { LOG_QUERIES } from '../../infra/log-queries.ts';
+import { STATE_TABLE } from '../../shared/adapters/aws/dynamo-state.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { FIXTURE_ENTRY, FUTURE_FUNCTIONS, makeStack, ref } from './stacks.ts';
+
+type Resources = Record<string, { Properties: Record<string, unknown>; DeletionPolicy?: string }>;
+
+describe('FlotillaCluster with its default Lambdas', () => {
+  let built: ReturnType<typeof makeStack>;
+  let template: Template;
+  beforeAll(() => {
+    built = makeStack();
+    template = built.template;
+  });
+
+  it.each([
+    ['aws.ec2', 'EC2 Spot Instance Interruption Warning', undefined],
+    ['aws.ec2', 'EC2 Instance Rebalance Recommendation', undefined],
+    [
+      'aws.ec2',
+      'EC2 Instance State-change Notification',
+      { state: ['stopping', 'stopped', 'shutting-down', 'terminated'] },
+    ],
+    ['aws.health', 'AWS Health Event', { service: ['EC2'], eventTypeCategory: ['scheduledChange'] }],
+    ['aws.ec2', 'EC2 Capacity Reservation Instance Interruption Warning', undefined],
+  ])('routes %s "%s" to the interruption queue with retries and a DLQ', (source, detailType, detail) => {
+    const { stack, cluster } = built;
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.exact({
+        source: [source],
+        'detail-type': [detailType],
+        ...(detail === undefined ? {} : { detail }),
+      }),
+      Targets: [
+        Match.objectLike({
+          Arn: ref(stack, cluster.queues.interruption.queueArn),
+          RetryPolicy: { MaximumRetryAttempts: Match.anyValue(), MaximumEventAgeInSeconds: Match.anyValue() },
+          DeadLetterConfig: { Arn: ref(stack, cluster.eventsDeadLetterQueue.queueArn) },
+        }),
+      ],
+    });
+  });
+
+  it('has exactly five rules with event patterns, all targeting only the interruption queue', () => {
+    const rules = Object.values(template.findResources('AWS::Events::Rule') as Resources).filter(
+      (rule) => rule.Properties['EventPattern'] !== undefined,
+    );
+    expect(rules).toHaveLength(5);
+    for (const rule of rules) {
+      expect(rule.Properties['Targets']).toEqual([
+        expect.objectContaining({ Arn: ref(built.stack, built.cluster.queues.interruption.queueArn) }),
+      ]);
+    }
+  });
+
+  it('schedules the pending-pod poll, catalog refresh, garbage collection and disruption', () => {
+    const expressions = Object.values(template.findResources('AWS::Events::Rule') as Resources)
+      .map((rule) => rule.Properties['ScheduleExpression'])
+      .filter((expression) => expression !== undefined)
+      .sort();
+    expect(expressions).toEqual(['rate(1 hour)', 'rate(1 minute)', 'rate(1 minute)', 'rate(2 minutes)']);
+  });
+
+  it('wires the catalog Lambda to the hourly schedule with retries and a DLQ', () => {
+    const { stack, cluster } = built;
+    const catalog = cluster.functions['catalog'];
+    expect(catalog).toBeDefined();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 hour)',
+      Targets: [
+        Match.objectLike({
+          Arn: ref(stack, catalog?.functionArn ?? ''),
+          RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 2 }),
+          DeadLetterConfig: { Arn: ref(stack, cluster.eventsDeadLetterQueue.queueArn) },
+        }),
+      ],
+    });
+  });
+
+  it('builds the catalog Lambda as nodejs22.x on arm64 with source maps, its env, a log group and an on-failure queue', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Timeout: 300,
+      Environment: {
+        Variables: Match.exact({
+          [EnvVar.clusterName]: 'demo',
+          [EnvVar.stateTable]: ref(built.stack, built.cluster.stateTable.tableName),
+          [EnvVar.logLevel]: 'info',
+          NODE_OPTIONS: '--enable-source-maps',
+        }),
+      },
+      LoggingConfig: { LogGroup: Match.anyValue() },
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+      MaximumRetryAttempts: 1,
+    });
+    // Only where it helps: the catalog runs once an hour and needs no reservation.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      ReservedConcurrentExecutions: Match.absent(),
+    });
+  });
+
+  it('encrypts every queue and denies every request without TLS', () => {
+    const queues = template.findResources('AWS::SQS::Queue') as Resources;
+    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the catalog's on-failure queue.
+    expect(Object.keys(queues)).toHaveLength(8);
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
+    for (const [logicalId, queue] of Object.entries(queues)) {
+      expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
+      const guarding = policies.filter((policy) => {
+        const statements = (policy.Properties['PolicyDocument'] as { Statement: Record<string, unknown>[] })
+          .Statement;
+        return (
+          JSON.stringify(policy.Properties['Queues']) === JSON.stringify([{ Ref: logicalId }]) &&
+          statements.some(
+            (s) =>
+              s['Effect'] === 'Deny' &&
+              s['Action'] === 'sqs:*' &&
+              JSON.stringify(s['Condition']) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+          )
+        );
+      });
+      expect(guarding, `TLS-only policy of ${logicalId}`).toHaveLength(1);
+    }
+  });
+
+  it('gives each work queue a dead-letter queue with redrive', () => {
+    const { stack, cluster } = built;
+    for (const name of ['podEvents', 'interruption', 'termination'] as const) {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: Match.absent(),
+        RedrivePolicy: {
+          deadLetterTargetArn: ref(stack, cluster.deadLetterQueues[name].queueArn),
+          maxReceiveCount: Match.anyValue(),
+        },
+      });
+    }
+  });
+
+  it('alarms on the depth of every dead-letter queue and on Lambda errors', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map(
+      (a) => a.Properties,
+    );
+    const depthAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
+    const dlqs = [...Object.values(built.cluster.deadLetterQueues), built.cluster.eventsDeadLetterQueue].map(
+      (queue) => ref(built.stack, queue.queueName),
+    );
+    for (const dlq of dlqs) {
+      expect(
+        depthAlarms.some(
+          (a) => JSON.stringify(a['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: dlq }]),
+        ),
+      ).toBe(true);
+    }
+    // The catalog's on-failure queue too.
+    expect(depthAlarms).toHaveLength(dlqs.length + 1);
+    for (const alarm of depthAlarms) {
+      expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    }
+    const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
+    expect(errorAlarms).toHaveLength(1);
+    // No topic given: no actions.
+    for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
+  });
+
+  it('keeps state in one on-demand table with the adapter key schema, TTL and PITR', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: STATE_TABLE.ttlAttribute, Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: false,
+    });
+  });
+
+  it('creates the node role, its instance profile and an EC2_LINUX access entry', () => {
+    const { stack, cluster } = built;
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          Match.objectLike({ Action: 'sts:AssumeRole', Principal: { Service: 'ec2.amazonaws.com' } }),
+        ],
+      },
+      ManagedPolicyArns: [
+        'AmazonEKSWorkerNodePolicy',
+        'AmazonEKS_CNI_Policy',
+        'AmazonEC2ContainerRegistryPullOnly',
+        'AmazonSSMManagedInstanceCore',
+      ].map((name) => ({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::aws:policy/${name}`]],
+      })),
+    });
+    template.hasResourceProperties('AWS::IAM::InstanceProfile', {
+      Roles: [ref(stack, cluster.nodeRole.roleName)],
+    });
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'demo',
+      PrincipalArn: ref(stack, cluster.nodeRole.roleArn),
+      Type: 'EC2_LINUX',
+    });
+  });
+
+  it('lets the shim role, through Pod Identity, only send to the pod-event queue', () => {
+    const { stack, cluster } = built;
+    const roles = template.findResources('AWS::IAM::Role', {
+      Properties: {
+        AssumeRolePolicyDocument: {
+          Statement: [
+            Match.objectLike({
+              Action: ['sts:AssumeRole', 'sts:TagSession'],
+              Principal: { Service: 'pods.eks.amazonaws.com' },
+            }),
+          ],
+        },
+      },
+    }) as Resources;
+    const [shim, ...others] = Object.values(roles);
+    expect(others).toHaveLength(0);
+    expect(shim?.Properties['ManagedPolicyArns']).toBeUndefined();
+    expect(shim?.Properties['Policies']).toEqual([
+      {
+        PolicyName: 'SendPodEvents',
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Sid: 'AllowSendPodEvents',
+              Effect: 'Allow',
+              Action: 'sqs:SendMessage',
+              Resource: ref(stack, cluster.queues.podEvents.queueArn),
+            },
+          ],
+        },
+      },
+    ]);
+    // Nothing else grants the shim role anything.
+    const shimRoleRef = JSON.stringify(ref(stack, cluster.shimRole.roleName));
+    for (const policy of Object.values(template.findResources('AWS::IAM::Policy') as Resources)) {
+      expect(JSON.stringify(policy.Properties['Roles'])).not.toContain(shimRoleRef);
+    }
+    template.hasResourceProperties('AWS::EKS::PodIdentityAssociation', {
+      ClusterName: 'demo',
+      Namespace: 'flotilla',
+      ServiceAccount: 'flotilla-shim',
+      RoleArn: ref(stack, cluster.shimRole.roleArn),
+    });
+  });
+
+  it('ships the saved Logs Insights queries over the Lambda log groups', () => {
+    const definitions = Object.values(template.findResources('AWS::Logs::QueryDefinition') as Resources).map(
+      (d) => d.Properties,
+    );
+    expect(definitions.map((d) => d['Name']).sort()).toEqual(
+      LOG_QUERIES.map((q) => `flotilla/demo/${q.name}`).sort(),
+    );
+    const logGroups = Object.keys(template.findResources('AWS::Logs::LogGroup'));
+    for (const definition of definitions) {
+      expect(definition['LogGroupNames']).toEqual(logGroups.map((id) => ({ Ref: id })));
+    }
+    const byName = new Map(definitions.map((d) => [d['Name'], String(d['QueryString'])]));
+    expect(byName.get('flotilla/demo/decisions-by-reason')).toContain('by message, decision, reason');
+    expect(byName.get('flotilla/demo/launches-by-nodepool-and-instance-type')).toContain('by nodePool, type');
+    expect(byName.get('flotilla/demo/unschedulable-pods')).toContain('unschedulable');
+    expect(byName.get('flotilla/demo/interruptions-handled')).toContain('by kind, action');
+  });
+
+  it('outputs what a user needs', () => {
+    const { stack, cluster } = built;
+    const values = Object.values(template.toJSON()['Outputs'] as Record<string, { Value: unknown }>).map(
+      (o) => JSON.stringify(o.Value),
+    );
+    const expected = [
+      cluster.queues.podEvents.queueUrl,
+      cluster.queues.podEvents.queueArn,
+      cluster.queues.interruption.queueUrl,
+      cluster.queues.interruption.queueArn,
+      cluster.queues.termination.queueUrl,
+      cluster.queues.termination.queueArn,
+      cluster.stateTable.tableName,
+      cluster.nodeRole.roleName,
+      cluster.nodeRole.roleArn,
+      cluster.instanceProfile.instanceProfileName,
+      cluster.shimRole.roleArn,
+      cluster.functionRoles['catalog']?.roleArn ?? 'missing',
+    ];
+    for (const token of expected) expect(values).toContain(JSON.stringify(ref(stack, token)));
+    // The README tells users these keys.
+    expect(Object.keys(template.toJSON()['Outputs'])).toEqual(
+      expect.arrayContaining([
+        'FlotillaInstanceProfileName',
+        'FlotillaCatalogFunctionName',
+        'FlotillaStateTableName',
+      ]),
+    );
+  });
+});
+
+describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', () => {
+  let built: ReturnType<typeof makeStack>;
+  beforeAll(() => {
+    built = makeStack(
+      { functions: [catalogFunction, ...FUTURE_FUNCTIONS], stateTableDeletionProtection: true },
+      { vpc: true, alarmTopic: true },
+    );
+  });
+
+  it('consumes queues with partial batch failures and bounded concurrency', () => {
+    const { stack, cluster, template } = built;
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: ref(stack, cluster.queues.podEvents.queueArn),
+      FunctionName: ref(stack, cluster.functions['provisioner']?.functionName ?? ''),
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: ref(stack, cluster.queues.termination.queueArn),
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'test provisioner',
+      ReservedConcurrentExecutions: 2,
+    });
+  });
+
+  it('maps Lambda roles that talk to Kubernetes to the controller group, and no others', () => {
+    const { stack, cluster, template } = built;
+    const entries = Object.values(template.findResources('AWS::EKS::AccessEntry') as Resources).map(
+      (e) => e.Properties,
+    );
+    const standard = entries.filter((e) => e['Type'] === 'STANDARD');
+    expect(standard.map((e) => JSON.stringify(e['PrincipalArn'])).sort()).toEqual(
+      ['provisioner', 'termination']
+        .map((name) => JSON.stringify(ref(stack, cluster.functionRoles[name]?.roleArn ?? '')))
+        .sort(),
+    );
+    for (const entry of standard) expect(entry['KubernetesGroups']).toEqual(['flotilla:controller']);
+  });
+
+  it('runs the Lambdas in the VPC', () => {
+    const functions = Object.values(built.template.findResources('AWS::Lambda::Function') as Resources);
+    expect(functions).toHaveLength(3);
+    for (const fn of functions) {
+      expect(fn.Properties['VpcConfig']).toMatchObject({
+        SubnetIds: expect.any(Array),
+        SecurityGroupIds: expect.any(Array),
+      });
+    }
+  });
+
+  it('sends every alarm to the topic on alarm and on recovery', () => {
+    const { stack, topic, template } = built;
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
+    // 4 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms.
+    expect(alarms).toHaveLength(9);
+    for (const alarm of alarms) {
+      expect(alarm.Properties['AlarmActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
+      expect(alarm.Properties['OKActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
+    }
+  });
+
+  it('protects and retains the state table when asked', () => {
+    const tables = Object.values(built.template.findResources('AWS::DynamoDB::Table') as Resources);
+    expect(tables).toHaveLength(1);
+    expect(tables[0]?.Properties['DeletionProtectionEnabled']).toBe(true);
+    expect(tables[0]?.DeletionPolicy).toBe('Retain');
+  });
+
+  it('sets only the environment a row asks for', () => {
+    built.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'test termination',
+      Environment: {
+        Variables: Match.exact({
+          [EnvVar.clusterName]: 'demo',
+          [EnvVar.terminationQueueUrl]: ref(built.stack, built.cluster.queues.termination.queueUrl),
+          NODE_OPTIONS: '--enable-source-maps',
+        }),
+      },
+    });
+  });
+});
+
+describe('FlotillaCluster validation', () => {
+  const build = (props: Record<string, unknown>) => () => makeStack(props);
+
+  it.each([
+    [
+      'an invalid cluster name',
+      { clusterName: 'has space' },
+      /clusterName "has space" is not a valid EKS cluster name/,
+    ],
+    ['an empty cluster name', { clusterName: '' }, /clusterName "" is not a valid EKS cluster name/],
+    ['a token cluster name', { clusterName: Token.asString({ Ref: 'Name' }) }, /must be a literal string/],
+    ['subnets without a VPC', { vpcSubnets: {} }, /vpcSubnets and securityGroups need vpc/],
+    [
+      'a sub-minute schedule',
+      { disruptionInterval: Duration.seconds(30) },
+      /disruptionInterval is 30 seconds/,
+    ],
+    ['a system: group', { controllerGroup: 'system:masters' }, /must not start with "system:"/],
+    [
+      'an invalid namespace',
+      { namespace: 'Flotilla' },
+      /namespace "Flotilla" is not a valid Kubernetes name/,
+    ],
+    [
+      'a missing handler file',
+      { functions: [{ ...catalogFunction, entry: 'lambdas/nope/handler.ts' }] },
+      /function "catalog": entry lambdas\/nope\/handler.ts does not exist/,
+    ],
+    [
+      'a timeout longer than the queue visibility',
+      {
+        functions: [
+          {
+            ...catalogFunction,
+            entry: FIXTURE_ENTRY,
+            triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 1 }],
+            timeout: Duration.minutes(5),
+          },
+        ],
+      },
+      /timeout 5 minutes exceeds the interruption queue's visibility timeout 1 minute/,
+    ],
+    [
+      'a duplicate function',
+      { functions: [catalogFunction, catalogFunction] },
+      /function "catalog" is defined twice/,
+    ],
+  ])('refuses %s before building anything', (_what, props, message) => {
+    expect(build(props)).toThrow(FlotillaConfigError);
+    expect(build(props)).toThrow(message);
+  });
+
+  it('lists every problem at once', () => {
+    expect(build({ clusterName: '-bad', namespace: 'X' })).toThrow(/clusterName "-bad"[\s\S]*namespace "X"/);
+  });
+});
