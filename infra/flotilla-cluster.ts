@@ -262,6 +262,8 @@ export class FlotillaCluster extends Construct {
       );
       deadLetterQueues[name] = dlq;
       queues[name] = new sqs.Queue(this, `${id}Queue`, {
+        // The shim's Deployment names the pod-event queue, so its name must be known at synth time.
+        ...(name === 'podEvents' ? { queueName: podEventQueueName(props.clusterName) } : {}),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         visibilityTimeout: spec.visibilityTimeout,
@@ -426,10 +428,22 @@ export class FlotillaCluster extends Construct {
 
   /** The cluster side (namespace, CRDs, RBAC, shim ServiceAccount) as one YAML stream for `kubectl apply -f -`. */
   renderManifests(options: Pick<ClusterManifestOptions, 'crdsDir'> = {}): string {
+    const stack = Stack.of(this);
+    const concrete = !Token.isUnresolved(stack.account) && !Token.isUnresolved(stack.region);
+    const suffix = stack.region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
     return renderClusterManifests({
       namespace: this.props.namespace ?? 'flotilla',
       shimServiceAccount: this.props.shimServiceAccount ?? 'flotilla-shim',
       controllerGroup: this.props.controllerGroup ?? CONTROLLER_GROUP,
+      ...(concrete
+        ? {
+            shim: {
+              clusterName: this.props.clusterName,
+              region: stack.region,
+              queueUrl: `https://sqs.${stack.region}.${suffix}/${stack.account}/${podEventQueueName(this.props.clusterName)}`,
+            },
+          }
+        : {}),
       ...options,
     });
   }
@@ -856,4 +870,9 @@ function pascal(name: string): string {
 
 function assertNever(value: never): never {
   throw new Error(`unexpected value ${String(value)}`);
+}
+
+/** The pod-event queue's name, fixed so the shim's manifest can name its URL: `flotilla-<cluster>-pod-events`. */
+export function podEventQueueName(clusterName: string): string {
+  return `flotilla-${clusterName}-pod-events`.slice(0, 80);
 }

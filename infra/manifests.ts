@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { renderShimObjects, type ShimManifestOptions } from './shim/manifests.ts';
 
 /** The Kubernetes group the Lambdas' EKS access entries map to. */
 export const CONTROLLER_GROUP = 'flotilla:controller';
@@ -17,6 +18,11 @@ export interface ClusterManifestOptions {
   readonly controllerGroup?: string;
   /** Folder of CRD YAML files. @default CRDS_DIR */
   readonly crdsDir?: string;
+  /**
+   * Where the shim sends pod events. Without it the shim's ConfigMap and Deployment are left out
+   * (a comment says why): an environment-agnostic stack does not know its queue's URL.
+   */
+  readonly shim?: Omit<ShimManifestOptions, 'namespace' | 'serviceAccount'>;
 }
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
@@ -67,8 +73,9 @@ export const CONTROLLER_RULES: readonly Rule[] = [
 
 /**
  * Renders the cluster side of Flotilla as one YAML stream for a single `kubectl apply -f -`: the
- * namespace, the CRDs, the shim's ServiceAccount and read-only pod access, and the ClusterRole and
- * ClusterRoleBinding of the controller group. The shim Deployment is not part of it yet.
+ * namespace, the CRDs, the shim's ServiceAccount and read-only pod access, the ClusterRole and
+ * ClusterRoleBinding of the controller group, and (given `shim`) the shim's ConfigMap and
+ * Deployment.
  */
 export function renderClusterManifests(options: ClusterManifestOptions = {}): string {
   const namespace = options.namespace ?? 'flotilla';
@@ -111,8 +118,15 @@ export function renderClusterManifests(options: ClusterManifestOptions = {}): st
   ];
   const [first, ...rest] = objects;
   const asDocument = (object: unknown) =>
-    `---\n${stringify(object, { aliasDuplicateObjects: false }).trimEnd()}`;
-  return `${[asDocument(first), ...crdDocuments(options.crdsDir ?? CRDS_DIR), ...rest.map(asDocument)].join('\n')}\n`;
+    `---\n${stringify(object, { aliasDuplicateObjects: false, lineWidth: 0 }).trimEnd()}`;
+  const shim = options.shim
+    ? renderShimObjects({ ...options.shim, namespace, serviceAccount }).map(asDocument)
+    : [
+        "# The shim's ConfigMap and Deployment are left out: the stack has no concrete account and region,",
+        '# so its pod-event queue URL is unknown. Synthesize with CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION',
+        '# set (cdk deploy does), or render them with infra/manifests.ts given the queue URL.',
+      ];
+  return `${[asDocument(first), ...crdDocuments(options.crdsDir ?? CRDS_DIR), ...rest.map(asDocument), ...shim].join('\n')}\n`;
 }
 
 function crdDocuments(dir: string): string[] {

@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { App, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { FlotillaCluster } from '../../infra/flotilla-cluster.ts';
 import { CONTROLLER_GROUP, CRDS_DIR, renderClusterManifests } from '../../infra/manifests.ts';
+import { bundleShim, CONFIGMAP_LIMIT_BYTES, renderShimObjects } from '../../infra/shim/manifests.ts';
 
 type K8sObject = {
   apiVersion: string;
@@ -110,5 +114,127 @@ describe('renderClusterManifests', () => {
     } finally {
       fs.rmSync(empty, { recursive: true });
     }
+  });
+});
+
+describe('the shim in the cluster manifests', () => {
+  type Deployment = {
+    kind: 'Deployment';
+    metadata: { name: string; namespace: string };
+    spec: {
+      template: {
+        metadata: { annotations: Record<string, string> };
+        spec: {
+          serviceAccountName: string;
+          containers: {
+            image: string;
+            command: string[];
+            env: { name: string; value: string }[];
+            securityContext: Record<string, unknown>;
+            volumeMounts: { name: string; mountPath: string }[];
+          }[];
+          volumes: { name: string; configMap?: { name: string } }[];
+        };
+      };
+    };
+  };
+  type ConfigMap = { kind: 'ConfigMap'; data: Record<string, string>; binaryData: Record<string, string> };
+  const shim = {
+    clusterName: 'demo',
+    region: 'eu-west-1',
+    queueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/flotilla-demo-pod-events',
+    program: Buffer.from('export {};\n'),
+  };
+  const all = (yaml: string) => parseAllDocuments(yaml).map((d) => d.toJS() as { kind: string } | null);
+
+  it('adds the ConfigMap with the boot script and the gzipped program, and the Deployment that runs it', () => {
+    const docs = all(renderClusterManifests({ shim }));
+    const configMap = docs.find((d) => d?.kind === 'ConfigMap') as ConfigMap | undefined;
+    const deployment = docs.find((d) => d?.kind === 'Deployment') as Deployment | undefined;
+    expect(configMap?.data['boot.mjs']).toContain(
+      "gunzipSync(readFileSync(join(import.meta.dirname, 'shim.mjs.gz')))",
+    );
+    expect(gunzipSync(Buffer.from(configMap?.binaryData['shim.mjs.gz'] ?? '', 'base64')).toString()).toBe(
+      'export {};\n',
+    );
+    const pod = deployment?.spec.template.spec;
+    expect(deployment?.metadata).toEqual(
+      expect.objectContaining({ name: 'flotilla-shim', namespace: 'flotilla' }),
+    );
+    expect(pod?.serviceAccountName).toBe('flotilla-shim');
+    const container = pod?.containers[0];
+    expect(container?.image).toMatch(/^public\.ecr\.aws\/docker\/library\/node:22/);
+    expect(container?.command).toEqual(['node', '/opt/flotilla/boot.mjs']);
+    expect(Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({
+      FLOTILLA_CLUSTER_NAME: 'demo',
+      FLOTILLA_POD_EVENT_QUEUE_URL: shim.queueUrl,
+      AWS_REGION: 'eu-west-1',
+    });
+    expect(container?.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod?.volumes.find((v) => v.name === 'program')?.configMap?.name).toBe('flotilla-shim-program');
+    expect(deployment?.spec.template.metadata.annotations['flotilla/program-sha256']).toMatch(
+      /^[0-9a-f]{16}$/,
+    );
+  });
+
+  it('rolls the Deployment when the program changes', () => {
+    const hash = (program: Buffer) =>
+      (
+        all(renderClusterManifests({ shim: { ...shim, program } })).find(
+          (d) => d?.kind === 'Deployment',
+        ) as Deployment
+      ).spec.template.metadata.annotations['flotilla/program-sha256'];
+    expect(hash(Buffer.from('a'))).not.toBe(hash(Buffer.from('b')));
+  });
+
+  it('says why the shim is left out when the queue URL is unknown', () => {
+    const yaml = renderClusterManifests();
+    expect(yaml).toContain("# The shim's ConfigMap and Deployment are left out");
+    expect(all(yaml).some((d) => d?.kind === 'Deployment')).toBe(false);
+  });
+
+  it('bundles the real shim small enough for a ConfigMap', () => {
+    const program = bundleShim();
+    expect(program.length).toBeGreaterThan(100_000);
+    const configMap = renderShimObjects({
+      ...shim,
+      program,
+      namespace: 'flotilla',
+      serviceAccount: 'flotilla-shim',
+    })[0] as ConfigMap;
+    expect(JSON.stringify(configMap).length).toBeLessThan(CONFIGMAP_LIMIT_BYTES);
+  });
+});
+
+describe('FlotillaCluster.renderManifests', () => {
+  const context = { 'aws:cdk:bundling-stacks': [] };
+  const deploymentEnv = (stack: Stack) => {
+    const cluster = new FlotillaCluster(stack, 'Flotilla', { clusterName: 'demo' });
+    const docs = parseAllDocuments(cluster.renderManifests()).map(
+      (d) => d.toJS() as Record<string, unknown> | null,
+    );
+    const deployment = docs.find((d) => d?.['kind'] === 'Deployment') as
+      | { spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }
+      | undefined;
+    return deployment?.spec.template.spec.containers[0]?.env;
+  };
+
+  it("names the pod-event queue's URL in the shim's Deployment when the stack has an account and region", () => {
+    const stack = new Stack(new App({ context }), 'Concrete', {
+      env: { account: '123456789012', region: 'eu-west-1' },
+    });
+    const env = Object.fromEntries((deploymentEnv(stack) ?? []).map((e) => [e.name, e.value]));
+    expect(env['FLOTILLA_POD_EVENT_QUEUE_URL']).toBe(
+      'https://sqs.eu-west-1.amazonaws.com/123456789012/flotilla-demo-pod-events',
+    );
+    expect(env['AWS_REGION']).toBe('eu-west-1');
+  });
+
+  it('leaves the shim out of an environment-agnostic stack', () => {
+    expect(deploymentEnv(new Stack(new App({ context }), 'Agnostic'))).toBeUndefined();
   });
 });

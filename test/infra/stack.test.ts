@@ -1,7 +1,7 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FlotillaConfigError } from '../../infra/flotilla-cluster.ts';
+import { FlotillaConfigError, podEventQueueName } from '../../infra/flotilla-cluster.ts';
 import { catalogFunction } from '../../infra/functions.ts';
 import { LOG_QUERIES } from '../../infra/log-queries.ts';
 import { STATE_TABLE } from '../../shared/adapters/aws/dynamo-state.ts';
@@ -136,7 +136,8 @@ describe('FlotillaCluster with its default Lambdas', () => {
     const { stack, cluster } = built;
     for (const name of ['podEvents', 'interruption', 'termination'] as const) {
       template.hasResourceProperties('AWS::SQS::Queue', {
-        QueueName: Match.absent(),
+        // Only the pod-event queue has a fixed name: the shim's Deployment names its URL.
+        QueueName: name === 'podEvents' ? podEventQueueName('demo') : Match.absent(),
         RedrivePolicy: {
           deadLetterTargetArn: ref(stack, cluster.deadLetterQueues[name].queueArn),
           maxReceiveCount: Match.anyValue(),

@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvVar } from '../../shared/runtime/env.ts';
+import { renderShimObjects } from '../../infra/shim/manifests.ts';
 import { parsePodEvent } from '../../shared/runtime/pod-event.ts';
 import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
-import { projectRoot } from '../harness/paths.ts';
 import { waitFor } from '../harness/proc.ts';
 
 const clusterName = `shim-${randomBytes(3).toString('hex')}`;
@@ -20,6 +21,14 @@ let queueUrl: string;
 let shim: ChildProcess;
 let shimOutput = '';
 
+interface ShimConfigMap {
+  readonly data: { readonly 'boot.mjs': string };
+  readonly binaryData: { readonly 'shim.mjs.gz': string };
+}
+interface ShimDeployment {
+  readonly spec: { template: { spec: { containers: [{ env: { name: string; value: string }[] }] } } };
+}
+
 beforeAll(async () => {
   [server, cluster] = await Promise.all([moto(), kube()]);
   await resetMoto(server);
@@ -28,17 +37,32 @@ beforeAll(async () => {
     (await sqs.send(new CreateQueueCommand({ QueueName: `${clusterName}-pod-events` }))).QueueUrl ?? '';
   core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  // The shim runs as its own process, configured the way its Deployment configures it.
-  shim = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'infra/shim/main.ts')], {
+  // The shim runs as its own process, from the very ConfigMap and Deployment the cluster gets:
+  // the boot script and the gzipped bundle land in a folder as the volume mount would put them.
+  const [configMap, deployment] = renderShimObjects({
+    namespace: 'flotilla',
+    serviceAccount: 'flotilla-shim',
+    clusterName,
+    queueUrl,
+    region: server.region,
+  }) as [ShimConfigMap, ShimDeployment];
+  const mount = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-shim-mount-'));
+  fs.writeFileSync(path.join(mount, 'boot.mjs'), configMap.data['boot.mjs']);
+  fs.writeFileSync(
+    path.join(mount, 'shim.mjs.gz'),
+    Buffer.from(configMap.binaryData['shim.mjs.gz'], 'base64'),
+  );
+  const container = deployment.spec.template.spec.containers[0];
+  const deploymentEnv = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+  shim = spawn(process.execPath, [path.join(mount, 'boot.mjs')], {
     env: {
-      ...process.env,
+      PATH: process.env['PATH'] ?? '',
+      ...deploymentEnv,
+      // What the cluster provides instead: the in-cluster service account and EKS Pod Identity.
       KUBECONFIG: cluster.kubeconfigPath,
       AWS_ENDPOINT_URL_SQS: server.endpoint,
-      AWS_REGION: server.region,
       AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-      [EnvVar.clusterName]: clusterName,
-      [EnvVar.podEventQueueUrl]: queueUrl,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
