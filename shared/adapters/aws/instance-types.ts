@@ -6,31 +6,19 @@ import {
   type InstanceTypeInfo,
 } from '@aws-sdk/client-ec2';
 import {
-  AL2023_DEFAULTS,
   type CapacityType,
   computeCapacityAndOverhead,
-  type EvictionThreshold,
   type InstanceType,
-  type KubeletConfiguration,
   Label,
-  type Labels,
-  type NodeClassSettings,
   type Offering,
-  parseQuantity,
-  parseResourceList,
   Resource,
 } from '../../core/index.ts';
-import type {
-  CachedInstanceType,
-  EC2NodeClass,
-  KubeletSpec,
-  NodeSelectorRequirement,
-  OfferingKey,
-} from '../../ports/cloud.ts';
+import type { CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
 import { offeringKeyString } from '../../ports/cloud.ts';
+import { labelsMatch, nodeClassSettings } from '../launch-plan.ts';
 import { call } from './errors.ts';
 
-const GiB = 1024 ** 3;
+export { labelsMatch, nodeClassSettings };
 
 /** Karpenter's instance-type name scheme: category letters, optional `-Ntb`, generation digits. */
 const NAME_SCHEME = /^([a-z]+)(-[0-9]+tb)?([0-9]+)[a-z0-9-]*\./;
@@ -230,100 +218,10 @@ export function toCachedInstanceType(
   };
 }
 
-/** True when `labels` satisfy `requirement` (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte). */
-export function labelsMatch(labels: Labels, requirements: readonly NodeSelectorRequirement[]): boolean {
-  return requirements.every((r) => {
-    const value = labels[r.key];
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        return value !== undefined && values.includes(value);
-      case 'NotIn':
-        return value === undefined || !values.includes(value);
-      case 'Exists':
-        return value !== undefined;
-      case 'DoesNotExist':
-        return value === undefined;
-      case 'Gt':
-      case 'Lt':
-      case 'Gte':
-      case 'Lte': {
-        const n = Number(value);
-        const bound = Number(values[0]);
-        if (value === undefined || !Number.isFinite(n) || !Number.isFinite(bound)) return false;
-        return r.operator === 'Gt'
-          ? n > bound
-          : r.operator === 'Lt'
-            ? n < bound
-            : r.operator === 'Gte'
-              ? n >= bound
-              : n <= bound;
-      }
-    }
-    return false;
-  });
-}
-
 /** ENI-limited pods: `ENIs × (IPv4 per ENI − 1) + 2`, or 110 when EC2 does not say. */
 export function eniLimitedPods(type: Pick<CachedInstanceType, 'enis' | 'ipv4PerEni'>): number {
   if (type.enis <= 0 || type.ipv4PerEni <= 0) return 110;
   return type.enis * (type.ipv4PerEni - 1) + 2;
-}
-
-function evictionMap(
-  raw: Readonly<Record<string, string>> | undefined,
-  object: string,
-  field: string,
-): Record<string, EvictionThreshold> | undefined {
-  if (raw === undefined) return undefined;
-  const out: Record<string, EvictionThreshold> = {};
-  for (const [signal, value] of Object.entries(raw)) {
-    out[signal] = value.trim().endsWith('%')
-      ? { kind: 'percent', percent: Number.parseFloat(value) }
-      : { kind: 'quantity', amount: parseQuantity(value, 'base', { object, field: `${field}.${signal}` }) };
-  }
-  return out;
-}
-
-/**
- * The NodeClass settings core's capacity model needs: kubelet reservations as integers, and the
- * volume that backs ephemeral storage (the root volume; Bottlerocket's data volume).
- * @throws InvalidQuantityError naming the NodeClass field.
- */
-export function nodeClassSettings(nodeClass: EC2NodeClass, family: string | undefined): NodeClassSettings {
-  const object = `ec2NodeClass "${nodeClass.name}"`;
-  const spec: KubeletSpec = nodeClass.spec.kubelet ?? {};
-  const evictionHard = evictionMap(spec.evictionHard, object, 'spec.kubelet.evictionHard');
-  const evictionSoft = evictionMap(spec.evictionSoft, object, 'spec.kubelet.evictionSoft');
-  const kubelet: KubeletConfiguration = {
-    ...(spec.maxPods === undefined ? {} : { maxPods: spec.maxPods }),
-    ...(spec.podsPerCore === undefined ? {} : { podsPerCore: spec.podsPerCore }),
-    ...(spec.kubeReserved === undefined
-      ? {}
-      : {
-          kubeReserved: parseResourceList(spec.kubeReserved, { object, field: 'spec.kubelet.kubeReserved' }),
-        }),
-    ...(spec.systemReserved === undefined
-      ? {}
-      : {
-          systemReserved: parseResourceList(spec.systemReserved, {
-            object,
-            field: 'spec.kubelet.systemReserved',
-          }),
-        }),
-    ...(evictionHard === undefined
-      ? {}
-      : { evictionHard: { ...AL2023_DEFAULTS.evictionHard, ...evictionHard } }),
-    ...(evictionSoft === undefined ? {} : { evictionSoft }),
-  };
-  const mappings = nodeClass.spec.blockDeviceMappings ?? [];
-  const root =
-    mappings.find((m) => m.rootVolume) ??
-    (family === 'Bottlerocket'
-      ? mappings.find((m) => m.deviceName === '/dev/xvdb')
-      : mappings.find((m) => m.deviceName === '/dev/xvda'));
-  const rootVolumeBytes = root?.ebs?.volumeSizeBytes ?? 20 * GiB;
-  return { kubelet, rootVolumeBytes };
 }
 
 export interface InstanceTypeContext {

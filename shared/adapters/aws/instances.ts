@@ -8,16 +8,10 @@ import {
 import type { CapacityType } from '../../core/index.ts';
 import { type CloudInstance, InstanceNotOwnedError, type InstanceState } from '../../ports/cloud.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { Tag } from '../launch-plan.ts';
 import { call, isNotFound, toCloudApiError } from './errors.ts';
 
-export const Tag = {
-  nodePool: 'karpenter.sh/nodepool',
-  nodeClaim: 'karpenter.sh/nodeclaim',
-  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
-  clusterName: 'eks:eks-cluster-name',
-  name: 'Name',
-  cluster: (clusterName: string) => `kubernetes.io/cluster/${clusterName}`,
-} as const;
+export { Tag };
 
 /** States of instances a cluster still owns (terminated ones are gone). */
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];

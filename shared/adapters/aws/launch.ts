@@ -10,12 +10,10 @@ import {
   type FleetLaunchTemplateOverridesRequest,
   type Subnet,
 } from '@aws-sdk/client-ec2';
-import type { InstanceType, Offering } from '../../core/index.ts';
-import { type CapacityType, Label } from '../../core/index.ts';
+import type { CapacityType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
-  type AmiStatus,
   CloudApiError,
   type CloudInstance,
   InsufficientCapacityError,
@@ -24,18 +22,16 @@ import {
   NodeClassConditionType,
   NodeClassNotReadyError,
   type OfferingKey,
-  offeringKeyString,
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { type Candidate, launchTags, MAX_INSTANCE_TYPES, selectCandidates, Tag } from '../launch-plan.ts';
 import { CAPACITY_ERROR_CODES, call } from './errors.ts';
-import { labelsMatch } from './instance-types.ts';
-import { type InstanceOps, Tag } from './instances.ts';
+import type { InstanceOps } from './instances.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
 import { type ClusterInfo, renderUserData } from './user-data.ts';
 
-/** Karpenter's maxInstanceTypes: the cheapest this many types go into one CreateFleet call. */
-export const MAX_INSTANCE_TYPES = 60;
+export { launchTags, MAX_INSTANCE_TYPES, selectCandidates };
 
 export interface LauncherOptions {
   readonly ec2: EC2Client;
@@ -47,98 +43,6 @@ export interface LauncherOptions {
   readonly instances: InstanceOps;
   /** The NodeClass's AMI family, resolved from its alias or spec. */
   readonly familyOf: (request: LaunchRequest) => AmiFamily | undefined;
-}
-
-interface Candidate {
-  readonly type: InstanceType;
-  readonly ami: AmiStatus;
-  readonly offerings: readonly Offering[];
-  readonly price: number;
-}
-
-/** The offering labels a NodeClaim's requirements are checked against. */
-function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>): Record<string, string> {
-  const zoneId = zoneIds.get(offering.zone);
-  return {
-    [Label.zone]: offering.zone,
-    [Label.capacityType]: offering.capacityType,
-    ...(zoneId === undefined ? {} : { [Label.zoneId]: zoneId }),
-  };
-}
-
-/** Types with GPUs, accelerators or bare metal, which Karpenter avoids unless nothing else fits. */
-function isExotic(type: InstanceType): boolean {
-  return (
-    type.labels[Label.instanceGpuCount] !== undefined ||
-    type.labels[Label.instanceAcceleratorCount] !== undefined ||
-    type.labels[Label.instanceSize]?.includes('metal') === true
-  );
-}
-
-/**
- * Chooses the capacity type and the cheapest candidates: reserved if any reserved offering is
- * allowed and available, else spot, else on-demand; up to 60 types, cheapest first, exotic types
- * only when nothing else is left. Pure, for unit tests.
- */
-export function selectCandidates(
-  request: LaunchRequest,
-  unavailable: ReadonlySet<string>,
-  zoneIds: ReadonlyMap<string, string>,
-): { capacityType: CapacityType; candidates: Candidate[] } | undefined {
-  const status = request.nodeClass.status;
-  const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
-  const offeringRequirements = request.requirements.filter(
-    (r) => r.key === Label.zone || r.key === Label.capacityType || r.key === Label.zoneId,
-  );
-  const usable: { type: InstanceType; ami: AmiStatus; offerings: Offering[] }[] = [];
-  for (const type of request.instanceTypes) {
-    const ami = (status?.amis ?? []).find((a) => labelsMatch(type.labels, a.requirements));
-    if (ami === undefined) continue;
-    const offerings = type.offerings.filter(
-      (o) =>
-        o.available &&
-        zones.has(o.zone) &&
-        !unavailable.has(
-          offeringKeyString({ instanceType: type.name, zone: o.zone, capacityType: o.capacityType }),
-        ) &&
-        labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
-    );
-    if (offerings.length > 0) usable.push({ type, ami, offerings });
-  }
-  const has = (capacityType: CapacityType) =>
-    usable.some((u) => u.offerings.some((o) => o.capacityType === capacityType));
-  const capacityType: CapacityType | undefined = has('reserved')
-    ? 'reserved'
-    : has('spot')
-      ? 'spot'
-      : has('on-demand')
-        ? 'on-demand'
-        : undefined;
-  if (capacityType === undefined) return undefined;
-  let candidates: Candidate[] = usable.flatMap(({ type, ami, offerings }) => {
-    const chosen = offerings
-      .filter((o) => o.capacityType === capacityType)
-      .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.zone.localeCompare(b.zone));
-    const first = chosen[0];
-    return first === undefined ? [] : [{ type, ami, offerings: chosen, price: first.priceUsdPerHour }];
-  });
-  const ordinary = candidates.filter((c) => !isExotic(c.type));
-  if (ordinary.length > 0) candidates = ordinary;
-  candidates.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
-  return { capacityType, candidates: candidates.slice(0, MAX_INSTANCE_TYPES) };
-}
-
-/** Tags on the fleet, instance and volumes (and, without the NodeClaim ones, the launch template). */
-export function launchTags(request: LaunchRequest, clusterName: string): Record<string, string> {
-  return {
-    ...(request.nodeClass.spec.tags ?? {}),
-    [Tag.cluster(clusterName)]: 'owned',
-    [Tag.clusterName]: clusterName,
-    [Tag.nodePool]: request.nodePoolName,
-    [Tag.nodeClass]: request.nodeClass.name,
-    [Tag.nodeClaim]: request.nodeClaimName,
-    [Tag.name]: `${request.nodePoolName}/${request.nodeClaimName}`,
-  };
 }
 
 /**

@@ -1,8 +1,6 @@
 import {
   CreateFleetCommand,
   type CreateFleetCommandInput,
-  type CreateFleetCommandOutput,
-  type CreateFleetError,
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
@@ -30,6 +28,7 @@ import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { setUpAccount } from './cloud-fixture.ts';
 import { CLUSTER, silentLogger } from './fixtures.ts';
+import { noCapacityFor } from './ice.ts';
 
 let server: Moto;
 let catalog: OfferingCatalog;
@@ -83,54 +82,6 @@ async function userDataOf(ec2: EC2Client, instanceId: string): Promise<string> {
     new DescribeInstanceAttributeCommand({ InstanceId: instanceId, Attribute: 'userData' }),
   );
   return Buffer.from(result.UserData?.Value ?? '', 'base64').toString('utf8');
-}
-
-/**
- * Fault injection at the adapter boundary: EC2 has no on-demand capacity for `type` (in `zones`,
- * or everywhere). Its overrides are taken out of the request and come back as CreateFleet errors,
- * as EC2 reports them; if nothing is left, moto is not called at all.
- */
-function noCapacityFor(client: EC2Client, type: string, zones?: readonly string[]): () => void {
-  const name = `no-capacity-${type}`;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName !== 'CreateFleetCommand') return next(args);
-      const input = args.input as CreateFleetCommandInput;
-      const errors: CreateFleetError[] = [];
-      const configs = (input.LaunchTemplateConfigs ?? []).map((config) => ({
-        ...config,
-        Overrides: (config.Overrides ?? []).filter((o) => {
-          const iced =
-            o.InstanceType === type && (zones === undefined || zones.includes(o.AvailabilityZone ?? ''));
-          if (iced) {
-            errors.push({
-              ErrorCode: 'InsufficientInstanceCapacity',
-              ErrorMessage: `We currently do not have sufficient ${type} capacity in the Availability Zone you requested.`,
-              Lifecycle: 'on-demand',
-              LaunchTemplateAndOverrides: {
-                LaunchTemplateSpecification: config.LaunchTemplateSpecification,
-                Overrides: o,
-              },
-            });
-          }
-          return !iced;
-        }),
-      }));
-      const left = configs.filter((c) => c.Overrides.length > 0);
-      if (left.length === 0) {
-        return {
-          response: {},
-          output: { $metadata: {}, Errors: errors, Instances: [] } as CreateFleetCommandOutput,
-        };
-      }
-      const result = await next({ ...args, input: { ...input, LaunchTemplateConfigs: left } });
-      const output = result.output as CreateFleetCommandOutput;
-      output.Errors = [...(output.Errors ?? []), ...errors];
-      return result;
-    },
-    { step: 'initialize', name },
-  );
-  return () => client.middlewareStack.remove(name);
 }
 
 describe('launching through CreateFleet against moto', () => {

@@ -1,0 +1,223 @@
+/**
+ * What both Cloud adapters (EC2 and the simulator's in-memory cloud) decide the same way, with
+ * no SDK: the tags that mark what Flotilla launched, the NodeClass settings of the capacity model,
+ * and which offerings a NodeClaim launches on (capacity type and cheapest candidates).
+ */
+import type { InstanceType, Offering } from '../core/index.ts';
+import {
+  AL2023_DEFAULTS,
+  type CapacityType,
+  type EvictionThreshold,
+  type KubeletConfiguration,
+  Label,
+  type Labels,
+  type NodeClassSettings,
+  parseQuantity,
+  parseResourceList,
+} from '../core/index.ts';
+import {
+  type AmiStatus,
+  type EC2NodeClass,
+  type KubeletSpec,
+  type LaunchRequest,
+  type NodeSelectorRequirement,
+  offeringKeyString,
+} from '../ports/cloud.ts';
+
+const GiB = 1024 ** 3;
+
+/** The tags Flotilla puts on what it launches; ownership is decided on them. */
+export const Tag = {
+  nodePool: 'karpenter.sh/nodepool',
+  nodeClaim: 'karpenter.sh/nodeclaim',
+  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
+  clusterName: 'eks:eks-cluster-name',
+  name: 'Name',
+  cluster: (clusterName: string) => `kubernetes.io/cluster/${clusterName}`,
+} as const;
+
+/** Karpenter's maxInstanceTypes: the cheapest this many types go into one CreateFleet call. */
+export const MAX_INSTANCE_TYPES = 60;
+
+/** A candidate instance type of one launch, with its AMI and its usable offerings cheapest first. */
+export interface Candidate {
+  readonly type: InstanceType;
+  readonly ami: AmiStatus;
+  readonly offerings: readonly Offering[];
+  readonly price: number;
+}
+
+/** The offering labels a NodeClaim's requirements are checked against. */
+function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>): Record<string, string> {
+  const zoneId = zoneIds.get(offering.zone);
+  return {
+    [Label.zone]: offering.zone,
+    [Label.capacityType]: offering.capacityType,
+    ...(zoneId === undefined ? {} : { [Label.zoneId]: zoneId }),
+  };
+}
+
+/** Types with GPUs, accelerators or bare metal, which Karpenter avoids unless nothing else fits. */
+function isExotic(type: InstanceType): boolean {
+  return (
+    type.labels[Label.instanceGpuCount] !== undefined ||
+    type.labels[Label.instanceAcceleratorCount] !== undefined ||
+    type.labels[Label.instanceSize]?.includes('metal') === true
+  );
+}
+
+/**
+ * Chooses the capacity type and the cheapest candidates: reserved if any reserved offering is
+ * allowed and available, else spot, else on-demand; up to 60 types, cheapest first, exotic types
+ * only when nothing else is left. Pure, for unit tests.
+ */
+export function selectCandidates(
+  request: LaunchRequest,
+  unavailable: ReadonlySet<string>,
+  zoneIds: ReadonlyMap<string, string>,
+): { capacityType: CapacityType; candidates: Candidate[] } | undefined {
+  const status = request.nodeClass.status;
+  const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
+  const offeringRequirements = request.requirements.filter(
+    (r) => r.key === Label.zone || r.key === Label.capacityType || r.key === Label.zoneId,
+  );
+  const usable: { type: InstanceType; ami: AmiStatus; offerings: Offering[] }[] = [];
+  for (const type of request.instanceTypes) {
+    const ami = (status?.amis ?? []).find((a) => labelsMatch(type.labels, a.requirements));
+    if (ami === undefined) continue;
+    const offerings = type.offerings.filter(
+      (o) =>
+        o.available &&
+        zones.has(o.zone) &&
+        !unavailable.has(
+          offeringKeyString({ instanceType: type.name, zone: o.zone, capacityType: o.capacityType }),
+        ) &&
+        labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
+    );
+    if (offerings.length > 0) usable.push({ type, ami, offerings });
+  }
+  const has = (capacityType: CapacityType) =>
+    usable.some((u) => u.offerings.some((o) => o.capacityType === capacityType));
+  const capacityType: CapacityType | undefined = has('reserved')
+    ? 'reserved'
+    : has('spot')
+      ? 'spot'
+      : has('on-demand')
+        ? 'on-demand'
+        : undefined;
+  if (capacityType === undefined) return undefined;
+  let candidates: Candidate[] = usable.flatMap(({ type, ami, offerings }) => {
+    const chosen = offerings
+      .filter((o) => o.capacityType === capacityType)
+      .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.zone.localeCompare(b.zone));
+    const first = chosen[0];
+    return first === undefined ? [] : [{ type, ami, offerings: chosen, price: first.priceUsdPerHour }];
+  });
+  const ordinary = candidates.filter((c) => !isExotic(c.type));
+  if (ordinary.length > 0) candidates = ordinary;
+  candidates.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
+  return { capacityType, candidates: candidates.slice(0, MAX_INSTANCE_TYPES) };
+}
+
+/** Tags on the fleet, instance and volumes (and, without the NodeClaim ones, the launch template). */
+export function launchTags(request: LaunchRequest, clusterName: string): Record<string, string> {
+  return {
+    ...(request.nodeClass.spec.tags ?? {}),
+    [Tag.cluster(clusterName)]: 'owned',
+    [Tag.clusterName]: clusterName,
+    [Tag.nodePool]: request.nodePoolName,
+    [Tag.nodeClass]: request.nodeClass.name,
+    [Tag.nodeClaim]: request.nodeClaimName,
+    [Tag.name]: `${request.nodePoolName}/${request.nodeClaimName}`,
+  };
+}
+
+/** True when `labels` satisfy `requirement` (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte). */
+export function labelsMatch(labels: Labels, requirements: readonly NodeSelectorRequirement[]): boolean {
+  return requirements.every((r) => {
+    const value = labels[r.key];
+    const values = r.values ?? [];
+    switch (r.operator) {
+      case 'In':
+        return value !== undefined && values.includes(value);
+      case 'NotIn':
+        return value === undefined || !values.includes(value);
+      case 'Exists':
+        return value !== undefined;
+      case 'DoesNotExist':
+        return value === undefined;
+      case 'Gt':
+      case 'Lt':
+      case 'Gte':
+      case 'Lte': {
+        const n = Number(value);
+        const bound = Number(values[0]);
+        if (value === undefined || !Number.isFinite(n) || !Number.isFinite(bound)) return false;
+        return r.operator === 'Gt'
+          ? n > bound
+          : r.operator === 'Lt'
+            ? n < bound
+            : r.operator === 'Gte'
+              ? n >= bound
+              : n <= bound;
+      }
+    }
+    return false;
+  });
+}
+
+function evictionMap(
+  raw: Readonly<Record<string, string>> | undefined,
+  object: string,
+  field: string,
+): Record<string, EvictionThreshold> | undefined {
+  if (raw === undefined) return undefined;
+  const out: Record<string, EvictionThreshold> = {};
+  for (const [signal, value] of Object.entries(raw)) {
+    out[signal] = value.trim().endsWith('%')
+      ? { kind: 'percent', percent: Number.parseFloat(value) }
+      : { kind: 'quantity', amount: parseQuantity(value, 'base', { object, field: `${field}.${signal}` }) };
+  }
+  return out;
+}
+
+/**
+ * The NodeClass settings core's capacity model needs: kubelet reservations as integers, and the
+ * volume that backs ephemeral storage (the root volume; Bottlerocket's data volume).
+ * @throws InvalidQuantityError naming the NodeClass field.
+ */
+export function nodeClassSettings(nodeClass: EC2NodeClass, family: string | undefined): NodeClassSettings {
+  const object = `ec2NodeClass "${nodeClass.name}"`;
+  const spec: KubeletSpec = nodeClass.spec.kubelet ?? {};
+  const evictionHard = evictionMap(spec.evictionHard, object, 'spec.kubelet.evictionHard');
+  const evictionSoft = evictionMap(spec.evictionSoft, object, 'spec.kubelet.evictionSoft');
+  const kubelet: KubeletConfiguration = {
+    ...(spec.maxPods === undefined ? {} : { maxPods: spec.maxPods }),
+    ...(spec.podsPerCore === undefined ? {} : { podsPerCore: spec.podsPerCore }),
+    ...(spec.kubeReserved === undefined
+      ? {}
+      : {
+          kubeReserved: parseResourceList(spec.kubeReserved, { object, field: 'spec.kubelet.kubeReserved' }),
+        }),
+    ...(spec.systemReserved === undefined
+      ? {}
+      : {
+          systemReserved: parseResourceList(spec.systemReserved, {
+            object,
+            field: 'spec.kubelet.systemReserved',
+          }),
+        }),
+    ...(evictionHard === undefined
+      ? {}
+      : { evictionHard: { ...AL2023_DEFAULTS.evictionHard, ...evictionHard } }),
+    ...(evictionSoft === undefined ? {} : { evictionSoft }),
+  };
+  const mappings = nodeClass.spec.blockDeviceMappings ?? [];
+  const root =
+    mappings.find((m) => m.rootVolume) ??
+    (family === 'Bottlerocket'
+      ? mappings.find((m) => m.deviceName === '/dev/xvdb')
+      : mappings.find((m) => m.deviceName === '/dev/xvda'));
+  const rootVolumeBytes = root?.ebs?.volumeSizeBytes ?? 20 * GiB;
+  return { kubelet, rootVolumeBytes };
+}

@@ -1,0 +1,57 @@
+import type {
+  CreateFleetCommandInput,
+  CreateFleetCommandOutput,
+  CreateFleetError,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+
+let injected = 0;
+
+/**
+ * EC2 has no capacity for `type` (in `zones`, or everywhere): its CreateFleet overrides are taken
+ * out of the request and come back as InsufficientInstanceCapacity errors, as EC2 reports them. Returns a function that ends the shortage.
+ */
+export function noCapacityFor(client: EC2Client, type: string, zones?: readonly string[]): () => void {
+  injected += 1;
+  const name = `no-capacity-${type}-${injected}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'CreateFleetCommand') return next(args);
+      const input = args.input as CreateFleetCommandInput;
+      const lifecycle = input.TargetCapacitySpecification?.DefaultTargetCapacityType ?? 'on-demand';
+      const errors: CreateFleetError[] = [];
+      const configs = (input.LaunchTemplateConfigs ?? []).map((config) => ({
+        ...config,
+        Overrides: (config.Overrides ?? []).filter((o) => {
+          const iced =
+            o.InstanceType === type && (zones === undefined || zones.includes(o.AvailabilityZone ?? ''));
+          if (iced) {
+            errors.push({
+              ErrorCode: 'InsufficientInstanceCapacity',
+              ErrorMessage: `We currently do not have sufficient ${type} capacity in the Availability Zone you requested.`,
+              Lifecycle: lifecycle === 'spot' ? 'spot' : 'on-demand',
+              LaunchTemplateAndOverrides: {
+                LaunchTemplateSpecification: config.LaunchTemplateSpecification,
+                Overrides: o,
+              },
+            });
+          }
+          return !iced;
+        }),
+      }));
+      const left = configs.filter((c) => c.Overrides.length > 0);
+      if (left.length === 0) {
+        return {
+          response: {},
+          output: { $metadata: {}, Errors: errors, Instances: [] } as CreateFleetCommandOutput,
+        };
+      }
+      const result = await next({ ...args, input: { ...input, LaunchTemplateConfigs: left } });
+      const output = result.output as CreateFleetCommandOutput;
+      output.Errors = [...(output.Errors ?? []), ...errors];
+      return result;
+    },
+    { step: 'initialize', name },
+  );
+  return () => client.middlewareStack.remove(name);
+}
