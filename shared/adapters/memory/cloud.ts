@@ -1,0 +1,346 @@
+import { type CapacityType, type InstanceType, type Labels, Requirements } from '../../core/index.ts';
+import type { Clock } from '../../ports/clock.ts';
+import {
+  type Cloud,
+  type CloudInstance,
+  type EC2NodeClass,
+  InstanceNotOwnedError,
+  type InstanceState,
+  InsufficientCapacityError,
+  isNodeClassReady,
+  type LaunchRequest,
+  NodeClassConditionType,
+  NodeClassNotReadyError,
+  type NodeSelectorRequirement,
+  type OfferingKey,
+  offeringKeyString,
+} from '../../ports/cloud.ts';
+import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
+import { launchTags, MAX_INSTANCE_TYPES, selectCandidates, Tag } from '../launch-plan.ts';
+import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
+import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
+
+export { MAX_INSTANCE_TYPES };
+
+/** The tags the memory cloud launches with: the same as the AWS adapter's. */
+export const MemoryTag = Tag;
+
+/**
+ * A window of insufficient capacity: while it is open, EC2 has no capacity for the offerings it
+ * matches. An absent field matches everything.
+ */
+export interface CapacityWindow {
+  /** Instance type name; `*` matches any run of characters (`m5.*`, `*.metal`). */
+  readonly instanceType?: string;
+  readonly zone?: string;
+  readonly capacityType?: CapacityType;
+  /** Opens at this instant (inclusive). @default always open */
+  readonly from?: Date;
+  /** Closes at this instant (exclusive). @default never closes */
+  readonly until?: Date;
+}
+
+export interface MemoryCloudOptions {
+  /** Virtual time: launch times, boot delay, ICE back-offs and capacity windows read it. */
+  readonly clock: Clock;
+  /** Instances are tagged as owned by this cluster, as the AWS adapter tags them. */
+  readonly clusterName: string;
+  readonly catalog: MemoryCatalog;
+  /**
+   * Seeds instance ids (0–65535), so two simulations can share one report without clashing.
+   * @default 0
+   */
+  readonly seed?: number;
+  /** Virtual milliseconds from launch until an instance is `running`. @default 0 */
+  readonly bootDelayMs?: number;
+  readonly capacityWindows?: readonly CapacityWindow[];
+  /** Where ICE back-offs live. @default a fresh in-memory table */
+  readonly unavailableOfferings?: UnavailableOfferings;
+}
+
+/** An instance launched outside Flotilla (or by another cluster). */
+export interface ForeignInstanceInput {
+  readonly instanceType: string;
+  readonly zone: string;
+  /** @default 'on-demand' */
+  readonly capacityType?: CapacityType;
+  /** @default no tags */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** The Cloud port in memory for the simulator, with the knobs a scenario turns. */
+export interface MemoryCloud extends Cloud {
+  readonly unavailableOfferings: UnavailableOfferings;
+  /** Opens a window of insufficient capacity; the returned function removes it again. */
+  addCapacityWindow(window: CapacityWindow): () => void;
+  /** The windows configured now (open, closed or not yet open). */
+  capacityWindows(): readonly CapacityWindow[];
+  /** Puts an instance Flotilla did not launch into the account; `delete` refuses it. */
+  addForeignInstance(input: ForeignInstanceInput): CloudInstance;
+  /** EC2 takes an instance away (a spot reclaim): it is terminated at once. Returns it as it was. */
+  reclaim(instanceId: string): CloudInstance | undefined;
+  /** Every instance ever launched or added, terminated ones included, in launch order. */
+  history(): readonly CloudInstance[];
+}
+
+interface InstanceRecord {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly zone: string;
+  readonly capacityType: CapacityType;
+  readonly imageId?: string;
+  readonly launchTimeMs: number;
+  readonly privateDnsName: string;
+  readonly tags: Readonly<Record<string, string>>;
+  terminatedAtMs?: number;
+}
+
+/** `*` as a wildcard, everything else literal. */
+function globMatches(pattern: string | undefined, value: string): boolean {
+  if (pattern === undefined) return true;
+  if (!pattern.includes('*')) return pattern === value;
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`).test(value);
+}
+
+function matches(requirements: readonly NodeSelectorRequirement[], labels: Labels, field: string): boolean {
+  return Requirements.parse(requirements, { object: 'memory cloud', field }).matchesLabels(labels);
+}
+
+const hex = (value: number, width: number) => value.toString(16).padStart(width, '0').slice(-width);
+
+/**
+ * The Cloud port in memory, for the simulator. It launches as the AWS adapter does (cheapest
+ * allowed offering, reserved before spot before on-demand, ICE back-offs for 3 minutes of
+ * virtual time) against a catalog and configurable windows of insufficient capacity. Instances
+ * are `pending` for `bootDelayMs` of virtual time, then `running`. Deterministic: ids come from a
+ * seeded counter and time only from the clock.
+ */
+export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
+  const { clock, clusterName } = options;
+  const bootDelayMs = options.bootDelayMs ?? 0;
+  const seed = options.seed ?? 0;
+  const unavailable = options.unavailableOfferings ?? makeMemoryUnavailableOfferings();
+  const catalogFor = makeCatalogResolver(options.catalog);
+  const windows: CapacityWindow[] = [...(options.capacityWindows ?? [])];
+  const records = new Map<string, InstanceRecord>();
+  let counter = 0;
+
+  function nextId(): { instanceId: string; privateDnsName: string } {
+    counter += 1;
+    return {
+      instanceId: `i-0${hex(seed, 4)}${hex(counter, 12)}`,
+      privateDnsName: `ip-10-${(seed % 256).toString()}-${Math.floor(counter / 256) % 256}-${counter % 256}.ec2.internal`,
+    };
+  }
+
+  function stateOf(record: InstanceRecord, nowMs: number): InstanceState {
+    if (record.terminatedAtMs !== undefined && record.terminatedAtMs <= nowMs) return 'terminated';
+    return nowMs < record.launchTimeMs + bootDelayMs ? 'pending' : 'running';
+  }
+
+  function toInstance(record: InstanceRecord): CloudInstance {
+    const tags = record.tags;
+    return {
+      instanceId: record.instanceId,
+      providerId: `aws:///${record.zone}/${record.instanceId}`,
+      instanceType: record.instanceType,
+      zone: record.zone,
+      capacityType: record.capacityType,
+      state: stateOf(record, clock.now().getTime()),
+      ...(record.imageId === undefined ? {} : { imageId: record.imageId }),
+      launchTime: new Date(record.launchTimeMs),
+      privateDnsName: record.privateDnsName,
+      ...(tags[MemoryTag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[MemoryTag.nodeClaim] }),
+      ...(tags[MemoryTag.nodePool] === undefined ? {} : { nodePoolName: tags[MemoryTag.nodePool] }),
+      ...(tags[MemoryTag.nodeClass] === undefined ? {} : { nodeClassName: tags[MemoryTag.nodeClass] }),
+      tags: { ...tags },
+    };
+  }
+
+  const isOwned = (record: InstanceRecord) =>
+    record.tags[MemoryTag.cluster(clusterName)] === 'owned' && record.tags[MemoryTag.nodePool] !== undefined;
+
+  function noCapacity(key: OfferingKey, nowMs: number): boolean {
+    return windows.some(
+      (w) =>
+        (w.from === undefined || w.from.getTime() <= nowMs) &&
+        (w.until === undefined || nowMs < w.until.getTime()) &&
+        globMatches(w.instanceType, key.instanceType) &&
+        (w.zone === undefined || w.zone === key.zone) &&
+        (w.capacityType === undefined || w.capacityType === key.capacityType),
+    );
+  }
+
+  function liveByNodeClaim(nodeClaimName: string): InstanceRecord | undefined {
+    const nowMs = clock.now().getTime();
+    for (const record of records.values()) {
+      if (
+        record.tags[MemoryTag.nodeClaim] === nodeClaimName &&
+        record.tags[MemoryTag.clusterName] === clusterName &&
+        stateOf(record, nowMs) !== 'terminated'
+      ) {
+        return record;
+      }
+    }
+    return undefined;
+  }
+
+  async function create(request: LaunchRequest): Promise<CloudInstance> {
+    const nodeClass: EC2NodeClass = request.nodeClass;
+    if (!isNodeClassReady(nodeClass.status)) {
+      const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
+      throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
+    }
+    const existing = liveByNodeClaim(request.nodeClaimName);
+    if (existing !== undefined) return toInstance(existing);
+
+    const now = clock.now();
+    const backedOff = new Set((await unavailable.list(now)).keys());
+    const subnets = request.nodeClass.status?.subnets ?? [];
+    const zoneIds = new Map(subnets.flatMap((s) => (s.zoneID ? [[s.zone, s.zoneID] as const] : [])));
+    const selection = selectCandidates(request, backedOff, zoneIds);
+    if (selection === undefined || selection.candidates.length === 0) {
+      const zones = [...new Set((nodeClass.status?.subnets ?? []).map((s) => s.zone))].join(', ');
+      throw new InsufficientCapacityError(
+        `nodeClaim "${request.nodeClaimName}": none of the ${request.instanceTypes.length} instance types has an available offering in the zones of ec2NodeClass "${nodeClass.name}" (${zones}) that the requirements allow; offerings may be backed off after insufficient capacity for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s, or widen the NodePool requirements`,
+        [],
+      );
+    }
+    const { capacityType, candidates } = selection;
+    // EC2's lowest-price allocation: try offerings cheapest first; every one without capacity is
+    // reported (and backed off) until one launches. Offerings never tried are not backed off,
+    // whereas the AWS adapter backs off whatever CreateFleet reports.
+    const tries = candidates
+      .flatMap((c) => c.offerings.map((offering) => ({ candidate: c, offering })))
+      .sort(
+        (a, b) =>
+          a.offering.priceUsdPerHour - b.offering.priceUsdPerHour ||
+          a.candidate.type.name.localeCompare(b.candidate.type.name) ||
+          a.offering.zone.localeCompare(b.offering.zone),
+      );
+    const iced: OfferingKey[] = [];
+    const nowMs = now.getTime();
+    for (const { candidate, offering } of tries) {
+      const key: OfferingKey = { instanceType: candidate.type.name, zone: offering.zone, capacityType };
+      if (noCapacity(key, nowMs)) {
+        iced.push(key);
+        continue;
+      }
+      if (iced.length > 0) {
+        await unavailable.mark(iced, 'insufficient capacity', now, UNAVAILABLE_OFFERING_TTL_SECONDS);
+      }
+      const { instanceId, privateDnsName } = nextId();
+      const record: InstanceRecord = {
+        instanceId,
+        instanceType: candidate.type.name,
+        zone: offering.zone,
+        capacityType,
+        imageId: candidate.ami.id,
+        launchTimeMs: nowMs,
+        privateDnsName,
+        tags: launchTags(request, clusterName),
+      };
+      records.set(instanceId, record);
+      return toInstance(record);
+    }
+    await unavailable.mark(iced, 'insufficient capacity', now, UNAVAILABLE_OFFERING_TTL_SECONDS);
+    throw new InsufficientCapacityError(
+      `nodeClaim "${request.nodeClaimName}": EC2 had no ${capacityType} capacity for any of ${candidates.length} instance types (InsufficientInstanceCapacity); those offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s and the next attempt picks others`,
+      iced,
+    );
+  }
+
+  function live(instanceId: string): InstanceRecord | undefined {
+    const record = records.get(instanceId);
+    return record === undefined || stateOf(record, clock.now().getTime()) === 'terminated'
+      ? undefined
+      : record;
+  }
+
+  return {
+    unavailableOfferings: unavailable,
+
+    async instanceTypes(nodeClass) {
+      const status = nodeClass.status;
+      const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
+      const amis = status?.amis ?? [];
+      const backedOff = new Set((await unavailable.list(clock.now())).keys());
+      const out: InstanceType[] = [];
+      for (const type of catalogFor(nodeClass)) {
+        if (!amis.some((ami) => matches(ami.requirements, type.labels, 'amis'))) continue;
+        const offerings = type.offerings
+          .filter((o) => zones.has(o.zone))
+          .map((o) => ({
+            ...o,
+            available: o.available && !backedOff.has(offeringKeyString({ instanceType: type.name, ...o })),
+          }));
+        if (offerings.length > 0) out.push({ ...type, offerings });
+      }
+      return out;
+    },
+
+    create,
+
+    async delete(instanceId) {
+      const record = live(instanceId);
+      if (record === undefined) return;
+      if (!isOwned(record)) throw new InstanceNotOwnedError(instanceId, clusterName);
+      record.terminatedAtMs = clock.now().getTime();
+    },
+
+    async get(instanceId) {
+      const record = live(instanceId);
+      return record === undefined ? undefined : toInstance(record);
+    },
+
+    async list() {
+      return [...records.values()]
+        .filter((r) => live(r.instanceId) !== undefined && isOwned(r))
+        .map(toInstance);
+    },
+
+    markUnavailable: (offerings, reason) =>
+      unavailable.mark(offerings, reason, clock.now(), UNAVAILABLE_OFFERING_TTL_SECONDS),
+
+    addCapacityWindow(window) {
+      windows.push(window);
+      return () => {
+        const index = windows.indexOf(window);
+        if (index >= 0) windows.splice(index, 1);
+      };
+    },
+
+    capacityWindows: () => [...windows],
+
+    addForeignInstance(input) {
+      const { instanceId, privateDnsName } = nextId();
+      const record: InstanceRecord = {
+        instanceId,
+        instanceType: input.instanceType,
+        zone: input.zone,
+        capacityType: input.capacityType ?? 'on-demand',
+        launchTimeMs: clock.now().getTime(),
+        privateDnsName,
+        tags: { ...(input.tags ?? {}) },
+      };
+      records.set(instanceId, record);
+      return toInstance(record);
+    },
+
+    reclaim(instanceId) {
+      const record = live(instanceId);
+      if (record === undefined) return undefined;
+      const before = toInstance(record);
+      record.terminatedAtMs = clock.now().getTime();
+      return before;
+    },
+
+    history: () => [...records.values()].map(toInstance),
+  };
+}
+
+export { launchTags };

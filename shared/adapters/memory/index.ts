@@ -1,0 +1,22 @@
+export {
+  bundledCatalog,
+  bundledCatalogRecords,
+  type MemoryCatalog,
+  memoryNodeClassSettings,
+} from './catalog.ts';
+export {
+  type CapacityWindow,
+  type ForeignInstanceInput,
+  launchTags,
+  MAX_INSTANCE_TYPES,
+  type MemoryCloud,
+  type MemoryCloudOptions,
+  MemoryTag,
+  makeMemoryCloud,
+} from './cloud.ts';
+export {
+  MEMORY_AL2023_AMIS,
+  type MemoryNodeClassResolverOptions,
+  makeMemoryNodeClassResolver,
+} from './nodeclass.ts';
+export { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';

@@ -1,0 +1,91 @@
+import { Label } from '../../core/index.ts';
+import type { Clock } from '../../ports/clock.ts';
+import {
+  type AmiStatus,
+  type Condition,
+  type EC2NodeClass,
+  type EC2NodeClassStatus,
+  NodeClassConditionType,
+  type NodeClassResolver,
+} from '../../ports/cloud.ts';
+
+export interface MemoryNodeClassResolverOptions {
+  readonly clock: Clock;
+  /** Zones with one subnet each, e.g. `['us-east-1a', 'us-east-1b']`. */
+  readonly zones: readonly string[];
+  /** Zone name → zone id; absent zones have no id. */
+  readonly zoneIds?: Readonly<Record<string, string>>;
+  /** @default the three AL2023 images (amd64 standard, arm64 standard, amd64 nvidia) */
+  readonly amis?: readonly AmiStatus[];
+}
+
+/** AL2023 as the alias resolves it: one image per architecture and variant, with its requirements. */
+export const MEMORY_AL2023_AMIS: readonly AmiStatus[] = [
+  {
+    id: 'ami-0a10000000000a023',
+    name: 'amazon-eks-node-al2023-x86_64-standard',
+    requirements: [
+      { key: Label.arch, operator: 'In', values: ['amd64'] },
+      { key: Label.instanceGpuCount, operator: 'DoesNotExist' },
+      { key: Label.instanceAcceleratorCount, operator: 'DoesNotExist' },
+    ],
+  },
+  {
+    id: 'ami-0a20000000000a023',
+    name: 'amazon-eks-node-al2023-arm64-standard',
+    requirements: [
+      { key: Label.arch, operator: 'In', values: ['arm64'] },
+      { key: Label.instanceGpuCount, operator: 'DoesNotExist' },
+      { key: Label.instanceAcceleratorCount, operator: 'DoesNotExist' },
+    ],
+  },
+  {
+    id: 'ami-0a30000000000a023',
+    name: 'amazon-eks-node-al2023-x86_64-nvidia',
+    requirements: [
+      { key: Label.arch, operator: 'In', values: ['amd64'] },
+      { key: Label.instanceGpuCount, operator: 'Exists' },
+    ],
+  },
+];
+
+/**
+ * Resolves every EC2NodeClass to a Ready status in a fixed network, for the simulator: one subnet
+ * per zone, one security group, the configured AMIs. Selectors are not evaluated.
+ */
+export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOptions): NodeClassResolver {
+  return {
+    async resolve(nodeClass: EC2NodeClass): Promise<EC2NodeClassStatus> {
+      const lastTransitionTime = options.clock.now().toISOString();
+      const condition = (type: string, reason: string): Condition => ({
+        type,
+        status: 'True',
+        reason,
+        message: '',
+        lastTransitionTime,
+        ...(nodeClass.generation === undefined ? {} : { observedGeneration: nodeClass.generation }),
+      });
+      return {
+        subnets: options.zones.map((zone, index) => {
+          const zoneID = options.zoneIds?.[zone];
+          return {
+            id: `subnet-${(index + 1).toString(16).padStart(17, '0')}`,
+            zone,
+            ...(zoneID === undefined ? {} : { zoneID }),
+          };
+        }),
+        securityGroups: [{ id: 'sg-00000000000000001', name: 'nodes' }],
+        amis: options.amis ?? MEMORY_AL2023_AMIS,
+        instanceProfile: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
+        conditions: [
+          condition(NodeClassConditionType.subnetsReady, 'SubnetsReady'),
+          condition(NodeClassConditionType.securityGroupsReady, 'SecurityGroupsReady'),
+          condition(NodeClassConditionType.amisReady, 'AMIsReady'),
+          condition(NodeClassConditionType.instanceProfileReady, 'InstanceProfileReady'),
+          condition(NodeClassConditionType.validationSucceeded, 'ValidationSucceeded'),
+          condition(NodeClassConditionType.ready, 'Ready'),
+        ],
+      };
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import { beforeAll } from 'vitest';
+import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import type { OfferingCatalog } from '../../../shared/ports/cloud.ts';
+import { describeCloudContract } from '../../contract/cloud-contract.ts';
+import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { setUpAccount } from '../aws/cloud-fixture.ts';
+import { CLUSTER, silentLogger } from '../aws/fixtures.ts';
+import { noCapacityFor } from '../aws/ice.ts';
+
+const START = new Date('2026-11-21T10:00:00Z');
+let server: Moto;
+let catalog: OfferingCatalog;
+
+beforeAll(async () => {
+  server = await moto();
+  await resetMoto(server);
+  // moto's instance types do not change between resets: read the catalog once.
+  catalog = await makeEc2CatalogSource({
+    ec2: new EC2Client(awsClientConfig(server)),
+    region: 'us-east-1',
+    clock: makeManualClock(START),
+    logger: silentLogger,
+  }).fetchCatalog();
+});
+
+describeCloudContract('AWS adapter on moto', async () => {
+  await resetMoto(server);
+  const clock = makeManualClock(START);
+  const account = await setUpAccount(server, clock);
+  await account.cloud.offeringCache.writeCatalog(catalog);
+  return {
+    cloud: account.cloud,
+    nodeClass: account.nodeClass,
+    clock,
+    clusterName: CLUSTER,
+    zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'],
+    noCapacityFor: (type, zones) => noCapacityFor(account.ec2, type, zones),
+    async launchForeignInstance() {
+      const foreign = await account.ec2.send(
+        new RunInstancesCommand({
+          ImageId: account.amis.amd64,
+          MinCount: 1,
+          MaxCount: 1,
+          InstanceType: 't3.micro',
+        }),
+      );
+      return foreign.Instances?.[0]?.InstanceId ?? '';
+    },
+  };
+});

@@ -1,0 +1,35 @@
+import {
+  bundledCatalog,
+  makeMemoryCloud,
+  makeMemoryNodeClassResolver,
+} from '../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { describeCloudContract } from '../../contract/cloud-contract.ts';
+import { CLUSTER, DEFAULT_NODE_CLASS } from './fixtures.ts';
+
+const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+
+describeCloudContract('in-memory cloud', async () => {
+  const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+  const cloud = makeMemoryCloud({ clock, clusterName: CLUSTER, catalog: bundledCatalog('us-east-1', ZONES) });
+  const resolver = makeMemoryNodeClassResolver({ clock, zones: ZONES });
+  const nodeClass = { ...DEFAULT_NODE_CLASS, status: await resolver.resolve(DEFAULT_NODE_CLASS) };
+  return {
+    cloud,
+    nodeClass,
+    clock,
+    clusterName: CLUSTER,
+    zones: ZONES,
+    noCapacityFor: (instanceType, zones) => {
+      const removers = (zones ?? [undefined]).map((zone) =>
+        cloud.addCapacityWindow({ instanceType, ...(zone === undefined ? {} : { zone }), from: clock.now() }),
+      );
+      return () => {
+        for (const remove of removers) remove();
+      };
+    },
+    async launchForeignInstance() {
+      return cloud.addForeignInstance({ instanceType: 't3.micro', zone: 'us-east-1a' }).instanceId;
+    },
+  };
+});
