@@ -49,6 +49,7 @@ export {
 export { formatQuantity, parseQuantity, type QuantityScale, type QuantitySource } from './quantity.ts';
 export {
   type NodeSelectorRequirement,
+  OPERATORS,
   type Operator,
   Requirement,
   type RequirementSource,

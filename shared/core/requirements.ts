@@ -4,7 +4,8 @@ import type { Labels } from './labels.ts';
 /** Node selector operators. `Gte`/`Lte` are Karpenter extensions (NodePool requirements only). */
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
 
-const OPERATORS: ReadonlySet<string> = new Set([
+/** The requirement operators Karpenter accepts (Kubernetes' six plus Gte and Lte). */
+export const OPERATORS: ReadonlySet<string> = new Set([
   'In',
   'NotIn',
   'Exists',

@@ -1,3 +1,5 @@
 export * from './clock.ts';
 export * from './cloud.ts';
+export * from './cluster.ts';
+export * from './lease.ts';
 export * from './state.ts';

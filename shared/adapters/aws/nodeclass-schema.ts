@@ -72,7 +72,8 @@ const kubelet = z
   })
   .loose();
 
-const condition = z.object({
+/** A metav1.Condition as Karpenter's CRDs store it. */
+export const conditionSchema = z.object({
   type: z.string(),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.string().default(''),
@@ -104,7 +105,7 @@ const status = z
       )
       .default([]),
     instanceProfile: z.string().exactOptional(),
-    conditions: z.array(condition).default([]),
+    conditions: z.array(conditionSchema).default([]),
   })
   .loose();
 

@@ -1,0 +1,325 @@
+import { z } from 'zod';
+import { Label, OPERATORS, parseResourceList, type ResourceList, ValidationError } from '../../core/index.ts';
+import type { Condition } from '../../ports/cloud.ts';
+import type {
+  ClusterNodeClaim,
+  ClusterNodePool,
+  ConditionUpdate,
+  NewNodeClaim,
+  NodeClassRef,
+} from '../../ports/cluster.ts';
+import { conditionSchema } from '../aws/nodeclass-schema.ts';
+import { optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './convert.ts';
+
+// Karpenter's v1 objects (NodePool, NodeClaim): parsing into port types, building a NodeClaim,
+// and condition bookkeeping. Pure.
+
+export const KARPENTER_GROUP = 'karpenter.sh';
+export const KARPENTER_VERSION = 'v1';
+export const TERMINATION_FINALIZER = 'karpenter.sh/termination';
+export const NODEPOOL_HASH_ANNOTATION = 'karpenter.sh/nodepool-hash';
+export const NODEPOOL_HASH_VERSION_ANNOTATION = 'karpenter.sh/nodepool-hash-version';
+
+const stringMap = z.record(z.string(), z.string());
+const quantities = z.record(z.string(), z.union([z.string(), z.number()]));
+const requirement = z.object({
+  key: z.string(),
+  operator: z.string(),
+  values: z.array(z.string()).exactOptional(),
+  minValues: z.number().int().exactOptional(),
+});
+const taint = z.object({ key: z.string(), value: z.string().exactOptional(), effect: z.string() });
+const nodeClassRef = z.object({ group: z.string(), kind: z.string(), name: z.string() });
+const condition = conditionSchema;
+const metadata = z
+  .object({
+    name: z.string(),
+    uid: z.string(),
+    generation: z.number().int().exactOptional(),
+    creationTimestamp: z.string().exactOptional(),
+    deletionTimestamp: z.string().exactOptional(),
+    labels: stringMap.exactOptional(),
+    annotations: stringMap.exactOptional(),
+    finalizers: z.array(z.string()).exactOptional(),
+  })
+  .loose();
+
+const nodePoolSchema = z.object({
+  metadata,
+  spec: z
+    .object({
+      template: z.object({
+        metadata: z
+          .object({ labels: stringMap.exactOptional(), annotations: stringMap.exactOptional() })
+          .loose()
+          .exactOptional(),
+        spec: z
+          .object({
+            requirements: z.array(requirement),
+            taints: z.array(taint).exactOptional(),
+            startupTaints: z.array(taint).exactOptional(),
+            expireAfter: z.string().exactOptional(),
+            terminationGracePeriod: z.string().exactOptional(),
+            nodeClassRef,
+          })
+          .loose(),
+      }),
+      limits: quantities.exactOptional(),
+      weight: z.number().int().exactOptional(),
+    })
+    .loose(),
+  status: z
+    .object({
+      conditions: z.array(condition).default([]),
+      resources: quantities.exactOptional(),
+      nodes: z.number().int().exactOptional(),
+    })
+    .loose()
+    .exactOptional(),
+});
+
+const nodeClaimSchema = z.object({
+  metadata,
+  spec: z
+    .object({
+      requirements: z.array(requirement),
+      resources: z.object({ requests: quantities.exactOptional() }).loose().exactOptional(),
+      taints: z.array(taint).exactOptional(),
+      startupTaints: z.array(taint).exactOptional(),
+      expireAfter: z.string().exactOptional(),
+      terminationGracePeriod: z.string().exactOptional(),
+      nodeClassRef,
+    })
+    .loose(),
+  status: z
+    .object({
+      providerID: z.string().exactOptional(),
+      imageID: z.string().exactOptional(),
+      nodeName: z.string().exactOptional(),
+      capacity: quantities.exactOptional(),
+      allocatable: quantities.exactOptional(),
+      conditions: z.array(condition).default([]),
+    })
+    .loose()
+    .exactOptional(),
+});
+
+function parseWith<T>(schema: z.ZodType<T>, raw: unknown, kind: string): T {
+  const name =
+    typeof raw === 'object' && raw !== null
+      ? String((raw as { metadata?: { name?: unknown } }).metadata?.name ?? '<unnamed>')
+      : '<not an object>';
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = issue?.path.join('.') || '(root)';
+    const rest =
+      result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more problems)` : '';
+    throw new ValidationError(`${kind} "${name}"`, field, `${issue?.message ?? 'invalid'}${rest}`, {
+      cause: result.error,
+    });
+  }
+  return result.data;
+}
+
+function resources(
+  raw: Record<string, string | number> | undefined,
+  object: string,
+  field: string,
+): ResourceList | undefined {
+  return raw === undefined ? undefined : parseResourceList(raw, { object, field });
+}
+
+/**
+ * Parses a `karpenter.sh/v1` NodePool.
+ * @throws ValidationError naming the NodePool and the field.
+ */
+export function toClusterNodePool(raw: unknown): ClusterNodePool {
+  const np = parseWith(nodePoolSchema, raw, 'nodePool');
+  const object = `nodePool "${np.metadata.name}"`;
+  const t = np.spec.template;
+  const taints = (t.spec.taints ?? []).map((x, i) => toTaint(x, object, `spec.template.spec.taints[${i}]`));
+  const startupTaints = (t.spec.startupTaints ?? []).map((x, i) =>
+    toTaint(x, object, `spec.template.spec.startupTaints[${i}]`),
+  );
+  const requirements = t.spec.requirements.map((r, i) => ({
+    ...toNodeSelectorRequirements([r], object, `spec.template.spec.requirements[${i}]`, OPERATORS)[0],
+    ...optional('minValues', r.minValues),
+  })) as ClusterNodePool['pool']['requirements'];
+  const limits = resources(np.spec.limits, object, 'spec.limits');
+  const conditions = (np.status?.conditions ?? []) as Condition[];
+  const annotations = np.metadata.annotations ?? {};
+  const statusResources = resources(np.status?.resources, object, 'status.resources');
+  return {
+    pool: {
+      name: np.metadata.name,
+      ...optional('weight', np.spec.weight),
+      nodeClassName: t.spec.nodeClassRef.name,
+      ...optional('labels', t.metadata?.labels),
+      requirements,
+      ...(taints.length > 0 ? { taints } : {}),
+      ...(startupTaints.length > 0 ? { startupTaints } : {}),
+      ...optional('limits', limits),
+    },
+    uid: np.metadata.uid,
+    ...optional('generation', np.metadata.generation),
+    nodeClassRef: t.spec.nodeClassRef,
+    templateAnnotations: t.metadata?.annotations ?? {},
+    expireAfter: t.spec.expireAfter ?? '720h',
+    ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
+    ...optional('hash', annotations[NODEPOOL_HASH_ANNOTATION]),
+    ...optional('hashVersion', annotations[NODEPOOL_HASH_VERSION_ANNOTATION]),
+    conditions,
+    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    deleting: np.metadata.deletionTimestamp !== undefined,
+    ...optional('resources', statusResources),
+    ...optional('nodes', np.status?.nodes),
+  };
+}
+
+/**
+ * Parses a `karpenter.sh/v1` NodeClaim.
+ * @throws ValidationError naming the NodeClaim and the field.
+ */
+export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
+  const nc = parseWith(nodeClaimSchema, raw, 'nodeClaim');
+  const object = `nodeClaim "${nc.metadata.name}"`;
+  const labels = nc.metadata.labels ?? {};
+  const nodePoolName = labels[Label.nodePool];
+  if (nodePoolName === undefined) {
+    throw new ValidationError(
+      object,
+      `metadata.labels.${Label.nodePool}`,
+      'missing; every NodeClaim names its NodePool',
+    );
+  }
+  const s = nc.status;
+  const capacity = resources(s?.capacity, object, 'status.capacity');
+  const allocatable = resources(s?.allocatable, object, 'status.allocatable');
+  return {
+    name: nc.metadata.name,
+    uid: nc.metadata.uid,
+    nodePoolName,
+    nodeClassRef: nc.spec.nodeClassRef,
+    labels,
+    annotations: nc.metadata.annotations ?? {},
+    finalizers: nc.metadata.finalizers ?? [],
+    requirements: nc.spec.requirements.map((r, i) => ({
+      ...toNodeSelectorRequirements([r], object, `spec.requirements[${i}]`, OPERATORS)[0],
+      ...optional('minValues', r.minValues),
+    })) as ClusterNodeClaim['requirements'],
+    requests: resources(nc.spec.resources?.requests, object, 'spec.resources.requests') ?? {},
+    taints: (nc.spec.taints ?? []).map((x, i) => toTaint(x, object, `spec.taints[${i}]`)),
+    startupTaints: (nc.spec.startupTaints ?? []).map((x, i) =>
+      toTaint(x, object, `spec.startupTaints[${i}]`),
+    ),
+    ...optional('expireAfter', nc.spec.expireAfter),
+    ...optional('terminationGracePeriod', nc.spec.terminationGracePeriod),
+    ...optional(
+      'createdAtMs',
+      nc.metadata.creationTimestamp ? Date.parse(nc.metadata.creationTimestamp) : undefined,
+    ),
+    deleting: nc.metadata.deletionTimestamp !== undefined,
+    status: {
+      ...optional('providerId', s?.providerID),
+      ...optional('imageId', s?.imageID),
+      ...optional('nodeName', s?.nodeName),
+      ...optional('capacity', capacity),
+      ...optional('allocatable', allocatable),
+      conditions: (s?.conditions ?? []) as Condition[],
+    },
+  };
+}
+
+/** The NodeClass label a NodeClaim carries: `<group>/<lowercase kind>` (`karpenter.k8s.aws/ec2nodeclass`). */
+export function nodeClassLabelKey(ref: NodeClassRef): string {
+  return `${ref.group}/${ref.kind.toLowerCase()}`;
+}
+
+/** The NodeClaim object to create, in Karpenter's v1 shape. */
+export function toNodeClaimManifest(claim: NewNodeClaim): Record<string, unknown> {
+  return {
+    apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}`,
+    kind: 'NodeClaim',
+    metadata: {
+      name: claim.name,
+      labels: {
+        ...claim.labels,
+        [Label.nodePool]: claim.nodePool.name,
+        [nodeClassLabelKey(claim.nodeClassRef)]: claim.nodeClassRef.name,
+      },
+      annotations: {
+        ...claim.annotations,
+        ...(claim.nodePoolHash
+          ? {
+              [NODEPOOL_HASH_ANNOTATION]: claim.nodePoolHash.hash,
+              [NODEPOOL_HASH_VERSION_ANNOTATION]: claim.nodePoolHash.version,
+            }
+          : {}),
+      },
+      finalizers: [TERMINATION_FINALIZER],
+      ownerReferences: [
+        {
+          apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}`,
+          kind: 'NodePool',
+          name: claim.nodePool.name,
+          uid: claim.nodePool.uid,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      requirements: claim.requirements.map((r) => ({
+        key: r.key,
+        operator: r.operator,
+        ...(r.values === undefined ? {} : { values: [...r.values] }),
+        ...(r.minValues === undefined ? {} : { minValues: r.minValues }),
+      })),
+      resources: { requests: toQuantityMap(claim.requests) },
+      ...(claim.taints.length > 0 ? { taints: claim.taints } : {}),
+      ...(claim.startupTaints.length > 0 ? { startupTaints: claim.startupTaints } : {}),
+      nodeClassRef: claim.nodeClassRef,
+      ...(claim.expireAfter === undefined ? {} : { expireAfter: claim.expireAfter }),
+      ...(claim.terminationGracePeriod === undefined
+        ? {}
+        : { terminationGracePeriod: claim.terminationGracePeriod }),
+    },
+  };
+}
+
+/**
+ * Merges condition updates by type. A condition whose status does not change keeps its
+ * lastTransitionTime; one that changes (or is new) gets `now`. Reason and message always follow
+ * the update. Conditions not updated are kept as they are.
+ */
+export function mergeConditions(
+  current: readonly Condition[],
+  updates: readonly ConditionUpdate[],
+  now: Date,
+  observedGeneration?: number,
+): Condition[] {
+  const out = [...current];
+  for (const u of updates) {
+    const i = out.findIndex((c) => c.type === u.type);
+    const previous = i === -1 ? undefined : out[i];
+    const next: Condition = {
+      type: u.type,
+      status: u.status,
+      reason: u.reason,
+      message: u.message,
+      lastTransitionTime:
+        previous !== undefined && previous.status === u.status && previous.lastTransitionTime !== ''
+          ? previous.lastTransitionTime
+          : toRfc3339Seconds(now),
+      ...(observedGeneration === undefined ? {} : { observedGeneration }),
+    };
+    if (i === -1) out.push(next);
+    else out[i] = next;
+  }
+  return out;
+}
+
+/** RFC 3339 with whole seconds, as Kubernetes writes `metav1.Time`. */
+export function toRfc3339Seconds(instant: Date): string {
+  return instant.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

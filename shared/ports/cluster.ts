@@ -1,0 +1,284 @@
+import type {
+  DaemonSet,
+  ExistingNode,
+  InFlightNodeClaim,
+  LabelSelector,
+  Labels,
+  NodePool,
+  NodeSelectorRequirement,
+  Pod,
+  ResourceList,
+  Taint,
+  ValidationError,
+} from '../core/index.ts';
+import type { Condition, ConditionStatus, EC2NodeClass } from './cloud.ts';
+
+// The Cluster port: what the use cases read from and write to Kubernetes, in domain terms. The
+// @kubernetes/client-node adapter lives in shared/adapters/kube. Quantities are integers (see
+// ResourceList) and times are epoch milliseconds or RFC 3339 strings, as named.
+
+export type { Condition, ConditionStatus };
+
+/**
+ * One list read. Objects that could not be converted are left out of `items` and reported in
+ * `problems` (each names the object and the field); one malformed object never fails the read.
+ */
+export interface ReadResult<T> {
+  readonly items: readonly T[];
+  readonly problems: readonly ValidationError[];
+}
+
+/** A pod bound to a node (from `spec.nodeName`), not yet finished. */
+export interface BoundPod {
+  readonly pod: Pod;
+  readonly nodeName: string;
+}
+
+/** `spec.template.spec.nodeClassRef` of a NodePool or `spec.nodeClassRef` of a NodeClaim. */
+export interface NodeClassRef {
+  readonly group: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** A Node, as the scheduler sees it plus what the NodeClaim lifecycle needs. */
+export interface ClusterNode extends ExistingNode {
+  readonly uid: string;
+  /** `spec.providerID`, e.g. `aws:///us-west-2a/i-0123…`. */
+  readonly providerId?: string;
+  readonly annotations: Labels;
+  readonly finalizers: readonly string[];
+  /** The `Ready` condition is True. */
+  readonly ready: boolean;
+  readonly deleting: boolean;
+  readonly createdAtMs?: number;
+}
+
+/** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
+export interface ClusterNodePool {
+  /** The scheduling view (requirements with minValues, labels, taints, limits, weight). */
+  readonly pool: NodePool;
+  readonly uid: string;
+  readonly generation?: number;
+  readonly nodeClassRef: NodeClassRef;
+  /** `spec.template.metadata.annotations`, copied onto each NodeClaim. */
+  readonly templateAnnotations: Labels;
+  /** Go duration or `Never`. @default '720h' */
+  readonly expireAfter: string;
+  readonly terminationGracePeriod?: string;
+  /** `metadata.annotations[karpenter.sh/nodepool-hash]` and `-hash-version`, when set. */
+  readonly hash?: string;
+  readonly hashVersion?: string;
+  readonly conditions: readonly Condition[];
+  /** The `Ready` condition is True (the provisioner skips pools that are not). */
+  readonly ready: boolean;
+  readonly deleting: boolean;
+  /** `status.resources`: capacity the pool's nodes provide. */
+  readonly resources?: ResourceList;
+  readonly nodes?: number;
+}
+
+/** `status` of a NodeClaim. */
+export interface NodeClaimStatus {
+  readonly providerId?: string;
+  readonly imageId?: string;
+  readonly nodeName?: string;
+  readonly capacity?: ResourceList;
+  readonly allocatable?: ResourceList;
+  readonly conditions: readonly Condition[];
+}
+
+/** A NodeClaim (`karpenter.sh/v1`) as stored in the cluster. */
+export interface ClusterNodeClaim {
+  readonly name: string;
+  readonly uid: string;
+  readonly nodePoolName: string;
+  readonly nodeClassRef: NodeClassRef;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  readonly finalizers: readonly string[];
+  readonly requirements: readonly NodeSelectorRequirement[];
+  /** `spec.resources.requests`. */
+  readonly requests: ResourceList;
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+  readonly expireAfter?: string;
+  readonly terminationGracePeriod?: string;
+  readonly createdAtMs?: number;
+  readonly deleting: boolean;
+  readonly status: NodeClaimStatus;
+}
+
+/** A DaemonSet-free summary of a PodDisruptionBudget (`policy/v1`), for disruption and eviction. */
+export interface PodDisruptionBudget {
+  readonly namespace: string;
+  readonly name: string;
+  /** Undefined selects nothing; `{}` selects every pod of the namespace. */
+  readonly selector?: LabelSelector;
+  /** An integer or a percentage such as `"50%"`. */
+  readonly minAvailable?: number | string;
+  readonly maxUnavailable?: number | string;
+  /** `status.disruptionsAllowed`: evictions allowed now. */
+  readonly disruptionsAllowed: number;
+  readonly currentHealthy: number;
+  readonly desiredHealthy: number;
+  readonly expectedPods: number;
+  readonly unhealthyPodEvictionPolicy?: 'IfHealthyBudget' | 'AlwaysAllow';
+}
+
+/** A NodeClaim to create, in Karpenter's v1 shape. */
+export interface NewNodeClaim {
+  /** Deterministic (derived from the decision), so a repeated create is recognised. */
+  readonly name: string;
+  /** The owning NodePool: its name labels the claim and its uid is the ownerReference. */
+  readonly nodePool: { readonly name: string; readonly uid: string };
+  readonly nodeClassRef: NodeClassRef;
+  /** Labels besides `karpenter.sh/nodepool` and the NodeClass label, which are added. */
+  readonly labels: Labels;
+  /** Annotations besides the NodePool hash ones, which are added from `nodePoolHash`. */
+  readonly annotations: Labels;
+  readonly nodePoolHash?: { readonly hash: string; readonly version: string };
+  readonly requirements: readonly NodeSelectorRequirement[];
+  readonly requests: ResourceList;
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+  readonly expireAfter?: string;
+  readonly terminationGracePeriod?: string;
+}
+
+/**
+ * A condition to set. `lastTransitionTime` is the write time when the status changes and is kept
+ * otherwise, as Kubernetes conditions require.
+ */
+export interface ConditionUpdate {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  /** CamelCase, e.g. `NodeNotFound`; empty allowed only for True. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Changes to NodeClaim status; absent fields are left as they are. */
+export interface NodeClaimStatusPatch {
+  readonly providerId?: string;
+  readonly imageId?: string;
+  readonly nodeName?: string;
+  readonly capacity?: ResourceList;
+  readonly allocatable?: ResourceList;
+  /** Merged by type into the existing conditions. */
+  readonly conditions?: readonly ConditionUpdate[];
+}
+
+/** Changes to an object's metadata. `null` removes a label or annotation. */
+export interface MetadataPatch {
+  readonly labels?: Readonly<Record<string, string | null>>;
+  readonly annotations?: Readonly<Record<string, string | null>>;
+  readonly addFinalizers?: readonly string[];
+  readonly removeFinalizers?: readonly string[];
+}
+
+/** Changes to a Node: metadata plus taints added or removed (matched by key and effect). */
+export interface NodePatch extends MetadataPatch {
+  readonly addTaints?: readonly Taint[];
+  readonly removeTaints?: readonly Taint[];
+}
+
+/** Changes to NodePool status; absent fields are left as they are. */
+export interface NodePoolStatusPatch {
+  readonly conditions?: readonly ConditionUpdate[];
+  readonly resources?: ResourceList;
+  readonly nodes?: number;
+}
+
+/** The object an event is about. */
+export type EventSubject =
+  | { readonly kind: 'Pod'; readonly namespace: string; readonly name: string; readonly uid?: string }
+  | { readonly kind: 'NodeClaim' | 'NodePool' | 'Node'; readonly name: string; readonly uid?: string };
+
+/** A Kubernetes Event. Repeats of the same subject, reason and message update one object. */
+export interface ClusterEvent {
+  readonly subject: EventSubject;
+  readonly type: 'Normal' | 'Warning';
+  /** CamelCase, e.g. `FailedScheduling`, `InsufficientCapacityError`. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * Kubernetes as the use cases need it. Reads convert at the edge into shared/core types; writes
+ * are idempotent. Every call has a timeout and the adapter bounds concurrent API calls.
+ * Errors other than malformed objects are thrown as `ClusterApiError` (shared/adapters/kube).
+ */
+export interface Cluster {
+  /** Pods kube-scheduler gave up on that Flotilla may provision for (Karpenter's IsProvisionable). */
+  provisionablePods(): Promise<ReadResult<Pod>>;
+  /** Every pod bound to a node and not finished (Succeeded/Failed pods are left out). */
+  boundPods(): Promise<ReadResult<BoundPod>>;
+  /** Every Node with the pods bound to it. */
+  nodes(): Promise<ReadResult<ClusterNode>>;
+  nodePools(): Promise<ReadResult<ClusterNodePool>>;
+  nodeClasses(): Promise<ReadResult<EC2NodeClass>>;
+  nodeClaims(): Promise<ReadResult<ClusterNodeClaim>>;
+  daemonSets(): Promise<ReadResult<DaemonSet>>;
+  podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
+  /** Namespace name → labels, for pod-affinity `namespaceSelector`. */
+  namespaceLabels(): Promise<ReadonlyMap<string, Labels>>;
+
+  /**
+   * Creates the NodeClaim with finalizer `karpenter.sh/termination` and an ownerReference to its
+   * NodePool. Returns false when a NodeClaim of that name already exists (a repeated create).
+   */
+  createNodeClaim(claim: NewNodeClaim): Promise<boolean>;
+  /** Patches the status subresource; re-reads and retries on conflict. @throws ClusterNotFoundError */
+  patchNodeClaimStatus(name: string, patch: NodeClaimStatusPatch): Promise<void>;
+  /** @throws ClusterNotFoundError */
+  patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<void>;
+  /** @throws ClusterNotFoundError */
+  patchNode(name: string, patch: NodePatch): Promise<void>;
+  /** Deletes (finalizers still run). A NodeClaim already gone counts as success. */
+  deleteNodeClaim(name: string): Promise<void>;
+  /** @throws ClusterNotFoundError */
+  patchNodePoolStatus(name: string, patch: NodePoolStatusPatch): Promise<void>;
+  /** Records an Event; repeats within the adapter's dedupe window are dropped, later ones counted. */
+  recordEvent(event: ClusterEvent): Promise<void>;
+}
+
+/**
+ * NodeClaims whose node has not joined yet, as the scheduler counts them: not being deleted, and
+ * no Node carries their `status.nodeName` or `status.providerId`.
+ */
+export function toInFlightNodeClaims(
+  claims: readonly ClusterNodeClaim[],
+  nodes: readonly Pick<ClusterNode, 'name' | 'providerId'>[],
+): InFlightNodeClaim[] {
+  const names = new Set(nodes.map((n) => n.name));
+  const providerIds = new Set(nodes.flatMap((n) => (n.providerId === undefined ? [] : [n.providerId])));
+  const out: InFlightNodeClaim[] = [];
+  for (const claim of claims) {
+    if (claim.deleting) continue;
+    const { nodeName, providerId } = claim.status;
+    if (nodeName !== undefined && names.has(nodeName)) continue;
+    if (providerId !== undefined && providerIds.has(providerId)) continue;
+    const launched = claim.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True');
+    const instanceTypes = claim.requirements.find(
+      (r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In',
+    );
+    out.push({
+      name: claim.name,
+      nodePoolName: claim.nodePoolName,
+      requirements: claim.requirements,
+      taints: claim.taints,
+      instanceTypeNames: instanceTypes?.values ?? [],
+      ...(launched ? { labels: claim.labels } : {}),
+      ...(launched && claim.status.allocatable ? { allocatable: claim.status.allocatable } : {}),
+      ...(launched && claim.status.capacity ? { capacity: claim.status.capacity } : {}),
+      pods: [],
+    });
+  }
+  return out;
+}
+
+/** True when the condition of `type` has status True. */
+export function isConditionTrue(conditions: readonly Condition[], type: string): boolean {
+  return conditions.some((c) => c.type === type && c.status === 'True');
+}

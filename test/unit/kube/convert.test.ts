@@ -1,0 +1,293 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { makeLimiter, retryOnConflict } from '../../../shared/adapters/kube/call.ts';
+import {
+  makeVolumeIndex,
+  toPod,
+  toQuantityString,
+  toVolumeTopology,
+} from '../../../shared/adapters/kube/convert.ts';
+import { ClusterConflictError, ClusterNotFoundError } from '../../../shared/adapters/kube/errors.ts';
+import {
+  mergeConditions,
+  toClusterNodeClaim,
+  toClusterNodePool,
+  toNodeClaimManifest,
+} from '../../../shared/adapters/kube/karpenter.ts';
+import { ValidationError } from '../../../shared/core/index.ts';
+import { toInFlightNodeClaims } from '../../../shared/ports/cluster.ts';
+
+function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
+  return {
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { containers: [{ name: 'app', resources: { requests: { cpu: '250m' } } }], ...spec },
+  };
+}
+
+describe('toPod', () => {
+  it('parses quantities once, into integers', () => {
+    const p = toPod(
+      pod({
+        containers: [
+          { name: 'app', resources: { requests: { cpu: '1.5', memory: '1Gi', 'nvidia.com/gpu': '1' } } },
+        ],
+        overhead: { cpu: '100m' },
+      }),
+    );
+    expect(p.containers[0]?.requests).toEqual({ cpu: 1500, memory: 2 ** 30, 'nvidia.com/gpu': 1 });
+    expect(p.overhead).toEqual({ cpu: 100 });
+  });
+
+  it.each([
+    [
+      { containers: [{ name: 'app', resources: { requests: { cpu: 'lots' } } }] },
+      'spec.containers[0].resources.requests.cpu',
+    ],
+    [{ tolerations: [{ key: 'a', effect: 'Sometimes' }] }, 'spec.tolerations[0].effect'],
+    [
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'a', operator: 'Near' }] }],
+            },
+          },
+        },
+      },
+      'spec.affinity.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator',
+    ],
+    [
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n'] }] }],
+            },
+          },
+        },
+      },
+      'spec.affinity.nodeAffinity.required.nodeSelectorTerms[0].matchFields',
+    ],
+  ] as const)('rejects a malformed pod naming the field (%#)', (spec, field) => {
+    try {
+      toPod(pod(spec as unknown as Partial<NonNullable<V1Pod['spec']>>));
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).object).toBe('pod "default/web"');
+      expect((error as ValidationError).field).toBe(field);
+    }
+  });
+});
+
+describe('toVolumeTopology', () => {
+  const index = makeVolumeIndex(
+    [
+      { metadata: { namespace: 'default', name: 'bound' }, spec: { volumeName: 'pv-1' } },
+      { metadata: { namespace: 'default', name: 'wffc' }, spec: { storageClassName: 'zonal' } },
+      { metadata: { namespace: 'default', name: 'plain' }, spec: { storageClassName: 'anywhere' } },
+    ],
+    [
+      {
+        metadata: { name: 'pv-1' },
+        spec: {
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                {
+                  matchExpressions: [
+                    { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] },
+                    { key: 'kubernetes.io/hostname', operator: 'In', values: ['old'] },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+    ],
+    [
+      {
+        metadata: { name: 'zonal' },
+        provisioner: 'ebs.csi.aws.com',
+        allowedTopologies: [
+          { matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-west-2b'] }] },
+        ],
+      },
+      { metadata: { name: 'anywhere' }, provisioner: 'ebs.csi.aws.com' },
+    ],
+  );
+
+  it('resolves bound PVs, unbound claims and ephemeral volumes', () => {
+    const topology = toVolumeTopology(
+      pod({
+        volumes: [
+          { name: 'a', persistentVolumeClaim: { claimName: 'bound' } },
+          { name: 'b', persistentVolumeClaim: { claimName: 'wffc' } },
+          { name: 'c', persistentVolumeClaim: { claimName: 'plain' } },
+          { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { storageClassName: 'zonal' } } } },
+          { name: 'tmp', emptyDir: {} },
+        ],
+      }),
+      index,
+    );
+    expect(topology).toEqual([
+      {
+        claimName: 'bound',
+        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] }],
+      },
+      {
+        claimName: 'wffc',
+        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }],
+      },
+      {
+        claimName: 'web-scratch',
+        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }],
+      },
+    ]);
+  });
+
+  it('rejects a pod whose claim does not exist', () => {
+    expect(() =>
+      toVolumeTopology(pod({ volumes: [{ name: 'a', persistentVolumeClaim: { claimName: 'x' } }] }), index),
+    ).toThrow('persistentVolumeClaim "x" does not exist');
+  });
+});
+
+const poolObject = {
+  metadata: { name: 'default', uid: 'u1' },
+  spec: {
+    template: {
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [
+          { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5', 'c5'], minValues: 2 },
+        ],
+      },
+    },
+  },
+};
+
+describe('NodePool and NodeClaim parsing', () => {
+  it('applies defaults and keeps minValues', () => {
+    const np = toClusterNodePool(poolObject);
+    expect(np.expireAfter).toBe('720h');
+    expect(np.ready).toBe(false);
+    expect(np.pool.requirements[0]?.minValues).toBe(2);
+  });
+
+  it('names the NodePool and field of a malformed limit', () => {
+    expect(() =>
+      toClusterNodePool({ ...poolObject, spec: { ...poolObject.spec, limits: { cpu: 'many' } } }),
+    ).toThrow(/nodePool "default": spec.limits.cpu/);
+  });
+
+  it('round-trips a NodeClaim through its manifest', () => {
+    const manifest = toNodeClaimManifest({
+      name: 'default-abc',
+      nodePool: { name: 'default', uid: 'u1' },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'nc' },
+      labels: {},
+      annotations: {},
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }],
+      requests: { cpu: 500, memory: 3 * 2 ** 20 + 1 },
+      taints: [],
+      startupTaints: [],
+    });
+    const claim = toClusterNodeClaim({
+      ...manifest,
+      metadata: { ...(manifest['metadata'] as object), uid: 'c1' },
+    });
+    expect(claim.labels).toEqual({
+      'karpenter.sh/nodepool': 'default',
+      'karpenter.k8s.aws/ec2nodeclass': 'nc',
+    });
+    expect(claim.requests).toEqual({ cpu: 500, memory: 3 * 2 ** 20 + 1 });
+    expect(toInFlightNodeClaims([claim], [])[0]?.instanceTypeNames).toEqual(['m5.large']);
+    expect(toInFlightNodeClaims([{ ...claim, deleting: true }], [])).toEqual([]);
+  });
+});
+
+describe('mergeConditions', () => {
+  it('keeps lastTransitionTime while the status holds and moves it on a change', () => {
+    const t0 = new Date('2026-01-01T00:00:00.500Z');
+    const t1 = new Date('2026-01-01T00:05:00Z');
+    const first = mergeConditions(
+      [],
+      [{ type: 'Launched', status: 'Unknown', reason: 'Launching', message: '' }],
+      t0,
+    );
+    expect(first[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    const same = mergeConditions(
+      first,
+      [{ type: 'Launched', status: 'Unknown', reason: 'Still', message: 'm' }],
+      t1,
+    );
+    expect(same[0]).toMatchObject({
+      reason: 'Still',
+      message: 'm',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    });
+    const changed = mergeConditions(
+      same,
+      [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+      t1,
+    );
+    expect(changed[0]?.lastTransitionTime).toBe('2026-01-01T00:05:00Z');
+  });
+});
+
+describe('helpers', () => {
+  it.each([
+    ['cpu', 1500, '1500m'],
+    ['cpu', 2000, '2'],
+    ['memory', 2 ** 31, '2Gi'],
+    ['memory', 1536 * 2 ** 20, '1536Mi'],
+    ['memory', 1001, '1001'],
+    ['pods', 110, '110'],
+  ])('formats %s %d as %s', (name, amount, text) => {
+    expect(toQuantityString(name, amount)).toBe(text);
+  });
+
+  it('bounds concurrency', async () => {
+    const limiter = makeLimiter(2);
+    let active = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 6 }, () =>
+        limiter.run(async () => {
+          active++;
+          peak = Math.max(peak, active);
+          await new Promise((r) => setTimeout(r, 5));
+          active--;
+        }),
+      ),
+    );
+    expect(peak).toBe(2);
+  });
+
+  it('retries conflicts a bounded number of times and passes other errors through', async () => {
+    let n = 0;
+    const conflict = () => new ClusterConflictError('patch', 409, 'changed');
+    await expect(
+      retryOnConflict(3, async () => {
+        n++;
+        if (n < 3) throw conflict();
+        return n;
+      }),
+    ).resolves.toBe(3);
+    n = 0;
+    await expect(
+      retryOnConflict(2, async () => {
+        n++;
+        throw conflict();
+      }),
+    ).rejects.toBeInstanceOf(ClusterConflictError);
+    expect(n).toBe(2);
+    await expect(
+      retryOnConflict(5, async () => {
+        throw new ClusterNotFoundError('get', 404, 'gone');
+      }),
+    ).rejects.toBeInstanceOf(ClusterNotFoundError);
+  });
+});
