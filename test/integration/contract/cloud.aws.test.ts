@@ -1,5 +1,5 @@
 import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
-import { beforeAll } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { OfferingCatalog } from '../../../shared/ports/cloud.ts';
@@ -49,4 +49,16 @@ describeCloudContract('AWS adapter on moto', async () => {
       return foreign.Instances?.[0]?.InstanceId ?? '';
     },
   };
+});
+
+describe('the moto subject of the contract', () => {
+  it('has a catalog with on-demand and spot offerings in several zones to choose from', () => {
+    const zones = new Set(catalog.instanceTypes.flatMap((t) => t.offerings.map((o) => o.zone)));
+    const capacityTypes = new Set(
+      catalog.instanceTypes.flatMap((t) => t.offerings.map((o) => o.capacityType)),
+    );
+    expect(catalog.instanceTypes.length).toBeGreaterThan(100);
+    expect(zones.size).toBeGreaterThan(1);
+    expect([...capacityTypes].sort()).toEqual(['on-demand', 'spot']);
+  });
 });

@@ -1,5 +1,7 @@
+import { describe, expect, it } from 'vitest';
 import {
   bundledCatalog,
+  bundledCatalogRecords,
   makeMemoryCloud,
   makeMemoryNodeClassResolver,
 } from '../../../shared/adapters/memory/index.ts';
@@ -32,4 +34,25 @@ describeCloudContract('in-memory cloud', async () => {
       return cloud.addForeignInstance({ instanceType: 't3.micro', zone: 'us-east-1a' }).instanceId;
     },
   };
+});
+
+describe('the in-memory subject of the contract', () => {
+  it('offers every bundled type that runs on the NodeClass AMIs, in each of its zones, on-demand and spot', async () => {
+    const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+    const cloud = makeMemoryCloud({
+      clock,
+      clusterName: CLUSTER,
+      catalog: bundledCatalog('us-east-1', ZONES),
+    });
+    const resolver = makeMemoryNodeClassResolver({ clock, zones: ZONES });
+    const nodeClass = { ...DEFAULT_NODE_CLASS, status: await resolver.resolve(DEFAULT_NODE_CLASS) };
+    const types = await cloud.instanceTypes(nodeClass);
+    // Every type but the arm64 GPU ones, for which the resolver's AL2023 AMIs have no NVIDIA variant.
+    const runnable = bundledCatalogRecords().filter((r) => !(r.arch === 'arm64' && r.gpuCount > 0));
+    expect(types.map((t) => t.name).sort()).toEqual(runnable.map((r) => r.name).sort());
+    const m5 = types.find((t) => t.name === 'm5.large');
+    expect(m5?.offerings.map((o) => `${o.zone}/${o.capacityType}`).sort()).toEqual(
+      ZONES.flatMap((zone) => [`${zone}/on-demand`, `${zone}/spot`]).sort(),
+    );
+  });
 });
