@@ -163,6 +163,23 @@ describe('EC2NodeClass resolution against moto', () => {
     expect(canonical.amis.map((a) => a.id)).toEqual(['ami-1e749f67']);
   });
 
+  it('selects an AMI through a custom SSM parameter, and says which parameter is missing', async () => {
+    const image = await registerImage(ec2, 'team-golden-image');
+    await put(ssm, '/team/golden/image_id', image);
+    const found = await resolve({
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ ssmParameter: '/team/golden/image_id' }],
+    });
+    expect(found.amis.map((a) => a.id)).toEqual([image]);
+    expect(condition(found, 'AMIsReady')).toMatchObject({ status: 'True' });
+    const missing = await resolve({
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ ssmParameter: '/team/missing/image_id' }],
+    });
+    expect(condition(missing, 'AMIsReady')).toMatchObject({ status: 'False' });
+    expect(condition(missing, 'AMIsReady')?.message).toContain('/team/missing/image_id');
+  });
+
   it('reports a NodeClass whose subnets match nothing as not ready, saying what to fix', async () => {
     await publishAl2023(ec2, ssm);
     const status = await resolve({ subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'typo' } }] });
