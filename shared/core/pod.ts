@@ -121,6 +121,11 @@ export interface Pod {
   readonly tolerations?: readonly Toleration[];
   readonly topologySpreadConstraints?: readonly TopologySpreadConstraint[];
   readonly volumeTopology?: readonly VolumeTopology[];
+  /**
+   * The DaemonSet that owns the pod (an ownerReference of kind DaemonSet, same namespace). Read
+   * only for pods bound to existing nodes, to tell which DaemonSet pods already run there.
+   */
+  readonly daemonSetName?: string;
 }
 
 /** A pod's identity in results. */

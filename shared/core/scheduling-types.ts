@@ -15,6 +15,11 @@ export interface SolveOptions {
   readonly minValuesPolicy?: 'Strict' | 'BestEffort';
   /** Candidate instance types kept per NodeClaim, cheapest first. @default 60 */
   readonly maxInstanceTypes?: number;
+  /**
+   * After the Karpenter-order pass, re-pack the pods nothing ties to their NodeClaim (no topology,
+   * host ports or anti-affinity) when that lowers the cost. @default true
+   */
+  readonly repack?: boolean;
 }
 
 /** Everything one scheduling decision depends on. Same input, same output. */

@@ -1,6 +1,7 @@
 import { Label, type Labels } from './labels.ts';
 import { type LabelSelector, matchesSelector } from './pod.ts';
 import { Requirement, type Requirements } from './requirements.ts';
+import { firstUntolerated, type Taint, type Toleration } from './taints.ts';
 
 /** What a topology group counts and how it constrains a pod. */
 export type TopologyKind = 'spread' | 'affinity' | 'antiAffinity';
@@ -32,7 +33,17 @@ export class TopologyGroup {
     readonly minDomains: number | undefined,
     /** Spread with nodeAffinityPolicy Honor: only nodes compatible with these requirements count. */
     readonly nodeFilter: Requirements | undefined,
+    /**
+     * Spread with nodeTaintsPolicy Honor: the owning pod's tolerations. Nodes with a NoSchedule or
+     * NoExecute taint they do not tolerate are outside the spread (no domain, no count).
+     */
+    readonly taintFilter: readonly Toleration[] | undefined = undefined,
   ) {}
+
+  /** False when nodeTaintsPolicy Honor excludes a node with these taints from the group. */
+  admitsTaints(taints: readonly Taint[]): boolean {
+    return this.taintFilter === undefined || firstUntolerated(taints, this.taintFilter, true) === undefined;
+  }
 
   /** True when a pod with these labels in this namespace is counted by the group. */
   selects(labels: Labels | undefined, namespace: string): boolean {
@@ -95,7 +106,8 @@ export interface BinView {
  * the requirements the bin must narrow to (for example `zone In [b]`). Hostname-keyed failures
  * are permanent (counts only grow); others may change as pods are placed elsewhere.
  *
- * `eligibleDomains(key)` gives the domains the pod could reach at all (for the skew minimum).
+ * `eligibleDomains(group)` gives the domains of the group's key the pod could reach at all (for
+ * the skew minimum; a spread's node inclusion policies decide which nodes count).
  */
 export function checkTopology(
   bin: BinView,
@@ -103,7 +115,7 @@ export function checkTopology(
   affinities: readonly ActiveTopology[],
   antiAffinities: readonly ActiveTopology[],
   inverse: readonly TopologyGroup[],
-  eligibleDomains: (key: string) => readonly string[],
+  eligibleDomains: (group: TopologyGroup) => readonly string[],
 ): TopologyVerdict {
   const narrow: Requirement[] = [];
   const narrowed = new Map<string, readonly string[]>();
@@ -135,7 +147,7 @@ export function checkTopology(
       continue;
     }
     const options = candidates(key);
-    const eligible = eligibleDomains(key);
+    const eligible = eligibleDomains(group);
     let min = Number.POSITIVE_INFINITY;
     for (const d of eligible) min = Math.min(min, group.counts.get(d) ?? 0);
     if (!Number.isFinite(min) || (group.minDomains !== undefined && eligible.length < group.minDomains))
@@ -167,7 +179,7 @@ export function checkTopology(
     const options = candidates(key);
     let allowed = options.filter((d) => (group.counts.get(d) ?? 0) > 0);
     if (allowed.length === 0 && selfSelecting && group.total === 0) {
-      const eligible = new Set(key === Label.hostname ? options : eligibleDomains(key));
+      const eligible = new Set(key === Label.hostname ? options : eligibleDomains(group));
       const first = options.find((d) => eligible.has(d));
       allowed = first === undefined ? [] : [first];
     }

@@ -19,6 +19,8 @@ const aggregateBound = lpLowerBound(demand, lpTypes);
 const lb0 = performance.now();
 const bound = assignmentLowerBound(shapes, lpTypes);
 const boundSeconds = (performance.now() - lb0) / 1000;
+// Tighter, still valid: no part of a pod may go to a type that cannot host the whole pod.
+const wholePodBound = assignmentLowerBound(shapes, lpTypes, { wholePods: true });
 const scheduled = result.nodeClaims.reduce((s, c) => s + c.pods.length, 0) + result.placements.length;
 process.stdout.write(
   `${JSON.stringify({
@@ -34,6 +36,8 @@ process.stdout.write(
     costPerHour,
     lowerBound: bound,
     ratio: costPerHour / bound,
+    wholePodBound,
+    wholePodRatio: costPerHour / wholePodBound,
     aggregateBound,
     aggregateRatio: costPerHour / aggregateBound,
     boundSeconds,

@@ -168,20 +168,39 @@ export function maximise(
  * v_s is a per-pod "value"; a node type may not host pods worth more than its price. Whatever v
  * the loop ends with is scaled down until no type violates it, so the result is always a valid
  * lower bound (at convergence it is the LP optimum).
+ *
+ * `wholePods` tightens it, still validly: a bundle for type t may only hold shapes whose whole
+ * pod fits t. Every real plan satisfies that (a pod runs on one node, which must fit all of it),
+ * so its cost is still at least the optimum. Without it, a 4-cpu pod may be sliced into thirds on
+ * 2-vCPU burstable nodes that could never host it. A shape no type can host is worth 0.
  */
 export function assignmentLowerBound(
   shapes: readonly { readonly count: number; readonly req: readonly number[] }[],
   types: readonly { readonly alloc: readonly number[]; readonly price: number }[],
+  options: { readonly wholePods?: boolean } = {},
 ): number {
   const S = shapes.length;
   const R = shapes[0]?.req.length ?? 0;
-  // Bundle value of type t: max Σ v_s z_s s.t. Σ_s req_s z_s ≤ alloc_t.
-  const price = (v: readonly number[], t: (typeof types)[number]) =>
-    maximise(
-      v,
-      Array.from({ length: R }, (_, r) => shapes.map((s) => s.req[r] ?? 0)),
+  const fitsWhole = (s: (typeof shapes)[number], t: (typeof types)[number]): boolean =>
+    s.req.every((need, r) => need <= (t.alloc[r] ?? 0));
+  // wholePods: a pod (or a fraction of it) may only go to a type that can host the whole pod.
+  const allowed = (s: (typeof shapes)[number], t: (typeof types)[number]): boolean =>
+    options.wholePods !== true || fitsWhole(s, t);
+  // Bundle value of type t: max Σ v_s z_s s.t. Σ_s req_s z_s ≤ alloc_t, over the allowed shapes.
+  const price = (v: readonly number[], t: (typeof types)[number]): { value: number; x: number[] } => {
+    const idx = shapes.flatMap((s, i) => (allowed(s, t) ? [i] : []));
+    if (idx.length === 0) return { value: 0, x: new Array<number>(S).fill(0) };
+    const sub = maximise(
+      idx.map((i) => v[i] ?? 0),
+      Array.from({ length: R }, (_, r) => idx.map((i) => shapes[i]?.req[r] ?? 0)),
       t.alloc,
     );
+    const x = new Array<number>(S).fill(0);
+    idx.forEach((i, k) => {
+      x[i] = sub.x[k] ?? 0;
+    });
+    return { value: sub.value, x };
+  };
   const constraints: number[][] = [];
   const limits: number[] = [];
   // Start: every shape alone on its best type.
@@ -189,6 +208,7 @@ export function assignmentLowerBound(
     let bestRatio = Number.POSITIVE_INFINITY;
     let bestCount = 0;
     for (const t of types) {
+      if (!allowed(shapes[s] as (typeof shapes)[number], t)) continue;
       let fit = Number.POSITIVE_INFINITY;
       for (let r = 0; r < R; r++) {
         const need = shapes[s]?.req[r] ?? 0;
@@ -200,6 +220,12 @@ export function assignmentLowerBound(
       }
     }
     const row = new Array<number>(S).fill(0);
+    if (bestCount === 0) {
+      row[s] = 1;
+      constraints.push(row);
+      limits.push(0);
+      continue;
+    }
     row[s] = bestCount;
     constraints.push(row);
     limits.push(bestCount * bestRatio);

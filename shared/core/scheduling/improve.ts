@@ -1,0 +1,328 @@
+// A final improvement pass over the planned NodeClaims: pods that nothing ties to their claim are
+// re-packed, per NodePool and requirements, mixing complementary shapes on the instance types
+// that cover the remaining demand most cheaply. The new plan is kept only when it is cheaper.
+import { Label } from '../labels.ts';
+import { Requirement } from '../requirements.ts';
+import {
+  cheapestPrice,
+  type TType,
+  type TypeFilter,
+  typeFilterOf,
+  typeMatches,
+} from './instance-type-filter.ts';
+import type { Limits } from './limits.ts';
+import { Bin, compareStrings, fnv1a, type Template } from './model.ts';
+import { addInto, fits, type Vec } from './vectors.ts';
+
+/** How many instance types, best first by cost per unit of remaining demand, are tried per node. */
+const CANDIDATE_TYPES = 8;
+/** Nodes opened between two rankings of the instance types for the same largest pod. */
+const RERANK_EVERY = 16;
+/** Groups with more distinct pod shapes than this are left as planned (the pass is quadratic). */
+const MAX_SHAPES = 256;
+
+export interface ImproveContext {
+  readonly size: number;
+  readonly limits: Limits;
+  readonly nowMs: number;
+}
+
+/**
+ * Returns the claims with every group of fully movable claims (same NodePool, same requirements,
+ * no minValues) re-packed when that lowers the group's cost. Claims keep their relative order;
+ * a re-packed group takes the place of its first claim. Limits stay within their bounds.
+ */
+export function improveClaims(claims: readonly Bin[], ctx: ImproveContext): Bin[] {
+  const groups = new Map<string, Bin[]>();
+  for (const c of claims) {
+    if (!isMovable(c)) continue;
+    const key = `${(c.template as Template).order}|${c.reqs.without(Label.hostname)}`;
+    const list = groups.get(key);
+    if (list === undefined) groups.set(key, [c]);
+    else list.push(c);
+  }
+  const replaced = new Map<Bin, Bin[]>();
+  for (const group of groups.values()) {
+    const repacked = repackGroup(group, ctx);
+    if (repacked === undefined) continue;
+    group.forEach((c, i) => {
+      replaced.set(c, i === 0 ? repacked : []);
+    });
+  }
+  if (replaced.size === 0) return [...claims];
+  return claims.flatMap((c) => replaced.get(c) ?? [c]);
+}
+
+function isMovable(c: Bin): boolean {
+  if (c.kind !== 'claim' || c.template === undefined || c.pods.length === 0) return false;
+  if (c.movable !== c.pods.length || c.minValuesRelaxed) return false;
+  for (const r of c.reqs.values()) if (r.minValues !== undefined) return false;
+  return true;
+}
+
+interface Node {
+  readonly items: number[];
+  readonly used: Vec;
+  type: TType;
+  price: number;
+}
+
+function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefined {
+  const first = group[0] as Bin;
+  const template = first.template as Template;
+  const reqs = first.reqs.without(Label.hostname);
+  const f = typeFilterOf(reqs);
+  const priced = template.types
+    .filter((t) => typeMatches(t, f))
+    .map((t) => ({ t, price: cheapestPrice(t, f) }))
+    .filter((x) => Number.isFinite(x.price))
+    .sort((a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name));
+  if (priced.length === 0) return undefined;
+  let oldCost = 0;
+  for (const c of group) oldCost += claimPrice(c, f);
+  const vecs: Vec[] = [];
+  const owners: { bin: Bin; i: number }[] = [];
+  for (const c of group) {
+    c.vecs.forEach((v, i) => {
+      vecs.push(v);
+      owners.push({ bin: c, i });
+    });
+  }
+  // Two ways to fill a node; the cheaper plan wins (ties: the first).
+  let nodes: Node[] | undefined;
+  let newCost = Number.POSITIVE_INFINITY;
+  for (const fill of ['largest', 'aligned'] as const) {
+    const candidate = repack(vecs, priced, ctx.size, fill);
+    if (candidate === undefined) continue;
+    const cost = candidate.reduce((s, n) => s + n.price, 0);
+    if (cost < newCost - 1e-9) {
+      nodes = candidate;
+      newCost = cost;
+    }
+  }
+  if (nodes === undefined) return undefined;
+  if (!(newCost < oldCost - 1e-9)) return undefined;
+
+  // Swap the reservations against the pool's limits; undo when a limit would be exceeded.
+  const remaining = template.remaining;
+  const before = remaining === undefined ? undefined : new Map(remaining);
+  if (remaining !== undefined) {
+    for (const c of group) {
+      for (const [k, v] of c.reserve ?? []) remaining.set(k, (remaining.get(k) ?? 0) + v);
+      if (remaining.has('nodes')) remaining.set('nodes', (remaining.get('nodes') ?? 0) + 1);
+    }
+  }
+  const bins = nodes.map((n, i) => {
+    const firstOwner = owners[n.items[0] as number] as { bin: Bin; i: number };
+    const seed = `${ctx.nowMs}/${template.pool.name}/${firstOwner.bin.pods[firstOwner.i]?.uid}/improved/${i}`;
+    const name = `${template.pool.name}-${fnv1a(seed)}`;
+    const bin = new Bin(
+      'claim',
+      name,
+      reqs.with(Requirement.in(Label.hostname, [name])),
+      undefined,
+      first.taints,
+      n.used,
+      undefined,
+      template,
+      false,
+    );
+    bin.hostPorts = [...template.daemonPorts];
+    for (const item of n.items) {
+      const o = owners[item] as { bin: Bin; i: number };
+      bin.pods.push(o.bin.pods[o.i] as Bin['pods'][number]);
+      bin.placed.push(o.bin.placed[o.i] as Bin['placed'][number]);
+      bin.vecs.push(o.bin.vecs[o.i] as Vec);
+      bin.movable += 1;
+    }
+    const types = priced.map((x) => x.t).filter((t) => fits(n.used, zeroLike(n.used), t.alloc));
+    bin.types = types;
+    const max = new Float64Array(ctx.size).fill(Number.NEGATIVE_INFINITY);
+    for (const t of types)
+      for (let d = 0; d < max.length; d++)
+        if ((t.alloc[d] as number) > (max[d] as number)) max[d] = t.alloc[d] as number;
+    bin.maxAlloc = max;
+    if (remaining !== undefined) {
+      if (remaining.has('nodes')) remaining.set('nodes', (remaining.get('nodes') ?? 0) - 1);
+      ctx.limits.reserve(bin, types);
+    }
+    return bin;
+  });
+  if (remaining !== undefined && before !== undefined) {
+    for (const [k, v] of remaining) {
+      if (v < Math.min(before.get(k) ?? 0, 0)) {
+        for (const [bk, bv] of before) remaining.set(bk, bv);
+        return undefined;
+      }
+    }
+  }
+  return bins;
+}
+
+/** What the plan launches the claim as: its cheapest candidate under its requirements. */
+function claimPrice(c: Bin, f: TypeFilter): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (const t of c.types) best = Math.min(best, cheapestPrice(t, f));
+  return best;
+}
+
+function zeroLike(v: Vec): Vec {
+  return new Float64Array(v.length);
+}
+
+/**
+ * Vector bin packing of the pods onto instance types. Each new node is opened for the largest pod
+ * left and tries the few types that fit it and cover the remaining demand most cheaply. It fills
+ * each greedily, `largest` pod first or the pod best `aligned` (by dot product) with the node's
+ * free room, shrinks it to the cheapest type that still fits, and keeps the one with the lowest
+ * price per share of the remaining demand it covers (in the dimension it covers most).
+ */
+function repack(
+  vecs: readonly Vec[],
+  priced: readonly { readonly t: TType; readonly price: number }[],
+  size: number,
+  fill: 'largest' | 'aligned',
+): Node[] | undefined {
+  // Identical requests form one shape; items of a shape are taken in their original order.
+  const shapeOf = new Map<string, number>();
+  const shapes: { vec: Vec; items: number[]; next: number }[] = [];
+  vecs.forEach((v, i) => {
+    const key = v.join(',');
+    let s = shapeOf.get(key);
+    if (s === undefined) {
+      s = shapes.length;
+      shapeOf.set(key, s);
+      shapes.push({ vec: v, items: [], next: 0 });
+    }
+    shapes[s]?.items.push(i);
+  });
+  if (shapes.length > MAX_SHAPES) return undefined;
+  const demand = new Float64Array(size);
+  for (const v of vecs) addInto(demand, v);
+  // Largest first: every node is opened for the largest pod left (relative to the largest type).
+  const largest = new Float64Array(size);
+  for (const { t } of priced)
+    for (let d = 0; d < size; d++) largest[d] = Math.max(largest[d] as number, t.alloc[d] as number);
+  const sizeOf = (v: Vec): number => {
+    let sum = 0;
+    for (let d = 0; d < size; d++)
+      if ((largest[d] as number) > 0) sum += (v[d] as number) / (largest[d] as number);
+    return sum;
+  };
+  const order = shapes
+    .map((_, i) => i)
+    .sort(
+      (a, b) =>
+        sizeOf((shapes[b] as (typeof shapes)[number]).vec) -
+          sizeOf((shapes[a] as (typeof shapes)[number]).vec) || a - b,
+    );
+  const rankTypes = (anchorVec: Vec): number[] => {
+    const scored: { index: number; score: number }[] = [];
+    priced.forEach(({ t, price }, index) => {
+      let cover = Number.POSITIVE_INFINITY;
+      for (let d = 0; d < size; d++) {
+        const need = demand[d] as number;
+        if (need > 0) cover = Math.min(cover, (t.alloc[d] as number) / need);
+      }
+      if (!(cover > 0) || !fits(zero, anchorVec, t.alloc)) return;
+      scored.push({ index, score: price / Math.min(cover, 1) });
+    });
+    scored.sort((a, b) => a.score - b.score || a.index - b.index);
+    return scored.slice(0, CANDIDATE_TYPES).map((x) => x.index);
+  };
+  let ranked: number[] = [];
+  let rankedFor = -1;
+  let sinceRanked = 0;
+  let left = vecs.length;
+  const nodes: Node[] = [];
+  const residual = new Float64Array(size);
+  const zero = new Float64Array(size);
+  while (left > 0) {
+    const anchor = order.find((s) => {
+      const sh = shapes[s] as (typeof shapes)[number];
+      return sh.next < sh.items.length;
+    }) as number;
+    const anchorVec = (shapes[anchor] as (typeof shapes)[number]).vec;
+    // Cheapest types per share of the remaining demand, among types that fit the anchor pod.
+    // The demand mix drifts slowly, so the ranking is kept for a few nodes of the same anchor.
+    if (anchor !== rankedFor || sinceRanked >= RERANK_EVERY) {
+      ranked = rankTypes(anchorVec);
+      rankedFor = anchor;
+      sinceRanked = 0;
+    }
+    sinceRanked += 1;
+    if (ranked.length === 0) return undefined;
+    let best: { node: Node; efficiency: number; taken: number[] } | undefined;
+    for (const index of ranked) {
+      const t = (priced[index] as { t: TType }).t;
+      const taken = new Array<number>(shapes.length).fill(0);
+      const used = new Float64Array(size);
+      for (let d = 0; d < size; d++) residual[d] = t.alloc[d] as number;
+      const items: number[] = [];
+      for (;;) {
+        let pick = items.length === 0 ? anchor : -1;
+        let pickScore = Number.NEGATIVE_INFINITY;
+        for (let s = 0; s < shapes.length && items.length > 0; s++) {
+          const sh = shapes[s] as (typeof shapes)[number];
+          if (sh.next + (taken[s] as number) >= sh.items.length || !fits(zero, sh.vec, residual)) continue;
+          let score = 0;
+          if (fill === 'largest') score = sizeOf(sh.vec);
+          else {
+            for (let d = 0; d < size; d++) {
+              const a = t.alloc[d] as number;
+              if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
+            }
+          }
+          if (score > pickScore) {
+            pickScore = score;
+            pick = s;
+          }
+        }
+        if (pick < 0) break;
+        const sh = shapes[pick] as (typeof shapes)[number];
+        // Largest first keeps picking the same shape while it fits: take them all at once.
+        let count = 1;
+        if (fill === 'largest' && items.length > 0) {
+          count = sh.items.length - sh.next - (taken[pick] as number);
+          for (let d = 0; d < size; d++) {
+            const need = sh.vec[d] as number;
+            if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
+          }
+        }
+        for (let k = 0; k < count; k++) {
+          items.push(sh.items[sh.next + (taken[pick] as number)] as number);
+          taken[pick] = (taken[pick] as number) + 1;
+          addInto(used, sh.vec);
+          for (let d = 0; d < size; d++) residual[d] = (residual[d] as number) - (sh.vec[d] as number);
+        }
+      }
+      if (items.length === 0) continue;
+      // The cheapest type that still fits: types before `index` are cheaper (or equal).
+      let shrunk = priced[index] as { t: TType; price: number };
+      for (let k = 0; k < index; k++) {
+        const x = priced[k] as { t: TType; price: number };
+        if (fits(used, zero, x.t.alloc)) {
+          shrunk = x;
+          break;
+        }
+      }
+      let share = 0;
+      for (let d = 0; d < size; d++) {
+        const need = demand[d] as number;
+        if (need > 0) share = Math.max(share, (used[d] as number) / need);
+      }
+      const efficiency = shrunk.price / share;
+      if (best === undefined || efficiency < best.efficiency) {
+        best = { node: { items, used, type: shrunk.t, price: shrunk.price }, efficiency, taken };
+      }
+    }
+    if (best === undefined) return undefined;
+    best.taken.forEach((n, s) => {
+      (shapes[s] as (typeof shapes)[number]).next += n;
+    });
+    for (let d = 0; d < size; d++) demand[d] = (demand[d] as number) - (best.node.used[d] as number);
+    left -= best.node.items.length;
+    nodes.push(best.node);
+  }
+  return nodes;
+}

@@ -1,0 +1,203 @@
+// NodePool templates: the instance types each pool can launch with DaemonSet overhead applied,
+// and the checks of a pod against a template that do not depend on what is already planned.
+import type { DaemonSet } from '../cluster.ts';
+import { computeAllocatable } from '../instance-type.ts';
+import { INSTANCE_TYPE_LABEL_KEYS, Label } from '../labels.ts';
+import { nodePoolRequirements, orderNodePools } from '../node-pool.ts';
+import { computePodRequests, hostPortsConflict, podHostPorts } from '../pod.ts';
+import { formatQuantity } from '../quantity.ts';
+import { Requirements } from '../requirements.ts';
+import type { SolveInput } from '../scheduling-types.ts';
+import { firstUntolerated, formatTaint } from '../taints.ts';
+import {
+  mergeRequirements,
+  offeringAllowed,
+  type TType,
+  typeFilterOf,
+  typeMatches,
+} from './instance-type-filter.ts';
+import {
+  type CompiledDaemonSet,
+  compareStrings,
+  type Effective,
+  type StaticNew,
+  type Template,
+} from './model.ts';
+import { selectorToRequirements } from './pod-order.ts';
+import { addInto, type Dims, fits, formatList } from './vectors.ts';
+
+/**
+ * Compiles every NodePool (weight order) against its NodeClass's instance types: offerings the
+ * pool allows, DaemonSet overhead per type, cheapest first.
+ */
+export function buildTemplates(
+  input: SolveInput,
+  dims: Dims,
+  daemonSets: readonly CompiledDaemonSet[],
+): { templates: Template[]; anyPreferNoSchedule: boolean } {
+  const templates: Template[] = [];
+  let anyPreferNoSchedule = false;
+  orderNodePools(input.nodePools).forEach((pool, order) => {
+    const reqs = nodePoolRequirements(pool);
+    const taints = pool.taints ?? [];
+    if (taints.some((t) => t.effect === 'PreferNoSchedule')) anyPreferNoSchedule = true;
+    const f = typeFilterOf(reqs);
+    const daemonPorts: string[] = [];
+    const applicable = daemonSets.filter((ds) => {
+      if (firstUntolerated(taints, ds.tolerations, true) !== undefined) return false;
+      return ds.alternatives.some((alt) => mergeRequirements(reqs, alt, 'nodePool').ok);
+    });
+    for (const ds of applicable) daemonPorts.push(...ds.hostPorts);
+    const types: TType[] = [];
+    const raw = input.instanceTypes.get(pool.nodeClassName) ?? [];
+    for (const it of raw) {
+      const offerings = it.offerings.filter((o) => offeringAllowed(o, f));
+      if (offerings.length === 0) continue;
+      const labels = it.labels;
+      let ok = true;
+      for (const r of f.labelReqs) {
+        if (!r.admits(labels[r.key])) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      const daemon = new Float64Array(dims.names.length);
+      const typeReqs = reqs.intersect(Requirements.fromLabels(labels));
+      for (const ds of applicable) {
+        if (ds.alternatives.some((alt) => mergeRequirements(typeReqs, alt, 'node').ok))
+          addInto(daemon, ds.vec);
+      }
+      const alloc = dims.vec(computeAllocatable(it));
+      for (let i = 0; i < alloc.length; i++) alloc[i] = (alloc[i] as number) - (daemon[i] as number);
+      let basePrice = Number.POSITIVE_INFINITY;
+      for (const o of offerings) basePrice = Math.min(basePrice, o.priceUsdPerHour);
+      types.push({ it, labels, alloc, daemon, capacity: it.capacity, offerings, basePrice });
+    }
+    types.sort((a, b) => a.basePrice - b.basePrice || compareStrings(a.it.name, b.it.name));
+    const remaining = pool.limits === undefined ? undefined : new Map(Object.entries(pool.limits));
+    templates.push({
+      pool,
+      order,
+      reqs,
+      taints,
+      startupTaints: pool.startupTaints ?? [],
+      types,
+      daemonPorts,
+      remaining,
+      domainCache: new Map(),
+      unavailableReason:
+        raw.length === 0
+          ? `no instance types for nodeClass "${pool.nodeClassName}"`
+          : types.length === 0
+            ? `no instance type with an available offering matches the nodePool requirements (${reqs.without(Label.nodePool)})`
+            : undefined,
+    });
+  });
+  return { templates, anyPreferNoSchedule };
+}
+
+/** A DaemonSet's pod template: requests, tolerations, node affinity alternatives, host ports. */
+export function compileDaemonSet(ds: DaemonSet, dims: Dims): CompiledDaemonSet {
+  const pod = ds.template;
+  const object = `daemonSet "${ds.namespace}/${ds.name}"`;
+  const base = Requirements.parse(selectorToRequirements(pod.nodeSelector), {
+    object,
+    field: 'spec.template.spec.nodeSelector',
+  });
+  const terms =
+    pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const alternatives =
+    terms.length === 0
+      ? [base]
+      : terms.map((t, i) =>
+          base.intersect(
+            Requirements.parse(t.matchExpressions ?? [], {
+              object,
+              field: `spec.template.spec.affinity.nodeAffinity.required.nodeSelectorTerms[${i}]`,
+            }),
+          ),
+        );
+  return {
+    namespace: ds.namespace,
+    name: ds.name,
+    vec: dims.vec(computePodRequests(pod)),
+    tolerations: pod.tolerations ?? [],
+    alternatives,
+    hostPorts: podHostPorts(pod),
+  };
+}
+
+/** Domains a template can offer for a key (zones and capacity types from offerings). */
+export function templateDomains(t: Template, key: string): readonly string[] {
+  const cached = t.domainCache.get(key);
+  if (cached !== undefined) return cached;
+  const values = new Set<string>();
+  if (key === Label.zone || key === Label.capacityType) {
+    for (const tt of t.types)
+      for (const o of tt.offerings) values.add(key === Label.zone ? o.zone : o.capacityType);
+  } else {
+    const r = t.reqs.get(key);
+    const finite = r?.finiteValues();
+    if (finite !== undefined) for (const v of finite) values.add(v);
+    else if (INSTANCE_TYPE_LABEL_KEYS.has(key)) {
+      for (const tt of t.types) {
+        const v = tt.labels[key];
+        if (v !== undefined && (r === undefined || r.has(v))) values.add(v);
+      }
+    }
+  }
+  const out = [...values].sort();
+  t.domainCache.set(key, out);
+  return out;
+}
+
+/**
+ * The parts of a new-claim check that depend only on the pod's constraints and the pool: taints
+ * (unless `checkTaints` is false), requirements, DaemonSet host ports, and instance types that
+ * fit the pod alone. A failure carries the reason reported for this NodePool.
+ */
+export function computeStaticNew(ec: Effective, t: Template, dims: Dims, checkTaints = true): StaticNew {
+  if (t.unavailableReason !== undefined) return { ok: false, reason: t.unavailableReason };
+  const taint = checkTaints
+    ? firstUntolerated(t.taints, ec.shape.pod.tolerations ?? [], ec.ignorePreferNoSchedule)
+    : undefined;
+  if (taint !== undefined) return { ok: false, reason: `taint ${formatTaint(taint)} not tolerated` };
+  const m = mergeRequirements(t.reqs, ec.reqs, 'nodePool');
+  if (!m.ok) return { ok: false, reason: m.reason };
+  const port = portsConflict(ec.shape.hostPorts, t.daemonPorts);
+  if (port !== undefined) return { ok: false, reason: `host port ${port} is taken by a DaemonSet` };
+  const f = typeFilterOf(m.reqs);
+  const req = ec.shape.vec;
+  const zero = new Float64Array(req.length);
+  const compatible = t.types.filter((tt) => typeMatches(tt, f));
+  const types = compatible.filter((tt) => fits(zero, req, tt.alloc));
+  if (types.length > 0) return { ok: true, reqs: m.reqs, types };
+  if (compatible.length === 0) {
+    const instanceReqs = [...m.reqs.values()].filter(
+      (r) => INSTANCE_TYPE_LABEL_KEYS.has(r.key) && !r.isAny(),
+    );
+    return {
+      ok: false,
+      reason: `no instance type matches ${instanceReqs.map((r) => r.toString()).join(', ') || 'the requirements'}`,
+    };
+  }
+  for (let i = 0; i < req.length; i++) {
+    const need = req[i] as number;
+    if (need <= 0) continue;
+    if (!compatible.some((tt) => (tt.alloc[i] as number) >= need)) {
+      const name = dims.names[i] as string;
+      return { ok: false, reason: `no instance type has ${formatQuantity(name, need)} ${name}` };
+    }
+  }
+  return {
+    ok: false,
+    reason: `no instance type has ${formatList(dims, req)} together (after DaemonSet overhead)`,
+  };
+}
+
+/** The first of `a` that conflicts with a host port in `b`. */
+export function portsConflict(a: readonly string[], b: readonly string[]): string | undefined {
+  for (const x of a) for (const y of b) if (hostPortsConflict(x, y)) return x;
+  return undefined;
+}

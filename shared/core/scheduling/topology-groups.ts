@@ -1,0 +1,193 @@
+// The topology groups of one solve (spread, affinity, anti-affinity), deduplicated, with the
+// pods counted per domain as they are placed.
+import { Label, type Labels } from '../labels.ts';
+import { type LabelSelector, matchesSelector, type Pod, type PodAffinityTerm } from '../pod.ts';
+import type { Requirements } from '../requirements.ts';
+import type { Toleration } from '../taints.ts';
+import { type BinDomains, selectorKey, TopologyGroup } from '../topology.ts';
+import { mergeRequirements } from './instance-type-filter.ts';
+import type { Bin, CompiledTerm, Shape, Template } from './model.ts';
+import { templateDomains } from './templates.ts';
+
+export class TopologyGroups {
+  private readonly groups = new Map<string, TopologyGroup>();
+  private readonly labelMatchCache = new Map<string, readonly TopologyGroup[]>();
+
+  constructor(private readonly namespaceLabels: ReadonlyMap<string, Labels> | undefined) {}
+
+  /** The group with these parameters, created on first use. */
+  group(
+    kind: TopologyGroup['kind'],
+    key: string,
+    selector: LabelSelector,
+    namespaces: ReadonlySet<string> | undefined,
+    maxSkew: number,
+    minDomains: number | undefined,
+    nodeFilter: Requirements | undefined,
+    taintFilter?: readonly Toleration[],
+  ): TopologyGroup {
+    const id = [
+      kind,
+      key,
+      selectorKey(selector),
+      namespaces === undefined ? '*' : [...namespaces].sort().join(','),
+      maxSkew,
+      minDomains ?? '',
+      nodeFilter?.toString() ?? '',
+      taintFilter === undefined ? '' : JSON.stringify(taintFilter),
+    ].join('|');
+    let g = this.groups.get(id);
+    if (g === undefined) {
+      g = new TopologyGroup(
+        this.groups.size,
+        kind,
+        key,
+        selector,
+        namespaces,
+        maxSkew,
+        minDomains,
+        nodeFilter,
+        taintFilter,
+      );
+      this.groups.set(id, g);
+    }
+    return g;
+  }
+
+  termNamespaces(pod: Pod, term: PodAffinityTerm): ReadonlySet<string> | undefined {
+    const explicit = term.namespaces ?? [];
+    if (term.namespaceSelector === undefined) {
+      return new Set(explicit.length > 0 ? explicit : [pod.namespace]);
+    }
+    const sel = term.namespaceSelector;
+    if (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0) {
+      return undefined;
+    }
+    const out = new Set(explicit);
+    for (const [ns, labels] of this.namespaceLabels ?? []) if (matchesSelector(sel, labels)) out.add(ns);
+    return out;
+  }
+
+  compileTerms(
+    pod: Pod,
+    kind: 'affinity' | 'antiAffinity',
+    terms: readonly { readonly weight: number; readonly term: PodAffinityTerm }[],
+  ): CompiledTerm[] {
+    return terms.map(({ weight, term }) => ({
+      term,
+      weight,
+      group: this.group(
+        kind,
+        term.topologyKey,
+        term.labelSelector ?? {},
+        this.termNamespaces(pod, term),
+        0,
+        undefined,
+        undefined,
+      ),
+    }));
+  }
+
+  /** Records a pod that is already bound (or nominated) in the topology counts. */
+  recordExisting(pod: Pod, bin: Bin): void {
+    const anti = pod.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+    const owned = anti.map((term) =>
+      this.group(
+        'antiAffinity',
+        term.topologyKey,
+        term.labelSelector ?? {},
+        this.termNamespaces(pod, term),
+        0,
+        undefined,
+        undefined,
+      ),
+    );
+    this.pendingExisting.push({ pod, bin, owned });
+  }
+
+  private readonly pendingExisting: { pod: Pod; bin: Bin; owned: readonly TopologyGroup[] }[] = [];
+
+  /** Once every group exists: count existing pods, fill spread domains, link shapes to groups. */
+  finish(templates: readonly Template[], bins: readonly Bin[], shapes: Iterable<Shape>): void {
+    const groups = [...this.groups.values()];
+    for (const g of groups) {
+      if (g.kind !== 'spread' || g.key === Label.hostname) continue;
+      for (const t of templates) {
+        if (!g.admitsTaints(t.taints)) continue;
+        for (const d of templateDomains(t, g.key)) g.domains.add(d);
+      }
+      for (const b of bins) {
+        if (!g.admitsTaints(b.taints)) continue;
+        const v = b.labels?.[g.key];
+        if (v !== undefined) g.domains.add(v);
+      }
+    }
+    for (const { pod, bin, owned } of this.pendingExisting) {
+      const counted = this.groupsSelecting(pod.labels, pod.namespace);
+      this.recordPlacement(bin, bin.reqs, counted, owned);
+    }
+    for (const shape of shapes) {
+      shape.countedBy = this.groupsSelecting(shape.pod.labels, shape.pod.namespace);
+      shape.inverse = groups.filter(
+        (g) => g.kind === 'antiAffinity' && g.selects(shape.pod.labels, shape.pod.namespace),
+      );
+    }
+  }
+
+  groupsSelecting(labels: Labels | undefined, namespace: string): readonly TopologyGroup[] {
+    const key = `${namespace}\u0000${JSON.stringify(labels ?? {})}`;
+    let out = this.labelMatchCache.get(key);
+    if (out === undefined) {
+      out = [...this.groups.values()].filter((g) => g.selects(labels, namespace));
+      this.labelMatchCache.set(key, out);
+    }
+    return out;
+  }
+
+  binDomains(bin: Bin, reqs: Requirements, key: string): BinDomains {
+    if (key === Label.hostname) return { kind: 'one', value: bin.name };
+    if (bin.labels !== undefined && (bin.kind === 'node' || bin.labels[key] !== undefined)) {
+      const v = bin.labels[key];
+      return v === undefined ? { kind: 'none' } : { kind: 'one', value: v };
+    }
+    const r = reqs.get(key);
+    if (bin.kind === 'inflight') {
+      const v = r?.singleValue();
+      if (v !== undefined) return { kind: 'one', value: v };
+      const finite = r?.finiteValues();
+      return finite === undefined || finite.length === 0
+        ? { kind: 'none' }
+        : { kind: 'some', values: finite };
+    }
+    const universe = bin.template === undefined ? [] : templateDomains(bin.template, key);
+    const values = r === undefined ? universe : universe.filter((d) => r.has(d));
+    if (values.length === 1) return { kind: 'one', value: values[0] as string };
+    return values.length === 0 ? { kind: 'none' } : { kind: 'some', values };
+  }
+
+  recordPlacement(
+    bin: Bin,
+    reqs: Requirements,
+    counted: readonly TopologyGroup[],
+    owned: readonly TopologyGroup[],
+  ): void {
+    for (const g of counted) {
+      if (g.nodeFilter !== undefined && !this.binPassesFilter(bin, reqs, g.nodeFilter)) continue;
+      if (!g.admitsTaints(bin.taints)) continue;
+      const d = this.binDomains(bin, reqs, g.key);
+      if (d.kind === 'one') g.record(d.value, false, true);
+      else if (d.kind === 'some' && g.kind === 'antiAffinity')
+        for (const v of d.values) g.record(v, false, true);
+    }
+    for (const g of owned) {
+      const d = this.binDomains(bin, reqs, g.key);
+      if (d.kind === 'one') g.record(d.value, true, false);
+      else if (d.kind === 'some') for (const v of d.values) g.record(v, true, false);
+    }
+  }
+
+  private binPassesFilter(bin: Bin, reqs: Requirements, filter: Requirements): boolean {
+    if (bin.kind === 'node' && bin.labels !== undefined) return filter.matchesLabels(bin.labels);
+    return mergeRequirements(reqs, filter, 'node').ok;
+  }
+}
