@@ -18,6 +18,8 @@ export interface Moto {
 const requirements = path.join(import.meta.dirname, 'requirements.txt');
 const venv = path.join(cacheDir, 'venv');
 const motoServer = path.join(venv, 'bin', 'moto_server');
+/** moto's server with DynamoDB requests serialised, as DynamoDB applies conditional writes atomically. */
+const launcher = path.join(import.meta.dirname, 'moto_server.py');
 
 /**
  * The moto server (EC2, SQS, EventBridge, DynamoDB, SSM, STS, IAM on one endpoint), installed
@@ -53,9 +55,15 @@ async function startMoto(dir: string): Promise<Moto> {
   const began = Date.now();
   await ensureVenv(dir);
   const port = await freePort();
-  const daemon = startDaemon(dir, 'moto', motoServer, ['-H', '127.0.0.1', '-p', String(port)], {
-    env: { ...process.env, MOTO_PORT: String(port) },
-  });
+  const daemon = startDaemon(
+    dir,
+    'moto',
+    path.join(venv, 'bin', 'python'),
+    [launcher, '127.0.0.1', String(port)],
+    {
+      env: { ...process.env, MOTO_PORT: String(port) },
+    },
+  );
   const endpoint = `http://127.0.0.1:${port}`;
   await waitFor(
     `moto on ${endpoint} (log: ${daemon.logFile})`,
