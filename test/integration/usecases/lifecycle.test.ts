@@ -1,0 +1,430 @@
+import { randomBytes } from 'node:crypto';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import {
+  bundledCatalog,
+  type MemoryCloud,
+  makeMemoryCloud,
+  makeMemoryNodeClassResolver,
+} from '../../../shared/adapters/memory/index.ts';
+import type { Taint } from '../../../shared/core/index.ts';
+import { systemClock } from '../../../shared/ports/clock.ts';
+import type { CloudInstance, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { kube } from '../../harness/index.ts';
+import { waitFor } from '../../harness/proc.ts';
+
+const id = randomBytes(3).toString('hex');
+const names = {
+  pool: `lc-pool-${id}`,
+  nodeClass: `lc-class-${id}`,
+  claim: `lc-claim-${id}`,
+  lostClaim: `lc-lost-${id}`,
+  unlaunchedClaim: `lc-unlaunched-${id}`,
+  node: `lc-node-${id}`,
+};
+const mine = new Set(Object.values(names));
+const karpenter = { group: 'karpenter.sh', version: 'v1' };
+const ec2NodeClasses = { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' };
+const ZONE = 'us-east-1a';
+const UNREGISTERED: Taint = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' };
+const STARTUP: Taint = { key: 'agent.flotilla.test/not-ready', effect: 'NoSchedule' };
+// Keeps other test files' pods off the node.
+const DEDICATED: Taint = { key: 'flotilla.test/lifecycle', value: id, effect: 'NoSchedule' };
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const ignore = () => undefined;
+
+const logLines: string[] = [];
+const logger = makeLogger({}, { level: 'info', sink: (line) => logLines.push(line) });
+
+let kc: KubeConfig;
+let core: CoreV1Api;
+let custom: CustomObjectsApi;
+/** The real adapter, wrapped to record every write with the name it targets. */
+let cluster: Cluster;
+let cloud: MemoryCloud;
+const writes: string[] = [];
+let instance: CloudInstance;
+let lostInstance: CloudInstance;
+
+function recording(inner: Cluster): Cluster {
+  const record =
+    <A extends unknown[]>(method: string, f: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      const target = args[0];
+      const name =
+        typeof target === 'string'
+          ? target
+          : ((target as { subject?: { name?: string } }).subject?.name ?? '?');
+      writes.push(`${method} ${name}`);
+      return f(...args);
+    };
+  return {
+    ...inner,
+    patchNodeClaimStatus: record('patchNodeClaimStatus', inner.patchNodeClaimStatus),
+    patchNodeClaimMetadata: record('patchNodeClaimMetadata', inner.patchNodeClaimMetadata),
+    patchNode: record('patchNode', inner.patchNode),
+    deleteNodeClaim: record('deleteNodeClaim', inner.deleteNodeClaim),
+    patchNodePoolStatus: record('patchNodePoolStatus', inner.patchNodePoolStatus),
+    recordEvent: record('recordEvent', inner.recordEvent),
+  };
+}
+
+const myWrites = () => writes.filter((w) => mine.has(w.split(' ')[1] ?? ''));
+const pass = (now: Date = new Date()): Promise<LifecycleResult> =>
+  reconcileLifecycle({ cluster, cloud, logger }, now);
+
+async function readClaim(name: string): Promise<ClusterNodeClaim | undefined> {
+  return (await cluster.nodeClaims()).items.find((c) => c.name === name);
+}
+
+const conditionOf = (conditions: readonly Condition[] | undefined, type: string) =>
+  conditions?.find((c) => c.type === type);
+
+async function readPool() {
+  return (await cluster.nodePools()).items.find((p) => p.pool.name === names.pool);
+}
+
+async function createClaim(name: string, poolUid: string): Promise<void> {
+  await cluster.createNodeClaim({
+    name,
+    nodePool: { name: names.pool, uid: poolUid },
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
+    labels: { team: 'web' },
+    annotations: { 'flotilla.test/note': id },
+    requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }],
+    requests: { cpu: 1000, memory: 2 ** 30 },
+    taints: [DEDICATED],
+    startupTaints: [STARTUP],
+  });
+}
+
+async function createClaimFor(
+  name: string,
+  nodeClass: EC2NodeClass,
+  poolUid: string,
+): Promise<CloudInstance> {
+  await createClaim(name, poolUid);
+  const types = (await cloud.instanceTypes(nodeClass)).filter((t) => t.name === 'm5.large');
+  const launched = await cloud.create({
+    nodeClaimName: name,
+    nodePoolName: names.pool,
+    nodeClass,
+    instanceTypes: types,
+    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+    labels: {},
+    taints: [DEDICATED],
+    startupTaints: [STARTUP],
+  });
+  await cluster.patchNodeClaimStatus(name, {
+    providerId: launched.providerId,
+    capacity: { cpu: 2000, memory: 8 * 2 ** 30, pods: 29 },
+    allocatable: { cpu: 1930, memory: 7 * 2 ** 30, pods: 29 },
+    conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+  });
+  return launched;
+}
+
+beforeAll(async () => {
+  ({ kubeConfig: kc } = await kube());
+  core = kc.makeApiClient(CoreV1Api);
+  custom = kc.makeApiClient(CustomObjectsApi);
+  cluster = recording(
+    makeKubeCluster({ kubeConfig: kc, logger, maxConcurrentCalls: 4, callTimeoutMs: 15_000 }),
+  );
+  cloud = makeMemoryCloud({
+    clock: systemClock,
+    clusterName: `lc-${id}`,
+    catalog: bundledCatalog('us-east-1', [ZONE]),
+  });
+
+  await custom.createClusterCustomObject({
+    ...ec2NodeClasses,
+    body: {
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: names.nodeClass },
+      spec: {
+        role: 'KarpenterNodeRole',
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
+        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
+      },
+    },
+  });
+  const parsed = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
+  if (parsed === undefined) throw new Error(`ec2NodeClass ${names.nodeClass} was not read back`);
+  const status = await makeMemoryNodeClassResolver({ clock: systemClock, zones: [ZONE] }).resolve(parsed);
+  await custom.patchClusterCustomObjectStatus(
+    { ...ec2NodeClasses, name: names.nodeClass, body: { status } },
+    mergePatch,
+  );
+  const nodeClass: EC2NodeClass = { ...parsed, status };
+
+  const pool = (await custom.createClusterCustomObject({
+    ...karpenter,
+    plural: 'nodepools',
+    body: {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: names.pool },
+      spec: {
+        template: {
+          metadata: { labels: { team: 'web' } },
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
+            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+            taints: [DEDICATED],
+            startupTaints: [STARTUP],
+          },
+        },
+      },
+    },
+  })) as { metadata: { uid: string } };
+
+  instance = await createClaimFor(names.claim, nodeClass, pool.metadata.uid);
+  lostInstance = await createClaimFor(names.lostClaim, nodeClass, pool.metadata.uid);
+  // Created, but the provisioner never launched it.
+  await createClaim(names.unlaunchedClaim, pool.metadata.uid);
+
+  // The node joins as kubelet registers it: with the taints the user data asks for, not Ready yet.
+  await core.createNode({
+    body: {
+      metadata: { name: names.node, labels: { 'kubernetes.io/hostname': names.node } },
+      spec: { providerID: instance.providerId, taints: [UNREGISTERED, STARTUP] },
+    },
+  });
+  await core.patchNodeStatus(
+    {
+      name: names.node,
+      body: {
+        status: {
+          capacity: { cpu: '2', memory: '8Gi', pods: '29' },
+          allocatable: { cpu: '1930m', memory: '7Gi', pods: '29' },
+        },
+      },
+    },
+    mergePatch,
+  );
+});
+
+afterAll(async () => {
+  for (const name of [names.claim, names.lostClaim, names.unlaunchedClaim]) {
+    await custom
+      .patchClusterCustomObject(
+        { ...karpenter, plural: 'nodeclaims', name, body: { metadata: { finalizers: null } } },
+        mergePatch,
+      )
+      .catch(ignore);
+    await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodeclaims', name }).catch(ignore);
+  }
+  await core
+    .patchNode({ name: names.node, body: { metadata: { finalizers: null } } }, mergePatch)
+    .catch(ignore);
+  await core.deleteNode({ name: names.node }).catch(ignore);
+  await kc
+    .makeApiClient(CoordinationV1Api)
+    .deleteNamespacedLease({ namespace: 'kube-node-lease', name: names.node })
+    .catch(ignore);
+  await custom
+    .deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: names.pool })
+    .catch(ignore);
+  await custom.deleteClusterCustomObject({ ...ec2NodeClasses, name: names.nodeClass }).catch(ignore);
+  const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
+  for (const e of events.items) {
+    if (e.involvedObject.name?.includes(id)) {
+      await core.deleteNamespacedEvent({ namespace: 'default', name: e.metadata?.name ?? '' }).catch(ignore);
+    }
+  }
+});
+
+describe('reconcileLifecycle on a real apiserver', () => {
+  it('registers the NodeClaim whose node joined, and waits for the one whose node has not', async () => {
+    const result = await pass();
+    // The recorder sees the writes, so the "changes nothing" checks below can fail.
+    expect(myWrites()).toEqual(
+      expect.arrayContaining([`patchNode ${names.node}`, `patchNodeClaimStatus ${names.claim}`]),
+    );
+    expect(result.registered).toContain(names.claim);
+    expect(result.registered).not.toContain(names.lostClaim);
+    expect(result.waiting).toEqual(expect.arrayContaining([names.claim, names.lostClaim]));
+
+    const node = await core.readNode({ name: names.node });
+    expect(node.metadata?.finalizers).toContain('karpenter.sh/termination');
+    expect(node.metadata?.labels).toMatchObject({
+      'karpenter.sh/registered': 'true',
+      'karpenter.sh/nodepool': names.pool,
+      'karpenter.k8s.aws/ec2nodeclass': names.nodeClass,
+      team: 'web',
+    });
+    expect(node.metadata?.labels?.['karpenter.sh/initialized']).toBeUndefined();
+    expect(node.metadata?.annotations?.['flotilla.test/note']).toBe(id);
+    const taints = (node.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
+    expect(taints).not.toContain('karpenter.sh/unregistered:NoExecute');
+    expect(taints).toEqual(
+      expect.arrayContaining([
+        'flotilla.test/lifecycle:NoSchedule',
+        'agent.flotilla.test/not-ready:NoSchedule',
+      ]),
+    );
+
+    const claim = await readClaim(names.claim);
+    expect(claim?.status.nodeName).toBe(names.node);
+    expect(conditionOf(claim?.status.conditions, 'Registered')?.status).toBe('True');
+    expect(conditionOf(claim?.status.conditions, 'Initialized')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeNotReady',
+    });
+    const lost = await readClaim(names.lostClaim);
+    expect(conditionOf(lost?.status.conditions, 'Registered')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeNotFound',
+    });
+    expect(
+      logLines.some(
+        (l) => l.includes('"registered nodeclaim"') && l.includes(`"nodeClaim":"${names.claim}"`),
+      ),
+    ).toBe(true);
+  });
+
+  it('sets the NodePool status: validation, NodeClass readiness, registration health, resources and nodes', async () => {
+    const pool = await readPool();
+    const status = (type: string) => {
+      const c = conditionOf(pool?.conditions, type);
+      return c === undefined ? undefined : `${c.status}/${c.reason}`;
+    };
+    expect(status('ValidationSucceeded')).toBe('True/ValidationSucceeded');
+    expect(status('NodeClassReady')).toBe('True/NodeClassReady');
+    expect(status('Ready')).toBe('True/Ready');
+    expect(status('NodeRegistrationHealthy')).toBe('True/NodeRegistrationHealthy');
+    expect(pool?.ready).toBe(true);
+    // The registered claim counts its node's capacity, the launched one its own.
+    expect(pool?.resources).toEqual({ cpu: 4000, memory: 16 * 2 ** 30, pods: 58, nodes: 2 });
+    expect(pool?.nodes).toBe(2);
+  });
+
+  it('changes nothing when run again', async () => {
+    writes.length = 0;
+    const result = await pass();
+    expect(result.registered.filter((n) => mine.has(n))).toEqual([]);
+    expect(result.waiting.filter((n) => mine.has(n))).toEqual([]);
+    expect(result.nodePoolsUpdated.filter((n) => mine.has(n))).toEqual([]);
+    expect(myWrites()).toEqual([]);
+  });
+
+  it('initializes once the node is Ready and the agent removed its startup taint', async () => {
+    const now = new Date().toISOString();
+    await core.patchNodeStatus(
+      {
+        name: names.node,
+        body: {
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'True',
+                reason: 'KubeletReady',
+                message: 'kubelet is posting ready status',
+                lastHeartbeatTime: now,
+                lastTransitionTime: now,
+              },
+            ],
+          },
+        },
+      },
+      mergePatch,
+    );
+    // As an agent (Odigos-style) does once it is set up: drop its own startup taint only.
+    const current = await core.readNode({ name: names.node });
+    await core.patchNode(
+      {
+        name: names.node,
+        body: {
+          metadata: { resourceVersion: current.metadata?.resourceVersion },
+          spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== STARTUP.key) },
+        },
+      },
+      mergePatch,
+    );
+
+    // kube-controller-manager may briefly hold node.kubernetes.io taints on a node it saw
+    // without a Ready condition; the lifecycle waits those out like any ephemeral taint.
+    const claim = await waitFor(
+      'the NodeClaim to be Initialized',
+      async () => {
+        await pass();
+        const c = await readClaim(names.claim);
+        return conditionOf(c?.status.conditions, 'Initialized')?.status === 'True' ? c : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(claim.status.nodeName).toBe(names.node);
+    const node = await core.readNode({ name: names.node });
+    expect(node.metadata?.labels?.['karpenter.sh/initialized']).toBe('true');
+    expect((node.spec?.taints ?? []).map((t) => t.key)).not.toContain(STARTUP.key);
+    expect(logLines.some((l) => l.includes('"initialized nodeclaim"') && l.includes(names.claim))).toBe(true);
+  });
+
+  it('deletes the NodeClaim that was not launched within 5 minutes', async () => {
+    const result = await pass(new Date(Date.now() + 6 * 60_000));
+    expect(result.deleted.filter((d) => mine.has(d.name))).toEqual([
+      { name: names.unlaunchedClaim, reason: 'launch_timeout' },
+    ]);
+    await waitFor(
+      'the unlaunched NodeClaim to be gone',
+      async () => ((await readClaim(names.unlaunchedClaim)) === undefined ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
+    expect(conditionOf((await readPool())?.conditions, 'NodeRegistrationHealthy')).toMatchObject({
+      status: 'False',
+      reason: 'LaunchTimeout',
+    });
+  });
+
+  it('deletes the NodeClaim whose node never registered and terminates its instance after 15 minutes', async () => {
+    expect((await cloud.get(lostInstance.instanceId))?.state).toBe('running');
+    const result = await pass(new Date(Date.now() + 16 * 60_000));
+    expect(result.deleted).toContainEqual({ name: names.lostClaim, reason: 'registration_timeout' });
+    expect(result.deleted.map((d) => d.name)).not.toContain(names.claim);
+    expect(await cloud.get(lostInstance.instanceId)).toBeUndefined();
+    expect(await cloud.get(instance.instanceId)).toBeDefined();
+    await waitFor(
+      'the lost NodeClaim to be gone',
+      async () => ((await readClaim(names.lostClaim)) === undefined ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
+    expect(
+      logLines.some(
+        (l) =>
+          l.includes('"deleted nodeclaim"') &&
+          l.includes(names.lostClaim) &&
+          l.includes('"reason":"registration_timeout"'),
+      ),
+    ).toBe(true);
+
+    const pool = await readPool();
+    expect(conditionOf(pool?.conditions, 'NodeRegistrationHealthy')).toMatchObject({
+      status: 'False',
+      reason: 'RegistrationTimeout',
+    });
+    expect(pool?.resources).toEqual({ cpu: 2000, memory: 8 * 2 ** 30, pods: 29, nodes: 1 });
+    expect(pool?.nodes).toBe(1);
+  });
+
+  it('changes nothing on a further pass, even much later', async () => {
+    writes.length = 0;
+    await pass(new Date(Date.now() + 60 * 60_000));
+    expect(myWrites()).toEqual([]);
+    expect(await readClaim(names.claim)).toBeDefined();
+  });
+});
