@@ -95,16 +95,40 @@ export const catalogFunction: FunctionDefinition = {
 };
 
 /**
+ * Launches nodes for pending pods: batches them, solves, creates NodeClaims and launches them
+ * through CreateFleet under the provisioner lease, then runs the NodeClaim lifecycle pass.
+ * It finds the API server endpoint, CA and Kubernetes version with eks:DescribeCluster at cold
+ * start (`ClusterAccessEnvVar` can set them instead).
+ */
+export const provisionerFunction: FunctionDefinition = {
+  name: 'provisioner',
+  entry: 'lambdas/provisioner/handler.ts',
+  description: 'Flotilla: launch nodes for pending pods (NodeClaims and EC2 CreateFleet)',
+  triggers: [
+    {
+      kind: 'queue',
+      queue: 'podEvents',
+      batchSize: 10,
+      maxBatchingWindow: Duration.seconds(1),
+      maxConcurrency: 2,
+    },
+    { kind: 'schedule', schedule: 'pendingPods' },
+  ],
+  env: baseEnv,
+  // manageInstanceProfiles: it resolves EC2NodeClasses, including those that set spec.role.
+  permissions: ['describe', 'launch', 'manageInstanceProfiles', 'stateRead', 'stateWrite', 'kubernetes'],
+  // Batching (≤ 10 s) plus launches; below the 2-minute lease TTL and the queue's visibility timeout.
+  timeout: Duration.seconds(90),
+  // The DynamoDB lease already allows one decision at a time; this keeps a burst from fanning out.
+  reservedConcurrency: 2,
+};
+
+/**
  * The Lambdas of one cluster, one row each. Adding a Lambda is adding its row here once its
  * handler file exists: the construct derives its role, log group, failure queue, trigger, alarms
  * and log queries from the row.
  *
  * Rows to come (their queues, schedules and policies already exist in the stack):
- * - provisioner: triggers `{ kind: 'queue', queue: 'podEvents', batchSize: 10, maxBatchingWindow: 1 s,
- *   maxConcurrency: 2 }` and `{ kind: 'schedule', schedule: 'pendingPods' }`, permissions describe, launch,
- *   stateRead, stateWrite, kubernetes, plus manageInstanceProfiles if it resolves EC2NodeClasses
- *   with `spec.role`; reservedConcurrency 2 (the DynamoDB lease already allows one decision at a
- *   time; the reservation keeps a burst from fanning out).
  * - interruption: `{ kind: 'queue', queue: 'interruption', batchSize: 10 }`, permissions describe,
  *   stateWrite, sendTermination, kubernetes.
  * - termination: `{ kind: 'queue', queue: 'termination', batchSize: 10 }`, permissions describe,
@@ -114,4 +138,4 @@ export const catalogFunction: FunctionDefinition = {
  * - garbage-collector: the `garbageCollection` schedule, permissions describe, terminate,
  *   kubernetes.
  */
-export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [catalogFunction];
+export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [catalogFunction, provisionerFunction];

@@ -30,3 +30,19 @@ export type EnvVarKey = keyof typeof EnvVar;
 
 /** A variable name, e.g. `'FLOTILLA_STATE_TABLE'`. */
 export type EnvVarName = (typeof EnvVar)[EnvVarKey];
+
+/**
+ * Optional overrides of how a Lambda reaches its EKS cluster's API server and what its nodes join
+ * with. The stack leaves them unset: the Lambdas look the cluster up with eks:DescribeCluster.
+ * Set them to reach a cluster without that call (or a non-EKS API server in tests).
+ */
+export const ClusterAccessEnvVar = {
+  /** `https://…eks.amazonaws.com`, the API server (DescribeCluster `endpoint`). */
+  clusterEndpoint: 'FLOTILLA_CLUSTER_ENDPOINT',
+  /** Base64 PEM of the cluster CA (DescribeCluster `certificateAuthority.data`). */
+  clusterCa: 'FLOTILLA_CLUSTER_CA',
+  /** Kubernetes minor of the cluster, e.g. `1.34` (AMI aliases resolve per version). */
+  kubernetesVersion: 'FLOTILLA_KUBERNETES_VERSION',
+  /** Service CIDR nodes join with (nodeadm `cluster.cidr`), e.g. `172.20.0.0/16`. Optional. */
+  serviceCidr: 'FLOTILLA_SERVICE_CIDR',
+} as const;

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/flotilla-cluster.ts';
 import { AppUsageError, buildApp } from '../../infra/main.ts';
-import { EnvVar } from '../../shared/runtime/env.ts';
+import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { NO_BUNDLING } from './stacks.ts';
 
 const run = promisify(execFile);
@@ -74,8 +74,9 @@ describe('cdk synth -c clusterName=test', () => {
     const template = JSON.parse(fs.readFileSync(path.join(out, 'Flotilla-test.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string }>;
     };
+    // catalog and provisioner.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(
-      1,
+      2,
     );
     const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
       pluginReports: { violations?: unknown[] }[];
@@ -83,30 +84,37 @@ describe('cdk synth -c clusterName=test', () => {
     expect(report.pluginReports.flatMap((r) => r.violations ?? [])).toEqual([]);
   });
 
-  it('bundles the catalog Lambda with local esbuild into an ESM module with a source map that loads', async () => {
+  it('bundles the catalog and provisioner Lambdas with local esbuild into ESM modules with source maps that load', async () => {
     expect(log).toContain('Bundling asset Flotilla-test/Flotilla/CatalogFunction');
+    expect(log).toContain('Bundling asset Flotilla-test/Flotilla/ProvisionerFunction');
     expect(log).not.toMatch(/docker/i);
     const assets = fs.readdirSync(out).filter((name) => name.startsWith('asset.'));
-    expect(assets).toHaveLength(1);
-    const dir = path.join(out, assets[0] ?? '');
-    expect(fs.readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
-    const { stdout: loaded } = await run(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);',
-        path.join(dir, 'index.mjs'),
-      ],
-      {
-        env: {
-          ...offlineEnv(),
-          [EnvVar.clusterName]: 'test',
-          [EnvVar.stateTable]: 'table',
+    expect(assets).toHaveLength(2);
+    for (const asset of assets) {
+      const dir = path.join(out, asset);
+      expect(fs.readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      const { stdout: loaded } = await run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);',
+          path.join(dir, 'index.mjs'),
+        ],
+        {
+          env: {
+            ...offlineEnv(),
+            [EnvVar.clusterName]: 'test',
+            [EnvVar.stateTable]: 'table',
+            // What the provisioner needs to reach its cluster (not supplied by the stack yet).
+            [ClusterAccessEnvVar.clusterEndpoint]: 'https://example.eks.amazonaws.com',
+            [ClusterAccessEnvVar.clusterCa]: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
+            [ClusterAccessEnvVar.kubernetesVersion]: '1.34',
+          },
         },
-      },
-    );
-    expect(loaded).toBe('function');
+      );
+      expect(loaded).toBe('function');
+    }
   });
 
   it('writes the cluster-side manifests next to the template', () => {

@@ -110,8 +110,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
 
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
-    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the catalog's on-failure queue.
-    expect(Object.keys(queues)).toHaveLength(8);
+    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the catalog's and provisioner's
+    // on-failure queues.
+    expect(Object.keys(queues)).toHaveLength(9);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -161,13 +162,14 @@ describe('FlotillaCluster with its default Lambdas', () => {
         ),
       ).toBe(true);
     }
-    // The catalog's on-failure queue too.
-    expect(depthAlarms).toHaveLength(dlqs.length + 1);
+    // The catalog's and provisioner's on-failure queues too.
+    expect(depthAlarms).toHaveLength(dlqs.length + 2);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
-    expect(errorAlarms).toHaveLength(1);
+    // One per Lambda: catalog and provisioner.
+    expect(errorAlarms).toHaveLength(2);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });

@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import {
+  type CapacityType,
+  computeAllocatable,
+  type InstanceType,
+  Label,
+  type Labels,
+  type NodeClaimPlan,
+  type NodeSelectorRequirement,
+} from '../core/index.ts';
+import type { CloudInstance, EC2NodeClass, LaunchRequest } from '../ports/cloud.ts';
+import type { ClusterNodePool, MetadataPatch, NewNodeClaim, NodeClaimStatusPatch } from '../ports/cluster.ts';
+
+// The pure half of provisioning: how a solver decision becomes a NodeClaim, a launch request and
+// the status written after the launch. No I/O here, so each mapping is unit-tested on its own.
+
+/** Annotation Karpenter sets when minValues was relaxed under the BestEffort policy. */
+export const MIN_VALUES_RELAXED_ANNOTATION = 'karpenter.sh/nodeclaim-min-values-relaxed';
+
+/** The NodeClass label a NodeClaim and its node carry (`karpenter.k8s.aws/ec2nodeclass`). */
+const NODE_CLASS_LABEL = Label.nodeClass;
+
+/**
+ * The NodeClaim name of one planned claim: `<nodePool>-<10 hex chars>`, a hash of the pool, the
+ * sorted uids of its pods, the lease token the decision was made under and the re-planning round.
+ * The same decision always gets the same name (and therefore the same EC2 ClientToken), while a
+ * re-plan after insufficient capacity gets a new one.
+ */
+export function nodeClaimName(input: {
+  readonly nodePoolName: string;
+  readonly podUids: readonly string[];
+  readonly leaseToken: number;
+  readonly round: number;
+}): string {
+  const digest = createHash('sha256')
+    .update(
+      [input.nodePoolName, String(input.leaseToken), String(input.round), ...[...input.podUids].sort()].join(
+        '\n',
+      ),
+    )
+    .digest('hex')
+    .slice(0, 10);
+  // A Kubernetes name is at most 253 characters; leave room for the suffix.
+  return `${input.nodePoolName.slice(0, 200)}-${digest}`;
+}
+
+/** The NodeClaim to create for a plan, in Karpenter's v1 shape (see toNodeClaimManifest). */
+export function toNewNodeClaim(name: string, plan: NodeClaimPlan, pool: ClusterNodePool): NewNodeClaim {
+  return {
+    name,
+    nodePool: { name: pool.pool.name, uid: pool.uid },
+    nodeClassRef: pool.nodeClassRef,
+    labels: plan.labels,
+    annotations: {
+      ...pool.templateAnnotations,
+      ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
+    },
+    ...(pool.hash === undefined
+      ? {}
+      : { nodePoolHash: { hash: pool.hash, version: pool.hashVersion ?? '' } }),
+    requirements: plan.requirements,
+    requests: plan.requests,
+    taints: plan.taints,
+    startupTaints: plan.startupTaints,
+    expireAfter: pool.expireAfter,
+    ...(pool.terminationGracePeriod === undefined
+      ? {}
+      : { terminationGracePeriod: pool.terminationGracePeriod }),
+  };
+}
+
+/**
+ * The launch request for a plan. Candidates keep the plan's order (cheapest first); a candidate
+ * the NodeClass no longer offers is left out.
+ * @throws Error never; an empty `instanceTypes` is for the caller to refuse (see missingTypes).
+ */
+export function toLaunchRequest(
+  name: string,
+  plan: NodeClaimPlan,
+  nodeClass: EC2NodeClass,
+  instanceTypes: ReadonlyMap<string, InstanceType>,
+): LaunchRequest {
+  return {
+    nodeClaimName: name,
+    nodePoolName: plan.nodePoolName,
+    nodeClass,
+    instanceTypes: plan.instanceTypes.flatMap((c) => {
+      const type = instanceTypes.get(c.name);
+      return type === undefined ? [] : [type];
+    }),
+    requirements: plan.requirements,
+    labels: { ...plan.labels, [Label.nodePool]: plan.nodePoolName, [NODE_CLASS_LABEL]: nodeClass.name },
+    taints: plan.taints,
+    startupTaints: plan.startupTaints,
+  };
+}
+
+function allowedValues(
+  requirements: readonly NodeSelectorRequirement[],
+  key: string,
+): Set<string> | undefined {
+  let allowed: Set<string> | undefined;
+  for (const r of requirements) {
+    if (r.key !== key) continue;
+    if (r.operator === 'In') {
+      const values = new Set(r.values ?? []);
+      allowed = allowed === undefined ? values : new Set([...allowed].filter((v) => values.has(v)));
+    } else if (r.operator === 'NotIn') {
+      const excluded = new Set(r.values ?? []);
+      allowed = new Set([...(allowed ?? ['reserved', 'spot', 'on-demand'])].filter((v) => !excluded.has(v)));
+    } else if (r.operator === 'DoesNotExist') {
+      allowed = new Set();
+    }
+  }
+  return allowed;
+}
+
+/**
+ * The capacity type a launch will most likely use, as the AWS provider chooses it: `reserved`,
+ * then `spot`, when the requirements allow it and a candidate has an available offering of it;
+ * else `on-demand`. For the decision log only; the launched instance says what it really got.
+ */
+export function expectedCapacityType(
+  requirements: readonly NodeSelectorRequirement[],
+  candidates: readonly InstanceType[],
+): CapacityType {
+  const allowed = allowedValues(requirements, Label.capacityType);
+  for (const type of ['reserved', 'spot'] as const) {
+    if (allowed !== undefined && !allowed.has(type)) continue;
+    if (allowed === undefined && type === 'reserved') continue;
+    if (candidates.some((c) => c.offerings.some((o) => o.available && o.capacityType === type))) return type;
+  }
+  return 'on-demand';
+}
+
+/**
+ * The NodeClaim status after a successful launch: provider and image ids, capacity and
+ * allocatable of the launched type, and `Launched=True`.
+ */
+export function launchedStatus(
+  instance: CloudInstance,
+  type: InstanceType | undefined,
+): NodeClaimStatusPatch {
+  return {
+    providerId: instance.providerId,
+    ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
+    ...(type === undefined ? {} : { capacity: type.capacity, allocatable: computeAllocatable(type) }),
+    conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+  };
+}
+
+/**
+ * Labels the cloud resolved at launch (instance type labels, zone, capacity type), merged under
+ * the plan's own labels: a label the user set on the NodePool wins, as in Karpenter.
+ */
+export function launchedLabels(
+  instance: CloudInstance,
+  type: InstanceType | undefined,
+  planLabels: Labels,
+): MetadataPatch {
+  const resolved: Record<string, string> = {
+    ...(type?.labels ?? {}),
+    [Label.instanceType]: instance.instanceType,
+    [Label.zone]: instance.zone,
+    [Label.capacityType]: instance.capacityType,
+  };
+  for (const key of Object.keys(planLabels)) delete resolved[key];
+  return { labels: resolved };
+}

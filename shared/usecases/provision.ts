@@ -1,0 +1,643 @@
+import {
+  type ExistingNode,
+  type InstanceType,
+  Label,
+  type NodeClaimPlan,
+  type NodePool,
+  type Pod,
+  type PodRef,
+  type SolveOptions,
+  solve,
+  type UnschedulablePod,
+} from '../core/index.ts';
+import type { Clock } from '../ports/clock.ts';
+import {
+  type Cloud,
+  type EC2NodeClass,
+  InsufficientCapacityError,
+  isNodeClassReady,
+  type LaunchRequest,
+  NodeClassNotReadyError,
+  type NodeClassResolver,
+  type NodeClassStatusWriter,
+} from '../ports/cloud.ts';
+import {
+  type Cluster,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  isConditionTrue,
+  type ReadResult,
+  toInFlightNodeClaims,
+} from '../ports/cluster.ts';
+import type { Lease, LeaseStore } from '../ports/lease.ts';
+import type { Logger } from '../runtime/logger.ts';
+import {
+  expectedCapacityType,
+  launchedLabels,
+  launchedStatus,
+  nodeClaimName,
+  toLaunchRequest,
+  toNewNodeClaim,
+} from './provision-plan.ts';
+
+export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './provision-plan.ts';
+
+/** The finalizer every NodeClaim is created with; only removed here for claims that never launched. */
+const TERMINATION_FINALIZER = 'karpenter.sh/termination';
+
+/** What provisioning reads and changes. */
+export interface ProvisionPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly leases: LeaseStore;
+  readonly clock: Clock;
+  /** Waits `ms` milliseconds (batching); tests pass one that advances a manual clock. */
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly logger: Logger;
+  /** When set (with the writer), each NodeClass in use is resolved and its status written back. */
+  readonly nodeClassResolver?: NodeClassResolver;
+  readonly nodeClassStatusWriter?: NodeClassStatusWriter;
+}
+
+export interface ProvisionOptions {
+  /** Who takes the lease: the invocation id. */
+  readonly holder: string;
+  /** @default 'provisioner' */
+  readonly leaseName?: string;
+  /** Longer than one invocation can run. @default 120 */
+  readonly leaseTtlSeconds?: number;
+  /** Batching ends once no new pod appeared for this long. @default 1000 (BATCH_IDLE_DURATION) */
+  readonly batchIdleMs?: number;
+  /** Batching ends after this long in any case. @default 10000 (BATCH_MAX_DURATION) */
+  readonly batchMaxMs?: number;
+  /** Solve-and-launch rounds; a round after the first re-plans pods whose launch hit ICE. @default 3 */
+  readonly maxRounds?: number;
+  readonly solveOptions?: SolveOptions;
+}
+
+/** What happened to one planned NodeClaim. */
+export type ClaimOutcome =
+  | {
+      readonly kind: 'launched';
+      readonly nodeClaim: string;
+      readonly nodePool: string;
+      readonly pods: readonly PodRef[];
+      readonly instanceId: string;
+      readonly instanceType: string;
+      readonly zone: string;
+      readonly capacityType: string;
+    }
+  | {
+      readonly kind: 'insufficientCapacity';
+      readonly nodeClaim: string;
+      readonly nodePool: string;
+      readonly pods: readonly PodRef[];
+      /** `<capacityType>:<instanceType>:<zone>` of the offerings now backed off. */
+      readonly offerings: readonly string[];
+    }
+  | {
+      /** The lease was lost before the launch: no EC2 call was made and the NodeClaim was removed. */
+      readonly kind: 'fenced';
+      readonly nodeClaim: string;
+      readonly nodePool: string;
+      readonly pods: readonly PodRef[];
+    }
+  | {
+      readonly kind: 'failed';
+      readonly nodeClaim: string;
+      readonly nodePool: string;
+      readonly pods: readonly PodRef[];
+      readonly error: string;
+    };
+
+export type ProvisionResult =
+  | { readonly kind: 'skipped'; readonly why: 'lease held' | 'no provisionable pods' }
+  | {
+      readonly kind: 'provisioned';
+      readonly leaseToken: number;
+      /** Provisionable pods seen by the last round. */
+      readonly pods: number;
+      readonly rounds: number;
+      readonly claims: readonly ClaimOutcome[];
+      /** Pods that fit capacity that exists or is on its way (last round). */
+      readonly placed: number;
+      readonly unschedulable: readonly UnschedulablePod[];
+      /** NodePools left out, with why (not Ready, deleting, NodeClass not ready). */
+      readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+      readonly leaseLost: boolean;
+    };
+
+interface Snapshot {
+  readonly pods: readonly Pod[];
+  readonly nodes: readonly ExistingNode[];
+  readonly nodeClaims: readonly ClusterNodeClaim[];
+  readonly inFlight: ReturnType<typeof toInFlightNodeClaims>;
+  readonly pools: readonly ClusterNodePool[];
+  readonly nodeClasses: ReadonlyMap<string, EC2NodeClass>;
+  readonly daemonSets: Awaited<ReturnType<Cluster['daemonSets']>>['items'];
+  readonly namespaceLabels: Awaited<ReturnType<Cluster['namespaceLabels']>>;
+}
+
+/**
+ * One provisioning decision for the cluster, as Karpenter's provisioner makes it: under the
+ * provisioner lease, batch pending pods, solve against the current cluster state, create a
+ * NodeClaim per planned node and launch it (fenced by the lease), re-plan pods whose launch hit
+ * insufficient capacity, and tell unschedulable pods why. Safe to run concurrently (all but one
+ * run skip) and to repeat (NodeClaim names derive from the decision).
+ * @throws ClusterApiError / CloudApiError / CatalogUnavailableError when state cannot be read.
+ */
+export async function provision(ports: ProvisionPorts, options: ProvisionOptions): Promise<ProvisionResult> {
+  const { leases, clock } = ports;
+  const logger = ports.logger.child({ holder: options.holder });
+  const leaseName = options.leaseName ?? 'provisioner';
+  const lease = await leases.acquire(leaseName, options.holder, clock.now(), options.leaseTtlSeconds ?? 120);
+  if (lease === undefined) {
+    logger.info('provisioning skipped', { why: 'lease held', lease: leaseName });
+    return { kind: 'skipped', why: 'lease held' };
+  }
+  try {
+    return await provisionUnderLease(ports, options, lease, logger);
+  } finally {
+    await leases.release(lease);
+  }
+}
+
+async function provisionUnderLease(
+  ports: ProvisionPorts,
+  options: ProvisionOptions,
+  lease: Lease,
+  logger: Logger,
+): Promise<ProvisionResult> {
+  const batched = await batchPods(ports, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
+  if (batched.pods === 0) {
+    logger.info('provisioning skipped', { why: 'no provisionable pods', leaseToken: lease.token });
+    return { kind: 'skipped', why: 'no provisionable pods' };
+  }
+
+  const maxRounds = Math.max(1, options.maxRounds ?? 3);
+  const claims: ClaimOutcome[] = [];
+  const resolvedClasses = new Map<string, EC2NodeClass>();
+  let last: RoundResult | undefined;
+  let rounds = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    rounds = round + 1;
+    const snapshot = await readSnapshot(ports, logger);
+    if (snapshot.pods.length === 0) break;
+    last = await runRound(ports, options, lease, logger, snapshot, round, resolvedClasses);
+    claims.push(...last.claims);
+    if (last.leaseLost) break;
+    if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
+  }
+
+  const unschedulable = last?.unschedulable ?? [];
+  const skippedNodePools = last?.skippedNodePools ?? [];
+  if (unschedulable.length > 0) await reportUnschedulable(ports, logger, unschedulable, skippedNodePools);
+
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: last?.pods ?? 0,
+    rounds,
+    claims,
+    placed: last?.placed ?? 0,
+    unschedulable,
+    skippedNodePools,
+    leaseLost: last?.leaseLost ?? false,
+  };
+}
+
+/**
+ * Karpenter's batcher, by polling: after the first read, keep re-reading while new pods keep
+ * appearing within `idleMs`, for at most `maxMs`.
+ */
+async function batchPods(ports: ProvisionPorts, idleMs: number, maxMs: number): Promise<{ pods: number }> {
+  const seen = new Set((await ports.cluster.provisionablePods()).items.map((p) => p.uid));
+  if (seen.size === 0) return { pods: 0 };
+  const start = ports.clock.now().getTime();
+  for (;;) {
+    const left = maxMs - (ports.clock.now().getTime() - start);
+    if (left <= 0) break;
+    await ports.sleep(Math.min(idleMs, left));
+    let added = 0;
+    for (const pod of (await ports.cluster.provisionablePods()).items) {
+      if (!seen.has(pod.uid)) {
+        seen.add(pod.uid);
+        added += 1;
+      }
+    }
+    if (added === 0) break;
+  }
+  return { pods: seen.size };
+}
+
+async function readSnapshot(ports: ProvisionPorts, logger: Logger): Promise<Snapshot> {
+  const { cluster } = ports;
+  const [pods, nodes, pools, nodeClasses, nodeClaims, daemonSets, namespaceLabels] = await Promise.all([
+    cluster.provisionablePods(),
+    cluster.nodes(),
+    cluster.nodePools(),
+    cluster.nodeClasses(),
+    cluster.nodeClaims(),
+    cluster.daemonSets(),
+    cluster.namespaceLabels(),
+  ]);
+  const reads: Record<string, ReadResult<unknown>> = {
+    pods,
+    nodes,
+    pools,
+    nodeClasses,
+    nodeClaims,
+    daemonSets,
+  };
+  const problems = Object.entries(reads).flatMap(([what, r]) =>
+    r.problems.map((p) => `${what}: ${p.message}`),
+  );
+  if (problems.length > 0) {
+    logger.warn('cluster objects skipped', { count: problems.length, problems: problems.slice(0, 10) });
+  }
+  return {
+    pods: pods.items,
+    nodes: nodes.items,
+    nodeClaims: nodeClaims.items,
+    inFlight: toInFlightNodeClaims(nodeClaims.items, nodes.items),
+    pools: pools.items,
+    nodeClasses: new Map(nodeClasses.items.map((c) => [c.name, c])),
+    daemonSets: daemonSets.items,
+    namespaceLabels,
+  };
+}
+
+interface RoundResult {
+  readonly pods: number;
+  readonly claims: readonly ClaimOutcome[];
+  readonly placed: number;
+  readonly unschedulable: readonly UnschedulablePod[];
+  readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+  readonly leaseLost: boolean;
+}
+
+/** The NodeClass with a status that may launch: resolved (and written back) once per invocation. */
+async function readyNodeClass(
+  ports: ProvisionPorts,
+  nodeClass: EC2NodeClass,
+  resolved: Map<string, EC2NodeClass>,
+): Promise<EC2NodeClass> {
+  const cached = resolved.get(nodeClass.name);
+  if (cached !== undefined) return cached;
+  let current = nodeClass;
+  if (ports.nodeClassResolver !== undefined) {
+    const status = await ports.nodeClassResolver.resolve(nodeClass);
+    await ports.nodeClassStatusWriter?.write(nodeClass.name, status);
+    current = { ...nodeClass, status };
+  }
+  resolved.set(nodeClass.name, current);
+  return current;
+}
+
+function notReadyReasons(nodeClass: EC2NodeClass): string {
+  const failing = (nodeClass.status?.conditions ?? []).filter(
+    (c) => c.status !== 'True' && c.type !== 'Ready',
+  );
+  if (nodeClass.status === undefined) return 'it has no status yet';
+  if (failing.length === 0) return 'its Ready condition is not True';
+  return failing.map((c) => `${c.type}: ${c.message || c.reason}`).join('; ');
+}
+
+async function runRound(
+  ports: ProvisionPorts,
+  options: ProvisionOptions,
+  lease: Lease,
+  logger: Logger,
+  snapshot: Snapshot,
+  round: number,
+  resolvedClasses: Map<string, EC2NodeClass>,
+): Promise<RoundResult> {
+  const skippedNodePools: { nodePool: string; reason: string }[] = [];
+  const pools = new Map<string, ClusterNodePool>();
+  const classes = new Map<string, EC2NodeClass>();
+  const typesByClass = new Map<string, readonly InstanceType[]>();
+  for (const pool of snapshot.pools) {
+    const name = pool.pool.name;
+    if (pool.deleting) {
+      skippedNodePools.push({ nodePool: name, reason: 'it is being deleted' });
+      continue;
+    }
+    if (!pool.ready) {
+      skippedNodePools.push({
+        nodePool: name,
+        reason: 'it is not Ready (ValidationSucceeded, NodeClassReady)',
+      });
+      continue;
+    }
+    const className = pool.nodeClassRef.name;
+    const stored = snapshot.nodeClasses.get(className);
+    if (stored === undefined) {
+      skippedNodePools.push({ nodePool: name, reason: `its ec2NodeClass "${className}" does not exist` });
+      continue;
+    }
+    const nodeClass = await readyNodeClass(ports, stored, resolvedClasses);
+    if (!isNodeClassReady(nodeClass.status)) {
+      skippedNodePools.push({
+        nodePool: name,
+        reason: `its ec2NodeClass "${className}" is not ready: ${notReadyReasons(nodeClass)}`,
+      });
+      continue;
+    }
+    if (!typesByClass.has(className)) typesByClass.set(className, await ports.cloud.instanceTypes(nodeClass));
+    classes.set(className, nodeClass);
+    pools.set(name, pool);
+  }
+
+  const claims: ClaimOutcome[] =
+    round === 0
+      ? await resumeUnlaunched(ports, logger, lease, snapshot.nodeClaims, pools, classes, typesByClass)
+      : [];
+  if (claims.some((c) => c.kind === 'fenced')) {
+    return {
+      pods: snapshot.pods.length,
+      claims,
+      placed: 0,
+      unschedulable: [],
+      skippedNodePools,
+      leaseLost: true,
+    };
+  }
+
+  const nodePools: NodePool[] = [...pools.values()].map((p) => p.pool);
+  const result = solve({
+    pods: snapshot.pods,
+    nodePools,
+    instanceTypes: typesByClass,
+    // Deleting nodes receive nothing (the adapter marks them unschedulable too).
+    nodes: snapshot.nodes,
+    nodeClaims: snapshot.inFlight,
+    daemonSets: snapshot.daemonSets,
+    namespaceLabels: snapshot.namespaceLabels,
+    nowMs: ports.clock.now().getTime(),
+    ...(options.solveOptions === undefined ? {} : { options: options.solveOptions }),
+  });
+
+  let leaseLost = false;
+  for (const plan of result.nodeClaims) {
+    const pool = pools.get(plan.nodePoolName);
+    const nodeClass = classes.get(plan.nodeClassName);
+    const types = typesByClass.get(plan.nodeClassName) ?? [];
+    if (pool === undefined || nodeClass === undefined) continue;
+    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types);
+    claims.push(outcome);
+    if (outcome.kind === 'fenced') {
+      leaseLost = true;
+      break;
+    }
+  }
+  return {
+    pods: snapshot.pods.length,
+    claims,
+    placed: result.placements.length,
+    unschedulable: result.unschedulable,
+    skippedNodePools,
+    leaseLost,
+  };
+}
+
+/** Removes a NodeClaim that never launched an instance: nothing is left for its finalizer to clean up. */
+async function discardUnlaunched(ports: ProvisionPorts, name: string): Promise<void> {
+  try {
+    await ports.cluster.patchNodeClaimMetadata(name, { removeFinalizers: [TERMINATION_FINALIZER] });
+  } catch (error) {
+    // The port's contract: ClusterNotFoundError (code ClusterNotFound) when the claim is gone.
+    if ((error as { code?: unknown }).code !== 'ClusterNotFound') throw error;
+  }
+  await ports.cluster.deleteNodeClaim(name);
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function applyPlan(
+  ports: ProvisionPorts,
+  logger: Logger,
+  lease: Lease,
+  round: number,
+  plan: NodeClaimPlan,
+  pool: ClusterNodePool,
+  nodeClass: EC2NodeClass,
+  types: readonly InstanceType[],
+): Promise<ClaimOutcome> {
+  const name = nodeClaimName({
+    nodePoolName: plan.nodePoolName,
+    podUids: plan.pods.map((p) => p.uid),
+    leaseToken: lease.token,
+    round,
+  });
+  const byName = new Map(types.map((t) => [t.name, t]));
+  const request = toLaunchRequest(name, plan, nodeClass, byName);
+  const base = { nodeClaim: name, nodePool: plan.nodePoolName, pods: plan.pods };
+
+  const outcome = await (async (): Promise<ClaimOutcome> => {
+    if (request.instanceTypes.length === 0) {
+      return {
+        kind: 'failed',
+        ...base,
+        error: 'none of the planned instance types is offered for the NodeClass',
+      };
+    }
+    try {
+      await ports.cluster.createNodeClaim(toNewNodeClaim(name, plan, pool));
+    } catch (error) {
+      return { kind: 'failed', ...base, error: `creating the NodeClaim failed: ${describeError(error)}` };
+    }
+    return launchCreated(ports, lease, request, types, plan.labels, base);
+  })();
+  logDecision(logger, lease, round, request, plan.instanceTypes.length, outcome);
+  return outcome;
+}
+
+/** The one `launch decided` line of a NodeClaim: the decision and what came of it. */
+function logDecision(
+  logger: Logger,
+  lease: Lease,
+  round: number,
+  request: LaunchRequest,
+  candidates: number,
+  outcome: ClaimOutcome,
+  extra: Readonly<Record<string, unknown>> = {},
+): void {
+  logger.info('launch decided', {
+    nodePool: request.nodePoolName,
+    nodeClaim: request.nodeClaimName,
+    pods: outcome.pods.length,
+    instanceTypes: request.instanceTypes.slice(0, 10).map((t) => t.name),
+    instanceTypeCount: candidates,
+    capacityType: expectedCapacityType(request.requirements, request.instanceTypes),
+    round,
+    leaseToken: lease.token,
+    ...extra,
+    outcome: outcome.kind,
+    ...(outcome.kind === 'launched'
+      ? { instanceType: outcome.instanceType, launchedCapacityType: outcome.capacityType, zone: outcome.zone }
+      : {}),
+    ...(outcome.kind === 'failed' ? { error: outcome.error } : {}),
+    ...(outcome.kind === 'insufficientCapacity' ? { offerings: outcome.offerings.slice(0, 10) } : {}),
+  });
+}
+
+/**
+ * Launches a NodeClaim that exists in the cluster: checks the lease first (fencing), then
+ * `cloud.create`, then writes the launched status and labels. Claims that cannot launch are
+ * removed so their pods are planned again.
+ */
+async function launchCreated(
+  ports: ProvisionPorts,
+  lease: Lease,
+  request: LaunchRequest,
+  types: readonly InstanceType[],
+  userLabels: Readonly<Record<string, string>>,
+  base: { readonly nodeClaim: string; readonly nodePool: string; readonly pods: readonly PodRef[] },
+): Promise<ClaimOutcome> {
+  const { cluster, cloud } = ports;
+  const name = request.nodeClaimName;
+  // Fencing: a run that lost its lease makes no EC2 call.
+  if (!(await ports.leases.isHeld(lease, ports.clock.now()))) {
+    await discardUnlaunched(ports, name);
+    return { kind: 'fenced', ...base };
+  }
+  let instance: Awaited<ReturnType<Cloud['create']>>;
+  try {
+    instance = await cloud.create(request);
+  } catch (error) {
+    if (error instanceof InsufficientCapacityError) {
+      await cluster.recordEvent({
+        subject: { kind: 'NodeClaim', name },
+        type: 'Warning',
+        reason: 'InsufficientCapacityError',
+        message: `NodeClaim ${name} event: ${error.message}`,
+      });
+      await discardUnlaunched(ports, name);
+      return {
+        kind: 'insufficientCapacity',
+        ...base,
+        offerings: error.offerings.map((o) => `${o.capacityType}:${o.instanceType}:${o.zone}`),
+      };
+    }
+    if (error instanceof NodeClassNotReadyError) {
+      await cluster.recordEvent({
+        subject: { kind: 'NodeClaim', name },
+        type: 'Warning',
+        reason: 'NodeClassNotReady',
+        message: error.message,
+      });
+      await discardUnlaunched(ports, name);
+      return { kind: 'failed', ...base, error: error.message };
+    }
+    // An instance may or may not exist: delete the claim but keep its finalizer, so termination
+    // looks for an instance tagged with the claim before the claim goes.
+    const message = describeError(error).slice(0, 300);
+    await cluster.recordEvent({
+      subject: { kind: 'NodeClaim', name },
+      type: 'Warning',
+      reason: 'LaunchFailed',
+      message,
+    });
+    await cluster.deleteNodeClaim(name);
+    return { kind: 'failed', ...base, error: message };
+  }
+  const type = types.find((t) => t.name === instance.instanceType);
+  await cluster.patchNodeClaimMetadata(name, launchedLabels(instance, type, userLabels));
+  await cluster.patchNodeClaimStatus(name, launchedStatus(instance, type));
+  return {
+    kind: 'launched',
+    ...base,
+    instanceId: instance.instanceId,
+    instanceType: instance.instanceType,
+    zone: instance.zone,
+    capacityType: instance.capacityType,
+  };
+}
+
+/**
+ * Launches the NodeClaims an earlier run created but never launched (it crashed or timed out
+ * between the create and the launch). The scheduler counts pods on them, so nothing else would
+ * launch for those pods; `cloud.create` is idempotent per claim name, so a launch that did
+ * happen is found again rather than repeated.
+ */
+async function resumeUnlaunched(
+  ports: ProvisionPorts,
+  logger: Logger,
+  lease: Lease,
+  claims: readonly ClusterNodeClaim[],
+  pools: ReadonlyMap<string, ClusterNodePool>,
+  classes: ReadonlyMap<string, EC2NodeClass>,
+  typesByClass: ReadonlyMap<string, readonly InstanceType[]>,
+): Promise<ClaimOutcome[]> {
+  const out: ClaimOutcome[] = [];
+  for (const claim of claims) {
+    if (claim.deleting || claim.status.providerId !== undefined) continue;
+    if (isConditionTrue(claim.status.conditions, 'Launched')) continue;
+    const pool = pools.get(claim.nodePoolName);
+    const nodeClass = pool === undefined ? undefined : classes.get(pool.nodeClassRef.name);
+    if (pool === undefined || nodeClass === undefined) continue;
+    const byName = new Map((typesByClass.get(nodeClass.name) ?? []).map((t) => [t.name, t]));
+    const allowed =
+      claim.requirements.find((r) => r.key === Label.instanceType && r.operator === 'In')?.values ?? [];
+    const request: LaunchRequest = {
+      nodeClaimName: claim.name,
+      nodePoolName: claim.nodePoolName,
+      nodeClass,
+      instanceTypes: allowed.flatMap((n) => {
+        const type = byName.get(n);
+        return type === undefined ? [] : [type];
+      }),
+      requirements: claim.requirements,
+      labels: claim.labels,
+      taints: claim.taints,
+      startupTaints: claim.startupTaints,
+    };
+    const base = { nodeClaim: claim.name, nodePool: claim.nodePoolName, pods: [] };
+    const outcome: ClaimOutcome =
+      request.instanceTypes.length === 0
+        ? {
+            kind: 'failed',
+            ...base,
+            error: "none of the NodeClaim's instance types is offered for the NodeClass",
+          }
+        : await launchCreated(ports, lease, request, [...byName.values()], pool.pool.labels ?? {}, base);
+    logDecision(logger, lease, 0, request, allowed.length, outcome, { resumed: true });
+    out.push(outcome);
+    if (outcome.kind === 'fenced') break;
+  }
+  return out;
+}
+
+/** One Event per pod nothing can host, with the solver's reason per NodePool, and one log line. */
+async function reportUnschedulable(
+  ports: ProvisionPorts,
+  logger: Logger,
+  unschedulable: readonly UnschedulablePod[],
+  skipped: readonly { readonly nodePool: string; readonly reason: string }[],
+): Promise<void> {
+  const skippedText = skipped.map((s) => `nodePool ${s.nodePool} skipped: ${s.reason}`).join('; ');
+  const messageOf = (u: UnschedulablePod) =>
+    [u.message, skippedText].filter((s) => s !== '').join('; ') || 'no NodePool is Ready';
+  logger.info('pods unschedulable', {
+    count: unschedulable.length,
+    pods: unschedulable
+      .slice(0, 10)
+      .map((u) => ({ pod: `${u.pod.namespace}/${u.pod.name}`, reasons: u.reasons })),
+    skippedNodePools: skipped,
+  });
+  // Bounded fan-out: the adapter limits concurrent API calls as well.
+  const queue = [...unschedulable];
+  const worker = async () => {
+    for (let u = queue.shift(); u !== undefined; u = queue.shift()) {
+      await ports.cluster.recordEvent({
+        subject: { kind: 'Pod', namespace: u.pod.namespace, name: u.pod.name, uid: u.pod.uid },
+        type: 'Warning',
+        reason: 'FailedScheduling',
+        message: `Failed to schedule pod: ${messageOf(u)}`,
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, queue.length) }, worker));
+}
