@@ -79,8 +79,13 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
   const now = options.now ?? (() => new Date());
   const retention = options.catalogRetentionSeconds ?? 2 * 24 * 3600;
 
-  async function chunkKeys(region: string, generation: string): Promise<Record<string, AttributeValue>[]> {
-    const keys: Record<string, AttributeValue>[] = [];
+  /** Every chunk item of a catalog generation (only their keys when `keysOnly`), all pages. */
+  async function generationItems(
+    region: string,
+    generation: string,
+    keysOnly: boolean,
+  ): Promise<Record<string, AttributeValue>[]> {
+    const items: Record<string, AttributeValue>[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await call('dynamodb:Query', () =>
@@ -92,16 +97,18 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
               ':pk': { S: catalogPk(region) },
               ':prefix': { S: `gen#${generation}#` },
             },
-            ProjectionExpression: 'pk, sk',
+            ...(keysOnly ? { ProjectionExpression: 'pk, sk' } : {}),
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
         ),
       );
-      keys.push(...(page.Items ?? []));
+      items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
     } while (start);
-    return keys;
+    return items;
   }
+
+  const chunkKeys = (region: string, generation: string) => generationItems(region, generation, true);
 
   return {
     async writeCatalog(catalog) {
@@ -158,25 +165,7 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
     async readCatalog(region) {
       const pointer = await readPointer(dynamodb, tableName, region);
       if (pointer === undefined) return undefined;
-      const items: Record<string, AttributeValue>[] = [];
-      let start: Record<string, AttributeValue> | undefined;
-      do {
-        const page = await call('dynamodb:Query', () =>
-          dynamodb.send(
-            new QueryCommand({
-              TableName: tableName,
-              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-              ExpressionAttributeValues: {
-                ':pk': { S: catalogPk(region) },
-                ':prefix': { S: `gen#${pointer.generation}#` },
-              },
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          ),
-        );
-        items.push(...(page.Items ?? []));
-        start = page.LastEvaluatedKey;
-      } while (start);
+      const items = await generationItems(region, pointer.generation, false);
       if (items.length !== pointer.chunks) {
         throw new CatalogUnavailableError(
           `offering cache for ${region} generation ${pointer.generation} has ${items.length} of ${pointer.chunks} chunks; the catalog refresh is probably mid-write or failed, it heals on the next refresh`,
