@@ -403,20 +403,8 @@ class Scheduler {
       merged = bin.kind === 'claim' ? m.reqs : bin.reqs;
     }
     let narrowed = false;
-    if (
-      ec.spreads.length > 0 ||
-      ec.affinities.length > 0 ||
-      ec.antiAffinities.length > 0 ||
-      shape.inverse.length > 0
-    ) {
-      const verdict = checkTopology(
-        this.binView(bin, merged),
-        ec.spreads,
-        ec.affinities,
-        ec.antiAffinities,
-        shape.inverse,
-        (group) => this.eligibleDomains(ec, group),
-      );
+    const verdict = this.topologyVerdict(bin, merged, ec);
+    if (verdict !== undefined) {
       if (!verdict.ok) return verdict.permanent ? 'permanent' : 'later';
       if (verdict.narrow.length > 0) {
         const base = merged;
@@ -485,6 +473,31 @@ class Scheduler {
     this.groups.recordPlacement(bin, reqs, ec.shape.countedBy, ec.ownedAntiAffinity);
   }
 
+  /** The topology verdict of placing the pod in `bin` under `reqs`; undefined when it has no topology constraints. */
+  private topologyVerdict(
+    bin: Bin,
+    reqs: Requirements,
+    ec: Effective,
+  ): ReturnType<typeof checkTopology> | undefined {
+    const { spreads, affinities, antiAffinities, shape } = ec;
+    if (
+      spreads.length === 0 &&
+      affinities.length === 0 &&
+      antiAffinities.length === 0 &&
+      shape.inverse.length === 0
+    ) {
+      return undefined;
+    }
+    return checkTopology(
+      this.binView(bin, reqs),
+      spreads,
+      affinities,
+      antiAffinities,
+      shape.inverse,
+      (group) => this.eligibleDomains(ec, group),
+    );
+  }
+
   private binView(bin: Bin, reqs: Requirements): BinView {
     return {
       hostname: bin.name,
@@ -549,20 +562,8 @@ class Scheduler {
     let reqs = bin.reqs;
     let types = s.types;
     const shape = ec.shape;
-    if (
-      ec.spreads.length > 0 ||
-      ec.affinities.length > 0 ||
-      ec.antiAffinities.length > 0 ||
-      shape.inverse.length > 0
-    ) {
-      const verdict = checkTopology(
-        this.binView(bin, reqs),
-        ec.spreads,
-        ec.affinities,
-        ec.antiAffinities,
-        shape.inverse,
-        (group) => this.eligibleDomains(ec, group),
-      );
+    const verdict = this.topologyVerdict(bin, reqs, ec);
+    if (verdict !== undefined) {
       if (!verdict.ok) return verdict.reason;
       if (verdict.narrow.length > 0) {
         const narrowKey = `${t.order}|${verdict.narrow.map((n) => n.toString()).join(';')}`;
