@@ -28,10 +28,11 @@ export const CLUSTER_INFO: ClusterInfo = {
   serviceCidr: '172.20.0.0/16',
 };
 
-export async function createStateTable(dynamodb: DynamoDBClient): Promise<void> {
+/** The state table as the stack creates it (string pk and sk), named `name`. */
+export async function createStateTable(dynamodb: DynamoDBClient, name = TABLE): Promise<void> {
   await dynamodb.send(
     new CreateTableCommand({
-      TableName: TABLE,
+      TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
         { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },

@@ -1,9 +1,9 @@
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
 import { EnvVar } from '../../../shared/runtime/env.ts';
 import { awsClientConfig, kube, moto, resetMoto } from '../../harness/index.ts';
+import { createStateTable } from './cloud-fixture.ts';
 
 // The provisioner Lambda's real module: its cold start discovers the cluster with
 // eks:DescribeCluster (moto) and reaches the API server through a kubeconfig (the harness's).
@@ -22,20 +22,8 @@ describe('provisioner Lambda cold start', () => {
         resourcesVpcConfig: { subnetIds: ['subnet-1'] },
       }),
     );
-    await new DynamoDBClient(awsClientConfig(server)).send(
-      new CreateTableCommand({
-        TableName: 'cold-start-state',
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
-          { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
-        ],
-      }),
-    );
+    await createStateTable(new DynamoDBClient(awsClientConfig(server)), 'cold-start-state');
+
     Object.assign(process.env, {
       AWS_REGION: server.region,
       AWS_ENDPOINT_URL: server.endpoint,

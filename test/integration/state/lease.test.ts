@@ -1,8 +1,8 @@
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoLeaseStore } from '../../../shared/adapters/aws/dynamo-lease.ts';
-import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { createStateTable } from '../aws/cloud-fixture.ts';
 
 const table = 'flotilla-state';
 let server: Moto;
@@ -17,20 +17,8 @@ beforeAll(async () => {
 beforeEach(async () => {
   await resetMoto(server);
   const dynamodb = new DynamoDBClient(awsClientConfig(server));
-  await dynamodb.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
-        { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
-        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  await createStateTable(dynamodb, table);
+
   store = new DynamoLeaseStore(dynamodb, table);
 });
 
