@@ -6,8 +6,6 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
   type V1Toleration,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +18,7 @@ import { makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
 import { type ClaimOutcome, type ProvisionResult, provision } from '../../shared/usecases/provision.ts';
+import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
 import { waitFor } from '../harness/proc.ts';
@@ -107,7 +106,6 @@ afterAll(async () => {
   if (registrar) clearTimeout(registrar);
   registrar = undefined;
   await simulator?.stop();
-  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   for (const pool of createdPools) {
     const claims = await custom
       .listClusterCustomObject({
@@ -116,16 +114,10 @@ afterAll(async () => {
         labelSelector: `karpenter.sh/nodepool=${pool}`,
       })
       .catch(() => ({ items: [] }));
-    for (const claim of (claims as { items: { metadata: { name: string } }[] }).items) {
-      const name = claim.metadata.name;
-      await custom
-        .patchClusterCustomObject(
-          { ...karpenter, plural: 'nodeclaims', name, body: { metadata: { finalizers: null } } },
-          mergePatch,
-        )
-        .catch(ignore);
-      await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodeclaims', name }).catch(ignore);
-    }
+    await forceDeleteNodeClaims(
+      kc,
+      (claims as { items: { metadata: { name: string } }[] }).items.map((c) => c.metadata.name),
+    );
     await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
   }
   await custom

@@ -16,6 +16,7 @@ import { computePodRequests } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { type Cluster, toInFlightNodeClaims } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
 
@@ -59,16 +60,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const storage = kc.makeApiClient(StorageV1Api);
-  const removeFinalizers = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  for (const name of [names.claim, names.badClaim]) {
-    await custom
-      .patchClusterCustomObject(
-        { ...karpenter, plural: 'nodeclaims', name, body: { metadata: { finalizers: null } } },
-        removeFinalizers,
-      )
-      .catch(ignore);
-    await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodeclaims', name }).catch(ignore);
-  }
+  await forceDeleteNodeClaims(kc, [names.claim, names.badClaim]);
   await custom
     .deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: names.pool })
     .catch(ignore);

@@ -21,6 +21,7 @@ import type { CloudInstance, EC2NodeClass } from '../../../shared/ports/cloud.ts
 import type { Cluster, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
 
@@ -219,15 +220,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const name of [names.claim, names.lostClaim, names.unlaunchedClaim]) {
-    await custom
-      .patchClusterCustomObject(
-        { ...karpenter, plural: 'nodeclaims', name, body: { metadata: { finalizers: null } } },
-        mergePatch,
-      )
-      .catch(ignore);
-    await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodeclaims', name }).catch(ignore);
-  }
+  await forceDeleteNodeClaims(kc, [names.claim, names.lostClaim, names.unlaunchedClaim]);
   await core
     .patchNode({ name: names.node, body: { metadata: { finalizers: null } } }, mergePatch)
     .catch(ignore);
