@@ -3,7 +3,6 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { makeAwsCloud } from '../../../shared/adapters/aws/aws-cloud.ts';
 import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
-import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
 import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
 import type { ClusterInfo } from '../../../shared/adapters/aws/user-data.ts';
 import type { ManualClock } from '../../../shared/ports/clock.ts';
@@ -11,12 +10,11 @@ import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import { awsClientConfig, type Moto } from '../../harness/index.ts';
 import {
   CLUSTER,
-  K8S_VERSION,
   makeNetwork,
   nodeClassObject,
   publishAl2023,
-  SSM_PREFIX,
   silentLogger,
+  testNodeClassResolver,
 } from './fixtures.ts';
 
 export const TABLE = 'flotilla-state';
@@ -55,16 +53,7 @@ export async function setUpAccount(server: Moto, clock: ManualClock, spec: Recor
   const network = await makeNetwork(ec2);
   const amis = await publishAl2023(ec2, ssm);
   await createStateTable(dynamodb);
-  const resolver = makeNodeClassResolver({
-    ec2,
-    ssm,
-    clusterName: CLUSTER,
-    region: 'us-east-1',
-    kubernetesVersion: K8S_VERSION,
-    clock,
-    logger: silentLogger,
-    ssmParameterPrefix: SSM_PREFIX,
-  });
+  const resolver = testNodeClassResolver(ec2, ssm, clock);
   const parsed = parseEC2NodeClass(nodeClassObject({ tags: { team: 'platform' }, ...spec }));
   const nodeClass: EC2NodeClass = { ...parsed, status: await resolver.resolve(parsed) };
   const cloud = makeAwsCloud({

@@ -6,7 +6,10 @@ import {
   type EC2Client,
   RegisterImageCommand,
 } from '@aws-sdk/client-ec2';
+import type { IAMClient } from '@aws-sdk/client-iam';
 import { PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
+import type { Clock } from '../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 
 /** AWS and moto refuse writes under /aws/, so tests publish the "public" parameters here. */
@@ -117,4 +120,19 @@ export function nodeClassObject(spec: Record<string, unknown>, name = 'default')
       },
     }),
   ) as Record<string, unknown>;
+}
+
+/** The NodeClass resolver as the tests use it: the test cluster, us-east-1, parameters under SSM_PREFIX. */
+export function testNodeClassResolver(ec2: EC2Client, ssm: SSMClient, clock: Clock, iam?: IAMClient) {
+  return makeNodeClassResolver({
+    ec2,
+    ssm,
+    ...(iam === undefined ? {} : { iam }),
+    clusterName: CLUSTER,
+    region: 'us-east-1',
+    kubernetesVersion: K8S_VERSION,
+    clock,
+    logger: silentLogger,
+    ssmParameterPrefix: SSM_PREFIX,
+  });
 }

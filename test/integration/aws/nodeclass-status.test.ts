@@ -2,7 +2,6 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
 import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
 import {
   makeNodeClassStatusWriter,
@@ -10,16 +9,7 @@ import {
 } from '../../../shared/adapters/aws/nodeclass-status-writer.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { awsClientConfig, kube, type Moto, moto, resetMoto } from '../../harness/index.ts';
-import {
-  CLUSTER,
-  DISCOVERY,
-  K8S_VERSION,
-  makeNetwork,
-  nodeClassObject,
-  publishAl2023,
-  SSM_PREFIX,
-  silentLogger,
-} from './fixtures.ts';
+import { DISCOVERY, makeNetwork, nodeClassObject, publishAl2023, testNodeClassResolver } from './fixtures.ts';
 
 let server: Moto;
 let kubeConfig: KubeConfig;
@@ -58,16 +48,7 @@ async function createNodeClass(name: string, spec: Record<string, unknown>) {
 }
 
 function resolver() {
-  return makeNodeClassResolver({
-    ec2,
-    ssm,
-    clusterName: CLUSTER,
-    region: 'us-east-1',
-    kubernetesVersion: K8S_VERSION,
-    clock,
-    logger: silentLogger,
-    ssmParameterPrefix: SSM_PREFIX,
-  });
+  return testNodeClassResolver(ec2, ssm, clock);
 }
 
 describe('EC2NodeClass status write-back to the API server', () => {

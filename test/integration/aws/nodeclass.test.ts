@@ -3,7 +3,6 @@ import { CreateRoleCommand, GetInstanceProfileCommand, IAMClient } from '@aws-sd
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { managedInstanceProfileName } from '../../../shared/adapters/aws/instance-profile.ts';
-import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
 import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClassStatus } from '../../../shared/ports/cloud.ts';
@@ -11,7 +10,6 @@ import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index
 import {
   CLUSTER,
   DISCOVERY,
-  K8S_VERSION,
   makeNetwork,
   type Network,
   nodeClassObject,
@@ -20,7 +18,7 @@ import {
   put,
   registerImage,
   SSM_PREFIX,
-  silentLogger,
+  testNodeClassResolver,
 } from './fixtures.ts';
 
 let server: Moto;
@@ -43,17 +41,7 @@ beforeEach(async () => {
 });
 
 function resolver(withIam = false) {
-  return makeNodeClassResolver({
-    ec2,
-    ssm,
-    ...(withIam ? { iam } : {}),
-    clusterName: CLUSTER,
-    region: 'us-east-1',
-    kubernetesVersion: K8S_VERSION,
-    clock,
-    logger: silentLogger,
-    ssmParameterPrefix: SSM_PREFIX,
-  });
+  return testNodeClassResolver(ec2, ssm, clock, withIam ? iam : undefined);
 }
 
 async function resolve(spec: Record<string, unknown>, previous?: EC2NodeClassStatus, withIam = false) {
