@@ -9,6 +9,7 @@ import type {
   Pod,
   ResourceList,
   Taint,
+  Toleration,
   ValidationError,
 } from '../core/index.ts';
 import type { Condition, ConditionStatus, EC2NodeClass } from './cloud.ts';
@@ -52,6 +53,8 @@ export interface ClusterNode extends ExistingNode {
   readonly ready: boolean;
   readonly deleting: boolean;
   readonly createdAtMs?: number;
+  /** `metadata.deletionTimestamp` in epoch milliseconds, when `deleting`. */
+  readonly deletedAtMs?: number;
 }
 
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
@@ -106,7 +109,54 @@ export interface ClusterNodeClaim {
   readonly terminationGracePeriod?: string;
   readonly createdAtMs?: number;
   readonly deleting: boolean;
+  /** `metadata.deletionTimestamp` in epoch milliseconds, when `deleting`. */
+  readonly deletedAtMs?: number;
   readonly status: NodeClaimStatus;
+}
+
+/** A pod on a node that is being drained: what eviction order and grace periods need. */
+export interface DrainPod {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  /** `spec.priorityClassName`; `system-cluster-critical` and `system-node-critical` drain last. */
+  readonly priorityClassName?: string;
+  /** Owned by a DaemonSet (ownerReference kind DaemonSet). */
+  readonly daemonSet: boolean;
+  /** A static pod's mirror (annotation `kubernetes.io/config.mirror`): never evicted. */
+  readonly mirror: boolean;
+  readonly phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  readonly tolerations: readonly Toleration[];
+  /** `metadata.deletionTimestamp` in epoch milliseconds, when the pod is terminating. */
+  readonly deletedAtMs?: number;
+  /** `spec.terminationGracePeriodSeconds`. @default 30 */
+  readonly terminationGracePeriodSeconds: number;
+  /** Names of the PersistentVolumes bound to the pod's PersistentVolumeClaims. */
+  readonly volumeNames: readonly string[];
+}
+
+/** A pod to act on, with the UID precondition the Eviction API and deletes carry. */
+export interface PodKey {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/**
+ * What the Eviction API answered: `evicted` (accepted), `gone` (404, or 409 because the UID
+ * precondition no longer matches), `blocked` (429: a PodDisruptionBudget allows no disruption
+ * now, or the pod matches several budgets).
+ */
+export type EvictionOutcome = 'evicted' | 'gone' | 'blocked';
+
+/** A `storage.k8s.io/v1` VolumeAttachment on a node. */
+export interface VolumeAttachment {
+  readonly name: string;
+  readonly nodeName: string;
+  /** `spec.source.persistentVolumeName`, when the attachment is of a PersistentVolume. */
+  readonly persistentVolumeName?: string;
 }
 
 /** A DaemonSet-free summary of a PodDisruptionBudget (`policy/v1`), for disruption and eviction. */
@@ -241,6 +291,23 @@ export interface Cluster {
   patchNodePoolStatus(name: string, patch: NodePoolStatusPatch): Promise<void>;
   /** Records an Event; repeats within the adapter's dedupe window are dropped, later ones counted. */
   recordEvent(event: ClusterEvent): Promise<void>;
+
+  // Termination and interruption.
+
+  /** One NodeClaim, or undefined when it does not exist. */
+  nodeClaim(name: string): Promise<ClusterNodeClaim | undefined>;
+  /** One Node (its pods left empty), or undefined when it does not exist. */
+  node(name: string): Promise<ClusterNode | undefined>;
+  /** Pods bound to `nodeName`, terminal ones included (the drain decides what to skip). */
+  podsOnNode(nodeName: string): Promise<ReadResult<DrainPod>>;
+  /** Asks the Eviction API (`policy/v1`) to evict the pod, with a UID precondition. */
+  evictPod(pod: PodKey): Promise<EvictionOutcome>;
+  /** Deletes the pod with the given grace period (UID precondition); a pod already gone counts as success. */
+  deletePod(pod: PodKey, gracePeriodSeconds: number): Promise<void>;
+  /** VolumeAttachments whose `spec.nodeName` is `nodeName`. */
+  volumeAttachments(nodeName: string): Promise<readonly VolumeAttachment[]>;
+  /** Deletes the Node (finalizers still run); a Node already gone counts as success. */
+  deleteNode(name: string): Promise<void>;
 }
 
 /**

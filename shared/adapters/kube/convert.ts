@@ -39,7 +39,7 @@ import {
   ValidationError,
   type VolumeTopology,
 } from '../../core/index.ts';
-import type { ClusterNode, PodDisruptionBudget } from '../../ports/cluster.ts';
+import type { ClusterNode, DrainPod, PodDisruptionBudget } from '../../ports/cluster.ts';
 
 // Pure conversions from @kubernetes/client-node objects into shared/core types. Each throws
 // ValidationError naming the object and the field; callers skip and report such objects.
@@ -456,6 +456,7 @@ export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
     ready,
     deleting,
     ...optional('createdAtMs', meta.creationTimestamp ? toMs(meta.creationTimestamp) : undefined),
+    ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
   };
 }
 
@@ -543,4 +544,42 @@ function nonEmpty(labels: Labels | undefined): Labels | undefined {
 /** `{ [key]: value }` when value is defined, else `{}` (for exactOptionalPropertyTypes). */
 export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+const POD_PHASES = new Set<DrainPod['phase']>(['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown']);
+
+/**
+ * Converts a pod on a node being drained. `claimVolumes` maps `namespace/claim` to the bound
+ * PersistentVolume's name.
+ */
+export function toDrainPod(raw: V1Pod, claimVolumes: ReadonlyMap<string, string>): DrainPod {
+  const meta = raw.metadata;
+  const object = `pod "${meta?.namespace ?? '<no namespace>'}/${meta?.name ?? '<unnamed>'}"`;
+  if (!meta?.name || !meta.namespace || !meta.uid)
+    throw new ValidationError(object, 'metadata', 'name, namespace and uid are required');
+  const annotations = meta.annotations ?? {};
+  const phase = raw.status?.phase ?? 'Pending';
+  const volumeNames: string[] = [];
+  for (const v of raw.spec?.volumes ?? []) {
+    const claim = v.persistentVolumeClaim?.claimName;
+    const pv = claim === undefined ? undefined : claimVolumes.get(`${meta.namespace}/${claim}`);
+    if (pv !== undefined) volumeNames.push(pv);
+  }
+  return {
+    uid: meta.uid,
+    namespace: meta.namespace,
+    name: meta.name,
+    labels: meta.labels ?? {},
+    annotations,
+    ...optional('priorityClassName', raw.spec?.priorityClassName),
+    daemonSet: (meta.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet'),
+    mirror: annotations['kubernetes.io/config.mirror'] !== undefined,
+    phase: POD_PHASES.has(phase as DrainPod['phase']) ? (phase as DrainPod['phase']) : 'Unknown',
+    tolerations: (raw.spec?.tolerations ?? []).map((t, i) =>
+      toToleration(t, object, `spec.tolerations[${i}]`),
+    ),
+    ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
+    terminationGracePeriodSeconds: raw.spec?.terminationGracePeriodSeconds ?? 30,
+    volumeNames,
+  };
 }

@@ -220,6 +220,10 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
       nc.metadata.creationTimestamp ? Date.parse(nc.metadata.creationTimestamp) : undefined,
     ),
     deleting: nc.metadata.deletionTimestamp !== undefined,
+    ...optional(
+      'deletedAtMs',
+      nc.metadata.deletionTimestamp ? Date.parse(nc.metadata.deletionTimestamp) : undefined,
+    ),
     status: {
       ...optional('providerId', s?.providerID),
       ...optional('imageId', s?.imageID),

@@ -29,13 +29,14 @@ import {
   makeVolumeIndex,
   toClusterNode,
   toDaemonSet,
+  toDrainPod,
   toPod,
   toPodDisruptionBudget,
   toQuantityMap,
   usesClaims,
   type VolumeIndex,
 } from './convert.ts';
-import { ClusterConflictError, ClusterNotFoundError } from './errors.ts';
+import { ClusterApiError, ClusterConflictError, ClusterNotFoundError } from './errors.ts';
 import {
   KARPENTER_GROUP,
   KARPENTER_VERSION,
@@ -489,5 +490,134 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     },
 
     recordEvent,
+
+    async nodeClaim(name) {
+      try {
+        const raw = await api.call(`get nodeClaim "${name}"`, (o) =>
+          custom.getClusterCustomObject({ ...NODECLAIMS, name }, o),
+        );
+        return toClusterNodeClaim(raw);
+      } catch (error) {
+        if (error instanceof ClusterNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    async node(name) {
+      try {
+        const raw = await api.call(`get node "${name}"`, (o) => core.readNode({ name }, o));
+        return toClusterNode(raw, []);
+      } catch (error) {
+        if (error instanceof ClusterNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    async podsOnNode(nodeName) {
+      const pods = await listAll<V1Pod>(`list pods on node "${nodeName}"`, async (cont) => {
+        const list = await api.call(`list pods on node "${nodeName}"`, (o) =>
+          core.listPodForAllNamespaces(
+            { fieldSelector: `spec.nodeName=${nodeName}`, limit, ...(cont ? { _continue: cont } : {}) },
+            o,
+          ),
+        );
+        return { items: list.items, next: list.metadata?._continue };
+      });
+      const claimVolumes = new Map<string, string>();
+      const namespaces = new Set(
+        pods
+          .filter((p) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim))
+          .map((p) => p.metadata?.namespace ?? ''),
+      );
+      for (const namespace of namespaces) {
+        const claims = await api.call(`list persistentvolumeclaims in "${namespace}"`, (o) =>
+          core.listNamespacedPersistentVolumeClaim({ namespace }, o),
+        );
+        for (const c of claims.items) {
+          if (c.spec?.volumeName)
+            claimVolumes.set(`${namespace}/${c.metadata?.name ?? ''}`, c.spec.volumeName);
+        }
+      }
+      return convertAll('Pod', pods, (p) => toDrainPod(p, claimVolumes));
+    },
+
+    async evictPod(pod) {
+      const operation = `evict pod "${pod.namespace}/${pod.name}"`;
+      try {
+        await api.call(operation, (o) =>
+          core.createNamespacedPodEviction(
+            {
+              name: pod.name,
+              namespace: pod.namespace,
+              body: {
+                apiVersion: 'policy/v1',
+                kind: 'Eviction',
+                metadata: { name: pod.name, namespace: pod.namespace },
+                deleteOptions: { preconditions: { uid: pod.uid } },
+              },
+            },
+            o,
+          ),
+        );
+        return 'evicted';
+      } catch (error) {
+        // 409 here is the UID precondition failing: the pod was replaced by one of the same name.
+        if (error instanceof ClusterNotFoundError || error instanceof ClusterConflictError) return 'gone';
+        if (error instanceof ClusterApiError && error.httpStatus === 429) return 'blocked';
+        // Several PDBs over one pod: the API server refuses with 500 and this message.
+        if (
+          error instanceof ClusterApiError &&
+          error.httpStatus === 500 &&
+          /more than one PodDisruptionBudget/i.test(error.message)
+        )
+          return 'blocked';
+        throw error;
+      }
+    },
+
+    async deletePod(pod, gracePeriodSeconds) {
+      try {
+        await api.call(`delete pod "${pod.namespace}/${pod.name}"`, (o) =>
+          core.deleteNamespacedPod(
+            {
+              name: pod.name,
+              namespace: pod.namespace,
+              gracePeriodSeconds,
+              body: { gracePeriodSeconds, preconditions: { uid: pod.uid } },
+            },
+            o,
+          ),
+        );
+      } catch (error) {
+        if (error instanceof ClusterNotFoundError || error instanceof ClusterConflictError) return;
+        throw error;
+      }
+    },
+
+    async volumeAttachments(nodeName) {
+      const raws = await listAll('list volumeattachments', async (cont) => {
+        const l = await api.call('list volumeattachments', (o) =>
+          storage.listVolumeAttachment({ limit, ...(cont ? { _continue: cont } : {}) }, o),
+        );
+        return { items: l.items, next: l.metadata?._continue };
+      });
+      return raws
+        .filter((a) => a.spec.nodeName === nodeName)
+        .map((a) => ({
+          name: a.metadata?.name ?? '',
+          nodeName: a.spec.nodeName,
+          ...(a.spec.source.persistentVolumeName
+            ? { persistentVolumeName: a.spec.source.persistentVolumeName }
+            : {}),
+        }));
+    },
+
+    async deleteNode(name) {
+      try {
+        await api.call(`delete node "${name}"`, (o) => core.deleteNode({ name }, o));
+      } catch (error) {
+        if (!(error instanceof ClusterNotFoundError)) throw error;
+      }
+    },
   };
 }
