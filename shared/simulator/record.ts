@@ -1,0 +1,81 @@
+// What one simulation run produced: the simulator engine fills it, the reports (text summary,
+// HTML with charts, JSON lines) only read it. Times are virtual epoch milliseconds; `startMs` is
+// the scenario's start, so `atMs - startMs` is the offset shown in reports.
+
+import type { CapacityType } from '../core/index.ts';
+
+/** The state of the simulated cluster at one instant (sampled at a fixed virtual interval). */
+export interface SimSample {
+  readonly atMs: number;
+  /** Nodes whose instance is running (launched and not yet terminated). */
+  readonly nodes: number;
+  readonly nodesByCapacityType: Readonly<Partial<Record<CapacityType, number>>>;
+  /** Sum of the running instances' prices, in $/hour. */
+  readonly costPerHour: number;
+  /** Pods created and not yet bound to a node. */
+  readonly pendingPods: number;
+  /** Pods bound to a node and not finished. */
+  readonly runningPods: number;
+}
+
+/** One instance launched for a NodeClaim. */
+export interface SimLaunch {
+  readonly atMs: number;
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  readonly instanceType: string;
+  readonly capacityType: CapacityType;
+  readonly zone: string;
+  readonly pricePerHour: number;
+}
+
+/** One instance terminated, and why (`interruption`, `consolidation`, `unregistered`, `empty`, …). */
+export interface SimTermination {
+  readonly atMs: number;
+  readonly nodeClaim: string;
+  readonly instanceType: string;
+  readonly reason: string;
+}
+
+/** One interruption the scenario injected and what became of it. */
+export interface SimInterruption {
+  readonly atMs: number;
+  /** `spot-interruption`, `rebalance`, `scheduled-change`, `instance-stopped`, … */
+  readonly kind: string;
+  readonly instanceId: string;
+  /** The NodeClaim that was drained, when one matched. */
+  readonly nodeClaim?: string;
+  /** The instance was terminated and its pods ran again elsewhere before the run ended. */
+  readonly handled: boolean;
+}
+
+/** A pod still pending when the run ended. */
+export interface SimUnschedulablePod {
+  readonly namespace: string;
+  readonly name: string;
+  /** The scheduler's reasons, as in the pod's FailedScheduling event. */
+  readonly reasons: readonly string[];
+}
+
+export interface SimulationRecord {
+  readonly scenario: {
+    readonly name: string;
+    readonly description?: string;
+    readonly region: string;
+    readonly startMs: number;
+    readonly durationMs: number;
+  };
+  /** Ordered by `atMs`. */
+  readonly samples: readonly SimSample[];
+  readonly launches: readonly SimLaunch[];
+  readonly terminations: readonly SimTermination[];
+  readonly interruptions: readonly SimInterruption[];
+  /** For each pod that got a node: milliseconds from its creation to being bound. */
+  readonly podWaitsMs: readonly number[];
+  readonly unschedulable: readonly SimUnschedulablePod[];
+  /**
+   * The decision log: the structured lines Flotilla's use cases logged during the run, each with
+   * `atMs` (virtual time) added. Written out one JSON object per line.
+   */
+  readonly decisions: readonly Readonly<Record<string, unknown>>[];
+}
