@@ -1,6 +1,12 @@
 import { assertNever } from '../core/index.ts';
 import type { Cloud } from '../ports/cloud.ts';
-import type { Cluster, ClusterNode, ClusterNodeClaim, ConditionUpdate } from '../ports/cluster.ts';
+import {
+  type Cluster,
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ConditionUpdate,
+  isConditionTrue,
+} from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
 import {
   type DeleteReason,
@@ -39,6 +45,11 @@ export interface LifecycleResult {
   readonly waiting: readonly string[];
   /** NodePools whose status was written. */
   readonly nodePoolsUpdated: readonly string[];
+  /**
+   * NodeClaims still on their way after this pass: not deleting and not Initialized. While any
+   * remain, the caller should run another pass soon (their Nodes are about to join).
+   */
+  readonly uninitialized: readonly string[];
 }
 
 const healthy = (): ConditionUpdate => ({
@@ -122,7 +133,11 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       registrationHealth: health,
     },
   );
-  return { ...result, deleted, nodePoolsUpdated: pools.updated };
+  const done = new Set([...deletedNames, ...result.initialized]);
+  const uninitialized = claimsRead.items
+    .filter((c) => !c.deleting && !done.has(c.name) && !isConditionTrue(c.status.conditions, 'Initialized'))
+    .map((c) => c.name);
+  return { ...result, deleted, nodePoolsUpdated: pools.updated, uninitialized };
 }
 
 async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: LifecycleStep): Promise<void> {
