@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EKSClient } from '@aws-sdk/client-eks';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
+import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
 import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
 import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
@@ -22,6 +24,8 @@ const Env = z.object({
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-provisioner'),
   [EnvVar.clusterName]: z.string().min(1),
   [EnvVar.stateTable]: z.string().min(1),
+  /** Optional: without it, Nodes of new NodeClaims register at the next pending-pods tick. */
+  [EnvVar.podEventQueueUrl]: z.url().optional(),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   // Optional: without them the cluster is looked up with eks:DescribeCluster at cold start.
   [ClusterAccessEnvVar.clusterEndpoint]: z.url({ protocol: /^https$/ }).optional(),
@@ -103,6 +107,18 @@ const nodeClassResolver = makeNodeClassResolver({
   logger,
 });
 const nodeClassStatusWriter = makeNodeClassStatusWriter(kubeConfig);
+const podEventQueueUrl = config[EnvVar.podEventQueueUrl];
+const scheduleFollowUp =
+  podEventQueueUrl === undefined
+    ? undefined
+    : makeFollowUpScheduler({
+        sqs: new SQSClient(awsClientConfig({ region, logger })),
+        queueUrl: podEventQueueUrl,
+        clusterName,
+        leases,
+        clock: systemClock,
+        logger,
+      });
 
 /** The API server and version: from the environment when all are set, else from EKS itself. */
 async function clusterAccess(): Promise<ClusterAccess> {
@@ -137,4 +153,7 @@ export const handler = makeProvisionerHandler({
       { holder, leaseName: `provisioner#${clusterName}` },
     ),
   reconcileLifecycle: () => reconcileLifecycle({ cluster, cloud, logger }, systemClock.now()),
+  ...(scheduleFollowUp === undefined
+    ? {}
+    : { scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)) }),
 });

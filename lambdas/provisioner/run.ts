@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../../shared/runtime/logger.ts';
-import { type PodEvent, parsePodEvent } from '../../shared/runtime/pod-event.ts';
+import { type FollowUp, type PodEvent, parseQueueMessage } from '../../shared/runtime/pod-event.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
 
 // The provisioner's event handling, apart from the cold-start wiring in handler.ts so it can be
@@ -22,6 +22,7 @@ export type ProvisionerTrigger =
       readonly kind: 'podEvents';
       readonly messageIds: readonly string[];
       readonly events: readonly { readonly messageId: string; readonly event: PodEvent }[];
+      readonly followUps: readonly { readonly messageId: string; readonly followUp: FollowUp }[];
       readonly rejected: readonly { readonly messageId: string; readonly problem: string }[];
     }
   | { readonly kind: 'unknown' };
@@ -34,18 +35,32 @@ export function parseTrigger(event: unknown, clusterName: string): ProvisionerTr
   const sqs = sqsEvent.safeParse(event);
   if (sqs.success) {
     const events: { messageId: string; event: PodEvent }[] = [];
+    const followUps: { messageId: string; followUp: FollowUp }[] = [];
     const rejected: { messageId: string; problem: string }[] = [];
     for (const record of sqs.data.Records) {
-      const parsed = parsePodEvent(record.body);
-      if (!parsed.ok) rejected.push({ messageId: record.messageId, problem: parsed.problem });
-      else if (parsed.event.cluster !== clusterName) {
+      const parsed = parseQueueMessage(record.body);
+      if (!parsed.ok) {
+        rejected.push({ messageId: record.messageId, problem: parsed.problem });
+        continue;
+      }
+      const message = parsed.message;
+      const cluster = message.kind === 'podEvent' ? message.event.cluster : message.followUp.cluster;
+      if (cluster !== clusterName) {
         rejected.push({
           messageId: record.messageId,
-          problem: `pod event is for cluster "${parsed.event.cluster}", this provisioner serves "${clusterName}"`,
+          problem: `message is for cluster "${cluster}", this provisioner serves "${clusterName}"`,
         });
-      } else events.push({ messageId: record.messageId, event: parsed.event });
+      } else if (message.kind === 'podEvent') {
+        events.push({ messageId: record.messageId, event: message.event });
+      } else followUps.push({ messageId: record.messageId, followUp: message.followUp });
     }
-    return { kind: 'podEvents', messageIds: sqs.data.Records.map((r) => r.messageId), events, rejected };
+    return {
+      kind: 'podEvents',
+      messageIds: sqs.data.Records.map((r) => r.messageId),
+      events,
+      followUps,
+      rejected,
+    };
   }
   if (scheduleEvent.safeParse(event).success) return { kind: 'schedule' };
   return { kind: 'unknown' };
@@ -62,7 +77,12 @@ export interface ProvisionerDeps {
   /** One provisioning run under the given lease holder (the invocation id). */
   readonly provision: (holder: string) => Promise<ProvisionResult>;
   /** The NodeClaim lifecycle pass run after provisioning, when wired. */
-  readonly reconcileLifecycle?: () => Promise<unknown>;
+  readonly reconcileLifecycle?: () => Promise<{ readonly uninitialized: readonly string[] }>;
+  /**
+   * Asks for another invocation soon (a delayed follow-up message) because these NodeClaims have
+   * not initialized yet; when absent, the pending-pods schedule is the next chance.
+   */
+  readonly scheduleFollowUp?: (holder: string, nodeClaims: readonly string[]) => Promise<void>;
 }
 
 /** The Lambda entry point's logic: one provisioning run per invocation, whatever triggered it. */
@@ -70,7 +90,20 @@ export function makeProvisionerHandler(deps: ProvisionerDeps) {
   const { logger } = deps;
   async function run(holder: string): Promise<ProvisionResult> {
     const result = await deps.provision(holder);
-    if (deps.reconcileLifecycle !== undefined) await deps.reconcileLifecycle();
+    if (deps.reconcileLifecycle === undefined) return result;
+    const lifecycle = await deps.reconcileLifecycle();
+    if (lifecycle.uninitialized.length > 0 && deps.scheduleFollowUp !== undefined) {
+      try {
+        await deps.scheduleFollowUp(holder, lifecycle.uninitialized);
+      } catch (error) {
+        // The run itself succeeded; without the follow-up the schedule registers the Nodes later.
+        logger.error('follow-up not scheduled', {
+          error,
+          nodeClaims: lifecycle.uninitialized.slice(0, 10),
+          fallback: 'pending-pods schedule',
+        });
+      }
+    }
     return result;
   }
 
@@ -89,7 +122,8 @@ export function makeProvisionerHandler(deps: ProvisionerDeps) {
           logger.warn('pod event rejected', { messageId: r.messageId, problem: r.problem });
         }
         const failures = trigger.rejected.map((r) => ({ itemIdentifier: r.messageId }));
-        if (trigger.events.length === 0) return { batchItemFailures: failures };
+        if (trigger.events.length === 0 && trigger.followUps.length === 0)
+          return { batchItemFailures: failures };
         try {
           await run(holder);
         } catch (error) {
@@ -99,7 +133,10 @@ export function makeProvisionerHandler(deps: ProvisionerDeps) {
           });
           // Valid messages go back to the queue: the next delivery triggers another run.
           return {
-            batchItemFailures: [...failures, ...trigger.events.map((e) => ({ itemIdentifier: e.messageId }))],
+            batchItemFailures: [
+              ...failures,
+              ...[...trigger.events, ...trigger.followUps].map((e) => ({ itemIdentifier: e.messageId })),
+            ],
           };
         }
         return { batchItemFailures: failures };

@@ -32,3 +32,47 @@ export function parsePodEvent(body: string): { ok: true; event: PodEvent } | { o
   if (parsed.success) return { ok: true, event: parsed.data };
   return { ok: false, problem: z.prettifyError(parsed.error) };
 }
+
+/** Version tag of the provisioner's own follow-up messages on the pod-event queue. */
+export const followUpVersion = 'flotilla.follow-up/v1';
+
+/**
+ * What the provisioner sends itself, delayed, while NodeClaims it launched have not initialized:
+ * the next invocation registers their Nodes (lifting `karpenter.sh/unregistered`) without waiting
+ * for the pending-pods schedule. Names are for the log; the invocation reads the cluster itself.
+ */
+export const followUpSchema = z.object({
+  version: z.literal(followUpVersion),
+  kind: z.literal('LifecycleFollowUp'),
+  cluster: z.string().min(1),
+  nodeClaims: z.array(z.string().min(1)).max(50),
+  requestedAt: z.iso.datetime(),
+});
+
+export type FollowUp = z.infer<typeof followUpSchema>;
+
+/** A pod-event queue message: a pod event from the shim or a follow-up from the provisioner. */
+export type QueueMessage =
+  | { readonly kind: 'podEvent'; readonly event: PodEvent }
+  | { readonly kind: 'followUp'; readonly followUp: FollowUp };
+
+/** Parses one pod-event queue body of either kind; anything else is a typed failure. */
+export function parseQueueMessage(
+  body: string,
+): { ok: true; message: QueueMessage } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (error) {
+    return { ok: false, problem: `not JSON: ${(error as Error).message}` };
+  }
+  const version = (json as { version?: unknown } | null)?.version;
+  if (version === followUpVersion) {
+    const parsed = followUpSchema.safeParse(json);
+    if (parsed.success) return { ok: true, message: { kind: 'followUp', followUp: parsed.data } };
+    return { ok: false, problem: z.prettifyError(parsed.error) };
+  }
+  const parsed = podEventSchema.safeParse(json);
+  if (parsed.success) return { ok: true, message: { kind: 'podEvent', event: parsed.data } };
+  return { ok: false, problem: z.prettifyError(parsed.error) };
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeProvisionerHandler, parseTrigger } from '../../../lambdas/provisioner/run.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { podEventVersion } from '../../../shared/runtime/pod-event.ts';
+import { followUpVersion, podEventVersion } from '../../../shared/runtime/pod-event.ts';
 import type { ProvisionResult } from '../../../shared/usecases/provision.ts';
 
 const cluster = 'prod-eu';
@@ -52,23 +52,46 @@ const scheduled = {
 
 const done: ProvisionResult = { kind: 'skipped', why: 'no provisionable pods' };
 
-function harness(outcome: () => Promise<ProvisionResult> = () => Promise.resolve(done)) {
+function followUp(overrides: Record<string, unknown> = {}) {
+  return JSON.stringify({
+    version: followUpVersion,
+    kind: 'LifecycleFollowUp',
+    cluster,
+    nodeClaims: ['default-0a1b2c3d4e'],
+    requestedAt: '2026-11-21T10:00:05Z',
+    ...overrides,
+  });
+}
+
+interface HarnessOptions {
+  readonly outcome?: () => Promise<ProvisionResult>;
+  /** NodeClaims the lifecycle pass reports as not initialized. */
+  readonly uninitialized?: readonly string[];
+  readonly followUp?: (holder: string, claims: readonly string[]) => Promise<void>;
+}
+
+function harness(options: HarnessOptions = {}) {
   const holders: string[] = [];
   const logs: Record<string, unknown>[] = [];
+  const followUps: { holder: string; claims: readonly string[] }[] = [];
   let lifecycleRuns = 0;
   const handler = makeProvisionerHandler({
     clusterName: cluster,
     logger: makeLogger({}, { sink: (line) => logs.push(JSON.parse(line)) }),
     provision: (holder) => {
       holders.push(holder);
-      return outcome();
+      return (options.outcome ?? (() => Promise.resolve(done)))();
     },
     reconcileLifecycle: () => {
       lifecycleRuns += 1;
-      return Promise.resolve();
+      return Promise.resolve({ uninitialized: options.uninitialized ?? [] });
+    },
+    scheduleFollowUp: (holder, claims) => {
+      followUps.push({ holder, claims });
+      return options.followUp === undefined ? Promise.resolve() : options.followUp(holder, claims);
     },
   });
-  return { handler, holders, logs, lifecycleRuns: () => lifecycleRuns };
+  return { handler, holders, logs, followUps, lifecycleRuns: () => lifecycleRuns };
 }
 
 describe('provisioner handler', () => {
@@ -113,7 +136,7 @@ describe('provisioner handler', () => {
   });
 
   it('returns every valid message when provisioning fails, so the queue redelivers them', async () => {
-    const h = harness(() => Promise.reject(new Error('API server unreachable')));
+    const h = harness({ outcome: () => Promise.reject(new Error('API server unreachable')) });
     const response = await h.handler({
       Records: [sqsRecord('m1', podEvent('a')), sqsRecord('m2', podEvent('b'))],
     });
@@ -124,7 +147,7 @@ describe('provisioner handler', () => {
   });
 
   it('lets schedule failures propagate so EventBridge retries', async () => {
-    const h = harness(() => Promise.reject(new Error('boom')));
+    const h = harness({ outcome: () => Promise.reject(new Error('boom')) });
     await expect(h.handler(scheduled)).rejects.toThrow('boom');
   });
 
@@ -133,5 +156,59 @@ describe('provisioner handler', () => {
     expect(await h.handler({ hello: 'world' })).toEqual({ kind: 'ignored' });
     expect(h.holders).toEqual([]);
     expect(parseTrigger({ Records: [] }, cluster)).toEqual({ kind: 'unknown' });
+  });
+
+  it('asks for a follow-up while NodeClaims are not initialized, and not otherwise', async () => {
+    const waiting = harness({ uninitialized: ['default-aaaaaaaaaa', 'default-bbbbbbbbbb'] });
+    await waiting.handler(scheduled, { awsRequestId: 'req-3' });
+    expect(waiting.followUps).toEqual([
+      { holder: 'req-3', claims: ['default-aaaaaaaaaa', 'default-bbbbbbbbbb'] },
+    ]);
+
+    const settled = harness();
+    await settled.handler(scheduled, { awsRequestId: 'req-4' });
+    expect(settled.lifecycleRuns()).toBe(1);
+    expect(settled.followUps).toEqual([]);
+  });
+
+  it('runs for a follow-up message alone and rejects one for another cluster', async () => {
+    const h = harness();
+    const response = await h.handler(
+      { Records: [sqsRecord('f1', followUp()), sqsRecord('f2', followUp({ cluster: 'other' }))] },
+      { awsRequestId: 'req-5' },
+    );
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'f2' }] });
+    expect(h.holders).toEqual(['req-5']);
+    expect(h.lifecycleRuns()).toBe(1);
+    const parsed = parseTrigger(
+      { Records: [sqsRecord('f1', followUp()), sqsRecord('p1', podEvent('a'))] },
+      cluster,
+    );
+    expect(parsed).toMatchObject({
+      kind: 'podEvents',
+      events: [{ messageId: 'p1' }],
+      followUps: [{ messageId: 'f1' }],
+    });
+    const malformed = parseTrigger({ Records: [sqsRecord('f3', followUp({ nodeClaims: 'x' }))] }, cluster);
+    expect(malformed).toMatchObject({
+      rejected: [{ messageId: 'f3', problem: expect.stringContaining('nodeClaims') }],
+    });
+  });
+
+  it('keeps a successful run when the follow-up cannot be sent, and says so', async () => {
+    const h = harness({
+      uninitialized: ['default-aaaaaaaaaa'],
+      followUp: () => Promise.reject(new Error('AccessDenied')),
+    });
+    const response = await h.handler(
+      { Records: [sqsRecord('m1', podEvent('a'))] },
+      { awsRequestId: 'req-6' },
+    );
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(h.logs.find((l) => l['message'] === 'follow-up not scheduled')).toMatchObject({
+      level: 'error',
+      nodeClaims: ['default-aaaaaaaaaa'],
+      fallback: 'pending-pods schedule',
+    });
   });
 });

@@ -1,0 +1,78 @@
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Clock } from '../../ports/clock.ts';
+import type { LeaseStore } from '../../ports/lease.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { type FollowUp, followUpVersion } from '../../runtime/pod-event.ts';
+import { toCloudApiError } from './errors.ts';
+
+export interface FollowUpSchedulerOptions {
+  readonly sqs: SQSClient;
+  /** The pod-event queue: the provisioner's own trigger. */
+  readonly queueUrl: string;
+  readonly clusterName: string;
+  /** Keeps one follow-up in flight per cluster however many invocations ask. */
+  readonly leases: LeaseStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** How long SQS holds the message back (0–900). @default FOLLOW_UP_DELAY_SECONDS */
+  readonly delaySeconds?: number;
+}
+
+/**
+ * Seconds between lifecycle passes while launched NodeClaims wait for their Nodes: the longest a
+ * joined Node keeps its `karpenter.sh/unregistered` taint, so it bounds the wait of pods bound
+ * for it. Each pass is a short invocation, only while claims are on their way.
+ */
+export const FOLLOW_UP_DELAY_SECONDS = 5;
+
+/**
+ * Sends the provisioner a delayed follow-up message on its own queue. A short lease
+ * (`follow-up#<cluster>`, expiring just before the message is delivered) keeps concurrent
+ * invocations from each starting a chain of follow-ups; the invocation the message triggers may
+ * then schedule the next one.
+ * @returns a function for `ProvisionerDeps.scheduleFollowUp`.
+ */
+export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
+  const delaySeconds = options.delaySeconds ?? FOLLOW_UP_DELAY_SECONDS;
+  if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900) {
+    throw new RangeError(
+      `follow-up delay ${delaySeconds} s must be an integer from 0 to 900 (the SQS limit)`,
+    );
+  }
+  const leaseName = `follow-up#${options.clusterName}`;
+  return async (holder: string, nodeClaims: readonly string[]): Promise<boolean> => {
+    const now = options.clock.now();
+    const lease = await options.leases.acquire(leaseName, holder, now, Math.max(1, delaySeconds - 1));
+    if (lease === undefined) {
+      options.logger.debug('follow-up already scheduled', { nodeClaims: nodeClaims.length });
+      return false;
+    }
+    const body: FollowUp = {
+      version: followUpVersion,
+      kind: 'LifecycleFollowUp',
+      cluster: options.clusterName,
+      nodeClaims: nodeClaims.slice(0, 50),
+      requestedAt: now.toISOString(),
+    };
+    try {
+      await options.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: options.queueUrl,
+          MessageBody: JSON.stringify(body),
+          DelaySeconds: delaySeconds,
+        }),
+      );
+    } catch (error) {
+      // Let another invocation try at once rather than after the lease expires.
+      await options.leases.release(lease);
+      throw toCloudApiError('SendMessage (provisioner follow-up)', error);
+    }
+    options.logger.info('follow-up scheduled', {
+      decision: 'follow-up',
+      reason: 'nodeclaims not initialized yet',
+      delaySeconds,
+      nodeClaims: body.nodeClaims,
+    });
+    return true;
+  };
+}

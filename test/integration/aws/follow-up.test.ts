@@ -1,0 +1,94 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoLeaseStore } from '../../../shared/adapters/aws/dynamo-lease.ts';
+import { makeFollowUpScheduler } from '../../../shared/adapters/aws/follow-up.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { CloudApiError } from '../../../shared/ports/cloud.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { parseQueueMessage } from '../../../shared/runtime/pod-event.ts';
+import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { createStateTable } from './cloud-fixture.ts';
+
+// The provisioner's delayed follow-up to itself, on moto's SQS and DynamoDB.
+
+let server: Moto;
+let sqs: SQSClient;
+let leases: DynamoLeaseStore;
+let queueUrl: string;
+const logs: Record<string, unknown>[] = [];
+const logger = makeLogger({}, { level: 'debug', sink: (line) => logs.push(JSON.parse(line)) });
+
+beforeAll(async () => {
+  server = await moto();
+});
+
+beforeEach(async () => {
+  await resetMoto(server);
+  const dynamodb = new DynamoDBClient(awsClientConfig(server));
+  await createStateTable(dynamodb, 'follow-up-state');
+  leases = new DynamoLeaseStore(dynamodb, 'follow-up-state');
+  sqs = new SQSClient(awsClientConfig(server));
+  queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'prod-pod-events' }))).QueueUrl ?? '';
+});
+
+async function receiveAll() {
+  const out = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+  );
+  return out.Messages ?? [];
+}
+
+describe('provisioner follow-up', () => {
+  it('sends one delayed follow-up however many invocations ask at once', async () => {
+    const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+    const schedule = makeFollowUpScheduler({
+      sqs,
+      queueUrl,
+      clusterName: 'prod',
+      leases,
+      clock,
+      logger,
+      delaySeconds: 2,
+    });
+    const sent = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => schedule(`invocation-${i}`, ['default-aaaaaaaaaa'])),
+    );
+    expect(sent.filter(Boolean)).toHaveLength(1);
+
+    // Held back by SQS for the delay, then delivered once, in the shape the provisioner parses.
+    expect(await receiveAll()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const messages = await receiveAll();
+    expect(messages).toHaveLength(1);
+    const parsed = parseQueueMessage(messages[0]?.Body ?? '');
+    expect(parsed).toEqual({
+      ok: true,
+      message: {
+        kind: 'followUp',
+        followUp: {
+          version: 'flotilla.follow-up/v1',
+          kind: 'LifecycleFollowUp',
+          cluster: 'prod',
+          nodeClaims: ['default-aaaaaaaaaa'],
+          requestedAt: '2026-11-21T10:00:00.000Z',
+        },
+      },
+    });
+
+    // Once the delay has passed, the invocation the message triggers may schedule the next one.
+    clock.advance(2_000);
+    expect(await schedule('invocation-next', ['default-aaaaaaaaaa'])).toBe(true);
+    expect(logs.filter((l) => l['message'] === 'follow-up scheduled')).toHaveLength(2);
+  });
+
+  it('reports a queue that cannot be reached and frees the lease for the next invocation', async () => {
+    const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+    const options = { sqs, clusterName: 'prod', leases, clock, logger, delaySeconds: 5 };
+    const broken = makeFollowUpScheduler({ ...options, queueUrl: `${queueUrl}-missing` });
+    await expect(broken('a', ['default-aaaaaaaaaa'])).rejects.toBeInstanceOf(CloudApiError);
+    const working = makeFollowUpScheduler({ ...options, queueUrl });
+    expect(await working('b', ['default-aaaaaaaaaa'])).toBe(true);
+    expect(() => makeFollowUpScheduler({ ...options, queueUrl, delaySeconds: 901 })).toThrow(/0 to 900/);
+  });
+});
