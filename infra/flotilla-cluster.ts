@@ -646,6 +646,9 @@ export class FlotillaCluster extends Construct {
         case 'sendTermination':
           this.queues.termination.grantSendMessages(role);
           break;
+        case 'sendPodEvents':
+          this.queues.podEvents.grantSendMessages(role);
+          break;
         case 'kubernetes':
           role.addManagedPolicy(this.policies.clusterAccess);
           if (this.props.accessEntries ?? true) {

@@ -35,6 +35,7 @@ export type Trigger =
  * - `terminate`: TerminateInstances on instances owned by this cluster only.
  * - `stateRead` / `stateWrite`: the DynamoDB state table.
  * - `sendTermination`: send delayed steps to the termination queue.
+ * - `sendPodEvents`: send to the pod-event queue (the provisioner's delayed follow-ups to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
  *   the controller group (RBAC in the cluster-side manifests).
  */
@@ -47,6 +48,7 @@ export type Permission =
   | 'stateRead'
   | 'stateWrite'
   | 'sendTermination'
+  | 'sendPodEvents'
   | 'kubernetes';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
@@ -114,9 +116,18 @@ export const provisionerFunction: FunctionDefinition = {
     },
     { kind: 'schedule', schedule: 'pendingPods' },
   ],
-  env: baseEnv,
+  // The pod-event queue also carries its own delayed follow-ups while new Nodes join.
+  env: [...baseEnv, 'podEventQueueUrl'],
   // manageInstanceProfiles: it resolves EC2NodeClasses, including those that set spec.role.
-  permissions: ['describe', 'launch', 'manageInstanceProfiles', 'stateRead', 'stateWrite', 'kubernetes'],
+  permissions: [
+    'describe',
+    'launch',
+    'manageInstanceProfiles',
+    'stateRead',
+    'stateWrite',
+    'sendPodEvents',
+    'kubernetes',
+  ],
   // Batching (≤ 10 s) plus launches; below the 2-minute lease TTL and the queue's visibility timeout.
   timeout: Duration.seconds(90),
   // The DynamoDB lease already allows one decision at a time; this keeps a burst from fanning out.

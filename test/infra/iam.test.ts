@@ -1,6 +1,7 @@
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { catalogFunction } from '../../infra/functions.ts';
+import { catalogFunction, provisionerFunction } from '../../infra/functions.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
 import {
   actionsOf,
   allStatements,
@@ -204,6 +205,36 @@ describe('IAM of a cluster with every kind of Lambda', () => {
       policyRef('nodeTermination'),
       policyRef('clusterAccess'),
     ]);
+  });
+
+  it('lets the provisioner send its delayed follow-ups to the pod-event queue, and tells it the URL', () => {
+    const { stack, cluster, template: defaults } = makeStack();
+    const queueArn = JSON.stringify(ref(stack, cluster.queues.podEvents.queueArn));
+    const provisionerRole = ref(stack, cluster.functionRoles['provisioner']?.roleName ?? '');
+    const resources = defaults.toJSON()['Resources'] as Record<
+      string,
+      { Type: string; Properties: { PolicyDocument?: { Statement: Statement[] }; Roles?: unknown[] } }
+    >;
+    const provisionerStatements = Object.values(resources)
+      .filter(
+        (r) =>
+          r.Type === 'AWS::IAM::Policy' &&
+          (r.Properties.Roles ?? []).some((role) => JSON.stringify(role) === JSON.stringify(provisionerRole)),
+      )
+      .flatMap((r) => r.Properties.PolicyDocument?.Statement ?? []);
+    expect(
+      provisionerStatements.filter(
+        (st) => actionsOf(st).includes('sqs:SendMessage') && JSON.stringify(st.Resource) === queueArn,
+      ),
+    ).toHaveLength(1);
+    defaults.hasResourceProperties('AWS::Lambda::Function', {
+      Description: provisionerFunction.description,
+      Environment: {
+        Variables: Match.objectLike({
+          [EnvVar.podEventQueueUrl]: ref(stack, cluster.queues.podEvents.queueUrl),
+        }),
+      },
+    });
   });
 
   it('builds every EC2 policy even with no Lambda using it', () => {
