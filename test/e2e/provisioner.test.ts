@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import { waitFor } from '../harness/proc.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { noCapacityFor } from '../integration/aws/ice.ts';
@@ -73,6 +74,30 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     // The simulator registers their Nodes and kube-scheduler binds every pod there.
     const pods = await allRunning('web', 6);
     for (const p of pods) expect(await nodePoolOfNode(p.spec?.nodeName ?? '')).toBe(pool);
+
+    // The lifecycle registered and initialized each NodeClaim and synced its Node.
+    const ready = await waitFor(
+      'NodeClaims Registered and Initialized',
+      async () => {
+        const current = await nodeClaimsOf(pool);
+        const done = (c: (typeof current)[number]) =>
+          isConditionTrue(c.status.conditions, 'Registered') &&
+          isConditionTrue(c.status.conditions, 'Initialized');
+        return current.every(done) ? current : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    for (const claim of ready) {
+      const node = await e2e.nodeOf(claim.status.nodeName ?? '');
+      expect(node.spec?.providerID).toBe(claim.status.providerId);
+      expect(node.metadata?.labels).toMatchObject({
+        'karpenter.sh/registered': 'true',
+        'karpenter.sh/initialized': 'true',
+        'karpenter.sh/nodepool': pool,
+      });
+      expect(node.metadata?.finalizers).toContain('karpenter.sh/termination');
+      expect(node.spec?.taints?.some((t) => t.key === 'karpenter.sh/unregistered')).toBe(false);
+    }
 
     const decisions = logLines.filter((l) => l['message'] === 'launch decided' && l['nodePool'] === pool);
     expect(decisions).toHaveLength(launches.length);
