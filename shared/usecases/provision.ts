@@ -168,7 +168,7 @@ async function provisionUnderLease(
   lease: Lease,
   logger: Logger,
 ): Promise<ProvisionResult> {
-  const batched = await batchPods(ports, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
+  const batched = await batchPods(ports, logger, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
   if (batched.pods === 0) {
     logger.info('provisioning skipped', { why: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
@@ -208,16 +208,26 @@ async function provisionUnderLease(
 
 /**
  * Karpenter's batcher, by polling: after the first read, keep re-reading while new pods keep
- * appearing within `idleMs`, for at most `maxMs`.
+ * appearing within `idleMs`, for at most `maxMs`. Logs once why the batch closed.
  */
-async function batchPods(ports: ProvisionPorts, idleMs: number, maxMs: number): Promise<{ pods: number }> {
+async function batchPods(
+  ports: ProvisionPorts,
+  logger: Logger,
+  idleMs: number,
+  maxMs: number,
+): Promise<{ pods: number }> {
   const seen = new Set((await ports.cluster.provisionablePods()).items.map((p) => p.uid));
   if (seen.size === 0) return { pods: 0 };
   const start = ports.clock.now().getTime();
+  let closedBy: 'idle' | 'max' = 'idle';
   for (;;) {
     const left = maxMs - (ports.clock.now().getTime() - start);
-    if (left <= 0) break;
-    await ports.sleep(Math.min(idleMs, left));
+    if (left <= 0) {
+      closedBy = 'max';
+      break;
+    }
+    const wait = Math.min(idleMs, left);
+    await ports.sleep(wait);
     let added = 0;
     for (const pod of (await ports.cluster.provisionablePods()).items) {
       if (!seen.has(pod.uid)) {
@@ -225,8 +235,19 @@ async function batchPods(ports: ProvisionPorts, idleMs: number, maxMs: number): 
         added += 1;
       }
     }
-    if (added === 0) break;
+    if (added === 0) {
+      // A wait cut short by the max window ended the batch as much as the quiet did.
+      if (wait < idleMs) closedBy = 'max';
+      break;
+    }
   }
+  logger.info('batch closed', {
+    closedBy,
+    pods: seen.size,
+    durationMs: ports.clock.now().getTime() - start,
+    batchIdleMs: idleMs,
+    batchMaxMs: maxMs,
+  });
   return { pods: seen.size };
 }
 

@@ -1,286 +1,24 @@
-import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Toleration,
-} from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
-import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
-import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
-import { UNREGISTERED_TAINT } from '../../shared/core/index.ts';
-import { makeManualClock, systemClock } from '../../shared/ports/clock.ts';
-import type { Cluster } from '../../shared/ports/cluster.ts';
-import { makeLogger } from '../../shared/runtime/logger.ts';
-import { type ClaimOutcome, type ProvisionResult, provision } from '../../shared/usecases/provision.ts';
-import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
-import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
-import { NodeSimulator } from '../harness/node-sim.ts';
+import { describe, expect, it } from 'vitest';
+import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import { waitFor } from '../harness/proc.ts';
-import { setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
-import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtures.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { noCapacityFor } from '../integration/aws/ice.ts';
+import { launched, ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 
 // Pods go Pending → the provisioner (in-process, as the Lambda runs it) creates NodeClaims and
-// launches instances in moto → the node simulator registers their Nodes → kube-scheduler binds.
-// Everything this file creates is scoped by a run id: NodePools carry the template label and taint
-// `flotilla-e2e/run=<id>`, and only this file's pods select and tolerate them, because the API
-// server is shared with other test files.
+// launches instances in moto → the node simulator registers their Nodes → the NodeClaim lifecycle
+// registers and initializes them → kube-scheduler binds. See provisioner-fixture.ts for the scope.
 
-const id = randomBytes(3).toString('hex');
-const namespace = `provisioner-${id}`;
-const RUN_LABEL = 'flotilla-e2e/run';
-/** Each test's pools and pods also share a group label, so tests never use each other's nodes. */
-const GROUP_LABEL = 'flotilla-e2e/group';
-const runToleration: V1Toleration = { key: RUN_LABEL, operator: 'Equal', value: id, effect: 'NoSchedule' };
-const nodeClassName = `prov-${id}`;
-const karpenter = { group: 'karpenter.sh', version: 'v1' };
-const createdPools: string[] = [];
-
-let server: Moto;
-let kc: KubeConfig;
-let core: CoreV1Api;
-let apps: AppsV1Api;
-let custom: CustomObjectsApi;
-let cluster: Cluster;
-let simulator: NodeSimulator;
-let account: Awaited<ReturnType<typeof setUpAccount>>;
-let registrar: NodeJS.Timeout | undefined;
-const logLines: Record<string, unknown>[] = [];
-const logger = makeLogger({}, { level: 'info', sink: (line) => logLines.push(JSON.parse(line)) });
-const ignore = () => undefined;
-
-beforeAll(async () => {
-  let cube: Awaited<ReturnType<typeof kube>>;
-  [server, cube] = await Promise.all([moto(), kube()]);
-  kc = cube.kubeConfig;
-  await resetMoto(server);
-  const awsClock = makeManualClock(new Date());
-  account = await setUpAccount(server, awsClock);
-  const catalog = await makeEc2CatalogSource({
-    ec2: account.ec2,
-    region: 'us-east-1',
-    clock: awsClock,
-    logger: silentLogger,
-  }).fetchCatalog();
-  await account.cloud.offeringCache.writeCatalog(catalog);
-
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  cluster = makeKubeCluster({ kubeConfig: kc, logger: silentLogger, callTimeoutMs: 15_000 });
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  const nodeClass = nodeClassObject({ tags: { team: 'platform' } }, nodeClassName);
-  delete (nodeClass['metadata'] as Record<string, unknown>)['generation'];
-  await custom.createClusterCustomObject({
-    group: 'karpenter.k8s.aws',
-    version: 'v1',
-    plural: 'ec2nodeclasses',
-    body: nodeClass,
-  });
-  simulator = NodeSimulator.start({ ec2: account.ec2, kubeConfig: kc, clusterName: CLUSTER });
-  // Stands in for the NodeClaim lifecycle's registration: lifts karpenter.sh/unregistered from
-  // this run's Nodes so kube-scheduler can bind to them.
-  const register = async () => {
-    const nodes = await core.listNode({ labelSelector: `${RUN_LABEL}=${id}` }).catch(() => ({ items: [] }));
-    for (const node of nodes.items) {
-      if (!node.spec?.taints?.some((t) => t.key === UNREGISTERED_TAINT.key)) continue;
-      await cluster
-        .patchNode(node.metadata?.name ?? '', {
-          removeTaints: [UNREGISTERED_TAINT],
-          labels: { 'karpenter.sh/registered': 'true' },
-        })
-        .catch(ignore);
-    }
-    registrar = setTimeout(register, 300);
-  };
-  registrar = setTimeout(register, 300);
-});
-
-afterAll(async () => {
-  if (registrar) clearTimeout(registrar);
-  registrar = undefined;
-  await simulator?.stop();
-  for (const pool of createdPools) {
-    const claims = await custom
-      .listClusterCustomObject({
-        ...karpenter,
-        plural: 'nodeclaims',
-        labelSelector: `karpenter.sh/nodepool=${pool}`,
-      })
-      .catch(() => ({ items: [] }));
-    await forceDeleteNodeClaims(
-      kc,
-      (claims as { items: { metadata: { name: string } }[] }).items.map((c) => c.metadata.name),
-    );
-    await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
-  }
-  await custom
-    .deleteClusterCustomObject({
-      group: 'karpenter.k8s.aws',
-      version: 'v1',
-      plural: 'ec2nodeclasses',
-      name: nodeClassName,
-    })
-    .catch(ignore);
-  const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
-  for (const e of events.items) {
-    if (e.involvedObject.name?.includes(id)) {
-      await core.deleteNamespacedEvent({ namespace: 'default', name: e.metadata?.name ?? '' }).catch(ignore);
-    }
-  }
-  await core.deleteNamespace({ name: namespace }).catch(ignore);
-});
-
-interface PoolSpec {
-  readonly instanceTypes: readonly string[];
-  readonly weight?: number;
-  readonly taints?: readonly { key: string; value: string; effect: string }[];
-  readonly limits?: Record<string, string>;
-}
-
-/** A Ready NodePool of this run (its status written as the NodePool controller would). */
-async function createPool(group: string, suffix: string, spec: PoolSpec): Promise<string> {
-  const name = `prov-${id}-${suffix}`;
-  createdPools.push(name);
-  await custom.createClusterCustomObject({
-    ...karpenter,
-    plural: 'nodepools',
-    body: {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name },
-      spec: {
-        ...(spec.weight === undefined ? {} : { weight: spec.weight }),
-        ...(spec.limits === undefined ? {} : { limits: spec.limits }),
-        template: {
-          metadata: { labels: { [RUN_LABEL]: id, [GROUP_LABEL]: group } },
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
-            requirements: [
-              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [...spec.instanceTypes] },
-            ],
-            taints: [{ key: RUN_LABEL, value: id, effect: 'NoSchedule' }, ...(spec.taints ?? [])],
-            expireAfter: '720h',
-          },
-        },
-      },
-    },
-  });
-  const ready = (type: string) => ({ type, status: 'True' as const, reason: type, message: '' });
-  await cluster.patchNodePoolStatus(name, {
-    conditions: [ready('ValidationSucceeded'), ready('NodeClassReady'), ready('Ready')],
-  });
-  return name;
-}
-
-/** A Deployment of `replicas` pods requesting `cpu` each, tolerating this run's taint. */
-async function deploy(
-  group: string,
-  name: string,
-  replicas: number,
-  cpu: string,
-  extraTolerations: readonly V1Toleration[] = [],
-): Promise<void> {
-  const labels = { app: name };
-  await apps.createNamespacedDeployment({
-    namespace,
-    body: {
-      metadata: { name, namespace },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            nodeSelector: { [RUN_LABEL]: id, [GROUP_LABEL]: group },
-            tolerations: [runToleration, ...extraTolerations],
-            terminationGracePeriodSeconds: 0,
-            containers: [
-              {
-                name: 'app',
-                image: 'public.ecr.aws/docker/library/busybox:stable',
-                resources: { requests: { cpu, memory: '128Mi' } },
-              },
-            ],
-          },
-        },
-      },
-    },
-  });
-  await waitFor(
-    `${replicas} pods of ${name} marked Unschedulable`,
-    async () => {
-      const pods = await core.listNamespacedPod({ namespace, labelSelector: `app=${name}` });
-      const pending = pods.items.filter((p) =>
-        p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'),
-      );
-      return pending.length === replicas ? true : undefined;
-    },
-    { timeoutMs: 60_000 },
-  );
-}
-
-function run(holder: string): Promise<ProvisionResult> {
-  return provision(
-    {
-      cluster,
-      cloud: account.cloud,
-      leases: new DynamoLeaseStore(account.dynamodb, TABLE),
-      clock: systemClock,
-      sleep: (ms) => sleep(ms),
-      logger,
-      nodeClassResolver: account.resolver,
-      nodeClassStatusWriter: makeNodeClassStatusWriter(kc),
-    },
-    { holder, leaseName: `provisioner#${id}`, batchIdleMs: 300, batchMaxMs: 3_000 },
-  );
-}
-
-async function podsOf(app: string) {
-  return (await core.listNamespacedPod({ namespace, labelSelector: `app=${app}` })).items;
-}
-
-async function allRunning(app: string, count: number) {
-  return waitFor(
-    `${count} pods of ${app} Running`,
-    async () => {
-      const pods = await podsOf(app);
-      return pods.length === count && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
-    },
-    { timeoutMs: 90_000 },
-  );
-}
-
-async function instancesOf(pool: string) {
-  const out = await account.ec2.send(
-    new DescribeInstancesCommand({
-      Filters: [
-        { Name: 'tag:karpenter.sh/nodepool', Values: [pool] },
-        { Name: 'instance-state-name', Values: ['pending', 'running'] },
-      ],
-    }),
-  );
-  return (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
-}
-
-async function nodeClaimsOf(pool: string) {
-  return (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === pool);
-}
-
-async function nodePoolOfNode(nodeName: string) {
-  return (await core.readNode({ name: nodeName })).metadata?.labels?.['karpenter.sh/nodepool'];
-}
-
-function launched(claims: readonly ClaimOutcome[]) {
-  return claims.flatMap((c) => (c.kind === 'launched' ? [c] : []));
-}
+const e2e = new ProvisionerE2E('provisioner');
+const { id, namespace, nodeClassName, logLines } = e2e;
+const createPool = e2e.createPool.bind(e2e);
+const deploy = e2e.deploy.bind(e2e);
+const run = (holder: string) => e2e.run(holder);
+const podsOf = e2e.podsOf.bind(e2e);
+const allRunning = e2e.allRunning.bind(e2e);
+const instancesOf = e2e.instancesOf.bind(e2e);
+const nodeClaimsOf = e2e.nodeClaimsOf.bind(e2e);
+const nodePoolOfNode = e2e.nodePoolOfNode.bind(e2e);
 
 describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node simulator)', () => {
   it('launches NodeClaims for a Deployment of 6 × 1 cpu and kube-scheduler runs every pod on them', async () => {
@@ -306,7 +44,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       const outcome = launches.find((l) => l.nodeClaim === claim.name);
       expect(claim.name).toMatch(new RegExp(`^${pool}-[0-9a-f]{10}$`));
       expect(claim.status.providerId).toBe(`aws:///${outcome?.zone}/${outcome?.instanceId}`);
-      expect(claim.status.imageId).toBe(account.amis.amd64);
+      expect(claim.status.imageId).toBe(e2e.env.account.amis.amd64);
       expect(claim.status.conditions.find((c) => c.type === 'Launched')?.status).toBe('True');
       expect(claim.status.capacity?.['cpu']).toBeGreaterThan(0);
       expect(claim.labels).toMatchObject({
@@ -337,6 +75,30 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     const pods = await allRunning('web', 6);
     for (const p of pods) expect(await nodePoolOfNode(p.spec?.nodeName ?? '')).toBe(pool);
 
+    // The lifecycle registered and initialized each NodeClaim and synced its Node.
+    const ready = await waitFor(
+      'NodeClaims Registered and Initialized',
+      async () => {
+        const current = await nodeClaimsOf(pool);
+        const done = (c: (typeof current)[number]) =>
+          isConditionTrue(c.status.conditions, 'Registered') &&
+          isConditionTrue(c.status.conditions, 'Initialized');
+        return current.every(done) ? current : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    for (const claim of ready) {
+      const node = await e2e.nodeOf(claim.status.nodeName ?? '');
+      expect(node.spec?.providerID).toBe(claim.status.providerId);
+      expect(node.metadata?.labels).toMatchObject({
+        'karpenter.sh/registered': 'true',
+        'karpenter.sh/initialized': 'true',
+        'karpenter.sh/nodepool': pool,
+      });
+      expect(node.metadata?.finalizers).toContain('karpenter.sh/termination');
+      expect(node.spec?.taints?.some((t) => t.key === 'karpenter.sh/unregistered')).toBe(false);
+    }
+
     const decisions = logLines.filter((l) => l['message'] === 'launch decided' && l['nodePool'] === pool);
     expect(decisions).toHaveLength(launches.length);
     expect(decisions[0]).toMatchObject({ outcome: 'launched', capacityType: 'on-demand' });
@@ -359,9 +121,9 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     });
     // 1.5 cpu each: the two pods cannot share a node, so each lands where its tolerations lead.
     await deploy('taints', 'plain', 1, '1500m');
-    await deploy('taints', 'batch', 1, '1500m', [
-      { key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' },
-    ]);
+    await deploy('taints', 'batch', 1, '1500m', {
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+    });
 
     const result = await run(`taints-${id}`);
     expect(result.kind).toBe('provisioned');
@@ -387,7 +149,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
   it('re-plans in the same run when the cheapest choice has no capacity', async () => {
     const preferred = await createPool('ice', 'preferred', { instanceTypes: ['t3.large'], weight: 90 });
     const fallback = await createPool('ice', 'fallback', { instanceTypes: ['m5.large'], weight: 10 });
-    const restore = noCapacityFor(account.ec2, 't3.large');
+    const restore = noCapacityFor(e2e.env.account.ec2, 't3.large');
     try {
       await deploy('ice', 'ice', 1, '1');
       const result = await run(`ice-${id}`);
@@ -405,7 +167,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       // The ICE'd claim is gone, with an event saying why; no t3.large was launched.
       expect(await nodeClaimsOf(preferred)).toEqual([]);
       expect(await instancesOf(preferred)).toEqual([]);
-      const events = await core.listNamespacedEvent({ namespace: 'default' });
+      const events = await e2e.env.core.listNamespacedEvent({ namespace: 'default' });
       expect(
         events.items.some(
           (e) => e.reason === 'InsufficientCapacityError' && e.involvedObject.name === first?.nodeClaim,
@@ -453,7 +215,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     const events = await waitFor(
       'FailedScheduling events from flotilla',
       async () => {
-        const list = await core.listNamespacedEvent({ namespace });
+        const list = await e2e.env.core.listNamespacedEvent({ namespace });
         const ours = list.items.filter(
           (e) =>
             e.reason === 'FailedScheduling' &&
@@ -476,5 +238,18 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       { timeoutMs: 90_000 },
     );
     expect(pods).toHaveLength(6);
+
+    // The NodePool status (written by the lifecycle's NodePool status pass) shows the usage that
+    // reached spec.limits, next to a Ready condition: no separate "limit reached" condition exists.
+    const status = await waitFor(
+      'NodePool status counting the launched node',
+      async () => {
+        const found = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
+        return found?.nodes === 1 ? found : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(status.resources?.['cpu']).toBe(4000);
+    expect(status.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 });

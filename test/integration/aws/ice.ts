@@ -8,10 +8,16 @@ import type {
 let injected = 0;
 
 /**
- * EC2 has no capacity for `type` (in `zones`, or everywhere): its CreateFleet overrides are taken
- * out of the request and come back as InsufficientInstanceCapacity errors, as EC2 reports them. Returns a function that ends the shortage.
+ * EC2 has no capacity for `type` (in `zones`, or everywhere; for `capacityType` fleets, or any):
+ * its CreateFleet overrides are taken out of the request and come back as
+ * InsufficientInstanceCapacity errors, as EC2 reports them. Returns a function that ends the shortage.
  */
-export function noCapacityFor(client: EC2Client, type: string, zones?: readonly string[]): () => void {
+export function noCapacityFor(
+  client: EC2Client,
+  type: string,
+  zones?: readonly string[],
+  capacityType?: 'spot' | 'on-demand',
+): () => void {
   injected += 1;
   const name = `no-capacity-${type}-${injected}`;
   client.middlewareStack.add(
@@ -19,6 +25,7 @@ export function noCapacityFor(client: EC2Client, type: string, zones?: readonly 
       if (context.commandName !== 'CreateFleetCommand') return next(args);
       const input = args.input as CreateFleetCommandInput;
       const lifecycle = input.TargetCapacitySpecification?.DefaultTargetCapacityType ?? 'on-demand';
+      if (capacityType !== undefined && lifecycle !== capacityType) return next(args);
       const errors: CreateFleetError[] = [];
       const configs = (input.LaunchTemplateConfigs ?? []).map((config) => ({
         ...config,

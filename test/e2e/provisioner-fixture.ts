@@ -1,0 +1,426 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1PodSpec,
+  type V1Toleration,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll } from 'vitest';
+import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { parseEC2NodeClass } from '../../shared/adapters/aws/nodeclass-schema.ts';
+import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
+import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
+import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
+import type { Cluster } from '../../shared/ports/cluster.ts';
+import { makeLogger } from '../../shared/runtime/logger.ts';
+import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
+import {
+  type ClaimOutcome,
+  type ProvisionOptions,
+  type ProvisionPorts,
+  type ProvisionResult,
+  provision,
+} from '../../shared/usecases/provision.ts';
+import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
+import { kube, moto, resetMoto } from '../harness/index.ts';
+import { NodeSimulator } from '../harness/node-sim.ts';
+import { waitFor } from '../harness/proc.ts';
+import { setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
+import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtures.ts';
+
+// The end-to-end set-up shared by the provisioner e2e files: moto with a fresh account and the
+// offering catalog, the shared API server with a Ready EC2NodeClass, the node simulator playing
+// kubelet, and the NodeClaim lifecycle (registration, initialization, NodePool status) running
+// every 500 ms as its controller would. Everything a file creates is scoped by a run id: NodePools
+// carry the template label and taint `flotilla-e2e/run=<id>`, and only that file's pods select and
+// tolerate them, because the API server is shared with other test files.
+
+export const RUN_LABEL = 'flotilla-e2e/run';
+/** Each test's pools and pods also share a group label, so tests never use each other's nodes. */
+export const GROUP_LABEL = 'flotilla-e2e/group';
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+const karpenter = { group: 'karpenter.sh', version: 'v1' };
+const LIFECYCLE_EVERY_MS = 500;
+const ignore = () => undefined;
+
+export interface PoolSpec {
+  readonly instanceTypes: readonly string[];
+  /** @default ['on-demand'] */
+  readonly capacityTypes?: readonly string[];
+  readonly weight?: number;
+  readonly taints?: readonly { key: string; value?: string; effect: string }[];
+  readonly startupTaints?: readonly { key: string; value?: string; effect: string }[];
+  readonly limits?: Record<string, string>;
+}
+
+/** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
+export interface PodExtras {
+  readonly tolerations?: readonly V1Toleration[];
+  /** NVIDIA GPUs requested (and limited to). */
+  readonly gpus?: number;
+  /** A zone topology spread (maxSkew 1, DoNotSchedule) over the pods with the same labels. */
+  readonly spreadOverZones?: boolean;
+}
+
+interface Env {
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly cluster: Cluster;
+  readonly account: Awaited<ReturnType<typeof setUpAccount>>;
+  /** The clock of the AWS adapters (offering cache, ICE back-offs); it stands still. */
+  readonly awsClock: ManualClock;
+  readonly simulator: NodeSimulator;
+}
+
+/** Counts calls of one SDK command on `client` until `stop()`. */
+export function countCalls(client: EC2Client, commandName: string): { count(): number; stop(): void } {
+  let count = 0;
+  const name = `count-${commandName}-${randomBytes(3).toString('hex')}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === commandName) count += 1;
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return { count: () => count, stop: () => client.middlewareStack.remove(name) };
+}
+
+export function launched(claims: readonly ClaimOutcome[]) {
+  return claims.flatMap((c) => (c.kind === 'launched' ? [c] : []));
+}
+
+/** The provisioner e2e world of one test file; its hooks are registered on creation. */
+export class ProvisionerE2E {
+  readonly id = randomBytes(3).toString('hex');
+  readonly namespace: string;
+  readonly nodeClassName = `prov-${this.id}`;
+  readonly runToleration: V1Toleration = {
+    key: RUN_LABEL,
+    operator: 'Equal',
+    value: this.id,
+    effect: 'NoSchedule',
+  };
+  /** Every log line of provisioning and of the lifecycle, parsed. */
+  readonly logLines: Record<string, unknown>[] = [];
+  readonly logger = makeLogger({}, { level: 'info', sink: (line) => this.logLines.push(JSON.parse(line)) });
+  /** Errors of lifecycle passes (each pass is retried by the next). */
+  readonly lifecycleErrors: unknown[] = [];
+  private readonly createdPools: string[] = [];
+  private state: Env | undefined;
+  private lifecycleTimer: NodeJS.Timeout | undefined;
+  private lifecyclePass: Promise<void> | undefined;
+
+  constructor(prefix: string) {
+    this.namespace = `${prefix}-${this.id}`;
+    beforeAll(() => this.setUp());
+    afterAll(() => this.tearDown());
+  }
+
+  get env(): Env {
+    if (this.state === undefined) throw new Error('the e2e fixture is used before its beforeAll ran');
+    return this.state;
+  }
+
+  private async setUp(): Promise<void> {
+    const [server, cube] = await Promise.all([moto(), kube()]);
+    const kc = cube.kubeConfig;
+    await resetMoto(server);
+    const awsClock = makeManualClock(new Date());
+    const account = await setUpAccount(server, awsClock);
+    const catalog = await makeEc2CatalogSource({
+      ec2: account.ec2,
+      region: 'us-east-1',
+      clock: awsClock,
+      logger: silentLogger,
+    }).fetchCatalog();
+    await account.cloud.offeringCache.writeCatalog(catalog);
+
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const cluster = makeKubeCluster({ kubeConfig: kc, logger: silentLogger, callTimeoutMs: 15_000 });
+    await core.createNamespace({ body: { metadata: { name: this.namespace } } });
+    const nodeClass = nodeClassObject({ tags: { team: 'platform' } }, this.nodeClassName);
+    delete (nodeClass['metadata'] as Record<string, unknown>)['generation'];
+    await custom.createClusterCustomObject({
+      group: 'karpenter.k8s.aws',
+      version: 'v1',
+      plural: 'ec2nodeclasses',
+      body: nodeClass,
+    });
+    // Resolved before the lifecycle starts, so the NodePool status it writes finds the class Ready.
+    const status = await account.resolver.resolve(parseEC2NodeClass(nodeClass));
+    await makeNodeClassStatusWriter(kc).write(this.nodeClassName, status);
+    const simulator = NodeSimulator.start({ ec2: account.ec2, kubeConfig: kc, clusterName: CLUSTER });
+    this.state = {
+      kc,
+      core,
+      apps: kc.makeApiClient(AppsV1Api),
+      custom,
+      cluster,
+      account,
+      awsClock,
+      simulator,
+    };
+    this.scheduleLifecycle();
+  }
+
+  private scheduleLifecycle(): void {
+    this.lifecycleTimer = setTimeout(async () => {
+      this.lifecyclePass = reconcileLifecycle(
+        { cluster: this.env.cluster, cloud: this.env.account.cloud, logger: this.logger },
+        new Date(),
+      ).then(ignore, (error: unknown) => {
+        this.lifecycleErrors.push(error);
+      });
+      await this.lifecyclePass;
+      if (this.lifecycleTimer !== undefined) this.scheduleLifecycle();
+    }, LIFECYCLE_EVERY_MS);
+  }
+
+  private async tearDown(): Promise<void> {
+    if (this.lifecycleTimer !== undefined) clearTimeout(this.lifecycleTimer);
+    this.lifecycleTimer = undefined;
+    await this.lifecyclePass;
+    if (this.state === undefined) return;
+    const { kc, core, custom, simulator } = this.state;
+    await simulator.stop();
+    for (const pool of this.createdPools) {
+      const claims = await custom
+        .listClusterCustomObject({
+          ...karpenter,
+          plural: 'nodeclaims',
+          labelSelector: `karpenter.sh/nodepool=${pool}`,
+        })
+        .catch(() => ({ items: [] }));
+      await forceDeleteNodeClaims(
+        kc,
+        (claims as { items: { metadata: { name: string } }[] }).items.map((c) => c.metadata.name),
+      );
+      await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
+    }
+    await custom
+      .deleteClusterCustomObject({
+        group: 'karpenter.k8s.aws',
+        version: 'v1',
+        plural: 'ec2nodeclasses',
+        name: this.nodeClassName,
+      })
+      .catch(ignore);
+    const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
+    for (const e of events.items) {
+      if (e.involvedObject.name?.includes(this.id)) {
+        await core
+          .deleteNamespacedEvent({ namespace: 'default', name: e.metadata?.name ?? '' })
+          .catch(ignore);
+      }
+    }
+    await core.deleteNamespace({ name: this.namespace }).catch(ignore);
+  }
+
+  /** A Ready NodePool of this run (its status written as the NodePool controller would). */
+  async createPool(group: string, suffix: string, spec: PoolSpec): Promise<string> {
+    const name = `prov-${this.id}-${suffix}`;
+    this.createdPools.push(name);
+    await this.env.custom.createClusterCustomObject({
+      ...karpenter,
+      plural: 'nodepools',
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name },
+        spec: {
+          ...(spec.weight === undefined ? {} : { weight: spec.weight }),
+          ...(spec.limits === undefined ? {} : { limits: spec.limits }),
+          template: {
+            metadata: { labels: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group } },
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: this.nodeClassName },
+              requirements: [
+                {
+                  key: 'karpenter.sh/capacity-type',
+                  operator: 'In',
+                  values: [...(spec.capacityTypes ?? ['on-demand'])],
+                },
+                { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [...spec.instanceTypes] },
+              ],
+              taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }, ...(spec.taints ?? [])],
+              ...(spec.startupTaints === undefined ? {} : { startupTaints: spec.startupTaints }),
+              expireAfter: '720h',
+            },
+          },
+        },
+      },
+    });
+    const ready = (type: string) => ({ type, status: 'True' as const, reason: type, message: '' });
+    await this.env.cluster.patchNodePoolStatus(name, {
+      conditions: [ready('ValidationSucceeded'), ready('NodeClassReady'), ready('Ready')],
+    });
+    return name;
+  }
+
+  /** The spec of a pod of `group` requesting `cpu`, tolerating this run's taint. */
+  podSpec(group: string, labels: Record<string, string>, cpu: string, extras: PodExtras = {}): V1PodSpec {
+    const gpus = extras.gpus === undefined ? {} : { 'nvidia.com/gpu': String(extras.gpus) };
+    return {
+      nodeSelector: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group },
+      tolerations: [this.runToleration, ...(extras.tolerations ?? [])],
+      terminationGracePeriodSeconds: 0,
+      ...(extras.spreadOverZones
+        ? {
+            topologySpreadConstraints: [
+              {
+                maxSkew: 1,
+                topologyKey: ZONE_LABEL,
+                whenUnsatisfiable: 'DoNotSchedule',
+                labelSelector: { matchLabels: labels },
+              },
+            ],
+          }
+        : {}),
+      containers: [
+        {
+          name: 'app',
+          image: 'public.ecr.aws/docker/library/busybox:stable',
+          resources: {
+            requests: { cpu, memory: '128Mi', ...gpus },
+            ...(extras.gpus ? { limits: gpus } : {}),
+          },
+        },
+      ],
+    };
+  }
+
+  /** A Deployment of `replicas` pods requesting `cpu` each; resolves once kube-scheduler gave up on all. */
+  async deploy(
+    group: string,
+    name: string,
+    replicas: number,
+    cpu: string,
+    extras: PodExtras = {},
+  ): Promise<void> {
+    const labels = { app: name };
+    await this.env.apps.createNamespacedDeployment({
+      namespace: this.namespace,
+      body: {
+        metadata: { name, namespace: this.namespace },
+        spec: {
+          replicas,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: this.podSpec(group, labels, cpu, extras) },
+        },
+      },
+    });
+    await this.unschedulable(`app=${name}`, replicas);
+  }
+
+  /** A bare pod labelled `app=<app>`; resolves once kube-scheduler marked it Unschedulable. */
+  async createPod(group: string, app: string, name: string, cpu: string): Promise<void> {
+    const labels = { app };
+    await this.env.core.createNamespacedPod({
+      namespace: this.namespace,
+      body: { metadata: { name, namespace: this.namespace, labels }, spec: this.podSpec(group, labels, cpu) },
+    });
+    await this.unschedulable(`metadata.name=${name}`, 1, true);
+  }
+
+  async deletePod(name: string): Promise<void> {
+    await this.env.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: 0 });
+  }
+
+  private async unschedulable(selector: string, count: number, byField = false): Promise<void> {
+    await waitFor(
+      `${count} pods (${selector}) marked Unschedulable`,
+      async () => {
+        const pods = await this.env.core.listNamespacedPod({
+          namespace: this.namespace,
+          ...(byField ? { fieldSelector: selector } : { labelSelector: selector }),
+        });
+        const pending = pods.items.filter((p) =>
+          p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'),
+        );
+        return pending.length === count ? true : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+  }
+
+  /** One provisioner invocation, in-process, as the Lambda runs it. */
+  run(
+    holder: string,
+    options: Partial<ProvisionOptions> = {},
+    ports: Partial<ProvisionPorts> = {},
+  ): Promise<ProvisionResult> {
+    const { cluster, account, kc } = this.env;
+    return provision(
+      {
+        cluster,
+        cloud: account.cloud,
+        leases: this.leases(),
+        clock: systemClock,
+        sleep: (ms) => sleep(ms),
+        logger: this.logger,
+        nodeClassResolver: account.resolver,
+        nodeClassStatusWriter: makeNodeClassStatusWriter(kc),
+        ...ports,
+      },
+      { holder, leaseName: `provisioner#${this.id}`, batchIdleMs: 300, batchMaxMs: 3_000, ...options },
+    );
+  }
+
+  /** The real DynamoDB lease store (on moto) the runs use. */
+  leases(): DynamoLeaseStore {
+    return new DynamoLeaseStore(this.env.account.dynamodb, TABLE);
+  }
+
+  async podsOf(app: string) {
+    return (await this.env.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${app}` }))
+      .items;
+  }
+
+  async allRunning(app: string, count: number) {
+    return waitFor(
+      `${count} pods of ${app} Running`,
+      async () => {
+        const pods = await this.podsOf(app);
+        return pods.length === count && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+  }
+
+  async instancesOf(pool: string) {
+    const out = await this.env.account.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:karpenter.sh/nodepool', Values: [pool] },
+          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+        ],
+      }),
+    );
+    return (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
+  }
+
+  async nodeClaimsOf(pool: string) {
+    return (await this.env.cluster.nodeClaims()).items.filter((c) => c.nodePoolName === pool);
+  }
+
+  async nodeOf(nodeName: string) {
+    return this.env.core.readNode({ name: nodeName });
+  }
+
+  async nodePoolOfNode(nodeName: string) {
+    return (await this.nodeOf(nodeName)).metadata?.labels?.['karpenter.sh/nodepool'];
+  }
+
+  async nodesOf(pool: string) {
+    return (await this.env.core.listNode({ labelSelector: `karpenter.sh/nodepool=${pool}` })).items;
+  }
+}

@@ -1,0 +1,306 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { isConditionTrue } from '../../shared/ports/cluster.ts';
+import type { Lease } from '../../shared/ports/lease.ts';
+import type { ProvisionResult } from '../../shared/usecases/provision.ts';
+import { waitFor } from '../harness/proc.ts';
+import { noCapacityFor } from '../integration/aws/ice.ts';
+import { countCalls, launched, ProvisionerE2E, ZONE_LABEL } from './provisioner-fixture.ts';
+
+// More of the provisioner end to end (see provisioner-fixture.ts): the batching windows, lease
+// fencing, zone spread, GPUs, startup taints and the spot to on-demand fallback.
+
+const e2e = new ProvisionerE2E('provisioner-more');
+const { id } = e2e;
+
+function provisioned(result: ProvisionResult) {
+  expect(result.kind).toBe('provisioned');
+  if (result.kind !== 'provisioned') throw new Error(`run was ${result.kind}: ${result.why}`);
+  return result;
+}
+
+/** Names of the pods the run placed on NodeClaims it launched. */
+function launchedPods(result: ProvisionResult): string[] {
+  return result.kind === 'provisioned'
+    ? launched(result.claims).flatMap((l) => l.pods.map((p) => p.name))
+    : [];
+}
+
+function batchLog(holder: string) {
+  return e2e.logLines.filter((l) => l['message'] === 'batch closed' && l['holder'] === holder);
+}
+
+describe('provisioner batching windows (real API server, pods created during the batch)', () => {
+  it('keeps the batch open for a pod created inside the idle window, and not for one after the run', async () => {
+    const pool = await e2e.createPool('idle', 'idle', { instanceTypes: ['m5.xlarge'] });
+    await e2e.createPod('idle', 'idle', 'idle-first', '500m');
+    const holder = `idle-${id}`;
+    let waits = 0;
+    // Real waits; the first one sees a pod arrive 200 ms in (created and marked Unschedulable by
+    // kube-scheduler before the wait ends).
+    const waitAndArrive = async (ms: number) => {
+      waits += 1;
+      const began = Date.now();
+      if (waits === 1) {
+        await sleep(200);
+        await e2e.createPod('idle', 'idle', 'idle-in-window', '500m');
+      }
+      await sleep(Math.max(0, ms - (Date.now() - began)));
+    };
+
+    const result = provisioned(await e2e.run(holder, { batchIdleMs: 1_000 }, { sleep: waitAndArrive }));
+    await e2e.createPod('idle', 'idle', 'idle-after-run', '500m');
+
+    // The arrival kept the batch open for one more idle window, which then closed it.
+    expect(waits).toBe(2);
+    expect(batchLog(holder)).toEqual([expect.objectContaining({ closedBy: 'idle', batchIdleMs: 1_000 })]);
+    expect(Number(batchLog(holder)[0]?.['pods'])).toBeGreaterThanOrEqual(2);
+    const ours = launched(result.claims).filter((c) => c.nodePool === pool);
+    expect(ours).toHaveLength(1);
+    expect(ours[0]?.pods.map((p) => p.name).sort()).toEqual(['idle-first', 'idle-in-window']);
+    expect(launchedPods(result)).not.toContain('idle-after-run');
+    await e2e.deletePod('idle-after-run');
+  });
+
+  it('closes the batch after batchMaxMs while pods keep arriving, with every arrival in it', async () => {
+    const pool = await e2e.createPool('max', 'max', { instanceTypes: ['m5.xlarge'] });
+    await e2e.createPod('max', 'stream', 'stream-0', '100m');
+    const holder = `max-${id}`;
+    const arrivals: string[] = [];
+    // Every wait sees a new pod arrive, so the idle window never passes quietly.
+    const waitAndArrive = async (ms: number) => {
+      const began = Date.now();
+      const name = `stream-${arrivals.length + 1}`;
+      await e2e.createPod('max', 'stream', name, '100m');
+      arrivals.push(name);
+      await sleep(Math.max(0, ms - (Date.now() - began)));
+    };
+
+    const result = provisioned(
+      await e2e.run(holder, { batchIdleMs: 500, batchMaxMs: 2_500 }, { sleep: waitAndArrive }),
+    );
+    await e2e.createPod('max', 'stream', 'stream-after-run', '100m');
+
+    expect(arrivals.length).toBeGreaterThanOrEqual(2);
+    expect(batchLog(holder)).toEqual([expect.objectContaining({ closedBy: 'max', batchMaxMs: 2_500 })]);
+    const ours = launched(result.claims).filter((c) => c.nodePool === pool);
+    expect(ours).toHaveLength(1);
+    expect(ours[0]?.pods.map((p) => p.name).sort()).toEqual(['stream-0', ...arrivals].sort());
+    expect(launchedPods(result)).not.toContain('stream-after-run');
+    await e2e.deletePod('stream-after-run');
+  });
+});
+
+describe('provisioner lease fencing (DynamoDB lease store on moto)', () => {
+  async function fencedRun(
+    pool: string,
+    holder: string,
+    leaseName: string,
+    sleepFor: (ms: number) => Promise<void>,
+  ) {
+    const fleets = countCalls(e2e.env.account.ec2, 'CreateFleetCommand');
+    try {
+      const result = provisioned(
+        await e2e.run(holder, { leaseName, leaseTtlSeconds: 1, batchIdleMs: 300 }, { sleep: sleepFor }),
+      );
+      // The claim was planned and created, but the lease check before the launch stopped it.
+      expect(result.leaseLost).toBe(true);
+      expect(result.claims).toEqual([expect.objectContaining({ kind: 'fenced', nodePool: pool })]);
+      expect(fleets.count()).toBe(0);
+    } finally {
+      fleets.stop();
+    }
+    expect(await e2e.nodeClaimsOf(pool)).toEqual([]);
+    expect(await e2e.instancesOf(pool)).toEqual([]);
+    expect(
+      e2e.logLines.some(
+        (l) => l['message'] === 'launch decided' && l['holder'] === holder && l['outcome'] === 'fenced',
+      ),
+    ).toBe(true);
+  }
+
+  it('makes no EC2 call once another holder took the expired lease during the batch', async () => {
+    const pool = await e2e.createPool('stolen', 'stolen', { instanceTypes: ['m5.large'] });
+    await e2e.deploy('stolen', 'stolen', 1, '500m');
+    const leases = e2e.leases();
+    const leaseName = `stolen#${id}`;
+    let thief: Lease | undefined;
+    // After the batch's first wait, another invocation takes the lease as soon as it has expired.
+    const waitWhileStolen = async (ms: number) => {
+      await sleep(ms);
+      thief ??= await waitFor(
+        'the lease taken by another holder',
+        () => leases.acquire(leaseName, `thief-${id}`, new Date(), 60),
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
+    };
+
+    await fencedRun(pool, `stolen-${id}`, leaseName, waitWhileStolen);
+    expect(thief?.holder).toBe(`thief-${id}`);
+
+    // While the other holder keeps it, runs are refused; once it lets go, the pod gets its node.
+    expect(await e2e.run(`refused-${id}`, { leaseName })).toEqual({ kind: 'skipped', why: 'lease held' });
+    if (thief !== undefined) await leases.release(thief);
+    const next = provisioned(await e2e.run(`next-${id}`, { leaseName }));
+    expect(launched(next.claims).filter((c) => c.nodePool === pool)).toHaveLength(1);
+    await e2e.allRunning('stolen', 1);
+  });
+
+  it('makes no EC2 call when the lease expired during the batch', async () => {
+    const pool = await e2e.createPool('expired', 'expired', { instanceTypes: ['m5.large'] });
+    await e2e.deploy('expired', 'expired', 1, '500m');
+    // The lease lasts 1 s; the batch's quiet window lasts longer.
+    await fencedRun(pool, `expired-${id}`, `expired#${id}`, (ms) => sleep(Math.max(ms, 1_500)));
+  });
+});
+
+describe('provisioner placement end to end', () => {
+  it('spreads pods with a zone topology spread over nodes in three zones', async () => {
+    const pool = await e2e.createPool('spread', 'spread', { instanceTypes: ['m5.large'] });
+    // 1.5 cpu each: one pod per m5.large, so kube-scheduler can only follow the planned nodes.
+    await e2e.deploy('spread', 'spread', 3, '1500m', { spreadOverZones: true });
+
+    const result = provisioned(await e2e.run(`spread-${id}`));
+    const ours = launched(result.claims).filter((c) => c.nodePool === pool);
+    expect(ours).toHaveLength(3);
+    expect(ours.map((c) => c.zone).sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
+    const instances = await e2e.instancesOf(pool);
+    expect(instances.map((i) => i.Placement?.AvailabilityZone).sort()).toEqual([
+      'us-east-1a',
+      'us-east-1b',
+      'us-east-1c',
+    ]);
+
+    const pods = await e2e.allRunning('spread', 3);
+    const zones = await Promise.all(
+      pods.map(async (p) => (await e2e.nodeOf(p.spec?.nodeName ?? '')).metadata?.labels?.[ZONE_LABEL]),
+    );
+    expect(zones.sort()).toEqual(['us-east-1a', 'us-east-1b', 'us-east-1c']);
+  });
+
+  it('launches a GPU instance type with the NVIDIA AMI for a pod requesting a GPU', async () => {
+    const pool = await e2e.createPool('gpu', 'gpu', {
+      instanceTypes: ['m5.large', 'm5.xlarge', 'g4dn.xlarge'],
+    });
+    await e2e.deploy('gpu', 'cuda', 1, '500m', { gpus: 1 });
+
+    const result = provisioned(await e2e.run(`gpu-${id}`));
+    const [claim] = launched(result.claims).filter((c) => c.nodePool === pool);
+    expect(claim).toMatchObject({ instanceType: 'g4dn.xlarge' });
+    const [stored] = await e2e.nodeClaimsOf(pool);
+    expect(stored?.status.imageId).toBe(e2e.env.account.amis.nvidia);
+    expect(stored?.labels['karpenter.k8s.aws/instance-gpu-count']).toBe('1');
+
+    // Initialized only once the node reports the GPU; then the pod runs there.
+    const [pod] = await e2e.allRunning('cuda', 1);
+    const node = await e2e.nodeOf(pod?.spec?.nodeName ?? '');
+    expect(node.metadata?.labels?.['node.kubernetes.io/instance-type']).toBe('g4dn.xlarge');
+    expect(node.status?.allocatable?.['nvidia.com/gpu']).toBe('1');
+    const [initialized] = await e2e.nodeClaimsOf(pool);
+    expect(isConditionTrue(initialized?.status.conditions ?? [], 'Initialized')).toBe(true);
+  });
+
+  it('launches no second node while the first waits for its startup taint to go', async () => {
+    const agentTaint = { key: 'flotilla-e2e/agent-not-ready', effect: 'NoSchedule' } as const;
+    const pool = await e2e.createPool('startup', 'startup', {
+      instanceTypes: ['m5.xlarge'],
+      startupTaints: [agentTaint],
+    });
+    await e2e.deploy('startup', 'agent-wait', 2, '1');
+    const ourClaims = (r: ProvisionResult) =>
+      (r.kind === 'provisioned' ? r.claims : []).filter((c) => c.nodePool === pool);
+
+    const first = provisioned(await e2e.run(`startup-${id}`));
+    expect(launched(ourClaims(first))).toHaveLength(1);
+    // Triggered again while the NodeClaim is in flight: nothing new.
+    expect(ourClaims(await e2e.run(`in-flight-${id}`))).toEqual([]);
+
+    // The Node registers carrying the startup taint: Registered, but not Initialized.
+    const waiting = await waitFor(
+      'NodeClaim registered and waiting for its startup taint',
+      async () => {
+        const [claim] = await e2e.nodeClaimsOf(pool);
+        const initialized = claim?.status.conditions.find((c) => c.type === 'Initialized');
+        return claim !== undefined &&
+          isConditionTrue(claim.status.conditions, 'Registered') &&
+          initialized?.reason === 'StartupTaintsExist'
+          ? claim
+          : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const nodeName = waiting.status.nodeName ?? '';
+    const node = await e2e.nodeOf(nodeName);
+    expect(node.spec?.taints).toEqual(expect.arrayContaining([expect.objectContaining(agentTaint)]));
+    expect(node.spec?.taints?.some((t) => t.key === 'karpenter.sh/unregistered')).toBe(false);
+    expect(node.metadata?.labels?.['karpenter.sh/initialized']).toBeUndefined();
+
+    // The pods stay Pending behind the taint; a run now counts the uninitialized node as their capacity.
+    expect((await e2e.podsOf('agent-wait')).every((p) => p.spec?.nodeName === undefined)).toBe(true);
+    const during = provisioned(await e2e.run(`during-startup-${id}`));
+    expect(ourClaims(during)).toEqual([]);
+    expect(during.unschedulable.filter((u) => u.pod.name.startsWith('agent-wait-'))).toEqual([]);
+
+    // The agent removes its taint a few seconds after registration.
+    const agent = sleep(2_000).then(() =>
+      e2e.env.cluster.patchNode(nodeName, { removeTaints: [agentTaint] }),
+    );
+    const pods = await e2e.allRunning('agent-wait', 2);
+    await agent;
+    expect(new Set(pods.map((p) => p.spec?.nodeName))).toEqual(new Set([nodeName]));
+    const initialized = await waitFor(
+      'NodeClaim Initialized',
+      async () => {
+        const [claim] = await e2e.nodeClaimsOf(pool);
+        return claim !== undefined && isConditionTrue(claim.status.conditions, 'Initialized')
+          ? claim
+          : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(initialized.name).toBe(waiting.name);
+    expect(await e2e.instancesOf(pool)).toHaveLength(1);
+    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
+  });
+
+  it('falls back from spot to on-demand in the same run when spot has no capacity', async () => {
+    const pool = await e2e.createPool('spot', 'spot', {
+      instanceTypes: ['m5.large'],
+      capacityTypes: ['spot', 'on-demand'],
+    });
+    const restore = noCapacityFor(e2e.env.account.ec2, 'm5.large', undefined, 'spot');
+    try {
+      await e2e.deploy('spot', 'spot', 1, '1');
+      const result = provisioned(await e2e.run(`spot-${id}`));
+      const ours = result.claims.filter((c) => c.nodePool === pool);
+      expect(result.rounds).toBe(2);
+      expect(ours).toHaveLength(2);
+      const [iced, fallback] = ours;
+      expect(iced?.kind).toBe('insufficientCapacity');
+      const icedOfferings = iced?.kind === 'insufficientCapacity' ? iced.offerings : [];
+      expect(icedOfferings.length).toBeGreaterThan(0);
+      expect(icedOfferings.every((o) => o.startsWith('spot:m5.large:'))).toBe(true);
+      expect(fallback).toMatchObject({
+        kind: 'launched',
+        instanceType: 'm5.large',
+        capacityType: 'on-demand',
+      });
+
+      // The spot offerings are backed off in the ICE cache; on-demand is not.
+      const backedOff = [
+        ...(await e2e.env.account.cloud.unavailableOfferings.list(e2e.env.awsClock.now())).keys(),
+      ];
+      expect(backedOff).toEqual(expect.arrayContaining([...icedOfferings]));
+      expect(backedOff.some((k) => k.startsWith('on-demand:m5.large:'))).toBe(false);
+
+      const [instance] = await e2e.instancesOf(pool);
+      expect(instance?.InstanceLifecycle).not.toBe('spot');
+      const [claim] = await e2e.nodeClaimsOf(pool);
+      expect(claim?.labels['karpenter.sh/capacity-type']).toBe('on-demand');
+      const [pod] = await e2e.allRunning('spot', 1);
+      expect(await e2e.nodePoolOfNode(pod?.spec?.nodeName ?? '')).toBe(pool);
+    } finally {
+      restore();
+    }
+  });
+});
