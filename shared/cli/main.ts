@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { PLAN_USAGE, planCommand } from './plan.ts';
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -14,7 +15,7 @@ const usage = `Usage: flotilla <command>
 Commands:
   crds       print Flotilla's CustomResourceDefinitions (Karpenter v1 NodePool, NodeClaim,
              EC2NodeClass) as one YAML stream, for \`flotilla crds | kubectl apply -f -\`
-  version    print the version
+${PLAN_USAGE}  version    print the version
   help       print this help
 `;
 
@@ -26,6 +27,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       if (rest.length > 0) return refuse(io, `crds takes no arguments, got: ${rest.join(' ')}`);
       io.out(crdManifests());
       return 0;
+    case 'plan':
+      return planCommand(rest, io);
     case 'version':
     case '--version':
       io.out(`${packageVersion()}\n`);

@@ -1,0 +1,248 @@
+import type { CapacityType } from '../core/index.ts';
+import type { SimUnschedulablePod, SimulationRecord } from './record.ts';
+
+// The numbers both reports (text summary, HTML) show, computed once from a SimulationRecord. Pure
+// and deterministic: ties are broken by name so equal records give equal reports.
+
+/** Capacity types in the order reports list them. */
+export const CAPACITY_TYPES: readonly CapacityType[] = ['on-demand', 'spot', 'reserved'];
+
+/** Launches of one instance type, split by capacity type. */
+export interface LaunchRow {
+  readonly instanceType: string;
+  readonly byCapacityType: Readonly<Record<CapacityType, number>>;
+  readonly total: number;
+  /** Lowest and highest price seen for this type, $/hour. */
+  readonly minPricePerHour: number;
+  readonly maxPricePerHour: number;
+}
+
+export interface CostStats {
+  readonly minPerHour: number;
+  readonly avgPerHour: number;
+  readonly maxPerHour: number;
+  readonly finalPerHour: number;
+  /**
+   * Dollars over the run: each sample's $/hour holds until the next sample, the last one until
+   * the end of the run (`startMs + durationMs`).
+   */
+  readonly totalUsd: number;
+}
+
+export interface WaitStats {
+  readonly count: number;
+  /** Nearest-rank percentiles, milliseconds. */
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly maxMs: number;
+}
+
+export interface InterruptionRow {
+  readonly kind: string;
+  readonly count: number;
+  readonly handled: number;
+}
+
+/** Pods that share the same reasons. */
+export interface UnschedulableGroup {
+  readonly reasons: readonly string[];
+  /** `namespace/name`, sorted. */
+  readonly pods: readonly string[];
+}
+
+export interface TerminationRow {
+  readonly reason: string;
+  readonly count: number;
+}
+
+export interface ReportStats {
+  readonly launches: readonly LaunchRow[];
+  readonly launchTotals: Readonly<Record<CapacityType, number>>;
+  readonly launchCount: number;
+  /** Undefined when the record has no samples. */
+  readonly cost: CostStats | undefined;
+  readonly peakNodes: number;
+  readonly peakPendingPods: number;
+  /** Undefined when no pod got a node. */
+  readonly waits: WaitStats | undefined;
+  readonly interruptions: readonly InterruptionRow[];
+  readonly interruptionCount: number;
+  readonly interruptionsHandled: number;
+  readonly terminations: readonly TerminationRow[];
+  /** Largest group first. */
+  readonly unschedulable: readonly UnschedulableGroup[];
+  readonly unschedulableCount: number;
+}
+
+/**
+ * The value at nearest rank `ceil(p/100 × n)` of the values (need not be sorted).
+ * @returns undefined for no values.
+ */
+export function nearestRank(values: readonly number[], percentile: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((percentile / 100) * sorted.length)));
+  return sorted[rank - 1];
+}
+
+/** The largest value, 0 for none (a loop: spreading a long array into Math.max overflows the stack). */
+export function largest(values: readonly number[]): number {
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  return max;
+}
+
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function zeroByCapacity(): Record<CapacityType, number> {
+  return { 'on-demand': 0, spot: 0, reserved: 0 };
+}
+
+function launchRows(record: SimulationRecord): { rows: LaunchRow[]; totals: Record<CapacityType, number> } {
+  const rows = new Map<string, { by: Record<CapacityType, number>; min: number; max: number }>();
+  const totals = zeroByCapacity();
+  for (const launch of record.launches) {
+    let row = rows.get(launch.instanceType);
+    if (row === undefined) {
+      row = { by: zeroByCapacity(), min: launch.pricePerHour, max: launch.pricePerHour };
+      rows.set(launch.instanceType, row);
+    }
+    row.by[launch.capacityType] += 1;
+    row.min = Math.min(row.min, launch.pricePerHour);
+    row.max = Math.max(row.max, launch.pricePerHour);
+    totals[launch.capacityType] += 1;
+  }
+  const out = [...rows.entries()].map(([instanceType, r]) => ({
+    instanceType,
+    byCapacityType: r.by,
+    total: CAPACITY_TYPES.reduce((sum, c) => sum + r.by[c], 0),
+    minPricePerHour: r.min,
+    maxPricePerHour: r.max,
+  }));
+  out.sort((a, b) => b.total - a.total || byName(a.instanceType, b.instanceType));
+  return { rows: out, totals };
+}
+
+/** Cost over the run; see CostStats.totalUsd for how $/hour is integrated. */
+export function computeCost(record: SimulationRecord): CostStats | undefined {
+  const samples = record.samples;
+  const first = samples[0];
+  const last = samples[samples.length - 1];
+  if (first === undefined || last === undefined) return undefined;
+  const endMs = Math.max(last.atMs, record.scenario.startMs + record.scenario.durationMs);
+  let totalUsd = 0;
+  let min = first.costPerHour;
+  let max = first.costPerHour;
+  let sum = 0;
+  samples.forEach((s, i) => {
+    const nextMs = samples[i + 1]?.atMs ?? endMs;
+    totalUsd += (s.costPerHour * Math.max(0, nextMs - s.atMs)) / 3_600_000;
+    min = Math.min(min, s.costPerHour);
+    max = Math.max(max, s.costPerHour);
+    sum += s.costPerHour;
+  });
+  return {
+    minPerHour: min,
+    avgPerHour: sum / samples.length,
+    maxPerHour: max,
+    finalPerHour: last.costPerHour,
+    totalUsd,
+  };
+}
+
+function waitStats(record: SimulationRecord): WaitStats | undefined {
+  const waits = record.podWaitsMs;
+  const p50 = nearestRank(waits, 50);
+  const p95 = nearestRank(waits, 95);
+  if (p50 === undefined || p95 === undefined) return undefined;
+  return { count: waits.length, p50Ms: p50, p95Ms: p95, maxMs: largest(waits) };
+}
+
+function interruptionRows(record: SimulationRecord): InterruptionRow[] {
+  const rows = new Map<string, { count: number; handled: number }>();
+  for (const i of record.interruptions) {
+    const row = rows.get(i.kind) ?? { count: 0, handled: 0 };
+    row.count += 1;
+    if (i.handled) row.handled += 1;
+    rows.set(i.kind, row);
+  }
+  return [...rows.entries()]
+    .map(([kind, r]) => ({ kind, ...r }))
+    .sort((a, b) => b.count - a.count || byName(a.kind, b.kind));
+}
+
+function terminationRows(record: SimulationRecord): TerminationRow[] {
+  const counts = new Map<string, number>();
+  for (const t of record.terminations) counts.set(t.reason, (counts.get(t.reason) ?? 0) + 1);
+  return [...counts.entries()]
+    .map(([reason, count]) => ({ reason, count }))
+    .sort((a, b) => b.count - a.count || byName(a.reason, b.reason));
+}
+
+/** Groups pods by their (sorted) reasons; the largest group first, then by the reasons' text. */
+export function groupUnschedulable(pods: readonly SimUnschedulablePod[]): UnschedulableGroup[] {
+  const groups = new Map<string, { reasons: string[]; pods: string[] }>();
+  for (const pod of pods) {
+    const reasons = [...new Set(pod.reasons)].sort(byName);
+    const key = JSON.stringify(reasons);
+    const group = groups.get(key) ?? { reasons, pods: [] };
+    group.pods.push(`${pod.namespace}/${pod.name}`);
+    groups.set(key, group);
+  }
+  return [...groups.values()]
+    .map((g) => ({ reasons: g.reasons, pods: g.pods.sort(byName) }))
+    .sort((a, b) => b.pods.length - a.pods.length || byName(a.reasons.join('\n'), b.reasons.join('\n')));
+}
+
+/** Everything the reports show, from one record. */
+export function computeReportStats(record: SimulationRecord): ReportStats {
+  const { rows, totals } = launchRows(record);
+  const interruptions = interruptionRows(record);
+  return {
+    launches: rows,
+    launchTotals: totals,
+    launchCount: record.launches.length,
+    cost: computeCost(record),
+    peakNodes: largest(record.samples.map((s) => s.nodes)),
+    peakPendingPods: largest(record.samples.map((s) => s.pendingPods)),
+    waits: waitStats(record),
+    interruptions,
+    interruptionCount: record.interruptions.length,
+    interruptionsHandled: record.interruptions.filter((i) => i.handled).length,
+    terminations: terminationRows(record),
+    unschedulable: groupUnschedulable(record.unschedulable),
+    unschedulableCount: record.unschedulable.length,
+  };
+}
+
+/** A duration for people: `850ms`, `12.5s`, `2m05s`, `1h02m`, `2d03h`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(Math.round(ms / 100) / 10).toFixed(1)}s`;
+  const totalSeconds = Math.round(ms / 1000);
+  if (totalSeconds < 3600) {
+    return `${Math.floor(totalSeconds / 60)}m${String(totalSeconds % 60).padStart(2, '0')}s`;
+  }
+  const totalMinutes = Math.round(ms / 60_000);
+  if (totalMinutes < 24 * 60) {
+    return `${Math.floor(totalMinutes / 60)}h${String(totalMinutes % 60).padStart(2, '0')}m`;
+  }
+  const totalHours = Math.round(ms / 3_600_000);
+  return `${Math.floor(totalHours / 24)}d${String(totalHours % 24).padStart(2, '0')}h`;
+}
+
+/** An offset from the run's start: `+0:00`, `+1:30`, `+26:05` (hours:minutes). */
+export function formatOffset(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  return `+${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** Dollars: `$0.0960` below one dollar, `$12.34` above. */
+export function formatUsd(usd: number): string {
+  return Math.abs(usd) < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** An instant as ISO 8601 UTC without milliseconds: `2025-01-01T00:00:00Z`. */
+export function formatInstant(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

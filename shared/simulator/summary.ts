@@ -1,0 +1,202 @@
+import type { SimulationRecord } from './record.ts';
+import {
+  CAPACITY_TYPES,
+  computeReportStats,
+  formatDuration,
+  formatInstant,
+  formatOffset,
+  formatUsd,
+  type ReportStats,
+} from './stats.ts';
+
+// The plain-text summary of a simulation run, for a terminal. Deterministic: the same record
+// always gives the same text.
+
+/** Groups of unschedulable pods listed before "… and N more". */
+export const MAX_UNSCHEDULABLE_GROUPS = 8;
+/** Pod names listed per group before "… and N more". */
+export const MAX_PODS_PER_GROUP = 5;
+/** Columns of the $/hour sparkline. */
+export const SPARKLINE_WIDTH = 48;
+/** Time points of $/hour listed under the sparkline (start and end included). */
+const COST_POINTS = 5;
+
+const BARS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const;
+
+/**
+ * The run as plain text: scenario and span, launches by instance type and capacity type, $/hour
+ * over time, total cost, pod wait percentiles, interruptions, terminations and the pods left
+ * unschedulable with their reasons.
+ */
+export function renderSummary(record: SimulationRecord): string {
+  const stats = computeReportStats(record);
+  const sections = [
+    header(record),
+    launches(stats),
+    cost(record, stats),
+    waits(stats),
+    interruptions(stats),
+    terminations(stats),
+    unschedulable(stats),
+  ];
+  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+}
+
+function header(record: SimulationRecord): string[] {
+  const { scenario } = record;
+  const end = scenario.startMs + scenario.durationMs;
+  return [
+    `Flotilla simulation "${scenario.name}"`,
+    ...(scenario.description === undefined ? [] : [`  ${scenario.description}`]),
+    `  region ${scenario.region}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples, ${record.decisions.length} decisions logged`,
+  ];
+}
+
+/** Rows as columns: the first left-aligned, the rest right-aligned, two spaces apart. */
+export function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows.map(
+    (row) =>
+      indent +
+      row
+        .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+  );
+}
+
+function launches(stats: ReportStats): string[] {
+  if (stats.launchCount === 0) return ['Nodes launched: none'];
+  const types = CAPACITY_TYPES.filter((c) => c !== 'reserved' || stats.launchTotals.reserved > 0);
+  const split = types.map((c) => `${c} ${stats.launchTotals[c]}`).join(', ');
+  const price = (min: number, max: number) =>
+    min === max ? formatUsd(min) : `${formatUsd(min)}-${formatUsd(max)}`;
+  return [
+    `Nodes launched: ${stats.launchCount} (${split}); at most ${stats.peakNodes} running at once`,
+    ...table([
+      ['instance type', ...types, 'total', '$/hour each'],
+      ...stats.launches.map((row) => [
+        row.instanceType,
+        ...types.map((c) => String(row.byCapacityType[c])),
+        String(row.total),
+        price(row.minPricePerHour, row.maxPricePerHour),
+      ]),
+      ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
+    ]),
+  ];
+}
+
+/**
+ * One character per time bucket: the highest value in the bucket, scaled from 0 to the
+ * overall maximum. Buckets without samples repeat the previous one.
+ */
+export function sparkline(points: readonly { atMs: number; value: number }[], width: number): string {
+  const first = points[0];
+  const last = points[points.length - 1];
+  if (first === undefined || last === undefined) return '';
+  const columns = Math.min(width, points.length);
+  const span = Math.max(1, last.atMs - first.atMs);
+  const buckets: (number | undefined)[] = Array.from({ length: columns }, () => undefined);
+  for (const p of points) {
+    const i = Math.min(columns - 1, Math.floor(((p.atMs - first.atMs) / span) * columns));
+    buckets[i] = Math.max(buckets[i] ?? Number.NEGATIVE_INFINITY, p.value);
+  }
+  const max = Math.max(0, ...buckets.map((b) => b ?? 0));
+  let previous = 0;
+  return buckets
+    .map((b) => {
+      const value = b ?? previous;
+      previous = value;
+      const level = max === 0 ? 0 : Math.round((Math.max(0, value) / max) * (BARS.length - 1));
+      return BARS[level];
+    })
+    .join('');
+}
+
+function cost(record: SimulationRecord, stats: ReportStats): string[] {
+  const c = stats.cost;
+  if (c === undefined) return ['Cost ($/hour): no samples'];
+  const startMs = record.scenario.startMs;
+  const samples = record.samples;
+  const points = samples.map((s) => ({ atMs: s.atMs, value: s.costPerHour }));
+  const first = samples[0]?.atMs ?? startMs;
+  const last = samples[samples.length - 1]?.atMs ?? startMs;
+  const picks = new Set<number>();
+  for (let k = 0; k < COST_POINTS; k++) {
+    const target = first + ((last - first) * k) / (COST_POINTS - 1);
+    // The last sample at or before the target.
+    let index = 0;
+    for (let i = 0; i < samples.length && (samples[i]?.atMs ?? 0) <= target; i++) index = i;
+    picks.add(index);
+  }
+  const timePoints = [...picks]
+    .sort((a, b) => a - b)
+    .map((i) => samples[i])
+    .filter((s) => s !== undefined)
+    .map((s) => `${formatOffset(s.atMs - startMs)} ${formatUsd(s.costPerHour)}`)
+    .join('  ');
+  return [
+    `Cost ($/hour): min ${formatUsd(c.minPerHour)}  avg ${formatUsd(c.avgPerHour)}  max ${formatUsd(c.maxPerHour)}  final ${formatUsd(c.finalPerHour)}`,
+    `  ${formatOffset(first - startMs)} ${sparkline(points, SPARKLINE_WIDTH)} ${formatOffset(last - startMs)}  (full height ${formatUsd(c.maxPerHour)}/hour)`,
+    `  ${timePoints}`,
+    `Total cost: ${formatUsd(c.totalUsd)} over ${formatDuration(record.scenario.durationMs)}`,
+  ];
+}
+
+function waits(stats: ReportStats): string[] {
+  const w = stats.waits;
+  if (w === undefined) return ['Pod wait: no pods got a node'];
+  return [
+    `Pod wait (${w.count} pods, creation to binding): p50 ${formatDuration(w.p50Ms)}  p95 ${formatDuration(w.p95Ms)}  max ${formatDuration(w.maxMs)}`,
+  ];
+}
+
+function interruptions(stats: ReportStats): string[] {
+  if (stats.interruptionCount === 0) return ['Interruptions: none'];
+  const notHandled = stats.interruptionCount - stats.interruptionsHandled;
+  return [
+    `Interruptions: ${stats.interruptionCount} (${stats.interruptionsHandled} handled, ${notHandled} not handled)`,
+    ...table([
+      ['kind', 'count', 'handled', 'not handled'],
+      ...stats.interruptions.map((r) => [
+        r.kind,
+        String(r.count),
+        String(r.handled),
+        String(r.count - r.handled),
+      ]),
+    ]),
+  ];
+}
+
+function terminations(stats: ReportStats): string[] {
+  const total = stats.terminations.reduce((sum, t) => sum + t.count, 0);
+  if (total === 0) return ['Nodes terminated: none'];
+  return [
+    `Nodes terminated: ${total} (${stats.terminations.map((t) => `${t.reason} ${t.count}`).join(', ')})`,
+  ];
+}
+
+function unschedulable(stats: ReportStats): string[] {
+  if (stats.unschedulableCount === 0) return ['Pods left unschedulable: none'];
+  const lines = [`Pods left unschedulable: ${stats.unschedulableCount}`];
+  for (const group of stats.unschedulable.slice(0, MAX_UNSCHEDULABLE_GROUPS)) {
+    const reasons = group.reasons.length === 0 ? 'no reason recorded' : group.reasons.join('; ');
+    lines.push(`  ${group.pods.length} ${group.pods.length === 1 ? 'pod' : 'pods'}: ${reasons}`);
+    const shown = group.pods.slice(0, MAX_PODS_PER_GROUP).join(', ');
+    const more = group.pods.length - MAX_PODS_PER_GROUP;
+    lines.push(`    ${shown}${more > 0 ? `, … and ${more} more` : ''}`);
+  }
+  const moreGroups = stats.unschedulable.length - MAX_UNSCHEDULABLE_GROUPS;
+  if (moreGroups > 0) {
+    const pods = stats.unschedulable
+      .slice(MAX_UNSCHEDULABLE_GROUPS)
+      .reduce((sum, g) => sum + g.pods.length, 0);
+    lines.push(`  … and ${moreGroups} more reasons (${pods} pods)`);
+  }
+  return lines;
+}
