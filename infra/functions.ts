@@ -111,7 +111,8 @@ export const provisionerFunction: FunctionDefinition = {
       kind: 'queue',
       queue: 'podEvents',
       batchSize: 10,
-      maxBatchingWindow: Duration.seconds(1),
+      // No batching window: the provisioner batches pods itself (1 s idle, 10 s max), and a
+      // window here would only add to the wait of every first pod.
       maxConcurrency: 2,
     },
     { kind: 'schedule', schedule: 'pendingPods' },
@@ -128,7 +129,8 @@ export const provisionerFunction: FunctionDefinition = {
     'sendPodEvents',
     'kubernetes',
   ],
-  // Batching (≤ 10 s) plus launches; below the 2-minute lease TTL and the queue's visibility timeout.
+  // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
+  // and the queue's visibility timeout.
   timeout: Duration.seconds(90),
   // The DynamoDB lease already allows one decision at a time; this keeps a burst from fanning out.
   reservedConcurrency: 2,

@@ -150,7 +150,9 @@ export const handler = makeProvisionerHandler({
   provision: (holder) =>
     provision(
       { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver, nodeClassStatusWriter },
-      { holder, leaseName: `provisioner#${clusterName}` },
+      // A run triggered while another holds the lease waits for it (well within the timeout),
+      // so pods that arrived after the holder's batch closed are not left for the next trigger.
+      { holder, leaseName: `provisioner#${clusterName}`, leaseWaitMs: 20_000 },
     ),
   reconcileLifecycle: () => reconcileLifecycle({ cluster, cloud, logger }, systemClock.now()),
   ...(scheduleFollowUp === undefined

@@ -42,6 +42,9 @@ import {
 
 export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './provision-plan.ts';
 
+/** Interval of lease attempts while waiting for another run to finish. */
+const LEASE_POLL_MS = 250;
+
 /** The finalizer every NodeClaim is created with; only removed here for claims that never launched. */
 const TERMINATION_FINALIZER = 'karpenter.sh/termination';
 
@@ -66,6 +69,12 @@ export interface ProvisionOptions {
   readonly leaseName?: string;
   /** Longer than one invocation can run. @default 120 */
   readonly leaseTtlSeconds?: number;
+  /**
+   * How long to keep trying for a lease another run holds. A run triggered by a pod that arrived
+   * after the holder's batch closed waits its turn instead of leaving the pod for the next
+   * trigger. @default 0 (give up at once)
+   */
+  readonly leaseWaitMs?: number;
   /** Batching ends once no new pod appeared for this long. @default 1000 (BATCH_IDLE_DURATION) */
   readonly batchIdleMs?: number;
   /** Batching ends after this long in any case. @default 10000 (BATCH_MAX_DURATION) */
@@ -150,9 +159,19 @@ export async function provision(ports: ProvisionPorts, options: ProvisionOptions
   const { leases, clock } = ports;
   const logger = ports.logger.child({ holder: options.holder });
   const leaseName = options.leaseName ?? 'provisioner';
-  const lease = await leases.acquire(leaseName, options.holder, clock.now(), options.leaseTtlSeconds ?? 120);
+  const ttl = options.leaseTtlSeconds ?? 120;
+  const waitUntil = clock.now().getTime() + (options.leaseWaitMs ?? 0);
+  let lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
+  while (lease === undefined && clock.now().getTime() < waitUntil) {
+    await ports.sleep(LEASE_POLL_MS);
+    lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
+  }
   if (lease === undefined) {
-    logger.info('provisioning skipped', { why: 'lease held', lease: leaseName });
+    logger.info('provisioning skipped', {
+      why: 'lease held',
+      lease: leaseName,
+      waitedMs: options.leaseWaitMs ?? 0,
+    });
     return { kind: 'skipped', why: 'lease held' };
   }
   try {
