@@ -1,15 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderShimObjects } from '../../infra/shim/manifests.ts';
 import { type PodEvent, parsePodEvent } from '../../shared/runtime/pod-event.ts';
 import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
+import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 
 const clusterName = `shim-${randomBytes(3).toString('hex')}`;
 const namespace = clusterName;
@@ -18,16 +14,7 @@ let cluster: Kube;
 let core: CoreV1Api;
 let sqs: SQSClient;
 let queueUrl: string;
-let shim: ChildProcess;
-let shimOutput = '';
-
-interface ShimConfigMap {
-  readonly data: { readonly 'boot.mjs': string };
-  readonly binaryData: { readonly 'shim.mjs.gz': string };
-}
-interface ShimDeployment {
-  readonly spec: { template: { spec: { containers: [{ env: { name: string; value: string }[] }] } } };
-}
+let shim: ShimProcess;
 
 beforeAll(async () => {
   [server, cluster] = await Promise.all([moto(), kube()]);
@@ -37,44 +24,16 @@ beforeAll(async () => {
     (await sqs.send(new CreateQueueCommand({ QueueName: `${clusterName}-pod-events` }))).QueueUrl ?? '';
   core = cluster.kubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  // The shim runs as its own process, from the very ConfigMap and Deployment the cluster gets:
-  // the boot script and the gzipped bundle land in a folder as the volume mount would put them.
-  const [configMap, deployment] = renderShimObjects({
-    namespace: 'flotilla',
-    serviceAccount: 'flotilla-shim',
+  shim = await startShimProcess({
+    server,
+    kubeconfigPath: cluster.kubeconfigPath,
     clusterName,
     queueUrl,
-    region: server.region,
-  }) as [ShimConfigMap, ShimDeployment];
-  const mount = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-shim-mount-'));
-  fs.writeFileSync(path.join(mount, 'boot.mjs'), configMap.data['boot.mjs']);
-  fs.writeFileSync(
-    path.join(mount, 'shim.mjs.gz'),
-    Buffer.from(configMap.binaryData['shim.mjs.gz'], 'base64'),
-  );
-  const container = deployment.spec.template.spec.containers[0];
-  const deploymentEnv = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
-  shim = spawn(process.execPath, [path.join(mount, 'boot.mjs')], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      ...deploymentEnv,
-      // What the cluster provides instead: the in-cluster service account and EKS Pod Identity.
-      KUBECONFIG: cluster.kubeconfigPath,
-      AWS_ENDPOINT_URL_SQS: server.endpoint,
-      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  shim.stdout?.on('data', (chunk: Buffer) => (shimOutput += chunk.toString()));
-  shim.stderr?.on('data', (chunk: Buffer) => (shimOutput += chunk.toString()));
-  await waitFor('the shim to start', async () => (shimOutput.includes('shim started') ? true : undefined), {
-    timeoutMs: 30_000,
   });
 });
 
 afterAll(async () => {
-  shim?.kill('SIGTERM');
+  shim?.stop();
   await core?.deleteNamespace({ name: namespace });
 });
 
@@ -146,7 +105,10 @@ describe('shim', () => {
       expect(Date.parse(event.observedAt)).toBeGreaterThanOrEqual(created - 1_000);
     }
     // Eleven pods in one burst take two SendMessageBatch calls, not eleven SendMessage calls.
-    const batches = shimOutput.split('\n').filter((line) => line.includes('"forwarded pod events"'));
+    const batches = shim
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"forwarded pod events"'));
     expect(batches.length).toBeLessThan(names.length);
   });
 

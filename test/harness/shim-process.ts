@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { renderShimObjects } from '../../infra/shim/manifests.ts';
+import type { Moto } from './moto.ts';
+import { waitFor } from './proc.ts';
+
+interface ShimConfigMap {
+  readonly data: { readonly 'boot.mjs': string };
+  readonly binaryData: { readonly 'shim.mjs.gz': string };
+}
+interface ShimDeployment {
+  readonly spec: { template: { spec: { containers: [{ env: { name: string; value: string }[] }] } } };
+}
+
+/** The pod-event shim running as its own process. */
+export interface ShimProcess {
+  readonly child: ChildProcess;
+  /** Everything it printed so far (its JSON log lines). */
+  output(): string;
+  stop(): void;
+}
+
+/**
+ * Starts the shim from the very ConfigMap and Deployment the cluster gets: the boot script and
+ * the gzipped bundle land in a folder as the volume mount would put them, and the process gets
+ * the Deployment's environment. What the cluster provides instead is given here: a kubeconfig for
+ * the in-cluster service account and moto's endpoint and keys for EKS Pod Identity.
+ */
+export async function startShimProcess(options: {
+  readonly server: Moto;
+  readonly kubeconfigPath: string;
+  readonly clusterName: string;
+  readonly queueUrl: string;
+}): Promise<ShimProcess> {
+  const [configMap, deployment] = renderShimObjects({
+    namespace: 'flotilla',
+    serviceAccount: 'flotilla-shim',
+    clusterName: options.clusterName,
+    queueUrl: options.queueUrl,
+    region: options.server.region,
+  }) as [ShimConfigMap, ShimDeployment];
+  const mount = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-shim-mount-'));
+  fs.writeFileSync(path.join(mount, 'boot.mjs'), configMap.data['boot.mjs']);
+  fs.writeFileSync(
+    path.join(mount, 'shim.mjs.gz'),
+    Buffer.from(configMap.binaryData['shim.mjs.gz'], 'base64'),
+  );
+  const container = deployment.spec.template.spec.containers[0];
+  const deploymentEnv = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+  const child = spawn(process.execPath, [path.join(mount, 'boot.mjs')], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      ...deploymentEnv,
+      KUBECONFIG: options.kubeconfigPath,
+      AWS_ENDPOINT_URL_SQS: options.server.endpoint,
+      AWS_ACCESS_KEY_ID: options.server.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: options.server.credentials.secretAccessKey,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor('the shim to start', async () => (output.includes('shim started') ? true : undefined), {
+    timeoutMs: 30_000,
+  });
+  return {
+    child,
+    output: () => output,
+    stop: () => {
+      child.kill('SIGTERM');
+      fs.rmSync(mount, { recursive: true, force: true });
+    },
+  };
+}
