@@ -27,7 +27,7 @@ import {
   provision,
 } from '../../shared/usecases/provision.ts';
 import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
-import { kube, moto, resetMoto } from '../harness/index.ts';
+import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
 import { waitFor } from '../harness/proc.ts';
 import { setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
@@ -56,6 +56,8 @@ export interface PoolSpec {
   readonly taints?: readonly { key: string; value?: string; effect: string }[];
   readonly startupTaints?: readonly { key: string; value?: string; effect: string }[];
   readonly limits?: Record<string, string>;
+  /** More NodePool requirements. */
+  readonly requirements?: readonly { key: string; operator: string; values?: string[] }[];
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -65,6 +67,8 @@ export interface PodExtras {
   readonly gpus?: number;
   /** A zone topology spread (maxSkew 1, DoNotSchedule) over the pods with the same labels. */
   readonly spreadOverZones?: boolean;
+  /** More node selector labels. */
+  readonly nodeSelector?: Record<string, string>;
 }
 
 interface Env {
@@ -77,6 +81,8 @@ interface Env {
   /** The clock of the AWS adapters (offering cache, ICE back-offs); it stands still. */
   readonly awsClock: ManualClock;
   readonly simulator: NodeSimulator;
+  readonly server: Moto;
+  readonly kubeconfigPath: string;
 }
 
 /** Counts calls of one SDK command on `client` until `stop()`. */
@@ -118,7 +124,14 @@ export class ProvisionerE2E {
   private lifecycleTimer: NodeJS.Timeout | undefined;
   private lifecyclePass: Promise<void> | undefined;
 
-  constructor(prefix: string) {
+  /**
+   * @param options.lifecycleLoop run the NodeClaim lifecycle every 500 ms as a controller would;
+   *   off when the test drives it through the provisioner Lambda's handler. @default true
+   */
+  constructor(
+    prefix: string,
+    private readonly options: { readonly lifecycleLoop?: boolean } = {},
+  ) {
     this.namespace = `${prefix}-${this.id}`;
     beforeAll(() => this.setUp());
     afterAll(() => this.tearDown());
@@ -168,8 +181,10 @@ export class ProvisionerE2E {
       account,
       awsClock,
       simulator,
+      server,
+      kubeconfigPath: cube.kubeconfigPath,
     };
-    this.scheduleLifecycle();
+    if (this.options.lifecycleLoop ?? true) this.scheduleLifecycle();
   }
 
   private scheduleLifecycle(): void {
@@ -250,6 +265,7 @@ export class ProvisionerE2E {
                   values: [...(spec.capacityTypes ?? ['on-demand'])],
                 },
                 { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [...spec.instanceTypes] },
+                ...(spec.requirements ?? []),
               ],
               taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }, ...(spec.taints ?? [])],
               ...(spec.startupTaints === undefined ? {} : { startupTaints: spec.startupTaints }),
@@ -270,7 +286,7 @@ export class ProvisionerE2E {
   podSpec(group: string, labels: Record<string, string>, cpu: string, extras: PodExtras = {}): V1PodSpec {
     const gpus = extras.gpus === undefined ? {} : { 'nvidia.com/gpu': String(extras.gpus) };
     return {
-      nodeSelector: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group },
+      nodeSelector: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group, ...extras.nodeSelector },
       tolerations: [this.runToleration, ...(extras.tolerations ?? [])],
       terminationGracePeriodSeconds: 0,
       ...(extras.spreadOverZones
