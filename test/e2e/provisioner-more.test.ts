@@ -146,6 +146,28 @@ describe('provisioner lease fencing (DynamoDB lease store on moto)', () => {
     await e2e.allRunning('stolen', 1);
   });
 
+  it('lets a run that may wait for the lease go once the holder lets go, instead of skipping', async () => {
+    const pool = await e2e.createPool('turns', 'turns', { instanceTypes: ['m5.large'] });
+    await e2e.createPod('turns', 'turns', 'turns-0', '1500m');
+    const leaseName = `turns#${id}`;
+    const leases = e2e.leases();
+    const holder = await leases.acquire(leaseName, `holder-${id}`, new Date(), 60);
+    expect(holder).toBeDefined();
+    const patient = e2e.run(`patient-${id}`, { leaseName, batchIdleMs: 200, leaseWaitMs: 30_000 });
+    expect(await e2e.run(`impatient-${id}`, { leaseName, batchIdleMs: 200 })).toEqual({
+      kind: 'skipped',
+      why: 'lease held',
+    });
+    if (holder !== undefined) await leases.release(holder);
+    const result = provisioned(await patient);
+    expect(
+      launched(result.claims)
+        .filter((c) => c.nodePool === pool)
+        .flatMap((c) => c.pods.map((p) => p.name)),
+    ).toEqual(['turns-0']);
+    await e2e.allRunning('turns', 1);
+  });
+
   it('makes no EC2 call when the lease expired during the batch', async () => {
     const pool = await e2e.createPool('expired', 'expired', { instanceTypes: ['m5.large'] });
     await e2e.deploy('expired', 'expired', 1, '500m');
