@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/flotilla-cluster.ts';
 import { AppUsageError, buildApp } from '../../infra/main.ts';
@@ -90,15 +91,18 @@ describe('cdk synth -c clusterName=test', () => {
     expect(log).not.toMatch(/docker/i);
     const assets = fs.readdirSync(out).filter((name) => name.startsWith('asset.'));
     expect(assets).toHaveLength(2);
+    const sizes: Record<string, unknown>[] = [];
     for (const asset of assets) {
       const dir = path.join(out, asset);
       expect(fs.readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      const bundle = fs.readFileSync(path.join(dir, 'index.mjs'));
       const { stdout: loaded } = await run(
         process.execPath,
         [
           '--input-type=module',
           '-e',
-          'const m = await import(process.argv[1]); process.stdout.write(typeof m.handler);',
+          // Module evaluation is the Lambda's initialisation (cold start) apart from the runtime's own.
+          'const t = performance.now(); const m = await import(process.argv[1]); process.stdout.write(`${typeof m.handler} ${Math.round(performance.now() - t)}`);',
           path.join(dir, 'index.mjs'),
         ],
         {
@@ -113,8 +117,25 @@ describe('cdk synth -c clusterName=test', () => {
           },
         },
       );
-      expect(loaded).toBe('function');
+      const [kind, initMs] = loaded.split(' ');
+      expect(kind).toBe('function');
+      sizes.push({
+        bytes: bundle.length,
+        gzipBytes: gzipSync(bundle).length,
+        initMs: Number(initMs),
+        entry:
+          (
+            JSON.parse(fs.readFileSync(path.join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] }
+          ).sources
+            .map((source) => /lambdas\/[a-z-]+\/handler\.ts$/.exec(source)?.[0])
+            .find((entry) => entry !== undefined) ?? 'unknown',
+      });
     }
+    // Measured, not asserted (BENCHMARKS.md): bundle sizes and initialisation times.
+    const report = path.join(PROJECT_ROOT, '.cache', 'test-results', 'lambda-bundles.json');
+    fs.mkdirSync(path.dirname(report), { recursive: true });
+    fs.writeFileSync(report, `${JSON.stringify(sizes, null, 2)}\n`);
+    console.log(`[lambda-bundles] ${JSON.stringify(sizes)}`);
   });
 
   it('writes the cluster-side manifests next to the template', () => {
