@@ -23,6 +23,7 @@ import {
 } from '../ports/cloud.ts';
 import {
   type Cluster,
+  type ClusterEvent,
   type ClusterNodeClaim,
   type ClusterNodePool,
   isConditionTrue,
@@ -211,6 +212,7 @@ async function provisionUnderLease(
   const unschedulable = last?.unschedulable ?? [];
   const skippedNodePools = last?.skippedNodePools ?? [];
   if (unschedulable.length > 0) await reportUnschedulable(ports, logger, unschedulable, skippedNodePools);
+  await reportNominated(ports, claims);
 
   return {
     kind: 'provisioned',
@@ -667,17 +669,42 @@ async function reportUnschedulable(
       .map((u) => ({ pod: `${u.pod.namespace}/${u.pod.name}`, reasons: u.reasons })),
     skippedNodePools: skipped,
   });
-  // Bounded fan-out: the adapter limits concurrent API calls as well.
-  const queue = [...unschedulable];
-  const worker = async () => {
-    for (let u = queue.shift(); u !== undefined; u = queue.shift()) {
-      await ports.cluster.recordEvent({
-        subject: { kind: 'Pod', namespace: u.pod.namespace, name: u.pod.name, uid: u.pod.uid },
-        type: 'Warning',
-        reason: 'FailedScheduling',
-        message: `Failed to schedule pod: ${messageOf(u)}`,
+  await recordEvents(
+    ports,
+    unschedulable.map((u) => ({
+      subject: { kind: 'Pod', namespace: u.pod.namespace, name: u.pod.name, uid: u.pod.uid },
+      type: 'Warning',
+      reason: 'FailedScheduling',
+      message: `Failed to schedule pod: ${messageOf(u)}`,
+    })),
+  );
+}
+
+/** Pods nominated per run at most: one Event each, as Karpenter records them. */
+const MAX_NOMINATED_EVENTS = 200;
+
+/** Tells each pod a launched NodeClaim is for where it should land (Karpenter's `Nominated`). */
+async function reportNominated(ports: ProvisionPorts, claims: readonly ClaimOutcome[]): Promise<void> {
+  const events: ClusterEvent[] = [];
+  for (const claim of claims) {
+    if (claim.kind !== 'launched') continue;
+    for (const pod of claim.pods) {
+      events.push({
+        subject: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+        type: 'Normal',
+        reason: 'Nominated',
+        message: `Pod should schedule on: nodeclaim/${claim.nodeClaim}`,
       });
     }
+  }
+  await recordEvents(ports, events.slice(0, MAX_NOMINATED_EVENTS));
+}
+
+/** Bounded fan-out of Events (the adapter limits concurrent API calls as well). */
+async function recordEvents(ports: ProvisionPorts, events: readonly ClusterEvent[]): Promise<void> {
+  const queue = [...events];
+  const worker = async () => {
+    for (let e = queue.shift(); e !== undefined; e = queue.shift()) await ports.cluster.recordEvent(e);
   };
   await Promise.all(Array.from({ length: Math.min(4, queue.length) }, worker));
 }

@@ -99,6 +99,18 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       expect(node.spec?.taints?.some((t) => t.key === 'karpenter.sh/unregistered')).toBe(false);
     }
 
+    // Each pod was told which NodeClaim it is for.
+    const nominated = (await e2e.env.core.listNamespacedEvent({ namespace })).items.filter(
+      (e) => e.reason === 'Nominated',
+    );
+    expect(nominated.map((e) => e.involvedObject.name).sort()).toEqual(
+      launches.flatMap((l) => l.pods.map((p) => p.name)).sort(),
+    );
+    for (const event of nominated) {
+      const claim = launches.find((l) => l.pods.some((p) => p.name === event.involvedObject.name))?.nodeClaim;
+      expect(event.message).toBe(`Pod should schedule on: nodeclaim/${claim}`);
+    }
+
     const decisions = logLines.filter((l) => l['message'] === 'launch decided' && l['nodePool'] === pool);
     expect(decisions).toHaveLength(launches.length);
     expect(decisions[0]).toMatchObject({ outcome: 'launched', capacityType: 'on-demand' });
