@@ -44,6 +44,42 @@ export function nodeClaimName(input: {
   return `${input.nodePoolName.slice(0, 200)}-${digest}`;
 }
 
+/**
+ * Version of {@link nodePoolHash}. Karpenter's own hash (version `v3`) is an FNV hash of Go
+ * structures; Flotilla's is not byte-compatible with it, so it carries its own version: a drift
+ * check compares hashes only when versions match, and NodeClaims Karpenter made are not
+ * mistaken for drifted.
+ */
+export const NODEPOOL_HASH_VERSION = 'flotilla-v1';
+
+/**
+ * The hash of what a NodePool's template puts on its nodes, as Karpenter's
+ * `karpenter.sh/nodepool-hash`: template labels and annotations, requirements, taints, startup
+ * taints, expireAfter, terminationGracePeriod and the NodeClass reference. Behavioural fields
+ * (weight, limits, disruption) are left out, so changing them never makes nodes look drifted.
+ * Independent of the order of labels, requirement values and taints. A decimal string.
+ */
+export function nodePoolHash(pool: ClusterNodePool): string {
+  const sortedEntries = (labels: Labels | undefined) =>
+    Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const taints = (list: readonly { key: string; value?: string; effect: string }[] | undefined) =>
+    (list ?? []).map((t) => [t.key, t.value ?? '', t.effect].join('\u0000')).sort();
+  const canonical = JSON.stringify({
+    labels: sortedEntries(pool.pool.labels),
+    annotations: sortedEntries(pool.templateAnnotations),
+    requirements: pool.pool.requirements
+      .map((r) => [r.key, r.operator, [...(r.values ?? [])].sort(), r.minValues ?? null])
+      .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+    taints: taints(pool.pool.taints),
+    startupTaints: taints(pool.pool.startupTaints),
+    expireAfter: pool.expireAfter,
+    terminationGracePeriod: pool.terminationGracePeriod ?? null,
+    nodeClassRef: [pool.nodeClassRef.group, pool.nodeClassRef.kind, pool.nodeClassRef.name],
+  });
+  const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return BigInt(`0x${digest}`).toString(10);
+}
+
 /** The NodeClaim to create for a plan, in Karpenter's v1 shape (see toNodeClaimManifest). */
 export function toNewNodeClaim(name: string, plan: NodeClaimPlan, pool: ClusterNodePool): NewNodeClaim {
   return {
@@ -55,9 +91,7 @@ export function toNewNodeClaim(name: string, plan: NodeClaimPlan, pool: ClusterN
       ...pool.templateAnnotations,
       ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
     },
-    ...(pool.hash === undefined
-      ? {}
-      : { nodePoolHash: { hash: pool.hash, version: pool.hashVersion ?? '' } }),
+    nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
     requirements: plan.requirements,
     requests: plan.requests,
     taints: plan.taints,

@@ -5,7 +5,9 @@ import {
   launchedLabels,
   launchedStatus,
   MIN_VALUES_RELAXED_ANNOTATION,
+  NODEPOOL_HASH_VERSION,
   nodeClaimName,
+  nodePoolHash,
   toLaunchRequest,
   toNewNodeClaim,
 } from '../../../shared/usecases/provision-plan.ts';
@@ -41,8 +43,6 @@ describe('toNewNodeClaim', () => {
       {},
       {
         templateAnnotations: { 'example.com/owner': 'web' },
-        hash: '123',
-        hashVersion: 'v3',
         terminationGracePeriod: '1h',
       },
     );
@@ -52,7 +52,7 @@ describe('toNewNodeClaim', () => {
       nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
       labels: { team: 'web' },
       annotations: { 'example.com/owner': 'web' },
-      nodePoolHash: { hash: '123', version: 'v3' },
+      nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
       requirements: plan().requirements,
       requests: { cpu: 1000, pods: 1 },
       taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
@@ -65,8 +65,63 @@ describe('toNewNodeClaim', () => {
   it('annotates a claim whose minValues were relaxed and leaves out what the pool does not set', () => {
     const claim = toNewNodeClaim('x', plan({ minValuesRelaxed: true }), nodePool('general'));
     expect(claim.annotations).toEqual({ [MIN_VALUES_RELAXED_ANNOTATION]: 'true' });
-    expect(claim).not.toHaveProperty('nodePoolHash');
     expect(claim).not.toHaveProperty('terminationGracePeriod');
+  });
+});
+
+describe('nodePoolHash', () => {
+  const base = () =>
+    nodePool(
+      'general',
+      {
+        labels: { team: 'web', tier: 'front' },
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] },
+          { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        ],
+        taints: [
+          { key: 'a', value: '1', effect: 'NoSchedule' },
+          { key: 'b', effect: 'NoExecute' },
+        ],
+        weight: 10,
+        limits: { cpu: 100_000 },
+      },
+      { templateAnnotations: { owner: 'web' }, terminationGracePeriod: '1h' },
+    );
+
+  it('is a decimal string that does not depend on the order of labels, values or taints', () => {
+    const hash = nodePoolHash(base());
+    expect(hash).toMatch(/^\d+$/);
+    const reordered = base();
+    const shuffled = nodePool(
+      'general',
+      {
+        ...reordered.pool,
+        labels: { tier: 'front', team: 'web' },
+        requirements: [...reordered.pool.requirements]
+          .reverse()
+          .map((r) => ({ ...r, values: [...(r.values ?? [])].reverse() })),
+        taints: [...(reordered.pool.taints ?? [])].reverse(),
+      },
+      { templateAnnotations: { owner: 'web' }, terminationGracePeriod: '1h' },
+    );
+    expect(nodePoolHash(shuffled)).toBe(hash);
+  });
+
+  it('changes with what nodes get, not with weight or limits', () => {
+    const hash = nodePoolHash(base());
+    const pool = base();
+    expect(nodePoolHash({ ...pool, pool: { ...pool.pool, weight: 99, limits: { cpu: 1 } } })).toBe(hash);
+    expect(
+      nodePoolHash({ ...pool, pool: { ...pool.pool, labels: { team: 'api', tier: 'front' } } }),
+    ).not.toBe(hash);
+    expect(nodePoolHash({ ...pool, pool: { ...pool.pool, taints: [] } })).not.toBe(hash);
+    expect(
+      nodePoolHash({ ...pool, pool: { ...pool.pool, startupTaints: [{ key: 's', effect: 'NoSchedule' }] } }),
+    ).not.toBe(hash);
+    expect(nodePoolHash({ ...pool, expireAfter: 'Never' })).not.toBe(hash);
+    expect(nodePoolHash({ ...pool, templateAnnotations: {} })).not.toBe(hash);
+    expect(nodePoolHash({ ...pool, nodeClassRef: { ...pool.nodeClassRef, name: 'other' } })).not.toBe(hash);
   });
 });
 
