@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { runSimulate } from './simulate.ts';
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -14,6 +15,8 @@ const usage = `Usage: flotilla <command>
 Commands:
   crds       print Flotilla's CustomResourceDefinitions (Karpenter v1 NodePool, NodeClaim,
              EC2NodeClass) as one YAML stream, for \`flotilla crds | kubectl apply -f -\`
+  simulate   run a scenario (default: examples/steady-web.yaml) on a virtual clock, no AWS or
+             cluster needed: \`flotilla simulate [scenario.yaml] [--out <dir>]\`
   version    print the version
   help       print this help
 `;
@@ -26,6 +29,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       if (rest.length > 0) return refuse(io, `crds takes no arguments, got: ${rest.join(' ')}`);
       io.out(crdManifests());
       return 0;
+    case 'simulate':
+      return runSimulate(rest, io);
     case 'version':
     case '--version':
       io.out(`${packageVersion()}\n`);
