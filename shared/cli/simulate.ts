@@ -56,7 +56,7 @@ export async function runSimulate(args: readonly string[], io: CliIo): Promise<n
   const record = await simulate(scenario, {
     onProgress: (p) => {
       const bucket = Math.floor(p.offsetMs / step);
-      if (bucket === lastReported) return;
+      if (bucket === lastReported && p.offsetMs < p.durationMs) return;
       lastReported = bucket;
       io.err(
         `  ${formatOffset(p.offsetMs).padStart(7)} / ${formatOffset(p.durationMs)}  nodes ${String(p.nodes).padStart(3)}  pending ${String(p.pendingPods).padStart(4)}  running ${String(p.runningPods).padStart(4)}  $${p.costPerHour.toFixed(2)}/h\n`,
