@@ -28,7 +28,7 @@ export interface ClusterContractSubject {
   readonly id: string;
   /** A namespace of the suite's own, labelled `team: t-<id>`. */
   readonly namespace: string;
-  /** Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment) or a PDB. */
+  /** Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment), a PDB or a DaemonSet. */
   seed(manifest: ContractManifest): Promise<void>;
   /** Creates a Node with its `status` (capacity, allocatable, conditions) as given. */
   seedNode(manifest: ContractManifest): Promise<void>;
@@ -36,6 +36,8 @@ export interface ClusterContractSubject {
   seedUnschedulablePod(manifest: ContractManifest): Promise<string>;
   /** Creates a pod bound to `nodeName`, Running and Ready; returns its uid. */
   seedRunningPod(manifest: ContractManifest, nodeName: string): Promise<string>;
+  /** Sets a pod's phase to Succeeded, as its kubelet does when its containers exit 0. */
+  finishPod(name: string): Promise<void>;
   /** Waits until the PodDisruptionBudget's status allows exactly `disruptionsAllowed`. */
   waitForBudget(name: string, disruptionsAllowed: number): Promise<void>;
   /** Events about the pod `name` in the suite's namespace. */
@@ -496,6 +498,51 @@ export function describeClusterContract(
       const after = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
       expect(after.find((p) => p.name === 'free')?.deletedAtMs).toBeTypeOf('number');
       expect(after.find((p) => p.name === 'guarded')?.deletedAtMs).toBeUndefined();
+    });
+
+    it('leaves finished pods out of bound pods but lists them on their node', async () => {
+      await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'done', namespace: ns },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      await s.finishPod('done');
+      const bound = (await s.cluster.boundPods()).items.filter((b) => b.pod.namespace === ns);
+      expect(bound.map((b) => b.pod.name)).not.toContain('done');
+      const node = (await s.cluster.nodes()).items.find((x) => x.name === nodeName);
+      expect(node?.pods.map((p) => p.name)).not.toContain('done');
+      const onNode = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
+      expect(onNode.find((p) => p.name === 'done')?.phase).toBe('Succeeded');
+    });
+
+    it('reads DaemonSets with their pod template', async () => {
+      await s.seed({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent', namespace: ns },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: {
+            metadata: { labels: { app: 'agent' } },
+            spec: {
+              nodeSelector: { 'flotilla.test/none': s.id },
+              tolerations: [{ operator: 'Exists' }],
+              containers: [container('100m', '128Mi')],
+            },
+          },
+        },
+      });
+      const ds = (await s.cluster.daemonSets()).items.find((d) => d.namespace === ns && d.name === 'agent');
+      expect(ds?.template).toMatchObject({
+        labels: { app: 'agent' },
+        nodeSelector: { 'flotilla.test/none': s.id },
+        tolerations: [{ operator: 'Exists' }],
+        containers: [{ name: 'app', requests: { cpu: 100, memory: 128 * 2 ** 20 } }],
+      });
     });
 
     it('lists the VolumeAttachments of one node', async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
@@ -30,6 +31,7 @@ describeClusterContract('kube adapter on a real API server', async () => {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
   const storage = kc.makeApiClient(StorageV1Api);
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
   const cluster = makeKubeCluster({
@@ -65,6 +67,8 @@ describeClusterContract('kube adapter on a real API server', async () => {
         await custom.createClusterCustomObject({ ...target, body: manifest });
       } else if (manifest.kind === 'PodDisruptionBudget') {
         await policy.createNamespacedPodDisruptionBudget({ namespace, body: manifest as never });
+      } else if (manifest.kind === 'DaemonSet') {
+        await apps.createNamespacedDaemonSet({ namespace, body: manifest as never });
       } else if (manifest.kind === 'VolumeAttachment') {
         await storage.createVolumeAttachment({ body: manifest as never });
       } else {
@@ -122,6 +126,12 @@ describeClusterContract('kube adapter on a real API server', async () => {
         mergePatch,
       );
       return pod.metadata?.uid ?? '';
+    },
+    async finishPod(name) {
+      await core.patchNamespacedPodStatus(
+        { namespace, name, body: { status: { phase: 'Succeeded' } } },
+        mergePatch,
+      );
     },
     async waitForBudget(name, disruptionsAllowed) {
       await waitFor(

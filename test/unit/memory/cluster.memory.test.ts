@@ -37,6 +37,9 @@ describeClusterContract('in-memory cluster', async () => {
       cluster.setPodPhase(namespace, manifest.metadata.name, 'Running');
       return podOf(manifest).metadata.uid;
     },
+    async finishPod(name) {
+      cluster.setPodPhase(namespace, name, 'Succeeded');
+    },
     async waitForBudget() {},
     async podEvents(name) {
       return cluster
