@@ -146,6 +146,18 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
     }
   }
+  for (const w of scenario.workloads) {
+    if (w.kind !== 'Deployment' || w.disruptionBudget === undefined) continue;
+    cluster.create({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: w.name, namespace: w.namespace },
+      spec: {
+        ...w.disruptionBudget,
+        selector: { matchLabels: { [WORKLOAD_LABEL]: `${w.namespace}.${w.name}` } },
+      },
+    });
+  }
   await reconcileLifecycle({ cluster, cloud, logger }, clock.now());
 
   const samples: SimSample[] = [];
@@ -184,8 +196,9 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     p.status?.phase !== 'Succeeded' &&
     p.status?.phase !== 'Failed' &&
     p.metadata?.deletionTimestamp === undefined;
+  const labelOf = (key: string) => key.replace('/', '.');
   const podsOf = (key: string) =>
-    rawPods().filter((p) => p.metadata?.labels?.[WORKLOAD_LABEL] === key.replace('/', '.'));
+    rawPods().filter((p) => p.metadata?.labels?.[WORKLOAD_LABEL] === labelOf(key));
   const uidOf = (p: V1Pod) => p.metadata?.uid ?? '';
 
   // --- Workload controllers (ReplicaSet and Job controllers) -------------------------------------
@@ -201,7 +214,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       metadata: {
         name,
         namespace: w.namespace,
-        labels: { ...(w.template.metadata?.labels ?? {}), [WORKLOAD_LABEL]: key.replace('/', '.') },
+        labels: { ...(w.template.metadata?.labels ?? {}), [WORKLOAD_LABEL]: labelOf(key) },
         ownerReferences: [
           {
             apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1',

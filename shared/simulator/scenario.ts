@@ -59,6 +59,11 @@ export interface DeploymentWorkload {
   /** Replica changes, in time order (offsets from the start, milliseconds). */
   readonly scale: readonly { readonly atMs: number; readonly replicas: number }[];
   readonly template: PodTemplate;
+  /** A PodDisruptionBudget over the Deployment's pods, as `spec` minus the selector. */
+  readonly disruptionBudget?: {
+    readonly minAvailable?: number | string;
+    readonly maxUnavailable?: number | string;
+  };
 }
 
 export interface JobWorkload {
@@ -160,6 +165,19 @@ const deployment = z.strictObject({
   replicas: count,
   scale: z.array(z.strictObject({ at: duration, replicas: count })).default([]),
   template: podTemplate,
+  disruptionBudget: z
+    .strictObject({
+      minAvailable: z
+        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
+        .optional(),
+      maxUnavailable: z
+        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
+        .optional(),
+    })
+    .refine((b) => (b.minAvailable === undefined) !== (b.maxUnavailable === undefined), {
+      message: 'set exactly one of minAvailable and maxUnavailable',
+    })
+    .optional(),
 });
 
 const job = z.strictObject({
@@ -384,6 +402,18 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
           replicas: w.replicas,
           scale: w.scale.map((x) => ({ atMs: x.at, replicas: x.replicas })).sort((a, b) => a.atMs - b.atMs),
           template,
+          ...(w.disruptionBudget === undefined
+            ? {}
+            : {
+                disruptionBudget: {
+                  ...(w.disruptionBudget.minAvailable === undefined
+                    ? {}
+                    : { minAvailable: w.disruptionBudget.minAvailable }),
+                  ...(w.disruptionBudget.maxUnavailable === undefined
+                    ? {}
+                    : { maxUnavailable: w.disruptionBudget.maxUnavailable }),
+                },
+              }),
         };
       }
       return {

@@ -38,7 +38,10 @@ export interface ClusterContractSubject {
   seedRunningPod(manifest: ContractManifest, nodeName: string): Promise<string>;
   /** Sets a pod's phase to Succeeded, as its kubelet does when its containers exit 0. */
   finishPod(name: string): Promise<void>;
-  /** Waits until the PodDisruptionBudget's status allows exactly `disruptionsAllowed`. */
+  /**
+   * Waits until the disruption controller has looked at the PodDisruptionBudget (its
+   * DisruptionAllowed condition is set) and it allows exactly `disruptionsAllowed`.
+   */
   waitForBudget(name: string, disruptionsAllowed: number): Promise<void>;
   /** Events about the pod `name` in the suite's namespace. */
   podEvents(name: string): Promise<readonly ContractEvent[]>;
@@ -498,6 +501,51 @@ export function describeClusterContract(
       const after = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
       expect(after.find((p) => p.name === 'free')?.deletedAtMs).toBeTypeOf('number');
       expect(after.find((p) => p.name === 'guarded')?.deletedAtMs).toBeUndefined();
+    });
+
+    it('refuses to evict a pod that two budgets select', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'doubly', namespace: ns, labels: { app: 'doubly', tier: 'x' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      for (const [budget, label] of [
+        ['by-app', { app: 'doubly' }],
+        ['by-tier', { tier: 'x' }],
+      ] as const) {
+        await s.seed({
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata: { name: budget, namespace: ns },
+          spec: { minAvailable: 0, selector: { matchLabels: label } },
+        });
+        await s.waitForBudget(budget, 1);
+      }
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'doubly', uid })).toBe('blocked');
+    });
+
+    it('allows no eviction under a maxUnavailable budget over a pod without a controller', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'orphan', namespace: ns, labels: { app: 'orphan' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      await s.seed({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'orphans', namespace: ns },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'orphan' } } },
+      });
+      await s.waitForBudget('orphans', 0);
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'orphan', uid })).toBe('blocked');
     });
 
     it('leaves finished pods out of bound pods but lists them on their node', async () => {

@@ -375,6 +375,21 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     );
     const expected = selected.length;
     const healthy = selected.filter((p) => isPodReady(p)).length;
+    // maxUnavailable and percentages need the pods' controller for the expected count; with a
+    // pod that has none, the disruption controller fails safe and allows nothing.
+    const needsScale = budget.maxUnavailable !== undefined || typeof budget.minAvailable === 'string';
+    if (needsScale && selected.some((p) => !(p.metadata?.ownerReferences ?? []).some((o) => o.controller))) {
+      return {
+        ...raw,
+        status: {
+          ...(raw.status ?? {}),
+          currentHealthy: healthy,
+          desiredHealthy: 0,
+          expectedPods: 0,
+          disruptionsAllowed: 0,
+        },
+      };
+    }
     const desired =
       budget.minAvailable !== undefined
         ? scaled(budget.minAvailable, expected)

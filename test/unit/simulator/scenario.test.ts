@@ -94,7 +94,9 @@ describe('scenario files', () => {
     const s = parseScenario(
       scenario({
         head: 'name: small\nduration: 1h30m\nsampleInterval: 15s\nbootDelay: 90\nregion: eu-west-1\n',
-        workloads: `${WEB}    scale:
+        workloads: `${WEB}    disruptionBudget:
+      maxUnavailable: 50%
+    scale:
       - at: 20m
         replicas: 9
       - at: 5m
@@ -138,6 +140,7 @@ describe('scenario files', () => {
       kind: 'Deployment',
       namespace: 'default',
       replicas: 3,
+      disruptionBudget: { maxUnavailable: '50%' },
       scale: [
         { atMs: 5 * 60_000, replicas: 6 },
         { atMs: 20 * 60_000, replicas: 9 },
@@ -206,6 +209,22 @@ describe('bad scenario files', () => {
       expect.objectContaining({ field: 'workloads[0]', message: expect.stringMatching(/replica/) }),
     );
     expect(problems.find((p) => p.field === 'workloads[0]')?.line).toBe(lineOf(text, 'kind: Deployment'));
+  });
+
+  it('wants exactly one of minAvailable and maxUnavailable in a disruption budget', () => {
+    const text = scenario({
+      workloads: WEB.replace(
+        'replicas: 3\n',
+        'replicas: 3\n    disruptionBudget:\n      minAvailable: 1\n      maxUnavailable: 1\n',
+      ),
+    });
+    expect(problemsOf(text)).toEqual([
+      expect.objectContaining({
+        line: lineOf(text, 'disruptionBudget:'),
+        field: 'workloads[0].disruptionBudget',
+        message: 'set exactly one of minAvailable and maxUnavailable',
+      }),
+    ]);
   });
 
   it('points into a NodePool manifest, read by the same converter as the cluster', () => {
