@@ -131,6 +131,8 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         : [],
     ),
   });
+  // What the engine itself does in place of the world (EC2 reclaiming instances) is logged apart.
+  const worldLogger = logger.child({ source: 'simulator' });
   const leases = makeMemoryLeaseStore();
   const resolver = makeMemoryNodeClassResolver({ clock, zones: scenario.zones });
 
@@ -474,7 +476,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [...claim.finalizers] });
       await cluster.deleteNodeClaim(claim.name);
     }
-    logger.info('instance interrupted', {
+    worldLogger.info('instance interrupted', {
       decision: 'interrupt',
       kind,
       instanceId: instance.instanceId,
@@ -502,7 +504,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
             a.instanceId.localeCompare(b.instanceId),
         );
       if (candidates.length === 0) {
-        logger.info('interruption skipped', {
+        worldLogger.info('interruption skipped', {
           decision: 'noop',
           why: 'no running spot instance matches',
           event,

@@ -36,6 +36,13 @@ describe('flotilla simulate', () => {
     expect(result.out).toContain(path.join(out, 'decisions.jsonl'));
   });
 
+  it('runs the embedded default scenario when given none', async () => {
+    const result = await run('simulate', '--out', path.join(dir, 'default'));
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^Scenario steady-web/);
+    expect(readFileSync(path.join(dir, 'default', 'decisions.jsonl'), 'utf8')).toMatch(/"launch decided"/);
+  });
+
   it('says where a scenario is wrong and exits 1', async () => {
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(

@@ -170,7 +170,10 @@ ${workloads}${events}`;
       ),
     );
     expect(r.interruptions).toEqual([]);
-    expect(r.decisions.some((d) => d['message'] === 'interruption skipped')).toBe(true);
+    expect(r.decisions.find((d) => d['message'] === 'interruption skipped')).toMatchObject({
+      source: 'simulator',
+      atMs: r.scenario.startMs + 5 * 60_000,
+    });
     expect(r.launches).toEqual([expect.objectContaining({ capacityType: 'on-demand', nodePool: 'default' })]);
     expect(r.podWaitsMs).toEqual([expect.any(Number)]);
   });
