@@ -86,7 +86,6 @@ interface InterruptionState {
   record: SimInterruption;
   /** Replacement pods created and not yet bound. */
   unbound: number;
-  terminated: boolean;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -458,7 +457,6 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         handled: false,
       },
       unbound: 0,
-      terminated: true,
     });
     const node = (await cluster.nodes()).items.find((n) => n.providerId === instance.providerId);
     let displaced = 0;
@@ -625,6 +623,15 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
       for (const p of provisionable) provisionSeen.add(p.uid);
       if (result.kind !== 'provisioned') return;
+      for (const claim of result.claims) {
+        const why =
+          claim.kind === 'insufficientCapacity'
+            ? `nodeClaim for nodePool ${claim.nodePool} found no capacity: ${claim.offerings.slice(0, 5).join(', ')}${claim.offerings.length > 5 ? ', …' : ''}`
+            : claim.kind === 'failed'
+              ? `nodeClaim for nodePool ${claim.nodePool} failed: ${claim.error}`
+              : undefined;
+        if (why !== undefined) for (const p of claim.pods) lastReasons.set(p.uid, [why]);
+      }
       for (const u of result.unschedulable) {
         lastReasons.set(
           u.pod.uid,
@@ -693,13 +700,16 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       if (idle()) clock.set(new Date(Math.max(nowMs() + TICK_MS, nextWakeMs())));
       else clock.advance(TICK_MS);
     }
-    clock.set(new Date(endMs));
+    // Batching may have carried the clock past the end; time never runs backwards.
+    if (nowMs() < endMs) clock.set(new Date(endMs));
     await stepWorld();
 
-    for (const state of interruptions) {
-      const debts = [...owed.values()].some((list) => list.includes(interruptions.indexOf(state)));
-      state.record = { ...state.record, handled: state.terminated && state.unbound === 0 && !debts };
-    }
+    // The instance is gone at once (interruptInstance); handled once every pod it took away
+    // that its controller still wanted has run again.
+    interruptions.forEach((state, index) => {
+      const owing = [...owed.values()].some((list) => list.includes(index));
+      state.record = { ...state.record, handled: state.unbound === 0 && !owing };
+    });
     const unschedulable: SimUnschedulablePod[] = rawPods()
       .filter((p) => isActive(p) && !p.spec?.nodeName)
       .map((p) => {

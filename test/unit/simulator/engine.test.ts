@@ -151,6 +151,38 @@ ${workloads}${events}`;
     );
   });
 
+  it('counts an interruption as not handled while its pods cannot run again', async () => {
+    const text = small(
+      `workloads:
+  - kind: Deployment
+    name: web
+    replicas: 1
+    template:
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "1" } }
+`,
+      `events:
+  - kind: SpotInterruption
+    at: 4m
+  - kind: InsufficientCapacity
+    from: 3m
+    capacityType: spot
+`,
+    ).replace('values: [on-demand]', 'values: [spot]');
+    const r = await simulate(parseScenario(text));
+    expect(r.interruptions).toEqual([expect.objectContaining({ kind: 'spot-interruption', handled: false })]);
+    expect(r.launches).toHaveLength(1);
+    expect(r.unschedulable).toEqual([
+      {
+        namespace: 'default',
+        name: 'web-00002',
+        reasons: [expect.stringMatching(/^nodePool default: no instance type with an available offering/)],
+      },
+    ]);
+  });
+
   it('logs an interruption with no spot instance to take as skipped', async () => {
     const r = await simulate(
       parseScenario(
