@@ -435,9 +435,9 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // --- EC2 taking instances back -----------------------------------------------------------------
 
   /**
-   * A spot interruption, handled the way the interruption controller will: the offering is
-   * backed off, the instance goes, its node and NodeClaim are removed and its pods go back to
-   * their controllers to be created again (Pending).
+   * A spot interruption, handled here in one step: the offering is backed off, the instance
+   * goes, its node and NodeClaim are removed and its pods go back to their controllers to be
+   * created again (Pending).
    */
   async function interruptInstance(instance: CloudInstance, kind: string): Promise<void> {
     const claim = (await cluster.nodeClaims()).items.find((c) => c.status.providerId === instance.providerId);

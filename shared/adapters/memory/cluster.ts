@@ -256,9 +256,9 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
   }
 
   function create(manifest: Manifest): Raw {
-    const kind = manifest.kind as MemoryKind;
-    if (!stores.has(kind) && !isKind(kind)) {
-      throw new ValidationError(`${manifest.kind}`, 'kind', 'not a kind the in-memory cluster stores');
+    const kind = manifest.kind;
+    if (!isKind(kind)) {
+      throw new ValidationError(kind, 'kind', 'not a kind the in-memory cluster stores');
     }
     const name = manifest.metadata?.name;
     if (!name) throw new ValidationError(manifest.kind, 'metadata.name', 'required');
