@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryCluster, makeMemoryLeaseStore } from '../../../shared/adapters/memory/index.ts';
+import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { describeClusterContract } from '../../contract/cluster-contract.ts';
 
@@ -59,21 +59,15 @@ describe('the in-memory cluster beyond the port', () => {
     const uid = (cluster.get('Pod', 'p', 'default') as { metadata: { uid: string } }).metadata.uid;
     await cluster.deletePod({ namespace: 'default', name: 'p', uid }, 30);
     expect(cluster.get('Pod', 'p', 'default')).toBeUndefined();
-    expect(() => cluster.create({ kind: 'Widget', metadata: { name: 'w' } })).toThrow(/not a kind/);
-  });
 
-  it('gives the lease to one holder at a time, with a growing fencing token', async () => {
-    const leases = makeMemoryLeaseStore();
-    const t0 = new Date('2026-11-21T10:00:00Z');
-    const first = await leases.acquire('provisioner', 'a', t0, 30);
-    expect(first?.token).toBe(1);
-    expect(await leases.acquire('provisioner', 'b', t0, 30)).toBeUndefined();
-    expect(await leases.isHeld(first ?? ({} as never), t0)).toBe(true);
-    if (first) await leases.release(first);
-    const second = await leases.acquire('provisioner', 'b', t0, 30);
-    expect(second?.token).toBe(2);
-    expect(await leases.isHeld(first ?? ({} as never), t0)).toBe(false);
-    const later = new Date(t0.getTime() + 31_000);
-    expect(await leases.renew(second ?? ({} as never), later, 30)).toBeUndefined();
+    cluster.create({ kind: 'Pod', metadata: { name: 'q', namespace: 'default' }, spec: { containers: [] } });
+    const q = (cluster.get('Pod', 'q', 'default') as { metadata: { uid: string } }).metadata.uid;
+    cluster.bindPod('default', 'q', 'node-a');
+    await cluster.deletePod({ namespace: 'default', name: 'q', uid: q }, 30);
+    const terminating = (await cluster.podsOnNode('node-a')).items;
+    expect(terminating.map((p) => [p.name, p.deletedAtMs])).toEqual([['q', clock.now().getTime()]]);
+    cluster.removePod('default', 'q');
+    expect((await cluster.podsOnNode('node-a')).items).toEqual([]);
+    expect(() => cluster.create({ kind: 'Widget', metadata: { name: 'w' } })).toThrow(/not a kind/);
   });
 });
