@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PLAN_USAGE, planCommand } from './plan.ts';
+import { runSimulate } from './simulate.ts';
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -15,6 +16,8 @@ const usage = `Usage: flotilla <command>
 Commands:
   crds       print Flotilla's CustomResourceDefinitions (Karpenter v1 NodePool, NodeClaim,
              EC2NodeClass) as one YAML stream, for \`flotilla crds | kubectl apply -f -\`
+  simulate   run a scenario (default: examples/steady-web.yaml) on a virtual clock, no AWS or
+             cluster needed: \`flotilla simulate [scenario.yaml] [--out <dir>]\`
 ${PLAN_USAGE}  version    print the version
   help       print this help
 `;
@@ -29,6 +32,8 @@ export async function main(args: readonly string[], io: CliIo): Promise<number> 
       return 0;
     case 'plan':
       return planCommand(rest, io);
+    case 'simulate':
+      return runSimulate(rest, io);
     case 'version':
     case '--version':
       io.out(`${packageVersion()}\n`);

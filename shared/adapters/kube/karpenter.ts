@@ -142,9 +142,14 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
   const startupTaints = (t.spec.startupTaints ?? []).map((x, i) =>
     toTaint(x, object, `spec.template.spec.startupTaints[${i}]`),
   );
-  const requirements = t.spec.requirements.map((r, i) => ({
-    ...toNodeSelectorRequirements([r], object, `spec.template.spec.requirements[${i}]`, OPERATORS)[0],
-    ...optional('minValues', r.minValues),
+  const requirements = toNodeSelectorRequirements(
+    t.spec.requirements,
+    object,
+    'spec.template.spec.requirements',
+    OPERATORS,
+  ).map((r, i) => ({
+    ...r,
+    ...optional('minValues', t.spec.requirements[i]?.minValues),
   })) as ClusterNodePool['pool']['requirements'];
   const limits = resources(np.spec.limits, object, 'spec.limits');
   const conditions = (np.status?.conditions ?? []) as Condition[];
@@ -204,9 +209,14 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
     labels,
     annotations: nc.metadata.annotations ?? {},
     finalizers: nc.metadata.finalizers ?? [],
-    requirements: nc.spec.requirements.map((r, i) => ({
-      ...toNodeSelectorRequirements([r], object, `spec.requirements[${i}]`, OPERATORS)[0],
-      ...optional('minValues', r.minValues),
+    requirements: toNodeSelectorRequirements(
+      nc.spec.requirements,
+      object,
+      'spec.requirements',
+      OPERATORS,
+    ).map((r, i) => ({
+      ...r,
+      ...optional('minValues', nc.spec.requirements[i]?.minValues),
     })) as ClusterNodeClaim['requirements'],
     requests: resources(nc.spec.resources?.requests, object, 'spec.resources.requests') ?? {},
     taints: (nc.spec.taints ?? []).map((x, i) => toTaint(x, object, `spec.taints[${i}]`)),

@@ -15,6 +15,16 @@ export {
   makeMemoryCloud,
 } from './cloud.ts';
 export {
+  type Manifest,
+  type MemoryCluster,
+  type MemoryClusterOptions,
+  type MemoryKind,
+  makeMemoryCluster,
+  makeMemoryNodeClassStatusWriter,
+  type StoredEvent,
+} from './cluster.ts';
+export { makeMemoryLeaseStore } from './lease.ts';
+export {
   MEMORY_AL2023_AMIS,
   type MemoryNodeClassResolverOptions,
   makeMemoryNodeClassResolver,

@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { formatBasicSummary, formatOffset } from '../simulator/basic-summary.ts';
+import { simulate } from '../simulator/engine.ts';
+import { loadScenario, ScenarioError } from '../simulator/scenario.ts';
+import type { CliIo } from './main.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..');
+
+/** The scenario `flotilla simulate` (and `npm start`) runs when given none. */
+export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
+
+export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>]
+
+Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
+prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the decision
+log (decisions.jsonl) and the whole record (record.json) into --out (default .flotilla-sim).
+`;
+
+/** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
+export async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
+  let scenarioPath: string | undefined;
+  let outDir = '.flotilla-sim';
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '--out') {
+      const value = args[i + 1];
+      if (value === undefined) return usageError(io, '--out needs a directory');
+      outDir = value;
+      i += 1;
+    } else if (arg === '--help' || arg === '-h') {
+      io.out(simulateUsage);
+      return 0;
+    } else if (arg.startsWith('-')) {
+      return usageError(io, `unknown option ${arg}`);
+    } else if (scenarioPath === undefined) {
+      scenarioPath = arg;
+    } else {
+      return usageError(io, `one scenario at a time, got ${scenarioPath} and ${arg}`);
+    }
+  }
+
+  let scenario: ReturnType<typeof loadScenario>;
+  try {
+    scenario = loadScenario(scenarioPath ?? DEFAULT_SCENARIO);
+  } catch (error) {
+    if (!(error instanceof ScenarioError)) throw error;
+    io.err(`flotilla: ${error.message}\n`);
+    return 1;
+  }
+
+  io.err(`Simulating ${scenario.name} (${formatOffset(scenario.durationMs)} of virtual time)…\n`);
+  const step = Math.max(scenario.sampleIntervalMs, Math.ceil(scenario.durationMs / 12 / 60_000) * 60_000);
+  let lastReported = -1;
+  const started = Date.now();
+  const record = await simulate(scenario, {
+    onProgress: (p) => {
+      const bucket = Math.floor(p.offsetMs / step);
+      if (bucket === lastReported && p.offsetMs < p.durationMs) return;
+      lastReported = bucket;
+      io.err(
+        `  ${formatOffset(p.offsetMs).padStart(7)} / ${formatOffset(p.durationMs)}  nodes ${String(p.nodes).padStart(3)}  pending ${String(p.pendingPods).padStart(4)}  running ${String(p.runningPods).padStart(4)}  $${p.costPerHour.toFixed(2)}/h\n`,
+      );
+    },
+  });
+  io.err(`Done in ${((Date.now() - started) / 1000).toFixed(1)}s.\n\n`);
+
+  fs.mkdirSync(outDir, { recursive: true });
+  const decisionsFile = path.join(outDir, 'decisions.jsonl');
+  fs.writeFileSync(
+    decisionsFile,
+    record.decisions
+      .map((d) => JSON.stringify(d))
+      .join('\n')
+      .concat('\n'),
+  );
+  fs.writeFileSync(path.join(outDir, 'record.json'), `${JSON.stringify(record)}\n`);
+  io.out(formatBasicSummary(record));
+  io.out(`\nDecision log: ${decisionsFile}\n`);
+  return 0;
+}
+
+function usageError(io: CliIo, problem: string): number {
+  io.err(`flotilla simulate: ${problem}\n\n${simulateUsage}`);
+  return 2;
+}

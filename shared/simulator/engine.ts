@@ -1,0 +1,746 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { toPod, toQuantityMap } from '../adapters/kube/convert.ts';
+import {
+  bundledCatalog,
+  type MemoryCloud,
+  type MemoryCluster,
+  makeMemoryCloud,
+  makeMemoryCluster,
+  makeMemoryLeaseStore,
+  makeMemoryNodeClassResolver,
+} from '../adapters/memory/index.ts';
+import {
+  type CapacityType,
+  type ExistingNode,
+  Label,
+  type Pod,
+  solve,
+  UNREGISTERED_TAINT,
+  ValidationError,
+} from '../core/index.ts';
+import { type ManualClock, makeManualClock } from '../ports/clock.ts';
+import type { CloudInstance } from '../ports/cloud.ts';
+import type { ClusterNodeClaim } from '../ports/cluster.ts';
+import { type Logger, makeLogger } from '../runtime/logger.ts';
+import { parseInstanceId, reconcileLifecycle } from '../usecases/lifecycle.ts';
+import { provision } from '../usecases/provision.ts';
+import type {
+  SimInterruption,
+  SimLaunch,
+  SimSample,
+  SimTermination,
+  SimUnschedulablePod,
+  SimulationRecord,
+} from './record.ts';
+import type { DeploymentWorkload, JobWorkload, Scenario, ScenarioEvent, Workload } from './scenario.ts';
+
+// The simulator: the real use cases (provisioner, NodeClaim lifecycle) run against the in-memory
+// cluster and cloud on a virtual clock, while the engine plays everything around them that a
+// real cluster has: workload controllers (Deployments, Jobs), kube-scheduler binding pods to
+// nodes, kubelets registering nodes once their instance has booted, and EC2 taking spot
+// instances back. Deterministic: same scenario, same record.
+
+/** Virtual time between two steps of the world. */
+const TICK_MS = 1000;
+/** The provisioner's schedule: pending pods are looked at again this often even without news. */
+const PROVISION_SCHEDULE_MS = 60_000;
+/** The lifecycle runs at least this often (its timeouts), and at once after any change. */
+const LIFECYCLE_INTERVAL_MS = 10_000;
+/** A pod's grace period when its template sets none. */
+const DEFAULT_GRACE_SECONDS = 30;
+const WORKLOAD_LABEL = 'simulator.flotilla.dev/workload';
+
+/** What the engine reports while it runs. */
+export interface SimulationProgress {
+  /** Virtual time since the scenario's start. */
+  readonly offsetMs: number;
+  readonly durationMs: number;
+  readonly nodes: number;
+  readonly pendingPods: number;
+  readonly runningPods: number;
+  readonly costPerHour: number;
+}
+
+export interface SimulationOptions {
+  /** Called at every sample. */
+  readonly onProgress?: (progress: SimulationProgress) => void;
+  /** Instances are tagged for this cluster. @default 'simulated' */
+  readonly clusterName?: string;
+}
+
+/** A controller that runs on every virtual tick, after the world has moved. */
+interface Controller {
+  readonly name: string;
+  run(now: Date): Promise<void>;
+}
+
+interface PodInfo {
+  readonly workload: string;
+  readonly createdMs: number;
+  startedMs?: number;
+  /** Index into `interruptions` when the pod replaces one an interruption took away. */
+  replacing?: number;
+}
+
+interface InterruptionState {
+  record: SimInterruption;
+  /** Replacement pods created and not yet bound. */
+  unbound: number;
+}
+
+/** Runs a scenario to its end and returns what happened. */
+export async function simulate(
+  scenario: Scenario,
+  options: SimulationOptions = {},
+): Promise<SimulationRecord> {
+  const engine = await makeEngine(scenario, options);
+  return engine.run();
+}
+
+async function makeEngine(scenario: Scenario, options: SimulationOptions) {
+  const startMs = scenario.startMs;
+  const endMs = startMs + scenario.durationMs;
+  const clock: ManualClock = makeManualClock(new Date(startMs));
+  const decisions: Record<string, unknown>[] = [];
+  const logger: Logger = makeLogger(
+    { component: 'flotilla' },
+    {
+      level: 'info',
+      now: () => clock.now(),
+      sink: (line) => decisions.push({ atMs: clock.now().getTime(), ...(JSON.parse(line) as object) }),
+    },
+  );
+  const cluster: MemoryCluster = makeMemoryCluster({ clock });
+  const cloud: MemoryCloud = makeMemoryCloud({
+    clock,
+    clusterName: options.clusterName ?? 'simulated',
+    catalog: bundledCatalog(scenario.region, scenario.zones),
+    bootDelayMs: scenario.bootDelayMs,
+    capacityWindows: scenario.events.flatMap((e) =>
+      e.kind === 'InsufficientCapacity'
+        ? [
+            {
+              ...(e.instanceType === undefined ? {} : { instanceType: e.instanceType }),
+              ...(e.zone === undefined ? {} : { zone: e.zone }),
+              ...(e.capacityType === undefined ? {} : { capacityType: e.capacityType }),
+              from: new Date(startMs + e.fromMs),
+              ...(e.untilMs === undefined ? {} : { until: new Date(startMs + e.untilMs) }),
+            },
+          ]
+        : [],
+    ),
+  });
+  // What the engine itself does in place of the world (EC2 reclaiming instances) is logged apart.
+  const worldLogger = logger.child({ source: 'simulator' });
+  const leases = makeMemoryLeaseStore();
+  const resolver = makeMemoryNodeClassResolver({ clock, zones: scenario.zones });
+
+  // The cluster as the scenario describes it; the NodeClass controller's job is done once here.
+  for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
+  for (const manifest of scenario.nodePools) cluster.create(manifest);
+  const prices = new Map<string, number>();
+  for (const nodeClass of (await cluster.nodeClasses()).items) {
+    const status = await resolver.resolve(nodeClass);
+    cluster.setNodeClassStatus(nodeClass.name, status);
+    for (const type of await cloud.instanceTypes({ ...nodeClass, status })) {
+      for (const o of type.offerings)
+        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
+    }
+  }
+  for (const w of scenario.workloads) {
+    if (w.kind !== 'Deployment' || w.disruptionBudget === undefined) continue;
+    cluster.create({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: w.name, namespace: w.namespace },
+      spec: {
+        ...w.disruptionBudget,
+        selector: { matchLabels: { [WORKLOAD_LABEL]: `${w.namespace}.${w.name}` } },
+      },
+    });
+  }
+  await reconcileLifecycle({ cluster, cloud, logger }, clock.now());
+
+  const samples: SimSample[] = [];
+  const launches: SimLaunch[] = [];
+  const terminations: SimTermination[] = [];
+  const interruptions: InterruptionState[] = [];
+  const podWaitsMs: number[] = [];
+  const pods = new Map<string, PodInfo>();
+  const converted = new Map<string, Pod>();
+  const sequence = new Map<string, number>();
+  const jobSucceeded = new Map<string, number>();
+  /** Per workload, interruptions whose pods it still has to replace. */
+  const owed = new Map<string, number[]>();
+  const terminationReasons = new Map<string, string>();
+  const claimDeleteReasons = new Map<string, string>();
+  const lastReasons = new Map<string, readonly string[]>();
+  const registeredProviders = new Set<string>();
+  const liveInstances = new Map<string, CloudInstance>();
+  const pendingEvents = scenario.events
+    .filter((e): e is Extract<ScenarioEvent, { kind: 'SpotInterruption' }> => e.kind === 'SpotInterruption')
+    .map((e) => ({ ...e }))
+    .sort((a, b) => a.atMs - b.atMs);
+  let historyLength = 0;
+  let nextSampleMs = startMs;
+  let lastScheduleRevision = -1;
+  let provisionRuns = 0;
+  let lastProvisionMs = Number.NEGATIVE_INFINITY;
+  let provisionSeen = new Set<string>();
+  let lastLifecycleRevision = -1;
+  let lastLifecycleMs = Number.NEGATIVE_INFINITY;
+
+  const nowMs = () => clock.now().getTime();
+  const workloadKey = (w: Workload) => `${w.namespace}/${w.name}`;
+  const rawPods = () => cluster.list('Pod') as unknown as V1Pod[];
+  const isActive = (p: V1Pod) =>
+    p.status?.phase !== 'Succeeded' &&
+    p.status?.phase !== 'Failed' &&
+    p.metadata?.deletionTimestamp === undefined;
+  const labelOf = (key: string) => key.replace('/', '.');
+  const podsOf = (key: string) =>
+    rawPods().filter((p) => p.metadata?.labels?.[WORKLOAD_LABEL] === labelOf(key));
+  const uidOf = (p: V1Pod) => p.metadata?.uid ?? '';
+
+  // --- Workload controllers (ReplicaSet and Job controllers) -------------------------------------
+
+  function createPod(w: Workload): void {
+    const key = workloadKey(w);
+    const seq = (sequence.get(key) ?? 0) + 1;
+    sequence.set(key, seq);
+    const name = `${w.name}-${seq.toString().padStart(5, '0')}`;
+    const raw = cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: w.namespace,
+        labels: { ...(w.template.metadata?.labels ?? {}), [WORKLOAD_LABEL]: labelOf(key) },
+        ownerReferences: [
+          {
+            apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1',
+            kind: w.kind === 'Job' ? 'Job' : 'ReplicaSet',
+            name: w.name,
+            uid: `workload-${key}`,
+            controller: true,
+          },
+        ],
+      },
+      spec: structuredClone(w.template.spec),
+    }) as unknown as V1Pod;
+    const info: PodInfo = { workload: key, createdMs: nowMs() };
+    const debts = owed.get(key);
+    const debt = debts?.shift();
+    if (debt !== undefined) {
+      info.replacing = debt;
+      const state = interruptions[debt];
+      if (state !== undefined) state.unbound += 1;
+    }
+    pods.set(uidOf(raw), info);
+  }
+
+  function desiredReplicas(w: DeploymentWorkload, offsetMs: number): number {
+    let replicas = w.replicas;
+    for (const step of w.scale) if (step.atMs <= offsetMs) replicas = step.replicas;
+    return replicas;
+  }
+
+  async function runDeployment(w: DeploymentWorkload, offsetMs: number): Promise<void> {
+    const key = workloadKey(w);
+    const active = podsOf(key).filter(isActive);
+    const desired = desiredReplicas(w, offsetMs);
+    for (let i = active.length; i < desired; i++) createPod(w);
+    if (active.length >= desired) owed.delete(key);
+    if (active.length <= desired) return;
+    // Scale down as a ReplicaSet does: pods not yet on a node first, then the newest.
+    const victims = [...active]
+      .sort((a, b) => {
+        const unbound = Number(Boolean(a.spec?.nodeName)) - Number(Boolean(b.spec?.nodeName));
+        return unbound !== 0 ? unbound : (b.metadata?.name ?? '').localeCompare(a.metadata?.name ?? '');
+      })
+      .slice(0, active.length - desired);
+    for (const pod of victims) {
+      await cluster.deletePod(
+        { namespace: w.namespace, name: pod.metadata?.name ?? '', uid: uidOf(pod) },
+        pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
+      );
+    }
+  }
+
+  function runJob(w: JobWorkload, offsetMs: number): void {
+    if (offsetMs < w.atMs) return;
+    const key = workloadKey(w);
+    let succeeded = jobSucceeded.get(key) ?? 0;
+    const active: V1Pod[] = [];
+    for (const pod of podsOf(key)) {
+      if (!isActive(pod)) continue;
+      const started = pods.get(uidOf(pod))?.startedMs;
+      if (started !== undefined && nowMs() - started >= w.runTimeMs) {
+        // Finished: counted and cleaned up at once (ttlSecondsAfterFinished: 0).
+        succeeded += 1;
+        cluster.removePod(w.namespace, pod.metadata?.name ?? '');
+        continue;
+      }
+      active.push(pod);
+    }
+    jobSucceeded.set(key, succeeded);
+    const wanted = Math.min(w.parallelism, w.completions - succeeded);
+    for (let i = active.length; i < wanted; i++) createPod(w);
+    if (succeeded >= w.completions) owed.delete(key);
+  }
+
+  // --- kubelet and pod garbage collection ----------------------------------------------------------
+
+  async function kubelets(): Promise<void> {
+    const claims = (await cluster.nodeClaims()).items;
+    for (const claim of claims) {
+      const providerId = claim.status.providerId;
+      if (claim.deleting || providerId === undefined || registeredProviders.has(providerId)) continue;
+      const instanceId = parseInstanceId(providerId);
+      const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
+      if (instance?.state !== 'running') continue;
+      registerNode(claim, instance);
+      registeredProviders.add(providerId);
+    }
+    // Start-up agents finish once the node is registered: their taints go.
+    const byNode = new Map(
+      claims.flatMap((c) => (c.status.nodeName ? [[c.status.nodeName, c] as const] : [])),
+    );
+    for (const node of (await cluster.nodes()).items) {
+      const claim = byNode.get(node.name);
+      if (claim === undefined || node.labels[Label.registered] !== 'true') continue;
+      const startup = claim.startupTaints.filter((t) =>
+        (node.taints ?? []).some((x) => x.key === t.key && x.effect === t.effect),
+      );
+      if (startup.length > 0) await cluster.patchNode(node.name, { removeTaints: startup });
+    }
+    const nodeNames = new Set(
+      (cluster.list('Node') as { metadata: { name: string } }[]).map((n) => n.metadata.name),
+    );
+    for (const pod of rawPods()) {
+      const meta = pod.metadata;
+      const nodeName = pod.spec?.nodeName;
+      if (meta === undefined || nodeName === undefined) continue;
+      const deletedMs =
+        meta.deletionTimestamp === undefined ? undefined : new Date(meta.deletionTimestamp).getTime();
+      const graceMs = (meta.deletionGracePeriodSeconds ?? 0) * 1000;
+      // A terminating pod is gone once its grace period ran out; a pod whose node is gone is
+      // collected (kube-controller-manager's pod GC).
+      if ((deletedMs !== undefined && nowMs() >= deletedMs + graceMs) || !nodeNames.has(nodeName)) {
+        cluster.removePod(meta.namespace ?? '', meta.name ?? '');
+      }
+    }
+  }
+
+  /** The node kubelet registers for a NodeClaim whose instance has booted. */
+  function registerNode(claim: ClusterNodeClaim, instance: CloudInstance): void {
+    const name = instance.privateDnsName ?? instance.instanceId;
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name,
+        labels: {
+          [Label.os]: 'linux',
+          ...claim.labels,
+          [Label.hostname]: name,
+          [Label.instanceType]: instance.instanceType,
+          [Label.zone]: instance.zone,
+          [Label.capacityType]: instance.capacityType,
+        },
+      },
+      spec: {
+        providerID: instance.providerId,
+        taints: [...claim.taints, ...claim.startupTaints, UNREGISTERED_TAINT].map((t) => ({
+          key: t.key,
+          effect: t.effect,
+          ...(t.value === undefined ? {} : { value: t.value }),
+        })),
+      },
+      status: {
+        capacity: toQuantityMap(claim.status.capacity ?? {}),
+        allocatable: toQuantityMap(claim.status.allocatable ?? {}),
+      },
+    });
+    cluster.setNodeReady(name, true);
+  }
+
+  // --- kube-scheduler ------------------------------------------------------------------------------
+
+  function podOf(raw: V1Pod): Pod | undefined {
+    const uid = uidOf(raw);
+    let pod = converted.get(uid);
+    if (pod === undefined) {
+      try {
+        pod = toPod(raw);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        return undefined;
+      }
+      converted.set(uid, pod);
+    }
+    return pod;
+  }
+
+  async function schedule(): Promise<void> {
+    const pending = rawPods().filter((p) => !p.spec?.nodeName && isActive(p));
+    if (pending.length === 0 || cluster.revision() === lastScheduleRevision) return;
+    const nodes: ExistingNode[] = (await cluster.nodes()).items
+      .filter((n) => n.ready && !n.deleting && !n.unschedulable)
+      .map((n) => ({ ...n, initialized: true }));
+    const candidates = pending.flatMap((p) => {
+      const pod = podOf(p);
+      return pod === undefined ? [] : [pod];
+    });
+    const result =
+      nodes.length === 0
+        ? { placements: [] }
+        : solve({
+            pods: candidates,
+            nodePools: [],
+            instanceTypes: new Map(),
+            nodes,
+            nowMs: nowMs(),
+            options: { repack: false },
+          });
+    const bound = new Set<string>();
+    for (const placement of result.placements) {
+      if (placement.kind !== 'existingNode') continue;
+      const { namespace, name, uid } = placement.pod;
+      cluster.bindPod(namespace, name, placement.nodeName);
+      cluster.setPodPhase(namespace, name, 'Running');
+      bound.add(uid);
+      const info = pods.get(uid);
+      if (info !== undefined) {
+        info.startedMs = nowMs();
+        podWaitsMs.push(nowMs() - info.createdMs);
+        if (info.replacing !== undefined) {
+          const state = interruptions[info.replacing];
+          if (state !== undefined) state.unbound -= 1;
+          delete info.replacing;
+        }
+      }
+    }
+    for (const pod of candidates) {
+      if (bound.has(pod.uid)) continue;
+      cluster.markPodUnschedulable(
+        pod.namespace,
+        pod.name,
+        `0/${nodes.length} nodes are available: no node has room for the pod or matches its constraints`,
+      );
+    }
+    lastScheduleRevision = cluster.revision();
+  }
+
+  // --- EC2 taking instances back -----------------------------------------------------------------
+
+  /**
+   * A spot interruption, handled here in one step: the offering is backed off, the instance
+   * goes, its node and NodeClaim are removed and its pods go back to their controllers to be
+   * created again (Pending).
+   */
+  async function interruptInstance(instance: CloudInstance, kind: string): Promise<void> {
+    const claim = (await cluster.nodeClaims()).items.find((c) => c.status.providerId === instance.providerId);
+    await cloud.markUnavailable(
+      [{ instanceType: instance.instanceType, zone: instance.zone, capacityType: instance.capacityType }],
+      kind,
+    );
+    cloud.reclaim(instance.instanceId);
+    terminationReasons.set(instance.instanceId, 'interruption');
+    const index = interruptions.length;
+    interruptions.push({
+      record: {
+        atMs: nowMs(),
+        kind,
+        instanceId: instance.instanceId,
+        ...(claim === undefined ? {} : { nodeClaim: claim.name }),
+        handled: false,
+      },
+      unbound: 0,
+    });
+    const node = (await cluster.nodes()).items.find((n) => n.providerId === instance.providerId);
+    let displaced = 0;
+    if (node !== undefined) {
+      for (const pod of rawPods().filter((p) => p.spec?.nodeName === node.name && isActive(p))) {
+        const info = pods.get(uidOf(pod));
+        if (info !== undefined) owed.set(info.workload, [...(owed.get(info.workload) ?? []), index]);
+        cluster.removePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+        displaced += 1;
+      }
+      await cluster.patchNode(node.name, { removeFinalizers: [...node.finalizers] });
+      await cluster.deleteNode(node.name);
+    }
+    if (claim !== undefined) {
+      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [...claim.finalizers] });
+      await cluster.deleteNodeClaim(claim.name);
+    }
+    worldLogger.info('instance interrupted', {
+      decision: 'interrupt',
+      kind,
+      instanceId: instance.instanceId,
+      instanceType: instance.instanceType,
+      zone: instance.zone,
+      capacityType: instance.capacityType,
+      ...(claim === undefined ? {} : { nodeClaim: claim.name, nodePool: claim.nodePoolName }),
+      ...(node === undefined ? {} : { node: node.name }),
+      podsDisplaced: displaced,
+    });
+  }
+
+  async function runEvents(): Promise<void> {
+    while (pendingEvents[0] !== undefined && startMs + pendingEvents[0].atMs <= nowMs()) {
+      const event = pendingEvents.shift();
+      if (event === undefined) break;
+      const candidates = (await cloud.list())
+        .filter((i) => i.capacityType === 'spot' && i.state === 'running')
+        .filter((i) => event.nodePool === undefined || i.nodePoolName === event.nodePool)
+        .filter((i) => event.instanceType === undefined || i.instanceType === event.instanceType)
+        .filter((i) => event.zone === undefined || i.zone === event.zone)
+        .sort(
+          (a, b) =>
+            (a.launchTime?.getTime() ?? 0) - (b.launchTime?.getTime() ?? 0) ||
+            a.instanceId.localeCompare(b.instanceId),
+        );
+      if (candidates.length === 0) {
+        worldLogger.info('interruption skipped', {
+          decision: 'noop',
+          why: 'no running spot instance matches',
+          event,
+        });
+      }
+      for (const instance of candidates.slice(0, event.count))
+        await interruptInstance(instance, 'spot-interruption');
+    }
+  }
+
+  // --- what the cloud did ----------------------------------------------------------------------------
+
+  async function observeCloud(): Promise<void> {
+    const history = cloud.history();
+    for (const instance of history.slice(historyLength)) {
+      launches.push({
+        atMs: instance.launchTime?.getTime() ?? nowMs(),
+        nodeClaim: instance.nodeClaimName ?? '',
+        nodePool: instance.nodePoolName ?? '',
+        instanceType: instance.instanceType,
+        capacityType: instance.capacityType,
+        zone: instance.zone,
+        pricePerHour: priceOf(instance),
+      });
+    }
+    historyLength = history.length;
+    const live = new Map((await cloud.list()).map((i) => [i.instanceId, i]));
+    for (const [id, instance] of liveInstances) {
+      if (live.has(id)) continue;
+      terminations.push({
+        atMs: nowMs(),
+        nodeClaim: instance.nodeClaimName ?? '',
+        instanceType: instance.instanceType,
+        reason:
+          terminationReasons.get(id) ?? claimDeleteReasons.get(instance.nodeClaimName ?? '') ?? 'terminated',
+      });
+    }
+    liveInstances.clear();
+    for (const [id, instance] of live) liveInstances.set(id, instance);
+  }
+
+  function priceOf(instance: CloudInstance): number {
+    return prices.get(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`) ?? 0;
+  }
+
+  function sample(): SimSample {
+    const byCapacity: Partial<Record<CapacityType, number>> = {};
+    let cost = 0;
+    for (const instance of liveInstances.values()) {
+      byCapacity[instance.capacityType] = (byCapacity[instance.capacityType] ?? 0) + 1;
+      cost += priceOf(instance);
+    }
+    const active = rawPods().filter(isActive);
+    const running = active.filter((p) => p.spec?.nodeName).length;
+    return {
+      atMs: nowMs(),
+      nodes: liveInstances.size,
+      nodesByCapacityType: byCapacity,
+      costPerHour: Math.round(cost * 10_000) / 10_000,
+      pendingPods: active.length - running,
+      runningPods: running,
+    };
+  }
+
+  function takeSamples(): void {
+    while (nextSampleMs <= nowMs() && nextSampleMs <= endMs) {
+      const s = { ...sample(), atMs: nextSampleMs };
+      samples.push(s);
+      options.onProgress?.({
+        offsetMs: nextSampleMs - startMs,
+        durationMs: scenario.durationMs,
+        nodes: s.nodes,
+        pendingPods: s.pendingPods,
+        runningPods: s.runningPods,
+        costPerHour: s.costPerHour,
+      });
+      nextSampleMs += scenario.sampleIntervalMs;
+    }
+  }
+
+  /** One step of everything that is not Flotilla: events, workloads, kubelets, kube-scheduler. */
+  async function stepWorld(): Promise<void> {
+    const offsetMs = nowMs() - startMs;
+    await runEvents();
+    for (const w of scenario.workloads) {
+      if (w.kind === 'Deployment') await runDeployment(w, offsetMs);
+      else runJob(w, offsetMs);
+    }
+    await kubelets();
+    await schedule();
+    await observeCloud();
+    takeSamples();
+  }
+
+  /** Batching waits advance virtual time, and the world moves on meanwhile. */
+  async function sleep(ms: number): Promise<void> {
+    for (let waited = 0; waited < ms; waited += TICK_MS) {
+      clock.advance(Math.min(TICK_MS, ms - waited));
+      await stepWorld();
+    }
+  }
+
+  // --- Flotilla's controllers: each virtual tick, these run in order ---------------------------------
+
+  const provisioner: Controller = {
+    name: 'provisioner',
+    async run(now) {
+      const provisionable = (await cluster.provisionablePods()).items;
+      if (provisionable.length === 0) return;
+      const news = provisionable.some((p) => !provisionSeen.has(p.uid));
+      if (!news && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
+      provisionRuns += 1;
+      lastProvisionMs = now.getTime();
+      const result = await provision(
+        { cluster, cloud, leases, clock, sleep, logger },
+        { holder: `simulator-${provisionRuns}` },
+      );
+      provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
+      for (const p of provisionable) provisionSeen.add(p.uid);
+      if (result.kind !== 'provisioned') return;
+      for (const claim of result.claims) {
+        const why =
+          claim.kind === 'insufficientCapacity'
+            ? `nodeClaim for nodePool ${claim.nodePool} found no capacity: ${claim.offerings.slice(0, 5).join(', ')}${claim.offerings.length > 5 ? ', …' : ''}`
+            : claim.kind === 'failed'
+              ? `nodeClaim for nodePool ${claim.nodePool} failed: ${claim.error}`
+              : undefined;
+        if (why !== undefined) for (const p of claim.pods) lastReasons.set(p.uid, [why]);
+      }
+      for (const u of result.unschedulable) {
+        lastReasons.set(
+          u.pod.uid,
+          u.reasons.length > 0 ? u.reasons.map((r) => `nodePool ${r.nodePool}: ${r.reason}`) : [u.message],
+        );
+      }
+      for (const skipped of result.skippedNodePools) {
+        for (const p of provisionable) {
+          if (!lastReasons.has(p.uid))
+            lastReasons.set(p.uid, [`nodePool ${skipped.nodePool}: ${skipped.reason}`]);
+        }
+      }
+    },
+  };
+
+  const lifecycle: Controller = {
+    name: 'lifecycle',
+    async run(now) {
+      if (
+        cluster.revision() === lastLifecycleRevision &&
+        now.getTime() - lastLifecycleMs < LIFECYCLE_INTERVAL_MS
+      ) {
+        return;
+      }
+      const result = await reconcileLifecycle({ cluster, cloud, logger }, now);
+      for (const d of result.deleted) claimDeleteReasons.set(d.name, d.reason.replace('_', '-'));
+      lastLifecycleRevision = cluster.revision();
+      lastLifecycleMs = now.getTime();
+    },
+  };
+
+  const controllers: readonly Controller[] = [provisioner, lifecycle];
+
+  /** Nothing is moving: no pod waits, no instance boots, no pod terminates. */
+  function idle(): boolean {
+    const active = rawPods();
+    if (active.some((p) => isActive(p) && !p.spec?.nodeName)) return false;
+    if (active.some((p) => p.metadata?.deletionTimestamp !== undefined)) return false;
+    if ([...liveInstances.values()].some((i) => !registeredProviders.has(i.providerId))) return false;
+    return true;
+  }
+
+  /** The next instant something is due when idle: an event, a scale step, a job, a sample. */
+  function nextWakeMs(): number {
+    const due: number[] = [nextSampleMs, endMs];
+    const offset = nowMs() - startMs;
+    for (const e of pendingEvents) due.push(startMs + e.atMs);
+    for (const w of scenario.workloads) {
+      if (w.kind === 'Deployment') {
+        for (const s of w.scale) if (s.atMs > offset) due.push(startMs + s.atMs);
+      } else {
+        if (w.atMs > offset) due.push(startMs + w.atMs);
+        for (const pod of podsOf(workloadKey(w))) {
+          const started = pods.get(uidOf(pod))?.startedMs;
+          if (started !== undefined) due.push(started + w.runTimeMs);
+        }
+      }
+    }
+    return Math.min(...due.filter((t) => t > nowMs()));
+  }
+
+  async function run(): Promise<SimulationRecord> {
+    while (nowMs() < endMs) {
+      await stepWorld();
+      for (const controller of controllers) await controller.run(clock.now());
+      if (idle()) clock.set(new Date(Math.max(nowMs() + TICK_MS, nextWakeMs())));
+      else clock.advance(TICK_MS);
+    }
+    // Batching may have carried the clock past the end; time never runs backwards.
+    if (nowMs() < endMs) clock.set(new Date(endMs));
+    await stepWorld();
+
+    // The instance is gone at once (interruptInstance); handled once every pod it took away
+    // that its controller still wanted has run again.
+    interruptions.forEach((state, index) => {
+      const owing = [...owed.values()].some((list) => list.includes(index));
+      state.record = { ...state.record, handled: state.unbound === 0 && !owing };
+    });
+    const unschedulable: SimUnschedulablePod[] = rawPods()
+      .filter((p) => isActive(p) && !p.spec?.nodeName)
+      .map((p) => {
+        const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+        return {
+          namespace: p.metadata?.namespace ?? '',
+          name: p.metadata?.name ?? '',
+          reasons: lastReasons.get(uidOf(p)) ?? [
+            scheduled?.message ?? 'created just before the end; not looked at by the scheduler yet',
+          ],
+        };
+      })
+      .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+
+    return {
+      scenario: {
+        name: scenario.name,
+        ...(scenario.description === undefined ? {} : { description: scenario.description }),
+        region: scenario.region,
+        startMs,
+        durationMs: scenario.durationMs,
+      },
+      samples,
+      launches,
+      terminations,
+      interruptions: interruptions.map((s) => s.record),
+      podWaitsMs,
+      unschedulable,
+      decisions,
+    };
+  }
+
+  return { run };
+}

@@ -1,0 +1,491 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { parseEC2NodeClass } from '../adapters/aws/nodeclass-schema.ts';
+import { toPod } from '../adapters/kube/convert.ts';
+import { toClusterNodePool } from '../adapters/kube/karpenter.ts';
+import { type CapacityType, FlotillaError, ValidationError } from '../core/index.ts';
+
+// A simulation scenario: the cluster's NodePools and EC2NodeClasses as Karpenter v1 manifests,
+// workloads that change over time, and what the cloud does to them (spot interruptions, windows
+// of insufficient capacity, boot delay). Parsed from YAML once; every problem names the line,
+// the column and the field.
+
+/** One problem in a scenario file. */
+export interface ScenarioProblem {
+  readonly line: number;
+  readonly column: number;
+  /** The field, e.g. `workloads[0].replicas`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A scenario file that cannot be run; the message lists every problem as `file:line:column`. */
+export class ScenarioError extends FlotillaError {
+  readonly code = 'ScenarioInvalid';
+
+  constructor(
+    readonly file: string,
+    readonly problems: readonly ScenarioProblem[],
+  ) {
+    super(
+      `${file} is not a valid scenario:\n${problems
+        .map((p) => `  ${file}:${p.line}:${p.column}: ${p.field === '' ? '' : `${p.field}: `}${p.message}`)
+        .join('\n')}`,
+    );
+  }
+}
+
+/** A Kubernetes manifest kept as written (NodePool, EC2NodeClass). */
+export type ScenarioManifest = Readonly<Record<string, unknown>> & {
+  readonly kind: string;
+  readonly metadata: { readonly name: string } & Readonly<Record<string, unknown>>;
+};
+
+/** A pod template in Kubernetes syntax (`metadata.labels`, `spec`). */
+export interface PodTemplate {
+  readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+  readonly spec: Readonly<Record<string, unknown>>;
+}
+
+export interface DeploymentWorkload {
+  readonly kind: 'Deployment';
+  readonly name: string;
+  readonly namespace: string;
+  /** Replicas from the start. */
+  readonly replicas: number;
+  /** Replica changes, in time order (offsets from the start, milliseconds). */
+  readonly scale: readonly { readonly atMs: number; readonly replicas: number }[];
+  readonly template: PodTemplate;
+  /** A PodDisruptionBudget over the Deployment's pods, as `spec` minus the selector. */
+  readonly disruptionBudget?: {
+    readonly minAvailable?: number | string;
+    readonly maxUnavailable?: number | string;
+  };
+}
+
+export interface JobWorkload {
+  readonly kind: 'Job';
+  readonly name: string;
+  readonly namespace: string;
+  /** Created at this offset from the start. */
+  readonly atMs: number;
+  readonly completions: number;
+  readonly parallelism: number;
+  /** How long each pod runs once started. */
+  readonly runTimeMs: number;
+  readonly template: PodTemplate;
+}
+
+export type Workload = DeploymentWorkload | JobWorkload;
+
+export type ScenarioEvent =
+  | {
+      /** EC2 reclaims `count` running spot instances (oldest first) matching the filters. */
+      readonly kind: 'SpotInterruption';
+      readonly atMs: number;
+      readonly count: number;
+      readonly nodePool?: string;
+      readonly instanceType?: string;
+      readonly zone?: string;
+    }
+  | {
+      /** EC2 has no capacity for the matching offerings from `fromMs` until `untilMs`. */
+      readonly kind: 'InsufficientCapacity';
+      readonly fromMs: number;
+      readonly untilMs?: number;
+      /** `*` matches any run of characters. */
+      readonly instanceType?: string;
+      readonly zone?: string;
+      readonly capacityType?: CapacityType;
+    };
+
+export interface Scenario {
+  readonly name: string;
+  readonly description?: string;
+  readonly region: string;
+  readonly zones: readonly string[];
+  /** Virtual start instant, epoch milliseconds. */
+  readonly startMs: number;
+  readonly durationMs: number;
+  readonly sampleIntervalMs: number;
+  /** From launch until the instance runs and its node registers. */
+  readonly bootDelayMs: number;
+  readonly nodePools: readonly ScenarioManifest[];
+  readonly ec2NodeClasses: readonly ScenarioManifest[];
+  readonly workloads: readonly Workload[];
+  readonly events: readonly ScenarioEvent[];
+}
+
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
+
+/** `1h30m`, `90s`, `250ms` or a number of seconds, in milliseconds. */
+export function parseDurationMs(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value * 1000 : undefined;
+  const match = DURATION.exec(value.trim());
+  if (match === null || value.trim() === '') return undefined;
+  const [, h, m, s, ms] = match;
+  return Number(h ?? 0) * 3_600_000 + Number(m ?? 0) * 60_000 + Number(s ?? 0) * 1000 + Number(ms ?? 0);
+}
+
+const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const ms = parseDurationMs(value);
+  if (ms === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(value)} is not a duration such as 90s, 5m or 1h30m`,
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const name = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a lowercase name (letters, digits and -)')
+  .max(63);
+const count = z.number().int().nonnegative();
+const stringMap = z.record(z.string(), z.string());
+
+const podTemplate = z.strictObject({
+  metadata: z.strictObject({ labels: stringMap.optional() }).optional(),
+  spec: z.looseObject({
+    containers: z
+      .array(z.looseObject({ name: z.string().min(1) }))
+      .min(1, 'a pod template needs at least one container'),
+  }),
+});
+
+const deployment = z.strictObject({
+  kind: z.literal('Deployment'),
+  name,
+  namespace: name.default('default'),
+  replicas: count,
+  scale: z.array(z.strictObject({ at: duration, replicas: count })).default([]),
+  template: podTemplate,
+  disruptionBudget: z
+    .strictObject({
+      minAvailable: z
+        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
+        .optional(),
+      maxUnavailable: z
+        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
+        .optional(),
+    })
+    .refine((b) => (b.minAvailable === undefined) !== (b.maxUnavailable === undefined), {
+      message: 'set exactly one of minAvailable and maxUnavailable',
+    })
+    .optional(),
+});
+
+const job = z.strictObject({
+  kind: z.literal('Job'),
+  name,
+  namespace: name.default('default'),
+  at: duration.default(0),
+  completions: z.number().int().min(1),
+  parallelism: z.number().int().min(1).optional(),
+  runTime: duration,
+  template: podTemplate,
+});
+
+const spotInterruption = z.strictObject({
+  kind: z.literal('SpotInterruption'),
+  at: duration,
+  count: z.number().int().min(1).default(1),
+  nodePool: z.string().optional(),
+  instanceType: z.string().optional(),
+  zone: z.string().optional(),
+});
+
+const insufficientCapacity = z.strictObject({
+  kind: z.literal('InsufficientCapacity'),
+  from: duration.default(0),
+  until: duration.optional(),
+  instanceType: z.string().optional(),
+  zone: z.string().optional(),
+  capacityType: z.enum(['on-demand', 'spot', 'reserved']).optional(),
+});
+
+const manifest = (kind: string, apiVersion: string) =>
+  z.looseObject({
+    apiVersion: z.literal(apiVersion),
+    kind: z.literal(kind),
+    metadata: z.looseObject({ name }),
+  });
+
+const scenarioSchema = z.strictObject({
+  name,
+  description: z.string().optional(),
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1')
+    .default('us-east-1'),
+  zones: z.array(z.string()).min(1).optional(),
+  start: z.iso.datetime({ offset: true }).default('2026-01-01T00:00:00Z'),
+  duration,
+  sampleInterval: duration.default(30),
+  bootDelay: duration.default(45),
+  nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
+  ec2NodeClasses: z
+    .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))
+    .min(1, 'at least one EC2NodeClass'),
+  workloads: z.array(z.discriminatedUnion('kind', [deployment, job])).default([]),
+  events: z.array(z.discriminatedUnion('kind', [spotInterruption, insufficientCapacity])).default([]),
+});
+
+type Path = readonly (string | number)[];
+
+function formatPath(p: Path): string {
+  let out = '';
+  for (const segment of p) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? segment : `.${segment}`;
+  }
+  return out;
+}
+
+/** `spec.template.spec.requirements[0].operator` or `spec.requirements.0.key` as a path. */
+function parseField(field: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const part of field.split('.')) {
+    const match = /^([^[]*)((?:\[\d+\])*)$/.exec(part);
+    if (match === null) {
+      out.push(part);
+      continue;
+    }
+    if (match[1] !== '') out.push(/^\d+$/.test(match[1] ?? '') ? Number(match[1]) : (match[1] ?? ''));
+    for (const index of (match[2] ?? '').matchAll(/\[(\d+)\]/g)) out.push(Number(index[1]));
+  }
+  return out;
+}
+
+/** Where a converter's ValidationError points inside the object it read. */
+function fieldOf(error: ValidationError): (string | number)[] {
+  const cause = error.cause as { issues?: { path?: PropertyKey[] }[] } | undefined;
+  const issuePath = cause?.issues?.[0]?.path;
+  if (Array.isArray(issuePath)) return issuePath.filter((s) => typeof s !== 'symbol') as (string | number)[];
+  return parseField(error.field);
+}
+
+/**
+ * Parses a scenario. Every problem found is reported at once, each with the line and column of
+ * the field in `text`.
+ * @throws ScenarioError
+ */
+export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new ScenarioError(
+      file,
+      doc.errors.map((e) => {
+        const pos = lineCounter.linePos(e.pos[0]);
+        return { line: pos.line, column: pos.col, field: '', message: e.message.split('\n')[0] ?? e.message };
+      }),
+    );
+  }
+  const problemAt = (p: Path, message: string): ScenarioProblem => {
+    const pos = lineCounter.linePos(offsetOf(doc.contents, p));
+    return { line: pos.line, column: pos.col, field: formatPath(p), message };
+  };
+
+  const parsed = scenarioSchema.safeParse(doc.toJS());
+  if (!parsed.success) {
+    throw new ScenarioError(
+      file,
+      parsed.error.issues.map((issue) =>
+        problemAt(issue.path.filter((s) => typeof s !== 'symbol') as (string | number)[], issue.message),
+      ),
+    );
+  }
+  const s = parsed.data;
+  const problems: ScenarioProblem[] = [];
+
+  const classNames = new Set(s.ec2NodeClasses.map((c) => c.metadata.name));
+  s.ec2NodeClasses.forEach((raw, i) => {
+    try {
+      parseEC2NodeClass(raw);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(problemAt(['ec2NodeClasses', i, ...fieldOf(error)], error.message));
+    }
+  });
+  s.nodePools.forEach((raw, i) => {
+    try {
+      const pool = toClusterNodePool({ ...raw, metadata: { ...raw.metadata, uid: `scenario-${i}` } });
+      if (!classNames.has(pool.nodeClassRef.name)) {
+        problems.push(
+          problemAt(
+            ['nodePools', i, 'spec', 'template', 'spec', 'nodeClassRef', 'name'],
+            `no EC2NodeClass named "${pool.nodeClassRef.name}" in ec2NodeClasses`,
+          ),
+        );
+      }
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(problemAt(['nodePools', i, ...fieldOf(error)], error.message));
+    }
+  });
+
+  const seen = new Set<string>();
+  s.workloads.forEach((w, i) => {
+    const key = `${w.namespace}/${w.name}`;
+    if (seen.has(key)) problems.push(problemAt(['workloads', i, 'name'], `a second workload named "${key}"`));
+    seen.add(key);
+    try {
+      toPod({
+        metadata: {
+          name: w.name,
+          namespace: w.namespace,
+          uid: 'scenario',
+          labels: w.template.metadata?.labels ?? {},
+        },
+        spec: w.template.spec as unknown as V1Pod['spec'],
+      } as V1Pod);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(problemAt(['workloads', i, 'template', ...fieldOf(error)], error.message));
+    }
+    if (w.kind === 'Deployment') {
+      w.scale.forEach((step, j) => {
+        if (step.at > s.duration) {
+          problems.push(problemAt(['workloads', i, 'scale', j, 'at'], 'is after the end of the scenario'));
+        }
+      });
+    }
+  });
+  s.events.forEach((e, i) => {
+    const at = e.kind === 'SpotInterruption' ? e.at : e.from;
+    if (at > s.duration) {
+      problems.push(
+        problemAt(
+          ['events', i, e.kind === 'SpotInterruption' ? 'at' : 'from'],
+          'is after the end of the scenario',
+        ),
+      );
+    }
+    if (e.kind === 'InsufficientCapacity' && e.until !== undefined && e.until <= e.from) {
+      problems.push(problemAt(['events', i, 'until'], 'must be after from'));
+    }
+  });
+  const zones = s.zones ?? ['a', 'b', 'c'].map((letter) => `${s.region}${letter}`);
+  zones.forEach((zone, i) => {
+    if (!zone.startsWith(s.region)) {
+      problems.push(problemAt(['zones', i], `zone "${zone}" is not in region ${s.region}`));
+    }
+  });
+  if (s.sampleInterval <= 0) problems.push(problemAt(['sampleInterval'], 'must be longer than 0s'));
+  if (s.duration <= 0) problems.push(problemAt(['duration'], 'must be longer than 0s'));
+  if (problems.length > 0) throw new ScenarioError(file, problems);
+
+  return {
+    name: s.name,
+    ...(s.description === undefined ? {} : { description: s.description.trim() }),
+    region: s.region,
+    zones,
+    startMs: Date.parse(s.start),
+    durationMs: s.duration,
+    sampleIntervalMs: s.sampleInterval,
+    bootDelayMs: s.bootDelay,
+    nodePools: s.nodePools as ScenarioManifest[],
+    ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
+    workloads: s.workloads.map((w): Workload => {
+      const template = w.template as PodTemplate;
+      if (w.kind === 'Deployment') {
+        return {
+          kind: 'Deployment',
+          name: w.name,
+          namespace: w.namespace,
+          replicas: w.replicas,
+          scale: w.scale.map((x) => ({ atMs: x.at, replicas: x.replicas })).sort((a, b) => a.atMs - b.atMs),
+          template,
+          ...(w.disruptionBudget === undefined
+            ? {}
+            : {
+                disruptionBudget: {
+                  ...(w.disruptionBudget.minAvailable === undefined
+                    ? {}
+                    : { minAvailable: w.disruptionBudget.minAvailable }),
+                  ...(w.disruptionBudget.maxUnavailable === undefined
+                    ? {}
+                    : { maxUnavailable: w.disruptionBudget.maxUnavailable }),
+                },
+              }),
+        };
+      }
+      return {
+        kind: 'Job',
+        name: w.name,
+        namespace: w.namespace,
+        atMs: w.at,
+        completions: w.completions,
+        parallelism: w.parallelism ?? w.completions,
+        runTimeMs: w.runTime,
+        template,
+      };
+    }),
+    events: s.events.map((e): ScenarioEvent => {
+      if (e.kind === 'SpotInterruption') {
+        return {
+          kind: 'SpotInterruption',
+          atMs: e.at,
+          count: e.count,
+          ...(e.nodePool === undefined ? {} : { nodePool: e.nodePool }),
+          ...(e.instanceType === undefined ? {} : { instanceType: e.instanceType }),
+          ...(e.zone === undefined ? {} : { zone: e.zone }),
+        };
+      }
+      return {
+        kind: 'InsufficientCapacity',
+        fromMs: e.from,
+        ...(e.until === undefined ? {} : { untilMs: e.until }),
+        ...(e.instanceType === undefined ? {} : { instanceType: e.instanceType }),
+        ...(e.zone === undefined ? {} : { zone: e.zone }),
+        ...(e.capacityType === undefined ? {} : { capacityType: e.capacityType }),
+      };
+    }),
+  };
+}
+
+/** Reads and parses a scenario file; problems name the file as given. @throws ScenarioError */
+export function loadScenario(file: string): Scenario {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ScenarioError(file, [
+      { line: 0, column: 0, field: '', message: `cannot be read: ${(error as Error).message}` },
+    ]);
+  }
+  return parseScenario(text, path.relative(process.cwd(), file) || file);
+}
+
+/** The offset of the deepest node on `p` that exists: the key of a map entry, or a list item. */
+function offsetOf(root: unknown, p: Path): number {
+  let node = root;
+  let offset = rangeStart(root);
+  for (const segment of p) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && item.key.value === segment);
+      if (pair === undefined) break;
+      offset = rangeStart(pair.key, offset);
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment];
+      if (item === undefined) break;
+      offset = rangeStart(item, offset);
+      node = item;
+    } else {
+      break;
+    }
+  }
+  return offset;
+}
+
+function rangeStart(node: unknown, fallback = 0): number {
+  const range = (node as { range?: readonly number[] } | null | undefined)?.range;
+  return range?.[0] ?? fallback;
+}

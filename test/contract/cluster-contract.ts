@@ -1,0 +1,636 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ManualClock } from '../../shared/ports/clock.ts';
+import type { Cluster, NewNodeClaim } from '../../shared/ports/cluster.ts';
+
+/** A Kubernetes manifest as written in YAML. */
+export type ContractManifest = Record<string, unknown> & {
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string } & Record<string, unknown>;
+};
+
+/** An event as stored, read back from the cluster. */
+export interface ContractEvent {
+  readonly reason: string;
+  readonly message: string;
+  readonly count: number;
+}
+
+/**
+ * What one implementation of the Cluster port hands the contract suite. The kube side seeds
+ * through the real API server (and kube-scheduler, kube-controller-manager), the memory side
+ * through its knobs. Object names carry `id`; the suite only looks at its own objects.
+ */
+export interface ClusterContractSubject {
+  readonly cluster: Cluster;
+  /** The clock the cluster adapter reads for condition and event times; the suite moves it. */
+  readonly clock: ManualClock;
+  /** Unique per run; in every object name the suite creates. */
+  readonly id: string;
+  /** A namespace of the suite's own, labelled `team: t-<id>`. */
+  readonly namespace: string;
+  /** Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment), a PDB or a DaemonSet. */
+  seed(manifest: ContractManifest): Promise<void>;
+  /** Creates a Node with its `status` (capacity, allocatable, conditions) as given. */
+  seedNode(manifest: ContractManifest): Promise<void>;
+  /** Creates a pod and waits until it is marked PodScheduled=False/Unschedulable. */
+  seedUnschedulablePod(manifest: ContractManifest): Promise<string>;
+  /** Creates a pod bound to `nodeName`, Running and Ready; returns its uid. */
+  seedRunningPod(manifest: ContractManifest, nodeName: string): Promise<string>;
+  /** Sets a pod's phase to Succeeded, as its kubelet does when its containers exit 0. */
+  finishPod(name: string): Promise<void>;
+  /**
+   * Waits until the disruption controller has looked at the PodDisruptionBudget (its
+   * DisruptionAllowed condition is set) and it allows exactly `disruptionsAllowed`.
+   */
+  waitForBudget(name: string, disruptionsAllowed: number): Promise<void>;
+  /** Events about the pod `name` in the suite's namespace. */
+  podEvents(name: string): Promise<readonly ContractEvent[]>;
+  /** Removes what the suite created. */
+  cleanup(): Promise<void>;
+}
+
+const GiB = 2 ** 30;
+
+function container(cpu: string, memory = '64Mi') {
+  return {
+    name: 'app',
+    image: 'public.ecr.aws/docker/library/busybox:stable',
+    resources: { requests: { cpu, memory } },
+  };
+}
+
+/**
+ * The behaviour every Cluster implementation promises (shared/ports/cluster.ts), run against the
+ * kube adapter on a real API server and the simulator's in-memory cluster, so the simulator
+ * behaves as a cluster does.
+ */
+export function describeClusterContract(
+  name: string,
+  makeSubject: () => Promise<ClusterContractSubject>,
+): void {
+  describe(`Cluster contract: ${name}`, () => {
+    let s: ClusterContractSubject;
+    let ns: string;
+    let n: (base: string) => string;
+    let nodeName: string;
+    let poolName: string;
+    let poolUid: string;
+    let className: string;
+
+    beforeAll(async () => {
+      s = await makeSubject();
+      ns = s.namespace;
+      n = (base) => `${base}-${s.id}`;
+      nodeName = n('ct-node');
+      poolName = n('ct-pool');
+      className = n('ct-class');
+      await s.seedNode({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: {
+          name: nodeName,
+          labels: {
+            'karpenter.sh/nodepool': poolName,
+            'topology.kubernetes.io/zone': 'us-east-1a',
+            'kubernetes.io/hostname': nodeName,
+          },
+        },
+        // The taint keeps other pods of a shared cluster off this node.
+        spec: {
+          providerID: `aws:///us-east-1a/i-0${s.id}`,
+          taints: [{ key: 'flotilla.test/contract', value: s.id, effect: 'NoSchedule' }],
+        },
+        status: {
+          capacity: { cpu: '4', memory: '16Gi', pods: '58' },
+          allocatable: { cpu: '3920m', memory: '15Gi', pods: '58' },
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
+        },
+      });
+      await s.seed({
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: className },
+        spec: {
+          role: 'KarpenterNodeRole',
+          amiSelectorTerms: [{ alias: 'al2023@latest' }],
+          subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
+          securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
+        },
+      });
+      await s.seed({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: poolName },
+        spec: {
+          weight: 5,
+          limits: { cpu: '64' },
+          template: {
+            metadata: { labels: { team: 'web' } },
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: className },
+              requirements: [
+                { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] },
+              ],
+              taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
+              expireAfter: '24h',
+            },
+          },
+        },
+      });
+      const pool = (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName);
+      poolUid = pool?.uid ?? '';
+    });
+
+    afterAll(async () => {
+      await s?.cleanup();
+    });
+
+    const claimOf = (name: string): NewNodeClaim => ({
+      name,
+      nodePool: { name: poolName, uid: poolUid },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: className },
+      labels: { team: 'web' },
+      annotations: { note: 'x' },
+      nodePoolHash: { hash: '42', version: 'v3' },
+      requirements: [
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'c5.large'] },
+      ],
+      requests: { cpu: 1500, memory: 2 * GiB, pods: 3 },
+      taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
+      startupTaints: [{ key: 'cilium', effect: 'NoExecute' }],
+      expireAfter: '24h',
+    });
+
+    it('reads NodePools and EC2NodeClasses in domain terms', async () => {
+      const pool = (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName);
+      expect(pool).toMatchObject({
+        pool: {
+          weight: 5,
+          nodeClassName: className,
+          labels: { team: 'web' },
+          limits: { cpu: 64_000 },
+          taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
+        },
+        expireAfter: '24h',
+        ready: false,
+        deleting: false,
+      });
+      expect(pool?.uid).not.toBe('');
+      const nodeClass = (await s.cluster.nodeClasses()).items.find((c) => c.name === className);
+      expect(nodeClass?.spec.amiSelectorTerms).toEqual([{ alias: 'al2023@latest' }]);
+      expect(nodeClass?.spec.metadataOptions.httpTokens).toBe('required');
+    });
+
+    it('writes NodePool status: conditions merged by type, resources replaced', async () => {
+      await s.cluster.patchNodePoolStatus(poolName, {
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '' }],
+        resources: { cpu: 4000, memory: 16 * GiB },
+        nodes: 1,
+      });
+      const firstAt = s.clock.now();
+      s.clock.advance(60_000);
+      await s.cluster.patchNodePoolStatus(poolName, {
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Ready', message: 'still' },
+          { type: 'NodeRegistrationHealthy', status: 'True', reason: 'Healthy', message: '' },
+        ],
+        resources: { cpu: 2000 },
+      });
+      const pool = (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName);
+      expect(pool?.ready).toBe(true);
+      expect(pool?.resources).toEqual({ cpu: 2000 });
+      expect(pool?.nodes).toBe(1);
+      const ready = pool?.conditions.find((c) => c.type === 'Ready');
+      expect(ready?.message).toBe('still');
+      expect(Date.parse(ready?.lastTransitionTime ?? '')).toBe(Math.floor(firstAt.getTime() / 1000) * 1000);
+      await expect(s.cluster.patchNodePoolStatus(n('missing-pool'), { nodes: 1 })).rejects.toMatchObject({
+        code: 'ClusterNotFound',
+      });
+    });
+
+    it('creates a NodeClaim once, with the termination finalizer and its NodePool labels', async () => {
+      const name = n('ct-claim');
+      expect(await s.cluster.createNodeClaim(claimOf(name))).toBe(true);
+      expect(await s.cluster.createNodeClaim(claimOf(name))).toBe(false);
+      const claim = await s.cluster.nodeClaim(name);
+      expect(claim).toMatchObject({
+        name,
+        nodePoolName: poolName,
+        labels: {
+          team: 'web',
+          'karpenter.sh/nodepool': poolName,
+          'karpenter.k8s.aws/ec2nodeclass': className,
+        },
+        annotations: {
+          note: 'x',
+          'karpenter.sh/nodepool-hash': '42',
+          'karpenter.sh/nodepool-hash-version': 'v3',
+        },
+        finalizers: ['karpenter.sh/termination'],
+        requests: { cpu: 1500, memory: 2 * GiB, pods: 3 },
+        startupTaints: [{ key: 'cilium', effect: 'NoExecute' }],
+        expireAfter: '24h',
+        deleting: false,
+      });
+      expect(claim?.createdAtMs).toBeTypeOf('number');
+      expect((await s.cluster.nodeClaims()).items.map((c) => c.name)).toContain(name);
+      expect(await s.cluster.nodeClaim(n('missing-claim'))).toBeUndefined();
+    });
+
+    it('patches NodeClaim status, keeping lastTransitionTime while a condition keeps its status', async () => {
+      const name = n('ct-status');
+      await s.cluster.createNodeClaim(claimOf(name));
+      await s.cluster.patchNodeClaimStatus(name, {
+        conditions: [{ type: 'Launched', status: 'Unknown', reason: 'Launching', message: '' }],
+      });
+      s.clock.advance(30_000);
+      const launchedAt = s.clock.now();
+      await s.cluster.patchNodeClaimStatus(name, {
+        providerId: 'aws:///us-east-1a/i-0abc',
+        imageId: 'ami-0123',
+        capacity: { cpu: 2000, memory: 8 * GiB, pods: 29 },
+        allocatable: { cpu: 1930, memory: 7 * GiB, pods: 29 },
+        conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+      });
+      s.clock.advance(30_000);
+      await s.cluster.patchNodeClaimStatus(name, {
+        nodeName: 'node-a',
+        conditions: [
+          { type: 'Launched', status: 'True', reason: 'Launched', message: 'again' },
+          { type: 'Registered', status: 'True', reason: 'Registered', message: '' },
+        ],
+      });
+      const claim = await s.cluster.nodeClaim(name);
+      expect(claim?.status).toMatchObject({
+        providerId: 'aws:///us-east-1a/i-0abc',
+        imageId: 'ami-0123',
+        nodeName: 'node-a',
+        capacity: { cpu: 2000, memory: 8 * GiB, pods: 29 },
+        allocatable: { cpu: 1930, memory: 7 * GiB, pods: 29 },
+      });
+      const launched = claim?.status.conditions.find((c) => c.type === 'Launched');
+      expect(launched?.message).toBe('again');
+      expect(Date.parse(launched?.lastTransitionTime ?? '')).toBe(
+        Math.floor(launchedAt.getTime() / 1000) * 1000,
+      );
+      expect(claim?.status.conditions.map((c) => c.type)).toEqual(['Launched', 'Registered']);
+      await expect(
+        s.cluster.patchNodeClaimStatus(n('missing-claim'), { nodeName: 'x' }),
+      ).rejects.toMatchObject({
+        code: 'ClusterNotFound',
+      });
+    });
+
+    it('patches NodeClaim metadata: labels set and removed, finalizers added and removed', async () => {
+      const name = n('ct-meta');
+      await s.cluster.createNodeClaim(claimOf(name));
+      await s.cluster.patchNodeClaimMetadata(name, {
+        labels: { 'node.kubernetes.io/instance-type': 'm5.large', team: null },
+        addFinalizers: ['example.com/hold'],
+      });
+      let claim = await s.cluster.nodeClaim(name);
+      expect(claim?.labels['node.kubernetes.io/instance-type']).toBe('m5.large');
+      expect(claim?.labels['team']).toBeUndefined();
+      expect([...(claim?.finalizers ?? [])].sort()).toEqual(['example.com/hold', 'karpenter.sh/termination']);
+      await s.cluster.patchNodeClaimMetadata(name, { removeFinalizers: ['example.com/hold'] });
+      claim = await s.cluster.nodeClaim(name);
+      expect(claim?.finalizers).toEqual(['karpenter.sh/termination']);
+      await expect(
+        s.cluster.patchNodeClaimMetadata(n('missing-claim'), { labels: { a: 'b' } }),
+      ).rejects.toMatchObject({ code: 'ClusterNotFound' });
+    });
+
+    it('keeps a deleted NodeClaim until its finalizers are removed', async () => {
+      const name = n('ct-delete');
+      await s.cluster.createNodeClaim(claimOf(name));
+      await s.cluster.deleteNodeClaim(name);
+      const deleting = await s.cluster.nodeClaim(name);
+      expect(deleting?.deleting).toBe(true);
+      expect(deleting?.deletedAtMs).toBeTypeOf('number');
+      // A second delete of an object being deleted changes nothing.
+      await s.cluster.deleteNodeClaim(name);
+      expect((await s.cluster.nodeClaim(name))?.deleting).toBe(true);
+      await s.cluster.patchNodeClaimMetadata(name, { removeFinalizers: ['karpenter.sh/termination'] });
+      expect(await s.cluster.nodeClaim(name)).toBeUndefined();
+      await s.cluster.deleteNodeClaim(name);
+    });
+
+    it('reads nodes with their bound pods, and bound pods on their own', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'bound', namespace: ns, labels: { app: 'bound' } },
+          spec: { containers: [container('250m')] },
+        },
+        nodeName,
+      );
+      const node = (await s.cluster.nodes()).items.find((x) => x.name === nodeName);
+      expect(node).toMatchObject({
+        nodePoolName: poolName,
+        providerId: `aws:///us-east-1a/i-0${s.id}`,
+        capacity: { cpu: 4000, memory: 16 * GiB, pods: 58 },
+        allocatable: { cpu: 3920, memory: 15 * GiB, pods: 58 },
+        deleting: false,
+        unschedulable: false,
+      });
+      expect(node?.taints).toContainEqual({
+        key: 'flotilla.test/contract',
+        value: s.id,
+        effect: 'NoSchedule',
+      });
+      expect(node?.pods.map((p) => [p.uid, p.name])).toEqual([[uid, 'bound']]);
+      const bound = (await s.cluster.boundPods()).items.filter((b) => b.pod.namespace === ns);
+      expect(bound.map((b) => [b.pod.name, b.nodeName])).toContainEqual(['bound', nodeName]);
+      const one = await s.cluster.node(nodeName);
+      expect(one?.name).toBe(nodeName);
+      expect(one?.pods).toEqual([]);
+      expect(await s.cluster.node(n('missing-node'))).toBeUndefined();
+    });
+
+    it('lists as provisionable only the pods kube-scheduler marked Unschedulable', async () => {
+      const uid = await s.seedUnschedulablePod({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'stuck', namespace: ns, labels: { app: 'stuck' } },
+        spec: {
+          containers: [container('1500m', '1Gi')],
+          nodeSelector: { 'flotilla.test/none': s.id },
+          tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }],
+        },
+      });
+      const pods = (await s.cluster.provisionablePods()).items.filter((p) => p.namespace === ns);
+      expect(pods.map((p) => p.name)).toEqual(['stuck']);
+      expect(pods[0]).toMatchObject({
+        uid,
+        labels: { app: 'stuck' },
+        nodeSelector: { 'flotilla.test/none': s.id },
+        containers: [{ name: 'app', requests: { cpu: 1500, memory: GiB } }],
+      });
+      expect(pods[0]?.tolerations).toContainEqual({
+        key: 'dedicated',
+        operator: 'Equal',
+        value: 'web',
+        effect: 'NoSchedule',
+      });
+      const namespaces = await s.cluster.namespaceLabels();
+      expect(namespaces.get(ns)).toMatchObject({ team: `t-${s.id}` });
+    });
+
+    it('patches a Node: labels, taints by key and effect, finalizers', async () => {
+      await s.cluster.patchNode(nodeName, {
+        labels: { 'karpenter.sh/initialized': 'true' },
+        addTaints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+        addFinalizers: ['karpenter.sh/termination'],
+      });
+      let node = await s.cluster.node(nodeName);
+      expect(node?.labels['karpenter.sh/initialized']).toBe('true');
+      expect(node?.taints?.map((t) => t.key).sort()).toEqual([
+        'flotilla.test/contract',
+        'karpenter.sh/disrupted',
+      ]);
+      expect(node?.finalizers).toEqual(['karpenter.sh/termination']);
+      await s.cluster.patchNode(nodeName, {
+        removeTaints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
+        removeFinalizers: ['karpenter.sh/termination'],
+      });
+      node = await s.cluster.node(nodeName);
+      expect(node?.taints?.map((t) => t.key)).toEqual(['flotilla.test/contract']);
+      expect(node?.finalizers).toEqual([]);
+      await expect(s.cluster.patchNode(n('missing-node'), { labels: { a: 'b' } })).rejects.toMatchObject({
+        code: 'ClusterNotFound',
+      });
+    });
+
+    it('records an event once within the dedupe window and counts a later repeat', async () => {
+      const event = {
+        subject: { kind: 'Pod' as const, namespace: ns, name: 'stuck' },
+        type: 'Warning' as const,
+        reason: 'FailedScheduling',
+        message: `no nodePool fits (${s.id})`,
+      };
+      await s.cluster.recordEvent(event);
+      await s.cluster.recordEvent(event);
+      expect(await s.podEvents('stuck')).toEqual([
+        { reason: 'FailedScheduling', message: event.message, count: 1 },
+      ]);
+      s.clock.advance(301_000);
+      await s.cluster.recordEvent(event);
+      expect(await s.podEvents('stuck')).toEqual([
+        { reason: 'FailedScheduling', message: event.message, count: 2 },
+      ]);
+    });
+
+    it('lists the pods on a node for a drain, and deletes one', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'drained', namespace: ns, labels: { app: 'drained' }, annotations: { a: 'b' } },
+          spec: {
+            containers: [container('100m')],
+            terminationGracePeriodSeconds: 45,
+            priorityClassName: 'system-node-critical',
+          },
+        },
+        nodeName,
+      );
+      const onNode = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
+      const drained = onNode.find((p) => p.name === 'drained');
+      expect(drained).toMatchObject({
+        uid,
+        labels: { app: 'drained' },
+        annotations: { a: 'b' },
+        phase: 'Running',
+        daemonSet: false,
+        mirror: false,
+        terminationGracePeriodSeconds: 45,
+        priorityClassName: 'system-node-critical',
+        volumeNames: [],
+      });
+      expect(drained?.deletedAtMs).toBeUndefined();
+      await s.cluster.deletePod({ namespace: ns, name: 'drained', uid: 'not-its-uid' }, 0);
+      expect((await s.cluster.podsOnNode(nodeName)).items.map((p) => p.name)).toContain('drained');
+      await s.cluster.deletePod({ namespace: ns, name: 'drained', uid }, 0);
+      expect((await s.cluster.podsOnNode(nodeName)).items.map((p) => p.name)).not.toContain('drained');
+      await s.cluster.deletePod({ namespace: ns, name: 'drained', uid }, 0);
+    });
+
+    it('evicts a pod its budget allows and refuses one its budget does not', async () => {
+      const free = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'free', namespace: ns, labels: { app: 'free' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      const guarded = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'guarded', namespace: ns, labels: { app: 'guarded' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      await s.seed({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'guard', namespace: ns },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'guarded' } } },
+      });
+      await s.waitForBudget('guard', 0);
+      const budget = (await s.cluster.podDisruptionBudgets()).items.find(
+        (b) => b.namespace === ns && b.name === 'guard',
+      );
+      expect(budget).toMatchObject({
+        minAvailable: 1,
+        disruptionsAllowed: 0,
+        currentHealthy: 1,
+        desiredHealthy: 1,
+        expectedPods: 1,
+      });
+
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'guarded', uid: guarded })).toBe('blocked');
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'free', uid: 'not-its-uid' })).toBe('gone');
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'nobody', uid: free })).toBe('gone');
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'free', uid: free })).toBe('evicted');
+      // Evicted with the pod's grace period: it is terminating until its kubelet confirms.
+      const after = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
+      expect(after.find((p) => p.name === 'free')?.deletedAtMs).toBeTypeOf('number');
+      expect(after.find((p) => p.name === 'guarded')?.deletedAtMs).toBeUndefined();
+    });
+
+    it('refuses to evict a pod that two budgets select', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'doubly', namespace: ns, labels: { app: 'doubly', tier: 'x' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      for (const [budget, label] of [
+        ['by-app', { app: 'doubly' }],
+        ['by-tier', { tier: 'x' }],
+      ] as const) {
+        await s.seed({
+          apiVersion: 'policy/v1',
+          kind: 'PodDisruptionBudget',
+          metadata: { name: budget, namespace: ns },
+          spec: { minAvailable: 0, selector: { matchLabels: label } },
+        });
+        await s.waitForBudget(budget, 1);
+      }
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'doubly', uid })).toBe('blocked');
+    });
+
+    it('allows no eviction under a maxUnavailable budget over a pod without a controller', async () => {
+      const uid = await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'orphan', namespace: ns, labels: { app: 'orphan' } },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      await s.seed({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'orphans', namespace: ns },
+        spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'orphan' } } },
+      });
+      await s.waitForBudget('orphans', 0);
+      expect(await s.cluster.evictPod({ namespace: ns, name: 'orphan', uid })).toBe('blocked');
+    });
+
+    it('leaves finished pods out of bound pods but lists them on their node', async () => {
+      await s.seedRunningPod(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'done', namespace: ns },
+          spec: { containers: [container('100m')] },
+        },
+        nodeName,
+      );
+      await s.finishPod('done');
+      const bound = (await s.cluster.boundPods()).items.filter((b) => b.pod.namespace === ns);
+      expect(bound.map((b) => b.pod.name)).not.toContain('done');
+      const node = (await s.cluster.nodes()).items.find((x) => x.name === nodeName);
+      expect(node?.pods.map((p) => p.name)).not.toContain('done');
+      const onNode = (await s.cluster.podsOnNode(nodeName)).items.filter((p) => p.namespace === ns);
+      expect(onNode.find((p) => p.name === 'done')?.phase).toBe('Succeeded');
+    });
+
+    it('reads DaemonSets with their pod template', async () => {
+      await s.seed({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent', namespace: ns },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: {
+            metadata: { labels: { app: 'agent' } },
+            spec: {
+              nodeSelector: { 'flotilla.test/none': s.id },
+              tolerations: [{ operator: 'Exists' }],
+              containers: [container('100m', '128Mi')],
+            },
+          },
+        },
+      });
+      const ds = (await s.cluster.daemonSets()).items.find((d) => d.namespace === ns && d.name === 'agent');
+      expect(ds?.template).toMatchObject({
+        labels: { app: 'agent' },
+        nodeSelector: { 'flotilla.test/none': s.id },
+        tolerations: [{ operator: 'Exists' }],
+        containers: [{ name: 'app', requests: { cpu: 100, memory: 128 * 2 ** 20 } }],
+      });
+    });
+
+    it('lists the VolumeAttachments of one node', async () => {
+      for (const [suffix, node] of [
+        ['a', nodeName],
+        ['b', n('other-node')],
+      ] as const) {
+        await s.seed({
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'VolumeAttachment',
+          metadata: { name: n(`ct-va-${suffix}`) },
+          spec: {
+            attacher: 'ebs.csi.aws.com',
+            nodeName: node,
+            source: { persistentVolumeName: n(`pv-${suffix}`) },
+          },
+        });
+      }
+      const attachments = await s.cluster.volumeAttachments(nodeName);
+      expect(attachments.filter((a) => a.name.endsWith(s.id))).toEqual([
+        { name: n('ct-va-a'), nodeName, persistentVolumeName: n('pv-a') },
+      ]);
+    });
+
+    it('keeps a deleted Node until its finalizers are removed', async () => {
+      const name = n('ct-gone-node');
+      await s.seedNode({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name, finalizers: ['karpenter.sh/termination'] },
+        spec: { taints: [{ key: 'flotilla.test/contract', value: s.id, effect: 'NoSchedule' }] },
+        status: { capacity: { cpu: '2' }, allocatable: { cpu: '2' } },
+      });
+      await s.cluster.deleteNode(name);
+      const deleting = await s.cluster.node(name);
+      expect(deleting).toMatchObject({ deleting: true, unschedulable: true });
+      expect(deleting?.deletedAtMs).toBeTypeOf('number');
+      await s.cluster.patchNode(name, { removeFinalizers: ['karpenter.sh/termination'] });
+      expect(await s.cluster.node(name)).toBeUndefined();
+      await s.cluster.deleteNode(name);
+    });
+  });
+}

@@ -1,0 +1,67 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { LeaseStore } from '../../shared/ports/lease.ts';
+
+const t0 = new Date('2026-05-01T12:00:00Z');
+const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+
+/**
+ * What every LeaseStore promises (shared/ports/lease.ts), run against the DynamoDB store on moto
+ * and the simulator's in-memory one. `makeStore` gives an empty store for every test.
+ */
+export function describeLeaseContract(name: string, makeStore: () => Promise<LeaseStore>): void {
+  describe(`LeaseStore contract: ${name}`, () => {
+    let store: LeaseStore;
+
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+
+    it('lets exactly one of ten concurrent invocations take the lease', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.acquire('provisioner', `invocation-${i}`, t0, 30)),
+      );
+      const winners = results.filter((lease) => lease !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]).toMatchObject({ name: 'provisioner', token: 1, expiresAtMs: at(30).getTime() });
+    });
+
+    it('hands an expired lease to the next invocation with a new fencing token', async () => {
+      const first = await store.acquire('provisioner', 'a', t0, 30);
+      expect(first?.token).toBe(1);
+      expect(await store.acquire('provisioner', 'b', at(29), 30)).toBeUndefined();
+      const second = await store.acquire('provisioner', 'b', at(31), 30);
+      expect(second).toMatchObject({ holder: 'b', token: 2 });
+      if (!first || !second) throw new Error('unreachable');
+      // The first holder has lost it: no renewal, and its fencing check fails.
+      expect(await store.isHeld(first, at(32))).toBe(false);
+      expect(await store.renew(first, at(32), 30)).toBeUndefined();
+      expect(await store.isHeld(second, at(32))).toBe(true);
+    });
+
+    it('renews a held lease and reports it not held once it expires', async () => {
+      const lease = await store.acquire('provisioner', 'a', t0, 30);
+      if (!lease) throw new Error('no lease');
+      const renewed = await store.renew(lease, at(20), 30);
+      expect(renewed).toMatchObject({ token: 1, expiresAtMs: at(50).getTime() });
+      if (!renewed) throw new Error('no renewal');
+      expect(await store.isHeld(renewed, at(49))).toBe(true);
+      expect(await store.isHeld(renewed, at(51))).toBe(false);
+    });
+
+    it('releases early so the next invocation need not wait, but never releases a lease it lost', async () => {
+      const a = await store.acquire('provisioner', 'a', t0, 30);
+      if (!a) throw new Error('no lease');
+      await store.release(a);
+      const b = await store.acquire('provisioner', 'b', at(1), 30);
+      expect(b).toMatchObject({ holder: 'b', token: 2 });
+      if (!b) throw new Error('no lease');
+      await store.release(a);
+      expect(await store.isHeld(b, at(2))).toBe(true);
+    });
+
+    it('keeps leases of different names apart', async () => {
+      expect(await store.acquire('provisioner', 'a', t0, 30)).toBeDefined();
+      expect(await store.acquire('disruption', 'b', t0, 30)).toBeDefined();
+    });
+  });
+}

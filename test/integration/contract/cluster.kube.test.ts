@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  PolicyV1Api,
+  StorageV1Api,
+  setHeaderOptions,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { type ContractManifest, describeClusterContract } from '../../contract/cluster-contract.ts';
+import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
+import { kube } from '../../harness/index.ts';
+import { waitFor } from '../../harness/proc.ts';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const ignore = () => undefined;
+
+const CUSTOM: Record<string, { group: string; version: string; plural: string }> = {
+  NodePool: { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' },
+  EC2NodeClass: { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' },
+};
+
+describeClusterContract('kube adapter on a real API server', async () => {
+  const { kubeConfig: kc } = await kube();
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const storage = kc.makeApiClient(StorageV1Api);
+  const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+  const cluster = makeKubeCluster({
+    kubeConfig: kc,
+    logger: makeLogger({}, { level: 'error', sink: () => undefined }),
+    clock,
+  });
+  const id = randomBytes(3).toString('hex');
+  const namespace = `contract-${id}`;
+  const created: { kind: string; name: string }[] = [];
+
+  await core.createNamespace({ body: { metadata: { name: namespace, labels: { team: `t-${id}` } } } });
+  await waitFor(
+    'the default service account',
+    async () => (await core.readNamespacedServiceAccount({ namespace, name: 'default' })) && true,
+    { timeoutMs: 30_000 },
+  );
+
+  async function createPod(manifest: ContractManifest): Promise<V1Pod> {
+    return core.createNamespacedPod({ namespace, body: manifest as unknown as V1Pod });
+  }
+
+  return {
+    cluster,
+    clock,
+    id,
+    namespace,
+    async seed(manifest) {
+      const name = manifest.metadata.name;
+      created.push({ kind: manifest.kind, name });
+      const target = CUSTOM[manifest.kind];
+      if (target !== undefined) {
+        await custom.createClusterCustomObject({ ...target, body: manifest });
+      } else if (manifest.kind === 'PodDisruptionBudget') {
+        await policy.createNamespacedPodDisruptionBudget({ namespace, body: manifest as never });
+      } else if (manifest.kind === 'DaemonSet') {
+        await apps.createNamespacedDaemonSet({ namespace, body: manifest as never });
+      } else if (manifest.kind === 'VolumeAttachment') {
+        await storage.createVolumeAttachment({ body: manifest as never });
+      } else {
+        throw new Error(`the kube fixture cannot seed ${manifest.kind}`);
+      }
+    },
+    async seedNode(manifest) {
+      const { status, ...rest } = manifest as ContractManifest & { status?: V1Node['status'] };
+      created.push({ kind: 'Node', name: manifest.metadata.name });
+      await core.createNode({ body: rest as unknown as V1Node });
+      if (status !== undefined) {
+        const now = new Date();
+        const conditions = (status.conditions ?? []).map((c) => ({
+          ...c,
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        }));
+        await core.patchNodeStatus(
+          { name: manifest.metadata.name, body: { status: { ...status, conditions } } },
+          mergePatch,
+        );
+      }
+    },
+    async seedUnschedulablePod(manifest) {
+      const pod = await createPod(manifest);
+      await waitFor(
+        `pod ${manifest.metadata.name} to be marked Unschedulable`,
+        async () => {
+          const read = await core.readNamespacedPod({ namespace, name: manifest.metadata.name });
+          const cond = read.status?.conditions?.find((c) => c.type === 'PodScheduled');
+          return cond?.status === 'False' && cond.reason === 'Unschedulable' ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      return pod.metadata?.uid ?? '';
+    },
+    async seedRunningPod(manifest, nodeName) {
+      const spec = manifest['spec'] as Record<string, unknown>;
+      const pod = await createPod({ ...manifest, spec: { ...spec, nodeName } });
+      const now = new Date();
+      await core.patchNamespacedPodStatus(
+        {
+          namespace,
+          name: manifest.metadata.name,
+          body: {
+            status: {
+              phase: 'Running',
+              conditions: [
+                { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+                { type: 'Ready', status: 'True', lastTransitionTime: now },
+              ],
+            },
+          },
+        },
+        mergePatch,
+      );
+      return pod.metadata?.uid ?? '';
+    },
+    async finishPod(name) {
+      await core.patchNamespacedPodStatus(
+        { namespace, name, body: { status: { phase: 'Succeeded' } } },
+        mergePatch,
+      );
+    },
+    async waitForBudget(name, disruptionsAllowed) {
+      await waitFor(
+        `PodDisruptionBudget ${name} to allow ${disruptionsAllowed} disruptions`,
+        async () => {
+          const pdb = await policy.readNamespacedPodDisruptionBudget({ namespace, name });
+          const st = pdb.status;
+          const looked = (st?.conditions ?? []).some((c) => c.type === 'DisruptionAllowed');
+          return looked && st?.disruptionsAllowed === disruptionsAllowed ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+    },
+    async podEvents(name) {
+      const list = await core.listNamespacedEvent({
+        namespace,
+        fieldSelector: `involvedObject.name=${name}`,
+      });
+      return list.items
+        .filter((e) => e.source?.component === 'flotilla')
+        .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', count: e.count ?? 0 }));
+    },
+    async cleanup() {
+      const claims = await custom
+        .listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' })
+        .then((l) =>
+          ((l as { items: { metadata: { name: string } }[] }).items ?? []).map((c) => c.metadata.name),
+        )
+        .catch(() => [] as string[]);
+      await forceDeleteNodeClaims(
+        kc,
+        claims.filter((c) => c.endsWith(id)),
+      );
+      for (const { kind, name } of created.reverse()) {
+        const target = CUSTOM[kind];
+        if (target !== undefined) await custom.deleteClusterCustomObject({ ...target, name }).catch(ignore);
+        if (kind === 'VolumeAttachment') await storage.deleteVolumeAttachment({ name }).catch(ignore);
+        if (kind === 'Node') {
+          await core.patchNode({ name, body: { metadata: { finalizers: null } } }, mergePatch).catch(ignore);
+          await core.deleteNode({ name }).catch(ignore);
+        }
+      }
+      await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 }).catch(ignore);
+      await core.deleteNamespace({ name: namespace }).catch(ignore);
+    },
+  };
+});

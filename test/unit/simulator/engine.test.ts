@@ -1,0 +1,230 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatBasicSummary, percentile } from '../../../shared/simulator/basic-summary.ts';
+import { simulate } from '../../../shared/simulator/engine.ts';
+import type { SimulationRecord } from '../../../shared/simulator/record.ts';
+import { loadScenario, parseScenario } from '../../../shared/simulator/scenario.ts';
+
+const examples = path.resolve(import.meta.dirname, '../../../examples');
+const records = new Map<string, Promise<SimulationRecord>>();
+
+/** One run per example, shared by the tests that look at it. */
+function run(name: string): Promise<SimulationRecord> {
+  let record = records.get(name);
+  if (record === undefined) {
+    record = simulate(loadScenario(path.join(examples, `${name}.yaml`)));
+    records.set(name, record);
+  }
+  return record;
+}
+
+const minutes = (record: SimulationRecord, atMs: number) => (atMs - record.scenario.startMs) / 60_000;
+const family = (instanceType: string) => instanceType.split('.')[0] ?? '';
+const last = <T>(list: readonly T[]): T | undefined => list[list.length - 1];
+
+describe.each(['steady-web', 'batch-burst', 'gpu-jobs', 'spot-storm'])('example %s', (name) => {
+  it('gives the same record on every run', async () => {
+    const first = await run(name);
+    const again = await simulate(loadScenario(path.join(examples, `${name}.yaml`)));
+    expect(again).toEqual(first);
+    expect(first.samples.length).toBe(first.scenario.durationMs / 30_000 + 1);
+    expect(
+      first.decisions.every((d) => typeof d['atMs'] === 'number' && typeof d['message'] === 'string'),
+    ).toBe(true);
+  });
+});
+
+describe('the example scenarios', () => {
+  it('steady-web: every pod runs, on spot and on-demand nodes, and the interrupted pods run again', async () => {
+    const r = await run('steady-web');
+    expect(r.unschedulable).toEqual([]);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 14 });
+    expect(new Set(r.launches.map((l) => l.capacityType))).toEqual(new Set(['spot', 'on-demand']));
+    expect(new Set(r.launches.map((l) => l.instanceType)).size).toBeGreaterThan(1);
+    for (const l of r.launches) expect(l.capacityType).toBe(l.nodePool === 'spot' ? 'spot' : 'on-demand');
+    expect(r.interruptions).toHaveLength(1);
+    expect(r.interruptions[0]).toMatchObject({ kind: 'spot-interruption', handled: true });
+    expect(r.terminations).toEqual([
+      expect.objectContaining({ reason: 'interruption', nodeClaim: r.interruptions[0]?.nodeClaim }),
+    ]);
+    const interruptedAt = r.interruptions[0]?.atMs ?? 0;
+    expect(r.launches.some((l) => l.nodePool === 'spot' && l.atMs >= interruptedAt)).toBe(true);
+    // Every pod waited for a node to boot (45s), none much longer.
+    expect(percentile(r.podWaitsMs, 0.5)).toBeGreaterThanOrEqual(45_000);
+    expect(percentile(r.podWaitsMs, 0.95)).toBeLessThan(120_000);
+    const messages = new Set(r.decisions.map((d) => d['message']));
+    for (const m of [
+      'launch decided',
+      'registered nodeclaim',
+      'initialized nodeclaim',
+      'instance interrupted',
+    ]) {
+      expect(messages).toContain(m);
+    }
+  });
+
+  it('gpu-jobs: GPU jobs land on GPU instance types, the CPU service never does', async () => {
+    const r = await run('gpu-jobs');
+    const gpu = r.launches.filter((l) => l.nodePool === 'gpu');
+    const general = r.launches.filter((l) => l.nodePool === 'general');
+    expect(gpu.length).toBeGreaterThan(0);
+    for (const l of gpu) expect(['g5', 'g6', 'p4d']).toContain(family(l.instanceType));
+    expect(general.length).toBeGreaterThan(0);
+    for (const l of general) expect(family(l.instanceType)).toMatch(/^[cm]\d/);
+    // 3 service replicas, 4 fine-tuning and 12 inference pods.
+    expect(r.podWaitsMs).toHaveLength(19);
+    expect(r.unschedulable).toEqual([]);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 3 });
+  });
+
+  it('spot-storm: six interruptions handled, and nothing launched where EC2 has no spot capacity', async () => {
+    const r = await run('spot-storm');
+    expect(r.interruptions).toHaveLength(6);
+    expect(r.interruptions.every((i) => i.handled)).toBe(true);
+    expect(r.terminations.filter((t) => t.reason === 'interruption')).toHaveLength(6);
+    const during = r.launches.filter((l) => minutes(r, l.atMs) >= 8 && minutes(r, l.atMs) < 25);
+    expect(during.length).toBeGreaterThanOrEqual(6);
+    for (const l of during) expect(l.capacityType === 'spot' && family(l.instanceType) === 'c6i').toBe(false);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 24 });
+  });
+
+  it('batch-burst: all 200 job pods run, none on m6i spot while it has no capacity', async () => {
+    const r = await run('batch-burst');
+    expect(r.podWaitsMs).toHaveLength(204);
+    expect(r.unschedulable).toEqual([]);
+    for (const l of r.launches.filter((x) => minutes(r, x.atMs) < 20)) {
+      expect(l.capacityType === 'spot' && family(l.instanceType) === 'm6i').toBe(false);
+    }
+    expect(r.launches.filter((l) => l.nodePool === 'batch').length).toBeGreaterThan(0);
+    expect(Math.max(...r.samples.map((s) => s.runningPods))).toBe(84);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 4 });
+  });
+});
+
+describe('the engine', () => {
+  const small = (workloads: string, events = '') => `name: small
+duration: 10m
+bootDelay: 30s
+ec2NodeClasses:
+  - apiVersion: karpenter.k8s.aws/v1
+    kind: EC2NodeClass
+    metadata: { name: default }
+    spec:
+      role: R
+      amiSelectorTerms: [{ alias: al2023@latest }]
+      subnetSelectorTerms: [{ tags: { k: v } }]
+      securityGroupSelectorTerms: [{ tags: { k: v } }]
+nodePools:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: { name: default }
+    spec:
+      template:
+        spec:
+          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
+          requirements:
+            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }
+            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
+${workloads}${events}`;
+
+  it('leaves pods no NodePool can host pending, with the reasons per NodePool', async () => {
+    const r = await simulate(
+      parseScenario(
+        small(`workloads:
+  - kind: Deployment
+    name: huge
+    replicas: 2
+    template:
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "500" } }
+`),
+      ),
+    );
+    expect(r.launches).toEqual([]);
+    expect(r.unschedulable.map((u) => u.name)).toEqual(['huge-00001', 'huge-00002']);
+    expect(r.unschedulable[0]?.reasons.join(' ')).toMatch(/nodePool default/);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 2, runningPods: 0, nodes: 0 });
+    expect(formatBasicSummary(r)).toMatch(
+      /Pods left unschedulable: 2\n {2}default\/huge-00001: nodePool default/,
+    );
+  });
+
+  it('counts an interruption as not handled while its pods cannot run again', async () => {
+    const text = small(
+      `workloads:
+  - kind: Deployment
+    name: web
+    replicas: 1
+    template:
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "1" } }
+`,
+      `events:
+  - kind: SpotInterruption
+    at: 4m
+  - kind: InsufficientCapacity
+    from: 3m
+    capacityType: spot
+`,
+    ).replace('values: [on-demand]', 'values: [spot]');
+    const r = await simulate(parseScenario(text));
+    expect(r.interruptions).toEqual([expect.objectContaining({ kind: 'spot-interruption', handled: false })]);
+    expect(r.launches).toHaveLength(1);
+    expect(r.unschedulable).toEqual([
+      {
+        namespace: 'default',
+        name: 'web-00002',
+        reasons: [expect.stringMatching(/^nodePool default: no instance type with an available offering/)],
+      },
+    ]);
+  });
+
+  it('logs an interruption with no spot instance to take as skipped', async () => {
+    const r = await simulate(
+      parseScenario(
+        small(
+          `workloads:
+  - kind: Deployment
+    name: web
+    replicas: 1
+    template:
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "1" } }
+`,
+          'events:\n  - kind: SpotInterruption\n    at: 5m\n',
+        ),
+      ),
+    );
+    expect(r.interruptions).toEqual([]);
+    expect(r.decisions.find((d) => d['message'] === 'interruption skipped')).toMatchObject({
+      source: 'simulator',
+      atMs: r.scenario.startMs + 5 * 60_000,
+    });
+    expect(r.launches).toEqual([expect.objectContaining({ capacityType: 'on-demand', nodePool: 'default' })]);
+    expect(r.podWaitsMs).toEqual([expect.any(Number)]);
+  });
+});
+
+describe('the basic summary', () => {
+  it('takes nearest-rank percentiles', () => {
+    expect(percentile([5, 1, 3, 2, 4], 0.5)).toBe(3);
+    expect(percentile([5, 1, 3, 2, 4], 0.95)).toBe(5);
+    expect(percentile([], 0.5)).toBeUndefined();
+  });
+
+  it('names launches by type and capacity type, cost, waits and interruptions', async () => {
+    const r = await run('steady-web');
+    const text = formatBasicSummary(r);
+    expect(text).toMatch(/^Scenario steady-web \(40m in us-east-1\)/);
+    expect(text).toMatch(new RegExp(`Nodes launched: ${r.launches.length}\\n`));
+    expect(text).toMatch(/c6gd\.2xlarge +spot +\d+/);
+    expect(text).toMatch(/Interruptions: 1 \(1 handled\)/);
+    expect(text).toMatch(/Pod wait: \d+ pods got a node; p50 \d+s, p95 \d+s/);
+  });
+});
