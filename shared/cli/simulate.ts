@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatBasicSummary, formatOffset } from '../simulator/basic-summary.ts';
+import { writeReports } from '../simulator/decision-log.ts';
 import { simulate } from '../simulator/engine.ts';
 import { loadScenario, ScenarioError } from '../simulator/scenario.ts';
+import { formatDuration } from '../simulator/stats.ts';
 import type { CliIo } from './main.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -13,8 +14,9 @@ export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
 export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>]
 
 Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
-prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the decision
-log (decisions.jsonl) and the whole record (record.json) into --out (default .flotilla-sim).
+prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the summary
+(summary.txt), an HTML report with charts (report.html), the decision log (decisions.jsonl) and
+the whole record (record.json) into --out (default .flotilla-sim).
 `;
 
 /** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
@@ -49,7 +51,7 @@ export async function runSimulate(args: readonly string[], io: CliIo): Promise<n
     return 1;
   }
 
-  io.err(`Simulating ${scenario.name} (${formatOffset(scenario.durationMs)} of virtual time)…\n`);
+  io.err(`Simulating ${scenario.name} (${formatDuration(scenario.durationMs)} of virtual time)…\n`);
   const step = Math.max(scenario.sampleIntervalMs, Math.ceil(scenario.durationMs / 12 / 60_000) * 60_000);
   let lastReported = -1;
   const started = Date.now();
@@ -59,24 +61,16 @@ export async function runSimulate(args: readonly string[], io: CliIo): Promise<n
       if (bucket === lastReported && p.offsetMs < p.durationMs) return;
       lastReported = bucket;
       io.err(
-        `  ${formatOffset(p.offsetMs).padStart(7)} / ${formatOffset(p.durationMs)}  nodes ${String(p.nodes).padStart(3)}  pending ${String(p.pendingPods).padStart(4)}  running ${String(p.runningPods).padStart(4)}  $${p.costPerHour.toFixed(2)}/h\n`,
+        `  ${formatDuration(p.offsetMs).padStart(7)} / ${formatDuration(p.durationMs)}  nodes ${String(p.nodes).padStart(3)}  pending ${String(p.pendingPods).padStart(4)}  running ${String(p.runningPods).padStart(4)}  $${p.costPerHour.toFixed(2)}/h\n`,
       );
     },
   });
   io.err(`Done in ${((Date.now() - started) / 1000).toFixed(1)}s.\n\n`);
 
-  fs.mkdirSync(outDir, { recursive: true });
-  const decisionsFile = path.join(outDir, 'decisions.jsonl');
-  fs.writeFileSync(
-    decisionsFile,
-    record.decisions
-      .map((d) => JSON.stringify(d))
-      .join('\n')
-      .concat('\n'),
-  );
+  const paths = writeReports(record, outDir);
   fs.writeFileSync(path.join(outDir, 'record.json'), `${JSON.stringify(record)}\n`);
-  io.out(formatBasicSummary(record));
-  io.out(`\nDecision log: ${decisionsFile}\n`);
+  io.out(fs.readFileSync(paths.summary, 'utf8'));
+  io.out(`\nReport (open in a browser): ${paths.html}\nDecision log: ${paths.decisions}\n`);
   return 0;
 }
 

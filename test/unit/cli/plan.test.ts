@@ -208,7 +208,7 @@ describe('flotilla plan', () => {
       `${cluster}:${lineOf(cluster, 'cpu: lots')}:16: pod "shop/search-0": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity`,
     );
     expect(err).toContain(
-      `${pools}:${lineOf(pools, 'operator: Bigger')}:21: nodePool "general": spec.template.spec.requirements[3][0].operator: "Bigger" is not one of`,
+      `${pools}:${lineOf(pools, 'operator: Bigger')}:21: nodePool "general": spec.template.spec.requirements[3].operator: "Bigger" is not one of`,
     );
   });
 

@@ -21,10 +21,10 @@ describe('flotilla simulate', () => {
     const out = path.join(dir, 'run');
     const result = await run('simulate', path.join(examples, 'spot-storm.yaml'), '--out', out);
     expect(result.code).toBe(0);
-    expect(result.err).toMatch(/^Simulating spot-storm \(35m of virtual time\)/);
-    expect(result.err).toMatch(/ 35m \/ 35m {2}nodes +\d+ +pending +0 +running +24/);
-    expect(result.out).toMatch(/^Scenario spot-storm/);
-    expect(result.out).toMatch(/Interruptions: 6 \(6 handled\)/);
+    expect(result.err).toMatch(/^Simulating spot-storm \(35m00s of virtual time\)/);
+    expect(result.err).toMatch(/ 35m00s \/ 35m00s {2}nodes +\d+ +pending +0 +running +24/);
+    expect(result.out).toMatch(/^Flotilla simulation "spot-storm"/);
+    expect(result.out).toMatch(/Interruptions: 6 \(6 handled, 0 not handled\)/);
     const lines = readFileSync(path.join(out, 'decisions.jsonl'), 'utf8').trimEnd().split('\n');
     const decisions = lines.map((l) => JSON.parse(l) as { atMs: number; message: string });
     expect(decisions.filter((d) => d.message === 'instance interrupted')).toHaveLength(6);
@@ -39,7 +39,8 @@ describe('flotilla simulate', () => {
   it('runs the embedded default scenario when given none', async () => {
     const result = await run('simulate', '--out', path.join(dir, 'default'));
     expect(result.code).toBe(0);
-    expect(result.out).toMatch(/^Scenario steady-web/);
+    expect(result.out).toMatch(/^Flotilla simulation "steady-web"/);
+    expect(readFileSync(path.join(dir, 'default', 'report.html'), 'utf8')).toContain('chart-nodes');
     expect(readFileSync(path.join(dir, 'default', 'decisions.jsonl'), 'utf8')).toMatch(/"launch decided"/);
   });
 
