@@ -83,6 +83,12 @@ export interface FlotillaClusterProps {
   /** @default 'info' */
   readonly logLevel?: LogLevel;
   /**
+   * What EC2 Instance Rebalance Recommendations do: `event` records a SpotRebalanceRecommendation
+   * Event only (Karpenter's behaviour); `drain` terminates the node like a spot interruption.
+   * @default 'event'
+   */
+  readonly rebalanceAction?: 'event' | 'drain';
+  /**
    * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
    * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
    * `cdk destroy` deletes it.
@@ -304,7 +310,7 @@ export class FlotillaCluster extends Construct {
       },
       garbageCollection: {
         rate: props.garbageCollectionInterval ?? Duration.minutes(2),
-        what: 'collect orphaned instances and NodeClaims',
+        what: 'collect orphaned instances and NodeClaims and sweep terminating NodeClaims',
       },
       disruption: { rate: props.disruptionInterval ?? Duration.minutes(1), what: 'evaluate disruption' },
     };
@@ -493,6 +499,7 @@ export class FlotillaCluster extends Construct {
       nodeRoleName: this.nodeRole.roleName,
       instanceProfileName: this.instanceProfile.instanceProfileName,
       logLevel: this.props.logLevel ?? 'info',
+      rebalanceAction: this.props.rebalanceAction ?? 'event',
     };
   }
 

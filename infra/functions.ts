@@ -137,18 +137,58 @@ export const provisionerFunction: FunctionDefinition = {
 };
 
 /**
+ * Acts on EC2 and AWS Health events from the interruption queue (spot interruption warnings,
+ * rebalance recommendations, stopping/terminating state changes, scheduled changes,
+ * capacity-reservation interruptions): deletes the NodeClaim, records Events, backs off the spot
+ * offering and starts the drain on the termination queue.
+ */
+export const interruptionFunction: FunctionDefinition = {
+  name: 'interruption',
+  entry: 'lambdas/interruption/handler.ts',
+  description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
+  triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
+  env: [...baseEnv, 'terminationQueueUrl', 'rebalanceAction'],
+  // stateWrite: the ICE back-off of an interrupted spot offering; describe: instance look-ups.
+  permissions: ['describe', 'stateWrite', 'sendTermination', 'kubernetes'],
+  // Well inside the interruption queue's 1-minute visibility timeout.
+  timeout: Duration.seconds(45),
+};
+
+/**
+ * Terminates NodeClaims being deleted: taints and drains the Node (Eviction API, Karpenter's tiers,
+ * PDBs, terminationGracePeriod), waits for volume attachments, terminates the instance and
+ * removes the finalizers. Work that must wait continues through delayed messages on the
+ * termination queue; the garbage-collection schedule also sweeps every terminating NodeClaim
+ * (deleted with kubectl, by a lifecycle timeout, or whose message chain was lost).
+ */
+export const terminationFunction: FunctionDefinition = {
+  name: 'termination',
+  entry: 'lambdas/termination/handler.ts',
+  description: 'Flotilla: drain and terminate nodes of deleted NodeClaims',
+  triggers: [
+    { kind: 'queue', queue: 'termination', batchSize: 10 },
+    { kind: 'schedule', schedule: 'garbageCollection' },
+  ],
+  env: [...baseEnv, 'terminationQueueUrl'],
+  permissions: ['describe', 'terminate', 'sendTermination', 'kubernetes'],
+  // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
+  timeout: Duration.minutes(2),
+};
+
+/**
  * The Lambdas of one cluster, one row each. Adding a Lambda is adding its row here once its
  * handler file exists: the construct derives its role, log group, failure queue, trigger, alarms
  * and log queries from the row.
  *
  * Rows to come (their queues, schedules and policies already exist in the stack):
- * - interruption: `{ kind: 'queue', queue: 'interruption', batchSize: 10 }`, permissions describe,
- *   stateWrite, sendTermination, kubernetes.
- * - termination: `{ kind: 'queue', queue: 'termination', batchSize: 10 }`, permissions describe,
- *   terminate, kubernetes.
  * - disruption: the `disruption` schedule, permissions describe, stateRead, sendTermination,
  *   kubernetes.
  * - garbage-collector: the `garbageCollection` schedule, permissions describe, terminate,
  *   kubernetes.
  */
-export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [catalogFunction, provisionerFunction];
+export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
+  catalogFunction,
+  provisionerFunction,
+  interruptionFunction,
+  terminationFunction,
+];

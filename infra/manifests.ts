@@ -31,7 +31,8 @@ const read = ['get', 'list', 'watch'];
 
 /**
  * What the Lambdas do in the cluster, and nothing more: read the scheduling inputs, manage
- * NodeClaims and their Nodes, evict (never delete) pods when draining, write status and events.
+ * NodeClaims and their Nodes, evict pods when draining (deleting them only once a NodeClaim's
+ * terminationGracePeriod runs out), write status and events.
  */
 export const CONTROLLER_RULES: readonly Rule[] = [
   { apiGroups: ['karpenter.sh'], resources: ['nodepools', 'nodeclaims'], verbs: read },
@@ -57,6 +58,8 @@ export const CONTROLLER_RULES: readonly Rule[] = [
   },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch', 'update', 'delete'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  // Force deletion at the terminationGracePeriod deadline, as Karpenter's terminator does.
+  { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
   { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   {
     apiGroups: ['apps'],

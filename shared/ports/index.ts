@@ -3,3 +3,4 @@ export * from './cloud.ts';
 export * from './cluster.ts';
 export * from './lease.ts';
 export * from './state.ts';
+export * from './work-queue.ts';

@@ -21,6 +21,12 @@ export const EnvVar = {
   nodeRoleName: 'FLOTILLA_NODE_ROLE_NAME',
   /** Name of the instance profile of the node role (the default for `spec.instanceProfile`). */
   instanceProfileName: 'FLOTILLA_INSTANCE_PROFILE_NAME',
+  /**
+   * What the interruption Lambda does with EC2 Instance Rebalance Recommendations: `event` (record
+   * a SpotRebalanceRecommendation Event only, as Karpenter) or `drain` (terminate the node like a
+   * spot interruption).
+   */
+  rebalanceAction: 'FLOTILLA_REBALANCE_ACTION',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
 } as const;

@@ -75,9 +75,9 @@ describe('cdk synth -c clusterName=test', () => {
     const template = JSON.parse(fs.readFileSync(path.join(out, 'Flotilla-test.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string }>;
     };
-    // catalog and provisioner.
+    // catalog, provisioner, interruption and termination.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(
-      2,
+      4,
     );
     const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
       pluginReports: { violations?: unknown[] }[];
@@ -85,12 +85,13 @@ describe('cdk synth -c clusterName=test', () => {
     expect(report.pluginReports.flatMap((r) => r.violations ?? [])).toEqual([]);
   });
 
-  it('bundles the catalog and provisioner Lambdas with local esbuild into ESM modules with source maps that load', async () => {
-    expect(log).toContain('Bundling asset Flotilla-test/Flotilla/CatalogFunction');
-    expect(log).toContain('Bundling asset Flotilla-test/Flotilla/ProvisionerFunction');
+  it('bundles every Lambda with local esbuild into ESM modules with source maps that load', async () => {
+    for (const fn of ['Catalog', 'Provisioner', 'Interruption', 'Termination']) {
+      expect(log).toContain(`Bundling asset Flotilla-test/Flotilla/${fn}Function`);
+    }
     expect(log).not.toMatch(/docker/i);
     const assets = fs.readdirSync(out).filter((name) => name.startsWith('asset.'));
-    expect(assets).toHaveLength(2);
+    expect(assets).toHaveLength(4);
     const sizes: Record<string, unknown>[] = [];
     for (const asset of assets) {
       const dir = path.join(out, asset);
@@ -110,6 +111,7 @@ describe('cdk synth -c clusterName=test', () => {
             ...offlineEnv(),
             [EnvVar.clusterName]: 'test',
             [EnvVar.stateTable]: 'table',
+            [EnvVar.terminationQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/termination',
             // What the provisioner needs to reach its cluster (not supplied by the stack yet).
             [ClusterAccessEnvVar.clusterEndpoint]: 'https://example.eks.amazonaws.com',
             [ClusterAccessEnvVar.clusterCa]: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',

@@ -61,17 +61,22 @@ describe('renderClusterManifests', () => {
     ]);
   });
 
-  it('gives the controller least privilege: no wildcards, no secrets, evictions instead of pod deletes', () => {
+  it('gives the controller least privilege: no wildcards, no secrets, pods only read, evicted or deleted', () => {
     const rules = find('ClusterRole', 'flotilla-controller')?.rules ?? [];
     expect(rules.length).toBeGreaterThan(0);
     for (const rule of rules) {
       for (const field of [rule.apiGroups, rule.resources, rule.verbs]) expect(field).not.toContain('*');
       expect(rule.resources).not.toContain('secrets');
-      if (rule.resources.includes('pods')) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+      // Reads, plus the force deletion at a terminationGracePeriod deadline: never create or patch.
+      if (rule.resources.includes('pods'))
+        expect(['get', 'list', 'watch', 'delete']).toEqual(expect.arrayContaining(rule.verbs));
     }
     const can = (resource: string, verb: string) =>
       rules.some((r) => r.resources.includes(resource) && r.verbs.includes(verb));
     expect(can('pods/eviction', 'create')).toBe(true);
+    expect(can('pods', 'delete')).toBe(true);
+    expect(can('pods', 'patch')).toBe(false);
+    expect(can('volumeattachments', 'list')).toBe(true);
     expect(can('nodeclaims', 'create')).toBe(true);
     expect(can('nodeclaims/status', 'patch')).toBe(true);
     expect(can('nodes', 'delete')).toBe(true);

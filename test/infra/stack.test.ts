@@ -82,6 +82,58 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
+  it('feeds the interruption Lambda from the interruption queue, with the termination queue and rebalance setting', () => {
+    const { stack, cluster } = built;
+    const fn = cluster.functions['interruption'];
+    expect(fn).toBeDefined();
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: ref(stack, cluster.queues.interruption.queueArn),
+      FunctionName: ref(stack, fn?.functionName ?? ''),
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 45,
+      Environment: {
+        Variables: Match.objectLike({
+          [EnvVar.terminationQueueUrl]: ref(stack, cluster.queues.termination.queueUrl),
+          [EnvVar.rebalanceAction]: 'event',
+        }),
+      },
+    });
+  });
+
+  it('feeds the termination Lambda from the termination queue and the garbage-collection sweep', () => {
+    const { stack, cluster } = built;
+    const fn = cluster.functions['termination'];
+    expect(fn).toBeDefined();
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: ref(stack, cluster.queues.termination.queueArn),
+      FunctionName: ref(stack, fn?.functionName ?? ''),
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      Targets: [Match.objectLike({ Arn: ref(stack, fn?.functionArn ?? '') })],
+    });
+    // The drain's budget fits the function timeout, which fits the queue's visibility timeout.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 120,
+      Environment: {
+        Variables: Match.objectLike({
+          [EnvVar.terminationQueueUrl]: ref(stack, cluster.queues.termination.queueUrl),
+        }),
+      },
+    });
+  });
+
+  it('lets the default rebalance action be set to drain', () => {
+    const { template: drained } = makeStack({ rebalanceAction: 'drain' });
+    drained.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [EnvVar.rebalanceAction]: 'drain' }) },
+    });
+  });
+
   it('builds the catalog Lambda as nodejs22.x on arm64 with source maps, its env, a log group and an on-failure queue', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
@@ -110,9 +162,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
 
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
-    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the catalog's and provisioner's
-    // on-failure queues.
-    expect(Object.keys(queues)).toHaveLength(9);
+    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the on-failure queues of the
+    // schedule-driven catalog, provisioner and termination Lambdas.
+    expect(Object.keys(queues)).toHaveLength(10);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -162,14 +214,14 @@ describe('FlotillaCluster with its default Lambdas', () => {
         ),
       ).toBe(true);
     }
-    // The catalog's and provisioner's on-failure queues too.
-    expect(depthAlarms).toHaveLength(dlqs.length + 2);
+    // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, termination.
+    expect(depthAlarms).toHaveLength(dlqs.length + 3);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
-    // One per Lambda: catalog and provisioner.
-    expect(errorAlarms).toHaveLength(2);
+    // One per Lambda: catalog, provisioner, interruption and termination.
+    expect(errorAlarms).toHaveLength(4);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });

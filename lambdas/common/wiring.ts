@@ -1,0 +1,118 @@
+import { EKSClient } from '@aws-sdk/client-eks';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { type AwsCloud, makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
+import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
+import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
+import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
+import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
+import { ValidationError } from '../../shared/core/errors.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import type { Cluster } from '../../shared/ports/cluster.ts';
+import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
+import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
+
+// Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
+// the environment, SDK clients, the API server (found with eks:DescribeCluster unless set), the
+// Cluster and Cloud adapters.
+
+const BaseEnv = z.object({
+  AWS_REGION: z.string().min(1),
+  [EnvVar.clusterName]: z.string().min(1),
+  [EnvVar.stateTable]: z.string().min(1),
+  [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  [ClusterAccessEnvVar.clusterEndpoint]: z.url({ protocol: /^https$/ }).optional(),
+  [ClusterAccessEnvVar.clusterCa]: z.string().min(1).optional(),
+  [ClusterAccessEnvVar.kubernetesVersion]: z
+    .string()
+    .regex(/^1\.\d+$/, 'a Kubernetes minor such as 1.34')
+    .optional(),
+  [ClusterAccessEnvVar.serviceCidr]: z.string().min(1).optional(),
+  /** Local runs and tests reach the API server through a kubeconfig file instead of an EKS token. */
+  KUBECONFIG: z.string().min(1).optional(),
+});
+
+/** Parses the environment with `extra` fields added; lists every problem at once. */
+export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.ProcessEnv, extra: T) {
+  const parsed = BaseEnv.extend(extra).safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ValidationError(
+      `${lambda} Lambda environment`,
+      'env',
+      `${problems}; the CDK stack sets these variables`,
+    );
+  }
+  return parsed.data;
+}
+
+export interface Wiring {
+  readonly logger: Logger;
+  readonly clients: AwsClients;
+  readonly sqs: SQSClient;
+  readonly cluster: Cluster;
+  readonly cloud: AwsCloud;
+}
+
+/** Builds the adapters once per cold start. */
+export async function wire(
+  lambda: string,
+  config: z.infer<typeof BaseEnv>,
+  functionName: string,
+): Promise<Wiring> {
+  const clusterName = config[EnvVar.clusterName];
+  const region = config.AWS_REGION;
+  const logger = makeLogger({ lambda, cluster: clusterName }, { level: config[EnvVar.logLevel] });
+  const clients = makeAwsClients({ region, logger });
+  const access = await clusterAccess(config, logger);
+  const kubeConfig = makeKubeConfig(
+    config.KUBECONFIG === undefined
+      ? {
+          kind: 'eks',
+          clusterName,
+          region,
+          endpoint: access.endpoint,
+          caData: access.caData,
+          credentials: clients.ec2.config.credentials,
+        }
+      : { kind: 'file', path: config.KUBECONFIG },
+  );
+  const cluster = makeKubeCluster({ kubeConfig, logger, clock: systemClock, instance: functionName });
+  const serviceCidr = config[ClusterAccessEnvVar.serviceCidr] ?? access.serviceCidr;
+  const cloud = makeAwsCloud({
+    ec2: clients.ec2,
+    dynamodb: clients.dynamodb,
+    tableName: config[EnvVar.stateTable],
+    region,
+    cluster: {
+      name: clusterName,
+      endpoint: access.endpoint,
+      caBundle: access.caData,
+      ...(serviceCidr === undefined ? {} : { serviceCidr }),
+    },
+    clock: systemClock,
+    logger,
+  });
+  const sqs = new SQSClient(awsClientConfig({ region, logger }));
+  return { logger, clients, sqs, cluster, cloud };
+}
+
+/** The API server and version: from the environment when all are set, else from EKS itself. */
+async function clusterAccess(config: z.infer<typeof BaseEnv>, logger: Logger): Promise<ClusterAccess> {
+  const endpoint = config[ClusterAccessEnvVar.clusterEndpoint];
+  const caData = config[ClusterAccessEnvVar.clusterCa];
+  const kubernetesVersion = config[ClusterAccessEnvVar.kubernetesVersion];
+  if (endpoint !== undefined && caData !== undefined && kubernetesVersion !== undefined) {
+    return { endpoint, caData, kubernetesVersion };
+  }
+  const region = config.AWS_REGION;
+  const discovered = await describeClusterAccess(
+    new EKSClient(awsClientConfig({ region, logger })),
+    config[EnvVar.clusterName],
+  );
+  logger.info('cluster discovered', {
+    endpoint: discovered.endpoint,
+    kubernetesVersion: discovered.kubernetesVersion,
+  });
+  return discovered;
+}

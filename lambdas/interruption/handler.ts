@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
+import { loadEnv, wire } from '../common/wiring.ts';
+import { makeInterruptionHandler } from './run.ts';
+
+const config = loadEnv('interruption', process.env, {
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-interruption'),
+  [EnvVar.terminationQueueUrl]: z.url(),
+  [EnvVar.rebalanceAction]: z.enum(['event', 'drain']).default('event'),
+});
+
+// Built once per cold start.
+const { logger, sqs, cluster, cloud } = await wire('interruption', config, config.AWS_LAMBDA_FUNCTION_NAME);
+const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
+
+/**
+ * Interruption-queue target: EC2 spot interruption warnings, rebalance recommendations, instance
+ * state changes, AWS Health scheduled changes and capacity-reservation interruptions become
+ * graceful NodeClaim deletions whose drain starts on the termination queue.
+ */
+export const handler = makeInterruptionHandler({
+  logger,
+  indexNodeClaims: () => indexNodeClaims(cluster),
+  handle: (message, claims) =>
+    handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims, {
+      rebalance: config[EnvVar.rebalanceAction],
+    }),
+});

@@ -1,0 +1,40 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { TERMINATION_FINALIZER } from '../../shared/usecases/lifecycle-decide.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { loadEnv, wire } from '../common/wiring.ts';
+import { makeTerminationHandler } from './run.ts';
+
+const config = loadEnv('termination', process.env, {
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-termination'),
+  [EnvVar.terminationQueueUrl]: z.url(),
+});
+
+/** Passes over one NodeClaim per invocation; well inside the function's 2-minute timeout. */
+const BUDGET_MS = 60_000;
+
+// Built once per cold start.
+const { logger, sqs, cluster, cloud } = await wire('termination', config, config.AWS_LAMBDA_FUNCTION_NAME);
+const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
+
+/**
+ * Termination-queue and garbage-collection schedule target: cordons, drains (PDB-aware, in
+ * Karpenter's tiers, bounded by terminationGracePeriod), waits for volumes, terminates the
+ * instance and releases the finalizers; a drain that outlives the invocation continues through a
+ * delayed message.
+ */
+export const handler = makeTerminationHandler({
+  logger,
+  terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, systemClock.now()),
+  enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
+  terminatingNodeClaims: async () =>
+    (await cluster.nodeClaims()).items
+      .filter((c) => c.deleting && c.finalizers.includes(TERMINATION_FINALIZER))
+      .map((c) => c.name),
+  sleep: (ms) => sleep(ms),
+  nowMs: () => Date.now(),
+  budgetMs: BUDGET_MS,
+});

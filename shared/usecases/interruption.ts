@@ -1,0 +1,224 @@
+import type { CapacityType, Interruption, InterruptionKind } from '../core/index.ts';
+import type { Cloud, OfferingKey } from '../ports/cloud.ts';
+import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../ports/cluster.ts';
+import type { TerminationQueue } from '../ports/work-queue.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { parseInstanceId } from './lifecycle-decide.ts';
+import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
+
+// Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
+// already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE
+// back-offs. The drain itself is the termination use case's.
+
+export type { Interruption, InterruptionKind };
+
+/** What Flotilla does about an interruption kind. */
+export type InterruptionAction = 'cordonAndDrain' | 'event' | 'none';
+
+/** What to do with EC2 Instance Rebalance Recommendations. Karpenter only records an Event. */
+export type RebalanceAction = 'event' | 'drain';
+
+export interface InterruptionOptions {
+  /** @default 'event' */
+  readonly rebalance?: RebalanceAction;
+}
+
+interface KindPolicy {
+  readonly action: InterruptionAction;
+  /** The Event recorded on the NodeClaim (and its Node), Karpenter's AWS reasons. */
+  readonly event?: Omit<ClusterEvent, 'subject'>;
+  /** The `DisruptionReason` condition reason of a drain. */
+  readonly disruptionReason?: string;
+}
+
+/** The action and Event of each kind, as Karpenter's actionForMessage. Pure. */
+export function interruptionPolicy(kind: InterruptionKind, options: InterruptionOptions = {}): KindPolicy {
+  switch (kind) {
+    case 'spotInterruption':
+      return {
+        action: 'cordonAndDrain',
+        disruptionReason: 'SpotInterruption',
+        event: {
+          type: 'Warning',
+          reason: 'SpotInterrupted',
+          message: 'Spot interruption warning was triggered',
+        },
+      };
+    case 'rebalanceRecommendation':
+      return {
+        action: (options.rebalance ?? 'event') === 'drain' ? 'cordonAndDrain' : 'event',
+        disruptionReason: 'RebalanceRecommendation',
+        event: {
+          type: 'Normal',
+          reason: 'SpotRebalanceRecommendation',
+          message: 'Spot rebalance recommendation was triggered',
+        },
+      };
+    case 'scheduledChange':
+      return {
+        action: 'cordonAndDrain',
+        disruptionReason: 'ScheduledChange',
+        event: {
+          type: 'Warning',
+          reason: 'InstanceUnhealthy',
+          message: 'An unhealthy warning was triggered for the instance',
+        },
+      };
+    case 'instanceStopped':
+      return {
+        action: 'cordonAndDrain',
+        disruptionReason: 'InstanceStopped',
+        event: { type: 'Warning', reason: 'InstanceStopping', message: 'Instance is stopping' },
+      };
+    case 'instanceTerminated':
+      return {
+        action: 'cordonAndDrain',
+        disruptionReason: 'InstanceTerminated',
+        event: { type: 'Warning', reason: 'InstanceTerminating', message: 'Instance is terminating' },
+      };
+    case 'capacityReservationInterruption':
+      return {
+        action: 'cordonAndDrain',
+        disruptionReason: 'CapacityReservationInterruption',
+        event: {
+          type: 'Warning',
+          reason: 'CapacityReservationInstanceInterrupted',
+          message: 'Capacity reservation instance interruption warning was triggered',
+        },
+      };
+    case 'noop':
+      return { action: 'none' };
+  }
+}
+
+/** The offering a spot interruption backs off, from the NodeClaim's labels; undefined if incomplete. */
+export function interruptedOffering(claim: Pick<ClusterNodeClaim, 'labels'>): OfferingKey | undefined {
+  const instanceType = claim.labels['node.kubernetes.io/instance-type'];
+  const zone = claim.labels['topology.kubernetes.io/zone'];
+  const capacityType = claim.labels['karpenter.sh/capacity-type'] as CapacityType | undefined;
+  if (instanceType === undefined || zone === undefined || capacityType !== 'spot') return undefined;
+  return { instanceType, zone, capacityType };
+}
+
+export interface InterruptionPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly terminationQueue: TerminationQueue;
+  readonly logger: Logger;
+}
+
+/** NodeClaims by the instance id of their `status.providerId`. */
+export type NodeClaimIndex = ReadonlyMap<string, ClusterNodeClaim>;
+
+/** Reads every NodeClaim once and indexes it by instance id (one read per batch of events). */
+export async function indexNodeClaims(cluster: Cluster): Promise<NodeClaimIndex> {
+  const claims = await cluster.nodeClaims();
+  const index = new Map<string, ClusterNodeClaim>();
+  for (const claim of claims.items) {
+    const id = parseInstanceId(claim.status.providerId);
+    if (id !== undefined) index.set(id, claim);
+  }
+  return index;
+}
+
+/** What was done for one instance of an interruption. */
+export interface InterruptionOutcome {
+  readonly instanceId: string;
+  readonly nodeClaim?: string;
+  readonly action: InterruptionAction | 'alreadyDeleting' | 'noNodeClaim';
+}
+
+/**
+ * Acts on one interruption: for each instance with a NodeClaim, records the Events, and for a
+ * drain backs off a spot offering (spot interruptions), marks the NodeClaim's `DisruptionReason`,
+ * deletes it gracefully and asks the termination queue to start the drain now. A NodeClaim
+ * already being deleted is left alone, so a repeated event changes nothing.
+ * @throws ClusterApiError, CloudApiError, QueueSendError; the event is then retried.
+ */
+export async function handleInterruption(
+  ports: InterruptionPorts,
+  interruption: Interruption,
+  claims: NodeClaimIndex,
+  options: InterruptionOptions = {},
+): Promise<readonly InterruptionOutcome[]> {
+  const { cluster, cloud, terminationQueue, logger } = ports;
+  const policy = interruptionPolicy(interruption.kind, options);
+  const base = { kind: interruption.kind, eventId: interruption.eventId };
+  if (policy.action === 'none') {
+    logger.info('interruption ignored', { ...base, action: 'none', reason: interruption.why });
+    return [];
+  }
+  const outcomes: InterruptionOutcome[] = [];
+  for (const instanceId of interruption.instanceIds) {
+    // Read again: an earlier event of the batch may have deleted it meanwhile.
+    const indexed = claims.get(instanceId);
+    const claim = indexed === undefined ? undefined : await cluster.nodeClaim(indexed.name);
+    if (claim === undefined) {
+      logger.info('interruption handled', {
+        ...base,
+        action: 'noNodeClaim',
+        instanceId,
+        reason: 'no NodeClaim has this instance',
+      });
+      outcomes.push({ instanceId, action: 'noNodeClaim' });
+      continue;
+    }
+    const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
+    if (claim.deleting && policy.action === 'cordonAndDrain') {
+      logger.info('interruption handled', {
+        ...fields,
+        action: 'alreadyDeleting',
+        reason: 'nodeClaim is already terminating',
+      });
+      outcomes.push({ instanceId, nodeClaim: claim.name, action: 'alreadyDeleting' });
+      continue;
+    }
+    if (policy.event !== undefined) await recordOn(cluster, claim, policy.event);
+    if (policy.action === 'event') {
+      logger.info('interruption handled', { ...fields, action: 'event', reason: policy.event?.reason });
+      outcomes.push({ instanceId, nodeClaim: claim.name, action: 'event' });
+      continue;
+    }
+
+    const offering = interruption.kind === 'spotInterruption' ? interruptedOffering(claim) : undefined;
+    if (offering !== undefined) await cloud.markUnavailable([offering], 'spot interruption');
+    await cluster.patchNodeClaimStatus(claim.name, {
+      conditions: [
+        {
+          type: DISRUPTION_REASON_CONDITION,
+          status: 'True',
+          reason: policy.disruptionReason ?? 'Interrupted',
+          message: `${interruption.kind} event ${interruption.eventId}`,
+        },
+      ],
+    });
+    await cluster.deleteNodeClaim(claim.name);
+    await recordOn(cluster, claim, {
+      type: 'Warning',
+      reason: 'TerminatingOnInterruption',
+      message: 'Interruption triggered termination for the NodeClaim',
+    });
+    await terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+    logger.info('interruption handled', {
+      ...fields,
+      action: 'cordonAndDrain',
+      reason: policy.event?.reason,
+      ...(offering === undefined
+        ? {}
+        : { unavailableOffering: `${offering.capacityType}:${offering.instanceType}:${offering.zone}` }),
+    });
+    outcomes.push({ instanceId, nodeClaim: claim.name, action: 'cordonAndDrain' });
+  }
+  return outcomes;
+}
+
+async function recordOn(
+  cluster: Cluster,
+  claim: ClusterNodeClaim,
+  event: Omit<ClusterEvent, 'subject'>,
+): Promise<void> {
+  await cluster.recordEvent({ ...event, subject: { kind: 'NodeClaim', name: claim.name, uid: claim.uid } });
+  if (claim.status.nodeName !== undefined) {
+    await cluster.recordEvent({ ...event, subject: { kind: 'Node', name: claim.status.nodeName } });
+  }
+}

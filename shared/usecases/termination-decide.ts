@@ -1,0 +1,331 @@
+import { DISRUPTED_TAINT, type Taint, tolerates } from '../core/index.ts';
+import type { InstanceState } from '../ports/cloud.ts';
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  Condition,
+  ConditionUpdate,
+  DrainPod,
+  VolumeAttachment,
+} from '../ports/cluster.ts';
+import { parseInstanceId, TERMINATION_FINALIZER } from './lifecycle-decide.ts';
+
+// Node termination (Karpenter's node termination controller and NodeClaim finalization) as a pure
+// function from what one pass observed of a deleting NodeClaim to the steps that move it on and
+// what to wait for. termination.ts applies the steps; nothing here reads a clock or does I/O.
+
+export const TERMINATION_TIMESTAMP_ANNOTATION = 'karpenter.sh/nodeclaim-termination-timestamp';
+export const EXCLUDE_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
+export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
+/** The NodeClaim condition the interruption handler sets; its reason says what interrupted. */
+export const DISRUPTION_REASON_CONDITION = 'DisruptionReason';
+/** `DisruptionReason` reasons of a forceful (interruption) termination: do-not-disrupt pods are evicted too. */
+export const INTERRUPTION_REASONS: ReadonlySet<string> = new Set([
+  'SpotInterruption',
+  'ScheduledChange',
+  'InstanceStopped',
+  'InstanceTerminated',
+  'CapacityReservationInterruption',
+  'RebalanceRecommendation',
+]);
+
+/** A pod terminating longer than this past its deletionTimestamp is stuck and no longer waited on. */
+export const STUCK_POD_MS = 60_000;
+const CRITICAL_PRIORITY_CLASSES: ReadonlySet<string> = new Set([
+  'system-cluster-critical',
+  'system-node-critical',
+]);
+
+export const TerminationCondition = {
+  drained: 'Drained',
+  volumesDetached: 'VolumesDetached',
+  instanceTerminating: 'InstanceTerminating',
+} as const;
+
+/** Karpenter's eviction tiers, drained in this order; a tier starts only when the one before is empty. */
+export type DrainTier = 'nonCritical' | 'nonCriticalDaemonSet' | 'critical' | 'criticalDaemonSet';
+export const DRAIN_TIERS: readonly DrainTier[] = [
+  'nonCritical',
+  'nonCriticalDaemonSet',
+  'critical',
+  'criticalDaemonSet',
+];
+
+export function drainTier(pod: Pick<DrainPod, 'priorityClassName' | 'daemonSet'>): DrainTier {
+  const critical =
+    pod.priorityClassName !== undefined && CRITICAL_PRIORITY_CLASSES.has(pod.priorityClassName);
+  if (critical) return pod.daemonSet ? 'criticalDaemonSet' : 'critical';
+  return pod.daemonSet ? 'nonCriticalDaemonSet' : 'nonCritical';
+}
+
+/**
+ * Whether the drain waits for the pod: not tolerating `karpenter.sh/disrupted:NoSchedule`, not a
+ * mirror pod, not finished, and not stuck terminating for more than a minute.
+ */
+export function isDrainable(pod: DrainPod, nowMs: number): boolean {
+  if (pod.mirror) return false;
+  if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return false;
+  if (pod.deletedAtMs !== undefined && nowMs - pod.deletedAtMs > STUCK_POD_MS) return false;
+  return !pod.tolerations.some((t) => tolerates(t, DISRUPTED_TAINT));
+}
+
+/** The termination deadline in epoch ms: the annotation when set, else deletion time + TGP. */
+export function terminationDeadlineMs(claim: ClusterNodeClaim): number | undefined {
+  const annotated = claim.annotations[TERMINATION_TIMESTAMP_ANNOTATION];
+  if (annotated !== undefined) {
+    const ms = Date.parse(annotated);
+    if (!Number.isNaN(ms)) return ms;
+  }
+  if (claim.deletedAtMs === undefined || claim.terminationGracePeriod === undefined) return undefined;
+  const tgpMs = parseGoDurationMs(claim.terminationGracePeriod);
+  return tgpMs === undefined ? undefined : claim.deletedAtMs + tgpMs;
+}
+
+/** Milliseconds of a Go duration such as `1h30m`, `90s`, `500ms`; undefined when malformed. */
+export function parseGoDurationMs(text: string): number | undefined {
+  const unit: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    µs: 1e-3,
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+  };
+  if (text === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let at = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    total += Number(m[1]) * (unit[m[2] ?? ''] ?? 0);
+    at = re.lastIndex;
+  }
+  return at === text.length && text.length > 0 ? Math.round(total) : undefined;
+}
+
+/** A pod to force-delete with the grace period it gets. */
+export interface ForcedDelete {
+  readonly pod: DrainPod;
+  readonly gracePeriodSeconds: number;
+}
+
+/** One thing to do, applied in order. */
+export type TerminationStep =
+  | { readonly kind: 'annotateDeadline'; readonly timestamp: string }
+  | { readonly kind: 'deleteNode'; readonly nodeName: string }
+  | { readonly kind: 'taintNode'; readonly nodeName: string }
+  | { readonly kind: 'forceDelete'; readonly pods: readonly ForcedDelete[] }
+  | { readonly kind: 'evict'; readonly tier: DrainTier; readonly pods: readonly DrainPod[] }
+  | { readonly kind: 'condition'; readonly update: ConditionUpdate }
+  | { readonly kind: 'terminateInstance'; readonly instanceId: string }
+  | { readonly kind: 'removeNodeFinalizer'; readonly nodeName: string }
+  | { readonly kind: 'removeClaimFinalizer' };
+
+/** What the pass ends with: finished, nothing to do, or a wait before the next pass. */
+export type TerminationOutcome =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'skip'; readonly why: string }
+  | {
+      readonly kind: 'wait';
+      readonly on: 'drain' | 'volumes' | 'instance';
+      readonly afterSeconds: number;
+      readonly detail: string;
+    };
+
+export interface TerminationDecision {
+  readonly steps: readonly TerminationStep[];
+  readonly outcome: TerminationOutcome;
+  readonly deadlineMs?: number;
+  /** Drainable pods still on the node, by tier (before this pass's steps). */
+  readonly remainingByTier?: Readonly<Record<DrainTier, number>>;
+}
+
+/** What one termination pass saw of a NodeClaim. */
+export interface TerminationInput {
+  readonly claim: ClusterNodeClaim;
+  /** The claim's Node (by `status.nodeName`), when it exists. */
+  readonly node?: ClusterNode;
+  /** Pods bound to the Node (empty without one). */
+  readonly pods: readonly DrainPod[];
+  readonly volumeAttachments: readonly VolumeAttachment[];
+  /** The instance's state, or undefined when EC2 no longer knows it (or none was launched). */
+  readonly instanceState?: InstanceState;
+  readonly nowMs: number;
+}
+
+const sameTaint = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effect;
+
+function changed(conditions: readonly Condition[], update: ConditionUpdate): ConditionUpdate | undefined {
+  const current = conditions.find((c) => c.type === update.type);
+  return current?.status === update.status &&
+    current.reason === update.reason &&
+    current.message === update.message
+    ? undefined
+    : update;
+}
+
+/** Whether the claim is terminated because of an interruption (do-not-disrupt pods are evicted then). */
+export function isInterrupted(claim: ClusterNodeClaim): boolean {
+  const c = claim.status.conditions.find((x) => x.type === DISRUPTION_REASON_CONDITION);
+  return c?.status === 'True' && INTERRUPTION_REASONS.has(c.reason);
+}
+
+/**
+ * The next steps of terminating one deleting NodeClaim, in Karpenter's order: record the
+ * deadline, delete and taint the Node, drain it tier by tier through the Eviction API
+ * (force-deleting pods whose grace period would outlast the terminationGracePeriod), wait for
+ * volume attachments (not past the deadline), terminate the instance, then remove the Node's and
+ * the NodeClaim's finalizers. Repeating a pass over an unchanged cluster repeats only idempotent
+ * steps.
+ */
+export function decideTermination(input: TerminationInput): TerminationDecision {
+  const { claim, node, nowMs } = input;
+  if (!claim.deleting) return { steps: [], outcome: { kind: 'skip', why: 'nodeClaim is not being deleted' } };
+  if (!claim.finalizers.includes(TERMINATION_FINALIZER)) {
+    return { steps: [], outcome: { kind: 'skip', why: 'nodeClaim has no termination finalizer' } };
+  }
+  const steps: TerminationStep[] = [];
+  const conditions = claim.status.conditions;
+  const setCondition = (update: ConditionUpdate) => {
+    const c = changed(conditions, update);
+    if (c !== undefined) steps.push({ kind: 'condition', update: c });
+  };
+
+  const deadlineMs = terminationDeadlineMs(claim);
+  const withDeadline = deadlineMs === undefined ? {} : { deadlineMs };
+  if (deadlineMs !== undefined && claim.annotations[TERMINATION_TIMESTAMP_ANNOTATION] === undefined) {
+    steps.push({
+      kind: 'annotateDeadline',
+      timestamp: new Date(deadlineMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    });
+  }
+  const pastDeadline = deadlineMs !== undefined && nowMs >= deadlineMs;
+  const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
+  const instanceGone = input.instanceState === undefined || input.instanceState === 'terminated';
+
+  let remainingByTier: Record<DrainTier, number> | undefined;
+  // A NotReady node whose instance is gone has nothing left to drain (Karpenter lets it go at once).
+  const abandoned = node !== undefined && !node.ready && instanceGone;
+  if (node !== undefined && !abandoned) {
+    if (!node.deleting) steps.push({ kind: 'deleteNode', nodeName: node.name });
+    const tainted = (node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT));
+    if (!tainted || node.labels[EXCLUDE_LB_LABEL] === undefined) {
+      steps.push({ kind: 'taintNode', nodeName: node.name });
+    }
+
+    const drainable = input.pods.filter((p) => isDrainable(p, nowMs));
+    remainingByTier = { nonCritical: 0, nonCriticalDaemonSet: 0, critical: 0, criticalDaemonSet: 0 };
+    for (const p of drainable) remainingByTier[drainTier(p)] += 1;
+
+    // Past the deadline a pod already being deleted no longer holds the drain up.
+    const waitingOn = drainable.filter((p) => !(pastDeadline && p.deletedAtMs !== undefined));
+    if (waitingOn.length > 0) {
+      const forced: ForcedDelete[] = [];
+      if (deadlineMs !== undefined) {
+        for (const pod of waitingOn) {
+          if (pod.deletedAtMs !== undefined && !pastDeadline) continue;
+          const remainingSeconds = Math.floor((deadlineMs - nowMs) / 1000);
+          if (pastDeadline || remainingSeconds <= pod.terminationGracePeriodSeconds) {
+            forced.push({
+              pod,
+              gracePeriodSeconds: Math.max(1, Math.min(pod.terminationGracePeriodSeconds, remainingSeconds)),
+            });
+          }
+        }
+      }
+      if (forced.length > 0) steps.push({ kind: 'forceDelete', pods: forced });
+      const forcedUids = new Set(forced.map((f) => f.pod.uid));
+      const interrupted = isInterrupted(claim);
+      const tier = DRAIN_TIERS.find((t) => waitingOn.some((p) => drainTier(p) === t));
+      const evict = waitingOn.filter(
+        (p) =>
+          drainTier(p) === tier &&
+          p.deletedAtMs === undefined &&
+          !forcedUids.has(p.uid) &&
+          (interrupted || p.annotations[DO_NOT_DISRUPT_ANNOTATION] === undefined),
+      );
+      if (tier !== undefined && evict.length > 0) steps.push({ kind: 'evict', tier, pods: evict });
+      const detail = `draining ${waitingOn.length} pods`;
+      setCondition({
+        type: TerminationCondition.drained,
+        status: 'Unknown',
+        reason: 'Draining',
+        message: detail,
+      });
+      return {
+        steps,
+        outcome: { kind: 'wait', on: 'drain', afterSeconds: 1, detail },
+        ...withDeadline,
+        remainingByTier,
+      };
+    }
+    setCondition({ type: TerminationCondition.drained, status: 'True', reason: 'Drained', message: '' });
+
+    // Attachments of pods the drain does not wait for (e.g. DaemonSet-tolerating ones) do not count.
+    const kept = new Set(input.pods.filter((p) => !isDrainable(p, nowMs)).flatMap((p) => p.volumeNames));
+    const attached = input.volumeAttachments.filter(
+      (a) => a.persistentVolumeName === undefined || !kept.has(a.persistentVolumeName),
+    );
+    if (attached.length > 0 && !pastDeadline) {
+      const detail = `awaiting deletion of ${attached.length} VolumeAttachments bound to node`;
+      setCondition({
+        type: TerminationCondition.volumesDetached,
+        status: 'Unknown',
+        reason: 'AwaitingVolumeDetachment',
+        message: detail,
+      });
+      return {
+        steps,
+        outcome: { kind: 'wait', on: 'volumes', afterSeconds: 1, detail },
+        ...withDeadline,
+        remainingByTier,
+      };
+    }
+    setCondition(
+      attached.length > 0
+        ? {
+            type: TerminationCondition.volumesDetached,
+            status: 'False',
+            reason: 'TerminationGracePeriodElapsed',
+            message: 'TerminationGracePeriodElapsed',
+          }
+        : {
+            type: TerminationCondition.volumesDetached,
+            status: 'True',
+            reason: 'VolumesDetached',
+            message: '',
+          },
+    );
+  }
+
+  if (instanceId !== undefined && !instanceGone) {
+    if (input.instanceState !== 'shutting-down') steps.push({ kind: 'terminateInstance', instanceId });
+    setCondition({
+      type: TerminationCondition.instanceTerminating,
+      status: 'True',
+      reason: 'InstanceTerminating',
+      message: '',
+    });
+    return {
+      steps,
+      outcome: {
+        kind: 'wait',
+        on: 'instance',
+        afterSeconds: 5,
+        detail: `instance ${instanceId} is terminating`,
+      },
+      ...withDeadline,
+      ...(remainingByTier === undefined ? {} : { remainingByTier }),
+    };
+  }
+
+  if (node?.finalizers.includes(TERMINATION_FINALIZER))
+    steps.push({ kind: 'removeNodeFinalizer', nodeName: node.name });
+  steps.push({ kind: 'removeClaimFinalizer' });
+  return {
+    steps,
+    outcome: { kind: 'done' },
+    ...withDeadline,
+    ...(remainingByTier === undefined ? {} : { remainingByTier }),
+  };
+}

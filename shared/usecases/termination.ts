@@ -1,0 +1,222 @@
+import { assertNever, DISRUPTED_TAINT } from '../core/index.ts';
+import type { Cloud } from '../ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../ports/cluster.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { parseInstanceId, TERMINATION_FINALIZER } from './lifecycle-decide.ts';
+import {
+  decideTermination,
+  EXCLUDE_LB_LABEL,
+  TERMINATION_TIMESTAMP_ANNOTATION,
+  type TerminationDecision,
+  type TerminationStep,
+} from './termination-decide.ts';
+
+export {
+  DO_NOT_DISRUPT_ANNOTATION,
+  DRAIN_TIERS,
+  type DrainTier,
+  decideTermination,
+  drainTier,
+  EXCLUDE_LB_LABEL,
+  isDrainable,
+  parseGoDurationMs,
+  TERMINATION_TIMESTAMP_ANNOTATION,
+  TerminationCondition,
+  type TerminationDecision,
+  type TerminationInput,
+  type TerminationOutcome,
+  type TerminationStep,
+  terminationDeadlineMs,
+} from './termination-decide.ts';
+
+/** The ports terminateNodeClaim uses. */
+export interface TerminationPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly logger: Logger;
+}
+
+/** What one pass did. */
+export type TerminationResult =
+  | { readonly kind: 'done'; readonly nodeClaim: string }
+  | { readonly kind: 'skipped'; readonly nodeClaim: string; readonly why: string }
+  | {
+      readonly kind: 'continue';
+      readonly nodeClaim: string;
+      readonly afterSeconds: number;
+      readonly waitingOn: 'drain' | 'volumes' | 'instance';
+      readonly detail: string;
+    };
+
+/**
+ * One termination pass over the NodeClaim `name`: reads it, its Node, the Node's pods and volume
+ * attachments and its instance, decides (decideTermination) and applies the steps. Every step is
+ * idempotent, so passes may repeat and overlap. Returns `continue` with the time to wait when the
+ * drain, the volumes or the instance are not done yet.
+ * @throws ClusterApiError, CloudApiError, InstanceNotOwnedError; the next pass resumes.
+ */
+export async function terminateNodeClaim(
+  ports: TerminationPorts,
+  name: string,
+  now: Date,
+): Promise<TerminationResult> {
+  const { cluster, cloud } = ports;
+  const claim = await cluster.nodeClaim(name);
+  if (claim === undefined) return { kind: 'skipped', nodeClaim: name, why: 'nodeClaim is gone' };
+  const node = claim.status.nodeName === undefined ? undefined : await cluster.node(claim.status.nodeName);
+  const [pods, volumeAttachments] =
+    node === undefined
+      ? [[], []]
+      : await Promise.all([
+          cluster.podsOnNode(node.name).then((r) => r.items),
+          cluster.volumeAttachments(node.name),
+        ]);
+  const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
+  const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
+  const decision = decideTermination({
+    claim,
+    ...(node === undefined ? {} : { node }),
+    pods,
+    volumeAttachments,
+    ...(instance === undefined ? {} : { instanceState: instance.state }),
+    nowMs: now.getTime(),
+  });
+  for (const step of decision.steps) {
+    try {
+      await applyStep(ports, claim, decision, step);
+    } catch (error) {
+      // An overlapping pass finished first: the NodeClaim or Node is gone, so nothing is left to do.
+      if (isNotFound(error)) return { kind: 'skipped', nodeClaim: name, why: 'removed by another pass' };
+      throw error;
+    }
+  }
+
+  const outcome = decision.outcome;
+  switch (outcome.kind) {
+    case 'done':
+      return { kind: 'done', nodeClaim: name };
+    case 'skip':
+      return { kind: 'skipped', nodeClaim: name, why: outcome.why };
+    case 'wait':
+      return {
+        kind: 'continue',
+        nodeClaim: name,
+        afterSeconds: outcome.afterSeconds,
+        waitingOn: outcome.on,
+        detail: outcome.detail,
+      };
+    default:
+      return assertNever(outcome);
+  }
+}
+
+async function applyStep(
+  ports: TerminationPorts,
+  claim: ClusterNodeClaim,
+  decision: TerminationDecision,
+  step: TerminationStep,
+): Promise<void> {
+  const { cluster, cloud, logger } = ports;
+  const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const claimSubject = { kind: 'NodeClaim' as const, name: claim.name, uid: claim.uid };
+  switch (step.kind) {
+    case 'annotateDeadline':
+      await cluster.patchNodeClaimMetadata(claim.name, {
+        annotations: { [TERMINATION_TIMESTAMP_ANNOTATION]: step.timestamp },
+      });
+      await cluster.recordEvent({
+        subject: claimSubject,
+        type: 'Normal',
+        reason: 'TerminationGracePeriodExpiring',
+        message: `All pods will be deleted by ${step.timestamp}`,
+      });
+      logger.info('termination deadline set', { ...fields, decision: 'deadline', deadline: step.timestamp });
+      return;
+    case 'deleteNode':
+      await cluster.deleteNode(step.nodeName);
+      logger.info('node deleted', { ...fields, decision: 'deleteNode', node: step.nodeName });
+      return;
+    case 'taintNode':
+      await cluster.patchNode(step.nodeName, {
+        addTaints: [DISRUPTED_TAINT],
+        labels: { [EXCLUDE_LB_LABEL]: 'karpenter' },
+      });
+      logger.info('tainted node', {
+        ...fields,
+        decision: 'taint',
+        node: step.nodeName,
+        taint: `${DISRUPTED_TAINT.key}:${DISRUPTED_TAINT.effect}`,
+      });
+      return;
+    case 'forceDelete':
+      await Promise.all(step.pods.map((f) => cluster.deletePod(f.pod, f.gracePeriodSeconds)));
+      logger.info('drain step', {
+        ...fields,
+        decision: 'forceDelete',
+        reason: 'terminationGracePeriod',
+        deadline: decision.deadlineMs === undefined ? undefined : new Date(decision.deadlineMs).toISOString(),
+        deleted: step.pods.length,
+        pods: step.pods.slice(0, 10).map((f) => `${f.pod.namespace}/${f.pod.name}`),
+      });
+      return;
+    case 'evict': {
+      const outcomes = await Promise.all(
+        step.pods.map(
+          async (pod): Promise<[typeof pod, EvictionOutcome]> => [pod, await cluster.evictPod(pod)],
+        ),
+      );
+      const count = (o: EvictionOutcome) => outcomes.filter(([, x]) => x === o).length;
+      for (const [pod, outcome] of outcomes) {
+        if (outcome !== 'evicted') continue;
+        await cluster.recordEvent({
+          subject: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+          type: 'Normal',
+          reason: 'Evicted',
+          message: 'Evicted pod',
+        });
+      }
+      const blocked = outcomes.filter(([, x]) => x === 'blocked').map(([p]) => `${p.namespace}/${p.name}`);
+      if (blocked.length > 0 && claim.status.nodeName !== undefined) {
+        await cluster.recordEvent({
+          subject: { kind: 'Node', name: claim.status.nodeName },
+          type: 'Warning',
+          reason: 'FailedDraining',
+          message: `Failed to drain node, ${blocked.length} pods are waiting to be evicted`,
+        });
+      }
+      logger.info('drain step', {
+        ...fields,
+        decision: 'evict',
+        tier: step.tier,
+        evicted: count('evicted'),
+        blocked: count('blocked'),
+        gone: count('gone'),
+        blockedPods: blocked.slice(0, 10),
+        remaining: decision.remainingByTier,
+      });
+      return;
+    }
+    case 'condition':
+      await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
+      return;
+    case 'terminateInstance':
+      await cloud.delete(step.instanceId);
+      logger.info('instance terminated', { ...fields, decision: 'terminate', instanceId: step.instanceId });
+      return;
+    case 'removeNodeFinalizer':
+      await cluster.patchNode(step.nodeName, { removeFinalizers: [TERMINATION_FINALIZER] });
+      logger.info('node finalized', { ...fields, decision: 'finalize', node: step.nodeName });
+      return;
+    case 'removeClaimFinalizer':
+      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [TERMINATION_FINALIZER] });
+      logger.info('deleted nodeclaim', { ...fields, decision: 'finalize', reason: 'terminated' });
+      return;
+    default:
+      assertNever(step);
+  }
+}
+
+/** The port's contract: ClusterNotFoundError (code ClusterNotFound) when an object is gone. */
+function isNotFound(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'ClusterNotFound';
+}
