@@ -16,7 +16,7 @@ import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { cacheDir } from '../harness/paths.ts';
-import { waitFor } from '../harness/proc.ts';
+import { progress, waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
@@ -271,8 +271,8 @@ function record(pathName: string, samples: readonly PathSample[]): void {
     pods: samples,
   };
   report[pathName] = summary;
-  console.log(
-    `[pod-latency] ${pathName}: invocation p50 ${summary.invocationP50Ms} ms; CreateFleet p50 ${summary.createFleetP50Ms} ms, p95 ${summary.createFleetP95Ms} ms; Running p50 ${summary.runningP50Ms} ms, p95 ${summary.runningP95Ms} ms (${samples.length} pods)`,
+  progress(
+    `pod latency, ${pathName}: invocation p50 ${summary.invocationP50Ms} ms; CreateFleet p50 ${summary.createFleetP50Ms} ms, p95 ${summary.createFleetP95Ms} ms; Running p50 ${summary.runningP50Ms} ms, p95 ${summary.runningP95Ms} ms (${samples.length} pods)`,
   );
 }
 

@@ -103,7 +103,7 @@ describe('cdk synth -c clusterName=test', () => {
           '--input-type=module',
           '-e',
           // Module evaluation is the Lambda's initialisation (cold start) apart from the runtime's own.
-          'const t = performance.now(); const m = await import(process.argv[1]); process.stdout.write(`${typeof m.handler} ${Math.round(performance.now() - t)}`);',
+          'const t = performance.now(); const m = await import(process.argv[1]); process.stdout.write(typeof m.handler + " " + Math.round(performance.now() - t));',
           path.join(dir, 'index.mjs'),
         ],
         {
@@ -137,7 +137,7 @@ describe('cdk synth -c clusterName=test', () => {
     const report = path.join(PROJECT_ROOT, '.cache', 'test-results', 'lambda-bundles.json');
     fs.mkdirSync(path.dirname(report), { recursive: true });
     fs.writeFileSync(report, `${JSON.stringify(sizes, null, 2)}\n`);
-    console.log(`[lambda-bundles] ${JSON.stringify(sizes)}`);
+    process.stderr.write(`[lambda-bundles] ${JSON.stringify(sizes)}\n`);
   });
 
   it('writes the cluster-side manifests next to the template', () => {
