@@ -227,10 +227,21 @@ export interface MetadataPatch {
   readonly removeFinalizers?: readonly string[];
 }
 
+/** An owner of an object (`metadata.ownerReferences[]`). */
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly blockOwnerDeletion?: boolean;
+}
+
 /** Changes to a Node: metadata plus taints added or removed (matched by key and effect). */
 export interface NodePatch extends MetadataPatch {
   readonly addTaints?: readonly Taint[];
   readonly removeTaints?: readonly Taint[];
+  /** Owners to add; one with the same uid already there is left as it is. */
+  readonly addOwnerReferences?: readonly OwnerReference[];
 }
 
 /** Changes to NodePool status; absent fields are left as they are. */

@@ -168,6 +168,16 @@ function registrationPatch(claim: ClusterNodeClaim, node: ClusterNode): NodePatc
     labels: { ...claim.labels, [Label.registered]: 'true' },
     ...(Object.keys(claim.annotations).length > 0 ? { annotations: { ...claim.annotations } } : {}),
     ...(node.finalizers.includes(TERMINATION_FINALIZER) ? {} : { addFinalizers: [TERMINATION_FINALIZER] }),
+    // The NodeClaim owns its Node, as in Karpenter.
+    addOwnerReferences: [
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        name: claim.name,
+        uid: claim.uid,
+        blockOwnerDeletion: true,
+      },
+    ],
     ...(addTaints.length > 0 ? { addTaints } : {}),
     ...(hasTaint(node.taints, UNREGISTERED_TAINT) ? { removeTaints: [UNREGISTERED_TAINT] } : {}),
   };

@@ -462,8 +462,15 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
             ];
           }
         }
+        const owners = current.metadata?.ownerReferences ?? [];
+        const addOwners = (patch.addOwnerReferences ?? []).filter(
+          (o) => !owners.some((c) => c.uid === o.uid),
+        );
         const body = {
-          metadata: metadataChange(current as RawObject, patch),
+          metadata: {
+            ...metadataChange(current as RawObject, patch),
+            ...(addOwners.length > 0 ? { ownerReferences: [...owners, ...addOwners] } : {}),
+          },
           ...(taintsChange ? { spec: { taints } } : {}),
         };
         await api.patch(`patch node "${name}"`, (o) => core.patchNode({ name, body }, o));

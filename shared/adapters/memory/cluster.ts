@@ -525,8 +525,14 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       const raw = must('Node', name, undefined, `patch node "${name}"`);
       update('Node', raw, (copy) => {
         applyMetadata(copy, patch);
-        if (patch.addTaints === undefined && patch.removeTaints === undefined) return;
         const node = copy as unknown as V1Node;
+        const owners = node.metadata?.ownerReferences ?? [];
+        const addOwners = (patch.addOwnerReferences ?? []).filter(
+          (o) => !owners.some((c) => c.uid === o.uid),
+        );
+        if (addOwners.length > 0)
+          node.metadata = { ...node.metadata, ownerReferences: [...owners, ...addOwners] };
+        if (patch.addTaints === undefined && patch.removeTaints === undefined) return;
         let taints = (node.spec?.taints ?? []).filter(
           (t) => !(patch.removeTaints ?? []).some((r) => sameTaint(r, t)),
         );

@@ -254,6 +254,16 @@ describe('reconcileLifecycle on a real apiserver', () => {
 
     const node = await core.readNode({ name: names.node });
     expect(node.metadata?.finalizers).toContain('karpenter.sh/termination');
+    const claimUid = (await cluster.nodeClaim(names.claim))?.uid;
+    expect(node.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        name: names.claim,
+        uid: claimUid,
+        blockOwnerDeletion: true,
+      },
+    ]);
     expect(node.metadata?.labels).toMatchObject({
       'karpenter.sh/registered': 'true',
       'karpenter.sh/nodepool': names.pool,

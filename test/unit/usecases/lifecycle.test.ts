@@ -250,6 +250,15 @@ describe('decideLifecycle', () => {
         labels: { 'karpenter.sh/nodepool': 'default', team: 'web', 'karpenter.sh/registered': 'true' },
         annotations: { 'karpenter.sh/nodepool-hash': '123' },
         addFinalizers: ['karpenter.sh/termination'],
+        addOwnerReferences: [
+          {
+            apiVersion: 'karpenter.sh/v1',
+            kind: 'NodeClaim',
+            name: 'claim-a',
+            uid: 'uid-a',
+            blockOwnerDeletion: true,
+          },
+        ],
         addTaints: [DEDICATED, STARTUP],
         removeTaints: [UNREGISTERED],
       },
