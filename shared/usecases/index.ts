@@ -1,7 +1,0 @@
-export {
-  type LaunchTemplateJanitor,
-  type RefreshCatalogOptions,
-  type RefreshCatalogPorts,
-  type RefreshCatalogResult,
-  refreshCatalog,
-} from './refresh-catalog.ts';
