@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { DetailType, parseInterruptionEvent } from '../adapters/aws/interruption-events.ts';
 import { toPod, toQuantityMap } from '../adapters/kube/convert.ts';
 import {
   bundledCatalog,
@@ -8,6 +9,7 @@ import {
   makeMemoryCluster,
   makeMemoryLeaseStore,
   makeMemoryNodeClassResolver,
+  makeMemoryTerminationQueue,
 } from '../adapters/memory/index.ts';
 import {
   type CapacityType,
@@ -22,8 +24,11 @@ import { type ManualClock, makeManualClock } from '../ports/clock.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
 import type { ClusterNodeClaim } from '../ports/cluster.ts';
 import { type Logger, makeLogger } from '../runtime/logger.ts';
+import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
 import { parseInstanceId, reconcileLifecycle } from '../usecases/lifecycle.ts';
+import { TERMINATION_FINALIZER } from '../usecases/lifecycle-decide.ts';
 import { provision } from '../usecases/provision.ts';
+import { terminateNodeClaim } from '../usecases/termination.ts';
 import type {
   SimInterruption,
   SimLaunch,
@@ -34,11 +39,13 @@ import type {
 } from './record.ts';
 import type { DeploymentWorkload, JobWorkload, Scenario, ScenarioEvent, Workload } from './scenario.ts';
 
-// The simulator: the real use cases (provisioner, NodeClaim lifecycle) run against the in-memory
-// cluster and cloud on a virtual clock, while the engine plays everything around them that a
-// real cluster has: workload controllers (Deployments, Jobs), kube-scheduler binding pods to
-// nodes, kubelets registering nodes once their instance has booted, and EC2 taking spot
-// instances back. Deterministic: same scenario, same record.
+// The simulator: the real use cases (interruption handling, node termination, provisioner,
+// NodeClaim lifecycle) run against the in-memory cluster, cloud and termination queue on a
+// virtual clock, while the engine plays everything around them that a real cluster has: workload
+// controllers (Deployments, Jobs), kube-scheduler binding pods to nodes, kubelets registering
+// nodes once their instance has booted and removing pods once they have terminated, and EC2
+// warning of spot interruptions and taking the instances back two minutes later. Deterministic:
+// same scenario, same record.
 
 /** Virtual time between two steps of the world. */
 const TICK_MS = 1000;
@@ -46,6 +53,14 @@ const TICK_MS = 1000;
 const PROVISION_SCHEDULE_MS = 60_000;
 /** The lifecycle runs at least this often (its timeouts), and at once after any change. */
 const LIFECYCLE_INTERVAL_MS = 10_000;
+/** EC2's spot interruption notice: the instance is reclaimed this long after the warning. */
+const SPOT_WARNING_MS = 120_000;
+/** The garbage-collection schedule's sweep over terminating NodeClaims. */
+const TERMINATION_SWEEP_MS = 120_000;
+/** How long one termination invocation keeps passing over a NodeClaim before handing it on. */
+const TERMINATION_BUDGET_MS = 60_000;
+/** The account EC2 events name. */
+const ACCOUNT = '000000000000';
 /** A pod's grace period when its template sets none. */
 const DEFAULT_GRACE_SECONDS = 30;
 const WORKLOAD_LABEL = 'simulator.flotilla.dev/workload';
@@ -86,6 +101,16 @@ interface InterruptionState {
   record: SimInterruption;
   /** Replacement pods created and not yet bound. */
   unbound: number;
+  /** Pods on the instance's node when the warning came, that their controller must replace. */
+  readonly displaced: Map<string, string>;
+}
+
+/** A termination invocation passing over one NodeClaim (the termination Lambda's drive loop). */
+interface TerminationDrive {
+  nextMs: number;
+  readonly untilMs: number;
+  /** Started by a queue message: what is left goes on through a delayed message. */
+  handOn: boolean;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -133,6 +158,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // What the engine itself does in place of the world (EC2 reclaiming instances) is logged apart.
   const worldLogger = logger.child({ source: 'simulator' });
   const leases = makeMemoryLeaseStore();
+  const terminationQueue = makeMemoryTerminationQueue(clock);
   const resolver = makeMemoryNodeClassResolver({ clock, zones: scenario.zones });
 
   // The cluster as the scenario describes it; the NodeClass controller's job is done once here.
@@ -178,9 +204,20 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const registeredProviders = new Set<string>();
   const liveInstances = new Map<string, CloudInstance>();
   const pendingEvents = scenario.events
-    .filter((e): e is Extract<ScenarioEvent, { kind: 'SpotInterruption' }> => e.kind === 'SpotInterruption')
+    .filter(
+      (e): e is Extract<ScenarioEvent, { kind: 'SpotInterruption' | 'RebalanceRecommendation' }> =>
+        e.kind !== 'InsufficientCapacity',
+    )
     .map((e) => ({ ...e }))
     .sort((a, b) => a.atMs - b.atMs);
+  /** EventBridge events on their way to the interruption queue's consumer, as JSON bodies. */
+  const interruptionInbox: string[] = [];
+  /** Instances EC2 has warned and takes back at `atMs`. */
+  const reclaims: { atMs: number; instanceId: string }[] = [];
+  const warned = new Set<string>();
+  const drives = new Map<string, TerminationDrive>();
+  let eventCount = 0;
+  let lastSweepMs = startMs;
   let historyLength = 0;
   let nextSampleMs = startMs;
   let lastScheduleRevision = -1;
@@ -432,58 +469,91 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     lastScheduleRevision = cluster.revision();
   }
 
-  // --- EC2 taking instances back -----------------------------------------------------------------
+  // --- EC2: interruption warnings and reclaims ----------------------------------------------------
+
+  /** An EventBridge event as EC2 sends it to the interruption queue, about one instance. */
+  function ec2Event(detailType: string, detail: Record<string, string>): string {
+    eventCount += 1;
+    return JSON.stringify({
+      version: '0',
+      id: `00000000-0000-4000-8000-${eventCount.toString(16).padStart(12, '0')}`,
+      'detail-type': detailType,
+      source: 'aws.ec2',
+      account: ACCOUNT,
+      time: clock
+        .now()
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z'),
+      region: scenario.region,
+      resources: [`arn:aws:ec2:${scenario.region}:${ACCOUNT}:instance/${detail['instance-id']}`],
+      detail,
+    });
+  }
 
   /**
-   * A spot interruption, handled here in one step: the offering is backed off, the instance
-   * goes, its node and NodeClaim are removed and its pods go back to their controllers to be
-   * created again (Pending).
+   * The two-minute warning: EC2 sends the interruption event and takes the instance back at
+   * T + 2 min. The pods on its node then are the ones the interruption displaces.
    */
-  async function interruptInstance(instance: CloudInstance, kind: string): Promise<void> {
-    const claim = (await cluster.nodeClaims()).items.find((c) => c.status.providerId === instance.providerId);
-    await cloud.markUnavailable(
-      [{ instanceType: instance.instanceType, zone: instance.zone, capacityType: instance.capacityType }],
-      kind,
-    );
-    cloud.reclaim(instance.instanceId);
+  async function warnSpotInterruption(instance: CloudInstance): Promise<void> {
+    warned.add(instance.instanceId);
     terminationReasons.set(instance.instanceId, 'interruption');
-    const index = interruptions.length;
-    interruptions.push({
-      record: {
-        atMs: nowMs(),
-        kind,
-        instanceId: instance.instanceId,
-        ...(claim === undefined ? {} : { nodeClaim: claim.name }),
-        handled: false,
-      },
-      unbound: 0,
-    });
+    interruptionInbox.push(
+      ec2Event(DetailType.spotInterruption, {
+        'instance-id': instance.instanceId,
+        'instance-action': 'terminate',
+      }),
+    );
+    reclaims.push({ atMs: nowMs() + SPOT_WARNING_MS, instanceId: instance.instanceId });
     const node = (await cluster.nodes()).items.find((n) => n.providerId === instance.providerId);
-    let displaced = 0;
+    const displaced = new Map<string, string>();
     if (node !== undefined) {
       for (const pod of rawPods().filter((p) => p.spec?.nodeName === node.name && isActive(p))) {
         const info = pods.get(uidOf(pod));
-        if (info !== undefined) owed.set(info.workload, [...(owed.get(info.workload) ?? []), index]);
-        cluster.removePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
-        displaced += 1;
+        if (info !== undefined) displaced.set(uidOf(pod), info.workload);
       }
-      await cluster.patchNode(node.name, { removeFinalizers: [...node.finalizers] });
-      await cluster.deleteNode(node.name);
     }
-    if (claim !== undefined) {
-      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [...claim.finalizers] });
-      await cluster.deleteNodeClaim(claim.name);
-    }
-    worldLogger.info('instance interrupted', {
+    interruptions.push({
+      record: {
+        atMs: nowMs(),
+        kind: 'spot-interruption',
+        instanceId: instance.instanceId,
+        ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
+        handled: false,
+      },
+      unbound: 0,
+      displaced,
+    });
+    worldLogger.info('spot interruption warning', {
       decision: 'interrupt',
-      kind,
       instanceId: instance.instanceId,
       instanceType: instance.instanceType,
       zone: instance.zone,
-      capacityType: instance.capacityType,
-      ...(claim === undefined ? {} : { nodeClaim: claim.name, nodePool: claim.nodePoolName }),
+      ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
       ...(node === undefined ? {} : { node: node.name }),
-      podsDisplaced: displaced,
+      podsOnNode: displaced.size,
+      reclaimAt: new Date(nowMs() + SPOT_WARNING_MS).toISOString(),
+    });
+  }
+
+  /**
+   * EC2 takes a warned instance back, unless the termination already terminated it. Its kubelet
+   * is gone with it: the Node turns NotReady.
+   */
+  async function reclaimInstance(instanceId: string): Promise<void> {
+    const instance = cloud.reclaim(instanceId);
+    if (instance === undefined) return;
+    const node = (await cluster.nodes()).items.find((n) => n.providerId === instance.providerId);
+    if (node !== undefined) cluster.setNodeReady(node.name, false);
+    worldLogger.info('instance reclaimed', {
+      decision: 'reclaim',
+      instanceId,
+      instanceType: instance.instanceType,
+      ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
+      ...(node === undefined ? {} : { node: node.name }),
+      podsLeft:
+        node === undefined
+          ? 0
+          : rawPods().filter((p) => p.spec?.nodeName === node.name && p.status?.phase === 'Running').length,
     });
   }
 
@@ -492,7 +562,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       const event = pendingEvents.shift();
       if (event === undefined) break;
       const candidates = (await cloud.list())
-        .filter((i) => i.capacityType === 'spot' && i.state === 'running')
+        .filter((i) => i.capacityType === 'spot' && i.state === 'running' && !warned.has(i.instanceId))
         .filter((i) => event.nodePool === undefined || i.nodePoolName === event.nodePool)
         .filter((i) => event.instanceType === undefined || i.instanceType === event.instanceType)
         .filter((i) => event.zone === undefined || i.zone === event.zone)
@@ -508,9 +578,39 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
           event,
         });
       }
-      for (const instance of candidates.slice(0, event.count))
-        await interruptInstance(instance, 'spot-interruption');
+      for (const instance of candidates.slice(0, event.count)) {
+        if (event.kind === 'SpotInterruption') {
+          await warnSpotInterruption(instance);
+          continue;
+        }
+        interruptionInbox.push(
+          ec2Event(DetailType.rebalanceRecommendation, { 'instance-id': instance.instanceId }),
+        );
+        worldLogger.info('rebalance recommendation', {
+          decision: 'recommend',
+          instanceId: instance.instanceId,
+          ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
+        });
+      }
     }
+    reclaims.sort((a, b) => a.atMs - b.atMs || a.instanceId.localeCompare(b.instanceId));
+    while (reclaims[0] !== undefined && reclaims[0].atMs <= nowMs()) {
+      const due = reclaims.shift();
+      if (due !== undefined) await reclaimInstance(due.instanceId);
+    }
+  }
+
+  /** Pods an interrupted node lost (evicted, deleted or gone) go back to their controllers. */
+  function releaseDisplaced(): void {
+    const live = new Map(rawPods().map((p) => [uidOf(p), p]));
+    interruptions.forEach((state, index) => {
+      for (const [uid, workload] of state.displaced) {
+        const pod = live.get(uid);
+        if (pod !== undefined && isActive(pod)) continue;
+        state.displaced.delete(uid);
+        owed.set(workload, [...(owed.get(workload) ?? []), index]);
+      }
+    });
   }
 
   // --- what the cloud did ----------------------------------------------------------------------------
@@ -587,6 +687,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   async function stepWorld(): Promise<void> {
     const offsetMs = nowMs() - startMs;
     await runEvents();
+    releaseDisplaced();
     for (const w of scenario.workloads) {
       if (w.kind === 'Deployment') await runDeployment(w, offsetMs);
       else runJob(w, offsetMs);
@@ -663,10 +764,78 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     },
   };
 
-  const controllers: readonly Controller[] = [provisioner, lifecycle];
+  /** The interruption Lambda: consumes the interruption queue, one batch per tick. */
+  const interruption: Controller = {
+    name: 'interruption',
+    async run() {
+      if (interruptionInbox.length === 0) return;
+      const batch = interruptionInbox.splice(0);
+      const claims = await indexNodeClaims(cluster);
+      for (const body of batch) {
+        const parsed = parseInterruptionEvent(body);
+        if (!parsed.ok) {
+          logger.warn('interruption message rejected', { problem: parsed.problem });
+          continue;
+        }
+        await handleInterruption({ cluster, cloud, terminationQueue, logger }, parsed.message, claims);
+      }
+    },
+  };
 
-  /** Nothing is moving: no pod waits, no instance boots, no pod terminates. */
+  /**
+   * The termination Lambda: a queue message starts passes over its NodeClaim, repeated as the
+   * pass asks, for at most one invocation's budget; what is left goes on through a delayed
+   * message. The garbage-collection schedule sweeps every terminating NodeClaim the same way,
+   * without handing on.
+   */
+  const termination: Controller = {
+    name: 'termination',
+    async run(now) {
+      const t = now.getTime();
+      const drive = (name: string, handOn: boolean) => {
+        const current = drives.get(name);
+        if (current === undefined)
+          drives.set(name, { nextMs: t, untilMs: t + TERMINATION_BUDGET_MS, handOn });
+        else current.handOn ||= handOn;
+      };
+      for (const request of terminationQueue.receive()) drive(request.nodeClaim, true);
+      if (t - lastSweepMs >= TERMINATION_SWEEP_MS) {
+        lastSweepMs = t;
+        for (const claim of (await cluster.nodeClaims()).items) {
+          if (claim.deleting && claim.finalizers.includes(TERMINATION_FINALIZER)) drive(claim.name, false);
+        }
+      }
+      const due = [...drives].filter(([, d]) => d.nextMs <= t).sort(([a], [b]) => a.localeCompare(b));
+      for (const [name, d] of due) {
+        const result = await terminateNodeClaim({ cluster, cloud, logger }, name, now);
+        if (result.kind !== 'continue') {
+          drives.delete(name);
+          continue;
+        }
+        const waitMs = result.afterSeconds * 1000;
+        if (t + waitMs <= d.untilMs) {
+          d.nextMs = t + waitMs;
+          continue;
+        }
+        drives.delete(name);
+        if (d.handOn) await terminationQueue.enqueue({ nodeClaim: name }, result.afterSeconds);
+        logger.info('termination continues later', {
+          nodeClaim: name,
+          decision: 'continue',
+          waitingOn: result.waitingOn,
+          reason: result.detail,
+          afterSeconds: result.afterSeconds,
+          queued: d.handOn,
+        });
+      }
+    },
+  };
+
+  const controllers: readonly Controller[] = [interruption, termination, provisioner, lifecycle];
+
+  /** Nothing is moving: no pod waits, no instance boots, no pod terminates, no event waits. */
   function idle(): boolean {
+    if (interruptionInbox.length > 0) return false;
     const active = rawPods();
     if (active.some((p) => isActive(p) && !p.spec?.nodeName)) return false;
     if (active.some((p) => p.metadata?.deletionTimestamp !== undefined)) return false;
@@ -679,6 +848,18 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     const due: number[] = [nextSampleMs, endMs];
     const offset = nowMs() - startMs;
     for (const e of pendingEvents) due.push(startMs + e.atMs);
+    for (const r of reclaims) due.push(r.atMs);
+    for (const d of drives.values()) due.push(d.nextMs);
+    const queued = terminationQueue.nextVisibleAt();
+    if (queued !== undefined) due.push(queued.getTime());
+    const terminating = (
+      cluster.list('NodeClaim') as { metadata: { deletionTimestamp?: unknown; finalizers?: string[] } }[]
+    ).some(
+      (c) =>
+        c.metadata.deletionTimestamp !== undefined &&
+        (c.metadata.finalizers ?? []).includes(TERMINATION_FINALIZER),
+    );
+    if (terminating) due.push(lastSweepMs + TERMINATION_SWEEP_MS);
     for (const w of scenario.workloads) {
       if (w.kind === 'Deployment') {
         for (const s of w.scale) if (s.atMs > offset) due.push(startMs + s.atMs);
@@ -704,11 +885,15 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     if (nowMs() < endMs) clock.set(new Date(endMs));
     await stepWorld();
 
-    // The instance is gone at once (interruptInstance); handled once every pod it took away
-    // that its controller still wanted has run again.
+    // Handled once the instance is gone and every pod its node lost that its controller still
+    // wanted has run again elsewhere.
     interruptions.forEach((state, index) => {
       const owing = [...owed.values()].some((list) => list.includes(index));
-      state.record = { ...state.record, handled: state.unbound === 0 && !owing };
+      const gone = !liveInstances.has(state.record.instanceId);
+      state.record = {
+        ...state.record,
+        handled: gone && state.displaced.size === 0 && state.unbound === 0 && !owing,
+      };
     });
     const unschedulable: SimUnschedulablePod[] = rawPods()
       .filter((p) => isActive(p) && !p.spec?.nodeName)

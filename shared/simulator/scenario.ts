@@ -83,8 +83,12 @@ export type Workload = DeploymentWorkload | JobWorkload;
 
 export type ScenarioEvent =
   | {
-      /** EC2 reclaims `count` running spot instances (oldest first) matching the filters. */
-      readonly kind: 'SpotInterruption';
+      /**
+       * EC2 sends a spot interruption warning for `count` running spot instances (oldest first)
+       * matching the filters and reclaims them two minutes later; a rebalance recommendation only
+       * says they are at elevated risk.
+       */
+      readonly kind: 'SpotInterruption' | 'RebalanceRecommendation';
       readonly atMs: number;
       readonly count: number;
       readonly nodePool?: string;
@@ -191,13 +195,17 @@ const job = z.strictObject({
   template: podTemplate,
 });
 
-const spotInterruption = z.strictObject({
-  kind: z.literal('SpotInterruption'),
+const instanceEvent = {
   at: duration,
   count: z.number().int().min(1).default(1),
   nodePool: z.string().optional(),
   instanceType: z.string().optional(),
   zone: z.string().optional(),
+};
+const spotInterruption = z.strictObject({ kind: z.literal('SpotInterruption'), ...instanceEvent });
+const rebalanceRecommendation = z.strictObject({
+  kind: z.literal('RebalanceRecommendation'),
+  ...instanceEvent,
 });
 
 const insufficientCapacity = z.strictObject({
@@ -233,7 +241,9 @@ const scenarioSchema = z.strictObject({
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))
     .min(1, 'at least one EC2NodeClass'),
   workloads: z.array(z.discriminatedUnion('kind', [deployment, job])).default([]),
-  events: z.array(z.discriminatedUnion('kind', [spotInterruption, insufficientCapacity])).default([]),
+  events: z
+    .array(z.discriminatedUnion('kind', [spotInterruption, rebalanceRecommendation, insufficientCapacity]))
+    .default([]),
 });
 
 type Path = readonly (string | number)[];
@@ -358,11 +368,11 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     }
   });
   s.events.forEach((e, i) => {
-    const at = e.kind === 'SpotInterruption' ? e.at : e.from;
+    const at = e.kind === 'InsufficientCapacity' ? e.from : e.at;
     if (at > s.duration) {
       problems.push(
         problemAt(
-          ['events', i, e.kind === 'SpotInterruption' ? 'at' : 'from'],
+          ['events', i, e.kind === 'InsufficientCapacity' ? 'from' : 'at'],
           'is after the end of the scenario',
         ),
       );
@@ -428,9 +438,9 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
       };
     }),
     events: s.events.map((e): ScenarioEvent => {
-      if (e.kind === 'SpotInterruption') {
+      if (e.kind !== 'InsufficientCapacity') {
         return {
-          kind: 'SpotInterruption',
+          kind: e.kind,
           atMs: e.at,
           count: e.count,
           ...(e.nodePool === undefined ? {} : { nodePool: e.nodePool }),

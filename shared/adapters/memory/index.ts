@@ -29,4 +29,5 @@ export {
   type MemoryNodeClassResolverOptions,
   makeMemoryNodeClassResolver,
 } from './nodeclass.ts';
+export { type MemoryTerminationQueue, makeMemoryTerminationQueue } from './termination-queue.ts';
 export { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';

@@ -27,7 +27,8 @@ describe('flotilla simulate', () => {
     expect(result.out).toMatch(/Interruptions: 6 \(6 handled, 0 not handled\)/);
     const lines = readFileSync(path.join(out, 'decisions.jsonl'), 'utf8').trimEnd().split('\n');
     const decisions = lines.map((l) => JSON.parse(l) as { atMs: number; message: string });
-    expect(decisions.filter((d) => d.message === 'instance interrupted')).toHaveLength(6);
+    expect(decisions.filter((d) => d.message === 'spot interruption warning')).toHaveLength(6);
+    expect(decisions.filter((d) => d.message === 'interruption handled')).toHaveLength(6);
     expect(decisions.every((d) => Number.isInteger(d.atMs))).toBe(true);
     const record = JSON.parse(readFileSync(path.join(out, 'record.json'), 'utf8')) as {
       decisions: unknown[];

@@ -48,18 +48,41 @@ describe('the example scenarios', () => {
     expect(r.terminations).toEqual([
       expect.objectContaining({ reason: 'interruption', nodeClaim: r.interruptions[0]?.nodeClaim }),
     ]);
+    // The drain evicts the pods at the warning; their replacements launch while it goes on, and
+    // the termination terminates the instance before EC2 reclaims it two minutes later.
     const interruptedAt = r.interruptions[0]?.atMs ?? 0;
-    expect(r.launches.some((l) => l.nodePool === 'spot' && l.atMs >= interruptedAt)).toBe(true);
+    const terminatedAt = r.terminations[0]?.atMs ?? 0;
+    expect(terminatedAt).toBeLessThan(interruptedAt + 120_000);
+    expect(
+      r.launches.some((l) => l.nodePool === 'spot' && l.atMs >= interruptedAt && l.atMs < terminatedAt),
+    ).toBe(true);
+    const claim = r.interruptions[0]?.nodeClaim;
+    const about = r.decisions.filter(
+      (d) => d['nodeClaim'] === claim && (d['atMs'] as number) >= interruptedAt,
+    );
+    expect(about.map((d) => d['message'])).toEqual(
+      expect.arrayContaining([
+        'spot interruption warning',
+        'interruption handled',
+        'tainted node',
+        'drain step',
+        'instance terminated',
+        'node finalized',
+        'deleted nodeclaim',
+      ]),
+    );
+    expect(about.find((d) => d['message'] === 'interruption handled')).toMatchObject({
+      kind: 'spotInterruption',
+      action: 'cordonAndDrain',
+      reason: 'SpotInterrupted',
+    });
+    expect(about.find((d) => d['message'] === 'drain step')).toMatchObject({ decision: 'evict' });
+    expect(r.decisions.some((d) => d['message'] === 'instance reclaimed')).toBe(false);
     // Every pod waited for a node to boot (45s), none much longer.
     expect(nearestRank(r.podWaitsMs, 50)).toBeGreaterThanOrEqual(45_000);
     expect(nearestRank(r.podWaitsMs, 95)).toBeLessThan(120_000);
     const messages = new Set(r.decisions.map((d) => d['message']));
-    for (const m of [
-      'launch decided',
-      'registered nodeclaim',
-      'initialized nodeclaim',
-      'instance interrupted',
-    ]) {
+    for (const m of ['launch decided', 'registered nodeclaim', 'initialized nodeclaim']) {
       expect(messages).toContain(m);
     }
   });
@@ -83,6 +106,14 @@ describe('the example scenarios', () => {
     expect(r.interruptions).toHaveLength(6);
     expect(r.interruptions.every((i) => i.handled)).toBe(true);
     expect(r.terminations.filter((t) => t.reason === 'interruption')).toHaveLength(6);
+    // Every interrupted NodeClaim was drained: tainted, its pods evicted, then finalized.
+    for (const i of r.interruptions) {
+      const lines = r.decisions.filter((d) => d['nodeClaim'] === i.nodeClaim).map((d) => d['message']);
+      expect(lines).toEqual(
+        expect.arrayContaining(['interruption handled', 'tainted node', 'drain step', 'deleted nodeclaim']),
+      );
+    }
+    expect(r.decisions.filter((d) => d['message'] === 'interruption handled')).toHaveLength(6);
     const during = r.launches.filter((l) => minutes(r, l.atMs) >= 8 && minutes(r, l.atMs) < 25);
     expect(during.length).toBeGreaterThanOrEqual(6);
     for (const l of during) expect(l.capacityType === 'spot' && family(l.instanceType) === 'c6i').toBe(false);
@@ -180,6 +211,109 @@ ${workloads}${events}`;
         reasons: [expect.stringMatching(/^nodePool default: no instance type with an available offering/)],
       },
     ]);
+  });
+
+  /** Four replicas on one spot m6i.2xlarge, sampled every second; `events` as written. */
+  const onSpot = (budget: string, events: string) =>
+    small(
+      `workloads:
+  - kind: Deployment
+    name: web
+    replicas: 4
+${budget}    template:
+      metadata: { labels: { app: web } }
+      spec:
+        terminationGracePeriodSeconds: 10
+        containers:
+          - name: c
+            resources: { requests: { cpu: "1" } }
+`,
+      events,
+    )
+      .replace('bootDelay: 30s', 'bootDelay: 30s\nsampleInterval: 1s')
+      .replace('values: [on-demand]', 'values: [spot]')
+      .replace(
+        'values: [m6i] }',
+        'values: [m6i] }\n            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [2xlarge] }',
+      );
+
+  it('drains an interrupted node within its pods disruption budget while replacements start', async () => {
+    const r = await simulate(
+      parseScenario(
+        onSpot(
+          '    disruptionBudget: { minAvailable: 3 }\n',
+          'events:\n  - kind: SpotInterruption\n    at: 4m\n',
+        ),
+      ),
+    );
+    expect(r.interruptions).toEqual([expect.objectContaining({ handled: true })]);
+    const interruptedAt = r.interruptions[0]?.atMs ?? 0;
+    const terminatedAt = r.terminations[0]?.atMs ?? 0;
+    expect(r.terminations).toEqual([expect.objectContaining({ reason: 'interruption' })]);
+    const drain = r.samples.filter((s) => s.atMs >= interruptedAt && s.atMs <= terminatedAt);
+    expect(drain.length).toBeGreaterThan(10);
+    for (const s of drain) expect(s.runningPods).toBeGreaterThanOrEqual(3);
+    // The budget held evictions back until replacements ran on the new node.
+    const steps = r.decisions.filter((d) => d['message'] === 'drain step');
+    expect(steps.some((d) => (d['blocked'] as number) > 0)).toBe(true);
+    expect(steps.reduce((n, d) => n + (d['evicted'] as number), 0)).toBe(4);
+    expect(r.launches).toHaveLength(2);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 4, nodes: 1 });
+  });
+
+  it('lets EC2 reclaim the instance two minutes after the warning when the budget blocks the drain', async () => {
+    const r = await simulate(
+      parseScenario(
+        onSpot(
+          '    disruptionBudget: { minAvailable: 4 }\n',
+          'events:\n  - kind: SpotInterruption\n    at: 4m\n',
+        ),
+      ),
+    );
+    const interruptedAt = r.interruptions[0]?.atMs ?? 0;
+    expect(r.decisions.find((d) => d['message'] === 'instance reclaimed')).toMatchObject({
+      source: 'simulator',
+      atMs: interruptedAt + 120_000,
+      podsLeft: 4,
+    });
+    const steps = r.decisions.filter((d) => d['message'] === 'drain step');
+    expect(steps.length).toBeGreaterThan(0);
+    expect(steps.every((d) => d['evicted'] === 0 && d['blocked'] === 4)).toBe(true);
+    expect(r.decisions.some((d) => d['message'] === 'instance terminated')).toBe(false);
+    expect(r.terminations).toEqual([
+      expect.objectContaining({ reason: 'interruption', atMs: interruptedAt + 120_000 }),
+    ]);
+    // The NodeClaim is finalized once its instance is gone; the pods then run again elsewhere.
+    expect(r.decisions.filter((d) => d['message'] === 'deleted nodeclaim')).toHaveLength(1);
+    expect(r.interruptions).toEqual([expect.objectContaining({ handled: true })]);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 4, nodes: 1 });
+  });
+
+  it('evicts every pod of an interrupted node at once without a budget', async () => {
+    const r = await simulate(parseScenario(onSpot('', 'events:\n  - kind: SpotInterruption\n    at: 4m\n')));
+    const interruptedAt = r.interruptions[0]?.atMs ?? 0;
+    const steps = r.decisions.filter((d) => d['message'] === 'drain step');
+    expect(steps).toEqual([expect.objectContaining({ evicted: 4, blocked: 0, atMs: interruptedAt })]);
+    expect(r.samples.find((s) => s.atMs === interruptedAt + 1000)).toMatchObject({ runningPods: 0 });
+  });
+
+  it('only records an Event for a rebalance recommendation', async () => {
+    const r = await simulate(
+      parseScenario(onSpot('', 'events:\n  - kind: RebalanceRecommendation\n    at: 4m\n')),
+    );
+    expect(r.decisions.find((d) => d['message'] === 'interruption handled')).toMatchObject({
+      kind: 'rebalanceRecommendation',
+      action: 'event',
+      reason: 'SpotRebalanceRecommendation',
+      atMs: r.scenario.startMs + 4 * 60_000,
+    });
+    expect(r.decisions.some((d) => d['message'] === 'tainted node' || d['message'] === 'drain step')).toBe(
+      false,
+    );
+    expect(r.interruptions).toEqual([]);
+    expect(r.terminations).toEqual([]);
+    expect(r.launches).toHaveLength(1);
+    expect(last(r.samples)).toMatchObject({ pendingPods: 0, runningPods: 4, nodes: 1 });
   });
 
   it('logs an interruption with no spot instance to take as skipped', async () => {

@@ -124,6 +124,9 @@ describe('scenario files', () => {
     until: 40m
     instanceType: "m5.*"
     capacityType: spot
+  - kind: RebalanceRecommendation
+    at: 45m
+    zone: eu-west-1b
 `,
       }),
     );
@@ -162,6 +165,7 @@ describe('scenario files', () => {
         instanceType: 'm5.*',
         capacityType: 'spot',
       },
+      { kind: 'RebalanceRecommendation', atMs: 45 * 60_000, count: 1, zone: 'eu-west-1b' },
     ]);
   });
 
