@@ -206,8 +206,9 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
   let remainingByTier: Record<DrainTier, number> | undefined;
   // A NotReady node whose instance is gone has nothing left to drain (Karpenter lets it go at once).
   const abandoned = node !== undefined && !node.ready && instanceGone;
+  // The Node goes with its NodeClaim either way (its finalizer keeps it until the drain is done).
+  if (node !== undefined && !node.deleting) steps.push({ kind: 'deleteNode', nodeName: node.name });
   if (node !== undefined && !abandoned) {
-    if (!node.deleting) steps.push({ kind: 'deleteNode', nodeName: node.name });
     const tainted = (node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT));
     if (!tainted || node.labels[EXCLUDE_LB_LABEL] === undefined) {
       steps.push({ kind: 'taintNode', nodeName: node.name });

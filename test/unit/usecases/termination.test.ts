@@ -344,8 +344,23 @@ describe('decideTermination', () => {
     });
   });
 
-  it('a NotReady Node whose instance is gone is released without a drain', () => {
-    const d = decide({ node: node({ ready: false }), pods: [pod('web')], instanceState: undefined });
-    expect(kinds(d.steps)).toEqual(['annotateDeadline', 'removeNodeFinalizer', 'removeClaimFinalizer']);
+  it('a NotReady Node whose instance is gone is deleted and released without a drain', () => {
+    const d = decide({
+      node: node({ ready: false, deleting: false }),
+      pods: [pod('web')],
+      instanceState: undefined,
+    });
+    expect(kinds(d.steps)).toEqual([
+      'annotateDeadline',
+      'deleteNode',
+      'removeNodeFinalizer',
+      'removeClaimFinalizer',
+    ]);
+    const again = decide({
+      node: node({ ready: false, deleting: true }),
+      pods: [pod('web')],
+      instanceState: undefined,
+    });
+    expect(kinds(again.steps)).not.toContain('deleteNode');
   });
 });
