@@ -48,7 +48,7 @@ const slotAny = { key: SLOT_LABEL, operator: 'Exists' };
 let sqs: SQSClient;
 let queueUrl: string;
 let shim: ShimProcess | undefined;
-const results: { trigger: string; result: ProvisionResult; startedAt: number }[] = [];
+const results: { trigger: string; result: ProvisionResult }[] = [];
 const createFleetAt = new Map<string, number>();
 const stops: (() => Promise<void>)[] = [];
 
@@ -68,9 +68,8 @@ function makeHandler() {
     clusterName: CLUSTER,
     logger: e2e.logger,
     provision: async (holder) => {
-      const startedAt = Date.now();
       const result = await e2e.run(holder, { ...BATCH, leaseWaitMs: LEASE_WAIT_MS });
-      results.push({ trigger, result, startedAt });
+      results.push({ trigger, result });
       return result;
     },
     reconcileLifecycle: () =>
@@ -177,8 +176,6 @@ function watchRunning(app: string): { runningAt: Map<string, number>; stop: () =
 
 interface PathSample {
   readonly pod: string;
-  /** Pod created → the invocation that launched its node started. */
-  readonly toInvocationMs: number;
   readonly toCreateFleetMs: number;
   readonly toRunningMs: number;
 }
@@ -210,12 +207,11 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
   } finally {
     watcher.stop();
   }
-  const claimOf = new Map<string, { claim: string; startedAt: number }>();
-  for (const { result, startedAt } of results) {
+  const claimOf = new Map<string, { claim: string }>();
+  for (const { result } of results) {
     if (result.kind !== 'provisioned') continue;
     for (const l of launched(result.claims)) {
-      for (const p of l.pods)
-        if (!claimOf.has(p.name)) claimOf.set(p.name, { claim: l.nodeClaim, startedAt });
+      for (const p of l.pods) if (!claimOf.has(p.name)) claimOf.set(p.name, { claim: l.nodeClaim });
     }
   }
   return [...createdAt].map(([pod, created]) => {
@@ -227,7 +223,6 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
     }
     return {
       pod,
-      toInvocationMs: launch.startedAt - created,
       toCreateFleetMs: fleet - created,
       toRunningMs: running - created,
     };
@@ -260,10 +255,6 @@ function record(pathName: string, samples: readonly PathSample[]): void {
       samples.map((s) => s.toRunningMs),
       95,
     ),
-    invocationP50Ms: percentile(
-      samples.map((s) => s.toInvocationMs),
-      50,
-    ),
     batchClosedMs: e2e.logLines
       .filter((l) => l['message'] === 'batch closed')
       .map((l) => l['durationMs'])
@@ -272,7 +263,7 @@ function record(pathName: string, samples: readonly PathSample[]): void {
   };
   report[pathName] = summary;
   progress(
-    `pod latency, ${pathName}: invocation p50 ${summary.invocationP50Ms} ms; CreateFleet p50 ${summary.createFleetP50Ms} ms, p95 ${summary.createFleetP95Ms} ms; Running p50 ${summary.runningP50Ms} ms, p95 ${summary.runningP95Ms} ms (${samples.length} pods)`,
+    `pod latency, ${pathName}: CreateFleet p50 ${summary.createFleetP50Ms} ms, p95 ${summary.createFleetP95Ms} ms; Running p50 ${summary.runningP50Ms} ms, p95 ${summary.runningP95Ms} ms (${samples.length} pods)`,
   );
 }
 
