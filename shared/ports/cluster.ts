@@ -79,6 +79,8 @@ export interface ClusterNodePool {
   /** `status.resources`: capacity the pool's nodes provide. */
   readonly resources?: ResourceList;
   readonly nodes?: number;
+  /** `status.nodeClassObservedGeneration`: the NodeClass generation the conditions reflect. */
+  readonly nodeClassObservedGeneration?: number;
 }
 
 /** `status` of a NodeClaim. */
@@ -249,6 +251,7 @@ export interface NodePoolStatusPatch {
   readonly conditions?: readonly ConditionUpdate[];
   readonly resources?: ResourceList;
   readonly nodes?: number;
+  readonly nodeClassObservedGeneration?: number;
 }
 
 /** The object an event is about. */

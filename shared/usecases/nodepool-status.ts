@@ -164,11 +164,14 @@ export function computeNodePoolStatus(
   const counted = computeNodePoolResources(name, input.claims, input.nodes);
   const resourcesChanged = !sameResources(pool.resources, counted.resources);
   const nodesChanged = pool.nodes !== counted.nodes;
-  if (conditions.length === 0 && !resourcesChanged && !nodesChanged) return undefined;
+  const observed = input.nodeClasses.find((c) => c.name === pool.nodeClassRef.name)?.generation;
+  const observedChanged = observed !== undefined && observed !== pool.nodeClassObservedGeneration;
+  if (conditions.length === 0 && !resourcesChanged && !nodesChanged && !observedChanged) return undefined;
   return {
     ...(conditions.length > 0 ? { conditions } : {}),
     ...(resourcesChanged ? { resources: counted.resources } : {}),
     ...(nodesChanged ? { nodes: counted.nodes } : {}),
+    ...(observedChanged ? { nodeClassObservedGeneration: observed } : {}),
   };
 }
 

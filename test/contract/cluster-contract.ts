@@ -186,6 +186,7 @@ export function describeClusterContract(
         conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '' }],
         resources: { cpu: 4000, memory: 16 * GiB },
         nodes: 1,
+        nodeClassObservedGeneration: 2,
       });
       const firstAt = s.clock.now();
       s.clock.advance(60_000);
@@ -200,6 +201,7 @@ export function describeClusterContract(
       expect(pool?.ready).toBe(true);
       expect(pool?.resources).toEqual({ cpu: 2000 });
       expect(pool?.nodes).toBe(1);
+      expect(pool?.nodeClassObservedGeneration).toBe(2);
       const ready = pool?.conditions.find((c) => c.type === 'Ready');
       expect(ready?.message).toBe('still');
       expect(Date.parse(ready?.lastTransitionTime ?? '')).toBe(Math.floor(firstAt.getTime() / 1000) * 1000);

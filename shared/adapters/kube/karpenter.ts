@@ -73,6 +73,7 @@ const nodePoolSchema = z.object({
       conditions: z.array(condition).default([]),
       resources: quantities.exactOptional(),
       nodes: z.number().int().exactOptional(),
+      nodeClassObservedGeneration: z.number().int().exactOptional(),
     })
     .loose()
     .exactOptional(),
@@ -179,6 +180,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     deleting: np.metadata.deletionTimestamp !== undefined,
     ...optional('resources', statusResources),
     ...optional('nodes', np.status?.nodes),
+    ...optional('nodeClassObservedGeneration', np.status?.nodeClassObservedGeneration),
   };
 }
 

@@ -492,6 +492,7 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
         statusFields(current, patch.conditions, {
           resources: replaceQuantities(current.status?.['resources'], patch.resources),
           nodes: patch.nodes,
+          nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
         }),
       );
     },

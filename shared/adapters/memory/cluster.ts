@@ -558,6 +558,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
         copy['status'] = statusFields(raw, patch.conditions, {
           resources: patch.resources === undefined ? undefined : toQuantityMap(patch.resources),
           nodes: patch.nodes,
+          nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
         });
       });
     },

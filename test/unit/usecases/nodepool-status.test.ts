@@ -195,6 +195,18 @@ describe('computeNodePoolStatus', () => {
     expect(
       computeNodePoolStatus(done, { nodeClasses: [nodeClass(true)], claims: [], nodes: [] }),
     ).toBeUndefined();
+
+    // A new generation of the NodeClass is recorded once, as nodeClassObservedGeneration.
+    const edited = { ...nodeClass(true), generation: 3 };
+    expect(computeNodePoolStatus(done, { nodeClasses: [edited], claims: [], nodes: [] })).toEqual({
+      nodeClassObservedGeneration: 3,
+    });
+    expect(
+      computeNodePoolStatus(
+        { ...done, nodeClassObservedGeneration: 3 },
+        { nodeClasses: [edited], claims: [], nodes: [] },
+      ),
+    ).toBeUndefined();
   });
 
   it('adds NodeRegistrationHealthy only when this pass decided it', () => {
