@@ -1,5 +1,6 @@
 import { EKSClient } from '@aws-sdk/client-eks';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { type AwsCloud, makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
@@ -50,6 +51,9 @@ export interface Wiring {
   readonly logger: Logger;
   readonly clients: AwsClients;
   readonly sqs: SQSClient;
+  /** The API server, its CA and the cluster's Kubernetes version. */
+  readonly access: ClusterAccess;
+  readonly kubeConfig: KubeConfig;
   readonly cluster: Cluster;
   readonly cloud: AwsCloud;
 }
@@ -94,7 +98,7 @@ export async function wire(
     logger,
   });
   const sqs = new SQSClient(awsClientConfig({ region, logger }));
-  return { logger, clients, sqs, cluster, cloud };
+  return { logger, clients, sqs, access, kubeConfig, cluster, cloud };
 }
 
 /** The API server and version: from the environment when all are set, else from EKS itself. */

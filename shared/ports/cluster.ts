@@ -55,6 +55,8 @@ export interface ClusterNode extends ExistingNode {
   readonly createdAtMs?: number;
   /** `metadata.deletionTimestamp` in epoch milliseconds, when `deleting`. */
   readonly deletedAtMs?: number;
+  /** `metadata.ownerReferences` (a registered Node is owned by its NodeClaim). */
+  readonly ownerReferences?: readonly OwnerReference[];
 }
 
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
@@ -357,6 +359,18 @@ export function toInFlightNodeClaims(
     });
   }
   return out;
+}
+
+/**
+ * The owner list after a NodePatch's `addOwnerReferences`: owners whose uid is not there yet are
+ * appended. Undefined when nothing changes.
+ */
+export function mergeOwnerReferences<T extends { readonly uid: string }>(
+  current: readonly T[],
+  add: readonly OwnerReference[] | undefined,
+): (T | OwnerReference)[] | undefined {
+  const fresh = (add ?? []).filter((o) => !current.some((c) => c.uid === o.uid));
+  return fresh.length === 0 ? undefined : [...current, ...fresh];
 }
 
 /** True when the condition of `type` has status True. */

@@ -379,13 +379,26 @@ export function describeClusterContract(
       expect(namespaces.get(ns)).toMatchObject({ team: `t-${s.id}` });
     });
 
-    it('patches a Node: labels, taints by key and effect, finalizers', async () => {
+    it('patches a Node: labels, taints by key and effect, finalizers, owners', async () => {
+      // A real owner: the API server's garbage collector removes objects whose owner is missing.
+      await s.cluster.createNodeClaim(claimOf(n('owner')));
+      const owner = {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        name: n('owner'),
+        uid: (await s.cluster.nodeClaim(n('owner')))?.uid ?? '',
+        blockOwnerDeletion: true,
+      };
       await s.cluster.patchNode(nodeName, {
         labels: { 'karpenter.sh/initialized': 'true' },
         addTaints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }],
         addFinalizers: ['karpenter.sh/termination'],
+        addOwnerReferences: [owner],
       });
+      // An owner already there is not added twice.
+      await s.cluster.patchNode(nodeName, { addOwnerReferences: [owner] });
       let node = await s.cluster.node(nodeName);
+      expect(node?.ownerReferences).toEqual([owner]);
       expect(node?.labels['karpenter.sh/initialized']).toBe('true');
       expect(node?.taints?.map((t) => t.key).sort()).toEqual([
         'flotilla.test/contract',

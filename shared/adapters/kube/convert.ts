@@ -457,6 +457,17 @@ export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
     deleting,
     ...optional('createdAtMs', meta.creationTimestamp ? toMs(meta.creationTimestamp) : undefined),
     ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
+    ...(meta.ownerReferences?.length
+      ? {
+          ownerReferences: meta.ownerReferences.map((o) => ({
+            apiVersion: o.apiVersion,
+            kind: o.kind,
+            name: o.name,
+            uid: o.uid,
+            ...optional('blockOwnerDeletion', o.blockOwnerDeletion),
+          })),
+        }
+      : {}),
   };
 }
 

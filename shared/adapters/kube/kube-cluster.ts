@@ -13,14 +13,15 @@ import type { Labels, Pod, ResourceList, Taint } from '../../core/index.ts';
 import { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Condition } from '../../ports/cloud.ts';
-import type {
-  BoundPod,
-  Cluster,
-  ClusterEvent,
-  ClusterNode,
-  ConditionUpdate,
-  MetadataPatch,
-  ReadResult,
+import {
+  type BoundPod,
+  type Cluster,
+  type ClusterEvent,
+  type ClusterNode,
+  type ConditionUpdate,
+  type MetadataPatch,
+  mergeOwnerReferences,
+  type ReadResult,
 } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { parseEC2NodeClass } from '../aws/nodeclass-schema.ts';
@@ -462,14 +463,14 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
             ];
           }
         }
-        const owners = current.metadata?.ownerReferences ?? [];
-        const addOwners = (patch.addOwnerReferences ?? []).filter(
-          (o) => !owners.some((c) => c.uid === o.uid),
+        const owners = mergeOwnerReferences(
+          current.metadata?.ownerReferences ?? [],
+          patch.addOwnerReferences,
         );
         const body = {
           metadata: {
             ...metadataChange(current as RawObject, patch),
-            ...(addOwners.length > 0 ? { ownerReferences: [...owners, ...addOwners] } : {}),
+            ...(owners === undefined ? {} : { ownerReferences: owners }),
           },
           ...(taintsChange ? { spec: { taints } } : {}),
         };

@@ -19,18 +19,19 @@ import {
 } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Condition, EC2NodeClassStatus, NodeClassStatusWriter } from '../../ports/cloud.ts';
-import type {
-  BoundPod,
-  Cluster,
-  ClusterEvent,
-  ClusterNode,
-  ClusterNodeClaim,
-  ConditionUpdate,
-  DrainPod,
-  EvictionOutcome,
-  MetadataPatch,
-  PodDisruptionBudget,
-  ReadResult,
+import {
+  type BoundPod,
+  type Cluster,
+  type ClusterEvent,
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ConditionUpdate,
+  type DrainPod,
+  type EvictionOutcome,
+  type MetadataPatch,
+  mergeOwnerReferences,
+  type PodDisruptionBudget,
+  type ReadResult,
 } from '../../ports/cluster.ts';
 import { parseEC2NodeClass } from '../aws/nodeclass-schema.ts';
 import {
@@ -526,12 +527,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       update('Node', raw, (copy) => {
         applyMetadata(copy, patch);
         const node = copy as unknown as V1Node;
-        const owners = node.metadata?.ownerReferences ?? [];
-        const addOwners = (patch.addOwnerReferences ?? []).filter(
-          (o) => !owners.some((c) => c.uid === o.uid),
-        );
-        if (addOwners.length > 0)
-          node.metadata = { ...node.metadata, ownerReferences: [...owners, ...addOwners] };
+        const owners = mergeOwnerReferences(node.metadata?.ownerReferences ?? [], patch.addOwnerReferences);
+        if (owners !== undefined) node.metadata = { ...node.metadata, ownerReferences: owners };
         if (patch.addTaints === undefined && patch.removeTaints === undefined) return;
         let taints = (node.spec?.taints ?? []).filter(
           (t) => !(patch.removeTaints ?? []).some((r) => sameTaint(r, t)),
