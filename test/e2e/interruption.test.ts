@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
@@ -17,38 +16,19 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  PolicyV1Api,
-  type V1Toleration,
-} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERRUPTION_RULES } from '../../infra/flotilla-cluster.ts';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
-import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
-import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { parseEC2NodeClass } from '../../shared/adapters/aws/nodeclass-schema.ts';
-import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
-import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
-import { makeManualClock, systemClock } from '../../shared/ports/clock.ts';
-import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { TerminationQueue } from '../../shared/ports/work-queue.ts';
-import { makeLogger } from '../../shared/runtime/logger.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
-import { provision } from '../../shared/usecases/provision.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
-import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
-import { awsClientConfig, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
-import { NodeSimulator } from '../harness/node-sim.ts';
+import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
-import { setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
-import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtures.ts';
+import { silentLogger } from '../integration/aws/fixtures.ts';
+import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 
 // A spot interruption end to end: EC2's event goes on the bus (PutEvents) → the stack's rule →
 // the interruption queue (SQS) → the interruption Lambda's handler → the NodeClaim is deleted and
@@ -56,49 +36,19 @@ import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtu
 // evicts its pods (PDB-aware), terminates the instance and releases the finalizers, while the
 // provisioner launches the replacement. Lambda invocations are played here: messages are received
 // from the real (moto) queues and handed to the handlers' run functions, deleted unless reported
-// as batch item failures. Everything this file creates is scoped by a run id (pool template label
-// and taint), because the API server is shared with other test files.
+// as batch item failures. The provisioner e2e fixture sets up moto, the API server, the node
+// simulator and this run's NodePools; the controllers loop below drives the lifecycle itself.
 
-const id = randomBytes(3).toString('hex');
-const namespace = `interrupt-${id}`;
-const RUN_LABEL = 'flotilla-e2e/run';
-const GROUP_LABEL = 'flotilla-e2e/group';
-const runToleration: V1Toleration = { key: RUN_LABEL, operator: 'Equal', value: id, effect: 'NoSchedule' };
-const nodeClassName = `intr-${id}`;
-const karpenter = { group: 'karpenter.sh', version: 'v1' };
-const createdPools: string[] = [];
-const ignore = () => undefined;
+const e2e = new ProvisionerE2E('interrupt', { lifecycleLoop: false });
+const { id, namespace, logLines, logger } = e2e;
 
-let server: Moto;
-let kc: KubeConfig;
-let core: CoreV1Api;
-let apps: AppsV1Api;
-let custom: CustomObjectsApi;
-let cluster: Cluster;
-let simulator: NodeSimulator;
 let sqs: SQSClient;
-let account: Awaited<ReturnType<typeof setUpAccount>>;
-const awsClock = makeManualClock(new Date());
 let interruptionQueueUrl = '';
 let terminationQueueUrl = '';
 let terminationQueue: TerminationQueue;
-const logLines: Record<string, unknown>[] = [];
-const logger = makeLogger({}, { level: 'info', sink: (line) => logLines.push(JSON.parse(line)) });
 
 beforeAll(async () => {
-  let cube: Awaited<ReturnType<typeof kube>>;
-  [server, cube] = await Promise.all([moto(), kube()]);
-  kc = cube.kubeConfig;
-  await resetMoto(server);
-  account = await setUpAccount(server, awsClock);
-  const catalog = await makeEc2CatalogSource({
-    ec2: account.ec2,
-    region: 'us-east-1',
-    clock: awsClock,
-    logger: silentLogger,
-  }).fetchCatalog();
-  await account.cloud.offeringCache.writeCatalog(catalog);
-
+  const { server } = e2e.env;
   sqs = new SQSClient(awsClientConfig(server));
   interruptionQueueUrl = await createQueue(`interruption-${id}`);
   terminationQueueUrl = await createQueue(`termination-${id}`);
@@ -117,65 +67,10 @@ beforeAll(async () => {
       new PutTargetsCommand({ Rule: `${rule.id}-${id}`, Targets: [{ Id: 'queue', Arn: queueArn }] }),
     );
   }
-
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  cluster = makeKubeCluster({ kubeConfig: kc, logger: silentLogger, callTimeoutMs: 15_000 });
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  const nodeClass = nodeClassObject({ tags: { team: 'platform' } }, nodeClassName);
-  delete (nodeClass['metadata'] as Record<string, unknown>)['generation'];
-  await custom.createClusterCustomObject({
-    group: 'karpenter.k8s.aws',
-    version: 'v1',
-    plural: 'ec2nodeclasses',
-    body: nodeClass,
-  });
-  // Resolved as the provisioner would, so the NodePool status pass of the lifecycle sees it Ready.
-  const parsed = parseEC2NodeClass(nodeClass);
-  await makeNodeClassStatusWriter(kc).write(nodeClassName, await account.resolver.resolve(parsed));
-  simulator = NodeSimulator.start({ ec2: account.ec2, kubeConfig: kc, clusterName: CLUSTER });
 });
 
-afterAll(async () => {
-  await stopControllers();
-  await simulator?.stop();
-  for (const pool of createdPools) {
-    const claims = await custom
-      .listClusterCustomObject({
-        ...karpenter,
-        plural: 'nodeclaims',
-        labelSelector: `karpenter.sh/nodepool=${pool}`,
-      })
-      .catch(() => ({ items: [] }));
-    await forceDeleteNodeClaims(
-      kc,
-      (claims as { items: { metadata: { name: string } }[] }).items.map((c) => c.metadata.name),
-    );
-    await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
-  }
-  await custom
-    .deleteClusterCustomObject({
-      group: 'karpenter.k8s.aws',
-      version: 'v1',
-      plural: 'ec2nodeclasses',
-      name: nodeClassName,
-    })
-    .catch(ignore);
-  const nodes = await core.listNode({ labelSelector: `${RUN_LABEL}=${id}` }).catch(() => ({ items: [] }));
-  for (const node of nodes.items) {
-    const name = node.metadata?.name ?? '';
-    await cluster.patchNode(name, { removeFinalizers: ['karpenter.sh/termination'] }).catch(ignore);
-    await core.deleteNode({ name }).catch(ignore);
-  }
-  const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
-  for (const e of events.items) {
-    if (e.involvedObject.name?.includes(id)) {
-      await core.deleteNamespacedEvent({ namespace: 'default', name: e.metadata?.name ?? '' }).catch(ignore);
-    }
-  }
-  await core.deleteNamespace({ name: namespace }).catch(ignore);
-});
+// After hooks run in reverse order: the controllers stop before the fixture tears the run down.
+afterAll(() => stopControllers());
 
 /** CDK's EventPattern (camelCase keys) as the JSON EventBridge stores. */
 function toEventPatternJson(
@@ -226,17 +121,22 @@ function ec2Entry(
 
 const interruptionHandler = makeInterruptionHandler({
   logger,
-  indexNodeClaims: () => indexNodeClaims(cluster),
+  indexNodeClaims: () => indexNodeClaims(e2e.env.cluster),
   handle: (message, claims) =>
-    handleInterruption({ cluster, cloud: account.cloud, terminationQueue, logger }, message, claims),
+    handleInterruption(
+      { cluster: e2e.env.cluster, cloud: e2e.env.account.cloud, terminationQueue, logger },
+      message,
+      claims,
+    ),
 });
 
 const terminationHandler = makeTerminationHandler({
   logger,
-  terminate: (name) => terminateNodeClaim({ cluster, cloud: account.cloud, logger }, name, new Date()),
+  terminate: (name) =>
+    terminateNodeClaim({ cluster: e2e.env.cluster, cloud: e2e.env.account.cloud, logger }, name, new Date()),
   enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
   terminatingNodeClaims: async () =>
-    (await cluster.nodeClaims()).items
+    (await e2e.env.cluster.nodeClaims()).items
       .filter(
         (c) => c.deleting && c.finalizers.includes('karpenter.sh/termination') && c.labels[RUN_LABEL] === id,
       )
@@ -287,31 +187,15 @@ const controllerErrors: unknown[] = [];
 
 function startControllers(): void {
   stopRequested = false;
+  const { cluster, account } = e2e.env;
   controllersRunning = (async () => {
     while (!stopRequested) {
       try {
         await reconcileLifecycle({ cluster, cloud: account.cloud, logger: silentLogger }, new Date());
         await invoke(terminationQueueUrl, terminationHandler);
-        if ((await pendingPods()).length > 0) {
+        if ((await e2e.pendingPods()).length > 0) {
           provisionRuns += 1;
-          await provision(
-            {
-              cluster,
-              cloud: account.cloud,
-              leases: new DynamoLeaseStore(account.dynamodb, TABLE),
-              clock: systemClock,
-              sleep: (ms) => sleep(ms),
-              logger,
-              nodeClassResolver: account.resolver,
-              nodeClassStatusWriter: makeNodeClassStatusWriter(kc),
-            },
-            {
-              holder: `run-${provisionRuns}-${id}`,
-              leaseName: `provisioner#${id}`,
-              batchIdleMs: 300,
-              batchMaxMs: 2_000,
-            },
-          );
+          await e2e.run(`run-${provisionRuns}-${id}`, { batchMaxMs: 2_000 });
         }
       } catch (error) {
         controllerErrors.push(error);
@@ -326,101 +210,16 @@ async function stopControllers(): Promise<void> {
   await controllersRunning;
 }
 
-async function pendingPods() {
-  const pods = await core.listNamespacedPod({ namespace });
-  return pods.items.filter((p) =>
-    p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'),
-  );
-}
-
-async function createPool(
-  group: string,
-  capacityType: 'spot' | 'on-demand',
-  terminationGracePeriod?: string,
-): Promise<string> {
-  const name = `intr-${id}-${group}`;
-  createdPools.push(name);
-  await custom.createClusterCustomObject({
-    ...karpenter,
-    plural: 'nodepools',
-    body: {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name },
-      spec: {
-        template: {
-          metadata: { labels: { [RUN_LABEL]: id, [GROUP_LABEL]: group } },
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
-            requirements: [
-              { key: 'karpenter.sh/capacity-type', operator: 'In', values: [capacityType] },
-              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-            ],
-            taints: [{ key: RUN_LABEL, value: id, effect: 'NoSchedule' }],
-            expireAfter: '720h',
-            ...(terminationGracePeriod === undefined ? {} : { terminationGracePeriod }),
-          },
-        },
-      },
-    },
-  });
-  const ready = (type: string) => ({ type, status: 'True' as const, reason: type, message: '' });
-  await cluster.patchNodePoolStatus(name, {
-    conditions: [ready('ValidationSucceeded'), ready('NodeClassReady'), ready('Ready')],
-  });
-  return name;
-}
-
-async function deploy(
-  group: string,
-  name: string,
-  replicas: number,
-  cpu: string,
-  options: { annotations?: Record<string, string>; gracePeriodSeconds?: number } = {},
-): Promise<void> {
-  const labels = { app: name };
-  await apps.createNamespacedDeployment({
-    namespace,
-    body: {
-      metadata: { name, namespace },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: {
-            labels,
-            ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
-          },
-          spec: {
-            nodeSelector: { [RUN_LABEL]: id, [GROUP_LABEL]: group },
-            tolerations: [runToleration],
-            terminationGracePeriodSeconds: options.gracePeriodSeconds ?? 0,
-            containers: [
-              {
-                name: 'app',
-                image: 'public.ecr.aws/docker/library/busybox:stable',
-                resources: { requests: { cpu, memory: '128Mi' } },
-              },
-            ],
-          },
-        },
-      },
-    },
+/** A NodePool of m5.large in `capacityType`, its group and name suffix `group`. */
+function createPool(group: string, capacityType: 'spot' | 'on-demand', terminationGracePeriod?: string) {
+  return e2e.createPool(group, group, {
+    instanceTypes: ['m5.large'],
+    capacityTypes: [capacityType],
+    ...(terminationGracePeriod === undefined ? {} : { terminationGracePeriod }),
   });
 }
 
-async function guard(app: string, minAvailable: number): Promise<void> {
-  await kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
-    namespace,
-    body: { metadata: { name: app }, spec: { minAvailable, selector: { matchLabels: { app } } } },
-  });
-}
-
-async function podsOf(app: string) {
-  return (await core.listNamespacedPod({ namespace, labelSelector: `app=${app}` })).items;
-}
-
-const isReady = (p: Awaited<ReturnType<typeof podsOf>>[number]) =>
+const isReady = (p: Awaited<ReturnType<typeof e2e.podsOf>>[number]) =>
   p.metadata?.deletionTimestamp === undefined &&
   p.status?.phase === 'Running' &&
   (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -429,7 +228,7 @@ async function running(app: string, count: number, notOn?: string) {
   return waitFor(
     `${count} pods of ${app} Running${notOn === undefined ? '' : ` off ${notOn}`}`,
     async () => {
-      const pods = (await podsOf(app)).filter((p) => p.metadata?.deletionTimestamp === undefined);
+      const pods = (await e2e.podsOf(app)).filter((p) => p.metadata?.deletionTimestamp === undefined);
       return pods.length === count && pods.every((p) => isReady(p) && p.spec?.nodeName !== notOn)
         ? pods
         : undefined;
@@ -438,12 +237,8 @@ async function running(app: string, count: number, notOn?: string) {
   );
 }
 
-async function claimsOf(pool: string) {
-  return (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === pool);
-}
-
 async function instanceState(instanceId: string): Promise<string | undefined> {
-  const out = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+  const out = await e2e.env.account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
   return out.Reservations?.[0]?.Instances?.[0]?.State?.Name;
 }
 
@@ -451,18 +246,19 @@ const instanceOf = (providerId: string | undefined) => /\/(i-[0-9a-z]+)$/.exec(p
 
 describe('interruption and termination end to end (EventBridge → SQS → Lambdas, moto + kube-apiserver)', () => {
   it('a spot interruption drains the node within its PDB (do-not-disrupt pods too), replaces it and terminates the instance', async () => {
+    const { cluster, core, account, awsClock, server } = e2e.env;
     const pool = await createPool('spot', 'spot');
-    await deploy('spot', 'web', 2, '500m');
-    await deploy('spot', 'keeper', 1, '250m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
-    await guard('web', 1);
-    await waitFor('3 pods pending', async () => ((await pendingPods()).length === 3 ? true : undefined), {
+    await e2e.deploy('spot', 'web', 2, '500m');
+    await e2e.deploy('spot', 'keeper', 1, '250m', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    await e2e.podDisruptionBudget('web', 1);
+    await waitFor('3 pods pending', async () => ((await e2e.pendingPods()).length === 3 ? true : undefined), {
       timeoutMs: 60_000,
     });
     startControllers();
     const [firstWeb] = await running('web', 2);
     await running('keeper', 1);
-    const [original] = await claimsOf(pool);
-    expect(await claimsOf(pool)).toHaveLength(1);
+    const [original] = await e2e.nodeClaimsOf(pool);
+    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
     const oldNode = firstWeb?.spec?.nodeName ?? '';
     expect(original?.status.nodeName).toBe(oldNode);
     expect(original?.labels['karpenter.sh/capacity-type']).toBe('spot');
@@ -474,7 +270,7 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     let watching = true;
     const watcher = (async () => {
       while (watching) {
-        minReady = Math.min(minReady, (await podsOf('web')).filter(isReady).length);
+        minReady = Math.min(minReady, (await e2e.podsOf('web')).filter(isReady).length);
         await sleep(100);
       }
     })();
@@ -545,8 +341,8 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     expect(evictedEvents.some((e) => e.involvedObject.name?.startsWith('keeper-'))).toBe(true);
 
     // A replacement NodeClaim in another offering, the old instance terminated, the offering backed off.
-    const [replacement] = await claimsOf(pool);
-    expect(await claimsOf(pool)).toHaveLength(1);
+    const [replacement] = await e2e.nodeClaimsOf(pool);
+    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
     expect(replacement?.name).not.toBe(original?.name);
     expect(await instanceState(instanceId)).toBe('terminated');
     const unavailable = await account.cloud.unavailableOfferings.list(awsClock.now());
@@ -564,11 +360,12 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
   });
 
   it('the same event twice changes nothing the second time; a malformed one goes to the DLQ while nine others are processed', async () => {
+    const { cluster } = e2e.env;
     const pool = await createPool('dup', 'on-demand');
-    await deploy('dup', 'dup', 1, '500m');
+    await e2e.deploy('dup', 'dup', 1, '500m');
     startControllers();
     await running('dup', 1);
-    const [claim] = await claimsOf(pool);
+    const [claim] = await e2e.nodeClaimsOf(pool);
     await stopControllers();
     const instanceId = instanceOf(claim?.status.providerId);
 
@@ -660,12 +457,13 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
   });
 
   it('a drain blocked by a PDB outlives one invocation, continues in later ones, and terminationGracePeriod ends it', async () => {
+    const { cluster } = e2e.env;
     const pool = await createPool('tgp', 'on-demand', '20s');
-    await deploy('tgp', 'stubborn', 1, '500m', { gracePeriodSeconds: 5 });
-    await guard('stubborn', 1);
+    await e2e.deploy('tgp', 'stubborn', 1, '500m', { terminationGracePeriodSeconds: 5 });
+    await e2e.podDisruptionBudget('stubborn', 1);
     startControllers();
     const [pod] = await running('stubborn', 1);
-    const [claim] = await claimsOf(pool);
+    const [claim] = await e2e.nodeClaimsOf(pool);
     expect(claim?.terminationGracePeriod).toBe('20s');
     const instanceId = instanceOf(claim?.status.providerId);
     await stopControllers();

@@ -6,6 +6,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  PolicyV1Api,
   type V1PodSpec,
   type V1Toleration,
 } from '@kubernetes/client-node';
@@ -58,6 +59,8 @@ export interface PoolSpec {
   readonly limits?: Record<string, string>;
   /** More NodePool requirements. */
   readonly requirements?: readonly { key: string; operator: string; values?: string[] }[];
+  /** The template's terminationGracePeriod (e.g. `20s`). */
+  readonly terminationGracePeriod?: string;
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -69,6 +72,10 @@ export interface PodExtras {
   readonly spreadOverZones?: boolean;
   /** More node selector labels. */
   readonly nodeSelector?: Record<string, string>;
+  /** Pod annotations (e.g. `karpenter.sh/do-not-disrupt`); Deployments only. */
+  readonly annotations?: Record<string, string>;
+  /** @default 0 */
+  readonly terminationGracePeriodSeconds?: number;
 }
 
 interface Env {
@@ -205,7 +212,7 @@ export class ProvisionerE2E {
     this.lifecycleTimer = undefined;
     await this.lifecyclePass;
     if (this.state === undefined) return;
-    const { kc, core, custom, simulator } = this.state;
+    const { kc, core, custom, cluster, simulator } = this.state;
     await simulator.stop();
     for (const pool of this.createdPools) {
       const claims = await custom
@@ -229,6 +236,15 @@ export class ProvisionerE2E {
         name: this.nodeClassName,
       })
       .catch(ignore);
+    // Nodes a drain left behind still carry the termination finalizer.
+    const nodes = await core
+      .listNode({ labelSelector: `${RUN_LABEL}=${this.id}` })
+      .catch(() => ({ items: [] }));
+    for (const node of nodes.items) {
+      const name = node.metadata?.name ?? '';
+      await cluster.patchNode(name, { removeFinalizers: ['karpenter.sh/termination'] }).catch(ignore);
+      await core.deleteNode({ name }).catch(ignore);
+    }
     const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
     for (const e of events.items) {
       if (e.involvedObject.name?.includes(this.id)) {
@@ -270,6 +286,9 @@ export class ProvisionerE2E {
               taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }, ...(spec.taints ?? [])],
               ...(spec.startupTaints === undefined ? {} : { startupTaints: spec.startupTaints }),
               expireAfter: '720h',
+              ...(spec.terminationGracePeriod === undefined
+                ? {}
+                : { terminationGracePeriod: spec.terminationGracePeriod }),
             },
           },
         },
@@ -288,7 +307,7 @@ export class ProvisionerE2E {
     return {
       nodeSelector: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group, ...extras.nodeSelector },
       tolerations: [this.runToleration, ...(extras.tolerations ?? [])],
-      terminationGracePeriodSeconds: 0,
+      terminationGracePeriodSeconds: extras.terminationGracePeriodSeconds ?? 0,
       ...(extras.spreadOverZones
         ? {
             topologySpreadConstraints: [
@@ -330,7 +349,13 @@ export class ProvisionerE2E {
         spec: {
           replicas,
           selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: this.podSpec(group, labels, cpu, extras) },
+          template: {
+            metadata: {
+              labels,
+              ...(extras.annotations === undefined ? {} : { annotations: extras.annotations }),
+            },
+            spec: this.podSpec(group, labels, cpu, extras),
+          },
         },
       },
     });
@@ -351,16 +376,28 @@ export class ProvisionerE2E {
     await this.env.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: 0 });
   }
 
+  /** A PodDisruptionBudget named `app` keeping `minAvailable` pods labelled `app=<app>`. */
+  async podDisruptionBudget(app: string, minAvailable: number): Promise<void> {
+    await this.env.kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
+      namespace: this.namespace,
+      body: { metadata: { name: app }, spec: { minAvailable, selector: { matchLabels: { app } } } },
+    });
+  }
+
+  /** The pods of this run (all of them, or those `selector` picks) kube-scheduler marked Unschedulable. */
+  async pendingPods(selector: { labelSelector?: string; fieldSelector?: string } = {}) {
+    const pods = await this.env.core.listNamespacedPod({ namespace: this.namespace, ...selector });
+    return pods.items.filter((p) =>
+      p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'),
+    );
+  }
+
   private async unschedulable(selector: string, count: number, byField = false): Promise<void> {
     await waitFor(
       `${count} pods (${selector}) marked Unschedulable`,
       async () => {
-        const pods = await this.env.core.listNamespacedPod({
-          namespace: this.namespace,
-          ...(byField ? { fieldSelector: selector } : { labelSelector: selector }),
-        });
-        const pending = pods.items.filter((p) =>
-          p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable'),
+        const pending = await this.pendingPods(
+          byField ? { fieldSelector: selector } : { labelSelector: selector },
         );
         return pending.length === count ? true : undefined;
       },

@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EnvVar } from '../../../shared/runtime/env.ts';
 import { awsClientConfig, kube, moto, resetMoto } from '../../harness/index.ts';
-import { createStateTable } from './cloud-fixture.ts';
+import { capturingStdout, prepareColdStart } from './lambda-cold-start.ts';
 
 // The interruption and termination Lambdas' real modules: cold start (eks:DescribeCluster on moto,
 // the harness's API server through a kubeconfig), then one invocation each with real event JSON.
@@ -20,40 +18,17 @@ describe('interruption and termination Lambdas cold start', () => {
   beforeAll(async () => {
     const [server, cluster] = await Promise.all([moto(), kube()]);
     await resetMoto(server);
-    await new EKSClient(awsClientConfig(server)).send(
-      new CreateClusterCommand({
-        name: clusterName,
-        version: '1.34',
-        roleArn: 'arn:aws:iam::123456789012:role/eks',
-        resourcesVpcConfig: { subnetIds: ['subnet-1'] },
-      }),
-    );
-    await createStateTable(new DynamoDBClient(awsClientConfig(server)), `${clusterName}-state`);
     const created = await new SQSClient(awsClientConfig(server)).send(
       new CreateQueueCommand({ QueueName: `${clusterName}-termination` }),
     );
     queueUrl = created.QueueUrl ?? '';
-    Object.assign(process.env, {
-      AWS_REGION: server.region,
-      AWS_ENDPOINT_URL: server.endpoint,
-      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-      KUBECONFIG: cluster.kubeconfigPath,
-      [EnvVar.clusterName]: clusterName,
-      [EnvVar.stateTable]: `${clusterName}-state`,
+    await prepareColdStart(server, cluster.kubeconfigPath, clusterName, {
       [EnvVar.terminationQueueUrl]: queueUrl,
     });
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    try {
+    await capturingStdout(lines, async () => {
       ({ handler: interruption } = await import('../../../lambdas/interruption/handler.ts'));
       ({ handler: termination } = await import('../../../lambdas/termination/handler.ts'));
-    } finally {
-      process.stdout.write = write;
-    }
+    });
   });
 
   it('the interruption Lambda acknowledges an event for an instance it does not know and rejects a malformed one', async () => {

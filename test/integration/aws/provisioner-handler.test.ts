@@ -1,9 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EnvVar } from '../../../shared/runtime/env.ts';
-import { awsClientConfig, kube, moto, resetMoto } from '../../harness/index.ts';
-import { createStateTable } from './cloud-fixture.ts';
+import { kube, moto, resetMoto } from '../../harness/index.ts';
+import { capturingStdout, prepareColdStart } from './lambda-cold-start.ts';
 
 // The provisioner Lambda's real module: its cold start discovers the cluster with
 // eks:DescribeCluster (moto) and reaches the API server through a kubeconfig (the harness's).
@@ -14,35 +11,10 @@ describe('provisioner Lambda cold start', () => {
   beforeAll(async () => {
     const [server, cluster] = await Promise.all([moto(), kube()]);
     await resetMoto(server);
-    await new EKSClient(awsClientConfig(server)).send(
-      new CreateClusterCommand({
-        name: 'cold-start',
-        version: '1.34',
-        roleArn: 'arn:aws:iam::123456789012:role/eks',
-        resourcesVpcConfig: { subnetIds: ['subnet-1'] },
-      }),
-    );
-    await createStateTable(new DynamoDBClient(awsClientConfig(server)), 'cold-start-state');
-
-    Object.assign(process.env, {
-      AWS_REGION: server.region,
-      AWS_ENDPOINT_URL: server.endpoint,
-      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-      KUBECONFIG: cluster.kubeconfigPath,
-      [EnvVar.clusterName]: 'cold-start',
-      [EnvVar.stateTable]: 'cold-start-state',
-    });
-    const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    try {
+    await prepareColdStart(server, cluster.kubeconfigPath, 'cold-start');
+    await capturingStdout(lines, async () => {
       ({ handler } = await import('../../../lambdas/provisioner/handler.ts'));
-    } finally {
-      process.stdout.write = write;
-    }
+    });
   });
 
   it('finds the cluster through EKS and runs a scheduled provisioning pass', async () => {
