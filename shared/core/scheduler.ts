@@ -639,7 +639,9 @@ class Scheduler {
     this.addBin(bin);
     this.claims.push(bin);
     this.commonCommit(pod, ec, bin, reqs);
-    this.reservation = plan.batch > 1 ? { batchKey: ec.batchKey, bin, left: plan.batch - 1 } : undefined;
+    // The next identical pods go straight to this claim; a spread sends them elsewhere first.
+    this.reservation =
+      plan.batch > 1 && this.batchable(ec) ? { batchKey: ec.batchKey, bin, left: plan.batch - 1 } : undefined;
     return undefined;
   }
 
