@@ -23,6 +23,7 @@ import {
   type Probe,
   type StaticNew,
   type Template,
+  target,
 } from './scheduling/model.ts';
 import { comparePodStates, refusesKarpenterNodes, relax, validatedRequests } from './scheduling/pod-order.ts';
 import { PodShapes } from './scheduling/pod-shapes.ts';
@@ -286,7 +287,7 @@ class Scheduler {
         bin.kind === 'claim' &&
         options.length >= CLAIM_WINDOW &&
         fits(bin.used, req, bin.maxAlloc as Vec) &&
-        !fits(bin.used, req, (bin.types[0] as TType).alloc)
+        !fits(bin.used, req, target(bin).alloc)
       ) {
         contiguous = false;
         continue;
@@ -308,7 +309,7 @@ class Scheduler {
       if (options.length < CLAIM_WINDOW) options.push(verdict);
     }
     options.sort((a, b) => a.extraCost - b.extraCost);
-    const fresh = this.freshClaimCost(ec).perPod;
+    const fresh = this.freshClaimCost(ec);
     let i = 0;
     for (; i < options.length && (options[i] as Probe).extraCost <= fresh; i++) {
       if (this.commitClaim(pod, ec, options[i] as Probe)) return undefined;
@@ -327,33 +328,71 @@ class Scheduler {
   }
 
   /**
-   * What a fresh NodeClaim would cost per pod. For a pod with no topology constraints and no
-   * host ports, identical pods still queued may share it: the type with the lowest price per
-   * pod for that run is chosen (`batch` pods), so a run of 4-cpu pods gets one large node rather
-   * than one small node each.
+   * What a fresh NodeClaim would cost per pod. Identical pods still queued may share it (see
+   * `runLength`): the type with the lowest price per pod for that run counts, so a run of 4-cpu
+   * pods gets one large node rather than one small node each.
    */
-  private freshClaimCost(ec: Effective): { perPod: number; batch: number; template: Template | undefined } {
+  private freshClaimCost(ec: Effective): number {
     for (const t of this.templates) {
       const s = this.staticNew(ec, t);
       if (!s.ok) continue;
-      const first = s.types[0];
-      if (first === undefined) break;
-      const run = this.batchable(ec) ? (this.unplacedByBatch.get(ec.shape.batchKey) ?? 1) : 1;
-      if (run <= 1) return { perPod: first.basePrice, batch: 1, template: t };
-      const req = ec.shape.vec;
-      let best = { perPod: first.basePrice, batch: 1, template: t as Template | undefined };
-      for (const tt of s.types) {
-        let fit = Number.POSITIVE_INFINITY;
-        for (let i = 0; i < req.length; i++) {
-          const need = req[i] as number;
-          if (need > 0) fit = Math.min(fit, Math.floor((tt.alloc[i] as number) / need));
-        }
-        const n = Math.max(1, Math.min(run, fit));
-        if (tt.basePrice / n < best.perPod) best = { perPod: tt.basePrice / n, batch: n, template: t };
-      }
-      return best;
+      return this.batchType(ec, s.types).perPod;
     }
-    return { perPod: Number.POSITIVE_INFINITY, batch: 1, template: undefined };
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** Among `types` (price order), the one with the lowest price per pod for the pod's run. */
+  private batchType(
+    ec: Effective,
+    types: readonly TType[],
+  ): { perPod: number; batch: number; type: TType | undefined } {
+    const first = types[0];
+    if (first === undefined) return { perPod: Number.POSITIVE_INFINITY, batch: 1, type: undefined };
+    let best = { perPod: first.basePrice, batch: 1, type: first };
+    const run = this.runLength(ec);
+    if (run <= 1) return best;
+    const req = ec.shape.vec;
+    for (const tt of types) {
+      let fit = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < req.length; i++) {
+        const need = req[i] as number;
+        if (need > 0) fit = Math.min(fit, Math.floor((tt.alloc[i] as number) / need));
+      }
+      const n = Math.max(1, Math.min(run, fit));
+      if (tt.basePrice / n < best.perPod) best = { perPod: tt.basePrice / n, batch: n, type: tt };
+    }
+    return best;
+  }
+
+  /**
+   * How many identical pods still queued (this one included) one new NodeClaim may expect to
+   * hold. All of them for a pod with no topology constraints and no host ports. A pod whose only
+   * constraints are topology spreads over keys other than the hostname (zones, capacity types)
+   * shares a node with its siblings just the same, but the spread sends only a share of them to
+   * each domain: the run is divided by the number of domains the pod can reach per key. Anything
+   * else (hostname spread, pod affinity or anti-affinity, host ports) keeps one pod per estimate.
+   */
+  private runLength(ec: Effective): number {
+    const unplaced = this.unplacedByBatch.get(ec.shape.batchKey) ?? 1;
+    if (this.batchable(ec)) return unplaced;
+    if (
+      ec.spreads.length === 0 ||
+      ec.affinities.length > 0 ||
+      ec.antiAffinities.length > 0 ||
+      ec.shape.inverse.length > 0 ||
+      ec.shape.hostPorts.length > 0
+    ) {
+      return 1;
+    }
+    const domainsPerKey = new Map<string, number>();
+    for (const { group } of ec.spreads) {
+      if (group.key === Label.hostname) return 1;
+      const n = Math.max(1, this.eligibleDomains(ec, group).length);
+      domainsPerKey.set(group.key, Math.max(n, domainsPerKey.get(group.key) ?? 1));
+    }
+    let divisor = 1;
+    for (const n of domainsPerKey.values()) divisor *= n;
+    return Math.ceil(unplaced / divisor);
   }
 
   /** Nothing ties the pod to its bin: no topology (counted or counting), host port or anti-affinity. */
@@ -423,7 +462,8 @@ class Scheduler {
       }
     }
     if (first === undefined) return narrowed ? 'later' : 'permanent';
-    const current = bin.types[0]?.basePrice ?? 0;
+    // Room of the type planned for the claim's run is already paid for.
+    const current = bin.types.length === 0 ? 0 : target(bin).basePrice;
     return { bin, merged, narrowed, extraCost: first.basePrice - current };
   }
 
@@ -509,6 +549,8 @@ class Scheduler {
   private setTypes(bin: Bin, types: readonly TType[]): void {
     const cheapestChanged = bin.types[0] !== types[0];
     bin.types = types;
+    // The claim outgrew its planned type, or the pod's requirements rule it out.
+    if (bin.planned !== undefined && !types.includes(bin.planned)) bin.planned = undefined;
     if (cheapestChanged && bin.index >= 0) this.headroom.raise(bin);
     const max = new Float64Array(this.dims.names.length).fill(Number.NEGATIVE_INFINITY);
     for (const t of types)
@@ -590,14 +632,16 @@ class Scheduler {
     addInto(bin.used, shape.vec);
     if (remaining?.has('nodes')) remaining.set('nodes', (remaining.get('nodes') ?? 0) - 1);
     this.setTypes(bin, types);
+    // The type this claim is planned as: the cheapest per pod for the run it opens, among the
+    // types it may still launch as (the pod alone may need less).
+    const plan = this.batchType(ec, types);
+    if (plan.batch > 1 && plan.type !== types[0]) bin.planned = plan.type;
     this.addBin(bin);
     this.claims.push(bin);
     this.commonCommit(pod, ec, bin, reqs);
-    const fresh = this.freshClaimCost(ec);
+    // The next identical pods go straight to this claim; a spread sends them elsewhere first.
     this.reservation =
-      fresh.batch > 1 && fresh.template === t
-        ? { batchKey: ec.batchKey, bin, left: fresh.batch - 1 }
-        : undefined;
+      plan.batch > 1 && this.batchable(ec) ? { batchKey: ec.batchKey, bin, left: plan.batch - 1 } : undefined;
     return undefined;
   }
 

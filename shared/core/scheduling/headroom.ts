@@ -1,5 +1,4 @@
-import type { TType } from './instance-type-filter.ts';
-import type { Bin } from './model.ts';
+import { type Bin, target } from './model.ts';
 import type { Vec } from './vectors.ts';
 
 /** Bins per headroom block (2^BLOCK_SHIFT). */
@@ -8,7 +7,7 @@ export const BLOCK_MASK = (1 << BLOCK_SHIFT) - 1;
 
 /**
  * Per block of 2^BLOCK_SHIFT bins, an upper bound on their headroom (what fits at no extra cost:
- * the free room of an existing node, or of a planned claim's current cheapest type). Lets the
+ * the free room of an existing node, or of the type a planned claim is expected to launch as). Lets the
  * scan for a free fit skip whole blocks. Raised whenever a bin's headroom grows; tightened lazily
  * when a scanned block turns out to hold nothing that fits.
  */
@@ -68,7 +67,7 @@ export class HeadroomIndex {
 }
 
 function headroomOf(bin: Bin, out: Vec): Vec {
-  const cap = bin.kind === 'claim' ? (bin.types[0] as TType).alloc : (bin.cap as Vec);
+  const cap = bin.kind === 'claim' ? target(bin).alloc : (bin.cap as Vec);
   for (let i = 0; i < out.length; i++) out[i] = (cap[i] as number) - (bin.used[i] as number);
   return out;
 }

@@ -122,6 +122,11 @@ export class Bin {
   movable = 0;
   hostPorts: string[] = [];
   types: readonly TType[] = [];
+  /**
+   * A planned claim opened for a run of identical pods: the type chosen for the whole run, whose
+   * room counts as paid for while it is still a candidate (see `target`).
+   */
+  planned: TType | undefined;
   maxAlloc: Vec | undefined;
   reserve: Map<string, number> | undefined;
   minValuesRelaxed = false;
@@ -139,6 +144,14 @@ export class Bin {
     readonly template: Template | undefined,
     readonly unschedulable: boolean,
   ) {}
+}
+
+/**
+ * The instance type a planned claim is expected to launch as: the type planned for its run of
+ * pods while that still fits, else its cheapest candidate.
+ */
+export function target(bin: Bin): TType {
+  return bin.planned ?? (bin.types[0] as TType);
 }
 
 export const EMPTY_GROUPS: readonly TopologyGroup[] = [];

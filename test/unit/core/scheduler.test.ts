@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidRequirementError,
@@ -14,6 +15,7 @@ import {
   fakeInstanceType,
   node,
   nodePool,
+  planCost,
   pod,
   pods,
   solveInput,
@@ -573,6 +575,69 @@ describe('topology spread', () => {
     };
     const result = solve(solveInput({ types, pods: pods(3, () => p) }));
     expect(result.unschedulable).toEqual([]);
+  });
+
+  describe('packs zone-spread pods onto shared nodes, as without the spread', () => {
+    const catalog = catalogInstanceTypes({ capacityTypes: ['on-demand'] });
+    const computeOrGeneral = nodePool({
+      requirements: [r('karpenter.k8s.aws/instance-category', 'In', ['c', 'm'])],
+    });
+    const solveWeb = (count: number, cpu: string, memory: string, zoneSpread: boolean) =>
+      solve(
+        solveInput({
+          types: catalog,
+          nodePools: [computeOrGeneral],
+          pods: pods(count, () =>
+            zoneSpread
+              ? { cpu, memory, ...spread(Label.zone, 'web') }
+              : { cpu, memory, labels: { app: 'web' } },
+          ),
+        }),
+      );
+    const podsPerZone = (result: ReturnType<typeof solve>): number[] => {
+      const perZone = new Map(ZONE_NAMES.map((z) => [z, 0]));
+      for (const c of result.nodeClaims) {
+        const z = claimZone(c);
+        expect(z).toBeDefined();
+        perZone.set(z as string, (perZone.get(z as string) ?? 0) + c.pods.length);
+      }
+      return [...perZone.values()];
+    };
+
+    it('300 pods of 500m / 1Gi over three zones', () => {
+      const plain = solveWeb(300, '500m', '1Gi', false);
+      const spreadOut = solveWeb(300, '500m', '1Gi', true);
+      expect(spreadOut.unschedulable).toEqual([]);
+      const perZone = podsPerZone(spreadOut);
+      expect(perZone.reduce((a, b) => a + b, 0)).toBe(300);
+      expect(Math.max(...perZone) - Math.min(...perZone)).toBeLessThanOrEqual(1);
+      // Each zone needs at least one node of its own; beyond that the spread costs next to nothing.
+      expect(spreadOut.nodeClaims.length).toBeLessThanOrEqual(2 * plain.nodeClaims.length);
+      expect(planCost(spreadOut)).toBeLessThanOrEqual(1.1 * planCost(plain));
+      // Far from one pod per node: every claim holds many pods.
+      expect(Math.min(...spreadOut.nodeClaims.map((c) => c.pods.length))).toBeGreaterThan(10);
+    });
+
+    it('for any pod size and count: the skew holds and the spread costs little more', () => {
+      fc.assert(
+        fc.property(
+          fc.constantFrom('250m', '500m', '1', '2', '3500m'),
+          fc.constantFrom('512Mi', '1Gi', '4Gi', '8Gi'),
+          fc.integer({ min: 1, max: 200 }),
+          (cpu, memory, count) => {
+            const plain = solveWeb(count, cpu, memory, false);
+            const spreadOut = solveWeb(count, cpu, memory, true);
+            expect(spreadOut.unschedulable).toEqual([]);
+            const perZone = podsPerZone(spreadOut);
+            expect(Math.max(...perZone) - Math.min(...perZone)).toBeLessThanOrEqual(1);
+            // Up to one partly filled node more per zone, each at most the price of a one-pod node.
+            const onePodNode = planCost(solveWeb(1, cpu, memory, false));
+            expect(planCost(spreadOut)).toBeLessThanOrEqual(1.2 * planCost(plain) + 3 * onePodNode);
+          },
+        ),
+        { numRuns: 25 },
+      );
+    });
   });
 });
 
