@@ -15,6 +15,7 @@ import type {
   V1Taint,
   V1Toleration,
   V1TopologySpreadConstraint,
+  V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import {
   type Affinity,
@@ -39,7 +40,7 @@ import {
   ValidationError,
   type VolumeTopology,
 } from '../../core/index.ts';
-import type { ClusterNode, DrainPod, PodDisruptionBudget } from '../../ports/cluster.ts';
+import type { ClusterNode, DrainPod, PodDisruptionBudget, VolumeAttachment } from '../../ports/cluster.ts';
 
 // Pure conversions from @kubernetes/client-node objects into shared/core types. Each throws
 // ValidationError naming the object and the field; callers skip and report such objects.
@@ -592,5 +593,14 @@ export function toDrainPod(raw: V1Pod, claimVolumes: ReadonlyMap<string, string>
     ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
     terminationGracePeriodSeconds: raw.spec?.terminationGracePeriodSeconds ?? 30,
     volumeNames,
+  };
+}
+
+/** Converts a `storage.k8s.io/v1` VolumeAttachment. */
+export function toVolumeAttachment(raw: V1VolumeAttachment): VolumeAttachment {
+  return {
+    name: raw.metadata?.name ?? '',
+    nodeName: raw.spec.nodeName,
+    ...optional('persistentVolumeName', raw.spec.source.persistentVolumeName),
   };
 }

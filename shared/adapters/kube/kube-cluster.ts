@@ -34,6 +34,7 @@ import {
   toPod,
   toPodDisruptionBudget,
   toQuantityMap,
+  toVolumeAttachment,
   usesClaims,
   type VolumeIndex,
 } from './convert.ts';
@@ -610,15 +611,7 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
         );
         return { items: l.items, next: l.metadata?._continue };
       });
-      return raws
-        .filter((a) => a.spec.nodeName === nodeName)
-        .map((a) => ({
-          name: a.metadata?.name ?? '',
-          nodeName: a.spec.nodeName,
-          ...(a.spec.source.persistentVolumeName
-            ? { persistentVolumeName: a.spec.source.persistentVolumeName }
-            : {}),
-        }));
+      return raws.filter((a) => a.spec.nodeName === nodeName).map(toVolumeAttachment);
     },
 
     async deleteNode(name) {

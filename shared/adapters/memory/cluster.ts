@@ -42,6 +42,7 @@ import {
   toPod,
   toPodDisruptionBudget,
   toQuantityMap,
+  toVolumeAttachment,
   usesClaims,
 } from '../kube/convert.ts';
 import { ClusterNotFoundError } from '../kube/errors.ts';
@@ -645,13 +646,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     async volumeAttachments(nodeName) {
       return ([...store('VolumeAttachment').values()] as unknown as V1VolumeAttachment[])
         .filter((a) => a.spec.nodeName === nodeName)
-        .map((a) => ({
-          name: a.metadata?.name ?? '',
-          nodeName: a.spec.nodeName,
-          ...(a.spec.source.persistentVolumeName
-            ? { persistentVolumeName: a.spec.source.persistentVolumeName }
-            : {}),
-        }));
+        .map(toVolumeAttachment);
     },
 
     async deleteNode(name) {
