@@ -35,6 +35,18 @@ describe.each(['steady-web', 'batch-burst', 'gpu-jobs', 'spot-storm'])('example 
   });
 });
 
+/** A Deployment of one 1-cpu pod, the workload of the small interruption scenarios. */
+const ONE_WEB_POD = `workloads:
+  - kind: Deployment
+    name: web
+    replicas: 1
+    template:
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "1" } }
+`;
+
 describe('the example scenarios', () => {
   it('steady-web: every pod runs, on spot and on-demand nodes, and the interrupted pods run again', async () => {
     const r = await run('steady-web');
@@ -183,16 +195,7 @@ ${workloads}${events}`;
 
   it('counts an interruption as not handled while its pods cannot run again', async () => {
     const text = small(
-      `workloads:
-  - kind: Deployment
-    name: web
-    replicas: 1
-    template:
-      spec:
-        containers:
-          - name: c
-            resources: { requests: { cpu: "1" } }
-`,
+      ONE_WEB_POD,
       `events:
   - kind: SpotInterruption
     at: 4m
@@ -318,21 +321,7 @@ ${budget}    template:
 
   it('logs an interruption with no spot instance to take as skipped', async () => {
     const r = await simulate(
-      parseScenario(
-        small(
-          `workloads:
-  - kind: Deployment
-    name: web
-    replicas: 1
-    template:
-      spec:
-        containers:
-          - name: c
-            resources: { requests: { cpu: "1" } }
-`,
-          'events:\n  - kind: SpotInterruption\n    at: 5m\n',
-        ),
-      ),
+      parseScenario(small(ONE_WEB_POD, 'events:\n  - kind: SpotInterruption\n    at: 5m\n')),
     );
     expect(r.interruptions).toEqual([]);
     expect(r.decisions.find((d) => d['message'] === 'interruption skipped')).toMatchObject({
