@@ -362,6 +362,39 @@ export function toInFlightNodeClaims(
 }
 
 /**
+ * Nodes as the scheduler counts them. Until a node Flotilla launched is initialized, its
+ * kubelet may not have reported allocatable yet, so its NodeClaim's allocatable and capacity
+ * stand in; until the claim is Registered, the claim's taints stand in for the Node's (which still
+ * carry `karpenter.sh/unregistered`). Other nodes pass through unchanged.
+ */
+export function toSchedulableNodes<N extends ClusterNode>(
+  nodes: readonly N[],
+  claims: readonly ClusterNodeClaim[],
+): N[] {
+  const byProvider = new Map<string, ClusterNodeClaim>();
+  const byNodeName = new Map<string, ClusterNodeClaim>();
+  for (const claim of claims) {
+    if (claim.status.providerId !== undefined) byProvider.set(claim.status.providerId, claim);
+    if (claim.status.nodeName !== undefined) byNodeName.set(claim.status.nodeName, claim);
+  }
+  return nodes.map((node) => {
+    if (node.initialized || node.nodePoolName === undefined) return node;
+    const claim =
+      (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
+      byNodeName.get(node.name);
+    if (claim === undefined) return node;
+    const { allocatable, capacity } = claim.status;
+    const registered = isConditionTrue(claim.status.conditions, 'Registered');
+    return {
+      ...node,
+      ...(allocatable === undefined ? {} : { allocatable }),
+      ...(capacity === undefined ? {} : { capacity }),
+      ...(registered ? {} : { taints: claim.taints }),
+    };
+  });
+}
+
+/**
  * The owner list after a NodePatch's `addOwnerReferences`: owners whose uid is not there yet are
  * appended. Undefined when nothing changes.
  */

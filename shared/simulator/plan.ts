@@ -33,6 +33,7 @@ import {
   type ClusterNodeClaim,
   type ClusterNodePool,
   toInFlightNodeClaims,
+  toSchedulableNodes,
 } from '../ports/cluster.ts';
 import { expectedCapacityType } from '../usecases/provision-plan.ts';
 
@@ -436,7 +437,7 @@ export async function planFromSnapshot(
     pods: pending,
     nodePools: usable.map((p) => p.pool),
     instanceTypes: typesByClass,
-    nodes,
+    nodes: toSchedulableNodes(nodes, claims),
     nodeClaims: toInFlightNodeClaims(claims, nodes),
     daemonSets,
     namespaceLabels,

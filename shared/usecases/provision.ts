@@ -29,6 +29,7 @@ import {
   isConditionTrue,
   type ReadResult,
   toInFlightNodeClaims,
+  toSchedulableNodes,
 } from '../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -299,7 +300,7 @@ async function readSnapshot(ports: ProvisionPorts, logger: Logger): Promise<Snap
   }
   return {
     pods: pods.items,
-    nodes: nodes.items,
+    nodes: toSchedulableNodes(nodes.items, nodeClaims.items),
     nodeClaims: nodeClaims.items,
     inFlight: toInFlightNodeClaims(nodeClaims.items, nodes.items),
     pools: pools.items,
