@@ -365,7 +365,8 @@ export function toInFlightNodeClaims(
  * Nodes as the scheduler counts them. Until a node Flotilla launched is initialized, its
  * kubelet may not have reported allocatable yet, so its NodeClaim's allocatable and capacity
  * stand in; until the claim is Registered, the claim's taints stand in for the Node's (which still
- * carry `karpenter.sh/unregistered`). Other nodes pass through unchanged.
+ * carry `karpenter.sh/unregistered`). A claim being deleted makes its node unschedulable, as
+ * Karpenter counts a node marked for deletion. Other nodes pass through unchanged.
  */
 export function toSchedulableNodes<N extends ClusterNode>(
   nodes: readonly N[],
@@ -378,11 +379,14 @@ export function toSchedulableNodes<N extends ClusterNode>(
     if (claim.status.nodeName !== undefined) byNodeName.set(claim.status.nodeName, claim);
   }
   return nodes.map((node) => {
-    if (node.initialized || node.nodePoolName === undefined) return node;
+    if (node.nodePoolName === undefined) return node;
     const claim =
       (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
       byNodeName.get(node.name);
     if (claim === undefined) return node;
+    // A NodeClaim being deleted takes its node with it: nothing new goes there.
+    const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
+    if (node.initialized) return { ...node, ...leaving };
     const { allocatable, capacity } = claim.status;
     const registered = isConditionTrue(claim.status.conditions, 'Registered');
     return {
@@ -390,6 +394,7 @@ export function toSchedulableNodes<N extends ClusterNode>(
       ...(allocatable === undefined ? {} : { allocatable }),
       ...(capacity === undefined ? {} : { capacity }),
       ...(registered ? {} : { taints: claim.taints }),
+      ...leaving,
     };
   });
 }

@@ -85,6 +85,9 @@ describe('nodes as the scheduler counts them', () => {
 
     const ready = joiningNode({ initialized: true, allocatable: { cpu: 3900 } });
     expect(toSchedulableNodes([ready], [claim(['Launched', 'Registered', 'Initialized'])])).toEqual([ready]);
+    const deleted = { ...claim(['Launched', 'Registered', 'Initialized']), deleting: true };
+    expect(toSchedulableNodes([joiningNode()], [deleted])[0]?.unschedulable).toBe(true);
+    expect(toSchedulableNodes([ready], [deleted])[0]).toEqual({ ...ready, unschedulable: true });
     const foreign = joiningNode({ providerId: 'aws:///us-east-1a/i-other', name: 'other' });
     expect(toSchedulableNodes([foreign], [claim(['Launched'])])).toEqual([foreign]);
   });
