@@ -372,10 +372,6 @@ export class ProvisionerE2E {
     await this.unschedulable(`metadata.name=${name}`, 1, true);
   }
 
-  async deletePod(name: string): Promise<void> {
-    await this.env.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: 0 });
-  }
-
   /** A PodDisruptionBudget named `app` keeping `minAvailable` pods labelled `app=<app>`. */
   async podDisruptionBudget(app: string, minAvailable: number): Promise<void> {
     await this.env.kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
