@@ -131,10 +131,14 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       weight: 100,
       taints: [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }],
     });
-    // 1.5 cpu each: the two pods cannot share a node, so each lands where its tolerations lead.
+    // 1.5 cpu each: the two pods cannot share a node. The plain pod cannot go to the dedicated
+    // pool despite its weight. The tolerating pod also selects its pool, as dedicated workloads do:
+    // a toleration alone would let kube-scheduler bind it to the general node if that joined
+    // first, leaving the plain pod nowhere to go.
     await deploy('taints', 'plain', 1, '1500m');
     await deploy('taints', 'batch', 1, '1500m', {
       tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+      nodeSelector: { 'karpenter.sh/nodepool': dedicated },
     });
 
     const result = await run(`taints-${id}`);
