@@ -4,6 +4,7 @@
  */
 export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
+export { parseGoDurationMs } from './duration.ts';
 export {
   assertNever,
   FlotillaError,
@@ -47,6 +48,7 @@ export {
   type VolumeTopology,
   type WeightedPodAffinityTerm,
 } from './pod.ts';
+export { parseInstanceId } from './provider-id.ts';
 export { formatQuantity, parseQuantity, type QuantityScale, type QuantitySource } from './quantity.ts';
 export {
   type NodeSelectorRequirement,
@@ -89,3 +91,4 @@ export {
   tolerates,
   UNREGISTERED_TAINT,
 } from './taints.ts';
+export { Annotation, Finalizer, WellKnownLabel } from './well-known.ts';

@@ -1,24 +1,29 @@
 import { z } from 'zod';
-import { Label, OPERATORS, parseResourceList, type ResourceList, ValidationError } from '../../core/index.ts';
-import type { Condition } from '../../ports/cloud.ts';
+import {
+  Annotation,
+  Finalizer,
+  Label,
+  OPERATORS,
+  parseResourceList,
+  type ResourceList,
+  ValidationError,
+} from '../core/index.ts';
+import type { Condition } from '../ports/cloud.ts';
 import type {
   ClusterNodeClaim,
   ClusterNodePool,
   ConditionUpdate,
   NewNodeClaim,
   NodeClassRef,
-} from '../../ports/cluster.ts';
-import { conditionSchema } from '../aws/nodeclass-schema.ts';
-import { optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './convert.ts';
+} from '../ports/cluster.ts';
+import { conditionSchema } from './ec2nodeclass.ts';
+import { optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './fields.ts';
 
 // Karpenter's v1 objects (NodePool, NodeClaim): parsing into port types, building a NodeClaim,
 // and condition bookkeeping. Pure.
 
 export const KARPENTER_GROUP = 'karpenter.sh';
 export const KARPENTER_VERSION = 'v1';
-export const TERMINATION_FINALIZER = 'karpenter.sh/termination';
-export const NODEPOOL_HASH_ANNOTATION = 'karpenter.sh/nodepool-hash';
-export const NODEPOOL_HASH_VERSION_ANNOTATION = 'karpenter.sh/nodepool-hash-version';
 
 const stringMap = z.record(z.string(), z.string());
 const quantities = z.record(z.string(), z.union([z.string(), z.number()]));
@@ -173,8 +178,8 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     templateAnnotations: t.metadata?.annotations ?? {},
     expireAfter: t.spec.expireAfter ?? '720h',
     ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
-    ...optional('hash', annotations[NODEPOOL_HASH_ANNOTATION]),
-    ...optional('hashVersion', annotations[NODEPOOL_HASH_VERSION_ANNOTATION]),
+    ...optional('hash', annotations[Annotation.nodePoolHash]),
+    ...optional('hashVersion', annotations[Annotation.nodePoolHashVersion]),
     conditions,
     ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
     deleting: np.metadata.deletionTimestamp !== undefined,
@@ -268,12 +273,12 @@ export function toNodeClaimManifest(claim: NewNodeClaim): Record<string, unknown
         ...claim.annotations,
         ...(claim.nodePoolHash
           ? {
-              [NODEPOOL_HASH_ANNOTATION]: claim.nodePoolHash.hash,
-              [NODEPOOL_HASH_VERSION_ANNOTATION]: claim.nodePoolHash.version,
+              [Annotation.nodePoolHash]: claim.nodePoolHash.hash,
+              [Annotation.nodePoolHashVersion]: claim.nodePoolHash.version,
             }
           : {}),
       },
-      finalizers: [TERMINATION_FINALIZER],
+      finalizers: [Finalizer.termination],
       ownerReferences: [
         {
           apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}`,

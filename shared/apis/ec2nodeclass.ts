@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { parseQuantity, ValidationError } from '../../core/index.ts';
+import { parseQuantity, ValidationError } from '../core/index.ts';
 import type {
   BlockDeviceMapping,
   EC2NodeClass,
   EC2NodeClassStatus,
   MetadataOptions,
-} from '../../ports/cloud.ts';
+} from '../ports/cloud.ts';
 
 /** EC2NodeClass defaults (ec2nodeclass_defaults.go): IMDSv2 required, one hop. */
 export const DEFAULT_METADATA_OPTIONS: MetadataOptions = {
@@ -110,7 +110,15 @@ const status = z
   .loose();
 
 const ec2NodeClass = z.object({
-  metadata: z.object({ name: z.string(), generation: z.number().int().exactOptional() }).loose(),
+  metadata: z
+    .object({
+      name: z.string(),
+      uid: z.string().exactOptional(),
+      generation: z.number().int().exactOptional(),
+      finalizers: z.array(z.string()).exactOptional(),
+      deletionTimestamp: z.unknown().optional(),
+    })
+    .loose(),
   spec: z
     .object({
       subnetSelectorTerms: z.array(selectorTerm).min(1),
@@ -184,7 +192,12 @@ export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
   const { blockDeviceMappings: _ignored, ...rest } = spec;
   return {
     name: metadata.name,
+    ...(metadata.uid === undefined ? {} : { uid: metadata.uid }),
     ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
+    ...(metadata.finalizers === undefined ? {} : { finalizers: metadata.finalizers }),
+    ...(metadata.deletionTimestamp === undefined || metadata.deletionTimestamp === null
+      ? {}
+      : { deleting: true }),
     spec: { ...rest, ...(blockDeviceMappings === undefined ? {} : { blockDeviceMappings }) },
     ...(rawStatus === undefined ? {} : { status: rawStatus as EC2NodeClassStatus }),
   };

@@ -1,19 +1,17 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { makeLimiter, retryOnConflict } from '../../../shared/adapters/kube/call.ts';
-import {
-  makeVolumeIndex,
-  toPod,
-  toQuantityString,
-  toVolumeTopology,
-} from '../../../shared/adapters/kube/convert.ts';
 import { ClusterConflictError, ClusterNotFoundError } from '../../../shared/adapters/kube/errors.ts';
 import {
+  makeVolumeIndex,
   mergeConditions,
   toClusterNodeClaim,
   toClusterNodePool,
   toNodeClaimManifest,
-} from '../../../shared/adapters/kube/karpenter.ts';
+  toPod,
+  toQuantityString,
+  toVolumeTopology,
+} from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/index.ts';
 import { toInFlightNodeClaims } from '../../../shared/ports/cluster.ts';
 

@@ -1,0 +1,40 @@
+// Kubernetes and Karpenter objects as Flotilla reads and writes them: pure conversions from the
+// API server's shape (core/v1, apps/v1, policy/v1, storage/v1, karpenter.sh/v1,
+// karpenter.k8s.aws/v1) into the domain types of shared/core and shared/ports, and back. Both the
+// Kubernetes adapter and the in-memory cluster go through them, so a manifest reads the same in
+// both. Each conversion throws ValidationError naming the object and the field.
+
+export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
+export {
+  nonEmpty,
+  optional,
+  podObject,
+  toLabelSelector,
+  toMs,
+  toNodeSelectorRequirements,
+  toNodeSelectorTerm,
+  toQuantityMap,
+  toQuantityString,
+  toTaint,
+  toToleration,
+} from './fields.ts';
+export {
+  KARPENTER_GROUP,
+  KARPENTER_VERSION,
+  mergeConditions,
+  nodeClassLabelKey,
+  toClusterNodeClaim,
+  toClusterNodePool,
+  toNodeClaimManifest,
+  toRfc3339Seconds,
+} from './karpenter.ts';
+export { toClusterNode, toDrainPod, toPodDisruptionBudget, toVolumeAttachment } from './node.ts';
+export {
+  makeVolumeIndex,
+  toDaemonSet,
+  toPod,
+  toVolumeTopology,
+  usesClaims,
+  type VolumeIndex,
+} from './pod.ts';
+export { isUnschedulable } from './provisionable.ts';
