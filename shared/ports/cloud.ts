@@ -6,7 +6,6 @@ import type {
   Offering,
   Taint,
 } from '../core/index.ts';
-import { FlotillaError } from '../core/index.ts';
 
 // The Cloud port: what the use cases ask of EC2, in Karpenter's vocabulary. The AWS adapter lives
 // in shared/adapters/aws; the simulator's in-memory one in shared/adapters/memory.
@@ -147,7 +146,13 @@ export interface EC2NodeClassStatus {
 
 export interface EC2NodeClass {
   readonly name: string;
+  /** `metadata.uid`, when read from a cluster. */
+  readonly uid?: string;
   readonly generation?: number;
+  /** `metadata.finalizers`, when read from a cluster. */
+  readonly finalizers?: readonly string[];
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting?: boolean;
   readonly spec: EC2NodeClassSpec;
   readonly status?: EC2NodeClassStatus;
 }
@@ -295,15 +300,37 @@ export interface Cloud {
   markUnavailable(offerings: readonly OfferingKey[], reason: string): Promise<void>;
 }
 
-/** Resolves an EC2NodeClass's selectors against EC2/SSM into its status. */
-export interface NodeClassResolver {
-  /** Never throws for user mistakes: those become False conditions with readable messages. */
-  resolve(nodeClass: EC2NodeClass): Promise<EC2NodeClassStatus>;
+/**
+ * What resolving one part of an EC2NodeClass came to: a value; a real answer that the user must act
+ * on (`failed`: nothing matches, the role does not exist, access is denied); or `retry` when AWS
+ * failed for now (throttling, a 5xx, a timeout), in which case what was known before still holds.
+ */
+export type Resolved<T> =
+  | { readonly kind: 'resolved'; readonly value: T }
+  | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'retry'; readonly message: string };
+
+/** An EC2NodeClass's selectors resolved against EC2, SSM and IAM, part by part. */
+export interface NodeClassResolution {
+  readonly subnets: Resolved<readonly SubnetStatus[]>;
+  readonly securityGroups: Resolved<readonly SecurityGroupStatus[]>;
+  readonly amis: Resolved<readonly AmiStatus[]>;
+  readonly instanceProfile: Resolved<string>;
 }
 
-/** Writes an EC2NodeClass's status subresource back to the cluster. */
-export interface NodeClassStatusWriter {
-  write(name: string, status: EC2NodeClassStatus): Promise<void>;
+/** Resolves EC2NodeClasses against the cloud (the NodeClass controller's cloud side). */
+export interface NodeClassResolver {
+  /**
+   * Resolves every part; never throws for user mistakes or AWS faults, which come back as
+   * `failed` and `retry` parts. Creates the instance profile of a class that sets `spec.role`.
+   */
+  resolve(nodeClass: EC2NodeClass): Promise<NodeClassResolution>;
+  /**
+   * Removes what resolving created for a class being deleted (the instance profile managed for
+   * `spec.role`). Idempotent; a profile already gone counts as removed.
+   * @throws CloudApiError (with `retryable` for AWS faults).
+   */
+  release(nodeClass: EC2NodeClass): Promise<void>;
 }
 
 /** Builds a fresh catalog of the region from the cloud (the catalog refresh reads it). */
@@ -318,69 +345,11 @@ export interface OnDemandPriceSource {
   onDemandPrices(region: string): Promise<ReadonlyMap<string, number>>;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-/**
- * EC2 had no capacity for any of the offerings tried. The offerings are already backed off; the
- * NodeClaim should be deleted so the next provisioning round picks something else.
- */
-export class InsufficientCapacityError extends FlotillaError {
-  readonly code = 'InsufficientCapacity';
-
-  constructor(
-    message: string,
-    readonly offerings: readonly OfferingKey[],
-    options?: { readonly cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/** The NodeClass's status is not Ready; nothing is launched. */
-export class NodeClassNotReadyError extends FlotillaError {
-  readonly code = 'NodeClassNotReady';
-
-  constructor(
-    readonly nodeClass: string,
-    reasons: string,
-  ) {
-    super(
-      `ec2NodeClass "${nodeClass}" is not ready, so nothing was launched: ${reasons}. Fix the EC2NodeClass (kubectl describe ec2nodeclass ${nodeClass}).`,
-    );
-  }
-}
-
-/** An AWS call failed with an error that is not insufficient capacity. */
-export class CloudApiError extends FlotillaError {
-  readonly code = 'CloudApiError';
-
-  constructor(
-    readonly operation: string,
-    readonly awsCode: string,
-    readonly awsMessage: string,
-    advice: string,
-    options?: { readonly cause?: unknown },
-  ) {
-    super(`${operation} failed with ${awsCode}: ${awsMessage}${advice === '' ? '' : `. ${advice}`}`, options);
-  }
-}
-
-/** Refused to touch an instance that this cluster did not launch. */
-export class InstanceNotOwnedError extends FlotillaError {
-  readonly code = 'InstanceNotOwned';
-
-  constructor(
-    readonly instanceId: string,
-    clusterName: string,
-  ) {
-    super(
-      `instance ${instanceId} is not tagged kubernetes.io/cluster/${clusterName}=owned with a karpenter.sh/nodepool tag, so Flotilla did not launch it and will not terminate it; terminate it yourself if it is yours to remove`,
-    );
-  }
-}
-
-/** The offering cache is empty or unreadable: the catalog refresh has not run yet or failed. */
-export class CatalogUnavailableError extends FlotillaError {
-  readonly code = 'CatalogUnavailable';
-}
+export {
+  CatalogUnavailableError,
+  CloudApiError,
+  InstanceNotOwnedError,
+  InsufficientCapacityError,
+  isRetryableCloudError,
+  NodeClassNotReadyError,
+} from './errors.ts';

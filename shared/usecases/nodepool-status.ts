@@ -71,14 +71,69 @@ function nodeClassCondition(pool: ClusterNodePool, nodeClasses: readonly EC2Node
       message: `${ref.kind} "${ref.name}" not found; create it or fix spec.template.spec.nodeClassRef`,
     };
   }
+  if (nodeClass.deleting) {
+    return {
+      type,
+      status: 'False',
+      reason: 'NodeClassTerminating',
+      message: `EC2NodeClass "${nodeClass.name}" is being deleted`,
+    };
+  }
   if (isNodeClassReady(nodeClass.status)) return { type, status: 'True', reason: type, message: '' };
   const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
   return {
     type,
-    status: 'False',
+    status: ready?.status === 'False' ? 'False' : 'Unknown',
     reason: 'NodeClassNotReady',
     message: `EC2NodeClass "${nodeClass.name}" is not ready: ${ready?.message || 'it has no resolved status yet'}`,
   };
+}
+
+/** Whether a NodePool may launch now, from its spec and its EC2NodeClass alone. */
+export interface NodePoolReadiness {
+  readonly ready: boolean;
+  readonly validation: ConditionUpdate;
+  readonly nodeClass: ConditionUpdate;
+  /** The `Ready` condition: True, or the first of the two above that is not, with its reason. */
+  readonly readyCondition: ConditionUpdate;
+}
+
+/**
+ * The readiness of a NodePool (Karpenter's nodepool validation and readiness controllers): valid,
+ * and its EC2NodeClass exists, is not being deleted and is Ready. Pure; both the NodePool status
+ * and the provisioner's choice of NodePools come from it, so they never disagree.
+ */
+export function nodePoolReadiness(
+  pool: ClusterNodePool,
+  nodeClasses: readonly EC2NodeClass[],
+): NodePoolReadiness {
+  const problems = validateNodePool(pool);
+  const validation: ConditionUpdate =
+    problems.length === 0
+      ? {
+          type: NodePoolConditionType.validationSucceeded,
+          status: 'True',
+          reason: 'ValidationSucceeded',
+          message: '',
+        }
+      : {
+          type: NodePoolConditionType.validationSucceeded,
+          status: 'False',
+          reason: 'ValidationFailed',
+          message: `nodePool "${pool.pool.name}": ${problems.join('; ')}`,
+        };
+  const nodeClass = nodeClassCondition(pool, nodeClasses);
+  const notReady = [validation, nodeClass].find((c) => c.status !== 'True');
+  const readyCondition: ConditionUpdate =
+    notReady === undefined
+      ? { type: NodePoolConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      : {
+          type: NodePoolConditionType.ready,
+          status: notReady.status,
+          reason: notReady.reason,
+          message: notReady.message,
+        };
+  return { ready: notReady === undefined, validation, nodeClass, readyCondition };
 }
 
 /** Sum of the capacity of the pool's launched NodeClaims and Nodes, plus `nodes`: their count. */
@@ -127,32 +182,7 @@ export function computeNodePoolStatus(
   input: NodePoolStatusInput,
 ): NodePoolStatusPatch | undefined {
   const name = pool.pool.name;
-  const problems = validateNodePool(pool);
-  const validation: ConditionUpdate =
-    problems.length === 0
-      ? {
-          type: NodePoolConditionType.validationSucceeded,
-          status: 'True',
-          reason: 'ValidationSucceeded',
-          message: '',
-        }
-      : {
-          type: NodePoolConditionType.validationSucceeded,
-          status: 'False',
-          reason: 'ValidationFailed',
-          message: `nodePool "${name}": ${problems.join('; ')}`,
-        };
-  const nodeClass = nodeClassCondition(pool, input.nodeClasses);
-  const notReady = [validation, nodeClass].find((c) => c.status !== 'True');
-  const ready: ConditionUpdate =
-    notReady === undefined
-      ? { type: NodePoolConditionType.ready, status: 'True', reason: 'Ready', message: '' }
-      : {
-          type: NodePoolConditionType.ready,
-          status: 'False',
-          reason: notReady.reason,
-          message: notReady.message,
-        };
+  const { validation, nodeClass, readyCondition: ready } = nodePoolReadiness(pool, input.nodeClasses);
   const health = input.registrationHealth?.get(name);
   const conditions = [validation, nodeClass, ready, ...(health === undefined ? [] : [health])].filter(
     (u) =>
@@ -205,12 +235,23 @@ export async function reconcileNodePoolStatus(
     if (patch === undefined) continue;
     await cluster.patchNodePoolStatus(pool.pool.name, patch);
     updated.push(pool.pool.name);
+    const ready = patch.conditions?.find((c) => c.type === NodePoolConditionType.ready);
     logger.info('updated nodepool status', {
       nodePool: pool.pool.name,
       conditions: (patch.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`),
+      ...(ready === undefined || ready.status === 'True' ? {} : { reason: ready.message }),
       ...(patch.nodes === undefined ? {} : { nodes: patch.nodes }),
       ...(patch.resources === undefined ? {} : { resources: patch.resources }),
     });
+    // The Ready condition is in the patch only when it changed: one Event per new reason.
+    if (ready !== undefined && ready.status !== 'True') {
+      await cluster.recordEvent({
+        subject: { kind: 'NodePool', name: pool.pool.name, uid: pool.uid },
+        type: 'Warning',
+        reason: ready.reason,
+        message: `NodePool ${pool.pool.name} is not ready: ${ready.message}`,
+      });
+    }
   }
   for (const problem of input.malformedPools ?? []) {
     const name = malformedPoolName(problem);
@@ -229,6 +270,12 @@ export async function reconcileNodePoolStatus(
     });
     updated.push(name);
     logger.warn('nodepool failed validation', { nodePool: name, problem: message });
+    await cluster.recordEvent({
+      subject: { kind: 'NodePool', name },
+      type: 'Warning',
+      reason: 'ValidationFailed',
+      message: `NodePool ${name} is not ready: ${message}`,
+    });
   }
   return { updated };
 }

@@ -317,6 +317,14 @@ async function readParameter(context: AmiContext, name: string): Promise<string 
     return result.Parameter?.Value;
   } catch (error) {
     if (isNotFound(error)) return undefined;
-    throw toCloudApiError('ssm:GetParameter', error);
+    const code = awsErrorCode(error);
+    const denied = code === 'AccessDeniedException' || code === 'AccessDenied';
+    throw toCloudApiError(
+      'ssm:GetParameter',
+      error,
+      denied && !name.startsWith('/aws/')
+        ? `Flotilla's provisioner may read only AWS's public parameters unless the stack allows more: add the parameter's path to the stack's amiParameterPaths prop, or grant the provisioner's role ssm:GetParameter on ${name}`
+        : '',
+    );
   }
 }

@@ -1,3 +1,4 @@
+export { DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from '../../apis/index.ts';
 export { aliasParameters, amiQueries, nodeClassFamily, resolveAmis } from './ami.ts';
 export { type AwsCloud, type AwsCloudOptions, makeAwsCloud, markInterruptedOffering } from './aws-cloud.ts';
 export { makeEc2CatalogSource } from './catalog-source.ts';
@@ -14,7 +15,5 @@ export { makeDynamoOfferingCache, makeDynamoUnavailableOfferings, STATE_TABLE } 
 export { CAPACITY_ERROR_CODES } from './errors.ts';
 export { toInstanceTypes } from './instance-types.ts';
 export { makeNodeClassResolver } from './nodeclass.ts';
-export { DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './nodeclass-schema.ts';
-export { makeNodeClassStatusWriter, NodeClassStatusWriteError } from './nodeclass-status-writer.ts';
 export { fallbackOnDemandPrices, makePricingApiOnDemandPrices, pricingEndpointRegion } from './pricing.ts';
 export { type ClusterInfo, renderUserData } from './user-data.ts';

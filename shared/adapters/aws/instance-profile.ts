@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   AddRoleToInstanceProfileCommand,
   CreateInstanceProfileCommand,
+  DeleteInstanceProfileCommand,
   GetInstanceProfileCommand,
   type IAMClient,
   type InstanceProfile,
@@ -9,11 +10,16 @@ import {
   RemoveRoleFromInstanceProfileCommand,
 } from '@aws-sdk/client-iam';
 import { FlotillaError } from '../../core/errors.ts';
-import { call, toCloudApiError } from './errors.ts';
+import { awsErrorCode, call, toCloudApiError } from './errors.ts';
 
 /** The role of `spec.role` does not exist (or cannot be read). */
 export class NodeRoleNotFoundError extends FlotillaError {
   readonly code = 'NodeRoleNotFound';
+}
+
+/** IAM refused to let Flotilla put the role of `spec.role` in an instance profile (iam:PassRole). */
+export class NodeRoleNotAllowedError extends FlotillaError {
+  readonly code = 'NodeRoleNotAllowed';
 }
 
 export interface InstanceProfileOptions {
@@ -81,9 +87,50 @@ export async function ensureInstanceProfile(
         { cause: error },
       );
     }
+    const code = awsErrorCode(error);
+    if (code === 'AccessDenied' || code === 'AccessDeniedException') {
+      // The stack lets Flotilla pass only its own node role to EC2 (as Karpenter's policy does).
+      throw new NodeRoleNotAllowedError(
+        `Flotilla may not pass spec.role "${role}" to EC2 (iam:PassRole was denied): name the node role of Flotilla's stack (its NodeRoleName output), or allow the provisioner's role iam:PassRole on "${role}"`,
+        { cause: error },
+      );
+    }
     throw toCloudApiError('iam:AddRoleToInstanceProfile', error, '');
   }
   return name;
+}
+
+/**
+ * Deletes the instance profile Flotilla manages for `nodeClassName` (first taking its role out, as
+ * IAM requires). A profile already gone counts as deleted; one without this cluster's ownership tag
+ * is left alone.
+ * @throws CloudApiError when IAM refuses or fails.
+ */
+export async function deleteInstanceProfile(
+  options: InstanceProfileOptions,
+  nodeClassName: string,
+): Promise<void> {
+  const { iam } = options;
+  const name = managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
+  const profile = await getProfile(iam, name);
+  if (profile === undefined) return;
+  const owned = (profile.Tags ?? []).some(
+    (t) => t.Key === `kubernetes.io/cluster/${options.clusterName}` && t.Value === 'owned',
+  );
+  if (profile.Tags !== undefined && !owned) return;
+  for (const role of profile.Roles ?? []) {
+    await call('iam:RemoveRoleFromInstanceProfile', () =>
+      iam.send(
+        new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: name, RoleName: role.RoleName }),
+      ),
+    );
+  }
+  try {
+    await iam.send(new DeleteInstanceProfileCommand({ InstanceProfileName: name }));
+  } catch (error) {
+    if (error instanceof NoSuchEntityException) return;
+    throw toCloudApiError('iam:DeleteInstanceProfile', error, '');
+  }
 }
 
 async function getProfile(iam: IAMClient, name: string): Promise<InstanceProfile | undefined> {

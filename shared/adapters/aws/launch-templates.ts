@@ -101,6 +101,14 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
     ...network,
+    // The network interface EC2 creates with each instance carries the ownership tags too (the
+    // fleet's own TagSpecifications cannot name it), as the launch policy requires at creation.
+    TagSpecifications: [
+      {
+        ResourceType: 'network-interface',
+        Tags: Object.entries(input.tags).map(([Key, Value]) => ({ Key, Value })),
+      },
+    ],
   };
 }
 

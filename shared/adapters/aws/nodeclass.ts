@@ -9,23 +9,23 @@ import {
 import type { IAMClient } from '@aws-sdk/client-iam';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { FlotillaError } from '../../core/index.ts';
-import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiStatus,
-  type Condition,
-  type ConditionStatus,
-  type EC2NodeClass,
-  type EC2NodeClassStatus,
-  NodeClassConditionType,
+  CloudApiError,
   type NodeClassResolver,
+  type Resolved,
   type SecurityGroupStatus,
   type SelectorTerm,
   type SubnetStatus,
 } from '../../ports/cloud.ts';
-import type { Logger } from '../../runtime/logger.ts';
 import { AmiSelectionProblem, resolveAmis } from './ami.ts';
 import { call } from './errors.ts';
-import { ensureInstanceProfile } from './instance-profile.ts';
+import {
+  deleteInstanceProfile,
+  ensureInstanceProfile,
+  NodeRoleNotAllowedError,
+  NodeRoleNotFoundError,
+} from './instance-profile.ts';
 
 export interface NodeClassResolverOptions {
   readonly ec2: EC2Client;
@@ -36,230 +36,128 @@ export interface NodeClassResolverOptions {
   readonly region: string;
   /** Kubernetes minor of the cluster, e.g. `1.34` (AMI aliases resolve per version). */
   readonly kubernetesVersion: string;
-  readonly clock: Clock;
-  readonly logger: Logger;
   /** Root of AWS's public SSM parameters. @default '/aws/service' */
   readonly ssmParameterPrefix?: string;
 }
 
-/** Tag keys an EC2NodeClass may not set (the CRD's CEL rules); Flotilla sets them itself. */
-const RESTRICTED_TAG_KEYS = [
-  'eks:eks-cluster-name',
-  'karpenter.sh/nodepool',
-  'karpenter.sh/nodeclaim',
-  'karpenter.k8s.aws/ec2nodeclass',
-];
-
-interface Check {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  readonly reason: string;
-  readonly message: string;
-}
-
-const ok = (type: string): Check => ({ type, status: 'True', reason: type, message: '' });
+/** Codes that mean the caller may not make the call: a real answer, not a passing fault. */
+const ACCESS_DENIED = new Set(['UnauthorizedOperation', 'AccessDenied', 'AccessDeniedException']);
 
 /**
- * Resolves an EC2NodeClass against EC2 and SSM into the status Karpenter would write: subnets
- * with zones, security groups, AMIs with requirements, the instance profile, and conditions whose
- * messages say what to fix. A NodeClass whose Ready condition is not True launches nothing.
+ * Resolves EC2NodeClasses against EC2, SSM and IAM, part by part: subnets with zones, security
+ * groups, AMIs with the requirements of the instance types each serves, and the instance profile
+ * (made for `spec.role`, or `spec.instanceProfile` as it is). Nothing matching, a missing role or
+ * a denied call is a `failed` part whose message says what to fix; throttling, 5xx answers and
+ * timeouts that outlast the SDK's retries are `retry` parts.
  */
 export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeClassResolver {
-  const { ec2, logger } = options;
+  const { ec2 } = options;
   const amiContext = {
     ec2,
     ssm: options.ssm,
     kubernetesVersion: options.kubernetesVersion,
     ssmParameterPrefix: options.ssmParameterPrefix ?? '/aws/service',
   };
+  const profiles =
+    options.iam === undefined
+      ? undefined
+      : { iam: options.iam, clusterName: options.clusterName, region: options.region };
 
   return {
     async resolve(nodeClass) {
       const spec = nodeClass.spec;
-      const checks: Check[] = [];
-      checks.push(validate(nodeClass));
+      const subnets = await attempt(
+        () => resolveSubnets(ec2, spec.subnetSelectorTerms),
+        'SubnetsResolutionFailed',
+        (found) =>
+          found.length > 0
+            ? undefined
+            : {
+                reason: 'SubnetsNotFound',
+                message: `no subnet in ${options.region} matches spec.subnetSelectorTerms ${JSON.stringify(spec.subnetSelectorTerms)}; tag the subnets Flotilla should use or fix the terms`,
+              },
+      );
+      const securityGroups = await attempt(
+        () => resolveSecurityGroups(ec2, spec.securityGroupSelectorTerms),
+        'SecurityGroupsResolutionFailed',
+        (found) =>
+          found.length > 0
+            ? undefined
+            : {
+                reason: 'SecurityGroupsNotFound',
+                message: `no security group in ${options.region} matches spec.securityGroupSelectorTerms ${JSON.stringify(spec.securityGroupSelectorTerms)}; tag the groups or fix the terms`,
+              },
+      );
+      const amiResult = await attempt(
+        () => resolveAmis(amiContext, spec.amiSelectorTerms, spec.amiFamily),
+        'AMIResolutionFailed',
+        (result) =>
+          result instanceof AmiSelectionProblem
+            ? { reason: result.reason, message: result.message }
+            : undefined,
+      );
+      const amis: Resolved<readonly AmiStatus[]> =
+        amiResult.kind !== 'resolved'
+          ? amiResult
+          : amiResult.value instanceof AmiSelectionProblem
+            ? { kind: 'failed', reason: amiResult.value.reason, message: amiResult.value.message }
+            : { kind: 'resolved', value: amiResult.value.amis };
 
-      const subnets = await attempt(() => resolveSubnets(ec2, spec.subnetSelectorTerms));
-      if (subnets instanceof FlotillaError) {
-        checks.push({
-          type: NodeClassConditionType.subnetsReady,
-          status: 'False',
-          reason: 'SubnetsResolutionFailed',
-          message: subnets.message,
-        });
-      } else if (subnets.length === 0) {
-        checks.push({
-          type: NodeClassConditionType.subnetsReady,
-          status: 'False',
-          reason: 'SubnetsNotFound',
-          message: `no subnet in ${options.region} matches spec.subnetSelectorTerms ${JSON.stringify(spec.subnetSelectorTerms)}; tag the subnets Flotilla should use or fix the terms`,
-        });
-      } else {
-        checks.push(ok(NodeClassConditionType.subnetsReady));
-      }
-
-      const groups = await attempt(() => resolveSecurityGroups(ec2, spec.securityGroupSelectorTerms));
-      if (groups instanceof FlotillaError) {
-        checks.push({
-          type: NodeClassConditionType.securityGroupsReady,
-          status: 'False',
-          reason: 'SecurityGroupsResolutionFailed',
-          message: groups.message,
-        });
-      } else if (groups.length === 0) {
-        checks.push({
-          type: NodeClassConditionType.securityGroupsReady,
-          status: 'False',
-          reason: 'SecurityGroupsNotFound',
-          message: `no security group in ${options.region} matches spec.securityGroupSelectorTerms ${JSON.stringify(spec.securityGroupSelectorTerms)}; tag the groups or fix the terms`,
-        });
-      } else {
-        checks.push(ok(NodeClassConditionType.securityGroupsReady));
-      }
-
-      let amis: readonly AmiStatus[] = [];
-      const amiResult = await attempt(() => resolveAmis(amiContext, spec.amiSelectorTerms, spec.amiFamily));
-      if (amiResult instanceof FlotillaError) {
-        checks.push({
-          type: NodeClassConditionType.amisReady,
-          status: 'False',
-          reason: 'AMIResolutionFailed',
-          message: amiResult.message,
-        });
-      } else if (amiResult instanceof AmiSelectionProblem) {
-        checks.push({
-          type: NodeClassConditionType.amisReady,
-          status: 'False',
-          reason: amiResult.reason,
-          message: amiResult.message,
-        });
-      } else {
-        amis = amiResult.amis;
-        checks.push(ok(NodeClassConditionType.amisReady));
-      }
-
-      let instanceProfile: string | undefined;
+      let instanceProfile: Resolved<string>;
       if (spec.instanceProfile !== undefined) {
-        instanceProfile = spec.instanceProfile;
-        checks.push(ok(NodeClassConditionType.instanceProfileReady));
-      } else if (spec.role !== undefined && options.iam !== undefined) {
-        const { iam } = options;
+        instanceProfile = { kind: 'resolved', value: spec.instanceProfile };
+      } else if (spec.role !== undefined && profiles !== undefined) {
         const role = spec.role;
-        const managed = await attempt(() =>
-          ensureInstanceProfile(
-            { iam, clusterName: options.clusterName, region: options.region },
-            nodeClass.name,
-            role,
-          ),
+        instanceProfile = await attempt(
+          () => ensureInstanceProfile(profiles, nodeClass.name, role),
+          'InstanceProfileNotReady',
+          () => undefined,
         );
-        if (managed instanceof FlotillaError) {
-          checks.push({
-            type: NodeClassConditionType.instanceProfileReady,
-            status: 'False',
-            reason: 'InstanceProfileNotReady',
-            message: managed.message,
-          });
-        } else {
-          instanceProfile = managed;
-          checks.push(ok(NodeClassConditionType.instanceProfileReady));
-        }
       } else {
-        checks.push({
-          type: NodeClassConditionType.instanceProfileReady,
-          status: 'False',
+        instanceProfile = {
+          kind: 'failed',
           reason: 'InstanceProfileNotManaged',
           message: `spec.role "${spec.role ?? ''}" needs an IAM client to manage its instance profile; set spec.instanceProfile instead`,
-        });
+        };
       }
+      return { subnets, securityGroups, amis, instanceProfile };
+    },
 
-      const conditions = toConditions(checks, nodeClass, options.clock.now());
-      const status: EC2NodeClassStatus = {
-        subnets: subnets instanceof FlotillaError ? [] : subnets,
-        securityGroups: groups instanceof FlotillaError ? [] : groups,
-        amis,
-        ...(instanceProfile === undefined ? {} : { instanceProfile }),
-        conditions,
-      };
-      const ready = conditions.find((c) => c.type === NodeClassConditionType.ready);
-      logger.info('ec2NodeClass resolved', {
-        nodeClass: nodeClass.name,
-        ready: ready?.status,
-        reason: ready?.reason,
-        subnets: status.subnets.length,
-        securityGroups: status.securityGroups.length,
-        amis: status.amis.map((a) => a.id),
-      });
-      return status;
+    async release(nodeClass) {
+      if (nodeClass.spec.role === undefined || profiles === undefined) return;
+      await deleteInstanceProfile(profiles, nodeClass.name);
     },
   };
 }
 
-async function attempt<T>(run: () => Promise<T>): Promise<T | FlotillaError> {
+/**
+ * Runs one part of a resolution. `check` turns a value that is a user's problem (nothing matched)
+ * into a failure; a thrown CloudApiError is a `retry` when AWS failed for now and a failure with
+ * `failedReason` otherwise (access denied, a malformed filter); a missing node role is a failure.
+ */
+async function attempt<T>(
+  run: () => Promise<T>,
+  failedReason: string,
+  check: (value: T) => { readonly reason: string; readonly message: string } | undefined,
+): Promise<Resolved<T>> {
   try {
-    return await run();
+    const value = await run();
+    const problem = check(value);
+    return problem === undefined ? { kind: 'resolved', value } : { kind: 'failed', ...problem };
   } catch (error) {
-    if (error instanceof FlotillaError) return error;
+    if (error instanceof CloudApiError && error.retryable && !ACCESS_DENIED.has(error.awsCode)) {
+      return { kind: 'retry', message: error.message };
+    }
+    if (error instanceof NodeRoleNotFoundError) {
+      return { kind: 'failed', reason: 'NodeRoleNotFound', message: error.message };
+    }
+    if (error instanceof NodeRoleNotAllowedError) {
+      return { kind: 'failed', reason: 'NodeRoleNotAllowed', message: error.message };
+    }
+    if (error instanceof FlotillaError)
+      return { kind: 'failed', reason: failedReason, message: error.message };
     throw error;
   }
-}
-
-function validate(nodeClass: EC2NodeClass): Check {
-  const spec = nodeClass.spec;
-  const problems: string[] = [];
-  if ((spec.role === undefined) === (spec.instanceProfile === undefined)) {
-    problems.push('set exactly one of spec.role and spec.instanceProfile');
-  }
-  for (const key of Object.keys(spec.tags ?? {})) {
-    if (RESTRICTED_TAG_KEYS.includes(key) || key.startsWith('kubernetes.io/cluster')) {
-      problems.push(`spec.tags may not set "${key}" (Flotilla sets it); remove it`);
-    }
-  }
-  const aliases = spec.amiSelectorTerms.filter((t) => t.alias !== undefined);
-  if (aliases.length > 0 && spec.amiSelectorTerms.length > 1) {
-    problems.push('an alias must be the only term in spec.amiSelectorTerms; remove the other terms');
-  }
-  const high = spec.kubelet?.imageGCHighThresholdPercent;
-  const low = spec.kubelet?.imageGCLowThresholdPercent;
-  if (high !== undefined && low !== undefined && high <= low) {
-    problems.push('spec.kubelet.imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent');
-  }
-  if ((spec.blockDeviceMappings ?? []).filter((m) => m.rootVolume).length > 1) {
-    problems.push('at most one of spec.blockDeviceMappings may set rootVolume: true');
-  }
-  if (problems.length === 0) return ok(NodeClassConditionType.validationSucceeded);
-  return {
-    type: NodeClassConditionType.validationSucceeded,
-    status: 'False',
-    reason: 'ValidationFailed',
-    message: problems.join('; '),
-  };
-}
-
-/** Builds the conditions, keeping each one's lastTransitionTime while its status is unchanged. */
-function toConditions(checks: readonly Check[], nodeClass: EC2NodeClass, now: Date): Condition[] {
-  const previous = new Map((nodeClass.status?.conditions ?? []).map((c) => [c.type, c]));
-  const notReady = checks.filter((c) => c.status !== 'True');
-  const ready: Check =
-    notReady.length === 0
-      ? { type: NodeClassConditionType.ready, status: 'True', reason: 'Ready', message: '' }
-      : {
-          type: NodeClassConditionType.ready,
-          status: 'False',
-          reason: 'NotReady',
-          message: notReady.map((c) => `${c.type}=${c.status}: ${c.message}`).join('; '),
-        };
-  return [...checks, ready].map((check) => {
-    const before = previous.get(check.type);
-    const lastTransitionTime =
-      before !== undefined && before.status === check.status && before.lastTransitionTime !== ''
-        ? before.lastTransitionTime
-        : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    return {
-      ...check,
-      lastTransitionTime,
-      ...(nodeClass.generation === undefined ? {} : { observedGeneration: nodeClass.generation }),
-    };
-  });
 }
 
 /** One query per term; id terms together, as Karpenter does. Terms are ORed. */

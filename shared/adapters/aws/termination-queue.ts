@@ -1,15 +1,13 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { FlotillaError } from '../../core/index.ts';
+import { QueueSendError } from '../../ports/errors.ts';
+
+export { QueueSendError };
+
 import type { TerminationQueue, TerminationRequest } from '../../ports/work-queue.ts';
 
 /** The longest delay SQS gives one message. */
 export const MAX_DELAY_SECONDS = 900;
-
-/** A termination request could not be sent to the termination queue. */
-export class QueueSendError extends FlotillaError {
-  readonly code = 'QueueSendError';
-}
 
 const message = z.object({ version: z.literal(1), nodeClaim: z.string().min(1).max(253) }).strict();
 

@@ -1,16 +1,7 @@
 import { Label } from '../../core/index.ts';
-import type { Clock } from '../../ports/clock.ts';
-import {
-  type AmiStatus,
-  type Condition,
-  type EC2NodeClass,
-  type EC2NodeClassStatus,
-  NodeClassConditionType,
-  type NodeClassResolver,
-} from '../../ports/cloud.ts';
+import type { AmiStatus, EC2NodeClass, NodeClassResolution, NodeClassResolver } from '../../ports/cloud.ts';
 
 export interface MemoryNodeClassResolverOptions {
-  readonly clock: Clock;
   /** Zones with one subnet each, e.g. `['us-east-1a', 'us-east-1b']`. */
   readonly zones: readonly string[];
   /** Zone name → zone id; absent zones have no id. */
@@ -50,42 +41,33 @@ export const MEMORY_AL2023_AMIS: readonly AmiStatus[] = [
 ];
 
 /**
- * Resolves every EC2NodeClass to a Ready status in a fixed network, for the simulator: one subnet
- * per zone, one security group, the configured AMIs. Selectors are not evaluated.
+ * Resolves every EC2NodeClass in a fixed network, for the simulator: one subnet per zone, one
+ * security group, the configured AMIs, and the instance profile the class names (or one made for
+ * its role). Selectors are not evaluated, so every part resolves.
  */
 export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOptions): NodeClassResolver {
   return {
-    async resolve(nodeClass: EC2NodeClass): Promise<EC2NodeClassStatus> {
-      const lastTransitionTime = options.clock.now().toISOString();
-      const condition = (type: string, reason: string): Condition => ({
-        type,
-        status: 'True',
-        reason,
-        message: '',
-        lastTransitionTime,
-        ...(nodeClass.generation === undefined ? {} : { observedGeneration: nodeClass.generation }),
-      });
+    async resolve(nodeClass: EC2NodeClass): Promise<NodeClassResolution> {
       return {
-        subnets: options.zones.map((zone, index) => {
-          const zoneID = options.zoneIds?.[zone];
-          return {
-            id: `subnet-${(index + 1).toString(16).padStart(17, '0')}`,
-            zone,
-            ...(zoneID === undefined ? {} : { zoneID }),
-          };
-        }),
-        securityGroups: [{ id: 'sg-00000000000000001', name: 'nodes' }],
-        amis: options.amis ?? MEMORY_AL2023_AMIS,
-        instanceProfile: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
-        conditions: [
-          condition(NodeClassConditionType.subnetsReady, 'SubnetsReady'),
-          condition(NodeClassConditionType.securityGroupsReady, 'SecurityGroupsReady'),
-          condition(NodeClassConditionType.amisReady, 'AMIsReady'),
-          condition(NodeClassConditionType.instanceProfileReady, 'InstanceProfileReady'),
-          condition(NodeClassConditionType.validationSucceeded, 'ValidationSucceeded'),
-          condition(NodeClassConditionType.ready, 'Ready'),
-        ],
+        subnets: {
+          kind: 'resolved',
+          value: options.zones.map((zone, index) => {
+            const zoneID = options.zoneIds?.[zone];
+            return {
+              id: `subnet-${(index + 1).toString(16).padStart(17, '0')}`,
+              zone,
+              ...(zoneID === undefined ? {} : { zoneID }),
+            };
+          }),
+        },
+        securityGroups: { kind: 'resolved', value: [{ id: 'sg-00000000000000001', name: 'nodes' }] },
+        amis: { kind: 'resolved', value: options.amis ?? MEMORY_AL2023_AMIS },
+        instanceProfile: {
+          kind: 'resolved',
+          value: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
+        },
       };
     },
+    async release() {},
   };
 }

@@ -1,11 +1,22 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { CreateRoleCommand, GetInstanceProfileCommand, IAMClient } from '@aws-sdk/client-iam';
+import {
+  AddRoleToInstanceProfileCommand,
+  CreateRoleCommand,
+  DeleteRoleCommand,
+  GetInstanceProfileCommand,
+  IAMClient,
+  RemoveRoleFromInstanceProfileCommand,
+} from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { managedInstanceProfileName } from '../../../shared/adapters/aws/instance-profile.ts';
-import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
+import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClassStatus } from '../../../shared/ports/cloud.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_NAMES } from '../../harness/aws/stack.ts';
+import { takeDenials } from '../../harness/iam-check.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
 import {
   CLUSTER,
@@ -21,10 +32,15 @@ import {
   testNodeClassResolver,
 } from './fixtures.ts';
 
+// EC2NodeClass resolution as the provisioner's controllers pass runs it, with the provisioner's
+// role, into the status the EC2NodeClass controller writes. `ec2`, `ssm` and `iam` are the
+// account's own clients: they play AWS publishing its AMIs and the user making the network and roles.
+
 let server: Moto;
 let ec2: EC2Client;
 let ssm: SSMClient;
 let iam: IAMClient;
+let provisioner: { readonly ec2: EC2Client; readonly ssm: SSMClient; readonly iam: IAMClient };
 let network: Network;
 const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
 
@@ -33,23 +49,31 @@ beforeAll(async () => {
   ec2 = new EC2Client(awsClientConfig(server));
   ssm = new SSMClient(awsClientConfig(server));
   iam = new IAMClient(awsClientConfig(server));
+  const own = awsConfigAs(server, 'provisioner');
+  provisioner = { ec2: new EC2Client(own), ssm: new SSMClient(own), iam: new IAMClient(own) };
 });
 
 beforeEach(async () => {
   await resetMoto(server);
+  await deployStack(server);
   network = await makeNetwork(ec2);
 });
 
 function resolver(withIam = false) {
-  return testNodeClassResolver(ec2, ssm, clock, withIam ? iam : undefined);
+  return testNodeClassResolver(provisioner.ec2, provisioner.ssm, withIam ? provisioner.iam : undefined);
 }
 
-async function resolve(spec: Record<string, unknown>, previous?: EC2NodeClassStatus, withIam = false) {
+/** The status of a class with `spec` (and the status `previous`) after resolving it now. */
+async function resolve(
+  spec: Record<string, unknown>,
+  previous?: EC2NodeClassStatus,
+  withIam = false,
+): Promise<EC2NodeClassStatus> {
   const nodeClass = parseEC2NodeClass({
     ...nodeClassObject(spec),
     ...(previous ? { status: previous } : {}),
   });
-  return resolver(withIam).resolve(nodeClass);
+  return resolveNodeClassStatus(resolver(withIam), nodeClass, clock.now());
 }
 
 function condition(status: EC2NodeClassStatus, type: string) {
@@ -166,6 +190,17 @@ describe('EC2NodeClass resolution against moto', () => {
     });
     expect(condition(missing, 'AMIsReady')).toMatchObject({ status: 'False' });
     expect(condition(missing, 'AMIsReady')?.message).toContain('/team/missing/image_id');
+    // Outside the stack's amiParameterPaths, IAM refuses (as AWS would) and the condition says how to allow it.
+    await put(ssm, '/other/image_id', image);
+    const outside = await resolve({
+      amiFamily: 'AL2023',
+      amiSelectorTerms: [{ ssmParameter: '/other/image_id' }],
+    });
+    expect(takeDenials()).toEqual([
+      expect.objectContaining({ lambda: 'provisioner', call: 'ssm:GetParameter' }),
+    ]);
+    expect(condition(outside, 'AMIsReady')).toMatchObject({ status: 'False', reason: 'AMIResolutionFailed' });
+    expect(condition(outside, 'AMIsReady')?.message).toContain('amiParameterPaths');
   });
 
   it('reports a NodeClass whose subnets match nothing as not ready, saying what to fix', async () => {
@@ -212,14 +247,10 @@ describe('EC2NodeClass resolution against moto', () => {
 
   it('manages an instance profile for spec.role: created once, tagged for the cluster, holding exactly that role', async () => {
     await publishAl2023(ec2, ssm);
-    const trust = JSON.stringify({
-      Version: '2012-10-17',
-      Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }],
-    });
-    for (const name of ['NodeRoleA', 'NodeRoleB']) {
-      await iam.send(new CreateRoleCommand({ RoleName: name, AssumeRolePolicyDocument: trust }));
-    }
-    const first = await resolve({ instanceProfile: undefined, role: 'NodeRoleA' }, undefined, true);
+    // The stack lets the provisioner pass only its own node role to EC2 (iam:PassRole), as
+    // Karpenter's policy does, so spec.role names that role.
+    const nodeRole = STACK_NAMES.nodeRole;
+    const first = await resolve({ instanceProfile: undefined, role: nodeRole }, undefined, true);
     expect(condition(first, 'InstanceProfileReady')).toMatchObject({ status: 'True' });
     expect(condition(first, 'Ready')).toMatchObject({ status: 'True' });
     const nodeClassName = parseEC2NodeClass(nodeClassObject({})).name;
@@ -230,7 +261,7 @@ describe('EC2NodeClass resolution against moto', () => {
         (await iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }))).InstanceProfile
           ?.Roles ?? []
       ).map((r) => r.RoleName);
-    expect(await roles()).toEqual(['NodeRoleA']);
+    expect(await roles()).toEqual([nodeRole]);
     const tags = (await iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name })))
       .InstanceProfile?.Tags;
     expect(tags).toEqual(
@@ -242,18 +273,39 @@ describe('EC2NodeClass resolution against moto', () => {
       ]),
     );
 
-    const again = await resolve({ instanceProfile: undefined, role: 'NodeRoleA' }, first, true);
+    const again = await resolve({ instanceProfile: undefined, role: nodeRole }, first, true);
     expect(again.instanceProfile).toBe(name);
-    expect(await roles()).toEqual(['NodeRoleA']);
+    expect(await roles()).toEqual([nodeRole]);
 
-    const swapped = await resolve({ instanceProfile: undefined, role: 'NodeRoleB' }, again, true);
+    // Someone put another role in the profile by hand: it is swapped back for spec.role's.
+    const trust = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+    });
+    await iam.send(new CreateRoleCommand({ RoleName: 'OtherNodeRole', AssumeRolePolicyDocument: trust }));
+    await iam.send(
+      new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: name, RoleName: nodeRole }),
+    );
+    await iam.send(
+      new AddRoleToInstanceProfileCommand({ InstanceProfileName: name, RoleName: 'OtherNodeRole' }),
+    );
+    expect(await roles()).toEqual(['OtherNodeRole']);
+    const swapped = await resolve({ instanceProfile: undefined, role: nodeRole }, again, true);
     expect(swapped.instanceProfile).toBe(name);
-    expect(await roles()).toEqual(['NodeRoleB']);
+    expect(await roles()).toEqual([nodeRole]);
 
-    const missing = await resolve({ instanceProfile: undefined, role: 'NoSuchRole' }, swapped, true);
+    // The node role deleted (taken out of its profiles first, as IAM requires): spec.role names a
+    // role that does not exist.
+    for (const profile of [name, STACK_NAMES.instanceProfile]) {
+      await iam.send(
+        new RemoveRoleFromInstanceProfileCommand({ InstanceProfileName: profile, RoleName: nodeRole }),
+      );
+    }
+    await iam.send(new DeleteRoleCommand({ RoleName: nodeRole }));
+    const missing = await resolve({ instanceProfile: undefined, role: nodeRole }, swapped, true);
     expect(condition(missing, 'InstanceProfileReady')).toMatchObject({ status: 'False' });
     expect(condition(missing, 'InstanceProfileReady')?.message).toContain(
-      'spec.role "NoSuchRole" does not exist',
+      `spec.role "${nodeRole}" does not exist`,
     );
     expect(condition(missing, 'Ready')).toMatchObject({ status: 'False' });
   });
