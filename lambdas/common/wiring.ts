@@ -47,6 +47,16 @@ export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.Pro
   return parsed.data;
 }
 
+/** What a Lambda invocation's context tells the handler (the part Flotilla uses). */
+export interface InvocationContext {
+  readonly awsRequestId?: string;
+  /** Milliseconds left before the invocation times out. */
+  getRemainingTimeInMillis?(): number;
+}
+
+/** Retries stop this long before the invocation's timeout, leaving time to report and return. */
+const DEADLINE_MARGIN_MS = 5_000;
+
 export interface Wiring {
   readonly logger: Logger;
   readonly clients: AwsClients;
@@ -56,6 +66,13 @@ export interface Wiring {
   readonly kubeConfig: KubeConfig;
   readonly cluster: Cluster;
   readonly cloud: AwsCloud;
+  /**
+   * Wraps a handler so that calls the API server could not answer are retried only while the
+   * invocation has time left (its deadline less a margin).
+   */
+  withDeadline<E, R>(
+    handler: (event: E, context?: InvocationContext) => Promise<R>,
+  ): (event: E, context?: InvocationContext) => Promise<R>;
 }
 
 /** Builds the adapters once per cold start. */
@@ -81,7 +98,14 @@ export async function wire(
         }
       : { kind: 'file', path: config.KUBECONFIG },
   );
-  const cluster = makeKubeCluster({ kubeConfig, logger, clock: systemClock, instance: functionName });
+  const invocation: { deadlineMs: number | undefined } = { deadlineMs: undefined };
+  const cluster = makeKubeCluster({
+    kubeConfig,
+    logger,
+    clock: systemClock,
+    instance: functionName,
+    retry: { deadlineMs: () => invocation.deadlineMs },
+  });
   const serviceCidr = config[ClusterAccessEnvVar.serviceCidr] ?? access.serviceCidr;
   const cloud = makeAwsCloud({
     ec2: clients.ec2,
@@ -98,7 +122,12 @@ export async function wire(
     logger,
   });
   const sqs = new SQSClient(awsClientConfig({ region, logger }));
-  return { logger, clients, sqs, access, kubeConfig, cluster, cloud };
+  const withDeadline: Wiring['withDeadline'] = (handler) => async (event, context) => {
+    const left = context?.getRemainingTimeInMillis?.();
+    invocation.deadlineMs = left === undefined ? undefined : Date.now() + left - DEADLINE_MARGIN_MS;
+    return handler(event, context);
+  };
+  return { logger, clients, sqs, access, kubeConfig, cluster, cloud, withDeadline };
 }
 
 /** The API server and version: from the environment when all are set, else from EKS itself. */

@@ -12,7 +12,11 @@ const config = loadEnv('interruption', process.env, {
 });
 
 // Built once per cold start.
-const { logger, sqs, cluster, cloud } = await wire('interruption', config, config.AWS_LAMBDA_FUNCTION_NAME);
+const { logger, sqs, cluster, cloud, withDeadline } = await wire(
+  'interruption',
+  config,
+  config.AWS_LAMBDA_FUNCTION_NAME,
+);
 const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
 
 /**
@@ -20,11 +24,13 @@ const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQ
  * state changes, AWS Health scheduled changes and capacity-reservation interruptions become
  * graceful NodeClaim deletions whose drain starts on the termination queue.
  */
-export const handler = makeInterruptionHandler({
-  logger,
-  indexNodeClaims: () => indexNodeClaims(cluster),
-  handle: (message, claims) =>
-    handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims, {
-      rebalance: config[EnvVar.rebalanceAction],
-    }),
-});
+export const handler = withDeadline(
+  makeInterruptionHandler({
+    logger,
+    indexNodeClaims: () => indexNodeClaims(cluster),
+    handle: (message, claims) =>
+      handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims, {
+        rebalance: config[EnvVar.rebalanceAction],
+      }),
+  }),
+);

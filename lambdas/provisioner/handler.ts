@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
 import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
-import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
@@ -15,11 +15,13 @@ const config = loadEnv('provisioner', process.env, {
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-provisioner'),
   /** Optional: without it, Nodes of new NodeClaims register at the next pending-pods tick. */
   [EnvVar.podEventQueueUrl]: z.url().optional(),
+  /** Optional: without it, NodeClaims that timed out wait for the termination sweep. */
+  [EnvVar.terminationQueueUrl]: z.url().optional(),
 });
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, clients, sqs, access, kubeConfig, cluster, cloud } = await wire(
+const { logger, clients, sqs, access, cluster, cloud, withDeadline } = await wire(
   'provisioner',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -32,10 +34,10 @@ const nodeClassResolver = makeNodeClassResolver({
   clusterName,
   region: config.AWS_REGION,
   kubernetesVersion: access.kubernetesVersion,
-  clock: systemClock,
-  logger,
 });
-const nodeClassStatusWriter = makeNodeClassStatusWriter(kubeConfig);
+const terminationQueueUrl = config[EnvVar.terminationQueueUrl];
+const terminationQueue =
+  terminationQueueUrl === undefined ? undefined : makeSqsTerminationQueue(sqs, terminationQueueUrl);
 const podEventQueueUrl = config[EnvVar.podEventQueueUrl];
 const scheduleFollowUp =
   podEventQueueUrl === undefined
@@ -54,18 +56,31 @@ const scheduleFollowUp =
  * run per invocation, then one NodeClaim lifecycle pass. Malformed pod events are reported as
  * batch item failures (they end in the dead-letter queue).
  */
-export const handler = makeProvisionerHandler({
-  clusterName,
-  logger,
-  provision: (holder) =>
-    provision(
-      { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver, nodeClassStatusWriter },
-      // A run triggered while another holds the lease waits for it (well within the timeout),
-      // so pods that arrived after the holder's batch closed are not left for the next trigger.
-      { holder, leaseName: `provisioner#${clusterName}`, leaseWaitMs: 20_000 },
-    ),
-  reconcileLifecycle: () => reconcileLifecycle({ cluster, cloud, logger }, systemClock.now()),
-  ...(scheduleFollowUp === undefined
-    ? {}
-    : { scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)) }),
-});
+export const handler = withDeadline(
+  makeProvisionerHandler({
+    clusterName,
+    logger,
+    provision: (holder) =>
+      provision(
+        { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver },
+        // A run triggered while another holds the lease waits for it (well within the timeout),
+        // so pods that arrived after the holder's batch closed are not left for the next trigger.
+        { holder, leaseName: `provisioner#${clusterName}`, leaseWaitMs: 20_000 },
+      ),
+    reconcileLifecycle: (holder) =>
+      reconcileLifecycle(
+        {
+          cluster,
+          logger,
+          nodeClasses: { resolver: nodeClassResolver, leases, clock: systemClock, holder },
+          ...(terminationQueue === undefined
+            ? {}
+            : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
+        },
+        systemClock.now(),
+      ),
+    ...(scheduleFollowUp === undefined
+      ? {}
+      : { scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)) }),
+  }),
+);

@@ -76,8 +76,8 @@ export interface ProvisionerDeps {
   readonly logger: Logger;
   /** One provisioning run under the given lease holder (the invocation id). */
   readonly provision: (holder: string) => Promise<ProvisionResult>;
-  /** The NodeClaim lifecycle pass run after provisioning, when wired. */
-  readonly reconcileLifecycle?: () => Promise<{ readonly uninitialized: readonly string[] }>;
+  /** The controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools) run after provisioning. */
+  readonly reconcileLifecycle?: (holder: string) => Promise<{ readonly uninitialized: readonly string[] }>;
   /**
    * Asks for another invocation soon (a delayed follow-up message) because these NodeClaims have
    * not initialized yet; when absent, the pending-pods schedule is the next chance.
@@ -91,7 +91,7 @@ export function makeProvisionerHandler(deps: ProvisionerDeps) {
   async function run(holder: string): Promise<ProvisionResult> {
     const result = await deps.provision(holder);
     if (deps.reconcileLifecycle === undefined) return result;
-    const lifecycle = await deps.reconcileLifecycle();
+    const lifecycle = await deps.reconcileLifecycle(holder);
     if (lifecycle.uninitialized.length > 0 && deps.scheduleFollowUp !== undefined) {
       try {
         await deps.scheduleFollowUp(holder, lifecycle.uninitialized);

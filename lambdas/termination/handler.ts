@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { TERMINATION_FINALIZER } from '../../shared/usecases/lifecycle-decide.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { sweepTerminations, terminateNodeClaim } from '../../shared/usecases/termination.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeTerminationHandler } from './run.ts';
 
@@ -17,7 +16,11 @@ const config = loadEnv('termination', process.env, {
 const BUDGET_MS = 60_000;
 
 // Built once per cold start.
-const { logger, sqs, cluster, cloud } = await wire('termination', config, config.AWS_LAMBDA_FUNCTION_NAME);
+const { logger, sqs, cluster, cloud, withDeadline } = await wire(
+  'termination',
+  config,
+  config.AWS_LAMBDA_FUNCTION_NAME,
+);
 const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
 
 /**
@@ -26,15 +29,14 @@ const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
  * instance and releases the finalizers; a drain that outlives the invocation continues through a
  * delayed message.
  */
-export const handler = makeTerminationHandler({
-  logger,
-  terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, systemClock.now()),
-  enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
-  terminatingNodeClaims: async () =>
-    (await cluster.nodeClaims()).items
-      .filter((c) => c.deleting && c.finalizers.includes(TERMINATION_FINALIZER))
-      .map((c) => c.name),
-  sleep: (ms) => sleep(ms),
-  nowMs: () => Date.now(),
-  budgetMs: BUDGET_MS,
-});
+export const handler = withDeadline(
+  makeTerminationHandler({
+    logger,
+    terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, systemClock.now()),
+    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
+    terminatingNodeClaims: async () => (await sweepTerminations({ cluster, cloud, logger })).terminating,
+    sleep: (ms) => sleep(ms),
+    nowMs: () => Date.now(),
+    budgetMs: BUDGET_MS,
+  }),
+);

@@ -11,7 +11,10 @@ export interface TerminationDeps {
   readonly terminate: (nodeClaim: string) => Promise<TerminationResult>;
   /** Hands the rest of a termination to a later invocation (a delayed termination message). */
   readonly enqueue: (nodeClaim: string, delaySeconds: number) => Promise<void>;
-  /** Names of the NodeClaims being deleted that still carry the termination finalizer. */
+  /**
+   * The sweep's start: NodeClaims of deleted Nodes are deleted, and the names of every NodeClaim
+   * being deleted that still carries the termination finalizer come back.
+   */
   readonly terminatingNodeClaims: () => Promise<readonly string[]>;
   readonly sleep: (ms: number) => Promise<void>;
   readonly nowMs: () => number;

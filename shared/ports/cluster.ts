@@ -12,7 +12,7 @@ import type {
   Toleration,
   ValidationError,
 } from '../core/index.ts';
-import type { Condition, ConditionStatus, EC2NodeClass } from './cloud.ts';
+import type { Condition, ConditionStatus, EC2NodeClass, EC2NodeClassStatus } from './cloud.ts';
 
 // The Cluster port: what the use cases read from and write to Kubernetes, in domain terms. The
 // @kubernetes/client-node adapter lives in shared/adapters/kube. Quantities are integers (see
@@ -149,9 +149,10 @@ export interface PodKey {
 }
 
 /**
- * What the Eviction API answered: `evicted` (accepted), `gone` (404, or 409 because the UID
- * precondition no longer matches), `blocked` (429: a PodDisruptionBudget allows no disruption
- * now, or the pod matches several budgets).
+ * What the Eviction API answered: `evicted` (accepted), `gone` (404, 409 because the UID
+ * precondition no longer matches, or 403 because the pod's namespace is being deleted and takes
+ * the pod with it), `blocked` (429: a PodDisruptionBudget allows no disruption now, or the pod
+ * matches several budgets).
  */
 export type EvictionOutcome = 'evicted' | 'gone' | 'blocked';
 
@@ -259,7 +260,11 @@ export interface NodePoolStatusPatch {
 /** The object an event is about. */
 export type EventSubject =
   | { readonly kind: 'Pod'; readonly namespace: string; readonly name: string; readonly uid?: string }
-  | { readonly kind: 'NodeClaim' | 'NodePool' | 'Node'; readonly name: string; readonly uid?: string };
+  | {
+      readonly kind: 'NodeClaim' | 'NodePool' | 'Node' | 'EC2NodeClass';
+      readonly name: string;
+      readonly uid?: string;
+    };
 
 /** A Kubernetes Event. Repeats of the same subject, reason and message update one object. */
 export interface ClusterEvent {
@@ -305,6 +310,14 @@ export interface Cluster {
   deleteNodeClaim(name: string): Promise<void>;
   /** @throws ClusterNotFoundError */
   patchNodePoolStatus(name: string, patch: NodePoolStatusPatch): Promise<void>;
+  /**
+   * Replaces an EC2NodeClass's status (lists and fields whole; an absent instance profile is
+   * removed) through the status subresource.
+   * @throws ClusterNotFoundError
+   */
+  patchNodeClassStatus(name: string, status: EC2NodeClassStatus): Promise<void>;
+  /** Labels, annotations and finalizers of an EC2NodeClass. @throws ClusterNotFoundError */
+  patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<void>;
   /** Records an Event; repeats within the adapter's dedupe window are dropped, later ones counted. */
   recordEvent(event: ClusterEvent): Promise<void>;
 

@@ -1,9 +1,10 @@
 import type { CapacityType, Interruption, InterruptionKind } from '../core/index.ts';
+import { parseInstanceId } from '../core/index.ts';
 import type { Cloud, OfferingKey } from '../ports/cloud.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../ports/cluster.ts';
 import type { TerminationQueue } from '../ports/work-queue.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { parseInstanceId } from './lifecycle-decide.ts';
+
 import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,

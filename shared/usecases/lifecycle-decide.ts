@@ -1,4 +1,4 @@
-import { Label, Resource, type Taint } from '../core/index.ts';
+import { Finalizer, Label, Resource, type Taint, UNREGISTERED_TAINT, WellKnownLabel } from '../core/index.ts';
 import type {
   ClusterNode,
   ClusterNodeClaim,
@@ -17,11 +17,8 @@ export const ConditionType = {
   launched: 'Launched',
   registered: 'Registered',
   initialized: 'Initialized',
+  ready: 'Ready',
 } as const;
-
-export const TERMINATION_FINALIZER = 'karpenter.sh/termination';
-export const DO_NOT_SYNC_TAINTS_LABEL = 'karpenter.sh/do-not-sync-taints';
-export const UNREGISTERED_TAINT: Taint = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' };
 
 /** Not Launched this long after creation: the NodeClaim is deleted (Karpenter's LaunchTimeout). */
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
@@ -66,11 +63,15 @@ export type LifecycleStep =
     }
   /** A condition changed without a transition worth its own log line (waiting for the node). */
   | { readonly kind: 'condition'; readonly update: ConditionUpdate }
+  /** The `Ready` condition follows the others (its own step, since it is no decision to log). */
+  | { readonly kind: 'ready'; readonly update: ConditionUpdate }
   | {
+      /**
+       * Delete the NodeClaim and leave the rest to termination, which terminates its instance (if
+       * one was launched) and then releases the finalizer.
+       */
       readonly kind: 'delete';
       readonly reason: DeleteReason;
-      /** The instance to terminate before the NodeClaim goes, when it was launched. */
-      readonly instanceId?: string;
       readonly message: string;
     };
 
@@ -100,12 +101,6 @@ function changed(claim: ClusterNodeClaim, update: ConditionUpdate): ConditionUpd
     current.message === update.message
     ? undefined
     : update;
-}
-
-/** `i-0123…` from `aws:///us-east-1a/i-0123…`; undefined when the providerID is not AWS's. */
-export function parseInstanceId(providerId: string | undefined): string | undefined {
-  const match = providerId === undefined ? null : /^aws:\/\/\/[^/]*\/(i-[0-9a-zA-Z]+)$/.exec(providerId);
-  return match?.[1];
 }
 
 /** Milliseconds since epoch of an RFC 3339 condition time; undefined when absent or unparsable. */
@@ -156,7 +151,7 @@ function formatTaint(t: Taint): string {
 
 /** The Node patch that registers it for the claim (Karpenter's syncNode). */
 function registrationPatch(claim: ClusterNodeClaim, node: ClusterNode): NodePatch {
-  const syncTaints = node.labels[DO_NOT_SYNC_TAINTS_LABEL] !== 'true';
+  const syncTaints = node.labels[WellKnownLabel.doNotSyncTaints] !== 'true';
   // Taints are synced once, before the registered label: afterwards an agent may remove a startup
   // taint and the next pass must not put it back.
   const alreadyRegistered = node.labels[Label.registered] === 'true';
@@ -167,7 +162,7 @@ function registrationPatch(claim: ClusterNodeClaim, node: ClusterNode): NodePatc
   return {
     labels: { ...claim.labels, [Label.registered]: 'true' },
     ...(Object.keys(claim.annotations).length > 0 ? { annotations: { ...claim.annotations } } : {}),
-    ...(node.finalizers.includes(TERMINATION_FINALIZER) ? {} : { addFinalizers: [TERMINATION_FINALIZER] }),
+    ...(node.finalizers.includes(Finalizer.termination) ? {} : { addFinalizers: [Finalizer.termination] }),
     // The NodeClaim owns its Node, as in Karpenter.
     addOwnerReferences: [
       {
@@ -201,6 +196,47 @@ function afterPatch(node: ClusterNode, patch: NodePatch): ClusterNode {
  * being deleted are left to termination.
  */
 export function decideLifecycle(input: LifecycleInput): LifecycleStep[] {
+  const steps = decideSteps(input);
+  if (input.claim.deleting || steps.some((s) => s.kind === 'delete')) return steps;
+  const ready = readyCondition(input.claim, steps);
+  return ready === undefined ? steps : [...steps, { kind: 'ready', update: ready }];
+}
+
+/** The conditions whose conjunction is the NodeClaim's `Ready` (a print column). */
+const READY_DEPENDENTS = [ConditionType.launched, ConditionType.registered, ConditionType.initialized];
+
+/**
+ * The `Ready` condition after `steps`, when it changes: True once the claim is Launched, Registered
+ * and Initialized; otherwise False when one of them is False and Unknown while they are pending.
+ */
+function readyCondition(
+  claim: ClusterNodeClaim,
+  steps: readonly LifecycleStep[],
+): ConditionUpdate | undefined {
+  const after = new Map(claim.status.conditions.map((c) => [c.type, c.status as string]));
+  for (const step of steps) {
+    const updates =
+      step.kind === 'condition'
+        ? [step.update]
+        : step.kind === 'register' || step.kind === 'initialize'
+          ? (step.statusPatch.conditions ?? [])
+          : [];
+    for (const u of updates) after.set(u.type, u.status);
+  }
+  const pending = READY_DEPENDENTS.filter((type) => after.get(type) !== 'True');
+  const update: ConditionUpdate =
+    pending.length === 0
+      ? { type: ConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      : {
+          type: ConditionType.ready,
+          status: pending.some((type) => after.get(type) === 'False') ? 'False' : 'Unknown',
+          reason: 'UnhealthyDependents',
+          message: pending.map((type) => `${type}=${after.get(type) ?? 'Unknown'}`).join(', '),
+        };
+  return changed(claim, update);
+}
+
+function decideSteps(input: LifecycleInput): LifecycleStep[] {
   const { claim, nowMs } = input;
   if (claim.deleting) return [];
 
@@ -208,12 +244,10 @@ export function decideLifecycle(input: LifecycleInput): LifecycleStep[] {
   if (launched?.status !== 'True') {
     const age = claim.createdAtMs === undefined ? 0 : nowMs - claim.createdAtMs;
     if (age < LAUNCH_TIMEOUT_MS) return [];
-    const instanceId = parseInstanceId(claim.status.providerId);
     return [
       {
         kind: 'delete',
         reason: 'launch_timeout',
-        ...(instanceId === undefined ? {} : { instanceId }),
         message: `nodeClaim "${claim.name}" was not launched within ${LAUNCH_TIMEOUT_MS / 60_000}m of its creation`,
       },
     ];
@@ -245,12 +279,10 @@ export function decideLifecycle(input: LifecycleInput): LifecycleStep[] {
     } else {
       const launchedMs = transitionMs(launched);
       if (launchedMs !== undefined && nowMs - launchedMs >= REGISTRATION_TIMEOUT_MS) {
-        const instanceId = parseInstanceId(claim.status.providerId);
         return [
           {
             kind: 'delete',
             reason: 'registration_timeout',
-            ...(instanceId === undefined ? {} : { instanceId }),
             message: `nodeClaim "${claim.name}" launched ${claim.status.providerId ?? 'an instance'} but no node registered within ${REGISTRATION_TIMEOUT_MS / 60_000}m`,
           },
         ];

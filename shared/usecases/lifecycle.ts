@@ -1,5 +1,6 @@
-import { assertNever } from '../core/index.ts';
-import type { Cloud } from '../ports/cloud.ts';
+import { assertNever, UNREGISTERED_TAINT } from '../core/index.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { NodeClassResolver } from '../ports/cloud.ts';
 import {
   type Cluster,
   type ClusterNode,
@@ -7,14 +8,10 @@ import {
   type ConditionUpdate,
   isConditionTrue,
 } from '../ports/cluster.ts';
+import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
-import {
-  type DeleteReason,
-  decideLifecycle,
-  type LifecycleStep,
-  TERMINATION_FINALIZER,
-  UNREGISTERED_TAINT,
-} from './lifecycle-decide.ts';
+import { type DeleteReason, decideLifecycle, type LifecycleStep } from './lifecycle-decide.ts';
+import { type NodeClassControllerResult, reconcileNodeClasses } from './nodeclass.ts';
 import { NodePoolConditionType, reconcileNodePoolStatus } from './nodepool-status.ts';
 
 export {
@@ -25,15 +22,29 @@ export {
   LAUNCH_TIMEOUT_MS,
   type LifecycleInput,
   type LifecycleStep,
-  parseInstanceId,
   REGISTRATION_TIMEOUT_MS,
 } from './lifecycle-decide.ts';
 
 /** The ports reconcileLifecycle uses. */
 export interface LifecyclePorts {
   readonly cluster: Cluster;
-  readonly cloud: Cloud;
   readonly logger: Logger;
+  /**
+   * When set, the pass starts with the EC2NodeClass controller (each class resolved at most once
+   * a refresh period, see reconcileNodeClasses), so NodePool status follows its class.
+   */
+  readonly nodeClasses?: {
+    readonly resolver: NodeClassResolver;
+    readonly leases: LeaseStore;
+    readonly clock: Clock;
+    /** The invocation id, for the refresh gates. */
+    readonly holder: string;
+  };
+  /**
+   * Hands a NodeClaim this pass deleted to termination at once (a termination request); without
+   * it, the termination sweep finds the claim on its schedule.
+   */
+  readonly requestTermination?: (nodeClaim: string) => Promise<void>;
 }
 
 /** What one lifecycle pass did, by NodeClaim name. */
@@ -45,6 +56,8 @@ export interface LifecycleResult {
   readonly waiting: readonly string[];
   /** NodePools whose status was written. */
   readonly nodePoolsUpdated: readonly string[];
+  /** What the EC2NodeClass controller did, when it ran. */
+  readonly nodeClasses?: NodeClassControllerResult;
   /**
    * NodeClaims still on their way after this pass: not deleting and not Initialized. While any
    * remain, the caller should run another pass soon (their Nodes are about to join).
@@ -67,12 +80,15 @@ const unhealthy = (reason: DeleteReason, message: string): ConditionUpdate => ({
 });
 
 /**
- * One level-triggered pass of the NodeClaim lifecycle after launch: registers NodeClaims whose
- * Node has joined, initializes registered ones whose Node is ready, deletes NodeClaims that did
- * not launch (5 min) or register (15 min) in time, then brings every NodePool's status up to date.
- * Idempotent: a second pass over an unchanged cluster writes nothing. `now` drives the timeouts.
- * @throws ClusterApiError (ClusterNotFoundError when an object vanished mid-pass) and
- *   CloudApiError / InstanceNotOwnedError from the ports; the next pass resumes where this stopped.
+ * One level-triggered pass of the controllers that keep the cluster's Karpenter objects current:
+ * the EC2NodeClass controller (when wired), then the NodeClaim lifecycle after launch (registers
+ * NodeClaims whose Node has joined, initializes registered ones whose Node is ready, keeps their
+ * Ready condition, deletes NodeClaims that did not launch in 5 min or register in 15 and hands
+ * them to termination), then every NodePool's status. Idempotent: a second pass over an unchanged
+ * cluster writes nothing. `now` drives the timeouts.
+ * @throws ClusterApiError (ClusterNotFoundError when an object vanished mid-pass); the next pass
+ *   resumes where this stopped. A class the NodeClass controller could not handle is reported in
+ *   `nodeClasses.failed` instead.
  */
 export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Promise<LifecycleResult> {
   const { cluster, logger } = ports;
@@ -82,6 +98,14 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     cluster.nodePools(),
     cluster.nodeClasses(),
   ]);
+  const nodeClasses =
+    ports.nodeClasses === undefined
+      ? undefined
+      : await reconcileNodeClasses(
+          { cluster, logger, ...ports.nodeClasses },
+          { holder: ports.nodeClasses.holder, scope: 'all' },
+          { nodeClasses: classesRead.items, nodeClaims: claimsRead.items },
+        );
   const byProviderId = new Map<string, ClusterNode[]>();
   for (const node of nodesRead.items) {
     if (node.providerId === undefined) continue;
@@ -111,6 +135,8 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
         case 'condition':
           if (!result.waiting.includes(claim.name)) result.waiting.push(claim.name);
           break;
+        case 'ready':
+          break;
         case 'delete':
           deleted.push({ name: claim.name, reason: step.reason });
           deletedNames.add(claim.name);
@@ -127,7 +153,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     {
       pools: poolsRead.items,
       malformedPools: poolsRead.problems,
-      nodeClasses: classesRead.items,
+      nodeClasses: nodeClasses?.nodeClasses ?? classesRead.items,
       claims: claimsRead.items.filter((c) => !deletedNames.has(c.name)),
       nodes: nodesRead.items,
       registrationHealth: health,
@@ -137,11 +163,17 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const uninitialized = claimsRead.items
     .filter((c) => !c.deleting && !done.has(c.name) && !isConditionTrue(c.status.conditions, 'Initialized'))
     .map((c) => c.name);
-  return { ...result, deleted, nodePoolsUpdated: pools.updated, uninitialized };
+  return {
+    ...result,
+    deleted,
+    nodePoolsUpdated: pools.updated,
+    uninitialized,
+    ...(nodeClasses === undefined ? {} : { nodeClasses }),
+  };
 }
 
 async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: LifecycleStep): Promise<void> {
-  const { cluster, cloud, logger } = ports;
+  const { cluster, logger } = ports;
   const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
   switch (step.kind) {
     case 'register': {
@@ -181,14 +213,12 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         detail: step.update.message,
       });
       return;
-    case 'delete':
-      // Terminate first: if the pass dies after that, the NodeClaim is still there to retry.
-      if (step.instanceId !== undefined) await cloud.delete(step.instanceId);
-      // No Node ever registered, so there is nothing to drain: finish the termination here. The
-      // finalizer goes before the delete so that a repeated pass never patches a vanished object.
-      if (claim.finalizers.includes(TERMINATION_FINALIZER)) {
-        await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [TERMINATION_FINALIZER] });
-      }
+    case 'ready':
+      await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
+      return;
+    case 'delete': {
+      // Termination terminates the instance (when one was launched) and then releases the
+      // finalizer: the NodeClaim stays until the instance is gone, so nothing is left running.
       await cluster.deleteNodeClaim(claim.name);
       await cluster.recordEvent({
         subject: { kind: 'NodeClaim', name: claim.name, uid: claim.uid },
@@ -196,13 +226,25 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         reason: step.reason === 'launch_timeout' ? 'LaunchTimeout' : 'RegistrationTimeout',
         message: step.message,
       });
+      let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
+      if (ports.requestTermination !== undefined) {
+        try {
+          await ports.requestTermination(claim.name);
+          handedOver = 'termination queue';
+        } catch (error) {
+          // The claim is deleted either way; the sweep finds every deleting NodeClaim.
+          logger.warn('termination request not sent', { ...fields, error, fallback: 'termination sweep' });
+        }
+      }
       logger.info('deleted nodeclaim', {
         ...fields,
         decision: 'delete',
         reason: step.reason,
-        ...(step.instanceId === undefined ? {} : { instanceId: step.instanceId }),
+        providerId: claim.status.providerId,
+        handedOver,
       });
       return;
+    }
     default:
       assertNever(step);
   }

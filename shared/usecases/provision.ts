@@ -1,5 +1,6 @@
 import {
   type ExistingNode,
+  Finalizer,
   type InstanceType,
   Label,
   type NodeClaimPlan,
@@ -15,11 +16,9 @@ import {
   type Cloud,
   type EC2NodeClass,
   InsufficientCapacityError,
-  isNodeClassReady,
   type LaunchRequest,
   NodeClassNotReadyError,
   type NodeClassResolver,
-  type NodeClassStatusWriter,
 } from '../ports/cloud.ts';
 import {
   type Cluster,
@@ -31,8 +30,11 @@ import {
   toInFlightNodeClaims,
   toSchedulableNodes,
 } from '../ports/cluster.ts';
+import { ignoreNotFound } from '../ports/errors.ts';
 import type { Lease, LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { type SkippedNodePool, selectNodePools, unschedulableMessage } from './eligibility.ts';
+import { reconcileNodeClasses } from './nodeclass.ts';
 import {
   expectedCapacityType,
   launchedLabels,
@@ -47,9 +49,6 @@ export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './provision-plan
 /** Interval of lease attempts while waiting for another run to finish. */
 const LEASE_POLL_MS = 250;
 
-/** The finalizer every NodeClaim is created with; only removed here for claims that never launched. */
-const TERMINATION_FINALIZER = 'karpenter.sh/termination';
-
 /** What provisioning reads and changes. */
 export interface ProvisionPorts {
   readonly cluster: Cluster;
@@ -59,9 +58,12 @@ export interface ProvisionPorts {
   /** Waits `ms` milliseconds (batching); tests pass one that advances a manual clock. */
   readonly sleep: (ms: number) => Promise<void>;
   readonly logger: Logger;
-  /** When set (with the writer), each NodeClass in use is resolved and its status written back. */
+  /**
+   * When set, EC2NodeClasses without a status for their generation are resolved (and the status
+   * written) before the first round, so a new class launches in the same run. Classes with a
+   * current status are left to the NodeClass controller's scheduled pass.
+   */
   readonly nodeClassResolver?: NodeClassResolver;
-  readonly nodeClassStatusWriter?: NodeClassStatusWriter;
 }
 
 export interface ProvisionOptions {
@@ -134,7 +136,7 @@ export type ProvisionResult =
       readonly placed: number;
       readonly unschedulable: readonly UnschedulablePod[];
       /** NodePools left out, with why (not Ready, deleting, NodeClass not ready). */
-      readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+      readonly skippedNodePools: readonly SkippedNodePool[];
       readonly leaseLost: boolean;
     };
 
@@ -195,16 +197,27 @@ async function provisionUnderLease(
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
 
+  if (ports.nodeClassResolver !== undefined) {
+    const [nodeClasses, nodeClaims] = await Promise.all([
+      ports.cluster.nodeClasses(),
+      ports.cluster.nodeClaims(),
+    ]);
+    await reconcileNodeClasses(
+      { ...ports, logger, resolver: ports.nodeClassResolver },
+      { holder: options.holder, scope: 'stale' },
+      { nodeClasses: nodeClasses.items, nodeClaims: nodeClaims.items },
+    );
+  }
+
   const maxRounds = Math.max(1, options.maxRounds ?? 3);
   const claims: ClaimOutcome[] = [];
-  const resolvedClasses = new Map<string, EC2NodeClass>();
   let last: RoundResult | undefined;
   let rounds = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
     const snapshot = await readSnapshot(ports, logger);
     if (snapshot.pods.length === 0) break;
-    last = await runRound(ports, options, lease, logger, snapshot, round, resolvedClasses);
+    last = await runRound(ports, options, lease, logger, snapshot, round);
     claims.push(...last.claims);
     if (last.leaseLost) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
@@ -212,7 +225,12 @@ async function provisionUnderLease(
 
   const unschedulable = last?.unschedulable ?? [];
   const skippedNodePools = last?.skippedNodePools ?? [];
-  if (unschedulable.length > 0) await reportUnschedulable(ports, logger, unschedulable, skippedNodePools);
+  if (unschedulable.length > 0) {
+    await reportUnschedulable(ports, logger, unschedulable, {
+      eligible: last?.eligiblePools ?? 0,
+      skipped: skippedNodePools,
+    });
+  }
   await reportNominated(ports, claims);
 
   return {
@@ -315,35 +333,10 @@ interface RoundResult {
   readonly claims: readonly ClaimOutcome[];
   readonly placed: number;
   readonly unschedulable: readonly UnschedulablePod[];
-  readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+  /** NodePools that could launch in this round. */
+  readonly eligiblePools: number;
+  readonly skippedNodePools: readonly SkippedNodePool[];
   readonly leaseLost: boolean;
-}
-
-/** The NodeClass with a status that may launch: resolved (and written back) once per invocation. */
-async function readyNodeClass(
-  ports: ProvisionPorts,
-  nodeClass: EC2NodeClass,
-  resolved: Map<string, EC2NodeClass>,
-): Promise<EC2NodeClass> {
-  const cached = resolved.get(nodeClass.name);
-  if (cached !== undefined) return cached;
-  let current = nodeClass;
-  if (ports.nodeClassResolver !== undefined) {
-    const status = await ports.nodeClassResolver.resolve(nodeClass);
-    await ports.nodeClassStatusWriter?.write(nodeClass.name, status);
-    current = { ...nodeClass, status };
-  }
-  resolved.set(nodeClass.name, current);
-  return current;
-}
-
-function notReadyReasons(nodeClass: EC2NodeClass): string {
-  const failing = (nodeClass.status?.conditions ?? []).filter(
-    (c) => c.status !== 'True' && c.type !== 'Ready',
-  );
-  if (nodeClass.status === undefined) return 'it has no status yet';
-  if (failing.length === 0) return 'its Ready condition is not True';
-  return failing.map((c) => `${c.type}: ${c.message || c.reason}`).join('; ');
 }
 
 async function runRound(
@@ -353,42 +346,18 @@ async function runRound(
   logger: Logger,
   snapshot: Snapshot,
   round: number,
-  resolvedClasses: Map<string, EC2NodeClass>,
 ): Promise<RoundResult> {
-  const skippedNodePools: { nodePool: string; reason: string }[] = [];
+  const selection = selectNodePools(snapshot.pools, [...snapshot.nodeClasses.values()]);
+  const skippedNodePools = [...selection.skipped];
   const pools = new Map<string, ClusterNodePool>();
   const classes = new Map<string, EC2NodeClass>();
   const typesByClass = new Map<string, readonly InstanceType[]>();
-  for (const pool of snapshot.pools) {
-    const name = pool.pool.name;
-    if (pool.deleting) {
-      skippedNodePools.push({ nodePool: name, reason: 'it is being deleted' });
-      continue;
+  for (const { pool, nodeClass } of selection.eligible) {
+    if (!typesByClass.has(nodeClass.name)) {
+      typesByClass.set(nodeClass.name, await ports.cloud.instanceTypes(nodeClass));
     }
-    if (!pool.ready) {
-      skippedNodePools.push({
-        nodePool: name,
-        reason: 'it is not Ready (ValidationSucceeded, NodeClassReady)',
-      });
-      continue;
-    }
-    const className = pool.nodeClassRef.name;
-    const stored = snapshot.nodeClasses.get(className);
-    if (stored === undefined) {
-      skippedNodePools.push({ nodePool: name, reason: `its ec2NodeClass "${className}" does not exist` });
-      continue;
-    }
-    const nodeClass = await readyNodeClass(ports, stored, resolvedClasses);
-    if (!isNodeClassReady(nodeClass.status)) {
-      skippedNodePools.push({
-        nodePool: name,
-        reason: `its ec2NodeClass "${className}" is not ready: ${notReadyReasons(nodeClass)}`,
-      });
-      continue;
-    }
-    if (!typesByClass.has(className)) typesByClass.set(className, await ports.cloud.instanceTypes(nodeClass));
-    classes.set(className, nodeClass);
-    pools.set(name, pool);
+    classes.set(nodeClass.name, nodeClass);
+    pools.set(pool.pool.name, pool);
   }
 
   const claims: ClaimOutcome[] =
@@ -401,6 +370,7 @@ async function runRound(
       claims,
       placed: 0,
       unschedulable: [],
+      eligiblePools: pools.size,
       skippedNodePools,
       leaseLost: true,
     };
@@ -438,6 +408,7 @@ async function runRound(
     claims,
     placed: result.placements.length,
     unschedulable: result.unschedulable,
+    eligiblePools: pools.size,
     skippedNodePools,
     leaseLost,
   };
@@ -445,12 +416,9 @@ async function runRound(
 
 /** Removes a NodeClaim that never launched an instance: nothing is left for its finalizer to clean up. */
 async function discardUnlaunched(ports: ProvisionPorts, name: string): Promise<void> {
-  try {
-    await ports.cluster.patchNodeClaimMetadata(name, { removeFinalizers: [TERMINATION_FINALIZER] });
-  } catch (error) {
-    // The port's contract: ClusterNotFoundError (code ClusterNotFound) when the claim is gone.
-    if ((error as { code?: unknown }).code !== 'ClusterNotFound') throw error;
-  }
+  await ignoreNotFound(
+    ports.cluster.patchNodeClaimMetadata(name, { removeFinalizers: [Finalizer.termination] }),
+  );
   await ports.cluster.deleteNodeClaim(name);
 }
 
@@ -658,17 +626,14 @@ async function reportUnschedulable(
   ports: ProvisionPorts,
   logger: Logger,
   unschedulable: readonly UnschedulablePod[],
-  skipped: readonly { readonly nodePool: string; readonly reason: string }[],
+  selection: { readonly eligible: number; readonly skipped: readonly SkippedNodePool[] },
 ): Promise<void> {
-  const skippedText = skipped.map((s) => `nodePool ${s.nodePool} skipped: ${s.reason}`).join('; ');
-  const messageOf = (u: UnschedulablePod) =>
-    [u.message, skippedText].filter((s) => s !== '').join('; ') || 'no NodePool is Ready';
   logger.info('pods unschedulable', {
     count: unschedulable.length,
     pods: unschedulable
       .slice(0, 10)
-      .map((u) => ({ pod: `${u.pod.namespace}/${u.pod.name}`, reasons: u.reasons })),
-    skippedNodePools: skipped,
+      .map((u) => ({ pod: `${u.pod.namespace}/${u.pod.name}`, reason: unschedulableMessage(u, selection) })),
+    skippedNodePools: selection.skipped,
   });
   await recordEvents(
     ports,
@@ -676,7 +641,7 @@ async function reportUnschedulable(
       subject: { kind: 'Pod', namespace: u.pod.namespace, name: u.pod.name, uid: u.pod.uid },
       type: 'Warning',
       reason: 'FailedScheduling',
-      message: `Failed to schedule pod: ${messageOf(u)}`,
+      message: `Failed to schedule pod: ${unschedulableMessage(u, selection)}`,
     })),
   );
 }

@@ -1,4 +1,13 @@
-import { DISRUPTED_TAINT, type Taint, tolerates } from '../core/index.ts';
+import {
+  Annotation,
+  DISRUPTED_TAINT,
+  Finalizer,
+  parseGoDurationMs,
+  parseInstanceId,
+  type Taint,
+  tolerates,
+  WellKnownLabel,
+} from '../core/index.ts';
 import type { InstanceState } from '../ports/cloud.ts';
 import type {
   ClusterNode,
@@ -8,15 +17,11 @@ import type {
   DrainPod,
   VolumeAttachment,
 } from '../ports/cluster.ts';
-import { parseInstanceId, TERMINATION_FINALIZER } from './lifecycle-decide.ts';
 
 // Node termination (Karpenter's node termination controller and NodeClaim finalization) as a pure
 // function from what one pass observed of a deleting NodeClaim to the steps that move it on and
 // what to wait for. termination.ts applies the steps; nothing here reads a clock or does I/O.
 
-export const TERMINATION_TIMESTAMP_ANNOTATION = 'karpenter.sh/nodeclaim-termination-timestamp';
-export const EXCLUDE_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
-export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';
 /** The NodeClaim condition the interruption handler sets; its reason says what interrupted. */
 export const DISRUPTION_REASON_CONDITION = 'DisruptionReason';
 /** `DisruptionReason` reasons of a forceful (interruption) termination: do-not-disrupt pods are evicted too. */
@@ -71,7 +76,7 @@ export function isDrainable(pod: DrainPod, nowMs: number): boolean {
 
 /** The termination deadline in epoch ms: the annotation when set, else deletion time + TGP. */
 export function terminationDeadlineMs(claim: ClusterNodeClaim): number | undefined {
-  const annotated = claim.annotations[TERMINATION_TIMESTAMP_ANNOTATION];
+  const annotated = claim.annotations[Annotation.terminationTimestamp];
   if (annotated !== undefined) {
     const ms = Date.parse(annotated);
     if (!Number.isNaN(ms)) return ms;
@@ -79,28 +84,6 @@ export function terminationDeadlineMs(claim: ClusterNodeClaim): number | undefin
   if (claim.deletedAtMs === undefined || claim.terminationGracePeriod === undefined) return undefined;
   const tgpMs = parseGoDurationMs(claim.terminationGracePeriod);
   return tgpMs === undefined ? undefined : claim.deletedAtMs + tgpMs;
-}
-
-/** Milliseconds of a Go duration such as `1h30m`, `90s`, `500ms`; undefined when malformed. */
-export function parseGoDurationMs(text: string): number | undefined {
-  const unit: Record<string, number> = {
-    ns: 1e-6,
-    us: 1e-3,
-    µs: 1e-3,
-    ms: 1,
-    s: 1000,
-    m: 60_000,
-    h: 3_600_000,
-  };
-  if (text === '0') return 0;
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
-  let total = 0;
-  let at = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    total += Number(m[1]) * (unit[m[2] ?? ''] ?? 0);
-    at = re.lastIndex;
-  }
-  return at === text.length && text.length > 0 ? Math.round(total) : undefined;
 }
 
 /** A pod to force-delete with the grace period it gets. */
@@ -181,7 +164,7 @@ export function isInterrupted(claim: ClusterNodeClaim): boolean {
 export function decideTermination(input: TerminationInput): TerminationDecision {
   const { claim, node, nowMs } = input;
   if (!claim.deleting) return { steps: [], outcome: { kind: 'skip', why: 'nodeClaim is not being deleted' } };
-  if (!claim.finalizers.includes(TERMINATION_FINALIZER)) {
+  if (!claim.finalizers.includes(Finalizer.termination)) {
     return { steps: [], outcome: { kind: 'skip', why: 'nodeClaim has no termination finalizer' } };
   }
   const steps: TerminationStep[] = [];
@@ -193,7 +176,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
 
   const deadlineMs = terminationDeadlineMs(claim);
   const withDeadline = deadlineMs === undefined ? {} : { deadlineMs };
-  if (deadlineMs !== undefined && claim.annotations[TERMINATION_TIMESTAMP_ANNOTATION] === undefined) {
+  if (deadlineMs !== undefined && claim.annotations[Annotation.terminationTimestamp] === undefined) {
     steps.push({
       kind: 'annotateDeadline',
       timestamp: new Date(deadlineMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
@@ -210,7 +193,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
   if (node !== undefined && !node.deleting) steps.push({ kind: 'deleteNode', nodeName: node.name });
   if (node !== undefined && !abandoned) {
     const tainted = (node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT));
-    if (!tainted || node.labels[EXCLUDE_LB_LABEL] === undefined) {
+    if (!tainted || node.labels[WellKnownLabel.excludeFromLoadBalancers] === undefined) {
       steps.push({ kind: 'taintNode', nodeName: node.name });
     }
 
@@ -243,7 +226,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
           drainTier(p) === tier &&
           p.deletedAtMs === undefined &&
           !forcedUids.has(p.uid) &&
-          (interrupted || p.annotations[DO_NOT_DISRUPT_ANNOTATION] === undefined),
+          (interrupted || p.annotations[Annotation.doNotDisrupt] === undefined),
       );
       if (tier !== undefined && evict.length > 0) steps.push({ kind: 'evict', tier, pods: evict });
       const detail = `draining ${waitingOn.length} pods`;
@@ -320,7 +303,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
     };
   }
 
-  if (node?.finalizers.includes(TERMINATION_FINALIZER))
+  if (node?.finalizers.includes(Finalizer.termination))
     steps.push({ kind: 'removeNodeFinalizer', nodeName: node.name });
   steps.push({ kind: 'removeClaimFinalizer' });
   return {

@@ -1,26 +1,24 @@
-import { assertNever, DISRUPTED_TAINT } from '../core/index.ts';
+import {
+  Annotation,
+  assertNever,
+  DISRUPTED_TAINT,
+  Finalizer,
+  parseInstanceId,
+  WellKnownLabel,
+} from '../core/index.ts';
 import type { Cloud } from '../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../ports/cluster.ts';
+import { isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { parseInstanceId, TERMINATION_FINALIZER } from './lifecycle-decide.ts';
-import {
-  decideTermination,
-  EXCLUDE_LB_LABEL,
-  TERMINATION_TIMESTAMP_ANNOTATION,
-  type TerminationDecision,
-  type TerminationStep,
-} from './termination-decide.ts';
+
+import { decideTermination, type TerminationDecision, type TerminationStep } from './termination-decide.ts';
 
 export {
-  DO_NOT_DISRUPT_ANNOTATION,
   DRAIN_TIERS,
   type DrainTier,
   decideTermination,
   drainTier,
-  EXCLUDE_LB_LABEL,
   isDrainable,
-  parseGoDurationMs,
-  TERMINATION_TIMESTAMP_ANNOTATION,
   TerminationCondition,
   type TerminationDecision,
   type TerminationInput,
@@ -122,7 +120,7 @@ async function applyStep(
   switch (step.kind) {
     case 'annotateDeadline':
       await cluster.patchNodeClaimMetadata(claim.name, {
-        annotations: { [TERMINATION_TIMESTAMP_ANNOTATION]: step.timestamp },
+        annotations: { [Annotation.terminationTimestamp]: step.timestamp },
       });
       await cluster.recordEvent({
         subject: claimSubject,
@@ -139,7 +137,7 @@ async function applyStep(
     case 'taintNode':
       await cluster.patchNode(step.nodeName, {
         addTaints: [DISRUPTED_TAINT],
-        labels: { [EXCLUDE_LB_LABEL]: 'karpenter' },
+        labels: { [WellKnownLabel.excludeFromLoadBalancers]: 'karpenter' },
       });
       logger.info('tainted node', {
         ...fields,
@@ -204,11 +202,11 @@ async function applyStep(
       logger.info('instance terminated', { ...fields, decision: 'terminate', instanceId: step.instanceId });
       return;
     case 'removeNodeFinalizer':
-      await cluster.patchNode(step.nodeName, { removeFinalizers: [TERMINATION_FINALIZER] });
+      await cluster.patchNode(step.nodeName, { removeFinalizers: [Finalizer.termination] });
       logger.info('node finalized', { ...fields, decision: 'finalize', node: step.nodeName });
       return;
     case 'removeClaimFinalizer':
-      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [TERMINATION_FINALIZER] });
+      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
       logger.info('deleted nodeclaim', { ...fields, decision: 'finalize', reason: 'terminated' });
       return;
     default:
@@ -216,7 +214,74 @@ async function applyStep(
   }
 }
 
-/** The port's contract: ClusterNotFoundError (code ClusterNotFound) when an object is gone. */
-function isNotFound(error: unknown): boolean {
-  return (error as { code?: unknown } | undefined)?.code === 'ClusterNotFound';
+/** What one termination sweep found and started. */
+export interface SweepResult {
+  /** NodeClaims being deleted that still carry the termination finalizer: to be passed over. */
+  readonly terminating: readonly string[];
+  /** NodeClaims deleted because their Node was deleted (`kubectl delete node`). */
+  readonly deletedForNodes: readonly string[];
+  /** Nodes without a NodeClaim whose finalizer was released (their instance is gone). */
+  readonly releasedNodes: readonly string[];
+}
+
+/**
+ * The termination sweep (the start of the termination Lambda's scheduled pass), as Karpenter's node
+ * termination controller begins: a Node being deleted with the termination finalizer gets its
+ * NodeClaim deleted, so the drain and termination run as for any deleted NodeClaim. A Node that
+ * has no NodeClaim any more has its instance terminated and, once the instance is gone, its
+ * finalizer released, so no Node hangs on it. Returns every NodeClaim to pass over.
+ * @throws ClusterApiError, CloudApiError; the next sweep resumes.
+ */
+export async function sweepTerminations(ports: TerminationPorts): Promise<SweepResult> {
+  const { cluster, cloud, logger } = ports;
+  const [claimsRead, nodesRead] = await Promise.all([cluster.nodeClaims(), cluster.nodes()]);
+  const claims = claimsRead.items;
+  const deletedForNodes: string[] = [];
+  const releasedNodes: string[] = [];
+  for (const node of nodesRead.items) {
+    if (!node.deleting || !node.finalizers.includes(Finalizer.termination)) continue;
+    const claim = claims.find(
+      (c) =>
+        (node.providerId !== undefined && c.status.providerId === node.providerId) ||
+        c.status.nodeName === node.name,
+    );
+    if (claim !== undefined) {
+      if (claim.deleting) continue;
+      await cluster.deleteNodeClaim(claim.name);
+      deletedForNodes.push(claim.name);
+      logger.info('deleted nodeclaim', {
+        nodeClaim: claim.name,
+        nodePool: claim.nodePoolName,
+        decision: 'delete',
+        reason: 'node deleted',
+        node: node.name,
+      });
+      continue;
+    }
+    const instanceId = parseInstanceId(node.providerId);
+    const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
+    if (instance !== undefined && instance.state !== 'terminated') {
+      if (instance.state !== 'shutting-down') await cloud.delete(instance.instanceId);
+      logger.info('instance terminated', {
+        decision: 'terminate',
+        reason: 'node deleted without a NodeClaim',
+        node: node.name,
+        instanceId: instance.instanceId,
+      });
+      continue;
+    }
+    await cluster.patchNode(node.name, { removeFinalizers: [Finalizer.termination] });
+    releasedNodes.push(node.name);
+    logger.info('node finalized', {
+      decision: 'finalize',
+      reason: 'node deleted without a NodeClaim; its instance is gone',
+      node: node.name,
+    });
+  }
+  const terminating = claims
+    .filter(
+      (c) => (c.deleting || deletedForNodes.includes(c.name)) && c.finalizers.includes(Finalizer.termination),
+    )
+    .map((c) => c.name);
+  return { terminating, deletedForNodes, releasedNodes };
 }

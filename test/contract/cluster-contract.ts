@@ -28,7 +28,10 @@ export interface ClusterContractSubject {
   readonly id: string;
   /** A namespace of the suite's own, labelled `team: t-<id>`. */
   readonly namespace: string;
-  /** Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment), a PDB or a DaemonSet. */
+  /**
+   * Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment, StorageClass,
+   * PersistentVolume), a PDB, a PersistentVolumeClaim or a DaemonSet.
+   */
   seed(manifest: ContractManifest): Promise<void>;
   /** Creates a Node with its `status` (capacity, allocatable, conditions) as given. */
   seedNode(manifest: ContractManifest): Promise<void>;
@@ -208,6 +211,122 @@ export function describeClusterContract(
       await expect(s.cluster.patchNodePoolStatus(n('missing-pool'), { nodes: 1 })).rejects.toMatchObject({
         code: 'ClusterNotFound',
       });
+    });
+
+    it('replaces EC2NodeClass status whole through the status subresource', async () => {
+      // A class of its own: a Ready class would change what the NodePool tests read.
+      const name = n('ct-class-status');
+      await s.seed({
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name },
+        spec: {
+          role: 'KarpenterNodeRole',
+          amiSelectorTerms: [{ alias: 'al2023@latest' }],
+          subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
+          securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
+        },
+      });
+      const read = async () => (await s.cluster.nodeClasses()).items.find((c) => c.name === name);
+      const generation = (await read())?.generation;
+      const amis = [
+        {
+          id: 'ami-0123',
+          name: 'al2023-ami',
+          requirements: [{ key: 'kubernetes.io/arch', operator: 'In' as const, values: ['amd64'] }],
+        },
+      ];
+      await s.cluster.patchNodeClassStatus(name, {
+        subnets: [
+          { id: 'subnet-a', zone: 'us-east-1a', zoneID: 'use1-az1' },
+          { id: 'subnet-b', zone: 'us-east-1b' },
+        ],
+        securityGroups: [{ id: 'sg-1', name: 'nodes' }],
+        amis,
+        instanceProfile: `profile-${s.id}`,
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Ready',
+            message: '',
+            lastTransitionTime: '2026-11-21T10:00:00Z',
+          },
+        ],
+      });
+      let nodeClass = await read();
+      expect(nodeClass?.status).toEqual({
+        subnets: [
+          { id: 'subnet-a', zone: 'us-east-1a', zoneID: 'use1-az1' },
+          { id: 'subnet-b', zone: 'us-east-1b' },
+        ],
+        securityGroups: [{ id: 'sg-1', name: 'nodes' }],
+        amis,
+        instanceProfile: `profile-${s.id}`,
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Ready',
+            message: '',
+            lastTransitionTime: '2026-11-21T10:00:00Z',
+          },
+        ],
+      });
+      // Lists are replaced, not merged, and an instance profile no longer resolved goes.
+      const notReady = {
+        type: 'Ready',
+        status: 'False' as const,
+        reason: 'SecurityGroupsNotFound',
+        message: 'no security group matches',
+        lastTransitionTime: '2026-11-21T10:05:00Z',
+      };
+      await s.cluster.patchNodeClassStatus(name, {
+        subnets: [{ id: 'subnet-b', zone: 'us-east-1b' }],
+        securityGroups: [],
+        amis,
+        conditions: [notReady],
+      });
+      nodeClass = await read();
+      expect(nodeClass?.status).toEqual({
+        subnets: [{ id: 'subnet-b', zone: 'us-east-1b' }],
+        securityGroups: [],
+        amis,
+        conditions: [notReady],
+      });
+      // The status subresource leaves the spec and its generation alone.
+      expect(nodeClass?.generation).toBe(generation);
+      expect(nodeClass?.spec.amiSelectorTerms).toEqual([{ alias: 'al2023@latest' }]);
+      await expect(
+        s.cluster.patchNodeClassStatus(n('missing-class'), {
+          subnets: [],
+          securityGroups: [],
+          amis: [],
+          conditions: [],
+        }),
+      ).rejects.toMatchObject({ code: 'ClusterNotFound' });
+    });
+
+    it('patches EC2NodeClass metadata: finalizers added once and removed', async () => {
+      const finalizersOf = async () =>
+        (await s.cluster.nodeClasses()).items.find((c) => c.name === className)?.finalizers ?? [];
+      await s.cluster.patchNodeClassMetadata(className, {
+        labels: { team: 'web' },
+        addFinalizers: ['karpenter.k8s.aws/termination'],
+      });
+      await s.cluster.patchNodeClassMetadata(className, { addFinalizers: ['karpenter.k8s.aws/termination'] });
+      expect(await finalizersOf()).toEqual(['karpenter.k8s.aws/termination']);
+      await s.cluster.patchNodeClassMetadata(className, {
+        labels: { team: null },
+        removeFinalizers: ['karpenter.k8s.aws/termination'],
+      });
+      expect(await finalizersOf()).toEqual([]);
+      // The spec is untouched.
+      const nodeClass = (await s.cluster.nodeClasses()).items.find((c) => c.name === className);
+      expect(nodeClass?.spec.subnetSelectorTerms).toEqual([{ tags: { 'karpenter.sh/discovery': s.id } }]);
+      await expect(
+        s.cluster.patchNodeClassMetadata(n('missing-class'), { addFinalizers: ['x.example.com/y'] }),
+      ).rejects.toMatchObject({ code: 'ClusterNotFound' });
     });
 
     it('creates a NodeClaim once, with the termination finalizer and its NodePool labels', async () => {
@@ -434,6 +553,80 @@ export function describeClusterContract(
       expect(await s.podEvents('stuck')).toEqual([
         { reason: 'FailedScheduling', message: event.message, count: 2 },
       ]);
+    });
+
+    it("resolves the zone a pending pod's claimed volume is in, and names the volume of a pod being drained", async () => {
+      const storageClass = n('zonal');
+      const volume = n('pv');
+      await s.seed({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: storageClass },
+        provisioner: 'ebs.csi.aws.com',
+        volumeBindingMode: 'WaitForFirstConsumer',
+      });
+      await s.seed({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: volume },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: storageClass,
+          claimRef: { namespace: ns, name: 'data' },
+          csi: { driver: 'ebs.csi.aws.com', volumeHandle: `vol-${s.id}` },
+          // A zone no node of the test cluster is in: the pod that claims it stays pending.
+          nodeAffinity: {
+            required: {
+              nodeSelectorTerms: [
+                {
+                  matchExpressions: [
+                    { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      });
+      await s.seed({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', namespace: ns },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: storageClass,
+          volumeName: volume,
+          resources: { requests: { storage: '1Gi' } },
+        },
+      });
+      const claimant = {
+        spec: {
+          containers: [container('100m')],
+          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+        },
+      };
+      await s.seedUnschedulablePod({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'claimant', namespace: ns },
+        ...claimant,
+      });
+      const pending = (await s.cluster.provisionablePods()).items.find(
+        (p) => p.namespace === ns && p.name === 'claimant',
+      );
+      expect(pending?.volumeTopology).toEqual([
+        {
+          claimName: 'data',
+          requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] }],
+        },
+      ]);
+      await s.seedRunningPod(
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mounted', namespace: ns }, ...claimant },
+        nodeName,
+      );
+      const mounted = (await s.cluster.podsOnNode(nodeName)).items.find((p) => p.name === 'mounted');
+      expect(mounted?.volumeNames).toEqual([volume]);
     });
 
     it('lists the pods on a node for a drain, and deletes one', async () => {

@@ -5,7 +5,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import { ClusterConflictError, toClusterError } from './errors.ts';
+import { type ClusterApiError, ClusterConflictError, toClusterError } from './errors.ts';
 
 /** Runs at most `limit` tasks at once; the rest wait in order. */
 export interface Limiter {
@@ -55,12 +55,53 @@ export function mergePatchOptions(timeoutMs: number): ConfigurationOptions<Obser
   return setHeaderOptions('Content-Type', PatchStrategy.MergePatch, timeoutOptions(timeoutMs));
 }
 
-/** Bounds, timeout and error translation for every API call the adapter makes. */
+/** How API calls that the API server could not answer for now are retried. */
+export interface KubeRetryOptions {
+  /** Attempts in total, the first included. @default 5 */
+  readonly maxAttempts?: number;
+  /** Backoff base; the n-th retry waits a uniform random time below base·2^n. @default 200 */
+  readonly baseDelayMs?: number;
+  /** Cap of one wait (a Retry-After above it is capped too). @default 5000 */
+  readonly maxDelayMs?: number;
+  /**
+   * Epoch milliseconds after which no retry starts (the invocation's deadline, less a margin);
+   * undefined when there is none.
+   */
+  readonly deadlineMs?: () => number | undefined;
+  /** Uniform random in [0, 1), for the jitter. @default Math.random */
+  readonly random?: () => number;
+  /** Waits; tests pass a fake. @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Told about every retry (for the log). */
+  readonly onRetry?: (retry: {
+    readonly operation: string;
+    readonly attempt: number;
+    readonly delayMs: number;
+    readonly httpStatus: number | undefined;
+    readonly error: string;
+  }) => void;
+}
+
+/** Per call: what a 429 means for this call. */
+export interface CallOptions {
+  /**
+   * A 429 is the call's answer, not throttling (the Eviction API refuses with 429 while a
+   * PodDisruptionBudget allows no disruption), so it is not retried. @default false
+   */
+  readonly tooManyRequestsIsAnswer?: boolean;
+}
+
+/** Bounds, timeout, retries and error translation for every API call the adapter makes. */
 export interface Caller {
-  /** Runs `call` under the concurrency bound with a timeout; errors become ClusterApiError. */
+  /**
+   * Runs `call` under the concurrency bound with a timeout; 429 (after its Retry-After), 500, 502,
+   * 503, 504, timeouts and dropped connections are retried with backoff and jitter within the
+   * deadline; errors become ClusterApiError.
+   */
   call<T>(
     operation: string,
     call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
+    options?: CallOptions,
   ): Promise<T>;
   /** Same, with the merge-patch content type. */
   patch<T>(
@@ -69,20 +110,51 @@ export interface Caller {
   ): Promise<T>;
 }
 
-export function makeCaller(limiter: Limiter, timeoutMs: number): Caller {
+const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+/** Whether a failed call may succeed if made again: the API server was busy or failing, or no answer came. */
+export function isRetryableClusterError(error: ClusterApiError, options: CallOptions = {}): boolean {
+  if (error.httpStatus === undefined) return true;
+  if (error.httpStatus === 429) return !options.tooManyRequestsIsAnswer;
+  return RETRIED_STATUSES.has(error.httpStatus);
+}
+
+export function makeCaller(limiter: Limiter, timeoutMs: number, retry: KubeRetryOptions = {}): Caller {
+  const maxAttempts = Math.max(1, retry.maxAttempts ?? 5);
+  const base = retry.baseDelayMs ?? 200;
+  const cap = retry.maxDelayMs ?? 5_000;
+  const random = retry.random ?? Math.random;
+  const wait = retry.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const wrap = async <T>(
     operation: string,
     options: ConfigurationOptions<ObservableMiddleware>,
     call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
+    callOptions: CallOptions = {},
   ): Promise<T> => {
-    try {
-      return await limiter.run(() => call(options));
-    } catch (error) {
-      throw toClusterError(operation, error);
+    for (let attempt = 1; ; attempt++) {
+      let error: ClusterApiError;
+      try {
+        return await limiter.run(() => call(options));
+      } catch (caught) {
+        error = toClusterError(operation, caught);
+      }
+      if (attempt >= maxAttempts || !isRetryableClusterError(error, callOptions)) throw error;
+      const backoff = Math.floor(random() * Math.min(cap, base * 2 ** (attempt - 1)));
+      const delayMs = Math.min(cap, Math.max(backoff, (error.retryAfterSeconds ?? 0) * 1000));
+      const deadline = retry.deadlineMs?.();
+      if (deadline !== undefined && Date.now() + delayMs >= deadline) throw error;
+      retry.onRetry?.({
+        operation,
+        attempt,
+        delayMs,
+        httpStatus: error.httpStatus,
+        error: error.message.slice(0, 200),
+      });
+      await wait(delayMs);
     }
   };
   return {
-    call: (operation, call) => wrap(operation, timeoutOptions(timeoutMs), call),
+    call: (operation, call, callOptions) => wrap(operation, timeoutOptions(timeoutMs), call, callOptions),
     patch: (operation, call) => wrap(operation, mergePatchOptions(timeoutMs), call),
   };
 }

@@ -1,52 +1,14 @@
 import { ApiException } from '@kubernetes/client-node';
-import { FlotillaError } from '../../core/index.ts';
+import {
+  ClusterApiError,
+  ClusterConflictError,
+  ClusterNotFoundError,
+  ClusterTimeoutError,
+} from '../../ports/errors.ts';
 
-/** A Kubernetes API call failed (HTTP error, timeout or connection failure). */
-export class ClusterApiError extends FlotillaError {
-  readonly code: string = 'ClusterApiError';
+// Translation of what @kubernetes/client-node raises into the Cluster port's errors.
 
-  constructor(
-    /** What was being done, e.g. `patch status of nodeClaim "default-abc12"`. */
-    readonly operation: string,
-    /** HTTP status, or undefined when no response arrived (timeout, connection refused). */
-    readonly httpStatus: number | undefined,
-    detail: string,
-    options?: { readonly cause?: unknown },
-  ) {
-    super(
-      `${operation} failed${httpStatus === undefined ? '' : ` with HTTP ${httpStatus}`}: ${detail}${advice(httpStatus)}`,
-      options,
-    );
-  }
-}
-
-/** The object does not exist (HTTP 404). */
-export class ClusterNotFoundError extends ClusterApiError {
-  override readonly code: string = 'ClusterNotFound';
-}
-
-/** The object kept changing between read and write; the bounded retries ran out (HTTP 409). */
-export class ClusterConflictError extends ClusterApiError {
-  override readonly code: string = 'ClusterConflict';
-}
-
-/** The call did not finish within its timeout. */
-export class ClusterTimeoutError extends ClusterApiError {
-  override readonly code: string = 'ClusterTimeout';
-}
-
-function advice(status: number | undefined): string {
-  switch (status) {
-    case 401:
-      return '; the credentials were rejected: check the kubeconfig or the EKS access entry of the Lambda role';
-    case 403:
-      return "; Flotilla's ClusterRole does not allow this: check infra/manifests.ts RBAC";
-    case 429:
-      return '; the API server is throttling: the call is safe to retry later';
-    default:
-      return '';
-  }
-}
+export { ClusterApiError, ClusterConflictError, ClusterNotFoundError, ClusterTimeoutError };
 
 /** HTTP status of an error thrown by @kubernetes/client-node, if it carries one. */
 export function httpStatusOf(error: unknown): number | undefined {
@@ -89,7 +51,20 @@ export function toClusterError(operation: string, error: unknown): ClusterApiErr
   if (isAbort(error)) {
     return new ClusterTimeoutError(operation, undefined, `no answer in time (${detail})`, { cause: error });
   }
-  return new ClusterApiError(operation, status, detail, { cause: error });
+  const retryAfter = retryAfterOf(error);
+  return new ClusterApiError(operation, status, detail, {
+    cause: error,
+    ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+  });
+}
+
+/** Seconds of a response's Retry-After header (the delay-seconds form the API server sends). */
+function retryAfterOf(error: unknown): number | undefined {
+  if (!(error instanceof ApiException)) return undefined;
+  const headers = (error.headers ?? {}) as Record<string, string | undefined>;
+  const value = headers['retry-after'] ?? headers['Retry-After'];
+  const seconds = value === undefined ? Number.NaN : Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
 function isAbort(error: unknown): boolean {

@@ -9,6 +9,26 @@ import {
   StorageV1Api,
   type V1Pod,
 } from '@kubernetes/client-node';
+import {
+  isUnschedulable,
+  KARPENTER_GROUP,
+  KARPENTER_VERSION,
+  makeVolumeIndex,
+  mergeConditions,
+  parseEC2NodeClass,
+  toClusterNode,
+  toClusterNodeClaim,
+  toClusterNodePool,
+  toDaemonSet,
+  toDrainPod,
+  toNodeClaimManifest,
+  toPod,
+  toPodDisruptionBudget,
+  toQuantityMap,
+  toVolumeAttachment,
+  usesClaims,
+  type VolumeIndex,
+} from '../../apis/index.ts';
 import type { Labels, Pod, ResourceList, Taint } from '../../core/index.ts';
 import { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
@@ -24,30 +44,8 @@ import {
   type ReadResult,
 } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { parseEC2NodeClass } from '../aws/nodeclass-schema.ts';
-import { type Caller, makeCaller, makeLimiter, retryOnConflict } from './call.ts';
-import {
-  makeVolumeIndex,
-  toClusterNode,
-  toDaemonSet,
-  toDrainPod,
-  toPod,
-  toPodDisruptionBudget,
-  toQuantityMap,
-  toVolumeAttachment,
-  usesClaims,
-  type VolumeIndex,
-} from './convert.ts';
+import { type Caller, type KubeRetryOptions, makeCaller, makeLimiter, retryOnConflict } from './call.ts';
 import { ClusterApiError, ClusterConflictError, ClusterNotFoundError } from './errors.ts';
-import {
-  KARPENTER_GROUP,
-  KARPENTER_VERSION,
-  mergeConditions,
-  toClusterNodeClaim,
-  toClusterNodePool,
-  toNodeClaimManifest,
-} from './karpenter.ts';
-import { isUnschedulable } from './provisionable.ts';
 
 /** Options of {@link makeKubeCluster}. */
 export interface KubeClusterOptions {
@@ -61,6 +59,11 @@ export interface KubeClusterOptions {
   readonly callTimeoutMs?: number;
   /** Attempts of a read-modify-write that keeps hitting 409 Conflict. @default 5 */
   readonly conflictAttempts?: number;
+  /**
+   * Retries of calls the API server could not answer for now (429, 5xx, timeouts); every retry is
+   * logged. @default 5 attempts, 200 ms base, 5 s cap, no deadline
+   */
+  readonly retry?: Omit<KubeRetryOptions, 'onRetry'>;
   /** Page size of list calls. @default 500 */
   readonly pageSize?: number;
   /** A repeated event within this window is dropped; later ones bump its count. @default 300 */
@@ -102,12 +105,16 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
   const policy = kc.makeApiClient(PolicyV1Api);
   const storage = kc.makeApiClient(StorageV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const logger = options.logger;
   const api: Caller = makeCaller(
     makeLimiter(options.maxConcurrentCalls ?? 8),
     options.callTimeoutMs ?? 10_000,
+    {
+      ...options.retry,
+      onRetry: (retry) => logger.warn('kube call retried', { ...retry }),
+    },
   );
   const clock = options.clock ?? { now: () => new Date() };
-  const logger = options.logger;
   const attempts = options.conflictAttempts ?? 5;
   const limit = options.pageSize ?? 500;
   const beforeWrite = options.beforeWrite ?? (async () => {});
@@ -202,19 +209,36 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     return convertAll('Pod', pods, (p) => ({ pod: toPod(p), nodeName: p.spec?.nodeName ?? '' }));
   }
 
-  /** Read-modify-write of a custom object's status through the status subresource. */
-  async function patchCustomStatus(
-    what: { group: string; version: string; plural: string },
+  type CustomResource = { group: string; version: string; plural: string };
+
+  /**
+   * Read-modify-write of a custom object: reads it, then sends `write`'s patch with the read's
+   * resourceVersion, again from the read while another writer got in between.
+   */
+  async function readModifyWrite(
+    what: CustomResource,
     kind: string,
     name: string,
-    change: (current: RawObject) => Record<string, unknown>,
+    write: (current: RawObject) => Promise<unknown>,
   ): Promise<void> {
     await retryOnConflict(attempts, async () => {
       const current = (await api.call(`get ${kind} "${name}"`, (o) =>
         custom.getClusterCustomObject({ ...what, name }, o),
       )) as RawObject;
       await beforeWrite(kind, name);
-      await api.patch(`patch status of ${kind} "${name}"`, (o) =>
+      await write(current);
+    });
+  }
+
+  /** Read-modify-write of a custom object's status through the status subresource. */
+  async function patchCustomStatus(
+    what: CustomResource,
+    kind: string,
+    name: string,
+    change: (current: RawObject) => Record<string, unknown>,
+  ): Promise<void> {
+    await readModifyWrite(what, kind, name, (current) =>
+      api.patch(`patch status of ${kind} "${name}"`, (o) =>
         custom.patchClusterCustomObjectStatus(
           {
             ...what,
@@ -226,8 +250,25 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
           },
           o,
         ),
-      );
-    });
+      ),
+    );
+  }
+
+  /** Read-modify-write of a custom object's metadata (labels, annotations, finalizers). */
+  async function patchCustomMetadata(
+    what: CustomResource,
+    kind: string,
+    name: string,
+    patch: MetadataPatch,
+  ): Promise<void> {
+    await readModifyWrite(what, kind, name, (current) =>
+      api.patch(`patch ${kind} "${name}"`, (o) =>
+        custom.patchClusterCustomObject(
+          { ...what, name, body: { metadata: metadataChange(current, patch) } },
+          o,
+        ),
+      ),
+    );
   }
 
   function statusFields(
@@ -300,6 +341,9 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
             ...(s.kind === 'NodeClaim' || s.kind === 'NodePool'
               ? { apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}` }
               : {}),
+            ...(s.kind === 'EC2NodeClass'
+              ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
+              : {}),
             ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
             ...(s.uid === undefined ? {} : { uid: s.uid }),
           },
@@ -326,9 +370,18 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
       const last = existing.lastTimestamp ?? existing.firstTimestamp;
       if (last !== undefined && now.getTime() - new Date(last).getTime() < dedupeMs) return;
       await beforeWrite('Event', name);
-      await api.call(`update event "${namespace}/${name}"`, (o) =>
-        core.replaceNamespacedEvent(
-          { namespace, name, body: { ...existing, count: (existing.count ?? 1) + 1, lastTimestamp: now } },
+      // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
+      await api.patch(`patch event "${namespace}/${name}"`, (o) =>
+        core.patchNamespacedEvent(
+          {
+            namespace,
+            name,
+            body: {
+              metadata: { resourceVersion: existing.metadata?.resourceVersion },
+              count: (existing.count ?? 1) + 1,
+              lastTimestamp: now,
+            },
+          },
           o,
         ),
       );
@@ -433,18 +486,7 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     },
 
     async patchNodeClaimMetadata(name, patch) {
-      await retryOnConflict(attempts, async () => {
-        const current = (await api.call(`get nodeClaim "${name}"`, (o) =>
-          custom.getClusterCustomObject({ ...NODECLAIMS, name }, o),
-        )) as RawObject;
-        await beforeWrite('nodeClaim', name);
-        await api.patch(`patch nodeClaim "${name}"`, (o) =>
-          custom.patchClusterCustomObject(
-            { ...NODECLAIMS, name, body: { metadata: metadataChange(current, patch) } },
-            o,
-          ),
-        );
-      });
+      await patchCustomMetadata(NODECLAIMS, 'nodeClaim', name, patch);
     },
 
     async patchNode(name, patch) {
@@ -497,6 +539,24 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
           nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
         }),
       );
+    },
+
+    async patchNodeClassStatus(name, status) {
+      // A merge patch replaces lists whole; a profile no longer resolved is removed with null.
+      await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
+        custom.patchClusterCustomObjectStatus(
+          {
+            ...EC2NODECLASSES,
+            name,
+            body: { status: { ...status, instanceProfile: status.instanceProfile ?? null } },
+          },
+          o,
+        ),
+      );
+    },
+
+    async patchNodeClassMetadata(name, patch) {
+      await patchCustomMetadata(EC2NODECLASSES, 'ec2NodeClass', name, patch);
     },
 
     recordEvent,
@@ -554,25 +614,37 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     async evictPod(pod) {
       const operation = `evict pod "${pod.namespace}/${pod.name}"`;
       try {
-        await api.call(operation, (o) =>
-          core.createNamespacedPodEviction(
-            {
-              name: pod.name,
-              namespace: pod.namespace,
-              body: {
-                apiVersion: 'policy/v1',
-                kind: 'Eviction',
-                metadata: { name: pod.name, namespace: pod.namespace },
-                deleteOptions: { preconditions: { uid: pod.uid } },
+        await api.call(
+          operation,
+          (o) =>
+            core.createNamespacedPodEviction(
+              {
+                name: pod.name,
+                namespace: pod.namespace,
+                body: {
+                  apiVersion: 'policy/v1',
+                  kind: 'Eviction',
+                  metadata: { name: pod.name, namespace: pod.namespace },
+                  deleteOptions: { preconditions: { uid: pod.uid } },
+                },
               },
-            },
-            o,
-          ),
+              o,
+            ),
+          // A PodDisruptionBudget that allows no disruption answers 429: the drain waits on it.
+          { tooManyRequestsIsAnswer: true },
         );
         return 'evicted';
       } catch (error) {
         // 409 here is the UID precondition failing: the pod was replaced by one of the same name.
         if (error instanceof ClusterNotFoundError || error instanceof ClusterConflictError) return 'gone';
+        // The namespace is being deleted: no Eviction can be created in it, and its controller
+        // deletes the pod anyway, so the drain only waits for it to go.
+        if (
+          error instanceof ClusterApiError &&
+          error.httpStatus === 403 &&
+          /being terminated|NamespaceTerminating/.test(error.message)
+        )
+          return 'gone';
         if (error instanceof ClusterApiError && error.httpStatus === 429) return 'blocked';
         // Several PDBs over one pod: the API server refuses with 500 and this message.
         if (

@@ -11,6 +11,24 @@ import type {
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import {
+  isUnschedulable,
+  makeVolumeIndex,
+  mergeConditions,
+  parseEC2NodeClass,
+  toClusterNode,
+  toClusterNodeClaim,
+  toClusterNodePool,
+  toDaemonSet,
+  toDrainPod,
+  toNodeClaimManifest,
+  toPod,
+  toPodDisruptionBudget,
+  toQuantityMap,
+  toRfc3339Seconds,
+  toVolumeAttachment,
+  usesClaims,
+} from '../../apis/index.ts';
+import {
   type Labels,
   matchesSelector,
   type ResourceList,
@@ -18,7 +36,7 @@ import {
   ValidationError,
 } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { Condition, EC2NodeClassStatus, NodeClassStatusWriter } from '../../ports/cloud.ts';
+import type { Condition } from '../../ports/cloud.ts';
 import {
   type BoundPod,
   type Cluster,
@@ -33,27 +51,7 @@ import {
   type PodDisruptionBudget,
   type ReadResult,
 } from '../../ports/cluster.ts';
-import { parseEC2NodeClass } from '../aws/nodeclass-schema.ts';
-import {
-  makeVolumeIndex,
-  toClusterNode,
-  toDaemonSet,
-  toDrainPod,
-  toPod,
-  toPodDisruptionBudget,
-  toQuantityMap,
-  toVolumeAttachment,
-  usesClaims,
-} from '../kube/convert.ts';
 import { ClusterNotFoundError } from '../kube/errors.ts';
-import {
-  mergeConditions,
-  toClusterNodeClaim,
-  toClusterNodePool,
-  toNodeClaimManifest,
-  toRfc3339Seconds,
-} from '../kube/karpenter.ts';
-import { isUnschedulable } from '../kube/provisionable.ts';
 
 // The Cluster port in memory, for the simulator. Objects are kept in their Kubernetes shape and
 // read through the same converters as the kube adapter, so both adapters see a manifest alike;
@@ -127,8 +125,6 @@ export interface MemoryCluster extends Cluster {
   removePod(namespace: string, name: string): void;
   /** Sets the Node's `Ready` condition. */
   setNodeReady(name: string, ready: boolean): void;
-  /** Writes an EC2NodeClass's status (what the NodeClass controller does). */
-  setNodeClassStatus(name: string, status: EC2NodeClassStatus): void;
   /** Events recorded so far, deduplicated. */
   events(): readonly StoredEvent[];
   /** Bumped on every change; a reader can tell whether anything changed since it last looked. */
@@ -561,6 +557,18 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       });
     },
 
+    async patchNodeClassStatus(name, status) {
+      const raw = must('EC2NodeClass', name, undefined, `patch status of ec2NodeClass "${name}"`);
+      update('EC2NodeClass', raw, (copy) => {
+        copy['status'] = JSON.parse(JSON.stringify(status)) as unknown;
+      });
+    },
+
+    async patchNodeClassMetadata(name, patch) {
+      const raw = must('EC2NodeClass', name, undefined, `patch ec2NodeClass "${name}"`);
+      update('EC2NodeClass', raw, (copy) => applyMetadata(copy, patch));
+    },
+
     async recordEvent(event) {
       const s = event.subject;
       const key = [
@@ -719,13 +727,6 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       });
     },
 
-    setNodeClassStatus(name, status) {
-      const raw = must('EC2NodeClass', name, undefined, `update status of ec2NodeClass "${name}"`);
-      update('EC2NodeClass', raw, (copy) => {
-        copy['status'] = JSON.parse(JSON.stringify(status)) as unknown;
-      });
-    },
-
     events: () => [...events.values()],
 
     revision: () => rev,
@@ -777,13 +778,4 @@ function isPodReady(pod: V1Pod): boolean {
     pod.status?.phase === 'Running' &&
     (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
   );
-}
-
-/** Writes EC2NodeClass status into the in-memory cluster, as the NodeClass controller would. */
-export function makeMemoryNodeClassStatusWriter(cluster: MemoryCluster): NodeClassStatusWriter {
-  return {
-    async write(name, status) {
-      cluster.setNodeClassStatus(name, status);
-    },
-  };
 }

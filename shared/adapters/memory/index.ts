@@ -20,7 +20,6 @@ export {
   type MemoryClusterOptions,
   type MemoryKind,
   makeMemoryCluster,
-  makeMemoryNodeClassStatusWriter,
   type StoredEvent,
 } from './cluster.ts';
 export { makeMemoryLeaseStore } from './lease.ts';

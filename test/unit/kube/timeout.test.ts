@@ -28,6 +28,8 @@ describe('call timeout', () => {
       kubeConfig,
       logger: makeLogger({}, { sink: () => {} }),
       callTimeoutMs: 200,
+      // A timed-out call is retried once here; test/unit/kube/retry.test.ts covers the policy.
+      retry: { maxAttempts: 2, baseDelayMs: 10 },
     });
     const started = Date.now();
     const error = await cluster.nodePools().catch((e: unknown) => e);

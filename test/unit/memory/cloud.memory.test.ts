@@ -6,6 +6,7 @@ import {
   makeMemoryNodeClassResolver,
 } from '../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { CLUSTER, DEFAULT_NODE_CLASS } from './fixtures.ts';
 
@@ -14,8 +15,11 @@ const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
 describeCloudContract('in-memory cloud', async () => {
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
   const cloud = makeMemoryCloud({ clock, clusterName: CLUSTER, catalog: bundledCatalog('us-east-1', ZONES) });
-  const resolver = makeMemoryNodeClassResolver({ clock, zones: ZONES });
-  const nodeClass = { ...DEFAULT_NODE_CLASS, status: await resolver.resolve(DEFAULT_NODE_CLASS) };
+  const resolver = makeMemoryNodeClassResolver({ zones: ZONES });
+  const nodeClass = {
+    ...DEFAULT_NODE_CLASS,
+    status: await resolveNodeClassStatus(resolver, DEFAULT_NODE_CLASS, clock.now()),
+  };
   return {
     cloud,
     nodeClass,
@@ -44,8 +48,11 @@ describe('the in-memory subject of the contract', () => {
       clusterName: CLUSTER,
       catalog: bundledCatalog('us-east-1', ZONES),
     });
-    const resolver = makeMemoryNodeClassResolver({ clock, zones: ZONES });
-    const nodeClass = { ...DEFAULT_NODE_CLASS, status: await resolver.resolve(DEFAULT_NODE_CLASS) };
+    const resolver = makeMemoryNodeClassResolver({ zones: ZONES });
+    const nodeClass = {
+      ...DEFAULT_NODE_CLASS,
+      status: await resolveNodeClassStatus(resolver, DEFAULT_NODE_CLASS, clock.now()),
+    };
     const types = await cloud.instanceTypes(nodeClass);
     // Every type but the arm64 GPU ones, for which the resolver's AL2023 AMIs have no NVIDIA variant.
     const runnable = bundledCatalogRecords().filter((r) => !(r.arch === 'arm64' && r.gpuCount > 0));

@@ -17,6 +17,7 @@ import {
   type LaunchRequest,
   NodeClassNotReadyError,
 } from '../../../shared/ports/cloud.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
 import { DEFAULT_NODE_CLASS } from './fixtures.ts';
 
 const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
@@ -36,7 +37,11 @@ async function setUp(
   });
   const resolved = {
     ...nodeClass,
-    status: await makeMemoryNodeClassResolver({ clock, zones: ZONES }).resolve(nodeClass),
+    status: await resolveNodeClassStatus(
+      makeMemoryNodeClassResolver({ zones: ZONES }),
+      nodeClass,
+      clock.now(),
+    ),
   };
   async function request(
     nodeClaimName: string,

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Taint } from '../../../shared/core/index.ts';
+import { parseInstanceId } from '../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import {
   decideLifecycle,
   initializationBlocker,
   type LifecycleStep,
-  parseInstanceId,
 } from '../../../shared/usecases/lifecycle.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
@@ -81,14 +81,17 @@ function node(
   };
 }
 
+/** The steps but the Ready condition, which follows the others (tested on its own below). */
 const kinds = (steps: readonly LifecycleStep[]) =>
-  steps.map((s) =>
-    s.kind === 'delete'
-      ? `delete:${s.reason}`
-      : s.kind === 'condition'
-        ? `${s.update.type}=${s.update.status}/${s.update.reason}`
-        : s.kind,
-  );
+  steps
+    .filter((s) => s.kind !== 'ready')
+    .map((s) =>
+      s.kind === 'delete'
+        ? `delete:${s.reason}`
+        : s.kind === 'condition'
+          ? `${s.update.type}=${s.update.status}/${s.update.reason}`
+          : s.kind,
+    );
 
 const registered = [cond('Launched', 'True'), cond('Registered', 'True')];
 
@@ -309,10 +312,67 @@ describe('decideLifecycle', () => {
     expect(steps[1]).toMatchObject({ nodePatch: { labels: { 'karpenter.sh/initialized': 'true' } } });
   });
 
-  it('terminates the launched instance on registration timeout', () => {
+  it('hands a claim whose node never registered to termination, which terminates its instance', () => {
     expect(decideLifecycle({ claim: claim(), nodes: [], nowMs: T0 + 16 * MIN })).toEqual([
-      expect.objectContaining({ kind: 'delete', reason: 'registration_timeout', instanceId: 'i-0abc123' }),
+      {
+        kind: 'delete',
+        reason: 'registration_timeout',
+        message: `nodeClaim "claim-a" launched ${PROVIDER_ID} but no node registered within 15m`,
+      },
     ]);
+  });
+});
+
+describe('the NodeClaim Ready condition', () => {
+  const ready = (steps: readonly LifecycleStep[]) => {
+    const step = steps.find((s) => s.kind === 'ready');
+    return step?.kind === 'ready' ? step.update : undefined;
+  };
+
+  it.each<[string, ClusterNodeClaim, ClusterNode[], string | undefined]>([
+    [
+      'not launched yet',
+      claim({ conditions: [], providerId: null }),
+      [],
+      'Unknown: Launched=Unknown, Registered=Unknown, Initialized=Unknown',
+    ],
+    ['launched, waiting for its node', claim(), [], 'Unknown: Registered=Unknown, Initialized=Unknown'],
+    [
+      'two nodes for one claim',
+      claim(),
+      [node({ name: 'a' }), node({ name: 'b' })],
+      'False: Registered=False, Initialized=Unknown',
+    ],
+    [
+      'registered and initialized in this pass',
+      { ...claim(), startupTaints: [] },
+      [node({ ready: true })],
+      'True: ',
+    ],
+    [
+      'already Ready: nothing to write',
+      claim({
+        conditions: [
+          cond('Launched', 'True'),
+          cond('Registered', 'True'),
+          cond('Initialized', 'True'),
+          cond('Ready', 'True', T0, 'Ready'),
+        ],
+        nodeName: 'ip-10-0-0-1',
+      }),
+      [node({ ready: true, taints: [] })],
+      undefined,
+    ],
+  ])('%s', (_name, c, nodes, expected) => {
+    const update = ready(decideLifecycle({ claim: c, nodes, nowMs: T0 + MIN }));
+    expect(update === undefined ? undefined : `${update.status}: ${update.message}`).toBe(expected);
+  });
+
+  it('is not written for a claim being deleted or timed out', () => {
+    expect(
+      ready(decideLifecycle({ claim: claim({ deleting: true }), nodes: [], nowMs: T0 + MIN })),
+    ).toBeUndefined();
+    expect(ready(decideLifecycle({ claim: claim(), nodes: [], nowMs: T0 + 16 * MIN }))).toBeUndefined();
   });
 });
 

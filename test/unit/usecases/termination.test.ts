@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { parseGoDurationMs } from '../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, Condition, DrainPod } from '../../../shared/ports/cluster.ts';
 import {
   decideTermination,
   drainTier,
   isDrainable,
-  parseGoDurationMs,
   type TerminationInput,
   type TerminationStep,
   terminationDeadlineMs,
