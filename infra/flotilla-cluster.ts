@@ -16,6 +16,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct, type IConstruct } from 'constructs';
 import { STATE_TABLE } from '../shared/adapters/aws/dynamo-state.ts';
 import { EnvVar, type EnvVarKey } from '../shared/runtime/env.ts';
@@ -30,9 +31,11 @@ import {
 import { LOG_QUERIES } from './log-queries.ts';
 import { type ClusterManifestOptions, CONTROLLER_GROUP, renderClusterManifests } from './manifests.ts';
 import {
-  discoveryStatements,
+  catalogReadStatements,
   instanceProfileStatements,
+  instanceReadStatements,
   launchTemplateCleanupStatements,
+  nodeClassReadStatements,
   nodeLaunchStatements,
   nodeTerminationStatements,
 } from './policies.ts';
@@ -95,6 +98,13 @@ export interface FlotillaClusterProps {
    * @default false
    */
   readonly stateTableDeletionProtection?: boolean;
+  /**
+   * SSM parameters of your own that EC2NodeClasses name in `amiSelectorTerms[].ssmParameter`, as
+   * parameter names or prefixes ending in `*` (e.g. `/team/golden/*`): the provisioner may read
+   * them. AWS's public parameters (AMI aliases) need nothing here.
+   * @default none
+   */
+  readonly amiParameterPaths?: readonly string[];
   /** How often the provisioner polls for pending pods (a backstop to the shim's events). @default 1 minute */
   readonly pendingPodPollInterval?: Duration;
   /** How often the offering cache is refreshed. @default 1 hour */
@@ -223,7 +233,9 @@ export class FlotillaCluster extends Construct {
   /** One managed policy per EC2/EKS permission bundle, built whether or not a Lambda uses it yet. */
   readonly policies: Readonly<
     Record<
-      | 'discovery'
+      | 'instanceRead'
+      | 'nodeClassRead'
+      | 'catalogRead'
       | 'nodeLaunch'
       | 'launchTemplateCleanup'
       | 'nodeTermination'
@@ -339,9 +351,17 @@ export class FlotillaCluster extends Construct {
     this.instanceProfile = new iam.InstanceProfile(this, 'InstanceProfile', { role: this.nodeRole });
 
     this.policies = {
-      discovery: new iam.ManagedPolicy(this, 'DiscoveryPolicy', {
-        description: `Flotilla ${clusterName}: regional EC2 reads, public SSM parameters, prices`,
-        statements: discoveryStatements(),
+      instanceRead: new iam.ManagedPolicy(this, 'InstanceReadPolicy', {
+        description: `Flotilla ${clusterName}: describe instances in this region`,
+        statements: instanceReadStatements(),
+      }),
+      nodeClassRead: new iam.ManagedPolicy(this, 'NodeClassReadPolicy', {
+        description: `Flotilla ${clusterName}: subnets, security groups, images and public AMI parameters`,
+        statements: nodeClassReadStatements(props.amiParameterPaths),
+      }),
+      catalogRead: new iam.ManagedPolicy(this, 'CatalogReadPolicy', {
+        description: `Flotilla ${clusterName}: instance types, offerings, zones and prices`,
+        statements: catalogReadStatements(),
       }),
       nodeLaunch: new iam.ManagedPolicy(this, 'NodeLaunchPolicy', {
         description: `Flotilla ${clusterName}: launch and tag nodes owned by this cluster`,
@@ -375,7 +395,16 @@ export class FlotillaCluster extends Construct {
     const serviceAccount = props.shimServiceAccount ?? 'flotilla-shim';
     this.shimRole = new iam.Role(this, 'ShimRole', {
       description: `Flotilla ${clusterName} shim (${namespace}/${serviceAccount}): send pod events`,
-      assumedBy: new iam.ServicePrincipal('pods.eks.amazonaws.com').withSessionTags(),
+      // EKS Pod Identity tags each session with the pod's cluster, namespace and ServiceAccount:
+      // only the shim's own association can assume the role, not any other in the account.
+      assumedBy: new iam.ServicePrincipal('pods.eks.amazonaws.com').withSessionTags().withConditions({
+        StringEquals: {
+          'aws:SourceAccount': stack.account,
+          'aws:RequestTag/eks-cluster-name': clusterName,
+          'aws:RequestTag/kubernetes-namespace': namespace,
+          'aws:RequestTag/kubernetes-service-account': serviceAccount,
+        },
+      }),
       inlinePolicies: {
         SendPodEvents: new iam.PolicyDocument({
           statements: [
@@ -606,6 +635,15 @@ export class FlotillaCluster extends Construct {
       }
     }
 
+    if (definition.invokeOnDeploy) {
+      new triggers.Trigger(this, `${id}OnDeploy`, {
+        handler: fn,
+        invocationType: triggers.InvocationType.EVENT,
+        executeOnHandlerChange: true,
+        executeAfter: [this.stateTable],
+      });
+    }
+
     this.addAlarmActions(
       fn
         .metricErrors({ period: Duration.minutes(5), statistic: 'Sum' })
@@ -629,8 +667,14 @@ export class FlotillaCluster extends Construct {
   private grantPermissions(role: iam.Role, permissions: readonly Permission[]): void {
     for (const permission of new Set(permissions)) {
       switch (permission) {
-        case 'describe':
-          role.addManagedPolicy(this.policies.discovery);
+        case 'describeInstances':
+          role.addManagedPolicy(this.policies.instanceRead);
+          break;
+        case 'resolveNodeClasses':
+          role.addManagedPolicy(this.policies.nodeClassRead);
+          break;
+        case 'describeCatalog':
+          role.addManagedPolicy(this.policies.catalogRead);
           break;
         case 'launch':
           role.addManagedPolicy(this.policies.nodeLaunch);
@@ -645,16 +689,41 @@ export class FlotillaCluster extends Construct {
           role.addManagedPolicy(this.policies.nodeTermination);
           break;
         case 'stateRead':
-          this.stateTable.grantReadData(role);
+          // Only what the adapters call (CDK's grantReadData adds Scan, streams and more).
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowStateTableReads',
+              actions: ['dynamodb:GetItem', 'dynamodb:Query'],
+              resources: [this.stateTable.tableArn],
+            }),
+          );
           break;
         case 'stateWrite':
-          this.stateTable.grantWriteData(role);
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowStateTableWrites',
+              actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+              resources: [this.stateTable.tableArn],
+            }),
+          );
           break;
         case 'sendTermination':
-          this.queues.termination.grantSendMessages(role);
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowTerminationRequests',
+              actions: ['sqs:SendMessage'],
+              resources: [this.queues.termination.queueArn],
+            }),
+          );
           break;
         case 'sendPodEvents':
-          this.queues.podEvents.grantSendMessages(role);
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowProvisionerFollowUps',
+              actions: ['sqs:SendMessage'],
+              resources: [this.queues.podEvents.queueArn],
+            }),
+          );
           break;
         case 'kubernetes':
           role.addManagedPolicy(this.policies.clusterAccess);
@@ -731,13 +800,30 @@ export class FlotillaCluster extends Construct {
       ].map((name) => `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/${name}]`),
       'EKS nodes need exactly these AWS managed policies (kubelet, VPC CNI, image pulls, SSM agent), as in the EKS and Karpenter node role.',
     );
+    for (const policy of [
+      this.policies.instanceRead,
+      this.policies.nodeClassRead,
+      this.policies.catalogRead,
+      this.policies.nodeLaunch,
+      this.policies.launchTemplateCleanup,
+    ]) {
+      acknowledge(
+        policy,
+        ['AwsSolutions-IAM5[Resource::*]'],
+        'EC2 Describe* and pricing:GetProducts support no resource-level permissions, so their resource must be *; the Describe calls are limited to this region by aws:RequestedRegion.',
+      );
+    }
+    for (const path of (this.props.amiParameterPaths ?? []).filter((p) => p.endsWith('*'))) {
+      acknowledge(
+        this.policies.nodeClassRead,
+        [
+          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/${path.replace(/^\//, '')}]`,
+        ],
+        'AMI id parameters under a path the stack was given (amiParameterPaths); which ones depends on the EC2NodeClasses at run time.',
+      );
+    }
     acknowledge(
-      this.policies.discovery,
-      ['AwsSolutions-IAM5[Resource::*]'],
-      'EC2 Describe* and pricing:GetProducts support no resource-level permissions, so their resource must be *; the Describe calls are limited to this region by aws:RequestedRegion.',
-    );
-    acknowledge(
-      this.policies.discovery,
+      this.policies.nodeClassRead,
       ['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ssm:<AWS::Region>::parameter/aws/service/*]'],
       'Only the public AWS parameters under /aws/service/ (EKS-optimized AMI aliases) can be read; which ones depends on the EC2NodeClass at run time.',
     );
@@ -762,7 +848,7 @@ export class FlotillaCluster extends Construct {
         (type) =>
           `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:${type}/*]`,
       ),
-      'Instances, volumes, fleets, network interfaces, spot requests and launch templates do not exist before the call that creates them, so their ARNs are wildcards; every statement on them requires this cluster’s ownership tags (aws:RequestTag at creation, aws:ResourceTag afterwards), and tagging afterwards is limited to the keys eks:eks-cluster-name, karpenter.sh/nodeclaim and Name.',
+      'Instances, volumes, fleets, network interfaces, spot requests and launch templates do not exist before the call that creates them, so their ARNs are wildcards; every statement on them requires this cluster’s ownership tags (aws:RequestTag at creation, aws:ResourceTag afterwards), and tagging afterwards is limited to the last-use tag of launch templates.',
     );
     acknowledge(
       this.policies.launchTemplateCleanup,
@@ -818,6 +904,13 @@ function validateProps(props: FlotillaClusterProps): void {
     problems.push(
       'vpcSubnets and securityGroups need vpc: pass the VPC the subnets and security groups belong to',
     );
+  }
+  for (const path of props.amiParameterPaths ?? []) {
+    if (!/^\/[A-Za-z0-9_.\-/]+\*?$/.test(path) || path.startsWith('/aws/')) {
+      problems.push(
+        `amiParameterPaths entry "${path}" must be an SSM parameter name or a prefix ending in *, starting with / and outside /aws/`,
+      );
+    }
   }
   const intervals = [
     ['pendingPodPollInterval', props.pendingPodPollInterval],

@@ -22,25 +22,32 @@ export type Trigger =
     };
 
 /**
- * Permission bundles a Lambda's role can get. Each EC2 bundle is a managed policy of the stack,
- * built whether or not a Lambda uses it yet:
- * - `describe`: regional EC2 Describe* (aws:RequestedRegion), SSM public parameters under
- *   /aws/service/*, pricing:GetProducts.
- * - `launch`: CreateFleet/RunInstances/CreateLaunchTemplate only with this cluster's ownership
- *   tags in the request, CreateTags at creation or on owned resources, iam:PassRole of the node
- *   role to EC2 only.
- * - `cleanLaunchTemplates`: DeleteLaunchTemplate on templates owned by this cluster.
+ * Permission bundles a Lambda's role can get; each grants only actions the code that needs it
+ * calls. The EC2 bundles are managed policies of the stack, built whether or not a Lambda uses them:
+ * - `describeInstances`: ec2:DescribeInstances in this region.
+ * - `resolveNodeClasses`: DescribeSubnets, DescribeSecurityGroups, DescribeImages in this region and
+ *   ssm:GetParameter on AWS's public parameters under /aws/service/.
+ * - `describeCatalog`: DescribeInstanceTypes, DescribeInstanceTypeOfferings,
+ *   DescribeAvailabilityZones, DescribeSpotPriceHistory in this region, pricing:GetProducts.
+ * - `launch`: DescribeLaunchTemplates and DescribeSubnets; CreateFleet/RunInstances/
+ *   CreateLaunchTemplate only with this cluster's ownership tags in the request, CreateTags at
+ *   creation or of the last-use tag on owned templates, iam:PassRole of the node role to EC2 only.
+ * - `cleanLaunchTemplates`: DescribeLaunchTemplates, DescribeTags, and DeleteLaunchTemplate on
+ *   templates owned by this cluster.
  * - `manageInstanceProfiles`: create, tag, change and delete instance profiles carrying this
  *   cluster's tags (for EC2NodeClasses with `spec.role`), read any.
  * - `terminate`: TerminateInstances on instances owned by this cluster only.
- * - `stateRead` / `stateWrite`: the DynamoDB state table.
- * - `sendTermination`: send delayed steps to the termination queue.
+ * - `stateRead` / `stateWrite`: GetItem and Query / PutItem, UpdateItem and BatchWriteItem on the
+ *   state table.
+ * - `sendTermination`: send requests to the termination queue.
  * - `sendPodEvents`: send to the pod-event queue (the provisioner's delayed follow-ups to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
  *   the controller group (RBAC in the cluster-side manifests).
  */
 export type Permission =
-  | 'describe'
+  | 'describeInstances'
+  | 'resolveNodeClasses'
+  | 'describeCatalog'
   | 'launch'
   | 'cleanLaunchTemplates'
   | 'manageInstanceProfiles'
@@ -68,6 +75,11 @@ export interface FunctionDefinition {
   /** @default 512 */
   readonly memorySize?: number;
   /**
+   * Invoke the function once when a deployment creates or changes it (asynchronously: a failure
+   * does not fail the deployment, and the schedule tries again). @default false
+   */
+  readonly invokeOnDeploy?: boolean;
+  /**
    * Reserved concurrency. Only where it helps: it also takes capacity away from the account's
    * unreserved pool, and accounts with the minimum concurrency limit cannot reserve any.
    * @default none
@@ -89,11 +101,13 @@ export const catalogFunction: FunctionDefinition = {
   triggers: [{ kind: 'schedule', schedule: 'catalogRefresh' }],
   env: baseEnv,
   // The refresh also deletes launch templates no launch has used for an hour.
-  permissions: ['describe', 'stateRead', 'stateWrite', 'cleanLaunchTemplates'],
+  permissions: ['describeCatalog', 'stateRead', 'stateWrite', 'cleanLaunchTemplates'],
   // DescribeInstanceTypes, offerings and a day of spot price history page through thousands of
   // records; a cold refresh takes well under a minute, the rest is headroom for throttling.
   timeout: Duration.minutes(5),
   memorySize: 1024,
+  // A fresh install can launch as soon as the stack is up: no manual invoke, no hour's wait.
+  invokeOnDeploy: true,
 };
 
 /**
@@ -117,16 +131,20 @@ export const provisionerFunction: FunctionDefinition = {
     },
     { kind: 'schedule', schedule: 'pendingPods' },
   ],
-  // The pod-event queue also carries its own delayed follow-ups while new Nodes join.
-  env: [...baseEnv, 'podEventQueueUrl'],
-  // manageInstanceProfiles: it resolves EC2NodeClasses, including those that set spec.role.
+  // The pod-event queue also carries its own delayed follow-ups while new Nodes join; NodeClaims
+  // whose node never came go to the termination queue, as termination terminates their instance.
+  env: [...baseEnv, 'podEventQueueUrl', 'terminationQueueUrl'],
+  // resolveNodeClasses and manageInstanceProfiles: its controllers pass runs the EC2NodeClass
+  // controller (classes that set spec.role get an instance profile, removed with the class).
   permissions: [
-    'describe',
+    'resolveNodeClasses',
+    'describeInstances',
     'launch',
     'manageInstanceProfiles',
     'stateRead',
     'stateWrite',
     'sendPodEvents',
+    'sendTermination',
     'kubernetes',
   ],
   // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
@@ -148,8 +166,8 @@ export const interruptionFunction: FunctionDefinition = {
   description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
   triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
   env: [...baseEnv, 'terminationQueueUrl', 'rebalanceAction'],
-  // stateWrite: the ICE back-off of an interrupted spot offering; describe: instance look-ups.
-  permissions: ['describe', 'stateWrite', 'sendTermination', 'kubernetes'],
+  // stateWrite: the ICE back-off of an interrupted spot offering.
+  permissions: ['stateWrite', 'sendTermination', 'kubernetes'],
   // Well inside the interruption queue's 1-minute visibility timeout.
   timeout: Duration.seconds(45),
 };
@@ -170,7 +188,7 @@ export const terminationFunction: FunctionDefinition = {
     { kind: 'schedule', schedule: 'garbageCollection' },
   ],
   env: [...baseEnv, 'terminationQueueUrl'],
-  permissions: ['describe', 'terminate', 'sendTermination', 'kubernetes'],
+  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes'],
   // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
   timeout: Duration.minutes(2),
 };
@@ -181,10 +199,8 @@ export const terminationFunction: FunctionDefinition = {
  * and log queries from the row.
  *
  * Rows to come (their queues, schedules and policies already exist in the stack):
- * - disruption: the `disruption` schedule, permissions describe, stateRead, sendTermination,
- *   kubernetes.
- * - garbage-collector: the `garbageCollection` schedule, permissions describe, terminate,
- *   kubernetes.
+ * - disruption: the `disruption` schedule.
+ * - garbage-collector: the `garbageCollection` schedule.
  */
 export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
   catalogFunction,

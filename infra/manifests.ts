@@ -27,51 +27,43 @@ export interface ClusterManifestOptions {
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 
-const read = ['get', 'list', 'watch'];
-
 /**
- * What the Lambdas do in the cluster, and nothing more: read the scheduling inputs, manage
- * NodeClaims and their Nodes, evict pods when draining (deleting them only once a NodeClaim's
- * terminationGracePeriod runs out), write status and events.
+ * What the Lambdas call in the cluster (shared/adapters/kube/kube-cluster.ts), verb by verb, and
+ * nothing more. No Lambda watches: each invocation lists what it needs. Events are read before
+ * they are written because a Lambda keeps no event correlator between invocations: a repeat bumps
+ * the count of the existing Event (get, then patch) instead of creating another.
  */
 export const CONTROLLER_RULES: readonly Rule[] = [
-  { apiGroups: ['karpenter.sh'], resources: ['nodepools', 'nodeclaims'], verbs: read },
-  { apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['create', 'patch', 'update', 'delete'] },
+  // Provisioning reads NodePools; NodePool status is the NodePool controller's (get, then patch).
+  { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get', 'list'] },
+  { apiGroups: ['karpenter.sh'], resources: ['nodepools/status'], verbs: ['patch'] },
+  // NodeClaims: created and launched by the provisioner, registered by the lifecycle, deleted by
+  // timeouts, interruption and termination, their finalizer released by termination.
   {
     apiGroups: ['karpenter.sh'],
-    resources: ['nodeclaims/status', 'nodepools/status'],
-    verbs: ['patch', 'update'],
+    resources: ['nodeclaims'],
+    verbs: ['get', 'list', 'create', 'patch', 'delete'],
   },
-  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses'], verbs: [...read, 'patch', 'update'] },
-  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses/status'], verbs: ['patch', 'update'] },
+  { apiGroups: ['karpenter.sh'], resources: ['nodeclaims/status'], verbs: ['patch'] },
+  // EC2NodeClasses: read, their termination finalizer added and released, their status written.
+  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses'], verbs: ['get', 'list', 'patch'] },
+  { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses/status'], verbs: ['patch'] },
+  // Scheduling inputs.
   {
     apiGroups: [''],
-    resources: [
-      'pods',
-      'nodes',
-      'namespaces',
-      'persistentvolumes',
-      'persistentvolumeclaims',
-      'replicationcontrollers',
-    ],
-    verbs: read,
+    resources: ['pods', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims'],
+    verbs: ['list'],
   },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['patch', 'update', 'delete'] },
+  { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list'] },
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses', 'volumeattachments'], verbs: ['list'] },
+  // Nodes: registration (labels, taints, finalizer, owner), the drain taint, deletion.
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
+  // Draining: the Eviction API, and force deletion at the terminationGracePeriod deadline, as
+  // Karpenter's terminator does.
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-  // Force deletion at the terminationGracePeriod deadline, as Karpenter's terminator does.
   { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
-  { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-  {
-    apiGroups: ['apps'],
-    resources: ['daemonsets', 'deployments', 'replicasets', 'statefulsets'],
-    verbs: read,
-  },
-  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: read },
-  {
-    apiGroups: ['storage.k8s.io'],
-    resources: ['storageclasses', 'csinodes', 'volumeattachments'],
-    verbs: read,
-  },
+  { apiGroups: [''], resources: ['events'], verbs: ['get', 'create', 'patch'] },
 ];
 
 /**

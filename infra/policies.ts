@@ -6,34 +6,64 @@ import { LAST_USED_TAG } from '../shared/adapters/aws/launch-templates.ts';
 // The EC2 statements of Flotilla's Lambdas: Karpenter's controller policy (same Sids), scoped by
 // the tags Flotilla puts on everything it launches (shared/adapters/aws/launch.ts `launchTags`).
 
-/** Regional EC2 reads, AWS's public SSM parameters (AMI aliases) and prices. */
-export function discoveryStatements(): iam.PolicyStatement[] {
+/** An EC2 read in this region only (Describe* take no resource-level permissions). */
+function regionalReads(sid: string, actions: readonly string[]): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid,
+    actions: [...actions],
+    resources: ['*'],
+    conditions: { StringEquals: { 'aws:RequestedRegion': Aws.REGION } },
+  });
+}
+
+/** Instance look-ups (cloud.get and list, the launch's idempotency look-up by tag). */
+export function instanceReadStatements(): iam.PolicyStatement[] {
+  return [regionalReads('AllowInstanceReadActions', ['ec2:DescribeInstances'])];
+}
+
+/**
+ * What resolving an EC2NodeClass reads: subnets, security groups, images, AWS's public AMI
+ * parameters, and the account's own parameters under `amiParameterPaths` (for `ssmParameter`
+ * AMI selector terms; each path is a parameter name or a prefix ending in `*`).
+ */
+export function nodeClassReadStatements(amiParameterPaths: readonly string[] = []): iam.PolicyStatement[] {
+  const own =
+    amiParameterPaths.length === 0
+      ? []
+      : [
+          new iam.PolicyStatement({
+            sid: 'AllowAmiParameterReadActions',
+            actions: ['ssm:GetParameter'],
+            resources: amiParameterPaths.map(
+              (p) =>
+                `arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter/${p.replace(/^\//, '')}`,
+            ),
+          }),
+        ];
   return [
-    new iam.PolicyStatement({
-      sid: 'AllowRegionalReadActions',
-      actions: [
-        'ec2:DescribeAvailabilityZones',
-        'ec2:DescribeCapacityReservations',
-        'ec2:DescribeImages',
-        'ec2:DescribeInstances',
-        'ec2:DescribeInstanceStatus',
-        'ec2:DescribeInstanceTypeOfferings',
-        'ec2:DescribeInstanceTypes',
-        'ec2:DescribeLaunchTemplates',
-        'ec2:DescribePlacementGroups',
-        'ec2:DescribeSecurityGroups',
-        'ec2:DescribeSpotPriceHistory',
-        'ec2:DescribeSubnets',
-        'ec2:DescribeTags',
-      ],
-      resources: ['*'],
-      conditions: { StringEquals: { 'aws:RequestedRegion': Aws.REGION } },
-    }),
+    ...own,
+    regionalReads('AllowNodeClassReadActions', [
+      'ec2:DescribeImages',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeSubnets',
+    ]),
     new iam.PolicyStatement({
       sid: 'AllowSSMReadActions',
       actions: ['ssm:GetParameter'],
       resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`],
     }),
+  ];
+}
+
+/** What the catalog refresh reads: instance types, their offerings, zones, spot and on-demand prices. */
+export function catalogReadStatements(): iam.PolicyStatement[] {
+  return [
+    regionalReads('AllowCatalogReadActions', [
+      'ec2:DescribeAvailabilityZones',
+      'ec2:DescribeInstanceTypeOfferings',
+      'ec2:DescribeInstanceTypes',
+      'ec2:DescribeSpotPriceHistory',
+    ]),
     new iam.PolicyStatement({
       sid: 'AllowPricingReadActions',
       actions: ['pricing:GetProducts'],
@@ -70,6 +100,8 @@ export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): 
     StringLike: { [`aws:RequestTag/${Tag.nodePool}`]: '*' },
   };
   return [
+    // The launcher finds or creates the launch template and reads the zones of the chosen subnets.
+    regionalReads('AllowLaunchReadActions', ['ec2:DescribeLaunchTemplates', 'ec2:DescribeSubnets']),
     new iam.PolicyStatement({
       sid: 'AllowScopedEC2InstanceAccessActions',
       actions: ['ec2:RunInstances', 'ec2:CreateFleet'],
@@ -108,17 +140,6 @@ export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): 
       },
     }),
     new iam.PolicyStatement({
-      sid: 'AllowScopedResourceTagging',
-      actions: ['ec2:CreateTags'],
-      resources: [ec2Arn('instance')],
-      conditions: {
-        ...ownedResourceTag(clusterName),
-        StringEqualsIfExists: { [`aws:RequestTag/${Tag.clusterName}`]: clusterName },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': [Tag.clusterName, Tag.nodeClaim, Tag.name] },
-        Null: { 'aws:TagKeys': 'false' },
-      },
-    }),
-    new iam.PolicyStatement({
       // launch-templates.ts marks a reused template with its last use, for its clean-up.
       sid: 'AllowScopedLaunchTemplateTagging',
       actions: ['ec2:CreateTags'],
@@ -140,6 +161,8 @@ export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): 
 
 export function launchTemplateCleanupStatements(clusterName: string): iam.PolicyStatement[] {
   return [
+    // The clean-up lists the cluster's templates and reads their last-use tags.
+    regionalReads('AllowLaunchTemplateReadActions', ['ec2:DescribeLaunchTemplates', 'ec2:DescribeTags']),
     new iam.PolicyStatement({
       sid: 'AllowScopedLaunchTemplateDeletion',
       actions: ['ec2:DeleteLaunchTemplate'],

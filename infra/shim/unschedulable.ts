@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { isUnschedulable } from '../../shared/adapters/kube/provisionable.ts';
+import { isUnschedulable } from '../../shared/apis/provisionable.ts';
 
 export { isUnschedulable };
 

@@ -1,6 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { DetailType, parseInterruptionEvent } from '../adapters/aws/interruption-events.ts';
-import { toPod, toQuantityMap } from '../adapters/kube/convert.ts';
 import {
   bundledCatalog,
   type MemoryCloud,
@@ -11,11 +10,14 @@ import {
   makeMemoryNodeClassResolver,
   makeMemoryTerminationQueue,
 } from '../adapters/memory/index.ts';
+import { toPod, toQuantityMap } from '../apis/index.ts';
 import {
   type CapacityType,
   type ExistingNode,
+  Finalizer,
   Label,
   type Pod,
+  parseInstanceId,
   solve,
   UNREGISTERED_TAINT,
   ValidationError,
@@ -25,10 +27,10 @@ import type { CloudInstance } from '../ports/cloud.ts';
 import type { ClusterNodeClaim } from '../ports/cluster.ts';
 import { type Logger, makeLogger } from '../runtime/logger.ts';
 import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
-import { parseInstanceId, reconcileLifecycle } from '../usecases/lifecycle.ts';
-import { TERMINATION_FINALIZER } from '../usecases/lifecycle-decide.ts';
+import { reconcileLifecycle } from '../usecases/lifecycle.ts';
+
 import { provision } from '../usecases/provision.ts';
-import { terminateNodeClaim } from '../usecases/termination.ts';
+import { sweepTerminations, terminateNodeClaim } from '../usecases/termination.ts';
 import type {
   SimInterruption,
   SimLaunch,
@@ -159,20 +161,11 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const worldLogger = logger.child({ source: 'simulator' });
   const leases = makeMemoryLeaseStore();
   const terminationQueue = makeMemoryTerminationQueue(clock);
-  const resolver = makeMemoryNodeClassResolver({ clock, zones: scenario.zones });
+  const resolver = makeMemoryNodeClassResolver({ zones: scenario.zones });
 
-  // The cluster as the scenario describes it; the NodeClass controller's job is done once here.
+  // The cluster as a user applies it: no status; Flotilla's controllers write it.
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
   for (const manifest of scenario.nodePools) cluster.create(manifest);
-  const prices = new Map<string, number>();
-  for (const nodeClass of (await cluster.nodeClasses()).items) {
-    const status = await resolver.resolve(nodeClass);
-    cluster.setNodeClassStatus(nodeClass.name, status);
-    for (const type of await cloud.instanceTypes({ ...nodeClass, status })) {
-      for (const o of type.offerings)
-        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
-    }
-  }
   for (const w of scenario.workloads) {
     if (w.kind !== 'Deployment' || w.disruptionBudget === undefined) continue;
     cluster.create({
@@ -185,7 +178,26 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       },
     });
   }
-  await reconcileLifecycle({ cluster, cloud, logger }, clock.now());
+  let passes = 0;
+  /** The provisioner Lambda's controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools). */
+  const controllersPass = (now: Date) =>
+    reconcileLifecycle(
+      {
+        cluster,
+        logger,
+        nodeClasses: { resolver, leases, clock, holder: `simulator-pass-${++passes}` },
+        requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+      },
+      now,
+    );
+  await controllersPass(clock.now());
+  const prices = new Map<string, number>();
+  for (const nodeClass of (await cluster.nodeClasses()).items) {
+    for (const type of await cloud.instanceTypes(nodeClass)) {
+      for (const o of type.offerings)
+        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
+    }
+  }
 
   const samples: SimSample[] = [];
   const launches: SimLaunch[] = [];
@@ -718,7 +730,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       provisionRuns += 1;
       lastProvisionMs = now.getTime();
       const result = await provision(
-        { cluster, cloud, leases, clock, sleep, logger },
+        { cluster, cloud, leases, clock, sleep, logger, nodeClassResolver: resolver },
         { holder: `simulator-${provisionRuns}` },
       );
       provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
@@ -757,7 +769,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       ) {
         return;
       }
-      const result = await reconcileLifecycle({ cluster, cloud, logger }, now);
+      const result = await controllersPass(now);
       for (const d of result.deleted) claimDeleteReasons.set(d.name, d.reason.replace('_', '-'));
       lastLifecycleRevision = cluster.revision();
       lastLifecycleMs = now.getTime();
@@ -801,8 +813,8 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       for (const request of terminationQueue.receive()) drive(request.nodeClaim, true);
       if (t - lastSweepMs >= TERMINATION_SWEEP_MS) {
         lastSweepMs = t;
-        for (const claim of (await cluster.nodeClaims()).items) {
-          if (claim.deleting && claim.finalizers.includes(TERMINATION_FINALIZER)) drive(claim.name, false);
+        for (const name of (await sweepTerminations({ cluster, cloud, logger })).terminating) {
+          drive(name, false);
         }
       }
       const due = [...drives].filter(([, d]) => d.nextMs <= t).sort(([a], [b]) => a.localeCompare(b));
@@ -857,7 +869,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     ).some(
       (c) =>
         c.metadata.deletionTimestamp !== undefined &&
-        (c.metadata.finalizers ?? []).includes(TERMINATION_FINALIZER),
+        (c.metadata.finalizers ?? []).includes(Finalizer.termination),
     );
     if (terminating) due.push(lastSweepMs + TERMINATION_SWEEP_MS);
     for (const w of scenario.workloads) {

@@ -1,12 +1,17 @@
 import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode } from 'yaml';
-import { parseEC2NodeClass } from '../adapters/aws/nodeclass-schema.ts';
-import { toClusterNode, toDaemonSet, toPod } from '../adapters/kube/convert.ts';
-import { toClusterNodeClaim, toClusterNodePool } from '../adapters/kube/karpenter.ts';
-import { isUnschedulable } from '../adapters/kube/provisionable.ts';
 import { bundledCatalog } from '../adapters/memory/catalog.ts';
 import { makeMemoryCloud } from '../adapters/memory/cloud.ts';
 import { makeMemoryNodeClassResolver } from '../adapters/memory/nodeclass.ts';
+import {
+  isUnschedulable,
+  parseEC2NodeClass,
+  toClusterNode,
+  toClusterNodeClaim,
+  toClusterNodePool,
+  toDaemonSet,
+  toPod,
+} from '../apis/index.ts';
 import {
   type DaemonSet,
   FlotillaError,
@@ -35,6 +40,8 @@ import {
   toInFlightNodeClaims,
   toSchedulableNodes,
 } from '../ports/cluster.ts';
+import { selectNodePools, unschedulableMessage } from '../usecases/eligibility.ts';
+import { resolveNodeClassStatus } from '../usecases/nodeclass-status.ts';
 import { expectedCapacityType } from '../usecases/provision-plan.ts';
 
 // `flotilla plan`: what Flotilla would launch for a cluster snapshot (`kubectl get
@@ -392,44 +399,26 @@ export async function planFromSnapshot(
   }
   if (problems.length > 0) throw new PlanInputError(problems);
 
-  // NodePools as the provisioner filters them, except that a manifest's missing status counts as Ready.
+  // NodePools as the provisioner chooses them, once the NodeClass controller has resolved each
+  // class (in a fixed network: the plan does not read AWS).
   const clock = makeManualClock(new Date(0));
-  const resolver = makeMemoryNodeClassResolver({ clock, zones: options.zones });
+  const resolver = makeMemoryNodeClassResolver({ zones: options.zones });
   const cloud = makeMemoryCloud({
     clock,
     clusterName: 'plan',
     catalog: bundledCatalog(options.region, options.zones),
   });
-  const skippedNodePools: { nodePool: string; reason: string }[] = [];
-  const usable: ClusterNodePool[] = [];
+  const resolved: EC2NodeClass[] = [];
+  for (const stored of nodeClasses.values()) {
+    resolved.push({ ...stored, status: await resolveNodeClassStatus(resolver, stored, clock.now()) });
+  }
+  const selection = selectNodePools(pools, resolved);
+  const skippedNodePools = selection.skipped;
+  const usable = selection.eligible.map((e) => e.pool);
   const typesByClass = new Map<string, readonly InstanceType[]>();
-  for (const pool of pools) {
-    const name = pool.pool.name;
-    const ref = pool.nodeClassRef;
-    if (pool.deleting) {
-      skippedNodePools.push({ nodePool: name, reason: 'it is being deleted' });
-      continue;
-    }
-    if (ref.kind !== 'EC2NodeClass') {
-      skippedNodePools.push({
-        nodePool: name,
-        reason: `its nodeClassRef is a ${ref.kind}, not an EC2NodeClass`,
-      });
-      continue;
-    }
-    const stored = nodeClasses.get(ref.name);
-    if (stored === undefined) {
-      skippedNodePools.push({
-        nodePool: name,
-        reason: `its ec2NodeClass "${ref.name}" is not in ${nodePools.path}`,
-      });
-      continue;
-    }
-    if (!typesByClass.has(ref.name)) {
-      const resolved = { ...stored, status: await resolver.resolve(stored) };
-      typesByClass.set(ref.name, await cloud.instanceTypes(resolved));
-    }
-    usable.push(pool);
+  for (const { nodeClass } of selection.eligible) {
+    if (!typesByClass.has(nodeClass.name))
+      typesByClass.set(nodeClass.name, await cloud.instanceTypes(nodeClass));
   }
 
   const nowMs = options.nowMs ?? newestTimestamp(clusterItems) ?? 0;
@@ -503,7 +492,7 @@ export async function planFromSnapshot(
     unschedulable: result.unschedulable.map((u) => ({
       pod: podName(u.pod),
       reasons: u.reasons,
-      message: u.message,
+      message: unschedulableMessage(u, { eligible: usable.length, skipped: skippedNodePools }),
     })),
     skippedNodePools,
     ignoredKinds,

@@ -3,9 +3,7 @@ import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { parseEC2NodeClass } from '../adapters/aws/nodeclass-schema.ts';
-import { toPod } from '../adapters/kube/convert.ts';
-import { toClusterNodePool } from '../adapters/kube/karpenter.ts';
+import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
 import { type CapacityType, FlotillaError, ValidationError } from '../core/index.ts';
 
 // A simulation scenario: the cluster's NodePools and EC2NodeClasses as Karpenter v1 manifests,

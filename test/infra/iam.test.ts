@@ -55,7 +55,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     }
   });
 
-  it('reads SSM parameters only under /aws/service/', () => {
+  it('reads SSM parameters only under /aws/service/ unless given more', () => {
     const ssm = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ssm:')));
     expect(ssm).toHaveLength(1);
     expect(actionsOf(ssm[0] as Statement)).toEqual(['ssm:GetParameter']);
@@ -67,6 +67,17 @@ describe('IAM of a cluster with every kind of Lambda', () => {
         ],
       }),
     );
+  });
+
+  it("reads the account's own AMI parameters only under the paths the stack is given", () => {
+    const own = allStatements(makeStack({ amiParameterPaths: ['/team/golden/*'] }).template).filter(
+      (s) => s.Sid === 'AllowAmiParameterReadActions',
+    );
+    expect(own).toHaveLength(1);
+    expect(actionsOf(own[0] as Statement)).toEqual(['ssm:GetParameter']);
+    expect(JSON.stringify(own[0]?.Resource)).toContain(':parameter/team/golden/*');
+    expect(statements.some((s) => s.Sid === 'AllowAmiParameterReadActions')).toBe(false);
+    expect(() => makeStack({ amiParameterPaths: ['/aws/service/*'] })).toThrow(/outside \/aws\//);
   });
 
   it('launches only with the cluster, eks-cluster-name and nodepool request tags', () => {
@@ -96,9 +107,9 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     }
   });
 
-  it('tags only at creation with the ownership tags, or owned resources with a fixed set of keys', () => {
+  it('tags only at creation with the ownership tags, or the last-use tag of owned launch templates', () => {
     const createTags = allows(statements, 'ec2:CreateTags');
-    expect(createTags.length).toBe(3);
+    expect(createTags.length).toBe(2);
     for (const statement of createTags) {
       const condition = statement.Condition ?? {};
       const atCreation = condition['StringEquals']?.['ec2:CreateAction'];
@@ -111,13 +122,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
         expect(condition['StringEquals']?.[OWNED]).toBe('owned');
         expect(condition['StringLike']?.['aws:ResourceTag/karpenter.sh/nodepool']).toBe('*');
         expect(condition['Null']).toEqual({ 'aws:TagKeys': 'false' });
-        const keys = condition['ForAllValues:StringEquals']?.['aws:TagKeys'];
-        expect(keys).toBeDefined();
-        expect(
-          JSON.stringify(keys) ===
-            JSON.stringify(['eks:eks-cluster-name', 'karpenter.sh/nodeclaim', 'Name']) ||
-            JSON.stringify(keys) === JSON.stringify(['flotilla.io/last-used']),
-        ).toBe(true);
+        expect(condition['ForAllValues:StringEquals']?.['aws:TagKeys']).toEqual(['flotilla.io/last-used']);
       }
     }
   });
@@ -165,10 +170,18 @@ describe('IAM of a cluster with every kind of Lambda', () => {
 
   it('limits Describe calls to the stack region, and reads prices and the cluster', () => {
     const describe = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ec2:Describe')));
-    expect(describe).toHaveLength(1);
-    expect(describe[0]?.Condition).toEqual({
-      StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } },
-    });
+    expect(describe.map((s) => s.Sid).sort()).toEqual([
+      'AllowCatalogReadActions',
+      'AllowInstanceReadActions',
+      'AllowLaunchReadActions',
+      'AllowLaunchTemplateReadActions',
+      'AllowNodeClassReadActions',
+    ]);
+    for (const statement of describe) {
+      expect(statement.Condition).toEqual({
+        StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } },
+      });
+    }
     expect(allows(statements, 'pricing:GetProducts')).toHaveLength(1);
     const describeCluster = allows(statements, 'eks:DescribeCluster');
     expect(describeCluster).toHaveLength(1);
@@ -193,15 +206,16 @@ describe('IAM of a cluster with every kind of Lambda', () => {
       )['Fn::GetAtt'][0];
       return roles[logicalId]?.Properties['ManagedPolicyArns'];
     };
-    expect(managedOf('catalog')).toEqual([policyRef('discovery'), policyRef('launchTemplateCleanup')]);
+    expect(managedOf('catalog')).toEqual([policyRef('catalogRead'), policyRef('launchTemplateCleanup')]);
     expect(managedOf('provisioner')).toEqual([
-      policyRef('discovery'),
+      policyRef('nodeClassRead'),
+      policyRef('instanceRead'),
       policyRef('nodeLaunch'),
       policyRef('instanceProfiles'),
       policyRef('clusterAccess'),
     ]);
     expect(managedOf('termination')).toEqual([
-      policyRef('discovery'),
+      policyRef('instanceRead'),
       policyRef('nodeTermination'),
       policyRef('clusterAccess'),
     ]);

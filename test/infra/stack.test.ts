@@ -1,4 +1,4 @@
-import { Duration, Token } from 'aws-cdk-lib';
+import { type CfnElement, Duration, Token } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaConfigError, podEventQueueName } from '../../infra/flotilla-cluster.ts';
@@ -276,6 +276,15 @@ describe('FlotillaCluster with its default Lambdas', () => {
             Match.objectLike({
               Action: ['sts:AssumeRole', 'sts:TagSession'],
               Principal: { Service: 'pods.eks.amazonaws.com' },
+              // Only the shim's association: its cluster, namespace and ServiceAccount.
+              Condition: {
+                StringEquals: {
+                  'aws:SourceAccount': { Ref: 'AWS::AccountId' },
+                  'aws:RequestTag/eks-cluster-name': 'demo',
+                  'aws:RequestTag/kubernetes-namespace': 'flotilla',
+                  'aws:RequestTag/kubernetes-service-account': 'flotilla-shim',
+                },
+              },
             }),
           ],
         },
@@ -311,6 +320,23 @@ describe('FlotillaCluster with its default Lambdas', () => {
       ServiceAccount: 'flotilla-shim',
       RoleArn: ref(stack, cluster.shimRole.roleArn),
     });
+  });
+
+  it('fills the offering cache when a deployment creates or changes the catalog Lambda', () => {
+    const { stack, cluster } = built;
+    template.hasResourceProperties('Custom::Trigger', {
+      HandlerArn: Match.anyValue(),
+      InvocationType: 'Event',
+    });
+    const [trigger, ...more] = Object.values(template.findResources('Custom::Trigger') as Resources);
+    expect(more).toHaveLength(0);
+    // The handler is the catalog Lambda's current version: re-run when a deployment changes it.
+    const catalog = cluster.functions['catalog'];
+    const catalogId =
+      catalog === undefined ? '' : stack.getLogicalId(catalog.node.defaultChild as CfnElement);
+    expect(JSON.stringify(trigger?.Properties['HandlerArn'])).toContain(
+      catalogId.replace(/[0-9A-F]{8}$/, ''),
+    );
   });
 
   it('ships the saved Logs Insights queries over the Lambda log groups', () => {
@@ -406,7 +432,13 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
   });
 
   it('runs the Lambdas in the VPC', () => {
-    const functions = Object.values(built.template.findResources('AWS::Lambda::Function') as Resources);
+    const functions = Object.values(
+      built.template.findResources('AWS::Lambda::Function') as Resources,
+    ).filter(
+      (f) =>
+        String(f.Properties['Description'] ?? '').startsWith('Flotilla') ||
+        String(f.Properties['Description'] ?? '').startsWith('test'),
+    );
     expect(functions).toHaveLength(3);
     for (const fn of functions) {
       expect(fn.Properties['VpcConfig']).toMatchObject({

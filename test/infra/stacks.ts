@@ -27,7 +27,15 @@ export const FUTURE_FUNCTIONS: readonly FunctionDefinition[] = [
       { kind: 'schedule', schedule: 'pendingPods' },
     ],
     env: ['clusterName', 'stateTable', 'logLevel', 'podEventQueueUrl', 'instanceProfileName'],
-    permissions: ['describe', 'launch', 'manageInstanceProfiles', 'stateRead', 'stateWrite', 'kubernetes'],
+    permissions: [
+      'resolveNodeClasses',
+      'describeInstances',
+      'launch',
+      'manageInstanceProfiles',
+      'stateRead',
+      'stateWrite',
+      'kubernetes',
+    ],
     reservedConcurrency: 2,
   },
   {
@@ -36,7 +44,7 @@ export const FUTURE_FUNCTIONS: readonly FunctionDefinition[] = [
     description: 'test termination',
     triggers: [{ kind: 'queue', queue: 'termination', batchSize: 10 }],
     env: ['clusterName', 'terminationQueueUrl'],
-    permissions: ['describe', 'terminate', 'sendTermination', 'kubernetes'],
+    permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes'],
   },
 ];
 
