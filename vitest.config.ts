@@ -23,6 +23,8 @@ export default defineConfig({
           name: 'harness',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/harness/**/*.test.ts'],
           globalSetup: ['test/harness/global-setup.ts'],
+          // Every AWS call made with a Lambda's credentials is checked against its synthesized policy.
+          setupFiles: ['test/harness/iam-check.ts'],
           sequence: { groupOrder: 1 },
           fileParallelism: false,
           maxWorkers: 1,

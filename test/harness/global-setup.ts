@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { runsDir } from './paths.ts';
+import { cacheDir, runsDir } from './paths.ts';
 import { isAlive, stopDaemons } from './proc.ts';
 
 /**
@@ -25,6 +25,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     // Logs stay in the run folder until the next run, for post-mortems.
     await stopDaemons(dir);
+    writeIamUsage(dir);
   };
 }
 
@@ -34,4 +35,21 @@ function readOr(file: string, fallback: string): string {
   } catch {
     return fallback;
   }
+}
+
+/** The AWS actions each role was granted during the run (iam-check.ts), by role, sorted. */
+function writeIamUsage(dir: string): void {
+  const lines = readOr(path.join(dir, 'iam-used.txt'), '')
+    .split('\n')
+    .filter((l) => l !== '');
+  if (lines.length === 0) return;
+  const byRole: Record<string, string[]> = {};
+  for (const line of new Set(lines)) {
+    const [role = '', action = ''] = line.split(' ');
+    byRole[role] = [...(byRole[role] ?? []), action];
+  }
+  for (const actions of Object.values(byRole)) actions.sort();
+  const out = path.join(cacheDir, 'test-results', 'iam-used.json');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, `${JSON.stringify(byRole, null, 2)}\n`);
 }

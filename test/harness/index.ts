@@ -1,23 +1,44 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { type KubeCluster, startKube } from './kube/cluster.ts';
+import { UserKubeConfig } from './kube/guard.ts';
 import { sharedService } from './services.ts';
 
 export { describeApiError } from './kube/cluster.ts';
+export { ControllerOwnedWriteError } from './kube/guard.ts';
 export { awsClientConfig, harnessPython, type Moto, moto, resetMoto } from './moto.ts';
 
-/** The run's Kubernetes control plane, with a client configuration for it. */
+/** The run's Kubernetes control plane, with a client configuration per identity. */
 export interface Kube extends KubeCluster {
-  readonly kubeConfig: KubeConfig;
+  /**
+   * A cluster administrator, for set-up that plays a user, a kubelet or kube-controller-manager.
+   * Its clients refuse writes of what Flotilla's controllers own (see kube/guard.ts).
+   */
+  readonly userKubeConfig: KubeConfig;
+  /** `flotilla-controller` in the `flotilla:controller` group, bound by the rendered RBAC: Flotilla's Lambdas. */
+  readonly controllerKubeConfig: KubeConfig;
+  /** The shim's ServiceAccount, bound by the rendered RBAC. */
+  readonly shimKubeConfig: KubeConfig;
 }
 
 /**
  * The real control plane of this test run (etcd, kube-apiserver, kube-controller-manager,
- * kube-scheduler), started on first use with Flotilla's CRDs applied. A cold first run builds
- * the binaries with `go build`, which can take several minutes.
+ * kube-scheduler), started on first use with Flotilla's CRDs and rendered cluster manifests
+ * applied. A cold first run builds the binaries with `go build`, which can take several minutes.
  */
 export async function kube(): Promise<Kube> {
   const cluster = await sharedService('kube', startKube, 30 * 60_000);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cluster.kubeconfigPath);
-  return { ...cluster, kubeConfig };
+  const userKubeConfig = new UserKubeConfig();
+  userKubeConfig.loadFromFile(cluster.userKubeconfigPath);
+  return {
+    ...cluster,
+    userKubeConfig,
+    controllerKubeConfig: load(cluster.controllerKubeconfigPath),
+    shimKubeConfig: load(cluster.shimKubeconfigPath),
+  };
+}
+
+function load(file: string): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromFile(file);
+  return config;
 }

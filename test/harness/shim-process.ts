@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { renderShimObjects } from '../../infra/shim/manifests.ts';
+import { lambdaCredentials } from './aws/identity.ts';
 import type { Moto } from './moto.ts';
 import { waitFor } from './proc.ts';
 
@@ -26,7 +27,8 @@ export interface ShimProcess {
  * Starts the shim from the very ConfigMap and Deployment the cluster gets: the boot script and
  * the gzipped bundle land in a folder as the volume mount would put them, and the process gets
  * the Deployment's environment. What the cluster provides instead is given here: a kubeconfig for
- * the in-cluster service account and moto's endpoint and keys for EKS Pod Identity.
+ * the in-cluster service account (the shim's own: `kube().shimKubeconfigPath`) and moto's endpoint
+ * and the shim role's keys for EKS Pod Identity.
  */
 export async function startShimProcess(options: {
   readonly server: Moto;
@@ -55,8 +57,10 @@ export async function startShimProcess(options: {
       ...deploymentEnv,
       KUBECONFIG: options.kubeconfigPath,
       AWS_ENDPOINT_URL_SQS: options.server.endpoint,
-      AWS_ACCESS_KEY_ID: options.server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: options.server.credentials.secretAccessKey,
+      // The shim's Pod Identity role (its bundle carries its own SDK, out of the IAM check's reach;
+      // test/infra/stack.test.ts pins that role to sending to the pod-event queue).
+      AWS_ACCESS_KEY_ID: lambdaCredentials('shim').accessKeyId,
+      AWS_SECRET_ACCESS_KEY: lambdaCredentials('shim').secretAccessKey,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

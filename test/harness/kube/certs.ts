@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CONTROLLER_GROUP } from '../../../infra/manifests.ts';
 import { runLogged } from '../proc.ts';
 
 /** Files the control plane authenticates with, generated fresh for each run. */
@@ -12,8 +13,15 @@ export interface ClusterCredentials {
   /** RSA key that signs service-account tokens, and its public half. */
   readonly serviceAccountKey: string;
   readonly serviceAccountPub: string;
-  /** Static bearer token of a cluster admin (group system:masters). */
+  /** Static bearer token of a cluster admin (group system:masters): test set-up playing a user. */
   readonly adminToken: string;
+  /** Static bearer token of `flotilla-controller`, in Flotilla's controller group. */
+  readonly controllerToken: string;
+  /**
+   * Static bearer token of `flotilla-throttled`, also in the controller group; the throttling
+   * test gives this user alone a tiny API Priority and Fairness share.
+   */
+  readonly throttledToken: string;
   readonly tokenFile: string;
 }
 
@@ -34,6 +42,8 @@ export async function generateCredentials(dir: string, logFile: string): Promise
     serviceAccountKey: file('sa.key'),
     serviceAccountPub: file('sa.pub'),
     adminToken: randomBytes(24).toString('hex'),
+    controllerToken: randomBytes(24).toString('hex'),
+    throttledToken: randomBytes(24).toString('hex'),
     tokenFile: file('tokens.csv'),
   };
   await openssl(
@@ -100,7 +110,12 @@ export async function generateCredentials(dir: string, logFile: string): Promise
   await openssl('rsa', '-in', creds.serviceAccountKey, '-pubout', '-out', creds.serviceAccountPub);
   fs.writeFileSync(
     creds.tokenFile,
-    `${creds.adminToken},flotilla-test-admin,flotilla-test-admin,"system:masters"\n`,
+    [
+      `${creds.adminToken},flotilla-test-admin,flotilla-test-admin,"system:masters"`,
+      `${creds.controllerToken},flotilla-controller,flotilla-controller,"${CONTROLLER_GROUP}"`,
+      `${creds.throttledToken},flotilla-throttled,flotilla-throttled,"${CONTROLLER_GROUP}"`,
+      '',
+    ].join('\n'),
   );
   return creds;
 }

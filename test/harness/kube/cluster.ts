@@ -10,6 +10,7 @@ import {
   loadYaml,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { renderClusterManifests } from '../../../infra/manifests.ts';
 import { HarnessError } from '../errors.ts';
 import { projectRoot } from '../paths.ts';
 import { freePort, progress, secondsSince, startDaemon, waitFor } from '../proc.ts';
@@ -19,8 +20,17 @@ import { generateCredentials } from './certs.ts';
 /** What a test needs to reach the control plane of this run, and how long it took to start. */
 export interface KubeCluster {
   readonly server: string;
-  readonly kubeconfigPath: string;
-  readonly token: string;
+  /**
+   * Kubeconfig of a cluster administrator, for test set-up that plays a user, a kubelet or
+   * kube-controller-manager. Never for Flotilla's own code.
+   */
+  readonly userKubeconfigPath: string;
+  /** Kubeconfig of `flotilla-controller`, a user in the `flotilla:controller` group: Flotilla's Lambdas. */
+  readonly controllerKubeconfigPath: string;
+  /** Kubeconfig of `flotilla-throttled` (controller group, tiny API Priority and Fairness share). */
+  readonly throttledKubeconfigPath: string;
+  /** Kubeconfig of the shim's ServiceAccount (`flotilla/flotilla-shim`), with a bound token. */
+  readonly shimKubeconfigPath: string;
   readonly caFile: string;
   readonly kubernetesVersion: string;
   readonly timings: {
@@ -94,7 +104,8 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     `--service-account-signing-key-file=${creds.serviceAccountKey}`,
     '--service-cluster-ip-range=10.96.0.0/16',
     '--allow-privileged=true',
-    '--enable-priority-and-fairness=false',
+    // On, as in every real cluster: the throttling test gives one user a tiny share.
+    '--enable-priority-and-fairness=true',
     '--profiling=false',
     '--v=1',
   ]);
@@ -108,7 +119,20 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   const apiserverSeconds = secondsSince(phase);
 
   const kubeconfigPath = path.join(dir, 'kubeconfig');
-  fs.writeFileSync(kubeconfigPath, kubeconfigYaml(server, creds.caCert, creds.adminToken));
+  fs.writeFileSync(
+    kubeconfigPath,
+    kubeconfigYaml(server, creds.caCert, 'flotilla-test-admin', creds.adminToken),
+  );
+  const controllerKubeconfigPath = path.join(dir, 'controller.kubeconfig');
+  fs.writeFileSync(
+    controllerKubeconfigPath,
+    kubeconfigYaml(server, creds.caCert, 'flotilla-controller', creds.controllerToken),
+  );
+  const throttledKubeconfigPath = path.join(dir, 'throttled.kubeconfig');
+  fs.writeFileSync(
+    throttledKubeconfigPath,
+    kubeconfigYaml(server, creds.caCert, 'flotilla-throttled', creds.throttledToken),
+  );
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
 
@@ -138,6 +162,8 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   const crdStart = Date.now();
   await applyCrds(kubeConfig);
   const crdSeconds = secondsSince(crdStart);
+  // What a user applies after `cdk deploy`: the namespace, RBAC and the shim's ServiceAccount.
+  const shimAccount = await applyClusterManifests(kubeConfig);
   for (const [component, port] of [
     [controllerManager, cmPort],
     [scheduler, schedPort],
@@ -157,6 +183,16 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     { timeoutMs: 60_000, intervalMs: 200 },
   );
   const controllersSeconds = secondsSince(phase);
+  const shimKubeconfigPath = path.join(dir, 'shim.kubeconfig');
+  const shimToken = await core.createNamespacedServiceAccountToken({
+    name: shimAccount.name,
+    namespace: shimAccount.namespace,
+    body: { spec: { expirationSeconds: 24 * 3600, audiences: [] } },
+  });
+  fs.writeFileSync(
+    shimKubeconfigPath,
+    kubeconfigYaml(server, creds.caCert, 'flotilla-shim', shimToken.status?.token ?? ''),
+  );
   const totalSeconds = secondsSince(began);
   progress(
     `Kubernetes ${bins.kubernetesVersion} ready on ${server} in ${totalSeconds}s ` +
@@ -164,8 +200,10 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   );
   return {
     server,
-    kubeconfigPath,
-    token: creds.adminToken,
+    userKubeconfigPath: kubeconfigPath,
+    controllerKubeconfigPath,
+    throttledKubeconfigPath,
+    shimKubeconfigPath,
     caFile: creds.caCert,
     kubernetesVersion: bins.kubernetesVersion,
     timings: {
@@ -214,6 +252,39 @@ async function applyCrds(kubeConfig: KubeConfig): Promise<void> {
   }
 }
 
+/**
+ * Applies the cluster manifests the stack renders (infra/manifests.ts), as a user's `kubectl apply`
+ * after `cdk deploy`: everything but the CRDs, which applyCrds already created from the same files.
+ * Returns the shim's ServiceAccount.
+ */
+async function applyClusterManifests(
+  kubeConfig: KubeConfig,
+): Promise<{ readonly name: string; readonly namespace: string }> {
+  const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
+  let shim: { name: string; namespace: string } | undefined;
+  for (const document of parseAllDocuments(renderClusterManifests())) {
+    const object = document.toJS() as {
+      kind?: string;
+      metadata?: { name?: string; namespace?: string };
+    } | null;
+    if (object === null || object.kind === undefined || object.kind === 'CustomResourceDefinition') continue;
+    try {
+      await objects.create(loadYaml<KubernetesObject>(JSON.stringify(object)));
+    } catch (error) {
+      throw new HarnessError(
+        `applying the rendered ${object.kind} "${object.metadata?.name}" failed: ${describeApiError(error)}`,
+        { cause: error },
+      );
+    }
+    if (object.kind === 'ServiceAccount' && object.metadata?.name && object.metadata.namespace) {
+      shim = { name: object.metadata.name, namespace: object.metadata.namespace };
+    }
+  }
+  if (shim === undefined)
+    throw new HarnessError('the rendered cluster manifests have no ServiceAccount for the shim');
+  return shim;
+}
+
 /** The API server's own message from a client-node error, or the error's message. */
 export function describeApiError(error: unknown): string {
   if (error && typeof error === 'object' && 'body' in error) {
@@ -252,7 +323,7 @@ function httpsGet(
   });
 }
 
-function kubeconfigYaml(server: string, caFile: string, token: string): string {
+function kubeconfigYaml(server: string, caFile: string, user: string, token: string): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -262,14 +333,14 @@ function kubeconfigYaml(server: string, caFile: string, token: string): string {
     `    server: ${server}`,
     `    certificate-authority: ${caFile}`,
     'users:',
-    '- name: flotilla-test-admin',
+    `- name: ${user}`,
     '  user:',
     `    token: ${token}`,
     'contexts:',
     '- name: flotilla-test',
     '  context:',
     '    cluster: flotilla-test',
-    '    user: flotilla-test-admin',
+    `    user: ${user}`,
     'current-context: flotilla-test',
     '',
   ].join('\n');

@@ -1,0 +1,112 @@
+import { App } from 'aws-cdk-lib';
+import { FlotillaStack } from '../../../infra/flotilla-stack.ts';
+import { FLOTILLA_FUNCTIONS } from '../../../infra/functions.ts';
+import { HarnessError } from '../errors.ts';
+import { sharedService } from '../services.ts';
+import { AMI_PARAMETER_PATH, STACK_ACCOUNT, STACK_ARNS, STACK_CLUSTER, STACK_REGION } from './stack.ts';
+
+// Each Lambda's IAM policy, as `cdk synth` renders it, with its references resolved to the stack's
+// resources as the harness deploys them on moto (stack.ts). Synthesised once per test run.
+
+/** An IAM policy document as the template holds it, references resolved. */
+export interface PolicyDocument {
+  readonly Version?: string;
+  readonly Statement: readonly Record<string, unknown>[];
+}
+
+/** Lambda name (a FLOTILLA_FUNCTIONS row, or `shim`) → the policies of its role. */
+export type StackPolicies = Readonly<Record<string, readonly PolicyDocument[]>>;
+
+type Resource = { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown> };
+
+/** The policies of every Lambda role in the synthesized stack (cached for the run). */
+export function stackPolicies(): Promise<StackPolicies> {
+  return sharedService('stack-policies', async () => synthesizePolicies(), 5 * 60_000);
+}
+
+function synthesizePolicies(): StackPolicies {
+  const app = new App({
+    context: { 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true },
+  });
+  new FlotillaStack(app, 'Flotilla', {
+    clusterName: STACK_CLUSTER,
+    env: { account: STACK_ACCOUNT, region: STACK_REGION },
+    // Deployed as a team would that keeps its own AMI ids under /team/ (ssmParameter terms).
+    amiParameterPaths: [AMI_PARAMETER_PATH],
+  });
+  const resources = app.synth().getStackByName('Flotilla').template.Resources as Record<string, Resource>;
+  const pathOf = (id: string) => String(resources[id]?.Metadata?.['aws:cdk:path'] ?? '');
+  /** Logical id → what the harness deployed for it, by the construct the resource belongs to. */
+  const deployed = (id: string): string | undefined => {
+    const path = pathOf(id);
+    if (path.endsWith('/StateTable/Resource')) return STACK_ARNS.stateTable;
+    if (path.endsWith('/PodEventsQueue/Resource')) return STACK_ARNS.queues.podEvents;
+    if (path.endsWith('/InterruptionQueue/Resource')) return STACK_ARNS.queues.interruption;
+    if (path.endsWith('/TerminationQueue/Resource')) return STACK_ARNS.queues.termination;
+    if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
+    return undefined;
+  };
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object);
+    if (keys.length === 1 && keys[0] === 'Ref') {
+      const ref = String(object['Ref']);
+      if (ref === 'AWS::Partition') return 'aws';
+      if (ref === 'AWS::Region') return STACK_REGION;
+      if (ref === 'AWS::AccountId') return STACK_ACCOUNT;
+      if (ref === 'AWS::URLSuffix') return 'amazonaws.com';
+      return deployed(ref) ?? `unresolved:${ref}`;
+    }
+    if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
+      const [id] = object['Fn::GetAtt'] as [string, string];
+      // Anything else (log groups, failure queues) cannot match a call a test makes.
+      return deployed(id) ?? `arn:aws:unresolved:${STACK_REGION}:${STACK_ACCOUNT}:${id}`;
+    }
+    if (keys.length === 1 && keys[0] === 'Fn::Join') {
+      const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+      return parts.map((p) => String(resolve(p))).join(separator);
+    }
+    return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, resolve(v)]));
+  };
+
+  const out: Record<string, PolicyDocument[]> = {};
+  for (const fn of FLOTILLA_FUNCTIONS) {
+    const pascal = fn.name
+      .split('-')
+      .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+      .join('');
+    const roleId = Object.keys(resources).find(
+      (id) => resources[id]?.Type === 'AWS::IAM::Role' && pathOf(id).endsWith(`/${pascal}Role/Resource`),
+    );
+    if (roleId === undefined)
+      throw new HarnessError(`the synthesized stack has no role for the ${fn.name} Lambda`);
+    const role = resources[roleId] as Resource;
+    const documents: PolicyDocument[] = [];
+    for (const ref of (role.Properties?.['ManagedPolicyArns'] ?? []) as { Ref?: string }[]) {
+      const managed = ref.Ref === undefined ? undefined : resources[ref.Ref];
+      if (managed?.Type !== 'AWS::IAM::ManagedPolicy') continue;
+      documents.push(resolve(managed.Properties?.['PolicyDocument']) as PolicyDocument);
+    }
+    for (const resource of Object.values(resources)) {
+      if (resource.Type !== 'AWS::IAM::Policy') continue;
+      const roles = (resource.Properties?.['Roles'] ?? []) as { Ref?: string }[];
+      if (roles.some((r) => r.Ref === roleId)) {
+        documents.push(resolve(resource.Properties?.['PolicyDocument']) as PolicyDocument);
+      }
+    }
+    out[fn.name] = documents;
+  }
+  // The shim's Pod Identity role: its inline policy.
+  const shimRole = Object.values(resources).find(
+    (r) =>
+      r.Type === 'AWS::IAM::Role' &&
+      String(r.Metadata?.['aws:cdk:path'] ?? '').endsWith('/ShimRole/Resource'),
+  );
+  if (shimRole === undefined) throw new HarnessError('the synthesized stack has no role for the shim');
+  out['shim'] = ((shimRole.Properties?.['Policies'] ?? []) as { PolicyDocument: unknown }[]).map(
+    (p) => resolve(p.PolicyDocument) as PolicyDocument,
+  );
+  return out;
+}

@@ -1,0 +1,129 @@
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import {
+  AddRoleToInstanceProfileCommand,
+  CreateInstanceProfileCommand,
+  CreateRoleCommand,
+  IAMClient,
+} from '@aws-sdk/client-iam';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
+import { awsClientConfig, type Moto } from '../moto.ts';
+
+// The AWS side of one deployed stack, on moto: what `cdk deploy` creates and Flotilla's Lambdas
+// use (state table, queues, node role and instance profile, the EKS cluster they discover). The
+// names are fixed so that the IAM check (iam-check.ts) can resolve the stack's policies to them.
+
+export const STACK_ACCOUNT = '123456789012';
+export const STACK_REGION = 'us-east-1';
+/** The cluster every harness test plays: the stack's policies name it in conditions and ARNs. */
+export const STACK_CLUSTER = 'test-cluster';
+/** The stack is deployed with `amiParameterPaths` so that the provisioner may read AMI ids there. */
+export const AMI_PARAMETER_PATH = '/team/*';
+
+export const STACK_NAMES = {
+  stateTable: 'flotilla-state',
+  queues: {
+    podEvents: `flotilla-${STACK_CLUSTER}-pod-events`,
+    interruption: `flotilla-${STACK_CLUSTER}-interruption`,
+    termination: `flotilla-${STACK_CLUSTER}-termination`,
+  },
+  nodeRole: `flotilla-${STACK_CLUSTER}-node`,
+  /** The instance profile of the node role (the stack's `InstanceProfileName` output). */
+  instanceProfile: 'KarpenterNodeInstanceProfile',
+} as const;
+
+export type StackQueue = keyof typeof STACK_NAMES.queues;
+
+const arn = {
+  table: (name: string) => `arn:aws:dynamodb:${STACK_REGION}:${STACK_ACCOUNT}:table/${name}`,
+  queue: (name: string) => `arn:aws:sqs:${STACK_REGION}:${STACK_ACCOUNT}:${name}`,
+  role: (name: string) => `arn:aws:iam::${STACK_ACCOUNT}:role/${name}`,
+};
+
+/** The stack's resources as deployed on moto: their ARNs, and the queue URLs. */
+export const STACK_ARNS = {
+  stateTable: arn.table(STACK_NAMES.stateTable),
+  queues: {
+    podEvents: arn.queue(STACK_NAMES.queues.podEvents),
+    interruption: arn.queue(STACK_NAMES.queues.interruption),
+    termination: arn.queue(STACK_NAMES.queues.termination),
+  },
+  nodeRole: arn.role(STACK_NAMES.nodeRole),
+} as const;
+
+export interface DeployedStack {
+  readonly queueUrls: Readonly<Record<StackQueue, string>>;
+}
+
+export interface DeployOptions {
+  /** Also create the EKS cluster the Lambdas discover at cold start. @default false */
+  readonly eksCluster?: boolean;
+  /** Queue attributes (e.g. a short visibility timeout), per queue. */
+  readonly queueAttributes?: Partial<Record<StackQueue, Record<string, string>>>;
+}
+
+/**
+ * Creates the stack's resources on moto (after a reset), as CloudFormation would, with the test
+ * account's own credentials.
+ */
+export async function deployStack(server: Moto, options: DeployOptions = {}): Promise<DeployedStack> {
+  const config = awsClientConfig(server);
+  const dynamodb = new DynamoDBClient(config);
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: STACK_NAMES.stateTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
+        { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  const sqs = new SQSClient(config);
+  const queueUrls = {} as Record<StackQueue, string>;
+  for (const [key, name] of Object.entries(STACK_NAMES.queues) as [StackQueue, string][]) {
+    const attributes = options.queueAttributes?.[key];
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        ...(attributes === undefined ? {} : { Attributes: attributes }),
+      }),
+    );
+    queueUrls[key] = created.QueueUrl ?? '';
+  }
+  const iam = new IAMClient(config);
+  await iam.send(
+    new CreateRoleCommand({
+      RoleName: STACK_NAMES.nodeRole,
+      AssumeRolePolicyDocument: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', Principal: { Service: 'ec2.amazonaws.com' }, Action: 'sts:AssumeRole' },
+        ],
+      }),
+    }),
+  );
+  await iam.send(new CreateInstanceProfileCommand({ InstanceProfileName: STACK_NAMES.instanceProfile }));
+  await iam.send(
+    new AddRoleToInstanceProfileCommand({
+      InstanceProfileName: STACK_NAMES.instanceProfile,
+      RoleName: STACK_NAMES.nodeRole,
+    }),
+  );
+  if (options.eksCluster) {
+    await new EKSClient(config).send(
+      new CreateClusterCommand({
+        name: STACK_CLUSTER,
+        version: '1.34',
+        roleArn: arn.role('eks'),
+        resourcesVpcConfig: { subnetIds: ['subnet-1'] },
+      }),
+    );
+  }
+  return { queueUrls };
+}
