@@ -18,9 +18,9 @@ beforeAll(async () => {
   [server, cluster] = await Promise.all([moto(), kube()]);
   await resetMoto(server);
   ec2 = new EC2Client(awsClientConfig(server));
-  core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  core = cluster.userKubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: namespace } } });
-  simulator = NodeSimulator.start({ ec2, kubeConfig: cluster.kubeConfig, clusterName });
+  simulator = NodeSimulator.start({ ec2, kubeConfig: cluster.userKubeConfig, clusterName });
 });
 
 afterAll(async () => {

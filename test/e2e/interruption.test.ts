@@ -14,6 +14,7 @@ import {
   type Message,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,36 +24,49 @@ import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import type { TerminationQueue } from '../../shared/ports/work-queue.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import type { LambdaName } from '../harness/aws/identity.ts';
+import { STACK_NAMES } from '../harness/aws/stack.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
-import { silentLogger } from '../integration/aws/fixtures.ts';
+import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
 import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 
 // A spot interruption end to end: EC2's event goes on the bus (PutEvents) → the stack's rule →
-// the interruption queue (SQS) → the interruption Lambda's handler → the NodeClaim is deleted and
-// its drain starts on the termination queue → the termination Lambda's handler taints the Node,
-// evicts its pods (PDB-aware), terminates the instance and releases the finalizers, while the
-// provisioner launches the replacement. Lambda invocations are played here: messages are received
-// from the real (moto) queues and handed to the handlers' run functions, deleted unless reported
-// as batch item failures. The provisioner e2e fixture sets up moto, the API server, the node
-// simulator and this run's NodePools; the controllers loop below drives the lifecycle itself.
+// the stack's interruption queue (SQS) → the interruption Lambda's handler → the NodeClaim is
+// deleted and its drain starts on the stack's termination queue → the termination Lambda's handler
+// taints the Node, evicts its pods (PDB-aware), terminates the instance and releases the
+// finalizers, while the provisioner launches the replacement. Lambda invocations are played here:
+// messages are received from the stack's queues (moto) and handed to the handlers' run functions,
+// deleted unless reported as batch item failures. Each handler is wired as its handler.ts wires it
+// and runs as its Lambda: the controller group on the API server, its own role on AWS (the IAM
+// check holds every call of an invocation to that role's policy). The provisioner e2e fixture sets
+// up moto with the stack deployed, the API server, the node simulator and this run's NodePools;
+// the controllers loop below drives the provisioner's lifecycle pass itself.
 
 const e2e = new ProvisionerE2E('interrupt', { lifecycleLoop: false });
 const { id, namespace, logLines, logger } = e2e;
 
+/** The account's own SQS client: it plays EventBridge and Lambda's event source mappings. */
 let sqs: SQSClient;
 let interruptionQueueUrl = '';
 let terminationQueueUrl = '';
-let terminationQueue: TerminationQueue;
+/** The interruption Lambda's AWS clients (ICE back-offs, termination requests). */
+let interruptionAws: LambdaAws;
+/** The stack's termination queue as the interruption Lambda sends to it. */
+let interruptionToTermination: TerminationQueue;
+/** The stack's termination queue as the termination Lambda sends to it (a drain handed on). */
+let terminationToTermination: TerminationQueue;
 
 beforeAll(async () => {
-  const { server } = e2e.env;
+  const { server, account, termination } = e2e.env;
   sqs = new SQSClient(awsClientConfig(server));
-  interruptionQueueUrl = await createQueue(`interruption-${id}`);
-  terminationQueueUrl = await createQueue(`termination-${id}`);
-  terminationQueue = makeSqsTerminationQueue(sqs, terminationQueueUrl);
+  interruptionQueueUrl = account.stack.queueUrls.interruption;
+  terminationQueueUrl = account.stack.queueUrls.termination;
+  interruptionAws = account.as('interruption');
+  interruptionToTermination = makeSqsTerminationQueue(interruptionAws.sqs, terminationQueueUrl);
+  terminationToTermination = makeSqsTerminationQueue(termination.sqs, terminationQueueUrl);
   const queueArn = await arnOf(interruptionQueueUrl);
   const events = new EventBridgeClient(awsClientConfig(server));
   // The stack's rules, pattern for pattern, each targeting the interruption queue.
@@ -119,33 +133,56 @@ function ec2Entry(
   };
 }
 
-const interruptionHandler = makeInterruptionHandler({
-  logger,
-  indexNodeClaims: () => indexNodeClaims(e2e.env.cluster),
-  handle: (message, claims) =>
-    handleInterruption(
-      { cluster: e2e.env.cluster, cloud: e2e.env.account.cloud, terminationQueue, logger },
-      message,
-      claims,
-    ),
-});
+/** A handler invoked as `lambda`: every AWS call of the invocation is held to that Lambda's role. */
+function invokedAs(lambda: LambdaName, handler: (event: unknown) => Promise<unknown>) {
+  return (event: unknown) => asLambda(e2e.env.server, lambda, () => handler(event));
+}
 
-const terminationHandler = makeTerminationHandler({
-  logger,
-  terminate: (name) =>
-    terminateNodeClaim({ cluster: e2e.env.cluster, cloud: e2e.env.account.cloud, logger }, name, new Date()),
-  enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
-  terminatingNodeClaims: async () =>
-    (await e2e.env.cluster.nodeClaims()).items
-      .filter(
-        (c) => c.deleting && c.finalizers.includes('karpenter.sh/termination') && c.labels[RUN_LABEL] === id,
-      )
-      .map((c) => c.name),
-  sleep: (ms) => sleep(ms),
-  nowMs: () => Date.now(),
-  // Short invocations, so a drain spans several of them as a long one spans Lambda timeouts.
-  budgetMs: 3_000,
-});
+const interruptionHandler = invokedAs(
+  'interruption',
+  makeInterruptionHandler({
+    logger,
+    indexNodeClaims: () => indexNodeClaims(e2e.env.cluster),
+    handle: (message, claims) =>
+      handleInterruption(
+        {
+          cluster: e2e.env.cluster,
+          cloud: interruptionAws.cloud,
+          terminationQueue: interruptionToTermination,
+          logger,
+        },
+        message,
+        claims,
+      ),
+  }),
+);
+
+const terminationHandler = invokedAs(
+  'termination',
+  makeTerminationHandler({
+    logger,
+    terminate: (name) =>
+      terminateNodeClaim(
+        { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger },
+        name,
+        new Date(),
+      ),
+    enqueue: (nodeClaim, delaySeconds) => terminationToTermination.enqueue({ nodeClaim }, delaySeconds),
+    // The schedule's sweep, limited to this run's NodeClaims: the API server is shared with other
+    // test files, whose Nodes the full sweep (sweepTerminations) would also pass over.
+    terminatingNodeClaims: async () =>
+      (await e2e.env.cluster.nodeClaims()).items
+        .filter(
+          (c) =>
+            c.deleting && c.finalizers.includes('karpenter.sh/termination') && c.labels[RUN_LABEL] === id,
+        )
+        .map((c) => c.name),
+    sleep: (ms) => sleep(ms),
+    nowMs: () => Date.now(),
+    // Short invocations, so a drain spans several of them as a long one spans Lambda timeouts.
+    budgetMs: 3_000,
+  }),
+);
 
 /** One Lambda invocation on what the queue holds now: received, handled, acknowledged. */
 async function invoke(
@@ -187,15 +224,17 @@ const controllerErrors: unknown[] = [];
 
 function startControllers(): void {
   stopRequested = false;
-  const { cluster, account } = e2e.env;
+  const { server } = e2e.env;
   controllersRunning = (async () => {
     while (!stopRequested) {
       try {
-        await reconcileLifecycle({ cluster, cloud: account.cloud, logger: silentLogger }, new Date());
+        await asLambda(server, 'provisioner', () => e2e.controllersPass());
         await invoke(terminationQueueUrl, terminationHandler);
         if ((await e2e.pendingPods()).length > 0) {
           provisionRuns += 1;
-          await e2e.run(`run-${provisionRuns}-${id}`, { batchMaxMs: 2_000 });
+          await asLambda(server, 'provisioner', () =>
+            e2e.run(`run-${provisionRuns}-${id}`, { batchMaxMs: 2_000 }),
+          );
         }
       } catch (error) {
         controllerErrors.push(error);
@@ -369,11 +408,18 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     await stopControllers();
     const instanceId = instanceOf(claim?.status.providerId);
 
-    // A queue with the stack's redrive shape: after maxReceiveCount receives, the DLQ.
-    const dlqUrl = await createQueue(`dup-dlq-${id}`);
-    const queueUrl = await createQueue(`dup-${id}`, {
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount: 2 }),
-    });
+    // The stack's interruption queue with its dead-letter queue (as the stack redrives it, after
+    // fewer receives: 2 instead of 3, to keep the test short).
+    const dlqUrl = await createQueue(`${STACK_NAMES.queues.interruption}-dlq`);
+    const queueUrl = interruptionQueueUrl;
+    await sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        Attributes: {
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount: 2 }),
+        },
+      }),
+    );
     const stopping = JSON.stringify({
       ...fixture('state-change-stopping'),
       time: new Date().toISOString(),
@@ -469,7 +515,12 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     await stopControllers();
 
     // kubectl delete nodeclaim: the schedule's sweep finds it, and cannot finish within one budget.
-    await cluster.deleteNodeClaim(claim?.name ?? '');
+    await e2e.env.custom.deleteClusterCustomObject({
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodeclaims',
+      name: claim?.name ?? '',
+    });
     const swept = (await terminationHandler({
       version: '0',
       source: 'aws.events',
@@ -486,8 +537,9 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
       Math.floor(((annotated?.deletedAtMs ?? 0) + 20_000) / 1000) * 1000,
     );
 
-    // From here the termination queue carries it, one short invocation after another.
-    await terminationQueue.enqueue({ nodeClaim: claim?.name ?? '' }, 0);
+    // From here the termination queue carries it, one short invocation after another (a
+    // termination request, as the interruption or provisioner Lambda sends one).
+    await makeSqsTerminationQueue(sqs, terminationQueueUrl).enqueue({ nodeClaim: claim?.name ?? '' }, 0);
     startControllers();
     await waitFor(
       'the NodeClaim gone',

@@ -1,35 +1,34 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionerFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
-import { awsClientConfig } from '../harness/index.ts';
+import { awsClientConfig, kube } from '../harness/index.ts';
+import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
 import { cacheDir } from '../harness/paths.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
 import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
 
 // The two ways a pending pod reaches the provisioner, end to end, with the Lambda's own handler:
-// - shim path: the shim (its shipped bundle, as a process) sees kube-scheduler mark the pod
-//   Unschedulable and sends a pod event → the pod-event queue (moto SQS) → an event source
-//   mapping as the stack configures it (infra/functions.ts) → the handler;
+// - shim path: the shim (its shipped bundle, as a process, with its own ServiceAccount and role)
+//   sees kube-scheduler mark the pod Unschedulable and sends a pod event → the stack's pod-event
+//   queue (moto SQS) → an event source mapping as the stack configures it (infra/functions.ts) →
+//   the handler;
 // - poll path: the pending-pods schedule (its default rate, one minute) → the handler.
 // Both then register the new Nodes through the handler's delayed follow-ups on the same queue;
-// a follow-up run also launches for pods that became pending since the last run.
+// a follow-up run also launches for pods that became pending since the last run. The handler is
+// wired as lambdas/provisioner/handler.ts wires it and each invocation runs as the provisioner
+// Lambda (the controller group on the API server, its role on AWS).
 // Each pod needs a node of its own, so every pod has its own CreateFleet. The latencies are
 // measured, printed and written to .cache/test-results/pod-latency.json; they are not asserted.
 
@@ -47,27 +46,36 @@ const BATCH = { batchIdleMs: 1_000, batchMaxMs: 10_000 }; // Karpenter's windows
 const LEASE_WAIT_MS = 20_000; // as lambdas/provisioner/handler.ts
 
 const slotAny = { key: SLOT_LABEL, operator: 'Exists' };
-const shimPool = '';
+/** The shim path's NodePool, which the poll path waits to settle. */
+let shimPool = '';
 
+/** The account's own SQS client: it plays Lambda's event source mapping and inspects the queue. */
 let sqs: SQSClient;
+/** The stack's pod-event queue. */
 let queueUrl: string;
 let shim: ShimProcess | undefined;
 const results: { trigger: string; result: ProvisionResult }[] = [];
 const createFleetAt = new Map<string, number>();
 const stops: (() => Promise<void>)[] = [];
+const scheduleErrors: unknown[] = [];
 
-/** One invocation of the provisioner Lambda's handler, wired as handler.ts wires it. */
-function makeHandler() {
-  const { cluster, account } = e2e.env;
+/**
+ * The provisioner Lambda's handler, wired as handler.ts wires it (its role's SQS client for the
+ * follow-ups and termination requests, the stack's queues), invoked by `trigger`.
+ */
+function makeHandler(trigger: 'queue' | 'schedule'): Invoke {
+  const { cluster, account, server } = e2e.env;
+  const own = account.as('provisioner');
+  const leases = e2e.leases();
   const scheduleFollowUp = makeFollowUpScheduler({
-    sqs,
+    sqs: own.sqs,
     queueUrl,
     clusterName: CLUSTER,
-    leases: e2e.leases(),
+    leases,
     clock: systemClock,
     logger: e2e.logger,
   });
-  let trigger = 'unknown';
+  const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
   const handler = makeProvisionerHandler({
     clusterName: CLUSTER,
     logger: e2e.logger,
@@ -76,93 +84,22 @@ function makeHandler() {
       results.push({ trigger, result });
       return result;
     },
-    reconcileLifecycle: () =>
-      reconcileLifecycle({ cluster, cloud: account.cloud, logger: e2e.logger }, new Date()),
+    reconcileLifecycle: (holder) =>
+      reconcileLifecycle(
+        {
+          cluster,
+          logger: e2e.logger,
+          nodeClasses: { resolver: account.resolver, leases, clock: systemClock, holder },
+          requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+        },
+        systemClock.now(),
+      ),
     scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)),
   });
-  return (event: unknown, kind: string) => {
-    trigger = kind;
-    return handler(event, { awsRequestId: `${kind}-${Math.random().toString(16).slice(2, 10)}` });
-  };
-}
-
-/**
- * Lambda's SQS event source mapping as the provisioner's row configures it: long-polls the queue,
- * gathers up to `batchSize` messages within the batching window, invokes at most
- * `maxConcurrency` handlers at once, deletes what the handler did not report as failed (the rest
- * reappear after the visibility timeout).
- */
-function startQueueTrigger(invoke: ReturnType<typeof makeHandler>): () => Promise<void> {
-  const mapping = provisionerFunction.triggers.find((t) => t.kind === 'queue');
-  if (mapping?.kind !== 'queue') throw new Error('the provisioner has no queue trigger');
-  const batchSize = mapping.batchSize;
-  const windowMs = mapping.maxBatchingWindow?.toMilliseconds() ?? 0;
-  const maxConcurrency = mapping.maxConcurrency ?? 1_000;
-  let running = true;
-  const inFlight = new Set<Promise<void>>();
-  const loop = (async () => {
-    while (running) {
-      const batch: Message[] = [];
-      const windowEnds = Date.now() + windowMs;
-      do {
-        const page = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: Math.min(10, batchSize - batch.length),
-            WaitTimeSeconds: batch.length === 0 ? 1 : 0,
-            VisibilityTimeout: 120,
-          }),
-        );
-        batch.push(...(page.Messages ?? []));
-        if (batch.length === 0) break;
-        if (batch.length < batchSize && Date.now() < windowEnds) await new Promise((r) => setTimeout(r, 100));
-      } while (running && batch.length < batchSize && Date.now() < windowEnds);
-      if (batch.length === 0) continue;
-      while (inFlight.size >= maxConcurrency) await Promise.race(inFlight);
-      const records = batch.map((m) => ({
-        messageId: m.MessageId ?? '',
-        receiptHandle: m.ReceiptHandle ?? '',
-        body: m.Body ?? '',
-      }));
-      const invocation = (async () => {
-        const response = (await invoke({ Records: records }, 'queue')) as {
-          batchItemFailures: { itemIdentifier: string }[];
-        };
-        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-        const done = records.filter((r) => !failed.has(r.messageId));
-        if (done.length > 0) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
-            }),
-          );
-        }
-      })().finally(() => inFlight.delete(invocation));
-      inFlight.add(invocation);
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-    await Promise.all(inFlight);
-  };
-}
-
-/** The EventBridge schedule: one invocation every `periodMs`, the first after one period. */
-function startSchedule(invoke: ReturnType<typeof makeHandler>, periodMs: number): () => Promise<void> {
-  const inFlight = new Set<Promise<unknown>>();
-  const timer = setInterval(() => {
-    const p = invoke(
-      { version: '0', source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} },
-      'schedule',
-    ).finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  }, periodMs);
-  return async () => {
-    clearInterval(timer);
-    await Promise.all(inFlight);
-  };
+  return (event) =>
+    asLambda(server, 'provisioner', () =>
+      handler(event, { awsRequestId: `${trigger}-${Math.random().toString(16).slice(2, 10)}` }),
+    );
 }
 
 /** Records when each pod is first seen Running (polled every 200 ms). */
@@ -274,9 +211,9 @@ function record(pathName: string, samples: readonly PathSample[]): void {
 beforeAll(async () => {
   const { server, account } = e2e.env;
   sqs = new SQSClient(awsClientConfig(server));
-  queueUrl =
-    (await sqs.send(new CreateQueueCommand({ QueueName: `${CLUSTER}-pod-events-${e2e.id}` }))).QueueUrl ?? '';
-  account.ec2.middlewareStack.add(
+  queueUrl = account.stack.queueUrls.podEvents;
+  // On the provisioner's own EC2 client, which makes the launches.
+  account.lambdaEc2.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'CreateFleetCommand') {
         const claim = /"karpenter\.sh\/nodeclaim","Value":"([^"]+)"/.exec(JSON.stringify(args.input))?.[1];
@@ -291,7 +228,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
   shim?.stop();
-  e2e.env.account.ec2.middlewareStack.remove(`pod-paths-${e2e.id}`);
+  e2e.env.account.lambdaEc2.middlewareStack.remove(`pod-paths-${e2e.id}`);
   const out = path.join(cacheDir, 'test-results', 'pod-latency.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -303,11 +240,19 @@ describe('pending pod → node, through the shim and through the schedule', () =
       instanceTypes: ['m5.large'],
       requirements: [slotAny],
     });
-    const invoke = makeHandler();
-    stops.push(startQueueTrigger(invoke));
+    shimPool = pool;
+    stops.push(
+      startQueueTrigger({
+        sqs,
+        queueUrl,
+        row: provisionerFunction,
+        queue: 'podEvents',
+        invoke: makeHandler('queue'),
+      }),
+    );
     shim = await startShimProcess({
       server: e2e.env.server,
-      kubeconfigPath: e2e.env.kubeconfigPath,
+      kubeconfigPath: (await kube()).shimKubeconfigPath,
       clusterName: CLUSTER,
       queueUrl,
     });
@@ -361,9 +306,16 @@ describe('pending pod → node, through the shim and through the schedule', () =
       requirements: [slotAny],
     });
     results.length = 0;
-    const invoke = makeHandler();
     // The shim is stopped: only the schedule starts runs; the queue carries the follow-ups.
-    stops.push(startSchedule(invoke, POLL_PERIOD_MS));
+    stops.push(
+      startSchedule({
+        row: provisionerFunction,
+        schedule: 'pendingPods',
+        invoke: makeHandler('schedule'),
+        periodMs: POLL_PERIOD_MS,
+        onError: (error) => scheduleErrors.push(error),
+      }),
+    );
     const spacing = POLL_PERIOD_MS / PODS_PER_PATH;
     const samples = await measure(
       'poll',
@@ -380,6 +332,21 @@ describe('pending pod → node, through the shim and through the schedule', () =
     // pending since.
     expect(launching[0]?.trigger).toBe('schedule');
     expect(await e2e.instancesOf(pool)).toHaveLength(PODS_PER_PATH);
+    // The nodes join within seconds of their launch, so the pods may all run before the first
+    // follow-up (delayed 5 s) arrives: wait for it, and for the NodeClaims it registers.
+    await waitFor(
+      'a follow-up run from the queue, and every NodeClaim of the pool Initialized',
+      async () => {
+        if (!results.some((r) => r.trigger === 'queue')) return undefined;
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.length === PODS_PER_PATH &&
+          claims.every((c) => isConditionTrue(c.status.conditions, 'Initialized'))
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     expect(results.some((r) => r.trigger === 'queue')).toBe(true);
+    expect(scheduleErrors).toEqual([]);
   });
 });

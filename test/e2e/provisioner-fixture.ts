@@ -13,13 +13,12 @@ import {
 import { afterAll, beforeAll } from 'vitest';
 import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { parseEC2NodeClass } from '../../shared/adapters/aws/nodeclass-schema.ts';
-import { makeNodeClassStatusWriter } from '../../shared/adapters/aws/nodeclass-status-writer.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
+import { reconcileNodeClasses } from '../../shared/usecases/nodeclass.ts';
 import {
   type ClaimOutcome,
   type ProvisionOptions,
@@ -27,19 +26,22 @@ import {
   type ProvisionResult,
   provision,
 } from '../../shared/usecases/provision.ts';
-import { forceDeleteNodeClaims } from '../harness/cleanup.ts';
+import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
 import { waitFor } from '../harness/proc.ts';
-import { setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
+import { type LambdaAws, setUpAccount, TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtures.ts';
 
-// The end-to-end set-up shared by the provisioner e2e files: moto with a fresh account and the
-// offering catalog, the shared API server with a Ready EC2NodeClass, the node simulator playing
-// kubelet, and the NodeClaim lifecycle (registration, initialization, NodePool status) running
-// every 500 ms as its controller would. Everything a file creates is scoped by a run id: NodePools
-// carry the template label and taint `flotilla-e2e/run=<id>`, and only that file's pods select and
-// tolerate them, because the API server is shared with other test files.
+// The end-to-end set-up shared by the provisioner e2e files: moto with a fresh account (the stack
+// deployed) and the offering catalog, the shared API server with an EC2NodeClass as a user applies
+// it (no status: Flotilla's controllers write it), the node simulator playing kubelet, and the
+// provisioner Lambda's controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePool status)
+// running every 500 ms. Flotilla's code runs as the stack ships it: its Kubernetes client as the
+// flotilla:controller group, its AWS calls with the provisioner's role (the IAM check holds them to
+// its policy). Everything a file creates is scoped by a run id: NodePools carry the template label
+// and taint `flotilla-e2e/run=<id>`, and only that file's pods select and tolerate them, because
+// the API server is shared with other test files.
 
 export const RUN_LABEL = 'flotilla-e2e/run';
 /** Each test's pools and pods also share a group label, so tests never use each other's nodes. */
@@ -79,17 +81,24 @@ export interface PodExtras {
 }
 
 interface Env {
+  /** A cluster user's (and kubelet's) kubeconfig: test set-up only. */
   readonly kc: KubeConfig;
+  /** Flotilla's own kubeconfig (the flotilla:controller group). */
+  readonly controllerKc: KubeConfig;
   readonly core: CoreV1Api;
   readonly apps: AppsV1Api;
   readonly custom: CustomObjectsApi;
+  /** Flotilla's Cluster adapter, as the controller identity. */
   readonly cluster: Cluster;
   readonly account: Awaited<ReturnType<typeof setUpAccount>>;
+  /** The termination Lambda's AWS clients (the drain at teardown, and tests that terminate). */
+  readonly termination: LambdaAws;
   /** The clock of the AWS adapters (offering cache, ICE back-offs); it stands still. */
   readonly awsClock: ManualClock;
   readonly simulator: NodeSimulator;
   readonly server: Moto;
-  readonly kubeconfigPath: string;
+  /** Flotilla's kubeconfig file (for handlers, which read KUBECONFIG). */
+  readonly controllerKubeconfigPath: string;
 }
 
 /** Counts calls of one SDK command on `client` until `stop()`. */
@@ -130,6 +139,7 @@ export class ProvisionerE2E {
   private state: Env | undefined;
   private lifecycleTimer: NodeJS.Timeout | undefined;
   private lifecyclePass: Promise<void> | undefined;
+  private passes = 0;
 
   /**
    * @param options.lifecycleLoop run the NodeClaim lifecycle every 500 ms as a controller would;
@@ -151,7 +161,7 @@ export class ProvisionerE2E {
 
   private async setUp(): Promise<void> {
     const [server, cube] = await Promise.all([moto(), kube()]);
-    const kc = cube.kubeConfig;
+    const kc = cube.userKubeConfig;
     await resetMoto(server);
     const awsClock = makeManualClock(new Date());
     const account = await setUpAccount(server, awsClock);
@@ -165,7 +175,11 @@ export class ProvisionerE2E {
 
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const cluster = makeKubeCluster({ kubeConfig: kc, logger: silentLogger, callTimeoutMs: 15_000 });
+    const cluster = makeKubeCluster({
+      kubeConfig: cube.controllerKubeConfig,
+      logger: silentLogger,
+      callTimeoutMs: 15_000,
+    });
     await core.createNamespace({ body: { metadata: { name: this.namespace } } });
     const nodeClass = nodeClassObject({ tags: { team: 'platform' } }, this.nodeClassName);
     delete (nodeClass['metadata'] as Record<string, unknown>)['generation'];
@@ -175,31 +189,27 @@ export class ProvisionerE2E {
       plural: 'ec2nodeclasses',
       body: nodeClass,
     });
-    // Resolved before the lifecycle starts, so the NodePool status it writes finds the class Ready.
-    const status = await account.resolver.resolve(parseEC2NodeClass(nodeClass));
-    await makeNodeClassStatusWriter(kc).write(this.nodeClassName, status);
     const simulator = NodeSimulator.start({ ec2: account.ec2, kubeConfig: kc, clusterName: CLUSTER });
     this.state = {
       kc,
+      controllerKc: cube.controllerKubeConfig,
       core,
       apps: kc.makeApiClient(AppsV1Api),
       custom,
       cluster,
       account,
+      termination: account.as('termination'),
       awsClock,
       simulator,
       server,
-      kubeconfigPath: cube.kubeconfigPath,
+      controllerKubeconfigPath: cube.controllerKubeconfigPath,
     };
     if (this.options.lifecycleLoop ?? true) this.scheduleLifecycle();
   }
 
   private scheduleLifecycle(): void {
     this.lifecycleTimer = setTimeout(async () => {
-      this.lifecyclePass = reconcileLifecycle(
-        { cluster: this.env.cluster, cloud: this.env.account.cloud, logger: this.logger },
-        new Date(),
-      ).then(ignore, (error: unknown) => {
+      this.lifecyclePass = this.controllersPass().then(ignore, (error: unknown) => {
         this.lifecycleErrors.push(error);
       });
       await this.lifecyclePass;
@@ -207,25 +217,35 @@ export class ProvisionerE2E {
     }, LIFECYCLE_EVERY_MS);
   }
 
+  /** One controllers pass of the provisioner Lambda (EC2NodeClasses, NodeClaims, NodePools). */
+  controllersPass() {
+    this.passes += 1;
+    return reconcileLifecycle(
+      {
+        cluster: this.env.cluster,
+        logger: this.logger,
+        nodeClasses: {
+          resolver: this.env.account.resolver,
+          leases: this.leases(),
+          clock: systemClock,
+          holder: `controllers-${this.id}-${this.passes}`,
+        },
+      },
+      new Date(),
+    );
+  }
+
   private async tearDown(): Promise<void> {
     if (this.lifecycleTimer !== undefined) clearTimeout(this.lifecycleTimer);
     this.lifecycleTimer = undefined;
     await this.lifecyclePass;
     if (this.state === undefined) return;
-    const { kc, core, custom, cluster, simulator } = this.state;
-    await simulator.stop();
+    const { core, custom, cluster, simulator, termination, account } = this.state;
+    // What a user does to uninstall: delete the workloads, the NodePools and the EC2NodeClass; then
+    // Flotilla's termination and NodeClass controller finish (the node simulator stays up, so a
+    // terminated instance's Node goes away as in a cluster).
+    await core.deleteNamespace({ name: this.namespace }).catch(ignore);
     for (const pool of this.createdPools) {
-      const claims = await custom
-        .listClusterCustomObject({
-          ...karpenter,
-          plural: 'nodeclaims',
-          labelSelector: `karpenter.sh/nodepool=${pool}`,
-        })
-        .catch(() => ({ items: [] }));
-      await forceDeleteNodeClaims(
-        kc,
-        (claims as { items: { metadata: { name: string } }[] }).items.map((c) => c.metadata.name),
-      );
       await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
     }
     await custom
@@ -236,15 +256,22 @@ export class ProvisionerE2E {
         name: this.nodeClassName,
       })
       .catch(ignore);
-    // Nodes a drain left behind still carry the termination finalizer.
-    const nodes = await core
-      .listNode({ labelSelector: `${RUN_LABEL}=${this.id}` })
-      .catch(() => ({ items: [] }));
-    for (const node of nodes.items) {
-      const name = node.metadata?.name ?? '';
-      await cluster.patchNode(name, { removeFinalizers: ['karpenter.sh/termination'] }).catch(ignore);
-      await core.deleteNode({ name }).catch(ignore);
-    }
+    await terminateThroughFlotilla({ cluster, cloud: termination.cloud, logger: silentLogger }, (claim) =>
+      this.createdPools.includes(claim.nodePoolName),
+    );
+    const nodeClasses = (await cluster.nodeClasses()).items.filter((c) => c.name === this.nodeClassName);
+    await reconcileNodeClasses(
+      {
+        cluster,
+        resolver: account.resolver,
+        leases: this.leases(),
+        clock: systemClock,
+        logger: silentLogger,
+      },
+      { holder: `teardown-${this.id}`, scope: 'all' },
+      { nodeClasses, nodeClaims: (await cluster.nodeClaims()).items },
+    );
+    await simulator.stop();
     const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
     for (const e of events.items) {
       if (e.involvedObject.name?.includes(this.id)) {
@@ -253,10 +280,9 @@ export class ProvisionerE2E {
           .catch(ignore);
       }
     }
-    await core.deleteNamespace({ name: this.namespace }).catch(ignore);
   }
 
-  /** A Ready NodePool of this run (its status written as the NodePool controller would). */
+  /** A NodePool of this run, as a user applies it (Flotilla's controllers write its status). */
   async createPool(group: string, suffix: string, spec: PoolSpec): Promise<string> {
     const name = `prov-${this.id}-${suffix}`;
     this.createdPools.push(name);
@@ -293,10 +319,6 @@ export class ProvisionerE2E {
           },
         },
       },
-    });
-    const ready = (type: string) => ({ type, status: 'True' as const, reason: type, message: '' });
-    await this.env.cluster.patchNodePoolStatus(name, {
-      conditions: [ready('ValidationSucceeded'), ready('NodeClassReady'), ready('Ready')],
     });
     return name;
   }
@@ -407,7 +429,7 @@ export class ProvisionerE2E {
     options: Partial<ProvisionOptions> = {},
     ports: Partial<ProvisionPorts> = {},
   ): Promise<ProvisionResult> {
-    const { cluster, account, kc } = this.env;
+    const { cluster, account } = this.env;
     return provision(
       {
         cluster,
@@ -417,16 +439,22 @@ export class ProvisionerE2E {
         sleep: (ms) => sleep(ms),
         logger: this.logger,
         nodeClassResolver: account.resolver,
-        nodeClassStatusWriter: makeNodeClassStatusWriter(kc),
         ...ports,
       },
       { holder, leaseName: `provisioner#${this.id}`, batchIdleMs: 300, batchMaxMs: 3_000, ...options },
     );
   }
 
-  /** The real DynamoDB lease store (on moto) the runs use. */
+  /** The real DynamoDB lease store (on moto) the runs use, with the provisioner's role. */
   leases(): DynamoLeaseStore {
-    return new DynamoLeaseStore(this.env.account.dynamodb, TABLE);
+    return new DynamoLeaseStore(this.provisionerDynamo(), TABLE);
+  }
+
+  private provisionerAws: LambdaAws | undefined;
+
+  private provisionerDynamo() {
+    this.provisionerAws ??= this.env.account.as('provisioner');
+    return this.provisionerAws.dynamodb;
   }
 
   async podsOf(app: string) {

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import type { Lease } from '../../shared/ports/lease.ts';
@@ -17,6 +18,20 @@ function provisioned(result: ProvisionResult) {
   expect(result.kind).toBe('provisioned');
   if (result.kind !== 'provisioned') throw new Error(`run was ${result.kind}: ${result.why}`);
   return result;
+}
+
+/**
+ * The node's agent lifting its startup taint as `kubectl taint node <node> <key>:<effect>-` does
+ * (read, then the taints without it), with the cluster user's identity: Flotilla never removes a
+ * startup taint.
+ */
+async function agentRemovesTaint(nodeName: string, taint: { key: string; effect: string }): Promise<void> {
+  const node = await e2e.env.core.readNode({ name: nodeName });
+  const taints = (node.spec?.taints ?? []).filter((t) => !(t.key === taint.key && t.effect === taint.effect));
+  await e2e.env.core.patchNode(
+    { name: nodeName, body: { spec: { taints } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 function batchLog(holder: string) {
@@ -85,7 +100,7 @@ describe('provisioner lease fencing (DynamoDB lease store on moto)', () => {
     leaseName: string,
     sleepFor: (ms: number) => Promise<void>,
   ) {
-    const fleets = countCalls(e2e.env.account.ec2, 'CreateFleetCommand');
+    const fleets = countCalls(e2e.env.account.lambdaEc2, 'CreateFleetCommand');
     try {
       const result = provisioned(
         await e2e.run(holder, { leaseName, leaseTtlSeconds: 1, batchIdleMs: 300 }, { sleep: sleepFor }),
@@ -259,9 +274,7 @@ describe('provisioner placement end to end', () => {
     expect(during.unschedulable.filter((u) => u.pod.name.startsWith('agent-wait-'))).toEqual([]);
 
     // The agent removes its taint a few seconds after registration.
-    const agent = sleep(2_000).then(() =>
-      e2e.env.cluster.patchNode(nodeName, { removeTaints: [agentTaint] }),
-    );
+    const agent = sleep(2_000).then(() => agentRemovesTaint(nodeName, agentTaint));
     const pods = await e2e.allRunning('agent-wait', 2);
     await agent;
     expect(new Set(pods.map((p) => p.spec?.nodeName))).toEqual(new Set([nodeName]));
@@ -285,7 +298,7 @@ describe('provisioner placement end to end', () => {
       instanceTypes: ['m5.large'],
       capacityTypes: ['spot', 'on-demand'],
     });
-    const restore = noCapacityFor(e2e.env.account.ec2, 'm5.large', undefined, 'spot');
+    const restore = noCapacityFor(e2e.env.account.lambdaEc2, 'm5.large', undefined, 'spot');
     try {
       await e2e.deploy('spot', 'spot', 1, '1');
       const result = provisioned(await e2e.run(`spot-${id}`));

@@ -165,7 +165,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
   it('re-plans in the same run when the cheapest choice has no capacity', async () => {
     const preferred = await createPool('ice', 'preferred', { instanceTypes: ['t3.large'], weight: 90 });
     const fallback = await createPool('ice', 'fallback', { instanceTypes: ['m5.large'], weight: 10 });
-    const restore = noCapacityFor(e2e.env.account.ec2, 't3.large');
+    const restore = noCapacityFor(e2e.env.account.lambdaEc2, 't3.large');
     try {
       await deploy('ice', 'ice', 1, '1');
       const result = await run(`ice-${id}`);

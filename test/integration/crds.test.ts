@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { kube } from '../harness/index.ts';
@@ -414,16 +414,26 @@ async function refusal(
 }
 
 describe('Karpenter CRDs on a real kube-apiserver', () => {
-  let api: CustomObjectsApi;
+  let user: CustomObjectsApi;
+  let controller: CustomObjectsApi;
 
   beforeAll(async () => {
-    const { kubeConfig } = await kube();
-    api = kubeConfig.makeApiClient(CustomObjectsApi);
+    const cube = await kube();
+    user = cube.userKubeConfig.makeApiClient(CustomObjectsApi);
+    controller = cube.controllerKubeConfig.makeApiClient(CustomObjectsApi);
   });
+
+  /**
+   * Who writes `kind` in a cluster: a user applies NodePools and EC2NodeClasses; NodeClaims only
+   * Flotilla creates and changes, as the flotilla:controller group.
+   */
+  function writerOf(kind: Kind): CustomObjectsApi {
+    return kind === 'NodeClaim' ? controller : user;
+  }
 
   function create(manifest: Manifest, dryRun: boolean): Promise<unknown> {
     const { group, plural } = resources[manifest.kind];
-    return api.createClusterCustomObject({
+    return writerOf(manifest.kind).createClusterCustomObject({
       group,
       version: 'v1',
       plural,
@@ -435,7 +445,7 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
 
   async function read(manifest: Manifest): Promise<{ readonly spec: Readonly<Record<string, unknown>> }> {
     const { group, plural } = resources[manifest.kind];
-    const found: unknown = await api.getClusterCustomObject({
+    const found: unknown = await user.getClusterCustomObject({
       group,
       version: 'v1',
       plural,
@@ -451,14 +461,19 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
     try {
       await body();
     } finally {
-      await api.deleteClusterCustomObject({ group, version: 'v1', plural, name: manifest.metadata.name });
+      await writerOf(manifest.kind).deleteClusterCustomObject({
+        group,
+        version: 'v1',
+        plural,
+        name: manifest.metadata.name,
+      });
     }
   }
 
   // Everything else relies on this: the API server must hold every field of the CRDs (defaults and
   // x-kubernetes-validations included), not a copy a client's typed serializer has filtered.
   it.each(crds)('serves $metadata.name exactly as infra/crds declares it', async (crd) => {
-    const stored = (await api.getClusterCustomObject({
+    const stored = (await user.getClusterCustomObject({
       group: 'apiextensions.k8s.io',
       version: 'v1',
       plural: 'customresourcedefinitions',
@@ -533,15 +548,20 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
         readonly spec: Readonly<Record<string, unknown>>;
       };
       const { group, plural } = resources[manifest.kind];
+      // A merge patch of the whole spec, as its writer sends it: the controller identity may patch
+      // NodeClaims but never replaces them (its role has no update verb).
       const { code, message: reply } = await refusal(
-        api.replaceClusterCustomObject({
-          group,
-          version: 'v1',
-          plural,
-          name: manifest.metadata.name,
-          body: { ...current, spec: update(current.spec) },
-          dryRun: 'All',
-        }),
+        writerOf(manifest.kind).patchClusterCustomObject(
+          {
+            group,
+            version: 'v1',
+            plural,
+            name: manifest.metadata.name,
+            body: { spec: update(current.spec) },
+            dryRun: 'All',
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
       );
       expect(code).toBe(422);
       expect(reply).toContain(`${field}: `);

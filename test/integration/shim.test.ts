@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PodEvent, parsePodEvent } from '../../shared/runtime/pod-event.ts';
+import { awsConfigAs } from '../harness/aws/identity.ts';
+import { deployStack, STACK_CLUSTER } from '../harness/aws/stack.ts';
 import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 
-const clusterName = `shim-${randomBytes(3).toString('hex')}`;
-const namespace = clusterName;
+// The shim runs as deployed: the cluster's kubeconfig is its ServiceAccount's (bound by the rendered
+// RBAC), its AWS keys are its Pod Identity role's, and it sends to the stack's pod-event queue.
+// Pods are created as a user. Other test files share the API server, so only this file's namespace
+// is looked at.
+const clusterName = STACK_CLUSTER;
+const namespace = `shim-${randomBytes(3).toString('hex')}`;
 let server: Moto;
 let cluster: Kube;
 let core: CoreV1Api;
@@ -19,14 +25,15 @@ let shim: ShimProcess;
 beforeAll(async () => {
   [server, cluster] = await Promise.all([moto(), kube()]);
   await resetMoto(server);
+  queueUrl = (await deployStack(server)).queueUrls.podEvents;
+  // Reading the queue is the test's own inspection (the provisioner's part), with the account's key.
   sqs = new SQSClient(awsClientConfig(server));
-  queueUrl =
-    (await sqs.send(new CreateQueueCommand({ QueueName: `${clusterName}-pod-events` }))).QueueUrl ?? '';
-  core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+  core = cluster.userKubeConfig.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: namespace } } });
   shim = await startShimProcess({
-    server,
-    kubeconfigPath: cluster.kubeconfigPath,
+    // The shim's process gets the keys of its own role, as EKS Pod Identity hands them out.
+    server: { ...server, credentials: awsConfigAs(server, 'shim').credentials },
+    kubeconfigPath: cluster.shimKubeconfigPath,
     clusterName,
     queueUrl,
   });

@@ -4,20 +4,29 @@ import { PricingClient } from '@aws-sdk/client-pricing';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { makeDynamoOfferingCache } from '../../../shared/adapters/aws/dynamo-state.ts';
-import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
 import { makePricingApiOnDemandPrices } from '../../../shared/adapters/aws/pricing.ts';
+import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import bundled from '../../../shared/catalog/instance-types.json' with { type: 'json' };
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { CatalogUnavailableError, type EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { EnvVar } from '../../../shared/runtime/env.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { refreshCatalog } from '../../../shared/usecases/refresh-catalog.ts';
-import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
-import { setUpAccount, TABLE } from './cloud-fixture.ts';
-import { nodeClassObject, silentLogger } from './fixtures.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { type LambdaAws, setUpAccount, TABLE } from './cloud-fixture.ts';
+import { CLUSTER, nodeClassObject, silentLogger } from './fixtures.ts';
+import { asLambda } from './lambda-cold-start.ts';
+
+// The catalog Lambda's refresh, with its role: it reads EC2's instance types, offerings and prices,
+// writes the offering cache and cleans up launch templates. The provisioner reads the cache
+// (instanceTypes) and the interruption Lambda backs off offerings, each with its own role; the
+// account's own client scans the table to inspect it.
 
 let server: Moto;
 const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
 let account: Awaited<ReturnType<typeof setUpAccount>>;
+let catalogLambda: LambdaAws;
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 
@@ -29,6 +38,7 @@ beforeEach(async () => {
   await resetMoto(server);
   clock.set(new Date('2026-11-21T10:00:00Z'));
   account = await setUpAccount(server, clock);
+  catalogLambda = account.as('catalog');
 });
 
 /** Every item of the state table (Scan pages at 1 MB). */
@@ -45,17 +55,18 @@ async function scanAll() {
   return items;
 }
 
-function ports(ec2 = account.ec2) {
+/** The catalog Lambda's ports, as its handler builds them (`ec2` with a fault, if given). */
+function ports(ec2 = catalogLambda.ec2) {
   return {
     source: makeEc2CatalogSource({ ec2, region: 'us-east-1', clock, logger: silentLogger }),
     cache: makeDynamoOfferingCache({
-      dynamodb: account.dynamodb,
+      dynamodb: catalogLambda.dynamodb,
       tableName: TABLE,
       logger: silentLogger,
       now: () => clock.now(),
     }),
     logger: silentLogger,
-    launchTemplates: account.cloud.launchTemplates,
+    launchTemplates: catalogLambda.cloud.launchTemplates,
   };
 }
 
@@ -149,10 +160,12 @@ describe('catalog refresh into the DynamoDB offering cache', () => {
 
   it('shows ICE-backed-off offerings as unavailable until the back-off ends', async () => {
     await refreshCatalog(ports());
-    await account.cloud.markUnavailable(
-      [{ instanceType: 'c5.large', zone: 'us-east-1b', capacityType: 'spot' }],
-      'test',
-    );
+    await account
+      .as('interruption')
+      .cloud.markUnavailable(
+        [{ instanceType: 'c5.large', zone: 'us-east-1b', capacityType: 'spot' }],
+        'test',
+      );
     const offering = async () =>
       (await account.cloud.instanceTypes(account.nodeClass))
         .find((t) => t.name === 'c5.large')
@@ -178,7 +191,7 @@ describe('catalog refresh into the DynamoDB offering cache', () => {
   });
 
   it('uses the bundled spot estimates when the spot price history cannot be read', async () => {
-    const ec2 = new EC2Client(awsClientConfig(server));
+    const ec2 = new EC2Client(awsConfigAs(server, 'catalog'));
     ec2.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'DescribeSpotPriceHistoryCommand') {
@@ -202,14 +215,14 @@ describe('catalog refresh into the DynamoDB offering cache', () => {
 
   it('prices on-demand offerings from the bundled table when the Pricing API cannot be read, and says so', async () => {
     // moto serves no Pricing API, so GetProducts really fails over the wire here.
-    const pricing = new PricingClient({ ...awsClientConfig(server), maxAttempts: 1 });
+    const pricing = new PricingClient({ ...awsConfigAs(server, 'catalog'), maxAttempts: 1 });
     const lines: Record<string, unknown>[] = [];
     const logger = makeLogger(
       {},
       { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) },
     );
     const source = makeEc2CatalogSource({
-      ec2: account.ec2,
+      ec2: catalogLambda.ec2,
       region: 'us-east-1',
       clock,
       logger,
@@ -226,17 +239,19 @@ describe('catalog refresh into the DynamoDB offering cache', () => {
   it('runs as the catalog Lambda handler against the configured region and table', async () => {
     const saved = { ...process.env };
     Object.assign(process.env, {
-      AWS_REGION: 'us-east-1',
-      AWS_ENDPOINT_URL: server.endpoint,
-      AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-      FLOTILLA_CLUSTER_NAME: 'test-cluster',
-      FLOTILLA_STATE_TABLE: TABLE,
-      FLOTILLA_LOG_LEVEL: 'error',
+      [EnvVar.clusterName]: CLUSTER,
+      [EnvVar.stateTable]: TABLE,
+      [EnvVar.logLevel]: 'error',
     });
     try {
-      const { handler } = await import('../../../lambdas/catalog/handler.ts');
-      const result = await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} });
+      const { handler } = await asLambda(
+        server,
+        'catalog',
+        () => import('../../../lambdas/catalog/handler.ts'),
+      );
+      const result = await asLambda(server, 'catalog', () =>
+        handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} }),
+      );
       expect(result.instanceTypes).toBeGreaterThan(1000);
       expect((await ports().cache.readCatalog('us-east-1'))?.generation).toBe(result.generation);
     } finally {

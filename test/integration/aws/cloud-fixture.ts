@@ -1,12 +1,16 @@
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { makeAwsCloud } from '../../../shared/adapters/aws/aws-cloud.ts';
-import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
-import { parseEC2NodeClass } from '../../../shared/adapters/aws/nodeclass-schema.ts';
+import { type AwsCloud, makeAwsCloud } from '../../../shared/adapters/aws/aws-cloud.ts';
 import type { ClusterInfo } from '../../../shared/adapters/aws/user-data.ts';
+import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import type { ManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { awsConfigAs, type LambdaName } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto } from '../../harness/index.ts';
 import {
   CLUSTER,
@@ -17,7 +21,7 @@ import {
   testNodeClassResolver,
 } from './fixtures.ts';
 
-export const TABLE = 'flotilla-state';
+export const TABLE = STACK_NAMES.stateTable;
 
 export const CLUSTER_INFO: ClusterInfo = {
   name: CLUSTER,
@@ -26,44 +30,71 @@ export const CLUSTER_INFO: ClusterInfo = {
   serviceCidr: '172.20.0.0/16',
 };
 
-/** The state table as the stack creates it (string pk and sk), named `name`. */
-export async function createStateTable(dynamodb: DynamoDBClient, name = TABLE): Promise<void> {
-  await dynamodb.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
-        { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
-        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
+/** The SDK clients of one Lambda's role, and the Cloud adapter built on them. */
+export interface LambdaAws {
+  readonly ec2: EC2Client;
+  readonly ssm: SSMClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly iam: IAMClient;
+  readonly sqs: SQSClient;
+  readonly cloud: AwsCloud;
 }
 
-/** A fresh account: network, AL2023 parameters, state table, and a Ready NodeClass. */
+/**
+ * A fresh account: the stack deployed (state table, queues, node role and profile), a network,
+ * the AL2023 parameters, and a resolved NodeClass. `ec2`, `ssm` and `dynamodb` are the account's
+ * own clients (set-up and inspection); `as(lambda)` gives a Lambda's clients and Cloud adapter,
+ * whose every call the IAM check holds to that Lambda's policy. `cloud` and `resolver` are the
+ * provisioner's, and `lambdaEc2` the EC2 client under them (for injected faults).
+ */
 export async function setUpAccount(server: Moto, clock: ManualClock, spec: Record<string, unknown> = {}) {
   const config = awsClientConfig(server);
   const ec2 = new EC2Client(config);
   const ssm = new SSMClient(config);
   const dynamodb = new DynamoDBClient(config);
+  const stack = await deployStack(server);
   const network = await makeNetwork(ec2);
   const amis = await publishAl2023(ec2, ssm);
-  await createStateTable(dynamodb);
-  const resolver = testNodeClassResolver(ec2, ssm, clock);
+  const as = (lambda: LambdaName): LambdaAws => {
+    const own = awsConfigAs(server, lambda);
+    const clients = {
+      ec2: new EC2Client(own),
+      ssm: new SSMClient(own),
+      dynamodb: new DynamoDBClient(own),
+      iam: new IAMClient(own),
+      sqs: new SQSClient(own),
+    };
+    return {
+      ...clients,
+      cloud: makeAwsCloud({
+        ec2: clients.ec2,
+        dynamodb: clients.dynamodb,
+        tableName: TABLE,
+        region: 'us-east-1',
+        cluster: CLUSTER_INFO,
+        clock,
+        logger: silentLogger,
+      }),
+    };
+  };
+  const provisioner = as('provisioner');
+  const resolver = testNodeClassResolver(provisioner.ec2, provisioner.ssm, provisioner.iam);
   const parsed = parseEC2NodeClass(nodeClassObject({ tags: { team: 'platform' }, ...spec }));
-  const nodeClass: EC2NodeClass = { ...parsed, status: await resolver.resolve(parsed) };
-  const cloud = makeAwsCloud({
+  const nodeClass: EC2NodeClass = {
+    ...parsed,
+    status: await resolveNodeClassStatus(resolver, parsed, clock.now()),
+  };
+  return {
     ec2,
+    ssm,
     dynamodb,
-    tableName: TABLE,
-    region: 'us-east-1',
-    cluster: CLUSTER_INFO,
-    clock,
-    logger: silentLogger,
-  });
-  return { ec2, ssm, dynamodb, network, amis, nodeClass, cloud, resolver };
+    stack,
+    network,
+    amis,
+    nodeClass,
+    cloud: provisioner.cloud,
+    lambdaEc2: provisioner.ec2,
+    resolver,
+    as,
+  };
 }

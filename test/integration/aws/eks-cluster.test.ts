@@ -1,15 +1,20 @@
-import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { EKSClient } from '@aws-sdk/client-eks';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeClusterAccess } from '../../../shared/adapters/aws/eks-cluster.ts';
 import { CloudApiError } from '../../../shared/ports/cloud.ts';
-import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_CLUSTER } from '../../harness/aws/stack.ts';
+import { type Moto, moto, resetMoto } from '../../harness/index.ts';
+
+// Cluster discovery at a Lambda's cold start, with the provisioner's role: its policy allows
+// eks:DescribeCluster on the stack's own cluster only, so both cases ask for that one.
 
 let server: Moto;
 let eks: EKSClient;
 
 beforeAll(async () => {
   server = await moto();
-  eks = new EKSClient(awsClientConfig(server));
+  eks = new EKSClient(awsConfigAs(server, 'provisioner'));
 });
 
 beforeEach(async () => {
@@ -18,23 +23,18 @@ beforeEach(async () => {
 
 describe('describeClusterAccess', () => {
   it('finds the endpoint, CA and Kubernetes version of an EKS cluster by name', async () => {
-    await eks.send(
-      new CreateClusterCommand({
-        name: 'prod-eu',
-        version: '1.34',
-        roleArn: 'arn:aws:iam::123456789012:role/eks',
-        resourcesVpcConfig: { subnetIds: ['subnet-1', 'subnet-2'] },
-      }),
-    );
-    const access = await describeClusterAccess(eks, 'prod-eu');
+    await deployStack(server, { eksCluster: true });
+    const access = await describeClusterAccess(eks, STACK_CLUSTER);
     expect(access.endpoint).toMatch(/^https:\/\//);
     expect(access.caData.length).toBeGreaterThan(0);
     expect(access.kubernetesVersion).toBe('1.34');
   });
 
   it('says which cluster it could not find', async () => {
-    const failure = await describeClusterAccess(eks, 'missing').catch((error: unknown) => error);
+    // The stack is deployed for a cluster that does not exist (yet) in this region.
+    await deployStack(server);
+    const failure = await describeClusterAccess(eks, STACK_CLUSTER).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(CloudApiError);
-    expect((failure as Error).message).toContain('"missing"');
+    expect((failure as Error).message).toContain(`"${STACK_CLUSTER}"`);
   });
 });

@@ -9,12 +9,13 @@ import {
 import type { IAMClient } from '@aws-sdk/client-iam';
 import { PutParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { makeNodeClassResolver } from '../../../shared/adapters/aws/nodeclass.ts';
-import type { Clock } from '../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { STACK_CLUSTER } from '../../harness/aws/stack.ts';
 
-/** AWS and moto refuse writes under /aws/, so tests publish the "public" parameters here. */
-export const SSM_PREFIX = '/flotilla-test/aws/service';
-export const CLUSTER = 'test-cluster';
+/** Where AWS publishes its public parameters (the harness publishes them there on moto, see put). */
+export const SSM_PREFIX = '/aws/service';
+/** The cluster of the deployed stack (its policies name it). */
+export const CLUSTER = STACK_CLUSTER;
 export const K8S_VERSION = '1.34';
 export const DISCOVERY = { 'karpenter.sh/discovery': CLUSTER };
 
@@ -100,8 +101,26 @@ export async function publishBottlerocket(ec2: EC2Client, ssm: SSMClient) {
   return { amd64 };
 }
 
+/**
+ * Puts an SSM parameter. AWS's own public parameters (under /aws/) nobody else may write, moto
+ * included: the harness publishes those into moto's store as AWS would (test/harness/moto_server.py).
+ */
 export async function put(ssm: SSMClient, name: string, value: string) {
-  await ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }));
+  if (!name.startsWith('/aws/')) {
+    await ssm.send(new PutParameterCommand({ Name: name, Value: value, Type: 'String', Overwrite: true }));
+    return;
+  }
+  const endpoint = await ssm.config.endpoint?.();
+  const region = await ssm.config.region();
+  if (endpoint === undefined) throw new Error("publishing a public AWS parameter needs moto's endpoint");
+  const url = `${endpoint.protocol}//${endpoint.hostname}:${endpoint.port}/flotilla-harness/aws-parameters`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ region, parameters: { [name]: value } }),
+  });
+  if (!response.ok)
+    throw new Error(`publishing ${name} on moto failed: HTTP ${response.status} ${await response.text()}`);
 }
 
 /** An EC2NodeClass object as the API server would return it (`undefined` in `spec` removes a default). */
@@ -122,8 +141,8 @@ export function nodeClassObject(spec: Record<string, unknown>, name = 'default')
   ) as Record<string, unknown>;
 }
 
-/** The NodeClass resolver as the tests use it: the test cluster, us-east-1, parameters under SSM_PREFIX. */
-export function testNodeClassResolver(ec2: EC2Client, ssm: SSMClient, clock: Clock, iam?: IAMClient) {
+/** The NodeClass resolver as the Lambdas build it, for the test cluster in us-east-1. */
+export function testNodeClassResolver(ec2: EC2Client, ssm: SSMClient, iam?: IAMClient) {
   return makeNodeClassResolver({
     ec2,
     ssm,
@@ -131,8 +150,6 @@ export function testNodeClassResolver(ec2: EC2Client, ssm: SSMClient, clock: Clo
     clusterName: CLUSTER,
     region: 'us-east-1',
     kubernetesVersion: K8S_VERSION,
-    clock,
-    logger: silentLogger,
     ssmParameterPrefix: SSM_PREFIX,
   });
 }

@@ -1,5 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoLeaseStore } from '../../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../../shared/adapters/aws/follow-up.ts';
@@ -7,13 +12,17 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { CloudApiError } from '../../../shared/ports/cloud.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { parseQueueMessage } from '../../../shared/runtime/pod-event.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
-import { createStateTable } from './cloud-fixture.ts';
 
-// The provisioner's delayed follow-up to itself, on moto's SQS and DynamoDB.
+// The provisioner's delayed follow-up to itself, on moto's SQS and DynamoDB: the stack's pod-event
+// queue and state table, sent to and leased with the provisioner's role. `sqs` is the account's
+// own client, for inspecting the queue.
 
 let server: Moto;
 let sqs: SQSClient;
+let provisionerSqs: SQSClient;
 let leases: DynamoLeaseStore;
 let queueUrl: string;
 const logs: Record<string, unknown>[] = [];
@@ -25,11 +34,12 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await resetMoto(server);
-  const dynamodb = new DynamoDBClient(awsClientConfig(server));
-  await createStateTable(dynamodb, 'follow-up-state');
-  leases = new DynamoLeaseStore(dynamodb, 'follow-up-state');
+  const stack = await deployStack(server);
+  queueUrl = stack.queueUrls.podEvents;
+  const provisioner = awsConfigAs(server, 'provisioner');
+  leases = new DynamoLeaseStore(new DynamoDBClient(provisioner), STACK_NAMES.stateTable);
+  provisionerSqs = new SQSClient(provisioner);
   sqs = new SQSClient(awsClientConfig(server));
-  queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'prod-pod-events' }))).QueueUrl ?? '';
 });
 
 async function receiveAll() {
@@ -43,9 +53,9 @@ describe('provisioner follow-up', () => {
   it('sends one delayed follow-up however many invocations ask at once', async () => {
     const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
     const schedule = makeFollowUpScheduler({
-      sqs,
+      sqs: provisionerSqs,
       queueUrl,
-      clusterName: 'prod',
+      clusterName: STACK_CLUSTER,
       leases,
       clock,
       logger,
@@ -69,7 +79,7 @@ describe('provisioner follow-up', () => {
         followUp: {
           version: 'flotilla.follow-up/v1',
           kind: 'LifecycleFollowUp',
-          cluster: 'prod',
+          cluster: STACK_CLUSTER,
           nodeClaims: ['default-aaaaaaaaaa'],
           requestedAt: '2026-11-21T10:00:00.000Z',
         },
@@ -84,9 +94,21 @@ describe('provisioner follow-up', () => {
 
   it('reports a queue that cannot be reached and frees the lease for the next invocation', async () => {
     const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
-    const options = { sqs, clusterName: 'prod', leases, clock, logger, delaySeconds: 5 };
-    const broken = makeFollowUpScheduler({ ...options, queueUrl: `${queueUrl}-missing` });
+    const options = {
+      sqs: provisionerSqs,
+      clusterName: STACK_CLUSTER,
+      leases,
+      clock,
+      logger,
+      delaySeconds: 5,
+    };
+    // The stack's queue is gone (deleted by hand): the role may send to it, but there is nothing there.
+    await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
+    const broken = makeFollowUpScheduler({ ...options, queueUrl });
     await expect(broken('a', ['default-aaaaaaaaaa'])).rejects.toBeInstanceOf(CloudApiError);
+    // Deployed again, the queue is back at the same URL.
+    const restored = await sqs.send(new CreateQueueCommand({ QueueName: STACK_NAMES.queues.podEvents }));
+    expect(restored.QueueUrl).toBe(queueUrl);
     const working = makeFollowUpScheduler({ ...options, queueUrl });
     expect(await working('b', ['default-aaaaaaaaaa'])).toBe(true);
     expect(() => makeFollowUpScheduler({ ...options, queueUrl, delaySeconds: 901 })).toThrow(/0 to 900/);

@@ -1,33 +1,39 @@
 import { readFileSync } from 'node:fs';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EnvVar } from '../../../shared/runtime/env.ts';
-import { awsClientConfig, kube, moto, resetMoto } from '../../harness/index.ts';
-import { capturingStdout, prepareColdStart } from './lambda-cold-start.ts';
+import { awsClientConfig, kube, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { asLambda, capturingStdout, prepareColdStart } from './lambda-cold-start.ts';
 
-// The interruption and termination Lambdas' real modules: cold start (eks:DescribeCluster on moto,
-// the harness's API server through a kubeconfig), then one invocation each with real event JSON.
+// The interruption and termination Lambdas' real modules, as deployed: cold start
+// (eks:DescribeCluster on moto, the harness's API server as the flotilla:controller group), then
+// one invocation each with real event JSON, each Lambda with its own role and the stack's
+// termination queue.
 describe('interruption and termination Lambdas cold start', () => {
   type Handler = (event: unknown) => Promise<unknown>;
+  let server: Moto;
   let interruption: Handler;
   let termination: Handler;
   let queueUrl = '';
   const lines: string[] = [];
-  const clusterName = `cold-${Date.now().toString(36)}`;
+  const run = `cold-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    const [server, cluster] = await Promise.all([moto(), kube()]);
+    const [motoServer, cube] = await Promise.all([moto(), kube()]);
+    server = motoServer;
     await resetMoto(server);
-    const created = await new SQSClient(awsClientConfig(server)).send(
-      new CreateQueueCommand({ QueueName: `${clusterName}-termination` }),
-    );
-    queueUrl = created.QueueUrl ?? '';
-    await prepareColdStart(server, cluster.kubeconfigPath, clusterName, {
-      [EnvVar.terminationQueueUrl]: queueUrl,
-    });
+    const stack = await prepareColdStart(server, cube.controllerKubeconfigPath);
+    queueUrl = stack.queueUrls.termination;
     await capturingStdout(lines, async () => {
-      ({ handler: interruption } = await import('../../../lambdas/interruption/handler.ts'));
-      ({ handler: termination } = await import('../../../lambdas/termination/handler.ts'));
+      ({ handler: interruption } = await asLambda(
+        server,
+        'interruption',
+        () => import('../../../lambdas/interruption/handler.ts'),
+      ));
+      ({ handler: termination } = await asLambda(
+        server,
+        'termination',
+        () => import('../../../lambdas/termination/handler.ts'),
+      ));
     });
   });
 
@@ -36,12 +42,14 @@ describe('interruption and termination Lambdas cold start', () => {
       new URL('../../fixtures/events/spot-interruption.json', import.meta.url),
       'utf8',
     );
-    const result = await interruption({
-      Records: [
-        { messageId: 'known-shape', body: event },
-        { messageId: 'malformed', body: '{"version": "0"}' },
-      ],
-    });
+    const result = await asLambda(server, 'interruption', () =>
+      interruption({
+        Records: [
+          { messageId: 'known-shape', body: event },
+          { messageId: 'malformed', body: '{"version": "0"}' },
+        ],
+      }),
+    );
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'malformed' }] });
     const discovered = lines
       .map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -50,14 +58,14 @@ describe('interruption and termination Lambdas cold start', () => {
   });
 
   it('the termination Lambda acknowledges a request for a NodeClaim that is gone', async () => {
-    const result = await termination({
-      Records: [
-        { messageId: 'gone', body: JSON.stringify({ version: 1, nodeClaim: `${clusterName}-missing` }) },
-      ],
-    });
+    const result = await asLambda(server, 'termination', () =>
+      termination({
+        Records: [{ messageId: 'gone', body: JSON.stringify({ version: 1, nodeClaim: `${run}-missing` }) }],
+      }),
+    );
     expect(result).toEqual({ batchItemFailures: [] });
     // Nothing was handed on for a NodeClaim that does not exist.
-    const queued = await new SQSClient(awsClientConfig(await moto())).send(
+    const queued = await new SQSClient(awsClientConfig(server)).send(
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
     );
     expect(queued.Messages ?? []).toEqual([]);

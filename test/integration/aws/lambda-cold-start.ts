@@ -1,42 +1,48 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { EnvVar } from '../../../shared/runtime/env.ts';
-import { awsClientConfig, type Moto } from '../../harness/index.ts';
-import { createStateTable } from './cloud-fixture.ts';
+import { type LambdaName, lambdaAwsEnv, lambdaInvocation } from '../../harness/aws/identity.ts';
+import { type DeployedStack, deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
+import type { Moto } from '../../harness/index.ts';
 
-// What a Lambda of the stack finds at cold start, on moto and the harness's API server: the EKS
-// cluster it discovers, its state table, and the process environment the stack sets.
+// What a Lambda of the stack finds at cold start, on moto and the harness's API server: the stack
+// deployed (its EKS cluster, state table and queues), and the process environment the stack sets,
+// with the Lambda's own role and the controller group's kubeconfig.
 
 /**
- * Creates the EKS cluster `clusterName` and its state table `<clusterName>-state` on moto, and sets
- * the environment: moto as AWS, the API server through `kubeconfigPath`, the cluster and table
- * names, and `extra`.
+ * Deploys the stack on moto (EKS cluster included) and sets the environment the stack gives its
+ * Lambdas: the API server through `controllerKubeconfigPath`, the cluster, table and queues, and
+ * `extra`.
+ * The AWS identity is set per Lambda by `asLambda`.
  */
 export async function prepareColdStart(
   server: Moto,
-  kubeconfigPath: string,
-  clusterName: string,
+  controllerKubeconfigPath: string,
   extra: Record<string, string> = {},
-): Promise<void> {
-  await new EKSClient(awsClientConfig(server)).send(
-    new CreateClusterCommand({
-      name: clusterName,
-      version: '1.34',
-      roleArn: 'arn:aws:iam::123456789012:role/eks',
-      resourcesVpcConfig: { subnetIds: ['subnet-1'] },
-    }),
-  );
-  await createStateTable(new DynamoDBClient(awsClientConfig(server)), `${clusterName}-state`);
+): Promise<DeployedStack> {
+  const stack = await deployStack(server, { eksCluster: true });
   Object.assign(process.env, {
     AWS_REGION: server.region,
     AWS_ENDPOINT_URL: server.endpoint,
-    AWS_ACCESS_KEY_ID: server.credentials.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: server.credentials.secretAccessKey,
-    KUBECONFIG: kubeconfigPath,
-    [EnvVar.clusterName]: clusterName,
-    [EnvVar.stateTable]: `${clusterName}-state`,
+    KUBECONFIG: controllerKubeconfigPath,
+    [EnvVar.clusterName]: STACK_CLUSTER,
+    [EnvVar.stateTable]: STACK_NAMES.stateTable,
+    [EnvVar.podEventQueueUrl]: stack.queueUrls.podEvents,
+    [EnvVar.terminationQueueUrl]: stack.queueUrls.termination,
     ...extra,
   });
+  return stack;
+}
+
+/**
+ * Runs `work` (a handler's import or one invocation) as `lambda`'s invocation: the IAM check holds
+ * every AWS call made within it to that Lambda's policy, however the invocations of several
+ * handlers interleave, and the process environment has that Lambda's role and function name while
+ * `work` starts (a handler reads its name at import).
+ */
+export async function asLambda<T>(server: Moto, lambda: LambdaName, work: () => Promise<T>): Promise<T> {
+  Object.assign(process.env, lambdaAwsEnv(server, lambda), {
+    AWS_LAMBDA_FUNCTION_NAME: `flotilla-${lambda}`,
+  });
+  return lambdaInvocation.run(lambda, work);
 }
 
 /** Runs `load` (a handler module's import, whose cold start logs) with stdout going to `lines`. */

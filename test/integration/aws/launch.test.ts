@@ -24,11 +24,17 @@ import {
   NodeClassNotReadyError,
   type OfferingCatalog,
 } from '../../../shared/ports/cloud.ts';
-import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { setUpAccount } from './cloud-fixture.ts';
 import { CLUSTER, silentLogger } from './fixtures.ts';
 import { noCapacityFor } from './ice.ts';
+
+// Launches through the provisioner's Cloud adapter, with its role; launch template clean-up is the
+// catalog Lambda's and termination the termination Lambda's, each with its own role. The
+// account's own client (`account.ec2`) inspects what was launched and plays a user's own instances.
 
 let server: Moto;
 let catalog: OfferingCatalog;
@@ -38,8 +44,9 @@ let account: Awaited<ReturnType<typeof setUpAccount>>;
 beforeAll(async () => {
   server = await moto();
   await resetMoto(server);
-  // moto's instance-type data does not change between resets: read the catalog once.
-  const ec2 = new EC2Client(awsClientConfig(server));
+  // moto's instance-type data does not change between resets: read the catalog once, as the
+  // catalog Lambda reads it.
+  const ec2 = new EC2Client(awsConfigAs(server, 'catalog'));
   catalog = await makeEc2CatalogSource({
     ec2,
     region: 'us-east-1',
@@ -173,7 +180,7 @@ describe('launching through CreateFleet against moto', () => {
     // Two hours later only the team templates are used again; the general ones are deleted.
     clock.advance(2 * 3600_000);
     await account.cloud.create(request('team-two', team));
-    const deleted = await account.cloud.launchTemplates.deleteUnused(3600);
+    const deleted = await account.as('catalog').cloud.launchTemplates.deleteUnused(3600);
     expect(deleted.sort()).toEqual(general);
     const remaining = (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
     expect(remaining).toHaveLength(2);
@@ -192,7 +199,7 @@ describe('launching through CreateFleet against moto', () => {
   });
 
   it('backs off an offering after insufficient capacity until 3 minutes pass on the clock', async () => {
-    const restore = noCapacityFor(account.ec2, 't3.medium');
+    const restore = noCapacityFor(account.lambdaEc2, 't3.medium');
     const first = await account.cloud.create(request('ice-1'));
     restore();
     expect(first.instanceType).toBe('c5.large');
@@ -212,7 +219,7 @@ describe('launching through CreateFleet against moto', () => {
   });
 
   it('backs off only the zone that had no capacity', async () => {
-    const restore = noCapacityFor(account.ec2, 't3.medium', ['us-east-1a']);
+    const restore = noCapacityFor(account.lambdaEc2, 't3.medium', ['us-east-1a']);
     const first = await account.cloud.create(request('zonal-1'));
     restore();
     expect(first).toMatchObject({ instanceType: 't3.medium', zone: 'us-east-1b' });
@@ -221,7 +228,9 @@ describe('launching through CreateFleet against moto', () => {
   });
 
   it('raises InsufficientCapacityError carrying the offerings when every fleet error is a capacity error', async () => {
-    const restores = ['t3.medium', 'c5.large', 'm5.large'].map((type) => noCapacityFor(account.ec2, type));
+    const restores = ['t3.medium', 'c5.large', 'm5.large'].map((type) =>
+      noCapacityFor(account.lambdaEc2, type),
+    );
     const error = await account.cloud.create(request('all-ice')).catch((e: unknown) => e);
     for (const restore of restores) restore();
     expect(error).toBeInstanceOf(InsufficientCapacityError);
@@ -240,7 +249,7 @@ describe('launching through CreateFleet against moto', () => {
   });
 
   it('raises a CloudApiError with the AWS code when a fleet error is not about capacity', async () => {
-    account.ec2.middlewareStack.add(
+    account.lambdaEc2.middlewareStack.add(
       (next, context) => async (args) =>
         context.commandName === 'CreateFleetCommand'
           ? {
@@ -258,7 +267,7 @@ describe('launching through CreateFleet against moto', () => {
       { step: 'initialize', name: 'bad-profile' },
     );
     const error = await account.cloud.create(request('bad')).catch((e: unknown) => e);
-    account.ec2.middlewareStack.remove('bad-profile');
+    account.lambdaEc2.middlewareStack.remove('bad-profile');
     expect(error).toBeInstanceOf(CloudApiError);
     expect(error).toMatchObject({ awsCode: 'InvalidParameterValue' });
     expect((error as Error).message).toContain('Invalid IAM Instance Profile name');
@@ -266,7 +275,7 @@ describe('launching through CreateFleet against moto', () => {
 
   it('prefers spot when the NodeClaim allows it, with price-capacity-optimized', async () => {
     const seen: CreateFleetCommandInput[] = [];
-    account.ec2.middlewareStack.add(
+    account.lambdaEc2.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
         return next(args);
@@ -278,7 +287,7 @@ describe('launching through CreateFleet against moto', () => {
         requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
       }),
     );
-    account.ec2.middlewareStack.remove('record');
+    account.lambdaEc2.middlewareStack.remove('record');
     expect(instance.capacityType).toBe('spot');
     expect(seen[0]?.SpotOptions?.AllocationStrategy).toBe('price-capacity-optimized');
     expect(seen[0]?.TargetCapacitySpecification).toEqual({
@@ -301,10 +310,14 @@ describe('launching through CreateFleet against moto', () => {
   });
 
   it('launches nothing for a NodeClass that is not ready', async () => {
-    const broken = await account.resolver.resolve({
-      ...account.nodeClass,
-      spec: { ...account.nodeClass.spec, subnetSelectorTerms: [{ tags: { nope: 'nope' } }] },
-    });
+    const broken = await resolveNodeClassStatus(
+      account.resolver,
+      {
+        ...account.nodeClass,
+        spec: { ...account.nodeClass.spec, subnetSelectorTerms: [{ tags: { nope: 'nope' } }] },
+      },
+      clock.now(),
+    );
     const error = await account.cloud
       .create(request('not-ready', { nodeClass: { ...account.nodeClass, status: broken } }))
       .catch((e: unknown) => e);
@@ -365,13 +378,14 @@ describe('terminate, describe and list', () => {
     );
     expect(await account.cloud.get(a.instanceId)).toMatchObject({ nodeClaimName: 'gc-a', state: 'running' });
 
-    await account.cloud.delete(a.instanceId);
-    await account.cloud.delete(a.instanceId);
-    await account.cloud.delete('i-0123456789abcdef0');
-    expect(await account.cloud.get(a.instanceId)).toBeUndefined();
+    const termination = account.as('termination').cloud;
+    await termination.delete(a.instanceId);
+    await termination.delete(a.instanceId);
+    await termination.delete('i-0123456789abcdef0');
+    expect(await termination.get(a.instanceId)).toBeUndefined();
     expect((await account.cloud.list()).map((i) => i.instanceId)).toEqual([b.instanceId]);
 
-    await expect(account.cloud.delete(foreignId)).rejects.toBeInstanceOf(InstanceNotOwnedError);
+    await expect(termination.delete(foreignId)).rejects.toBeInstanceOf(InstanceNotOwnedError);
     const still = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [foreignId] }));
     expect(still.Reservations?.[0]?.Instances?.[0]?.State?.Name).toBe('running');
   });

@@ -6,6 +6,7 @@ import {
 } from '../../../shared/adapters/aws/clients.ts';
 import { makeInstanceOps } from '../../../shared/adapters/aws/instances.ts';
 import { CloudApiError } from '../../../shared/ports/cloud.ts';
+import { lambdaCredentials } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { CLUSTER, silentLogger } from './fixtures.ts';
 
@@ -26,14 +27,17 @@ interface Retry {
   readonly errorName: string;
 }
 
-/** An EC2 client built as the adapter builds it, with `failures` injected below the retry layer. */
+/**
+ * An EC2 client built as the adapter builds it, with the provisioner's role (cloud.list is its
+ * call) and `failures` injected below the retry layer.
+ */
 function client(retry: RetryOptions, failures: readonly string[]) {
   const retries: Retry[] = [];
   const ec2 = new EC2Client(
     flotillaClientConfig({
       region: server.region,
       endpoint: server.endpoint,
-      credentials: server.credentials,
+      credentials: lambdaCredentials('provisioner'),
       retry: { ...retry, onRetry: (r) => retries.push(r) },
     }),
   );

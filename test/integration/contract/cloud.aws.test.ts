@@ -2,9 +2,10 @@ import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
-import type { OfferingCatalog } from '../../../shared/ports/cloud.ts';
+import type { Cloud, OfferingCatalog } from '../../../shared/ports/cloud.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
-import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { setUpAccount } from '../aws/cloud-fixture.ts';
 import { CLUSTER, silentLogger } from '../aws/fixtures.ts';
 import { noCapacityFor } from '../aws/ice.ts';
@@ -16,9 +17,10 @@ let catalog: OfferingCatalog;
 beforeAll(async () => {
   server = await moto();
   await resetMoto(server);
-  // moto's instance types do not change between resets: read the catalog once.
+  // moto's instance types do not change between resets: read the catalog once, as the catalog
+  // Lambda reads it.
   catalog = await makeEc2CatalogSource({
-    ec2: new EC2Client(awsClientConfig(server)),
+    ec2: new EC2Client(awsConfigAs(server, 'catalog')),
     region: 'us-east-1',
     clock: makeManualClock(START),
     logger: silentLogger,
@@ -29,14 +31,23 @@ describeCloudContract('AWS adapter on moto', async () => {
   await resetMoto(server);
   const clock = makeManualClock(START);
   const account = await setUpAccount(server, clock);
-  await account.cloud.offeringCache.writeCatalog(catalog);
+  await account.as('catalog').cloud.offeringCache.writeCatalog(catalog);
+  // Each method runs with the role of the Lambda that calls it in production: the provisioner
+  // reads instance types, launches, gets and lists; the termination Lambda terminates (delete);
+  // the interruption Lambda backs off the offering of an interrupted spot instance
+  // (markUnavailable). The adapter's methods are closures, so they can be taken apart this way.
+  const cloud: Cloud = {
+    ...account.cloud,
+    delete: account.as('termination').cloud.delete,
+    markUnavailable: account.as('interruption').cloud.markUnavailable,
+  };
   return {
-    cloud: account.cloud,
+    cloud,
     nodeClass: account.nodeClass,
     clock,
     clusterName: CLUSTER,
     zones: ['us-east-1a', 'us-east-1b', 'us-east-1c'],
-    noCapacityFor: (type, zones) => noCapacityFor(account.ec2, type, zones),
+    noCapacityFor: (type, zones) => noCapacityFor(account.lambdaEc2, type, zones),
     async launchForeignInstance() {
       const foreign = await account.ec2.send(
         new RunInstancesCommand({

@@ -10,12 +10,15 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { afterAll, expect } from 'vitest';
+import { CONTROLLER_RULES } from '../../../infra/manifests.ts';
 import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { type ContractManifest, describeClusterContract } from '../../contract/cluster-contract.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
+import { RecordingKubeConfig } from '../../harness/kube/recording.ts';
 import { waitFor } from '../../harness/proc.ts';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -26,8 +29,31 @@ const CUSTOM: Record<string, { group: string; version: string; plural: string }>
   EC2NodeClass: { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' },
 };
 
+// The adapter runs as Flotilla's own identity (the flotilla:controller group, bound by the rendered
+// RBAC); seeding plays a user, a kubelet or kube-controller-manager with the user's kubeconfig.
+// The contract calls every port method, so what the adapter asked of the API server is what
+// Flotilla's ClusterRole must grant: no more (afterAll below), and no less (a 403 fails the case).
+const recorder = new RecordingKubeConfig();
+
+afterAll(() => {
+  const granted = new Set(
+    CONTROLLER_RULES.flatMap((rule) =>
+      rule.apiGroups.flatMap((group) =>
+        rule.resources.flatMap((resource) => rule.verbs.map((verb) => `${group}|${resource}|${verb}`)),
+      ),
+    ),
+  );
+  expect([...recorder.accesses].filter((a) => !granted.has(a)).sort(), 'used but not granted').toEqual([]);
+  expect(
+    [...granted].filter((a) => !recorder.accesses.has(a as never)).sort(),
+    'granted but never used',
+  ).toEqual([]);
+});
 describeClusterContract('kube adapter on a real API server', async () => {
-  const { kubeConfig: kc } = await kube();
+  const cube = await kube();
+  const kc = cube.userKubeConfig;
+  const controllerKc = recorder;
+  recorder.loadFromFile(cube.controllerKubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
@@ -35,7 +61,7 @@ describeClusterContract('kube adapter on a real API server', async () => {
   const storage = kc.makeApiClient(StorageV1Api);
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
   const cluster = makeKubeCluster({
-    kubeConfig: kc,
+    kubeConfig: controllerKc,
     logger: makeLogger({}, { level: 'error', sink: () => undefined }),
     clock,
   });
@@ -71,6 +97,12 @@ describeClusterContract('kube adapter on a real API server', async () => {
         await apps.createNamespacedDaemonSet({ namespace, body: manifest as never });
       } else if (manifest.kind === 'VolumeAttachment') {
         await storage.createVolumeAttachment({ body: manifest as never });
+      } else if (manifest.kind === 'StorageClass') {
+        await storage.createStorageClass({ body: manifest as never });
+      } else if (manifest.kind === 'PersistentVolume') {
+        await core.createPersistentVolume({ body: manifest as never });
+      } else if (manifest.kind === 'PersistentVolumeClaim') {
+        await core.createNamespacedPersistentVolumeClaim({ namespace, body: manifest as never });
       } else {
         throw new Error(`the kube fixture cannot seed ${manifest.kind}`);
       }
@@ -162,15 +194,26 @@ describeClusterContract('kube adapter on a real API server', async () => {
         )
         .catch(() => [] as string[]);
       await forceDeleteNodeClaims(
-        kc,
+        controllerKc,
         claims.filter((c) => c.endsWith(id)),
       );
+      // Finalizers on Nodes and EC2NodeClasses are Flotilla's: it drops what a failed test left.
+      const controllerCore = controllerKc.makeApiClient(CoreV1Api);
+      const controllerCustom = controllerKc.makeApiClient(CustomObjectsApi);
+      const noFinalizers = { metadata: { finalizers: null } };
       for (const { kind, name } of created.reverse()) {
         const target = CUSTOM[kind];
+        if (kind === 'EC2NodeClass' && target !== undefined) {
+          await controllerCustom
+            .patchClusterCustomObject({ ...target, name, body: noFinalizers }, mergePatch)
+            .catch(ignore);
+        }
         if (target !== undefined) await custom.deleteClusterCustomObject({ ...target, name }).catch(ignore);
         if (kind === 'VolumeAttachment') await storage.deleteVolumeAttachment({ name }).catch(ignore);
+        if (kind === 'StorageClass') await storage.deleteStorageClass({ name }).catch(ignore);
+        if (kind === 'PersistentVolume') await core.deletePersistentVolume({ name }).catch(ignore);
         if (kind === 'Node') {
-          await core.patchNode({ name, body: { metadata: { finalizers: null } } }, mergePatch).catch(ignore);
+          await controllerCore.patchNode({ name, body: noFinalizers }, mergePatch).catch(ignore);
           await core.deleteNode({ name }).catch(ignore);
         }
       }

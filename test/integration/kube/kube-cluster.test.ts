@@ -37,7 +37,10 @@ const logLines: string[] = [];
 const logger = makeLogger({}, { level: 'warn', sink: (line) => logLines.push(line) });
 const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
 
+/** A cluster user's kubeconfig, for set-up that plays a user or kubelet. */
 let kc: KubeConfig;
+/** Flotilla's own kubeconfig (the flotilla:controller group): the adapter under test runs as it. */
+let controllerKc: KubeConfig;
 let core: CoreV1Api;
 let custom: CustomObjectsApi;
 let cluster: Cluster;
@@ -46,10 +49,16 @@ let poolUid = '';
 const ignore = () => undefined;
 
 beforeAll(async () => {
-  ({ kubeConfig: kc } = await kube());
+  ({ userKubeConfig: kc, controllerKubeConfig: controllerKc } = await kube());
   core = kc.makeApiClient(CoreV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
-  cluster = makeKubeCluster({ kubeConfig: kc, logger, clock, maxConcurrentCalls: 4, callTimeoutMs: 15_000 });
+  cluster = makeKubeCluster({
+    kubeConfig: controllerKc,
+    logger,
+    clock,
+    maxConcurrentCalls: 4,
+    callTimeoutMs: 15_000,
+  });
   await core.createNamespace({ body: { metadata: { name: ns, labels: { team: `t-${id}` } } } });
   await waitFor(
     'the default service account',
@@ -60,7 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const storage = kc.makeApiClient(StorageV1Api);
-  await forceDeleteNodeClaims(kc, [names.claim, names.badClaim]);
+  await forceDeleteNodeClaims(controllerKc, [names.claim, names.badClaim]);
   await custom
     .deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: names.pool })
     .catch(ignore);
@@ -633,9 +642,11 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
 
   it('retries a status patch after a real 409 Conflict and gives up when conflicts persist', async () => {
     let writes = 0;
+    // Another Flotilla invocation racing this one: only Flotilla writes NodeClaims.
+    const rival = controllerKc.makeApiClient(CustomObjectsApi);
     const bump = async () => {
       writes++;
-      await custom.patchClusterCustomObject(
+      await rival.patchClusterCustomObject(
         {
           ...karpenter,
           plural: 'nodeclaims',
@@ -647,7 +658,7 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
     };
     let calls = 0;
     const racing = makeKubeCluster({
-      kubeConfig: kc,
+      kubeConfig: controllerKc,
       logger,
       clock,
       beforeWrite: async () => {
@@ -661,7 +672,7 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
     expect(claims.items.find((c) => c.name === names.claim)?.status.nodeName).toBe(`node-${id}`);
 
     const hopeless = makeKubeCluster({
-      kubeConfig: kc,
+      kubeConfig: controllerKc,
       logger,
       clock,
       conflictAttempts: 3,
@@ -675,19 +686,22 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
   });
 
   it('reports a malformed NodeClaim and still reads the others', async () => {
-    await custom.createClusterCustomObject({
-      ...karpenter,
-      plural: 'nodeclaims',
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodeClaim',
-        metadata: { name: names.badClaim },
-        spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
-          requirements: [],
-        },
-      },
-    });
+    // Only Flotilla writes NodeClaims: it makes one through the adapter, then takes away the
+    // karpenter.sh/nodepool label every NodeClaim it reads must carry.
+    expect(
+      await cluster.createNodeClaim({
+        name: names.badClaim,
+        nodePool: { name: names.pool, uid: poolUid },
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
+        labels: {},
+        annotations: {},
+        requirements: [],
+        requests: {},
+        taints: [],
+        startupTaints: [],
+      }),
+    ).toBe(true);
+    await cluster.patchNodeClaimMetadata(names.badClaim, { labels: { 'karpenter.sh/nodepool': null } });
     const claims = await cluster.nodeClaims();
     expect(claims.items.some((c) => c.name === names.claim)).toBe(true);
     expect(claims.items.some((c) => c.name === names.badClaim)).toBe(false);
@@ -712,7 +726,12 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
 describe('kube cluster adapter: events', () => {
   it('records one Event per subject, reason and message, counting repeats after the dedupe window', async () => {
     const eventClock = makeManualClock(new Date());
-    const events = makeKubeCluster({ kubeConfig: kc, logger, clock: eventClock, eventDedupeSeconds: 120 });
+    const events = makeKubeCluster({
+      kubeConfig: controllerKc,
+      logger,
+      clock: eventClock,
+      eventDedupeSeconds: 120,
+    });
     const event = {
       subject: { kind: 'Pod' as const, namespace: ns, name: 'big' },
       type: 'Warning' as const,

@@ -16,7 +16,8 @@ import { waitFor } from '../../harness/proc.ts';
 
 // The Cluster port's termination operations against the real API server. kube-controller-manager
 // runs in the harness, so PodDisruptionBudget status (disruptionsAllowed) is the real one. No
-// kubelet runs for this file's Node: pod status is written here as a kubelet would.
+// kubelet runs for this file's Node: pod status is written here as a kubelet would. The adapter
+// runs as Flotilla's own identity (the flotilla:controller group); set-up plays a user and kubelet.
 
 const id = randomBytes(3).toString('hex');
 const ns = `term-ops-${id}`;
@@ -26,15 +27,17 @@ const attachmentName = `term-va-${id}`;
 const otherAttachment = `term-va-other-${id}`;
 const ignore = () => undefined;
 
+/** A cluster user's kubeconfig, for set-up that plays a user or kubelet. */
 let kc: KubeConfig;
 let core: CoreV1Api;
 let cluster: Cluster;
 
 beforeAll(async () => {
-  ({ kubeConfig: kc } = await kube());
+  const cube = await kube();
+  kc = cube.userKubeConfig;
   core = kc.makeApiClient(CoreV1Api);
   cluster = makeKubeCluster({
-    kubeConfig: kc,
+    kubeConfig: cube.controllerKubeConfig,
     logger: makeLogger({}, { level: 'error', sink: () => {} }),
     callTimeoutMs: 15_000,
   });
@@ -46,7 +49,7 @@ beforeAll(async () => {
   );
   await core.createNode({
     body: {
-      metadata: { name: nodeName, labels: { 'term-ops': id }, finalizers: ['karpenter.sh/termination'] },
+      metadata: { name: nodeName, labels: { 'term-ops': id } },
       spec: {
         providerID: `aws:///us-east-1a/i-0${id}`,
         // Nothing else schedules here while the tests run.
@@ -54,15 +57,15 @@ beforeAll(async () => {
       },
     },
   });
+  // The termination finalizer is Flotilla's to put on a Node it manages.
+  await cluster.patchNode(nodeName, { addFinalizers: ['karpenter.sh/termination'] });
 });
 
 afterAll(async () => {
   const storage = kc.makeApiClient(StorageV1Api);
   await storage.deleteVolumeAttachment({ name: attachmentName }).catch(ignore);
   await storage.deleteVolumeAttachment({ name: otherAttachment }).catch(ignore);
-  await core
-    .patchNode({ name: nodeName, body: [{ op: 'replace', path: '/metadata/finalizers', value: [] }] })
-    .catch(ignore);
+  await cluster.patchNode(nodeName, { removeFinalizers: ['karpenter.sh/termination'] }).catch(ignore);
   await core.deleteNode({ name: nodeName }).catch(ignore);
   await core.deletePersistentVolume({ name: pvName }).catch(ignore);
   await core.deleteNamespace({ name: ns }).catch(ignore);

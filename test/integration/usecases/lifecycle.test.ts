@@ -12,15 +12,20 @@ import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import {
   bundledCatalog,
   type MemoryCloud,
+  type MemoryTerminationQueue,
   makeMemoryCloud,
+  makeMemoryLeaseStore,
   makeMemoryNodeClassResolver,
+  makeMemoryTerminationQueue,
 } from '../../../shared/adapters/memory/index.ts';
 import type { Taint } from '../../../shared/core/index.ts';
 import { systemClock } from '../../../shared/ports/clock.ts';
-import type { CloudInstance, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { type CloudInstance, type EC2NodeClass, isNodeClassReady } from '../../../shared/ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass.ts';
+import { type TerminationResult, terminateNodeClaim } from '../../../shared/usecases/termination.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -48,12 +53,21 @@ const ignore = () => undefined;
 const logLines: string[] = [];
 const logger = makeLogger({}, { level: 'info', sink: (line) => logLines.push(line) });
 
+/** A cluster user's (and kubelet's) kubeconfig: test set-up only. */
 let kc: KubeConfig;
+/** Flotilla's own kubeconfig (the flotilla:controller group). */
+let controllerKc: KubeConfig;
 let core: CoreV1Api;
 let custom: CustomObjectsApi;
-/** The real adapter, wrapped to record every write with the name it targets. */
+/** The real adapter as the controller identity, wrapped to record every write with the name it targets. */
 let cluster: Cluster;
+/** The instances behind the NodeClaims, and what termination terminates. */
 let cloud: MemoryCloud;
+/** Where the lifecycle hands the NodeClaims it deleted to termination. */
+let terminations: MemoryTerminationQueue;
+const leases = makeMemoryLeaseStore();
+const resolver = makeMemoryNodeClassResolver({ zones: [ZONE] });
+let passes = 0;
 const writes: string[] = [];
 let instance: CloudInstance;
 let lostInstance: CloudInstance;
@@ -77,13 +91,46 @@ function recording(inner: Cluster): Cluster {
     patchNode: record('patchNode', inner.patchNode),
     deleteNodeClaim: record('deleteNodeClaim', inner.deleteNodeClaim),
     patchNodePoolStatus: record('patchNodePoolStatus', inner.patchNodePoolStatus),
+    patchNodeClassStatus: record('patchNodeClassStatus', inner.patchNodeClassStatus),
+    patchNodeClassMetadata: record('patchNodeClassMetadata', inner.patchNodeClassMetadata),
     recordEvent: record('recordEvent', inner.recordEvent),
   };
 }
 
 const myWrites = () => writes.filter((w) => mine.has(w.split(' ')[1] ?? ''));
-const pass = (now: Date = new Date()): Promise<LifecycleResult> =>
-  reconcileLifecycle({ cluster, cloud, logger }, now);
+/** One controllers pass of the provisioner Lambda: the EC2NodeClass controller, then the lifecycle. */
+const pass = (now: Date = new Date()): Promise<LifecycleResult> => {
+  passes += 1;
+  return reconcileLifecycle(
+    {
+      cluster,
+      logger,
+      nodeClasses: { resolver, leases, clock: systemClock, holder: `lc-${id}-${passes}` },
+      requestTermination: (nodeClaim) => terminations.enqueue({ nodeClaim }, 0),
+    },
+    now,
+  );
+};
+
+/**
+ * What the termination Lambda does with the requests the lifecycle sent: passes over each NodeClaim
+ * until it is done. Returns the NodeClaims requested, with their last result.
+ */
+async function terminateRequested(): Promise<Map<string, TerminationResult>> {
+  const results = new Map<string, TerminationResult>();
+  for (const { nodeClaim } of terminations.receive()) {
+    const done = await waitFor(
+      `termination of ${nodeClaim}`,
+      async () => {
+        const result = await terminateNodeClaim({ cluster, cloud, logger }, nodeClaim, new Date());
+        return result.kind === 'continue' ? undefined : result;
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    results.set(nodeClaim, done);
+  }
+  return results;
+}
 
 async function readClaim(name: string): Promise<ClusterNodeClaim | undefined> {
   return (await cluster.nodeClaims()).items.find((c) => c.name === name);
@@ -137,17 +184,18 @@ async function createClaimFor(
 }
 
 beforeAll(async () => {
-  ({ kubeConfig: kc } = await kube());
+  ({ userKubeConfig: kc, controllerKubeConfig: controllerKc } = await kube());
   core = kc.makeApiClient(CoreV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
   cluster = recording(
-    makeKubeCluster({ kubeConfig: kc, logger, maxConcurrentCalls: 4, callTimeoutMs: 15_000 }),
+    makeKubeCluster({ kubeConfig: controllerKc, logger, maxConcurrentCalls: 4, callTimeoutMs: 15_000 }),
   );
   cloud = makeMemoryCloud({
     clock: systemClock,
     clusterName: `lc-${id}`,
     catalog: bundledCatalog('us-east-1', [ZONE]),
   });
+  terminations = makeMemoryTerminationQueue(systemClock);
 
   await custom.createClusterCustomObject({
     ...ec2NodeClasses,
@@ -165,12 +213,17 @@ beforeAll(async () => {
   });
   const parsed = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
   if (parsed === undefined) throw new Error(`ec2NodeClass ${names.nodeClass} was not read back`);
-  const status = await makeMemoryNodeClassResolver({ clock: systemClock, zones: [ZONE] }).resolve(parsed);
-  await custom.patchClusterCustomObjectStatus(
-    { ...ec2NodeClasses, name: names.nodeClass, body: { status } },
-    mergePatch,
+  // The EC2NodeClass controller resolves the new class before anything launches with it, as the
+  // provisioner does at the start of a run; its status is then read back as stored.
+  await reconcileNodeClasses(
+    { cluster, resolver, leases, clock: systemClock, logger },
+    { holder: `lc-setup-${id}`, scope: 'stale' },
+    { nodeClasses: [parsed], nodeClaims: [] },
   );
-  const nodeClass: EC2NodeClass = { ...parsed, status };
+  const nodeClass = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
+  if (nodeClass === undefined || !isNodeClassReady(nodeClass.status)) {
+    throw new Error(`ec2NodeClass ${names.nodeClass} is not Ready: ${JSON.stringify(nodeClass?.status)}`);
+  }
 
   const pool = (await custom.createClusterCustomObject({
     ...karpenter,
@@ -220,8 +273,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await forceDeleteNodeClaims(kc, [names.claim, names.lostClaim, names.unlaunchedClaim]);
-  await core
+  if (controllerKc === undefined) return;
+  await forceDeleteNodeClaims(controllerKc, [names.claim, names.lostClaim, names.unlaunchedClaim]);
+  // The Node's termination finalizer is Flotilla's to drop.
+  await controllerKc
+    .makeApiClient(CoreV1Api)
     .patchNode({ name: names.node, body: { metadata: { finalizers: null } } }, mergePatch)
     .catch(ignore);
   await core.deleteNode({ name: names.node }).catch(ignore);
@@ -233,6 +289,14 @@ afterAll(async () => {
     .deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: names.pool })
     .catch(ignore);
   await custom.deleteClusterCustomObject({ ...ec2NodeClasses, name: names.nodeClass }).catch(ignore);
+  // As a user's delete ends: the EC2NodeClass controller releases the class's finalizer once no
+  // NodeClaim uses it.
+  const deleting = (await cluster.nodeClasses()).items.filter((c) => c.name === names.nodeClass);
+  await reconcileNodeClasses(
+    { cluster, resolver, leases, clock: systemClock, logger },
+    { holder: `lc-teardown-${id}`, scope: 'all' },
+    { nodeClasses: deleting, nodeClaims: (await cluster.nodeClaims()).items },
+  );
   const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
   for (const e of events.items) {
     if (e.involvedObject.name?.includes(id)) {
@@ -288,10 +352,25 @@ describe('reconcileLifecycle on a real apiserver', () => {
       status: 'Unknown',
       reason: 'NodeNotReady',
     });
+    // Ready follows Launched, Registered and Initialized, naming the ones still pending.
+    expect(conditionOf(claim?.status.conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'UnhealthyDependents',
+      message: 'Initialized=Unknown',
+    });
     const lost = await readClaim(names.lostClaim);
     expect(conditionOf(lost?.status.conditions, 'Registered')).toMatchObject({
       status: 'Unknown',
       reason: 'NodeNotFound',
+    });
+    expect(conditionOf(lost?.status.conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      message: 'Registered=Unknown, Initialized=Unknown',
+    });
+    const unlaunched = await readClaim(names.unlaunchedClaim);
+    expect(conditionOf(unlaunched?.status.conditions, 'Ready')).toMatchObject({
+      status: 'Unknown',
+      message: 'Launched=Unknown, Registered=Unknown, Initialized=Unknown',
     });
     expect(
       logLines.some(
@@ -372,17 +451,25 @@ describe('reconcileLifecycle on a real apiserver', () => {
       { timeoutMs: 60_000 },
     );
     expect(claim.status.nodeName).toBe(names.node);
+    expect(conditionOf(claim.status.conditions, 'Ready')).toMatchObject({ status: 'True', reason: 'Ready' });
     const node = await core.readNode({ name: names.node });
     expect(node.metadata?.labels?.['karpenter.sh/initialized']).toBe('true');
     expect((node.spec?.taints ?? []).map((t) => t.key)).not.toContain(STARTUP.key);
     expect(logLines.some((l) => l.includes('"initialized nodeclaim"') && l.includes(names.claim))).toBe(true);
   });
 
-  it('deletes the NodeClaim that was not launched within 5 minutes', async () => {
+  it('deletes the NodeClaim that was not launched within 5 minutes and hands it to termination', async () => {
     const result = await pass(new Date(Date.now() + 6 * 60_000));
     expect(result.deleted.filter((d) => mine.has(d.name))).toEqual([
       { name: names.unlaunchedClaim, reason: 'launch_timeout' },
     ]);
+    // Deleted with its finalizer kept: termination finishes it.
+    const deleting = await readClaim(names.unlaunchedClaim);
+    expect(deleting?.deleting).toBe(true);
+    expect(deleting?.finalizers).toContain('karpenter.sh/termination');
+    const terminated = await terminateRequested();
+    expect([...terminated.keys()].filter((n) => mine.has(n))).toEqual([names.unlaunchedClaim]);
+    expect(terminated.get(names.unlaunchedClaim)?.kind).toBe('done');
     await waitFor(
       'the unlaunched NodeClaim to be gone',
       async () => ((await readClaim(names.unlaunchedClaim)) === undefined ? true : undefined),
@@ -394,11 +481,17 @@ describe('reconcileLifecycle on a real apiserver', () => {
     });
   });
 
-  it('deletes the NodeClaim whose node never registered and terminates its instance after 15 minutes', async () => {
+  it('deletes the NodeClaim whose node never registered after 15 minutes; termination terminates its instance', async () => {
     expect((await cloud.get(lostInstance.instanceId))?.state).toBe('running');
     const result = await pass(new Date(Date.now() + 16 * 60_000));
     expect(result.deleted).toContainEqual({ name: names.lostClaim, reason: 'registration_timeout' });
     expect(result.deleted.map((d) => d.name)).not.toContain(names.claim);
+    // The lifecycle leaves the instance to termination (the provisioner's role may not terminate).
+    expect((await cloud.get(lostInstance.instanceId))?.state).toBe('running');
+    expect((await readClaim(names.lostClaim))?.deleting).toBe(true);
+    const terminated = await terminateRequested();
+    expect([...terminated.keys()].filter((n) => mine.has(n))).toEqual([names.lostClaim]);
+    expect(terminated.get(names.lostClaim)?.kind).toBe('done');
     expect(await cloud.get(lostInstance.instanceId)).toBeUndefined();
     expect(await cloud.get(instance.instanceId)).toBeDefined();
     await waitFor(
@@ -411,7 +504,8 @@ describe('reconcileLifecycle on a real apiserver', () => {
         (l) =>
           l.includes('"deleted nodeclaim"') &&
           l.includes(names.lostClaim) &&
-          l.includes('"reason":"registration_timeout"'),
+          l.includes('"reason":"registration_timeout"') &&
+          l.includes('"handedOver":"termination queue"'),
       ),
     ).toBe(true);
 

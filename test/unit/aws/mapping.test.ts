@@ -13,10 +13,7 @@ import {
   MAX_INSTANCE_TYPES,
   selectCandidates,
 } from '../../../shared/adapters/aws/launch.ts';
-import {
-  DEFAULT_METADATA_OPTIONS,
-  parseEC2NodeClass,
-} from '../../../shared/adapters/aws/nodeclass-schema.ts';
+import { DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import type { InstanceType, Offering } from '../../../shared/core/instance-type.ts';
 import type { CachedInstanceType, LaunchRequest } from '../../../shared/ports/cloud.ts';
 

@@ -157,7 +157,11 @@ describe('planFromSnapshot on the hand-made snapshot', async () => {
     );
     const result = await planFromSnapshot(read(clusterPath), read(pools), options);
     expect(result.skippedNodePools).toEqual([
-      { nodePool: 'gpu', reason: `its ec2NodeClass "missing" is not in ${pools}` },
+      {
+        nodePool: 'gpu',
+        reason:
+          'it is not Ready (NodeClassNotFound): EC2NodeClass "missing" not found; create it or fix spec.template.spec.nodeClassRef',
+      },
     ]);
     expect(result.unschedulable.map((u) => u.pod).sort()).toEqual(['ml/trainer-0', 'ops/arm-only']);
   });

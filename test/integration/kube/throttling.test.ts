@@ -1,0 +1,88 @@
+import { FlowcontrolApiserverV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { type Kube, kube } from '../../harness/index.ts';
+
+// A kube-apiserver that answers 429 to a share of requests, as a busy cluster does: API Priority
+// and Fairness gives the user `flotilla-throttled` (in the flotilla:controller group, so with
+// Flotilla's RBAC) a priority level of a few seats that rejects what does not fit. Flotilla's
+// passes must still complete, retrying what was rejected.
+
+const LEVEL = 'flotilla-throttled';
+let cube: Kube;
+let flowcontrol: FlowcontrolApiserverV1Api;
+
+beforeAll(async () => {
+  cube = await kube();
+  flowcontrol = cube.userKubeConfig.makeApiClient(FlowcontrolApiserverV1Api);
+  await flowcontrol.createPriorityLevelConfiguration({
+    body: {
+      metadata: { name: LEVEL },
+      spec: {
+        type: 'Limited',
+        limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Reject' } },
+      },
+    },
+  });
+  await flowcontrol.createFlowSchema({
+    body: {
+      metadata: { name: LEVEL },
+      spec: {
+        priorityLevelConfiguration: { name: LEVEL },
+        matchingPrecedence: 500,
+        distinguisherMethod: { type: 'ByUser' },
+        rules: [
+          {
+            subjects: [{ kind: 'User', user: { name: 'flotilla-throttled' } }],
+            resourceRules: [
+              { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] },
+            ],
+          },
+        ],
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await flowcontrol.deleteFlowSchema({ name: LEVEL }).catch(() => undefined);
+  await flowcontrol.deletePriorityLevelConfiguration({ name: LEVEL }).catch(() => undefined);
+});
+
+describe('Flotilla against a throttling API server', () => {
+  it('completes its passes, retrying the requests the API server rejected with 429', async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(cube.throttledKubeconfigPath);
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { level: 'debug', sink: (line) => lines.push(JSON.parse(line)) });
+    // Three invocations at once, each with its own client, as concurrent Lambdas would be.
+    const clusters = [1, 2, 3].map(() => makeKubeCluster({ kubeConfig, logger, maxConcurrentCalls: 8 }));
+    const rejected = () =>
+      lines.filter((l) => l['message'] === 'kube call retried' && l['httpStatus'] === 429).length;
+
+    let bursts = 0;
+    // Until the API server has rejected something (it takes a burst or two to outgrow 3 seats).
+    while (rejected() === 0 && bursts < 10) {
+      bursts += 1;
+      const results = await Promise.all(
+        clusters.flatMap((cluster) => [
+          reconcileLifecycle({ cluster, logger }, new Date()),
+          Promise.all([
+            cluster.nodes(),
+            cluster.provisionablePods(),
+            cluster.nodeClaims(),
+            cluster.daemonSets(),
+            cluster.podDisruptionBudgets(),
+            cluster.namespaceLabels(),
+          ]),
+        ]),
+      );
+      // Every pass and every read came back whole.
+      expect(results).toHaveLength(6);
+    }
+    expect(rejected(), 'requests the API server rejected with 429 and Flotilla retried').toBeGreaterThan(0);
+    expect(lines.filter((l) => l['level'] === 'error')).toEqual([]);
+  });
+});
