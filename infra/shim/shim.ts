@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api, type Informer, type KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import { type PodEvent, podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
-import { type PodEvent, podEventVersion } from '../../shared/runtime/pod-event.ts';
 import { BatchForwarder } from './forwarder.ts';
 import { UnschedulableTracker } from './unschedulable.ts';
 

@@ -1,7 +1,7 @@
 import {
   type InterruptionMessage,
   parseInterruptionEvent,
-} from '../../shared/adapters/aws/interruption-events.ts';
+} from '../../shared/messages/interruption-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 import type { NodeClaimIndex } from '../../shared/usecases/interruption.ts';
 import { type BatchResponse, sqsEvent } from '../common/sqs.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { type FollowUp, type PodEvent, parseQueueMessage } from '../../shared/messages/pod-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
-import { type FollowUp, type PodEvent, parseQueueMessage } from '../../shared/runtime/pod-event.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
 
 // The provisioner's event handling, apart from the cold-start wiring in handler.ts so it can be

@@ -1,4 +1,4 @@
-import { parseTerminationMessage } from '../../shared/adapters/aws/termination-queue.ts';
+import { parseTerminationMessage } from '../../shared/messages/termination-request.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 import type { TerminationResult } from '../../shared/usecases/termination.ts';
 import { type BatchResponse, scheduleEvent, sqsEvent } from '../common/sqs.ts';

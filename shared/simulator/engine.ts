@@ -1,5 +1,4 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { DetailType, parseInterruptionEvent } from '../adapters/aws/interruption-events.ts';
 import {
   bundledCatalog,
   type MemoryCloud,
@@ -22,6 +21,7 @@ import {
   UNREGISTERED_TAINT,
   ValidationError,
 } from '../core/index.ts';
+import { DetailType, parseInterruptionEvent } from '../messages/interruption-event.ts';
 import { type ManualClock, makeManualClock } from '../ports/clock.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
 import type { ClusterNodeClaim } from '../ports/cluster.ts';

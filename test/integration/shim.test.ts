@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PodEvent, parsePodEvent } from '../../shared/runtime/pod-event.ts';
+import { type PodEvent, parsePodEvent } from '../../shared/messages/pod-event.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER } from '../harness/aws/stack.ts';
 import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';

@@ -1,8 +1,8 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { type FollowUp, followUpVersion } from '../../messages/pod-event.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type FollowUp, followUpVersion } from '../../runtime/pod-event.ts';
 import { toCloudApiError } from './errors.ts';
 
 export interface FollowUpSchedulerOptions {

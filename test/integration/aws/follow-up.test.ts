@@ -8,10 +8,10 @@ import {
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoLeaseStore } from '../../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../../shared/adapters/aws/follow-up.ts';
+import { parseQueueMessage } from '../../../shared/messages/pod-event.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { CloudApiError } from '../../../shared/ports/cloud.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { parseQueueMessage } from '../../../shared/runtime/pod-event.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';

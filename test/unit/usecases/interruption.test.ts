@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../../lambdas/interruption/run.ts';
-import type { InterruptionMessage } from '../../../shared/adapters/aws/interruption-events.ts';
+import type { InterruptionMessage } from '../../../shared/messages/interruption-event.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { interruptedOffering, interruptionPolicy } from '../../../shared/usecases/interruption.ts';
 

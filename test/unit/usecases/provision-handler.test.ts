@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeProvisionerHandler, parseTrigger } from '../../../lambdas/provisioner/run.ts';
+import { followUpVersion, podEventVersion } from '../../../shared/messages/pod-event.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { followUpVersion, podEventVersion } from '../../../shared/runtime/pod-event.ts';
 import type { ProvisionResult } from '../../../shared/usecases/provision.ts';
 
 const cluster = 'prod-eu';

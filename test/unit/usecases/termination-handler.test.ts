@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../../lambdas/termination/run.ts';
-import { toTerminationMessage } from '../../../shared/adapters/aws/termination-queue.ts';
+import { toTerminationMessage } from '../../../shared/messages/termination-request.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { TerminationResult } from '../../../shared/usecases/termination.ts';
 

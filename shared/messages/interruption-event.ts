@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Interruption, InterruptionKind } from '../../core/index.ts';
+import type { Interruption, InterruptionKind } from '../core/index.ts';
 
 // EventBridge events the interruption rules deliver to the interruption queue (one event per SQS
 // message body), parsed once at the edge into a small domain message. Shapes follow the EC2 and

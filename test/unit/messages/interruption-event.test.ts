@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseInterruptionEvent } from '../../../shared/adapters/aws/interruption-events.ts';
+import { parseInterruptionEvent } from '../../../shared/messages/interruption-event.ts';
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../../fixtures/events/${name}.json`, import.meta.url), 'utf8');
