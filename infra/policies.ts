@@ -1,7 +1,6 @@
 import { Aws } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Tag } from '../shared/adapters/aws/instances.ts';
-import { LAST_USED_TAG } from '../shared/adapters/aws/launch-templates.ts';
+import { Tag } from '../shared/apis/aws-tags.ts';
 
 // The EC2 statements of Flotilla's Lambdas: Karpenter's controller policy (same Sids), scoped by
 // the tags Flotilla puts on everything it launches (shared/adapters/aws/launch.ts `launchTags`).
@@ -146,7 +145,7 @@ export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): 
       resources: [ec2Arn('launch-template')],
       conditions: {
         ...ownedResourceTag(clusterName),
-        'ForAllValues:StringEquals': { 'aws:TagKeys': [LAST_USED_TAG] },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [Tag.lastUsed] },
         Null: { 'aws:TagKeys': 'false' },
       },
     }),

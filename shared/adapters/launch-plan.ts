@@ -3,6 +3,7 @@
  * no SDK: the tags that mark what Flotilla launched, the NodeClass settings of the capacity model,
  * and which offerings a NodeClaim launches on (capacity type and cheapest candidates).
  */
+import { Tag } from '../apis/aws-tags.ts';
 import type { InstanceType, Offering } from '../core/index.ts';
 import {
   AL2023_DEFAULTS,
@@ -25,16 +26,6 @@ import {
 } from '../ports/cloud.ts';
 
 const GiB = 1024 ** 3;
-
-/** The tags Flotilla puts on what it launches; ownership is decided on them. */
-export const Tag = {
-  nodePool: 'karpenter.sh/nodepool',
-  nodeClaim: 'karpenter.sh/nodeclaim',
-  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
-  clusterName: 'eks:eks-cluster-name',
-  name: 'Name',
-  cluster: (clusterName: string) => `kubernetes.io/cluster/${clusterName}`,
-} as const;
 
 /** Karpenter's maxInstanceTypes: the cheapest this many types go into one CreateFleet call. */
 export const MAX_INSTANCE_TYPES = 60;

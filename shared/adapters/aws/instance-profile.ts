@@ -9,6 +9,7 @@ import {
   NoSuchEntityException,
   RemoveRoleFromInstanceProfileCommand,
 } from '@aws-sdk/client-iam';
+import { Tag } from '../../apis/aws-tags.ts';
 import { FlotillaError } from '../../core/errors.ts';
 import { awsErrorCode, call, toCloudApiError } from './errors.ts';
 
@@ -61,9 +62,9 @@ export async function ensureInstanceProfile(
           InstanceProfileName: name,
           Tags: [
             { Key: `kubernetes.io/cluster/${options.clusterName}`, Value: 'owned' },
-            { Key: 'eks:eks-cluster-name', Value: options.clusterName },
-            { Key: 'topology.kubernetes.io/region', Value: options.region },
-            { Key: 'karpenter.k8s.aws/ec2nodeclass', Value: nodeClassName },
+            { Key: Tag.clusterName, Value: options.clusterName },
+            { Key: Tag.region, Value: options.region },
+            { Key: Tag.nodeClass, Value: nodeClassName },
           ],
         }),
       ),

@@ -5,13 +5,11 @@ import {
   type Instance,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
+import { Tag } from '../../apis/aws-tags.ts';
 import type { CapacityType } from '../../core/index.ts';
 import { type CloudInstance, InstanceNotOwnedError, type InstanceState } from '../../ports/cloud.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { Tag } from '../launch-plan.ts';
 import { call, isNotFound, toCloudApiError } from './errors.ts';
-
-export { Tag };
 
 /** States of instances a cluster still owns (terminated ones are gone). */
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];

@@ -10,15 +10,14 @@ import {
   type LaunchTemplateBlockDeviceMappingRequest,
   type RequestLaunchTemplateData,
 } from '@aws-sdk/client-ec2';
+import { Tag } from '../../apis/aws-tags.ts';
 import type { AmiFamily, BlockDeviceMapping, EC2NodeClass } from '../../ports/cloud.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { awsErrorCode, call, isNotFound, toCloudApiError } from './errors.ts';
 
 const GiB = 1024 ** 3;
 
-/** Tag holding the last time (epoch seconds) a launch used the template; cleanup reads it. */
-export const LAST_USED_TAG = 'flotilla.io/last-used';
-/** Refresh LAST_USED_TAG at most this often, so reuse rarely costs a CreateTags call. */
+/** Refresh Tag.lastUsed at most this often, so reuse rarely costs a CreateTags call. */
 const TOUCH_INTERVAL_SECONDS = 600;
 
 /** Default block devices per AMI family (Karpenter's resolver defaults). */
@@ -158,20 +157,20 @@ export function makeLaunchTemplateStore(options: {
       const name = launchTemplateName(clusterName, data, input.tags);
       const existing = await find(name);
       if (existing?.LaunchTemplateId) {
-        const lastUsed = Number(existing.Tags?.find((t) => t.Key === LAST_USED_TAG)?.Value ?? '0');
+        const lastUsed = Number(existing.Tags?.find((t) => t.Key === Tag.lastUsed)?.Value ?? '0');
         if (nowSeconds() - lastUsed > TOUCH_INTERVAL_SECONDS) {
           await call('ec2:CreateTags', () =>
             ec2.send(
               new CreateTagsCommand({
                 Resources: [existing.LaunchTemplateId ?? ''],
-                Tags: [{ Key: LAST_USED_TAG, Value: String(nowSeconds()) }],
+                Tags: [{ Key: Tag.lastUsed, Value: String(nowSeconds()) }],
               }),
             ),
           );
         }
         return { id: existing.LaunchTemplateId, name };
       }
-      const tags = { ...input.tags, [LAST_USED_TAG]: String(nowSeconds()) };
+      const tags = { ...input.tags, [Tag.lastUsed]: String(nowSeconds()) };
       try {
         const created = await ec2.send(
           new CreateLaunchTemplateCommand({
@@ -207,7 +206,7 @@ export function makeLaunchTemplateStore(options: {
             new DescribeLaunchTemplatesCommand({
               Filters: [
                 { Name: 'tag:eks:eks-cluster-name', Values: [clusterName] },
-                { Name: 'tag-key', Values: [LAST_USED_TAG] },
+                { Name: 'tag-key', Values: [Tag.lastUsed] },
               ],
               ...(nextToken ? { NextToken: nextToken } : {}),
             }),
@@ -226,7 +225,7 @@ export function makeLaunchTemplateStore(options: {
             new DescribeTagsCommand({
               Filters: [
                 { Name: 'resource-type', Values: ['launch-template'] },
-                { Name: 'key', Values: [LAST_USED_TAG] },
+                { Name: 'key', Values: [Tag.lastUsed] },
               ],
               ...(tagToken ? { NextToken: tagToken } : {}),
             }),
@@ -240,7 +239,7 @@ export function makeLaunchTemplateStore(options: {
       for (const template of templates) {
         const lastUsed =
           lastUsedById.get(template.LaunchTemplateId ?? '') ??
-          Number(template.Tags?.find((t) => t.Key === LAST_USED_TAG)?.Value ?? '0');
+          Number(template.Tags?.find((t) => t.Key === Tag.lastUsed)?.Value ?? '0');
         if (nowSeconds() - lastUsed < maxIdleSeconds || !template.LaunchTemplateId) continue;
         try {
           await ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: template.LaunchTemplateId }));

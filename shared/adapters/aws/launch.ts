@@ -10,6 +10,7 @@ import {
   type FleetLaunchTemplateOverridesRequest,
   type Subnet,
 } from '@aws-sdk/client-ec2';
+import { Tag } from '../../apis/aws-tags.ts';
 import type { CapacityType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -25,7 +26,7 @@ import {
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type Candidate, launchTags, MAX_INSTANCE_TYPES, selectCandidates, Tag } from '../launch-plan.ts';
+import { type Candidate, launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
 import { CAPACITY_ERROR_CODES, call } from './errors.ts';
 import type { InstanceOps } from './instances.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';

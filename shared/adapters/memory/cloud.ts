@@ -1,3 +1,4 @@
+import { Tag } from '../../apis/aws-tags.ts';
 import { type CapacityType, type InstanceType, type Labels, Requirements } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -16,7 +17,7 @@ import {
   offeringKeyString,
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
-import { launchTags, MAX_INSTANCE_TYPES, selectCandidates, Tag } from '../launch-plan.ts';
+import { launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
 

@@ -51,7 +51,7 @@ import {
   type PodDisruptionBudget,
   type ReadResult,
 } from '../../ports/cluster.ts';
-import { ClusterNotFoundError } from '../kube/errors.ts';
+import { ClusterNotFoundError } from '../../ports/errors.ts';
 
 // The Cluster port in memory, for the simulator. Objects are kept in their Kubernetes shape and
 // read through the same converters as the kube adapter, so both adapters see a manifest alike;

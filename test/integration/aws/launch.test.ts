@@ -12,7 +12,7 @@ import {
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
-import { LAST_USED_TAG } from '../../../shared/adapters/aws/launch-templates.ts';
+import { Tag } from '../../../shared/apis/aws-tags.ts';
 import type { InstanceType } from '../../../shared/core/instance-type.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import {
@@ -187,7 +187,7 @@ describe('launching through CreateFleet against moto', () => {
     const tags = await account.ec2.send(
       new DescribeTagsCommand({
         Filters: [
-          { Name: 'key', Values: [LAST_USED_TAG] },
+          { Name: 'key', Values: [Tag.lastUsed] },
           { Name: 'resource-id', Values: remaining.map((t) => t.LaunchTemplateId ?? '') },
         ],
       }),
