@@ -1,7 +1,6 @@
 import type {
   DaemonSet,
   ExistingNode,
-  InFlightNodeClaim,
   LabelSelector,
   Labels,
   NodePool,
@@ -337,79 +336,6 @@ export interface Cluster {
   volumeAttachments(nodeName: string): Promise<readonly VolumeAttachment[]>;
   /** Deletes the Node (finalizers still run); a Node already gone counts as success. */
   deleteNode(name: string): Promise<void>;
-}
-
-/**
- * NodeClaims whose node has not joined yet, as the scheduler counts them: not being deleted, and
- * no Node carries their `status.nodeName` or `status.providerId`.
- */
-export function toInFlightNodeClaims(
-  claims: readonly ClusterNodeClaim[],
-  nodes: readonly Pick<ClusterNode, 'name' | 'providerId'>[],
-): InFlightNodeClaim[] {
-  const names = new Set(nodes.map((n) => n.name));
-  const providerIds = new Set(nodes.flatMap((n) => (n.providerId === undefined ? [] : [n.providerId])));
-  const out: InFlightNodeClaim[] = [];
-  for (const claim of claims) {
-    if (claim.deleting) continue;
-    const { nodeName, providerId } = claim.status;
-    if (nodeName !== undefined && names.has(nodeName)) continue;
-    if (providerId !== undefined && providerIds.has(providerId)) continue;
-    const launched = claim.status.conditions.some((c) => c.type === 'Launched' && c.status === 'True');
-    const instanceTypes = claim.requirements.find(
-      (r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In',
-    );
-    out.push({
-      name: claim.name,
-      nodePoolName: claim.nodePoolName,
-      requirements: claim.requirements,
-      taints: claim.taints,
-      instanceTypeNames: instanceTypes?.values ?? [],
-      ...(launched ? { labels: claim.labels } : {}),
-      ...(launched && claim.status.allocatable ? { allocatable: claim.status.allocatable } : {}),
-      ...(launched && claim.status.capacity ? { capacity: claim.status.capacity } : {}),
-      pods: [],
-    });
-  }
-  return out;
-}
-
-/**
- * Nodes as the scheduler counts them. Until a node Flotilla launched is initialized, its
- * kubelet may not have reported allocatable yet, so its NodeClaim's allocatable and capacity
- * stand in; until the claim is Registered, the claim's taints stand in for the Node's (which still
- * carry `karpenter.sh/unregistered`). A claim being deleted makes its node unschedulable, as
- * Karpenter counts a node marked for deletion. Other nodes pass through unchanged.
- */
-export function toSchedulableNodes<N extends ClusterNode>(
-  nodes: readonly N[],
-  claims: readonly ClusterNodeClaim[],
-): N[] {
-  const byProvider = new Map<string, ClusterNodeClaim>();
-  const byNodeName = new Map<string, ClusterNodeClaim>();
-  for (const claim of claims) {
-    if (claim.status.providerId !== undefined) byProvider.set(claim.status.providerId, claim);
-    if (claim.status.nodeName !== undefined) byNodeName.set(claim.status.nodeName, claim);
-  }
-  return nodes.map((node) => {
-    if (node.nodePoolName === undefined) return node;
-    const claim =
-      (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
-      byNodeName.get(node.name);
-    if (claim === undefined) return node;
-    // A NodeClaim being deleted takes its node with it: nothing new goes there.
-    const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
-    if (node.initialized) return { ...node, ...leaving };
-    const { allocatable, capacity } = claim.status;
-    const registered = isConditionTrue(claim.status.conditions, 'Registered');
-    return {
-      ...node,
-      ...(allocatable === undefined ? {} : { allocatable }),
-      ...(capacity === undefined ? {} : { capacity }),
-      ...(registered ? {} : { taints: claim.taints }),
-      ...leaving,
-    };
-  });
 }
 
 /**

@@ -16,7 +16,6 @@ import {
   type DaemonSet,
   FlotillaError,
   formatResources,
-  type InstanceType,
   Label,
   type Labels,
   type LaunchCandidate,
@@ -33,14 +32,9 @@ import {
 } from '../core/index.ts';
 import { makeManualClock } from '../ports/clock.ts';
 import type { EC2NodeClass } from '../ports/cloud.ts';
-import {
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  toInFlightNodeClaims,
-  toSchedulableNodes,
-} from '../ports/cluster.ts';
-import { selectNodePools, unschedulableMessage } from '../usecases/eligibility.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../ports/cluster.ts';
+import { buildSchedulingInput, type ClusterState } from '../usecases/cluster-state.ts';
+import { unschedulableMessage } from '../usecases/eligibility.ts';
 import { resolveNodeClassStatus } from '../usecases/nodeclass-status.ts';
 import { expectedCapacityType } from '../usecases/provision-plan.ts';
 
@@ -412,27 +406,24 @@ export async function planFromSnapshot(
   for (const stored of nodeClasses.values()) {
     resolved.push({ ...stored, status: await resolveNodeClassStatus(resolver, stored, clock.now()) });
   }
-  const selection = selectNodePools(pools, resolved);
-  const skippedNodePools = selection.skipped;
-  const usable = selection.eligible.map((e) => e.pool);
-  const typesByClass = new Map<string, readonly InstanceType[]>();
-  for (const { nodeClass } of selection.eligible) {
-    if (!typesByClass.has(nodeClass.name))
-      typesByClass.set(nodeClass.name, await cloud.instanceTypes(nodeClass));
-  }
-
   const nowMs = options.nowMs ?? newestTimestamp(clusterItems) ?? 0;
-  const result = solve({
-    pods: pending,
-    nodePools: usable.map((p) => p.pool),
-    instanceTypes: typesByClass,
-    nodes: toSchedulableNodes(nodes, claims),
-    nodeClaims: toInFlightNodeClaims(claims, nodes),
+  const state: ClusterState = {
+    pendingPods: pending,
+    nodes,
+    nodeClaims: claims,
+    nodePools: pools,
+    nodeClasses: resolved,
     daemonSets,
     namespaceLabels,
+  };
+  const input = await buildSchedulingInput(state, cloud, {
     nowMs,
-    ...(options.solveOptions === undefined ? {} : { options: options.solveOptions }),
+    ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
   });
+  const skippedNodePools = input.selection.skipped;
+  const usable = [...input.nodePools.values()];
+  const typesByClass = input.instanceTypes;
+  const result = solve(input.solve);
 
   const poolsByName = new Map(usable.map((p) => [p.pool.name, p]));
   const nodeClaims = result.nodeClaims.map((plan): PlannedNodeClaim => {

@@ -1,11 +1,8 @@
 import {
-  type ExistingNode,
   Finalizer,
   type InstanceType,
   Label,
   type NodeClaimPlan,
-  type NodePool,
-  type Pod,
   type PodRef,
   type SolveOptions,
   solve,
@@ -26,14 +23,12 @@ import {
   type ClusterNodeClaim,
   type ClusterNodePool,
   isConditionTrue,
-  type ReadResult,
-  toInFlightNodeClaims,
-  toSchedulableNodes,
 } from '../ports/cluster.ts';
 import { ignoreNotFound } from '../ports/errors.ts';
 import type { Lease, LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { type SkippedNodePool, selectNodePools, unschedulableMessage } from './eligibility.ts';
+import { buildSchedulingInput, type ClusterState, readClusterState } from './cluster-state.ts';
+import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
 import {
   expectedCapacityType,
@@ -140,17 +135,6 @@ export type ProvisionResult =
       readonly leaseLost: boolean;
     };
 
-interface Snapshot {
-  readonly pods: readonly Pod[];
-  readonly nodes: readonly ExistingNode[];
-  readonly nodeClaims: readonly ClusterNodeClaim[];
-  readonly inFlight: ReturnType<typeof toInFlightNodeClaims>;
-  readonly pools: readonly ClusterNodePool[];
-  readonly nodeClasses: ReadonlyMap<string, EC2NodeClass>;
-  readonly daemonSets: Awaited<ReturnType<Cluster['daemonSets']>>['items'];
-  readonly namespaceLabels: Awaited<ReturnType<Cluster['namespaceLabels']>>;
-}
-
 /**
  * One provisioning decision for the cluster, as Karpenter's provisioner makes it: under the
  * provisioner lease, batch pending pods, solve against the current cluster state, create a
@@ -215,9 +199,9 @@ async function provisionUnderLease(
   let rounds = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
-    const snapshot = await readSnapshot(ports, logger);
-    if (snapshot.pods.length === 0) break;
-    last = await runRound(ports, options, lease, logger, snapshot, round);
+    const state = await readClusterState(ports.cluster, logger);
+    if (state.pendingPods.length === 0) break;
+    last = await runRound(ports, options, lease, logger, state, round);
     claims.push(...last.claims);
     if (last.leaseLost) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
@@ -291,43 +275,6 @@ async function batchPods(
   return { pods: seen.size };
 }
 
-async function readSnapshot(ports: ProvisionPorts, logger: Logger): Promise<Snapshot> {
-  const { cluster } = ports;
-  const [pods, nodes, pools, nodeClasses, nodeClaims, daemonSets, namespaceLabels] = await Promise.all([
-    cluster.provisionablePods(),
-    cluster.nodes(),
-    cluster.nodePools(),
-    cluster.nodeClasses(),
-    cluster.nodeClaims(),
-    cluster.daemonSets(),
-    cluster.namespaceLabels(),
-  ]);
-  const reads: Record<string, ReadResult<unknown>> = {
-    pods,
-    nodes,
-    pools,
-    nodeClasses,
-    nodeClaims,
-    daemonSets,
-  };
-  const problems = Object.entries(reads).flatMap(([what, r]) =>
-    r.problems.map((p) => `${what}: ${p.message}`),
-  );
-  if (problems.length > 0) {
-    logger.warn('cluster objects skipped', { count: problems.length, problems: problems.slice(0, 10) });
-  }
-  return {
-    pods: pods.items,
-    nodes: toSchedulableNodes(nodes.items, nodeClaims.items),
-    nodeClaims: nodeClaims.items,
-    inFlight: toInFlightNodeClaims(nodeClaims.items, nodes.items),
-    pools: pools.items,
-    nodeClasses: new Map(nodeClasses.items.map((c) => [c.name, c])),
-    daemonSets: daemonSets.items,
-    namespaceLabels,
-  };
-}
-
 interface RoundResult {
   readonly pods: number;
   readonly claims: readonly ClaimOutcome[];
@@ -344,29 +291,25 @@ async function runRound(
   options: ProvisionOptions,
   lease: Lease,
   logger: Logger,
-  snapshot: Snapshot,
+  state: ClusterState,
   round: number,
 ): Promise<RoundResult> {
-  const selection = selectNodePools(snapshot.pools, [...snapshot.nodeClasses.values()]);
-  const skippedNodePools = [...selection.skipped];
-  const pools = new Map<string, ClusterNodePool>();
-  const classes = new Map<string, EC2NodeClass>();
-  const typesByClass = new Map<string, readonly InstanceType[]>();
-  for (const { pool, nodeClass } of selection.eligible) {
-    if (!typesByClass.has(nodeClass.name)) {
-      typesByClass.set(nodeClass.name, await ports.cloud.instanceTypes(nodeClass));
-    }
-    classes.set(nodeClass.name, nodeClass);
-    pools.set(pool.pool.name, pool);
-  }
+  const input = await buildSchedulingInput(state, ports.cloud, {
+    nowMs: ports.clock.now().getTime(),
+    ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
+  });
+  const skippedNodePools = [...input.selection.skipped];
+  const typesByClass = input.instanceTypes;
+  const pools = input.nodePools;
+  const classes = input.nodeClasses;
 
   const claims: ClaimOutcome[] =
     round === 0
-      ? await resumeUnlaunched(ports, logger, lease, snapshot.nodeClaims, pools, classes, typesByClass)
+      ? await resumeUnlaunched(ports, logger, lease, state.nodeClaims, pools, classes, typesByClass)
       : [];
   if (claims.some((c) => c.kind === 'fenced')) {
     return {
-      pods: snapshot.pods.length,
+      pods: state.pendingPods.length,
       claims,
       placed: 0,
       unschedulable: [],
@@ -376,19 +319,7 @@ async function runRound(
     };
   }
 
-  const nodePools: NodePool[] = [...pools.values()].map((p) => p.pool);
-  const result = solve({
-    pods: snapshot.pods,
-    nodePools,
-    instanceTypes: typesByClass,
-    // Deleting nodes receive nothing (the adapter marks them unschedulable too).
-    nodes: snapshot.nodes,
-    nodeClaims: snapshot.inFlight,
-    daemonSets: snapshot.daemonSets,
-    namespaceLabels: snapshot.namespaceLabels,
-    nowMs: ports.clock.now().getTime(),
-    ...(options.solveOptions === undefined ? {} : { options: options.solveOptions }),
-  });
+  const result = solve(input.solve);
 
   let leaseLost = false;
   for (const plan of result.nodeClaims) {
@@ -404,7 +335,7 @@ async function runRound(
     }
   }
   return {
-    pods: snapshot.pods.length,
+    pods: state.pendingPods.length,
     claims,
     placed: result.placements.length,
     unschedulable: result.unschedulable,

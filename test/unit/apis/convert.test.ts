@@ -13,7 +13,7 @@ import {
   toVolumeTopology,
 } from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/index.ts';
-import { toInFlightNodeClaims } from '../../../shared/ports/cluster.ts';
+import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
 
 function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
   return {

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { solve } from '../../../shared/core/index.ts';
-import type { ClusterNode, ClusterNodeClaim } from '../../../shared/ports/cluster.ts';
-import { toInFlightNodeClaims, toSchedulableNodes } from '../../../shared/ports/cluster.ts';
+import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../../shared/ports/cluster.ts';
+import {
+  type ClusterState,
+  toInFlightNodeClaims,
+  toSchedulableNodes,
+  toSchedulingInput,
+} from '../../../shared/usecases/cluster-state.ts';
+import { selectNodePools } from '../../../shared/usecases/eligibility.ts';
+import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
 import { nodePool, pod, solveInput } from '../core/builders.ts';
 import { SMALL_TYPES } from '../core/fixtures.ts';
+import { DEFAULT_NODE_CLASS } from '../memory/fixtures.ts';
 
 const GiB = 1024 ** 3;
 const startupTaint = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' } as const;
@@ -116,5 +125,60 @@ describe('nodes as the scheduler counts them', () => {
       'ip-10-0-0-1.ec2.internal',
       'ip-10-0-0-1.ec2.internal',
     ]);
+  });
+});
+
+describe('the scheduling input built from cluster state', () => {
+  const AT = new Date('2026-11-21T10:00:00Z');
+  const readyClass: EC2NodeClass = {
+    ...DEFAULT_NODE_CLASS,
+    status: computeNodeClassStatus(
+      DEFAULT_NODE_CLASS,
+      {
+        subnets: { kind: 'resolved', value: [{ id: 'subnet-a', zone: 'us-east-1a' }] },
+        securityGroups: { kind: 'resolved', value: [{ id: 'sg-1' }] },
+        amis: { kind: 'resolved', value: [{ id: 'ami-1', requirements: [] }] },
+        instanceProfile: { kind: 'resolved', value: 'profile' },
+      },
+      AT,
+    ).status,
+  };
+  const clusterPool = (name: string, nodeClassName: string): ClusterNodePool => ({
+    pool: { name, nodeClassName, requirements: [] },
+    uid: `${name}-uid`,
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
+    templateAnnotations: {},
+    expireAfter: '720h',
+    conditions: [],
+    ready: false,
+    deleting: false,
+  });
+  const state: ClusterState = {
+    pendingPods: [pod({ name: 'web', cpu: '1' })],
+    nodes: [joiningNode()],
+    nodeClaims: [
+      claim(['Launched']),
+      { ...claim(['Launched']), name: 'default-fghij', status: { conditions: [] } },
+    ],
+    nodePools: [clusterPool('default', DEFAULT_NODE_CLASS.name), clusterPool('gpu', 'missing')],
+    nodeClasses: [readyClass],
+    daemonSets: [],
+    namespaceLabels: new Map(),
+  };
+
+  it('offers only eligible NodePools, counts joining nodes with their claims, and the rest in flight', () => {
+    const types = new Map([[DEFAULT_NODE_CLASS.name, SMALL_TYPES]]);
+    const input = toSchedulingInput(state, selectNodePools(state.nodePools, state.nodeClasses), types, {
+      nowMs: AT.getTime(),
+    });
+    expect(input.solve.nodePools.map((p) => p.name)).toEqual(['default']);
+    expect([...input.nodeClasses.keys()]).toEqual([DEFAULT_NODE_CLASS.name]);
+    expect(input.selection.skipped).toEqual([
+      { nodePool: 'gpu', reason: expect.stringContaining('EC2NodeClass') },
+    ]);
+    expect(input.solve.nodes?.[0]?.allocatable).toEqual(claim([]).status.allocatable);
+    expect(input.solve.nodeClaims?.map((c) => c.name)).toEqual(['default-fghij']);
+    expect(input.solve.pods).toBe(state.pendingPods);
+    expect(input.solve.nowMs).toBe(AT.getTime());
   });
 });

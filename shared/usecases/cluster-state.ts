@@ -1,0 +1,235 @@
+import type {
+  DaemonSet,
+  InFlightNodeClaim,
+  InstanceType,
+  Labels,
+  Pod,
+  SolveInput,
+  SolveOptions,
+} from '../core/index.ts';
+import type { Cloud, EC2NodeClass } from '../ports/cloud.ts';
+import {
+  type Cluster,
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  isConditionTrue,
+  type PodDisruptionBudget,
+  type ReadResult,
+} from '../ports/cluster.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { type NodePoolSelection, selectNodePools } from './eligibility.ts';
+
+// Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
+// The provisioner, `flotilla plan` and the simulator all go through here, so a pod is judged
+// against the same nodes, in-flight NodeClaims and NodePools whichever of them asks.
+
+/** What the controllers decide from: the cluster's objects in domain terms. */
+export interface ClusterState {
+  /** Pods waiting for capacity (unschedulable, not bound, not terminal, not gated). */
+  readonly pendingPods: readonly Pod[];
+  readonly nodes: readonly ClusterNode[];
+  readonly nodeClaims: readonly ClusterNodeClaim[];
+  readonly nodePools: readonly ClusterNodePool[];
+  readonly nodeClasses: readonly EC2NodeClass[];
+  readonly daemonSets: readonly DaemonSet[];
+  readonly namespaceLabels: ReadonlyMap<string, Labels>;
+  /** Read only when asked for (disruption needs them, provisioning does not). */
+  readonly podDisruptionBudgets?: readonly PodDisruptionBudget[];
+}
+
+export interface ReadClusterStateOptions {
+  readonly podDisruptionBudgets?: boolean;
+}
+
+/**
+ * Reads the cluster state in parallel. Objects that do not convert are left out and logged once
+ * (`cluster objects skipped`, with the first ten problems); they never fail the read.
+ * @throws ClusterApiError when a list call fails.
+ */
+export async function readClusterState(
+  cluster: Cluster,
+  logger: Logger,
+  options: ReadClusterStateOptions = {},
+): Promise<ClusterState> {
+  const [pods, nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs] =
+    await Promise.all([
+      cluster.provisionablePods(),
+      cluster.nodes(),
+      cluster.nodePools(),
+      cluster.nodeClasses(),
+      cluster.nodeClaims(),
+      cluster.daemonSets(),
+      cluster.namespaceLabels(),
+      options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
+    ]);
+  const reads: Record<string, ReadResult<unknown> | undefined> = {
+    pods,
+    nodes,
+    pools: nodePools,
+    nodeClasses,
+    nodeClaims,
+    daemonSets,
+    podDisruptionBudgets: pdbs,
+  };
+  const problems = Object.entries(reads).flatMap(([what, r]) =>
+    (r?.problems ?? []).map((p) => `${what}: ${p.message}`),
+  );
+  if (problems.length > 0) {
+    logger.warn('cluster objects skipped', { count: problems.length, problems: problems.slice(0, 10) });
+  }
+  return {
+    pendingPods: pods.items,
+    nodes: nodes.items,
+    nodeClaims: nodeClaims.items,
+    nodePools: nodePools.items,
+    nodeClasses: nodeClasses.items,
+    daemonSets: daemonSets.items,
+    namespaceLabels,
+    ...(pdbs === undefined ? {} : { podDisruptionBudgets: pdbs.items }),
+  };
+}
+
+/** The scheduler's input for a cluster state, with the NodePool choice it was built on. */
+export interface SchedulingInput {
+  readonly solve: SolveInput;
+  /** Eligible NodePools (with their EC2NodeClass) and the skipped ones with reasons. */
+  readonly selection: NodePoolSelection;
+  /** Eligible NodePools by name. */
+  readonly nodePools: ReadonlyMap<string, ClusterNodePool>;
+  /** The EC2NodeClasses of eligible NodePools, by name. */
+  readonly nodeClasses: ReadonlyMap<string, EC2NodeClass>;
+  /** Instance types per EC2NodeClass of an eligible NodePool. */
+  readonly instanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+}
+
+export interface SchedulingOptions {
+  readonly nowMs: number;
+  readonly solveOptions?: SolveOptions;
+}
+
+/**
+ * Pure: the scheduler's input from a cluster state, the NodePools chosen from it, and the instance
+ * types of their EC2NodeClasses. Nodes count as `toSchedulableNodes` says, NodeClaims whose node
+ * has not joined as in-flight capacity.
+ */
+export function toSchedulingInput(
+  state: ClusterState,
+  selection: NodePoolSelection,
+  instanceTypes: ReadonlyMap<string, readonly InstanceType[]>,
+  options: SchedulingOptions,
+): SchedulingInput {
+  const nodePools = new Map(selection.eligible.map((e) => [e.pool.pool.name, e.pool]));
+  const nodeClasses = new Map(selection.eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
+  return {
+    solve: {
+      pods: state.pendingPods,
+      nodePools: [...nodePools.values()].map((p) => p.pool),
+      instanceTypes,
+      // Deleting nodes receive nothing (the adapter marks them unschedulable too).
+      nodes: toSchedulableNodes(state.nodes, state.nodeClaims),
+      nodeClaims: toInFlightNodeClaims(state.nodeClaims, state.nodes),
+      daemonSets: state.daemonSets,
+      namespaceLabels: state.namespaceLabels,
+      nowMs: options.nowMs,
+      ...(options.solveOptions === undefined ? {} : { options: options.solveOptions }),
+    },
+    selection,
+    nodePools,
+    nodeClasses,
+    instanceTypes,
+  };
+}
+
+/**
+ * The scheduling input for a cluster state: chooses the NodePools that may launch, reads the
+ * instance types of their EC2NodeClasses (once per class) from the Cloud, then builds the input.
+ * @throws CloudApiError / CatalogUnavailableError when instance types cannot be read.
+ */
+export async function buildSchedulingInput(
+  state: ClusterState,
+  cloud: Pick<Cloud, 'instanceTypes'>,
+  options: SchedulingOptions,
+): Promise<SchedulingInput> {
+  const selection = selectNodePools(state.nodePools, state.nodeClasses);
+  const instanceTypes = new Map<string, readonly InstanceType[]>();
+  for (const { nodeClass } of selection.eligible) {
+    if (!instanceTypes.has(nodeClass.name)) {
+      instanceTypes.set(nodeClass.name, await cloud.instanceTypes(nodeClass));
+    }
+  }
+  return toSchedulingInput(state, selection, instanceTypes, options);
+}
+
+/**
+ * NodeClaims whose node has not joined yet, as the scheduler counts them: not being deleted, and
+ * no Node carries their `status.nodeName` or `status.providerId`.
+ */
+export function toInFlightNodeClaims(
+  claims: readonly ClusterNodeClaim[],
+  nodes: readonly Pick<ClusterNode, 'name' | 'providerId'>[],
+): InFlightNodeClaim[] {
+  const names = new Set(nodes.map((n) => n.name));
+  const providerIds = new Set(nodes.flatMap((n) => (n.providerId === undefined ? [] : [n.providerId])));
+  const out: InFlightNodeClaim[] = [];
+  for (const claim of claims) {
+    if (claim.deleting) continue;
+    const { nodeName, providerId } = claim.status;
+    if (nodeName !== undefined && names.has(nodeName)) continue;
+    if (providerId !== undefined && providerIds.has(providerId)) continue;
+    const launched = isConditionTrue(claim.status.conditions, 'Launched');
+    const instanceTypes = claim.requirements.find(
+      (r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In',
+    );
+    out.push({
+      name: claim.name,
+      nodePoolName: claim.nodePoolName,
+      requirements: claim.requirements,
+      taints: claim.taints,
+      instanceTypeNames: instanceTypes?.values ?? [],
+      ...(launched ? { labels: claim.labels } : {}),
+      ...(launched && claim.status.allocatable ? { allocatable: claim.status.allocatable } : {}),
+      ...(launched && claim.status.capacity ? { capacity: claim.status.capacity } : {}),
+      pods: [],
+    });
+  }
+  return out;
+}
+
+/**
+ * Nodes as the scheduler counts them. Until a node Flotilla launched is initialized, its
+ * kubelet may not have reported allocatable yet, so its NodeClaim's allocatable and capacity
+ * stand in; until the claim is Registered, the claim's taints stand in for the Node's (which still
+ * carry `karpenter.sh/unregistered`). A claim being deleted makes its node unschedulable, as
+ * Karpenter counts a node marked for deletion. Other nodes pass through unchanged.
+ */
+export function toSchedulableNodes<N extends ClusterNode>(
+  nodes: readonly N[],
+  claims: readonly ClusterNodeClaim[],
+): N[] {
+  const byProvider = new Map<string, ClusterNodeClaim>();
+  const byNodeName = new Map<string, ClusterNodeClaim>();
+  for (const claim of claims) {
+    if (claim.status.providerId !== undefined) byProvider.set(claim.status.providerId, claim);
+    if (claim.status.nodeName !== undefined) byNodeName.set(claim.status.nodeName, claim);
+  }
+  return nodes.map((node) => {
+    if (node.nodePoolName === undefined) return node;
+    const claim =
+      (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
+      byNodeName.get(node.name);
+    if (claim === undefined) return node;
+    // A NodeClaim being deleted takes its node with it: nothing new goes there.
+    const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
+    if (node.initialized) return { ...node, ...leaving };
+    const { allocatable, capacity } = claim.status;
+    const registered = isConditionTrue(claim.status.conditions, 'Registered');
+    return {
+      ...node,
+      ...(allocatable === undefined ? {} : { allocatable }),
+      ...(capacity === undefined ? {} : { capacity }),
+      ...(registered ? {} : { taints: claim.taints }),
+      ...leaving,
+    };
+  });
+}
