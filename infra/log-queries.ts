@@ -4,12 +4,16 @@
  * `level`, `time`, `message` plus fields; Logs Insights discovers JSON fields by name, and nested
  * arrays as `field.0`, `field.1`, ….
  *
- * The queries rely on the logging rule of STYLE §7 (one line per decision with a fixed message
- * and the keys `decision`, `reason`, `nodePool`, `instanceTypes`, …). The lines they match:
- * - any line with a `decision` field (e.g. the launcher's `launch decided`);
- * - launches: message `launch decided` with `decision: 'launched'`, `nodePool`, `capacityType`,
- *   `instanceType` when the launched type is known, else the cheapest candidate `instanceTypes.0`;
- * - unschedulable pods: a message containing `unschedulable`, with `pod`, `nodePool`, `reason`;
+ * The queries read the decision lines of shared/usecases/decision.ts (STYLE §7: one line per
+ * decision, a fixed message per kind, fixed keys: `decision` (the kind), `reason`, and where they
+ * apply `nodePool`, `nodeClaim`, `podCount` and `pods` (the first 10), `instanceTypes`,
+ * `instanceType`, `capacityType`, `zone`, `pricePerHour`, …). test/infra/log-queries.test.ts runs
+ * every query's fields and filter against the lines the use cases write. The lines they match:
+ * - every decision (`decision` is present);
+ * - launches: `decision: 'launch'` with `outcome: 'launched'`, `nodePool`, `instanceType`,
+ *   `capacityType`, `zone` and `pricePerHour`;
+ * - unschedulable pods: `decision: 'unschedulable'`, one line per reason, with `podCount` and the
+ *   first pods;
  * - interruptions: a message starting with `interruption`, with `kind`, `action`, `instanceId`,
  *   `nodeClaim`.
  */
@@ -32,17 +36,17 @@ export const LOG_QUERIES: readonly LogQuery[] = [
   {
     name: 'launches-by-nodepool-and-instance-type',
     queryString: [
-      'fields @timestamp, nodePool, capacityType, coalesce(instanceType, `instanceTypes.0`) as type',
-      "filter message = 'launch decided' and decision = 'launched'",
-      'stats count(*) as launches by nodePool, type, capacityType',
+      'fields @timestamp, nodePool, instanceType, capacityType, zone, pricePerHour',
+      "filter decision = 'launch' and outcome = 'launched'",
+      'stats count(*) as launches, sum(pricePerHour) as addedPerHour by nodePool, instanceType, capacityType',
       'sort launches desc',
     ].join('\n| '),
   },
   {
     name: 'unschedulable-pods',
     queryString: [
-      'fields @timestamp, pod, nodePool, reason, message',
-      'filter message like /unschedulable/',
+      'fields @timestamp, podCount, reason, `pods.0` as firstPod, `pods.1` as secondPod',
+      "filter decision = 'unschedulable'",
       'sort @timestamp desc',
       'limit 200',
     ].join('\n| '),

@@ -10,6 +10,7 @@ import {
 } from '../ports/cluster.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { writeDecision } from './decision.ts';
 import { type DeleteReason, decideLifecycle, type LifecycleStep } from './lifecycle-decide.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from './nodeclass.ts';
 import { NodePoolConditionType, reconcileNodePoolStatus } from './nodepool-status.ts';
@@ -187,11 +188,12 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         });
       }
       await cluster.patchNodeClaimStatus(claim.name, step.statusPatch);
-      logger.info('registered nodeclaim', {
+      writeDecision(logger, {
+        kind: 'register',
+        reason: 'node joined',
         ...fields,
-        decision: 'register',
         node: step.nodeName,
-        providerId: claim.status.providerId,
+        ...(claim.status.providerId === undefined ? {} : { providerId: claim.status.providerId }),
         unregisteredTaintMissing: step.unregisteredTaintMissing,
         taintsAdded: (step.nodePatch.addTaints ?? []).length,
       });
@@ -200,16 +202,16 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
     case 'initialize':
       await cluster.patchNode(step.nodeName, step.nodePatch);
       await cluster.patchNodeClaimStatus(claim.name, step.statusPatch);
-      logger.info('initialized nodeclaim', { ...fields, decision: 'initialize', node: step.nodeName });
+      writeDecision(logger, { kind: 'initialize', reason: 'node ready', ...fields, node: step.nodeName });
       return;
     case 'condition':
       await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
-      logger.info('waiting for node', {
+      writeDecision(logger, {
+        kind: 'wait',
+        reason: step.update.reason,
         ...fields,
-        decision: 'wait',
         condition: step.update.type,
         status: step.update.status,
-        reason: step.update.reason,
         detail: step.update.message,
       });
       return;
@@ -236,11 +238,11 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
           logger.warn('termination request not sent', { ...fields, error, fallback: 'termination sweep' });
         }
       }
-      logger.info('deleted nodeclaim', {
-        ...fields,
-        decision: 'delete',
+      writeDecision(logger, {
+        kind: 'delete',
         reason: step.reason,
-        providerId: claim.status.providerId,
+        ...fields,
+        ...(claim.status.providerId === undefined ? {} : { providerId: claim.status.providerId }),
         handedOver,
       });
       return;

@@ -9,6 +9,7 @@ import {
 import type { Cluster, ClusterNodeClaim } from '../ports/cluster.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { writeDecision } from './decision.ts';
 import { computeNodeClassStatus, isNodeClassStatusCurrent, sameNodeClassStatus } from './nodeclass-status.ts';
 
 // The EC2NodeClass controller (Karpenter's nodeclass status, hash and termination controllers):
@@ -145,20 +146,27 @@ async function reconcileOne(
     if (gate !== undefined) await ports.leases.release(gate);
   }
   const ready = status.conditions.find((c) => c.type === NodeClassConditionType.ready);
-  // A refresh that changes nothing is no decision: it is logged at debug level only.
-  const log = changed || retrying.length > 0 ? ports.logger.info : ports.logger.debug;
-  log.call(ports.logger, 'ec2NodeClass resolved', {
-    decision: changed ? 'update' : 'unchanged',
-    nodeClass: nodeClass.name,
-    generation: nodeClass.generation,
-    ready: ready?.status,
-    reason: ready?.status === 'True' ? undefined : ready?.message,
-    retrying,
-    subnets: status.subnets.length,
-    securityGroups: status.securityGroups.length,
-    amis: status.amis.slice(0, 10).map((a) => a.id),
-    instanceProfile: status.instanceProfile,
-  });
+  if (changed || retrying.length > 0) {
+    writeDecision(ports.logger, {
+      kind: 'resolveNodeClass',
+      reason: ready?.status === 'True' ? 'ready' : ready?.message || 'not ready',
+      nodeClass: nodeClass.name,
+      changed,
+      ...(nodeClass.generation === undefined ? {} : { generation: nodeClass.generation }),
+      ...(ready === undefined ? {} : { ready: ready.status }),
+      retrying,
+      subnets: status.subnets.length,
+      securityGroups: status.securityGroups.length,
+      amis: status.amis.slice(0, 10).map((a) => a.id),
+      ...(status.instanceProfile === undefined ? {} : { instanceProfile: status.instanceProfile }),
+    });
+  } else {
+    // A refresh that changes nothing is no decision.
+    ports.logger.debug('ec2NodeClass unchanged', {
+      nodeClass: nodeClass.name,
+      generation: nodeClass.generation,
+    });
+  }
   await reportReadiness(ports, nodeClass, status);
   return { ...nodeClass, status };
 }
@@ -212,8 +220,8 @@ async function finalize(
       reason: 'WaitingOnNodeClaimTermination',
       message: `Waiting on NodeClaim termination for ${users.slice(0, 10).join(', ')}${users.length > 10 ? ` and ${users.length - 10} more` : ''}`,
     });
-    ports.logger.info('ec2NodeClass deletion waiting', {
-      decision: 'wait',
+    writeDecision(ports.logger, {
+      kind: 'waitForNodeClaims',
       nodeClass: nodeClass.name,
       reason: 'NodeClaims still use it',
       nodeClaims: users.slice(0, 10),
@@ -226,8 +234,8 @@ async function finalize(
     removeFinalizers: [Finalizer.nodeClassTermination],
   });
   result.finalized.push(nodeClass.name);
-  ports.logger.info('ec2NodeClass finalized', {
-    decision: 'finalize',
+  writeDecision(ports.logger, {
+    kind: 'finalizeNodeClass',
     nodeClass: nodeClass.name,
     reason: 'no NodeClaim uses it',
     instanceProfileReleased: nodeClass.spec.role !== undefined,

@@ -10,6 +10,7 @@ import type {
   NodePoolStatusPatch,
 } from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { writeDecision } from './decision.ts';
 
 // NodePool status (Karpenter's nodepool readiness, validation and counter controllers):
 // ValidationSucceeded, NodeClassReady, Ready, NodeRegistrationHealthy, status.resources and
@@ -236,10 +237,11 @@ export async function reconcileNodePoolStatus(
     await cluster.patchNodePoolStatus(pool.pool.name, patch);
     updated.push(pool.pool.name);
     const ready = patch.conditions?.find((c) => c.type === NodePoolConditionType.ready);
-    logger.info('updated nodepool status', {
+    writeDecision(logger, {
+      kind: 'updateNodePool',
+      reason: ready === undefined || ready.status === 'True' ? 'status changed' : ready.message,
       nodePool: pool.pool.name,
       conditions: (patch.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`),
-      ...(ready === undefined || ready.status === 'True' ? {} : { reason: ready.message }),
       ...(patch.nodes === undefined ? {} : { nodes: patch.nodes }),
       ...(patch.resources === undefined ? {} : { resources: patch.resources }),
     });
@@ -269,7 +271,7 @@ export async function reconcileNodePoolStatus(
       ],
     });
     updated.push(name);
-    logger.warn('nodepool failed validation', { nodePool: name, problem: message });
+    writeDecision(logger, { kind: 'rejectNodePool', reason: message, nodePool: name });
     await cluster.recordEvent({
       subject: { kind: 'NodePool', name },
       type: 'Warning',

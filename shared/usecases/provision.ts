@@ -1,4 +1,5 @@
 import {
+  type CapacityType,
   Finalizer,
   type InstanceType,
   Label,
@@ -28,6 +29,7 @@ import { ignoreNotFound } from '../ports/errors.ts';
 import type { Lease, LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { buildSchedulingInput, type ClusterState, readClusterState } from './cluster-state.ts';
+import { type LaunchDecision, type PodName, writeDecision } from './decision.ts';
 import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
 import {
@@ -93,7 +95,9 @@ export type ClaimOutcome =
       readonly instanceId: string;
       readonly instanceType: string;
       readonly zone: string;
-      readonly capacityType: string;
+      readonly capacityType: CapacityType;
+      /** The launched offering's price in USD per hour, when the catalog has it. */
+      readonly pricePerHour?: number;
     }
   | {
       readonly kind: 'insufficientCapacity';
@@ -155,8 +159,9 @@ export async function provision(ports: ProvisionPorts, options: ProvisionOptions
     lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
   }
   if (lease === undefined) {
-    logger.info('provisioning skipped', {
-      why: 'lease held',
+    writeDecision(logger, {
+      kind: 'skip',
+      reason: 'lease held',
       lease: leaseName,
       waitedMs: options.leaseWaitMs ?? 0,
     });
@@ -177,7 +182,7 @@ async function provisionUnderLease(
 ): Promise<ProvisionResult> {
   const batched = await batchPods(ports, logger, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
   if (batched.pods === 0) {
-    logger.info('provisioning skipped', { why: 'no provisionable pods', leaseToken: lease.token });
+    writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
 
@@ -232,7 +237,7 @@ async function provisionUnderLease(
 
 /**
  * Karpenter's batcher, by polling: after the first read, keep re-reading while new pods keep
- * appearing within `idleMs`, for at most `maxMs`. Logs once why the batch closed.
+ * appearing within `idleMs`, for at most `maxMs`. Writes the batch decision (why it closed).
  */
 async function batchPods(
   ports: ProvisionPorts,
@@ -240,7 +245,9 @@ async function batchPods(
   idleMs: number,
   maxMs: number,
 ): Promise<{ pods: number }> {
-  const seen = new Set((await ports.cluster.provisionablePods()).items.map((p) => p.uid));
+  const seen = new Map<string, PodName>(
+    (await ports.cluster.provisionablePods()).items.map((p) => [p.uid, p]),
+  );
   if (seen.size === 0) return { pods: 0 };
   const start = ports.clock.now().getTime();
   let closedBy: 'idle' | 'max' = 'idle';
@@ -255,7 +262,7 @@ async function batchPods(
     let added = 0;
     for (const pod of (await ports.cluster.provisionablePods()).items) {
       if (!seen.has(pod.uid)) {
-        seen.add(pod.uid);
+        seen.set(pod.uid, pod);
         added += 1;
       }
     }
@@ -265,9 +272,10 @@ async function batchPods(
       break;
     }
   }
-  logger.info('batch closed', {
-    closedBy,
-    pods: seen.size,
+  writeDecision(logger, {
+    kind: 'batch',
+    reason: closedBy,
+    pods: [...seen.values()],
     durationMs: ports.clock.now().getTime() - start,
     batchIdleMs: idleMs,
     batchMaxMs: maxMs,
@@ -392,37 +400,43 @@ async function applyPlan(
     }
     return launchCreated(ports, lease, request, types, plan.labels, base);
   })();
-  logDecision(logger, lease, round, request, plan.instanceTypes.length, outcome);
+  writeDecision(logger, launchDecision(lease, round, request, outcome, 'provisioning'));
   return outcome;
 }
 
-/** The one `launch decided` line of a NodeClaim: the decision and what came of it. */
-function logDecision(
-  logger: Logger,
+/** The launch decision of a NodeClaim: what was asked of the cloud and what came of it. */
+function launchDecision(
   lease: Lease,
   round: number,
   request: LaunchRequest,
-  candidates: number,
   outcome: ClaimOutcome,
-  extra: Readonly<Record<string, unknown>> = {},
-): void {
-  logger.info('launch decided', {
+  reason: LaunchDecision['reason'],
+): LaunchDecision {
+  return {
+    kind: 'launch',
+    reason,
+    outcome: outcome.kind,
     nodePool: request.nodePoolName,
     nodeClaim: request.nodeClaimName,
-    pods: outcome.pods.length,
-    instanceTypes: request.instanceTypes.slice(0, 10).map((t) => t.name),
-    instanceTypeCount: candidates,
-    capacityType: expectedCapacityType(request.requirements, request.instanceTypes),
+    pods: outcome.pods,
+    instanceTypes: request.instanceTypes.map((t) => t.name),
+    capacityType:
+      outcome.kind === 'launched'
+        ? outcome.capacityType
+        : expectedCapacityType(request.requirements, request.instanceTypes),
     round,
     leaseToken: lease.token,
-    ...extra,
-    outcome: outcome.kind,
     ...(outcome.kind === 'launched'
-      ? { instanceType: outcome.instanceType, launchedCapacityType: outcome.capacityType, zone: outcome.zone }
+      ? {
+          instanceId: outcome.instanceId,
+          instanceType: outcome.instanceType,
+          zone: outcome.zone,
+          ...(outcome.pricePerHour === undefined ? {} : { pricePerHour: outcome.pricePerHour }),
+        }
       : {}),
     ...(outcome.kind === 'failed' ? { error: outcome.error } : {}),
     ...(outcome.kind === 'insufficientCapacity' ? { offerings: outcome.offerings.slice(0, 10) } : {}),
-  });
+  };
 }
 
 /**
@@ -488,6 +502,9 @@ async function launchCreated(
   const type = types.find((t) => t.name === instance.instanceType);
   await cluster.patchNodeClaimMetadata(name, launchedLabels(instance, type, userLabels));
   await cluster.patchNodeClaimStatus(name, launchedStatus(instance, type));
+  const price = type?.offerings.find(
+    (o) => o.zone === instance.zone && o.capacityType === instance.capacityType,
+  )?.priceUsdPerHour;
   return {
     kind: 'launched',
     ...base,
@@ -495,6 +512,7 @@ async function launchCreated(
     instanceType: instance.instanceType,
     zone: instance.zone,
     capacityType: instance.capacityType,
+    ...(price === undefined ? {} : { pricePerHour: price }),
   };
 }
 
@@ -545,27 +563,33 @@ async function resumeUnlaunched(
             error: "none of the NodeClaim's instance types is offered for the NodeClass",
           }
         : await launchCreated(ports, lease, request, [...byName.values()], pool.pool.labels ?? {}, base);
-    logDecision(logger, lease, 0, request, allowed.length, outcome, { resumed: true });
+    writeDecision(logger, launchDecision(lease, 0, request, outcome, 'resumed'));
     out.push(outcome);
     if (outcome.kind === 'fenced') break;
   }
   return out;
 }
 
-/** One Event per pod nothing can host, with the solver's reason per NodePool, and one log line. */
+/**
+ * One Event per pod nothing can host, with the solver's reason per NodePool, and one unschedulable
+ * decision per distinct reason (most pods first).
+ */
 async function reportUnschedulable(
   ports: ProvisionPorts,
   logger: Logger,
   unschedulable: readonly UnschedulablePod[],
   selection: { readonly eligible: number; readonly skipped: readonly SkippedNodePool[] },
 ): Promise<void> {
-  logger.info('pods unschedulable', {
-    count: unschedulable.length,
-    pods: unschedulable
-      .slice(0, 10)
-      .map((u) => ({ pod: `${u.pod.namespace}/${u.pod.name}`, reason: unschedulableMessage(u, selection) })),
-    skippedNodePools: selection.skipped,
-  });
+  const byReason = new Map<string, PodName[]>();
+  for (const u of unschedulable) {
+    const reason = unschedulableMessage(u, selection);
+    const pods = byReason.get(reason);
+    if (pods === undefined) byReason.set(reason, [u.pod]);
+    else pods.push(u.pod);
+  }
+  for (const [reason, pods] of [...byReason].sort(([, a], [, b]) => b.length - a.length)) {
+    writeDecision(logger, { kind: 'unschedulable', reason, pods });
+  }
   await recordEvents(
     ports,
     unschedulable.map((u) => ({

@@ -60,8 +60,10 @@ describe('provisioner batching windows (real API server, pods created during the
 
     // The arrival kept the batch open for one more idle window, which then closed it.
     expect(waits).toBe(2);
-    expect(batchLog(holder)).toEqual([expect.objectContaining({ closedBy: 'idle', batchIdleMs: 1_000 })]);
-    expect(Number(batchLog(holder)[0]?.['pods'])).toBeGreaterThanOrEqual(2);
+    expect(batchLog(holder)).toEqual([
+      expect.objectContaining({ decision: 'batch', reason: 'idle', batchIdleMs: 1_000 }),
+    ]);
+    expect(Number(batchLog(holder)[0]?.['podCount'])).toBeGreaterThanOrEqual(2);
     const ours = launched(result.claims).filter((c) => c.nodePool === pool);
     expect(ours).toHaveLength(1);
     expect(ours[0]?.pods.map((p) => p.name).sort()).toEqual(['idle-first', 'idle-in-window']);
@@ -86,7 +88,9 @@ describe('provisioner batching windows (real API server, pods created during the
     );
 
     expect(arrivals.length).toBeGreaterThanOrEqual(2);
-    expect(batchLog(holder)).toEqual([expect.objectContaining({ closedBy: 'max', batchMaxMs: 2_500 })]);
+    expect(batchLog(holder)).toEqual([
+      expect.objectContaining({ decision: 'batch', reason: 'max', batchMaxMs: 2_500 }),
+    ]);
     const ours = launched(result.claims).filter((c) => c.nodePool === pool);
     expect(ours).toHaveLength(1);
     expect(ours[0]?.pods.map((p) => p.name).sort()).toEqual(['stream-0', ...arrivals].sort());

@@ -244,7 +244,16 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     );
     expect(new Set(events.map((e) => e.involvedObject.name))).toEqual(new Set(stuck.map((u) => u.pod.name)));
     expect(events[0]?.message).toMatch(new RegExp(`${pool}.*limit`));
-    expect(logLines.some((l) => l['message'] === 'pods unschedulable' && Number(l['count']) >= 3)).toBe(true);
+    // One unschedulable decision per reason: the three capped pods share theirs.
+    expect(
+      logLines.some(
+        (l) =>
+          l['message'] === 'pods unschedulable' &&
+          l['decision'] === 'unschedulable' &&
+          Number(l['podCount']) >= 3 &&
+          String(l['reason']).includes(pool),
+      ),
+    ).toBe(true);
 
     const pods = await podsOf('capped');
     await waitFor(

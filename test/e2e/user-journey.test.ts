@@ -315,7 +315,9 @@ describe("a new user's first day", () => {
     expect(nodeClaims).toHaveLength(launchedInstances.length);
 
     // The EC2NodeClass was resolved in the very invocation that launched for the first pods.
-    const resolved = logs.find((l) => l['message'] === 'ec2NodeClass resolved' && l['decision'] === 'update');
+    const resolved = logs.find(
+      (l) => l['message'] === 'ec2NodeClass resolved' && l['decision'] === 'resolveNodeClass' && l['changed'],
+    );
     const firstLaunch = logs.find((l) => l['message'] === 'launch decided' && l['outcome'] === 'launched');
     expect(resolved?.['holder']).toBeDefined();
     expect(firstLaunch?.['holder']).toBe(resolved?.['holder']);

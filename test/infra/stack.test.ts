@@ -352,7 +352,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
     }
     const byName = new Map(definitions.map((d) => [d['Name'], String(d['QueryString'])]));
     expect(byName.get('flotilla/demo/decisions-by-reason')).toContain('by message, decision, reason');
-    expect(byName.get('flotilla/demo/launches-by-nodepool-and-instance-type')).toContain('by nodePool, type');
+    expect(byName.get('flotilla/demo/launches-by-nodepool-and-instance-type')).toContain(
+      'by nodePool, instanceType, capacityType',
+    );
     expect(byName.get('flotilla/demo/unschedulable-pods')).toContain('unschedulable');
     expect(byName.get('flotilla/demo/interruptions-handled')).toContain('by kind, action');
   });

@@ -117,12 +117,8 @@ export function makeInstanceOps(options: {
       if (!isOwned(instance, clusterName)) throw new InstanceNotOwnedError(instanceId, clusterName);
       if (instance.state === 'shutting-down') return;
       try {
+        // The termination decision (and its line) is the use case's.
         await ec2.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
-        logger.info('instance terminated', {
-          instanceId,
-          nodeClaim: instance.nodeClaimName,
-          instanceType: instance.instanceType,
-        });
       } catch (error) {
         if (isNotFound(error)) return;
         throw toCloudApiError('ec2:TerminateInstances', error);

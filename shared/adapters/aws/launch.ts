@@ -192,7 +192,6 @@ export function makeLauncher(options: LauncherOptions) {
       ],
     };
     fleetRequest.ClientToken = clientToken(request.nodeClaimName, fleetRequest);
-    const began = Date.now();
     const response = await call('ec2:CreateFleet', () => ec2.send(new CreateFleetCommand(fleetRequest)));
 
     const zoneOfSubnet = new Map(
@@ -210,19 +209,8 @@ export function makeLauncher(options: LauncherOptions) {
         UNAVAILABLE_OFFERING_TTL_SECONDS,
       );
 
+    // The launch decision (and its line) is the provisioning use case's: this returns or throws.
     const instanceId = response.Instances?.flatMap((i) => i.InstanceIds ?? [])[0];
-    logger.info('launch decided', {
-      decision: instanceId === undefined ? 'failed' : 'launched',
-      nodeClaim: request.nodeClaimName,
-      nodePool: request.nodePoolName,
-      capacityType,
-      instanceTypes: candidates.slice(0, 10).map((c) => c.type.name),
-      candidates: candidates.length,
-      launchTemplates: configs.length,
-      instanceId,
-      errors: errors.slice(0, 10).map((e) => e.ErrorCode),
-      durationMs: Date.now() - began,
-    });
     if (instanceId !== undefined) {
       const launched = await instances.get(instanceId);
       if (launched !== undefined) return launched;

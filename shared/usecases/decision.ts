@@ -1,0 +1,394 @@
+import type { CapacityType, ResourceList } from '../core/index.ts';
+import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
+
+// Decisions are values: every use case describes what it decided (and what came of it) as one
+// `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
+// message per kind and fixed keys (STYLE §7). The saved Logs Insights queries (infra/log-queries.ts)
+// and the simulator's decision log read these keys; adapters log no decisions.
+
+/** At most this many pod names and instance types go on a line; the counts say how many there were. */
+export const DECISION_SAMPLE_SIZE = 10;
+
+/** A pod as a decision names it. */
+export interface PodName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** What became of a planned NodeClaim's launch. */
+export type LaunchOutcome = 'launched' | 'insufficientCapacity' | 'fenced' | 'failed';
+
+/**
+ * A NodeClaim launched (or not) for pending pods. `instanceTypes` are the candidates offered to the
+ * cloud; `capacityType` is the launched instance's when `outcome` is `launched`, else the expected one.
+ */
+export interface LaunchDecision {
+  readonly kind: 'launch';
+  /** `provisioning`: planned for pending pods; `resumed`: created by an earlier run and launched now. */
+  readonly reason: 'provisioning' | 'resumed';
+  readonly outcome: LaunchOutcome;
+  readonly nodePool: string;
+  readonly nodeClaim: string;
+  readonly pods: readonly PodName[];
+  readonly instanceTypes: readonly string[];
+  readonly capacityType: CapacityType;
+  readonly round: number;
+  readonly leaseToken: number;
+  /** When launched: the instance, its type, zone and offering price in USD per hour. */
+  readonly instanceId?: string;
+  readonly instanceType?: string;
+  readonly zone?: string;
+  readonly pricePerHour?: number;
+  /** When failed: what went wrong. */
+  readonly error?: string;
+  /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */
+  readonly offerings?: readonly string[];
+}
+
+/** A provisioning run that decided nothing. */
+export interface SkipDecision {
+  readonly kind: 'skip';
+  readonly reason: 'lease held' | 'no provisionable pods';
+  readonly lease?: string;
+  readonly waitedMs?: number;
+  readonly leaseToken?: number;
+}
+
+/** The batch of pending pods a provisioning run plans for, and why it closed (quiet or max window). */
+export interface BatchDecision {
+  readonly kind: 'batch';
+  readonly reason: 'idle' | 'max';
+  readonly pods: readonly PodName[];
+  readonly durationMs: number;
+  readonly batchIdleMs: number;
+  readonly batchMaxMs: number;
+}
+
+/** Pods no NodePool can host, grouped by the reason they are told (one decision per reason). */
+export interface UnschedulableDecision {
+  readonly kind: 'unschedulable';
+  /** The message of the pods' FailedScheduling Event. */
+  readonly reason: string;
+  readonly pods: readonly PodName[];
+}
+
+interface NodeClaimFields {
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+}
+
+/** The NodeClaim's Node joined: it is registered and the Node gets the NodeClaim's labels and taints. */
+export interface RegisterDecision extends NodeClaimFields {
+  readonly kind: 'register';
+  readonly reason: 'node joined';
+  readonly node: string;
+  readonly providerId?: string;
+  readonly unregisteredTaintMissing: boolean;
+  readonly taintsAdded: number;
+}
+
+/** The NodeClaim's Node is ready and its startup taints are gone: the NodeClaim is initialized. */
+export interface InitializeDecision extends NodeClaimFields {
+  readonly kind: 'initialize';
+  readonly reason: 'node ready';
+  readonly node: string;
+}
+
+/** A NodeClaim condition changed while it waits for its Node; `reason` is the condition's. */
+export interface WaitDecision extends NodeClaimFields {
+  readonly kind: 'wait';
+  readonly reason: string;
+  readonly condition: string;
+  readonly status: string;
+  readonly detail: string;
+}
+
+/** Flotilla deleted a NodeClaim (which starts its termination). */
+export interface DeleteDecision extends NodeClaimFields {
+  readonly kind: 'delete';
+  /** `launch_timeout`, `registration_timeout` (lifecycle) or `node deleted` (its Node was deleted). */
+  readonly reason: string;
+  readonly providerId?: string;
+  readonly node?: string;
+  /** How termination learns of it. */
+  readonly handedOver?: 'termination queue' | 'termination sweep';
+}
+
+/**
+ * An EC2NodeClass's status was resolved and changed, or a part of it could not be resolved for now
+ * (`retrying`). `reason` is `ready`, else the Ready condition's message. A refresh that changes
+ * nothing is no decision.
+ */
+export interface ResolveNodeClassDecision {
+  readonly kind: 'resolveNodeClass';
+  readonly reason: string;
+  readonly nodeClass: string;
+  readonly changed: boolean;
+  readonly generation?: number;
+  readonly ready?: string;
+  readonly retrying: readonly string[];
+  readonly subnets: number;
+  readonly securityGroups: number;
+  readonly amis: readonly string[];
+  readonly instanceProfile?: string;
+}
+
+/** A deleted EC2NodeClass keeps its finalizer while NodeClaims use it. */
+export interface WaitForNodeClaimsDecision {
+  readonly kind: 'waitForNodeClaims';
+  readonly reason: 'NodeClaims still use it';
+  readonly nodeClass: string;
+  readonly nodeClaims: readonly string[];
+  readonly nodeClaimCount: number;
+}
+
+/** A deleted EC2NodeClass no NodeClaim uses: what it made is released and its finalizer removed. */
+export interface FinalizeNodeClassDecision {
+  readonly kind: 'finalizeNodeClass';
+  readonly reason: 'no NodeClaim uses it';
+  readonly nodeClass: string;
+  readonly instanceProfileReleased: boolean;
+}
+
+/** A NodePool's status was written. `reason` is `status changed`, or the Ready message when not ready. */
+export interface UpdateNodePoolDecision {
+  readonly kind: 'updateNodePool';
+  readonly reason: string;
+  readonly nodePool: string;
+  readonly conditions: readonly string[];
+  readonly nodes?: number;
+  readonly resources?: ResourceList;
+}
+
+/** A malformed NodePool was marked not Ready; `reason` is the validation problem. */
+export interface RejectNodePoolDecision {
+  readonly kind: 'rejectNodePool';
+  readonly reason: string;
+  readonly nodePool: string;
+}
+
+/** What Flotilla did about one instance of an interruption event. */
+export interface HandleInterruptionDecision {
+  readonly kind: 'handleInterruption';
+  /** The Event reason recorded (`SpotInterrupted`, …), or why nothing was done. */
+  readonly reason: string;
+  readonly action: 'cordonAndDrain' | 'event' | 'alreadyDeleting' | 'noNodeClaim';
+  /** The interruption's kind (`spotInterruption`, `rebalanceRecommendation`, …). */
+  readonly interruption: string;
+  readonly eventId: string;
+  readonly instanceId: string;
+  readonly nodeClaim?: string;
+  readonly nodePool?: string;
+  /** The spot offering backed off, `<capacityType>:<instanceType>:<zone>`. */
+  readonly unavailableOffering?: string;
+}
+
+/** An interruption event of a kind Flotilla does not act on. */
+export interface IgnoreInterruptionDecision {
+  readonly kind: 'ignoreInterruption';
+  readonly reason: string;
+  readonly interruption: string;
+  readonly eventId: string;
+}
+
+/**
+ * The termination decisions share `reason`: why the NodeClaim terminates (its `DisruptionReason`
+ * condition, e.g. `SpotInterruption`, else `deleted`).
+ */
+interface TerminationFields {
+  readonly reason: string;
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+}
+
+/** The termination deadline (terminationGracePeriod) was written on the NodeClaim. */
+export interface DeadlineDecision extends TerminationFields {
+  readonly kind: 'deadline';
+  readonly deadline: string;
+}
+
+/** The terminating NodeClaim's Node was deleted (its finalizer holds it until the drain is done). */
+export interface DeleteNodeDecision extends TerminationFields {
+  readonly kind: 'deleteNode';
+  readonly node: string;
+}
+
+/** The terminating NodeClaim's Node got the `karpenter.sh/disrupted:NoSchedule` taint. */
+export interface TaintDecision extends TerminationFields {
+  readonly kind: 'taint';
+  readonly node: string;
+  readonly taint: string;
+}
+
+/** One drain step: evict a tier's pods, or force-delete pods past the termination deadline. */
+export type DrainDecision = TerminationFields & { readonly kind: 'drain' } & (
+    | {
+        readonly action: 'evict';
+        readonly tier: string;
+        readonly evicted: number;
+        readonly blocked: number;
+        readonly gone: number;
+        readonly blockedPods: readonly string[];
+        readonly remaining: Readonly<Record<string, number>>;
+      }
+    | { readonly action: 'forceDelete'; readonly deadline?: string; readonly pods: readonly PodName[] }
+  );
+
+/** An instance was terminated: a drained NodeClaim's, or a deleted Node's that had no NodeClaim. */
+export interface TerminateDecision {
+  readonly kind: 'terminate';
+  readonly reason: string;
+  readonly instanceId: string;
+  readonly nodeClaim?: string;
+  readonly nodePool?: string;
+  readonly node?: string;
+}
+
+/** A Node's termination finalizer was removed (its instance is gone). */
+export interface FinalizeNodeDecision {
+  readonly kind: 'finalizeNode';
+  readonly reason: string;
+  readonly node: string;
+  readonly nodeClaim?: string;
+  readonly nodePool?: string;
+}
+
+/** A NodeClaim's termination finalizer was removed: drained, instance gone, the NodeClaim goes. */
+export interface FinalizeNodeClaimDecision extends TerminationFields {
+  readonly kind: 'finalizeNodeClaim';
+}
+
+/** A termination invocation's budget ends before the NodeClaim's termination does: it goes on later. */
+export interface ContinueDecision {
+  readonly kind: 'continue';
+  /** What the termination waits for, in words. */
+  readonly reason: string;
+  readonly nodeClaim: string;
+  readonly waitingOn: 'drain' | 'volumes' | 'instance';
+  readonly afterSeconds: number;
+  /** Handed on through a delayed termination message (else the sweep finds it). */
+  readonly queued: boolean;
+}
+
+/** Everything Flotilla decides, one log line each. */
+export type Decision =
+  | SkipDecision
+  | BatchDecision
+  | LaunchDecision
+  | UnschedulableDecision
+  | RegisterDecision
+  | InitializeDecision
+  | WaitDecision
+  | DeleteDecision
+  | ResolveNodeClassDecision
+  | WaitForNodeClaimsDecision
+  | FinalizeNodeClassDecision
+  | UpdateNodePoolDecision
+  | RejectNodePoolDecision
+  | HandleInterruptionDecision
+  | IgnoreInterruptionDecision
+  | DeadlineDecision
+  | DeleteNodeDecision
+  | TaintDecision
+  | DrainDecision
+  | TerminateDecision
+  | FinalizeNodeDecision
+  | FinalizeNodeClaimDecision
+  | ContinueDecision;
+
+export type DecisionKind = Decision['kind'];
+
+/** The fixed message of each kind's line; no two kinds share one. */
+export const DECISION_MESSAGES = {
+  skip: 'provisioning skipped',
+  batch: 'batch closed',
+  launch: 'launch decided',
+  unschedulable: 'pods unschedulable',
+  register: 'registered nodeclaim',
+  initialize: 'initialized nodeclaim',
+  wait: 'waiting for node',
+  delete: 'deleting nodeclaim',
+  resolveNodeClass: 'ec2NodeClass resolved',
+  waitForNodeClaims: 'ec2NodeClass deletion waiting',
+  finalizeNodeClass: 'ec2NodeClass finalized',
+  updateNodePool: 'updated nodepool status',
+  rejectNodePool: 'nodepool failed validation',
+  handleInterruption: 'interruption handled',
+  ignoreInterruption: 'interruption ignored',
+  deadline: 'termination deadline set',
+  deleteNode: 'node deleted',
+  taint: 'tainted node',
+  drain: 'drain step',
+  terminate: 'instance terminated',
+  finalizeNode: 'node finalized',
+  finalizeNodeClaim: 'deleted nodeclaim',
+  continue: 'termination continues later',
+} as const satisfies Record<DecisionKind, string>;
+
+/** Kinds written at another level than `info`. */
+const LEVELS: Partial<Record<DecisionKind, LogLevel>> = { rejectNodePool: 'warn' };
+
+/** A decision's line: its level, fixed message and fields. */
+export interface DecisionLine {
+  readonly level: LogLevel;
+  readonly message: string;
+  readonly fields: LogFields;
+}
+
+/**
+ * The line of a decision: `decision` (the kind) and `reason` first, then the decision's own keys as
+ * they are, except that `pods` becomes `podCount` and the first DECISION_SAMPLE_SIZE pods as
+ * `namespace/name`, and `instanceTypes` the first DECISION_SAMPLE_SIZE names and `instanceTypeCount`.
+ * Undefined keys are left out. Pure.
+ */
+export function toDecisionLine(decision: Decision): DecisionLine {
+  const fields: Record<string, unknown> = { decision: decision.kind, reason: decision.reason };
+  for (const [key, value] of Object.entries(decision)) {
+    if (key === 'kind' || key === 'reason' || value === undefined) continue;
+    if (key === 'pods') {
+      const pods = value as readonly PodName[];
+      fields['podCount'] = pods.length;
+      fields['pods'] = pods.slice(0, DECISION_SAMPLE_SIZE).map((p) => `${p.namespace}/${p.name}`);
+    } else if (key === 'instanceTypes') {
+      const types = value as readonly string[];
+      fields['instanceTypes'] = types.slice(0, DECISION_SAMPLE_SIZE);
+      fields['instanceTypeCount'] = types.length;
+    } else {
+      fields[key] = value;
+    }
+  }
+  return { level: LEVELS[decision.kind] ?? 'info', message: DECISION_MESSAGES[decision.kind], fields };
+}
+
+/** Receives each decision written through an observed logger, with the fields its logger adds. */
+export type DecisionObserver = (decision: Decision, context: LogFields) => void;
+
+const observers = new WeakMap<Logger, (decision: Decision) => void>();
+
+/**
+ * A logger that writes as `logger` does and also hands every decision written through it (or its
+ * children) to `observer`, with the fields the children added (e.g. `holder`): the simulator reads
+ * decisions as values this way.
+ */
+export function observeDecisions(
+  logger: Logger,
+  observer: DecisionObserver,
+  context: LogFields = {},
+): Logger {
+  const observed: Logger = {
+    debug: (message, fields) => logger.debug(message, fields),
+    info: (message, fields) => logger.info(message, fields),
+    warn: (message, fields) => logger.warn(message, fields),
+    error: (message, fields) => logger.error(message, fields),
+    child: (fields) => observeDecisions(logger.child(fields), observer, { ...context, ...fields }),
+  };
+  observers.set(observed, (decision) => observer(decision, context));
+  return observed;
+}
+
+/** Writes the decision's one line (toDecisionLine) and hands it to the logger's observer, if any. */
+export function writeDecision(logger: Logger, decision: Decision): void {
+  const line = toDecisionLine(decision);
+  logger[line.level](line.message, line.fields);
+  observers.get(logger)?.(decision);
+}
