@@ -14,8 +14,8 @@
  *   `capacityType`, `zone` and `pricePerHour`;
  * - unschedulable pods: `decision: 'unschedulable'`, one line per reason, with `podCount` and the
  *   first pods;
- * - interruptions: a message starting with `interruption`, with `kind`, `action`, `instanceId`,
- *   `nodeClaim`.
+ * - interruptions: `decision: 'handleInterruption'`, one line per instance of an event, with
+ *   `interruption` (its kind), `action`, `instanceId` and `nodeClaim`.
  */
 export interface LogQuery {
   /** Name in the console's saved queries; the stack prefixes `flotilla/<cluster>/`. */
@@ -54,9 +54,9 @@ export const LOG_QUERIES: readonly LogQuery[] = [
   {
     name: 'interruptions-handled',
     queryString: [
-      'fields @timestamp, kind, action, instanceId, nodeClaim',
-      'filter message like /^interruption/',
-      'stats count(*) as events by kind, action',
+      'fields @timestamp, interruption, action, instanceId, nodeClaim',
+      "filter decision = 'handleInterruption'",
+      'stats count(*) as events by interruption, action',
       'sort events desc',
     ].join('\n| '),
   },

@@ -229,7 +229,8 @@ export type DrainDecision = TerminationFields & { readonly kind: 'drain' } & (
         readonly blocked: number;
         readonly gone: number;
         readonly blockedPods: readonly string[];
-        readonly remaining: Readonly<Record<string, number>>;
+        /** Pods left per tier, when the drain counted them. */
+        readonly remaining?: Readonly<Record<string, number>>;
       }
     | { readonly action: 'forceDelete'; readonly deadline?: string; readonly pods: readonly PodName[] }
   );

@@ -4,6 +4,7 @@ import type { Cloud, OfferingKey } from '../ports/cloud.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../ports/cluster.ts';
 import type { TerminationQueue } from '../ports/work-queue.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { writeDecision } from './decision.ts';
 
 import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 
@@ -144,9 +145,13 @@ export async function handleInterruption(
 ): Promise<readonly InterruptionOutcome[]> {
   const { cluster, cloud, terminationQueue, logger } = ports;
   const policy = interruptionPolicy(interruption.kind, options);
-  const base = { kind: interruption.kind, eventId: interruption.eventId };
+  const base = { interruption: interruption.kind, eventId: interruption.eventId };
   if (policy.action === 'none') {
-    logger.info('interruption ignored', { ...base, action: 'none', reason: interruption.why });
+    writeDecision(logger, {
+      kind: 'ignoreInterruption',
+      reason: interruption.why ?? 'not acted on',
+      ...base,
+    });
     return [];
   }
   const outcomes: InterruptionOutcome[] = [];
@@ -155,28 +160,35 @@ export async function handleInterruption(
     const indexed = claims.get(instanceId);
     const claim = indexed === undefined ? undefined : await cluster.nodeClaim(indexed.name);
     if (claim === undefined) {
-      logger.info('interruption handled', {
-        ...base,
-        action: 'noNodeClaim',
-        instanceId,
+      writeDecision(logger, {
+        kind: 'handleInterruption',
         reason: 'no NodeClaim has this instance',
+        action: 'noNodeClaim',
+        ...base,
+        instanceId,
       });
       outcomes.push({ instanceId, action: 'noNodeClaim' });
       continue;
     }
     const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
     if (claim.deleting && policy.action === 'cordonAndDrain') {
-      logger.info('interruption handled', {
-        ...fields,
-        action: 'alreadyDeleting',
+      writeDecision(logger, {
+        kind: 'handleInterruption',
         reason: 'nodeClaim is already terminating',
+        action: 'alreadyDeleting',
+        ...fields,
       });
       outcomes.push({ instanceId, nodeClaim: claim.name, action: 'alreadyDeleting' });
       continue;
     }
     if (policy.event !== undefined) await recordOn(cluster, claim, policy.event);
     if (policy.action === 'event') {
-      logger.info('interruption handled', { ...fields, action: 'event', reason: policy.event?.reason });
+      writeDecision(logger, {
+        kind: 'handleInterruption',
+        reason: policy.event?.reason ?? 'event',
+        action: 'event',
+        ...fields,
+      });
       outcomes.push({ instanceId, nodeClaim: claim.name, action: 'event' });
       continue;
     }
@@ -200,10 +212,11 @@ export async function handleInterruption(
       message: 'Interruption triggered termination for the NodeClaim',
     });
     await terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
-    logger.info('interruption handled', {
-      ...fields,
+    writeDecision(logger, {
+      kind: 'handleInterruption',
+      reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
       action: 'cordonAndDrain',
-      reason: policy.event?.reason,
+      ...fields,
       ...(offering === undefined
         ? {}
         : { unavailableOffering: `${offering.capacityType}:${offering.instanceType}:${offering.zone}` }),

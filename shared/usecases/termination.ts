@@ -10,8 +10,13 @@ import type { Cloud } from '../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../ports/cluster.ts';
 import { isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
-
-import { decideTermination, type TerminationDecision, type TerminationStep } from './termination-decide.ts';
+import { writeDecision } from './decision.ts';
+import {
+  DISRUPTION_REASON_CONDITION,
+  decideTermination,
+  type TerminationDecision,
+  type TerminationStep,
+} from './termination-decide.ts';
 
 export {
   DRAIN_TIERS,
@@ -115,7 +120,7 @@ async function applyStep(
   step: TerminationStep,
 ): Promise<void> {
   const { cluster, cloud, logger } = ports;
-  const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const fields = { reason: terminationCause(claim), nodeClaim: claim.name, nodePool: claim.nodePoolName };
   const claimSubject = { kind: 'NodeClaim' as const, name: claim.name, uid: claim.uid };
   switch (step.kind) {
     case 'annotateDeadline':
@@ -128,33 +133,34 @@ async function applyStep(
         reason: 'TerminationGracePeriodExpiring',
         message: `All pods will be deleted by ${step.timestamp}`,
       });
-      logger.info('termination deadline set', { ...fields, decision: 'deadline', deadline: step.timestamp });
+      writeDecision(logger, { kind: 'deadline', ...fields, deadline: step.timestamp });
       return;
     case 'deleteNode':
       await cluster.deleteNode(step.nodeName);
-      logger.info('node deleted', { ...fields, decision: 'deleteNode', node: step.nodeName });
+      writeDecision(logger, { kind: 'deleteNode', ...fields, node: step.nodeName });
       return;
     case 'taintNode':
       await cluster.patchNode(step.nodeName, {
         addTaints: [DISRUPTED_TAINT],
         labels: { [WellKnownLabel.excludeFromLoadBalancers]: 'karpenter' },
       });
-      logger.info('tainted node', {
+      writeDecision(logger, {
+        kind: 'taint',
         ...fields,
-        decision: 'taint',
         node: step.nodeName,
         taint: `${DISRUPTED_TAINT.key}:${DISRUPTED_TAINT.effect}`,
       });
       return;
     case 'forceDelete':
       await Promise.all(step.pods.map((f) => cluster.deletePod(f.pod, f.gracePeriodSeconds)));
-      logger.info('drain step', {
+      writeDecision(logger, {
+        kind: 'drain',
+        action: 'forceDelete',
         ...fields,
-        decision: 'forceDelete',
-        reason: 'terminationGracePeriod',
-        deadline: decision.deadlineMs === undefined ? undefined : new Date(decision.deadlineMs).toISOString(),
-        deleted: step.pods.length,
-        pods: step.pods.slice(0, 10).map((f) => `${f.pod.namespace}/${f.pod.name}`),
+        ...(decision.deadlineMs === undefined
+          ? {}
+          : { deadline: new Date(decision.deadlineMs).toISOString() }),
+        pods: step.pods.map((f) => f.pod),
       });
       return;
     case 'evict': {
@@ -182,15 +188,16 @@ async function applyStep(
           message: `Failed to drain node, ${blocked.length} pods are waiting to be evicted`,
         });
       }
-      logger.info('drain step', {
+      writeDecision(logger, {
+        kind: 'drain',
+        action: 'evict',
         ...fields,
-        decision: 'evict',
         tier: step.tier,
         evicted: count('evicted'),
         blocked: count('blocked'),
         gone: count('gone'),
         blockedPods: blocked.slice(0, 10),
-        remaining: decision.remainingByTier,
+        ...(decision.remainingByTier === undefined ? {} : { remaining: decision.remainingByTier }),
       });
       return;
     }
@@ -199,19 +206,27 @@ async function applyStep(
       return;
     case 'terminateInstance':
       await cloud.delete(step.instanceId);
-      logger.info('instance terminated', { ...fields, decision: 'terminate', instanceId: step.instanceId });
+      writeDecision(logger, { kind: 'terminate', ...fields, instanceId: step.instanceId });
       return;
     case 'removeNodeFinalizer':
       await cluster.patchNode(step.nodeName, { removeFinalizers: [Finalizer.termination] });
-      logger.info('node finalized', { ...fields, decision: 'finalize', node: step.nodeName });
+      writeDecision(logger, { kind: 'finalizeNode', ...fields, node: step.nodeName });
       return;
     case 'removeClaimFinalizer':
       await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
-      logger.info('deleted nodeclaim', { ...fields, decision: 'finalize', reason: 'terminated' });
+      writeDecision(logger, { kind: 'finalizeNodeClaim', ...fields });
       return;
     default:
       assertNever(step);
   }
+}
+
+/** Why a NodeClaim terminates: its `DisruptionReason` condition (e.g. `SpotInterruption`), else `deleted`. */
+function terminationCause(claim: ClusterNodeClaim): string {
+  const condition = claim.status.conditions.find(
+    (c) => c.type === DISRUPTION_REASON_CONDITION && c.status === 'True',
+  );
+  return condition?.reason || 'deleted';
 }
 
 /** What one termination sweep found and started. */
@@ -249,11 +264,11 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       if (claim.deleting) continue;
       await cluster.deleteNodeClaim(claim.name);
       deletedForNodes.push(claim.name);
-      logger.info('deleted nodeclaim', {
+      writeDecision(logger, {
+        kind: 'delete',
+        reason: 'node deleted',
         nodeClaim: claim.name,
         nodePool: claim.nodePoolName,
-        decision: 'delete',
-        reason: 'node deleted',
         node: node.name,
       });
       continue;
@@ -262,8 +277,8 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
     const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
     if (instance !== undefined && instance.state !== 'terminated') {
       if (instance.state !== 'shutting-down') await cloud.delete(instance.instanceId);
-      logger.info('instance terminated', {
-        decision: 'terminate',
+      writeDecision(logger, {
+        kind: 'terminate',
         reason: 'node deleted without a NodeClaim',
         node: node.name,
         instanceId: instance.instanceId,
@@ -272,8 +287,8 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
     }
     await cluster.patchNode(node.name, { removeFinalizers: [Finalizer.termination] });
     releasedNodes.push(node.name);
-    logger.info('node finalized', {
-      decision: 'finalize',
+    writeDecision(logger, {
+      kind: 'finalizeNode',
       reason: 'node deleted without a NodeClaim; its instance is gone',
       node: node.name,
     });

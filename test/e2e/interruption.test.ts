@@ -336,7 +336,8 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     expect(
       logLines.find((l) => l['message'] === 'interruption handled' && l['instanceId'] === instanceId),
     ).toMatchObject({
-      kind: 'spotInterruption',
+      decision: 'handleInterruption',
+      interruption: 'spotInterruption',
       action: 'cordonAndDrain',
       nodeClaim: original?.name,
     });
@@ -373,7 +374,8 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
     // The budget let one web pod go at a time: the second waited for its replacement.
     expect(drainSteps.some((l) => Number(l['blocked']) > 0)).toBe(true);
     // The do-not-disrupt pod was evicted: an interruption is not a voluntary disruption.
-    expect(drainSteps.some((l) => l['decision'] === 'forceDelete')).toBe(false);
+    expect(drainSteps.some((l) => l['action'] === 'forceDelete')).toBe(false);
+    expect(drainSteps.every((l) => l['reason'] === 'SpotInterruption')).toBe(true);
     const evictedEvents = (await core.listNamespacedEvent({ namespace })).items.filter(
       (e) => e.reason === 'Evicted' && e.source?.component === 'flotilla',
     );
@@ -469,7 +471,7 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
       (l) =>
         l['message'] === 'interruption handled' &&
         l['instanceId'] === instanceId &&
-        l['kind'] === 'instanceStopped',
+        l['interruption'] === 'instanceStopped',
     );
     expect(repeat.map((l) => l['action'])).toEqual(['cordonAndDrain', 'alreadyDeleting']);
     expect((await cluster.nodeClaim(claim?.name ?? ''))?.status).toEqual(statusBefore);
@@ -555,15 +557,17 @@ describe('interruption and termination end to end (EventBridge → SQS → Lambd
       (l) => l['message'] === 'termination continues later' && l['queued'] === true,
     );
     expect(handedOn.length).toBeGreaterThanOrEqual(2);
-    const evictions = mine.filter((l) => l['message'] === 'drain step' && l['decision'] === 'evict');
+    const evictions = mine.filter((l) => l['message'] === 'drain step' && l['action'] === 'evict');
     expect(evictions.length).toBeGreaterThan(0);
     expect(evictions.every((l) => l['evicted'] === 0 && Number(l['blocked']) === 1)).toBe(true);
-    const forced = mine.filter((l) => l['message'] === 'drain step' && l['decision'] === 'forceDelete');
+    const forced = mine.filter((l) => l['message'] === 'drain step' && l['action'] === 'forceDelete');
     expect(forced).toHaveLength(1);
     expect(forced[0]).toMatchObject({
-      reason: 'terminationGracePeriod',
+      decision: 'drain',
+      podCount: 1,
       pods: [`${namespace}/${pod?.metadata?.name}`],
     });
+    expect(forced[0]?.['deadline']).toEqual(expect.any(String));
     expect(mine.some((l) => l['message'] === 'instance terminated' && l['instanceId'] === instanceId)).toBe(
       true,
     );

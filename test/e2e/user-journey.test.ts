@@ -392,7 +392,8 @@ describe("a new user's first day", () => {
     }
     const deleted = logs.find(
       (l) =>
-        l['message'] === 'deleted nodeclaim' &&
+        l['message'] === 'deleting nodeclaim' &&
+        l['decision'] === 'delete' &&
         l['reason'] === 'node deleted' &&
         l['nodeClaim'] === claim?.name,
     );

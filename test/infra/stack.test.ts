@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaConfigError, podEventQueueName } from '../../infra/flotilla-cluster.ts';
 import { catalogFunction } from '../../infra/functions.ts';
 import { LOG_QUERIES } from '../../infra/log-queries.ts';
-import { STATE_TABLE } from '../../shared/adapters/aws/dynamo-state.ts';
+import { STATE_TABLE } from '../../shared/apis/state-table.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { FIXTURE_ENTRY, FUTURE_FUNCTIONS, makeStack, ref } from './stacks.ts';
 
@@ -356,7 +356,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       'by nodePool, instanceType, capacityType',
     );
     expect(byName.get('flotilla/demo/unschedulable-pods')).toContain('unschedulable');
-    expect(byName.get('flotilla/demo/interruptions-handled')).toContain('by kind, action');
+    expect(byName.get('flotilla/demo/interruptions-handled')).toContain('by interruption, action');
   });
 
   it('outputs what a user needs', () => {

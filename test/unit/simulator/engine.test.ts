@@ -84,11 +84,16 @@ describe('the example scenarios', () => {
       ]),
     );
     expect(about.find((d) => d['message'] === 'interruption handled')).toMatchObject({
-      kind: 'spotInterruption',
+      decision: 'handleInterruption',
+      interruption: 'spotInterruption',
       action: 'cordonAndDrain',
       reason: 'SpotInterrupted',
     });
-    expect(about.find((d) => d['message'] === 'drain step')).toMatchObject({ decision: 'evict' });
+    expect(about.find((d) => d['message'] === 'drain step')).toMatchObject({
+      decision: 'drain',
+      action: 'evict',
+      reason: 'SpotInterruption',
+    });
     expect(r.decisions.some((d) => d['message'] === 'instance reclaimed')).toBe(false);
     // Every pod waited for a node to boot (45s), none much longer.
     expect(nearestRank(r.podWaitsMs, 50)).toBeGreaterThanOrEqual(45_000);
@@ -305,7 +310,7 @@ ${budget}    template:
       parseScenario(onSpot('', 'events:\n  - kind: RebalanceRecommendation\n    at: 4m\n')),
     );
     expect(r.decisions.find((d) => d['message'] === 'interruption handled')).toMatchObject({
-      kind: 'rebalanceRecommendation',
+      interruption: 'rebalanceRecommendation',
       action: 'event',
       reason: 'SpotRebalanceRecommendation',
       atMs: r.scenario.startMs + 4 * 60_000,
