@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Interruption, InterruptionKind } from '../core/index.ts';
+import type { Decoded } from './decoded.ts';
 
 // EventBridge events the interruption rules deliver to the interruption queue (one event per SQS
 // message body), parsed once at the edge into a small domain message. Shapes follow the EC2 and
@@ -15,9 +16,7 @@ export interface InterruptionMessage extends Interruption {
 }
 
 /** The outcome of parsing one message body: a message, or the problem with a malformed one. */
-export type ParsedInterruption =
-  | { readonly ok: true; readonly message: InterruptionMessage }
-  | { readonly ok: false; readonly problem: string };
+export type ParsedInterruption = Decoded<InterruptionMessage>;
 
 const instanceId = z.string().regex(/^i-[0-9a-zA-Z]+$/, 'an EC2 instance id such as i-0123456789abcdef0');
 

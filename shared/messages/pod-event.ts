@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Decoded } from './decoded.ts';
 
 /** Version tag of the pod events the shim sends to the pod-event queue. */
 export const podEventVersion = 'flotilla.pod-event/v1';
@@ -57,9 +58,7 @@ export type QueueMessage =
   | { readonly kind: 'followUp'; readonly followUp: FollowUp };
 
 /** Parses one pod-event queue body of either kind; anything else is a typed failure. */
-export function parseQueueMessage(
-  body: string,
-): { ok: true; message: QueueMessage } | { ok: false; problem: string } {
+export function parseQueueMessage(body: string): Decoded<QueueMessage> {
   let json: unknown;
   try {
     json = JSON.parse(body);

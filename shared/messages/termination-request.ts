@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TerminationRequest } from '../ports/work-queue.ts';
+import type { Decoded } from './decoded.ts';
 
 // The termination queue's message: one NodeClaim whose termination is to move on. The
 // interruption and provisioner Lambdas send it, the termination Lambda hands the rest of a drain
@@ -13,11 +14,7 @@ export function toTerminationMessage(request: TerminationRequest): string {
 }
 
 /** Parses a termination queue message body; a body of another shape is a typed failure, not a throw. */
-export function parseTerminationMessage(
-  body: string,
-):
-  | { readonly ok: true; readonly request: TerminationRequest }
-  | { readonly ok: false; readonly problem: string } {
+export function parseTerminationMessage(body: string): Decoded<TerminationRequest> {
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -31,5 +28,5 @@ export function parseTerminationMessage(
       problem: `termination message: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     };
   }
-  return { ok: true, request: { nodeClaim: parsed.data.nodeClaim } };
+  return { ok: true, message: { nodeClaim: parsed.data.nodeClaim } };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeProvisionerHandler, parseTrigger } from '../../../lambdas/provisioner/run.ts';
+import { decodeQueueMessage, makeProvisionerHandler } from '../../../lambdas/provisioner/run.ts';
 import { followUpVersion, podEventVersion } from '../../../shared/messages/pod-event.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { ProvisionResult } from '../../../shared/usecases/provision.ts';
@@ -155,7 +155,8 @@ describe('provisioner handler', () => {
     const h = harness();
     expect(await h.handler({ hello: 'world' })).toEqual({ kind: 'ignored' });
     expect(h.holders).toEqual([]);
-    expect(parseTrigger({ Records: [] }, cluster)).toEqual({ kind: 'unknown' });
+    expect(await h.handler({ Records: [] })).toEqual({ kind: 'ignored' });
+    expect(h.logs.filter((l) => l['message'] === 'event ignored')).toHaveLength(2);
   });
 
   it('asks for a follow-up while NodeClaims are not initialized, and not otherwise', async () => {
@@ -180,19 +181,42 @@ describe('provisioner handler', () => {
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'f2' }] });
     expect(h.holders).toEqual(['req-5']);
     expect(h.lifecycleRuns()).toBe(1);
-    const parsed = parseTrigger(
-      { Records: [sqsRecord('f1', followUp()), sqsRecord('p1', podEvent('a'))] },
-      cluster,
+    expect(h.logs.find((l) => l['message'] === 'pod event rejected')).toMatchObject({
+      messageId: 'f2',
+      problem: 'message is for cluster "other", this provisioner serves "prod-eu"',
+    });
+  });
+
+  it('decodes pod events and follow-ups for its cluster, and rejects the rest with the problem', () => {
+    expect(decodeQueueMessage(followUp(), cluster)).toMatchObject({
+      ok: true,
+      message: { kind: 'followUp', followUp: { nodeClaims: ['default-0a1b2c3d4e'] } },
+    });
+    expect(decodeQueueMessage(podEvent('a'), cluster)).toMatchObject({
+      ok: true,
+      message: { kind: 'podEvent', event: { namespace: 'apps', name: 'a' } },
+    });
+    expect(decodeQueueMessage(followUp({ nodeClaims: 'x' }), cluster)).toEqual({
+      ok: false,
+      problem: expect.stringContaining('nodeClaims'),
+    });
+    expect(decodeQueueMessage('{not json', cluster)).toEqual({
+      ok: false,
+      problem: expect.stringMatching(/^not JSON/),
+    });
+  });
+
+  it('runs once for a batch mixing pod events and follow-ups, and returns them all when the run fails', async () => {
+    const h = harness({ outcome: () => Promise.reject(new Error('API server unreachable')) });
+    const response = await h.handler(
+      { Records: [sqsRecord('f1', followUp()), sqsRecord('p1', podEvent('a')), sqsRecord('x', 'nope')] },
+      { awsRequestId: 'req-7' },
     );
-    expect(parsed).toMatchObject({
-      kind: 'podEvents',
-      events: [{ messageId: 'p1' }],
-      followUps: [{ messageId: 'f1' }],
+    expect(response).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'f1' }, { itemIdentifier: 'p1' }, { itemIdentifier: 'x' }],
     });
-    const malformed = parseTrigger({ Records: [sqsRecord('f3', followUp({ nodeClaims: 'x' }))] }, cluster);
-    expect(malformed).toMatchObject({
-      rejected: [{ messageId: 'f3', problem: expect.stringContaining('nodeClaims') }],
-    });
+    expect(h.holders).toEqual(['req-7']);
+    expect(h.logs.find((l) => l['message'] === 'provisioning failed')).toMatchObject({ pods: ['apps/a'] });
   });
 
   it('keeps a successful run when the follow-up cannot be sent, and says so', async () => {

@@ -1,72 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../../lambdas/termination/run.ts';
 import { toTerminationMessage } from '../../../shared/messages/termination-request.ts';
-import { makeLogger } from '../../../shared/runtime/logger.ts';
-import type { TerminationResult } from '../../../shared/usecases/termination.ts';
+import { makeTerminationWorld } from '../usecases/termination-world.ts';
 
-// The termination Lambda's invocation logic with scripted use-case results and a virtual clock.
+// The termination Lambda's event handling, wired to the in-memory cluster and cloud: real SQS and
+// EventBridge event shapes in, the partial batch response or the sweep's results out.
 
-function setUp(script: Record<string, TerminationResult[]>, budgetMs = 10_000) {
-  let now = 0;
-  const calls: string[] = [];
-  const enqueued: { nodeClaim: string; delaySeconds: number }[] = [];
-  const lines: Record<string, unknown>[] = [];
-  const handler = makeTerminationHandler({
-    logger: makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }),
-    terminate: async (name) => {
-      calls.push(name);
-      const next = script[name]?.shift();
-      if (next === undefined) throw new Error(`API server unavailable while terminating ${name}`);
-      return next;
-    },
-    enqueue: async (nodeClaim, delaySeconds) => {
-      enqueued.push({ nodeClaim, delaySeconds });
-    },
-    terminatingNodeClaims: async () => Object.keys(script),
-    sleep: async (ms) => {
-      now += ms;
-    },
-    nowMs: () => now,
-    budgetMs,
-  });
-  return { handler, calls, enqueued, lines, elapsed: () => now };
-}
-
-const wait = (nodeClaim: string, afterSeconds: number): TerminationResult => ({
-  kind: 'continue',
-  nodeClaim,
-  afterSeconds,
-  waitingOn: 'drain',
-  detail: 'draining 1 pods',
+const record = (messageId: string, body: string) => ({
+  messageId,
+  receiptHandle: 'AQEB…',
+  body,
+  attributes: { ApproximateReceiveCount: '1' },
+  messageAttributes: {},
+  eventSource: 'aws:sqs',
+  eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:flotilla-prod-termination',
+  awsRegion: 'eu-west-1',
 });
-const done = (nodeClaim: string): TerminationResult => ({ kind: 'done', nodeClaim });
-const record = (messageId: string, body: string) => ({ messageId, body });
+const scheduled = {
+  version: '0',
+  id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '123456789012',
+  time: '2026-11-21T10:00:00Z',
+  region: 'eu-west-1',
+  resources: ['arn:aws:events:eu-west-1:123456789012:rule/flotilla-prod-termination-sweep'],
+  detail: {},
+};
 
 describe('termination Lambda invocations', () => {
-  it('passes over a NodeClaim until it is done within the budget, waiting as told', async () => {
-    const t = setUp({ a: [wait('a', 1), wait('a', 5), done('a')] });
-    const result = await t.handler({ Records: [record('m1', toTerminationMessage({ nodeClaim: 'a' }))] });
-    expect(result).toEqual({ batchItemFailures: [] });
-    expect(t.calls).toEqual(['a', 'a', 'a']);
-    expect(t.elapsed()).toBe(6_000);
-    expect(t.enqueued).toEqual([]);
-  });
-
-  it('hands the rest to a delayed message when the next wait would pass the budget, and acknowledges', async () => {
-    const t = setUp({ a: [wait('a', 1), wait('a', 1), wait('a', 5)] }, 4_000);
-    const result = await t.handler({ Records: [record('m1', toTerminationMessage({ nodeClaim: 'a' }))] });
-    expect(result).toEqual({ batchItemFailures: [] });
-    expect(t.enqueued).toEqual([{ nodeClaim: 'a', delaySeconds: 5 }]);
-    expect(t.lines.find((l) => l['message'] === 'termination continues later')).toMatchObject({
-      nodeClaim: 'a',
-      waitingOn: 'drain',
-      queued: true,
-    });
-  });
-
-  it('reports malformed messages and failed NodeClaims as batch item failures; duplicates run once', async () => {
-    const t = setUp({ a: [done('a')], b: [] });
-    const result = await t.handler({
+  it('reports malformed messages and failed NodeClaims as batch item failures; a NodeClaim named twice runs once', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 1 });
+    await w.terminatingClaim('b', { foreignInstance: true });
+    const handler = makeTerminationHandler(w.deps);
+    const result = await handler({
       Records: [
         record('m1', toTerminationMessage({ nodeClaim: 'a' })),
         record('m2', toTerminationMessage({ nodeClaim: 'a' })),
@@ -75,25 +43,49 @@ describe('termination Lambda invocations', () => {
       ],
     });
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm3' }, { itemIdentifier: 'm4' }] });
-    expect(t.calls.filter((c) => c === 'a')).toHaveLength(1);
+    expect(await w.cluster.nodeClaim('a')).toBeUndefined();
+    expect(w.logged('termination message rejected')).toEqual([
+      expect.objectContaining({ messageId: 'm3', problem: expect.stringContaining('version') }),
+    ]);
+    expect(w.logged('termination failed')).toEqual([expect.objectContaining({ nodeClaim: 'b' })]);
+  });
+
+  it('hands a drain that outlives the budget on through a delayed message and acknowledges', async () => {
+    const w = makeTerminationWorld(3_000);
+    await w.terminatingClaim('a', { pods: 1, blockedByBudget: true });
+    const handler = makeTerminationHandler(w.deps);
+    expect(await handler({ Records: [record('m1', toTerminationMessage({ nodeClaim: 'a' }))] })).toEqual({
+      batchItemFailures: [],
+    });
+    expect(w.queue.size()).toBe(1);
   });
 
   it('sweeps every terminating NodeClaim on the schedule without starting message chains', async () => {
-    const t = setUp({ a: [done('a')], b: [wait('b', 30)] });
-    const result = await t.handler({
-      version: '0',
-      source: 'aws.events',
-      'detail-type': 'Scheduled Event',
-      detail: {},
+    const w = makeTerminationWorld(10_000);
+    await w.terminatingClaim('a');
+    await w.terminatingClaim('b', { pods: 1, blockedByBudget: true });
+    const result = await makeTerminationHandler(w.deps)(scheduled);
+    expect(result).toEqual({
+      kind: 'swept',
+      results: expect.arrayContaining([
+        { kind: 'done', nodeClaim: 'a' },
+        expect.objectContaining({ kind: 'continue', nodeClaim: 'b' }),
+      ]),
     });
-    expect(result).toEqual({ kind: 'swept', results: expect.arrayContaining([done('a'), wait('b', 30)]) });
-    expect(t.enqueued).toEqual([]);
+    expect(w.queue.size()).toBe(0);
   });
 
   it('fails a sweep whose pass throws, so the schedule retries', async () => {
-    const t = setUp({ a: [] });
-    await expect(
-      t.handler({ version: '0', source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} }),
-    ).rejects.toThrow(/API server unavailable/);
+    const w = makeTerminationWorld();
+    await w.terminatingClaim('b', { foreignInstance: true });
+    await expect(makeTerminationHandler(w.deps)(scheduled)).rejects.toMatchObject({
+      code: 'InstanceNotOwned',
+    });
+  });
+
+  it('acknowledges and logs an event of another shape', async () => {
+    const w = makeTerminationWorld();
+    expect(await makeTerminationHandler(w.deps)({ Records: [] })).toEqual({ kind: 'ignored' });
+    expect(w.logged('event ignored')).toHaveLength(1);
   });
 });

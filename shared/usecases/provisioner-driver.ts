@@ -1,0 +1,72 @@
+import type { QueueMessage } from '../messages/pod-event.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { BatchItem, BatchOutcome } from './batch.ts';
+import type { ProvisionResult } from './provision.ts';
+
+// The provisioner Lambda's invocation, whatever triggered it: one provisioning run, then the
+// controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools), then, while NodeClaims it
+// launched have not initialized, a delayed follow-up so their Nodes register without waiting for
+// the pending-pods schedule.
+
+/** What one provisioner invocation uses. */
+export interface ProvisionerDriverDeps {
+  readonly logger: Logger;
+  /** One provisioning run under the given lease holder (the invocation id). */
+  readonly provision: (holder: string) => Promise<ProvisionResult>;
+  /** The controllers pass run after provisioning; reports the NodeClaims not initialized yet. */
+  readonly reconcileLifecycle?: (holder: string) => Promise<{ readonly uninitialized: readonly string[] }>;
+  /**
+   * Asks for another invocation soon (a delayed follow-up message) because these NodeClaims have
+   * not initialized yet; when absent, the pending-pods schedule is the next chance.
+   */
+  readonly scheduleFollowUp?: (holder: string, nodeClaims: readonly string[]) => Promise<void>;
+}
+
+/**
+ * One provisioner invocation: provisioning, the controllers pass, and a follow-up while NodeClaims
+ * have not initialized. A follow-up that cannot be sent is logged, not thrown: the run succeeded
+ * and the schedule registers the Nodes later.
+ * @throws what provisioning or the controllers pass throws.
+ */
+export async function runProvisioner(deps: ProvisionerDriverDeps, holder: string): Promise<ProvisionResult> {
+  const result = await deps.provision(holder);
+  if (deps.reconcileLifecycle === undefined) return result;
+  const lifecycle = await deps.reconcileLifecycle(holder);
+  if (lifecycle.uninitialized.length > 0 && deps.scheduleFollowUp !== undefined) {
+    try {
+      await deps.scheduleFollowUp(holder, lifecycle.uninitialized);
+    } catch (error) {
+      deps.logger.error('follow-up not scheduled', {
+        error,
+        nodeClaims: lifecycle.uninitialized.slice(0, 10),
+        fallback: 'pending-pods schedule',
+      });
+    }
+  }
+  return result;
+}
+
+/**
+ * A batch of pod-event queue messages (pod events and follow-ups): one invocation for the lot, as
+ * the provisioner reads the pods from the cluster itself. When it throws, every item fails, so the
+ * queue delivers them again and the next delivery triggers another run.
+ */
+export async function provisionForMessages(
+  deps: ProvisionerDriverDeps,
+  holder: string,
+  items: readonly BatchItem<QueueMessage>[],
+): Promise<BatchOutcome> {
+  if (items.length === 0) return { failed: [] };
+  try {
+    await runProvisioner(deps, holder);
+    return { failed: [] };
+  } catch (error) {
+    deps.logger.error('provisioning failed', {
+      error,
+      pods: items
+        .flatMap(({ message: m }) => (m.kind === 'podEvent' ? [`${m.event.namespace}/${m.event.name}`] : []))
+        .slice(0, 10),
+    });
+    return { failed: items.map((i) => i.id) };
+  }
+}

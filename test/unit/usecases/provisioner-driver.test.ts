@@ -1,0 +1,186 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  bundledCatalog,
+  makeMemoryCloud,
+  makeMemoryCluster,
+  makeMemoryLeaseStore,
+  makeMemoryNodeClassResolver,
+} from '../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { loadScenario } from '../../../shared/simulator/scenario.ts';
+import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { provision } from '../../../shared/usecases/provision.ts';
+import {
+  type ProvisionerDriverDeps,
+  provisionForMessages,
+  runProvisioner,
+} from '../../../shared/usecases/provisioner-driver.ts';
+
+// The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
+// controllers pass, with the NodePools and EC2NodeClasses of an example scenario.
+
+const examples = path.resolve(import.meta.dirname, '../../../examples');
+
+async function makeWorld() {
+  const scenario = loadScenario(path.join(examples, 'steady-web.yaml'));
+  const clock = makeManualClock(new Date(scenario.startMs));
+  const cluster = makeMemoryCluster({ clock });
+  const cloud = makeMemoryCloud({
+    clock,
+    clusterName: 'simulated',
+    catalog: bundledCatalog(scenario.region, scenario.zones),
+    bootDelayMs: scenario.bootDelayMs,
+  });
+  const leases = makeMemoryLeaseStore();
+  const resolver = makeMemoryNodeClassResolver({ zones: scenario.zones });
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
+  for (const manifest of scenario.nodePools) cluster.create(manifest);
+  const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
+  const deps: ProvisionerDriverDeps = {
+    logger,
+    provision: (holder) =>
+      provision(
+        {
+          cluster,
+          cloud,
+          leases,
+          clock,
+          sleep: async (ms) => clock.advance(ms),
+          logger,
+          nodeClassResolver: resolver,
+        },
+        { holder },
+      ),
+    reconcileLifecycle: (holder) =>
+      reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
+    scheduleFollowUp: async (holder, nodeClaims) => {
+      followUps.push({ holder, nodeClaims });
+    },
+  };
+  /** A pod kube-scheduler found no node for. */
+  function pendingPod(name: string): void {
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        containers: [
+          { name: 'app', image: 'app', resources: { requests: { cpu: '500m', memory: '512Mi' } } },
+        ],
+      },
+    });
+    cluster.markPodUnschedulable('default', name, '0/0 nodes are available');
+  }
+  return {
+    cluster,
+    deps,
+    followUps,
+    pendingPod,
+    logged: (message: string) => lines.filter((l) => l['message'] === message),
+  };
+}
+
+describe('runProvisioner', () => {
+  it('provisions, runs the controllers pass, and asks for a follow-up while the new NodeClaims have not initialized', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    const result = await runProvisioner(w.deps, 'invocation-1');
+    expect(result.kind).toBe('provisioned');
+    const claims = (await w.cluster.nodeClaims()).items.map((c) => c.name);
+    expect(claims).toHaveLength(1);
+    expect(w.followUps).toEqual([{ holder: 'invocation-1', nodeClaims: claims }]);
+  });
+
+  it('asks for no follow-up when there is nothing to wait for', async () => {
+    const w = await makeWorld();
+    const result = await runProvisioner(w.deps, 'invocation-1');
+    expect(result).toMatchObject({ kind: 'skipped' });
+    expect(w.followUps).toEqual([]);
+  });
+
+  it('keeps the run when the follow-up cannot be sent, and says so', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    const result = await runProvisioner(
+      { ...w.deps, scheduleFollowUp: () => Promise.reject(new Error('AccessDenied: sqs:SendMessage')) },
+      'invocation-1',
+    );
+    expect(result.kind).toBe('provisioned');
+    expect(w.logged('follow-up not scheduled')).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        fallback: 'pending-pods schedule',
+        nodeClaims: [expect.any(String)],
+      }),
+    ]);
+  });
+});
+
+describe('provisionForMessages', () => {
+  const podEvent = (name: string) => ({
+    kind: 'podEvent' as const,
+    event: {
+      version: 'flotilla.pod-event/v1' as const,
+      kind: 'PodUnschedulable' as const,
+      cluster: 'simulated',
+      namespace: 'default',
+      name,
+      uid: `uid-${name}`,
+      observedAt: '2026-01-01T00:00:00Z',
+    },
+  });
+
+  it('runs once for the whole batch', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    w.pendingPod('web-2');
+    const holders: string[] = [];
+    const deps: ProvisionerDriverDeps = {
+      ...w.deps,
+      provision: (holder) => {
+        holders.push(holder);
+        return w.deps.provision(holder);
+      },
+    };
+    const outcome = await provisionForMessages(deps, 'invocation-1', [
+      { id: 'm1', message: podEvent('web-1') },
+      { id: 'm2', message: podEvent('web-2') },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(holders).toEqual(['invocation-1']);
+    expect((await w.cluster.nodeClaims()).items.length).toBeGreaterThan(0);
+    expect(w.followUps).toHaveLength(1);
+  });
+
+  it('fails every item when the run throws, naming the pods', async () => {
+    const w = await makeWorld();
+    const outcome = await provisionForMessages(
+      { ...w.deps, provision: () => Promise.reject(new Error('the API server is unreachable')) },
+      'invocation-1',
+      [
+        { id: 'm1', message: podEvent('web-1') },
+        {
+          id: 'm2',
+          message: {
+            kind: 'followUp',
+            followUp: {
+              version: 'flotilla.follow-up/v1',
+              kind: 'LifecycleFollowUp',
+              cluster: 'simulated',
+              nodeClaims: ['default-0a1b2c3d4e'],
+              requestedAt: '2026-01-01T00:00:05Z',
+            },
+          },
+        },
+      ],
+    );
+    expect(outcome).toEqual({ failed: ['m1', 'm2'] });
+    expect(w.logged('provisioning failed')).toEqual([
+      expect.objectContaining({ level: 'error', pods: ['default/web-1'] }),
+    ]);
+  });
+});
