@@ -18,7 +18,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct, type IConstruct } from 'constructs';
-import { STATE_TABLE } from '../shared/adapters/aws/dynamo-state.ts';
+import { STATE_TABLE } from '../shared/apis/state-table.ts';
 import { EnvVar, type EnvVarKey } from '../shared/runtime/env.ts';
 import type { LogLevel } from '../shared/runtime/logger.ts';
 import {

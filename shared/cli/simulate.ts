@@ -4,7 +4,7 @@ import { writeReports } from '../simulator/decision-log.ts';
 import { simulate } from '../simulator/engine.ts';
 import { loadScenario, ScenarioError } from '../simulator/scenario.ts';
 import { formatDuration } from '../simulator/stats.ts';
-import type { CliIo } from './main.ts';
+import { type CliIo, type Command, parseCommandArgs, stringValue } from './command.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -19,28 +19,30 @@ prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Wri
 the whole record (record.json) into --out (default .flotilla-sim).
 `;
 
+export const simulateCommand: Command = {
+  name: 'simulate',
+  summary: `  simulate   run a scenario (default: examples/steady-web.yaml) on a virtual clock, no AWS or
+             cluster needed: \`flotilla simulate [scenario.yaml] [--out <dir>]\`
+`,
+  run: runSimulate,
+};
+
 /** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
-export async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
-  let scenarioPath: string | undefined;
-  let outDir = '.flotilla-sim';
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (arg === '--out') {
-      const value = args[i + 1];
-      if (value === undefined) return usageError(io, '--out needs a directory');
-      outDir = value;
-      i += 1;
-    } else if (arg === '--help' || arg === '-h') {
-      io.out(simulateUsage);
-      return 0;
-    } else if (arg.startsWith('-')) {
-      return usageError(io, `unknown option ${arg}`);
-    } else if (scenarioPath === undefined) {
-      scenarioPath = arg;
-    } else {
-      return usageError(io, `one scenario at a time, got ${scenarioPath} and ${arg}`);
-    }
+async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseCommandArgs(
+    args,
+    { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    Number.POSITIVE_INFINITY,
+  );
+  if ('problem' in parsed) return usageError(io, parsed.problem);
+  const [first, second] = parsed.positionals;
+  if (second !== undefined) return usageError(io, `one scenario at a time, got ${first} and ${second}`);
+  if (parsed.values['help'] === true) {
+    io.out(simulateUsage);
+    return 0;
   }
+  const scenarioPath = first;
+  const outDir = stringValue(parsed, 'out') ?? '.flotilla-sim';
 
   let scenario: ReturnType<typeof loadScenario>;
   try {

@@ -9,7 +9,7 @@
 export const EnvVar = {
   /** EKS cluster name, e.g. `prod-eu`; also the value of the `eks:eks-cluster-name` tag. */
   clusterName: 'FLOTILLA_CLUSTER_NAME',
-  /** Name of the DynamoDB state table (key schema `STATE_TABLE` in shared/adapters/aws/dynamo-state.ts). */
+  /** Name of the DynamoDB state table (key schema `STATE_TABLE` in shared/apis/state-table.ts). */
   stateTable: 'FLOTILLA_STATE_TABLE',
   /** URL of the SQS queue the in-cluster shim sends pod events to (the provisioner consumes it). */
   podEventQueueUrl: 'FLOTILLA_POD_EVENT_QUEUE_URL',

@@ -84,6 +84,44 @@ const probes: readonly Probe[] = [
   { file: 'shared/simulator/p2.ts', source: importOf('@aws-sdk/client-ec2'), refusedWith: /without AWS/ },
   { file: 'shared/simulator/p3.ts', source: importOf('../usecases/provision.ts'), refusedWith: undefined },
   {
+    file: 'shared/simulator/p4.ts',
+    source: importOf('../adapters/memory/cloud.ts'),
+    refusedWith: /through shared\/adapters\/memory\/index.ts/,
+  },
+  { file: 'shared/simulator/p5.ts', source: importOf('../adapters/memory/index.ts'), refusedWith: undefined },
+  {
+    file: 'shared/simulator/p6.ts',
+    source: importOf('../cli/main.ts'),
+    refusedWith: /CLI runs the simulator/,
+  },
+  {
+    file: 'shared/adapters/aws/p1.ts',
+    source: importOf('../kube/errors.ts'),
+    refusedWith: /AWS adapter stands alone/,
+  },
+  {
+    file: 'shared/adapters/aws/p2.ts',
+    source: importOf('../memory/cloud.ts'),
+    refusedWith: /AWS adapter stands alone/,
+  },
+  {
+    file: 'shared/adapters/kube/p1.ts',
+    source: importOf('../aws/errors.ts'),
+    refusedWith: /Kubernetes adapter stands alone/,
+  },
+  { file: 'shared/adapters/kube/p2.ts', source: importOf('../../ports/errors.ts'), refusedWith: undefined },
+  {
+    file: 'shared/cli/p1.ts',
+    source: importOf('../adapters/aws/launch.ts'),
+    refusedWith: /in-memory twins through their index/,
+  },
+  {
+    file: 'infra/p1.ts',
+    source: importOf('../shared/adapters/aws/dynamo-state.ts'),
+    refusedWith: /never adapter or use-case internals/,
+  },
+  { file: 'infra/p2.ts', source: importOf('../shared/apis/state-table.ts'), refusedWith: undefined },
+  {
     file: 'shared/messages/p1.ts',
     source: importOf('../adapters/aws/launch.ts'),
     refusedWith: /only on the core/,

@@ -4,9 +4,9 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { STATE_TABLE } from '../../apis/state-table.ts';
 import { ValidationError } from '../../core/errors.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
-import { STATE_TABLE } from './dynamo-state.ts';
 
 const sortKey = 'lease';
 const key = (name: string) => ({

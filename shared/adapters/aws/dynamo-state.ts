@@ -13,13 +13,6 @@ import type { OfferingCache, UnavailableOffering, UnavailableOfferings } from '.
 import type { Logger } from '../../runtime/logger.ts';
 import { call } from './errors.ts';
 
-/**
- * Key schema of Flotilla's state table (one per cluster): string partition key `pk`, string sort
- * key `sk`, and TTL on the number attribute `expiresAt` (epoch seconds). The CDK stack creates it
- * with these names.
- */
-export const STATE_TABLE = { partitionKey: 'pk', sortKey: 'sk', ttlAttribute: 'expiresAt' } as const;
-
 /** DynamoDB refuses items over 400 KB; catalog chunks stay well below. */
 const MAX_CHUNK_BYTES = 300_000;
 const BATCH_SIZE = 25;

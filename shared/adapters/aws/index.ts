@@ -11,7 +11,7 @@ export {
   makeRetryStrategy,
   type RetryOptions,
 } from './clients.ts';
-export { makeDynamoOfferingCache, makeDynamoUnavailableOfferings, STATE_TABLE } from './dynamo-state.ts';
+export { makeDynamoOfferingCache, makeDynamoUnavailableOfferings } from './dynamo-state.ts';
 export { CAPACITY_ERROR_CODES } from './errors.ts';
 export { toInstanceTypes } from './instance-types.ts';
 export { makeNodeClassResolver } from './nodeclass.ts';

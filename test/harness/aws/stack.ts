@@ -7,7 +7,7 @@ import {
   IAMClient,
 } from '@aws-sdk/client-iam';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { STATE_TABLE } from '../../../shared/adapters/aws/dynamo-state.ts';
+import { STATE_TABLE } from '../../../shared/apis/state-table.ts';
 import { awsClientConfig, type Moto } from '../moto.ts';
 
 // The AWS side of one deployed stack, on moto: what `cdk deploy` creates and Flotilla's Lambdas

@@ -3,12 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../../shared/cli/main.ts';
-import {
-  type PlanFile,
-  PlanInputError,
-  type PlanResult,
-  planFromSnapshot,
-} from '../../../shared/simulator/plan.ts';
+import { type PlanFile, PlanInputError } from '../../../shared/cli/plan/input.ts';
+import { type PlanResult, planFromSnapshot } from '../../../shared/cli/plan/plan.ts';
 
 // `flotilla plan` on a hand-made snapshot (test/fixtures/plan): which NodeClaims, from which
 // NodePool, with which pods, and what a bad input file is told.

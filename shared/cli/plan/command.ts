@@ -1,6 +1,8 @@
 import fs from 'node:fs';
-import { PlanInputError, planFromSnapshot, renderPlan } from '../simulator/plan.ts';
-import type { CliIo } from './main.ts';
+import { type CliIo, type Command, parseCommandArgs, stringValue } from '../command.ts';
+import { PlanInputError } from './input.ts';
+import { planFromSnapshot } from './plan.ts';
+import { renderPlan } from './render.ts';
 
 /** The `plan` lines of `flotilla help`. */
 export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour:
@@ -17,23 +19,6 @@ export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would laun
                           (default a,b,c of the region)
 `;
 
-const FLAGS = new Set(['cluster', 'nodepools', 'region', 'zones', 'output']);
-
-function parseFlags(args: readonly string[]): Map<string, string> | string {
-  const flags = new Map<string, string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    const match = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
-    if (match === null) return `unexpected argument "${arg}"`;
-    const name = match[1] ?? '';
-    if (!FLAGS.has(name)) return `unknown option --${name}`;
-    const value = match[2] ?? args[++i];
-    if (value === undefined || value === '') return `--${name} needs a value`;
-    flags.set(name, value);
-  }
-  return flags;
-}
-
 function readInput(flag: string, file: string): { path: string; text: string } | string {
   try {
     return { path: file, text: fs.readFileSync(file, 'utf8') };
@@ -42,14 +27,25 @@ function readInput(flag: string, file: string): { path: string; text: string } |
   }
 }
 
+export const planCommand: Command = { name: 'plan', summary: PLAN_USAGE, run: runPlan };
+
+const OPTIONS = {
+  cluster: { type: 'string' },
+  nodepools: { type: 'string' },
+  region: { type: 'string' },
+  zones: { type: 'string' },
+  output: { type: 'string' },
+} as const;
+
 /** `flotilla plan …`: returns the exit code (0 planned, 1 bad input file, 2 bad arguments). */
-export async function planCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const flags = parseFlags(args);
+async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseCommandArgs(args, OPTIONS, 0);
   const refuse = (problem: string) => {
     io.err(`flotilla plan: ${problem}\n\nUsage:\n${PLAN_USAGE}`);
     return 2;
   };
-  if (typeof flags === 'string') return refuse(flags);
+  if ('problem' in parsed) return refuse(parsed.problem);
+  const flags = { get: (name: keyof typeof OPTIONS) => stringValue(parsed, name) };
   const clusterFile = flags.get('cluster');
   const poolsFile = flags.get('nodepools');
   if (clusterFile === undefined || poolsFile === undefined)
