@@ -1,0 +1,255 @@
+import type { MemoryCloud, MemoryCluster, MemoryTerminationQueue } from '../adapters/memory/index.ts';
+import { Finalizer } from '../core/index.ts';
+import type { InterruptionMessage } from '../messages/interruption-event.ts';
+import { parseInterruptionEvent } from '../messages/interruption-event.ts';
+import type { ManualClock } from '../ports/clock.ts';
+import type { NodeClassResolver } from '../ports/cloud.ts';
+import type { LeaseStore } from '../ports/lease.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { BatchItem } from '../usecases/batch.ts';
+import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
+import { handleInterruptionBatch } from '../usecases/interruption-driver.ts';
+import { type LifecycleResult, reconcileLifecycle } from '../usecases/lifecycle.ts';
+import { provision } from '../usecases/provision.ts';
+import { sweepTerminations, terminateNodeClaim } from '../usecases/termination.ts';
+import { driveTermination, type TerminationDriverDeps } from '../usecases/termination-driver.ts';
+import type { QueuedEvent } from './ec2.ts';
+import { makeVirtualInvocations } from './invocations.ts';
+
+// Flotilla's controllers in the simulator: the Lambdas' use cases and drivers on the in-memory
+// cluster, cloud and queues, each run on every virtual tick after the world has moved. The
+// interruption controller hands the queue's batch to the interruption Lambda's batch driver; the
+// termination controller runs the termination Lambda's drive loop, one invocation per NodeClaim,
+// on virtual time; the provisioner runs when pods wait, and the controllers pass (the provisioner
+// Lambda's lifecycle pass) after any change.
+
+/** The provisioner's schedule: pending pods are looked at again this often even without news. */
+const PROVISION_SCHEDULE_MS = 60_000;
+/** The lifecycle runs at least this often (its timeouts), and at once after any change. */
+const LIFECYCLE_INTERVAL_MS = 10_000;
+/** The garbage-collection schedule's sweep over terminating NodeClaims. */
+const TERMINATION_SWEEP_MS = 120_000;
+/** How long one termination invocation keeps passing over a NodeClaim before handing it on. */
+const TERMINATION_BUDGET_MS = 60_000;
+
+/** A controller that runs on every virtual tick, after the world has moved. */
+export interface Controller {
+  readonly name: string;
+  run(now: Date): Promise<void>;
+}
+
+export interface ControllersOptions {
+  readonly clock: ManualClock;
+  readonly cluster: MemoryCluster;
+  readonly cloud: MemoryCloud;
+  readonly logger: Logger;
+  readonly leases: LeaseStore;
+  readonly resolver: NodeClassResolver;
+  readonly terminationQueue: MemoryTerminationQueue;
+  /** The interruption queue, which EC2 fills. */
+  readonly inbox: QueuedEvent[];
+  /** The provisioner's batching waits: virtual time passes and the world moves on meanwhile. */
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+export interface Controllers {
+  /** In the order they run each tick. */
+  readonly all: readonly Controller[];
+  /** The provisioner Lambda's controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools). */
+  controllersPass(now: Date): Promise<LifecycleResult>;
+  /** The instants the controllers have work due: sleeps ending, queued requests, the next sweep. */
+  wakeTimes(): readonly number[];
+  /** Per pod uid, why the provisioner last left it without a node. */
+  readonly lastReasons: ReadonlyMap<string, readonly string[]>;
+  /** Per NodeClaim, why the lifecycle deleted it. */
+  readonly claimDeleteReasons: ReadonlyMap<string, string>;
+}
+
+export function makeControllers(options: ControllersOptions): Controllers {
+  const { clock, cluster, cloud, logger, leases, resolver, terminationQueue, inbox } = options;
+  const startMs = clock.now().getTime();
+  const lastReasons = new Map<string, readonly string[]>();
+  const claimDeleteReasons = new Map<string, string>();
+  let passes = 0;
+  let provisionRuns = 0;
+  let lastProvisionMs = Number.NEGATIVE_INFINITY;
+  let provisionSeen = new Set<string>();
+  let lastLifecycleRevision = -1;
+  let lastLifecycleMs = Number.NEGATIVE_INFINITY;
+  let lastSweepMs = startMs;
+
+  const controllersPass = (now: Date) =>
+    reconcileLifecycle(
+      {
+        cluster,
+        logger,
+        nodeClasses: { resolver, leases, clock, holder: `simulator-pass-${++passes}` },
+        requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+      },
+      now,
+    );
+
+  const provisioner: Controller = {
+    name: 'provisioner',
+    async run(now) {
+      const provisionable = (await cluster.provisionablePods()).items;
+      if (provisionable.length === 0) return;
+      const news = provisionable.some((p) => !provisionSeen.has(p.uid));
+      if (!news && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
+      provisionRuns += 1;
+      lastProvisionMs = now.getTime();
+      const result = await provision(
+        { cluster, cloud, leases, clock, sleep: options.sleep, logger, nodeClassResolver: resolver },
+        { holder: `simulator-${provisionRuns}` },
+      );
+      provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
+      for (const p of provisionable) provisionSeen.add(p.uid);
+      if (result.kind !== 'provisioned') return;
+      for (const claim of result.claims) {
+        const why =
+          claim.kind === 'insufficientCapacity'
+            ? `nodeClaim for nodePool ${claim.nodePool} found no capacity: ${claim.offerings.slice(0, 5).join(', ')}${claim.offerings.length > 5 ? ', …' : ''}`
+            : claim.kind === 'failed'
+              ? `nodeClaim for nodePool ${claim.nodePool} failed: ${claim.error}`
+              : undefined;
+        if (why !== undefined) for (const p of claim.pods) lastReasons.set(p.uid, [why]);
+      }
+      for (const u of result.unschedulable) {
+        lastReasons.set(
+          u.pod.uid,
+          u.reasons.length > 0 ? u.reasons.map((r) => `nodePool ${r.nodePool}: ${r.reason}`) : [u.message],
+        );
+      }
+      for (const skipped of result.skippedNodePools) {
+        for (const p of provisionable) {
+          if (!lastReasons.has(p.uid))
+            lastReasons.set(p.uid, [`nodePool ${skipped.nodePool}: ${skipped.reason}`]);
+        }
+      }
+    },
+  };
+
+  const lifecycle: Controller = {
+    name: 'lifecycle',
+    async run(now) {
+      if (
+        cluster.revision() === lastLifecycleRevision &&
+        now.getTime() - lastLifecycleMs < LIFECYCLE_INTERVAL_MS
+      ) {
+        return;
+      }
+      const result = await controllersPass(now);
+      for (const d of result.deleted) claimDeleteReasons.set(d.name, d.reason.replace('_', '-'));
+      lastLifecycleRevision = cluster.revision();
+      lastLifecycleMs = now.getTime();
+    },
+  };
+
+  /**
+   * The interruption Lambda: the queue's messages, one batch per tick, parsed at the edge and
+   * handed to its batch driver; failed ones are delivered again next tick.
+   */
+  const interruption: Controller = {
+    name: 'interruption',
+    async run() {
+      if (inbox.length === 0) return;
+      const batch = inbox.splice(0);
+      const items: BatchItem<InterruptionMessage>[] = [];
+      for (const { messageId, body } of batch) {
+        const parsed = parseInterruptionEvent(body);
+        if (parsed.ok) items.push({ id: messageId, message: parsed.message });
+        else logger.warn('interruption message rejected', { messageId, problem: parsed.problem });
+      }
+      const { failed } = await handleInterruptionBatch(
+        {
+          logger,
+          indexNodeClaims: () => indexNodeClaims(cluster),
+          handle: (message, claims) =>
+            handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims),
+        },
+        items,
+      );
+      inbox.push(...batch.filter((m) => failed.includes(m.messageId)));
+    },
+  };
+
+  // The termination Lambda's invocations, each driving one NodeClaim and sleeping on virtual time.
+  const invocations = makeVirtualInvocations(() => clock.now().getTime());
+  const termination = terminationController();
+
+  /**
+   * The termination Lambda: each queue message starts an invocation running the drive loop over
+   * its NodeClaim (messages for one NodeClaim in one tick are one batch, driven once), which hands
+   * what is left on through a delayed message. The garbage-collection schedule's sweep starts one
+   * without handing on for every terminating NodeClaim no invocation is driving; in AWS the sweep
+   * would pass over those too, repeating the other invocation's idempotent steps, which the
+   * simulator leaves out. Each tick, new and woken invocations step in NodeClaim order.
+   */
+  function terminationController(): Controller {
+    const drive = (sleep: (ms: number) => Promise<void>): TerminationDriverDeps => ({
+      logger,
+      terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, clock.now()),
+      enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
+      sleep,
+      nowMs: () => clock.now().getTime(),
+      budgetMs: TERMINATION_BUDGET_MS,
+    });
+    /** The NodeClaim each invocation drives, by invocation key. */
+    const running = new Map<string, string>();
+    const inFlight = (nodeClaim: string) => [...running.values()].includes(nodeClaim);
+    let sequence = 0;
+    return {
+      name: 'termination',
+      async run(now) {
+        const t = now.getTime();
+        const starts = new Map<string, { nodeClaim: string; handOn: boolean }>();
+        const received = new Set<string>();
+        for (const { nodeClaim } of terminationQueue.receive()) {
+          if (received.has(nodeClaim)) continue;
+          received.add(nodeClaim);
+          const key = inFlight(nodeClaim) ? `${nodeClaim}#${++sequence}` : nodeClaim;
+          starts.set(key, { nodeClaim, handOn: true });
+        }
+        if (t - lastSweepMs >= TERMINATION_SWEEP_MS) {
+          lastSweepMs = t;
+          for (const name of (await sweepTerminations({ cluster, cloud, logger })).terminating) {
+            if (!received.has(name) && !inFlight(name)) starts.set(name, { nodeClaim: name, handOn: false });
+          }
+        }
+        const keys = [...starts.keys(), ...invocations.due(t)].sort((a, b) => a.localeCompare(b));
+        for (const key of keys) {
+          const start = starts.get(key);
+          if (start === undefined) await invocations.resume(key);
+          else {
+            running.set(key, start.nodeClaim);
+            await invocations.start(key, (sleep) =>
+              driveTermination(drive(sleep), start.nodeClaim, start.handOn).then(() => undefined),
+            );
+          }
+          if (!invocations.has(key)) running.delete(key);
+        }
+      },
+    };
+  }
+
+  return {
+    all: [interruption, termination, provisioner, lifecycle],
+    controllersPass,
+    wakeTimes() {
+      const due = [...invocations.wakeTimes()];
+      const queued = terminationQueue.nextVisibleAt();
+      if (queued !== undefined) due.push(queued.getTime());
+      const terminating = (
+        cluster.list('NodeClaim') as { metadata: { deletionTimestamp?: unknown; finalizers?: string[] } }[]
+      ).some(
+        (c) =>
+          c.metadata.deletionTimestamp !== undefined &&
+          (c.metadata.finalizers ?? []).includes(Finalizer.termination),
+      );
+      if (terminating) due.push(lastSweepMs + TERMINATION_SWEEP_MS);
+      return due;
+    },
+    lastReasons,
+    claimDeleteReasons,
+  };
+}

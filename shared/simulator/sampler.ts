@@ -1,0 +1,137 @@
+import type { MemoryCloud, MemoryCluster } from '../adapters/memory/index.ts';
+import type { CapacityType } from '../core/index.ts';
+import type { CloudInstance } from '../ports/cloud.ts';
+import type { SimLaunch, SimSample, SimTermination } from './record.ts';
+import type { Scenario } from './scenario.ts';
+import { isActive, rawPods } from './workloads.ts';
+
+// What the report is made of, observed from outside: the instances the cloud launched and lost
+// (and why), and at every sample interval the nodes, their cost and the pods pending and running.
+
+/** What the engine reports while it runs. */
+export interface SimulationProgress {
+  /** Virtual time since the scenario's start. */
+  readonly offsetMs: number;
+  readonly durationMs: number;
+  readonly nodes: number;
+  readonly pendingPods: number;
+  readonly runningPods: number;
+  readonly costPerHour: number;
+}
+
+export interface Sampler {
+  /** Records the instances launched and terminated since the last look. */
+  observe(): Promise<void>;
+  /** Takes the samples due by now (none past the scenario's end). */
+  take(): void;
+  /** When the next sample is due. */
+  nextSampleMs(): number;
+  /** The instances alive at the last look, by id. */
+  readonly live: ReadonlyMap<string, CloudInstance>;
+  readonly samples: readonly SimSample[];
+  readonly launches: readonly SimLaunch[];
+  readonly terminations: readonly SimTermination[];
+}
+
+export interface SamplerOptions {
+  readonly scenario: Scenario;
+  readonly cluster: MemoryCluster;
+  readonly cloud: MemoryCloud;
+  readonly nowMs: () => number;
+  /** Why an instance that is gone went: an interruption, a disruption, or plainly terminated. */
+  readonly terminationReason: (instance: CloudInstance) => string;
+  readonly onProgress?: (progress: SimulationProgress) => void;
+}
+
+/** Reads the offerings' prices of every EC2NodeClass once, then observes the run. */
+export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
+  const { scenario, cluster, cloud, nowMs } = options;
+  const endMs = scenario.startMs + scenario.durationMs;
+  const prices = new Map<string, number>();
+  for (const nodeClass of (await cluster.nodeClasses()).items) {
+    for (const type of await cloud.instanceTypes(nodeClass)) {
+      for (const o of type.offerings)
+        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
+    }
+  }
+  const samples: SimSample[] = [];
+  const launches: SimLaunch[] = [];
+  const terminations: SimTermination[] = [];
+  const live = new Map<string, CloudInstance>();
+  let historyLength = 0;
+  let nextSampleMs = scenario.startMs;
+
+  const priceOf = (instance: CloudInstance) =>
+    prices.get(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`) ?? 0;
+
+  function sample(): SimSample {
+    const byCapacity: Partial<Record<CapacityType, number>> = {};
+    let cost = 0;
+    for (const instance of live.values()) {
+      byCapacity[instance.capacityType] = (byCapacity[instance.capacityType] ?? 0) + 1;
+      cost += priceOf(instance);
+    }
+    const active = rawPods(cluster).filter(isActive);
+    const running = active.filter((p) => p.spec?.nodeName).length;
+    return {
+      atMs: nowMs(),
+      nodes: live.size,
+      nodesByCapacityType: byCapacity,
+      costPerHour: Math.round(cost * 10_000) / 10_000,
+      pendingPods: active.length - running,
+      runningPods: running,
+    };
+  }
+
+  return {
+    async observe() {
+      const history = cloud.history();
+      for (const instance of history.slice(historyLength)) {
+        launches.push({
+          atMs: instance.launchTime?.getTime() ?? nowMs(),
+          nodeClaim: instance.nodeClaimName ?? '',
+          nodePool: instance.nodePoolName ?? '',
+          instanceType: instance.instanceType,
+          capacityType: instance.capacityType,
+          zone: instance.zone,
+          pricePerHour: priceOf(instance),
+        });
+      }
+      historyLength = history.length;
+      const now = new Map((await cloud.list()).map((i) => [i.instanceId, i]));
+      for (const [, instance] of live) {
+        if (now.has(instance.instanceId)) continue;
+        terminations.push({
+          atMs: nowMs(),
+          nodeClaim: instance.nodeClaimName ?? '',
+          instanceType: instance.instanceType,
+          reason: options.terminationReason(instance),
+        });
+      }
+      live.clear();
+      for (const [id, instance] of now) live.set(id, instance);
+    },
+
+    take() {
+      while (nextSampleMs <= nowMs() && nextSampleMs <= endMs) {
+        const s = { ...sample(), atMs: nextSampleMs };
+        samples.push(s);
+        options.onProgress?.({
+          offsetMs: nextSampleMs - scenario.startMs,
+          durationMs: scenario.durationMs,
+          nodes: s.nodes,
+          pendingPods: s.pendingPods,
+          runningPods: s.runningPods,
+          costPerHour: s.costPerHour,
+        });
+        nextSampleMs += scenario.sampleIntervalMs;
+      }
+    },
+
+    nextSampleMs: () => nextSampleMs,
+    live,
+    samples,
+    launches,
+    terminations,
+  };
+}
