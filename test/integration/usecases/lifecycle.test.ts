@@ -502,7 +502,8 @@ describe('reconcileLifecycle on a real apiserver', () => {
     expect(
       logLines.some(
         (l) =>
-          l.includes('"deleted nodeclaim"') &&
+          l.includes('"deleting nodeclaim"') &&
+          l.includes('"decision":"delete"') &&
           l.includes(names.lostClaim) &&
           l.includes('"reason":"registration_timeout"') &&
           l.includes('"handedOver":"termination queue"'),
