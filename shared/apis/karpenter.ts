@@ -9,12 +9,14 @@ import {
   ValidationError,
 } from '../core/index.ts';
 import type { Condition } from '../ports/cloud.ts';
-import type {
-  ClusterNodeClaim,
-  ClusterNodePool,
-  ConditionUpdate,
-  NewNodeClaim,
-  NodeClassRef,
+import {
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  type ConditionUpdate,
+  DEFAULT_NODEPOOL_DISRUPTION,
+  type NewNodeClaim,
+  type NodeClassRef,
+  type NodePoolDisruption,
 } from '../ports/cluster.ts';
 import { conditionSchema } from './ec2nodeclass.ts';
 import { optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './fields.ts';
@@ -71,6 +73,25 @@ const nodePoolSchema = z.object({
       }),
       limits: quantities.exactOptional(),
       weight: z.number().int().exactOptional(),
+      disruption: z
+        .object({
+          consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).exactOptional(),
+          consolidateAfter: z.string().exactOptional(),
+          budgets: z
+            .array(
+              z
+                .object({
+                  nodes: z.string().exactOptional(),
+                  schedule: z.string().exactOptional(),
+                  duration: z.string().exactOptional(),
+                  reasons: z.array(z.enum(['Empty', 'Drifted', 'Underutilized'])).exactOptional(),
+                })
+                .loose(),
+            )
+            .exactOptional(),
+        })
+        .loose()
+        .exactOptional(),
     })
     .loose(),
   status: z
@@ -178,6 +199,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     templateAnnotations: t.metadata?.annotations ?? {},
     expireAfter: t.spec.expireAfter ?? '720h',
     ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
+    disruption: toNodePoolDisruption(np.spec.disruption),
     ...optional('hash', annotations[Annotation.nodePoolHash]),
     ...optional('hashVersion', annotations[Annotation.nodePoolHashVersion]),
     conditions,
@@ -186,6 +208,24 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     ...optional('resources', statusResources),
     ...optional('nodes', np.status?.nodes),
     ...optional('nodeClassObservedGeneration', np.status?.nodeClassObservedGeneration),
+  };
+}
+
+/** `spec.disruption` with the CRD's defaults where the object (as a client may hold it) lacks them. */
+function toNodePoolDisruption(raw: z.infer<typeof nodePoolSchema>['spec']['disruption']): NodePoolDisruption {
+  const defaults = DEFAULT_NODEPOOL_DISRUPTION;
+  return {
+    consolidationPolicy: raw?.consolidationPolicy ?? defaults.consolidationPolicy,
+    consolidateAfter: raw?.consolidateAfter ?? defaults.consolidateAfter,
+    budgets:
+      raw?.budgets === undefined
+        ? defaults.budgets
+        : raw.budgets.map((b) => ({
+            nodes: b.nodes ?? '10%',
+            ...optional('schedule', b.schedule),
+            ...optional('duration', b.duration),
+            ...optional('reasons', b.reasons),
+          })),
   };
 }
 

@@ -59,6 +59,36 @@ export interface ClusterNode extends ExistingNode {
 }
 
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
+/** Why Karpenter disrupts a node voluntarily; budgets may name them. */
+export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized';
+
+/** One entry of `spec.disruption.budgets`. */
+export interface DisruptionBudget {
+  /** A node count (`"5"`) or a percentage of the NodePool's nodes (`"10%"`). */
+  readonly nodes: string;
+  /** Cron schedule (UTC) at which the budget becomes active; with `duration`. */
+  readonly schedule?: string;
+  /** How long the budget stays active after each schedule hit (Go duration, hours and minutes). */
+  readonly duration?: string;
+  /** Reasons the budget limits; unset means every reason. */
+  readonly reasons?: readonly DisruptionReason[];
+}
+
+/** `spec.disruption` of a NodePool, with the CRD's defaults filled in. */
+export interface NodePoolDisruption {
+  readonly consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
+  /** Go duration or `Never`. */
+  readonly consolidateAfter: string;
+  readonly budgets: readonly DisruptionBudget[];
+}
+
+/** What the API server fills in when `spec.disruption` (or part of it) is left out. */
+export const DEFAULT_NODEPOOL_DISRUPTION: NodePoolDisruption = {
+  consolidationPolicy: 'WhenEmptyOrUnderutilized',
+  consolidateAfter: '0s',
+  budgets: [{ nodes: '10%' }],
+};
+
 export interface ClusterNodePool {
   /** The scheduling view (requirements with minValues, labels, taints, limits, weight). */
   readonly pool: NodePool;
@@ -70,6 +100,8 @@ export interface ClusterNodePool {
   /** Go duration or `Never`. @default '720h' */
   readonly expireAfter: string;
   readonly terminationGracePeriod?: string;
+  /** `spec.disruption`: consolidation policy and delay, and disruption budgets. */
+  readonly disruption: NodePoolDisruption;
   /** `metadata.annotations[karpenter.sh/nodepool-hash]` and `-hash-version`, when set. */
   readonly hash?: string;
   readonly hashVersion?: string;

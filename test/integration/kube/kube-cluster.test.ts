@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterConflictError, makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { computePodRequests } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
-import type { Cluster } from '../../../shared/ports/cluster.ts';
+import { type Cluster, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
@@ -499,6 +499,7 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
         startupTaints: [{ key: 'cilium', effect: 'NoExecute' }],
       },
       templateAnnotations: { note: 'x' },
+      disruption: DEFAULT_NODEPOOL_DISRUPTION,
       expireAfter: '24h',
       hash: '123',
       hashVersion: 'v3',

@@ -174,6 +174,31 @@ describe('NodePool and NodeClaim parsing', () => {
     expect(np.pool.requirements[0]?.minValues).toBe(2);
   });
 
+  it('reads spec.disruption, with the CRD defaults for what a client left out', () => {
+    expect(toClusterNodePool(poolObject).disruption).toEqual({
+      consolidationPolicy: 'WhenEmptyOrUnderutilized',
+      consolidateAfter: '0s',
+      budgets: [{ nodes: '10%' }],
+    });
+    const disruption = {
+      consolidationPolicy: 'WhenEmpty',
+      consolidateAfter: '5m',
+      budgets: [
+        { nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h', reasons: ['Drifted', 'Underutilized'] },
+        { nodes: '3' },
+      ],
+    };
+    expect(toClusterNodePool({ ...poolObject, spec: { ...poolObject.spec, disruption } }).disruption).toEqual(
+      disruption,
+    );
+    expect(() =>
+      toClusterNodePool({
+        ...poolObject,
+        spec: { ...poolObject.spec, disruption: { consolidationPolicy: 'Sometimes' } },
+      }),
+    ).toThrow(/nodePool "default": spec.disruption.consolidationPolicy/);
+  });
+
   it('names the NodePool and field of a malformed limit', () => {
     expect(() =>
       toClusterNodePool({ ...poolObject, spec: { ...poolObject.spec, limits: { cpu: 'many' } } }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import type { ClusterNodePool } from '../../../shared/ports/cluster.ts';
+import { type ClusterNodePool, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 import {
   NO_NODEPOOL_DEFINED,
   selectNodePools,
@@ -21,6 +21,7 @@ function pool(
     uid: `${name}-uid`,
     nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
     templateAnnotations: {},
+    disruption: DEFAULT_NODEPOOL_DISRUPTION,
     expireAfter: '720h',
     conditions: [],
     // The stored status says nothing: readiness comes from the class as given.

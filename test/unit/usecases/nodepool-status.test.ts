@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../../shared/ports/cluster.ts';
+import {
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  DEFAULT_NODEPOOL_DISRUPTION,
+} from '../../../shared/ports/cluster.ts';
 import { computeNodePoolResources, computeNodePoolStatus } from '../../../shared/usecases/nodepool-status.ts';
 
 const AT = '2026-11-21T10:00:00Z';
@@ -14,6 +19,7 @@ function pool(
     uid: 'pool-uid',
     nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     templateAnnotations: {},
+    disruption: DEFAULT_NODEPOOL_DISRUPTION,
     expireAfter: '720h',
     conditions: [],
     ready: false,

@@ -1,6 +1,6 @@
 import type { InstanceType, NodeClaimPlan, Pod } from '../../../shared/core/index.ts';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import type { ClusterNodePool } from '../../../shared/ports/cluster.ts';
+import { type ClusterNodePool, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 
 // Builders of the domain values the provisioning plan maps (instance types, pods, NodePools, plans).
 
@@ -80,6 +80,7 @@ export function nodePool(
     uid: `uid-pool-${name}`,
     nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     templateAnnotations: {},
+    disruption: DEFAULT_NODEPOOL_DISRUPTION,
     expireAfter: '720h',
     conditions: [],
     ready: true,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CloudInstance } from '../../../shared/ports/cloud.ts';
+import { DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 import {
   expectedCapacityType,
   launchedLabels,
@@ -43,6 +44,7 @@ describe('toNewNodeClaim', () => {
       {},
       {
         templateAnnotations: { 'example.com/owner': 'web' },
+        disruption: DEFAULT_NODEPOOL_DISRUPTION,
         terminationGracePeriod: '1h',
       },
     );

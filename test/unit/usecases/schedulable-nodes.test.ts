@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { solve } from '../../../shared/core/index.ts';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../../shared/ports/cluster.ts';
+import {
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  DEFAULT_NODEPOOL_DISRUPTION,
+} from '../../../shared/ports/cluster.ts';
 import {
   type ClusterState,
   toInFlightNodeClaims,
@@ -148,6 +153,7 @@ describe('the scheduling input built from cluster state', () => {
     uid: `${name}-uid`,
     nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
     templateAnnotations: {},
+    disruption: DEFAULT_NODEPOOL_DISRUPTION,
     expireAfter: '720h',
     conditions: [],
     ready: false,

@@ -1,0 +1,63 @@
+import type { NodeClaimPlan, SolveResult } from '../../core/index.ts';
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  DisruptionReason,
+} from '../../ports/cluster.ts';
+
+// The shape every voluntary disruption method shares (emptiness, drift, multi- and single-node
+// consolidation): which nodes it may act on, and the commands it proposes for them. The disruption
+// controller tries the methods in order and acts on the first that returns a command, as Karpenter
+// does; forceful disruption (expiration, interruption) does not go through here.
+
+/** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
+export interface DisruptionCandidate {
+  readonly nodeClaim: ClusterNodeClaim;
+  readonly node: ClusterNode;
+  readonly nodePool: ClusterNodePool;
+  /** Price of the running offering in USD per hour, when the catalog has it. */
+  readonly pricePerHour?: number;
+  /** Karpenter's disruption cost: 1 per reschedulable pod, adjusted for deletion cost and priority. */
+  readonly disruptionCost: number;
+}
+
+/** What one method decided: delete the candidates, launching the replacements first if any. */
+export interface DisruptionCommand {
+  readonly method: string;
+  readonly reason: DisruptionReason;
+  readonly candidates: readonly DisruptionCandidate[];
+  readonly replacements: readonly NodeClaimPlan[];
+}
+
+/**
+ * Schedules the pods of the given candidates as if those nodes were gone (the cluster state
+ * minus the candidates, the same input the provisioner builds). Pure for a given state.
+ */
+export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => SolveResult;
+
+export interface DisruptionMethod {
+  readonly name: string;
+  readonly reason: DisruptionReason;
+  /**
+   * `graceful` commands wait the validation period and are simulated again before they run;
+   * `eventual` ones (drift) run once their replacements are ready, without that wait.
+   */
+  readonly disruptionClass: 'graceful' | 'eventual';
+  /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
+  shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
+  /**
+   * The commands for the candidates this method accepted, within `allowed` (per NodePool, how many
+   * more nodes may be disrupted for this method's reason now).
+   */
+  computeCommands(
+    candidates: readonly DisruptionCandidate[],
+    allowed: ReadonlyMap<string, number>,
+    simulate: SimulateScheduling,
+  ): readonly DisruptionCommand[];
+}
+
+/** A command's decision word, as the decision log and Karpenter's events name it. */
+export function commandDecision(command: DisruptionCommand): 'delete' | 'replace' {
+  return command.replacements.length === 0 ? 'delete' : 'replace';
+}
