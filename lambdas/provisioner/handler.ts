@@ -79,8 +79,6 @@ export const handler = withDeadline(
         },
         systemClock.now(),
       ),
-    ...(scheduleFollowUp === undefined
-      ? {}
-      : { scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)) }),
+    ...(scheduleFollowUp === undefined ? {} : { scheduleFollowUp }),
   }),
 );

@@ -271,12 +271,23 @@ export interface ContinueDecision {
   readonly queued: boolean;
 }
 
+/** The provisioner asked for another invocation soon: NodeClaims it launched have not initialized. */
+export interface FollowUpDecision {
+  readonly kind: 'followUp';
+  readonly reason: 'nodeClaims not initialized yet';
+  /** The first DECISION_SAMPLE_SIZE of them. */
+  readonly nodeClaims: readonly string[];
+  readonly nodeClaimCount: number;
+  readonly delaySeconds: number;
+}
+
 /** Everything Flotilla decides, one log line each. */
 export type Decision =
   | SkipDecision
   | BatchDecision
   | LaunchDecision
   | UnschedulableDecision
+  | FollowUpDecision
   | RegisterDecision
   | InitializeDecision
   | WaitDecision
@@ -305,6 +316,7 @@ export const DECISION_MESSAGES = {
   batch: 'batch closed',
   launch: 'launch decided',
   unschedulable: 'pods unschedulable',
+  followUp: 'follow-up scheduled',
   register: 'registered nodeclaim',
   initialize: 'initialized nodeclaim',
   wait: 'waiting for node',

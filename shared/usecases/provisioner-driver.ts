@@ -1,6 +1,7 @@
 import type { QueueMessage } from '../messages/pod-event.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { BatchItem, BatchOutcome } from './batch.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from './decision.ts';
 import type { ProvisionResult } from './provision.ts';
 
 // The provisioner Lambda's invocation, whatever triggered it: one provisioning run, then the
@@ -17,9 +18,13 @@ export interface ProvisionerDriverDeps {
   readonly reconcileLifecycle?: (holder: string) => Promise<{ readonly uninitialized: readonly string[] }>;
   /**
    * Asks for another invocation soon (a delayed follow-up message) because these NodeClaims have
-   * not initialized yet; when absent, the pending-pods schedule is the next chance.
+   * not initialized yet; resolves to the message's delay, or undefined when a follow-up is already
+   * on its way. When absent, the pending-pods schedule is the next chance.
    */
-  readonly scheduleFollowUp?: (holder: string, nodeClaims: readonly string[]) => Promise<void>;
+  readonly scheduleFollowUp?: (
+    holder: string,
+    nodeClaims: readonly string[],
+  ) => Promise<{ readonly delaySeconds: number } | undefined>;
 }
 
 /**
@@ -34,7 +39,16 @@ export async function runProvisioner(deps: ProvisionerDriverDeps, holder: string
   const lifecycle = await deps.reconcileLifecycle(holder);
   if (lifecycle.uninitialized.length > 0 && deps.scheduleFollowUp !== undefined) {
     try {
-      await deps.scheduleFollowUp(holder, lifecycle.uninitialized);
+      const scheduled = await deps.scheduleFollowUp(holder, lifecycle.uninitialized);
+      if (scheduled !== undefined) {
+        writeDecision(deps.logger, {
+          kind: 'followUp',
+          reason: 'nodeClaims not initialized yet',
+          nodeClaims: lifecycle.uninitialized.slice(0, DECISION_SAMPLE_SIZE),
+          nodeClaimCount: lifecycle.uninitialized.length,
+          delaySeconds: scheduled.delaySeconds,
+        });
+      }
     } catch (error) {
       deps.logger.error('follow-up not scheduled', {
         error,

@@ -1,6 +1,7 @@
 import type { TerminationRequest } from '../ports/work-queue.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { BatchItem, BatchOutcome } from './batch.ts';
+import { writeDecision } from './decision.ts';
 import type { TerminationResult } from './termination.ts';
 
 // The termination Lambda's drive loop, shared with the simulator: passes over one NodeClaim
@@ -49,11 +50,11 @@ export async function driveTermination(
     const wait = result.afterSeconds * 1000;
     if (deps.nowMs() + wait > until) {
       if (handOn) await deps.enqueue(nodeClaim, result.afterSeconds);
-      deps.logger.info('termination continues later', {
-        nodeClaim,
-        decision: 'continue',
-        waitingOn: result.waitingOn,
+      writeDecision(deps.logger, {
+        kind: 'continue',
         reason: result.detail,
+        nodeClaim,
+        waitingOn: result.waitingOn,
         afterSeconds: result.afterSeconds,
         queued: handOn,
       });

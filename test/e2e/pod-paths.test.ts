@@ -94,7 +94,7 @@ function makeHandler(trigger: 'queue' | 'schedule'): Invoke {
         },
         systemClock.now(),
       ),
-    scheduleFollowUp: async (holder, claims) => void (await scheduleFollowUp(holder, claims)),
+    scheduleFollowUp,
   });
   return (event) =>
     asLambda(server, 'provisioner', () =>

@@ -30,7 +30,9 @@ export const FOLLOW_UP_DELAY_SECONDS = 5;
  * (`follow-up#<cluster>`, expiring just before the message is delivered) keeps concurrent
  * invocations from each starting a chain of follow-ups; the invocation the message triggers may
  * then schedule the next one.
- * @returns a function for `ProvisionerDeps.scheduleFollowUp`.
+ * @returns a function for `ProvisionerDriverDeps.scheduleFollowUp`: it resolves to the delay of the
+ *   message it sent, or undefined when a follow-up is already on its way. The decision line is the
+ *   driver's.
  */
 export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
   const delaySeconds = options.delaySeconds ?? FOLLOW_UP_DELAY_SECONDS;
@@ -40,12 +42,15 @@ export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
     );
   }
   const leaseName = `follow-up#${options.clusterName}`;
-  return async (holder: string, nodeClaims: readonly string[]): Promise<boolean> => {
+  return async (
+    holder: string,
+    nodeClaims: readonly string[],
+  ): Promise<{ readonly delaySeconds: number } | undefined> => {
     const now = options.clock.now();
     const lease = await options.leases.acquire(leaseName, holder, now, Math.max(1, delaySeconds - 1));
     if (lease === undefined) {
       options.logger.debug('follow-up already scheduled', { nodeClaims: nodeClaims.length });
-      return false;
+      return undefined;
     }
     const body: FollowUp = {
       version: followUpVersion,
@@ -67,12 +72,6 @@ export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
       await options.leases.release(lease);
       throw toCloudApiError('SendMessage (provisioner follow-up)', error);
     }
-    options.logger.info('follow-up scheduled', {
-      decision: 'follow-up',
-      reason: 'nodeclaims not initialized yet',
-      delaySeconds,
-      nodeClaims: body.nodeClaims,
-    });
-    return true;
+    return { delaySeconds };
   };
 }

@@ -67,7 +67,7 @@ interface HarnessOptions {
   readonly outcome?: () => Promise<ProvisionResult>;
   /** NodeClaims the lifecycle pass reports as not initialized. */
   readonly uninitialized?: readonly string[];
-  readonly followUp?: (holder: string, claims: readonly string[]) => Promise<void>;
+  readonly followUp?: (holder: string, claims: readonly string[]) => Promise<{ delaySeconds: number }>;
 }
 
 function harness(options: HarnessOptions = {}) {
@@ -88,7 +88,9 @@ function harness(options: HarnessOptions = {}) {
     },
     scheduleFollowUp: (holder, claims) => {
       followUps.push({ holder, claims });
-      return options.followUp === undefined ? Promise.resolve() : options.followUp(holder, claims);
+      return options.followUp === undefined
+        ? Promise.resolve({ delaySeconds: 5 })
+        : options.followUp(holder, claims);
     },
   });
   return { handler, holders, logs, followUps, lifecycleRuns: () => lifecycleRuns };

@@ -59,6 +59,7 @@ async function makeWorld() {
       reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
     scheduleFollowUp: async (holder, nodeClaims) => {
       followUps.push({ holder, nodeClaims });
+      return { delaySeconds: 5 };
     },
   };
   /** A pod kube-scheduler found no node for. */
@@ -93,6 +94,15 @@ describe('runProvisioner', () => {
     const claims = (await w.cluster.nodeClaims()).items.map((c) => c.name);
     expect(claims).toHaveLength(1);
     expect(w.followUps).toEqual([{ holder: 'invocation-1', nodeClaims: claims }]);
+    expect(w.logged('follow-up scheduled')).toEqual([
+      expect.objectContaining({
+        decision: 'followUp',
+        reason: 'nodeClaims not initialized yet',
+        nodeClaims: claims,
+        nodeClaimCount: 1,
+        delaySeconds: 5,
+      }),
+    ]);
   });
 
   it('asks for no follow-up when there is nothing to wait for', async () => {
