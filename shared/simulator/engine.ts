@@ -9,8 +9,8 @@ import {
   makeMemoryTerminationQueue,
 } from '../adapters/memory/index.ts';
 import { type ManualClock, makeManualClock } from '../ports/clock.ts';
-import { type Logger, makeLogger } from '../runtime/logger.ts';
 import { makeControllers } from './controllers.ts';
+import { makeDecisionRecorder } from './decision-recorder.ts';
 import { makeEc2Events, type QueuedEvent } from './ec2.ts';
 import { makeKube } from './kube.ts';
 import type { SimulationRecord } from './record.ts';
@@ -34,6 +34,8 @@ export interface SimulationOptions {
   readonly onProgress?: (progress: SimulationProgress) => void;
   /** Instances are tagged for this cluster. @default 'simulated' */
   readonly clusterName?: string;
+  /** Receives every JSON line Flotilla's use cases write, as the Lambdas write them. @default dropped */
+  readonly log?: (line: string) => void;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -50,15 +52,13 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const endMs = startMs + scenario.durationMs;
   const clock: ManualClock = makeManualClock(new Date(startMs));
   const nowMs = () => clock.now().getTime();
-  const decisions: Record<string, unknown>[] = [];
-  const logger: Logger = makeLogger(
-    { component: 'flotilla' },
-    {
-      level: 'info',
-      now: () => clock.now(),
-      sink: (line) => decisions.push({ atMs: clock.now().getTime(), ...(JSON.parse(line) as object) }),
-    },
-  );
+  // The decision log records the decisions as values, not the lines read back.
+  const recorder = makeDecisionRecorder({
+    clock,
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
+  const decisions = recorder.entries;
+  const logger = recorder.logger;
   const cluster: MemoryCluster = makeMemoryCluster({ clock });
   const cloud: MemoryCloud = makeMemoryCloud({
     clock,
@@ -88,13 +88,13 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   for (const manifest of scenario.nodePools) cluster.create(manifest);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
   const kube = makeKube(cluster, cloud, nowMs, workloads.bound);
-  // What the world does in place of EC2 (reclaiming instances) is logged apart.
+  // What the world does in place of EC2 (reclaiming instances) is recorded apart.
   const ec2 = makeEc2Events({
     scenario,
     clock,
     cluster,
     cloud,
-    logger: logger.child({ source: 'simulator' }),
+    logger: recorder.world,
     inbox,
     workloads,
   });

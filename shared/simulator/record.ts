@@ -74,8 +74,10 @@ export interface SimulationRecord {
   readonly podWaitsMs: readonly number[];
   readonly unschedulable: readonly SimUnschedulablePod[];
   /**
-   * The decision log: the structured lines Flotilla's use cases logged during the run, each with
-   * `atMs` (virtual time) added. Written out one JSON object per line.
+   * The decision log: each decision Flotilla's use cases made (the fields of its log line, see
+   * shared/usecases/decision.ts) and what the simulated world did in place of AWS (`source:
+   * 'simulator'`), with `atMs` (virtual time). Lines that are not decisions are not in it. Written
+   * out one JSON object per line.
    */
   readonly decisions: readonly Readonly<Record<string, unknown>>[];
 }

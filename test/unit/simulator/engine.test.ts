@@ -104,6 +104,18 @@ describe('the example scenarios', () => {
     }
   });
 
+  it('steady-web: each launch decision names the instance and the $/hour the report counts', async () => {
+    const r = await run('steady-web');
+    const key = (nodeClaim: unknown, instanceType: unknown, price: unknown) =>
+      `${String(nodeClaim)} ${String(instanceType)} ${String(price)}`;
+    const decided = r.decisions
+      .filter((d) => d['decision'] === 'launch' && d['outcome'] === 'launched')
+      .map((d) => key(d['nodeClaim'], d['instanceType'], d['pricePerHour']));
+    expect(decided.sort()).toEqual(
+      r.launches.map((l) => key(l.nodeClaim, l.instanceType, l.pricePerHour)).sort(),
+    );
+  });
+
   it('gpu-jobs: GPU jobs land on GPU instance types, the CPU service never does', async () => {
     const r = await run('gpu-jobs');
     const gpu = r.launches.filter((l) => l.nodePool === 'gpu');
