@@ -261,6 +261,10 @@ export interface CloudInstance {
   readonly capacityType: CapacityType;
   readonly state: InstanceState;
   readonly imageId?: string;
+  /** The subnet of its primary network interface. */
+  readonly subnetId?: string;
+  /** The security groups of its primary network interface. */
+  readonly securityGroupIds?: readonly string[];
   readonly launchTime?: Date;
   readonly privateDnsName?: string;
   readonly nodeClaimName?: string;
@@ -298,7 +302,17 @@ export interface Cloud {
   list(): Promise<readonly CloudInstance[]>;
   /** Backs offerings off for the ICE TTL (3 minutes), e.g. after a spot interruption warning. */
   markUnavailable(offerings: readonly OfferingKey[], reason: string): Promise<void>;
+  /**
+   * Why the instance has drifted from the EC2NodeClass's resolved status (its AMI, subnet or
+   * security groups are no longer the class's), or undefined when it has not, when the class has
+   * no status, or when the instance is gone.
+   * @throws CloudApiError.
+   */
+  isDrifted(instanceId: string, nodeClass: EC2NodeClass): Promise<CloudDriftReason | undefined>;
 }
+
+/** The cloud's reasons a NodeClaim is drifted, as Karpenter's AWS provider names them. */
+export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift';
 
 /**
  * What resolving one part of an EC2NodeClass came to: a value; a real answer that the user must act

@@ -186,6 +186,30 @@ export function describeCloudContract(name: string, makeSubject: () => Promise<C
       expect(instance).toMatchObject({ ...expected });
     });
 
+    it('reports drift once the EC2NodeClass no longer resolves to the AMI or subnet of the instance', async () => {
+      const instance = await launch('drifting', { requirements: [ON_DEMAND, inZones('us-east-1a')] });
+      const status = subject.nodeClass.status;
+      if (status === undefined) throw new Error('the contract subject must give a resolved EC2NodeClass');
+      const withStatus = (patch: Partial<typeof status>): EC2NodeClass => ({
+        ...subject.nodeClass,
+        status: { ...status, ...patch },
+      });
+      const drift = (nodeClass: EC2NodeClass) => subject.cloud.isDrifted(instance.instanceId, nodeClass);
+
+      expect(await drift(subject.nodeClass)).toBeUndefined();
+      expect(await drift(withStatus({ amis: status.amis.map((a) => ({ ...a, id: `${a.id}0` })) }))).toBe(
+        'AMIDrift',
+      );
+      expect(
+        await drift(withStatus({ subnets: status.subnets.filter((s) => s.zone !== 'us-east-1a') })),
+      ).toBe('SubnetDrift');
+      // Security groups are judged in the pure check's unit test: moto leaves an instance launched
+      // from a launch template without the template's groups, which real EC2 never does.
+
+      const { status: _resolved, ...unresolved } = subject.nodeClass;
+      expect(await drift(unresolved)).toBeUndefined();
+    });
+
     it('is idempotent per NodeClaim name', async () => {
       const first = await launch('same-claim');
       const second = await launch('same-claim');

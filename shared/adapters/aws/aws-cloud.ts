@@ -8,6 +8,7 @@ import {
   type UnavailableOfferings,
 } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { cloudDrift } from '../drift.ts';
 import { nodeClassFamily } from './ami.ts';
 import { makeDynamoOfferingCache, makeDynamoUnavailableOfferings } from './dynamo-state.ts';
 import { toInstanceTypes } from './instance-types.ts';
@@ -77,6 +78,10 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
     create,
     delete: (instanceId) => instances.delete(instanceId),
     get: (instanceId) => instances.get(instanceId),
+    async isDrifted(instanceId, nodeClass) {
+      const instance = await instances.get(instanceId);
+      return instance === undefined ? undefined : cloudDrift(instance, nodeClass);
+    },
     list: () => instances.list(),
     markUnavailable: (offerings, reason) =>
       unavailableOfferings.mark(offerings, reason, clock.now(), UNAVAILABLE_OFFERING_TTL_SECONDS),

@@ -34,6 +34,10 @@ export function toCloudInstance(instance: Instance): CloudInstance {
     capacityType,
     state: (instance.State?.Name ?? 'pending') as InstanceState,
     ...(instance.ImageId === undefined ? {} : { imageId: instance.ImageId }),
+    ...(instance.SubnetId === undefined ? {} : { subnetId: instance.SubnetId }),
+    ...(instance.SecurityGroups === undefined
+      ? {}
+      : { securityGroupIds: instance.SecurityGroups.flatMap((g) => (g.GroupId ? [g.GroupId] : [])) }),
     ...(instance.LaunchTime === undefined ? {} : { launchTime: instance.LaunchTime }),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
     ...(tags[Tag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[Tag.nodeClaim] }),

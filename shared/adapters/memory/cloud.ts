@@ -15,8 +15,10 @@ import {
   type NodeSelectorRequirement,
   type OfferingKey,
   offeringKeyString,
+  type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
+import { cloudDrift } from '../drift.ts';
 import { launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
@@ -84,12 +86,20 @@ export interface MemoryCloud extends Cloud {
   history(): readonly CloudInstance[];
 }
 
+/** The first of the class's subnets in the zone, as the launch would place the instance. */
+function subnetOf(subnets: readonly SubnetStatus[], zone: string): { subnetId?: string } {
+  const subnet = subnets.find((s) => s.zone === zone);
+  return subnet === undefined ? {} : { subnetId: subnet.id };
+}
+
 interface InstanceRecord {
   readonly instanceId: string;
   readonly instanceType: string;
   readonly zone: string;
   readonly capacityType: CapacityType;
   readonly imageId?: string;
+  readonly subnetId?: string;
+  readonly securityGroupIds?: readonly string[];
   readonly launchTimeMs: number;
   readonly privateDnsName: string;
   readonly tags: Readonly<Record<string, string>>;
@@ -153,6 +163,8 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       capacityType: record.capacityType,
       state: stateOf(record, clock.now().getTime()),
       ...(record.imageId === undefined ? {} : { imageId: record.imageId }),
+      ...(record.subnetId === undefined ? {} : { subnetId: record.subnetId }),
+      ...(record.securityGroupIds === undefined ? {} : { securityGroupIds: record.securityGroupIds }),
       launchTime: new Date(record.launchTimeMs),
       privateDnsName: record.privateDnsName,
       ...(tags[MemoryTag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[MemoryTag.nodeClaim] }),
@@ -241,6 +253,8 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         zone: offering.zone,
         capacityType,
         imageId: candidate.ami.id,
+        ...subnetOf(subnets, offering.zone),
+        securityGroupIds: (nodeClass.status?.securityGroups ?? []).map((g) => g.id),
         launchTimeMs: nowMs,
         privateDnsName,
         tags: launchTags(request, clusterName),
@@ -296,6 +310,11 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     async get(instanceId) {
       const record = live(instanceId);
       return record === undefined ? undefined : toInstance(record);
+    },
+
+    async isDrifted(instanceId, nodeClass) {
+      const record = live(instanceId);
+      return record === undefined ? undefined : cloudDrift(toInstance(record), nodeClass);
     },
 
     async list() {
