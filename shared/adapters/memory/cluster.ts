@@ -5,7 +5,6 @@ import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
-  V1PodCondition,
   V1PodDisruptionBudget,
   V1StorageClass,
   V1VolumeAttachment,
@@ -13,7 +12,6 @@ import type {
 import {
   isUnschedulable,
   makeVolumeIndex,
-  mergeConditions,
   parseEC2NodeClass,
   toClusterNode,
   toClusterNodeClaim,
@@ -24,267 +22,55 @@ import {
   toPod,
   toPodDisruptionBudget,
   toQuantityMap,
-  toRfc3339Seconds,
   toVolumeAttachment,
   usesClaims,
 } from '../../apis/index.ts';
-import {
-  type Labels,
-  matchesSelector,
-  type ResourceList,
-  type Taint,
-  ValidationError,
-} from '../../core/index.ts';
-import type { Clock } from '../../ports/clock.ts';
-import type { Condition } from '../../ports/cloud.ts';
+import { type Labels, matchesSelector, type ResourceList, type Taint } from '../../core/index.ts';
 import {
   type BoundPod,
-  type Cluster,
-  type ClusterEvent,
   type ClusterNode,
   type ClusterNodeClaim,
-  type ConditionUpdate,
   type DrainPod,
   type EvictionOutcome,
-  type MetadataPatch,
   mergeOwnerReferences,
   type PodDisruptionBudget,
   type ReadResult,
 } from '../../ports/cluster.ts';
-import { ClusterNotFoundError } from '../../ports/errors.ts';
+import { makeEventRecorder } from './events.ts';
+import {
+  CUSTOM,
+  keyOf,
+  type Manifest,
+  type MemoryKind,
+  makeObjectStore,
+  NAMESPACED,
+  type Raw,
+  rfc3339,
+  wholeSeconds,
+} from './object-store.ts';
+import { applyMetadata, setPodCondition, statusWith } from './patches.ts';
+import { isPodReady, pdbWithStatus } from './pdb-status.ts';
+
+export type { StoredEvent } from './events.ts';
+export type { MemoryCluster, MemoryClusterOptions } from './memory-cluster.ts';
+
+import type { MemoryCluster, MemoryClusterOptions } from './memory-cluster.ts';
+
+export type { Manifest, MemoryKind } from './object-store.ts';
 
 // The Cluster port in memory, for the simulator. Objects are kept in their Kubernetes shape and
 // read through the same converters as the kube adapter, so both adapters see a manifest alike;
 // the API server's own behaviour (finalizers, deletion, eviction against PodDisruptionBudgets,
 // event deduplication, PDB status as kube-controller-manager keeps it) is reproduced here.
 
-/** The kinds the in-memory cluster stores. */
-export type MemoryKind =
-  | 'Pod'
-  | 'Node'
-  | 'Namespace'
-  | 'DaemonSet'
-  | 'PodDisruptionBudget'
-  | 'PersistentVolumeClaim'
-  | 'PersistentVolume'
-  | 'StorageClass'
-  | 'VolumeAttachment'
-  | 'NodePool'
-  | 'EC2NodeClass'
-  | 'NodeClaim';
-
-const NAMESPACED: ReadonlySet<MemoryKind> = new Set([
-  'Pod',
-  'DaemonSet',
-  'PodDisruptionBudget',
-  'PersistentVolumeClaim',
-]);
-const CUSTOM: ReadonlySet<MemoryKind> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
-
-/** An event as stored, for the simulator and tests to read back. */
-export interface StoredEvent {
-  readonly event: ClusterEvent;
-  readonly count: number;
-  readonly firstMs: number;
-  readonly lastMs: number;
-}
-
-export interface MemoryClusterOptions {
-  /** Creation and deletion times, condition transitions and event dedupe read it. */
-  readonly clock: Clock;
-  /** A repeated event within this window is dropped; later ones bump its count. @default 300 */
-  readonly eventDedupeSeconds?: number;
-}
-
-/** A manifest to store: any object with `kind` and `metadata.name`. */
-export interface Manifest {
-  readonly kind: string;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string } & Record<string, unknown>;
-  readonly [key: string]: unknown;
-}
-
-/** The Cluster port in memory plus the knobs the simulator (kube-scheduler, kubelet) turns. */
-export interface MemoryCluster extends Cluster {
-  /**
-   * Creates an object as the API server would: uid, creation time, `generation` 1 for custom
-   * objects. Namespaces of namespaced objects are created on first use.
-   * @throws ValidationError when the kind is not stored or the object already exists.
-   */
-  create(manifest: Manifest): Record<string, unknown>;
-  /** The stored object, or undefined. */
-  get(kind: MemoryKind, name: string, namespace?: string): Record<string, unknown> | undefined;
-  /** Every stored object of a kind (pods in every phase). */
-  list(kind: MemoryKind): readonly Record<string, unknown>[];
-  /** Sets `spec.nodeName` and `PodScheduled=True` (the Binding subresource). */
-  bindPod(namespace: string, name: string, nodeName: string): void;
-  /** Sets `PodScheduled=False/Unschedulable` with the message, as kube-scheduler does. */
-  markPodUnschedulable(namespace: string, name: string, message: string): void;
-  /** Sets the pod's phase; `Running` also makes it Ready. */
-  setPodPhase(namespace: string, name: string, phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed'): void;
-  /** Removes a pod at once (a terminating pod whose grace period ran out, or a force delete). */
-  removePod(namespace: string, name: string): void;
-  /** Sets the Node's `Ready` condition. */
-  setNodeReady(name: string, ready: boolean): void;
-  /** Events recorded so far, deduplicated. */
-  events(): readonly StoredEvent[];
-  /** Bumped on every change; a reader can tell whether anything changed since it last looked. */
-  revision(): number;
-}
-
-type Raw = Record<string, unknown> & {
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid: string;
-    generation?: number;
-    creationTimestamp?: Date | string;
-    deletionTimestamp?: Date | string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    ownerReferences?: unknown[];
-  };
-};
-
-const keyOf = (name: string, namespace?: string) => (namespace === undefined ? name : `${namespace}/${name}`);
-
-function notFound(operation: string): ClusterNotFoundError {
-  return new ClusterNotFoundError(operation, 404, 'the object does not exist');
-}
-
-function rfc3339(date: Date): string {
-  return toRfc3339Seconds(date);
-}
-
-/** Whole seconds, as the API server stores `metav1.Time`. */
-function wholeSeconds(date: Date): Date {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000);
-}
-
 const sameTaint = (a: Taint, b: { key: string; effect: string }) => a.key === b.key && a.effect === b.effect;
-
-/** Percent or integer of `total`, rounding up as the disruption controller does. */
-function scaled(value: number | string, total: number): number {
-  if (typeof value === 'number') return value;
-  const match = /^(\d+)%$/.exec(value);
-  return match === null ? Number(value) : Math.ceil((Number(match[1]) * total) / 100);
-}
 
 /** The in-memory Cluster. Deterministic: uids come from a counter and time only from the clock. */
 export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster {
   const { clock } = options;
-  const dedupeMs = (options.eventDedupeSeconds ?? 300) * 1000;
-  const stores = new Map<MemoryKind, Map<string, Raw>>();
-  const store = (kind: MemoryKind) => {
-    let s = stores.get(kind);
-    if (s === undefined) {
-      s = new Map();
-      stores.set(kind, s);
-    }
-    return s;
-  };
-  const events = new Map<string, StoredEvent>();
-  const converted = new WeakMap<object, unknown>();
-  let uidCounter = 0;
-  let rev = 0;
-
-  function cachedConvert<T>(raw: object, convert: () => T): T {
-    if (converted.has(raw)) {
-      const hit = converted.get(raw);
-      if (hit instanceof ValidationError) throw hit;
-      return hit as T;
-    }
-    try {
-      const value = convert();
-      converted.set(raw, value);
-      return value;
-    } catch (error) {
-      if (error instanceof ValidationError) converted.set(raw, error);
-      throw error;
-    }
-  }
-
-  function convertAll<R extends object, T>(raws: readonly R[], convert: (raw: R) => T): ReadResult<T> {
-    const items: T[] = [];
-    const problems: ValidationError[] = [];
-    for (const raw of raws) {
-      try {
-        items.push(convert(raw));
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        problems.push(error);
-      }
-    }
-    return { items, problems };
-  }
-
-  /** Replaces a stored object by a changed copy (objects are never mutated in place). */
-  function update(kind: MemoryKind, raw: Raw, change: (copy: Raw) => void): Raw {
-    const copy = structuredClone(raw);
-    change(copy);
-    const key = keyOf(copy.metadata.name, copy.metadata.namespace);
-    rev += 1;
-    // An object being deleted goes once its last finalizer is removed; a terminating pod goes when
-    // its kubelet confirms (removePod).
-    if (
-      kind !== 'Pod' &&
-      copy.metadata.deletionTimestamp !== undefined &&
-      (copy.metadata.finalizers ?? []).length === 0
-    ) {
-      store(kind).delete(key);
-    } else {
-      store(kind).set(key, copy);
-    }
-    return copy;
-  }
-
-  function find(kind: MemoryKind, name: string, namespace?: string): Raw | undefined {
-    return store(kind).get(keyOf(name, namespace));
-  }
-
-  function must(kind: MemoryKind, name: string, namespace: string | undefined, operation: string): Raw {
-    const raw = find(kind, name, namespace);
-    if (raw === undefined) throw notFound(operation);
-    return raw;
-  }
-
-  function ensureNamespace(name: string): void {
-    if (find('Namespace', name) === undefined)
-      create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  }
-
-  function create(manifest: Manifest): Raw {
-    const kind = manifest.kind;
-    if (!isKind(kind)) {
-      throw new ValidationError(kind, 'kind', 'not a kind the in-memory cluster stores');
-    }
-    const name = manifest.metadata?.name;
-    if (!name) throw new ValidationError(manifest.kind, 'metadata.name', 'required');
-    const namespace = NAMESPACED.has(kind) ? (manifest.metadata?.namespace ?? 'default') : undefined;
-    if (find(kind, name, namespace) !== undefined) {
-      throw new ValidationError(`${kind} "${keyOf(name, namespace)}"`, 'metadata.name', 'already exists');
-    }
-    if (namespace !== undefined) ensureNamespace(namespace);
-    uidCounter += 1;
-    const now = wholeSeconds(clock.now());
-    const raw = structuredClone(manifest) as unknown as Raw;
-    raw.metadata = {
-      ...raw.metadata,
-      name,
-      ...(namespace === undefined ? {} : { namespace }),
-      uid: `00000000-0000-4000-8000-${uidCounter.toString(16).padStart(12, '0')}`,
-      creationTimestamp: CUSTOM.has(kind) ? rfc3339(now) : now,
-      ...(CUSTOM.has(kind) ? { generation: 1 } : {}),
-    };
-    if (kind === 'Pod') {
-      const pod = raw as unknown as V1Pod;
-      pod.status = { phase: 'Pending', ...(pod.status ?? {}) };
-    }
-    rev += 1;
-    store(kind).set(keyOf(name, namespace), raw);
-    return raw;
-  }
-
+  const recorder = makeEventRecorder(clock, (options.eventDedupeSeconds ?? 300) * 1000);
+  const objects = makeObjectStore(clock);
+  const { store, find, must, create, update, cachedConvert, convertAll } = objects;
   const pods = () => [...store('Pod').values()] as unknown as V1Pod[];
   const activePods = () =>
     pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
@@ -304,53 +90,12 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     );
   }
 
-  function statusFields(
-    raw: Raw,
-    conditions: readonly ConditionUpdate[] | undefined,
-    fields: Record<string, unknown>,
-  ) {
-    const status = { ...((raw['status'] as Record<string, unknown> | undefined) ?? {}) };
-    for (const [key, value] of Object.entries(fields)) if (value !== undefined) status[key] = value;
-    if (conditions !== undefined && conditions.length > 0) {
-      status['conditions'] = mergeConditions(
-        (status['conditions'] ?? []) as Condition[],
-        conditions,
-        clock.now(),
-        raw.metadata.generation,
-      );
-    }
-    return status;
-  }
-
-  function applyMetadata(copy: Raw, patch: MetadataPatch): void {
-    const merge = (
-      current: Record<string, string> | undefined,
-      change: Readonly<Record<string, string | null>>,
-    ) => {
-      const out = { ...(current ?? {}) };
-      for (const [k, v] of Object.entries(change)) {
-        if (v === null) delete out[k];
-        else out[k] = v;
-      }
-      return out;
-    };
-    if (patch.labels) copy.metadata.labels = merge(copy.metadata.labels, patch.labels);
-    if (patch.annotations) copy.metadata.annotations = merge(copy.metadata.annotations, patch.annotations);
-    if (patch.addFinalizers || patch.removeFinalizers) {
-      const finalizers = new Set(copy.metadata.finalizers ?? []);
-      for (const f of patch.addFinalizers ?? []) finalizers.add(f);
-      for (const f of patch.removeFinalizers ?? []) finalizers.delete(f);
-      copy.metadata.finalizers = [...finalizers];
-    }
-  }
-
   /** Deletes as the API server does: objects with finalizers are marked and kept. */
   function deleteObject(kind: MemoryKind, name: string, namespace?: string): void {
     const raw = find(kind, name, namespace);
     if (raw === undefined) return;
     if ((raw.metadata.finalizers ?? []).length === 0) {
-      rev += 1;
-      store(kind).delete(keyOf(name, namespace));
+      objects.remove(kind, keyOf(name, namespace));
       return;
     }
     if (raw.metadata.deletionTimestamp !== undefined) return;
@@ -362,49 +107,11 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
 
   /** PodDisruptionBudget status as kube-controller-manager computes it from the pods it selects. */
   function withStatus(raw: V1PodDisruptionBudget): V1PodDisruptionBudget {
-    const namespace = raw.metadata?.namespace;
-    const budget = cachedConvert(raw, () => toPodDisruptionBudget(raw));
-    const selected = activePods().filter(
-      (p) =>
-        p.metadata?.namespace === namespace &&
-        p.metadata?.deletionTimestamp === undefined &&
-        budget.selector !== undefined &&
-        matchesSelector(budget.selector, p.metadata?.labels ?? {}),
+    return pdbWithStatus(
+      raw,
+      cachedConvert(raw, () => toPodDisruptionBudget(raw)),
+      activePods(),
     );
-    const expected = selected.length;
-    const healthy = selected.filter((p) => isPodReady(p)).length;
-    // maxUnavailable and percentages need the pods' controller for the expected count; with a
-    // pod that has none, the disruption controller fails safe and allows nothing.
-    const needsScale = budget.maxUnavailable !== undefined || typeof budget.minAvailable === 'string';
-    if (needsScale && selected.some((p) => !(p.metadata?.ownerReferences ?? []).some((o) => o.controller))) {
-      return {
-        ...raw,
-        status: {
-          ...(raw.status ?? {}),
-          currentHealthy: healthy,
-          desiredHealthy: 0,
-          expectedPods: 0,
-          disruptionsAllowed: 0,
-        },
-      };
-    }
-    const desired =
-      budget.minAvailable !== undefined
-        ? scaled(budget.minAvailable, expected)
-        : budget.maxUnavailable !== undefined
-          ? Math.max(0, expected - scaled(budget.maxUnavailable, expected))
-          : 0;
-    return {
-      ...raw,
-      status: {
-        ...(raw.status ?? {}),
-        currentHealthy: healthy,
-        desiredHealthy: desired,
-        expectedPods: expected,
-        disruptionsAllowed: Math.max(0, healthy - desired),
-        observedGeneration: 1,
-      },
-    };
   }
 
   function budgets(): readonly PodDisruptionBudget[] {
@@ -412,22 +119,6 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       [...store('PodDisruptionBudget').values()] as unknown as V1PodDisruptionBudget[],
       (raw) => toPodDisruptionBudget(withStatus(raw)),
     ).items;
-  }
-
-  function setPodCondition(copy: Raw, condition: V1PodCondition): void {
-    const pod = copy as unknown as V1Pod;
-    const conditions = (pod.status?.conditions ?? []).filter((c) => c.type !== condition.type);
-    const previous = pod.status?.conditions?.find((c) => c.type === condition.type);
-    const transition =
-      previous !== undefined &&
-      previous.status === condition.status &&
-      previous.lastTransitionTime !== undefined
-        ? previous.lastTransitionTime
-        : wholeSeconds(clock.now());
-    pod.status = {
-      ...(pod.status ?? {}),
-      conditions: [...conditions, { ...condition, lastTransitionTime: transition }],
-    };
   }
 
   const cluster: MemoryCluster = {
@@ -504,7 +195,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       const replace = (next: ResourceList | undefined) =>
         next === undefined ? undefined : toQuantityMap(next);
       update('NodeClaim', raw, (copy) => {
-        copy['status'] = statusFields(raw, patch.conditions, {
+        copy['status'] = statusWith(raw, patch.conditions, clock.now(), {
           providerID: patch.providerId,
           imageID: patch.imageId,
           nodeName: patch.nodeName,
@@ -549,7 +240,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     async patchNodePoolStatus(name, patch) {
       const raw = must('NodePool', name, undefined, `patch status of nodePool "${name}"`);
       update('NodePool', raw, (copy) => {
-        copy['status'] = statusFields(raw, patch.conditions, {
+        copy['status'] = statusWith(raw, patch.conditions, clock.now(), {
           resources: patch.resources === undefined ? undefined : toQuantityMap(patch.resources),
           nodes: patch.nodes,
           nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
@@ -570,28 +261,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     },
 
     async recordEvent(event) {
-      const s = event.subject;
-      const key = [
-        s.kind,
-        s.kind === 'Pod' ? s.namespace : '',
-        s.name,
-        event.type,
-        event.reason,
-        event.message,
-      ].join('\n');
-      const nowMs = clock.now().getTime();
-      const existing = events.get(key);
-      if (existing === undefined) {
-        events.set(key, {
-          event: { ...event, message: event.message.slice(0, 1024) },
-          count: 1,
-          firstMs: nowMs,
-          lastMs: nowMs,
-        });
-        return;
-      }
-      if (nowMs - existing.lastMs < dedupeMs) return;
-      events.set(key, { ...existing, count: existing.count + 1, lastMs: nowMs });
+      recorder.record(event);
     },
 
     async nodeClaim(name) {
@@ -678,7 +348,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       update('Pod', raw, (copy) => {
         const pod = copy as unknown as V1Pod;
         pod.spec = { ...(pod.spec ?? { containers: [] }), nodeName };
-        setPodCondition(copy, { type: 'PodScheduled', status: 'True' });
+        setPodCondition(copy, { type: 'PodScheduled', status: 'True' }, clock.now());
       });
     },
 
@@ -688,7 +358,11 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       if (current?.status === 'False' && current.reason === 'Unschedulable' && current.message === message)
         return;
       update('Pod', raw, (copy) =>
-        setPodCondition(copy, { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }),
+        setPodCondition(
+          copy,
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message },
+          clock.now(),
+        ),
       );
     },
 
@@ -697,12 +371,12 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       update('Pod', raw, (copy) => {
         const pod = copy as unknown as V1Pod;
         pod.status = { ...(pod.status ?? {}), phase };
-        setPodCondition(copy, { type: 'Ready', status: phase === 'Running' ? 'True' : 'False' });
+        setPodCondition(copy, { type: 'Ready', status: phase === 'Running' ? 'True' : 'False' }, clock.now());
       });
     },
 
     removePod(namespace, name) {
-      if (store('Pod').delete(keyOf(name, namespace))) rev += 1;
+      objects.remove('Pod', keyOf(name, namespace));
     },
 
     setNodeReady(name, ready) {
@@ -727,9 +401,9 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       });
     },
 
-    events: () => [...events.values()],
+    events: () => recorder.list(),
 
-    revision: () => rev,
+    revision: () => objects.revision(),
   };
 
   /** Unbound pods, and a zero grace period, go at once; others are marked terminating. */
@@ -751,31 +425,4 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
   }
 
   return cluster;
-}
-
-const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
-  'Pod',
-  'Node',
-  'Namespace',
-  'DaemonSet',
-  'PodDisruptionBudget',
-  'PersistentVolumeClaim',
-  'PersistentVolume',
-  'StorageClass',
-  'VolumeAttachment',
-  'NodePool',
-  'EC2NodeClass',
-  'NodeClaim',
-]);
-
-function isKind(kind: string): kind is MemoryKind {
-  return KINDS.has(kind);
-}
-
-/** Running with a Ready condition that is True. */
-function isPodReady(pod: V1Pod): boolean {
-  return (
-    pod.status?.phase === 'Running' &&
-    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
-  );
 }
