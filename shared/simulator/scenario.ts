@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
-import { z } from 'zod';
 import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
 import { type CapacityType, FlotillaError, ValidationError } from '../core/index.ts';
+import { scenarioSchema } from './scenario-schema.ts';
+
+export { parseDurationMs } from './scenario-schema.ts';
 
 // A simulation scenario: the cluster's NodePools and EC2NodeClasses as Karpenter v1 manifests,
 // workloads that change over time, and what the cloud does to them (spot interruptions, windows
@@ -120,129 +122,6 @@ export interface Scenario {
   readonly workloads: readonly Workload[];
   readonly events: readonly ScenarioEvent[];
 }
-
-const DURATION = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
-
-/** `1h30m`, `90s`, `250ms` or a number of seconds, in milliseconds. */
-export function parseDurationMs(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value * 1000 : undefined;
-  const match = DURATION.exec(value.trim());
-  if (match === null || value.trim() === '') return undefined;
-  const [, h, m, s, ms] = match;
-  return Number(h ?? 0) * 3_600_000 + Number(m ?? 0) * 60_000 + Number(s ?? 0) * 1000 + Number(ms ?? 0);
-}
-
-const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const ms = parseDurationMs(value);
-  if (ms === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `${JSON.stringify(value)} is not a duration such as 90s, 5m or 1h30m`,
-    });
-    return z.NEVER;
-  }
-  return ms;
-});
-
-const name = z
-  .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a lowercase name (letters, digits and -)')
-  .max(63);
-const count = z.number().int().nonnegative();
-const stringMap = z.record(z.string(), z.string());
-
-const podTemplate = z.strictObject({
-  metadata: z.strictObject({ labels: stringMap.optional() }).optional(),
-  spec: z.looseObject({
-    containers: z
-      .array(z.looseObject({ name: z.string().min(1) }))
-      .min(1, 'a pod template needs at least one container'),
-  }),
-});
-
-const deployment = z.strictObject({
-  kind: z.literal('Deployment'),
-  name,
-  namespace: name.default('default'),
-  replicas: count,
-  scale: z.array(z.strictObject({ at: duration, replicas: count })).default([]),
-  template: podTemplate,
-  disruptionBudget: z
-    .strictObject({
-      minAvailable: z
-        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
-        .optional(),
-      maxUnavailable: z
-        .union([count, z.string().regex(/^\d+%$/, 'an integer or a percentage such as 50%')])
-        .optional(),
-    })
-    .refine((b) => (b.minAvailable === undefined) !== (b.maxUnavailable === undefined), {
-      message: 'set exactly one of minAvailable and maxUnavailable',
-    })
-    .optional(),
-});
-
-const job = z.strictObject({
-  kind: z.literal('Job'),
-  name,
-  namespace: name.default('default'),
-  at: duration.default(0),
-  completions: z.number().int().min(1),
-  parallelism: z.number().int().min(1).optional(),
-  runTime: duration,
-  template: podTemplate,
-});
-
-const instanceEvent = {
-  at: duration,
-  count: z.number().int().min(1).default(1),
-  nodePool: z.string().optional(),
-  instanceType: z.string().optional(),
-  zone: z.string().optional(),
-};
-const spotInterruption = z.strictObject({ kind: z.literal('SpotInterruption'), ...instanceEvent });
-const rebalanceRecommendation = z.strictObject({
-  kind: z.literal('RebalanceRecommendation'),
-  ...instanceEvent,
-});
-
-const insufficientCapacity = z.strictObject({
-  kind: z.literal('InsufficientCapacity'),
-  from: duration.default(0),
-  until: duration.optional(),
-  instanceType: z.string().optional(),
-  zone: z.string().optional(),
-  capacityType: z.enum(['on-demand', 'spot', 'reserved']).optional(),
-});
-
-const manifest = (kind: string, apiVersion: string) =>
-  z.looseObject({
-    apiVersion: z.literal(apiVersion),
-    kind: z.literal(kind),
-    metadata: z.looseObject({ name }),
-  });
-
-const scenarioSchema = z.strictObject({
-  name,
-  description: z.string().optional(),
-  region: z
-    .string()
-    .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as us-east-1')
-    .default('us-east-1'),
-  zones: z.array(z.string()).min(1).optional(),
-  start: z.iso.datetime({ offset: true }).default('2026-01-01T00:00:00Z'),
-  duration,
-  sampleInterval: duration.default(30),
-  bootDelay: duration.default(45),
-  nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
-  ec2NodeClasses: z
-    .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))
-    .min(1, 'at least one EC2NodeClass'),
-  workloads: z.array(z.discriminatedUnion('kind', [deployment, job])).default([]),
-  events: z
-    .array(z.discriminatedUnion('kind', [spotInterruption, rebalanceRecommendation, insufficientCapacity]))
-    .default([]),
-});
 
 type Path = readonly (string | number)[];
 
