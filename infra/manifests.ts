@@ -28,7 +28,7 @@ export interface ClusterManifestOptions {
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 
 /**
- * What the Lambdas call in the cluster (shared/adapters/kube/kube-cluster.ts), verb by verb, and
+ * What the Lambdas call in the cluster (shared/adapters/kube), verb by verb, and
  * nothing more. No Lambda watches: each invocation lists what it needs. Events are read before
  * they are written because a Lambda keeps no event correlator between invocations: a repeat bumps
  * the count of the existing Event (get, then patch) instead of creating another.

@@ -1,0 +1,189 @@
+import { mergeConditions, toNodeClaimManifest, toQuantityMap } from '../../apis/index.ts';
+import type { ResourceList } from '../../core/index.ts';
+import type { Condition } from '../../ports/cloud.ts';
+import type { Cluster, ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
+import { retryOnConflict } from './call.ts';
+import {
+  type CustomResource,
+  EC2NODECLASSES,
+  type KubeContext,
+  metadataChange,
+  NODECLAIMS,
+  NODEPOOLS,
+  type RawObject,
+} from './context.ts';
+import { ClusterConflictError, ClusterNotFoundError } from './errors.ts';
+
+/** The writes of NodeClaims, NodePools and EC2NodeClasses: create, delete, status and metadata. */
+export type KubeCustomWrites = Pick<
+  Cluster,
+  | 'createNodeClaim'
+  | 'patchNodeClaimStatus'
+  | 'patchNodeClaimMetadata'
+  | 'deleteNodeClaim'
+  | 'patchNodePoolStatus'
+  | 'patchNodeClassStatus'
+  | 'patchNodeClassMetadata'
+>;
+
+/** A replacement of a quantity map in a merge patch: dropped keys are set to null. */
+function replaceQuantities(
+  current: unknown,
+  next: ResourceList | undefined,
+): Record<string, string | null> | undefined {
+  if (next === undefined) return undefined;
+  const out: Record<string, string | null> = {};
+  for (const key of Object.keys((current as Record<string, unknown> | undefined) ?? {})) out[key] = null;
+  return { ...out, ...toQuantityMap(next) };
+}
+
+export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
+  const { api, custom } = ctx;
+
+  /**
+   * Read-modify-write of a custom object: reads it, then sends `write`'s patch with the read's
+   * resourceVersion, again from the read while another writer got in between.
+   */
+  async function readModifyWrite(
+    what: CustomResource,
+    kind: string,
+    name: string,
+    write: (current: RawObject) => Promise<unknown>,
+  ): Promise<void> {
+    await retryOnConflict(ctx.conflictAttempts, async () => {
+      const current = (await api.call(`get ${kind} "${name}"`, (o) =>
+        custom.getClusterCustomObject({ ...what, name }, o),
+      )) as RawObject;
+      await ctx.beforeWrite(kind, name);
+      await write(current);
+    });
+  }
+
+  /** Read-modify-write of a custom object's status through the status subresource. */
+  async function patchCustomStatus(
+    what: CustomResource,
+    kind: string,
+    name: string,
+    change: (current: RawObject) => Record<string, unknown>,
+  ): Promise<void> {
+    await readModifyWrite(what, kind, name, (current) =>
+      api.patch(`patch status of ${kind} "${name}"`, (o) =>
+        custom.patchClusterCustomObjectStatus(
+          {
+            ...what,
+            name,
+            body: {
+              metadata: { resourceVersion: current.metadata?.resourceVersion },
+              status: change(current),
+            },
+          },
+          o,
+        ),
+      ),
+    );
+  }
+
+  /** Read-modify-write of a custom object's metadata (labels, annotations, finalizers). */
+  async function patchCustomMetadata(
+    what: CustomResource,
+    kind: string,
+    name: string,
+    patch: MetadataPatch,
+  ): Promise<void> {
+    await readModifyWrite(what, kind, name, (current) =>
+      api.patch(`patch ${kind} "${name}"`, (o) =>
+        custom.patchClusterCustomObject(
+          { ...what, name, body: { metadata: metadataChange(current, patch) } },
+          o,
+        ),
+      ),
+    );
+  }
+
+  function statusFields(
+    current: RawObject,
+    conditions: readonly ConditionUpdate[] | undefined,
+    fields: Record<string, unknown>,
+  ): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value;
+    if (conditions !== undefined && conditions.length > 0) {
+      const existing = (current.status?.['conditions'] ?? []) as Condition[];
+      out['conditions'] = mergeConditions(
+        existing,
+        conditions,
+        ctx.clock.now(),
+        current.metadata?.generation,
+      );
+    }
+    return out;
+  }
+
+  return {
+    async createNodeClaim(claim) {
+      try {
+        await api.call(`create nodeClaim "${claim.name}"`, (o) =>
+          custom.createClusterCustomObject({ ...NODECLAIMS, body: toNodeClaimManifest(claim) }, o),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ClusterConflictError) return false;
+        throw error;
+      }
+    },
+
+    async patchNodeClaimStatus(name, patch) {
+      await patchCustomStatus(NODECLAIMS, 'nodeClaim', name, (current) =>
+        statusFields(current, patch.conditions, {
+          providerID: patch.providerId,
+          imageID: patch.imageId,
+          nodeName: patch.nodeName,
+          capacity: replaceQuantities(current.status?.['capacity'], patch.capacity),
+          allocatable: replaceQuantities(current.status?.['allocatable'], patch.allocatable),
+        }),
+      );
+    },
+
+    async patchNodeClaimMetadata(name, patch) {
+      await patchCustomMetadata(NODECLAIMS, 'nodeClaim', name, patch);
+    },
+
+    async deleteNodeClaim(name) {
+      try {
+        await api.call(`delete nodeClaim "${name}"`, (o) =>
+          custom.deleteClusterCustomObject({ ...NODECLAIMS, name }, o),
+        );
+      } catch (error) {
+        if (!(error instanceof ClusterNotFoundError)) throw error;
+      }
+    },
+
+    async patchNodePoolStatus(name, patch) {
+      await patchCustomStatus(NODEPOOLS, 'nodePool', name, (current) =>
+        statusFields(current, patch.conditions, {
+          resources: replaceQuantities(current.status?.['resources'], patch.resources),
+          nodes: patch.nodes,
+          nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
+        }),
+      );
+    },
+
+    async patchNodeClassStatus(name, status) {
+      // A merge patch replaces lists whole; a profile no longer resolved is removed with null.
+      await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
+        custom.patchClusterCustomObjectStatus(
+          {
+            ...EC2NODECLASSES,
+            name,
+            body: { status: { ...status, instanceProfile: status.instanceProfile ?? null } },
+          },
+          o,
+        ),
+      );
+    },
+
+    async patchNodeClassMetadata(name, patch) {
+      await patchCustomMetadata(EC2NODECLASSES, 'ec2NodeClass', name, patch);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
+import type { Cluster } from '../../ports/cluster.ts';
+import { retryOnConflict } from './call.ts';
+import { EC2NODECLASSES, type KubeContext } from './context.ts';
+import { ClusterConflictError, ClusterNotFoundError } from './errors.ts';
+
+/** Cluster-scoped objects' events go to `default`, as kubectl and client-go do. */
+const CLUSTER_EVENT_NAMESPACE = 'default';
+
+export interface KubeEventOptions {
+  /** A repeated event within this window is dropped; later ones bump its count. */
+  readonly dedupeSeconds: number;
+  /** `source.component` / `reportingComponent` of events. */
+  readonly component: string;
+  /** `reportingInstance` of events. */
+  readonly instance: string;
+}
+
+/**
+ * Events without an event correlator between invocations: an Event's name derives from its
+ * subject, type, reason and message, so a repeat finds the existing Event and, outside the dedupe
+ * window, bumps its count instead of creating another.
+ */
+export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cluster['recordEvent'] {
+  const { api, core } = ctx;
+  const { component } = options;
+  const dedupeMs = options.dedupeSeconds * 1000;
+
+  return async function recordEvent(event) {
+    const s = event.subject;
+    const namespace = s.kind === 'Pod' ? s.namespace : CLUSTER_EVENT_NAMESPACE;
+    const digest = createHash('sha256')
+      .update(
+        [s.kind, s.kind === 'Pod' ? s.namespace : '', s.name, event.type, event.reason, event.message].join(
+          '\n',
+        ),
+      )
+      .digest('hex')
+      .slice(0, 16);
+    const name = `${s.name.slice(0, 200)}.${digest}`;
+    const now = ctx.clock.now();
+    await retryOnConflict(ctx.conflictAttempts, async () => {
+      let existing: CoreV1Event | undefined;
+      try {
+        existing = await api.call(`get event "${namespace}/${name}"`, (o) =>
+          core.readNamespacedEvent({ namespace, name }, o),
+        );
+      } catch (error) {
+        if (!(error instanceof ClusterNotFoundError)) throw error;
+      }
+      if (existing === undefined) {
+        const body: CoreV1Event = {
+          metadata: { name, namespace },
+          involvedObject: {
+            kind: s.kind,
+            name: s.name,
+            ...(s.kind === 'Pod' ? { apiVersion: 'v1', namespace: s.namespace } : {}),
+            ...(s.kind === 'NodeClaim' || s.kind === 'NodePool'
+              ? { apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}` }
+              : {}),
+            ...(s.kind === 'EC2NodeClass'
+              ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
+              : {}),
+            ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
+            ...(s.uid === undefined ? {} : { uid: s.uid }),
+          },
+          type: event.type,
+          reason: event.reason,
+          message: event.message.slice(0, 1024),
+          count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          source: { component },
+          reportingComponent: component,
+          reportingInstance: options.instance,
+        };
+        try {
+          await api.call(`create event "${namespace}/${name}"`, (o) =>
+            core.createNamespacedEvent({ namespace, body }, o),
+          );
+        } catch (error) {
+          // Created concurrently by another invocation: that one counts.
+          if (!(error instanceof ClusterConflictError)) throw error;
+        }
+        return;
+      }
+      const last = existing.lastTimestamp ?? existing.firstTimestamp;
+      if (last !== undefined && now.getTime() - new Date(last).getTime() < dedupeMs) return;
+      await ctx.beforeWrite('Event', name);
+      // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
+      await api.patch(`patch event "${namespace}/${name}"`, (o) =>
+        core.patchNamespacedEvent(
+          {
+            namespace,
+            name,
+            body: {
+              metadata: { resourceVersion: existing.metadata?.resourceVersion },
+              count: (existing.count ?? 1) + 1,
+              lastTimestamp: now,
+            },
+          },
+          o,
+        ),
+      );
+    });
+  };
+}
