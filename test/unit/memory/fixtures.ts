@@ -1,4 +1,5 @@
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
 
 export const CLUSTER = 'sim-cluster';
 
@@ -20,3 +21,20 @@ export const DEFAULT_NODE_CLASS: EC2NodeClass = {
     },
   },
 };
+
+/** DEFAULT_NODE_CLASS as the EC2NodeClass controller resolves it at `at`: one subnet, Ready. */
+export function readyNodeClass(at: Date): EC2NodeClass {
+  return {
+    ...DEFAULT_NODE_CLASS,
+    status: computeNodeClassStatus(
+      DEFAULT_NODE_CLASS,
+      {
+        subnets: { kind: 'resolved', value: [{ id: 'subnet-a', zone: 'us-east-1a' }] },
+        securityGroups: { kind: 'resolved', value: [{ id: 'sg-1' }] },
+        amis: { kind: 'resolved', value: [{ id: 'ami-1', requirements: [] }] },
+        instanceProfile: { kind: 'resolved', value: 'profile' },
+      },
+      at,
+    ).status,
+  };
+}

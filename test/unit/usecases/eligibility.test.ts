@@ -7,7 +7,7 @@ import {
   unschedulableMessage,
 } from '../../../shared/usecases/eligibility.ts';
 import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
-import { DEFAULT_NODE_CLASS } from '../memory/fixtures.ts';
+import { DEFAULT_NODE_CLASS, readyNodeClass } from '../memory/fixtures.ts';
 
 const AT = new Date('2026-11-21T10:00:00Z');
 
@@ -31,19 +31,7 @@ function pool(
   };
 }
 
-const ready: EC2NodeClass = {
-  ...DEFAULT_NODE_CLASS,
-  status: computeNodeClassStatus(
-    DEFAULT_NODE_CLASS,
-    {
-      subnets: { kind: 'resolved', value: [{ id: 'subnet-a', zone: 'us-east-1a' }] },
-      securityGroups: { kind: 'resolved', value: [{ id: 'sg-1' }] },
-      amis: { kind: 'resolved', value: [{ id: 'ami-1', requirements: [] }] },
-      instanceProfile: { kind: 'resolved', value: 'profile' },
-    },
-    AT,
-  ).status,
-};
+const ready = readyNodeClass(AT);
 
 const noSubnets: EC2NodeClass = {
   ...DEFAULT_NODE_CLASS,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { solve } from '../../../shared/core/index.ts';
-import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import {
   type ClusterNode,
   type ClusterNodeClaim,
@@ -14,10 +13,9 @@ import {
   toSchedulingInput,
 } from '../../../shared/usecases/cluster-state.ts';
 import { selectNodePools } from '../../../shared/usecases/eligibility.ts';
-import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
 import { nodePool, pod, solveInput } from '../core/builders.ts';
 import { SMALL_TYPES } from '../core/fixtures.ts';
-import { DEFAULT_NODE_CLASS } from '../memory/fixtures.ts';
+import { DEFAULT_NODE_CLASS, readyNodeClass } from '../memory/fixtures.ts';
 
 const GiB = 1024 ** 3;
 const startupTaint = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' } as const;
@@ -135,19 +133,7 @@ describe('nodes as the scheduler counts them', () => {
 
 describe('the scheduling input built from cluster state', () => {
   const AT = new Date('2026-11-21T10:00:00Z');
-  const readyClass: EC2NodeClass = {
-    ...DEFAULT_NODE_CLASS,
-    status: computeNodeClassStatus(
-      DEFAULT_NODE_CLASS,
-      {
-        subnets: { kind: 'resolved', value: [{ id: 'subnet-a', zone: 'us-east-1a' }] },
-        securityGroups: { kind: 'resolved', value: [{ id: 'sg-1' }] },
-        amis: { kind: 'resolved', value: [{ id: 'ami-1', requirements: [] }] },
-        instanceProfile: { kind: 'resolved', value: 'profile' },
-      },
-      AT,
-    ).status,
-  };
+  const readyClass = readyNodeClass(AT);
   const clusterPool = (name: string, nodeClassName: string): ClusterNodePool => ({
     pool: { name, nodeClassName, requirements: [] },
     uid: `${name}-uid`,
