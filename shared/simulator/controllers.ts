@@ -11,6 +11,7 @@ import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts
 import { handleInterruptionBatch } from '../usecases/interruption-driver.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../usecases/lifecycle.ts';
 import { provision } from '../usecases/provision.ts';
+import { runProvisioner } from '../usecases/provisioner-driver.ts';
 import { sweepTerminations, terminateNodeClaim } from '../usecases/termination.ts';
 import { driveTermination, type TerminationDriverDeps } from '../usecases/termination-driver.ts';
 import type { QueuedEvent } from './ec2.ts';
@@ -89,6 +90,15 @@ export function makeControllers(options: ControllersOptions): Controllers {
       now,
     );
 
+  /** The controllers pass, remembered so the lifecycle's own schedule does not repeat it at once. */
+  async function lifecyclePass(now: Date): Promise<LifecycleResult> {
+    const result = await controllersPass(now);
+    for (const d of result.deleted) claimDeleteReasons.set(d.name, d.reason.replace('_', '-'));
+    lastLifecycleRevision = cluster.revision();
+    lastLifecycleMs = now.getTime();
+    return result;
+  }
+
   const provisioner: Controller = {
     name: 'provisioner',
     async run(now) {
@@ -98,9 +108,19 @@ export function makeControllers(options: ControllersOptions): Controllers {
       if (!news && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
       provisionRuns += 1;
       lastProvisionMs = now.getTime();
-      const result = await provision(
-        { cluster, cloud, leases, clock, sleep: options.sleep, logger, nodeClassResolver: resolver },
-        { holder: `simulator-${provisionRuns}` },
+      // The provisioner Lambda's invocation: provisioning, then the controllers pass. Follow-ups
+      // are not needed here: the lifecycle's own schedule below registers joining Nodes.
+      const result = await runProvisioner(
+        {
+          logger,
+          provision: (holder) =>
+            provision(
+              { cluster, cloud, leases, clock, sleep: options.sleep, logger, nodeClassResolver: resolver },
+              { holder },
+            ),
+          reconcileLifecycle: () => lifecyclePass(clock.now()),
+        },
+        `simulator-${provisionRuns}`,
       );
       provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
       for (const p of provisionable) provisionSeen.add(p.uid);
@@ -138,10 +158,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       ) {
         return;
       }
-      const result = await controllersPass(now);
-      for (const d of result.deleted) claimDeleteReasons.set(d.name, d.reason.replace('_', '-'));
-      lastLifecycleRevision = cluster.revision();
-      lastLifecycleMs = now.getTime();
+      await lifecyclePass(now);
     },
   };
 
