@@ -28,6 +28,7 @@ import {
   type QueueName,
   type ScheduleName,
 } from './functions.ts';
+import { INTERRUPTION_RULES } from './interruption-rules.ts';
 import { LOG_QUERIES } from './log-queries.ts';
 import { type ClusterManifestOptions, CONTROLLER_GROUP, renderClusterManifests } from './manifests.ts';
 import {
@@ -39,6 +40,8 @@ import {
   nodeLaunchStatements,
   nodeTerminationStatements,
 } from './policies.ts';
+
+export { INTERRUPTION_RULES } from './interruption-rules.ts';
 
 /** The repository root: lambda entries and the lock file are resolved against it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
@@ -165,40 +168,6 @@ const QUEUES: Record<QueueName, QueueSpec> = {
     maxReceiveCount: 5,
   },
 };
-
-/** The EventBridge rules that feed the interruption queue (Karpenter's, §6). */
-export const INTERRUPTION_RULES: readonly { readonly id: string; readonly pattern: events.EventPattern }[] = [
-  {
-    id: 'SpotInterruption',
-    pattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning'] },
-  },
-  {
-    id: 'Rebalance',
-    pattern: { source: ['aws.ec2'], detailType: ['EC2 Instance Rebalance Recommendation'] },
-  },
-  {
-    id: 'InstanceStateChange',
-    // Karpenter acts only on these states; matching them here spares an invocation for every
-    // pending/running transition in the account.
-    pattern: {
-      source: ['aws.ec2'],
-      detailType: ['EC2 Instance State-change Notification'],
-      detail: { state: ['stopping', 'stopped', 'shutting-down', 'terminated'] },
-    },
-  },
-  {
-    id: 'ScheduledChange',
-    pattern: {
-      source: ['aws.health'],
-      detailType: ['AWS Health Event'],
-      detail: { service: ['EC2'], eventTypeCategory: ['scheduledChange'] },
-    },
-  },
-  {
-    id: 'CapacityReservationInterruption',
-    pattern: { source: ['aws.ec2'], detailType: ['EC2 Capacity Reservation Instance Interruption Warning'] },
-  },
-];
 
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]*$/;
 const K8S_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

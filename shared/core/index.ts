@@ -27,7 +27,6 @@ export {
   type NodeClassSettings,
   type Offering,
 } from './instance-type.ts';
-export type { Interruption, InterruptionKind } from './interruption.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
 export { type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
 export {

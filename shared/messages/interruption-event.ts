@@ -1,11 +1,20 @@
 import { z } from 'zod';
-import type { Interruption, InterruptionKind } from '../core/index.ts';
 import type { Decoded } from './decoded.ts';
+import {
+  INTERRUPTION_KINDS,
+  type Interruption,
+  type InterruptionDetailShape,
+  type InterruptionKind,
+  type InterruptionKindRow,
+} from './interruption-kinds.ts';
+
+export { DetailType } from './interruption-kinds.ts';
 
 // EventBridge events the interruption rules deliver to the interruption queue (one event per SQS
 // message body), parsed once at the edge into a small domain message. Shapes follow the EC2 and
 // AWS Health event references: an envelope with version "0", source, detail-type, time and a
-// detail object whose fields depend on the detail-type.
+// detail object whose fields depend on the detail-type. Which events are which kind is the table's
+// (interruption-kinds.ts): source and detail-type pick the rows, the detail filter picks the row.
 
 /** One parsed interruption event, with what the logs want to know of its envelope. */
 export interface InterruptionMessage extends Interruption {
@@ -31,10 +40,6 @@ const envelope = z
   })
   .loose();
 
-const spotDetail = z.object({ 'instance-id': instanceId, 'instance-action': z.string().optional() }).loose();
-const rebalanceDetail = z.object({ 'instance-id': instanceId }).loose();
-const stateChangeDetail = z.object({ 'instance-id': instanceId, state: z.string().min(1) }).loose();
-const capacityReservationDetail = z.object({ 'instance-id': instanceId }).loose();
 const healthDetail = z
   .object({
     service: z.string(),
@@ -44,17 +49,52 @@ const healthDetail = z
   })
   .loose();
 
-const STOPPED_STATES: ReadonlySet<string> = new Set(['stopping', 'stopped']);
-const TERMINATED_STATES: ReadonlySet<string> = new Set(['shutting-down', 'terminated']);
+/** A detail as the codec reads it, whatever its shape. */
+interface ReadDetail {
+  /** The detail's fields, for the rows' detail filters. */
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly instanceIds: readonly string[];
+  /** Why the event needs no action when it is outside every row's detail filter. */
+  readonly unmatched: string;
+  /** Why the event needs no action when it names no instance. */
+  readonly noInstance: string;
+}
 
-/** The detail-types of the interruption rules (infra/flotilla-cluster.ts INTERRUPTION_RULES). */
-export const DetailType = {
-  spotInterruption: 'EC2 Spot Instance Interruption Warning',
-  rebalanceRecommendation: 'EC2 Instance Rebalance Recommendation',
-  stateChange: 'EC2 Instance State-change Notification',
-  health: 'AWS Health Event',
-  capacityReservationInterruption: 'EC2 Capacity Reservation Instance Interruption Warning',
-} as const;
+/** How the codec reads each detail shape of INTERRUPTION_KINDS. */
+const SHAPES: { readonly [S in InterruptionDetailShape]: z.ZodType<ReadDetail> } = {
+  instance: z
+    .object({ 'instance-id': instanceId })
+    .loose()
+    .transform((d) => ({
+      fields: d,
+      instanceIds: [d['instance-id']],
+      unmatched: 'event needs no action',
+      noInstance: 'event names no EC2 instance',
+    })),
+  instanceState: z
+    .object({ 'instance-id': instanceId, state: z.string().min(1) })
+    .loose()
+    .transform((d) => ({
+      fields: d,
+      instanceIds: [d['instance-id']],
+      unmatched: `instance state "${d.state}" needs no action`,
+      noInstance: 'state change names no EC2 instance',
+    })),
+  health: healthDetail.transform((d) => ({
+    fields: d,
+    instanceIds: d.affectedEntities.map((a) => a.entityValue).filter((v) => instanceId.safeParse(v).success),
+    unmatched: `health event of service "${d.service}", category "${d.eventTypeCategory}" needs no action`,
+    noInstance: 'scheduled change names no EC2 instance',
+  })),
+};
+
+/** Whether a detail has, for every filtered field, one of the row's values. */
+function matchesFilter(row: InterruptionKindRow, detail: ReadDetail): boolean {
+  return Object.entries(row.detailFilter ?? {}).every(([field, values]) => {
+    const value = detail.fields[field];
+    return typeof value === 'string' && values.includes(value);
+  });
+}
 
 function describe(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
@@ -90,47 +130,17 @@ export function parseInterruptionEvent(body: string): ParsedInterruption {
     message: { ...base, kind, instanceIds },
   });
 
-  if (e.source === 'aws.ec2') {
-    switch (e['detail-type']) {
-      case DetailType.spotInterruption: {
-        const d = detail(spotDetail);
-        return typeof d === 'string'
-          ? { ok: false, problem: d }
-          : act('spotInterruption', [d['instance-id']]);
-      }
-      case DetailType.rebalanceRecommendation: {
-        const d = detail(rebalanceDetail);
-        return typeof d === 'string'
-          ? { ok: false, problem: d }
-          : act('rebalanceRecommendation', [d['instance-id']]);
-      }
-      case DetailType.stateChange: {
-        const d = detail(stateChangeDetail);
-        if (typeof d === 'string') return { ok: false, problem: d };
-        if (STOPPED_STATES.has(d.state)) return act('instanceStopped', [d['instance-id']]);
-        if (TERMINATED_STATES.has(d.state)) return act('instanceTerminated', [d['instance-id']]);
-        return noop(`instance state "${d.state}" needs no action`);
-      }
-      case DetailType.capacityReservationInterruption: {
-        const d = detail(capacityReservationDetail);
-        return typeof d === 'string'
-          ? { ok: false, problem: d }
-          : act('capacityReservationInterruption', [d['instance-id']]);
-      }
-      default:
-        return noop(`unknown detail-type "${e['detail-type']}" from aws.ec2`);
-    }
+  const rows = INTERRUPTION_KINDS.filter((r) => r.source === e.source && r.detailType === e['detail-type']);
+  const [first] = rows;
+  if (first === undefined) {
+    return INTERRUPTION_KINDS.some((r) => r.source === e.source)
+      ? noop(`unknown detail-type "${e['detail-type']}" from ${e.source}`)
+      : noop(`unknown event "${e['detail-type']}" from ${e.source}`);
   }
-  if (e.source === 'aws.health' && e['detail-type'] === DetailType.health) {
-    const d = detail(healthDetail);
-    if (typeof d === 'string') return { ok: false, problem: d };
-    if (d.service !== 'EC2' || d.eventTypeCategory !== 'scheduledChange') {
-      return noop(
-        `health event of service "${d.service}", category "${d.eventTypeCategory}" needs no action`,
-      );
-    }
-    const ids = d.affectedEntities.map((a) => a.entityValue).filter((v) => instanceId.safeParse(v).success);
-    return ids.length === 0 ? noop('scheduled change names no EC2 instance') : act('scheduledChange', ids);
-  }
-  return noop(`unknown event "${e['detail-type']}" from ${e.source}`);
+  // Rows of one detail-type share a rule and so a detail shape (interruptionRulePatterns).
+  const d = detail(SHAPES[first.detail]);
+  if (typeof d === 'string') return { ok: false, problem: d };
+  const row = rows.find((r) => matchesFilter(r, d));
+  if (row === undefined) return noop(d.unmatched);
+  return d.instanceIds.length === 0 ? noop(d.noInstance) : act(row.kind, d.instanceIds);
 }

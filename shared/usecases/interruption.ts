@@ -1,5 +1,10 @@
-import type { CapacityType, Interruption, InterruptionKind } from '../core/index.ts';
+import type { CapacityType } from '../core/index.ts';
 import { parseInstanceId } from '../core/index.ts';
+import {
+  type Interruption,
+  type InterruptionKind,
+  interruptionKindRow,
+} from '../messages/interruption-kinds.ts';
 import type { Cloud, OfferingKey } from '../ports/cloud.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../ports/cluster.ts';
 import type { TerminationQueue } from '../ports/work-queue.ts';
@@ -10,7 +15,8 @@ import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
 // already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE
-// back-offs. The drain itself is the termination use case's.
+// back-offs. The drain itself is the termination use case's. What each kind does is its row in
+// shared/messages/interruption-kinds.ts.
 
 export type { Interruption, InterruptionKind };
 
@@ -31,66 +37,25 @@ interface KindPolicy {
   readonly event?: Omit<ClusterEvent, 'subject'>;
   /** The `DisruptionReason` condition reason of a drain. */
   readonly disruptionReason?: string;
+  /** Whether a drain backs off the NodeClaim's spot offering. */
+  readonly backsOffSpotOffering?: boolean;
 }
 
-/** The action and Event of each kind, as Karpenter's actionForMessage. Pure. */
+/**
+ * The action and Event of each kind, as Karpenter's actionForMessage: the kind's row, with the
+ * rebalance setting applied to the kinds it governs. Pure.
+ */
 export function interruptionPolicy(kind: InterruptionKind, options: InterruptionOptions = {}): KindPolicy {
-  switch (kind) {
-    case 'spotInterruption':
-      return {
-        action: 'cordonAndDrain',
-        disruptionReason: 'SpotInterruption',
-        event: {
-          type: 'Warning',
-          reason: 'SpotInterrupted',
-          message: 'Spot interruption warning was triggered',
-        },
-      };
-    case 'rebalanceRecommendation':
-      return {
-        action: (options.rebalance ?? 'event') === 'drain' ? 'cordonAndDrain' : 'event',
-        disruptionReason: 'RebalanceRecommendation',
-        event: {
-          type: 'Normal',
-          reason: 'SpotRebalanceRecommendation',
-          message: 'Spot rebalance recommendation was triggered',
-        },
-      };
-    case 'scheduledChange':
-      return {
-        action: 'cordonAndDrain',
-        disruptionReason: 'ScheduledChange',
-        event: {
-          type: 'Warning',
-          reason: 'InstanceUnhealthy',
-          message: 'An unhealthy warning was triggered for the instance',
-        },
-      };
-    case 'instanceStopped':
-      return {
-        action: 'cordonAndDrain',
-        disruptionReason: 'InstanceStopped',
-        event: { type: 'Warning', reason: 'InstanceStopping', message: 'Instance is stopping' },
-      };
-    case 'instanceTerminated':
-      return {
-        action: 'cordonAndDrain',
-        disruptionReason: 'InstanceTerminated',
-        event: { type: 'Warning', reason: 'InstanceTerminating', message: 'Instance is terminating' },
-      };
-    case 'capacityReservationInterruption':
-      return {
-        action: 'cordonAndDrain',
-        disruptionReason: 'CapacityReservationInterruption',
-        event: {
-          type: 'Warning',
-          reason: 'CapacityReservationInstanceInterrupted',
-          message: 'Capacity reservation instance interruption warning was triggered',
-        },
-      };
-    case 'noop':
-      return { action: 'none' };
-  }
+  if (kind === 'noop') return { action: 'none' };
+  const row = interruptionKindRow(kind);
+  const drainBySetting =
+    row.actionSetting === 'rebalanceAction' && (options.rebalance ?? 'event') === 'drain';
+  return {
+    action: drainBySetting ? 'cordonAndDrain' : row.action,
+    disruptionReason: row.disruptionReason,
+    event: row.event,
+    backsOffSpotOffering: row.backsOffSpotOffering,
+  };
 }
 
 /** The offering a spot interruption backs off, from the NodeClaim's labels; undefined if incomplete. */
@@ -193,7 +158,7 @@ export async function handleInterruption(
       continue;
     }
 
-    const offering = interruption.kind === 'spotInterruption' ? interruptedOffering(claim) : undefined;
+    const offering = policy.backsOffSpotOffering === true ? interruptedOffering(claim) : undefined;
     if (offering !== undefined) await cloud.markUnavailable([offering], 'spot interruption');
     await cluster.patchNodeClaimStatus(claim.name, {
       conditions: [
