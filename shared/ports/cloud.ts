@@ -177,17 +177,9 @@ export function isNodeClassReady(status: EC2NodeClassStatus | undefined): boolea
 // ---------------------------------------------------------------------------------------------
 // Instance types and offerings
 
-/** One (instance type × zone × capacity type), the unit EC2 runs out of. */
-export interface OfferingKey {
-  readonly instanceType: string;
-  readonly zone: string;
-  readonly capacityType: CapacityType;
-}
+import type { OfferingKey } from './offering.ts';
 
-/** `<capacityType>:<instanceType>:<zone>`, Karpenter's ICE-cache key. */
-export function offeringKeyString(key: OfferingKey): string {
-  return `${key.capacityType}:${key.instanceType}:${key.zone}`;
-}
+export { type OfferingKey, offeringKeyString } from './offering.ts';
 
 /** An offering as the offering cache stores it: region-wide, independent of any NodeClass. */
 export interface CachedOffering {

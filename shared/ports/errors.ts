@@ -1,5 +1,5 @@
 import { FlotillaError } from '../core/index.ts';
-import type { OfferingKey } from './cloud.ts';
+import type { OfferingKey } from './offering.ts';
 
 // The errors the ports promise, so use cases can tell them apart without knowing an adapter: each
 // adapter translates what its SDK raises into these. Guards (`isNotFound`, `ignoreNotFound`, …)

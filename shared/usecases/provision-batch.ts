@@ -1,6 +1,6 @@
 import type { Logger } from '../runtime/logger.ts';
 import { type PodName, writeDecision } from './decision.ts';
-import type { ProvisionPorts } from './provision.ts';
+import type { ProvisionPorts } from './provision-types.ts';
 
 /**
  * Karpenter's batcher, by polling: after the first read, keep re-reading while new pods keep

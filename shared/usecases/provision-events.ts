@@ -3,7 +3,7 @@ import type { ClusterEvent } from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { type PodName, writeDecision } from './decision.ts';
 import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
-import type { ClaimOutcome, ProvisionPorts } from './provision.ts';
+import type { ClaimOutcome, ProvisionPorts } from './provision-types.ts';
 
 // What provisioning tells pods: why nothing can host them, and which NodeClaim is for them.
 

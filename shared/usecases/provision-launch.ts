@@ -11,7 +11,6 @@ import { ignoreNotFound } from '../ports/errors.ts';
 import type { Lease } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { type LaunchDecision, writeDecision } from './decision.ts';
-import type { ClaimOutcome, ProvisionPorts } from './provision.ts';
 import {
   expectedCapacityType,
   launchedLabels,
@@ -20,6 +19,7 @@ import {
   toLaunchRequest,
   toNewNodeClaim,
 } from './provision-plan.ts';
+import type { ClaimOutcome, ProvisionPorts } from './provision-types.ts';
 
 // Applying a provisioning plan: each planned NodeClaim is created, then launched under the lease
 // (fencing), and NodeClaims an earlier run created but never launched are launched first.

@@ -197,4 +197,27 @@ describe('layer fences', () => {
     const report = JSON.parse(run.stdout) as { diagnostics: Diagnostic[] };
     expect(report.diagnostics.filter((d) => d.category === 'lint/suspicious/noImportCycles')).toHaveLength(2);
   });
+
+  it('refuses an import cycle made of type imports too', () => {
+    const dir = path.join(scratch, 'shared', 'ports', 'type-cycle');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, 'a.ts'),
+      "import type { B } from './b.ts';\nexport interface A { b?: B }\n",
+    );
+    fs.writeFileSync(
+      path.join(dir, 'b.ts'),
+      "import type { A } from './a.ts';\nexport interface B { a?: A }\n",
+    );
+    const run = spawnSync(
+      biome,
+      ['lint', '--vcs-enabled=false', '--reporter=json', 'shared/ports/type-cycle'],
+      {
+        cwd: scratch,
+        encoding: 'utf8',
+      },
+    );
+    const report = JSON.parse(run.stdout) as { diagnostics: Diagnostic[] };
+    expect(report.diagnostics.filter((d) => d.category === 'lint/suspicious/noImportCycles')).toHaveLength(2);
+  });
 });
