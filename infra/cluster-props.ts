@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Duration, Token } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { LogLevel } from '../shared/runtime/logger.ts';
+import { FLOTILLA_FUNCTIONS, type FunctionDefinition } from './functions.ts';
+import { DEFAULT_FUNCTION_TIMEOUT } from './lambda-functions.ts';
+import { QUEUES } from './queues.ts';
+
+// The props of FlotillaCluster (infra/flotilla-cluster.ts) and their validation.
+
+/** The props of a FlotillaCluster: every setting of one cluster's Flotilla, with its default. */
+export interface FlotillaClusterProps {
+  /**
+   * Name of the EKS cluster Flotilla scales. It is part of IAM condition keys and tag values, so
+   * it must be a literal (not a token) and a valid EKS cluster name.
+   */
+  readonly clusterName: string;
+  /**
+   * The Lambdas to deploy, one row each.
+   * @default FLOTILLA_FUNCTIONS
+   */
+  readonly functions?: readonly FunctionDefinition[];
+  /**
+   * Folder that `functions[].entry` and `package-lock.json` are relative to.
+   * @default the repository root
+   */
+  readonly projectRoot?: string;
+  /**
+   * VPC for the Lambdas, for clusters whose API endpoint is private. The subnets need a route to
+   * the AWS APIs (NAT or VPC endpoints for EC2, SQS, DynamoDB, SSM, EKS, STS, pricing).
+   * @default the Lambdas run outside any VPC
+   */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * Subnets of `vpc` for the Lambdas; only with `vpc`.
+   * @default the private subnets of `vpc`
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * Security groups of the Lambdas (e.g. one the cluster's security group admits on 443); only
+   * with `vpc`.
+   * @default a new security group with all egress allowed
+   */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+  /**
+   * Topic the alarms (dead-letter queue depth, Lambda errors) notify on alarm and on recovery.
+   * @default alarms have no actions
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** @default 'info' */
+  readonly logLevel?: LogLevel;
+  /**
+   * What EC2 Instance Rebalance Recommendations do: `event` records a SpotRebalanceRecommendation
+   * Event only (Karpenter's behaviour); `drain` terminates the node like a spot interruption.
+   * @default 'event'
+   */
+  readonly rebalanceAction?: 'event' | 'drain';
+  /**
+   * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
+   * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
+   * `cdk destroy` deletes it.
+   * @default false
+   */
+  readonly stateTableDeletionProtection?: boolean;
+  /**
+   * SSM parameters of your own that EC2NodeClasses name in `amiSelectorTerms[].ssmParameter`, as
+   * parameter names or prefixes ending in `*` (e.g. `/team/golden/*`): the provisioner may read
+   * them. AWS's public parameters (AMI aliases) need nothing here.
+   * @default none
+   */
+  readonly amiParameterPaths?: readonly string[];
+  /** How often the provisioner polls for pending pods (a backstop to the shim's events). @default 1 minute */
+  readonly pendingPodPollInterval?: Duration;
+  /** How often the offering cache is refreshed. @default 1 hour */
+  readonly catalogRefreshInterval?: Duration;
+  /** How often orphaned instances and NodeClaims are collected. @default 2 minutes (Karpenter's) */
+  readonly garbageCollectionInterval?: Duration;
+  /** How often disruption (emptiness, expiry, drift, consolidation) is evaluated. @default 1 minute */
+  readonly disruptionInterval?: Duration;
+  /**
+   * Create EKS access entries (Lambda roles → `controllerGroup`, node role → EC2_LINUX). Needs the
+   * cluster's authentication mode to be API or API_AND_CONFIG_MAP; with CONFIG_MAP only, set false
+   * and map the roles in aws-auth yourself.
+   * @default true
+   */
+  readonly accessEntries?: boolean;
+  /**
+   * Associate the shim's role with its ServiceAccount through EKS Pod Identity (needs the
+   * eks-pod-identity-agent add-on).
+   * @default true
+   */
+  readonly shimPodIdentity?: boolean;
+  /** Namespace of the shim. @default 'flotilla' */
+  readonly namespace?: string;
+  /** ServiceAccount of the shim. @default 'flotilla-shim' */
+  readonly shimServiceAccount?: string;
+  /** Kubernetes group the Lambda roles are mapped to. @default 'flotilla:controller' */
+  readonly controllerGroup?: string;
+}
+
+const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]*$/;
+const K8S_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const FUNCTION_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** A configuration problem found before anything is built. */
+export class FlotillaConfigError extends Error {
+  override readonly name = 'FlotillaConfigError';
+}
+
+/**
+ * Checks every prop of a FlotillaCluster before anything is built; `root` is the resolved
+ * `projectRoot` the function entries must exist under.
+ * @throws FlotillaConfigError listing every problem found.
+ */
+export function validateProps(props: FlotillaClusterProps, root: string): void {
+  const problems: string[] = [];
+  const { clusterName } = props;
+  if (Token.isUnresolved(clusterName)) {
+    problems.push(
+      'clusterName must be a literal string, not a token: it is part of IAM condition keys and tags',
+    );
+  } else if (clusterName.length === 0 || clusterName.length > 100 || !CLUSTER_NAME.test(clusterName)) {
+    problems.push(
+      `clusterName "${clusterName}" is not a valid EKS cluster name: 1 to 100 letters, digits, '-' or '_', starting with a letter or digit`,
+    );
+  }
+  for (const [prop, value] of [
+    ['namespace', props.namespace],
+    ['shimServiceAccount', props.shimServiceAccount],
+  ] as const) {
+    if (value !== undefined && (value.length > 63 || !K8S_NAME.test(value))) {
+      problems.push(
+        `${prop} "${value}" is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)`,
+      );
+    }
+  }
+  if (
+    props.controllerGroup !== undefined &&
+    (props.controllerGroup === '' || props.controllerGroup.startsWith('system:'))
+  ) {
+    problems.push(
+      `controllerGroup "${props.controllerGroup}" must be non-empty and must not start with "system:" (EKS refuses it)`,
+    );
+  }
+  if (props.vpc === undefined && (props.vpcSubnets !== undefined || props.securityGroups !== undefined)) {
+    problems.push(
+      'vpcSubnets and securityGroups need vpc: pass the VPC the subnets and security groups belong to',
+    );
+  }
+  for (const path of props.amiParameterPaths ?? []) {
+    if (!/^\/[A-Za-z0-9_.\-/]+\*?$/.test(path) || path.startsWith('/aws/')) {
+      problems.push(
+        `amiParameterPaths entry "${path}" must be an SSM parameter name or a prefix ending in *, starting with / and outside /aws/`,
+      );
+    }
+  }
+  const intervals = [
+    ['pendingPodPollInterval', props.pendingPodPollInterval],
+    ['catalogRefreshInterval', props.catalogRefreshInterval],
+    ['garbageCollectionInterval', props.garbageCollectionInterval],
+    ['disruptionInterval', props.disruptionInterval],
+  ] as const;
+  for (const [prop, value] of intervals) {
+    if (value === undefined) continue;
+    const seconds = value.toSeconds();
+    if (seconds < 60 || seconds % 60 !== 0) {
+      problems.push(
+        `${prop} is ${value.toHumanString()}; EventBridge schedules run in whole minutes, at least 1`,
+      );
+    }
+  }
+  const seen = new Set<string>();
+  for (const definition of props.functions ?? FLOTILLA_FUNCTIONS) {
+    const { name } = definition;
+    if (!FUNCTION_NAME.test(name))
+      problems.push(`function name "${name}" must be kebab-case (a-z, 0-9, '-')`);
+    if (seen.has(name)) problems.push(`function "${name}" is defined twice`);
+    seen.add(name);
+    if (!fs.existsSync(path.join(root, definition.entry))) {
+      problems.push(`function "${name}": entry ${definition.entry} does not exist under ${root}`);
+    }
+    if (definition.triggers.length === 0) problems.push(`function "${name}" has no trigger`);
+    const timeout = definition.timeout ?? DEFAULT_FUNCTION_TIMEOUT;
+    for (const trigger of definition.triggers) {
+      if (trigger.kind !== 'queue') continue;
+      const visibility = QUEUES[trigger.queue].visibilityTimeout;
+      if (timeout.toSeconds() > visibility.toSeconds()) {
+        problems.push(
+          `function "${name}": timeout ${timeout.toHumanString()} exceeds the ${trigger.queue} queue's visibility timeout ${visibility.toHumanString()}; messages would be redelivered while still in flight`,
+        );
+      }
+    }
+    if (definition.reservedConcurrency !== undefined && definition.reservedConcurrency < 1) {
+      problems.push(`function "${name}": reservedConcurrency must be at least 1 (0 would disable it)`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new FlotillaConfigError(`invalid Flotilla configuration:\n- ${problems.join('\n- ')}`);
+  }
+}

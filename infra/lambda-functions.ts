@@ -1,0 +1,224 @@
+import path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as triggers from 'aws-cdk-lib/triggers';
+import type { Construct, IConstruct } from 'constructs';
+import { EnvVar, type EnvVarKey } from '../shared/runtime/env.ts';
+import type { ClusterAlarms } from './alarms.ts';
+import { acknowledge, addOutput, pascal } from './construct-kit.ts';
+import type { ControllerPolicies } from './controller-policies.ts';
+import type { FunctionDefinition, QueueName, ScheduleName } from './functions.ts';
+import { makeDeadLetterQueue } from './queues.ts';
+
+/** The default timeout of a Lambda whose row sets none. */
+export const DEFAULT_FUNCTION_TIMEOUT = Duration.seconds(60);
+
+/** Where the Lambdas run when the cluster's API endpoint is private. */
+export interface FunctionNetwork {
+  readonly vpc: ec2.IVpc;
+  /** @default the private subnets of `vpc` */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** @default a new security group with all egress allowed */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+}
+
+export interface ClusterFunctionsProps {
+  readonly clusterName: string;
+  /** The Lambdas, one row each (infra/functions.ts). */
+  readonly definitions: readonly FunctionDefinition[];
+  /** Folder that `entry` and `package-lock.json` are relative to. */
+  readonly projectRoot: string;
+  readonly logRetention: logs.RetentionDays;
+  /** @default outside any VPC */
+  readonly network?: FunctionNetwork;
+  /** The value of every environment variable a row may ask for. */
+  readonly env: Readonly<Record<EnvVarKey, string>>;
+  readonly queues: Readonly<Record<QueueName, sqs.IQueue>>;
+  readonly schedules: Readonly<Record<ScheduleName, events.Rule>>;
+  /** Where EventBridge puts schedule invocations it could not deliver. */
+  readonly eventsDeadLetterQueue: sqs.IQueue;
+  /** What a Lambda invoked on deploy waits for (the state table). */
+  readonly invokeAfter: readonly IConstruct[];
+  readonly policies: ControllerPolicies;
+  readonly alarms: ClusterAlarms;
+}
+
+/**
+ * The Lambdas of `definitions`, each derived from its row: a log group, a role with the row's
+ * permission bundles and its own log group only, a failure queue for scheduled ones, the bundled
+ * function, its triggers, an invocation on deploy if asked, alarms, outputs and cdk-nag reasons.
+ * Built into `scope` (see construct-kit.ts): `<Name>LogGroup`, `<Name>Role`, `<Name>FailureQueue`,
+ * `<Name>Function`, `<Name>OnDeploy`, `<Name>ErrorsAlarm`, `<Name>FailureAlarm`, outputs
+ * `<Name>FunctionName` and `<Name>RoleArn`.
+ */
+export class ClusterFunctions {
+  readonly functions: Readonly<Record<string, nodejs.NodejsFunction>>;
+  readonly roles: Readonly<Record<string, iam.Role>>;
+  /** The log groups of the Lambdas, in row order. */
+  readonly logGroups: readonly logs.LogGroup[];
+
+  constructor(
+    private readonly scope: Construct,
+    private readonly props: ClusterFunctionsProps,
+  ) {
+    const functions: Record<string, nodejs.NodejsFunction> = {};
+    const roles: Record<string, iam.Role> = {};
+    const logGroups: logs.LogGroup[] = [];
+    for (const definition of props.definitions) {
+      const { fn, role, logGroup } = this.add(definition);
+      functions[definition.name] = fn;
+      roles[definition.name] = role;
+      logGroups.push(logGroup);
+    }
+    this.functions = functions;
+    this.roles = roles;
+    this.logGroups = logGroups;
+  }
+
+  private add(definition: FunctionDefinition): {
+    fn: nodejs.NodejsFunction;
+    role: iam.Role;
+    logGroup: logs.LogGroup;
+  } {
+    const { scope, props } = this;
+    const id = pascal(definition.name);
+    const root = props.projectRoot;
+    const timeout = definition.timeout ?? DEFAULT_FUNCTION_TIMEOUT;
+
+    const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, { retention: props.logRetention });
+
+    const role = new iam.Role(scope, `${id}Role`, {
+      description: `Flotilla ${props.clusterName} ${definition.name} Lambda`,
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    });
+    // Our own log group only, instead of AWSLambdaBasicExecutionRole's logs:* on every group.
+    logGroup.grantWrite(role);
+    props.policies.grant(role, definition.permissions);
+
+    const schedules = definition.triggers.flatMap((t) => (t.kind === 'schedule' ? [t] : []));
+    const failures =
+      schedules.length === 0
+        ? undefined
+        : makeDeadLetterQueue(
+            scope,
+            `${id}FailureQueue`,
+            `${definition.name} invocations that failed after retries`,
+          );
+
+    const environment = {
+      ...Object.fromEntries(definition.env.map((key) => [EnvVar[key], props.env[key]])),
+      // Stack traces point into the TypeScript sources (the bundle ships its source map).
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const network = props.network;
+    const fn = new nodejs.NodejsFunction(scope, `${id}Function`, {
+      description: definition.description,
+      entry: path.join(root, definition.entry),
+      handler: 'handler',
+      projectRoot: root,
+      depsLockFilePath: path.join(root, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: definition.memorySize ?? 512,
+      timeout,
+      role,
+      logGroup,
+      environment,
+      ...(definition.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: definition.reservedConcurrency }),
+      ...(failures === undefined
+        ? {}
+        : {
+            onFailure: new destinations.SqsDestination(failures),
+            retryAttempts: 1,
+            maxEventAge: Duration.minutes(10),
+          }),
+      ...(network === undefined
+        ? {}
+        : {
+            vpc: network.vpc,
+            ...(network.vpcSubnets === undefined ? {} : { vpcSubnets: network.vpcSubnets }),
+            ...(network.securityGroups === undefined ? {} : { securityGroups: network.securityGroups }),
+          }),
+      bundling: {
+        // Local esbuild (a devDependency) only: these machines and most CI runners have no Docker.
+        forceDockerBundling: false,
+        format: nodejs.OutputFormat.ESM,
+        target: 'node22',
+        platform: 'node',
+        sourceMap: true,
+        minify: true,
+        mainFields: ['module', 'main'],
+        // Bundle the SDK too, so the Lambdas run the versions the tests ran.
+        externalModules: [],
+        // CommonJS dependencies call require(); ESM bundles need it defined.
+        banner:
+          "import { createRequire as __flotillaCreateRequire } from 'node:module';const require = __flotillaCreateRequire(import.meta.url);",
+      },
+    });
+
+    for (const trigger of definition.triggers) {
+      if (trigger.kind === 'schedule') {
+        props.schedules[trigger.schedule].addTarget(
+          new targets.LambdaFunction(fn, {
+            deadLetterQueue: props.eventsDeadLetterQueue,
+            retryAttempts: 2,
+            maxEventAge: Duration.minutes(5),
+          }),
+        );
+      } else {
+        fn.addEventSource(
+          new SqsEventSource(props.queues[trigger.queue], {
+            batchSize: trigger.batchSize,
+            reportBatchItemFailures: true,
+            ...(trigger.maxBatchingWindow === undefined
+              ? {}
+              : { maxBatchingWindow: trigger.maxBatchingWindow }),
+            ...(trigger.maxConcurrency === undefined ? {} : { maxConcurrency: trigger.maxConcurrency }),
+          }),
+        );
+      }
+    }
+
+    if (definition.invokeOnDeploy) {
+      new triggers.Trigger(scope, `${id}OnDeploy`, {
+        handler: fn,
+        invocationType: triggers.InvocationType.EVENT,
+        executeOnHandlerChange: true,
+        executeAfter: [...props.invokeAfter],
+      });
+    }
+
+    props.alarms.onErrors(fn, `${id}ErrorsAlarm`, definition.name);
+    if (failures !== undefined) props.alarms.onQueueDepth(failures, `${id}FailureAlarm`);
+
+    addOutput(scope, `${id}FunctionName`, fn.functionName, `${definition.name} Lambda`);
+    addOutput(scope, `${id}RoleArn`, role.roleArn, `Role of the ${definition.name} Lambda`);
+
+    acknowledge(
+      fn,
+      ['AwsSolutions-L1'],
+      'Pinned to nodejs22.x on purpose: the tests run on Node 22 (the node@22 devDependency), so the Lambdas run the major that was tested.',
+    );
+    if (network !== undefined) {
+      acknowledge(
+        role,
+        [
+          'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        ],
+        'In a VPC, Lambda needs AWSLambdaVPCAccessExecutionRole to create and delete its network interfaces; CDK attaches it.',
+      );
+    }
+    return { fn, role, logGroup };
+  }
+}

@@ -1,0 +1,116 @@
+import { Duration } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { ClusterAlarms } from './alarms.ts';
+import { acknowledge, pascal } from './construct-kit.ts';
+import type { QueueName } from './functions.ts';
+
+/** Settings of one work queue. The consumer's timeout must fit in the visibility timeout. */
+export interface QueueSpec {
+  readonly description: string;
+  readonly visibilityTimeout: Duration;
+  readonly retentionPeriod: Duration;
+  readonly maxReceiveCount: number;
+}
+
+/** The work queues of a cluster, one row each. */
+export const QUEUES: Readonly<Record<QueueName, QueueSpec>> = {
+  podEvents: {
+    description: 'pod events from the in-cluster shim',
+    visibilityTimeout: Duration.minutes(2),
+    // The pending-pod poll covers anything older; stale events only cost a no-op decision.
+    retentionPeriod: Duration.hours(1),
+    maxReceiveCount: 5,
+  },
+  interruption: {
+    description: 'EC2 interruption and AWS Health events',
+    visibilityTimeout: Duration.minutes(1),
+    // Karpenter keeps 5 minutes (a spot warning is 2 minutes ahead); 15 leaves room for three
+    // receives before the dead-letter queue instead of expiring failures silently.
+    retentionPeriod: Duration.minutes(15),
+    maxReceiveCount: 3,
+  },
+  termination: {
+    description: 'delayed termination steps (cordon, evict, wait, terminate)',
+    visibilityTimeout: Duration.minutes(5),
+    retentionPeriod: Duration.days(4),
+    maxReceiveCount: 5,
+  },
+};
+
+/** The pod-event queue's name, fixed so the shim's manifest can name its URL: `flotilla-<cluster>-pod-events`. */
+export function podEventQueueName(clusterName: string): string {
+  return `flotilla-${clusterName}-pod-events`.slice(0, 80);
+}
+
+/**
+ * A dead-letter queue (SSE, TLS only, 14 days), with cdk-nag told why it has no dead-letter queue
+ * of its own. `what` says what ends up in it.
+ */
+export function makeDeadLetterQueue(scope: Construct, id: string, what: string): sqs.Queue {
+  const queue = new sqs.Queue(scope, id, {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  acknowledge(
+    queue,
+    ['AwsSolutions-SQS3'],
+    `A dead-letter queue (${what}) has no dead-letter queue of its own.`,
+  );
+  return queue;
+}
+
+export interface ClusterQueuesProps {
+  readonly clusterName: string;
+  /** Where the alarms on the dead-letter queues go. */
+  readonly alarms: ClusterAlarms;
+}
+
+/**
+ * The work queues of `QUEUES` (SSE, TLS only), each with its dead-letter queue, the dead-letter
+ * queue of EventBridge deliveries, and an alarm on every dead-letter queue. Built into `scope`
+ * (see construct-kit.ts): `<Name>Queue`, `<Name>DeadLetterQueue`, `EventsDeadLetterQueue` and
+ * `<Name>DeadLetterAlarm`, `EventsDeadLetterAlarm`.
+ */
+export class ClusterQueues {
+  readonly queues: Readonly<Record<QueueName, sqs.Queue>>;
+  readonly deadLetterQueues: Readonly<Record<QueueName, sqs.Queue>>;
+  /** Where EventBridge puts events it could not deliver to a target. */
+  readonly eventsDeadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, props: ClusterQueuesProps) {
+    const queues = {} as Record<QueueName, sqs.Queue>;
+    const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
+    for (const [name, spec] of Object.entries(QUEUES) as [QueueName, QueueSpec][]) {
+      const id = pascal(name);
+      const dlq = makeDeadLetterQueue(
+        scope,
+        `${id}DeadLetterQueue`,
+        `${spec.description} that failed ${spec.maxReceiveCount} times`,
+      );
+      deadLetterQueues[name] = dlq;
+      queues[name] = new sqs.Queue(scope, `${id}Queue`, {
+        // The shim's Deployment names the pod-event queue, so its name must be known at synth time.
+        ...(name === 'podEvents' ? { queueName: podEventQueueName(props.clusterName) } : {}),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: spec.visibilityTimeout,
+        retentionPeriod: spec.retentionPeriod,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
+      });
+    }
+    this.queues = queues;
+    this.deadLetterQueues = deadLetterQueues;
+    this.eventsDeadLetterQueue = makeDeadLetterQueue(
+      scope,
+      'EventsDeadLetterQueue',
+      'events EventBridge could not deliver to a queue or Lambda',
+    );
+
+    for (const [name, dlq] of Object.entries(deadLetterQueues)) {
+      props.alarms.onQueueDepth(dlq, `${pascal(name)}DeadLetterAlarm`);
+    }
+    props.alarms.onQueueDepth(this.eventsDeadLetterQueue, 'EventsDeadLetterAlarm');
+  }
+}
