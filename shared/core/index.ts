@@ -4,6 +4,21 @@
  */
 export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
+export {
+  type AllowedDisruptions,
+  allowedDisruptions,
+  type BudgetCounts,
+  type BudgetProblem,
+  budgetActive,
+  budgetNodes,
+  type CronSchedule,
+  cronMatches,
+  cronWindowOpen,
+  DEFAULT_BUDGET,
+  type DisruptionBudget,
+  type DisruptionReason,
+  parseCron,
+} from './disruption/index.ts';
 export { parseGoDurationMs } from './duration.ts';
 export {
   assertNever,

@@ -1,5 +1,6 @@
 import type {
   DaemonSet,
+  DisruptionBudget,
   ExistingNode,
   LabelSelector,
   Labels,
@@ -59,20 +60,7 @@ export interface ClusterNode extends ExistingNode {
 }
 
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
-/** Why Karpenter disrupts a node voluntarily; budgets may name them. */
-export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized';
-
-/** One entry of `spec.disruption.budgets`. */
-export interface DisruptionBudget {
-  /** A node count (`"5"`) or a percentage of the NodePool's nodes (`"10%"`). */
-  readonly nodes: string;
-  /** Cron schedule (UTC) at which the budget becomes active; with `duration`. */
-  readonly schedule?: string;
-  /** How long the budget stays active after each schedule hit (Go duration, hours and minutes). */
-  readonly duration?: string;
-  /** Reasons the budget limits; unset means every reason. */
-  readonly reasons?: readonly DisruptionReason[];
-}
+export type { DisruptionBudget, DisruptionReason } from '../core/index.ts';
 
 /** `spec.disruption` of a NodePool, with the CRD's defaults filled in. */
 export interface NodePoolDisruption {

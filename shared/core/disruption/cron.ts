@@ -1,0 +1,130 @@
+// Standard five-field cron schedules (minute, hour, day of month, month, day of week) and the
+// `@hourly`-style macros, evaluated in UTC, as disruption budget schedules are. Day of month and
+// day of week combine as in Vixie cron: when both are restricted, either may match.
+
+/** A parsed schedule: the allowed values of each field. */
+export interface CronSchedule {
+  readonly minutes: ReadonlySet<number>;
+  readonly hours: ReadonlySet<number>;
+  readonly daysOfMonth: ReadonlySet<number>;
+  readonly months: ReadonlySet<number>;
+  readonly daysOfWeek: ReadonlySet<number>;
+  /** Day of month or day of week was `*` or `?`: the days then have to match both. */
+  readonly anyDay: boolean;
+}
+
+const MACROS: Readonly<Record<string, string>> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+
+interface FieldSpec {
+  readonly name: string;
+  readonly min: number;
+  readonly max: number;
+  /** Names for values, the first naming `min`. */
+  readonly names?: readonly string[];
+}
+
+const FIELDS: readonly FieldSpec[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12, names: MONTH_NAMES },
+  // 7 is Sunday too.
+  { name: 'day of week', min: 0, max: 7, names: DAY_NAMES },
+];
+
+function value(text: string, spec: FieldSpec): number | string {
+  const named = spec.names?.indexOf(text.toLowerCase()) ?? -1;
+  if (named >= 0) return spec.min + named;
+  if (!/^\d+$/.test(text)) return `"${text}" is not a number${spec.names ? ' or a name' : ''}`;
+  const n = Number(text);
+  return n < spec.min || n > spec.max ? `${n} is outside ${spec.min}-${spec.max}` : n;
+}
+
+/** The values one field allows, or the problem. */
+function parseField(text: string, spec: FieldSpec): Set<number> | string {
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const [range = '', stepText] = part.split('/');
+    const step = stepText === undefined ? 1 : Number(stepText);
+    if (!Number.isInteger(step) || step < 1)
+      return `${spec.name}: step "${stepText}" is not a positive number`;
+    let low: number;
+    let high: number;
+    if (range === '*' || range === '?') {
+      low = spec.min;
+      high = spec.max;
+    } else {
+      const [first = '', last] = range.split('-');
+      const from = value(first, spec);
+      if (typeof from === 'string') return `${spec.name}: ${from}`;
+      const to = last === undefined ? (stepText === undefined ? from : spec.max) : value(last, spec);
+      if (typeof to === 'string') return `${spec.name}: ${to}`;
+      if (to < from) return `${spec.name}: range ${range} runs backwards`;
+      low = from;
+      high = to;
+    }
+    for (let v = low; v <= high; v += step) out.add(v);
+  }
+  return out;
+}
+
+/** Parses a schedule, or says what is wrong with it. */
+export function parseCron(expression: string): CronSchedule | { readonly problem: string } {
+  const text = MACROS[expression.trim().toLowerCase()] ?? expression.trim();
+  const parts = text.split(/\s+/);
+  if (parts.length !== 5) {
+    return { problem: `"${expression}" needs five fields (minute hour day-of-month month day-of-week)` };
+  }
+  const sets: Set<number>[] = [];
+  for (const [i, spec] of FIELDS.entries()) {
+    const parsed = parseField(parts[i] ?? '', spec);
+    if (typeof parsed === 'string') return { problem: `"${expression}": ${parsed}` };
+    sets.push(parsed);
+  }
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = sets as [
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+  ];
+  if (daysOfWeek.delete(7)) daysOfWeek.add(0);
+  const star = (field: string | undefined) => field !== undefined && /^[*?](\/1)?$/.test(field);
+  return { minutes, hours, daysOfMonth, months, daysOfWeek, anyDay: star(parts[2]) || star(parts[4]) };
+}
+
+/** Whether the schedule fires at the minute of `ms` (UTC). */
+export function cronMatches(schedule: CronSchedule, ms: number): boolean {
+  const at = new Date(ms);
+  if (!schedule.minutes.has(at.getUTCMinutes())) return false;
+  if (!schedule.hours.has(at.getUTCHours())) return false;
+  if (!schedule.months.has(at.getUTCMonth() + 1)) return false;
+  const dom = schedule.daysOfMonth.has(at.getUTCDate());
+  const dow = schedule.daysOfWeek.has(at.getUTCDay());
+  return schedule.anyDay ? dom && dow : dom || dow;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Whether a window that opens at each firing and lasts `durationMs` is open at `nowMs`: some
+ * firing `f` has `nowMs - durationMs < f <= nowMs` (firings fall on whole minutes).
+ */
+export function cronWindowOpen(schedule: CronSchedule, durationMs: number, nowMs: number): boolean {
+  const latest = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS;
+  for (let f = latest; f > nowMs - durationMs; f -= MINUTE_MS) {
+    if (cronMatches(schedule, f)) return true;
+  }
+  return false;
+}

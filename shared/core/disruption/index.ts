@@ -1,0 +1,12 @@
+export {
+  type AllowedDisruptions,
+  allowedDisruptions,
+  type BudgetCounts,
+  type BudgetProblem,
+  budgetActive,
+  budgetNodes,
+  DEFAULT_BUDGET,
+  type DisruptionBudget,
+  type DisruptionReason,
+} from './budgets.ts';
+export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';
