@@ -17,6 +17,8 @@ export {
   DEFAULT_BUDGET,
   type DisruptionBudget,
   type DisruptionReason,
+  type ExpirationVerdict,
+  expiration,
   parseCron,
 } from './disruption/index.ts';
 export { parseGoDurationMs } from './duration.ts';

@@ -10,3 +10,4 @@ export {
   type DisruptionReason,
 } from './budgets.ts';
 export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';
+export { type ExpirationVerdict, expiration } from './expiration.ts';
