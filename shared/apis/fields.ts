@@ -11,6 +11,7 @@ import {
   type Toleration,
   ValidationError,
 } from '../core/index.ts';
+import type { ReadResult } from '../ports/cluster.ts';
 
 // The parts of Kubernetes objects every conversion shares: selectors, taints, tolerations,
 // quantities, object names. Each throws ValidationError naming the object and the field.
@@ -151,4 +152,27 @@ export function nonEmpty(labels: Labels | undefined): Labels | undefined {
 /** `{ [key]: value }` when value is defined, else `{}` (for exactOptionalPropertyTypes). */
 export function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/**
+ * Converts each object; one that does not convert (ValidationError) is left out and reported in
+ * `problems` (and to `onProblem`), so one malformed object never hides the others.
+ */
+export function convertEach<R, T>(
+  raws: readonly R[],
+  convert: (raw: R) => T,
+  onProblem?: (problem: ValidationError) => void,
+): ReadResult<T> {
+  const items: T[] = [];
+  const problems: ValidationError[] = [];
+  for (const raw of raws) {
+    try {
+      items.push(convert(raw));
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(error);
+      onProblem?.(error);
+    }
+  }
+  return { items, problems };
 }

@@ -6,6 +6,7 @@
 
 export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
 export {
+  convertEach,
   nonEmpty,
   optional,
   podObject,

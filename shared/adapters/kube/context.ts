@@ -5,8 +5,7 @@ import type {
   PolicyV1Api,
   StorageV1Api,
 } from '@kubernetes/client-node';
-import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
-import { ValidationError } from '../../core/index.ts';
+import { convertEach, KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { MetadataPatch, ReadResult } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -84,23 +83,14 @@ export function convertAll<R, T>(
   raws: readonly R[],
   convert: (raw: R) => T,
 ): ReadResult<T> {
-  const items: T[] = [];
-  const problems: ValidationError[] = [];
-  for (const raw of raws) {
-    try {
-      items.push(convert(raw));
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      problems.push(error);
-      ctx.logger.warn('skipped malformed object', {
-        kind,
-        object: error.object,
-        field: error.field,
-        problem: error.message,
-      });
-    }
-  }
-  return { items, problems };
+  return convertEach(raws, convert, (error) =>
+    ctx.logger.warn('skipped malformed object', {
+      kind,
+      object: error.object,
+      field: error.field,
+      problem: error.message,
+    }),
+  );
 }
 
 /** The metadata of a merge patch: labels, annotations, finalizers, under the read's resourceVersion. */

@@ -10,6 +10,7 @@ import type {
   V1VolumeAttachment,
 } from '@kubernetes/client-node';
 import {
+  convertEach,
   isUnschedulable,
   makeVolumeIndex,
   parseEC2NodeClass,
@@ -70,7 +71,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
   const { clock } = options;
   const recorder = makeEventRecorder(clock, (options.eventDedupeSeconds ?? 300) * 1000);
   const objects = makeObjectStore(clock);
-  const { store, find, must, create, update, cachedConvert, convertAll } = objects;
+  const { store, find, must, create, update, cachedConvert } = objects;
   const pods = () => [...store('Pod').values()] as unknown as V1Pod[];
   const activePods = () =>
     pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
@@ -85,7 +86,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
 
   function boundPods(): ReadResult<BoundPod> {
     const bound = activePods().filter((p) => p.spec?.nodeName);
-    return convertAll(bound, (p) =>
+    return convertEach(bound, (p) =>
       cachedConvert(p, () => ({ pod: toPod(p), nodeName: p.spec?.nodeName ?? '' })),
     );
   }
@@ -115,7 +116,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
   }
 
   function budgets(): readonly PodDisruptionBudget[] {
-    return convertAll(
+    return convertEach(
       [...store('PodDisruptionBudget').values()] as unknown as V1PodDisruptionBudget[],
       (raw) => toPodDisruptionBudget(withStatus(raw)),
     ).items;
@@ -125,7 +126,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     async provisionablePods() {
       const pending = activePods().filter(isUnschedulable);
       const index = pending.some(usesClaims) ? volumeIndex() : undefined;
-      return convertAll(pending, (p) =>
+      return convertEach(pending, (p) =>
         index === undefined ? cachedConvert(p, () => toPod(p)) : toPod(p, index),
       );
     },
@@ -143,7 +144,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
         byNode.set(nodeName, list);
       }
       const raws = [...store('Node').values()] as unknown as V1Node[];
-      const result = convertAll(raws, (n): ClusterNode => {
+      const result = convertEach(raws, (n): ClusterNode => {
         const base = cachedConvert(n, () => toClusterNode(n, []));
         return { ...base, pods: byNode.get(base.name) ?? [] };
       });
@@ -151,31 +152,31 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     },
 
     async nodePools() {
-      return convertAll([...store('NodePool').values()], (raw) =>
+      return convertEach([...store('NodePool').values()], (raw) =>
         cachedConvert(raw, () => toClusterNodePool(raw)),
       );
     },
 
     async nodeClasses() {
-      return convertAll([...store('EC2NodeClass').values()], (raw) =>
+      return convertEach([...store('EC2NodeClass').values()], (raw) =>
         cachedConvert(raw, () => parseEC2NodeClass(raw)),
       );
     },
 
     async nodeClaims() {
-      return convertAll([...store('NodeClaim').values()], (raw) =>
+      return convertEach([...store('NodeClaim').values()], (raw) =>
         cachedConvert(raw, () => toClusterNodeClaim(raw)),
       );
     },
 
     async daemonSets() {
       const raws = [...store('DaemonSet').values()] as unknown as V1DaemonSet[];
-      return convertAll(raws, (raw) => cachedConvert(raw, () => toDaemonSet(raw)));
+      return convertEach(raws, (raw) => cachedConvert(raw, () => toDaemonSet(raw)));
     },
 
     async podDisruptionBudgets() {
       const raws = [...store('PodDisruptionBudget').values()] as unknown as V1PodDisruptionBudget[];
-      return convertAll(raws, (raw) => toPodDisruptionBudget(withStatus(raw)));
+      return convertEach(raws, (raw) => toPodDisruptionBudget(withStatus(raw)));
     },
 
     async namespaceLabels() {
@@ -283,7 +284,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
         if (c.spec?.volumeName)
           claimVolumes.set(`${c.metadata?.namespace}/${c.metadata?.name}`, c.spec.volumeName);
       }
-      return convertAll(onNode, (p): DrainPod => toDrainPod(p, claimVolumes));
+      return convertEach(onNode, (p): DrainPod => toDrainPod(p, claimVolumes));
     },
 
     async evictPod(key): Promise<EvictionOutcome> {

@@ -2,7 +2,6 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { toRfc3339Seconds } from '../../apis/index.ts';
 import { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { ReadResult } from '../../ports/cluster.ts';
 import { ClusterNotFoundError } from '../../ports/errors.ts';
 
 // The in-memory cluster's object store: Kubernetes objects in their stored shape, keyed by kind,
@@ -120,20 +119,6 @@ export function makeObjectStore(clock: Clock) {
     }
   }
 
-  function convertAll<R extends object, T>(raws: readonly R[], convert: (raw: R) => T): ReadResult<T> {
-    const items: T[] = [];
-    const problems: ValidationError[] = [];
-    for (const raw of raws) {
-      try {
-        items.push(convert(raw));
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        problems.push(error);
-      }
-    }
-    return { items, problems };
-  }
-
   /** Replaces a stored object by a changed copy (objects are never mutated in place). */
   function update(kind: MemoryKind, raw: Raw, change: (copy: Raw) => void): Raw {
     const copy = structuredClone(raw);
@@ -206,5 +191,5 @@ export function makeObjectStore(clock: Clock) {
     if (store(kind).delete(key)) rev += 1;
   }
 
-  return { store, find, must, create, update, remove, cachedConvert, convertAll, revision: () => rev };
+  return { store, find, must, create, update, remove, cachedConvert, revision: () => rev };
 }
