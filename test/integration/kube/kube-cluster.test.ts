@@ -426,6 +426,8 @@ describe('kube cluster adapter: reads', () => {
   });
 });
 
+// The Kubernetes adapter's own tests: its status and metadata writes are what the controllers
+// call, so they are exercised here directly, as the flotilla:controller identity.
 describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
   it('reads a NodePool and an EC2NodeClass, and patches NodePool status', async () => {
     await custom.createClusterCustomObject({

@@ -174,6 +174,8 @@ async function createClaimFor(
     taints: [DEDICATED],
     startupTaints: [STARTUP],
   });
+  // The lifecycle controller's own test: its input is a NodeClaim the provisioner launched, so the
+  // provisioner's status write is played here, through the controller identity's adapter.
   await cluster.patchNodeClaimStatus(name, {
     providerId: launched.providerId,
     capacity: { cpu: 2000, memory: 8 * 2 ** 30, pods: 29 },

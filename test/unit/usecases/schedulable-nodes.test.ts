@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { solve } from '../../../shared/core/index.ts';
-import {
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  DEFAULT_NODEPOOL_DISRUPTION,
-} from '../../../shared/ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim } from '../../../shared/ports/cluster.ts';
 import {
   type ClusterState,
   toInFlightNodeClaims,
@@ -16,6 +11,9 @@ import { selectNodePools } from '../../../shared/usecases/eligibility.ts';
 import { nodePool, pod, solveInput } from '../core/builders.ts';
 import { SMALL_TYPES } from '../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../memory/fixtures.ts';
+import { nodePool as clusterNodePool } from './provision-builders.ts';
+
+const DEFAULT_NODE_CLASS_REF = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } as const;
 
 const GiB = 1024 ** 3;
 const startupTaint = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' } as const;
@@ -134,17 +132,6 @@ describe('nodes as the scheduler counts them', () => {
 describe('the scheduling input built from cluster state', () => {
   const AT = new Date('2026-11-21T10:00:00Z');
   const readyClass = readyNodeClass(AT);
-  const clusterPool = (name: string, nodeClassName: string): ClusterNodePool => ({
-    pool: { name, nodeClassName, requirements: [] },
-    uid: `${name}-uid`,
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
-    templateAnnotations: {},
-    disruption: DEFAULT_NODEPOOL_DISRUPTION,
-    expireAfter: '720h',
-    conditions: [],
-    ready: false,
-    deleting: false,
-  });
   const state: ClusterState = {
     pendingPods: [pod({ name: 'web', cpu: '1' })],
     nodes: [joiningNode()],
@@ -152,7 +139,14 @@ describe('the scheduling input built from cluster state', () => {
       claim(['Launched']),
       { ...claim(['Launched']), name: 'default-fghij', status: { conditions: [] } },
     ],
-    nodePools: [clusterPool('default', DEFAULT_NODE_CLASS.name), clusterPool('gpu', 'missing')],
+    nodePools: [
+      clusterNodePool('default'),
+      clusterNodePool(
+        'gpu',
+        { nodeClassName: 'missing' },
+        { nodeClassRef: { ...DEFAULT_NODE_CLASS_REF, name: 'missing' } },
+      ),
+    ],
     nodeClasses: [readyClass],
     daemonSets: [],
     namespaceLabels: new Map(),
