@@ -64,16 +64,16 @@ async function provisionUnderLease(
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
 
+  // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
+  // current status so that the first pods of a new class launch in this run.
+  let state = await readClusterState(ports.cluster, logger);
   if (ports.nodeClassResolver !== undefined) {
-    const [nodeClasses, nodeClaims] = await Promise.all([
-      ports.cluster.nodeClasses(),
-      ports.cluster.nodeClaims(),
-    ]);
-    await reconcileNodeClasses(
+    const pass = await reconcileNodeClasses(
       { ...ports, logger, resolver: ports.nodeClassResolver },
       { holder: options.holder, scope: 'stale' },
-      { nodeClasses: nodeClasses.items, nodeClaims: nodeClaims.items },
+      { nodeClasses: state.nodeClasses, nodeClaims: state.nodeClaims },
     );
+    state = { ...state, nodeClasses: pass.nodeClasses };
   }
 
   const maxRounds = Math.max(1, options.maxRounds ?? 3);
@@ -82,7 +82,7 @@ async function provisionUnderLease(
   let rounds = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
-    const state = await readClusterState(ports.cluster, logger);
+    if (round > 0) state = await readClusterState(ports.cluster, logger);
     if (state.pendingPods.length === 0) break;
     last = await runRound(ports, options, lease, logger, state, round);
     claims.push(...last.claims);
