@@ -12,6 +12,7 @@ import type {
 } from '@kubernetes/client-node';
 import {
   type Affinity,
+  Annotation,
   type Container,
   type ContainerPort,
   type DaemonSet,
@@ -20,6 +21,7 @@ import {
   type NodeSelectorRequirement,
   type Pod,
   type PodAffinityTerm,
+  type PodDisruptionInfo,
   parseResourceList,
   type TopologySpreadConstraint,
   ValidationError,
@@ -88,8 +90,29 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...optional('createdAtMs', meta.creationTimestamp ? toMs(meta.creationTimestamp) : undefined),
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
+    ...optional('daemonSetName', meta.ownerReferences?.find((o) => o.kind === 'DaemonSet')?.name),
+    ...optional('disruption', toDisruptionInfo(raw)),
   };
 }
+
+/** What voluntary disruption reads of a pod's metadata; undefined when there is nothing to read. */
+function toDisruptionInfo(raw: V1Pod): PodDisruptionInfo | undefined {
+  const annotations = raw.metadata?.annotations ?? {};
+  const cost = annotations[DELETION_COST];
+  const deletionCost = cost === undefined || !/^-?\d+$/.test(cost) ? undefined : Number(cost);
+  const startTime = raw.status?.startTime;
+  const info: PodDisruptionInfo = {
+    ...optional('doNotDisrupt', annotations[Annotation.doNotDisrupt]),
+    ...optional('deletionCost', deletionCost),
+    ...(annotations[Annotation.configMirror] === undefined ? {} : { mirror: true }),
+    ...optional('priority', raw.spec?.priority),
+    ...optional('startedAtMs', startTime === undefined ? undefined : toMs(startTime)),
+  };
+  return Object.keys(info).length === 0 ? undefined : info;
+}
+
+/** `controller.kubernetes.io/pod-deletion-cost`: an int32; others are ignored, as the ReplicaSet controller does. */
+const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
 /** The scheduling fields of a pod spec (also used for DaemonSet templates). */
 function toPodSpec(spec: V1PodSpec, object: string, field: string): Omit<Pod, 'uid' | 'name' | 'namespace'> {

@@ -126,6 +126,21 @@ export interface Pod {
    * only for pods bound to existing nodes, to tell which DaemonSet pods already run there.
    */
   readonly daemonSetName?: string;
+  /**
+   * What voluntary disruption reads of a bound pod's metadata (left out for pending pods): the
+   * `karpenter.sh/do-not-disrupt` value, `controller.kubernetes.io/pod-deletion-cost`, whether it
+   * is a static pod's mirror, its priority and when it started (epoch milliseconds).
+   */
+  readonly disruption?: PodDisruptionInfo;
+}
+
+/** A bound pod's metadata that disruption decisions read. */
+export interface PodDisruptionInfo {
+  readonly doNotDisrupt?: string;
+  readonly deletionCost?: number;
+  readonly mirror?: boolean;
+  readonly priority?: number;
+  readonly startedAtMs?: number;
 }
 
 /** A pod's identity in results. */

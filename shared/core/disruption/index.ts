@@ -9,5 +9,18 @@ export {
   type DisruptionBudget,
   type DisruptionReason,
 } from './budgets.ts';
+export { type ConsolidatableVerdict, consolidatable } from './consolidatable.ts';
 export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';
+export { type Drift, type DriftReason, hashDrift, requirementsDrift, type VersionedHash } from './drift.ts';
 export { type ExpirationVerdict, expiration } from './expiration.ts';
+export {
+  disruptionCost,
+  doNotDisrupt,
+  isReschedulable,
+  matchingPdbs,
+  nodeDoNotDisrupt,
+  type PdbLimit,
+  type PodBlocker,
+  podBlockers,
+  podEvictionCost,
+} from './pods.ts';

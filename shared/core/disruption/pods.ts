@@ -1,0 +1,117 @@
+import { parseGoDurationMs } from '../duration.ts';
+import type { Labels } from '../labels.ts';
+import { type LabelSelector, matchesSelector, type Pod } from '../pod.ts';
+import { Annotation } from '../well-known.ts';
+
+// What the pods on a node say about disrupting it, as Karpenter v1 judges them: which pods must
+// move elsewhere (reschedulable), which pods forbid voluntary disruption (do-not-disrupt, a
+// PodDisruptionBudget that allows no eviction, several budgets on one pod), and the cost of
+// moving them.
+
+/** A PodDisruptionBudget as disruption needs it. */
+export interface PdbLimit {
+  readonly namespace: string;
+  readonly name: string;
+  /** Undefined selects nothing; `{}` selects every pod of the namespace. */
+  readonly selector?: LabelSelector;
+  /** `status.disruptionsAllowed`. */
+  readonly disruptionsAllowed: number;
+}
+
+/** Why a pod keeps its node from voluntary disruption. */
+export interface PodBlocker {
+  readonly pod: string;
+  readonly why: string;
+}
+
+/** A pod that needs a place elsewhere when its node goes: neither a DaemonSet's pod nor a mirror pod. */
+export function isReschedulable(pod: Pod): boolean {
+  return pod.daemonSetName === undefined && pod.disruption?.mirror !== true;
+}
+
+/**
+ * Whether `karpenter.sh/do-not-disrupt` protects the pod at `nowMs`: `"true"`, or a positive Go
+ * duration that has not passed since the pod started. A value that is neither protects it too (a
+ * typo never exposes a pod its owner meant to protect); `problem` says so.
+ */
+export function doNotDisrupt(
+  pod: Pod,
+  nowMs: number,
+): { readonly protected: boolean; readonly problem?: string; readonly untilMs?: number } {
+  const value = pod.disruption?.doNotDisrupt;
+  if (value === undefined) return { protected: false };
+  if (value === 'true') return { protected: true };
+  const ms = parseGoDurationMs(value);
+  if (ms === undefined || ms <= 0) {
+    return {
+      protected: true,
+      problem: `karpenter.sh/do-not-disrupt "${value}" is neither "true" nor a positive duration such as 30m`,
+    };
+  }
+  const untilMs = (pod.disruption?.startedAtMs ?? nowMs) + ms;
+  return untilMs > nowMs ? { protected: true, untilMs } : { protected: false };
+}
+
+/** The budgets whose selector matches the pod (same namespace). */
+export function matchingPdbs(pod: Pod, pdbs: readonly PdbLimit[]): PdbLimit[] {
+  return pdbs.filter((b) => b.namespace === pod.namespace && matchesSelector(b.selector, pod.labels ?? {}));
+}
+
+/**
+ * What keeps voluntary disruption off a node because of its pods: do-not-disrupt pods, pods whose
+ * only budget allows no eviction now, and pods under more than one budget (the Eviction API
+ * refuses those). DaemonSet and mirror pods are never evicted, so they never block.
+ */
+export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], nowMs: number): PodBlocker[] {
+  const out: PodBlocker[] = [];
+  for (const pod of pods) {
+    if (!isReschedulable(pod)) continue;
+    const name = `${pod.namespace}/${pod.name}`;
+    const dnd = doNotDisrupt(pod, nowMs);
+    if (dnd.protected) {
+      out.push({
+        pod: name,
+        why:
+          dnd.problem ??
+          (dnd.untilMs === undefined
+            ? `pod ${name} has karpenter.sh/do-not-disrupt`
+            : `pod ${name} has karpenter.sh/do-not-disrupt until ${new Date(dnd.untilMs).toISOString()}`),
+      });
+      continue;
+    }
+    const budgets = matchingPdbs(pod, pdbs);
+    if (budgets.length > 1) {
+      out.push({
+        pod: name,
+        why: `pod ${name} matches ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.name).join(', ')}); eviction supports one`,
+      });
+    } else if (budgets.length === 1 && (budgets[0]?.disruptionsAllowed ?? 0) <= 0) {
+      out.push({ pod: name, why: `pdb ${pod.namespace}/${budgets[0]?.name} prevents pod evictions` });
+    }
+  }
+  return out;
+}
+
+/** Whether a node's `karpenter.sh/do-not-disrupt` annotation protects it. */
+export function nodeDoNotDisrupt(annotations: Labels): boolean {
+  return annotations[Annotation.doNotDisrupt] === 'true';
+}
+
+/**
+ * Karpenter's cost of evicting one pod: 1, plus its deletion cost over 2^27 and its priority over
+ * 2^25, clamped to [-10, 10].
+ */
+export function podEvictionCost(pod: Pod): number {
+  const info = pod.disruption;
+  const cost = 1 + (info?.deletionCost ?? 0) / 2 ** 27 + (info?.priority ?? 0) / 2 ** 25;
+  return Math.min(10, Math.max(-10, cost));
+}
+
+/**
+ * A node's disruption cost: the eviction costs of its reschedulable pods, scaled by the fraction
+ * of its lifetime left (1 without expiry), so nodes about to expire cost little to disrupt now.
+ */
+export function disruptionCost(pods: readonly Pod[], lifetimeLeft = 1): number {
+  const sum = pods.filter(isReschedulable).reduce((s, p) => s + podEvictionCost(p), 0);
+  return sum * Math.min(1, Math.max(0, lifetimeLeft));
+}
