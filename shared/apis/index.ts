@@ -28,6 +28,7 @@ export {
   toClusterNodePool,
   toNodeClaimManifest,
   toRfc3339Seconds,
+  withoutConditions,
 } from './karpenter.ts';
 export { toClusterNode, toDrainPod, toPodDisruptionBudget, toVolumeAttachment } from './node.ts';
 export {

@@ -126,6 +126,7 @@ const nodeClaimSchema = z.object({
       capacity: quantities.exactOptional(),
       allocatable: quantities.exactOptional(),
       conditions: z.array(condition).default([]),
+      lastPodEventTime: z.string().exactOptional(),
     })
     .loose()
     .exactOptional(),
@@ -288,6 +289,12 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
       ...optional('capacity', capacity),
       ...optional('allocatable', allocatable),
       conditions: (s?.conditions ?? []) as Condition[],
+      ...optional(
+        'lastPodEventMs',
+        s?.lastPodEventTime === undefined || Number.isNaN(Date.parse(s.lastPodEventTime))
+          ? undefined
+          : Date.parse(s.lastPodEventTime),
+      ),
     },
   };
 }
@@ -378,6 +385,16 @@ export function mergeConditions(
     else out[i] = next;
   }
   return out;
+}
+
+/** Conditions after removing the given types (as a status patch's `removeConditions` asks). */
+export function withoutConditions(
+  current: readonly Condition[],
+  types: readonly string[] | undefined,
+): Condition[] {
+  return types === undefined || types.length === 0
+    ? [...current]
+    : current.filter((c) => !types.includes(c.type));
 }
 
 /** RFC 3339 with whole seconds, as Kubernetes writes `metav1.Time`. */

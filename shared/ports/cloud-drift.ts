@@ -1,4 +1,4 @@
-import type { CloudDriftReason, CloudInstance, EC2NodeClass } from '../ports/cloud.ts';
+import type { CloudDriftReason, CloudInstance, EC2NodeClass } from './cloud.ts';
 
 // The cloud side of drift, decided the same way by both Cloud adapters: an instance has drifted
 // from its EC2NodeClass when the class's resolved status no longer describes what it runs on.

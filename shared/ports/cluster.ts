@@ -112,6 +112,8 @@ export interface NodeClaimStatus {
   readonly capacity?: ResourceList;
   readonly allocatable?: ResourceList;
   readonly conditions: readonly Condition[];
+  /** `status.lastPodEventTime` in epoch milliseconds, when set. */
+  readonly lastPodEventMs?: number;
 }
 
 /** A NodeClaim (`karpenter.sh/v1`) as stored in the cluster. */
@@ -241,6 +243,10 @@ export interface NodeClaimStatusPatch {
   readonly allocatable?: ResourceList;
   /** Merged by type into the existing conditions. */
   readonly conditions?: readonly ConditionUpdate[];
+  /** Condition types to remove (as Karpenter clears `Drifted` or `Consolidatable`). */
+  readonly removeConditions?: readonly string[];
+  /** `status.lastPodEventTime` (RFC 3339): when a pod last arrived on or left the node. */
+  readonly lastPodEventTime?: string;
 }
 
 /** Changes to an object's metadata. `null` removes a label or annotation. */

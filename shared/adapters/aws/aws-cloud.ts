@@ -2,13 +2,13 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { Clock } from '../../ports/clock.ts';
 import { CatalogUnavailableError, type Cloud, type OfferingKey } from '../../ports/cloud.ts';
+import { cloudDrift } from '../../ports/cloud-drift.ts';
 import {
   type OfferingCache,
   UNAVAILABLE_OFFERING_TTL_SECONDS,
   type UnavailableOfferings,
 } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { cloudDrift } from '../drift.ts';
 import { nodeClassFamily } from './ami.ts';
 import { makeDynamoOfferingCache, makeDynamoUnavailableOfferings } from './dynamo-state.ts';
 import { toInstanceTypes } from './instance-types.ts';

@@ -75,3 +75,29 @@ export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
     return { delaySeconds };
   };
 }
+
+/**
+ * Asks the provisioner, through its own queue and without delay, to launch NodeClaims another
+ * controller created (the disruption controller's replacements): the message is a follow-up, so
+ * the provisioner's invocation launches unlaunched NodeClaims and runs its lifecycle pass.
+ */
+export function makeLaunchRequester(
+  options: Pick<FollowUpSchedulerOptions, 'sqs' | 'queueUrl' | 'clusterName' | 'clock'>,
+) {
+  return async (nodeClaims: readonly string[]): Promise<void> => {
+    const body: FollowUp = {
+      version: followUpVersion,
+      kind: 'LifecycleFollowUp',
+      cluster: options.clusterName,
+      nodeClaims: nodeClaims.slice(0, 50),
+      requestedAt: options.clock.now().toISOString(),
+    };
+    try {
+      await options.sqs.send(
+        new SendMessageCommand({ QueueUrl: options.queueUrl, MessageBody: JSON.stringify(body) }),
+      );
+    } catch (error) {
+      throw toCloudApiError('SendMessage (launch request)', error);
+    }
+  };
+}

@@ -1,4 +1,4 @@
-import { mergeConditions, toNodeClaimManifest, toQuantityMap } from '../../apis/index.ts';
+import { mergeConditions, toNodeClaimManifest, toQuantityMap, withoutConditions } from '../../apis/index.ts';
 import type { ResourceList } from '../../core/index.ts';
 import type { Condition } from '../../ports/cloud.ts';
 import type { Cluster, ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
@@ -104,14 +104,19 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     current: RawObject,
     conditions: readonly ConditionUpdate[] | undefined,
     fields: Record<string, unknown>,
+    removeConditions?: readonly string[],
   ): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value;
-    if (conditions !== undefined && conditions.length > 0) {
-      const existing = (current.status?.['conditions'] ?? []) as Condition[];
+    const removing = (removeConditions ?? []).length > 0;
+    if ((conditions !== undefined && conditions.length > 0) || removing) {
+      const existing = withoutConditions(
+        (current.status?.['conditions'] ?? []) as Condition[],
+        removeConditions,
+      );
       out['conditions'] = mergeConditions(
         existing,
-        conditions,
+        conditions ?? [],
         ctx.clock.now(),
         current.metadata?.generation,
       );
@@ -134,13 +139,19 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
 
     async patchNodeClaimStatus(name, patch) {
       await patchCustomStatus(NODECLAIMS, 'nodeClaim', name, (current) =>
-        statusFields(current, patch.conditions, {
-          providerID: patch.providerId,
-          imageID: patch.imageId,
-          nodeName: patch.nodeName,
-          capacity: replaceQuantities(current.status?.['capacity'], patch.capacity),
-          allocatable: replaceQuantities(current.status?.['allocatable'], patch.allocatable),
-        }),
+        statusFields(
+          current,
+          patch.conditions,
+          {
+            providerID: patch.providerId,
+            imageID: patch.imageId,
+            nodeName: patch.nodeName,
+            capacity: replaceQuantities(current.status?.['capacity'], patch.capacity),
+            allocatable: replaceQuantities(current.status?.['allocatable'], patch.allocatable),
+            lastPodEventTime: patch.lastPodEventTime,
+          },
+          patch.removeConditions,
+        ),
       );
     },
 

@@ -17,8 +17,8 @@ import {
   offeringKeyString,
   type SubnetStatus,
 } from '../../ports/cloud.ts';
+import { cloudDrift } from '../../ports/cloud-drift.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
-import { cloudDrift } from '../drift.ts';
 import { launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';

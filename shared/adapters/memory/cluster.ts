@@ -196,13 +196,20 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       const replace = (next: ResourceList | undefined) =>
         next === undefined ? undefined : toQuantityMap(next);
       update('NodeClaim', raw, (copy) => {
-        copy['status'] = statusWith(raw, patch.conditions, clock.now(), {
-          providerID: patch.providerId,
-          imageID: patch.imageId,
-          nodeName: patch.nodeName,
-          capacity: replace(patch.capacity) ?? status['capacity'],
-          allocatable: replace(patch.allocatable) ?? status['allocatable'],
-        });
+        copy['status'] = statusWith(
+          raw,
+          patch.conditions,
+          clock.now(),
+          {
+            providerID: patch.providerId,
+            imageID: patch.imageId,
+            nodeName: patch.nodeName,
+            capacity: replace(patch.capacity) ?? status['capacity'],
+            allocatable: replace(patch.allocatable) ?? status['allocatable'],
+            lastPodEventTime: patch.lastPodEventTime,
+          },
+          patch.removeConditions,
+        );
       });
     },
 

@@ -1,5 +1,5 @@
 import type { V1Pod, V1PodCondition } from '@kubernetes/client-node';
-import { mergeConditions } from '../../apis/index.ts';
+import { mergeConditions, withoutConditions } from '../../apis/index.ts';
 import type { Condition } from '../../ports/cloud.ts';
 import type { ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
 import { type Raw, wholeSeconds } from './object-store.ts';
@@ -12,13 +12,15 @@ export function statusWith(
   conditions: readonly ConditionUpdate[] | undefined,
   now: Date,
   fields: Record<string, unknown>,
+  removeConditions?: readonly string[],
 ) {
   const status = { ...((raw['status'] as Record<string, unknown> | undefined) ?? {}) };
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) status[key] = value;
-  if (conditions !== undefined && conditions.length > 0) {
+  const removing = (removeConditions ?? []).length > 0;
+  if ((conditions !== undefined && conditions.length > 0) || removing) {
     status['conditions'] = mergeConditions(
-      (status['conditions'] ?? []) as Condition[],
-      conditions,
+      withoutConditions((status['conditions'] ?? []) as Condition[], removeConditions),
+      conditions ?? [],
       now,
       raw.metadata.generation,
     );

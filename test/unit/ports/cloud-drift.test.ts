@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cloudDrift } from '../../../shared/adapters/drift.ts';
 import type { CloudInstance, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { cloudDrift } from '../../../shared/ports/cloud-drift.ts';
 import { DEFAULT_NODE_CLASS } from '../memory/fixtures.ts';
 
 const nodeClass: EC2NodeClass = {
