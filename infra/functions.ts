@@ -194,12 +194,39 @@ export const terminationFunction: FunctionDefinition = {
 };
 
 /**
+ * Removes and replaces nodes on the disruption schedule, as Karpenter's disruption controller:
+ * keeps the NodeClaims' `Drifted` and `Consolidatable` conditions, deletes NodeClaims past
+ * `expireAfter`, and starts one command at a time (emptiness, then drift) within the NodePools'
+ * budgets. Replacements are NodeClaims the provisioner launches (asked through its queue); the
+ * candidates are deleted once they have initialized, and the termination queue drains them.
+ */
+export const disruptionFunction: FunctionDefinition = {
+  name: 'disruption',
+  entry: 'lambdas/disruption/handler.ts',
+  description: 'Flotilla: remove empty, drifted and expired nodes within disruption budgets',
+  triggers: [{ kind: 'schedule', schedule: 'disruption' }],
+  env: [...baseEnv, 'podEventQueueUrl', 'terminationQueueUrl'],
+  // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
+  // instance types for the replacement simulation); stateWrite: the disruption lease.
+  permissions: [
+    'describeInstances',
+    'stateRead',
+    'stateWrite',
+    'sendPodEvents',
+    'sendTermination',
+    'kubernetes',
+  ],
+  // A pass waits 15 s to validate an emptiness command and may start several commands; below the
+  // 3-minute lease TTL.
+  timeout: Duration.minutes(2),
+};
+
+/**
  * The Lambdas of one cluster, one row each. Adding a Lambda is adding its row here once its
  * handler file exists: the construct derives its role, log group, failure queue, trigger, alarms
  * and log queries from the row.
  *
  * Rows to come (their queues, schedules and policies already exist in the stack):
- * - disruption: the `disruption` schedule.
  * - garbage-collector: the `garbageCollection` schedule.
  */
 export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
@@ -207,4 +234,5 @@ export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
   provisionerFunction,
   interruptionFunction,
   terminationFunction,
+  disruptionFunction,
 ];

@@ -1,5 +1,8 @@
 import type { CapacityType, ResourceList } from '../core/index.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
+import type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+
+export type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -306,7 +309,10 @@ export type Decision =
   | TerminateDecision
   | FinalizeNodeDecision
   | FinalizeNodeClaimDecision
-  | ContinueDecision;
+  | ContinueDecision
+  | DisruptDecision
+  | DriftedDecision
+  | DisruptionPassDecision;
 
 export type DecisionKind = Decision['kind'];
 
@@ -336,6 +342,9 @@ export const DECISION_MESSAGES = {
   finalizeNode: 'node finalized',
   finalizeNodeClaim: 'deleted nodeclaim',
   continue: 'termination continues later',
+  disrupt: 'disruption command',
+  drifted: 'nodeclaim drifted',
+  disruptionPass: 'disruption pass',
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */

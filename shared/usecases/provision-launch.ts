@@ -67,7 +67,7 @@ export async function applyPlan(
       };
     }
     try {
-      await ports.cluster.createNodeClaim(toNewNodeClaim(name, plan, pool));
+      await ports.cluster.createNodeClaim(toNewNodeClaim(name, plan, pool, nodeClass));
     } catch (error) {
       return { kind: 'failed', ...base, error: `creating the NodeClaim failed: ${describeError(error)}` };
     }
@@ -189,6 +189,15 @@ async function launchCreated(
   };
 }
 
+/** A NodeClaim that exists but has no instance yet: not deleting, no provider ID, not Launched. */
+export function isUnlaunched(claim: ClusterNodeClaim): boolean {
+  return (
+    !claim.deleting &&
+    claim.status.providerId === undefined &&
+    !isConditionTrue(claim.status.conditions, 'Launched')
+  );
+}
+
 /**
  * Launches the NodeClaims an earlier run created but never launched (it crashed or timed out
  * between the create and the launch). The scheduler counts pods on them, so nothing else would
@@ -206,8 +215,7 @@ export async function resumeUnlaunched(
 ): Promise<ClaimOutcome[]> {
   const out: ClaimOutcome[] = [];
   for (const claim of claims) {
-    if (claim.deleting || claim.status.providerId !== undefined) continue;
-    if (isConditionTrue(claim.status.conditions, 'Launched')) continue;
+    if (!isUnlaunched(claim)) continue;
     const pool = pools.get(claim.nodePoolName);
     const nodeClass = pool === undefined ? undefined : classes.get(pool.nodeClassRef.name);
     if (pool === undefined || nodeClass === undefined) continue;

@@ -80,8 +80,54 @@ export function nodePoolHash(pool: ClusterNodePool): string {
   return BigInt(`0x${digest}`).toString(10);
 }
 
+/** On a NodeClaim: the hash of the EC2NodeClass it was launched from, and the hash's version. */
+export const NODECLASS_HASH_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash';
+export const NODECLASS_HASH_VERSION_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
+/** Flotilla's own version: its hash is never compared with one Karpenter wrote. */
+export const NODECLASS_HASH_VERSION = 'flotilla-v1';
+
+/**
+ * The hash of what an EC2NodeClass puts on an instance directly: AMI family, user data, tags,
+ * kubelet settings, block devices, metadata options, public IP, monitoring, role and instance
+ * profile. Selector terms are left out, as in Karpenter: what they select drifts through the
+ * resolved status instead (AMI, subnet and security-group drift). A decimal string.
+ */
+export function nodeClassHash(nodeClass: EC2NodeClass): string {
+  const spec = nodeClass.spec;
+  const canonical = canonicalJson({
+    amiFamily: spec.amiFamily ?? null,
+    userData: spec.userData ?? null,
+    tags: spec.tags ?? {},
+    kubelet: spec.kubelet ?? null,
+    blockDeviceMappings: spec.blockDeviceMappings ?? [],
+    metadataOptions: spec.metadataOptions,
+    associatePublicIPAddress: spec.associatePublicIPAddress ?? null,
+    detailedMonitoring: spec.detailedMonitoring ?? null,
+    role: spec.role ?? null,
+    instanceProfile: spec.instanceProfile ?? null,
+  });
+  const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return BigInt(`0x${digest}`).toString(10);
+}
+
+/** JSON with object keys sorted at every level, so equal values hash equally. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
 /** The NodeClaim to create for a plan, in Karpenter's v1 shape (see toNodeClaimManifest). */
-export function toNewNodeClaim(name: string, plan: NodeClaimPlan, pool: ClusterNodePool): NewNodeClaim {
+export function toNewNodeClaim(
+  name: string,
+  plan: NodeClaimPlan,
+  pool: ClusterNodePool,
+  nodeClass?: EC2NodeClass,
+): NewNodeClaim {
   return {
     name,
     nodePool: { name: pool.pool.name, uid: pool.uid },
@@ -90,6 +136,12 @@ export function toNewNodeClaim(name: string, plan: NodeClaimPlan, pool: ClusterN
     annotations: {
       ...pool.templateAnnotations,
       ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
+      ...(nodeClass === undefined
+        ? {}
+        : {
+            [NODECLASS_HASH_ANNOTATION]: nodeClassHash(nodeClass),
+            [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+          }),
     },
     nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
     requirements: plan.requirements,

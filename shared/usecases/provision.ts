@@ -7,7 +7,7 @@ import type { SkippedNodePool } from './eligibility.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
 import { batchPods } from './provision-batch.ts';
 import { reportNominated, reportUnschedulable } from './provision-events.ts';
-import { applyPlan, resumeUnlaunched } from './provision-launch.ts';
+import { applyPlan, isUnlaunched, resumeUnlaunched } from './provision-launch.ts';
 
 export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './provision-plan.ts';
 export type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './provision-types.ts';
@@ -60,6 +60,8 @@ async function provisionUnderLease(
 ): Promise<ProvisionResult> {
   const batched = await batchPods(ports, logger, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
   if (batched.pods === 0) {
+    const resumed = await resumeWithoutPods(ports, lease, logger);
+    if (resumed !== undefined) return resumed;
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
@@ -110,6 +112,42 @@ async function provisionUnderLease(
     unschedulable,
     skippedNodePools,
     leaseLost: last?.leaseLost ?? false,
+  };
+}
+
+/**
+ * With no pods to plan for, NodeClaims created but not launched (replacements the disruption
+ * controller made, or a run that died between create and launch) are still launched. Undefined when
+ * there are none; the NodeClaim list is read first so that an idle run stays one list call.
+ */
+async function resumeWithoutPods(
+  ports: ProvisionPorts,
+  lease: Lease,
+  logger: Logger,
+): Promise<ProvisionResult | undefined> {
+  const listed = await ports.cluster.nodeClaims();
+  if (!listed.items.some(isUnlaunched)) return undefined;
+  const state = await readClusterState(ports.cluster, logger);
+  const input = await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() });
+  const claims = await resumeUnlaunched(
+    ports,
+    logger,
+    lease,
+    state.nodeClaims,
+    input.nodePools,
+    input.nodeClasses,
+    input.instanceTypes,
+  );
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: 0,
+    rounds: 1,
+    claims,
+    placed: 0,
+    unschedulable: [],
+    skippedNodePools: [...input.selection.skipped],
+    leaseLost: claims.some((c) => c.kind === 'fenced'),
   };
 }
 

@@ -76,8 +76,8 @@ describe('cdk synth -c clusterName=test', () => {
       Resources: Record<string, { Type: string; Properties?: { Description?: string } }>;
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-    // catalog, provisioner, interruption and termination.
-    expect(functions.filter((f) => f.Properties?.Description?.startsWith('Flotilla:'))).toHaveLength(4);
+    // catalog, provisioner, interruption, termination and disruption.
+    expect(functions.filter((f) => f.Properties?.Description?.startsWith('Flotilla:'))).toHaveLength(5);
     // And CDK's trigger provider, which invokes the catalog Lambda after a deployment.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'Custom::Trigger')).toHaveLength(1);
     const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
@@ -87,16 +87,16 @@ describe('cdk synth -c clusterName=test', () => {
   });
 
   it('bundles every Lambda with local esbuild into ESM modules with source maps that load', async () => {
-    for (const fn of ['Catalog', 'Provisioner', 'Interruption', 'Termination']) {
+    for (const fn of ['Catalog', 'Provisioner', 'Interruption', 'Termination', 'Disruption']) {
       expect(log).toContain(`Bundling asset Flotilla-test/Flotilla/${fn}Function`);
     }
     expect(log).not.toMatch(/docker/i);
-    // The four bundles (the trigger provider's own asset is CDK's, not bundled here).
+    // The five bundles (the trigger provider's own asset is CDK's, not bundled here).
     const assets = fs
       .readdirSync(out)
       .filter((name) => name.startsWith('asset.'))
       .filter((name) => fs.existsSync(path.join(out, name, 'index.mjs')));
-    expect(assets).toHaveLength(4);
+    expect(assets).toHaveLength(5);
     const sizes: Record<string, unknown>[] = [];
     for (const asset of assets) {
       const dir = path.join(out, asset);
@@ -117,6 +117,7 @@ describe('cdk synth -c clusterName=test', () => {
             [EnvVar.clusterName]: 'test',
             [EnvVar.stateTable]: 'table',
             [EnvVar.terminationQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/termination',
+            [EnvVar.podEventQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/pod-events',
             // What the provisioner needs to reach its cluster (not supplied by the stack yet).
             [ClusterAccessEnvVar.clusterEndpoint]: 'https://example.eks.amazonaws.com',
             [ClusterAccessEnvVar.clusterCa]: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',

@@ -163,8 +163,8 @@ describe('FlotillaCluster with its default Lambdas', () => {
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
     // 3 work queues, their 3 DLQs, the EventBridge DLQ and the on-failure queues of the
-    // schedule-driven catalog, provisioner and termination Lambdas.
-    expect(Object.keys(queues)).toHaveLength(10);
+    // schedule-driven catalog, provisioner, termination and disruption Lambdas.
+    expect(Object.keys(queues)).toHaveLength(11);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -214,14 +214,15 @@ describe('FlotillaCluster with its default Lambdas', () => {
         ),
       ).toBe(true);
     }
-    // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, termination.
-    expect(depthAlarms).toHaveLength(dlqs.length + 3);
+    // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, termination,
+    // disruption.
+    expect(depthAlarms).toHaveLength(dlqs.length + 4);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
-    // One per Lambda: catalog, provisioner, interruption and termination.
-    expect(errorAlarms).toHaveLength(4);
+    // One per Lambda: catalog, provisioner, interruption, termination and disruption.
+    expect(errorAlarms).toHaveLength(5);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });

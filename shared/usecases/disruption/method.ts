@@ -1,4 +1,4 @@
-import type { NodeClaimPlan, SolveResult } from '../../core/index.ts';
+import type { NodeClaimPlan, Pod, PodBlocker, SolveResult } from '../../core/index.ts';
 import type {
   ClusterNode,
   ClusterNodeClaim,
@@ -20,6 +20,13 @@ export interface DisruptionCandidate {
   readonly pricePerHour?: number;
   /** Karpenter's disruption cost: 1 per reschedulable pod, adjusted for deletion cost and priority. */
   readonly disruptionCost: number;
+  /** The pods that need a place elsewhere when the node goes (no DaemonSet or mirror pods). */
+  readonly reschedulablePods: readonly Pod[];
+  /**
+   * What its pods say against voluntary disruption (do-not-disrupt, PodDisruptionBudgets); drift
+   * of a NodeClaim with a terminationGracePeriod goes ahead regardless, as in Karpenter.
+   */
+  readonly blockers: readonly PodBlocker[];
 }
 
 /** What one method decided: delete the candidates, launching the replacements first if any. */

@@ -1,0 +1,47 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { disrupt } from '../../shared/usecases/disruption/controller.ts';
+import { loadEnv, wire } from '../common/wiring.ts';
+import { makeDisruptionHandler } from './run.ts';
+
+const config = loadEnv('disruption', process.env, {
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-disruption'),
+  [EnvVar.podEventQueueUrl]: z.url(),
+  [EnvVar.terminationQueueUrl]: z.url(),
+});
+
+// Built once per cold start.
+const clusterName = config[EnvVar.clusterName];
+const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
+  'disruption',
+  config,
+  config.AWS_LAMBDA_FUNCTION_NAME,
+);
+const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
+const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
+const requestLaunch = makeLaunchRequester({
+  sqs,
+  queueUrl: config[EnvVar.podEventQueueUrl],
+  clusterName,
+  clock: systemClock,
+});
+
+/**
+ * Disruption schedule target: keeps the NodeClaim conditions, expires NodeClaims, moves disruption
+ * commands on and starts new ones (emptiness, then drift) within the NodePools' budgets.
+ */
+export const handler = withDeadline(
+  makeDisruptionHandler({
+    logger,
+    pass: (holder) =>
+      disrupt(
+        { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
+        { holder, leaseName: `disruption#${clusterName}` },
+      ),
+  }),
+);

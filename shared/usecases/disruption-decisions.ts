@@ -1,0 +1,73 @@
+import type { CapacityType, DisruptionReason, DriftReason } from '../core/index.ts';
+
+// The disruption controller's decisions (one log line each, written through decision.ts).
+
+/** A node a command disrupts, as its line names it. */
+export interface DisruptedNode {
+  readonly nodeClaim: string;
+  readonly node: string;
+  readonly nodePool: string;
+  readonly instanceType?: string;
+  readonly capacityType?: CapacityType;
+  readonly pricePerHour?: number;
+}
+
+/** A replacement a command launches before its candidates go. */
+export interface ReplacementNode {
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  /** The cheapest few candidates, cheapest first. */
+  readonly instanceTypes: readonly string[];
+  /** The cheapest candidate's price in USD per hour. */
+  readonly pricePerHour?: number;
+}
+
+/**
+ * What happened to a disruption command: `started` (candidates marked, replacements created),
+ * `deleted` (candidates deleted: the drain starts), `abandoned` (it no longer held after the
+ * validation wait, or a candidate changed), `failed` (a replacement went away or the command timed
+ * out: candidates un-tainted).
+ */
+export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
+
+/** One disruption command: the method, its candidates and replacements, and the cost before and after. */
+export interface DisruptDecision {
+  readonly kind: 'disrupt';
+  readonly reason: DisruptionReason | 'Expired';
+  readonly method: 'emptiness' | 'drift' | 'expiration';
+  readonly decision: 'delete' | 'replace';
+  readonly outcome: DisruptionOutcome;
+  readonly commandId: string;
+  readonly candidates: readonly DisruptedNode[];
+  readonly replacements: readonly ReplacementNode[];
+  /** USD per hour of the candidates, and of the replacements (0 when none). */
+  readonly pricePerHourBefore: number;
+  readonly pricePerHourAfter: number;
+  /** For abandoned and failed commands: why. */
+  readonly why?: string;
+}
+
+/** A NodeClaim found drifted (its `Drifted` condition set). */
+export interface DriftedDecision {
+  readonly kind: 'drifted';
+  readonly reason: DriftReason;
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  readonly message: string;
+}
+
+/** One disruption pass: what it looked at and why it did or did not act. */
+export interface DisruptionPassDecision {
+  readonly kind: 'disruptionPass';
+  readonly reason: 'lease held' | 'no candidates' | 'nothing to do' | 'commands started' | 'blocked';
+  readonly candidates: number;
+  readonly empty: number;
+  readonly drifted: number;
+  readonly expired: number;
+  /** Candidates kept by their pods (do-not-disrupt, PDBs) or node annotation. */
+  readonly blocked: number;
+  /** NodePool/reason pairs whose budget allowed nothing, e.g. `default/Drifted`. */
+  readonly budgetBlocked: readonly string[];
+  readonly commands: number;
+  readonly inFlight: number;
+}

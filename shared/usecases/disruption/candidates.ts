@@ -1,0 +1,114 @@
+import {
+  type BudgetCounts,
+  DISRUPTED_TAINT,
+  disruptionCost,
+  isReschedulable,
+  Label,
+  nodeDoNotDisrupt,
+  type PdbLimit,
+  podBlockers,
+} from '../../core/index.ts';
+import {
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  isConditionTrue,
+} from '../../ports/cluster.ts';
+import type { DisruptionCandidate } from './method.ts';
+
+// Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
+// as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
+// being deleted, not already in a command, not nominated for pending pods, and without
+// `karpenter.sh/do-not-disrupt` on the Node. Pure.
+
+/** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
+export function nodeOf(
+  claim: ClusterNodeClaim,
+  nodesByName: ReadonlyMap<string, ClusterNode>,
+  nodesByProvider: ReadonlyMap<string, ClusterNode>,
+): ClusterNode | undefined {
+  const byName = claim.status.nodeName === undefined ? undefined : nodesByName.get(claim.status.nodeName);
+  if (byName !== undefined) return byName;
+  return claim.status.providerId === undefined ? undefined : nodesByProvider.get(claim.status.providerId);
+}
+
+export interface CandidateInput {
+  readonly nodeClaims: readonly ClusterNodeClaim[];
+  readonly nodes: readonly ClusterNode[];
+  readonly nodePools: ReadonlyMap<string, ClusterNodePool>;
+  readonly pdbs: readonly PdbLimit[];
+  /** NodeClaims already in a disruption command. */
+  readonly inCommand: ReadonlySet<string>;
+  /** Nodes the scheduler would give pending pods now (Karpenter's nominated nodes). */
+  readonly nominated: ReadonlySet<string>;
+  /** The running offering's price of a NodeClaim in USD per hour, when known. */
+  readonly priceOf: (claim: ClusterNodeClaim) => number | undefined;
+  readonly nowMs: number;
+}
+
+/** A node left out of voluntary disruption, and why (for `DisruptionBlocked`). */
+export interface Excluded {
+  readonly nodeClaim: ClusterNodeClaim;
+  readonly node: ClusterNode;
+  readonly why: string;
+}
+
+export interface CandidateSet {
+  readonly candidates: readonly DisruptionCandidate[];
+  /** Nodes with a reason users should see (do-not-disrupt node, nominated); silent skips are not listed. */
+  readonly excluded: readonly Excluded[];
+  /** Per NodePool: its nodes that count for budgets, and those being disrupted. */
+  readonly counts: ReadonlyMap<string, BudgetCounts>;
+}
+
+export function buildCandidates(input: CandidateInput): CandidateSet {
+  const nodesByName = new Map(input.nodes.map((n) => [n.name, n]));
+  const nodesByProvider = new Map(
+    input.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n]])),
+  );
+  const candidates: DisruptionCandidate[] = [];
+  const excluded: Excluded[] = [];
+  const counts = new Map<string, { nodes: number; disrupting: number }>();
+  for (const claim of input.nodeClaims) {
+    const pool = input.nodePools.get(claim.nodePoolName);
+    if (pool === undefined) continue;
+    const node = nodeOf(claim, nodesByName, nodesByProvider);
+    const initialized = isConditionTrue(claim.status.conditions, 'Initialized') && node !== undefined;
+    const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
+    counts.set(pool.pool.name, count);
+    const disrupting =
+      claim.deleting ||
+      node?.deleting === true ||
+      input.inCommand.has(claim.name) ||
+      (node !== undefined && initialized && !node.ready);
+    if (initialized && !claim.deleting) count.nodes += 1;
+    if (disrupting) count.disrupting += 1;
+    if (!initialized || disrupting || node === undefined) continue;
+    if (node.labels[Label.nodePool] === undefined) continue;
+    if (
+      (node.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect)
+    ) {
+      continue;
+    }
+    if (nodeDoNotDisrupt(node.annotations)) {
+      excluded.push({ nodeClaim: claim, node, why: 'node has karpenter.sh/do-not-disrupt' });
+      continue;
+    }
+    if (input.nominated.has(node.name)) {
+      excluded.push({ nodeClaim: claim, node, why: 'node is nominated for pending pods' });
+      continue;
+    }
+    const reschedulablePods = node.pods.filter(isReschedulable);
+    const price = input.priceOf(claim);
+    candidates.push({
+      nodeClaim: claim,
+      node,
+      nodePool: pool,
+      ...(price === undefined ? {} : { pricePerHour: price }),
+      disruptionCost: disruptionCost(reschedulablePods),
+      reschedulablePods,
+      blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
+    });
+  }
+  return { candidates, excluded, counts };
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+
+// A disruption command outlives the invocation that starts it: its record is written on its
+// replacement NodeClaims when they are created (one write, so a replacement never exists without
+// it) and then on its candidates. Any later pass rebuilds the commands in flight from the
+// NodeClaims alone, so a crash at any step leaves a command the next pass finishes or undoes.
+
+/** The annotation that carries a command's record (JSON). */
+export const COMMAND_ANNOTATION = 'flotilla.io/disruption-command';
+
+const recordSchema = z.object({
+  id: z.string().min(1),
+  method: z.enum(['emptiness', 'drift', 'expiration']),
+  reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
+  candidates: z.array(z.string().min(1)).min(1),
+  replacements: z.array(z.string().min(1)),
+  startedAt: z.iso.datetime(),
+});
+
+export type CommandRecord = z.infer<typeof recordSchema>;
+
+export function encodeCommand(record: CommandRecord): string {
+  return JSON.stringify(record);
+}
+
+export function decodeCommand(value: string): CommandRecord | { readonly problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch (error) {
+    return { problem: `not JSON: ${(error as Error).message}` };
+  }
+  const parsed = recordSchema.safeParse(json);
+  return parsed.success ? parsed.data : { problem: z.prettifyError(parsed.error) };
+}
+
+export interface CommandsInFlight {
+  /** By command id; the first record read of each id wins. */
+  readonly commands: ReadonlyMap<string, CommandRecord>;
+  /** NodeClaims whose record does not parse, with why; they are treated as in no command. */
+  readonly malformed: readonly { readonly nodeClaim: string; readonly problem: string }[];
+}
+
+/**
+ * The commands recorded on the NodeClaims. A command is in flight while one of its candidates
+ * exists and is not being deleted; finished ones (all candidates deleting or gone) are left out.
+ */
+export function commandsInFlight(claims: readonly ClusterNodeClaim[]): CommandsInFlight {
+  const byName = new Map(claims.map((c) => [c.name, c]));
+  const commands = new Map<string, CommandRecord>();
+  const malformed: { nodeClaim: string; problem: string }[] = [];
+  for (const claim of claims) {
+    const value = claim.annotations[COMMAND_ANNOTATION];
+    if (value === undefined) continue;
+    const record = decodeCommand(value);
+    if ('problem' in record) {
+      malformed.push({ nodeClaim: claim.name, problem: record.problem });
+      continue;
+    }
+    if (commands.has(record.id)) continue;
+    const live = record.candidates.some((name) => {
+      const candidate = byName.get(name);
+      return candidate !== undefined && !candidate.deleting;
+    });
+    if (live) commands.set(record.id, record);
+  }
+  return { commands, malformed };
+}

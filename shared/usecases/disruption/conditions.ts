@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import {
+  Annotation,
+  consolidatable,
+  type Drift,
+  hashDrift,
+  isReschedulable,
+  requirementsDrift,
+} from '../../core/index.ts';
+import type { CloudDriftReason, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
+import { cloudDrift } from '../../ports/cloud-drift.ts';
+import {
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  type Condition,
+  isConditionTrue,
+  type MetadataPatch,
+  type NodeClaimStatusPatch,
+} from '../../ports/cluster.ts';
+import {
+  NODECLASS_HASH_ANNOTATION,
+  NODECLASS_HASH_VERSION,
+  NODECLASS_HASH_VERSION_ANNOTATION,
+  NODEPOOL_HASH_VERSION,
+  nodeClassHash,
+  nodePoolHash,
+} from '../provision-plan.ts';
+import { DRIFTED_CONDITION } from './drift.ts';
+import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
+
+// The NodeClaim conditions disruption reads, kept as Karpenter v1 keeps them: `Drifted` (with the
+// drift reason) and `Consolidatable` (consolidateAfter has passed since the last pod event), plus
+// `status.lastPodEventTime`. Pure: each NodeClaim's changes are computed here and applied by the
+// controller; unchanged NodeClaims produce no write.
+
+/** On a NodeClaim: a digest of the pods on its node when last seen, to notice pod events. */
+export const POD_SET_ANNOTATION = 'flotilla.io/pod-set';
+
+export interface ConditionInput {
+  readonly claim: ClusterNodeClaim;
+  readonly node: ClusterNode | undefined;
+  readonly pool: ClusterNodePool | undefined;
+  readonly nodeClass: EC2NodeClass | undefined;
+  /** The claim's instance as EC2 describes it, when listed. */
+  readonly instance: CloudInstance | undefined;
+  readonly nowMs: number;
+}
+
+export interface ClaimChanges {
+  readonly status?: NodeClaimStatusPatch;
+  readonly metadata?: MetadataPatch;
+  /** Set when the claim became drifted in this pass. */
+  readonly drifted?: Drift;
+  /** The claim as it reads after the changes. */
+  readonly view: ClusterNodeClaim;
+  /** A problem to report (an unparsable consolidateAfter). */
+  readonly problem?: string;
+}
+
+/** The digest of the reschedulable pods on a node (`empty` when there are none). */
+export function podSetDigest(node: ClusterNode): string {
+  const uids = node.pods
+    .filter(isReschedulable)
+    .map((p) => p.uid)
+    .sort();
+  if (uids.length === 0) return 'empty';
+  return createHash('sha256').update(uids.join('\n')).digest('hex').slice(0, 16);
+}
+
+/** Why the claim is drifted now, in Karpenter's order; undefined when it is not. */
+export function driftOf(input: ConditionInput): Drift | undefined {
+  const { claim, pool, nodeClass, instance } = input;
+  if (pool !== undefined) {
+    const poolDrift =
+      hashDrift(
+        'NodePoolDrifted',
+        {
+          hash: claim.annotations[Annotation.nodePoolHash],
+          version: claim.annotations[Annotation.nodePoolHashVersion],
+        },
+        { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
+      ) ?? requirementsDrift(pool.pool.requirements, claim.labels);
+    if (poolDrift !== undefined) return poolDrift;
+  }
+  if (nodeClass === undefined) return undefined;
+  const classDrift = hashDrift(
+    'NodeClassDrifted',
+    {
+      hash: claim.annotations[NODECLASS_HASH_ANNOTATION],
+      version: claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION],
+    },
+    { hash: nodeClassHash(nodeClass), version: NODECLASS_HASH_VERSION },
+  );
+  if (classDrift !== undefined) return classDrift;
+  const amis = nodeClass.status?.amis ?? [];
+  const imageId = claim.status.imageId ?? instance?.imageId;
+  if (imageId !== undefined && amis.length > 0 && !amis.some((a) => a.id === imageId)) {
+    return { reason: 'AMIDrift', message: `image ${imageId} is no longer among the EC2NodeClass's AMIs` };
+  }
+  const cloud: CloudDriftReason | undefined =
+    instance === undefined ? undefined : cloudDrift(instance, nodeClass);
+  if (cloud === 'SubnetDrift') {
+    return {
+      reason: cloud,
+      message: `subnet ${instance?.subnetId} is no longer selected by the EC2NodeClass`,
+    };
+  }
+  if (cloud === 'SecurityGroupDrift') {
+    return { reason: cloud, message: "the instance's security groups differ from the EC2NodeClass's" };
+  }
+  return undefined;
+}
+
+function conditionOf(conditions: readonly Condition[], type: string): Condition | undefined {
+  return conditions.find((c) => c.type === type);
+}
+
+function transitionMs(conditions: readonly Condition[], type: string): number | undefined {
+  const c = conditionOf(conditions, type);
+  if (c === undefined || c.status !== 'True') return undefined;
+  const t = Date.parse(c.lastTransitionTime);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+/** The changes a NodeClaim needs now; `view` is the claim as the rest of the pass should see it. */
+export function computeClaimChanges(input: ConditionInput): ClaimChanges {
+  const { claim, node, pool, nowMs } = input;
+  const conditions = claim.status.conditions;
+  const now = new Date(nowMs).toISOString();
+  const updates: NonNullable<NodeClaimStatusPatch['conditions']>[number][] = [];
+  const remove: string[] = [];
+  let lastPodEventTime: string | undefined;
+  let metadata: MetadataPatch | undefined;
+  let problem: string | undefined;
+
+  // Drift: only launched NodeClaims can drift; the condition is cleared otherwise.
+  const launched = isConditionTrue(conditions, 'Launched');
+  const drift = launched ? driftOf(input) : undefined;
+  const current = conditionOf(conditions, DRIFTED_CONDITION);
+  let drifted: Drift | undefined;
+  if (drift !== undefined) {
+    if (current?.status !== 'True' || current.reason !== drift.reason) {
+      updates.push({ type: DRIFTED_CONDITION, status: 'True', reason: drift.reason, message: drift.message });
+      if (current?.status !== 'True') drifted = drift;
+    }
+  } else if (current !== undefined) {
+    remove.push(DRIFTED_CONDITION);
+  }
+
+  // Pod events: a change in the node's pods moves lastPodEventTime to now.
+  let lastPodEventMs = claim.status.lastPodEventMs;
+  if (node !== undefined) {
+    const digest = podSetDigest(node);
+    const seen = claim.annotations[POD_SET_ANNOTATION];
+    if (seen !== digest) {
+      metadata = { annotations: { [POD_SET_ANNOTATION]: digest } };
+      // The first look at a node with pods counts as a pod event: when they came is not known.
+      if (seen !== undefined || digest !== 'empty') {
+        lastPodEventTime = now;
+        lastPodEventMs = nowMs;
+      }
+    }
+  }
+
+  // Consolidatable.
+  const initializedAtMs = node === undefined ? undefined : transitionMs(conditions, 'Initialized');
+  const verdict =
+    pool === undefined
+      ? ({ kind: 'no', why: 'no NodePool' } as const)
+      : consolidatable({
+          consolidateAfter: pool.disruption.consolidateAfter,
+          initializedAtMs,
+          lastPodEventMs,
+          nowMs,
+        });
+  if (verdict.kind === 'invalid') problem = verdict.problem;
+  const consolidatableNow = conditionOf(conditions, CONSOLIDATABLE_CONDITION);
+  if (verdict.kind === 'consolidatable') {
+    if (consolidatableNow?.status !== 'True') {
+      updates.push({
+        type: CONSOLIDATABLE_CONDITION,
+        status: 'True',
+        reason: CONSOLIDATABLE_CONDITION,
+        message: '',
+      });
+    }
+  } else if (consolidatableNow !== undefined) {
+    remove.push(CONSOLIDATABLE_CONDITION);
+  }
+
+  const statusChanged = updates.length > 0 || remove.length > 0 || lastPodEventTime !== undefined;
+  const status: NodeClaimStatusPatch | undefined = statusChanged
+    ? {
+        ...(updates.length > 0 ? { conditions: updates } : {}),
+        ...(remove.length > 0 ? { removeConditions: remove } : {}),
+        ...(lastPodEventTime === undefined ? {} : { lastPodEventTime }),
+      }
+    : undefined;
+
+  const nextConditions = [
+    ...conditions.filter((c) => !remove.includes(c.type) && !updates.some((u) => u.type === c.type)),
+    ...updates.map(
+      (u): Condition => ({
+        ...u,
+        lastTransitionTime:
+          conditionOf(conditions, u.type)?.status === u.status
+            ? (conditionOf(conditions, u.type)?.lastTransitionTime ?? now)
+            : now,
+      }),
+    ),
+  ];
+  const view: ClusterNodeClaim = {
+    ...claim,
+    annotations:
+      metadata === undefined
+        ? claim.annotations
+        : { ...claim.annotations, [POD_SET_ANNOTATION]: podSetDigestOr(claim, node) },
+    status: {
+      ...claim.status,
+      conditions: nextConditions,
+      ...(lastPodEventMs === undefined ? {} : { lastPodEventMs }),
+    },
+  };
+  return {
+    ...(status === undefined ? {} : { status }),
+    ...(metadata === undefined ? {} : { metadata }),
+    ...(drifted === undefined ? {} : { drifted }),
+    view,
+    ...(problem === undefined ? {} : { problem }),
+  };
+}
+
+function podSetDigestOr(claim: ClusterNodeClaim, node: ClusterNode | undefined): string {
+  return node === undefined ? (claim.annotations[POD_SET_ANNOTATION] ?? '') : podSetDigest(node);
+}

@@ -1,0 +1,41 @@
+import { isConditionTrue } from '../../ports/cluster.ts';
+import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
+
+// Emptiness, as Karpenter v1: nodes without reschedulable pods (DaemonSet and mirror pods do not
+// count) whose `Consolidatable` condition is True (consolidateAfter has passed since the last pod
+// event), under either consolidation policy. All of them go in one command, each NodePool within
+// its budget for `Empty`; nothing is launched.
+
+export const CONSOLIDATABLE_CONDITION = 'Consolidatable';
+
+export const emptiness: DisruptionMethod = {
+  name: 'emptiness',
+  reason: 'Empty',
+  disruptionClass: 'graceful',
+  shouldDisrupt(candidate: DisruptionCandidate): boolean {
+    return (
+      candidate.reschedulablePods.length === 0 &&
+      candidate.nodePool.disruption.consolidateAfter !== 'Never' &&
+      isConditionTrue(candidate.nodeClaim.status.conditions, CONSOLIDATABLE_CONDITION)
+    );
+  },
+  computeCommands(candidates, allowed): readonly DisruptionCommand[] {
+    const left = new Map(allowed);
+    const chosen: DisruptionCandidate[] = [];
+    // Oldest first, so a NodePool's budget removes the longest-idle nodes.
+    const ordered = [...candidates].sort(
+      (a, b) =>
+        (a.nodeClaim.createdAtMs ?? 0) - (b.nodeClaim.createdAtMs ?? 0) ||
+        a.nodeClaim.name.localeCompare(b.nodeClaim.name),
+    );
+    for (const candidate of ordered) {
+      const pool = candidate.nodePool.pool.name;
+      const room = left.get(pool) ?? 0;
+      if (room < 1) continue;
+      left.set(pool, room - 1);
+      chosen.push(candidate);
+    }
+    if (chosen.length === 0) return [];
+    return [{ method: 'emptiness', reason: 'Empty', candidates: chosen, replacements: [] }];
+  },
+};
