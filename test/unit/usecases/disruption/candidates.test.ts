@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { DISRUPTED_TAINT, type PdbLimit } from '../../../../shared/core/index.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../../../shared/ports/cluster.ts';
+import { buildCandidates, type CandidateInput } from '../../../../shared/usecases/disruption/candidates.ts';
+import {
+  boundPod,
+  type ClaimOptions,
+  clusterNode,
+  condition,
+  daemonPod,
+  type NodeOptions,
+  nodeClaim,
+  pool,
+  providerIdOf,
+  T0,
+} from './builders.ts';
+
+const POOLS: ReadonlyMap<string, ClusterNodePool> = new Map([
+  ['default', pool('default')],
+  ['gpu', pool('gpu')],
+]);
+
+function input(
+  nodeClaims: readonly ClusterNodeClaim[],
+  nodes: readonly ClusterNode[],
+  more: Partial<CandidateInput> = {},
+): CandidateInput {
+  return {
+    nodeClaims,
+    nodes,
+    nodePools: POOLS,
+    pdbs: [],
+    inCommand: new Set(),
+    nominated: new Set(),
+    priceOf: () => undefined,
+    nowMs: T0,
+    ...more,
+  };
+}
+
+interface Case {
+  readonly claim?: ClaimOptions;
+  readonly node?: NodeOptions | null;
+  readonly inCommand?: boolean;
+  readonly nominated?: boolean;
+  readonly candidate: boolean;
+  readonly excluded?: string;
+  readonly counts?: { nodes: number; disrupting: number };
+}
+
+describe('buildCandidates: one NodeClaim', () => {
+  it.each<[string, Case]>([
+    ['an initialized NodeClaim with its Node', { candidate: true, counts: { nodes: 1, disrupting: 0 } }],
+    [
+      'a Node found by provider ID',
+      {
+        claim: { nodeName: null },
+        node: { providerId: providerIdOf('c') },
+        candidate: true,
+        counts: { nodes: 1, disrupting: 0 },
+      },
+    ],
+    ['no Node', { node: null, candidate: false, counts: { nodes: 0, disrupting: 0 } }],
+    [
+      'not initialized',
+      {
+        claim: {
+          conditions: [condition('Launched'), condition('Registered'), condition('Initialized', 'False')],
+        },
+        candidate: false,
+        counts: { nodes: 0, disrupting: 0 },
+      },
+    ],
+    [
+      'launched only',
+      {
+        claim: { conditions: [condition('Launched')] },
+        candidate: false,
+        counts: { nodes: 0, disrupting: 0 },
+      },
+    ],
+    ['an unknown NodePool', { claim: { pool: 'gone' }, node: { pool: 'gone' }, candidate: false }],
+    [
+      'a deleting NodeClaim',
+      { claim: { deleting: true }, candidate: false, counts: { nodes: 0, disrupting: 1 } },
+    ],
+    ['a deleting Node', { node: { deleting: true }, candidate: false, counts: { nodes: 1, disrupting: 1 } }],
+    ['a NodeClaim in a command', { inCommand: true, candidate: false, counts: { nodes: 1, disrupting: 1 } }],
+    ['a NotReady Node', { node: { ready: false }, candidate: false, counts: { nodes: 1, disrupting: 1 } }],
+    [
+      'a Node without the karpenter.sh/nodepool label',
+      { node: { pool: null }, candidate: false, counts: { nodes: 1, disrupting: 0 } },
+    ],
+    [
+      'a Node with the karpenter.sh/disrupted taint',
+      { node: { taints: [DISRUPTED_TAINT] }, candidate: false, counts: { nodes: 1, disrupting: 0 } },
+    ],
+    [
+      'a Node with another taint of that key and effect NoExecute',
+      {
+        node: { taints: [{ key: DISRUPTED_TAINT.key, effect: 'NoExecute' }] },
+        candidate: true,
+        counts: { nodes: 1, disrupting: 0 },
+      },
+    ],
+    [
+      'a Node annotated karpenter.sh/do-not-disrupt=true',
+      {
+        node: { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } },
+        candidate: false,
+        excluded: 'node has karpenter.sh/do-not-disrupt',
+        counts: { nodes: 1, disrupting: 0 },
+      },
+    ],
+    [
+      'a Node annotated karpenter.sh/do-not-disrupt=false',
+      { node: { annotations: { 'karpenter.sh/do-not-disrupt': 'false' } }, candidate: true },
+    ],
+    [
+      'a nominated Node',
+      {
+        nominated: true,
+        candidate: false,
+        excluded: 'node is nominated for pending pods',
+        counts: { nodes: 1, disrupting: 0 },
+      },
+    ],
+  ])('%s', (_, c) => {
+    const claim = nodeClaim('c', c.claim ?? {});
+    const nodes = c.node === null ? [] : [clusterNode('node-c', c.node ?? {})];
+    const set = buildCandidates(
+      input([claim], nodes, {
+        inCommand: new Set(c.inCommand ? ['c'] : []),
+        nominated: new Set(c.nominated ? ['node-c'] : []),
+      }),
+    );
+    expect(set.candidates.map((x) => x.nodeClaim.name)).toEqual(c.candidate ? ['c'] : []);
+    expect(set.excluded.map((x) => ({ nodeClaim: x.nodeClaim.name, node: x.node.name, why: x.why }))).toEqual(
+      c.excluded === undefined ? [] : [{ nodeClaim: 'c', node: 'node-c', why: c.excluded }],
+    );
+    if (c.counts !== undefined) expect(set.counts.get(claim.nodePoolName)).toEqual(c.counts);
+    else if (claim.nodePoolName === 'gone') expect([...set.counts.keys()]).toEqual([]);
+  });
+});
+
+describe('buildCandidates: what a candidate carries', () => {
+  const web = boundPod('web');
+  const db = boundPod('db', { deletionCost: 2 ** 27 });
+  const pdbs: PdbLimit[] = [
+    { namespace: 'apps', name: 'web-pdb', selector: { matchLabels: { app: 'web' } }, disruptionsAllowed: 0 },
+  ];
+
+  it('its pods, cost, blockers, price and NodePool', () => {
+    const node = clusterNode('node-c', {
+      pods: [web, db, daemonPod('agent'), boundPod('etcd', { mirror: true })],
+    });
+    const set = buildCandidates(
+      input([nodeClaim('c')], [node], { pdbs, priceOf: (claim) => (claim.name === 'c' ? 0.096 : undefined) }),
+    );
+    expect(set.candidates).toHaveLength(1);
+    const c = set.candidates[0];
+    expect(c?.reschedulablePods).toEqual([web, db]);
+    expect(c?.disruptionCost).toBe(3);
+    expect(c?.blockers).toEqual([{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }]);
+    expect(c?.pricePerHour).toBe(0.096);
+    expect(c?.nodePool).toBe(POOLS.get('default'));
+    expect(c?.node).toBe(node);
+  });
+
+  it('no price when the catalog does not know it', () => {
+    const set = buildCandidates(input([nodeClaim('c')], [clusterNode('node-c')]));
+    expect(set.candidates[0]).not.toHaveProperty('pricePerHour');
+  });
+
+  it("judges do-not-disrupt durations at nowMs, from the pod's start", () => {
+    const pod = boundPod('batch', { doNotDisrupt: '1h', startedAtMs: T0 });
+    const node = clusterNode('node-c', { pods: [pod] });
+    const during = buildCandidates(input([nodeClaim('c')], [node], { nowMs: T0 + 59 * 60_000 }));
+    const after = buildCandidates(input([nodeClaim('c')], [node], { nowMs: T0 + 60 * 60_000 }));
+    expect(during.candidates[0]?.blockers.map((b) => b.pod)).toEqual(['apps/batch']);
+    expect(after.candidates[0]?.blockers).toEqual([]);
+  });
+});
+
+describe('buildCandidates: budget counts per NodePool', () => {
+  it('counts initialized, not deleting nodes, and those deleting, in a command or NotReady as disrupting', () => {
+    const claims = [
+      nodeClaim('ok-1'),
+      nodeClaim('ok-2'),
+      nodeClaim('deleting', { deleting: true }),
+      nodeClaim('commanded'),
+      nodeClaim('not-ready'),
+      nodeClaim('starting', { conditions: [condition('Launched')] }),
+      nodeClaim('no-node'),
+      nodeClaim('gpu-1', { pool: 'gpu' }),
+      nodeClaim('gpu-node-deleting', { pool: 'gpu' }),
+      nodeClaim('orphan', { pool: 'gone' }),
+    ];
+    const nodes = [
+      clusterNode('node-ok-1'),
+      clusterNode('node-ok-2'),
+      clusterNode('node-deleting'),
+      clusterNode('node-commanded'),
+      clusterNode('node-not-ready', { ready: false }),
+      clusterNode('node-starting', { ready: false }),
+      clusterNode('node-gpu-1', { pool: 'gpu' }),
+      clusterNode('node-gpu-node-deleting', { pool: 'gpu', deleting: true }),
+      clusterNode('node-orphan', { pool: 'gone' }),
+    ];
+    const set = buildCandidates(input(claims, nodes, { inCommand: new Set(['commanded']) }));
+    expect(Object.fromEntries(set.counts)).toEqual({
+      default: { nodes: 4, disrupting: 3 },
+      gpu: { nodes: 2, disrupting: 1 },
+    });
+    expect(set.candidates.map((c) => c.nodeClaim.name)).toEqual(['ok-1', 'ok-2', 'gpu-1']);
+  });
+
+  it('a NodePool whose NodeClaims are all excluded still has counts', () => {
+    const set = buildCandidates(
+      input(
+        [nodeClaim('a')],
+        [clusterNode('node-a', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })],
+      ),
+    );
+    expect(set.candidates).toEqual([]);
+    expect(set.counts.get('default')).toEqual({ nodes: 1, disrupting: 0 });
+  });
+});
