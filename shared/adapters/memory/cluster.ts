@@ -343,6 +343,16 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       return create(manifest);
     },
 
+    replaceSpec(kind, name, spec) {
+      const namespace = NAMESPACED.has(kind) ? 'default' : undefined;
+      const raw = must(kind, name, namespace, `replace spec of ${kind} "${name}"`);
+      if (JSON.stringify(raw['spec'] ?? null) === JSON.stringify(spec)) return raw;
+      return update(kind, raw, (copy) => {
+        copy['spec'] = structuredClone(spec);
+        if (CUSTOM.has(kind)) copy.metadata.generation = (copy.metadata.generation ?? 1) + 1;
+      });
+    },
+
     get(kind, name, namespace) {
       return find(kind, name, NAMESPACED.has(kind) ? (namespace ?? 'default') : undefined);
     },

@@ -27,6 +27,7 @@ export {
   MEMORY_AL2023_AMIS,
   type MemoryNodeClassResolverOptions,
   makeMemoryNodeClassResolver,
+  memoryAl2023Release,
 } from './nodeclass.ts';
 export { type MemoryTerminationQueue, makeMemoryTerminationQueue } from './termination-queue.ts';
 export { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';

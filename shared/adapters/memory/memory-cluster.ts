@@ -21,6 +21,16 @@ export interface MemoryCluster extends Cluster {
    * @throws ValidationError when the kind is not stored or the object already exists.
    */
   create(manifest: Manifest): Record<string, unknown>;
+  /**
+   * Replaces an object's spec as a user's `kubectl apply` does: status and the API server's
+   * bookkeeping are kept, and `generation` goes up for custom objects when the spec changed.
+   * @throws ClusterNotFoundError when there is no such object.
+   */
+  replaceSpec(
+    kind: MemoryKind,
+    name: string,
+    spec: Readonly<Record<string, unknown>>,
+  ): Record<string, unknown>;
   /** The stored object, or undefined. */
   get(kind: MemoryKind, name: string, namespace?: string): Record<string, unknown> | undefined;
   /** Every stored object of a kind (pods in every phase). */

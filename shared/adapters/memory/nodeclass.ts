@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Label } from '../../core/index.ts';
 import type { AmiStatus, EC2NodeClass, NodeClassResolution, NodeClassResolver } from '../../ports/cloud.ts';
 
@@ -8,6 +9,11 @@ export interface MemoryNodeClassResolverOptions {
   readonly zoneIds?: Readonly<Record<string, string>>;
   /** @default the three AL2023 images (amd64 standard, arm64 standard, amd64 nvidia) */
   readonly amis?: readonly AmiStatus[];
+  /**
+   * The images `al2023@latest` (and any term other than a versioned alias) resolves to at this
+   * moment, so that a new release changes what the next refresh resolves. @default `amis`
+   */
+  readonly latestAmis?: () => readonly AmiStatus[];
 }
 
 /** AL2023 as the alias resolves it: one image per architecture and variant, with its requirements. */
@@ -40,12 +46,34 @@ export const MEMORY_AL2023_AMIS: readonly AmiStatus[] = [
   },
 ];
 
+const VERSIONED_ALIAS = /^al2023@(v[0-9][0-9a-zA-Z.\-_]*)$/;
+
+/**
+ * The AL2023 images of one release (e.g. `v20260115`), as `al2023@<version>` resolves them: the
+ * three images of MEMORY_AL2023_AMIS with ids and names of their own, derived from the version.
+ */
+export function memoryAl2023Release(version: string): readonly AmiStatus[] {
+  const digest = createHash('sha256').update(version).digest('hex');
+  return MEMORY_AL2023_AMIS.map((ami, i) => ({
+    ...ami,
+    id: `ami-0${i + 1}${digest.slice(0, 15)}`,
+    name: `${ami.name}-${version}`,
+  }));
+}
+
 /**
  * Resolves every EC2NodeClass in a fixed network, for the simulator: one subnet per zone, one
  * security group, the configured AMIs, and the instance profile the class names (or one made for
- * its role). Selectors are not evaluated, so every part resolves.
+ * its role). Of the selectors only a versioned alias (`al2023@v20260115`) is evaluated, to that
+ * release's images; every other part resolves as configured.
  */
 export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOptions): NodeClassResolver {
+  const amisOf = (nodeClass: EC2NodeClass): readonly AmiStatus[] => {
+    const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
+    const version = alias === undefined ? undefined : VERSIONED_ALIAS.exec(alias)?.[1];
+    if (version !== undefined) return memoryAl2023Release(version);
+    return options.latestAmis?.() ?? options.amis ?? MEMORY_AL2023_AMIS;
+  };
   return {
     async resolve(nodeClass: EC2NodeClass): Promise<NodeClassResolution> {
       return {
@@ -61,7 +89,7 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
           }),
         },
         securityGroups: { kind: 'resolved', value: [{ id: 'sg-00000000000000001', name: 'nodes' }] },
-        amis: { kind: 'resolved', value: options.amis ?? MEMORY_AL2023_AMIS },
+        amis: { kind: 'resolved', value: amisOf(nodeClass) },
         instanceProfile: {
           kind: 'resolved',
           value: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
