@@ -549,9 +549,32 @@ class Pass {
     const input = this.input;
     if (input === undefined) return { nodeClaims: [], placements: [], unschedulable: [] };
     const leaving = new Set(candidates.map((c) => c.node.name));
+    // As Karpenter's SimulateScheduling: the pods of nodes already going (being deleted, or the
+    // candidates of a command in flight) need a place too, so that a second command does not plan
+    // on the room a first command's replacement was launched for.
+    const disrupting = new Set(
+      [...commandsInFlight(this.claims).commands.values()].flatMap((r) => r.candidates),
+    );
+    const nodesByName = new Map(this.state.nodes.map((n) => [n.name, n]));
+    const nodesByProvider = new Map(
+      this.state.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
+    );
+    const going = this.claims.flatMap((claim) => {
+      const node =
+        claim.deleting || disrupting.has(claim.name)
+          ? nodeOf(claim, nodesByName, nodesByProvider)
+          : undefined;
+      return node === undefined || leaving.has(node.name) ? [] : [node];
+    });
+    for (const node of going) leaving.add(node.name);
     return solve({
       ...input.solve,
-      pods: candidates.flatMap((c) => c.reschedulablePods),
+      pods: [
+        ...candidates.flatMap((c) => c.reschedulablePods),
+        ...going.flatMap((n) =>
+          n.pods.filter((p) => p.daemonSetName === undefined && p.disruption?.mirror !== true),
+        ),
+      ],
       nodes: (input.solve.nodes ?? []).filter((n) => !leaving.has(n.name)),
     });
   };
