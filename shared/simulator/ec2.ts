@@ -49,7 +49,7 @@ export function makeEc2Events(options: Ec2EventsOptions): Ec2Events {
   const pendingEvents = scenario.events
     .filter(
       (e): e is Extract<ScenarioEvent, { kind: 'SpotInterruption' | 'RebalanceRecommendation' }> =>
-        e.kind !== 'InsufficientCapacity',
+        e.kind === 'SpotInterruption' || e.kind === 'RebalanceRecommendation',
     )
     .map((e) => ({ ...e }))
     .sort((a, b) => a.atMs - b.atMs);

@@ -92,6 +92,28 @@ const insufficientCapacity = z.strictObject({
   capacityType: z.enum(['on-demand', 'spot', 'reserved']).optional(),
 });
 
+/** Fields of a spec, merged as `kubectl patch --type merge` does (RFC 7386). */
+const specPatch = z
+  .record(z.string(), z.unknown())
+  .refine((patch) => Object.keys(patch).length > 0, 'name at least one spec field to change');
+const updateNodePool = z.strictObject({
+  kind: z.literal('UpdateNodePool'),
+  at: duration,
+  name,
+  spec: specPatch,
+});
+const updateEC2NodeClass = z.strictObject({
+  kind: z.literal('UpdateEC2NodeClass'),
+  at: duration,
+  name,
+  spec: specPatch,
+});
+const amiRelease = z.strictObject({
+  kind: z.literal('AMIRelease'),
+  at: duration,
+  version: z.string().regex(/^v[0-9][0-9a-zA-Z.\-_]*$/, 'must be a release version such as v20260115'),
+});
+
 const manifest = (kind: string, apiVersion: string) =>
   z.looseObject({
     apiVersion: z.literal(apiVersion),
@@ -117,6 +139,15 @@ export const scenarioSchema = z.strictObject({
     .min(1, 'at least one EC2NodeClass'),
   workloads: z.array(z.discriminatedUnion('kind', [deployment, job])).default([]),
   events: z
-    .array(z.discriminatedUnion('kind', [spotInterruption, rebalanceRecommendation, insufficientCapacity]))
+    .array(
+      z.discriminatedUnion('kind', [
+        spotInterruption,
+        rebalanceRecommendation,
+        insufficientCapacity,
+        updateNodePool,
+        updateEC2NodeClass,
+        amiRelease,
+      ]),
+    )
     .default([]),
 });

@@ -9,8 +9,8 @@ import { scenarioSchema } from './scenario-schema.ts';
 export { parseDurationMs } from './scenario-schema.ts';
 
 // A simulation scenario: the cluster's NodePools and EC2NodeClasses as Karpenter v1 manifests,
-// workloads that change over time, and what the cloud does to them (spot interruptions, windows
-// of insufficient capacity, boot delay). Parsed from YAML once; every problem names the line,
+// workloads that change over time, edits to the NodePools and EC2NodeClasses, and what the cloud
+// does to them (spot interruptions, windows of insufficient capacity, AMI releases, boot delay). Parsed from YAML once; every problem names the line,
 // the column and the field.
 
 /** One problem in a scenario file. */
@@ -104,7 +104,37 @@ export type ScenarioEvent =
       readonly instanceType?: string;
       readonly zone?: string;
       readonly capacityType?: CapacityType;
+    }
+  | {
+      /**
+       * A user changes a NodePool's or EC2NodeClass's spec: `spec` is merged into it as
+       * `kubectl patch --type merge` does (objects merge, lists and values replace, null removes).
+       */
+      readonly kind: 'UpdateNodePool' | 'UpdateEC2NodeClass';
+      readonly atMs: number;
+      readonly name: string;
+      readonly spec: Readonly<Record<string, unknown>>;
+    }
+  | {
+      /** AWS publishes a new AL2023 release: `al2023@latest` resolves to its images from then on. */
+      readonly kind: 'AMIRelease';
+      readonly atMs: number;
+      readonly version: string;
     };
+
+/** `patch` merged into `target` as a JSON merge patch (RFC 7386), without changing either. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const merged: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = mergePatch(merged[key], value);
+  }
+  return merged;
+}
 
 export interface Scenario {
   readonly name: string;
@@ -244,6 +274,48 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
       });
     }
   });
+  // Edits apply in time order, each on the object as the earlier ones left it; the result must
+  // still be a valid manifest.
+  const current = new Map<string, Record<string, unknown>>([
+    ...s.nodePools.map((m): [string, Record<string, unknown>] => [`NodePool/${m.metadata.name}`, m]),
+    ...s.ec2NodeClasses.map((m): [string, Record<string, unknown>] => [`EC2NodeClass/${m.metadata.name}`, m]),
+  ]);
+  const edits = s.events.flatMap((e, i) =>
+    e.kind === 'UpdateNodePool' || e.kind === 'UpdateEC2NodeClass' ? [{ e, i }] : [],
+  );
+  edits.sort((a, b) => a.e.at - b.e.at || a.i - b.i);
+  for (const { e, i } of edits) {
+    const kind = e.kind === 'UpdateNodePool' ? 'NodePool' : 'EC2NodeClass';
+    const before = current.get(`${kind}/${e.name}`);
+    if (before === undefined) {
+      problems.push(
+        problemAt(
+          ['events', i, 'name'],
+          `no ${kind} named "${e.name}" in ${kind === 'NodePool' ? 'nodePools' : 'ec2NodeClasses'}`,
+        ),
+      );
+      continue;
+    }
+    const after = { ...before, spec: mergePatch(before['spec'], e.spec) };
+    try {
+      if (kind === 'EC2NodeClass') parseEC2NodeClass(after);
+      else {
+        const pool = toClusterNodePool({ ...after, metadata: { name: e.name, uid: `scenario-event-${i}` } });
+        if (!classNames.has(pool.nodeClassRef.name)) {
+          problems.push(
+            problemAt(
+              ['events', i, 'spec', 'template', 'spec', 'nodeClassRef', 'name'],
+              `no EC2NodeClass named "${pool.nodeClassRef.name}" in ec2NodeClasses`,
+            ),
+          );
+        }
+      }
+      current.set(`${kind}/${e.name}`, after);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      problems.push(problemAt(['events', i, ...fieldOf(error)], error.message));
+    }
+  }
   s.events.forEach((e, i) => {
     const at = e.kind === 'InsufficientCapacity' ? e.from : e.at;
     if (at > s.duration) {
@@ -315,6 +387,10 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
       };
     }),
     events: s.events.map((e): ScenarioEvent => {
+      if (e.kind === 'UpdateNodePool' || e.kind === 'UpdateEC2NodeClass') {
+        return { kind: e.kind, atMs: e.at, name: e.name, spec: e.spec };
+      }
+      if (e.kind === 'AMIRelease') return { kind: 'AMIRelease', atMs: e.at, version: e.version };
       if (e.kind !== 'InsufficientCapacity') {
         return {
           kind: e.kind,

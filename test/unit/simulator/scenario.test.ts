@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  mergePatch,
   parseDurationMs,
   parseScenario,
   ScenarioError,
@@ -284,5 +285,108 @@ describe('bad scenario files', () => {
     const problems = problemsOf('name: x\nduration: [10m\n');
     expect(problems[0]?.line).toBeGreaterThanOrEqual(2);
     expect(problems[0]?.field).toBe('');
+  });
+});
+
+describe('NodePool, EC2NodeClass and AMI changes', () => {
+  const EDITS = `events:
+  - kind: UpdateNodePool
+    at: 2m
+    name: default
+    spec:
+      disruption:
+        budgets:
+          - nodes: "0"
+            schedule: "0 9 * * *"
+            duration: 8h
+  - kind: UpdateEC2NodeClass
+    at: 5m
+    name: default
+    spec:
+      amiSelectorTerms:
+        - alias: al2023@v20260115
+  - kind: AMIRelease
+    at: 6m
+    version: v20260201
+`;
+
+  it('reads them with the spec fields as written', () => {
+    const s = parseScenario(scenario({ events: EDITS }));
+    expect(s.events).toEqual([
+      {
+        kind: 'UpdateNodePool',
+        atMs: 120_000,
+        name: 'default',
+        spec: { disruption: { budgets: [{ nodes: '0', schedule: '0 9 * * *', duration: '8h' }] } },
+      },
+      {
+        kind: 'UpdateEC2NodeClass',
+        atMs: 300_000,
+        name: 'default',
+        spec: { amiSelectorTerms: [{ alias: 'al2023@v20260115' }] },
+      },
+      { kind: 'AMIRelease', atMs: 360_000, version: 'v20260201' },
+    ]);
+  });
+
+  it('merges a change into the spec as kubectl patch --type merge does', () => {
+    expect(
+      mergePatch(
+        { template: { spec: { requirements: [1, 2], nodeClassRef: 'x' } }, limits: { cpu: '1' } },
+        { template: { spec: { requirements: [3] } }, limits: null },
+      ),
+    ).toEqual({ template: { spec: { requirements: [3], nodeClassRef: 'x' } } });
+  });
+
+  it('names the object a change refers to when there is none', () => {
+    const text = scenario({
+      events: EDITS.replace(
+        '    name: default\n    spec:\n      disruption',
+        '    name: other\n    spec:\n      disruption',
+      ),
+    });
+    expect(problemsOf(text)).toEqual([
+      expect.objectContaining({
+        line: lineOf(text, 'name: other'),
+        field: 'events[0].name',
+        message: 'no NodePool named "other" in nodePools',
+      }),
+    ]);
+  });
+
+  it('points into a change that leaves an invalid manifest', () => {
+    const text = scenario({
+      events: `${EDITS}  - kind: UpdateNodePool
+    at: 7m
+    name: default
+    spec:
+      template:
+        spec:
+          requirements:
+            - { key: karpenter.sh/capacity-type, operator: Within, values: [spot] }
+  - kind: UpdateEC2NodeClass
+    at: 7m
+    name: default
+    spec:
+      amiSelectorTerms: []
+`,
+    });
+    const problems = problemsOf(text);
+    expect(problems.map((p) => p.field)).toEqual([
+      'events[3].spec.template.spec.requirements[0].operator',
+      'events[4].spec.amiSelectorTerms',
+    ]);
+    expect(problems[0]?.line).toBe(lineOf(text, 'operator: Within'));
+  });
+
+  it('wants a release version such as v20260115', () => {
+    const text = scenario({ events: EDITS.replace('version: v20260201', 'version: latest') });
+    expect(problemsOf(text)).toEqual([
+      expect.objectContaining({
+        line: lineOf(text, 'version: latest'),
+        field: 'events[2].version',
+        message: expect.stringMatching(/v20260115/),
+      }),
+    ]);
   });
 });
