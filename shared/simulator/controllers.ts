@@ -7,6 +7,7 @@ import type { NodeClassResolver } from '../ports/cloud.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { BatchItem } from '../usecases/batch.ts';
+import { disrupt } from '../usecases/disruption/controller.ts';
 import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
 import { handleInterruptionBatch } from '../usecases/interruption-driver.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../usecases/lifecycle.ts';
@@ -16,13 +17,16 @@ import { sweepTerminations, terminateNodeClaim } from '../usecases/termination.t
 import { driveTermination, type TerminationDriverDeps } from '../usecases/termination-driver.ts';
 import type { QueuedEvent } from './ec2.ts';
 import { makeVirtualInvocations } from './invocations.ts';
+import type { SimDisruption } from './record.ts';
 
 // Flotilla's controllers in the simulator: the Lambdas' use cases and drivers on the in-memory
 // cluster, cloud and queues, each run on every virtual tick after the world has moved. The
 // interruption controller hands the queue's batch to the interruption Lambda's batch driver; the
 // termination controller runs the termination Lambda's drive loop, one invocation per NodeClaim,
-// on virtual time; the provisioner runs when pods wait, and the controllers pass (the provisioner
-// Lambda's lifecycle pass) after any change.
+// on virtual time; the provisioner runs when pods wait or a launch was requested, and the
+// controllers pass (the provisioner Lambda's lifecycle pass) after any change. The disruption
+// controller runs on its schedule; its commands ask the provisioner to launch their replacements
+// as the Lambda's message on the pod-event queue does.
 
 /** The provisioner's schedule: pending pods are looked at again this often even without news. */
 const PROVISION_SCHEDULE_MS = 60_000;
@@ -32,6 +36,8 @@ const LIFECYCLE_INTERVAL_MS = 10_000;
 const TERMINATION_SWEEP_MS = 120_000;
 /** How long one termination invocation keeps passing over a NodeClaim before handing it on. */
 const TERMINATION_BUDGET_MS = 60_000;
+/** The disruption Lambda's EventBridge schedule. */
+export const DISRUPTION_SCHEDULE_MS = 60_000;
 
 /** A controller that runs on every virtual tick, after the world has moved. */
 export interface Controller {
@@ -64,6 +70,8 @@ export interface Controllers {
   readonly lastReasons: ReadonlyMap<string, readonly string[]>;
   /** Per NodeClaim, why the lifecycle deleted it. */
   readonly claimDeleteReasons: ReadonlyMap<string, string>;
+  /** Each NodeClaim a disruption pass deleted, in order, with its reason and virtual time. */
+  readonly disrupted: readonly SimDisruption[];
 }
 
 export function makeControllers(options: ControllersOptions): Controllers {
@@ -78,6 +86,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
   let lastLifecycleRevision = -1;
   let lastLifecycleMs = Number.NEGATIVE_INFINITY;
   let lastSweepMs = startMs;
+  let nextDisruptionMs = startMs + DISRUPTION_SCHEDULE_MS;
+  let disruptionPasses = 0;
+  /** A launch request sent to the provisioner's queue and not yet handled. */
+  let launchRequested = false;
+  const disrupted: SimDisruption[] = [];
 
   const controllersPass = (now: Date) =>
     reconcileLifecycle(
@@ -103,9 +116,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
     name: 'provisioner',
     async run(now) {
       const provisionable = (await cluster.provisionablePods()).items;
-      if (provisionable.length === 0) return;
+      const requested = launchRequested;
+      if (provisionable.length === 0 && !requested) return;
       const news = provisionable.some((p) => !provisionSeen.has(p.uid));
-      if (!news && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
+      if (!news && !requested && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
+      launchRequested = false;
       provisionRuns += 1;
       lastProvisionMs = now.getTime();
       // The provisioner Lambda's invocation: provisioning, then the controllers pass. Follow-ups
@@ -190,6 +205,41 @@ export function makeControllers(options: ControllersOptions): Controllers {
     },
   };
 
+  /**
+   * The disruption Lambda on its schedule: one pass per minute of virtual time. Its validation
+   * wait sleeps on virtual time as the provisioner's batching does; a launch request is the
+   * message the Lambda sends the provisioner's queue, which runs the provisioner on the next tick.
+   */
+  const disruption: Controller = {
+    name: 'disruption',
+    async run(now) {
+      if (now.getTime() < nextDisruptionMs) return;
+      while (nextDisruptionMs <= now.getTime()) nextDisruptionMs += DISRUPTION_SCHEDULE_MS;
+      disruptionPasses += 1;
+      const result = await disrupt(
+        {
+          cluster,
+          cloud,
+          leases,
+          clock,
+          sleep: options.sleep,
+          logger,
+          terminationQueue,
+          requestLaunch: async () => {
+            launchRequested = true;
+          },
+        },
+        { holder: `simulator-disruption-${disruptionPasses}` },
+      );
+      for (const d of result.decisions) {
+        if (d.outcome !== 'deleted') continue;
+        for (const c of d.candidates) {
+          disrupted.push({ atMs: clock.now().getTime(), nodeClaim: c.nodeClaim, reason: d.reason });
+        }
+      }
+    },
+  };
+
   // The termination Lambda's invocations, each driving one NodeClaim and sleeping on virtual time.
   const invocations = makeVirtualInvocations(() => clock.now().getTime());
   const termination = terminationController();
@@ -250,10 +300,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
   }
 
   return {
-    all: [interruption, termination, provisioner, lifecycle],
+    all: [interruption, termination, disruption, provisioner, lifecycle],
     controllersPass,
     wakeTimes() {
-      const due = [...invocations.wakeTimes()];
+      const due = [...invocations.wakeTimes(), nextDisruptionMs];
+      if (launchRequested) due.push(clock.now().getTime() + 1);
       const queued = terminationQueue.nextVisibleAt();
       if (queued !== undefined) due.push(queued.getTime());
       const terminating = (
@@ -268,5 +319,6 @@ export function makeControllers(options: ControllersOptions): Controllers {
     },
     lastReasons,
     claimDeleteReasons,
+    disrupted,
   };
 }

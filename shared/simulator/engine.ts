@@ -16,15 +16,17 @@ import { makeKube } from './kube.ts';
 import type { SimulationRecord } from './record.ts';
 import { makeSampler, type SimulationProgress } from './sampler.ts';
 import type { Scenario } from './scenario.ts';
+import { makeSpecChanges } from './spec-changes.ts';
 import { isActive, makeWorkloads, rawPods } from './workloads.ts';
 
 // The simulator: Flotilla's controllers (controllers.ts: the Lambdas' use cases and drivers —
-// interruption handling, node termination, provisioner, NodeClaim lifecycle) run against the
-// in-memory cluster, cloud and queues on a virtual clock, while the simulated world plays
-// everything around them that a real cluster has: workload controllers (workloads.ts), kubelets
-// and kube-scheduler (kube.ts), and EC2 warning of spot interruptions and taking the instances
-// back two minutes later (ec2.ts). The sampler (sampler.ts) observes what the report shows. This
-// file assembles them and runs the clock. Deterministic: same scenario, same record.
+// interruption handling, node termination, provisioner, NodeClaim lifecycle, disruption) run
+// against the in-memory cluster, cloud and queues on a virtual clock, while the simulated world
+// plays everything around them that a real cluster has: workload controllers (workloads.ts),
+// kubelets and kube-scheduler (kube.ts), EC2 warning of spot interruptions and taking the
+// instances back two minutes later (ec2.ts), and users and AWS changing NodePools, EC2NodeClasses
+// and AMIs (spec-changes.ts). The sampler (sampler.ts) observes what the report shows. This file
+// assembles them and runs the clock. Deterministic: same scenario, same record.
 
 /** Virtual time between two steps of the world. */
 const TICK_MS = 1000;
@@ -98,18 +100,24 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     inbox,
     workloads,
   });
+  const changes = makeSpecChanges({ scenario, clock, cluster, logger: recorder.world });
   const controllers = makeControllers({
     clock,
     cluster,
     cloud,
     logger,
     leases: makeMemoryLeaseStore(),
-    resolver: makeMemoryNodeClassResolver({ zones: scenario.zones }),
+    resolver: makeMemoryNodeClassResolver({ zones: scenario.zones, latestAmis: changes.latestAmis }),
     terminationQueue,
     inbox,
     sleep,
   });
   await controllers.controllersPass(clock.now());
+  /** Why the disruption controller deleted a NodeClaim, as a termination reason. */
+  const disruptionReasons = {
+    get: (nodeClaim: string) =>
+      controllers.disrupted.find((d) => d.nodeClaim === nodeClaim)?.reason.toLowerCase(),
+  };
   const sampler = await makeSampler({
     scenario,
     cluster,
@@ -117,6 +125,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     nowMs,
     terminationReason: (instance) =>
       ec2.reasonOf(instance.instanceId) ??
+      disruptionReasons.get(instance.nodeClaimName ?? '') ??
       controllers.claimDeleteReasons.get(instance.nodeClaimName ?? '') ??
       'terminated',
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
@@ -124,6 +133,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
 
   /** One step of everything that is not Flotilla: EC2, workloads, kubelets, kube-scheduler. */
   async function stepWorld(): Promise<void> {
+    changes.step();
     await ec2.step();
     await workloads.step();
     await kube.kubelets();
@@ -156,6 +166,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       sampler.nextSampleMs(),
       endMs,
       ...ec2.wakeTimes(),
+      ...changes.wakeTimes(),
       ...controllers.wakeTimes(),
       ...workloads.wakeTimes(),
     ];
@@ -185,6 +196,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       launches: [...sampler.launches],
       terminations: [...sampler.terminations],
       interruptions: [...workloads.interruptions((instanceId) => sampler.live.has(instanceId))],
+      disruptions: controllers.disrupted.map((d) => ({ ...d })),
       podWaitsMs: [...workloads.podWaitsMs],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,

@@ -6,8 +6,11 @@ export { escapeHtml, niceStep, timeStep } from './html-chart.ts';
 import {
   CAPACITY_TYPES,
   computeReportStats,
+  type DisruptionRowReason,
+  disruptionSeries,
   formatDuration,
   formatInstant,
+  formatOffset,
   formatUsd,
   type ReportStats,
 } from './stats.ts';
@@ -22,7 +25,10 @@ import {
  * - `chart-nodes`: stacked areas of running nodes, on-demand (blue) under spot (amber) under
  *   reserved (violet);
  * - `chart-cost`: the $/hour line (red) over a light red area;
- * - `chart-pods`: pending pods (magenta) and running pods (green) as lines.
+ * - `chart-pods`: pending pods (magenta) and running pods (green) as lines;
+ * - `chart-disruptions` (only when nodes were disrupted): nodes disrupted so far, one line per
+ *   reason: Empty (cyan), Drifted (orange), Expired (lime), Underutilized (brown), Interrupted
+ *   (rose).
  */
 export const CHART_COLOURS = {
   nodesOnDemand: '#1d4ed8',
@@ -32,10 +38,28 @@ export const CHART_COLOURS = {
   costArea: '#fecaca',
   podsPending: '#c026d3',
   podsRunning: '#059669',
+  disruptedEmpty: '#0891b2',
+  disruptedDrifted: '#ea580c',
+  disruptedExpired: '#65a30d',
+  disruptedUnderutilized: '#92400e',
+  disruptedInterrupted: '#be123c',
 } as const;
 
+const DISRUPTION_COLOURS: Readonly<Record<DisruptionRowReason, string>> = {
+  Empty: CHART_COLOURS.disruptedEmpty,
+  Drifted: CHART_COLOURS.disruptedDrifted,
+  Expired: CHART_COLOURS.disruptedExpired,
+  Underutilized: CHART_COLOURS.disruptedUnderutilized,
+  Interrupted: CHART_COLOURS.disruptedInterrupted,
+};
+
 /** Element ids of the charts. */
-export const CHART_IDS = { nodes: 'chart-nodes', cost: 'chart-cost', pods: 'chart-pods' } as const;
+export const CHART_IDS = {
+  nodes: 'chart-nodes',
+  cost: 'chart-cost',
+  pods: 'chart-pods',
+  disruptions: 'chart-disruptions',
+} as const;
 
 /** The decision log's file name, next to the report (see writeReports). */
 export const DECISION_LOG_FILE = 'decisions.jsonl';
@@ -59,8 +83,10 @@ export function renderHtmlReport(record: SimulationRecord): string {
     nodesChart(record),
     costChart(record),
     podsChart(record),
+    disruptionsChart(record, stats),
     launchesTable(stats),
     interruptionsTable(stats),
+    disruptionsTable(record, stats),
     terminationsTable(stats),
     unschedulableTable(stats),
     decisionLog(record),
@@ -108,6 +134,7 @@ function headline(stats: ReportStats): string {
         : `${formatDuration(stats.waits.p50Ms)} / ${formatDuration(stats.waits.p95Ms)}`,
     ],
     ['interruptions (handled)', `${stats.interruptionCount} (${stats.interruptionsHandled})`],
+    ['nodes disrupted', String(stats.disruptionCount)],
     ['pods left unschedulable', String(stats.unschedulableCount)],
   ];
   return `<div class="headline">${items.map(([label, value]) => `<div><b>${escapeHtml(value)}</b>${escapeHtml(label)}</div>`).join('')}</div>`;
@@ -178,6 +205,23 @@ function podsChart(record: SimulationRecord): string {
   });
 }
 
+function disruptionsChart(record: SimulationRecord, stats: ReportStats): string {
+  if (stats.disruptionCount === 0) return '';
+  return chart({
+    id: CHART_IDS.disruptions,
+    title: 'Nodes disrupted over time, by reason',
+    yLabel: 'nodes disrupted so far',
+    record,
+    lines: disruptionSeries(record).map((s) => ({
+      name: s.reason,
+      colour: DISRUPTION_COLOURS[s.reason],
+      values: s.values,
+    })),
+    formatY: String,
+    integer: true,
+  });
+}
+
 // ---- tables ----
 
 function htmlTable(
@@ -216,6 +260,20 @@ function interruptionsTable(stats: ReportStats): string {
   return `<h2>Interruptions: ${stats.interruptionCount} (${stats.interruptionsHandled} handled)</h2>\n${htmlTable(
     ['kind', 'count', 'handled', 'not handled'],
     stats.interruptions.map((r) => [r.kind, String(r.count), String(r.handled), String(r.count - r.handled)]),
+  )}`;
+}
+
+function disruptionsTable(record: SimulationRecord, stats: ReportStats): string {
+  if (stats.disruptionCount === 0) return '<h2>Disruptions</h2>\n<p>None.</p>';
+  const startMs = record.scenario.startMs;
+  return `<h2>Disruptions: ${stats.disruptionCount}</h2>\n${htmlTable(
+    ['reason', 'nodes', 'first', 'last'],
+    stats.disruptions.map((d) => [
+      d.reason,
+      String(d.count),
+      formatOffset(d.firstAtMs - startMs),
+      formatOffset(d.lastAtMs - startMs),
+    ]),
   )}`;
 }
 

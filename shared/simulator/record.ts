@@ -27,6 +27,8 @@ export interface SimLaunch {
   readonly capacityType: CapacityType;
   readonly zone: string;
   readonly pricePerHour: number;
+  /** The AMI the instance booted. */
+  readonly imageId?: string;
 }
 
 /** One instance terminated, and why (`interruption`, `consolidation`, `unregistered`, `empty`, …). */
@@ -47,6 +49,16 @@ export interface SimInterruption {
   readonly nodeClaim?: string;
   /** The instance was terminated and its pods ran again elsewhere before the run ended. */
   readonly handled: boolean;
+}
+
+/** Why the disruption controller took a node, as Karpenter names it. */
+export type SimDisruptionReason = 'Empty' | 'Drifted' | 'Expired' | 'Underutilized';
+
+/** One NodeClaim the disruption controller deleted (its drain starts then). */
+export interface SimDisruption {
+  readonly atMs: number;
+  readonly nodeClaim: string;
+  readonly reason: SimDisruptionReason;
 }
 
 /** A pod still pending when the run ended. */
@@ -70,6 +82,8 @@ export interface SimulationRecord {
   readonly launches: readonly SimLaunch[];
   readonly terminations: readonly SimTermination[];
   readonly interruptions: readonly SimInterruption[];
+  /** Ordered by `atMs`. Interrupted nodes are in `interruptions`. */
+  readonly disruptions: readonly SimDisruption[];
   /** For each pod that got a node: milliseconds from its creation to being bound. */
   readonly podWaitsMs: readonly number[];
   readonly unschedulable: readonly SimUnschedulablePod[];

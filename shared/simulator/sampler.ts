@@ -95,6 +95,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
           capacityType: instance.capacityType,
           zone: instance.zone,
           pricePerHour: priceOf(instance),
+          ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
         });
       }
       historyLength = history.length;

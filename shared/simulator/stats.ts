@@ -1,5 +1,5 @@
 import type { CapacityType } from '../core/index.ts';
-import type { SimUnschedulablePod, SimulationRecord } from './record.ts';
+import type { SimDisruptionReason, SimUnschedulablePod, SimulationRecord } from './record.ts';
 
 // The numbers both reports (text summary, HTML) show, computed once from a SimulationRecord. Pure
 // and deterministic: ties are broken by name so equal records give equal reports.
@@ -50,6 +50,26 @@ export interface UnschedulableGroup {
   readonly pods: readonly string[];
 }
 
+/** Why a node was disrupted: the disruption controller's reasons, and interruptions. */
+export type DisruptionRowReason = SimDisruptionReason | 'Interrupted';
+
+/** The order reports list disruption reasons in. */
+export const DISRUPTION_REASONS: readonly DisruptionRowReason[] = [
+  'Empty',
+  'Drifted',
+  'Expired',
+  'Underutilized',
+  'Interrupted',
+];
+
+/** Nodes disrupted for one reason, and when the first and the last went. */
+export interface DisruptionRow {
+  readonly reason: DisruptionRowReason;
+  readonly count: number;
+  readonly firstAtMs: number;
+  readonly lastAtMs: number;
+}
+
 export interface TerminationRow {
   readonly reason: string;
   readonly count: number;
@@ -69,6 +89,9 @@ export interface ReportStats {
   readonly interruptionCount: number;
   readonly interruptionsHandled: number;
   readonly terminations: readonly TerminationRow[];
+  /** Reasons that occurred, in DISRUPTION_REASONS order. */
+  readonly disruptions: readonly DisruptionRow[];
+  readonly disruptionCount: number;
   /** Largest group first. */
   readonly unschedulable: readonly UnschedulableGroup[];
   readonly unschedulableCount: number;
@@ -179,6 +202,57 @@ function terminationRows(record: SimulationRecord): TerminationRow[] {
     .sort((a, b) => b.count - a.count || byName(a.reason, b.reason));
 }
 
+/** Each disruption with its reason: the disruption controller's, then interruptions (not rebalances). */
+function disruptionEvents(record: SimulationRecord): { atMs: number; reason: DisruptionRowReason }[] {
+  return [
+    ...record.disruptions.map((d) => ({ atMs: d.atMs, reason: d.reason as DisruptionRowReason })),
+    ...record.interruptions
+      .filter((i) => i.kind !== 'rebalance')
+      .map((i) => ({ atMs: i.atMs, reason: 'Interrupted' as const })),
+  ];
+}
+
+function disruptionRows(record: SimulationRecord): DisruptionRow[] {
+  const rows = new Map<DisruptionRowReason, { count: number; firstAtMs: number; lastAtMs: number }>();
+  for (const { atMs, reason } of disruptionEvents(record)) {
+    const row = rows.get(reason);
+    if (row === undefined) rows.set(reason, { count: 1, firstAtMs: atMs, lastAtMs: atMs });
+    else {
+      row.count += 1;
+      row.firstAtMs = Math.min(row.firstAtMs, atMs);
+      row.lastAtMs = Math.max(row.lastAtMs, atMs);
+    }
+  }
+  return DISRUPTION_REASONS.flatMap((reason) => {
+    const row = rows.get(reason);
+    return row === undefined ? [] : [{ reason, ...row }];
+  });
+}
+
+/**
+ * For each reason that occurred (DISRUPTION_REASONS order), the nodes disrupted for it up to each
+ * sample's time: one value per sample, rising over the run.
+ */
+export function disruptionSeries(
+  record: SimulationRecord,
+): { readonly reason: DisruptionRowReason; readonly values: readonly number[] }[] {
+  const events = disruptionEvents(record);
+  return disruptionRows(record).map(({ reason }) => {
+    const times = events
+      .filter((e) => e.reason === reason)
+      .map((e) => e.atMs)
+      .sort((a, b) => a - b);
+    let seen = 0;
+    return {
+      reason,
+      values: record.samples.map((s) => {
+        while (seen < times.length && (times[seen] ?? 0) <= s.atMs) seen += 1;
+        return seen;
+      }),
+    };
+  });
+}
+
 /** Groups pods by their (sorted) reasons; the largest group first, then by the reasons' text. */
 export function groupUnschedulable(pods: readonly SimUnschedulablePod[]): UnschedulableGroup[] {
   const groups = new Map<string, { reasons: string[]; pods: string[] }>();
@@ -198,6 +272,7 @@ export function groupUnschedulable(pods: readonly SimUnschedulablePod[]): Unsche
 export function computeReportStats(record: SimulationRecord): ReportStats {
   const { rows, totals } = launchRows(record);
   const interruptions = interruptionRows(record);
+  const disruptions = disruptionRows(record);
   return {
     launches: rows,
     launchTotals: totals,
@@ -210,6 +285,8 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     interruptionCount: record.interruptions.length,
     interruptionsHandled: record.interruptions.filter((i) => i.handled).length,
     terminations: terminationRows(record),
+    disruptions,
+    disruptionCount: disruptions.reduce((sum, d) => sum + d.count, 0),
     unschedulable: groupUnschedulable(record.unschedulable),
     unschedulableCount: record.unschedulable.length,
   };

@@ -25,8 +25,8 @@ const BARS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const;
 
 /**
  * The run as plain text: scenario and span, launches by instance type and capacity type, $/hour
- * over time, total cost, pod wait percentiles, interruptions, terminations and the pods left
- * unschedulable with their reasons.
+ * over time, total cost, pod wait percentiles, interruptions, disruptions by reason, terminations
+ * and the pods left unschedulable with their reasons.
  */
 export function renderSummary(record: SimulationRecord): string {
   const stats = computeReportStats(record);
@@ -36,6 +36,7 @@ export function renderSummary(record: SimulationRecord): string {
     cost(record, stats),
     waits(stats),
     interruptions(stats),
+    disruptions(record, stats),
     terminations(stats),
     unschedulable(stats),
   ];
@@ -168,6 +169,23 @@ function interruptions(stats: ReportStats): string[] {
         String(r.count),
         String(r.handled),
         String(r.count - r.handled),
+      ]),
+    ]),
+  ];
+}
+
+function disruptions(record: SimulationRecord, stats: ReportStats): string[] {
+  if (stats.disruptionCount === 0) return ['Disruptions: none'];
+  const startMs = record.scenario.startMs;
+  return [
+    `Disruptions: ${stats.disruptionCount} (${stats.disruptions.map((d) => `${d.reason} ${d.count}`).join(', ')})`,
+    ...table([
+      ['reason', 'nodes', 'first', 'last'],
+      ...stats.disruptions.map((d) => [
+        d.reason,
+        String(d.count),
+        formatOffset(d.firstAtMs - startMs),
+        formatOffset(d.lastAtMs - startMs),
       ]),
     ]),
   ];

@@ -11,8 +11,9 @@ import {
   renderHtmlReport,
   timeStep,
 } from '../../../shared/simulator/html-report.ts';
+import { disruptionSeries } from '../../../shared/simulator/stats.ts';
 import { renderSummary } from '../../../shared/simulator/summary.ts';
-import { dayRecord, emptyRecord, START_MS, unschedulablePod } from './records.ts';
+import { dayRecord, disruptedRecord, emptyRecord, START_MS, unschedulablePod } from './records.ts';
 
 /** The `<svg id="…">…</svg>` element of one chart. */
 function svg(html: string, id: string): string {
@@ -113,9 +114,37 @@ describe('renderHtmlReport', () => {
     expect(escapeHtml(`a<b>&"c'`)).toBe('a&lt;b&gt;&amp;&quot;c&#39;');
   });
 
+  it('draws the nodes disrupted so far, one line per reason that occurred', () => {
+    const record = disruptedRecord();
+    expect(disruptionSeries(record)).toEqual([
+      { reason: 'Empty', values: [0, 0, 1] },
+      { reason: 'Drifted', values: [0, 1, 2] },
+      { reason: 'Interrupted', values: [0, 0, 1] },
+    ]);
+    const out = renderHtmlReport(record);
+    const chart = svg(out, CHART_IDS.disruptions);
+    expect(chart).toContain('<title>Nodes disrupted over time, by reason</title>');
+    for (const colour of [
+      CHART_COLOURS.disruptedEmpty,
+      CHART_COLOURS.disruptedDrifted,
+      CHART_COLOURS.disruptedInterrupted,
+    ]) {
+      expect(chart).toContain(`stroke="${colour}"`);
+    }
+    expect(chart).not.toContain(CHART_COLOURS.disruptedExpired);
+    for (const name of ['>Empty<', '>Drifted<', '>Interrupted<']) expect(chart).toContain(name);
+    expect(out).toContain('<b>4</b>nodes disrupted');
+    expect(out).toContain('<h2>Disruptions: 4</h2>');
+  });
+
   it('renders a run without samples with empty charts', () => {
     const out = renderHtmlReport(emptyRecord());
-    for (const id of Object.values(CHART_IDS)) expect(svg(out, id)).toContain('>no samples<');
+    for (const id of [CHART_IDS.nodes, CHART_IDS.cost, CHART_IDS.pods]) {
+      expect(svg(out, id)).toContain('>no samples<');
+    }
+    // No disruptions, no chart of them.
+    expect(out).not.toContain(CHART_IDS.disruptions);
+    expect(out).toContain('<h2>Disruptions</h2>\n<p>None.</p>');
     expect(out).toContain('<b>no pods</b>pod wait p50 / p95');
   });
 });

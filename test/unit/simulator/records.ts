@@ -1,5 +1,6 @@
 import type { CapacityType } from '../../../shared/core/index.ts';
 import type {
+  SimDisruption,
   SimInterruption,
   SimLaunch,
   SimSample,
@@ -60,6 +61,7 @@ export function dayRecord(options: DayOptions = {}): SimulationRecord {
   const launches: SimLaunch[] = [];
   const terminations: SimTermination[] = [];
   const interruptions: SimInterruption[] = [];
+  const disruptions: SimDisruption[] = [];
   const podWaitsMs: number[] = [];
   const decisions: Record<string, unknown>[] = [];
   const live: LiveNode[] = [];
@@ -101,6 +103,13 @@ export function dayRecord(options: DayOptions = {}): SimulationRecord {
   };
   const terminate = (atMs: number, node: LiveNode, reason: string) => {
     live.splice(live.indexOf(node), 1);
+    if (reason !== 'interruption') {
+      disruptions.push({
+        atMs,
+        nodeClaim: node.launch.nodeClaim,
+        reason: reason === 'empty' ? 'Empty' : 'Underutilized',
+      });
+    }
     terminations.push({
       atMs,
       nodeClaim: node.launch.nodeClaim,
@@ -190,6 +199,7 @@ export function dayRecord(options: DayOptions = {}): SimulationRecord {
     launches,
     terminations,
     interruptions,
+    disruptions,
     podWaitsMs,
     unschedulable: options.unschedulable ?? [
       unschedulablePod('batch', 'huge-0', ['nodePool default: no instance type has 512 cpu']),
@@ -211,6 +221,34 @@ export function unschedulablePod(
   return { namespace, name, reasons };
 }
 
+/**
+ * Three samples 20 minutes apart, and nodes disrupted between them: one drifted before the second,
+ * one more drifted and one empty before the third, and an interruption and a rebalance at the end.
+ */
+export function disruptedRecord(): SimulationRecord {
+  const sampleAt = (i: number) => START_MS + i * 20 * MINUTE;
+  return {
+    ...emptyRecord(),
+    samples: [0, 1, 2].map((i) => ({
+      atMs: sampleAt(i),
+      nodes: 3,
+      nodesByCapacityType: { 'on-demand': 3 },
+      costPerHour: 0.3,
+      pendingPods: 0,
+      runningPods: 6,
+    })),
+    disruptions: [
+      { atMs: sampleAt(0) + 5 * MINUTE, nodeClaim: 'default-1', reason: 'Drifted' },
+      { atMs: sampleAt(1) + 5 * MINUTE, nodeClaim: 'default-2', reason: 'Drifted' },
+      { atMs: sampleAt(1) + 10 * MINUTE, nodeClaim: 'default-3', reason: 'Empty' },
+    ],
+    interruptions: [
+      { atMs: sampleAt(2), kind: 'spot-interruption', instanceId: 'i-1', nodeClaim: 'spot-1', handled: true },
+      { atMs: sampleAt(2), kind: 'rebalance', instanceId: 'i-2', handled: false },
+    ],
+  };
+}
+
 /** A record with nothing in it but the scenario: no samples, launches, pods or decisions. */
 export function emptyRecord(): SimulationRecord {
   return {
@@ -219,6 +257,7 @@ export function emptyRecord(): SimulationRecord {
     launches: [],
     terminations: [],
     interruptions: [],
+    disruptions: [],
     podWaitsMs: [],
     unschedulable: [],
     decisions: [],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { computeCost, formatDuration, nearestRank } from '../../../shared/simulator/stats.ts';
 import { renderSummary, sparkline } from '../../../shared/simulator/summary.ts';
-import { dayRecord, emptyRecord, START_MS, unschedulablePod } from './records.ts';
+import { dayRecord, disruptedRecord, emptyRecord, START_MS, unschedulablePod } from './records.ts';
 
 const lines = (text: string) => text.split('\n');
 const HOUR = 3_600_000;
@@ -163,6 +163,19 @@ describe('renderSummary', () => {
     expect(out).toContain('  … and 3 more reasons (3 pods)');
   });
 
+  it('counts the nodes disrupted by reason, with the first and the last, interruptions included', () => {
+    const text = renderSummary(disruptedRecord());
+    expect(text).toContain(
+      [
+        'Disruptions: 4 (Empty 1, Drifted 2, Interrupted 1)',
+        '  reason       nodes  first   last',
+        '  Empty            1  +0:30  +0:30',
+        '  Drifted          2  +0:05  +0:25',
+        '  Interrupted      1  +0:40  +0:40',
+      ].join('\n'),
+    );
+  });
+
   it('is the same text for the same record', () => {
     expect(renderSummary(dayRecord())).toBe(text);
   });
@@ -179,6 +192,8 @@ describe('renderSummary', () => {
       'Pod wait: no pods got a node',
       '',
       'Interruptions: none',
+      '',
+      'Disruptions: none',
       '',
       'Nodes terminated: none',
       '',
