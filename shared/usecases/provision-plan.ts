@@ -8,6 +8,7 @@ import {
   type NodeClaimPlan,
   type NodeSelectorRequirement,
 } from '../core/index.ts';
+import { nodeClassFamily } from '../ports/ami-family.ts';
 import type { CloudInstance, EC2NodeClass, LaunchRequest } from '../ports/cloud.ts';
 import type { ClusterNodePool, MetadataPatch, NewNodeClaim, NodeClaimStatusPatch } from '../ports/cluster.ts';
 
@@ -87,7 +88,8 @@ export const NODECLASS_HASH_VERSION_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass
 export const NODECLASS_HASH_VERSION = 'flotilla-v1';
 
 /**
- * The hash of what an EC2NodeClass puts on an instance directly: AMI family, user data, tags,
+ * The hash of what an EC2NodeClass puts on an instance directly: AMI family (as resolved, so an
+ * alias and the same `amiFamily` hash alike), user data, tags,
  * kubelet settings, block devices, metadata options, public IP, monitoring, role and instance
  * profile. Selector terms are left out, as in Karpenter: what they select drifts through the
  * resolved status instead (AMI, subnet and security-group drift). A decimal string.
@@ -95,7 +97,7 @@ export const NODECLASS_HASH_VERSION = 'flotilla-v1';
 export function nodeClassHash(nodeClass: EC2NodeClass): string {
   const spec = nodeClass.spec;
   const canonical = canonicalJson({
-    amiFamily: spec.amiFamily ?? null,
+    amiFamily: nodeClassFamily(spec) ?? null,
     userData: spec.userData ?? null,
     tags: spec.tags ?? {},
     kubelet: spec.kubelet ?? null,

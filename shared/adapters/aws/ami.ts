@@ -1,8 +1,11 @@
 import { DescribeImagesCommand, type EC2Client, type Filter, type Image } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { Label } from '../../core/index.ts';
+import { ALIAS_PATTERN, aliasFamily, nodeClassFamily } from '../../ports/ami-family.ts';
 import type { AmiFamily, AmiSelectorTerm, AmiStatus, NodeSelectorRequirement } from '../../ports/cloud.ts';
 import { awsErrorCode, isNotFound, toCloudApiError } from './errors.ts';
+
+export { aliasFamily, nodeClassFamily };
 
 /** Why an AMI selection failed, in words for the EC2NodeClass condition. */
 export class AmiSelectionProblem {
@@ -33,38 +36,6 @@ const GPU_COUNT = Label.instanceGpuCount;
 const ACCELERATOR_COUNT = Label.instanceAcceleratorCount;
 
 type Variant = 'standard' | 'nvidia' | 'neuron';
-
-const ALIAS_PATTERN = /^([a-z0-9]+)@(latest|v[0-9][0-9a-zA-Z.\-_]*)$/;
-
-/** The AMI family an alias names (`al2023@latest` → AL2023), or undefined. */
-export function aliasFamily(alias: string): AmiFamily | undefined {
-  const family = ALIAS_PATTERN.exec(alias)?.[1];
-  switch (family) {
-    case 'al2023':
-      return 'AL2023';
-    case 'bottlerocket':
-      return 'Bottlerocket';
-    case 'al2':
-      return 'AL2';
-    case 'windows2019':
-      return 'Windows2019';
-    case 'windows2022':
-      return 'Windows2022';
-    case 'windows2025':
-      return 'Windows2025';
-    default:
-      return undefined;
-  }
-}
-
-/** The AMI family of a NodeClass: its alias's family, else `spec.amiFamily`. */
-export function nodeClassFamily(spec: {
-  readonly amiSelectorTerms: readonly AmiSelectorTerm[];
-  readonly amiFamily?: AmiFamily;
-}): AmiFamily | undefined {
-  const alias = spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
-  return (alias === undefined ? undefined : aliasFamily(alias)) ?? spec.amiFamily;
-}
 
 /** SSM parameters an alias resolves through, with the variant each one serves (Karpenter's paths). */
 export function aliasParameters(
