@@ -35,7 +35,8 @@ export interface DisruptDecision {
   readonly kind: 'disrupt';
   readonly reason: DisruptionReason | 'Expired';
   readonly method: 'emptiness' | 'drift' | 'expiration';
-  readonly decision: 'delete' | 'replace';
+  /** Karpenter's decision word: delete the candidates, or replace them. */
+  readonly action: 'delete' | 'replace';
   readonly outcome: DisruptionOutcome;
   readonly commandId: string;
   readonly candidates: readonly DisruptedNode[];
@@ -53,7 +54,8 @@ export interface DriftedDecision {
   readonly reason: DriftReason;
   readonly nodeClaim: string;
   readonly nodePool: string;
-  readonly message: string;
+  /** What drifted, in words. */
+  readonly detail: string;
 }
 
 /** One disruption pass: what it looked at and why it did or did not act. */

@@ -32,6 +32,17 @@ export function nodeOf(
   return claim.status.providerId === undefined ? undefined : nodesByProvider.get(claim.status.providerId);
 }
 
+/** A lookup of each NodeClaim's Node among `nodes` (see nodeOf). */
+export function nodeIndex(
+  nodes: readonly ClusterNode[],
+): (claim: ClusterNodeClaim) => ClusterNode | undefined {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const byProvider = new Map(
+    nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
+  );
+  return (claim) => nodeOf(claim, byName, byProvider);
+}
+
 export interface CandidateInput {
   readonly nodeClaims: readonly ClusterNodeClaim[];
   readonly nodes: readonly ClusterNode[];
@@ -39,6 +50,8 @@ export interface CandidateInput {
   readonly pdbs: readonly PdbLimit[];
   /** NodeClaims already in a disruption command. */
   readonly inCommand: ReadonlySet<string>;
+  /** Replacements still waiting for the pods of the nodes they replace: not candidates. */
+  readonly replacing?: ReadonlySet<string>;
   /** Nodes the scheduler would give pending pods now (Karpenter's nominated nodes). */
   readonly nominated: ReadonlySet<string>;
   /** The running offering's price of a NodeClaim in USD per hour, when known. */
@@ -62,17 +75,14 @@ export interface CandidateSet {
 }
 
 export function buildCandidates(input: CandidateInput): CandidateSet {
-  const nodesByName = new Map(input.nodes.map((n) => [n.name, n]));
-  const nodesByProvider = new Map(
-    input.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n]])),
-  );
+  const nodeFor = nodeIndex(input.nodes);
   const candidates: DisruptionCandidate[] = [];
   const excluded: Excluded[] = [];
   const counts = new Map<string, { nodes: number; disrupting: number }>();
   for (const claim of input.nodeClaims) {
     const pool = input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
-    const node = nodeOf(claim, nodesByName, nodesByProvider);
+    const node = nodeFor(claim);
     const initialized = isConditionTrue(claim.status.conditions, 'Initialized') && node !== undefined;
     const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
     counts.set(pool.pool.name, count);
@@ -84,6 +94,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     if (initialized && !claim.deleting) count.nodes += 1;
     if (disrupting) count.disrupting += 1;
     if (!initialized || disrupting || node === undefined) continue;
+    if (input.replacing?.has(claim.name) === true) continue;
     if (node.labels[Label.nodePool] === undefined) continue;
     if (
       (node.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect)

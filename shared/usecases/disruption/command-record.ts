@@ -67,3 +67,20 @@ export function commandsInFlight(claims: readonly ClusterNodeClaim[]): CommandsI
   }
   return { commands, malformed };
 }
+
+/**
+ * Replacements whose command has a candidate left (in flight or still draining): until the nodes
+ * they replace are gone, they wait for those nodes' pods and are no candidates themselves.
+ */
+export function pendingReplacements(claims: readonly ClusterNodeClaim[]): Set<string> {
+  const names = new Set(claims.map((c) => c.name));
+  const out = new Set<string>();
+  for (const claim of claims) {
+    const value = claim.annotations[COMMAND_ANNOTATION];
+    if (value === undefined) continue;
+    const record = decodeCommand(value);
+    if ('problem' in record) continue;
+    if (record.candidates.some((c) => names.has(c))) for (const r of record.replacements) out.add(r);
+  }
+  return out;
+}

@@ -1,5 +1,15 @@
-// Voluntary disruption: one file per method (emptiness, drift, multi-node and single-node
-// consolidation), each implementing DisruptionMethod; the controller tries them in that order.
+// Voluntary disruption and expiration: the controller (one pass per invocation of the disruption
+// Lambda), one file per method (emptiness, drift; consolidation comes next), the candidates, the
+// NodeClaim conditions and the command records that let a command outlive its pass.
+export {
+  COMMAND_TIMEOUT_MS,
+  type DisruptionOptions,
+  type DisruptionPassResult,
+  type DisruptionPorts,
+  disrupt,
+  METHODS,
+  VALIDATION_MS,
+} from './controller.ts';
 export {
   commandDecision,
   type DisruptionCandidate,

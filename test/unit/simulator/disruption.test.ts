@@ -14,9 +14,7 @@ const MINUTE = 60_000;
 
 const at = (record: SimulationRecord, atMs: unknown) => ((atMs as number) - record.scenario.startMs) / MINUTE;
 const disrupts = (record: SimulationRecord) =>
-  record.decisions
-    .filter((d) => d['decision'] === 'replace' || d['decision'] === 'delete')
-    .filter((d) => d['message'] === 'disruption command');
+  record.decisions.filter((d) => d['decision'] === 'disrupt' && d['message'] === 'disruption command');
 /** NodeClaims whose instance still runs at the end. */
 const running = (record: SimulationRecord) => {
   const gone = new Set(record.terminations.map((t) => t.nodeClaim));

@@ -1,0 +1,121 @@
+import type { NodeClaimPlan } from '../../core/index.ts';
+import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import type { SchedulingInput } from '../cluster-state.ts';
+import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../disruption-decisions.ts';
+import type { CommandRecord } from './command-record.ts';
+import type { DisruptionCommand } from './method.ts';
+
+// How a disruption decision line names its nodes and prices: candidates with their instance type,
+// capacity type and offering price, replacements with their cheapest candidates, and the cost per
+// hour before and after. Pure.
+
+/** A NodeClaim's running offering price in USD per hour, from the instance types of its class. */
+export function priceFrom(input: SchedulingInput | undefined, claim: ClusterNodeClaim): number | undefined {
+  const types = input?.instanceTypes.get(claim.nodeClassRef.name);
+  const type = types?.find((t) => t.name === claim.labels['node.kubernetes.io/instance-type']);
+  return type?.offerings.find(
+    (o) =>
+      o.zone === claim.labels['topology.kubernetes.io/zone'] &&
+      o.capacityType === claim.labels['karpenter.sh/capacity-type'],
+  )?.priceUsdPerHour;
+}
+
+/** A candidate NodeClaim as a decision names it. */
+export function describeClaim(
+  claim: ClusterNodeClaim,
+  nodeName: string | undefined,
+  price: number | undefined,
+): DisruptedNode {
+  const type = claim.labels['node.kubernetes.io/instance-type'];
+  const capacityType = claim.labels['karpenter.sh/capacity-type'];
+  return {
+    nodeClaim: claim.name,
+    node: nodeName ?? claim.status.nodeName ?? '',
+    nodePool: claim.nodePoolName,
+    ...(type === undefined ? {} : { instanceType: type }),
+    ...(capacityType === 'spot' || capacityType === 'on-demand' || capacityType === 'reserved'
+      ? { capacityType }
+      : {}),
+    ...(price === undefined ? {} : { pricePerHour: price }),
+  };
+}
+
+/** A planned replacement: its cheapest three instance types and the cheapest price. */
+export function describePlan(name: string, plan: NodeClaimPlan): ReplacementNode {
+  const cheapest = plan.instanceTypes[0];
+  return {
+    nodeClaim: name,
+    nodePool: plan.nodePoolName,
+    instanceTypes: plan.instanceTypes.slice(0, 3).map((t) => t.name),
+    ...(cheapest === undefined ? {} : { pricePerHour: cheapest.priceUsdPerHour }),
+  };
+}
+
+/** A replacement NodeClaim as it stands (its launched type and price, once launched). */
+export function describeReplacementClaim(
+  name: string,
+  claim: ClusterNodeClaim | undefined,
+  input: SchedulingInput | undefined,
+): ReplacementNode {
+  const type = claim?.labels['node.kubernetes.io/instance-type'];
+  const price = claim === undefined ? undefined : priceFrom(input, claim);
+  return {
+    nodeClaim: name,
+    nodePool: claim?.nodePoolName ?? '',
+    instanceTypes: type === undefined ? [] : [type],
+    ...(price === undefined ? {} : { pricePerHour: price }),
+  };
+}
+
+/** USD per hour, rounded to 1/10,000; unknown prices count as 0. */
+export function sumPrices(values: readonly (number | undefined)[]): number {
+  return Math.round(values.reduce<number>((s, v) => s + (v ?? 0), 0) * 10_000) / 10_000;
+}
+
+/** The decision of a new command, from what the method proposed. */
+export function decisionForCommand(
+  command: DisruptionCommand,
+  id: string,
+  names: readonly string[],
+  outcome: DisruptDecision['outcome'],
+  why?: string,
+): DisruptDecision {
+  return {
+    kind: 'disrupt',
+    reason: command.reason,
+    method: command.method as DisruptDecision['method'],
+    action: command.replacements.length === 0 ? 'delete' : 'replace',
+    outcome,
+    commandId: id,
+    candidates: command.candidates.map((c) => describeClaim(c.nodeClaim, c.node.name, c.pricePerHour)),
+    replacements: command.replacements.map((plan, i) => describePlan(names[i] ?? '', plan)),
+    pricePerHourBefore: sumPrices(command.candidates.map((c) => c.pricePerHour)),
+    pricePerHourAfter: sumPrices(command.replacements.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
+    ...(why === undefined ? {} : { why }),
+  };
+}
+
+/** The decision of a recorded command as a later pass finds it. */
+export function decisionForRecord(
+  record: CommandRecord,
+  live: readonly ClusterNodeClaim[],
+  claims: ReadonlyMap<string, ClusterNodeClaim>,
+  input: SchedulingInput | undefined,
+  outcome: DisruptDecision['outcome'],
+  why?: string,
+): DisruptDecision {
+  const replacements = record.replacements.map((n) => describeReplacementClaim(n, claims.get(n), input));
+  return {
+    kind: 'disrupt',
+    reason: record.reason,
+    method: record.method,
+    action: record.replacements.length === 0 ? 'delete' : 'replace',
+    outcome,
+    commandId: record.id,
+    candidates: live.map((c) => describeClaim(c, undefined, priceFrom(input, c))),
+    replacements,
+    pricePerHourBefore: sumPrices(live.map((c) => priceFrom(input, c))),
+    pricePerHourAfter: sumPrices(replacements.map((r) => r.pricePerHour)),
+    ...(why === undefined ? {} : { why }),
+  };
+}

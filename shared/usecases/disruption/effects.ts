@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import { DISRUPTED_TAINT, type NodeClaimPlan } from '../../core/index.ts';
+import type { EC2NodeClass } from '../../ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, ClusterNodePool, EventSubject } from '../../ports/cluster.ts';
+import { ignoreNotFound } from '../../ports/errors.ts';
+import type { TerminationQueue } from '../../ports/work-queue.ts';
+import { toNewNodeClaim } from '../provision-plan.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from './command-record.ts';
+
+// What carrying out a disruption command does to the cluster, each step idempotent: create the
+// replacements (each carrying the command's record), mark the candidates (the record, the
+// `karpenter.sh/disrupted` taint, the `DisruptionReason` condition), delete them into the
+// termination path, or undo the marks.
+
+export interface EffectPorts {
+  readonly cluster: Cluster;
+  readonly terminationQueue: TerminationQueue;
+  /** Asks the provisioner to launch these NodeClaims now (its launch path, its lease). */
+  readonly requestLaunch: (nodeClaims: readonly string[]) => Promise<void>;
+}
+
+/** A short hex digest of the parts: command ids and replacement names. */
+export function digest(parts: readonly string[], length = 10): string {
+  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, length);
+}
+
+/** The replacement names of a command: `<nodePool>-<10 hex chars>`, derived from the command id. */
+export function replacementNames(id: string, plans: readonly NodeClaimPlan[]): string[] {
+  return plans.map((plan, i) => `${plan.nodePoolName.slice(0, 200)}-${digest([id, String(i)])}`);
+}
+
+/**
+ * Creates the replacement NodeClaims (unlaunched; the provisioner launches them), each with the
+ * command's record, and asks for their launch. A replacement whose NodePool is gone is skipped.
+ * Returns the names created (a repeated create counts).
+ */
+export async function createReplacements(
+  ports: EffectPorts,
+  plans: readonly NodeClaimPlan[],
+  record: CommandRecord,
+  pools: ReadonlyMap<string, ClusterNodePool>,
+  classes: ReadonlyMap<string, EC2NodeClass>,
+): Promise<string[]> {
+  const created: string[] = [];
+  for (const [i, plan] of plans.entries()) {
+    const pool = pools.get(plan.nodePoolName);
+    const name = record.replacements[i];
+    if (pool === undefined || name === undefined) continue;
+    const claim = toNewNodeClaim(name, plan, pool, classes.get(plan.nodeClassName));
+    await ports.cluster.createNodeClaim({
+      ...claim,
+      annotations: { ...claim.annotations, [COMMAND_ANNOTATION]: encodeCommand(record) },
+    });
+    created.push(name);
+  }
+  if (created.length > 0) await ports.requestLaunch(created);
+  return created;
+}
+
+/** Records the command on the candidates, taints their nodes and sets `DisruptionReason`. */
+export async function markCandidates(
+  ports: EffectPorts,
+  claims: readonly ClusterNodeClaim[],
+  record: CommandRecord,
+): Promise<void> {
+  const { cluster } = ports;
+  const value = encodeCommand(record);
+  for (const claim of claims) {
+    if (claim.annotations[COMMAND_ANNOTATION] !== value) {
+      await ignoreNotFound(
+        cluster.patchNodeClaimMetadata(claim.name, { annotations: { [COMMAND_ANNOTATION]: value } }),
+      );
+    }
+    if (claim.status.nodeName !== undefined) {
+      await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { addTaints: [DISRUPTED_TAINT] }));
+    }
+    const current = claim.status.conditions.find((c) => c.type === DISRUPTION_REASON_CONDITION);
+    if (current?.status !== 'True' || current.reason !== record.reason) {
+      await ignoreNotFound(
+        cluster.patchNodeClaimStatus(claim.name, {
+          conditions: [
+            {
+              type: DISRUPTION_REASON_CONDITION,
+              status: 'True',
+              reason: record.reason,
+              message: `disruption command ${record.id} (${record.method})`,
+            },
+          ],
+        }),
+      );
+    }
+  }
+}
+
+/** Undoes a command's marks: the taint, the condition and the record. */
+export async function unmarkCandidates(
+  ports: EffectPorts,
+  claims: readonly ClusterNodeClaim[],
+): Promise<void> {
+  const { cluster } = ports;
+  for (const claim of claims) {
+    if (claim.status.nodeName !== undefined) {
+      await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { removeTaints: [DISRUPTED_TAINT] }));
+    }
+    if (claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION)) {
+      await ignoreNotFound(
+        cluster.patchNodeClaimStatus(claim.name, { removeConditions: [DISRUPTION_REASON_CONDITION] }),
+      );
+    }
+    if (claim.annotations[COMMAND_ANNOTATION] !== undefined) {
+      await ignoreNotFound(
+        cluster.patchNodeClaimMetadata(claim.name, { annotations: { [COMMAND_ANNOTATION]: null } }),
+      );
+    }
+  }
+}
+
+/** Deletes the candidates; the termination queue drains and terminates them. */
+export async function deleteCandidates(
+  ports: EffectPorts,
+  claims: readonly ClusterNodeClaim[],
+  reason: string,
+): Promise<void> {
+  for (const claim of claims) {
+    await ports.cluster.deleteNodeClaim(claim.name);
+    await ports.terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+    await ports.cluster.recordEvent({
+      subject: { kind: 'NodeClaim', name: claim.name },
+      type: 'Normal',
+      reason: 'DisruptionTerminating',
+      message: `Disrupting NodeClaim: ${reason}`,
+    });
+  }
+}
+
+/** Records `Normal` Events of one reason (at most 50 a pass; the adapter counts repeats). */
+export async function recordEvents(
+  ports: Pick<EffectPorts, 'cluster'>,
+  reason: string,
+  events: readonly { readonly subject: EventSubject; readonly message: string }[],
+): Promise<void> {
+  for (const e of events.slice(0, 50)) {
+    await ports.cluster.recordEvent({ subject: e.subject, type: 'Normal', reason, message: e.message });
+  }
+}

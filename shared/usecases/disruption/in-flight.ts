@@ -1,0 +1,76 @@
+import { DISRUPTED_TAINT } from '../../core/index.ts';
+import { isConditionTrue } from '../../ports/cluster.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { nodeIndex } from './candidates.ts';
+import { COMMAND_ANNOTATION, commandsInFlight } from './command-record.ts';
+import { decisionForRecord } from './describe.ts';
+import { deleteCandidates, markCandidates, unmarkCandidates } from './effects.ts';
+import type { PassView } from './pass-view.ts';
+
+// Commands outlive the pass that starts them: each pass finishes, undoes or repeats the steps of
+// the commands recorded on the NodeClaims, and clears marks that belong to no command.
+
+/** A command whose replacements have not initialized by then is undone (Karpenter's minimum). */
+export const COMMAND_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Moves the commands in flight on: once every replacement is Initialized the candidates are
+ * deleted; a replacement gone or a command past COMMAND_TIMEOUT_MS undoes the candidates' marks;
+ * otherwise the marks and the launch request are repeated. Returns how many it looked at.
+ */
+export async function progressCommands(view: PassView): Promise<number> {
+  const { commands, malformed } = commandsInFlight(view.claims);
+  if (malformed.length > 0) {
+    view.ports.logger.warn('disruption command records ignored', { records: malformed.slice(0, 10) });
+  }
+  const byName = new Map(view.claims.map((c) => [c.name, c]));
+  for (const record of commands.values()) {
+    const live = record.candidates.flatMap((n) => {
+      const c = byName.get(n);
+      return c === undefined || c.deleting ? [] : [c];
+    });
+    const replacements = record.replacements.map((n) => byName.get(n));
+    const gone = record.replacements.filter((_, i) => replacements[i]?.deleting !== false);
+    const timedOut = view.nowMs - Date.parse(record.startedAt) > COMMAND_TIMEOUT_MS;
+    if (gone.length > 0 || timedOut) {
+      await unmarkCandidates(view.ports, live);
+      const why =
+        gone.length > 0
+          ? `replacement ${gone.join(', ')} is gone (launch failed or timed out)`
+          : `replacements not initialized within ${COMMAND_TIMEOUT_MS / 60_000} minutes`;
+      view.record(decisionForRecord(record, live, byName, view.input, 'failed', why));
+      continue;
+    }
+    if (replacements.every((r) => r !== undefined && isConditionTrue(r.status.conditions, 'Initialized'))) {
+      await deleteCandidates(view.ports, live, record.reason);
+      view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
+      continue;
+    }
+    // Still waiting: the marks and the launch request are repeated (both idempotent), so a pass
+    // that died between creating the replacements and marking the candidates is completed here.
+    await markCandidates(view.ports, live, record);
+    const unlaunched = replacements.flatMap((r) =>
+      r !== undefined && !isConditionTrue(r.status.conditions, 'Launched') ? [r.name] : [],
+    );
+    if (unlaunched.length > 0) await view.ports.requestLaunch(unlaunched);
+  }
+  return commands.size;
+}
+
+/** Undoes marks (taint, `DisruptionReason`, record) of NodeClaims in no command and not being deleted. */
+export async function removeStaleMarks(view: PassView): Promise<void> {
+  const { commands } = commandsInFlight(view.claims);
+  const inCommand = new Set([...commands.values()].flatMap((r) => r.candidates));
+  const nodeFor = nodeIndex(view.state.nodes);
+  for (const claim of view.claims) {
+    if (claim.deleting || inCommand.has(claim.name)) continue;
+    const node = nodeFor(claim);
+    // A Node being deleted (kubectl delete node) is the termination path's to taint.
+    if (node?.deleting === true) continue;
+    const tainted = (node?.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key);
+    const marked =
+      claim.annotations[COMMAND_ANNOTATION] !== undefined ||
+      claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION);
+    if (tainted || marked) await unmarkCandidates(view.ports, [claim]);
+  }
+}

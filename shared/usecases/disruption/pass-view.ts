@@ -1,0 +1,22 @@
+import type { EC2NodeClass } from '../../ports/cloud.ts';
+import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
+import type { DisruptDecision } from '../disruption-decisions.ts';
+import type { EffectPorts } from './effects.ts';
+
+/** What one step of a disruption pass reads: the cluster as last read, and where decisions go. */
+export interface PassView {
+  readonly ports: EffectPorts & { readonly logger: Logger };
+  readonly state: ClusterState;
+  /** The NodeClaims of the pass's NodePools, with the conditions this pass computed. */
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly input: SchedulingInput | undefined;
+  readonly pools: ReadonlyMap<string, ClusterNodePool>;
+  readonly classes: ReadonlyMap<string, EC2NodeClass>;
+  /** The disruption lease's token (command ids derive from it). */
+  readonly leaseToken: number;
+  readonly nowMs: number;
+  /** Writes the decision's line and keeps it for the pass's result. */
+  record(decision: DisruptDecision): void;
+}
