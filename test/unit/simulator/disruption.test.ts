@@ -215,6 +215,45 @@ describe('the disruption controller in the simulator', () => {
     expect(r.samples[r.samples.length - 1]).toMatchObject({ runningPods: 2, pendingPods: 0 });
   });
 
+  it('undoes a drift command whose replacement cannot launch: the nodes and their pods stay, and are replaced once capacity returns', async () => {
+    // No capacity anywhere from 4m to 12m; the NodePool drifts at 5m.
+    const r = await simulate(
+      parseScenario(
+        small({
+          workloads: web(2),
+          events: `events:
+  - { kind: InsufficientCapacity, from: 4m, until: 12m }
+  - kind: UpdateNodePool
+    at: 5m
+    name: default
+    spec:
+      template:
+        spec:
+          requirements:
+            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [r6i] }
+            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
+`,
+          duration: '25m',
+        }),
+      ),
+    );
+    const commands = disrupts(r);
+    const failed = commands.filter((d) => d['outcome'] === 'failed');
+    expect(failed.length).toBeGreaterThan(0);
+    // Each was started while there was no capacity (the last one fails at the pass after 12m).
+    expect(failed.every((d) => at(r, d['atMs']) < 13)).toBe(true);
+    expect(String(failed[0]?.['why'])).toMatch(/is gone/);
+    // Nothing was deleted while replacements could not launch; every pod kept running throughout.
+    expect(r.disruptions.every((d) => at(r, d.atMs) >= 12)).toBe(true);
+    for (const sample of r.samples.filter((x) => at(r, x.atMs) >= 2)) {
+      expect(sample).toMatchObject({ runningPods: 2, pendingPods: 0 });
+    }
+    // Once capacity is back, both nodes are replaced (by r6i nodes: what the NodePool allows now).
+    expect(r.disruptions.map((d) => d.reason)).toEqual(['Drifted', 'Drifted']);
+    expect(running(r).length).toBeGreaterThan(0);
+    expect(running(r).every((l) => l.instanceType.startsWith('r6i.'))).toBe(true);
+  });
+
   it('picks up a new release of al2023@latest at the EC2NodeClass refresh and replaces the nodes', async () => {
     const r = await simulate(
       parseScenario(
