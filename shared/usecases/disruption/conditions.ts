@@ -98,8 +98,10 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   if (imageId !== undefined && amis.length > 0 && !amis.some((a) => a.id === imageId)) {
     return { reason: 'AMIDrift', message: `image ${imageId} is no longer among the EC2NodeClass's AMIs` };
   }
+  // The image was judged above from the NodeClaim; the instance adds its subnet and groups.
   const cloud: CloudDriftReason | undefined =
-    instance === undefined ? undefined : cloudDrift(instance, nodeClass);
+    instance === undefined ? undefined : cloudDrift(withoutImage(instance), nodeClass);
+
   if (cloud === 'SubnetDrift') {
     return {
       reason: cloud,
@@ -110,6 +112,11 @@ export function driftOf(input: ConditionInput): Drift | undefined {
     return { reason: cloud, message: "the instance's security groups differ from the EC2NodeClass's" };
   }
   return undefined;
+}
+
+function withoutImage(instance: CloudInstance): CloudInstance {
+  const { imageId: _image, ...rest } = instance;
+  return rest;
 }
 
 function conditionOf(conditions: readonly Condition[], type: string): Condition | undefined {

@@ -149,6 +149,11 @@ describe('driftOf', () => {
     ],
     ['its subnet is no longer selected', { instance: instance({ subnetId: 'subnet-z' }) }, 'SubnetDrift'],
     [
+      "its subnet is no longer selected, while EC2 reports another image than the NodeClaim's",
+      { instance: instance({ subnetId: 'subnet-z', imageId: 'ami-elsewhere' }) },
+      'SubnetDrift',
+    ],
+    [
       'its security groups differ',
       { instance: instance({ securityGroupIds: ['sg-1', 'sg-2'] }) },
       'SecurityGroupDrift',
