@@ -15,7 +15,10 @@
  * - unschedulable pods: `decision: 'unschedulable'`, one line per reason, with `podCount` and the
  *   first pods;
  * - interruptions: `decision: 'handleInterruption'`, one line per instance of an event, with
- *   `interruption` (its kind), `action`, `instanceId` and `nodeClaim`.
+ *   `interruption` (its kind), `action`, `instanceId` and `nodeClaim`;
+ * - disruptions: `decision: 'disrupt'`, one line per step of a command, with `method`, `reason`,
+ *   `action`, `outcome`, `candidates` (each `nodeClaim`, `nodePool`, `instanceType`, …) and the
+ *   `pricePerHourBefore` and `pricePerHourAfter`.
  */
 export interface LogQuery {
   /** Name in the console's saved queries; the stack prefixes `flotilla/<cluster>/`. */
@@ -58,6 +61,15 @@ export const LOG_QUERIES: readonly LogQuery[] = [
       "filter decision = 'handleInterruption'",
       'stats count(*) as events by interruption, action',
       'sort events desc',
+    ].join('\n| '),
+  },
+  {
+    name: 'disruptions',
+    queryString: [
+      'fields @timestamp, method, reason, action, outcome, `candidates.0.nodeClaim` as firstCandidate, `candidates.0.nodePool` as nodePool, pricePerHourBefore, pricePerHourAfter',
+      "filter decision = 'disrupt'",
+      'sort @timestamp desc',
+      'limit 200',
     ].join('\n| '),
   },
 ];

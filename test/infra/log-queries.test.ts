@@ -8,7 +8,10 @@ import { parseScenario } from '../../shared/simulator/scenario.ts';
 // spot interruption, its log lines kept as the Lambdas write them. For each query, the fields its
 // clauses name must be on the lines its filter matches, and the filter must match some line.
 
-/** A spot NodePool, four pods that fit, two that fit nowhere, and a spot interruption at 4m. */
+/**
+ * A spot NodePool, four pods that fit, two that fit nowhere, a spot interruption at 4m, and the
+ * four pods gone at 6m (their nodes are removed as empty).
+ */
 const SCENARIO = `name: log-queries
 duration: 10m
 bootDelay: 30s
@@ -36,6 +39,7 @@ workloads:
   - kind: Deployment
     name: web
     replicas: 4
+    scale: [{ at: 6m, replicas: 0 }]
     template:
       spec:
         containers:
@@ -193,9 +197,9 @@ describe('saved Logs Insights queries', () => {
     lines = written.map((l) => flatten(JSON.parse(l)));
   });
 
-  it('the run wrote launches, unschedulable pods and a handled interruption', () => {
+  it('the run wrote launches, unschedulable pods, a handled interruption and disruptions', () => {
     const decisions = new Set(lines.map((l) => l['decision']));
-    for (const kind of ['launch', 'unschedulable', 'handleInterruption', 'drain', 'terminate']) {
+    for (const kind of ['launch', 'unschedulable', 'handleInterruption', 'drain', 'terminate', 'disrupt']) {
       expect(decisions).toContain(kind);
     }
     expect(lines.every((l) => typeof l['message'] === 'string' && typeof l['time'] === 'string')).toBe(true);

@@ -358,6 +358,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
     );
     expect(byName.get('flotilla/demo/unschedulable-pods')).toContain('unschedulable');
     expect(byName.get('flotilla/demo/interruptions-handled')).toContain('by interruption, action');
+    expect(byName.get('flotilla/demo/disruptions')).toContain("decision = 'disrupt'");
   });
 
   it('outputs what a user needs', () => {
