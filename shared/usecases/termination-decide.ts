@@ -22,18 +22,8 @@ import type {
 // function from what one pass observed of a deleting NodeClaim to the steps that move it on and
 // what to wait for. termination.ts applies the steps; nothing here reads a clock or does I/O.
 
-/** The NodeClaim condition the interruption handler sets; its reason says what interrupted. */
+/** The NodeClaim condition interruption, expiration and disruption set; its reason says why the NodeClaim goes. */
 export const DISRUPTION_REASON_CONDITION = 'DisruptionReason';
-/** `DisruptionReason` reasons of a forceful (interruption) termination: do-not-disrupt pods are evicted too. */
-export const INTERRUPTION_REASONS: ReadonlySet<string> = new Set([
-  'SpotInterruption',
-  'ScheduledChange',
-  'InstanceStopped',
-  'InstanceTerminated',
-  'CapacityReservationInterruption',
-  'RebalanceRecommendation',
-]);
-
 /** A pod terminating longer than this past its deletionTimestamp is stuck and no longer waited on. */
 export const STUCK_POD_MS = 60_000;
 const CRITICAL_PRIORITY_CLASSES: ReadonlySet<string> = new Set([
@@ -147,12 +137,6 @@ function changed(conditions: readonly Condition[], update: ConditionUpdate): Con
     : update;
 }
 
-/** Whether the claim is terminated because of an interruption (do-not-disrupt pods are evicted then). */
-export function isInterrupted(claim: ClusterNodeClaim): boolean {
-  const c = claim.status.conditions.find((x) => x.type === DISRUPTION_REASON_CONDITION);
-  return c?.status === 'True' && INTERRUPTION_REASONS.has(c.reason);
-}
-
 /**
  * The next steps of terminating one deleting NodeClaim, in Karpenter's order: record the
  * deadline, delete and taint the Node, drain it tier by tier through the Eviction API
@@ -219,14 +203,15 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
       }
       if (forced.length > 0) steps.push({ kind: 'forceDelete', pods: forced });
       const forcedUids = new Set(forced.map((f) => f.pod.uid));
-      const interrupted = isInterrupted(claim);
       const tier = DRAIN_TIERS.find((t) => waitingOn.some((p) => drainTier(p) === t));
       const evict = waitingOn.filter(
         (p) =>
           drainTier(p) === tier &&
           p.deletedAtMs === undefined &&
           !forcedUids.has(p.uid) &&
-          (interrupted || p.annotations[Annotation.doNotDisrupt] === undefined),
+          // As Karpenter: do-not-disrupt pods are waited on, interruption or not, until the
+          // terminationGracePeriod force-deletes them.
+          p.annotations[Annotation.doNotDisrupt] === undefined,
       );
       if (tier !== undefined && evict.length > 0) steps.push({ kind: 'evict', tier, pods: evict });
       const detail = `draining ${waitingOn.length} pods`;

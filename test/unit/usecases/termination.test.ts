@@ -207,7 +207,7 @@ describe('decideTermination', () => {
     expect(kinds(d.steps)).toContain('terminateInstance');
   });
 
-  it('waits on do-not-disrupt pods without evicting them, unless the node was interrupted', () => {
+  it('waits on do-not-disrupt pods without evicting them, also when the node was interrupted', () => {
     const keep = pod('keep', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
     const voluntary = decide({ pods: [keep] });
     expect(evicted(voluntary.steps)).toEqual([]);
@@ -226,7 +226,8 @@ describe('decideTermination', () => {
       }),
       pods: [keep],
     });
-    expect(evicted(interrupted.steps)).toEqual(['keep']);
+    expect(evicted(interrupted.steps)).toEqual([]);
+    expect(interrupted.outcome).toMatchObject({ kind: 'wait', on: 'drain' });
   });
 
   it('force-deletes a pod at deadline − its grace period, with the grace clamped to the time left', () => {
