@@ -63,6 +63,10 @@ export interface PoolSpec {
   readonly requirements?: readonly { key: string; operator: string; values?: string[] }[];
   /** The template's terminationGracePeriod (e.g. `20s`). */
   readonly terminationGracePeriod?: string;
+  /** @default '720h' */
+  readonly expireAfter?: string;
+  /** `spec.disruption` as a user writes it (the API server fills in the defaults). */
+  readonly disruption?: Record<string, unknown>;
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -296,6 +300,7 @@ export class ProvisionerE2E {
         spec: {
           ...(spec.weight === undefined ? {} : { weight: spec.weight }),
           ...(spec.limits === undefined ? {} : { limits: spec.limits }),
+          ...(spec.disruption === undefined ? {} : { disruption: spec.disruption }),
           template: {
             metadata: { labels: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group } },
             spec: {
@@ -311,7 +316,7 @@ export class ProvisionerE2E {
               ],
               taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }, ...(spec.taints ?? [])],
               ...(spec.startupTaints === undefined ? {} : { startupTaints: spec.startupTaints }),
-              expireAfter: '720h',
+              expireAfter: spec.expireAfter ?? '720h',
               ...(spec.terminationGracePeriod === undefined
                 ? {}
                 : { terminationGracePeriod: spec.terminationGracePeriod }),

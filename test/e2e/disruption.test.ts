@@ -1,0 +1,525 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import type { Cluster } from '../../shared/ports/cluster.ts';
+import type { LeaseStore } from '../../shared/ports/lease.ts';
+import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/disruption/command-record.ts';
+import { type DisruptionOptions, disrupt } from '../../shared/usecases/disruption/controller.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { awsClientConfig } from '../harness/index.ts';
+import { waitFor } from '../harness/proc.ts';
+import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
+import { CLUSTER, registerImage } from '../integration/aws/fixtures.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+
+// Disruption end to end: NodePools and workloads as a user applies and changes them, and the
+// disruption Lambda's pass (run as the disruption Lambda: the controller group on the API server,
+// its own role on AWS) removing empty nodes, replacing drifted and expired ones, within budgets.
+// The other Lambdas are played in the background as their triggers would run them: the
+// provisioner on pending pods and on the launch requests the disruption pass sends to its queue
+// (with its lifecycle pass), and the termination Lambda on the stack's termination queue. The
+// disruption pass runs every 2 s (its schedule, compressed) and waits 3 s to validate emptiness
+// (Karpenter's 15 s, compressed); it is limited to this file's NodePools, as the API server is
+// shared with other test files.
+
+const e2e = new ProvisionerE2E('disrupt', { lifecycleLoop: false });
+const { id, namespace, logLines, logger } = e2e;
+const karpenter = { group: 'karpenter.sh', version: 'v1' };
+
+let sqs: SQSClient;
+let disruptionAws: LambdaAws;
+let podEventQueueUrl = '';
+let terminationQueueUrl = '';
+
+beforeAll(() => {
+  const { server, account } = e2e.env;
+  sqs = new SQSClient(awsClientConfig(server));
+  podEventQueueUrl = account.stack.queueUrls.podEvents;
+  terminationQueueUrl = account.stack.queueUrls.termination;
+  disruptionAws = account.as('disruption');
+  startControllers();
+});
+
+afterAll(() => stopControllers());
+
+const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
+
+/** One disruption pass as the Lambda runs it. */
+function disruptionPass(
+  holder: string,
+  overrides: { cluster?: Cluster; leases?: LeaseStore } = {},
+  options: Partial<DisruptionOptions> = {},
+) {
+  const { server, cluster } = e2e.env;
+  return asLambda(server, 'disruption', () =>
+    disrupt(
+      {
+        cluster: overrides.cluster ?? cluster,
+        cloud: disruptionAws.cloud,
+        leases: overrides.leases ?? new DynamoLeaseStore(disruptionAws.dynamodb, 'flotilla-state'),
+        clock: systemClock,
+        sleep: (ms) => sleep(ms),
+        logger,
+        terminationQueue: makeSqsTerminationQueue(disruptionAws.sqs, terminationQueueUrl),
+        requestLaunch: makeLaunchRequester({
+          sqs: disruptionAws.sqs,
+          queueUrl: podEventQueueUrl,
+          clusterName: CLUSTER,
+          clock: systemClock,
+        }),
+      },
+      { holder, leaseName: `disruption#${id}`, validationMs: 3_000, nodePools: mine, ...options },
+    ),
+  );
+}
+
+const terminationHandler = (event: unknown) =>
+  asLambda(e2e.env.server, 'termination', () =>
+    makeTerminationHandler({
+      logger,
+      terminate: (name) =>
+        terminateNodeClaim(
+          { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger },
+          name,
+          new Date(),
+        ),
+      enqueue: (nodeClaim, delaySeconds) =>
+        makeSqsTerminationQueue(e2e.env.termination.sqs, terminationQueueUrl).enqueue(
+          { nodeClaim },
+          delaySeconds,
+        ),
+      terminatingNodeClaims: async () =>
+        (await e2e.env.cluster.nodeClaims()).items
+          .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
+          .map((c) => c.name),
+      sleep: (ms) => sleep(ms),
+      nowMs: () => Date.now(),
+      budgetMs: 3_000,
+    })(event),
+  );
+
+/** Messages on a queue now, received and deleted (acknowledged) after `handle`. */
+async function consume(queueUrl: string, handle: (messages: readonly Message[]) => Promise<unknown>) {
+  const received = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),
+  );
+  const messages = received.Messages ?? [];
+  if (messages.length === 0) return 0;
+  await handle(messages);
+  for (const m of messages) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle ?? '' }));
+  }
+  return messages.length;
+}
+
+// The background Lambdas.
+let stopRequested = false;
+let loops: Promise<void>[] = [];
+let disruptionOn = true;
+let runs = 0;
+const controllerErrors: unknown[] = [];
+
+function startControllers(): void {
+  stopRequested = false;
+  const { server } = e2e.env;
+  const loop = async (everyMs: number, work: () => Promise<unknown>) => {
+    while (!stopRequested) {
+      try {
+        await work();
+      } catch (error) {
+        controllerErrors.push(error);
+      }
+      await sleep(everyMs);
+    }
+  };
+  loops = [
+    loop(300, async () => {
+      await asLambda(server, 'provisioner', () => e2e.controllersPass());
+      await consume(terminationQueueUrl, (messages) =>
+        terminationHandler({
+          Records: messages.map((m) => ({ messageId: m.MessageId ?? '', body: m.Body ?? '' })),
+        }),
+      );
+      const requests = await consume(podEventQueueUrl, async () => undefined);
+      if (requests > 0 || (await e2e.pendingPods()).length > 0) {
+        runs += 1;
+        await asLambda(server, 'provisioner', () => e2e.run(`run-${runs}-${id}`, { batchMaxMs: 2_000 }));
+      }
+    }),
+    loop(2_000, async () => {
+      if (disruptionOn) {
+        runs += 1;
+        await disruptionPass(`disrupt-${runs}-${id}`);
+      }
+    }),
+  ];
+}
+
+async function stopControllers(): Promise<void> {
+  stopRequested = true;
+  await Promise.all(loops);
+}
+
+async function scale(name: string, replicas: number): Promise<void> {
+  const { apps } = e2e.env;
+  const current = await apps.readNamespacedDeployment({ name, namespace });
+  await apps.replaceNamespacedDeployment({
+    name,
+    namespace,
+    body: {
+      ...current,
+      spec: {
+        ...current.spec,
+        replicas,
+        selector: current.spec?.selector ?? {},
+        template: current.spec?.template ?? {},
+      },
+    },
+  });
+}
+
+/** The part of a NodePool a test edits. */
+interface NodePoolJson {
+  spec: { template: { metadata: { labels: Record<string, string> } } };
+}
+
+/** A user's edit of a NodePool's spec. */
+async function editPool(name: string, edit: (spec: NodePoolJson['spec']) => void): Promise<void> {
+  const { custom } = e2e.env;
+  const pool = (await custom.getClusterCustomObject({
+    ...karpenter,
+    plural: 'nodepools',
+    name,
+  })) as NodePoolJson;
+  edit(pool.spec);
+  await custom.replaceClusterCustomObject({ ...karpenter, plural: 'nodepools', name, body: pool });
+}
+
+const isReady = (p: Awaited<ReturnType<typeof e2e.podsOf>>[number]) =>
+  p.metadata?.deletionTimestamp === undefined &&
+  p.status?.phase === 'Running' &&
+  (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+async function running(app: string, count: number) {
+  return waitFor(
+    `${count} pods of ${app} Running`,
+    async () => {
+      const pods = (await e2e.podsOf(app)).filter((p) => p.metadata?.deletionTimestamp === undefined);
+      return pods.length === count && pods.every(isReady) ? pods : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
+}
+
+function disruptLines(pool: string) {
+  return logLines.filter(
+    (l) =>
+      l['decision'] === 'disrupt' &&
+      (l['candidates'] as { nodePool: string }[] | undefined)?.some((c) => c.nodePool === pool),
+  );
+}
+
+async function eventsFor(reason: string, name: string) {
+  const events = await e2e.env.core.listNamespacedEvent({ namespace: 'default' });
+  return events.items.filter((e) => e.reason === reason && e.involvedObject.name === name);
+}
+
+describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lambdas as deployed)', () => {
+  it('removes the empty nodes of a Deployment scaled to 0 once consolidateAfter has passed', async () => {
+    const pool = await e2e.createPool('empty', 'empty', {
+      instanceTypes: ['m5.large'],
+      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '10s', budgets: [{ nodes: '2' }] },
+    });
+    await e2e.deploy('empty', 'scaled', 2, '1500m');
+    await running('scaled', 2);
+    const claims = await e2e.nodeClaimsOf(pool);
+    expect(claims).toHaveLength(2);
+
+    await scale('scaled', 0);
+    const emptiedAt = Date.now();
+    await waitFor(
+      'the empty NodeClaims gone',
+      async () => ((await e2e.nodeClaimsOf(pool)).length === 0 ? true : undefined),
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    const [line] = disruptLines(pool);
+    expect(line).toMatchObject({
+      method: 'emptiness',
+      reason: 'Empty',
+      action: 'delete',
+      outcome: 'deleted',
+    });
+    expect(line?.['candidates']).toHaveLength(2);
+    // Not before consolidateAfter: the first deletion came at least 10 s after the pods left.
+    expect(Date.parse(String(line?.['time']))).toBeGreaterThanOrEqual(emptiedAt + 10_000);
+    expect(await e2e.instancesOf(pool)).toHaveLength(0);
+    expect(controllerErrors).toEqual([]);
+  }, 180_000);
+
+  it('a budget of nodes "0" in a schedule window blocks emptiness until the window ends', async () => {
+    const now = new Date();
+    // The window opened at the start of this minute and ends 1–2 minutes from now.
+    const duration = now.getUTCSeconds() < 20 ? '1m' : '2m';
+    const pool = await e2e.createPool('window', 'window', {
+      instanceTypes: ['m5.large'],
+      disruption: {
+        consolidationPolicy: 'WhenEmpty',
+        consolidateAfter: '0s',
+        budgets: [{ nodes: '0', schedule: `${now.getUTCMinutes()} ${now.getUTCHours()} * * *`, duration }],
+      },
+    });
+    const windowEnd =
+      Date.UTC(
+        now.getUTCFullYear(),
+        now.getUTCMonth(),
+        now.getUTCDate(),
+        now.getUTCHours(),
+        now.getUTCMinutes(),
+      ) + (duration === '1m' ? 60_000 : 120_000);
+    await e2e.deploy('window', 'windowed', 1, '1500m');
+    await running('windowed', 1);
+    await scale('windowed', 0);
+    await waitFor(
+      'a DisruptionBlocked event on the NodePool',
+      async () => ((await eventsFor('DisruptionBlocked', pool)).length > 0 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(Date.now()).toBeLessThan(windowEnd);
+    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
+    await waitFor(
+      'the empty NodeClaim gone',
+      async () => ((await e2e.nodeClaimsOf(pool)).length === 0 ? true : undefined),
+      {
+        timeoutMs: 180_000,
+      },
+    );
+    const [line] = disruptLines(pool);
+    expect(Date.parse(String(line?.['time']))).toBeGreaterThanOrEqual(windowEnd);
+  }, 240_000);
+
+  it('a new AMI drifts every node; they are replaced one budget at a time, every pod kept Running within its PDB', async () => {
+    const { custom, account } = e2e.env;
+    const pool = await e2e.createPool('drift', 'drift', {
+      instanceTypes: ['m5.large'],
+      disruption: { budgets: [{ nodes: '1' }], consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' },
+    });
+    await e2e.deploy('drift', 'web', 3, '1500m');
+    await e2e.podDisruptionBudget('web', 2);
+    await running('web', 3);
+    const before = await e2e.nodeClaimsOf(pool);
+    expect(before).toHaveLength(3);
+    const oldImage = before[0]?.status.imageId ?? '';
+
+    let minReady = Number.POSITIVE_INFINITY;
+    let maxDisrupting = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        minReady = Math.min(minReady, (await e2e.podsOf('web')).filter(isReady).length);
+        const claims = await e2e.nodeClaimsOf(pool);
+        maxDisrupting = Math.max(
+          maxDisrupting,
+          claims
+            .filter((c) => c.deleting || c.annotations['flotilla.io/disruption-command'] !== undefined)
+            .filter((c) => before.some((b) => b.name === c.name)).length,
+        );
+        await sleep(200);
+      }
+    })();
+
+    // AWS publishes a new image; the user points the EC2NodeClass at it.
+    const newImage = await registerImage(
+      account.ec2,
+      `amazon-eks-node-al2023-x86_64-standard-1.34-v20261201-${id}`,
+    );
+    await custom.patchClusterCustomObject(
+      {
+        group: 'karpenter.k8s.aws',
+        version: 'v1',
+        plural: 'ec2nodeclasses',
+        name: e2e.nodeClassName,
+        body: { spec: { amiFamily: 'AL2023', amiSelectorTerms: [{ id: newImage }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+
+    await waitFor(
+      'every node of the pool on the new image',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.length === 3 && claims.every((c) => c.status.imageId === newImage && !c.deleting)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 240_000 },
+    );
+    await running('web', 3);
+    watching = false;
+    await watcher;
+    expect(oldImage).not.toBe(newImage);
+    expect(minReady).toBeGreaterThanOrEqual(2);
+    expect(maxDisrupting).toBe(1);
+    const drifted = logLines.filter((l) => l['decision'] === 'drifted' && l['nodePool'] === pool);
+    expect(drifted.map((l) => l['reason'])).toEqual(['AMIDrift', 'AMIDrift', 'AMIDrift']);
+    const lines = disruptLines(pool);
+    expect(lines.filter((l) => l['outcome'] === 'started')).toHaveLength(3);
+    expect(lines.filter((l) => l['outcome'] === 'deleted')).toHaveLength(3);
+    expect(lines.every((l) => l['method'] === 'drift' && l['reason'] === 'Drifted')).toBe(true);
+    expect(await e2e.instancesOf(pool)).toHaveLength(3);
+  }, 360_000);
+
+  it('a do-not-disrupt pod keeps its drifted node until the annotation goes', async () => {
+    const pool = await e2e.createPool('keep', 'keep', { instanceTypes: ['m5.large'] });
+    await e2e.deploy('keep', 'keeper', 1, '1500m', {
+      annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+    });
+    await running('keeper', 1);
+    const [claim] = await e2e.nodeClaimsOf(pool);
+    // The user changes the template: every node of the pool drifts.
+    await editPool(pool, (spec) => {
+      spec.template.metadata.labels['team'] = 'web';
+    });
+    await waitFor(
+      'the NodeClaim Drifted',
+      async () => {
+        const [c] = await e2e.nodeClaimsOf(pool);
+        return c?.status.conditions.some(
+          (x) => x.type === 'Drifted' && x.status === 'True' && x.reason === 'NodePoolDrifted',
+        )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    await waitFor(
+      'a DisruptionBlocked event',
+      async () => ((await eventsFor('DisruptionBlocked', claim?.name ?? '')).length > 0 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await sleep(6_000);
+    const still = await e2e.nodeClaimsOf(pool);
+    expect(still.map((c) => [c.name, c.deleting])).toEqual([[claim?.name, false]]);
+
+    // Without the annotation, drift replaces the node.
+    const current = await e2e.env.apps.readNamespacedDeployment({ name: 'keeper', namespace });
+    delete current.spec?.template.metadata?.annotations?.['karpenter.sh/do-not-disrupt'];
+    await e2e.env.apps.replaceNamespacedDeployment({ name: 'keeper', namespace, body: current });
+    await waitFor(
+      'the drifted NodeClaim replaced',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.length === 1 && claims[0]?.name !== claim?.name && !claims[0]?.deleting
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    await running('keeper', 1);
+  }, 240_000);
+
+  it('expireAfter replaces a node forcefully, launching for its pods', async () => {
+    const pool = await e2e.createPool('expire', 'expire', {
+      instanceTypes: ['m5.large'],
+      expireAfter: '45s',
+    });
+    await e2e.deploy('expire', 'aging', 1, '1500m');
+    await running('aging', 1);
+    const [first] = await e2e.nodeClaimsOf(pool);
+    await waitFor(
+      'the expired NodeClaim replaced',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.some((c) => c.name !== first?.name && !c.deleting) &&
+          !claims.some((c) => c.name === first?.name)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 150_000 },
+    );
+    await running('aging', 1);
+    const line = logLines.find(
+      (l) =>
+        l['decision'] === 'disrupt' &&
+        l['method'] === 'expiration' &&
+        (l['candidates'] as { nodeClaim: string }[])[0]?.nodeClaim === first?.name,
+    );
+    expect(line).toMatchObject({ reason: 'Expired', action: 'replace', outcome: 'deleted' });
+    // Every node of this pool would expire again in 45 s: the workload goes, emptiness takes the rest.
+    await scale('aging', 0);
+  }, 240_000);
+
+  it('a pass killed between creating the replacement and marking the candidate loses nothing; the next pass finishes it', async () => {
+    disruptionOn = false;
+    const pool = await e2e.createPool('crash', 'crash', {
+      instanceTypes: ['m5.large'],
+      disruption: { consolidateAfter: 'Never' },
+    });
+    await e2e.deploy('crash', 'steady', 1, '1500m');
+    await running('steady', 1);
+    const [original] = await e2e.nodeClaimsOf(pool);
+    await editPool(pool, (spec) => {
+      spec.template.metadata.labels['release'] = 'next';
+    });
+    // The invocation dies as it taints this test's Node (after the replacement NodeClaim was
+    // created), holding its lease: a short TTL stands in for the Lambda timeout.
+    const killed = new Error('invocation killed');
+    const { cluster } = e2e.env;
+    const dying: Cluster = {
+      ...cluster,
+      patchNode: async (name, patch) => {
+        const tainting = patch.addTaints?.some((t) => t.key === 'karpenter.sh/disrupted') ?? false;
+        if (tainting && name === original?.status.nodeName) throw killed;
+        return cluster.patchNode(name, patch);
+      },
+    };
+    const leases = new DynamoLeaseStore(disruptionAws.dynamodb, 'flotilla-state');
+    const holding: LeaseStore = {
+      ...leases,
+      acquire: leases.acquire.bind(leases),
+      renew: leases.renew.bind(leases),
+      isHeld: leases.isHeld.bind(leases),
+      release: async () => undefined,
+    };
+    await expect(
+      disruptionPass(`crash-${id}`, { cluster: dying, leases: holding }, { leaseTtlSeconds: 3 }),
+    ).rejects.toBe(killed);
+    // The candidate carries the command's record, naming the replacement that now exists.
+    const claimsAfter = (await e2e.env.cluster.nodeClaims()).items;
+    const candidate = claimsAfter.find((c) => c.name === original?.name);
+    expect(candidate?.deleting).toBe(false);
+    const record = decodeCommand(candidate?.annotations[COMMAND_ANNOTATION] ?? '');
+    expect(record).toMatchObject({ method: 'drift', candidates: [original?.name] });
+    const replacementName = 'replacements' in record ? record.replacements[0] : undefined;
+    const replacement = claimsAfter.find((c) => c.name === replacementName);
+    expect(replacement?.nodePoolName).toBe(pool);
+
+    await sleep(3_500);
+    disruptionOn = true;
+    await waitFor(
+      'the candidate deleted once its replacement initialized',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.length === 1 && claims[0]?.name === replacement?.name ? true : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const [pod] = await running('steady', 1);
+    const [kept] = await e2e.nodeClaimsOf(pool);
+    // The replacement is not left idle: the pod runs there.
+    expect(pod?.spec?.nodeName).toBe(kept?.status.nodeName);
+    expect(controllerErrors.filter((e) => e !== killed)).toEqual([]);
+  }, 240_000);
+});
