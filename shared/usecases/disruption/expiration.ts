@@ -1,7 +1,7 @@
 import { expiration, isReschedulable } from '../../core/index.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { nodeIndex } from './candidates.ts';
-import type { CommandRecord } from './command-record.ts';
+import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { describeClaim, describePlan, priceFrom, sumPrices } from './describe.ts';
 import { createReplacements, deleteCandidates, digest, replacementNames } from './effects.ts';
 import type { PassView } from './pass-view.ts';
@@ -19,6 +19,12 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   const problems: string[] = [];
   let expired = 0;
   const nodeFor = nodeIndex(view.state.nodes);
+  // A pass that died between creating an expired NodeClaim's replacements and deleting it left
+  // them recorded: the next pass deletes the NodeClaim without creating more.
+  const started = new Map<string, CommandRecord>();
+  for (const record of commandsInFlight(view.claims).commands.values()) {
+    if (record.method === 'expiration') for (const c of record.candidates) started.set(c, record);
+  }
   for (const claim of view.claims) {
     if (claim.deleting) continue;
     const verdict = expiration(claim.createdAtMs, claim.expireAfter, nowMs);
@@ -31,8 +37,9 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
     const node = nodeFor(claim);
     const pods = (node?.pods ?? []).filter(isReschedulable);
     // Replacements for the pods that will need a place, launched now; the drain does not wait.
+    const earlier = started.get(claim.name);
     const plans =
-      node === undefined || pool === undefined || pods.length === 0
+      earlier !== undefined || node === undefined || pool === undefined || pods.length === 0
         ? []
         : simulateWithout(view.input, view.state, view.claims, [
             {
@@ -44,8 +51,8 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
               blockers: [],
             },
           ]).nodeClaims;
-    const id = digest(['expiration', claim.name, String(view.leaseToken)]);
-    const record: CommandRecord = {
+    const id = earlier?.id ?? digest(['expiration', claim.name, String(view.leaseToken)]);
+    const record: CommandRecord = earlier ?? {
       id,
       method: 'expiration',
       reason: 'Expired',
@@ -71,7 +78,7 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
       kind: 'disrupt',
       reason: 'Expired',
       method: 'expiration',
-      action: plans.length === 0 ? 'delete' : 'replace',
+      action: record.replacements.length === 0 ? 'delete' : 'replace',
       outcome: 'deleted',
       commandId: id,
       candidates: [describeClaim(claim, node?.name, price)],
