@@ -86,6 +86,7 @@ export function toDrainPod(raw: V1Pod, claimVolumes: ReadonlyMap<string, string>
       toToleration(t, object, `spec.tolerations[${i}]`),
     ),
     ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
+    ...optional('startedAtMs', raw.status?.startTime ? toMs(raw.status.startTime) : undefined),
     terminationGracePeriodSeconds: raw.spec?.terminationGracePeriodSeconds ?? 30,
     volumeNames,
   };

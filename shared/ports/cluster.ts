@@ -156,6 +156,8 @@ export interface DrainPod {
   readonly tolerations: readonly Toleration[];
   /** `metadata.deletionTimestamp` in epoch milliseconds, when the pod is terminating. */
   readonly deletedAtMs?: number;
+  /** `status.startTime` in epoch milliseconds (a do-not-disrupt duration counts from it). */
+  readonly startedAtMs?: number;
   /** `spec.terminationGracePeriodSeconds`. @default 30 */
   readonly terminationGracePeriodSeconds: number;
   /** Names of the PersistentVolumes bound to the pod's PersistentVolumeClaims. */

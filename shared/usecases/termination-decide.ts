@@ -1,6 +1,7 @@
 import {
   Annotation,
   DISRUPTED_TAINT,
+  doNotDisruptValue,
   Finalizer,
   parseGoDurationMs,
   parseInstanceId,
@@ -211,7 +212,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
           !forcedUids.has(p.uid) &&
           // As Karpenter: do-not-disrupt pods are waited on, interruption or not, until the
           // terminationGracePeriod force-deletes them.
-          p.annotations[Annotation.doNotDisrupt] === undefined,
+          !doNotDisruptValue(p.annotations[Annotation.doNotDisrupt], p.startedAtMs, nowMs).protected,
       );
       if (tier !== undefined && evict.length > 0) steps.push({ kind: 'evict', tier, pods: evict });
       const detail = `draining ${waitingOn.length} pods`;

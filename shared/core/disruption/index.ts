@@ -14,8 +14,10 @@ export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cro
 export { type Drift, type DriftReason, hashDrift, requirementsDrift, type VersionedHash } from './drift.ts';
 export { type ExpirationVerdict, expiration } from './expiration.ts';
 export {
+  type DoNotDisruptVerdict,
   disruptionCost,
   doNotDisrupt,
+  doNotDisruptValue,
   isReschedulable,
   matchingPdbs,
   nodeDoNotDisrupt,

@@ -29,27 +29,41 @@ export function isReschedulable(pod: Pod): boolean {
   return pod.daemonSetName === undefined && pod.disruption?.mirror !== true;
 }
 
+/** What a `karpenter.sh/do-not-disrupt` value means for a pod at `nowMs`. */
+export interface DoNotDisruptVerdict {
+  readonly protected: boolean;
+  /** The value is neither `"true"` nor a positive duration: it protects nothing (as in Karpenter). */
+  readonly problem?: string;
+  /** When a duration's protection ends (epoch ms). */
+  readonly untilMs?: number;
+}
+
 /**
- * Whether `karpenter.sh/do-not-disrupt` protects the pod at `nowMs`: `"true"`, or a positive Go
- * duration that has not passed since the pod started. A value that is neither protects it too (a
- * typo never exposes a pod its owner meant to protect); `problem` says so.
+ * Whether a `karpenter.sh/do-not-disrupt` value protects a pod at `nowMs`, as Karpenter reads it:
+ * `"true"`, or a positive Go duration that has not passed since the pod started (a pod not started
+ * yet is protected). Any other value protects nothing and is reported as a problem.
  */
-export function doNotDisrupt(
-  pod: Pod,
+export function doNotDisruptValue(
+  value: string | undefined,
+  startedAtMs: number | undefined,
   nowMs: number,
-): { readonly protected: boolean; readonly problem?: string; readonly untilMs?: number } {
-  const value = pod.disruption?.doNotDisrupt;
+): DoNotDisruptVerdict {
   if (value === undefined) return { protected: false };
   if (value === 'true') return { protected: true };
   const ms = parseGoDurationMs(value);
   if (ms === undefined || ms <= 0) {
     return {
-      protected: true,
-      problem: `karpenter.sh/do-not-disrupt "${value}" is neither "true" nor a positive duration such as 30m`,
+      protected: false,
+      problem: `karpenter.sh/do-not-disrupt "${value}" is neither "true" nor a positive duration such as 30m; it is ignored`,
     };
   }
-  const untilMs = (pod.disruption?.startedAtMs ?? nowMs) + ms;
+  const untilMs = (startedAtMs ?? nowMs) + ms;
   return untilMs > nowMs ? { protected: true, untilMs } : { protected: false };
+}
+
+/** Whether `karpenter.sh/do-not-disrupt` protects the pod at `nowMs` (see doNotDisruptValue). */
+export function doNotDisrupt(pod: Pod, nowMs: number): DoNotDisruptVerdict {
+  return doNotDisruptValue(pod.disruption?.doNotDisrupt, pod.disruption?.startedAtMs, nowMs);
 }
 
 /** The budgets whose selector matches the pod (same namespace). */
@@ -58,27 +72,27 @@ export function matchingPdbs(pod: Pod, pdbs: readonly PdbLimit[]): PdbLimit[] {
 }
 
 /**
- * What keeps voluntary disruption off a node because of its pods: do-not-disrupt pods, pods whose
+ * What keeps voluntary disruption off a node because of its pods, as Karpenter judges every pod on
+ * it (DaemonSet pods too, which the drain evicts and waits on): do-not-disrupt pods, pods whose
  * only budget allows no eviction now, and pods under more than one budget (the Eviction API
- * refuses those). DaemonSet and mirror pods are never evicted, so they never block.
+ * refuses those). Mirror pods are never evicted, so only their do-not-disrupt counts.
  */
 export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], nowMs: number): PodBlocker[] {
   const out: PodBlocker[] = [];
   for (const pod of pods) {
-    if (!isReschedulable(pod)) continue;
     const name = `${pod.namespace}/${pod.name}`;
     const dnd = doNotDisrupt(pod, nowMs);
     if (dnd.protected) {
       out.push({
         pod: name,
         why:
-          dnd.problem ??
-          (dnd.untilMs === undefined
+          dnd.untilMs === undefined
             ? `pod ${name} has karpenter.sh/do-not-disrupt`
-            : `pod ${name} has karpenter.sh/do-not-disrupt until ${new Date(dnd.untilMs).toISOString()}`),
+            : `pod ${name} has karpenter.sh/do-not-disrupt until ${new Date(dnd.untilMs).toISOString()}`,
       });
       continue;
     }
+    if (pod.disruption?.mirror === true) continue;
     const budgets = matchingPdbs(pod, pdbs);
     if (budgets.length > 1) {
       out.push({

@@ -2,7 +2,7 @@ import { isConditionTrue } from '../../ports/cluster.ts';
 import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
 
 // Emptiness, as Karpenter v1: nodes without reschedulable pods (DaemonSet and mirror pods do not
-// count) whose `Consolidatable` condition is True (consolidateAfter has passed since the last pod
+// count) and without pods that block disruption, whose `Consolidatable` condition is True (consolidateAfter has passed since the last pod
 // event), under either consolidation policy. All of them go in one command, each NodePool within
 // its budget for `Empty`; nothing is launched.
 
@@ -15,6 +15,8 @@ export const emptiness: DisruptionMethod = {
   shouldDisrupt(candidate: DisruptionCandidate): boolean {
     return (
       candidate.reschedulablePods.length === 0 &&
+      // A do-not-disrupt DaemonSet pod, or one whose PDB allows nothing, holds the node too.
+      candidate.blockers.length === 0 &&
       candidate.nodePool.disruption.consolidateAfter !== 'Never' &&
       isConditionTrue(candidate.nodeClaim.status.conditions, CONSOLIDATABLE_CONDITION)
     );

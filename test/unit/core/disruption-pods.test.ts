@@ -83,12 +83,12 @@ describe('doNotDisrupt', () => {
   });
 
   it.each(['false', 'True', 'yes', '', '0', '0s', '-5m', '30 minutes', '30'])(
-    'protects a pod whose value %j is neither "true" nor a positive duration, saying so',
+    'does not protect a pod whose value %j is neither "true" nor a positive duration, saying so',
     (value) => {
       const verdict = doNotDisrupt(bound('web', {}, { doNotDisrupt: value, startedAtMs: started }), NOW);
       expect(verdict).toEqual({
-        protected: true,
-        problem: `karpenter.sh/do-not-disrupt "${value}" is neither "true" nor a positive duration such as 30m`,
+        protected: false,
+        problem: `karpenter.sh/do-not-disrupt "${value}" is neither "true" nor a positive duration such as 30m; it is ignored`,
       });
     },
   );
@@ -184,23 +184,29 @@ describe('podBlockers', () => {
       [],
     ],
     [
-      'an invalid do-not-disrupt value',
+      'an invalid do-not-disrupt value (ignored, as in Karpenter)',
       [bound('web', {}, { doNotDisrupt: 'please' })],
       [],
-      [
-        {
-          pod: 'apps/web',
-          why: 'karpenter.sh/do-not-disrupt "please" is neither "true" nor a positive duration such as 30m',
-        },
-      ],
+      [],
     ],
     [
-      "a DaemonSet's pod with do-not-disrupt",
+      "a DaemonSet's pod with do-not-disrupt (the drain would wait on it)",
       [bound('agent', { daemonSetName: 'agent' }, { doNotDisrupt: 'true' })],
       [],
+      [{ pod: 'apps/agent', why: 'pod apps/agent has karpenter.sh/do-not-disrupt' }],
+    ],
+    [
+      'a mirror pod with do-not-disrupt',
+      [bound('etcd', {}, { mirror: true, doNotDisrupt: 'true' })],
+      [],
+      [{ pod: 'apps/etcd', why: 'pod apps/etcd has karpenter.sh/do-not-disrupt' }],
+    ],
+    [
+      'a mirror pod under a budget at 0 (never evicted)',
+      [bound('web', {}, { mirror: true })],
+      [webPdb(0)],
       [],
     ],
-    ['a mirror pod with do-not-disrupt', [bound('etcd', {}, { mirror: true, doNotDisrupt: 'true' })], [], []],
     [
       'a budget with disruptionsAllowed 0',
       [bound('web')],
@@ -239,7 +245,12 @@ describe('podBlockers', () => {
         },
       ],
     ],
-    ["a DaemonSet's pod under a budget at 0", [bound('web', { daemonSetName: 'web' })], [webPdb(0)], []],
+    [
+      "a DaemonSet's pod under a budget at 0 (the drain evicts DaemonSet pods too)",
+      [bound('web', { daemonSetName: 'web' })],
+      [webPdb(0)],
+      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+    ],
     ['a budget at 0 in another namespace', [bound('web')], [pdb('web-pdb', {}, 0, 'other')], []],
     [
       'do-not-disrupt and a budget at 0: one blocker, do-not-disrupt',
