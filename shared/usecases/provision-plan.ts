@@ -51,14 +51,16 @@ export function nodeClaimName(input: {
  * check compares hashes only when versions match, and NodeClaims Karpenter made are not
  * mistaken for drifted.
  */
-export const NODEPOOL_HASH_VERSION = 'flotilla-v1';
+export const NODEPOOL_HASH_VERSION = 'flotilla-v2';
 
 /**
  * The hash of what a NodePool's template puts on its nodes, as Karpenter's
- * `karpenter.sh/nodepool-hash`: template labels and annotations, requirements, taints, startup
- * taints, expireAfter, terminationGracePeriod and the NodeClass reference. Behavioural fields
- * (weight, limits, disruption) are left out, so changing them never makes nodes look drifted.
- * Independent of the order of labels, requirement values and taints. A decimal string.
+ * `karpenter.sh/nodepool-hash`: template labels and annotations, taints, startup taints,
+ * expireAfter, terminationGracePeriod and the NodeClass reference. Requirements are left out, as in
+ * Karpenter: a NodeClaim drifts only when its labels no longer satisfy them (RequirementsDrifted),
+ * so widening a requirement replaces nothing. Behavioural fields (weight, limits, disruption) are
+ * left out too, so changing them never makes nodes look drifted.
+ * Independent of the order of labels and taints. A decimal string.
  */
 export function nodePoolHash(pool: ClusterNodePool): string {
   const sortedEntries = (labels: Labels | undefined) =>
@@ -68,9 +70,6 @@ export function nodePoolHash(pool: ClusterNodePool): string {
   const canonical = JSON.stringify({
     labels: sortedEntries(pool.pool.labels),
     annotations: sortedEntries(pool.templateAnnotations),
-    requirements: pool.pool.requirements
-      .map((r) => [r.key, r.operator, [...(r.values ?? [])].sort(), r.minValues ?? null])
-      .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
     taints: taints(pool.pool.taints),
     startupTaints: taints(pool.pool.startupTaints),
     expireAfter: pool.expireAfter,

@@ -209,7 +209,7 @@ describe('the disruption controller in the simulator', () => {
       ),
     );
     const reasons = r.decisions.filter((d) => d['decision'] === 'drifted').map((d) => d['reason']);
-    expect(reasons).toEqual(['NodePoolDrifted', 'NodePoolDrifted']);
+    expect(reasons).toEqual(['RequirementsDrifted', 'RequirementsDrifted']);
     expect(r.disruptions.map((d) => d.reason)).toEqual(['Drifted', 'Drifted']);
     expect(running(r).map((l) => l.instanceType.split('.')[0])).toEqual(['r6i', 'r6i']);
     expect(r.samples[r.samples.length - 1]).toMatchObject({ runningPods: 2, pendingPods: 0 });

@@ -91,7 +91,7 @@ describe('nodePoolHash', () => {
       { templateAnnotations: { owner: 'web' }, terminationGracePeriod: '1h' },
     );
 
-  it('is a decimal string that does not depend on the order of labels, values or taints', () => {
+  it('is a decimal string that does not depend on the order of labels or taints', () => {
     const hash = nodePoolHash(base());
     expect(hash).toMatch(/^\d+$/);
     const reordered = base();
@@ -110,10 +110,20 @@ describe('nodePoolHash', () => {
     expect(nodePoolHash(shuffled)).toBe(hash);
   });
 
-  it('changes with what nodes get, not with weight or limits', () => {
+  it('changes with what nodes get, not with weight, limits or requirements', () => {
     const hash = nodePoolHash(base());
     const pool = base();
     expect(nodePoolHash({ ...pool, pool: { ...pool.pool, weight: 99, limits: { cpu: 1 } } })).toBe(hash);
+    // Requirements drift through the NodeClaim's labels instead: widening one replaces nothing.
+    expect(
+      nodePoolHash({
+        ...pool,
+        pool: {
+          ...pool.pool,
+          requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] }],
+        },
+      }),
+    ).toBe(hash);
     expect(
       nodePoolHash({ ...pool, pool: { ...pool.pool, labels: { team: 'api', tier: 'front' } } }),
     ).not.toBe(hash);
