@@ -91,8 +91,10 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       node?.deleting === true ||
       input.inCommand.has(claim.name) ||
       (node !== undefined && initialized && !node.ready);
-    if (initialized && !claim.deleting) count.nodes += 1;
-    if (disrupting) count.disrupting += 1;
+    // As Karpenter: the NodePool's initialized nodes, and those of them being disrupted (deleted,
+    // in a command, or NotReady).
+    if (initialized) count.nodes += 1;
+    if (initialized && disrupting) count.disrupting += 1;
     if (!initialized || disrupting || node === undefined) continue;
     if (input.replacing?.has(claim.name) === true) continue;
     if (node.labels[Label.nodePool] === undefined) continue;

@@ -391,10 +391,15 @@ class Pass {
         message: `Cannot disrupt NodeClaim: ${e.why}`,
       });
     }
-    // Emptiness candidates have no pods to block them; drifted ones do, unless a
-    // terminationGracePeriod bounds their drain.
+    // Nodes a method wants but their pods hold: drifted ones (unless a terminationGracePeriod
+    // bounds their drain) and empty ones whose DaemonSet pods block.
     for (const c of set.candidates) {
-      if (!drift.shouldDisrupt(c, this.now()) || !driftBlocked(c)) continue;
+      const drifted = drift.shouldDisrupt(c, this.now()) && driftBlocked(c);
+      const empty =
+        c.blockers.length > 0 &&
+        c.reschedulablePods.length === 0 &&
+        emptiness.shouldDisrupt({ ...c, blockers: [] }, this.now());
+      if (!drifted && !empty) continue;
       events.push({
         subject: { kind: 'NodeClaim', name: c.nodeClaim.name },
         message: `Cannot disrupt NodeClaim: ${c.blockers[0]?.why ?? ''}`,

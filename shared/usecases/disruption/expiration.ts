@@ -1,9 +1,10 @@
-import { expiration, isReschedulable } from '../../core/index.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { expiration, isReschedulable, type NodeClaimPlan } from '../../core/index.ts';
+import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { describeClaim, describePlan, priceFrom, sumPrices } from './describe.ts';
-import { createReplacements, deleteCandidates, digest, replacementNames } from './effects.ts';
+import { createReplacements, deleteCandidates, digest, markCandidates, replacementNames } from './effects.ts';
+import type { DisruptionCandidate } from './method.ts';
 import type { PassView } from './pass-view.ts';
 import { simulateWithout } from './simulation.ts';
 
@@ -11,37 +12,51 @@ import { simulateWithout } from './simulation.ts';
 
 /**
  * Deletes the NodeClaims past `expireAfter` at once (forceful: no budget, no validation), after
- * creating replacements for the pods they run; the drain does not wait for them. A NodeClaim whose
- * `expireAfter` does not parse is skipped and logged. Returns how many expired.
+ * creating replacements for the pods they run, planned in one simulation so that nodes expiring
+ * together are not each planned onto the others; the drain does not wait for the replacements.
+ * The command is recorded on the expired NodeClaims too, which keeps the replacements from being
+ * removed as empty until the expired nodes are gone. A NodeClaim whose `expireAfter` does not
+ * parse is skipped and logged. Returns how many expired.
  */
 export async function expireNodeClaims(view: PassView): Promise<number> {
-  const nowMs = view.nowMs;
   const problems: string[] = [];
-  let expired = 0;
-  const nodeFor = nodeIndex(view.state.nodes);
-  // A pass that died between creating an expired NodeClaim's replacements and deleting it left
-  // them recorded: the next pass deletes the NodeClaim without creating more.
-  const started = new Map<string, CommandRecord>();
-  for (const record of commandsInFlight(view.claims).commands.values()) {
-    if (record.method === 'expiration') for (const c of record.candidates) started.set(c, record);
-  }
+  const expired: ClusterNodeClaim[] = [];
   for (const claim of view.claims) {
     if (claim.deleting) continue;
-    const verdict = expiration(claim.createdAtMs, claim.expireAfter, nowMs);
-    if (verdict.kind === 'invalid') {
-      problems.push(`nodeClaim "${claim.name}": ${verdict.problem}`);
-      continue;
-    }
-    if (verdict.kind !== 'expired') continue;
-    const pool = view.pools.get(claim.nodePoolName);
-    const node = nodeFor(claim);
-    const pods = (node?.pods ?? []).filter(isReschedulable);
-    // Replacements for the pods that will need a place, launched now; the drain does not wait.
-    const earlier = started.get(claim.name);
-    const plans =
-      earlier !== undefined || node === undefined || pool === undefined || pods.length === 0
+    const verdict = expiration(claim.createdAtMs, claim.expireAfter, view.nowMs);
+    if (verdict.kind === 'invalid') problems.push(`nodeClaim "${claim.name}": ${verdict.problem}`);
+    if (verdict.kind === 'expired') expired.push(claim);
+  }
+  if (problems.length > 0) view.ports.logger.warn('expiration skipped', { problems: problems.slice(0, 10) });
+  if (expired.length === 0) return 0;
+
+  // A pass that died between creating replacements and deleting the NodeClaims left the command
+  // recorded: those are deleted without creating more.
+  const resumed = new Map<string, CommandRecord>();
+  for (const record of commandsInFlight(view.claims).commands.values()) {
+    if (record.method === 'expiration') for (const c of record.candidates) resumed.set(c, record);
+  }
+  const records = new Map<
+    string,
+    { record: CommandRecord; claims: ClusterNodeClaim[]; plans: readonly NodeClaimPlan[] }
+  >();
+  for (const claim of expired) {
+    const record = resumed.get(claim.name);
+    if (record === undefined) continue;
+    const entry = records.get(record.id) ?? { record, claims: [], plans: [] };
+    entry.claims.push(claim);
+    records.set(record.id, entry);
+  }
+  const fresh = expired.filter((c) => !resumed.has(c.name));
+  if (fresh.length > 0) {
+    const nodeFor = nodeIndex(view.state.nodes);
+    const candidates: DisruptionCandidate[] = fresh.flatMap((claim) => {
+      const node = nodeFor(claim);
+      const pool = view.pools.get(claim.nodePoolName);
+      const pods = (node?.pods ?? []).filter(isReschedulable);
+      return node === undefined || pool === undefined || pods.length === 0
         ? []
-        : simulateWithout(view.input, view.state, view.claims, [
+        : [
             {
               nodeClaim: claim,
               node,
@@ -50,43 +65,41 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
               reschedulablePods: pods,
               blockers: [],
             },
-          ]).nodeClaims;
-    const id = earlier?.id ?? digest(['expiration', claim.name, String(view.leaseToken)]);
-    const record: CommandRecord = earlier ?? {
+          ];
+    });
+    const plans =
+      candidates.length === 0
+        ? []
+        : simulateWithout(view.input, view.state, view.claims, candidates).nodeClaims;
+    const names = fresh.map((c) => c.name);
+    const id = digest(['expiration', String(view.leaseToken), ...[...names].sort()]);
+    const record: CommandRecord = {
       id,
       method: 'expiration',
       reason: 'Expired',
-      candidates: [claim.name],
+      candidates: names,
       replacements: replacementNames(id, plans),
-      startedAt: new Date(nowMs).toISOString(),
+      startedAt: new Date(view.nowMs).toISOString(),
     };
     await createReplacements(view.ports, plans, record, view.pools, view.classes);
-    await view.ports.cluster.patchNodeClaimStatus(claim.name, {
-      conditions: [
-        {
-          type: DISRUPTION_REASON_CONDITION,
-          status: 'True',
-          reason: 'Expired',
-          message: `expireAfter ${claim.expireAfter ?? '720h'} passed`,
-        },
-      ],
-    });
-    await deleteCandidates(view.ports, [claim], 'Expired');
-    expired += 1;
-    const price = priceFrom(view.input, claim);
+    records.set(id, { record, claims: fresh, plans });
+  }
+  for (const { record, claims, plans } of records.values()) {
+    await markCandidates(view.ports, claims, record);
+    await deleteCandidates(view.ports, claims, 'Expired');
+    const prices = claims.map((c) => priceFrom(view.input, c));
     view.record({
       kind: 'disrupt',
       reason: 'Expired',
       method: 'expiration',
       action: record.replacements.length === 0 ? 'delete' : 'replace',
       outcome: 'deleted',
-      commandId: id,
-      candidates: [describeClaim(claim, node?.name, price)],
+      commandId: record.id,
+      candidates: claims.map((c, i) => describeClaim(c, undefined, prices[i])),
       replacements: plans.map((plan, i) => describePlan(record.replacements[i] ?? '', plan)),
-      pricePerHourBefore: sumPrices([price]),
+      pricePerHourBefore: sumPrices(prices),
       pricePerHourAfter: sumPrices(plans.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
     });
   }
-  if (problems.length > 0) view.ports.logger.warn('expiration skipped', { problems: problems.slice(0, 10) });
-  return expired;
+  return expired.length;
 }

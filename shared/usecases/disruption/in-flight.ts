@@ -1,8 +1,8 @@
 import { DISRUPTED_TAINT } from '../../core/index.ts';
-import { isConditionTrue } from '../../ports/cluster.ts';
+import { type ClusterNodeClaim, isConditionTrue } from '../../ports/cluster.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { nodeIndex } from './candidates.ts';
-import { COMMAND_ANNOTATION, commandsInFlight } from './command-record.ts';
+import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, markCandidates, unmarkCandidates } from './effects.ts';
 import type { PassView } from './pass-view.ts';
@@ -15,8 +15,9 @@ export const COMMAND_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Moves the commands in flight on: once every replacement is Initialized the candidates are
- * deleted; a replacement gone or a command past COMMAND_TIMEOUT_MS undoes the candidates' marks;
- * otherwise the marks and the launch request are repeated. Returns how many it looked at.
+ * deleted; a replacement gone, or a command past COMMAND_TIMEOUT_MS, undoes the candidates' marks
+ * and deletes the replacements that have not initialized (the next simulation must not count on
+ * them); otherwise the marks and the launch request are repeated. Returns how many it looked at.
  */
 export async function progressCommands(view: PassView): Promise<number> {
   const { commands, malformed } = commandsInFlight(view.claims);
@@ -30,20 +31,26 @@ export async function progressCommands(view: PassView): Promise<number> {
       return c === undefined || c.deleting ? [] : [c];
     });
     const replacements = record.replacements.map((n) => byName.get(n));
+    const initialized = (r: ClusterNodeClaim | undefined) =>
+      r !== undefined && !r.deleting && isConditionTrue(r.status.conditions, 'Initialized');
+    if (replacements.every(initialized)) {
+      await deleteCandidates(view.ports, live, record.reason);
+      view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
+      continue;
+    }
     const gone = record.replacements.filter((_, i) => replacements[i]?.deleting !== false);
     const timedOut = view.nowMs - Date.parse(record.startedAt) > COMMAND_TIMEOUT_MS;
     if (gone.length > 0 || timedOut) {
       await unmarkCandidates(view.ports, live);
+      const unready = replacements.flatMap((r) =>
+        r === undefined || r.deleting || initialized(r) ? [] : [r],
+      );
+      await deleteCandidates(view.ports, unready, 'the disruption command was undone');
       const why =
         gone.length > 0
           ? `replacement ${gone.join(', ')} is gone (launch failed or timed out)`
           : `replacements not initialized within ${COMMAND_TIMEOUT_MS / 60_000} minutes`;
       view.record(decisionForRecord(record, live, byName, view.input, 'failed', why));
-      continue;
-    }
-    if (replacements.every((r) => r !== undefined && isConditionTrue(r.status.conditions, 'Initialized'))) {
-      await deleteCandidates(view.ports, live, record.reason);
-      view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
       continue;
     }
     // Still waiting: the marks and the launch request are repeated (both idempotent), so a pass
@@ -57,20 +64,26 @@ export async function progressCommands(view: PassView): Promise<number> {
   return commands.size;
 }
 
-/** Undoes marks (taint, `DisruptionReason`, record) of NodeClaims in no command and not being deleted. */
+/**
+ * Undoes marks (taint, `DisruptionReason`, record) of NodeClaims that are candidates of no command
+ * in flight and not being deleted. A replacement's record (it names other candidates) is left as
+ * it is, and so is a record that does not parse (a newer version's, say).
+ */
 export async function removeStaleMarks(view: PassView): Promise<void> {
   const { commands } = commandsInFlight(view.claims);
   const inCommand = new Set([...commands.values()].flatMap((r) => r.candidates));
   const nodeFor = nodeIndex(view.state.nodes);
   for (const claim of view.claims) {
     if (claim.deleting || inCommand.has(claim.name)) continue;
+    const value = claim.annotations[COMMAND_ANNOTATION];
+    const record = value === undefined ? undefined : decodeCommand(value);
+    if (record !== undefined && ('problem' in record || !record.candidates.includes(claim.name))) continue;
     const node = nodeFor(claim);
     // A Node being deleted (kubectl delete node) is the termination path's to taint.
     if (node?.deleting === true) continue;
     const tainted = (node?.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key);
     const marked =
-      claim.annotations[COMMAND_ANNOTATION] !== undefined ||
-      claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION);
+      record !== undefined || claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION);
     if (tainted || marked) await unmarkCandidates(view.ports, [claim]);
   }
 }

@@ -2,7 +2,7 @@ import { isReschedulable, type SolveResult, solve } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
-import { commandsInFlight } from './command-record.ts';
+import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import type { DisruptionCandidate } from './method.ts';
 
 // The scheduling simulations disruption runs on the provisioner's own input. Pure.
@@ -11,7 +11,8 @@ import type { DisruptionCandidate } from './method.ts';
  * Schedules the pods of `candidates` as if their nodes were gone. As Karpenter's
  * SimulateScheduling, the pods of nodes already going (being deleted, or the candidates of a
  * command in flight) need a place too, so that a second command does not plan on the room a first
- * command's replacement was launched for.
+ * command's replacement was launched for; and NodeClaims or joining nodes the provisioner launched
+ * for pending pods are not offered to them.
  */
 export function simulateWithout(
   input: SchedulingInput | undefined,
@@ -30,14 +31,36 @@ export function simulateWithout(
     if (node !== undefined && !leaving.has(node.name)) going.push(node);
   }
   for (const node of going) leaving.add(node.name);
+  // Capacity on its way that the provisioner launched is promised to pending pods: only disruption
+  // replacements (and initialized nodes) are room for the pods of the nodes that go.
+  const replacements = recordedReplacements(claims);
+  const replacementNodes = new Set(
+    claims.flatMap((c) =>
+      replacements.has(c.name) && c.status.nodeName !== undefined ? [c.status.nodeName] : [],
+    ),
+  );
   return solve({
     ...input.solve,
     pods: [
       ...candidates.flatMap((c) => c.reschedulablePods),
       ...going.flatMap((n) => n.pods.filter(isReschedulable)),
     ],
-    nodes: (input.solve.nodes ?? []).filter((n) => !leaving.has(n.name)),
+    nodes: (input.solve.nodes ?? []).filter(
+      (n) => !leaving.has(n.name) && (n.initialized || replacementNodes.has(n.name)),
+    ),
+    nodeClaims: (input.solve.nodeClaims ?? []).filter((c) => replacements.has(c.name)),
   });
+}
+
+/** Every NodeClaim a command record names as a replacement. */
+function recordedReplacements(claims: readonly ClusterNodeClaim[]): Set<string> {
+  const out = new Set<string>();
+  for (const claim of claims) {
+    const value = claim.annotations[COMMAND_ANNOTATION];
+    const record = value === undefined ? undefined : decodeCommand(value);
+    if (record !== undefined && !('problem' in record)) for (const r of record.replacements) out.add(r);
+  }
+  return out;
 }
 
 /** Nodes the scheduler would give pending pods now: Karpenter's nominated nodes. */

@@ -82,7 +82,7 @@ describe('buildCandidates: one NodeClaim', () => {
     ['an unknown NodePool', { claim: { pool: 'gone' }, node: { pool: 'gone' }, candidate: false }],
     [
       'a deleting NodeClaim',
-      { claim: { deleting: true }, candidate: false, counts: { nodes: 0, disrupting: 1 } },
+      { claim: { deleting: true }, candidate: false, counts: { nodes: 1, disrupting: 1 } },
     ],
     ['a deleting Node', { node: { deleting: true }, candidate: false, counts: { nodes: 1, disrupting: 1 } }],
     ['a NodeClaim in a command', { inCommand: true, candidate: false, counts: { nodes: 1, disrupting: 1 } }],
@@ -183,7 +183,7 @@ describe('buildCandidates: what a candidate carries', () => {
 });
 
 describe('buildCandidates: budget counts per NodePool', () => {
-  it('counts initialized, not deleting nodes, and those deleting, in a command or NotReady as disrupting', () => {
+  it('counts initialized nodes, and those of them deleting, in a command or NotReady as disrupting', () => {
     const claims = [
       nodeClaim('ok-1'),
       nodeClaim('ok-2'),
@@ -209,7 +209,7 @@ describe('buildCandidates: budget counts per NodePool', () => {
     ];
     const set = buildCandidates(input(claims, nodes, { inCommand: new Set(['commanded']) }));
     expect(Object.fromEntries(set.counts)).toEqual({
-      default: { nodes: 4, disrupting: 3 },
+      default: { nodes: 5, disrupting: 3 },
       gpu: { nodes: 2, disrupting: 1 },
     });
     expect(set.candidates.map((c) => c.nodeClaim.name)).toEqual(['ok-1', 'ok-2', 'gpu-1']);
