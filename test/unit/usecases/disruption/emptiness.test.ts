@@ -35,6 +35,14 @@ describe('emptiness.shouldDisrupt', () => {
     ],
     ['a node with a reschedulable pod', { pods: [daemonPod('agent'), boundPod('web')] }, false],
     [
+      'a node whose only pod, a DaemonSet pod, has do-not-disrupt',
+      {
+        pods: [daemonPod('agent')],
+        blockers: [{ pod: 'apps/agent', why: 'pod apps/agent has karpenter.sh/do-not-disrupt' }],
+      },
+      false,
+    ],
+    [
       'Consolidatable False',
       { conditions: [...READY_CONDITIONS, condition('Consolidatable', 'False')] },
       false,
