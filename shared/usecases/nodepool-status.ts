@@ -1,4 +1,11 @@
-import { Label, Resource, type ResourceList, type ValidationError } from '../core/index.ts';
+import {
+  budgetActive,
+  budgetNodes,
+  Label,
+  Resource,
+  type ResourceList,
+  type ValidationError,
+} from '../core/index.ts';
 import { type EC2NodeClass, isNodeClassReady, NodeClassConditionType } from '../ports/cloud.ts';
 import type {
   Cluster,
@@ -21,6 +28,12 @@ export const NodePoolConditionType = {
   validationSucceeded: 'ValidationSucceeded',
   nodeClassReady: 'NodeClassReady',
   nodeRegistrationHealthy: 'NodeRegistrationHealthy',
+  /**
+   * Flotilla's own: False while a disruption budget does not parse (the CRD lets some malformed
+   * schedules and durations through); that budget is left out, the others apply. Written only once
+   * a budget has been malformed, and it does not count towards Ready.
+   */
+  disruptionBudgetsValid: 'DisruptionBudgetsValid',
 } as const;
 
 const NODE_CLASS_GROUP = 'karpenter.k8s.aws';
@@ -177,6 +190,34 @@ function sameResources(a: ResourceList | undefined, b: ResourceList): boolean {
   return [...keys].every((k) => (a?.[k] ?? 0) === (b[k] ?? 0));
 }
 
+/** Why each malformed budget of a NodePool is left out, as `budgets[i]: …`. */
+export function budgetProblems(pool: ClusterNodePool): string[] {
+  return pool.disruption.budgets.flatMap((budget, i) => {
+    if (budgetNodes(budget.nodes, 0) === undefined) {
+      return [`budgets[${i}]: nodes "${budget.nodes}" is neither a count nor a percentage 0-100%`];
+    }
+    // Parsing does not depend on the time; any instant tells whether the window can be judged.
+    const active = budgetActive(budget, 0);
+    return typeof active === 'boolean' ? [] : [`budgets[${i}]: ${active.problem}`];
+  });
+}
+
+function budgetsCondition(pool: ClusterNodePool): ConditionUpdate | undefined {
+  const type = NodePoolConditionType.disruptionBudgetsValid;
+  const problems = budgetProblems(pool);
+  if (problems.length > 0) {
+    return {
+      type,
+      status: 'False',
+      reason: 'InvalidBudget',
+      message: `${problems.join('; ')}; these budgets are left out`,
+    };
+  }
+  return pool.conditions.some((c) => c.type === type)
+    ? { type, status: 'True', reason: type, message: '' }
+    : undefined;
+}
+
 /** The NodePool status patch, or undefined when the status is already what it should be. */
 export function computeNodePoolStatus(
   pool: ClusterNodePool,
@@ -185,7 +226,14 @@ export function computeNodePoolStatus(
   const name = pool.pool.name;
   const { validation, nodeClass, readyCondition: ready } = nodePoolReadiness(pool, input.nodeClasses);
   const health = input.registrationHealth?.get(name);
-  const conditions = [validation, nodeClass, ready, ...(health === undefined ? [] : [health])].filter(
+  const budgets = budgetsCondition(pool);
+  const conditions = [
+    validation,
+    nodeClass,
+    ready,
+    ...(health === undefined ? [] : [health]),
+    ...(budgets === undefined ? [] : [budgets]),
+  ].filter(
     (u) =>
       !sameCondition(
         pool.conditions.find((c) => c.type === u.type),

@@ -255,3 +255,48 @@ describe('computeNodePoolResources', () => {
     });
   });
 });
+
+describe('DisruptionBudgetsValid', () => {
+  const input = { nodeClasses: [nodeClass(true)], claims: [], nodes: [] };
+  const budgetsCondition = (p: ClusterNodePool) =>
+    computeNodePoolStatus(p, input)?.conditions?.find((c) => c.type === 'DisruptionBudgetsValid');
+  const withBudgets = (
+    budgets: ClusterNodePool['disruption']['budgets'],
+    conditions: ClusterNodePool['conditions'] = [],
+  ) => pool({ disruption: { ...DEFAULT_NODEPOOL_DISRUPTION, budgets }, conditions });
+
+  it('is False, naming each malformed budget, while the others still apply', () => {
+    const condition = budgetsCondition(
+      withBudgets([
+        { nodes: '10%' },
+        { nodes: '0', schedule: '61 * * * *', duration: '1h' },
+        { nodes: '150%' },
+        { nodes: '1', schedule: '@daily', duration: '90s' },
+      ]),
+    );
+    expect(condition).toMatchObject({ status: 'False', reason: 'InvalidBudget' });
+    expect(condition?.message).toMatch(
+      /^budgets\[1\]: schedule .*; budgets\[2\]: nodes "150%".*; budgets\[3\]: duration "90s"/,
+    );
+    expect(condition?.message).not.toMatch(/budgets\[0\]/);
+  });
+
+  it('is not written while every budget parses, and turns True once a malformed one is fixed', () => {
+    expect(
+      budgetsCondition(withBudgets([{ nodes: '1', schedule: '0 9 * * 1-5', duration: '8h' }])),
+    ).toBeUndefined();
+    const wasFalse = [
+      {
+        type: 'DisruptionBudgetsValid',
+        status: 'False' as const,
+        reason: 'InvalidBudget',
+        message: 'budgets[0]: …',
+        lastTransitionTime: AT,
+      },
+    ];
+    expect(budgetsCondition(withBudgets([{ nodes: '1' }], wasFalse))).toMatchObject({
+      status: 'True',
+      reason: 'DisruptionBudgetsValid',
+    });
+  });
+});
