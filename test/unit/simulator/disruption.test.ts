@@ -278,6 +278,20 @@ describe('the disruption controller in the simulator', () => {
   });
 });
 
+describe('a steady load', () => {
+  it('makes no disruption decision in two hours of constant load (no churn)', async () => {
+    const r = await simulate(parseScenario(small({ workloads: web(4), duration: '2h' })));
+    expect(r.launches.length).toBeGreaterThan(0);
+    expect(disrupts(r)).toEqual([]);
+    expect(r.decisions.filter((d) => d['decision'] === 'drifted')).toEqual([]);
+    expect(r.disruptions).toEqual([]);
+    const passes = r.decisions.filter((d) => d['decision'] === 'disruptionPass');
+    expect(passes.length).toBeGreaterThan(100);
+    expect(passes.every((d) => d['commands'] === 0)).toBe(true);
+    expect(r.samples[r.samples.length - 1]).toMatchObject({ runningPods: 4, pendingPods: 0 });
+  });
+});
+
 describe('the steady-web example', () => {
   it('disrupts nothing while demand only grows, and afterwards only nodes the scale-downs left empty', async () => {
     const r = await simulate(loadScenario(path.join(examples, 'steady-web.yaml')));
