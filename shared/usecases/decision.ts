@@ -285,7 +285,7 @@ export interface FollowUpDecision {
 }
 
 /** Everything Flotilla decides, one log line each. */
-export type Decision =
+export type Decision = WithoutLineKeys<
   | SkipDecision
   | BatchDecision
   | LaunchDecision
@@ -312,7 +312,21 @@ export type Decision =
   | ContinueDecision
   | DisruptDecision
   | DriftedDecision
-  | DisruptionPassDecision;
+  | DisruptionPassDecision
+>;
+
+/** Keys a decision's line writes itself (toDecisionLine, the logger). */
+type LineKey = 'decision' | 'message' | 'level' | 'time';
+
+/**
+ * The decision kinds none of whose fields is named like a key of the line: a kind that has one
+ * drops out of `Decision`, so writing it fails to compile instead of overwriting the line's key.
+ */
+type WithoutLineKeys<D> = D extends unknown
+  ? [Extract<keyof D, LineKey>] extends [never]
+    ? D
+    : never
+  : never;
 
 export type DecisionKind = Decision['kind'];
 
