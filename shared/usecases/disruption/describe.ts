@@ -52,7 +52,7 @@ export function describePlan(name: string, plan: NodeClaimPlan): ReplacementNode
 }
 
 /** A replacement NodeClaim as it stands (its launched type and price, once launched). */
-export function describeReplacementClaim(
+function describeReplacementClaim(
   name: string,
   claim: ClusterNodeClaim | undefined,
   input: SchedulingInput | undefined,
