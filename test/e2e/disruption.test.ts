@@ -38,12 +38,23 @@ let disruptionAws: LambdaAws;
 let podEventQueueUrl = '';
 let terminationQueueUrl = '';
 
-beforeAll(() => {
+/** The NodePool whose node expires (`expireAfter: 5m`) while the other tests run. */
+let agingPool = '';
+
+beforeAll(async () => {
   const { server, account } = e2e.env;
   sqs = new SQSClient(awsClientConfig(server));
   podEventQueueUrl = account.stack.queueUrls.podEvents;
   terminationQueueUrl = account.stack.queueUrls.termination;
   disruptionAws = account.as('disruption');
+  // Its budget allows no drift, so the AMI change below leaves it to expiration (which no budget
+  // holds back); the last test looks at it.
+  agingPool = await e2e.createPool('expire', 'expire', {
+    instanceTypes: ['m5.large'],
+    expireAfter: '5m',
+    disruption: { consolidateAfter: '0s', budgets: [{ nodes: '0', reasons: ['Drifted'] }] },
+  });
+  await e2e.deploy('expire', 'aging', 1, '1500m');
   startControllers();
 });
 
@@ -437,37 +448,6 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     await running('keeper', 1);
   }, 240_000);
 
-  it('expireAfter replaces a node forcefully, launching for its pods', async () => {
-    const pool = await e2e.createPool('expire', 'expire', {
-      instanceTypes: ['m5.large'],
-      expireAfter: '45s',
-    });
-    await e2e.deploy('expire', 'aging', 1, '1500m');
-    await running('aging', 1);
-    const [first] = await e2e.nodeClaimsOf(pool);
-    await waitFor(
-      'the expired NodeClaim replaced',
-      async () => {
-        const claims = await e2e.nodeClaimsOf(pool);
-        return claims.some((c) => c.name !== first?.name && !c.deleting) &&
-          !claims.some((c) => c.name === first?.name)
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 150_000 },
-    );
-    await running('aging', 1);
-    const line = logLines.find(
-      (l) =>
-        l['decision'] === 'disrupt' &&
-        l['method'] === 'expiration' &&
-        (l['candidates'] as { nodeClaim: string }[])[0]?.nodeClaim === first?.name,
-    );
-    expect(line).toMatchObject({ reason: 'Expired', action: 'replace', outcome: 'deleted' });
-    // Every node of this pool would expire again in 45 s: the workload goes, emptiness takes the rest.
-    await scale('aging', 0);
-  }, 240_000);
-
   it('a pass killed between creating the replacement and marking the candidate loses nothing; the next pass finishes it', async () => {
     disruptionOn = false;
     const pool = await e2e.createPool('crash', 'crash', {
@@ -529,4 +509,38 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     expect(pod?.spec?.nodeName).toBe(kept?.status.nodeName);
     expect(controllerErrors.filter((e) => e !== killed)).toEqual([]);
   }, 240_000);
+
+  it('expireAfter: 5m replaces a node forcefully, launching for its pods', async () => {
+    const pool = agingPool;
+    // The NodeClaim launched for the pod at the start of this file.
+    const first = logLines.find(
+      (l) => l['decision'] === 'launch' && l['outcome'] === 'launched' && l['nodePool'] === pool,
+    )?.['nodeClaim'];
+    expect(first).toBeDefined();
+    await waitFor(
+      'the expired NodeClaim replaced',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        return claims.some((c) => c.name !== first && !c.deleting) && !claims.some((c) => c.name === first)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 330_000 },
+    );
+    await running('aging', 1);
+    const line = logLines.find(
+      (l) =>
+        l['decision'] === 'disrupt' &&
+        l['method'] === 'expiration' &&
+        (l['candidates'] as { nodeClaim: string }[])[0]?.nodeClaim === first,
+    );
+    expect(line).toMatchObject({ reason: 'Expired', action: 'replace', outcome: 'deleted' });
+    // Not before expireAfter: 5 minutes after the NodeClaim was created, which the launch line
+    // follows within seconds.
+    const launchedAt = logLines.find((l) => l['decision'] === 'launch' && l['nodeClaim'] === first)?.['time'];
+    expect(Date.parse(String(line?.['time'])) - Date.parse(String(launchedAt))).toBeGreaterThanOrEqual(
+      5 * 60_000 - 10_000,
+    );
+    await scale('aging', 0);
+  }, 360_000);
 });
