@@ -277,12 +277,30 @@ export interface Cloud {
    */
   instanceTypes(nodeClass: EC2NodeClass): Promise<readonly InstanceType[]>;
   /**
-   * Launches one instance for a NodeClaim. Launching again with the same NodeClaim name returns
-   * the instance already launched.
-   * @throws NodeClassNotReadyError, InsufficientCapacityError (offerings already backed off),
+   * Decides the launch of a NodeClaim: the exact request the cloud will be sent (offerings, subnet,
+   * launch template, idempotency token), as a record the caller keeps on the NodeClaim before
+   * calling `launch`. Makes no launch.
+   * @throws NodeClassNotReadyError, InsufficientCapacityError (every offering backed off),
    *   CloudApiError.
    */
+  planLaunch(request: LaunchRequest): Promise<LaunchRecord>;
+  /**
+   * Sends a recorded launch. Sending the same record again never launches a second instance: it
+   * returns the instance the first send launched (the record carries the idempotency token), or
+   * the instance already tagged with the NodeClaim.
+   * @throws InsufficientCapacityError or LaunchRejectedError when the cloud answered that nothing
+   *   was launched (final for this record); CloudApiError when the answer is unknown (throttled,
+   *   timed out): an instance may exist, so send the same record again rather than a new one.
+   */
+  launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance>;
+  /** `planLaunch` then `launch`, keeping nothing in between (callers that cannot crash midway). */
   create(request: LaunchRequest): Promise<CloudInstance>;
+  /**
+   * The live instance (pending or running) tagged with the NodeClaim's name. Right after a launch
+   * EC2 may not list it yet (eventual consistency): an answer of none is final only once
+   * `INSTANCE_LOOKUP_WINDOW_MS` has passed since the launch was sent.
+   */
+  findByNodeClaim(nodeClaimName: string): Promise<CloudInstance | undefined>;
   /**
    * Terminates an instance this cluster launched. An instance already gone counts as success.
    * @throws InstanceNotOwnedError when the instance lacks this cluster's tags; CloudApiError.
@@ -302,6 +320,24 @@ export interface Cloud {
    */
   isDrifted(instanceId: string, nodeClass: EC2NodeClass): Promise<CloudDriftReason | undefined>;
 }
+
+/**
+ * A launch decided for a NodeClaim (Cloud.planLaunch), kept on the NodeClaim between the decision
+ * and the launch so that a resumed launch replays it instead of deciding another.
+ */
+export interface LaunchRecord {
+  /** When the launch was decided, epoch ms; the instance lookup waits out its window from here. */
+  readonly decidedAtMs: number;
+  /** The cloud adapter's encoding of the exact request; opaque to the use cases. */
+  readonly request: string;
+}
+
+/**
+ * How long after a launch was sent EC2 may still not list its instance (DescribeInstances is
+ * eventually consistent). Termination and garbage collection treat "no instance" as final only
+ * after this.
+ */
+export const INSTANCE_LOOKUP_WINDOW_MS = 90_000;
 
 /** The cloud's reasons a NodeClaim is drifted, as Karpenter's AWS provider names them. */
 export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift';
@@ -357,5 +393,6 @@ export {
   InstanceNotOwnedError,
   InsufficientCapacityError,
   isRetryableCloudError,
+  LaunchRejectedError,
   NodeClassNotReadyError,
 } from './errors.ts';

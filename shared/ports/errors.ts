@@ -141,6 +141,23 @@ export class CloudApiError extends FlotillaError {
   readonly retryable: boolean;
 }
 
+/**
+ * The cloud answered a launch and launched nothing (an error other than insufficient capacity, e.g.
+ * a launch template or subnet it cannot use). Final for that launch record: no instance exists for
+ * it, so the NodeClaim can go without an instance lookup.
+ */
+export class LaunchRejectedError extends FlotillaError {
+  readonly code = 'LaunchRejected';
+
+  constructor(
+    readonly awsCode: string,
+    message: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** True for a CloudApiError that says AWS failed for now (see `CloudApiError.retryable`). */
 export function isRetryableCloudError(error: unknown): error is CloudApiError {
   return error instanceof CloudApiError && error.retryable;

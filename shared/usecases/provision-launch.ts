@@ -1,8 +1,10 @@
 import { Finalizer, type InstanceType, Label, type NodeClaimPlan, type PodRef } from '../core/index.ts';
 import {
-  type Cloud,
+  type CloudInstance,
   type EC2NodeClass,
   InsufficientCapacityError,
+  type LaunchRecord,
+  LaunchRejectedError,
   type LaunchRequest,
   NodeClassNotReadyError,
 } from '../ports/cloud.ts';
@@ -11,6 +13,7 @@ import { ignoreNotFound } from '../ports/errors.ts';
 import type { Lease } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { type LaunchDecision, writeDecision } from './decision.ts';
+import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from './launch-record.ts';
 import {
   expectedCapacityType,
   launchedLabels,
@@ -113,9 +116,12 @@ function launchDecision(
 }
 
 /**
- * Launches a NodeClaim that exists in the cluster: checks the lease first (fencing), then
- * `cloud.create`, then writes the launched status and labels. Claims that cannot launch are
- * removed so their pods are planned again.
+ * Launches a NodeClaim that exists in the cluster: checks the lease first (fencing), decides the
+ * launch once and records it on the NodeClaim (or takes the record an earlier run left), sends it,
+ * then writes the launched status and labels. The record makes the launch replayable: a run that
+ * resumes sends the same request with the same idempotency token, so one NodeClaim never gets two
+ * instances. Claims the cloud answered with "nothing launched" are removed so their pods are
+ * planned again; claims whose launch may or may not have happened are kept for the next run.
  */
 async function launchCreated(
   ports: LaunchPorts,
@@ -124,25 +130,55 @@ async function launchCreated(
   types: readonly InstanceType[],
   userLabels: Readonly<Record<string, string>>,
   base: { readonly nodeClaim: string; readonly nodePool: string; readonly pods: readonly PodRef[] },
+  recorded?: LaunchRecord,
 ): Promise<ClaimOutcome> {
   const { cluster, cloud } = ports;
   const name = request.nodeClaimName;
-  // Fencing: a run that lost its lease makes no EC2 call.
+  const warn = (reason: string, message: string) =>
+    cluster.recordEvent({ subject: { kind: 'NodeClaim', name }, type: 'Warning', reason, message });
+  // Fencing: a run that lost its lease makes no EC2 call. A claim with a record may have an
+  // instance, so it stays for the lease holder to resume.
   if (!(await ports.leases.isHeld(lease, ports.clock.now()))) {
-    await discardUnlaunched(ports, name);
+    if (recorded === undefined) await discardUnlaunched(ports, name);
     return { kind: 'fenced', ...base };
   }
-  let instance: Awaited<ReturnType<Cloud['create']>>;
+  let record: LaunchRecord;
+  if (recorded === undefined) {
+    try {
+      record = await cloud.planLaunch(request);
+    } catch (error) {
+      if (error instanceof InsufficientCapacityError) {
+        await warn('InsufficientCapacityError', `NodeClaim ${name} event: ${error.message}`);
+        await discardUnlaunched(ports, name);
+        return { kind: 'insufficientCapacity', ...base, offerings: [] };
+      }
+      if (error instanceof NodeClassNotReadyError) {
+        await warn('NodeClassNotReady', error.message);
+        await discardUnlaunched(ports, name);
+        return { kind: 'failed', ...base, error: error.message };
+      }
+      // Nothing was sent: the claim stays unlaunched and the next run plans its launch again.
+      return { kind: 'failed', ...base, error: `planning the launch failed: ${describeError(error)}` };
+    }
+  } else {
+    record = recorded;
+  }
+  // Recorded (with the time of this send) before anything is sent, so a crash after the send is
+  // resumed by replaying this record and termination knows to look for an instance.
   try {
-    instance = await cloud.create(request);
+    await cluster.patchNodeClaimMetadata(name, {
+      annotations: { [LAUNCH_ANNOTATION]: launchAnnotation(record, ports.clock.now().getTime()) },
+    });
   } catch (error) {
+    return { kind: 'failed', ...base, error: `recording the launch failed: ${describeError(error)}` };
+  }
+  let instance: CloudInstance;
+  try {
+    instance = await cloud.launch(request, record);
+  } catch (error) {
+    // The cloud answered that nothing was launched for this record: the claim can go at once.
     if (error instanceof InsufficientCapacityError) {
-      await cluster.recordEvent({
-        subject: { kind: 'NodeClaim', name },
-        type: 'Warning',
-        reason: 'InsufficientCapacityError',
-        message: `NodeClaim ${name} event: ${error.message}`,
-      });
+      await warn('InsufficientCapacityError', `NodeClaim ${name} event: ${error.message}`);
       await discardUnlaunched(ports, name);
       return {
         kind: 'insufficientCapacity',
@@ -150,26 +186,15 @@ async function launchCreated(
         offerings: error.offerings.map((o) => `${o.capacityType}:${o.instanceType}:${o.zone}`),
       };
     }
-    if (error instanceof NodeClassNotReadyError) {
-      await cluster.recordEvent({
-        subject: { kind: 'NodeClaim', name },
-        type: 'Warning',
-        reason: 'NodeClassNotReady',
-        message: error.message,
-      });
+    if (error instanceof LaunchRejectedError) {
+      await warn('LaunchFailed', error.message.slice(0, 300));
       await discardUnlaunched(ports, name);
       return { kind: 'failed', ...base, error: error.message };
     }
-    // An instance may or may not exist: delete the claim but keep its finalizer, so termination
-    // looks for an instance tagged with the claim before the claim goes.
+    // No answer (throttled past the retries, a timeout): an instance may exist. The claim and its
+    // record stay, and the next run sends the same record, which cannot launch a second one.
     const message = describeError(error).slice(0, 300);
-    await cluster.recordEvent({
-      subject: { kind: 'NodeClaim', name },
-      type: 'Warning',
-      reason: 'LaunchFailed',
-      message,
-    });
-    await cluster.deleteNodeClaim(name);
+    await warn('LaunchFailed', `${message}; the same launch is sent again on the next run`);
     return { kind: 'failed', ...base, error: message };
   }
   const type = types.find((t) => t.name === instance.instanceType);
@@ -201,8 +226,8 @@ export function isUnlaunched(claim: ClusterNodeClaim): boolean {
 /**
  * Launches the NodeClaims an earlier run created but never launched (it crashed or timed out
  * between the create and the launch). The scheduler counts pods on them, so nothing else would
- * launch for those pods; `cloud.create` is idempotent per claim name, so a launch that did
- * happen is found again rather than repeated.
+ * launch for those pods. A claim whose launch was recorded sends that same record again, so a
+ * launch that did happen is answered with its instance rather than repeated.
  */
 export async function resumeUnlaunched(
   ports: LaunchPorts,
@@ -236,14 +261,27 @@ export async function resumeUnlaunched(
       startupTaints: claim.startupTaints,
     };
     const base = { nodeClaim: claim.name, nodePool: claim.nodePoolName, pods: [] };
+    const read = readLaunchRecord(claim);
     const outcome: ClaimOutcome =
-      request.instanceTypes.length === 0
-        ? {
-            kind: 'failed',
-            ...base,
-            error: "none of the NodeClaim's instance types is offered for the NodeClass",
-          }
-        : await launchCreated(ports, lease, request, [...byName.values()], pool.pool.labels ?? {}, base);
+      read.kind === 'malformed'
+        ? // A launch may have been sent and cannot be replayed: the launch timeout and termination's
+          // instance lookup settle it.
+          { kind: 'failed', ...base, error: `its launch record cannot be read (${read.problem})` }
+        : read.kind === 'none' && request.instanceTypes.length === 0
+          ? {
+              kind: 'failed',
+              ...base,
+              error: "none of the NodeClaim's instance types is offered for the NodeClass",
+            }
+          : await launchCreated(
+              ports,
+              lease,
+              request,
+              [...byName.values()],
+              pool.pool.labels ?? {},
+              base,
+              read.kind === 'recorded' ? read.record : undefined,
+            );
     writeDecision(logger, launchDecision(lease, 0, request, outcome, 'resumed'));
     out.push(outcome);
     if (outcome.kind === 'fenced') break;

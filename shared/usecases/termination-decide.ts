@@ -124,6 +124,16 @@ export interface TerminationInput {
   readonly volumeAttachments: readonly VolumeAttachment[];
   /** The instance's state, or undefined when EC2 no longer knows it (or none was launched). */
   readonly instanceState?: InstanceState;
+  /**
+   * The instance found by its `karpenter.sh/nodeclaim` tag when neither the claim nor its Node
+   * names one (a launch that crashed before writing the claim's status).
+   */
+  readonly taggedInstanceId?: string;
+  /**
+   * When no instance was found but a launch was recorded on the claim: until when (epoch ms) EC2
+   * may still not list it. The finalizer stays until then.
+   */
+  readonly instanceLookupUntilMs?: number;
   readonly nowMs: number;
 }
 
@@ -168,7 +178,8 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
     });
   }
   const pastDeadline = deadlineMs !== undefined && nowMs >= deadlineMs;
-  const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
+  const instanceId =
+    parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId) ?? input.taggedInstanceId;
   const instanceGone = input.instanceState === undefined || input.instanceState === 'terminated';
 
   let remainingByTier: Record<DrainTier, number> | undefined;
@@ -289,6 +300,24 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
     };
   }
 
+  // A launch was sent and EC2 may not list its instance yet: look again until the window closes.
+  if (
+    instanceId === undefined &&
+    input.instanceLookupUntilMs !== undefined &&
+    nowMs < input.instanceLookupUntilMs
+  ) {
+    return {
+      steps,
+      outcome: {
+        kind: 'wait',
+        on: 'instance',
+        afterSeconds: 5,
+        detail: `looking for the instance launched for the NodeClaim until ${new Date(input.instanceLookupUntilMs).toISOString()}`,
+      },
+      ...withDeadline,
+      ...(remainingByTier === undefined ? {} : { remainingByTier }),
+    };
+  }
   if (node?.finalizers.includes(Finalizer.termination))
     steps.push({ kind: 'removeNodeFinalizer', nodeName: node.name });
   steps.push({ kind: 'removeClaimFinalizer' });

@@ -6,11 +6,12 @@ import {
   parseInstanceId,
   WellKnownLabel,
 } from '../core/index.ts';
-import type { Cloud } from '../ports/cloud.ts';
+import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../ports/cluster.ts';
 import { isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
+import { instanceLookupUntilMs } from './launch-record.ts';
 import {
   DISRUPTION_REASON_CONDITION,
   decideTermination,
@@ -75,13 +76,22 @@ export async function terminateNodeClaim(
           cluster.volumeAttachments(node.name),
         ]);
   const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
-  const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
+  // Without an instance id on the claim or Node, a launch may still have happened (a crash between
+  // the launch and the status write): its instance is found by the claim's tag.
+  const instance =
+    instanceId === undefined ? await cloud.findByNodeClaim(claim.name) : await cloud.get(instanceId);
+  const lookupUntilMs =
+    instanceId === undefined && instance === undefined
+      ? instanceLookupUntilMs(claim, INSTANCE_LOOKUP_WINDOW_MS)
+      : undefined;
   const decision = decideTermination({
     claim,
     ...(node === undefined ? {} : { node }),
     pods,
     volumeAttachments,
     ...(instance === undefined ? {} : { instanceState: instance.state }),
+    ...(instanceId === undefined && instance !== undefined ? { taggedInstanceId: instance.instanceId } : {}),
+    ...(lookupUntilMs === undefined ? {} : { instanceLookupUntilMs: lookupUntilMs }),
     nowMs: now.getTime(),
   });
   for (const step of decision.steps) {

@@ -10,8 +10,14 @@ aliases resolve through). Nobody else may write there, moto included, so the har
 publishing them: POST /flotilla-harness/aws-parameters with {"region", "parameters": {name: value}}
 puts them into moto's parameter store, where GetParameter finds them as on AWS.
 
+EC2 CreateFleet honours ClientToken as EC2 does (moto ignores it): a repeated request with the
+same token and the same parameters gets the first answer again (the same instances, nothing new
+launched); the same token with other parameters is refused with IdempotentParameterMismatch.
+
 usage: moto_server.py <host> <port>
 """
+import hashlib
+import io
 import json
 import os
 import signal
@@ -20,6 +26,8 @@ import threading
 import time
 
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from urllib.parse import parse_qsl
+
 from werkzeug.serving import run_simple
 
 
@@ -54,12 +62,64 @@ def publish_aws_parameters(environ, start_response):
     return [b"{}"]
 
 
+IDEMPOTENCY_MISMATCH = (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>IdempotentParameterMismatch</Code>'
+    "<Message>The client token {token} was used before with different parameters.</Message></Error></Errors>"
+    "<RequestID>flotilla-harness</RequestID></Response>"
+)
+
+
 class SerialisedDynamoDB(DomainDispatcherApplication):
     _dynamodb = threading.Lock()
+    _fleets = threading.Lock()
+    # ClientToken -> (digest of the other parameters, status, headers, body) of its first answer.
+    _fleet_answers = {}
+
+    def _create_fleet(self, environ, start_response):
+        """Returns the remembered answer for a repeated CreateFleet ClientToken, else None."""
+        if environ.get("REQUEST_METHOD") != "POST" or environ.get("HTTP_X_AMZ_TARGET"):
+            return None
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(body)
+        params = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        if ("Action", "CreateFleet") not in params:
+            return None
+        token = dict(params).get("ClientToken")
+        if not token:
+            return None
+        digest = hashlib.sha256(
+            json.dumps(sorted(p for p in params if p[0] != "ClientToken")).encode()
+        ).hexdigest()
+        with self._fleets:
+            known = self._fleet_answers.get(token)
+            if known is None:
+                captured = {}
+
+                def capture(status, headers, exc_info=None):
+                    captured["status"], captured["headers"] = status, headers
+                    return lambda _data: None
+
+                answer = b"".join(super().__call__(environ, capture))
+                if captured["status"].startswith("200"):
+                    self._fleet_answers[token] = (digest, captured["status"], captured["headers"], answer)
+                start_response(captured["status"], captured["headers"])
+                return [answer]
+        if known[0] != digest:
+            start_response("400 Bad Request", [("Content-Type", "text/xml")])
+            return [IDEMPOTENCY_MISMATCH.format(token=token).encode()]
+        start_response(known[1], known[2])
+        return [known[3]]
 
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/flotilla-harness/aws-parameters" and environ.get("REQUEST_METHOD") == "POST":
             return publish_aws_parameters(environ, start_response)
+        if environ.get("PATH_INFO") == "/moto-api/reset":
+            with self._fleets:
+                self._fleet_answers.clear()
+        fleet = self._create_fleet(environ, start_response)
+        if fleet is not None:
+            return fleet
         if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
             with self._dynamodb:
                 # Build the whole response under the lock, so the write is complete before the next one.

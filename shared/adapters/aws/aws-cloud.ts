@@ -46,7 +46,7 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
     logger,
   });
   const instances = makeInstanceOps({ ec2, clusterName: cluster.name, logger });
-  const create = makeLauncher({
+  const launcher = makeLauncher({
     ec2,
     cluster,
     clock,
@@ -75,7 +75,10 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
         unavailable: new Set(unavailable.keys()),
       });
     },
-    create,
+    planLaunch: (request) => launcher.plan(request),
+    launch: (request, record) => launcher.launch(request, record),
+    create: async (request) => launcher.launch(request, await launcher.plan(request)),
+    findByNodeClaim: (nodeClaimName) => instances.findByNodeClaim(nodeClaimName),
     delete: (instanceId) => instances.delete(instanceId),
     get: (instanceId) => instances.get(instanceId),
     async isDrifted(instanceId, nodeClass) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   type _InstanceType,
   CreateFleetCommand,
@@ -15,10 +16,11 @@ import type { CapacityType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
-  CloudApiError,
   type CloudInstance,
   InsufficientCapacityError,
   isNodeClassReady,
+  type LaunchRecord,
+  LaunchRejectedError,
   type LaunchRequest,
   NodeClassConditionType,
   NodeClassNotReadyError,
@@ -47,9 +49,10 @@ export interface LauncherOptions {
 }
 
 /**
- * The CreateFleet ClientToken: the NodeClaim name plus a digest of the request, so a retry of the
- * same request is idempotent in EC2 and a changed request (after an ICE) is not refused as a
- * mismatch. At most 64 ASCII characters.
+ * The CreateFleet ClientToken: the NodeClaim name plus a digest of the request. The request is
+ * decided once and recorded on the NodeClaim, so a resumed launch sends the same request with the
+ * same token and EC2 answers with the instance it launched the first time. At most 64 ASCII
+ * characters.
  */
 export function clientToken(nodeClaimName: string, request: CreateFleetRequest): string {
   const digest = createHash('sha256')
@@ -61,8 +64,49 @@ export function clientToken(nodeClaimName: string, request: CreateFleetRequest):
 
 const toTags = (tags: Record<string, string>) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
 
+/** The recorded form of a CreateFleet request: gzipped JSON in base64 (a few KB at most). */
+export function encodeFleetRequest(request: CreateFleetRequest): string {
+  return gzipSync(Buffer.from(JSON.stringify(request))).toString('base64');
+}
+
+/** @throws LaunchRejectedError when the record is not a CreateFleet request this adapter wrote. */
+export function decodeFleetRequest(nodeClaimName: string, encoded: string): CreateFleetRequest {
+  try {
+    const parsed: unknown = JSON.parse(gunzipSync(Buffer.from(encoded, 'base64')).toString('utf8'));
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      typeof (parsed as CreateFleetRequest).ClientToken === 'string' &&
+      Array.isArray((parsed as CreateFleetRequest).LaunchTemplateConfigs)
+    ) {
+      return parsed as CreateFleetRequest;
+    }
+  } catch (error) {
+    throw new LaunchRejectedError(
+      'MalformedLaunchRecord',
+      `nodeClaim "${nodeClaimName}": its recorded launch request cannot be read (${error instanceof Error ? error.message : String(error)}); it was never sent as recorded`,
+      { cause: error },
+    );
+  }
+  throw new LaunchRejectedError(
+    'MalformedLaunchRecord',
+    `nodeClaim "${nodeClaimName}": its recorded launch request is not a CreateFleet request`,
+  );
+}
+
+/** The capacity type a recorded CreateFleet request asks for. */
+function capacityTypeOf(request: CreateFleetRequest): CapacityType {
+  if (request.TargetCapacitySpecification?.DefaultTargetCapacityType === 'spot') return 'spot';
+  return request.OnDemandOptions?.CapacityReservationOptions === undefined ? 'on-demand' : 'reserved';
+}
+
+export interface Launcher {
+  plan(request: LaunchRequest): Promise<LaunchRecord>;
+  launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance>;
+}
+
 /** Launches instances for NodeClaims with CreateFleet (type instant), as Karpenter does. */
-export function makeLauncher(options: LauncherOptions) {
+export function makeLauncher(options: LauncherOptions): Launcher {
   const { ec2, cluster, clock, logger, unavailable, launchTemplates, instances } = options;
 
   async function subnetsByZone(ids: readonly string[]): Promise<Map<string, Subnet>> {
@@ -83,21 +127,12 @@ export function makeLauncher(options: LauncherOptions) {
     return best;
   }
 
-  return async function create(request: LaunchRequest): Promise<CloudInstance> {
+  async function plan(request: LaunchRequest): Promise<LaunchRecord> {
     const nodeClass = request.nodeClass;
     if (!isNodeClassReady(nodeClass.status)) {
       const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
       throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
     }
-    const existing = await instances.findByNodeClaim(request.nodeClaimName);
-    if (existing !== undefined) {
-      logger.info('launch skipped: instance exists', {
-        nodeClaim: request.nodeClaimName,
-        instanceId: existing.instanceId,
-      });
-      return existing;
-    }
-
     const now = clock.now();
     const backedOff = new Set((await unavailable.list(now)).keys());
     const zoneIds = new Map(
@@ -192,11 +227,35 @@ export function makeLauncher(options: LauncherOptions) {
       ],
     };
     fleetRequest.ClientToken = clientToken(request.nodeClaimName, fleetRequest);
+    return { decidedAtMs: now.getTime(), request: encodeFleetRequest(fleetRequest) };
+  }
+
+  async function launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance> {
+    const fleetRequest = decodeFleetRequest(request.nodeClaimName, record.request);
+    // An instance already tagged with the claim is the answer (the record was sent before).
+    const existing = await instances.findByNodeClaim(request.nodeClaimName);
+    if (existing !== undefined) {
+      logger.info('launch skipped: instance exists', {
+        nodeClaim: request.nodeClaimName,
+        instanceId: existing.instanceId,
+      });
+      return existing;
+    }
+    const now = clock.now();
+    const capacityType = capacityTypeOf(fleetRequest);
+    // Sent exactly as recorded: same request, same ClientToken, so EC2 launches at most once.
     const response = await call('ec2:CreateFleet', () => ec2.send(new CreateFleetCommand(fleetRequest)));
 
     const zoneOfSubnet = new Map(
-      [...subnets.values()].map((s) => [s.SubnetId ?? '', s.AvailabilityZone ?? '']),
+      (fleetRequest.LaunchTemplateConfigs ?? []).flatMap((c) =>
+        (c.Overrides ?? []).map((o) => [o.SubnetId ?? '', o.AvailabilityZone ?? ''] as const),
+      ),
     );
+    const typeCount = new Set(
+      (fleetRequest.LaunchTemplateConfigs ?? []).flatMap((c) =>
+        (c.Overrides ?? []).map((o) => o.InstanceType),
+      ),
+    ).size;
     const errors = response.Errors ?? [];
     const iced = errors
       .filter((e) => CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''))
@@ -224,14 +283,18 @@ export function makeLauncher(options: LauncherOptions) {
         state: 'pending',
         nodeClaimName: request.nodeClaimName,
         nodePoolName: request.nodePoolName,
-        nodeClassName: nodeClass.name,
-        tags,
+        nodeClassName: request.nodeClass.name,
+        tags: Object.fromEntries(
+          (fleetRequest.TagSpecifications?.find((t) => t.ResourceType === 'instance')?.Tags ?? []).map(
+            (t) => [t.Key ?? '', t.Value ?? ''],
+          ),
+        ),
       };
     }
     const others = errors.filter((e) => !CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''));
     if (errors.length > 0 && others.length === 0) {
       throw new InsufficientCapacityError(
-        `nodeClaim "${request.nodeClaimName}": EC2 had no ${capacityType} capacity for any of ${candidates.length} instance types (${errors
+        `nodeClaim "${request.nodeClaimName}": EC2 had no ${capacityType} capacity for any of ${typeCount} instance types (${errors
           .map((e) => e.ErrorCode)
           .filter((c, i, all) => all.indexOf(c) === i)
           .join(
@@ -241,13 +304,13 @@ export function makeLauncher(options: LauncherOptions) {
       );
     }
     const first = others[0];
-    throw new CloudApiError(
-      'ec2:CreateFleet',
+    throw new LaunchRejectedError(
       first?.ErrorCode ?? 'NoInstanceLaunched',
-      first?.ErrorMessage ?? 'CreateFleet returned neither an instance nor an error',
-      `nodeClaim "${request.nodeClaimName}" was not launched; fix the cause named above (launch template, subnet, IAM or quota) and it is retried`,
+      `ec2:CreateFleet launched nothing for nodeClaim "${request.nodeClaimName}": ${first?.ErrorCode ?? 'NoInstanceLaunched'}: ${first?.ErrorMessage ?? 'CreateFleet returned neither an instance nor an error'}. Fix the cause named (launch template, subnet, IAM or quota); its pods are planned again`,
     );
-  };
+  }
+
+  return { plan, launch };
 }
 
 function toOfferingKeys(

@@ -9,6 +9,7 @@ import {
   type InstanceState,
   InsufficientCapacityError,
   isNodeClassReady,
+  type LaunchRecord,
   type LaunchRequest,
   NodeClassConditionType,
   NodeClassNotReadyError,
@@ -202,15 +203,29 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     return undefined;
   }
 
-  async function create(request: LaunchRequest): Promise<CloudInstance> {
+  /** The launch a record asks for (the memory twin's form of a CreateFleet request). */
+  interface MemoryLaunch {
+    readonly token: string;
+    readonly capacityType: CapacityType;
+    readonly tries: readonly {
+      readonly instanceType: string;
+      readonly zone: string;
+      readonly imageId: string;
+      readonly subnetId?: string;
+    }[];
+    readonly securityGroupIds: readonly string[];
+    readonly tags: Readonly<Record<string, string>>;
+  }
+  /** What each token's launch came to, as EC2 remembers a ClientToken. */
+  const outcomes = new Map<string, { instanceId: string } | { iced: readonly OfferingKey[] }>();
+  let plans = 0;
+
+  async function planLaunch(request: LaunchRequest): Promise<LaunchRecord> {
     const nodeClass: EC2NodeClass = request.nodeClass;
     if (!isNodeClassReady(nodeClass.status)) {
       const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
       throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
     }
-    const existing = liveByNodeClaim(request.nodeClaimName);
-    if (existing !== undefined) return toInstance(existing);
-
     const now = clock.now();
     const backedOff = new Set((await unavailable.list(now)).keys());
     const subnets = request.nodeClass.status?.subnets ?? [];
@@ -224,9 +239,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       );
     }
     const { capacityType, candidates } = selection;
-    // EC2's lowest-price allocation: try offerings cheapest first; every one without capacity is
-    // reported (and backed off) until one launches. Offerings never tried are not backed off,
-    // whereas the AWS adapter backs off whatever CreateFleet reports.
+    // EC2's lowest-price allocation: offerings cheapest first.
     const tries = candidates
       .flatMap((c) => c.offerings.map((offering) => ({ candidate: c, offering })))
       .sort(
@@ -234,11 +247,51 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
           a.offering.priceUsdPerHour - b.offering.priceUsdPerHour ||
           a.candidate.type.name.localeCompare(b.candidate.type.name) ||
           a.offering.zone.localeCompare(b.offering.zone),
-      );
-    const iced: OfferingKey[] = [];
+      )
+      .map(({ candidate, offering }) => ({
+        instanceType: candidate.type.name,
+        zone: offering.zone,
+        imageId: candidate.ami.id,
+        ...subnetOf(subnets, offering.zone),
+      }));
+    plans += 1;
+    const launch: MemoryLaunch = {
+      token: `${request.nodeClaimName}-${plans}`,
+      capacityType,
+      tries,
+      securityGroupIds: (nodeClass.status?.securityGroups ?? []).map((g) => g.id),
+      tags: launchTags(request, clusterName),
+    };
+    return { decidedAtMs: now.getTime(), request: JSON.stringify(launch) };
+  }
+
+  async function launch(request: LaunchRequest, recorded: LaunchRecord): Promise<CloudInstance> {
+    const plan = JSON.parse(recorded.request) as MemoryLaunch;
+    const existing = liveByNodeClaim(request.nodeClaimName);
+    if (existing !== undefined) return toInstance(existing);
+    const now = clock.now();
     const nowMs = now.getTime();
-    for (const { candidate, offering } of tries) {
-      const key: OfferingKey = { instanceType: candidate.type.name, zone: offering.zone, capacityType };
+    const iceError = (iced: readonly OfferingKey[]) =>
+      new InsufficientCapacityError(
+        `nodeClaim "${request.nodeClaimName}": EC2 had no ${plan.capacityType} capacity for any of ${new Set(plan.tries.map((t) => t.instanceType)).size} instance types (InsufficientInstanceCapacity); those offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s and the next attempt picks others`,
+        iced,
+      );
+    // The same token gets the same answer, as EC2 answers a repeated ClientToken.
+    const before = outcomes.get(plan.token);
+    if (before !== undefined) {
+      if ('iced' in before) throw iceError(before.iced);
+      const record = records.get(before.instanceId);
+      if (record !== undefined) return toInstance(record);
+    }
+    // Every offering without capacity is reported (and backed off) until one launches. Offerings
+    // never tried are not backed off, whereas the AWS adapter backs off whatever CreateFleet reports.
+    const iced: OfferingKey[] = [];
+    for (const t of plan.tries) {
+      const key: OfferingKey = {
+        instanceType: t.instanceType,
+        zone: t.zone,
+        capacityType: plan.capacityType,
+      };
       if (noCapacity(key, nowMs)) {
         iced.push(key);
         continue;
@@ -249,24 +302,23 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       const { instanceId, privateDnsName } = nextId();
       const record: InstanceRecord = {
         instanceId,
-        instanceType: candidate.type.name,
-        zone: offering.zone,
-        capacityType,
-        imageId: candidate.ami.id,
-        ...subnetOf(subnets, offering.zone),
-        securityGroupIds: (nodeClass.status?.securityGroups ?? []).map((g) => g.id),
+        instanceType: t.instanceType,
+        zone: t.zone,
+        capacityType: plan.capacityType,
+        imageId: t.imageId,
+        ...(t.subnetId === undefined ? {} : { subnetId: t.subnetId }),
+        securityGroupIds: plan.securityGroupIds,
         launchTimeMs: nowMs,
         privateDnsName,
-        tags: launchTags(request, clusterName),
+        tags: plan.tags,
       };
       records.set(instanceId, record);
+      outcomes.set(plan.token, { instanceId });
       return toInstance(record);
     }
     await unavailable.mark(iced, 'insufficient capacity', now, UNAVAILABLE_OFFERING_TTL_SECONDS);
-    throw new InsufficientCapacityError(
-      `nodeClaim "${request.nodeClaimName}": EC2 had no ${capacityType} capacity for any of ${candidates.length} instance types (InsufficientInstanceCapacity); those offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s and the next attempt picks others`,
-      iced,
-    );
+    outcomes.set(plan.token, { iced });
+    throw iceError(iced);
   }
 
   function live(instanceId: string): InstanceRecord | undefined {
@@ -298,7 +350,13 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       return out;
     },
 
-    create,
+    planLaunch,
+    launch,
+    create: async (request) => launch(request, await planLaunch(request)),
+    async findByNodeClaim(nodeClaimName) {
+      const record = liveByNodeClaim(nodeClaimName);
+      return record === undefined ? undefined : toInstance(record);
+    },
 
     async delete(instanceId) {
       const record = live(instanceId);

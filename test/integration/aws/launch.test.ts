@@ -1,4 +1,5 @@
 import {
+  type _InstanceType,
   CreateFleetCommand,
   type CreateFleetCommandInput,
   DescribeInstanceAttributeCommand,
@@ -20,6 +21,7 @@ import {
   type EC2NodeClass,
   InstanceNotOwnedError,
   InsufficientCapacityError,
+  LaunchRejectedError,
   type LaunchRequest,
   NodeClassNotReadyError,
   type OfferingCatalog,
@@ -60,6 +62,19 @@ beforeEach(async () => {
   clock.set(new Date('2026-11-21T10:00:00Z'));
   account = await setUpAccount(server, clock);
 });
+
+/** Counts the provisioner role's CreateFleet calls until stopped. */
+function countFleets(): { count(): number; stop(): void } {
+  let count = 0;
+  account.lambdaEc2.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'CreateFleetCommand') count += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'count-fleets' },
+  );
+  return { count: () => count, stop: () => account.lambdaEc2.middlewareStack.remove('count-fleets') };
+}
 
 /** What the scheduler would hand over: a few types, resolved for the NodeClass. */
 function candidates(nodeClass: EC2NodeClass, names: readonly string[]): InstanceType[] {
@@ -268,9 +283,87 @@ describe('launching through CreateFleet against moto', () => {
     );
     const error = await account.cloud.create(request('bad')).catch((e: unknown) => e);
     account.lambdaEc2.middlewareStack.remove('bad-profile');
-    expect(error).toBeInstanceOf(CloudApiError);
+    // EC2 answered and launched nothing: final for that request, so the claim may go.
+    expect(error).toBeInstanceOf(LaunchRejectedError);
     expect(error).toMatchObject({ awsCode: 'InvalidParameterValue' });
     expect((error as Error).message).toContain('Invalid IAM Instance Profile name');
+  });
+
+  it('a recorded launch sent again launches nothing new, even while DescribeInstances does not list the instance yet', async () => {
+    const claim = request('replayed');
+    const record = await account.cloud.planLaunch(claim);
+    const first = await account.cloud.launch(claim, record);
+    // EC2's eventual consistency right after a launch: DescribeInstances lists nothing yet.
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) =>
+        context.commandName === 'DescribeInstancesCommand'
+          ? { response: {}, output: { $metadata: {}, Reservations: [] } }
+          : next(args),
+      { step: 'initialize', name: 'lagging' },
+    );
+    const fleets = countFleets();
+    // A resumed launch: a new invocation sends the record again, and again.
+    const again = await account.cloud.launch(claim, record);
+    const third = await account.cloud.launch(claim, record);
+    account.lambdaEc2.middlewareStack.remove('lagging');
+    fleets.stop();
+    expect(fleets.count()).toBe(2);
+    expect(again.instanceId).toBe(first.instanceId);
+    expect(third.instanceId).toBe(first.instanceId);
+    const tagged = await account.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:karpenter.sh/nodeclaim', Values: ['replayed'] },
+          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+        ],
+      }),
+    );
+    expect(tagged.Reservations?.flatMap((r) => r.Instances ?? []).map((i) => i.InstanceId)).toEqual([
+      first.instanceId,
+    ]);
+  });
+
+  it('a changed request under the same token is refused as EC2 refuses it, and nothing is launched', async () => {
+    const claim = request('mismatch');
+    const record = await account.cloud.planLaunch(claim);
+    const first = await account.cloud.launch(claim, record);
+    // Another request with the first one's token (what hashing a changed request must never do).
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') {
+          const input = args.input as CreateFleetCommandInput;
+          const spec = input.TargetCapacitySpecification;
+          if (spec !== undefined)
+            input.TargetCapacitySpecification = { ...spec, DefaultTargetCapacityType: 'spot' };
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'changed' },
+    );
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) =>
+        context.commandName === 'DescribeInstancesCommand'
+          ? { response: {}, output: { $metadata: {}, Reservations: [] } }
+          : next(args),
+      { step: 'initialize', name: 'lagging' },
+    );
+    const error = await account.cloud.launch(claim, record).catch((e: unknown) => e);
+    account.lambdaEc2.middlewareStack.remove('changed');
+    account.lambdaEc2.middlewareStack.remove('lagging');
+    // Not an answer about this record: the caller keeps the claim and its record.
+    expect(error).toBeInstanceOf(CloudApiError);
+    expect(error).toMatchObject({ awsCode: 'IdempotentParameterMismatch' });
+    const live = await account.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:karpenter.sh/nodeclaim', Values: ['mismatch'] },
+          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+        ],
+      }),
+    );
+    expect(live.Reservations?.flatMap((r) => r.Instances ?? []).map((i) => i.InstanceId)).toEqual([
+      first.instanceId,
+    ]);
   });
 
   it('prefers spot when the NodeClaim allows it, with price-capacity-optimized', async () => {
@@ -328,11 +421,11 @@ describe('launching through CreateFleet against moto', () => {
 });
 
 describe('idempotent launch', () => {
-  it('moto ignores the CreateFleet ClientToken (so the adapter cannot rely on it here)', async () => {
+  it('the harness EC2 honours the CreateFleet ClientToken as EC2 does: same token and request, same answer', async () => {
     const template = { LaunchTemplateName: 'probe', LaunchTemplateData: { ImageId: account.amis.amd64 } };
     const { CreateLaunchTemplateCommand } = await import('@aws-sdk/client-ec2');
     await account.ec2.send(new CreateLaunchTemplateCommand(template));
-    const fleet = () =>
+    const fleet = (instanceType: _InstanceType = 't3.micro') =>
       account.ec2.send(
         new CreateFleetCommand({
           Type: 'instant',
@@ -341,14 +434,21 @@ describe('idempotent launch', () => {
           LaunchTemplateConfigs: [
             {
               LaunchTemplateSpecification: { LaunchTemplateName: 'probe', Version: '$Latest' },
-              Overrides: [{ InstanceType: 't3.micro', SubnetId: account.network.subnets[0]?.id }],
+              Overrides: [
+                {
+                  InstanceType: instanceType,
+                  SubnetId: account.network.subnets[0]?.id,
+                },
+              ],
             },
           ],
         }),
       );
     const a = await fleet();
     const b = await fleet();
-    expect(a.Instances?.[0]?.InstanceIds?.[0]).not.toBe(b.Instances?.[0]?.InstanceIds?.[0]);
+    expect(b.Instances?.[0]?.InstanceIds?.[0]).toBe(a.Instances?.[0]?.InstanceIds?.[0]);
+    const mismatch = await fleet('t3.small').catch((e: unknown) => e);
+    expect(mismatch).toMatchObject({ name: 'IdempotentParameterMismatch' });
   });
 
   it('two launches for the same NodeClaim give one instance', async () => {

@@ -365,3 +365,45 @@ describe('decideTermination', () => {
     expect(kinds(again.steps)).not.toContain('deleteNode');
   });
 });
+
+describe('an instance the NodeClaim does not name', () => {
+  const unlaunched = (): ClusterNodeClaim => ({ ...claim(), status: { conditions: [] } });
+
+  it('is found by its tag and terminated before the finalizer goes', () => {
+    const d = decide({
+      claim: unlaunched(),
+      node: undefined,
+      instanceState: 'running',
+      taggedInstanceId: 'i-0tagged',
+    });
+    expect(d.steps).toContainEqual({ kind: 'terminateInstance', instanceId: 'i-0tagged' });
+    expect(d.outcome).toMatchObject({ kind: 'wait', on: 'instance' });
+  });
+
+  it('while a recorded launch may not be listed yet, the finalizer stays; after the window it goes', () => {
+    const until = T0 + 90 * S;
+    const waiting = decide({
+      claim: unlaunched(),
+      node: undefined,
+      instanceState: undefined,
+      instanceLookupUntilMs: until,
+      nowMs: until - S,
+    });
+    expect(kinds(waiting.steps)).not.toContain('removeClaimFinalizer');
+    expect(waiting.outcome).toMatchObject({ kind: 'wait', on: 'instance', afterSeconds: 5 });
+    const after = decide({
+      claim: unlaunched(),
+      node: undefined,
+      instanceState: undefined,
+      instanceLookupUntilMs: until,
+      nowMs: until,
+    });
+    expect(kinds(after.steps)).toContain('removeClaimFinalizer');
+    expect(after.outcome).toEqual({ kind: 'done' });
+  });
+
+  it('without a recorded launch there is nothing to wait for', () => {
+    const d = decide({ claim: unlaunched(), node: undefined, instanceState: undefined });
+    expect(kinds(d.steps)).toContain('removeClaimFinalizer');
+  });
+});
