@@ -222,12 +222,25 @@ export const disruptionFunction: FunctionDefinition = {
 };
 
 /**
+ * Garbage collection, as Karpenter's collectors: terminates instances tagged for this cluster and a
+ * NodePool that no NodeClaim accounts for (launched more than 30 s ago), and deletes NodeClaims
+ * whose instance is gone (confirmed by id once the lookup window has passed), handing them to the
+ * termination queue. Never touches an instance without Flotilla's tags.
+ */
+export const garbageCollectorFunction: FunctionDefinition = {
+  name: 'garbage-collector',
+  entry: 'lambdas/garbage-collector/handler.ts',
+  description: 'Flotilla: terminate orphaned instances and delete NodeClaims whose instance is gone',
+  triggers: [{ kind: 'schedule', schedule: 'garbageCollection' }],
+  env: [...baseEnv, 'terminationQueueUrl'],
+  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes'],
+  timeout: Duration.minutes(1),
+};
+
+/**
  * The Lambdas of one cluster, one row each. Adding a Lambda is adding its row here once its
  * handler file exists: the construct derives its role, log group, failure queue, trigger, alarms
  * and log queries from the row.
- *
- * Rows to come (their queues, schedules and policies already exist in the stack):
- * - garbage-collector: the `garbageCollection` schedule.
  */
 export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
   catalogFunction,
@@ -235,4 +248,5 @@ export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
   interruptionFunction,
   terminationFunction,
   disruptionFunction,
+  garbageCollectorFunction,
 ];

@@ -284,6 +284,21 @@ export interface FollowUpDecision {
   readonly delaySeconds: number;
 }
 
+/** Garbage collection: an orphaned instance terminated, or a NodeClaim whose instance is gone deleted. */
+export interface CollectDecision {
+  readonly kind: 'collect';
+  readonly reason: 'orphaned instance' | 'instance gone';
+  readonly action: 'terminateInstance' | 'deleteNodeClaim';
+  readonly instanceId: string;
+  /** The instance's state when read (`not found` when EC2 no longer knows it). */
+  readonly instanceState: string;
+  readonly ageSeconds?: number;
+  readonly nodeClaim?: string;
+  readonly nodePool?: string;
+  readonly node?: string;
+  readonly handedOver?: 'termination queue' | 'termination sweep';
+}
+
 /** Everything Flotilla decides, one log line each. */
 export type Decision = WithoutLineKeys<
   | SkipDecision
@@ -310,6 +325,7 @@ export type Decision = WithoutLineKeys<
   | FinalizeNodeDecision
   | FinalizeNodeClaimDecision
   | ContinueDecision
+  | CollectDecision
   | DisruptDecision
   | DriftedDecision
   | DisruptionPassDecision
@@ -356,6 +372,7 @@ export const DECISION_MESSAGES = {
   finalizeNode: 'node finalized',
   finalizeNodeClaim: 'deleted nodeclaim',
   continue: 'termination continues later',
+  collect: 'garbage collected',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
   disruptionPass: 'disruption pass',

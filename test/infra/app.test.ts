@@ -77,7 +77,7 @@ describe('cdk synth -c clusterName=test', () => {
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     // catalog, provisioner, interruption, termination and disruption.
-    expect(functions.filter((f) => f.Properties?.Description?.startsWith('Flotilla:'))).toHaveLength(5);
+    expect(functions.filter((f) => f.Properties?.Description?.startsWith('Flotilla:'))).toHaveLength(6);
     // And CDK's trigger provider, which invokes the catalog Lambda after a deployment.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'Custom::Trigger')).toHaveLength(1);
     const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
@@ -96,7 +96,7 @@ describe('cdk synth -c clusterName=test', () => {
       .readdirSync(out)
       .filter((name) => name.startsWith('asset.'))
       .filter((name) => fs.existsSync(path.join(out, name, 'index.mjs')));
-    expect(assets).toHaveLength(5);
+    expect(assets).toHaveLength(6);
     const sizes: Record<string, unknown>[] = [];
     for (const asset of assets) {
       const dir = path.join(out, asset);

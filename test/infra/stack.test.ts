@@ -106,15 +106,21 @@ describe('FlotillaCluster with its default Lambdas', () => {
   it('feeds the termination Lambda from the termination queue and the garbage-collection sweep', () => {
     const { stack, cluster } = built;
     const fn = cluster.functions['termination'];
+    const collector = cluster.functions['garbage-collector'];
     expect(fn).toBeDefined();
+    expect(collector).toBeDefined();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: ref(stack, cluster.queues.termination.queueArn),
       FunctionName: ref(stack, fn?.functionName ?? ''),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
+    // One schedule drives both the termination sweep and the garbage collector.
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(2 minutes)',
-      Targets: [Match.objectLike({ Arn: ref(stack, fn?.functionArn ?? '') })],
+      Targets: Match.arrayWith([
+        Match.objectLike({ Arn: ref(stack, fn?.functionArn ?? '') }),
+        Match.objectLike({ Arn: ref(stack, collector?.functionArn ?? '') }),
+      ]),
     });
     // The drain's budget fits the function timeout, which fits the queue's visibility timeout.
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -163,8 +169,8 @@ describe('FlotillaCluster with its default Lambdas', () => {
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
     // 3 work queues, their 3 DLQs, the EventBridge DLQ and the on-failure queues of the
-    // schedule-driven catalog, provisioner, termination and disruption Lambdas.
-    expect(Object.keys(queues)).toHaveLength(11);
+    // schedule-driven catalog, provisioner, termination, disruption and garbage-collector Lambdas.
+    expect(Object.keys(queues)).toHaveLength(12);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -215,14 +221,14 @@ describe('FlotillaCluster with its default Lambdas', () => {
       ).toBe(true);
     }
     // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, termination,
-    // disruption.
-    expect(depthAlarms).toHaveLength(dlqs.length + 4);
+    // disruption, garbage collector.
+    expect(depthAlarms).toHaveLength(dlqs.length + 5);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
-    // One per Lambda: catalog, provisioner, interruption, termination and disruption.
-    expect(errorAlarms).toHaveLength(5);
+    // One per Lambda: catalog, provisioner, interruption, termination, disruption and garbage collector.
+    expect(errorAlarms).toHaveLength(6);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });

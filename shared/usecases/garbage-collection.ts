@@ -1,0 +1,127 @@
+import { assertNever } from '../core/index.ts';
+import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../ports/cloud.ts';
+import type { Cluster } from '../ports/cluster.ts';
+import { ignoreNotFound } from '../ports/errors.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { writeDecision } from './decision.ts';
+import { type CollectionStep, decideCollection } from './garbage-collection-decide.ts';
+
+export { type CollectionStep, decideCollection, ORPHAN_MIN_AGE_MS } from './garbage-collection-decide.ts';
+
+/** The ports collectGarbage uses. */
+export interface GarbageCollectionPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly logger: Logger;
+  /** Hands a NodeClaim this pass deleted to termination at once; else the termination sweep finds it. */
+  readonly requestTermination?: (nodeClaim: string) => Promise<void>;
+}
+
+/** What one pass did. */
+export interface GarbageCollectionResult {
+  /** Orphaned instances terminated. */
+  readonly terminated: readonly string[];
+  /** NodeClaims deleted because their instance is gone. */
+  readonly deletedNodeClaims: readonly string[];
+  /** Steps that failed (the next pass tries again); the others went on. */
+  readonly failed: readonly { readonly step: string; readonly error: unknown }[];
+}
+
+/**
+ * One garbage-collection pass: reads this cluster's live instances, then the NodeClaims and Nodes
+ * (in that order, so an instance launched meanwhile always finds the NodeClaim created before its
+ * launch), decides (decideCollection) and applies each step on its own: a step that fails is
+ * reported and the others go on. Every action is one decision line.
+ * @throws CloudApiError or ClusterApiError when the reading fails.
+ */
+export async function collectGarbage(
+  ports: GarbageCollectionPorts,
+  now: Date,
+): Promise<GarbageCollectionResult> {
+  const { cluster, cloud } = ports;
+  const instances = await cloud.list();
+  const [claims, nodes] = await Promise.all([cluster.nodeClaims(), cluster.nodes()]);
+  const steps = decideCollection({
+    instances,
+    claims: claims.items,
+    nodes: nodes.items,
+    nowMs: now.getTime(),
+    lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
+  });
+  const terminated: string[] = [];
+  const deletedNodeClaims: string[] = [];
+  const failed: { step: string; error: unknown }[] = [];
+  for (const step of steps) {
+    try {
+      const done = await applyStep(ports, step);
+      if (done === 'terminated')
+        terminated.push(step.kind === 'terminateOrphan' ? step.instance.instanceId : '');
+      if (done === 'deleted' && step.kind === 'confirmGone') deletedNodeClaims.push(step.claim.name);
+    } catch (error) {
+      const what = step.kind === 'terminateOrphan' ? step.instance.instanceId : step.claim.name;
+      ports.logger.error('garbage collection step failed', { step: step.kind, subject: what, error });
+      failed.push({ step: `${step.kind} ${what}`, error });
+    }
+  }
+  return { terminated, deletedNodeClaims, failed };
+}
+
+async function applyStep(
+  ports: GarbageCollectionPorts,
+  step: CollectionStep,
+): Promise<'terminated' | 'deleted' | 'kept'> {
+  const { cluster, cloud, logger } = ports;
+  switch (step.kind) {
+    case 'terminateOrphan': {
+      const { instance } = step;
+      // delete() refuses an instance without this cluster's ownership tags.
+      await cloud.delete(instance.instanceId);
+      if (step.nodeName !== undefined) await ignoreNotFound(cluster.deleteNode(step.nodeName));
+      writeDecision(logger, {
+        kind: 'collect',
+        reason: 'orphaned instance',
+        action: 'terminateInstance',
+        instanceId: instance.instanceId,
+        instanceState: instance.state,
+        ageSeconds: Math.round(step.ageMs / 1000),
+        ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
+        ...(instance.nodePoolName === undefined ? {} : { nodePool: instance.nodePoolName }),
+        ...(step.nodeName === undefined ? {} : { node: step.nodeName }),
+      });
+      return 'terminated';
+    }
+    case 'confirmGone': {
+      // The list may lag behind; a read by id is the answer.
+      const instance = await cloud.get(step.instanceId);
+      if (instance !== undefined && instance.state !== 'terminated') return 'kept';
+      await ignoreNotFound(cluster.deleteNodeClaim(step.claim.name));
+      let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
+      if (ports.requestTermination !== undefined) {
+        try {
+          await ports.requestTermination(step.claim.name);
+          handedOver = 'termination queue';
+        } catch (error) {
+          logger.warn('termination request not sent', {
+            nodeClaim: step.claim.name,
+            error,
+            fallback: 'termination sweep',
+          });
+        }
+      }
+      writeDecision(logger, {
+        kind: 'collect',
+        reason: 'instance gone',
+        action: 'deleteNodeClaim',
+        instanceId: step.instanceId,
+        instanceState: instance?.state ?? 'not found',
+        nodeClaim: step.claim.name,
+        nodePool: step.claim.nodePoolName,
+        ...(step.claim.status.nodeName === undefined ? {} : { node: step.claim.status.nodeName }),
+        handedOver,
+      });
+      return 'deleted';
+    }
+    default:
+      return assertNever(step);
+  }
+}
