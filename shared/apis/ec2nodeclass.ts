@@ -6,6 +6,7 @@ import type {
   EC2NodeClassStatus,
   MetadataOptions,
 } from '../ports/cloud.ts';
+import { objectName } from './fields.ts';
 
 /** EC2NodeClass defaults (ec2nodeclass_defaults.go): IMDSv2 required, one hop. */
 export const DEFAULT_METADATA_OPTIONS: MetadataOptions = {
@@ -154,16 +155,14 @@ const ec2NodeClass = z.object({
  * @throws ValidationError listing every problem.
  */
 export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
-  const name =
-    typeof raw === 'object' && raw !== null
-      ? String((raw as { metadata?: { name?: unknown } }).metadata?.name ?? '<unnamed>')
-      : '<not an object>';
   const result = ec2NodeClass.safeParse(raw);
   if (!result.success) {
     const problems = result.error.issues.map(
       (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
     );
-    throw new ValidationError(`ec2NodeClass "${name}"`, 'spec', problems.join('; '), { cause: result.error });
+    throw new ValidationError(objectName('ec2NodeClass', raw, false), 'spec', problems.join('; '), {
+      cause: result.error,
+    });
   }
   const { metadata, spec, status: rawStatus } = result.data;
   const object = `ec2NodeClass "${metadata.name}"`;

@@ -19,7 +19,7 @@ import {
   type NodePoolDisruption,
 } from '../ports/cluster.ts';
 import { conditionSchema } from './ec2nodeclass.ts';
-import { optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './fields.ts';
+import { objectName, optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './fields.ts';
 
 // Karpenter's v1 objects (NodePool, NodeClaim): parsing into port types, building a NodeClaim,
 // and condition bookkeeping. Pure.
@@ -133,17 +133,13 @@ const nodeClaimSchema = z.object({
 });
 
 function parseWith<T>(schema: z.ZodType<T>, raw: unknown, kind: string): T {
-  const name =
-    typeof raw === 'object' && raw !== null
-      ? String((raw as { metadata?: { name?: unknown } }).metadata?.name ?? '<unnamed>')
-      : '<not an object>';
   const result = schema.safeParse(raw);
   if (!result.success) {
     const issue = result.error.issues[0];
     const field = issue?.path.join('.') || '(root)';
     const rest =
       result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more problems)` : '';
-    throw new ValidationError(`${kind} "${name}"`, field, `${issue?.message ?? 'invalid'}${rest}`, {
+    throw new ValidationError(objectName(kind, raw, false), field, `${issue?.message ?? 'invalid'}${rest}`, {
       cause: result.error,
     });
   }

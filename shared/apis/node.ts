@@ -1,55 +1,81 @@
 import type { V1Node, V1Pod, V1PodDisruptionBudget, V1VolumeAttachment } from '@kubernetes/client-node';
-import { Label, type Pod, parseResourceList, ValidationError } from '../core/index.ts';
+import { Label, type Pod, ValidationError } from '../core/index.ts';
 import type { ClusterNode, DrainPod, PodDisruptionBudget, VolumeAttachment } from '../ports/cluster.ts';
-import { optional, toLabelSelector, toMs, toTaint, toToleration } from './fields.ts';
+import {
+  objectName,
+  optional,
+  readBoolean,
+  readEach,
+  readList,
+  readNumber,
+  readObject,
+  readResources,
+  readString,
+  readStringMap,
+  readStrings,
+  readTime,
+  requireString,
+  toLabelSelector,
+  toTaint,
+  toToleration,
+} from './fields.ts';
 // Nodes, and what a drain reads: the pods on a node, PodDisruptionBudgets, VolumeAttachments. Each
-// conversion throws ValidationError naming the object and the field.
+// conversion reads through the guarded readers of fields.ts and throws ValidationError naming the
+// object and the field.
 
 /** Converts a Node; `pods` are the pods bound to it. */
 export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
-  const meta = raw.metadata;
-  const object = `node "${meta?.name ?? '<unnamed>'}"`;
-  if (!meta?.name || !meta.uid) throw new ValidationError(object, 'metadata', 'name and uid are required');
-  const labels = meta.labels ?? {};
-  const allocatable = parseResourceList(raw.status?.allocatable ?? {}, {
-    object,
-    field: 'status.allocatable',
-  });
-  const capacity = parseResourceList(raw.status?.capacity ?? {}, { object, field: 'status.capacity' });
-  const taints = (raw.spec?.taints ?? []).map((t, i) => toTaint(t, object, `spec.taints[${i}]`));
+  const object = objectName('node', raw, false);
+  const node = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(node['metadata'], object, 'metadata') ?? {};
+  const name = readString(meta['name'], object, 'metadata.name');
+  const uid = readString(meta['uid'], object, 'metadata.uid');
+  if (!name || !uid) throw new ValidationError(object, 'metadata', 'name and uid are required');
+  const spec = readObject(node['spec'], object, 'spec') ?? {};
+  const status = readObject(node['status'], object, 'status') ?? {};
+  const labels = readStringMap(meta['labels'], object, 'metadata.labels') ?? {};
+  const allocatable = readResources(status['allocatable'], object, 'status.allocatable') ?? {};
+  const capacity = readResources(status['capacity'], object, 'status.capacity') ?? {};
+  const taints = readList(spec['taints'], object, 'spec.taints').map((t, i) =>
+    toTaint(t, object, `spec.taints[${i}]`),
+  );
   const nodePoolName = labels[Label.nodePool];
-  const ready = (raw.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-  const deleting = meta.deletionTimestamp !== undefined;
+  const ready = readEach(status['conditions'], object, 'status.conditions', (c) => c).some(
+    (c) => c['type'] === 'Ready' && c['status'] === 'True',
+  );
+  const createdAtMs = readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp');
+  const deletedAtMs = readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp');
+  const deleting = deletedAtMs !== undefined;
+  const ownerReferences = readEach(meta['ownerReferences'], object, 'metadata.ownerReferences', (o, at) => ({
+    apiVersion: requireString(o['apiVersion'], object, `${at}.apiVersion`),
+    kind: requireString(o['kind'], object, `${at}.kind`),
+    name: requireString(o['name'], object, `${at}.name`),
+    uid: requireString(o['uid'], object, `${at}.uid`),
+    ...optional(
+      'blockOwnerDeletion',
+      readBoolean(o['blockOwnerDeletion'], object, `${at}.blockOwnerDeletion`),
+    ),
+  }));
   return {
-    name: meta.name,
-    uid: meta.uid,
+    name,
+    uid,
     ...optional('nodePoolName', nodePoolName),
     labels,
-    annotations: meta.annotations ?? {},
-    finalizers: meta.finalizers ?? [],
+    annotations: readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {},
+    finalizers: readStrings(meta['finalizers'], object, 'metadata.finalizers'),
     ...(taints.length > 0 ? { taints } : {}),
     allocatable,
     capacity,
     pods,
     // Nodes Flotilla launched are initialized once labelled so; any other node already serves pods.
     initialized: nodePoolName === undefined ? ready : labels[Label.initialized] === 'true',
-    unschedulable: raw.spec?.unschedulable === true || deleting,
-    ...optional('providerId', raw.spec?.providerID),
+    unschedulable: readBoolean(spec['unschedulable'], object, 'spec.unschedulable') === true || deleting,
+    ...optional('providerId', readString(spec['providerID'], object, 'spec.providerID')),
     ready,
     deleting,
-    ...optional('createdAtMs', meta.creationTimestamp ? toMs(meta.creationTimestamp) : undefined),
-    ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
-    ...(meta.ownerReferences?.length
-      ? {
-          ownerReferences: meta.ownerReferences.map((o) => ({
-            apiVersion: o.apiVersion,
-            kind: o.kind,
-            name: o.name,
-            uid: o.uid,
-            ...optional('blockOwnerDeletion', o.blockOwnerDeletion),
-          })),
-        }
-      : {}),
+    ...optional('createdAtMs', createdAtMs),
+    ...optional('deletedAtMs', deletedAtMs),
+    ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
   };
 }
 
@@ -60,45 +86,64 @@ const POD_PHASES = new Set<DrainPod['phase']>(['Pending', 'Running', 'Succeeded'
  * PersistentVolume's name.
  */
 export function toDrainPod(raw: V1Pod, claimVolumes: ReadonlyMap<string, string>): DrainPod {
-  const meta = raw.metadata;
-  const object = `pod "${meta?.namespace ?? '<no namespace>'}/${meta?.name ?? '<unnamed>'}"`;
-  if (!meta?.name || !meta.namespace || !meta.uid)
+  const object = objectName('pod', raw, true);
+  const pod = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(pod['metadata'], object, 'metadata') ?? {};
+  const name = readString(meta['name'], object, 'metadata.name');
+  const namespace = readString(meta['namespace'], object, 'metadata.namespace');
+  const uid = readString(meta['uid'], object, 'metadata.uid');
+  if (!name || !namespace || !uid)
     throw new ValidationError(object, 'metadata', 'name, namespace and uid are required');
-  const annotations = meta.annotations ?? {};
-  const phase = raw.status?.phase ?? 'Pending';
-  const volumeNames: string[] = [];
-  for (const v of raw.spec?.volumes ?? []) {
-    const claim = v.persistentVolumeClaim?.claimName;
-    const pv = claim === undefined ? undefined : claimVolumes.get(`${meta.namespace}/${claim}`);
-    if (pv !== undefined) volumeNames.push(pv);
-  }
+  const spec = readObject(pod['spec'], object, 'spec') ?? {};
+  const status = readObject(pod['status'], object, 'status') ?? {};
+  const annotations = readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {};
+  const phase = readString(status['phase'], object, 'status.phase') ?? 'Pending';
+  const volumeNames = readEach(spec['volumes'], object, 'spec.volumes', (v, at) => {
+    const pvc = readObject(v['persistentVolumeClaim'], object, `${at}.persistentVolumeClaim`);
+    const claim = readString(pvc?.['claimName'], object, `${at}.persistentVolumeClaim.claimName`);
+    return claim === undefined ? undefined : claimVolumes.get(`${namespace}/${claim}`);
+  }).filter((pv) => pv !== undefined);
+  const owners = readEach(meta['ownerReferences'], object, 'metadata.ownerReferences', (o, at) =>
+    readString(o['kind'], object, `${at}.kind`),
+  );
   return {
-    uid: meta.uid,
-    namespace: meta.namespace,
-    name: meta.name,
-    labels: meta.labels ?? {},
+    uid,
+    namespace,
+    name,
+    labels: readStringMap(meta['labels'], object, 'metadata.labels') ?? {},
     annotations,
-    ...optional('priorityClassName', raw.spec?.priorityClassName),
-    daemonSet: (meta.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet'),
+    ...optional('priorityClassName', readString(spec['priorityClassName'], object, 'spec.priorityClassName')),
+    daemonSet: owners.includes('DaemonSet'),
     mirror: annotations['kubernetes.io/config.mirror'] !== undefined,
     phase: POD_PHASES.has(phase as DrainPod['phase']) ? (phase as DrainPod['phase']) : 'Unknown',
-    tolerations: (raw.spec?.tolerations ?? []).map((t, i) =>
+    tolerations: readList(spec['tolerations'], object, 'spec.tolerations').map((t, i) =>
       toToleration(t, object, `spec.tolerations[${i}]`),
     ),
-    ...optional('deletedAtMs', meta.deletionTimestamp ? toMs(meta.deletionTimestamp) : undefined),
-    ...optional('startedAtMs', raw.status?.startTime ? toMs(raw.status.startTime) : undefined),
-    terminationGracePeriodSeconds: raw.spec?.terminationGracePeriodSeconds ?? 30,
+    ...optional('deletedAtMs', readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp')),
+    ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
+    terminationGracePeriodSeconds:
+      readNumber(spec['terminationGracePeriodSeconds'], object, 'spec.terminationGracePeriodSeconds', true) ??
+      30,
     volumeNames,
   };
 }
 
+/** An IntOrString such as `minAvailable`: an integer or a string like `"50%"`. */
+function readIntOrString(value: unknown, object: string, field: string): number | string | undefined {
+  return typeof value === 'string' ? value : readNumber(value, object, field, true);
+}
+
 /** Converts a PodDisruptionBudget. */
 export function toPodDisruptionBudget(raw: V1PodDisruptionBudget): PodDisruptionBudget {
-  const meta = raw.metadata;
-  const object = `podDisruptionBudget "${meta?.namespace ?? '<no namespace>'}/${meta?.name ?? '<unnamed>'}"`;
-  if (!meta?.name || !meta.namespace)
-    throw new ValidationError(object, 'metadata', 'name and namespace are required');
-  const policy = raw.spec?.unhealthyPodEvictionPolicy;
+  const object = objectName('podDisruptionBudget', raw, true);
+  const pdb = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(pdb['metadata'], object, 'metadata') ?? {};
+  const name = readString(meta['name'], object, 'metadata.name');
+  const namespace = readString(meta['namespace'], object, 'metadata.namespace');
+  if (!name || !namespace) throw new ValidationError(object, 'metadata', 'name and namespace are required');
+  const spec = readObject(pdb['spec'], object, 'spec') ?? {};
+  const status = readObject(pdb['status'], object, 'status') ?? {};
+  const policy = readString(spec['unhealthyPodEvictionPolicy'], object, 'spec.unhealthyPodEvictionPolicy');
   if (policy !== undefined && policy !== 'IfHealthyBudget' && policy !== 'AlwaysAllow') {
     throw new ValidationError(
       object,
@@ -106,28 +151,37 @@ export function toPodDisruptionBudget(raw: V1PodDisruptionBudget): PodDisruption
       `${JSON.stringify(policy)} is not IfHealthyBudget or AlwaysAllow`,
     );
   }
+  const count = (key: string) => readNumber(status[key], object, `status.${key}`, true) ?? 0;
   return {
-    namespace: meta.namespace,
-    name: meta.name,
+    namespace,
+    name,
     ...optional(
       'selector',
-      raw.spec?.selector ? toLabelSelector(raw.spec.selector, object, 'spec.selector') : undefined,
+      spec['selector'] == null ? undefined : toLabelSelector(spec['selector'], object, 'spec.selector'),
     ),
-    ...optional('minAvailable', raw.spec?.minAvailable),
-    ...optional('maxUnavailable', raw.spec?.maxUnavailable),
-    disruptionsAllowed: raw.status?.disruptionsAllowed ?? 0,
-    currentHealthy: raw.status?.currentHealthy ?? 0,
-    desiredHealthy: raw.status?.desiredHealthy ?? 0,
-    expectedPods: raw.status?.expectedPods ?? 0,
+    ...optional('minAvailable', readIntOrString(spec['minAvailable'], object, 'spec.minAvailable')),
+    ...optional('maxUnavailable', readIntOrString(spec['maxUnavailable'], object, 'spec.maxUnavailable')),
+    disruptionsAllowed: count('disruptionsAllowed'),
+    currentHealthy: count('currentHealthy'),
+    desiredHealthy: count('desiredHealthy'),
+    expectedPods: count('expectedPods'),
     ...optional('unhealthyPodEvictionPolicy', policy as PodDisruptionBudget['unhealthyPodEvictionPolicy']),
   };
 }
 
 /** Converts a `storage.k8s.io/v1` VolumeAttachment. */
 export function toVolumeAttachment(raw: V1VolumeAttachment): VolumeAttachment {
+  const object = objectName('volumeAttachment', raw, false);
+  const attachment = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(attachment['metadata'], object, 'metadata') ?? {};
+  const spec = readObject(attachment['spec'], object, 'spec') ?? {};
+  const source = readObject(spec['source'], object, 'spec.source') ?? {};
   return {
-    name: raw.metadata?.name ?? '',
-    nodeName: raw.spec.nodeName,
-    ...optional('persistentVolumeName', raw.spec.source.persistentVolumeName),
+    name: readString(meta['name'], object, 'metadata.name') ?? '',
+    nodeName: requireString(spec['nodeName'], object, 'spec.nodeName'),
+    ...optional(
+      'persistentVolumeName',
+      readString(source['persistentVolumeName'], object, 'spec.source.persistentVolumeName'),
+    ),
   };
 }

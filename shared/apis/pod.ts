@@ -1,14 +1,9 @@
 import type {
-  V1Affinity,
-  V1Container,
   V1DaemonSet,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
-  V1PodAffinityTerm,
-  V1PodSpec,
   V1StorageClass,
-  V1TopologySpreadConstraint,
 } from '@kubernetes/client-node';
 import {
   type Affinity,
@@ -22,17 +17,27 @@ import {
   type Pod,
   type PodAffinityTerm,
   type PodDisruptionInfo,
-  parseResourceList,
   type TopologySpreadConstraint,
   ValidationError,
   type VolumeTopology,
 } from '../core/index.ts';
 import {
+  isRecord,
+  metadataString,
   nonEmpty,
+  objectName,
   optional,
-  podObject,
+  readEach,
+  readList,
+  readNumber,
+  readObject,
+  readResources,
+  readString,
+  readStringMap,
+  readStrings,
+  readTime,
+  requireString,
   toLabelSelector,
-  toMs,
   toNodeSelectorRequirements,
   toNodeSelectorTerm,
   toToleration,
@@ -54,59 +59,87 @@ export function makeVolumeIndex(
   volumes: readonly V1PersistentVolume[],
   storageClasses: readonly V1StorageClass[],
 ): VolumeIndex {
+  // Objects without a name cannot be referred to; their own fields are checked where they are read.
+  const byName = <T>(items: readonly T[], key: (item: T) => string | undefined) =>
+    new Map(items.flatMap((item) => (key(item) === undefined ? [] : [[key(item) as string, item] as const])));
   return {
-    claims: new Map(claims.map((c) => [`${c.metadata?.namespace}/${c.metadata?.name}`, c])),
-    volumes: new Map(volumes.map((v) => [v.metadata?.name ?? '', v])),
-    storageClasses: new Map(storageClasses.map((s) => [s.metadata?.name ?? '', s])),
+    claims: byName(claims, (c) => {
+      const name = metadataString(c, 'name');
+      return name === undefined ? undefined : `${metadataString(c, 'namespace') ?? ''}/${name}`;
+    }),
+    volumes: byName(volumes, (v) => metadataString(v, 'name')),
+    storageClasses: byName(storageClasses, (c) => metadataString(c, 'name')),
   };
 }
 
-/** True when the pod mounts a PersistentVolumeClaim or a generic ephemeral volume. */
+/** The pod's volumes; none when `spec.volumes` is not a list of objects. */
+function volumesOf(pod: unknown): readonly Readonly<Record<string, unknown>>[] {
+  const spec = isRecord(pod) ? pod['spec'] : undefined;
+  const volumes = isRecord(spec) ? spec['volumes'] : undefined;
+  return Array.isArray(volumes) ? volumes.filter(isRecord) : [];
+}
+
+/**
+ * True when the pod mounts a PersistentVolumeClaim or a generic ephemeral volume. Never throws: a
+ * malformed pod is rejected when it is converted.
+ */
 export function usesClaims(pod: V1Pod): boolean {
-  return (pod.spec?.volumes ?? []).some(
-    (v) => v.persistentVolumeClaim !== undefined || v.ephemeral !== undefined,
-  );
+  return volumesOf(pod).some((v) => v['persistentVolumeClaim'] != null || v['ephemeral'] != null);
 }
 
 /**
  * Converts a pod. `volumes` resolves its claims into VolumeTopology; without it, a pod that uses
  * claims gets none.
- * @throws ValidationError for a malformed quantity, operator, taint effect or missing claim.
+ * @throws ValidationError for a missing or wrongly typed field, a malformed quantity, operator or
+ *   taint effect, or a missing claim.
  */
 export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
-  const meta = raw.metadata;
-  const object = podObject(meta?.namespace, meta?.name);
-  if (!meta?.name || !meta.namespace || !meta.uid) {
+  const object = objectName('pod', raw, true);
+  const pod = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(pod['metadata'], object, 'metadata') ?? {};
+  const name = readString(meta['name'], object, 'metadata.name');
+  const namespace = readString(meta['namespace'], object, 'metadata.namespace');
+  const uid = readString(meta['uid'], object, 'metadata.uid');
+  if (!name || !namespace || !uid) {
     throw new ValidationError(object, 'metadata', 'name, namespace and uid are required');
   }
-  const spec = raw.spec;
+  const spec = readObject(pod['spec'], object, 'spec');
   if (spec === undefined) throw new ValidationError(object, 'spec', 'missing');
   const volumeTopology = volumes === undefined ? [] : toVolumeTopology(raw, volumes);
+  const owners = readEach(meta['ownerReferences'], object, 'metadata.ownerReferences', (o, at) => ({
+    kind: readString(o['kind'], object, `${at}.kind`),
+    name: readString(o['name'], object, `${at}.name`),
+  }));
   return {
-    uid: meta.uid,
-    name: meta.name,
-    namespace: meta.namespace,
-    ...optional('labels', nonEmpty(meta.labels)),
-    ...optional('createdAtMs', meta.creationTimestamp ? toMs(meta.creationTimestamp) : undefined),
+    uid,
+    name,
+    namespace,
+    ...optional('labels', nonEmpty(readStringMap(meta['labels'], object, 'metadata.labels'))),
+    ...optional('createdAtMs', readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp')),
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
-    ...optional('daemonSetName', meta.ownerReferences?.find((o) => o.kind === 'DaemonSet')?.name),
-    ...optional('disruption', toDisruptionInfo(raw)),
+    ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),
+    ...optional('disruption', toDisruptionInfo(pod, meta, spec, object)),
   };
 }
 
 /** What voluntary disruption reads of a pod's metadata; undefined when there is nothing to read. */
-function toDisruptionInfo(raw: V1Pod): PodDisruptionInfo | undefined {
-  const annotations = raw.metadata?.annotations ?? {};
+function toDisruptionInfo(
+  pod: Readonly<Record<string, unknown>>,
+  meta: Readonly<Record<string, unknown>>,
+  spec: Readonly<Record<string, unknown>>,
+  object: string,
+): PodDisruptionInfo | undefined {
+  const annotations = readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {};
   const cost = annotations[DELETION_COST];
   const deletionCost = cost === undefined || !/^-?\d+$/.test(cost) ? undefined : Number(cost);
-  const startTime = raw.status?.startTime;
+  const status = readObject(pod['status'], object, 'status') ?? {};
   const info: PodDisruptionInfo = {
     ...optional('doNotDisrupt', annotations[Annotation.doNotDisrupt]),
     ...optional('deletionCost', deletionCost),
     ...(annotations[Annotation.configMirror] === undefined ? {} : { mirror: true }),
-    ...optional('priority', raw.spec?.priority),
-    ...optional('startedAtMs', startTime === undefined ? undefined : toMs(startTime)),
+    ...optional('priority', readNumber(spec['priority'], object, 'spec.priority', true)),
+    ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
   };
   return Object.keys(info).length === 0 ? undefined : info;
 }
@@ -115,162 +148,220 @@ function toDisruptionInfo(raw: V1Pod): PodDisruptionInfo | undefined {
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
 /** The scheduling fields of a pod spec (also used for DaemonSet templates). */
-function toPodSpec(spec: V1PodSpec, object: string, field: string): Omit<Pod, 'uid' | 'name' | 'namespace'> {
-  const containers = spec.containers.map((c, i) => toContainer(c, object, `${field}.containers[${i}]`));
-  const initContainers = (spec.initContainers ?? []).map(
-    (c, i): InitContainer => ({
-      ...toContainer(c, object, `${field}.initContainers[${i}]`),
-      ...(c.restartPolicy === 'Always' ? { restartPolicy: 'Always' as const } : {}),
+function toPodSpec(
+  spec: Readonly<Record<string, unknown>>,
+  object: string,
+  field: string,
+): Omit<Pod, 'uid' | 'name' | 'namespace'> {
+  const containers = readEach(spec['containers'], object, `${field}.containers`, (c, at) =>
+    toContainer(c, object, at),
+  );
+  const initContainers = readEach(
+    spec['initContainers'],
+    object,
+    `${field}.initContainers`,
+    (c, at): InitContainer => ({
+      ...toContainer(c, object, at),
+      ...(readString(c['restartPolicy'], object, `${at}.restartPolicy`) === 'Always'
+        ? { restartPolicy: 'Always' as const }
+        : {}),
     }),
+  );
+  const resources = readObject(spec['resources'], object, `${field}.resources`);
+  const affinity = readObject(spec['affinity'], object, `${field}.affinity`);
+  const tolerations = readList(spec['tolerations'], object, `${field}.tolerations`).map((t, i) =>
+    toToleration(t, object, `${field}.tolerations[${i}]`),
+  );
+  const spread = readEach(
+    spec['topologySpreadConstraints'],
+    object,
+    `${field}.topologySpreadConstraints`,
+    (c, at) => toSpread(c, object, at),
   );
   return {
     containers,
     ...(initContainers.length > 0 ? { initContainers } : {}),
+    ...optional('overhead', readResources(spec['overhead'], object, `${field}.overhead`)),
+    ...optional('podRequests', readResources(resources?.['requests'], object, `${field}.resources.requests`)),
     ...optional(
-      'overhead',
-      spec.overhead ? parseResourceList(spec.overhead, { object, field: `${field}.overhead` }) : undefined,
+      'nodeSelector',
+      nonEmpty(readStringMap(spec['nodeSelector'], object, `${field}.nodeSelector`)),
     ),
-    ...optional(
-      'podRequests',
-      spec.resources?.requests
-        ? parseResourceList(spec.resources.requests, { object, field: `${field}.resources.requests` })
-        : undefined,
-    ),
-    ...optional('nodeSelector', nonEmpty(spec.nodeSelector)),
-    ...optional(
-      'affinity',
-      spec.affinity ? toAffinity(spec.affinity, object, `${field}.affinity`) : undefined,
-    ),
-    ...optional(
-      'tolerations',
-      spec.tolerations?.length
-        ? spec.tolerations.map((t, i) => toToleration(t, object, `${field}.tolerations[${i}]`))
-        : undefined,
-    ),
-    ...optional(
-      'topologySpreadConstraints',
-      spec.topologySpreadConstraints?.length
-        ? spec.topologySpreadConstraints.map((c, i) =>
-            toSpread(c, object, `${field}.topologySpreadConstraints[${i}]`),
-          )
-        : undefined,
-    ),
+    ...optional('affinity', affinity ? toAffinity(affinity, object, `${field}.affinity`) : undefined),
+    ...(tolerations.length > 0 ? { tolerations } : {}),
+    ...(spread.length > 0 ? { topologySpreadConstraints: spread } : {}),
   };
 }
 
-function toContainer(c: V1Container, object: string, field: string): Container {
-  const ports = (c.ports ?? []).map(
-    (p): ContainerPort => ({
-      containerPort: p.containerPort,
-      ...optional('hostPort', p.hostPort),
-      ...optional('protocol', p.protocol as ContainerPort['protocol']),
-      ...optional('hostIP', p.hostIP),
-    }),
-  );
+const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'SCTP']);
+
+function toContainer(c: Readonly<Record<string, unknown>>, object: string, field: string): Container {
+  const ports = readEach(c['ports'], object, `${field}.ports`, (p, at): ContainerPort => {
+    const containerPort = readNumber(p['containerPort'], object, `${at}.containerPort`, true);
+    if (containerPort === undefined) throw new ValidationError(object, `${at}.containerPort`, 'missing');
+    const protocol = readString(p['protocol'], object, `${at}.protocol`);
+    if (protocol !== undefined && !PROTOCOLS.has(protocol)) {
+      throw new ValidationError(
+        object,
+        `${at}.protocol`,
+        `${JSON.stringify(protocol)} is not TCP, UDP or SCTP`,
+      );
+    }
+    return {
+      containerPort,
+      ...optional('hostPort', readNumber(p['hostPort'], object, `${at}.hostPort`, true)),
+      ...optional('protocol', protocol as ContainerPort['protocol']),
+      ...optional('hostIP', readString(p['hostIP'], object, `${at}.hostIP`)),
+    };
+  });
+  const resources = readObject(c['resources'], object, `${field}.resources`);
   return {
-    name: c.name,
-    ...optional(
-      'requests',
-      c.resources?.requests
-        ? parseResourceList(c.resources.requests, { object, field: `${field}.resources.requests` })
-        : undefined,
-    ),
+    ...optional('name', readString(c['name'], object, `${field}.name`)),
+    ...optional('requests', readResources(resources?.['requests'], object, `${field}.resources.requests`)),
     ...(ports.length > 0 ? { ports } : {}),
   };
 }
 
-function toPodAffinityTerm(t: V1PodAffinityTerm, object: string, field: string): PodAffinityTerm {
+function toPodAffinityTerm(
+  t: Readonly<Record<string, unknown>>,
+  object: string,
+  field: string,
+): PodAffinityTerm {
+  const namespaces = readStrings(t['namespaces'], object, `${field}.namespaces`);
   return {
-    topologyKey: t.topologyKey,
+    topologyKey: requireString(t['topologyKey'], object, `${field}.topologyKey`),
     ...optional(
       'labelSelector',
-      t.labelSelector ? toLabelSelector(t.labelSelector, object, `${field}.labelSelector`) : undefined,
+      t['labelSelector'] == null
+        ? undefined
+        : toLabelSelector(t['labelSelector'], object, `${field}.labelSelector`),
     ),
-    ...optional('namespaces', t.namespaces?.length ? t.namespaces : undefined),
+    ...optional('namespaces', namespaces.length > 0 ? namespaces : undefined),
     ...optional(
       'namespaceSelector',
-      t.namespaceSelector
-        ? toLabelSelector(t.namespaceSelector, object, `${field}.namespaceSelector`)
-        : undefined,
+      t['namespaceSelector'] == null
+        ? undefined
+        : toLabelSelector(t['namespaceSelector'], object, `${field}.namespaceSelector`),
     ),
   };
 }
 
-function toAffinity(a: V1Affinity, object: string, field: string): Affinity {
-  const na = a.nodeAffinity;
-  const required = na?.requiredDuringSchedulingIgnoredDuringExecution;
-  const nodeAffinity: Affinity['nodeAffinity'] =
-    na === undefined
-      ? undefined
-      : {
-          ...optional(
-            'requiredDuringSchedulingIgnoredDuringExecution',
-            required
-              ? {
-                  nodeSelectorTerms: required.nodeSelectorTerms.map((t, i) =>
-                    toNodeSelectorTerm(t, object, `${field}.nodeAffinity.required.nodeSelectorTerms[${i}]`),
-                  ),
-                }
-              : undefined,
-          ),
-          ...optional(
-            'preferredDuringSchedulingIgnoredDuringExecution',
-            na.preferredDuringSchedulingIgnoredDuringExecution?.map((p, i) => ({
-              weight: p.weight,
-              preference: toNodeSelectorTerm(
-                p.preference,
-                object,
-                `${field}.nodeAffinity.preferred[${i}].preference`,
-              ),
-            })),
-          ),
-        };
-  const podTerms = (kind: 'podAffinity' | 'podAntiAffinity') => {
-    const src = a[kind];
-    if (src === undefined) return undefined;
+function toAffinity(a: Readonly<Record<string, unknown>>, object: string, field: string): Affinity {
+  const na = readObject(a['nodeAffinity'], object, `${field}.nodeAffinity`);
+  const nodeAffinity = (na: Readonly<Record<string, unknown>>): NonNullable<Affinity['nodeAffinity']> => {
+    const required = readObject(
+      na['requiredDuringSchedulingIgnoredDuringExecution'],
+      object,
+      `${field}.nodeAffinity.required`,
+    );
+    const preferred = na['preferredDuringSchedulingIgnoredDuringExecution'];
     return {
       ...optional(
         'requiredDuringSchedulingIgnoredDuringExecution',
-        src.requiredDuringSchedulingIgnoredDuringExecution?.map((t, i) =>
-          toPodAffinityTerm(t, object, `${field}.${kind}.required[${i}]`),
-        ),
+        required
+          ? {
+              nodeSelectorTerms: readList(
+                required['nodeSelectorTerms'],
+                object,
+                `${field}.nodeAffinity.required.nodeSelectorTerms`,
+              ).map((t, i) =>
+                toNodeSelectorTerm(t, object, `${field}.nodeAffinity.required.nodeSelectorTerms[${i}]`),
+              ),
+            }
+          : undefined,
       ),
       ...optional(
         'preferredDuringSchedulingIgnoredDuringExecution',
-        src.preferredDuringSchedulingIgnoredDuringExecution?.map((w, i) => ({
-          weight: w.weight,
-          podAffinityTerm: toPodAffinityTerm(w.podAffinityTerm, object, `${field}.${kind}.preferred[${i}]`),
-        })),
+        preferred == null
+          ? undefined
+          : readEach(preferred, object, `${field}.nodeAffinity.preferred`, (p, at) => ({
+              weight: requireWeight(p['weight'], object, `${at}.weight`),
+              preference: toNodeSelectorTerm(p['preference'], object, `${at}.preference`),
+            })),
+      ),
+    };
+  };
+  const podTerms = (kind: 'podAffinity' | 'podAntiAffinity') => {
+    const src = readObject(a[kind], object, `${field}.${kind}`);
+    if (src === undefined) return undefined;
+    const required = src['requiredDuringSchedulingIgnoredDuringExecution'];
+    const preferred = src['preferredDuringSchedulingIgnoredDuringExecution'];
+    return {
+      ...optional(
+        'requiredDuringSchedulingIgnoredDuringExecution',
+        required == null
+          ? undefined
+          : readEach(required, object, `${field}.${kind}.required`, (t, at) =>
+              toPodAffinityTerm(t, object, at),
+            ),
+      ),
+      ...optional(
+        'preferredDuringSchedulingIgnoredDuringExecution',
+        preferred == null
+          ? undefined
+          : readEach(preferred, object, `${field}.${kind}.preferred`, (w, at) => {
+              const term = readObject(w['podAffinityTerm'], object, `${at}.podAffinityTerm`);
+              if (term === undefined) throw new ValidationError(object, `${at}.podAffinityTerm`, 'missing');
+              return {
+                weight: requireWeight(w['weight'], object, `${at}.weight`),
+                podAffinityTerm: toPodAffinityTerm(term, object, at),
+              };
+            }),
       ),
     };
   };
   return {
-    ...optional('nodeAffinity', nodeAffinity),
+    ...optional('nodeAffinity', na === undefined ? undefined : nodeAffinity(na)),
     ...optional('podAffinity', podTerms('podAffinity')),
     ...optional('podAntiAffinity', podTerms('podAntiAffinity')),
   };
 }
 
-function toSpread(c: V1TopologySpreadConstraint, object: string, field: string): TopologySpreadConstraint {
-  if (c.whenUnsatisfiable !== 'DoNotSchedule' && c.whenUnsatisfiable !== 'ScheduleAnyway') {
+function requireWeight(value: unknown, object: string, field: string): number {
+  const weight = readNumber(value, object, field, true);
+  if (weight === undefined) throw new ValidationError(object, field, 'missing');
+  return weight;
+}
+
+const SPREAD_POLICIES: ReadonlySet<string> = new Set(['Honor', 'Ignore']);
+
+function toSpread(
+  c: Readonly<Record<string, unknown>>,
+  object: string,
+  field: string,
+): TopologySpreadConstraint {
+  const whenUnsatisfiable = readString(c['whenUnsatisfiable'], object, `${field}.whenUnsatisfiable`);
+  if (whenUnsatisfiable !== 'DoNotSchedule' && whenUnsatisfiable !== 'ScheduleAnyway') {
     throw new ValidationError(
       object,
       `${field}.whenUnsatisfiable`,
-      `${JSON.stringify(c.whenUnsatisfiable)} is not DoNotSchedule or ScheduleAnyway`,
+      `${whenUnsatisfiable === undefined ? 'missing' : JSON.stringify(whenUnsatisfiable)}; must be DoNotSchedule or ScheduleAnyway`,
     );
   }
+  const policy = (key: 'nodeAffinityPolicy' | 'nodeTaintsPolicy') => {
+    const value = readString(c[key], object, `${field}.${key}`);
+    if (value !== undefined && !SPREAD_POLICIES.has(value)) {
+      throw new ValidationError(object, `${field}.${key}`, `${JSON.stringify(value)} is not Honor or Ignore`);
+    }
+    return value as 'Honor' | 'Ignore' | undefined;
+  };
+  const maxSkew = readNumber(c['maxSkew'], object, `${field}.maxSkew`, true);
+  if (maxSkew === undefined) throw new ValidationError(object, `${field}.maxSkew`, 'missing');
+  const matchLabelKeys = readStrings(c['matchLabelKeys'], object, `${field}.matchLabelKeys`);
   return {
-    maxSkew: c.maxSkew,
-    topologyKey: c.topologyKey,
-    whenUnsatisfiable: c.whenUnsatisfiable,
+    maxSkew,
+    topologyKey: requireString(c['topologyKey'], object, `${field}.topologyKey`),
+    whenUnsatisfiable,
     ...optional(
       'labelSelector',
-      c.labelSelector ? toLabelSelector(c.labelSelector, object, `${field}.labelSelector`) : undefined,
+      c['labelSelector'] == null
+        ? undefined
+        : toLabelSelector(c['labelSelector'], object, `${field}.labelSelector`),
     ),
-    ...optional('minDomains', c.minDomains),
-    ...optional('nodeAffinityPolicy', c.nodeAffinityPolicy as 'Honor' | 'Ignore' | undefined),
-    ...optional('nodeTaintsPolicy', c.nodeTaintsPolicy as 'Honor' | 'Ignore' | undefined),
-    ...optional('matchLabelKeys', c.matchLabelKeys?.length ? c.matchLabelKeys : undefined),
+    ...optional('minDomains', readNumber(c['minDomains'], object, `${field}.minDomains`, true)),
+    ...optional('nodeAffinityPolicy', policy('nodeAffinityPolicy')),
+    ...optional('nodeTaintsPolicy', policy('nodeTaintsPolicy')),
+    ...optional('matchLabelKeys', matchLabelKeys.length > 0 ? matchLabelKeys : undefined),
   };
 }
 
@@ -279,33 +370,56 @@ function toSpread(c: V1TopologySpreadConstraint, object: string, field: string):
  * first node-affinity term (hostname requirements dropped: a new node can never match them), or
  * for an unbound claim the first `allowedTopologies` term of its StorageClass. A generic
  * ephemeral volume's claim is `<pod>-<volume>`; before it exists its template's class is used.
- * @throws ValidationError when a claim, its volume or its StorageClass does not exist.
+ * @throws ValidationError when a claim, its volume or its StorageClass does not exist, or a field
+ *   read is of the wrong type.
  */
 export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology[] {
-  const namespace = pod.metadata?.namespace ?? '';
-  const object = podObject(namespace, pod.metadata?.name);
+  const object = objectName('pod', pod, true);
+  const meta = readObject(isRecord(pod) ? pod['metadata'] : undefined, object, 'metadata') ?? {};
+  const namespace = readString(meta['namespace'], object, 'metadata.namespace') ?? '';
+  const podName = readString(meta['name'], object, 'metadata.name');
+  const spec = readObject(isRecord(pod) ? pod['spec'] : undefined, object, 'spec') ?? {};
   const out: VolumeTopology[] = [];
-  for (const [i, volume] of (pod.spec?.volumes ?? []).entries()) {
+  for (const [i, volume] of readList(spec['volumes'], object, 'spec.volumes').entries()) {
+    const field = `spec.volumes[${i}]`;
+    const v = readObject(volume, object, field) ?? {};
+    const pvc = readObject(v['persistentVolumeClaim'], object, `${field}.persistentVolumeClaim`);
+    const ephemeral = readObject(v['ephemeral'], object, `${field}.ephemeral`);
     let claimName: string;
     let fallbackClass: string | undefined;
-    if (volume.persistentVolumeClaim) {
-      claimName = volume.persistentVolumeClaim.claimName;
-    } else if (volume.ephemeral) {
-      claimName = `${pod.metadata?.name}-${volume.name}`;
-      fallbackClass = volume.ephemeral.volumeClaimTemplate?.spec.storageClassName;
+    if (pvc) {
+      claimName = requireString(pvc['claimName'], object, `${field}.persistentVolumeClaim.claimName`);
+    } else if (ephemeral) {
+      claimName = `${podName}-${requireString(v['name'], object, `${field}.name`)}`;
+      const template = readObject(
+        ephemeral['volumeClaimTemplate'],
+        object,
+        `${field}.ephemeral.volumeClaimTemplate`,
+      );
+      const templateSpec = readObject(
+        template?.['spec'],
+        object,
+        `${field}.ephemeral.volumeClaimTemplate.spec`,
+      );
+      fallbackClass = readString(
+        templateSpec?.['storageClassName'],
+        object,
+        `${field}.ephemeral.volumeClaimTemplate.spec.storageClassName`,
+      );
     } else {
       continue;
     }
-    const field = `spec.volumes[${i}]`;
     const claim = index.claims.get(`${namespace}/${claimName}`);
-    if (claim === undefined && volume.persistentVolumeClaim) {
+    if (claim === undefined && pvc) {
       throw new ValidationError(
         object,
         field,
         `persistentVolumeClaim "${claimName}" does not exist; create it first`,
       );
     }
-    const volumeName = claim?.spec?.volumeName;
+    const claimObject = `persistentVolumeClaim "${namespace}/${claimName}"`;
+    const claimSpec = readObject(claim?.spec, claimObject, 'spec') ?? {};
+    const volumeName = readString(claimSpec['volumeName'], claimObject, 'spec.volumeName');
     if (volumeName) {
       const pv = index.volumes.get(volumeName);
       if (pv === undefined) {
@@ -315,16 +429,26 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
           `claim "${claimName}" is bound to persistentVolume "${volumeName}", which does not exist`,
         );
       }
-      const term = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0];
+      const pvObject = `persistentVolume "${volumeName}"`;
+      const pvSpec = readObject(pv.spec, pvObject, 'spec') ?? {};
+      const nodeAffinity = readObject(pvSpec['nodeAffinity'], pvObject, 'spec.nodeAffinity') ?? {};
+      const required = readObject(nodeAffinity['required'], pvObject, 'spec.nodeAffinity.required') ?? {};
+      const terms = readList(
+        required['nodeSelectorTerms'],
+        pvObject,
+        'spec.nodeAffinity.required.nodeSelectorTerms',
+      );
+      const term = readObject(terms[0], pvObject, 'spec.nodeAffinity.required.nodeSelectorTerms[0]');
       const requirements = toNodeSelectorRequirements(
-        term?.matchExpressions,
-        `persistentVolume "${volumeName}"`,
+        term?.['matchExpressions'],
+        pvObject,
         'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions',
       ).filter((r) => r.key !== Label.hostname);
       if (requirements.length > 0) out.push({ claimName, requirements });
       continue;
     }
-    const className = claim?.spec?.storageClassName ?? fallbackClass;
+    const className =
+      readString(claimSpec['storageClassName'], claimObject, 'spec.storageClassName') ?? fallbackClass;
     if (!className) continue;
     const storageClass = index.storageClasses.get(className);
     if (storageClass === undefined) {
@@ -334,9 +458,18 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
         `storageClass "${className}" of claim "${claimName}" does not exist`,
       );
     }
-    const terms = storageClass.allowedTopologies?.[0]?.matchLabelExpressions ?? [];
-    const requirements = terms.map(
-      (e): NodeSelectorRequirement => ({ key: e.key, operator: 'In', values: e.values }),
+    const classObject = `storageClass "${className}"`;
+    const allowed = readList(storageClass.allowedTopologies, classObject, 'allowedTopologies');
+    const first = readObject(allowed[0], classObject, 'allowedTopologies[0]');
+    const requirements = readEach(
+      first?.['matchLabelExpressions'],
+      classObject,
+      'allowedTopologies[0].matchLabelExpressions',
+      (e, at): NodeSelectorRequirement => ({
+        key: requireString(e['key'], classObject, `${at}.key`),
+        operator: 'In',
+        values: readStrings(e['values'], classObject, `${at}.values`),
+      }),
     );
     if (requirements.length > 0) out.push({ claimName, requirements });
   }
@@ -345,20 +478,28 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
 
 /** Converts a DaemonSet; its template becomes a pod named after the DaemonSet. */
 export function toDaemonSet(raw: V1DaemonSet): DaemonSet {
-  const meta = raw.metadata;
-  const object = `daemonSet "${meta?.namespace ?? '<no namespace>'}/${meta?.name ?? '<unnamed>'}"`;
-  if (!meta?.name || !meta.namespace)
-    throw new ValidationError(object, 'metadata', 'name and namespace are required');
-  const spec = raw.spec?.template.spec;
+  const object = objectName('daemonSet', raw, true);
+  const ds = readObject(raw, object, '(root)') ?? {};
+  const meta = readObject(ds['metadata'], object, 'metadata') ?? {};
+  const name = readString(meta['name'], object, 'metadata.name');
+  const namespace = readString(meta['namespace'], object, 'metadata.namespace');
+  if (!name || !namespace) throw new ValidationError(object, 'metadata', 'name and namespace are required');
+  const dsSpec = readObject(ds['spec'], object, 'spec');
+  const template = readObject(dsSpec?.['template'], object, 'spec.template');
+  const spec = readObject(template?.['spec'], object, 'spec.template.spec');
   if (spec === undefined) throw new ValidationError(object, 'spec.template.spec', 'missing');
+  const templateMeta = readObject(template?.['metadata'], object, 'spec.template.metadata') ?? {};
   return {
-    namespace: meta.namespace,
-    name: meta.name,
+    namespace,
+    name,
     template: {
-      uid: meta.uid ?? `${meta.namespace}/${meta.name}`,
-      name: meta.name,
-      namespace: meta.namespace,
-      ...optional('labels', nonEmpty(raw.spec?.template.metadata?.labels)),
+      uid: readString(meta['uid'], object, 'metadata.uid') ?? `${namespace}/${name}`,
+      name,
+      namespace,
+      ...optional(
+        'labels',
+        nonEmpty(readStringMap(templateMeta['labels'], object, 'spec.template.metadata.labels')),
+      ),
       ...toPodSpec(spec, object, 'spec.template.spec'),
     },
   };

@@ -12,7 +12,7 @@ import {
   toQuantityString,
   toVolumeTopology,
 } from '../../../shared/apis/index.ts';
-import { ValidationError } from '../../../shared/core/index.ts';
+import { computePodRequests, ValidationError } from '../../../shared/core/index.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
 
 function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
@@ -34,6 +34,38 @@ describe('toPod', () => {
     );
     expect(p.containers[0]?.requests).toEqual({ cpu: 1500, memory: 2 ** 30, 'nvidia.com/gpu': 1 });
     expect(p.overhead).toEqual({ cpu: 100 });
+  });
+
+  it('reads pod-level spec.resources.requests, which kube-scheduler counts instead of the containers', () => {
+    const p = toPod(
+      pod({
+        containers: [{ name: 'app', resources: { requests: { cpu: '250m', memory: '64Mi' } } }],
+        resources: { requests: { cpu: '2' }, limits: { cpu: '4' } },
+        overhead: { cpu: '100m' },
+      }),
+    );
+    expect(p.podRequests).toEqual({ cpu: 2000 });
+    expect(computePodRequests(p)).toEqual({ cpu: 2100, memory: 64 * 2 ** 20, pods: 1 });
+  });
+
+  it.each([
+    [{ tolerations: 'all' }, 'spec.tolerations', 'must be a list, not the string "all"'],
+    [{ containers: [null] }, 'spec.containers[0]', 'must be an object, not null'],
+    [
+      { resources: { requests: { cpu: true } } },
+      'spec.resources.requests.cpu',
+      'must be a quantity, not boolean true',
+    ],
+    [{ nodeSelector: { zone: 1 } }, 'spec.nodeSelector.zone', 'must be a string, not number 1'],
+  ] as const)('names the field and what is wrong with a wrongly typed one (%#)', (spec, field, problem) => {
+    try {
+      toPod(pod(spec as unknown as Partial<NonNullable<V1Pod['spec']>>));
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).field).toBe(field);
+      expect((error as ValidationError).message).toBe(`pod "default/web": ${field}: ${problem}`);
+    }
   });
 
   it.each([
