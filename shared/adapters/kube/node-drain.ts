@@ -149,7 +149,13 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
         );
         return { items: l.items, next: l.metadata?._continue };
       });
-      return raws.filter((a) => a.spec.nodeName === nodeName).map(toVolumeAttachment);
+      // A malformed attachment is skipped and logged; the drain goes on with the others.
+      return convertAll(
+        ctx,
+        'VolumeAttachment',
+        raws.filter((a) => a.spec?.nodeName === nodeName),
+        toVolumeAttachment,
+      ).items;
     },
 
     async deleteNode(name) {

@@ -330,9 +330,11 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     },
 
     async volumeAttachments(nodeName) {
-      return ([...store('VolumeAttachment').values()] as unknown as V1VolumeAttachment[])
-        .filter((a) => a.spec.nodeName === nodeName)
-        .map(toVolumeAttachment);
+      const raws = ([...store('VolumeAttachment').values()] as unknown as V1VolumeAttachment[]).filter(
+        (a) => a.spec?.nodeName === nodeName,
+      );
+      // The port has no problems list here: a malformed attachment is left out, as the kube adapter does.
+      return convertEach(raws, toVolumeAttachment).items;
     },
 
     async deleteNode(name) {
