@@ -114,7 +114,10 @@ export interface Pod {
   readonly initContainers?: readonly InitContainer[];
   /** RuntimeClass pod overhead, added to the requests. */
   readonly overhead?: ResourceList;
-  /** Pod-level requests (`spec.resources`), which replace the container sums where set. */
+  /**
+   * Pod-level requests (`spec.resources.requests`): for cpu, memory and hugepages they replace the
+   * container aggregate where set (see computePodRequests).
+   */
   readonly podRequests?: ResourceList;
   readonly nodeSelector?: Labels;
   readonly affinity?: Affinity;
@@ -155,9 +158,19 @@ export function toPodRef(pod: Pod): PodRef {
 }
 
 /**
- * What the pod needs from a node, following Kubernetes: the larger of (containers + sidecars)
- * and the largest init-container step (each step also holding the sidecars started before it),
- * plus pod overhead, plus `pods: 1`. Pod-level requests replace the computed value per resource.
+ * Whether Kubernetes honours a pod-level (`spec.resources`) value for this resource: cpu, memory
+ * and hugepages (component-helpers' IsSupportedPodLevelResource). Others at pod level are ignored.
+ */
+function isPodLevelResource(name: string): boolean {
+  return name === Resource.cpu || name === Resource.memory || name.startsWith('hugepages-');
+}
+
+/**
+ * What the pod needs from a node, following kube-scheduler (component-helpers' PodRequests): the
+ * larger of (containers + sidecars) and the largest init-container step (each step also holding
+ * the sidecars started before it); then each resource named in the pod-level requests
+ * (`spec.resources.requests`, PodLevelResources) takes the pod-level value instead, resources it
+ * does not name keep the container value; then pod overhead is added on top, and `pods: 1`.
  */
 export function computePodRequests(pod: Pod): ResourceList {
   const sum: Record<string, number> = {};
@@ -176,8 +189,8 @@ export function computePodRequests(pod: Pod): ResourceList {
   }
   addInto(sum, sidecars);
   maxInto(sum, initPeak);
-  if (pod.podRequests !== undefined) {
-    for (const [name, value] of Object.entries(pod.podRequests)) sum[name] = value;
+  for (const [name, value] of Object.entries(pod.podRequests ?? {})) {
+    if (isPodLevelResource(name)) sum[name] = value;
   }
   addInto(sum, pod.overhead);
   sum[Resource.pods] = (sum[Resource.pods] ?? 0) + 1;

@@ -59,6 +59,57 @@ describe('computePodRequests', () => {
       { containers: [{ requests: { cpu: 100, memory: 1 } }], podRequests: { cpu: 2000 } },
       { cpu: 2000, memory: 1, pods: 1 },
     ],
+    [
+      'pod-level requests alone, containers requesting nothing',
+      { containers: [{}, {}], podRequests: { cpu: 1500, memory: 2 * Mi } },
+      { cpu: 1500, memory: 2 * Mi, pods: 1 },
+    ],
+    [
+      'pod-level requests may be below the container sum',
+      { containers: [{ requests: { cpu: 800 } }, { requests: { cpu: 800 } }], podRequests: { cpu: 1000 } },
+      { cpu: 1000, pods: 1 },
+    ],
+    [
+      'pod-level cpu, memory and a GPU still from the containers',
+      {
+        containers: [
+          { requests: { cpu: 100, memory: 3 * Mi, 'nvidia.com/gpu': 1 } },
+          { requests: { memory: Mi } },
+        ],
+        podRequests: { cpu: 4000 },
+      },
+      { cpu: 4000, memory: 4 * Mi, 'nvidia.com/gpu': 1, pods: 1 },
+    ],
+    [
+      'pod-level requests replace the init-container and sidecar aggregate too',
+      {
+        containers: [{ requests: { cpu: 500, memory: Mi } }],
+        initContainers: [
+          { restartPolicy: 'Always', requests: { cpu: 200 } },
+          { requests: { cpu: 3000, memory: 8 * Mi } },
+        ],
+        podRequests: { memory: 16 * Mi },
+      },
+      // cpu: max(500 + 200, 200 + 3000) from the containers; memory from the pod level.
+      { cpu: 3200, memory: 16 * Mi, pods: 1 },
+    ],
+    [
+      'pod overhead is added on top of pod-level requests',
+      {
+        containers: [{ requests: { cpu: 100, memory: Mi } }],
+        podRequests: { cpu: 1000, memory: 64 * Mi },
+        overhead: { cpu: 250, memory: 120 * Mi },
+      },
+      { cpu: 1250, memory: 184 * Mi, pods: 1 },
+    ],
+    [
+      'hugepages count at pod level; other resources there are ignored, as kube-scheduler does',
+      {
+        containers: [{ requests: { cpu: 100, 'hugepages-2Mi': 2 * Mi, 'ephemeral-storage': 5 } }],
+        podRequests: { 'hugepages-2Mi': 8 * Mi, 'ephemeral-storage': 1000, 'nvidia.com/gpu': 4 },
+      },
+      { cpu: 100, 'hugepages-2Mi': 8 * Mi, 'ephemeral-storage': 5, pods: 1 },
+    ],
   ])('%s', (_name, spec, expected) => {
     expect(computePodRequests({ ...base, ...spec })).toEqual(expected);
   });
