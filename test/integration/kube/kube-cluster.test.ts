@@ -315,6 +315,25 @@ describe('kube cluster adapter: reads', () => {
     expect(namespaces.get(ns)).toMatchObject({ team: `t-${id}` });
   });
 
+  it('reads pod-level resources (spec.resources), which replace the container sums for cpu and memory', async () => {
+    // Pod-level requests far above any node, so kube-scheduler marks the pod Unschedulable.
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'pod-level' },
+        spec: {
+          resources: { requests: { cpu: '900', memory: '1Gi' } },
+          containers: [container('a', '100m', '64Mi'), container('b', '100m', '64Mi')],
+        },
+      },
+    });
+    await waitUnschedulable('pod-level');
+    const result = await cluster.provisionablePods();
+    const pod = result.items.find((p) => p.namespace === ns && p.name === 'pod-level');
+    expect(pod?.podRequests).toEqual({ cpu: 900_000, memory: 2 ** 30 });
+    expect(pod && computePodRequests(pod)).toEqual({ cpu: 900_000, memory: 2 ** 30, pods: 1 });
+  });
+
   it('reads nodes with their bound pods, and bound pods on their own', async () => {
     await core.createNode({
       body: {
