@@ -106,6 +106,8 @@ export interface SchedulingInput {
 export interface SchedulingOptions {
   readonly nowMs: number;
   readonly solveOptions?: SolveOptions;
+  /** NodePools whose launches the runaway guard pauses (name → why): left out like unready ones. */
+  readonly pausedNodePools?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -151,7 +153,7 @@ export async function buildSchedulingInput(
   cloud: Pick<Cloud, 'instanceTypes'>,
   options: SchedulingOptions,
 ): Promise<SchedulingInput> {
-  const selection = selectNodePools(state.nodePools, state.nodeClasses);
+  const selection = selectNodePools(state.nodePools, state.nodeClasses, options.pausedNodePools);
   const instanceTypes = new Map<string, readonly InstanceType[]>();
   for (const { nodeClass } of selection.eligible) {
     if (!instanceTypes.has(nodeClass.name)) {

@@ -284,6 +284,26 @@ export interface FollowUpDecision {
   readonly delaySeconds: number;
 }
 
+/**
+ * The runaway guard paused a NodePool's launches (`start`: its NodeClaims keep failing; `reason`
+ * is the failure kind) or let them resume (`end`: `reason` is expired, recovered or
+ * nodePoolChanged).
+ */
+export interface LaunchBackoffDecision {
+  readonly kind: 'launchBackoff';
+  readonly reason: string;
+  readonly action: 'start' | 'end';
+  readonly nodePool: string;
+  /** Failed NodeClaims in a row after this decision. */
+  readonly failures: number;
+  /** The failed NodeClaim (start) or the one that proved the pool works (end, recovered). */
+  readonly nodeClaim?: string;
+  readonly detail?: string;
+  readonly backoffSeconds?: number;
+  /** RFC 3339. */
+  readonly pausedUntil?: string;
+}
+
 /** Garbage collection: an orphaned instance terminated, or a NodeClaim whose instance is gone deleted. */
 export interface CollectDecision {
   readonly kind: 'collect';
@@ -306,6 +326,7 @@ export type Decision = WithoutLineKeys<
   | LaunchDecision
   | UnschedulableDecision
   | FollowUpDecision
+  | LaunchBackoffDecision
   | RegisterDecision
   | InitializeDecision
   | WaitDecision
@@ -353,6 +374,7 @@ export const DECISION_MESSAGES = {
   launch: 'launch decided',
   unschedulable: 'pods unschedulable',
   followUp: 'follow-up scheduled',
+  launchBackoff: 'launch backoff',
   register: 'registered nodeclaim',
   initialize: 'initialized nodeclaim',
   wait: 'waiting for node',
@@ -379,7 +401,7 @@ export const DECISION_MESSAGES = {
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */
-const LEVELS: Partial<Record<DecisionKind, LogLevel>> = { rejectNodePool: 'warn' };
+const LEVELS: Partial<Record<DecisionKind, LogLevel>> = { rejectNodePool: 'warn', launchBackoff: 'warn' };
 
 /** A decision's line: its level, fixed message and fields. */
 export interface DecisionLine {

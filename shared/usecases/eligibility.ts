@@ -10,6 +10,8 @@ import { nodePoolReadiness } from './nodepool-status.ts';
 export interface SkippedNodePool {
   readonly nodePool: string;
   readonly reason: string;
+  /** Left out because the runaway guard pauses its launches (it is Ready otherwise). */
+  readonly launchPaused?: true;
 }
 
 /** A NodePool that may launch, with its Ready EC2NodeClass. */
@@ -27,11 +29,13 @@ export interface NodePoolSelection {
  * The NodePools that may launch: not being deleted, valid, and with an EC2NodeClass that exists,
  * is not being deleted and is Ready (the same rules as the NodePool's own Ready condition, computed
  * from the classes given rather than from the pool's stored status, so a pool is usable in the pass
- * that first resolves its class).
+ * that first resolves its class), and whose launches the runaway guard does not pause (`paused`:
+ * NodePool name → why).
  */
 export function selectNodePools(
   pools: readonly ClusterNodePool[],
   nodeClasses: readonly EC2NodeClass[],
+  paused: ReadonlyMap<string, string> = new Map(),
 ): NodePoolSelection {
   const eligible: EligibleNodePool[] = [];
   const skipped: SkippedNodePool[] = [];
@@ -48,6 +52,11 @@ export function selectNodePools(
         nodePool: name,
         reason: `it is not Ready (${readiness.readyCondition.reason}): ${readiness.readyCondition.message}`,
       });
+      continue;
+    }
+    const pause = paused.get(name);
+    if (pause !== undefined) {
+      skipped.push({ nodePool: name, reason: pause, launchPaused: true });
       continue;
     }
     eligible.push({ pool, nodeClass });
@@ -70,7 +79,11 @@ export function unschedulableMessage(
 ): string {
   const skipped = selection.skipped.map((s) => `nodePool ${s.nodePool}: ${s.reason}`);
   if (selection.eligible === 0) {
-    return skipped.length === 0 ? NO_NODEPOOL_DEFINED : `no NodePool is Ready; ${skipped.join('; ')}`;
+    if (skipped.length === 0) return NO_NODEPOOL_DEFINED;
+    const none = selection.skipped.some((s) => s.launchPaused === true)
+      ? 'no NodePool can launch now'
+      : 'no NodePool is Ready';
+    return `${none}; ${skipped.join('; ')}`;
   }
   const tried = pod.reasons
     .filter((r) => r.nodePool !== '')

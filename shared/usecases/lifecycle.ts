@@ -11,6 +11,7 @@ import {
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
+import { reconcileLaunchBackoff, type TimedOutNodeClaim } from './launch-backoff.ts';
 import { type DeleteReason, decideLifecycle, type LifecycleStep } from './lifecycle-decide.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from './nodeclass.ts';
 import { NodePoolConditionType, reconcileNodePoolStatus } from './nodepool-status.ts';
@@ -60,10 +61,17 @@ export interface LifecycleResult {
   /** What the EC2NodeClass controller did, when it ran. */
   readonly nodeClasses?: NodeClassControllerResult;
   /**
-   * NodeClaims still on their way after this pass: not deleting and not Initialized. While any
-   * remain, the caller should run another pass soon (their Nodes are about to join).
+   * NodeClaims still on their way after this pass: not deleting and not Initialized, with their
+   * creation time. While young ones remain, the caller should run another pass soon (their Nodes
+   * are about to join; see decideFollowUp).
    */
-  readonly uninitialized: readonly string[];
+  readonly uninitialized: readonly UninitializedNodeClaim[];
+}
+
+/** A NodeClaim not initialized yet, and when it was created (epoch ms), when known. */
+export interface UninitializedNodeClaim {
+  readonly name: string;
+  readonly createdAtMs?: number;
 }
 
 const healthy = (): ConditionUpdate => ({
@@ -117,6 +125,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const deleted: { name: string; reason: DeleteReason }[] = [];
   const health = new Map<string, ConditionUpdate>();
   const deletedNames = new Set<string>();
+  const timedOut: TimedOutNodeClaim[] = [];
 
   for (const claim of claimsRead.items) {
     const nodes =
@@ -141,6 +150,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
         case 'delete':
           deleted.push({ name: claim.name, reason: step.reason });
           deletedNames.add(claim.name);
+          timedOut.push({ claim, reason: step.reason, message: step.message });
           health.set(claim.nodePoolName, unhealthy(step.reason, step.message));
           break;
         default:
@@ -149,6 +159,17 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     }
   }
 
+  // The runaway guard: timed-out NodeClaims count as failures, and pauses whose time is up end.
+  await reconcileLaunchBackoff(
+    { cluster, logger },
+    {
+      pools: poolsRead.items,
+      claims: claimsRead.items,
+      nodes: nodesRead.items,
+      timedOut,
+      nowMs: now.getTime(),
+    },
+  );
   const pools = await reconcileNodePoolStatus(
     { cluster, logger },
     {
@@ -163,7 +184,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const done = new Set([...deletedNames, ...result.initialized]);
   const uninitialized = claimsRead.items
     .filter((c) => !c.deleting && !done.has(c.name) && !isConditionTrue(c.status.conditions, 'Initialized'))
-    .map((c) => c.name);
+    .map((c) => ({ name: c.name, ...(c.createdAtMs === undefined ? {} : { createdAtMs: c.createdAtMs }) }));
   return {
     ...result,
     deleted,

@@ -34,6 +34,13 @@ export const NodePoolConditionType = {
    * a budget has been malformed, and it does not count towards Ready.
    */
   disruptionBudgetsValid: 'DisruptionBudgetsValid',
+  /**
+   * Flotilla's own: True while the runaway guard pauses the NodePool's launches because its recent
+   * NodeClaims keep failing (launch-backoff-decide.ts), with why and until when; False once they
+   * resume. Its message ends in the guard's counters. Written only once a NodeClaim failed, and it
+   * does not count towards Ready.
+   */
+  launchBackoff: 'LaunchBackoff',
 } as const;
 
 const NODE_CLASS_GROUP = 'karpenter.k8s.aws';

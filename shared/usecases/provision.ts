@@ -4,6 +4,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { buildSchedulingInput, type ClusterState, readClusterState } from './cluster-state.ts';
 import { writeDecision } from './decision.ts';
 import type { SkippedNodePool } from './eligibility.ts';
+import { type LaunchGuard, reconcileLaunchBackoff } from './launch-backoff.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
 import { batchPods } from './provision-batch.ts';
 import { reportNominated, reportUnschedulable } from './provision-events.ts';
@@ -77,6 +78,18 @@ async function provisionUnderLease(
     );
     state = { ...state, nodeClasses: pass.nodeClasses };
   }
+  // The runaway guard, once per run before planning: NodePools whose new NodeClaims keep failing
+  // launch nothing for a while; their pods may go to other pools.
+  const guard = await reconcileLaunchBackoff(
+    { cluster: ports.cluster, logger },
+    {
+      pools: state.nodePools,
+      claims: state.nodeClaims,
+      nodes: state.nodes,
+      pendingPods: state.pendingPods,
+      nowMs: ports.clock.now().getTime(),
+    },
+  );
 
   const maxRounds = Math.max(1, options.maxRounds ?? 3);
   const claims: ClaimOutcome[] = [];
@@ -86,7 +99,7 @@ async function provisionUnderLease(
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, logger);
     if (state.pendingPods.length === 0) break;
-    last = await runRound(ports, options, lease, logger, state, round);
+    last = await runRound(ports, options, lease, logger, state, round, guard);
     claims.push(...last.claims);
     if (last.leaseLost) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
@@ -169,9 +182,11 @@ async function runRound(
   logger: Logger,
   state: ClusterState,
   round: number,
+  guard: LaunchGuard,
 ): Promise<RoundResult> {
   const input = await buildSchedulingInput(state, ports.cloud, {
     nowMs: ports.clock.now().getTime(),
+    pausedNodePools: guard.paused,
     ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
   });
   const skippedNodePools = [...input.selection.skipped];
@@ -198,7 +213,14 @@ async function runRound(
   const result = solve(input.solve);
 
   let leaseLost = false;
+  const probed = new Set<string>();
   for (const plan of result.nodeClaims) {
+    // A pool whose NodeClaims failed lately launches one NodeClaim a run until one succeeds; the
+    // pods of the others wait for a later run.
+    if (guard.probing.has(plan.nodePoolName)) {
+      if (probed.has(plan.nodePoolName)) continue;
+      probed.add(plan.nodePoolName);
+    }
     const pool = pools.get(plan.nodePoolName);
     const nodeClass = classes.get(plan.nodeClassName);
     const types = typesByClass.get(plan.nodeClassName) ?? [];

@@ -1,13 +1,16 @@
 import type { QueueMessage } from '../messages/pod-event.ts';
+import { type Clock, systemClock } from '../ports/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { BatchItem, BatchOutcome } from './batch.ts';
 import { DECISION_SAMPLE_SIZE, writeDecision } from './decision.ts';
+import { decideFollowUp, type WaitingNodeClaim } from './follow-up-decide.ts';
 import type { ProvisionResult } from './provision.ts';
 
 // The provisioner Lambda's invocation, whatever triggered it: one provisioning run, then the
 // controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools), then, while NodeClaims it
 // launched have not initialized, a delayed follow-up so their Nodes register without waiting for
-// the pending-pods schedule.
+// the pending-pods schedule: every 5 s while they are young, less often as they age, and none for
+// NodeClaims older than the registration timeout (follow-up-decide.ts).
 
 /** What one provisioner invocation uses. */
 export interface ProvisionerDriverDeps {
@@ -15,16 +18,21 @@ export interface ProvisionerDriverDeps {
   /** One provisioning run under the given lease holder (the invocation id). */
   readonly provision: (holder: string) => Promise<ProvisionResult>;
   /** The controllers pass run after provisioning; reports the NodeClaims not initialized yet. */
-  readonly reconcileLifecycle?: (holder: string) => Promise<{ readonly uninitialized: readonly string[] }>;
+  readonly reconcileLifecycle?: (
+    holder: string,
+  ) => Promise<{ readonly uninitialized: readonly WaitingNodeClaim[] }>;
   /**
-   * Asks for another invocation soon (a delayed follow-up message) because these NodeClaims have
-   * not initialized yet; resolves to the message's delay, or undefined when a follow-up is already
-   * on its way. When absent, the pending-pods schedule is the next chance.
+   * Asks for another invocation after `delaySeconds` (a delayed follow-up message) because these
+   * NodeClaims have not initialized yet; resolves to the message's delay, or undefined when a
+   * follow-up is already on its way. When absent, the pending-pods schedule is the next chance.
    */
   readonly scheduleFollowUp?: (
     holder: string,
     nodeClaims: readonly string[],
+    delaySeconds: number,
   ) => Promise<{ readonly delaySeconds: number } | undefined>;
+  /** The ages of waiting NodeClaims are measured on it. @default systemClock */
+  readonly clock?: Clock;
 }
 
 /**
@@ -37,25 +45,29 @@ export async function runProvisioner(deps: ProvisionerDriverDeps, holder: string
   const result = await deps.provision(holder);
   if (deps.reconcileLifecycle === undefined) return result;
   const lifecycle = await deps.reconcileLifecycle(holder);
-  if (lifecycle.uninitialized.length > 0 && deps.scheduleFollowUp !== undefined) {
+  const followUp = decideFollowUp(lifecycle.uninitialized, (deps.clock ?? systemClock).now().getTime());
+  if (followUp.kind === 'followUp' && deps.scheduleFollowUp !== undefined) {
+    const { nodeClaims } = followUp;
     try {
-      const scheduled = await deps.scheduleFollowUp(holder, lifecycle.uninitialized);
+      const scheduled = await deps.scheduleFollowUp(holder, nodeClaims, followUp.delaySeconds);
       if (scheduled !== undefined) {
         writeDecision(deps.logger, {
           kind: 'followUp',
           reason: 'nodeClaims not initialized yet',
-          nodeClaims: lifecycle.uninitialized.slice(0, DECISION_SAMPLE_SIZE),
-          nodeClaimCount: lifecycle.uninitialized.length,
+          nodeClaims: nodeClaims.slice(0, DECISION_SAMPLE_SIZE),
+          nodeClaimCount: nodeClaims.length,
           delaySeconds: scheduled.delaySeconds,
         });
       }
     } catch (error) {
       deps.logger.error('follow-up not scheduled', {
         error,
-        nodeClaims: lifecycle.uninitialized.slice(0, 10),
+        nodeClaims: nodeClaims.slice(0, 10),
         fallback: 'pending-pods schedule',
       });
     }
+  } else if (followUp.kind === 'none' && followUp.why === 'older than the registration timeout') {
+    deps.logger.debug('no follow-up', { why: followUp.why, nodeClaimCount: followUp.stale });
   }
   return result;
 }

@@ -14,7 +14,10 @@ export interface FollowUpSchedulerOptions {
   readonly leases: LeaseStore;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** How long SQS holds the message back (0–900). @default FOLLOW_UP_DELAY_SECONDS */
+  /**
+   * How long SQS holds the message back (0–900) when the caller names no delay.
+   * @default FOLLOW_UP_DELAY_SECONDS
+   */
   readonly delaySeconds?: number;
 }
 
@@ -26,28 +29,41 @@ export interface FollowUpSchedulerOptions {
 export const FOLLOW_UP_DELAY_SECONDS = 5;
 
 /**
- * Sends the provisioner a delayed follow-up message on its own queue. A short lease
- * (`follow-up#<cluster>`, expiring just before the message is delivered) keeps concurrent
- * invocations from each starting a chain of follow-ups; the invocation the message triggers may
- * then schedule the next one.
- * @returns a function for `ProvisionerDriverDeps.scheduleFollowUp`: it resolves to the delay of the
- *   message it sent, or undefined when a follow-up is already on its way. The decision line is the
- *   driver's.
+ * Sends the provisioner a delayed follow-up message on its own queue. A lease per delay
+ * (`follow-up#<cluster>`, or `follow-up#<cluster>#<delay>s` for another delay than the default,
+ * expiring just before the message is delivered) keeps concurrent invocations from each starting a
+ * chain of follow-ups; the invocation the message triggers may then schedule the next one.
+ * @returns a function for `ProvisionerDriverDeps.scheduleFollowUp`: it sends the message with the
+ *   delay asked for (the driver's decideFollowUp; else the configured one) and resolves to it, or
+ *   to undefined when a follow-up is already on its way. The decision line is the driver's.
+ * @throws RangeError when a delay is not an integer from 0 to 900 (the SQS limit).
  */
 export function makeFollowUpScheduler(options: FollowUpSchedulerOptions) {
-  const delaySeconds = options.delaySeconds ?? FOLLOW_UP_DELAY_SECONDS;
-  if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900) {
-    throw new RangeError(
-      `follow-up delay ${delaySeconds} s must be an integer from 0 to 900 (the SQS limit)`,
-    );
-  }
+  const checked = (delaySeconds: number) => {
+    if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900) {
+      throw new RangeError(
+        `follow-up delay ${delaySeconds} s must be an integer from 0 to 900 (the SQS limit)`,
+      );
+    }
+    return delaySeconds;
+  };
+  const defaultDelay = checked(options.delaySeconds ?? FOLLOW_UP_DELAY_SECONDS);
   const leaseName = `follow-up#${options.clusterName}`;
   return async (
     holder: string,
     nodeClaims: readonly string[],
+    delay?: number,
   ): Promise<{ readonly delaySeconds: number } | undefined> => {
+    const delaySeconds = delay === undefined ? defaultDelay : checked(delay);
     const now = options.clock.now();
-    const lease = await options.leases.acquire(leaseName, holder, now, Math.max(1, delaySeconds - 1));
+    // One lease per delay: a long follow-up for old NodeClaims never holds back the short one a
+    // NodeClaim launched meanwhile needs, and the few delays the driver uses bound the chains.
+    const lease = await options.leases.acquire(
+      delaySeconds === defaultDelay ? leaseName : `${leaseName}#${delaySeconds}s`,
+      holder,
+      now,
+      Math.max(1, delaySeconds - 1),
+    );
     if (lease === undefined) {
       options.logger.debug('follow-up already scheduled', { nodeClaims: nodeClaims.length });
       return undefined;

@@ -84,7 +84,7 @@ function harness(options: HarnessOptions = {}) {
     },
     reconcileLifecycle: () => {
       lifecycleRuns += 1;
-      return Promise.resolve({ uninitialized: options.uninitialized ?? [] });
+      return Promise.resolve({ uninitialized: (options.uninitialized ?? []).map((name) => ({ name })) });
     },
     scheduleFollowUp: (holder, claims) => {
       followUps.push({ holder, claims });

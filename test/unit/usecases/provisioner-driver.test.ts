@@ -42,6 +42,7 @@ async function makeWorld() {
   const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
   const deps: ProvisionerDriverDeps = {
     logger,
+    clock,
     provision: (holder) =>
       provision(
         {

@@ -1,0 +1,362 @@
+import {
+  DISRUPTED_TAINT,
+  firstUntolerated,
+  formatTaint,
+  isEphemeralTaint,
+  isReschedulable,
+  type Pod,
+  type Taint,
+} from '../core/index.ts';
+import {
+  type ClusterNode,
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  type Condition,
+  type ConditionUpdate,
+  isConditionTrue,
+} from '../ports/cluster.ts';
+import { REGISTRATION_TIMEOUT_MS } from './lifecycle-decide.ts';
+import { NodePoolConditionType } from './nodepool-status.ts';
+
+// The runaway guard, Flotilla's own (Karpenter has none): a NodePool whose new NodeClaims keep
+// failing to host the pods they were launched for pauses its launches, 1 min after the first
+// failure in a row, then 2, 4, … up to 30 min. A NodeClaim fails when it times out (launch or
+// registration, which the lifecycle deletes it for), when it registers but does not initialize
+// within the registration timeout, or when its Node initialized with a taint the NodePool did not
+// ask for and that keeps pending pods the pool could host away (a rogue controller tainting every
+// new node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
+// ends in the counters, see formatState), so every invocation reads it with the NodePool and
+// nothing else can lose it. Pure: the callers read the cluster and write the condition.
+
+/** Flotilla's own NodePool condition: True while launches are paused; not part of Ready. */
+export const LAUNCH_BACKOFF_CONDITION = NodePoolConditionType.launchBackoff;
+/** The pause after the first failure in a row; each further failure doubles it. */
+export const LAUNCH_BACKOFF_BASE_MS = 60_000;
+/** The longest pause. */
+export const LAUNCH_BACKOFF_MAX_MS = 30 * 60_000;
+
+/** How long launches pause after `failures` consecutive failed NodeClaims (0 for none). */
+export function launchBackoffMs(failures: number): number {
+  if (!(failures >= 1)) return 0;
+  // 2^25 minutes is far past the cap; clamping the exponent keeps the arithmetic exact.
+  return Math.min(LAUNCH_BACKOFF_MAX_MS, LAUNCH_BACKOFF_BASE_MS * 2 ** Math.min(failures - 1, 25));
+}
+
+/** Why a NodeClaim counts as failed; also the condition's reason while launches pause for it. */
+export type FailureKind =
+  | 'LaunchTimeout'
+  | 'RegistrationTimeout'
+  | 'InitializationTimeout'
+  | 'UnexpectedTaint';
+
+/** One NodeClaim that failed to host the pods it was launched for. */
+export interface NodeClaimFailure {
+  readonly kind: FailureKind;
+  readonly nodeClaim: string;
+  /** The NodeClaim's creation: failures count in launch order, each once. */
+  readonly createdAtMs: number;
+  /** What happened, in words. */
+  readonly detail: string;
+}
+
+/** The guard's memory for one NodePool, kept in its `LaunchBackoff` condition. */
+export interface LaunchBackoffState {
+  /** Failed NodeClaims in a row (0 after a NodeClaim succeeded or the NodePool changed). */
+  readonly failures: number;
+  /**
+   * Creation time of the newest NodeClaim counted as failed: only NodeClaims created later count
+   * again, so a failed node that lingers is counted once.
+   */
+  readonly lastFailedCreatedMs: number;
+  /** Launches pause until then (epoch ms); in the past once the pause ended. */
+  readonly pausedUntilMs: number;
+}
+
+const STATE_PATTERN = /\(failures (\d+), last failed NodeClaim created (\S+), paused until (\S+)\)$/;
+
+/** The counters at the end of the condition's message. */
+function formatState(state: LaunchBackoffState): string {
+  return `(failures ${state.failures}, last failed NodeClaim created ${new Date(state.lastFailedCreatedMs).toISOString()}, paused until ${new Date(state.pausedUntilMs).toISOString()})`;
+}
+
+/**
+ * The guard's state from a NodePool's conditions, or undefined when it has none (or the message
+ * was edited beyond reading: the guard then starts over, which only shortens the next pause).
+ */
+export function readLaunchBackoff(conditions: readonly Condition[]): LaunchBackoffState | undefined {
+  const condition = conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
+  const match = condition === undefined ? null : STATE_PATTERN.exec(condition.message);
+  if (match === null) return undefined;
+  const failures = Number(match[1]);
+  const lastFailedCreatedMs = Date.parse(match[2] ?? '');
+  const pausedUntilMs = Date.parse(match[3] ?? '');
+  if (!Number.isSafeInteger(failures) || Number.isNaN(lastFailedCreatedMs) || Number.isNaN(pausedUntilMs)) {
+    return undefined;
+  }
+  return { failures, lastFailedCreatedMs, pausedUntilMs };
+}
+
+/** Taint keys Kubernetes itself manages on nodes (cordon, pressure, out-of-service, …). */
+const KUBERNETES_TAINT_PREFIX = 'node.kubernetes.io/';
+
+const sameTaint = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effect;
+
+/**
+ * The taints of an initialized Node that keep pods away and that neither its NodePool nor its
+ * NodeClaim asked for: not in the template's taints or startupTaints, not a known ephemeral taint,
+ * not Karpenter's disrupted taint, not one Kubernetes manages.
+ */
+export function unexpectedTaints(
+  node: Pick<ClusterNode, 'taints'>,
+  pool: ClusterNodePool,
+  claim?: Pick<ClusterNodeClaim, 'taints' | 'startupTaints'>,
+): Taint[] {
+  const expected = [
+    ...(pool.pool.taints ?? []),
+    ...(pool.pool.startupTaints ?? []),
+    ...(claim?.taints ?? []),
+    ...(claim?.startupTaints ?? []),
+    DISRUPTED_TAINT,
+  ];
+  return (node.taints ?? []).filter(
+    (t) =>
+      t.effect !== 'PreferNoSchedule' &&
+      !isEphemeralTaint(t) &&
+      !t.key.startsWith(KUBERNETES_TAINT_PREFIX) &&
+      !expected.some((e) => sameTaint(e, t)),
+  );
+}
+
+export interface FailureInput {
+  readonly pool: ClusterNodePool;
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly nodes: readonly ClusterNode[];
+  /**
+   * Pods waiting for capacity. Without them unexpected taints are not judged (only a taint that
+   * keeps pending pods away makes the pool launch again and again).
+   */
+  readonly pendingPods?: readonly Pod[];
+  readonly nowMs: number;
+}
+
+/**
+ * The pool's NodeClaims that failed, as far as the cluster shows them now: registered but not
+ * initialized within the registration timeout of their creation, or initialized with an empty
+ * Node carrying an unexpected taint (unexpectedTaints) that pending pods the pool could host
+ * (they tolerate its template taints) do not tolerate. A NodeClaim being deleted still counts
+ * while its Node is there. Timeouts the lifecycle deletes NodeClaims for are the caller's to add.
+ */
+export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
+  const { pool, nowMs } = input;
+  const name = pool.pool.name;
+  const byName = new Map(input.nodes.map((n) => [n.name, n]));
+  const byProvider = new Map(
+    input.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
+  );
+  const failures: NodeClaimFailure[] = [];
+  for (const claim of input.claims) {
+    if (claim.nodePoolName !== name || claim.createdAtMs === undefined) continue;
+    const node =
+      (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
+      (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
+    const conditions = claim.status.conditions;
+    const initialized = isConditionTrue(conditions, 'Initialized');
+    if (!initialized) {
+      if (
+        !claim.deleting &&
+        isConditionTrue(conditions, 'Registered') &&
+        nowMs - claim.createdAtMs >= REGISTRATION_TIMEOUT_MS
+      ) {
+        failures.push({
+          kind: 'InitializationTimeout',
+          nodeClaim: claim.name,
+          createdAtMs: claim.createdAtMs,
+          detail: `nodeClaim "${claim.name}" registered but did not initialize within ${REGISTRATION_TIMEOUT_MS / 60_000}m of its creation`,
+        });
+      }
+      continue;
+    }
+    if (node === undefined || input.pendingPods === undefined) continue;
+    if (node.pods.some(isReschedulable)) continue;
+    const unexpected = unexpectedTaints(node, pool, claim);
+    if (unexpected.length === 0) continue;
+    const repelled = input.pendingPods.filter(
+      (p) =>
+        firstUntolerated(pool.pool.taints ?? [], p.tolerations ?? [], true) === undefined &&
+        firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
+    );
+    if (repelled.length === 0) continue;
+    failures.push({
+      kind: 'UnexpectedTaint',
+      nodeClaim: claim.name,
+      createdAtMs: claim.createdAtMs,
+      detail: `nodeClaim "${claim.name}": Node ${node.name} has taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) do not tolerate it`,
+    });
+  }
+  return failures;
+}
+
+/**
+ * The newest NodeClaim of the pool, created at or after `sinceMs`, that initialized and hosts pods
+ * other than DaemonSet and mirror pods: proof the pool works again.
+ */
+export function findRecoveredNodeClaim(
+  input: Pick<FailureInput, 'pool' | 'claims' | 'nodes'>,
+  sinceMs: number,
+): string | undefined {
+  const name = input.pool.pool.name;
+  const nodes = new Map(input.nodes.map((n) => [n.name, n]));
+  const byProvider = new Map(
+    input.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
+  );
+  let best: ClusterNodeClaim | undefined;
+  for (const claim of input.claims) {
+    if (claim.nodePoolName !== name || claim.deleting || (claim.createdAtMs ?? -1) < sinceMs) continue;
+    if (!isConditionTrue(claim.status.conditions, 'Initialized')) continue;
+    const node =
+      (claim.status.nodeName === undefined ? undefined : nodes.get(claim.status.nodeName)) ??
+      (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
+    if (node === undefined || !node.pods.some(isReschedulable)) continue;
+    if (best === undefined || (claim.createdAtMs ?? 0) > (best.createdAtMs ?? 0)) best = claim;
+  }
+  return best?.name;
+}
+
+/** Why a pause ended. */
+export type BackoffEnd = 'expired' | 'recovered' | 'nodePoolChanged';
+
+/** What the guard decided for one NodePool. */
+export type LaunchBackoffOutcome =
+  | {
+      /** Nothing to write: the condition already says it. */
+      readonly kind: 'unchanged';
+      readonly state: LaunchBackoffState | undefined;
+    }
+  | {
+      /** A new failure: launches pause (again, or longer). */
+      readonly kind: 'start';
+      readonly state: LaunchBackoffState;
+      readonly failure: NodeClaimFailure;
+      readonly backoffMs: number;
+      readonly condition: ConditionUpdate;
+    }
+  | {
+      /** Launches resume: the pause ran out, or the counters reset. */
+      readonly kind: 'end';
+      readonly why: BackoffEnd;
+      readonly state: LaunchBackoffState;
+      /** The NodeClaim that proved the pool works, when `recovered`. */
+      readonly nodeClaim?: string;
+      readonly condition: ConditionUpdate;
+    };
+
+export interface LaunchBackoffInput {
+  readonly pool: ClusterNodePool;
+  /** Failed NodeClaims seen now (findNodeClaimFailures plus the caller's timeouts), any order. */
+  readonly failures: readonly NodeClaimFailure[];
+  /** A NodeClaim that initialized with pods since the last failure (findRecoveredNodeClaim). */
+  readonly recovered?: string;
+  readonly nowMs: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `90s`, `4m`, `30m`. */
+function formatDuration(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000}m` : `${Math.round(ms / 1000)}s`;
+}
+
+/**
+ * The guard's decision for one NodePool, from its `LaunchBackoff` condition and what the cluster
+ * shows now. In order: a change of the NodePool's spec (its generation differs from the
+ * condition's observedGeneration) resets the count; a failure of a NodeClaim created after the last
+ * one counted starts a pause of launchBackoffMs(count + 1) from now; else a NodeClaim that
+ * initialized with pods resets the count; else a pause whose time is up ends (the count stays, so
+ * the next failure pauses longer).
+ */
+export function decideLaunchBackoff(input: LaunchBackoffInput): LaunchBackoffOutcome {
+  const { pool, nowMs } = input;
+  const condition = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
+  const previous = readLaunchBackoff(pool.conditions);
+  const paused = condition?.status === 'True';
+  const changed =
+    previous !== undefined &&
+    previous.failures > 0 &&
+    condition?.observedGeneration !== undefined &&
+    pool.generation !== undefined &&
+    condition.observedGeneration !== pool.generation;
+  const counted = changed ? 0 : (previous?.failures ?? 0);
+  const since = previous?.lastFailedCreatedMs ?? Number.NEGATIVE_INFINITY;
+
+  const fresh = input.failures.filter((f) => f.createdAtMs > since);
+  const newest = fresh.reduce<NodeClaimFailure | undefined>(
+    (a, f) => (a === undefined || f.createdAtMs > a.createdAtMs ? f : a),
+    undefined,
+  );
+  if (newest !== undefined) {
+    // Failures seen together (NodeClaims of one decision) count once.
+    const failures = counted + 1;
+    const backoffMs = launchBackoffMs(failures);
+    const state = { failures, lastFailedCreatedMs: newest.createdAtMs, pausedUntilMs: nowMs + backoffMs };
+    const more = fresh.length > 1 ? ` (and ${fresh.length - 1} more NodeClaim(s))` : '';
+    return {
+      kind: 'start',
+      state,
+      failure: newest,
+      backoffMs,
+      condition: {
+        type: LAUNCH_BACKOFF_CONDITION,
+        status: 'True',
+        reason: newest.kind,
+        message: `launches paused for ${formatDuration(backoffMs)} after ${failures} failed NodeClaim(s) in a row; last: ${newest.detail}${more} ${formatState(state)}`,
+      },
+    };
+  }
+  if (previous === undefined) return { kind: 'unchanged', state: undefined };
+
+  const ended = (why: BackoffEnd, state: LaunchBackoffState, message: string, nodeClaim?: string) =>
+    ({
+      kind: 'end',
+      why,
+      state,
+      ...(nodeClaim === undefined ? {} : { nodeClaim }),
+      condition: {
+        type: LAUNCH_BACKOFF_CONDITION,
+        status: 'False',
+        reason:
+          why === 'expired'
+            ? 'BackoffExpired'
+            : why === 'recovered'
+              ? 'NodeClaimInitialized'
+              : 'NodePoolChanged',
+        message: `${message} ${formatState(state)}`,
+      },
+    }) as const;
+  const reset = { ...previous, failures: 0, pausedUntilMs: Math.min(previous.pausedUntilMs, nowMs) };
+  if (changed) {
+    return ended('nodePoolChanged', reset, 'launches resume: the NodePool changed, failures count from 0');
+  }
+  if (input.recovered !== undefined && previous.failures > 0) {
+    return ended(
+      'recovered',
+      reset,
+      `launches resume: nodeClaim "${input.recovered}" initialized and hosts pods, failures count from 0`,
+      input.recovered,
+    );
+  }
+  if (paused && nowMs >= previous.pausedUntilMs) {
+    return ended(
+      'expired',
+      previous,
+      `launches resume at ${iso(previous.pausedUntilMs)}; after ${previous.failures} failed NodeClaim(s) in a row the next failure pauses them for ${formatDuration(launchBackoffMs(previous.failures + 1))}`,
+    );
+  }
+  return { kind: 'unchanged', state: previous };
+}
+
+/** Until when a NodePool's launches pause at `nowMs` (from its condition), or undefined. */
+export function launchPausedUntil(state: LaunchBackoffState | undefined, nowMs: number): number | undefined {
+  return state !== undefined && state.failures > 0 && state.pausedUntilMs > nowMs
+    ? state.pausedUntilMs
+    : undefined;
+}
