@@ -89,7 +89,13 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
   for (const manifest of scenario.nodePools) cluster.create(manifest);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
-  const kube = makeKube(cluster, cloud, nowMs, workloads.bound);
+  const kube = makeKube(cluster, cloud, nowMs, workloads.bound, (t) =>
+    scenario.events.flatMap((e) =>
+      e.kind === 'RogueTaint' && t >= startMs + e.atMs && (e.untilMs === undefined || t < startMs + e.untilMs)
+        ? [e.taint]
+        : [],
+    ),
+  );
   // What the world does in place of EC2 (reclaiming instances) is recorded apart.
   const ec2 = makeEc2Events({
     scenario,

@@ -7,6 +7,7 @@ import {
   type Pod,
   parseInstanceId,
   solve,
+  type Taint,
   UNREGISTERED_TAINT,
   ValidationError,
 } from '../core/index.ts';
@@ -28,12 +29,16 @@ export interface Kube {
   registered(providerId: string): boolean;
 }
 
-/** `bound` hears of every pod kube-scheduler binds. */
+/**
+ * `bound` hears of every pod kube-scheduler binds; `rogueTaints` are the taints a rogue controller
+ * puts on a Node as it joins (the scenario's RogueTaint events active then).
+ */
 export function makeKube(
   cluster: MemoryCluster,
   cloud: MemoryCloud,
   nowMs: () => number,
   bound: (uid: string) => void,
+  rogueTaints: (nowMs: number) => readonly Taint[] = () => [],
 ): Kube {
   const registeredProviders = new Set<string>();
   const converted = new Map<string, Pod>();
@@ -58,11 +63,13 @@ export function makeKube(
       },
       spec: {
         providerID: instance.providerId,
-        taints: [...claim.taints, ...claim.startupTaints, UNREGISTERED_TAINT].map((t) => ({
-          key: t.key,
-          effect: t.effect,
-          ...(t.value === undefined ? {} : { value: t.value }),
-        })),
+        taints: [...claim.taints, ...claim.startupTaints, UNREGISTERED_TAINT, ...rogueTaints(nowMs())].map(
+          (t) => ({
+            key: t.key,
+            effect: t.effect,
+            ...(t.value === undefined ? {} : { value: t.value }),
+          }),
+        ),
       },
       status: {
         capacity: toQuantityMap(claim.status.capacity ?? {}),

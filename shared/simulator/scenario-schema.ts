@@ -114,6 +114,16 @@ const amiRelease = z.strictObject({
   version: z.string().regex(/^v[0-9][0-9a-zA-Z.\-_]*$/, 'must be a release version such as v20260115'),
 });
 
+/** A rogue controller taints every node that joins from `at` (until `until`), as Karpenter's chaos test does. */
+const rogueTaint = z.strictObject({
+  kind: z.literal('RogueTaint'),
+  at: duration.default(0),
+  until: duration.optional(),
+  key: z.string().min(1),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'NoExecute']),
+});
+
 const manifest = (kind: string, apiVersion: string) =>
   z.looseObject({
     apiVersion: z.literal(apiVersion),
@@ -147,6 +157,7 @@ export const scenarioSchema = z.strictObject({
         updateNodePool,
         updateEC2NodeClass,
         amiRelease,
+        rogueTaint,
       ]),
     )
     .default([]),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
-import { type CapacityType, FlotillaError, ValidationError } from '../core/index.ts';
+import { type CapacityType, FlotillaError, type Taint, ValidationError } from '../core/index.ts';
 import { scenarioSchema } from './scenario-schema.ts';
 
 export { parseDurationMs } from './scenario-schema.ts';
@@ -82,6 +82,16 @@ export interface JobWorkload {
 export type Workload = DeploymentWorkload | JobWorkload;
 
 export type ScenarioEvent =
+  | {
+      /**
+       * A rogue controller taints every Node that joins from `atMs` until `untilMs` (no pod
+       * tolerates the taint unless the scenario says so), as Karpenter's chaos test does.
+       */
+      readonly kind: 'RogueTaint';
+      readonly atMs: number;
+      readonly untilMs?: number;
+      readonly taint: Taint;
+    }
   | {
       /**
        * EC2 sends a spot interruption warning for `count` running spot instances (oldest first)
@@ -329,6 +339,9 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     if (e.kind === 'InsufficientCapacity' && e.until !== undefined && e.until <= e.from) {
       problems.push(problemAt(['events', i, 'until'], 'must be after from'));
     }
+    if (e.kind === 'RogueTaint' && e.until !== undefined && e.until <= e.at) {
+      problems.push(problemAt(['events', i, 'until'], 'must be after at'));
+    }
   });
   const zones = s.zones ?? ['a', 'b', 'c'].map((letter) => `${s.region}${letter}`);
   zones.forEach((zone, i) => {
@@ -391,6 +404,14 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
         return { kind: e.kind, atMs: e.at, name: e.name, spec: e.spec };
       }
       if (e.kind === 'AMIRelease') return { kind: 'AMIRelease', atMs: e.at, version: e.version };
+      if (e.kind === 'RogueTaint') {
+        return {
+          kind: 'RogueTaint',
+          atMs: e.at,
+          ...(e.until === undefined ? {} : { untilMs: e.until }),
+          taint: { key: e.key, effect: e.effect, ...(e.value === undefined ? {} : { value: e.value }) },
+        };
+      }
       if (e.kind !== 'InsufficientCapacity') {
         return {
           kind: e.kind,

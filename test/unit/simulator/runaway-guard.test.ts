@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { simulate } from '../../../shared/simulator/engine.ts';
+import type { SimulationRecord } from '../../../shared/simulator/record.ts';
+import { parseScenario } from '../../../shared/simulator/scenario.ts';
+import { reconcileLaunchBackoff } from '../../../shared/usecases/launch-backoff.ts';
+
+// The runaway guard against a rogue controller that taints every new node NoExecute with a taint
+// no pod tolerates (Karpenter's chaos test): without it every provisioning run launches another
+// node for the same pods; with it the NodePool pauses (1 min, 2, 4, …) and probes one node at a
+// time, the empty tainted nodes go through emptiness, and launches resume once a node hosts pods.
+
+const MINUTE = 60_000;
+
+const scenario = (replicas: number) => `name: rogue-taint
+duration: 16m
+bootDelay: 45s
+ec2NodeClasses:
+  - apiVersion: karpenter.k8s.aws/v1
+    kind: EC2NodeClass
+    metadata: { name: default }
+    spec:
+      role: R
+      amiSelectorTerms: [{ alias: al2023@latest }]
+      subnetSelectorTerms: [{ tags: { k: v } }]
+      securityGroupSelectorTerms: [{ tags: { k: v } }]
+nodePools:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: { name: default }
+    spec:
+      template:
+        spec:
+          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
+          requirements:
+            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }
+            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [4xlarge] }
+            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
+workloads:
+  - kind: Deployment
+    name: web
+    replicas: ${replicas}
+    template:
+      metadata: { labels: { app: web } }
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: 100m, memory: 128Mi } }
+events:
+  - { kind: RogueTaint, at: 0s, until: 10m, key: chaos.example.com/rogue, effect: NoExecute }
+`;
+
+const minutes = (r: SimulationRecord, atMs: number) => (atMs - r.scenario.startMs) / MINUTE;
+const backoffs = (r: SimulationRecord) => r.decisions.filter((d) => d['decision'] === 'launchBackoff');
+
+describe.each([1, 100])('a rogue NoExecute taint on every new node, %i replicas', (replicas) => {
+  const record = simulate(parseScenario(scenario(replicas), 'rogue-taint.yaml'));
+
+  it('launches at most 3 nodes in 5 minutes', async () => {
+    const r = await record;
+    expect(r.launches.filter((l) => minutes(r, l.atMs) < 5).length).toBeLessThanOrEqual(3);
+    // Without the guard a node a minute (the pending-pods schedule) would have launched.
+    expect(r.launches.filter((l) => minutes(r, l.atMs) < 10).length).toBeLessThanOrEqual(4);
+  });
+
+  it('pauses the NodePool longer after each failed node, naming the taint, and says when it resumes', async () => {
+    const r = await record;
+    const starts = backoffs(r).filter((d) => d['action'] === 'start');
+    expect(starts.length).toBeGreaterThanOrEqual(2);
+    expect(starts.map((d) => d['reason'])).toEqual(starts.map(() => 'UnexpectedTaint'));
+    expect(starts.map((d) => d['backoffSeconds'])).toEqual(starts.map((_, i) => 60 * 2 ** i));
+    expect(String(starts[0]?.['detail'])).toContain('chaos.example.com/rogue:NoExecute');
+    expect(
+      backoffs(r).filter((d) => d['action'] === 'end' && d['reason'] === 'expired').length,
+    ).toBeGreaterThan(0);
+    // The rogue controller stops at 10 minutes: the next node hosts the pods and the count resets.
+    expect(backoffs(r).at(-1)).toMatchObject({ action: 'end', reason: 'recovered', failures: 0 });
+    // While paused, the pods are told why.
+    expect(
+      r.decisions.some(
+        (d) => d['decision'] === 'unschedulable' && String(d['reason']).includes('launches paused until'),
+      ),
+    ).toBe(true);
+  });
+
+  it('reclaims the empty tainted nodes and runs every pod once the taint is gone', async () => {
+    const r = await record;
+    const failed = new Set(backoffs(r).flatMap((d) => (d['action'] === 'start' ? [d['nodeClaim']] : [])));
+    const emptied = new Set(r.terminations.filter((t) => t.reason === 'empty').map((t) => t.nodeClaim));
+    for (const claim of failed) expect(emptied.has(claim as string)).toBe(true);
+    expect(r.samples.at(-1)).toMatchObject({ runningPods: replicas, pendingPods: 0, nodes: 1 });
+  });
+});
+
+describe('reconcileLaunchBackoff', () => {
+  it('writes the LaunchBackoff condition (not part of Ready) and a Warning Event on the NodePool', async () => {
+    const clock = makeManualClock(new Date('2026-01-01T00:05:00Z'));
+    const cluster = makeMemoryCluster({ clock });
+    cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'default' },
+      spec: {
+        template: {
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            requirements: [],
+          },
+        },
+      },
+    });
+    const pools = (await cluster.nodePools()).items;
+    const claim = {
+      name: 'default-a',
+      uid: 'u',
+      nodePoolName: 'default',
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      labels: {},
+      annotations: {},
+      finalizers: [],
+      requirements: [],
+      requests: {},
+      taints: [],
+      startupTaints: [],
+      createdAtMs: Date.parse('2026-01-01T00:00:00Z'),
+      deleting: true,
+      status: { conditions: [] },
+    };
+    const guard = await reconcileLaunchBackoff(
+      { cluster, logger: makeLogger({}, { sink: () => undefined }) },
+      {
+        pools,
+        claims: [],
+        nodes: [],
+        timedOut: [{ claim, reason: 'registration_timeout', message: 'no node registered within 15m' }],
+        nowMs: clock.now().getTime(),
+      },
+    );
+    expect(guard.paused.get('default')).toContain('launches paused until 2026-01-01T00:06:00.000Z');
+    const pool = (await cluster.nodePools()).items[0];
+    expect(pool?.conditions).toEqual([
+      expect.objectContaining({ type: 'LaunchBackoff', status: 'True', reason: 'RegistrationTimeout' }),
+    ]);
+    expect(cluster.events().map((e) => e.event)).toEqual([
+      expect.objectContaining({
+        subject: expect.objectContaining({ kind: 'NodePool', name: 'default' }),
+        reason: 'LaunchBackoff',
+        type: 'Warning',
+      }),
+    ]);
+  });
+});
