@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
@@ -12,7 +14,7 @@ const config = loadEnv('interruption', process.env, {
 });
 
 // Built once per cold start.
-const { logger, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
   'interruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -28,6 +30,11 @@ export const handler = withDeadline(
   makeInterruptionHandler({
     logger,
     indexNodeClaims: () => indexNodeClaims(cluster),
+    eventLeases: {
+      store: new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]),
+      clusterName: config[EnvVar.clusterName],
+      now: () => systemClock.now(),
+    },
     handle: (message, claims) =>
       handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims, {
         rebalance: config[EnvVar.rebalanceAction],

@@ -19,7 +19,10 @@ export type InterruptionDeps = InterruptionDriverDeps;
  */
 export function makeInterruptionHandler(deps: InterruptionDeps) {
   const { logger } = deps;
-  return async function handler(event: unknown): Promise<BatchResponse> {
+  return async function handler(
+    event: unknown,
+    context?: { readonly awsRequestId?: string },
+  ): Promise<BatchResponse> {
     const batch = parseSqsBatch(event);
     if (batch === undefined) {
       logger.warn('interruption event ignored', { reason: 'not an SQS batch' });
@@ -29,7 +32,7 @@ export function makeInterruptionHandler(deps: InterruptionDeps) {
       logger,
       decode: parseInterruptionEvent,
       rejected: 'interruption message rejected',
-      handle: (items) => handleInterruptionBatch(deps, items),
+      handle: (items) => handleInterruptionBatch(deps, items, context?.awsRequestId),
     });
   };
 }

@@ -7,6 +7,7 @@ import {
   makeMemoryCluster,
   makeMemoryTerminationQueue,
 } from '../../../shared/adapters/memory/index.ts';
+import { makeMemoryLeaseStore } from '../../../shared/adapters/memory/lease.ts';
 import {
   type InterruptionMessage,
   parseInterruptionEvent,
@@ -78,6 +79,7 @@ function makeWorld() {
   }
 
   return {
+    clock,
     cluster,
     terminationQueue,
     lines,
@@ -122,6 +124,57 @@ describe('handleInterruptionBatch', () => {
       ['a', 'cordonAndDrain'],
       ['b', 'event'],
     ]);
+  });
+
+  it('concurrent invocations with the same event: one acts, the other hands its delivery back to the queue', async () => {
+    const w = makeWorld();
+    const a = await w.spotClaim('a');
+    const store = makeMemoryLeaseStore();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const leased: InterruptionDriverDeps = {
+      ...w.deps,
+      eventLeases: { store, clusterName: CLUSTER, now: () => w.clock.now() },
+    };
+    // The first invocation is still acting when the second arrives.
+    const slow: InterruptionDriverDeps = {
+      ...leased,
+      handle: async (message, claims) => {
+        await gate;
+        return w.deps.handle(message, claims);
+      },
+    };
+    const first = handleInterruptionBatch(
+      slow,
+      [{ id: 'm1', message: event('spot-interruption', a, 'event-a') }],
+      'one',
+    );
+    const second = await handleInterruptionBatch(
+      leased,
+      [{ id: 'm2', message: event('spot-interruption', a, 'event-a') }],
+      'two',
+    );
+    expect(second).toEqual({ failed: ['m2'] });
+    expect(w.logged('interruption in progress elsewhere')).toEqual([
+      expect.objectContaining({ messageId: 'm2', eventId: 'event-a' }),
+    ]);
+    release();
+    expect(await first).toEqual({ failed: [] });
+    // Redelivered after the first is done: it finds the NodeClaim deleting and changes nothing.
+    expect(
+      await handleInterruptionBatch(
+        leased,
+        [{ id: 'm2', message: event('spot-interruption', a, 'event-a') }],
+        'three',
+      ),
+    ).toEqual({ failed: [] });
+    expect(w.logged('interruption handled').map((l) => l['action'])).toEqual([
+      'cordonAndDrain',
+      'alreadyDeleting',
+    ]);
+    expect(w.terminationQueue.receive()).toEqual([{ nodeClaim: 'a' }]);
   });
 
   it('fails only the item whose handling throws; the others are done', async () => {
