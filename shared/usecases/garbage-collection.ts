@@ -76,7 +76,6 @@ async function applyStep(
       const { instance } = step;
       // delete() refuses an instance without this cluster's ownership tags.
       await cloud.delete(instance.instanceId);
-      if (step.nodeName !== undefined) await ignoreNotFound(cluster.deleteNode(step.nodeName));
       writeDecision(logger, {
         kind: 'collect',
         reason: 'orphaned instance',
@@ -88,6 +87,9 @@ async function applyStep(
         ...(instance.nodePoolName === undefined ? {} : { nodePool: instance.nodePoolName }),
         ...(step.nodeName === undefined ? {} : { node: step.nodeName }),
       });
+      // The Node goes too; should this fail, the Node of a terminated instance is removed by the
+      // cloud node lifecycle controller, as any such Node.
+      if (step.nodeName !== undefined) await ignoreNotFound(cluster.deleteNode(step.nodeName));
       return 'terminated';
     }
     case 'confirmGone': {
