@@ -1,0 +1,527 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DescribeInstancesCommand, type Filter, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
+import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { Tag } from '../../shared/apis/aws-tags.ts';
+import { podEventVersion } from '../../shared/messages/pod-event.ts';
+import type { Cloud } from '../../shared/ports/cloud.ts';
+import type { Cluster } from '../../shared/ports/cluster.ts';
+import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
+import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { progress, waitFor } from '../harness/proc.ts';
+import { type LambdaAws, TABLE } from '../integration/aws/cloud-fixture.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
+
+// The kill-point matrix: provisioning, termination and garbage collection, each killed before each
+// of its side effects in turn (the killed invocation's every later call fails too, as a process
+// that died makes none), then the schedules run as they would. Each Lambda runs as deployed (the
+// controller group on the API server, its own role on AWS). After every kill: no instance without a
+// NodeClaim for longer than a garbage-collection period plus 30 s, no NodeClaim or Node left on a
+// finalizer, no pod left Pending, and no NodeClaim with two instances. Throughout, EC2 does not
+// list an instance by its NodeClaim tag (the eventual consistency right after a launch, at its
+// worst), so only the recorded launch and its ClientToken stand between a resumed launch and a
+// second instance.
+
+const e2e = new ProvisionerE2E('faults');
+const { id, logLines } = e2e;
+
+/** The Cluster and Cloud calls that change something; the kill falls before one of them. */
+const CLUSTER_EFFECTS: readonly (keyof Cluster)[] = [
+  'createNodeClaim',
+  'patchNodeClaimMetadata',
+  'patchNodeClaimStatus',
+  'deleteNodeClaim',
+  'patchNode',
+  'deleteNode',
+  'evictPod',
+  'deletePod',
+];
+const CLOUD_EFFECTS: readonly (keyof Cloud)[] = ['launch', 'create', 'delete'];
+
+class Killed extends Error {
+  constructor(readonly before: string) {
+    super(`invocation killed before ${before}`);
+  }
+}
+
+/** One invocation that dies before its `killAt`-th side effect. */
+class Dying {
+  private count = 0;
+  dead: Killed | undefined;
+  readonly done: string[] = [];
+
+  constructor(private readonly killAt: number) {}
+
+  wrap<T extends object>(target: T, effects: readonly (keyof T)[]): T {
+    return new Proxy(target, {
+      get: (object, property) => {
+        const value = Reflect.get(object, property) as unknown;
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (this.dead !== undefined) throw this.dead;
+          if (effects.includes(property as keyof T)) {
+            this.count += 1;
+            if (this.count === this.killAt) {
+              this.dead = new Killed(String(property));
+              throw this.dead;
+            }
+            this.done.push(String(property));
+          }
+          return (value as (...a: unknown[]) => unknown).apply(object, args);
+        };
+      },
+    });
+  }
+}
+
+let collector: LambdaAws;
+let terminator: LambdaAws;
+const errors: unknown[] = [];
+/** NodeClaims a killed termination owns until it died (the background loop leaves them alone). */
+const underTest = new Set<string>();
+let stopping = false;
+let loops: Promise<void>[] = [];
+let runs = 0;
+/** While a killed provisioner run is under way, the schedule does not run the provisioner. */
+let provisionerPaused = false;
+let scheduledRun: Promise<unknown> | undefined;
+
+/** EC2 lists nothing by a NodeClaim tag (reads by id and other filters answer as usual). */
+function lagTagLookups(): void {
+  e2e.env.account.lambdaEc2.middlewareStack.add(
+    (next, context) => async (args) => {
+      const filters = (args.input as { Filters?: Filter[] }).Filters ?? [];
+      return context.commandName === 'DescribeInstancesCommand' &&
+        filters.some((f) => f.Name === `tag:${Tag.nodeClaim}`)
+        ? { response: {}, output: { $metadata: {}, Reservations: [] } }
+        : next(args);
+    },
+    { step: 'initialize', name: 'lagging-tag-lookups' },
+  );
+}
+
+const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
+
+beforeAll(() => {
+  collector = e2e.env.account.as('garbage-collector');
+  terminator = e2e.env.termination;
+  lagTagLookups();
+});
+
+afterAll(async () => {
+  stopping = true;
+  await Promise.all(loops);
+});
+
+/** The schedules, compressed: provisioner, termination and garbage collector. */
+function startSchedules(): void {
+  if (loops.length > 0) return;
+  const { server, cluster } = e2e.env;
+  const loop = async (everyMs: number, work: () => Promise<unknown>) => {
+    while (!stopping) {
+      try {
+        await work();
+      } catch (error) {
+        errors.push(error);
+      }
+      await sleep(everyMs);
+    }
+  };
+  loops = [
+    loop(500, async () => {
+      runs += 1;
+      if (provisionerPaused) return;
+      if ((await e2e.pendingPods()).length > 0 || (await unlaunched()) > 0) {
+        scheduledRun = asLambda(server, 'provisioner', () =>
+          e2e.run(`run-${runs}-${id}`, { batchMaxMs: 1_000 }),
+        ).finally(() => {
+          scheduledRun = undefined;
+        });
+        await scheduledRun;
+      }
+    }),
+    loop(500, async () => {
+      const terminating = (await cluster.nodeClaims()).items.filter(
+        (c) => c.deleting && mine(c.nodePoolName) && !underTest.has(c.name),
+      );
+      await Promise.all(
+        terminating.map((c) =>
+          asLambda(server, 'termination', () =>
+            terminateNodeClaim({ cluster, cloud: terminator.cloud, logger: e2e.logger }, c.name, new Date()),
+          ),
+        ),
+      );
+    }),
+    loop(2_000, () =>
+      asLambda(server, 'garbage-collector', () =>
+        collectGarbage({ cluster, cloud: collector.cloud, logger: e2e.logger }, new Date()),
+      ),
+    ),
+  ];
+}
+
+async function unlaunched(): Promise<number> {
+  return (await e2e.env.cluster.nodeClaims()).items.filter(
+    (c) => mine(c.nodePoolName) && !c.deleting && c.status.providerId === undefined,
+  ).length;
+}
+
+/** Live instances of `pool` by NodeClaim tag, and the NodeClaims of the pool. */
+async function invariants(pool: string): Promise<void> {
+  const instances = await e2e.instancesOf(pool);
+  const claims = await e2e.nodeClaimsOf(pool);
+  const byClaim = new Map<string, string[]>();
+  for (const i of instances) {
+    const claim = i.Tags?.find((t) => t.Key === Tag.nodeClaim)?.Value ?? '';
+    byClaim.set(claim, [...(byClaim.get(claim) ?? []), i.InstanceId ?? '']);
+  }
+  // 0 NodeClaims with two instances.
+  expect([...byClaim.entries()].filter(([, ids]) => ids.length > 1)).toEqual([]);
+  // Every instance has its NodeClaim.
+  const names = new Set(claims.map((c) => c.name));
+  expect([...byClaim.keys()].filter((name) => !names.has(name))).toEqual([]);
+  // No NodeClaim or Node left deleting.
+  expect(claims.filter((c) => c.deleting).map((c) => c.name)).toEqual([]);
+  expect((await e2e.nodesOf(pool)).filter((n) => n.metadata?.deletionTimestamp !== undefined)).toEqual([]);
+}
+
+describe('kill-point matrix', () => {
+  it('garbage collection killed before each side effect: the orphan is terminated by the next pass, within its period plus 30 s', async () => {
+    const { account, server, cluster } = e2e.env;
+    const pool = `prov-${id}-orphans`;
+    // What a crashed launch leaves behind: instances tagged by Flotilla that no NodeClaim names
+    // (launched here as EC2 would have launched them).
+    const launched = await account.ec2.send(
+      new RunInstancesCommand({
+        ImageId: account.amis.amd64,
+        InstanceType: 't3.micro',
+        MinCount: 2,
+        MaxCount: 2,
+        SubnetId: account.network.subnets[0]?.id,
+        TagSpecifications: [
+          {
+            ResourceType: 'instance',
+            Tags: [
+              { Key: Tag.cluster(CLUSTER), Value: 'owned' },
+              { Key: Tag.clusterName, Value: CLUSTER },
+              { Key: Tag.nodePool, Value: pool },
+              { Key: Tag.nodeClass, Value: e2e.nodeClassName },
+              { Key: Tag.nodeClaim, Value: `ghost-${id}` },
+            ],
+          },
+        ],
+      }),
+    );
+    const ids = (launched.Instances ?? []).map((i) => i.InstanceId ?? '');
+    const launchedAt = Date.now();
+    const killPoints: string[] = [];
+    for (let k = 1; ; k++) {
+      await sleep(Math.max(0, launchedAt + 31_000 - Date.now()));
+      const dying = new Dying(k);
+      const result = await asLambda(server, 'garbage-collector', () =>
+        collectGarbage(
+          {
+            cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
+            cloud: dying.wrap(collector.cloud, CLOUD_EFFECTS),
+            logger: e2e.logger,
+          },
+          new Date(),
+        ),
+      );
+      if (dying.dead === undefined) {
+        // The pass outlived every kill point, so it collected what the killed passes left.
+        expect(result.failed).toEqual([]);
+        break;
+      }
+      killPoints.push(dying.dead.before);
+      progress(`garbage collection killed before side effect ${k}: ${dying.dead.before}`);
+    }
+    // Before TerminateInstances, then before the orphan's Node is deleted (node-sim registered one).
+    expect(killPoints).toEqual(['delete', 'deleteNode']);
+    const live = await account.ec2.send(
+      new DescribeInstancesCommand({
+        InstanceIds: ids,
+        Filters: [{ Name: 'instance-state-name', Values: ['pending', 'running'] }],
+      }),
+    );
+    expect((live.Reservations ?? []).flatMap((r) => r.Instances ?? [])).toEqual([]);
+    // Within a garbage-collection period (2 min) of turning 30 s old.
+    expect(Date.now() - launchedAt).toBeLessThan(30_000 + 120_000);
+    const collected = logLines.filter(
+      (l) => l['decision'] === 'collect' && ids.includes(String(l['instanceId'])),
+    );
+    expect(collected.map((l) => l['reason'])).toEqual(['orphaned instance', 'orphaned instance']);
+  }, 120_000);
+
+  it('provisioning killed before each side effect: the next runs launch exactly one instance per NodeClaim and the pod runs', async () => {
+    const { server, cluster, account } = e2e.env;
+    const pool = await e2e.createPool('prov', 'prov', { instanceTypes: ['m5.large'] });
+    startSchedules();
+    const killPoints: string[] = [];
+    for (let k = 1; k <= 12; k++) {
+      const pod = `pod-${k}`;
+      // One pod per node (1.5 of m5.large's 2 vCPUs), so every kill point has its own launch. The
+      // schedule waits while the killed run has the pod to itself.
+      provisionerPaused = true;
+      await scheduledRun;
+      await e2e.createPod('prov', 'prov', pod, '1500m');
+      const dying = new Dying(k);
+      await asLambda(server, 'provisioner', () =>
+        e2e.run(
+          `killed-${k}-${id}`,
+          { leaseTtlSeconds: 2, batchIdleMs: 100, batchMaxMs: 500 },
+          { cluster: dying.wrap(cluster, CLUSTER_EFFECTS), cloud: dying.wrap(account.cloud, CLOUD_EFFECTS) },
+        ),
+      )
+        .catch((error: unknown) => {
+          if (!(error instanceof Killed)) throw error;
+        })
+        .finally(() => {
+          provisionerPaused = false;
+        });
+      if (dying.dead !== undefined) {
+        killPoints.push(`${dying.dead.before} after [${dying.done.join(', ')}]`);
+        progress(`provisioning killed before side effect ${k}: ${killPoints.at(-1)}`);
+      }
+      await waitFor(
+        `${pod} Running after a run killed at side effect ${k}`,
+        async () => {
+          const [found] = (await e2e.podsOf('prov')).filter((p) => p.metadata?.name === pod);
+          return found?.status?.phase === 'Running' ? true : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
+      await invariants(pool);
+      if (dying.dead === undefined) break;
+    }
+    // Before the NodeClaim, its launch record, CreateFleet, the labels and the status at least.
+    expect(killPoints.length).toBeGreaterThanOrEqual(5);
+    expect(killPoints.map((p) => p.split(' ')[0]).slice(0, 5)).toEqual([
+      'createNodeClaim',
+      'patchNodeClaimMetadata',
+      'launch',
+      'patchNodeClaimMetadata',
+      'patchNodeClaimStatus',
+    ]);
+    expect(errors).toEqual([]);
+  }, 900_000);
+
+  it('termination killed before each side effect: the node drains, its instance and both finalizers go, and the pod runs again', async () => {
+    const { server, cluster, custom } = e2e.env;
+    const pool = await e2e.createPool('term', 'term', { instanceTypes: ['m5.large'] });
+    const replicas = 12;
+    await e2e.deploy('term', 'term', replicas, '1500m');
+    await e2e.allRunning('term', replicas);
+    const killPoints: string[] = [];
+    const deleted: string[] = [];
+    for (let k = 1; k <= replicas; k++) {
+      const claims = (await e2e.nodeClaimsOf(pool)).filter((c) => !c.deleting && !deleted.includes(c.name));
+      const nodes = new Set(
+        (await e2e.podsOf('term')).filter((p) => p.status?.phase === 'Running').map((p) => p.spec?.nodeName),
+      );
+      const claim = claims.find((c) => nodes.has(c.status.nodeName));
+      if (claim === undefined) throw new Error(`no NodeClaim with a running pod left for kill point ${k}`);
+      underTest.add(claim.name);
+      deleted.push(claim.name);
+      // A user deletes the NodeClaim.
+      await custom.deleteClusterCustomObject({
+        group: 'karpenter.sh',
+        version: 'v1',
+        plural: 'nodeclaims',
+        name: claim.name,
+      });
+      const dying = new Dying(k);
+      let finished = false;
+      for (let pass = 0; pass < 60 && dying.dead === undefined && !finished; pass++) {
+        const result = await asLambda(server, 'termination', () =>
+          terminateNodeClaim(
+            {
+              cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
+              cloud: dying.wrap(terminator.cloud, CLOUD_EFFECTS),
+              logger: e2e.logger,
+            },
+            claim.name,
+            new Date(),
+          ),
+        ).catch((error: unknown) => {
+          if (error instanceof Killed) return undefined;
+          throw error;
+        });
+        finished = result === undefined || result.kind !== 'continue';
+        if (!finished) await sleep(500);
+      }
+      underTest.delete(claim.name);
+      if (dying.dead === undefined) break;
+      killPoints.push(`${dying.dead.before} after [${dying.done.join(', ')}]`);
+      progress(`termination killed before side effect ${k}: ${killPoints.at(-1)}`);
+    }
+    await waitFor(
+      'every deleted NodeClaim, its Node and its instance gone',
+      async () => {
+        const left = (await e2e.nodeClaimsOf(pool)).filter((c) => deleted.includes(c.name));
+        const instances = await e2e.instancesOf(pool);
+        const tagged = instances.filter((i) =>
+          deleted.includes(i.Tags?.find((t) => t.Key === Tag.nodeClaim)?.Value ?? ''),
+        );
+        return left.length === 0 && tagged.length === 0 ? true : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    await e2e.allRunning('term', replicas);
+    await invariants(pool);
+    // The drain (Node deleted, tainted, pod evicted), TerminateInstances and both finalizers.
+    const before = killPoints.map((p) => p.split(' ')[0]);
+    for (const effect of ['deleteNode', 'patchNode', 'evictPod', 'delete', 'patchNodeClaimMetadata']) {
+      expect(before).toContain(effect);
+    }
+    expect(errors).toEqual([]);
+  }, 900_000);
+});
+
+describe('duplicate deliveries', () => {
+  /** Invokes `handler` on `bodies` in batches of 10, `concurrency` invocations at a time. */
+  async function deliver(
+    bodies: readonly string[],
+    concurrency: number,
+    handler: (event: unknown) => Promise<unknown>,
+  ): Promise<void> {
+    const batches: string[][] = [];
+    for (let i = 0; i < bodies.length; i += 10) batches.push(bodies.slice(i, i + 10));
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const batch = batches[next] ?? [];
+        const n = next;
+        next += 1;
+        await handler({
+          Records: batch.map((body, i) => ({ messageId: `m-${n}-${i}`, receiptHandle: `r-${n}-${i}`, body })),
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  }
+
+  it('1,000 deliveries of the same pod events and of one spot interruption, 10 at a time amid the schedules: one instance per needed node, one drain', async () => {
+    const { server, cluster, account } = e2e.env;
+    startSchedules();
+    const pool = await e2e.createPool('dup', 'dup', { instanceTypes: ['m5.large'], capacityTypes: ['spot'] });
+    await e2e.deploy('dup', 'dup', 3, '1500m');
+    const pods = await e2e.podsOf('dup');
+    const podEvents = Array.from({ length: 1_000 }, (_, i) => {
+      const pod = pods[i % pods.length];
+      return JSON.stringify({
+        version: podEventVersion,
+        kind: 'PodUnschedulable',
+        cluster: CLUSTER,
+        namespace: pod?.metadata?.namespace,
+        name: pod?.metadata?.name,
+        uid: pod?.metadata?.uid,
+        observedAt: new Date().toISOString(),
+      });
+    });
+    const provisioner = makeProvisionerHandler({
+      clusterName: CLUSTER,
+      logger: e2e.logger,
+      provision: (holder) => e2e.run(holder, { batchIdleMs: 100, batchMaxMs: 300 }),
+    });
+    let invocation = 0;
+    // The pod-event queue's event source mapping runs at most 2 at once.
+    await deliver(podEvents, 2, (event) => {
+      invocation += 1;
+      const n = invocation;
+      return asLambda(server, 'provisioner', () => provisioner(event, { awsRequestId: `dup-${n}-${id}` }));
+    });
+    const running = await e2e.allRunning('dup', 3);
+    const count = (message: string) => logLines.filter((l) => l['message'] === message).length;
+    progress(
+      `1,000 pod events in 100 provisioner invocations: ${count('launch decided')} launches, ${count('provisioning skipped')} runs skipped`,
+    );
+    expect((await e2e.instancesOf(pool)).length).toBe(3);
+    expect((await e2e.nodeClaimsOf(pool)).length).toBe(3);
+
+    // One spot interruption warning for the first pod's node, delivered 1,000 times.
+    const target = (await e2e.nodeClaimsOf(pool)).find(
+      (c) => c.status.nodeName === running[0]?.spec?.nodeName,
+    );
+    const instanceId = target?.status.providerId?.split('/').pop() ?? '';
+    const warning = JSON.parse(
+      readFileSync(new URL('../fixtures/events/spot-interruption.json', import.meta.url), 'utf8'),
+    ) as Record<string, unknown> & { detail: Record<string, unknown> };
+    const event = JSON.stringify({
+      ...warning,
+      resources: [`arn:aws:ec2:us-east-1a:instance/${instanceId}`],
+      detail: { ...warning.detail, 'instance-id': instanceId },
+    });
+    const interruptionAws = account.as('interruption');
+    const interruption = makeInterruptionHandler({
+      logger: e2e.logger,
+      indexNodeClaims: () => indexNodeClaims(cluster),
+      eventLeases: {
+        store: new DynamoLeaseStore(interruptionAws.dynamodb, TABLE),
+        clusterName: CLUSTER,
+        now: () => new Date(),
+      },
+      handle: (message, claims) =>
+        handleInterruption(
+          {
+            cluster,
+            cloud: interruptionAws.cloud,
+            terminationQueue: makeSqsTerminationQueue(
+              interruptionAws.sqs,
+              account.stack.queueUrls.termination,
+            ),
+            logger: e2e.logger,
+          },
+          message,
+          claims,
+        ),
+    });
+    await deliver(
+      Array.from({ length: 1_000 }, () => event),
+      10,
+      (batch) => asLambda(server, 'interruption', () => interruption(batch)),
+    );
+    await waitFor(
+      'the interrupted NodeClaim gone and its pod running elsewhere',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        const pods = await e2e.podsOf('dup');
+        return claims.every((c) => c.name !== target?.name) &&
+          pods.length === 3 &&
+          pods.every((p) => p.status?.phase === 'Running')
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    progress(
+      `1,000 deliveries of one interruption in 100 invocations: ${count('interruption handled')} handled, ${count('interruption duplicate')} duplicates in a batch, ${count('interruption in progress elsewhere')} handed back while another invocation acted`,
+    );
+    const lines = logLines.filter((l) => l['nodeClaim'] === target?.name);
+    // One NodeClaim deleted for the interruption, one drain of its node.
+    expect(
+      lines.filter((l) => l['decision'] === 'handleInterruption' && l['action'] === 'cordonAndDrain'),
+    ).toHaveLength(1);
+    expect(lines.filter((l) => l['decision'] === 'taint')).toHaveLength(1);
+    expect(
+      lines
+        .filter((l) => l['decision'] === 'drain' && l['action'] === 'evict')
+        .reduce((n, l) => n + Number(l['evicted']), 0),
+    ).toBe(1);
+    // Exactly one instance per needed node: the three, less the interrupted one, plus its replacement.
+    const launchedLines = logLines.filter(
+      (l) => l['decision'] === 'launch' && l['outcome'] === 'launched' && l['nodePool'] === pool,
+    );
+    expect(new Set(launchedLines.map((l) => l['instanceId'])).size).toBe(4);
+    expect((await e2e.instancesOf(pool)).length).toBe(3);
+    await invariants(pool);
+    expect(errors).toEqual([]);
+  }, 600_000);
+});
