@@ -1,18 +1,28 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DescribeInstancesCommand, type Filter, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import {
+  DescribeInstancesCommand,
+  type EC2Client,
+  type Filter,
+  RunInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { FlowcontrolApiserverV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { Tag } from '../../shared/apis/aws-tags.ts';
+import { FlotillaError } from '../../shared/core/errors.ts';
 import { podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
+import { makeLogger } from '../../shared/runtime/logger.ts';
 import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { kube } from '../harness/index.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { type LambdaAws, TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
@@ -121,9 +131,13 @@ afterAll(async () => {
 });
 
 /** The schedules, compressed: provisioner, termination and garbage collector. */
+/** The Cluster adapter the schedules use (the throttled one during the storm). */
+let scheduleCluster: Cluster | undefined;
+
 function startSchedules(): void {
   if (loops.length > 0) return;
-  const { server, cluster } = e2e.env;
+  const { server } = e2e.env;
+  const clusterNow = () => scheduleCluster ?? e2e.env.cluster;
   const loop = async (everyMs: number, work: () => Promise<unknown>) => {
     while (!stopping) {
       try {
@@ -140,7 +154,7 @@ function startSchedules(): void {
       if (provisionerPaused) return;
       if ((await e2e.pendingPods()).length > 0 || (await unlaunched()) > 0) {
         scheduledRun = asLambda(server, 'provisioner', () =>
-          e2e.run(`run-${runs}-${id}`, { batchMaxMs: 1_000 }),
+          e2e.run(`run-${runs}-${id}`, { batchMaxMs: 1_000 }, { cluster: clusterNow() }),
         ).finally(() => {
           scheduledRun = undefined;
         });
@@ -148,6 +162,7 @@ function startSchedules(): void {
       }
     }),
     loop(500, async () => {
+      const cluster = clusterNow();
       const terminating = (await cluster.nodeClaims()).items.filter(
         (c) => c.deleting && mine(c.nodePoolName) && !underTest.has(c.name),
       );
@@ -161,7 +176,7 @@ function startSchedules(): void {
     }),
     loop(2_000, () =>
       asLambda(server, 'garbage-collector', () =>
-        collectGarbage({ cluster, cloud: collector.cloud, logger: e2e.logger }, new Date()),
+        collectGarbage({ cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger }, new Date()),
       ),
     ),
   ];
@@ -523,5 +538,180 @@ describe('duplicate deliveries', () => {
     expect((await e2e.instancesOf(pool)).length).toBe(3);
     await invariants(pool);
     expect(errors).toEqual([]);
+  }, 600_000);
+});
+
+describe('throttling storm', () => {
+  const LEVEL = `flotilla-throttled-${id}`;
+
+  /** A deterministic uniform [0, 1) (mulberry32), so a storm can be replayed. */
+  function seeded(seed: number): () => number {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /**
+   * Half of the client's EC2 calls answer RequestLimitExceeded, inside the SDK's retries. For a
+   * launch or a termination, half of those reached EC2 first (the answer was lost on the way back).
+   */
+  function storm(
+    client: { middlewareStack: EC2Client['middlewareStack'] },
+    random: () => number,
+    counts: { calls: number; throttled: number },
+  ) {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        counts.calls += 1;
+        if (random() >= 0.5) return next(args);
+        counts.throttled += 1;
+        const mutating =
+          context.commandName === 'CreateFleetCommand' || context.commandName === 'TerminateInstancesCommand';
+        if (mutating && random() < 0.5) await next(args);
+        throw Object.assign(new Error('Request limit exceeded.'), {
+          name: 'RequestLimitExceeded',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 503 },
+        });
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'throttling-storm' },
+    );
+  }
+
+  afterAll(async () => {
+    const flowcontrol = e2e.env.kc.makeApiClient(FlowcontrolApiserverV1Api);
+    await flowcontrol.deleteFlowSchema({ name: LEVEL }).catch(() => undefined);
+    await flowcontrol.deletePriorityLevelConfiguration({ name: LEVEL }).catch(() => undefined);
+  });
+
+  it('half of the EC2 calls throttled and the API server answering 429 to a share: every pod placed, nothing orphaned, every error typed', async () => {
+    const { kc, account, custom, apps } = e2e.env;
+    startSchedules();
+    // API Priority and Fairness gives Flotilla's throttled user (the controller group's RBAC) a
+    // priority level of a few seats that rejects what does not fit, as a busy API server does.
+    const flowcontrol = kc.makeApiClient(FlowcontrolApiserverV1Api);
+    await flowcontrol.createPriorityLevelConfiguration({
+      body: {
+        metadata: { name: LEVEL },
+        spec: {
+          type: 'Limited',
+          limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Reject' } },
+        },
+      },
+    });
+    await flowcontrol.createFlowSchema({
+      body: {
+        metadata: { name: LEVEL },
+        spec: {
+          priorityLevelConfiguration: { name: LEVEL },
+          matchingPrecedence: 400,
+          distinguisherMethod: { type: 'ByUser' },
+          rules: [
+            {
+              subjects: [{ kind: 'User', user: { name: 'flotilla-throttled' } }],
+              resourceRules: [
+                { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const throttledKc = new KubeConfig();
+    throttledKc.loadFromFile((await kube()).throttledKubeconfigPath);
+    const kubeLines: Record<string, unknown>[] = [];
+    scheduleCluster = makeKubeCluster({
+      kubeConfig: throttledKc,
+      logger: makeLogger({}, { level: 'debug', sink: (line) => kubeLines.push(JSON.parse(line)) }),
+      callTimeoutMs: 15_000,
+    });
+    // Other clients of the same priority level keep its seats busy, as on a busy API server.
+    const neighbour = makeKubeCluster({
+      kubeConfig: throttledKc,
+      logger: makeLogger({}, { sink: () => undefined }),
+    });
+    let storming = true;
+    const noise = (async () => {
+      while (storming) {
+        await Promise.all(Array.from({ length: 16 }, () => neighbour.nodes().catch(() => undefined)));
+      }
+    })();
+    const random = seeded(15);
+    const counts = { calls: 0, throttled: 0 };
+    const clients = [account.lambdaEc2, terminator.ec2, collector.ec2];
+    for (const client of clients) storm(client, random, counts);
+    const errorsBefore = errors.length;
+    try {
+      const pool = await e2e.createPool('storm', 'storm', { instanceTypes: ['m5.large'] });
+      await e2e.deploy('storm', 'storm', 6, '1500m');
+      await waitFor(
+        '6 pods of storm Running through the storm',
+        async () => {
+          const pods = await e2e.podsOf('storm');
+          return pods.length === 6 && pods.every((p) => p.status?.phase === 'Running') ? true : undefined;
+        },
+        { timeoutMs: 240_000 },
+      );
+      // Scaled down, and a user deletes the emptied NodeClaims: termination and garbage collection
+      // work through the storm too.
+      const current = await apps.readNamespacedDeployment({ name: 'storm', namespace: e2e.namespace });
+      await apps.replaceNamespacedDeployment({
+        name: 'storm',
+        namespace: e2e.namespace,
+        body: {
+          ...current,
+          spec: {
+            ...current.spec,
+            replicas: 2,
+            selector: current.spec?.selector ?? {},
+            template: current.spec?.template ?? {},
+          },
+        },
+      });
+      await e2e.allRunning('storm', 2);
+      const busy = new Set((await e2e.podsOf('storm')).map((p) => p.spec?.nodeName));
+      const empty = (await e2e.nodeClaimsOf(pool)).filter((c) => !busy.has(c.status.nodeName));
+      for (const claim of empty) {
+        await custom.deleteClusterCustomObject({
+          group: 'karpenter.sh',
+          version: 'v1',
+          plural: 'nodeclaims',
+          name: claim.name,
+        });
+      }
+      await waitFor(
+        'the emptied NodeClaims, their Nodes and instances gone',
+        async () => {
+          const claims = await e2e.nodeClaimsOf(pool);
+          const instances = await e2e.instancesOf(pool);
+          return claims.length === 2 && instances.length === 2 && (await e2e.nodesOf(pool)).length === 2
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 240_000 },
+      );
+      await invariants(pool);
+      const rejected = kubeLines.filter(
+        (l) => l['message'] === 'kube call retried' && l['httpStatus'] === 429,
+      ).length;
+      progress(
+        `throttling storm: ${counts.throttled} of ${counts.calls} EC2 calls throttled, ${rejected} API requests answered 429 and retried, ${errors.length - errorsBefore} invocations failed (typed)`,
+      );
+      expect(counts.throttled).toBeGreaterThan(0);
+      expect(rejected).toBeGreaterThan(0);
+      // 0 unhandled errors: an invocation that failed did so with a typed error, and the next one
+      // went on.
+      const untyped = errors.slice(errorsBefore).filter((e) => !(e instanceof FlotillaError));
+      expect(untyped).toEqual([]);
+    } finally {
+      storming = false;
+      await noise;
+      for (const client of clients) client.middlewareStack.remove('throttling-storm');
+      scheduleCluster = undefined;
+    }
   }, 600_000);
 });
