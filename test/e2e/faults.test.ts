@@ -6,11 +6,17 @@ import {
   type Filter,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { FlowcontrolApiserverV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  FlowcontrolApiserverV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { Tag } from '../../shared/apis/aws-tags.ts';
@@ -19,6 +25,7 @@ import { podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
+import { disrupt } from '../../shared/usecases/disruption/controller.ts';
 import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
@@ -102,6 +109,8 @@ let runs = 0;
 /** While a killed provisioner run is under way, the schedule does not run the provisioner. */
 let provisionerPaused = false;
 let scheduledRun: Promise<unknown> | undefined;
+/** While the garbage-collection kill points are played, the schedule does not collect. */
+let collectorPaused = true;
 
 /** EC2 lists nothing by a NodeClaim tag (reads by id and other filters answer as usual). */
 function lagTagLookups(): void {
@@ -119,15 +128,69 @@ function lagTagLookups(): void {
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
-beforeAll(() => {
+/** The rogue-taint scenario, started with the file so its five minutes overlap the other tests. */
+const ROGUE_TAINT = { key: 'chaos.example.com/rogue', value: 'true', effect: 'NoExecute' };
+const roguePools: { pool: string; replicas: number }[] = [];
+let rogueStartedAt = 0;
+let rogueRunning: Promise<void> | undefined;
+
+beforeAll(async () => {
   collector = e2e.env.account.as('garbage-collector');
   terminator = e2e.env.termination;
   lagTagLookups();
+  startSchedules();
+  // Karpenter's chaos case: a controller taints every new node of these pools with a NoExecute
+  // taint no pod tolerates. One pool runs 1 replica, the other 100 (one m5.4xlarge holds them all).
+  for (const [suffix, replicas, type, cpu] of [
+    ['rogue-one', 1, 'm5.large', '1500m'],
+    ['rogue-many', 100, 'm5.4xlarge', '10m'],
+  ] as const) {
+    const pool = await e2e.createPool(suffix, suffix, {
+      instanceTypes: [type],
+      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '20s' },
+    });
+    roguePools.push({ pool, replicas });
+    await e2e.env.apps.createNamespacedDeployment({
+      namespace: e2e.namespace,
+      body: {
+        metadata: { name: suffix, namespace: e2e.namespace },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: suffix } },
+          template: {
+            metadata: { labels: { app: suffix } },
+            spec: e2e.podSpec(suffix, { app: suffix }, cpu),
+          },
+        },
+      },
+    });
+  }
+  rogueStartedAt = Date.now();
+  rogueRunning = (async () => {
+    const { core } = e2e.env;
+    while (!stopping && Date.now() - rogueStartedAt < 6 * 60_000) {
+      for (const { pool } of roguePools) {
+        for (const node of await e2e.nodesOf(pool)) {
+          if ((node.spec?.taints ?? []).some((t) => t.key === ROGUE_TAINT.key)) continue;
+          await core
+            .patchNode(
+              {
+                name: node.metadata?.name ?? '',
+                body: { spec: { taints: [...(node.spec?.taints ?? []), ROGUE_TAINT] } },
+              },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            )
+            .catch(() => undefined);
+        }
+      }
+      await sleep(300);
+    }
+  })();
 });
 
 afterAll(async () => {
   stopping = true;
-  await Promise.all(loops);
+  await Promise.all([...loops, rogueRunning]);
 });
 
 /** The schedules, compressed: provisioner, termination and garbage collector. */
@@ -174,11 +237,43 @@ function startSchedules(): void {
         ),
       );
     }),
-    loop(2_000, () =>
-      asLambda(server, 'garbage-collector', () =>
+    loop(2_000, async () => {
+      if (collectorPaused) return;
+      await asLambda(server, 'garbage-collector', () =>
         collectGarbage({ cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger }, new Date()),
-      ),
-    ),
+      );
+    }),
+    // Disruption (emptiness reclaims the rogue-tainted nodes), limited to the rogue pools.
+    loop(2_000, async () => {
+      runs += 1;
+      const disruptionAws = e2e.env.account.as('disruption');
+      const { account } = e2e.env;
+      await asLambda(server, 'disruption', () =>
+        disrupt(
+          {
+            cluster: clusterNow(),
+            cloud: disruptionAws.cloud,
+            leases: new DynamoLeaseStore(disruptionAws.dynamodb, TABLE),
+            clock: { now: () => new Date() },
+            sleep: (ms) => sleep(ms),
+            logger: e2e.logger,
+            terminationQueue: makeSqsTerminationQueue(disruptionAws.sqs, account.stack.queueUrls.termination),
+            requestLaunch: makeLaunchRequester({
+              sqs: disruptionAws.sqs,
+              queueUrl: account.stack.queueUrls.podEvents,
+              clusterName: CLUSTER,
+              clock: { now: () => new Date() },
+            }),
+          },
+          {
+            holder: `disrupt-${runs}-${id}`,
+            leaseName: `disruption#${id}`,
+            validationMs: 3_000,
+            nodePools: (pool) => mine(pool) && pool.includes('-rogue'),
+          },
+        ),
+      );
+    }),
   ];
 }
 
@@ -278,7 +373,7 @@ describe('kill-point matrix', () => {
   it('provisioning killed before each side effect: the next runs launch exactly one instance per NodeClaim and the pod runs', async () => {
     const { server, cluster, account } = e2e.env;
     const pool = await e2e.createPool('prov', 'prov', { instanceTypes: ['m5.large'] });
-    startSchedules();
+    collectorPaused = false;
     const killPoints: string[] = [];
     for (let k = 1; k <= 12; k++) {
       const pod = `pod-${k}`;
@@ -447,6 +542,7 @@ describe('duplicate deliveries', () => {
       provision: (holder) => e2e.run(holder, { batchIdleMs: 100, batchMaxMs: 300 }),
     });
     let invocation = 0;
+    const podPhase = logLines.length;
     // The pod-event queue's event source mapping runs at most 2 at once.
     await deliver(podEvents, 2, (event) => {
       invocation += 1;
@@ -454,9 +550,14 @@ describe('duplicate deliveries', () => {
       return asLambda(server, 'provisioner', () => provisioner(event, { awsRequestId: `dup-${n}-${id}` }));
     });
     const running = await e2e.allRunning('dup', 3);
-    const count = (message: string) => logLines.filter((l) => l['message'] === message).length;
+    /** Lines of `message` since `from` (of this test's pool, when the line names one). */
+    const count = (message: string, from: number) =>
+      logLines
+        .slice(from)
+        .filter((l) => l['message'] === message && (l['nodePool'] === undefined || l['nodePool'] === pool))
+        .length;
     progress(
-      `1,000 pod events in 100 provisioner invocations: ${count('launch decided')} launches, ${count('provisioning skipped')} runs skipped`,
+      `1,000 pod events in 100 provisioner invocations: ${count('launch decided', podPhase)} launches for the 3 pods, ${count('provisioning skipped', podPhase)} runs skipped (lease held or nothing to do)`,
     );
     expect((await e2e.instancesOf(pool)).length).toBe(3);
     expect((await e2e.nodeClaimsOf(pool)).length).toBe(3);
@@ -498,10 +599,18 @@ describe('duplicate deliveries', () => {
           claims,
         ),
     });
+    let delivery = 0;
+    const interruptionPhase = logLines.length;
     await deliver(
       Array.from({ length: 1_000 }, () => event),
       10,
-      (batch) => asLambda(server, 'interruption', () => interruption(batch)),
+      (batch) => {
+        delivery += 1;
+        const n = delivery;
+        return asLambda(server, 'interruption', () =>
+          interruption(batch, { awsRequestId: `int-${n}-${id}` }),
+        );
+      },
     );
     await waitFor(
       'the interrupted NodeClaim gone and its pod running elsewhere',
@@ -517,7 +626,7 @@ describe('duplicate deliveries', () => {
       { timeoutMs: 120_000 },
     );
     progress(
-      `1,000 deliveries of one interruption in 100 invocations: ${count('interruption handled')} handled, ${count('interruption duplicate')} duplicates in a batch, ${count('interruption in progress elsewhere')} handed back while another invocation acted`,
+      `1,000 deliveries of one interruption in 100 invocations: ${count('interruption handled', interruptionPhase)} handled, ${count('interruption duplicate', interruptionPhase)} duplicates in a batch, ${count('interruption in progress elsewhere', interruptionPhase)} handed back while another invocation acted`,
     );
     const lines = logLines.filter((l) => l['nodeClaim'] === target?.name);
     // One NodeClaim deleted for the interruption, one drain of its node.
@@ -712,6 +821,43 @@ describe('throttling storm', () => {
       await noise;
       for (const client of clients) client.middlewareStack.remove('throttling-storm');
       scheduleCluster = undefined;
+    }
+  }, 600_000);
+});
+
+describe('rogue taint', () => {
+  it('a controller tainting every new node NoExecute: at most 3 nodes launched in 5 minutes for 1 and for 100 replicas, and the empty ones reclaimed', async () => {
+    await sleep(Math.max(0, rogueStartedAt + 5 * 60_000 - Date.now()));
+    for (const { pool, replicas } of roguePools) {
+      const launched = logLines.filter(
+        (l) =>
+          l['decision'] === 'launch' &&
+          l['outcome'] === 'launched' &&
+          l['nodePool'] === pool &&
+          Date.parse(String(l['time'])) <= rogueStartedAt + 5 * 60_000,
+      );
+      const backoffs = logLines.filter(
+        (l) => l['decision'] === 'launchBackoff' && l['nodePool'] === pool && l['action'] === 'start',
+      );
+      progress(
+        `rogue taint, ${replicas} replicas: ${launched.length} nodes launched in 5 minutes, launches paused ${backoffs.length} times (${backoffs.map((b) => `${b['backoffSeconds']}s`).join(', ')})`,
+      );
+      expect(launched.length).toBeGreaterThan(0);
+      expect(launched.length).toBeLessThanOrEqual(3);
+      expect(backoffs.length).toBeGreaterThan(0);
+      const status = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
+      expect(status?.conditions.find((c) => c.type === 'LaunchBackoff')?.status).toBe('True');
+      // Reclaimed: every rogue-tainted node but the newest is gone once it has been empty for
+      // consolidateAfter (20 s).
+      await waitFor(
+        `the rogue-tainted nodes of ${pool} reclaimed`,
+        async () => ((await e2e.nodesOf(pool)).length <= 1 ? true : undefined),
+        { timeoutMs: 120_000 },
+      );
+      const reclaimed = logLines.filter(
+        (l) => l['decision'] === 'disrupt' && l['reason'] === 'Empty' && JSON.stringify(l).includes(pool),
+      );
+      expect(reclaimed.length).toBeGreaterThan(0);
     }
   }, 600_000);
 });
