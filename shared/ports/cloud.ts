@@ -296,7 +296,8 @@ export interface Cloud {
   /** `planLaunch` then `launch`, keeping nothing in between (callers that cannot crash midway). */
   create(request: LaunchRequest): Promise<CloudInstance>;
   /**
-   * The live instance (pending or running) tagged with the NodeClaim's name. Right after a launch
+   * The instance tagged with the NodeClaim's name that is not terminated yet (pending, running,
+   * stopping, stopped or shutting down). Right after a launch
    * EC2 may not list it yet (eventual consistency): an answer of none is final only once
    * `INSTANCE_LOOKUP_WINDOW_MS` has passed since the launch was sent.
    */

@@ -10,8 +10,12 @@ import type { NodeClaimIndex } from './interruption.ts';
 // by its id; across concurrent invocations by a short lease on the event), and an event whose
 // handling fails is delivered again alone.
 
-/** How long one invocation may act on an event before another delivery may take it over. */
-export const EVENT_LEASE_SECONDS = 60;
+/**
+ * How long one invocation may act on an event before another delivery may take it over: shorter
+ * than the interruption Lambda's 45 s timeout, so the lease of an invocation that died has expired
+ * by the time the queue delivers the event again (its 60 s visibility timeout).
+ */
+export const EVENT_LEASE_SECONDS = 40;
 
 /** What handling a batch of interruption events uses. */
 export interface InterruptionDriverDeps {

@@ -194,9 +194,25 @@ async function runRound(
   const pools = input.nodePools;
   const classes = input.nodeClasses;
 
+  // A paused NodePool plans nothing new, but the NodeClaims it already has are launched (a recorded
+  // launch may have an instance that only its replay finds), so they resume from an unpaused view.
+  const resumeFrom =
+    round === 0 &&
+    guard.paused.size > 0 &&
+    state.nodeClaims.some((c) => isUnlaunched(c) && guard.paused.has(c.nodePoolName))
+      ? await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() })
+      : input;
   const claims: ClaimOutcome[] =
     round === 0
-      ? await resumeUnlaunched(ports, logger, lease, state.nodeClaims, pools, classes, typesByClass)
+      ? await resumeUnlaunched(
+          ports,
+          logger,
+          lease,
+          state.nodeClaims,
+          resumeFrom.nodePools,
+          resumeFrom.nodeClasses,
+          resumeFrom.instanceTypes,
+        )
       : [];
   if (claims.some((c) => c.kind === 'fenced')) {
     return {

@@ -17,6 +17,7 @@ import {
   decideTermination,
   type TerminationDecision,
   type TerminationStep,
+  terminationDeadlineMs,
 } from './termination-decide.ts';
 
 export {
@@ -68,13 +69,27 @@ export async function terminateNodeClaim(
   const claim = await cluster.nodeClaim(name);
   if (claim === undefined) return { kind: 'skipped', nodeClaim: name, why: 'nodeClaim is gone' };
   const node = claim.status.nodeName === undefined ? undefined : await cluster.node(claim.status.nodeName);
-  const [pods, volumeAttachments] =
+  const [podsRead, volumeAttachments] =
     node === undefined
-      ? [[], []]
-      : await Promise.all([
-          cluster.podsOnNode(node.name).then((r) => r.items),
-          cluster.volumeAttachments(node.name),
-        ]);
+      ? [{ items: [], problems: [] }, []]
+      : await Promise.all([cluster.podsOnNode(node.name), cluster.volumeAttachments(node.name)]);
+  const pods = podsRead.items;
+  // A pod that cannot be read might still be running there: the drain waits (fails closed) until
+  // it can be read or the terminationGracePeriod runs out.
+  const deadlineMs = terminationDeadlineMs(claim);
+  if (
+    podsRead.problems.length > 0 &&
+    claim.deleting &&
+    (deadlineMs === undefined || now.getTime() < deadlineMs)
+  ) {
+    return {
+      kind: 'continue',
+      nodeClaim: name,
+      afterSeconds: 5,
+      waitingOn: 'drain',
+      detail: `${podsRead.problems.length} pods on node ${node?.name ?? ''} cannot be read: ${podsRead.problems[0]?.message ?? ''}`,
+    };
+  }
   const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
   // Without an instance id on the claim or Node, a launch may still have happened (a crash between
   // the launch and the status write): its instance is found by the claim's tag.

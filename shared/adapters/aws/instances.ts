@@ -107,7 +107,11 @@ export function makeInstanceOps(options: {
         Filters: [
           { Name: `tag:${Tag.nodeClaim}`, Values: [nodeClaimName] },
           { Name: `tag:${Tag.clusterName}`, Values: [clusterName] },
-          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+          // Shutting down too: termination waits for it to be gone, as for an instance it knew.
+          {
+            Name: 'instance-state-name',
+            Values: ['pending', 'running', 'shutting-down', 'stopping', 'stopped'],
+          },
         ],
       });
       return found[0];

@@ -16,6 +16,7 @@ import type { CapacityType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
+  CloudApiError,
   type CloudInstance,
   InsufficientCapacityError,
   isNodeClassReady,
@@ -234,7 +235,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const fleetRequest = decodeFleetRequest(request.nodeClaimName, record.request);
     // An instance already tagged with the claim is the answer (the record was sent before).
     const existing = await instances.findByNodeClaim(request.nodeClaimName);
-    if (existing !== undefined) {
+    if (existing !== undefined && (existing.state === 'pending' || existing.state === 'running')) {
       logger.info('launch skipped: instance exists', {
         nodeClaim: request.nodeClaimName,
         instanceId: existing.instanceId,
@@ -244,7 +245,11 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const now = clock.now();
     const capacityType = capacityTypeOf(fleetRequest);
     // Sent exactly as recorded: same request, same ClientToken, so EC2 launches at most once.
-    const response = await call('ec2:CreateFleet', () => ec2.send(new CreateFleetCommand(fleetRequest)));
+    const response = await call('ec2:CreateFleet', () =>
+      ec2.send(new CreateFleetCommand(fleetRequest)),
+    ).catch((error: unknown) => {
+      throw refusedOrUnknown(request.nodeClaimName, error);
+    });
 
     const zoneOfSubnet = new Map(
       (fleetRequest.LaunchTemplateConfigs ?? []).flatMap((c) =>
@@ -311,6 +316,32 @@ export function makeLauncher(options: LauncherOptions): Launcher {
   }
 
   return { plan, launch };
+}
+
+/**
+ * A CreateFleet call that threw: EC2 refusing the request itself (a 4xx client fault: a launch
+ * template gone, a parameter or permission it rejects) launched nothing, which is final for that
+ * record (LaunchRejectedError), so the NodeClaim goes and its pods are planned again with a fresh
+ * launch template. Anything else (throttling, a 5xx, a timeout, a token used before with other
+ * parameters) leaves it unknown whether an instance exists, so the CloudApiError stands and the
+ * record is sent again.
+ */
+function refusedOrUnknown(nodeClaimName: string, error: unknown): unknown {
+  if (!(error instanceof CloudApiError) || error.retryable) return error;
+  const cause = error.cause as { $fault?: unknown; $metadata?: { httpStatusCode?: unknown } } | undefined;
+  const status = cause?.$metadata?.httpStatusCode;
+  const clientFault =
+    cause?.$fault === 'client' &&
+    typeof status === 'number' &&
+    status >= 400 &&
+    status < 500 &&
+    status !== 429;
+  if (!clientFault || error.awsCode === 'IdempotentParameterMismatch') return error;
+  return new LaunchRejectedError(
+    error.awsCode,
+    `ec2:CreateFleet refused the launch of nodeClaim "${nodeClaimName}": ${error.awsCode}: ${error.awsMessage}; its pods are planned again`,
+    { cause: error },
+  );
 }
 
 function toOfferingKeys(

@@ -366,6 +366,30 @@ describe('launching through CreateFleet against moto', () => {
     ]);
   });
 
+  it('a CreateFleet that EC2 refuses outright (its launch template gone) is final: LaunchRejectedError, nothing launched', async () => {
+    const claim = request('refused');
+    const record = await account.cloud.planLaunch(claim);
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'CreateFleetCommand') return next(args);
+        throw Object.assign(
+          new Error('The specified launch template, with template ID lt-0abc, does not exist.'),
+          {
+            name: 'InvalidLaunchTemplateId.NotFound',
+            $fault: 'client',
+            $metadata: { httpStatusCode: 400 },
+          },
+        );
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'template-gone' },
+    );
+    const error = await account.cloud.launch(claim, record).catch((e: unknown) => e);
+    account.lambdaEc2.middlewareStack.remove('template-gone');
+    expect(error).toBeInstanceOf(LaunchRejectedError);
+    expect(error).toMatchObject({ awsCode: 'InvalidLaunchTemplateId.NotFound' });
+    expect(await account.cloud.findByNodeClaim('refused')).toBeUndefined();
+  });
+
   it('prefers spot when the NodeClaim allows it, with price-capacity-optimized', async () => {
     const seen: CreateFleetCommandInput[] = [];
     account.lambdaEc2.middlewareStack.add(

@@ -23,6 +23,25 @@ describe('driveTermination', () => {
     expect(w.logged('termination continues later')).toEqual([]);
   });
 
+  it('fails closed on a pod it cannot read: the node is not terminated under it', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 1 });
+    // A pod on the node whose spec Flotilla cannot read (tolerations must be a list).
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'odd', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'app' }], tolerations: 'all' },
+    });
+    w.cluster.bindPod('default', 'odd', 'node-a');
+    w.cluster.setPodPhase('default', 'odd', 'Running');
+    const result = await driveTermination(w.deps, 'a', true);
+    expect(result).toMatchObject({ kind: 'continue', waitingOn: 'drain' });
+    expect((result as { detail: string }).detail).toMatch(/1 pods on node node-a cannot be read/);
+    expect(await w.cluster.nodeClaim('a')).toBeDefined();
+    expect((await w.cloud.list()).length).toBe(1);
+  });
+
   it('hands the rest to a delayed request when the next wait would pass the budget', async () => {
     const w = makeTerminationWorld(4_000);
     await w.terminatingClaim('a', { pods: 1, blockedByBudget: true });
