@@ -75,7 +75,7 @@ const nodePoolSchema = z.object({
       weight: z.number().int().exactOptional(),
       disruption: z
         .object({
-          consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized']).exactOptional(),
+          consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized', 'Balanced']).exactOptional(),
           consolidateAfter: z.string().exactOptional(),
           budgets: z
             .array(
@@ -194,6 +194,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     ...optional('generation', np.metadata.generation),
     nodeClassRef: t.spec.nodeClassRef,
     templateAnnotations: t.metadata?.annotations ?? {},
+    annotations,
     expireAfter: t.spec.expireAfter ?? '720h',
     ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
     disruption: toNodePoolDisruption(np.spec.disruption),

@@ -64,7 +64,8 @@ export type { DisruptionBudget, DisruptionReason } from '../core/index.ts';
 
 /** `spec.disruption` of a NodePool, with the CRD's defaults filled in. */
 export interface NodePoolDisruption {
-  readonly consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
+  /** `Balanced` (Karpenter v1.14) weighs a command's savings against its disruption cost. */
+  readonly consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized' | 'Balanced';
   /** Go duration or `Never`. */
   readonly consolidateAfter: string;
   readonly budgets: readonly DisruptionBudget[];
@@ -85,6 +86,8 @@ export interface ClusterNodePool {
   readonly nodeClassRef: NodeClassRef;
   /** `spec.template.metadata.annotations`, copied onto each NodeClaim. */
   readonly templateAnnotations: Labels;
+  /** `metadata.annotations` of the NodePool itself (Flotilla's settings, the hash). */
+  readonly annotations?: Labels;
   /** Go duration or `Never`. @default '720h' */
   readonly expireAfter: string;
   readonly terminationGracePeriod?: string;

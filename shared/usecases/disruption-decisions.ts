@@ -34,7 +34,7 @@ export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
 export interface DisruptDecision {
   readonly kind: 'disrupt';
   readonly reason: DisruptionReason | 'Expired';
-  readonly method: 'emptiness' | 'drift' | 'expiration';
+  readonly method: 'emptiness' | 'drift' | 'multi-node' | 'single-node' | 'expiration';
   /** Karpenter's decision word: delete the candidates, or replace them. */
   readonly action: 'delete' | 'replace';
   readonly outcome: DisruptionOutcome;
@@ -46,6 +46,9 @@ export interface DisruptDecision {
   readonly pricePerHourAfter: number;
   /** For abandoned and failed commands: why. */
   readonly why?: string;
+  /** Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. */
+  readonly policy?: string;
+  readonly podsMoved?: number;
 }
 
 /** A NodeClaim found drifted (its `Drifted` condition set). */

@@ -14,7 +14,8 @@ import {
   type ClusterNodePool,
   isConditionTrue,
 } from '../../ports/cluster.ts';
-import type { DisruptionCandidate } from './method.ts';
+import type { SchedulingInput } from '../cluster-state.ts';
+import type { DisruptionCandidate, MethodContext } from './method.ts';
 
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
@@ -124,4 +125,25 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     });
   }
   return { candidates, excluded, counts };
+}
+
+/** Prices and per-NodePool totals of a candidate set, for consolidation. */
+export function methodContextFor(
+  set: CandidateSet,
+  input: SchedulingInput | undefined,
+  nowMs: number,
+): MethodContext {
+  const totals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
+  for (const c of set.candidates) {
+    const pool = c.nodePool.pool.name;
+    const t = totals.get(pool) ?? { pricePerHour: 0, disruptionCost: 0 };
+    t.pricePerHour += c.pricePerHour ?? 0;
+    t.disruptionCost += c.disruptionCost;
+    totals.set(pool, t);
+  }
+  return {
+    instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
+    poolTotals: totals,
+    nowMs,
+  };
 }

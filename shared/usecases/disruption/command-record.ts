@@ -11,7 +11,7 @@ export const COMMAND_ANNOTATION = 'flotilla.io/disruption-command';
 
 const recordSchema = z.object({
   id: z.string().min(1),
-  method: z.enum(['emptiness', 'drift', 'expiration']),
+  method: z.enum(['emptiness', 'drift', 'multi-node', 'single-node', 'expiration']),
   reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
   candidates: z.array(z.string().min(1)).min(1),
   replacements: z.array(z.string().min(1)),

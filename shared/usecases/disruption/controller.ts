@@ -1,7 +1,7 @@
 import { allowedDisruptions, type DisruptionReason, type PdbLimit } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
-import type { ClusterNodeClaim, ClusterNodePool, EventSubject } from '../../ports/cluster.ts';
+import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -13,11 +13,13 @@ import {
 } from '../cluster-state.ts';
 import { writeDecision } from '../decision.ts';
 import type { DisruptDecision } from '../disruption-decisions.ts';
-import { buildCandidates, type CandidateSet, nodeIndex } from './candidates.ts';
+import { reportBlocked } from './blocked.ts';
+import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { computeClaimChanges } from './conditions.ts';
+import { evaluateConsolidation, multiNodeConsolidation, singleNodeConsolidation } from './consolidation.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
-import { drift, driftBlocked } from './drift.ts';
+import { drift } from './drift.ts';
 import {
   createReplacements,
   deleteCandidates,
@@ -30,7 +32,7 @@ import {
 import { emptiness } from './emptiness.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
-import type { DisruptionCommand, DisruptionMethod } from './method.ts';
+import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
 import type { PassView } from './pass-view.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
 
@@ -41,8 +43,13 @@ import { nominatedNodes, simulateWithout } from './simulation.ts';
 // stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order for new
 // commands, within each NodePool's budgets.
 
-/** Voluntary methods in Karpenter's order; consolidation comes after drift. */
-export const METHODS: readonly DisruptionMethod[] = [emptiness, drift];
+/** Voluntary methods in Karpenter's order. */
+export const METHODS: readonly DisruptionMethod[] = [
+  emptiness,
+  drift,
+  multiNodeConsolidation,
+  singleNodeConsolidation,
+];
 
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
@@ -168,7 +175,7 @@ class Pass {
       await this.refresh(false);
       set = this.candidates();
     }
-    await this.reportBlocked(set, budgetBlocked);
+    await reportBlocked(this.ports, set, budgetBlocked, this.now());
     const nowMs = this.now();
     const blocked = set.candidates.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
@@ -307,27 +314,35 @@ class Pass {
         const pool = c.nodePool.pool.name;
         if ((allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
       }
-      const [first] = method.computeCommands(accepted, allowed, (candidates) =>
-        simulateWithout(this.input, this.state, this.claims, candidates),
+      const [first] = method.computeCommands(
+        accepted,
+        allowed,
+        (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+        this.methodContext(set),
       );
       if (first !== undefined) return first;
     }
     return undefined;
   }
 
+  private methodContext(set: CandidateSet): MethodContext {
+    return methodContextFor(set, this.input, this.now());
+  }
+
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
-  private async execute(command: DisruptionCommand): Promise<boolean> {
+  private async execute(proposed: DisruptionCommand): Promise<boolean> {
+    let command = proposed;
     const method = METHODS.find((m) => m.name === command.method);
     const startedAt = new Date(this.now()).toISOString();
     const names = command.candidates.map((c) => c.nodeClaim.name);
     const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
     if (method?.disruptionClass === 'graceful') {
-      const invalid = await this.revalidate(command, method);
-      if (invalid !== undefined) {
-        const why = `nodeClaim ${invalid} is no longer a candidate for ${command.method}, or its budget is used up`;
-        this.record(decisionForCommand(command, id, [], 'abandoned', why));
+      const checked = await this.revalidate(command, method);
+      if (checked.kind === 'invalid') {
+        this.record(decisionForCommand(command, id, [], 'abandoned', checked.why));
         return false;
       }
+      command = checked.command;
     }
     const record: CommandRecord = {
       id,
@@ -360,59 +375,48 @@ class Pass {
 
   /**
    * Waits the validation period, reads the cluster again and checks that every candidate still is
-   * one for the method and within its NodePool's budget. Returns the first that is not.
+   * one for the method and within its NodePool's budget; a consolidation command is simulated
+   * again on the fresh state and must still hold (its replacements are the fresh ones).
    */
   private async revalidate(
     command: DisruptionCommand,
     method: DisruptionMethod,
-  ): Promise<string | undefined> {
+  ): Promise<{ kind: 'valid'; command: DisruptionCommand } | { kind: 'invalid'; why: string }> {
     await this.ports.sleep(this.options.validationMs ?? VALIDATION_MS);
     await this.refresh(false);
     const set = this.candidates();
     const now = new Map(set.candidates.map((c) => [c.nodeClaim.name, c]));
     const allowed = this.allowed(set, command.reason);
     const used = new Map<string, number>();
+    const fresh: DisruptionCandidate[] = [];
     for (const c of command.candidates) {
-      const fresh = now.get(c.nodeClaim.name);
-      if (fresh === undefined || !method.shouldDisrupt(fresh, this.now())) return c.nodeClaim.name;
+      const candidate = now.get(c.nodeClaim.name);
       const pool = c.nodePool.pool.name;
       used.set(pool, (used.get(pool) ?? 0) + 1);
-      if ((used.get(pool) ?? 0) > (allowed.get(pool) ?? 0)) return c.nodeClaim.name;
+      if (
+        candidate === undefined ||
+        !method.shouldDisrupt(candidate, this.now()) ||
+        (used.get(pool) ?? 0) > (allowed.get(pool) ?? 0)
+      ) {
+        return {
+          kind: 'invalid',
+          why: `nodeClaim ${c.nodeClaim.name} is no longer a candidate for ${command.method}, or its budget is used up`,
+        };
+      }
+      fresh.push(candidate);
     }
-    return undefined;
-  }
-
-  /** `DisruptionBlocked` events: nodes kept by their node or pods, NodePools whose budget allows nothing. */
-  private async reportBlocked(set: CandidateSet, budgetBlocked: ReadonlySet<string>): Promise<void> {
-    const events: { subject: EventSubject; message: string }[] = [];
-    for (const e of set.excluded) {
-      events.push({
-        subject: { kind: 'NodeClaim', name: e.nodeClaim.name },
-        message: `Cannot disrupt NodeClaim: ${e.why}`,
-      });
+    if (command.method !== 'multi-node' && command.method !== 'single-node') {
+      return { kind: 'valid', command };
     }
-    // Nodes a method wants but their pods hold: drifted ones (unless a terminationGracePeriod
-    // bounds their drain) and empty ones whose DaemonSet pods block.
-    for (const c of set.candidates) {
-      const drifted = drift.shouldDisrupt(c, this.now()) && driftBlocked(c);
-      const empty =
-        c.blockers.length > 0 &&
-        c.reschedulablePods.length === 0 &&
-        emptiness.shouldDisrupt({ ...c, blockers: [] }, this.now());
-      if (!drifted && !empty) continue;
-      events.push({
-        subject: { kind: 'NodeClaim', name: c.nodeClaim.name },
-        message: `Cannot disrupt NodeClaim: ${c.blockers[0]?.why ?? ''}`,
-      });
-    }
-    for (const key of budgetBlocked) {
-      const [pool = '', reason] = key.split('/');
-      events.push({
-        subject: { kind: 'NodePool', name: pool },
-        message: `No allowed disruptions for disruption reason ${reason} due to blocking budget`,
-      });
-    }
-    await recordEvents(this.ports, 'DisruptionBlocked', events);
+    const again = evaluateConsolidation(
+      command.method,
+      fresh,
+      (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+      this.methodContext(set),
+    );
+    return again.kind === 'command'
+      ? { kind: 'valid', command: again.command }
+      : { kind: 'invalid', why: `no longer valid after the validation period: ${again.why}` };
   }
 
   private record(decision: DisruptDecision): void {

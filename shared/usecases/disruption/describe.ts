@@ -92,6 +92,8 @@ export function decisionForCommand(
     pricePerHourBefore: sumPrices(command.candidates.map((c) => c.pricePerHour)),
     pricePerHourAfter: sumPrices(command.replacements.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
     ...(why === undefined ? {} : { why }),
+    ...(command.policy === undefined ? {} : { policy: command.policy }),
+    ...(command.podsMoved === undefined ? {} : { podsMoved: command.podsMoved }),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { NodeClaimPlan, Pod, PodBlocker, SolveResult } from '../../core/index.ts';
+import type { InstanceType, NodeClaimPlan, Pod, PodBlocker, SolveResult } from '../../core/index.ts';
 import type {
   ClusterNode,
   ClusterNodeClaim,
@@ -35,6 +35,22 @@ export interface DisruptionCommand {
   readonly reason: DisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
+  /** Consolidation: the policy and minimum savings that allowed the command. */
+  readonly policy?: string;
+  /** Consolidation: the pods that move. */
+  readonly podsMoved?: number;
+}
+
+/** What consolidation needs beyond the simulation: prices, and each NodePool's totals. */
+export interface MethodContext {
+  /** The instance types (with offerings and prices) of a NodeClass. */
+  readonly instanceTypes: (nodeClassName: string) => readonly InstanceType[];
+  /** Per NodePool: its candidates' $/hour and disruption cost (for `Balanced`). */
+  readonly poolTotals: ReadonlyMap<
+    string,
+    { readonly pricePerHour: number; readonly disruptionCost: number }
+  >;
+  readonly nowMs: number;
 }
 
 /**
@@ -61,6 +77,7 @@ export interface DisruptionMethod {
     candidates: readonly DisruptionCandidate[],
     allowed: ReadonlyMap<string, number>,
     simulate: SimulateScheduling,
+    context?: MethodContext,
   ): readonly DisruptionCommand[];
 }
 

@@ -1,0 +1,316 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { InstanceType, NodeClaimPlan } from '../../../../shared/core/index.ts';
+import {
+  evaluateConsolidation,
+  MIN_SAVINGS_ANNOTATION,
+  minSavings,
+  multiNodeConsolidation,
+  SPOT_TO_SPOT_MIN_TYPES,
+  singleNodeConsolidation,
+} from '../../../../shared/usecases/disruption/consolidation.ts';
+import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
+
+// Consolidation's pure decisions with a scripted simulation: which commands it proposes, and that
+// none raises the cost, strands a pod or exceeds a budget.
+
+const CONSOLIDATABLE = [...READY_CONDITIONS, condition('Consolidatable')];
+
+/** An instance type with an on-demand and (optionally) a spot offering in us-east-1a. */
+function itype(name: string, onDemand: number, spot?: number): InstanceType {
+  return {
+    name,
+    labels: { 'node.kubernetes.io/instance-type': name },
+    capacity: { cpu: 4000, memory: 16 * 2 ** 30, pods: 58 },
+    overhead: { kubeReserved: {}, systemReserved: {}, evictionThreshold: {} },
+    offerings: [
+      { zone: 'us-east-1a', capacityType: 'on-demand', priceUsdPerHour: onDemand, available: true },
+      ...(spot === undefined
+        ? []
+        : [{ zone: 'us-east-1a', capacityType: 'spot' as const, priceUsdPerHour: spot, available: true }]),
+    ],
+  };
+}
+
+function context(types: readonly InstanceType[], totals = new Map()): MethodContext {
+  return { instanceTypes: () => types, poolTotals: totals, nowMs: T0 };
+}
+
+/** A consolidatable candidate of `pods` pods on a `type` node at `price` $/h. */
+function node(
+  name: string,
+  price: number,
+  o: {
+    pods?: number;
+    capacityType?: string;
+    type?: string;
+    poolName?: string;
+    annotations?: Record<string, string>;
+    policy?: 'WhenEmptyOrUnderutilized' | 'Balanced' | 'WhenEmpty';
+  } = {},
+): DisruptionCandidate {
+  const nodePool = pool(
+    o.poolName ?? 'default',
+    { consolidationPolicy: o.policy ?? 'WhenEmptyOrUnderutilized' },
+    o.annotations === undefined ? {} : { annotations: o.annotations },
+  );
+  return {
+    ...candidate(name, {
+      nodePool,
+      conditions: CONSOLIDATABLE,
+      labels: {
+        'karpenter.sh/capacity-type': o.capacityType ?? 'on-demand',
+        'node.kubernetes.io/instance-type': o.type ?? 'm5.xlarge',
+      },
+      pods: Array.from({ length: o.pods ?? 1 }, (_, i) => boundPod(`${name}-${i}`)),
+    }),
+    pricePerHour: price,
+  };
+}
+
+/** A replacement the simulation plans, allowing `types` (cheapest first) and `capacityTypes`. */
+function replacementOf(types: readonly InstanceType[], capacityTypes = ['on-demand', 'spot']): NodeClaimPlan {
+  return {
+    name: 'replacement',
+    nodePoolName: 'default',
+    nodeClassName: 'default',
+    labels: {},
+    requirements: [
+      { key: 'karpenter.sh/capacity-type', operator: 'In', values: capacityTypes },
+      { key: 'node.kubernetes.io/instance-type', operator: 'In', values: types.map((t) => t.name) },
+    ],
+    taints: [],
+    startupTaints: [],
+    pods: [],
+    requests: {},
+    instanceTypes: types.map((t) => ({
+      name: t.name,
+      priceUsdPerHour: Math.min(...t.offerings.map((o) => o.priceUsdPerHour)),
+    })),
+    minValuesRelaxed: false,
+  };
+}
+
+const all = (n: number) => new Map([['default', n]]);
+const values = (plan: NodeClaimPlan | undefined, key: string) =>
+  plan?.requirements.find((r) => r.key === key)?.values ?? [];
+
+describe('which nodes consolidation looks at', () => {
+  it.each([
+    ['underutilized, Consolidatable', node('a', 0.2), true],
+    ['empty (emptiness takes it)', { ...node('a', 0.2), reschedulablePods: [] }, false],
+    ['WhenEmpty', node('a', 0.2, { policy: 'WhenEmpty' }), false],
+    ['Balanced', node('a', 0.2, { policy: 'Balanced' }), true],
+    ['no price', { ...node('a', 0.2), pricePerHour: undefined }, false],
+    ['a pod that blocks', { ...node('a', 0.2), blockers: [{ pod: 'apps/x', why: 'do-not-disrupt' }] }, false],
+    [
+      'not Consolidatable',
+      {
+        ...node('a', 0.2),
+        nodeClaim: { ...node('a', 0.2).nodeClaim, status: { conditions: READY_CONDITIONS } },
+      },
+      false,
+    ],
+  ] as const)('%s', (_, c, expected) => {
+    expect(singleNodeConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
+    expect(multiNodeConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
+  });
+
+  it('reads the NodePool minimum savings as a percentage or a fraction, else 10%', () => {
+    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '25%' })).toBe(0.25);
+    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '0.05' })).toBe(0.05);
+    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: 'lots' })).toBe(0.1);
+    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '1' })).toBe(0.1);
+    expect(minSavings(undefined)).toBe(0.1);
+  });
+});
+
+describe('single-node consolidation', () => {
+  const m5large = itype('m5.large', 0.096, 0.04);
+  const m5xlarge = itype('m5.xlarge', 0.192, 0.08);
+
+  it('deletes a node whose pods fit on the others', () => {
+    const [command] = singleNodeConsolidation.computeCommands(
+      [node('a', 0.192)],
+      all(1),
+      simulation(),
+      context([]),
+    );
+    expect(command).toMatchObject({
+      method: 'single-node',
+      reason: 'Underutilized',
+      replacements: [],
+      podsMoved: 1,
+    });
+  });
+
+  it('replaces a node with a cheaper one, keeping only the instance types that save the minimum', () => {
+    const simulate = simulation({ replacements: [replacementOf([m5large, m5xlarge], ['on-demand'])] });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [node('a', 0.192)],
+      all(1),
+      simulate,
+      context([m5large, m5xlarge]),
+    );
+    expect(values(command?.replacements[0], 'node.kubernetes.io/instance-type')).toEqual(['m5.large']);
+    expect(command?.policy).toBe('WhenEmptyOrUnderutilized, min savings 10%');
+  });
+
+  it('does not replace for less than the minimum savings, unless the NodePool asks for less', () => {
+    const nearly = itype('m5a.xlarge', 0.18);
+    const simulate = simulation({ replacements: [replacementOf([nearly], ['on-demand'])] });
+    expect(
+      singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), simulate, context([nearly])),
+    ).toEqual([]);
+    const lenient = node('a', 0.192, { annotations: { [MIN_SAVINGS_ANNOTATION]: '5%' } });
+    expect(
+      singleNodeConsolidation.computeCommands([lenient], all(1), simulate, context([nearly])),
+    ).toHaveLength(1);
+  });
+
+  it('replaces on-demand nodes with spot where the NodePool allows spot', () => {
+    const simulate = simulation({ replacements: [replacementOf([m5large])] });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [node('a', 0.192)],
+      all(1),
+      simulate,
+      context([m5large]),
+    );
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('replaces spot with spot only with at least 15 cheaper instance types, and launches the 15 cheapest', () => {
+    const few = Array.from({ length: 10 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
+    const spotNode = node('a', 0.08, { capacityType: 'spot' });
+    const simulateFew = simulation({ replacements: [replacementOf(few)] });
+    expect(singleNodeConsolidation.computeCommands([spotNode], all(1), simulateFew, context(few))).toEqual(
+      [],
+    );
+    const many = Array.from({ length: 20 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
+    const simulateMany = simulation({ replacements: [replacementOf(many)] });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [spotNode],
+      all(1),
+      simulateMany,
+      context(many),
+    );
+    expect(values(command?.replacements[0], 'node.kubernetes.io/instance-type')).toHaveLength(
+      SPOT_TO_SPOT_MIN_TYPES,
+    );
+  });
+
+  it('skips a node whose pods fit nowhere else, and takes the next', () => {
+    const simulate = simulation({ unschedulableOn: ['a'] });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [node('a', 0.4), node('b', 0.192)],
+      all(2),
+      simulate,
+      context([]),
+    );
+    expect(command?.candidates.map((c) => c.nodeClaim.name)).toEqual(['b']);
+  });
+
+  it('stays within the budget', () => {
+    expect(
+      singleNodeConsolidation.computeCommands([node('a', 0.2)], all(0), simulation(), context([])),
+    ).toEqual([]);
+  });
+});
+
+describe('multi-node consolidation', () => {
+  it('takes the largest set whose pods all fit, found by binary search', () => {
+    const candidates = ['a', 'b', 'c', 'd', 'e'].map((n) => node(n, 0.192));
+    // The pods of up to three nodes fit on the rest; with a fourth something has no place.
+    const base = simulation();
+    const simulate = (cs: readonly DisruptionCandidate[]) =>
+      cs.length <= 3
+        ? base(cs)
+        : {
+            nodeClaims: [],
+            placements: [],
+            unschedulable: [
+              { pod: { uid: 'x', namespace: 'a', name: 'x' }, reasons: [], message: 'no room' },
+            ],
+          };
+    const [command] = multiNodeConsolidation.computeCommands(candidates, all(5), simulate, context([]));
+    expect(command?.candidates).toHaveLength(3);
+    expect(command?.replacements).toEqual([]);
+  });
+
+  it('may plan more than one replacement when together they save the minimum', () => {
+    const small = itype('m5.large', 0.096);
+    const candidates = ['a', 'b', 'c'].map((n) => node(n, 0.384, { type: 'm5.2xlarge' }));
+    const simulate = simulation({
+      replacements: [replacementOf([small], ['on-demand']), replacementOf([small], ['on-demand'])],
+    });
+    const [command] = multiNodeConsolidation.computeCommands(candidates, all(3), simulate, context([small]));
+    expect(command?.replacements).toHaveLength(2);
+  });
+
+  it('under Balanced, rejects a move whose savings are small against the disruption it causes', () => {
+    const balanced = (n: string, price: number, pods: number) => node(n, price, { policy: 'Balanced', pods });
+    const candidates = [balanced('a', 0.01, 10), balanced('b', 0.01, 10)];
+    const totals = new Map([['default', { pricePerHour: 10, disruptionCost: 40 }]]);
+    expect(
+      multiNodeConsolidation.computeCommands(candidates, all(2), simulation(), context([], totals)),
+    ).toEqual([]);
+    const cheapTotals = new Map([['default', { pricePerHour: 0.05, disruptionCost: 40 }]]);
+    expect(
+      multiNodeConsolidation.computeCommands(candidates, all(2), simulation(), context([], cheapTotals)),
+    ).toHaveLength(1);
+  });
+});
+
+describe('properties', () => {
+  const shape = fc.record({
+    price: fc.double({ min: 0.01, max: 2, noNaN: true }),
+    pods: fc.integer({ min: 1, max: 5 }),
+    stuck: fc.boolean(),
+  });
+  const world = fc.record({
+    nodes: fc.array(shape, { minLength: 1, maxLength: 8 }),
+    budget: fc.integer({ min: 0, max: 8 }),
+    replacementPrices: fc.array(fc.double({ min: 0.005, max: 3, noNaN: true }), { maxLength: 3 }),
+  });
+
+  it('a command never raises $/hour, never strands a pod and never exceeds a budget', () => {
+    fc.assert(
+      fc.property(world, ({ nodes, budget, replacementPrices }) => {
+        const candidates = nodes.map((n, i) => node(`n${i}`, n.price, { pods: n.pods }));
+        const types = replacementPrices.map((p, i) => itype(`r${i}.large`, p));
+        const stuck = nodes.flatMap((n, i) => (n.stuck ? [`n${i}`] : []));
+        const simulate = simulation({
+          replacements: types.map((t) => replacementOf([t], ['on-demand'])),
+          unschedulableOn: stuck,
+        });
+        for (const method of [multiNodeConsolidation, singleNodeConsolidation]) {
+          for (const command of method.computeCommands(candidates, all(budget), simulate, context(types))) {
+            expect(command.candidates.length).toBeLessThanOrEqual(budget);
+            // Every pod of the candidates has a place: none of them was stuck in the simulation.
+            expect(command.candidates.some((c) => stuck.includes(c.nodeClaim.name))).toBe(false);
+            const before = command.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
+            const after = command.replacements.reduce((s, r) => {
+              const allowed = new Set(values(r, 'node.kubernetes.io/instance-type'));
+              const worst = Math.max(
+                ...types.filter((t) => allowed.has(t.name)).map((t) => t.offerings[0]?.priceUsdPerHour ?? 0),
+              );
+              return s + worst;
+            }, 0);
+            // Whichever allowed type launches, the command saves at least the 10% minimum.
+            expect(after).toBeLessThanOrEqual(before * 0.9 + 1e-9);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('evaluateConsolidation names why a set cannot be consolidated', () => {
+    const simulate = simulation({ unschedulableOn: ['a'] });
+    expect(evaluateConsolidation('single-node', [node('a', 0.2)], simulate, context([]))).toEqual({
+      kind: 'invalid',
+      why: '1 pods would have no place',
+    });
+  });
+});
