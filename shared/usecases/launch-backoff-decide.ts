@@ -2,9 +2,13 @@ import {
   DISRUPTED_TAINT,
   firstUntolerated,
   formatTaint,
+  INSTANCE_TYPE_LABEL_KEYS,
   isEphemeralTaint,
   isReschedulable,
+  nodePoolRequirements,
   type Pod,
+  Requirement,
+  Requirements,
   type Taint,
 } from '../core/index.ts';
 import {
@@ -15,16 +19,17 @@ import {
   type ConditionUpdate,
   isConditionTrue,
 } from '../ports/cluster.ts';
-import { REGISTRATION_TIMEOUT_MS } from './lifecycle-decide.ts';
 import { NodePoolConditionType } from './nodepool-status.ts';
+import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 
 // The runaway guard, Flotilla's own (Karpenter has none): a NodePool whose new NodeClaims keep
 // failing to host the pods they were launched for pauses its launches, 1 min after the first
 // failure in a row, then 2, 4, … up to 30 min. A NodeClaim fails when it times out (launch or
 // registration, which the lifecycle deletes it for), when it registers but does not initialize
-// within the registration timeout, or when its Node initialized with a taint the NodePool did not
-// ask for and that keeps pending pods the pool could host away (a rogue controller tainting every
-// new node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
+// within INITIALIZATION_TIMEOUT_MS of registering, or when its Node has stayed empty since it
+// initialized, for UNEXPECTED_TAINT_PERSISTENCE_MS or more, under a taint the NodePool did not ask
+// for and that keeps pending pods the pool could host away (a rogue controller tainting every new
+// node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
 // ends in the counters, see formatState), so every invocation reads it with the NodePool and
 // nothing else can lose it. Pure: the callers read the cluster and write the condition.
 
@@ -34,6 +39,21 @@ export const LAUNCH_BACKOFF_CONDITION = NodePoolConditionType.launchBackoff;
 export const LAUNCH_BACKOFF_BASE_MS = 60_000;
 /** The longest pause. */
 export const LAUNCH_BACKOFF_MAX_MS = 30 * 60_000;
+/**
+ * How long a registered NodeClaim may take to initialize before it counts as failed, from its
+ * `Registered` condition's transition. Flotilla's own: Karpenter has no initialization timeout (a
+ * NodeClaim that registers but never initializes stays until disruption removes it). Counted from
+ * registration, not creation, so a GPU node whose drivers build on first boot is not cut short by
+ * its own launch and boot time.
+ */
+export const INITIALIZATION_TIMEOUT_MS = 15 * 60_000;
+/**
+ * How long an initialized Node must have stayed empty with an unexpected taint before that taint
+ * counts as a failure. Agents that taint nodes for a moment at start (Cilium's
+ * `node.cilium.io/agent-not-ready`, Istio CNI, the EBS CSI driver) or while draining them (AWS Node
+ * Termination Handler) are not rogue; a taint still there this long after initialization is.
+ */
+export const UNEXPECTED_TAINT_PERSISTENCE_MS = 2 * 60_000;
 
 /** How long launches pause after `failures` consecutive failed NodeClaims (0 for none). */
 export function launchBackoffMs(failures: number): number {
@@ -139,12 +159,91 @@ export interface FailureInput {
   readonly nowMs: number;
 }
 
+/** When a condition last turned True (epoch ms); undefined when it is not True or has no time. */
+export function trueSinceMs(conditions: readonly Condition[], type: string): number | undefined {
+  const c = conditions.find((x) => x.type === type);
+  if (c?.status !== 'True') return undefined;
+  const t = Date.parse(c.lastTransitionTime);
+  return Number.isNaN(t) ? undefined : t;
+}
+
 /**
- * The pool's NodeClaims that failed, as far as the cluster shows them now: registered but not
- * initialized within the registration timeout of their creation, or initialized with an empty
- * Node carrying an unexpected taint (unexpectedTaints) that pending pods the pool could host
- * (they tolerate its template taints) do not tolerate. A NodeClaim being deleted still counts
- * while its Node is there. Timeouts the lifecycle deletes NodeClaims for are the caller's to add.
+ * Whether a pod's node selector, required node affinity (any of its terms) and volume topology
+ * admit a node of the pool, whose labels are `poolReqs` (nodePoolRequirements): as the scheduler
+ * merges them, a key the pool does not mention is absent on its nodes unless the instance type
+ * supplies it. A pod whose constraints do not parse is not one the pool could host.
+ */
+function poolAdmits(poolReqs: Requirements, pod: Pod): boolean {
+  const object = `pod "${pod.namespace}/${pod.name}"`;
+  const compatible = (reqs: Requirements) =>
+    [...reqs.values()].every((r) => {
+      if (r.isAny()) return true;
+      const n =
+        poolReqs.get(r.key) ?? (INSTANCE_TYPE_LABEL_KEYS.has(r.key) ? undefined : Requirement.absent(r.key));
+      return n === undefined ? !r.isEmpty() : !n.intersect(r).isEmpty();
+    });
+  try {
+    let base = Requirements.parse(
+      Object.entries(pod.nodeSelector ?? {}).map(([key, value]) => ({
+        key,
+        operator: 'In',
+        values: [value],
+      })),
+      { object, field: 'spec.nodeSelector' },
+    );
+    for (const v of pod.volumeTopology ?? []) {
+      base = base.intersect(Requirements.parse(v.requirements, { object, field: 'volumeTopology' }));
+    }
+    const terms =
+      pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    if (terms === undefined || terms.length === 0) return compatible(base);
+    return terms.some((t) =>
+      compatible(
+        base.intersect(
+          Requirements.parse(t.matchExpressions ?? [], {
+            object,
+            field: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
+          }),
+        ),
+      ),
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The pending pods the pool could host but for taints it did not set: they tolerate its template
+ * taints and its requirements and labels admit them. None for a pool whose requirements do not
+ * parse (it launches nothing anyway).
+ */
+function hostablePendingPods(pool: ClusterNodePool, pending: readonly Pod[]): Pod[] {
+  let poolReqs: Requirements;
+  try {
+    poolReqs = nodePoolRequirements(pool.pool);
+  } catch {
+    return [];
+  }
+  return pending.filter(
+    (p) =>
+      firstUntolerated(pool.pool.taints ?? [], p.tolerations ?? [], true) === undefined &&
+      poolAdmits(poolReqs, p),
+  );
+}
+
+/**
+ * The pool's NodeClaims that failed, as far as the cluster shows them now:
+ * - `InitializationTimeout`: registered, not being deleted, and not initialized
+ *   INITIALIZATION_TIMEOUT_MS after the `Registered` condition's transition;
+ * - `UnexpectedTaint`: initialized UNEXPECTED_TAINT_PERSISTENCE_MS or more ago (the `Initialized`
+ *   condition's transition), with a Node that is still empty, has hosted no pod since it
+ *   initialized (`status.lastPodEventTime` not later than that) and carries an unexpected taint
+ *   (unexpectedTaints) that pending pods the pool could host (they tolerate its template taints,
+ *   and its labels and requirements admit their node selector, required node affinity and volume
+ *   topology) do not tolerate. NodeClaims and Nodes being deleted, and Nodes carrying
+ *   `karpenter.sh/disrupted`, are left out: they are going away for a reason of their own.
+ * A condition without a readable transition time counts nothing. Timeouts the lifecycle deletes
+ * NodeClaims for are the caller's to add.
  */
 export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
   const { pool, nowMs } = input;
@@ -153,44 +252,60 @@ export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
   const byProvider = new Map(
     input.nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
   );
+  let hostable: Pod[] | undefined;
   const failures: NodeClaimFailure[] = [];
   for (const claim of input.claims) {
     if (claim.nodePoolName !== name || claim.createdAtMs === undefined) continue;
-    const node =
-      (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
-      (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
     const conditions = claim.status.conditions;
-    const initialized = isConditionTrue(conditions, 'Initialized');
-    if (!initialized) {
+    const emptied = conditions.some(
+      (c) => c.type === DISRUPTION_REASON_CONDITION && c.status === 'True' && c.reason === 'Empty',
+    );
+    if (claim.deleting && !emptied) continue;
+    if (!isConditionTrue(conditions, 'Initialized')) {
+      const registeredAtMs = trueSinceMs(conditions, 'Registered');
       if (
         !claim.deleting &&
-        isConditionTrue(conditions, 'Registered') &&
-        nowMs - claim.createdAtMs >= REGISTRATION_TIMEOUT_MS
+        registeredAtMs !== undefined &&
+        nowMs - registeredAtMs >= INITIALIZATION_TIMEOUT_MS
       ) {
         failures.push({
           kind: 'InitializationTimeout',
           nodeClaim: claim.name,
           createdAtMs: claim.createdAtMs,
-          detail: `nodeClaim "${claim.name}" registered but did not initialize within ${REGISTRATION_TIMEOUT_MS / 60_000}m of its creation`,
+          detail: `nodeClaim "${claim.name}" registered at ${iso(registeredAtMs)} but did not initialize within ${INITIALIZATION_TIMEOUT_MS / 60_000}m`,
         });
       }
       continue;
     }
-    if (node === undefined || input.pendingPods === undefined) continue;
-    if (node.pods.some(isReschedulable)) continue;
+    if (input.pendingPods === undefined) continue;
+    const initializedAtMs = trueSinceMs(conditions, 'Initialized');
+    if (initializedAtMs === undefined) continue;
+    // Pods came (and maybe went) since it initialized: the node worked.
+    if (claim.status.lastPodEventMs !== undefined && claim.status.lastPodEventMs > initializedAtMs) continue;
+    const node =
+      (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
+      (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
+    if (node === undefined || node.pods.some(isReschedulable)) continue;
+    // A node reclaimed as empty while still under the taint was given up without ever hosting the
+    // pods it was launched for: that is the loop itself, however soon emptiness came (with the
+    // default consolidateAfter of 0s it comes well within the persistence window). Any other node
+    // must have kept the taint, empty, for the whole window, and not be on its way out.
+    if (!emptied) {
+      if (nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS || node.deleting) continue;
+      if ((node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
+    }
     const unexpected = unexpectedTaints(node, pool, claim);
     if (unexpected.length === 0) continue;
-    const repelled = input.pendingPods.filter(
-      (p) =>
-        firstUntolerated(pool.pool.taints ?? [], p.tolerations ?? [], true) === undefined &&
-        firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
+    hostable ??= hostablePendingPods(pool, input.pendingPods);
+    const repelled = hostable.filter(
+      (p) => firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
     );
     if (repelled.length === 0) continue;
     failures.push({
       kind: 'UnexpectedTaint',
       nodeClaim: claim.name,
       createdAtMs: claim.createdAtMs,
-      detail: `nodeClaim "${claim.name}": Node ${node.name} has taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) do not tolerate it`,
+      detail: `nodeClaim "${claim.name}": Node ${node.name} ${emptied ? 'was reclaimed as empty' : 'has stayed empty'} since it initialized at ${iso(initializedAtMs)}, with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) the NodePool could host do not tolerate it`,
     });
   }
   return failures;

@@ -18,6 +18,8 @@ import {
   launchPausedUntil,
   type NodeClaimFailure,
   readLaunchBackoff,
+  trueSinceMs,
+  UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from './launch-backoff-decide.ts';
 import type { DeleteReason } from './lifecycle-decide.ts';
 
@@ -55,7 +57,8 @@ export interface LaunchGuard {
   readonly paused: ReadonlyMap<string, string>;
   /**
    * NodePools whose pause ended without a NodeClaim succeeding since: they launch one NodeClaim (a
-   * probe), not a whole plan, and nothing more while it has not initialized (such pools are in
+   * probe), not a whole plan, and nothing more while it has not initialized or, initialized
+   * without pods, is younger than the unexpected-taint persistence window (such pools are in
    * `paused` meanwhile), until one initializes with pods.
    */
   readonly probing: ReadonlySet<string>;
@@ -119,20 +122,26 @@ export async function reconcileLaunchBackoff(
         `launches paused until ${new Date(until).toISOString()} after ${outcome.state?.failures ?? 0} failed NodeClaim(s) in a row (${reason}; see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
       );
     } else if (outcome.state !== undefined && outcome.state.failures > 0) {
-      // One probe at a time: while the last one has not initialized, launch nothing more.
+      // One probe at a time: while the last one has not initialized, or initialized too recently
+      // for an unexpected taint on it to count (it would have reset the count had it got pods),
+      // launch nothing more; otherwise a probe left empty by a rogue taint lets the next one out
+      // before the guard can judge it.
       const since = outcome.state.lastFailedCreatedMs;
-      const probe = scan.claims.find(
-        (c) =>
-          c.nodePoolName === name &&
-          !c.deleting &&
-          (c.createdAtMs ?? Number.POSITIVE_INFINITY) > since &&
-          !isConditionTrue(c.status.conditions, 'Initialized'),
-      );
+      const probe = scan.claims.find((c) => {
+        if (c.nodePoolName !== name || c.deleting || (c.createdAtMs ?? Number.POSITIVE_INFINITY) <= since) {
+          return false;
+        }
+        if (!isConditionTrue(c.status.conditions, 'Initialized')) return true;
+        const initializedAtMs = trueSinceMs(c.status.conditions, 'Initialized');
+        return (
+          initializedAtMs !== undefined && scan.nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS
+        );
+      });
       if (probe === undefined) probing.add(name);
       else {
         paused.set(
           name,
-          `launches wait for nodeClaim ${probe.name} to initialize after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
+          `launches wait for nodeClaim ${probe.name} to initialize and host pods after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
         );
       }
     }

@@ -20,11 +20,16 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const MIN = 60_000;
 const ROGUE: Taint = { key: 'chaos.example.com/rogue', effect: 'NoExecute' };
 
+/**
+ * A NodeClaim of pool `general` with these conditions True, each since `at[type]` (default: its
+ * creation).
+ */
 function claim(
   name: string,
   createdAtMs: number,
   conditions: string[],
   extra: Partial<ClusterNodeClaim> = {},
+  at: Readonly<Record<string, number>> = {},
 ) {
   return {
     name,
@@ -44,14 +49,25 @@ function claim(
       providerId: `aws:///us-east-1a/i-${name}`,
       nodeName: `node-${name}`,
       conditions: conditions.map(
-        (type): Condition => ({ type, status: 'True', reason: type, message: '', lastTransitionTime: '' }),
+        (type): Condition => ({
+          type,
+          status: 'True',
+          reason: type,
+          message: '',
+          lastTransitionTime: Number.isNaN(at[type]) ? '' : new Date(at[type] ?? createdAtMs).toISOString(),
+        }),
       ),
     },
     ...extra,
   } satisfies ClusterNodeClaim;
 }
 
-function node(name: string, taints: Taint[], pods: Pod[] = []): ClusterNode {
+function node(
+  name: string,
+  taints: Taint[],
+  pods: Pod[] = [],
+  extra: Partial<ClusterNode> = {},
+): ClusterNode {
   return {
     name: `node-${name}`,
     uid: `uid-node-${name}`,
@@ -66,6 +82,7 @@ function node(name: string, taints: Taint[], pods: Pod[] = []): ClusterNode {
     finalizers: [],
     ready: true,
     deleting: false,
+    ...extra,
   };
 }
 
@@ -230,66 +247,222 @@ describe('decideLaunchBackoff', () => {
 describe('findNodeClaimFailures', () => {
   const pending = [pod('web-1', 100)];
   const pool = nodePool('general', {
+    labels: { team: 'web' },
+    requirements: [
+      { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a', 'us-east-1b'] },
+    ],
     taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
     startupTaints: [{ key: 'example.com/booting', effect: 'NoSchedule' }],
   });
-  const tolerant = [pod('web-1', 100, { tolerations: [{ key: 'dedicated', operator: 'Exists' }] })];
+  const toleration = { key: 'dedicated', operator: 'Exists' } as const;
+  const tolerant = [pod('web-1', 100, { tolerations: [toleration] })];
+  const CILIUM: Taint = { key: 'node.cilium.io/agent-not-ready', effect: 'NoExecute' };
+  const DISRUPTED: Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+  const emptied = (reason: string): Condition => ({
+    type: 'DisruptionReason',
+    status: 'True',
+    reason,
+    message: '',
+    lastTransitionTime: new Date(T0 + 30_000).toISOString(),
+  });
+  const affinity = (
+    ...terms: { key: string; operator: 'In' | 'NotIn' | 'Exists'; values?: string[] }[][]
+  ) => ({
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })),
+      },
+    },
+  });
 
+  // The NodeClaim was created and initialized at T0 unless the case says otherwise.
   it.each([
     [
-      'a rogue taint on an empty initialized node, pods pending',
-      ROGUE,
-      'Initialized',
-      tolerant,
+      'a rogue taint on a node empty since it initialized 2 minutes ago',
+      { taint: ROGUE },
+      ['UnexpectedTaint'],
+    ],
+    ['the same taint 1 minute after initialization (it may yet go)', { taint: ROGUE, nowMs: T0 + MIN }, []],
+    ["Cilium's agent-not-ready taint, 30 s after initialization", { taint: CILIUM, nowMs: T0 + 30_000 }, []],
+    [
+      "Cilium's taint still there, empty, 3 minutes after initialization",
+      { taint: CILIUM },
       ['UnexpectedTaint'],
     ],
     [
-      'the template taint',
-      { key: 'dedicated', value: 'web', effect: 'NoSchedule' },
-      'Initialized',
-      tolerant,
+      'a node that had pods since it initialized (lastPodEventTime later)',
+      { taint: ROGUE, claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 + MIN } } },
       [],
     ],
     [
-      'a known ephemeral taint',
-      { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' },
-      'Initialized',
-      tolerant,
-      [],
+      'a pod event before initialization only',
+      { taint: ROGUE, claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 - MIN } } },
+      ['UnexpectedTaint'],
     ],
-    ['a PreferNoSchedule taint', { key: 'x', effect: 'PreferNoSchedule' }, 'Initialized', tolerant, []],
+    ['a Node being deleted', { taint: ROGUE, node: { deleting: true } }, []],
+    ['a Node carrying karpenter.sh/disrupted', { taint: ROGUE, disrupted: true }, []],
+    ['a NodeClaim being deleted', { taint: ROGUE, claim: { deleting: true } }, []],
     [
-      'karpenter.sh/disrupted',
-      { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' },
-      'Initialized',
-      tolerant,
+      'a NodeClaim being deleted as Drifted',
+      { taint: ROGUE, disrupted: true, claim: { deleting: true }, reason: 'Drifted' },
       [],
     ],
-    ['a rogue taint, no pending pod the pool could host', ROGUE, 'Initialized', pending, []],
     [
-      'a rogue taint the pending pods tolerate',
-      ROGUE,
-      'Initialized',
-      [pod('web-1', 100, { tolerations: [{ operator: 'Exists' }] })],
+      'a NodeClaim reclaimed as empty 30 s after initialization, still under the taint',
+      { taint: ROGUE, disrupted: true, claim: { deleting: true }, reason: 'Empty', nowMs: T0 + 30_000 },
+      ['UnexpectedTaint'],
+    ],
+    [
+      'a NodeClaim reclaimed as empty after the taint went',
+      { taint: undefined, disrupted: true, claim: { deleting: true }, reason: 'Empty', nowMs: T0 + 30_000 },
       [],
     ],
-    ['a rogue taint on a node not initialized yet', ROGUE, 'Registered', tolerant, []],
-  ] as const)('%s', (_, taint, condition, pods, kinds) => {
-    const c = claim('a', T0, ['Launched', condition]);
+    ['the template taint', { taint: { key: 'dedicated', value: 'web', effect: 'NoSchedule' } }, []],
+    ['a known ephemeral taint', { taint: { key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' } }, []],
+    ['a PreferNoSchedule taint', { taint: { key: 'x', effect: 'PreferNoSchedule' } }, []],
+    ['karpenter.sh/disrupted alone', { taint: DISRUPTED }, []],
+    ['pending pods that do not tolerate the template taints', { taint: ROGUE, pods: pending }, []],
+    [
+      'pending pods that tolerate the rogue taint',
+      { taint: ROGUE, pods: [pod('web-1', 100, { tolerations: [{ operator: 'Exists' }] })] },
+      [],
+    ],
+    ['a node not initialized yet', { taint: ROGUE, conditions: ['Launched', 'Registered'] }, []],
+    ['an Initialized condition without a readable time', { taint: ROGUE, initializedAt: Number.NaN }, []],
+    [
+      "a pod whose nodeSelector matches the pool's labels",
+      {
+        taint: ROGUE,
+        pods: [pod('web-1', 100, { tolerations: [toleration], nodeSelector: { team: 'web' } })],
+      },
+      ['UnexpectedTaint'],
+    ],
+    [
+      "a pod whose nodeSelector contradicts the pool's labels",
+      { taint: ROGUE, pods: [pod('db-1', 100, { tolerations: [toleration], nodeSelector: { team: 'db' } })] },
+      [],
+    ],
+    [
+      'a pod selecting a label the pool does not set',
+      {
+        taint: ROGUE,
+        pods: [pod('gpu-1', 100, { tolerations: [toleration], nodeSelector: { gpu: 'true' } })],
+      },
+      [],
+    ],
+    [
+      'a pod selecting an instance-type label the pool leaves open',
+      {
+        taint: ROGUE,
+        pods: [
+          pod('arm-1', 100, { tolerations: [toleration], nodeSelector: { 'kubernetes.io/arch': 'arm64' } }),
+        ],
+      },
+      ['UnexpectedTaint'],
+    ],
+    [
+      "a pod whose required node affinity excludes the pool's zones",
+      {
+        taint: ROGUE,
+        pods: [
+          pod('web-c', 100, {
+            tolerations: [toleration],
+            affinity: affinity([
+              { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1c'] },
+            ]),
+          }),
+        ],
+      },
+      [],
+    ],
+    [
+      'a pod with one node affinity term of two the pool admits',
+      {
+        taint: ROGUE,
+        pods: [
+          pod('web-c', 100, {
+            tolerations: [toleration],
+            affinity: affinity(
+              [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1c'] }],
+              [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1b'] }],
+            ),
+          }),
+        ],
+      },
+      ['UnexpectedTaint'],
+    ],
+    [
+      'a pod that refuses this NodePool',
+      {
+        taint: ROGUE,
+        pods: [
+          pod('self-1', 100, {
+            tolerations: [toleration],
+            affinity: affinity([{ key: 'karpenter.sh/nodepool', operator: 'NotIn', values: ['general'] }]),
+          }),
+        ],
+      },
+      [],
+    ],
+  ] as const)('%s', (_, c, expected) => {
+    const input = c as {
+      readonly taint: Taint | undefined;
+      readonly nowMs?: number;
+      readonly claim?: Partial<ClusterNodeClaim>;
+      readonly node?: Partial<ClusterNode>;
+      readonly disrupted?: boolean;
+      readonly reason?: string;
+      readonly pods?: readonly Pod[];
+      readonly conditions?: readonly string[];
+      readonly initializedAt?: number;
+    };
+    const base = claim(
+      'a',
+      T0,
+      [...(input.conditions ?? ['Launched', 'Registered', 'Initialized'])],
+      {},
+      input.initializedAt === undefined ? {} : { Initialized: input.initializedAt },
+    );
+    const conditions = [
+      ...base.status.conditions,
+      ...(input.reason === undefined ? [] : [emptied(input.reason)]),
+    ];
+    const c0 = { ...base, ...input.claim };
+    const nodeClaim = { ...c0, status: { ...c0.status, conditions } };
+    const taints = [
+      ...(input.taint === undefined ? [] : [input.taint]),
+      ...(input.disrupted ? [DISRUPTED] : []),
+    ];
     const failures = findNodeClaimFailures({
       pool,
-      claims: [c],
-      nodes: [node('a', [taint as Taint])],
-      pendingPods: pods as readonly Pod[],
-      nowMs: T0 + MIN,
+      claims: [nodeClaim],
+      nodes: [node('a', taints, [], input.node)],
+      pendingPods: input.pods ?? tolerant,
+      nowMs: input.nowMs ?? T0 + 3 * MIN,
     });
-    expect(failures.map((f) => f.kind)).toEqual(kinds);
+    expect(failures.map((f) => f.kind)).toEqual(expected);
+  });
+
+  it('names the taint, when the node initialized and how many pending pods it keeps away', () => {
+    const [f] = findNodeClaimFailures({
+      pool,
+      claims: [claim('a', T0, ['Registered', 'Initialized'])],
+      nodes: [node('a', [ROGUE])],
+      pendingPods: [
+        ...tolerant,
+        pod('db-1', 100, { tolerations: [toleration], nodeSelector: { team: 'db' } }),
+      ],
+      nowMs: T0 + 2 * MIN,
+    });
+    expect(f?.detail).toContain('chaos.example.com/rogue:NoExecute');
+    expect(f?.detail).toContain('initialized at 2026-01-01T00:00:00.000Z');
+    expect(f?.detail).toContain('1 pending pod(s)');
   });
 
   it('judges no taint without pending pods, nor on a node with pods', () => {
     const c = claim('a', T0, ['Launched', 'Registered', 'Initialized']);
     expect(
-      findNodeClaimFailures({ pool, claims: [c], nodes: [node('a', [ROGUE])], nowMs: T0 + MIN }),
+      findNodeClaimFailures({ pool, claims: [c], nodes: [node('a', [ROGUE])], nowMs: T0 + 3 * MIN }),
     ).toEqual([]);
     expect(
       findNodeClaimFailures({
@@ -297,22 +470,48 @@ describe('findNodeClaimFailures', () => {
         claims: [c],
         nodes: [node('a', [ROGUE], [pod('db-1', 100)])],
         pendingPods: tolerant,
-        nowMs: T0 + MIN,
+        nowMs: T0 + 3 * MIN,
       }),
     ).toEqual([]);
   });
 
-  it('counts a NodeClaim registered but not initialized 15 minutes after its creation', () => {
-    const c = claim('a', T0, ['Launched', 'Registered']);
-    const input = {
+  it('judges no taint for a NodePool whose requirements do not parse', () => {
+    const broken = nodePool('general', {
+      labels: { team: 'web' },
+      requirements: [{ key: 'team', operator: 'In', values: ['db'] }],
+    });
+    expect(
+      findNodeClaimFailures({
+        pool: broken,
+        claims: [claim('a', T0, ['Registered', 'Initialized'])],
+        nodes: [node('a', [ROGUE])],
+        pendingPods: [pod('web-1', 100)],
+        nowMs: T0 + 3 * MIN,
+      }),
+    ).toEqual([]);
+  });
+
+  // A GPU node may build its drivers on first boot: the 15 minutes count from registration.
+  it.each([
+    ['registered 14 minutes ago, created 30 minutes ago', 30, 14, {}, []],
+    ['registered 15 minutes ago', 16, 15, {}, ['InitializationTimeout']],
+    ['registered 20 minutes ago, being deleted', 25, 20, { deleting: true }, []],
+  ] as const)('a NodeClaim not initialized, %s', (_, createdAgo, registeredAgo, extra, kinds) => {
+    const now = T0 + 60 * MIN;
+    const c = claim('a', now - createdAgo * MIN, ['Launched', 'Registered'], extra, {
+      Registered: now - registeredAgo * MIN,
+    });
+    const failures = findNodeClaimFailures({
       pool,
       claims: [c],
       nodes: [node('a', [{ key: 'example.com/booting', effect: 'NoSchedule' as const }])],
-    };
-    expect(findNodeClaimFailures({ ...input, nowMs: T0 + 14 * MIN })).toEqual([]);
-    expect(findNodeClaimFailures({ ...input, nowMs: T0 + 15 * MIN })).toEqual([
-      expect.objectContaining({ kind: 'InitializationTimeout', nodeClaim: 'a', createdAtMs: T0 }),
-    ]);
+      nowMs: now,
+    });
+    expect(failures.map((f) => f.kind)).toEqual(kinds);
+    if (kinds.length > 0) {
+      expect(failures[0]).toMatchObject({ nodeClaim: 'a', createdAtMs: now - createdAgo * MIN });
+      expect(failures[0]?.detail).toContain('within 15m');
+    }
   });
 
   it('lists the unexpected taints of a node', () => {
