@@ -246,6 +246,27 @@ function hostablePendingPods(pool: ClusterNodePool, pending: readonly Pod[]): Po
  * NodeClaims for are the caller's to add.
  */
 export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
+  return classifyNodeClaims(input).failures;
+}
+
+/**
+ * An empty Node with a taint that would be an `UnexpectedTaint` failure had it lasted the
+ * persistence window: the NodePool launches nothing more until the taint goes or the window
+ * closes (a taint an agent lifts in seconds costs a short wait, one that stays a failure).
+ */
+export interface SuspectedTaint {
+  readonly nodeClaim: string;
+  /** When the window closes (epoch ms). */
+  readonly untilMs: number;
+  readonly detail: string;
+}
+
+/** findNodeClaimFailures, and the Nodes whose unexpected taint is still inside its window. */
+export function classifyNodeClaims(input: FailureInput): {
+  failures: NodeClaimFailure[];
+  suspects: SuspectedTaint[];
+} {
+  const suspects: SuspectedTaint[] = [];
   const { pool, nowMs } = input;
   const name = pool.pool.name;
   const byName = new Map(input.nodes.map((n) => [n.name, n]));
@@ -290,9 +311,11 @@ export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
     // pods it was launched for: that is the loop itself, however soon emptiness came (with the
     // default consolidateAfter of 0s it comes well within the persistence window). Any other node
     // must have kept the taint, empty, for the whole window, and not be on its way out.
+    let early = false;
     if (!emptied) {
-      if (nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS || node.deleting) continue;
+      if (node.deleting) continue;
       if ((node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
+      early = nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS;
     }
     const unexpected = unexpectedTaints(node, pool, claim);
     if (unexpected.length === 0) continue;
@@ -301,6 +324,14 @@ export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
       (p) => firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
     );
     if (repelled.length === 0) continue;
+    if (early) {
+      suspects.push({
+        nodeClaim: claim.name,
+        untilMs: initializedAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS,
+        detail: `Node ${node.name} has taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
+      });
+      continue;
+    }
     failures.push({
       kind: 'UnexpectedTaint',
       nodeClaim: claim.name,
@@ -308,7 +339,7 @@ export function findNodeClaimFailures(input: FailureInput): NodeClaimFailure[] {
       detail: `nodeClaim "${claim.name}": Node ${node.name} ${emptied ? 'was reclaimed as empty' : 'has stayed empty'} since it initialized at ${iso(initializedAtMs)}, with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) the NodePool could host do not tolerate it`,
     });
   }
-  return failures;
+  return { failures, suspects };
 }
 
 /**

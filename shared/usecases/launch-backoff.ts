@@ -10,8 +10,8 @@ import { isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
 import {
+  classifyNodeClaims,
   decideLaunchBackoff,
-  findNodeClaimFailures,
   findRecoveredNodeClaim,
   LAUNCH_BACKOFF_CONDITION,
   type LaunchBackoffOutcome,
@@ -90,14 +90,15 @@ export async function reconcileLaunchBackoff(
   for (const pool of scan.pools) {
     if (pool.deleting) continue;
     const name = pool.pool.name;
+    const classified = classifyNodeClaims({
+      pool,
+      claims: scan.claims,
+      nodes: scan.nodes,
+      nowMs: scan.nowMs,
+      ...(scan.pendingPods === undefined ? {} : { pendingPods: scan.pendingPods }),
+    });
     const failures = [
-      ...findNodeClaimFailures({
-        pool,
-        claims: scan.claims,
-        nodes: scan.nodes,
-        nowMs: scan.nowMs,
-        ...(scan.pendingPods === undefined ? {} : { pendingPods: scan.pendingPods }),
-      }),
+      ...classified.failures,
       ...(scan.timedOut ?? []).filter((t) => t.claim.nodePoolName === name).flatMap(timeoutFailure),
     ];
     const current = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
@@ -114,6 +115,16 @@ export async function reconcileLaunchBackoff(
     });
     if (outcome.kind !== 'unchanged' && !(await apply(ports, pool, outcome))) continue;
     const until = launchPausedUntil(outcome.state, scan.nowMs);
+    // A node of the pool sits empty under a taint the pool did not set: launching more for the
+    // pods it repels would only repeat it, so the pool waits for the taint to go (or to count).
+    const [suspect] = classified.suspects;
+    if (until === undefined && suspect !== undefined) {
+      paused.set(
+        name,
+        `launches wait until ${new Date(suspect.untilMs).toISOString()} for a taint to go: ${suspect.detail}`,
+      );
+      continue;
+    }
     if (until !== undefined) {
       const reason =
         outcome.kind === 'start' ? outcome.failure.kind : (current?.reason ?? 'NodeClaimsFailing');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod, Taint } from '../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import {
+  classifyNodeClaims,
   decideLaunchBackoff,
   findNodeClaimFailures,
   findRecoveredNodeClaim,
@@ -441,6 +442,21 @@ describe('findNodeClaimFailures', () => {
       nowMs: input.nowMs ?? T0 + 3 * MIN,
     });
     expect(failures.map((f) => f.kind)).toEqual(expected);
+  });
+
+  it('inside the window, the taint is a suspect: no failure yet, but the NodePool waits until the window closes', () => {
+    const input = {
+      pool,
+      claims: [claim('a', T0, ['Registered', 'Initialized'])],
+      nodes: [node('a', [ROGUE])],
+      pendingPods: tolerant,
+      nowMs: T0 + 30_000,
+    };
+    const { failures, suspects } = classifyNodeClaims(input);
+    expect(failures).toEqual([]);
+    expect(suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
+    // A pod that tolerates it, or no taint at all: nothing to wait for.
+    expect(classifyNodeClaims({ ...input, nodes: [node('a', [])] }).suspects).toEqual([]);
   });
 
   it('names the taint, when the node initialized and how many pending pods it keeps away', () => {
