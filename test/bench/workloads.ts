@@ -154,7 +154,8 @@ export function diversePods(count: number, seed = 1): Pod[] {
   return out;
 }
 
-const PLAIN_SHAPES: readonly [string, string][] = [
+/** The plain-requests mix: cpu and memory requests, drawn uniformly. */
+export const PLAIN_SHAPES: readonly [string, string][] = [
   ['250m', '512Mi'],
   ['500m', '1Gi'],
   ['500m', '4Gi'],

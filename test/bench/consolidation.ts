@@ -1,0 +1,101 @@
+// Consolidation benchmark: `npm run bench:consolidation` (all four cases) or
+// `npm run bench:consolidation -- 5000:catalog …` (selected cases; a third field sets the NodePool's
+// minimum savings, e.g. `1000:400:0%`). Each case runs consolidation-case.ts in its own Node process
+// pinned to one core (BENCH_CPU, default 0) and prints one line as it finishes, then a Markdown
+// table. The cases take minutes each, so they are not part of `npm run bench`.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+interface Result {
+  readonly pods: number;
+  readonly typeSet: string;
+  readonly minSavings: string;
+  readonly instanceTypes: number;
+  readonly podsRemaining: number;
+  readonly nodesBefore: number;
+  readonly costBefore: number;
+  readonly nodesAfter: number;
+  readonly costAfter: number;
+  readonly scratchNodes: number;
+  readonly scratchCost: number;
+  readonly wholePodBound: number;
+  readonly ratioScratch: number;
+  readonly ratioBound: number;
+  readonly converged: boolean;
+  readonly virtualMinutes: number;
+  readonly commands: {
+    readonly delete: number;
+    readonly replace: number;
+    readonly abandoned: number;
+    readonly failed: number;
+    readonly emptiness: number;
+    readonly multiNode: number;
+    readonly singleNode: number;
+  };
+  readonly podsMoved: number;
+  readonly podsEvicted: number;
+  readonly raisedCost: number;
+  readonly stranded: number;
+  readonly passes: number;
+  readonly passesWithCommands: number;
+  readonly passSecondsMedian: number;
+  readonly passSecondsP95: number;
+  readonly passSecondsMax: number;
+  readonly disruptWallSeconds: number;
+  readonly peakRssMiB: number;
+}
+
+const DEFAULT_CASES = ['1000:400', '1000:catalog', '5000:400', '5000:catalog'];
+const requested = process.argv.slice(2);
+const cases = (requested.length > 0 ? requested : DEFAULT_CASES).map((arg) => {
+  const [pods = '1000', typeSet = '400', minSavings] = arg.split(':');
+  return { pods, typeSet, minSavings };
+});
+const caseScript = fileURLToPath(new URL('./consolidation-case.ts', import.meta.url));
+const benchCpu = process.env['BENCH_CPU'] ?? '0';
+const hasTaskset = spawnSync('taskset', ['-c', benchCpu, 'true']).status === 0;
+console.log(
+  `consolidation benchmark: ${cases.length} cases, node ${process.version}, ${cpus().length} cpus, ${hasTaskset ? `pinned to cpu ${benchCpu}` : 'not pinned'}`,
+);
+
+const results: Result[] = [];
+for (const c of cases) {
+  const args = [
+    '--import',
+    'tsx',
+    caseScript,
+    c.pods,
+    c.typeSet,
+    '12',
+    ...(c.minSavings === undefined ? [] : [c.minSavings]),
+  ];
+  const options = {
+    encoding: 'utf8' as const,
+    maxBuffer: 1 << 24,
+    stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[],
+  };
+  const out = hasTaskset
+    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
+    : execFileSync(process.execPath, args, options);
+  const r = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Result;
+  results.push(r);
+  console.log(
+    `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
+      `(${r.converged ? `converged in ${r.virtualMinutes.toFixed(0)} virtual min` : 'NOT converged'}), from scratch $${r.scratchCost.toFixed(2)}/h ` +
+      `(${r.ratioScratch.toFixed(3)}×), whole-pod bound $${r.wholePodBound.toFixed(2)}/h (${r.ratioBound.toFixed(3)}×), ` +
+      `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s`,
+  );
+}
+
+console.log(
+  "\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; emptiness / multi / single) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |",
+);
+console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of results) {
+  const k = r.commands;
+  console.log(
+    `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
+      `${k.delete} + ${k.replace}; ${k.emptiness} / ${k.multiNode} / ${k.singleNode} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
+  );
+}
