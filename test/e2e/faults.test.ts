@@ -128,19 +128,22 @@ function lagTagLookups(): void {
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
-/** The rogue-taint scenario, started with the file so its five minutes overlap the other tests. */
+/** The rogue-taint scenario (startRogue). */
 const ROGUE_TAINT = { key: 'chaos.example.com/rogue', value: 'true', effect: 'NoExecute' };
 const roguePools: { pool: string; replicas: number }[] = [];
 let rogueStartedAt = 0;
 let rogueRunning: Promise<void> | undefined;
+/** Tagged instances no NodeClaim names, for the garbage-collection case. */
+let orphans = { ids: [] as string[], launchedAt: 0 };
 
-beforeAll(async () => {
-  collector = e2e.env.account.as('garbage-collector');
-  terminator = e2e.env.termination;
-  lagTagLookups();
-  startSchedules();
-  // Karpenter's chaos case: a controller taints every new node of these pools with a NoExecute
-  // taint no pod tolerates. One pool runs 1 replica, the other 100 (one m5.4xlarge holds them all).
+/**
+ * Karpenter's chaos case, started once the provisioning kill points are done (its pending pods
+ * would otherwise share their runs) so that its five minutes overlap the later cases.
+ */
+async function startRogue(): Promise<void> {
+  if (rogueStartedAt > 0) return;
+  // A controller taints every new node of these pools with a NoExecute taint no pod tolerates.
+  // One pool runs 1 replica, the other 100 (one m5.4xlarge holds them all).
   for (const [suffix, replicas, type, cpu] of [
     ['rogue-one', 1, 'm5.large', '1500m'],
     ['rogue-many', 100, 'm5.4xlarge', '10m'],
@@ -186,6 +189,40 @@ beforeAll(async () => {
       await sleep(300);
     }
   })();
+}
+
+beforeAll(async () => {
+  collector = e2e.env.account.as('garbage-collector');
+  terminator = e2e.env.termination;
+  lagTagLookups();
+  // What a crashed launch leaves behind, launched when the file starts so that they are 30 s old
+  // by the time the garbage-collection case runs.
+  const { account } = e2e.env;
+  const pool = `prov-${id}-orphans`;
+  const launched = await account.ec2.send(
+    new RunInstancesCommand({
+      ImageId: account.amis.amd64,
+      InstanceType: 't3.micro',
+      MinCount: 2,
+      MaxCount: 2,
+      SubnetId: account.network.subnets[0]?.id,
+      TagSpecifications: [
+        {
+          ResourceType: 'instance',
+          Tags: [
+            { Key: Tag.cluster(CLUSTER), Value: 'owned' },
+            { Key: Tag.clusterName, Value: CLUSTER },
+            { Key: Tag.nodePool, Value: pool },
+            { Key: Tag.nodeClass, Value: e2e.nodeClassName },
+            { Key: Tag.nodeClaim, Value: `ghost-${id}` },
+          ],
+        },
+      ],
+    }),
+  );
+
+  orphans = { ids: (launched.Instances ?? []).map((i) => i.InstanceId ?? ''), launchedAt: Date.now() };
+  startSchedules();
 });
 
 afterAll(async () => {
@@ -305,32 +342,8 @@ async function invariants(pool: string): Promise<void> {
 describe('kill-point matrix', () => {
   it('garbage collection killed before each side effect: the orphan is terminated by the next pass, within its period plus 30 s', async () => {
     const { account, server, cluster } = e2e.env;
-    const pool = `prov-${id}-orphans`;
-    // What a crashed launch leaves behind: instances tagged by Flotilla that no NodeClaim names
-    // (launched here as EC2 would have launched them).
-    const launched = await account.ec2.send(
-      new RunInstancesCommand({
-        ImageId: account.amis.amd64,
-        InstanceType: 't3.micro',
-        MinCount: 2,
-        MaxCount: 2,
-        SubnetId: account.network.subnets[0]?.id,
-        TagSpecifications: [
-          {
-            ResourceType: 'instance',
-            Tags: [
-              { Key: Tag.cluster(CLUSTER), Value: 'owned' },
-              { Key: Tag.clusterName, Value: CLUSTER },
-              { Key: Tag.nodePool, Value: pool },
-              { Key: Tag.nodeClass, Value: e2e.nodeClassName },
-              { Key: Tag.nodeClaim, Value: `ghost-${id}` },
-            ],
-          },
-        ],
-      }),
-    );
-    const ids = (launched.Instances ?? []).map((i) => i.InstanceId ?? '');
-    const launchedAt = Date.now();
+    const { ids, launchedAt } = orphans;
+
     const killPoints: string[] = [];
     for (let k = 1; ; k++) {
       await sleep(Math.max(0, launchedAt + 31_000 - Date.now()));
@@ -425,6 +438,7 @@ describe('kill-point matrix', () => {
 
   it('termination killed before each side effect: the node drains, its instance and both finalizers go, and the pod runs again', async () => {
     const { server, cluster, custom } = e2e.env;
+    await startRogue();
     const pool = await e2e.createPool('term', 'term', { instanceTypes: ['m5.large'] });
     const replicas = 12;
     await e2e.deploy('term', 'term', replicas, '1500m');
@@ -827,6 +841,7 @@ describe('throttling storm', () => {
 
 describe('rogue taint', () => {
   it('a controller tainting every new node NoExecute: at most 3 nodes launched in 5 minutes for 1 and for 100 replicas, and the empty ones reclaimed', async () => {
+    await startRogue();
     await sleep(Math.max(0, rogueStartedAt + 5 * 60_000 - Date.now()));
     for (const { pool, replicas } of roguePools) {
       const launched = logLines.filter(
@@ -845,8 +860,14 @@ describe('rogue taint', () => {
       expect(launched.length).toBeGreaterThan(0);
       expect(launched.length).toBeLessThanOrEqual(3);
       expect(backoffs.length).toBeGreaterThan(0);
+      // The NodePool says why (its LaunchBackoff condition: True while paused, False once a pause
+      // has ended), and so do its Events.
       const status = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
-      expect(status?.conditions.find((c) => c.type === 'LaunchBackoff')?.status).toBe('True');
+      expect(status?.conditions.find((c) => c.type === 'LaunchBackoff')?.reason).toBeDefined();
+      const events = await e2e.env.core.listNamespacedEvent({ namespace: 'default' });
+      expect(events.items.some((e) => e.reason === 'LaunchBackoff' && e.involvedObject.name === pool)).toBe(
+        true,
+      );
       // Reclaimed: every rogue-tainted node but the newest is gone once it has been empty for
       // consolidateAfter (20 s).
       await waitFor(
