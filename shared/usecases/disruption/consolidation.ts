@@ -33,6 +33,8 @@ export const SPOT_TO_SPOT_MIN_TYPES = 15;
 export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** Simulations single-node consolidation runs per pass; the next pass goes on from there. */
 export const SINGLE_NODE_MAX_SIMULATIONS = 20;
+/** The least saving a command makes, even with a minimum of 0%. */
+const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 /** Karpenter v1.14's `Balanced` threshold: savings fraction / disruption fraction ≥ 1/k, k = 2. */
 export const BALANCED_MIN_SCORE = 0.5;
 
@@ -161,7 +163,8 @@ export function evaluateConsolidation(
   }
   const before = candidates.reduce((sum, c) => sum + priceOf(c), 0);
   const threshold = Math.max(...candidates.map((c) => minSavings(c.nodePool.annotations)));
-  const budget = before * (1 - threshold);
+  // Strictly cheaper whatever the minimum (0% included): a same-price move is churn.
+  const budget = Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
   const replacements: NodeClaimPlan[] = [];
   let after = 0;
   if (result.nodeClaims.length > 0) {

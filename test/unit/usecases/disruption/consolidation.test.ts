@@ -169,6 +169,13 @@ describe('single-node consolidation', () => {
     ).toHaveLength(1);
   });
 
+  it('never replaces a node with one of the same price, even with a minimum of 0%', () => {
+    const same = itype('m5a.xlarge', 0.192);
+    const simulate = simulation({ replacements: [replacementOf([same], ['on-demand'])] });
+    const free = node('a', 0.192, { annotations: { [MIN_SAVINGS_ANNOTATION]: '0%' } });
+    expect(singleNodeConsolidation.computeCommands([free], all(1), simulate, context([same]))).toEqual([]);
+  });
+
   it('replaces on-demand nodes with spot where the NodePool allows spot', () => {
     const simulate = simulation({ replacements: [replacementOf([m5large])] });
     const [command] = singleNodeConsolidation.computeCommands(
