@@ -6,12 +6,7 @@ import {
   type Filter,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import {
-  FlowcontrolApiserverV1Api,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
@@ -30,6 +25,7 @@ import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
 import { kube } from '../harness/index.ts';
+import { throttleUser } from '../harness/kube/throttled-user.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { type LambdaAws, TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
@@ -705,45 +701,15 @@ describe('throttling storm', () => {
     );
   }
 
-  afterAll(async () => {
-    const flowcontrol = e2e.env.kc.makeApiClient(FlowcontrolApiserverV1Api);
-    await flowcontrol.deleteFlowSchema({ name: LEVEL }).catch(() => undefined);
-    await flowcontrol.deletePriorityLevelConfiguration({ name: LEVEL }).catch(() => undefined);
-  });
+  let unthrottle: () => Promise<void> = async () => undefined;
+  afterAll(() => unthrottle());
 
   it('half of the EC2 calls throttled and the API server answering 429 to a share: every pod placed, nothing orphaned, every error typed', async () => {
     const { kc, account, custom, apps } = e2e.env;
     startSchedules();
     // API Priority and Fairness gives Flotilla's throttled user (the controller group's RBAC) a
     // priority level of a few seats that rejects what does not fit, as a busy API server does.
-    const flowcontrol = kc.makeApiClient(FlowcontrolApiserverV1Api);
-    await flowcontrol.createPriorityLevelConfiguration({
-      body: {
-        metadata: { name: LEVEL },
-        spec: {
-          type: 'Limited',
-          limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Reject' } },
-        },
-      },
-    });
-    await flowcontrol.createFlowSchema({
-      body: {
-        metadata: { name: LEVEL },
-        spec: {
-          priorityLevelConfiguration: { name: LEVEL },
-          matchingPrecedence: 400,
-          distinguisherMethod: { type: 'ByUser' },
-          rules: [
-            {
-              subjects: [{ kind: 'User', user: { name: 'flotilla-throttled' } }],
-              resourceRules: [
-                { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] },
-              ],
-            },
-          ],
-        },
-      },
-    });
+    unthrottle = await throttleUser(kc, LEVEL, 400);
     const throttledKc = new KubeConfig();
     throttledKc.loadFromFile((await kube()).throttledKubeconfigPath);
     const kubeLines: Record<string, unknown>[] = [];

@@ -16,12 +16,10 @@ import type {
 } from './method.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
-// elsewhere, or a replace when cheaper capacity takes them), with two changes that Flotilla makes
-// on purpose:
-// - A command may plan several replacements for several candidates (the candidate set is solved
-//   again), as long as it saves the NodePool's minimum; Karpenter allows at most one.
-// - No command saves less than the NodePool's minimum savings (`flotilla.io/consolidation-min-savings`,
-//   default 10% of the candidates' $/hour), so nodes are not replaced for a few cents.
+// elsewhere, or a replace when one cheaper node takes them), with one change that Flotilla makes
+// on purpose: no command saves less than the NodePool's minimum savings
+// (`flotilla.io/consolidation-min-savings`, default 10% of the candidates' $/hour), so nodes are
+// not replaced for a few cents.
 // Pure: the simulation and the prices come in as arguments.
 
 /** The NodePool annotation with the least a consolidation command must save, `10%` or `0.1`. */
@@ -168,8 +166,10 @@ export function evaluateConsolidation(
   const replacements: NodeClaimPlan[] = [];
   let after = 0;
   if (result.nodeClaims.length > 0) {
-    if (result.nodeClaims.length > candidates.length) {
-      return { kind: 'invalid', why: 'the pods need more new nodes than they leave' };
+    // As Karpenter: one replacement at most. With more, a command could replace a node by an
+    // identical one as part of a package whose savings come from another node.
+    if (result.nodeClaims.length > 1) {
+      return { kind: 'invalid', why: `the pods need ${result.nodeClaims.length} new nodes` };
     }
     const allOnDemand = candidates.every((c) => capacityTypeOf(c) === 'on-demand');
     const allSpot = candidates.every((c) => capacityTypeOf(c) === 'spot');

@@ -1,9 +1,10 @@
-import { FlowcontrolApiserverV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
 import { type Kube, kube } from '../../harness/index.ts';
+import { throttleUser } from '../../harness/kube/throttled-user.ts';
 
 // A kube-apiserver that answers 429 to a share of requests, as a busy cluster does: API Priority
 // and Fairness gives the user `flotilla-throttled` (in the flotilla:controller group, so with
@@ -12,44 +13,15 @@ import { type Kube, kube } from '../../harness/index.ts';
 
 const LEVEL = 'flotilla-throttled';
 let cube: Kube;
-let flowcontrol: FlowcontrolApiserverV1Api;
+
+let unthrottle: () => Promise<void> = async () => undefined;
 
 beforeAll(async () => {
   cube = await kube();
-  flowcontrol = cube.userKubeConfig.makeApiClient(FlowcontrolApiserverV1Api);
-  await flowcontrol.createPriorityLevelConfiguration({
-    body: {
-      metadata: { name: LEVEL },
-      spec: {
-        type: 'Limited',
-        limited: { nominalConcurrencyShares: 1, lendablePercent: 0, limitResponse: { type: 'Reject' } },
-      },
-    },
-  });
-  await flowcontrol.createFlowSchema({
-    body: {
-      metadata: { name: LEVEL },
-      spec: {
-        priorityLevelConfiguration: { name: LEVEL },
-        matchingPrecedence: 500,
-        distinguisherMethod: { type: 'ByUser' },
-        rules: [
-          {
-            subjects: [{ kind: 'User', user: { name: 'flotilla-throttled' } }],
-            resourceRules: [
-              { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] },
-            ],
-          },
-        ],
-      },
-    },
-  });
+  unthrottle = await throttleUser(cube.userKubeConfig, LEVEL, 500);
 });
 
-afterAll(async () => {
-  await flowcontrol.deleteFlowSchema({ name: LEVEL }).catch(() => undefined);
-  await flowcontrol.deletePriorityLevelConfiguration({ name: LEVEL }).catch(() => undefined);
-});
+afterAll(() => unthrottle());
 
 describe('Flotilla against a throttling API server', () => {
   it('completes its passes, retrying the requests the API server rejected with 429', async () => {

@@ -245,14 +245,19 @@ describe('multi-node consolidation', () => {
     expect(command?.replacements).toEqual([]);
   });
 
-  it('may plan more than one replacement when together they save the minimum', () => {
+  it('plans at most one replacement, as Karpenter: never an identical node as part of a package', () => {
     const small = itype('m5.large', 0.096);
-    const candidates = ['a', 'b', 'c'].map((n) => node(n, 0.384, { type: 'm5.2xlarge' }));
+    const candidates = [node('a', 0.384, { type: 'm5.2xlarge' }), node('b', 0.096, { type: 'm5.large' })];
     const simulate = simulation({
       replacements: [replacementOf([small], ['on-demand']), replacementOf([small], ['on-demand'])],
     });
-    const [command] = multiNodeConsolidation.computeCommands(candidates, all(3), simulate, context([small]));
-    expect(command?.replacements).toHaveLength(2);
+    expect(multiNodeConsolidation.computeCommands(candidates, all(2), simulate, context([small]))).toEqual(
+      [],
+    );
+    const one = simulation({ replacements: [replacementOf([small], ['on-demand'])] });
+    expect(
+      multiNodeConsolidation.computeCommands(candidates, all(2), one, context([small]))[0]?.replacements,
+    ).toHaveLength(1);
   });
 
   it('under Balanced, rejects a move whose savings are small against the disruption it causes', () => {
