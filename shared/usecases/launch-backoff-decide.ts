@@ -296,6 +296,30 @@ export function classifyNodeClaims(input: FailureInput): {
           detail: `nodeClaim "${claim.name}" registered at ${iso(registeredAtMs)} but did not initialize within ${INITIALIZATION_TIMEOUT_MS / 60_000}m`,
         });
       }
+      // Registered, not initialized yet, and already under a taint the pool did not set that
+      // repels its pods: launch nothing more while that is so (it counts once initialized).
+      const joined =
+        (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
+        (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
+      if (
+        !claim.deleting &&
+        registeredAtMs !== undefined &&
+        joined !== undefined &&
+        input.pendingPods !== undefined
+      ) {
+        const unexpected = unexpectedTaints(joined, pool, claim);
+        hostable ??= hostablePendingPods(pool, input.pendingPods);
+        const repelled = hostable.filter(
+          (p) => firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
+        );
+        if (unexpected.length > 0 && repelled.length > 0 && !joined.pods.some(isReschedulable)) {
+          suspects.push({
+            nodeClaim: claim.name,
+            untilMs: registeredAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS,
+            detail: `Node ${joined.name} joined with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
+          });
+        }
+      }
       continue;
     }
     if (input.pendingPods === undefined) continue;

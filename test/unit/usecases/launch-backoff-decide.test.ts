@@ -457,6 +457,10 @@ describe('findNodeClaimFailures', () => {
     expect(suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
     // A pod that tolerates it, or no taint at all: nothing to wait for.
     expect(classifyNodeClaims({ ...input, nodes: [node('a', [])] }).suspects).toEqual([]);
+    // Registered and not initialized yet, already under the taint: waited on from registration.
+    const joining = classifyNodeClaims({ ...input, claims: [claim('a', T0, ['Launched', 'Registered'])] });
+    expect(joining.failures).toEqual([]);
+    expect(joining.suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
   });
 
   it('names the taint, when the node initialized and how many pending pods it keeps away', () => {
