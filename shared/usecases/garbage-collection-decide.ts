@@ -36,6 +36,11 @@ export interface CollectionInput {
   readonly nowMs: number;
   /** How long after launch EC2 may still not list an instance (INSTANCE_LOOKUP_WINDOW_MS). */
   readonly lookupWindowMs: number;
+  /**
+   * Some NodeClaims could not be read: an instance may belong to one of them, so no instance is
+   * taken for an orphan in this reading (fail closed).
+   */
+  readonly unreadableNodeClaims?: number;
 }
 
 /** Epoch ms of the claim's `Launched=True` transition, else its creation. */
@@ -64,7 +69,7 @@ export function decideCollection(input: CollectionInput): CollectionStep[] {
     }),
   );
   const steps: CollectionStep[] = [];
-  for (const instance of input.instances) {
+  for (const instance of (input.unreadableNodeClaims ?? 0) > 0 ? [] : input.instances) {
     if (instance.state === 'shutting-down' || instance.state === 'terminated') continue;
     if (claimedIds.has(instance.instanceId)) continue;
     if (instance.nodeClaimName !== undefined && claimNames.has(instance.nodeClaimName)) continue;

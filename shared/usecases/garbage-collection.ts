@@ -47,7 +47,14 @@ export async function collectGarbage(
     nodes: nodes.items,
     nowMs: now.getTime(),
     lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
+    unreadableNodeClaims: claims.problems.length,
   });
+  if (claims.problems.length > 0) {
+    ports.logger.warn('orphaned instances not collected', {
+      why: 'some NodeClaims cannot be read; an instance may be theirs',
+      problems: claims.problems.slice(0, 5).map((p) => p.message),
+    });
+  }
   const terminated: string[] = [];
   const deletedNodeClaims: string[] = [];
   const failed: { step: string; error: unknown }[] = [];

@@ -104,6 +104,22 @@ describe('garbage collection', () => {
     expect(await w.cloud.get(otherCluster.instanceId)).toBeDefined();
   });
 
+  it('takes no instance for an orphan while a NodeClaim cannot be read (it may be its owner)', async () => {
+    const w = world();
+    // Named differently from the unreadable NodeClaim: which instance is whose cannot be told.
+    const instance = w.instance('gone-claim');
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'unreadable', labels: {} },
+      spec: { nodeClassRef: 'default', requirements: 'all' },
+    });
+    w.clock.advance(10 * 60_000);
+    expect((await w.pass()).terminated).toEqual([]);
+    expect(await w.cloud.get(instance.instanceId)).toBeDefined();
+    // The same orphan without the unreadable NodeClaim is collected (the first case above).
+  });
+
   it('deletes a NodeClaim whose instance is gone, once the lookup window has passed', async () => {
     const w = world();
     const instance = w.instance('reclaimed');
