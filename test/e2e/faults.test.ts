@@ -6,12 +6,11 @@ import {
   type Filter,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { Tag } from '../../shared/apis/aws-tags.ts';
@@ -20,7 +19,6 @@ import { podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { disrupt } from '../../shared/usecases/disruption/controller.ts';
 import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
 import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
@@ -124,69 +122,8 @@ function lagTagLookups(): void {
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
-/** The rogue-taint scenario (startRogue). */
-const ROGUE_TAINT = { key: 'chaos.example.com/rogue', value: 'true', effect: 'NoExecute' };
-const roguePools: { pool: string; replicas: number }[] = [];
-let rogueStartedAt = 0;
-let rogueRunning: Promise<void> | undefined;
 /** Tagged instances no NodeClaim names, for the garbage-collection case. */
 let orphans = { ids: [] as string[], launchedAt: 0 };
-
-/**
- * Karpenter's chaos case, started once the provisioning kill points are done (its pending pods
- * would otherwise share their runs) so that its five minutes overlap the later cases.
- */
-async function startRogue(): Promise<void> {
-  if (rogueStartedAt > 0) return;
-  // A controller taints every new node of these pools with a NoExecute taint no pod tolerates.
-  // One pool runs 1 replica, the other 100 (one m5.4xlarge holds them all).
-  for (const [suffix, replicas, type, cpu] of [
-    ['rogue-one', 1, 'm5.large', '1500m'],
-    ['rogue-many', 100, 'm5.4xlarge', '10m'],
-  ] as const) {
-    const pool = await e2e.createPool(suffix, suffix, {
-      instanceTypes: [type],
-      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '20s' },
-    });
-    roguePools.push({ pool, replicas });
-    await e2e.env.apps.createNamespacedDeployment({
-      namespace: e2e.namespace,
-      body: {
-        metadata: { name: suffix, namespace: e2e.namespace },
-        spec: {
-          replicas,
-          selector: { matchLabels: { app: suffix } },
-          template: {
-            metadata: { labels: { app: suffix } },
-            spec: e2e.podSpec(suffix, { app: suffix }, cpu),
-          },
-        },
-      },
-    });
-  }
-  rogueStartedAt = Date.now();
-  rogueRunning = (async () => {
-    const { core } = e2e.env;
-    while (!stopping && Date.now() - rogueStartedAt < 6 * 60_000) {
-      for (const { pool } of roguePools) {
-        for (const node of await e2e.nodesOf(pool)) {
-          if ((node.spec?.taints ?? []).some((t) => t.key === ROGUE_TAINT.key)) continue;
-          await core
-            .patchNode(
-              {
-                name: node.metadata?.name ?? '',
-                body: { spec: { taints: [...(node.spec?.taints ?? []), ROGUE_TAINT] } },
-              },
-              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-            )
-            .catch(() => undefined);
-        }
-      }
-      // As a controller that watches Nodes would, within a fraction of a second of each joining.
-      await sleep(100);
-    }
-  })();
-}
 
 beforeAll(async () => {
   collector = e2e.env.account.as('garbage-collector');
@@ -224,7 +161,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   stopping = true;
-  await Promise.all([...loops, rogueRunning]);
+  await Promise.all(loops);
 });
 
 /** The schedules, compressed: provisioner, termination and garbage collector. */
@@ -275,37 +212,6 @@ function startSchedules(): void {
       if (collectorPaused) return;
       await asLambda(server, 'garbage-collector', () =>
         collectGarbage({ cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger }, new Date()),
-      );
-    }),
-    // Disruption (emptiness reclaims the rogue-tainted nodes), limited to the rogue pools.
-    loop(2_000, async () => {
-      runs += 1;
-      const disruptionAws = e2e.env.account.as('disruption');
-      const { account } = e2e.env;
-      await asLambda(server, 'disruption', () =>
-        disrupt(
-          {
-            cluster: clusterNow(),
-            cloud: disruptionAws.cloud,
-            leases: new DynamoLeaseStore(disruptionAws.dynamodb, TABLE),
-            clock: { now: () => new Date() },
-            sleep: (ms) => sleep(ms),
-            logger: e2e.logger,
-            terminationQueue: makeSqsTerminationQueue(disruptionAws.sqs, account.stack.queueUrls.termination),
-            requestLaunch: makeLaunchRequester({
-              sqs: disruptionAws.sqs,
-              queueUrl: account.stack.queueUrls.podEvents,
-              clusterName: CLUSTER,
-              clock: { now: () => new Date() },
-            }),
-          },
-          {
-            holder: `disrupt-${runs}-${id}`,
-            leaseName: `disruption#${id}`,
-            validationMs: 3_000,
-            nodePools: (pool) => mine(pool) && pool.includes('-rogue'),
-          },
-        ),
       );
     }),
   ];
@@ -435,7 +341,6 @@ describe('kill-point matrix', () => {
 
   it('termination killed before each side effect: the node drains, its instance and both finalizers go, and the pod runs again', async () => {
     const { server, cluster, custom } = e2e.env;
-    await startRogue();
     const pool = await e2e.createPool('term', 'term', { instanceTypes: ['m5.large'] });
     const replicas = 12;
     await e2e.deploy('term', 'term', replicas, '1500m');
@@ -802,50 +707,6 @@ describe('throttling storm', () => {
       await noise;
       for (const client of clients) client.middlewareStack.remove('throttling-storm');
       scheduleCluster = undefined;
-    }
-  }, 600_000);
-});
-
-describe('rogue taint', () => {
-  it('a controller tainting every new node NoExecute: at most 3 nodes launched in 5 minutes for 1 and for 100 replicas, and the empty ones reclaimed', async () => {
-    await startRogue();
-    await sleep(Math.max(0, rogueStartedAt + 5 * 60_000 - Date.now()));
-    for (const { pool, replicas } of roguePools) {
-      const launched = logLines.filter(
-        (l) =>
-          l['decision'] === 'launch' &&
-          l['outcome'] === 'launched' &&
-          l['nodePool'] === pool &&
-          Date.parse(String(l['time'])) <= rogueStartedAt + 5 * 60_000,
-      );
-      const backoffs = logLines.filter(
-        (l) => l['decision'] === 'launchBackoff' && l['nodePool'] === pool && l['action'] === 'start',
-      );
-      progress(
-        `rogue taint, ${replicas} replicas: ${launched.length} nodes launched in 5 minutes, launches paused ${backoffs.length} times (${backoffs.map((b) => `${b['backoffSeconds']}s`).join(', ')})`,
-      );
-      expect(launched.length).toBeGreaterThan(0);
-      expect(launched.length).toBeLessThanOrEqual(3);
-      expect(backoffs.length).toBeGreaterThan(0);
-      // The NodePool says why (its LaunchBackoff condition: True while paused, False once a pause
-      // has ended), and so do its Events.
-      const status = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
-      expect(status?.conditions.find((c) => c.type === 'LaunchBackoff')?.reason).toBeDefined();
-      const events = await e2e.env.core.listNamespacedEvent({ namespace: 'default' });
-      expect(events.items.some((e) => e.reason === 'LaunchBackoff' && e.involvedObject.name === pool)).toBe(
-        true,
-      );
-      // Reclaimed: every rogue-tainted node but the newest is gone once it has been empty for
-      // consolidateAfter (20 s).
-      await waitFor(
-        `the rogue-tainted nodes of ${pool} reclaimed`,
-        async () => ((await e2e.nodesOf(pool)).length <= 1 ? true : undefined),
-        { timeoutMs: 120_000 },
-      );
-      const reclaimed = logLines.filter(
-        (l) => l['decision'] === 'disrupt' && l['reason'] === 'Empty' && JSON.stringify(l).includes(pool),
-      );
-      expect(reclaimed.length).toBeGreaterThan(0);
     }
   }, 600_000);
 });
