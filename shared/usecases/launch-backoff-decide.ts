@@ -235,9 +235,10 @@ function hostablePendingPods(pool: ClusterNodePool, pending: readonly Pod[]): Po
  * The pool's NodeClaims that failed, as far as the cluster shows them now:
  * - `InitializationTimeout`: registered, not being deleted, and not initialized
  *   INITIALIZATION_TIMEOUT_MS after the `Registered` condition's transition;
- * - `UnexpectedTaint`: initialized UNEXPECTED_TAINT_PERSISTENCE_MS or more ago (the `Initialized`
- *   condition's transition), with a Node that is still empty, has hosted no pod since it
- *   initialized (`status.lastPodEventTime` not later than that) and carries an unexpected taint
+ * - `UnexpectedTaint`: a Node that is empty, has stayed so for UNEXPECTED_TAINT_PERSISTENCE_MS or
+ *   more since it initialized (the `Initialized` condition's transition) or since its pods left
+ *   (`status.lastPodEventTime`) when they all left within that window of initializing, and carries
+ *   an unexpected taint
  *   (unexpectedTaints) that pending pods the pool could host (they tolerate its template taints,
  *   and its labels and requirements admit their node selector, required node affinity and volume
  *   topology) do not tolerate. NodeClaims and Nodes being deleted, and Nodes carrying
@@ -325,8 +326,14 @@ export function classifyNodeClaims(input: FailureInput): {
     if (input.pendingPods === undefined) continue;
     const initializedAtMs = trueSinceMs(conditions, 'Initialized');
     if (initializedAtMs === undefined) continue;
-    // Pods came (and maybe went) since it initialized: the node worked.
-    if (claim.status.lastPodEventMs !== undefined && claim.status.lastPodEventMs > initializedAtMs) continue;
+    // Pods came (and maybe went) since it initialized. The node worked, unless they all went again
+    // within the persistence window: a taint that lands a moment after the node joins (a rogue
+    // controller racing kube-scheduler) evicts the pods bound in between, and the node is then as
+    // useless as one tainted before any pod came. Such a node is judged from its last pod event.
+    const lastPodEventMs = claim.status.lastPodEventMs;
+    const hosted = lastPodEventMs !== undefined && lastPodEventMs > initializedAtMs;
+    if (hosted && lastPodEventMs - initializedAtMs >= UNEXPECTED_TAINT_PERSISTENCE_MS) continue;
+    const emptySinceMs = hosted ? lastPodEventMs : initializedAtMs;
     const node =
       (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
       (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
@@ -339,7 +346,7 @@ export function classifyNodeClaims(input: FailureInput): {
     if (!emptied) {
       if (node.deleting) continue;
       if ((node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
-      early = nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS;
+      early = nowMs - emptySinceMs < UNEXPECTED_TAINT_PERSISTENCE_MS;
     }
     const unexpected = unexpectedTaints(node, pool, claim);
     if (unexpected.length === 0) continue;
@@ -351,7 +358,7 @@ export function classifyNodeClaims(input: FailureInput): {
     if (early) {
       suspects.push({
         nodeClaim: claim.name,
-        untilMs: initializedAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS,
+        untilMs: emptySinceMs + UNEXPECTED_TAINT_PERSISTENCE_MS,
         detail: `Node ${node.name} has taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
       });
       continue;
@@ -360,7 +367,7 @@ export function classifyNodeClaims(input: FailureInput): {
       kind: 'UnexpectedTaint',
       nodeClaim: claim.name,
       createdAtMs: claim.createdAtMs,
-      detail: `nodeClaim "${claim.name}": Node ${node.name} ${emptied ? 'was reclaimed as empty' : 'has stayed empty'} since it initialized at ${iso(initializedAtMs)}, with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) the NodePool could host do not tolerate it`,
+      detail: `nodeClaim "${claim.name}": Node ${node.name} ${emptied ? 'was reclaimed as empty' : 'has stayed empty'} since ${hosted ? `its pods left at ${iso(emptySinceMs)}, soon after it initialized at ${iso(initializedAtMs)}` : `it initialized at ${iso(initializedAtMs)}`}, with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set, and ${repelled.length} pending pod(s) the NodePool could host do not tolerate it`,
     });
   }
   return { failures, suspects };
@@ -368,7 +375,8 @@ export function classifyNodeClaims(input: FailureInput): {
 
 /**
  * The newest NodeClaim of the pool, created at or after `sinceMs`, that initialized and hosts pods
- * other than DaemonSet and mirror pods: proof the pool works again.
+ * other than DaemonSet and mirror pods, under no taint the NodePool did not set: proof the pool
+ * works again.
  */
 export function findRecoveredNodeClaim(
   input: Pick<FailureInput, 'pool' | 'claims' | 'nodes'>,
@@ -387,6 +395,9 @@ export function findRecoveredNodeClaim(
       (claim.status.nodeName === undefined ? undefined : nodes.get(claim.status.nodeName)) ??
       (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
     if (node === undefined || !node.pods.some(isReschedulable)) continue;
+    // A node under a taint its NodePool did not set proves nothing: a NoExecute one is about to
+    // evict the pods that came before it.
+    if (unexpectedTaints(node, input.pool, claim).length > 0) continue;
     if (best === undefined || (claim.createdAtMs ?? 0) > (best.createdAtMs ?? 0)) best = claim;
   }
   return best?.name;

@@ -291,8 +291,26 @@ describe('findNodeClaimFailures', () => {
       ['UnexpectedTaint'],
     ],
     [
-      'a node that had pods since it initialized (lastPodEventTime later)',
-      { taint: ROGUE, claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 + MIN } } },
+      'a node that hosted pods until 2 minutes after it initialized (lastPodEventTime that late)',
+      { taint: ROGUE, claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 + 2 * MIN } } },
+      [],
+    ],
+    [
+      'a node whose pods were evicted 10 s after it initialized, empty under the taint for 2 minutes since',
+      {
+        taint: ROGUE,
+        nowMs: T0 + 10_000 + 2 * MIN,
+        claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 + 10_000 } },
+      },
+      ['UnexpectedTaint'],
+    ],
+    [
+      'the same node 2 minutes after it initialized (empty for less than the window)',
+      {
+        taint: ROGUE,
+        nowMs: T0 + 2 * MIN,
+        claim: { status: { ...claim('a', T0, []).status, lastPodEventMs: T0 + 10_000 } },
+      },
       [],
     ],
     [
@@ -457,6 +475,20 @@ describe('findNodeClaimFailures', () => {
     expect(suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
     // A pod that tolerates it, or no taint at all: nothing to wait for.
     expect(classifyNodeClaims({ ...input, nodes: [node('a', [])] }).suspects).toEqual([]);
+    // Its pods left 10 s after it initialized (the taint came just after kube-scheduler bound
+    // them): waited on from then.
+    const evicted = classifyNodeClaims({
+      ...input,
+      claims: [
+        claim('a', T0, ['Registered', 'Initialized'], {
+          status: { ...claim('a', T0, ['Registered', 'Initialized']).status, lastPodEventMs: T0 + 10_000 },
+        }),
+      ],
+    });
+    expect(evicted.failures).toEqual([]);
+    expect(evicted.suspects).toEqual([
+      expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 10_000 + 2 * MIN }),
+    ]);
     // Registered and not initialized yet, already under the taint: waited on from registration.
     const joining = classifyNodeClaims({ ...input, claims: [claim('a', T0, ['Launched', 'Registered'])] });
     expect(joining.failures).toEqual([]);
@@ -554,6 +586,10 @@ describe('findRecoveredNodeClaim', () => {
         { pool, claims: [fresh], nodes: [node('fresh', [], [pod('ds', 100, { daemonSetName: 'ds' })])] },
         T0,
       ),
+    ).toBeUndefined();
+    // Pods bound a moment before a rogue NoExecute taint evicts them prove nothing.
+    expect(
+      findRecoveredNodeClaim({ pool, claims: [fresh], nodes: [node('fresh', [ROGUE], [pod('b', 100)])] }, T0),
     ).toBeUndefined();
   });
 });
