@@ -38,7 +38,7 @@ let disruptionAws: LambdaAws;
 let podEventQueueUrl = '';
 let terminationQueueUrl = '';
 
-/** The NodePool whose node expires (`expireAfter: 5m`) while the other tests run. */
+/** The NodePool whose node expires (`expireAfter: 3m`) while the other tests run. */
 let agingPool = '';
 
 beforeAll(async () => {
@@ -51,7 +51,7 @@ beforeAll(async () => {
   // holds back); the last test looks at it.
   agingPool = await e2e.createPool('expire', 'expire', {
     instanceTypes: ['m5.large'],
-    expireAfter: '5m',
+    expireAfter: '3m',
     disruption: { consolidateAfter: '0s', budgets: [{ nodes: '0', reasons: ['Drifted'] }] },
   });
   await e2e.deploy('expire', 'aging', 1, '1500m');
@@ -623,7 +623,7 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     expect(controllerErrors).toEqual([]);
   }, 300_000);
 
-  it('expireAfter: 5m replaces a node forcefully, launching for its pods', async () => {
+  it('expireAfter: 3m replaces a node forcefully, launching for its pods', async () => {
     const pool = agingPool;
     // The NodeClaim launched for the pod at the start of this file.
     const first = logLines.find(
@@ -648,11 +648,11 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
         (l['candidates'] as { nodeClaim: string }[])[0]?.nodeClaim === first,
     );
     expect(line).toMatchObject({ reason: 'Expired', action: 'replace', outcome: 'deleted' });
-    // Not before expireAfter: 5 minutes after the NodeClaim was created, which the launch line
+    // Not before expireAfter: 3 minutes after the NodeClaim was created, which the launch line
     // follows within seconds.
     const launchedAt = logLines.find((l) => l['decision'] === 'launch' && l['nodeClaim'] === first)?.['time'];
     expect(Date.parse(String(line?.['time'])) - Date.parse(String(launchedAt))).toBeGreaterThanOrEqual(
-      5 * 60_000 - 10_000,
+      3 * 60_000 - 10_000,
     );
     await scale('aging', 0);
   }, 360_000);
