@@ -1,4 +1,5 @@
 import type { CapacityType, DisruptionReason, DriftReason } from '../core/index.ts';
+import type { DisruptionMethodName } from './disruption/method.ts';
 
 // The disruption controller's decisions (one log line each, written through decision.ts).
 
@@ -34,7 +35,7 @@ export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
 export interface DisruptDecision {
   readonly kind: 'disrupt';
   readonly reason: DisruptionReason | 'Expired';
-  readonly method: 'emptiness' | 'drift' | 'multi-node' | 'single-node' | 'expiration';
+  readonly method: DisruptionMethodName | 'expiration';
   /** Karpenter's decision word: delete the candidates, or replace them. */
   readonly action: 'delete' | 'replace';
   readonly outcome: DisruptionOutcome;

@@ -323,6 +323,7 @@ const commands = {
   failed: 0,
   emptiness: 0,
   multiNode: 0,
+  repack: 0,
   singleNode: 0,
 };
 let podsMoved = 0;
@@ -340,6 +341,7 @@ for (const entries of byCommand.values()) {
   else commands.delete += 1;
   if (done['method'] === 'emptiness') commands.emptiness += 1;
   if (done['method'] === 'multi-node') commands.multiNode += 1;
+  if (done['method'] === 'repack') commands.repack += 1;
   if (done['method'] === 'single-node') commands.singleNode += 1;
   podsMoved += Number(done['podsMoved'] ?? 0);
   if (Number(done['pricePerHourAfter']) > Number(done['pricePerHourBefore'])) raisedCost += 1;

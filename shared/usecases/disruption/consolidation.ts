@@ -1,4 +1,6 @@
 import {
+  addResources,
+  computePodRequests,
   type InstanceType,
   Label,
   type NodeClaimPlan,
@@ -16,10 +18,15 @@ import type {
 } from './method.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
-// elsewhere, or a replace when one cheaper node takes them), with one change that Flotilla makes
+// elsewhere, or a replace when one cheaper node takes them), with two changes that Flotilla makes
 // on purpose: no command saves less than the NodePool's minimum savings
 // (`flotilla.io/consolidation-min-savings`, default 10% of the candidates' $/hour), so nodes are
-// not replaced for a few cents.
+// not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
+// of a budget's worth of the most wasteful nodes onto the new nodes the cheapest plan for those
+// pods needs (several replacements), the steps by which the cluster moves towards what a
+// from-scratch solve of its pods would launch. Karpenter's methods stop where no single node and
+// no set replaced by one node saves enough, which after a large scale-down leaves many part-full
+// nodes.
 // Pure: the simulation and the prices come in as arguments.
 
 /** The NodePool annotation with the least a consolidation command must save, `10%` or `0.1`. */
@@ -29,6 +36,8 @@ export const DEFAULT_MIN_SAVINGS = 0.1;
 export const SPOT_TO_SPOT_MIN_TYPES = 15;
 /** Karpenter's cap on multi-node candidates. */
 export const MULTI_NODE_MAX_CANDIDATES = 100;
+/** Karpenter's cap on multi-node candidates; repack takes at most as many. */
+export const REPACK_MAX_CANDIDATES = MULTI_NODE_MAX_CANDIDATES;
 /** Simulations single-node consolidation runs per pass; the next pass goes on from there. */
 export const SINGLE_NODE_MAX_SIMULATIONS = 20;
 /** The least saving a command makes, even with a minimum of 0%. */
@@ -103,6 +112,14 @@ function priceFor(
   return best;
 }
 
+/** The consolidation methods, as decision lines name them. */
+export type ConsolidationMethodName = 'multi-node' | 'repack' | 'single-node';
+
+/** Whether a disruption method's commands are consolidation's (simulated again after validation). */
+export function isConsolidationMethod(name: string): name is ConsolidationMethodName {
+  return name === 'multi-node' || name === 'repack' || name === 'single-node';
+}
+
 /** Why a set of candidates cannot be consolidated, or the command that consolidates it. */
 export type Evaluation =
   | { readonly kind: 'command'; readonly command: DisruptionCommand; readonly savingsPerHour: number }
@@ -150,7 +167,7 @@ function narrowPlan(
  * Under `Balanced`, savings / disruption (each as a fraction of the NodePool's) must reach 0.5.
  */
 export function evaluateConsolidation(
-  method: 'multi-node' | 'single-node',
+  method: ConsolidationMethodName,
   candidates: readonly DisruptionCandidate[],
   simulate: SimulateScheduling,
   context: MethodContext,
@@ -167,8 +184,11 @@ export function evaluateConsolidation(
   let after = 0;
   if (result.nodeClaims.length > 0) {
     // As Karpenter: one replacement at most. With more, a command could replace a node by an
-    // identical one as part of a package whose savings come from another node.
-    if (result.nodeClaims.length > 1) {
+    // identical one as part of a package whose savings come from another node. Repack takes as
+    // many as the cheapest plan for its pods needs (often more, smaller nodes than it removes):
+    // its packages are a budget's worth of nodes, and the minimum savings hold for the package.
+    const most = method === 'repack' ? Number.POSITIVE_INFINITY : 1;
+    if (result.nodeClaims.length > most) {
       return { kind: 'invalid', why: `the pods need ${result.nodeClaims.length} new nodes` };
     }
     const allOnDemand = candidates.every((c) => capacityTypeOf(c) === 'on-demand');
@@ -239,14 +259,15 @@ export function evaluateConsolidation(
   };
 }
 
-/** Candidates in consolidation order, each NodePool's within its budget. */
+/** Candidates in `order` (consolidation order by default), each NodePool's within its budget. */
 function withinBudget(
   candidates: readonly DisruptionCandidate[],
   allowed: ReadonlyMap<string, number>,
+  order: (a: DisruptionCandidate, b: DisruptionCandidate) => number = byConsolidationOrder,
 ): DisruptionCandidate[] {
   const left = new Map(allowed);
   const out: DisruptionCandidate[] = [];
-  for (const c of [...candidates].sort(byConsolidationOrder)) {
+  for (const c of [...candidates].sort(order)) {
     const pool = c.nodePool.pool.name;
     const room = left.get(pool) ?? 0;
     if (room < 1) continue;
@@ -268,26 +289,88 @@ export const multiNodeConsolidation: DisruptionMethod = {
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
     if (context === undefined) return [];
-    const ordered = withinBudget(candidates, allowed).slice(0, MULTI_NODE_MAX_CANDIDATES);
-    const first = ordered[0];
-    const pool =
-      first?.nodePool.disruption.consolidationPolicy === 'Balanced'
-        ? ordered.filter((c) => c.nodePool.pool.name === first.nodePool.pool.name)
-        : ordered.filter((c) => c.nodePool.disruption.consolidationPolicy !== 'Balanced');
+    const pool = samePolicy(withinBudget(candidates, allowed).slice(0, MULTI_NODE_MAX_CANDIDATES));
     if (pool.length < 2) return [];
-    let lo = 2;
-    let hi = pool.length;
-    let best: DisruptionCommand | undefined;
-    while (lo <= hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const evaluation = evaluateConsolidation('multi-node', pool.slice(0, mid), simulate, context);
-      if (evaluation.kind === 'command') {
-        best = evaluation.command;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
+    const best = largestPrefix('multi-node', pool, simulate, context);
+    return best === undefined ? [] : [best];
+  },
+};
+
+/**
+ * The share of a node its pods fill: the larger of their cpu and memory requests over the node's
+ * allocatable (1 when it has no allocatable to compare with).
+ */
+export function utilization(c: DisruptionCandidate): number {
+  const requests = addResources(...c.node.pods.map(computePodRequests));
+  const allocatable = c.node.allocatable ?? {};
+  let most = 0;
+  for (const r of ['cpu', 'memory'] as const) {
+    const have = allocatable[r] ?? 0;
+    if (have <= 0) return 1;
+    most = Math.max(most, (requests[r] ?? 0) / have);
+  }
+  return Math.min(1, most);
+}
+
+/** Repack's order: the most $/hour paid for room no pod uses first. */
+export function byWaste(a: DisruptionCandidate, b: DisruptionCandidate): number {
+  const waste = (c: DisruptionCandidate) => priceOf(c) * (1 - utilization(c));
+  return waste(b) - waste(a) || byConsolidationOrder(a, b);
+}
+
+/** The candidates a multi-candidate method looks at: one NodePool's when that pool is `Balanced`. */
+function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidate[] {
+  const first = ordered[0];
+  return first?.nodePool.disruption.consolidationPolicy === 'Balanced'
+    ? ordered.filter((c) => c.nodePool.pool.name === first.nodePool.pool.name)
+    : ordered.filter((c) => c.nodePool.disruption.consolidationPolicy !== 'Balanced');
+}
+
+/**
+ * The largest prefix of `ordered` that consolidates, by binary search as Karpenter's multi-node
+ * consolidation does (validity is not monotone in the prefix, so this is a heuristic): from 2
+ * candidates for multi-node, from 3 for repack (fewer than 3 is one of the other methods).
+ */
+function largestPrefix(
+  method: 'multi-node' | 'repack',
+  ordered: readonly DisruptionCandidate[],
+  simulate: SimulateScheduling,
+  context: MethodContext,
+): DisruptionCommand | undefined {
+  let lo = method === 'repack' ? 3 : 2;
+  let hi = ordered.length;
+  let best: DisruptionCommand | undefined;
+  while (lo <= hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const evaluation = evaluateConsolidation(method, ordered.slice(0, mid), simulate, context);
+    if (evaluation.kind === 'command') {
+      best = evaluation.command;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
     }
+  }
+  return best;
+}
+
+/**
+ * Repack (Flotilla's own): the nodes that pay most for room no pod uses, a budget's worth (at most
+ * 100) of them, re-solved together: their pods go where the provisioner's simulation puts them —
+ * room on the other nodes, and new nodes chosen for exactly these pods — when that saves the
+ * minimum on the whole package. The largest such prefix (of at least 3) is found by binary
+ * search. Each command is one step of the from-scratch plan for those pods; the budget bounds the
+ * step.
+ */
+export const repackConsolidation: DisruptionMethod = {
+  name: 'repack',
+  reason: 'Underutilized',
+  disruptionClass: 'graceful',
+  shouldDisrupt: shouldConsolidate,
+  computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
+    if (context === undefined) return [];
+    const pool = samePolicy(withinBudget(candidates, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
+    if (pool.length < 3) return [];
+    const best = largestPrefix('repack', pool, simulate, context);
     return best === undefined ? [] : [best];
   },
 };

@@ -17,7 +17,13 @@ import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { computeClaimChanges } from './conditions.ts';
-import { evaluateConsolidation, multiNodeConsolidation, singleNodeConsolidation } from './consolidation.ts';
+import {
+  evaluateConsolidation,
+  isConsolidationMethod,
+  multiNodeConsolidation,
+  repackConsolidation,
+  singleNodeConsolidation,
+} from './consolidation.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -40,14 +46,16 @@ import { nominatedNodes, simulateWithout } from './simulation.ts';
 // disruption lease (one disruption decision at a time per cluster). A pass keeps the NodeClaim
 // conditions (Drifted, Consolidatable), expires NodeClaims past expireAfter, moves the commands in
 // flight on (delete the candidates once every replacement is initialized, or undo them), removes
-// stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order for new
-// commands, within each NodePool's budgets.
+// stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order (with
+// Flotilla's repack between multi-node and single-node consolidation) for new commands, within
+// each NodePool's budgets.
 
-/** Voluntary methods in Karpenter's order. */
+/** Voluntary methods in Karpenter's order, repack (Flotilla's own) before single-node. */
 export const METHODS: readonly DisruptionMethod[] = [
   emptiness,
   drift,
   multiNodeConsolidation,
+  repackConsolidation,
   singleNodeConsolidation,
 ];
 
@@ -346,7 +354,7 @@ class Pass {
     }
     const record: CommandRecord = {
       id,
-      method: command.method as CommandRecord['method'],
+      method: command.method,
       reason: command.reason,
       candidates: names,
       replacements: replacementNames(id, command.replacements),
@@ -405,9 +413,7 @@ class Pass {
       }
       fresh.push(candidate);
     }
-    if (command.method !== 'multi-node' && command.method !== 'single-node') {
-      return { kind: 'valid', command };
-    }
+    if (!isConsolidationMethod(command.method)) return { kind: 'valid', command };
     const again = evaluateConsolidation(
       command.method,
       fresh,

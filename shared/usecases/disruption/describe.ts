@@ -83,7 +83,7 @@ export function decisionForCommand(
   return {
     kind: 'disrupt',
     reason: command.reason,
-    method: command.method as DisruptDecision['method'],
+    method: command.method,
     action: command.replacements.length === 0 ? 'delete' : 'replace',
     outcome,
     commandId: id,

@@ -11,6 +11,10 @@ import type {
 // controller tries the methods in order and acts on the first that returns a command, as Karpenter
 // does; forceful disruption (expiration, interruption) does not go through here.
 
+/** The voluntary disruption methods, in the order the controller tries them. */
+export const METHOD_NAMES = ['emptiness', 'drift', 'multi-node', 'repack', 'single-node'] as const;
+export type DisruptionMethodName = (typeof METHOD_NAMES)[number];
+
 /** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
 export interface DisruptionCandidate {
   readonly nodeClaim: ClusterNodeClaim;
@@ -31,7 +35,7 @@ export interface DisruptionCandidate {
 
 /** What one method decided: delete the candidates, launching the replacements first if any. */
 export interface DisruptionCommand {
-  readonly method: string;
+  readonly method: DisruptionMethodName | 'expiration';
   readonly reason: DisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
@@ -60,7 +64,7 @@ export interface MethodContext {
 export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => SolveResult;
 
 export interface DisruptionMethod {
-  readonly name: string;
+  readonly name: DisruptionMethodName;
   readonly reason: DisruptionReason;
   /**
    * `graceful` commands wait the validation period and are simulated again before they run;

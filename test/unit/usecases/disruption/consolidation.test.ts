@@ -2,12 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InstanceType, NodeClaimPlan } from '../../../../shared/core/index.ts';
 import {
+  byWaste,
   evaluateConsolidation,
   MIN_SAVINGS_ANNOTATION,
   minSavings,
   multiNodeConsolidation,
+  repackConsolidation,
   SPOT_TO_SPOT_MIN_TYPES,
   singleNodeConsolidation,
+  utilization,
 } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
@@ -115,6 +118,7 @@ describe('which nodes consolidation looks at', () => {
   ] as const)('%s', (_, c, expected) => {
     expect(singleNodeConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
     expect(multiNodeConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
+    expect(repackConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
   });
 
   it('reads the NodePool minimum savings as a percentage or a fraction, else 10%', () => {
@@ -274,6 +278,76 @@ describe('multi-node consolidation', () => {
   });
 });
 
+describe('repack', () => {
+  const xlarge = itype('m5.xlarge', 0.192);
+  const four = ['a', 'b', 'c', 'd'].map((n) => node(n, 0.192));
+
+  it('moves the pods of several part-full nodes onto fewer new ones, the largest such set', () => {
+    // Whatever set is re-solved, its pods need two new m5.xlarge.
+    const simulate = simulation({
+      replacements: [replacementOf([xlarge], ['on-demand']), replacementOf([xlarge], ['on-demand'])],
+    });
+    const [command] = repackConsolidation.computeCommands(four, all(4), simulate, context([xlarge]));
+    expect(command).toMatchObject({ method: 'repack', reason: 'Underutilized', podsMoved: 4 });
+    expect(command?.candidates).toHaveLength(4);
+    expect(command?.replacements).toHaveLength(2);
+    // Two candidates for two new nodes is no repack (and one for one is single-node's).
+    expect(simulate.calls.every((c) => c.length >= 3)).toBe(true);
+  });
+
+  it('saves the minimum on the whole package, however many new nodes its pods need', () => {
+    const one = [replacementOf([xlarge], ['on-demand'])];
+    // Two m5.xlarge for three nodes at $0.20/h each saves 36%; for three at $0.13/h, 2%.
+    const two = simulation({ replacements: [...one, ...one] });
+    const cheap = ['a', 'b', 'c'].map((n) => node(n, 0.13));
+    expect(repackConsolidation.computeCommands(cheap, all(3), two, context([xlarge]))).toEqual([]);
+    const dear = ['a', 'b', 'c'].map((n) => node(n, 0.2));
+    expect(repackConsolidation.computeCommands(dear, all(3), two, context([xlarge]))).toHaveLength(1);
+    // Four small nodes for three large ones, when the four cost less than 90% of the three.
+    const small = itype('m5.large', 0.096);
+    const smaller = simulation({
+      replacements: Array.from({ length: 4 }, () => replacementOf([small], ['on-demand'])),
+    });
+    const large = ['a', 'b', 'c'].map((n) => node(n, 0.192));
+    const [command] = repackConsolidation.computeCommands(large, all(3), smaller, context([small]));
+    expect(command?.replacements).toHaveLength(4);
+    // The same four for three m5.large: more than they cost.
+    const same = ['a', 'b', 'c'].map((n) => node(n, 0.096, { type: 'm5.large' }));
+    expect(repackConsolidation.computeCommands(same, all(3), smaller, context([small]))).toEqual([]);
+  });
+
+  it('stays within the budget: a budget of 2 allows no repack', () => {
+    const simulate = simulation({ replacements: [replacementOf([xlarge], ['on-demand'])] });
+    expect(repackConsolidation.computeCommands(four, all(2), simulate, context([xlarge]))).toEqual([]);
+    const [command] = repackConsolidation.computeCommands(four, all(3), simulate, context([xlarge]));
+    expect(command?.candidates).toHaveLength(3);
+  });
+
+  it('takes first the nodes that pay most for room no pod uses', () => {
+    // Nodes of 4 cpu; each pod requests 100m.
+    const full = node('full', 0.192, { pods: 36 });
+    const half = node('half', 0.192, { pods: 20 });
+    const idle = node('idle', 0.192, { pods: 1 });
+    const dearIdle = node('dear-idle', 0.384, { pods: 1 });
+    expect(utilization(full)).toBeCloseTo(0.9);
+    expect(utilization(idle)).toBeCloseTo(0.025);
+    expect([full, half, idle, dearIdle].sort(byWaste).map((c) => c.nodeClaim.name)).toEqual([
+      'dear-idle',
+      'idle',
+      'half',
+      'full',
+    ]);
+    const simulate = simulation({ replacements: [replacementOf([xlarge], ['on-demand'])] });
+    const [command] = repackConsolidation.computeCommands(
+      [full, half, idle, dearIdle],
+      all(3),
+      simulate,
+      context([xlarge]),
+    );
+    expect(command?.candidates.map((c) => c.nodeClaim.name)).toEqual(['dear-idle', 'idle', 'half']);
+  });
+});
+
 describe('properties', () => {
   const shape = fc.record({
     price: fc.double({ min: 0.01, max: 2, noNaN: true }),
@@ -296,9 +370,12 @@ describe('properties', () => {
           replacements: types.map((t) => replacementOf([t], ['on-demand'])),
           unschedulableOn: stuck,
         });
-        for (const method of [multiNodeConsolidation, singleNodeConsolidation]) {
+        for (const method of [multiNodeConsolidation, repackConsolidation, singleNodeConsolidation]) {
           for (const command of method.computeCommands(candidates, all(budget), simulate, context(types))) {
             expect(command.candidates.length).toBeLessThanOrEqual(budget);
+            // Karpenter's methods plan one replacement at most; repack as many as its pods need.
+            if (command.method !== 'repack') expect(command.replacements.length).toBeLessThanOrEqual(1);
+            else expect(command.candidates.length).toBeGreaterThanOrEqual(3);
             // Every pod of the candidates has a place: none of them was stuck in the simulation.
             expect(command.candidates.some((c) => stuck.includes(c.nodeClaim.name))).toBe(false);
             const before = command.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
