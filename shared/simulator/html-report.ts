@@ -102,6 +102,7 @@ export function renderHtmlReport(record: SimulationRecord): string {
 body { font-family: system-ui, sans-serif; color: #111827; background: #ffffff; margin: 16px 24px; max-width: ${WIDTH}px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 22px 0 6px; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
 p { margin: 4px 0; }
 .headline { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 10px 0 4px; }
 .headline div { font-size: 13px; color: #4b5563; }
@@ -135,6 +136,7 @@ function headline(stats: ReportStats): string {
     ],
     ['interruptions (handled)', `${stats.interruptionCount} (${stats.interruptionsHandled})`],
     ['nodes disrupted', String(stats.disruptionCount)],
+    ['saved by consolidation', formatUsd(stats.savings.reduce((sum, row) => sum + row.usd, 0))],
     ['pods left unschedulable', String(stats.unschedulableCount)],
   ];
   return `<div class="headline">${items.map(([label, value]) => `<div><b>${escapeHtml(value)}</b>${escapeHtml(label)}</div>`).join('')}</div>`;
@@ -274,7 +276,20 @@ function disruptionsTable(record: SimulationRecord, stats: ReportStats): string 
       formatOffset(d.firstAtMs - startMs),
       formatOffset(d.lastAtMs - startMs),
     ]),
-  )}`;
+  )}${savingsTable(stats)}`;
+}
+
+function savingsTable(stats: ReportStats): string {
+  if (stats.savings.length === 0) return '';
+  return `\n<h3>Saved by consolidation</h3>\n${htmlTable(
+    ['reason', 'commands', '$/hour saved', '$ saved to the end of the run'],
+    stats.savings.map((row) => [
+      row.reason,
+      String(row.commands),
+      formatUsd(row.perHour),
+      formatUsd(row.usd),
+    ]),
+  )}\n<p>Each command's $/hour saving (its nodes' launch prices minus its replacements') counted from its nodes' deletion to the end of the run.</p>`;
 }
 
 function terminationsTable(stats: ReportStats): string {

@@ -75,6 +75,21 @@ export interface TerminationRow {
   readonly count: number;
 }
 
+/** The disruption controller's reasons that are about cost: nodes removed or replaced to save money. */
+export const SAVING_REASONS = ['Empty', 'Underutilized'] as const;
+export type SavingReason = (typeof SAVING_REASONS)[number];
+
+/** What the commands for one cost reason saved. */
+export interface SavingsRow {
+  readonly reason: SavingReason;
+  /** Commands whose candidates were deleted. */
+  readonly commands: number;
+  /** Σ over those commands of the candidates' launch prices minus the replacements', $/hour. */
+  readonly perHour: number;
+  /** Σ over those commands of that $/hour from the candidates' deletion to the end of the run. */
+  readonly usd: number;
+}
+
 export interface ReportStats {
   readonly launches: readonly LaunchRow[];
   readonly launchTotals: Readonly<Record<CapacityType, number>>;
@@ -92,6 +107,8 @@ export interface ReportStats {
   /** Reasons that occurred, in DISRUPTION_REASONS order. */
   readonly disruptions: readonly DisruptionRow[];
   readonly disruptionCount: number;
+  /** Cost reasons that had a command carried out, in SAVING_REASONS order. */
+  readonly savings: readonly SavingsRow[];
   /** Largest group first. */
   readonly unschedulable: readonly UnschedulableGroup[];
   readonly unschedulableCount: number;
@@ -202,6 +219,57 @@ function terminationRows(record: SimulationRecord): TerminationRow[] {
     .sort((a, b) => b.count - a.count || byName(a.reason, b.reason));
 }
 
+const isSavingReason = (value: unknown): value is SavingReason =>
+  SAVING_REASONS.some((reason) => reason === value);
+
+/** The node names of a decision's `candidates` or `replacements` field, with the price it logged. */
+function namedNodes(value: unknown): { nodeClaim: string; pricePerHour: number }[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry: unknown) => {
+    if (typeof entry !== 'object' || entry === null) return [];
+    const { nodeClaim, pricePerHour } = entry as { nodeClaim?: unknown; pricePerHour?: unknown };
+    if (typeof nodeClaim !== 'string') return [];
+    return [{ nodeClaim, pricePerHour: typeof pricePerHour === 'number' ? pricePerHour : 0 }];
+  });
+}
+
+/**
+ * What consolidation saved: for each `Empty` or `Underutilized` command whose candidates were
+ * deleted, what its candidates cost per hour minus what its replacements cost (the prices the
+ * instances launched at; the logged price where a launch is not in the record), counted from the
+ * deletion to the end of the run, as if the candidates would otherwise have run on. An estimate:
+ * a later scale-down might have removed some of them anyway.
+ */
+export function consolidationSavings(record: SimulationRecord): SavingsRow[] {
+  const endMs = record.scenario.startMs + record.scenario.durationMs;
+  const launched = new Map(record.launches.map((l) => [l.nodeClaim, l.pricePerHour]));
+  const price = (node: { nodeClaim: string; pricePerHour: number }) =>
+    launched.get(node.nodeClaim) ?? node.pricePerHour;
+  const rows = new Map<SavingReason, { commands: number; perHour: number; usd: number }>();
+  const seen = new Set<string>();
+  for (const line of record.decisions) {
+    if (line['decision'] !== 'disrupt' || line['outcome'] !== 'deleted') continue;
+    const reason = line['reason'];
+    const atMs = line['atMs'];
+    if (!isSavingReason(reason) || typeof atMs !== 'number') continue;
+    const id = typeof line['commandId'] === 'string' ? line['commandId'] : undefined;
+    if (id !== undefined && seen.has(id)) continue;
+    if (id !== undefined) seen.add(id);
+    const sum = (nodes: { nodeClaim: string; pricePerHour: number }[]) =>
+      nodes.reduce((total, node) => total + price(node), 0);
+    const perHour = sum(namedNodes(line['candidates'])) - sum(namedNodes(line['replacements']));
+    const row = rows.get(reason) ?? { commands: 0, perHour: 0, usd: 0 };
+    row.commands += 1;
+    row.perHour += perHour;
+    row.usd += (perHour * Math.max(0, endMs - atMs)) / 3_600_000;
+    rows.set(reason, row);
+  }
+  return SAVING_REASONS.flatMap((reason) => {
+    const row = rows.get(reason);
+    return row === undefined ? [] : [{ reason, ...row }];
+  });
+}
+
 /** Each disruption with its reason: the disruption controller's, then interruptions (not rebalances). */
 function disruptionEvents(record: SimulationRecord): { atMs: number; reason: DisruptionRowReason }[] {
   return [
@@ -287,6 +355,7 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     terminations: terminationRows(record),
     disruptions,
     disruptionCount: disruptions.reduce((sum, d) => sum + d.count, 0),
+    savings: consolidationSavings(record),
     unschedulable: groupUnschedulable(record.unschedulable),
     unschedulableCount: record.unschedulable.length,
   };
