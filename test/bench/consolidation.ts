@@ -2,7 +2,7 @@
 // `npm run bench:consolidation -- 5000:catalog …` (selected cases; a third field sets the NodePool's
 // minimum savings, e.g. `1000:400:0%`). Each case runs consolidation-case.ts in its own Node process
 // pinned to one core (BENCH_CPU, default 0) and prints one line as it finishes, then a Markdown
-// table. The cases take minutes each, so they are not part of `npm run bench`.
+// table. `npm run bench` with no cases named runs the four after the scheduling benchmark.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';

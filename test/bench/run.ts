@@ -1,5 +1,5 @@
-// Scheduling benchmark: `npm run bench` (all cases) or `npm run bench -- diverse:5000:catalog …`
-// (selected cases). Every case runs in its own Node process pinned to one core (taskset when
+// Scheduling benchmark: `npm run bench` (all cases, then the consolidation benchmark of
+// consolidation.ts) or `npm run bench -- diverse:5000:catalog …` (selected scheduling cases only). Every case runs in its own Node process pinned to one core (taskset when
 // available), so its time and peak memory are its own. Prints one line per case as it finishes
 // and a Markdown table at the end. Cases up to 5,000 pods run three times (fresh process each)
 // and report the run with the median solve time; the machine is shared, timings are noisy.
@@ -84,4 +84,12 @@ for (const r of results) {
   console.log(
     `| ${r.mix} | ${r.pods} | ${r.instanceTypes} | ${r.seconds.toFixed(2)} | ${Math.round(r.podsPerSecond)} | ${r.nodes} | ${r.unschedulable} | ${r.costPerHour.toFixed(2)} | ${r.wholePodBound.toFixed(2)} | ${r.wholePodRatio.toFixed(3)} | ${r.lowerBound.toFixed(2)} | ${r.ratio.toFixed(3)} | ${r.aggregateBound.toFixed(2)} | ${r.aggregateRatio.toFixed(3)} | ${Math.round(r.heapAfterSolveMiB)} | ${Math.round(r.peakRssMiB)} |`,
   );
+}
+
+// With no cases named, the consolidation benchmark follows (its own processes, its own table).
+if (requested.length === 0) {
+  console.log('');
+  const consolidation = fileURLToPath(new URL('./consolidation.ts', import.meta.url));
+  const status = spawnSync(process.execPath, ['--import', 'tsx', consolidation], { stdio: 'inherit' }).status;
+  if (status !== 0) process.exitCode = status ?? 1;
 }
