@@ -45,8 +45,12 @@ export interface DisruptDecision {
   /** USD per hour of the candidates, and of the replacements (0 when none). */
   readonly pricePerHourBefore: number;
   readonly pricePerHourAfter: number;
-  /** For abandoned and failed commands: why. */
+  /**
+   * For abandoned and failed commands: why. For expiration: why some pods got no replacement
+   * (`podsWithoutReplacement` of them).
+   */
   readonly why?: string;
+  readonly podsWithoutReplacement?: number;
   /** Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. */
   readonly policy?: string;
   readonly podsMoved?: number;

@@ -1,5 +1,6 @@
-import { expiration, isReschedulable, type NodeClaimPlan } from '../../core/index.ts';
+import { expiration, isReschedulable, type NodeClaimPlan, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import { unschedulableMessage } from '../eligibility.ts';
 import { nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { describeClaim, describePlan, priceFrom, sumPrices } from './describe.ts';
@@ -38,7 +39,12 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   }
   const records = new Map<
     string,
-    { record: CommandRecord; claims: ClusterNodeClaim[]; plans: readonly NodeClaimPlan[] }
+    {
+      record: CommandRecord;
+      claims: ClusterNodeClaim[];
+      plans: readonly NodeClaimPlan[];
+      unplaced?: { count: number; why: string };
+    }
   >();
   for (const claim of expired) {
     const record = resumed.get(claim.name);
@@ -67,10 +73,10 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
             },
           ];
     });
-    const plans =
-      candidates.length === 0
-        ? []
-        : simulateWithout(view.input, view.state, view.claims, candidates).nodeClaims;
+    const result =
+      candidates.length === 0 ? undefined : simulateWithout(view.input, view.state, view.claims, candidates);
+    const plans = result?.nodeClaims ?? [];
+    const unplaced = result === undefined ? undefined : unplacedPods(view, candidates, result.unschedulable);
     const names = fresh.map((c) => c.name);
     const id = digest(['expiration', String(view.leaseToken), ...[...names].sort()]);
     const record: CommandRecord = {
@@ -82,9 +88,9 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
       startedAt: new Date(view.nowMs).toISOString(),
     };
     await createReplacements(view.ports, plans, record, view.pools, view.classes);
-    records.set(id, { record, claims: fresh, plans });
+    records.set(id, { record, claims: fresh, plans, ...(unplaced === undefined ? {} : { unplaced }) });
   }
-  for (const { record, claims, plans } of records.values()) {
+  for (const { record, claims, plans, unplaced } of records.values()) {
     await markCandidates(view.ports, claims, record);
     await deleteCandidates(view.ports, claims, 'Expired');
     const prices = claims.map((c) => priceFrom(view.input, c));
@@ -99,7 +105,36 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
       replacements: plans.map((plan, i) => describePlan(record.replacements[i] ?? '', plan)),
       pricePerHourBefore: sumPrices(prices),
       pricePerHourAfter: sumPrices(plans.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
+      ...(unplaced === undefined ? {} : { podsWithoutReplacement: unplaced.count, why: unplaced.why }),
     });
   }
   return expired.length;
+}
+
+/** Longest `why` a line carries. */
+const MAX_WHY = 500;
+
+/**
+ * The expired nodes' pods the simulation found no place for, neither on other nodes nor on a
+ * replacement (for example while their NodePool cannot launch): the nodes go anyway, as
+ * expiration is forceful, and those pods wait for the provisioner. Undefined when every pod has a
+ * place.
+ */
+function unplacedPods(
+  view: PassView,
+  candidates: readonly DisruptionCandidate[],
+  unschedulable: readonly UnschedulablePod[],
+): { count: number; why: string } | undefined {
+  const mine = new Set(candidates.flatMap((c) => c.reschedulablePods.map((p) => `${p.namespace}/${p.name}`)));
+  const left = unschedulable.filter((u) => mine.has(`${u.pod.namespace}/${u.pod.name}`));
+  const first = left[0];
+  if (first === undefined) return undefined;
+  const selection = view.input?.selection;
+  const detail =
+    selection === undefined
+      ? 'the NodePools could not be read'
+      : unschedulableMessage(first, { eligible: selection.eligible.length, skipped: selection.skipped });
+  const which = left.length === 1 ? 'pod, which waits' : 'pods, which wait';
+  const why = `no replacement for ${left.length} ${which} for the provisioner (${first.pod.namespace}/${first.pod.name}: ${detail})`;
+  return { count: left.length, why: why.length > MAX_WHY ? `${why.slice(0, MAX_WHY - 1)}…` : why };
 }

@@ -310,3 +310,75 @@ describe('the steady-web example', () => {
     expect(r.unschedulable).toEqual([]);
   });
 });
+
+describe('expiration', () => {
+  const expiring = (extra = '') => `          expireAfter: 10m
+${extra}`;
+  const expirations = (r: SimulationRecord) =>
+    r.decisions.filter((d) => d['decision'] === 'disrupt' && d['method'] === 'expiration');
+
+  it('replaces a node past expireAfter, the replacement created before it goes', async () => {
+    const r = await simulate(
+      parseScenario(small({ disruption: expiring(), workloads: web(1), duration: '16m' })),
+    );
+    const [line, ...more] = expirations(r);
+    expect(more).toEqual([]);
+    expect(line).toMatchObject({ reason: 'Expired', action: 'replace', outcome: 'deleted' });
+    expect(line).not.toHaveProperty('podsWithoutReplacement');
+    expect(at(r, line?.['atMs'])).toBeGreaterThanOrEqual(10);
+    expect(r.launches).toHaveLength(2);
+    expect(r.unschedulable).toEqual([]);
+  });
+
+  it('deletes it all the same when its NodePool cannot launch a replacement, and says why', async () => {
+    // The pod needs the label tier=a, which its NodePool's nodes carry until 9m and again from 13m;
+    // drift, which would replace the node at 9m, is held by the budget.
+    const events = `events:
+  - kind: UpdateNodePool
+    at: 9m
+    name: default
+    spec: { template: { metadata: { labels: { tier: b } } } }
+  - kind: UpdateNodePool
+    at: 13m
+    name: default
+    spec: { template: { metadata: { labels: { tier: a } } } }
+`;
+    const text = small({
+      disruption: `${expiring()}      disruption:
+        budgets: [{ nodes: "0", reasons: [Drifted] }]
+`,
+      workloads: web(1),
+      events,
+      duration: '20m',
+    })
+      .replace(
+        '      template:\n        spec:',
+        '      template:\n        metadata: { labels: { tier: a } }\n        spec:',
+      )
+      .replace(
+        '      spec:\n        containers:',
+        '      spec:\n        nodeSelector: { tier: a }\n        containers:',
+      );
+    expect(text).toContain('nodeSelector: { tier: a }');
+    expect(text).toContain('metadata: { labels: { tier: a } }');
+    const r = await simulate(parseScenario(text));
+    const [line, ...more] = expirations(r);
+    expect(more).toEqual([]);
+    expect(line).toMatchObject({
+      reason: 'Expired',
+      action: 'delete',
+      outcome: 'deleted',
+      podsWithoutReplacement: 1,
+      replacements: [],
+    });
+    expect(String(line?.['why'])).toMatch(
+      /^no replacement for 1 pod, which waits for the provisioner \(default\/web-.*tier/,
+    );
+    // Forceful: the node goes at 10m; once the NodePool sets tier=a again the pod gets a node.
+    expect(at(r, line?.['atMs'])).toBeLessThan(13);
+    expect(r.launches).toHaveLength(2);
+    expect(at(r, r.launches[1]?.atMs)).toBeGreaterThanOrEqual(13);
+    expect(r.unschedulable).toEqual([]);
+    expect(r.samples[r.samples.length - 1]).toMatchObject({ runningPods: 1, pendingPods: 0 });
+  });
+});
