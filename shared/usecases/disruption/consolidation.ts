@@ -73,6 +73,31 @@ function shouldConsolidate(candidate: DisruptionCandidate): boolean {
 
 const priceOf = (c: DisruptionCandidate) => c.pricePerHour ?? 0;
 const capacityTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.capacityType];
+const instanceTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.instanceType];
+
+/**
+ * The most a replacement may cost when it could be of the same instance type as a candidate: less
+ * than that candidate by the minimum savings (the cheapest such candidate counts). A package that
+ * replaces a node by an identical one moves its pods for nothing, its savings coming from the
+ * other candidates; without that type the package is a smaller one, or keeps the node (as
+ * Karpenter's multi-node consolidation leaves out a candidate's own type). Infinite when no
+ * candidate shares a type with the plan.
+ */
+function sameTypeCap(
+  plan: NodeClaimPlan,
+  candidates: readonly DisruptionCandidate[],
+  threshold: number,
+): number {
+  const options = new Set(plan.instanceTypes.map((t) => t.name));
+  let cap = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const type = instanceTypeOf(c);
+    if (type === undefined || !options.has(type)) continue;
+    const price = priceOf(c);
+    cap = Math.min(cap, Math.min(price * (1 - threshold), price - STRICT_SAVING_USD_PER_HOUR));
+  }
+  return cap;
+}
 
 /** Karpenter's order: the most $/hour saved per unit of disruption first. */
 export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandidate): number {
@@ -159,9 +184,36 @@ function narrowPlan(
 }
 
 /**
+ * The first NodePool whose candidates in a package would be replaced by nodes of its own that do
+ * not cost less by its minimum savings: those candidates' pods would move for nothing, the
+ * package's savings coming from other NodePools' nodes. Undefined when every NodePool saves.
+ */
+function poolSavingNothing(
+  candidates: readonly DisruptionCandidate[],
+  replacements: readonly NodeClaimPlan[],
+): string | undefined {
+  const pools = new Map<string, { before: number; threshold: number }>();
+  for (const c of candidates) {
+    const name = c.nodePool.pool.name;
+    const entry = pools.get(name) ?? { before: 0, threshold: minSavings(c.nodePool.annotations) };
+    entry.before += priceOf(c);
+    pools.set(name, entry);
+  }
+  for (const [name, { before, threshold }] of [...pools.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const mine = replacements.filter((r) => r.nodePoolName === name);
+    if (mine.length === 0) continue;
+    const after = mine.reduce((sum, r) => sum + (r.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
+    if (after > Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR)) return name;
+  }
+  return undefined;
+}
+
+/**
  * Whether removing `candidates` (all of one method's reason) is a valid consolidation command,
  * and the command: every pod must have a place; no new NodeClaim means delete; otherwise the
- * replacements must cost at most (1 − the NodePool's minimum savings) of the candidates, on-demand
+ * replacements must cost at most (1 − the NodePool's minimum savings) of the candidates, none may
+ * be of a candidate's instance type unless it costs that much less than the candidate (repack
+ * aside), the replacements in each NodePool must save its minimum on its candidates, on-demand
  * candidates are replaced by spot where the NodePool allows spot, and a single spot node is
  * replaced by spot only with at least 15 cheaper instance types (the 15 cheapest are kept).
  * Under `Balanced`, savings / disruption (each as a fraction of the NodePool's) must reach 0.5.
@@ -200,6 +252,7 @@ export function evaluateConsolidation(
       types: Map<string, InstanceType>;
       capacityTypes: Set<string>;
       cheapest: number;
+      cap: number;
     }[] = [];
     let cheapestTotal = 0;
     for (const plan of result.nodeClaims) {
@@ -210,10 +263,20 @@ export function evaluateConsolidation(
       const capacityTypes =
         (allOnDemand || allSpot) && allowed.has('spot') ? new Set(['spot']) : new Set(allowed);
       capacityTypes.delete('reserved');
-      const first = narrowPlan(plan, types, capacityTypes, Number.POSITIVE_INFINITY, false);
-      if (typeof first === 'string') return { kind: 'invalid', why: first };
+      // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
+      // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
+      const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
+      const first = narrowPlan(plan, types, capacityTypes, cap, false);
+      if (typeof first === 'string') {
+        return {
+          kind: 'invalid',
+          why: Number.isFinite(cap)
+            ? 'a replacement would be no cheaper than the candidate of its type'
+            : first,
+        };
+      }
       cheapestTotal += first.cheapest;
-      narrowed.push({ plan, types, capacityTypes, cheapest: first.cheapest });
+      narrowed.push({ plan, types, capacityTypes, cheapest: first.cheapest, cap });
     }
     if (cheapestTotal > budget) {
       return {
@@ -224,11 +287,14 @@ export function evaluateConsolidation(
     const slack = (budget - cheapestTotal) / narrowed.length;
     const spotToSpotSingle = method === 'single-node' && allSpot;
     for (const n of narrowed) {
-      const kept = narrowPlan(n.plan, n.types, n.capacityTypes, n.cheapest + slack, spotToSpotSingle);
+      const cap = Math.min(n.cheapest + slack, n.cap);
+      const kept = narrowPlan(n.plan, n.types, n.capacityTypes, cap, spotToSpotSingle);
       if (typeof kept === 'string') return { kind: 'invalid', why: kept };
       replacements.push(kept.plan);
       after += kept.cheapest;
     }
+    const idle = poolSavingNothing(candidates, replacements);
+    if (idle !== undefined) return { kind: 'invalid', why: `nodePool ${idle} would save nothing` };
   }
   const savings = before - after;
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';

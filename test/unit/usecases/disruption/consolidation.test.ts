@@ -258,10 +258,50 @@ describe('multi-node consolidation', () => {
     expect(multiNodeConsolidation.computeCommands(candidates, all(2), simulate, context([small]))).toEqual(
       [],
     );
+    // One m5.large for both would replace b by a node just like it, b's pods moving for nothing:
+    // refused, and a is single-node consolidation's to replace.
     const one = simulation({ replacements: [replacementOf([small], ['on-demand'])] });
+    expect(multiNodeConsolidation.computeCommands(candidates, all(2), one, context([small]))).toEqual([]);
     expect(
-      multiNodeConsolidation.computeCommands(candidates, all(2), one, context([small]))[0]?.replacements,
-    ).toHaveLength(1);
+      singleNodeConsolidation
+        .computeCommands(candidates, all(2), one, context([small]))[0]
+        ?.candidates.map((c) => c.nodeClaim.name),
+    ).toEqual(['a']);
+    // A replacement of a type no candidate has, cheaper than both, is a valid package.
+    const medium = itype('m5.xlarge', 0.192);
+    const bigger = [node('a', 0.384, { type: 'm5.2xlarge' }), node('b', 0.384, { type: 'm5.2xlarge' })];
+    const toMedium = simulation({ replacements: [replacementOf([medium], ['on-demand'])] });
+    const [command] = multiNodeConsolidation.computeCommands(bigger, all(2), toMedium, context([medium]));
+    expect(command?.candidates).toHaveLength(2);
+    expect(command?.replacements).toHaveLength(1);
+  });
+
+  it('never replaces a candidate by a node of its own type that is not cheaper by the minimum', () => {
+    // The replacement could be an m5.large (0.096) or an m6i.large (0.096): both cost what b does.
+    const large = itype('m5.large', 0.096);
+    const m6iLarge = itype('m6i.large', 0.096);
+    const candidates = [node('a', 0.768, { type: 'm5.4xlarge' }), node('b', 0.096, { type: 'm5.large' })];
+    const simulate = simulation({ replacements: [replacementOf([large, m6iLarge], ['on-demand'])] });
+    expect(
+      multiNodeConsolidation.computeCommands(candidates, all(2), simulate, context([large, m6iLarge])),
+    ).toEqual([]);
+  });
+
+  it("refuses a package in which one NodePool's nodes would be replaced by their like", () => {
+    // a (pool web) goes for 0.384 saved; b (pool batch) would be swapped for an m5.large of batch.
+    const large = itype('m5.large', 0.096);
+    const a = node('a', 0.384, { type: 'm5.2xlarge', poolName: 'web' });
+    const b = node('b', 0.096, { type: 'm5.large', poolName: 'batch' });
+    const batchLarge = { ...replacementOf([large], ['on-demand']), nodePoolName: 'batch' };
+    const simulate = simulation({ replacements: [batchLarge] });
+    const budgets = new Map([
+      ['web', 2],
+      ['batch', 2],
+    ]);
+    expect(multiNodeConsolidation.computeCommands([a, b], budgets, simulate, context([large]))).toEqual([]);
+    // In repack too, which may use its candidates' types.
+    const c = node('c', 0.384, { type: 'm5.2xlarge', poolName: 'web' });
+    expect(repackConsolidation.computeCommands([a, b, c], budgets, simulate, context([large]))).toEqual([]);
   });
 
   it('under Balanced, rejects a move whose savings are small against the disruption it causes', () => {
