@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
@@ -59,6 +59,10 @@ beforeAll(async () => {
 });
 
 afterAll(() => stopControllers());
+// A test that paused the scheduled passes and failed leaves them on for the others.
+afterEach(() => {
+  disruptionOn = true;
+});
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
@@ -477,7 +481,19 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     });
     await e2e.deploy('crash', 'steady', 1, '1500m');
     await running('steady', 1);
-    const [original] = await e2e.nodeClaimsOf(pool);
+    // kube-scheduler may bind the pod before Flotilla has registered and initialized the
+    // NodeClaim; until then it is no candidate, and its node's name is not on it.
+    const original = await waitFor(
+      'the NodeClaim initialized',
+      async () => {
+        const [claim] = await e2e.nodeClaimsOf(pool);
+        const initialized = claim?.status.conditions.some(
+          (c) => c.type === 'Initialized' && c.status === 'True',
+        );
+        return initialized && claim?.status.nodeName !== undefined ? claim : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     await editPool(pool, (spec) => {
       spec.template.metadata.labels['release'] = 'next';
     });
