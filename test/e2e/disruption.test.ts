@@ -30,7 +30,7 @@ import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 // shared with other test files.
 
 const e2e = new ProvisionerE2E('disrupt', { lifecycleLoop: false });
-const { id, namespace, logLines, logger } = e2e;
+const { id, logLines, logger } = e2e;
 const karpenter = { group: 'karpenter.sh', version: 'v1' };
 
 let sqs: SQSClient;
@@ -197,22 +197,8 @@ async function stopControllers(): Promise<void> {
   await Promise.all(loops);
 }
 
-async function scale(name: string, replicas: number): Promise<void> {
-  const { apps } = e2e.env;
-  const current = await apps.readNamespacedDeployment({ name, namespace });
-  await apps.replaceNamespacedDeployment({
-    name,
-    namespace,
-    body: {
-      ...current,
-      spec: {
-        ...current.spec,
-        replicas,
-        selector: current.spec?.selector ?? {},
-        template: current.spec?.template ?? {},
-      },
-    },
-  });
+function scale(name: string, replicas: number): Promise<void> {
+  return e2e.scale(name, replicas);
 }
 
 /** The part of a NodePool a test edits. */
@@ -457,9 +443,9 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     expect(still.map((c) => [c.name, c.deleting])).toEqual([[claim?.name, false]]);
 
     // Without the annotation, drift replaces the node.
-    const current = await e2e.env.apps.readNamespacedDeployment({ name: 'keeper', namespace });
-    delete current.spec?.template.metadata?.annotations?.['karpenter.sh/do-not-disrupt'];
-    await e2e.env.apps.replaceNamespacedDeployment({ name: 'keeper', namespace, body: current });
+    await e2e.editDeployment('keeper', (deployment) => {
+      delete deployment.spec?.template.metadata?.annotations?.['karpenter.sh/do-not-disrupt'];
+    });
     await waitFor(
       'the drifted NodeClaim replaced',
       async () => {

@@ -611,7 +611,7 @@ describe('throttling storm', () => {
   afterAll(() => unthrottle());
 
   it('half of the EC2 calls throttled and the API server answering 429 to a share: every pod placed, nothing orphaned, every error typed', async () => {
-    const { kc, account, custom, apps } = e2e.env;
+    const { kc, account, custom } = e2e.env;
     startSchedules();
     // API Priority and Fairness gives Flotilla's throttled user (the controller group's RBAC) a
     // priority level of a few seats that rejects what does not fit, as a busy API server does.
@@ -653,20 +653,7 @@ describe('throttling storm', () => {
       );
       // Scaled down, and a user deletes the emptied NodeClaims: termination and garbage collection
       // work through the storm too.
-      const current = await apps.readNamespacedDeployment({ name: 'storm', namespace: e2e.namespace });
-      await apps.replaceNamespacedDeployment({
-        name: 'storm',
-        namespace: e2e.namespace,
-        body: {
-          ...current,
-          spec: {
-            ...current.spec,
-            replicas: 2,
-            selector: current.spec?.selector ?? {},
-            template: current.spec?.template ?? {},
-          },
-        },
-      });
+      await e2e.scale('storm', 2);
       await e2e.allRunning('storm', 2);
       const busy = new Set((await e2e.podsOf('storm')).map((p) => p.spec?.nodeName));
       const empty = (await e2e.nodeClaimsOf(pool)).filter((c) => !busy.has(c.status.nodeName));

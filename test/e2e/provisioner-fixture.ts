@@ -7,6 +7,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   PolicyV1Api,
+  type V1Deployment,
   type V1PodSpec,
   type V1Toleration,
 } from '@kubernetes/client-node';
@@ -387,6 +388,32 @@ export class ProvisionerE2E {
       },
     });
     await this.unschedulable(`app=${name}`, replicas);
+  }
+
+  /**
+   * A user's edit of a Deployment: read, edit, replace, and on a 409 (the deployment controller
+   * wrote its status in between) read and edit again, as `kubectl edit` and `kubectl scale` do.
+   */
+  async editDeployment(name: string, edit: (deployment: V1Deployment) => void): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.env.apps.readNamespacedDeployment({ name, namespace: this.namespace });
+      edit(current);
+      try {
+        await this.env.apps.replaceNamespacedDeployment({ name, namespace: this.namespace, body: current });
+        return;
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (Number(code) !== 409 || attempt >= 10) throw error;
+      }
+    }
+  }
+
+  /** `kubectl scale deployment <name> --replicas=<replicas>`. */
+  async scale(name: string, replicas: number): Promise<void> {
+    await this.editDeployment(name, (deployment) => {
+      if (deployment.spec === undefined) throw new Error(`deployment ${name} has no spec`);
+      deployment.spec.replicas = replicas;
+    });
   }
 
   /** A bare pod labelled `app=<app>`; resolves once kube-scheduler marked it Unschedulable. */
