@@ -136,7 +136,7 @@ function headline(stats: ReportStats): string {
     ],
     ['interruptions (handled)', `${stats.interruptionCount} (${stats.interruptionsHandled})`],
     ['nodes disrupted', String(stats.disruptionCount)],
-    ['saved by consolidation', formatUsd(stats.savings.reduce((sum, row) => sum + row.usd, 0))],
+    ['saved by consolidation', formatUsd(stats.savedUsd)],
     ['pods left unschedulable', String(stats.unschedulableCount)],
   ];
   return `<div class="headline">${items.map(([label, value]) => `<div><b>${escapeHtml(value)}</b>${escapeHtml(label)}</div>`).join('')}</div>`;

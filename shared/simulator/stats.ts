@@ -109,6 +109,8 @@ export interface ReportStats {
   readonly disruptionCount: number;
   /** Cost reasons that had a command carried out, in SAVING_REASONS order. */
   readonly savings: readonly SavingsRow[];
+  /** Σ of the savings rows' `usd`. */
+  readonly savedUsd: number;
   /** Largest group first. */
   readonly unschedulable: readonly UnschedulableGroup[];
   readonly unschedulableCount: number;
@@ -245,6 +247,8 @@ export function consolidationSavings(record: SimulationRecord): SavingsRow[] {
   const launched = new Map(record.launches.map((l) => [l.nodeClaim, l.pricePerHour]));
   const price = (node: { nodeClaim: string; pricePerHour: number }) =>
     launched.get(node.nodeClaim) ?? node.pricePerHour;
+  const sum = (nodes: { nodeClaim: string; pricePerHour: number }[]) =>
+    nodes.reduce((total, node) => total + price(node), 0);
   const rows = new Map<SavingReason, { commands: number; perHour: number; usd: number }>();
   const seen = new Set<string>();
   for (const line of record.decisions) {
@@ -255,8 +259,6 @@ export function consolidationSavings(record: SimulationRecord): SavingsRow[] {
     const id = typeof line['commandId'] === 'string' ? line['commandId'] : undefined;
     if (id !== undefined && seen.has(id)) continue;
     if (id !== undefined) seen.add(id);
-    const sum = (nodes: { nodeClaim: string; pricePerHour: number }[]) =>
-      nodes.reduce((total, node) => total + price(node), 0);
     const perHour = sum(namedNodes(line['candidates'])) - sum(namedNodes(line['replacements']));
     const row = rows.get(reason) ?? { commands: 0, perHour: 0, usd: 0 };
     row.commands += 1;
@@ -341,6 +343,7 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
   const { rows, totals } = launchRows(record);
   const interruptions = interruptionRows(record);
   const disruptions = disruptionRows(record);
+  const savings = consolidationSavings(record);
   return {
     launches: rows,
     launchTotals: totals,
@@ -355,7 +358,8 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     terminations: terminationRows(record),
     disruptions,
     disruptionCount: disruptions.reduce((sum, d) => sum + d.count, 0),
-    savings: consolidationSavings(record),
+    savings,
+    savedUsd: savings.reduce((sum, row) => sum + row.usd, 0),
     unschedulable: groupUnschedulable(record.unschedulable),
     unschedulableCount: record.unschedulable.length,
   };

@@ -195,13 +195,12 @@ function disruptions(record: SimulationRecord, stats: ReportStats): string[] {
 /** What the Empty and Underutilized commands saved, when there were any. */
 function savings(stats: ReportStats): string[] {
   if (stats.savings.length === 0) return [];
-  const total = stats.savings.reduce((sum, row) => sum + row.usd, 0);
   const parts = stats.savings.map(
     (row) =>
       `${row.reason}: ${row.commands} ${row.commands === 1 ? 'command' : 'commands'}, ${formatUsd(row.perHour)}/hour, ${formatUsd(row.usd)}`,
   );
   return [
-    `Saved by consolidation: ${formatUsd(total)} (${parts.join('; ')})`,
+    `Saved by consolidation: ${formatUsd(stats.savedUsd)} (${parts.join('; ')})`,
     "  each command's $/hour saving counted from its nodes' deletion to the end of the run",
   ];
 }
