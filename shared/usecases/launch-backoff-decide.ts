@@ -27,9 +27,9 @@ import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 // failure in a row, then 2, 4, … up to 30 min. A NodeClaim fails when it times out (launch or
 // registration, which the lifecycle deletes it for), when it registers but does not initialize
 // within INITIALIZATION_TIMEOUT_MS of registering, or when its Node has stayed empty since it
-// initialized, for UNEXPECTED_TAINT_PERSISTENCE_MS or more, under a taint the NodePool did not ask
-// for and that keeps pending pods the pool could host away (a rogue controller tainting every new
-// node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
+// initialized (or uninitialized since it registered), for UNEXPECTED_TAINT_PERSISTENCE_MS or more,
+// under a taint the NodePool did not ask for and that keeps pending pods the pool could host away
+// (a rogue controller tainting every new node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
 // ends in the counters, see formatState), so every invocation reads it with the NodePool and
 // nothing else can lose it. Pure: the callers read the cluster and write the condition.
 
@@ -213,6 +213,17 @@ function poolAdmits(poolReqs: Requirements, pod: Pod): boolean {
 }
 
 /**
+ * Whether a pod on a node stays there: one the node's unexpected NoExecute taints are evicting
+ * (the taint landed just after kube-scheduler bound it) is as good as gone, and a node left with
+ * only such pods is as useless as an empty one.
+ */
+function stays(pod: Pod, unexpected: readonly Taint[]): boolean {
+  if (!isReschedulable(pod)) return false;
+  const evicting = unexpected.filter((t) => t.effect === 'NoExecute');
+  return firstUntolerated(evicting, pod.tolerations ?? []) === undefined;
+}
+
+/**
  * The pending pods the pool could host but for taints it did not set: they tolerate its template
  * taints and its requirements and labels admit them. None for a pool whose requirements do not
  * parse (it launches nothing anyway).
@@ -241,7 +252,9 @@ function hostablePendingPods(pool: ClusterNodePool, pending: readonly Pod[]): Po
  *   an unexpected taint
  *   (unexpectedTaints) that pending pods the pool could host (they tolerate its template taints,
  *   and its labels and requirements admit their node selector, required node affinity and volume
- *   topology) do not tolerate. NodeClaims and Nodes being deleted, and Nodes carrying
+ *   topology) do not tolerate; or a Node registered that long ago, not initialized since, and under
+ *   such a taint. A Node counts as empty when its only pods are ones an unexpected NoExecute taint
+ *   evicts. NodeClaims and Nodes being deleted, and Nodes carrying
  *   `karpenter.sh/disrupted`, are left out: they are going away for a reason of their own.
  * A condition without a readable transition time counts nothing. Timeouts the lifecycle deletes
  * NodeClaims for are the caller's to add.
@@ -285,11 +298,11 @@ export function classifyNodeClaims(input: FailureInput): {
     if (claim.deleting && !emptied) continue;
     if (!isConditionTrue(conditions, 'Initialized')) {
       const registeredAtMs = trueSinceMs(conditions, 'Registered');
-      if (
+      const timedOut =
         !claim.deleting &&
         registeredAtMs !== undefined &&
-        nowMs - registeredAtMs >= INITIALIZATION_TIMEOUT_MS
-      ) {
+        nowMs - registeredAtMs >= INITIALIZATION_TIMEOUT_MS;
+      if (timedOut) {
         failures.push({
           kind: 'InitializationTimeout',
           nodeClaim: claim.name,
@@ -298,13 +311,15 @@ export function classifyNodeClaims(input: FailureInput): {
         });
       }
       // Registered, not initialized yet, and already under a taint the pool did not set that
-      // repels its pods: launch nothing more while that is so (it counts once initialized).
+      // repels its pods: launch nothing more while that is so. Once it has lasted the window (a
+      // node that never initializes keeps it for good), the NodeClaim failed.
       const joined =
         (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
         (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
       if (
         !claim.deleting &&
         registeredAtMs !== undefined &&
+        !timedOut &&
         joined !== undefined &&
         input.pendingPods !== undefined
       ) {
@@ -313,12 +328,23 @@ export function classifyNodeClaims(input: FailureInput): {
         const repelled = hostable.filter(
           (p) => firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
         );
-        if (unexpected.length > 0 && repelled.length > 0 && !joined.pods.some(isReschedulable)) {
-          suspects.push({
-            nodeClaim: claim.name,
-            untilMs: registeredAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS,
-            detail: `Node ${joined.name} joined with taint ${unexpected.map(formatTaint).join(', ')}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
-          });
+        if (unexpected.length > 0 && repelled.length > 0 && !joined.pods.some((p) => stays(p, unexpected))) {
+          const untilMs = registeredAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS;
+          const taints = unexpected.map(formatTaint).join(', ');
+          if (nowMs < untilMs) {
+            suspects.push({
+              nodeClaim: claim.name,
+              untilMs,
+              detail: `Node ${joined.name} joined with taint ${taints}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
+            });
+          } else {
+            failures.push({
+              kind: 'UnexpectedTaint',
+              nodeClaim: claim.name,
+              createdAtMs: claim.createdAtMs,
+              detail: `nodeClaim "${claim.name}": Node ${joined.name} registered at ${iso(registeredAtMs)} and has not initialized since, with taint ${taints}, which the NodePool does not set, and ${repelled.length} pending pod(s) the NodePool could host do not tolerate it`,
+            });
+          }
         }
       }
       continue;
@@ -337,7 +363,9 @@ export function classifyNodeClaims(input: FailureInput): {
     const node =
       (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
       (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
-    if (node === undefined || node.pods.some(isReschedulable)) continue;
+    if (node === undefined) continue;
+    const unexpected = unexpectedTaints(node, pool, claim);
+    if (node.pods.some((p) => stays(p, unexpected))) continue;
     // A node reclaimed as empty while still under the taint was given up without ever hosting the
     // pods it was launched for: that is the loop itself, however soon emptiness came (with the
     // default consolidateAfter of 0s it comes well within the persistence window). Any other node
@@ -348,7 +376,6 @@ export function classifyNodeClaims(input: FailureInput): {
       if ((node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
       early = nowMs - emptySinceMs < UNEXPECTED_TAINT_PERSISTENCE_MS;
     }
-    const unexpected = unexpectedTaints(node, pool, claim);
     if (unexpected.length === 0) continue;
     hostable ??= hostablePendingPods(pool, input.pendingPods);
     const repelled = hostable.filter(

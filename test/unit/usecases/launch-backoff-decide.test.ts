@@ -346,7 +346,16 @@ describe('findNodeClaimFailures', () => {
       { taint: ROGUE, pods: [pod('web-1', 100, { tolerations: [{ operator: 'Exists' }] })] },
       [],
     ],
-    ['a node not initialized yet', { taint: ROGUE, conditions: ['Launched', 'Registered'] }, []],
+    [
+      'a node registered 1 minute ago, not initialized yet',
+      { taint: ROGUE, conditions: ['Launched', 'Registered'], nowMs: T0 + MIN },
+      [],
+    ],
+    [
+      'a node registered 3 minutes ago under the taint, never initialized',
+      { taint: ROGUE, conditions: ['Launched', 'Registered'] },
+      ['UnexpectedTaint'],
+    ],
     ['an Initialized condition without a readable time', { taint: ROGUE, initializedAt: Number.NaN }, []],
     [
       "a pod whose nodeSelector matches the pool's labels",
@@ -511,20 +520,74 @@ describe('findNodeClaimFailures', () => {
     expect(f?.detail).toContain('1 pending pod(s)');
   });
 
-  it('judges no taint without pending pods, nor on a node with pods', () => {
+  it('judges no taint without pending pods, nor on a node with pods that stay', () => {
     const c = claim('a', T0, ['Launched', 'Registered', 'Initialized']);
     expect(
       findNodeClaimFailures({ pool, claims: [c], nodes: [node('a', [ROGUE])], nowMs: T0 + 3 * MIN }),
     ).toEqual([]);
+    const staying = pod('db-1', 100, { tolerations: [{ key: ROGUE.key, operator: 'Exists' }] });
     expect(
       findNodeClaimFailures({
         pool,
         claims: [c],
-        nodes: [node('a', [ROGUE], [pod('db-1', 100)])],
+        nodes: [node('a', [ROGUE], [staying])],
         pendingPods: tolerant,
         nowMs: T0 + 3 * MIN,
       }),
     ).toEqual([]);
+    // A NoSchedule taint evicts nobody: the pods on the node stay, and the node works.
+    const noSchedule: Taint = { key: ROGUE.key, effect: 'NoSchedule' };
+    expect(
+      findNodeClaimFailures({
+        pool,
+        claims: [c],
+        nodes: [node('a', [noSchedule], [pod('db-1', 100)])],
+        pendingPods: tolerant,
+        nowMs: T0 + 3 * MIN,
+      }),
+    ).toEqual([]);
+  });
+
+  it('counts pods the unexpected NoExecute taint is evicting as gone, before and after initialization', () => {
+    // The taint landed just after kube-scheduler bound pods: they are being evicted, and the pods
+    // that come back are pending. The node is as useless as an empty one.
+    const evicted = [pod('web-0', 100, { tolerations: [toleration] })];
+    const initialized = claim('a', T0, ['Launched', 'Registered', 'Initialized']);
+    const input = { pool, nodes: [node('a', [ROGUE], evicted)], pendingPods: tolerant };
+    expect(
+      classifyNodeClaims({ ...input, claims: [initialized], nowMs: T0 + 30_000 }).suspects.map(
+        (x) => x.nodeClaim,
+      ),
+    ).toEqual(['a']);
+    expect(
+      findNodeClaimFailures({ ...input, claims: [initialized], nowMs: T0 + 3 * MIN }).map((f) => f.kind),
+    ).toEqual(['UnexpectedTaint']);
+    const joining = claim('a', T0, ['Launched', 'Registered']);
+    expect(
+      classifyNodeClaims({ ...input, claims: [joining], nowMs: T0 + 30_000 }).suspects.map(
+        (x) => x.nodeClaim,
+      ),
+    ).toEqual(['a']);
+  });
+
+  it('a registered node that never initializes under the taint fails once the window closes, and says so', () => {
+    const joining = claim('a', T0 - MIN, ['Launched', 'Registered'], {}, { Registered: T0 });
+    const input = { pool, claims: [joining], nodes: [node('a', [ROGUE])], pendingPods: tolerant };
+    const inside = classifyNodeClaims({ ...input, nowMs: T0 + 2 * MIN - 1 });
+    expect(inside.failures).toEqual([]);
+    expect(inside.suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
+    const after = classifyNodeClaims({ ...input, nowMs: T0 + 2 * MIN });
+    expect(after.suspects).toEqual([]);
+    expect(after.failures).toEqual([
+      expect.objectContaining({ kind: 'UnexpectedTaint', nodeClaim: 'a', createdAtMs: T0 - MIN }),
+    ]);
+    expect(after.failures[0]?.detail).toContain(
+      'registered at 2026-01-01T00:00:00.000Z and has not initialized',
+    );
+    expect(after.failures[0]?.detail).toContain('chaos.example.com/rogue:NoExecute');
+    // Past the initialization timeout it fails for that, once.
+    const late = findNodeClaimFailures({ ...input, nowMs: T0 + 20 * MIN });
+    expect(late.map((f) => f.kind)).toEqual(['InitializationTimeout']);
   });
 
   it('judges no taint for a NodePool whose requirements do not parse', () => {
