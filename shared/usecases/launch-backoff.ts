@@ -27,7 +27,8 @@ import type { DeleteReason } from './lifecycle-decide.ts';
 // `LaunchBackoff` condition written when a pause starts or ends, an Event on the NodePool and one
 // decision line. The provisioner runs it before planning (it sees pending pods, so it judges
 // unexpected taints) and skips the NodePools it reports paused; the lifecycle pass runs it with
-// the NodeClaims it deleted for timeouts and ends pauses whose time is up.
+// the NodeClaims it deleted for timeouts and ends pauses whose time is up; the disruption pass runs
+// it on the empty nodes it reclaims, while their Nodes are still there to judge.
 
 export interface LaunchBackoffPorts {
   readonly cluster: Pick<Cluster, 'patchNodePoolStatus' | 'recordEvent'>;

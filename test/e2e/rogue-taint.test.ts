@@ -80,16 +80,31 @@ function startLoops(): void {
     }
   };
   loops = [
-    // The rogue controller: lists this file's Nodes and taints each new one.
+    // The rogue controller: lists this file's Nodes and taints each new one. A merge patch
+    // replaces the whole taint list, so it carries the resourceVersion it read: a Node that
+    // changed meanwhile (Flotilla lifting karpenter.sh/unregistered, say) answers 409, and the
+    // next tick reads it again. Without it the patch could put back a taint another writer
+    // removed, and the Node would never initialize.
     loop(100, async () => {
       for (const { pool } of roguePools) {
         for (const node of await e2e.nodesOf(pool)) {
           const name = node.metadata?.name ?? '';
           if ((node.spec?.taints ?? []).some((t) => t.key === ROGUE_TAINT.key)) continue;
-          await e2e.env.core.patchNode(
-            { name, body: { spec: { taints: [...(node.spec?.taints ?? []), ROGUE_TAINT] } } },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-          );
+          try {
+            await e2e.env.core.patchNode(
+              {
+                name,
+                body: {
+                  metadata: { resourceVersion: node.metadata?.resourceVersion },
+                  spec: { taints: [...(node.spec?.taints ?? []), ROGUE_TAINT] },
+                },
+              },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            );
+          } catch (error) {
+            if (Number((error as { code?: unknown }).code) === 409) continue;
+            throw error;
+          }
           const created = Date.parse(String(node.metadata?.creationTimestamp ?? ''));
           tainted.set(name, Date.now() - created);
         }
@@ -192,6 +207,19 @@ describe('rogue taint', () => {
         (l) => l['decision'] === 'disrupt' && l['reason'] === 'Empty' && JSON.stringify(l).includes(pool),
       );
       expect(reclaimed.length).toBeGreaterThan(0);
+      // Every node reclaimed in the window counted as a failure: termination removes a Node within
+      // seconds, so the guard must not depend on a provisioner run coming in between.
+      const reclaimedClaims = reclaimed
+        .filter((l) => Date.parse(String(l['time'])) <= end)
+        .flatMap((l) => (l['candidates'] as { nodeClaim: string }[]).map((c) => c.nodeClaim));
+      const counted = new Set(
+        logLines
+          .filter(
+            (l) => l['decision'] === 'launchBackoff' && l['nodePool'] === pool && l['action'] === 'start',
+          )
+          .map((l) => String(l['nodeClaim'])),
+      );
+      expect(reclaimedClaims.filter((c) => !counted.has(c))).toEqual([]);
     }
     const delays = [...tainted.values()].sort((a, b) => a - b);
     progress(

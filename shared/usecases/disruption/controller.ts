@@ -13,6 +13,8 @@ import {
 } from '../cluster-state.ts';
 import { writeDecision } from '../decision.ts';
 import type { DisruptDecision } from '../disruption-decisions.ts';
+import { reconcileLaunchBackoff } from '../launch-backoff.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
@@ -365,6 +367,7 @@ class Pass {
       await markCandidates(this.ports, candidates, record);
       await deleteCandidates(this.ports, candidates, command.reason);
       this.record(decisionForCommand(command, id, [], 'deleted'));
+      if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
       return true;
     }
     await createReplacements(this.ports, command.replacements, record, this.pools, this.classes);
@@ -379,6 +382,40 @@ class Pass {
     );
     this.record(decisionForCommand(command, id, record.replacements, 'started'));
     return true;
+  }
+
+  /**
+   * The runaway guard on the empty nodes this pass reclaimed, judged with their Nodes as the pass
+   * saw them: termination removes a Node within seconds, and a provisioner run that comes later
+   * would find nothing left to judge, so a pool whose every node a rogue taint empties would
+   * launch again and again. A failure it counts here the provisioner does not count again (the
+   * NodePool's condition remembers it). The command is done whatever happens here: an error is
+   * logged, and the provisioner's own judgement still stands.
+   */
+  private async judgeReclaimed(reclaimed: readonly ClusterNodeClaim[]): Promise<void> {
+    const names = new Set(reclaimed.map((c) => c.name));
+    const pools = new Set(reclaimed.map((c) => c.nodePoolName));
+    const nowMs = this.now();
+    const claims = this.state.nodeClaims.map((c) =>
+      names.has(c.name) ? asReclaimedEmpty(c, new Date(nowMs).toISOString()) : c,
+    );
+    try {
+      await reconcileLaunchBackoff(
+        { cluster: this.ports.cluster, logger: this.ports.logger },
+        {
+          pools: this.state.nodePools.filter((p) => pools.has(p.pool.name)),
+          claims,
+          nodes: this.state.nodes,
+          pendingPods: this.state.pendingPods,
+          nowMs,
+        },
+      );
+    } catch (error) {
+      this.ports.logger.warn('launch backoff not judged for the reclaimed nodes', {
+        nodeClaims: [...names],
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 
   /**
@@ -429,4 +466,26 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
+}
+
+/** A NodeClaim as it is once emptiness deleted it: being deleted, `DisruptionReason` `Empty`. */
+function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim {
+  const conditions = claim.status.conditions.filter((c) => c.type !== DISRUPTION_REASON_CONDITION);
+  return {
+    ...claim,
+    deleting: true,
+    status: {
+      ...claim.status,
+      conditions: [
+        ...conditions,
+        {
+          type: DISRUPTION_REASON_CONDITION,
+          status: 'True',
+          reason: 'Empty',
+          message: '',
+          lastTransitionTime: at,
+        },
+      ],
+    },
+  };
 }
