@@ -29,9 +29,10 @@ import { DISRUPTION_REASON_CONDITION } from './termination-decide.ts';
 // within INITIALIZATION_TIMEOUT_MS of registering, or when its Node has stayed empty since it
 // initialized (or uninitialized since it registered), for UNEXPECTED_TAINT_PERSISTENCE_MS or more,
 // under a taint the NodePool did not ask for and that keeps pending pods the pool could host away
-// (a rogue controller tainting every new node). The state lives in the NodePool's own `LaunchBackoff` status condition (its message
-// ends in the counters, see formatState), so every invocation reads it with the NodePool and
-// nothing else can lose it. Pure: the callers read the cluster and write the condition.
+// (a rogue controller tainting every new node). The state lives in the NodePool's own
+// `LaunchBackoff` status condition (its message ends in the counters, see formatState), so every
+// invocation reads it with the NodePool and nothing else can lose it. Pure: the callers read the
+// cluster and write the condition.
 
 /** Flotilla's own NodePool condition: True while launches are paused; not part of Ready. */
 export const LAUNCH_BACKOFF_CONDITION = NodePoolConditionType.launchBackoff;
@@ -254,8 +255,8 @@ function hostablePendingPods(pool: ClusterNodePool, pending: readonly Pod[]): Po
  *   and its labels and requirements admit their node selector, required node affinity and volume
  *   topology) do not tolerate; or a Node registered that long ago, not initialized since, and under
  *   such a taint. A Node counts as empty when its only pods are ones an unexpected NoExecute taint
- *   evicts. NodeClaims and Nodes being deleted, and Nodes carrying
- *   `karpenter.sh/disrupted`, are left out: they are going away for a reason of their own.
+ *   evicts. NodeClaims and Nodes being deleted, and Nodes carrying `karpenter.sh/disrupted`, are
+ *   left out: they are going away for a reason of their own.
  * A condition without a readable transition time counts nothing. Timeouts the lifecycle deletes
  * NodeClaims for are the caller's to add.
  */
@@ -366,6 +367,15 @@ export function classifyNodeClaims(input: FailureInput): {
     if (node === undefined) continue;
     const unexpected = unexpectedTaints(node, pool, claim);
     if (node.pods.some((p) => stays(p, unexpected))) continue;
+    // Pods still there that the taint is evicting: the node worked if they had been there the
+    // whole window (the taint came late), and is judged as empty if they came just before it.
+    if (
+      hosted &&
+      node.pods.some(isReschedulable) &&
+      nowMs - lastPodEventMs >= UNEXPECTED_TAINT_PERSISTENCE_MS
+    ) {
+      continue;
+    }
     // A node reclaimed as empty while still under the taint was given up without ever hosting the
     // pods it was launched for: that is the loop itself, however soon emptiness came (with the
     // default consolidateAfter of 0s it comes well within the persistence window). Any other node

@@ -568,6 +568,17 @@ describe('findNodeClaimFailures', () => {
         (x) => x.nodeClaim,
       ),
     ).toEqual(['a']);
+    // Pods that had been on it 5 minutes when the taint came: the node worked, nothing counts.
+    const worked = claim('a', T0, ['Launched', 'Registered', 'Initialized'], {
+      status: { ...initialized.status, lastPodEventMs: T0 + 10_000 },
+    });
+    const late = classifyNodeClaims({ ...input, claims: [worked], nowMs: T0 + 10_000 + 5 * MIN });
+    expect(late).toEqual({ failures: [], suspects: [] });
+    // The same pods bound 10 s before, then evicted by the taint: waited on from their binding.
+    const raced = classifyNodeClaims({ ...input, claims: [worked], nowMs: T0 + 20_000 });
+    expect(raced.suspects).toEqual([
+      expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 10_000 + 2 * MIN }),
+    ]);
   });
 
   it('a registered node that never initializes under the taint fails once the window closes, and says so', () => {
