@@ -211,7 +211,12 @@ describe('rogue taint', () => {
       // seconds, so the guard must not depend on a provisioner run coming in between.
       const reclaimedClaims = reclaimed
         .filter((l) => Date.parse(String(l['time'])) <= end)
-        .flatMap((l) => (l['candidates'] as { nodeClaim: string }[]).map((c) => c.nodeClaim));
+        // One emptiness command can take both pools' nodes.
+        .flatMap((l) =>
+          (l['candidates'] as { nodeClaim: string; nodePool: string }[])
+            .filter((c) => c.nodePool === pool)
+            .map((c) => c.nodeClaim),
+        );
       const counted = new Set(
         logLines
           .filter(

@@ -400,10 +400,13 @@ class Pass {
       names.has(c.name) ? asReclaimedEmpty(c, new Date(nowMs).toISOString()) : c,
     );
     try {
+      // The NodePools read again: a provisioner run may have counted one of these nodes since the
+      // pass read them, and the guard's memory is their condition.
+      const current = (await this.ports.cluster.nodePools()).items;
       await reconcileLaunchBackoff(
         { cluster: this.ports.cluster, logger: this.ports.logger },
         {
-          pools: this.state.nodePools.filter((p) => pools.has(p.pool.name)),
+          pools: current.filter((p) => pools.has(p.pool.name)),
           claims,
           nodes: this.state.nodes,
           pendingPods: this.state.pendingPods,
