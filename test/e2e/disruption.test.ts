@@ -197,9 +197,7 @@ async function stopControllers(): Promise<void> {
   await Promise.all(loops);
 }
 
-function scale(name: string, replicas: number): Promise<void> {
-  return e2e.scale(name, replicas);
-}
+const scale = e2e.scale.bind(e2e);
 
 /** The part of a NodePool a test edits. */
 interface NodePoolJson {

@@ -42,6 +42,14 @@ export const REPACK_MAX_CANDIDATES = MULTI_NODE_MAX_CANDIDATES;
 export const SINGLE_NODE_MAX_SIMULATIONS = 20;
 /** The least saving a command makes, even with a minimum of 0%. */
 const STRICT_SAVING_USD_PER_HOUR = 1e-6;
+
+/**
+ * The most nodes may cost per hour to replace nodes costing `before` under a minimum savings of
+ * `threshold`: cheaper by that fraction, and strictly cheaper even when the threshold is 0.
+ */
+function mostAfter(before: number, threshold: number): number {
+  return Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
+}
 /** Karpenter v1.14's `Balanced` threshold: savings fraction / disruption fraction ≥ 1/k, k = 2. */
 export const BALANCED_MIN_SCORE = 0.5;
 
@@ -93,8 +101,7 @@ function sameTypeCap(
   for (const c of candidates) {
     const type = instanceTypeOf(c);
     if (type === undefined || !options.has(type)) continue;
-    const price = priceOf(c);
-    cap = Math.min(cap, Math.min(price * (1 - threshold), price - STRICT_SAVING_USD_PER_HOUR));
+    cap = Math.min(cap, mostAfter(priceOf(c), threshold));
   }
   return cap;
 }
@@ -203,7 +210,7 @@ function poolSavingNothing(
     const mine = replacements.filter((r) => r.nodePoolName === name);
     if (mine.length === 0) continue;
     const after = mine.reduce((sum, r) => sum + (r.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
-    if (after > Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR)) return name;
+    if (after > mostAfter(before, threshold)) return name;
   }
   return undefined;
 }
@@ -231,7 +238,7 @@ export function evaluateConsolidation(
   const before = candidates.reduce((sum, c) => sum + priceOf(c), 0);
   const threshold = Math.max(...candidates.map((c) => minSavings(c.nodePool.annotations)));
   // Strictly cheaper whatever the minimum (0% included): a same-price move is churn.
-  const budget = Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
+  const budget = mostAfter(before, threshold);
   const replacements: NodeClaimPlan[] = [];
   let after = 0;
   if (result.nodeClaims.length > 0) {

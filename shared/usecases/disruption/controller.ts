@@ -14,6 +14,7 @@ import {
 import { writeDecision } from '../decision.ts';
 import type { DisruptDecision } from '../disruption-decisions.ts';
 import { reconcileLaunchBackoff } from '../launch-backoff.ts';
+import { unexpectedTaints } from '../launch-backoff-decide.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
@@ -393,8 +394,17 @@ class Pass {
    * logged, and the provisioner's own judgement still stands.
    */
   private async judgeReclaimed(reclaimed: readonly ClusterNodeClaim[]): Promise<void> {
-    const names = new Set(reclaimed.map((c) => c.name));
-    const pools = new Set(reclaimed.map((c) => c.nodePoolName));
+    // Only a node under a taint its NodePool did not set can count: for the usual empty node
+    // (a scale-down) there is nothing to judge and nothing to read.
+    const nodeFor = nodeIndex(this.state.nodes);
+    const tainted = reclaimed.filter((c) => {
+      const node = nodeFor(c);
+      const pool = this.pools.get(c.nodePoolName);
+      return node !== undefined && pool !== undefined && unexpectedTaints(node, pool, c).length > 0;
+    });
+    if (tainted.length === 0) return;
+    const names = new Set(tainted.map((c) => c.name));
+    const pools = new Set(tainted.map((c) => c.nodePoolName));
     const nowMs = this.now();
     const claims = this.state.nodeClaims.map((c) =>
       names.has(c.name) ? asReclaimedEmpty(c, new Date(nowMs).toISOString()) : c,
