@@ -1,6 +1,7 @@
 import {
   type LabelSelector,
   type Labels,
+  NODE_NAME_FIELD,
   type NodeSelectorRequirement,
   type NodeSelectorTerm,
   type Operator,
@@ -19,6 +20,8 @@ import type { ReadResult } from '../ports/cluster.ts';
 const NODE_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
 
 const SELECTOR_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+/** What the API server admits in `matchFields`. */
+const FIELD_OPERATORS: ReadonlySet<string> = new Set(['In', 'NotIn']);
 
 const TAINT_EFFECTS: ReadonlySet<string> = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 
@@ -192,12 +195,20 @@ export function toNodeSelectorRequirements(
 
 export function toNodeSelectorTerm(term: unknown, object: string, field: string): NodeSelectorTerm {
   const fields = readObject(term, object, field) ?? {};
-  if (readList(fields['matchFields'], object, `${field}.matchFields`).length > 0) {
-    throw new ValidationError(
-      object,
-      `${field}.matchFields`,
-      'matchFields is not supported (Karpenter ignores such pods)',
-    );
+  const matchFields = toNodeSelectorRequirements(
+    fields['matchFields'],
+    object,
+    `${field}.matchFields`,
+    FIELD_OPERATORS,
+  );
+  for (const [i, r] of matchFields.entries()) {
+    if (r.key !== NODE_NAME_FIELD) {
+      throw new ValidationError(
+        object,
+        `${field}.matchFields[${i}].key`,
+        `${JSON.stringify(r.key)} is not a node field; only ${NODE_NAME_FIELD} is`,
+      );
+    }
   }
   return {
     matchExpressions: toNodeSelectorRequirements(
@@ -205,6 +216,7 @@ export function toNodeSelectorTerm(term: unknown, object: string, field: string)
       object,
       `${field}.matchExpressions`,
     ),
+    ...(matchFields.length > 0 ? { matchFields } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ export {
   toToleration,
 } from './fields.ts';
 export {
+  convertNodeClaims,
   KARPENTER_GROUP,
   KARPENTER_VERSION,
   mergeConditions,
@@ -30,7 +31,15 @@ export {
   toRfc3339Seconds,
   withoutConditions,
 } from './karpenter.ts';
-export { toClusterNode, toDrainPod, toPodDisruptionBudget, toVolumeAttachment } from './node.ts';
+export {
+  groupPodsByNode,
+  type PodsByNode,
+  toClusterNode,
+  toDrainPod,
+  toPodDisruptionBudget,
+  toVolumeAttachment,
+  withPods,
+} from './node.ts';
 export {
   makeVolumeIndex,
   toDaemonSet,

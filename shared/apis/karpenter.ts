@@ -15,11 +15,22 @@ import {
   type ConditionUpdate,
   DEFAULT_NODEPOOL_DISRUPTION,
   type NewNodeClaim,
+  type NodeClaimRead,
   type NodeClassRef,
   type NodePoolDisruption,
+  type UnreadableNodeClaim,
 } from '../ports/cluster.ts';
 import { conditionSchema } from './ec2nodeclass.ts';
-import { objectName, optional, toNodeSelectorRequirements, toQuantityMap, toTaint } from './fields.ts';
+import {
+  convertEach,
+  isRecord,
+  metadataString,
+  objectName,
+  optional,
+  toNodeSelectorRequirements,
+  toQuantityMap,
+  toTaint,
+} from './fields.ts';
 
 // Karpenter's v1 objects (NodePool, NodeClaim): parsing into port types, building a NodeClaim,
 // and condition bookkeeping. Pure.
@@ -151,7 +162,8 @@ function resources(
   object: string,
   field: string,
 ): ResourceList | undefined {
-  return raw === undefined ? undefined : parseResourceList(raw, { object, field });
+  // The CRDs admit a sign; a negative amount is none.
+  return raw === undefined ? undefined : parseResourceList(raw, { object, field, negative: 'zero' });
 }
 
 /**
@@ -228,6 +240,35 @@ function toNodePoolDisruption(raw: z.infer<typeof nodePoolSchema>['spec']['disru
 }
 
 /**
+ * Converts NodeClaims; for each one that cannot be read, what is known of it (its name and, when
+ * it is a string, `status.providerID`), so that garbage collection spares only its instance.
+ */
+export function convertNodeClaims<R>(
+  raws: readonly R[],
+  convert: (raw: R) => ClusterNodeClaim,
+  onProblem?: (problem: ValidationError) => void,
+): NodeClaimRead {
+  const items: ClusterNodeClaim[] = [];
+  const problems: ValidationError[] = [];
+  const unreadable: UnreadableNodeClaim[] = [];
+  for (const raw of raws) {
+    const read = convertEach([raw], convert, onProblem);
+    items.push(...read.items);
+    for (const problem of read.problems) {
+      problems.push(problem);
+      const status = isRecord(raw) ? raw['status'] : undefined;
+      const providerId = isRecord(status) ? status['providerID'] : undefined;
+      unreadable.push({
+        name: metadataString(raw, 'name') ?? '',
+        ...(typeof providerId === 'string' && providerId !== '' ? { providerId } : {}),
+        problem: problem.message,
+      });
+    }
+  }
+  return { items, problems, unreadable };
+}
+
+/**
  * Parses a `karpenter.sh/v1` NodeClaim.
  * @throws ValidationError naming the NodeClaim and the field.
  */
@@ -240,7 +281,7 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
     throw new ValidationError(
       object,
       `metadata.labels.${Label.nodePool}`,
-      'missing; every NodeClaim names its NodePool',
+      'missing: Flotilla manages only NodeClaims of a NodePool, and leaves this one alone',
     );
   }
   const s = nc.status;

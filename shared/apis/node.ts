@@ -2,6 +2,7 @@ import type { V1Node, V1Pod, V1PodDisruptionBudget, V1VolumeAttachment } from '@
 import { Label, type Pod, ValidationError } from '../core/index.ts';
 import type { ClusterNode, DrainPod, PodDisruptionBudget, VolumeAttachment } from '../ports/cluster.ts';
 import {
+  convertEach,
   objectName,
   optional,
   readBoolean,
@@ -22,6 +23,53 @@ import {
 // Nodes, and what a drain reads: the pods on a node, PodDisruptionBudgets, VolumeAttachments. Each
 // conversion reads through the guarded readers of fields.ts and throws ValidationError naming the
 // object and the field.
+
+/** Bound pods grouped by node: those read, and the problems of those that could not be. */
+export interface PodsByNode {
+  readonly pods: ReadonlyMap<string, readonly Pod[]>;
+  /** Node name → `pod "ns/name": field: problem` of each pod bound there that could not be read. */
+  readonly unreadable: ReadonlyMap<string, readonly string[]>;
+  readonly problems: readonly ValidationError[];
+}
+
+/**
+ * Converts bound pods (`spec.nodeName` set) and groups them by node, keeping where each pod that
+ * could not be read is bound, so that its node is not taken for emptier than it is.
+ */
+export function groupPodsByNode<R extends { readonly spec?: { readonly nodeName?: string } }>(
+  bound: readonly R[],
+  convert: (raw: R) => Pod,
+  onProblem?: (problem: ValidationError) => void,
+): PodsByNode {
+  const pods = new Map<string, Pod[]>();
+  const unreadable = new Map<string, string[]>();
+  const problems: ValidationError[] = [];
+  const append = <T>(map: Map<string, T[]>, key: string, value: T) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [value]);
+    else list.push(value);
+  };
+  for (const raw of bound) {
+    const nodeName = raw.spec?.nodeName ?? '';
+    const read = convertEach([raw], convert, onProblem);
+    for (const pod of read.items) append(pods, nodeName, pod);
+    for (const problem of read.problems) {
+      append(unreadable, nodeName, problem.message);
+      problems.push(problem);
+    }
+  }
+  return { pods, unreadable, problems };
+}
+
+/** The node with its pods, and those bound to it that could not be read (see ClusterNode). */
+export function withPods(node: ClusterNode, byNode: PodsByNode): ClusterNode {
+  const unreadable = byNode.unreadable.get(node.name);
+  return {
+    ...node,
+    pods: byNode.pods.get(node.name) ?? [],
+    ...(unreadable === undefined ? {} : { unreadablePods: unreadable }),
+  };
+}
 
 /** Converts a Node; `pods` are the pods bound to it. */
 export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {

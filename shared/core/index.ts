@@ -66,12 +66,16 @@ export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from 
 export { type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
 export {
   type Affinity,
+  admitsNewNode,
+  admitsNodeName,
   type Container,
   type ContainerPort,
   computePodRequests,
+  formatMatchFields,
   type InitContainer,
   type LabelSelector,
   matchesSelector,
+  NODE_NAME_FIELD,
   type NodeSelectorTerm,
   type Pod,
   type PodAffinityTerm,
@@ -84,7 +88,13 @@ export {
   type WeightedPodAffinityTerm,
 } from './pod.ts';
 export { parseInstanceId } from './provider-id.ts';
-export { formatQuantity, parseQuantity, type QuantityScale, type QuantitySource } from './quantity.ts';
+export {
+  formatQuantity,
+  parseQuantity,
+  QUANTITY_MAX,
+  type QuantityScale,
+  type QuantitySource,
+} from './quantity.ts';
 export {
   type NodeSelectorRequirement,
   OPERATORS,

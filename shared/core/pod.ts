@@ -39,6 +39,46 @@ export interface LabelSelector {
 /** A term of node affinity: its requirements are ANDed. */
 export interface NodeSelectorTerm {
   readonly matchExpressions?: readonly NodeSelectorRequirement[];
+  /**
+   * Requirements on the node's fields: `metadata.name` with In or NotIn, the only field the API
+   * server admits (the DaemonSet controller pins each of its pods to its node this way). No new
+   * node can satisfy an In: its name is not known before it joins.
+   */
+  readonly matchFields?: readonly NodeSelectorRequirement[];
+}
+
+/** The node field `matchFields` may name. */
+export const NODE_NAME_FIELD = 'metadata.name';
+
+/** Whether a node named `nodeName` satisfies the term's `matchFields` (true when it has none). */
+export function admitsNodeName(term: NodeSelectorTerm, nodeName: string): boolean {
+  return (term.matchFields ?? []).every((r) => {
+    switch (r.operator) {
+      case 'In':
+        return (r.values ?? []).includes(nodeName);
+      case 'NotIn':
+        return !(r.values ?? []).includes(nodeName);
+      case 'Exists':
+        return true;
+      default:
+        return false;
+    }
+  });
+}
+
+/**
+ * Whether a node that has yet to join can satisfy the term's `matchFields`: not when they ask for
+ * names (In), as a new node's name is unknown until it registers; a NotIn holds for it.
+ */
+export function admitsNewNode(term: NodeSelectorTerm): boolean {
+  return (term.matchFields ?? []).every((r) => r.operator === 'NotIn' || r.operator === 'Exists');
+}
+
+/** `metadata.name In [a]` for messages; empty when the term has no matchFields. */
+export function formatMatchFields(term: NodeSelectorTerm): string {
+  return (term.matchFields ?? [])
+    .map((r) => `${r.key} ${r.operator} [${(r.values ?? []).join(', ')}]`)
+    .join(', ');
 }
 
 /** Pod (anti-)affinity term: "pods matching `labelSelector` in `namespaces` within `topologyKey`". */

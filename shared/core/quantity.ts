@@ -4,7 +4,21 @@ import { InvalidQuantityError } from './errors.ts';
 export interface QuantitySource {
   readonly object: string;
   readonly field: string;
+  /**
+   * What a negative quantity becomes: an error (the API server refuses negative requests,
+   * capacities and allocatables of pods and Nodes) or zero (custom resources such as NodeClaims
+   * and NodePool limits, whose schema admits a sign, where a negative amount means none).
+   * @default 'reject'
+   */
+  readonly negative?: 'reject' | 'zero';
 }
+
+/**
+ * The largest amount a quantity converts to. Kubernetes accepts quantities far beyond it (`8Ei`,
+ * `1e20`); such amounts are more than any node has, so they saturate here instead of failing the
+ * object: a pod that asks for them fits nowhere, a node that offers them has room for anything.
+ */
+export const QUANTITY_MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * How to scale a quantity into an integer: `milli` gives thousandths (cpu → millicores), `base`
@@ -33,10 +47,10 @@ const QUANTITY_PATTERN =
  * Parses a Kubernetes quantity (`"500m"`, `"2Gi"`, `"1.5"`, `"1e3"`, `"100Ki"`) into a
  * non-negative integer in base units, or thousandths of them with `scale: 'milli'`. The
  * arithmetic is exact (BigInt); a fractional result is rounded up, as Kubernetes does when it
- * scales a quantity (`"0.1m"` of cpu is 1 millicore).
+ * scales a quantity (`"0.1m"` of cpu is 1 millicore). Amounts above QUANTITY_MAX saturate there.
  *
  * @throws InvalidQuantityError naming `source.object` and `source.field` when the string is not a
- *   quantity, is negative, or does not fit in a safe integer.
+ *   quantity, or is negative and `source.negative` is not `'zero'`.
  */
 export function parseQuantity(value: string | number, scale: QuantityScale, source: QuantitySource): number {
   const text = typeof value === 'number' ? numberToText(value) : value.trim();
@@ -60,23 +74,24 @@ export function parseQuantity(value: string | number, scale: QuantityScale, sour
   } else {
     power10 += DECIMAL_SUFFIX[decimal] ?? 0;
   }
-  if (Math.abs(power10) > 400) {
-    throw new InvalidQuantityError(source.object, source.field, `${JSON.stringify(value)} is out of range`);
-  }
-  if (power10 >= 0) numerator *= 10n ** BigInt(power10);
-  else denominator *= 10n ** BigInt(-power10);
   if (sign === '-' && numerator !== 0n) {
+    if (source.negative === 'zero') return 0;
     throw new InvalidQuantityError(
       source.object,
       source.field,
       `${JSON.stringify(value)} is negative; resource quantities must be zero or more`,
     );
   }
+  if (numerator === 0n) return 0;
+  // The amount is below 10^magnitude: far out, no exact arithmetic is needed (and none is done
+  // on an exponent such as 1e-999999999): it saturates, or is a sliver that rounds up to 1.
+  const magnitude = numerator.toString().length - (denominator.toString().length - 1) + power10;
+  if (magnitude > 20) return QUANTITY_MAX;
+  if (magnitude < 0) return 1;
+  if (power10 >= 0) numerator *= 10n ** BigInt(power10);
+  else denominator *= 10n ** BigInt(-power10);
   const result = (numerator + denominator - 1n) / denominator;
-  if (result > BigInt(Number.MAX_SAFE_INTEGER)) {
-    throw new InvalidQuantityError(source.object, source.field, `${JSON.stringify(value)} is too large`);
-  }
-  return Number(result);
+  return result > BigInt(QUANTITY_MAX) ? QUANTITY_MAX : Number(result);
 }
 
 function numberToText(value: number): string {

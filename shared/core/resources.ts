@@ -37,7 +37,7 @@ export function parseResourceList(
   const out: Record<string, number> = {};
   for (const [name, value] of Object.entries(raw)) {
     out[name] = parseQuantity(value, resourceScale(name), {
-      object: source.object,
+      ...source,
       field: `${source.field}.${name}`,
     });
   }

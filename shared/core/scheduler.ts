@@ -1,5 +1,5 @@
 import { Label } from './labels.ts';
-import { type Pod, toPodRef } from './pod.ts';
+import { admitsNewNode, admitsNodeName, type Pod, toPodRef } from './pod.ts';
 import { Requirement, type Requirements } from './requirements.ts';
 import { planNodeClaim } from './scheduling/claim-plan.ts';
 import { makeInFlightBin, makeNodeBin } from './scheduling/existing-capacity.ts';
@@ -428,6 +428,11 @@ class Scheduler {
     }
     if (shape.hostPorts.length > 0 && portsConflict(shape.hostPorts, bin.hostPorts) !== undefined) {
       return 'permanent';
+    }
+    if (ec.nodeFields !== undefined) {
+      const admitted =
+        bin.kind === 'node' ? admitsNodeName(ec.nodeFields, bin.name) : admitsNewNode(ec.nodeFields);
+      if (!admitted) return 'permanent';
     }
     let merged: Requirements;
     if (bin.kind === 'node') {

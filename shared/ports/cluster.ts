@@ -29,6 +29,20 @@ export interface ReadResult<T> {
   readonly problems: readonly ValidationError[];
 }
 
+/** What is known of a NodeClaim that could not be read: enough to tell which instance may be its. */
+export interface UnreadableNodeClaim {
+  /** `metadata.name` (the API server always has one). */
+  readonly name: string;
+  /** `status.providerID` when it is a string, else undefined: its instance, if any, is unknown. */
+  readonly providerId?: string;
+  readonly problem: string;
+}
+
+/** The NodeClaims read, and what is known of those that could not be. */
+export interface NodeClaimRead extends ReadResult<ClusterNodeClaim> {
+  readonly unreadable: readonly UnreadableNodeClaim[];
+}
+
 /** A pod bound to a node (from `spec.nodeName`), not yet finished. */
 export interface BoundPod {
   readonly pod: Pod;
@@ -57,6 +71,12 @@ export interface ClusterNode extends ExistingNode {
   readonly deletedAtMs?: number;
   /** `metadata.ownerReferences` (a registered Node is owned by its NodeClaim). */
   readonly ownerReferences?: readonly OwnerReference[];
+  /**
+   * Pods bound to the node that could not be read, each as `pod "ns/name": field: problem`. What
+   * they request and whether they may move is unknown, so the node is never taken for empty or
+   * roomy: no disruption candidate, and no room for new pods in the scheduler's plan.
+   */
+  readonly unreadablePods?: readonly string[];
 }
 
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
@@ -319,7 +339,8 @@ export interface Cluster {
   nodes(): Promise<ReadResult<ClusterNode>>;
   nodePools(): Promise<ReadResult<ClusterNodePool>>;
   nodeClasses(): Promise<ReadResult<EC2NodeClass>>;
-  nodeClaims(): Promise<ReadResult<ClusterNodeClaim>>;
+  /** Every NodeClaim; those that could not be read are listed with what is known of them. */
+  nodeClaims(): Promise<NodeClaimRead>;
   daemonSets(): Promise<ReadResult<DaemonSet>>;
   podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
   /** Namespace name → labels, for pod-affinity `namespaceSelector`. */

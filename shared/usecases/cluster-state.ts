@@ -199,7 +199,8 @@ export function toInFlightNodeClaims(
 }
 
 /**
- * Nodes as the scheduler counts them. Until a node Flotilla launched is initialized, its
+ * Nodes as the scheduler counts them. A node with a pod that could not be read takes nothing new.
+ * Until a node Flotilla launched is initialized, its
  * kubelet may not have reported allocatable yet, so its NodeClaim's allocatable and capacity
  * stand in; until the claim is Registered, the claim's taints stand in for the Node's (which still
  * carry `karpenter.sh/unregistered`). A claim being deleted makes its node unschedulable, as
@@ -216,22 +217,34 @@ export function toSchedulableNodes<N extends ClusterNode>(
     if (claim.status.nodeName !== undefined) byNodeName.set(claim.status.nodeName, claim);
   }
   return nodes.map((node) => {
-    if (node.nodePoolName === undefined) return node;
-    const claim =
-      (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
-      byNodeName.get(node.name);
-    if (claim === undefined) return node;
-    // A NodeClaim being deleted takes its node with it: nothing new goes there.
-    const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
-    if (node.initialized) return { ...node, ...leaving };
-    const { allocatable, capacity } = claim.status;
-    const registered = isConditionTrue(claim.status.conditions, 'Registered');
-    return {
-      ...node,
-      ...(allocatable === undefined ? {} : { allocatable }),
-      ...(capacity === undefined ? {} : { capacity }),
-      ...(registered ? {} : { taints: claim.taints }),
-      ...leaving,
-    };
+    const counted = schedulableNode(node, byProvider, byNodeName);
+    // The room a pod that could not be read takes is unknown: nothing new is planned there.
+    return (node.unreadablePods ?? []).length > 0 && counted.unschedulable !== true
+      ? { ...counted, unschedulable: true }
+      : counted;
   });
+}
+
+function schedulableNode<N extends ClusterNode>(
+  node: N,
+  byProvider: ReadonlyMap<string, ClusterNodeClaim>,
+  byNodeName: ReadonlyMap<string, ClusterNodeClaim>,
+): N {
+  if (node.nodePoolName === undefined) return node;
+  const claim =
+    (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
+    byNodeName.get(node.name);
+  if (claim === undefined) return node;
+  // A NodeClaim being deleted takes its node with it: nothing new goes there.
+  const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
+  if (node.initialized) return { ...node, ...leaving };
+  const { allocatable, capacity } = claim.status;
+  const registered = isConditionTrue(claim.status.conditions, 'Registered');
+  return {
+    ...node,
+    ...(allocatable === undefined ? {} : { allocatable }),
+    ...(capacity === undefined ? {} : { capacity }),
+    ...(registered ? {} : { taints: claim.taints }),
+    ...leaving,
+  };
 }

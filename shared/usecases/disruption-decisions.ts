@@ -78,6 +78,8 @@ export interface DisruptionPassDecision {
   readonly blocked: number;
   /** NodePool/reason pairs whose budget allowed nothing, e.g. `default/Drifted`. */
   readonly budgetBlocked: readonly string[];
+  /** The first nodes left out of disruption with a reason users should see (DisruptionBlocked). */
+  readonly excluded?: readonly { readonly nodeClaim: string; readonly node: string; readonly why: string }[];
   readonly commands: number;
   readonly inFlight: number;
 }

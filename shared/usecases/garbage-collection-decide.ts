@@ -1,6 +1,6 @@
 import { parseInstanceId } from '../core/index.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
-import type { ClusterNode, ClusterNodeClaim } from '../ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim, UnreadableNodeClaim } from '../ports/cluster.ts';
 
 // Garbage collection as a pure function of one reading of the cloud and the cluster, as Karpenter's
 // two collectors: instances Flotilla launched that no NodeClaim accounts for are terminated, and
@@ -37,10 +37,25 @@ export interface CollectionInput {
   /** How long after launch EC2 may still not list an instance (INSTANCE_LOOKUP_WINDOW_MS). */
   readonly lookupWindowMs: number;
   /**
-   * Some NodeClaims could not be read: an instance may belong to one of them, so no instance is
-   * taken for an orphan in this reading (fail closed).
+   * NodeClaims that could not be read: no instance one of them could own is taken for an orphan
+   * (one tagged with its name, or with the instance id of its providerID; while one's providerID
+   * cannot be read either, also any instance without a NodeClaim tag). The others are collected.
    */
-  readonly unreadableNodeClaims?: number;
+  readonly unreadableNodeClaims?: readonly Pick<UnreadableNodeClaim, 'name' | 'providerId'>[];
+}
+
+/** Whether an instance could be the instance of one of the NodeClaims that could not be read. */
+function mayBeOwnedByUnreadable(
+  instance: CloudInstance,
+  unreadable: readonly Pick<UnreadableNodeClaim, 'name' | 'providerId'>[],
+): boolean {
+  return unreadable.some(
+    (claim) =>
+      instance.nodeClaimName === claim.name ||
+      (claim.providerId === undefined
+        ? instance.nodeClaimName === undefined
+        : parseInstanceId(claim.providerId) === instance.instanceId),
+  );
 }
 
 /** Epoch ms of the claim's `Launched=True` transition, else its creation. */
@@ -69,8 +84,10 @@ export function decideCollection(input: CollectionInput): CollectionStep[] {
     }),
   );
   const steps: CollectionStep[] = [];
-  for (const instance of (input.unreadableNodeClaims ?? 0) > 0 ? [] : input.instances) {
+  const unreadable = input.unreadableNodeClaims ?? [];
+  for (const instance of input.instances) {
     if (instance.state === 'shutting-down' || instance.state === 'terminated') continue;
+    if (mayBeOwnedByUnreadable(instance, unreadable)) continue;
     if (claimedIds.has(instance.instanceId)) continue;
     if (instance.nodeClaimName !== undefined && claimNames.has(instance.nodeClaimName)) continue;
     const launchMs = instance.launchTime?.getTime();

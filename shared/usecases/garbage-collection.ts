@@ -47,12 +47,16 @@ export async function collectGarbage(
     nodes: nodes.items,
     nowMs: now.getTime(),
     lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
-    unreadableNodeClaims: claims.problems.length,
+    unreadableNodeClaims: claims.unreadable,
   });
-  if (claims.problems.length > 0) {
-    ports.logger.warn('orphaned instances not collected', {
-      why: 'some NodeClaims cannot be read; an instance may be theirs',
-      problems: claims.problems.slice(0, 5).map((p) => p.message),
+  if (claims.unreadable.length > 0) {
+    ports.logger.warn('instances of unreadable NodeClaims spared', {
+      why: 'these NodeClaims cannot be read; no instance that may be theirs is taken for an orphan',
+      nodeClaims: claims.unreadable.slice(0, 10).map((c) => ({
+        name: c.name,
+        providerId: c.providerId ?? 'unknown: any instance without a NodeClaim tag is spared too',
+        problem: c.problem,
+      })),
     });
   }
   const terminated: string[] = [];

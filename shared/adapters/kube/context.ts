@@ -6,6 +6,7 @@ import type {
   StorageV1Api,
 } from '@kubernetes/client-node';
 import { convertEach, KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
+import type { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { MetadataPatch, ReadResult } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -83,14 +84,17 @@ export function convertAll<R, T>(
   raws: readonly R[],
   convert: (raw: R) => T,
 ): ReadResult<T> {
-  return convertEach(raws, convert, (error) =>
-    ctx.logger.warn('skipped malformed object', {
-      kind,
-      object: error.object,
-      field: error.field,
-      problem: error.message,
-    }),
-  );
+  return convertEach(raws, convert, (error) => warnSkipped(ctx, kind, error));
+}
+
+/** The log line of an object a read left out. */
+export function warnSkipped(ctx: KubeContext, kind: string, error: ValidationError): void {
+  ctx.logger.warn('skipped malformed object', {
+    kind,
+    object: error.object,
+    field: error.field,
+    problem: error.message,
+  });
 }
 
 /** The metadata of a merge patch: labels, annotations, finalizers, under the read's resourceVersion. */

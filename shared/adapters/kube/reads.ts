@@ -1,5 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
+  convertNodeClaims,
+  groupPodsByNode,
   isUnschedulable,
   makeVolumeIndex,
   parseEC2NodeClass,
@@ -11,8 +13,9 @@ import {
   toPodDisruptionBudget,
   usesClaims,
   type VolumeIndex,
+  withPods,
 } from '../../apis/index.ts';
-import type { Labels, Pod } from '../../core/index.ts';
+import type { Labels } from '../../core/index.ts';
 import type { BoundPod, Cluster, ClusterNode, ReadResult } from '../../ports/cluster.ts';
 import {
   type CustomResource,
@@ -22,6 +25,7 @@ import {
   listAll,
   NODECLAIMS,
   NODEPOOLS,
+  warnSkipped,
 } from './context.ts';
 import { ClusterNotFoundError } from './errors.ts';
 
@@ -107,23 +111,22 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     boundPods,
 
     async nodes() {
-      const [nodes, bound] = await Promise.all([
+      const [nodes, pods] = await Promise.all([
         listAll(ctx, 'list nodes', async (cont) => {
           const l = await api.call('list nodes', (o) =>
             core.listNode({ limit, ...(cont ? { _continue: cont } : {}) }, o),
           );
           return { items: l.items, next: l.metadata?._continue };
         }),
-        boundPods(),
+        listPods(),
       ]);
-      const byNode = new Map<string, Pod[]>();
-      for (const { pod, nodeName } of bound.items) {
-        const list = byNode.get(nodeName) ?? [];
-        list.push(pod);
-        byNode.set(nodeName, list);
-      }
+      const bound = groupPodsByNode(
+        pods.filter((p) => p.spec?.nodeName),
+        (p) => toPod(p),
+        (problem) => warnSkipped(ctx, 'Pod', problem),
+      );
       const result = convertAll<(typeof nodes)[number], ClusterNode>(ctx, 'Node', nodes, (n) =>
-        toClusterNode(n, byNode.get(n.metadata?.name ?? '') ?? []),
+        withPods(toClusterNode(n, []), bound),
       );
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
     },
@@ -137,7 +140,9 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     },
 
     async nodeClaims() {
-      return convertAll(ctx, 'NodeClaim', await listCustom(NODECLAIMS), toClusterNodeClaim);
+      return convertNodeClaims(await listCustom(NODECLAIMS), toClusterNodeClaim, (problem) =>
+        warnSkipped(ctx, 'NodeClaim', problem),
+      );
     },
 
     async daemonSets() {

@@ -11,6 +11,8 @@ import type {
 } from '@kubernetes/client-node';
 import {
   convertEach,
+  convertNodeClaims,
+  groupPodsByNode,
   isUnschedulable,
   makeVolumeIndex,
   parseEC2NodeClass,
@@ -25,6 +27,7 @@ import {
   toQuantityMap,
   toVolumeAttachment,
   usesClaims,
+  withPods,
 } from '../../apis/index.ts';
 import { type Labels, matchesSelector, type ResourceList, type Taint } from '../../core/index.ts';
 import {
@@ -136,18 +139,20 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     },
 
     async nodes() {
-      const bound = boundPods();
-      const byNode = new Map<string, BoundPod['pod'][]>();
-      for (const { pod, nodeName } of bound.items) {
-        const list = byNode.get(nodeName) ?? [];
-        list.push(pod);
-        byNode.set(nodeName, list);
-      }
+      // The same cache entry as boundPods(): one conversion per stored pod.
+      const bound = groupPodsByNode(
+        activePods().filter((p) => p.spec?.nodeName),
+        (p) => cachedConvert(p, () => ({ pod: toPod(p), nodeName: p.spec?.nodeName ?? '' })).pod,
+      );
       const raws = [...store('Node').values()] as unknown as V1Node[];
-      const result = convertEach(raws, (n): ClusterNode => {
-        const base = cachedConvert(n, () => toClusterNode(n, []));
-        return { ...base, pods: byNode.get(base.name) ?? [] };
-      });
+      const result = convertEach(
+        raws,
+        (n): ClusterNode =>
+          withPods(
+            cachedConvert(n, () => toClusterNode(n, [])),
+            bound,
+          ),
+      );
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
     },
 
@@ -164,7 +169,7 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     },
 
     async nodeClaims() {
-      return convertEach([...store('NodeClaim').values()], (raw) =>
+      return convertNodeClaims([...store('NodeClaim').values()], (raw) =>
         cachedConvert(raw, () => toClusterNodeClaim(raw)),
       );
     },

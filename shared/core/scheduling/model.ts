@@ -2,7 +2,7 @@
 // bins (existing nodes, in-flight NodeClaims and NodeClaims planned in this run).
 import type { Labels } from '../labels.ts';
 import type { NodePool } from '../node-pool.ts';
-import type { Pod, PodAffinityTerm, PodRef } from '../pod.ts';
+import type { NodeSelectorTerm, Pod, PodAffinityTerm, PodRef } from '../pod.ts';
 import type { Requirements } from '../requirements.ts';
 import type { ResourceList } from '../resources.ts';
 import type { PoolReason } from '../scheduling-types.ts';
@@ -57,6 +57,8 @@ export interface Shape {
   readonly hostPorts: readonly string[];
   readonly base: Requirements;
   readonly requiredTerms: readonly Requirements[];
+  /** The `matchFields` of each required term (same order); undefined where a term has none. */
+  readonly requiredTermFields: readonly (NodeSelectorTerm | undefined)[];
   readonly preferredNode: readonly Requirements[];
   readonly affinityRequired: readonly CompiledTerm[];
   readonly affinityPreferred: readonly CompiledTerm[];
@@ -86,6 +88,11 @@ export interface Effective {
   /** Shape batch key plus relaxation state. */
   readonly batchKey: string;
   readonly reqs: Requirements;
+  /**
+   * The active required term when it names node fields (`matchFields` on metadata.name): it
+   * admits only existing nodes of those names, and no new node when it asks for names.
+   */
+  readonly nodeFields: NodeSelectorTerm | undefined;
   readonly contradiction: string | undefined;
   readonly ignorePreferNoSchedule: boolean;
   readonly spreads: readonly ActiveTopology[];

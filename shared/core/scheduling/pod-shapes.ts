@@ -70,12 +70,13 @@ export class PodShapes {
       );
     });
     const na = pod.affinity?.nodeAffinity;
-    const requiredTerms = (na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).map(
-      (t, i) =>
-        Requirements.parse(t.matchExpressions ?? [], {
-          object,
-          field: `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`,
-        }),
+    const rawTerms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    const requiredTermFields = rawTerms.map((t) => ((t.matchFields ?? []).length > 0 ? t : undefined));
+    const requiredTerms = rawTerms.map((t, i) =>
+      Requirements.parse(t.matchExpressions ?? [], {
+        object,
+        field: `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`,
+      }),
     );
     const preferredNode = (na?.preferredDuringSchedulingIgnoredDuringExecution ?? [])
       .map((p, i) => ({
@@ -164,6 +165,7 @@ export class PodShapes {
       hostPorts: podHostPorts(pod),
       base,
       requiredTerms,
+      requiredTermFields,
       preferredNode,
       affinityRequired,
       affinityPreferred,
@@ -203,6 +205,7 @@ export class PodShapes {
       shape,
       batchKey: `${shape.batchKey}|${key.slice(key.indexOf('|'))}`,
       reqs,
+      nodeFields: shape.requiredTermFields[r.term],
       contradiction:
         empty === undefined ? undefined : `the pod's own requirements contradict each other on ${empty.key}`,
       ignorePreferNoSchedule: r.toleratePreferNoSchedule,

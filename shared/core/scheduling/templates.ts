@@ -4,7 +4,13 @@ import type { DaemonSet } from '../cluster.ts';
 import { computeAllocatable } from '../instance-type.ts';
 import { INSTANCE_TYPE_LABEL_KEYS, Label } from '../labels.ts';
 import { nodePoolRequirements, orderNodePools } from '../node-pool.ts';
-import { computePodRequests, hostPortsConflict, podHostPorts } from '../pod.ts';
+import {
+  admitsNewNode,
+  computePodRequests,
+  formatMatchFields,
+  hostPortsConflict,
+  podHostPorts,
+} from '../pod.ts';
 import { formatQuantity } from '../quantity.ts';
 import { Requirements } from '../requirements.ts';
 import type { SolveInput } from '../scheduling-types.ts';
@@ -107,16 +113,21 @@ export function compileDaemonSet(ds: DaemonSet, dims: Dims): CompiledDaemonSet {
   });
   const terms =
     pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  // A term that asks for node names (matchFields In) never holds on a new node.
   const alternatives =
     terms.length === 0
       ? [base]
-      : terms.map((t, i) =>
-          base.intersect(
-            Requirements.parse(t.matchExpressions ?? [], {
-              object,
-              field: `spec.template.spec.affinity.nodeAffinity.required.nodeSelectorTerms[${i}]`,
-            }),
-          ),
+      : terms.flatMap((t, i) =>
+          admitsNewNode(t)
+            ? [
+                base.intersect(
+                  Requirements.parse(t.matchExpressions ?? [], {
+                    object,
+                    field: `spec.template.spec.affinity.nodeAffinity.required.nodeSelectorTerms[${i}]`,
+                  }),
+                ),
+              ]
+            : [],
         );
   return {
     namespace: ds.namespace,
@@ -159,6 +170,12 @@ export function templateDomains(t: Template, key: string): readonly string[] {
  */
 export function computeStaticNew(ec: Effective, t: Template, dims: Dims, checkTaints = true): StaticNew {
   if (t.unavailableReason !== undefined) return { ok: false, reason: t.unavailableReason };
+  if (ec.nodeFields !== undefined && !admitsNewNode(ec.nodeFields)) {
+    return {
+      ok: false,
+      reason: `node affinity matchFields ${formatMatchFields(ec.nodeFields)} admits only existing nodes`,
+    };
+  }
   const taint = checkTaints
     ? firstUntolerated(t.taints, ec.shape.pod.tolerations ?? [], ec.ignorePreferNoSchedule)
     : undefined;

@@ -20,7 +20,8 @@ import type { DisruptionCandidate, MethodContext } from './method.ts';
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
 // being deleted, not already in a command, not nominated for pending pods, and without
-// `karpenter.sh/do-not-disrupt` on the Node. Pure.
+// `karpenter.sh/do-not-disrupt` on the Node; and, Flotilla's own rule, no pod on it that could not
+// be read (what it needs, and whether it may move, is unknown). Pure.
 
 /** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
 export function nodeOf(
@@ -102,6 +103,12 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     if (
       (node.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect)
     ) {
+      continue;
+    }
+    const unreadable = node.unreadablePods ?? [];
+    if (unreadable.length > 0) {
+      const more = unreadable.length > 1 ? ` (and ${unreadable.length - 1} more)` : '';
+      excluded.push({ nodeClaim: claim, node, why: `a pod on it cannot be read: ${unreadable[0]}${more}` });
       continue;
     }
     if (nodeDoNotDisrupt(node.annotations)) {

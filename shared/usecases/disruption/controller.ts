@@ -11,7 +11,7 @@ import {
   readClusterState,
   type SchedulingInput,
 } from '../cluster-state.ts';
-import { writeDecision } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
 import type { DisruptDecision } from '../disruption-decisions.ts';
 import { reconcileLaunchBackoff } from '../launch-backoff.ts';
 import { unexpectedTaints } from '../launch-backoff-decide.ts';
@@ -206,6 +206,13 @@ class Pass {
       expired,
       blocked,
       budgetBlocked: [...budgetBlocked].sort(),
+      ...(set.excluded.length === 0
+        ? {}
+        : {
+            excluded: set.excluded
+              .slice(0, DECISION_SAMPLE_SIZE)
+              .map((e) => ({ nodeClaim: e.nodeClaim.name, node: e.node.name, why: e.why })),
+          }),
       commands,
       inFlight,
     });

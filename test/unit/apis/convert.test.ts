@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLimiter, retryOnConflict } from '../../../shared/adapters/kube/call.ts';
 import { ClusterConflictError, ClusterNotFoundError } from '../../../shared/adapters/kube/errors.ts';
 import {
+  groupPodsByNode,
   makeVolumeIndex,
   mergeConditions,
   toClusterNodeClaim,
@@ -11,6 +12,7 @@ import {
   toPod,
   toQuantityString,
   toVolumeTopology,
+  withPods,
 } from '../../../shared/apis/index.ts';
 import { computePodRequests, ValidationError } from '../../../shared/core/index.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
@@ -91,12 +93,14 @@ describe('toPod', () => {
         affinity: {
           nodeAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n'] }] }],
+              nodeSelectorTerms: [
+                { matchFields: [{ key: 'spec.unschedulable', operator: 'In', values: ['n'] }] },
+              ],
             },
           },
         },
       },
-      'spec.affinity.nodeAffinity.required.nodeSelectorTerms[0].matchFields',
+      'spec.affinity.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0].key',
     ],
   ] as const)('rejects a malformed pod naming the field (%#)', (spec, field) => {
     try {
@@ -107,6 +111,67 @@ describe('toPod', () => {
       expect((error as ValidationError).object).toBe('pod "default/web"');
       expect((error as ValidationError).field).toBe(field);
     }
+  });
+});
+
+describe('toPod with matchFields', () => {
+  it('reads the node-name pin the DaemonSet controller sets, beside matchExpressions', () => {
+    const converted = toPod(
+      pod({
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                {
+                  matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }],
+                  matchFields: [{ key: 'metadata.name', operator: 'In', values: ['ip-10-0-0-1'] }],
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    expect(converted.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution).toEqual({
+      nodeSelectorTerms: [
+        {
+          matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }],
+          matchFields: [{ key: 'metadata.name', operator: 'In', values: ['ip-10-0-0-1'] }],
+        },
+      ],
+    });
+  });
+});
+
+describe('groupPodsByNode', () => {
+  it('keeps where a pod that cannot be read is bound, so its node is not taken for empty', () => {
+    const bound = [
+      pod({ nodeName: 'node-a' }, 'ok'),
+      pod(
+        { nodeName: 'node-a', containers: [{ name: 'app', resources: { requests: { cpu: 'lots' } } }] },
+        'bad',
+      ),
+      pod({ nodeName: 'node-b' }, 'other'),
+    ];
+    const byNode = groupPodsByNode(bound, (p) => toPod(p));
+    expect([...byNode.pods.entries()].map(([n, ps]) => [n, ps.map((p) => p.name)])).toEqual([
+      ['node-a', ['ok']],
+      ['node-b', ['other']],
+    ]);
+    expect([...byNode.unreadable.entries()]).toEqual([
+      [
+        'node-a',
+        [
+          'pod "default/bad": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity (examples: "500m", "2Gi", "1.5", "1e3")',
+        ],
+      ],
+    ]);
+    const node = { name: 'node-a', pods: [] } as unknown as Parameters<typeof withPods>[0];
+    expect(withPods(node, byNode)).toMatchObject({
+      pods: [expect.objectContaining({ name: 'ok' })],
+      unreadablePods: [expect.stringContaining('pod "default/bad"')],
+    });
+    expect(withPods({ ...node, name: 'node-b' }, byNode).unreadablePods).toBeUndefined();
   });
 });
 

@@ -4,6 +4,7 @@ import {
   InvalidQuantityError,
   parseQuantity,
   parseResourceList,
+  QUANTITY_MAX,
 } from '../../../shared/core/index.ts';
 
 const src = { object: 'pod "default/web"', field: 'spec.containers[0].resources.requests.cpu' };
@@ -59,8 +60,33 @@ describe('parseQuantity', () => {
     }
   });
 
-  it('rejects values beyond a safe integer', () => {
-    expect(() => parseQuantity('100Ei', 'milli', src)).toThrow(/too large/);
+  it.each([
+    ['100Ei', 'milli'],
+    ['8Ei', 'base'],
+    ['1e20', 'base'],
+    ['9007199254740993', 'base'],
+    ['1e99999999999', 'base'],
+    ['123456789012345678901234567890', 'milli'],
+  ] as const)(
+    'saturates %j (%s) at QUANTITY_MAX instead of refusing it, as the API server accepts it',
+    (text, scale) => {
+      expect(parseQuantity(text, scale, src)).toBe(QUANTITY_MAX);
+    },
+  );
+
+  it.each([
+    ['1e-99999999999', 'base', 1],
+    ['0.000000000000000000000000000000000000000000001', 'milli', 1],
+    ['0e5', 'base', 0],
+    ['9007199254740991', 'base', 9007199254740991],
+    ['1e15', 'base', 1e15],
+  ] as const)('%j (%s) is %d: slivers round up, exact values stay exact', (text, scale, amount) => {
+    expect(parseQuantity(text, scale, src)).toBe(amount);
+  });
+
+  it('reads a negative amount as zero where the source allows it (CRDs admit a sign)', () => {
+    expect(parseQuantity('-2Gi', 'base', { ...src, negative: 'zero' })).toBe(0);
+    expect(() => parseQuantity('-2Gi', 'base', src)).toThrow(/negative/);
   });
 
   it('parseResourceList scales cpu to millicores and the rest to base units, naming the field', () => {

@@ -154,6 +154,67 @@ describe('node affinity and selectors', () => {
     expect(result.unschedulable).toHaveLength(1);
   });
 
+  describe('matchFields on metadata.name', () => {
+    const pinned = (operator: 'In' | 'NotIn', name: string, extra: NodeSelectorRequirement[] = []): Pod => ({
+      ...pod({ cpu: '1', memory: '1Gi' }),
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: extra, matchFields: [{ key: 'metadata.name', operator, values: [name] }] },
+            ],
+          },
+        },
+      },
+    });
+    const nodes = [
+      node({ name: 'node-a', cpu: '4', memory: '8Gi' }),
+      node({ name: 'node-b', cpu: '4', memory: '8Gi' }),
+    ];
+
+    it('In places the pod only on the node of that name', () => {
+      const result = solve(solveInput({ types, pods: [pinned('In', 'node-b')], nodes }));
+      expect(result.placements).toEqual([
+        expect.objectContaining({ kind: 'existingNode', nodeName: 'node-b' }),
+      ]);
+      expect(result.nodeClaims).toEqual([]);
+    });
+
+    it('In never gets a new node, and says why', () => {
+      const result = solve(solveInput({ types, pods: [pinned('In', 'gone')], nodes }));
+      expect(result.nodeClaims).toEqual([]);
+      expect(result.unschedulable[0]?.message).toBe(
+        'nodePool default: node affinity matchFields metadata.name In [gone] admits only existing nodes',
+      );
+    });
+
+    it('NotIn keeps the pod off that node and admits a new one', () => {
+      const full = [node({ name: 'node-a', cpu: '4', memory: '8Gi' })];
+      const onExisting = solve(solveInput({ types, pods: [pinned('NotIn', 'node-b')], nodes }));
+      expect(onExisting.placements[0]).toMatchObject({ nodeName: 'node-a' });
+      const fresh = solve(solveInput({ types, pods: [pinned('NotIn', 'node-a')], nodes: full }));
+      expect(fresh.placements).toEqual([]);
+      expect(fresh.nodeClaims).toHaveLength(1);
+    });
+
+    it('is ANDed with the matchExpressions of its term', () => {
+      const zoned = [
+        node({ name: 'node-a', cpu: '4', memory: '8Gi', zone: 'a' }),
+        node({ name: 'node-b', cpu: '4', memory: '8Gi', zone: 'b' }),
+      ];
+      const result = solve(
+        solveInput({
+          types,
+          pods: [pinned('In', 'node-a', [r(Label.zone, 'In', [zoneName('b')])])],
+          nodes: zoned,
+        }),
+      );
+      expect(result.placements).toEqual([]);
+      expect(result.nodeClaims).toEqual([]);
+      expect(result.unschedulable).toHaveLength(1);
+    });
+  });
+
   it('explains instance-level mismatches', () => {
     const p = pod({ cpu: '1', nodeSelector: { [Label.instanceFamily]: 'p5' } });
     expect(solve(solveInput({ types, pods: [p] })).unschedulable[0]?.message).toBe(

@@ -104,20 +104,44 @@ describe('garbage collection', () => {
     expect(await w.cloud.get(otherCluster.instanceId)).toBeDefined();
   });
 
-  it('takes no instance for an orphan while a NodeClaim cannot be read (it may be its owner)', async () => {
+  /**
+   * An instance tagged for the NodeClaim `unreadable`, an orphan, an instance with no NodeClaim
+   * tag, and the NodeClaim itself without a karpenter.sh/nodepool label (the CRD allows it), so it
+   * cannot be read; `providerID` is what its status says.
+   */
+  function unreadableWorld(providerID: (its: { providerId: string }) => unknown) {
     const w = world();
-    // Named differently from the unreadable NodeClaim: which instance is whose cannot be told.
-    const instance = w.instance('gone-claim');
+    const its = w.instance('unreadable');
+    const orphan = w.instance('gone-claim');
+    const untagged = w.cloud.addForeignInstance({
+      instanceType: 'm5.large',
+      zone: 'us-east-1a',
+      tags: { [MemoryTag.cluster(CLUSTER)]: 'owned', [MemoryTag.nodePool]: 'default' },
+    });
     w.cluster.create({
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
       metadata: { name: 'unreadable', labels: {} },
       spec: { nodeClassRef: 'default', requirements: 'all' },
+      status: { providerID: providerID(its) },
     });
     w.clock.advance(10 * 60_000);
-    expect((await w.pass()).terminated).toEqual([]);
-    expect(await w.cloud.get(instance.instanceId)).toBeDefined();
-    // The same orphan without the unreadable NodeClaim is collected (the first case above).
+    return { ...w, its, orphan, untagged };
+  }
+
+  it('spares only the instance an unreadable NodeClaim points to, and collects the other orphans', async () => {
+    const w = unreadableWorld((its) => its.providerId);
+    expect([...(await w.pass()).terminated].sort()).toEqual(
+      [w.orphan.instanceId, w.untagged.instanceId].sort(),
+    );
+    expect(await w.cloud.get(w.its.instanceId)).toBeDefined();
+  });
+
+  it('with the providerID unreadable too, spares the instances tagged with its name and those without a NodeClaim tag', async () => {
+    const w = unreadableWorld(() => 42);
+    expect((await w.pass()).terminated).toEqual([w.orphan.instanceId]);
+    expect(await w.cloud.get(w.its.instanceId)).toBeDefined();
+    expect(await w.cloud.get(w.untagged.instanceId)).toBeDefined();
   });
 
   it('deletes a NodeClaim whose instance is gone, once the lookup window has passed', async () => {

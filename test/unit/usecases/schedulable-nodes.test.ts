@@ -102,6 +102,19 @@ describe('nodes as the scheduler counts them', () => {
     expect(toSchedulableNodes([foreign], [claim(['Launched'])])).toEqual([foreign]);
   });
 
+  it('takes nothing new onto a node with a pod that could not be read, Flotilla’s or not', () => {
+    const unreadablePods = ['pod "apps/x": spec: missing'];
+    const ready = joiningNode({ initialized: true, allocatable: { cpu: 3900 }, unreadablePods });
+    const [ours] = toSchedulableNodes([ready], [claim(['Launched', 'Registered', 'Initialized'])]);
+    expect(ours?.unschedulable).toBe(true);
+    const foreign = joiningNode({ providerId: 'aws:///us-east-1a/i-other', name: 'other', unreadablePods });
+    expect(toSchedulableNodes([foreign], [])[0]).toEqual({ ...foreign, unschedulable: true });
+    const plain = joiningNode({ initialized: true, allocatable: { cpu: 3900 } });
+    expect(
+      toSchedulableNodes([plain], [claim(['Launched', 'Registered', 'Initialized'])])[0]?.unschedulable,
+    ).toBe(undefined);
+  });
+
   it('plans no new NodeClaim for pods that fit a node whose kubelet has not reported status yet', () => {
     const claims = [claim(['Launched'])];
     const nodes = [joiningNode()];

@@ -110,6 +110,8 @@ export interface NodeOptions {
   readonly ready?: boolean;
   readonly deleting?: boolean;
   readonly providerId?: string;
+  /** Problems of pods bound to the node that could not be read. */
+  readonly unreadablePods?: readonly string[];
 }
 
 export function clusterNode(name: string, o: NodeOptions = {}): ClusterNode {
@@ -131,6 +133,7 @@ export function clusterNode(name: string, o: NodeOptions = {}): ClusterNode {
     ready: o.ready ?? true,
     deleting: o.deleting ?? false,
     ...(o.providerId === undefined ? {} : { providerId: o.providerId }),
+    ...(o.unreadablePods === undefined ? {} : { unreadablePods: o.unreadablePods }),
   };
 }
 

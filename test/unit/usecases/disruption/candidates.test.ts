@@ -117,6 +117,21 @@ describe('buildCandidates: one NodeClaim', () => {
       { node: { annotations: { 'karpenter.sh/do-not-disrupt': 'false' } }, candidate: true },
     ],
     [
+      'a Node with pods that cannot be read, however empty it looks',
+      {
+        node: {
+          unreadablePods: [
+            'pod "apps/pinned": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity',
+            'pod "apps/other": spec: missing',
+          ],
+        },
+        candidate: false,
+        excluded:
+          'a pod on it cannot be read: pod "apps/pinned": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity (and 1 more)',
+        counts: { nodes: 1, disrupting: 0 },
+      },
+    ],
+    [
       'a nominated Node',
       {
         nominated: true,
