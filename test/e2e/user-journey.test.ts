@@ -10,9 +10,16 @@ import {
   CustomObjectsApi,
   KubernetesObjectApi,
   loadAllYaml,
+  PatchStrategy,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FLOTILLA_FUNCTIONS, provisionerFunction, terminationFunction } from '../../infra/functions.ts';
+import {
+  disruptionFunction,
+  type FLOTILLA_FUNCTIONS,
+  provisionerFunction,
+  terminationFunction,
+} from '../../infra/functions.ts';
 import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
@@ -47,7 +54,10 @@ import { asLambda, prepareColdStart } from '../integration/aws/lambda-cold-start
 // queue and the garbage-collection schedule for termination. The two schedules run every 10 s
 // instead of 1 and 2 minutes, to keep the test short. Nothing in it writes a status.
 // Then `kubectl delete node`: the node is drained, its pods come back elsewhere, its instance is
-// terminated and nothing is left on a finalizer.
+// terminated and nothing is left on a finalizer. Last, with the disruption Lambda on its schedule:
+// a DaemonSet (whose pods kube-controller-manager pins to their nodes with `matchFields`) and a bare
+// pod pinned the same way; once the Deployment is gone the nodes with only DaemonSet pods are
+// removed as empty, and the node of the bare pod stays while it runs.
 
 const NAMESPACE = `journey-${Math.random().toString(36).slice(2, 8)}`;
 const SCHEDULE_MS = 10_000;
@@ -57,6 +67,7 @@ let server: Moto;
 let cube: Kube;
 let simulator: NodeSimulator;
 let shim: ShimProcess | undefined;
+let disruption: Invoke;
 const stops: (() => Promise<void>)[] = [];
 const scheduleErrors: unknown[] = [];
 /** Every JSON log line the handlers wrote to standard output, as CloudWatch Logs would get it. */
@@ -140,6 +151,7 @@ beforeAll(async () => {
   const catalog = await lambda('catalog', () => import('../../lambdas/catalog/handler.ts'));
   const provisioner = await lambda('provisioner', () => import('../../lambdas/provisioner/handler.ts'));
   const termination = await lambda('termination', () => import('../../lambdas/termination/handler.ts'));
+  disruption = await lambda('disruption', () => import('../../lambdas/disruption/handler.ts'));
   // The deployment's first catalog run (the stack invokes it after creating it; here, its schedule).
   await catalog(SCHEDULED_EVENT);
 
@@ -398,6 +410,153 @@ describe("a new user's first day", () => {
         l['nodeClaim'] === claim?.name,
     );
     expect(deleted?.['lambda']).toBe('termination');
+    expect(scheduleErrors).toEqual([]);
+  });
+
+  it('a DaemonSet and a bare pod pinned with matchFields: read as they are, and the pinned pod keeps its node', async () => {
+    const defaultNodes = async () =>
+      (await core().listNode({ labelSelector: 'karpenter.sh/nodepool=default' })).items.filter(
+        (n) => n.metadata?.deletionTimestamp === undefined,
+      );
+    // A node agent on every node: kube-controller-manager creates one pod per node, each pinned to
+    // its node by a matchFields term on metadata.name.
+    const agent = { app: 'agent' };
+    await apps().createNamespacedDaemonSet({
+      namespace: NAMESPACE,
+      body: {
+        metadata: { name: 'agent', namespace: NAMESPACE },
+        spec: {
+          selector: { matchLabels: agent },
+          template: {
+            metadata: { labels: agent },
+            spec: {
+              terminationGracePeriodSeconds: 0,
+              tolerations: [{ operator: 'Exists' }],
+              containers: [
+                {
+                  name: 'agent',
+                  image: 'public.ecr.aws/docker/library/busybox:stable',
+                  resources: { requests: { cpu: '10m', memory: '16Mi' } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    const nodes = await defaultNodes();
+    await waitFor(
+      'an agent pod Running on every node',
+      async () => {
+        const pods = (await core().listNamespacedPod({ namespace: NAMESPACE, labelSelector: 'app=agent' }))
+          .items;
+        const on = new Set(pods.filter((p) => p.status?.phase === 'Running').map((p) => p.spec?.nodeName));
+        return nodes.every((n) => on.has(n.metadata?.name)) ? true : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const agentPod = (await core().listNamespacedPod({ namespace: NAMESPACE, labelSelector: 'app=agent' }))
+      .items[0];
+    expect(
+      agentPod?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+        ?.nodeSelectorTerms[0]?.matchFields?.[0]?.key,
+    ).toBe('metadata.name');
+
+    // A bare pod pinned as a DaemonSet pod is, but owned by nothing: deleting its node loses it.
+    const pinnedNode = (await webPods())[0]?.spec?.nodeName ?? '';
+    await core().createNamespacedPod({
+      namespace: NAMESPACE,
+      body: {
+        metadata: { name: 'pinned', namespace: NAMESPACE },
+        spec: {
+          terminationGracePeriodSeconds: 0,
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchFields: [{ key: 'metadata.name', operator: 'In', values: [pinnedNode] }] },
+                ],
+              },
+            },
+          },
+          containers: [
+            {
+              name: 'app',
+              image: 'public.ecr.aws/docker/library/busybox:stable',
+              resources: { requests: { cpu: '10m', memory: '16Mi' } },
+            },
+          ],
+        },
+      },
+    });
+    const pinnedRunning = async () => {
+      const pod = await core().readNamespacedPod({ namespace: NAMESPACE, name: 'pinned' });
+      return pod.status?.phase === 'Running' && pod.spec?.nodeName === pinnedNode;
+    };
+    await waitFor(
+      'the pinned pod Running on its node',
+      async () => ((await pinnedRunning()) ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+
+    // The Deployment goes; the user shortens consolidateAfter so the test need not wait a minute.
+    await apps().patchNamespacedDeployment(
+      { name: 'web', namespace: NAMESPACE, body: { spec: { replicas: 0 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await custom().patchClusterCustomObject(
+      {
+        group: 'karpenter.sh',
+        version: 'v1',
+        plural: 'nodepools',
+        name: 'default',
+        body: { spec: { disruption: { consolidateAfter: '5s' } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor('no pod of web left', async () => ((await webPods()).length === 0 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    const stopDisruption = startSchedule({
+      row: disruptionFunction,
+      schedule: 'disruption',
+      invoke: disruption,
+      periodMs: SCHEDULE_MS,
+      onError: (e) => scheduleErrors.push(e),
+    });
+    stops.push(stopDisruption);
+
+    // Nodes left with only their agent pod are empty and go; the pinned pod's node stays.
+    await waitFor(
+      'every node but the pinned pod’s removed as empty',
+      async () => {
+        const left = (await defaultNodes()).map((n) => n.metadata?.name);
+        return left.length === 1 && left[0] === pinnedNode ? true : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    const passes = () =>
+      logs.filter((l) => l['lambda'] === 'disruption' && l['decision'] === 'disruptionPass').length;
+    const seen = passes();
+    await waitFor('two more disruption passes', async () => (passes() >= seen + 2 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    expect(await pinnedRunning()).toBe(true);
+    expect((await defaultNodes()).map((n) => n.metadata?.name)).toEqual([pinnedNode]);
+
+    // Positive control: without the bare pod, the node is empty too (its agent pod does not hold it).
+    await core().deleteNamespacedPod({ namespace: NAMESPACE, name: 'pinned' });
+    await waitFor(
+      'the pinned pod’s node removed once the pod is gone',
+      async () => ((await defaultNodes()).length === 0 ? true : undefined),
+      {
+        timeoutMs: 180_000,
+      },
+    );
+    // Every pod read as it is: no DaemonSet or pinned pod was left out of a read.
+    expect(logs.filter((l) => l['message'] === 'skipped malformed object')).toEqual([]);
     expect(scheduleErrors).toEqual([]);
   });
 });
