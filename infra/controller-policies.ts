@@ -1,3 +1,4 @@
+import { Stack } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -33,6 +34,8 @@ export interface ControllerPoliciesProps {
   readonly nodeRole: iam.IRole;
   /** ARN of the state table. */
   readonly stateTableArn: string;
+  /** ARN of the cluster's summary object in the summary bucket (summary-bucket.ts). */
+  readonly summaryObjectArn: string;
   readonly queues: Readonly<Record<QueueName, sqs.IQueue>>;
   /** SSM parameter names or prefixes ending in `*` that EC2NodeClasses may name. @default none */
   readonly amiParameterPaths?: readonly string[];
@@ -153,6 +156,17 @@ export class ControllerPolicies {
               sid: 'AllowStateTableWrites',
               actions: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
               resources: [props.stateTableArn],
+            }),
+          );
+          break;
+        case 'readSummary':
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowClusterSummaryRead',
+              actions: ['s3:GetObject'],
+              resources: [props.summaryObjectArn],
+              // The bucket's name is predictable: never read a bucket of that name in another account.
+              conditions: { StringEquals: { 'aws:ResourceAccount': Stack.of(this.scope).account } },
             }),
           );
           break;

@@ -6,6 +6,7 @@ import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { STATE_TABLE } from '../shared/apis/state-table.ts';
@@ -23,6 +24,7 @@ import { NodeIdentity } from './node-identity.ts';
 import { ClusterQueues, podEventQueueName } from './queues.ts';
 import { addSchedules } from './schedules.ts';
 import { ShimIdentity } from './shim-identity.ts';
+import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 
 // The per-cluster construct. It composes the parts, each in its own file and each built into this
 // construct's scope with the ids it always had (construct-kit.ts says why):
@@ -30,6 +32,7 @@ import { ShimIdentity } from './shim-identity.ts';
 // - interruption-rules.ts: the EventBridge rules of the interruption kinds table
 // - schedules.ts: the EventBridge schedules
 // - node-identity.ts: node role, instance profile and access entry
+// - summary-bucket.ts: the bucket the shim publishes the cluster summary to
 // - controller-policies.ts: the Lambdas' permission bundles
 // - shim-identity.ts: the shim's Pod Identity role
 // - lambda-functions.ts: one Lambda per row of functions.ts
@@ -38,15 +41,16 @@ import { ShimIdentity } from './shim-identity.ts';
 export { type FlotillaClusterProps, FlotillaConfigError } from './cluster-props.ts';
 export { INTERRUPTION_RULES } from './interruption-rules.ts';
 export { podEventQueueName } from './queues.ts';
+export { summaryBucketNameFor, summaryClusterHash } from './summary-bucket.ts';
 
 /** The repository root: lambda entries and the lock file are resolved against it. */
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
- * Everything Flotilla needs in AWS for one EKS cluster: the state table, the work queues with
- * their dead-letter queues, the interruption rules and schedules, the node role and instance
- * profile, least-privilege roles for the Lambdas and the shim, alarms, saved log queries and the
- * Lambdas listed in `functions`.
+ * Everything Flotilla needs in AWS for one EKS cluster: the state table, the cluster-summary
+ * bucket, the work queues with their dead-letter queues, the interruption rules and schedules, the
+ * node role and instance profile, least-privilege roles for the Lambdas and the shim, alarms, saved
+ * log queries and the Lambdas listed in `functions`.
  *
  * @throws FlotillaConfigError when a prop is invalid (checked before any resource is created).
  */
@@ -54,6 +58,8 @@ export class FlotillaCluster extends Construct {
   readonly clusterName: string;
   readonly clusterArn: string;
   readonly stateTable: dynamodb.Table;
+  /** Where the shim publishes the cluster summary (one object, `summaryObjectKey(clusterName)`). */
+  readonly summaryBucket: s3.Bucket;
   readonly queues: Readonly<Record<QueueName, sqs.Queue>>;
   readonly deadLetterQueues: Readonly<Record<QueueName, sqs.Queue>>;
   /** Where EventBridge puts events it could not deliver to a target. */
@@ -98,6 +104,9 @@ export class FlotillaCluster extends Construct {
       removalPolicy: props.stateTableDeletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
+    const summary = new SummaryBucket(this, { clusterName });
+    this.summaryBucket = summary.bucket;
+
     const queues = new ClusterQueues(this, { clusterName, alarms });
     this.queues = queues.queues;
     this.deadLetterQueues = queues.deadLetterQueues;
@@ -122,6 +131,7 @@ export class FlotillaCluster extends Construct {
       clusterArn: this.clusterArn,
       nodeRole: this.nodeRole,
       stateTableArn: this.stateTable.tableArn,
+      summaryObjectArn: summary.objectArn,
       queues: this.queues,
       controllerGroup: props.controllerGroup ?? CONTROLLER_GROUP,
       ...(props.amiParameterPaths === undefined ? {} : { amiParameterPaths: props.amiParameterPaths }),
@@ -134,6 +144,7 @@ export class FlotillaCluster extends Construct {
       namespace: props.namespace ?? 'flotilla',
       serviceAccount: props.shimServiceAccount ?? 'flotilla-shim',
       podEventQueue: this.queues.podEvents,
+      summaryObjectArn: summary.objectArn,
       ...(props.shimPodIdentity === undefined ? {} : { podIdentity: props.shimPodIdentity }),
     }).role;
 
@@ -190,6 +201,7 @@ export class FlotillaCluster extends Construct {
               clusterName: this.props.clusterName,
               region: stack.region,
               queueUrl: `https://sqs.${stack.region}.${suffix}/${stack.account}/${podEventQueueName(this.props.clusterName)}`,
+              summaryBucket: summaryBucketNameFor(stack.account, stack.region, this.props.clusterName),
             },
           }
         : {}),
@@ -202,6 +214,7 @@ export class FlotillaCluster extends Construct {
     return {
       clusterName: this.clusterName,
       stateTable: this.stateTable.tableName,
+      summaryBucket: this.summaryBucket.bucketName,
       podEventQueueUrl: this.queues.podEvents.queueUrl,
       interruptionQueueUrl: this.queues.interruption.queueUrl,
       terminationQueueUrl: this.queues.termination.queueUrl,
@@ -218,6 +231,11 @@ export class FlotillaCluster extends Construct {
         'StateTableName',
         this.stateTable.tableName,
         'DynamoDB state table (offerings, back-offs, leases, idempotency)',
+      ],
+      [
+        'SummaryBucketName',
+        this.summaryBucket.bucketName,
+        'S3 bucket the shim publishes the cluster summary to',
       ],
       ['PodEventQueueUrl', this.queues.podEvents.queueUrl, 'Queue the shim sends pod events to'],
       ['PodEventQueueArn', this.queues.podEvents.queueArn, 'Queue the shim sends pod events to'],

@@ -39,6 +39,8 @@ export type Trigger =
  * - `terminate`: TerminateInstances on instances owned by this cluster only.
  * - `stateRead` / `stateWrite`: GetItem and Query / PutItem, UpdateItem and BatchWriteItem on the
  *   state table.
+ * - `readSummary`: s3:GetObject on this cluster's summary object (`clusters/<cluster>/summary.json.gz`)
+ *   in the summary bucket, only in this account; nothing else in the bucket, no listing.
  * - `sendTermination`: send requests to the termination queue.
  * - `sendPodEvents`: send to the pod-event queue (the provisioner's delayed follow-ups to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
@@ -54,6 +56,7 @@ export type Permission =
   | 'terminate'
   | 'stateRead'
   | 'stateWrite'
+  | 'readSummary'
   | 'sendTermination'
   | 'sendPodEvents'
   | 'kubernetes';
@@ -89,6 +92,10 @@ export interface FunctionDefinition {
 
 /** The environment every Lambda gets. */
 const baseEnv: readonly EnvVarKey[] = ['clusterName', 'stateTable', 'logLevel'];
+
+// Every Lambda that reads the cluster (each row with `kubernetes`) also gets `summaryBucket` and
+// `readSummary`: it reads the summary the shim publishes in one GetObject instead of listing the
+// whole cluster.
 
 /**
  * Refreshes the offering cache (instance types × zones × capacity types with prices) in the
@@ -133,7 +140,7 @@ export const provisionerFunction: FunctionDefinition = {
   ],
   // The pod-event queue also carries its own delayed follow-ups while new Nodes join; NodeClaims
   // whose node never came go to the termination queue, as termination terminates their instance.
-  env: [...baseEnv, 'podEventQueueUrl', 'terminationQueueUrl'],
+  env: [...baseEnv, 'summaryBucket', 'podEventQueueUrl', 'terminationQueueUrl'],
   // resolveNodeClasses and manageInstanceProfiles: its controllers pass runs the EC2NodeClass
   // controller (classes that set spec.role get an instance profile, removed with the class).
   permissions: [
@@ -146,6 +153,7 @@ export const provisionerFunction: FunctionDefinition = {
     'sendPodEvents',
     'sendTermination',
     'kubernetes',
+    'readSummary',
   ],
   // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
   // and the queue's visibility timeout.
@@ -165,9 +173,9 @@ export const interruptionFunction: FunctionDefinition = {
   entry: 'lambdas/interruption/handler.ts',
   description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
   triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
-  env: [...baseEnv, 'terminationQueueUrl', 'rebalanceAction'],
+  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'rebalanceAction'],
   // stateWrite: the ICE back-off of an interrupted spot offering.
-  permissions: ['stateWrite', 'sendTermination', 'kubernetes'],
+  permissions: ['stateWrite', 'sendTermination', 'kubernetes', 'readSummary'],
   // Well inside the interruption queue's 1-minute visibility timeout.
   timeout: Duration.seconds(45),
 };
@@ -187,8 +195,8 @@ export const terminationFunction: FunctionDefinition = {
     { kind: 'queue', queue: 'termination', batchSize: 10 },
     { kind: 'schedule', schedule: 'garbageCollection' },
   ],
-  env: [...baseEnv, 'terminationQueueUrl'],
-  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes'],
+  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl'],
+  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
   // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
   timeout: Duration.minutes(2),
 };
@@ -205,7 +213,7 @@ export const disruptionFunction: FunctionDefinition = {
   entry: 'lambdas/disruption/handler.ts',
   description: 'Flotilla: remove empty, drifted and expired nodes within disruption budgets',
   triggers: [{ kind: 'schedule', schedule: 'disruption' }],
-  env: [...baseEnv, 'podEventQueueUrl', 'terminationQueueUrl'],
+  env: [...baseEnv, 'summaryBucket', 'podEventQueueUrl', 'terminationQueueUrl'],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.
   permissions: [
@@ -215,6 +223,7 @@ export const disruptionFunction: FunctionDefinition = {
     'sendPodEvents',
     'sendTermination',
     'kubernetes',
+    'readSummary',
   ],
   // A pass waits 15 s to validate an emptiness command and may start several commands; below the
   // 3-minute lease TTL.
@@ -232,8 +241,8 @@ export const garbageCollectorFunction: FunctionDefinition = {
   entry: 'lambdas/garbage-collector/handler.ts',
   description: 'Flotilla: terminate orphaned instances and delete NodeClaims whose instance is gone',
   triggers: [{ kind: 'schedule', schedule: 'garbageCollection' }],
-  env: [...baseEnv, 'terminationQueueUrl'],
-  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes'],
+  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl'],
+  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
   timeout: Duration.minutes(1),
 };
 

@@ -19,8 +19,9 @@ export interface ClusterManifestOptions {
   /** Folder of CRD YAML files. @default CRDS_DIR */
   readonly crdsDir?: string;
   /**
-   * Where the shim sends pod events. Without it the shim's ConfigMap and Deployment are left out
-   * (a comment says why): an environment-agnostic stack does not know its queue's URL.
+   * Where the shim sends pod events and (given `summaryBucket`) publishes the cluster summary.
+   * Without it the shim's ConfigMap and Deployment are left out (a comment says why): an
+   * environment-agnostic stack does not know its queue's URL or its bucket's name.
    */
   readonly shim?: Omit<ShimManifestOptions, 'namespace' | 'serviceAccount'>;
 }
@@ -88,7 +89,11 @@ export function renderClusterManifests(options: ClusterManifestOptions = {}): st
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: 'flotilla-shim', labels },
-      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }],
+      // Pods for the pod events; pods, Nodes and NodeClaims for the cluster summary. Read-only.
+      rules: [
+        { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] },
+        { apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['list', 'watch'] },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

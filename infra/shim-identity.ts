@@ -12,6 +12,8 @@ export interface ShimIdentityProps {
   readonly serviceAccount: string;
   /** The pod-event queue, the one thing the shim may send to. */
   readonly podEventQueue: sqs.IQueue;
+  /** ARN of the cluster's summary object, the one object the shim may write (summary-bucket.ts). */
+  readonly summaryObjectArn: string;
   /**
    * Associate the role with the ServiceAccount through EKS Pod Identity.
    * @default true
@@ -21,8 +23,8 @@ export interface ShimIdentityProps {
 
 /**
  * The shim's AWS identity: a role only the shim's ServiceAccount in this cluster can assume
- * (through EKS Pod Identity) and that may only send to the pod-event queue. Built into `scope`
- * (see construct-kit.ts): `ShimRole`, `ShimPodIdentity`.
+ * (through EKS Pod Identity) and that may only send to the pod-event queue and write the cluster's
+ * summary object. Built into `scope` (see construct-kit.ts): `ShimRole`, `ShimPodIdentity`.
  */
 export class ShimIdentity {
   readonly role: iam.Role;
@@ -30,7 +32,7 @@ export class ShimIdentity {
   constructor(scope: Construct, props: ShimIdentityProps) {
     const { clusterName, namespace, serviceAccount } = props;
     this.role = new iam.Role(scope, 'ShimRole', {
-      description: `Flotilla ${clusterName} shim (${namespace}/${serviceAccount}): send pod events`,
+      description: `Flotilla ${clusterName} shim (${namespace}/${serviceAccount}): send pod events, publish the cluster summary`,
       // EKS Pod Identity tags each session with the pod's cluster, namespace and ServiceAccount:
       // only the shim's own association can assume the role, not any other in the account.
       assumedBy: new iam.ServicePrincipal('pods.eks.amazonaws.com').withSessionTags().withConditions({
@@ -48,6 +50,17 @@ export class ShimIdentity {
               sid: 'AllowSendPodEvents',
               actions: ['sqs:SendMessage'],
               resources: [props.podEventQueue.queueArn],
+            }),
+          ],
+        }),
+        PublishClusterSummary: new iam.PolicyDocument({
+          statements: [
+            new iam.PolicyStatement({
+              sid: 'AllowPublishClusterSummary',
+              actions: ['s3:PutObject'],
+              resources: [props.summaryObjectArn],
+              // The bucket's name is predictable: never write to a bucket of that name in another account.
+              conditions: { StringEquals: { 'aws:ResourceAccount': Stack.of(scope).account } },
             }),
           ],
         }),

@@ -1,7 +1,10 @@
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { makeKubeHttp } from '../../shared/adapters/kube/http.ts';
+import { summaryObjectKey } from '../../shared/apis/summary-document.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { type LogLevel, makeLogger } from '../../shared/runtime/logger.ts';
+import { loadKubeAccess } from './kube-access.ts';
 import { startShim } from './shim.ts';
 
 // The shim's process: configuration from the environment, credentials from the pod's service
@@ -15,14 +18,35 @@ if (missing.length > 0) {
   logger.error('missing configuration', { missing });
   process.exit(2);
 }
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromDefault();
+const clusterName = process.env[EnvVar.clusterName] ?? '';
+const bucket = process.env[EnvVar.summaryBucket];
+// An endpoint override (local runs, tests) serves S3 path-style.
+const endpointOverride = process.env['AWS_ENDPOINT_URL_S3'] ?? process.env['AWS_ENDPOINT_URL'];
+const s3 =
+  bucket === undefined
+    ? undefined
+    : new S3Client({ maxAttempts: 5, forcePathStyle: endpointOverride !== undefined });
 const shim = startShim({
-  kubeConfig,
+  api: makeKubeHttp(loadKubeAccess(process.env)),
   sqs: new SQSClient({ maxAttempts: 5 }),
   queueUrl: process.env[EnvVar.podEventQueueUrl] ?? '',
-  clusterName: process.env[EnvVar.clusterName] ?? '',
+  clusterName,
   logger,
+  ...(s3 === undefined || bucket === undefined
+    ? {}
+    : {
+        publishSummary: async (body: Buffer) => {
+          await s3.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: summaryObjectKey(clusterName),
+              Body: body,
+              // Gzipped JSON, read as bytes: no Content-Encoding, so no client unpacks it on the way.
+              ContentType: 'application/gzip',
+            }),
+          );
+        },
+      }),
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

@@ -49,15 +49,33 @@ writeFileSync(join(dir, 'shim.mjs'), gunzipSync(readFileSync(join(import.meta.di
 await import(join(dir, 'shim.mjs'));
 `;
 
+/** The shim's memory: what it requests of its node and its limit, in MiB. */
+export interface ShimMemory {
+  readonly requestMiB: number;
+  readonly limitMiB: number;
+}
+
+/** @default for a cluster of up to 500 nodes and 10,000 pods (see infra/cluster-props.ts). */
+export const DEFAULT_SHIM_MEMORY: ShimMemory = { requestMiB: 128, limitMiB: 384 };
+
+/** The V8 heap the shim may grow to: three quarters of its limit, the rest for buffers and code. */
+export function shimHeapMiB(memory: ShimMemory): number {
+  return Math.floor(memory.limitMiB * 0.75);
+}
+
 export interface ShimManifestOptions {
   readonly namespace: string;
   readonly serviceAccount: string;
   readonly clusterName: string;
   /** URL of the pod-event queue. */
   readonly queueUrl: string;
+  /** Bucket the shim publishes the cluster summary to (`EnvVar.summaryBucket`). @default none */
+  readonly summaryBucket?: string;
   readonly region: string;
   /** @default SHIM_IMAGE */
   readonly image?: string;
+  /** @default DEFAULT_SHIM_MEMORY */
+  readonly memory?: ShimMemory;
   /** The bundled program; @default bundleShim() */
   readonly program?: Buffer;
 }
@@ -69,6 +87,7 @@ export interface ShimManifestOptions {
  * ServiceAccount. The Deployment rolls when the program changes (its hash is an annotation).
  */
 export function renderShimObjects(options: ShimManifestOptions): unknown[] {
+  const memory = options.memory ?? DEFAULT_SHIM_MEMORY;
   const program = gzipSync(options.program ?? bundleShim(), { level: 9 });
   const encoded = program.toString('base64');
   if (encoded.length + BOOT_SCRIPT.length > CONFIGMAP_LIMIT_BYTES * 0.95) {
@@ -113,10 +132,16 @@ export function renderShimObjects(options: ShimManifestOptions): unknown[] {
                 env: [
                   { name: EnvVar.clusterName, value: options.clusterName },
                   { name: EnvVar.podEventQueueUrl, value: options.queueUrl },
+                  ...(options.summaryBucket === undefined
+                    ? []
+                    : [{ name: EnvVar.summaryBucket, value: options.summaryBucket }]),
                   { name: 'AWS_REGION', value: options.region },
-                  { name: 'NODE_OPTIONS', value: '--max-old-space-size=96' },
+                  { name: 'NODE_OPTIONS', value: `--max-old-space-size=${shimHeapMiB(memory)}` },
                 ],
-                resources: { requests: { cpu: '20m', memory: '96Mi' }, limits: { memory: '160Mi' } },
+                resources: {
+                  requests: { cpu: '50m', memory: `${memory.requestMiB}Mi` },
+                  limits: { memory: `${memory.limitMiB}Mi` },
+                },
                 securityContext: {
                   allowPrivilegeEscalation: false,
                   readOnlyRootFilesystem: true,

@@ -1,34 +1,49 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { CoreV1Api, type Informer, type KubeConfig, makeInformer, type V1Pod } from '@kubernetes/client-node';
+import type { RawApi } from '../../shared/adapters/kube/http.ts';
 import { type PodEvent, podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 import { BatchForwarder } from './forwarder.ts';
+import { type SummaryKeeper, startSummaryKeeper } from './summary.ts';
 import { UnschedulableTracker } from './unschedulable.ts';
 
 export interface ShimOptions {
-  readonly kubeConfig: KubeConfig;
+  /** The API server, with the shim's ServiceAccount (kube-access.ts). */
+  readonly api: RawApi;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly clusterName: string;
   readonly logger: Logger;
+  /**
+   * Stores the cluster summary (one gzipped JSON document) where the Lambdas read it. Without it the
+   * summary is kept but not published (the Lambdas then read the API server).
+   */
+  readonly publishSummary?: (body: Buffer) => Promise<void>;
   /** Quiet time before a batch of events is sent. @default 250 */
   readonly idleMs?: number;
   /** Longest an event waits in a burst. @default 1000 */
   readonly maxWaitMs?: number;
+  /** Passed to the summary keeper (tests shorten them). */
+  readonly summary?: {
+    readonly minIntervalMs?: number;
+    readonly heartbeatMs?: number;
+    readonly relistEveryMs?: number;
+  };
 }
 
 export interface Shim {
   /** Events sent so far. */
   readonly sent: () => number;
+  readonly summary: SummaryKeeper;
   /** Stops watching and sends what is still pending. */
   stop(): Promise<void>;
 }
 
 /**
- * Watches every pod and sends a small, versioned event to the pod-event queue each time a pod
- * becomes unschedulable, so the provisioner starts within seconds instead of at its next poll.
- * Events are batched (SendMessageBatch) after a short quiet time; a lost watch reconnects with
- * exponential backoff, and a queue that cannot be reached is retried without losing events.
+ * The shim's two jobs, on one set of watches: it sends a small, versioned event to the pod-event
+ * queue each time a pod becomes unschedulable, so the provisioner starts within seconds instead of
+ * at its next poll (batched with SendMessageBatch after a short quiet time, retried without losing
+ * events while the queue cannot be reached); and it keeps and publishes the cluster summary
+ * (summary.ts), so no Lambda lists the whole cluster. A lost watch lists again with backoff.
  */
 export function startShim(options: ShimOptions): Shim {
   const { logger } = options;
@@ -58,54 +73,49 @@ export function startShim(options: ShimOptions): Shim {
     onDrop: (dropped) => logger.error('dropped pod events: queue unreachable for too long', { dropped }),
   });
 
-  const core = options.kubeConfig.makeApiClient(CoreV1Api);
-  const informer: Informer<V1Pod> = makeInformer(options.kubeConfig, '/api/v1/pods', () =>
-    core.listPodForAllNamespaces(),
-  );
-  const consider = (pod: V1Pod) => {
-    if (!tracker.observe(pod)) return;
+  const onPod = (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => {
+    const raw = pod as Parameters<UnschedulableTracker['observe']>[0];
+    if (type === 'DELETED') {
+      tracker.forget(raw);
+      return;
+    }
+    if (!tracker.observe(raw)) return;
     forwarder.add({
       version: podEventVersion,
       kind: 'PodUnschedulable',
       cluster: options.clusterName,
-      namespace: pod.metadata?.namespace ?? 'default',
-      name: pod.metadata?.name ?? '',
-      uid: pod.metadata?.uid ?? '',
+      namespace: raw.metadata?.namespace ?? 'default',
+      name: raw.metadata?.name ?? '',
+      uid: raw.metadata?.uid ?? '',
       observedAt: new Date().toISOString(),
     });
   };
-  informer.on('add', consider);
-  informer.on('update', consider);
-  informer.on('delete', (pod) => tracker.forget(pod));
 
-  let stopped = false;
-  let failures = 0;
-  let retry: NodeJS.Timeout | undefined;
-  informer.on('connect', () => {
-    if (failures > 0) logger.info('pod watch reconnected', { after: failures });
-    failures = 0;
+  let warnedUnpublished = false;
+  const summary = startSummaryKeeper({
+    api: options.api,
+    cluster: options.clusterName,
+    logger,
+    onPod,
+    publish:
+      options.publishSummary ??
+      (async () => {
+        if (warnedUnpublished) return;
+        warnedUnpublished = true;
+        logger.warn('cluster summary not published', {
+          why: `${'FLOTILLA_SUMMARY_BUCKET'} is not set`,
+          effect: 'the Lambdas list the cluster from the API server',
+        });
+      }),
+    ...options.summary,
   });
-  informer.on('error', (error) => {
-    if (stopped) return;
-    failures += 1;
-    const base = Math.min(30_000, 500 * 2 ** (failures - 1));
-    const retryInMs = Math.round(base / 2 + Math.random() * (base / 2));
-    logger.warn('pod watch failed; reconnecting', { error, attempt: failures, retryInMs });
-    retry = setTimeout(() => {
-      informer
-        .start()
-        .catch((startError: unknown) => logger.warn('pod watch restart failed', { error: startError }));
-    }, retryInMs);
-  });
-  informer.start().catch((error: unknown) => logger.warn('pod watch start failed', { error }));
   logger.info('shim started', { cluster: options.clusterName, queueUrl: options.queueUrl });
 
   return {
     sent: () => sent,
+    summary,
     stop: async () => {
-      stopped = true;
-      if (retry) clearTimeout(retry);
-      await informer.stop();
+      await summary.stop();
       await forwarder.close();
       logger.info('shim stopped', { sent });
     },

@@ -1,12 +1,15 @@
 import { EKSClient } from '@aws-sdk/client-eks';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { type AwsCloud, makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
+import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
 import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
+import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
 import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
@@ -31,6 +34,11 @@ const BaseEnv = z.object({
   [ClusterAccessEnvVar.serviceCidr]: z.string().min(1).optional(),
   /** Local runs and tests reach the API server through a kubeconfig file instead of an EKS token. */
   KUBECONFIG: z.string().min(1).optional(),
+  /** Where the shim publishes the cluster summary; without it every read goes to the API server. */
+  [EnvVar.summaryBucket]: z.string().min(1).optional(),
+  /** An endpoint override (local runs, tests): S3 is then addressed path-style. */
+  AWS_ENDPOINT_URL: z.string().min(1).optional(),
+  AWS_ENDPOINT_URL_S3: z.string().min(1).optional(),
 });
 
 /** Parses the environment with `extra` fields added; lists every problem at once. */
@@ -66,6 +74,8 @@ export interface Wiring {
   readonly kubeConfig: KubeConfig;
   readonly cluster: Cluster;
   readonly cloud: AwsCloud;
+  /** The running invocation's deadline less a margin (epoch ms), when its context gave one. */
+  readonly deadlineMs: () => number | undefined;
   /**
    * Wraps a handler so that calls the API server could not answer are retried only while the
    * invocation has time left (its deadline less a margin).
@@ -99,13 +109,30 @@ export async function wire(
       : { kind: 'file', path: config.KUBECONFIG },
   );
   const invocation: { deadlineMs: number | undefined } = { deadlineMs: undefined };
-  const cluster = makeKubeCluster({
+  const kubeCluster = makeKubeCluster({
     kubeConfig,
     logger,
     clock: systemClock,
     instance: functionName,
     retry: { deadlineMs: () => invocation.deadlineMs },
   });
+  const summaryBucket = config[EnvVar.summaryBucket];
+  const cluster =
+    summaryBucket === undefined
+      ? kubeCluster
+      : withClusterSummary(kubeCluster, {
+          source: makeS3SummarySource({
+            s3: new S3Client({
+              ...awsClientConfig({ region, logger }),
+              forcePathStyle:
+                config.AWS_ENDPOINT_URL !== undefined || config.AWS_ENDPOINT_URL_S3 !== undefined,
+            }),
+            bucket: summaryBucket,
+            cluster: clusterName,
+          }),
+          clock: systemClock,
+          logger,
+        });
   const serviceCidr = config[ClusterAccessEnvVar.serviceCidr] ?? access.serviceCidr;
   const cloud = makeAwsCloud({
     ec2: clients.ec2,
@@ -127,7 +154,17 @@ export async function wire(
     invocation.deadlineMs = left === undefined ? undefined : Date.now() + left - DEADLINE_MARGIN_MS;
     return handler(event, context);
   };
-  return { logger, clients, sqs, access, kubeConfig, cluster, cloud, withDeadline };
+  return {
+    logger,
+    clients,
+    sqs,
+    access,
+    kubeConfig,
+    cluster,
+    cloud,
+    deadlineMs: () => invocation.deadlineMs,
+    withDeadline,
+  };
 }
 
 /** The API server and version: from the environment when all are set, else from EKS itself. */

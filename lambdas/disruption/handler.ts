@@ -17,7 +17,7 @@ const config = loadEnv('disruption', process.env, {
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, clients, sqs, cluster, cloud, deadlineMs, withDeadline } = await wire(
   'disruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -41,7 +41,7 @@ export const handler = withDeadline(
     pass: (holder) =>
       disrupt(
         { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
-        { holder, leaseName: `disruption#${clusterName}` },
+        { holder, leaseName: `disruption#${clusterName}`, deadlineMs },
       ),
   }),
 );

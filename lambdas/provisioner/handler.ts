@@ -60,12 +60,17 @@ export const handler = withDeadline(
   makeProvisionerHandler({
     clusterName,
     logger,
-    provision: (holder) =>
+    provision: (holder, trigger) =>
       provision(
         { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver },
         // A run triggered while another holds the lease waits for it (well within the timeout),
         // so pods that arrived after the holder's batch closed are not left for the next trigger.
-        { holder, leaseName: `provisioner#${clusterName}`, leaseWaitMs: 20_000 },
+        {
+          holder,
+          leaseName: `provisioner#${clusterName}`,
+          leaseWaitMs: 20_000,
+          consistentResume: trigger === 'queue',
+        },
       ),
     reconcileLifecycle: (holder) =>
       reconcileLifecycle(

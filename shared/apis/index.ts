@@ -4,6 +4,7 @@
 // Kubernetes adapter and the in-memory cluster go through them, so a manifest reads the same in
 // both. Each conversion throws ValidationError naming the object and the field.
 
+export { readSummaryDocument } from './cluster-summary.ts';
 export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
 export {
   convertEach,
@@ -48,4 +49,17 @@ export {
   usesClaims,
   type VolumeIndex,
 } from './pod.ts';
+export { makePodReader, type PodReader } from './pod-reader.ts';
+export { joinPod, type PodInstance, type PodTemplate, type SplitPod, splitPod } from './pod-templates.ts';
 export { isUnschedulable } from './provisionable.ts';
+export {
+  pruneNode,
+  pruneNodeClaim,
+  SUMMARY_KINDS,
+  SUMMARY_VERSION,
+  SummaryBuilder,
+  type SummaryDocument,
+  type SummaryKind,
+  summaryBucketName,
+  summaryObjectKey,
+} from './summary-document.ts';

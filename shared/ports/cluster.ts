@@ -79,6 +79,15 @@ export interface ClusterNode extends ExistingNode {
   readonly unreadablePods?: readonly string[];
 }
 
+/** A Node without its pods, for the steps that need none (and should not pay for reading them). */
+export type NodeInfo = Omit<ClusterNode, 'pods' | 'unreadablePods'>;
+
+/** The node without its pods. */
+export function toNodeInfo(node: ClusterNode): NodeInfo {
+  const { pods: _pods, unreadablePods: _unreadable, ...info } = node;
+  return info;
+}
+
 /** A NodePool (`karpenter.sh/v1`) with the metadata and status the NodeClaim lifecycle needs. */
 export type { DisruptionBudget, DisruptionReason } from '../core/index.ts';
 
@@ -327,7 +336,10 @@ export interface ClusterEvent {
 
 /**
  * Kubernetes as the use cases need it. Reads convert at the edge into shared/core types; writes
- * are idempotent. Every call has a timeout and the adapter bounds concurrent API calls.
+ * are idempotent. Every call has a timeout and the adapter bounds concurrent API calls. The list
+ * reads of pods, Nodes and NodeClaims may be served from the cluster summary (ports/summary.ts),
+ * as current as it is; single gets (`nodeClaim`, `node`, `podsOnNode`) and `consistent` reads
+ * always ask the API server, and whatever deletes confirms with them.
  * Errors other than malformed objects are thrown as `ClusterApiError` (shared/adapters/kube).
  */
 export interface Cluster {
@@ -337,10 +349,16 @@ export interface Cluster {
   boundPods(): Promise<ReadResult<BoundPod>>;
   /** Every Node with the pods bound to it. */
   nodes(): Promise<ReadResult<ClusterNode>>;
+  /** Every Node, without reading a single pod; `consistent` as for nodeClaims. */
+  nodeInfos(options?: { readonly consistent?: boolean }): Promise<ReadResult<NodeInfo>>;
   nodePools(): Promise<ReadResult<ClusterNodePool>>;
   nodeClasses(): Promise<ReadResult<EC2NodeClass>>;
-  /** Every NodeClaim; those that could not be read are listed with what is known of them. */
-  nodeClaims(): Promise<NodeClaimRead>;
+  /**
+   * Every NodeClaim; those that could not be read are listed with what is known of them. As the
+   * other list reads of pods, Nodes and NodeClaims, it may come from the cluster summary (seconds
+   * behind, as an informer cache is) unless `consistent` asks the API server itself.
+   */
+  nodeClaims(options?: { readonly consistent?: boolean }): Promise<NodeClaimRead>;
   daemonSets(): Promise<ReadResult<DaemonSet>>;
   podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
   /** Namespace name → labels, for pod-affinity `namespaceSelector`. */

@@ -29,6 +29,12 @@ export const EnvVar = {
   rebalanceAction: 'FLOTILLA_REBALANCE_ACTION',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
+  /**
+   * Name of the S3 bucket the shim publishes the cluster summary to (the object key is
+   * `summaryObjectKey(cluster)` in shared/apis/cluster-summary.ts). Unset: Lambdas read the API
+   * server directly.
+   */
+  summaryBucket: 'FLOTILLA_SUMMARY_BUCKET',
 } as const;
 
 /** A key of `EnvVar`, e.g. `'stateTable'`. */

@@ -40,6 +40,11 @@ export interface ClusterState {
 
 export interface ReadClusterStateOptions {
   readonly podDisruptionBudgets?: boolean;
+  /**
+   * Read the NodeClaims from the API server itself, not the cluster summary: a provisioning run
+   * must see every NodeClaim made before it, or it launches the same capacity twice.
+   */
+  readonly consistentNodeClaims?: boolean;
 }
 
 /**
@@ -58,7 +63,7 @@ export async function readClusterState(
       cluster.nodes(),
       cluster.nodePools(),
       cluster.nodeClasses(),
-      cluster.nodeClaims(),
+      cluster.nodeClaims(options.consistentNodeClaims === true ? { consistent: true } : undefined),
       cluster.daemonSets(),
       cluster.namespaceLabels(),
       options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,

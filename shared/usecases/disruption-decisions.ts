@@ -69,7 +69,16 @@ export interface DriftedDecision {
 /** One disruption pass: what it looked at and why it did or did not act. */
 export interface DisruptionPassDecision {
   readonly kind: 'disruptionPass';
-  readonly reason: 'lease held' | 'no candidates' | 'nothing to do' | 'commands started' | 'blocked';
+  readonly reason:
+    | 'lease held'
+    | 'no candidates'
+    | 'nothing to do'
+    | 'commands started'
+    | 'blocked'
+    /** No command started: the invocation's deadline was too near for one to finish. */
+    | 'deadline'
+    /** No command started: a renewal found the lease taken. */
+    | 'lease lost';
   readonly candidates: number;
   readonly empty: number;
   readonly drifted: number;

@@ -1,6 +1,6 @@
 import { parseInstanceId } from '../core/index.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
-import type { ClusterNode, ClusterNodeClaim, UnreadableNodeClaim } from '../ports/cluster.ts';
+import type { ClusterNodeClaim, NodeInfo, UnreadableNodeClaim } from '../ports/cluster.ts';
 
 // Garbage collection as a pure function of one reading of the cloud and the cluster, as Karpenter's
 // two collectors: instances Flotilla launched that no NodeClaim accounts for are terminated, and
@@ -32,7 +32,7 @@ export interface CollectionInput {
   /** Every live instance tagged for this cluster and a NodePool (read before the cluster). */
   readonly instances: readonly CloudInstance[];
   readonly claims: readonly ClusterNodeClaim[];
-  readonly nodes: readonly ClusterNode[];
+  readonly nodes: readonly NodeInfo[];
   readonly nowMs: number;
   /** How long after launch EC2 may still not list an instance (INSTANCE_LOOKUP_WINDOW_MS). */
   readonly lookupWindowMs: number;

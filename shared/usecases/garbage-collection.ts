@@ -1,6 +1,6 @@
 import { assertNever } from '../core/index.ts';
 import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../ports/cloud.ts';
-import type { Cluster } from '../ports/cluster.ts';
+import type { Cluster, NodeClaimRead } from '../ports/cluster.ts';
 import { ignoreNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
@@ -40,15 +40,24 @@ export async function collectGarbage(
 ): Promise<GarbageCollectionResult> {
   const { cluster, cloud } = ports;
   const instances = await cloud.list();
-  const [claims, nodes] = await Promise.all([cluster.nodeClaims(), cluster.nodes()]);
-  const steps = decideCollection({
-    instances,
-    claims: claims.items,
-    nodes: nodes.items,
-    nowMs: now.getTime(),
-    lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
-    unreadableNodeClaims: claims.unreadable,
-  });
+  const [nodes, summarized] = await Promise.all([cluster.nodeInfos(), cluster.nodeClaims()]);
+  const decide = (read: NodeClaimRead) =>
+    decideCollection({
+      instances,
+      claims: read.items,
+      nodes: nodes.items,
+      nowMs: now.getTime(),
+      lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
+      unreadableNodeClaims: read.unreadable,
+    });
+  let claims = summarized;
+  let steps = decide(claims);
+  // An orphan is terminated only when the API server itself knows no NodeClaim of it: the
+  // NodeClaims may have come from the cluster summary, which can miss one made seconds ago.
+  if (steps.some((s) => s.kind === 'terminateOrphan')) {
+    claims = await cluster.nodeClaims({ consistent: true });
+    steps = decide(claims);
+  }
   if (claims.unreadable.length > 0) {
     ports.logger.warn('instances of unreadable NodeClaims spared', {
       why: 'these NodeClaims cannot be read; no instance that may be theirs is taken for an orphan',

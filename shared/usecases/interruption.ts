@@ -79,7 +79,8 @@ export type NodeClaimIndex = ReadonlyMap<string, ClusterNodeClaim>;
 
 /** Reads every NodeClaim once and indexes it by instance id (one read per batch of events). */
 export async function indexNodeClaims(cluster: Cluster): Promise<NodeClaimIndex> {
-  const claims = await cluster.nodeClaims();
+  // The API server itself: a NodeClaim the summary does not show yet would leave the event unhandled.
+  const claims = await cluster.nodeClaims({ consistent: true });
   const index = new Map<string, ClusterNodeClaim>();
   for (const claim of claims.items) {
     const id = parseInstanceId(claim.status.providerId);

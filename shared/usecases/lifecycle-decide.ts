@@ -1,10 +1,10 @@
 import { Finalizer, Label, Resource, type Taint, UNREGISTERED_TAINT, WellKnownLabel } from '../core/index.ts';
 import type {
-  ClusterNode,
   ClusterNodeClaim,
   Condition,
   ConditionUpdate,
   NodeClaimStatusPatch,
+  NodeInfo,
   NodePatch,
 } from '../ports/cluster.ts';
 
@@ -79,7 +79,7 @@ export type LifecycleStep =
 export interface LifecycleInput {
   readonly claim: ClusterNodeClaim;
   /** Nodes whose `spec.providerID` equals the claim's `status.providerId` (any number). */
-  readonly nodes: readonly ClusterNode[];
+  readonly nodes: readonly NodeInfo[];
   readonly nowMs: number;
 }
 
@@ -113,7 +113,7 @@ function transitionMs(condition: Condition | undefined): number | undefined {
 /** Why a registered node is not initialized yet, or undefined when it is. */
 export function initializationBlocker(
   claim: ClusterNodeClaim,
-  node: Pick<ClusterNode, 'ready' | 'taints' | 'allocatable'>,
+  node: Pick<NodeInfo, 'ready' | 'taints' | 'allocatable'>,
 ): { readonly reason: string; readonly message: string } | undefined {
   if (!node.ready) return { reason: 'NodeNotReady', message: 'Node status is NotReady' };
   const startup = claim.startupTaints.filter((t) => hasTaint(node.taints, t));
@@ -150,7 +150,7 @@ function formatTaint(t: Taint): string {
 }
 
 /** The Node patch that registers it for the claim (Karpenter's syncNode). */
-function registrationPatch(claim: ClusterNodeClaim, node: ClusterNode): NodePatch {
+function registrationPatch(claim: ClusterNodeClaim, node: NodeInfo): NodePatch {
   const syncTaints = node.labels[WellKnownLabel.doNotSyncTaints] !== 'true';
   // Taints are synced once, before the registered label: afterwards an agent may remove a startup
   // taint and the next pass must not put it back.
@@ -179,7 +179,7 @@ function registrationPatch(claim: ClusterNodeClaim, node: ClusterNode): NodePatc
 }
 
 /** The node as it will be after `patch` (labels and taints only), for the initialization check. */
-function afterPatch(node: ClusterNode, patch: NodePatch): ClusterNode {
+function afterPatch(node: NodeInfo, patch: NodePatch): NodeInfo {
   let taints = (node.taints ?? []).filter((t) => !(patch.removeTaints ?? []).some((r) => sameTaint(r, t)));
   for (const t of patch.addTaints ?? []) if (!hasTaint(taints, t)) taints = [...taints, t];
   const labels: Record<string, string> = { ...node.labels };
@@ -254,7 +254,7 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
   }
 
   const steps: LifecycleStep[] = [];
-  let node: ClusterNode | undefined;
+  let node: NodeInfo | undefined;
   if (isTrue(claim, ConditionType.registered)) {
     node =
       input.nodes.find((n) => n.name === claim.status.nodeName) ??

@@ -7,6 +7,7 @@ import {
   type ClusterNodeClaim,
   type ConditionUpdate,
   isConditionTrue,
+  type NodeInfo,
 } from '../ports/cluster.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -127,10 +128,29 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const deletedNames = new Set<string>();
   const timedOut: TimedOutNodeClaim[] = [];
 
-  for (const claim of claimsRead.items) {
+  let consistentNodes: readonly NodeInfo[] | undefined;
+  for (const read of claimsRead.items) {
+    let claim = read;
     const nodes =
       claim.status.providerId === undefined ? [] : (byProviderId.get(claim.status.providerId) ?? []);
-    const steps = decideLifecycle({ claim, nodes, nowMs: now.getTime() });
+    let steps = decideLifecycle({ claim, nodes, nowMs: now.getTime() });
+    if (steps.some((s) => s.kind === 'delete')) {
+      // A timeout deletes the NodeClaim: decided again on the API server's own NodeClaim and Nodes,
+      // as the list may come from the cluster summary, seconds behind a Node that just joined.
+      const fresh = await cluster.nodeClaim(claim.name);
+      consistentNodes ??= (await cluster.nodeInfos({ consistent: true })).items;
+      const providerId = fresh?.status.providerId;
+      steps =
+        fresh === undefined || fresh.deleting
+          ? []
+          : decideLifecycle({
+              claim: fresh,
+              nodes:
+                providerId === undefined ? [] : consistentNodes.filter((n) => n.providerId === providerId),
+              nowMs: now.getTime(),
+            });
+      claim = fresh ?? claim;
+    }
     for (const step of steps) {
       await applyStep(ports, claim, step);
       switch (step.kind) {

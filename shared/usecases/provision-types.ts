@@ -44,6 +44,12 @@ export interface ProvisionOptions {
   readonly batchMaxMs?: number;
   /** Solve-and-launch rounds; a round after the first re-plans pods whose launch hit ICE. @default 3 */
   readonly maxRounds?: number;
+  /**
+   * With no pod pending, read the NodeClaims to launch from the API server itself rather than the
+   * cluster summary: a message asked for this run (the disruption Lambda's replacement may be too new
+   * for the summary). @default false (the schedule's idle check reads the summary)
+   */
+  readonly consistentResume?: boolean;
   readonly solveOptions?: SolveOptions;
 }
 

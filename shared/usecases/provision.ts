@@ -61,7 +61,7 @@ async function provisionUnderLease(
 ): Promise<ProvisionResult> {
   const batched = await batchPods(ports, logger, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
   if (batched.pods === 0) {
-    const resumed = await resumeWithoutPods(ports, lease, logger);
+    const resumed = await resumeWithoutPods(ports, lease, logger, options.consistentResume === true);
     if (resumed !== undefined) return resumed;
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
@@ -69,7 +69,7 @@ async function provisionUnderLease(
 
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
   // current status so that the first pods of a new class launch in this run.
-  let state = await readClusterState(ports.cluster, logger);
+  let state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
   if (ports.nodeClassResolver !== undefined) {
     const pass = await reconcileNodeClasses(
       { ...ports, logger, resolver: ports.nodeClassResolver },
@@ -97,7 +97,7 @@ async function provisionUnderLease(
   let rounds = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
-    if (round > 0) state = await readClusterState(ports.cluster, logger);
+    if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
     if (state.pendingPods.length === 0) break;
     last = await runRound(ports, options, lease, logger, state, round, guard);
     claims.push(...last.claims);
@@ -131,16 +131,19 @@ async function provisionUnderLease(
 /**
  * With no pods to plan for, NodeClaims created but not launched (replacements the disruption
  * controller made, or a run that died between create and launch) are still launched. Undefined when
- * there are none; the NodeClaim list is read first so that an idle run stays one list call.
+ * there are none; the NodeClaim list is read first (from the cluster summary, unless `consistent`)
+ * so that an idle run reads next to nothing.
  */
 async function resumeWithoutPods(
   ports: ProvisionPorts,
   lease: Lease,
   logger: Logger,
+  consistent: boolean,
 ): Promise<ProvisionResult | undefined> {
-  const listed = await ports.cluster.nodeClaims();
+  const listed = await ports.cluster.nodeClaims(consistent ? { consistent: true } : undefined);
   if (!listed.items.some(isUnlaunched)) return undefined;
-  const state = await readClusterState(ports.cluster, logger);
+  // Launching: every NodeClaim as the API server has it, as a provisioning run with pods reads them.
+  const state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
   const input = await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() });
   const claims = await resumeUnlaunched(
     ports,

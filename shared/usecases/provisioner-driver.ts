@@ -12,11 +12,17 @@ import type { ProvisionResult } from './provision.ts';
 // the pending-pods schedule: every 5 s while they are young, less often as they age, and none for
 // NodeClaims older than the registration timeout (follow-up-decide.ts).
 
+/** What invoked a provisioner run: its schedule, or a message on the pod-event queue. */
+export type ProvisionTrigger = 'schedule' | 'queue';
+
 /** What one provisioner invocation uses. */
 export interface ProvisionerDriverDeps {
   readonly logger: Logger;
-  /** One provisioning run under the given lease holder (the invocation id). */
-  readonly provision: (holder: string) => Promise<ProvisionResult>;
+  /**
+   * One provisioning run under the given lease holder (the invocation id); `trigger` says what
+   * invoked it (a queue message asks for something now: a pod, a follow-up, a replacement to launch).
+   */
+  readonly provision: (holder: string, trigger: ProvisionTrigger) => Promise<ProvisionResult>;
   /** The controllers pass run after provisioning; reports the NodeClaims not initialized yet. */
   readonly reconcileLifecycle?: (
     holder: string,
@@ -41,8 +47,12 @@ export interface ProvisionerDriverDeps {
  * and the schedule registers the Nodes later.
  * @throws what provisioning or the controllers pass throws.
  */
-export async function runProvisioner(deps: ProvisionerDriverDeps, holder: string): Promise<ProvisionResult> {
-  const result = await deps.provision(holder);
+export async function runProvisioner(
+  deps: ProvisionerDriverDeps,
+  holder: string,
+  trigger: ProvisionTrigger = 'schedule',
+): Promise<ProvisionResult> {
+  const result = await deps.provision(holder, trigger);
   if (deps.reconcileLifecycle === undefined) return result;
   const lifecycle = await deps.reconcileLifecycle(holder);
   const followUp = decideFollowUp(lifecycle.uninitialized, (deps.clock ?? systemClock).now().getTime());
@@ -84,7 +94,7 @@ export async function provisionForMessages(
 ): Promise<BatchOutcome> {
   if (items.length === 0) return { failed: [] };
   try {
-    await runProvisioner(deps, holder);
+    await runProvisioner(deps, holder, 'queue');
     return { failed: [] };
   } catch (error) {
     deps.logger.error('provisioning failed', {

@@ -7,7 +7,7 @@ import {
   WellKnownLabel,
 } from '../core/index.ts';
 import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../ports/cloud.ts';
-import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../ports/cluster.ts';
+import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../ports/cluster.ts';
 import { isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
@@ -274,17 +274,28 @@ export interface SweepResult {
  */
 export async function sweepTerminations(ports: TerminationPorts): Promise<SweepResult> {
   const { cluster, cloud, logger } = ports;
-  const [claimsRead, nodesRead] = await Promise.all([cluster.nodeClaims(), cluster.nodes()]);
+  const [summarized, nodesRead] = await Promise.all([cluster.nodeClaims(), cluster.nodeInfos()]);
+  // A deleting Node whose NodeClaim the read does not show gets its instance terminated: that is
+  // decided on the API server's own NodeClaims, not the cluster summary, which can be behind.
+  const claimOf = (claims: readonly ClusterNodeClaim[], node: NodeInfo) =>
+    claims.find(
+      (c) =>
+        (node.providerId !== undefined && c.status.providerId === node.providerId) ||
+        c.status.nodeName === node.name,
+    );
+  const orphanNode = nodesRead.items.some(
+    (n) =>
+      n.deleting &&
+      n.finalizers.includes(Finalizer.termination) &&
+      claimOf(summarized.items, n) === undefined,
+  );
+  const claimsRead = orphanNode ? await cluster.nodeClaims({ consistent: true }) : summarized;
   const claims = claimsRead.items;
   const deletedForNodes: string[] = [];
   const releasedNodes: string[] = [];
   for (const node of nodesRead.items) {
     if (!node.deleting || !node.finalizers.includes(Finalizer.termination)) continue;
-    const claim = claims.find(
-      (c) =>
-        (node.providerId !== undefined && c.status.providerId === node.providerId) ||
-        c.status.nodeName === node.name,
-    );
+    const claim = claimOf(claims, node);
     if (claim !== undefined) {
       if (claim.deleting) continue;
       await cluster.deleteNodeClaim(claim.name);

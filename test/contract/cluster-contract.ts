@@ -461,6 +461,10 @@ export function describeClusterContract(
         effect: 'NoSchedule',
       });
       expect(node?.pods.map((p) => [p.uid, p.name])).toEqual([[uid, 'bound']]);
+      // The same Node read without a pod: everything but its pods.
+      const info = (await s.cluster.nodeInfos()).items.find((x) => x.name === nodeName);
+      const { pods: _pods, ...withoutPods } = node ?? { pods: [] };
+      expect(info).toEqual(withoutPods);
       const bound = (await s.cluster.boundPods()).items.filter((b) => b.pod.namespace === ns);
       expect(bound.map((b) => [b.pod.name, b.nodeName])).toContainEqual(['bound', nodeName]);
       const one = await s.cluster.node(nodeName);

@@ -6,9 +6,11 @@ import {
   RunInstancesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { FLOTILLA_FUNCTIONS } from '../../infra/functions.ts';
 import { authorizationsOf, denial } from './aws/authorize.ts';
-import { awsConfigAs } from './aws/identity.ts';
+import { awsConfigAs, type LambdaName } from './aws/identity.ts';
 import { stackPolicies } from './aws/policies.ts';
 import { deployStack, STACK_ACCOUNT, STACK_CLUSTER, STACK_NAMES } from './aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from './index.ts';
@@ -88,5 +90,63 @@ describe('the IAM check of Lambda calls', () => {
       .catch((e: Error) => e);
     expect((error as Error).name).toBe('AccessDeniedException');
     (await import('./iam-check.ts')).takeDenials();
+  });
+});
+
+describe('the IAM check of the cluster summary', () => {
+  // moto serves every service on one endpoint: buckets are addressed by path.
+  const s3As = (who: LambdaName) => new S3Client({ ...awsConfigAs(server, who), forcePathStyle: true });
+  const summary = { Bucket: STACK_NAMES.summaryBucket, Key: STACK_NAMES.summaryObject };
+
+  it('lets the shim write the summary object and the provisioner read it, and nothing more', async () => {
+    const body = JSON.stringify({ cluster: STACK_CLUSTER });
+    await s3As('shim').send(new PutObjectCommand({ ...summary, Body: body }));
+    const read = await s3As('provisioner').send(new GetObjectCommand(summary));
+    expect(await read.Body?.transformToString()).toBe(body);
+
+    const write = await s3As('provisioner')
+      .send(new PutObjectCommand({ ...summary, Body: '{}' }))
+      .catch((e: Error) => e);
+    expect((write as Error).name).toBe('AccessDeniedException');
+    expect((write as Error).message).toContain('s3:PutObject');
+    // Another key exists in the bucket (put by the account itself), and is still refused.
+    const other = { Bucket: STACK_NAMES.summaryBucket, Key: 'clusters/other-cluster/summary.json.gz' };
+    await new S3Client({ ...awsClientConfig(server), forcePathStyle: true }).send(
+      new PutObjectCommand({ ...other, Body: '{}' }),
+    );
+    for (const who of ['provisioner', 'shim'] as const) {
+      const error = await s3As(who)
+        .send(new GetObjectCommand(other))
+        .catch((e: Error) => e);
+      expect((error as Error).name, who).toBe('AccessDeniedException');
+    }
+    // The refused write never reached moto: the object is still the shim's.
+    const after = await s3As('provisioner').send(new GetObjectCommand(summary));
+    expect(await after.Body?.transformToString()).toBe(body);
+    expect((await import('./iam-check.ts')).takeDenials().map((d) => `${d.lambda} ${d.call}`)).toEqual([
+      'provisioner s3:PutObject',
+      'provisioner s3:GetObject',
+      'shim s3:GetObject',
+    ]);
+  });
+
+  it('lets exactly the Lambdas that read the cluster read the summary', async () => {
+    const policies = await stackPolicies();
+    const [read] = await authorizationsOf({
+      service: 'S3',
+      operation: 'GetObject',
+      input: { ...summary },
+      region: server.region,
+      endpoint: server.endpoint,
+    });
+    const readers: string[] = [];
+    for (const fn of FLOTILLA_FUNCTIONS) {
+      const principal = `arn:aws:iam::${STACK_ACCOUNT}:role/flotilla-${fn.name}`;
+      if ((await denial(principal, policies[fn.name] ?? [], read as never)) === undefined)
+        readers.push(fn.name);
+    }
+    expect(readers.sort()).toEqual(
+      ['provisioner', 'disruption', 'garbage-collector', 'termination', 'interruption'].sort(),
+    );
   });
 });

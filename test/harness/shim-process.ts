@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { renderShimObjects } from '../../infra/shim/manifests.ts';
 import { lambdaCredentials } from './aws/identity.ts';
+import { STACK_NAMES } from './aws/stack.ts';
 import type { Moto } from './moto.ts';
 import { waitFor } from './proc.ts';
 
@@ -28,19 +29,25 @@ export interface ShimProcess {
  * the gzipped bundle land in a folder as the volume mount would put them, and the process gets
  * the Deployment's environment. What the cluster provides instead is given here: a kubeconfig for
  * the in-cluster service account (the shim's own: `kube().shimKubeconfigPath`) and moto's endpoint
- * and the shim role's keys for EKS Pod Identity.
+ * (for SQS and S3) and the shim role's keys for EKS Pod Identity.
  */
 export async function startShimProcess(options: {
   readonly server: Moto;
   readonly kubeconfigPath: string;
   readonly clusterName: string;
   readonly queueUrl: string;
+  /**
+   * Where it publishes the cluster summary (the Deployment's `FLOTILLA_SUMMARY_BUCKET`).
+   * @default the summary bucket `deployStack` creates
+   */
+  readonly summaryBucket?: string;
 }): Promise<ShimProcess> {
   const [configMap, deployment] = renderShimObjects({
     namespace: 'flotilla',
     serviceAccount: 'flotilla-shim',
     clusterName: options.clusterName,
     queueUrl: options.queueUrl,
+    summaryBucket: options.summaryBucket ?? STACK_NAMES.summaryBucket,
     region: options.server.region,
   }) as [ShimConfigMap, ShimDeployment];
   const mount = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-shim-mount-'));
@@ -57,8 +64,12 @@ export async function startShimProcess(options: {
       ...deploymentEnv,
       KUBECONFIG: options.kubeconfigPath,
       AWS_ENDPOINT_URL_SQS: options.server.endpoint,
+      // moto's endpoint is an IP address, so the SDK addresses buckets by path, as moto needs on its
+      // one endpoint for every service.
+      AWS_ENDPOINT_URL_S3: options.server.endpoint,
       // The shim's Pod Identity role (its bundle carries its own SDK, out of the IAM check's reach;
-      // test/infra/stack.test.ts pins that role to sending to the pod-event queue).
+      // test/infra/stack.test.ts pins that role to sending to the pod-event queue and writing the
+      // summary object).
       AWS_ACCESS_KEY_ID: lambdaCredentials('shim').accessKeyId,
       AWS_SECRET_ACCESS_KEY: lambdaCredentials('shim').secretAccessKey,
     },

@@ -73,13 +73,19 @@ describe('cdk synth -c clusterName=test', () => {
 
   it('writes the template of one stack, with no cdk-nag violations', () => {
     const template = JSON.parse(fs.readFileSync(path.join(out, 'Flotilla-test.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string; Properties?: { Description?: string } }>;
+      Resources: Record<string, { Type: string; Properties?: { Description?: unknown } }>;
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-    // catalog, provisioner, interruption, termination and disruption.
-    expect(functions.filter((f) => f.Properties?.Description?.startsWith('Flotilla:'))).toHaveLength(6);
+    const described = (prefix: string) =>
+      functions.filter((f) => String(JSON.stringify(f.Properties?.Description)).startsWith(`"${prefix}`));
+    // catalog, provisioner, interruption, termination, disruption and garbage collector.
+    expect(described('Flotilla:')).toHaveLength(6);
     // And CDK's trigger provider, which invokes the catalog Lambda after a deployment.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'Custom::Trigger')).toHaveLength(1);
+    // And CDK's provider that empties the summary bucket before the stack's deletion deletes it.
+    expect(
+      Object.values(template.Resources).filter((r) => r.Type === 'Custom::S3AutoDeleteObjects'),
+    ).toHaveLength(1);
     const report = JSON.parse(fs.readFileSync(path.join(out, 'validation-report.json'), 'utf8')) as {
       pluginReports: { violations?: unknown[] }[];
     };

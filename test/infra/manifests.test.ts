@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { FlotillaCluster } from '../../infra/flotilla-cluster.ts';
@@ -84,9 +86,10 @@ describe('renderClusterManifests', () => {
     expect(can('ec2nodeclasses', 'create')).toBe(false);
   });
 
-  it('lets the shim only list and watch pods', () => {
+  it('lets the shim only list and watch pods, Nodes and NodeClaims', () => {
     expect(find('ClusterRole', 'flotilla-shim')?.rules).toEqual([
-      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] },
+      { apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['list', 'watch'] },
     ]);
     expect(find('ClusterRoleBinding', 'flotilla-shim')?.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'flotilla-shim', namespace: 'flotilla' },
@@ -186,6 +189,19 @@ describe('the shim in the cluster manifests', () => {
     );
   });
 
+  it('names the summary bucket in the Deployment only when given one', () => {
+    const envOf = (options: typeof shim & { summaryBucket?: string }) =>
+      Object.fromEntries(
+        (
+          all(renderClusterManifests({ shim: options })).find((d) => d?.kind === 'Deployment') as Deployment
+        ).spec.template.spec.containers[0]?.env.map((e) => [e.name, e.value]) ?? [],
+      );
+    expect(envOf({ ...shim, summaryBucket: 'flotilla-bucket' })['FLOTILLA_SUMMARY_BUCKET']).toBe(
+      'flotilla-bucket',
+    );
+    expect(envOf(shim)).not.toHaveProperty('FLOTILLA_SUMMARY_BUCKET');
+  });
+
   it('rolls the Deployment when the program changes', () => {
     const hash = (program: Buffer) =>
       (
@@ -237,6 +253,12 @@ describe('FlotillaCluster.renderManifests', () => {
       'https://sqs.eu-west-1.amazonaws.com/123456789012/flotilla-demo-pod-events',
     );
     expect(env['AWS_REGION']).toBe('eu-west-1');
+    // The bucket the stack creates, by the name it gives it.
+    const hash = createHash('sha256').update('demo').digest('hex').slice(0, 12);
+    expect(env['FLOTILLA_SUMMARY_BUCKET']).toBe(`flotilla-123456789012-eu-west-1-${hash}`);
+    Template.fromStack(stack).hasResourceProperties('AWS::S3::Bucket', {
+      BucketName: env['FLOTILLA_SUMMARY_BUCKET'],
+    });
   });
 
   it('leaves the shim out of an environment-agnostic stack', () => {

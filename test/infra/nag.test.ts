@@ -44,7 +44,7 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(acknowledged.length).toBeGreaterThan(10);
     for (const [id, reason] of acknowledged) {
       // Only specific rules, and IAM findings only one by one (RuleId[finding]).
-      expect(id).toMatch(/AwsSolutions-(IAM4\[Policy::.+\]|IAM5\[Resource::.+\]|L1|SQS3)$/);
+      expect(id).toMatch(/AwsSolutions-(IAM4\[Policy::.+\]|IAM5\[Resource::.+\]|L1|SQS3|S1)$/);
       expect(reason.length, id).toBeGreaterThan(40);
     }
   });

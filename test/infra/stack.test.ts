@@ -1,14 +1,29 @@
+import { createHash } from 'node:crypto';
 import { type CfnElement, Duration, Token } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaConfigError, podEventQueueName } from '../../infra/flotilla-cluster.ts';
-import { catalogFunction } from '../../infra/functions.ts';
+import { catalogFunction, FLOTILLA_FUNCTIONS } from '../../infra/functions.ts';
 import { LOG_QUERIES } from '../../infra/log-queries.ts';
 import { STATE_TABLE } from '../../shared/apis/state-table.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { FIXTURE_ENTRY, FUTURE_FUNCTIONS, makeStack, ref } from './stacks.ts';
+import {
+  actionsOf,
+  allStatements,
+  FIXTURE_ENTRY,
+  FUTURE_FUNCTIONS,
+  makeStack,
+  ref,
+  type Statement,
+} from './stacks.ts';
 
-type Resources = Record<string, { Properties: Record<string, unknown>; DeletionPolicy?: string }>;
+type Resources = Record<
+  string,
+  { Properties: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+>;
+
+/** The Lambdas that read the cluster, and so the cluster summary. */
+const SUMMARY_READERS = ['provisioner', 'interruption', 'termination', 'disruption', 'garbage-collector'];
 
 describe('FlotillaCluster with its default Lambdas', () => {
   let built: ReturnType<typeof makeStack>;
@@ -247,6 +262,101 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
+  it('keeps the cluster summary in one encrypted, private, TLS-only bucket named by account, region and cluster', () => {
+    const { stack, cluster } = built;
+    const hash = createHash('sha256').update('demo').digest('hex').slice(0, 12);
+    const buckets = template.findResources('AWS::S3::Bucket') as Resources;
+    expect(Object.keys(buckets)).toHaveLength(1);
+    const [bucket] = Object.values(buckets);
+    expect(bucket?.Properties).toEqual({
+      BucketName: {
+        'Fn::Join': ['', ['flotilla-', { Ref: 'AWS::AccountId' }, '-', { Ref: 'AWS::Region' }, `-${hash}`]],
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      // What CDK's auto-delete custom resource looks for before it empties a bucket.
+      Tags: [{ Key: 'aws-cdk:auto-delete-objects', Value: 'true' }],
+    });
+    // No versioning: every write replaces a cache the shim rebuilds in seconds.
+    expect(bucket?.Properties['VersioningConfiguration']).toBeUndefined();
+    // Deleting the stack deletes the bucket, emptied first (the shim's last write included).
+    expect(bucket?.DeletionPolicy).toBe('Delete');
+    expect(bucket?.UpdateReplacePolicy).toBe('Delete');
+    template.hasResourceProperties('Custom::S3AutoDeleteObjects', {
+      BucketName: ref(stack, cluster.summaryBucket.bucketName),
+    });
+    // TLS only, for everyone, on the bucket and its objects.
+    const [policy, ...more] = Object.values(template.findResources('AWS::S3::BucketPolicy') as Resources);
+    expect(more).toHaveLength(0);
+    expect(policy?.Properties['Bucket']).toEqual(ref(stack, cluster.summaryBucket.bucketName));
+    const statements =
+      (policy?.Properties['PolicyDocument'] as { Statement: Statement[] } | undefined)?.Statement ?? [];
+    expect(statements).toContainEqual({
+      Effect: 'Deny',
+      Principal: { AWS: '*' },
+      Action: 's3:*',
+      Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      Resource: [
+        ref(stack, cluster.summaryBucket.bucketArn),
+        ref(stack, cluster.summaryBucket.arnForObjects('*')),
+      ],
+    });
+    // Nothing in the bucket policy allows anyone but CDK's auto-delete provider.
+    for (const statement of statements.filter((st) => st.Effect === 'Allow')) {
+      expect(JSON.stringify(statement.Principal)).toContain(
+        'CustomS3AutoDeleteObjectsCustomResourceProvider',
+      );
+    }
+  });
+
+  it('lets exactly the Lambdas that read the cluster read the summary object, and tells them the bucket', () => {
+    const { stack, cluster } = built;
+    const objectArn = ref(stack, cluster.summaryBucket.arnForObjects('clusters/demo/summary.json.gz'));
+    const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources);
+    const readersOf = (name: string) => {
+      const role = JSON.stringify(ref(stack, cluster.functionRoles[name]?.roleName ?? ''));
+      return policies
+        .filter((p) => (p.Properties['Roles'] as unknown[]).some((r) => JSON.stringify(r) === role))
+        .flatMap((p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement)
+        .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+    };
+    expect(FLOTILLA_FUNCTIONS.map((f) => f.name).sort()).toEqual([...SUMMARY_READERS, 'catalog'].sort());
+    for (const name of SUMMARY_READERS) {
+      expect(readersOf(name), name).toEqual([
+        {
+          Sid: 'AllowClusterSummaryRead',
+          Effect: 'Allow',
+          Action: 's3:GetObject',
+          Resource: objectArn,
+          Condition: { StringEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
+      ]);
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: FLOTILLA_FUNCTIONS.find((f) => f.name === name)?.description,
+        Environment: {
+          Variables: Match.objectLike({
+            [EnvVar.summaryBucket]: ref(stack, cluster.summaryBucket.bucketName),
+          }),
+        },
+      });
+    }
+    expect(readersOf('catalog')).toEqual([]);
+    // The five reads and the shim's write are every S3 permission the stack's roles have.
+    const s3 = allStatements(template).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+    expect(s3.map((st) => actionsOf(st).join()).sort()).toEqual([
+      ...SUMMARY_READERS.map(() => 's3:GetObject'),
+      's3:PutObject',
+    ]);
+  });
+
   it('creates the node role, its instance profile and an EC2_LINUX access entry', () => {
     const { stack, cluster } = built;
     template.hasResourceProperties('AWS::IAM::Role', {
@@ -274,7 +384,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
-  it('lets the shim role, through Pod Identity, only send to the pod-event queue', () => {
+  it('lets the shim role, through Pod Identity, only send to the pod-event queue and write the summary object', () => {
     const { stack, cluster } = built;
     const roles = template.findResources('AWS::IAM::Role', {
       Properties: {
@@ -311,6 +421,21 @@ describe('FlotillaCluster with its default Lambdas', () => {
               Effect: 'Allow',
               Action: 'sqs:SendMessage',
               Resource: ref(stack, cluster.queues.podEvents.queueArn),
+            },
+          ],
+        },
+      },
+      {
+        PolicyName: 'PublishClusterSummary',
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Sid: 'AllowPublishClusterSummary',
+              Effect: 'Allow',
+              Action: 's3:PutObject',
+              Resource: ref(stack, cluster.summaryBucket.arnForObjects('clusters/demo/summary.json.gz')),
+              Condition: { StringEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
             },
           ],
         },
@@ -380,6 +505,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       cluster.queues.termination.queueUrl,
       cluster.queues.termination.queueArn,
       cluster.stateTable.tableName,
+      cluster.summaryBucket.bucketName,
       cluster.nodeRole.roleName,
       cluster.nodeRole.roleArn,
       cluster.instanceProfile.instanceProfileName,
@@ -393,6 +519,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
         'FlotillaInstanceProfileName',
         'FlotillaCatalogFunctionName',
         'FlotillaStateTableName',
+        'FlotillaSummaryBucketName',
       ]),
     );
   });

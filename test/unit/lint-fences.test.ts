@@ -122,6 +122,16 @@ const probes: readonly Probe[] = [
   },
   { file: 'infra/p2.ts', source: importOf('../shared/apis/state-table.ts'), refusedWith: undefined },
   {
+    file: 'infra/shim/p1.ts',
+    source: importOf('../../shared/adapters/aws/dynamo-state.ts'),
+    refusedWith: /never other adapters or use cases/,
+  },
+  {
+    file: 'infra/shim/p2.ts',
+    source: importOf('../../shared/adapters/kube/http.ts'),
+    refusedWith: undefined,
+  },
+  {
     file: 'shared/messages/p1.ts',
     source: importOf('../adapters/aws/launch.ts'),
     refusedWith: /only on the core/,

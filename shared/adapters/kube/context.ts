@@ -11,6 +11,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { MetadataPatch, ReadResult } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Caller } from './call.ts';
+import type { RawApi } from './raw.ts';
 
 // What the parts of the kube Cluster (reads, custom-object writes, node and drain calls, events)
 // share: the API clients, the bounded caller, the options' values and a few helpers.
@@ -54,8 +55,14 @@ export interface KubeContext {
   readonly clock: Clock;
   /** Attempts of a read-modify-write that keeps hitting 409 Conflict. */
   readonly conflictAttempts: number;
-  /** Page size of list calls. */
+  /** Page size of the paginated list calls (the pods of one node). */
   readonly pageSize: number;
+  /** JSON over HTTPS for the large reads (raw.ts). */
+  readonly raw: RawApi;
+  /** A whole list is aborted after this long. */
+  readonly listTimeoutMs: number;
+  /** A call, or a list that stops sending, is aborted after this long. */
+  readonly callTimeoutMs: number;
   /** Runs between the read and the write of every read-modify-write (a test seam). */
   readonly beforeWrite: (kind: string, name: string) => Promise<void>;
 }

@@ -5,8 +5,10 @@ import {
   ClusterNotFoundError,
   ClusterTimeoutError,
 } from '../../ports/errors.ts';
+import { KubeHttpError } from './http.ts';
 
-// Translation of what @kubernetes/client-node raises into the Cluster port's errors.
+// Translation of what @kubernetes/client-node and the raw client (http.ts) raise into the Cluster
+// port's errors.
 
 export { ClusterApiError, ClusterConflictError, ClusterNotFoundError, ClusterTimeoutError };
 
@@ -17,9 +19,14 @@ export function httpStatusOf(error: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
+/** An HTTP answer of the API server: client-node's ApiException or the raw client's KubeHttpError. */
+function isHttpAnswer(error: unknown): error is { readonly body: unknown; readonly headers?: unknown } {
+  return error instanceof ApiException || error instanceof KubeHttpError;
+}
+
 /** The API server's own message (`Status.message`) or the error's first line. */
 export function detailOf(error: unknown): string {
-  if (error instanceof ApiException) {
+  if (isHttpAnswer(error)) {
     const body: unknown = error.body;
     if (typeof body === 'string') {
       try {
@@ -60,7 +67,7 @@ export function toClusterError(operation: string, error: unknown): ClusterApiErr
 
 /** Seconds of a response's Retry-After header (the delay-seconds form the API server sends). */
 function retryAfterOf(error: unknown): number | undefined {
-  if (!(error instanceof ApiException)) return undefined;
+  if (!isHttpAnswer(error)) return undefined;
   const headers = (error.headers ?? {}) as Record<string, string | undefined>;
   const value = headers['retry-after'] ?? headers['Retry-After'];
   const seconds = value === undefined ? Number.NaN : Number(value);

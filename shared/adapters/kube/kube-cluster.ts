@@ -14,6 +14,7 @@ import type { KubeContext } from './context.ts';
 import { makeKubeCustomWrites } from './custom-writes.ts';
 import { makeRecordEvent } from './events.ts';
 import { makeKubeNodeDrain } from './node-drain.ts';
+import { makeRawApi } from './raw.ts';
 import { makeKubeReads } from './reads.ts';
 
 /** Options of {@link makeKubeCluster}. */
@@ -33,8 +34,10 @@ export interface KubeClusterOptions {
    * logged. @default 5 attempts, 200 ms base, 5 s cap, no deadline
    */
   readonly retry?: Omit<KubeRetryOptions, 'onRetry'>;
-  /** Page size of list calls. @default 500 */
+  /** Page size of the paginated list calls (the pods of one node). @default 500 */
   readonly pageSize?: number;
+  /** A whole list (read in one streamed response) is aborted after this long. @default 60000 */
+  readonly listTimeoutMs?: number;
   /** A repeated event within this window is dropped; later ones bump its count. @default 300 */
   readonly eventDedupeSeconds?: number;
   /** `source.component` / `reportingComponent` of events. @default 'flotilla' */
@@ -67,6 +70,9 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     clock: options.clock ?? { now: () => new Date() },
     conflictAttempts: options.conflictAttempts ?? 5,
     pageSize: options.pageSize ?? 500,
+    raw: makeRawApi(kc),
+    listTimeoutMs: options.listTimeoutMs ?? 60_000,
+    callTimeoutMs: options.callTimeoutMs ?? 10_000,
     beforeWrite: options.beforeWrite ?? (async () => {}),
   };
   return {

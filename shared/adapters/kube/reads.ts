@@ -1,10 +1,11 @@
-import type { V1Pod } from '@kubernetes/client-node';
 import {
   convertNodeClaims,
   groupPodsByNode,
   isUnschedulable,
+  makePodReader,
   makeVolumeIndex,
   parseEC2NodeClass,
+  splitPod,
   toClusterNode,
   toClusterNodeClaim,
   toClusterNodePool,
@@ -16,13 +17,12 @@ import {
   withPods,
 } from '../../apis/index.ts';
 import type { Labels } from '../../core/index.ts';
-import type { BoundPod, Cluster, ClusterNode, ReadResult } from '../../ports/cluster.ts';
+import { type BoundPod, type Cluster, type ClusterNode, toNodeInfo } from '../../ports/cluster.ts';
 import {
   type CustomResource,
   convertAll,
   EC2NODECLASSES,
   type KubeContext,
-  listAll,
   NODECLAIMS,
   NODEPOOLS,
   warnSkipped,
@@ -35,6 +35,7 @@ export type KubeReads = Pick<
   | 'provisionablePods'
   | 'boundPods'
   | 'nodes'
+  | 'nodeInfos'
   | 'nodePools'
   | 'nodeClasses'
   | 'nodeClaims'
@@ -45,133 +46,153 @@ export type KubeReads = Pick<
   | 'node'
 >;
 
+/** Pods that may still run: the API server filters the others out. */
+const NOT_FINISHED = 'status.phase!=Succeeded,status.phase!=Failed';
+
+// Every list is one request without pagination: a consistent list the API server serves from its
+// watch cache, gzipped on the wire, read item by item as it streams in (raw.ts), each item
+// converted and dropped at once. Large pod lists are converted template by template
+// (pod-templates.ts), so the pods of one workload share their scheduling fields in memory.
+
 export function makeKubeReads(ctx: KubeContext): KubeReads {
-  const { api, core, apps, policy, storage, custom } = ctx;
-  const limit = ctx.pageSize;
+  const { api, core, custom } = ctx;
 
-  const listCustom = (what: CustomResource) =>
-    listAll<unknown>(ctx, `list ${what.plural}`, async (cont) => {
-      const body = (await api.call(`list ${what.plural}`, (o) =>
-        custom.listClusterCustomObject({ ...what, limit, ...(cont ? { _continue: cont } : {}) }, o),
-      )) as { items?: unknown[]; metadata?: { continue?: string } };
-      return { items: body.items ?? [], next: body.metadata?.continue };
-    });
-
-  const listPods = () =>
-    listAll<V1Pod>(ctx, 'list pods', async (cont) => {
-      const list = await api.call('list pods', (o) =>
-        core.listPodForAllNamespaces(
-          {
-            fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
-            limit,
-            ...(cont ? { _continue: cont } : {}),
-          },
-          o,
-        ),
+  /** Every item of a list, through `take` (called again from scratch if the list is retried). */
+  const list = <T>(
+    operation: string,
+    path: string,
+    query: Readonly<Record<string, string | undefined>>,
+    take: () => { readonly add: (item: unknown) => void; readonly result: () => T },
+  ): Promise<T> =>
+    api.call(operation, async () => {
+      const sink = take();
+      await ctx.raw.list(
+        { path, query, signal: AbortSignal.timeout(ctx.listTimeoutMs), idleTimeoutMs: ctx.callTimeoutMs },
+        sink.add,
       );
-      return { items: list.items, next: list.metadata?._continue };
+      return sink.result();
     });
+
+  /** Every item, raw. */
+  const listRaw = (
+    operation: string,
+    path: string,
+    query: Readonly<Record<string, string | undefined>> = {},
+  ) =>
+    list(operation, path, query, () => {
+      const items: unknown[] = [];
+      return { add: (item) => items.push(item), result: () => items };
+    });
+
+  const customPath = (what: CustomResource) => `/apis/${what.group}/${what.version}/${what.plural}`;
 
   async function volumeIndex(): Promise<VolumeIndex> {
     const [claims, volumes, classes] = await Promise.all([
-      listAll(ctx, 'list persistentvolumeclaims', async (cont) => {
-        const l = await api.call('list persistentvolumeclaims', (o) =>
-          core.listPersistentVolumeClaimForAllNamespaces({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      }),
-      listAll(ctx, 'list persistentvolumes', async (cont) => {
-        const l = await api.call('list persistentvolumes', (o) =>
-          core.listPersistentVolume({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      }),
-      listAll(ctx, 'list storageclasses', async (cont) => {
-        const l = await api.call('list storageclasses', (o) =>
-          storage.listStorageClass({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      }),
+      listRaw('list persistentvolumeclaims', '/api/v1/persistentvolumeclaims'),
+      listRaw('list persistentvolumes', '/api/v1/persistentvolumes'),
+      listRaw('list storageclasses', '/apis/storage.k8s.io/v1/storageclasses'),
     ]);
-    return makeVolumeIndex(claims, volumes, classes);
+    return makeVolumeIndex(claims as never, volumes as never, classes as never);
   }
 
-  async function boundPods(): Promise<ReadResult<BoundPod>> {
-    const pods = (await listPods()).filter((p) => p.spec?.nodeName);
-    return convertAll(ctx, 'Pod', pods, (p) => ({ pod: toPod(p), nodeName: p.spec?.nodeName ?? '' }));
-  }
+  /** Bound, unfinished pods, template by template, with where each unreadable one is bound. */
+  const boundPodsByNode = () =>
+    list('list pods', '/api/v1/pods', { fieldSelector: NOT_FINISHED }, () => {
+      const reader = makePodReader();
+      const bound: { spec: { nodeName: string }; split: ReturnType<typeof splitPod> }[] = [];
+      return {
+        add: (raw) => {
+          const split = splitPod(raw);
+          const nodeName = split.instance.nodeName;
+          if (typeof nodeName === 'string' && nodeName !== '') bound.push({ spec: { nodeName }, split });
+        },
+        result: () =>
+          groupPodsByNode(
+            bound,
+            (b) => reader.read(b.split),
+            (problem) => warnSkipped(ctx, 'Pod', problem),
+          ),
+      };
+    });
 
   return {
     async provisionablePods() {
-      const pending = (await listPods()).filter(isUnschedulable);
-      const index = pending.some(usesClaims) ? await volumeIndex() : undefined;
-      return convertAll(ctx, 'Pod', pending, (p) => toPod(p, index));
+      // Only pods not bound to a node travel; among them, those kube-scheduler gave up on.
+      const pending = (
+        await listRaw('list pending pods', '/api/v1/pods', {
+          fieldSelector: `spec.nodeName=,${NOT_FINISHED}`,
+        })
+      ).filter((p) => isUnschedulable(p as never));
+      const index = pending.some((p) => usesClaims(p as never)) ? await volumeIndex() : undefined;
+      return convertAll(ctx, 'Pod', pending, (p) => toPod(p as never, index));
     },
 
-    boundPods,
+    async boundPods() {
+      const byNode = await boundPodsByNode();
+      const items: BoundPod[] = [];
+      for (const [nodeName, pods] of byNode.pods) for (const pod of pods) items.push({ pod, nodeName });
+      return { items, problems: byNode.problems };
+    },
 
     async nodes() {
-      const [nodes, pods] = await Promise.all([
-        listAll(ctx, 'list nodes', async (cont) => {
-          const l = await api.call('list nodes', (o) =>
-            core.listNode({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-          );
-          return { items: l.items, next: l.metadata?._continue };
-        }),
-        listPods(),
-      ]);
-      const bound = groupPodsByNode(
-        pods.filter((p) => p.spec?.nodeName),
-        (p) => toPod(p),
-        (problem) => warnSkipped(ctx, 'Pod', problem),
-      );
-      const result = convertAll<(typeof nodes)[number], ClusterNode>(ctx, 'Node', nodes, (n) =>
-        withPods(toClusterNode(n, []), bound),
+      const [nodes, bound] = await Promise.all([listRaw('list nodes', '/api/v1/nodes'), boundPodsByNode()]);
+      const result = convertAll<unknown, ClusterNode>(ctx, 'Node', nodes, (n) =>
+        withPods(toClusterNode(n as never, []), bound),
       );
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
     },
 
+    async nodeInfos() {
+      return convertAll(ctx, 'Node', await listRaw('list nodes', '/api/v1/nodes'), (n) =>
+        toNodeInfo(toClusterNode(n as never, [])),
+      );
+    },
+
     async nodePools() {
-      return convertAll(ctx, 'NodePool', await listCustom(NODEPOOLS), toClusterNodePool);
+      return convertAll(
+        ctx,
+        'NodePool',
+        await listRaw('list nodepools', customPath(NODEPOOLS)),
+        toClusterNodePool,
+      );
     },
 
     async nodeClasses() {
-      return convertAll(ctx, 'EC2NodeClass', await listCustom(EC2NODECLASSES), parseEC2NodeClass);
+      return convertAll(
+        ctx,
+        'EC2NodeClass',
+        await listRaw('list ec2nodeclasses', customPath(EC2NODECLASSES)),
+        parseEC2NodeClass,
+      );
     },
 
     async nodeClaims() {
-      return convertNodeClaims(await listCustom(NODECLAIMS), toClusterNodeClaim, (problem) =>
-        warnSkipped(ctx, 'NodeClaim', problem),
+      return convertNodeClaims(
+        await listRaw('list nodeclaims', customPath(NODECLAIMS)),
+        toClusterNodeClaim,
+        (problem) => warnSkipped(ctx, 'NodeClaim', problem),
       );
     },
 
     async daemonSets() {
-      const raws = await listAll(ctx, 'list daemonsets', async (cont) => {
-        const l = await api.call('list daemonsets', (o) =>
-          apps.listDaemonSetForAllNamespaces({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      });
-      return convertAll(ctx, 'DaemonSet', raws, toDaemonSet);
+      return convertAll(ctx, 'DaemonSet', await listRaw('list daemonsets', '/apis/apps/v1/daemonsets'), (d) =>
+        toDaemonSet(d as never),
+      );
     },
 
     async podDisruptionBudgets() {
-      const raws = await listAll(ctx, 'list poddisruptionbudgets', async (cont) => {
-        const l = await api.call('list poddisruptionbudgets', (o) =>
-          policy.listPodDisruptionBudgetForAllNamespaces({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      });
-      return convertAll(ctx, 'PodDisruptionBudget', raws, toPodDisruptionBudget);
+      return convertAll(
+        ctx,
+        'PodDisruptionBudget',
+        await listRaw('list poddisruptionbudgets', '/apis/policy/v1/poddisruptionbudgets'),
+        (b) => toPodDisruptionBudget(b as never),
+      );
     },
 
     async namespaceLabels() {
-      const raws = await listAll(ctx, 'list namespaces', async (cont) => {
-        const l = await api.call('list namespaces', (o) =>
-          core.listNamespace({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      });
+      const raws = (await listRaw('list namespaces', '/api/v1/namespaces')) as {
+        metadata?: { name?: string; labels?: Labels };
+      }[];
       return new Map<string, Labels>(raws.map((n) => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]));
     },
 

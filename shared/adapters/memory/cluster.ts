@@ -39,6 +39,7 @@ import {
   mergeOwnerReferences,
   type PodDisruptionBudget,
   type ReadResult,
+  toNodeInfo,
 } from '../../ports/cluster.ts';
 import { makeEventRecorder } from './events.ts';
 import {
@@ -154,6 +155,11 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
           ),
       );
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
+    },
+
+    async nodeInfos() {
+      const raws = [...store('Node').values()] as unknown as V1Node[];
+      return convertEach(raws, (n) => toNodeInfo(cachedConvert(n, () => toClusterNode(n, []))));
     },
 
     async nodePools() {

@@ -62,6 +62,44 @@ export const METHODS: readonly DisruptionMethod[] = [
   singleNodeConsolidation,
 ];
 
+/** The disruption lease's TTL: what a pass that dies keeps the next ones waiting, at most. */
+export const DEFAULT_LEASE_TTL_SECONDS = 45;
+
+/** Time a command needs after it starts, besides its validation wait: reads, writes, margin. */
+const COMMAND_MARGIN_MS = 20_000;
+
+/** The pass's lease, renewed as the pass goes on; `lost` once a renewal found it taken. */
+interface HeldLease {
+  current(): Lease;
+  lost(): boolean;
+  /** Extends the lease by its TTL from now (the pass calls it before each step that may take long). */
+  renew(): Promise<void>;
+}
+
+function holdLease(
+  ports: Pick<DisruptionPorts, 'leases' | 'clock' | 'logger'>,
+  first: Lease,
+  ttl: number,
+): HeldLease {
+  let lease = first;
+  let lost = false;
+  return {
+    current: () => lease,
+    lost: () => lost,
+    async renew() {
+      if (lost) return;
+      try {
+        const renewed = await ports.leases.renew(lease, ports.clock.now(), ttl);
+        if (renewed === undefined) lost = true;
+        else lease = renewed;
+      } catch (error) {
+        // A renewal that fails leaves the lease as it was; the next one tries again.
+        ports.logger.warn('disruption lease not renewed', { error });
+      }
+    },
+  };
+}
+
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
 export { COMMAND_TIMEOUT_MS } from './in-flight.ts';
@@ -79,8 +117,16 @@ export interface DisruptionOptions {
   readonly holder: string;
   /** @default 'disruption' */
   readonly leaseName?: string;
-  /** @default 180 */
+  /**
+   * The lease is taken for this long and renewed before each command and after each validation
+   * wait, so a pass that dies keeps the next ones out for no longer than this. @default 45
+   */
   readonly leaseTtlSeconds?: number;
+  /**
+   * Epoch ms by which the pass must be done (the invocation's deadline less a margin); no command
+   * starts that could not finish its validation before it. @default none
+   */
+  readonly deadlineMs?: () => number | undefined;
   /** @default VALIDATION_MS */
   readonly validationMs?: number;
   /** New commands one pass may start. @default 10 */
@@ -112,7 +158,7 @@ export async function disrupt(
 ): Promise<DisruptionPassResult> {
   const logger = ports.logger.child({ holder: options.holder });
   const leaseName = options.leaseName ?? 'disruption';
-  const ttl = options.leaseTtlSeconds ?? 180;
+  const ttl = options.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_SECONDS;
   const lease = await ports.leases.acquire(leaseName, options.holder, ports.clock.now(), ttl);
   if (lease === undefined) {
     writeDecision(logger, {
@@ -129,10 +175,11 @@ export async function disrupt(
     });
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
+  const held = holdLease(ports, lease, ttl);
   try {
-    return await new Pass({ ...ports, logger }, options, lease).run();
+    return await new Pass({ ...ports, logger }, options, lease, held).run();
   } finally {
-    await ports.leases.release(lease);
+    await ports.leases.release(held.current());
   }
 }
 
@@ -148,7 +195,17 @@ class Pass {
     private readonly ports: DisruptionPorts,
     private readonly options: DisruptionOptions,
     private readonly lease: Lease,
+    private readonly held?: HeldLease,
   ) {}
+
+  /** Why no new command may start now (the deadline is near, or the lease was lost), if so. */
+  private mustStop(): 'deadline' | 'lease lost' | undefined {
+    if (this.held?.lost() === true) return 'lease lost';
+    const deadline = this.options.deadlineMs?.();
+    if (deadline === undefined) return undefined;
+    const needed = (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS;
+    return deadline - this.now() < needed ? 'deadline' : undefined;
+  }
 
   private now(): number {
     return this.ports.clock.now().getTime();
@@ -171,6 +228,7 @@ class Pass {
 
   async run(): Promise<DisruptionPassResult> {
     await this.refresh(true);
+    await this.held?.renew();
     const expired = await expireNodeClaims(this.view());
     if (expired > 0) await this.refresh(false);
     if ((await progressCommands(this.view())) > 0) await this.refresh(false);
@@ -179,7 +237,11 @@ class Pass {
     let commands = 0;
     let set = this.candidates();
     const budgetBlocked = new Set<string>();
+    let stopped: 'deadline' | 'lease lost' | undefined;
     while (commands < (this.options.maxCommands ?? 10)) {
+      await this.held?.renew();
+      stopped = this.mustStop();
+      if (stopped !== undefined) break;
       const command = this.nextCommand(set, budgetBlocked);
       if (command === undefined || !(await this.execute(command))) break;
       commands += 1;
@@ -195,11 +257,13 @@ class Pass {
       reason:
         commands > 0
           ? 'commands started'
-          : set.candidates.length === 0
-            ? 'no candidates'
-            : budgetBlocked.size > 0 || blocked > 0
-              ? 'blocked'
-              : 'nothing to do',
+          : stopped !== undefined
+            ? stopped
+            : set.candidates.length === 0
+              ? 'no candidates'
+              : budgetBlocked.size > 0 || blocked > 0
+                ? 'blocked'
+                : 'nothing to do',
       candidates: set.candidates.length,
       empty: set.candidates.filter((c) => emptiness.shouldDisrupt(c, nowMs)).length,
       drifted: set.candidates.filter((c) => drift.shouldDisrupt(c, nowMs)).length,
@@ -448,6 +512,8 @@ class Pass {
     method: DisruptionMethod,
   ): Promise<{ kind: 'valid'; command: DisruptionCommand } | { kind: 'invalid'; why: string }> {
     await this.ports.sleep(this.options.validationMs ?? VALIDATION_MS);
+    await this.held?.renew();
+    if (this.held?.lost() === true) return { kind: 'invalid', why: 'the disruption lease was lost' };
     await this.refresh(false);
     const set = this.candidates();
     const now = new Map(set.candidates.map((c) => [c.nodeClaim.name, c]));
@@ -470,6 +536,8 @@ class Pass {
       }
       fresh.push(candidate);
     }
+    const changed = await podsChanged(this.ports.cluster, fresh);
+    if (changed !== undefined) return { kind: 'invalid', why: changed };
     if (!isConsolidationMethod(command.method)) return { kind: 'valid', command };
     const again = evaluateConsolidation(
       command.method,
@@ -486,6 +554,38 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
+}
+
+/**
+ * Why the pods on a candidate differ from those the command was decided on (which may come from
+ * the cluster summary, seconds behind), as the API server lists them now; undefined when they do
+ * not. A pod that must move and was not counted, or one that cannot be read, stops the command: a
+ * node is never taken for emptier than it is.
+ */
+async function podsChanged(
+  cluster: DisruptionPorts['cluster'],
+  candidates: readonly DisruptionCandidate[],
+): Promise<string | undefined> {
+  for (const c of candidates) {
+    const read = await cluster.podsOnNode(c.node.name);
+    if (read.problems.length > 0) {
+      return `a pod on node ${c.node.name} cannot be read: ${read.problems[0]?.message ?? ''}`;
+    }
+    const counted = new Set(c.reschedulablePods.map((p) => p.uid));
+    const unseen = read.items.find(
+      (p) =>
+        !p.daemonSet &&
+        !p.mirror &&
+        p.phase !== 'Succeeded' &&
+        p.phase !== 'Failed' &&
+        p.deletedAtMs === undefined &&
+        !counted.has(p.uid),
+    );
+    if (unseen !== undefined) {
+      return `pod ${unseen.namespace}/${unseen.name} arrived on node ${c.node.name} after the command was decided`;
+    }
+  }
+  return undefined;
 }
 
 /** A NodeClaim as it is once emptiness deleted it: being deleted, `DisruptionReason` `Empty`. */

@@ -141,6 +141,8 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
         },
       ];
     }
+    case 's3':
+      return s3Authorizations(call, region);
     case 'eks':
       return one(`arn:aws:eks:${call.region}:${STACK_ACCOUNT}:cluster/${String(input['name'] ?? '')}`);
     case 'pricing':
@@ -349,6 +351,35 @@ async function createFleetAuthorizations(
     }
   }
   return out;
+}
+
+/**
+ * S3 object calls are authorized on the object's ARN (`arn:aws:s3:::<bucket>/<key>`), bucket calls on
+ * the bucket's; HeadObject needs s3:GetObject, listing s3:ListBucket. `aws:ResourceAccount` is the
+ * bucket owner's account: every bucket on moto is the test account's.
+ */
+function s3Authorizations(call: SdkCall, region: Record<string, string>): AuthorizationRequest[] {
+  const bucket = String(call.input['Bucket'] ?? '');
+  const key = String(call.input['Key'] ?? '');
+  const context = { ...region, 'aws:ResourceAccount': STACK_ACCOUNT };
+  const onObject = (action: string) => [{ action, resource: `arn:aws:s3:::${bucket}/${key}`, context }];
+  const onBucket = (action: string) => [{ action, resource: `arn:aws:s3:::${bucket}`, context }];
+  switch (call.operation) {
+    case 'GetObject':
+    case 'HeadObject':
+      return onObject('s3:GetObject');
+    case 'PutObject':
+      return onObject('s3:PutObject');
+    case 'DeleteObject':
+      return onObject('s3:DeleteObject');
+    case 'ListObjectsV2':
+    case 'HeadBucket':
+      return onBucket('s3:ListBucket');
+    default:
+      throw new HarnessError(
+        `the IAM check does not model s3:${call.operation}; add it to test/harness/aws/authorize.ts`,
+      );
+  }
 }
 
 async function iamAuthorizations(

@@ -3,7 +3,14 @@ import { FlotillaStack } from '../../../infra/flotilla-stack.ts';
 import { FLOTILLA_FUNCTIONS } from '../../../infra/functions.ts';
 import { HarnessError } from '../errors.ts';
 import { sharedService } from '../services.ts';
-import { AMI_PARAMETER_PATH, STACK_ACCOUNT, STACK_ARNS, STACK_CLUSTER, STACK_REGION } from './stack.ts';
+import {
+  AMI_PARAMETER_PATH,
+  STACK_ACCOUNT,
+  STACK_ARNS,
+  STACK_CLUSTER,
+  STACK_NAMES,
+  STACK_REGION,
+} from './stack.ts';
 
 // Each Lambda's IAM policy, as `cdk synth` renders it, with its references resolved to the stack's
 // resources as the harness deploys them on moto (stack.ts). Synthesised once per test run.
@@ -36,9 +43,14 @@ function synthesizePolicies(): StackPolicies {
   });
   const resources = app.synth().getStackByName('Flotilla').template.Resources as Record<string, Resource>;
   const pathOf = (id: string) => String(resources[id]?.Metadata?.['aws:cdk:path'] ?? '');
-  /** Logical id → what the harness deployed for it, by the construct the resource belongs to. */
-  const deployed = (id: string): string | undefined => {
+  /**
+   * Logical id → what the harness deployed for it, by the construct the resource belongs to: its
+   * ARN, or for a bucket's `Ref` its name (S3 ARNs are built from it).
+   */
+  const deployed = (id: string, ref = false): string | undefined => {
     const path = pathOf(id);
+    if (path.endsWith('/SummaryBucket/Resource'))
+      return ref ? STACK_NAMES.summaryBucket : STACK_ARNS.summaryBucket;
     if (path.endsWith('/StateTable/Resource')) return STACK_ARNS.stateTable;
     if (path.endsWith('/PodEventsQueue/Resource')) return STACK_ARNS.queues.podEvents;
     if (path.endsWith('/InterruptionQueue/Resource')) return STACK_ARNS.queues.interruption;
@@ -57,7 +69,7 @@ function synthesizePolicies(): StackPolicies {
       if (ref === 'AWS::Region') return STACK_REGION;
       if (ref === 'AWS::AccountId') return STACK_ACCOUNT;
       if (ref === 'AWS::URLSuffix') return 'amazonaws.com';
-      return deployed(ref) ?? `unresolved:${ref}`;
+      return deployed(ref, true) ?? `unresolved:${ref}`;
     }
     if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
       const [id] = object['Fn::GetAtt'] as [string, string];

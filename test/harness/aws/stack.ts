@@ -6,13 +6,17 @@ import {
   CreateRoleCommand,
   IAMClient,
 } from '@aws-sdk/client-iam';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { summaryBucketNameFor } from '../../../infra/summary-bucket.ts';
 import { STATE_TABLE } from '../../../shared/apis/state-table.ts';
+import { summaryObjectKey } from '../../../shared/apis/summary-document.ts';
 import { awsClientConfig, type Moto } from '../moto.ts';
 
 // The AWS side of one deployed stack, on moto: what `cdk deploy` creates and Flotilla's Lambdas
-// use (state table, queues, node role and instance profile, the EKS cluster they discover). The
-// names are fixed so that the IAM check (iam-check.ts) can resolve the stack's policies to them.
+// use (state table, summary bucket, queues, node role and instance profile, the EKS cluster they
+// discover). The names are fixed so that the IAM check (iam-check.ts) can resolve the stack's
+// policies to them.
 
 export const STACK_ACCOUNT = '123456789012';
 export const STACK_REGION = 'us-east-1';
@@ -23,6 +27,10 @@ export const AMI_PARAMETER_PATH = '/team/*';
 
 export const STACK_NAMES = {
   stateTable: 'flotilla-state',
+  /** The name the stack gives the summary bucket in the harness's account and region. */
+  summaryBucket: summaryBucketNameFor(STACK_ACCOUNT, STACK_REGION, STACK_CLUSTER),
+  /** The key of the cluster's summary in it. */
+  summaryObject: summaryObjectKey(STACK_CLUSTER),
   queues: {
     podEvents: `flotilla-${STACK_CLUSTER}-pod-events`,
     interruption: `flotilla-${STACK_CLUSTER}-interruption`,
@@ -39,11 +47,14 @@ const arn = {
   table: (name: string) => `arn:aws:dynamodb:${STACK_REGION}:${STACK_ACCOUNT}:table/${name}`,
   queue: (name: string) => `arn:aws:sqs:${STACK_REGION}:${STACK_ACCOUNT}:${name}`,
   role: (name: string) => `arn:aws:iam::${STACK_ACCOUNT}:role/${name}`,
+  bucket: (name: string) => `arn:aws:s3:::${name}`,
 };
 
 /** The stack's resources as deployed on moto: their ARNs, and the queue URLs. */
 export const STACK_ARNS = {
   stateTable: arn.table(STACK_NAMES.stateTable),
+  summaryBucket: arn.bucket(STACK_NAMES.summaryBucket),
+  summaryObject: `${arn.bucket(STACK_NAMES.summaryBucket)}/${STACK_NAMES.summaryObject}`,
   queues: {
     podEvents: arn.queue(STACK_NAMES.queues.podEvents),
     interruption: arn.queue(STACK_NAMES.queues.interruption),
@@ -83,6 +94,10 @@ export async function deployStack(server: Moto, options: DeployOptions = {}): Pr
         { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
       ],
     }),
+  );
+  // moto serves every service on one endpoint, so S3 is addressed by path, not by bucket host name.
+  await new S3Client({ ...config, forcePathStyle: true }).send(
+    new CreateBucketCommand({ Bucket: STACK_NAMES.summaryBucket }),
   );
   const sqs = new SQSClient(config);
   const queueUrls = {} as Record<StackQueue, string>;

@@ -4,13 +4,14 @@ import { type DeployedStack, deployStack, STACK_CLUSTER, STACK_NAMES } from '../
 import type { Moto } from '../../harness/index.ts';
 
 // What a Lambda of the stack finds at cold start, on moto and the harness's API server: the stack
-// deployed (its EKS cluster, state table and queues), and the process environment the stack sets,
-// with the Lambda's own role and the controller group's kubeconfig.
+// deployed (its EKS cluster, state table, summary bucket and queues), and the process environment
+// the stack sets, with the Lambda's own role and the controller group's kubeconfig.
 
 /**
  * Deploys the stack on moto (EKS cluster included) and sets the environment the stack gives its
- * Lambdas: the API server through `controllerKubeconfigPath`, the cluster, table and queues, and
- * `extra`.
+ * Lambdas: the API server through `controllerKubeconfigPath`, the cluster, table, summary bucket and
+ * queues, and `extra`. moto's endpoint (`AWS_ENDPOINT_URL`) is an IP address, so the Lambdas' S3
+ * clients address the bucket by path, as moto's one endpoint for every service needs.
  * The AWS identity is set per Lambda by `asLambda`.
  */
 export async function prepareColdStart(
@@ -25,6 +26,7 @@ export async function prepareColdStart(
     KUBECONFIG: controllerKubeconfigPath,
     [EnvVar.clusterName]: STACK_CLUSTER,
     [EnvVar.stateTable]: STACK_NAMES.stateTable,
+    [EnvVar.summaryBucket]: STACK_NAMES.summaryBucket,
     [EnvVar.podEventQueueUrl]: stack.queueUrls.podEvents,
     [EnvVar.terminationQueueUrl]: stack.queueUrls.termination,
     ...extra,

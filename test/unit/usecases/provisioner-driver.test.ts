@@ -150,11 +150,13 @@ describe('provisionForMessages', () => {
     w.pendingPod('web-1');
     w.pendingPod('web-2');
     const holders: string[] = [];
+    const triggers: string[] = [];
     const deps: ProvisionerDriverDeps = {
       ...w.deps,
-      provision: (holder) => {
+      provision: (holder, trigger) => {
         holders.push(holder);
-        return w.deps.provision(holder);
+        triggers.push(trigger);
+        return w.deps.provision(holder, trigger);
       },
     };
     const outcome = await provisionForMessages(deps, 'invocation-1', [
@@ -163,6 +165,8 @@ describe('provisionForMessages', () => {
     ]);
     expect(outcome).toEqual({ failed: [] });
     expect(holders).toEqual(['invocation-1']);
+    // A message asks for the run: what it launches is read from the API server itself.
+    expect(triggers).toEqual(['queue']);
     expect((await w.cluster.nodeClaims()).items.length).toBeGreaterThan(0);
     expect(w.followUps).toHaveLength(1);
   });

@@ -1,0 +1,79 @@
+import { gunzipSync } from 'node:zlib';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { readSummaryDocument } from '../../apis/cluster-summary.ts';
+import { summaryObjectKey } from '../../apis/summary-document.ts';
+import { type ClusterSummary, type SummarySource, SummaryUnavailableError } from '../../ports/summary.ts';
+
+// The cluster summary as a Lambda reads it: one GetObject of the object the shim publishes. A warm
+// Lambda container keeps the last summary it read with its ETag and asks S3 only whether it changed
+// (If-None-Match), so an unchanged summary costs one small request and no conversion.
+
+export interface S3SummarySourceOptions {
+  readonly s3: S3Client;
+  readonly bucket: string;
+  readonly cluster: string;
+}
+
+/** What one container has read so far. */
+export interface SummaryReadStats {
+  readonly reads: number;
+  /** Reads S3 answered with the whole object. */
+  readonly downloads: number;
+  readonly bytesDownloaded: number;
+}
+
+export function makeS3SummarySource(
+  options: S3SummarySourceOptions,
+): SummarySource & { stats(): SummaryReadStats } {
+  const key = summaryObjectKey(options.cluster);
+  let last: { readonly etag: string; readonly summary: ClusterSummary } | undefined;
+  let reads = 0;
+  let downloads = 0;
+  let bytesDownloaded = 0;
+  return {
+    async read() {
+      reads += 1;
+      let body: Uint8Array;
+      let etag: string | undefined;
+      try {
+        const out = await options.s3.send(
+          new GetObjectCommand({
+            Bucket: options.bucket,
+            Key: key,
+            ...(last === undefined ? {} : { IfNoneMatch: last.etag }),
+          }),
+        );
+        etag = out.ETag;
+        body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        const name = (error as { name?: unknown }).name;
+        if ((status === 304 || name === 'NotModified') && last !== undefined) return last.summary;
+        if (status === 404 || name === 'NoSuchKey') return undefined;
+        throw new SummaryUnavailableError(
+          `s3://${options.bucket}/${key} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      downloads += 1;
+      bytesDownloaded += body.length;
+      let summary: ClusterSummary;
+      try {
+        summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')));
+      } catch (error) {
+        throw new SummaryUnavailableError(
+          `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      if (summary.cluster !== options.cluster) {
+        throw new SummaryUnavailableError(
+          `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
+        );
+      }
+      if (etag !== undefined) last = { etag, summary };
+      return summary;
+    },
+    stats: () => ({ reads, downloads, bytesDownloaded }),
+  };
+}

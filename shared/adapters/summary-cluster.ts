@@ -1,0 +1,148 @@
+import type { Clock } from '../ports/clock.ts';
+import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../ports/cluster.ts';
+import type { ClusterSummary, SummarySource } from '../ports/summary.ts';
+import type { Logger } from '../runtime/logger.ts';
+
+// The Cluster port over the cluster summary: the list reads of pods, Nodes and NodeClaims come from
+// the summary the shim published, when it is fresh, and from the API server otherwise; everything
+// else (single gets, consistent reads, writes) goes to the API server. So a Lambda reads a cluster
+// of any size in one request instead of listing it. What this Lambda container wrote to NodeClaims
+// lately is read back from the API server over the summary, which may not show it yet.
+
+export interface SummaryClusterOptions {
+  readonly source: SummarySource;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /**
+   * A summary published, or behind a watch that was last current, longer ago than this is not used.
+   * @default 60_000
+   */
+  readonly maxAgeMs?: number;
+}
+
+/** How long a write through this container is read back over the summary. */
+const OWN_WRITES_MS = 120_000;
+
+/** A write this long before the summary's watch was last current shows in it (delivery takes less). */
+const OWN_WRITE_MARGIN_MS = 10_000;
+
+/** Why the summary was not used, logged at most once a minute per reason. */
+const LOG_EVERY_MS = 60_000;
+
+/** What the summary decorator did, for tests and benchmarks. */
+export interface SummaryUse {
+  /** List reads served from the summary. */
+  readonly fromSummary: number;
+  /** List reads that went to the API server because the summary could not be used. */
+  readonly direct: number;
+}
+
+/** The Cluster port with its list reads served from the cluster summary when it is fresh. */
+export function withClusterSummary(
+  cluster: Cluster,
+  options: SummaryClusterOptions,
+): Cluster & { summaryUse(): SummaryUse } {
+  const maxAgeMs = options.maxAgeMs ?? 60_000;
+  const now = () => options.clock.now().getTime();
+  const written = new Map<string, number>();
+  const logged = new Map<string, number>();
+  let fromSummary = 0;
+  let direct = 0;
+
+  const notUsed = (why: string, fields: Record<string, unknown> = {}) => {
+    direct += 1;
+    const last = logged.get(why);
+    if (last !== undefined && now() - last < LOG_EVERY_MS) return;
+    logged.set(why, now());
+    options.logger.warn('cluster summary not used', { why, fallback: 'reading the API server', ...fields });
+  };
+
+  /** The summary when it is fresh enough to use, else undefined (and the reason logged). */
+  async function fresh(): Promise<ClusterSummary | undefined> {
+    let summary: ClusterSummary | undefined;
+    try {
+      summary = await options.source.read();
+    } catch (error) {
+      notUsed('unreadable', { error });
+      return undefined;
+    }
+    if (summary === undefined) {
+      notUsed('none published yet (is the shim running?)');
+      return undefined;
+    }
+    const ageMs = now() - Math.min(summary.publishedAtMs, summary.currentAtMs);
+    if (ageMs > maxAgeMs) {
+      notUsed('stale', {
+        ageSeconds: Math.round(ageMs / 1000),
+        maxAgeSeconds: maxAgeMs / 1000,
+        publishedAt: new Date(summary.publishedAtMs).toISOString(),
+      });
+      return undefined;
+    }
+    fromSummary += 1;
+    return summary;
+  }
+
+  const remember = (name: string) => written.set(name, now());
+
+  /**
+   * The summary's NodeClaims with this container's recent writes read back from the API server:
+   * those made after the summary's watch was last known current, or less than a margin before.
+   */
+  async function withOwnWrites(read: NodeClaimRead, currentAtMs: number): Promise<NodeClaimRead> {
+    for (const [name, at] of written) if (now() - at > OWN_WRITES_MS) written.delete(name);
+    const unseen = [...written]
+      .filter(([, at]) => at > currentAtMs - OWN_WRITE_MARGIN_MS)
+      .map(([name]) => name);
+    if (unseen.length === 0) return read;
+    const fresh = await Promise.all(
+      unseen.map(async (name) => [name, await cluster.nodeClaim(name)] as const),
+    );
+    const replaced = new Map<string, ClusterNodeClaim | undefined>(fresh);
+    const items = read.items.filter((c) => !replaced.has(c.name));
+    for (const claim of replaced.values()) if (claim !== undefined) items.push(claim);
+    return { ...read, items, unreadable: read.unreadable.filter((u) => !replaced.has(u.name)) };
+  }
+
+  return {
+    ...cluster,
+    async nodes() {
+      const summary = await fresh();
+      return summary === undefined ? cluster.nodes() : summary.nodes();
+    },
+    async nodeInfos(readOptions) {
+      if (readOptions?.consistent === true) return cluster.nodeInfos(readOptions);
+      const summary = await fresh();
+      return summary === undefined ? cluster.nodeInfos() : summary.nodeInfos();
+    },
+    async boundPods() {
+      const summary = await fresh();
+      return summary === undefined ? cluster.boundPods() : summary.boundPods();
+    },
+    async nodeClaims(readOptions) {
+      if (readOptions?.consistent === true) return cluster.nodeClaims(readOptions);
+      const summary = await fresh();
+      return summary === undefined
+        ? cluster.nodeClaims()
+        : withOwnWrites(summary.nodeClaims(), summary.currentAtMs);
+    },
+    async createNodeClaim(claim) {
+      const created = await cluster.createNodeClaim(claim);
+      remember(claim.name);
+      return created;
+    },
+    async patchNodeClaimStatus(name, patch) {
+      await cluster.patchNodeClaimStatus(name, patch);
+      remember(name);
+    },
+    async patchNodeClaimMetadata(name, patch) {
+      await cluster.patchNodeClaimMetadata(name, patch);
+      remember(name);
+    },
+    async deleteNodeClaim(name) {
+      await cluster.deleteNodeClaim(name);
+      remember(name);
+    },
+    summaryUse: () => ({ fromSummary, direct }),
+  };
+}

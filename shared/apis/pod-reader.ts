@@ -1,0 +1,67 @@
+import { type Pod, ValidationError } from '../core/index.ts';
+import { toPod } from './pod.ts';
+import { joinPod, type SplitPod } from './pod-templates.ts';
+
+/** Converts pods template by template: each distinct template once, then each pod's own fields. */
+export interface PodReader {
+  /**
+   * The pod in domain terms, equal to `toPod` of the whole pod (without volume topology).
+   * @throws ValidationError naming the pod and the field, as toPod does.
+   */
+  read(pod: SplitPod): Pod;
+  /** Distinct templates converted so far. */
+  templates(): number;
+}
+
+const PLACEHOLDER = { name: 'template', uid: 'template' } as const;
+
+export function makePodReader(): PodReader {
+  const converted = new Map<string, Pod | ValidationError>();
+  return {
+    read({ template, key, instance }) {
+      let base = converted.get(key);
+      if (base === undefined) {
+        try {
+          base = toPod(joinPod(template, PLACEHOLDER) as never);
+        } catch (error) {
+          if (!(error instanceof ValidationError)) throw error;
+          base = error;
+        }
+        converted.set(key, base);
+      }
+      // A template that does not convert, or instance fields of the wrong type: the whole pod
+      // converts again, so that the error names this pod and its field.
+      if (
+        base instanceof ValidationError ||
+        typeof instance.name !== 'string' ||
+        typeof instance.uid !== 'string' ||
+        instance.name === '' ||
+        instance.uid === '' ||
+        !isTime(instance.creationTimestamp) ||
+        !isTime(instance.startTime)
+      ) {
+        return toPod(joinPod(template, instance) as never);
+      }
+      const createdAtMs = timeMs(instance.creationTimestamp);
+      const startedAtMs = timeMs(instance.startTime);
+      const { disruption, ...rest } = base;
+      const info = startedAtMs === undefined ? disruption : { ...disruption, startedAtMs };
+      return {
+        ...rest,
+        uid: instance.uid,
+        name: instance.name,
+        ...(createdAtMs === undefined ? {} : { createdAtMs }),
+        ...(info === undefined ? {} : { disruption: info }),
+      };
+    },
+    templates: () => converted.size,
+  };
+}
+
+function isTime(value: unknown): boolean {
+  return value == null || (typeof value === 'string' && !Number.isNaN(Date.parse(value)));
+}
+
+function timeMs(value: unknown): number | undefined {
+  return typeof value === 'string' ? Date.parse(value) : undefined;
+}

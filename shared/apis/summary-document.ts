@@ -1,0 +1,312 @@
+import { isRecord } from './fields.ts';
+import { type PodInstance, type PodTemplate, splitPod } from './pod-templates.ts';
+
+// The cluster summary: the pods, Nodes and NodeClaims the shim's watches see, kept between Lambda
+// invocations so that none of them lists the whole cluster. The shim keeps a SummaryBuilder up to
+// date from its watches and publishes its document (one gzipped JSON object); a Lambda reads it in
+// one call and converts it with the same converters as a direct read. Pods are pruned to what
+// Flotilla reads and stored template by template (pod-templates.ts): the pods of one workload
+// share one template, and each pod is a handful of its own fields. It is a cache, never the truth:
+// whatever deletes or terminates confirms against the API server first.
+
+export const SUMMARY_VERSION = 'flotilla.cluster-summary/v1';
+
+/** Where in its bucket a cluster's summary is published (gzipped JSON). */
+export function summaryObjectKey(cluster: string): string {
+  return `clusters/${cluster}/summary.json.gz`;
+}
+
+/**
+ * The summary bucket's name: fixed by account, region and cluster, so the shim's manifest can name
+ * it before the stack is deployed (account and region may be CloudFormation tokens). The cluster
+ * comes in as the first 12 hex digits of its name's SHA-256 (`clusterHash`), as a cluster name may
+ * have characters or a length S3 refuses; with a 12-digit account and an AWS region the name is
+ * lowercase and under S3's 63 characters.
+ */
+export function summaryBucketName(account: string, region: string, clusterHash: string): string {
+  return `flotilla-${account}-${region}-${clusterHash}`;
+}
+
+/** The kinds the summary keeps. */
+export type SummaryKind = 'pods' | 'nodes' | 'nodeClaims';
+
+export const SUMMARY_KINDS: readonly SummaryKind[] = ['pods', 'nodes', 'nodeClaims'];
+
+/** A pod in the document: its template's index and its own fields. */
+type PodRow = readonly [
+  template: number,
+  name: unknown,
+  uid: unknown,
+  nodeName: unknown,
+  creationTimestamp: unknown,
+  phase: unknown,
+  startTime: unknown,
+  deletionTimestamp: unknown,
+];
+
+/** The published document (plain JSON). */
+export interface SummaryDocument {
+  readonly version: typeof SUMMARY_VERSION;
+  readonly cluster: string;
+  /** When the shim wrote it (RFC 3339). */
+  readonly publishedAt: string;
+  /** Per kind: up to when its watch is known to have been current (RFC 3339). */
+  readonly current: Readonly<Record<SummaryKind, string>>;
+  readonly nodes: readonly unknown[];
+  readonly nodeClaims: readonly unknown[];
+  readonly podTemplates: readonly PodTemplate[];
+  readonly pods: readonly PodRow[];
+}
+
+// --- what the shim keeps ----------------------------------------------------------------------
+
+/** A Node pruned to what Flotilla reads (its images, addresses and node info go). */
+export function pruneNode(raw: unknown): unknown {
+  if (!isRecord(raw)) return raw;
+  const meta = isRecord(raw['metadata']) ? raw['metadata'] : undefined;
+  const spec = isRecord(raw['spec']) ? raw['spec'] : undefined;
+  const status = isRecord(raw['status']) ? raw['status'] : undefined;
+  const keep = (from: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) => {
+    const out: Record<string, unknown> = {};
+    for (const key of keys) if (from?.[key] !== undefined) out[key] = from[key];
+    return out;
+  };
+  const conditions = status?.['conditions'];
+  return {
+    metadata: meta === undefined ? raw['metadata'] : withoutManagedFields(meta),
+    spec: spec === undefined ? raw['spec'] : keep(spec, ['providerID', 'taints', 'unschedulable']),
+    status:
+      status === undefined
+        ? raw['status']
+        : {
+            ...keep(status, ['capacity', 'allocatable']),
+            ...(Array.isArray(conditions)
+              ? {
+                  conditions: conditions.map((c) =>
+                    isRecord(c) ? keep(c, ['type', 'status', 'lastTransitionTime']) : c,
+                  ),
+                }
+              : conditions === undefined
+                ? {}
+                : { conditions }),
+          },
+  };
+}
+
+function withoutManagedFields(meta: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { managedFields: _managed, ...rest } = meta;
+  return rest;
+}
+
+/** A NodeClaim without its managed fields. */
+export function pruneNodeClaim(raw: unknown): unknown {
+  if (!isRecord(raw) || !isRecord(raw['metadata'])) return raw;
+  return { ...raw, metadata: withoutManagedFields(raw['metadata']) };
+}
+
+/** The key of an object in its kind: the uid, else `namespace/name`. */
+function keyOf(raw: unknown): string {
+  const meta = isRecord(raw) && isRecord(raw['metadata']) ? raw['metadata'] : {};
+  if (typeof meta['uid'] === 'string' && meta['uid'] !== '') return meta['uid'];
+  return `${String(meta['namespace'] ?? '')}/${String(meta['name'] ?? '')}`;
+}
+
+interface KeptPod {
+  readonly key: string;
+  readonly instance: PodInstance;
+}
+
+/** The pods of a summary, each template kept once with a count of the pods that use it. */
+class PodStore {
+  readonly pods = new Map<string, KeptPod>();
+  readonly templates = new Map<
+    string,
+    { readonly key: string; readonly template: PodTemplate; refs: number }
+  >();
+
+  put(key: string, raw: unknown): void {
+    const split = splitPod(raw);
+    const previous = this.pods.get(key);
+    if (previous?.key === split.key) {
+      this.pods.set(key, { key: previous.key, instance: split.instance });
+      return;
+    }
+    let kept = this.templates.get(split.key);
+    if (kept === undefined) {
+      kept = { key: split.key, template: split.template, refs: 0 };
+      this.templates.set(split.key, kept);
+    }
+    kept.refs += 1;
+    if (previous !== undefined) this.release(previous.key);
+    // The kept pod holds the template's own key string, so each template's JSON is stored once.
+    this.pods.set(key, { key: kept.key, instance: split.instance });
+  }
+
+  remove(key: string): void {
+    const previous = this.pods.get(key);
+    if (previous === undefined) return;
+    this.pods.delete(key);
+    this.release(previous.key);
+  }
+
+  fingerprint(key: string): string | undefined {
+    const pod = this.pods.get(key);
+    return pod === undefined ? undefined : `${pod.key}\u0000${JSON.stringify(pod.instance)}`;
+  }
+
+  private release(templateKey: string): void {
+    const kept = this.templates.get(templateKey);
+    if (kept === undefined) return;
+    kept.refs -= 1;
+    if (kept.refs <= 0) this.templates.delete(templateKey);
+  }
+}
+
+/** Nodes or NodeClaims of a summary, pruned. */
+class ObjectStore {
+  readonly objects = new Map<string, unknown>();
+
+  constructor(private readonly prune: (raw: unknown) => unknown) {}
+
+  put(key: string, raw: unknown): void {
+    this.objects.set(key, this.prune(raw));
+  }
+
+  remove(key: string): void {
+    this.objects.delete(key);
+  }
+
+  fingerprint(key: string): string | undefined {
+    const object = this.objects.get(key);
+    return object === undefined ? undefined : JSON.stringify(object);
+  }
+}
+
+type Store = PodStore | ObjectStore;
+
+/** A relist of one kind in progress: objects are added to a store of their own until `end()`. */
+export interface Relist {
+  add(raw: unknown): void;
+  /**
+   * Puts the relisted objects in place of the kind's; returns how many differed from what the
+   * watch had kept (added, removed or changed), which a watch that missed nothing leaves at 0.
+   */
+  end(): number;
+}
+
+/**
+ * What the shim keeps of its watches, updated event by event, and the document it publishes. Pods
+ * that have finished (Succeeded, Failed) are not kept.
+ */
+export class SummaryBuilder {
+  private stores: Record<SummaryKind, Store> = {
+    pods: new PodStore(),
+    nodes: new ObjectStore(pruneNode),
+    nodeClaims: new ObjectStore(pruneNodeClaim),
+  };
+
+  constructor(readonly cluster: string) {}
+
+  /** Applies one watch event (ADDED, MODIFIED or DELETED) of `kind`. */
+  apply(kind: SummaryKind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown): void {
+    applyTo(this.stores[kind], kind, type, raw);
+  }
+
+  /**
+   * Starts a relist of `kind`: the objects of a fresh list are added one by one, and take the
+   * place of what is kept only at `end()`, so a document published meanwhile is never partial.
+   */
+  relist(kind: SummaryKind): Relist {
+    const next: Store =
+      kind === 'pods' ? new PodStore() : new ObjectStore(kind === 'nodes' ? pruneNode : pruneNodeClaim);
+    return {
+      add: (raw) => applyTo(next, kind, 'ADDED', raw),
+      end: () => {
+        const before = this.stores[kind];
+        let differences = 0;
+        for (const key of keysOf(next))
+          if (next.fingerprint(key) !== before.fingerprint(key)) differences += 1;
+        for (const key of keysOf(before)) if (next.fingerprint(key) === undefined) differences += 1;
+        this.stores = { ...this.stores, [kind]: next };
+        return differences;
+      },
+    };
+  }
+
+  /** Replaces everything of `kind` with `raws` (a relist in one call); returns the differences. */
+  replace(kind: SummaryKind, raws: readonly unknown[]): number {
+    const relist = this.relist(kind);
+    for (const raw of raws) relist.add(raw);
+    return relist.end();
+  }
+
+  /** How much is kept. */
+  size(): {
+    readonly pods: number;
+    readonly templates: number;
+    readonly nodes: number;
+    readonly nodeClaims: number;
+  } {
+    const pods = this.stores.pods as PodStore;
+    return {
+      pods: pods.pods.size,
+      templates: pods.templates.size,
+      nodes: (this.stores.nodes as ObjectStore).objects.size,
+      nodeClaims: (this.stores.nodeClaims as ObjectStore).objects.size,
+    };
+  }
+
+  /** The document to publish. */
+  document(publishedAt: string, current: Readonly<Record<SummaryKind, string>>): SummaryDocument {
+    const store = this.stores.pods as PodStore;
+    const index = new Map<string, number>();
+    const podTemplates: PodTemplate[] = [];
+    for (const [key, { template }] of store.templates) {
+      index.set(key, podTemplates.length);
+      podTemplates.push(template);
+    }
+    const pods: PodRow[] = [];
+    for (const { key, instance: i } of store.pods.values()) {
+      pods.push([
+        index.get(key) ?? -1,
+        i.name,
+        i.uid,
+        i.nodeName ?? null,
+        i.creationTimestamp ?? null,
+        i.phase ?? null,
+        i.startTime ?? null,
+        i.deletionTimestamp ?? null,
+      ]);
+    }
+    return {
+      version: SUMMARY_VERSION,
+      cluster: this.cluster,
+      publishedAt,
+      current,
+      nodes: [...(this.stores.nodes as ObjectStore).objects.values()],
+      nodeClaims: [...(this.stores.nodeClaims as ObjectStore).objects.values()],
+      podTemplates,
+      pods,
+    };
+  }
+}
+
+function keysOf(store: Store): Iterable<string> {
+  return store instanceof PodStore ? store.pods.keys() : store.objects.keys();
+}
+
+function applyTo(
+  store: Store,
+  kind: SummaryKind,
+  type: 'ADDED' | 'MODIFIED' | 'DELETED',
+  raw: unknown,
+): void {
+  const key = keyOf(raw);
+  const finished =
+    kind === 'pods' &&
+    isRecord(raw) &&
+    isRecord(raw['status']) &&
+    (raw['status']['phase'] === 'Succeeded' || raw['status']['phase'] === 'Failed');
+  if (type === 'DELETED' || finished) store.remove(key);
+  else store.put(key, raw);
+}
