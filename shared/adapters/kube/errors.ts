@@ -80,3 +80,12 @@ function isAbort(error: unknown): boolean {
   }
   return false;
 }
+
+/** The API server refused to create something in a namespace that is being deleted. */
+export function isNamespaceTerminating(error: unknown): boolean {
+  return (
+    error instanceof ClusterApiError &&
+    error.httpStatus === 403 &&
+    /being terminated|NamespaceTerminating/.test(error.message)
+  );
+}

@@ -4,7 +4,7 @@ import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
 import type { Cluster } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import { EC2NODECLASSES, type KubeContext } from './context.ts';
-import { ClusterConflictError, ClusterNotFoundError } from './errors.ts';
+import { ClusterConflictError, ClusterNotFoundError, isNamespaceTerminating } from './errors.ts';
 
 /** Cluster-scoped objects' events go to `default`, as kubectl and client-go do. */
 const CLUSTER_EVENT_NAMESPACE = 'default';
@@ -82,7 +82,18 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
           );
         } catch (error) {
           // Created concurrently by another invocation: that one counts.
-          if (!(error instanceof ClusterConflictError)) throw error;
+          if (error instanceof ClusterConflictError) return;
+          // The pod's namespace is being deleted, and the pod with it: no Event can be created
+          // there, and none is needed.
+          if (isNamespaceTerminating(error)) {
+            ctx.logger.debug('event not recorded', {
+              namespace,
+              reason: event.reason,
+              why: 'namespace terminating',
+            });
+            return;
+          }
+          throw error;
         }
         return;
       }

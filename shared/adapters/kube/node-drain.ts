@@ -4,7 +4,12 @@ import type { Taint } from '../../core/index.ts';
 import { type Cluster, mergeOwnerReferences } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import { convertAll, type KubeContext, listAll, metadataChange, type RawObject } from './context.ts';
-import { ClusterApiError, ClusterConflictError, ClusterNotFoundError } from './errors.ts';
+import {
+  ClusterApiError,
+  ClusterConflictError,
+  ClusterNotFoundError,
+  isNamespaceTerminating,
+} from './errors.ts';
 
 /** Node writes and what draining a node takes: its pods, evictions, deletions, volume attachments. */
 export type KubeNodeDrain = Pick<
@@ -105,12 +110,7 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
         if (error instanceof ClusterNotFoundError || error instanceof ClusterConflictError) return 'gone';
         // The namespace is being deleted: no Eviction can be created in it, and its controller
         // deletes the pod anyway, so the drain only waits for it to go.
-        if (
-          error instanceof ClusterApiError &&
-          error.httpStatus === 403 &&
-          /being terminated|NamespaceTerminating/.test(error.message)
-        )
-          return 'gone';
+        if (isNamespaceTerminating(error)) return 'gone';
         if (error instanceof ClusterApiError && error.httpStatus === 429) return 'blocked';
         // Several PDBs over one pod: the API server refuses with 500 and this message.
         if (

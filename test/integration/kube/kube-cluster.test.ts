@@ -798,4 +798,35 @@ describe('kube cluster adapter: events', () => {
       clusterEvents.items.map((e) => [e.involvedObject.kind, e.involvedObject.apiVersion, e.reason]),
     ).toEqual([['NodePool', 'karpenter.sh/v1', 'DisruptionBlocked']]);
   });
+
+  it('records nothing, and fails nothing, about a pod whose namespace is being deleted', async () => {
+    // A finalizer of the user's own keeps the namespace Terminating for the test.
+    const doomed = `${ns}-doomed`;
+    await core.createNamespace({
+      body: { metadata: { name: doomed, finalizers: ['example.com/hold'] } },
+    });
+    try {
+      await core.deleteNamespace({ name: doomed });
+      await waitFor(
+        'the namespace Terminating',
+        async () =>
+          (await core.readNamespace({ name: doomed })).status?.phase === 'Terminating' ? true : undefined,
+        { timeoutMs: 30_000 },
+      );
+      await cluster.recordEvent({
+        subject: { kind: 'Pod', namespace: doomed, name: 'web-1' },
+        type: 'Warning',
+        reason: 'FailedScheduling',
+        message: 'no NodePool can host it',
+      });
+      expect((await core.listNamespacedEvent({ namespace: doomed })).items).toEqual([]);
+    } finally {
+      await core
+        .patchNamespace(
+          { name: doomed, body: { metadata: { finalizers: null } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )
+        .catch(ignore);
+    }
+  });
 });
