@@ -481,6 +481,12 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     await editPool(pool, (spec) => {
       spec.template.metadata.labels['release'] = 'next';
     });
+    // With the invocation's deadline too near for a command to finish, a pass starts none.
+    const early = await disruptionPass(`deadline-${id}`, {}, { deadlineMs: () => Date.now() + 5_000 });
+    expect(early.decisions).toEqual([]);
+    expect(
+      logLines.filter((l) => l['decision'] === 'disruptionPass' && l['holder'] === `deadline-${id}`),
+    ).toEqual([expect.objectContaining({ reason: 'deadline', commands: 0 })]);
     // The invocation dies as it taints this test's Node (after the replacement NodeClaim was
     // created), holding its lease: a short TTL stands in for the Lambda timeout.
     const killed = new Error('invocation killed');
