@@ -68,6 +68,9 @@ export const DEFAULT_LEASE_TTL_SECONDS = 45;
 /** Time a command needs after it starts, besides its validation wait: reads, writes, margin. */
 const COMMAND_MARGIN_MS = 20_000;
 
+/** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
+const CONDITION_WRITERS = 8;
+
 /** The pass's lease, renewed as the pass goes on; `lost` once a renewal found it taken. */
 interface HeldLease {
   current(): Lease;
@@ -201,10 +204,7 @@ class Pass {
   /** Why no new command may start now (the deadline is near, or the lease was lost), if so. */
   private mustStop(): 'deadline' | 'lease lost' | undefined {
     if (this.held?.lost() === true) return 'lease lost';
-    const deadline = this.options.deadlineMs?.();
-    if (deadline === undefined) return undefined;
-    const needed = (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS;
-    return deadline - this.now() < needed ? 'deadline' : undefined;
+    return this.nearDeadline() ? 'deadline' : undefined;
   }
 
   private now(): number {
@@ -309,41 +309,67 @@ class Pass {
     const instances = new Map<string, CloudInstance>();
     for (const instance of await this.ports.cloud.list()) instances.set(instance.providerId, instance);
     const problems = new Set<string>();
-    const next: ClusterNodeClaim[] = [];
-    for (const claim of this.claims) {
-      if (claim.deleting) {
-        next.push(claim);
-        continue;
-      }
-      const { providerId } = claim.status;
-      const changes = computeClaimChanges({
-        claim,
-        node: nodeFor(claim),
-        pool: this.pools.get(claim.nodePoolName),
-        nodeClass: this.classes.get(claim.nodeClassRef.name),
-        instance: providerId === undefined ? undefined : instances.get(providerId),
-        nowMs: this.now(),
-      });
-      if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
-      if (changes.metadata !== undefined) {
-        await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
-      }
-      if (changes.status !== undefined) {
-        await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status));
-      }
-      if (changes.drifted !== undefined) {
-        writeDecision(logger, {
-          kind: 'drifted',
-          reason: changes.drifted.reason,
-          nodeClaim: claim.name,
-          nodePool: claim.nodePoolName,
-          detail: changes.drifted.message,
+    const next: ClusterNodeClaim[] = [...this.claims];
+    let deferred = 0;
+    // A few NodeClaims at a time (each change is a read and a write); those the deadline leaves
+    // out keep their conditions until the next pass.
+    let index = 0;
+    const worker = async () => {
+      for (let i = index++; i < next.length; i = index++) {
+        const claim = next[i] as ClusterNodeClaim;
+        if (claim.deleting) continue;
+        const { providerId } = claim.status;
+        const changes = computeClaimChanges({
+          claim,
+          node: nodeFor(claim),
+          pool: this.pools.get(claim.nodePoolName),
+          nodeClass: this.classes.get(claim.nodeClassRef.name),
+          instance: providerId === undefined ? undefined : instances.get(providerId),
+          nowMs: this.now(),
         });
+        if (changes.problem !== undefined)
+          problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
+        if (changes.metadata === undefined && changes.status === undefined) {
+          next[i] = changes.view;
+          continue;
+        }
+        if (this.nearDeadline()) {
+          deferred += 1;
+          continue;
+        }
+        if (changes.metadata !== undefined) {
+          await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
+        }
+        if (changes.status !== undefined) {
+          await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status));
+        }
+        if (changes.drifted !== undefined) {
+          writeDecision(logger, {
+            kind: 'drifted',
+            reason: changes.drifted.reason,
+            nodeClaim: claim.name,
+            nodePool: claim.nodePoolName,
+            detail: changes.drifted.message,
+          });
+        }
+        next[i] = changes.view;
       }
-      next.push(changes.view);
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONDITION_WRITERS, next.length) }, worker));
     if (problems.size > 0) logger.warn('consolidation skipped', { problems: [...problems].slice(0, 10) });
+    if (deferred > 0) {
+      logger.warn('nodeclaim conditions deferred', { count: deferred, why: 'the pass deadline is near' });
+    }
     this.claims = next;
+  }
+
+  /** Whether the pass's deadline leaves too little time for more writes before its commands. */
+  private nearDeadline(): boolean {
+    const deadline = this.options.deadlineMs?.();
+    return (
+      deadline !== undefined &&
+      deadline - this.now() < (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS
+    );
   }
 
   // --- new commands ------------------------------------------------------------------------
