@@ -225,8 +225,9 @@ export const disruptionFunction: FunctionDefinition = {
     'kubernetes',
     'readSummary',
   ],
-  // A pass waits 15 s to validate an emptiness command and may start several commands; below the
-  // 3-minute lease TTL.
+  // A pass waits 15 s to validate a command and may start several; it starts none that could not
+  // finish before this deadline, and renews its 45 s lease as it goes (a pass that dies keeps the
+  // next ones out for 45 s at most).
   timeout: Duration.minutes(2),
 };
 

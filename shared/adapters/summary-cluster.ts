@@ -104,27 +104,41 @@ export function withClusterSummary(
     return { ...read, items, unreadable: read.unreadable.filter((u) => !replaced.has(u.name)) };
   }
 
+  /** `read` of the summary, or of the API server should the summary's content fail to convert. */
+  async function from<T>(read: (s: ClusterSummary) => T | Promise<T>, direct: () => Promise<T>): Promise<T> {
+    const summary = await fresh();
+    if (summary === undefined) return direct();
+    try {
+      return await read(summary);
+    } catch (error) {
+      fromSummary -= 1;
+      notUsed('unreadable', { error });
+      return direct();
+    }
+  }
+
   return {
     ...cluster,
-    async nodes() {
-      const summary = await fresh();
-      return summary === undefined ? cluster.nodes() : summary.nodes();
-    },
-    async nodeInfos(readOptions) {
-      if (readOptions?.consistent === true) return cluster.nodeInfos(readOptions);
-      const summary = await fresh();
-      return summary === undefined ? cluster.nodeInfos() : summary.nodeInfos();
-    },
-    async boundPods() {
-      const summary = await fresh();
-      return summary === undefined ? cluster.boundPods() : summary.boundPods();
-    },
+    nodes: () => from((s) => s.nodes(), cluster.nodes),
+    nodeInfos: (readOptions) =>
+      readOptions?.consistent === true
+        ? cluster.nodeInfos(readOptions)
+        : from(
+            (s) => s.nodeInfos(),
+            () => cluster.nodeInfos(),
+          ),
+    boundPods: () => from((s) => s.boundPods(), cluster.boundPods),
     async nodeClaims(readOptions) {
       if (readOptions?.consistent === true) return cluster.nodeClaims(readOptions);
-      const summary = await fresh();
-      return summary === undefined
-        ? cluster.nodeClaims()
-        : withOwnWrites(summary.nodeClaims(), summary.currentAtMs);
+      const asOf = readOptions?.freshAsOfMs;
+      return from(
+        (summary) =>
+          // Writes made until `asOf` (by another invocation) may not show in it yet.
+          asOf !== undefined && summary.currentAtMs < asOf + OWN_WRITE_MARGIN_MS
+            ? cluster.nodeClaims()
+            : withOwnWrites(summary.nodeClaims(), summary.currentAtMs),
+        () => cluster.nodeClaims(),
+      );
     },
     async createNodeClaim(claim) {
       const created = await cluster.createNodeClaim(claim);

@@ -43,6 +43,18 @@ export interface NodeClaimRead extends ReadResult<ClusterNodeClaim> {
   readonly unreadable: readonly UnreadableNodeClaim[];
 }
 
+/** How current a NodeClaim read must be. */
+export interface NodeClaimReadOptions {
+  /** From the API server itself. */
+  readonly consistent?: boolean;
+  /**
+   * At least as current as this time (epoch ms), e.g. the end of the previous disruption pass, so
+   * that what it wrote shows: a cluster summary known current only up to an earlier time is not
+   * used for this read.
+   */
+  readonly freshAsOfMs?: number;
+}
+
 /** A pod bound to a node (from `spec.nodeName`), not yet finished. */
 export interface BoundPod {
   readonly pod: Pod;
@@ -358,7 +370,7 @@ export interface Cluster {
    * other list reads of pods, Nodes and NodeClaims, it may come from the cluster summary (seconds
    * behind, as an informer cache is) unless `consistent` asks the API server itself.
    */
-  nodeClaims(options?: { readonly consistent?: boolean }): Promise<NodeClaimRead>;
+  nodeClaims(options?: NodeClaimReadOptions): Promise<NodeClaimRead>;
   daemonSets(): Promise<ReadResult<DaemonSet>>;
   podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
   /** Namespace name → labels, for pod-affinity `namespaceSelector`. */

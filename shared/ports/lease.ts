@@ -9,6 +9,11 @@ export interface Lease {
   readonly token: number;
   /** Epoch milliseconds after which anyone may take the lease. */
   readonly expiresAtMs: number;
+  /**
+   * Until when the holder before this one held it (epoch ms): when it released the lease, or when
+   * its lease ran out. Whatever that holder wrote, it wrote before then. Undefined for the first.
+   */
+  readonly previousUntilMs?: number;
 }
 
 /**
@@ -23,6 +28,9 @@ export interface LeaseStore {
   renew(lease: Lease, now: Date, ttlSeconds: number): Promise<Lease | undefined>;
   /** Whether `lease` is still held (same holder and token, not expired), read consistently. */
   isHeld(lease: Lease, now: Date): Promise<boolean>;
-  /** Gives the lease up early if still held; a lost lease is left alone. */
-  release(lease: Lease): Promise<void>;
+  /**
+   * Gives the lease up early if still held (recording `now` as when, for the next holder's
+   * `previousUntilMs`); a lost lease is left alone.
+   */
+  release(lease: Lease, now?: Date): Promise<void>;
 }

@@ -45,6 +45,8 @@ export interface ReadClusterStateOptions {
    * must see every NodeClaim made before it, or it launches the same capacity twice.
    */
   readonly consistentNodeClaims?: boolean;
+  /** NodeClaims at least as current as this time (see NodeClaimReadOptions.freshAsOfMs). */
+  readonly nodeClaimsFreshAsOfMs?: number;
 }
 
 /**
@@ -63,7 +65,12 @@ export async function readClusterState(
       cluster.nodes(),
       cluster.nodePools(),
       cluster.nodeClasses(),
-      cluster.nodeClaims(options.consistentNodeClaims === true ? { consistent: true } : undefined),
+      cluster.nodeClaims({
+        ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
+        ...(options.nodeClaimsFreshAsOfMs === undefined
+          ? {}
+          : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
+      }),
       cluster.daemonSets(),
       cluster.namespaceLabels(),
       options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,

@@ -59,6 +59,18 @@ export function describeLeaseContract(name: string, makeStore: () => Promise<Lea
       expect(await store.isHeld(b, at(2))).toBe(true);
     });
 
+    it('tells the next holder until when the previous one held the lease: its release, else its expiry', async () => {
+      const a = await store.acquire('disruption', 'a', t0, 30);
+      expect(a?.previousUntilMs).toBeUndefined();
+      if (!a) throw new Error('no lease');
+      await store.release(a, at(12));
+      const b = await store.acquire('disruption', 'b', at(20), 30);
+      expect(b).toMatchObject({ holder: 'b', token: 2, previousUntilMs: at(12).getTime() });
+      // b dies holding it: c learns when b's lease ran out.
+      const c = await store.acquire('disruption', 'c', at(60), 30);
+      expect(c).toMatchObject({ holder: 'c', token: 3, previousUntilMs: at(50).getTime() });
+    });
+
     it('keeps leases of different names apart', async () => {
       expect(await store.acquire('provisioner', 'a', t0, 30)).toBeDefined();
       expect(await store.acquire('disruption', 'b', t0, 30)).toBeDefined();

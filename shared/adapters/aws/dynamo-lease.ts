@@ -36,13 +36,14 @@ export class DynamoLeaseStore implements LeaseStore {
           ConditionExpression: 'attribute_not_exists(#pk) OR #until < :now OR #holder = :holder',
           // Every acquisition gets a new fencing token, so work fenced by an older one stops.
           UpdateExpression:
-            'SET #holder = :holder, #until = :until, #ttl = :ttl, #token = if_not_exists(#token, :zero) + :step',
+            'SET #holder = :holder, #until = :until, #ttl = :ttl, #token = if_not_exists(#token, :zero) + :step REMOVE #released',
           ExpressionAttributeNames: {
             '#pk': STATE_TABLE.partitionKey,
             '#holder': 'holder',
             '#until': 'expiresAtMs',
             '#ttl': STATE_TABLE.ttlAttribute,
             '#token': 'token',
+            '#released': 'releasedAtMs',
           },
           ExpressionAttributeValues: {
             ':holder': { S: holder },
@@ -52,10 +53,29 @@ export class DynamoLeaseStore implements LeaseStore {
             ':zero': { N: '0' },
             ':step': { N: '1' },
           },
-          ReturnValues: 'ALL_NEW',
+          // The item as it was: the previous holder's end, and the token this one follows.
+          ReturnValues: 'ALL_OLD',
         }),
       );
-      return toLease(name, result.Attributes);
+      const old = result.Attributes;
+      const oldToken = Number(old?.['token']?.N ?? '0');
+      const released = Number(old?.['releasedAtMs']?.N);
+      const until = Number(old?.['expiresAtMs']?.N);
+      const previousUntilMs =
+        old === undefined
+          ? undefined
+          : Number.isFinite(released) && released > 0
+            ? released
+            : Number.isFinite(until)
+              ? until
+              : undefined;
+      return {
+        name,
+        holder,
+        token: (Number.isFinite(oldToken) ? oldToken : 0) + 1,
+        expiresAtMs,
+        ...(previousUntilMs === undefined ? {} : { previousUntilMs }),
+      };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
@@ -107,7 +127,7 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-  async release(lease: Lease): Promise<void> {
+  async release(lease: Lease, now?: Date): Promise<void> {
     try {
       // Expire rather than delete, so the fencing token keeps growing for the next holder.
       await this.dynamodb.send(
@@ -115,12 +135,18 @@ export class DynamoLeaseStore implements LeaseStore {
           TableName: this.tableName,
           Key: key(lease.name),
           ConditionExpression: '#holder = :holder AND #token = :token',
-          UpdateExpression: 'SET #until = :zero',
-          ExpressionAttributeNames: { '#holder': 'holder', '#token': 'token', '#until': 'expiresAtMs' },
+          UpdateExpression: now === undefined ? 'SET #until = :zero' : 'SET #until = :zero, #released = :now',
+          ExpressionAttributeNames: {
+            '#holder': 'holder',
+            '#token': 'token',
+            '#until': 'expiresAtMs',
+            ...(now === undefined ? {} : { '#released': 'releasedAtMs' }),
+          },
           ExpressionAttributeValues: {
             ':holder': { S: lease.holder },
             ':token': { N: String(lease.token) },
             ':zero': { N: '0' },
+            ...(now === undefined ? {} : { ':now': { N: String(now.getTime()) } }),
           },
         }),
       );

@@ -7,6 +7,7 @@ import type { Lease, LeaseStore } from '../../ports/lease.ts';
  */
 export function makeMemoryLeaseStore(): LeaseStore {
   const leases = new Map<string, Lease>();
+  const releasedAt = new Map<string, number>();
   const held = (current: Lease | undefined, lease: Lease) =>
     current !== undefined && current.holder === lease.holder && current.token === lease.token;
   return {
@@ -15,13 +16,17 @@ export function makeMemoryLeaseStore(): LeaseStore {
       if (current !== undefined && current.expiresAtMs >= now.getTime() && current.holder !== holder) {
         return undefined;
       }
+      const previousUntilMs =
+        current === undefined ? undefined : (releasedAt.get(name) ?? current.expiresAtMs);
       const lease: Lease = {
         name,
         holder,
         token: (current?.token ?? 0) + 1,
         expiresAtMs: now.getTime() + ttlSeconds * 1000,
+        ...(previousUntilMs === undefined ? {} : { previousUntilMs }),
       };
       leases.set(name, lease);
+      releasedAt.delete(name);
       return lease;
     },
     async renew(lease, now, ttlSeconds) {
@@ -35,10 +40,12 @@ export function makeMemoryLeaseStore(): LeaseStore {
       const current = leases.get(lease.name);
       return held(current, lease) && (current?.expiresAtMs ?? 0) >= now.getTime();
     },
-    async release(lease) {
+    async release(lease, now) {
       const current = leases.get(lease.name);
-      if (current !== undefined && held(current, lease))
+      if (current !== undefined && held(current, lease)) {
         leases.set(lease.name, { ...current, expiresAtMs: 0 });
+        if (now !== undefined) releasedAt.set(lease.name, now.getTime());
+      }
     },
   };
 }

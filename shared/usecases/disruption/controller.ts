@@ -1,4 +1,10 @@
-import { allowedDisruptions, type DisruptionReason, type PdbLimit } from '../../core/index.ts';
+import {
+  Annotation,
+  allowedDisruptions,
+  type DisruptionReason,
+  doNotDisruptValue,
+  type PdbLimit,
+} from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -77,7 +83,12 @@ interface HeldLease {
   lost(): boolean;
   /** Extends the lease by its TTL from now (the pass calls it before each step that may take long). */
   renew(): Promise<void>;
+  /** Whether the lease is still this pass's, read consistently (before the effects of a command). */
+  confirm(): Promise<boolean>;
 }
+
+/** A renewal that fails when the lease has less than this left counts as the lease lost. */
+const LEASE_MARGIN_MS = 10_000;
 
 function holdLease(
   ports: Pick<DisruptionPorts, 'leases' | 'clock' | 'logger'>,
@@ -86,19 +97,28 @@ function holdLease(
 ): HeldLease {
   let lease = first;
   let lost = false;
+  const renew = async () => {
+    if (lost) return;
+    try {
+      const renewed = await ports.leases.renew(lease, ports.clock.now(), ttl);
+      if (renewed === undefined) lost = true;
+      else lease = renewed;
+    } catch (error) {
+      // A renewal that fails leaves the lease as it was; the next one tries again, unless it is
+      // about to run out, when another pass may take it.
+      if (lease.expiresAtMs - ports.clock.now().getTime() < LEASE_MARGIN_MS) lost = true;
+      ports.logger.warn('disruption lease not renewed', { error, lost });
+    }
+  };
   return {
     current: () => lease,
     lost: () => lost,
-    async renew() {
-      if (lost) return;
-      try {
-        const renewed = await ports.leases.renew(lease, ports.clock.now(), ttl);
-        if (renewed === undefined) lost = true;
-        else lease = renewed;
-      } catch (error) {
-        // A renewal that fails leaves the lease as it was; the next one tries again.
-        ports.logger.warn('disruption lease not renewed', { error });
-      }
+    renew,
+    async confirm() {
+      await renew();
+      if (lost) return false;
+      if (!(await ports.leases.isHeld(lease, ports.clock.now()))) lost = true;
+      return !lost;
     },
   };
 }
@@ -182,7 +202,7 @@ export async function disrupt(
   try {
     return await new Pass({ ...ports, logger }, options, lease, held).run();
   } finally {
-    await ports.leases.release(held.current());
+    await ports.leases.release(held.current(), ports.clock.now());
   }
 }
 
@@ -198,12 +218,12 @@ class Pass {
     private readonly ports: DisruptionPorts,
     private readonly options: DisruptionOptions,
     private readonly lease: Lease,
-    private readonly held?: HeldLease,
+    private readonly held: HeldLease,
   ) {}
 
   /** Why no new command may start now (the deadline is near, or the lease was lost), if so. */
   private mustStop(): 'deadline' | 'lease lost' | undefined {
-    if (this.held?.lost() === true) return 'lease lost';
+    if (this.held.lost() === true) return 'lease lost';
     return this.nearDeadline() ? 'deadline' : undefined;
   }
 
@@ -228,7 +248,7 @@ class Pass {
 
   async run(): Promise<DisruptionPassResult> {
     await this.refresh(true);
-    await this.held?.renew();
+    await this.held.renew();
     const expired = await expireNodeClaims(this.view());
     if (expired > 0) await this.refresh(false);
     if ((await progressCommands(this.view())) > 0) await this.refresh(false);
@@ -239,7 +259,7 @@ class Pass {
     const budgetBlocked = new Set<string>();
     let stopped: 'deadline' | 'lease lost' | undefined;
     while (commands < (this.options.maxCommands ?? 10)) {
-      await this.held?.renew();
+      await this.held.renew();
       stopped = this.mustStop();
       if (stopped !== undefined) break;
       const command = this.nextCommand(set, budgetBlocked);
@@ -285,8 +305,14 @@ class Pass {
 
   /** Reads the cluster; on the first read also brings the NodeClaim conditions up to date. */
   private async refresh(updateConditions: boolean): Promise<void> {
+    // The NodeClaims as current as the previous pass's end at least: its commands and marks are on
+    // them, and a read from before it would take its candidates again.
+    const previousUntilMs = this.lease.previousUntilMs;
     const read = await readClusterState(this.ports.cluster, this.ports.logger, {
       podDisruptionBudgets: true,
+      ...(previousUntilMs === undefined || previousUntilMs <= 0
+        ? {}
+        : { nodeClaimsFreshAsOfMs: previousUntilMs }),
     });
     const mine = this.options.nodePools ?? (() => true);
     this.state = {
@@ -314,8 +340,9 @@ class Pass {
     // A few NodeClaims at a time (each change is a read and a write); those the deadline leaves
     // out keep their conditions until the next pass.
     let index = 0;
+    let failed = false;
     const worker = async () => {
-      for (let i = index++; i < next.length; i = index++) {
+      for (let i = index++; i < next.length && !failed; i = index++) {
         const claim = next[i] as ClusterNodeClaim;
         if (claim.deleting) continue;
         const { providerId } = claim.status;
@@ -337,11 +364,17 @@ class Pass {
           deferred += 1;
           continue;
         }
-        if (changes.metadata !== undefined) {
-          await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
-        }
-        if (changes.status !== undefined) {
-          await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status));
+        try {
+          if (changes.metadata !== undefined) {
+            await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
+          }
+          if (changes.status !== undefined) {
+            await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status));
+          }
+        } catch (error) {
+          // The pass fails; the other writers stop rather than write on after it.
+          failed = true;
+          throw error;
         }
         if (changes.drifted !== undefined) {
           writeDecision(logger, {
@@ -355,7 +388,12 @@ class Pass {
         next[i] = changes.view;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(CONDITION_WRITERS, next.length) }, worker));
+    // Every writer done before the pass goes on, or fails, and gives up its lease.
+    const settled = await Promise.allSettled(
+      Array.from({ length: Math.min(CONDITION_WRITERS, next.length) }, worker),
+    );
+    const rejected = settled.find((r) => r.status === 'rejected');
+    if (rejected !== undefined) throw rejected.reason;
     if (problems.size > 0) logger.warn('consolidation skipped', { problems: [...problems].slice(0, 10) });
     if (deferred > 0) {
       logger.warn('nodeclaim conditions deferred', { count: deferred, why: 'the pass deadline is near' });
@@ -452,6 +490,18 @@ class Pass {
       }
       command = checked.command;
     }
+    // Whatever the method, the pods on the candidates as the API server lists them now: the
+    // command was decided on a read that may be seconds behind (the cluster summary).
+    const changed = await podsChanged(this.ports.cluster, command.candidates, this.now());
+    if (changed !== undefined) {
+      this.record(decisionForCommand(command, id, [], 'abandoned', changed));
+      return false;
+    }
+    // The lease, read consistently: a pass whose lease ran out writes nothing.
+    if (!(await this.held.confirm())) {
+      this.record(decisionForCommand(command, id, [], 'abandoned', 'the disruption lease was lost'));
+      return false;
+    }
     const record: CommandRecord = {
       id,
       method: command.method,
@@ -538,8 +588,8 @@ class Pass {
     method: DisruptionMethod,
   ): Promise<{ kind: 'valid'; command: DisruptionCommand } | { kind: 'invalid'; why: string }> {
     await this.ports.sleep(this.options.validationMs ?? VALIDATION_MS);
-    await this.held?.renew();
-    if (this.held?.lost() === true) return { kind: 'invalid', why: 'the disruption lease was lost' };
+    await this.held.renew();
+    if (this.held.lost() === true) return { kind: 'invalid', why: 'the disruption lease was lost' };
     await this.refresh(false);
     const set = this.candidates();
     const now = new Map(set.candidates.map((c) => [c.nodeClaim.name, c]));
@@ -562,8 +612,6 @@ class Pass {
       }
       fresh.push(candidate);
     }
-    const changed = await podsChanged(this.ports.cluster, fresh);
-    if (changed !== undefined) return { kind: 'invalid', why: changed };
     if (!isConsolidationMethod(command.method)) return { kind: 'valid', command };
     const again = evaluateConsolidation(
       command.method,
@@ -591,6 +639,7 @@ class Pass {
 async function podsChanged(
   cluster: DisruptionPorts['cluster'],
   candidates: readonly DisruptionCandidate[],
+  nowMs: number,
 ): Promise<string | undefined> {
   for (const c of candidates) {
     const read = await cluster.podsOnNode(c.node.name);
@@ -609,6 +658,17 @@ async function podsChanged(
     );
     if (unseen !== undefined) {
       return `pod ${unseen.namespace}/${unseen.name} arrived on node ${c.node.name} after the command was decided`;
+    }
+    // A pod counted when the command was decided may have been annotated since.
+    const protectedPod = read.items.find(
+      (p) =>
+        !p.daemonSet &&
+        !p.mirror &&
+        p.deletedAtMs === undefined &&
+        doNotDisruptValue(p.annotations[Annotation.doNotDisrupt], p.startedAtMs, nowMs).protected,
+    );
+    if (protectedPod !== undefined && c.blockers.length === 0) {
+      return `pod ${protectedPod.namespace}/${protectedPod.name} on node ${c.node.name} has karpenter.sh/do-not-disrupt`;
     }
   }
   return undefined;

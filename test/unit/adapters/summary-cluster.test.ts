@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
+import { withClusterSummary } from '../../../shared/adapters/summary-cluster.ts';
+import { readSummaryDocument, SummaryBuilder } from '../../../shared/apis/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import type { ClusterSummary, SummarySource } from '../../../shared/ports/summary.ts';
+import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+
+// The Cluster port over the cluster summary: when the summary is used, when the API server is read
+// instead and why, and what a container's own writes look like through it. The summary is built
+// with the shim's own builder and read with the Lambdas' own reader; the API server is the
+// in-memory cluster.
+
+const T0 = Date.parse('2026-11-26T12:00:00Z');
+
+function nodeManifest(name: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, uid: `uid-${name}`, labels: { 'kubernetes.io/hostname': name } },
+    spec: { providerID: `aws:///us-east-1a/i-${name}` },
+    status: {
+      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
+      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
+}
+
+function world() {
+  const clock = makeManualClock(new Date(T0));
+  const cluster = makeMemoryCluster({ clock });
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  let published: ClusterSummary | undefined;
+  let failure: Error | undefined;
+  let reads = 0;
+  const source: SummarySource = {
+    async read() {
+      reads += 1;
+      if (failure !== undefined) throw failure;
+      return published;
+    },
+  };
+  /** Publishes what the shim would have seen: these Nodes, at `atMs`. */
+  const publish = (nodes: readonly string[], atMs: number) => {
+    const builder = new SummaryBuilder('prod');
+    for (const n of nodes) builder.apply('nodes', 'ADDED', nodeManifest(n));
+    const at = new Date(atMs).toISOString();
+    published = readSummaryDocument(
+      JSON.parse(JSON.stringify(builder.document(at, { pods: at, nodes: at, nodeClaims: at }))),
+    );
+  };
+  const decorated = withClusterSummary(cluster, { source, clock, logger });
+  return {
+    clock,
+    cluster,
+    lines,
+    publish,
+    decorated,
+    fail: (error: Error) => {
+      failure = error;
+    },
+    reads: () => reads,
+    notUsed: () => lines.filter((l) => l['message'] === 'cluster summary not used').map((l) => l['why']),
+  };
+}
+
+const names = (read: { items: readonly { name: string }[] }) => read.items.map((n) => n.name).sort();
+
+describe('the Cluster port over the cluster summary', () => {
+  it('reads Nodes from a fresh summary, not from the API server', async () => {
+    const w = world();
+    w.cluster.create(nodeManifest('in-api-only'));
+    w.publish(['from-summary'], T0 - 5_000);
+    expect(names(await w.decorated.nodes())).toEqual(['from-summary']);
+    expect(names(await w.decorated.nodeInfos())).toEqual(['from-summary']);
+    expect(w.decorated.summaryUse()).toEqual({ fromSummary: 2, direct: 0 });
+  });
+
+  it.each([
+    ['none published', () => {}, 'none published yet (is the shim running?)'],
+    [
+      'older than a minute',
+      (w: ReturnType<typeof world>) => w.publish(['from-summary'], T0 - 61_000),
+      'stale',
+    ],
+    [
+      'unreadable',
+      (w: ReturnType<typeof world>) => w.fail(new SummaryUnavailableError('no such bucket')),
+      'unreadable',
+    ],
+  ] as const)('reads the API server when the summary is %s, and says why', async (_, arrange, why) => {
+    const w = world();
+    w.cluster.create(nodeManifest('in-api'));
+    arrange(w);
+    expect(names(await w.decorated.nodes())).toEqual(['in-api']);
+    expect(w.notUsed()).toEqual([why]);
+    expect(w.decorated.summaryUse()).toEqual({ fromSummary: 0, direct: 1 });
+  });
+
+  it('says why once a minute, not on every read', async () => {
+    const w = world();
+    await w.decorated.nodes();
+    await w.decorated.nodes();
+    expect(w.notUsed()).toHaveLength(1);
+    w.clock.advance(61_000);
+    await w.decorated.nodes();
+    expect(w.notUsed()).toHaveLength(2);
+  });
+
+  it('asks the API server for consistent reads, whatever the summary', async () => {
+    const w = world();
+    w.cluster.create(nodeManifest('in-api'));
+    w.publish(['from-summary'], T0);
+    expect(names(await w.decorated.nodeInfos({ consistent: true }))).toEqual(['in-api']);
+    expect(w.reads()).toBe(0);
+  });
+
+  it('reads back from the API server what this container wrote to NodeClaims lately', async () => {
+    const w = world();
+    w.publish([], T0);
+    await w.decorated.createNodeClaim({
+      name: 'fresh',
+      nodePool: { name: 'default', uid: 'pool-uid' },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      labels: {},
+      annotations: {},
+      requirements: [],
+      requests: {},
+      taints: [],
+      startupTaints: [],
+    });
+    // The summary does not show it yet; the read does.
+    expect(names(await w.decorated.nodeClaims())).toEqual(['fresh']);
+    // Two minutes on, and behind a summary current since, it is the summary's to show.
+    w.clock.advance(121_000);
+    w.publish([], T0 + 121_000);
+    expect(names(await w.decorated.nodeClaims())).toEqual([]);
+  });
+
+  it('reads NodeClaims from the API server when the summary is not yet current as of a given time', async () => {
+    const w = world();
+    await w.cluster.createNodeClaim({
+      name: 'marked-by-the-last-pass',
+      nodePool: { name: 'default', uid: 'pool-uid' },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      labels: {},
+      annotations: {},
+      requirements: [],
+      requests: {},
+      taints: [],
+      startupTaints: [],
+    });
+    w.publish([], T0 - 20_000);
+    expect(names(await w.decorated.nodeClaims({ freshAsOfMs: T0 - 15_000 }))).toEqual([
+      'marked-by-the-last-pass',
+    ]);
+    expect(names(await w.decorated.nodeClaims({ freshAsOfMs: T0 - 60_000 }))).toEqual([]);
+  });
+});
