@@ -97,6 +97,7 @@ export function startShim(options: ShimOptions): Shim {
     cluster: options.clusterName,
     logger,
     onPod,
+    onPodsListed: (uids) => tracker.retain(uids),
     publish:
       options.publishSummary ??
       (async () => {

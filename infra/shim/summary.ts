@@ -27,16 +27,21 @@ export interface SummaryKeeperOptions {
   readonly logger: Logger;
   /** Told about every pod event (the unschedulable tracker listens here), the initial list included. */
   readonly onPod?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => void;
+  /** Told the uids of every unfinished pod once a list of pods is complete. */
+  readonly onPodsListed?: (uids: ReadonlySet<string>) => void;
   /** Least time between two documents while things change. @default 2000 */
   readonly minIntervalMs?: number;
   /** Most time between two documents when nothing changes. @default 15000 */
   readonly heartbeatMs?: number;
   /** Every kind is listed again after this long. @default 1_800_000 (30 min) */
   readonly relistEveryMs?: number;
-  /** How long one watch request stays open. @default 240 */
+  /**
+   * How long one watch request stays open: each one the API server ends on time proves the watch
+   * current up to then. @default 30
+   */
   readonly watchTimeoutSeconds?: number;
-  /** A watch with no event or bookmark for this long is not taken as current. @default 90000 */
-  readonly quietMs?: number;
+  /** A watch from which nothing arrives for this long is dropped and resumed. @default 60000 */
+  readonly idleMs?: number;
 }
 
 export interface SummaryKeeper {
@@ -57,52 +62,82 @@ interface WatchEvent {
   readonly object?: { readonly metadata?: { readonly resourceVersion?: string }; readonly code?: number };
 }
 
+/** The API server no longer has the events from our resourceVersion: the kind is listed again. */
+class WatchExpired extends Error {}
+
+/** A watch event or line may be this late (delivery): a proof of currency counts from this before it. */
+const DELIVERY_MARGIN_MS = 1_000;
+
+/** Backoff of attempt `n` (from 1): half fixed, half random, capped. */
+function backoffMs(n: number, baseMs: number, capMs: number): number {
+  const base = Math.min(capMs, baseMs * 2 ** (n - 1));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
 export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper {
   const { api, logger } = options;
   const builder = new SummaryBuilder(options.cluster);
   const minIntervalMs = options.minIntervalMs ?? 2_000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const relistEveryMs = options.relistEveryMs ?? 1_800_000;
-  const quietMs = options.quietMs ?? 90_000;
+  const idleMs = options.idleMs ?? 60_000;
   const abort = new AbortController();
-  /** Per kind: listed at least once, watch open, and the last proof of being current. */
+  /**
+   * Per kind: listed at least once, and up to when it is known current: the start of its last list,
+   * the arrival of its last watch line, or the clean end of its last watch request (less a margin).
+   */
   const state = Object.fromEntries(
-    (['pods', 'nodes', 'nodeClaims'] as const).map((k) => [k, { listed: false, open: false, activityMs: 0 }]),
-  ) as Record<SummaryKind, { listed: boolean; open: boolean; activityMs: number }>;
+    (['pods', 'nodes', 'nodeClaims'] as const).map((k) => [k, { listed: false, currentMs: 0 }]),
+  ) as Record<SummaryKind, { listed: boolean; currentMs: number }>;
   let dirty = true;
   let publishedAtMs = 0;
   let published = 0;
   let lastBytes = 0;
+  let publishFailures = 0;
+  let nextPublishMs = 0;
   let publishing: Promise<void> | undefined;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      abort.signal.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(timer);
+        abort.signal.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, ms);
+      abort.signal.addEventListener('abort', done, { once: true });
     });
+
+  const proven = (kind: SummaryKind, atMs: number) => {
+    state[kind].currentMs = Math.max(state[kind].currentMs, atMs - DELIVERY_MARGIN_MS);
+  };
 
   async function list(kind: SummaryKind): Promise<string> {
     const source = SOURCES[kind];
     const started = Date.now();
     const relist = builder.relist(kind);
+    const uids = new Set<string>();
     const head = await api.list(
       {
         path: source.path,
         ...(source.fieldSelector === undefined ? {} : { query: { fieldSelector: source.fieldSelector } }),
         signal: AbortSignal.any([abort.signal, AbortSignal.timeout(300_000)]),
+        idleTimeoutMs: idleMs,
       },
       (item) => {
         relist.add(item);
-        if (kind === 'pods') options.onPod?.('ADDED', item);
+        if (kind !== 'pods') return;
+        options.onPod?.('ADDED', item);
+        const uid = (item as { metadata?: { uid?: unknown } }).metadata?.uid;
+        if (typeof uid === 'string') uids.add(uid);
       },
     );
     const differences = relist.end();
+    if (kind === 'pods') options.onPodsListed?.(uids);
     const wasListed = state[kind].listed;
     state[kind].listed = true;
-    state[kind].activityMs = Date.now();
+    // The list is the state as of its resourceVersion, taken as it started.
+    proven(kind, started);
     dirty = true;
     const kept = builder.size();
     logger.info('summary listed', {
@@ -122,14 +157,16 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     return resourceVersion;
   }
 
-  /** Watches from `from` until the watch must be relisted (410, or time for a relist). */
+  /**
+   * Watches from `from`, request after request, until it is time to list again; a request that
+   * fails is made again from the last resourceVersion after a backoff.
+   * @throws WatchExpired on 410 Gone; the error of five failed requests in a row.
+   */
   async function watch(kind: SummaryKind, from: string, listedAtMs: number): Promise<void> {
     const source = SOURCES[kind];
     let resourceVersion = from;
+    let failures = 0;
     while (!abort.signal.aborted && Date.now() - listedAtMs < relistEveryMs) {
-      let gone = false;
-      state[kind].open = true;
-      state[kind].activityMs = Date.now();
       try {
         await api.stream(
           {
@@ -138,34 +175,40 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
               watch: 'true',
               allowWatchBookmarks: 'true',
               resourceVersion,
-              timeoutSeconds: String(options.watchTimeoutSeconds ?? 240),
+              timeoutSeconds: String(options.watchTimeoutSeconds ?? 30),
               ...(source.fieldSelector === undefined ? {} : { fieldSelector: source.fieldSelector }),
             },
             signal: abort.signal,
+            idleTimeoutMs: idleMs,
           },
           (line) => {
             const event = line as WatchEvent;
-            state[kind].activityMs = Date.now();
             if (event.type === 'ERROR') {
-              // 410 Gone: the API server no longer has events from our resourceVersion.
-              gone = true;
-              throw new Error(`watch of ${kind} ended: ${JSON.stringify(event.object).slice(0, 300)}`);
+              if (event.object?.code === 410)
+                throw new WatchExpired(`the watch of ${kind} expired (410 Gone)`);
+              throw new Error(`the watch of ${kind} failed: ${JSON.stringify(event.object).slice(0, 300)}`);
             }
             const next = event.object?.metadata?.resourceVersion;
             if (next !== undefined) resourceVersion = next;
-            if (event.type === 'BOOKMARK') return;
+            proven(kind, Date.now());
             if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') return;
-            builder.apply(kind, event.type, event.object);
+            if (builder.apply(kind, event.type, event.object)) dirty = true;
             if (kind === 'pods') options.onPod?.(event.type, event.object);
-            dirty = true;
           },
         );
+        if (abort.signal.aborted) return;
+        // The API server ended the request on time: nothing was left to send up to now.
+        proven(kind, Date.now());
+        failures = 0;
       } catch (error) {
-        state[kind].open = false;
-        if (gone || abort.signal.aborted) return;
-        throw error;
+        if (abort.signal.aborted) return;
+        if (error instanceof WatchExpired) throw error;
+        failures += 1;
+        if (failures >= 5) throw error;
+        const retryInMs = backoffMs(failures, 500, 15_000);
+        logger.warn('summary watch failed; resuming', { kind, error, attempt: failures, retryInMs });
+        await sleep(retryInMs);
       }
-      state[kind].open = false;
     }
   }
 
@@ -179,27 +222,24 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
         await watch(kind, resourceVersion, listedAtMs);
       } catch (error) {
         if (abort.signal.aborted) return;
+        if (error instanceof WatchExpired) {
+          logger.info('summary watch expired; listing again', { kind });
+          continue;
+        }
         failures += 1;
-        const base = Math.min(30_000, 500 * 2 ** (failures - 1));
-        const retryInMs = Math.round(base / 2 + Math.random() * (base / 2));
+        const retryInMs = backoffMs(failures, 500, 30_000);
         logger.warn('summary watch failed; listing again', { kind, error, attempt: failures, retryInMs });
         await sleep(retryInMs);
       }
     }
   }
 
-  /** When `kind` is known current: now while its watch is open and not quiet, else its last proof. */
-  const currentAt = (kind: SummaryKind, nowMs: number): number => {
-    const s = state[kind];
-    return s.open && nowMs - s.activityMs < quietMs ? nowMs : s.activityMs;
-  };
-
   async function publishNow(): Promise<void> {
     const nowMs = Date.now();
     const current = {
-      pods: new Date(currentAt('pods', nowMs)).toISOString(),
-      nodes: new Date(currentAt('nodes', nowMs)).toISOString(),
-      nodeClaims: new Date(currentAt('nodeClaims', nowMs)).toISOString(),
+      pods: new Date(state.pods.currentMs).toISOString(),
+      nodes: new Date(state.nodes.currentMs).toISOString(),
+      nodeClaims: new Date(state.nodeClaims.currentMs).toISOString(),
     };
     dirty = false;
     const body = await gzipAsync(JSON.stringify(builder.document(new Date(nowMs).toISOString(), current)), {
@@ -213,12 +253,20 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
 
   const tick = setInterval(() => {
     if (publishing !== undefined || !Object.values(state).every((s) => s.listed)) return;
-    const since = Date.now() - publishedAtMs;
+    const nowMs = Date.now();
+    if (nowMs < nextPublishMs) return;
+    const since = nowMs - publishedAtMs;
     if ((dirty && since >= minIntervalMs) || since >= heartbeatMs) {
       publishing = publishNow()
+        .then(() => {
+          publishFailures = 0;
+        })
         .catch((error: unknown) => {
           dirty = true;
-          logger.warn('summary not published; trying again', { error });
+          publishFailures += 1;
+          const retryInMs = backoffMs(publishFailures, 2_000, 60_000);
+          nextPublishMs = Date.now() + retryInMs;
+          logger.warn('summary not published; trying again', { error, attempt: publishFailures, retryInMs });
         })
         .finally(() => {
           publishing = undefined;

@@ -24,6 +24,11 @@ export class UnschedulableTracker {
     return true;
   }
 
+  /** Forgets every pod not among `uids` (a fresh list: pods deleted while the watch was down). */
+  retain(uids: ReadonlySet<string>): void {
+    for (const uid of this.reported) if (!uids.has(uid)) this.reported.delete(uid);
+  }
+
   forget(pod: V1Pod): void {
     const uid = pod.metadata?.uid;
     if (uid) this.reported.delete(uid);

@@ -124,12 +124,14 @@ class PodStore {
     { readonly key: string; readonly template: PodTemplate; refs: number }
   >();
 
-  put(key: string, raw: unknown): void {
+  /** Keeps the pod; false when what is kept of it did not change. */
+  put(key: string, raw: unknown): boolean {
     const split = splitPod(raw);
     const previous = this.pods.get(key);
     if (previous?.key === split.key) {
+      if (sameInstance(previous.instance, split.instance)) return false;
       this.pods.set(key, { key: previous.key, instance: split.instance });
-      return;
+      return true;
     }
     let kept = this.templates.get(split.key);
     if (kept === undefined) {
@@ -140,13 +142,16 @@ class PodStore {
     if (previous !== undefined) this.release(previous.key);
     // The kept pod holds the template's own key string, so each template's JSON is stored once.
     this.pods.set(key, { key: kept.key, instance: split.instance });
+    return true;
   }
 
-  remove(key: string): void {
+  /** Forgets the pod; false when it was not kept. */
+  remove(key: string): boolean {
     const previous = this.pods.get(key);
-    if (previous === undefined) return;
+    if (previous === undefined) return false;
     this.pods.delete(key);
     this.release(previous.key);
+    return true;
   }
 
   fingerprint(key: string): string | undefined {
@@ -168,12 +173,17 @@ class ObjectStore {
 
   constructor(private readonly prune: (raw: unknown) => unknown) {}
 
-  put(key: string, raw: unknown): void {
-    this.objects.set(key, this.prune(raw));
+  /** Keeps the object, pruned; false when what is kept of it did not change. */
+  put(key: string, raw: unknown): boolean {
+    const pruned = this.prune(raw);
+    const previous = this.objects.get(key);
+    if (previous !== undefined && JSON.stringify(previous) === JSON.stringify(pruned)) return false;
+    this.objects.set(key, pruned);
+    return true;
   }
 
-  remove(key: string): void {
-    this.objects.delete(key);
+  remove(key: string): boolean {
+    return this.objects.delete(key);
   }
 
   fingerprint(key: string): string | undefined {
@@ -207,9 +217,12 @@ export class SummaryBuilder {
 
   constructor(readonly cluster: string) {}
 
-  /** Applies one watch event (ADDED, MODIFIED or DELETED) of `kind`. */
-  apply(kind: SummaryKind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown): void {
-    applyTo(this.stores[kind], kind, type, raw);
+  /**
+   * Applies one watch event (ADDED, MODIFIED or DELETED) of `kind`; false when it changed nothing
+   * that is kept (a pod's readiness, a Node's heartbeat).
+   */
+  apply(kind: SummaryKind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown): boolean {
+    return applyTo(this.stores[kind], kind, type, raw);
   }
 
   /**
@@ -300,13 +313,24 @@ function applyTo(
   kind: SummaryKind,
   type: 'ADDED' | 'MODIFIED' | 'DELETED',
   raw: unknown,
-): void {
+): boolean {
   const key = keyOf(raw);
   const finished =
     kind === 'pods' &&
     isRecord(raw) &&
     isRecord(raw['status']) &&
     (raw['status']['phase'] === 'Succeeded' || raw['status']['phase'] === 'Failed');
-  if (type === 'DELETED' || finished) store.remove(key);
-  else store.put(key, raw);
+  return type === 'DELETED' || finished ? store.remove(key) : store.put(key, raw);
+}
+
+function sameInstance(a: PodInstance, b: PodInstance): boolean {
+  return (
+    a.name === b.name &&
+    a.uid === b.uid &&
+    a.nodeName === b.nodeName &&
+    a.phase === b.phase &&
+    a.startTime === b.startTime &&
+    a.creationTimestamp === b.creationTimestamp &&
+    a.deletionTimestamp === b.deletionTimestamp
+  );
 }

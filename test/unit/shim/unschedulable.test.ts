@@ -68,4 +68,14 @@ describe('UnschedulableTracker', () => {
     expect(tracker.size).toBe(1);
     expect(tracker.observe(pod())).toBe(true);
   });
+
+  it('forgets, after a fresh list, the pods deleted while the watch was down', () => {
+    const tracker = new UnschedulableTracker();
+    tracker.observe(pod());
+    tracker.observe(pod({ metadata: { uid: 'uid-2' } }));
+    tracker.retain(new Set(['uid-2', 'uid-3']));
+    expect(tracker.size).toBe(1);
+    // The one still there is still known: no second event for it.
+    expect(tracker.observe(pod({ metadata: { uid: 'uid-2' } }))).toBe(false);
+  });
 });
