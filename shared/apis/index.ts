@@ -34,6 +34,7 @@ export {
 } from './karpenter.ts';
 export {
   groupPodsByNode,
+  makePodsByNode,
   type PodsByNode,
   toClusterNode,
   toDrainPod,

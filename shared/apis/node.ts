@@ -32,6 +32,33 @@ export interface PodsByNode {
   readonly problems: readonly ValidationError[];
 }
 
+/** Builds a PodsByNode pod by pod (see groupPodsByNode). */
+export function makePodsByNode(onProblem?: (problem: ValidationError) => void): {
+  /** Converts one pod bound to `nodeName`; a ValidationError marks it unreadable there. */
+  add(nodeName: string, convert: () => Pod): void;
+  result(): PodsByNode;
+} {
+  const pods = new Map<string, Pod[]>();
+  const unreadable = new Map<string, string[]>();
+  const problems: ValidationError[] = [];
+  const append = <T>(map: Map<string, T[]>, key: string, value: T) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [value]);
+    else list.push(value);
+  };
+  return {
+    add(nodeName, convert) {
+      const read = convertEach([nodeName], () => convert(), onProblem);
+      for (const pod of read.items) append(pods, nodeName, pod);
+      for (const problem of read.problems) {
+        append(unreadable, nodeName, problem.message);
+        problems.push(problem);
+      }
+    },
+    result: () => ({ pods, unreadable, problems }),
+  };
+}
+
 /**
  * Converts bound pods (`spec.nodeName` set) and groups them by node, keeping where each pod that
  * could not be read is bound, so that its node is not taken for emptier than it is.
@@ -41,24 +68,9 @@ export function groupPodsByNode<R extends { readonly spec?: { readonly nodeName?
   convert: (raw: R) => Pod,
   onProblem?: (problem: ValidationError) => void,
 ): PodsByNode {
-  const pods = new Map<string, Pod[]>();
-  const unreadable = new Map<string, string[]>();
-  const problems: ValidationError[] = [];
-  const append = <T>(map: Map<string, T[]>, key: string, value: T) => {
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [value]);
-    else list.push(value);
-  };
-  for (const raw of bound) {
-    const nodeName = raw.spec?.nodeName ?? '';
-    const read = convertEach([raw], convert, onProblem);
-    for (const pod of read.items) append(pods, nodeName, pod);
-    for (const problem of read.problems) {
-      append(unreadable, nodeName, problem.message);
-      problems.push(problem);
-    }
-  }
-  return { pods, unreadable, problems };
+  const byNode = makePodsByNode(onProblem);
+  for (const raw of bound) byNode.add(raw.spec?.nodeName ?? '', () => convert(raw));
+  return byNode.result();
 }
 
 /** The node with its pods, and those bound to it that could not be read (see ClusterNode). */

@@ -151,6 +151,25 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
             });
       claim = fresh ?? claim;
     }
+    const registering = steps.find((s) => s.kind === 'register');
+    if (registering !== undefined) {
+      // Registration sets the Node's taints and labels from what it reads of them: decided again
+      // on the NodeClaim and Node as the API server has them, as the list may be seconds behind
+      // (another invocation may have registered it, and an agent lifted a startup taint since).
+      const [fresh, node] = await Promise.all([
+        cluster.nodeClaim(claim.name),
+        cluster.node(registering.nodeName),
+      ]);
+      steps =
+        fresh === undefined || fresh.deleting
+          ? []
+          : decideLifecycle({
+              claim: fresh,
+              nodes: node !== undefined && node.providerId === fresh.status.providerId ? [node] : [],
+              nowMs: now.getTime(),
+            });
+      claim = fresh ?? claim;
+    }
     for (const step of steps) {
       await applyStep(ports, claim, step);
       switch (step.kind) {

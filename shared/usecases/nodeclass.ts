@@ -208,6 +208,18 @@ async function finalize(
     .filter((c) => c.nodeClassRef.kind === 'EC2NodeClass' && c.nodeClassRef.name === nodeClass.name)
     .map((c) => c.name)
     .sort();
+  if (users.length === 0) {
+    // Releasing the class deletes its instance profile: no NodeClaim may use it, as the API server
+    // itself lists them (a list from the cluster summary may miss one made seconds ago), and none
+    // that cannot be read may be one of its users.
+    const consistent = await ports.cluster.nodeClaims({ consistent: true });
+    users.push(
+      ...consistent.items
+        .filter((c) => c.nodeClassRef.kind === 'EC2NodeClass' && c.nodeClassRef.name === nodeClass.name)
+        .map((c) => c.name),
+      ...consistent.unreadable.map((u) => `${u.name} (cannot be read)`),
+    );
+  }
   if (users.length > 0) {
     result.waiting.push(nodeClass.name);
     await ports.cluster.recordEvent({

@@ -309,6 +309,18 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       });
       continue;
     }
+    // A NodeClaim that cannot be read may be this Node's: its instance is left alone while it may be.
+    const maybeOwner = claimsRead.unreadable.find(
+      (u) =>
+        u.providerId === undefined || (node.providerId !== undefined && u.providerId === node.providerId),
+    );
+    if (maybeOwner !== undefined) {
+      logger.warn('node left alone', {
+        node: node.name,
+        why: `nodeClaim "${maybeOwner.name}" cannot be read and may be its own: ${maybeOwner.problem}`,
+      });
+      continue;
+    }
     const instanceId = parseInstanceId(node.providerId);
     const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
     if (instance !== undefined && instance.state !== 'terminated') {

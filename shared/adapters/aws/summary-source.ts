@@ -30,49 +30,57 @@ export function makeS3SummarySource(
   let reads = 0;
   let downloads = 0;
   let bytesDownloaded = 0;
+  let inFlight: Promise<ClusterSummary | undefined> | undefined;
+  const readOnce = async (): Promise<ClusterSummary | undefined> => {
+    reads += 1;
+    let body: Uint8Array;
+    let etag: string | undefined;
+    try {
+      const out = await options.s3.send(
+        new GetObjectCommand({
+          Bucket: options.bucket,
+          Key: key,
+          ...(last === undefined ? {} : { IfNoneMatch: last.etag }),
+        }),
+      );
+      etag = out.ETag;
+      body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const name = (error as { name?: unknown }).name;
+      if ((status === 304 || name === 'NotModified') && last !== undefined) return last.summary;
+      if (status === 404 || name === 'NoSuchKey') return undefined;
+      throw new SummaryUnavailableError(
+        `s3://${options.bucket}/${key} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    downloads += 1;
+    bytesDownloaded += body.length;
+    let summary: ClusterSummary;
+    try {
+      summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')));
+    } catch (error) {
+      throw new SummaryUnavailableError(
+        `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    if (summary.cluster !== options.cluster) {
+      throw new SummaryUnavailableError(
+        `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
+      );
+    }
+    if (etag !== undefined) last = { etag, summary };
+    return summary;
+  };
   return {
-    async read() {
-      reads += 1;
-      let body: Uint8Array;
-      let etag: string | undefined;
-      try {
-        const out = await options.s3.send(
-          new GetObjectCommand({
-            Bucket: options.bucket,
-            Key: key,
-            ...(last === undefined ? {} : { IfNoneMatch: last.etag }),
-          }),
-        );
-        etag = out.ETag;
-        body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
-      } catch (error) {
-        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-        const name = (error as { name?: unknown }).name;
-        if ((status === 304 || name === 'NotModified') && last !== undefined) return last.summary;
-        if (status === 404 || name === 'NoSuchKey') return undefined;
-        throw new SummaryUnavailableError(
-          `s3://${options.bucket}/${key} could not be read: ${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
-        );
-      }
-      downloads += 1;
-      bytesDownloaded += body.length;
-      let summary: ClusterSummary;
-      try {
-        summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')));
-      } catch (error) {
-        throw new SummaryUnavailableError(
-          `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
-        );
-      }
-      if (summary.cluster !== options.cluster) {
-        throw new SummaryUnavailableError(
-          `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
-        );
-      }
-      if (etag !== undefined) last = { etag, summary };
-      return summary;
+    // Reads that overlap (an invocation reading Nodes and NodeClaims at once) share one request.
+    read() {
+      inFlight ??= readOnce().finally(() => {
+        inFlight = undefined;
+      });
+      return inFlight;
     },
     stats: () => ({ reads, downloads, bytesDownloaded }),
   };

@@ -61,8 +61,10 @@ export interface KubeContext {
   readonly raw: RawApi;
   /** A whole list is aborted after this long. */
   readonly listTimeoutMs: number;
-  /** A call, or a list that stops sending, is aborted after this long. */
+  /** A call is aborted after this long. */
   readonly callTimeoutMs: number;
+  /** A list from which nothing arrives for this long is aborted. */
+  readonly listIdleTimeoutMs: number;
   /** Runs between the read and the write of every read-modify-write (a test seam). */
   readonly beforeWrite: (kind: string, name: string) => Promise<void>;
 }

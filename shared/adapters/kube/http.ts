@@ -130,7 +130,8 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
     if (request.body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
     return {
       method: request.method,
-      hostname: server.hostname,
+      // An IPv6 address comes bracketed in a URL, and without brackets to the resolver.
+      hostname: server.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: server.port === '' ? undefined : Number(server.port),
       path,
       headers,

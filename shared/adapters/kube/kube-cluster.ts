@@ -38,6 +38,11 @@ export interface KubeClusterOptions {
   readonly pageSize?: number;
   /** A whole list (read in one streamed response) is aborted after this long. @default 60000 */
   readonly listTimeoutMs?: number;
+  /**
+   * A list from which no byte arrives for this long is aborted (and retried); the first byte of a
+   * large list may take a while from an API server that reads it from etcd. @default 30000
+   */
+  readonly listIdleTimeoutMs?: number;
   /** A repeated event within this window is dropped; later ones bump its count. @default 300 */
   readonly eventDedupeSeconds?: number;
   /** `source.component` / `reportingComponent` of events. @default 'flotilla' */
@@ -73,6 +78,7 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     raw: makeRawApi(kc),
     listTimeoutMs: options.listTimeoutMs ?? 60_000,
     callTimeoutMs: options.callTimeoutMs ?? 10_000,
+    listIdleTimeoutMs: options.listIdleTimeoutMs ?? 30_000,
     beforeWrite: options.beforeWrite ?? (async () => {}),
   };
   return {

@@ -1,8 +1,8 @@
 import {
   convertNodeClaims,
-  groupPodsByNode,
   isUnschedulable,
   makePodReader,
+  makePodsByNode,
   makeVolumeIndex,
   parseEC2NodeClass,
   splitPod,
@@ -67,7 +67,12 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     api.call(operation, async () => {
       const sink = take();
       await ctx.raw.list(
-        { path, query, signal: AbortSignal.timeout(ctx.listTimeoutMs), idleTimeoutMs: ctx.callTimeoutMs },
+        {
+          path,
+          query,
+          signal: AbortSignal.timeout(ctx.listTimeoutMs),
+          idleTimeoutMs: ctx.listIdleTimeoutMs,
+        },
         sink.add,
       );
       return sink.result();
@@ -98,20 +103,16 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
   /** Bound, unfinished pods, template by template, with where each unreadable one is bound. */
   const boundPodsByNode = () =>
     list('list pods', '/api/v1/pods', { fieldSelector: NOT_FINISHED }, () => {
+      // Each pod is converted as it arrives; nothing of the raw list is kept.
       const reader = makePodReader();
-      const bound: { spec: { nodeName: string }; split: ReturnType<typeof splitPod> }[] = [];
+      const byNode = makePodsByNode((problem) => warnSkipped(ctx, 'Pod', problem));
       return {
         add: (raw) => {
           const split = splitPod(raw);
           const nodeName = split.instance.nodeName;
-          if (typeof nodeName === 'string' && nodeName !== '') bound.push({ spec: { nodeName }, split });
+          if (typeof nodeName === 'string' && nodeName !== '') byNode.add(nodeName, () => reader.read(split));
         },
-        result: () =>
-          groupPodsByNode(
-            bound,
-            (b) => reader.read(b.split),
-            (problem) => warnSkipped(ctx, 'Pod', problem),
-          ),
+        result: () => byNode.result(),
       };
     });
 

@@ -28,6 +28,7 @@ describe('call timeout', () => {
       kubeConfig,
       logger: makeLogger({}, { sink: () => {} }),
       callTimeoutMs: 200,
+      listIdleTimeoutMs: 200,
       // A timed-out call is retried once here; test/unit/kube/retry.test.ts covers the policy.
       retry: { maxAttempts: 2, baseDelayMs: 10 },
     });

@@ -1,0 +1,93 @@
+import { gzipSync } from 'node:zlib';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
+import { SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
+import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
+import { type Moto, moto, resetMoto } from '../../harness/index.ts';
+
+// The cluster summary as a Lambda reads it from the stack's bucket on moto, with the provisioner's
+// role (the IAM check holds each call to it); the object is put as the shim would, with its role.
+
+let server: Moto;
+
+beforeEach(async () => {
+  server = await moto();
+  await resetMoto(server);
+  await deployStack(server);
+});
+
+const s3As = (who: 'provisioner' | 'shim') =>
+  new S3Client({ ...awsConfigAs(server, who), forcePathStyle: true });
+
+async function put(body: Buffer): Promise<void> {
+  await s3As('shim').send(
+    new PutObjectCommand({
+      Bucket: STACK_NAMES.summaryBucket,
+      Key: summaryObjectKey(STACK_CLUSTER),
+      Body: body,
+    }),
+  );
+}
+
+function document(cluster: string, nodes: readonly string[]): Buffer {
+  const builder = new SummaryBuilder(cluster);
+  for (const name of nodes) {
+    builder.apply('nodes', 'ADDED', {
+      metadata: { name, uid: `uid-${name}` },
+      spec: {},
+      status: { allocatable: { cpu: '2' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  }
+  const at = '2026-11-26T12:00:00Z';
+  return gzipSync(JSON.stringify(builder.document(at, { pods: at, nodes: at, nodeClaims: at })));
+}
+
+const source = () =>
+  makeS3SummarySource({ s3: s3As('provisioner'), bucket: STACK_NAMES.summaryBucket, cluster: STACK_CLUSTER });
+
+describe('the cluster summary read from S3', () => {
+  it('is undefined until the shim has published one', async () => {
+    expect(await source().read()).toBeUndefined();
+  });
+
+  it('reads the published document, and reads it again only once it changed', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']));
+    const first = await summaries.read();
+    expect(first?.nodeInfos().items.map((n) => n.name)).toEqual(['a']);
+    // Unchanged: one conditional request, the same converted summary.
+    expect(await summaries.read()).toBe(first);
+    expect(summaries.stats()).toMatchObject({ reads: 2, downloads: 1 });
+    await put(document(STACK_CLUSTER, ['a', 'b']));
+    expect((await summaries.read())?.nodeInfos().items.map((n) => n.name)).toEqual(['a', 'b']);
+    expect(summaries.stats()).toMatchObject({ reads: 3, downloads: 2 });
+  });
+
+  it('shares one request between reads that overlap', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']));
+    const [x, y] = await Promise.all([summaries.read(), summaries.read()]);
+    expect(x).toBe(y);
+    expect(summaries.stats()).toMatchObject({ reads: 1, downloads: 1 });
+  });
+
+  it.each([
+    ['not gzip', Buffer.from('{}'), /is not a cluster summary/],
+    [
+      'another version',
+      gzipSync(JSON.stringify({ version: 'flotilla.cluster-summary/v0' })),
+      /is not flotilla.cluster-summary\/v1/,
+    ],
+    ['another cluster', document('other-cluster', ['a']), /the summary of cluster "other-cluster"/],
+  ] as const)('refuses a document that is %s, saying so', async (_, body, message) => {
+    await put(body);
+    const error = await source()
+      .read()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SummaryUnavailableError);
+    expect((error as Error).message).toMatch(message);
+  });
+});
