@@ -186,14 +186,18 @@ function startSchedules(): void {
     loop(500, async () => {
       runs += 1;
       if (provisionerPaused) return;
-      if ((await e2e.pendingPods()).length > 0 || (await unlaunched()) > 0) {
-        scheduledRun = asLambda(server, 'provisioner', () =>
-          e2e.run(`run-${runs}-${id}`, { batchMaxMs: 1_000 }, { cluster: clusterNow() }),
-        ).finally(() => {
-          scheduledRun = undefined;
-        });
-        await scheduledRun;
-      }
+      // The whole iteration, checks included, is what a pause waits for: a run started after the
+      // pause by an iteration already past the check would race the test's own run.
+      scheduledRun = (async () => {
+        if ((await e2e.pendingPods()).length > 0 || (await unlaunched()) > 0) {
+          await asLambda(server, 'provisioner', () =>
+            e2e.run(`run-${runs}-${id}`, { batchMaxMs: 1_000 }, { cluster: clusterNow() }),
+          );
+        }
+      })().finally(() => {
+        scheduledRun = undefined;
+      });
+      await scheduledRun;
     }),
     loop(500, async () => {
       const cluster = clusterNow();
@@ -299,15 +303,17 @@ describe('kill-point matrix', () => {
       await scheduledRun;
       await e2e.createPod('prov', 'prov', pod, '1500m');
       const dying = new Dying(k);
-      await asLambda(server, 'provisioner', () =>
+      const outcome = await asLambda(server, 'provisioner', () =>
         e2e.run(
           `killed-${k}-${id}`,
           { leaseTtlSeconds: 2, batchIdleMs: 100, batchMaxMs: 500 },
           { cluster: dying.wrap(cluster, CLUSTER_EFFECTS), cloud: dying.wrap(account.cloud, CLOUD_EFFECTS) },
         ),
       )
+        .then((result) => (result.kind === 'skipped' ? `skipped: ${result.why}` : result.kind))
         .catch((error: unknown) => {
           if (!(error instanceof Killed)) throw error;
+          return 'killed';
         })
         .finally(() => {
           provisionerPaused = false;
@@ -315,6 +321,8 @@ describe('kill-point matrix', () => {
       if (dying.dead !== undefined) {
         killPoints.push(`${dying.dead.before} after [${dying.done.join(', ')}]`);
         progress(`provisioning killed before side effect ${k}: ${killPoints.at(-1)}`);
+      } else {
+        progress(`provisioning run ${k} outlived its kill point: ${outcome}`);
       }
       await waitFor(
         `${pod} Running after a run killed at side effect ${k}`,
