@@ -1,4 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
 import { type KubeCluster, startKube } from './kube/cluster.ts';
 import { UserKubeConfig } from './kube/guard.ts';
 import { sharedService } from './services.ts';
@@ -37,8 +38,7 @@ export async function kube(): Promise<Kube> {
   };
 }
 
+/** A Flotilla identity's configuration, made as the Lambdas make theirs. */
 function load(file: string): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromFile(file);
-  return config;
+  return makeKubeConfig({ kind: 'file', path: file });
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -11,7 +12,11 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterConflictError, makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import {
+  ClusterConflictError,
+  makeKubeCluster,
+  makeKubeConfig,
+} from '../../../shared/adapters/kube/index.ts';
 import { computePodRequests } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { type Cluster, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
@@ -442,6 +447,39 @@ describe('kube cluster adapter: reads', () => {
       minAvailable: 1,
       selector: { matchLabels: { app: 'web' } },
     });
+  });
+});
+
+describe('kube cluster adapter: connections', () => {
+  it('sends its requests over a few reused connections, not a new TLS connection each', async () => {
+    const counted = { connected: 0, requests: 0 };
+    const onConnected = () => {
+      counted.connected += 1;
+    };
+    const onRequest = () => {
+      counted.requests += 1;
+    };
+    diagnostics.subscribe('undici:client:connected', onConnected);
+    diagnostics.subscribe('undici:client:sendHeaders', onRequest);
+    try {
+      // A fresh adapter on a fresh configuration, as a Lambda starts: 40 GETs, 4 at a time.
+      const fresh = makeKubeCluster({
+        kubeConfig: makeKubeConfig({ kind: 'file', path: (await kube()).controllerKubeconfigPath }),
+        logger,
+        maxConcurrentCalls: 4,
+      });
+      for (let round = 0; round < 10; round++) {
+        const got = await Promise.all(
+          Array.from({ length: 4 }, (_, i) => fresh.nodeClaim(`kc-absent-${id}-${round}-${i}`)),
+        );
+        expect(got).toEqual([undefined, undefined, undefined, undefined]);
+      }
+    } finally {
+      diagnostics.unsubscribe('undici:client:connected', onConnected);
+      diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
+    }
+    expect(counted.requests).toBeGreaterThanOrEqual(40);
+    expect(counted.connected).toBeLessThanOrEqual(4);
   });
 });
 
