@@ -144,7 +144,17 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
       `${offsetsMs.length} pods of ${app} Running`,
       async () => (watcher.runningAt.size === offsetsMs.length ? true : undefined),
       { timeoutMs: 150_000 },
-    );
+    ).catch((error: unknown) => {
+      // What the provisioner did meanwhile, for the CI log.
+      const since = new Date(start).toISOString();
+      for (const l of e2e.logLines.filter((l) => String(l['time']) >= since)) {
+        progress(
+          `${app}: ${String(l['time'])} ${String(l['message'])} ${String(l['reason'] ?? l['why'] ?? '')}`,
+        );
+      }
+      progress(`${app}: running ${[...watcher.runningAt.keys()].join(', ') || 'none'}`);
+      throw error;
+    });
   } finally {
     watcher.stop();
   }
@@ -232,6 +242,31 @@ afterAll(async () => {
   const out = path.join(cacheDir, 'test-results', 'pod-latency.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  // The provisioner's log lines of both paths and where the pods and nodes ended, to read when a
+  // path was slow.
+  const ended = await Promise.all(
+    ['shim', 'poll'].map(async (app) => ({
+      app,
+      pods: (await e2e.podsOf(app)).map((p) => ({
+        name: p.metadata?.name,
+        node: p.spec?.nodeName,
+        phase: p.status?.phase,
+        scheduled: p.status?.conditions?.find((c) => c.type === 'PodScheduled'),
+      })),
+      nodes: (await e2e.env.core.listNode()).items
+        .filter((n) => n.metadata?.labels?.['karpenter.sh/nodepool']?.includes(app))
+        .map((n) => ({
+          name: n.metadata?.name,
+          labels: n.metadata?.labels,
+          taints: n.spec?.taints,
+          ready: n.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+        })),
+    })),
+  ).catch((error: unknown) => [{ error: String(error) }]);
+  fs.writeFileSync(
+    path.join(cacheDir, 'test-results', 'pod-paths-log.jsonl'),
+    [...e2e.logLines, ...ended].map((l) => JSON.stringify(l)).join('\n'),
+  );
 });
 
 describe('pending pod → node, through the shim and through the schedule', () => {
@@ -280,6 +315,7 @@ describe('pending pod → node, through the shim and through the schedule', () =
   it('poll path: the one-minute schedule finds the pods, and the follow-ups register their nodes', async () => {
     // The shim path's follow-ups end once its NodeClaims have initialized; wait for that, so only
     // the schedule starts what follows.
+    const settling = Date.now();
     await waitFor(
       'the shim path settled: NodeClaims initialized, no follow-up left on the queue',
       async () => {
@@ -301,6 +337,7 @@ describe('pending pod → node, through the shim and through the schedule', () =
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
+    progress(`shim path settled in ${Date.now() - settling} ms`);
     const pool = await e2e.createPool('poll', 'poll', {
       instanceTypes: ['m5.large'],
       requirements: [slotAny],
@@ -348,5 +385,6 @@ describe('pending pod → node, through the shim and through the schedule', () =
     );
     expect(results.some((r) => r.trigger === 'queue')).toBe(true);
     expect(scheduleErrors).toEqual([]);
-  });
+    // Its waits: the shim path settling (≤ 60 s), the pods (≤ 150 s), the follow-up (≤ 30 s).
+  }, 300_000);
 });
