@@ -41,61 +41,61 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       .slice(0, 16);
     const name = `${s.name.slice(0, 200)}.${digest}`;
     const now = ctx.clock.now();
+    const body: CoreV1Event = {
+      metadata: { name, namespace },
+      involvedObject: {
+        kind: s.kind,
+        name: s.name,
+        ...(s.kind === 'Pod' ? { apiVersion: 'v1', namespace: s.namespace } : {}),
+        ...(s.kind === 'NodeClaim' || s.kind === 'NodePool'
+          ? { apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}` }
+          : {}),
+        ...(s.kind === 'EC2NodeClass'
+          ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
+          : {}),
+        ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
+        ...(s.uid === undefined ? {} : { uid: s.uid }),
+      },
+      type: event.type,
+      reason: event.reason,
+      message: event.message.slice(0, 1024),
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      source: { component },
+      reportingComponent: component,
+      reportingInstance: options.instance,
+    };
+    // Created first: a new Event (the usual case) costs one request; one that exists answers 409
+    // and is then read, and counted when outside the dedupe window.
+    try {
+      await api.call(`create event "${namespace}/${name}"`, (o) =>
+        core.createNamespacedEvent({ namespace, body }, o),
+      );
+      return;
+    } catch (error) {
+      // The pod's namespace is being deleted, and the pod with it: no Event can be created there,
+      // and none is needed.
+      if (isNamespaceTerminating(error)) {
+        ctx.logger.debug('event not recorded', {
+          namespace,
+          reason: event.reason,
+          why: 'namespace terminating',
+        });
+        return;
+      }
+      if (!(error instanceof ClusterConflictError)) throw error;
+    }
     await retryOnConflict(ctx.conflictAttempts, async () => {
-      let existing: CoreV1Event | undefined;
+      let existing: CoreV1Event;
       try {
         existing = await api.call(`get event "${namespace}/${name}"`, (o) =>
           core.readNamespacedEvent({ namespace, name }, o),
         );
       } catch (error) {
-        if (!(error instanceof ClusterNotFoundError)) throw error;
-      }
-      if (existing === undefined) {
-        const body: CoreV1Event = {
-          metadata: { name, namespace },
-          involvedObject: {
-            kind: s.kind,
-            name: s.name,
-            ...(s.kind === 'Pod' ? { apiVersion: 'v1', namespace: s.namespace } : {}),
-            ...(s.kind === 'NodeClaim' || s.kind === 'NodePool'
-              ? { apiVersion: `${KARPENTER_GROUP}/${KARPENTER_VERSION}` }
-              : {}),
-            ...(s.kind === 'EC2NodeClass'
-              ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
-              : {}),
-            ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
-            ...(s.uid === undefined ? {} : { uid: s.uid }),
-          },
-          type: event.type,
-          reason: event.reason,
-          message: event.message.slice(0, 1024),
-          count: 1,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          source: { component },
-          reportingComponent: component,
-          reportingInstance: options.instance,
-        };
-        try {
-          await api.call(`create event "${namespace}/${name}"`, (o) =>
-            core.createNamespacedEvent({ namespace, body }, o),
-          );
-        } catch (error) {
-          // Created concurrently by another invocation: that one counts.
-          if (error instanceof ClusterConflictError) return;
-          // The pod's namespace is being deleted, and the pod with it: no Event can be created
-          // there, and none is needed.
-          if (isNamespaceTerminating(error)) {
-            ctx.logger.debug('event not recorded', {
-              namespace,
-              reason: event.reason,
-              why: 'namespace terminating',
-            });
-            return;
-          }
-          throw error;
-        }
-        return;
+        // Gone again since (it expired): the next occurrence creates it anew.
+        if (error instanceof ClusterNotFoundError) return;
+        throw error;
       }
       const last = existing.lastTimestamp ?? existing.firstTimestamp;
       if (last !== undefined && now.getTime() - new Date(last).getTime() < dedupeMs) return;

@@ -799,7 +799,18 @@ describe('kube cluster adapter: events', () => {
       reason: 'FailedScheduling',
       message: 'no NodePool can host this pod',
     };
-    await events.recordEvent(event);
+    // A new Event takes one request (created first; read only when it exists).
+    let requests = 0;
+    const onRequest = () => {
+      requests += 1;
+    };
+    diagnostics.subscribe('undici:client:sendHeaders', onRequest);
+    try {
+      await events.recordEvent(event);
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
+    }
+    expect(requests).toBe(1);
     await events.recordEvent(event);
     eventClock.advance(30_000);
     await events.recordEvent(event);
