@@ -5,6 +5,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { LogLevel } from '../shared/runtime/logger.ts';
+import { type ClusterSize, clusterSizeProblems } from './cluster-size.ts';
 import { FLOTILLA_FUNCTIONS, type FunctionDefinition } from './functions.ts';
 import { DEFAULT_FUNCTION_TIMEOUT } from './lambda-functions.ts';
 import { QUEUES } from './queues.ts';
@@ -28,6 +29,13 @@ export interface FlotillaClusterProps {
    * @default the repository root
    */
   readonly projectRoot?: string;
+  /**
+   * How big the cluster may grow. The Lambdas that read the cluster, and the shim, get memory for
+   * it with 30% headroom over what `npm run bench:scale` measured of them (BENCHMARKS.md); a
+   * cluster beyond it makes them run short. Raise it before the cluster grows past it.
+   * @default { nodes: 500, pods: 10_000 }
+   */
+  readonly clusterSize?: ClusterSize;
   /**
    * VPC for the Lambdas, for clusters whose API endpoint is private. The subnets need a route to
    * the AWS APIs (NAT or VPC endpoints for EC2, SQS, DynamoDB, SSM, EKS, STS, pricing).
@@ -119,6 +127,7 @@ export class FlotillaConfigError extends Error {
  */
 export function validateProps(props: FlotillaClusterProps, root: string): void {
   const problems: string[] = [];
+  if (props.clusterSize !== undefined) problems.push(...clusterSizeProblems(props.clusterSize));
   const { clusterName } = props;
   if (Token.isUnresolved(clusterName)) {
     problems.push(

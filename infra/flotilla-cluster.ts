@@ -13,6 +13,7 @@ import { STATE_TABLE } from '../shared/apis/state-table.ts';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
 import { ClusterAlarms } from './alarms.ts';
 import { type FlotillaClusterProps, validateProps } from './cluster-props.ts';
+import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from './cluster-size.ts';
 import { addOutput, pascal } from './construct-kit.ts';
 import { ControllerPolicies, type ControllerPolicyName } from './controller-policies.ts';
 import { FLOTILLA_FUNCTIONS, type QueueName, type ScheduleName } from './functions.ts';
@@ -169,6 +170,7 @@ export class FlotillaCluster extends Construct {
       invokeAfter: [this.stateTable],
       policies,
       alarms,
+      clusterSize: props.clusterSize ?? DEFAULT_CLUSTER_SIZE,
     });
     this.functions = functions.functions;
     this.functionRoles = functions.roles;
@@ -202,6 +204,7 @@ export class FlotillaCluster extends Construct {
               region: stack.region,
               queueUrl: `https://sqs.${stack.region}.${suffix}/${stack.account}/${podEventQueueName(this.props.clusterName)}`,
               summaryBucket: summaryBucketNameFor(stack.account, stack.region, this.props.clusterName),
+              memory: shimMemoryFor(SHIM_MEMORY_MODEL, this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE),
             },
           }
         : {}),

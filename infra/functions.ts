@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
+import { lineThrough, type MemoryModel } from './cluster-size.ts';
 
 /** The EventBridge schedules of a cluster; each may drive one Lambda. */
 export type ScheduleName = 'pendingPods' | 'catalogRefresh' | 'garbageCollection' | 'disruption';
@@ -75,8 +76,13 @@ export interface FunctionDefinition {
   readonly permissions: readonly Permission[];
   /** @default Duration.seconds(60) */
   readonly timeout?: Duration;
-  /** @default 512 */
+  /** The least memory it gets, in MB. @default 512 */
   readonly memorySize?: number;
+  /**
+   * How its peak memory grows with the cluster (measured with `npm run bench:scale`): the stack
+   * gives it enough for `clusterSize` with 30% headroom. @default none (`memorySize` whatever the size)
+   */
+  readonly memoryModel?: MemoryModel;
   /**
    * Invoke the function once when a deployment creates or changes it (asynchronously: a failure
    * does not fail the deployment, and the schedule tries again). @default false
@@ -89,6 +95,23 @@ export interface FunctionDefinition {
    */
   readonly reservedConcurrency?: number;
 }
+
+// The peak memory (RSS, MiB) of each Lambda that reads the cluster, as `npm run bench:scale`
+// measured it on the API server at 500 nodes / 5,000 pods and 2,000 nodes / 30,000 pods with the
+// shim's cluster summary in use, the highest of its steps and runs (BENCHMARKS.md, "Reading the
+// cluster"). The stack gives each the line through the two for `clusterSize`, with 30% headroom.
+const measured = (smallMiB: number, largeMiB: number): MemoryModel =>
+  lineThrough(
+    { nodes: 500, pods: 5_000, peakMiB: smallMiB },
+    { nodes: 2_000, pods: 30_000, peakMiB: largeMiB },
+  );
+const PROVISIONER_MEMORY = measured(253, 584);
+// Measured flat (236 and 215 MiB: its one NodeClaim list is small beside the runtime); it reads the
+// objects the garbage collector reads, so it is given the garbage collector's growth.
+const INTERRUPTION_MEMORY = measured(236, 236 + (341 - 232));
+const TERMINATION_MEMORY = measured(304, 435);
+const DISRUPTION_MEMORY = measured(444, 556);
+const GARBAGE_COLLECTOR_MEMORY = measured(232, 341);
 
 /** The environment every Lambda gets. */
 const baseEnv: readonly EnvVarKey[] = ['clusterName', 'stateTable', 'logLevel'];
@@ -158,6 +181,7 @@ export const provisionerFunction: FunctionDefinition = {
   // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
   // and the queue's visibility timeout.
   timeout: Duration.seconds(90),
+  memoryModel: PROVISIONER_MEMORY,
   // The DynamoDB lease already allows one decision at a time; this keeps a burst from fanning out.
   reservedConcurrency: 2,
 };
@@ -178,6 +202,7 @@ export const interruptionFunction: FunctionDefinition = {
   permissions: ['stateWrite', 'sendTermination', 'kubernetes', 'readSummary'],
   // Well inside the interruption queue's 1-minute visibility timeout.
   timeout: Duration.seconds(45),
+  memoryModel: INTERRUPTION_MEMORY,
 };
 
 /**
@@ -199,6 +224,7 @@ export const terminationFunction: FunctionDefinition = {
   permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
   // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
   timeout: Duration.minutes(2),
+  memoryModel: TERMINATION_MEMORY,
 };
 
 /**
@@ -229,6 +255,7 @@ export const disruptionFunction: FunctionDefinition = {
   // finish before this deadline, and renews its 45 s lease as it goes (a pass that dies keeps the
   // next ones out for 45 s at most).
   timeout: Duration.minutes(2),
+  memoryModel: DISRUPTION_MEMORY,
 };
 
 /**
@@ -245,6 +272,7 @@ export const garbageCollectorFunction: FunctionDefinition = {
   env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl'],
   permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
   timeout: Duration.minutes(1),
+  memoryModel: GARBAGE_COLLECTOR_MEMORY,
 };
 
 /**

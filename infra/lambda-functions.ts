@@ -14,10 +14,20 @@ import * as triggers from 'aws-cdk-lib/triggers';
 import type { Construct, IConstruct } from 'constructs';
 import { EnvVar, type EnvVarKey } from '../shared/runtime/env.ts';
 import type { ClusterAlarms } from './alarms.ts';
+import { type ClusterSize, lambdaMemoryMb } from './cluster-size.ts';
 import { acknowledge, addOutput, pascal } from './construct-kit.ts';
 import type { ControllerPolicies } from './controller-policies.ts';
 import type { FunctionDefinition, QueueName, ScheduleName } from './functions.ts';
 import { makeDeadLetterQueue } from './queues.ts';
+
+/**
+ * A Lambda's memory: from its row's memory model for the cluster's size, with 30% headroom, never
+ * below the row's `memorySize`; the row's `memorySize` (default 512) when it has no model.
+ */
+export function functionMemoryMb(definition: FunctionDefinition, size: ClusterSize): number {
+  const floor = definition.memorySize ?? 512;
+  return definition.memoryModel === undefined ? floor : lambdaMemoryMb(definition.memoryModel, size, floor);
+}
 
 /** The default timeout of a Lambda whose row sets none. */
 export const DEFAULT_FUNCTION_TIMEOUT = Duration.seconds(60);
@@ -50,6 +60,8 @@ export interface ClusterFunctionsProps {
   readonly invokeAfter: readonly IConstruct[];
   readonly policies: ControllerPolicies;
   readonly alarms: ClusterAlarms;
+  /** The size of the cluster: rows with a memory model get memory for it. */
+  readonly clusterSize: ClusterSize;
 }
 
 /**
@@ -128,7 +140,7 @@ export class ClusterFunctions {
       depsLockFilePath: path.join(root, 'package-lock.json'),
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: definition.memorySize ?? 512,
+      memorySize: functionMemoryMb(definition, props.clusterSize),
       timeout,
       role,
       logGroup,

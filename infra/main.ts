@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { type ClusterSize, DEFAULT_CLUSTER_SIZE } from './cluster-size.ts';
 import { FlotillaStack, stackNameFor } from './flotilla-stack.ts';
 
 /** A problem with how the app was invoked (e.g. no `-c clusterName=…`). */
@@ -33,13 +34,36 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Flot
   }
   const account = env['CDK_DEFAULT_ACCOUNT'];
   const region = env['CDK_DEFAULT_REGION'];
+  const clusterSize = clusterSizeFrom(app);
   const stack = new FlotillaStack(app, stackNameFor(clusterName), {
     clusterName,
+    ...(clusterSize === undefined ? {} : { clusterSize }),
     // Without an account or region the stack stays environment-agnostic (synth needs no credentials).
     env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };
+}
+
+/**
+ * `-c clusterNodes=<n> -c clusterPods=<n>`: the size the Lambdas and the shim get memory for
+ * (FlotillaClusterProps.clusterSize); either alone keeps the default of the other.
+ * @throws AppUsageError when a value is not a whole number.
+ */
+function clusterSizeFrom(app: App): ClusterSize | undefined {
+  const read = (key: string): number | undefined => {
+    const value: unknown = app.node.tryGetContext(key);
+    if (value === undefined) return undefined;
+    const number = typeof value === 'number' ? value : Number(value);
+    if (!Number.isInteger(number)) {
+      throw new AppUsageError(`${key} ${JSON.stringify(value)} is not a whole number (e.g. -c ${key}=2000)`);
+    }
+    return number;
+  };
+  const nodes = read('clusterNodes');
+  const pods = read('clusterPods');
+  if (nodes === undefined && pods === undefined) return undefined;
+  return { nodes: nodes ?? DEFAULT_CLUSTER_SIZE.nodes, pods: pods ?? DEFAULT_CLUSTER_SIZE.pods };
 }
 
 /** Synthesizes the app and writes the cluster-side manifests next to the templates. */

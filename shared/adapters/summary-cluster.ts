@@ -23,6 +23,9 @@ export interface SummaryClusterOptions {
 /** How long a write through this container is read back over the summary. */
 const OWN_WRITES_MS = 120_000;
 
+/** Up to this many NodeClaims written lately are read back one by one; more, and they are listed. */
+const OWN_WRITE_GETS = 20;
+
 /** A write this long before the summary's watch was last current shows in it (delivery takes less). */
 const OWN_WRITE_MARGIN_MS = 10_000;
 
@@ -95,6 +98,8 @@ export function withClusterSummary(
       .filter(([, at]) => at > currentAtMs - OWN_WRITE_MARGIN_MS)
       .map(([name]) => name);
     if (unseen.length === 0) return read;
+    // Many writes (a pass that updated every NodeClaim's conditions): one list beats a read each.
+    if (unseen.length > OWN_WRITE_GETS) return cluster.nodeClaims();
     const fresh = await Promise.all(
       unseen.map(async (name) => [name, await cluster.nodeClaim(name)] as const),
     );

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from '../../infra/cluster-size.ts';
 import { PROJECT_ROOT } from '../../infra/flotilla-cluster.ts';
 import { AppUsageError, buildApp } from '../../infra/main.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
@@ -42,6 +43,32 @@ describe('the CDK app', () => {
     expect(stack.account).toBe('123456789012');
     expect(stack.region).toBe('eu-west-1');
     expect(stack.flotilla.clusterName).toBe('prod_eu');
+  });
+
+  it('sizes the Lambdas and the shim for -c clusterNodes and -c clusterPods, and refuses other than whole numbers', () => {
+    const build = (context: Record<string, unknown>) =>
+      buildApp({
+        env: { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'us-east-1' },
+        appProps: { context: { ...NO_BUNDLING, clusterName: 'big', ...context } },
+      });
+    const memoryOf = (stack: ReturnType<typeof build>['stack']) =>
+      stack.resolve(
+        (stack.flotilla.functions['disruption']?.node.defaultChild as { memorySize?: unknown } | undefined)
+          ?.memorySize,
+      );
+    const small = build({});
+    const large = build({ clusterNodes: '2000', clusterPods: 30000 });
+    expect(Number(memoryOf(large.stack))).toBeGreaterThan(Number(memoryOf(small.stack)));
+    // The shim's Deployment in the cluster manifests gets its limit for the size.
+    const shimLimit = (stack: ReturnType<typeof build>['stack']) =>
+      /limits:\s*\n\s*memory: (\d+)Mi/.exec(stack.flotilla.renderManifests())?.[1];
+    expect(shimLimit(large.stack)).toBe(
+      String(shimMemoryFor(SHIM_MEMORY_MODEL, { nodes: 2000, pods: 30000 }).limitMiB),
+    );
+    expect(shimLimit(small.stack)).toBe(
+      String(shimMemoryFor(SHIM_MEMORY_MODEL, DEFAULT_CLUSTER_SIZE).limitMiB),
+    );
+    expect(() => build({ clusterNodes: 'lots' })).toThrow(/clusterNodes "lots" is not a whole number/);
   });
 
   it('exits 1 with a clear message when run without a clusterName', async () => {
