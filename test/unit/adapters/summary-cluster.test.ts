@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
 import { withClusterSummary } from '../../../shared/adapters/summary-cluster.ts';
 import { readSummaryDocument, SummaryBuilder } from '../../../shared/apis/index.ts';
@@ -138,6 +138,28 @@ describe('the Cluster port over the cluster summary', () => {
     w.clock.advance(121_000);
     w.publish([], T0 + 121_000);
     expect(names(await w.decorated.nodeClaims())).toEqual([]);
+  });
+
+  it('lists the NodeClaims once, instead of reading each, after writing more than 20 lately', async () => {
+    const w = world();
+    w.publish([], T0);
+    const claim = (name: string) => ({
+      name,
+      nodePool: { name: 'default', uid: 'pool-uid' },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      labels: {},
+      annotations: {},
+      requirements: [],
+      requests: {},
+      taints: [],
+      startupTaints: [],
+    });
+    for (let i = 0; i < 21; i++) await w.decorated.createNodeClaim(claim(`c${String(i).padStart(2, '0')}`));
+    const gets = vi.spyOn(w.cluster, 'nodeClaim');
+    const lists = vi.spyOn(w.cluster, 'nodeClaims');
+    expect(names(await w.decorated.nodeClaims())).toHaveLength(21);
+    expect(gets).not.toHaveBeenCalled();
+    expect(lists).toHaveBeenCalledTimes(1);
   });
 
   it('reads NodeClaims from the API server when the summary is not yet current as of a given time', async () => {
