@@ -45,6 +45,15 @@ const leaseNamespace = 'kube-node-lease';
 const leaseSeconds = 40;
 const renewEveryMs = 10_000;
 
+/** The conditions kubelet reports True on a running pod. */
+export const RUNNING_POD_CONDITIONS = [
+  'PodReadyToStartContainers',
+  'Initialized',
+  'Ready',
+  'ContainersReady',
+  'PodScheduled',
+] as const;
+
 /**
  * Plays the kubelets of a cluster's EC2 instances in moto: every running instance tagged for the
  * cluster registers a Node (providerID `aws:///<zone>/<id>`, well-known labels, capacity and
@@ -305,13 +314,7 @@ export class NodeSimulator {
       podIP: podIp,
       podIPs: [{ ip: podIp }],
       startTime: now,
-      conditions: [
-        ready('PodReadyToStartContainers'),
-        ready('Initialized'),
-        ready('Ready'),
-        ready('ContainersReady'),
-        ready('PodScheduled'),
-      ],
+      conditions: RUNNING_POD_CONDITIONS.map(ready),
       containerStatuses: (pod.spec?.containers ?? []).map((container) => ({
         name: container.name,
         image: container.image ?? '',

@@ -8,7 +8,7 @@ import { STACK_NAMES } from './aws/stack.ts';
 import type { Moto } from './moto.ts';
 import { waitFor } from './proc.ts';
 
-interface ShimConfigMap {
+export interface ShimConfigMap {
   readonly data: { readonly 'boot.mjs': string };
   readonly binaryData: { readonly 'shim.mjs.gz': string };
 }
@@ -50,18 +50,32 @@ export async function startShimProcess(options: {
     summaryBucket: options.summaryBucket ?? STACK_NAMES.summaryBucket,
     region: options.server.region,
   }) as [ShimConfigMap, ShimDeployment];
+  const container = deployment.spec.template.spec.containers[0];
+  return spawnShim(configMap, container.env, options);
+}
+
+/**
+ * Runs a rendered shim: the ConfigMap's files in a folder as the volume mount would put them, the
+ * Deployment's environment (`heapMb` replaces its NODE_OPTIONS), the shim's kubeconfig, moto and the
+ * shim role's keys; resolves once it started.
+ */
+export async function spawnShim(
+  configMap: ShimConfigMap,
+  env: readonly { name: string; value: string }[],
+  options: { readonly server: Moto; readonly kubeconfigPath: string; readonly heapMb?: number },
+): Promise<ShimProcess> {
   const mount = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-shim-mount-'));
   fs.writeFileSync(path.join(mount, 'boot.mjs'), configMap.data['boot.mjs']);
   fs.writeFileSync(
     path.join(mount, 'shim.mjs.gz'),
     Buffer.from(configMap.binaryData['shim.mjs.gz'], 'base64'),
   );
-  const container = deployment.spec.template.spec.containers[0];
-  const deploymentEnv = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+  const deploymentEnv = Object.fromEntries(env.map((e) => [e.name, e.value]));
   const child = spawn(process.execPath, [path.join(mount, 'boot.mjs')], {
     env: {
       PATH: process.env['PATH'] ?? '',
       ...deploymentEnv,
+      ...(options.heapMb === undefined ? {} : { NODE_OPTIONS: `--max-old-space-size=${options.heapMb}` }),
       KUBECONFIG: options.kubeconfigPath,
       AWS_ENDPOINT_URL_SQS: options.server.endpoint,
       // moto's endpoint is an IP address, so the SDK addresses buckets by path, as moto needs on its
