@@ -483,6 +483,7 @@ describe('kube cluster adapter: connections', () => {
   });
 });
 
+// controller's own test
 // The Kubernetes adapter's own tests: its status and metadata writes are what the controllers
 // call, so they are exercised here directly, as the flotilla:controller identity.
 describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {

@@ -6,6 +6,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { ClusterSummary, SummarySource } from '../../../shared/ports/summary.ts';
 import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 
 // The Cluster port over the cluster summary: when the summary is used, when the API server is read
 // instead and why, and what a container's own writes look like through it. The summary is built
@@ -121,17 +122,7 @@ describe('the Cluster port over the cluster summary', () => {
   it('reads back from the API server what this container wrote to NodeClaims lately', async () => {
     const w = world();
     w.publish([], T0);
-    await w.decorated.createNodeClaim({
-      name: 'fresh',
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await w.decorated.createNodeClaim(newNodeClaim('fresh'));
     // The summary does not show it yet; the read does.
     expect(names(await w.decorated.nodeClaims())).toEqual(['fresh']);
     // Two minutes on, and behind a summary current since, it is the summary's to show.
@@ -143,18 +134,9 @@ describe('the Cluster port over the cluster summary', () => {
   it('lists the NodeClaims once, instead of reading each, after writing more than 20 lately', async () => {
     const w = world();
     w.publish([], T0);
-    const claim = (name: string) => ({
-      name,
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
-    for (let i = 0; i < 21; i++) await w.decorated.createNodeClaim(claim(`c${String(i).padStart(2, '0')}`));
+    for (let i = 0; i < 21; i++) {
+      await w.decorated.createNodeClaim(newNodeClaim(`c${String(i).padStart(2, '0')}`));
+    }
     const gets = vi.spyOn(w.cluster, 'nodeClaim');
     const lists = vi.spyOn(w.cluster, 'nodeClaims');
     expect(names(await w.decorated.nodeClaims())).toHaveLength(21);
@@ -164,17 +146,7 @@ describe('the Cluster port over the cluster summary', () => {
 
   it('reads NodeClaims from the API server when the summary is not yet current as of a given time', async () => {
     const w = world();
-    await w.cluster.createNodeClaim({
-      name: 'marked-by-the-last-pass',
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await w.cluster.createNodeClaim(newNodeClaim('marked-by-the-last-pass'));
     w.publish([], T0 - 20_000);
     expect(names(await w.decorated.nodeClaims({ freshAsOfMs: T0 - 15_000 }))).toEqual([
       'marked-by-the-last-pass',

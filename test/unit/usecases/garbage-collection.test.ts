@@ -9,6 +9,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { INSTANCE_LOOKUP_WINDOW_MS } from '../../../shared/ports/cloud.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { collectGarbage, ORPHAN_MIN_AGE_MS } from '../../../shared/usecases/garbage-collection.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 
 // Garbage collection on the in-memory twins: which instances and NodeClaims one pass collects.
 
@@ -35,17 +36,7 @@ function world() {
   const instance = (nodeClaim: string) =>
     cloud.addForeignInstance({ instanceType: 'm5.large', zone: 'us-east-1a', tags: owned(nodeClaim) });
   async function claim(name: string, providerId?: string): Promise<void> {
-    await cluster.createNodeClaim({
-      name,
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await cluster.createNodeClaim(newNodeClaim(name));
     if (providerId !== undefined) {
       await cluster.patchNodeClaimStatus(name, {
         providerId,

@@ -19,6 +19,7 @@ import {
   handleInterruptionBatch,
   type InterruptionDriverDeps,
 } from '../../../shared/usecases/interruption-driver.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 
 // The interruption batch driver on the in-memory cluster, cloud and termination queue, with events
 // parsed from real EventBridge JSON.
@@ -59,21 +60,15 @@ function makeWorld() {
         [MemoryTag.nodeClaim]: name,
       },
     });
-    await cluster.createNodeClaim({
-      name,
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {
-        'node.kubernetes.io/instance-type': 'm5.large',
-        'topology.kubernetes.io/zone': 'us-east-1a',
-        'karpenter.sh/capacity-type': 'spot',
-      },
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await cluster.createNodeClaim(
+      newNodeClaim(name, {
+        labels: {
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': 'us-east-1a',
+          'karpenter.sh/capacity-type': 'spot',
+        },
+      }),
+    );
     await cluster.patchNodeClaimStatus(name, { providerId: instance.providerId, conditions: [] });
     return instance.instanceId;
   }

@@ -9,6 +9,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { sweepTerminations, terminateNodeClaim } from '../../../shared/usecases/termination.ts';
 import type { TerminationSweepDeps } from '../../../shared/usecases/termination-driver.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 
 // A cluster with terminating NodeClaims on the in-memory twins, and the termination drive wired to
 // them as the termination Lambda wires it, on a virtual clock: a sleep advances the clock, and the
@@ -83,17 +84,7 @@ export function makeTerminationWorld(budgetMs = 10_000) {
             [MemoryTag.nodeClaim]: name,
           },
     });
-    await cluster.createNodeClaim({
-      name,
-      nodePool: { name: 'default', uid: 'pool-uid' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await cluster.createNodeClaim(newNodeClaim(name));
     const nodeName = `node-${name}`;
     cluster.create({
       apiVersion: 'v1',
