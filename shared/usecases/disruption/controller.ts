@@ -1,10 +1,4 @@
-import {
-  Annotation,
-  allowedDisruptions,
-  type DisruptionReason,
-  doNotDisruptValue,
-  type PdbLimit,
-} from '../../core/index.ts';
+import { allowedDisruptions, type DisruptionReason, type PdbLimit } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -48,7 +42,9 @@ import { emptiness } from './emptiness.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
+import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
+import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
@@ -76,52 +72,6 @@ const COMMAND_MARGIN_MS = 20_000;
 
 /** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
 const CONDITION_WRITERS = 8;
-
-/** The pass's lease, renewed as the pass goes on; `lost` once a renewal found it taken. */
-interface HeldLease {
-  current(): Lease;
-  lost(): boolean;
-  /** Extends the lease by its TTL from now (the pass calls it before each step that may take long). */
-  renew(): Promise<void>;
-  /** Whether the lease is still this pass's, read consistently (before the effects of a command). */
-  confirm(): Promise<boolean>;
-}
-
-/** A renewal that fails when the lease has less than this left counts as the lease lost. */
-const LEASE_MARGIN_MS = 10_000;
-
-function holdLease(
-  ports: Pick<DisruptionPorts, 'leases' | 'clock' | 'logger'>,
-  first: Lease,
-  ttl: number,
-): HeldLease {
-  let lease = first;
-  let lost = false;
-  const renew = async () => {
-    if (lost) return;
-    try {
-      const renewed = await ports.leases.renew(lease, ports.clock.now(), ttl);
-      if (renewed === undefined) lost = true;
-      else lease = renewed;
-    } catch (error) {
-      // A renewal that fails leaves the lease as it was; the next one tries again, unless it is
-      // about to run out, when another pass may take it.
-      if (lease.expiresAtMs - ports.clock.now().getTime() < LEASE_MARGIN_MS) lost = true;
-      ports.logger.warn('disruption lease not renewed', { error, lost });
-    }
-  };
-  return {
-    current: () => lease,
-    lost: () => lost,
-    renew,
-    async confirm() {
-      await renew();
-      if (lost) return false;
-      if (!(await ports.leases.isHeld(lease, ports.clock.now()))) lost = true;
-      return !lost;
-    },
-  };
-}
 
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
@@ -628,50 +578,6 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
-}
-
-/**
- * Why the pods on a candidate differ from those the command was decided on (which may come from
- * the cluster summary, seconds behind), as the API server lists them now; undefined when they do
- * not. A pod that must move and was not counted, or one that cannot be read, stops the command: a
- * node is never taken for emptier than it is.
- */
-async function podsChanged(
-  cluster: DisruptionPorts['cluster'],
-  candidates: readonly DisruptionCandidate[],
-  nowMs: number,
-): Promise<string | undefined> {
-  for (const c of candidates) {
-    const read = await cluster.podsOnNode(c.node.name);
-    if (read.problems.length > 0) {
-      return `a pod on node ${c.node.name} cannot be read: ${read.problems[0]?.message ?? ''}`;
-    }
-    const counted = new Set(c.reschedulablePods.map((p) => p.uid));
-    const unseen = read.items.find(
-      (p) =>
-        !p.daemonSet &&
-        !p.mirror &&
-        p.phase !== 'Succeeded' &&
-        p.phase !== 'Failed' &&
-        p.deletedAtMs === undefined &&
-        !counted.has(p.uid),
-    );
-    if (unseen !== undefined) {
-      return `pod ${unseen.namespace}/${unseen.name} arrived on node ${c.node.name} after the command was decided`;
-    }
-    // A pod counted when the command was decided may have been annotated since.
-    const protectedPod = read.items.find(
-      (p) =>
-        !p.daemonSet &&
-        !p.mirror &&
-        p.deletedAtMs === undefined &&
-        doNotDisruptValue(p.annotations[Annotation.doNotDisrupt], p.startedAtMs, nowMs).protected,
-    );
-    if (protectedPod !== undefined && c.blockers.length === 0) {
-      return `pod ${protectedPod.namespace}/${protectedPod.name} on node ${c.node.name} has karpenter.sh/do-not-disrupt`;
-    }
-  }
-  return undefined;
 }
 
 /** A NodeClaim as it is once emptiness deleted it: being deleted, `DisruptionReason` `Empty`. */
