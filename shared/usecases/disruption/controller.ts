@@ -152,6 +152,7 @@ export async function disrupt(
   try {
     return await new Pass({ ...ports, logger }, options, lease, held).run();
   } finally {
+    await held.stop();
     await ports.leases.release(held.current(), ports.clock.now());
   }
 }
