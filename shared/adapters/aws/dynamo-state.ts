@@ -8,7 +8,12 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import type { CapacityType } from '../../core/index.ts';
-import { type CachedInstanceType, CatalogUnavailableError, offeringKeyString } from '../../ports/cloud.ts';
+import {
+  type CachedInstanceType,
+  CatalogUnavailableError,
+  type OfferingCatalog,
+  offeringKeyString,
+} from '../../ports/cloud.ts';
 import type { OfferingCache, UnavailableOffering, UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { call } from './errors.ts';
@@ -71,6 +76,8 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
   const { dynamodb, tableName, logger } = options;
   const now = options.now ?? (() => new Date());
   const retention = options.catalogRetentionSeconds ?? 2 * 24 * 3600;
+  /** The last catalog read per region. */
+  const read = new Map<string, OfferingCatalog>();
 
   /** Every chunk item of a catalog generation (only their keys when `keysOnly`), all pages. */
   async function generationItems(
@@ -158,6 +165,10 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
     async readCatalog(region) {
       const pointer = await readPointer(dynamodb, tableName, region);
       if (pointer === undefined) return undefined;
+      // A generation never changes once its pointer is written: a warm container that read it
+      // reads only the pointer again.
+      const cached = read.get(region);
+      if (cached !== undefined && cached.generation === pointer.generation) return cached;
       const items = await generationItems(region, pointer.generation, false);
       if (items.length !== pointer.chunks) {
         throw new CatalogUnavailableError(
@@ -167,7 +178,14 @@ export function makeDynamoOfferingCache(options: DynamoStateOptions): OfferingCa
       const instanceTypes = items.flatMap(
         (item) => JSON.parse(item['data']?.S ?? '[]') as CachedInstanceType[],
       );
-      return { region, generation: pointer.generation, refreshedAt: pointer.refreshedAt, instanceTypes };
+      const catalog = {
+        region,
+        generation: pointer.generation,
+        refreshedAt: pointer.refreshedAt,
+        instanceTypes,
+      };
+      read.set(region, catalog);
+      return catalog;
     },
   } satisfies OfferingCache;
 }

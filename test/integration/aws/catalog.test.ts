@@ -190,6 +190,37 @@ describe('catalog refresh into the DynamoDB offering cache', () => {
     expect(generations).toEqual(new Set([second.generation, third.generation]));
   });
 
+  it('reads a generation once per container: later reads ask DynamoDB only for the pointer', async () => {
+    await refreshCatalog(ports());
+    const dynamodb = catalogLambda.dynamodb;
+    const sent: string[] = [];
+    dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name: 'count-catalog-reads' },
+    );
+    try {
+      const reader = makeDynamoOfferingCache({ dynamodb, tableName: TABLE, logger: silentLogger });
+      const first = await reader.readCatalog('us-east-1');
+      expect(sent).toContain('QueryCommand');
+      sent.length = 0;
+      const again = await reader.readCatalog('us-east-1');
+      expect(sent).toEqual(['GetItemCommand']);
+      expect(again).toBe(first);
+
+      clock.advance(3600_000);
+      const next = await refreshCatalog(ports());
+      sent.length = 0;
+      const after = await reader.readCatalog('us-east-1');
+      expect(after?.generation).toBe(next.generation);
+      expect(sent).toContain('QueryCommand');
+    } finally {
+      dynamodb.middlewareStack.remove('count-catalog-reads');
+    }
+  });
+
   it('uses the bundled spot estimates when the spot price history cannot be read', async () => {
     const ec2 = new EC2Client(awsConfigAs(server, 'catalog'));
     ec2.middlewareStack.add(
