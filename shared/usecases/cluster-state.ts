@@ -49,6 +49,13 @@ export interface ReadClusterStateOptions {
   readonly nodeClaimsFreshAsOfMs?: number;
 }
 
+/** The cluster state but its pending pods, with what could not be read. */
+export interface ClusterObjectsRead {
+  readonly objects: Omit<ClusterState, 'pendingPods'>;
+  /** Objects left out because they do not convert, as `what: why`. */
+  readonly problems: readonly string[];
+}
+
 /**
  * Reads the cluster state in parallel. Objects that do not convert are left out and logged once
  * (`cluster objects skipped`, with the first ten problems); they never fail the read.
@@ -59,47 +66,72 @@ export async function readClusterState(
   logger: Logger,
   options: ReadClusterStateOptions = {},
 ): Promise<ClusterState> {
-  const [pods, nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs] =
-    await Promise.all([
-      cluster.provisionablePods(),
-      cluster.nodes(),
-      cluster.nodePools(),
-      cluster.nodeClasses(),
-      cluster.nodeClaims({
-        ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
-        ...(options.nodeClaimsFreshAsOfMs === undefined
-          ? {}
-          : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
-      }),
-      cluster.daemonSets(),
-      cluster.namespaceLabels(),
-      options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
-    ]);
-  const reads: Record<string, ReadResult<unknown> | undefined> = {
-    pods,
-    nodes,
-    pools: nodePools,
-    nodeClasses,
-    nodeClaims,
-    daemonSets,
-    podDisruptionBudgets: pdbs,
+  const [pods, objects] = await Promise.all([
+    cluster.provisionablePods(),
+    readClusterObjects(cluster, options),
+  ]);
+  return withPendingPods(objects, pods, logger);
+}
+
+/**
+ * Everything in the cluster state but the pending pods, read in parallel; a provisioning run reads
+ * it while its batch window is open and adds the pods its batch closed on (`withPendingPods`).
+ * @throws ClusterApiError when a list call fails.
+ */
+export async function readClusterObjects(
+  cluster: Cluster,
+  options: ReadClusterStateOptions = {},
+): Promise<ClusterObjectsRead> {
+  const [nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs] = await Promise.all([
+    cluster.nodes(),
+    cluster.nodePools(),
+    cluster.nodeClasses(),
+    cluster.nodeClaims({
+      ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
+      ...(options.nodeClaimsFreshAsOfMs === undefined ? {} : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
+    }),
+    cluster.daemonSets(),
+    cluster.namespaceLabels(),
+    options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
+  ]);
+  return {
+    objects: {
+      nodes: nodes.items,
+      nodeClaims: nodeClaims.items,
+      nodePools: nodePools.items,
+      nodeClasses: nodeClasses.items,
+      daemonSets: daemonSets.items,
+      namespaceLabels,
+      ...(pdbs === undefined ? {} : { podDisruptionBudgets: pdbs.items }),
+    },
+    problems: problemsOf({
+      nodes,
+      pools: nodePools,
+      nodeClasses,
+      nodeClaims,
+      daemonSets,
+      podDisruptionBudgets: pdbs,
+    }),
   };
-  const problems = Object.entries(reads).flatMap(([what, r]) =>
-    (r?.problems ?? []).map((p) => `${what}: ${p.message}`),
-  );
+}
+
+/** The cluster state from its objects and a read of the pending pods; logs what was left out, once. */
+export function withPendingPods(
+  read: ClusterObjectsRead,
+  pods: ReadResult<Pod>,
+  logger: Logger,
+): ClusterState {
+  const problems = [...problemsOf({ pods }), ...read.problems];
   if (problems.length > 0) {
     logger.warn('cluster objects skipped', { count: problems.length, problems: problems.slice(0, 10) });
   }
-  return {
-    pendingPods: pods.items,
-    nodes: nodes.items,
-    nodeClaims: nodeClaims.items,
-    nodePools: nodePools.items,
-    nodeClasses: nodeClasses.items,
-    daemonSets: daemonSets.items,
-    namespaceLabels,
-    ...(pdbs === undefined ? {} : { podDisruptionBudgets: pdbs.items }),
-  };
+  return { pendingPods: pods.items, ...read.objects };
+}
+
+function problemsOf(reads: Record<string, ReadResult<unknown> | undefined>): string[] {
+  return Object.entries(reads).flatMap(([what, r]) =>
+    (r?.problems ?? []).map((p) => `${what}: ${p.message}`),
+  );
 }
 
 /** The scheduler's input for a cluster state, with the NodePool choice it was built on. */

@@ -1,21 +1,30 @@
+import type { Pod } from '../core/index.ts';
+import type { ReadResult } from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { type PodName, writeDecision } from './decision.ts';
 import type { ProvisionPorts } from './provision-types.ts';
 
+/** A closed batch: how many pods it took, and the last read of the provisionable pods. */
+export interface Batch {
+  readonly pods: number;
+  /** The provisionable pods as the poll that closed the batch read them (the ones to plan for). */
+  readonly last: ReadResult<Pod>;
+}
+
 /**
- * Karpenter's batcher, by polling: after the first read, keep re-reading while new pods keep
- * appearing within `idleMs`, for at most `maxMs`. Writes the batch decision (why it closed).
+ * Karpenter's batcher, by polling: from a first read that found pods, keep re-reading while new
+ * pods keep appearing within `idleMs`, for at most `maxMs`. Writes the batch decision (why it closed).
  */
 export async function batchPods(
   ports: Pick<ProvisionPorts, 'cluster' | 'clock' | 'sleep'>,
   logger: Logger,
+  first: ReadResult<Pod>,
   idleMs: number,
   maxMs: number,
-): Promise<{ pods: number }> {
-  const seen = new Map<string, PodName>(
-    (await ports.cluster.provisionablePods()).items.map((p) => [p.uid, p]),
-  );
-  if (seen.size === 0) return { pods: 0 };
+): Promise<Batch> {
+  const seen = new Map<string, PodName>(first.items.map((p) => [p.uid, p]));
+  let last = first;
+  if (seen.size === 0) return { pods: 0, last };
   const start = ports.clock.now().getTime();
   let closedBy: 'idle' | 'max' = 'idle';
   for (;;) {
@@ -26,8 +35,9 @@ export async function batchPods(
     }
     const wait = Math.min(idleMs, left);
     await ports.sleep(wait);
+    last = await ports.cluster.provisionablePods();
     let added = 0;
-    for (const pod of (await ports.cluster.provisionablePods()).items) {
+    for (const pod of last.items) {
       if (!seen.has(pod.uid)) {
         seen.set(pod.uid, pod);
         added += 1;
@@ -47,5 +57,5 @@ export async function batchPods(
     batchIdleMs: idleMs,
     batchMaxMs: maxMs,
   });
-  return { pods: seen.size };
+  return { pods: seen.size, last };
 }

@@ -1,9 +1,16 @@
 import { solve, type UnschedulablePod } from '../core/index.ts';
 import type { Lease } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { buildSchedulingInput, type ClusterState, readClusterState } from './cluster-state.ts';
+import {
+  buildSchedulingInput,
+  type ClusterObjectsRead,
+  type ClusterState,
+  readClusterObjects,
+  readClusterState,
+  withPendingPods,
+} from './cluster-state.ts';
 import { writeDecision } from './decision.ts';
-import type { SkippedNodePool } from './eligibility.ts';
+import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { type LaunchGuard, reconcileLaunchBackoff } from './launch-backoff.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
 import { batchPods } from './provision-batch.ts';
@@ -59,17 +66,36 @@ async function provisionUnderLease(
   lease: Lease,
   logger: Logger,
 ): Promise<ProvisionResult> {
-  const batched = await batchPods(ports, logger, options.batchIdleMs ?? 1000, options.batchMaxMs ?? 10_000);
-  if (batched.pods === 0) {
+  const first = await ports.cluster.provisionablePods();
+  if (first.items.length === 0) {
     const resumed = await resumeWithoutPods(ports, lease, logger, options.consistentResume === true);
     if (resumed !== undefined) return resumed;
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
 
+  // What the plan needs besides the pods does not depend on which pods the batch takes: it is read
+  // while the batch window is open (the NodeClaims from the API server, under the lease, so every
+  // NodeClaim made before this run is in it), with the offering catalog of its EC2NodeClasses.
+  const objects = readClusterObjects(ports.cluster, { consistentNodeClaims: true });
+  // A failure of the reads is thrown where they are awaited, after the batch (not left unhandled
+  // while it is open); the catalog's own errors are the plan's to report.
+  objects.catch(() => undefined);
+  const catalog = objects.then(
+    (read) => warmInstanceTypes(ports.cloud, read),
+    () => undefined,
+  );
+  const batch = await batchPods(
+    ports,
+    logger,
+    first,
+    options.batchIdleMs ?? 1000,
+    options.batchMaxMs ?? 10_000,
+  );
+  let state = withPendingPods(await objects, batch.last, logger);
+  await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
   // current status so that the first pods of a new class launch in this run.
-  let state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
   if (ports.nodeClassResolver !== undefined) {
     const pass = await reconcileNodeClasses(
       { ...ports, logger, resolver: ports.nodeClassResolver },
@@ -260,4 +286,18 @@ async function runRound(
     skippedNodePools,
     leaseLost,
   };
+}
+
+/**
+ * Reads the instance types of the EC2NodeClasses that may launch, so that the offering catalog is
+ * in the Cloud adapter's cache when the plan asks for it. Best effort: a class that cannot be read
+ * here is read again by the plan, which reports the error.
+ */
+async function warmInstanceTypes(
+  cloud: Pick<ProvisionPorts['cloud'], 'instanceTypes'>,
+  read: ClusterObjectsRead,
+): Promise<void> {
+  const { eligible } = selectNodePools(read.objects.nodePools, read.objects.nodeClasses);
+  const classes = new Map(eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
+  await Promise.allSettled([...classes.values()].map((c) => cloud.instanceTypes(c)));
 }
