@@ -1,22 +1,12 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  makeMemoryCloud,
-  makeMemoryCluster,
-  makeMemoryLeaseStore,
-  makeMemoryNodeClassResolver,
-} from '../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { makeMemoryLeaseStore } from '../../../shared/adapters/memory/index.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { loadScenario } from '../../../shared/simulator/scenario.ts';
 import { provision } from '../../../shared/usecases/provision.ts';
+import { addPendingPod, scenarioWorld } from './provision-world.ts';
 
 // When a provisioning run reads what: the cluster's objects and the offering catalog while the batch
 // window is open, the pods once more when it closes, and nothing of it again before the plan.
-
-const examples = path.resolve(import.meta.dirname, '../../../examples');
 
 interface WorldOptions {
   /** A read that fails. */
@@ -26,17 +16,7 @@ interface WorldOptions {
 }
 
 function makeWorld({ fail, duringWait }: WorldOptions = {}) {
-  const scenario = loadScenario(path.join(examples, 'steady-web.yaml'));
-  const clock = makeManualClock(new Date(scenario.startMs));
-  const memory = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: 'simulated',
-    catalog: bundledCatalog(scenario.region, scenario.zones),
-    bootDelayMs: scenario.bootDelayMs,
-  });
-  for (const manifest of scenario.ec2NodeClasses) memory.create(manifest);
-  for (const manifest of scenario.nodePools) memory.create(manifest);
+  const { clock, cluster: memory, cloud, resolver } = scenarioWorld();
   const calls: string[] = [];
   const cluster = new Proxy(memory, {
     get(target, key, receiver) {
@@ -50,19 +30,7 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
     },
   });
   const instanceTypes = cloud.instanceTypes.bind(cloud);
-  const pendingPod = (name: string) => {
-    memory.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'default' },
-      spec: {
-        containers: [
-          { name: 'app', image: 'app', resources: { requests: { cpu: '500m', memory: '512Mi' } } },
-        ],
-      },
-    });
-    memory.markPodUnschedulable('default', name, '0/0 nodes are available');
-  };
+  const pendingPod = (name: string) => addPendingPod(memory, name);
   const run = () =>
     provision(
       {
@@ -84,7 +52,7 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
           clock.advance(ms);
         },
         logger: makeLogger({}, { sink: () => {} }),
-        nodeClassResolver: makeMemoryNodeClassResolver({ zones: scenario.zones }),
+        nodeClassResolver: resolver,
       },
       { holder: 'run-1' },
     );

@@ -1,15 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  makeMemoryCloud,
-  makeMemoryCluster,
-  makeMemoryLeaseStore,
-  makeMemoryNodeClassResolver,
-} from '../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../shared/ports/clock.ts';
+import { makeMemoryLeaseStore } from '../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { loadScenario } from '../../../shared/simulator/scenario.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
 import { provision } from '../../../shared/usecases/provision.ts';
 import {
@@ -17,28 +8,16 @@ import {
   provisionForMessages,
   runProvisioner,
 } from '../../../shared/usecases/provisioner-driver.ts';
+import { addPendingPod, scenarioWorld } from './provision-world.ts';
 
 // The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
 // controllers pass, with the NodePools and EC2NodeClasses of an example scenario.
 
-const examples = path.resolve(import.meta.dirname, '../../../examples');
-
 async function makeWorld() {
-  const scenario = loadScenario(path.join(examples, 'steady-web.yaml'));
-  const clock = makeManualClock(new Date(scenario.startMs));
-  const cluster = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: 'simulated',
-    catalog: bundledCatalog(scenario.region, scenario.zones),
-    bootDelayMs: scenario.bootDelayMs,
-  });
+  const { clock, cluster, cloud, resolver } = scenarioWorld();
   const leases = makeMemoryLeaseStore();
-  const resolver = makeMemoryNodeClassResolver({ zones: scenario.zones });
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
-  for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
-  for (const manifest of scenario.nodePools) cluster.create(manifest);
   const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
   const deps: ProvisionerDriverDeps = {
     logger,
@@ -63,20 +42,7 @@ async function makeWorld() {
       return { delaySeconds: 5 };
     },
   };
-  /** A pod kube-scheduler found no node for. */
-  function pendingPod(name: string): void {
-    cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'default' },
-      spec: {
-        containers: [
-          { name: 'app', image: 'app', resources: { requests: { cpu: '500m', memory: '512Mi' } } },
-        ],
-      },
-    });
-    cluster.markPodUnschedulable('default', name, '0/0 nodes are available');
-  }
+  const pendingPod = (name: string) => addPendingPod(cluster, name);
   return {
     cluster,
     deps,
