@@ -60,7 +60,7 @@ export const handler = withDeadline(
   makeProvisionerHandler({
     clusterName,
     logger,
-    provision: (holder, trigger) =>
+    provision: (holder, trigger, podEventAtMs) =>
       provision(
         { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver },
         // A run triggered while another holds the lease waits for it (well within the timeout),
@@ -70,6 +70,7 @@ export const handler = withDeadline(
           leaseName: `provisioner#${clusterName}`,
           leaseWaitMs: 20_000,
           consistentResume: trigger === 'queue',
+          ...(podEventAtMs === undefined ? {} : { podEventAtMs }),
         },
       ),
     reconcileLifecycle: (holder) =>

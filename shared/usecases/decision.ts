@@ -65,6 +65,8 @@ export interface BatchDecision {
   readonly durationMs: number;
   readonly batchIdleMs: number;
   readonly batchMaxMs: number;
+  /** For a run a pod event triggered: how long before the run's first read the shim observed it. */
+  readonly sinceEventMs?: number;
 }
 
 /** Pods no NodePool can host, grouped by the reason they are told (one decision per reason). */

@@ -42,6 +42,12 @@ export interface ProvisionOptions {
   readonly batchIdleMs?: number;
   /** Batching ends after this long in any case. @default 10000 (BATCH_MAX_DURATION) */
   readonly batchMaxMs?: number;
+  /**
+   * When the shim observed the latest pod event that triggered this run (epoch ms). The first idle
+   * window counts from it, as Karpenter's batcher counts from the pod's arrival, so the time the
+   * event spent reaching the run is not waited again. Absent for scheduled runs.
+   */
+  readonly podEventAtMs?: number;
   /** Solve-and-launch rounds; a round after the first re-plans pods whose launch hit ICE. @default 3 */
   readonly maxRounds?: number;
   /**

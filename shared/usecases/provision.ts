@@ -85,13 +85,11 @@ async function provisionUnderLease(
     (read) => warmInstanceTypes(ports.cloud, read),
     () => undefined,
   );
-  const batch = await batchPods(
-    ports,
-    logger,
-    first,
-    options.batchIdleMs ?? 1000,
-    options.batchMaxMs ?? 10_000,
-  );
+  const batch = await batchPods(ports, logger, first, {
+    idleMs: options.batchIdleMs ?? 1000,
+    maxMs: options.batchMaxMs ?? 10_000,
+    ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
+  });
   let state = withPendingPods(await objects, batch.last, logger);
   await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a

@@ -20,9 +20,14 @@ export interface ProvisionerDriverDeps {
   readonly logger: Logger;
   /**
    * One provisioning run under the given lease holder (the invocation id); `trigger` says what
-   * invoked it (a queue message asks for something now: a pod, a follow-up, a replacement to launch).
+   * invoked it (a queue message asks for something now: a pod, a follow-up, a replacement to launch);
+   * `podEventAtMs`, when the latest pod event among the messages was observed.
    */
-  readonly provision: (holder: string, trigger: ProvisionTrigger) => Promise<ProvisionResult>;
+  readonly provision: (
+    holder: string,
+    trigger: ProvisionTrigger,
+    podEventAtMs?: number,
+  ) => Promise<ProvisionResult>;
   /** The controllers pass run after provisioning; reports the NodeClaims not initialized yet. */
   readonly reconcileLifecycle?: (
     holder: string,
@@ -51,8 +56,9 @@ export async function runProvisioner(
   deps: ProvisionerDriverDeps,
   holder: string,
   trigger: ProvisionTrigger = 'schedule',
+  podEventAtMs?: number,
 ): Promise<ProvisionResult> {
-  const result = await deps.provision(holder, trigger);
+  const result = await deps.provision(holder, trigger, podEventAtMs);
   if (deps.reconcileLifecycle === undefined) return result;
   const lifecycle = await deps.reconcileLifecycle(holder);
   const followUp = decideFollowUp(lifecycle.uninitialized, (deps.clock ?? systemClock).now().getTime());
@@ -94,7 +100,7 @@ export async function provisionForMessages(
 ): Promise<BatchOutcome> {
   if (items.length === 0) return { failed: [] };
   try {
-    await runProvisioner(deps, holder, 'queue');
+    await runProvisioner(deps, holder, 'queue', latestPodEventAtMs(items));
     return { failed: [] };
   } catch (error) {
     deps.logger.error('provisioning failed', {
@@ -105,4 +111,15 @@ export async function provisionForMessages(
     });
     return { failed: items.map((i) => i.id) };
   }
+}
+
+/** When the latest pod event among the messages was observed (epoch ms); undefined without one. */
+export function latestPodEventAtMs(items: readonly BatchItem<QueueMessage>[]): number | undefined {
+  let latest: number | undefined;
+  for (const { message } of items) {
+    if (message.kind !== 'podEvent') continue;
+    const at = Date.parse(message.event.observedAt);
+    if (Number.isFinite(at) && (latest === undefined || at > latest)) latest = at;
+  }
+  return latest;
 }

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { makeMemoryLeaseStore } from '../../../shared/adapters/memory/index.ts';
+import { followUpVersion, podEventVersion, type QueueMessage } from '../../../shared/messages/pod-event.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import type { BatchItem } from '../../../shared/usecases/batch.ts';
 import { provision } from '../../../shared/usecases/provision.ts';
+import { batchPods } from '../../../shared/usecases/provision-batch.ts';
+import { latestPodEventAtMs } from '../../../shared/usecases/provisioner-driver.ts';
 import { addPendingPod, scenarioWorld } from './provision-world.ts';
 
 // When a provisioning run reads what: the cluster's objects and the offering catalog while the batch
@@ -101,5 +105,99 @@ describe('a provisioning run reads during its batch window', () => {
     const w = makeWorld({ fail: { method: 'nodes', error } });
     w.pendingPod('web-1');
     await expect(w.run()).rejects.toBe(error);
+  });
+});
+
+describe('the batch window of a run a pod event triggered', () => {
+  /** batchPods from a first read of the world's pods, the waits recorded. */
+  async function batch(eventBeforeMs: number | undefined, arriving: readonly string[] = []) {
+    const { clock, cluster } = scenarioWorld();
+    addPendingPod(cluster, 'web-1');
+    const waits: number[] = [];
+    const lines: Record<string, unknown>[] = [];
+    const startMs = clock.now().getTime();
+    const result = await batchPods(
+      {
+        cluster,
+        clock,
+        sleep: async (ms) => {
+          waits.push(ms);
+          const next = arriving[waits.length - 1];
+          if (next !== undefined) addPendingPod(cluster, next);
+          clock.advance(ms);
+        },
+      },
+      makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }),
+      await cluster.provisionablePods(),
+      {
+        idleMs: 1000,
+        maxMs: 10_000,
+        ...(eventBeforeMs === undefined ? {} : { eventAtMs: startMs - eventBeforeMs }),
+      },
+    );
+    return { waits, pods: result.pods, last: result.last.items.length, decision: lines[0] };
+  }
+
+  it('waits only what is left of the idle window after the event', async () => {
+    const b = await batch(400);
+    expect(b.waits).toEqual([600]);
+    expect(b.decision).toMatchObject({ decision: 'batch', reason: 'idle', sinceEventMs: 400 });
+  });
+
+  it('closes on the first read when the event is older than the idle window', async () => {
+    const b = await batch(1500);
+    expect(b.waits).toEqual([]);
+    expect(b).toMatchObject({ pods: 1, last: 1 });
+    expect(b.decision).toMatchObject({ reason: 'idle', sinceEventMs: 1500, durationMs: 0 });
+  });
+
+  it('waits whole idle windows again once a new pod arrives', async () => {
+    const b = await batch(400, ['web-2']);
+    expect(b.waits).toEqual([600, 1000]);
+    expect(b).toMatchObject({ pods: 2, last: 2 });
+  });
+
+  it('counts a shim clock ahead of the run as no time passed, and a scheduled run waits a whole window', async () => {
+    expect((await batch(-5000)).waits).toEqual([1000]);
+    const scheduled = await batch(undefined);
+    expect(scheduled.waits).toEqual([1000]);
+    expect(scheduled.decision).not.toHaveProperty('sinceEventMs');
+  });
+});
+
+describe('the latest pod event of a queue batch', () => {
+  const podEvent = (observedAt: string): QueueMessage => ({
+    kind: 'podEvent' as const,
+    event: {
+      version: podEventVersion,
+      kind: 'PodUnschedulable' as const,
+      cluster: 'c',
+      namespace: 'default',
+      name: 'p',
+      uid: 'u',
+      observedAt,
+    },
+  });
+
+  it('is the latest observedAt of the pod events; follow-ups do not count', () => {
+    const items: BatchItem<QueueMessage>[] = [
+      { id: '1', message: podEvent('2026-11-26T10:00:01.000Z') },
+      { id: '2', message: podEvent('2026-11-26T10:00:03.500Z') },
+      {
+        id: '3',
+        message: {
+          kind: 'followUp' as const,
+          followUp: {
+            version: followUpVersion,
+            kind: 'LifecycleFollowUp' as const,
+            cluster: 'c',
+            nodeClaims: ['a'],
+            requestedAt: '2026-11-26T10:00:09.000Z',
+          },
+        },
+      },
+    ];
+    expect(latestPodEventAtMs(items)).toBe(Date.parse('2026-11-26T10:00:03.500Z'));
+    expect(latestPodEventAtMs(items.slice(2))).toBeUndefined();
   });
 });
