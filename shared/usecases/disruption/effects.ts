@@ -63,6 +63,11 @@ export async function markCandidates(
   ports: EffectPorts,
   claims: readonly ClusterNodeClaim[],
   record: CommandRecord,
+  /**
+   * A repeat of the marks (a command still in flight): the taint is left out for Nodes this read
+   * of them shows tainted already. A new command taints every Node whatever a read says.
+   */
+  tainted?: (claim: ClusterNodeClaim) => boolean,
 ): Promise<void> {
   const { cluster } = ports;
   const value = encodeCommand(record);
@@ -72,7 +77,7 @@ export async function markCandidates(
         cluster.patchNodeClaimMetadata(claim.name, { annotations: { [COMMAND_ANNOTATION]: value } }),
       );
     }
-    if (claim.status.nodeName !== undefined) {
+    if (claim.status.nodeName !== undefined && tainted?.(claim) !== true) {
       await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { addTaints: [DISRUPTED_TAINT] }));
     }
     const current = claim.status.conditions.find((c) => c.type === DISRUPTION_REASON_CONDITION);

@@ -25,6 +25,11 @@ export async function progressCommands(view: PassView): Promise<number> {
     view.ports.logger.warn('disruption command records ignored', { records: malformed.slice(0, 10) });
   }
   const byName = new Map(view.claims.map((c) => [c.name, c]));
+  const nodeFor = nodeIndex(view.state.nodes);
+  const tainted = (claim: ClusterNodeClaim) =>
+    (nodeFor(claim)?.taints ?? []).some(
+      (t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect,
+    );
   for (const record of commands.values()) {
     const live = record.candidates.flatMap((n) => {
       const c = byName.get(n);
@@ -54,8 +59,9 @@ export async function progressCommands(view: PassView): Promise<number> {
       continue;
     }
     // Still waiting: the marks and the launch request are repeated (both idempotent), so a pass
-    // that died between creating the replacements and marking the candidates is completed here.
-    await markCandidates(view.ports, live, record);
+    // that died between creating the replacements and marking the candidates is completed here;
+    // a Node that shows the taint already is not written again.
+    await markCandidates(view.ports, live, record, tainted);
     const unlaunched = replacements.flatMap((r) =>
       r !== undefined && !isConditionTrue(r.status.conditions, 'Launched') ? [r.name] : [],
     );

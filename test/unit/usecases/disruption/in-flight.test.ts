@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryCluster, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
+import { DISRUPTED_TAINT } from '../../../../shared/core/index.ts';
+import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import type { ClusterState } from '../../../../shared/usecases/cluster-state.ts';
+import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
+import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
+import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
+import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination-decide.ts';
+import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
+
+// A command still in flight is repeated by every pass (its marks and its launch request), and a
+// repeat writes only what a read shows missing: a Node that shows the taint is not written again.
+
+const record = {
+  id: 'c1',
+  method: 'single-node' as const,
+  reason: 'Underutilized' as const,
+  candidates: ['a', 'b'],
+  replacements: ['r1'],
+  startedAt: iso(T0),
+};
+
+function view(nodes: readonly ClusterNode[]) {
+  const clock = makeManualClock(new Date(T0 + 60_000));
+  const memory = makeMemoryCluster({ clock });
+  const written: string[] = [];
+  const cluster = new Proxy(memory, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function' || typeof key !== 'string') return value;
+      return (...args: unknown[]) => {
+        if (key.startsWith('patch')) written.push(`${key} ${String(args[0])}`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
+  const reason = condition(DISRUPTION_REASON_CONDITION, 'True', T0, 'Underutilized');
+  const claims: ClusterNodeClaim[] = [
+    nodeClaim('a', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
+    nodeClaim('b', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
+    // The replacement: launched, not initialized yet.
+    nodeClaim('r1', { nodeName: null, conditions: [condition('Launched', 'True')] }),
+  ];
+  const launches: string[][] = [];
+  const passView: PassView = {
+    ports: {
+      cluster,
+      terminationQueue: makeMemoryTerminationQueue(clock),
+      requestLaunch: async (names) => {
+        launches.push([...names]);
+      },
+      logger: makeLogger({}, { sink: () => {} }),
+    },
+    state: { nodes } as unknown as ClusterState,
+    claims,
+    input: undefined,
+    pools: new Map(),
+    classes: new Map(),
+    leaseToken: 1,
+    nowMs: clock.now().getTime(),
+    record: () => {},
+  };
+  return { passView, written, launches };
+}
+
+describe('a disruption command in flight, repeated by the next pass', () => {
+  it('writes nothing to Nodes that show the taint already', async () => {
+    const tainted = { taints: [DISRUPTED_TAINT] };
+    const w = view([clusterNode('node-a', tainted), clusterNode('node-b', tainted)]);
+    expect(await progressCommands(w.passView)).toBe(1);
+    expect(w.written).toEqual([]);
+  });
+
+  it('taints again a Node that shows no taint (it was removed, or never written)', async () => {
+    const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
+    await progressCommands(w.passView);
+    expect(w.written).toEqual(['patchNode node-b']);
+  });
+});
