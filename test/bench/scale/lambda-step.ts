@@ -132,6 +132,26 @@ export function flotillaEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
+/** One request of an invocation: what, when it began (epoch ms), how long it took. */
+export interface TimelineEntry {
+  readonly call: string;
+  readonly startedAtMs: number;
+  readonly ms?: number;
+}
+
+/** One invocation of a warm process. */
+export interface WarmInvocation {
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly summary?: unknown;
+  readonly startedAtMs: number;
+  readonly wallMs: number;
+  readonly timeline: readonly TimelineEntry[];
+}
+
+/** Invokes the warm process's handler with one event; resolves when the invocation returned. */
+export type WarmInvoke = (event: unknown) => Promise<WarmInvocation>;
+
 export interface InvocationResult {
   readonly lambda: LambdaName;
   readonly memorySizeMb: number;
@@ -156,6 +176,11 @@ export interface InvocationResult {
   readonly aws?: { readonly requests: number; readonly busyMs: number; readonly slowestMs: number };
   /** The handler's result with long lists cut to counts. */
   readonly summary?: unknown;
+  /** When the (last) invocation began, epoch ms, and its requests in order. */
+  readonly startedAtMs?: number;
+  readonly timeline?: readonly TimelineEntry[];
+  /** With `drive`: every invocation of the warm process, in order. */
+  readonly invocations?: readonly WarmInvocation[];
   /** Log lines by `message`, and the warnings and errors among them. */
   readonly logMessages: Readonly<Record<string, number>>;
   readonly logFile: string;
@@ -196,6 +221,12 @@ export async function invokeLambda(
     readonly requestId: string;
     /** The memory the stack gives the function. @default the row's memorySize (512) */
     readonly memorySizeMb?: number;
+    /**
+     * A warm container instead of one cold invocation: after its cold start, `drive` invokes the
+     * same process as often as it likes (`event` is not used); the result is the last invocation's,
+     * with every one of them in `invocations`.
+     */
+    readonly drive?: (invoke: WarmInvoke) => Promise<void>;
   },
 ): Promise<InvocationResult> {
   await bundleAll();
@@ -224,8 +255,12 @@ export async function invokeLambda(
         BENCH_EVENT: JSON.stringify(event),
         BENCH_TIMEOUT_MS: String(timeoutMs),
         BENCH_REQUEST_ID: options.requestId,
+        ...(options.drive === undefined ? {} : { BENCH_WARM: '1' }),
       },
-      stdio: ['ignore', log, 'pipe', 'pipe'],
+      stdio:
+        options.drive === undefined
+          ? ['ignore', log, 'pipe', 'pipe']
+          : ['ignore', log, 'pipe', 'pipe', 'ipc'],
     },
   );
   let stderr = '';
@@ -240,10 +275,45 @@ export async function invokeLambda(
   // A Lambda is stopped at its timeout; the bench lets the invocation finish (to measure it) but
   // not forever.
   const killAfterMs = timeoutMs * 5 + 60_000;
-  const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+  let killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
+  const invocations: WarmInvocation[] = [];
+  if (options.drive !== undefined) {
+    const replies: ((m: Record<string, unknown>) => void)[] = [];
+    child.on('message', (m: Record<string, unknown>) => replies.shift()?.(m));
+    const next = () =>
+      Promise.race([
+        new Promise<Record<string, unknown>>((resolve) => replies.push(resolve)),
+        exited.then((e) => {
+          throw new Error(`the warm ${lambda} process exited (${e.code ?? e.signal}): ${stderr.slice(-600)}`);
+        }),
+      ]);
+    await next(); // ready: the cold start is over
+    let count = 0;
+    await options.drive(async (event) => {
+      count += 1;
+      clearTimeout(killer);
+      killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      const reply = next();
+      child.send({ event, requestId: `${options.requestId}-${count}` });
+      const r = await reply;
+      const outcome = r['outcome'] as { ok: boolean; error?: string; summary?: unknown };
+      const invocation: WarmInvocation = {
+        ok: outcome.ok,
+        ...(outcome.error === undefined ? {} : { error: outcome.error }),
+        summary: outcome.summary,
+        startedAtMs: r['startedAtMs'] as number,
+        wallMs: r['wallMs'] as number,
+        timeline: r['timeline'] as TimelineEntry[],
+      };
+      invocations.push(invocation);
+      return invocation;
+    });
+    child.send({ done: true });
+  }
+  const exit = await exited;
   clearTimeout(killer);
   fs.writeSync(log, stderr);
   fs.closeSync(log);
@@ -303,6 +373,9 @@ export async function invokeLambda(
     kubeRequests: result['kubeRequests'] as Record<string, number>,
     ...(result['aws'] === undefined ? {} : { aws: result['aws'] as NonNullable<InvocationResult['aws']> }),
     summary: result['summary'],
+    startedAtMs: result['startedAtMs'] as number,
+    timeline: result['timeline'] as TimelineEntry[],
+    ...(options.drive === undefined ? {} : { invocations }),
     logMessages,
     logFile: options.logFile,
   };

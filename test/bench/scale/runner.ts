@@ -1,5 +1,6 @@
 import dc from 'node:diagnostics_channel';
 import fs from 'node:fs';
+import http from 'node:http';
 import type net from 'node:net';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
@@ -111,6 +112,104 @@ const awsDone = (message: unknown) => {
 dc.subscribe('http.client.response.finish', awsDone);
 dc.subscribe('http.client.request.error', awsDone);
 
+// The invocation's requests in order (at most TIMELINE_MAX): when each began (epoch ms), how long it
+// took, and what it was: `VERB resource` for Kubernetes, the action for AWS (the JSON protocols'
+// X-Amz-Target; the query protocol's Action, read from the body EC2 is sent), `S3 GET` and so on.
+interface TimelineEntry {
+  call: string;
+  readonly startedAtMs: number;
+  ms?: number;
+}
+const TIMELINE_MAX = 400;
+let timeline: TimelineEntry[] = [];
+const timed = new WeakMap<object, TimelineEntry>();
+function timelineStart(request: object, call: string): void {
+  if (timeline.length >= TIMELINE_MAX) return;
+  const entry: TimelineEntry = { call, startedAtMs: Date.now() };
+  timeline.push(entry);
+  timed.set(request, entry);
+}
+function timelineEnd(request: object): void {
+  const entry = timed.get(request);
+  if (entry === undefined) return;
+  timed.delete(request);
+  entry.ms = Date.now() - entry.startedAtMs;
+}
+function kubeCall(method: string, rawPath: string): string | undefined {
+  const [pathname = '', query = ''] = rawPath.split('?');
+  const parts = pathname.split('/').filter((p) => p !== '');
+  const skip = parts[0] === 'api' ? 2 : parts[0] === 'apis' ? 3 : undefined;
+  if (skip === undefined) return undefined;
+  let rest = parts.slice(skip);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [resource = '', name, subresource] = rest;
+  const verb =
+    method !== 'GET'
+      ? method
+      : name !== undefined
+        ? 'GET'
+        : /(^|&)watch=(true|1)/.test(query)
+          ? 'WATCH'
+          : 'LIST';
+  return `${verb} ${resource}${subresource === undefined ? '' : `/${subresource}`}`;
+}
+dc.subscribe('undici:request:create', (message) => {
+  const request = (message as { request: { method: string; path: string } }).request;
+  timelineStart(request, kubeCall(request.method, request.path) ?? `${request.method} ${request.path}`);
+});
+dc.subscribe('undici:request:trailers', (message) => timelineEnd((message as { request: object }).request));
+dc.subscribe('undici:request:error', (message) => timelineEnd((message as { request: object }).request));
+// The query protocol (EC2) names its action in the body, which the request has sent by the time
+// `http.client.request.start` is published: the body's first chunk is read as it is written.
+const queryActions = new WeakMap<object, string>();
+function sniffAction(request: object, chunk: unknown): void {
+  if (queryActions.has(request)) return;
+  const text =
+    typeof chunk === 'string'
+      ? chunk.slice(0, 200)
+      : chunk instanceof Uint8Array
+        ? Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(200, chunk.byteLength)).toString('utf8')
+        : '';
+  const action = /(?:^|&)Action=([A-Za-z]+)/.exec(text)?.[1];
+  if (action !== undefined) queryActions.set(request, action);
+}
+const protoWrite = http.ClientRequest.prototype.write as (...args: unknown[]) => boolean;
+http.ClientRequest.prototype.write = function (this: http.ClientRequest, ...args: unknown[]) {
+  sniffAction(this, args[0]);
+  return protoWrite.apply(this, args);
+} as typeof http.ClientRequest.prototype.write;
+const protoEnd = http.ClientRequest.prototype.end as (...args: unknown[]) => http.ClientRequest;
+http.ClientRequest.prototype.end = function (this: http.ClientRequest, ...args: unknown[]) {
+  sniffAction(this, args[0]);
+  return protoEnd.apply(this, args);
+} as typeof http.ClientRequest.prototype.end;
+dc.subscribe('http.client.request.start', (message) => {
+  const request = (
+    message as {
+      request: http.ClientRequest & { protocol?: string; path: string; method: string };
+    }
+  ).request;
+  if (request.protocol !== 'http:') {
+    timelineStart(request, kubeCall(request.method, request.path) ?? `${request.method} ${request.path}`);
+    return;
+  }
+  const target = request.getHeader('x-amz-target');
+  if (typeof target === 'string') {
+    timelineStart(request, target.replace(/^[A-Za-z]+_\d+\./, '').replace(/^AmazonSQS\./, 'SQS '));
+    return;
+  }
+  if (request.method !== 'POST') {
+    timelineStart(request, `S3 ${request.method}`);
+    return;
+  }
+  // The query protocol's action is the body's first field (read as the request wrote it, below).
+  timelineStart(request, queryActions.get(request) ?? 'POST');
+});
+dc.subscribe('http.client.response.finish', (message) =>
+  timelineEnd((message as { request: object }).request),
+);
+dc.subscribe('http.client.request.error', (message) => timelineEnd((message as { request: object }).request));
+
 const peaks = { heapUsed: 0, heapCommitted: 0, external: 0, rss: 0 };
 function sample(): void {
   const usage = process.memoryUsage();
@@ -143,21 +242,61 @@ sample();
 const initMs = performance.now() - initStart;
 const heapAfterInit = process.memoryUsage().heapUsed;
 
-const started = Date.now();
-const context = {
-  awsRequestId: requestId,
-  functionName: process.env['AWS_LAMBDA_FUNCTION_NAME'],
-  memoryLimitInMB: process.env['AWS_LAMBDA_FUNCTION_MEMORY_SIZE'],
-  getRemainingTimeInMillis: () => Math.max(0, started + timeoutMs - Date.now()),
-};
-let outcome: { ok: true; summary: unknown } | { ok: false; error: string };
-try {
-  const result = await handlerModule.handler(event, context);
-  outcome = { ok: true, summary: summarise(result) };
-} catch (error) {
-  outcome = { ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+type Outcome = { ok: true; summary: unknown } | { ok: false; error: string };
+
+/** One call of the handler, as the runtime makes it: its own request id and deadline. */
+async function invoke(
+  event: unknown,
+  awsRequestId: string,
+): Promise<{ outcome: Outcome; startedAtMs: number; wallMs: number; timeline: TimelineEntry[] }> {
+  timeline = [];
+  const started = Date.now();
+  const context = {
+    awsRequestId,
+    functionName: process.env['AWS_LAMBDA_FUNCTION_NAME'],
+    memoryLimitInMB: process.env['AWS_LAMBDA_FUNCTION_MEMORY_SIZE'],
+    getRemainingTimeInMillis: () => Math.max(0, started + timeoutMs - Date.now()),
+  };
+  let outcome: Outcome;
+  try {
+    const result = await handlerModule.handler(event, context);
+    outcome = { ok: true, summary: summarise(result) };
+  } catch (error) {
+    outcome = {
+      ok: false,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
+  }
+  return { outcome, startedAtMs: started, wallMs: Date.now() - started, timeline };
 }
-const wallMs = Date.now() - started;
+
+// BENCH_WARM=1: a warm container. Events come from the parent over IPC, one at a time; each
+// invocation's outcome, wall time and request timeline go back over IPC; `{ done: true }` ends it.
+let last: Awaited<ReturnType<typeof invoke>>;
+if (process.env['BENCH_WARM'] === '1' && process.send !== undefined) {
+  const send = process.send.bind(process);
+  last = await new Promise((resolve) => {
+    let previous: Awaited<ReturnType<typeof invoke>> | undefined;
+    let invocations = 0;
+    process.on('message', (message: { done?: boolean; event?: unknown; requestId?: string }) => {
+      if (message.done === true) {
+        if (previous === undefined) throw new Error('a warm runner ended before any invocation');
+        resolve(previous);
+        return;
+      }
+      invocations += 1;
+      void invoke(message.event, message.requestId ?? `${requestId}-${invocations}`).then((r) => {
+        previous = r;
+        send({ kind: 'invocation', ...r });
+      });
+    });
+    send({ kind: 'ready' });
+  });
+  process.disconnect();
+} else {
+  last = await invoke(event, requestId);
+}
+const { outcome, wallMs } = last;
 sample();
 clearInterval(sampler);
 report({
@@ -177,6 +316,8 @@ report({
   })(),
   kubeRequests,
   aws: { requests: aws.requests, busyMs: Math.round(aws.busyMs), slowestMs: Math.round(aws.slowestMs) },
+  startedAtMs: last.startedAtMs,
+  timeline: last.timeline,
   ...outcome,
 });
 // Lambda freezes the sandbox after the response; here the process just ends.

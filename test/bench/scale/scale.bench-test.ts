@@ -11,6 +11,8 @@ import {
   type InvocationResult,
   invokeLambda,
   type LambdaName,
+  type WarmInvocation,
+  type WarmInvoke,
 } from './lambda-step.ts';
 import {
   clearLeases,
@@ -42,13 +44,16 @@ import { measureShim, type RunningShim } from './shim-step.ts';
 //   provisioner, 100 pending one scheduled run that launches for 100 unschedulable pods
 //   provisioner, idle        one scheduled run with nothing pending (after the pods and the
 //                            NodeClaims launched for them are deleted)
-//   provisioner, shim path   one more pod: the shim's event, taken from the queue, is the event
-//                            (pod created → queue → batch closed → CreateFleet answered)
+//   provisioner, shim path   pods made unschedulable one at a time; the shim's event for each, taken
+//                            from the queue, is given to one warm provisioner process
+//                            (pod created → queue → CreateFleet sent, per pod and p50)
 //   termination sweep        the schedule's sweep, which terminates those deleted NodeClaims
 //   garbage collector        one pass
 //   disruption (steady)      a pass once consolidateAfter (1m) has passed since the first: every
 //                            NodeClaim is Consolidatable, so consolidation runs
-//   disruption, a minute on  the next pass
+//   disruption, a minute on  the next passes, a minute apart: the last with nothing changed
+//   (empty node)             one node's workload pods are deleted before the first pass: from the
+//                            command becoming valid to its start, in the pass that started it
 //   interruption             one spot interruption warning for a loaded spot node
 //
 // Every Lambda gets the memory the stack gives it for a cluster of the size being measured.
@@ -61,6 +66,8 @@ const heapSetting = process.env['SCALE_HEAP'] ?? 'lambda';
 const heapMb = heapSetting === 'lambda' ? undefined : Number(heapSetting);
 const oomRetryMb = Number(process.env['SCALE_OOM_RETRY_MB'] ?? '8192');
 const CONSOLIDATE_AFTER_MS = 60_000;
+/** Pods sent down the shim path one after another (the first in a container that just started). */
+const SHIM_PATH_PODS = 6;
 
 interface SizeReport {
   readonly size: string;
@@ -245,7 +252,40 @@ async function lambdaSteps(
   const label = sizeLabel(cluster.size);
   const lambdaStep = (step: string, lambda: LambdaName, event?: unknown, settleFirst?: boolean) =>
     runLambdaStep(cluster, steps, step, lambda, podsNow(), objectBytes, shim, event, settleFirst);
-  await lambdaStep('disruption (first pass)', 'disruption');
+  // A node made empty (its workload pods deleted, as a scale-down does) before the first pass, which
+  // sees its pods gone; the passes after it start the command that removes it once it is valid
+  // (lastPodEventTime + consolidateAfter).
+  const emptied = await emptyOneNode(cluster);
+  if (emptied !== undefined) {
+    say(
+      `${label}: emptied node ${emptied.node} (NodeClaim ${emptied.nodeClaim}, ${emptied.pods} pods deleted)`,
+    );
+  }
+  let emptyCommandAtMs: number | undefined;
+  const disruptionStep = async (step: string) => {
+    const row = await lambdaStep(step, 'disruption');
+    if (emptied === undefined || emptyCommandAtMs !== undefined) return;
+    emptyCommandAtMs = commandStartedAt(row.details?.['logFile'], emptied.nodeClaim);
+    if (emptyCommandAtMs === undefined) return;
+    const claim = await cluster.controller.nodeClaim(emptied.nodeClaim);
+    const lastPodEventMs = claim?.status.lastPodEventMs;
+    const validAtMs = lastPodEventMs === undefined ? undefined : lastPodEventMs + CONSOLIDATE_AFTER_MS;
+    const at = steps.indexOf(row);
+    steps[at] = {
+      ...row,
+      details: {
+        ...row.details,
+        emptied,
+        podsDeletedToLastPodEventMs: lastPodEventMs === undefined ? undefined : lastPodEventMs - emptied.atMs,
+        validToCommandMs: validAtMs === undefined ? undefined : emptyCommandAtMs - validAtMs,
+        podsDeletedToCommandMs: emptyCommandAtMs - emptied.atMs,
+      },
+    };
+    say(
+      `${label}: empty node: command started ${emptyCommandAtMs - emptied.atMs} ms after its pods went, ${validAtMs === undefined ? '?' : emptyCommandAtMs - validAtMs} ms after it became valid`,
+    );
+  };
+  await disruptionStep('disruption (first pass)');
   const firstDisruptionEnded = Date.now();
 
   const beforeClaims = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
@@ -269,42 +309,58 @@ async function lambdaSteps(
 
   await lambdaStep('provisioner, nothing pending', 'provisioner');
 
-  // The shim path: one pod becomes unschedulable, the shim forwards it, and the provisioner runs
-  // for the queue's message as its event source mapping would deliver it.
+  // The shim path: pods become unschedulable one at a time, the shim forwards each, and the
+  // provisioner runs for the queue's message as its event source mapping would deliver it, in one
+  // warm container (as a busy cluster keeps it): pod created → on the queue → CreateFleet sent.
   if (shim?.alive() === true) {
     const beforeOne = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
     await purgePodEvents(cluster);
     await settle(cluster.admin, 60_000);
-    const createdAtMs = Date.now();
-    await createPendingPods(cluster, seed + 1, 1);
-    const message = await receivePodEvent(cluster, cluster.pending?.names[0] ?? '', 120_000);
-    // Invoked as soon as the event is on the queue (a fresh process: a cold start every time).
-    const row = await lambdaStep(
-      'provisioner, 1 pod from the shim',
+    const pods: ShimPathPod[] = [];
+    const drive = async (invoke: WarmInvoke) => {
+      for (let i = 0; i < SHIM_PATH_PODS; i++) {
+        const createdAtMs = Date.now();
+        await createPendingPods(cluster, seed + 1 + i, 1);
+        const pod = cluster.pending?.names[0] ?? '';
+        const message = await receivePodEvent(cluster, pod, 120_000);
+        const invocation = await invoke({
+          Records: [{ messageId: message.id, receiptHandle: message.receiptHandle, body: message.body }],
+        });
+        pods.push(shimPathPod(pod, createdAtMs, message.receivedAtMs, invocation));
+        const last = pods[pods.length - 1];
+        say(
+          `${label}: pod ${i + 1}/${SHIM_PATH_PODS} → on the queue ${last?.queuedMs} ms, → CreateFleet sent ${last?.createFleetSentMs ?? 'never'} ms`,
+        );
+        await deletePendingPods(cluster);
+        for (const claim of (await cluster.controller.nodeClaims()).items) {
+          if (beforeOne.has(claim.name) || launched.some((c) => c.name === claim.name)) continue;
+          launched.push(claim);
+          await cluster.controller.deleteNodeClaim(claim.name);
+        }
+      }
+    };
+    const row = await runLambdaStep(
+      cluster,
+      steps,
+      `provisioner, ${SHIM_PATH_PODS} pods from the shim (warm)`,
       'provisioner',
-      { Records: [{ messageId: message.id, receiptHandle: message.receiptHandle, body: message.body }] },
+      podsNow(),
+      objectBytes,
+      shim,
+      undefined,
       false,
+      drive,
     );
-    const launchedAt = logTime(row.details?.['logFile'], 'launch decided');
-    const batchClosedAt = logTime(row.details?.['logFile'], 'batch closed');
+    const sent = pods.flatMap((p) => (p.createFleetSentMs === undefined ? [] : [p.createFleetSentMs]));
     steps[steps.length - 1] = {
       ...row,
       details: {
         ...row.details,
-        podCreatedToForwardedMs: message.receivedAtMs - createdAtMs,
-        podCreatedToBatchClosedMs: batchClosedAt === undefined ? undefined : batchClosedAt - createdAtMs,
-        podCreatedToCreateFleetMs: launchedAt === undefined ? undefined : launchedAt - createdAtMs,
+        pods,
+        podToCreateFleetSentMs: { p50: percentile(sent, 50), max: Math.max(...sent), samples: sent.length },
       },
     };
-    say(
-      `${label}: pod → shim forwarded ${message.receivedAtMs - createdAtMs} ms, → CreateFleet answered ${launchedAt === undefined ? 'never' : `${launchedAt - createdAtMs} ms`}`,
-    );
-    await deletePendingPods(cluster);
-    for (const claim of (await cluster.controller.nodeClaims()).items) {
-      if (beforeOne.has(claim.name)) continue;
-      launched.push(claim);
-      await cluster.controller.deleteNodeClaim(claim.name);
-    }
+    say(`${label}: pod → CreateFleet sent p50 ${percentile(sent, 50)} ms over ${sent.length} pods`);
   }
 
   await lambdaStep(`termination sweep (${launched.length} deleted NodeClaims)`, 'termination');
@@ -317,10 +373,21 @@ async function lambdaSteps(
     );
     await new Promise((r) => setTimeout(r, wait));
   }
-  await lambdaStep('disruption (steady: consolidation)', 'disruption');
-  // A minute later, as the schedule runs it: what a pass costs when little has changed.
-  await new Promise((r) => setTimeout(r, 60_000));
-  await lambdaStep('disruption (a minute later)', 'disruption');
+  let passStarted = Date.now();
+  await disruptionStep('disruption (steady: consolidation)');
+  // As the schedule runs it (a pass a minute, start to start): what a pass costs when nothing changed.
+  const nextPass = async () => {
+    const wait = passStarted + 60_000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    passStarted = Date.now();
+  };
+  await nextPass();
+  await disruptionStep('disruption (a minute later)');
+  await nextPass();
+  await disruptionStep('disruption (idle: nothing changed)');
+
+  if (emptied !== undefined && emptyCommandAtMs === undefined)
+    say(`${label}: empty node: no command started`);
 
   // A spot interruption warning for one loaded node, as the interruption queue delivers it.
   const spot = (await cluster.controller.nodeClaims()).items.find(
@@ -343,21 +410,6 @@ async function lambdaSteps(
   }
 }
 
-/** The `time` of the first log line of `message` in `file`, in ms. */
-function logTime(file: unknown, message: string): number | undefined {
-  if (typeof file !== 'string' || !fs.existsSync(file)) return undefined;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const parsed = JSON.parse(line) as { message?: unknown; time?: unknown };
-      if (parsed.message === message && typeof parsed.time === 'string') return Date.parse(parsed.time);
-    } catch {
-      // Not a log line.
-    }
-  }
-  return undefined;
-}
-
 async function runLambdaStep(
   cluster: LoadedCluster,
   steps: StepRow[],
@@ -369,6 +421,8 @@ async function runLambdaStep(
   event: unknown = SCHEDULED_EVENT,
   /** Wait for the control plane to settle first (not when the step's clock is already running). */
   settleFirst = true,
+  /** Invoke one warm container as often as this likes (lambda-step.ts `drive`) instead of once. */
+  drive?: (invoke: WarmInvoke) => Promise<void>,
 ): Promise<StepRow> {
   const label = sizeLabel(cluster.size);
   const run = async (heap: number | undefined, attempt: string): Promise<Omit<StepRow, 'largeHeap'>> => {
@@ -382,6 +436,7 @@ async function runLambdaStep(
       // The memory the stack gives the function for a cluster of this size (infra/cluster-size.ts).
       memorySizeMb: functionMemoryMb(functionOf(lambda), cluster.size),
       ...(heap === undefined ? {} : { heapMb: heap }),
+      ...(drive === undefined ? {} : { drive }),
     });
     const after = await scrape(cluster.admin);
     // A process that died keeps its lease until the TTL: cleared so the next step does its own work.
@@ -424,6 +479,7 @@ async function runLambdaStep(
         leasesCleared,
         shimRunning: shim?.alive() ?? false,
         summaryObjectBytes: await summaryObjectBytes(cluster),
+        phases: phases(result.timeline, result.startedAtMs),
       },
     };
   };
@@ -452,4 +508,149 @@ function byServer(
     out[name] = (out[name] ?? 0) + count;
   }
   return out;
+}
+
+/** One pod of the shim path: when it reached the queue and CreateFleet was sent, from its creation. */
+interface ShimPathPod {
+  readonly pod: string;
+  readonly queuedMs: number;
+  readonly invokedMs: number;
+  readonly createFleetSentMs?: number;
+  /** How long moto took to answer that CreateFleet. */
+  readonly createFleetMs?: number;
+  readonly ok: boolean;
+  /** The invocation's requests before CreateFleet: when each began after the invocation, and took. */
+  readonly beforeCreateFleet: readonly string[];
+}
+
+function shimPathPod(
+  pod: string,
+  createdAtMs: number,
+  queuedAtMs: number,
+  invocation: WarmInvocation,
+): ShimPathPod {
+  const createFleet = invocation.timeline.find((e) => e.call === 'CreateFleet');
+  const before = invocation.timeline.filter(
+    (e) => createFleet === undefined || e.startedAtMs <= createFleet.startedAtMs,
+  );
+  return {
+    pod,
+    queuedMs: queuedAtMs - createdAtMs,
+    invokedMs: invocation.startedAtMs - createdAtMs,
+    ...(createFleet === undefined
+      ? {}
+      : {
+          createFleetSentMs: createFleet.startedAtMs - createdAtMs,
+          ...(createFleet.ms === undefined ? {} : { createFleetMs: createFleet.ms }),
+        }),
+    ok: invocation.ok,
+    beforeCreateFleet: before.map(
+      (e) => `+${e.startedAtMs - invocation.startedAtMs} ${e.call} ${e.ms === undefined ? '?' : e.ms}ms`,
+    ),
+  };
+}
+
+/** The `p`th percentile (nearest rank) of `values`; undefined when there are none. */
+function percentile(values: readonly number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * Where an invocation's time went, by request kind: how many, the time one or more of them was
+ * outstanding, and when the first began (ms after the invocation began).
+ */
+function phases(
+  timeline: InvocationResult['timeline'],
+  startedAtMs: number | undefined,
+): Record<string, { count: number; busyMs: number; firstAtMs: number }> | undefined {
+  if (timeline === undefined || startedAtMs === undefined) return undefined;
+  const byCall = new Map<string, { start: number; end: number }[]>();
+  for (const e of timeline) {
+    const list = byCall.get(e.call) ?? [];
+    list.push({ start: e.startedAtMs, end: e.startedAtMs + (e.ms ?? 0) });
+    byCall.set(e.call, list);
+  }
+  const out: Record<string, { count: number; busyMs: number; firstAtMs: number }> = {};
+  for (const [call, spans] of byCall) {
+    spans.sort((a, b) => a.start - b.start);
+    let busy = 0;
+    let from = spans[0]?.start ?? 0;
+    let to = from;
+    for (const span of spans) {
+      if (span.start > to) {
+        busy += to - from;
+        from = span.start;
+      }
+      to = Math.max(to, span.end);
+    }
+    busy += to - from;
+    out[call] = {
+      count: spans.length,
+      busyMs: busy,
+      firstAtMs: (spans[0]?.start ?? startedAtMs) - startedAtMs,
+    };
+  }
+  return out;
+}
+
+/** A node made empty: its workload pods deleted at once (DaemonSet pods stay, as in a scale-down). */
+interface EmptiedNode {
+  readonly node: string;
+  readonly nodeClaim: string;
+  readonly pods: number;
+  readonly atMs: number;
+}
+
+async function emptyOneNode(cluster: LoadedCluster): Promise<EmptiedNode | undefined> {
+  const claim = (await cluster.controller.nodeClaims()).items.find(
+    (c) =>
+      !c.deleting &&
+      c.status.nodeName !== undefined &&
+      c.annotations['karpenter.sh/do-not-disrupt'] === undefined,
+  );
+  const node = claim?.status.nodeName;
+  if (claim === undefined || node === undefined) return undefined;
+  const list = await cluster.admin.request<{
+    items: { metadata: { name: string; namespace: string; ownerReferences?: { kind: string }[] } }[];
+  }>('GET', `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${node}`)}`);
+  const workload = list.body.items.filter(
+    (p) => !(p.metadata.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet'),
+  );
+  const atMs = Date.now();
+  for (const p of workload) {
+    await cluster.admin.request(
+      'DELETE',
+      `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}?gracePeriodSeconds=0`,
+    );
+  }
+  return { node, nodeClaim: claim.name, pods: workload.length, atMs };
+}
+
+/** When a pass's log says a disruption command with `nodeClaim` among its candidates started. */
+function commandStartedAt(file: unknown, nodeClaim: string): number | undefined {
+  if (typeof file !== 'string' || !fs.existsSync(file)) return undefined;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const parsed = JSON.parse(line) as {
+        message?: unknown;
+        time?: unknown;
+        outcome?: unknown;
+        candidates?: { nodeClaim?: unknown }[];
+      };
+      if (
+        parsed.message === 'disruption command' &&
+        typeof parsed.time === 'string' &&
+        (parsed.outcome === 'started' || parsed.outcome === 'deleted') &&
+        (parsed.candidates ?? []).some((c) => c.nodeClaim === nodeClaim)
+      ) {
+        return Date.parse(parsed.time);
+      }
+    } catch {
+      // Not a log line.
+    }
+  }
+  return undefined;
 }
