@@ -56,11 +56,11 @@ dc.subscribe('net.client.socket', (message) => {
 // The Kubernetes requests the handler makes, as `VERB resource[/subresource]`, whichever client
 // sends them: client-node (undici) and node:https.
 const kubeRequests: Record<string, number> = {};
-function countKubeRequest(method: string, rawPath: string): void {
+function kubeCall(method: string, rawPath: string): string | undefined {
   const [pathname = '', query = ''] = rawPath.split('?');
   const parts = pathname.split('/').filter((p) => p !== '');
   const skip = parts[0] === 'api' ? 2 : parts[0] === 'apis' ? 3 : undefined;
-  if (skip === undefined) return;
+  if (skip === undefined) return undefined;
   let rest = parts.slice(skip);
   if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
   const [resource = '', name, subresource] = rest;
@@ -72,8 +72,11 @@ function countKubeRequest(method: string, rawPath: string): void {
         : /(^|&)watch=(true|1)/.test(query)
           ? 'WATCH'
           : 'LIST';
-  const key = `${verb} ${resource}${subresource === undefined ? '' : `/${subresource}`}`;
-  kubeRequests[key] = (kubeRequests[key] ?? 0) + 1;
+  return `${verb} ${resource}${subresource === undefined ? '' : `/${subresource}`}`;
+}
+function countKubeRequest(method: string, rawPath: string): void {
+  const key = kubeCall(method, rawPath);
+  if (key !== undefined) kubeRequests[key] = (kubeRequests[key] ?? 0) + 1;
 }
 dc.subscribe('undici:request:create', (message) => {
   const request = (message as { request: { method: string; path: string } }).request;
@@ -134,24 +137,6 @@ function timelineEnd(request: object): void {
   if (entry === undefined) return;
   timed.delete(request);
   entry.ms = Date.now() - entry.startedAtMs;
-}
-function kubeCall(method: string, rawPath: string): string | undefined {
-  const [pathname = '', query = ''] = rawPath.split('?');
-  const parts = pathname.split('/').filter((p) => p !== '');
-  const skip = parts[0] === 'api' ? 2 : parts[0] === 'apis' ? 3 : undefined;
-  if (skip === undefined) return undefined;
-  let rest = parts.slice(skip);
-  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
-  const [resource = '', name, subresource] = rest;
-  const verb =
-    method !== 'GET'
-      ? method
-      : name !== undefined
-        ? 'GET'
-        : /(^|&)watch=(true|1)/.test(query)
-          ? 'WATCH'
-          : 'LIST';
-  return `${verb} ${resource}${subresource === undefined ? '' : `/${subresource}`}`;
 }
 dc.subscribe('undici:request:create', (message) => {
   const request = (message as { request: { method: string; path: string } }).request;
