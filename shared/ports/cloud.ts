@@ -292,7 +292,7 @@ export interface Cloud {
    *   was launched (final for this record); CloudApiError when the answer is unknown (throttled,
    *   timed out): an instance may exist, so send the same record again rather than a new one.
    */
-  launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance>;
+  launch(request: LaunchRequest, record: LaunchRecord, options?: LaunchOptions): Promise<CloudInstance>;
   /** `planLaunch` then `launch`, keeping nothing in between (callers that cannot crash midway). */
   create(request: LaunchRequest): Promise<CloudInstance>;
   /**
@@ -331,6 +331,15 @@ export interface LaunchRecord {
   readonly decidedAtMs: number;
   /** The cloud adapter's encoding of the exact request; opaque to the use cases. */
   readonly request: string;
+}
+
+export interface LaunchOptions {
+  /**
+   * The record was just planned and has never been sent (the caller recorded it on the NodeClaim
+   * right before this send): no instance can carry the NodeClaim's tag yet, so none is looked up
+   * first. @default false (a replay: the instance tagged with the NodeClaim, if any, is the answer)
+   */
+  readonly firstSend?: boolean;
 }
 
 /**

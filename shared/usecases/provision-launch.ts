@@ -174,7 +174,7 @@ async function launchCreated(
   }
   let instance: CloudInstance;
   try {
-    instance = await cloud.launch(request, record);
+    instance = await cloud.launch(request, record, { firstSend: recorded === undefined });
   } catch (error) {
     // The cloud answered that nothing was launched for this record: the claim can go at once.
     if (error instanceof InsufficientCapacityError) {

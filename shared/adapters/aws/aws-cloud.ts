@@ -76,7 +76,7 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
       });
     },
     planLaunch: (request) => launcher.plan(request),
-    launch: (request, record) => launcher.launch(request, record),
+    launch: (request, record, options) => launcher.launch(request, record, options),
     create: async (request) => launcher.launch(request, await launcher.plan(request)),
     findByNodeClaim: (nodeClaimName) => instances.findByNodeClaim(nodeClaimName),
     delete: (instanceId) => instances.delete(instanceId),

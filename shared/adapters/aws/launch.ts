@@ -20,6 +20,7 @@ import {
   type CloudInstance,
   InsufficientCapacityError,
   isNodeClassReady,
+  type LaunchOptions,
   type LaunchRecord,
   LaunchRejectedError,
   type LaunchRequest,
@@ -103,7 +104,7 @@ function capacityTypeOf(request: CreateFleetRequest): CapacityType {
 
 export interface Launcher {
   plan(request: LaunchRequest): Promise<LaunchRecord>;
-  launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance>;
+  launch(request: LaunchRequest, record: LaunchRecord, options?: LaunchOptions): Promise<CloudInstance>;
 }
 
 /** Launches instances for NodeClaims with CreateFleet (type instant), as Karpenter does. */
@@ -231,10 +232,16 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     return { decidedAtMs: now.getTime(), request: encodeFleetRequest(fleetRequest) };
   }
 
-  async function launch(request: LaunchRequest, record: LaunchRecord): Promise<CloudInstance> {
+  async function launch(
+    request: LaunchRequest,
+    record: LaunchRecord,
+    options: LaunchOptions = {},
+  ): Promise<CloudInstance> {
     const fleetRequest = decodeFleetRequest(request.nodeClaimName, record.request);
-    // An instance already tagged with the claim is the answer (the record was sent before).
-    const existing = await instances.findByNodeClaim(request.nodeClaimName);
+    // On a replay, an instance already tagged with the claim is the answer (the record was sent
+    // before). A first send skips the lookup: a DescribeInstances on the way to every launch.
+    const existing =
+      options.firstSend === true ? undefined : await instances.findByNodeClaim(request.nodeClaimName);
     if (existing !== undefined && (existing.state === 'pending' || existing.state === 'running')) {
       logger.info('launch skipped: instance exists', {
         nodeClaim: request.nodeClaimName,

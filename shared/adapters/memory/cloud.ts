@@ -9,6 +9,7 @@ import {
   type InstanceState,
   InsufficientCapacityError,
   isNodeClassReady,
+  type LaunchOptions,
   type LaunchRecord,
   type LaunchRequest,
   NodeClassConditionType,
@@ -265,9 +266,14 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     return { decidedAtMs: now.getTime(), request: JSON.stringify(launch) };
   }
 
-  async function launch(request: LaunchRequest, recorded: LaunchRecord): Promise<CloudInstance> {
+  async function launch(
+    request: LaunchRequest,
+    recorded: LaunchRecord,
+    options: LaunchOptions = {},
+  ): Promise<CloudInstance> {
     const plan = JSON.parse(recorded.request) as MemoryLaunch;
-    const existing = liveByNodeClaim(request.nodeClaimName);
+    // As the AWS adapter: a first send looks for no instance tagged with the claim.
+    const existing = options.firstSend === true ? undefined : liveByNodeClaim(request.nodeClaimName);
     if (existing !== undefined) return toInstance(existing);
     const now = clock.now();
     const nowMs = now.getTime();

@@ -323,6 +323,30 @@ describe('launching through CreateFleet against moto', () => {
     ]);
   });
 
+  it('a first send asks EC2 for no tagged instance before CreateFleet; a replay looks first and launches nothing new', async () => {
+    const claim = request('first-send');
+    const record = await account.cloud.planLaunch(claim);
+    const sent: string[] = [];
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '');
+        return next(args);
+      },
+      { step: 'initialize', name: 'record-calls' },
+    );
+    try {
+      const first = await account.cloud.launch(claim, record, { firstSend: true });
+      expect(sent.slice(0, sent.indexOf('CreateFleetCommand'))).not.toContain('DescribeInstancesCommand');
+      sent.length = 0;
+      const replay = await account.cloud.launch(claim, record);
+      expect(sent[0]).toBe('DescribeInstancesCommand');
+      expect(sent).not.toContain('CreateFleetCommand');
+      expect(replay.instanceId).toBe(first.instanceId);
+    } finally {
+      account.lambdaEc2.middlewareStack.remove('record-calls');
+    }
+  });
+
   it('a changed request under the same token is refused as EC2 refuses it, and nothing is launched', async () => {
     const claim = request('mismatch');
     const record = await account.cloud.planLaunch(claim);

@@ -34,6 +34,7 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
     },
   });
   const instanceTypes = cloud.instanceTypes.bind(cloud);
+  const launch = cloud.launch.bind(cloud);
   const pendingPod = (name: string) => addPendingPod(memory, name);
   const run = () =>
     provision(
@@ -44,6 +45,10 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
           instanceTypes: (nodeClass) => {
             calls.push('instanceTypes');
             return instanceTypes(nodeClass);
+          },
+          launch: (request, record, options) => {
+            calls.push(`launch firstSend=${options?.firstSend === true}`);
+            return launch(request, record, options);
           },
         },
         leases: makeMemoryLeaseStore(),
@@ -84,6 +89,8 @@ describe('a provisioning run reads during its batch window', () => {
     expect(w.calls.filter((c) => c === 'provisionablePods')).toHaveLength(2);
     const after = w.calls.slice(wait + 1);
     expect(after.slice(0, after.indexOf('createNodeClaim'))).not.toContain('nodeClaims');
+    // A launch just planned is a first send: the cloud looks up no instance before it.
+    expect(w.calls).toContain('launch firstSend=true');
   });
 
   it('plans for the pods of the last poll: a pod gone by then is not planned for', async () => {
