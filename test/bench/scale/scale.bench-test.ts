@@ -263,12 +263,13 @@ async function lambdaSteps(
   }
   let emptyCommandAtMs: number | undefined;
   const disruptionStep = async (step: string) => {
+    // What the pass decides from: the emptied node's lastPodEventTime as it starts.
+    const before = emptied === undefined ? undefined : await cluster.controller.nodeClaim(emptied.nodeClaim);
     const row = await lambdaStep(step, 'disruption');
     if (emptied === undefined || emptyCommandAtMs !== undefined) return;
     emptyCommandAtMs = commandStartedAt(row.details?.['logFile'], emptied.nodeClaim);
     if (emptyCommandAtMs === undefined) return;
-    const claim = await cluster.controller.nodeClaim(emptied.nodeClaim);
-    const lastPodEventMs = claim?.status.lastPodEventMs;
+    const lastPodEventMs = before?.status.lastPodEventMs;
     const validAtMs = lastPodEventMs === undefined ? undefined : lastPodEventMs + CONSOLIDATE_AFTER_MS;
     const at = steps.indexOf(row);
     steps[at] = {
@@ -326,7 +327,8 @@ async function lambdaSteps(
         const invocation = await invoke({
           Records: [{ messageId: message.id, receiptHandle: message.receiptHandle, body: message.body }],
         });
-        pods.push(shimPathPod(pod, createdAtMs, message.receivedAtMs, invocation));
+        const observedAt = Date.parse((JSON.parse(message.body) as { observedAt?: string }).observedAt ?? '');
+        pods.push(shimPathPod(pod, createdAtMs, observedAt, message.receivedAtMs, invocation));
         const last = pods[pods.length - 1];
         say(
           `${label}: pod ${i + 1}/${SHIM_PATH_PODS} → on the queue ${last?.queuedMs} ms, → CreateFleet sent ${last?.createFleetSentMs ?? 'never'} ms`,
@@ -513,6 +515,8 @@ function byServer(
 /** One pod of the shim path: when it reached the queue and CreateFleet was sent, from its creation. */
 interface ShimPathPod {
   readonly pod: string;
+  /** When the shim saw it unschedulable (kube-scheduler's verdict and the watch's delivery). */
+  readonly observedMs?: number;
   readonly queuedMs: number;
   readonly invokedMs: number;
   readonly createFleetSentMs?: number;
@@ -526,6 +530,7 @@ interface ShimPathPod {
 function shimPathPod(
   pod: string,
   createdAtMs: number,
+  observedAtMs: number,
   queuedAtMs: number,
   invocation: WarmInvocation,
 ): ShimPathPod {
@@ -535,6 +540,7 @@ function shimPathPod(
   );
   return {
     pod,
+    ...(Number.isFinite(observedAtMs) ? { observedMs: observedAtMs - createdAtMs } : {}),
     queuedMs: queuedAtMs - createdAtMs,
     invokedMs: invocation.startedAtMs - createdAtMs,
     ...(createFleet === undefined
