@@ -107,5 +107,5 @@ export function clusterSizeProblems(size: ClusterSize): string[] {
  */
 export const SHIM_MEMORY_MODEL: MemoryModel = lineThrough(
   { nodes: 500, pods: 5_000, peakMiB: 169 },
-  { nodes: 2_000, pods: 30_000, peakMiB: 367 },
+  { nodes: 2_000, pods: 30_000, peakMiB: 399 },
 );

@@ -1148,7 +1148,7 @@ export async function receivePodEvent(
   cluster: LoadedCluster,
   pod: string,
   timeoutMs: number,
-): Promise<{ id: string; receiptHandle: string; body: string; receivedAtMs: number }> {
+): Promise<{ id: string; receiptHandle: string; body: string; receivedAtMs: number; sentAtMs: number }> {
   const sqs = new SQSClient(awsClientConfig(cluster.server));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -1156,16 +1156,22 @@ export async function receivePodEvent(
       new ReceiveMessageCommand({
         QueueUrl: cluster.stack.queueUrls.podEvents,
         MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 1,
+        // Short polls: the harness's SQS may answer a long poll only at its end, where an event
+        // source mapping hands a message over as it arrives.
+        WaitTimeSeconds: 0,
         VisibilityTimeout: 300,
+        MessageSystemAttributeNames: ['SentTimestamp'],
       }),
     );
     const receivedAtMs = Date.now();
     for (const m of page.Messages ?? []) {
       const body = m.Body ?? '';
       if (!body.includes(`"name":"${pod}"`)) continue;
-      return { id: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '', body, receivedAtMs };
+      // When SQS took the message.
+      const sentAtMs = Number(m.Attributes?.SentTimestamp ?? receivedAtMs);
+      return { id: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '', body, receivedAtMs, sentAtMs };
     }
+    if ((page.Messages ?? []).length === 0) await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`the shim forwarded no pod event for ${pod} within ${timeoutMs} ms`);
 }

@@ -328,7 +328,9 @@ async function lambdaSteps(
           Records: [{ messageId: message.id, receiptHandle: message.receiptHandle, body: message.body }],
         });
         const observedAt = Date.parse((JSON.parse(message.body) as { observedAt?: string }).observedAt ?? '');
-        pods.push(shimPathPod(pod, createdAtMs, observedAt, message.receivedAtMs, invocation));
+        pods.push(
+          shimPathPod(pod, createdAtMs, observedAt, message.sentAtMs, message.receivedAtMs, invocation),
+        );
         const last = pods[pods.length - 1];
         say(
           `${label}: pod ${i + 1}/${SHIM_PATH_PODS} → on the queue ${last?.queuedMs} ms, → CreateFleet sent ${last?.createFleetSentMs ?? 'never'} ms`,
@@ -517,6 +519,9 @@ interface ShimPathPod {
   readonly pod: string;
   /** When the shim saw it unschedulable (kube-scheduler's verdict and the watch's delivery). */
   readonly observedMs?: number;
+  /** When SQS took the shim's message (its SentTimestamp). */
+  readonly sentMs: number;
+  /** When the bench's receive loop (short polls 20 ms apart) had it, and invoked the provisioner. */
   readonly queuedMs: number;
   readonly invokedMs: number;
   readonly createFleetSentMs?: number;
@@ -531,6 +536,7 @@ function shimPathPod(
   pod: string,
   createdAtMs: number,
   observedAtMs: number,
+  sentAtMs: number,
   queuedAtMs: number,
   invocation: WarmInvocation,
 ): ShimPathPod {
@@ -541,6 +547,7 @@ function shimPathPod(
   return {
     pod,
     ...(Number.isFinite(observedAtMs) ? { observedMs: observedAtMs - createdAtMs } : {}),
+    sentMs: sentAtMs - createdAtMs,
     queuedMs: queuedAtMs - createdAtMs,
     invokedMs: invocation.startedAtMs - createdAtMs,
     ...(createFleet === undefined
