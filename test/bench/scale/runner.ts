@@ -119,7 +119,7 @@ dc.subscribe('http.client.request.error', awsDone);
 // took, and what it was: `VERB resource` for Kubernetes, the action for AWS (the JSON protocols'
 // X-Amz-Target; the query protocol's Action, read from the body EC2 is sent), `S3 GET` and so on.
 interface TimelineEntry {
-  call: string;
+  readonly call: string;
   readonly startedAtMs: number;
   ms?: number;
 }

@@ -22,6 +22,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { type Cluster, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -751,17 +752,12 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
     // Only Flotilla writes NodeClaims: it makes one through the adapter, then takes away the
     // karpenter.sh/nodepool label every NodeClaim it reads must carry.
     expect(
-      await cluster.createNodeClaim({
-        name: names.badClaim,
-        nodePool: { name: names.pool, uid: poolUid },
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
-        labels: {},
-        annotations: {},
-        requirements: [],
-        requests: {},
-        taints: [],
-        startupTaints: [],
-      }),
+      await cluster.createNodeClaim(
+        newNodeClaim(names.badClaim, {
+          nodePool: { name: names.pool, uid: poolUid },
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
+        }),
+      ),
     ).toBe(true);
     await cluster.patchNodeClaimMetadata(names.badClaim, { labels: { 'karpenter.sh/nodepool': null } });
     const claims = await cluster.nodeClaims();

@@ -11,6 +11,7 @@ import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
 import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { STACK_NAMES } from '../../harness/aws/stack.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { takeDenials } from '../../harness/iam-check.ts';
@@ -256,17 +257,12 @@ describe('the EC2NodeClass controller', () => {
     expect((await read(name))?.status?.instanceProfile).toBe(profile);
 
     const claim = `${name}-claim`;
-    await cluster.createNodeClaim({
-      name: claim,
-      nodePool: { name: `pool-${run}`, uid: '00000000-0000-0000-0000-000000000000' },
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name },
-      labels: {},
-      annotations: {},
-      requirements: [],
-      requests: {},
-      taints: [],
-      startupTaints: [],
-    });
+    await cluster.createNodeClaim(
+      newNodeClaim(claim, {
+        nodePool: { name: `pool-${run}`, uid: '00000000-0000-0000-0000-000000000000' },
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name },
+      }),
+    );
     await custom.deleteClusterCustomObject({ ...classes, name });
     const waiting = await pass(name);
     expect(waiting.waiting).toEqual([name]);

@@ -7,6 +7,7 @@ import type { BatchItem } from '../../../shared/usecases/batch.ts';
 import { provision } from '../../../shared/usecases/provision.ts';
 import { batchPods } from '../../../shared/usecases/provision-batch.ts';
 import { latestPodEventAtMs } from '../../../shared/usecases/provisioner-driver.ts';
+import { watched } from '../../fixtures/watched.ts';
 import { addPendingPod, scenarioWorld } from './provision-world.ts';
 
 // When a provisioning run reads what: the cluster's objects and the offering catalog while the batch
@@ -22,16 +23,9 @@ interface WorldOptions {
 function makeWorld({ fail, duringWait }: WorldOptions = {}) {
   const { clock, cluster: memory, cloud, resolver } = scenarioWorld();
   const calls: string[] = [];
-  const cluster = new Proxy(memory, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== 'function' || typeof key !== 'string') return value;
-      return (...args: unknown[]) => {
-        calls.push(key);
-        if (fail?.method === key) return Promise.reject(fail.error);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  const cluster = watched(memory, (method) => {
+    calls.push(method);
+    return fail?.method === method ? Promise.reject(fail.error) : undefined;
   });
   const instanceTypes = cloud.instanceTypes.bind(cloud);
   const launch = cloud.launch.bind(cloud);

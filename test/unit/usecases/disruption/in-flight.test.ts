@@ -9,6 +9,7 @@ import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/d
 import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination-decide.ts';
+import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 
 // A command still in flight is repeated by every pass (its marks and its launch request), and a
@@ -27,15 +28,9 @@ function view(nodes: readonly ClusterNode[]) {
   const clock = makeManualClock(new Date(T0 + 60_000));
   const memory = makeMemoryCluster({ clock });
   const written: string[] = [];
-  const cluster = new Proxy(memory, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (typeof value !== 'function' || typeof key !== 'string') return value;
-      return (...args: unknown[]) => {
-        if (key.startsWith('patch')) written.push(`${key} ${String(args[0])}`);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  const cluster = watched(memory, (method, args) => {
+    if (method.startsWith('patch')) written.push(`${method} ${String(args[0])}`);
+    return undefined;
   });
   const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
   const reason = condition(DISRUPTION_REASON_CONDITION, 'True', T0, 'Underutilized');
