@@ -150,8 +150,8 @@ export function withClusterSummary(
       remember(claim.name);
       return created;
     },
-    async patchNodeClaimStatus(name, patch) {
-      await cluster.patchNodeClaimStatus(name, patch);
+    async patchNodeClaimStatus(name, patch, asRead) {
+      await cluster.patchNodeClaimStatus(name, patch, asRead);
       remember(name);
     },
     async patchNodeClaimMetadata(name, patch) {

@@ -53,6 +53,7 @@ const metadata = z
   .object({
     name: z.string(),
     uid: z.string(),
+    resourceVersion: z.string().exactOptional(),
     generation: z.number().int().exactOptional(),
     creationTimestamp: z.string().exactOptional(),
     deletionTimestamp: z.string().exactOptional(),
@@ -316,6 +317,8 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
       nc.metadata.creationTimestamp ? Date.parse(nc.metadata.creationTimestamp) : undefined,
     ),
     deleting: nc.metadata.deletionTimestamp !== undefined,
+    ...optional('resourceVersion', nc.metadata.resourceVersion),
+    ...optional('generation', nc.metadata.generation),
     ...optional(
       'deletedAtMs',
       nc.metadata.deletionTimestamp ? Date.parse(nc.metadata.deletionTimestamp) : undefined,

@@ -180,6 +180,9 @@ export interface ClusterNodeClaim {
   readonly deleting: boolean;
   /** `metadata.deletionTimestamp` in epoch milliseconds, when `deleting`. */
   readonly deletedAtMs?: number;
+  /** `metadata.resourceVersion` as read: a write against it fails if the NodeClaim changed since. */
+  readonly resourceVersion?: string;
+  readonly generation?: number;
   readonly status: NodeClaimStatus;
 }
 
@@ -381,8 +384,13 @@ export interface Cluster {
    * NodePool. Returns false when a NodeClaim of that name already exists (a repeated create).
    */
   createNodeClaim(claim: NewNodeClaim): Promise<boolean>;
-  /** Patches the status subresource; re-reads and retries on conflict. @throws ClusterNotFoundError */
-  patchNodeClaimStatus(name: string, patch: NodeClaimStatusPatch): Promise<void>;
+  /**
+   * Patches the status subresource; re-reads and retries on conflict. `asRead`: the NodeClaim as
+   * a list read it, with its resourceVersion: the first patch is made against it without reading
+   * the NodeClaim again (a conflict if it changed since, and then from a fresh read).
+   * @throws ClusterNotFoundError
+   */
+  patchNodeClaimStatus(name: string, patch: NodeClaimStatusPatch, asRead?: ClusterNodeClaim): Promise<void>;
   /** @throws ClusterNotFoundError */
   patchNodeClaimMetadata(name: string, patch: MetadataPatch): Promise<void>;
   /** @throws ClusterNotFoundError */

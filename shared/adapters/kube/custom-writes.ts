@@ -1,7 +1,7 @@
 import { mergeConditions, toNodeClaimManifest, toQuantityMap, withoutConditions } from '../../apis/index.ts';
 import type { ResourceList } from '../../core/index.ts';
 import type { Condition } from '../../ports/cloud.ts';
-import type { Cluster, ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
+import type { Cluster, ClusterNodeClaim, ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import {
   type CustomResource,
@@ -37,6 +37,23 @@ function replaceQuantities(
   return { ...out, ...toQuantityMap(next) };
 }
 
+/** What a status patch reads of the NodeClaim (see statusFields), from the domain NodeClaim. */
+function rawNodeClaimStatus(claim: ClusterNodeClaim): RawObject {
+  return {
+    metadata: {
+      ...(claim.resourceVersion === undefined ? {} : { resourceVersion: claim.resourceVersion }),
+      ...(claim.generation === undefined ? {} : { generation: claim.generation }),
+    },
+    status: {
+      conditions: claim.status.conditions,
+      ...(claim.status.capacity === undefined ? {} : { capacity: toQuantityMap(claim.status.capacity) }),
+      ...(claim.status.allocatable === undefined
+        ? {}
+        : { allocatable: toQuantityMap(claim.status.allocatable) }),
+    },
+  } as RawObject;
+}
+
 export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
   const { api, custom } = ctx;
 
@@ -49,11 +66,17 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     kind: string,
     name: string,
     write: (current: RawObject) => Promise<unknown>,
+    asRead?: RawObject,
   ): Promise<void> {
+    // What a list read is the first attempt's basis; a conflict means it changed, so read it again.
+    let known = asRead?.metadata?.resourceVersion === undefined ? undefined : asRead;
     await retryOnConflict(ctx.conflictAttempts, async () => {
-      const current = (await api.call(`get ${kind} "${name}"`, (o) =>
-        custom.getClusterCustomObject({ ...what, name }, o),
-      )) as RawObject;
+      const current =
+        known ??
+        ((await api.call(`get ${kind} "${name}"`, (o) =>
+          custom.getClusterCustomObject({ ...what, name }, o),
+        )) as RawObject);
+      known = undefined;
       await ctx.beforeWrite(kind, name);
       await write(current);
     });
@@ -65,21 +88,27 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     kind: string,
     name: string,
     change: (current: RawObject) => Record<string, unknown>,
+    asRead?: RawObject,
   ): Promise<void> {
-    await readModifyWrite(what, kind, name, (current) =>
-      api.patch(`patch status of ${kind} "${name}"`, (o) =>
-        custom.patchClusterCustomObjectStatus(
-          {
-            ...what,
-            name,
-            body: {
-              metadata: { resourceVersion: current.metadata?.resourceVersion },
-              status: change(current),
+    await readModifyWrite(
+      what,
+      kind,
+      name,
+      (current) =>
+        api.patch(`patch status of ${kind} "${name}"`, (o) =>
+          custom.patchClusterCustomObjectStatus(
+            {
+              ...what,
+              name,
+              body: {
+                metadata: { resourceVersion: current.metadata?.resourceVersion },
+                status: change(current),
+              },
             },
-          },
-          o,
+            o,
+          ),
         ),
-      ),
+      asRead,
     );
   }
 
@@ -137,21 +166,26 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
       }
     },
 
-    async patchNodeClaimStatus(name, patch) {
-      await patchCustomStatus(NODECLAIMS, 'nodeClaim', name, (current) =>
-        statusFields(
-          current,
-          patch.conditions,
-          {
-            providerID: patch.providerId,
-            imageID: patch.imageId,
-            nodeName: patch.nodeName,
-            capacity: replaceQuantities(current.status?.['capacity'], patch.capacity),
-            allocatable: replaceQuantities(current.status?.['allocatable'], patch.allocatable),
-            lastPodEventTime: patch.lastPodEventTime,
-          },
-          patch.removeConditions,
-        ),
+    async patchNodeClaimStatus(name, patch, asRead) {
+      await patchCustomStatus(
+        NODECLAIMS,
+        'nodeClaim',
+        name,
+        (current) =>
+          statusFields(
+            current,
+            patch.conditions,
+            {
+              providerID: patch.providerId,
+              imageID: patch.imageId,
+              nodeName: patch.nodeName,
+              capacity: replaceQuantities(current.status?.['capacity'], patch.capacity),
+              allocatable: replaceQuantities(current.status?.['allocatable'], patch.allocatable),
+              lastPodEventTime: patch.lastPodEventTime,
+            },
+            patch.removeConditions,
+          ),
+        asRead === undefined ? undefined : rawNodeClaimStatus(asRead),
       );
     },
 

@@ -2,7 +2,6 @@ import { allowedDisruptions, type DisruptionReason, type PdbLimit } from '../../
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import {
@@ -19,6 +18,7 @@ import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
+import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
 import {
   evaluateConsolidation,
@@ -69,9 +69,6 @@ export const DEFAULT_LEASE_TTL_SECONDS = 45;
 
 /** Time a command needs after it starts, besides its validation wait: reads, writes, margin. */
 const COMMAND_MARGIN_MS = 20_000;
-
-/** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
-const CONDITION_WRITERS = 8;
 
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
@@ -164,6 +161,10 @@ class Pass {
   private readonly decisions: DisruptDecision[] = [];
   private readonly pools = new Map<string, ClusterNodePool>();
   private readonly classes = new Map<string, EC2NodeClass>();
+  /** The instances EC2 listed at the pass's first read (the drift checks compare with them). */
+  private instances: ReadonlyMap<string, CloudInstance> | undefined;
+  /** The condition writes of the first read, running while the pass goes on. */
+  private writes: ConditionWrites | undefined;
 
   constructor(
     private readonly ports: DisruptionPorts,
@@ -199,6 +200,24 @@ class Pass {
 
   async run(): Promise<DisruptionPassResult> {
     await this.refresh(true);
+    let result: DisruptionPassResult;
+    try {
+      result = await this.act();
+    } catch (error) {
+      // The condition writes end before the pass fails and gives up its lease.
+      await this.writes?.finished().catch((writeError: unknown) => {
+        this.ports.logger.error('nodeclaim conditions not written', {
+          error: writeError instanceof Error ? writeError.message : String(writeError),
+        });
+      });
+      throw error;
+    }
+    await this.writes?.finished();
+    return result;
+  }
+
+  /** Everything after the first read: expiry, commands in flight, new commands. */
+  private async act(): Promise<DisruptionPassResult> {
     await this.held.renew();
     const expired = await expireNodeClaims(this.view());
     if (expired > 0) await this.refresh(false);
@@ -254,7 +273,7 @@ class Pass {
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 
-  /** Reads the cluster; on the first read also brings the NodeClaim conditions up to date. */
+  /** Reads the cluster; on the first read also writes the NodeClaim conditions it computes. */
   private async refresh(updateConditions: boolean): Promise<void> {
     // The NodeClaims as current as the previous pass's end at least: its commands and marks are on
     // them, and a read from before it would take its candidates again.
@@ -277,82 +296,48 @@ class Pass {
     for (const c of this.state.nodeClasses) this.classes.set(c.name, c);
     this.input = await buildSchedulingInput(this.state, this.ports.cloud, { nowMs: this.now() });
     this.claims = [...this.state.nodeClaims];
-    if (updateConditions) await this.updateConditions();
+    await this.updateConditions(updateConditions);
   }
 
-  private async updateConditions(): Promise<void> {
-    const { cluster, logger } = this.ports;
+  /**
+   * The NodeClaims as this pass's conditions make them (pure): every pass decides from the
+   * conditions it computes, written or not. On the pass's first read the changes also go to the
+   * API server, in the background (condition-writes.ts), while the commands start.
+   */
+  private async updateConditions(write: boolean): Promise<void> {
     const nodeFor = nodeIndex(this.state.nodes);
-    const instances = new Map<string, CloudInstance>();
-    for (const instance of await this.ports.cloud.list()) instances.set(instance.providerId, instance);
-    const problems = new Set<string>();
-    const next: ClusterNodeClaim[] = [...this.claims];
-    let deferred = 0;
-    // A few NodeClaims at a time (each change is a read and a write); those the deadline leaves
-    // out keep their conditions until the next pass.
-    let index = 0;
-    let failed = false;
-    const worker = async () => {
-      for (let i = index++; i < next.length && !failed; i = index++) {
-        const claim = next[i] as ClusterNodeClaim;
-        if (claim.deleting) continue;
-        const { providerId } = claim.status;
-        const changes = computeClaimChanges({
-          claim,
-          node: nodeFor(claim),
-          pool: this.pools.get(claim.nodePoolName),
-          nodeClass: this.classes.get(claim.nodeClassRef.name),
-          instance: providerId === undefined ? undefined : instances.get(providerId),
-          nowMs: this.now(),
-        });
-        if (changes.problem !== undefined)
-          problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
-        if (changes.metadata === undefined && changes.status === undefined) {
-          next[i] = changes.view;
-          continue;
-        }
-        if (this.nearDeadline()) {
-          deferred += 1;
-          continue;
-        }
-        try {
-          if (changes.metadata !== undefined) {
-            await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
-          }
-          if (changes.status !== undefined) {
-            await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status));
-          }
-        } catch (error) {
-          // The pass fails; the other writers stop rather than write on after it.
-          failed = true;
-          throw error;
-        }
-        if (changes.drifted !== undefined) {
-          writeDecision(logger, {
-            kind: 'drifted',
-            reason: changes.drifted.reason,
-            nodeClaim: claim.name,
-            nodePool: claim.nodePoolName,
-            detail: changes.drifted.message,
-          });
-        }
-        next[i] = changes.view;
-      }
-    };
-    // Every writer done before the pass goes on, or fails, and gives up its lease.
-    const settled = await Promise.allSettled(
-      Array.from({ length: Math.min(CONDITION_WRITERS, next.length) }, worker),
-    );
-    const rejected = settled.find((r) => r.status === 'rejected');
-    if (rejected !== undefined) throw rejected.reason;
-    if (problems.size > 0) logger.warn('consolidation skipped', { problems: [...problems].slice(0, 10) });
-    if (deferred > 0) {
-      logger.warn('nodeclaim conditions deferred', { count: deferred, why: 'the pass deadline is near' });
+    if (this.instances === undefined) {
+      const instances = new Map<string, CloudInstance>();
+      for (const instance of await this.ports.cloud.list()) instances.set(instance.providerId, instance);
+      this.instances = instances;
     }
-    this.claims = next;
+    const problems = new Set<string>();
+    const writes: ClaimWrite[] = [];
+    this.claims = this.claims.map((claim) => {
+      if (claim.deleting) return claim;
+      const { providerId } = claim.status;
+      const changes = computeClaimChanges({
+        claim,
+        node: nodeFor(claim),
+        pool: this.pools.get(claim.nodePoolName),
+        nodeClass: this.classes.get(claim.nodeClassRef.name),
+        instance: providerId === undefined ? undefined : this.instances?.get(providerId),
+        nowMs: this.now(),
+      });
+      if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
+      if (changes.metadata !== undefined || changes.status !== undefined) writes.push({ claim, changes });
+      return changes.view;
+    });
+    if (!write) return;
+    if (problems.size > 0)
+      this.ports.logger.warn('consolidation skipped', { problems: [...problems].slice(0, 10) });
+    this.writes = startConditionWrites(this.ports, writes, {
+      deadlineMs: () => this.options.deadlineMs?.(),
+      nowMs: () => this.now(),
+    });
   }
 
-  /** Whether the pass's deadline leaves too little time for more writes before its commands. */
+  /** Whether the pass's deadline leaves too little time for a command to finish its validation. */
   private nearDeadline(): boolean {
     const deadline = this.options.deadlineMs?.();
     return (

@@ -748,6 +748,38 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
     expect(writes - before).toBe(3);
   });
 
+  it('patches a status against the NodeClaim as listed: one request, or a fresh read once it changed', async () => {
+    const listed = (await cluster.nodeClaims()).items.find((c) => c.name === names.claim);
+    expect(listed?.resourceVersion).toMatch(/^\d+$/);
+    let requests = 0;
+    const onRequest = () => {
+      requests += 1;
+    };
+    const patchCounted = async (type: string) => {
+      requests = 0;
+      diagnostics.subscribe('undici:client:sendHeaders', onRequest);
+      try {
+        await cluster.patchNodeClaimStatus(
+          names.claim,
+          { conditions: [{ type, status: 'True', reason: type, message: '' }] },
+          listed,
+        );
+      } finally {
+        diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
+      }
+      return requests;
+    };
+    // As listed: the patch alone.
+    expect(await patchCounted('Consolidatable')).toBe(1);
+    // The listed NodeClaim is now stale: the patch conflicts, and is made again from a read.
+    expect(await patchCounted('Drifted')).toBe(3);
+    const read = (await cluster.nodeClaims()).items.find((c) => c.name === names.claim);
+    expect(read?.status.conditions.map((c) => c.type)).toEqual(
+      expect.arrayContaining(['Launched', 'Registered', 'Consolidatable', 'Drifted']),
+    );
+    expect(read?.status.nodeName).toBe(`node-${id}`);
+  });
+
   it('reports a malformed NodeClaim and still reads the others', async () => {
     // Only Flotilla writes NodeClaims: it makes one through the adapter, then takes away the
     // karpenter.sh/nodepool label every NodeClaim it reads must carry.

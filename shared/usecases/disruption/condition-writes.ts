@@ -1,0 +1,102 @@
+import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
+import { ignoreNotFound } from '../../ports/errors.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+import type { ClaimChanges } from './conditions.ts';
+
+// The NodeClaim condition writes of a disruption pass. The pass decides from the conditions as it
+// computed them (conditions.ts), not from what is written, so its commands need not wait for the
+// writes: they go on in the background, a few NodeClaims at a time, each a patch against the
+// NodeClaim as listed (one request; a read and a write only if it changed since), until the pass's
+// deadline. Those the deadline leaves out are computed and written again by the next pass.
+
+/** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
+export const CONDITION_WRITERS = 8;
+
+/** A write is not started with less than this left before the pass's deadline. */
+export const WRITE_MARGIN_MS = 3_000;
+
+export interface ClaimWrite {
+  /** The NodeClaim as listed. */
+  readonly claim: ClusterNodeClaim;
+  readonly changes: ClaimChanges;
+}
+
+export interface ConditionWriteOptions {
+  /** Epoch ms by which the pass must be done, when it has a deadline. */
+  readonly deadlineMs: () => number | undefined;
+  readonly nowMs: () => number;
+}
+
+export interface ConditionWrites {
+  /**
+   * Waits for every write started; then logs how many the deadline left out.
+   * @throws the first write's error (ClusterApiError): the writers stop at it.
+   */
+  finished(): Promise<void>;
+}
+
+/** Starts the writes; they run while the caller goes on. */
+export function startConditionWrites(
+  ports: {
+    readonly cluster: Pick<Cluster, 'patchNodeClaimStatus' | 'patchNodeClaimMetadata'>;
+    readonly logger: Logger;
+  },
+  writes: readonly ClaimWrite[],
+  options: ConditionWriteOptions,
+): ConditionWrites {
+  const { cluster, logger } = ports;
+  let index = 0;
+  let failed = false;
+  let deferred = 0;
+  const nearDeadline = () => {
+    const deadline = options.deadlineMs();
+    return deadline !== undefined && deadline - options.nowMs() < WRITE_MARGIN_MS;
+  };
+  const worker = async () => {
+    for (let i = index++; i < writes.length && !failed; i = index++) {
+      const { claim, changes } = writes[i] as ClaimWrite;
+      if (nearDeadline()) {
+        deferred += 1;
+        continue;
+      }
+      try {
+        if (changes.metadata !== undefined) {
+          await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
+        }
+        if (changes.status !== undefined) {
+          // After a metadata patch the listed resourceVersion is stale: read again.
+          const asRead = changes.metadata === undefined ? claim : undefined;
+          await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status, asRead));
+        }
+      } catch (error) {
+        // The pass fails; the other writers stop rather than write on after it.
+        failed = true;
+        throw error;
+      }
+      if (changes.drifted !== undefined) {
+        writeDecision(logger, {
+          kind: 'drifted',
+          reason: changes.drifted.reason,
+          nodeClaim: claim.name,
+          nodePool: claim.nodePoolName,
+          detail: changes.drifted.message,
+        });
+      }
+    }
+  };
+  // Settled, not raced: every writer is done before the pass gives up its lease.
+  const settled = Promise.allSettled(
+    Array.from({ length: Math.min(CONDITION_WRITERS, writes.length) }, worker),
+  );
+  return {
+    async finished() {
+      const results = await settled;
+      const rejected = results.find((r) => r.status === 'rejected');
+      if (rejected !== undefined) throw rejected.reason;
+      if (deferred > 0) {
+        logger.warn('nodeclaim conditions deferred', { count: deferred, why: 'the pass deadline is near' });
+      }
+    },
+  };
+}

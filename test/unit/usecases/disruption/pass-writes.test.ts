@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import {
+  makeMemoryLeaseStore,
+  makeMemoryTerminationQueue,
+} from '../../../../shared/adapters/memory/index.ts';
+import type { NodeClaimStatusPatch } from '../../../../shared/ports/cluster.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { makeControllers } from '../../../../shared/simulator/controllers.ts';
+import { makeKube } from '../../../../shared/simulator/kube.ts';
+import { disrupt } from '../../../../shared/usecases/disruption/index.ts';
+import { watched } from '../../../fixtures/watched.ts';
+import { scenarioWorld } from '../provision-world.ts';
+
+// A disruption pass decides from the conditions it computes and starts its commands while it
+// writes them: on a large cluster the writes (one per NodeClaim whose conditions changed) take
+// longer than a pass, and a node that became empty must not wait for them.
+
+const TICK_MS = 5_000;
+
+/** Three pods that cannot share a node, each on a node the provisioner launched and initialized. */
+async function threeNodes() {
+  const world = scenarioWorld();
+  const { clock, cluster, cloud, resolver } = world;
+  const logger = makeLogger({}, { sink: () => {} });
+  const kube = makeKube(
+    cluster,
+    cloud,
+    () => clock.now().getTime(),
+    () => {},
+  );
+  const step = async () => {
+    await kube.kubelets();
+    await kube.schedule();
+  };
+  const sleep = async (ms: number) => {
+    for (let waited = 0; waited < ms; waited += TICK_MS) {
+      clock.advance(Math.min(TICK_MS, ms - waited));
+      await step();
+    }
+  };
+  const leases = makeMemoryLeaseStore();
+  const terminationQueue = makeMemoryTerminationQueue(clock);
+  const controllers = makeControllers({
+    clock,
+    cluster,
+    cloud,
+    logger,
+    leases,
+    resolver,
+    terminationQueue,
+    inbox: [],
+    sleep,
+  });
+  await controllers.controllersPass(clock.now());
+  for (const name of ['a', 'b', 'c']) {
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { app: 'spread' } },
+      spec: {
+        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { labelSelector: { matchLabels: { app: 'spread' } }, topologyKey: 'kubernetes.io/hostname' },
+            ],
+          },
+        },
+      },
+    });
+  }
+  const others = controllers.all.filter((c) => c.name !== 'disruption');
+  for (let tick = 0; tick < 120; tick++) {
+    await step();
+    for (const controller of others) await controller.run(clock.now());
+    const pods = cluster.list('Pod') as { spec?: { nodeName?: string } }[];
+    const claims = await cluster.nodeClaims();
+    const initialized = claims.items.filter((c) =>
+      c.status.conditions.some((x) => x.type === 'Initialized' && x.status === 'True'),
+    );
+    if (pods.every((p) => p.spec?.nodeName !== undefined) && initialized.length === 3) break;
+    clock.advance(TICK_MS);
+  }
+  return { ...world, leases, terminationQueue, logger, step };
+}
+
+describe('a disruption pass and its condition writes', () => {
+  it('starts the command for a node emptied since the last pass before its condition writes are done', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    const claims = (await cluster.nodeClaims()).items;
+    expect(claims).toHaveLength(3);
+    // The pod of one node goes; a minute later the pass runs, having never written a condition.
+    const pods = cluster.list('Pod') as { metadata: { name: string }; spec: { nodeName: string } }[];
+    const gone = pods.find((p) => p.metadata.name === 'b');
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    const emptied = claims.find((c) => c.status.nodeName === gone?.spec.nodeName);
+    expect(emptied).toBeDefined();
+
+    // The Consolidatable writes hang until the command has started, or for 2 s at most.
+    const order: string[] = [];
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+      setTimeout(resolve, 2_000);
+    });
+    const gated = watched(cluster, (method, args) => {
+      if (method === 'deleteNodeClaim') {
+        order.push(`delete ${String(args[0])}`);
+        open();
+      }
+      const patch = args[1] as NodeClaimStatusPatch | undefined;
+      if (method === 'patchNodeClaimStatus' && patch?.conditions?.some((c) => c.type === 'Consolidatable')) {
+        return gate.then(() => {
+          order.push(`consolidatable ${String(args[0])}`);
+          return cluster.patchNodeClaimStatus(args[0] as string, patch);
+        });
+      }
+      return undefined;
+    });
+    const result = await disrupt(
+      {
+        cluster: gated,
+        cloud: world.cloud,
+        leases: world.leases,
+        clock,
+        sleep: async (ms) => {
+          clock.advance(ms);
+        },
+        logger: world.logger,
+        terminationQueue: world.terminationQueue,
+        requestLaunch: async () => {},
+      },
+      { holder: 'pass-1' },
+    );
+    expect(result.decisions).toEqual([
+      expect.objectContaining({
+        reason: 'Empty',
+        candidates: [expect.objectContaining({ nodeClaim: emptied?.name })],
+      }),
+    ]);
+    // The command came first; the writes followed, every NodeClaim's (the emptied one's too).
+    expect(order[0]).toBe(`delete ${emptied?.name}`);
+    expect(order.filter((o) => o.startsWith('consolidatable')).sort()).toEqual(
+      claims.map((c) => `consolidatable ${c.name}`).sort(),
+    );
+    const after = (await cluster.nodeClaims()).items;
+    for (const claim of after) {
+      expect(claim.status.conditions.find((c) => c.type === 'Consolidatable')?.status).toBe('True');
+    }
+  });
+});
