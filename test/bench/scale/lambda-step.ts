@@ -207,6 +207,17 @@ export function lambdaEnvironment(row: FunctionDefinition, env: LambdaEnvironmen
   };
 }
 
+/** With SCALE_CPU_PROF set to a folder: each step's process writes a V8 CPU profile there. */
+function cpuProfileArgs(lambda: LambdaName): string[] {
+  const dir = process.env['SCALE_CPU_PROF'];
+  if (dir === undefined || dir === '') return [];
+  return [
+    '--cpu-prof',
+    `--cpu-prof-dir=${path.resolve(dir)}`,
+    `--cpu-prof-name=${lambda}-${Date.now()}.cpuprofile`,
+  ];
+}
+
 /**
  * Invokes `lambda` once with `event` in a fresh process. `heapMb` overrides the old-space limit
  * (default: what the Lambda runtime gives the function's memory size).
@@ -241,6 +252,7 @@ export async function invokeLambda(
     process.execPath,
     [
       '--expose-gc',
+      ...cpuProfileArgs(lambda),
       `--max-old-space-size=${heapLimitMb}`,
       `--max-semi-space-size=${heap.semiSpaceMb}`,
       path.join(bundleDir, 'runner.mjs'),
