@@ -112,13 +112,23 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     );
   }
 
-  /** Read-modify-write of a custom object's metadata (labels, annotations, finalizers). */
+  /**
+   * A custom object's metadata: labels and annotations alone are one merge patch (it changes only
+   * the keys it names, whatever was written since); finalizers, a list, are a read-modify-write.
+   */
   async function patchCustomMetadata(
     what: CustomResource,
     kind: string,
     name: string,
     patch: MetadataPatch,
   ): Promise<void> {
+    if (patch.addFinalizers === undefined && patch.removeFinalizers === undefined) {
+      await ctx.beforeWrite(kind, name);
+      await api.patch(`patch ${kind} "${name}"`, (o) =>
+        custom.patchClusterCustomObject({ ...what, name, body: { metadata: metadataChange({}, patch) } }, o),
+      );
+      return;
+    }
     await readModifyWrite(what, kind, name, (current) =>
       api.patch(`patch ${kind} "${name}"`, (o) =>
         custom.patchClusterCustomObject(

@@ -7,8 +7,8 @@ import type { ClaimChanges } from './conditions.ts';
 // The NodeClaim condition writes of a disruption pass. The pass decides from the conditions as it
 // computed them (conditions.ts), not from what is written, so its commands need not wait for the
 // writes: they go on in the background, a few NodeClaims at a time, each a patch against the
-// NodeClaim as listed (one request; a read and a write only if it changed since), until the pass's
-// deadline. Those the deadline leaves out are computed and written again by the next pass.
+// NodeClaim as listed (one request; a read and a write only if it changed since) and a merge patch
+// of its annotations when they changed, until the pass's deadline. Those the deadline leaves out are computed and written again by the next pass.
 
 /** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
 export const CONDITION_WRITERS = 8;
@@ -61,13 +61,13 @@ export function startConditionWrites(
         continue;
       }
       try {
+        // The status first, against the NodeClaim as listed: the metadata (the digest of the pods
+        // the status's lastPodEventTime was computed from) is written only once the status is.
+        if (changes.status !== undefined) {
+          await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status, claim));
+        }
         if (changes.metadata !== undefined) {
           await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
-        }
-        if (changes.status !== undefined) {
-          // After a metadata patch the listed resourceVersion is stale: read again.
-          const asRead = changes.metadata === undefined ? claim : undefined;
-          await ignoreNotFound(cluster.patchNodeClaimStatus(claim.name, changes.status, asRead));
         }
       } catch (error) {
         // The pass fails; the other writers stop rather than write on after it.

@@ -742,10 +742,21 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
       beforeWrite: bump,
     });
     const before = writes;
-    await expect(hopeless.patchNodeClaimMetadata(names.claim, { labels: { x: 'y' } })).rejects.toBeInstanceOf(
-      ClusterConflictError,
-    );
+    // Finalizers are a list: their patch is made against a read, and conflicts with every bump.
+    await expect(
+      hopeless.patchNodeClaimMetadata(names.claim, { addFinalizers: ['flotilla.io/never'] }),
+    ).rejects.toBeInstanceOf(ClusterConflictError);
     expect(writes - before).toBe(3);
+    // Labels and annotations are keys of a map: one merge patch, whatever was written before it.
+    await hopeless.patchNodeClaimMetadata(names.claim, { annotations: { 'flotilla.io/x': 'y' } });
+    expect(writes - before).toBe(4);
+    const raw = (await custom.getClusterCustomObject({
+      ...karpenter,
+      plural: 'nodeclaims',
+      name: names.claim,
+    })) as { metadata: { annotations?: Record<string, string>; finalizers?: string[] } };
+    expect(raw.metadata.annotations?.['flotilla.io/x']).toBe('y');
+    expect(raw.metadata.finalizers).not.toContain('flotilla.io/never');
   });
 
   it('patches a status against the NodeClaim as listed: one request, or a fresh read once it changed', async () => {

@@ -82,7 +82,7 @@ describe('the condition writes of a disruption pass', () => {
     expect(g.done).toHaveLength(20);
   });
 
-  it('reads the NodeClaim again for a status patch that follows its metadata patch', async () => {
+  it('writes the status before the annotations that record what it was computed from', async () => {
     const g = gatedCluster();
     g.open();
     const running = startConditionWrites(
@@ -91,7 +91,7 @@ describe('the condition writes of a disruption pass', () => {
       { deadlineMs: () => undefined, nowMs: () => T0 },
     );
     await running.finished();
-    expect(g.started).toEqual(['metadata a', 'status a read first']);
+    expect(g.started).toEqual(['status a rv-a', 'metadata a']);
   });
 
   it('starts none inside the margin before the deadline, and says how many it left to the next pass', async () => {
