@@ -1,5 +1,6 @@
+import type { Pod } from '../core/index.ts';
 import { ValidationError } from '../core/index.ts';
-import { type BoundPod, type ClusterNode, toNodeInfo } from '../ports/cluster.ts';
+import { type BoundPod, type ClusterNode, type ClusterNodeClaim, toNodeInfo } from '../ports/cluster.ts';
 import type { ClusterSummary } from '../ports/summary.ts';
 import { isRecord } from './fields.ts';
 import { convertNodeClaims, toClusterNodeClaim } from './karpenter.ts';
@@ -7,17 +8,55 @@ import { groupPodsByNode, type PodsByNode, toClusterNode, withPods } from './nod
 import { makePodReader } from './pod-reader.ts';
 import type { PodTemplate } from './pod-templates.ts';
 import { SUMMARY_KINDS, SUMMARY_VERSION } from './summary-document.ts';
+import { makeVersionedConversions, type VersionedConversions } from './versioned-conversions.ts';
 
 export { SUMMARY_VERSION, summaryBucketName, summaryObjectKey } from './summary-document.ts';
 
 // --- what a Lambda reads ------------------------------------------------------------------------
 
 /**
+ * What one reader of summaries (a warm Lambda container) keeps from one document to the next:
+ * converted templates, pods, Nodes and NodeClaims, so that a new document converts only what
+ * changed since the last one. Each conversion keeps only what its document holds.
+ */
+export interface SummaryConversions {
+  /** Template key → the template converted as a pod. */
+  templates: ReadonlyMap<string, Pod | ValidationError>;
+  /** Pod uid → its row, its template's key and the pod. */
+  pods: ReadonlyMap<string, { readonly row: readonly unknown[]; readonly key: string; readonly pod: Pod }>;
+  readonly nodes: VersionedConversions<ClusterNode>;
+  readonly nodeClaims: VersionedConversions<ClusterNodeClaim>;
+}
+
+export function makeSummaryConversions(): SummaryConversions {
+  return {
+    templates: new Map(),
+    pods: new Map(),
+    nodes: makeVersionedConversions((raw) => toClusterNode(raw as never, [])),
+    nodeClaims: makeVersionedConversions(toClusterNodeClaim),
+  };
+}
+
+/**
+ * Same pod fields in two rows (rows hold strings, numbers and nulls); the first, the template's
+ * place in its document, may differ (the template's key is compared instead).
+ */
+function sameRow(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 1; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
  * Reads a published document. Conversions run on first use and are kept, so a Lambda container
- * that reads the same document again converts nothing.
+ * that reads the same document again converts nothing; with `conversions`, a new document
+ * converts only what changed since the last document read with them.
  * @throws ValidationError when the document is not a summary this version reads.
  */
-export function readSummaryDocument(document: unknown): ClusterSummary {
+export function readSummaryDocument(
+  document: unknown,
+  conversions: SummaryConversions = makeSummaryConversions(),
+): ClusterSummary {
   const object = 'cluster summary';
   if (!isRecord(document)) throw new ValidationError(object, '(root)', 'not a JSON object');
   if (document['version'] !== SUMMARY_VERSION) {
@@ -53,7 +92,7 @@ export function readSummaryDocument(document: unknown): ClusterSummary {
     };
   };
   const byNode = once((): PodsByNode => {
-    const reader = makePodReader();
+    const reader = makePodReader(conversions.templates);
     const keys = templates.map((t) => JSON.stringify(t));
     const bound: { spec: { nodeName: string }; row: readonly unknown[] }[] = [];
     for (const row of rows) {
@@ -61,11 +100,22 @@ export function readSummaryDocument(document: unknown): ClusterSummary {
       const nodeName = row[3];
       if (typeof nodeName === 'string' && nodeName !== '') bound.push({ spec: { nodeName }, row });
     }
-    return groupPodsByNode(bound, ({ row }) => {
+    const previous = conversions.pods;
+    const kept = new Map<
+      string,
+      { readonly row: readonly unknown[]; readonly key: string; readonly pod: Pod }
+    >();
+    const grouped = groupPodsByNode(bound, ({ row }) => {
       const [t, name, uid, nodeName, creationTimestamp, phase, startTime, deletionTimestamp] = row;
       const index = typeof t === 'number' ? t : -1;
+      const key = keys[index] ?? '{}';
+      const before = typeof uid === 'string' ? previous.get(uid) : undefined;
+      if (before !== undefined && before.key === key && sameRow(before.row, row)) {
+        kept.set(uid as string, before);
+        return before.pod;
+      }
       const template = (templates[index] ?? {}) as PodTemplate;
-      return reader.read({
+      const pod = reader.read({
         template,
         key: keys[index] ?? '{}',
         instance: {
@@ -78,19 +128,26 @@ export function readSummaryDocument(document: unknown): ClusterSummary {
           ...(deletionTimestamp == null ? {} : { deletionTimestamp }),
         },
       });
+      if (typeof uid === 'string') kept.set(uid, { row, key, pod });
+      return pod;
     });
+    conversions.pods = kept;
+    conversions.templates = reader.converted();
+    return grouped;
   });
   const nodeBase = once(() => {
     const items: ClusterNode[] = [];
     const problems: ValidationError[] = [];
-    for (const raw of nodesRaw) {
-      try {
-        items.push(toClusterNode(raw as never, []));
-      } catch (error) {
-        if (!(error instanceof ValidationError)) throw error;
-        problems.push(error);
+    conversions.nodes.read((convert) => {
+      for (const raw of nodesRaw) {
+        try {
+          items.push(convert(raw));
+        } catch (error) {
+          if (!(error instanceof ValidationError)) throw error;
+          problems.push(error);
+        }
       }
-    }
+    });
     return { items, problems };
   });
   const nodes = once(() => {
@@ -105,7 +162,9 @@ export function readSummaryDocument(document: unknown): ClusterSummary {
     const base = nodeBase();
     return { items: base.items.map(toNodeInfo), problems: base.problems };
   });
-  const nodeClaims = once(() => convertNodeClaims(claimsRaw, toClusterNodeClaim));
+  const nodeClaims = once(() =>
+    conversions.nodeClaims.read((convert) => convertNodeClaims(claimsRaw, convert)),
+  );
   const boundPods = once(() => {
     const pods = byNode();
     const items: BoundPod[] = [];

@@ -4,7 +4,7 @@
 // Kubernetes adapter and the in-memory cluster go through them, so a manifest reads the same in
 // both. Each conversion throws ValidationError naming the object and the field.
 
-export { readSummaryDocument } from './cluster-summary.ts';
+export { makeSummaryConversions, readSummaryDocument, type SummaryConversions } from './cluster-summary.ts';
 export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
 export {
   convertEach,

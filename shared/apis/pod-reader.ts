@@ -11,15 +11,22 @@ export interface PodReader {
   read(pod: SplitPod): Pod;
   /** Distinct templates converted so far. */
   templates(): number;
+  /** Template key → converted template, for the next reader to start from. */
+  converted(): ReadonlyMap<string, Pod | ValidationError>;
 }
 
 const PLACEHOLDER = { name: 'template', uid: 'template' } as const;
 
-export function makePodReader(): PodReader {
+/** `seed`: templates an earlier reader converted; this one keeps those it uses. */
+export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>): PodReader {
   const converted = new Map<string, Pod | ValidationError>();
   return {
     read({ template, key, instance }) {
       let base = converted.get(key);
+      if (base === undefined && seed !== undefined) {
+        base = seed.get(key);
+        if (base !== undefined) converted.set(key, base);
+      }
       if (base === undefined) {
         try {
           base = toPod(joinPod(template, PLACEHOLDER) as never);
@@ -55,6 +62,7 @@ export function makePodReader(): PodReader {
       };
     },
     templates: () => converted.size,
+    converted: () => converted,
   };
 }
 

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { readSummaryDocument } from '../../apis/cluster-summary.ts';
+import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
 import { type ClusterSummary, type SummarySource, SummaryUnavailableError } from '../../ports/summary.ts';
 
@@ -31,6 +31,8 @@ export function makeS3SummarySource(
   let downloads = 0;
   let bytesDownloaded = 0;
   let inFlight: Promise<ClusterSummary | undefined> | undefined;
+  // A changed summary converts only the objects that changed since the last one.
+  const conversions = makeSummaryConversions();
   const readOnce = async (): Promise<ClusterSummary | undefined> => {
     reads += 1;
     let body: Uint8Array;
@@ -59,7 +61,7 @@ export function makeS3SummarySource(
     bytesDownloaded += body.length;
     let summary: ClusterSummary;
     try {
-      summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')));
+      summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')), conversions);
     } catch (error) {
       throw new SummaryUnavailableError(
         `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,

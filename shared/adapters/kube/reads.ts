@@ -16,6 +16,7 @@ import {
   type VolumeIndex,
   withPods,
 } from '../../apis/index.ts';
+import { makeVersionedConversions } from '../../apis/versioned-conversions.ts';
 import type { Labels } from '../../core/index.ts';
 import { type BoundPod, type Cluster, type ClusterNode, toNodeInfo } from '../../ports/cluster.ts';
 import {
@@ -56,6 +57,8 @@ const NOT_FINISHED = 'status.phase!=Succeeded,status.phase!=Failed';
 
 export function makeKubeReads(ctx: KubeContext): KubeReads {
   const { api, core, custom } = ctx;
+  // A warm container converts only the NodeClaims that changed since its last list.
+  const claimConversions = makeVersionedConversions(toClusterNodeClaim);
 
   /** Every item of a list, through `take` (called again from scratch if the list is retried). */
   const list = <T>(
@@ -168,10 +171,9 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     },
 
     async nodeClaims() {
-      return convertNodeClaims(
-        await listRaw('list nodeclaims', customPath(NODECLAIMS)),
-        toClusterNodeClaim,
-        (problem) => warnSkipped(ctx, 'NodeClaim', problem),
+      const raws = await listRaw('list nodeclaims', customPath(NODECLAIMS));
+      return claimConversions.read((convert) =>
+        convertNodeClaims(raws, convert, (problem) => warnSkipped(ctx, 'NodeClaim', problem)),
       );
     },
 

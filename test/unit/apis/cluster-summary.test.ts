@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   convertNodeClaims,
   groupPodsByNode,
+  makeSummaryConversions,
   pruneNode,
   readSummaryDocument,
   SUMMARY_VERSION,
@@ -47,6 +48,14 @@ const servedClaim = fc.tuple(arb.nodeClaim, fc.uuid()).map(([claim, uid]) => ({
   ...claim,
   metadata: { ...claim.metadata, uid, creationTimestamp: AT, managedFields: [{ manager: 'x' }] },
 }));
+
+type Raw = { readonly metadata: Record<string, unknown> } & Record<string, unknown>;
+/** What one watch event carries: the kind and the object. */
+const watchEvent = fc.oneof(
+  servedPod.map((raw) => ({ kind: 'pods' as SummaryKind, raw: raw as Raw })),
+  servedNode.map((raw) => ({ kind: 'nodes' as SummaryKind, raw: raw as Raw })),
+  servedClaim.map((raw) => ({ kind: 'nodeClaims' as SummaryKind, raw: raw as Raw })),
+);
 
 /** The document as the Lambda gets it: through JSON. */
 function published(builder: SummaryBuilder) {
@@ -101,17 +110,11 @@ describe('the cluster summary', () => {
   });
 
   it('follows any sequence of watch events to the state they leave, and a relist finds no difference', () => {
-    type Raw = { readonly metadata: Record<string, unknown> } & Record<string, unknown>;
-    const event = fc.oneof(
-      servedPod.map((raw) => ({ kind: 'pods' as SummaryKind, raw: raw as Raw })),
-      servedNode.map((raw) => ({ kind: 'nodes' as SummaryKind, raw: raw as Raw })),
-      servedClaim.map((raw) => ({ kind: 'nodeClaims' as SummaryKind, raw: raw as Raw })),
-    );
     fc.assert(
       fc.property(
         fc.array(
           fc.tuple(
-            event,
+            watchEvent,
             fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
             fc.nat({ max: 3 }),
           ),
@@ -162,6 +165,101 @@ describe('the cluster summary', () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it('reads a document after churn the same with what a warm reader kept from the ones before', () => {
+    const round = fc.array(
+      fc.tuple(
+        watchEvent,
+        fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
+        fc.nat({ max: 4 }),
+      ),
+      { maxLength: 15 },
+    );
+    fc.assert(
+      fc.property(fc.array(round, { minLength: 2, maxLength: 5 }), (rounds) => {
+        const builder = new SummaryBuilder('prod');
+        const conversions = makeSummaryConversions();
+        let version = 0;
+        for (const events of rounds) {
+          for (const [{ kind, raw }, type, slot] of events) {
+            // The API server gives every write a new resourceVersion.
+            version += 1;
+            const metadata = {
+              ...raw.metadata,
+              uid: `uid-${kind}-${slot}`,
+              resourceVersion: String(version),
+            };
+            builder.apply(kind, type, { ...raw, metadata });
+          }
+          const document = JSON.stringify(builder.document(AT, CURRENT));
+          const warm = readSummaryDocument(JSON.parse(document), conversions);
+          const cold = readSummaryDocument(JSON.parse(document));
+          const byUid = <T extends { uid: string }>(xs: readonly T[]) =>
+            [...xs].sort((a, b) => a.uid.localeCompare(b.uid));
+          expect(byUid(warm.nodes().items)).toEqual(byUid(cold.nodes().items));
+          expect(warm.nodes().problems.map((p) => p.message)).toEqual(
+            cold.nodes().problems.map((p) => p.message),
+          );
+          expect(warm.nodeClaims()).toEqual(cold.nodeClaims());
+          expect(byUid(warm.boundPods().items.map((b) => ({ ...b.pod, on: b.nodeName })))).toEqual(
+            byUid(cold.boundPods().items.map((b) => ({ ...b.pod, on: b.nodeName }))),
+          );
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('converts only what changed between two documents read by one warm reader', () => {
+    const builder = new SummaryBuilder('prod');
+    const pod = (uid: string, node: string, version: string, startTime = AT) => ({
+      metadata: { name: uid, namespace: 'apps', uid, resourceVersion: version, labels: { app: 'web' } },
+      spec: { nodeName: node, containers: [{ name: 'app', image: 'app' }] },
+      status: { phase: 'Running', startTime },
+    });
+    const node = (name: string, version: string) => ({
+      metadata: { name, uid: `uid-${name}`, resourceVersion: version },
+      spec: { providerID: `aws:///us-west-2a/i-${name}` },
+      status: {
+        capacity: { cpu: '4', memory: '16Gi', pods: '58' },
+        allocatable: { cpu: '4', memory: '15Gi', pods: '58' },
+      },
+    });
+    builder.apply('nodes', 'ADDED', node('a', '1'));
+    builder.apply('nodes', 'ADDED', node('b', '2'));
+    builder.apply('pods', 'ADDED', pod('p1', 'a', '3'));
+    builder.apply('pods', 'ADDED', pod('p2', 'b', '4'));
+    const conversions = makeSummaryConversions();
+    const read = () =>
+      readSummaryDocument(JSON.parse(JSON.stringify(builder.document(AT, CURRENT))), conversions);
+    const first = read();
+    const firstNodes = new Map(first.nodes().items.map((n) => [n.name, n]));
+    // Node b changes; pod p2 starts again later, on node a (same template, other fields).
+    builder.apply('nodes', 'MODIFIED', {
+      ...node('b', '5'),
+      metadata: { ...node('b', '5').metadata, labels: { x: 'y' } },
+    });
+    const restarted = '2026-11-26T12:30:00Z';
+    builder.apply('pods', 'MODIFIED', pod('p2', 'a', '6', restarted));
+    const second = read();
+    const secondNodes = new Map(second.nodes().items.map((n) => [n.name, n]));
+    const pods = (n: ReturnType<typeof secondNodes.get>) => n?.pods ?? [];
+    // The unchanged pod is the object the first document converted; the moved one is new.
+    expect(pods(secondNodes.get('a')).find((p) => p.uid === 'p1')).toBe(
+      pods(firstNodes.get('a')).find((p) => p.uid === 'p1'),
+    );
+    expect(
+      pods(secondNodes.get('a'))
+        .map((p) => p.uid)
+        .sort(),
+    ).toEqual(['p1', 'p2']);
+    const p2 = pods(secondNodes.get('a')).find((p) => p.uid === 'p2');
+    expect(p2?.disruption?.startedAtMs).toBe(Date.parse(restarted));
+    expect(pods(secondNodes.get('b'))).toEqual([]);
+    expect(secondNodes.get('b')?.labels).toMatchObject({ x: 'y' });
+    expect(conversions.pods.size).toBe(2);
+    expect(conversions.nodes.size()).toBe(2);
   });
 
   it('keeps one template for the pods of a workload, and drops it with the last of them', () => {
