@@ -1,4 +1,5 @@
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
@@ -7,6 +8,8 @@ import { type ClusterSummary, type SummarySource, SummaryUnavailableError } from
 // The cluster summary as a Lambda reads it: one GetObject of the object the shim publishes. A warm
 // Lambda container keeps the last summary it read with its ETag and asks S3 only whether it changed
 // (If-None-Match), so an unchanged summary costs one small request and no conversion.
+
+const gunzipAsync = promisify(gunzip);
 
 export interface S3SummarySourceOptions {
   readonly s3: S3Client;
@@ -61,7 +64,9 @@ export function makeS3SummarySource(
     bytesDownloaded += body.length;
     let summary: ClusterSummary;
     try {
-      summary = readSummaryDocument(JSON.parse(gunzipSync(body).toString('utf8')), conversions);
+      // Unzipped off the main thread: the invocation's other reads go on meanwhile.
+      const text = (await gunzipAsync(body)).toString('utf8');
+      summary = readSummaryDocument(JSON.parse(text), conversions);
     } catch (error) {
       throw new SummaryUnavailableError(
         `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
