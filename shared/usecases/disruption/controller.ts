@@ -161,8 +161,8 @@ class Pass {
   private readonly decisions: DisruptDecision[] = [];
   private readonly pools = new Map<string, ClusterNodePool>();
   private readonly classes = new Map<string, EC2NodeClass>();
-  /** The instances EC2 listed at the pass's first read (the drift checks compare with them). */
-  private instances: ReadonlyMap<string, CloudInstance> | undefined;
+  /** The instances EC2 listed as the pass began (the drift checks compare with them). */
+  private instances: Promise<ReadonlyMap<string, CloudInstance>> | undefined;
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
 
@@ -199,6 +199,9 @@ class Pass {
   }
 
   async run(): Promise<DisruptionPassResult> {
+    // EC2's list of the instances is asked for beside the cluster reads, not after them.
+    this.instances = this.listInstances();
+    this.instances.catch(() => undefined); // thrown where it is awaited
     await this.refresh(true);
     let result: DisruptionPassResult;
     try {
@@ -306,11 +309,8 @@ class Pass {
    */
   private async updateConditions(write: boolean): Promise<void> {
     const nodeFor = nodeIndex(this.state.nodes);
-    if (this.instances === undefined) {
-      const instances = new Map<string, CloudInstance>();
-      for (const instance of await this.ports.cloud.list()) instances.set(instance.providerId, instance);
-      this.instances = instances;
-    }
+    this.instances ??= this.listInstances();
+    const instances = await this.instances;
     const problems = new Set<string>();
     const writes: ClaimWrite[] = [];
     this.claims = this.claims.map((claim) => {
@@ -321,7 +321,7 @@ class Pass {
         node: nodeFor(claim),
         pool: this.pools.get(claim.nodePoolName),
         nodeClass: this.classes.get(claim.nodeClassRef.name),
-        instance: providerId === undefined ? undefined : this.instances?.get(providerId),
+        instance: providerId === undefined ? undefined : instances.get(providerId),
         nowMs: this.now(),
       });
       if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
@@ -335,6 +335,12 @@ class Pass {
       deadlineMs: () => this.options.deadlineMs?.(),
       nowMs: () => this.now(),
     });
+  }
+
+  private async listInstances(): Promise<ReadonlyMap<string, CloudInstance>> {
+    const instances = new Map<string, CloudInstance>();
+    for (const instance of await this.ports.cloud.list()) instances.set(instance.providerId, instance);
+    return instances;
   }
 
   /** Whether the pass's deadline leaves too little time for a command to finish its validation. */

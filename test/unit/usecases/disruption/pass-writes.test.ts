@@ -13,7 +13,8 @@ import { scenarioWorld } from '../provision-world.ts';
 
 // A disruption pass decides from the conditions it computes and starts its commands while it
 // writes them: on a large cluster the writes (one per NodeClaim whose conditions changed) take
-// longer than a pass, and a node that became empty must not wait for them.
+// longer than a pass, and a node that became empty must not wait for them. Nor does it wait for
+// the cluster reads before asking EC2 for its instances.
 
 const TICK_MS = 5_000;
 
@@ -150,5 +151,46 @@ describe('a disruption pass and its condition writes', () => {
     for (const claim of after) {
       expect(claim.status.conditions.find((c) => c.type === 'Consolidatable')?.status).toBe('True');
     }
+  });
+
+  it('asks EC2 for its instances beside the cluster reads, not after them', async () => {
+    const world = await threeNodes();
+    const order: string[] = [];
+    // The NodeClaim read waits for the EC2 list to start, or for 2 s at most.
+    let listed = () => {};
+    const listStarted = new Promise<void>((resolve) => {
+      listed = resolve;
+      setTimeout(resolve, 2_000);
+    });
+    const cloud = watched(world.cloud, (method) => {
+      if (method === 'list') {
+        order.push('ec2 list');
+        listed();
+      }
+      return undefined;
+    });
+    const cluster = watched(world.cluster, (method, args) => {
+      if (method !== 'nodeClaims') return undefined;
+      return listStarted.then(() => {
+        order.push('nodeclaims read');
+        return world.cluster.nodeClaims(...(args as Parameters<typeof world.cluster.nodeClaims>));
+      });
+    });
+    await disrupt(
+      {
+        cluster,
+        cloud,
+        leases: world.leases,
+        clock: world.clock,
+        sleep: async (ms) => {
+          world.clock.advance(ms);
+        },
+        logger: world.logger,
+        terminationQueue: world.terminationQueue,
+        requestLaunch: async () => {},
+      },
+      { holder: 'pass-1' },
+    );
+    expect(order.slice(0, 2)).toEqual(['ec2 list', 'nodeclaims read']);
   });
 });
