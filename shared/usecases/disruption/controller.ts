@@ -542,15 +542,21 @@ class Pass {
       const candidate = now.get(c.nodeClaim.name);
       const pool = c.nodePool.pool.name;
       used.set(pool, (used.get(pool) ?? 0) + 1);
-      if (
-        candidate === undefined ||
-        !method.shouldDisrupt(candidate, this.now()) ||
-        (used.get(pool) ?? 0) > (allowed.get(pool) ?? 0)
-      ) {
+      const name = `nodeClaim ${c.nodeClaim.name}`;
+      if (candidate === undefined)
+        return { kind: 'invalid', why: `${name} is no longer a disruption candidate` };
+      if (!method.shouldDisrupt(candidate, this.now())) {
+        const blocker = candidate.blockers[0];
         return {
           kind: 'invalid',
-          why: `nodeClaim ${c.nodeClaim.name} is no longer a candidate for ${command.method}, or its budget is used up`,
+          why:
+            blocker === undefined
+              ? `${name} is no longer a candidate for ${command.method}`
+              : `${name} is blocked now: ${blocker.why}`,
         };
+      }
+      if ((used.get(pool) ?? 0) > (allowed.get(pool) ?? 0)) {
+        return { kind: 'invalid', why: `nodePool ${pool}'s disruption budget is used up` };
       }
       fresh.push(candidate);
     }

@@ -7,7 +7,7 @@ import type { NodeClaimStatusPatch } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { disrupt } from '../../../../shared/usecases/disruption/index.ts';
+import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { scenarioWorld } from '../provision-world.ts';
 
@@ -85,6 +85,28 @@ async function threeNodes() {
   return { ...world, leases, terminationQueue, logger, step };
 }
 
+type World = Awaited<ReturnType<typeof threeNodes>>;
+
+/** One disruption pass over the world, as the Lambda runs it, with some of its ports replaced. */
+function pass(world: World, ports: Partial<DisruptionPorts> = {}) {
+  return disrupt(
+    {
+      cluster: world.cluster,
+      cloud: world.cloud,
+      leases: world.leases,
+      clock: world.clock,
+      sleep: async (ms) => {
+        world.clock.advance(ms);
+      },
+      logger: world.logger,
+      terminationQueue: world.terminationQueue,
+      requestLaunch: async () => {},
+      ...ports,
+    },
+    { holder: 'pass-1' },
+  );
+}
+
 describe('a disruption pass and its condition writes', () => {
   it('starts the command for a node emptied since the last pass before its condition writes are done', async () => {
     const world = await threeNodes();
@@ -121,21 +143,7 @@ describe('a disruption pass and its condition writes', () => {
       }
       return undefined;
     });
-    const result = await disrupt(
-      {
-        cluster: gated,
-        cloud: world.cloud,
-        leases: world.leases,
-        clock,
-        sleep: async (ms) => {
-          clock.advance(ms);
-        },
-        logger: world.logger,
-        terminationQueue: world.terminationQueue,
-        requestLaunch: async () => {},
-      },
-      { holder: 'pass-1' },
-    );
+    const result = await pass(world, { cluster: gated });
     expect(result.decisions).toEqual([
       expect.objectContaining({
         reason: 'Empty',
@@ -176,21 +184,42 @@ describe('a disruption pass and its condition writes', () => {
         return world.cluster.nodeClaims(...(args as Parameters<typeof world.cluster.nodeClaims>));
       });
     });
-    await disrupt(
-      {
-        cluster,
-        cloud,
-        leases: world.leases,
-        clock: world.clock,
-        sleep: async (ms) => {
-          world.clock.advance(ms);
-        },
-        logger: world.logger,
-        terminationQueue: world.terminationQueue,
-        requestLaunch: async () => {},
-      },
-      { holder: 'pass-1' },
-    );
+    await pass(world, { cluster, cloud });
     expect(order.slice(0, 2)).toEqual(['ec2 list', 'nodeclaims read']);
+  });
+
+  it('abandons a command whose candidate a pod blocked during the validation wait, and says which pod', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    const claims = (await cluster.nodeClaims()).items;
+    const pods = cluster.list('Pod') as { metadata: { name: string }; spec: { nodeName: string } }[];
+    const node = pods.find((p) => p.metadata.name === 'b')?.spec.nodeName ?? '';
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    const result = await pass(world, {
+      // A pod that must not be disrupted lands on the empty node while the command waits.
+      sleep: async (ms) => {
+        cluster.create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: {
+            name: 'pinned',
+            namespace: 'default',
+            annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+          },
+          spec: { nodeName: node, containers: [{ name: 'app', image: 'app' }] },
+        });
+        cluster.setPodPhase('default', 'pinned', 'Running');
+        clock.advance(ms);
+      },
+    });
+    expect(result.decisions).toEqual([
+      expect.objectContaining({
+        reason: 'Empty',
+        outcome: 'abandoned',
+        why: `nodeClaim ${claims.find((c) => c.status.nodeName === node)?.name} is blocked now: pod default/pinned has karpenter.sh/do-not-disrupt`,
+      }),
+    ]);
   });
 });
