@@ -1006,6 +1006,12 @@ export async function createPendingPods(
   cluster: LoadedCluster,
   seed: number,
   count: number = PENDING_PODS,
+  /**
+   * Wait for kube-scheduler to mark them Unschedulable (polled each second). Off where the
+   * caller waits for the shim's event instead, which comes only after the mark: a poll would
+   * hold the event back by up to its interval. @default true
+   */
+  waitUnschedulable = true,
 ): Promise<void> {
   const random = new Random(seed ^ 0xbeef);
   const namespace = 'team-analytics';
@@ -1046,6 +1052,7 @@ export async function createPendingPods(
     );
   });
   cluster.pending = { namespace, replicaSet: `${w.app}-${hash}`, names };
+  if (!waitUnschedulable) return;
   await waitUntil(
     `kube-scheduler to mark the ${count} pods Unschedulable`,
     async () => {

@@ -321,7 +321,8 @@ async function lambdaSteps(
     const drive = async (invoke: WarmInvoke) => {
       for (let i = 0; i < SHIM_PATH_PODS; i++) {
         const createdAtMs = Date.now();
-        await createPendingPods(cluster, seed + 1 + i, 1);
+        // The shim's event is the sign that kube-scheduler marked the pod Unschedulable.
+        await createPendingPods(cluster, seed + 1 + i, 1, false);
         const pod = cluster.pending?.names[0] ?? '';
         const message = await receivePodEvent(cluster, pod, 120_000);
         const invocation = await invoke({
