@@ -47,7 +47,7 @@ import { CLUSTER_INFO } from '../../integration/aws/cloud-fixture.ts';
 import { publishAl2023, silentLogger } from '../../integration/aws/fixtures.ts';
 import { prepareColdStart } from '../../integration/aws/lambda-cold-start.ts';
 import { ipOf, launchInstances, launchRecordOf, launchRequestOf, makeLargeNetwork } from './aws-setup.ts';
-import { isConflict, type KubeHttp, makeKubeHttp } from './kube-http.ts';
+import { isConflict, type KubeHttp, KubeHttpError, makeKubeHttp } from './kube-http.ts';
 import { flotillaEnv, invokeLambda, type LambdaEnvironment } from './lambda-step.ts';
 import { scrape, traffic } from './metrics.ts';
 import {
@@ -976,13 +976,22 @@ class LeaseRenewer {
         due,
         16,
         async (node) => {
-          await this.admin.request(
-            'PATCH',
-            `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
-            { spec: { renewTime: microTime(new Date()) } },
-            'application/merge-patch+json',
-          );
-          this.leases.set(node, Date.now());
+          try {
+            await this.admin.request(
+              'PATCH',
+              `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`,
+              { spec: { renewTime: microTime(new Date()) } },
+              'application/merge-patch+json',
+            );
+            this.leases.set(node, Date.now());
+          } catch (error) {
+            // The Node was deleted (a disruption pass took it) and its Lease went with it.
+            if (error instanceof KubeHttpError && error.status === 404) {
+              this.leases.delete(node);
+              return;
+            }
+            throw error;
+          }
         },
         60_000,
         true,
