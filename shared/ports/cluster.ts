@@ -387,7 +387,8 @@ export interface Cluster {
   /**
    * Patches the status subresource; re-reads and retries on conflict. `asRead`: the NodeClaim as
    * a list read it, with its resourceVersion: the first patch is made against it without reading
-   * the NodeClaim again (a conflict if it changed since, and then from a fresh read).
+   * the NodeClaim again (a conflict if it changed since, and then from a fresh read). Not used for
+   * a patch of capacity or allocatable, whose keys are replaced from a fresh read.
    * @throws ClusterNotFoundError
    */
   patchNodeClaimStatus(name: string, patch: NodeClaimStatusPatch, asRead?: ClusterNodeClaim): Promise<void>;

@@ -37,20 +37,14 @@ function replaceQuantities(
   return { ...out, ...toQuantityMap(next) };
 }
 
-/** What a status patch reads of the NodeClaim (see statusFields), from the domain NodeClaim. */
+/** What a status patch of conditions reads of the NodeClaim (statusFields), from the domain NodeClaim. */
 function rawNodeClaimStatus(claim: ClusterNodeClaim): RawObject {
   return {
     metadata: {
       ...(claim.resourceVersion === undefined ? {} : { resourceVersion: claim.resourceVersion }),
       ...(claim.generation === undefined ? {} : { generation: claim.generation }),
     },
-    status: {
-      conditions: claim.status.conditions,
-      ...(claim.status.capacity === undefined ? {} : { capacity: toQuantityMap(claim.status.capacity) }),
-      ...(claim.status.allocatable === undefined
-        ? {}
-        : { allocatable: toQuantityMap(claim.status.allocatable) }),
-    },
+    status: { conditions: claim.status.conditions },
   } as RawObject;
 }
 
@@ -195,7 +189,10 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
             },
             patch.removeConditions,
           ),
-        asRead === undefined ? undefined : rawNodeClaimStatus(asRead),
+        // Quantities are replaced key by key from the NodeClaim as the API server has it.
+        asRead === undefined || patch.capacity !== undefined || patch.allocatable !== undefined
+          ? undefined
+          : rawNodeClaimStatus(asRead),
       );
     },
 

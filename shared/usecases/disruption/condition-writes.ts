@@ -13,8 +13,12 @@ import type { ClaimChanges } from './conditions.ts';
 /** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
 export const CONDITION_WRITERS = 8;
 
-/** A write is not started with less than this left before the pass's deadline. */
-export const WRITE_MARGIN_MS = 3_000;
+/**
+ * A write is not started with less than this left before the pass's deadline: one NodeClaim's
+ * writes are up to three calls (a conflicting patch, a read, the patch) and its annotations, each
+ * bounded by the adapter's call timeout, and the pass waits for them before it ends.
+ */
+export const WRITE_MARGIN_MS = 20_000;
 
 export interface ClaimWrite {
   /** The NodeClaim as listed. */
@@ -26,6 +30,8 @@ export interface ConditionWriteOptions {
   /** Epoch ms by which the pass must be done, when it has a deadline. */
   readonly deadlineMs: () => number | undefined;
   readonly nowMs: () => number;
+  /** True once the writes must stop (the pass lost its lease: another pass writes now). */
+  readonly stopped?: () => boolean;
 }
 
 export interface ConditionWrites {
@@ -49,6 +55,7 @@ export function startConditionWrites(
   let index = 0;
   let failed = false;
   let deferred = 0;
+  let halted = false;
   const nearDeadline = () => {
     const deadline = options.deadlineMs();
     return deadline !== undefined && deadline - options.nowMs() < WRITE_MARGIN_MS;
@@ -56,6 +63,11 @@ export function startConditionWrites(
   const worker = async () => {
     for (let i = index++; i < writes.length && !failed; i = index++) {
       const { claim, changes } = writes[i] as ClaimWrite;
+      if (options.stopped?.() === true) {
+        halted = true;
+        deferred += 1;
+        continue;
+      }
       if (nearDeadline()) {
         deferred += 1;
         continue;
@@ -95,7 +107,10 @@ export function startConditionWrites(
       const rejected = results.find((r) => r.status === 'rejected');
       if (rejected !== undefined) throw rejected.reason;
       if (deferred > 0) {
-        logger.warn('nodeclaim conditions deferred', { count: deferred, why: 'the pass deadline is near' });
+        logger.warn('nodeclaim conditions deferred', {
+          count: deferred,
+          why: halted ? 'the pass lost its lease' : 'the pass deadline is near',
+        });
       }
     },
   };

@@ -203,19 +203,22 @@ class Pass {
     this.instances = this.listInstances();
     this.instances.catch(() => undefined); // thrown where it is awaited
     await this.refresh(true);
+    // The condition writes end before the pass does (and gives up its lease). Their failure does
+    // not fail a pass whose commands may have started: it is logged, and the next pass computes
+    // and writes those conditions again.
+    const writesDone = () =>
+      this.writes?.finished().catch((error: unknown) => {
+        this.ports.logger.error('nodeclaim conditions not written', {
+          error: error instanceof Error ? error.message : String(error),
+          then: 'the next pass writes them',
+        });
+      });
     let result: DisruptionPassResult;
     try {
       result = await this.act();
-    } catch (error) {
-      // The condition writes end before the pass fails and gives up its lease.
-      await this.writes?.finished().catch((writeError: unknown) => {
-        this.ports.logger.error('nodeclaim conditions not written', {
-          error: writeError instanceof Error ? writeError.message : String(writeError),
-        });
-      });
-      throw error;
+    } finally {
+      await writesDone();
     }
-    await this.writes?.finished();
     return result;
   }
 
@@ -334,6 +337,7 @@ class Pass {
     this.writes = startConditionWrites(this.ports, writes, {
       deadlineMs: () => this.options.deadlineMs?.(),
       nowMs: () => this.now(),
+      stopped: () => this.held.lost() === true,
     });
   }
 

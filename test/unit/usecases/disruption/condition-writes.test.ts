@@ -99,9 +99,10 @@ describe('the condition writes of a disruption pass', () => {
     g.open();
     const { lines, logger } = sink();
     let now = T0;
+    const deadline = T0 + WRITE_MARGIN_MS + 5_000;
     const writes = Array.from({ length: 12 }, (_, i) => write(`c${i}`));
     const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
-      deadlineMs: () => T0 + 10_000,
+      deadlineMs: () => deadline,
       // Each check of the clock finds a second gone: the margin is reached after a few writes.
       nowMs: () => {
         now += 1_000;
@@ -112,8 +113,31 @@ describe('the condition writes of a disruption pass', () => {
     const deferred = lines.find((l) => l['message'] === 'nodeclaim conditions deferred');
     expect(g.done.length).toBeGreaterThan(0);
     expect(g.done.length).toBeLessThan(12);
-    expect(deferred?.['count']).toBe(12 - g.done.length);
-    expect(now - 1_000).toBeGreaterThan(T0 + 10_000 - WRITE_MARGIN_MS);
+    expect(deferred).toMatchObject({ count: 12 - g.done.length, why: 'the pass deadline is near' });
+    expect(now - 1_000).toBeGreaterThan(deadline - WRITE_MARGIN_MS);
+  });
+
+  it('starts none once the pass has lost its lease', async () => {
+    const g = gatedCluster();
+    g.open();
+    const { lines, logger } = sink();
+    let lost = false;
+    const writes = Array.from({ length: 12 }, (_, i) => write(`c${i}`));
+    const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
+      deadlineMs: () => undefined,
+      nowMs: () => T0,
+      stopped: () => {
+        // The lease is found lost after the first few writes.
+        if (g.started.length >= 3) lost = true;
+        return lost;
+      },
+    });
+    await running.finished();
+    expect(g.done).toHaveLength(3);
+    expect(lines.find((l) => l['message'] === 'nodeclaim conditions deferred')).toMatchObject({
+      count: 9,
+      why: 'the pass lost its lease',
+    });
   });
 
   it('stops at the first failure and throws it once every writer is done', async () => {

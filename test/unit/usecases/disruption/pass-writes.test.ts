@@ -222,4 +222,37 @@ describe('a disruption pass and its condition writes', () => {
       }),
     ]);
   });
+
+  it('keeps a pass whose condition writes fail: its command stands, and the failure is logged', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    const pods = cluster.list('Pod') as { metadata: { name: string }; spec: { nodeName: string } }[];
+    const node = pods.find((p) => p.metadata.name === 'b')?.spec.nodeName ?? '';
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    const lines: Record<string, unknown>[] = [];
+    const failing = watched(cluster, (method, args) => {
+      const patch = args[1] as NodeClaimStatusPatch | undefined;
+      if (method === 'patchNodeClaimStatus' && patch?.conditions?.some((c) => c.type === 'Consolidatable')) {
+        return Promise.reject(new Error('the API server is unavailable'));
+      }
+      return undefined;
+    });
+    const result = await pass(world, {
+      cluster: failing,
+      logger: makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) }),
+    });
+    expect(result.decisions).toEqual([
+      expect.objectContaining({
+        reason: 'Empty',
+        outcome: 'deleted',
+        candidates: [expect.objectContaining({ node })],
+      }),
+    ]);
+    expect(lines.find((l) => l['message'] === 'nodeclaim conditions not written')).toMatchObject({
+      level: 'error',
+      error: 'the API server is unavailable',
+    });
+  });
 });
