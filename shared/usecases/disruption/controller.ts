@@ -210,7 +210,7 @@ class Pass {
       this.writes?.finished().catch((error: unknown) => {
         this.ports.logger.error('nodeclaim conditions not written', {
           error: error instanceof Error ? error.message : String(error),
-          then: 'the next pass writes them',
+          retry: 'the next pass writes them',
         });
       });
     let result: DisruptionPassResult;
