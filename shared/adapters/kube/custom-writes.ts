@@ -62,7 +62,8 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     write: (current: RawObject) => Promise<unknown>,
     asRead?: RawObject,
   ): Promise<void> {
-    // What a list read is the first attempt's basis; a conflict means it changed, so read it again.
+    // The object as a list read it is the first attempt's basis; a conflict means it changed since,
+    // and the next attempt reads it again.
     let known = asRead?.metadata?.resourceVersion === undefined ? undefined : asRead;
     await retryOnConflict(ctx.conflictAttempts, async () => {
       const current =

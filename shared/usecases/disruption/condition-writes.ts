@@ -8,7 +8,8 @@ import type { ClaimChanges } from './conditions.ts';
 // computed them (conditions.ts), not from what is written, so its commands need not wait for the
 // writes: they go on in the background, a few NodeClaims at a time, each a patch against the
 // NodeClaim as listed (one request; a read and a write only if it changed since) and a merge patch
-// of its annotations when they changed, until the pass's deadline. Those the deadline leaves out are computed and written again by the next pass.
+// of its annotations when they changed, until the pass's deadline or the loss of its lease. Those
+// left out are computed and written again by the next pass.
 
 /** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
 export const CONDITION_WRITERS = 8;
@@ -36,7 +37,7 @@ export interface ConditionWriteOptions {
 
 export interface ConditionWrites {
   /**
-   * Waits for every write started; then logs how many the deadline left out.
+   * Waits for every write started; then logs how many the deadline or a lost lease left out.
    * @throws the first write's error (ClusterApiError): the writers stop at it.
    */
   finished(): Promise<void>;
@@ -82,7 +83,7 @@ export function startConditionWrites(
           await ignoreNotFound(cluster.patchNodeClaimMetadata(claim.name, changes.metadata));
         }
       } catch (error) {
-        // The pass fails; the other writers stop rather than write on after it.
+        // The other writers stop rather than write on after it; `finished` throws it.
         failed = true;
         throw error;
       }
