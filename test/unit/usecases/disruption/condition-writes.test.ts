@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type {
-  ClusterNodeClaim,
-  MetadataPatch,
-  NodeClaimStatusPatch,
-} from '../../../../shared/ports/cluster.ts';
+import { makeMemoryCluster } from '../../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import type { ClusterNodeClaim, NodeClaimStatusPatch } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   type ClaimWrite,
@@ -12,7 +10,9 @@ import {
   WRITE_MARGIN_MS,
 } from '../../../../shared/usecases/disruption/condition-writes.ts';
 import type { ClaimChanges } from '../../../../shared/usecases/disruption/conditions.ts';
-import { nodeClaim, T0 } from './builders.ts';
+import { newNodeClaim } from '../../../fixtures/node-claims.ts';
+import { watched } from '../../../fixtures/watched.ts';
+import { T0 } from './builders.ts';
 
 // A disruption pass writes the conditions it computed in the background while its commands start:
 // a few NodeClaims at a time, each against the NodeClaim as listed, until the deadline.
@@ -21,13 +21,15 @@ const status: NodeClaimStatusPatch = {
   conditions: [{ type: 'Consolidatable', status: 'True', reason: 'Consolidatable', message: '' }],
 };
 
-function write(name: string, more: Partial<ClaimChanges> = {}): ClaimWrite {
-  const claim = { ...nodeClaim(name), resourceVersion: `rv-${name}` };
-  return { claim, changes: { status, view: claim, ...more } };
-}
-
-/** A cluster whose writes wait until `open()`; records each write with the basis it was given. */
-function gatedCluster() {
+/**
+ * The in-memory cluster with NodeClaims `names`, its writes held until `open()` and recorded as they
+ * start (with the resourceVersion of the NodeClaim they were given as listed); `write` makes the
+ * change of one NodeClaim as a pass computes it.
+ */
+async function gatedCluster(names: readonly string[]) {
+  const memory = makeMemoryCluster({ clock: makeManualClock(new Date(T0)) });
+  for (const name of names) await memory.createNodeClaim(newNodeClaim(name));
+  const listed = new Map((await memory.nodeClaims()).items.map((c) => [c.name, c]));
   const started: string[] = [];
   const done: string[] = [];
   let open = () => {};
@@ -35,28 +37,42 @@ function gatedCluster() {
     open = resolve;
   });
   let failOn: string | undefined;
-  const cluster = {
-    async patchNodeClaimStatus(name: string, _patch: NodeClaimStatusPatch, asRead?: ClusterNodeClaim) {
-      started.push(`status ${name} ${asRead?.resourceVersion ?? 'read first'}`);
-      await gate;
-      if (name === failOn) throw new Error(`the API server refused ${name}`);
-      done.push(name);
-    },
-    async patchNodeClaimMetadata(name: string, _patch: MetadataPatch) {
-      started.push(`metadata ${name}`);
-      await gate;
-    },
+  const cluster = watched(memory, (method, args) => {
+    const name = String(args[0]);
+    if (method === 'patchNodeClaimStatus') {
+      started.push(
+        `status ${name} ${(args[2] as ClusterNodeClaim | undefined)?.resourceVersion ?? 'read first'}`,
+      );
+      return gate.then(async () => {
+        if (name === failOn) throw new Error(`the API server refused ${name}`);
+        await memory.patchNodeClaimStatus(name, args[1] as NodeClaimStatusPatch);
+        done.push(name);
+      });
+    }
+    if (method === 'patchNodeClaimMetadata') started.push(`metadata ${name}`);
+    return undefined;
+  });
+  const write = (name: string, more: Partial<ClaimChanges> = {}): ClaimWrite => {
+    const claim = { ...(listed.get(name) as ClusterNodeClaim), resourceVersion: `rv-${name}` };
+    return { claim, changes: { status, view: claim, ...more } };
   };
+  /** Whether the NodeClaim now carries the Consolidatable condition. */
+  const written = async (name: string) =>
+    (await memory.nodeClaim(name))?.status.conditions.some((c) => c.type === 'Consolidatable') === true;
   return {
     cluster,
     started,
     done,
+    write,
+    written,
     open: () => open(),
     failOn: (name: string) => {
       failOn = name;
     },
   };
 }
+
+const named = (count: number) => Array.from({ length: count }, (_, i) => `c${i}`);
 
 function sink() {
   const lines: Record<string, unknown>[] = [];
@@ -65,9 +81,9 @@ function sink() {
 
 describe('the condition writes of a disruption pass', () => {
   it('run in the background, a few at a time, each against the NodeClaim as listed', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(named(20));
     const { logger } = sink();
-    const writes = Array.from({ length: 20 }, (_, i) => write(`c${i}`));
+    const writes = named(20).map((n) => g.write(n));
     const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
@@ -80,14 +96,15 @@ describe('the condition writes of a disruption pass', () => {
     g.open();
     await running.finished();
     expect(g.done).toHaveLength(20);
+    expect(await g.written('c19')).toBe(true);
   });
 
   it('writes the status before the annotations that record what it was computed from', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(['a']);
     g.open();
     const running = startConditionWrites(
       { cluster: g.cluster, logger: sink().logger },
-      [write('a', { metadata: { annotations: { 'flotilla.io/pod-set': 'x' } } })],
+      [g.write('a', { metadata: { annotations: { 'flotilla.io/pod-set': 'x' } } })],
       { deadlineMs: () => undefined, nowMs: () => T0 },
     );
     await running.finished();
@@ -95,12 +112,12 @@ describe('the condition writes of a disruption pass', () => {
   });
 
   it('starts none inside the margin before the deadline, and says how many it left to the next pass', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(named(12));
     g.open();
     const { lines, logger } = sink();
     let now = T0;
     const deadline = T0 + WRITE_MARGIN_MS + 5_000;
-    const writes = Array.from({ length: 12 }, (_, i) => write(`c${i}`));
+    const writes = named(12).map((n) => g.write(n));
     const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
       deadlineMs: () => deadline,
       // Each check of the clock finds a second gone: the margin is reached after a few writes.
@@ -118,11 +135,11 @@ describe('the condition writes of a disruption pass', () => {
   });
 
   it('starts none once the pass has lost its lease', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(named(12));
     g.open();
     const { lines, logger } = sink();
     let lost = false;
-    const writes = Array.from({ length: 12 }, (_, i) => write(`c${i}`));
+    const writes = named(12).map((n) => g.write(n));
     const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
@@ -141,9 +158,9 @@ describe('the condition writes of a disruption pass', () => {
   });
 
   it('stops at the first failure and throws it once every writer is done', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(named(30));
     g.failOn('c0');
-    const writes = Array.from({ length: 30 }, (_, i) => write(`c${i}`));
+    const writes = named(30).map((n) => g.write(n));
     const running = startConditionWrites({ cluster: g.cluster, logger: sink().logger }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
@@ -155,12 +172,12 @@ describe('the condition writes of a disruption pass', () => {
   });
 
   it('logs a drift decision for a NodeClaim once its write is done', async () => {
-    const g = gatedCluster();
+    const g = await gatedCluster(['d']);
     g.open();
     const { lines, logger } = sink();
     const running = startConditionWrites(
       { cluster: g.cluster, logger },
-      [write('d', { drifted: { reason: 'NodePoolDrifted', message: 'the template changed' } })],
+      [g.write('d', { drifted: { reason: 'NodePoolDrifted', message: 'the template changed' } })],
       { deadlineMs: () => undefined, nowMs: () => T0 },
     );
     await running.finished();
