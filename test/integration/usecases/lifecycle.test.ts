@@ -428,18 +428,26 @@ describe('reconcileLifecycle on a real apiserver', () => {
       },
       mergePatch,
     );
-    // As an agent (Odigos-style) does once it is set up: drop its own startup taint only.
-    const current = await core.readNode({ name: names.node });
-    await core.patchNode(
-      {
-        name: names.node,
-        body: {
-          metadata: { resourceVersion: current.metadata?.resourceVersion },
-          spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== STARTUP.key) },
-        },
-      },
-      mergePatch,
-    );
+    // As an agent (Odigos-style) does once it is set up: drop its own startup taint only, against
+    // the Node it read, and read again when kube-controller-manager wrote the Node in between.
+    for (let attempt = 1; ; attempt++) {
+      const current = await core.readNode({ name: names.node });
+      try {
+        await core.patchNode(
+          {
+            name: names.node,
+            body: {
+              metadata: { resourceVersion: current.metadata?.resourceVersion },
+              spec: { taints: (current.spec?.taints ?? []).filter((t) => t.key !== STARTUP.key) },
+            },
+          },
+          mergePatch,
+        );
+        break;
+      } catch (error) {
+        if ((error as { code?: number }).code !== 409 || attempt >= 5) throw error;
+      }
+    }
 
     // kube-controller-manager may briefly hold node.kubernetes.io taints on a node it saw
     // without a Ready condition; the lifecycle waits those out like any ephemeral taint.
