@@ -4,6 +4,7 @@ import { type Duration, Token } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import { passIntervalProblem } from '../shared/messages/disruption-pass.ts';
 import type { LogLevel } from '../shared/runtime/logger.ts';
 import { type ClusterSize, clusterSizeProblems } from './cluster-size.ts';
 import { FLOTILLA_FUNCTIONS, type FunctionDefinition } from './functions.ts';
@@ -88,7 +89,11 @@ export interface FlotillaClusterProps {
   readonly catalogRefreshInterval?: Duration;
   /** How often orphaned instances and NodeClaims are collected. @default 2 minutes (Karpenter's) */
   readonly garbageCollectionInterval?: Duration;
-  /** How often disruption (emptiness, expiry, drift, consolidation) is evaluated. @default 1 minute */
+  /**
+   * How often disruption (emptiness, expiry, drift, consolidation) is evaluated: whole minutes, or
+   * 10, 12, 15, 20 or 30 seconds (the schedule then fires once a minute and each tick asks for the
+   * passes before the next one on the disruption queue). @default 30 seconds
+   */
   readonly disruptionInterval?: Duration;
   /**
    * Create EKS access entries (Lambda roles → `controllerGroup`, node role → EC2_LINUX). Needs the
@@ -172,7 +177,6 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
     ['pendingPodPollInterval', props.pendingPodPollInterval],
     ['catalogRefreshInterval', props.catalogRefreshInterval],
     ['garbageCollectionInterval', props.garbageCollectionInterval],
-    ['disruptionInterval', props.disruptionInterval],
   ] as const;
   for (const [prop, value] of intervals) {
     if (value === undefined) continue;
@@ -182,6 +186,10 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
         `${prop} is ${value.toHumanString()}; EventBridge schedules run in whole minutes, at least 1`,
       );
     }
+  }
+  if (props.disruptionInterval !== undefined) {
+    const problem = passIntervalProblem(props.disruptionInterval.toSeconds({ integral: false }));
+    if (problem !== undefined) problems.push(`disruptionInterval: ${problem}`);
   }
   const seen = new Set<string>();
   for (const definition of props.functions ?? FLOTILLA_FUNCTIONS) {

@@ -188,6 +188,15 @@ export class ControllerPolicies {
             }),
           );
           break;
+        case 'sendDisruptionPasses':
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowDisruptionPasses',
+              actions: ['sqs:SendMessage'],
+              resources: [props.queues.disruptionPasses.queueArn],
+            }),
+          );
+          break;
         case 'kubernetes':
           role.addManagedPolicy(policies.clusterAccess);
           if (props.accessEntries ?? true) {

@@ -23,7 +23,7 @@ import { LOG_QUERIES } from './log-queries.ts';
 import { type ClusterManifestOptions, CONTROLLER_GROUP, renderClusterManifests } from './manifests.ts';
 import { NodeIdentity } from './node-identity.ts';
 import { ClusterQueues, podEventQueueName } from './queues.ts';
-import { addSchedules } from './schedules.ts';
+import { addSchedules, DEFAULT_DISRUPTION_INTERVAL } from './schedules.ts';
 import { ShimIdentity } from './shim-identity.ts';
 import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 
@@ -221,6 +221,10 @@ export class FlotillaCluster extends Construct {
       podEventQueueUrl: this.queues.podEvents.queueUrl,
       interruptionQueueUrl: this.queues.interruption.queueUrl,
       terminationQueueUrl: this.queues.termination.queueUrl,
+      disruptionQueueUrl: this.queues.disruptionPasses.queueUrl,
+      disruptionIntervalSeconds: String(
+        (this.props.disruptionInterval ?? DEFAULT_DISRUPTION_INTERVAL).toSeconds(),
+      ),
       nodeRoleName: this.nodeRole.roleName,
       instanceProfileName: this.instanceProfile.instanceProfileName,
       logLevel: this.props.logLevel ?? 'info',

@@ -6,7 +6,7 @@ import { lineThrough, type MemoryModel } from './cluster-size.ts';
 export type ScheduleName = 'pendingPods' | 'catalogRefresh' | 'garbageCollection' | 'disruption';
 
 /** The work queues of a cluster (each has its own dead-letter queue). */
-export type QueueName = 'podEvents' | 'interruption' | 'termination';
+export type QueueName = 'podEvents' | 'interruption' | 'termination' | 'disruptionPasses';
 
 /** What invokes a Lambda. */
 export type Trigger =
@@ -44,6 +44,8 @@ export type Trigger =
  *   in the summary bucket, only in this account; nothing else in the bucket, no listing.
  * - `sendTermination`: send requests to the termination queue.
  * - `sendPodEvents`: send to the pod-event queue (the provisioner's delayed follow-ups to itself).
+ * - `sendDisruptionPasses`: send to the disruption queue (the disruption Lambda's passes between
+ *   its schedule's ticks, to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
  *   the controller group (RBAC in the cluster-side manifests).
  */
@@ -60,6 +62,7 @@ export type Permission =
   | 'readSummary'
   | 'sendTermination'
   | 'sendPodEvents'
+  | 'sendDisruptionPasses'
   | 'kubernetes';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
@@ -240,8 +243,20 @@ export const disruptionFunction: FunctionDefinition = {
   name: 'disruption',
   entry: 'lambdas/disruption/handler.ts',
   description: 'Flotilla: remove empty, drifted and expired nodes within disruption budgets',
-  triggers: [{ kind: 'schedule', schedule: 'disruption' }],
-  env: [...baseEnv, 'summaryBucket', 'podEventQueueUrl', 'terminationQueueUrl'],
+  // The schedule fires once a minute at most; with a shorter disruptionInterval each tick asks for
+  // the passes before the next one on the disruption queue (sendDisruptionPasses), one at a time.
+  triggers: [
+    { kind: 'schedule', schedule: 'disruption' },
+    { kind: 'queue', queue: 'disruptionPasses', batchSize: 1 },
+  ],
+  env: [
+    ...baseEnv,
+    'summaryBucket',
+    'podEventQueueUrl',
+    'terminationQueueUrl',
+    'disruptionQueueUrl',
+    'disruptionIntervalSeconds',
+  ],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.
   permissions: [
@@ -250,6 +265,7 @@ export const disruptionFunction: FunctionDefinition = {
     'stateWrite',
     'sendPodEvents',
     'sendTermination',
+    'sendDisruptionPasses',
     'kubernetes',
     'readSummary',
   ],

@@ -36,6 +36,16 @@ export const QUEUES: Readonly<Record<QueueName, QueueSpec>> = {
     retentionPeriod: Duration.days(4),
     maxReceiveCount: 5,
   },
+  disruptionPasses: {
+    description: 'disruption passes between the disruption schedule ticks',
+    // The disruption Lambda's 2-minute timeout, and a minute more.
+    visibilityTimeout: Duration.minutes(3),
+    // A pass is worth running only before the next tick's own.
+    retentionPeriod: Duration.minutes(5),
+    // A pass that failed is not tried again (the next tick runs one); its message stays in the
+    // dead-letter queue, whose alarm says passes are failing.
+    maxReceiveCount: 1,
+  },
 };
 
 /** The pod-event queue's name, fixed so the shim's manifest can name its URL: `flotilla-<cluster>-pod-events`. */

@@ -4,6 +4,13 @@ import type { Construct } from 'constructs';
 import { pascal } from './construct-kit.ts';
 import type { ScheduleName } from './functions.ts';
 
+/**
+ * Passes every 30 s: EventBridge fires the disruption schedule once a minute, and each tick asks
+ * for the pass half a minute later (lambdas/disruption/run.ts), so a command starts within about
+ * half a minute and a pass's time of it becoming valid.
+ */
+export const DEFAULT_DISRUPTION_INTERVAL = Duration.seconds(30);
+
 export interface ClusterSchedulesProps {
   readonly clusterName: string;
   /** @default 1 minute */
@@ -12,7 +19,7 @@ export interface ClusterSchedulesProps {
   readonly catalogRefreshInterval?: Duration;
   /** @default 2 minutes (Karpenter's) */
   readonly garbageCollectionInterval?: Duration;
-  /** @default 1 minute */
+  /** Under a minute, the schedule fires every minute and the ticks ask for the passes between. @default 30 seconds */
   readonly disruptionInterval?: Duration;
 }
 
@@ -37,7 +44,10 @@ export function addSchedules(
       rate: props.garbageCollectionInterval ?? Duration.minutes(2),
       what: 'collect orphaned instances and NodeClaims and sweep terminating NodeClaims',
     },
-    disruption: { rate: props.disruptionInterval ?? Duration.minutes(1), what: 'evaluate disruption' },
+    disruption: {
+      rate: scheduleRate(props.disruptionInterval ?? DEFAULT_DISRUPTION_INTERVAL),
+      what: 'evaluate disruption',
+    },
   };
   const schedules = {} as Record<ScheduleName, events.Rule>;
   for (const [name, spec] of Object.entries(specs) as [ScheduleName, { rate: Duration; what: string }][]) {
@@ -47,4 +57,9 @@ export function addSchedules(
     });
   }
   return schedules;
+}
+
+/** The rate of a schedule for passes every `interval`: EventBridge's shortest is a minute. */
+function scheduleRate(interval: Duration): Duration {
+  return interval.toSeconds() < 60 ? Duration.minutes(1) : interval;
 }

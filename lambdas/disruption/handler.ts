@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { makeDisruptionPassQueue } from '../../shared/adapters/aws/disruption-passes.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { disrupt } from '../../shared/usecases/disruption/controller.ts';
@@ -13,6 +15,15 @@ const config = loadEnv('disruption', process.env, {
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-disruption'),
   [EnvVar.podEventQueueUrl]: z.url(),
   [EnvVar.terminationQueueUrl]: z.url(),
+  /** Optional: without it, a pass per schedule tick only. */
+  [EnvVar.disruptionQueueUrl]: z.url().optional(),
+  [EnvVar.disruptionIntervalSeconds]: z.coerce
+    .number()
+    .superRefine((seconds, ctx) => {
+      const problem = passIntervalProblem(seconds);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .default(60),
 });
 
 // Built once per cold start.
@@ -31,13 +42,25 @@ const requestLaunch = makeLaunchRequester({
   clock: systemClock,
 });
 
+const disruptionQueueUrl = config[EnvVar.disruptionQueueUrl];
+
 /**
- * Disruption schedule target: keeps the NodeClaim conditions, expires NodeClaims, moves disruption
+ * Disruption schedule and disruption queue target: keeps the NodeClaim conditions, expires NodeClaims, moves disruption
  * commands on and starts new ones (emptiness, then drift) within the NodePools' budgets.
  */
 export const handler = withDeadline(
   makeDisruptionHandler({
     logger,
+    clusterName,
+    ...(disruptionQueueUrl === undefined
+      ? {}
+      : {
+          between: {
+            intervalSeconds: config[EnvVar.disruptionIntervalSeconds],
+            send: makeDisruptionPassQueue(sqs, disruptionQueueUrl),
+            clock: systemClock,
+          },
+        }),
     pass: (holder) =>
       disrupt(
         { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },

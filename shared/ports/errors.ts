@@ -185,7 +185,7 @@ export class CatalogUnavailableError extends FlotillaError {
 // ---------------------------------------------------------------------------------------------
 // Work queues
 
-/** A termination request could not be sent to the termination queue. */
+/** A message could not be sent to one of the stack's work queues. */
 export class QueueSendError extends FlotillaError {
   readonly code = 'QueueSendError';
 }

@@ -17,6 +17,13 @@ export const EnvVar = {
   interruptionQueueUrl: 'FLOTILLA_INTERRUPTION_QUEUE_URL',
   /** URL of the SQS queue of delayed termination steps (cordon, evict, wait, terminate). */
   terminationQueueUrl: 'FLOTILLA_TERMINATION_QUEUE_URL',
+  /** URL of the SQS queue of disruption passes between the disruption schedule's ticks. */
+  disruptionQueueUrl: 'FLOTILLA_DISRUPTION_QUEUE_URL',
+  /**
+   * Seconds between disruption passes: whole minutes (the schedule's rate), or 10, 12, 15, 20 or
+   * 30 (each schedule tick asks for the passes before the next one on the disruption queue).
+   */
+  disruptionIntervalSeconds: 'FLOTILLA_DISRUPTION_INTERVAL_SECONDS',
   /** Name of the IAM role nodes run with (for EC2NodeClass checks and access entries). */
   nodeRoleName: 'FLOTILLA_NODE_ROLE_NAME',
   /** Name of the instance profile of the node role (the default for `spec.instanceProfile`). */

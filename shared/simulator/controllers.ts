@@ -36,8 +36,11 @@ const LIFECYCLE_INTERVAL_MS = 10_000;
 const TERMINATION_SWEEP_MS = 120_000;
 /** How long one termination invocation keeps passing over a NodeClaim before handing it on. */
 const TERMINATION_BUDGET_MS = 60_000;
-/** The disruption Lambda's EventBridge schedule. */
-export const DISRUPTION_SCHEDULE_MS = 60_000;
+/**
+ * How often the disruption Lambda runs a pass with the stack's default `disruptionInterval`: its
+ * minute schedule, and the pass each tick asks for half a minute later.
+ */
+export const DISRUPTION_SCHEDULE_MS = 30_000;
 
 /** A controller that runs on every virtual tick, after the world has moved. */
 export interface Controller {

@@ -287,6 +287,20 @@ export interface FollowUpDecision {
 }
 
 /**
+ * A disruption schedule tick asked for passes before the next tick (delayed messages on the
+ * disruption queue), so that passes run every `intervalSeconds` where EventBridge fires once a minute.
+ */
+export interface SchedulePassesDecision {
+  readonly kind: 'schedulePasses';
+  readonly reason: string;
+  readonly intervalSeconds: number;
+  /** When the schedule fired (ISO 8601). */
+  readonly tickAt: string;
+  /** When each pass asked for is due (ISO 8601). */
+  readonly dueAt: readonly string[];
+}
+
+/**
  * The runaway guard paused a NodePool's launches (`start`: its NodeClaims keep failing; `reason`
  * is the failure kind) or let them resume (`end`: `reason` is expired, recovered or
  * nodePoolChanged).
@@ -328,6 +342,7 @@ export type Decision = WithoutLineKeys<
   | LaunchDecision
   | UnschedulableDecision
   | FollowUpDecision
+  | SchedulePassesDecision
   | LaunchBackoffDecision
   | RegisterDecision
   | InitializeDecision
@@ -376,6 +391,7 @@ export const DECISION_MESSAGES = {
   launch: 'launch decided',
   unschedulable: 'pods unschedulable',
   followUp: 'follow-up scheduled',
+  schedulePasses: 'disruption passes scheduled',
   launchBackoff: 'launch backoff',
   register: 'registered nodeclaim',
   initialize: 'initialized nodeclaim',

@@ -251,6 +251,27 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     });
   });
 
+  it('lets only the disruption Lambda send passes to the disruption queue', () => {
+    const { stack, cluster, template: defaults } = makeStack();
+    const queueArn = JSON.stringify(ref(stack, cluster.queues.disruptionPasses.queueArn));
+    const resources = defaults.toJSON()['Resources'] as Record<
+      string,
+      { Type: string; Properties: { PolicyDocument?: { Statement: Statement[] }; Roles?: unknown[] } }
+    >;
+    const senders = Object.entries(cluster.functionRoles).filter(([, role]) => {
+      const roleRef = JSON.stringify(ref(stack, role?.roleName ?? ''));
+      return Object.values(resources)
+        .filter(
+          (r) =>
+            r.Type === 'AWS::IAM::Policy' &&
+            (r.Properties.Roles ?? []).some((x) => JSON.stringify(x) === roleRef),
+        )
+        .flatMap((r) => r.Properties.PolicyDocument?.Statement ?? [])
+        .some((st) => actionsOf(st).includes('sqs:SendMessage') && JSON.stringify(st.Resource) === queueArn);
+    });
+    expect(senders.map(([name]) => name)).toEqual(['disruption']);
+  });
+
   it('builds every EC2 policy even with no Lambda using it', () => {
     const bare = makeStack({ functions: [] });
     const bareStatements = allStatements(bare.template);

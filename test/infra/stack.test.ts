@@ -148,6 +148,48 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
+  it('runs a disruption pass every 30 s: the minute schedule, and the passes it asks for on the disruption queue', () => {
+    const { stack, cluster } = built;
+    const fn = cluster.functions['disruption'];
+    expect(fn).toBeDefined();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: ref(stack, fn?.functionArn ?? '') })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: ref(stack, cluster.queues.disruptionPasses.queueArn),
+      FunctionName: ref(stack, fn?.functionName ?? ''),
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    // A pass that failed goes to the dead-letter queue at once; one not run within 5 minutes is dropped.
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 180,
+      MessageRetentionPeriod: 300,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 1 }),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('remove empty, drifted and expired nodes'),
+      Environment: {
+        Variables: Match.objectLike({
+          [EnvVar.disruptionQueueUrl]: ref(stack, cluster.queues.disruptionPasses.queueUrl),
+          [EnvVar.disruptionIntervalSeconds]: '30',
+        }),
+      },
+    });
+  });
+
+  it('schedules disruption at the interval asked for when it is whole minutes, and tells the Lambda', () => {
+    const minutes = makeStack({ disruptionInterval: Duration.minutes(2) }).template;
+    minutes.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(2 minutes)',
+      Description: Match.stringLikeRegexp('evaluate disruption'),
+    });
+    minutes.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ [EnvVar.disruptionIntervalSeconds]: '120' }) },
+    });
+  });
+
   it('lets the default rebalance action be set to drain', () => {
     const { template: drained } = makeStack({ rebalanceAction: 'drain' });
     drained.hasResourceProperties('AWS::Lambda::Function', {
@@ -183,9 +225,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
 
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
-    // 3 work queues, their 3 DLQs, the EventBridge DLQ and the on-failure queues of the
+    // 4 work queues, their 4 DLQs, the EventBridge DLQ and the on-failure queues of the
     // schedule-driven catalog, provisioner, termination, disruption and garbage-collector Lambdas.
-    expect(Object.keys(queues)).toHaveLength(12);
+    expect(Object.keys(queues)).toHaveLength(14);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -588,8 +630,8 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
   it('sends every alarm to the topic on alarm and on recovery', () => {
     const { stack, topic, template } = built;
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
-    // 4 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms.
-    expect(alarms).toHaveLength(9);
+    // 5 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms.
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties['AlarmActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
       expect(alarm.Properties['OKActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
@@ -631,8 +673,23 @@ describe('FlotillaCluster validation', () => {
     ['subnets without a VPC', { vpcSubnets: {} }, /vpcSubnets and securityGroups need vpc/],
     [
       'a sub-minute schedule',
-      { disruptionInterval: Duration.seconds(30) },
-      /disruptionInterval is 30 seconds/,
+      { garbageCollectionInterval: Duration.seconds(30) },
+      /garbageCollectionInterval is 30 seconds/,
+    ],
+    [
+      'a disruption interval that does not divide a minute',
+      { disruptionInterval: Duration.seconds(25) },
+      /disruptionInterval: 25 s does not divide a minute/,
+    ],
+    [
+      'a disruption interval under 10 s',
+      { disruptionInterval: Duration.seconds(5) },
+      /disruptionInterval: 5 s is shorter than 10 s/,
+    ],
+    [
+      'a disruption interval over a minute but not whole minutes',
+      { disruptionInterval: Duration.seconds(90) },
+      /disruptionInterval: 90 s is over a minute but not whole minutes/,
     ],
     ['a system: group', { controllerGroup: 'system:masters' }, /must not start with "system:"/],
     [

@@ -55,6 +55,7 @@ function synthesizePolicies(): StackPolicies {
     if (path.endsWith('/PodEventsQueue/Resource')) return STACK_ARNS.queues.podEvents;
     if (path.endsWith('/InterruptionQueue/Resource')) return STACK_ARNS.queues.interruption;
     if (path.endsWith('/TerminationQueue/Resource')) return STACK_ARNS.queues.termination;
+    if (path.endsWith('/DisruptionPassesQueue/Resource')) return STACK_ARNS.queues.disruptionPasses;
     if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
     return undefined;
   };

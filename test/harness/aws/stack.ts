@@ -35,6 +35,7 @@ export const STACK_NAMES = {
     podEvents: `flotilla-${STACK_CLUSTER}-pod-events`,
     interruption: `flotilla-${STACK_CLUSTER}-interruption`,
     termination: `flotilla-${STACK_CLUSTER}-termination`,
+    disruptionPasses: `flotilla-${STACK_CLUSTER}-disruption-passes`,
   },
   nodeRole: `flotilla-${STACK_CLUSTER}-node`,
   /** The instance profile of the node role (the stack's `InstanceProfileName` output). */
@@ -59,6 +60,7 @@ export const STACK_ARNS = {
     podEvents: arn.queue(STACK_NAMES.queues.podEvents),
     interruption: arn.queue(STACK_NAMES.queues.interruption),
     termination: arn.queue(STACK_NAMES.queues.termination),
+    disruptionPasses: arn.queue(STACK_NAMES.queues.disruptionPasses),
   },
   nodeRole: arn.role(STACK_NAMES.nodeRole),
 } as const;

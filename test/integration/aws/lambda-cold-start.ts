@@ -29,6 +29,7 @@ export async function prepareColdStart(
     [EnvVar.summaryBucket]: STACK_NAMES.summaryBucket,
     [EnvVar.podEventQueueUrl]: stack.queueUrls.podEvents,
     [EnvVar.terminationQueueUrl]: stack.queueUrls.termination,
+    [EnvVar.disruptionQueueUrl]: stack.queueUrls.disruptionPasses,
     ...extra,
   });
   return stack;
