@@ -1,14 +1,19 @@
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
-import { SummaryBuilder, type SummaryKind } from '../../shared/apis/summary-document.ts';
+import {
+  encodeSummaryDocument,
+  SummaryBuilder,
+  type SummaryKind,
+} from '../../shared/apis/summary-document.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 
 // The shim's cluster summary: one list and then a watch per kind (pods that have not finished,
-// Nodes, NodeClaims), applied event by event to a SummaryBuilder, and the document published (one
-// gzipped JSON object) a moment after something changed, and at least every heartbeat so readers
-// can tell it is alive. A watch that falls too far behind (410 Gone) lists again; every kind is also
-// listed again now and then, and a relist that finds what the watch missed says so in the log.
+// Nodes, NodeClaims), applied event by event to a SummaryBuilder, and the document published (its
+// head and its pods, two lines of JSON, gzipped) a moment after something changed, and at least
+// every heartbeat so readers can tell it is alive. A watch that falls too far behind (410 Gone)
+// lists again; every kind is also listed again now and then, and a relist that finds what the watch
+// missed says so in the log.
 
 const gzipAsync = promisify(gzip);
 
@@ -22,7 +27,7 @@ const SOURCES: Readonly<Record<SummaryKind, { readonly path: string; readonly fi
 export interface SummaryKeeperOptions {
   readonly api: RawApi;
   readonly cluster: string;
-  /** Stores one published document (gzipped JSON). */
+  /** Stores one published document (gzipped, see encodeSummaryDocument). */
   readonly publish: (body: Buffer) => Promise<void>;
   readonly logger: Logger;
   /** Told about every pod event (the unschedulable tracker listens here), the initial list included. */
@@ -242,9 +247,8 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
       nodeClaims: new Date(state.nodeClaims.currentMs).toISOString(),
     };
     dirty = false;
-    const body = await gzipAsync(JSON.stringify(builder.document(new Date(nowMs).toISOString(), current)), {
-      level: 4,
-    });
+    const document = builder.document(new Date(nowMs).toISOString(), current);
+    const body = await gzipAsync(encodeSummaryDocument(document), { level: 4 });
     await options.publish(body);
     published += 1;
     lastBytes = body.length;

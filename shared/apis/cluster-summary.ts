@@ -48,16 +48,89 @@ function sameRow(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 /**
- * Reads a published document. Conversions run on first use and are kept, so a Lambda container
- * that reads the same document again converts nothing; with `conversions`, a new document
- * converts only what changed since the last document read with them.
- * @throws ValidationError when the document is not a summary this version reads.
+ * The head's text, and how to get the pods' text (undefined when the text has no newline). The
+ * bytes are kept until the pods are read, then let go.
+ */
+function splitSummary(text: string | Uint8Array): { head: string; pods: (() => string) | undefined } {
+  return typeof text === 'string' ? splitText(text) : splitBytes(text);
+}
+
+function splitText(text: string): { head: string; pods: (() => string) | undefined } {
+  const at = text.indexOf('\n');
+  if (at === -1) return { head: text, pods: undefined };
+  let pods: string | undefined = text.slice(at + 1);
+  return {
+    head: text.slice(0, at),
+    pods: () => {
+      const read = pods ?? '';
+      pods = undefined;
+      return read;
+    },
+  };
+}
+
+function splitBytes(bytes: Uint8Array): { head: string; pods: (() => string) | undefined } {
+  const decoder = new TextDecoder();
+  const at = bytes.indexOf(0x0a);
+  if (at === -1) return { head: decoder.decode(bytes), pods: undefined };
+  let pods: Uint8Array | undefined = bytes.subarray(at + 1);
+  return {
+    head: decoder.decode(bytes.subarray(0, at)),
+    pods: () => {
+      const read = decoder.decode(pods);
+      pods = undefined;
+      return read;
+    },
+  };
+}
+
+/** `make`'s value, made on the first call and kept; or its error, thrown again at every call. */
+function once<T>(make: () => T): () => T {
+  let made: { readonly value: T } | { readonly error: unknown } | undefined;
+  return () => {
+    if (made === undefined) {
+      try {
+        made = { value: make() };
+      } catch (error) {
+        made = { error };
+      }
+    }
+    if ('error' in made) throw made.error;
+    return made.value;
+  };
+}
+
+/**
+ * Reads a published document from its text (encodeSummaryDocument), as a string or as the UTF-8
+ * bytes unzipped. The head (Nodes and NodeClaims) is parsed at once, the pods at the first call of
+ * `nodes()` or `boundPods()`: `nodeInfos()` and `nodeClaims()` never parse them. Conversions run on
+ * first use and are kept, so a Lambda container that reads the same document again converts
+ * nothing; with `conversions`, a new document converts only what changed since the last document
+ * read with them (its pods, since the last document whose pods were read).
+ * @throws ValidationError when the text is not a summary this version reads: a head that is not
+ *   JSON, of another version or without its fields, or no pods after it. `nodes()` and
+ *   `boundPods()` throw ValidationError, at every call, when the pods are not JSON, not lists, or
+ *   not as many as the head counts.
  */
 export function readSummaryDocument(
-  document: unknown,
+  text: string | Uint8Array,
   conversions: SummaryConversions = makeSummaryConversions(),
 ): ClusterSummary {
   const object = 'cluster summary';
+  const parse = (json: string, field: string): unknown => {
+    try {
+      return JSON.parse(json);
+    } catch (error) {
+      throw new ValidationError(
+        object,
+        field,
+        `not JSON (${error instanceof Error ? error.message : String(error)})`,
+        { cause: error },
+      );
+    }
+  };
+  const split = splitSummary(text);
+  const document = parse(split.head, '(head)');
   if (!isRecord(document)) throw new ValidationError(object, '(root)', 'not a JSON object');
   if (document['version'] !== SUMMARY_VERSION) {
     throw new ValidationError(
@@ -66,8 +139,12 @@ export function readSummaryDocument(
       `${JSON.stringify(document['version'])} is not ${SUMMARY_VERSION}; the shim and the Lambdas are of different versions`,
     );
   }
-  const list = (field: string): readonly unknown[] => {
-    const value = document[field];
+  const podsText = split.pods;
+  if (podsText === undefined) {
+    throw new ValidationError(object, 'pods', 'missing: the document ends after its head');
+  }
+  const list = (from: Readonly<Record<string, unknown>>, field: string): readonly unknown[] => {
+    const value = from[field];
     if (!Array.isArray(value)) throw new ValidationError(object, field, 'not a list');
     return value;
   };
@@ -79,19 +156,25 @@ export function readSummaryDocument(
   const current = isRecord(document['current']) ? document['current'] : {};
   const currentAtMs = Math.min(...SUMMARY_KINDS.map((k) => time(current[k], `current.${k}`)));
   const cluster = typeof document['cluster'] === 'string' ? document['cluster'] : '';
-  const nodesRaw = list('nodes');
-  const claimsRaw = list('nodeClaims');
-  const templates = list('podTemplates');
-  const rows = list('pods');
+  const nodesRaw = list(document, 'nodes');
+  const claimsRaw = list(document, 'nodeClaims');
+  const podCount = isRecord(document['counts']) ? document['counts']['pods'] : undefined;
+  if (typeof podCount !== 'number' || !Number.isSafeInteger(podCount) || podCount < 0) {
+    throw new ValidationError(object, 'counts.pods', `${JSON.stringify(podCount)} is not a count`);
+  }
 
-  const once = <T>(make: () => T): (() => T) => {
-    let value: T | undefined;
-    return () => {
-      value ??= make();
-      return value;
-    };
-  };
+  const podPart = once(() => {
+    const part = parse(podsText(), 'pods');
+    if (!isRecord(part)) throw new ValidationError(object, 'pods', 'not a JSON object');
+    const templates = list(part, 'podTemplates');
+    const rows = list(part, 'pods');
+    if (rows.length !== podCount) {
+      throw new ValidationError(object, 'pods', `${rows.length} pods where the head counts ${podCount}`);
+    }
+    return { templates, rows };
+  });
   const byNode = once((): PodsByNode => {
+    const { templates, rows } = podPart();
     const reader = makePodReader(conversions.templates);
     const keys = templates.map((t) => JSON.stringify(t));
     const bound: { spec: { nodeName: string }; row: readonly unknown[] }[] = [];
@@ -175,7 +258,7 @@ export function readSummaryDocument(
     cluster,
     publishedAtMs: time(document['publishedAt'], 'publishedAt'),
     currentAtMs,
-    counts: { pods: rows.length, nodes: nodesRaw.length, nodeClaims: claimsRaw.length },
+    counts: { pods: podCount, nodes: nodesRaw.length, nodeClaims: claimsRaw.length },
     nodes,
     nodeInfos,
     nodeClaims,

@@ -54,13 +54,16 @@ export { makePodReader, type PodReader } from './pod-reader.ts';
 export { joinPod, type PodInstance, type PodTemplate, type SplitPod, splitPod } from './pod-templates.ts';
 export { isUnschedulable } from './provisionable.ts';
 export {
+  encodeSummaryDocument,
   pruneNode,
   pruneNodeClaim,
   SUMMARY_KINDS,
   SUMMARY_VERSION,
   SummaryBuilder,
   type SummaryDocument,
+  type SummaryHead,
   type SummaryKind,
+  type SummaryPods,
   summaryBucketName,
   summaryObjectKey,
 } from './summary-document.ts';

@@ -3,15 +3,19 @@ import { type PodInstance, type PodTemplate, splitPod } from './pod-templates.ts
 
 // The cluster summary: the pods, Nodes and NodeClaims the shim's watches see, kept between Lambda
 // invocations so that none of them lists the whole cluster. The shim keeps a SummaryBuilder up to
-// date from its watches and publishes its document (one gzipped JSON object); a Lambda reads it in
-// one call and converts it with the same converters as a direct read. Pods are pruned to what
-// Flotilla reads and stored template by template (pod-templates.ts): the pods of one workload
-// share one template, and each pod is a handful of its own fields. It is a cache, never the truth:
-// whatever deletes or terminates confirms against the API server first.
+// date from its watches and publishes its document, gzipped; a Lambda reads it in one call and
+// converts it with the same converters as a direct read. The document is two JSON values on two
+// lines (encodeSummaryDocument): first its head (version, cluster, times, the Nodes, the NodeClaims
+// and how many of each kind there are), then its pods, which are most of it. A reader parses the
+// pods only when it needs them, so a Lambda that reads only NodeClaims and Nodes without their pods
+// never does. Pods are pruned to what Flotilla reads and stored template by template
+// (pod-templates.ts): the pods of one workload share one template, and each pod is a handful of its
+// own fields. It is a cache, never the truth: whatever deletes or terminates confirms against the
+// API server first.
 
-export const SUMMARY_VERSION = 'flotilla.cluster-summary/v1';
+export const SUMMARY_VERSION = 'flotilla.cluster-summary/v2';
 
-/** Where in its bucket a cluster's summary is published (gzipped JSON). */
+/** Where in its bucket a cluster's summary is published (gzipped, see encodeSummaryDocument). */
 export function summaryObjectKey(cluster: string): string {
   return `clusters/${cluster}/summary.json.gz`;
 }
@@ -44,8 +48,8 @@ type PodRow = readonly [
   deletionTimestamp: unknown,
 ];
 
-/** The published document (plain JSON). */
-export interface SummaryDocument {
+/** The first JSON value of a published document: all but the pods. */
+export interface SummaryHead {
   readonly version: typeof SUMMARY_VERSION;
   readonly cluster: string;
   /** When the shim wrote it (RFC 3339). */
@@ -54,8 +58,29 @@ export interface SummaryDocument {
   readonly current: Readonly<Record<SummaryKind, string>>;
   readonly nodes: readonly unknown[];
   readonly nodeClaims: readonly unknown[];
+  /** How many objects of each kind the document holds (the pods counted without reading them). */
+  readonly counts: Readonly<Record<SummaryKind, number>>;
+}
+
+/** The second JSON value of a published document: the pods, template by template. */
+export interface SummaryPods {
   readonly podTemplates: readonly PodTemplate[];
   readonly pods: readonly PodRow[];
+}
+
+/** The published document (plain JSON, in two parts). */
+export interface SummaryDocument {
+  readonly head: SummaryHead;
+  readonly pods: SummaryPods;
+}
+
+/**
+ * The document's text, as published (gzipped): the head's JSON, one newline, the pods' JSON.
+ * JSON.stringify writes a newline inside a string as `\n`, so the first newline of the text is
+ * the one between the two.
+ */
+export function encodeSummaryDocument(document: SummaryDocument): string {
+  return `${JSON.stringify(document.head)}\n${JSON.stringify(document.pods)}`;
 }
 
 // --- what the shim keeps ----------------------------------------------------------------------
@@ -269,7 +294,7 @@ export class SummaryBuilder {
     };
   }
 
-  /** The document to publish. */
+  /** The document to publish (encodeSummaryDocument gives its text). */
   document(publishedAt: string, current: Readonly<Record<SummaryKind, string>>): SummaryDocument {
     const store = this.stores.pods as PodStore;
     const index = new Map<string, number>();
@@ -291,15 +316,19 @@ export class SummaryBuilder {
         i.deletionTimestamp ?? null,
       ]);
     }
+    const nodes = [...(this.stores.nodes as ObjectStore).objects.values()];
+    const nodeClaims = [...(this.stores.nodeClaims as ObjectStore).objects.values()];
     return {
-      version: SUMMARY_VERSION,
-      cluster: this.cluster,
-      publishedAt,
-      current,
-      nodes: [...(this.stores.nodes as ObjectStore).objects.values()],
-      nodeClaims: [...(this.stores.nodeClaims as ObjectStore).objects.values()],
-      podTemplates,
-      pods,
+      head: {
+        version: SUMMARY_VERSION,
+        cluster: this.cluster,
+        publishedAt,
+        current,
+        nodes,
+        nodeClaims,
+        counts: { pods: pods.length, nodes: nodes.length, nodeClaims: nodeClaims.length },
+      },
+      pods: { podTemplates, pods },
     };
   }
 }

@@ -1,9 +1,9 @@
 import type { BoundPod, ClusterNode, NodeClaimRead, NodeInfo, ReadResult } from './cluster.ts';
 
 // The cluster summary as the Lambdas see it: what the shim's watches saw of the pods, Nodes and
-// NodeClaims, published between invocations (shared/apis/cluster-summary.ts has its format). A cache,
-// never the truth: its age is known, and whatever deletes or terminates confirms with the API
-// server first.
+// NodeClaims, published between invocations (shared/apis/summary-document.ts has its format). A
+// cache, never the truth: its age is known, and whatever deletes or terminates confirms with the
+// API server first.
 
 /** A published summary, read back in domain terms. */
 export interface ClusterSummary {
@@ -13,10 +13,17 @@ export interface ClusterSummary {
   /** Up to when every watch behind it is known to have been current (epoch ms). */
   readonly currentAtMs: number;
   readonly counts: { readonly pods: number; readonly nodes: number; readonly nodeClaims: number };
-  /** Nodes with their pods (converted on first use, then kept). */
+  /**
+   * Nodes with their pods (converted on first use, then kept). The pods are most of a summary and
+   * are read only here and in `boundPods()`.
+   * @throws SummaryUnavailableError (from a SummarySource) when the summary's pods cannot be read.
+   */
   nodes(): ReadResult<ClusterNode>;
+  /** Nodes without their pods, read without them. */
   nodeInfos(): ReadResult<NodeInfo>;
+  /** NodeClaims, read without the pods. */
   nodeClaims(): NodeClaimRead;
+  /** @throws SummaryUnavailableError (from a SummarySource) when the summary's pods cannot be read. */
   boundPods(): ReadResult<BoundPod>;
 }
 

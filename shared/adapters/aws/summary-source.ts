@@ -3,11 +3,14 @@ import { gunzip } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
+import { ValidationError } from '../../core/index.ts';
 import { type ClusterSummary, type SummarySource, SummaryUnavailableError } from '../../ports/summary.ts';
 
 // The cluster summary as a Lambda reads it: one GetObject of the object the shim publishes. A warm
 // Lambda container keeps the last summary it read with its ETag and asks S3 only whether it changed
-// (If-None-Match), so an unchanged summary costs one small request and no conversion.
+// (If-None-Match), so an unchanged summary costs one small request and no conversion. The object is
+// unzipped at once and its head parsed; its pods are parsed only when a read needs them
+// (readSummaryDocument), and a failure then is the same SummaryUnavailableError as one now.
 
 const gunzipAsync = promisify(gunzip);
 
@@ -62,16 +65,17 @@ export function makeS3SummarySource(
     }
     downloads += 1;
     bytesDownloaded += body.length;
-    let summary: ClusterSummary;
-    try {
-      // Unzipped off the main thread: the invocation's other reads go on meanwhile.
-      const text = (await gunzipAsync(body)).toString('utf8');
-      summary = readSummaryDocument(JSON.parse(text), conversions);
-    } catch (error) {
-      throw new SummaryUnavailableError(
+    const unreadable = (error: unknown) =>
+      new SummaryUnavailableError(
         `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
+    let summary: ClusterSummary;
+    try {
+      // Unzipped off the main thread: the invocation's other reads go on meanwhile.
+      summary = withPodErrorsAs(readSummaryDocument(await gunzipAsync(body), conversions), unreadable);
+    } catch (error) {
+      throw unreadable(error);
     }
     if (summary.cluster !== options.cluster) {
       throw new SummaryUnavailableError(
@@ -91,4 +95,22 @@ export function makeS3SummarySource(
     },
     stats: () => ({ reads, downloads, bytesDownloaded }),
   };
+}
+
+/**
+ * The summary with the ValidationError of pods that do not parse (they are parsed at the first
+ * `nodes()` or `boundPods()`) thrown as `unreadable` makes it.
+ */
+function withPodErrorsAs(summary: ClusterSummary, unreadable: (error: unknown) => Error): ClusterSummary {
+  const guarded =
+    <T>(read: () => T) =>
+    (): T => {
+      try {
+        return read();
+      } catch (error) {
+        if (error instanceof ValidationError) throw unreadable(error);
+        throw error;
+      }
+    };
+  return { ...summary, nodes: guarded(summary.nodes), boundPods: guarded(summary.boundPods) };
 }

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
-import { SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
+import { encodeSummaryDocument, SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
 import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
@@ -32,7 +32,8 @@ async function put(body: Buffer): Promise<void> {
   );
 }
 
-function document(cluster: string, nodes: readonly string[]): Buffer {
+/** The document's text as the shim writes it: these Nodes, a pod on each. */
+function text(cluster: string, nodes: readonly string[]): string {
   const builder = new SummaryBuilder(cluster);
   for (const name of nodes) {
     builder.apply('nodes', 'ADDED', {
@@ -40,10 +41,18 @@ function document(cluster: string, nodes: readonly string[]): Buffer {
       spec: {},
       status: { allocatable: { cpu: '2' }, conditions: [{ type: 'Ready', status: 'True' }] },
     });
+    builder.apply('pods', 'ADDED', {
+      metadata: { name: `pod-${name}`, namespace: 'apps', uid: `uid-pod-${name}` },
+      spec: { nodeName: name, containers: [{ name: 'app', image: 'app' }] },
+      status: { phase: 'Running' },
+    });
   }
   const at = '2026-11-26T12:00:00Z';
-  return gzipSync(JSON.stringify(builder.document(at, { pods: at, nodes: at, nodeClaims: at })));
+  return encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at }));
 }
+
+/** The object the shim publishes. */
+const document = (cluster: string, nodes: readonly string[]) => gzipSync(text(cluster, nodes));
 
 const source = () =>
   makeS3SummarySource({ s3: s3As('provisioner'), bucket: STACK_NAMES.summaryBucket, cluster: STACK_CLUSTER });
@@ -74,12 +83,30 @@ describe('the cluster summary read from S3', () => {
     expect(summaries.stats()).toMatchObject({ reads: 1, downloads: 1 });
   });
 
+  it('reads the pods only when asked for them, and refuses pods that do not parse then', async () => {
+    const whole = text(STACK_CLUSTER, ['a', 'b']);
+    await put(gzipSync(whole.slice(0, -10)));
+    const summary = await source().read();
+    expect(summary?.nodeInfos().items.map((n) => n.name)).toEqual(['a', 'b']);
+    expect(summary?.nodeClaims().items).toEqual([]);
+    expect(summary?.counts).toEqual({ pods: 2, nodes: 2, nodeClaims: 0 });
+    for (const read of [() => summary?.boundPods(), () => summary?.nodes()]) {
+      expect(read).toThrow(SummaryUnavailableError);
+      expect(read).toThrow(/is not a cluster summary: cluster summary: pods: not JSON/);
+    }
+    await put(gzipSync(whole));
+    expect((await source().read())?.boundPods().items.map((b) => b.pod.uid)).toEqual([
+      'uid-pod-a',
+      'uid-pod-b',
+    ]);
+  });
+
   it.each([
     ['not gzip', Buffer.from('{}'), /is not a cluster summary/],
     [
       'another version',
-      gzipSync(JSON.stringify({ version: 'flotilla.cluster-summary/v0' })),
-      /is not flotilla.cluster-summary\/v1/,
+      gzipSync(JSON.stringify({ version: 'flotilla.cluster-summary/v1', nodes: [], pods: [] })),
+      /is not flotilla.cluster-summary\/v2/,
     ],
     ['another cluster', document('other-cluster', ['a']), /the summary of cluster "other-cluster"/],
   ] as const)('refuses a document that is %s, saying so', async (_, body, message) => {

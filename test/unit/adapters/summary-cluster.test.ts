@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
 import { withClusterSummary } from '../../../shared/adapters/summary-cluster.ts';
-import { readSummaryDocument, SummaryBuilder } from '../../../shared/apis/index.ts';
+import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../shared/apis/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { ClusterSummary, SummarySource } from '../../../shared/ports/summary.ts';
 import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
@@ -44,14 +44,16 @@ function world() {
       return published;
     },
   };
-  /** Publishes what the shim would have seen: these Nodes, at `atMs`. */
-  const publish = (nodes: readonly string[], atMs: number) => {
+  /**
+   * Publishes what the shim would have seen: these Nodes, at `atMs`; with `corruptPods`, a document
+   * whose pods (its second part) are cut short.
+   */
+  const publish = (nodes: readonly string[], atMs: number, corruptPods = false) => {
     const builder = new SummaryBuilder('prod');
     for (const n of nodes) builder.apply('nodes', 'ADDED', nodeManifest(n));
     const at = new Date(atMs).toISOString();
-    published = readSummaryDocument(
-      JSON.parse(JSON.stringify(builder.document(at, { pods: at, nodes: at, nodeClaims: at }))),
-    );
+    const text = encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at }));
+    published = readSummaryDocument(corruptPods ? text.slice(0, -3) : text);
   };
   const decorated = withClusterSummary(cluster, { source, clock, logger });
   return {
@@ -99,6 +101,18 @@ describe('the Cluster port over the cluster summary', () => {
     expect(names(await w.decorated.nodes())).toEqual(['in-api']);
     expect(w.notUsed()).toEqual([why]);
     expect(w.decorated.summaryUse()).toEqual({ fromSummary: 0, direct: 1 });
+  });
+
+  it('reads Nodes without pods and NodeClaims from a summary whose pods do not parse, and Nodes with pods from the API server', async () => {
+    const w = world();
+    w.cluster.create(nodeManifest('in-api'));
+    await w.cluster.createNodeClaim(newNodeClaim('in-api'));
+    w.publish(['from-summary'], T0 - 5_000, true);
+    expect(names(await w.decorated.nodeInfos())).toEqual(['from-summary']);
+    expect(names(await w.decorated.nodeClaims())).toEqual([]);
+    expect(names(await w.decorated.nodes())).toEqual(['in-api']);
+    expect(w.notUsed()).toEqual(['unreadable']);
+    expect(w.decorated.summaryUse()).toEqual({ fromSummary: 2, direct: 1 });
   });
 
   it('says why once a minute, not on every read', async () => {

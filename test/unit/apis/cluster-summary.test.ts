@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   convertNodeClaims,
+  encodeSummaryDocument,
   groupPodsByNode,
   makeSummaryConversions,
   pruneNode,
@@ -11,14 +12,17 @@ import {
   type SummaryKind,
   toClusterNode,
   toClusterNodeClaim,
+  toNodeClaimManifest,
   toPod,
   withPods,
 } from '../../../shared/apis/index.ts';
+import { ValidationError } from '../../../shared/core/index.ts';
 import { kubeArbitraries } from '../../fixtures/kube-arbitraries.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
 
 // The cluster summary against direct reads: what a Lambda reads from a published document is what
 // it would have read from the API server, for the same pods, Nodes and NodeClaims, after any
-// sequence of watch events.
+// sequence of watch events; and what it reads without the pods needs no pods to be readable.
 
 const arb = kubeArbitraries({ namespace: 'apps', prefix: 'summary' });
 const AT = '2026-11-26T12:00:00Z';
@@ -57,9 +61,23 @@ const watchEvent = fc.oneof(
   servedClaim.map((raw) => ({ kind: 'nodeClaims' as SummaryKind, raw: raw as Raw })),
 );
 
-/** The document as the Lambda gets it: through JSON. */
+/** Up to `maxLength` watch events, each with its type and one of `slots + 1` identities of its kind. */
+const churn = (maxLength: number, slots: number) =>
+  fc.array(
+    fc.tuple(
+      watchEvent,
+      fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
+      fc.nat({ max: slots }),
+    ),
+    { maxLength },
+  );
+
+/** The document's text as the shim publishes it. */
+const text = (builder: SummaryBuilder) => encodeSummaryDocument(builder.document(AT, CURRENT));
+
+/** The document as the Lambda gets it: through its text. */
 function published(builder: SummaryBuilder) {
-  return readSummaryDocument(JSON.parse(JSON.stringify(builder.document(AT, CURRENT))));
+  return readSummaryDocument(text(builder));
 }
 
 function direct(
@@ -111,77 +129,61 @@ describe('the cluster summary', () => {
 
   it('follows any sequence of watch events to the state they leave, and a relist finds no difference', () => {
     fc.assert(
-      fc.property(
-        fc.array(
-          fc.tuple(
-            watchEvent,
-            fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
-            fc.nat({ max: 3 }),
-          ),
-          { maxLength: 40 },
-        ),
-        (events) => {
-          const builder = new SummaryBuilder('prod');
-          // The truth: the last version of each object, keyed as the API server keys them.
-          const truth: Record<SummaryKind, Map<string, unknown>> = {
-            pods: new Map(),
-            nodes: new Map(),
-            nodeClaims: new Map(),
-          };
-          for (const [{ kind, raw }, type, slot] of events) {
-            // A few identities reused, so that modifications and deletions hit existing objects.
-            const uid = `uid-${kind}-${slot}`;
-            const object = { ...raw, metadata: { ...raw.metadata, uid } } as { status?: { phase?: string } };
-            builder.apply(kind, type, object);
-            const finished = object.status?.phase === 'Succeeded' || object.status?.phase === 'Failed';
-            if (type === 'DELETED' || finished) truth[kind].delete(uid);
-            else truth[kind].set(uid, object);
-          }
-          const summary = published(builder);
-          const expected = direct(
-            [...truth.pods.values()] as Record<string, unknown>[],
-            [...truth.nodes.values()],
-            [...truth.nodeClaims.values()],
-          );
-          expect(
-            summary
-              .nodeClaims()
-              .items.map((c) => c.uid)
-              .sort(),
-          ).toEqual(expected.claims.items.map((c) => c.uid).sort());
-          expect(summary.counts.pods).toBe(truth.pods.size);
-          expect(
-            summary
-              .nodeInfos()
-              .items.map((n) => n.uid)
-              .sort(),
-          ).toEqual(expected.nodes.map((n) => n.uid).sort());
-          for (const kind of ['pods', 'nodes', 'nodeClaims'] as const) {
-            expect(builder.replace(kind, [...truth[kind].values()])).toBe(0);
-          }
-          // A relist that finds an object the watch missed counts it.
-          expect(builder.replace('nodeClaims', [])).toBe(truth.nodeClaims.size);
-        },
-      ),
+      fc.property(churn(40, 3), (events) => {
+        const builder = new SummaryBuilder('prod');
+        // The truth: the last version of each object, keyed as the API server keys them.
+        const truth: Record<SummaryKind, Map<string, unknown>> = {
+          pods: new Map(),
+          nodes: new Map(),
+          nodeClaims: new Map(),
+        };
+        for (const [{ kind, raw }, type, slot] of events) {
+          // A few identities reused, so that modifications and deletions hit existing objects.
+          const uid = `uid-${kind}-${slot}`;
+          const object = { ...raw, metadata: { ...raw.metadata, uid } } as { status?: { phase?: string } };
+          builder.apply(kind, type, object);
+          const finished = object.status?.phase === 'Succeeded' || object.status?.phase === 'Failed';
+          if (type === 'DELETED' || finished) truth[kind].delete(uid);
+          else truth[kind].set(uid, object);
+        }
+        const summary = published(builder);
+        const expected = direct(
+          [...truth.pods.values()] as Record<string, unknown>[],
+          [...truth.nodes.values()],
+          [...truth.nodeClaims.values()],
+        );
+        expect(
+          summary
+            .nodeClaims()
+            .items.map((c) => c.uid)
+            .sort(),
+        ).toEqual(expected.claims.items.map((c) => c.uid).sort());
+        expect(summary.counts.pods).toBe(truth.pods.size);
+        expect(
+          summary
+            .nodeInfos()
+            .items.map((n) => n.uid)
+            .sort(),
+        ).toEqual(expected.nodes.map((n) => n.uid).sort());
+        for (const kind of ['pods', 'nodes', 'nodeClaims'] as const) {
+          expect(builder.replace(kind, [...truth[kind].values()])).toBe(0);
+        }
+        // A relist that finds an object the watch missed counts it.
+        expect(builder.replace('nodeClaims', [])).toBe(truth.nodeClaims.size);
+      }),
       { numRuns: 150 },
     );
   });
 
-  it('reads a document after churn the same with what a warm reader kept from the ones before', () => {
-    const round = fc.array(
-      fc.tuple(
-        watchEvent,
-        fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
-        fc.nat({ max: 4 }),
-      ),
-      { maxLength: 15 },
-    );
+  it('reads a document after churn the same with what a warm reader kept from the ones before, whichever of them it read the pods of', () => {
+    // Whether the warm reader reads the document's pods (a run with nothing pending does not).
+    const round = fc.tuple(churn(15, 4), fc.boolean());
     fc.assert(
       fc.property(fc.array(round, { minLength: 2, maxLength: 5 }), (rounds) => {
         const builder = new SummaryBuilder('prod');
         const conversions = makeSummaryConversions();
         let version = 0;
-        for (const events of rounds) {
+        for (const [events, readsPods] of rounds) {
           for (const [{ kind, raw }, type, slot] of events) {
             // The API server gives every write a new resourceVersion.
             version += 1;
@@ -192,16 +194,18 @@ describe('the cluster summary', () => {
             };
             builder.apply(kind, type, { ...raw, metadata });
           }
-          const document = JSON.stringify(builder.document(AT, CURRENT));
-          const warm = readSummaryDocument(JSON.parse(document), conversions);
-          const cold = readSummaryDocument(JSON.parse(document));
+          const document = text(builder);
+          const warm = readSummaryDocument(document, conversions);
+          const cold = readSummaryDocument(document);
           const byUid = <T extends { uid: string }>(xs: readonly T[]) =>
             [...xs].sort((a, b) => a.uid.localeCompare(b.uid));
+          expect(warm.nodeClaims()).toEqual(cold.nodeClaims());
+          expect(byUid(warm.nodeInfos().items)).toEqual(byUid(cold.nodeInfos().items));
+          if (!readsPods) continue;
           expect(byUid(warm.nodes().items)).toEqual(byUid(cold.nodes().items));
           expect(warm.nodes().problems.map((p) => p.message)).toEqual(
             cold.nodes().problems.map((p) => p.message),
           );
-          expect(warm.nodeClaims()).toEqual(cold.nodeClaims());
           expect(byUid(warm.boundPods().items.map((b) => ({ ...b.pod, on: b.nodeName })))).toEqual(
             byUid(cold.boundPods().items.map((b) => ({ ...b.pod, on: b.nodeName }))),
           );
@@ -231,10 +235,14 @@ describe('the cluster summary', () => {
     builder.apply('pods', 'ADDED', pod('p1', 'a', '3'));
     builder.apply('pods', 'ADDED', pod('p2', 'b', '4'));
     const conversions = makeSummaryConversions();
-    const read = () =>
-      readSummaryDocument(JSON.parse(JSON.stringify(builder.document(AT, CURRENT))), conversions);
+    const read = () => readSummaryDocument(text(builder), conversions);
     const first = read();
     const firstNodes = new Map(first.nodes().items.map((n) => [n.name, n]));
+    // A document whose pods are not read (a run with nothing pending) in between.
+    builder.apply('nodes', 'ADDED', node('c', '7'));
+    const idle = read();
+    expect(idle.nodeInfos().items.map((n) => n.name)).toEqual(['a', 'b', 'c']);
+    expect(idle.nodeClaims().items).toEqual([]);
     // Node b changes; pod p2 starts again later, on node a (same template, other fields).
     builder.apply('nodes', 'MODIFIED', {
       ...node('b', '5'),
@@ -259,7 +267,7 @@ describe('the cluster summary', () => {
     expect(pods(secondNodes.get('b'))).toEqual([]);
     expect(secondNodes.get('b')?.labels).toMatchObject({ x: 'y' });
     expect(conversions.pods.size).toBe(2);
-    expect(conversions.nodes.size()).toBe(2);
+    expect(conversions.nodes.size()).toBe(3);
   });
 
   it('keeps one template for the pods of a workload, and drops it with the last of them', () => {
@@ -303,9 +311,83 @@ describe('the cluster summary', () => {
   });
 
   it('refuses a document of another version, naming both', () => {
-    expect(() => readSummaryDocument({ version: 'flotilla.cluster-summary/v0' })).toThrow(
-      `cluster summary: version: "flotilla.cluster-summary/v0" is not ${SUMMARY_VERSION}`,
+    const builder = new SummaryBuilder('prod');
+    const { head, pods } = builder.document(AT, CURRENT);
+    // A document of the shim before (one JSON object, the pods in it).
+    const v1 = JSON.stringify({ ...head, ...pods, version: 'flotilla.cluster-summary/v1' });
+    expect(() => readSummaryDocument(v1)).toThrow(
+      `cluster summary: version: "flotilla.cluster-summary/v1" is not ${SUMMARY_VERSION}`,
     );
-    expect(() => readSummaryDocument([])).toThrow('not a JSON object');
+    expect(() => readSummaryDocument('[]\n{}')).toThrow('cluster summary: (root): not a JSON object');
+    expect(() => readSummaryDocument('{"version":')).toThrow('cluster summary: (head): not JSON');
+    expect(() => readSummaryDocument(JSON.stringify(head))).toThrow(
+      'cluster summary: pods: missing: the document ends after its head',
+    );
   });
+
+  it('reads the document from its UTF-8 bytes as from its text, newlines and all in its strings', () => {
+    const builder = new SummaryBuilder('prod');
+    builder.apply('nodes', 'ADDED', {
+      metadata: { name: 'node-a', uid: 'uid-node-a', annotations: { note: 'zoné ✓\nsecond line' } },
+      spec: {},
+      status: { allocatable: { cpu: '2' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    builder.apply('pods', 'ADDED', {
+      metadata: { name: 'p', namespace: 'apps', uid: 'uid-p', annotations: { note: 'línea\ndos' } },
+      spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'app' }] },
+      status: { phase: 'Running' },
+    });
+    const document = text(builder);
+    const fromText = readSummaryDocument(document);
+    const fromBytes = readSummaryDocument(new TextEncoder().encode(document));
+    expect(fromBytes.nodeInfos()).toEqual(fromText.nodeInfos());
+    expect(fromBytes.nodes()).toEqual(fromText.nodes());
+    expect(fromBytes.nodes().items[0]?.annotations['note']).toBe('zoné ✓\nsecond line');
+    expect(fromBytes.boundPods().items.map((b) => b.pod.uid)).toEqual(['uid-p']);
+  });
+
+  it.each([
+    ['cut short', (pods: string) => pods.slice(0, pods.length / 2), 'pods: not JSON'],
+    ['not an object', () => '[]', 'pods: not a JSON object'],
+    [
+      'without its templates',
+      (pods: string) => pods.replace('"podTemplates"', '"templates"'),
+      'podTemplates: not a list',
+    ],
+    [
+      'one pod short',
+      (pods: string) => pods.replace(/,\[[^[\]]*\]\]\}$/, ']}'),
+      'pods: 1 pods where the head counts 2',
+    ],
+  ])(
+    'answers NodeClaims and Nodes without pods from a document whose pods are %s, and throws a ValidationError from the reads of pods',
+    (_, corrupt, problem) => {
+      const builder = new SummaryBuilder('prod');
+      builder.apply('nodes', 'ADDED', {
+        metadata: { name: 'node-a', uid: 'uid-node-a' },
+        spec: {},
+        status: { allocatable: { cpu: '2' }, conditions: [{ type: 'Ready', status: 'True' }] },
+      });
+      const claim = toNodeClaimManifest(newNodeClaim('default-a')) as { metadata: object };
+      builder.apply('nodeClaims', 'ADDED', { ...claim, metadata: { ...claim.metadata, uid: 'uid-claim-a' } });
+      for (const uid of ['p1', 'p2']) {
+        builder.apply('pods', 'ADDED', {
+          metadata: { name: uid, namespace: 'apps', uid },
+          spec: { nodeName: 'node-a', containers: [{ name: 'app', image: 'app' }] },
+          status: { phase: 'Running' },
+        });
+      }
+      const document = text(builder);
+      const at = document.indexOf('\n');
+      const summary = readSummaryDocument(`${document.slice(0, at)}\n${corrupt(document.slice(at + 1))}`);
+      expect(summary.nodeClaims().items.map((c) => c.name)).toEqual(['default-a']);
+      expect(summary.nodeInfos().items.map((n) => n.name)).toEqual(['node-a']);
+      expect(summary.counts).toEqual({ pods: 2, nodes: 1, nodeClaims: 1 });
+      // Every time: the pods are not parsed again, nor taken for none.
+      for (const read of [summary.boundPods, summary.nodes, summary.boundPods]) {
+        expect(read).toThrow(ValidationError);
+        expect(read).toThrow(`cluster summary: ${problem}`);
+      }
+    },
+  );
 });
