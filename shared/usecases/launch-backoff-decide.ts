@@ -151,6 +151,7 @@ export function unexpectedTaints(
 export interface FailureInput {
   readonly pool: ClusterNodePool;
   readonly claims: readonly ClusterNodeClaim[];
+  /** The Nodes with their pods; classifyNodeClaims reads them only with `pendingPods`. */
   readonly nodes: readonly ClusterNode[];
   /**
    * Pods waiting for capacity. Without them unexpected taints are not judged (only a taint that
@@ -426,8 +427,7 @@ export function findRecoveredNodeClaim(
   );
   let best: ClusterNodeClaim | undefined;
   for (const claim of input.claims) {
-    if (claim.nodePoolName !== name || claim.deleting || (claim.createdAtMs ?? -1) < sinceMs) continue;
-    if (!isConditionTrue(claim.status.conditions, 'Initialized')) continue;
+    if (!mayShowRecovery(claim, name, sinceMs)) continue;
     const node =
       (claim.status.nodeName === undefined ? undefined : nodes.get(claim.status.nodeName)) ??
       (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
@@ -438,6 +438,27 @@ export function findRecoveredNodeClaim(
     if (best === undefined || (claim.createdAtMs ?? 0) > (best.createdAtMs ?? 0)) best = claim;
   }
   return best?.name;
+}
+
+/**
+ * Whether a NodeClaim of the pool, created at or after `sinceMs`, may prove the pool works again
+ * (findRecoveredNodeClaim then looks at its Node and pods): alive and initialized.
+ */
+function mayShowRecovery(claim: ClusterNodeClaim, poolName: string, sinceMs: number): boolean {
+  return (
+    claim.nodePoolName === poolName &&
+    !claim.deleting &&
+    (claim.createdAtMs ?? -1) >= sinceMs &&
+    isConditionTrue(claim.status.conditions, 'Initialized')
+  );
+}
+
+/**
+ * Whether findRecoveredNodeClaim may find a NodeClaim, judging by the NodeClaims alone: callers
+ * read the Nodes' pods only when it may.
+ */
+export function mayHaveRecovered(input: Pick<FailureInput, 'pool' | 'claims'>, sinceMs: number): boolean {
+  return input.claims.some((c) => mayShowRecovery(c, input.pool.pool.name, sinceMs));
 }
 
 /** Why a pause ended. */

@@ -16,6 +16,7 @@ import {
   LAUNCH_BACKOFF_CONDITION,
   type LaunchBackoffOutcome,
   launchPausedUntil,
+  mayHaveRecovered,
   type NodeClaimFailure,
   readLaunchBackoff,
   trueSinceMs,
@@ -45,7 +46,13 @@ export interface TimedOutNodeClaim {
 export interface LaunchBackoffScan {
   readonly pools: readonly ClusterNodePool[];
   readonly claims: readonly ClusterNodeClaim[];
-  readonly nodes: readonly ClusterNode[];
+  /**
+   * The Nodes with their pods, or how to read them. They are looked at only to judge unexpected
+   * taints (with `pendingPods`) and whether a NodePool that counts failures recovered (a NodeClaim
+   * it made since has initialized): a read is made only then, once, so that a pass with neither
+   * reads no pods.
+   */
+  readonly nodes: readonly ClusterNode[] | (() => Promise<readonly ClusterNode[]>);
   /** Pods waiting for capacity; without them unexpected taints are not judged. */
   readonly pendingPods?: readonly Pod[];
   readonly timedOut?: readonly TimedOutNodeClaim[];
@@ -88,13 +95,21 @@ export async function reconcileLaunchBackoff(
 ): Promise<LaunchGuard> {
   const paused = new Map<string, string>();
   const probing = new Set<string>();
+  let read: Promise<readonly ClusterNode[]> | undefined;
+  const nodes = (): Promise<readonly ClusterNode[]> => {
+    const given = scan.nodes;
+    if (typeof given !== 'function') return Promise.resolve(given);
+    read ??= given();
+    return read;
+  };
   for (const pool of scan.pools) {
     if (pool.deleting) continue;
     const name = pool.pool.name;
     const classified = classifyNodeClaims({
       pool,
       claims: scan.claims,
-      nodes: scan.nodes,
+      // Without pending pods only the NodeClaims' own conditions are judged.
+      nodes: scan.pendingPods === undefined ? [] : await nodes(),
       nowMs: scan.nowMs,
       ...(scan.pendingPods === undefined ? {} : { pendingPods: scan.pendingPods }),
     });
@@ -103,11 +118,13 @@ export async function reconcileLaunchBackoff(
       ...(scan.timedOut ?? []).filter((t) => t.claim.nodePoolName === name).flatMap(timeoutFailure),
     ];
     const current = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
-    const since = readLaunchBackoff(pool.conditions)?.lastFailedCreatedMs;
+    const counted = readLaunchBackoff(pool.conditions);
+    // Only a count of failures is reset by a recovery (decideLaunchBackoff).
+    const since = counted !== undefined && counted.failures > 0 ? counted.lastFailedCreatedMs : undefined;
     const recovered =
-      since === undefined
+      since === undefined || !mayHaveRecovered({ pool, claims: scan.claims }, since)
         ? undefined
-        : findRecoveredNodeClaim({ pool, claims: scan.claims, nodes: scan.nodes }, since);
+        : findRecoveredNodeClaim({ pool, claims: scan.claims, nodes: await nodes() }, since);
     const outcome = decideLaunchBackoff({
       pool,
       failures,

@@ -3,7 +3,6 @@ import type { Clock } from '../ports/clock.ts';
 import type { NodeClassResolver } from '../ports/cloud.ts';
 import {
   type Cluster,
-  type ClusterNode,
   type ClusterNodeClaim,
   type ConditionUpdate,
   isConditionTrue,
@@ -102,9 +101,10 @@ const unhealthy = (reason: DeleteReason, message: string): ConditionUpdate => ({
  */
 export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Promise<LifecycleResult> {
   const { cluster, logger } = ports;
+  // The Nodes without their pods: only the runaway guard may need the pods, and reads them itself.
   const [claimsRead, nodesRead, poolsRead, classesRead] = await Promise.all([
     cluster.nodeClaims(),
-    cluster.nodes(),
+    cluster.nodeInfos(),
     cluster.nodePools(),
     cluster.nodeClasses(),
   ]);
@@ -116,7 +116,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
           { holder: ports.nodeClasses.holder, scope: 'all' },
           { nodeClasses: classesRead.items, nodeClaims: claimsRead.items },
         );
-  const byProviderId = new Map<string, ClusterNode[]>();
+  const byProviderId = new Map<string, NodeInfo[]>();
   for (const node of nodesRead.items) {
     if (node.providerId === undefined) continue;
     byProviderId.set(node.providerId, [...(byProviderId.get(node.providerId) ?? []), node]);
@@ -204,7 +204,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     {
       pools: poolsRead.items,
       claims: claimsRead.items,
-      nodes: nodesRead.items,
+      nodes: async () => (await cluster.nodes()).items,
       timedOut,
       nowMs: now.getTime(),
     },

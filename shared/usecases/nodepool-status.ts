@@ -9,11 +9,11 @@ import {
 import { type EC2NodeClass, isNodeClassReady, NodeClassConditionType } from '../ports/cloud.ts';
 import type {
   Cluster,
-  ClusterNode,
   ClusterNodeClaim,
   ClusterNodePool,
   Condition,
   ConditionUpdate,
+  NodeInfo,
   NodePoolStatusPatch,
 } from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -57,7 +57,7 @@ const RESTRICTED_LABELS: ReadonlySet<string> = new Set([
 export interface NodePoolStatusInput {
   readonly nodeClasses: readonly EC2NodeClass[];
   readonly claims: readonly ClusterNodeClaim[];
-  readonly nodes: readonly ClusterNode[];
+  readonly nodes: readonly NodeInfo[];
   /** `NodeRegistrationHealthy` updates decided by this lifecycle pass, by NodePool name. */
   readonly registrationHealth?: ReadonlyMap<string, ConditionUpdate>;
 }
@@ -161,7 +161,7 @@ export function nodePoolReadiness(
 export function computeNodePoolResources(
   poolName: string,
   claims: readonly ClusterNodeClaim[],
-  nodes: readonly ClusterNode[],
+  nodes: readonly NodeInfo[],
 ): { readonly resources: ResourceList; readonly nodes: number } {
   const total: Record<string, number> = {};
   const add = (capacity: ResourceList | undefined) => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { makeMemoryLeaseStore } from '../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
@@ -77,6 +77,18 @@ describe('runProvisioner', () => {
     const result = await runProvisioner(w.deps, 'invocation-1');
     expect(result).toMatchObject({ kind: 'skipped' });
     expect(w.followUps).toEqual([]);
+  });
+
+  it('reads no pods, nor Nodes with their pods, when nothing is pending', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    await runProvisioner(w.deps, 'invocation-1');
+    w.cluster.removePod('default', 'web-1');
+    // The pods are most of the cluster summary: reading none of them keeps an idle run cheap.
+    const podReads = [vi.spyOn(w.cluster, 'nodes'), vi.spyOn(w.cluster, 'boundPods')];
+    const result = await runProvisioner(w.deps, 'invocation-2');
+    expect(result).toEqual({ kind: 'skipped', why: 'no provisionable pods' });
+    for (const read of podReads) expect(read).not.toHaveBeenCalled();
   });
 
   it('keeps the run when the follow-up cannot be sent, and says so', async () => {
