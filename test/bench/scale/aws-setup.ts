@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import { encodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
 import { launchTags } from '../../../shared/adapters/launch-plan.ts';
-import type { InstanceType } from '../../../shared/core/index.ts';
+import { type InstanceType, Label } from '../../../shared/core/index.ts';
 import type { EC2NodeClass, LaunchRecord, LaunchRequest } from '../../../shared/ports/cloud.ts';
 import { STACK_CLUSTER } from '../../harness/aws/stack.ts';
 import { DISCOVERY, tags } from '../../integration/aws/fixtures.ts';
@@ -57,6 +57,32 @@ export async function makeLargeNetwork(ec2: EC2Client, zones: readonly string[])
 /** An IPv4 address as text. */
 export function ipOf(value: number): string {
   return [24, 16, 8, 0].map((shift) => (value >>> shift) & 255).join('.');
+}
+
+/** The lowest on-demand price of an instance type (Infinity when it has none). */
+export function onDemandPrice(type: InstanceType): number {
+  return Math.min(
+    ...type.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour),
+  );
+}
+
+/**
+ * A NodeClaim's candidates, cheapest first, as the scheduler lists them for the getting-started
+ * NodePool: the launched type and the next 29 that are at least as big and allowed by it.
+ */
+export function launchCandidates(type: InstanceType, types: readonly InstanceType[]): InstanceType[] {
+  const allowed = types.filter(
+    (t) =>
+      t.name !== type.name &&
+      ['c', 'm', 'r'].includes(t.labels[Label.instanceCategory] ?? '') &&
+      Number(t.labels[Label.instanceGeneration] ?? 0) > 2 &&
+      t.labels[Label.arch] === 'amd64' &&
+      (t.capacity['cpu'] ?? 0) >= (type.capacity['cpu'] ?? 0) &&
+      (t.capacity['memory'] ?? 0) >= (type.capacity['memory'] ?? 0) &&
+      Number.isFinite(onDemandPrice(t)),
+  );
+  allowed.sort((a, b) => onDemandPrice(a) - onDemandPrice(b) || (a.name < b.name ? -1 : 1));
+  return [type, ...allowed.slice(0, 29)];
 }
 
 /** The launch request Flotilla would have made for a node's NodeClaim. */

@@ -46,7 +46,15 @@ import { runDir } from '../../harness/services.ts';
 import { CLUSTER_INFO } from '../../integration/aws/cloud-fixture.ts';
 import { publishAl2023, silentLogger } from '../../integration/aws/fixtures.ts';
 import { prepareColdStart } from '../../integration/aws/lambda-cold-start.ts';
-import { ipOf, launchInstances, launchRecordOf, launchRequestOf, makeLargeNetwork } from './aws-setup.ts';
+import {
+  ipOf,
+  launchCandidates,
+  launchInstances,
+  launchRecordOf,
+  launchRequestOf,
+  makeLargeNetwork,
+  onDemandPrice,
+} from './aws-setup.ts';
 import { isConflict, type KubeHttp, KubeHttpError, makeKubeHttp } from './kube-http.ts';
 import { flotillaEnv, invokeLambda, type LambdaEnvironment } from './lambda-step.ts';
 import { scrape, traffic } from './metrics.ts';
@@ -63,8 +71,7 @@ import {
 } from './objects.ts';
 import {
   type ClusterPlan,
-  NODE_MIX,
-  type NodeShape,
+  nodeShapes,
   type PlannedNode,
   planCluster,
   type ScaleSize,
@@ -266,19 +273,7 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
     });
     const types = await cloud.instanceTypes(nodeClass);
     const typesByName = new Map(types.map((t) => [t.name, t]));
-    const shapes = new Map<string, NodeShape>();
-    for (const [name] of NODE_MIX) {
-      const type = typesByName.get(name);
-      if (type === undefined) throw new Error(`${name} is not offered for the EC2NodeClass`);
-      const allocatable = computeAllocatable(type);
-      shapes.set(name, {
-        instanceType: name,
-        cpuMillis: allocatable['cpu'] ?? 0,
-        memoryBytes: allocatable['memory'] ?? 0,
-        maxPods: allocatable['pods'] ?? 110,
-      });
-    }
-    const plan = planCluster(size, shapes, seed);
+    const plan = planCluster(size, nodeShapes(typesByName), seed);
     const random = new Random(seed ^ 0x5eed);
 
     await phase('namespaces', () => createNamespaces(admin, plan));
@@ -558,23 +553,8 @@ async function createNodeClaim(
   random: Random,
 ): Promise<void> {
   const type = typesByName.get(node.shape.instanceType) as InstanceType;
-  // The plan's candidates, cheapest first: the launched type and the next 29 that are at least as
-  // big and allowed by the NodePool, as the scheduler lists them.
   const reqs = nodePoolRequirements(pool.pool);
-  const onDemand = (t: InstanceType) =>
-    Math.min(...t.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour));
-  const allowed = types.filter(
-    (t) =>
-      t.name !== type.name &&
-      ['c', 'm', 'r'].includes(t.labels[Label.instanceCategory] ?? '') &&
-      Number(t.labels[Label.instanceGeneration] ?? 0) > 2 &&
-      t.labels[Label.arch] === 'amd64' &&
-      (t.capacity['cpu'] ?? 0) >= (type.capacity['cpu'] ?? 0) &&
-      (t.capacity['memory'] ?? 0) >= (type.capacity['memory'] ?? 0) &&
-      Number.isFinite(onDemand(t)),
-  );
-  allowed.sort((a, b) => onDemand(a) - onDemand(b) || (a.name < b.name ? -1 : 1));
-  const candidates = [type, ...allowed.slice(0, 29)];
+  const candidates = launchCandidates(type, types);
   const narrowed = reqs.replacing([
     Requirement.in(
       Label.instanceType,
@@ -595,7 +575,7 @@ async function createNodeClaim(
       startupTaints: [],
       pods: [],
       requests: { cpu: node.usedCpuMillis, memory: node.usedMemoryBytes, pods: node.pods },
-      instanceTypes: candidates.map((c) => ({ name: c.name, priceUsdPerHour: onDemand(c) })),
+      instanceTypes: candidates.map((c) => ({ name: c.name, priceUsdPerHour: onDemandPrice(c) })),
       minValuesRelaxed: false,
     },
     pool,

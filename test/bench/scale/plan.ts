@@ -1,3 +1,4 @@
+import { computeAllocatable, type InstanceType } from '../../../shared/core/index.ts';
 import { Random } from './random.ts';
 
 // What one size loads, decided before anything is sent: the nodes (type, zone, capacity type), the
@@ -101,6 +102,23 @@ export const NODE_MIX: readonly (readonly [string, number])[] = [
 ];
 
 export const SPOT_SHARE = 0.3;
+
+/** The shapes of NODE_MIX's types, from Flotilla's instance types (their allocatable). */
+export function nodeShapes(types: ReadonlyMap<string, InstanceType>): Map<string, NodeShape> {
+  const shapes = new Map<string, NodeShape>();
+  for (const [name] of NODE_MIX) {
+    const type = types.get(name);
+    if (type === undefined) throw new Error(`${name} is not among the instance types offered`);
+    const allocatable = computeAllocatable(type);
+    shapes.set(name, {
+      instanceType: name,
+      cpuMillis: allocatable['cpu'] ?? 0,
+      memoryBytes: allocatable['memory'] ?? 0,
+      maxPods: allocatable['pods'] ?? 110,
+    });
+  }
+  return shapes;
+}
 
 const TEAMS = [
   'payments',

@@ -1,0 +1,73 @@
+// Cluster summary read benchmark: `npm run bench:summary` (2,000 nodes / 30,000 pods) or
+// `npm run bench:summary -- 500x5000 …`. Builds the summary of the scale bench's cluster with the
+// shim's own SummaryBuilder (summary-build.ts), gzipped as the shim publishes it, then times reading
+// it in a fresh Node process per read (summary-read-case.ts), pinned to one core (BENCH_CPU,
+// default 0) as the other benches are: the NodeClaims and the Nodes without their pods only (what a
+// provisioner run with nothing pending reads), and everything (the pods and the Nodes with them
+// too). Each read runs five times; the run of median total time is printed, with its phases.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { encodeSummaryDocument } from '../../shared/apis/index.ts';
+import { cacheDir } from '../harness/paths.ts';
+import { nodeShapes, parseSizes, planCluster, sizeLabel } from './scale/plan.ts';
+import { buildSummary } from './summary-build.ts';
+import type { SummaryReadResult, SummaryReadWhat } from './summary-read-case.ts';
+import { loadInstanceTypes } from './workloads.ts';
+
+const gzipAsync = promisify(gzip);
+const AT = '2026-11-26T12:00:00Z';
+const RUNS = 5;
+const READS: readonly SummaryReadWhat[] = ['nodeClaims', 'all'];
+
+const sizes = parseSizes(process.argv.slice(2).join(',') || '2000x30000');
+const caseScript = fileURLToPath(new URL('./summary-read-case.ts', import.meta.url));
+const benchCpu = process.env['BENCH_CPU'] ?? '0';
+const hasTaskset = spawnSync('taskset', ['-c', benchCpu, 'true']).status === 0;
+console.log(
+  `summary read benchmark: node ${process.version}, ${cpus().length} cpus, ${hasTaskset ? `pinned to cpu ${benchCpu}` : 'not pinned'}, median of ${RUNS} fresh processes per read`,
+);
+
+function runCase(file: string, what: SummaryReadWhat): SummaryReadResult {
+  const args = ['--import', 'tsx', caseScript, file, what];
+  const options = { encoding: 'utf8', maxBuffer: 1 << 24 } as const;
+  const out = hasTaskset
+    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
+    : execFileSync(process.execPath, args, options);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as SummaryReadResult;
+}
+
+const types = new Map(loadInstanceTypes('catalog').map((t) => [t.name, t]));
+const dir = join(cacheDir, 'bench');
+mkdirSync(dir, { recursive: true });
+const rows: string[] = [];
+for (const size of sizes) {
+  const builder = buildSummary(planCluster(size, nodeShapes(types), 1), types, 1);
+  const text = encodeSummaryDocument(builder.document(AT, { pods: AT, nodes: AT, nodeClaims: AT }));
+  const body = await gzipAsync(text, { level: 4 });
+  const file = join(dir, `summary-${sizeLabel(size)}.json.gz`);
+  writeFileSync(file, body);
+  const kept = builder.size();
+  const mib = (n: number) => (n / 2 ** 20).toFixed(1);
+  console.log(
+    `${sizeLabel(size)}: ${kept.nodes} Nodes, ${kept.nodeClaims} NodeClaims, ${kept.pods} pods (${kept.templates} templates); ${mib(body.length)} MiB gzipped, ${mib(text.length)} MiB of text, ${mib(text.indexOf('\n'))} MiB of it the head`,
+  );
+  for (const what of READS) {
+    const runs = Array.from({ length: RUNS }, () => runCase(file, what));
+    const median = [...runs].sort((a, b) => a.totalMs - b.totalMs)[Math.floor(RUNS / 2)] as SummaryReadResult;
+    const phases = Object.entries(median.phasesMs)
+      .map(([phase, ms]) => `${phase} ${ms.toFixed(0)}`)
+      .join(', ');
+    console.log(
+      `  ${what}: ${median.totalMs.toFixed(0)} ms (${phases}); runs: ${runs.map((r) => r.totalMs.toFixed(0)).join(', ')} ms`,
+    );
+    rows.push(`| ${sizeLabel(size)} | ${what} | ${median.totalMs.toFixed(0)} | ${phases} |`);
+  }
+}
+console.log(
+  ['', '| size | read | ms (median) | phases (ms) |', '| --- | --- | ---: | --- |', ...rows].join('\n'),
+);
