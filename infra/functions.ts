@@ -108,7 +108,7 @@ const measured = (smallMiB: number, largeMiB: number): MemoryModel =>
     { nodes: 500, pods: 5_000, peakMiB: smallMiB },
     { nodes: 2_000, pods: 30_000, peakMiB: largeMiB },
   );
-const PROVISIONER_MEMORY = measured(283, 721);
+const PROVISIONER_MEMORY = measured(283, 744);
 // Measured flat (236 and 228 MiB: its one NodeClaim list is small beside the runtime); it reads the
 // objects the garbage collector reads, so it is given the garbage collector's growth.
 const INTERRUPTION_MEMORY = measured(236, 236 + (384 - 233));
@@ -186,6 +186,11 @@ export const provisionerFunction: FunctionDefinition = {
   // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
   // and the queue's visibility timeout.
   timeout: Duration.seconds(90),
+  // Lambda gives CPU in proportion to memory, one whole vCPU from 1,769 MB. After Karpenter's 1 s
+  // batch window, a pod's wait for its launch is CPU: reading the cluster and planning (0.5–1.5 s
+  // of one core at 2,000 nodes, BENCHMARKS.md), which 1,088 MB (0.6 vCPU) would stretch by 1.6×.
+  // At 0.7 s an idle run, the whole vCPU costs cents a month.
+  memorySize: 1_769,
   memoryModel: PROVISIONER_MEMORY,
   // The DynamoDB lease already allows one decision at a time; this keeps a burst from fanning out.
   reservedConcurrency: 2,
