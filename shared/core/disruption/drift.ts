@@ -10,7 +10,7 @@ import { type NodeSelectorRequirement, Requirement } from '../requirements.ts';
 export type DriftReason =
   | 'NodePoolDrifted'
   | 'RequirementsDrifted'
-  | 'NodeClassDrifted'
+  | 'NodeClassDrift'
   | 'AMIDrift'
   | 'SubnetDrift'
   | 'SecurityGroupDrift';
@@ -32,7 +32,7 @@ export interface VersionedHash {
  * never compared.
  */
 export function hashDrift(
-  reason: 'NodePoolDrifted' | 'NodeClassDrifted',
+  reason: 'NodePoolDrifted' | 'NodeClassDrift',
   claim: VersionedHash,
   current: VersionedHash,
 ): Drift | undefined {

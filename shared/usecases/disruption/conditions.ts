@@ -85,7 +85,7 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   }
   if (nodeClass === undefined) return undefined;
   const classDrift = hashDrift(
-    'NodeClassDrifted',
+    'NodeClassDrift',
     {
       hash: claim.annotations[NODECLASS_HASH_ANNOTATION],
       version: claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION],

@@ -22,7 +22,7 @@ describe('hashDrift', () => {
 
   it.each([
     ['NodePoolDrifted', 'the NodePool template changed since the NodeClaim was made (hash 1 → 2)'],
-    ['NodeClassDrifted', 'the EC2NodeClass changed since the NodeClaim was made (hash 1 → 2)'],
+    ['NodeClassDrift', 'the EC2NodeClass changed since the NodeClaim was made (hash 1 → 2)'],
   ] as const)('names %s and both hashes', (reason, message) => {
     expect(hashDrift(reason, { hash: '1', version: 'v1' }, { hash: '2', version: 'v1' })).toEqual({
       reason,

@@ -128,7 +128,7 @@ describe('driftOf', () => {
       },
       'RequirementsDrifted',
     ],
-    ['the EC2NodeClass changed', { nodeClass: otherClass }, 'NodeClassDrifted'],
+    ['the EC2NodeClass changed', { nodeClass: otherClass }, 'NodeClassDrift'],
     [
       'the EC2NodeClass hash of another version',
       {
@@ -167,7 +167,7 @@ describe('driftOf', () => {
     [
       'no NodePool: the EC2NodeClass is still judged',
       { pool: undefined, nodeClass: otherClass },
-      'NodeClassDrifted',
+      'NodeClassDrift',
     ],
     [
       'NodePool drift comes before EC2NodeClass and cloud drift',
@@ -181,7 +181,7 @@ describe('driftOf', () => {
     [
       'EC2NodeClass drift comes before AMI drift',
       { claim: launched({ imageId: 'ami-old' }), nodeClass: otherClass },
-      'NodeClassDrifted',
+      'NodeClassDrift',
     ],
   ])('%s: %s', (_, o, reason) => {
     expect(driftOf(conditionInput(o))?.reason).toBe(reason);
