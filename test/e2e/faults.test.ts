@@ -164,6 +164,24 @@ afterAll(async () => {
   await Promise.all(loops);
 });
 
+/**
+ * What Flotilla logged since line `from` (its decisions, warnings and errors) and the schedules'
+ * latest errors: the story a failed wait tells with its message.
+ */
+function whatHappened(from: number): string {
+  const lines = e2e.logLines
+    .slice(from)
+    .filter((l) => l['decision'] !== undefined || l['level'] === 'warn' || l['level'] === 'error');
+  return [
+    `logged since (${lines.length} lines, the last 20):`,
+    ...lines.slice(-20).map((l) => JSON.stringify(l).slice(0, 400)),
+    `schedule errors (${errors.length}, the last 5): ${errors
+      .slice(-5)
+      .map((e) => (e instanceof Error ? e.message : String(e)))
+      .join('; ')}`,
+  ].join('\n');
+}
+
 /** The schedules, compressed: provisioner, termination and garbage collector. */
 /** The Cluster adapter the schedules use (the throttled one during the storm). */
 let scheduleCluster: Cluster | undefined;
@@ -302,6 +320,7 @@ describe('kill-point matrix', () => {
       provisionerPaused = true;
       await scheduledRun;
       await e2e.createPod('prov', 'prov', pod, '1500m');
+      const linesBefore = e2e.logLines.length;
       const dying = new Dying(k);
       const outcome = await asLambda(server, 'provisioner', () =>
         e2e.run(
@@ -331,7 +350,9 @@ describe('kill-point matrix', () => {
           return found?.status?.phase === 'Running' ? true : undefined;
         },
         { timeoutMs: 90_000 },
-      );
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}\n${whatHappened(linesBefore)}`, { cause: error });
+      });
       await invariants(pool);
       if (dying.dead === undefined) break;
     }
