@@ -73,14 +73,13 @@ async function askForPasses(
   const passes = passesBetweenTicks(between.intervalSeconds, tickAtMs, nowMs);
   if (passes.length === 0) return;
   const tickAt = new Date(tickAtMs).toISOString();
-  const dueAt = passes.map((p) => new Date(p.dueAtMs).toISOString());
+  const delayed = passes.map((p) => ({
+    request: { cluster: deps.clusterName, tickAt, dueAt: new Date(p.dueAtMs).toISOString() },
+    delaySeconds: p.delaySeconds,
+  }));
+  const dueAt = delayed.map((d) => d.request.dueAt);
   try {
-    await between.send(
-      passes.map((p, i) => ({
-        request: { cluster: deps.clusterName, tickAt, dueAt: dueAt[i] ?? tickAt },
-        delaySeconds: p.delaySeconds,
-      })),
-    );
+    await between.send(delayed);
   } catch (error) {
     deps.logger.error('disruption passes not scheduled', {
       error,

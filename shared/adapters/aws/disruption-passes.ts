@@ -1,11 +1,12 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type DisruptionPassRequest, toDisruptionPassMessage } from '../../messages/disruption-pass.ts';
 import { QueueSendError } from '../../ports/errors.ts';
+import { MAX_DELAY_SECONDS } from './termination-queue.ts';
 
 /** One delayed pass for the disruption queue. */
 export interface DelayedPass {
   readonly request: DisruptionPassRequest;
-  /** 0–900 (SQS's range). */
+  /** 0 to MAX_DELAY_SECONDS (SQS's range). */
   readonly delaySeconds: number;
 }
 
@@ -26,7 +27,7 @@ export function makeDisruptionPassQueue(sqs: SQSClient, queueUrl: string) {
             Entries: chunk.map((pass, i) => ({
               Id: String(start + i),
               MessageBody: toDisruptionPassMessage(pass.request),
-              DelaySeconds: Math.max(0, Math.min(900, Math.round(pass.delaySeconds))),
+              DelaySeconds: Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.round(pass.delaySeconds))),
             })),
           }),
         );
