@@ -1,7 +1,33 @@
-import type { CloudDriftReason, CloudInstance, EC2NodeClass } from './cloud.ts';
+import { InvalidRequirementError, type Labels, Requirements } from '../core/index.ts';
+import type { AmiStatus, CloudDriftReason, CloudInstance, EC2NodeClass } from './cloud.ts';
 
 // The cloud side of drift, decided the same way by both Cloud adapters: an instance has drifted
 // from its EC2NodeClass when the class's resolved status no longer describes what it runs on.
+
+/**
+ * Whether a node running `imageId` has drifted from the class's AMIs. With the node's labels (its
+ * instance type's: architecture, GPU and accelerator counts), only the AMIs whose requirements
+ * those labels satisfy count, as Karpenter maps each AMI to the instance types it serves: a
+ * standard node still running the image the class now keeps for GPU types has drifted. An AMI
+ * whose requirements cannot be read is counted for every node (never a drift on a guess).
+ */
+export function amiDrifted(imageId: string, amis: readonly AmiStatus[], labels?: Labels): boolean {
+  if (amis.length === 0) return false;
+  const serving = labels === undefined ? amis : amis.filter((ami) => serves(ami, labels));
+  return !serving.some((ami) => ami.id === imageId);
+}
+
+function serves(ami: AmiStatus, labels: Labels): boolean {
+  try {
+    return Requirements.parse(ami.requirements, {
+      object: 'EC2NodeClass',
+      field: 'status.amis.requirements',
+    }).matchesLabels(labels);
+  } catch (error) {
+    if (error instanceof InvalidRequirementError) return true;
+    throw error;
+  }
+}
 
 /**
  * Why the instance no longer matches the EC2NodeClass's status, in Karpenter's order: its image is
@@ -12,9 +38,7 @@ import type { CloudDriftReason, CloudInstance, EC2NodeClass } from './cloud.ts';
 export function cloudDrift(instance: CloudInstance, nodeClass: EC2NodeClass): CloudDriftReason | undefined {
   const status = nodeClass.status;
   if (status === undefined) return undefined;
-  if (instance.imageId !== undefined && status.amis.length > 0) {
-    if (!status.amis.some((ami) => ami.id === instance.imageId)) return 'AMIDrift';
-  }
+  if (instance.imageId !== undefined && amiDrifted(instance.imageId, status.amis)) return 'AMIDrift';
   if (instance.subnetId !== undefined && status.subnets.length > 0) {
     if (!status.subnets.some((subnet) => subnet.id === instance.subnetId)) return 'SubnetDrift';
   }

@@ -5,10 +5,11 @@ import {
   type Drift,
   hashDrift,
   isReschedulable,
+  Label,
   requirementsDrift,
 } from '../../core/index.ts';
 import type { CloudDriftReason, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
-import { cloudDrift } from '../../ports/cloud-drift.ts';
+import { amiDrifted, cloudDrift } from '../../ports/cloud-drift.ts';
 import {
   type ClusterNode,
   type ClusterNodeClaim,
@@ -95,8 +96,15 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   if (classDrift !== undefined) return classDrift;
   const amis = nodeClass.status?.amis ?? [];
   const imageId = claim.status.imageId ?? instance?.imageId;
-  if (imageId !== undefined && amis.length > 0 && !amis.some((a) => a.id === imageId)) {
-    return { reason: 'AMIDrift', message: `image ${imageId} is no longer among the EC2NodeClass's AMIs` };
+  // The claim's labels say which AMIs serve it when they carry its instance type's (architecture
+  // first of all); without them any of the class's AMIs will do.
+  const typeLabels = claim.labels[Label.arch] === undefined ? undefined : claim.labels;
+  if (imageId !== undefined && amiDrifted(imageId, amis, typeLabels)) {
+    const type = claim.labels[Label.instanceType];
+    return {
+      reason: 'AMIDrift',
+      message: `image ${imageId} is no longer among the EC2NodeClass's AMIs${type === undefined ? '' : ` for ${type}`}`,
+    };
   }
   // The image was judged above from the NodeClaim; the instance adds its subnet and groups.
   const cloud: CloudDriftReason | undefined =

@@ -92,6 +92,18 @@ describe('driftOf', () => {
     },
   );
   const otherClass: EC2NodeClass = { ...nodeClass, spec: { ...nodeClass.spec, userData: 'echo changed' } };
+  const gpuCount = 'karpenter.k8s.aws/instance-gpu-count';
+  // The same spec, its image now kept for GPU types only, and a new one for the others.
+  const imageForGpuOnly: EC2NodeClass = {
+    ...nodeClass,
+    status: {
+      ...(nodeClass.status ?? { subnets: [], securityGroups: [], conditions: [] }),
+      amis: [
+        { id: 'ami-1', requirements: [{ key: gpuCount, operator: 'Exists' }] },
+        { id: 'ami-2', requirements: [{ key: gpuCount, operator: 'DoesNotExist' }] },
+      ],
+    },
+  };
 
   it.each<[string, Partial<ConditionInput>, string | undefined]>([
     ['a NodeClaim in sync with its NodePool and EC2NodeClass', {}, undefined],
@@ -146,6 +158,29 @@ describe('driftOf', () => {
         instance: instance({ imageId: 'ami-old' }),
       },
       'AMIDrift',
+    ],
+    [
+      "its image is now the EC2NodeClass's image for other instance types",
+      {
+        nodeClass: imageForGpuOnly,
+        claim: launched({
+          labels: { 'kubernetes.io/arch': 'amd64', 'node.kubernetes.io/instance-type': 'm5.large' },
+        }),
+      },
+      'AMIDrift',
+    ],
+    [
+      'its image is still the one for its instance type',
+      {
+        nodeClass: imageForGpuOnly,
+        claim: launched({ labels: { 'kubernetes.io/arch': 'amd64', [gpuCount]: '1' } }),
+      },
+      undefined,
+    ],
+    [
+      'its labels lack its instance type’s, so any AMI serves it',
+      { nodeClass: imageForGpuOnly, claim: launched() },
+      undefined,
     ],
     ['its subnet is no longer selected', { instance: instance({ subnetId: 'subnet-z' }) }, 'SubnetDrift'],
     [
