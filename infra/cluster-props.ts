@@ -6,6 +6,12 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { passIntervalProblem } from '../shared/messages/disruption-pass.ts';
 import type { LogLevel } from '../shared/runtime/logger.ts';
+import {
+  MIN_VALUES_POLICIES,
+  type MinValuesPolicy,
+  PREFERENCE_POLICIES,
+  type PreferencePolicy,
+} from '../shared/runtime/scheduling-policy.ts';
 import { type ClusterSize, clusterSizeProblems } from './cluster-size.ts';
 import { FLOTILLA_FUNCTIONS, type FunctionDefinition } from './functions.ts';
 import { DEFAULT_FUNCTION_TIMEOUT } from './lambda-functions.ts';
@@ -69,6 +75,18 @@ export interface FlotillaClusterProps {
    * @default 'event'
    */
   readonly rebalanceAction?: 'event' | 'drain';
+  /**
+   * Karpenter's MIN_VALUES_POLICY: `Strict` leaves pods pending when a NodePool's `minValues`
+   * cannot be met; `BestEffort` launches with fewer values and annotates the NodeClaim.
+   * @default 'Strict'
+   */
+  readonly minValuesPolicy?: MinValuesPolicy;
+  /**
+   * Karpenter's PREFERENCE_POLICY: `Respect` schedules preferred affinities and spreads as required
+   * ones, relaxing them one by one only when a pod cannot otherwise schedule; `Ignore` drops them.
+   * @default 'Respect'
+   */
+  readonly preferencePolicy?: PreferencePolicy;
   /**
    * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
    * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
@@ -186,6 +204,16 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
         `${prop} is ${value.toHumanString()}; EventBridge schedules run in whole minutes, at least 1`,
       );
     }
+  }
+  if (props.minValuesPolicy !== undefined && !MIN_VALUES_POLICIES.includes(props.minValuesPolicy)) {
+    problems.push(
+      `minValuesPolicy is "${props.minValuesPolicy}"; it must be one of ${MIN_VALUES_POLICIES.join(', ')}`,
+    );
+  }
+  if (props.preferencePolicy !== undefined && !PREFERENCE_POLICIES.includes(props.preferencePolicy)) {
+    problems.push(
+      `preferencePolicy is "${props.preferencePolicy}"; it must be one of ${PREFERENCE_POLICIES.join(', ')}`,
+    );
   }
   if (props.disruptionInterval !== undefined) {
     const problem = passIntervalProblem(props.disruptionInterval.toSeconds({ integral: false }));

@@ -11,6 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { STATE_TABLE } from '../shared/apis/state-table.ts';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
+import { DEFAULT_MIN_VALUES_POLICY, DEFAULT_PREFERENCE_POLICY } from '../shared/runtime/scheduling-policy.ts';
 import { ClusterAlarms } from './alarms.ts';
 import { type FlotillaClusterProps, validateProps } from './cluster-props.ts';
 import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from './cluster-size.ts';
@@ -229,6 +230,8 @@ export class FlotillaCluster extends Construct {
       instanceProfileName: this.instanceProfile.instanceProfileName,
       logLevel: this.props.logLevel ?? 'info',
       rebalanceAction: this.props.rebalanceAction ?? 'event',
+      minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
+      preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
     };
   }
 

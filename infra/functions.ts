@@ -168,7 +168,14 @@ export const provisionerFunction: FunctionDefinition = {
   ],
   // The pod-event queue also carries its own delayed follow-ups while new Nodes join; NodeClaims
   // whose node never came go to the termination queue, as termination terminates their instance.
-  env: [...baseEnv, 'summaryBucket', 'podEventQueueUrl', 'terminationQueueUrl'],
+  env: [
+    ...baseEnv,
+    'summaryBucket',
+    'podEventQueueUrl',
+    'terminationQueueUrl',
+    'minValuesPolicy',
+    'preferencePolicy',
+  ],
   // resolveNodeClasses and manageInstanceProfiles: its controllers pass runs the EC2NodeClass
   // controller (classes that set spec.role get an instance profile, removed with the class).
   permissions: [
@@ -261,6 +268,8 @@ export const disruptionFunction: FunctionDefinition = {
     'terminationQueueUrl',
     'disruptionQueueUrl',
     'disruptionIntervalSeconds',
+    'minValuesPolicy',
+    'preferencePolicy',
   ],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.

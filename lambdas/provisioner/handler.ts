@@ -6,6 +6,7 @@ import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
+import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
 import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
 import { provision } from '../../shared/usecases/provision.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
@@ -17,7 +18,9 @@ const config = loadEnv('provisioner', process.env, {
   [EnvVar.podEventQueueUrl]: z.url().optional(),
   /** Optional: without it, NodeClaims that timed out wait for the termination sweep. */
   [EnvVar.terminationQueueUrl]: z.url().optional(),
+  ...schedulingPolicyEnv,
 });
+const solveOptions = schedulingPolicyOf(config);
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
@@ -70,6 +73,7 @@ export const handler = withDeadline(
           leaseName: `provisioner#${clusterName}`,
           leaseWaitMs: 20_000,
           consistentResume: trigger === 'queue',
+          solveOptions,
           ...(podEventAtMs === undefined ? {} : { podEventAtMs }),
         },
       ),

@@ -3,8 +3,9 @@
  * (`infra/flotilla-cluster.ts`) sets them and the runtime config parser reads them, so a name is
  * spelled once, here. Values are plain strings; the config parser validates them at cold start.
  *
- * Behaviour users tune lives in NodePool and EC2NodeClass specs, not here: these variables only
- * tell a Lambda where its cluster, state and queues are.
+ * Behaviour users tune lives in NodePool and EC2NodeClass specs, not here: these variables tell a
+ * Lambda where its cluster, state and queues are, and carry the few controller-wide settings
+ * Karpenter too takes as controller settings rather than from its resources.
  */
 export const EnvVar = {
   /** EKS cluster name, e.g. `prod-eu`; also the value of the `eks:eks-cluster-name` tag. */
@@ -34,6 +35,10 @@ export const EnvVar = {
    * spot interruption).
    */
   rebalanceAction: 'FLOTILLA_REBALANCE_ACTION',
+  /** Karpenter's MIN_VALUES_POLICY: `Strict` or `BestEffort` (shared/runtime/scheduling-policy.ts). */
+  minValuesPolicy: 'FLOTILLA_MIN_VALUES_POLICY',
+  /** Karpenter's PREFERENCE_POLICY: `Respect` or `Ignore` (shared/runtime/scheduling-policy.ts). */
+  preferencePolicy: 'FLOTILLA_PREFERENCE_POLICY',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

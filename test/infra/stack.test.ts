@@ -190,6 +190,35 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
+  it("gives the Lambdas that schedule pods Karpenter's scheduling policies, Strict and Respect by default", () => {
+    const variablesOf = (t: Template) =>
+      Object.values(t.findResources('AWS::Lambda::Function')).map((r) => {
+        const props = r['Properties'] as {
+          Description?: string;
+          Environment?: { Variables?: Record<string, unknown> };
+        };
+        return { description: props.Description ?? '', variables: props.Environment?.Variables ?? {} };
+      });
+    const policies = (t: Template) =>
+      variablesOf(t)
+        .filter((f) => EnvVar.minValuesPolicy in f.variables || EnvVar.preferencePolicy in f.variables)
+        .map((f) => [
+          f.description,
+          f.variables[EnvVar.minValuesPolicy],
+          f.variables[EnvVar.preferencePolicy],
+        ])
+        .sort();
+    expect(policies(template)).toEqual([
+      ['Flotilla: launch nodes for pending pods (NodeClaims and EC2 CreateFleet)', 'Strict', 'Respect'],
+      ['Flotilla: remove empty, drifted and expired nodes within disruption budgets', 'Strict', 'Respect'],
+    ]);
+    const relaxed = makeStack({ minValuesPolicy: 'BestEffort', preferencePolicy: 'Ignore' }).template;
+    expect(policies(relaxed).map(([, minValues, preference]) => [minValues, preference])).toEqual([
+      ['BestEffort', 'Ignore'],
+      ['BestEffort', 'Ignore'],
+    ]);
+  });
+
   it('lets the default rebalance action be set to drain', () => {
     const { template: drained } = makeStack({ rebalanceAction: 'drain' });
     drained.hasResourceProperties('AWS::Lambda::Function', {
@@ -690,6 +719,16 @@ describe('FlotillaCluster validation', () => {
       'a disruption interval over a minute but not whole minutes',
       { disruptionInterval: Duration.seconds(90) },
       /disruptionInterval: 90 s is over a minute but not whole minutes/,
+    ],
+    [
+      'a minValues policy Karpenter does not have',
+      { minValuesPolicy: 'Loose' },
+      /minValuesPolicy is "Loose"; it must be one of Strict, BestEffort/,
+    ],
+    [
+      'a preference policy Karpenter does not have',
+      { preferencePolicy: 'respect' },
+      /preferencePolicy is "respect"; it must be one of Respect, Ignore/,
     ],
     ['a system: group', { controllerGroup: 'system:masters' }, /must not start with "system:"/],
     [

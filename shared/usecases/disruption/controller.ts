@@ -1,4 +1,9 @@
-import { allowedDisruptions, type DisruptionReason, type PdbLimit } from '../../core/index.ts';
+import {
+  allowedDisruptions,
+  type DisruptionReason,
+  type PdbLimit,
+  type SolveOptions,
+} from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -107,6 +112,8 @@ export interface DisruptionOptions {
    * several controllers. @default every NodePool
    */
   readonly nodePools?: (name: string) => boolean;
+  /** The scheduling settings the simulation solves with (Karpenter's minValues and preference policies). */
+  readonly solveOptions?: SolveOptions;
 }
 
 export interface DisruptionPassResult {
@@ -300,7 +307,10 @@ class Pass {
     for (const p of this.state.nodePools) this.pools.set(p.pool.name, p);
     this.classes.clear();
     for (const c of this.state.nodeClasses) this.classes.set(c.name, c);
-    this.input = await buildSchedulingInput(this.state, this.ports.cloud, { nowMs: this.now() });
+    this.input = await buildSchedulingInput(this.state, this.ports.cloud, {
+      nowMs: this.now(),
+      ...(this.options.solveOptions === undefined ? {} : { solveOptions: this.options.solveOptions }),
+    });
     this.claims = [...this.state.nodeClaims];
     await this.updateConditions(updateConditions);
   }

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { EnvVar } from '../../../shared/runtime/env.ts';
+import { schedulingPolicyEnv, schedulingPolicyOf } from '../../../shared/runtime/scheduling-policy.ts';
+
+const parse = (env: Record<string, string>) => z.object(schedulingPolicyEnv).safeParse(env);
+
+describe('scheduling policies from the environment', () => {
+  it("takes Karpenter's defaults when the stack sets none", () => {
+    const parsed = parse({});
+    expect(parsed.success && schedulingPolicyOf(parsed.data)).toEqual({
+      minValuesPolicy: 'Strict',
+      preferencePolicy: 'Respect',
+    });
+  });
+
+  it('reads the values the stack sets', () => {
+    const parsed = parse({ [EnvVar.minValuesPolicy]: 'BestEffort', [EnvVar.preferencePolicy]: 'Ignore' });
+    expect(parsed.success && schedulingPolicyOf(parsed.data)).toEqual({
+      minValuesPolicy: 'BestEffort',
+      preferencePolicy: 'Ignore',
+    });
+  });
+
+  it('refuses a value Karpenter does not have, naming the variable', () => {
+    const parsed = parse({ [EnvVar.minValuesPolicy]: 'strict', [EnvVar.preferencePolicy]: 'Respect' });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual([EnvVar.minValuesPolicy]);
+  });
+});
