@@ -213,3 +213,24 @@ describe('a static NodePool that cannot launch', () => {
     );
   });
 });
+
+describe('a static NodePool next to a NodeClaim that cannot be read', () => {
+  it('launches nothing while it might be one of its own, and says so', async () => {
+    const w = makeWorld(1);
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'fixed-unreadable', labels: { 'karpenter.sh/nodepool': 'fixed' } },
+      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+    });
+    expect((await w.cluster.nodeClaims()).unreadable.map((u) => u.name)).toEqual(['fixed-unreadable']);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(0);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({
+        action: 'blocked',
+        reason: expect.stringMatching(/nodeClaim "fixed-unreadable" cannot be read/),
+      }),
+    ]);
+  });
+});
