@@ -65,7 +65,18 @@ export const handler = withDeadline(
     logger,
     provision: (holder, trigger, podEventAtMs) =>
       provision(
-        { cluster, cloud, leases, clock: systemClock, sleep, logger, nodeClassResolver },
+        {
+          cluster,
+          cloud,
+          leases,
+          clock: systemClock,
+          sleep,
+          logger,
+          nodeClassResolver,
+          ...(terminationQueue === undefined
+            ? {}
+            : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
+        },
         // A run triggered while another holds the lease waits for it (well within the timeout),
         // so pods that arrived after the holder's batch closed are not left for the next trigger.
         {

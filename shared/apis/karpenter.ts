@@ -85,6 +85,7 @@ const nodePoolSchema = z.object({
       }),
       limits: quantities.exactOptional(),
       weight: z.number().int().exactOptional(),
+      replicas: z.number().int().nonnegative().exactOptional(),
       disruption: z
         .object({
           consolidationPolicy: z.enum(['WhenEmpty', 'WhenEmptyOrUnderutilized', 'Balanced']).exactOptional(),
@@ -189,6 +190,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     ...optional('minValues', t.spec.requirements[i]?.minValues),
   })) as ClusterNodePool['pool']['requirements'];
   const limits = resources(np.spec.limits, object, 'spec.limits');
+  checkStaticSpec(np.spec, object);
   const conditions = (np.status?.conditions ?? []) as Condition[];
   const annotations = np.metadata.annotations ?? {};
   const statusResources = resources(np.status?.resources, object, 'status.resources');
@@ -202,6 +204,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
       ...(taints.length > 0 ? { taints } : {}),
       ...(startupTaints.length > 0 ? { startupTaints } : {}),
       ...optional('limits', limits),
+      ...optional('replicas', np.spec.replicas),
     },
     uid: np.metadata.uid,
     ...optional('generation', np.metadata.generation),
@@ -220,6 +223,25 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     ...optional('nodes', np.status?.nodes),
     ...optional('nodeClassObservedGeneration', np.status?.nodeClassObservedGeneration),
   };
+}
+
+/**
+ * The CRD's rules for a static NodePool, for manifests that did not pass through the API server
+ * (`flotilla plan`, the simulator): only `limits.nodes`, and no `weight`.
+ */
+function checkStaticSpec(spec: z.infer<typeof nodePoolSchema>['spec'], object: string): void {
+  if (spec.replicas === undefined) return;
+  if (spec.weight !== undefined) {
+    throw new ValidationError(object, 'spec.weight', "'weight' is not supported on static NodePools");
+  }
+  const other = Object.keys(spec.limits ?? {}).filter((k) => k !== 'nodes');
+  if (other.length > 0) {
+    throw new ValidationError(
+      object,
+      'spec.limits',
+      `only 'limits.nodes' is supported on static NodePools (found ${other.join(', ')})`,
+    );
+  }
 }
 
 /** `spec.disruption` with the CRD's defaults where the object (as a client may hold it) lacks them. */

@@ -63,7 +63,7 @@ export {
   type Offering,
 } from './instance-type.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
-export { type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
+export { isStaticNodePool, type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
 export {
   type Affinity,
   admitsNewNode,
@@ -115,6 +115,11 @@ export {
   subtractResources,
 } from './resources.ts';
 export { solve } from './scheduler.ts';
+export {
+  planStaticNodeClaim,
+  type StaticClaimInput,
+  type StaticClaimPlan,
+} from './scheduling/static-claim.ts';
 export type {
   LaunchCandidate,
   NodeClaimPlan,
@@ -125,6 +130,12 @@ export type {
   SolveResult,
   UnschedulablePod,
 } from './scheduling-types.ts';
+export {
+  computeStaticDecision,
+  type StaticDecision,
+  type StaticMember,
+  type StaticPoolInput,
+} from './static-capacity.ts';
 export {
   DISRUPTED_TAINT,
   firstUntolerated,

@@ -23,6 +23,17 @@ export interface NodePool {
    * (`cpu` millicores, `memory` bytes, `nodes` count, any extended resource).
    */
   readonly limits?: ResourceList;
+  /**
+   * `spec.replicas`: a static NodePool (Karpenter's alpha static capacity) keeps exactly this many
+   * nodes whatever the pods; the provisioner never launches for pods on it and voluntary disruption
+   * leaves its nodes alone. Unset for a dynamic pool.
+   */
+  readonly replicas?: number;
+}
+
+/** Whether a NodePool is static (`spec.replicas` set): its size follows replicas, not pods. */
+export function isStaticNodePool(pool: Pick<NodePool, 'replicas'>): boolean {
+  return pool.replicas !== undefined;
 }
 
 /** NodePools in the order the scheduler tries them: weight descending, then name descending. */

@@ -94,6 +94,9 @@ export function makeControllers(options: ControllersOptions): Controllers {
   /** A launch request sent to the provisioner's queue and not yet handled. */
   let launchRequested = false;
   const disrupted: SimDisruption[] = [];
+  const requestTermination = (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0);
+  // What the provisioner and the disruption pass are built with in the Lambdas.
+  const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger };
 
   const controllersPass = (now: Date) =>
     reconcileLifecycle(
@@ -101,7 +104,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         cluster,
         logger,
         nodeClasses: { resolver, leases, clock, holder: `simulator-pass-${++passes}` },
-        requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+        requestTermination,
       },
       now,
     );
@@ -132,10 +135,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         {
           logger,
           provision: (holder) =>
-            provision(
-              { cluster, cloud, leases, clock, sleep: options.sleep, logger, nodeClassResolver: resolver },
-              { holder },
-            ),
+            provision({ ...common, nodeClassResolver: resolver, requestTermination }, { holder }),
           reconcileLifecycle: () => lifecyclePass(clock.now()),
         },
         `simulator-${provisionRuns}`,
@@ -221,12 +221,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       disruptionPasses += 1;
       const result = await disrupt(
         {
-          cluster,
-          cloud,
-          leases,
-          clock,
-          sleep: options.sleep,
-          logger,
+          ...common,
           terminationQueue,
           requestLaunch: async () => {
             launchRequested = true;

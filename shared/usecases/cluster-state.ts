@@ -1,11 +1,12 @@
-import type {
-  DaemonSet,
-  InFlightNodeClaim,
-  InstanceType,
-  Labels,
-  Pod,
-  SolveInput,
-  SolveOptions,
+import {
+  type DaemonSet,
+  type InFlightNodeClaim,
+  type InstanceType,
+  isStaticNodePool,
+  type Labels,
+  type Pod,
+  type SolveInput,
+  type SolveOptions,
 } from '../core/index.ts';
 import type { Cloud, EC2NodeClass } from '../ports/cloud.ts';
 import {
@@ -167,10 +168,13 @@ export function toSchedulingInput(
 ): SchedulingInput {
   const nodePools = new Map(selection.eligible.map((e) => [e.pool.pool.name, e.pool]));
   const nodeClasses = new Map(selection.eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
+  // A static NodePool launches for its replicas, never for pods (its nodes, once there, take pods
+  // like any other): it stays eligible, so its own NodeClaims launch, but plans nothing here.
+  const statics = selection.eligible.filter((e) => isStaticNodePool(e.pool.pool));
   return {
     solve: {
       pods: state.pendingPods,
-      nodePools: [...nodePools.values()].map((p) => p.pool),
+      nodePools: [...nodePools.values()].filter((p) => !isStaticNodePool(p.pool)).map((p) => p.pool),
       instanceTypes,
       // Deleting nodes receive nothing (the adapter marks them unschedulable too).
       nodes: toSchedulableNodes(state.nodes, state.nodeClaims),
@@ -180,12 +184,25 @@ export function toSchedulingInput(
       nowMs: options.nowMs,
       ...(options.solveOptions === undefined ? {} : { options: options.solveOptions }),
     },
-    selection,
+    selection:
+      statics.length === 0
+        ? selection
+        : {
+            eligible: selection.eligible,
+            skipped: [
+              ...selection.skipped,
+              ...statics.map((e) => ({ nodePool: e.pool.pool.name, reason: STATIC_NODEPOOL_REASON })),
+            ],
+          },
     nodePools,
     nodeClasses,
     instanceTypes,
   };
 }
+
+/** Why a static NodePool takes no part in planning for pods (a pod's FailedScheduling message). */
+export const STATIC_NODEPOOL_REASON =
+  'it is static (spec.replicas): it launches for its replicas, not for pods';
 
 /**
  * The scheduling input for a cluster state: chooses the NodePools that may launch, reads the

@@ -27,8 +27,11 @@ export type LaunchOutcome = 'launched' | 'insufficientCapacity' | 'fenced' | 'fa
  */
 export interface LaunchDecision {
   readonly kind: 'launch';
-  /** `provisioning`: planned for pending pods; `resumed`: created by an earlier run and launched now. */
-  readonly reason: 'provisioning' | 'resumed';
+  /**
+   * `provisioning`: planned for pending pods; `resumed`: created by an earlier run and launched
+   * now; `static`: a replica of a static NodePool.
+   */
+  readonly reason: 'provisioning' | 'resumed' | 'static';
   readonly outcome: LaunchOutcome;
   readonly nodePool: string;
   readonly nodeClaim: string;
@@ -320,6 +323,27 @@ export interface LaunchBackoffDecision {
   readonly pausedUntil?: string;
 }
 
+/**
+ * What a static NodePool needed to hold `replicas` nodes: `launch` (the launches follow as their
+ * own `launch` lines), `delete` (the surplus handed to termination), `atLimit` (short, but
+ * `limits.nodes` leaves no room) or `blocked` (short, but the pool cannot launch now; `reason`
+ * says why). A pool that holds its replicas is no decision.
+ */
+export interface StaticCapacityDecision {
+  readonly kind: 'staticCapacity';
+  readonly reason: string;
+  readonly action: 'launch' | 'delete' | 'atLimit' | 'blocked';
+  readonly nodePool: string;
+  readonly replicas: number;
+  /** Its NodeClaims not being deleted, before this decision. */
+  readonly current: number;
+  /** NodeClaims to launch (launch) or deleted (delete). */
+  readonly count: number;
+  readonly nodeClaims?: readonly string[];
+  readonly limitedBy?: 'limits.nodes';
+  readonly leaseToken: number;
+}
+
 /** Garbage collection: an orphaned instance terminated, or a NodeClaim whose instance is gone deleted. */
 export interface CollectDecision {
   readonly kind: 'collect';
@@ -364,6 +388,7 @@ export type Decision = WithoutLineKeys<
   | FinalizeNodeClaimDecision
   | ContinueDecision
   | CollectDecision
+  | StaticCapacityDecision
   | DisruptDecision
   | DriftedDecision
   | DisruptionPassDecision
@@ -413,6 +438,7 @@ export const DECISION_MESSAGES = {
   finalizeNodeClaim: 'deleted nodeclaim',
   continue: 'termination continues later',
   collect: 'garbage collected',
+  staticCapacity: 'static nodepool scaled',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
   disruptionPass: 'disruption pass',

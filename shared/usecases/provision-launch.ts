@@ -41,6 +41,11 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Creates the NodeClaim of a plan and launches it under the lease. Its name derives from the
+ * decision: by default from the plan's pods, the lease token and the round; a plan without pods
+ * (a static NodePool's replica) passes its own `named` name.
+ */
 export async function applyPlan(
   ports: LaunchPorts,
   logger: Logger,
@@ -50,13 +55,16 @@ export async function applyPlan(
   pool: ClusterNodePool,
   nodeClass: EC2NodeClass,
   types: readonly InstanceType[],
+  named?: { readonly name: string; readonly reason: LaunchDecision['reason'] },
 ): Promise<ClaimOutcome> {
-  const name = nodeClaimName({
-    nodePoolName: plan.nodePoolName,
-    podUids: plan.pods.map((p) => p.uid),
-    leaseToken: lease.token,
-    round,
-  });
+  const name =
+    named?.name ??
+    nodeClaimName({
+      nodePoolName: plan.nodePoolName,
+      podUids: plan.pods.map((p) => p.uid),
+      leaseToken: lease.token,
+      round,
+    });
   const byName = new Map(types.map((t) => [t.name, t]));
   const request = toLaunchRequest(name, plan, nodeClass, byName);
   const base = { nodeClaim: name, nodePool: plan.nodePoolName, pods: plan.pods };
@@ -76,7 +84,7 @@ export async function applyPlan(
     }
     return launchCreated(ports, lease, request, types, plan.labels, base);
   })();
-  writeDecision(logger, launchDecision(lease, round, request, outcome, 'provisioning'));
+  writeDecision(logger, launchDecision(lease, round, request, outcome, named?.reason ?? 'provisioning'));
   return outcome;
 }
 

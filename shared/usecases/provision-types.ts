@@ -23,6 +23,11 @@ export interface ProvisionPorts {
    * current status are left to the NodeClass controller's scheduled pass.
    */
   readonly nodeClassResolver?: NodeClassResolver;
+  /**
+   * Hands a NodeClaim the run deleted (a static NodePool's surplus) to termination at once; without
+   * it, the termination sweep finds the NodeClaim on its schedule.
+   */
+  readonly requestTermination?: (nodeClaim: string) => Promise<void>;
 }
 
 export interface ProvisionOptions {
@@ -111,4 +116,6 @@ export type ProvisionResult =
       /** NodePools left out, with why (not Ready, deleting, NodeClass not ready). */
       readonly skippedNodePools: readonly SkippedNodePool[];
       readonly leaseLost: boolean;
+      /** NodeClaims of scaled-down static NodePools deleted by the run. */
+      readonly staticDeleted?: readonly string[];
     };

@@ -16,6 +16,7 @@ import { reconcileNodeClasses } from './nodeclass.ts';
 import { batchPods } from './provision-batch.ts';
 import { reportNominated, reportUnschedulable } from './provision-events.ts';
 import { applyPlan, isUnlaunched, resumeUnlaunched } from './provision-launch.ts';
+import { reconcileStaticNodePools, type StaticPassResult } from './static-pools.ts';
 
 export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './provision-plan.ts';
 export type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './provision-types.ts';
@@ -27,7 +28,7 @@ const LEASE_POLL_MS = 250;
 
 /**
  * One provisioning decision for the cluster, as Karpenter's provisioner makes it: under the
- * provisioner lease, batch pending pods, solve against the current cluster state, create a
+ * provisioner lease, bring static NodePools to their replicas (static-pools.ts), batch pending pods, solve against the current cluster state, create a
  * NodeClaim per planned node and launch it (fenced by the lease), re-plan pods whose launch hit
  * insufficient capacity, and tell unschedulable pods why. Safe to run concurrently (all but one
  * run skip) and to repeat (NodeClaim names derive from the decision).
@@ -67,9 +68,17 @@ async function provisionUnderLease(
   logger: Logger,
 ): Promise<ProvisionResult> {
   const first = await ports.cluster.provisionablePods();
+  // Static NodePools before the plan: their replicas do not wait for pods, and the pods of this run
+  // count their new NodeClaims as capacity on its way.
+  const statics = await reconcileStaticNodePools(ports, logger, lease, options.holder);
+  const staticDeleted = statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {};
+  if (statics.leaseLost) return staticOnly(lease, statics);
   if (first.items.length === 0) {
     const resumed = await resumeWithoutPods(ports, lease, logger, options.consistentResume === true);
-    if (resumed !== undefined) return resumed;
+    if (resumed?.kind === 'provisioned') {
+      return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
+    }
+    if (statics.claims.length > 0 || statics.deleted.length > 0) return staticOnly(lease, statics);
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
   }
@@ -116,7 +125,7 @@ async function provisionUnderLease(
   );
 
   const maxRounds = Math.max(1, options.maxRounds ?? 3);
-  const claims: ClaimOutcome[] = [];
+  const claims: ClaimOutcome[] = [...statics.claims];
   let last: RoundResult | undefined;
   let rounds = 0;
   for (let round = 0; round < maxRounds; round++) {
@@ -149,6 +158,23 @@ async function provisionUnderLease(
     unschedulable,
     skippedNodePools,
     leaseLost: last?.leaseLost ?? false,
+    ...staticDeleted,
+  };
+}
+
+/** The result of a run that only scaled static NodePools. */
+function staticOnly(lease: Lease, statics: StaticPassResult): ProvisionResult {
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: 0,
+    rounds: 0,
+    claims: statics.claims,
+    placed: 0,
+    unschedulable: [],
+    skippedNodePools: [],
+    leaseLost: statics.leaseLost,
+    ...(statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {}),
   };
 }
 

@@ -68,6 +68,8 @@ export interface PoolSpec {
   readonly expireAfter?: string;
   /** `spec.disruption` as a user writes it (the API server fills in the defaults). */
   readonly disruption?: Record<string, unknown>;
+  /** `spec.replicas`: a static NodePool. */
+  readonly replicas?: number;
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -300,6 +302,7 @@ export class ProvisionerE2E {
         metadata: { name },
         spec: {
           ...(spec.weight === undefined ? {} : { weight: spec.weight }),
+          ...(spec.replicas === undefined ? {} : { replicas: spec.replicas }),
           ...(spec.limits === undefined ? {} : { limits: spec.limits }),
           ...(spec.disruption === undefined ? {} : { disruption: spec.disruption }),
           template: {

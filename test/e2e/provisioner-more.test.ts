@@ -4,12 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import type { Lease } from '../../shared/ports/lease.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
+import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { waitFor } from '../harness/proc.ts';
+import { silentLogger } from '../integration/aws/fixtures.ts';
 import { noCapacityFor } from '../integration/aws/ice.ts';
 import { countCalls, launched, ProvisionerE2E, ZONE_LABEL } from './provisioner-fixture.ts';
 
 // More of the provisioner end to end (see provisioner-fixture.ts): the batching windows, lease
-// fencing, zone spread, GPUs, startup taints and the spot to on-demand fallback.
+// fencing, zone spread, GPUs, startup taints, the spot to on-demand fallback and static NodePools.
 
 const e2e = new ProvisionerE2E('provisioner-more');
 const { id } = e2e;
@@ -336,5 +338,70 @@ describe('provisioner placement end to end', () => {
     } finally {
       restore();
     }
+  });
+});
+
+/**
+ * A static NodePool: a user applies one with replicas 2, the provisioner launches two instances
+ * with no pod pending, a pod only a new node of the pool could host launches nothing, and
+ * `kubectl scale nodepool --replicas=1` (the scale subresource) has one NodeClaim and its instance
+ * removed through termination.
+ */
+const nodePoolScale = { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' };
+
+describe('a static NodePool (real API server, moto, node simulator)', () => {
+  it('holds its replicas, launches nothing for pods, and scales down through the scale subresource', async () => {
+    // The cheapest type is 2 cpus; a 3-cpu pod fits only the larger one.
+    const pool = await e2e.createPool('static', 'fixed', {
+      instanceTypes: ['m5.large', 'm5.2xlarge'],
+      replicas: 2,
+    });
+    const terminated: string[] = [];
+    const requestTermination = async (nodeClaim: string) => {
+      terminated.push(nodeClaim);
+    };
+
+    const first = provisioned(await e2e.run(`static-1-${id}`, {}, { requestTermination }));
+    const ours = launched(first.claims).filter((c) => c.nodePool === pool);
+    expect(ours.map((c) => c.instanceType)).toEqual(['m5.large', 'm5.large']);
+    expect(await e2e.instancesOf(pool)).toHaveLength(2);
+    // The NodePool status controller counts them, and the scale subresource reads that count.
+    await waitFor(
+      'the scale subresource to report 2 nodes',
+      async () => {
+        const s = (await e2e.env.custom.getClusterCustomObjectScale({ ...nodePoolScale, name: pool })) as {
+          spec?: { replicas?: number };
+          status?: { replicas?: number };
+        };
+        return s.spec?.replicas === 2 && s.status?.replicas === 2 ? s : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+
+    await e2e.createPod('static', 'big', 'big', '3');
+    const second = provisioned(await e2e.run(`static-2-${id}`, {}, { requestTermination }));
+    expect(second.claims).toEqual([]);
+    expect(second.unschedulable.map((u) => u.pod.name)).toEqual(['big']);
+    expect((await e2e.nodeClaimsOf(pool)).filter((c) => !c.deleting)).toHaveLength(2);
+
+    // `kubectl scale nodepool <pool> --replicas=1`, as the cluster user.
+    await e2e.env.custom.patchClusterCustomObjectScale(
+      { ...nodePoolScale, name: pool, body: { spec: { replicas: 1 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const third = provisioned(await e2e.run(`static-3-${id}`, {}, { requestTermination }));
+    expect(third.staticDeleted).toHaveLength(1);
+    expect(terminated).toEqual(third.staticDeleted);
+    expect(e2e.logLines).toContainEqual(
+      expect.objectContaining({ decision: 'staticCapacity', action: 'delete', nodePool: pool, replicas: 1 }),
+    );
+    // Termination drains and terminates the NodeClaim it was handed; one instance is left.
+    await terminateThroughFlotilla(
+      { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger: silentLogger },
+      (claim) => terminated.includes(claim.name),
+    );
+    expect(await e2e.instancesOf(pool)).toHaveLength(1);
+    expect((await e2e.nodeClaimsOf(pool)).map((c) => c.name)).not.toContain(terminated[0]);
+    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
   });
 });

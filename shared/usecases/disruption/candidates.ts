@@ -3,6 +3,7 @@ import {
   DISRUPTED_TAINT,
   disruptionCost,
   isReschedulable,
+  isStaticNodePool,
   Label,
   nodeDoNotDisrupt,
   type PdbLimit,
@@ -20,7 +21,7 @@ import type { DisruptionCandidate, MethodContext } from './method.ts';
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
 // being deleted, not already in a command, not nominated for pending pods, and without
-// `karpenter.sh/do-not-disrupt` on the Node; and, Flotilla's own rule, no pod on it that could not
+// `karpenter.sh/do-not-disrupt` on the Node, of a dynamic NodePool; and, Flotilla's own rule, no pod on it that could not
 // be read (what it needs, and whether it may move, is unknown). Pure.
 
 /** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
@@ -98,6 +99,10 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     if (initialized) count.nodes += 1;
     if (initialized && disrupting) count.disrupting += 1;
     if (!initialized || disrupting || node === undefined) continue;
+    // A static NodePool holds its replicas: no voluntary method (emptiness, drift, consolidation)
+    // takes its nodes, as in Karpenter; expiration and interruption still do, and its replicas
+    // are launched again by the static pass.
+    if (isStaticNodePool(pool.pool)) continue;
     if (input.replacing?.has(claim.name) === true) continue;
     if (node.labels[Label.nodePool] === undefined) continue;
     if (

@@ -302,6 +302,22 @@ describe('NodePool and NodeClaim parsing', () => {
     ).toThrow(/nodePool "default": spec.limits.cpu/);
   });
 
+  it('reads spec.replicas of a static NodePool, and refuses what the CRD refuses on one', () => {
+    const limits = { nodes: '5' };
+    const fixed = { ...poolObject, spec: { ...poolObject.spec, replicas: 3, limits } };
+    expect(toClusterNodePool(fixed).pool).toMatchObject({ replicas: 3, limits: { nodes: 5 } });
+    expect(toClusterNodePool(poolObject).pool.replicas).toBeUndefined();
+    expect(() => toClusterNodePool({ ...fixed, spec: { ...fixed.spec, weight: 10 } })).toThrow(
+      /nodePool "default": spec.weight: 'weight' is not supported on static NodePools/,
+    );
+    expect(() => toClusterNodePool({ ...fixed, spec: { ...fixed.spec, limits: { cpu: '10' } } })).toThrow(
+      /spec.limits: only 'limits.nodes' is supported on static NodePools \(found cpu\)/,
+    );
+    expect(() => toClusterNodePool({ ...fixed, spec: { ...fixed.spec, replicas: -1 } })).toThrow(
+      /nodePool "default": spec.replicas/,
+    );
+  });
+
   it('round-trips a NodeClaim through its manifest', () => {
     const manifest = toNodeClaimManifest({
       name: 'default-abc',
