@@ -75,9 +75,9 @@ export interface DisruptionPassDecision {
     | 'nothing to do'
     | 'commands started'
     | 'blocked'
-    /** No command started: the invocation's deadline was too near for one to finish. */
+    /** No (further) command started: the invocation's deadline was too near for one to finish. */
     | 'deadline'
-    /** No command started: a renewal found the lease taken. */
+    /** No (further) command started: a renewal found the lease taken. */
     | 'lease lost';
   readonly candidates: number;
   readonly empty: number;

@@ -248,11 +248,12 @@ class Pass {
     const inFlight = commandsInFlight(this.claims).commands.size;
     writeDecision(this.ports.logger, {
       kind: 'disruptionPass',
+      // A pass cut short says so, whether or not it started commands before.
       reason:
-        commands > 0
-          ? 'commands started'
-          : stopped !== undefined
-            ? stopped
+        stopped !== undefined
+          ? stopped
+          : commands > 0
+            ? 'commands started'
             : set.candidates.length === 0
               ? 'no candidates'
               : budgetBlocked.size > 0 || blocked > 0
