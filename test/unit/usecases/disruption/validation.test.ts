@@ -3,7 +3,11 @@ import type { NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/cluster-state.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
-import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
+import {
+  evaluateConsolidation,
+  singleNodeConsolidation,
+} from '../../../../shared/usecases/disruption/consolidation.ts';
+import { drift } from '../../../../shared/usecases/disruption/drift.ts';
 import { emptiness } from '../../../../shared/usecases/disruption/emptiness.ts';
 import type {
   DisruptionCandidate,
@@ -286,6 +290,31 @@ describe('pending pods in the disruption simulation', () => {
       nowMs: T0,
     });
     expect(decided.filter((c) => c.replacements.length === 0)).toEqual([]);
+  });
+
+  it('a new node only a pending pod needs keeps consolidation from acting, and is no drift replacement', () => {
+    // 2.5 CPUs do not fit the other node's free 2: the provisioner's node, not the command's.
+    const simulate = simulateWith([pod('big', 2500)]);
+    expect(simulate([moving])).toMatchObject({ nodeClaims: [], unschedulable: [], pendingOnlyNodeClaims: 1 });
+    expect(validate({ command: deleteMoving, simulate })).toMatchObject({
+      kind: 'invalid',
+      why: 'a delete became a replace: the pods need 1 new nodes now',
+    });
+    const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
+    expect(evaluateConsolidation('single-node', [moving], simulate, context)).toEqual({
+      kind: 'invalid',
+      why: 'pending pods would need 1 new nodes',
+    });
+    const drifted = {
+      ...moving,
+      nodeClaim: {
+        ...moving.nodeClaim,
+        status: { ...moving.nodeClaim.status, conditions: [...CONSOLIDATABLE, condition('Drifted')] },
+      },
+    };
+    expect(drift.computeCommands([drifted], new Map([['default', 1]]), simulate)).toEqual([
+      expect.objectContaining({ method: 'drift', replacements: [] }),
+    ]);
   });
 
   it('a pending pod that fits beside the moved pod leaves the delete valid', () => {
