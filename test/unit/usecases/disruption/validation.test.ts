@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
-import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/cluster-state.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
+import {
+  COMMAND_ANNOTATION,
+  type CommandRecord,
+  encodeCommand,
+} from '../../../../shared/usecases/disruption/command-record.ts';
 import {
   evaluateConsolidation,
   singleNodeConsolidation,
@@ -25,6 +30,7 @@ import {
   candidate,
   clusterNode,
   condition,
+  iso,
   nodeClaim,
   READY_CONDITIONS,
   simulation,
@@ -247,14 +253,17 @@ describe('pending pods in the disruption simulation', () => {
   const keep: ClusterNode = { ...clusterNode('node-keep', { pods: [pod('busy', 2000)] }) };
   const moving = { ...busy('c', [pod('moving', 1500)]) };
 
-  function simulateWith(pending: readonly Pod[]): SimulateScheduling {
+  function simulateWith(
+    pending: readonly Pod[],
+    o: { readonly keepNode?: ClusterNode; readonly more?: readonly ClusterNodeClaim[] } = {},
+  ): SimulateScheduling {
     const state: ClusterState = {
       pendingPods: pending,
-      nodes: [keep, moving.node].map((n) => ({
+      nodes: [o.keepNode ?? keep, moving.node].map((n) => ({
         ...n,
         allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 },
       })),
-      nodeClaims: [nodeClaim('keep'), moving.nodeClaim],
+      nodeClaims: [nodeClaim('keep'), moving.nodeClaim, ...(o.more ?? [])],
       nodePools: [clusterNodePool('default')],
       nodeClasses: [readyNodeClass(AT)],
       daemonSets: [],
@@ -315,6 +324,35 @@ describe('pending pods in the disruption simulation', () => {
     expect(drift.computeCommands([drifted], new Map([['default', 1]]), simulate)).toEqual([
       expect.objectContaining({ method: 'drift', replacements: [] }),
     ]);
+  });
+
+  it("the candidates' pods do not go to capacity the provisioner launched for pending pods, but may go to a replacement", () => {
+    const full = clusterNode('node-keep', { pods: [pod('busy', 4000)] });
+    const launched = nodeClaim('coming', { nodeName: null, conditions: [condition('Launched')] });
+    const coming: ClusterNodeClaim = {
+      ...launched,
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m.xlarge'] }],
+      status: { ...launched.status, allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 } },
+    };
+    const onItsWay = simulateWith([], { keepNode: full, more: [coming] })([moving]);
+    expect(onItsWay.unschedulable).toEqual([
+      expect.objectContaining({
+        message: 'would schedule against nodeClaim coming, launched for pending pods',
+      }),
+    ]);
+    const record: CommandRecord = {
+      id: 'x',
+      method: 'single-node',
+      reason: 'Underutilized',
+      candidates: ['gone'],
+      replacements: ['coming'],
+      startedAt: iso(T0),
+    };
+    const replacing = { ...coming, annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
+    expect(simulateWith([], { keepNode: full, more: [replacing] })([moving])).toMatchObject({
+      nodeClaims: [],
+      unschedulable: [],
+    });
   });
 
   it('a pending pod that fits beside the moved pod leaves the delete valid', () => {
