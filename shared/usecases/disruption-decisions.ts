@@ -47,7 +47,7 @@ export interface DisruptDecision {
   readonly pricePerHourAfter: number;
   /**
    * For abandoned and failed commands: why. For expiration: why some pods got no replacement
-   * (`podsWithoutReplacement` of them).
+   * (`podsWithoutReplacement` of them). For emptiness: which candidates its validation dropped.
    */
   readonly why?: string;
   readonly podsWithoutReplacement?: number;
@@ -75,9 +75,9 @@ export interface DisruptionPassDecision {
     | 'nothing to do'
     | 'commands started'
     | 'blocked'
-    /** No command started: the invocation's deadline was too near for one to finish. */
+    /** No (further) command started: the invocation's deadline was too near for one to finish. */
     | 'deadline'
-    /** No command started: a renewal found the lease taken. */
+    /** No (further) command started: a renewal found the lease taken. */
     | 'lease lost';
   readonly candidates: number;
   readonly empty: number;
@@ -90,5 +90,10 @@ export interface DisruptionPassDecision {
   /** The first nodes left out of disruption with a reason users should see (DisruptionBlocked). */
   readonly excluded?: readonly { readonly nodeClaim: string; readonly node: string; readonly why: string }[];
   readonly commands: number;
+  /**
+   * Candidates of the pass's commands that failed their validation after the wait (every candidate
+   * of an abandoned command, and those emptiness dropped), as Karpenter's failed validations.
+   */
+  readonly failedValidations: number;
   readonly inFlight: number;
 }

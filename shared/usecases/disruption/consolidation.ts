@@ -235,6 +235,10 @@ export function evaluateConsolidation(
   if (result.unschedulable.length > 0) {
     return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place` };
   }
+  // New nodes only pending pods need count as replacements the command would need: it cannot take
+  // the room those pods were about to get (their nodes are the provisioner's to launch).
+  const forPending = result.pendingOnlyNodeClaims ?? 0;
+  if (forPending > 0) return { kind: 'invalid', why: `pending pods would need ${forPending} new nodes` };
   const before = candidates.reduce((sum, c) => sum + priceOf(c), 0);
   const threshold = Math.max(...candidates.map((c) => minSavings(c.nodePool.annotations)));
   // Strictly cheaper whatever the minimum (0% included): a same-price move is churn.

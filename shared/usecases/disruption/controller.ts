@@ -25,13 +25,7 @@ import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from 
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import {
-  evaluateConsolidation,
-  isConsolidationMethod,
-  multiNodeConsolidation,
-  repackConsolidation,
-  singleNodeConsolidation,
-} from './consolidation.ts';
+import { multiNodeConsolidation, repackConsolidation, singleNodeConsolidation } from './consolidation.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -46,11 +40,12 @@ import {
 import { emptiness } from './emptiness.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
-import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
+import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
+import { type Validation, validateCommand } from './validation.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
 // disruption lease (one disruption decision at a time per cluster). A pass keeps the NodeClaim
@@ -148,6 +143,7 @@ export async function disrupt(
       blocked: 0,
       budgetBlocked: [],
       commands: 0,
+      failedValidations: 0,
       inFlight: 0,
     });
     return { kind: 'skipped', decisions: [], inFlight: 0 };
@@ -166,6 +162,8 @@ class Pass {
   private claims: ClusterNodeClaim[] = [];
   private input: SchedulingInput | undefined;
   private readonly decisions: DisruptDecision[] = [];
+  /** Candidates of this pass's commands that failed their validation (Karpenter's failed validations). */
+  private failedValidations = 0;
   private readonly pools = new Map<string, ClusterNodePool>();
   private readonly classes = new Map<string, EC2NodeClass>();
   /** The instances EC2 listed as the pass began (the drift checks compare with them). */
@@ -257,11 +255,12 @@ class Pass {
     const inFlight = commandsInFlight(this.claims).commands.size;
     writeDecision(this.ports.logger, {
       kind: 'disruptionPass',
+      // A pass cut short says so, whether or not it started commands before.
       reason:
-        commands > 0
-          ? 'commands started'
-          : stopped !== undefined
-            ? stopped
+        stopped !== undefined
+          ? stopped
+          : commands > 0
+            ? 'commands started'
             : set.candidates.length === 0
               ? 'no candidates'
               : budgetBlocked.size > 0 || blocked > 0
@@ -281,6 +280,7 @@ class Pass {
               .map((e) => ({ nodeClaim: e.nodeClaim.name, node: e.node.name, why: e.why })),
           }),
       commands,
+      failedValidations: this.failedValidations,
       inFlight,
     });
     return { kind: 'pass', decisions: this.decisions, inFlight };
@@ -438,13 +438,20 @@ class Pass {
     const startedAt = new Date(this.now()).toISOString();
     const names = command.candidates.map((c) => c.nodeClaim.name);
     const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
+    let dropped: string | undefined;
     if (method?.disruptionClass === 'graceful') {
       const checked = await this.revalidate(command, method);
       if (checked.kind === 'invalid') {
+        this.failedValidations += checked.failed;
         this.record(decisionForCommand(command, id, [], 'abandoned', checked.why));
         return false;
       }
       command = checked.command;
+      this.failedValidations += checked.dropped.length;
+      const [first] = checked.dropped;
+      if (first !== undefined) {
+        dropped = `${checked.dropped.length} candidates dropped at validation (nodeClaim ${first.nodeClaim} ${first.why})`;
+      }
     }
     // Whatever the method, the pods on the candidates as the API server lists them now: the
     // command was decided on a read that may be seconds behind (the cluster summary).
@@ -470,7 +477,7 @@ class Pass {
     if (command.replacements.length === 0) {
       await markCandidates(this.ports, candidates, record);
       await deleteCandidates(this.ports, candidates, command.reason);
-      this.record(decisionForCommand(command, id, [], 'deleted'));
+      this.record(decisionForCommand(command, id, [], 'deleted', dropped));
       if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
       return true;
     }
@@ -535,55 +542,24 @@ class Pass {
   }
 
   /**
-   * Waits the validation period, reads the cluster again and checks that every candidate still is
-   * one for the method and within its NodePool's budget; a consolidation command is simulated
-   * again on the fresh state and must still hold (its replacements are the fresh ones).
+   * Waits the validation period, reads the cluster again and checks the command on that read
+   * (validation.ts).
    */
-  private async revalidate(
-    command: DisruptionCommand,
-    method: DisruptionMethod,
-  ): Promise<{ kind: 'valid'; command: DisruptionCommand } | { kind: 'invalid'; why: string }> {
+  private async revalidate(command: DisruptionCommand, method: DisruptionMethod): Promise<Validation> {
     await this.ports.sleep(this.options.validationMs ?? VALIDATION_MS);
     await this.held.renew();
-    if (this.held.lost() === true) return { kind: 'invalid', why: 'the disruption lease was lost' };
+    if (this.held.lost() === true)
+      return { kind: 'invalid', why: 'the disruption lease was lost', failed: 0 };
     await this.refresh(false);
-    const set = this.candidates();
-    const now = new Map(set.candidates.map((c) => [c.nodeClaim.name, c]));
-    const allowed = this.allowed(set, command.reason);
-    const used = new Map<string, number>();
-    const fresh: DisruptionCandidate[] = [];
-    for (const c of command.candidates) {
-      const candidate = now.get(c.nodeClaim.name);
-      const pool = c.nodePool.pool.name;
-      used.set(pool, (used.get(pool) ?? 0) + 1);
-      const name = `nodeClaim ${c.nodeClaim.name}`;
-      if (candidate === undefined)
-        return { kind: 'invalid', why: `${name} is no longer a disruption candidate` };
-      if (!method.shouldDisrupt(candidate, this.now())) {
-        const blocker = candidate.blockers[0];
-        return {
-          kind: 'invalid',
-          why:
-            blocker === undefined
-              ? `${name} is no longer a candidate for ${command.method}`
-              : `${name} is blocked now: ${blocker.why}`,
-        };
-      }
-      if ((used.get(pool) ?? 0) > (allowed.get(pool) ?? 0)) {
-        return { kind: 'invalid', why: `nodePool ${pool}'s disruption budget is used up` };
-      }
-      fresh.push(candidate);
-    }
-    if (!isConsolidationMethod(command.method)) return { kind: 'valid', command };
-    const again = evaluateConsolidation(
-      command.method,
+    const fresh = this.candidates();
+    return validateCommand({
+      command,
+      method,
       fresh,
-      (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
-      this.methodContext(set),
-    );
-    return again.kind === 'command'
-      ? { kind: 'valid', command: again.command }
-      : { kind: 'invalid', why: `no longer valid after the validation period: ${again.why}` };
+      allowed: this.allowed(fresh, command.reason),
+      simulate: (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+      nowMs: this.now(),
+    });
   }
 
   private record(decision: DisruptDecision): void {

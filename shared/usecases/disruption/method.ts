@@ -58,10 +58,18 @@ export interface MethodContext {
 }
 
 /**
- * Schedules the pods of the given candidates as if those nodes were gone (the cluster state
- * minus the candidates, the same input the provisioner builds). Pure for a given state.
+ * A disruption simulation's result: `unschedulable` and `nodeClaims` are about the pods that are
+ * not pending (the candidates', and those of nodes already going); the pending pods scheduled with
+ * them take their room, and the new nodes only they need are counted apart (0 when not given).
  */
-export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => SolveResult;
+export type DisruptionSimulation = SolveResult & { readonly pendingOnlyNodeClaims?: number };
+
+/**
+ * Schedules the pods of the given candidates as if those nodes were gone (the cluster state
+ * minus the candidates, the same input the provisioner builds, its pending pods included). Pure
+ * for a given state.
+ */
+export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => DisruptionSimulation;
 
 export interface DisruptionMethod {
   readonly name: DisruptionMethodName;

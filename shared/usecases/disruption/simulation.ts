@@ -1,26 +1,35 @@
-import { isReschedulable, type SolveResult, solve } from '../../core/index.ts';
+import { isReschedulable, type SolveResult, solve, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
-import type { DisruptionCandidate } from './method.ts';
+import type { DisruptionCandidate, DisruptionSimulation } from './method.ts';
 
 // The scheduling simulations disruption runs on the provisioner's own input. Pure.
 
 /**
- * Schedules the pods of `candidates` as if their nodes were gone. As Karpenter's
- * SimulateScheduling, the pods of nodes already going (being deleted, or the candidates of a
- * command in flight) need a place too, so that a second command does not plan on the room a first
- * command's replacement was launched for; and NodeClaims or joining nodes the provisioner launched
- * for pending pods are not offered to them.
+ * Schedules the pods of `candidates` as if their nodes were gone, as Karpenter's
+ * SimulateScheduling does: together with the pods waiting for capacity (the provisioner's pending
+ * pods, as the pass read them), so that a command cannot take the room they are about to get; and
+ * with the pods of nodes already going (being deleted, or the candidates of a command in flight),
+ * so that a second command does not plan on the room a first command's replacement was launched
+ * for. Every node and NodeClaim on its way is capacity, but the candidates' pods may land only on
+ * initialized nodes and on disruption replacements: a candidate pod the simulation puts on a node
+ * that has not initialized, or on a NodeClaim the provisioner launched for pending pods, counts as
+ * having no place (Karpenter's "would schedule against uninitialized node").
+ *
+ * `unschedulable` lists only pods that are not pending (pending pods that still find no place do
+ * not hold a command back); `nodeClaims` are the new nodes some non-pending pod needs, and
+ * `pendingOnlyNodeClaims` counts the new nodes only pending pods need (the provisioner's to launch).
  */
 export function simulateWithout(
   input: SchedulingInput | undefined,
   state: ClusterState,
   claims: readonly ClusterNodeClaim[],
   candidates: readonly DisruptionCandidate[],
-): SolveResult {
-  if (input === undefined) return { nodeClaims: [], placements: [], unschedulable: [] };
+): DisruptionSimulation {
+  if (input === undefined)
+    return { nodeClaims: [], placements: [], unschedulable: [], pendingOnlyNodeClaims: 0 };
   const leaving = new Set(candidates.map((c) => c.node.name));
   const disrupting = new Set([...commandsInFlight(claims).commands.values()].flatMap((r) => r.candidates));
   const nodeFor = nodeIndex(state.nodes);
@@ -31,25 +40,49 @@ export function simulateWithout(
     if (node !== undefined && !leaving.has(node.name)) going.push(node);
   }
   for (const node of going) leaving.add(node.name);
-  // Capacity on its way that the provisioner launched is promised to pending pods: only disruption
-  // replacements (and initialized nodes) are room for the pods of the nodes that go.
   const replacements = recordedReplacements(claims);
   const replacementNodes = new Set(
     claims.flatMap((c) =>
       replacements.has(c.name) && c.status.nodeName !== undefined ? [c.status.nodeName] : [],
     ),
   );
-  return solve({
+  const nodes = (input.solve.nodes ?? []).filter((n) => !leaving.has(n.name));
+  const pending = new Set(input.solve.pods.map((p) => p.uid));
+  const candidatePods = candidates.flatMap((c) => c.reschedulablePods);
+  const result = solve({
     ...input.solve,
-    pods: [
-      ...candidates.flatMap((c) => c.reschedulablePods),
-      ...going.flatMap((n) => n.pods.filter(isReschedulable)),
-    ],
-    nodes: (input.solve.nodes ?? []).filter(
-      (n) => !leaving.has(n.name) && (n.initialized || replacementNodes.has(n.name)),
-    ),
-    nodeClaims: (input.solve.nodeClaims ?? []).filter((c) => replacements.has(c.name)),
+    pods: [...input.solve.pods, ...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))],
+    nodes,
   });
+  // Capacity that is not there yet and that the provisioner launched is promised to pending pods:
+  // only initialized nodes and disruption replacements take the pods of the nodes that go.
+  const uninitialized = new Set(
+    nodes.flatMap((n) => (n.initialized || replacementNodes.has(n.name) ? [] : [n.name])),
+  );
+  const mine = new Set(candidatePods.map((p) => p.uid));
+  const misplaced: UnschedulablePod[] = [];
+  for (const p of result.placements) {
+    if (!mine.has(p.pod.uid)) continue;
+    const where =
+      p.kind === 'existingNode'
+        ? uninitialized.has(p.nodeName)
+          ? `node ${p.nodeName}, which has not initialized`
+          : undefined
+        : replacements.has(p.nodeClaimName)
+          ? undefined
+          : `nodeClaim ${p.nodeClaimName}, launched for pending pods`;
+    if (where !== undefined) {
+      misplaced.push({ pod: p.pod, reasons: [], message: `would schedule against ${where}` });
+    }
+  }
+  const forPendingOnly = (plan: SolveResult['nodeClaims'][number]) =>
+    plan.pods.every((p) => pending.has(p.uid));
+  return {
+    nodeClaims: result.nodeClaims.filter((c) => !forPendingOnly(c)),
+    placements: result.placements,
+    unschedulable: [...result.unschedulable.filter((u) => !pending.has(u.pod.uid)), ...misplaced],
+    pendingOnlyNodeClaims: result.nodeClaims.filter(forPendingOnly).length,
+  };
 }
 
 /** Every NodeClaim a command record names as a replacement. */

@@ -197,7 +197,9 @@ describe('a disruption pass and its condition writes', () => {
     cluster.removePod('default', 'b');
     clock.advance(60_000);
     await world.step();
+    const lines: Record<string, unknown>[] = [];
     const result = await pass(world, {
+      logger: makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) }),
       // A pod that must not be disrupted lands on the empty node while the command waits.
       sleep: async (ms) => {
         cluster.create({
@@ -220,6 +222,10 @@ describe('a disruption pass and its condition writes', () => {
         outcome: 'abandoned',
         why: `nodeClaim ${claims.find((c) => c.status.nodeName === node)?.name} is blocked now: pod default/pinned has karpenter.sh/do-not-disrupt`,
       }),
+    ]);
+    // The pass's line counts the candidate that failed its validation.
+    expect(lines.filter((l) => l['decision'] === 'disruptionPass')).toEqual([
+      expect.objectContaining({ commands: 0, failedValidations: 1 }),
     ]);
   });
 
