@@ -34,6 +34,11 @@ export const EnvVar = {
    * spot interruption).
    */
   rebalanceAction: 'FLOTILLA_REBALANCE_ACTION',
+  /**
+   * `true` to replace nodes unhealthy past their toleration (Karpenter's NodeRepair feature gate),
+   * `false` (the default) to leave them; the garbage collector runs the repair pass.
+   */
+  nodeRepair: 'FLOTILLA_NODE_REPAIR',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

@@ -1,5 +1,8 @@
 import { Label, parseInstanceId } from '../../core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../ports/cluster.ts';
+import type { ImpairedInstance } from '../../ports/instance-status.ts';
+
+export type { ImpairedInstance } from '../../ports/instance-status.ts';
 
 // Node repair (Karpenter's alpha NodeRepair) as a pure function of one reading of the cluster and
 // of EC2's instance status checks: which Nodes to replace because a condition has been unhealthy
@@ -39,15 +42,6 @@ export const UNHEALTHY_THRESHOLD_PERCENT = 20;
 
 /** Flotilla's own NodePool condition: True while repairs in the pool are held back. */
 export const NODE_REPAIR_BLOCKED_CONDITION = 'NodeRepairBlocked';
-
-/** An instance EC2 reports impaired (DescribeInstanceStatus). */
-export interface ImpairedInstance {
-  readonly instanceId: string;
-  /** The failed checks, e.g. `instanceStatus`, `systemStatus`. */
-  readonly checks: readonly string[];
-  /** The earliest `ImpairedSince` of the failed checks (epoch ms), when EC2 reports one. */
-  readonly impairedSinceMs?: number;
-}
 
 /** Why a node is unhealthy. */
 export type UnhealthyCause =

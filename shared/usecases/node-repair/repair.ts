@@ -1,6 +1,7 @@
 import { Annotation, assertNever, parseInstanceId } from '../../core/index.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
+import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
@@ -28,7 +29,7 @@ export interface NodeRepairPorts {
    * The instances among `instanceIds` (this cluster's, from its NodeClaims) that EC2 reports
    * impaired; without it only Node conditions count.
    */
-  readonly impairedInstances?: (instanceIds: ReadonlySet<string>) => Promise<readonly ImpairedInstance[]>;
+  readonly impairedInstances?: ImpairedInstanceReader;
   /** Hands a NodeClaim this pass deleted to termination at once; else the termination sweep finds it. */
   readonly requestTermination?: (nodeClaim: string) => Promise<void>;
 }
