@@ -49,7 +49,7 @@ export type UnhealthyCause =
       readonly source: 'condition';
       readonly conditionType: string;
       readonly status: string;
-      /** When the condition took its status (clamped to the Node's creation); undefined when unknown. */
+      /** When the condition took its status (else the Node's creation); undefined when unknown. */
       readonly sinceMs?: number;
       readonly tolerationMs: number;
     }
@@ -138,14 +138,9 @@ export function unhealthyCauses(
   for (const condition of node.conditions ?? []) {
     for (const policy of REPAIR_POLICIES) {
       if (policy.conditionType !== condition.type || policy.status !== condition.status) continue;
-      // A condition cannot have changed before its Node existed (a copied or missing time).
-      const at = condition.lastTransitionMs;
-      const sinceMs =
-        at === undefined
-          ? node.createdAtMs
-          : node.createdAtMs === undefined
-            ? at
-            : Math.max(at, node.createdAtMs);
+      // The transition time as the kubelet wrote it (Karpenter v1 reads it as is); without one,
+      // the Node's creation is the latest the condition can have started.
+      const sinceMs = condition.lastTransitionMs ?? node.createdAtMs;
       causes.push({
         source: 'condition',
         conditionType: condition.type,

@@ -147,12 +147,12 @@ describe('decideRepair: conditions and tolerations', () => {
     expect(step).toMatchObject({ kind: 'repair', cause: { conditionType: 'AcceleratedHardwareReady' } });
   });
 
-  it('measures from the Node creation when the transition is older or missing, and never repairs what cannot be timed', () => {
+  it('measures from the transition time as written, from the Node creation without one, and never repairs what cannot be timed', () => {
     const young = node('young', {
-      conditions: [{ type: 'Ready', status: 'Unknown', sinceMs: ago(600 * MIN) }],
+      conditions: [{ type: 'Ready', status: 'Unknown', sinceMs: ago(31 * MIN) }],
       createdAtMs: ago(5 * MIN),
     });
-    expect(repaired(decide(poolOfFiveWith(young)).steps)).toEqual([]);
+    expect(repaired(decide(poolOfFiveWith(young)).steps)).toEqual(['young']);
     const noTime = node('no-time', {
       conditions: [{ type: 'Ready', status: 'False' }],
       createdAtMs: ago(31 * MIN),
