@@ -1,7 +1,8 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AppUsageError, buildApp } from '../../infra/main.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { actionsOf, makeStack, ref, type Statement } from './stacks.ts';
+import { actionsOf, makeStack, NO_BUNDLING, ref, type Statement } from './stacks.ts';
 
 // The nodeRepair switch: off by default, carried to the garbage collector's environment, and the
 // DescribeInstanceStatus read given to that Lambda alone.
@@ -66,5 +67,25 @@ describe('FlotillaCluster nodeRepair', () => {
     template.hasResourceProperties('AWS::IAM::ManagedPolicy', {
       Description: Match.stringLikeRegexp('instance status checks'),
     });
+  });
+
+  it('is set with -c nodeRepair=true, and refuses other values', () => {
+    const build = (nodeRepair: unknown) =>
+      buildApp({
+        env: { CDK_DEFAULT_ACCOUNT: '123456789012', CDK_DEFAULT_REGION: 'us-east-1' },
+        appProps: { context: { ...NO_BUNDLING, clusterName: 'repaired', nodeRepair } },
+      });
+    const envOf = (stack: ReturnType<typeof build>['stack']) =>
+      Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')).flatMap((f) => {
+        const env = propsOf(f as Resource)['Environment'] as
+          | { Variables?: Record<string, unknown> }
+          | undefined;
+        const value = env?.Variables?.[EnvVar.nodeRepair];
+        return value === undefined ? [] : [value];
+      });
+    expect(envOf(build('true').stack)).toEqual(['true']);
+    expect(envOf(build(false).stack)).toEqual(['false']);
+    expect(() => build('yes')).toThrow(AppUsageError);
+    expect(() => build('yes')).toThrow(/nodeRepair "yes" is neither true nor false/);
   });
 });
