@@ -88,6 +88,14 @@ export interface FlotillaClusterProps {
    */
   readonly preferencePolicy?: PreferencePolicy;
   /**
+   * Node repair (Karpenter's alpha `NodeRepair` feature gate): the garbage collector replaces a
+   * node whose `Ready` condition has been False or Unknown for 30 min (other AWS node conditions:
+   * 10 or 30 min) or whose instance EC2 has reported impaired for 10 min, forcefully (no
+   * disruption budget, no PDBs), unless more than 20% of its NodePool's nodes are unhealthy.
+   * @default false
+   */
+  readonly nodeRepair?: boolean;
+  /**
    * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
    * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
    * `cdk destroy` deletes it.

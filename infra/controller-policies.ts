@@ -9,6 +9,7 @@ import {
   catalogReadStatements,
   instanceProfileStatements,
   instanceReadStatements,
+  instanceStatusReadStatements,
   launchTemplateCleanupStatements,
   nodeClassReadStatements,
   nodeLaunchStatements,
@@ -18,6 +19,7 @@ import {
 /** The managed policies of the EC2/EKS permission bundles. */
 export type ControllerPolicyName =
   | 'instanceRead'
+  | 'instanceStatusRead'
   | 'nodeClassRead'
   | 'catalogRead'
   | 'nodeLaunch'
@@ -73,6 +75,11 @@ export class ControllerPolicies {
         'describe instances in this region',
         instanceReadStatements(),
       ),
+      instanceStatusRead: policy(
+        'InstanceStatusReadPolicy',
+        'instance status checks in this region',
+        instanceStatusReadStatements(),
+      ),
       nodeClassRead: policy(
         'NodeClassReadPolicy',
         'subnets, security groups, images and public AMI parameters',
@@ -121,6 +128,9 @@ export class ControllerPolicies {
       switch (permission) {
         case 'describeInstances':
           role.addManagedPolicy(policies.instanceRead);
+          break;
+        case 'describeInstanceStatus':
+          role.addManagedPolicy(policies.instanceStatusRead);
           break;
         case 'resolveNodeClasses':
           role.addManagedPolicy(policies.nodeClassRead);
@@ -219,6 +229,7 @@ export class ControllerPolicies {
     const { policies } = this;
     for (const policy of [
       policies.instanceRead,
+      policies.instanceStatusRead,
       policies.nodeClassRead,
       policies.catalogRead,
       policies.nodeLaunch,

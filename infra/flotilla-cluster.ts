@@ -232,6 +232,7 @@ export class FlotillaCluster extends Construct {
       rebalanceAction: this.props.rebalanceAction ?? 'event',
       minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
+      nodeRepair: String(this.props.nodeRepair ?? false),
     };
   }
 

@@ -26,6 +26,8 @@ export type Trigger =
  * Permission bundles a Lambda's role can get; each grants only actions the code that needs it
  * calls. The EC2 bundles are managed policies of the stack, built whether or not a Lambda uses them:
  * - `describeInstances`: ec2:DescribeInstances in this region.
+ * - `describeInstanceStatus`: ec2:DescribeInstanceStatus in this region (node repair's impaired
+ *   instances).
  * - `resolveNodeClasses`: DescribeSubnets, DescribeSecurityGroups, DescribeImages in this region and
  *   ssm:GetParameter on AWS's public parameters under /aws/service/.
  * - `describeCatalog`: DescribeInstanceTypes, DescribeInstanceTypeOfferings,
@@ -51,6 +53,7 @@ export type Trigger =
  */
 export type Permission =
   | 'describeInstances'
+  | 'describeInstanceStatus'
   | 'resolveNodeClasses'
   | 'describeCatalog'
   | 'launch'
@@ -294,15 +297,24 @@ export const disruptionFunction: FunctionDefinition = {
  * Garbage collection, as Karpenter's collectors: terminates instances tagged for this cluster and a
  * NodePool that no NodeClaim accounts for (launched more than 30 s ago), and deletes NodeClaims
  * whose instance is gone (confirmed by id once the lookup window has passed), handing them to the
- * termination queue. Never touches an instance without Flotilla's tags.
+ * termination queue. Never touches an instance without Flotilla's tags. With `nodeRepair` on, it
+ * then replaces nodes unhealthy past their toleration (shared/usecases/node-repair).
  */
 export const garbageCollectorFunction: FunctionDefinition = {
   name: 'garbage-collector',
   entry: 'lambdas/garbage-collector/handler.ts',
   description: 'Flotilla: terminate orphaned instances and delete NodeClaims whose instance is gone',
   triggers: [{ kind: 'schedule', schedule: 'garbageCollection' }],
-  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl'],
-  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
+  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'nodeRepair'],
+  // describeInstanceStatus: node repair (nodeRepair) reads which instances EC2 reports impaired.
+  permissions: [
+    'describeInstances',
+    'describeInstanceStatus',
+    'terminate',
+    'sendTermination',
+    'kubernetes',
+    'readSummary',
+  ],
   timeout: Duration.minutes(1),
   memoryModel: GARBAGE_COLLECTOR_MEMORY,
 };

@@ -35,9 +35,11 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Flot
   const account = env['CDK_DEFAULT_ACCOUNT'];
   const region = env['CDK_DEFAULT_REGION'];
   const clusterSize = clusterSizeFrom(app);
+  const nodeRepair = nodeRepairFrom(app);
   const stack = new FlotillaStack(app, stackNameFor(clusterName), {
     clusterName,
     ...(clusterSize === undefined ? {} : { clusterSize }),
+    ...(nodeRepair === undefined ? {} : { nodeRepair }),
     // Without an account or region the stack stays environment-agnostic (synth needs no credentials).
     env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
   });
@@ -64,6 +66,20 @@ function clusterSizeFrom(app: App): ClusterSize | undefined {
   const pods = read('clusterPods');
   if (nodes === undefined && pods === undefined) return undefined;
   return { nodes: nodes ?? DEFAULT_CLUSTER_SIZE.nodes, pods: pods ?? DEFAULT_CLUSTER_SIZE.pods };
+}
+
+/**
+ * `-c nodeRepair=true`: node repair on (FlotillaClusterProps.nodeRepair).
+ * @throws AppUsageError when the value is neither true nor false.
+ */
+function nodeRepairFrom(app: App): boolean | undefined {
+  const value: unknown = app.node.tryGetContext('nodeRepair');
+  if (value === undefined) return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new AppUsageError(
+    `nodeRepair ${JSON.stringify(value)} is neither true nor false (e.g. -c nodeRepair=true)`,
+  );
 }
 
 /** Synthesizes the app and writes the cluster-side manifests next to the templates. */

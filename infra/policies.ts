@@ -20,6 +20,11 @@ export function instanceReadStatements(): iam.PolicyStatement[] {
   return [regionalReads('AllowInstanceReadActions', ['ec2:DescribeInstances'])];
 }
 
+/** EC2's status checks of instances (node repair's impaired instances); no resource-level permissions. */
+export function instanceStatusReadStatements(): iam.PolicyStatement[] {
+  return [regionalReads('AllowInstanceStatusReadActions', ['ec2:DescribeInstanceStatus'])];
+}
+
 /**
  * What resolving an EC2NodeClass reads: subnets, security groups, images, AWS's public AMI
  * parameters, and the account's own parameters under `amiParameterPaths` (for `ssmParameter`

@@ -42,6 +42,15 @@ const BaseEnv = z.object({
 });
 
 /** Parses the environment with `extra` fields added; lists every problem at once. */
+/**
+ * `FLOTILLA_NODE_REPAIR`: `true` or `false` (absent is false, as Karpenter's NodeRepair gate);
+ * anything else is a configuration error, not a silent false.
+ */
+export const nodeRepairSwitch = z
+  .enum(['true', 'false'], { error: 'must be "true" or "false"' })
+  .default('false')
+  .transform((value) => value === 'true');
+
 export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.ProcessEnv, extra: T) {
   const parsed = BaseEnv.extend(extra).safeParse(env);
   if (!parsed.success) {

@@ -1,36 +1,45 @@
 import { z } from 'zod';
+import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-status.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
-import { loadEnv, wire } from '../common/wiring.ts';
+import { repairNodes } from '../../shared/usecases/node-repair/repair.ts';
+import { loadEnv, nodeRepairSwitch, wire } from '../common/wiring.ts';
 import { makeGarbageCollectorHandler } from './run.ts';
 
 const config = loadEnv('garbage-collector', process.env, {
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-garbage-collector'),
   [EnvVar.terminationQueueUrl]: z.url(),
+  [EnvVar.nodeRepair]: nodeRepairSwitch,
 });
 
 // Built once per cold start.
-const { logger, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
   'garbage-collector',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
 );
 const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
+const requestTermination = (nodeClaim: string) => queue.enqueue({ nodeClaim }, 0);
+const impairedInstances = makeImpairedInstanceReader(clients.ec2);
 
 /**
  * Garbage-collection schedule target: terminates instances this cluster launched that no NodeClaim
  * accounts for (older than 30 s), and deletes NodeClaims whose instance is gone, handing them to
- * termination.
+ * termination; with node repair on, then replaces nodes unhealthy past their toleration.
  */
 export const handler = withDeadline(
   makeGarbageCollectorHandler({
     logger,
-    pass: () =>
-      collectGarbage(
-        { cluster, cloud, logger, requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0) },
-        systemClock.now(),
-      ),
+    pass: () => collectGarbage({ cluster, cloud, logger, requestTermination }, systemClock.now()),
+    // Repair rides the garbage-collection schedule: it reads the same Nodes and NodeClaims, needs
+    // no lease and no pending pods, and keeps DescribeInstanceStatus off the provisioner's path.
+    ...(config[EnvVar.nodeRepair]
+      ? {
+          repair: () =>
+            repairNodes({ cluster, logger, impairedInstances, requestTermination }, systemClock.now()),
+        }
+      : {}),
   }),
 );

@@ -1,16 +1,18 @@
 import { FlotillaError } from '../../shared/core/errors.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 import type { GarbageCollectionResult } from '../../shared/usecases/garbage-collection.ts';
+import type { NodeRepairResult } from '../../shared/usecases/node-repair/repair.ts';
 import { isScheduleEvent } from '../common/sqs.ts';
 
 // The garbage collector Lambda's event handling, apart from the cold-start wiring in handler.ts:
-// the garbage-collection schedule runs one pass (shared/usecases/garbage-collection.ts).
+// the garbage-collection schedule runs one pass (shared/usecases/garbage-collection.ts), then, when
+// node repair is on, one repair pass (shared/usecases/node-repair/repair.ts).
 
 /** Some steps of a garbage-collection pass failed; the others were done and the next pass retries. */
 export class GarbageCollectionStepsFailedError extends FlotillaError {
   readonly code = 'GarbageCollectionStepsFailed';
 
-  constructor(readonly failed: GarbageCollectionResult['failed']) {
+  constructor(readonly failed: readonly { readonly step: string; readonly error: unknown }[]) {
     super(
       `${failed.length} garbage-collection steps failed (${failed
         .slice(0, 5)
@@ -24,23 +26,32 @@ export class GarbageCollectionStepsFailedError extends FlotillaError {
 export interface GarbageCollectorDeps {
   readonly logger: Logger;
   readonly pass: () => Promise<GarbageCollectionResult>;
+  /** The node-repair pass, when node repair is on. */
+  readonly repair?: () => Promise<NodeRepairResult>;
+}
+
+/** What one invocation did: the garbage-collection pass and, when on, the repair pass. */
+export interface GarbageCollectorResult extends GarbageCollectionResult {
+  readonly repair?: NodeRepairResult;
 }
 
 /**
- * Garbage-collection schedule target: one pass per invocation. When steps failed, it throws after
- * the pass (so the function's error metric and alarm see it); any other event is acknowledged and
+ * Garbage-collection schedule target: one pass per invocation, then the repair pass when wired.
+ * When steps of either failed, it throws after both (so the function's error metric and alarm see it); any other event is acknowledged and
  * logged.
  */
 export function makeGarbageCollectorHandler(deps: GarbageCollectorDeps) {
   return async function handler(
     event: unknown,
-  ): Promise<GarbageCollectionResult | { readonly kind: 'ignored' }> {
+  ): Promise<GarbageCollectorResult | { readonly kind: 'ignored' }> {
     if (!isScheduleEvent(event)) {
       deps.logger.warn('event ignored', { why: 'not an EventBridge schedule' });
       return { kind: 'ignored' };
     }
     const result = await deps.pass();
-    if (result.failed.length > 0) throw new GarbageCollectionStepsFailedError(result.failed);
-    return result;
+    const repair = deps.repair === undefined ? undefined : await deps.repair();
+    const failed = [...result.failed, ...(repair?.failed ?? [])];
+    if (failed.length > 0) throw new GarbageCollectionStepsFailedError(failed);
+    return repair === undefined ? result : { ...result, repair };
   };
 }

@@ -1,6 +1,12 @@
 import type { V1Node, V1Pod, V1PodDisruptionBudget, V1VolumeAttachment } from '@kubernetes/client-node';
 import { Label, type Pod, ValidationError } from '../core/index.ts';
-import type { ClusterNode, DrainPod, PodDisruptionBudget, VolumeAttachment } from '../ports/cluster.ts';
+import type {
+  ClusterNode,
+  DrainPod,
+  NodeCondition,
+  PodDisruptionBudget,
+  VolumeAttachment,
+} from '../ports/cluster.ts';
 import {
   convertEach,
   objectName,
@@ -100,9 +106,9 @@ export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
     toTaint(t, object, `spec.taints[${i}]`),
   );
   const nodePoolName = labels[Label.nodePool];
-  const ready = readEach(status['conditions'], object, 'status.conditions', (c) => c).some(
-    (c) => c['type'] === 'Ready' && c['status'] === 'True',
-  );
+  const rawConditions = readEach(status['conditions'], object, 'status.conditions', (c) => c);
+  const ready = rawConditions.some((c) => c['type'] === 'Ready' && c['status'] === 'True');
+  const conditions = rawConditions.flatMap((c) => toNodeCondition(c));
   const createdAtMs = readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp');
   const deletedAtMs = readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp');
   const deleting = deletedAtMs !== undefined;
@@ -132,11 +138,25 @@ export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
     unschedulable: readBoolean(spec['unschedulable'], object, 'spec.unschedulable') === true || deleting,
     ...optional('providerId', readString(spec['providerID'], object, 'spec.providerID')),
     ready,
+    ...(conditions.length > 0 ? { conditions } : {}),
     deleting,
     ...optional('createdAtMs', createdAtMs),
     ...optional('deletedAtMs', deletedAtMs),
     ...(ownerReferences.length > 0 ? { ownerReferences } : {}),
   };
+}
+
+/**
+ * A Node condition with a string type and status; others are left out (nothing reads them). A
+ * transition time that is not a timestamp is kept as unknown, not as a reason to fail the Node.
+ */
+function toNodeCondition(raw: Readonly<Record<string, unknown>>): NodeCondition[] {
+  const type = raw['type'];
+  const status = raw['status'];
+  if (typeof type !== 'string' || typeof status !== 'string') return [];
+  const at = raw['lastTransitionTime'];
+  const ms = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(at) : Number.NaN;
+  return [{ type, status, ...(Number.isNaN(ms) ? {} : { lastTransitionMs: ms }) }];
 }
 
 const POD_PHASES = new Set<DrainPod['phase']>(['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown']);

@@ -77,6 +77,11 @@ export interface ClusterNode extends ExistingNode {
   readonly finalizers: readonly string[];
   /** The `Ready` condition is True. */
   readonly ready: boolean;
+  /**
+   * `status.conditions` as type, status and transition time (node repair reads them). Absent when
+   * the Node reports none.
+   */
+  readonly conditions?: readonly NodeCondition[];
   readonly deleting: boolean;
   readonly createdAtMs?: number;
   /** `metadata.deletionTimestamp` in epoch milliseconds, when `deleting`. */
@@ -89,6 +94,15 @@ export interface ClusterNode extends ExistingNode {
    * roomy: no disruption candidate, and no room for new pods in the scheduler's plan.
    */
   readonly unreadablePods?: readonly string[];
+}
+
+/** One of a Node's `status.conditions`. */
+export interface NodeCondition {
+  readonly type: string;
+  /** `True`, `False` or `Unknown` as the kubelet (or an agent) wrote it. */
+  readonly status: string;
+  /** `lastTransitionTime` in epoch ms; undefined when absent or not a timestamp. */
+  readonly lastTransitionMs?: number;
 }
 
 /** A Node without its pods, for the steps that need none (and should not pay for reading them). */

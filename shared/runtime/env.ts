@@ -39,6 +39,11 @@ export const EnvVar = {
   minValuesPolicy: 'FLOTILLA_MIN_VALUES_POLICY',
   /** Karpenter's PREFERENCE_POLICY: `Respect` or `Ignore` (shared/runtime/scheduling-policy.ts). */
   preferencePolicy: 'FLOTILLA_PREFERENCE_POLICY',
+  /**
+   * `true` to replace nodes unhealthy past their toleration (Karpenter's NodeRepair feature gate),
+   * `false` (the default) to leave them; the garbage collector runs the repair pass.
+   */
+  nodeRepair: 'FLOTILLA_NODE_REPAIR',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

@@ -11,6 +11,7 @@ import { disrupt } from '../usecases/disruption/controller.ts';
 import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
 import { handleInterruptionBatch } from '../usecases/interruption-driver.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../usecases/lifecycle.ts';
+import { repairNodes } from '../usecases/node-repair/repair.ts';
 import { provision } from '../usecases/provision.ts';
 import { runProvisioner } from '../usecases/provisioner-driver.ts';
 import { sweepTerminations, terminateNodeClaim } from '../usecases/termination.ts';
@@ -60,6 +61,8 @@ export interface ControllersOptions {
   readonly inbox: QueuedEvent[];
   /** The provisioner's batching waits: virtual time passes and the world moves on meanwhile. */
   readonly sleep: (ms: number) => Promise<void>;
+  /** Node repair on the garbage-collection schedule (the stack's `nodeRepair`). @default false */
+  readonly nodeRepair?: boolean;
 }
 
 export interface Controllers {
@@ -97,6 +100,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const requestTermination = (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0);
   // What the provisioner and the disruption pass are built with in the Lambdas.
   const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger };
+  let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
 
   const controllersPass = (now: Date) =>
     reconcileLifecycle(
@@ -297,11 +301,36 @@ export function makeControllers(options: ControllersOptions): Controllers {
     };
   }
 
+  /**
+   * The garbage collector's repair pass on its schedule (the simulated cloud reports no impaired
+   * instances: only Node conditions count). A repaired NodeClaim goes to the termination queue.
+   */
+  const repair: Controller = {
+    name: 'repair',
+    async run(now) {
+      if (now.getTime() < nextRepairMs) return;
+      while (nextRepairMs <= now.getTime()) nextRepairMs += TERMINATION_SWEEP_MS;
+      const result = await repairNodes(
+        { cluster, logger, requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0) },
+        now,
+      );
+      for (const name of result.repaired) claimDeleteReasons.set(name, 'unhealthy');
+    },
+  };
+
   return {
-    all: [interruption, termination, disruption, provisioner, lifecycle],
+    all: [
+      interruption,
+      termination,
+      disruption,
+      ...(options.nodeRepair === true ? [repair] : []),
+      provisioner,
+      lifecycle,
+    ],
     controllersPass,
     wakeTimes() {
       const due = [...invocations.wakeTimes(), nextDisruptionMs];
+      if (options.nodeRepair === true) due.push(nextRepairMs);
       if (launchRequested) due.push(clock.now().getTime() + 1);
       const queued = terminationQueue.nextVisibleAt();
       if (queued !== undefined) due.push(queued.getTime());

@@ -13,6 +13,7 @@ import { makeControllers } from './controllers.ts';
 import { makeDecisionRecorder } from './decision-recorder.ts';
 import { makeEc2Events, type QueuedEvent } from './ec2.ts';
 import { makeKube } from './kube.ts';
+import { makeNodeFailures } from './node-failures.ts';
 import type { SimulationRecord } from './record.ts';
 import { makeSampler, type SimulationProgress } from './sampler.ts';
 import type { Scenario } from './scenario.ts';
@@ -107,6 +108,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     workloads,
   });
   const changes = makeSpecChanges({ scenario, clock, cluster, logger: recorder.world });
+  const failures = makeNodeFailures({ scenario, clock, cluster, logger: recorder.world });
   const controllers = makeControllers({
     clock,
     cluster,
@@ -117,6 +119,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     terminationQueue,
     inbox,
     sleep,
+    nodeRepair: scenario.nodeRepair,
   });
   await controllers.controllersPass(clock.now());
   /** Why the disruption controller deleted a NodeClaim, as a termination reason. */
@@ -140,6 +143,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   /** One step of everything that is not Flotilla: EC2, workloads, kubelets, kube-scheduler. */
   async function stepWorld(): Promise<void> {
     changes.step();
+    await failures.step();
     await ec2.step();
     await workloads.step();
     await kube.kubelets();
@@ -173,6 +177,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       endMs,
       ...ec2.wakeTimes(),
       ...changes.wakeTimes(),
+      ...failures.wakeTimes(),
       ...controllers.wakeTimes(),
       ...workloads.wakeTimes(),
     ];

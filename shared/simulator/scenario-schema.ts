@@ -124,6 +124,14 @@ const rogueTaint = z.strictObject({
   effect: z.enum(['NoSchedule', 'NoExecute']),
 });
 
+/** Kubelets of `count` Ready nodes (of `nodePool`) report NotReady from `at` on. */
+const nodeNotReady = z.strictObject({
+  kind: z.literal('NodeNotReady'),
+  at: duration,
+  count: z.number().int().min(1).default(1),
+  nodePool: z.string().optional(),
+});
+
 const manifest = (kind: string, apiVersion: string) =>
   z.looseObject({
     apiVersion: z.literal(apiVersion),
@@ -143,6 +151,8 @@ export const scenarioSchema = z.strictObject({
   duration,
   sampleInterval: duration.default(30),
   bootDelay: duration.default(45),
+  /** Flotilla's node repair, as the stack's `nodeRepair` prop (off by default, as Karpenter's gate). */
+  nodeRepair: z.boolean().default(false),
   nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
   ec2NodeClasses: z
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))
@@ -158,6 +168,7 @@ export const scenarioSchema = z.strictObject({
         updateEC2NodeClass,
         amiRelease,
         rogueTaint,
+        nodeNotReady,
       ]),
     )
     .default([]),

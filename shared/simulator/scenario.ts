@@ -130,6 +130,16 @@ export type ScenarioEvent =
       readonly kind: 'AMIRelease';
       readonly atMs: number;
       readonly version: string;
+    }
+  | {
+      /**
+       * The kubelets of `count` Ready nodes (of `nodePool` when given, by name) report NotReady
+       * from `atMs` on and never recover.
+       */
+      readonly kind: 'NodeNotReady';
+      readonly atMs: number;
+      readonly count: number;
+      readonly nodePool?: string;
     };
 
 /** `patch` merged into `target` as a JSON merge patch (RFC 7386), without changing either. */
@@ -161,6 +171,8 @@ export interface Scenario {
   readonly ec2NodeClasses: readonly ScenarioManifest[];
   readonly workloads: readonly Workload[];
   readonly events: readonly ScenarioEvent[];
+  /** Flotilla's node repair (the stack's `nodeRepair`) is on. */
+  readonly nodeRepair: boolean;
 }
 
 type Path = readonly (string | number)[];
@@ -362,6 +374,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     durationMs: s.duration,
     sampleIntervalMs: s.sampleInterval,
     bootDelayMs: s.bootDelay,
+    nodeRepair: s.nodeRepair,
     nodePools: s.nodePools as ScenarioManifest[],
     ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
     workloads: s.workloads.map((w): Workload => {
@@ -404,6 +417,14 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
         return { kind: e.kind, atMs: e.at, name: e.name, spec: e.spec };
       }
       if (e.kind === 'AMIRelease') return { kind: 'AMIRelease', atMs: e.at, version: e.version };
+      if (e.kind === 'NodeNotReady') {
+        return {
+          kind: 'NodeNotReady',
+          atMs: e.at,
+          count: e.count,
+          ...(e.nodePool === undefined ? {} : { nodePool: e.nodePool }),
+        };
+      }
       if (e.kind === 'RogueTaint') {
         return {
           kind: 'RogueTaint',

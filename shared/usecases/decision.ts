@@ -2,7 +2,10 @@ import type { CapacityType, ResourceList } from '../core/index.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
 import type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
 
+import type { RepairDecision } from './node-repair/decision-kind.ts';
+
 export type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+export type { RepairDecision } from './node-repair/decision-kind.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -389,6 +392,7 @@ export type Decision = WithoutLineKeys<
   | ContinueDecision
   | CollectDecision
   | StaticCapacityDecision
+  | RepairDecision
   | DisruptDecision
   | DriftedDecision
   | DisruptionPassDecision
@@ -439,13 +443,18 @@ export const DECISION_MESSAGES = {
   continue: 'termination continues later',
   collect: 'garbage collected',
   staticCapacity: 'static nodepool scaled',
+  repair: 'node repair',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
   disruptionPass: 'disruption pass',
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */
-const LEVELS: Partial<Record<DecisionKind, LogLevel>> = { rejectNodePool: 'warn', launchBackoff: 'warn' };
+const LEVELS: Partial<Record<DecisionKind, LogLevel>> = {
+  rejectNodePool: 'warn',
+  launchBackoff: 'warn',
+  repair: 'warn',
+};
 
 /** A decision's line: its level, fixed message and fields. */
 export interface DecisionLine {

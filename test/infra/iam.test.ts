@@ -173,6 +173,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     expect(describe.map((s) => s.Sid).sort()).toEqual([
       'AllowCatalogReadActions',
       'AllowInstanceReadActions',
+      'AllowInstanceStatusReadActions',
       'AllowLaunchReadActions',
       'AllowLaunchTemplateReadActions',
       'AllowNodeClassReadActions',

@@ -1,0 +1,264 @@
+import { Label, parseInstanceId } from '../../core/index.ts';
+import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../ports/cluster.ts';
+import type { ImpairedInstance } from '../../ports/instance-status.ts';
+
+export type { ImpairedInstance } from '../../ports/instance-status.ts';
+
+// Node repair (Karpenter's alpha NodeRepair) as a pure function of one reading of the cluster and
+// of EC2's instance status checks: which Nodes to replace because a condition has been unhealthy
+// past its toleration (or EC2 has reported their instance impaired past its own), and which
+// NodePools hold their repairs back because too many of their nodes are unhealthy at once.
+// repair.ts reads and applies; nothing here reads a clock or does I/O.
+
+/** A Node condition that makes a node unhealthy, and for how long it is tolerated. */
+export interface RepairPolicy {
+  readonly conditionType: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly tolerationMs: number;
+}
+
+/** The AWS provider's repair policies (its `RepairPolicies`): kubelet and Node Monitoring Agent conditions. */
+export const REPAIR_POLICIES: readonly RepairPolicy[] = [
+  { conditionType: 'Ready', status: 'False', tolerationMs: 30 * 60_000 },
+  { conditionType: 'Ready', status: 'Unknown', tolerationMs: 30 * 60_000 },
+  { conditionType: 'AcceleratedHardwareReady', status: 'False', tolerationMs: 10 * 60_000 },
+  { conditionType: 'StorageReady', status: 'False', tolerationMs: 30 * 60_000 },
+  { conditionType: 'NetworkingReady', status: 'False', tolerationMs: 30 * 60_000 },
+  { conditionType: 'KernelReady', status: 'False', tolerationMs: 30 * 60_000 },
+  { conditionType: 'ContainerRuntimeReady', status: 'False', tolerationMs: 30 * 60_000 },
+];
+
+/**
+ * How long EC2 may report an instance impaired (instance or system status check failed) before
+ * its node is repaired. Karpenter's status polling acts after 2 minutes; Flotilla waits as long as
+ * the shortest condition toleration, because a failed reachability check on a node whose kubelet
+ * still reports Ready is often transient (EC2 retries the check every minute) and the node is
+ * force-terminated, PDBs and all.
+ */
+export const IMPAIRED_INSTANCE_TOLERATION_MS = 10 * 60_000;
+
+/** Up to this share of a NodePool's nodes (rounded up) may be unhealthy and still be repaired. */
+export const UNHEALTHY_THRESHOLD_PERCENT = 20;
+
+/** Flotilla's own NodePool condition: True while repairs in the pool are held back. */
+export const NODE_REPAIR_BLOCKED_CONDITION = 'NodeRepairBlocked';
+
+/** Why a node is unhealthy. */
+export type UnhealthyCause =
+  | {
+      readonly source: 'condition';
+      readonly conditionType: string;
+      readonly status: string;
+      /** When the condition took its status (else the Node's creation); undefined when unknown. */
+      readonly sinceMs?: number;
+      readonly tolerationMs: number;
+    }
+  | {
+      readonly source: 'instanceStatus';
+      readonly instanceId: string;
+      readonly checks: readonly string[];
+      readonly sinceMs?: number;
+      readonly tolerationMs: number;
+    };
+
+/** A node whose repair is due, with its NodeClaim. */
+export interface RepairTarget {
+  readonly node: NodeInfo;
+  readonly claim: ClusterNodeClaim;
+  readonly nodePool: string;
+  readonly cause: UnhealthyCause;
+  /** How long past the cause's start (now − since). */
+  readonly unhealthyForMs: number;
+}
+
+/** A NodePool's unhealthy count against its threshold. */
+export interface PoolHealth {
+  readonly nodePool: string;
+  readonly nodes: number;
+  readonly unhealthy: number;
+  /** The most nodes that may be unhealthy with repair going on: ceil(20% × nodes). */
+  readonly threshold: number;
+}
+
+/** What node repair does, one value per action. */
+export type RepairStep =
+  /** Replace the node: mark and delete its NodeClaim forcefully (no budget, no PDBs). */
+  | ({ readonly kind: 'repair' } & RepairTarget & { readonly health: PoolHealth })
+  /**
+   * The NodePool has more unhealthy nodes than its threshold: its due repairs are held. Emitted
+   * when the state begins (the pool's `NodeRepairBlocked` condition is not True yet), so the
+   * Events are recorded once per blocked state.
+   */
+  | {
+      readonly kind: 'block';
+      readonly pool: ClusterNodePool;
+      readonly health: PoolHealth;
+      readonly held: readonly RepairTarget[];
+    }
+  /** The pool was blocked and no longer is (or has nothing due): its condition goes False. */
+  | { readonly kind: 'unblock'; readonly pool: ClusterNodePool; readonly health: PoolHealth };
+
+export interface RepairInput {
+  readonly nodes: readonly NodeInfo[];
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly pools: readonly ClusterNodePool[];
+  /** Instances EC2 reports impaired; undefined when they were not read (only conditions count). */
+  readonly impaired?: readonly ImpairedInstance[];
+  /**
+   * Nodes that could not be read: each counts as an unhealthy node of every NodePool (the most
+   * restrictive guess), so what cannot be read never lets a repair through.
+   */
+  readonly unreadableNodes?: number;
+  readonly nowMs: number;
+}
+
+/** What the pass decided and, for the log, what it saw. */
+export interface RepairDecisionSet {
+  readonly steps: readonly RepairStep[];
+  /** Unhealthy nodes whose toleration has not passed, and when it will (for the log). */
+  readonly tolerating: number;
+  /**
+   * Unhealthy nodes whose repair cannot be timed: the condition has no transition time and the
+   * Node no creation time. They count as unhealthy and are never repaired.
+   */
+  readonly untimed: readonly string[];
+}
+
+/** The number of a NodePool's nodes that may be unhealthy: 20% rounded up, as a PDB's percentages. */
+export function unhealthyThreshold(nodes: number): number {
+  return Math.ceil((nodes * UNHEALTHY_THRESHOLD_PERCENT) / 100);
+}
+
+/** Every unhealthy cause of a node, whatever its toleration. */
+export function unhealthyCauses(
+  node: NodeInfo,
+  impaired: ReadonlyMap<string, ImpairedInstance>,
+): UnhealthyCause[] {
+  const causes: UnhealthyCause[] = [];
+  for (const condition of node.conditions ?? []) {
+    for (const policy of REPAIR_POLICIES) {
+      if (policy.conditionType !== condition.type || policy.status !== condition.status) continue;
+      // The transition time as the kubelet wrote it (Karpenter v1 reads it as is); without one,
+      // the Node's creation is the latest the condition can have started.
+      const sinceMs = condition.lastTransitionMs ?? node.createdAtMs;
+      causes.push({
+        source: 'condition',
+        conditionType: condition.type,
+        status: condition.status,
+        tolerationMs: policy.tolerationMs,
+        ...(sinceMs === undefined ? {} : { sinceMs }),
+      });
+    }
+  }
+  const instanceId = parseInstanceId(node.providerId);
+  const instance = instanceId === undefined ? undefined : impaired.get(instanceId);
+  if (instance !== undefined) {
+    causes.push({
+      source: 'instanceStatus',
+      instanceId: instance.instanceId,
+      checks: instance.checks,
+      tolerationMs: IMPAIRED_INSTANCE_TOLERATION_MS,
+      ...(instance.impairedSinceMs === undefined ? {} : { sinceMs: instance.impairedSinceMs }),
+    });
+  }
+  return causes;
+}
+
+/** The cause whose toleration ends first, among those with a known start. */
+function earliestDue(
+  causes: readonly UnhealthyCause[],
+): { cause: UnhealthyCause; dueMs: number } | undefined {
+  let best: { cause: UnhealthyCause; dueMs: number } | undefined;
+  for (const cause of causes) {
+    if (cause.sinceMs === undefined) continue;
+    const dueMs = cause.sinceMs + cause.tolerationMs;
+    if (best === undefined || dueMs < best.dueMs) best = { cause, dueMs };
+  }
+  return best;
+}
+
+/**
+ * The repair steps for one reading. A node is unhealthy when one of its conditions matches a
+ * repair policy or EC2 reports its instance impaired; its repair is due once the earliest such
+ * cause has lasted its toleration. Nodes are counted per NodePool by their `karpenter.sh/nodepool`
+ * label (deleting ones included, as Karpenter lists them); a pool with more unhealthy nodes than
+ * ceil(20%) repairs none of them. Only nodes with a NodeClaim (same providerID) that is not being
+ * deleted are repaired. `block` and `unblock` follow the pool's `NodeRepairBlocked` condition, so a
+ * blocked state is reported once.
+ */
+export function decideRepair(input: RepairInput): RepairDecisionSet {
+  const { nowMs } = input;
+  const impaired = new Map((input.impaired ?? []).map((i) => [i.instanceId, i]));
+  const claimByProvider = new Map(
+    input.claims.flatMap((c) =>
+      c.status.providerId === undefined ? [] : [[c.status.providerId, c] as const],
+    ),
+  );
+  const counts = new Map<string, { nodes: number; unhealthy: number }>();
+  const due = new Map<string, RepairTarget[]>();
+  const untimed: string[] = [];
+  let tolerating = 0;
+  for (const node of input.nodes) {
+    const pool = node.labels[Label.nodePool];
+    if (pool === undefined) continue;
+    const count = counts.get(pool) ?? { nodes: 0, unhealthy: 0 };
+    counts.set(pool, count);
+    count.nodes += 1;
+    const causes = unhealthyCauses(node, impaired);
+    if (causes.length === 0) continue;
+    count.unhealthy += 1;
+    const claim = node.providerId === undefined ? undefined : claimByProvider.get(node.providerId);
+    if (claim === undefined || claim.deleting || node.deleting) continue;
+    const first = earliestDue(causes);
+    if (first === undefined) {
+      untimed.push(node.name);
+      continue;
+    }
+    if (nowMs < first.dueMs) {
+      tolerating += 1;
+      continue;
+    }
+    const target: RepairTarget = {
+      node,
+      claim,
+      nodePool: pool,
+      cause: first.cause,
+      unhealthyForMs: nowMs - (first.cause.sinceMs ?? nowMs),
+    };
+    due.set(pool, [...(due.get(pool) ?? []), target]);
+  }
+
+  const steps: RepairStep[] = [];
+  const poolByName = new Map(input.pools.map((p) => [p.pool.name, p]));
+  const names = new Set([...counts.keys(), ...input.pools.map((p) => p.pool.name)]);
+  for (const name of [...names].sort()) {
+    const count = counts.get(name) ?? { nodes: 0, unhealthy: 0 };
+    const unreadable = input.unreadableNodes ?? 0;
+    const health: PoolHealth = {
+      nodePool: name,
+      nodes: count.nodes + unreadable,
+      unhealthy: count.unhealthy + unreadable,
+      threshold: unhealthyThreshold(count.nodes + unreadable),
+    };
+    const targets = due.get(name) ?? [];
+    const blocked = health.unhealthy > health.threshold && targets.length > 0;
+    const pool = poolByName.get(name);
+    const wasBlocked =
+      pool?.conditions.some((c) => c.type === NODE_REPAIR_BLOCKED_CONDITION && c.status === 'True') === true;
+    if (blocked) {
+      if (pool !== undefined && !wasBlocked) steps.push({ kind: 'block', pool, health, held: targets });
+      continue;
+    }
+    if (pool !== undefined && wasBlocked) steps.push({ kind: 'unblock', pool, health });
+    for (const target of targets) steps.push({ kind: 'repair', ...target, health });
+  }
+  return { steps, tolerating, untimed };
+}
+
+/** The cause in words, for Events and the decision line. */
+export function describeCause(cause: UnhealthyCause): string {
+  const minutes = `${Math.round(cause.tolerationMs / 60_000)}m`;
+  return cause.source === 'condition'
+    ? `condition ${cause.conditionType}=${cause.status} for longer than ${minutes}`
+    : `EC2 reports instance ${cause.instanceId} impaired (${cause.checks.join(', ')}) for longer than ${minutes}`;
+}

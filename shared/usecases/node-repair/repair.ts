@@ -1,0 +1,257 @@
+import { Annotation, assertNever, parseInstanceId } from '../../core/index.ts';
+import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
+import { isNotFound } from '../../ports/errors.ts';
+import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import {
+  decideRepair,
+  describeCause,
+  type ImpairedInstance,
+  NODE_REPAIR_BLOCKED_CONDITION,
+  type PoolHealth,
+  type RepairStep,
+  type RepairTarget,
+  UNHEALTHY_THRESHOLD_PERCENT,
+  type UnhealthyCause,
+  unhealthyCauses,
+} from './decide.ts';
+
+/** The `DisruptionReason` of a repaired NodeClaim (Karpenter's metric reason is `unhealthy`). */
+export const REPAIR_DISRUPTION_REASON = 'Unhealthy';
+
+/** The ports repairNodes uses. */
+export interface NodeRepairPorts {
+  readonly cluster: Cluster;
+  readonly logger: Logger;
+  /**
+   * The instances among `instanceIds` (this cluster's, from its NodeClaims) that EC2 reports
+   * impaired; without it only Node conditions count.
+   */
+  readonly impairedInstances?: ImpairedInstanceReader;
+  /** Hands a NodeClaim this pass deleted to termination at once; else the termination sweep finds it. */
+  readonly requestTermination?: (nodeClaim: string) => Promise<void>;
+}
+
+/** What one repair pass did. */
+export interface NodeRepairResult {
+  /** NodeClaims deleted to replace their unhealthy nodes. */
+  readonly repaired: readonly string[];
+  /** NodePools whose repairs were held back from this pass on. */
+  readonly blocked: readonly string[];
+  readonly unblocked: readonly string[];
+  /** Steps that failed (the next pass decides again); the others went on. */
+  readonly failed: readonly { readonly step: string; readonly error: unknown }[];
+}
+
+const cause = (c: UnhealthyCause) =>
+  c.source === 'condition' ? `${c.conditionType}=${c.status}` : c.checks.join(',');
+
+const poolFields = (health: PoolHealth) => ({
+  nodePool: health.nodePool,
+  unhealthyNodes: health.unhealthy,
+  poolNodes: health.nodes,
+  threshold: health.threshold,
+});
+
+/**
+ * One node-repair pass (Karpenter's NodeRepair): reads the Nodes, NodeClaims and NodePools (and,
+ * when wired, which of this cluster's instances EC2 reports impaired), decides (decideRepair) and
+ * applies each step on its own. A node is replaced by deleting its NodeClaim forcefully, as
+ * Karpenter does: the `karpenter.sh/nodeclaim-termination-timestamp` annotation is set to now, so
+ * termination does not wait for PDBs, do-not-disrupt pods or volume detachment; no disruption
+ * budget applies. Before acting, the NodeClaim and Node are read again from the API server and the
+ * node must still be due. Nodes that could not be read count as unhealthy in every NodePool, so
+ * they never let a repair through that the 20% rule would hold back.
+ * @throws ClusterApiError or CloudApiError when the reading fails.
+ */
+export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<NodeRepairResult> {
+  const { cluster, logger } = ports;
+  const [nodes, claims, pools] = await Promise.all([
+    cluster.nodeInfos(),
+    cluster.nodeClaims(),
+    cluster.nodePools(),
+  ]);
+  const instanceIds = new Set(claims.items.flatMap((c) => parseInstanceId(c.status.providerId) ?? []));
+  const impaired =
+    ports.impairedInstances === undefined || instanceIds.size === 0
+      ? undefined
+      : await ports.impairedInstances(instanceIds);
+  const decided = decideRepair({
+    nodes: nodes.items,
+    claims: claims.items,
+    pools: pools.items,
+    unreadableNodes: nodes.problems.length,
+    ...(impaired === undefined ? {} : { impaired }),
+    nowMs: now.getTime(),
+  });
+  if (nodes.problems.length > 0) {
+    logger.warn('unreadable nodes counted as unhealthy', {
+      why: 'a Node that cannot be read may be unhealthy: every NodePool counts it against the 20% rule',
+      nodes: nodes.problems.slice(0, 10).map((p) => p.message),
+    });
+  }
+  if (decided.untimed.length > 0) {
+    logger.warn('unhealthy nodes not repaired', {
+      why: 'the unhealthy condition has no transition time and the Node no creation time',
+      nodes: decided.untimed.slice(0, 10),
+    });
+  }
+  const impairedById = new Map((impaired ?? []).map((i) => [i.instanceId, i]));
+  const result = { repaired: [] as string[], blocked: [] as string[], unblocked: [] as string[] };
+  const failed: { step: string; error: unknown }[] = [];
+  for (const step of decided.steps) {
+    const subject = step.kind === 'repair' ? step.claim.name : step.pool.pool.name;
+    try {
+      switch (step.kind) {
+        case 'repair':
+          if (await replace(ports, step, impairedById, now)) result.repaired.push(step.claim.name);
+          break;
+        case 'block':
+          if (await block(ports, step.pool, step.health, step.held)) result.blocked.push(subject);
+          break;
+        case 'unblock':
+          if (await unblock(ports, step.pool, step.health)) result.unblocked.push(subject);
+          break;
+        default:
+          assertNever(step);
+      }
+    } catch (error) {
+      logger.error('node repair step failed', { step: step.kind, subject, error });
+      failed.push({ step: `${step.kind} ${subject}`, error });
+    }
+  }
+  return { ...result, failed };
+}
+
+/** The RFC 3339 time Karpenter writes (whole seconds). */
+const rfc3339 = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Replaces one node; false when, read again, it is no longer to be repaired. */
+async function replace(
+  ports: NodeRepairPorts,
+  step: Extract<RepairStep, { kind: 'repair' }>,
+  impaired: ReadonlyMap<string, ImpairedInstance>,
+  now: Date,
+): Promise<boolean> {
+  const { cluster, logger } = ports;
+  const [claim, node] = await Promise.all([cluster.nodeClaim(step.claim.name), cluster.node(step.node.name)]);
+  if (claim === undefined || claim.deleting || node === undefined || node.deleting) return false;
+  if (node.providerId !== claim.status.providerId) return false;
+  const stillDue = unhealthyCauses(node, impaired).some(
+    (c) => c.sinceMs !== undefined && now.getTime() >= c.sinceMs + c.tolerationMs,
+  );
+  if (!stillDue) return false;
+  const message = `node ${node.name} unhealthy: ${describeCause(step.cause)}`;
+  // The deadline now: termination force-deletes the pods and skips PDBs and volume waits.
+  await cluster.patchNodeClaimMetadata(claim.name, {
+    annotations: { [Annotation.terminationTimestamp]: rfc3339(now) },
+  });
+  await cluster.patchNodeClaimStatus(claim.name, {
+    conditions: [
+      { type: DISRUPTION_REASON_CONDITION, status: 'True', reason: REPAIR_DISRUPTION_REASON, message },
+    ],
+  });
+  await cluster.deleteNodeClaim(claim.name);
+  let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
+  if (ports.requestTermination !== undefined) {
+    try {
+      await ports.requestTermination(claim.name);
+      handedOver = 'termination queue';
+    } catch (error) {
+      // The claim is deleted either way; the sweep finds every deleting NodeClaim.
+      logger.warn('termination request not sent', {
+        nodeClaim: claim.name,
+        error,
+        fallback: 'termination sweep',
+      });
+    }
+  }
+  const instanceId = parseInstanceId(claim.status.providerId);
+  writeDecision(logger, {
+    kind: 'repair',
+    reason: describeCause(step.cause),
+    action: 'replace',
+    ...poolFields(step.health),
+    node: node.name,
+    nodeClaim: claim.name,
+    ...(instanceId === undefined ? {} : { instanceId }),
+    cause: cause(step.cause),
+    unhealthySeconds: Math.round(step.unhealthyForMs / 1000),
+    tolerationSeconds: Math.round(step.cause.tolerationMs / 1000),
+    handedOver,
+  });
+  return true;
+}
+
+const blockedMessage = (health: PoolHealth) =>
+  `more than ${UNHEALTHY_THRESHOLD_PERCENT}% of nodes in nodepool "${health.nodePool}" are unhealthy (${health.unhealthy} of ${health.nodes}, at most ${health.threshold} may be)`;
+
+/** Writes the pool's condition, then the Events; false when the NodePool is gone. */
+async function block(
+  ports: NodeRepairPorts,
+  pool: ClusterNodePool,
+  health: PoolHealth,
+  held: readonly RepairTarget[],
+): Promise<boolean> {
+  const { cluster, logger } = ports;
+  const name = pool.pool.name;
+  const message = blockedMessage(health);
+  if (!(await patchCondition(cluster, name, 'True', 'UnhealthyThresholdExceeded', message))) return false;
+  // Karpenter records NodeRepairBlocked on the Node, its NodeClaim and the NodePool.
+  const event = { type: 'Warning', reason: 'NodeRepairBlocked', message } as const;
+  await cluster.recordEvent({ ...event, subject: { kind: 'NodePool', name, uid: pool.uid } });
+  for (const target of held) {
+    await cluster.recordEvent({
+      ...event,
+      subject: { kind: 'Node', name: target.node.name, uid: target.node.uid },
+    });
+    await cluster.recordEvent({
+      ...event,
+      subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
+    });
+  }
+  writeDecision(logger, {
+    kind: 'repair',
+    reason: message,
+    action: 'block',
+    ...poolFields(health),
+    held: held.length,
+  });
+  return true;
+}
+
+async function unblock(ports: NodeRepairPorts, pool: ClusterNodePool, health: PoolHealth): Promise<boolean> {
+  const name = pool.pool.name;
+  const message = `${health.unhealthy} of ${health.nodes} nodes unhealthy (at most ${health.threshold} may be), or none due for repair`;
+  if (!(await patchCondition(ports.cluster, name, 'False', 'UnhealthyThresholdNotExceeded', message))) {
+    return false;
+  }
+  writeDecision(ports.logger, {
+    kind: 'repair',
+    reason: message,
+    action: 'unblock',
+    ...poolFields(health),
+  });
+  return true;
+}
+
+/** Sets the NodePool's NodeRepairBlocked condition; false when the NodePool is gone. */
+async function patchCondition(
+  cluster: Cluster,
+  name: string,
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+): Promise<boolean> {
+  try {
+    await cluster.patchNodePoolStatus(name, {
+      conditions: [{ type: NODE_REPAIR_BLOCKED_CONDITION, status, reason, message }],
+    });
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
