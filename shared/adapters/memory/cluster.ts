@@ -54,7 +54,7 @@ import {
   wholeSeconds,
 } from './object-store.ts';
 import { applyMetadata, setPodCondition, statusWith } from './patches.ts';
-import { isPodReady, pdbWithStatus } from './pdb-status.ts';
+import { type ControllerLookup, isPodReady, pdbWithStatus, type ScaledObject } from './pdb-status.ts';
 
 export type { StoredEvent } from './events.ts';
 export type { MemoryCluster, MemoryClusterOptions } from './memory-cluster.ts';
@@ -110,12 +110,15 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     });
   }
 
-  /** PodDisruptionBudget status as kube-controller-manager computes it from the pods it selects. */
+  /** PodDisruptionBudget status as kube-controller-manager computes it (see pdb-status.ts). */
   function withStatus(raw: V1PodDisruptionBudget): V1PodDisruptionBudget {
+    const lookup: ControllerLookup = (kind, namespace, name) =>
+      find(kind, name, namespace) as ScaledObject | undefined;
     return pdbWithStatus(
       raw,
       cachedConvert(raw, () => toPodDisruptionBudget(raw)),
-      activePods(),
+      pods(),
+      lookup,
     );
   }
 
@@ -356,8 +359,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       return create(manifest);
     },
 
-    replaceSpec(kind, name, spec) {
-      const namespace = NAMESPACED.has(kind) ? 'default' : undefined;
+    replaceSpec(kind, name, spec, namespace) {
+      namespace = NAMESPACED.has(kind) ? (namespace ?? 'default') : undefined;
       const raw = must(kind, name, namespace, `replace spec of ${kind} "${name}"`);
       if (JSON.stringify(raw['spec'] ?? null) === JSON.stringify(spec)) return raw;
       return update(kind, raw, (copy) => {
