@@ -365,6 +365,7 @@ class Pass {
       name: b.name,
       ...(b.selector === undefined ? {} : { selector: b.selector }),
       disruptionsAllowed: b.disruptionsAllowed,
+      ...(b.unhealthyPodEvictionPolicy === 'AlwaysAllow' ? { alwaysAllowUnhealthy: true } : {}),
     }));
     return buildCandidates({
       nodeClaims: this.claims,
