@@ -184,6 +184,31 @@ describe('PodDisruptionBudget status in the in-memory cluster', () => {
     expect(await w.status()).toEqual({ expected: 2, desired: 1, healthy: 3, allowed: 2 });
   });
 
+  it.each([
+    ['AlwaysAllow', 'evicted'],
+    ['IfHealthyBudget', 'blocked'],
+  ] as const)('under %s at 0 allowed, a Running pod that is not Ready is %s', async (policy, outcome) => {
+    const w = world();
+    const rs = { kind: 'ReplicaSet', name: 'web', uid: w.controller('ReplicaSet', 'web', 3) };
+    w.pod(rs);
+    w.cluster.create({
+      kind: 'Pod',
+      metadata: {
+        name: 'unready',
+        namespace: 'default',
+        labels: { app: 'web' },
+        ownerReferences: [{ apiVersion: 'apps/v1', ...rs, controller: true }],
+      },
+      spec: { containers: [] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] },
+    });
+    w.cluster.bindPod('default', 'unready', 'node-a');
+    w.budget({ maxUnavailable: 1, unhealthyPodEvictionPolicy: policy });
+    // One of three Ready where two must be: the budget is not met.
+    expect(await w.status()).toEqual({ expected: 3, desired: 2, healthy: 1, allowed: 0 });
+    expect(await w.evict('unready')).toBe(outcome);
+  });
+
   it('allows nothing when a budget sets neither bound', async () => {
     const w = world();
     const rs = { kind: 'ReplicaSet', name: 'web', uid: w.controller('ReplicaSet', 'web', 2) };
