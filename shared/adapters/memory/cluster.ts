@@ -54,7 +54,7 @@ import {
   wholeSeconds,
 } from './object-store.ts';
 import { applyMetadata, setPodCondition, statusWith } from './patches.ts';
-import { type ControllerLookup, isPodReady, pdbWithStatus, type ScaledObject } from './pdb-status.ts';
+import { isPodReady, pdbWithStatus } from './pdb-status.ts';
 
 export type { StoredEvent } from './events.ts';
 export type { MemoryCluster, MemoryClusterOptions } from './memory-cluster.ts';
@@ -112,14 +112,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
 
   /** PodDisruptionBudget status as kube-controller-manager computes it (see pdb-status.ts). */
   function withStatus(raw: V1PodDisruptionBudget): V1PodDisruptionBudget {
-    const lookup: ControllerLookup = (kind, namespace, name) =>
-      find(kind, name, namespace) as ScaledObject | undefined;
-    return pdbWithStatus(
-      raw,
-      cachedConvert(raw, () => toPodDisruptionBudget(raw)),
-      pods(),
-      lookup,
-    );
+    const budget = cachedConvert(raw, () => toPodDisruptionBudget(raw));
+    return pdbWithStatus(raw, budget, pods(), (kind, namespace, name) => find(kind, name, namespace));
   }
 
   function budgets(): readonly PodDisruptionBudget[] {

@@ -14,12 +14,12 @@ import type { PodDisruptionBudget } from '../../ports/cluster.ts';
 // status computed again right after equals the API server's decremented one: the evicted pod is no
 // longer healthy.
 
-/** Looks up a stored pod controller by kind, namespace and name. */
+/** Looks up a stored pod controller by kind, namespace and name (read as a ScaledObject). */
 export type ControllerLookup = (
   kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet' | 'ReplicationController',
   namespace: string,
   name: string,
-) => ScaledObject | undefined;
+) => object | undefined;
 
 /** The parts of a stored controller the disruption controller reads. */
 export interface ScaledObject {
@@ -53,15 +53,17 @@ const replicasOf = (o: ScaledObject) => o.spec?.replicas ?? 1;
 function scaleOf(
   ref: V1OwnerReference,
   namespace: string,
-  lookup: ControllerLookup,
+  find: ControllerLookup,
 ): { uid: string; replicas: number } | SyncFailure | undefined {
+  const lookup = (kind: Parameters<ControllerLookup>[0], name: string) =>
+    find(kind, namespace, name) as ScaledObject | undefined;
   if (ref.kind === 'ReplicaSet' && isApps(ref)) {
-    const rs = lookup('ReplicaSet', namespace, ref.name);
+    const rs = lookup('ReplicaSet', ref.name);
     if (rs === undefined || rs.metadata?.uid !== ref.uid) return undefined;
     const owner = controllerOf(rs.metadata);
     if (owner === undefined || owner.kind !== 'Deployment') return { uid: ref.uid, replicas: replicasOf(rs) };
     if (!isApps(owner)) return undefined;
-    const deployment = lookup('Deployment', namespace, owner.name);
+    const deployment = lookup('Deployment', owner.name);
     if (deployment === undefined || deployment.metadata?.uid !== owner.uid) return undefined;
     return { uid: owner.uid, replicas: replicasOf(deployment) };
   }
@@ -69,7 +71,7 @@ function scaleOf(
     (ref.kind === 'StatefulSet' && isApps(ref)) ||
     (ref.kind === 'ReplicationController' && groupOf(ref.apiVersion) === '')
   ) {
-    const found = lookup(ref.kind, namespace, ref.name);
+    const found = lookup(ref.kind, ref.name);
     return found === undefined || found.metadata?.uid !== ref.uid
       ? undefined
       : { uid: ref.uid, replicas: replicasOf(found) };
