@@ -1,5 +1,6 @@
 import { type Pod, ValidationError } from '../core/index.ts';
 import { toPod } from './pod.ts';
+import { podLifecycle } from './pod-disruption-info.ts';
 import { joinPod, type SplitPod } from './pod-templates.ts';
 
 /** Converts pods template by template: each distinct template once, then each pod's own fields. */
@@ -52,7 +53,9 @@ export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>)
       const createdAtMs = timeMs(instance.creationTimestamp);
       const startedAtMs = timeMs(instance.startTime);
       const { disruption, ...rest } = base;
-      const info = startedAtMs === undefined ? disruption : { ...disruption, startedAtMs };
+      const lifecycle = podLifecycle(instance.deletionTimestamp, instance.phase, instance.ready);
+      const own = { ...(startedAtMs === undefined ? {} : { startedAtMs }), ...lifecycle };
+      const info = Object.keys(own).length === 0 ? disruption : { ...disruption, ...own };
       return {
         ...rest,
         uid: instance.uid,

@@ -1,5 +1,8 @@
 import { Annotation } from '../core/well-known.ts';
 import { isRecord } from './fields.ts';
+import { readyStatus } from './pod-disruption-info.ts';
+
+const optionalReady = (ready: string | undefined) => (ready === undefined ? {} : { ready });
 
 // Pods as Flotilla keeps many of them: what a workload's pods share (namespace, labels, owners, the
 // scheduling part of the spec) is one template, converted once; what is each pod's own (name, uid,
@@ -40,6 +43,8 @@ export interface PodInstance {
   readonly nodeName?: unknown;
   readonly phase?: unknown;
   readonly startTime?: unknown;
+  /** The status of its `Ready` condition (not kept in the cluster summary's rows). */
+  readonly ready?: unknown;
 }
 
 /** A pod split into its template and its own fields. */
@@ -120,6 +125,7 @@ export function splitPod(raw: unknown): SplitPod {
     ...(spec?.['nodeName'] === undefined ? {} : { nodeName: spec['nodeName'] }),
     ...(status['phase'] === undefined ? {} : { phase: status['phase'] }),
     ...(status['startTime'] === undefined ? {} : { startTime: status['startTime'] }),
+    ...optionalReady(readyStatus(status['conditions'])),
   };
   return { template, key: JSON.stringify(template), instance };
 }
@@ -131,6 +137,7 @@ export function joinPod(template: PodTemplate, instance: PodInstance): Record<st
   const status: Record<string, unknown> = {};
   if (instance.phase !== undefined) status['phase'] = instance.phase;
   if (instance.startTime !== undefined) status['startTime'] = instance.startTime;
+  if (instance.ready !== undefined) status['conditions'] = [{ type: 'Ready', status: instance.ready }];
   return {
     metadata: {
       ...meta,

@@ -7,7 +7,6 @@ import type {
 } from '@kubernetes/client-node';
 import {
   type Affinity,
-  Annotation,
   type Container,
   type ContainerPort,
   type DaemonSet,
@@ -16,7 +15,6 @@ import {
   type NodeSelectorRequirement,
   type Pod,
   type PodAffinityTerm,
-  type PodDisruptionInfo,
   type TopologySpreadConstraint,
   ValidationError,
   type VolumeTopology,
@@ -42,6 +40,7 @@ import {
   toNodeSelectorTerm,
   toToleration,
 } from './fields.ts';
+import { toDisruptionInfo } from './pod-disruption-info.ts';
 // Pods (and DaemonSet pod templates) as the scheduler reads them, volume topology included. Each
 // conversion throws ValidationError naming the object and the field; callers skip and report such
 // objects.
@@ -122,30 +121,6 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...optional('disruption', toDisruptionInfo(pod, meta, spec, object)),
   };
 }
-
-/** What voluntary disruption reads of a pod's metadata; undefined when there is nothing to read. */
-function toDisruptionInfo(
-  pod: Readonly<Record<string, unknown>>,
-  meta: Readonly<Record<string, unknown>>,
-  spec: Readonly<Record<string, unknown>>,
-  object: string,
-): PodDisruptionInfo | undefined {
-  const annotations = readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {};
-  const cost = annotations[DELETION_COST];
-  const deletionCost = cost === undefined || !/^-?\d+$/.test(cost) ? undefined : Number(cost);
-  const status = readObject(pod['status'], object, 'status') ?? {};
-  const info: PodDisruptionInfo = {
-    ...optional('doNotDisrupt', annotations[Annotation.doNotDisrupt]),
-    ...optional('deletionCost', deletionCost),
-    ...(annotations[Annotation.configMirror] === undefined ? {} : { mirror: true }),
-    ...optional('priority', readNumber(spec['priority'], object, 'spec.priority', true)),
-    ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
-  };
-  return Object.keys(info).length === 0 ? undefined : info;
-}
-
-/** `controller.kubernetes.io/pod-deletion-cost`: an int32; others are ignored, as the ReplicaSet controller does. */
-const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
 /** The scheduling fields of a pod spec (also used for DaemonSet templates). */
 function toPodSpec(

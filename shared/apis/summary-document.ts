@@ -151,7 +151,10 @@ class PodStore {
 
   /** Keeps the pod; false when what is kept of it did not change. */
   put(key: string, raw: unknown): boolean {
-    const split = splitPod(raw);
+    const { template, key: templateKey, instance } = splitPod(raw);
+    // Readiness is not in the summary's rows: kept, it would only tell relists apart.
+    const { ready: _ready, ...own } = instance;
+    const split = { template, key: templateKey, instance: own };
     const previous = this.pods.get(key);
     if (previous?.key === split.key) {
       if (sameInstance(previous.instance, split.instance)) return false;

@@ -184,6 +184,12 @@ export interface PodDisruptionInfo {
   readonly mirror?: boolean;
   readonly priority?: number;
   readonly startedAtMs?: number;
+  /** `metadata.deletionTimestamp` is set: the pod is already terminating. */
+  readonly terminating?: boolean;
+  /** Its phase is Succeeded or Failed. */
+  readonly finished?: boolean;
+  /** Its Ready condition is False (absent when True, missing, or not read). */
+  readonly notReady?: boolean;
 }
 
 /** A pod's identity in results. */

@@ -16,6 +16,11 @@ export interface SimSample {
   readonly pendingPods: number;
   /** Pods bound to a node and not finished. */
   readonly runningPods: number;
+  /**
+   * Per Deployment (`namespace/name`): the replicas its ReplicaSet wants less its Ready pods not
+   * being deleted, the count a PodDisruptionBudget's maxUnavailable bounds.
+   */
+  readonly unavailablePods?: Readonly<Record<string, number>>;
 }
 
 /** One instance launched for a NodeClaim. */

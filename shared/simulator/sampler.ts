@@ -1,9 +1,10 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import type { MemoryCloud, MemoryCluster } from '../adapters/memory/index.ts';
 import type { CapacityType } from '../core/index.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
 import type { SimLaunch, SimSample, SimTermination } from './record.ts';
 import type { Scenario } from './scenario.ts';
-import { isActive, rawPods } from './workloads.ts';
+import { isActive, rawPods, WORKLOAD_LABEL } from './workloads.ts';
 
 // What the report is made of, observed from outside: the instances the cloud launched and lost
 // (and why), and at every sample interval the nodes, their cost and the pods pending and running.
@@ -80,7 +81,28 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       costPerHour: Math.round(cost * 10_000) / 10_000,
       pendingPods: active.length - running,
       runningPods: running,
+      unavailablePods: unavailable(active),
     };
+  }
+
+  /** Per Deployment, the replicas wanted that are not Ready (see SimSample). */
+  function unavailable(active: readonly V1Pod[]): Record<string, number> {
+    const ready = new Map<string, number>();
+    for (const p of active) {
+      if (!(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')) continue;
+      const workload = p.metadata?.labels?.[WORKLOAD_LABEL] ?? '';
+      ready.set(workload, (ready.get(workload) ?? 0) + 1);
+    }
+    const out: Record<string, number> = {};
+    for (const w of scenario.workloads) {
+      if (w.kind !== 'Deployment') continue;
+      const rs = cluster.get('ReplicaSet', w.name, w.namespace) as
+        | { spec?: { replicas?: number } }
+        | undefined;
+      const wanted = rs?.spec?.replicas ?? 0;
+      out[`${w.namespace}/${w.name}`] = Math.max(0, wanted - (ready.get(`${w.namespace}.${w.name}`) ?? 0));
+    }
+    return out;
   }
 
   return {

@@ -10,7 +10,8 @@ import type { DeploymentWorkload, JobWorkload, Scenario, Workload } from './scen
 
 /** A pod's grace period when its template sets none. */
 const DEFAULT_GRACE_SECONDS = 30;
-const WORKLOAD_LABEL = 'simulator.flotilla.dev/workload';
+/** The label that ties a pod to its workload: `namespace.name`. */
+export const WORKLOAD_LABEL = 'simulator.flotilla.dev/workload';
 
 interface PodInfo {
   readonly workload: string;
@@ -26,6 +27,12 @@ interface InterruptionState {
   unbound: number;
   /** Pods on the instance's node when the warning came, that their controller must replace. */
   readonly displaced: Map<string, string>;
+}
+
+/** A Deployment workload's ReplicaSet spec at `replicas`. */
+function replicaSetSpec(w: DeploymentWorkload, replicas: number): Record<string, unknown> {
+  const labels = { [WORKLOAD_LABEL]: `${w.namespace}.${w.name}` };
+  return { replicas, selector: { matchLabels: labels }, template: { metadata: { labels } } };
 }
 
 /** Every pod stored, in every phase. */
@@ -81,6 +88,20 @@ export function makeWorkloads(scenario: Scenario, cluster: MemoryCluster, nowMs:
   const podsOf = (key: string) =>
     rawPods(cluster).filter((p) => p.metadata?.labels?.[WORKLOAD_LABEL] === labelOf(key));
 
+  // Each Deployment's pods belong to a ReplicaSet kept at the replicas wanted, so a
+  // PodDisruptionBudget counts them against that scale as kube-controller-manager does.
+  const replicaSets = new Map<string, { uid: string; replicas: number }>();
+  for (const w of scenario.workloads) {
+    if (w.kind !== 'Deployment') continue;
+    const rs = cluster.create({
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: w.name, namespace: w.namespace },
+      spec: replicaSetSpec(w, w.replicas),
+    }) as { metadata: { uid: string } };
+    replicaSets.set(workloadKey(w), { uid: rs.metadata.uid, replicas: w.replicas });
+  }
+
   for (const w of scenario.workloads) {
     if (w.kind !== 'Deployment' || w.disruptionBudget === undefined) continue;
     cluster.create({
@@ -111,7 +132,7 @@ export function makeWorkloads(scenario: Scenario, cluster: MemoryCluster, nowMs:
             apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1',
             kind: w.kind === 'Job' ? 'Job' : 'ReplicaSet',
             name: w.name,
-            uid: `workload-${key}`,
+            uid: replicaSets.get(key)?.uid ?? `workload-${key}`,
             controller: true,
           },
         ],
@@ -139,6 +160,11 @@ export function makeWorkloads(scenario: Scenario, cluster: MemoryCluster, nowMs:
     const key = workloadKey(w);
     const active = podsOf(key).filter(isActive);
     const desired = desiredReplicas(w, offsetMs);
+    const rs = replicaSets.get(key);
+    if (rs !== undefined && rs.replicas !== desired) {
+      cluster.replaceSpec('ReplicaSet', w.name, replicaSetSpec(w, desired), w.namespace);
+      rs.replicas = desired;
+    }
     for (let i = active.length; i < desired; i++) createPod(w);
     if (active.length >= desired) owed.delete(key);
     if (active.length <= desired) return;

@@ -30,7 +30,7 @@ export interface ClusterContractSubject {
   readonly namespace: string;
   /**
    * Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment, StorageClass,
-   * PersistentVolume), a PDB, a PersistentVolumeClaim or a DaemonSet.
+   * PersistentVolume), a PDB, a PersistentVolumeClaim, a DaemonSet, a ReplicaSet or a Job.
    */
   seed(manifest: ContractManifest): Promise<void>;
   /** Creates a Node with its `status` (capacity, allocatable, conditions) as given. */
@@ -39,6 +39,17 @@ export interface ClusterContractSubject {
   seedUnschedulablePod(manifest: ContractManifest): Promise<string>;
   /** Creates a pod bound to `nodeName`, Running and Ready; returns its uid. */
   seedRunningPod(manifest: ContractManifest, nodeName: string): Promise<string>;
+  /**
+   * The pods of the ReplicaSet or Job `name` (seeded before, its pod template bound to a node by
+   * `spec.nodeName`) that are not being deleted, once there are `count`, each made Running and
+   * Ready as its kubelet would; oldest first. On the API server kube-controller-manager creates
+   * them (this waits for it); the memory side creates them as that controller would.
+   */
+  runOwnedPods(
+    kind: 'ReplicaSet' | 'Job',
+    name: string,
+    count: number,
+  ): Promise<readonly { readonly name: string; readonly uid: string }[]>;
   /** Sets a pod's phase to Succeeded, as its kubelet does when its containers exit 0. */
   finishPod(name: string): Promise<void>;
   /**
@@ -758,6 +769,84 @@ export function describeClusterContract(
       });
       await s.waitForBudget('orphans', 0);
       expect(await s.cluster.evictPod({ namespace: ns, name: 'orphan', uid })).toBe('blocked');
+    });
+
+    /** A ReplicaSet or Job of `replicas` pods labelled app=`name`, bound to the suite's node. */
+    const workload = (kind: 'ReplicaSet' | 'Job', name: string, replicas: number): ContractManifest => {
+      const template = {
+        metadata: { labels: { app: name } },
+        spec: {
+          nodeName,
+          containers: [container('100m')],
+          ...(kind === 'Job' ? { restartPolicy: 'Never' } : {}),
+        },
+      };
+      return kind === 'ReplicaSet'
+        ? {
+            apiVersion: 'apps/v1',
+            kind,
+            metadata: { name, namespace: ns },
+            spec: { replicas, selector: { matchLabels: { app: name } }, template },
+          }
+        : {
+            apiVersion: 'batch/v1',
+            kind,
+            metadata: { name, namespace: ns },
+            spec: { parallelism: replicas, completions: replicas, template },
+          };
+    };
+    const budgetOver = (name: string, spec: Record<string, unknown>): ContractManifest => ({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name, namespace: ns },
+      spec: { ...spec, selector: { matchLabels: { app: name } } },
+    });
+    const evict = (pod: { name: string; uid: string } | undefined) =>
+      s.cluster.evictPod({ namespace: ns, name: pod?.name ?? '', uid: pod?.uid ?? '' });
+    const budgetNamed = async (name: string) =>
+      (await s.cluster.podDisruptionBudgets()).items.find((b) => b.namespace === ns && b.name === name);
+
+    it("counts maxUnavailable against the ReplicaSet's replicas: one eviction, then none until the evicted pod is replaced and Ready", async () => {
+      await s.seed(workload('ReplicaSet', 'rs-one', 3));
+      const [a, b] = await s.runOwnedPods('ReplicaSet', 'rs-one', 3);
+      await s.seed(budgetOver('rs-one', { maxUnavailable: 1 }));
+      await s.waitForBudget('rs-one', 1);
+      expect(await budgetNamed('rs-one')).toMatchObject({
+        maxUnavailable: 1,
+        expectedPods: 3,
+        desiredHealthy: 2,
+        currentHealthy: 3,
+        disruptionsAllowed: 1,
+      });
+      expect(await evict(a)).toBe('evicted');
+      expect(await evict(b)).toBe('blocked');
+      // The ReplicaSet replaces the evicted pod; once the replacement is Ready, one more may go.
+      const after = await s.runOwnedPods('ReplicaSet', 'rs-one', 3);
+      expect(after.map((p) => p.name)).not.toContain(a?.name);
+      expect(after.map((p) => p.name)).toContain(b?.name);
+      await s.waitForBudget('rs-one', 1);
+      expect(await evict(b)).toBe('evicted');
+    });
+
+    it("counts a percentage minAvailable against the ReplicaSet's replicas, not the pods left", async () => {
+      await s.seed(workload('ReplicaSet', 'rs-half', 4));
+      const pods = await s.runOwnedPods('ReplicaSet', 'rs-half', 4);
+      await s.seed(budgetOver('rs-half', { minAvailable: '50%' }));
+      await s.waitForBudget('rs-half', 2);
+      expect(await budgetNamed('rs-half')).toMatchObject({ expectedPods: 4, desiredHealthy: 2 });
+      expect(await evict(pods[0])).toBe('evicted');
+      expect(await evict(pods[1])).toBe('evicted');
+      // Two of four still run: half of the replicas, so no more.
+      expect(await evict(pods[2])).toBe('blocked');
+    });
+
+    it("allows no eviction under maxUnavailable of a Job's pod: a Job has no scale", async () => {
+      await s.seed(workload('Job', 'job-one', 1));
+      const [pod] = await s.runOwnedPods('Job', 'job-one', 1);
+      await s.seed(budgetOver('job-one', { maxUnavailable: 1 }));
+      await s.waitForBudget('job-one', 0);
+      expect((await budgetNamed('job-one'))?.disruptionsAllowed).toBe(0);
+      expect(await evict(pod)).toBe('blocked');
     });
 
     it('leaves finished pods out of bound pods but lists them on their node', async () => {

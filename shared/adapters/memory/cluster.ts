@@ -110,13 +110,10 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     });
   }
 
-  /** PodDisruptionBudget status as kube-controller-manager computes it from the pods it selects. */
+  /** PodDisruptionBudget status as kube-controller-manager computes it (see pdb-status.ts). */
   function withStatus(raw: V1PodDisruptionBudget): V1PodDisruptionBudget {
-    return pdbWithStatus(
-      raw,
-      cachedConvert(raw, () => toPodDisruptionBudget(raw)),
-      activePods(),
-    );
+    const budget = cachedConvert(raw, () => toPodDisruptionBudget(raw));
+    return pdbWithStatus(raw, budget, pods(), (kind, namespace, name) => find(kind, name, namespace));
   }
 
   function budgets(): readonly PodDisruptionBudget[] {
@@ -356,8 +353,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       return create(manifest);
     },
 
-    replaceSpec(kind, name, spec) {
-      const namespace = NAMESPACED.has(kind) ? 'default' : undefined;
+    replaceSpec(kind, name, spec, namespace) {
+      namespace = NAMESPACED.has(kind) ? (namespace ?? 'default') : undefined;
       const raw = must(kind, name, namespace, `replace spec of ${kind} "${name}"`);
       if (JSON.stringify(raw['spec'] ?? null) === JSON.stringify(spec)) return raw;
       return update(kind, raw, (copy) => {

@@ -24,12 +24,14 @@ export interface MemoryCluster extends Cluster {
   /**
    * Replaces an object's spec as a user's `kubectl apply` does: status and the API server's
    * bookkeeping are kept, and `generation` goes up for custom objects when the spec changed.
+   * Namespaced objects are looked up in `namespace` (default `default`).
    * @throws ClusterNotFoundError when there is no such object.
    */
   replaceSpec(
     kind: MemoryKind,
     name: string,
     spec: Readonly<Record<string, unknown>>,
+    namespace?: string,
   ): Record<string, unknown>;
   /** The stored object, or undefined. */
   get(kind: MemoryKind, name: string, namespace?: string): Record<string, unknown> | undefined;

@@ -15,6 +15,11 @@ export type MemoryKind =
   | 'Namespace'
   | 'DaemonSet'
   | 'PodDisruptionBudget'
+  | 'ReplicaSet'
+  | 'Deployment'
+  | 'StatefulSet'
+  | 'ReplicationController'
+  | 'Job'
   | 'PersistentVolumeClaim'
   | 'PersistentVolume'
   | 'StorageClass'
@@ -23,10 +28,14 @@ export type MemoryKind =
   | 'EC2NodeClass'
   | 'NodeClaim';
 
+/** Pod controllers, kept so PodDisruptionBudgets can read their scale. */
+const WORKLOAD_KINDS = ['ReplicaSet', 'Deployment', 'StatefulSet', 'ReplicationController', 'Job'] as const;
+
 export const NAMESPACED: ReadonlySet<MemoryKind> = new Set([
   'Pod',
   'DaemonSet',
   'PodDisruptionBudget',
+  ...WORKLOAD_KINDS,
   'PersistentVolumeClaim',
 ]);
 export const CUSTOM: ReadonlySet<MemoryKind> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
@@ -75,6 +84,7 @@ const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
   'Namespace',
   'DaemonSet',
   'PodDisruptionBudget',
+  ...WORKLOAD_KINDS,
   'PersistentVolumeClaim',
   'PersistentVolume',
   'StorageClass',

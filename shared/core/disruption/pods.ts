@@ -1,12 +1,13 @@
 import { parseGoDurationMs } from '../duration.ts';
 import type { Labels } from '../labels.ts';
 import { type LabelSelector, matchesSelector, type Pod } from '../pod.ts';
+import { DISRUPTED_TAINT, tolerates } from '../taints.ts';
 import { Annotation } from '../well-known.ts';
 
 // What the pods on a node say about disrupting it, as Karpenter v1 judges them: which pods must
 // move elsewhere (reschedulable), which pods forbid voluntary disruption (do-not-disrupt, a
-// PodDisruptionBudget that allows no eviction, several budgets on one pod), and the cost of
-// moving them.
+// PodDisruptionBudget that allows no eviction, several budgets on one pod; only for pods the drain
+// would evict), and the cost of moving them.
 
 /** A PodDisruptionBudget as disruption needs it. */
 export interface PdbLimit {
@@ -16,6 +17,8 @@ export interface PdbLimit {
   readonly selector?: LabelSelector;
   /** `status.disruptionsAllowed`. */
   readonly disruptionsAllowed: number;
+  /** `unhealthyPodEvictionPolicy: AlwaysAllow`: a pod that is not Ready may go even at 0 allowed. */
+  readonly alwaysAllowUnhealthy?: boolean;
 }
 
 /** Why a pod keeps its node from voluntary disruption. */
@@ -71,15 +74,35 @@ export function matchingPdbs(pod: Pod, pdbs: readonly PdbLimit[]): PdbLimit[] {
   return pdbs.filter((b) => b.namespace === pod.namespace && matchesSelector(b.selector, pod.labels ?? {}));
 }
 
+/** A pod neither finished nor terminating. */
+export function isActivePod(pod: Pod): boolean {
+  return pod.disruption?.finished !== true && pod.disruption?.terminating !== true;
+}
+
+/**
+ * Whether the drain of the pod's node calls the Eviction API for it, as Karpenter's IsEvictable
+ * (do-not-disrupt aside): active, not a mirror pod, not tolerating `karpenter.sh/disrupted:NoSchedule`.
+ */
+export function isEvictedByDrain(pod: Pod): boolean {
+  return (
+    isActivePod(pod) &&
+    pod.disruption?.mirror !== true &&
+    !(pod.tolerations ?? []).some((t) => tolerates(t, DISRUPTED_TAINT))
+  );
+}
+
 /**
  * What keeps voluntary disruption off a node because of its pods, as Karpenter judges every pod on
- * it (DaemonSet pods too, which the drain evicts and waits on): do-not-disrupt pods, pods whose
- * only budget allows no eviction now, and pods under more than one budget (the Eviction API
- * refuses those). Mirror pods are never evicted, so only their do-not-disrupt counts.
+ * it (DaemonSet pods too, which the drain evicts and waits on): active do-not-disrupt pods, and of
+ * the pods the drain evicts (isEvictedByDrain) those whose only budget allows no eviction now
+ * (unless the budget always allows evicting a pod that is not Ready, and this one is not) and
+ * those under more than one budget (the Eviction API refuses those).
  */
 export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], nowMs: number): PodBlocker[] {
   const out: PodBlocker[] = [];
   for (const pod of pods) {
+    // Terminating and finished pods are going or gone: nothing to evict, nothing to protect.
+    if (!isActivePod(pod)) continue;
     const name = `${pod.namespace}/${pod.name}`;
     const dnd = doNotDisrupt(pod, nowMs);
     if (dnd.protected) {
@@ -92,15 +115,20 @@ export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], now
       });
       continue;
     }
-    if (pod.disruption?.mirror === true) continue;
+    if (!isEvictedByDrain(pod)) continue;
     const budgets = matchingPdbs(pod, pdbs);
+    const only = budgets[0];
     if (budgets.length > 1) {
       out.push({
         pod: name,
         why: `pod ${name} matches ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.name).join(', ')}); eviction supports one`,
       });
-    } else if (budgets.length === 1 && (budgets[0]?.disruptionsAllowed ?? 0) <= 0) {
-      out.push({ pod: name, why: `pdb ${pod.namespace}/${budgets[0]?.name} prevents pod evictions` });
+    } else if (
+      only !== undefined &&
+      only.disruptionsAllowed <= 0 &&
+      !(only.alwaysAllowUnhealthy === true && pod.disruption?.notReady === true)
+    ) {
+      out.push({ pod: name, why: `pdb ${pod.namespace}/${only.name} prevents pod evictions` });
     }
   }
   return out;

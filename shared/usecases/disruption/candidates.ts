@@ -14,6 +14,7 @@ import {
   type ClusterNodeClaim,
   type ClusterNodePool,
   isConditionTrue,
+  type PodDisruptionBudget,
 } from '../../ports/cluster.ts';
 import type { SchedulingInput } from '../cluster-state.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
@@ -44,6 +45,17 @@ export function nodeIndex(
     nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
   );
   return (claim) => nodeOf(claim, byName, byProvider);
+}
+
+/** The cluster's PodDisruptionBudgets as the pod blockers read them. */
+export function pdbLimits(budgets: readonly PodDisruptionBudget[]): PdbLimit[] {
+  return budgets.map((b) => ({
+    namespace: b.namespace,
+    name: b.name,
+    ...(b.selector === undefined ? {} : { selector: b.selector }),
+    disruptionsAllowed: b.disruptionsAllowed,
+    ...(b.unhealthyPodEvictionPolicy === 'AlwaysAllow' ? { alwaysAllowUnhealthy: true } : {}),
+  }));
 }
 
 export interface CandidateInput {

@@ -1,9 +1,4 @@
-import {
-  allowedDisruptions,
-  type DisruptionReason,
-  type PdbLimit,
-  type SolveOptions,
-} from '../../core/index.ts';
+import { allowedDisruptions, type DisruptionReason, type SolveOptions } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -21,7 +16,7 @@ import { reconcileLaunchBackoff } from '../launch-backoff.ts';
 import { unexpectedTaints } from '../launch-backoff-decide.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
-import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
+import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
@@ -370,12 +365,7 @@ class Pass {
 
   private candidates(): CandidateSet {
     const { commands } = commandsInFlight(this.claims);
-    const pdbs: PdbLimit[] = (this.state.podDisruptionBudgets ?? []).map((b) => ({
-      namespace: b.namespace,
-      name: b.name,
-      ...(b.selector === undefined ? {} : { selector: b.selector }),
-      disruptionsAllowed: b.disruptionsAllowed,
-    }));
+    const pdbs = pdbLimits(this.state.podDisruptionBudgets ?? []);
     return buildCandidates({
       nodeClaims: this.claims,
       nodes: this.state.nodes,

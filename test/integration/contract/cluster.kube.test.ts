@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   AppsV1Api,
+  BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
   PatchStrategy,
@@ -58,6 +59,7 @@ describeClusterContract('kube adapter on a real API server', async () => {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const policy = kc.makeApiClient(PolicyV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
+  const batch = kc.makeApiClient(BatchV1Api);
   const storage = kc.makeApiClient(StorageV1Api);
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
   const cluster = makeKubeCluster({
@@ -80,6 +82,27 @@ describeClusterContract('kube adapter on a real API server', async () => {
     return core.createNamespacedPod({ namespace, body: manifest as unknown as V1Pod });
   }
 
+  /** What the pod's kubelet reports once its containers run: Running and Ready. */
+  async function markRunning(name: string): Promise<void> {
+    const now = new Date();
+    await core.patchNamespacedPodStatus(
+      {
+        namespace,
+        name,
+        body: {
+          status: {
+            phase: 'Running',
+            conditions: [
+              { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+              { type: 'Ready', status: 'True', lastTransitionTime: now },
+            ],
+          },
+        },
+      },
+      mergePatch,
+    );
+  }
+
   return {
     cluster,
     clock,
@@ -93,6 +116,10 @@ describeClusterContract('kube adapter on a real API server', async () => {
         await custom.createClusterCustomObject({ ...target, body: manifest });
       } else if (manifest.kind === 'PodDisruptionBudget') {
         await policy.createNamespacedPodDisruptionBudget({ namespace, body: manifest as never });
+      } else if (manifest.kind === 'ReplicaSet') {
+        await apps.createNamespacedReplicaSet({ namespace, body: manifest as never });
+      } else if (manifest.kind === 'Job') {
+        await batch.createNamespacedJob({ namespace, body: manifest as never });
       } else if (manifest.kind === 'DaemonSet') {
         await apps.createNamespacedDaemonSet({ namespace, body: manifest as never });
       } else if (manifest.kind === 'VolumeAttachment') {
@@ -140,24 +167,39 @@ describeClusterContract('kube adapter on a real API server', async () => {
     async seedRunningPod(manifest, nodeName) {
       const spec = manifest['spec'] as Record<string, unknown>;
       const pod = await createPod({ ...manifest, spec: { ...spec, nodeName } });
-      const now = new Date();
-      await core.patchNamespacedPodStatus(
-        {
-          namespace,
-          name: manifest.metadata.name,
-          body: {
-            status: {
-              phase: 'Running',
-              conditions: [
-                { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
-                { type: 'Ready', status: 'True', lastTransitionTime: now },
-              ],
-            },
-          },
-        },
-        mergePatch,
-      );
+      await markRunning(manifest.metadata.name);
       return pod.metadata?.uid ?? '';
+    },
+    async runOwnedPods(kind, name, count) {
+      const owner =
+        kind === 'ReplicaSet'
+          ? await apps.readNamespacedReplicaSet({ namespace, name })
+          : await batch.readNamespacedJob({ namespace, name });
+      const uid = owner.metadata?.uid;
+      // kube-controller-manager's ReplicaSet or Job controller creates (and replaces) the pods.
+      const pods = await waitFor(
+        `${count} pods of ${kind} ${name}`,
+        async () => {
+          const owned = (await core.listNamespacedPod({ namespace })).items.filter(
+            (p) =>
+              p.metadata?.deletionTimestamp == null &&
+              (p.metadata?.ownerReferences ?? []).some((o) => o.uid === uid),
+          );
+          return owned.length === count ? owned : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      for (const p of pods) {
+        const ready = (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+        if (!ready) await markRunning(p.metadata?.name ?? '');
+      }
+      const createdMs = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+      return pods
+        .sort(
+          (x, y) =>
+            createdMs(x) - createdMs(y) || (x.metadata?.name ?? '').localeCompare(y.metadata?.name ?? ''),
+        )
+        .map((p) => ({ name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
     },
     async finishPod(name) {
       await core.patchNamespacedPodStatus(

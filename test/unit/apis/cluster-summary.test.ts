@@ -391,3 +391,17 @@ describe('the cluster summary', () => {
     },
   );
 });
+
+describe('readiness in the cluster summary', () => {
+  it('is not kept: a pod that only turned Ready is no change, and a relist finds no difference', () => {
+    const builder = new SummaryBuilder('prod');
+    const pod = (ready: 'True' | 'False') => ({
+      metadata: { name: 'p1', namespace: 'apps', uid: 'p1', labels: { app: 'web' } },
+      spec: { nodeName: 'a', containers: [{ name: 'app' }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready }] },
+    });
+    expect(builder.apply('pods', 'ADDED', pod('False'))).toBe(true);
+    expect(builder.apply('pods', 'MODIFIED', pod('True'))).toBe(false);
+    expect(builder.replace('pods', [pod('True')])).toBe(0);
+  });
+});

@@ -11,18 +11,29 @@ import { kubeArbitraries } from '../../fixtures/kube-arbitraries.ts';
 
 const arbitraries = kubeArbitraries({ namespace: 'apps', prefix: 'templates' });
 
-/** A generated pod as the API server would return it: with a uid, times and a phase. */
+/** A generated pod as the API server would return it: with a uid, times, a phase and readiness. */
 const served = fc
   .tuple(
     arbitraries.pod,
     fc.uuid(),
     fc.constantFrom(undefined, '2026-11-26T12:00:00Z'),
-    fc.constantFrom(undefined, 'Running', 'Pending'),
+    fc.constantFrom(undefined, 'Running', 'Pending', 'Succeeded', 'Failed'),
+    fc.constantFrom(undefined, 'True', 'False'),
+    fc.constantFrom(undefined, '2026-11-26T12:05:00Z'),
   )
-  .map(([pod, uid, startTime, phase]) => ({
+  .map(([pod, uid, startTime, phase, ready, deletionTimestamp]) => ({
     ...pod,
-    metadata: { ...pod.metadata, uid, creationTimestamp: '2026-11-26T11:59:00Z' },
-    status: { ...(phase === undefined ? {} : { phase }), ...(startTime === undefined ? {} : { startTime }) },
+    metadata: {
+      ...pod.metadata,
+      uid,
+      creationTimestamp: '2026-11-26T11:59:00Z',
+      ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }),
+    },
+    status: {
+      ...(phase === undefined ? {} : { phase }),
+      ...(startTime === undefined ? {} : { startTime }),
+      ...(ready === undefined ? {} : { conditions: [{ type: 'Ready', status: ready }] }),
+    },
   }));
 
 /** Breaks one field of a pod the way a bad object could (wrong types, bad quantities, bad times). */
@@ -136,5 +147,37 @@ describe('pods read template by template', () => {
     reader.read(a);
     reader.read(b);
     expect(reader.templates()).toBe(1);
+  });
+});
+
+describe('where a pod is in its life, as disruption reads it', () => {
+  const pod = (status: Record<string, unknown>, deletionTimestamp?: string) => ({
+    metadata: {
+      name: 'web-1',
+      namespace: 'apps',
+      uid: 'uid-1',
+      ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }),
+    },
+    spec: { nodeName: 'node-a', containers: [{ name: 'app' }] },
+    status,
+  });
+  it.each([
+    [
+      'running and Ready',
+      pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }),
+      undefined,
+    ],
+    [
+      'running, not Ready',
+      pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] }),
+      { notReady: true },
+    ],
+    ['running, readiness not reported', pod({ phase: 'Running' }), undefined],
+    ['succeeded', pod({ phase: 'Succeeded' }), { finished: true }],
+    ['failed', pod({ phase: 'Failed' }), { finished: true }],
+    ['terminating', pod({ phase: 'Running' }, '2026-11-26T12:05:00Z'), { terminating: true }],
+  ])('%s', (_, raw, disruption) => {
+    expect(toPod(raw as never).disruption).toEqual(disruption);
+    expect(makePodReader().read(splitPod(raw)).disruption).toEqual(disruption);
   });
 });

@@ -252,6 +252,86 @@ describe('podBlockers', () => {
       [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     ['a budget at 0 in another namespace', [bound('web')], [pdb('web-pdb', {}, 0, 'other')], []],
+    ['a terminating pod under a budget at 0', [bound('web', {}, { terminating: true })], [webPdb(0)], []],
+    [
+      'a terminating pod with do-not-disrupt (only active pods protect their node)',
+      [bound('web', {}, { terminating: true, doNotDisrupt: 'true' })],
+      [],
+      [],
+    ],
+    ['a finished pod under a budget at 0', [bound('web', {}, { finished: true })], [webPdb(0)], []],
+    [
+      'a finished pod under two budgets',
+      [bound('web', {}, { finished: true })],
+      [webPdb(1), pdb('all', {}, 1)],
+      [],
+    ],
+    [
+      'a pod tolerating karpenter.sh/disrupted:NoSchedule under a budget at 0 (never evicted)',
+      [
+        bound('web', {
+          tolerations: [{ key: 'karpenter.sh/disrupted', operator: 'Exists', effect: 'NoSchedule' }],
+        }),
+      ],
+      [webPdb(0)],
+      [],
+    ],
+    [
+      'a pod tolerating every taint, under two budgets',
+      [bound('web', { tolerations: [{ operator: 'Exists' }] })],
+      [webPdb(1), pdb('all', {}, 1)],
+      [],
+    ],
+    [
+      'a pod tolerating only NoExecute taints under a budget at 0',
+      [bound('web', { tolerations: [{ operator: 'Exists', effect: 'NoExecute' }] })],
+      [webPdb(0)],
+      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+    ],
+    [
+      'a pod tolerating the disrupted taint, with do-not-disrupt',
+      [
+        bound(
+          'web',
+          { tolerations: [{ key: 'karpenter.sh/disrupted', operator: 'Exists' }] },
+          { doNotDisrupt: 'true' },
+        ),
+      ],
+      [],
+      [{ pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
+    ],
+    [
+      'a pod that is not Ready under an AlwaysAllow budget at 0',
+      [bound('web', {}, { notReady: true })],
+      [{ ...webPdb(0), alwaysAllowUnhealthy: true }],
+      [],
+    ],
+    [
+      'a Ready pod under an AlwaysAllow budget at 0',
+      [bound('web')],
+      [{ ...webPdb(0), alwaysAllowUnhealthy: true }],
+      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+    ],
+    [
+      'a pod that is not Ready under an IfHealthyBudget budget at 0',
+      [bound('web', {}, { notReady: true })],
+      [webPdb(0)],
+      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+    ],
+    [
+      'a pod that is not Ready under two AlwaysAllow budgets (eviction supports one)',
+      [bound('web', {}, { notReady: true })],
+      [
+        { ...webPdb(0), alwaysAllowUnhealthy: true },
+        { ...pdb('all', {}, 0), alwaysAllowUnhealthy: true },
+      ],
+      [
+        {
+          pod: 'apps/web',
+          why: 'pod apps/web matches 2 PodDisruptionBudgets (web-pdb, all); eviction supports one',
+        },
+      ],
+    ],
     [
       'do-not-disrupt and a budget at 0: one blocker, do-not-disrupt',
       [bound('web', {}, { doNotDisrupt: 'true' })],

@@ -1,7 +1,19 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { makeMemoryCluster } from '../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { describeClusterContract } from '../../contract/cluster-contract.ts';
+
+/** A ReplicaSet or Job as the contract seeds it. */
+interface OwnerObject {
+  readonly metadata: { readonly uid: string };
+  readonly spec: {
+    readonly template: {
+      readonly metadata?: { readonly labels?: Record<string, string> };
+      readonly spec: { readonly nodeName: string } & Record<string, unknown>;
+    };
+  };
+}
 
 describeClusterContract('in-memory cluster', async () => {
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
@@ -36,6 +48,43 @@ describeClusterContract('in-memory cluster', async () => {
       cluster.bindPod(namespace, manifest.metadata.name, nodeName);
       cluster.setPodPhase(namespace, manifest.metadata.name, 'Running');
       return podOf(manifest).metadata.uid;
+    },
+    async runOwnedPods(kind, name, count) {
+      const owner = cluster.get(kind, name, namespace) as unknown as OwnerObject;
+      const owned = () =>
+        (cluster.list('Pod') as unknown as V1Pod[]).filter(
+          (p) =>
+            p.metadata?.deletionTimestamp === undefined &&
+            (p.metadata?.ownerReferences ?? []).some((o) => o.uid === owner.metadata.uid),
+        );
+      // As the ReplicaSet or Job controller: the missing pods from the template, bound by its nodeName.
+      for (let seq = owned().length; owned().length < count; seq++) {
+        const podName = `${name}-${seq}`;
+        if (cluster.get('Pod', podName, namespace) !== undefined) continue;
+        const { nodeName, ...spec } = owner.spec.template.spec;
+        cluster.create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: {
+            name: podName,
+            namespace,
+            labels: owner.spec.template.metadata?.labels ?? {},
+            ownerReferences: [
+              {
+                apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1',
+                kind,
+                name,
+                uid: owner.metadata.uid,
+                controller: true,
+              },
+            ],
+          },
+          spec,
+        });
+        cluster.bindPod(namespace, podName, nodeName);
+      }
+      for (const p of owned()) cluster.setPodPhase(namespace, p.metadata?.name ?? '', 'Running');
+      return owned().map((p) => ({ name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
     },
     async finishPod(name) {
       cluster.setPodPhase(namespace, name, 'Succeeded');

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DISRUPTED_TAINT, type PdbLimit } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../../../shared/ports/cluster.ts';
-import { buildCandidates, type CandidateInput } from '../../../../shared/usecases/disruption/candidates.ts';
+import {
+  buildCandidates,
+  type CandidateInput,
+  pdbLimits,
+} from '../../../../shared/usecases/disruption/candidates.ts';
 import {
   boundPod,
   type ClaimOptions,
@@ -194,6 +198,42 @@ describe('buildCandidates: what a candidate carries', () => {
     const after = buildCandidates(input([nodeClaim('c')], [node], { nowMs: T0 + 60 * 60_000 }));
     expect(during.candidates[0]?.blockers.map((b) => b.pod)).toEqual(['apps/batch']);
     expect(after.candidates[0]?.blockers).toEqual([]);
+  });
+});
+
+describe('pdbLimits: the cluster budgets as the blockers read them', () => {
+  const budget = (policy?: 'IfHealthyBudget' | 'AlwaysAllow') => ({
+    namespace: 'apps',
+    name: 'web-pdb',
+    selector: { matchLabels: { app: 'web' } },
+    maxUnavailable: 1,
+    disruptionsAllowed: 0,
+    currentHealthy: 2,
+    desiredHealthy: 2,
+    expectedPods: 3,
+    ...(policy === undefined ? {} : { unhealthyPodEvictionPolicy: policy }),
+  });
+  const unready = boundPod('web', { notReady: true });
+  const node = clusterNode('node-c', { pods: [unready] });
+  const blockersWith = (policy?: 'IfHealthyBudget' | 'AlwaysAllow') =>
+    buildCandidates(input([nodeClaim('c')], [node], { pdbs: pdbLimits([budget(policy)]) })).candidates[0]
+      ?.blockers;
+
+  it('lets a not-Ready pod go under an AlwaysAllow budget at 0, and only then', () => {
+    expect(pdbLimits([budget('AlwaysAllow')])).toEqual([
+      {
+        namespace: 'apps',
+        name: 'web-pdb',
+        selector: { matchLabels: { app: 'web' } },
+        disruptionsAllowed: 0,
+        alwaysAllowUnhealthy: true,
+      },
+    ]);
+    expect(blockersWith('AlwaysAllow')).toEqual([]);
+    expect(blockersWith('IfHealthyBudget')).toEqual([
+      { pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' },
+    ]);
+    expect(blockersWith()).toHaveLength(1);
   });
 });
 
