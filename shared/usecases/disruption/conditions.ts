@@ -26,6 +26,7 @@ import {
   nodeClassHash,
   nodePoolHash,
 } from '../provision-plan.ts';
+import { parseMinSavings } from './consolidation.ts';
 import { DRIFTED_CONDITION } from './drift.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 
@@ -182,6 +183,8 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
           nowMs,
         });
   if (verdict.kind === 'invalid') problem = verdict.problem;
+  const savings = pool === undefined ? undefined : parseMinSavings(pool.annotations);
+  if (problem === undefined && savings?.kind === 'invalid') problem = savings.problem;
   const consolidatableNow = conditionOf(conditions, CONSOLIDATABLE_CONDITION);
   if (verdict.kind === 'consolidatable') {
     if (consolidatableNow?.status !== 'True') {

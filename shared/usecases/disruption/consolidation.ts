@@ -18,10 +18,10 @@ import type {
 } from './method.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
-// elsewhere, or a replace when one cheaper node takes them), with two changes that Flotilla makes
-// on purpose: no command saves less than the NodePool's minimum savings
-// (`flotilla.io/consolidation-min-savings`, default 10% of the candidates' $/hour), so nodes are
-// not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
+// elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
+// Flotilla's own: a NodePool may ask for a minimum saving (`flotilla.io/consolidation-min-savings`,
+// a fraction of the candidates' $/hour; unset, any strictly cheaper replacement does, as in
+// Karpenter), so nodes are not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
 // of a budget's worth of the most wasteful nodes onto the new nodes the cheapest plan for those
 // pods needs (several replacements), the steps by which the cluster moves towards what a
 // from-scratch solve of its pods would launch. Karpenter's methods stop where no single node and
@@ -31,7 +31,8 @@ import type {
 
 /** The NodePool annotation with the least a consolidation command must save, `10%` or `0.1`. */
 export const MIN_SAVINGS_ANNOTATION = 'flotilla.io/consolidation-min-savings';
-export const DEFAULT_MIN_SAVINGS = 0.1;
+/** Karpenter's rule: any strictly cheaper replacement is taken. */
+export const DEFAULT_MIN_SAVINGS = 0;
 /** Karpenter's MinInstanceTypesForSpotToSpotConsolidation. */
 export const SPOT_TO_SPOT_MIN_TYPES = 15;
 /** Karpenter's cap on multi-node candidates. */
@@ -53,12 +54,32 @@ function mostAfter(before: number, threshold: number): number {
 /** Karpenter v1.14's `Balanced` threshold: savings fraction / disruption fraction ≥ 1/k, k = 2. */
 export const BALANCED_MIN_SCORE = 0.5;
 
-/** The NodePool's minimum savings as a fraction in [0, 1), or the default when unset or unreadable. */
-export function minSavings(annotations: Readonly<Record<string, string>> | undefined): number {
+/**
+ * The NodePool's minimum savings as a fraction in [0, 1) (the default when unset), or why the
+ * annotation cannot be read.
+ */
+export function parseMinSavings(
+  annotations: Readonly<Record<string, string>> | undefined,
+): { readonly kind: 'ok'; readonly value: number } | { readonly kind: 'invalid'; readonly problem: string } {
   const raw = annotations?.[MIN_SAVINGS_ANNOTATION]?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_MIN_SAVINGS;
+  if (raw === undefined || raw === '') return { kind: 'ok', value: DEFAULT_MIN_SAVINGS };
   const value = raw.endsWith('%') ? Number(raw.slice(0, -1)) / 100 : Number(raw);
-  return Number.isFinite(value) && value >= 0 && value < 1 ? value : DEFAULT_MIN_SAVINGS;
+  return Number.isFinite(value) && value >= 0 && value < 1
+    ? { kind: 'ok', value }
+    : {
+        kind: 'invalid',
+        problem: `${MIN_SAVINGS_ANNOTATION} "${raw}" is neither a percentage such as 10% nor a fraction in [0, 1): consolidation leaves the NodePool's nodes alone until it is fixed`,
+      };
+}
+
+/**
+ * The NodePool's minimum savings as a fraction in [0, 1). Only for NodePools whose annotation
+ * reads (consolidation leaves the others' nodes alone); an unreadable one counts as the largest
+ * minimum so that nothing is consolidated on it.
+ */
+export function minSavings(annotations: Readonly<Record<string, string>> | undefined): number {
+  const parsed = parseMinSavings(annotations);
+  return parsed.kind === 'ok' ? parsed.value : 1;
 }
 
 /** Whether consolidation (not only emptiness) may act on the candidate's NodePool. */
@@ -70,6 +91,8 @@ function underutilizedAllowed(candidate: DisruptionCandidate): boolean {
 function shouldConsolidate(candidate: DisruptionCandidate): boolean {
   return (
     underutilizedAllowed(candidate) &&
+    // A minimum savings that cannot be read is not taken for none.
+    parseMinSavings(candidate.nodePool.annotations).kind === 'ok' &&
     // Empty nodes are emptiness's.
     candidate.reschedulablePods.length > 0 &&
     candidate.blockers.length === 0 &&
