@@ -229,6 +229,7 @@ export class FlotillaCluster extends Construct {
       instanceProfileName: this.instanceProfile.instanceProfileName,
       logLevel: this.props.logLevel ?? 'info',
       rebalanceAction: this.props.rebalanceAction ?? 'event',
+      spotToSpotConsolidation: String(this.props.spotToSpotConsolidation ?? false),
     };
   }
 

@@ -261,6 +261,7 @@ export const disruptionFunction: FunctionDefinition = {
     'terminationQueueUrl',
     'disruptionQueueUrl',
     'disruptionIntervalSeconds',
+    'spotToSpotConsolidation',
   ],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.

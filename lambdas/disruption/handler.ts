@@ -7,6 +7,7 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
+import { switchSetting } from '../../shared/runtime/switch.ts';
 import { disrupt } from '../../shared/usecases/disruption/controller.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
@@ -24,6 +25,7 @@ const config = loadEnv('disruption', process.env, {
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     })
     .default(60),
+  [EnvVar.spotToSpotConsolidation]: switchSetting,
 });
 
 // Built once per cold start.
@@ -64,7 +66,12 @@ export const handler = withDeadline(
     pass: (holder) =>
       disrupt(
         { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
-        { holder, leaseName: `disruption#${clusterName}`, deadlineMs },
+        {
+          holder,
+          leaseName: `disruption#${clusterName}`,
+          deadlineMs,
+          spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
+        },
       ),
   }),
 );

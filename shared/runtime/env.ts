@@ -34,6 +34,11 @@ export const EnvVar = {
    * spot interruption).
    */
   rebalanceAction: 'FLOTILLA_REBALANCE_ACTION',
+  /**
+   * `true` or `false`: whether consolidation may replace spot nodes by spot nodes (Karpenter's
+   * `SpotToSpotConsolidation` feature gate; off, spot nodes are only deleted).
+   */
+  spotToSpotConsolidation: 'FLOTILLA_SPOT_TO_SPOT_CONSOLIDATION',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

@@ -60,6 +60,8 @@ export interface ControllersOptions {
   readonly inbox: QueuedEvent[];
   /** The provisioner's batching waits: virtual time passes and the world moves on meanwhile. */
   readonly sleep: (ms: number) => Promise<void>;
+  /** The stack's `spotToSpotConsolidation`. @default false */
+  readonly spotToSpotConsolidation?: boolean;
 }
 
 export interface Controllers {
@@ -232,7 +234,10 @@ export function makeControllers(options: ControllersOptions): Controllers {
             launchRequested = true;
           },
         },
-        { holder: `simulator-disruption-${disruptionPasses}` },
+        {
+          holder: `simulator-disruption-${disruptionPasses}`,
+          spotToSpotConsolidation: options.spotToSpotConsolidation === true,
+        },
       );
       for (const d of result.decisions) {
         if (d.outcome !== 'deleted') continue;

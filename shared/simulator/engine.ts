@@ -117,6 +117,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     terminationQueue,
     inbox,
     sleep,
+    spotToSpotConsolidation: scenario.settings.spotToSpotConsolidation,
   });
   await controllers.controllersPass(clock.now());
   /** Why the disruption controller deleted a NodeClaim, as a termination reason. */

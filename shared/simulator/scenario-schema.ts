@@ -143,6 +143,13 @@ export const scenarioSchema = z.strictObject({
   duration,
   sampleInterval: duration.default(30),
   bootDelay: duration.default(45),
+  /** The stack's settings the scenario runs with (FlotillaCluster props), at their defaults. */
+  settings: z
+    .strictObject({
+      /** FlotillaCluster's `spotToSpotConsolidation`. */
+      spotToSpotConsolidation: z.boolean().default(false),
+    })
+    .default({ spotToSpotConsolidation: false }),
   nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
   ec2NodeClasses: z
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))

@@ -146,6 +146,11 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return merged;
 }
 
+export interface ScenarioSettings {
+  /** Whether consolidation may replace spot nodes by spot nodes. @default false */
+  readonly spotToSpotConsolidation: boolean;
+}
+
 export interface Scenario {
   readonly name: string;
   readonly description?: string;
@@ -157,6 +162,8 @@ export interface Scenario {
   readonly sampleIntervalMs: number;
   /** From launch until the instance runs and its node registers. */
   readonly bootDelayMs: number;
+  /** The stack's settings (FlotillaCluster props) the controllers run with. */
+  readonly settings: ScenarioSettings;
   readonly nodePools: readonly ScenarioManifest[];
   readonly ec2NodeClasses: readonly ScenarioManifest[];
   readonly workloads: readonly Workload[];
@@ -362,6 +369,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     durationMs: s.duration,
     sampleIntervalMs: s.sampleInterval,
     bootDelayMs: s.bootDelay,
+    settings: { spotToSpotConsolidation: s.settings.spotToSpotConsolidation },
     nodePools: s.nodePools as ScenarioManifest[],
     ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
     workloads: s.workloads.map((w): Workload => {

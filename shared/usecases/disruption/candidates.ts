@@ -139,6 +139,7 @@ export function methodContextFor(
   set: CandidateSet,
   input: SchedulingInput | undefined,
   nowMs: number,
+  spotToSpot = false,
 ): MethodContext {
   const totals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
   for (const c of set.candidates) {
@@ -152,5 +153,6 @@ export function methodContextFor(
     instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
     poolTotals: totals,
     nowMs,
+    spotToSpot,
   };
 }

@@ -16,6 +16,7 @@ import type {
   MethodContext,
   SimulateScheduling,
 } from './method.ts';
+import { replacementCapacity } from './replacement-capacity.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
 // elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
@@ -273,26 +274,26 @@ export function evaluateConsolidation(
     if (result.nodeClaims.length > most) {
       return { kind: 'invalid', why: `the pods need ${result.nodeClaims.length} new nodes` };
     }
-    const allOnDemand = candidates.every((c) => capacityTypeOf(c) === 'on-demand');
     const allSpot = candidates.every((c) => capacityTypeOf(c) === 'spot');
     // A first pass prices each plan at its cheapest allowed offering; the slack left under the
     // budget is shared out so that whatever type is launched keeps the savings.
     const narrowed: {
       plan: NodeClaimPlan;
       types: Map<string, InstanceType>;
-      capacityTypes: Set<string>;
+      capacityTypes: ReadonlySet<string>;
       cheapest: number;
       cap: number;
     }[] = [];
     let cheapestTotal = 0;
     for (const plan of result.nodeClaims) {
       const types = new Map(context.instanceTypes(plan.nodeClassName).map((t) => [t.name, t]));
-      const allowed = allowedValues(plan.requirements, Label.capacityType) ?? new Set(['on-demand', 'spot']);
-      // On-demand candidates go to spot where the NodePool allows it (so a spot shortage does not
-      // become a pricier on-demand node); spot candidates stay on spot.
-      const capacityTypes =
-        (allOnDemand || allSpot) && allowed.has('spot') ? new Set(['spot']) : new Set(allowed);
-      capacityTypes.delete('reserved');
+      const choice = replacementCapacity({
+        allowed: allowedValues(plan.requirements, Label.capacityType) ?? new Set(['on-demand', 'spot']),
+        candidates: candidates.map(capacityTypeOf),
+        spotToSpot: context.spotToSpot === true,
+      });
+      if (choice.kind === 'invalid') return choice;
+      const capacityTypes = choice.capacityTypes;
       // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
       // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
       const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
@@ -315,9 +316,10 @@ export function evaluateConsolidation(
       };
     }
     const slack = (budget - cheapestTotal) / narrowed.length;
-    const spotToSpotSingle = method === 'single-node' && allSpot;
     for (const n of narrowed) {
       const cap = Math.min(n.cheapest + slack, n.cap);
+      // Karpenter's single-node spot-to-spot rule (at least 15 cheaper types, the 15 cheapest kept).
+      const spotToSpotSingle = method === 'single-node' && allSpot && n.capacityTypes.has('spot');
       const kept = narrowPlan(n.plan, n.types, n.capacityTypes, cap, spotToSpotSingle);
       if (typeof kept === 'string') return { kind: 'invalid', why: kept };
       replacements.push(kept.plan);
@@ -464,7 +466,11 @@ export const repackConsolidation: DisruptionMethod = {
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
     if (context === undefined) return [];
-    const pool = samePolicy(withinBudget(candidates, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
+    // Its packages are replaced by spot where they can be: with spot-to-spot consolidation off,
+    // spot nodes are left to the methods that may delete them.
+    const eligible =
+      context.spotToSpot === true ? candidates : candidates.filter((c) => capacityTypeOf(c) !== 'spot');
+    const pool = samePolicy(withinBudget(eligible, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
     if (pool.length < 3) return [];
     const best = largestPrefix('repack', pool, simulate, context);
     return best === undefined ? [] : [best];

@@ -107,6 +107,11 @@ export interface DisruptionOptions {
    * several controllers. @default every NodePool
    */
   readonly nodePools?: (name: string) => boolean;
+  /**
+   * Whether consolidation may replace spot nodes by spot nodes (Karpenter's
+   * `SpotToSpotConsolidation` feature gate); otherwise spot nodes are only deleted. @default false
+   */
+  readonly spotToSpotConsolidation?: boolean;
 }
 
 export interface DisruptionPassResult {
@@ -418,7 +423,7 @@ class Pass {
   }
 
   private methodContext(set: CandidateSet): MethodContext {
-    return methodContextFor(set, this.input, this.now());
+    return methodContextFor(set, this.input, this.now(), this.options.spotToSpotConsolidation === true);
   }
 
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */

@@ -55,6 +55,11 @@ export interface MethodContext {
     { readonly pricePerHour: number; readonly disruptionCost: number }
   >;
   readonly nowMs: number;
+  /**
+   * Whether spot candidates may be replaced by spot nodes (Karpenter's `SpotToSpotConsolidation`);
+   * otherwise they are only deleted. @default false
+   */
+  readonly spotToSpot?: boolean;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   utilization,
 } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import { SPOT_TO_SPOT_OFF } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 
 // Consolidation's pure decisions with a scripted simulation: which commands it proposes, and that
@@ -37,8 +38,8 @@ function itype(name: string, onDemand: number, spot?: number): InstanceType {
   };
 }
 
-function context(types: readonly InstanceType[], totals = new Map()): MethodContext {
-  return { instanceTypes: () => types, poolTotals: totals, nowMs: T0 };
+function context(types: readonly InstanceType[], totals = new Map(), spotToSpot = false): MethodContext {
+  return { instanceTypes: () => types, poolTotals: totals, nowMs: T0, spotToSpot };
 }
 
 /** A consolidatable candidate of `pods` pods on a `type` node at `price` $/h. */
@@ -214,16 +215,16 @@ describe('single-node consolidation', () => {
     const few = Array.from({ length: 10 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
     const spotNode = node('a', 0.08, { capacityType: 'spot' });
     const simulateFew = simulation({ replacements: [replacementOf(few)] });
-    expect(singleNodeConsolidation.computeCommands([spotNode], all(1), simulateFew, context(few))).toEqual(
-      [],
-    );
+    expect(
+      singleNodeConsolidation.computeCommands([spotNode], all(1), simulateFew, context(few, new Map(), true)),
+    ).toEqual([]);
     const many = Array.from({ length: 20 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
     const simulateMany = simulation({ replacements: [replacementOf(many)] });
     const [command] = singleNodeConsolidation.computeCommands(
       [spotNode],
       all(1),
       simulateMany,
-      context(many),
+      context(many, new Map(), true),
     );
     expect(values(command?.replacements[0], 'node.kubernetes.io/instance-type')).toHaveLength(
       SPOT_TO_SPOT_MIN_TYPES,
@@ -245,6 +246,49 @@ describe('single-node consolidation', () => {
     expect(
       singleNodeConsolidation.computeCommands([node('a', 0.2)], all(0), simulation(), context([])),
     ).toEqual([]);
+  });
+});
+
+describe('spot-to-spot consolidation (off by default, as Karpenter)', () => {
+  const many = Array.from({ length: 20 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
+  const spot = (name: string) => node(name, 0.08, { capacityType: 'spot' });
+  const toSpot = simulation({ replacements: [replacementOf(many)] });
+
+  it('off: a spot node is deleted when its pods fit elsewhere, never replaced', () => {
+    expect(singleNodeConsolidation.computeCommands([spot('a')], all(1), toSpot, context(many))).toEqual([]);
+    expect(evaluateConsolidation('single-node', [spot('a')], toSpot, context(many))).toEqual({
+      kind: 'invalid',
+      why: SPOT_TO_SPOT_OFF,
+    });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [spot('a')],
+      all(1),
+      simulation(),
+      context(many),
+    );
+    expect(command?.replacements).toEqual([]);
+    expect(
+      multiNodeConsolidation.computeCommands([spot('a'), spot('b')], all(2), toSpot, context(many)),
+    ).toEqual([]);
+  });
+
+  it('on: spot nodes are replaced by cheaper spot nodes, single- and multi-node', () => {
+    const on = context(many, new Map(), true);
+    const [single] = singleNodeConsolidation.computeCommands([spot('a')], all(1), toSpot, on);
+    expect(values(single?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+    const [multi] = multiNodeConsolidation.computeCommands([spot('a'), spot('b')], all(2), toSpot, on);
+    expect(multi?.candidates).toHaveLength(2);
+    expect(values(multi?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('repack leaves spot nodes out while it is off, and takes them when it is on', () => {
+    const xlarge = itype('m5.xlarge', 0.192, 0.07);
+    const nodes = [spot('s1'), spot('s2'), node('d1', 0.192), node('d2', 0.192), node('d3', 0.192)];
+    const two = simulation({ replacements: [replacementOf([xlarge]), replacementOf([xlarge])] });
+    const [off] = repackConsolidation.computeCommands(nodes, all(5), two, context([xlarge]));
+    expect(off?.candidates.map((c) => c.nodeClaim.name).sort()).toEqual(['d1', 'd2', 'd3']);
+    const [on] = repackConsolidation.computeCommands(nodes, all(5), two, context([xlarge], new Map(), true));
+    expect(on?.candidates).toHaveLength(5);
   });
 });
 
