@@ -1,7 +1,9 @@
 // Which capacity types a consolidation replacement may launch with, as Karpenter v1 decides it:
 // spot candidates are replaced by spot only when spot-to-spot consolidation is switched on
 // (Karpenter's `SpotToSpotConsolidation` feature gate, off by default), and otherwise are only
-// deleted. Pure.
+// deleted; candidates that are not all spot (mixed packages included) are replaced by spot
+// whenever the replacement could be spot, so that a spot shortage fails the launch rather than
+// launching a pricier on-demand node. Pure.
 
 /** Why a replacement may not launch, or the capacity types it may launch with. */
 export type CapacityChoice =
@@ -22,18 +24,17 @@ export const SPOT_TO_SPOT_OFF =
 
 /**
  * The capacity types a replacement of `candidates` may launch with: spot candidates go to spot
- * (when spot-to-spot consolidation is on, else not at all), on-demand candidates to spot where the
+ * (when spot-to-spot consolidation is on, else not at all); any other set goes to spot where the
  * replacement allows it; never to reserved capacity.
  */
 export function replacementCapacity(input: CapacityInput): CapacityChoice {
   const allowed = new Set([...input.allowed].filter((t) => t !== 'reserved'));
   const allSpot = input.candidates.every((t) => t === 'spot');
-  const allOnDemand = input.candidates.every((t) => t === 'on-demand');
   if (allSpot && allowed.has('spot')) {
     return input.spotToSpot
       ? { kind: 'capacityTypes', capacityTypes: new Set(['spot']) }
       : { kind: 'invalid', why: SPOT_TO_SPOT_OFF };
   }
-  if (allOnDemand && allowed.has('spot')) return { kind: 'capacityTypes', capacityTypes: new Set(['spot']) };
+  if (allowed.has('spot')) return { kind: 'capacityTypes', capacityTypes: new Set(['spot']) };
   return { kind: 'capacityTypes', capacityTypes: allowed };
 }

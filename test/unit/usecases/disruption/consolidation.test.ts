@@ -14,7 +14,10 @@ import {
   utilization,
 } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
-import { SPOT_TO_SPOT_OFF } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
+import {
+  replacementCapacity,
+  SPOT_TO_SPOT_OFF,
+} from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 
 // Consolidation's pure decisions with a scripted simulation: which commands it proposes, and that
@@ -246,6 +249,38 @@ describe('single-node consolidation', () => {
     expect(
       singleNodeConsolidation.computeCommands([node('a', 0.2)], all(0), simulation(), context([])),
     ).toEqual([]);
+  });
+});
+
+describe('pinning replacements to spot', () => {
+  const m5large = itype('m5.large', 0.096, 0.04);
+  const both = simulation({ replacements: [replacementOf([m5large])] });
+  const mixed = [node('d', 0.192), node('s', 0.08, { capacityType: 'spot' })];
+
+  it.each([
+    ['on-demand nodes', [node('a', 0.192), node('b', 0.192)]],
+    ['a mixed package (spot and on-demand)', mixed],
+  ])('pins the replacement of %s to spot when it could be spot or on-demand', (_, candidates) => {
+    const [command] = multiNodeConsolidation.computeCommands(candidates, all(2), both, context([m5large]));
+    expect(command?.candidates).toHaveLength(2);
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('keeps on-demand where the replacement can only be on-demand', () => {
+    const onDemand = simulation({ replacements: [replacementOf([m5large], ['on-demand'])] });
+    const [command] = multiNodeConsolidation.computeCommands(mixed, all(2), onDemand, context([m5large]));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+  });
+
+  it.each([
+    [{ allowed: ['on-demand', 'spot'], candidates: ['on-demand', 'spot'] }, ['spot']],
+    [{ allowed: ['on-demand', 'spot', 'reserved'], candidates: ['on-demand'] }, ['spot']],
+    [{ allowed: ['on-demand', 'reserved'], candidates: ['on-demand'] }, ['on-demand']],
+    [{ allowed: ['on-demand'], candidates: ['spot'] }, ['on-demand']],
+    [{ allowed: ['on-demand', 'spot'], candidates: [undefined] }, ['spot']],
+  ])('%j → %j', (input, expected) => {
+    const choice = replacementCapacity({ ...input, allowed: new Set(input.allowed), spotToSpot: false });
+    expect(choice.kind === 'capacityTypes' ? [...choice.capacityTypes].sort() : choice).toEqual(expected);
   });
 });
 
