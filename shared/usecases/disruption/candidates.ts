@@ -4,6 +4,7 @@ import {
   disruptionCost,
   isReschedulable,
   Label,
+  lifetimeRemaining,
   nodeDoNotDisrupt,
   type PdbLimit,
   podBlockers,
@@ -15,6 +16,7 @@ import {
   isConditionTrue,
 } from '../../ports/cluster.ts';
 import type { SchedulingInput } from '../cluster-state.ts';
+import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
 
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
@@ -74,6 +76,8 @@ export interface CandidateSet {
   readonly excluded: readonly Excluded[];
   /** Per NodePool: its nodes that count for budgets, and those being disrupted. */
   readonly counts: ReadonlyMap<string, BudgetCounts>;
+  /** Per NodePool, over its nodes with a known price (candidates or not): `Balanced`'s totals. */
+  readonly poolTotals: ReadonlyMap<string, PoolTotals>;
 }
 
 export function buildCandidates(input: CandidateInput): CandidateSet {
@@ -81,6 +85,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
   const candidates: DisruptionCandidate[] = [];
   const excluded: Excluded[] = [];
   const counts = new Map<string, { nodes: number; disrupting: number }>();
+  const poolTotals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
   for (const claim of input.nodeClaims) {
     const pool = input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
@@ -98,6 +103,14 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     if (initialized) count.nodes += 1;
     if (initialized && disrupting) count.disrupting += 1;
     if (!initialized || disrupting || node === undefined) continue;
+    // As Karpenter, the whole NodePool's nodes that have a price count for Balanced's fractions.
+    const price = input.priceOf(claim);
+    if (price !== undefined && price > 0) {
+      const totals = poolTotals.get(pool.pool.name) ?? { pricePerHour: 0, disruptionCost: 0 };
+      totals.pricePerHour += price;
+      totals.disruptionCost += balancedDisruption(node.pods.filter(isReschedulable));
+      poolTotals.set(pool.pool.name, totals);
+    }
     if (input.replacing?.has(claim.name) === true) continue;
     if (node.labels[Label.nodePool] === undefined) continue;
     if (
@@ -120,18 +133,20 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       continue;
     }
     const reschedulablePods = node.pods.filter(isReschedulable);
-    const price = input.priceOf(claim);
     candidates.push({
       nodeClaim: claim,
       node,
       nodePool: pool,
       ...(price === undefined ? {} : { pricePerHour: price }),
-      disruptionCost: disruptionCost(reschedulablePods),
+      disruptionCost: disruptionCost(
+        reschedulablePods,
+        lifetimeRemaining(claim.createdAtMs, claim.expireAfter, input.nowMs),
+      ),
       reschedulablePods,
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
     });
   }
-  return { candidates, excluded, counts };
+  return { candidates, excluded, counts, poolTotals };
 }
 
 /** Prices and per-NodePool totals of a candidate set, for consolidation. */
@@ -141,17 +156,9 @@ export function methodContextFor(
   nowMs: number,
   spotToSpot = false,
 ): MethodContext {
-  const totals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
-  for (const c of set.candidates) {
-    const pool = c.nodePool.pool.name;
-    const t = totals.get(pool) ?? { pricePerHour: 0, disruptionCost: 0 };
-    t.pricePerHour += c.pricePerHour ?? 0;
-    t.disruptionCost += c.disruptionCost;
-    totals.set(pool, t);
-  }
   return {
     instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
-    poolTotals: totals,
+    poolTotals: set.poolTotals,
     nowMs,
     spotToSpot,
   };

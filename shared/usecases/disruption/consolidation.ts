@@ -8,6 +8,7 @@ import {
   type Offering,
 } from '../../core/index.ts';
 import { isConditionTrue } from '../../ports/cluster.ts';
+import { balancedRejection } from './balanced.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 import type {
   DisruptionCandidate,
@@ -52,8 +53,6 @@ const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 function mostAfter(before: number, threshold: number): number {
   return Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
 }
-/** Karpenter v1.14's `Balanced` threshold: savings fraction / disruption fraction ≥ 1/k, k = 2. */
-export const BALANCED_MIN_SCORE = 0.5;
 
 /**
  * The NodePool's minimum savings as a fraction in [0, 1) (the default when unset), or why the
@@ -130,7 +129,10 @@ function sameTypeCap(
   return cap;
 }
 
-/** Karpenter's order: the most $/hour saved per unit of disruption first. */
+/**
+ * Karpenter's order: the most $/hour saved per unit of disruption first, a node's disruption cost
+ * scaled by the share of its lifetime (expireAfter) it has left, so nodes near expiry go first.
+ */
 export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandidate): number {
   const ratio = (c: DisruptionCandidate) => priceOf(c) / Math.max(c.disruptionCost, 1e-9);
   return ratio(b) - ratio(a) || a.nodeClaim.name.localeCompare(b.nodeClaim.name);
@@ -247,7 +249,7 @@ function poolSavingNothing(
  * aside), the replacements in each NodePool must save its minimum on its candidates, on-demand
  * candidates are replaced by spot where the NodePool allows spot, and a single spot node is
  * replaced by spot only with at least 15 cheaper instance types (the 15 cheapest are kept).
- * Under `Balanced`, savings / disruption (each as a fraction of the NodePool's) must reach 0.5.
+ * Under `Balanced`, savings / disruption (each as a fraction of the whole NodePool's) must reach 0.5.
  */
 export function evaluateConsolidation(
   method: ConsolidationMethodName,
@@ -330,19 +332,8 @@ export function evaluateConsolidation(
   }
   const savings = before - after;
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
-  if (policy === 'Balanced') {
-    const pool = candidates[0]?.nodePool.pool.name ?? '';
-    const totals = context.poolTotals.get(pool);
-    const savingsFraction =
-      totals === undefined || totals.pricePerHour <= 0 ? 0 : savings / totals.pricePerHour;
-    const cost = candidates.reduce((sum, c) => sum + c.disruptionCost, 0);
-    const disruptionFraction =
-      totals === undefined || totals.disruptionCost <= 0 ? 1 : cost / totals.disruptionCost;
-    const score = disruptionFraction <= 0 ? Number.POSITIVE_INFINITY : savingsFraction / disruptionFraction;
-    if (score < BALANCED_MIN_SCORE) {
-      return { kind: 'invalid', why: `Balanced score ${score.toFixed(2)} is below ${BALANCED_MIN_SCORE}` };
-    }
-  }
+  const rejected = balancedRejection(candidates, savings, context.poolTotals);
+  if (rejected !== undefined) return { kind: 'invalid', why: rejected };
   return {
     kind: 'command',
     savingsPerHour: savings,
