@@ -18,6 +18,7 @@ import {
 import type { SchedulingInput } from '../cluster-state.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
+import { spotFailedAtMs } from './replacement-capacity.ts';
 
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
@@ -78,6 +79,8 @@ export interface CandidateSet {
   readonly counts: ReadonlyMap<string, BudgetCounts>;
   /** Per NodePool, over its nodes with a known price (candidates or not): `Balanced`'s totals. */
   readonly poolTotals: ReadonlyMap<string, PoolTotals>;
+  /** Per NodePool, when a consolidation replacement last failed on one of its NodeClaims, epoch ms. */
+  readonly spotFailedAtMs: ReadonlyMap<string, number>;
 }
 
 export function buildCandidates(input: CandidateInput): CandidateSet {
@@ -86,9 +89,14 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
   const excluded: Excluded[] = [];
   const counts = new Map<string, { nodes: number; disrupting: number }>();
   const poolTotals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
+  const spotFailed = new Map<string, number>();
   for (const claim of input.nodeClaims) {
     const pool = input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
+    const failedAt = spotFailedAtMs(claim.annotations);
+    if (failedAt !== undefined && failedAt > (spotFailed.get(pool.pool.name) ?? Number.NEGATIVE_INFINITY)) {
+      spotFailed.set(pool.pool.name, failedAt);
+    }
     const node = nodeFor(claim);
     const initialized = isConditionTrue(claim.status.conditions, 'Initialized') && node !== undefined;
     const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
@@ -146,7 +154,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
     });
   }
-  return { candidates, excluded, counts, poolTotals };
+  return { candidates, excluded, counts, poolTotals, spotFailedAtMs: spotFailed };
 }
 
 /** Prices and per-NodePool totals of a candidate set, for consolidation. */
@@ -159,6 +167,7 @@ export function methodContextFor(
   return {
     instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
     poolTotals: set.poolTotals,
+    spotFailedAtMs: set.spotFailedAtMs,
     nowMs,
     spotToSpot,
   };

@@ -26,9 +26,9 @@ import {
   nodeClassHash,
   nodePoolHash,
 } from '../provision-plan.ts';
-import { parseMinSavings } from './consolidation.ts';
 import { DRIFTED_CONDITION } from './drift.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
+import { parseMinSavings } from './min-savings.ts';
 
 // The NodeClaim conditions disruption reads, kept as Karpenter v1 keeps them: `Drifted` (with the
 // drift reason) and `Consolidatable` (consolidateAfter has passed since the last pod event), plus

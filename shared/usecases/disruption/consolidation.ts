@@ -4,8 +4,6 @@ import {
   type InstanceType,
   Label,
   type NodeClaimPlan,
-  type NodeSelectorRequirement,
-  type Offering,
 } from '../../core/index.ts';
 import { isConditionTrue } from '../../ports/cluster.ts';
 import { balancedRejection } from './balanced.ts';
@@ -17,7 +15,9 @@ import type {
   MethodContext,
   SimulateScheduling,
 } from './method.ts';
-import { replacementCapacity } from './replacement-capacity.ts';
+import { minSavings, parseMinSavings } from './min-savings.ts';
+import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
+import { allowedValues, narrowPlan } from './replacement-plan.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
 // elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
@@ -28,15 +28,12 @@ import { replacementCapacity } from './replacement-capacity.ts';
 // pods needs (several replacements), the steps by which the cluster moves towards what a
 // from-scratch solve of its pods would launch. Karpenter's methods stop where no single node and
 // no set replaced by one node saves enough, which after a large scale-down leaves many part-full
-// nodes.
+// nodes. Consolidation counts only on offerings it may launch (none backed off after insufficient
+// capacity), and pins replacements to spot only while spot is there (replacement-capacity.ts).
 // Pure: the simulation and the prices come in as arguments.
 
-/** The NodePool annotation with the least a consolidation command must save, `10%` or `0.1`. */
-export const MIN_SAVINGS_ANNOTATION = 'flotilla.io/consolidation-min-savings';
-/** Karpenter's rule: any strictly cheaper replacement is taken. */
-export const DEFAULT_MIN_SAVINGS = 0;
-/** Karpenter's MinInstanceTypesForSpotToSpotConsolidation. */
-export const SPOT_TO_SPOT_MIN_TYPES = 15;
+export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSavings } from './min-savings.ts';
+export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
 /** Karpenter's cap on multi-node candidates. */
 export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
@@ -52,34 +49,6 @@ const STRICT_SAVING_USD_PER_HOUR = 1e-6;
  */
 function mostAfter(before: number, threshold: number): number {
   return Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
-}
-
-/**
- * The NodePool's minimum savings as a fraction in [0, 1) (the default when unset), or why the
- * annotation cannot be read.
- */
-export function parseMinSavings(
-  annotations: Readonly<Record<string, string>> | undefined,
-): { readonly kind: 'ok'; readonly value: number } | { readonly kind: 'invalid'; readonly problem: string } {
-  const raw = annotations?.[MIN_SAVINGS_ANNOTATION]?.trim();
-  if (raw === undefined || raw === '') return { kind: 'ok', value: DEFAULT_MIN_SAVINGS };
-  const value = raw.endsWith('%') ? Number(raw.slice(0, -1)) / 100 : Number(raw);
-  return Number.isFinite(value) && value >= 0 && value < 1
-    ? { kind: 'ok', value }
-    : {
-        kind: 'invalid',
-        problem: `${MIN_SAVINGS_ANNOTATION} "${raw}" is neither a percentage such as 10% nor a fraction in [0, 1): consolidation leaves the NodePool's nodes alone until it is fixed`,
-      };
-}
-
-/**
- * The NodePool's minimum savings as a fraction in [0, 1). Only for NodePools whose annotation
- * reads (consolidation leaves the others' nodes alone); an unreadable one counts as the largest
- * minimum so that nothing is consolidated on it.
- */
-export function minSavings(annotations: Readonly<Record<string, string>> | undefined): number {
-  const parsed = parseMinSavings(annotations);
-  return parsed.kind === 'ok' ? parsed.value : 1;
 }
 
 /** Whether consolidation (not only emptiness) may act on the candidate's NodePool. */
@@ -103,6 +72,7 @@ function shouldConsolidate(candidate: DisruptionCandidate): boolean {
 }
 
 const priceOf = (c: DisruptionCandidate) => c.pricePerHour ?? 0;
+const SPOT: ReadonlySet<string> = new Set(['spot']);
 const capacityTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.capacityType];
 const instanceTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.instanceType];
 
@@ -138,38 +108,6 @@ export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandid
   return ratio(b) - ratio(a) || a.nodeClaim.name.localeCompare(b.nodeClaim.name);
 }
 
-function allowedValues(
-  requirements: readonly NodeSelectorRequirement[],
-  key: string,
-): Set<string> | undefined {
-  const r = requirements.find((x) => x.key === key && x.operator === 'In');
-  return r === undefined ? undefined : new Set(r.values ?? []);
-}
-
-function withValues(
-  requirements: readonly NodeSelectorRequirement[],
-  key: string,
-  values: readonly string[],
-): NodeSelectorRequirement[] {
-  return [...requirements.filter((r) => r.key !== key), { key, operator: 'In', values: [...values] }];
-}
-
-/** The cheapest offering of `type` the requirements allow with capacity type `capacityType`. */
-function priceFor(
-  type: InstanceType,
-  requirements: readonly NodeSelectorRequirement[],
-  capacityTypes: ReadonlySet<string>,
-): number {
-  const zones = allowedValues(requirements, Label.zone);
-  let best = Number.POSITIVE_INFINITY;
-  for (const o of type.offerings as readonly Offering[]) {
-    if (!o.available || !capacityTypes.has(o.capacityType)) continue;
-    if (zones !== undefined && !zones.has(o.zone)) continue;
-    if (o.priceUsdPerHour < best) best = o.priceUsdPerHour;
-  }
-  return best;
-}
-
 /** The consolidation methods, as decision lines name them. */
 export type ConsolidationMethodName = 'multi-node' | 'repack' | 'single-node';
 
@@ -182,39 +120,6 @@ export function isConsolidationMethod(name: string): name is ConsolidationMethod
 export type Evaluation =
   | { readonly kind: 'command'; readonly command: DisruptionCommand; readonly savingsPerHour: number }
   | { readonly kind: 'invalid'; readonly why: string };
-
-/** One replacement, narrowed to the instance types (and capacity type) that keep the savings. */
-function narrowPlan(
-  plan: NodeClaimPlan,
-  types: ReadonlyMap<string, InstanceType>,
-  capacityTypes: ReadonlySet<string>,
-  capPerHour: number,
-  spotToSpotSingle: boolean,
-): { plan: NodeClaimPlan; cheapest: number } | string {
-  const priced = plan.instanceTypes
-    .flatMap((c) => {
-      const type = types.get(c.name);
-      const price =
-        type === undefined ? Number.POSITIVE_INFINITY : priceFor(type, plan.requirements, capacityTypes);
-      return Number.isFinite(price) && price <= capPerHour ? [{ name: c.name, priceUsdPerHour: price }] : [];
-    })
-    .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.name.localeCompare(b.name));
-  if (priced.length === 0) return "can't replace with a cheaper node";
-  if (spotToSpotSingle && priced.length < SPOT_TO_SPOT_MIN_TYPES) {
-    return `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${priced.length}`;
-  }
-  const kept = spotToSpotSingle ? priced.slice(0, SPOT_TO_SPOT_MIN_TYPES) : priced;
-  let requirements = withValues(
-    plan.requirements,
-    Label.instanceType,
-    kept.map((t) => t.name),
-  );
-  requirements = withValues(requirements, Label.capacityType, [...capacityTypes].sort());
-  return {
-    plan: { ...plan, requirements, instanceTypes: kept },
-    cheapest: kept[0]?.priceUsdPerHour ?? Number.POSITIVE_INFINITY,
-  };
-}
 
 /**
  * The first NodePool whose candidates in a package would be replaced by nodes of its own that do
@@ -267,6 +172,8 @@ export function evaluateConsolidation(
   const budget = mostAfter(before, threshold);
   const replacements: NodeClaimPlan[] = [];
   let after = 0;
+  /** Set when a replacement goes on-demand for want of spot: since when spot has been short. */
+  let spotShortSinceMs: number | undefined;
   if (result.nodeClaims.length > 0) {
     // As Karpenter: one replacement at most. With more, a command could replace a node by an
     // identical one as part of a package whose savings come from another node. Repack takes as
@@ -289,16 +196,26 @@ export function evaluateConsolidation(
     let cheapestTotal = 0;
     for (const plan of result.nodeClaims) {
       const types = new Map(context.instanceTypes(plan.nodeClassName).map((t) => [t.name, t]));
+      // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
+      // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
+      const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
+      // Spot is there to pin to when a cheaper spot offering is available (none backed off after
+      // insufficient capacity) and no replacement of the NodePool failed lately.
+      const failedAtMs = context.spotFailedAtMs?.get(plan.nodePoolName);
+      const failedLately = failedAtMs !== undefined && context.nowMs - failedAtMs < SPOT_RETRY_AFTER_MS;
+      const spotAvailable =
+        !failedLately && typeof narrowPlan(plan, types, SPOT, Math.min(cap, budget), false) !== 'string';
       const choice = replacementCapacity({
         allowed: allowedValues(plan.requirements, Label.capacityType) ?? new Set(['on-demand', 'spot']),
         candidates: candidates.map(capacityTypeOf),
         spotToSpot: context.spotToSpot === true,
+        spotAvailable,
       });
       if (choice.kind === 'invalid') return choice;
       const capacityTypes = choice.capacityTypes;
-      // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
-      // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
-      const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
+      if (!spotAvailable && !capacityTypes.has('spot')) {
+        spotShortSinceMs = failedLately ? failedAtMs : context.nowMs;
+      }
       const first = narrowPlan(plan, types, capacityTypes, cap, false);
       if (typeof first === 'string') {
         return {
@@ -344,6 +261,11 @@ export function evaluateConsolidation(
       replacements,
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
+      // Replacements launched on-demand for want of spot remember it, so that they are not tried
+      // on spot again before SPOT_RETRY_AFTER_MS.
+      ...(spotShortSinceMs === undefined
+        ? {}
+        : { replacementAnnotations: { [SPOT_FAILED_ANNOTATION]: new Date(spotShortSinceMs).toISOString() } }),
     },
   };
 }

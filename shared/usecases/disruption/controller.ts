@@ -469,7 +469,14 @@ class Pass {
       if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
       return true;
     }
-    await createReplacements(this.ports, command.replacements, record, this.pools, this.classes);
+    await createReplacements(
+      this.ports,
+      command.replacements,
+      record,
+      this.pools,
+      this.classes,
+      command.replacementAnnotations,
+    );
     await markCandidates(this.ports, candidates, record);
     await recordEvents(
       this.ports,

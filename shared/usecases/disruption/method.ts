@@ -46,6 +46,8 @@ export interface DisruptionCommand {
   readonly policy?: string;
   /** Consolidation: the pods that move. */
   readonly podsMoved?: number;
+  /** Annotations the replacements carry (a spot failure they inherit from their candidates). */
+  readonly replacementAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** What consolidation needs beyond the simulation: prices, and each NodePool's totals. */
@@ -66,6 +68,8 @@ export interface MethodContext {
    * otherwise they are only deleted. @default false
    */
   readonly spotToSpot?: boolean;
+  /** Per NodePool, when a consolidation replacement last failed to launch, epoch ms. */
+  readonly spotFailedAtMs?: ReadonlyMap<string, number>;
 }
 
 /**

@@ -16,6 +16,8 @@ import {
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
 import {
   replacementCapacity,
+  SPOT_FAILED_ANNOTATION,
+  SPOT_RETRY_AFTER_MS,
   SPOT_TO_SPOT_OFF,
 } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
@@ -281,6 +283,59 @@ describe('pinning replacements to spot', () => {
   ])('%j → %j', (input, expected) => {
     const choice = replacementCapacity({ ...input, allowed: new Set(input.allowed), spotToSpot: false });
     expect(choice.kind === 'capacityTypes' ? [...choice.capacityTypes].sort() : choice).toEqual(expected);
+  });
+});
+
+describe('a spot shortage: pinned to spot only while spot is there', () => {
+  /** m5.large: on-demand $0.096/h; spot $0.04/h, available or backed off after insufficient capacity. */
+  const large = (spotAvailable: boolean): InstanceType => {
+    const t = itype('m5.large', 0.096, 0.04);
+    return {
+      ...t,
+      offerings: t.offerings.map((o) => (o.capacityType === 'spot' ? { ...o, available: spotAvailable } : o)),
+    };
+  };
+  const toLarge = simulation({ replacements: [replacementOf([large(true)])] });
+  const failedAt = (ms: number) => ({
+    ...context([large(true)]),
+    spotFailedAtMs: new Map([['default', ms]]),
+  });
+  /** The command that replaces node a ($0.192/h, on-demand) by an m5.large under `ctx`. */
+  const replaceA = (ctx: MethodContext) =>
+    singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), toLarge, ctx)[0];
+
+  it('replaces on-demand nodes by cheaper on-demand ones while every spot offering is backed off, and says so', () => {
+    const command = replaceA(context([large(false)]));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+    expect(command?.replacementAnnotations).toEqual({ [SPOT_FAILED_ANNOTATION]: new Date(T0).toISOString() });
+    // With spot available, spot as Karpenter, and nothing to remember.
+    const spot = replaceA(context([large(true)]));
+    expect(values(spot?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+    expect(spot?.replacementAnnotations).toBeUndefined();
+  });
+
+  it('does not pin to spot for SPOT_RETRY_AFTER_MS after a replacement of the NodePool failed, then does again', () => {
+    const lately = T0 - SPOT_RETRY_AFTER_MS + 60_000;
+    const command = replaceA(failedAt(lately));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+    // The replacements inherit the failure's time: the memory does not grow longer for them.
+    expect(command?.replacementAnnotations).toEqual({
+      [SPOT_FAILED_ANNOTATION]: new Date(lately).toISOString(),
+    });
+    const later = replaceA(failedAt(T0 - SPOT_RETRY_AFTER_MS));
+    expect(values(later?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('proposes nothing when on-demand is no cheaper than the candidates and spot is short', () => {
+    const onDemandNode = node('a', 0.096, { type: 'm5a.large' });
+    expect(
+      singleNodeConsolidation.computeCommands([onDemandNode], all(1), toLarge, context([large(false)])),
+    ).toEqual([]);
+    // A NodePool of spot only stays pinned to spot, and so finds no replacement.
+    const spotOnly = simulation({ replacements: [replacementOf([large(false)], ['spot'])] });
+    expect(
+      singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), spotOnly, context([large(false)])),
+    ).toEqual([]);
   });
 });
 
