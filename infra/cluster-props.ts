@@ -96,6 +96,12 @@ export interface FlotillaClusterProps {
    */
   readonly nodeRepair?: boolean;
   /**
+   * Whether consolidation may replace spot nodes by cheaper spot nodes (Karpenter's
+   * `SpotToSpotConsolidation` feature gate); off, spot nodes are only deleted by consolidation.
+   * @default false
+   */
+  readonly spotToSpotConsolidation?: boolean;
+  /**
    * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
    * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
    * `cdk destroy` deletes it.

@@ -233,6 +233,7 @@ export class FlotillaCluster extends Construct {
       minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
       nodeRepair: String(this.props.nodeRepair ?? false),
+      spotToSpotConsolidation: String(this.props.spotToSpotConsolidation ?? false),
     };
   }
 

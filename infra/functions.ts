@@ -273,6 +273,7 @@ export const disruptionFunction: FunctionDefinition = {
     'disruptionIntervalSeconds',
     'minValuesPolicy',
     'preferencePolicy',
+    'spotToSpotConsolidation',
   ],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.

@@ -8,6 +8,7 @@ import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
+import { switchSetting } from '../../shared/runtime/switch.ts';
 import { disrupt } from '../../shared/usecases/disruption/controller.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
@@ -26,6 +27,7 @@ const config = loadEnv('disruption', process.env, {
     })
     .default(60),
   ...schedulingPolicyEnv,
+  [EnvVar.spotToSpotConsolidation]: switchSetting,
 });
 
 // Built once per cold start.
@@ -71,6 +73,7 @@ export const handler = withDeadline(
           leaseName: `disruption#${clusterName}`,
           deadlineMs,
           solveOptions: schedulingPolicyOf(config),
+          spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
         },
       ),
   }),

@@ -29,6 +29,7 @@ export {
   expiration,
   hashDrift,
   isReschedulable,
+  lifetimeRemaining,
   matchingPdbs,
   nodeDoNotDisrupt,
   type PdbLimit,

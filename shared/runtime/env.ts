@@ -44,6 +44,11 @@ export const EnvVar = {
    * `false` (the default) to leave them; the garbage collector runs the repair pass.
    */
   nodeRepair: 'FLOTILLA_NODE_REPAIR',
+  /**
+   * `true` or `false`: whether consolidation may replace spot nodes by spot nodes (Karpenter's
+   * `SpotToSpotConsolidation` feature gate; off, spot nodes are only deleted).
+   */
+  spotToSpotConsolidation: 'FLOTILLA_SPOT_TO_SPOT_CONSOLIDATION',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

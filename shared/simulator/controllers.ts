@@ -6,6 +6,7 @@ import type { ManualClock } from '../ports/clock.ts';
 import type { NodeClassResolver } from '../ports/cloud.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
+import type { SchedulingPolicy } from '../runtime/scheduling-policy.ts';
 import type { BatchItem } from '../usecases/batch.ts';
 import { disrupt } from '../usecases/disruption/controller.ts';
 import { handleInterruption, indexNodeClaims } from '../usecases/interruption.ts';
@@ -63,6 +64,10 @@ export interface ControllersOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** Node repair on the garbage-collection schedule (the stack's `nodeRepair`). @default false */
   readonly nodeRepair?: boolean;
+  /** The stack's `spotToSpotConsolidation`. @default false */
+  readonly spotToSpotConsolidation?: boolean;
+  /** The stack's `minValuesPolicy` and `preferencePolicy`. @default Karpenter's, Strict and Respect */
+  readonly schedulingPolicy?: SchedulingPolicy;
 }
 
 export interface Controllers {
@@ -100,6 +105,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const requestTermination = (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0);
   // What the provisioner and the disruption pass are built with in the Lambdas.
   const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger };
+  const solveOptions =
+    options.schedulingPolicy === undefined ? {} : { solveOptions: options.schedulingPolicy };
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
 
   const controllersPass = (now: Date) =>
@@ -139,7 +146,10 @@ export function makeControllers(options: ControllersOptions): Controllers {
         {
           logger,
           provision: (holder) =>
-            provision({ ...common, nodeClassResolver: resolver, requestTermination }, { holder }),
+            provision(
+              { ...common, nodeClassResolver: resolver, requestTermination },
+              { holder, ...solveOptions },
+            ),
           reconcileLifecycle: () => lifecyclePass(clock.now()),
         },
         `simulator-${provisionRuns}`,
@@ -231,7 +241,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
             launchRequested = true;
           },
         },
-        { holder: `simulator-disruption-${disruptionPasses}` },
+        {
+          holder: `simulator-disruption-${disruptionPasses}`,
+          spotToSpotConsolidation: options.spotToSpotConsolidation === true,
+          ...solveOptions,
+        },
       );
       for (const d of result.decisions) {
         if (d.outcome !== 'deleted') continue;

@@ -119,7 +119,12 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     terminationQueue,
     inbox,
     sleep,
-    nodeRepair: scenario.nodeRepair,
+    nodeRepair: scenario.settings.nodeRepair,
+    spotToSpotConsolidation: scenario.settings.spotToSpotConsolidation,
+    schedulingPolicy: {
+      minValuesPolicy: scenario.settings.minValuesPolicy,
+      preferencePolicy: scenario.settings.preferencePolicy,
+    },
   });
   await controllers.controllersPass(clock.now());
   /** Why the disruption controller deleted a NodeClaim, as a termination reason. */

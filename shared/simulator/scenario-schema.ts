@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { parseGoDurationMs } from '../core/index.ts';
+import {
+  DEFAULT_MIN_VALUES_POLICY,
+  DEFAULT_PREFERENCE_POLICY,
+  MIN_VALUES_POLICIES,
+  PREFERENCE_POLICIES,
+} from '../runtime/scheduling-policy.ts';
 
 // The scenario file's schema: what each field may hold, with the defaults a scenario leaves out.
 
@@ -151,8 +157,24 @@ export const scenarioSchema = z.strictObject({
   duration,
   sampleInterval: duration.default(30),
   bootDelay: duration.default(45),
-  /** Flotilla's node repair, as the stack's `nodeRepair` prop (off by default, as Karpenter's gate). */
-  nodeRepair: z.boolean().default(false),
+  /** The stack's settings the scenario runs with (FlotillaCluster props), at their defaults. */
+  settings: z
+    .strictObject({
+      /** FlotillaCluster's `spotToSpotConsolidation`. */
+      spotToSpotConsolidation: z.boolean().default(false),
+      /** FlotillaCluster's `nodeRepair` (off by default, as Karpenter's gate). */
+      nodeRepair: z.boolean().default(false),
+      /** FlotillaCluster's `minValuesPolicy` (Karpenter's MIN_VALUES_POLICY). */
+      minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
+      /** FlotillaCluster's `preferencePolicy` (Karpenter's PREFERENCE_POLICY). */
+      preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+    })
+    .default({
+      spotToSpotConsolidation: false,
+      nodeRepair: false,
+      minValuesPolicy: DEFAULT_MIN_VALUES_POLICY,
+      preferencePolicy: DEFAULT_PREFERENCE_POLICY,
+    }),
   nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
   ec2NodeClasses: z
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))

@@ -4,6 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
 import { type CapacityType, FlotillaError, type Taint, ValidationError } from '../core/index.ts';
+import type { MinValuesPolicy, PreferencePolicy } from '../runtime/scheduling-policy.ts';
 import { scenarioSchema } from './scenario-schema.ts';
 
 export { parseDurationMs } from './scenario-schema.ts';
@@ -156,6 +157,17 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return merged;
 }
 
+export interface ScenarioSettings {
+  /** Whether consolidation may replace spot nodes by spot nodes. @default false */
+  readonly spotToSpotConsolidation: boolean;
+  /** Whether node repair replaces nodes unhealthy past their toleration. @default false */
+  readonly nodeRepair: boolean;
+  /** Karpenter's MIN_VALUES_POLICY. @default 'Strict' */
+  readonly minValuesPolicy: MinValuesPolicy;
+  /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */
+  readonly preferencePolicy: PreferencePolicy;
+}
+
 export interface Scenario {
   readonly name: string;
   readonly description?: string;
@@ -167,12 +179,12 @@ export interface Scenario {
   readonly sampleIntervalMs: number;
   /** From launch until the instance runs and its node registers. */
   readonly bootDelayMs: number;
+  /** The stack's settings (FlotillaCluster props) the controllers run with. */
+  readonly settings: ScenarioSettings;
   readonly nodePools: readonly ScenarioManifest[];
   readonly ec2NodeClasses: readonly ScenarioManifest[];
   readonly workloads: readonly Workload[];
   readonly events: readonly ScenarioEvent[];
-  /** Flotilla's node repair (the stack's `nodeRepair`) is on. */
-  readonly nodeRepair: boolean;
 }
 
 type Path = readonly (string | number)[];
@@ -374,7 +386,12 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     durationMs: s.duration,
     sampleIntervalMs: s.sampleInterval,
     bootDelayMs: s.bootDelay,
-    nodeRepair: s.nodeRepair,
+    settings: {
+      spotToSpotConsolidation: s.settings.spotToSpotConsolidation,
+      nodeRepair: s.settings.nodeRepair,
+      minValuesPolicy: s.settings.minValuesPolicy,
+      preferencePolicy: s.settings.preferencePolicy,
+    },
     nodePools: s.nodePools as ScenarioManifest[],
     ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
     workloads: s.workloads.map((w): Workload => {

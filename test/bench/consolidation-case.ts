@@ -382,7 +382,7 @@ process.stdout.write(
   `${JSON.stringify({
     pods: podCount,
     typeSet,
-    minSavings: minSavingsArg ?? 'default (10%)',
+    minSavings: minSavingsArg ?? 'default (0%)',
     instanceTypes: types.length,
     nodesPlaced: placed.nodes,
     costPlaced: placed.costPerHour,

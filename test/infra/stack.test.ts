@@ -219,6 +219,23 @@ describe('FlotillaCluster with its default Lambdas', () => {
     ]);
   });
 
+  it('tells the disruption Lambda, and it alone, whether spot-to-spot consolidation is on (off by default)', () => {
+    const withVariable = (template: typeof built.template) =>
+      Object.values(template.findResources('AWS::Lambda::Function')).flatMap((f) => {
+        const variables = (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } })
+          .Properties.Environment?.Variables;
+        const value = variables?.[EnvVar.spotToSpotConsolidation];
+        return value === undefined ? [] : [value];
+      });
+    expect(withVariable(built.template)).toEqual(['false']);
+    built.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('remove empty, drifted and expired nodes'),
+      Environment: { Variables: Match.objectLike({ [EnvVar.spotToSpotConsolidation]: 'false' }) },
+    });
+    const { template: on } = makeStack({ spotToSpotConsolidation: true });
+    expect(withVariable(on)).toEqual(['true']);
+  });
+
   it('lets the default rebalance action be set to drain', () => {
     const { template: drained } = makeStack({ rebalanceAction: 'drain' });
     drained.hasResourceProperties('AWS::Lambda::Function', {

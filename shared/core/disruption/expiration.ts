@@ -30,3 +30,20 @@ export function expiration(
   const at = createdAtMs + afterMs;
   return at <= nowMs ? { kind: 'expired', expiredAtMs: at } : { kind: 'notYet', expiresAtMs: at };
 }
+
+/**
+ * Karpenter's lifetime remaining: the fraction of `expireAfter` a NodeClaim created at
+ * `createdAtMs` has left at `nowMs`, in [0, 1]. 1 when it never expires, and when its expiry
+ * cannot be read (expiration reports that NodeClaim; its disruption cost is not lowered for it).
+ */
+export function lifetimeRemaining(
+  createdAtMs: number | undefined,
+  expireAfter: string | undefined,
+  nowMs: number,
+): number {
+  const value = expireAfter ?? '720h';
+  if (value === 'Never' || createdAtMs === undefined) return 1;
+  const lifetimeMs = parseGoDurationMs(value);
+  if (lifetimeMs === undefined || lifetimeMs <= 0) return 1;
+  return Math.min(1, Math.max(0, (lifetimeMs - (nowMs - createdAtMs)) / lifetimeMs));
+}

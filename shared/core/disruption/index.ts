@@ -12,7 +12,7 @@ export {
 export { type ConsolidatableVerdict, consolidatable } from './consolidatable.ts';
 export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';
 export { type Drift, type DriftReason, hashDrift, requirementsDrift, type VersionedHash } from './drift.ts';
-export { type ExpirationVerdict, expiration } from './expiration.ts';
+export { type ExpirationVerdict, expiration, lifetimeRemaining } from './expiration.ts';
 export {
   type DoNotDisruptVerdict,
   disruptionCost,

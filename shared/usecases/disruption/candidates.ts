@@ -5,6 +5,7 @@ import {
   isReschedulable,
   isStaticNodePool,
   Label,
+  lifetimeRemaining,
   nodeDoNotDisrupt,
   type PdbLimit,
   podBlockers,
@@ -17,7 +18,9 @@ import {
   type PodDisruptionBudget,
 } from '../../ports/cluster.ts';
 import type { SchedulingInput } from '../cluster-state.ts';
+import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
+import { spotFailedAtMs } from './replacement-capacity.ts';
 
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
@@ -87,6 +90,10 @@ export interface CandidateSet {
   readonly excluded: readonly Excluded[];
   /** Per NodePool: its nodes that count for budgets, and those being disrupted. */
   readonly counts: ReadonlyMap<string, BudgetCounts>;
+  /** Per NodePool, over its nodes with a known price (candidates or not): `Balanced`'s totals. */
+  readonly poolTotals: ReadonlyMap<string, PoolTotals>;
+  /** Per NodePool, when a consolidation replacement last failed on one of its NodeClaims, epoch ms. */
+  readonly spotFailedAtMs: ReadonlyMap<string, number>;
 }
 
 export function buildCandidates(input: CandidateInput): CandidateSet {
@@ -94,9 +101,15 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
   const candidates: DisruptionCandidate[] = [];
   const excluded: Excluded[] = [];
   const counts = new Map<string, { nodes: number; disrupting: number }>();
+  const poolTotals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
+  const spotFailed = new Map<string, number>();
   for (const claim of input.nodeClaims) {
     const pool = input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
+    const failedAt = spotFailedAtMs(claim.annotations);
+    if (failedAt !== undefined && failedAt > (spotFailed.get(pool.pool.name) ?? Number.NEGATIVE_INFINITY)) {
+      spotFailed.set(pool.pool.name, failedAt);
+    }
     const node = nodeFor(claim);
     const initialized = isConditionTrue(claim.status.conditions, 'Initialized') && node !== undefined;
     const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
@@ -111,6 +124,14 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     if (initialized) count.nodes += 1;
     if (initialized && disrupting) count.disrupting += 1;
     if (!initialized || disrupting || node === undefined) continue;
+    // As Karpenter, the whole NodePool's nodes that have a price count for Balanced's fractions.
+    const price = input.priceOf(claim);
+    if (price !== undefined && price > 0) {
+      const totals = poolTotals.get(pool.pool.name) ?? { pricePerHour: 0, disruptionCost: 0 };
+      totals.pricePerHour += price;
+      totals.disruptionCost += balancedDisruption(node.pods.filter(isReschedulable));
+      poolTotals.set(pool.pool.name, totals);
+    }
     // A static NodePool holds its replicas: no voluntary method (emptiness, drift, consolidation)
     // takes its nodes, as in Karpenter; expiration and interruption still do, and its replicas
     // are launched again by the static pass.
@@ -137,18 +158,20 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       continue;
     }
     const reschedulablePods = node.pods.filter(isReschedulable);
-    const price = input.priceOf(claim);
     candidates.push({
       nodeClaim: claim,
       node,
       nodePool: pool,
       ...(price === undefined ? {} : { pricePerHour: price }),
-      disruptionCost: disruptionCost(reschedulablePods),
+      disruptionCost: disruptionCost(
+        reschedulablePods,
+        lifetimeRemaining(claim.createdAtMs, claim.expireAfter, input.nowMs),
+      ),
       reschedulablePods,
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
     });
   }
-  return { candidates, excluded, counts };
+  return { candidates, excluded, counts, poolTotals, spotFailedAtMs: spotFailed };
 }
 
 /** Prices and per-NodePool totals of a candidate set, for consolidation. */
@@ -156,18 +179,13 @@ export function methodContextFor(
   set: CandidateSet,
   input: SchedulingInput | undefined,
   nowMs: number,
+  spotToSpot = false,
 ): MethodContext {
-  const totals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
-  for (const c of set.candidates) {
-    const pool = c.nodePool.pool.name;
-    const t = totals.get(pool) ?? { pricePerHour: 0, disruptionCost: 0 };
-    t.pricePerHour += c.pricePerHour ?? 0;
-    t.disruptionCost += c.disruptionCost;
-    totals.set(pool, t);
-  }
   return {
     instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
-    poolTotals: totals,
+    poolTotals: set.poolTotals,
+    spotFailedAtMs: set.spotFailedAtMs,
     nowMs,
+    spotToSpot,
   };
 }

@@ -29,6 +29,7 @@ import {
 } from '../provision-plan.ts';
 import { DRIFTED_CONDITION } from './drift.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
+import { parseMinSavings } from './min-savings.ts';
 
 // The NodeClaim conditions disruption reads, kept as Karpenter v1 keeps them: `Drifted` (with the
 // drift reason) and `Consolidatable` (consolidateAfter has passed since the last pod event), plus
@@ -190,6 +191,8 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
           nowMs,
         });
   if (verdict.kind === 'invalid') problem = verdict.problem;
+  const savings = pool === undefined ? undefined : parseMinSavings(pool.annotations);
+  if (problem === undefined && savings?.kind === 'invalid') problem = savings.problem;
   const consolidatableNow = conditionOf(conditions, CONSOLIDATABLE_CONDITION);
   if (verdict.kind === 'consolidatable') {
     if (consolidatableNow?.status !== 'True') {

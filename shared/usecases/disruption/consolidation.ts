@@ -4,10 +4,9 @@ import {
   type InstanceType,
   Label,
   type NodeClaimPlan,
-  type NodeSelectorRequirement,
-  type Offering,
 } from '../../core/index.ts';
 import { isConditionTrue } from '../../ports/cluster.ts';
+import { balancedRejection } from './balanced.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 import type {
   DisruptionCandidate,
@@ -16,24 +15,25 @@ import type {
   MethodContext,
   SimulateScheduling,
 } from './method.ts';
+import { minSavings, parseMinSavings } from './min-savings.ts';
+import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
+import { allowedValues, narrowPlan } from './replacement-plan.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
-// elsewhere, or a replace when one cheaper node takes them), with two changes that Flotilla makes
-// on purpose: no command saves less than the NodePool's minimum savings
-// (`flotilla.io/consolidation-min-savings`, default 10% of the candidates' $/hour), so nodes are
-// not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
+// elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
+// Flotilla's own: a NodePool may ask for a minimum saving (`flotilla.io/consolidation-min-savings`,
+// a fraction of the candidates' $/hour; unset, any strictly cheaper replacement does, as in
+// Karpenter), so nodes are not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
 // of a budget's worth of the most wasteful nodes onto the new nodes the cheapest plan for those
 // pods needs (several replacements), the steps by which the cluster moves towards what a
 // from-scratch solve of its pods would launch. Karpenter's methods stop where no single node and
 // no set replaced by one node saves enough, which after a large scale-down leaves many part-full
-// nodes.
+// nodes. Consolidation counts only on offerings it may launch (none backed off after insufficient
+// capacity), and pins replacements to spot only while spot is there (replacement-capacity.ts).
 // Pure: the simulation and the prices come in as arguments.
 
-/** The NodePool annotation with the least a consolidation command must save, `10%` or `0.1`. */
-export const MIN_SAVINGS_ANNOTATION = 'flotilla.io/consolidation-min-savings';
-export const DEFAULT_MIN_SAVINGS = 0.1;
-/** Karpenter's MinInstanceTypesForSpotToSpotConsolidation. */
-export const SPOT_TO_SPOT_MIN_TYPES = 15;
+export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSavings } from './min-savings.ts';
+export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
 /** Karpenter's cap on multi-node candidates. */
 export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
@@ -50,16 +50,6 @@ const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 function mostAfter(before: number, threshold: number): number {
   return Math.min(before * (1 - threshold), before - STRICT_SAVING_USD_PER_HOUR);
 }
-/** Karpenter v1.14's `Balanced` threshold: savings fraction / disruption fraction ≥ 1/k, k = 2. */
-export const BALANCED_MIN_SCORE = 0.5;
-
-/** The NodePool's minimum savings as a fraction in [0, 1), or the default when unset or unreadable. */
-export function minSavings(annotations: Readonly<Record<string, string>> | undefined): number {
-  const raw = annotations?.[MIN_SAVINGS_ANNOTATION]?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_MIN_SAVINGS;
-  const value = raw.endsWith('%') ? Number(raw.slice(0, -1)) / 100 : Number(raw);
-  return Number.isFinite(value) && value >= 0 && value < 1 ? value : DEFAULT_MIN_SAVINGS;
-}
 
 /** Whether consolidation (not only emptiness) may act on the candidate's NodePool. */
 function underutilizedAllowed(candidate: DisruptionCandidate): boolean {
@@ -70,6 +60,8 @@ function underutilizedAllowed(candidate: DisruptionCandidate): boolean {
 function shouldConsolidate(candidate: DisruptionCandidate): boolean {
   return (
     underutilizedAllowed(candidate) &&
+    // A minimum savings that cannot be read is not taken for none.
+    parseMinSavings(candidate.nodePool.annotations).kind === 'ok' &&
     // Empty nodes are emptiness's.
     candidate.reschedulablePods.length > 0 &&
     candidate.blockers.length === 0 &&
@@ -80,6 +72,7 @@ function shouldConsolidate(candidate: DisruptionCandidate): boolean {
 }
 
 const priceOf = (c: DisruptionCandidate) => c.pricePerHour ?? 0;
+const SPOT: ReadonlySet<string> = new Set(['spot']);
 const capacityTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.capacityType];
 const instanceTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.instanceType];
 
@@ -106,42 +99,13 @@ function sameTypeCap(
   return cap;
 }
 
-/** Karpenter's order: the most $/hour saved per unit of disruption first. */
+/**
+ * Karpenter's order: the most $/hour saved per unit of disruption first, a node's disruption cost
+ * scaled by the share of its lifetime (expireAfter) it has left, so nodes near expiry go first.
+ */
 export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandidate): number {
   const ratio = (c: DisruptionCandidate) => priceOf(c) / Math.max(c.disruptionCost, 1e-9);
   return ratio(b) - ratio(a) || a.nodeClaim.name.localeCompare(b.nodeClaim.name);
-}
-
-function allowedValues(
-  requirements: readonly NodeSelectorRequirement[],
-  key: string,
-): Set<string> | undefined {
-  const r = requirements.find((x) => x.key === key && x.operator === 'In');
-  return r === undefined ? undefined : new Set(r.values ?? []);
-}
-
-function withValues(
-  requirements: readonly NodeSelectorRequirement[],
-  key: string,
-  values: readonly string[],
-): NodeSelectorRequirement[] {
-  return [...requirements.filter((r) => r.key !== key), { key, operator: 'In', values: [...values] }];
-}
-
-/** The cheapest offering of `type` the requirements allow with capacity type `capacityType`. */
-function priceFor(
-  type: InstanceType,
-  requirements: readonly NodeSelectorRequirement[],
-  capacityTypes: ReadonlySet<string>,
-): number {
-  const zones = allowedValues(requirements, Label.zone);
-  let best = Number.POSITIVE_INFINITY;
-  for (const o of type.offerings as readonly Offering[]) {
-    if (!o.available || !capacityTypes.has(o.capacityType)) continue;
-    if (zones !== undefined && !zones.has(o.zone)) continue;
-    if (o.priceUsdPerHour < best) best = o.priceUsdPerHour;
-  }
-  return best;
 }
 
 /** The consolidation methods, as decision lines name them. */
@@ -156,39 +120,6 @@ export function isConsolidationMethod(name: string): name is ConsolidationMethod
 export type Evaluation =
   | { readonly kind: 'command'; readonly command: DisruptionCommand; readonly savingsPerHour: number }
   | { readonly kind: 'invalid'; readonly why: string };
-
-/** One replacement, narrowed to the instance types (and capacity type) that keep the savings. */
-function narrowPlan(
-  plan: NodeClaimPlan,
-  types: ReadonlyMap<string, InstanceType>,
-  capacityTypes: ReadonlySet<string>,
-  capPerHour: number,
-  spotToSpotSingle: boolean,
-): { plan: NodeClaimPlan; cheapest: number } | string {
-  const priced = plan.instanceTypes
-    .flatMap((c) => {
-      const type = types.get(c.name);
-      const price =
-        type === undefined ? Number.POSITIVE_INFINITY : priceFor(type, plan.requirements, capacityTypes);
-      return Number.isFinite(price) && price <= capPerHour ? [{ name: c.name, priceUsdPerHour: price }] : [];
-    })
-    .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.name.localeCompare(b.name));
-  if (priced.length === 0) return "can't replace with a cheaper node";
-  if (spotToSpotSingle && priced.length < SPOT_TO_SPOT_MIN_TYPES) {
-    return `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${priced.length}`;
-  }
-  const kept = spotToSpotSingle ? priced.slice(0, SPOT_TO_SPOT_MIN_TYPES) : priced;
-  let requirements = withValues(
-    plan.requirements,
-    Label.instanceType,
-    kept.map((t) => t.name),
-  );
-  requirements = withValues(requirements, Label.capacityType, [...capacityTypes].sort());
-  return {
-    plan: { ...plan, requirements, instanceTypes: kept },
-    cheapest: kept[0]?.priceUsdPerHour ?? Number.POSITIVE_INFINITY,
-  };
-}
 
 /**
  * The first NodePool whose candidates in a package would be replaced by nodes of its own that do
@@ -223,7 +154,7 @@ function poolSavingNothing(
  * aside), the replacements in each NodePool must save its minimum on its candidates, on-demand
  * candidates are replaced by spot where the NodePool allows spot, and a single spot node is
  * replaced by spot only with at least 15 cheaper instance types (the 15 cheapest are kept).
- * Under `Balanced`, savings / disruption (each as a fraction of the NodePool's) must reach 0.5.
+ * Under `Balanced`, savings / disruption (each as a fraction of the whole NodePool's) must reach 0.5.
  */
 export function evaluateConsolidation(
   method: ConsolidationMethodName,
@@ -245,6 +176,8 @@ export function evaluateConsolidation(
   const budget = mostAfter(before, threshold);
   const replacements: NodeClaimPlan[] = [];
   let after = 0;
+  /** Set when a replacement goes on-demand for want of spot: since when spot has been short. */
+  let spotShortSinceMs: number | undefined;
   if (result.nodeClaims.length > 0) {
     // As Karpenter: one replacement at most. With more, a command could replace a node by an
     // identical one as part of a package whose savings come from another node. Repack takes as
@@ -254,29 +187,39 @@ export function evaluateConsolidation(
     if (result.nodeClaims.length > most) {
       return { kind: 'invalid', why: `the pods need ${result.nodeClaims.length} new nodes` };
     }
-    const allOnDemand = candidates.every((c) => capacityTypeOf(c) === 'on-demand');
     const allSpot = candidates.every((c) => capacityTypeOf(c) === 'spot');
     // A first pass prices each plan at its cheapest allowed offering; the slack left under the
     // budget is shared out so that whatever type is launched keeps the savings.
     const narrowed: {
       plan: NodeClaimPlan;
       types: Map<string, InstanceType>;
-      capacityTypes: Set<string>;
+      capacityTypes: ReadonlySet<string>;
       cheapest: number;
       cap: number;
     }[] = [];
     let cheapestTotal = 0;
     for (const plan of result.nodeClaims) {
       const types = new Map(context.instanceTypes(plan.nodeClassName).map((t) => [t.name, t]));
-      const allowed = allowedValues(plan.requirements, Label.capacityType) ?? new Set(['on-demand', 'spot']);
-      // On-demand candidates go to spot where the NodePool allows it (so a spot shortage does not
-      // become a pricier on-demand node); spot candidates stay on spot.
-      const capacityTypes =
-        (allOnDemand || allSpot) && allowed.has('spot') ? new Set(['spot']) : new Set(allowed);
-      capacityTypes.delete('reserved');
       // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
       // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
       const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
+      // Spot is there to pin to when a cheaper spot offering is available (none backed off after
+      // insufficient capacity) and no replacement of the NodePool failed lately.
+      const failedAtMs = context.spotFailedAtMs?.get(plan.nodePoolName);
+      const failedLately = failedAtMs !== undefined && context.nowMs - failedAtMs < SPOT_RETRY_AFTER_MS;
+      const spotAvailable =
+        !failedLately && typeof narrowPlan(plan, types, SPOT, Math.min(cap, budget), false) !== 'string';
+      const choice = replacementCapacity({
+        allowed: allowedValues(plan.requirements, Label.capacityType) ?? new Set(['on-demand', 'spot']),
+        candidates: candidates.map(capacityTypeOf),
+        spotToSpot: context.spotToSpot === true,
+        spotAvailable,
+      });
+      if (choice.kind === 'invalid') return choice;
+      const capacityTypes = choice.capacityTypes;
+      if (!spotAvailable && !capacityTypes.has('spot')) {
+        spotShortSinceMs = failedLately ? failedAtMs : context.nowMs;
+      }
       const first = narrowPlan(plan, types, capacityTypes, cap, false);
       if (typeof first === 'string') {
         return {
@@ -296,9 +239,10 @@ export function evaluateConsolidation(
       };
     }
     const slack = (budget - cheapestTotal) / narrowed.length;
-    const spotToSpotSingle = method === 'single-node' && allSpot;
     for (const n of narrowed) {
       const cap = Math.min(n.cheapest + slack, n.cap);
+      // Karpenter's single-node spot-to-spot rule (at least 15 cheaper types, the 15 cheapest kept).
+      const spotToSpotSingle = method === 'single-node' && allSpot && n.capacityTypes.has('spot');
       const kept = narrowPlan(n.plan, n.types, n.capacityTypes, cap, spotToSpotSingle);
       if (typeof kept === 'string') return { kind: 'invalid', why: kept };
       replacements.push(kept.plan);
@@ -309,19 +253,8 @@ export function evaluateConsolidation(
   }
   const savings = before - after;
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
-  if (policy === 'Balanced') {
-    const pool = candidates[0]?.nodePool.pool.name ?? '';
-    const totals = context.poolTotals.get(pool);
-    const savingsFraction =
-      totals === undefined || totals.pricePerHour <= 0 ? 0 : savings / totals.pricePerHour;
-    const cost = candidates.reduce((sum, c) => sum + c.disruptionCost, 0);
-    const disruptionFraction =
-      totals === undefined || totals.disruptionCost <= 0 ? 1 : cost / totals.disruptionCost;
-    const score = disruptionFraction <= 0 ? Number.POSITIVE_INFINITY : savingsFraction / disruptionFraction;
-    if (score < BALANCED_MIN_SCORE) {
-      return { kind: 'invalid', why: `Balanced score ${score.toFixed(2)} is below ${BALANCED_MIN_SCORE}` };
-    }
-  }
+  const rejected = balancedRejection(candidates, savings, context.poolTotals);
+  if (rejected !== undefined) return { kind: 'invalid', why: rejected };
   return {
     kind: 'command',
     savingsPerHour: savings,
@@ -332,6 +265,11 @@ export function evaluateConsolidation(
       replacements,
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
+      // Replacements launched on-demand for want of spot remember it, so that they are not tried
+      // on spot again before SPOT_RETRY_AFTER_MS.
+      ...(spotShortSinceMs === undefined
+        ? {}
+        : { replacementAnnotations: { [SPOT_FAILED_ANNOTATION]: new Date(spotShortSinceMs).toISOString() } }),
     },
   };
 }
@@ -445,7 +383,11 @@ export const repackConsolidation: DisruptionMethod = {
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
     if (context === undefined) return [];
-    const pool = samePolicy(withinBudget(candidates, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
+    // Its packages are replaced by spot where they can be: with spot-to-spot consolidation off,
+    // spot nodes are left to the methods that may delete them.
+    const eligible =
+      context.spotToSpot === true ? candidates : candidates.filter((c) => capacityTypeOf(c) !== 'spot');
+    const pool = samePolicy(withinBudget(eligible, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
     if (pool.length < 3) return [];
     const best = largestPrefix('repack', pool, simulate, context);
     return best === undefined ? [] : [best];

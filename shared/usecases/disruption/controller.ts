@@ -104,6 +104,11 @@ export interface DisruptionOptions {
   readonly nodePools?: (name: string) => boolean;
   /** The scheduling settings the simulation solves with (Karpenter's minValues and preference policies). */
   readonly solveOptions?: SolveOptions;
+  /**
+   * Whether consolidation may replace spot nodes by spot nodes (Karpenter's
+   * `SpotToSpotConsolidation` feature gate); otherwise spot nodes are only deleted. @default false
+   */
+  readonly spotToSpotConsolidation?: boolean;
 }
 
 export interface DisruptionPassResult {
@@ -418,7 +423,7 @@ class Pass {
   }
 
   private methodContext(set: CandidateSet): MethodContext {
-    return methodContextFor(set, this.input, this.now());
+    return methodContextFor(set, this.input, this.now(), this.options.spotToSpotConsolidation === true);
   }
 
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
@@ -471,7 +476,14 @@ class Pass {
       if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
       return true;
     }
-    await createReplacements(this.ports, command.replacements, record, this.pools, this.classes);
+    await createReplacements(
+      this.ports,
+      command.replacements,
+      record,
+      this.pools,
+      this.classes,
+      command.replacementAnnotations,
+    );
     await markCandidates(this.ports, candidates, record);
     await recordEvents(
       this.ports,

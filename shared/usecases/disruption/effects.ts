@@ -41,6 +41,7 @@ export async function createReplacements(
   record: CommandRecord,
   pools: ReadonlyMap<string, ClusterNodePool>,
   classes: ReadonlyMap<string, EC2NodeClass>,
+  annotations: Readonly<Record<string, string>> = {},
 ): Promise<string[]> {
   const created: string[] = [];
   for (const [i, plan] of plans.entries()) {
@@ -50,7 +51,7 @@ export async function createReplacements(
     const claim = toNewNodeClaim(name, plan, pool, classes.get(plan.nodeClassName));
     await ports.cluster.createNodeClaim({
       ...claim,
-      annotations: { ...claim.annotations, [COMMAND_ANNOTATION]: encodeCommand(record) },
+      annotations: { ...claim.annotations, ...annotations, [COMMAND_ANNOTATION]: encodeCommand(record) },
     });
     created.push(name);
   }

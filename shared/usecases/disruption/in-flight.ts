@@ -1,11 +1,14 @@
 import { DISRUPTED_TAINT } from '../../core/index.ts';
 import { type ClusterNodeClaim, isConditionTrue } from '../../ports/cluster.ts';
+import { ignoreNotFound } from '../../ports/errors.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
+import { isConsolidationMethod } from './consolidation.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, markCandidates, unmarkCandidates } from './effects.ts';
 import type { PassView } from './pass-view.ts';
+import { SPOT_FAILED_ANNOTATION } from './replacement-capacity.ts';
 
 // Commands outlive the pass that starts them: each pass finishes, undoes or repeats the steps of
 // the commands recorded on the NodeClaims, and clears marks that belong to no command.
@@ -47,6 +50,18 @@ export async function progressCommands(view: PassView): Promise<number> {
     const timedOut = view.nowMs - Date.parse(record.startedAt) > COMMAND_TIMEOUT_MS;
     if (gone.length > 0 || timedOut) {
       await unmarkCandidates(view.ports, live);
+      // A consolidation replacement that could not launch (a spot shortage, mostly): its NodePool's
+      // replacements are not pinned to spot for a while (replacement-capacity.ts).
+      if (gone.length > 0 && isConsolidationMethod(record.method)) {
+        const at = new Date(view.nowMs).toISOString();
+        for (const claim of live) {
+          await ignoreNotFound(
+            view.ports.cluster.patchNodeClaimMetadata(claim.name, {
+              annotations: { [SPOT_FAILED_ANNOTATION]: at },
+            }),
+          );
+        }
+      }
       const unready = replacements.flatMap((r) =>
         r === undefined || r.deleting || initialized(r) ? [] : [r],
       );

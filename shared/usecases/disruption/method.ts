@@ -22,7 +22,10 @@ export interface DisruptionCandidate {
   readonly nodePool: ClusterNodePool;
   /** Price of the running offering in USD per hour, when the catalog has it. */
   readonly pricePerHour?: number;
-  /** Karpenter's disruption cost: 1 per reschedulable pod, adjusted for deletion cost and priority. */
+  /**
+   * Karpenter's disruption cost, which orders candidates: 1 per reschedulable pod, adjusted for
+   * deletion cost and priority, times the fraction of the NodeClaim's expireAfter lifetime left.
+   */
   readonly disruptionCost: number;
   /** The pods that need a place elsewhere when the node goes (no DaemonSet or mirror pods). */
   readonly reschedulablePods: readonly Pod[];
@@ -43,18 +46,30 @@ export interface DisruptionCommand {
   readonly policy?: string;
   /** Consolidation: the pods that move. */
   readonly podsMoved?: number;
+  /** Annotations the replacements carry (a spot failure they inherit from their candidates). */
+  readonly replacementAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** What consolidation needs beyond the simulation: prices, and each NodePool's totals. */
 export interface MethodContext {
   /** The instance types (with offerings and prices) of a NodeClass. */
   readonly instanceTypes: (nodeClassName: string) => readonly InstanceType[];
-  /** Per NodePool: its candidates' $/hour and disruption cost (for `Balanced`). */
+  /**
+   * Per NodePool, over all its nodes with a known price: their $/hour, and their disruption cost as
+   * `Balanced` counts it (balancedDisruption: 1 per node plus its pods' eviction costs).
+   */
   readonly poolTotals: ReadonlyMap<
     string,
     { readonly pricePerHour: number; readonly disruptionCost: number }
   >;
   readonly nowMs: number;
+  /**
+   * Whether spot candidates may be replaced by spot nodes (Karpenter's `SpotToSpotConsolidation`);
+   * otherwise they are only deleted. @default false
+   */
+  readonly spotToSpot?: boolean;
+  /** Per NodePool, when a consolidation replacement last failed to launch, epoch ms. */
+  readonly spotFailedAtMs?: ReadonlyMap<string, number>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expiration } from '../../../shared/core/index.ts';
+import { expiration, lifetimeRemaining } from '../../../shared/core/index.ts';
 
 const created = Date.parse('2026-11-01T00:00:00Z');
 const HOUR = 3_600_000;
@@ -29,5 +29,23 @@ describe('expiration', () => {
       kind: 'invalid',
       problem: 'it has no creationTimestamp',
     });
+  });
+});
+
+describe('lifetimeRemaining: the share of expireAfter a NodeClaim has left', () => {
+  it.each([
+    ['just created', '720h', 0, 1],
+    ['a quarter through', '720h', 180 * HOUR, 0.75],
+    ['half through', '10h', 5 * HOUR, 0.5],
+    ['past expiry', '10h', 11 * HOUR, 0],
+    ['the default 720h', undefined, 360 * HOUR, 0.5],
+    ['Never', 'Never', 10_000 * HOUR, 1],
+    ['an expireAfter that does not parse (not lowered)', 'soon', 5 * HOUR, 1],
+  ] as const)('%s', (_, expireAfter, ageMs, expected) => {
+    expect(lifetimeRemaining(created, expireAfter, created + ageMs)).toBeCloseTo(expected, 10);
+  });
+
+  it('is 1 without a creation time', () => {
+    expect(lifetimeRemaining(undefined, '1h', created)).toBe(1);
   });
 });

@@ -12,7 +12,7 @@ const MINUTE = 60_000;
 const scenario = (nodeRepair: boolean | undefined) => `name: node-not-ready
 duration: 45m
 bootDelay: 45s
-${nodeRepair === undefined ? '' : `nodeRepair: ${nodeRepair}\n`}ec2NodeClasses:
+${nodeRepair === undefined ? '' : `settings:\n  nodeRepair: ${nodeRepair}\n`}ec2NodeClasses:
   - apiVersion: karpenter.k8s.aws/v1
     kind: EC2NodeClass
     metadata: { name: default }

@@ -170,6 +170,43 @@ describe('scenario files', () => {
     ]);
   });
 
+  it("runs with the stack's settings at their defaults unless the scenario sets them", () => {
+    expect(parseScenario(scenario()).settings).toEqual({
+      spotToSpotConsolidation: false,
+      nodeRepair: false,
+      minValuesPolicy: 'Strict',
+      preferencePolicy: 'Respect',
+    });
+    const on = parseScenario(
+      scenario({ head: 'name: small\nduration: 10m\nsettings:\n  spotToSpotConsolidation: true\n' }),
+    );
+    expect(on.settings).toEqual({
+      spotToSpotConsolidation: true,
+      nodeRepair: false,
+      minValuesPolicy: 'Strict',
+      preferencePolicy: 'Respect',
+    });
+    const relaxed = parseScenario(
+      scenario({
+        head: 'name: small\nduration: 10m\nsettings:\n  minValuesPolicy: BestEffort\n  preferencePolicy: Ignore\n',
+      }),
+    );
+    expect(relaxed.settings).toMatchObject({ minValuesPolicy: 'BestEffort', preferencePolicy: 'Ignore' });
+    expect(
+      problemsOf(scenario({ head: 'name: small\nduration: 10m\nsettings:\n  minValuesPolicy: Loose\n' })),
+    ).toEqual([expect.objectContaining({ field: 'settings.minValuesPolicy', line: 4 })]);
+    const problems = problemsOf(
+      scenario({ head: 'name: small\nduration: 10m\nsettings:\n  spotToSpotConsolidation: "yes"\n' }),
+    );
+    expect(problems).toEqual([
+      expect.objectContaining({ field: 'settings.spotToSpotConsolidation', line: 4 }),
+    ]);
+    const unknown = problemsOf(
+      scenario({ head: 'name: small\nduration: 10m\nsettings:\n  spotToSpot: true\n' }),
+    );
+    expect(unknown).toHaveLength(1);
+  });
+
   it.each([
     ['90s', 90_000],
     ['1h', 3_600_000],

@@ -6,6 +6,7 @@ import {
   type CandidateInput,
   pdbLimits,
 } from '../../../../shared/usecases/disruption/candidates.ts';
+import { byConsolidationOrder } from '../../../../shared/usecases/disruption/consolidation.ts';
 import {
   boundPod,
   type ClaimOptions,
@@ -234,6 +235,53 @@ describe('pdbLimits: the cluster budgets as the blockers read them', () => {
       { pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' },
     ]);
     expect(blockersWith()).toHaveLength(1);
+  });
+});
+
+describe("buildCandidates: Balanced's totals and the lifetime factor", () => {
+  it('totals every priced node of the NodePool, candidate or not, each at 1 plus its pods', () => {
+    const claims = [
+      nodeClaim('a'),
+      nodeClaim('protected'),
+      nodeClaim('unpriced'),
+      nodeClaim('going', { deleting: true }),
+      nodeClaim('g', { pool: 'gpu' }),
+    ];
+    const nodes = [
+      clusterNode('node-a', { pods: [boundPod('a1'), boundPod('a2'), daemonPod('agent')] }),
+      clusterNode('node-protected', {
+        pods: [boundPod('p1')],
+        annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+      }),
+      clusterNode('node-unpriced', { pods: [boundPod('u1')] }),
+      clusterNode('node-going', { pods: [boundPod('x1')] }),
+      clusterNode('node-g', { pool: 'gpu' }),
+    ];
+    const prices: Record<string, number> = { a: 0.2, protected: 0.1, going: 0.4, g: 1 };
+    const set = buildCandidates(input(claims, nodes, { priceOf: (c) => prices[c.name] }));
+    expect(set.candidates.map((c) => c.nodeClaim.name).sort()).toEqual(['a', 'g', 'unpriced']);
+    expect(set.poolTotals.get('default')?.pricePerHour).toBeCloseTo(0.3, 10);
+    // a: 1 + 2 pods; protected: 1 + 1 pod.
+    expect(set.poolTotals.get('default')?.disruptionCost).toBe(5);
+    expect(set.poolTotals.get('gpu')).toEqual({ pricePerHour: 1, disruptionCost: 1 });
+  });
+
+  it("scales a candidate's disruption cost by the share of its lifetime left, so one near expiry goes first", () => {
+    const pods = [boundPod('p1'), boundPod('p2')];
+    const claims = [
+      nodeClaim('young', { createdAtMs: T0 }),
+      nodeClaim('old', { createdAtMs: T0 - 540 * 3_600_000 }),
+    ];
+    const nodes = [clusterNode('node-young', { pods }), clusterNode('node-old', { pods })];
+    const set = buildCandidates(input(claims, nodes, { priceOf: () => 0.1 }));
+    const cost = new Map(set.candidates.map((c) => [c.nodeClaim.name, c.disruptionCost]));
+    expect(cost.get('young')).toBe(2);
+    // 540 of 720 hours gone: a quarter left.
+    expect(cost.get('old')).toBeCloseTo(0.5, 10);
+    expect([...set.candidates].sort(byConsolidationOrder).map((c) => c.nodeClaim.name)).toEqual([
+      'old',
+      'young',
+    ]);
   });
 });
 

@@ -403,6 +403,15 @@ describe('computeClaimChanges: Consolidatable and pod events', () => {
     expect(changes.problem).toBe(problem);
   });
 
+  it('reports a minimum savings annotation that cannot be read', () => {
+    const claim = launched({ annotations: emptySeen, conditions: READY_CONDITIONS });
+    const annotations = { 'flotilla.io/consolidation-min-savings': 'some' };
+    const changes = computeClaimChanges(
+      conditionInput({ claim, node: clusterNode('node-c'), pool: pool('default', {}, { annotations }) }),
+    );
+    expect(changes.problem).toMatch(/consolidation-min-savings "some" is neither a percentage/);
+  });
+
   it('the first look at an empty node records the pod set but sets no lastPodEventTime', () => {
     const claim = launched({ conditions: init(NOW - 10 * MINUTE) });
     const changes = computeClaimChanges(

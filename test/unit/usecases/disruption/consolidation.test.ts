@@ -7,12 +7,19 @@ import {
   MIN_SAVINGS_ANNOTATION,
   minSavings,
   multiNodeConsolidation,
+  parseMinSavings,
   repackConsolidation,
   SPOT_TO_SPOT_MIN_TYPES,
   singleNodeConsolidation,
   utilization,
 } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import {
+  replacementCapacity,
+  SPOT_FAILED_ANNOTATION,
+  SPOT_RETRY_AFTER_MS,
+  SPOT_TO_SPOT_OFF,
+} from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 
 // Consolidation's pure decisions with a scripted simulation: which commands it proposes, and that
@@ -36,8 +43,8 @@ function itype(name: string, onDemand: number, spot?: number): InstanceType {
   };
 }
 
-function context(types: readonly InstanceType[], totals = new Map()): MethodContext {
-  return { instanceTypes: () => types, poolTotals: totals, nowMs: T0 };
+function context(types: readonly InstanceType[], totals = new Map(), spotToSpot = false): MethodContext {
+  return { instanceTypes: () => types, poolTotals: totals, nowMs: T0, spotToSpot };
 }
 
 /** A consolidatable candidate of `pods` pods on a `type` node at `price` $/h. */
@@ -121,13 +128,26 @@ describe('which nodes consolidation looks at', () => {
     expect(repackConsolidation.shouldDisrupt(c as DisruptionCandidate, T0)).toBe(expected);
   });
 
-  it('reads the NodePool minimum savings as a percentage or a fraction, else 10%', () => {
+  it('reads the NodePool minimum savings as a percentage or a fraction, else none (strictly cheaper)', () => {
     expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '25%' })).toBe(0.25);
     expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '0.05' })).toBe(0.05);
-    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: 'lots' })).toBe(0.1);
-    expect(minSavings({ [MIN_SAVINGS_ANNOTATION]: '1' })).toBe(0.1);
-    expect(minSavings(undefined)).toBe(0.1);
+    expect(minSavings(undefined)).toBe(0);
+    expect(minSavings({})).toBe(0);
   });
+
+  it.each(['lots', '1', '-5%', '150%'])(
+    'leaves the nodes of a NodePool whose minimum savings is %s alone',
+    (raw) => {
+      const annotations = { [MIN_SAVINGS_ANNOTATION]: raw };
+      const parsed = parseMinSavings(annotations);
+      expect(parsed.kind).toBe('invalid');
+      expect(parsed.kind === 'invalid' ? parsed.problem : '').toContain(`"${raw}"`);
+      const c = node('a', 0.2, { annotations });
+      for (const method of [singleNodeConsolidation, multiNodeConsolidation, repackConsolidation]) {
+        expect(method.shouldDisrupt(c, T0)).toBe(false);
+      }
+    },
+  );
 });
 
 describe('single-node consolidation', () => {
@@ -158,26 +178,31 @@ describe('single-node consolidation', () => {
       context([m5large, m5xlarge]),
     );
     expect(values(command?.replacements[0], 'node.kubernetes.io/instance-type')).toEqual(['m5.large']);
-    expect(command?.policy).toBe('WhenEmptyOrUnderutilized, min savings 10%');
+    expect(command?.policy).toBe('WhenEmptyOrUnderutilized, min savings 0%');
   });
 
-  it('does not replace for less than the minimum savings, unless the NodePool asks for less', () => {
+  it('replaces for any saving by default, as Karpenter, and for less than a minimum the NodePool sets never', () => {
     const nearly = itype('m5a.xlarge', 0.18);
     const simulate = simulation({ replacements: [replacementOf([nearly], ['on-demand'])] });
     expect(
       singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), simulate, context([nearly])),
-    ).toEqual([]);
+    ).toHaveLength(1);
+    const strict = node('a', 0.192, { annotations: { [MIN_SAVINGS_ANNOTATION]: '10%' } });
+    expect(singleNodeConsolidation.computeCommands([strict], all(1), simulate, context([nearly]))).toEqual(
+      [],
+    );
     const lenient = node('a', 0.192, { annotations: { [MIN_SAVINGS_ANNOTATION]: '5%' } });
     expect(
       singleNodeConsolidation.computeCommands([lenient], all(1), simulate, context([nearly])),
     ).toHaveLength(1);
   });
 
-  it('never replaces a node with one of the same price, even with a minimum of 0%', () => {
+  it('never replaces a node with one of the same price', () => {
     const same = itype('m5a.xlarge', 0.192);
     const simulate = simulation({ replacements: [replacementOf([same], ['on-demand'])] });
-    const free = node('a', 0.192, { annotations: { [MIN_SAVINGS_ANNOTATION]: '0%' } });
-    expect(singleNodeConsolidation.computeCommands([free], all(1), simulate, context([same]))).toEqual([]);
+    expect(
+      singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), simulate, context([same])),
+    ).toEqual([]);
   });
 
   it('replaces on-demand nodes with spot where the NodePool allows spot', () => {
@@ -195,16 +220,16 @@ describe('single-node consolidation', () => {
     const few = Array.from({ length: 10 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
     const spotNode = node('a', 0.08, { capacityType: 'spot' });
     const simulateFew = simulation({ replacements: [replacementOf(few)] });
-    expect(singleNodeConsolidation.computeCommands([spotNode], all(1), simulateFew, context(few))).toEqual(
-      [],
-    );
+    expect(
+      singleNodeConsolidation.computeCommands([spotNode], all(1), simulateFew, context(few, new Map(), true)),
+    ).toEqual([]);
     const many = Array.from({ length: 20 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
     const simulateMany = simulation({ replacements: [replacementOf(many)] });
     const [command] = singleNodeConsolidation.computeCommands(
       [spotNode],
       all(1),
       simulateMany,
-      context(many),
+      context(many, new Map(), true),
     );
     expect(values(command?.replacements[0], 'node.kubernetes.io/instance-type')).toHaveLength(
       SPOT_TO_SPOT_MIN_TYPES,
@@ -226,6 +251,134 @@ describe('single-node consolidation', () => {
     expect(
       singleNodeConsolidation.computeCommands([node('a', 0.2)], all(0), simulation(), context([])),
     ).toEqual([]);
+  });
+});
+
+describe('pinning replacements to spot', () => {
+  const m5large = itype('m5.large', 0.096, 0.04);
+  const both = simulation({ replacements: [replacementOf([m5large])] });
+  const mixed = [node('d', 0.192), node('s', 0.08, { capacityType: 'spot' })];
+
+  it.each([
+    ['on-demand nodes', [node('a', 0.192), node('b', 0.192)]],
+    ['a mixed package (spot and on-demand)', mixed],
+  ])('pins the replacement of %s to spot when it could be spot or on-demand', (_, candidates) => {
+    const [command] = multiNodeConsolidation.computeCommands(candidates, all(2), both, context([m5large]));
+    expect(command?.candidates).toHaveLength(2);
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('keeps on-demand where the replacement can only be on-demand', () => {
+    const onDemand = simulation({ replacements: [replacementOf([m5large], ['on-demand'])] });
+    const [command] = multiNodeConsolidation.computeCommands(mixed, all(2), onDemand, context([m5large]));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+  });
+
+  it.each([
+    [{ allowed: ['on-demand', 'spot'], candidates: ['on-demand', 'spot'] }, ['spot']],
+    [{ allowed: ['on-demand', 'spot', 'reserved'], candidates: ['on-demand'] }, ['spot']],
+    [{ allowed: ['on-demand', 'reserved'], candidates: ['on-demand'] }, ['on-demand']],
+    [{ allowed: ['on-demand'], candidates: ['spot'] }, ['on-demand']],
+    [{ allowed: ['on-demand', 'spot'], candidates: [undefined] }, ['spot']],
+  ])('%j → %j', (input, expected) => {
+    const choice = replacementCapacity({ ...input, allowed: new Set(input.allowed), spotToSpot: false });
+    expect(choice.kind === 'capacityTypes' ? [...choice.capacityTypes].sort() : choice).toEqual(expected);
+  });
+});
+
+describe('a spot shortage: pinned to spot only while spot is there', () => {
+  /** m5.large: on-demand $0.096/h; spot $0.04/h, available or backed off after insufficient capacity. */
+  const large = (spotAvailable: boolean): InstanceType => {
+    const t = itype('m5.large', 0.096, 0.04);
+    return {
+      ...t,
+      offerings: t.offerings.map((o) => (o.capacityType === 'spot' ? { ...o, available: spotAvailable } : o)),
+    };
+  };
+  const toLarge = simulation({ replacements: [replacementOf([large(true)])] });
+  const failedAt = (ms: number) => ({
+    ...context([large(true)]),
+    spotFailedAtMs: new Map([['default', ms]]),
+  });
+  /** The command that replaces node a ($0.192/h, on-demand) by an m5.large under `ctx`. */
+  const replaceA = (ctx: MethodContext) =>
+    singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), toLarge, ctx)[0];
+
+  it('replaces on-demand nodes by cheaper on-demand ones while every spot offering is backed off, and says so', () => {
+    const command = replaceA(context([large(false)]));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+    expect(command?.replacementAnnotations).toEqual({ [SPOT_FAILED_ANNOTATION]: new Date(T0).toISOString() });
+    // With spot available, spot as Karpenter, and nothing to remember.
+    const spot = replaceA(context([large(true)]));
+    expect(values(spot?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+    expect(spot?.replacementAnnotations).toBeUndefined();
+  });
+
+  it('does not pin to spot for SPOT_RETRY_AFTER_MS after a replacement of the NodePool failed, then does again', () => {
+    const lately = T0 - SPOT_RETRY_AFTER_MS + 60_000;
+    const command = replaceA(failedAt(lately));
+    expect(values(command?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['on-demand']);
+    // The replacements inherit the failure's time: the memory does not grow longer for them.
+    expect(command?.replacementAnnotations).toEqual({
+      [SPOT_FAILED_ANNOTATION]: new Date(lately).toISOString(),
+    });
+    const later = replaceA(failedAt(T0 - SPOT_RETRY_AFTER_MS));
+    expect(values(later?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('proposes nothing when on-demand is no cheaper than the candidates and spot is short', () => {
+    const onDemandNode = node('a', 0.096, { type: 'm5a.large' });
+    expect(
+      singleNodeConsolidation.computeCommands([onDemandNode], all(1), toLarge, context([large(false)])),
+    ).toEqual([]);
+    // A NodePool of spot only stays pinned to spot, and so finds no replacement.
+    const spotOnly = simulation({ replacements: [replacementOf([large(false)], ['spot'])] });
+    expect(
+      singleNodeConsolidation.computeCommands([node('a', 0.192)], all(1), spotOnly, context([large(false)])),
+    ).toEqual([]);
+  });
+});
+
+describe('spot-to-spot consolidation (off by default, as Karpenter)', () => {
+  const many = Array.from({ length: 20 }, (_, i) => itype(`t${i}.large`, 0.1, 0.02 + i * 0.001));
+  const spot = (name: string) => node(name, 0.08, { capacityType: 'spot' });
+  const toSpot = simulation({ replacements: [replacementOf(many)] });
+
+  it('off: a spot node is deleted when its pods fit elsewhere, never replaced', () => {
+    expect(singleNodeConsolidation.computeCommands([spot('a')], all(1), toSpot, context(many))).toEqual([]);
+    expect(evaluateConsolidation('single-node', [spot('a')], toSpot, context(many))).toEqual({
+      kind: 'invalid',
+      why: SPOT_TO_SPOT_OFF,
+    });
+    const [command] = singleNodeConsolidation.computeCommands(
+      [spot('a')],
+      all(1),
+      simulation(),
+      context(many),
+    );
+    expect(command?.replacements).toEqual([]);
+    expect(
+      multiNodeConsolidation.computeCommands([spot('a'), spot('b')], all(2), toSpot, context(many)),
+    ).toEqual([]);
+  });
+
+  it('on: spot nodes are replaced by cheaper spot nodes, single- and multi-node', () => {
+    const on = context(many, new Map(), true);
+    const [single] = singleNodeConsolidation.computeCommands([spot('a')], all(1), toSpot, on);
+    expect(values(single?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+    const [multi] = multiNodeConsolidation.computeCommands([spot('a'), spot('b')], all(2), toSpot, on);
+    expect(multi?.candidates).toHaveLength(2);
+    expect(values(multi?.replacements[0], 'karpenter.sh/capacity-type')).toEqual(['spot']);
+  });
+
+  it('repack leaves spot nodes out while it is off, and takes them when it is on', () => {
+    const xlarge = itype('m5.xlarge', 0.192, 0.07);
+    const nodes = [spot('s1'), spot('s2'), node('d1', 0.192), node('d2', 0.192), node('d3', 0.192)];
+    const two = simulation({ replacements: [replacementOf([xlarge]), replacementOf([xlarge])] });
+    const [off] = repackConsolidation.computeCommands(nodes, all(5), two, context([xlarge]));
+    expect(off?.candidates.map((c) => c.nodeClaim.name).sort()).toEqual(['d1', 'd2', 'd3']);
+    const [on] = repackConsolidation.computeCommands(nodes, all(5), two, context([xlarge], new Map(), true));
+    expect(on?.candidates).toHaveLength(5);
   });
 });
 
@@ -337,13 +490,14 @@ describe('repack', () => {
 
   it('saves the minimum on the whole package, however many new nodes its pods need', () => {
     const one = [replacementOf([xlarge], ['on-demand'])];
-    // Two m5.xlarge for three nodes at $0.20/h each saves 36%; for three at $0.13/h, 2%.
+    // Two m5.xlarge ($0.384/h) for three nodes at $0.20/h each saves 36%; for three at $0.125/h
+    // it costs more than they do.
     const two = simulation({ replacements: [...one, ...one] });
-    const cheap = ['a', 'b', 'c'].map((n) => node(n, 0.13));
+    const cheap = ['a', 'b', 'c'].map((n) => node(n, 0.125));
     expect(repackConsolidation.computeCommands(cheap, all(3), two, context([xlarge]))).toEqual([]);
     const dear = ['a', 'b', 'c'].map((n) => node(n, 0.2));
     expect(repackConsolidation.computeCommands(dear, all(3), two, context([xlarge]))).toHaveLength(1);
-    // Four small nodes for three large ones, when the four cost less than 90% of the three.
+    // Four small nodes for three large ones, when the four cost less than the three.
     const small = itype('m5.large', 0.096);
     const smaller = simulation({
       replacements: Array.from({ length: 4 }, () => replacementOf([small], ['on-demand'])),
@@ -426,8 +580,8 @@ describe('properties', () => {
               );
               return s + worst;
             }, 0);
-            // Whichever allowed type launches, the command saves at least the 10% minimum.
-            expect(after).toBeLessThanOrEqual(before * 0.9 + 1e-9);
+            // Whichever allowed type launches, the command is strictly cheaper.
+            expect(after).toBeLessThan(before);
           }
         }
       }),

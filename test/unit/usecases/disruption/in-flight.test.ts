@@ -8,6 +8,7 @@ import type { ClusterState } from '../../../../shared/usecases/cluster-state.ts'
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
 import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
+import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination-decide.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
@@ -28,8 +29,10 @@ function view(nodes: readonly ClusterNode[]) {
   const clock = makeManualClock(new Date(T0 + 60_000));
   const memory = makeMemoryCluster({ clock });
   const written: string[] = [];
+  const metadata: [string, unknown][] = [];
   const cluster = watched(memory, (method, args) => {
     if (method.startsWith('patch')) written.push(`${method} ${String(args[0])}`);
+    if (method === 'patchNodeClaimMetadata') metadata.push([String(args[0]), args[1]]);
     return undefined;
   });
   const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
@@ -59,7 +62,7 @@ function view(nodes: readonly ClusterNode[]) {
     nowMs: clock.now().getTime(),
     record: () => {},
   };
-  return { passView, written, launches };
+  return { passView, written, launches, metadata };
 }
 
 describe('a disruption command in flight, repeated by the next pass', () => {
@@ -74,5 +77,18 @@ describe('a disruption command in flight, repeated by the next pass', () => {
     const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
     await progressCommands(w.passView);
     expect(w.written).toEqual(['patchNode node-b']);
+  });
+
+  it('undoes a consolidation command whose replacement is gone, and records the failure on its candidates', async () => {
+    const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
+    const withoutReplacement = { ...w.passView, claims: w.passView.claims.filter((c) => c.name !== 'r1') };
+    await progressCommands(withoutReplacement);
+    const failedAt = { annotations: { [SPOT_FAILED_ANNOTATION]: iso(T0 + 60_000) } };
+    expect(w.metadata).toEqual(
+      expect.arrayContaining([
+        ['a', failedAt],
+        ['b', failedAt],
+      ]),
+    );
   });
 });

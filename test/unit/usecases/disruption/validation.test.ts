@@ -55,6 +55,8 @@ const fresh = (candidates: readonly DisruptionCandidate[], excluded: CandidateSe
   candidates,
   excluded,
   counts: new Map(),
+  poolTotals: new Map(),
+  spotFailedAtMs: new Map(),
 });
 
 /** A replacement plan in NodePool `default` that may launch as `types`. */

@@ -1,0 +1,12 @@
+import { z } from 'zod';
+
+// On/off settings of the stack that reach a Lambda through its environment.
+
+/**
+ * An on/off setting written as `true` or `false` (unset: off). Anything else is rejected at cold
+ * start, never taken for off.
+ */
+export const switchSetting = z
+  .enum(['true', 'false'], { error: (issue) => `must be true or false, not ${JSON.stringify(issue.input)}` })
+  .default('false')
+  .transform((value) => value === 'true');
