@@ -45,14 +45,23 @@ export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>)
         instance.name === '' ||
         instance.uid === '' ||
         !isTime(instance.creationTimestamp) ||
-        !isTime(instance.startTime)
+        !isTime(instance.startTime) ||
+        !isTime(instance.deletionTimestamp)
       ) {
         return toPod(joinPod(template, instance) as never);
       }
       const createdAtMs = timeMs(instance.creationTimestamp);
       const startedAtMs = timeMs(instance.startTime);
+      const deletedAtMs = timeMs(instance.deletionTimestamp);
       const { disruption, ...rest } = base;
-      const info = startedAtMs === undefined ? disruption : { ...disruption, startedAtMs };
+      const info =
+        startedAtMs === undefined && deletedAtMs === undefined
+          ? disruption
+          : {
+              ...disruption,
+              ...(startedAtMs === undefined ? {} : { startedAtMs }),
+              ...(deletedAtMs === undefined ? {} : { deletedAtMs }),
+            };
       return {
         ...rest,
         uid: instance.uid,

@@ -119,7 +119,16 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
     ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),
-    ...optional('disruption', toDisruptionInfo(pod, meta, spec, object)),
+    ...optional(
+      'disruption',
+      toDisruptionInfo(
+        pod,
+        meta,
+        spec,
+        object,
+        owners.some((o) => o.kind === 'StatefulSet'),
+      ),
+    ),
   };
 }
 
@@ -129,6 +138,7 @@ function toDisruptionInfo(
   meta: Readonly<Record<string, unknown>>,
   spec: Readonly<Record<string, unknown>>,
   object: string,
+  statefulSet: boolean,
 ): PodDisruptionInfo | undefined {
   const annotations = readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {};
   const cost = annotations[DELETION_COST];
@@ -140,6 +150,8 @@ function toDisruptionInfo(
     ...(annotations[Annotation.configMirror] === undefined ? {} : { mirror: true }),
     ...optional('priority', readNumber(spec['priority'], object, 'spec.priority', true)),
     ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
+    ...optional('deletedAtMs', readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp')),
+    ...(statefulSet ? { statefulSet: true } : {}),
   };
   return Object.keys(info).length === 0 ? undefined : info;
 }

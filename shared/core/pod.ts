@@ -184,6 +184,10 @@ export interface PodDisruptionInfo {
   readonly mirror?: boolean;
   readonly priority?: number;
   readonly startedAtMs?: number;
+  /** `metadata.deletionTimestamp` in epoch milliseconds, when the pod is terminating. */
+  readonly deletedAtMs?: number;
+  /** Owned by a StatefulSet, which recreates the pod only once it is gone. */
+  readonly statefulSet?: boolean;
 }
 
 /** A pod's identity in results. */

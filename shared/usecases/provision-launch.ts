@@ -50,6 +50,8 @@ export async function applyPlan(
   pool: ClusterNodePool,
   nodeClass: EC2NodeClass,
   types: readonly InstanceType[],
+  /** Uids of the pods of nodes being deleted that the run plans for: counted on the decision. */
+  deletingNodePods: ReadonlySet<string> = new Set(),
 ): Promise<ClaimOutcome> {
   const name = nodeClaimName({
     nodePoolName: plan.nodePoolName,
@@ -76,7 +78,11 @@ export async function applyPlan(
     }
     return launchCreated(ports, lease, request, types, plan.labels, base);
   })();
-  writeDecision(logger, launchDecision(lease, round, request, outcome, 'provisioning'));
+  const moving = plan.pods.filter((p) => deletingNodePods.has(p.uid)).length;
+  writeDecision(logger, {
+    ...launchDecision(lease, round, request, outcome, 'provisioning'),
+    ...(moving === 0 ? {} : { deletingNodePods: moving }),
+  });
   return outcome;
 }
 

@@ -10,6 +10,7 @@ import {
   withPendingPods,
 } from './cluster-state.ts';
 import { writeDecision } from './decision.ts';
+import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
 import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { type LaunchGuard, reconcileLaunchBackoff } from './launch-backoff.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
@@ -67,12 +68,15 @@ async function provisionUnderLease(
   logger: Logger,
 ): Promise<ProvisionResult> {
   const first = await ports.cluster.provisionablePods();
-  if (first.items.length === 0) {
-    const resumed = await resumeWithoutPods(ports, lease, logger, options.consistentResume === true);
+  const consistent = options.consistentResume === true;
+  const idle = async (): Promise<ProvisionResult> => {
+    const resumed = await resumeWithoutPods(ports, lease, logger, consistent);
     if (resumed !== undefined) return resumed;
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
-  }
+  };
+  // Without pending pods, a run still plans for the pods of nodes being deleted.
+  if (first.items.length === 0 && !(await anyNodeDeleting(ports.cluster, consistent))) return idle();
 
   // What the plan needs besides the pods does not depend on which pods the batch takes: it is read
   // while the batch window is open (the NodeClaims from the API server, under the lease, so every
@@ -91,6 +95,7 @@ async function provisionUnderLease(
     ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
   });
   let state = withPendingPods(await objects, batch.last, logger);
+  if (!hasPodsToPlace(state)) return idle();
   await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
   // current status so that the first pods of a new class launch in this run.
@@ -122,7 +127,7 @@ async function provisionUnderLease(
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
-    if (state.pendingPods.length === 0) break;
+    if (!hasPodsToPlace(state)) break;
     last = await runRound(ports, options, lease, logger, state, round, guard);
     claims.push(...last.claims);
     if (last.leaseLost) break;
@@ -143,6 +148,7 @@ async function provisionUnderLease(
     kind: 'provisioned',
     leaseToken: lease.token,
     pods: last?.pods ?? 0,
+    deletingNodePods: last?.deletingNodePods ?? 0,
     rounds,
     claims,
     placed: last?.placed ?? 0,
@@ -182,6 +188,7 @@ async function resumeWithoutPods(
     kind: 'provisioned',
     leaseToken: lease.token,
     pods: 0,
+    deletingNodePods: 0,
     rounds: 1,
     claims,
     placed: 0,
@@ -193,6 +200,7 @@ async function resumeWithoutPods(
 
 interface RoundResult {
   readonly pods: number;
+  readonly deletingNodePods: number;
   readonly claims: readonly ClaimOutcome[];
   readonly placed: number;
   readonly unschedulable: readonly UnschedulablePod[];
@@ -214,6 +222,7 @@ async function runRound(
   const input = await buildSchedulingInput(state, ports.cloud, {
     nowMs: ports.clock.now().getTime(),
     pausedNodePools: guard.paused,
+    rescheduleDeletingNodes: true,
     ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
   });
   const skippedNodePools = [...input.selection.skipped];
@@ -241,9 +250,11 @@ async function runRound(
           resumeFrom.instanceTypes,
         )
       : [];
+  const moving = new Set(input.deletingNodePods.map((p) => p.uid));
   if (claims.some((c) => c.kind === 'fenced')) {
     return {
       pods: state.pendingPods.length,
+      deletingNodePods: moving.size,
       claims,
       placed: 0,
       unschedulable: [],
@@ -268,7 +279,7 @@ async function runRound(
     const nodeClass = classes.get(plan.nodeClassName);
     const types = typesByClass.get(plan.nodeClassName) ?? [];
     if (pool === undefined || nodeClass === undefined) continue;
-    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types);
+    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types, moving);
     claims.push(outcome);
     if (outcome.kind === 'fenced') {
       leaseLost = true;
@@ -277,6 +288,7 @@ async function runRound(
   }
   return {
     pods: state.pendingPods.length,
+    deletingNodePods: moving.size,
     claims,
     placed: result.placements.length,
     unschedulable: result.unschedulable,
@@ -298,4 +310,9 @@ async function warmInstanceTypes(
   const { eligible } = selectNodePools(read.objects.nodePools, read.objects.nodeClasses);
   const classes = new Map(eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
   await Promise.allSettled([...classes.values()].map((c) => cloud.instanceTypes(c)));
+}
+
+/** Whether the state has pods to plan for: pending ones, or ones that need a place off deleting nodes. */
+function hasPodsToPlace(state: ClusterState): boolean {
+  return state.pendingPods.length > 0 || takeDeletingNodePods(state.nodes, state.nodeClaims).pods.length > 0;
 }
