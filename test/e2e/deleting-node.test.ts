@@ -106,27 +106,24 @@ describe('a node deleted by its user', () => {
   it('gets its replacement launched for its pods before they are evicted, and only one', async () => {
     const { server, account, custom } = e2e.env;
     const sqs = new SQSClient(awsClientConfig(server));
-    const queueUrl = account.stack.queueUrls.podEvents;
+    const { podEvents: queueUrl, termination: terminationQueueUrl } = account.stack.queueUrls;
     const pool = await e2e.createPool('deleting', 'deleting', {
       instanceTypes: ['m5.large'],
       capacityTypes: ['on-demand'],
       terminationGracePeriod: '20s',
     });
-    stops.push(
-      startQueueTrigger({
-        sqs,
-        queueUrl,
-        row: provisionerFunction,
-        queue: 'podEvents',
-        invoke: provisionerHandler(queueUrl),
-      }),
-      startQueueTrigger({
-        sqs,
-        queueUrl: account.stack.queueUrls.termination,
+    // Lambda's event source mappings of both queues, and the termination sweep's schedule.
+    const mappings = [
+      { queueUrl, row: provisionerFunction, queue: 'podEvents', invoke: provisionerHandler(queueUrl) },
+      {
+        queueUrl: terminationQueueUrl,
         row: terminationFunction,
         queue: 'termination',
         invoke: terminationHandler(),
-      }),
+      },
+    ] as const;
+    stops.push(
+      ...mappings.map((m) => startQueueTrigger({ sqs, ...m })),
       startSchedule({
         row: terminationFunction,
         schedule: 'garbageCollection',
