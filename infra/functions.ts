@@ -217,9 +217,10 @@ export const interruptionFunction: FunctionDefinition = {
   entry: 'lambdas/interruption/handler.ts',
   description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
   triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
-  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'rebalanceAction'],
-  // stateWrite: the ICE back-off of an interrupted spot offering.
-  permissions: ['stateWrite', 'sendTermination', 'kubernetes', 'readSummary'],
+  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'rebalanceAction', 'podEventQueueUrl'],
+  // stateWrite: the ICE back-off of an interrupted spot offering; sendPodEvents: the provisioner is
+  // told of each NodeClaim it deletes, so the replacements launch while the drain runs.
+  permissions: ['stateWrite', 'sendTermination', 'sendPodEvents', 'kubernetes', 'readSummary'],
   // Well inside the interruption queue's 1-minute visibility timeout.
   timeout: Duration.seconds(45),
   memoryModel: INTERRUPTION_MEMORY,

@@ -1,7 +1,9 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
+import { type NodeDeletion, nodeDeletionVersion } from '../../shared/messages/node-deletion.ts';
 import { type PodEvent, podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
+import { DeletionTracker, type WatchedObject } from './deletions.ts';
 import { BatchForwarder } from './forwarder.ts';
 import { type SummaryKeeper, startSummaryKeeper } from './summary.ts';
 import { UnschedulableTracker } from './unschedulable.ts';
@@ -40,16 +42,17 @@ export interface Shim {
 
 /**
  * The shim's two jobs, on one set of watches: it sends a small, versioned event to the pod-event
- * queue each time a pod becomes unschedulable, so the provisioner starts within seconds instead of
- * at its next poll (batched with SendMessageBatch after a short quiet time, retried without losing
+ * queue each time a pod becomes unschedulable or a Node or NodeClaim starts being deleted, so the
+ * provisioner starts within seconds instead of at its next poll (batched with SendMessageBatch after a short quiet time, retried without losing
  * events while the queue cannot be reached); and it keeps and publishes the cluster summary
  * (summary.ts), so no Lambda lists the whole cluster. A lost watch lists again with backoff.
  */
 export function startShim(options: ShimOptions): Shim {
   const { logger } = options;
   const tracker = new UnschedulableTracker();
+  const deletions = new DeletionTracker();
   let sent = 0;
-  const forwarder = new BatchForwarder<PodEvent>({
+  const forwarder = new BatchForwarder<PodEvent | NodeDeletion>({
     send: async (batch) => {
       const result = await options.sqs.send(
         new SendMessageBatchCommand({
@@ -64,7 +67,13 @@ export function startShim(options: ShimOptions): Shim {
         );
       }
       sent += batch.length;
-      logger.info('forwarded pod events', { count: batch.length, pods: batch.slice(0, 10).map(podRef) });
+      const pods = batch.flatMap((e) => (e.kind === 'PodUnschedulable' ? [podRef(e)] : []));
+      const deleting = batch.flatMap((e) => (e.kind === 'NodeDeleting' ? [`${e.object}/${e.name}`] : []));
+      if (pods.length > 0)
+        logger.info('forwarded pod events', { count: pods.length, pods: pods.slice(0, 10) });
+      if (deleting.length > 0) {
+        logger.info('forwarded node deletions', { count: deleting.length, objects: deleting.slice(0, 10) });
+      }
     },
     ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
     ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
@@ -91,6 +100,24 @@ export function startShim(options: ShimOptions): Shim {
     });
   };
 
+  // A Node or NodeClaim whose deletion begins: the provisioner plans for its pods at once, as for a
+  // pod turned unschedulable, while the drain waits.
+  const onObject = (
+    kind: 'nodes' | 'nodeClaims',
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    object: unknown,
+  ) => {
+    const deletion = deletions.observe(kind, type, object as WatchedObject);
+    if (deletion === undefined) return;
+    forwarder.add({
+      version: nodeDeletionVersion,
+      kind: 'NodeDeleting',
+      cluster: options.clusterName,
+      ...deletion,
+      observedAt: new Date().toISOString(),
+    });
+  };
+
   let warnedUnpublished = false;
   const summary = startSummaryKeeper({
     api: options.api,
@@ -98,6 +125,8 @@ export function startShim(options: ShimOptions): Shim {
     logger,
     onPod,
     onPodsListed: (uids) => tracker.retain(uids),
+    onObject,
+    onObjectsListed: (kind, uids) => deletions.retain(kind, uids),
     publish:
       options.publishSummary ??
       (async () => {

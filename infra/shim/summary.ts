@@ -34,6 +34,14 @@ export interface SummaryKeeperOptions {
   readonly onPod?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => void;
   /** Told the uids of every unfinished pod once a list of pods is complete. */
   readonly onPodsListed?: (uids: ReadonlySet<string>) => void;
+  /** Told about every Node and NodeClaim event (the deletion tracker listens here), lists included. */
+  readonly onObject?: (
+    kind: 'nodes' | 'nodeClaims',
+    type: 'ADDED' | 'MODIFIED' | 'DELETED',
+    object: unknown,
+  ) => void;
+  /** Told the uids of every Node or NodeClaim once a list of that kind is complete. */
+  readonly onObjectsListed?: (kind: 'nodes' | 'nodeClaims', uids: ReadonlySet<string>) => void;
   /** Least time between two documents while things change. @default 2000 */
   readonly minIntervalMs?: number;
   /** Most time between two documents when nothing changes. @default 15000 */
@@ -131,14 +139,15 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
       },
       (item) => {
         relist.add(item);
-        if (kind !== 'pods') return;
-        options.onPod?.('ADDED', item);
+        if (kind === 'pods') options.onPod?.('ADDED', item);
+        else options.onObject?.(kind, 'ADDED', item);
         const uid = (item as { metadata?: { uid?: unknown } }).metadata?.uid;
         if (typeof uid === 'string') uids.add(uid);
       },
     );
     const differences = relist.end();
     if (kind === 'pods') options.onPodsListed?.(uids);
+    else options.onObjectsListed?.(kind, uids);
     const wasListed = state[kind].listed;
     state[kind].listed = true;
     // The list is the state as of its resourceVersion, taken as it started.
@@ -199,6 +208,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
             if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') return;
             if (builder.apply(kind, event.type, event.object)) dirty = true;
             if (kind === 'pods') options.onPod?.(event.type, event.object);
+            else options.onObject?.(kind, event.type, event.object);
           },
         );
         if (abort.signal.aborted) return;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeNodeDeletionSender } from '../../shared/adapters/aws/node-deletion.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
@@ -11,6 +12,8 @@ const config = loadEnv('interruption', process.env, {
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-interruption'),
   [EnvVar.terminationQueueUrl]: z.url(),
   [EnvVar.rebalanceAction]: z.enum(['event', 'drain']).default('event'),
+  /** Optional: without it, the shim alone tells the provisioner of the deletions. */
+  [EnvVar.podEventQueueUrl]: z.url().optional(),
 });
 
 // Built once per cold start.
@@ -20,11 +23,22 @@ const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
   config.AWS_LAMBDA_FUNCTION_NAME,
 );
 const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
+const podEventQueueUrl = config[EnvVar.podEventQueueUrl];
+const reportDeletion =
+  podEventQueueUrl === undefined
+    ? undefined
+    : makeNodeDeletionSender({
+        sqs,
+        queueUrl: podEventQueueUrl,
+        clusterName: config[EnvVar.clusterName],
+        clock: systemClock,
+      });
 
 /**
  * Interruption-queue target: EC2 spot interruption warnings, rebalance recommendations, instance
  * state changes, AWS Health scheduled changes and capacity-reservation interruptions become
- * graceful NodeClaim deletions whose drain starts on the termination queue.
+ * graceful NodeClaim deletions whose drain starts on the termination queue, and the provisioner is
+ * told at once so the replacements launch while the drain runs.
  */
 export const handler = withDeadline(
   makeInterruptionHandler({
@@ -36,8 +50,19 @@ export const handler = withDeadline(
       now: () => systemClock.now(),
     },
     handle: (message, claims) =>
-      handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims, {
-        rebalance: config[EnvVar.rebalanceAction],
-      }),
+      handleInterruption(
+        {
+          cluster,
+          cloud,
+          terminationQueue,
+          logger,
+          ...(reportDeletion === undefined ? {} : { reportDeletion }),
+        },
+        message,
+        claims,
+        {
+          rebalance: config[EnvVar.rebalanceAction],
+        },
+      ),
   }),
 );

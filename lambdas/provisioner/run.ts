@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Decoded } from '../../shared/messages/decoded.ts';
-import { parseQueueMessage, type QueueMessage } from '../../shared/messages/pod-event.ts';
+import {
+  parseQueueMessage,
+  type QueueMessage,
+  queueMessageCluster,
+} from '../../shared/messages/pod-event.ts';
 import type { ProvisionResult } from '../../shared/usecases/provision.ts';
 import {
   type ProvisionerDriverDeps,
@@ -18,14 +22,14 @@ export interface ProvisionerDeps extends ProvisionerDriverDeps {
 }
 
 /**
- * Decodes one pod-event queue body (a pod event from the shim or a follow-up from the
- * provisioner); a message for another cluster is rejected like a malformed one.
+ * Decodes one pod-event queue body (a pod event or a node deletion from the shim, or a follow-up
+ * from the provisioner); a message for another cluster is rejected like a malformed one.
  */
 export function decodeQueueMessage(body: string, clusterName: string): Decoded<QueueMessage> {
   const parsed = parseQueueMessage(body);
   if (!parsed.ok) return parsed;
   const message = parsed.message;
-  const cluster = message.kind === 'podEvent' ? message.event.cluster : message.followUp.cluster;
+  const cluster = queueMessageCluster(message);
   if (cluster === clusterName) return parsed;
   return {
     ok: false,

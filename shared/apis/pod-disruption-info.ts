@@ -15,6 +15,8 @@ export function toDisruptionInfo(
   meta: Readonly<Record<string, unknown>>,
   spec: Readonly<Record<string, unknown>>,
   object: string,
+  /** Owned by a StatefulSet (read from the owner references by the caller). */
+  statefulSet = false,
 ): PodDisruptionInfo | undefined {
   const annotations = readStringMap(meta['annotations'], object, 'metadata.annotations') ?? {};
   const cost = annotations[DELETION_COST];
@@ -26,6 +28,8 @@ export function toDisruptionInfo(
     ...(annotations[Annotation.configMirror] === undefined ? {} : { mirror: true }),
     ...optional('priority', readNumber(spec['priority'], object, 'spec.priority', true)),
     ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
+    ...optional('deletedAtMs', readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp')),
+    ...(statefulSet ? { statefulSet: true } : {}),
     ...podLifecycle(meta['deletionTimestamp'], status['phase'], readyStatus(status['conditions'])),
   };
   return Object.keys(info).length === 0 ? undefined : info;

@@ -46,15 +46,21 @@ export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>)
         instance.name === '' ||
         instance.uid === '' ||
         !isTime(instance.creationTimestamp) ||
-        !isTime(instance.startTime)
+        !isTime(instance.startTime) ||
+        !isTime(instance.deletionTimestamp)
       ) {
         return toPod(joinPod(template, instance) as never);
       }
       const createdAtMs = timeMs(instance.creationTimestamp);
       const startedAtMs = timeMs(instance.startTime);
+      const deletedAtMs = timeMs(instance.deletionTimestamp);
       const { disruption, ...rest } = base;
       const lifecycle = podLifecycle(instance.deletionTimestamp, instance.phase, instance.ready);
-      const own = { ...(startedAtMs === undefined ? {} : { startedAtMs }), ...lifecycle };
+      const own = {
+        ...(startedAtMs === undefined ? {} : { startedAtMs }),
+        ...(deletedAtMs === undefined ? {} : { deletedAtMs }),
+        ...lifecycle,
+      };
       const info = Object.keys(own).length === 0 ? disruption : { ...disruption, ...own };
       return {
         ...rest,

@@ -118,7 +118,16 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
     ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),
-    ...optional('disruption', toDisruptionInfo(pod, meta, spec, object)),
+    ...optional(
+      'disruption',
+      toDisruptionInfo(
+        pod,
+        meta,
+        spec,
+        object,
+        owners.some((o) => o.kind === 'StatefulSet'),
+      ),
+    ),
   };
 }
 

@@ -190,6 +190,10 @@ export interface PodDisruptionInfo {
   readonly finished?: boolean;
   /** Its Ready condition is False (absent when True, missing, or not read). */
   readonly notReady?: boolean;
+  /** `metadata.deletionTimestamp` in epoch milliseconds, when the pod is terminating. */
+  readonly deletedAtMs?: number;
+  /** Owned by a StatefulSet, which recreates the pod only once it is gone. */
+  readonly statefulSet?: boolean;
 }
 
 /** A pod's identity in results. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Decoded } from './decoded.ts';
+import { type NodeDeletion, nodeDeletionSchema, nodeDeletionVersion } from './node-deletion.ts';
 
 /** Version tag of the pod events the shim sends to the pod-event queue. */
 export const podEventVersion = 'flotilla.pod-event/v1';
@@ -52,12 +53,28 @@ export const followUpSchema = z.object({
 
 export type FollowUp = z.infer<typeof followUpSchema>;
 
-/** A pod-event queue message: a pod event from the shim or a follow-up from the provisioner. */
+/**
+ * A pod-event queue message: a pod event or a node deletion from the shim, or a follow-up from the
+ * provisioner.
+ */
 export type QueueMessage =
   | { readonly kind: 'podEvent'; readonly event: PodEvent }
+  | { readonly kind: 'nodeDeletion'; readonly deletion: NodeDeletion }
   | { readonly kind: 'followUp'; readonly followUp: FollowUp };
 
-/** Parses one pod-event queue body of either kind; anything else is a typed failure. */
+/** The cluster a queue message is for. */
+export function queueMessageCluster(message: QueueMessage): string {
+  switch (message.kind) {
+    case 'podEvent':
+      return message.event.cluster;
+    case 'nodeDeletion':
+      return message.deletion.cluster;
+    case 'followUp':
+      return message.followUp.cluster;
+  }
+}
+
+/** Parses one pod-event queue body of any kind (by its version); anything else is a typed failure. */
 export function parseQueueMessage(body: string): Decoded<QueueMessage> {
   let json: unknown;
   try {
@@ -69,6 +86,11 @@ export function parseQueueMessage(body: string): Decoded<QueueMessage> {
   if (version === followUpVersion) {
     const parsed = followUpSchema.safeParse(json);
     if (parsed.success) return { ok: true, message: { kind: 'followUp', followUp: parsed.data } };
+    return { ok: false, problem: z.prettifyError(parsed.error) };
+  }
+  if (version === nodeDeletionVersion) {
+    const parsed = nodeDeletionSchema.safeParse(json);
+    if (parsed.success) return { ok: true, message: { kind: 'nodeDeletion', deletion: parsed.data } };
     return { ok: false, problem: z.prettifyError(parsed.error) };
   }
   const parsed = podEventSchema.safeParse(json);

@@ -19,6 +19,7 @@ import {
   type ReadResult,
 } from '../ports/cluster.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { takeDeletingNodePods } from './deleting-nodes.ts';
 import { type NodePoolSelection, selectNodePools } from './eligibility.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
@@ -146,6 +147,8 @@ export interface SchedulingInput {
   readonly nodeClasses: ReadonlyMap<string, EC2NodeClass>;
   /** Instance types per EC2NodeClass of an eligible NodePool. */
   readonly instanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+  /** Pods of nodes being deleted scheduled with the pending ones (`rescheduleDeletingNodes`). */
+  readonly deletingNodePods: readonly Pod[];
 }
 
 export interface SchedulingOptions {
@@ -153,12 +156,18 @@ export interface SchedulingOptions {
   readonly solveOptions?: SolveOptions;
   /** NodePools whose launches the runaway guard pauses (name → why): left out like unready ones. */
   readonly pausedNodePools?: ReadonlyMap<string, string>;
+  /**
+   * Schedule the pods of nodes being deleted with the pending pods (takeDeletingNodePods), as the
+   * provisioner does so that their replacements launch while the drain waits. @default false
+   */
+  readonly rescheduleDeletingNodes?: boolean;
 }
 
 /**
  * Pure: the scheduler's input from a cluster state, the NodePools chosen from it, and the instance
  * types of their EC2NodeClasses. Nodes count as `toSchedulableNodes` says, NodeClaims whose node
- * has not joined as in-flight capacity.
+ * has not joined as in-flight capacity (room for pending pods and for the pods of deleting nodes
+ * alike, so pods planned for while their node drained find that room again once pending).
  */
 export function toSchedulingInput(
   state: ClusterState,
@@ -171,13 +180,17 @@ export function toSchedulingInput(
   // A static NodePool launches for its replicas, never for pods (its nodes, once there, take pods
   // like any other): it stays eligible, so its own NodeClaims launch, but plans nothing here.
   const statics = selection.eligible.filter((e) => isStaticNodePool(e.pool.pool));
+  const deleting =
+    options.rescheduleDeletingNodes === true
+      ? takeDeletingNodePods(state.nodes, state.nodeClaims)
+      : { pods: [], nodes: state.nodes };
   return {
     solve: {
-      pods: state.pendingPods,
+      pods: deleting.pods.length === 0 ? state.pendingPods : [...state.pendingPods, ...deleting.pods],
       nodePools: [...nodePools.values()].filter((p) => !isStaticNodePool(p.pool)).map((p) => p.pool),
       instanceTypes,
       // Deleting nodes receive nothing (the adapter marks them unschedulable too).
-      nodes: toSchedulableNodes(state.nodes, state.nodeClaims),
+      nodes: toSchedulableNodes(deleting.nodes, state.nodeClaims),
       nodeClaims: toInFlightNodeClaims(state.nodeClaims, state.nodes),
       daemonSets: state.daemonSets,
       namespaceLabels: state.namespaceLabels,
@@ -197,6 +210,7 @@ export function toSchedulingInput(
     nodePools,
     nodeClasses,
     instanceTypes,
+    deletingNodePods: deleting.pods,
   };
 }
 

@@ -52,6 +52,8 @@ export interface LaunchDecision {
   readonly error?: string;
   /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */
   readonly offerings?: readonly string[];
+  /** How many of `pods` are on nodes being deleted (planned for while their node drains). */
+  readonly deletingNodePods?: number;
 }
 
 /** A provisioning run that decided nothing. */

@@ -72,6 +72,12 @@ export interface InterruptionPorts {
   readonly cloud: Cloud;
   readonly terminationQueue: TerminationQueue;
   readonly logger: Logger;
+  /**
+   * Tells the provisioner that a NodeClaim's deletion began, so it plans for the node's pods while
+   * they drain. When absent, or when it fails, the shim's report of the deletion and the
+   * pending-pods schedule start that run.
+   */
+  readonly reportDeletion?: (claim: { readonly name: string; readonly uid: string }) => Promise<void>;
 }
 
 /** NodeClaims by the instance id of their `status.providerId`. */
@@ -178,6 +184,7 @@ export async function handleInterruption(
       message: 'Interruption triggered termination for the NodeClaim',
     });
     await terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+    await reportDeletion(ports, claim);
     writeDecision(logger, {
       kind: 'handleInterruption',
       reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
@@ -200,5 +207,23 @@ async function recordOn(
   await cluster.recordEvent({ ...event, subject: { kind: 'NodeClaim', name: claim.name, uid: claim.uid } });
   if (claim.status.nodeName !== undefined) {
     await cluster.recordEvent({ ...event, subject: { kind: 'Node', name: claim.status.nodeName } });
+  }
+}
+
+/**
+ * Tells the provisioner of the deletion. The NodeClaim is deleted and its drain asked for whatever
+ * happens here, so a failure does not fail the event: the shim reports the same deletion, and the
+ * pending-pods schedule finds it within a minute.
+ */
+async function reportDeletion(ports: InterruptionPorts, claim: ClusterNodeClaim): Promise<void> {
+  if (ports.reportDeletion === undefined) return;
+  try {
+    await ports.reportDeletion({ name: claim.name, uid: claim.uid });
+  } catch (error) {
+    ports.logger.warn('provisioner not told of the deletion', {
+      error,
+      nodeClaim: claim.name,
+      fallback: 'the shim and the pending-pods schedule',
+    });
   }
 }

@@ -55,10 +55,15 @@ export async function applyPlan(
   pool: ClusterNodePool,
   nodeClass: EC2NodeClass,
   types: readonly InstanceType[],
-  named?: { readonly name: string; readonly reason: LaunchDecision['reason'] },
+  launch: {
+    /** A name and reason of the caller's (static NodePools); otherwise derived from the plan. */
+    readonly named?: { readonly name: string; readonly reason: LaunchDecision['reason'] };
+    /** Uids of the pods of nodes being deleted that the run plans for: counted on the decision. */
+    readonly deletingNodePods?: ReadonlySet<string>;
+  } = {},
 ): Promise<ClaimOutcome> {
   const name =
-    named?.name ??
+    launch.named?.name ??
     nodeClaimName({
       nodePoolName: plan.nodePoolName,
       podUids: plan.pods.map((p) => p.uid),
@@ -84,7 +89,11 @@ export async function applyPlan(
     }
     return launchCreated(ports, lease, request, types, plan.labels, base);
   })();
-  writeDecision(logger, launchDecision(lease, round, request, outcome, named?.reason ?? 'provisioning'));
+  const moving = plan.pods.filter((p) => launch.deletingNodePods?.has(p.uid) === true).length;
+  writeDecision(logger, {
+    ...launchDecision(lease, round, request, outcome, launch.named?.reason ?? 'provisioning'),
+    ...(moving === 0 ? {} : { deletingNodePods: moving }),
+  });
   return outcome;
 }
 

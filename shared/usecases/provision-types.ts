@@ -108,6 +108,8 @@ export type ProvisionResult =
       readonly leaseToken: number;
       /** Provisionable pods seen by the last round. */
       readonly pods: number;
+      /** Pods of nodes being deleted the last round planned for with them. */
+      readonly deletingNodePods: number;
       readonly rounds: number;
       readonly claims: readonly ClaimOutcome[];
       /** Pods that fit capacity that exists or is on its way (last round). */

@@ -10,6 +10,7 @@ import {
   withPendingPods,
 } from './cluster-state.ts';
 import { writeDecision } from './decision.ts';
+import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
 import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { type LaunchGuard, reconcileLaunchBackoff } from './launch-backoff.ts';
 import { reconcileNodeClasses } from './nodeclass.ts';
@@ -73,15 +74,18 @@ async function provisionUnderLease(
   const statics = await reconcileStaticNodePools(ports, logger, lease, options.holder);
   const staticDeleted = statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {};
   if (statics.leaseLost) return staticOnly(lease, statics);
-  if (first.items.length === 0) {
-    const resumed = await resumeWithoutPods(ports, lease, logger, options.consistentResume === true);
+  const consistent = options.consistentResume === true;
+  const idle = async (): Promise<ProvisionResult> => {
+    const resumed = await resumeWithoutPods(ports, lease, logger, consistent);
     if (resumed?.kind === 'provisioned') {
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
     if (statics.claims.length > 0 || statics.deleted.length > 0) return staticOnly(lease, statics);
     writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
-  }
+  };
+  // Without pending pods, a run still plans for the pods of nodes being deleted.
+  if (first.items.length === 0 && !(await anyNodeDeleting(ports.cluster, consistent))) return idle();
 
   // What the plan needs besides the pods does not depend on which pods the batch takes: it is read
   // while the batch window is open (the NodeClaims from the API server, under the lease, so every
@@ -100,6 +104,7 @@ async function provisionUnderLease(
     ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
   });
   let state = withPendingPods(await objects, batch.last, logger);
+  if (!hasPodsToPlace(state)) return idle();
   await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
   // current status so that the first pods of a new class launch in this run.
@@ -131,7 +136,7 @@ async function provisionUnderLease(
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
-    if (state.pendingPods.length === 0) break;
+    if (!hasPodsToPlace(state)) break;
     last = await runRound(ports, options, lease, logger, state, round, guard);
     claims.push(...last.claims);
     if (last.leaseLost) break;
@@ -152,6 +157,7 @@ async function provisionUnderLease(
     kind: 'provisioned',
     leaseToken: lease.token,
     pods: last?.pods ?? 0,
+    deletingNodePods: last?.deletingNodePods ?? 0,
     rounds,
     claims,
     placed: last?.placed ?? 0,
@@ -168,6 +174,7 @@ function staticOnly(lease: Lease, statics: StaticPassResult): ProvisionResult {
     kind: 'provisioned',
     leaseToken: lease.token,
     pods: 0,
+    deletingNodePods: 0,
     rounds: 0,
     claims: statics.claims,
     placed: 0,
@@ -208,6 +215,7 @@ async function resumeWithoutPods(
     kind: 'provisioned',
     leaseToken: lease.token,
     pods: 0,
+    deletingNodePods: 0,
     rounds: 1,
     claims,
     placed: 0,
@@ -219,6 +227,7 @@ async function resumeWithoutPods(
 
 interface RoundResult {
   readonly pods: number;
+  readonly deletingNodePods: number;
   readonly claims: readonly ClaimOutcome[];
   readonly placed: number;
   readonly unschedulable: readonly UnschedulablePod[];
@@ -240,6 +249,7 @@ async function runRound(
   const input = await buildSchedulingInput(state, ports.cloud, {
     nowMs: ports.clock.now().getTime(),
     pausedNodePools: guard.paused,
+    rescheduleDeletingNodes: true,
     ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
   });
   const skippedNodePools = [...input.selection.skipped];
@@ -267,9 +277,11 @@ async function runRound(
           resumeFrom.instanceTypes,
         )
       : [];
+  const moving = new Set(input.deletingNodePods.map((p) => p.uid));
   if (claims.some((c) => c.kind === 'fenced')) {
     return {
       pods: state.pendingPods.length,
+      deletingNodePods: moving.size,
       claims,
       placed: 0,
       unschedulable: [],
@@ -294,7 +306,9 @@ async function runRound(
     const nodeClass = classes.get(plan.nodeClassName);
     const types = typesByClass.get(plan.nodeClassName) ?? [];
     if (pool === undefined || nodeClass === undefined) continue;
-    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types);
+    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types, {
+      deletingNodePods: moving,
+    });
     claims.push(outcome);
     if (outcome.kind === 'fenced') {
       leaseLost = true;
@@ -303,6 +317,7 @@ async function runRound(
   }
   return {
     pods: state.pendingPods.length,
+    deletingNodePods: moving.size,
     claims,
     placed: result.placements.length,
     unschedulable: result.unschedulable,
@@ -324,4 +339,9 @@ async function warmInstanceTypes(
   const { eligible } = selectNodePools(read.objects.nodePools, read.objects.nodeClasses);
   const classes = new Map(eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
   await Promise.allSettled([...classes.values()].map((c) => cloud.instanceTypes(c)));
+}
+
+/** Whether the state has pods to plan for: pending ones, or ones that need a place off deleting nodes. */
+function hasPodsToPlace(state: ClusterState): boolean {
+  return state.pendingPods.length > 0 || takeDeletingNodePods(state.nodes, state.nodeClaims).pods.length > 0;
 }

@@ -89,9 +89,9 @@ export async function runProvisioner(
 }
 
 /**
- * A batch of pod-event queue messages (pod events and follow-ups): one invocation for the lot, as
- * the provisioner reads the pods from the cluster itself. When it throws, every item fails, so the
- * queue delivers them again and the next delivery triggers another run.
+ * A batch of pod-event queue messages (pod events, node deletions and follow-ups): one invocation
+ * for the lot, as the provisioner reads the pods from the cluster itself. When it throws, every
+ * item fails, so the queue delivers them again and the next delivery triggers another run.
  */
 export async function provisionForMessages(
   deps: ProvisionerDriverDeps,
@@ -107,6 +107,11 @@ export async function provisionForMessages(
       error,
       pods: items
         .flatMap(({ message: m }) => (m.kind === 'podEvent' ? [`${m.event.namespace}/${m.event.name}`] : []))
+        .slice(0, 10),
+      deleting: items
+        .flatMap(({ message: m }) =>
+          m.kind === 'nodeDeletion' ? [`${m.deletion.object}/${m.deletion.name}`] : [],
+        )
         .slice(0, 10),
     });
     return { failed: items.map((i) => i.id) };

@@ -234,8 +234,7 @@ async function launchReplicas(
       round: 0,
     });
     const outcome = await applyPlan(ports, logger, lease, 0, planned.plan, pool, chosen.nodeClass, types, {
-      name,
-      reason: 'static',
+      named: { name, reason: 'static' },
     });
     out.push(outcome);
     if (outcome.kind === 'fenced') break;

@@ -113,6 +113,8 @@ describe('FlotillaCluster with its default Lambdas', () => {
         Variables: Match.objectLike({
           [EnvVar.terminationQueueUrl]: ref(stack, cluster.queues.termination.queueUrl),
           [EnvVar.rebalanceAction]: 'event',
+          // The provisioner is told of each NodeClaim an interruption deletes.
+          [EnvVar.podEventQueueUrl]: ref(stack, cluster.queues.podEvents.queueUrl),
         }),
       },
     });

@@ -20,14 +20,18 @@ const served = fc
     fc.constantFrom(undefined, 'Running', 'Pending', 'Succeeded', 'Failed'),
     fc.constantFrom(undefined, 'True', 'False'),
     fc.constantFrom(undefined, '2026-11-26T12:05:00Z'),
+    fc.constantFrom(undefined, 'ReplicaSet', 'StatefulSet'),
   )
-  .map(([pod, uid, startTime, phase, ready, deletionTimestamp]) => ({
+  .map(([pod, uid, startTime, phase, ready, deletionTimestamp, owner]) => ({
     ...pod,
     metadata: {
       ...pod.metadata,
       uid,
       creationTimestamp: '2026-11-26T11:59:00Z',
       ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }),
+      ...(owner === undefined
+        ? {}
+        : { ownerReferences: [{ kind: owner, name: 'web', uid: 'u', controller: true }] }),
     },
     status: {
       ...(phase === undefined ? {} : { phase }),
@@ -37,7 +41,7 @@ const served = fc
   }));
 
 /** Breaks one field of a pod the way a bad object could (wrong types, bad quantities, bad times). */
-const broken = fc.tuple(served, fc.nat({ max: 5 })).map(([pod, how]) => {
+const broken = fc.tuple(served, fc.nat({ max: 6 })).map(([pod, how]) => {
   const copy = structuredClone(pod);
   const meta: Record<string, unknown> = copy.metadata;
   const spec: Record<string, unknown> = copy.spec;
@@ -58,6 +62,9 @@ const broken = fc.tuple(served, fc.nat({ max: 5 })).map(([pod, how]) => {
     case 4:
       spec['tolerations'] = 'all';
       break;
+    case 5:
+      meta['deletionTimestamp'] = 'later';
+      break;
     default:
       meta['labels'] = { app: 7 };
   }
@@ -74,6 +81,27 @@ function outcome(read: () => unknown): unknown {
 }
 
 describe('pods read template by template', () => {
+  it('carry when a pod began terminating and whether a StatefulSet owns it, read either way', () => {
+    const raw = {
+      metadata: {
+        name: 'db-0',
+        namespace: 'apps',
+        uid: 'uid-db-0',
+        deletionTimestamp: '2026-11-26T12:01:00Z',
+        ownerReferences: [{ kind: 'StatefulSet', name: 'db', uid: 'ss', controller: true }],
+      },
+      spec: { nodeName: 'node-a', containers: [{ name: 'db', resources: { requests: { cpu: '1' } } }] },
+      status: { phase: 'Running' },
+    };
+    const expected = {
+      deletedAtMs: Date.parse('2026-11-26T12:01:00Z'),
+      statefulSet: true,
+      terminating: true,
+    };
+    expect(toPod(raw as never).disruption).toEqual(expected);
+    expect(makePodReader().read(splitPod(raw)).disruption).toEqual(expected);
+  });
+
   it('equal toPod of the whole pod, well-formed or not, however many share a template', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(served, broken), { minLength: 1, maxLength: 20 }), (pods) => {
@@ -175,7 +203,11 @@ describe('where a pod is in its life, as disruption reads it', () => {
     ['running, readiness not reported', pod({ phase: 'Running' }), undefined],
     ['succeeded', pod({ phase: 'Succeeded' }), { finished: true }],
     ['failed', pod({ phase: 'Failed' }), { finished: true }],
-    ['terminating', pod({ phase: 'Running' }, '2026-11-26T12:05:00Z'), { terminating: true }],
+    [
+      'terminating',
+      pod({ phase: 'Running' }, '2026-11-26T12:05:00Z'),
+      { terminating: true, deletedAtMs: Date.parse('2026-11-26T12:05:00Z') },
+    ],
   ])('%s', (_, raw, disruption) => {
     expect(toPod(raw as never).disruption).toEqual(disruption);
     expect(makePodReader().read(splitPod(raw)).disruption).toEqual(disruption);

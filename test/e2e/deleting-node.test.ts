@@ -1,0 +1,222 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { provisionerFunction, terminationFunction } from '../../infra/functions.ts';
+import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
+import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
+import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { awsClientConfig, kube } from '../harness/index.ts';
+import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
+import { progress, waitFor } from '../harness/proc.ts';
+import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+
+// A user deletes the NodeClaim of a full node, end to end: the shim (its shipped bundle, with its
+// own ServiceAccount and role) sees the deletionTimestamp appear and sends a node deletion to the
+// stack's pod-event queue → the provisioner Lambda's handler, through the queue's event source
+// mapping, plans for the node's pods while they still run there and launches their replacement;
+// the termination Lambda (its queue and its sweep) drains the node meanwhile. A PodDisruptionBudget
+// holds every pod in place until the NodePool's terminationGracePeriod, so the drain cannot evict
+// before the provisioner acted whatever the timing; then the pods' successors land on the
+// replacement, and nothing is launched a second time. Each handler runs as its Lambda: the
+// controller group on the API server, its own role on AWS.
+
+const e2e = new ProvisionerE2E('deleting', { lifecycleLoop: false });
+const { id, logLines, logger } = e2e;
+const REPLICAS = 3;
+const POD_CPU = '500m'; // three fill an m5.large (1.93 cpu allocatable); a fourth would not fit
+const SWEEP_PERIOD_MS = 2_000; // the termination sweep, shortened from the stack's schedule
+
+const stops: (() => Promise<void>)[] = [];
+let shim: ShimProcess | undefined;
+const errors: unknown[] = [];
+
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+  shim?.stop();
+});
+
+/** The provisioner Lambda's handler, wired as handler.ts wires it, for the pod-event queue. */
+function provisionerHandler(queueUrl: string): Invoke {
+  const { cluster, account, server } = e2e.env;
+  const own = account.as('provisioner');
+  const leases = e2e.leases();
+  const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
+  const handler = makeProvisionerHandler({
+    clusterName: CLUSTER,
+    logger,
+    provision: (holder, trigger) =>
+      e2e.run(holder, { batchIdleMs: 1_000, batchMaxMs: 10_000, consistentResume: trigger === 'queue' }),
+    reconcileLifecycle: (holder) =>
+      reconcileLifecycle(
+        {
+          cluster,
+          logger,
+          nodeClasses: { resolver: account.resolver, leases, clock: systemClock, holder },
+          requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+        },
+        systemClock.now(),
+      ),
+    scheduleFollowUp: makeFollowUpScheduler({
+      sqs: own.sqs,
+      queueUrl,
+      clusterName: CLUSTER,
+      leases,
+      clock: systemClock,
+      logger,
+    }),
+  });
+  return (event) =>
+    asLambda(server, 'provisioner', () =>
+      handler(event, { awsRequestId: `queue-${Math.random().toString(16).slice(2, 10)}` }),
+    );
+}
+
+/** The termination Lambda's handler, its sweep limited to this run's NodeClaims. */
+function terminationHandler(): Invoke {
+  const { cluster, termination, account, server } = e2e.env;
+  const queue = makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination);
+  const handler = makeTerminationHandler({
+    logger,
+    terminate: (name) => terminateNodeClaim({ cluster, cloud: termination.cloud, logger }, name, new Date()),
+    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
+    // The API server is shared with other test files, whose NodeClaims the full sweep would take.
+    terminatingNodeClaims: async () =>
+      (await cluster.nodeClaims()).items
+        .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
+        .map((c) => c.name),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    nowMs: () => Date.now(),
+    budgetMs: 3_000,
+  });
+  return (event) => asLambda(server, 'termination', () => handler(event));
+}
+
+const launches = (pool: string) =>
+  logLines.filter(
+    (l) => l['message'] === 'launch decided' && l['nodePool'] === pool && l['outcome'] === 'launched',
+  );
+
+describe('a node deleted by its user', () => {
+  it('gets its replacement launched for its pods before they are evicted, and only one', async () => {
+    const { server, account, custom } = e2e.env;
+    const sqs = new SQSClient(awsClientConfig(server));
+    const { podEvents: queueUrl, termination: terminationQueueUrl } = account.stack.queueUrls;
+    const pool = await e2e.createPool('deleting', 'deleting', {
+      instanceTypes: ['m5.large'],
+      capacityTypes: ['on-demand'],
+      terminationGracePeriod: '20s',
+    });
+    // Lambda's event source mappings of both queues, and the termination sweep's schedule.
+    const mappings = [
+      { queueUrl, row: provisionerFunction, queue: 'podEvents', invoke: provisionerHandler(queueUrl) },
+      {
+        queueUrl: terminationQueueUrl,
+        row: terminationFunction,
+        queue: 'termination',
+        invoke: terminationHandler(),
+      },
+    ] as const;
+    stops.push(
+      ...mappings.map((m) => startQueueTrigger({ sqs, ...m })),
+      startSchedule({
+        row: terminationFunction,
+        schedule: 'garbageCollection',
+        invoke: terminationHandler(),
+        periodMs: SWEEP_PERIOD_MS,
+        onError: (error) => errors.push(error),
+      }),
+    );
+    shim = await startShimProcess({
+      server,
+      kubeconfigPath: (await kube()).shimKubeconfigPath,
+      clusterName: CLUSTER,
+      queueUrl,
+    });
+
+    // A Deployment whose pods fill one node, launched through the shim's pod events.
+    await e2e.deploy('deleting', 'fill', REPLICAS, POD_CPU);
+    const before = await e2e.allRunning('fill', REPLICAS);
+    const [original, ...others] = await e2e.nodeClaimsOf(pool);
+    expect(others).toEqual([]);
+    const oldNode = original?.status.nodeName ?? '';
+    expect(before.every((p) => p.spec?.nodeName === oldNode)).toBe(true);
+    const oldPods = before.map((p) => p.metadata?.name ?? '').sort();
+    expect(launches(pool)).toHaveLength(1);
+    // Every pod must stay until the terminationGracePeriod: no eviction can come first.
+    await e2e.podDisruptionBudget('fill', REPLICAS);
+
+    // kubectl delete nodeclaim.
+    await custom.deleteClusterCustomObject({
+      group: 'karpenter.sh',
+      version: 'v1',
+      plural: 'nodeclaims',
+      name: original?.name ?? '',
+    });
+    // The launch decision is written once the instance is launched, after the NodeClaim exists.
+    const decision = await waitFor(
+      'a replacement launched',
+      async () => launches(pool).find((l) => l['nodeClaim'] !== original?.name),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    const replacement = await e2e.env.cluster.nodeClaim(String(decision['nodeClaim']));
+    if (replacement === undefined) throw new Error(`NodeClaim ${String(decision['nodeClaim'])} not found`);
+    // Launched for the old node's own pods, while they still ran there: none was terminating yet.
+    expect(decision).toMatchObject({
+      reason: 'provisioning',
+      deletingNodePods: REPLICAS,
+      podCount: REPLICAS,
+    });
+    const planned = (decision?.['pods'] ?? []) as string[];
+    expect(planned.map((p) => p.split('/')[1]).sort()).toEqual(oldPods);
+    const podsAtLaunch = await e2e.podsOf('fill');
+    for (const name of oldPods) {
+      const p = podsAtLaunch.find((q) => q.metadata?.name === name);
+      const deletedAt = p?.metadata?.deletionTimestamp;
+      if (deletedAt !== undefined) {
+        expect(new Date(deletedAt).getTime()).toBeGreaterThanOrEqual(replacement.createdAtMs ?? Number.NaN);
+      }
+    }
+    expect(shim.output()).toContain('forwarded node deletions');
+
+    // The drain ends at the terminationGracePeriod; the successors run on the replacement.
+    const after = await waitFor(
+      `${REPLICAS} pods of fill Running off ${oldNode}`,
+      async () => {
+        const pods = (await e2e.podsOf('fill')).filter((p) => p.metadata?.deletionTimestamp === undefined);
+        return pods.length === REPLICAS &&
+          pods.every((p) => p.status?.phase === 'Running' && p.spec?.nodeName !== oldNode)
+          ? pods
+          : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    await waitFor(
+      'the deleted NodeClaim gone',
+      async () => ((await e2e.env.cluster.nodeClaim(original?.name ?? '')) === undefined ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
+    const nodeOfReplacement = (await e2e.env.cluster.nodeClaim(replacement.name))?.status.nodeName;
+    expect(after.every((p) => p.spec?.nodeName === nodeOfReplacement)).toBe(true);
+    expect(after.map((p) => p.metadata?.name).some((n) => oldPods.includes(n ?? ''))).toBe(false);
+
+    // Exactly one replacement: the successors took the capacity launched for their predecessors.
+    expect(launches(pool).map((l) => l['nodeClaim'])).toEqual([original?.name, replacement.name]);
+    expect((await e2e.nodeClaimsOf(pool)).map((c) => c.name)).toEqual([replacement.name]);
+    expect(await e2e.instancesOf(pool)).toHaveLength(1);
+    const forced = logLines.filter(
+      (l) =>
+        l['message'] === 'drain step' && l['nodeClaim'] === original?.name && l['action'] === 'forceDelete',
+    );
+    expect(forced.length).toBeGreaterThan(0);
+    progress(
+      `deleting node: replacement ${replacement.name} created ${new Date(replacement.createdAtMs ?? 0).toISOString()}, forced at ${String(forced[0]?.['time'])}`,
+    );
+    expect(errors).toEqual([]);
+  }, 240_000);
+});
