@@ -17,16 +17,11 @@ import { unexpectedTaints } from '../launch-backoff-decide.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
+import { evaluateAgain, mostSaving } from './choose.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import {
-  evaluateConsolidation,
-  isConsolidationMethod,
-  multiNodeConsolidation,
-  repackConsolidation,
-  singleNodeConsolidation,
-} from './consolidation.ts';
+import { isConsolidationMethod, multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -46,6 +41,7 @@ import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
+import { singleNodeConsolidation } from './single-node.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
 // disruption lease (one disruption decision at a time per cluster). A pass keeps the NodeClaim
@@ -53,7 +49,7 @@ import { nominatedNodes, simulateWithout } from './simulation.ts';
 // flight on (delete the candidates once every replacement is initialized, or undo them), removes
 // stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order (with
 // Flotilla's repack between multi-node and single-node consolidation) for new commands, within
-// each NodePool's budgets.
+// each NodePool's budgets: emptiness, then drift, then the consolidation command that saves most.
 
 /** Voluntary methods in Karpenter's order, repack (Flotilla's own) before single-node. */
 export const METHODS: readonly DisruptionMethod[] = [
@@ -398,6 +394,7 @@ class Pass {
 
   private nextCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {
     const nowMs = this.now();
+    const consolidation: DisruptionCommand[] = [];
     for (const method of METHODS) {
       const accepted = set.candidates.filter((c) => method.shouldDisrupt(c, nowMs));
       if (accepted.length === 0) continue;
@@ -409,12 +406,14 @@ class Pass {
       const [first] = method.computeCommands(
         accepted,
         allowed,
-        (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+        (candidates, options) => simulateWithout(this.input, this.state, this.claims, candidates, options),
         this.methodContext(set),
       );
-      if (first !== undefined) return first;
+      if (first === undefined) continue;
+      if (!isConsolidationMethod(method.name)) return first;
+      consolidation.push(first);
     }
-    return undefined;
+    return mostSaving(consolidation);
   }
 
   private methodContext(set: CandidateSet): MethodContext {
@@ -565,10 +564,10 @@ class Pass {
       fresh.push(candidate);
     }
     if (!isConsolidationMethod(command.method)) return { kind: 'valid', command };
-    const again = evaluateConsolidation(
+    const again = evaluateAgain(
       command.method,
       fresh,
-      (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+      (candidates, options) => simulateWithout(this.input, this.state, this.claims, candidates, options),
       this.methodContext(set),
     );
     return again.kind === 'command'

@@ -8,8 +8,8 @@ import type {
 
 // The shape every voluntary disruption method shares (emptiness, drift, multi- and single-node
 // consolidation): which nodes it may act on, and the commands it proposes for them. The disruption
-// controller tries the methods in order and acts on the first that returns a command, as Karpenter
-// does; forceful disruption (expiration, interruption) does not go through here.
+// controller tries emptiness and drift in order and acts on the first that returns a command, as
+// Karpenter does, then takes the consolidation command that saves most; forceful disruption (expiration, interruption) does not go through here.
 
 /** The voluntary disruption methods, in the order the controller tries them. */
 export const METHOD_NAMES = ['emptiness', 'drift', 'multi-node', 'repack', 'single-node'] as const;
@@ -55,13 +55,27 @@ export interface MethodContext {
     { readonly pricePerHour: number; readonly disruptionCost: number }
   >;
   readonly nowMs: number;
+  /** Told why a candidate a method looked at stays (Karpenter's `Unconsolidatable`). */
+  readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
+}
+
+/** How a consolidation simulation may place the pods beyond what the provisioner would do. */
+export interface SimulationOptions {
+  /**
+   * At most this many new nodes: the pods that fit nowhere else go onto that many new NodeClaims
+   * (the cheapest instance types that hold them all), else they are unschedulable. @default none
+   */
+  readonly maxNewNodeClaims?: number;
 }
 
 /**
  * Schedules the pods of the given candidates as if those nodes were gone (the cluster state
  * minus the candidates, the same input the provisioner builds). Pure for a given state.
  */
-export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => SolveResult;
+export type SimulateScheduling = (
+  candidates: readonly DisruptionCandidate[],
+  options?: SimulationOptions,
+) => SolveResult;
 
 export interface DisruptionMethod {
   readonly name: DisruptionMethodName;

@@ -3,7 +3,7 @@ import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
-import type { DisruptionCandidate } from './method.ts';
+import type { DisruptionCandidate, SimulationOptions } from './method.ts';
 
 // The scheduling simulations disruption runs on the provisioner's own input. Pure.
 
@@ -19,6 +19,7 @@ export function simulateWithout(
   state: ClusterState,
   claims: readonly ClusterNodeClaim[],
   candidates: readonly DisruptionCandidate[],
+  options: SimulationOptions = {},
 ): SolveResult {
   if (input === undefined) return { nodeClaims: [], placements: [], unschedulable: [] };
   const leaving = new Set(candidates.map((c) => c.node.name));
@@ -49,6 +50,9 @@ export function simulateWithout(
       (n) => !leaving.has(n.name) && (n.initialized || replacementNodes.has(n.name)),
     ),
     nodeClaims: (input.solve.nodeClaims ?? []).filter((c) => replacements.has(c.name)),
+    ...(options.maxNewNodeClaims === undefined
+      ? {}
+      : { options: { ...input.solve.options, maxNewNodeClaims: options.maxNewNodeClaims } }),
   });
 }
 

@@ -1,0 +1,44 @@
+import { type ConsolidationMethodName, type Evaluation, evaluateConsolidation } from './consolidation.ts';
+import type { DisruptionCandidate, DisruptionCommand, MethodContext, SimulateScheduling } from './method.ts';
+import { evaluateSingleNode } from './single-node.ts';
+
+// Which consolidation command a pass acts on, and how a command is judged again after the
+// validation wait. Pure.
+
+/** What a command saves in USD per hour: its candidates' prices less its replacements' cheapest. */
+export function commandSavings(command: DisruptionCommand): number {
+  const before = command.candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+  const after = command.replacements.reduce((sum, r) => sum + (r.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
+  return before - after;
+}
+
+/**
+ * The command that saves most $/hour, the first of them on a tie (the methods' order: multi-node,
+ * repack, single-node). Karpenter acts on the first method that has one; a single node whose
+ * replacement saves more than a package of several would wait behind it.
+ */
+export function mostSaving(commands: readonly DisruptionCommand[]): DisruptionCommand | undefined {
+  let best: DisruptionCommand | undefined;
+  let bestSavings = Number.NEGATIVE_INFINITY;
+  for (const command of commands) {
+    const savings = commandSavings(command);
+    if (savings > bestSavings) {
+      best = command;
+      bestSavings = savings;
+    }
+  }
+  return best;
+}
+
+/** A consolidation command's candidates judged again, as the method that proposed them judges. */
+export function evaluateAgain(
+  method: ConsolidationMethodName,
+  candidates: readonly DisruptionCandidate[],
+  simulate: SimulateScheduling,
+  context: MethodContext,
+): Evaluation {
+  const [only] = candidates;
+  return method === 'single-node' && only !== undefined && candidates.length === 1
+    ? evaluateSingleNode(only, simulate, context)
+    : evaluateConsolidation(method, candidates, simulate, context);
+}
