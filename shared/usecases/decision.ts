@@ -1,8 +1,18 @@
 import type { CapacityType, ResourceList } from '../core/index.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
-import type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+import type {
+  DisruptDecision,
+  DisruptionPassDecision,
+  DriftedDecision,
+  UnconsolidatableDecision,
+} from './disruption-decisions.ts';
 
-export type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+export type {
+  DisruptDecision,
+  DisruptionPassDecision,
+  DriftedDecision,
+  UnconsolidatableDecision,
+} from './disruption-decisions.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -366,6 +376,7 @@ export type Decision = WithoutLineKeys<
   | CollectDecision
   | DisruptDecision
   | DriftedDecision
+  | UnconsolidatableDecision
   | DisruptionPassDecision
 >;
 
@@ -415,6 +426,7 @@ export const DECISION_MESSAGES = {
   collect: 'garbage collected',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
+  unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
 } as const satisfies Record<DecisionKind, string>;
 

@@ -42,6 +42,7 @@ import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
 import { singleNodeConsolidation } from './single-node.ts';
+import { reportUnconsolidatable } from './unconsolidatable.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
 // disruption lease (one disruption decision at a time per cluster). A pass keeps the NodeClaim
@@ -161,6 +162,8 @@ class Pass {
   private instances: Promise<ReadonlyMap<string, CloudInstance>> | undefined;
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
+  /** Why consolidation keeps the nodes it looked at, by NodeClaim name (the latest look). */
+  private readonly stays = new Map<string, string>();
 
   constructor(
     private readonly ports: DisruptionPorts,
@@ -241,6 +244,7 @@ class Pass {
       set = this.candidates();
     }
     await reportBlocked(this.ports, set, budgetBlocked, this.now());
+    await reportUnconsolidatable(this.view(), set, this.stays);
     const nowMs = this.now();
     const blocked = set.candidates.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
@@ -417,7 +421,10 @@ class Pass {
   }
 
   private methodContext(set: CandidateSet): MethodContext {
-    return methodContextFor(set, this.input, this.now());
+    return {
+      ...methodContextFor(set, this.input, this.now()),
+      unconsolidatable: (candidate, why) => this.stays.set(candidate.nodeClaim.name, why),
+    };
   }
 
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
