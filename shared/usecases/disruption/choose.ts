@@ -1,3 +1,4 @@
+import type { SolveResult } from '../../core/index.ts';
 import { type ConsolidationMethodName, type Evaluation, evaluateConsolidation } from './consolidation.ts';
 import type { DisruptionCandidate, DisruptionCommand, MethodContext, SimulateScheduling } from './method.ts';
 import { evaluateSingleNode } from './single-node.ts';
@@ -41,4 +42,23 @@ export function evaluateAgain(
   return method === 'single-node' && only !== undefined && candidates.length === 1
     ? evaluateSingleNode(only, simulate, context)
     : evaluateConsolidation(method, candidates, simulate, context);
+}
+
+/**
+ * `simulate`, each set of candidates (and options) simulated once: the methods of one pass look at
+ * the same state, and often at the same sets (a node alone, the first two).
+ */
+export function memoSimulation(simulate: SimulateScheduling): SimulateScheduling {
+  const seen = new Map<string, SolveResult>();
+  return (candidates, options) => {
+    const key = [options?.maxNewNodeClaims ?? '', ...candidates.map((c) => c.nodeClaim.name).sort()].join(
+      '\n',
+    );
+    let result = seen.get(key);
+    if (result === undefined) {
+      result = simulate(candidates, options);
+      seen.set(key, result);
+    }
+    return result;
+  };
 }

@@ -17,7 +17,7 @@ import { unexpectedTaints } from '../launch-backoff-decide.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
-import { evaluateAgain, mostSaving } from './choose.ts';
+import { evaluateAgain, memoSimulation, mostSaving } from './choose.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
@@ -399,6 +399,10 @@ class Pass {
   private nextCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {
     const nowMs = this.now();
     const consolidation: DisruptionCommand[] = [];
+    // One state for every method of this call: a set two methods both try is simulated once.
+    const simulate = memoSimulation((candidates, options) =>
+      simulateWithout(this.input, this.state, this.claims, candidates, options),
+    );
     for (const method of METHODS) {
       const accepted = set.candidates.filter((c) => method.shouldDisrupt(c, nowMs));
       if (accepted.length === 0) continue;
@@ -407,12 +411,7 @@ class Pass {
         const pool = c.nodePool.pool.name;
         if ((allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
       }
-      const [first] = method.computeCommands(
-        accepted,
-        allowed,
-        (candidates, options) => simulateWithout(this.input, this.state, this.claims, candidates, options),
-        this.methodContext(set),
-      );
+      const [first] = method.computeCommands(accepted, allowed, simulate, this.methodContext(set));
       if (first === undefined) continue;
       if (!isConsolidationMethod(method.name)) return first;
       consolidation.push(first);

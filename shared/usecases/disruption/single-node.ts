@@ -1,4 +1,10 @@
-import { type Evaluation, evaluateConsolidation, shouldConsolidate, withinBudget } from './consolidation.ts';
+import {
+  type Evaluation,
+  evaluateConsolidation,
+  minSavings,
+  shouldConsolidate,
+  withinBudget,
+} from './consolidation.ts';
 import type { DisruptionCandidate, DisruptionMethod, MethodContext, SimulateScheduling } from './method.ts';
 
 // Single-node consolidation: one candidate at a time, deleted when its pods fit elsewhere, or
@@ -23,13 +29,24 @@ export function evaluateSingleNode(
   context: MethodContext,
 ): Evaluation {
   let needed = 0;
+  let planPerHour = 0;
   const counting: SimulateScheduling = (candidates, options) => {
     const result = simulate(candidates, options);
     needed = result.nodeClaims.length;
+    planPerHour = result.nodeClaims.reduce((sum, c) => sum + (c.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
     return result;
   };
   const cheapest = evaluateConsolidation('single-node', [candidate], counting, context);
   if (cheapest.kind === 'command' || needed <= 1) return cheapest;
+  // One node costs at least what the cheapest plan does: when that plan saves too little, so would
+  // the one node, and the second simulation is spared.
+  const threshold = minSavings(candidate.nodePool.annotations);
+  if (planPerHour >= (candidate.pricePerHour ?? 0) * (1 - threshold)) {
+    return {
+      kind: 'invalid',
+      why: `${cheapest.why}, which would save less than ${(100 * threshold).toFixed(0)}%`,
+    };
+  }
   const onOne = evaluateConsolidation(
     'single-node',
     [candidate],

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Label, type Pod, type SolveResult, solve } from '../../../../shared/core/index.ts';
-import { commandSavings, evaluateAgain, mostSaving } from '../../../../shared/usecases/disruption/choose.ts';
+import {
+  commandSavings,
+  evaluateAgain,
+  memoSimulation,
+  mostSaving,
+} from '../../../../shared/usecases/disruption/choose.ts';
 import { MIN_SAVINGS_ANNOTATION } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type {
   DisruptionCandidate,
@@ -147,5 +152,30 @@ describe('the consolidation command a pass acts on', () => {
     const multi = command('multi-node', [0.4], [0.2]);
     const single = command('single-node', [0.3], [0.1]);
     expect(mostSaving([multi, single])).toBe(multi);
+  });
+});
+
+describe('the simulations of one pass', () => {
+  it('run once per set of candidates and options, whichever method asks', () => {
+    const counted: string[] = [];
+    const memo = memoSimulation((candidates, options) => {
+      counted.push(
+        `${candidates.map((c) => c.nodeClaim.name).join('+')}/${options?.maxNewNodeClaims ?? '-'}`,
+      );
+      return simulate(candidates, options);
+    });
+    const [a, b] = [
+      leftover('0%'),
+      { ...leftover('0%'), nodeClaim: { ...leftover('0%').nodeClaim, name: 'b' } },
+    ];
+    const first = memo([a, b]);
+    expect(memo([b, a])).toBe(first);
+    memo([a]);
+    memo([a], { maxNewNodeClaims: 1 });
+    memo([a]);
+    expect(counted).toEqual(['big+b/-', 'big/-', 'big/1']);
+    // Single-node after a method that simulated the node alone: only the re-plan is new.
+    singleNodeConsolidation.computeCommands([a], new Map([['default', 1]]), memo, context);
+    expect(counted).toHaveLength(3);
   });
 });
