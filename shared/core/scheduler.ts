@@ -79,6 +79,7 @@ class Scheduler {
   private readonly maxTypes: number;
   private readonly respectPreferences: boolean;
   private readonly strictMinValues: boolean;
+  private readonly maxNewClaims: number;
   private anyPreferNoSchedule = false;
   private daemonSets: readonly CompiledDaemonSet[] = [];
   /** Pods per batch key not yet placed. */
@@ -91,6 +92,7 @@ class Scheduler {
     this.maxTypes = input.options?.maxInstanceTypes ?? 60;
     this.respectPreferences = (input.options?.preferencePolicy ?? 'Respect') === 'Respect';
     this.strictMinValues = (input.options?.minValuesPolicy ?? 'Strict') === 'Strict';
+    this.maxNewClaims = input.options?.maxNewNodeClaims ?? Number.POSITIVE_INFINITY;
     this.groups = new TopologyGroups(input.namespaceLabels);
     this.shapes = new PodShapes(this.dims, this.groups, this.respectPreferences);
     this.limits = new Limits(this.maxTypes);
@@ -151,8 +153,9 @@ class Scheduler {
     unschedulable.sort(
       (a, b) => compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name),
     );
+    // Re-packing may split claims: with a cap on their number, the Karpenter-order plan stands.
     const claims =
-      input.options?.repack === false
+      input.options?.repack === false || Number.isFinite(this.maxNewClaims)
         ? this.claims
         : improveClaims(this.claims, {
             size: this.dims.names.length,
@@ -309,7 +312,9 @@ class Scheduler {
       if (options.length < CLAIM_WINDOW) options.push(verdict);
     }
     options.sort((a, b) => a.extraCost - b.extraCost);
-    const fresh = this.freshClaimCost(ec);
+    // With every new claim allowed open, growing one of them is the only way left.
+    const fresh =
+      this.claims.length >= this.maxNewClaims ? Number.POSITIVE_INFINITY : this.freshClaimCost(ec);
     let i = 0;
     for (; i < options.length && (options[i] as Probe).extraCost <= fresh; i++) {
       if (this.commitClaim(pod, ec, options[i] as Probe)) return undefined;
@@ -589,6 +594,9 @@ class Scheduler {
   private tryNewClaim(pod: Pod, ec: Effective, t: Template): string | undefined {
     const s = this.staticNew(ec, t);
     if (!s.ok) return s.reason;
+    if (this.claims.length >= this.maxNewClaims) {
+      return `no room on the ${this.maxNewClaims} new NodeClaim${this.maxNewClaims === 1 ? '' : 's'} allowed`;
+    }
     const remaining = t.remaining;
     if (remaining !== undefined && (remaining.get('nodes') ?? 1) < 1) {
       return `limit nodes ${t.pool.limits?.['nodes']} reached`;

@@ -20,6 +20,13 @@ export interface SolveOptions {
    * host ports or anti-affinity) when that lowers the cost. @default true
    */
   readonly repack?: boolean;
+  /**
+   * The most new NodeClaims the solve may plan: once that many are open, a pod that fits none of
+   * them (nor existing capacity) is unschedulable, and pods go onto an open claim however much it
+   * grows rather than onto a cheaper fresh one. Consolidation's "one replacement" re-plan uses 1.
+   * Implies `repack: false`. @default unbounded
+   */
+  readonly maxNewNodeClaims?: number;
 }
 
 /** Everything one scheduling decision depends on. Same input, same output. */

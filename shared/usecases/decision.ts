@@ -1,10 +1,20 @@
 import type { CapacityType, ResourceList } from '../core/index.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
-import type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+import type {
+  DisruptDecision,
+  DisruptionPassDecision,
+  DriftedDecision,
+  UnconsolidatableDecision,
+} from './disruption-decisions.ts';
 
 import type { RepairDecision } from './node-repair/decision-kind.ts';
 
-export type { DisruptDecision, DisruptionPassDecision, DriftedDecision } from './disruption-decisions.ts';
+export type {
+  DisruptDecision,
+  DisruptionPassDecision,
+  DriftedDecision,
+  UnconsolidatableDecision,
+} from './disruption-decisions.ts';
 export type { RepairDecision } from './node-repair/decision-kind.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
@@ -397,6 +407,7 @@ export type Decision = WithoutLineKeys<
   | RepairDecision
   | DisruptDecision
   | DriftedDecision
+  | UnconsolidatableDecision
   | DisruptionPassDecision
 >;
 
@@ -448,6 +459,7 @@ export const DECISION_MESSAGES = {
   repair: 'node repair',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
+  unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
 } as const satisfies Record<DecisionKind, string>;
 

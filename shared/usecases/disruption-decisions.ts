@@ -66,6 +66,21 @@ export interface DriftedDecision {
   readonly detail: string;
 }
 
+/**
+ * A node consolidation looked at and keeps, logged when the reason changes (not every pass); the
+ * same text is its `Unconsolidatable` Event.
+ */
+export interface UnconsolidatableDecision {
+  readonly kind: 'unconsolidatable';
+  /** Why it stays, e.g. `can't replace with a cheaper node`, `pdb apps/web prevents pod evictions`. */
+  readonly reason: string;
+  readonly nodeClaim: string;
+  readonly node: string;
+  readonly nodePool: string;
+  /** The reason logged before this one, if any. */
+  readonly previous?: string;
+}
+
 /** One disruption pass: what it looked at and why it did or did not act. */
 export interface DisruptionPassDecision {
   readonly kind: 'disruptionPass';

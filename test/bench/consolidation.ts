@@ -1,6 +1,7 @@
-// Consolidation benchmark: `npm run bench:consolidation` (all four cases) or
+// Consolidation benchmark: `npm run bench:consolidation` (all six cases) or
 // `npm run bench:consolidation -- 5000:catalog …` (selected cases; a third field sets the NodePool's
-// minimum savings, e.g. `1000:400:0%`). Each case runs consolidation-case.ts in its own Node process
+// minimum savings, e.g. `1000:400:0%`; `single:spot` or `single:on-demand:0%` runs the
+// single-candidate case, consolidation-single.ts). Each case runs consolidation-case.ts in its own Node process
 // pinned to one core (BENCH_CPU, default 0) and prints one line as it finishes, then a Markdown
 // table. `npm run bench` with no cases named runs the four after the scheduling benchmark.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -47,18 +48,43 @@ interface Result {
   readonly peakRssMiB: number;
 }
 
-const DEFAULT_CASES = ['1000:400', '1000:catalog', '5000:400', '5000:catalog'];
+const DEFAULT_CASES = [
+  '1000:400',
+  '1000:catalog',
+  '5000:400',
+  '5000:catalog',
+  'single:on-demand',
+  'single:spot',
+];
 const requested = process.argv.slice(2);
-const cases = (requested.length > 0 ? requested : DEFAULT_CASES).map((arg) => {
-  const [pods = '1000', typeSet = '400', minSavings] = arg.split(':');
-  return { pods, typeSet, minSavings };
-});
+const chosen = requested.length > 0 ? requested : DEFAULT_CASES;
+const singles = chosen.filter((arg) => arg.startsWith('single:')).map((arg) => arg.split(':').slice(1));
+const cases = chosen
+  .filter((arg) => !arg.startsWith('single:'))
+  .map((arg) => {
+    const [pods = '1000', typeSet = '400', minSavings] = arg.split(':');
+    return { pods, typeSet, minSavings };
+  });
 const caseScript = fileURLToPath(new URL('./consolidation-case.ts', import.meta.url));
+const singleScript = fileURLToPath(new URL('./consolidation-single.ts', import.meta.url));
 const benchCpu = process.env['BENCH_CPU'] ?? '0';
 const hasTaskset = spawnSync('taskset', ['-c', benchCpu, 'true']).status === 0;
 console.log(
-  `consolidation benchmark: ${cases.length} cases, node ${process.version}, ${cpus().length} cpus, ${hasTaskset ? `pinned to cpu ${benchCpu}` : 'not pinned'}`,
+  `consolidation benchmark: ${cases.length + singles.length} cases, node ${process.version}, ${cpus().length} cpus, ${hasTaskset ? `pinned to cpu ${benchCpu}` : 'not pinned'}`,
 );
+
+/** Runs one case script in its own process (pinned when taskset is there); its last stdout line. */
+function runCase(args: readonly string[]): unknown {
+  const options = {
+    encoding: 'utf8' as const,
+    maxBuffer: 1 << 24,
+    stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[],
+  };
+  const out = hasTaskset
+    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
+    : execFileSync(process.execPath, args, options);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}');
+}
 
 const results: Result[] = [];
 for (const c of cases) {
@@ -71,15 +97,7 @@ for (const c of cases) {
     '12',
     ...(c.minSavings === undefined ? [] : [c.minSavings]),
   ];
-  const options = {
-    encoding: 'utf8' as const,
-    maxBuffer: 1 << 24,
-    stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[],
-  };
-  const out = hasTaskset
-    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
-    : execFileSync(process.execPath, args, options);
-  const r = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Result;
+  const r = runCase(args) as Result;
   results.push(r);
   console.log(
     `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
@@ -89,14 +107,54 @@ for (const c of cases) {
   );
 }
 
-console.log(
-  "\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; emptiness / multi / repack / single) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |",
-);
-console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of results) {
-  const k = r.commands;
+if (results.length > 0) {
   console.log(
-    `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
-      `${k.delete} + ${k.replace}; ${k.emptiness} / ${k.multiNode} / ${k.repack} / ${k.singleNode} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
+    "\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; emptiness / multi / repack / single) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |",
+  );
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const k = r.commands;
+    console.log(
+      `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
+        `${k.delete} + ${k.replace}; ${k.emptiness} / ${k.multiNode} / ${k.repack} / ${k.singleNode} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
+    );
+  }
+}
+
+interface SingleResult {
+  readonly capacityType: string;
+  readonly minSavings: string;
+  readonly replicas: number;
+  readonly scaleTo: number;
+  readonly costBefore: number;
+  readonly costAfter: number;
+  readonly freshCost: number;
+  readonly ratioFresh: number;
+  readonly nodesAfter: number;
+  readonly freshNodes: number;
+  readonly commands: Readonly<Record<string, number>>;
+  readonly consolidation: readonly { readonly method: string; readonly minutesAfterScale: number }[];
+}
+
+if (singles.length > 0) {
+  console.log(
+    '\n| single candidate | min savings | $/h before consolidation | $/h after | fresh start | after ÷ fresh | nodes after (fresh) | commands by method | consolidated (min after the scale-down) |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---|---|');
+}
+for (const [capacityType = 'on-demand', minSavings] of singles) {
+  const r = runCase([
+    '--import',
+    'tsx',
+    singleScript,
+    capacityType,
+    ...(minSavings === undefined ? [] : [minSavings]),
+  ]) as SingleResult;
+  const methods = Object.entries(r.commands)
+    .map(([m, n]) => `${m} ${n}`)
+    .join(', ');
+  const when = r.consolidation.map((c) => `${c.method} ${c.minutesAfterScale.toFixed(1)}`).join(', ');
+  console.log(
+    `| ${r.capacityType}, ${r.replicas} → ${r.scaleTo} replicas | ${r.minSavings} | ${r.costBefore.toFixed(4)} | ${r.costAfter.toFixed(4)} | ${r.freshCost.toFixed(4)} | ${r.ratioFresh.toFixed(3)} | ${r.nodesAfter} (${r.freshNodes}) | ${methods} | ${when} |`,
   );
 }

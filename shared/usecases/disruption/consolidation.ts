@@ -38,8 +38,12 @@ export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
 export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
 export const REPACK_MAX_CANDIDATES = MULTI_NODE_MAX_CANDIDATES;
-/** Simulations single-node consolidation runs per pass; the next pass goes on from there. */
-export const SINGLE_NODE_MAX_SIMULATIONS = 20;
+/**
+ * Where repack's search for the largest package starts. Smaller packages (two nodes, then one)
+ * are tried only when no larger one consolidates: a node or two whose pods' cheapest plan is
+ * several smaller nodes is neither multi-node's nor single-node's (one replacement each).
+ */
+export const REPACK_MIN_CANDIDATES = 3;
 /** The least saving a command makes, even with a minimum of 0%. */
 const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 
@@ -57,7 +61,8 @@ function underutilizedAllowed(candidate: DisruptionCandidate): boolean {
   return consolidationPolicy !== 'WhenEmpty' && consolidateAfter !== 'Never';
 }
 
-function shouldConsolidate(candidate: DisruptionCandidate): boolean {
+/** Whether a consolidation method looks at the candidate at all. */
+export function shouldConsolidate(candidate: DisruptionCandidate): boolean {
   return (
     underutilizedAllowed(candidate) &&
     // A minimum savings that cannot be read is not taken for none.
@@ -275,7 +280,7 @@ export function evaluateConsolidation(
 }
 
 /** Candidates in `order` (consolidation order by default), each NodePool's within its budget. */
-function withinBudget(
+export function withinBudget(
   candidates: readonly DisruptionCandidate[],
   allowed: ReadonlyMap<string, number>,
   order: (a: DisruptionCandidate, b: DisruptionCandidate) => number = byConsolidationOrder,
@@ -344,7 +349,7 @@ function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidat
 /**
  * The largest prefix of `ordered` that consolidates, by binary search as Karpenter's multi-node
  * consolidation does (validity is not monotone in the prefix, so this is a heuristic): from 2
- * candidates for multi-node, from 3 for repack (fewer than 3 is one of the other methods).
+ * candidates for multi-node, from REPACK_MIN_CANDIDATES for repack.
  */
 function largestPrefix(
   method: 'multi-node' | 'repack',
@@ -352,7 +357,7 @@ function largestPrefix(
   simulate: SimulateScheduling,
   context: MethodContext,
 ): DisruptionCommand | undefined {
-  let lo = method === 'repack' ? 3 : 2;
+  let lo = method === 'repack' ? REPACK_MIN_CANDIDATES : 2;
   let hi = ordered.length;
   let best: DisruptionCommand | undefined;
   while (lo <= hi) {
@@ -373,7 +378,7 @@ function largestPrefix(
  * 100) of them, re-solved together: their pods go where the provisioner's simulation puts them —
  * room on the other nodes, and new nodes chosen for exactly these pods — when that saves the
  * minimum on the whole package. The largest such prefix (of at least 3) is found by binary
- * search. Each command is one step of the from-scratch plan for those pods; the budget bounds the
+ * search; without one, the first two nodes, then the first alone. Each command is one step of the from-scratch plan for those pods; the budget bounds the
  * step.
  */
 export const repackConsolidation: DisruptionMethod = {
@@ -388,37 +393,15 @@ export const repackConsolidation: DisruptionMethod = {
     const eligible =
       context.spotToSpot === true ? candidates : candidates.filter((c) => capacityTypeOf(c) !== 'spot');
     const pool = samePolicy(withinBudget(eligible, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
-    if (pool.length < 3) return [];
-    const best = largestPrefix('repack', pool, simulate, context);
-    return best === undefined ? [] : [best];
-  },
-};
-
-/**
- * Single-node consolidation: the first candidate, in consolidation order within budgets, that
- * consolidates. At most SINGLE_NODE_MAX_SIMULATIONS a pass; a larger set starts where the pass's
- * minute puts it, so every candidate is looked at over a few passes.
- */
-export const singleNodeConsolidation: DisruptionMethod = {
-  name: 'single-node',
-  reason: 'Underutilized',
-  disruptionClass: 'graceful',
-  shouldDisrupt: shouldConsolidate,
-  computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
-    if (context === undefined) return [];
-    const ordered = withinBudget(candidates, allowed);
-    if (ordered.length === 0) return [];
-    const start =
-      ordered.length <= SINGLE_NODE_MAX_SIMULATIONS
-        ? 0
-        : (Math.floor(context.nowMs / 60_000) * SINGLE_NODE_MAX_SIMULATIONS) % ordered.length;
-    const tries = Math.min(ordered.length, SINGLE_NODE_MAX_SIMULATIONS);
-    for (let i = 0; i < tries; i++) {
-      const candidate = ordered[(start + i) % ordered.length];
-      if (candidate === undefined) continue;
-      const evaluation = evaluateConsolidation('single-node', [candidate], simulate, context);
-      if (evaluation.kind === 'command') return [evaluation.command];
+    let best = largestPrefix('repack', pool, simulate, context);
+    for (
+      let size = Math.min(REPACK_MIN_CANDIDATES - 1, pool.length);
+      best === undefined && size > 0;
+      size--
+    ) {
+      const evaluation = evaluateConsolidation('repack', pool.slice(0, size), simulate, context);
+      if (evaluation.kind === 'command') best = evaluation.command;
     }
-    return [];
+    return best === undefined ? [] : [best];
   },
 };

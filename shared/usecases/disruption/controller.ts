@@ -17,10 +17,11 @@ import { unexpectedTaints } from '../launch-backoff-decide.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
+import { memoSimulation, mostSaving } from './choose.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import { multiNodeConsolidation, repackConsolidation, singleNodeConsolidation } from './consolidation.ts';
+import { isConsolidationMethod, multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -40,6 +41,8 @@ import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
+import { singleNodeConsolidation } from './single-node.ts';
+import { reportUnconsolidatable } from './unconsolidatable.ts';
 import { type Validation, validateCommand } from './validation.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
@@ -48,7 +51,7 @@ import { type Validation, validateCommand } from './validation.ts';
 // flight on (delete the candidates once every replacement is initialized, or undo them), removes
 // stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order (with
 // Flotilla's repack between multi-node and single-node consolidation) for new commands, within
-// each NodePool's budgets.
+// each NodePool's budgets: emptiness, then drift, then the consolidation command that saves most.
 
 /** Voluntary methods in Karpenter's order, repack (Flotilla's own) before single-node. */
 export const METHODS: readonly DisruptionMethod[] = [
@@ -170,6 +173,8 @@ class Pass {
   private instances: Promise<ReadonlyMap<string, CloudInstance>> | undefined;
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
+  /** Why consolidation keeps the nodes it looked at, by NodeClaim name (the latest look). */
+  private readonly stays = new Map<string, string>();
 
   constructor(
     private readonly ports: DisruptionPorts,
@@ -250,6 +255,7 @@ class Pass {
       set = this.candidates();
     }
     await reportBlocked(this.ports, set, budgetBlocked, this.now());
+    await reportUnconsolidatable(this.view(), set, this.stays);
     const nowMs = this.now();
     const blocked = set.candidates.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
@@ -403,6 +409,11 @@ class Pass {
 
   private nextCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {
     const nowMs = this.now();
+    const consolidation: DisruptionCommand[] = [];
+    // One state for every method of this call: a set two methods both try is simulated once.
+    const simulate = memoSimulation((candidates, options) =>
+      simulateWithout(this.input, this.state, this.claims, candidates, options),
+    );
     for (const method of METHODS) {
       const accepted = set.candidates.filter((c) => method.shouldDisrupt(c, nowMs));
       if (accepted.length === 0) continue;
@@ -411,19 +422,19 @@ class Pass {
         const pool = c.nodePool.pool.name;
         if ((allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
       }
-      const [first] = method.computeCommands(
-        accepted,
-        allowed,
-        (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
-        this.methodContext(set),
-      );
-      if (first !== undefined) return first;
+      const [first] = method.computeCommands(accepted, allowed, simulate, this.methodContext(set));
+      if (first === undefined) continue;
+      if (!isConsolidationMethod(method.name)) return first;
+      consolidation.push(first);
     }
-    return undefined;
+    return mostSaving(consolidation);
   }
 
   private methodContext(set: CandidateSet): MethodContext {
-    return methodContextFor(set, this.input, this.now(), this.options.spotToSpotConsolidation === true);
+    return {
+      ...methodContextFor(set, this.input, this.now(), this.options.spotToSpotConsolidation === true),
+      unconsolidatable: (candidate, why) => this.stays.set(candidate.nodeClaim.name, why),
+    };
   }
 
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
@@ -559,7 +570,8 @@ class Pass {
       method,
       fresh,
       allowed: this.allowed(fresh, command.reason),
-      simulate: (candidates) => simulateWithout(this.input, this.state, this.claims, candidates),
+      simulate: (candidates, options) =>
+        simulateWithout(this.input, this.state, this.claims, candidates, options),
       nowMs: this.now(),
     });
   }

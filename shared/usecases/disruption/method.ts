@@ -8,8 +8,8 @@ import type {
 
 // The shape every voluntary disruption method shares (emptiness, drift, multi- and single-node
 // consolidation): which nodes it may act on, and the commands it proposes for them. The disruption
-// controller tries the methods in order and acts on the first that returns a command, as Karpenter
-// does; forceful disruption (expiration, interruption) does not go through here.
+// controller tries emptiness and drift in order and acts on the first that returns a command, as
+// Karpenter does, then takes the consolidation command that saves most; forceful disruption (expiration, interruption) does not go through here.
 
 /** The voluntary disruption methods, in the order the controller tries them. */
 export const METHOD_NAMES = ['emptiness', 'drift', 'multi-node', 'repack', 'single-node'] as const;
@@ -48,6 +48,11 @@ export interface DisruptionCommand {
   readonly podsMoved?: number;
   /** Annotations the replacements carry (a spot failure they inherit from their candidates). */
   readonly replacementAnnotations?: Readonly<Record<string, string>>;
+  /**
+   * Consolidation: the simulation options the command was decided with (a single node re-planned
+   * onto one new node), so that its validation simulates the same way.
+   */
+  readonly simulation?: SimulationOptions;
 }
 
 /** What consolidation needs beyond the simulation: prices, and each NodePool's totals. */
@@ -70,6 +75,17 @@ export interface MethodContext {
   readonly spotToSpot?: boolean;
   /** Per NodePool, when a consolidation replacement last failed to launch, epoch ms. */
   readonly spotFailedAtMs?: ReadonlyMap<string, number>;
+  /** Told why a candidate a method looked at stays (Karpenter's `Unconsolidatable`). */
+  readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
+}
+
+/** How a consolidation simulation may place the pods beyond what the provisioner would do. */
+export interface SimulationOptions {
+  /**
+   * At most this many new nodes: the pods that fit nowhere else go onto that many new NodeClaims
+   * (the cheapest instance types that hold them all), else they are unschedulable. @default none
+   */
+  readonly maxNewNodeClaims?: number;
 }
 
 /**
@@ -84,7 +100,10 @@ export type DisruptionSimulation = SolveResult & { readonly pendingOnlyNodeClaim
  * minus the candidates, the same input the provisioner builds, its pending pods included). Pure
  * for a given state.
  */
-export type SimulateScheduling = (candidates: readonly DisruptionCandidate[]) => DisruptionSimulation;
+export type SimulateScheduling = (
+  candidates: readonly DisruptionCandidate[],
+  options?: SimulationOptions,
+) => DisruptionSimulation;
 
 export interface DisruptionMethod {
   readonly name: DisruptionMethodName;

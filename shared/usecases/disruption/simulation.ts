@@ -3,7 +3,7 @@ import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
-import type { DisruptionCandidate, DisruptionSimulation } from './method.ts';
+import type { DisruptionCandidate, DisruptionSimulation, SimulationOptions } from './method.ts';
 
 // The scheduling simulations disruption runs on the provisioner's own input. Pure.
 
@@ -27,6 +27,7 @@ export function simulateWithout(
   state: ClusterState,
   claims: readonly ClusterNodeClaim[],
   candidates: readonly DisruptionCandidate[],
+  options: SimulationOptions = {},
 ): DisruptionSimulation {
   if (input === undefined)
     return { nodeClaims: [], placements: [], unschedulable: [], pendingOnlyNodeClaims: 0 };
@@ -53,6 +54,9 @@ export function simulateWithout(
     ...input.solve,
     pods: [...input.solve.pods, ...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))],
     nodes,
+    ...(options.maxNewNodeClaims === undefined
+      ? {}
+      : { options: { ...input.solve.options, maxNewNodeClaims: options.maxNewNodeClaims } }),
   });
   // Capacity that is not there yet and that the provisioner launched is promised to pending pods:
   // only initialized nodes and disruption replacements take the pods of the nodes that go.

@@ -67,7 +67,8 @@ export function validateCommand(input: ValidateInput): Validation {
   if (first !== undefined) return invalid(`nodeClaim ${first.nodeClaim} ${first.why}`);
   const fresh: DisruptionCommand = { ...command, candidates: checked.valid };
   if (!isConsolidationMethod(command.method)) return { kind: 'valid', command: fresh, dropped: [] };
-  const why = simulatedAgain(command, input.simulate(checked.valid));
+  // Simulated as the command was decided (a single node re-planned onto one new node stays so).
+  const why = simulatedAgain(command, input.simulate(checked.valid, command.simulation));
   return why === undefined ? { kind: 'valid', command: fresh, dropped: [] } : invalid(why);
 }
 

@@ -1,111 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import {
-  makeMemoryLeaseStore,
-  makeMemoryTerminationQueue,
-} from '../../../../shared/adapters/memory/index.ts';
 import type { NodeClaimStatusPatch } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { makeControllers } from '../../../../shared/simulator/controllers.ts';
-import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
 import { watched } from '../../../fixtures/watched.ts';
-import { scenarioWorld } from '../provision-world.ts';
+import { pass, threeNodes } from './pass-world.ts';
 
 // A disruption pass decides from the conditions it computes and starts its commands while it
 // writes them: on a large cluster the writes (one per NodeClaim whose conditions changed) take
 // longer than a pass, and a node that became empty must not wait for them. Nor does it wait for
 // the cluster reads before asking EC2 for its instances.
-
-const TICK_MS = 5_000;
-
-/** Three pods that cannot share a node, each on a node the provisioner launched and initialized. */
-async function threeNodes() {
-  const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
-  const logger = makeLogger({}, { sink: () => {} });
-  const kube = makeKube(
-    cluster,
-    cloud,
-    () => clock.now().getTime(),
-    () => {},
-  );
-  const step = async () => {
-    await kube.kubelets();
-    await kube.schedule();
-  };
-  const sleep = async (ms: number) => {
-    for (let waited = 0; waited < ms; waited += TICK_MS) {
-      clock.advance(Math.min(TICK_MS, ms - waited));
-      await step();
-    }
-  };
-  const leases = makeMemoryLeaseStore();
-  const terminationQueue = makeMemoryTerminationQueue(clock);
-  const controllers = makeControllers({
-    clock,
-    cluster,
-    cloud,
-    logger,
-    leases,
-    resolver,
-    terminationQueue,
-    inbox: [],
-    sleep,
-  });
-  await controllers.controllersPass(clock.now());
-  for (const name of ['a', 'b', 'c']) {
-    cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'default', labels: { app: 'spread' } },
-      spec: {
-        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
-        affinity: {
-          podAntiAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: [
-              { labelSelector: { matchLabels: { app: 'spread' } }, topologyKey: 'kubernetes.io/hostname' },
-            ],
-          },
-        },
-      },
-    });
-  }
-  const others = controllers.all.filter((c) => c.name !== 'disruption');
-  for (let tick = 0; tick < 120; tick++) {
-    await step();
-    for (const controller of others) await controller.run(clock.now());
-    const pods = cluster.list('Pod') as { spec?: { nodeName?: string } }[];
-    const claims = await cluster.nodeClaims();
-    const initialized = claims.items.filter((c) =>
-      c.status.conditions.some((x) => x.type === 'Initialized' && x.status === 'True'),
-    );
-    if (pods.every((p) => p.spec?.nodeName !== undefined) && initialized.length === 3) break;
-    clock.advance(TICK_MS);
-  }
-  return { ...world, leases, terminationQueue, logger, step };
-}
-
-type World = Awaited<ReturnType<typeof threeNodes>>;
-
-/** One disruption pass over the world, as the Lambda runs it, with some of its ports replaced. */
-function pass(world: World, ports: Partial<DisruptionPorts> = {}) {
-  return disrupt(
-    {
-      cluster: world.cluster,
-      cloud: world.cloud,
-      leases: world.leases,
-      clock: world.clock,
-      sleep: async (ms) => {
-        world.clock.advance(ms);
-      },
-      logger: world.logger,
-      terminationQueue: world.terminationQueue,
-      requestLaunch: async () => {},
-      ...ports,
-    },
-    { holder: 'pass-1' },
-  );
-}
 
 describe('a disruption pass and its condition writes', () => {
   it('starts the command for a node emptied since the last pass before its condition writes are done', async () => {

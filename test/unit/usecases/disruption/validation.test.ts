@@ -8,10 +8,7 @@ import {
   type CommandRecord,
   encodeCommand,
 } from '../../../../shared/usecases/disruption/command-record.ts';
-import {
-  evaluateConsolidation,
-  singleNodeConsolidation,
-} from '../../../../shared/usecases/disruption/consolidation.ts';
+import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import { drift } from '../../../../shared/usecases/disruption/drift.ts';
 import { emptiness } from '../../../../shared/usecases/disruption/emptiness.ts';
 import type {
@@ -20,6 +17,7 @@ import type {
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/method.ts';
 import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
+import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { type ValidateInput, validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
 import { selectNodePools } from '../../../../shared/usecases/eligibility.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';

@@ -1,0 +1,77 @@
+import { ignoreNotFound } from '../../ports/errors.ts';
+import { writeDecision } from '../decision.ts';
+import type { CandidateSet } from './candidates.ts';
+import { shouldConsolidate } from './consolidation.ts';
+import { recordEvents } from './effects.ts';
+import type { DisruptionCandidate } from './method.ts';
+import type { PassView } from './pass-view.ts';
+
+// Why a node consolidation looked at stays, as Karpenter's `Unconsolidatable` Event on the Node
+// and the NodeClaim, and one decision line: only when the reason changes, not once a pass. The
+// last reason told is kept on the NodeClaim itself (an annotation the disruption controller owns):
+// each pass reads every NodeClaim anyway, so remembering costs no read, and a write only when a
+// reason changes, whatever the size of the cluster; it goes with the NodeClaim when it is deleted.
+
+/** The NodeClaim annotation with the last reason told for it. */
+export const UNCONSOLIDATABLE_ANNOTATION = 'flotilla.io/unconsolidatable';
+
+/** Reasons told per pass at most (each a patch and two Events); the rest wait for later passes. */
+export const MAX_UNCONSOLIDATABLE_PER_PASS = 50;
+
+/** Reasons as stored and told: one line, at most this long. */
+const MAX_REASON_CHARS = 256;
+
+/**
+ * Why each candidate consolidation would look at stays, at the end of a pass: what its pods say
+ * against disruption (a PodDisruptionBudget, do-not-disrupt) for a node consolidation would
+ * otherwise take, else what the methods found (`found`, by NodeClaim name). Candidates nothing was
+ * found for are left out. Pure.
+ */
+export function unconsolidatableReasons(
+  set: CandidateSet,
+  found: ReadonlyMap<string, string>,
+): { readonly candidate: DisruptionCandidate; readonly why: string }[] {
+  const out: { candidate: DisruptionCandidate; why: string }[] = [];
+  for (const candidate of set.candidates) {
+    if (!shouldConsolidate({ ...candidate, blockers: [] })) continue;
+    const why = candidate.blockers[0]?.why ?? found.get(candidate.nodeClaim.name);
+    if (why === undefined) continue;
+    out.push({ candidate, why: why.replace(/\s+/g, ' ').slice(0, MAX_REASON_CHARS) });
+  }
+  return out.sort((a, b) => a.candidate.nodeClaim.name.localeCompare(b.candidate.nodeClaim.name));
+}
+
+/**
+ * Tells the reasons that changed since they were last told: the annotation, the Events, the
+ * decision line. Returns how many were told.
+ */
+export async function reportUnconsolidatable(
+  view: Pick<PassView, 'ports'>,
+  set: CandidateSet,
+  found: ReadonlyMap<string, string>,
+): Promise<number> {
+  const changed = unconsolidatableReasons(set, found)
+    .filter(({ candidate, why }) => candidate.nodeClaim.annotations[UNCONSOLIDATABLE_ANNOTATION] !== why)
+    .slice(0, MAX_UNCONSOLIDATABLE_PER_PASS);
+  const { cluster, logger } = view.ports;
+  for (const { candidate, why } of changed) {
+    const claim = candidate.nodeClaim;
+    await ignoreNotFound(
+      cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
+    );
+    await recordEvents(view.ports, 'Unconsolidatable', [
+      { subject: { kind: 'Node', name: candidate.node.name }, message: why },
+      { subject: { kind: 'NodeClaim', name: claim.name }, message: why },
+    ]);
+    const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
+    writeDecision(logger, {
+      kind: 'unconsolidatable',
+      reason: why,
+      nodeClaim: claim.name,
+      node: candidate.node.name,
+      nodePool: claim.nodePoolName,
+      ...(previous === undefined ? {} : { previous }),
+    });
+  }
+  return changed.length;
+}
