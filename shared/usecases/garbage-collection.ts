@@ -5,6 +5,7 @@ import { ignoreNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
 import { type CollectionStep, decideCollection } from './garbage-collection-decide.ts';
+import { handToTermination } from './termination-handover.ts';
 
 export { type CollectionStep, decideCollection, ORPHAN_MIN_AGE_MS } from './garbage-collection-decide.ts';
 
@@ -117,19 +118,7 @@ async function applyStep(
       const instance = await cloud.get(step.instanceId);
       if (instance !== undefined && instance.state !== 'terminated') return 'kept';
       await ignoreNotFound(cluster.deleteNodeClaim(step.claim.name));
-      let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
-      if (ports.requestTermination !== undefined) {
-        try {
-          await ports.requestTermination(step.claim.name);
-          handedOver = 'termination queue';
-        } catch (error) {
-          logger.warn('termination request not sent', {
-            nodeClaim: step.claim.name,
-            error,
-            fallback: 'termination sweep',
-          });
-        }
-      }
+      const handedOver = await handToTermination(ports.requestTermination, step.claim.name, logger);
       writeDecision(logger, {
         kind: 'collect',
         reason: 'instance gone',

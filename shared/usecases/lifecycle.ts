@@ -15,6 +15,7 @@ import { reconcileLaunchBackoff, type TimedOutNodeClaim } from './launch-backoff
 import { type DeleteReason, decideLifecycle, type LifecycleStep } from './lifecycle-decide.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from './nodeclass.ts';
 import { NodePoolConditionType, reconcileNodePoolStatus } from './nodepool-status.ts';
+import { handToTermination } from './termination-handover.ts';
 
 export {
   ConditionType,
@@ -288,16 +289,7 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         reason: step.reason === 'launch_timeout' ? 'LaunchTimeout' : 'RegistrationTimeout',
         message: step.message,
       });
-      let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
-      if (ports.requestTermination !== undefined) {
-        try {
-          await ports.requestTermination(claim.name);
-          handedOver = 'termination queue';
-        } catch (error) {
-          // The claim is deleted either way; the sweep finds every deleting NodeClaim.
-          logger.warn('termination request not sent', { ...fields, error, fallback: 'termination sweep' });
-        }
-      }
+      const handedOver = await handToTermination(ports.requestTermination, claim.name, logger, fields);
       writeDecision(logger, {
         kind: 'delete',
         reason: step.reason,

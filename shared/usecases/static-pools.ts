@@ -17,6 +17,7 @@ import { reconcileNodeClasses } from './nodeclass.ts';
 import { applyPlan } from './provision-launch.ts';
 import { nodeClaimName } from './provision-plan.ts';
 import type { ClaimOutcome, ProvisionPorts } from './provision-types.ts';
+import { handToTermination } from './termination-handover.ts';
 
 // Static capacity (Karpenter's alpha `spec.replicas`): the provisioner's pass that keeps each
 // static NodePool at its replicas. It runs at the start of every provisioning run, under the
@@ -94,7 +95,7 @@ export async function reconcileStaticNodePools(
     try {
       if (decision.kind === 'delete') {
         for (const name of decision.nodeClaims) {
-          await removeSurplus(ports, name, pool.pool.name, replicas);
+          await removeSurplus(ports, logger, name, pool.pool.name, replicas);
           deleted.push(name);
         }
         writeStatic(logger, line, decision, 'delete', decision.nodeClaims.length);
@@ -174,12 +175,14 @@ function toMembers(claims: readonly ClusterNodeClaim[], nodes: readonly ClusterN
 /** Deletes a surplus NodeClaim and hands it to termination (which drains it first). */
 async function removeSurplus(
   ports: StaticPassPorts,
+  logger: Logger,
   name: string,
   pool: string,
   replicas: number,
 ): Promise<void> {
   await ports.cluster.deleteNodeClaim(name);
-  await ports.requestTermination?.(name);
+  // Deleted either way: a failed request leaves the drain to the termination sweep.
+  await handToTermination(ports.requestTermination, name, logger);
   await ports.cluster.recordEvent({
     subject: { kind: 'NodeClaim', name },
     type: 'Normal',

@@ -5,6 +5,7 @@ import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { handToTermination } from '../termination-handover.ts';
 import {
   decideRepair,
   describeCause,
@@ -154,20 +155,7 @@ async function replace(
     ],
   });
   await cluster.deleteNodeClaim(claim.name);
-  let handedOver: 'termination queue' | 'termination sweep' = 'termination sweep';
-  if (ports.requestTermination !== undefined) {
-    try {
-      await ports.requestTermination(claim.name);
-      handedOver = 'termination queue';
-    } catch (error) {
-      // The claim is deleted either way; the sweep finds every deleting NodeClaim.
-      logger.warn('termination request not sent', {
-        nodeClaim: claim.name,
-        error,
-        fallback: 'termination sweep',
-      });
-    }
-  }
+  const handedOver = await handToTermination(ports.requestTermination, claim.name, logger);
   const instanceId = parseInstanceId(claim.status.providerId);
   writeDecision(logger, {
     kind: 'repair',
