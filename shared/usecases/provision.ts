@@ -29,7 +29,8 @@ const LEASE_POLL_MS = 250;
 
 /**
  * One provisioning decision for the cluster, as Karpenter's provisioner makes it: under the
- * provisioner lease, bring static NodePools to their replicas (static-pools.ts), batch pending pods, solve against the current cluster state, create a
+ * provisioner lease, bring static NodePools to their replicas (static-pools.ts), batch pending
+ * pods (and those of nodes being deleted), solve against the current cluster state, create a
  * NodeClaim per planned node and launch it (fenced by the lease), re-plan pods whose launch hit
  * insufficient capacity, and tell unschedulable pods why. Safe to run concurrently (all but one
  * run skip) and to repeat (NodeClaim names derive from the decision).
