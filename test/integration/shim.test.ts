@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PodEvent, parsePodEvent } from '../../shared/messages/pod-event.ts';
+import { type PodEvent, parsePodEvent, parseQueueMessage } from '../../shared/messages/pod-event.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER } from '../harness/aws/stack.ts';
 import { awsClientConfig, type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
@@ -45,8 +45,9 @@ afterAll(async () => {
 });
 
 /**
- * Every pod event on the queue must parse; those about this file's namespace are returned. The
- * shim watches every pod in the cluster, and other test files share the API server.
+ * Every message on the queue must parse; the pod events about this file's namespace are returned.
+ * The shim watches every pod in the cluster (and forwards Nodes and NodeClaims whose deletion
+ * begins), and other test files share the API server.
  */
 async function receiveOwn(expected: number): Promise<PodEvent[]> {
   const own: PodEvent[] = [];
@@ -57,9 +58,10 @@ async function receiveOwn(expected: number): Promise<PodEvent[]> {
         new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
       );
       for (const message of page.Messages ?? []) {
-        const parsed = parsePodEvent(message.Body ?? '');
-        if (!parsed.ok) throw new Error(`the shim sent a malformed event: ${parsed.problem}`);
-        if (parsed.event.namespace === namespace) own.push(parsed.event);
+        const parsed = parseQueueMessage(message.Body ?? '');
+        if (!parsed.ok) throw new Error(`the shim sent a malformed message: ${parsed.problem}`);
+        const { message: sent } = parsed;
+        if (sent.kind === 'podEvent' && sent.event.namespace === namespace) own.push(sent.event);
       }
       return own.length >= expected ? true : undefined;
     },
