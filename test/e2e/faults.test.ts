@@ -653,17 +653,22 @@ describe('throttling storm', () => {
       logger: makeLogger({}, { level: 'debug', sink: (line) => kubeLines.push(JSON.parse(line)) }),
       callTimeoutMs: 15_000,
     });
-    // Other clients of the same priority level keep its seats busy, as on a busy API server.
+    // Other clients of the same priority level keep its seats busy, as on a busy API server: 64
+    // requests in flight at all times, each loop sending its next as soon as one returns (batches
+    // that waited for their slowest request left seats free for whole moments, and Flotilla's
+    // calls could all pass).
     const neighbour = makeKubeCluster({
       kubeConfig: throttledKc,
       logger: makeLogger({}, { sink: () => undefined }),
     });
     let storming = true;
-    const noise = (async () => {
-      while (storming) {
-        await Promise.all(Array.from({ length: 16 }, () => neighbour.nodes().catch(() => undefined)));
-      }
-    })();
+    const noise = Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        // Lists of every pod hold a seat longer than lists of the few Nodes.
+        const read = i % 2 === 0 ? () => neighbour.nodes() : () => neighbour.boundPods();
+        while (storming) await read().catch(() => undefined);
+      }),
+    );
     const random = seeded(15);
     const counts = { calls: 0, throttled: 0 };
     const clients = [account.lambdaEc2, terminator.ec2, collector.ec2];
