@@ -8,6 +8,7 @@ import {
   isConditionTrue,
   type NodeInfo,
 } from '../ports/cluster.ts';
+import { ignoreNotFound } from '../ports/errors.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
@@ -172,7 +173,9 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       claim = fresh ?? claim;
     }
     for (const step of steps) {
-      await applyStep(ports, claim, step);
+      // A Node or NodeClaim deleted since the read (drained by termination meanwhile) has nothing
+      // left for the lifecycle; the next pass reads it as it is.
+      if ((await ignoreNotFound(applyStep(ports, claim, step).then(() => true))) === undefined) break;
       switch (step.kind) {
         case 'register':
           result.registered.push(claim.name);

@@ -8,7 +8,7 @@ import {
 } from '../core/index.ts';
 import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../ports/cluster.ts';
-import { isNotFound } from '../ports/errors.ts';
+import { ignoreNotFound, isNotFound } from '../ports/errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { writeDecision } from './decision.ts';
 import { instanceLookupUntilMs } from './launch-record.ts';
@@ -333,7 +333,8 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       });
       continue;
     }
-    await cluster.patchNode(node.name, { removeFinalizers: [Finalizer.termination] });
+    // Gone already: an overlapping termination pass released it first.
+    if ((await ignoreNotFound(removeNodeFinalizer(cluster, node.name))) === undefined) continue;
     releasedNodes.push(node.name);
     writeDecision(logger, {
       kind: 'finalizeNode',
@@ -347,4 +348,10 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
     )
     .map((c) => c.name);
   return { terminating, deletedForNodes, releasedNodes };
+}
+
+/** Releases a Node's termination finalizer; true once done (a Node that is gone rejects with NotFound). */
+async function removeNodeFinalizer(cluster: Pick<Cluster, 'patchNode'>, node: string): Promise<true> {
+  await cluster.patchNode(node, { removeFinalizers: [Finalizer.termination] });
+  return true;
 }
