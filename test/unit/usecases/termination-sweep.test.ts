@@ -40,7 +40,7 @@ function world() {
     spec: { providerID: instance.providerId },
   });
   const sweep = () => sweepTerminations({ cluster, cloud, logger });
-  return { cluster, cloud, instance, lines, sweep };
+  return { cluster, cloud, instance, lines, logger, sweep };
 }
 
 describe('the termination sweep and a deleted Node without a NodeClaim', () => {
@@ -79,4 +79,23 @@ describe('the termination sweep and a deleted Node without a NodeClaim', () => {
       ]);
     },
   );
+
+  it('counts a Node an overlapping pass released first as done, not as a failure', async () => {
+    const w = world();
+    await w.cloud.delete(w.instance.instanceId);
+    await w.cluster.deleteNode('node-lost');
+    // Another termination pass releases the finalizer between this sweep's read and its write:
+    // the Node is gone when the sweep patches it.
+    const racing: typeof w.cluster = {
+      ...w.cluster,
+      async patchNode(name, patch) {
+        await w.cluster.patchNode(name, { removeFinalizers: ['karpenter.sh/termination'] });
+        return w.cluster.patchNode(name, patch);
+      },
+    };
+    const result = await sweepTerminations({ cluster: racing, cloud: w.cloud, logger: w.logger });
+    expect(result.releasedNodes).toEqual([]);
+    expect(await w.cluster.node('node-lost')).toBeUndefined();
+    expect(w.lines.filter((l) => l['decision'] === 'finalizeNode')).toEqual([]);
+  });
 });
