@@ -30,7 +30,7 @@ export function toDisruptionInfo(
     ...optional('startedAtMs', readTime(status['startTime'], object, 'status.startTime')),
     ...optional('deletedAtMs', readTime(meta['deletionTimestamp'], object, 'metadata.deletionTimestamp')),
     ...(statefulSet ? { statefulSet: true } : {}),
-    ...podLifecycle(meta['deletionTimestamp'], status['phase'], readyStatus(status['conditions'])),
+    ...podLifecycle(status['phase'], readyStatus(status['conditions'])),
   };
   return Object.keys(info).length === 0 ? undefined : info;
 }
@@ -42,14 +42,15 @@ export function readyStatus(conditions: unknown): string | undefined {
   return isRecord(ready) && typeof ready['status'] === 'string' ? ready['status'] : undefined;
 }
 
-/** The lifecycle flags of PodDisruptionInfo; each is left out when false. */
+/**
+ * The lifecycle flags of PodDisruptionInfo; each is left out when false (a terminating pod is the
+ * one with `deletedAtMs`).
+ */
 export function podLifecycle(
-  deletionTimestamp: unknown,
   phase: unknown,
   ready: unknown,
-): Pick<PodDisruptionInfo, 'terminating' | 'finished' | 'notReady'> {
+): Pick<PodDisruptionInfo, 'finished' | 'notReady'> {
   return {
-    ...(deletionTimestamp == null ? {} : { terminating: true }),
     ...(phase === 'Succeeded' || phase === 'Failed' ? { finished: true } : {}),
     ...(ready === 'False' ? { notReady: true } : {}),
   };

@@ -55,7 +55,7 @@ export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>)
       const startedAtMs = timeMs(instance.startTime);
       const deletedAtMs = timeMs(instance.deletionTimestamp);
       const { disruption, ...rest } = base;
-      const lifecycle = podLifecycle(instance.deletionTimestamp, instance.phase, instance.ready);
+      const lifecycle = podLifecycle(instance.phase, instance.ready);
       const own = {
         ...(startedAtMs === undefined ? {} : { startedAtMs }),
         ...(deletedAtMs === undefined ? {} : { deletedAtMs }),

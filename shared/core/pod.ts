@@ -184,8 +184,6 @@ export interface PodDisruptionInfo {
   readonly mirror?: boolean;
   readonly priority?: number;
   readonly startedAtMs?: number;
-  /** `metadata.deletionTimestamp` is set: the pod is already terminating. */
-  readonly terminating?: boolean;
   /** Its phase is Succeeded or Failed. */
   readonly finished?: boolean;
   /** Its Ready condition is False (absent when True, missing, or not read). */

@@ -76,7 +76,7 @@ export function matchingPdbs(pod: Pod, pdbs: readonly PdbLimit[]): PdbLimit[] {
 
 /** A pod neither finished nor terminating. */
 export function isActivePod(pod: Pod): boolean {
-  return pod.disruption?.finished !== true && pod.disruption?.terminating !== true;
+  return pod.disruption?.finished !== true && pod.disruption?.deletedAtMs === undefined;
 }
 
 /**

@@ -96,7 +96,6 @@ describe('pods read template by template', () => {
     const expected = {
       deletedAtMs: Date.parse('2026-11-26T12:01:00Z'),
       statefulSet: true,
-      terminating: true,
     };
     expect(toPod(raw as never).disruption).toEqual(expected);
     expect(makePodReader().read(splitPod(raw)).disruption).toEqual(expected);
@@ -206,7 +205,7 @@ describe('where a pod is in its life, as disruption reads it', () => {
     [
       'terminating',
       pod({ phase: 'Running' }, '2026-11-26T12:05:00Z'),
-      { terminating: true, deletedAtMs: Date.parse('2026-11-26T12:05:00Z') },
+      { deletedAtMs: Date.parse('2026-11-26T12:05:00Z') },
     ],
   ])('%s', (_, raw, disruption) => {
     expect(toPod(raw as never).disruption).toEqual(disruption);

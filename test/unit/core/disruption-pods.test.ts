@@ -252,10 +252,10 @@ describe('podBlockers', () => {
       [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     ['a budget at 0 in another namespace', [bound('web')], [pdb('web-pdb', {}, 0, 'other')], []],
-    ['a terminating pod under a budget at 0', [bound('web', {}, { terminating: true })], [webPdb(0)], []],
+    ['a terminating pod under a budget at 0', [bound('web', {}, { deletedAtMs: 0 })], [webPdb(0)], []],
     [
       'a terminating pod with do-not-disrupt (only active pods protect their node)',
-      [bound('web', {}, { terminating: true, doNotDisrupt: 'true' })],
+      [bound('web', {}, { deletedAtMs: 0, doNotDisrupt: 'true' })],
       [],
       [],
     ],
