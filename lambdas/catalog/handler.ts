@@ -8,7 +8,7 @@ import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { type RefreshCatalogResult, refreshCatalog } from '../../shared/usecases/refresh-catalog.ts';
+import { type RefreshCatalogResult, refreshCatalog } from '../../shared/usecases/catalog/refresh.ts';
 
 const Env = z.object({
   AWS_REGION: z.string().min(1),

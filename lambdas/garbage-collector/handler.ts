@@ -3,7 +3,7 @@ import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-s
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { collectGarbage } from '../../shared/usecases/garbage-collection.ts';
+import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { repairNodes } from '../../shared/usecases/node-repair/repair.ts';
 import { loadEnv, nodeRepairSwitch, wire } from '../common/wiring.ts';
 import { makeGarbageCollectorHandler } from './run.ts';

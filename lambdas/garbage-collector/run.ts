@@ -1,11 +1,11 @@
 import { FlotillaError } from '../../shared/core/errors.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
-import type { GarbageCollectionResult } from '../../shared/usecases/garbage-collection.ts';
+import type { GarbageCollectionResult } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
 import type { NodeRepairResult } from '../../shared/usecases/node-repair/repair.ts';
 import { isScheduleEvent } from '../common/sqs.ts';
 
 // The garbage collector Lambda's event handling, apart from the cold-start wiring in handler.ts:
-// the garbage-collection schedule runs one pass (shared/usecases/garbage-collection.ts), then, when
+// the garbage-collection schedule runs one pass (shared/usecases/garbage-collection/garbage-collection.ts), then, when
 // node repair is on, one repair pass (shared/usecases/node-repair/repair.ts).
 
 /** Some steps of a garbage-collection pass failed; the others were done and the next pass retries. */

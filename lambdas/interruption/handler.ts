@@ -4,7 +4,7 @@ import { makeNodeDeletionSender } from '../../shared/adapters/aws/node-deletion.
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption.ts';
+import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption/interruption.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeInterruptionHandler } from './run.ts';
 

@@ -2,12 +2,12 @@ import { parseInterruptionEvent } from '../../shared/messages/interruption-event
 import {
   handleInterruptionBatch,
   type InterruptionDriverDeps,
-} from '../../shared/usecases/interruption-driver.ts';
+} from '../../shared/usecases/interruption/driver.ts';
 import { type BatchResponse, parseSqsBatch, processPartialResponse } from '../common/sqs.ts';
 
 // The interruption Lambda's event handling, apart from the cold-start wiring in handler.ts so it
 // runs in tests against the real adapters. The batch handling is the use case's
-// (shared/usecases/interruption-driver.ts).
+// (shared/usecases/interruption/driver.ts).
 
 export type InterruptionDeps = InterruptionDriverDeps;
 

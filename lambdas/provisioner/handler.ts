@@ -7,8 +7,8 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
-import { provision } from '../../shared/usecases/provision.ts';
+import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
+import { provision } from '../../shared/usecases/provisioning/provision.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeProvisionerHandler } from './run.ts';
 

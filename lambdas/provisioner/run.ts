@@ -5,17 +5,17 @@ import {
   type QueueMessage,
   queueMessageCluster,
 } from '../../shared/messages/pod-event.ts';
-import type { ProvisionResult } from '../../shared/usecases/provision.ts';
 import {
   type ProvisionerDriverDeps,
   provisionForMessages,
   runProvisioner,
-} from '../../shared/usecases/provisioner-driver.ts';
+} from '../../shared/usecases/provisioning/driver.ts';
+import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import { type BatchResponse, isScheduleEvent, parseSqsBatch, processPartialResponse } from '../common/sqs.ts';
 
 // The provisioner's event handling, apart from the cold-start wiring in handler.ts so it can be
 // tested with real event JSON. The invocation's work is the use case's
-// (shared/usecases/provisioner-driver.ts).
+// (shared/usecases/provisioning/driver.ts).
 
 export interface ProvisionerDeps extends ProvisionerDriverDeps {
   readonly clusterName: string;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { sweepTerminations, terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { sweepTerminations, terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeTerminationHandler } from './run.ts';
 

@@ -1,14 +1,14 @@
 import { parseTerminationMessage } from '../../shared/messages/termination-request.ts';
-import type { TerminationResult } from '../../shared/usecases/termination.ts';
 import {
   driveTerminationRequests,
   driveTerminationSweep,
   type TerminationSweepDeps,
-} from '../../shared/usecases/termination-driver.ts';
+} from '../../shared/usecases/termination/driver.ts';
+import type { TerminationResult } from '../../shared/usecases/termination/termination.ts';
 import { type BatchResponse, isScheduleEvent, parseSqsBatch, processPartialResponse } from '../common/sqs.ts';
 
 // The termination Lambda's event handling, apart from the cold-start wiring in handler.ts: the
-// event is parsed here, the drive loop is the use case's (shared/usecases/termination-driver.ts).
+// event is parsed here, the drive loop is the use case's (shared/usecases/termination/driver.ts).
 
 export type TerminationDeps = TerminationSweepDeps;
 

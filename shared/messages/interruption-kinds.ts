@@ -1,7 +1,7 @@
 // The interruption event kinds Flotilla acts on, one row each (Karpenter's AWS interruption
 // controller, §6 of the behaviour reference). Everything else about a kind derives from its row:
 // the EventBridge rules of the stack (infra/interruption-rules.ts), what the codec accepts
-// (interruption-event.ts) and what the use case does (shared/usecases/interruption.ts). Adding a
+// (interruption-event.ts) and what the use case does (shared/usecases/interruption/interruption.ts). Adding a
 // kind is adding a row.
 
 /** What a kind's EventBridge `detail` holds, and so how the codec reads it. */

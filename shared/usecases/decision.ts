@@ -5,7 +5,7 @@ import type {
   DisruptionPassDecision,
   DriftedDecision,
   UnconsolidatableDecision,
-} from './disruption-decisions.ts';
+} from './disruption/decisions.ts';
 
 import type { RepairDecision } from './node-repair/decision-kind.ts';
 
@@ -14,7 +14,7 @@ export type {
   DisruptionPassDecision,
   DriftedDecision,
   UnconsolidatableDecision,
-} from './disruption-decisions.ts';
+} from './disruption/decisions.ts';
 export type { RepairDecision } from './node-repair/decision-kind.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one

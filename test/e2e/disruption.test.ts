@@ -11,7 +11,7 @@ import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../shared/ports/lease.ts';
 import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/disruption/command-record.ts';
 import { type DisruptionOptions, disrupt } from '../../shared/usecases/disruption/controller.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';

@@ -5,7 +5,7 @@ import { Annotation } from '../../shared/core/index.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { NODE_REPAIR_BLOCKED_CONDITION } from '../../shared/usecases/node-repair/decide.ts';
 import { type NodeRepairResult, repairNodes } from '../../shared/usecases/node-repair/repair.ts';
-import { DISRUPTION_REASON_CONDITION } from '../../shared/usecases/termination-decide.ts';
+import { DISRUPTION_REASON_CONDITION } from '../../shared/usecases/termination/decide.ts';
 import { waitFor } from '../harness/proc.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 

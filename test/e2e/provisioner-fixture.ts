@@ -18,15 +18,15 @@ import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle.ts';
-import { reconcileNodeClasses } from '../../shared/usecases/nodeclass.ts';
+import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
+import { reconcileNodeClasses } from '../../shared/usecases/nodeclass/nodeclass.ts';
 import {
   type ClaimOutcome,
   type ProvisionOptions,
   type ProvisionPorts,
   type ProvisionResult,
   provision,
-} from '../../shared/usecases/provision.ts';
+} from '../../shared/usecases/provisioning/provision.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';

@@ -3,7 +3,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/ports/cluster.ts';
 import type { Lease } from '../../shared/ports/lease.ts';
-import type { ProvisionResult } from '../../shared/usecases/provision.ts';
+import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { waitFor } from '../harness/proc.ts';
 import { silentLogger } from '../integration/aws/fixtures.ts';

@@ -6,7 +6,7 @@ import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { FlotillaError } from '../../shared/core/errors.ts';
 import { disrupt } from '../../shared/usecases/disruption/controller.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination.ts';
+import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';

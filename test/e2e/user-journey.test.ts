@@ -26,7 +26,7 @@ import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { isConditionTrue } from '../../shared/ports/cluster.ts';
-import { reconcileNodeClasses } from '../../shared/usecases/nodeclass.ts';
+import { reconcileNodeClasses } from '../../shared/usecases/nodeclass/nodeclass.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { STACK_CLUSTER, STACK_NAMES } from '../harness/aws/stack.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';

@@ -5,7 +5,7 @@ import {
   sweepTerminations,
   type TerminationPorts,
   terminateNodeClaim,
-} from '../../shared/usecases/termination.ts';
+} from '../../shared/usecases/termination/termination.ts';
 import { HarnessError } from './errors.ts';
 
 const nodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' };

@@ -26,10 +26,10 @@ import {
 import { makeManualClock } from '../../ports/clock.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import { buildSchedulingInput, type ClusterState } from '../../usecases/cluster-state.ts';
-import { unschedulableMessage } from '../../usecases/eligibility.ts';
-import { resolveNodeClassStatus } from '../../usecases/nodeclass-status.ts';
-import { expectedCapacityType } from '../../usecases/provision-plan.ts';
+import { resolveNodeClassStatus } from '../../usecases/nodeclass/status.ts';
+import { unschedulableMessage } from '../../usecases/provisioning/eligibility.ts';
+import { expectedCapacityType } from '../../usecases/provisioning/plan.ts';
+import { buildSchedulingInput, type ClusterState } from '../../usecases/state/cluster-state.ts';
 import {
   convert,
   isFinished,

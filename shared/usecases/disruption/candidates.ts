@@ -17,7 +17,7 @@ import {
   isConditionTrue,
   type PodDisruptionBudget,
 } from '../../ports/cluster.ts';
-import type { SchedulingInput } from '../cluster-state.ts';
+import type { SchedulingInput } from '../state/cluster-state.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
 import { spotFailedAtMs } from './replacement-capacity.ts';

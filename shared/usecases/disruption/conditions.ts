@@ -26,7 +26,7 @@ import {
   NODEPOOL_HASH_VERSION,
   nodeClassHash,
   nodePoolHash,
-} from '../provision-plan.ts';
+} from '../provisioning/plan.ts';
 import { DRIFTED_CONDITION } from './drift.ts';
 import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 import { parseMinSavings } from './min-savings.ts';

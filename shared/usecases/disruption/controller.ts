@@ -4,17 +4,16 @@ import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
+import { unexpectedTaints } from '../runaway-guard/decide.ts';
+import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
 import {
   buildSchedulingInput,
   type ClusterState,
   readClusterState,
   type SchedulingInput,
-} from '../cluster-state.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
-import type { DisruptDecision } from '../disruption-decisions.ts';
-import { reconcileLaunchBackoff } from '../launch-backoff.ts';
-import { unexpectedTaints } from '../launch-backoff-decide.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+} from '../state/cluster-state.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
@@ -22,6 +21,7 @@ import { type CommandRecord, commandsInFlight, pendingReplacements } from './com
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
 import { isConsolidationMethod, multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
+import type { DisruptDecision } from './decisions.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
 import {

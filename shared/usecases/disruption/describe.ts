@@ -1,8 +1,8 @@
 import type { NodeClaimPlan } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import type { SchedulingInput } from '../cluster-state.ts';
-import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../disruption-decisions.ts';
+import type { SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from './command-record.ts';
+import type { DisruptDecision, DisruptedNode, ReplacementNode } from './decisions.ts';
 import type { DisruptionCommand } from './method.ts';
 
 // How a disruption decision line names its nodes and prices: candidates with their instance type,

@@ -4,8 +4,8 @@ import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ClusterNodePool, EventSubject } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
-import { toNewNodeClaim } from '../provision-plan.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { toNewNodeClaim } from '../provisioning/plan.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from './command-record.ts';
 
 // What carrying out a disruption command does to the cluster, each step idempotent: create the

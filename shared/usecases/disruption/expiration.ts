@@ -1,6 +1,6 @@
 import { expiration, isReschedulable, type NodeClaimPlan, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { unschedulableMessage } from '../eligibility.ts';
+import { unschedulableMessage } from '../provisioning/eligibility.ts';
 import { nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { describeClaim, describePlan, priceFrom, sumPrices } from './describe.ts';

@@ -1,7 +1,7 @@
 import { DISRUPTED_TAINT } from '../../core/index.ts';
 import { type ClusterNodeClaim, isConditionTrue } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import { isConsolidationMethod } from './consolidation.ts';

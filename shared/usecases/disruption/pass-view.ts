@@ -1,8 +1,8 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
-import type { DisruptDecision } from '../disruption-decisions.ts';
+import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
+import type { DisruptDecision } from './decisions.ts';
 import type { EffectPorts } from './effects.ts';
 
 /** What one step of a disruption pass reads: the cluster as last read, and where decisions go. */

@@ -1,6 +1,6 @@
 import { isReschedulable, type SolveResult, solve, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
-import type { ClusterState, SchedulingInput } from '../cluster-state.ts';
+import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import type { DisruptionCandidate, DisruptionSimulation, SimulationOptions } from './method.ts';

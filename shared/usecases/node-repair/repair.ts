@@ -4,8 +4,8 @@ import { isNotFound } from '../../ports/errors.ts';
 import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination-decide.ts';
-import { handToTermination } from '../termination-handover.ts';
+import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
+import { handToTermination } from '../termination/handover.ts';
 import {
   decideRepair,
   describeCause,

@@ -11,7 +11,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { CatalogUnavailableError, type EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import { EnvVar } from '../../../shared/runtime/env.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { refreshCatalog } from '../../../shared/usecases/refresh-catalog.ts';
+import { refreshCatalog } from '../../../shared/usecases/catalog/refresh.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { type LambdaAws, setUpAccount, TABLE } from './cloud-fixture.ts';

@@ -8,7 +8,7 @@ import type { ClusterInfo } from '../../../shared/adapters/aws/user-data.ts';
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import type { ManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { awsConfigAs, type LambdaName } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto } from '../../harness/index.ts';

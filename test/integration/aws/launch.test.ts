@@ -26,7 +26,7 @@ import {
   NodeClassNotReadyError,
   type OfferingCatalog,
 } from '../../../shared/ports/cloud.ts';
-import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';

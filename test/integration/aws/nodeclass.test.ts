@@ -13,7 +13,7 @@ import { managedInstanceProfileName } from '../../../shared/adapters/aws/instanc
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClassStatus } from '../../../shared/ports/cloud.ts';
-import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { takeDenials } from '../../harness/iam-check.ts';

@@ -21,7 +21,7 @@ import { computePodRequests } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { type Cluster, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
+import { toInFlightNodeClaims } from '../../../shared/usecases/state/cluster-state.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';

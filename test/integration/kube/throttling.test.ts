@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
+import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
 import { type Kube, kube } from '../../harness/index.ts';
 import { throttleUser } from '../../harness/kube/throttled-user.ts';
 

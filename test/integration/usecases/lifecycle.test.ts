@@ -23,9 +23,12 @@ import { systemClock } from '../../../shared/ports/clock.ts';
 import { type CloudInstance, type EC2NodeClass, isNodeClassReady } from '../../../shared/ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
-import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass.ts';
-import { type TerminationResult, terminateNodeClaim } from '../../../shared/usecases/termination.ts';
+import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
+import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
+import {
+  type TerminationResult,
+  terminateNodeClaim,
+} from '../../../shared/usecases/termination/termination.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';

@@ -9,8 +9,8 @@ import { type ManualClock, makeManualClock } from '../../../shared/ports/clock.t
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../../shared/usecases/lifecycle.ts';
-import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass.ts';
+import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
+import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { STACK_NAMES } from '../../harness/aws/stack.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';

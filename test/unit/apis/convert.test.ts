@@ -15,7 +15,7 @@ import {
   withPods,
 } from '../../../shared/apis/index.ts';
 import { computePodRequests, ValidationError } from '../../../shared/core/index.ts';
-import { toInFlightNodeClaims } from '../../../shared/usecases/cluster-state.ts';
+import { toInFlightNodeClaims } from '../../../shared/usecases/state/cluster-state.ts';
 
 function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
   return {

@@ -4,7 +4,7 @@ import {
   makeGarbageCollectorHandler,
 } from '../../../lambdas/garbage-collector/run.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import type { GarbageCollectionResult } from '../../../shared/usecases/garbage-collection.ts';
+import type { GarbageCollectionResult } from '../../../shared/usecases/garbage-collection/garbage-collection.ts';
 
 // The garbage collector Lambda's event handling with real event JSON.
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeQueueMessage, makeProvisionerHandler } from '../../../lambdas/provisioner/run.ts';
 import { followUpVersion, podEventVersion } from '../../../shared/messages/pod-event.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import type { ProvisionResult } from '../../../shared/usecases/provision.ts';
+import type { ProvisionResult } from '../../../shared/usecases/provisioning/provision.ts';
 
 const cluster = 'prod-eu';
 

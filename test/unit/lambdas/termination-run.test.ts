@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../../lambdas/termination/run.ts';
 import { toTerminationMessage } from '../../../shared/messages/termination-request.ts';
-import { makeTerminationWorld } from '../usecases/termination-world.ts';
+import { makeTerminationWorld } from '../usecases/termination/world.ts';
 
 // The termination Lambda's event handling, wired to the in-memory cluster and cloud: real SQS and
 // EventBridge event shapes in, the partial batch response or the sweep's results out.

@@ -6,7 +6,7 @@ import {
   makeMemoryNodeClassResolver,
 } from '../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
-import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { CLUSTER, DEFAULT_NODE_CLASS } from './fixtures.ts';
 

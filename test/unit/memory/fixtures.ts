@@ -1,5 +1,5 @@
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
-import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { computeNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 
 export const CLUSTER = 'sim-cluster';
 

@@ -17,7 +17,7 @@ import {
   type LaunchRequest,
   NodeClassNotReadyError,
 } from '../../../shared/ports/cloud.ts';
-import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass-status.ts';
+import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { DEFAULT_NODE_CLASS } from './fixtures.ts';
 
 const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];

@@ -5,7 +5,7 @@ import {
   type InterruptionKindRow,
   interruptionRulePatterns,
 } from '../../../shared/messages/interruption-kinds.ts';
-import { interruptionPolicy } from '../../../shared/usecases/interruption.ts';
+import { interruptionPolicy } from '../../../shared/usecases/interruption/interruption.ts';
 import { interruptionSamples } from '../../fixtures/events/interruption-samples.ts';
 
 // The interruption kinds table and what derives from it: the codec's kinds, the rules' patterns and

@@ -5,7 +5,7 @@ import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
-import { reconcileLaunchBackoff } from '../../../shared/usecases/launch-backoff.ts';
+import { reconcileLaunchBackoff } from '../../../shared/usecases/runaway-guard/launch-backoff.ts';
 
 // The runaway guard against a rogue controller that taints every new node NoExecute with a taint
 // no pod tolerates (Karpenter's chaos test): without it every provisioning run launches another

@@ -23,7 +23,7 @@ import type {
   DisruptionCandidate,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/index.ts';
-import { nodePool, plan } from '../provision-builders.ts';
+import { nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods
 // and candidates, one line per case.

@@ -16,8 +16,8 @@ import {
   NODEPOOL_HASH_VERSION,
   nodeClassHash,
   nodePoolHash,
-} from '../../../../shared/usecases/provision-plan.ts';
-import { nodeClass } from '../provision-builders.ts';
+} from '../../../../shared/usecases/provisioning/plan.ts';
+import { nodeClass } from '../provisioning/builders.ts';
 import {
   boundPod,
   type ClaimOptions,

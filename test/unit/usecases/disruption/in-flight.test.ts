@@ -4,12 +4,12 @@ import { DISRUPTED_TAINT } from '../../../../shared/core/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import type { ClusterState } from '../../../../shared/usecases/cluster-state.ts';
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
 import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
-import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination-decide.ts';
+import type { ClusterState } from '../../../../shared/usecases/state/cluster-state.ts';
+import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination/decide.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 

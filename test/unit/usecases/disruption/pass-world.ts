@@ -6,7 +6,7 @@ import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
-import { scenarioWorld } from '../provision-world.ts';
+import { scenarioWorld } from '../provisioning/world.ts';
 
 // A small world for whole disruption passes: the simulator's kubelets and kube-scheduler, the
 // provisioner and lifecycle controllers, and the in-memory cluster and cloud.

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
-import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/cluster-state.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
 import {
   COMMAND_ANNOTATION,
@@ -19,10 +18,11 @@ import type {
 import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { type ValidateInput, validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
-import { selectNodePools } from '../../../../shared/usecases/eligibility.ts';
+import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
+import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { readyNodeClass } from '../../memory/fixtures.ts';
-import { nodePool as clusterNodePool, plan, pod } from '../provision-builders.ts';
+import { nodePool as clusterNodePool, plan, pod } from '../provisioning/builders.ts';
 import {
   boundPod,
   candidate,

@@ -1,0 +1,114 @@
+import type { CapacityType, DisruptionReason, DriftReason } from '../../core/index.ts';
+import type { DisruptionMethodName } from './method.ts';
+
+// The disruption controller's decisions (one log line each, written through decision.ts).
+
+/** A node a command disrupts, as its line names it. */
+export interface DisruptedNode {
+  readonly nodeClaim: string;
+  readonly node: string;
+  readonly nodePool: string;
+  readonly instanceType?: string;
+  readonly capacityType?: CapacityType;
+  readonly pricePerHour?: number;
+}
+
+/** A replacement a command launches before its candidates go. */
+export interface ReplacementNode {
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  /** The cheapest few candidates, cheapest first. */
+  readonly instanceTypes: readonly string[];
+  /** The cheapest candidate's price in USD per hour. */
+  readonly pricePerHour?: number;
+}
+
+/**
+ * What happened to a disruption command: `started` (candidates marked, replacements created),
+ * `deleted` (candidates deleted: the drain starts), `abandoned` (it no longer held after the
+ * validation wait, or a candidate changed), `failed` (a replacement went away or the command timed
+ * out: candidates un-tainted).
+ */
+export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
+
+/** One disruption command: the method, its candidates and replacements, and the cost before and after. */
+export interface DisruptDecision {
+  readonly kind: 'disrupt';
+  readonly reason: DisruptionReason | 'Expired';
+  readonly method: DisruptionMethodName | 'expiration';
+  /** Karpenter's decision word: delete the candidates, or replace them. */
+  readonly action: 'delete' | 'replace';
+  readonly outcome: DisruptionOutcome;
+  readonly commandId: string;
+  readonly candidates: readonly DisruptedNode[];
+  readonly replacements: readonly ReplacementNode[];
+  /** USD per hour of the candidates, and of the replacements (0 when none). */
+  readonly pricePerHourBefore: number;
+  readonly pricePerHourAfter: number;
+  /**
+   * For abandoned and failed commands: why. For expiration: why some pods got no replacement
+   * (`podsWithoutReplacement` of them). For emptiness: which candidates its validation dropped.
+   */
+  readonly why?: string;
+  readonly podsWithoutReplacement?: number;
+  /** Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. */
+  readonly policy?: string;
+  readonly podsMoved?: number;
+}
+
+/** A NodeClaim found drifted (its `Drifted` condition set). */
+export interface DriftedDecision {
+  readonly kind: 'drifted';
+  readonly reason: DriftReason;
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  /** What drifted, in words. */
+  readonly detail: string;
+}
+
+/**
+ * A node consolidation looked at and keeps, logged when the reason changes (not every pass); the
+ * same text is its `Unconsolidatable` Event.
+ */
+export interface UnconsolidatableDecision {
+  readonly kind: 'unconsolidatable';
+  /** Why it stays, e.g. `can't replace with a cheaper node`, `pdb apps/web prevents pod evictions`. */
+  readonly reason: string;
+  readonly nodeClaim: string;
+  readonly node: string;
+  readonly nodePool: string;
+  /** The reason logged before this one, if any. */
+  readonly previous?: string;
+}
+
+/** One disruption pass: what it looked at and why it did or did not act. */
+export interface DisruptionPassDecision {
+  readonly kind: 'disruptionPass';
+  readonly reason:
+    | 'lease held'
+    | 'no candidates'
+    | 'nothing to do'
+    | 'commands started'
+    | 'blocked'
+    /** No (further) command started: the invocation's deadline was too near for one to finish. */
+    | 'deadline'
+    /** No (further) command started: a renewal found the lease taken. */
+    | 'lease lost';
+  readonly candidates: number;
+  readonly empty: number;
+  readonly drifted: number;
+  readonly expired: number;
+  /** Candidates kept by their pods (do-not-disrupt, PDBs) or node annotation. */
+  readonly blocked: number;
+  /** NodePool/reason pairs whose budget allowed nothing, e.g. `default/Drifted`. */
+  readonly budgetBlocked: readonly string[];
+  /** The first nodes left out of disruption with a reason users should see (DisruptionBlocked). */
+  readonly excluded?: readonly { readonly nodeClaim: string; readonly node: string; readonly why: string }[];
+  readonly commands: number;
+  /**
+   * Candidates of the pass's commands that failed their validation after the wait (every candidate
+   * of an abandoned command, and those emptiness dropped), as Karpenter's failed validations.
+   */
+  readonly failedValidations: number;
+  readonly inFlight: number;
+}

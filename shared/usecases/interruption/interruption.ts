@@ -1,0 +1,229 @@
+import type { CapacityType } from '../../core/index.ts';
+import { parseInstanceId } from '../../core/index.ts';
+import {
+  type Interruption,
+  type InterruptionKind,
+  interruptionKindRow,
+} from '../../messages/interruption-kinds.ts';
+import type { Cloud, OfferingKey } from '../../ports/cloud.ts';
+import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
+import type { TerminationQueue } from '../../ports/work-queue.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+
+import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
+
+// Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
+// already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE
+// back-offs. The drain itself is the termination use case's. What each kind does is its row in
+// shared/messages/interruption-kinds.ts.
+
+export type { Interruption, InterruptionKind };
+
+/** What Flotilla does about an interruption kind. */
+export type InterruptionAction = 'cordonAndDrain' | 'event' | 'none';
+
+/** What to do with EC2 Instance Rebalance Recommendations. Karpenter only records an Event. */
+export type RebalanceAction = 'event' | 'drain';
+
+export interface InterruptionOptions {
+  /** @default 'event' */
+  readonly rebalance?: RebalanceAction;
+}
+
+interface KindPolicy {
+  readonly action: InterruptionAction;
+  /** The Event recorded on the NodeClaim (and its Node), Karpenter's AWS reasons. */
+  readonly event?: Omit<ClusterEvent, 'subject'>;
+  /** The `DisruptionReason` condition reason of a drain. */
+  readonly disruptionReason?: string;
+  /** Whether a drain backs off the NodeClaim's spot offering. */
+  readonly backsOffSpotOffering?: boolean;
+}
+
+/**
+ * The action and Event of each kind, as Karpenter's actionForMessage: the kind's row, with the
+ * rebalance setting applied to the kinds it governs. Pure.
+ */
+export function interruptionPolicy(kind: InterruptionKind, options: InterruptionOptions = {}): KindPolicy {
+  if (kind === 'noop') return { action: 'none' };
+  const row = interruptionKindRow(kind);
+  const drainBySetting =
+    row.actionSetting === 'rebalanceAction' && (options.rebalance ?? 'event') === 'drain';
+  return {
+    action: drainBySetting ? 'cordonAndDrain' : row.action,
+    disruptionReason: row.disruptionReason,
+    event: row.event,
+    backsOffSpotOffering: row.backsOffSpotOffering,
+  };
+}
+
+/** The offering a spot interruption backs off, from the NodeClaim's labels; undefined if incomplete. */
+export function interruptedOffering(claim: Pick<ClusterNodeClaim, 'labels'>): OfferingKey | undefined {
+  const instanceType = claim.labels['node.kubernetes.io/instance-type'];
+  const zone = claim.labels['topology.kubernetes.io/zone'];
+  const capacityType = claim.labels['karpenter.sh/capacity-type'] as CapacityType | undefined;
+  if (instanceType === undefined || zone === undefined || capacityType !== 'spot') return undefined;
+  return { instanceType, zone, capacityType };
+}
+
+export interface InterruptionPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly terminationQueue: TerminationQueue;
+  readonly logger: Logger;
+  /**
+   * Tells the provisioner that a NodeClaim's deletion began, so it plans for the node's pods while
+   * they drain. When absent, or when it fails, the shim's report of the deletion and the
+   * pending-pods schedule start that run.
+   */
+  readonly reportDeletion?: (claim: { readonly name: string; readonly uid: string }) => Promise<void>;
+}
+
+/** NodeClaims by the instance id of their `status.providerId`. */
+export type NodeClaimIndex = ReadonlyMap<string, ClusterNodeClaim>;
+
+/** Reads every NodeClaim once and indexes it by instance id (one read per batch of events). */
+export async function indexNodeClaims(cluster: Cluster): Promise<NodeClaimIndex> {
+  // The API server itself: a NodeClaim the summary does not show yet would leave the event unhandled.
+  const claims = await cluster.nodeClaims({ consistent: true });
+  const index = new Map<string, ClusterNodeClaim>();
+  for (const claim of claims.items) {
+    const id = parseInstanceId(claim.status.providerId);
+    if (id !== undefined) index.set(id, claim);
+  }
+  return index;
+}
+
+/** What was done for one instance of an interruption. */
+export interface InterruptionOutcome {
+  readonly instanceId: string;
+  readonly nodeClaim?: string;
+  readonly action: InterruptionAction | 'alreadyDeleting' | 'noNodeClaim';
+}
+
+/**
+ * Acts on one interruption: for each instance with a NodeClaim, records the Events, and for a
+ * drain backs off a spot offering (spot interruptions), marks the NodeClaim's `DisruptionReason`,
+ * deletes it gracefully and asks the termination queue to start the drain now. A NodeClaim
+ * already being deleted is left alone, so a repeated event changes nothing.
+ * @throws ClusterApiError, CloudApiError, QueueSendError; the event is then retried.
+ */
+export async function handleInterruption(
+  ports: InterruptionPorts,
+  interruption: Interruption,
+  claims: NodeClaimIndex,
+  options: InterruptionOptions = {},
+): Promise<readonly InterruptionOutcome[]> {
+  const { cluster, cloud, terminationQueue, logger } = ports;
+  const policy = interruptionPolicy(interruption.kind, options);
+  const base = { interruption: interruption.kind, eventId: interruption.eventId };
+  if (policy.action === 'none') {
+    writeDecision(logger, {
+      kind: 'ignoreInterruption',
+      reason: interruption.why ?? 'not acted on',
+      ...base,
+    });
+    return [];
+  }
+  const outcomes: InterruptionOutcome[] = [];
+  for (const instanceId of interruption.instanceIds) {
+    // Read again: an earlier event of the batch may have deleted it meanwhile.
+    const indexed = claims.get(instanceId);
+    const claim = indexed === undefined ? undefined : await cluster.nodeClaim(indexed.name);
+    if (claim === undefined) {
+      writeDecision(logger, {
+        kind: 'handleInterruption',
+        reason: 'no NodeClaim has this instance',
+        action: 'noNodeClaim',
+        ...base,
+        instanceId,
+      });
+      outcomes.push({ instanceId, action: 'noNodeClaim' });
+      continue;
+    }
+    const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
+    if (claim.deleting && policy.action === 'cordonAndDrain') {
+      writeDecision(logger, {
+        kind: 'handleInterruption',
+        reason: 'nodeClaim is already terminating',
+        action: 'alreadyDeleting',
+        ...fields,
+      });
+      outcomes.push({ instanceId, nodeClaim: claim.name, action: 'alreadyDeleting' });
+      continue;
+    }
+    if (policy.event !== undefined) await recordOn(cluster, claim, policy.event);
+    if (policy.action === 'event') {
+      writeDecision(logger, {
+        kind: 'handleInterruption',
+        reason: policy.event?.reason ?? 'event',
+        action: 'event',
+        ...fields,
+      });
+      outcomes.push({ instanceId, nodeClaim: claim.name, action: 'event' });
+      continue;
+    }
+
+    const offering = policy.backsOffSpotOffering === true ? interruptedOffering(claim) : undefined;
+    if (offering !== undefined) await cloud.markUnavailable([offering], 'spot interruption');
+    await cluster.patchNodeClaimStatus(claim.name, {
+      conditions: [
+        {
+          type: DISRUPTION_REASON_CONDITION,
+          status: 'True',
+          reason: policy.disruptionReason ?? 'Interrupted',
+          message: `${interruption.kind} event ${interruption.eventId}`,
+        },
+      ],
+    });
+    await cluster.deleteNodeClaim(claim.name);
+    await recordOn(cluster, claim, {
+      type: 'Warning',
+      reason: 'TerminatingOnInterruption',
+      message: 'Interruption triggered termination for the NodeClaim',
+    });
+    await terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+    await reportDeletion(ports, claim);
+    writeDecision(logger, {
+      kind: 'handleInterruption',
+      reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
+      action: 'cordonAndDrain',
+      ...fields,
+      ...(offering === undefined
+        ? {}
+        : { unavailableOffering: `${offering.capacityType}:${offering.instanceType}:${offering.zone}` }),
+    });
+    outcomes.push({ instanceId, nodeClaim: claim.name, action: 'cordonAndDrain' });
+  }
+  return outcomes;
+}
+
+async function recordOn(
+  cluster: Cluster,
+  claim: ClusterNodeClaim,
+  event: Omit<ClusterEvent, 'subject'>,
+): Promise<void> {
+  await cluster.recordEvent({ ...event, subject: { kind: 'NodeClaim', name: claim.name, uid: claim.uid } });
+  if (claim.status.nodeName !== undefined) {
+    await cluster.recordEvent({ ...event, subject: { kind: 'Node', name: claim.status.nodeName } });
+  }
+}
+
+/**
+ * Tells the provisioner of the deletion. The NodeClaim is deleted and its drain asked for whatever
+ * happens here, so a failure does not fail the event: the shim reports the same deletion, and the
+ * pending-pods schedule finds it within a minute.
+ */
+async function reportDeletion(ports: InterruptionPorts, claim: ClusterNodeClaim): Promise<void> {
+  if (ports.reportDeletion === undefined) return;
+  try {
+    await ports.reportDeletion({ name: claim.name, uid: claim.uid });
+  } catch (error) {
+    ports.logger.warn('provisioner not told of the deletion', {
+      error,
+      nodeClaim: claim.name,
+      fallback: 'the shim and the pending-pods schedule',
+    });
+  }
+}

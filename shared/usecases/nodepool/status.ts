@@ -1,0 +1,338 @@
+import {
+  budgetActive,
+  budgetNodes,
+  Label,
+  Resource,
+  type ResourceList,
+  type ValidationError,
+} from '../../core/index.ts';
+import { type EC2NodeClass, isNodeClassReady, NodeClassConditionType } from '../../ports/cloud.ts';
+import type {
+  Cluster,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  Condition,
+  ConditionUpdate,
+  NodeInfo,
+  NodePoolStatusPatch,
+} from '../../ports/cluster.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+
+// NodePool status (Karpenter's nodepool readiness, validation and counter controllers):
+// ValidationSucceeded, NodeClassReady, Ready, NodeRegistrationHealthy, status.resources and
+// status.nodes. computeNodePoolStatus is pure; reconcileNodePoolStatus writes what changed.
+
+export const NodePoolConditionType = {
+  ready: 'Ready',
+  validationSucceeded: 'ValidationSucceeded',
+  nodeClassReady: 'NodeClassReady',
+  nodeRegistrationHealthy: 'NodeRegistrationHealthy',
+  /**
+   * Flotilla's own: False while a disruption budget does not parse (the CRD lets some malformed
+   * schedules and durations through); that budget is left out, the others apply. Written only once
+   * a budget has been malformed, and it does not count towards Ready.
+   */
+  disruptionBudgetsValid: 'DisruptionBudgetsValid',
+  /**
+   * Flotilla's own: True while the runaway guard pauses the NodePool's launches because its recent
+   * NodeClaims keep failing (runaway-guard/decide.ts), with why and until when; False once they
+   * resume. Its message ends in the guard's counters. Written only once a NodeClaim failed, and it
+   * does not count towards Ready.
+   */
+  launchBackoff: 'LaunchBackoff',
+} as const;
+
+const NODE_CLASS_GROUP = 'karpenter.k8s.aws';
+const NODE_CLASS_KIND = 'EC2NodeClass';
+/** Labels Karpenter sets itself; a NodePool may not require or template them. */
+const RESTRICTED_LABELS: ReadonlySet<string> = new Set([
+  Label.nodePool,
+  Label.registered,
+  Label.initialized,
+  Label.hostname,
+]);
+
+/** What computeNodePoolStatus reads. */
+export interface NodePoolStatusInput {
+  readonly nodeClasses: readonly EC2NodeClass[];
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly nodes: readonly NodeInfo[];
+  /** `NodeRegistrationHealthy` updates decided by this lifecycle pass, by NodePool name. */
+  readonly registrationHealth?: ReadonlyMap<string, ConditionUpdate>;
+}
+
+/** Problems that make a NodePool invalid (Karpenter's runtime validation), as readable sentences. */
+export function validateNodePool(pool: ClusterNodePool): string[] {
+  const problems: string[] = [];
+  const ref = pool.nodeClassRef;
+  if (ref.group !== NODE_CLASS_GROUP || ref.kind !== NODE_CLASS_KIND) {
+    problems.push(
+      `spec.template.spec.nodeClassRef must be ${NODE_CLASS_GROUP}/${NODE_CLASS_KIND}, got ${ref.group}/${ref.kind}`,
+    );
+  }
+  for (const r of pool.pool.requirements) {
+    if (RESTRICTED_LABELS.has(r.key)) problems.push(`requirement key "${r.key}" is restricted`);
+  }
+  for (const key of Object.keys(pool.pool.labels ?? {})) {
+    if (RESTRICTED_LABELS.has(key)) problems.push(`template label "${key}" is restricted`);
+  }
+  return problems;
+}
+
+function nodeClassCondition(pool: ClusterNodePool, nodeClasses: readonly EC2NodeClass[]): ConditionUpdate {
+  const type = NodePoolConditionType.nodeClassReady;
+  const ref = pool.nodeClassRef;
+  const nodeClass = nodeClasses.find((c) => c.name === ref.name);
+  if (ref.group !== NODE_CLASS_GROUP || ref.kind !== NODE_CLASS_KIND || nodeClass === undefined) {
+    return {
+      type,
+      status: 'False',
+      reason: 'NodeClassNotFound',
+      message: `${ref.kind} "${ref.name}" not found; create it or fix spec.template.spec.nodeClassRef`,
+    };
+  }
+  if (nodeClass.deleting) {
+    return {
+      type,
+      status: 'False',
+      reason: 'NodeClassTerminating',
+      message: `EC2NodeClass "${nodeClass.name}" is being deleted`,
+    };
+  }
+  if (isNodeClassReady(nodeClass.status)) return { type, status: 'True', reason: type, message: '' };
+  const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
+  return {
+    type,
+    status: ready?.status === 'False' ? 'False' : 'Unknown',
+    reason: 'NodeClassNotReady',
+    message: `EC2NodeClass "${nodeClass.name}" is not ready: ${ready?.message || 'it has no resolved status yet'}`,
+  };
+}
+
+/** Whether a NodePool may launch now, from its spec and its EC2NodeClass alone. */
+export interface NodePoolReadiness {
+  readonly ready: boolean;
+  readonly validation: ConditionUpdate;
+  readonly nodeClass: ConditionUpdate;
+  /** The `Ready` condition: True, or the first of the two above that is not, with its reason. */
+  readonly readyCondition: ConditionUpdate;
+}
+
+/**
+ * The readiness of a NodePool (Karpenter's nodepool validation and readiness controllers): valid,
+ * and its EC2NodeClass exists, is not being deleted and is Ready. Pure; both the NodePool status
+ * and the provisioner's choice of NodePools come from it, so they never disagree.
+ */
+export function nodePoolReadiness(
+  pool: ClusterNodePool,
+  nodeClasses: readonly EC2NodeClass[],
+): NodePoolReadiness {
+  const problems = validateNodePool(pool);
+  const validation: ConditionUpdate =
+    problems.length === 0
+      ? {
+          type: NodePoolConditionType.validationSucceeded,
+          status: 'True',
+          reason: 'ValidationSucceeded',
+          message: '',
+        }
+      : {
+          type: NodePoolConditionType.validationSucceeded,
+          status: 'False',
+          reason: 'ValidationFailed',
+          message: `nodePool "${pool.pool.name}": ${problems.join('; ')}`,
+        };
+  const nodeClass = nodeClassCondition(pool, nodeClasses);
+  const notReady = [validation, nodeClass].find((c) => c.status !== 'True');
+  const readyCondition: ConditionUpdate =
+    notReady === undefined
+      ? { type: NodePoolConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      : {
+          type: NodePoolConditionType.ready,
+          status: notReady.status,
+          reason: notReady.reason,
+          message: notReady.message,
+        };
+  return { ready: notReady === undefined, validation, nodeClass, readyCondition };
+}
+
+/** Sum of the capacity of the pool's launched NodeClaims and Nodes, plus `nodes`: their count. */
+export function computeNodePoolResources(
+  poolName: string,
+  claims: readonly ClusterNodeClaim[],
+  nodes: readonly NodeInfo[],
+): { readonly resources: ResourceList; readonly nodes: number } {
+  const total: Record<string, number> = {};
+  const add = (capacity: ResourceList | undefined) => {
+    for (const [k, v] of Object.entries(capacity ?? {})) total[k] = (total[k] ?? 0) + v;
+  };
+  const counted = new Set<string>();
+  let count = 0;
+  for (const claim of claims) {
+    if (claim.nodePoolName !== poolName || claim.status.providerId === undefined) continue;
+    const node = nodes.find((n) => n.providerId === claim.status.providerId);
+    if (node !== undefined) counted.add(node.name);
+    const nodeCapacity = node?.capacity ?? node?.allocatable;
+    add(
+      nodeCapacity !== undefined && Object.keys(nodeCapacity).length > 0
+        ? nodeCapacity
+        : claim.status.capacity,
+    );
+    count += 1;
+  }
+  for (const node of nodes) {
+    if (node.nodePoolName !== poolName || counted.has(node.name)) continue;
+    add(node.capacity ?? node.allocatable);
+    count += 1;
+  }
+  return { resources: { ...total, [Resource.nodes]: count }, nodes: count };
+}
+
+const sameCondition = (current: Condition | undefined, update: ConditionUpdate) =>
+  current?.status === update.status && current.reason === update.reason && current.message === update.message;
+
+function sameResources(a: ResourceList | undefined, b: ResourceList): boolean {
+  const keys = new Set([...Object.keys(a ?? {}), ...Object.keys(b)]);
+  return [...keys].every((k) => (a?.[k] ?? 0) === (b[k] ?? 0));
+}
+
+/** Why each malformed budget of a NodePool is left out, as `budgets[i]: …`. */
+export function budgetProblems(pool: ClusterNodePool): string[] {
+  return pool.disruption.budgets.flatMap((budget, i) => {
+    if (budgetNodes(budget.nodes, 0) === undefined) {
+      return [`budgets[${i}]: nodes "${budget.nodes}" is neither a count nor a percentage 0-100%`];
+    }
+    // Parsing does not depend on the time; any instant tells whether the window can be judged.
+    const active = budgetActive(budget, 0);
+    return typeof active === 'boolean' ? [] : [`budgets[${i}]: ${active.problem}`];
+  });
+}
+
+function budgetsCondition(pool: ClusterNodePool): ConditionUpdate | undefined {
+  const type = NodePoolConditionType.disruptionBudgetsValid;
+  const problems = budgetProblems(pool);
+  if (problems.length > 0) {
+    return {
+      type,
+      status: 'False',
+      reason: 'InvalidBudget',
+      message: `${problems.join('; ')}; these budgets are left out`,
+    };
+  }
+  return pool.conditions.some((c) => c.type === type)
+    ? { type, status: 'True', reason: type, message: '' }
+    : undefined;
+}
+
+/** The NodePool status patch, or undefined when the status is already what it should be. */
+export function computeNodePoolStatus(
+  pool: ClusterNodePool,
+  input: NodePoolStatusInput,
+): NodePoolStatusPatch | undefined {
+  const name = pool.pool.name;
+  const { validation, nodeClass, readyCondition: ready } = nodePoolReadiness(pool, input.nodeClasses);
+  const health = input.registrationHealth?.get(name);
+  const budgets = budgetsCondition(pool);
+  const conditions = [
+    validation,
+    nodeClass,
+    ready,
+    ...(health === undefined ? [] : [health]),
+    ...(budgets === undefined ? [] : [budgets]),
+  ].filter(
+    (u) =>
+      !sameCondition(
+        pool.conditions.find((c) => c.type === u.type),
+        u,
+      ),
+  );
+  const counted = computeNodePoolResources(name, input.claims, input.nodes);
+  const resourcesChanged = !sameResources(pool.resources, counted.resources);
+  const nodesChanged = pool.nodes !== counted.nodes;
+  const observed = input.nodeClasses.find((c) => c.name === pool.nodeClassRef.name)?.generation;
+  const observedChanged = observed !== undefined && observed !== pool.nodeClassObservedGeneration;
+  if (conditions.length === 0 && !resourcesChanged && !nodesChanged && !observedChanged) return undefined;
+  return {
+    ...(conditions.length > 0 ? { conditions } : {}),
+    ...(resourcesChanged ? { resources: counted.resources } : {}),
+    ...(nodesChanged ? { nodes: counted.nodes } : {}),
+    ...(observedChanged ? { nodeClassObservedGeneration: observed } : {}),
+  };
+}
+
+/** The NodePool name in a read problem's object (`nodePool "x"`), when there is one. */
+function malformedPoolName(problem: ValidationError): string | undefined {
+  return /^nodePool "([^"]+)"$/i.exec(problem.object)?.[1];
+}
+
+export interface NodePoolStatusResult {
+  /** NodePools whose status was written. */
+  readonly updated: readonly string[];
+}
+
+/**
+ * Writes each NodePool's status where it differs from what the cluster shows. Malformed NodePools
+ * (read problems) get ValidationSucceeded=False and Ready=False with the problem as the message.
+ * @throws ClusterApiError from the Cluster port.
+ */
+export async function reconcileNodePoolStatus(
+  ports: { readonly cluster: Cluster; readonly logger: Logger },
+  input: NodePoolStatusInput & {
+    readonly pools: readonly ClusterNodePool[];
+    readonly malformedPools?: readonly ValidationError[];
+  },
+): Promise<NodePoolStatusResult> {
+  const { cluster, logger } = ports;
+  const updated: string[] = [];
+  for (const pool of input.pools) {
+    if (pool.deleting) continue;
+    const patch = computeNodePoolStatus(pool, input);
+    if (patch === undefined) continue;
+    await cluster.patchNodePoolStatus(pool.pool.name, patch);
+    updated.push(pool.pool.name);
+    const ready = patch.conditions?.find((c) => c.type === NodePoolConditionType.ready);
+    writeDecision(logger, {
+      kind: 'updateNodePool',
+      reason: ready === undefined || ready.status === 'True' ? 'status changed' : ready.message,
+      nodePool: pool.pool.name,
+      conditions: (patch.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`),
+      ...(patch.nodes === undefined ? {} : { nodes: patch.nodes }),
+      ...(patch.resources === undefined ? {} : { resources: patch.resources }),
+    });
+    // The Ready condition is in the patch only when it changed: one Event per new reason.
+    if (ready !== undefined && ready.status !== 'True') {
+      await cluster.recordEvent({
+        subject: { kind: 'NodePool', name: pool.pool.name, uid: pool.uid },
+        type: 'Warning',
+        reason: ready.reason,
+        message: `NodePool ${pool.pool.name} is not ready: ${ready.message}`,
+      });
+    }
+  }
+  for (const problem of input.malformedPools ?? []) {
+    const name = malformedPoolName(problem);
+    if (name === undefined) continue;
+    const message = problem.message;
+    await cluster.patchNodePoolStatus(name, {
+      conditions: [
+        {
+          type: NodePoolConditionType.validationSucceeded,
+          status: 'False',
+          reason: 'ValidationFailed',
+          message,
+        },
+        { type: NodePoolConditionType.ready, status: 'False', reason: 'ValidationFailed', message },
+      ],
+    });
+    updated.push(name);
+    writeDecision(logger, { kind: 'rejectNodePool', reason: message, nodePool: name });
+    await cluster.recordEvent({
+      subject: { kind: 'NodePool', name },
+      type: 'Warning',
+      reason: 'ValidationFailed',
+      message: `NodePool ${name} is not ready: ${message}`,
+    });
+  }
+  return { updated };
+}

@@ -1,0 +1,70 @@
+import type { UnschedulablePod } from '../../core/index.ts';
+import type { ClusterEvent } from '../../ports/cluster.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { type PodName, writeDecision } from '../decision.ts';
+import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
+import type { ClaimOutcome, ProvisionPorts } from './types.ts';
+
+// What provisioning tells pods: why nothing can host them, and which NodeClaim is for them.
+
+type EventPorts = Pick<ProvisionPorts, 'cluster'>;
+
+/**
+ * One Event per pod nothing can host, with the solver's reason per NodePool, and one unschedulable
+ * decision per distinct reason (most pods first).
+ */
+export async function reportUnschedulable(
+  ports: EventPorts,
+  logger: Logger,
+  unschedulable: readonly UnschedulablePod[],
+  selection: { readonly eligible: number; readonly skipped: readonly SkippedNodePool[] },
+): Promise<void> {
+  const byReason = new Map<string, PodName[]>();
+  for (const u of unschedulable) {
+    const reason = unschedulableMessage(u, selection);
+    const pods = byReason.get(reason);
+    if (pods === undefined) byReason.set(reason, [u.pod]);
+    else pods.push(u.pod);
+  }
+  for (const [reason, pods] of [...byReason].sort(([, a], [, b]) => b.length - a.length)) {
+    writeDecision(logger, { kind: 'unschedulable', reason, pods });
+  }
+  await recordEvents(
+    ports,
+    unschedulable.map((u) => ({
+      subject: { kind: 'Pod', namespace: u.pod.namespace, name: u.pod.name, uid: u.pod.uid },
+      type: 'Warning',
+      reason: 'FailedScheduling',
+      message: `Failed to schedule pod: ${unschedulableMessage(u, selection)}`,
+    })),
+  );
+}
+
+/** Pods nominated per run at most: one Event each, as Karpenter records them. */
+const MAX_NOMINATED_EVENTS = 200;
+
+/** Tells each pod a launched NodeClaim is for where it should land (Karpenter's `Nominated`). */
+export async function reportNominated(ports: EventPorts, claims: readonly ClaimOutcome[]): Promise<void> {
+  const events: ClusterEvent[] = [];
+  for (const claim of claims) {
+    if (claim.kind !== 'launched') continue;
+    for (const pod of claim.pods) {
+      events.push({
+        subject: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+        type: 'Normal',
+        reason: 'Nominated',
+        message: `Pod should schedule on: nodeclaim/${claim.nodeClaim}`,
+      });
+    }
+  }
+  await recordEvents(ports, events.slice(0, MAX_NOMINATED_EVENTS));
+}
+
+/** Bounded fan-out of Events (the adapter limits concurrent API calls as well). */
+async function recordEvents(ports: EventPorts, events: readonly ClusterEvent[]): Promise<void> {
+  const queue = [...events];
+  const worker = async () => {
+    for (let e = queue.shift(); e !== undefined; e = queue.shift()) await ports.cluster.recordEvent(e);
+  };
+  await Promise.all(Array.from({ length: Math.min(4, queue.length) }, worker));
+}

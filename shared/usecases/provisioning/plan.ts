@@ -1,0 +1,261 @@
+import { createHash } from 'node:crypto';
+import {
+  type CapacityType,
+  computeAllocatable,
+  type InstanceType,
+  Label,
+  type Labels,
+  type NodeClaimPlan,
+  type NodeSelectorRequirement,
+} from '../../core/index.ts';
+import { nodeClassFamily } from '../../ports/ami-family.ts';
+import type { CloudInstance, EC2NodeClass, LaunchRequest } from '../../ports/cloud.ts';
+import type {
+  ClusterNodePool,
+  MetadataPatch,
+  NewNodeClaim,
+  NodeClaimStatusPatch,
+} from '../../ports/cluster.ts';
+
+// The pure half of provisioning: how a solver decision becomes a NodeClaim, a launch request and
+// the status written after the launch. No I/O here, so each mapping is unit-tested on its own.
+
+/** Annotation Karpenter sets when minValues was relaxed under the BestEffort policy. */
+export const MIN_VALUES_RELAXED_ANNOTATION = 'karpenter.sh/nodeclaim-min-values-relaxed';
+
+/** The NodeClass label a NodeClaim and its node carry (`karpenter.k8s.aws/ec2nodeclass`). */
+const NODE_CLASS_LABEL = Label.nodeClass;
+
+/**
+ * The NodeClaim name of one planned claim: `<nodePool>-<10 hex chars>`, a hash of the pool, the
+ * sorted uids of its pods, the lease token the decision was made under and the re-planning round.
+ * The same decision always gets the same name (and therefore the same EC2 ClientToken), while a
+ * re-plan after insufficient capacity gets a new one.
+ */
+export function nodeClaimName(input: {
+  readonly nodePoolName: string;
+  readonly podUids: readonly string[];
+  readonly leaseToken: number;
+  readonly round: number;
+}): string {
+  const digest = createHash('sha256')
+    .update(
+      [input.nodePoolName, String(input.leaseToken), String(input.round), ...[...input.podUids].sort()].join(
+        '\n',
+      ),
+    )
+    .digest('hex')
+    .slice(0, 10);
+  // A Kubernetes name is at most 253 characters; leave room for the suffix.
+  return `${input.nodePoolName.slice(0, 200)}-${digest}`;
+}
+
+/**
+ * Version of {@link nodePoolHash}. Karpenter's own hash (version `v3`) is an FNV hash of Go
+ * structures; Flotilla's is not byte-compatible with it, so it carries its own version: a drift
+ * check compares hashes only when versions match, and NodeClaims Karpenter made are not
+ * mistaken for drifted.
+ */
+export const NODEPOOL_HASH_VERSION = 'flotilla-v2';
+
+/**
+ * The hash of what a NodePool's template puts on its nodes, as Karpenter's
+ * `karpenter.sh/nodepool-hash`: template labels and annotations, taints, startup taints,
+ * expireAfter, terminationGracePeriod and the NodeClass reference. Requirements are left out, as in
+ * Karpenter: a NodeClaim drifts only when its labels no longer satisfy them (RequirementsDrifted),
+ * so widening a requirement replaces nothing. Behavioural fields (weight, limits, disruption) are
+ * left out too, so changing them never makes nodes look drifted.
+ * Independent of the order of labels and taints. A decimal string.
+ */
+export function nodePoolHash(pool: ClusterNodePool): string {
+  const sortedEntries = (labels: Labels | undefined) =>
+    Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const taints = (list: readonly { key: string; value?: string; effect: string }[] | undefined) =>
+    (list ?? []).map((t) => [t.key, t.value ?? '', t.effect].join('\u0000')).sort();
+  const canonical = JSON.stringify({
+    labels: sortedEntries(pool.pool.labels),
+    annotations: sortedEntries(pool.templateAnnotations),
+    taints: taints(pool.pool.taints),
+    startupTaints: taints(pool.pool.startupTaints),
+    expireAfter: pool.expireAfter,
+    terminationGracePeriod: pool.terminationGracePeriod ?? null,
+    nodeClassRef: [pool.nodeClassRef.group, pool.nodeClassRef.kind, pool.nodeClassRef.name],
+  });
+  const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return BigInt(`0x${digest}`).toString(10);
+}
+
+/** On a NodeClaim: the hash of the EC2NodeClass it was launched from, and the hash's version. */
+export const NODECLASS_HASH_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash';
+export const NODECLASS_HASH_VERSION_ANNOTATION = 'karpenter.k8s.aws/ec2nodeclass-hash-version';
+/** Flotilla's own version: its hash is never compared with one Karpenter wrote. */
+export const NODECLASS_HASH_VERSION = 'flotilla-v1';
+
+/**
+ * The hash of what an EC2NodeClass puts on an instance directly: AMI family (as resolved, so an
+ * alias and the same `amiFamily` hash alike), user data, tags,
+ * kubelet settings, block devices, metadata options, public IP, monitoring, role and instance
+ * profile. Selector terms are left out, as in Karpenter: what they select drifts through the
+ * resolved status instead (AMI, subnet and security-group drift). A decimal string.
+ */
+export function nodeClassHash(nodeClass: EC2NodeClass): string {
+  const spec = nodeClass.spec;
+  const canonical = canonicalJson({
+    amiFamily: nodeClassFamily(spec) ?? null,
+    userData: spec.userData ?? null,
+    tags: spec.tags ?? {},
+    kubelet: spec.kubelet ?? null,
+    blockDeviceMappings: spec.blockDeviceMappings ?? [],
+    metadataOptions: spec.metadataOptions,
+    associatePublicIPAddress: spec.associatePublicIPAddress ?? null,
+    detailedMonitoring: spec.detailedMonitoring ?? null,
+    role: spec.role ?? null,
+    instanceProfile: spec.instanceProfile ?? null,
+  });
+  const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  return BigInt(`0x${digest}`).toString(10);
+}
+
+/** JSON with object keys sorted at every level, so equal values hash equally. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+/** The NodeClaim to create for a plan, in Karpenter's v1 shape (see toNodeClaimManifest). */
+export function toNewNodeClaim(
+  name: string,
+  plan: NodeClaimPlan,
+  pool: ClusterNodePool,
+  nodeClass?: EC2NodeClass,
+): NewNodeClaim {
+  return {
+    name,
+    nodePool: { name: pool.pool.name, uid: pool.uid },
+    nodeClassRef: pool.nodeClassRef,
+    labels: plan.labels,
+    annotations: {
+      ...pool.templateAnnotations,
+      ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
+      ...(nodeClass === undefined
+        ? {}
+        : {
+            [NODECLASS_HASH_ANNOTATION]: nodeClassHash(nodeClass),
+            [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+          }),
+    },
+    nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
+    requirements: plan.requirements,
+    requests: plan.requests,
+    taints: plan.taints,
+    startupTaints: plan.startupTaints,
+    expireAfter: pool.expireAfter,
+    ...(pool.terminationGracePeriod === undefined
+      ? {}
+      : { terminationGracePeriod: pool.terminationGracePeriod }),
+  };
+}
+
+/**
+ * The launch request for a plan. Candidates keep the plan's order (cheapest first); a candidate
+ * the NodeClass no longer offers is left out.
+ * @throws Error never; an empty `instanceTypes` is for the caller to refuse (see missingTypes).
+ */
+export function toLaunchRequest(
+  name: string,
+  plan: NodeClaimPlan,
+  nodeClass: EC2NodeClass,
+  instanceTypes: ReadonlyMap<string, InstanceType>,
+): LaunchRequest {
+  return {
+    nodeClaimName: name,
+    nodePoolName: plan.nodePoolName,
+    nodeClass,
+    instanceTypes: plan.instanceTypes.flatMap((c) => {
+      const type = instanceTypes.get(c.name);
+      return type === undefined ? [] : [type];
+    }),
+    requirements: plan.requirements,
+    labels: { ...plan.labels, [Label.nodePool]: plan.nodePoolName, [NODE_CLASS_LABEL]: nodeClass.name },
+    taints: plan.taints,
+    startupTaints: plan.startupTaints,
+  };
+}
+
+function allowedValues(
+  requirements: readonly NodeSelectorRequirement[],
+  key: string,
+): Set<string> | undefined {
+  let allowed: Set<string> | undefined;
+  for (const r of requirements) {
+    if (r.key !== key) continue;
+    if (r.operator === 'In') {
+      const values = new Set(r.values ?? []);
+      allowed = allowed === undefined ? values : new Set([...allowed].filter((v) => values.has(v)));
+    } else if (r.operator === 'NotIn') {
+      const excluded = new Set(r.values ?? []);
+      allowed = new Set([...(allowed ?? ['reserved', 'spot', 'on-demand'])].filter((v) => !excluded.has(v)));
+    } else if (r.operator === 'DoesNotExist') {
+      allowed = new Set();
+    }
+  }
+  return allowed;
+}
+
+/**
+ * The capacity type a launch will most likely use, as the AWS provider chooses it: `reserved`,
+ * then `spot`, when the requirements allow it and a candidate has an available offering of it;
+ * else `on-demand`. For the decision log only; the launched instance says what it really got.
+ */
+export function expectedCapacityType(
+  requirements: readonly NodeSelectorRequirement[],
+  candidates: readonly InstanceType[],
+): CapacityType {
+  const allowed = allowedValues(requirements, Label.capacityType);
+  for (const type of ['reserved', 'spot'] as const) {
+    if (allowed !== undefined && !allowed.has(type)) continue;
+    if (allowed === undefined && type === 'reserved') continue;
+    if (candidates.some((c) => c.offerings.some((o) => o.available && o.capacityType === type))) return type;
+  }
+  return 'on-demand';
+}
+
+/**
+ * The NodeClaim status after a successful launch: provider and image ids, capacity and
+ * allocatable of the launched type, and `Launched=True`.
+ */
+export function launchedStatus(
+  instance: CloudInstance,
+  type: InstanceType | undefined,
+): NodeClaimStatusPatch {
+  return {
+    providerId: instance.providerId,
+    ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
+    ...(type === undefined ? {} : { capacity: type.capacity, allocatable: computeAllocatable(type) }),
+    conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+  };
+}
+
+/**
+ * Labels the cloud resolved at launch (instance type labels, zone, capacity type), merged under
+ * the plan's own labels: a label the user set on the NodePool wins, as in Karpenter.
+ */
+export function launchedLabels(
+  instance: CloudInstance,
+  type: InstanceType | undefined,
+  planLabels: Labels,
+): MetadataPatch {
+  const resolved: Record<string, string> = {
+    ...(type?.labels ?? {}),
+    [Label.instanceType]: instance.instanceType,
+    [Label.zone]: instance.zone,
+    [Label.capacityType]: instance.capacityType,
+  };
+  for (const key of Object.keys(planLabels)) delete resolved[key];
+  return { labels: resolved };
+}

@@ -1,0 +1,348 @@
+import { solve, type UnschedulablePod } from '../../core/index.ts';
+import type { Lease } from '../../ports/lease.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
+import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import {
+  buildSchedulingInput,
+  type ClusterObjectsRead,
+  type ClusterState,
+  readClusterObjects,
+  readClusterState,
+  withPendingPods,
+} from '../state/cluster-state.ts';
+import { batchPods } from './batch.ts';
+import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
+import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
+import { reportNominated, reportUnschedulable } from './events.ts';
+import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { reconcileStaticNodePools, type StaticPassResult } from './static-pools.ts';
+
+export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './plan.ts';
+export type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './types.ts';
+
+import type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './types.ts';
+
+/** Interval of lease attempts while waiting for another run to finish. */
+const LEASE_POLL_MS = 250;
+
+/**
+ * One provisioning decision for the cluster, as Karpenter's provisioner makes it: under the
+ * provisioner lease, bring static NodePools to their replicas (static-pools.ts), batch pending
+ * pods (and those of nodes being deleted), solve against the current cluster state, create a
+ * NodeClaim per planned node and launch it (fenced by the lease), re-plan pods whose launch hit
+ * insufficient capacity, and tell unschedulable pods why. Safe to run concurrently (all but one
+ * run skip) and to repeat (NodeClaim names derive from the decision).
+ * @throws ClusterApiError / CloudApiError / CatalogUnavailableError when state cannot be read.
+ */
+export async function provision(ports: ProvisionPorts, options: ProvisionOptions): Promise<ProvisionResult> {
+  const { leases, clock } = ports;
+  const logger = ports.logger.child({ holder: options.holder });
+  const leaseName = options.leaseName ?? 'provisioner';
+  const ttl = options.leaseTtlSeconds ?? 120;
+  const waitUntil = clock.now().getTime() + (options.leaseWaitMs ?? 0);
+  let lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
+  while (lease === undefined && clock.now().getTime() < waitUntil) {
+    await ports.sleep(LEASE_POLL_MS);
+    lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
+  }
+  if (lease === undefined) {
+    writeDecision(logger, {
+      kind: 'skip',
+      reason: 'lease held',
+      lease: leaseName,
+      waitedMs: options.leaseWaitMs ?? 0,
+    });
+    return { kind: 'skipped', why: 'lease held' };
+  }
+  try {
+    return await provisionUnderLease(ports, options, lease, logger);
+  } finally {
+    await leases.release(lease);
+  }
+}
+
+async function provisionUnderLease(
+  ports: ProvisionPorts,
+  options: ProvisionOptions,
+  lease: Lease,
+  logger: Logger,
+): Promise<ProvisionResult> {
+  const first = await ports.cluster.provisionablePods();
+  // Static NodePools before the plan: their replicas do not wait for pods, and the pods of this run
+  // count their new NodeClaims as capacity on its way.
+  const statics = await reconcileStaticNodePools(ports, logger, lease, options.holder);
+  const staticDeleted = statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {};
+  if (statics.leaseLost) return staticOnly(lease, statics);
+  const consistent = options.consistentResume === true;
+  const idle = async (): Promise<ProvisionResult> => {
+    const resumed = await resumeWithoutPods(ports, lease, logger, consistent);
+    if (resumed?.kind === 'provisioned') {
+      return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
+    }
+    if (statics.claims.length > 0 || statics.deleted.length > 0) return staticOnly(lease, statics);
+    writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
+    return { kind: 'skipped', why: 'no provisionable pods' };
+  };
+  // Without pending pods, a run still plans for the pods of nodes being deleted.
+  if (first.items.length === 0 && !(await anyNodeDeleting(ports.cluster, consistent))) return idle();
+
+  // What the plan needs besides the pods does not depend on which pods the batch takes: it is read
+  // while the batch window is open (the NodeClaims from the API server, under the lease, so every
+  // NodeClaim made before this run is in it), with the offering catalog of its EC2NodeClasses.
+  const objects = readClusterObjects(ports.cluster, { consistentNodeClaims: true });
+  // A failure of the reads is thrown where they are awaited, after the batch (not left unhandled
+  // while it is open); the catalog's own errors are the plan's to report.
+  objects.catch(() => undefined);
+  const catalog = objects.then(
+    (read) => warmInstanceTypes(ports.cloud, read),
+    () => undefined,
+  );
+  const batch = await batchPods(ports, logger, first, {
+    idleMs: options.batchIdleMs ?? 1000,
+    maxMs: options.batchMaxMs ?? 10_000,
+    ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
+  });
+  let state = withPendingPods(await objects, batch.last, logger);
+  if (!hasPodsToPlace(state)) return idle();
+  await catalog;
+  // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
+  // current status so that the first pods of a new class launch in this run.
+  if (ports.nodeClassResolver !== undefined) {
+    const pass = await reconcileNodeClasses(
+      { ...ports, logger, resolver: ports.nodeClassResolver },
+      { holder: options.holder, scope: 'stale' },
+      { nodeClasses: state.nodeClasses, nodeClaims: state.nodeClaims },
+    );
+    state = { ...state, nodeClasses: pass.nodeClasses };
+  }
+  // The runaway guard, once per run before planning: NodePools whose new NodeClaims keep failing
+  // launch nothing for a while; their pods may go to other pools.
+  const guard = await reconcileLaunchBackoff(
+    { cluster: ports.cluster, logger },
+    {
+      pools: state.nodePools,
+      claims: state.nodeClaims,
+      nodes: state.nodes,
+      pendingPods: state.pendingPods,
+      nowMs: ports.clock.now().getTime(),
+    },
+  );
+
+  const maxRounds = Math.max(1, options.maxRounds ?? 3);
+  const claims: ClaimOutcome[] = [...statics.claims];
+  let last: RoundResult | undefined;
+  let rounds = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    rounds = round + 1;
+    if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
+    if (!hasPodsToPlace(state)) break;
+    last = await runRound(ports, options, lease, logger, state, round, guard);
+    claims.push(...last.claims);
+    if (last.leaseLost) break;
+    if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
+  }
+
+  const unschedulable = last?.unschedulable ?? [];
+  const skippedNodePools = last?.skippedNodePools ?? [];
+  if (unschedulable.length > 0) {
+    await reportUnschedulable(ports, logger, unschedulable, {
+      eligible: last?.eligiblePools ?? 0,
+      skipped: skippedNodePools,
+    });
+  }
+  await reportNominated(ports, claims);
+
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: last?.pods ?? 0,
+    deletingNodePods: last?.deletingNodePods ?? 0,
+    rounds,
+    claims,
+    placed: last?.placed ?? 0,
+    unschedulable,
+    skippedNodePools,
+    leaseLost: last?.leaseLost ?? false,
+    ...staticDeleted,
+  };
+}
+
+/** The result of a run that only scaled static NodePools. */
+function staticOnly(lease: Lease, statics: StaticPassResult): ProvisionResult {
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: 0,
+    deletingNodePods: 0,
+    rounds: 0,
+    claims: statics.claims,
+    placed: 0,
+    unschedulable: [],
+    skippedNodePools: [],
+    leaseLost: statics.leaseLost,
+    ...(statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {}),
+  };
+}
+
+/**
+ * With no pods to plan for, NodeClaims created but not launched (replacements the disruption
+ * controller made, or a run that died between create and launch) are still launched. Undefined when
+ * there are none; the NodeClaim list is read first (from the cluster summary, unless `consistent`)
+ * so that an idle run reads next to nothing.
+ */
+async function resumeWithoutPods(
+  ports: ProvisionPorts,
+  lease: Lease,
+  logger: Logger,
+  consistent: boolean,
+): Promise<ProvisionResult | undefined> {
+  const listed = await ports.cluster.nodeClaims(consistent ? { consistent: true } : undefined);
+  if (!listed.items.some(isUnlaunched)) return undefined;
+  // Launching: every NodeClaim as the API server has it, as a provisioning run with pods reads them.
+  const state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
+  const input = await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() });
+  const claims = await resumeUnlaunched(
+    ports,
+    logger,
+    lease,
+    state.nodeClaims,
+    input.nodePools,
+    input.nodeClasses,
+    input.instanceTypes,
+  );
+  return {
+    kind: 'provisioned',
+    leaseToken: lease.token,
+    pods: 0,
+    deletingNodePods: 0,
+    rounds: 1,
+    claims,
+    placed: 0,
+    unschedulable: [],
+    skippedNodePools: [...input.selection.skipped],
+    leaseLost: claims.some((c) => c.kind === 'fenced'),
+  };
+}
+
+interface RoundResult {
+  readonly pods: number;
+  readonly deletingNodePods: number;
+  readonly claims: readonly ClaimOutcome[];
+  readonly placed: number;
+  readonly unschedulable: readonly UnschedulablePod[];
+  /** NodePools that could launch in this round. */
+  readonly eligiblePools: number;
+  readonly skippedNodePools: readonly SkippedNodePool[];
+  readonly leaseLost: boolean;
+}
+
+async function runRound(
+  ports: ProvisionPorts,
+  options: ProvisionOptions,
+  lease: Lease,
+  logger: Logger,
+  state: ClusterState,
+  round: number,
+  guard: LaunchGuard,
+): Promise<RoundResult> {
+  const input = await buildSchedulingInput(state, ports.cloud, {
+    nowMs: ports.clock.now().getTime(),
+    pausedNodePools: guard.paused,
+    rescheduleDeletingNodes: true,
+    ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
+  });
+  const skippedNodePools = [...input.selection.skipped];
+  const typesByClass = input.instanceTypes;
+  const pools = input.nodePools;
+  const classes = input.nodeClasses;
+
+  // A paused NodePool plans nothing new, but the NodeClaims it already has are launched (a recorded
+  // launch may have an instance that only its replay finds), so they resume from an unpaused view.
+  const resumeFrom =
+    round === 0 &&
+    guard.paused.size > 0 &&
+    state.nodeClaims.some((c) => isUnlaunched(c) && guard.paused.has(c.nodePoolName))
+      ? await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() })
+      : input;
+  const claims: ClaimOutcome[] =
+    round === 0
+      ? await resumeUnlaunched(
+          ports,
+          logger,
+          lease,
+          state.nodeClaims,
+          resumeFrom.nodePools,
+          resumeFrom.nodeClasses,
+          resumeFrom.instanceTypes,
+        )
+      : [];
+  const moving = new Set(input.deletingNodePods.map((p) => p.uid));
+  if (claims.some((c) => c.kind === 'fenced')) {
+    return {
+      pods: state.pendingPods.length,
+      deletingNodePods: moving.size,
+      claims,
+      placed: 0,
+      unschedulable: [],
+      eligiblePools: pools.size,
+      skippedNodePools,
+      leaseLost: true,
+    };
+  }
+
+  const result = solve(input.solve);
+
+  let leaseLost = false;
+  const probed = new Set<string>();
+  for (const plan of result.nodeClaims) {
+    // A pool whose NodeClaims failed lately launches one NodeClaim a run until one succeeds; the
+    // pods of the others wait for a later run.
+    if (guard.probing.has(plan.nodePoolName)) {
+      if (probed.has(plan.nodePoolName)) continue;
+      probed.add(plan.nodePoolName);
+    }
+    const pool = pools.get(plan.nodePoolName);
+    const nodeClass = classes.get(plan.nodeClassName);
+    const types = typesByClass.get(plan.nodeClassName) ?? [];
+    if (pool === undefined || nodeClass === undefined) continue;
+    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types, {
+      deletingNodePods: moving,
+    });
+    claims.push(outcome);
+    if (outcome.kind === 'fenced') {
+      leaseLost = true;
+      break;
+    }
+  }
+  return {
+    pods: state.pendingPods.length,
+    deletingNodePods: moving.size,
+    claims,
+    placed: result.placements.length,
+    unschedulable: result.unschedulable,
+    eligiblePools: pools.size,
+    skippedNodePools,
+    leaseLost,
+  };
+}
+
+/**
+ * Reads the instance types of the EC2NodeClasses that may launch, so that the offering catalog is
+ * in the Cloud adapter's cache when the plan asks for it. Best effort: a class that cannot be read
+ * here is read again by the plan, which reports the error.
+ */
+async function warmInstanceTypes(
+  cloud: Pick<ProvisionPorts['cloud'], 'instanceTypes'>,
+  read: ClusterObjectsRead,
+): Promise<void> {
+  const { eligible } = selectNodePools(read.objects.nodePools, read.objects.nodeClasses);
+  const classes = new Map(eligible.map((e) => [e.nodeClass.name, e.nodeClass]));
+  await Promise.allSettled([...classes.values()].map((c) => cloud.instanceTypes(c)));
+}
+
+/** Whether the state has pods to plan for: pending ones, or ones that need a place off deleting nodes. */
+function hasPodsToPlace(state: ClusterState): boolean {
+  return state.pendingPods.length > 0 || takeDeletingNodePods(state.nodes, state.nodeClaims).pods.length > 0;
+}

@@ -1,0 +1,271 @@
+import {
+  computeStaticDecision,
+  disruptionCost,
+  isReschedulable,
+  isStaticNodePool,
+  planStaticNodeClaim,
+  type StaticDecision,
+  type StaticMember,
+} from '../../core/index.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type { Lease } from '../../ports/lease.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
+import { nodeIndex } from '../disruption/candidates.ts';
+import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
+import { handToTermination } from '../termination/handover.ts';
+import { selectNodePools } from './eligibility.ts';
+import { applyPlan } from './launch.ts';
+import { nodeClaimName } from './plan.ts';
+import type { ClaimOutcome, ProvisionPorts } from './types.ts';
+
+// Static capacity (Karpenter's alpha `spec.replicas`): the provisioner's pass that keeps each
+// static NodePool at its replicas. It runs at the start of every provisioning run, under the
+// provisioner lease, and launches through the provisioner's own launch path (NodeClaim names
+// derived from the decision, fencing, the launch record), so a retried or concurrent run never
+// launches a replica twice. A surplus goes through the normal termination path.
+
+export type StaticPassPorts = Pick<
+  ProvisionPorts,
+  'cluster' | 'cloud' | 'leases' | 'clock' | 'requestTermination' | 'nodeClassResolver'
+>;
+
+export interface StaticPassResult {
+  readonly claims: readonly ClaimOutcome[];
+  /** NodeClaims of a scaled-down pool deleted by this pass. */
+  readonly deleted: readonly string[];
+  readonly leaseLost: boolean;
+}
+
+const NOTHING: StaticPassResult = { claims: [], deleted: [], leaseLost: false };
+
+/** The pool's NodeClaims: those not being deleted, and how many are. */
+function claimsOf(pool: ClusterNodePool, claims: readonly ClusterNodeClaim[]) {
+  const mine = claims.filter((c) => c.nodePoolName === pool.pool.name);
+  return { live: mine.filter((c) => !c.deleting), deleting: mine.filter((c) => c.deleting).length };
+}
+
+/**
+ * Launches or removes NodeClaims so that each static NodePool (not being deleted) holds
+ * `spec.replicas`. The NodeClaim list of the cluster summary tells whether any pool is off; only
+ * then are the API server's own NodeClaims read and acted on. A pool short of replicas launches the
+ * cheapest offering its requirements allow, up to `limits.nodes`; while a NodeClaim cannot be read,
+ * no pool launches (it may be one of theirs). One `staticCapacity` decision per pool that changes.
+ * @throws ClusterApiError / CloudApiError when what it needs cannot be read.
+ */
+export async function reconcileStaticNodePools(
+  ports: StaticPassPorts,
+  logger: Logger,
+  lease: Lease,
+  holder: string,
+): Promise<StaticPassResult> {
+  const pools = (await ports.cluster.nodePools()).items.filter(
+    (p) => isStaticNodePool(p.pool) && !p.deleting,
+  );
+  if (pools.length === 0) return NOTHING;
+  const listed = await ports.cluster.nodeClaims();
+  const off = (read: readonly ClusterNodeClaim[]) =>
+    pools.filter((p) => claimsOf(p, read).live.length !== p.pool.replicas);
+  if (off(listed.items).length === 0 && listed.unreadable.length === 0) return NOTHING;
+
+  const read = await ports.cluster.nodeClaims({ consistent: true });
+  const todo = off(read.items);
+  if (todo.length === 0) return NOTHING;
+  let nodes: readonly ClusterNode[] | undefined;
+  const claims: ClaimOutcome[] = [];
+  const deleted: string[] = [];
+  for (const pool of todo) {
+    const { live, deleting } = claimsOf(pool, read.items);
+    const replicas = pool.pool.replicas ?? 0;
+    if (live.length > replicas) nodes ??= (await ports.cluster.nodes()).items;
+    const decision = computeStaticDecision({
+      pool: pool.pool,
+      members: live.length > replicas ? toMembers(live, nodes ?? []) : live.map(emptyMember),
+      deleting,
+    });
+    if (decision.kind === 'steady') continue;
+    const line = { nodePool: pool.pool.name, leaseToken: lease.token };
+    if (decision.kind === 'atLimit') {
+      writeStatic(logger, line, decision, 'atLimit', 0);
+      continue;
+    }
+    if (!(await ports.leases.isHeld(lease, ports.clock.now()))) return { claims, deleted, leaseLost: true };
+    // One pool's failure (its catalog, a write) is its own decision and Event; the other pools and
+    // the pods of this run go on, and the next run tries the pool again.
+    try {
+      if (decision.kind === 'delete') {
+        for (const name of decision.nodeClaims) {
+          await removeSurplus(ports, logger, name, pool.pool.name, replicas);
+          deleted.push(name);
+        }
+        writeStatic(logger, line, decision, 'delete', decision.nodeClaims.length);
+        continue;
+      }
+      const launched =
+        read.unreadable.length > 0
+          ? unreadableReason(read.unreadable)
+          : await launchReplicas(ports, logger, lease, holder, pool, decision, read.items);
+      if (typeof launched === 'string') {
+        await blocked(ports, logger, line, decision, launched);
+        continue;
+      }
+      writeStatic(logger, line, decision, 'launch', decision.count);
+      claims.push(...launched);
+      if (launched.some((c) => c.kind === 'fenced')) return { claims, deleted, leaseLost: true };
+    } catch (error) {
+      await blocked(ports, logger, line, decision, describe(error));
+    }
+  }
+  return { claims, deleted, leaseLost: false };
+}
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** A pool that cannot reach its replicas now: the decision, and a Warning Event on the NodePool. */
+async function blocked(
+  ports: StaticPassPorts,
+  logger: Logger,
+  line: { readonly nodePool: string; readonly leaseToken: number },
+  decision: Exclude<StaticDecision, { kind: 'steady' }>,
+  why: string,
+): Promise<void> {
+  writeStatic(logger, line, decision, 'blocked', 0, why);
+  await ports.cluster.recordEvent({
+    subject: { kind: 'NodePool', name: line.nodePool },
+    type: 'Warning',
+    reason: 'StaticCapacityBlocked',
+    message: `static NodePool holds ${decision.current} of ${decision.replicas} replicas: ${why}`.slice(
+      0,
+      1000,
+    ),
+  });
+}
+
+function unreadableReason(
+  unreadable: readonly { readonly name: string; readonly problem: string }[],
+): string {
+  const first = unreadable[0];
+  return `nodeClaim "${first?.name}" cannot be read (${first?.problem}); it may belong to this pool`;
+}
+
+const emptyMember = (c: ClusterNodeClaim): StaticMember => ({
+  nodeClaim: c.name,
+  pods: 0,
+  disruptionCost: 0,
+});
+
+/** Each NodeClaim with its node's pods; a node whose pods cannot all be read is ranked last. */
+function toMembers(claims: readonly ClusterNodeClaim[], nodes: readonly ClusterNode[]): StaticMember[] {
+  const nodeFor = nodeIndex(nodes);
+  return claims.map((claim) => {
+    const node = nodeFor(claim);
+    if (node === undefined) return emptyMember(claim);
+    if ((node.unreadablePods ?? []).length > 0) {
+      return {
+        nodeClaim: claim.name,
+        pods: Number.MAX_SAFE_INTEGER,
+        disruptionCost: Number.POSITIVE_INFINITY,
+      };
+    }
+    const pods = node.pods.filter(isReschedulable);
+    return { nodeClaim: claim.name, pods: pods.length, disruptionCost: disruptionCost(pods) };
+  });
+}
+
+/** Deletes a surplus NodeClaim and hands it to termination (which drains it first). */
+async function removeSurplus(
+  ports: StaticPassPorts,
+  logger: Logger,
+  name: string,
+  pool: string,
+  replicas: number,
+): Promise<void> {
+  await ports.cluster.deleteNodeClaim(name);
+  // Deleted either way: a failed request leaves the drain to the termination sweep.
+  await handToTermination(ports.requestTermination, name, logger);
+  await ports.cluster.recordEvent({
+    subject: { kind: 'NodeClaim', name },
+    type: 'Normal',
+    reason: 'DisruptionTerminating',
+    message: `Disrupting NodeClaim: static NodePool ${pool} scaled to ${replicas} replicas`,
+  });
+}
+
+/**
+ * Plans and launches the replicas a pool is short of; the reason nothing can launch when the pool
+ * or its EC2NodeClass is not ready or no instance type fits.
+ */
+async function launchReplicas(
+  ports: StaticPassPorts,
+  logger: Logger,
+  lease: Lease,
+  holder: string,
+  pool: ClusterNodePool,
+  decision: Extract<StaticDecision, { kind: 'launch' }>,
+  nodeClaims: readonly ClusterNodeClaim[],
+): Promise<ClaimOutcome[] | string> {
+  const [read, daemonSets] = await Promise.all([ports.cluster.nodeClasses(), ports.cluster.daemonSets()]);
+  let classes = read.items;
+  // As for pods: a class without a status for its generation is resolved now, so a new static pool
+  // launches in the run that first sees it.
+  if (ports.nodeClassResolver !== undefined) {
+    const mine = classes.filter((c) => c.name === pool.nodeClassRef.name);
+    const pass = await reconcileNodeClasses(
+      { ...ports, logger, resolver: ports.nodeClassResolver },
+      { holder, scope: 'stale' },
+      { nodeClasses: mine, nodeClaims },
+    );
+    classes = pass.nodeClasses;
+  }
+  const { eligible, skipped } = selectNodePools([pool], classes);
+  const chosen = eligible[0];
+  if (chosen === undefined) return skipped[0]?.reason ?? 'it cannot launch now';
+  const types = await ports.cloud.instanceTypes(chosen.nodeClass);
+  const planned = planStaticNodeClaim({
+    pool: pool.pool,
+    instanceTypes: types,
+    daemonSets: daemonSets.items,
+  });
+  if (!planned.ok) return planned.reason;
+  const out: ClaimOutcome[] = [];
+  for (let i = 0; i < decision.count; i++) {
+    // The replica's slot makes each name distinct within the decision, the lease token between decisions.
+    const name = nodeClaimName({
+      nodePoolName: pool.pool.name,
+      podUids: [`replica-${decision.current + i}`],
+      leaseToken: lease.token,
+      round: 0,
+    });
+    const outcome = await applyPlan(ports, logger, lease, 0, planned.plan, pool, chosen.nodeClass, types, {
+      named: { name, reason: 'static' },
+    });
+    out.push(outcome);
+    if (outcome.kind === 'fenced') break;
+  }
+  return out;
+}
+
+function writeStatic(
+  logger: Logger,
+  line: { readonly nodePool: string; readonly leaseToken: number },
+  decision: Exclude<StaticDecision, { kind: 'steady' }>,
+  action: 'launch' | 'delete' | 'atLimit' | 'blocked',
+  count: number,
+  why?: string,
+): void {
+  const counts = `${decision.current} nodeClaims, ${decision.replicas} replicas`;
+  writeDecision(logger, {
+    kind: 'staticCapacity',
+    reason:
+      why ?? (decision.kind === 'atLimit' ? `limits.nodes ${decision.limit} reached (${counts})` : counts),
+    action,
+    ...line,
+    replicas: decision.replicas,
+    current: decision.current,
+    count,
+    ...(decision.kind === 'delete' ? { nodeClaims: decision.nodeClaims.slice(0, DECISION_SAMPLE_SIZE) } : {}),
+    ...(decision.kind === 'launch' && decision.limitedBy !== undefined
+      ? { limitedBy: decision.limitedBy }
+      : {}),
+  });
+}

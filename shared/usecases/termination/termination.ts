@@ -1,0 +1,357 @@
+import {
+  Annotation,
+  assertNever,
+  DISRUPTED_TAINT,
+  Finalizer,
+  parseInstanceId,
+  WellKnownLabel,
+} from '../../core/index.ts';
+import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../../ports/cluster.ts';
+import { ignoreNotFound, isNotFound } from '../../ports/errors.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+import { instanceLookupUntilMs } from '../provisioning/launch-record.ts';
+import {
+  DISRUPTION_REASON_CONDITION,
+  decideTermination,
+  type TerminationDecision,
+  type TerminationStep,
+  terminationDeadlineMs,
+} from './decide.ts';
+
+export {
+  DRAIN_TIERS,
+  type DrainTier,
+  decideTermination,
+  drainTier,
+  isDrainable,
+  TerminationCondition,
+  type TerminationDecision,
+  type TerminationInput,
+  type TerminationOutcome,
+  type TerminationStep,
+  terminationDeadlineMs,
+} from './decide.ts';
+
+/** The ports terminateNodeClaim uses. */
+export interface TerminationPorts {
+  readonly cluster: Cluster;
+  readonly cloud: Cloud;
+  readonly logger: Logger;
+}
+
+/** What one pass did. */
+export type TerminationResult =
+  | { readonly kind: 'done'; readonly nodeClaim: string }
+  | { readonly kind: 'skipped'; readonly nodeClaim: string; readonly why: string }
+  | {
+      readonly kind: 'continue';
+      readonly nodeClaim: string;
+      readonly afterSeconds: number;
+      readonly waitingOn: 'drain' | 'volumes' | 'instance';
+      readonly detail: string;
+    };
+
+/**
+ * One termination pass over the NodeClaim `name`: reads it, its Node, the Node's pods and volume
+ * attachments and its instance, decides (decideTermination) and applies the steps. Every step is
+ * idempotent, so passes may repeat and overlap. Returns `continue` with the time to wait when the
+ * drain, the volumes or the instance are not done yet.
+ * @throws ClusterApiError, CloudApiError, InstanceNotOwnedError; the next pass resumes.
+ */
+export async function terminateNodeClaim(
+  ports: TerminationPorts,
+  name: string,
+  now: Date,
+): Promise<TerminationResult> {
+  const { cluster, cloud } = ports;
+  const claim = await cluster.nodeClaim(name);
+  if (claim === undefined) return { kind: 'skipped', nodeClaim: name, why: 'nodeClaim is gone' };
+  const node = claim.status.nodeName === undefined ? undefined : await cluster.node(claim.status.nodeName);
+  const [podsRead, volumeAttachments] =
+    node === undefined
+      ? [{ items: [], problems: [] }, []]
+      : await Promise.all([cluster.podsOnNode(node.name), cluster.volumeAttachments(node.name)]);
+  const pods = podsRead.items;
+  // A pod that cannot be read might still be running there: the drain waits (fails closed) until
+  // it can be read or the terminationGracePeriod runs out.
+  const deadlineMs = terminationDeadlineMs(claim);
+  if (
+    podsRead.problems.length > 0 &&
+    claim.deleting &&
+    (deadlineMs === undefined || now.getTime() < deadlineMs)
+  ) {
+    return {
+      kind: 'continue',
+      nodeClaim: name,
+      afterSeconds: 5,
+      waitingOn: 'drain',
+      detail: `${podsRead.problems.length} pods on node ${node?.name ?? ''} cannot be read: ${podsRead.problems[0]?.message ?? ''}`,
+    };
+  }
+  const instanceId = parseInstanceId(claim.status.providerId) ?? parseInstanceId(node?.providerId);
+  // Without an instance id on the claim or Node, a launch may still have happened (a crash between
+  // the launch and the status write): its instance is found by the claim's tag.
+  const instance =
+    instanceId === undefined ? await cloud.findByNodeClaim(claim.name) : await cloud.get(instanceId);
+  const lookupUntilMs =
+    instanceId === undefined && instance === undefined
+      ? instanceLookupUntilMs(claim, INSTANCE_LOOKUP_WINDOW_MS)
+      : undefined;
+  const decision = decideTermination({
+    claim,
+    ...(node === undefined ? {} : { node }),
+    pods,
+    volumeAttachments,
+    ...(instance === undefined ? {} : { instanceState: instance.state }),
+    ...(instanceId === undefined && instance !== undefined ? { taggedInstanceId: instance.instanceId } : {}),
+    ...(lookupUntilMs === undefined ? {} : { instanceLookupUntilMs: lookupUntilMs }),
+    nowMs: now.getTime(),
+  });
+  for (const step of decision.steps) {
+    try {
+      await applyStep(ports, claim, decision, step);
+    } catch (error) {
+      // An overlapping pass finished first: the NodeClaim or Node is gone, so nothing is left to do.
+      if (isNotFound(error)) return { kind: 'skipped', nodeClaim: name, why: 'removed by another pass' };
+      throw error;
+    }
+  }
+
+  const outcome = decision.outcome;
+  switch (outcome.kind) {
+    case 'done':
+      return { kind: 'done', nodeClaim: name };
+    case 'skip':
+      return { kind: 'skipped', nodeClaim: name, why: outcome.why };
+    case 'wait':
+      return {
+        kind: 'continue',
+        nodeClaim: name,
+        afterSeconds: outcome.afterSeconds,
+        waitingOn: outcome.on,
+        detail: outcome.detail,
+      };
+    default:
+      return assertNever(outcome);
+  }
+}
+
+async function applyStep(
+  ports: TerminationPorts,
+  claim: ClusterNodeClaim,
+  decision: TerminationDecision,
+  step: TerminationStep,
+): Promise<void> {
+  const { cluster, cloud, logger } = ports;
+  const fields = { reason: terminationCause(claim), nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const claimSubject = { kind: 'NodeClaim' as const, name: claim.name, uid: claim.uid };
+  switch (step.kind) {
+    case 'annotateDeadline':
+      await cluster.patchNodeClaimMetadata(claim.name, {
+        annotations: { [Annotation.terminationTimestamp]: step.timestamp },
+      });
+      await cluster.recordEvent({
+        subject: claimSubject,
+        type: 'Normal',
+        reason: 'TerminationGracePeriodExpiring',
+        message: `All pods will be deleted by ${step.timestamp}`,
+      });
+      writeDecision(logger, { kind: 'deadline', ...fields, deadline: step.timestamp });
+      return;
+    case 'deleteNode':
+      await cluster.deleteNode(step.nodeName);
+      writeDecision(logger, { kind: 'deleteNode', ...fields, node: step.nodeName });
+      return;
+    case 'taintNode':
+      await cluster.patchNode(step.nodeName, {
+        addTaints: [DISRUPTED_TAINT],
+        labels: { [WellKnownLabel.excludeFromLoadBalancers]: 'karpenter' },
+      });
+      writeDecision(logger, {
+        kind: 'taint',
+        ...fields,
+        node: step.nodeName,
+        taint: `${DISRUPTED_TAINT.key}:${DISRUPTED_TAINT.effect}`,
+      });
+      return;
+    case 'forceDelete':
+      await Promise.all(step.pods.map((f) => cluster.deletePod(f.pod, f.gracePeriodSeconds)));
+      writeDecision(logger, {
+        kind: 'drain',
+        action: 'forceDelete',
+        ...fields,
+        ...(decision.deadlineMs === undefined
+          ? {}
+          : { deadline: new Date(decision.deadlineMs).toISOString() }),
+        pods: step.pods.map((f) => f.pod),
+      });
+      return;
+    case 'evict': {
+      const outcomes = await Promise.all(
+        step.pods.map(
+          async (pod): Promise<[typeof pod, EvictionOutcome]> => [pod, await cluster.evictPod(pod)],
+        ),
+      );
+      const count = (o: EvictionOutcome) => outcomes.filter(([, x]) => x === o).length;
+      for (const [pod, outcome] of outcomes) {
+        if (outcome !== 'evicted') continue;
+        await cluster.recordEvent({
+          subject: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
+          type: 'Normal',
+          reason: 'Evicted',
+          message: 'Evicted pod',
+        });
+      }
+      const blocked = outcomes.filter(([, x]) => x === 'blocked').map(([p]) => `${p.namespace}/${p.name}`);
+      if (blocked.length > 0 && claim.status.nodeName !== undefined) {
+        await cluster.recordEvent({
+          subject: { kind: 'Node', name: claim.status.nodeName },
+          type: 'Warning',
+          reason: 'FailedDraining',
+          message: `Failed to drain node, ${blocked.length} pods are waiting to be evicted`,
+        });
+      }
+      writeDecision(logger, {
+        kind: 'drain',
+        action: 'evict',
+        ...fields,
+        tier: step.tier,
+        evicted: count('evicted'),
+        blocked: count('blocked'),
+        gone: count('gone'),
+        blockedPods: blocked.slice(0, 10),
+        ...(decision.remainingByTier === undefined ? {} : { remaining: decision.remainingByTier }),
+      });
+      return;
+    }
+    case 'condition':
+      await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
+      return;
+    case 'terminateInstance':
+      await cloud.delete(step.instanceId);
+      writeDecision(logger, { kind: 'terminate', ...fields, instanceId: step.instanceId });
+      return;
+    case 'removeNodeFinalizer':
+      await cluster.patchNode(step.nodeName, { removeFinalizers: [Finalizer.termination] });
+      writeDecision(logger, { kind: 'finalizeNode', ...fields, node: step.nodeName });
+      return;
+    case 'removeClaimFinalizer':
+      await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
+      writeDecision(logger, { kind: 'finalizeNodeClaim', ...fields });
+      return;
+    default:
+      assertNever(step);
+  }
+}
+
+/** Why a NodeClaim terminates: its `DisruptionReason` condition (e.g. `SpotInterruption`), else `deleted`. */
+function terminationCause(claim: ClusterNodeClaim): string {
+  const condition = claim.status.conditions.find(
+    (c) => c.type === DISRUPTION_REASON_CONDITION && c.status === 'True',
+  );
+  return condition?.reason || 'deleted';
+}
+
+/** What one termination sweep found and started. */
+export interface SweepResult {
+  /** NodeClaims being deleted that still carry the termination finalizer: to be passed over. */
+  readonly terminating: readonly string[];
+  /** NodeClaims deleted because their Node was deleted (`kubectl delete node`). */
+  readonly deletedForNodes: readonly string[];
+  /** Nodes without a NodeClaim whose finalizer was released (their instance is gone). */
+  readonly releasedNodes: readonly string[];
+}
+
+/**
+ * The termination sweep (the start of the termination Lambda's scheduled pass), as Karpenter's node
+ * termination controller begins: a Node being deleted with the termination finalizer gets its
+ * NodeClaim deleted, so the drain and termination run as for any deleted NodeClaim. A Node that
+ * has no NodeClaim any more has its instance terminated and, once the instance is gone, its
+ * finalizer released, so no Node hangs on it. Returns every NodeClaim to pass over.
+ * @throws ClusterApiError, CloudApiError; the next sweep resumes.
+ */
+export async function sweepTerminations(ports: TerminationPorts): Promise<SweepResult> {
+  const { cluster, cloud, logger } = ports;
+  const [summarized, nodesRead] = await Promise.all([cluster.nodeClaims(), cluster.nodeInfos()]);
+  // A deleting Node whose NodeClaim the read does not show gets its instance terminated: that is
+  // decided on the API server's own NodeClaims, not the cluster summary, which can be behind.
+  const claimOf = (claims: readonly ClusterNodeClaim[], node: NodeInfo) =>
+    claims.find(
+      (c) =>
+        (node.providerId !== undefined && c.status.providerId === node.providerId) ||
+        c.status.nodeName === node.name,
+    );
+  const orphanNode = nodesRead.items.some(
+    (n) =>
+      n.deleting &&
+      n.finalizers.includes(Finalizer.termination) &&
+      claimOf(summarized.items, n) === undefined,
+  );
+  const claimsRead = orphanNode ? await cluster.nodeClaims({ consistent: true }) : summarized;
+  const claims = claimsRead.items;
+  const deletedForNodes: string[] = [];
+  const releasedNodes: string[] = [];
+  for (const node of nodesRead.items) {
+    if (!node.deleting || !node.finalizers.includes(Finalizer.termination)) continue;
+    const claim = claimOf(claims, node);
+    if (claim !== undefined) {
+      if (claim.deleting) continue;
+      await cluster.deleteNodeClaim(claim.name);
+      deletedForNodes.push(claim.name);
+      writeDecision(logger, {
+        kind: 'delete',
+        reason: 'node deleted',
+        nodeClaim: claim.name,
+        nodePool: claim.nodePoolName,
+        node: node.name,
+      });
+      continue;
+    }
+    // A NodeClaim that cannot be read may be this Node's: its instance is left alone while it may be.
+    const maybeOwner = claimsRead.unreadable.find(
+      (u) =>
+        u.providerId === undefined || (node.providerId !== undefined && u.providerId === node.providerId),
+    );
+    if (maybeOwner !== undefined) {
+      logger.warn('node left alone', {
+        node: node.name,
+        why: `nodeClaim "${maybeOwner.name}" cannot be read and may be its own: ${maybeOwner.problem}`,
+      });
+      continue;
+    }
+    const instanceId = parseInstanceId(node.providerId);
+    const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
+    if (instance !== undefined && instance.state !== 'terminated') {
+      if (instance.state !== 'shutting-down') await cloud.delete(instance.instanceId);
+      writeDecision(logger, {
+        kind: 'terminate',
+        reason: 'node deleted without a NodeClaim',
+        node: node.name,
+        instanceId: instance.instanceId,
+      });
+      continue;
+    }
+    // Gone already: an overlapping termination pass released it first.
+    if ((await ignoreNotFound(removeNodeFinalizer(cluster, node.name))) === undefined) continue;
+    releasedNodes.push(node.name);
+    writeDecision(logger, {
+      kind: 'finalizeNode',
+      reason: 'node deleted without a NodeClaim; its instance is gone',
+      node: node.name,
+    });
+  }
+  const terminating = claims
+    .filter(
+      (c) => (c.deleting || deletedForNodes.includes(c.name)) && c.finalizers.includes(Finalizer.termination),
+    )
+    .map((c) => c.name);
+  return { terminating, deletedForNodes, releasedNodes };
+}
+
+/** Releases a Node's termination finalizer; true once done (a Node that is gone rejects with NotFound). */
+async function removeNodeFinalizer(cluster: Pick<Cluster, 'patchNode'>, node: string): Promise<true> {
+  await cluster.patchNode(node, { removeFinalizers: [Finalizer.termination] });
+  return true;
+}

@@ -1,0 +1,222 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  bundledCatalog,
+  MemoryTag,
+  makeMemoryCloud,
+  makeMemoryCluster,
+  makeMemoryTerminationQueue,
+} from '../../../../shared/adapters/memory/index.ts';
+import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/lease.ts';
+import {
+  type InterruptionMessage,
+  parseInterruptionEvent,
+} from '../../../../shared/messages/interruption-event.ts';
+import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import {
+  handleInterruptionBatch,
+  type InterruptionDriverDeps,
+} from '../../../../shared/usecases/interruption/driver.ts';
+import {
+  handleInterruption,
+  indexNodeClaims,
+} from '../../../../shared/usecases/interruption/interruption.ts';
+import { newNodeClaim } from '../../../fixtures/node-claims.ts';
+
+// The interruption batch driver on the in-memory cluster, cloud and termination queue, with events
+// parsed from real EventBridge JSON.
+
+const CLUSTER = 'interrupt-test';
+
+function makeWorld() {
+  const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
+  const cluster = makeMemoryCluster({ clock });
+  const cloud = makeMemoryCloud({
+    clock,
+    clusterName: CLUSTER,
+    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
+  });
+  const terminationQueue = makeMemoryTerminationQueue(clock);
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  let reads = 0;
+  const deps: InterruptionDriverDeps = {
+    logger,
+    indexNodeClaims: () => {
+      reads += 1;
+      return indexNodeClaims(cluster);
+    },
+    handle: (message, claims) =>
+      handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims),
+  };
+
+  /** A running spot NodeClaim; returns its instance id. */
+  async function spotClaim(name: string): Promise<string> {
+    const instance = cloud.addForeignInstance({
+      instanceType: 'm5.large',
+      zone: 'us-east-1a',
+      capacityType: 'spot',
+      tags: {
+        [MemoryTag.cluster(CLUSTER)]: 'owned',
+        [MemoryTag.nodePool]: 'default',
+        [MemoryTag.nodeClaim]: name,
+      },
+    });
+    await cluster.createNodeClaim(
+      newNodeClaim(name, {
+        labels: {
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': 'us-east-1a',
+          'karpenter.sh/capacity-type': 'spot',
+        },
+      }),
+    );
+    await cluster.patchNodeClaimStatus(name, { providerId: instance.providerId, conditions: [] });
+    return instance.instanceId;
+  }
+
+  return {
+    clock,
+    cluster,
+    terminationQueue,
+    lines,
+    deps,
+    spotClaim,
+    reads: () => reads,
+    logged: (message: string) => lines.filter((l) => l['message'] === message),
+  };
+}
+
+/** An EventBridge event from a fixture, about `instanceId`, with event id `id`, parsed. */
+function event(fixture: string, instanceId: string, id: string): InterruptionMessage {
+  const json = JSON.parse(
+    readFileSync(new URL(`../../../fixtures/events/${fixture}.json`, import.meta.url), 'utf8'),
+  ) as { id: string; detail: Record<string, unknown> };
+  const parsed = parseInterruptionEvent(
+    JSON.stringify({ ...json, id, detail: { ...json.detail, 'instance-id': instanceId } }),
+  );
+  if (!parsed.ok) throw new Error(parsed.problem);
+  return parsed.message;
+}
+
+describe('handleInterruptionBatch', () => {
+  it('reads the NodeClaims once per batch and handles an event delivered twice once', async () => {
+    const w = makeWorld();
+    const a = await w.spotClaim('a');
+    const b = await w.spotClaim('b');
+    const outcome = await handleInterruptionBatch(w.deps, [
+      { id: 'm1', message: event('spot-interruption', a, 'event-a') },
+      { id: 'm2', message: event('spot-interruption', a, 'event-a') },
+      { id: 'm3', message: event('rebalance', b, 'event-b') },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(w.reads()).toBe(1);
+    expect((await w.cluster.nodeClaim('a'))?.deleting).toBe(true);
+    expect((await w.cluster.nodeClaim('b'))?.deleting).toBe(false);
+    expect(w.terminationQueue.receive()).toEqual([{ nodeClaim: 'a' }]);
+    expect(w.logged('interruption duplicate')).toEqual([
+      expect.objectContaining({ messageId: 'm2', eventId: 'event-a', kind: 'spotInterruption' }),
+    ]);
+    expect(w.logged('interruption handled').map((l) => [l['nodeClaim'], l['action']])).toEqual([
+      ['a', 'cordonAndDrain'],
+      ['b', 'event'],
+    ]);
+  });
+
+  it('concurrent invocations with the same event: one acts, the other hands its delivery back to the queue', async () => {
+    const w = makeWorld();
+    const a = await w.spotClaim('a');
+    const store = makeMemoryLeaseStore();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const leased: InterruptionDriverDeps = {
+      ...w.deps,
+      eventLeases: { store, clusterName: CLUSTER, now: () => w.clock.now() },
+    };
+    // The first invocation is still acting when the second arrives.
+    const slow: InterruptionDriverDeps = {
+      ...leased,
+      handle: async (message, claims) => {
+        await gate;
+        return w.deps.handle(message, claims);
+      },
+    };
+    const first = handleInterruptionBatch(
+      slow,
+      [{ id: 'm1', message: event('spot-interruption', a, 'event-a') }],
+      'one',
+    );
+    const second = await handleInterruptionBatch(
+      leased,
+      [{ id: 'm2', message: event('spot-interruption', a, 'event-a') }],
+      'two',
+    );
+    expect(second).toEqual({ failed: ['m2'] });
+    expect(w.logged('interruption in progress elsewhere')).toEqual([
+      expect.objectContaining({ messageId: 'm2', eventId: 'event-a' }),
+    ]);
+    release();
+    expect(await first).toEqual({ failed: [] });
+    // Redelivered after the first is done: it finds the NodeClaim deleting and changes nothing.
+    expect(
+      await handleInterruptionBatch(
+        leased,
+        [{ id: 'm2', message: event('spot-interruption', a, 'event-a') }],
+        'three',
+      ),
+    ).toEqual({ failed: [] });
+    expect(w.logged('interruption handled').map((l) => l['action'])).toEqual([
+      'cordonAndDrain',
+      'alreadyDeleting',
+    ]);
+    expect(w.terminationQueue.receive()).toEqual([{ nodeClaim: 'a' }]);
+  });
+
+  it('fails only the item whose handling throws; the others are done', async () => {
+    const w = makeWorld();
+    const a = await w.spotClaim('a');
+    const b = await w.spotClaim('b');
+    const deps: InterruptionDriverDeps = {
+      ...w.deps,
+      handle: async (message, claims) => {
+        if (message.eventId === 'event-a')
+          throw new Error('the API server refused: etcdserver: request timed out');
+        return w.deps.handle(message, claims);
+      },
+    };
+    const outcome = await handleInterruptionBatch(deps, [
+      { id: 'm1', message: event('spot-interruption', a, 'event-a') },
+      { id: 'm2', message: event('state-change-stopping', b, 'event-b') },
+    ]);
+    expect(outcome).toEqual({ failed: ['m1'] });
+    expect((await w.cluster.nodeClaim('b'))?.deleting).toBe(true);
+    expect(w.logged('interruption failed')).toEqual([
+      expect.objectContaining({ level: 'error', messageId: 'm1', eventId: 'event-a', instanceIds: [a] }),
+    ]);
+  });
+
+  it('fails every item when the NodeClaims cannot be read', async () => {
+    const w = makeWorld();
+    const deps: InterruptionDriverDeps = {
+      ...w.deps,
+      indexNodeClaims: () => Promise.reject(new Error('the API server is unreachable')),
+    };
+    const outcome = await handleInterruptionBatch(deps, [
+      { id: 'm1', message: event('spot-interruption', 'i-0aaaaaaaaaaaaaaaa', 'event-a') },
+      { id: 'm2', message: event('rebalance', 'i-0bbbbbbbbbbbbbbbb', 'event-b') },
+    ]);
+    expect(outcome).toEqual({ failed: ['m1', 'm2'] });
+    expect(w.logged('interruption batch failed')).toEqual([
+      expect.objectContaining({ reason: 'reading NodeClaims failed', messages: 2 }),
+    ]);
+  });
+
+  it('does not read the NodeClaims for an empty batch', async () => {
+    const w = makeWorld();
+    expect(await handleInterruptionBatch(w.deps, [])).toEqual({ failed: [] });
+    expect(w.reads()).toBe(0);
+  });
+});

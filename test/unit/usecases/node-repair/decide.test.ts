@@ -1,0 +1,290 @@
+import { describe, expect, it } from 'vitest';
+import { Label } from '../../../../shared/core/index.ts';
+import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../../../shared/ports/cluster.ts';
+import { DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
+import {
+  decideRepair,
+  IMPAIRED_INSTANCE_TOLERATION_MS,
+  NODE_REPAIR_BLOCKED_CONDITION,
+  type RepairInput,
+  type RepairStep,
+  unhealthyThreshold,
+} from '../../../../shared/usecases/node-repair/decide.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+
+// Node repair's decision as values: which conditions count and for how long, the 20% rule per
+// NodePool, the blocked state reported once, and instances EC2 reports impaired.
+
+const NOW = Date.parse('2026-11-27T12:00:00Z');
+const MIN = 60_000;
+const ago = (ms: number) => NOW - ms;
+
+interface NodeSpec {
+  readonly conditions?: readonly { type: string; status: string; sinceMs?: number }[];
+  readonly pool?: string;
+  readonly deleting?: boolean;
+  readonly createdAtMs?: number;
+}
+
+function node(name: string, spec: NodeSpec = {}): NodeInfo {
+  const conditions = spec.conditions ?? [{ type: 'Ready', status: 'True', sinceMs: ago(120 * MIN) }];
+  return {
+    name,
+    uid: `uid-${name}`,
+    providerId: `aws:///us-east-1a/i-${name}`,
+    nodePoolName: spec.pool ?? 'default',
+    labels: { [Label.nodePool]: spec.pool ?? 'default' },
+    annotations: {},
+    finalizers: [],
+    allocatable: {},
+    initialized: true,
+    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    conditions: conditions.map((c) => ({
+      type: c.type,
+      status: c.status,
+      ...(c.sinceMs === undefined ? {} : { lastTransitionMs: c.sinceMs }),
+    })),
+    deleting: spec.deleting ?? false,
+    createdAtMs: spec.createdAtMs ?? ago(240 * MIN),
+  };
+}
+
+function claimOf(n: NodeInfo, deleting = false): ClusterNodeClaim {
+  return readNodeClaim(`claim-${n.name}`, {
+    nodePoolName: n.labels[Label.nodePool] ?? 'default',
+    deleting,
+    status: { ...(n.providerId === undefined ? {} : { providerId: n.providerId }), conditions: [] },
+  });
+}
+
+function pool(name = 'default', blocked?: 'True' | 'False'): ClusterNodePool {
+  return {
+    pool: { name, requirements: [], labels: {}, taints: [], weight: 0 } as unknown as ClusterNodePool['pool'],
+    uid: `pool-${name}`,
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+    templateAnnotations: {},
+    expireAfter: '720h',
+    disruption: DEFAULT_NODEPOOL_DISRUPTION,
+    conditions:
+      blocked === undefined
+        ? []
+        : [
+            {
+              type: NODE_REPAIR_BLOCKED_CONDITION,
+              status: blocked,
+              reason: 'x',
+              message: '',
+              lastTransitionTime: '',
+            },
+          ],
+    ready: true,
+    deleting: false,
+  } as ClusterNodePool;
+}
+
+const healthy = (name: string, p?: string) => node(name, p === undefined ? {} : { pool: p });
+const unhealthy = (name: string, type: string, status: string, forMs: number, p?: string) =>
+  node(name, {
+    conditions: [{ type, status, sinceMs: ago(forMs) }],
+    ...(p === undefined ? {} : { pool: p }),
+  });
+
+function decide(nodes: readonly NodeInfo[], extra: Partial<RepairInput> = {}) {
+  return decideRepair({ nodes, claims: nodes.map((n) => claimOf(n)), pools: [pool()], nowMs: NOW, ...extra });
+}
+
+const repaired = (steps: readonly RepairStep[]) =>
+  steps.flatMap((s) => (s.kind === 'repair' ? [s.node.name] : []));
+
+/** Four healthy nodes and one with `condition`, so one unhealthy node is within the 20% rule. */
+const poolOfFiveWith = (bad: NodeInfo) => [bad, ...['h1', 'h2', 'h3', 'h4'].map((n) => healthy(n))];
+
+describe('decideRepair: conditions and tolerations', () => {
+  it.each([
+    ['Ready', 'False', 30],
+    ['Ready', 'Unknown', 30],
+    ['AcceleratedHardwareReady', 'False', 10],
+    ['StorageReady', 'False', 30],
+    ['NetworkingReady', 'False', 30],
+    ['KernelReady', 'False', 30],
+    ['ContainerRuntimeReady', 'False', 30],
+  ])('%s=%s is tolerated %i minutes, then repaired', (type, status, minutes) => {
+    const before = decide(poolOfFiveWith(unhealthy('bad', type, status, minutes * MIN - 1000)));
+    expect(repaired(before.steps)).toEqual([]);
+    expect(before.tolerating).toBe(1);
+    const after = decide(poolOfFiveWith(unhealthy('bad', type, status, minutes * MIN)));
+    expect(repaired(after.steps)).toEqual(['bad']);
+    const step = after.steps.find((s) => s.kind === 'repair');
+    expect(step).toMatchObject({
+      kind: 'repair',
+      claim: { name: 'claim-bad' },
+      nodePool: 'default',
+      cause: { source: 'condition', conditionType: type, status, tolerationMs: minutes * MIN },
+      unhealthyForMs: minutes * MIN,
+      health: { nodes: 5, unhealthy: 1, threshold: 1 },
+    });
+  });
+
+  it.each([
+    ['Ready', 'True'],
+    ['AcceleratedHardwareReady', 'Unknown'],
+    ['StorageReady', 'True'],
+    ['MemoryPressure', 'True'],
+    ['DiskPressure', 'True'],
+  ])('%s=%s is no repair policy: never repaired', (type, status) => {
+    const decided = decide(poolOfFiveWith(unhealthy('bad', type, status, 600 * MIN)));
+    expect(decided.steps).toEqual([]);
+  });
+
+  it('takes the cause whose toleration ends first', () => {
+    const bad = node('bad', {
+      conditions: [
+        { type: 'Ready', status: 'False', sinceMs: ago(20 * MIN) },
+        { type: 'AcceleratedHardwareReady', status: 'False', sinceMs: ago(11 * MIN) },
+      ],
+    });
+    const step = decide(poolOfFiveWith(bad)).steps[0];
+    expect(step).toMatchObject({ kind: 'repair', cause: { conditionType: 'AcceleratedHardwareReady' } });
+  });
+
+  it('measures from the transition time as written, from the Node creation without one, and never repairs what cannot be timed', () => {
+    const young = node('young', {
+      conditions: [{ type: 'Ready', status: 'Unknown', sinceMs: ago(31 * MIN) }],
+      createdAtMs: ago(5 * MIN),
+    });
+    expect(repaired(decide(poolOfFiveWith(young)).steps)).toEqual(['young']);
+    const noTime = node('no-time', {
+      conditions: [{ type: 'Ready', status: 'False' }],
+      createdAtMs: ago(31 * MIN),
+    });
+    expect(repaired(decide(poolOfFiveWith(noTime)).steps)).toEqual(['no-time']);
+    const untimed: NodeInfo = { ...node('untimed', { conditions: [{ type: 'Ready', status: 'False' }] }) };
+    const { createdAtMs: _dropped, ...withoutCreation } = untimed;
+    const decided = decide(poolOfFiveWith(withoutCreation));
+    expect(decided.steps).toEqual([]);
+    expect(decided.untimed).toEqual(['untimed']);
+  });
+
+  it('leaves nodes without a NodeClaim, and deleting ones, to others', () => {
+    const bad = unhealthy('bad', 'Ready', 'False', 31 * MIN);
+    const nodes = poolOfFiveWith(bad);
+    expect(decideRepair({ nodes, claims: [], pools: [pool()], nowMs: NOW }).steps).toEqual([]);
+    const claims = nodes.map((n) => claimOf(n, n.name === 'bad'));
+    expect(decideRepair({ nodes, claims, pools: [pool()], nowMs: NOW }).steps).toEqual([]);
+    const gone = poolOfFiveWith({ ...bad, deleting: true });
+    expect(decide(gone).steps).toEqual([]);
+  });
+});
+
+describe('decideRepair: the 20% rule', () => {
+  it.each([
+    [1, 1],
+    [3, 1],
+    [5, 1],
+    [6, 2],
+    [10, 2],
+    [11, 3],
+  ])('a pool of %i nodes may have %i unhealthy (rounded up)', (nodes, threshold) => {
+    expect(unhealthyThreshold(nodes)).toBe(threshold);
+  });
+
+  it('repairs one unhealthy node of three (33%, within the rounded-up threshold)', () => {
+    const nodes = [unhealthy('bad', 'Ready', 'False', 31 * MIN), healthy('h1'), healthy('h2')];
+    expect(repaired(decide(nodes).steps)).toEqual(['bad']);
+  });
+
+  it('holds two unhealthy of three back, counting unhealthy nodes still tolerated, and reports it once', () => {
+    const nodes = [
+      unhealthy('bad', 'Ready', 'False', 31 * MIN),
+      unhealthy('new', 'Ready', 'Unknown', 1 * MIN),
+      healthy('h1'),
+    ];
+    const first = decide(nodes);
+    expect(first.steps).toEqual([
+      expect.objectContaining({
+        kind: 'block',
+        pool: expect.objectContaining({ uid: 'pool-default' }),
+        health: { nodePool: 'default', nodes: 3, unhealthy: 2, threshold: 1 },
+        held: [expect.objectContaining({ node: expect.objectContaining({ name: 'bad' }) })],
+      }),
+    ]);
+    // The next pass sees the pool's condition: still blocked, nothing to report.
+    expect(decide(nodes, { pools: [pool('default', 'True')] }).steps).toEqual([]);
+  });
+
+  it('resumes once the pool is healthy enough: unblock, then the repair', () => {
+    const nodes = [unhealthy('bad', 'Ready', 'False', 31 * MIN), healthy('h1'), healthy('h2')];
+    const decided = decide(nodes, { pools: [pool('default', 'True')] });
+    expect(decided.steps.map((s) => s.kind)).toEqual(['unblock', 'repair']);
+    // An unblocked pool with nothing blocked writes nothing.
+    expect(decide([healthy('h1')], { pools: [pool('default', 'False')] }).steps).toEqual([]);
+  });
+
+  it('reports no blocked state while no repair is due, even over the threshold', () => {
+    const nodes = [unhealthy('a', 'Ready', 'False', 5 * MIN), unhealthy('b', 'Ready', 'False', 5 * MIN)];
+    expect(decide(nodes).steps).toEqual([]);
+  });
+
+  it('counts each NodePool on its own', () => {
+    const nodes = [
+      unhealthy('a-bad', 'Ready', 'False', 31 * MIN, 'a'),
+      healthy('a1', 'a'),
+      healthy('a2', 'a'),
+      unhealthy('b-bad', 'Ready', 'False', 31 * MIN, 'b'),
+      unhealthy('b-bad2', 'Ready', 'Unknown', 31 * MIN, 'b'),
+    ];
+    const decided = decide(nodes, { pools: [pool('a'), pool('b')] });
+    expect(repaired(decided.steps)).toEqual(['a-bad']);
+    expect(decided.steps.filter((s) => s.kind === 'block').map((s) => s.health.nodePool)).toEqual(['b']);
+  });
+
+  it('counts Nodes that could not be read as unhealthy, so they never let a repair through', () => {
+    const nodes = [unhealthy('bad', 'Ready', 'False', 31 * MIN), healthy('h1'), healthy('h2')];
+    const decided = decide(nodes, { unreadableNodes: 1 });
+    expect(decided.steps).toEqual([
+      expect.objectContaining({
+        kind: 'block',
+        health: { nodePool: 'default', nodes: 4, unhealthy: 2, threshold: 1 },
+      }),
+    ]);
+  });
+});
+
+describe('decideRepair: impaired instances', () => {
+  const impaired = (name: string, sinceMs?: number) => ({
+    instanceId: `i-${name}`,
+    checks: ['instanceStatus'],
+    ...(sinceMs === undefined ? {} : { impairedSinceMs: sinceMs }),
+  });
+
+  it('repairs a node whose instance EC2 reports impaired past the toleration, Ready or not', () => {
+    const nodes = poolOfFiveWith(healthy('bad'));
+    const early = decide(nodes, { impaired: [impaired('bad', ago(IMPAIRED_INSTANCE_TOLERATION_MS - 1000))] });
+    expect(repaired(early.steps)).toEqual([]);
+    const due = decide(nodes, { impaired: [impaired('bad', ago(IMPAIRED_INSTANCE_TOLERATION_MS))] });
+    expect(due.steps[0]).toMatchObject({
+      kind: 'repair',
+      node: { name: 'bad' },
+      cause: { source: 'instanceStatus', instanceId: 'i-bad', checks: ['instanceStatus'] },
+    });
+  });
+
+  it('counts impaired instances in the same 20% rule', () => {
+    const nodes = [unhealthy('bad', 'Ready', 'False', 31 * MIN), healthy('h1'), healthy('h2')];
+    const decided = decide(nodes, { impaired: [impaired('h1', ago(1 * MIN))] });
+    expect(decided.steps.map((s) => s.kind)).toEqual(['block']);
+  });
+
+  it('counts an impaired report without a time, but never repairs on it', () => {
+    const decided = decide(poolOfFiveWith(healthy('bad')), { impaired: [impaired('bad')] });
+    expect(decided.steps).toEqual([]);
+    expect(decided.untimed).toEqual(['bad']);
+  });
+
+  it('ignores instances of no Node of this cluster', () => {
+    const decided = decide(poolOfFiveWith(healthy('bad')), {
+      impaired: [impaired('elsewhere', ago(60 * MIN))],
+    });
+    expect(decided.steps).toEqual([]);
+  });
+});

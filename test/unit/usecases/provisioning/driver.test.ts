@@ -1,0 +1,179 @@
+import { describe, expect, it, vi } from 'vitest';
+import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import {
+  type ProvisionerDriverDeps,
+  provisionForMessages,
+  runProvisioner,
+} from '../../../../shared/usecases/provisioning/driver.ts';
+import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { addPendingPod, scenarioWorld } from './world.ts';
+
+// The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
+// controllers pass, with the NodePools and EC2NodeClasses of an example scenario.
+
+async function makeWorld() {
+  const { clock, cluster, cloud, resolver } = scenarioWorld();
+  const leases = makeMemoryLeaseStore();
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
+  const deps: ProvisionerDriverDeps = {
+    logger,
+    clock,
+    provision: (holder) =>
+      provision(
+        {
+          cluster,
+          cloud,
+          leases,
+          clock,
+          sleep: async (ms) => clock.advance(ms),
+          logger,
+          nodeClassResolver: resolver,
+        },
+        { holder },
+      ),
+    reconcileLifecycle: (holder) =>
+      reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
+    scheduleFollowUp: async (holder, nodeClaims) => {
+      followUps.push({ holder, nodeClaims });
+      return { delaySeconds: 5 };
+    },
+  };
+  const pendingPod = (name: string) => addPendingPod(cluster, name);
+  return {
+    cluster,
+    deps,
+    followUps,
+    pendingPod,
+    logged: (message: string) => lines.filter((l) => l['message'] === message),
+  };
+}
+
+describe('runProvisioner', () => {
+  it('provisions, runs the controllers pass, and asks for a follow-up while the new NodeClaims have not initialized', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    const result = await runProvisioner(w.deps, 'invocation-1');
+    expect(result.kind).toBe('provisioned');
+    const claims = (await w.cluster.nodeClaims()).items.map((c) => c.name);
+    expect(claims).toHaveLength(1);
+    expect(w.followUps).toEqual([{ holder: 'invocation-1', nodeClaims: claims }]);
+    expect(w.logged('follow-up scheduled')).toEqual([
+      expect.objectContaining({
+        decision: 'followUp',
+        reason: 'nodeClaims not initialized yet',
+        nodeClaims: claims,
+        nodeClaimCount: 1,
+        delaySeconds: 5,
+      }),
+    ]);
+  });
+
+  it('asks for no follow-up when there is nothing to wait for', async () => {
+    const w = await makeWorld();
+    const result = await runProvisioner(w.deps, 'invocation-1');
+    expect(result).toMatchObject({ kind: 'skipped' });
+    expect(w.followUps).toEqual([]);
+  });
+
+  it('reads no pods, nor Nodes with their pods, when nothing is pending', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    await runProvisioner(w.deps, 'invocation-1');
+    w.cluster.removePod('default', 'web-1');
+    // The pods are most of the cluster summary: reading none of them keeps an idle run cheap.
+    const podReads = [vi.spyOn(w.cluster, 'nodes'), vi.spyOn(w.cluster, 'boundPods')];
+    const result = await runProvisioner(w.deps, 'invocation-2');
+    expect(result).toEqual({ kind: 'skipped', why: 'no provisionable pods' });
+    for (const read of podReads) expect(read).not.toHaveBeenCalled();
+  });
+
+  it('keeps the run when the follow-up cannot be sent, and says so', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    const result = await runProvisioner(
+      { ...w.deps, scheduleFollowUp: () => Promise.reject(new Error('AccessDenied: sqs:SendMessage')) },
+      'invocation-1',
+    );
+    expect(result.kind).toBe('provisioned');
+    expect(w.logged('follow-up not scheduled')).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        fallback: 'pending-pods schedule',
+        nodeClaims: [expect.any(String)],
+      }),
+    ]);
+  });
+});
+
+describe('provisionForMessages', () => {
+  const podEvent = (name: string) => ({
+    kind: 'podEvent' as const,
+    event: {
+      version: 'flotilla.pod-event/v1' as const,
+      kind: 'PodUnschedulable' as const,
+      cluster: 'simulated',
+      namespace: 'default',
+      name,
+      uid: `uid-${name}`,
+      observedAt: '2026-01-01T00:00:00Z',
+    },
+  });
+
+  it('runs once for the whole batch', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    w.pendingPod('web-2');
+    const holders: string[] = [];
+    const triggers: string[] = [];
+    const deps: ProvisionerDriverDeps = {
+      ...w.deps,
+      provision: (holder, trigger) => {
+        holders.push(holder);
+        triggers.push(trigger);
+        return w.deps.provision(holder, trigger);
+      },
+    };
+    const outcome = await provisionForMessages(deps, 'invocation-1', [
+      { id: 'm1', message: podEvent('web-1') },
+      { id: 'm2', message: podEvent('web-2') },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(holders).toEqual(['invocation-1']);
+    // A message asks for the run: what it launches is read from the API server itself.
+    expect(triggers).toEqual(['queue']);
+    expect((await w.cluster.nodeClaims()).items.length).toBeGreaterThan(0);
+    expect(w.followUps).toHaveLength(1);
+  });
+
+  it('fails every item when the run throws, naming the pods', async () => {
+    const w = await makeWorld();
+    const outcome = await provisionForMessages(
+      { ...w.deps, provision: () => Promise.reject(new Error('the API server is unreachable')) },
+      'invocation-1',
+      [
+        { id: 'm1', message: podEvent('web-1') },
+        {
+          id: 'm2',
+          message: {
+            kind: 'followUp',
+            followUp: {
+              version: 'flotilla.follow-up/v1',
+              kind: 'LifecycleFollowUp',
+              cluster: 'simulated',
+              nodeClaims: ['default-0a1b2c3d4e'],
+              requestedAt: '2026-01-01T00:00:05Z',
+            },
+          },
+        },
+      ],
+    );
+    expect(outcome).toEqual({ failed: ['m1', 'm2'] });
+    expect(w.logged('provisioning failed')).toEqual([
+      expect.objectContaining({ level: 'error', pods: ['default/web-1'] }),
+    ]);
+  });
+});

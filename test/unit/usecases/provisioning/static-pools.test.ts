@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { makeKube } from '../../../../shared/simulator/kube.ts';
+import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { scenarioWorld } from './world.ts';
+
+// Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
+// pending, never launches for pods on it, caps it by limits.nodes, and removes a surplus through
+// termination, empty nodes first.
+
+function staticPool(replicas: number, limits?: Record<string, string>) {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'fixed' },
+    spec: {
+      replicas,
+      ...(limits === undefined ? {} : { limits }),
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm'] },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function makeWorld(replicas: number, limits?: Record<string, string>) {
+  const world = scenarioWorld();
+  const { clock, cluster, cloud, resolver } = world;
+  cluster.create(staticPool(replicas, limits));
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const leases = makeMemoryLeaseStore();
+  const terminated: string[] = [];
+  let runs = 0;
+  const run = () =>
+    provision(
+      {
+        cluster,
+        cloud,
+        leases,
+        clock,
+        sleep: async (ms) => {
+          clock.advance(ms);
+        },
+        logger,
+        nodeClassResolver: resolver,
+        requestTermination: async (name) => {
+          terminated.push(name);
+        },
+      },
+      { holder: `run-${++runs}` },
+    );
+  const fixedClaims = async () =>
+    (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
+  const decisions = (kind: string) => lines.filter((l) => l['decision'] === kind);
+  return { ...world, run, fixedClaims, decisions, terminated };
+}
+
+describe('a static NodePool in a provisioning run', () => {
+  it('launches its replicas with no pod pending, once, however many runs there are', async () => {
+    const w = makeWorld(2);
+    const [a, b] = await Promise.all([w.run(), w.run()]);
+    expect([a.kind, b.kind].sort()).toEqual(['provisioned', 'skipped']);
+    expect(await w.fixedClaims()).toHaveLength(2);
+    const launches = w.decisions('launch').filter((l) => l['nodePool'] === 'fixed');
+    expect(launches.map((l) => [l['reason'], l['outcome']])).toEqual([
+      ['static', 'launched'],
+      ['static', 'launched'],
+    ]);
+    // The cheapest offering the pool's requirements allow (c and m only, on-demand).
+    for (const l of launches) expect(String(l['instanceType'])).toMatch(/^[cm]/);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({ action: 'launch', nodePool: 'fixed', replicas: 2, current: 0, count: 2 }),
+    ]);
+
+    // A later run finds the replicas there and decides nothing about the pool.
+    const again = await w.run();
+    expect(again.kind).toBe('skipped');
+    expect(await w.fixedClaims()).toHaveLength(2);
+    expect(w.decisions('staticCapacity')).toHaveLength(1);
+  });
+
+  it('holds no more NodeClaims than limits.nodes allows', async () => {
+    const w = makeWorld(3, { nodes: '1' });
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(1);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({ action: 'launch', count: 1, limitedBy: 'limits.nodes' }),
+    ]);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(1);
+    expect(w.decisions('staticCapacity')[1]).toMatchObject({
+      action: 'atLimit',
+      reason: expect.stringMatching(/limits.nodes 1/),
+    });
+  });
+
+  it('launches nothing for pods that only it could host', async () => {
+    const w = makeWorld(1);
+    await w.run();
+    // Four cpus on a pool whose replica is the cheapest c or m type: only a new node of the pool
+    // would fit the pod, and a static pool launches none for pods.
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'big', namespace: 'default' },
+      spec: {
+        nodeSelector: { 'karpenter.sh/nodepool': 'fixed' },
+        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '4', memory: '1Gi' } } }],
+      },
+    });
+    w.cluster.markPodUnschedulable('default', 'big', '0/1 nodes are available');
+    const result = await w.run();
+    expect(result.kind).toBe('provisioned');
+    if (result.kind !== 'provisioned') return;
+    expect(result.claims).toEqual([]);
+    expect(await w.fixedClaims()).toHaveLength(1);
+    expect(result.unschedulable.map((u) => u.pod.name)).toEqual(['big']);
+    expect(result.skippedNodePools).toContainEqual({
+      nodePool: 'fixed',
+      reason: expect.stringMatching(/static \(spec.replicas\)/),
+    });
+  });
+
+  it('scales down to its new replicas through termination, empty nodes first', async () => {
+    const w = makeWorld(3);
+    await w.run();
+    const claims = await w.fixedClaims();
+    expect(claims).toHaveLength(3);
+    // The nodes join; a pod runs on the first one.
+    const kube = makeKube(
+      w.cluster,
+      w.cloud,
+      () => w.clock.now().getTime(),
+      () => {},
+    );
+    w.clock.advance(120_000);
+    await kube.kubelets();
+    const nodes = (await w.cluster.nodes()).items.filter((n) => n.nodePoolName === 'fixed');
+    expect(nodes).toHaveLength(3);
+    const busy = claims.find((c) => c.status.providerId === nodes[0]?.providerId);
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web',
+        namespace: 'default',
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
+    });
+    w.cluster.bindPod('default', 'web', nodes[0]?.name ?? '');
+
+    const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;
+    w.cluster.replaceSpec('NodePool', 'fixed', { ...spec, replicas: 1 });
+    const result = await w.run();
+    expect(result.kind === 'provisioned' && result.staticDeleted).toHaveLength(2);
+    const left = await w.fixedClaims();
+    expect(left.map((c) => c.name)).toEqual([busy?.name]);
+    expect([...w.terminated].sort()).toEqual(
+      claims
+        .filter((c) => c !== busy)
+        .map((c) => c.name)
+        .sort(),
+    );
+    expect(w.decisions('staticCapacity').at(-1)).toMatchObject({
+      action: 'delete',
+      replicas: 1,
+      current: 3,
+      count: 2,
+    });
+  });
+});
+
+describe('a static NodePool that cannot launch', () => {
+  it('says why in its decision and a Warning Event on the NodePool, and the run goes on', async () => {
+    const w = makeWorld(2);
+    const spec = (
+      w.cluster.get('NodePool', 'fixed') as { spec: { template: { spec: Record<string, unknown> } } }
+    ).spec;
+    w.cluster.replaceSpec('NodePool', 'fixed', {
+      ...spec,
+      template: {
+        ...spec.template,
+        spec: {
+          ...spec.template.spec,
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'missing' },
+        },
+      },
+    });
+    const result = await w.run();
+    expect(result.kind).toBe('skipped');
+    expect(await w.fixedClaims()).toHaveLength(0);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({ action: 'blocked', count: 0, reason: expect.stringMatching(/not Ready/) }),
+    ]);
+    expect(w.cluster.events().map((e) => e.event)).toContainEqual(
+      expect.objectContaining({
+        subject: { kind: 'NodePool', name: 'fixed' },
+        reason: 'StaticCapacityBlocked',
+        type: 'Warning',
+        message: expect.stringMatching(/holds 0 of 2 replicas/),
+      }),
+    );
+  });
+});
+
+describe('a static NodePool next to a NodeClaim that cannot be read', () => {
+  it('launches nothing while it might be one of its own, and says so', async () => {
+    const w = makeWorld(1);
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'fixed-unreadable', labels: { 'karpenter.sh/nodepool': 'fixed' } },
+      spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+    });
+    expect((await w.cluster.nodeClaims()).unreadable.map((u) => u.name)).toEqual(['fixed-unreadable']);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(0);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({
+        action: 'blocked',
+        reason: expect.stringMatching(/nodeClaim "fixed-unreadable" cannot be read/),
+      }),
+    ]);
+  });
+});

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import {
+  driveTermination,
+  driveTerminationRequests,
+  driveTerminationSweep,
+} from '../../../../shared/usecases/termination/driver.ts';
+import { makeTerminationWorld } from './world.ts';
+
+// The termination drive loop on the in-memory cluster and cloud with a virtual clock: the passes
+// are the real terminateNodeClaim, the waits are the ones the passes ask for.
+
+describe('driveTermination', () => {
+  it('passes over a NodeClaim until it is gone within the budget, waiting as the passes ask', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 2 });
+    const result = await driveTermination(w.deps, 'a', true);
+    expect(result).toEqual({ kind: 'done', nodeClaim: 'a' });
+    expect(await w.cluster.nodeClaim('a')).toBeUndefined();
+    // Evicted, drained once their 2 s grace period ran out (1 s waits), then the instance (a 5 s wait).
+    expect(w.elapsedMs()).toBe(7_000);
+    expect(w.passes).toEqual(['a', 'a', 'a', 'a']);
+    expect(w.queue.size()).toBe(0);
+    expect(w.logged('termination continues later')).toEqual([]);
+  });
+
+  it('fails closed on a pod it cannot read: the node is not terminated under it', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 1 });
+    // A pod on the node whose spec Flotilla cannot read (tolerations must be a list).
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'odd', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'app' }], tolerations: 'all' },
+    });
+    w.cluster.bindPod('default', 'odd', 'node-a');
+    w.cluster.setPodPhase('default', 'odd', 'Running');
+    const result = await driveTermination(w.deps, 'a', true);
+    expect(result).toMatchObject({ kind: 'continue', waitingOn: 'drain' });
+    expect((result as { detail: string }).detail).toMatch(/1 pods on node node-a cannot be read/);
+    expect(await w.cluster.nodeClaim('a')).toBeDefined();
+    expect((await w.cloud.list()).length).toBe(1);
+  });
+
+  it('hands the rest to a delayed request when the next wait would pass the budget', async () => {
+    const w = makeTerminationWorld(4_000);
+    await w.terminatingClaim('a', { pods: 1, blockedByBudget: true });
+    const result = await driveTermination(w.deps, 'a', true);
+    expect(result).toMatchObject({ kind: 'continue', waitingOn: 'drain', afterSeconds: 1 });
+    expect(w.elapsedMs()).toBe(4_000);
+    expect(w.passes).toHaveLength(5);
+    expect(w.queue.size()).toBe(1);
+    w.clock.advance(1_000);
+    expect(w.queue.receive()).toEqual([{ nodeClaim: 'a' }]);
+    expect(w.logged('termination continues later')).toEqual([
+      expect.objectContaining({
+        nodeClaim: 'a',
+        decision: 'continue',
+        waitingOn: 'drain',
+        reason: 'draining 1 pods',
+        afterSeconds: 1,
+        queued: true,
+      }),
+    ]);
+  });
+
+  it('leaves the rest to the next sweep without handing on', async () => {
+    const w = makeTerminationWorld(2_000);
+    await w.terminatingClaim('a', { pods: 1, blockedByBudget: true });
+    await driveTermination(w.deps, 'a', false);
+    expect(w.queue.size()).toBe(0);
+    expect(w.logged('termination continues later')).toEqual([
+      expect.objectContaining({ nodeClaim: 'a', queued: false }),
+    ]);
+  });
+
+  it('returns at once for a NodeClaim that is gone', async () => {
+    const w = makeTerminationWorld();
+    expect(await driveTermination(w.deps, 'missing', true)).toEqual({
+      kind: 'skipped',
+      nodeClaim: 'missing',
+      why: 'nodeClaim is gone',
+    });
+    expect(w.elapsedMs()).toBe(0);
+  });
+});
+
+describe('driveTerminationRequests', () => {
+  it('drives each NodeClaim once however many requests name it, and fails only the requests of one that throws', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a');
+    await w.terminatingClaim('b', { foreignInstance: true });
+    const outcome = await driveTerminationRequests(w.deps, [
+      { id: 'm1', message: { nodeClaim: 'a' } },
+      { id: 'm2', message: { nodeClaim: 'b' } },
+      { id: 'm3', message: { nodeClaim: 'a' } },
+      { id: 'm4', message: { nodeClaim: 'b' } },
+    ]);
+    expect(outcome).toEqual({ failed: ['m2', 'm4'] });
+    expect(await w.cluster.nodeClaim('a')).toBeUndefined();
+    expect(w.passes.filter((p) => p === 'a')).toHaveLength(2);
+    expect(w.logged('termination failed')).toEqual([
+      expect.objectContaining({ level: 'error', nodeClaim: 'b' }),
+    ]);
+    // Refused: the instance Flotilla did not launch still runs, and the NodeClaim waits for it.
+    expect(w.cloud.history().map((i) => i.state)).toEqual(['terminated', 'running']);
+    expect((await w.cluster.nodeClaim('b'))?.deleting).toBe(true);
+  });
+});
+
+describe('driveTerminationSweep', () => {
+  it('drives every terminating NodeClaim without starting message chains', async () => {
+    const w = makeTerminationWorld(10_000);
+    await w.terminatingClaim('a');
+    await w.terminatingClaim('b', { pods: 1, blockedByBudget: true });
+    const results = await driveTerminationSweep(w.deps);
+    expect(results).toEqual(
+      expect.arrayContaining([
+        { kind: 'done', nodeClaim: 'a' },
+        expect.objectContaining({ kind: 'continue', nodeClaim: 'b', waitingOn: 'drain' }),
+      ]),
+    );
+    expect(results).toHaveLength(2);
+    expect(w.queue.size()).toBe(0);
+  });
+
+  it('throws after every drive settled when one fails, so the schedule retries', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a');
+    await w.terminatingClaim('b', { foreignInstance: true });
+    await expect(driveTerminationSweep(w.deps)).rejects.toMatchObject({ code: 'InstanceNotOwned' });
+    expect(await w.cluster.nodeClaim('a')).toBeUndefined();
+  });
+});

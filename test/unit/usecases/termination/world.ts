@@ -1,0 +1,134 @@
+import {
+  bundledCatalog,
+  MemoryTag,
+  makeMemoryCloud,
+  makeMemoryCluster,
+  makeMemoryTerminationQueue,
+} from '../../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import type { TerminationSweepDeps } from '../../../../shared/usecases/termination/driver.ts';
+import {
+  sweepTerminations,
+  terminateNodeClaim,
+} from '../../../../shared/usecases/termination/termination.ts';
+import { newNodeClaim } from '../../../fixtures/node-claims.ts';
+
+// A cluster with terminating NodeClaims on the in-memory twins, and the termination drive wired to
+// them as the termination Lambda wires it, on a virtual clock: a sleep advances the clock, and the
+// kubelet removes pods whose grace period has run out.
+
+export const CLUSTER = 'drive-test';
+const T0 = Date.parse('2026-11-21T10:00:00Z');
+
+export interface TerminatingClaim {
+  /** Running pods on its Node. @default 0 */
+  readonly pods?: number;
+  /** A PodDisruptionBudget allowing no eviction of those pods. */
+  readonly blockedByBudget?: boolean;
+  /** Its instance was not launched by Flotilla (so terminating it is refused). */
+  readonly foreignInstance?: boolean;
+}
+
+export function makeTerminationWorld(budgetMs = 10_000) {
+  const clock = makeManualClock(new Date(T0));
+  const cluster = makeMemoryCluster({ clock });
+  const cloud = makeMemoryCloud({
+    clock,
+    clusterName: CLUSTER,
+    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
+  });
+  const queue = makeMemoryTerminationQueue(clock);
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  const passes: string[] = [];
+
+  /** The kubelet: a terminating pod is gone once its grace period has run out. */
+  function kubelet(): void {
+    for (const raw of cluster.list('Pod')) {
+      const meta = raw['metadata'] as {
+        name: string;
+        namespace: string;
+        deletionTimestamp?: string;
+        deletionGracePeriodSeconds?: number;
+      };
+      if (meta.deletionTimestamp === undefined) continue;
+      const goneAt = Date.parse(meta.deletionTimestamp) + (meta.deletionGracePeriodSeconds ?? 0) * 1000;
+      if (clock.now().getTime() >= goneAt) cluster.removePod(meta.namespace, meta.name);
+    }
+  }
+
+  const deps: TerminationSweepDeps = {
+    logger,
+    terminate: (name) => {
+      passes.push(name);
+      return terminateNodeClaim({ cluster, cloud, logger }, name, clock.now());
+    },
+    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
+    terminatingNodeClaims: async () => (await sweepTerminations({ cluster, cloud, logger })).terminating,
+    sleep: async (ms) => {
+      clock.advance(ms);
+      kubelet();
+    },
+    nowMs: () => clock.now().getTime(),
+    budgetMs,
+  };
+
+  /** A NodeClaim with its instance, Node and pods, deleted by a user: its termination is due. */
+  async function terminatingClaim(name: string, options: TerminatingClaim = {}): Promise<void> {
+    const instance = cloud.addForeignInstance({
+      instanceType: 'm5.large',
+      zone: 'us-east-1a',
+      tags: options.foreignInstance
+        ? {}
+        : {
+            [MemoryTag.cluster(CLUSTER)]: 'owned',
+            [MemoryTag.nodePool]: 'default',
+            [MemoryTag.nodeClaim]: name,
+          },
+    });
+    await cluster.createNodeClaim(newNodeClaim(name));
+    const nodeName = `node-${name}`;
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: nodeName, finalizers: ['karpenter.sh/termination'] },
+      spec: { providerID: instance.providerId },
+    });
+    cluster.setNodeReady(nodeName, true);
+    await cluster.patchNodeClaimStatus(name, { providerId: instance.providerId, nodeName, conditions: [] });
+    for (let i = 0; i < (options.pods ?? 0); i++) {
+      const pod = `${name}-pod-${i}`;
+      cluster.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod, namespace: 'default', labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: 'app' }], terminationGracePeriodSeconds: 2 },
+      });
+      cluster.bindPod('default', pod, nodeName);
+      cluster.setPodPhase('default', pod, 'Running');
+    }
+    if (options.blockedByBudget) {
+      cluster.create({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name, namespace: 'default' },
+        spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } },
+      });
+    }
+    await cluster.deleteNodeClaim(name);
+  }
+
+  return {
+    clock,
+    cluster,
+    cloud,
+    queue,
+    lines,
+    deps,
+    passes,
+    terminatingClaim,
+    elapsedMs: () => clock.now().getTime() - T0,
+    logged: (message: string) => lines.filter((l) => l['message'] === message),
+  };
+}
