@@ -454,8 +454,3 @@ export function mergeOwnerReferences<T extends { readonly uid: string }>(
   const fresh = (add ?? []).filter((o) => !current.some((c) => c.uid === o.uid));
   return fresh.length === 0 ? undefined : [...current, ...fresh];
 }
-
-/** True when the condition of `type` has status True. */
-export function isConditionTrue(conditions: readonly Condition[], type: string): boolean {
-  return conditions.some((c) => c.type === type && c.status === 'True');
-}

@@ -1,4 +1,9 @@
-import { allowedDisruptions, type DisruptionReason, type SolveOptions } from '../../core/index.ts';
+import {
+  allowedDisruptions,
+  type DisruptionReason,
+  NodeClaimConditionType,
+  type SolveOptions,
+} from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -13,7 +18,6 @@ import {
   readClusterState,
   type SchedulingInput,
 } from '../state/cluster-state.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
@@ -584,7 +588,9 @@ class Pass {
 
 /** A NodeClaim as it is once emptiness deleted it: being deleted, `DisruptionReason` `Empty`. */
 function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim {
-  const conditions = claim.status.conditions.filter((c) => c.type !== DISRUPTION_REASON_CONDITION);
+  const conditions = claim.status.conditions.filter(
+    (c) => c.type !== NodeClaimConditionType.disruptionReason,
+  );
   return {
     ...claim,
     deleting: true,
@@ -593,7 +599,7 @@ function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim
       conditions: [
         ...conditions,
         {
-          type: DISRUPTION_REASON_CONDITION,
+          type: NodeClaimConditionType.disruptionReason,
           status: 'True',
           reason: 'Empty',
           message: '',

@@ -3,24 +3,25 @@ import {
   firstUntolerated,
   formatTaint,
   INSTANCE_TYPE_LABEL_KEYS,
+  isConditionTrue,
   isEphemeralTaint,
   isReschedulable,
+  NodeClaimConditionType,
+  NodePoolConditionType,
   nodePoolRequirements,
   type Pod,
   Requirement,
   Requirements,
   type Taint,
+  trueSinceMs,
 } from '../../core/index.ts';
-import {
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  type Condition,
-  type ConditionUpdate,
-  isConditionTrue,
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  Condition,
+  ConditionUpdate,
 } from '../../ports/cluster.ts';
-import { NodePoolConditionType } from '../nodepool/status.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 
 // The runaway guard, Flotilla's own (Karpenter has none): a NodePool whose new NodeClaims keep
 // failing to host the pods they were launched for pauses its launches, 1 min after the first
@@ -34,8 +35,6 @@ import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 // invocation reads it with the NodePool and nothing else can lose it. Pure: the callers read the
 // cluster and write the condition.
 
-/** Flotilla's own NodePool condition: True while launches are paused; not part of Ready. */
-export const LAUNCH_BACKOFF_CONDITION = NodePoolConditionType.launchBackoff;
 /** The pause after the first failure in a row; each further failure doubles it. */
 export const LAUNCH_BACKOFF_BASE_MS = 60_000;
 /** The longest pause. */
@@ -105,7 +104,7 @@ function formatState(state: LaunchBackoffState): string {
  * was edited beyond reading: the guard then starts over, which only shortens the next pause).
  */
 export function readLaunchBackoff(conditions: readonly Condition[]): LaunchBackoffState | undefined {
-  const condition = conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
+  const condition = conditions.find((c) => c.type === NodePoolConditionType.launchBackoff);
   const match = condition === undefined ? null : STATE_PATTERN.exec(condition.message);
   if (match === null) return undefined;
   const failures = Number(match[1]);
@@ -159,14 +158,6 @@ export interface FailureInput {
    */
   readonly pendingPods?: readonly Pod[];
   readonly nowMs: number;
-}
-
-/** When a condition last turned True (epoch ms); undefined when it is not True or has no time. */
-export function trueSinceMs(conditions: readonly Condition[], type: string): number | undefined {
-  const c = conditions.find((x) => x.type === type);
-  if (c?.status !== 'True') return undefined;
-  const t = Date.parse(c.lastTransitionTime);
-  return Number.isNaN(t) ? undefined : t;
 }
 
 /**
@@ -295,11 +286,12 @@ export function classifyNodeClaims(input: FailureInput): {
     if (claim.nodePoolName !== name || claim.createdAtMs === undefined) continue;
     const conditions = claim.status.conditions;
     const emptied = conditions.some(
-      (c) => c.type === DISRUPTION_REASON_CONDITION && c.status === 'True' && c.reason === 'Empty',
+      (c) =>
+        c.type === NodeClaimConditionType.disruptionReason && c.status === 'True' && c.reason === 'Empty',
     );
     if (claim.deleting && !emptied) continue;
-    if (!isConditionTrue(conditions, 'Initialized')) {
-      const registeredAtMs = trueSinceMs(conditions, 'Registered');
+    if (!isConditionTrue(conditions, NodeClaimConditionType.initialized)) {
+      const registeredAtMs = trueSinceMs(conditions, NodeClaimConditionType.registered);
       const timedOut =
         !claim.deleting &&
         registeredAtMs !== undefined &&
@@ -352,7 +344,7 @@ export function classifyNodeClaims(input: FailureInput): {
       continue;
     }
     if (input.pendingPods === undefined) continue;
-    const initializedAtMs = trueSinceMs(conditions, 'Initialized');
+    const initializedAtMs = trueSinceMs(conditions, NodeClaimConditionType.initialized);
     if (initializedAtMs === undefined) continue;
     // Pods came (and maybe went) since it initialized. The node worked, unless they all went again
     // within the persistence window: a taint that lands a moment after the node joins (a rogue
@@ -449,7 +441,7 @@ function mayShowRecovery(claim: ClusterNodeClaim, poolName: string, sinceMs: num
     claim.nodePoolName === poolName &&
     !claim.deleting &&
     (claim.createdAtMs ?? -1) >= sinceMs &&
-    isConditionTrue(claim.status.conditions, 'Initialized')
+    isConditionTrue(claim.status.conditions, NodeClaimConditionType.initialized)
   );
 }
 
@@ -515,7 +507,7 @@ function formatDuration(ms: number): string {
  */
 export function decideLaunchBackoff(input: LaunchBackoffInput): LaunchBackoffOutcome {
   const { pool, nowMs } = input;
-  const condition = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
+  const condition = pool.conditions.find((c) => c.type === NodePoolConditionType.launchBackoff);
   const previous = readLaunchBackoff(pool.conditions);
   const paused = condition?.status === 'True';
   const changed =
@@ -544,7 +536,7 @@ export function decideLaunchBackoff(input: LaunchBackoffInput): LaunchBackoffOut
       failure: newest,
       backoffMs,
       condition: {
-        type: LAUNCH_BACKOFF_CONDITION,
+        type: NodePoolConditionType.launchBackoff,
         status: 'True',
         reason: newest.kind,
         message: `launches paused for ${formatDuration(backoffMs)} after ${failures} failed NodeClaim(s) in a row; last: ${newest.detail}${more} ${formatState(state)}`,
@@ -560,7 +552,7 @@ export function decideLaunchBackoff(input: LaunchBackoffInput): LaunchBackoffOut
       state,
       ...(nodeClaim === undefined ? {} : { nodeClaim }),
       condition: {
-        type: LAUNCH_BACKOFF_CONDITION,
+        type: NodePoolConditionType.launchBackoff,
         status: 'False',
         reason:
           why === 'expired'

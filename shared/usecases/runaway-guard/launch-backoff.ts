@@ -1,11 +1,11 @@
-import type { Pod } from '../../core/index.ts';
 import {
-  type Cluster,
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
   isConditionTrue,
-} from '../../ports/cluster.ts';
+  NodeClaimConditionType,
+  NodePoolConditionType,
+  type Pod,
+  trueSinceMs,
+} from '../../core/index.ts';
+import type { Cluster, ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
@@ -14,13 +14,11 @@ import {
   classifyNodeClaims,
   decideLaunchBackoff,
   findRecoveredNodeClaim,
-  LAUNCH_BACKOFF_CONDITION,
   type LaunchBackoffOutcome,
   launchPausedUntil,
   mayHaveRecovered,
   type NodeClaimFailure,
   readLaunchBackoff,
-  trueSinceMs,
   UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from './decide.ts';
 
@@ -117,7 +115,7 @@ export async function reconcileLaunchBackoff(
       ...classified.failures,
       ...(scan.timedOut ?? []).filter((t) => t.claim.nodePoolName === name).flatMap(timeoutFailure),
     ];
-    const current = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
+    const current = pool.conditions.find((c) => c.type === NodePoolConditionType.launchBackoff);
     const counted = readLaunchBackoff(pool.conditions);
     // Only a count of failures is reset by a recovery (decideLaunchBackoff).
     const since = counted !== undefined && counted.failures > 0 ? counted.lastFailedCreatedMs : undefined;
@@ -148,7 +146,7 @@ export async function reconcileLaunchBackoff(
         outcome.kind === 'start' ? outcome.failure.kind : (current?.reason ?? 'NodeClaimsFailing');
       paused.set(
         name,
-        `launches paused until ${new Date(until).toISOString()} after ${outcome.state?.failures ?? 0} failed NodeClaim(s) in a row (${reason}; see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
+        `launches paused until ${new Date(until).toISOString()} after ${outcome.state?.failures ?? 0} failed NodeClaim(s) in a row (${reason}; see the NodePool's ${NodePoolConditionType.launchBackoff} condition)`,
       );
     } else if (outcome.state !== undefined && outcome.state.failures > 0) {
       // One probe at a time: while the last one has not initialized, or initialized too recently
@@ -160,8 +158,8 @@ export async function reconcileLaunchBackoff(
         if (c.nodePoolName !== name || c.deleting || (c.createdAtMs ?? Number.POSITIVE_INFINITY) <= since) {
           return false;
         }
-        if (!isConditionTrue(c.status.conditions, 'Initialized')) return true;
-        const initializedAtMs = trueSinceMs(c.status.conditions, 'Initialized');
+        if (!isConditionTrue(c.status.conditions, NodeClaimConditionType.initialized)) return true;
+        const initializedAtMs = trueSinceMs(c.status.conditions, NodeClaimConditionType.initialized);
         return (
           initializedAtMs !== undefined && scan.nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS
         );
@@ -170,7 +168,7 @@ export async function reconcileLaunchBackoff(
       else {
         paused.set(
           name,
-          `launches wait for nodeClaim ${probe.name} to initialize and host pods after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
+          `launches wait for nodeClaim ${probe.name} to initialize and host pods after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${NodePoolConditionType.launchBackoff} condition)`,
         );
       }
     }
