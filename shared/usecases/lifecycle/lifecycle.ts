@@ -14,7 +14,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
-import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/launch-backoff.ts';
+import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { type DeleteReason, decideLifecycle, type LifecycleStep } from './decide.ts';
 
@@ -205,6 +205,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   await reconcileLaunchBackoff(
     { cluster, logger },
     {
+      kind: 'lifecycle',
       pools: poolsRead.items,
       claims: claimsRead.items,
       nodes: async () => (await cluster.nodes()).items,

@@ -3,18 +3,24 @@ import { describe, expect, it } from 'vitest';
 import type { Pod, Taint } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, Condition } from '../../../../shared/ports/cluster.ts';
 import {
-  classifyNodeClaims,
   decideLaunchBackoff,
-  findNodeClaimFailures,
-  findRecoveredNodeClaim,
   LAUNCH_BACKOFF_MAX_MS,
   type LaunchBackoffOutcome,
   launchBackoffMs,
   launchPausedUntil,
-  type NodeClaimFailure,
-  readLaunchBackoff,
-  unexpectedTaints,
 } from '../../../../shared/usecases/runaway-guard/decide.ts';
+import {
+  classifyNodeClaims,
+  findNodeClaimFailures,
+  findRecoveredNodeClaim,
+  type NodeClaimFailure,
+} from '../../../../shared/usecases/runaway-guard/failures.ts';
+import {
+  LAUNCH_BACKOFF_ANNOTATION,
+  type LaunchBackoffState,
+  readLaunchBackoff,
+} from '../../../../shared/usecases/runaway-guard/state.ts';
+import { unexpectedTaints } from '../../../../shared/usecases/runaway-guard/taints.ts';
 import { nodePool, pod } from '../provisioning/builders.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -94,7 +100,7 @@ const failure = (nodeClaim: string, createdAtMs: number): NodeClaimFailure => ({
   detail: `nodeClaim "${nodeClaim}" failed`,
 });
 
-/** A NodePool carrying the condition a decision wrote (as the adapter merges it). */
+/** A NodePool carrying the condition and the state annotation a decision wrote. */
 function poolAfter(outcome: LaunchBackoffOutcome, generation = 1) {
   if (outcome.kind === 'unchanged') throw new Error('nothing was written');
   const condition: Condition = {
@@ -102,7 +108,17 @@ function poolAfter(outcome: LaunchBackoffOutcome, generation = 1) {
     lastTransitionTime: '',
     observedGeneration: generation,
   };
-  return nodePool('general', {}, { conditions: [condition], generation });
+  return nodePool(
+    'general',
+    {},
+    { conditions: [condition], generation, annotations: { [LAUNCH_BACKOFF_ANNOTATION]: outcome.annotation } },
+  );
+}
+
+/** The state a NodePool's annotation holds, or undefined when it holds none that reads. */
+function stateOf(pool: ReturnType<typeof nodePool>): LaunchBackoffState | undefined {
+  const read = readLaunchBackoff(pool);
+  return read.kind === 'state' ? read.state : undefined;
 }
 
 describe('launchBackoffMs', () => {
@@ -145,7 +161,7 @@ describe('launchBackoffMs', () => {
           expect(pauses[i]).toBeGreaterThanOrEqual(pauses[i - 1] ?? 0);
         }
         expect(Math.max(...pauses)).toBeLessThanOrEqual(LAUNCH_BACKOFF_MAX_MS);
-        expect(readLaunchBackoff(pool.conditions)?.failures).toBe(count);
+        expect(stateOf(pool)?.failures).toBe(count);
       }),
     );
   });
@@ -165,13 +181,13 @@ describe('decideLaunchBackoff', () => {
       condition: { type: 'LaunchBackoff', status: 'True', reason: 'UnexpectedTaint' },
     });
     const pool = poolAfter(outcome);
-    expect(readLaunchBackoff(pool.conditions)).toEqual({
+    expect(stateOf(pool)).toEqual({
       failures: 1,
       lastFailedCreatedMs: T0,
       pausedUntilMs: T0 + 2 * MIN,
     });
-    expect(launchPausedUntil(readLaunchBackoff(pool.conditions), T0 + MIN + 1)).toBe(T0 + 2 * MIN);
-    expect(launchPausedUntil(readLaunchBackoff(pool.conditions), T0 + 2 * MIN)).toBeUndefined();
+    expect(launchPausedUntil(stateOf(pool), T0 + MIN + 1)).toBe(T0 + 2 * MIN);
+    expect(launchPausedUntil(stateOf(pool), T0 + 2 * MIN)).toBeUndefined();
   });
 
   it('counts a lingering failed NodeClaim once, and NodeClaims failing together once', () => {
@@ -233,15 +249,62 @@ describe('decideLaunchBackoff', () => {
     });
   });
 
-  it('reads no state from a message edited beyond reading', () => {
-    const condition: Condition = {
-      type: 'LaunchBackoff',
-      status: 'True',
-      reason: 'UnexpectedTaint',
-      message: 'edited',
-      lastTransitionTime: '',
-    };
-    expect(readLaunchBackoff([condition])).toBeUndefined();
+  it.each([
+    [
+      'an annotation that is not JSON',
+      { [LAUNCH_BACKOFF_ANNOTATION]: 'failures 3' },
+      'False',
+      /not JSON|does not parse/,
+    ],
+    [
+      'an annotation without its fields',
+      { [LAUNCH_BACKOFF_ANNOTATION]: '{"failures":-1}' },
+      'False',
+      /does not parse.*failures/,
+    ],
+    ['a True condition without its annotation', {}, 'True', /condition is True but annotation/],
+  ] as const)(
+    'restarts a 1-minute pause and probing from %s, never "no failures"',
+    (_, annotations, status, problem) => {
+      const condition: Condition = {
+        type: 'LaunchBackoff',
+        status,
+        reason: 'UnexpectedTaint',
+        message: 'launches paused for 4m after 3 failed NodeClaim(s) in a row (failures 3, …)',
+        lastTransitionTime: '',
+      };
+      const pool = nodePool('general', {}, { conditions: [condition], generation: 4, annotations });
+      expect(readLaunchBackoff(pool)).toMatchObject({
+        kind: 'unreadable',
+        problem: expect.stringMatching(problem),
+      });
+      const outcome = decideLaunchBackoff({ pool, failures: [], nowMs: T0 });
+      expect(outcome).toMatchObject({
+        kind: 'restart',
+        backoffMs: MIN,
+        state: { failures: 1, lastFailedCreatedMs: T0, pausedUntilMs: T0 + MIN, observedGeneration: 4 },
+        condition: { type: 'LaunchBackoff', status: 'True', reason: 'StateUnreadable' },
+      });
+      // What it writes reads back: the next decision goes on from it.
+      expect(stateOf(poolAfter(outcome, 4))).toEqual({
+        failures: 1,
+        lastFailedCreatedMs: T0,
+        pausedUntilMs: T0 + MIN,
+        observedGeneration: 4,
+      });
+    },
+  );
+
+  it('counts a failure seen with an unreadable state as the first in a row', () => {
+    const pool = nodePool('general', {}, { annotations: { [LAUNCH_BACKOFF_ANNOTATION]: '{' } });
+    expect(decideLaunchBackoff({ pool, failures: [failure('a', T0)], nowMs: T0 + MIN })).toMatchObject({
+      kind: 'start',
+      state: { failures: 1, lastFailedCreatedMs: T0 },
+    });
+  });
+
+  it('reads nothing from a NodePool without the annotation and without a pause', () => {
+    expect(readLaunchBackoff(nodePool('general'))).toEqual({ kind: 'none' });
   });
 });
 
