@@ -35,8 +35,9 @@ type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
  * the count of the existing Event (get, then patch) instead of creating another.
  */
 export const CONTROLLER_RULES: readonly Rule[] = [
-  // Provisioning reads NodePools; NodePool status is the NodePool controller's (get, then patch).
-  { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get', 'list'] },
+  // Provisioning reads NodePools; NodePool status is the NodePool controller's (get, then patch);
+  // the runaway guard keeps its counters in an annotation (a merge patch of metadata).
+  { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get', 'list', 'patch'] },
   { apiGroups: ['karpenter.sh'], resources: ['nodepools/status'], verbs: ['patch'] },
   // NodeClaims: created and launched by the provisioner, registered by the lifecycle, deleted by
   // timeouts, interruption and termination, their finalizer released by termination.

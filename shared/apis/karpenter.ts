@@ -2,7 +2,9 @@ import { z } from 'zod';
 import {
   Annotation,
   Finalizer,
+  isConditionTrue,
   Label,
+  NodePoolConditionType,
   OPERATORS,
   parseResourceList,
   type ResourceList,
@@ -217,7 +219,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     ...optional('hash', annotations[Annotation.nodePoolHash]),
     ...optional('hashVersion', annotations[Annotation.nodePoolHashVersion]),
     conditions,
-    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ready: isConditionTrue(conditions, NodePoolConditionType.ready),
     deleting: np.metadata.deletionTimestamp !== undefined,
     ...optional('resources', statusResources),
     ...optional('nodes', np.status?.nodes),

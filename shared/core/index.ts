@@ -4,6 +4,7 @@
  */
 export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
+export * from './conditions.ts';
 export { needsPlaceOffDeletingNode } from './deleting-pods.ts';
 export {
   type AllowedDisruptions,

@@ -1,10 +1,14 @@
-import type {
-  CapacityType,
-  InstanceType,
-  Labels,
-  NodeSelectorRequirement,
-  Offering,
-  Taint,
+import {
+  type CapacityType,
+  type Condition,
+  type ConditionStatus,
+  type InstanceType,
+  isConditionTrue,
+  type Labels,
+  NodeClassConditionType,
+  type NodeSelectorRequirement,
+  type Offering,
+  type Taint,
 } from '../core/index.ts';
 
 // The Cloud port: what the use cases ask of EC2, in Karpenter's vocabulary. The AWS adapter lives
@@ -105,17 +109,7 @@ export interface EC2NodeClassSpec {
   readonly detailedMonitoring?: boolean;
 }
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-export interface Condition {
-  readonly type: string;
-  readonly status: ConditionStatus;
-  readonly reason: string;
-  readonly message: string;
-  /** RFC 3339. */
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
-}
+export type { Condition, ConditionStatus };
 
 export interface SubnetStatus {
   readonly id: string;
@@ -157,21 +151,9 @@ export interface EC2NodeClass {
   readonly status?: EC2NodeClassStatus;
 }
 
-/** Condition types an EC2NodeClass carries; `Ready` is True only when all the others are. */
-export const NodeClassConditionType = {
-  ready: 'Ready',
-  subnetsReady: 'SubnetsReady',
-  securityGroupsReady: 'SecurityGroupsReady',
-  amisReady: 'AMIsReady',
-  instanceProfileReady: 'InstanceProfileReady',
-  validationSucceeded: 'ValidationSucceeded',
-} as const;
-
 /** True when the status says the NodeClass may launch. */
 export function isNodeClassReady(status: EC2NodeClassStatus | undefined): boolean {
-  return (
-    status?.conditions.some((c) => c.type === NodeClassConditionType.ready && c.status === 'True') ?? false
-  );
+  return status !== undefined && isConditionTrue(status.conditions, NodeClassConditionType.ready);
 }
 
 // ---------------------------------------------------------------------------------------------

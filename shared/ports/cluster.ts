@@ -337,6 +337,9 @@ export interface NodePatch extends MetadataPatch {
   readonly addOwnerReferences?: readonly OwnerReference[];
 }
 
+/** Changes to a NodePool's metadata: labels and annotations only, `null` removing one. */
+export type NodePoolMetadataPatch = Pick<MetadataPatch, 'labels' | 'annotations'>;
+
 /** Changes to NodePool status; absent fields are left as they are. */
 export interface NodePoolStatusPatch {
   readonly conditions?: readonly ConditionUpdate[];
@@ -415,6 +418,12 @@ export interface Cluster {
   /** @throws ClusterNotFoundError */
   patchNodePoolStatus(name: string, patch: NodePoolStatusPatch): Promise<void>;
   /**
+   * Labels and annotations of a NodePool (the runaway guard's state is an annotation): one merge
+   * patch of the keys named, never its spec.
+   * @throws ClusterNotFoundError
+   */
+  patchNodePoolMetadata(name: string, patch: NodePoolMetadataPatch): Promise<void>;
+  /**
    * Replaces an EC2NodeClass's status (lists and fields whole; an absent instance profile is
    * removed) through the status subresource.
    * @throws ClusterNotFoundError
@@ -453,9 +462,4 @@ export function mergeOwnerReferences<T extends { readonly uid: string }>(
 ): (T | OwnerReference)[] | undefined {
   const fresh = (add ?? []).filter((o) => !current.some((c) => c.uid === o.uid));
   return fresh.length === 0 ? undefined : [...current, ...fresh];
-}
-
-/** True when the condition of `type` has status True. */
-export function isConditionTrue(conditions: readonly Condition[], type: string): boolean {
-  return conditions.some((c) => c.type === type && c.status === 'True');
 }

@@ -224,6 +224,33 @@ export function describeClusterContract(
       });
     });
 
+    it('patches NodePool annotations: the keys named, nothing else', async () => {
+      const annotationsOf = async () =>
+        (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName)?.annotations ?? {};
+      await s.cluster.patchNodePoolMetadata(poolName, {
+        annotations: { 'flotilla.io/contract-a': '{"n":1}', 'flotilla.io/contract-b': 'b' },
+      });
+      await s.cluster.patchNodePoolMetadata(poolName, {
+        annotations: { 'flotilla.io/contract-a': '{"n":2}' },
+      });
+      expect(await annotationsOf()).toMatchObject({
+        'flotilla.io/contract-a': '{"n":2}',
+        'flotilla.io/contract-b': 'b',
+      });
+      await s.cluster.patchNodePoolMetadata(poolName, {
+        annotations: { 'flotilla.io/contract-a': null, 'flotilla.io/contract-b': null },
+      });
+      const after = await annotationsOf();
+      expect(after['flotilla.io/contract-a']).toBeUndefined();
+      expect(after['flotilla.io/contract-b']).toBeUndefined();
+      // The spec is untouched.
+      const pool = (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName);
+      expect(pool?.expireAfter).toBe('24h');
+      await expect(
+        s.cluster.patchNodePoolMetadata(n('missing-pool'), { annotations: { 'flotilla.io/x': 'y' } }),
+      ).rejects.toMatchObject({ code: 'ClusterNotFound' });
+    });
+
     it('replaces EC2NodeClass status whole through the status subresource', async () => {
       // A class of its own: a Ready class would change what the NodePool tests read.
       const name = n('ct-class-status');

@@ -1,11 +1,9 @@
 import type { CoreV1Event, V1NodeCondition } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
 import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-status.ts';
-import { Annotation } from '../../shared/core/index.ts';
+import { Annotation, NodeClaimConditionType, NodePoolConditionType } from '../../shared/core/index.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
-import { NODE_REPAIR_BLOCKED_CONDITION } from '../../shared/usecases/node-repair/decide.ts';
 import { type NodeRepairResult, repairNodes } from '../../shared/usecases/node-repair/repair.ts';
-import { DISRUPTION_REASON_CONDITION } from '../../shared/usecases/termination/decide.ts';
 import { waitFor } from '../harness/proc.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
@@ -124,7 +122,9 @@ it('holds repair back while 2 of 3 nodes are NotReady, then replaces the one sti
     expect(await blockedEvents(subject)).toHaveLength(1);
   }
   const blockedPool = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
-  expect(blockedPool?.conditions.find((c) => c.type === NODE_REPAIR_BLOCKED_CONDITION)).toMatchObject({
+  expect(
+    blockedPool?.conditions.find((c) => c.type === NodePoolConditionType.nodeRepairBlocked),
+  ).toMatchObject({
     status: 'True',
     reason: 'UnhealthyThresholdExceeded',
   });
@@ -148,7 +148,9 @@ it('holds repair back while 2 of 3 nodes are NotReady, then replaces the one sti
   expect(await pass()).toEqual({ repaired: [first.claim], blocked: [], unblocked: [pool], failed: [] });
   const repaired = await e2e.env.cluster.nodeClaim(first.claim);
   expect(repaired?.deleting).toBe(true);
-  expect(repaired?.status.conditions.find((c) => c.type === DISRUPTION_REASON_CONDITION)).toMatchObject({
+  expect(
+    repaired?.status.conditions.find((c) => c.type === NodeClaimConditionType.disruptionReason),
+  ).toMatchObject({
     status: 'True',
     reason: 'Unhealthy',
   });

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { isConditionTrue } from '../../shared/ports/cluster.ts';
+import { isConditionTrue } from '../../shared/core/index.ts';
 import type { Lease } from '../../shared/ports/lease.ts';
 import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';

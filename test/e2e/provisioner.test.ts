@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isConditionTrue } from '../../shared/ports/cluster.ts';
+import { isConditionTrue } from '../../shared/core/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { noCapacityFor } from '../integration/aws/ice.ts';

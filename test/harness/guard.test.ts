@@ -17,6 +17,11 @@ describe('writes test set-up may not make', () => {
     ['PATCH', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default', { metadata: { finalizers: null } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1', { metadata: { finalizers: [] } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1', [{ op: 'remove', path: '/metadata/finalizers/0' }]],
+    [
+      'PATCH',
+      '/apis/karpenter.sh/v1/nodepools/default',
+      { metadata: { annotations: { 'flotilla.io/launch-backoff': null } } },
+    ],
   ])('refuses %s %s', (method, path, body) => {
     expect(controllerOwnedWrite(method, path, JSON.stringify(body))).toEqual(expect.any(String));
   });
@@ -24,6 +29,7 @@ describe('writes test set-up may not make', () => {
   it.each([
     ['POST', '/apis/karpenter.sh/v1/nodepools', { metadata: { name: 'default' } }],
     ['PATCH', '/apis/karpenter.sh/v1/nodepools/default', { spec: { limits: { cpu: '10' } } }],
+    ['PATCH', '/apis/karpenter.sh/v1/nodepools/default', { metadata: { annotations: { team: 'web' } } }],
     ['POST', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses', { metadata: { name: 'default' } }],
     ['DELETE', '/apis/karpenter.sh/v1/nodeclaims/default-abc', {}],
     ['POST', '/api/v1/nodes', { metadata: { name: 'ip-10-0-0-1', finalizers: [] } }],

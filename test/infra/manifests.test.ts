@@ -83,6 +83,8 @@ describe('renderClusterManifests', () => {
     expect(can('nodeclaims/status', 'patch')).toBe(true);
     expect(can('nodes', 'delete')).toBe(true);
     expect(can('nodepools', 'delete')).toBe(false);
+    expect(can('nodepools', 'patch')).toBe(true);
+    expect(can('nodepools', 'create')).toBe(false);
     expect(can('ec2nodeclasses', 'create')).toBe(false);
   });
 

@@ -12,7 +12,7 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 import { Tag } from '../../apis/aws-tags.ts';
-import type { CapacityType } from '../../core/index.ts';
+import { type CapacityType, NodeClassConditionType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
@@ -24,7 +24,6 @@ import {
   type LaunchRecord,
   LaunchRejectedError,
   type LaunchRequest,
-  NodeClassConditionType,
   NodeClassNotReadyError,
   type OfferingKey,
 } from '../../ports/cloud.ts';

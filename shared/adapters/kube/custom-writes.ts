@@ -22,6 +22,7 @@ export type KubeCustomWrites = Pick<
   | 'patchNodeClaimMetadata'
   | 'deleteNodeClaim'
   | 'patchNodePoolStatus'
+  | 'patchNodePoolMetadata'
   | 'patchNodeClassStatus'
   | 'patchNodeClassMetadata'
 >;
@@ -219,6 +220,10 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
           nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
         }),
       );
+    },
+
+    async patchNodePoolMetadata(name, patch) {
+      await patchCustomMetadata(NODEPOOLS, 'nodePool', name, patch);
     },
 
     async patchNodeClassStatus(name, status) {

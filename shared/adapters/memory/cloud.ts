@@ -1,5 +1,11 @@
 import { Tag } from '../../apis/aws-tags.ts';
-import { type CapacityType, type InstanceType, type Labels, Requirements } from '../../core/index.ts';
+import {
+  type CapacityType,
+  type InstanceType,
+  type Labels,
+  NodeClassConditionType,
+  Requirements,
+} from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type Cloud,
@@ -12,7 +18,6 @@ import {
   type LaunchOptions,
   type LaunchRecord,
   type LaunchRequest,
-  NodeClassConditionType,
   NodeClassNotReadyError,
   type NodeSelectorRequirement,
   type OfferingKey,

@@ -264,6 +264,11 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       });
     },
 
+    async patchNodePoolMetadata(name, patch) {
+      const raw = must('NodePool', name, undefined, `patch nodePool "${name}"`);
+      update('NodePool', raw, (copy) => applyMetadata(copy, patch));
+    },
+
     async patchNodeClassStatus(name, status) {
       const raw = must('EC2NodeClass', name, undefined, `patch status of ec2NodeClass "${name}"`);
       update('EC2NodeClass', raw, (copy) => {

@@ -2,20 +2,21 @@ import {
   type BudgetCounts,
   DISRUPTED_TAINT,
   disruptionCost,
+  isConditionTrue,
   isReschedulable,
   isStaticNodePool,
   Label,
   lifetimeRemaining,
+  NodeClaimConditionType,
   nodeDoNotDisrupt,
   type PdbLimit,
   podBlockers,
 } from '../../core/index.ts';
-import {
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  isConditionTrue,
-  type PodDisruptionBudget,
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  PodDisruptionBudget,
 } from '../../ports/cluster.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
@@ -111,7 +112,8 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       spotFailed.set(pool.pool.name, failedAt);
     }
     const node = nodeFor(claim);
-    const initialized = isConditionTrue(claim.status.conditions, 'Initialized') && node !== undefined;
+    const initialized =
+      isConditionTrue(claim.status.conditions, NodeClaimConditionType.initialized) && node !== undefined;
     const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
     counts.set(pool.pool.name, count);
     const disrupting =

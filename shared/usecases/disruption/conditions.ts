@@ -3,21 +3,24 @@ import {
   Annotation,
   consolidatable,
   type Drift,
+  findCondition,
   hashDrift,
+  isConditionTrue,
   isReschedulable,
   Label,
+  NodeClaimConditionType,
   requirementsDrift,
+  trueSinceMs,
 } from '../../core/index.ts';
 import type { CloudDriftReason, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import { amiDrifted, cloudDrift } from '../../ports/cloud-drift.ts';
-import {
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  type Condition,
-  isConditionTrue,
-  type MetadataPatch,
-  type NodeClaimStatusPatch,
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  Condition,
+  MetadataPatch,
+  NodeClaimStatusPatch,
 } from '../../ports/cluster.ts';
 import {
   NODECLASS_HASH_ANNOTATION,
@@ -27,8 +30,6 @@ import {
   nodeClassHash,
   nodePoolHash,
 } from '../provisioning/plan.ts';
-import { DRIFTED_CONDITION } from './drift.ts';
-import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 import { parseMinSavings } from './min-savings.ts';
 
 // The NodeClaim conditions disruption reads, kept as Karpenter v1 keeps them: `Drifted` (with the
@@ -128,17 +129,6 @@ function withoutImage(instance: CloudInstance): CloudInstance {
   return rest;
 }
 
-function conditionOf(conditions: readonly Condition[], type: string): Condition | undefined {
-  return conditions.find((c) => c.type === type);
-}
-
-function transitionMs(conditions: readonly Condition[], type: string): number | undefined {
-  const c = conditionOf(conditions, type);
-  if (c === undefined || c.status !== 'True') return undefined;
-  const t = Date.parse(c.lastTransitionTime);
-  return Number.isNaN(t) ? undefined : t;
-}
-
 /** The changes a NodeClaim needs now; `view` is the claim as the rest of the pass should see it. */
 export function computeClaimChanges(input: ConditionInput): ClaimChanges {
   const { claim, node, pool, nowMs } = input;
@@ -151,17 +141,22 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
   let problem: string | undefined;
 
   // Drift: only launched NodeClaims can drift; the condition is cleared otherwise.
-  const launched = isConditionTrue(conditions, 'Launched');
+  const launched = isConditionTrue(conditions, NodeClaimConditionType.launched);
   const drift = launched ? driftOf(input) : undefined;
-  const current = conditionOf(conditions, DRIFTED_CONDITION);
+  const current = findCondition(conditions, NodeClaimConditionType.drifted);
   let drifted: Drift | undefined;
   if (drift !== undefined) {
     if (current?.status !== 'True' || current.reason !== drift.reason) {
-      updates.push({ type: DRIFTED_CONDITION, status: 'True', reason: drift.reason, message: drift.message });
+      updates.push({
+        type: NodeClaimConditionType.drifted,
+        status: 'True',
+        reason: drift.reason,
+        message: drift.message,
+      });
       if (current?.status !== 'True') drifted = drift;
     }
   } else if (current !== undefined) {
-    remove.push(DRIFTED_CONDITION);
+    remove.push(NodeClaimConditionType.drifted);
   }
 
   // Pod events: a change in the node's pods moves lastPodEventTime to now.
@@ -180,7 +175,8 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
   }
 
   // Consolidatable.
-  const initializedAtMs = node === undefined ? undefined : transitionMs(conditions, 'Initialized');
+  const initializedAtMs =
+    node === undefined ? undefined : trueSinceMs(conditions, NodeClaimConditionType.initialized);
   const verdict =
     pool === undefined
       ? ({ kind: 'no', why: 'no NodePool' } as const)
@@ -193,18 +189,18 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
   if (verdict.kind === 'invalid') problem = verdict.problem;
   const savings = pool === undefined ? undefined : parseMinSavings(pool.annotations);
   if (problem === undefined && savings?.kind === 'invalid') problem = savings.problem;
-  const consolidatableNow = conditionOf(conditions, CONSOLIDATABLE_CONDITION);
+  const consolidatableNow = findCondition(conditions, NodeClaimConditionType.consolidatable);
   if (verdict.kind === 'consolidatable') {
     if (consolidatableNow?.status !== 'True') {
       updates.push({
-        type: CONSOLIDATABLE_CONDITION,
+        type: NodeClaimConditionType.consolidatable,
         status: 'True',
-        reason: CONSOLIDATABLE_CONDITION,
+        reason: NodeClaimConditionType.consolidatable,
         message: '',
       });
     }
   } else if (consolidatableNow !== undefined) {
-    remove.push(CONSOLIDATABLE_CONDITION);
+    remove.push(NodeClaimConditionType.consolidatable);
   }
 
   const statusChanged = updates.length > 0 || remove.length > 0 || lastPodEventTime !== undefined;
@@ -222,8 +218,8 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
       (u): Condition => ({
         ...u,
         lastTransitionTime:
-          conditionOf(conditions, u.type)?.status === u.status
-            ? (conditionOf(conditions, u.type)?.lastTransitionTime ?? now)
+          findCondition(conditions, u.type)?.status === u.status
+            ? (findCondition(conditions, u.type)?.lastTransitionTime ?? now)
             : now,
       }),
     ),

@@ -2,12 +2,12 @@ import {
   addResources,
   computePodRequests,
   type InstanceType,
+  isConditionTrue,
   Label,
+  NodeClaimConditionType,
   type NodeClaimPlan,
 } from '../../core/index.ts';
-import { isConditionTrue } from '../../ports/cluster.ts';
 import { balancedRejection } from './balanced.ts';
-import { CONSOLIDATABLE_CONDITION } from './emptiness.ts';
 import type {
   DisruptionCandidate,
   DisruptionCommand,
@@ -72,7 +72,7 @@ export function shouldConsolidate(candidate: DisruptionCandidate): boolean {
     candidate.blockers.length === 0 &&
     // Without a price there is nothing to compare.
     candidate.pricePerHour !== undefined &&
-    isConditionTrue(candidate.nodeClaim.status.conditions, CONSOLIDATABLE_CONDITION)
+    isConditionTrue(candidate.nodeClaim.status.conditions, NodeClaimConditionType.consolidatable)
   );
 }
 

@@ -5,15 +5,13 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
-import { unexpectedTaints } from '../runaway-guard/decide.ts';
-import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
   type ClusterState,
   readClusterState,
   type SchedulingInput,
 } from '../state/cluster-state.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { reportBlocked } from './blocked.ts';
 import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
@@ -510,45 +508,27 @@ class Pass {
 
   /**
    * The runaway guard on the empty nodes this pass reclaimed, judged with their Nodes as the pass
-   * saw them: termination removes a Node within seconds, and a provisioner run that comes later
-   * would find nothing left to judge, so a pool whose every node a rogue taint empties would
-   * launch again and again. A failure it counts here the provisioner does not count again (the
-   * NodePool's condition remembers it). The command is done whatever happens here: an error is
-   * logged, and the provisioner's own judgement still stands.
+   * saw them (the guard's `reclaimedEmpty` trigger). A failure it counts here the provisioner does
+   * not count again (the NodePool's state remembers it). The command is done whatever happens
+   * here: an error is logged, and the provisioner's own judgement still stands.
    */
   private async judgeReclaimed(reclaimed: readonly ClusterNodeClaim[]): Promise<void> {
-    // Only a node under a taint its NodePool did not set can count: for the usual empty node
-    // (a scale-down) there is nothing to judge and nothing to read.
-    const nodeFor = nodeIndex(this.state.nodes);
-    const tainted = reclaimed.filter((c) => {
-      const node = nodeFor(c);
-      const pool = this.pools.get(c.nodePoolName);
-      return node !== undefined && pool !== undefined && unexpectedTaints(node, pool, c).length > 0;
-    });
-    if (tainted.length === 0) return;
-    const names = new Set(tainted.map((c) => c.name));
-    const pools = new Set(tainted.map((c) => c.nodePoolName));
-    const nowMs = this.now();
-    const claims = this.state.nodeClaims.map((c) =>
-      names.has(c.name) ? asReclaimedEmpty(c, new Date(nowMs).toISOString()) : c,
-    );
     try {
-      // The NodePools read again: a provisioner run may have counted one of these nodes since the
-      // pass read them, and the guard's memory is their condition.
-      const current = (await this.ports.cluster.nodePools()).items;
       await reconcileLaunchBackoff(
         { cluster: this.ports.cluster, logger: this.ports.logger },
         {
-          pools: current.filter((p) => pools.has(p.pool.name)),
-          claims,
+          kind: 'reclaimedEmpty',
+          reclaimed,
+          pools: this.state.nodePools,
+          claims: this.state.nodeClaims,
           nodes: this.state.nodes,
           pendingPods: this.state.pendingPods,
-          nowMs,
+          nowMs: this.now(),
         },
       );
     } catch (error) {
       this.ports.logger.warn('launch backoff not judged for the reclaimed nodes', {
-        nodeClaims: [...names],
+        nodeClaims: reclaimed.map((c) => c.name),
         error: error instanceof Error ? error.message : String(error),
       });
     }
@@ -580,26 +560,4 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
-}
-
-/** A NodeClaim as it is once emptiness deleted it: being deleted, `DisruptionReason` `Empty`. */
-function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim {
-  const conditions = claim.status.conditions.filter((c) => c.type !== DISRUPTION_REASON_CONDITION);
-  return {
-    ...claim,
-    deleting: true,
-    status: {
-      ...claim.status,
-      conditions: [
-        ...conditions,
-        {
-          type: DISRUPTION_REASON_CONDITION,
-          status: 'True',
-          reason: 'Empty',
-          message: '',
-          lastTransitionTime: at,
-        },
-      ],
-    },
-  };
 }

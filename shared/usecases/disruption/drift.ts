@@ -1,5 +1,10 @@
+import {
+  findCondition,
+  isConditionTrue,
+  NodeClaimConditionType,
+  transitionTimeMs,
+} from '../../core/index.ts';
 import type { Condition } from '../../ports/cluster.ts';
-import { isConditionTrue } from '../../ports/cluster.ts';
 import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
 
 // Drift, as Karpenter v1: NodeClaims whose `Drifted` condition is True are replaced one command at
@@ -8,12 +13,8 @@ import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from '.
 // Pods that block voluntary disruption (do-not-disrupt, a PodDisruptionBudget at its limit) hold a
 // candidate back unless its NodeClaim has a terminationGracePeriod, which bounds the drain instead.
 
-export const DRIFTED_CONDITION = 'Drifted';
-
 function driftedSinceMs(conditions: readonly Condition[]): number {
-  const c = conditions.find((x) => x.type === DRIFTED_CONDITION);
-  const t = c === undefined ? Number.NaN : Date.parse(c.lastTransitionTime);
-  return Number.isNaN(t) ? 0 : t;
+  return transitionTimeMs(findCondition(conditions, NodeClaimConditionType.drifted)) ?? 0;
 }
 
 /** Whether a candidate's pods keep drift off it. */
@@ -26,7 +27,7 @@ export const drift: DisruptionMethod = {
   reason: 'Drifted',
   disruptionClass: 'eventual',
   shouldDisrupt(candidate: DisruptionCandidate): boolean {
-    return isConditionTrue(candidate.nodeClaim.status.conditions, DRIFTED_CONDITION);
+    return isConditionTrue(candidate.nodeClaim.status.conditions, NodeClaimConditionType.drifted);
   },
   computeCommands(candidates, allowed, simulate): readonly DisruptionCommand[] {
     const ordered = [...candidates].sort((a, b) => {

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { DISRUPTED_TAINT, type NodeClaimPlan } from '../../core/index.ts';
+import { DISRUPTED_TAINT, NodeClaimConditionType, type NodeClaimPlan } from '../../core/index.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ClusterNodePool, EventSubject } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import { toNewNodeClaim } from '../provisioning/plan.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from './command-record.ts';
 
 // What carrying out a disruption command does to the cluster, each step idempotent: create the
@@ -81,13 +80,13 @@ export async function markCandidates(
     if (claim.status.nodeName !== undefined && tainted?.(claim) !== true) {
       await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { addTaints: [DISRUPTED_TAINT] }));
     }
-    const current = claim.status.conditions.find((c) => c.type === DISRUPTION_REASON_CONDITION);
+    const current = claim.status.conditions.find((c) => c.type === NodeClaimConditionType.disruptionReason);
     if (current?.status !== 'True' || current.reason !== record.reason) {
       await ignoreNotFound(
         cluster.patchNodeClaimStatus(claim.name, {
           conditions: [
             {
-              type: DISRUPTION_REASON_CONDITION,
+              type: NodeClaimConditionType.disruptionReason,
               status: 'True',
               reason: record.reason,
               message: `disruption command ${record.id} (${record.method})`,
@@ -109,9 +108,11 @@ export async function unmarkCandidates(
     if (claim.status.nodeName !== undefined) {
       await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { removeTaints: [DISRUPTED_TAINT] }));
     }
-    if (claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION)) {
+    if (claim.status.conditions.some((c) => c.type === NodeClaimConditionType.disruptionReason)) {
       await ignoreNotFound(
-        cluster.patchNodeClaimStatus(claim.name, { removeConditions: [DISRUPTION_REASON_CONDITION] }),
+        cluster.patchNodeClaimStatus(claim.name, {
+          removeConditions: [NodeClaimConditionType.disruptionReason],
+        }),
       );
     }
     if (claim.annotations[COMMAND_ANNOTATION] !== undefined) {

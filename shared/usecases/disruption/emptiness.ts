@@ -1,12 +1,10 @@
-import { isConditionTrue } from '../../ports/cluster.ts';
+import { isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
 import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
 
 // Emptiness, as Karpenter v1: nodes without reschedulable pods (DaemonSet and mirror pods do not
 // count) and without pods that block disruption, whose `Consolidatable` condition is True (consolidateAfter has passed since the last pod
 // event), under either consolidation policy. All of them go in one command, each NodePool within
 // its budget for `Empty`; nothing is launched.
-
-export const CONSOLIDATABLE_CONDITION = 'Consolidatable';
 
 export const emptiness: DisruptionMethod = {
   name: 'emptiness',
@@ -18,7 +16,7 @@ export const emptiness: DisruptionMethod = {
       // A do-not-disrupt DaemonSet pod, or one whose PDB allows nothing, holds the node too.
       candidate.blockers.length === 0 &&
       candidate.nodePool.disruption.consolidateAfter !== 'Never' &&
-      isConditionTrue(candidate.nodeClaim.status.conditions, CONSOLIDATABLE_CONDITION)
+      isConditionTrue(candidate.nodeClaim.status.conditions, NodeClaimConditionType.consolidatable)
     );
   },
   computeCommands(candidates, allowed): readonly DisruptionCommand[] {

@@ -1,7 +1,6 @@
-import { DISRUPTED_TAINT } from '../../core/index.ts';
-import { type ClusterNodeClaim, isConditionTrue } from '../../ports/cluster.ts';
+import { DISRUPTED_TAINT, isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
+import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import { isConsolidationMethod } from './consolidation.ts';
@@ -40,7 +39,9 @@ export async function progressCommands(view: PassView): Promise<number> {
     });
     const replacements = record.replacements.map((n) => byName.get(n));
     const initialized = (r: ClusterNodeClaim | undefined) =>
-      r !== undefined && !r.deleting && isConditionTrue(r.status.conditions, 'Initialized');
+      r !== undefined &&
+      !r.deleting &&
+      isConditionTrue(r.status.conditions, NodeClaimConditionType.initialized);
     if (replacements.every(initialized)) {
       await deleteCandidates(view.ports, live, record.reason);
       view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
@@ -78,7 +79,9 @@ export async function progressCommands(view: PassView): Promise<number> {
     // a Node that shows the taint already is not written again.
     await markCandidates(view.ports, live, record, tainted);
     const unlaunched = replacements.flatMap((r) =>
-      r !== undefined && !isConditionTrue(r.status.conditions, 'Launched') ? [r.name] : [],
+      r !== undefined && !isConditionTrue(r.status.conditions, NodeClaimConditionType.launched)
+        ? [r.name]
+        : [],
     );
     if (unlaunched.length > 0) await view.ports.requestLaunch(unlaunched);
   }
@@ -104,7 +107,8 @@ export async function removeStaleMarks(view: PassView): Promise<void> {
     if (node?.deleting === true) continue;
     const tainted = (node?.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key);
     const marked =
-      record !== undefined || claim.status.conditions.some((c) => c.type === DISRUPTION_REASON_CONDITION);
+      record !== undefined ||
+      claim.status.conditions.some((c) => c.type === NodeClaimConditionType.disruptionReason);
     if (tainted || marked) await unmarkCandidates(view.ports, [claim]);
   }
 }

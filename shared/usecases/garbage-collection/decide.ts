@@ -1,4 +1,4 @@
-import { parseInstanceId } from '../../core/index.ts';
+import { NodeClaimConditionType, parseInstanceId, trueSinceMs } from '../../core/index.ts';
 import type { CloudInstance } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, NodeInfo, UnreadableNodeClaim } from '../../ports/cluster.ts';
 
@@ -60,9 +60,7 @@ function mayBeOwnedByUnreadable(
 
 /** Epoch ms of the claim's `Launched=True` transition, else its creation. */
 function launchedAtMs(claim: ClusterNodeClaim): number | undefined {
-  const launched = claim.status.conditions.find((c) => c.type === 'Launched' && c.status === 'True');
-  const ms = launched === undefined ? Number.NaN : Date.parse(launched.lastTransitionTime);
-  return Number.isNaN(ms) ? claim.createdAtMs : ms;
+  return trueSinceMs(claim.status.conditions, NodeClaimConditionType.launched) ?? claim.createdAtMs;
 }
 
 /**

@@ -1,5 +1,4 @@
-import type { CapacityType } from '../../core/index.ts';
-import { parseInstanceId } from '../../core/index.ts';
+import { type CapacityType, NodeClaimConditionType, parseInstanceId } from '../../core/index.ts';
 import {
   type Interruption,
   type InterruptionKind,
@@ -10,8 +9,6 @@ import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluste
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
-
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
 // already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE
@@ -170,7 +167,7 @@ export async function handleInterruption(
     await cluster.patchNodeClaimStatus(claim.name, {
       conditions: [
         {
-          type: DISRUPTION_REASON_CONDITION,
+          type: NodeClaimConditionType.disruptionReason,
           status: 'True',
           reason: policy.disruptionReason ?? 'Interrupted',
           message: `${interruption.kind} event ${interruption.eventId}`,

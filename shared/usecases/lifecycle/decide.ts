@@ -1,14 +1,17 @@
 import {
   Finalizer,
+  findCondition,
+  isConditionTrue,
   Label,
+  NodeClaimConditionType,
   Resource,
   type Taint,
+  transitionTimeMs,
   UNREGISTERED_TAINT,
   WellKnownLabel,
 } from '../../core/index.ts';
 import type {
   ClusterNodeClaim,
-  Condition,
   ConditionUpdate,
   NodeClaimStatusPatch,
   NodeInfo,
@@ -18,14 +21,6 @@ import type {
 // The NodeClaim lifecycle after launch (Karpenter's registration, initialization and liveness) as
 // a pure function from one observed NodeClaim and the Nodes sharing its providerID to the steps
 // that move it on. lifecycle.ts applies the steps; nothing here reads a clock or does I/O.
-
-/** Karpenter's NodeClaim condition types this module reads or writes. */
-export const ConditionType = {
-  launched: 'Launched',
-  registered: 'Registered',
-  initialized: 'Initialized',
-  ready: 'Ready',
-} as const;
 
 /** Not Launched this long after creation: the NodeClaim is deleted (Karpenter's LaunchTimeout). */
 export const LAUNCH_TIMEOUT_MS = 5 * 60_000;
@@ -94,11 +89,8 @@ const sameTaint = (a: Taint, b: Taint) => a.key === b.key && a.effect === b.effe
 const hasTaint = (taints: readonly Taint[] | undefined, t: Taint) =>
   (taints ?? []).some((x) => sameTaint(x, t));
 
-function conditionOf(claim: ClusterNodeClaim, type: string): Condition | undefined {
-  return claim.status.conditions.find((c) => c.type === type);
-}
-
-const isTrue = (claim: ClusterNodeClaim, type: string) => conditionOf(claim, type)?.status === 'True';
+const conditionOf = (claim: ClusterNodeClaim, type: string) => findCondition(claim.status.conditions, type);
+const isTrue = (claim: ClusterNodeClaim, type: string) => isConditionTrue(claim.status.conditions, type);
 
 /** A condition update only when it changes status, reason or message (so a repeat is a no-op). */
 function changed(claim: ClusterNodeClaim, update: ConditionUpdate): ConditionUpdate | undefined {
@@ -108,13 +100,6 @@ function changed(claim: ClusterNodeClaim, update: ConditionUpdate): ConditionUpd
     current.message === update.message
     ? undefined
     : update;
-}
-
-/** Milliseconds since epoch of an RFC 3339 condition time; undefined when absent or unparsable. */
-function transitionMs(condition: Condition | undefined): number | undefined {
-  if (condition === undefined || condition.lastTransitionTime === '') return undefined;
-  const ms = Date.parse(condition.lastTransitionTime);
-  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** Why a registered node is not initialized yet, or undefined when it is. */
@@ -210,7 +195,11 @@ export function decideLifecycle(input: LifecycleInput): LifecycleStep[] {
 }
 
 /** The conditions whose conjunction is the NodeClaim's `Ready` (a print column). */
-const READY_DEPENDENTS = [ConditionType.launched, ConditionType.registered, ConditionType.initialized];
+const READY_DEPENDENTS = [
+  NodeClaimConditionType.launched,
+  NodeClaimConditionType.registered,
+  NodeClaimConditionType.initialized,
+];
 
 /**
  * The `Ready` condition after `steps`, when it changes: True once the claim is Launched, Registered
@@ -233,9 +222,14 @@ function readyCondition(
   const pending = READY_DEPENDENTS.filter((type) => after.get(type) !== 'True');
   const update: ConditionUpdate =
     pending.length === 0
-      ? { type: ConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      ? {
+          type: NodeClaimConditionType.ready,
+          status: 'True',
+          reason: NodeClaimConditionType.ready,
+          message: '',
+        }
       : {
-          type: ConditionType.ready,
+          type: NodeClaimConditionType.ready,
           status: pending.some((type) => after.get(type) === 'False') ? 'False' : 'Unknown',
           reason: 'UnhealthyDependents',
           message: pending.map((type) => `${type}=${after.get(type) ?? 'Unknown'}`).join(', '),
@@ -247,7 +241,7 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
   const { claim, nowMs } = input;
   if (claim.deleting) return [];
 
-  const launched = conditionOf(claim, ConditionType.launched);
+  const launched = conditionOf(claim, NodeClaimConditionType.launched);
   if (launched?.status !== 'True') {
     const age = claim.createdAtMs === undefined ? 0 : nowMs - claim.createdAtMs;
     if (age < LAUNCH_TIMEOUT_MS) return [];
@@ -262,7 +256,7 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
 
   const steps: LifecycleStep[] = [];
   let node: NodeInfo | undefined;
-  if (isTrue(claim, ConditionType.registered)) {
+  if (isTrue(claim, NodeClaimConditionType.registered)) {
     node =
       input.nodes.find((n) => n.name === claim.status.nodeName) ??
       (input.nodes.length === 1 ? input.nodes[0] : undefined);
@@ -277,14 +271,21 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
         nodePatch,
         statusPatch: {
           nodeName: found.name,
-          conditions: [{ type: ConditionType.registered, status: 'True', reason: 'Registered', message: '' }],
+          conditions: [
+            {
+              type: NodeClaimConditionType.registered,
+              status: 'True',
+              reason: NodeClaimConditionType.registered,
+              message: '',
+            },
+          ],
         },
         unregisteredTaintMissing:
           found.labels[Label.registered] !== 'true' && !hasTaint(found.taints, UNREGISTERED_TAINT),
       });
       node = afterPatch(found, nodePatch);
     } else {
-      const launchedMs = transitionMs(launched);
+      const launchedMs = transitionTimeMs(launched);
       if (launchedMs !== undefined && nowMs - launchedMs >= REGISTRATION_TIMEOUT_MS) {
         return [
           {
@@ -297,13 +298,13 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
       const update: ConditionUpdate =
         registering.length === 0
           ? {
-              type: ConditionType.registered,
+              type: NodeClaimConditionType.registered,
               status: 'Unknown',
               reason: 'NodeNotFound',
               message: `Node not registered with cluster (providerID ${claim.status.providerId ?? 'unknown'})`,
             }
           : {
-              type: ConditionType.registered,
+              type: NodeClaimConditionType.registered,
               status: 'False',
               reason: 'MultipleNodesFound',
               message: `Invariant violated, matched multiple nodes: ${registering.map((n) => n.name).join(', ')}`,
@@ -313,7 +314,7 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
     }
   }
 
-  if (node === undefined || isTrue(claim, ConditionType.initialized)) return steps;
+  if (node === undefined || isTrue(claim, NodeClaimConditionType.initialized)) return steps;
   const blocker = initializationBlocker(claim, node);
   if (blocker === undefined) {
     steps.push({
@@ -321,11 +322,22 @@ function decideSteps(input: LifecycleInput): LifecycleStep[] {
       nodeName: node.name,
       nodePatch: { labels: { [Label.initialized]: 'true' } },
       statusPatch: {
-        conditions: [{ type: ConditionType.initialized, status: 'True', reason: 'Initialized', message: '' }],
+        conditions: [
+          {
+            type: NodeClaimConditionType.initialized,
+            status: 'True',
+            reason: NodeClaimConditionType.initialized,
+            message: '',
+          },
+        ],
       },
     });
   } else {
-    const change = changed(claim, { type: ConditionType.initialized, status: 'Unknown', ...blocker });
+    const change = changed(claim, {
+      type: NodeClaimConditionType.initialized,
+      status: 'Unknown',
+      ...blocker,
+    });
     if (change !== undefined) steps.push({ kind: 'condition', update: change });
   }
   return steps;

@@ -1,25 +1,24 @@
-import { assertNever, UNREGISTERED_TAINT } from '../../core/index.ts';
+import {
+  assertNever,
+  isConditionTrue,
+  NodeClaimConditionType,
+  NodePoolConditionType,
+  UNREGISTERED_TAINT,
+} from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { NodeClassResolver } from '../../ports/cloud.ts';
-import {
-  type Cluster,
-  type ClusterNodeClaim,
-  type ConditionUpdate,
-  isConditionTrue,
-  type NodeInfo,
-} from '../../ports/cluster.ts';
+import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
-import { NodePoolConditionType, reconcileNodePoolStatus } from '../nodepool/status.ts';
-import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/launch-backoff.ts';
+import { reconcileNodePoolStatus } from '../nodepool/status.ts';
+import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { type DeleteReason, decideLifecycle, type LifecycleStep } from './decide.ts';
 
 export {
-  ConditionType,
   type DeleteReason,
   decideLifecycle,
   initializationBlocker,
@@ -206,6 +205,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   await reconcileLaunchBackoff(
     { cluster, logger },
     {
+      kind: 'lifecycle',
       pools: poolsRead.items,
       claims: claimsRead.items,
       nodes: async () => (await cluster.nodes()).items,
@@ -226,7 +226,12 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   );
   const done = new Set([...deletedNames, ...result.initialized]);
   const uninitialized = claimsRead.items
-    .filter((c) => !c.deleting && !done.has(c.name) && !isConditionTrue(c.status.conditions, 'Initialized'))
+    .filter(
+      (c) =>
+        !c.deleting &&
+        !done.has(c.name) &&
+        !isConditionTrue(c.status.conditions, NodeClaimConditionType.initialized),
+    )
     .map((c) => ({ name: c.name, ...(c.createdAtMs === undefined ? {} : { createdAtMs: c.createdAtMs }) }));
   return {
     ...result,

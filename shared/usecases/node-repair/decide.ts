@@ -1,4 +1,4 @@
-import { Label, parseInstanceId } from '../../core/index.ts';
+import { Label, NodePoolConditionType, parseInstanceId } from '../../core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../ports/cluster.ts';
 import type { ImpairedInstance } from '../../ports/instance-status.ts';
 
@@ -39,9 +39,6 @@ export const IMPAIRED_INSTANCE_TOLERATION_MS = 10 * 60_000;
 
 /** Up to this share of a NodePool's nodes (rounded up) may be unhealthy and still be repaired. */
 export const UNHEALTHY_THRESHOLD_PERCENT = 20;
-
-/** Flotilla's own NodePool condition: True while repairs in the pool are held back. */
-export const NODE_REPAIR_BLOCKED_CONDITION = 'NodeRepairBlocked';
 
 /** Why a node is unhealthy. */
 export type UnhealthyCause =
@@ -244,7 +241,9 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
     const blocked = health.unhealthy > health.threshold && targets.length > 0;
     const pool = poolByName.get(name);
     const wasBlocked =
-      pool?.conditions.some((c) => c.type === NODE_REPAIR_BLOCKED_CONDITION && c.status === 'True') === true;
+      pool?.conditions.some(
+        (c) => c.type === NodePoolConditionType.nodeRepairBlocked && c.status === 'True',
+      ) === true;
     if (blocked) {
       if (pool !== undefined && !wasBlocked) steps.push({ kind: 'block', pool, health, held: targets });
       continue;

@@ -1,16 +1,20 @@
-import { Annotation, assertNever, parseInstanceId } from '../../core/index.ts';
+import {
+  Annotation,
+  assertNever,
+  NodeClaimConditionType,
+  NodePoolConditionType,
+  parseInstanceId,
+} from '../../core/index.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
-import { DISRUPTION_REASON_CONDITION } from '../termination/decide.ts';
 import { handToTermination } from '../termination/handover.ts';
 import {
   decideRepair,
   describeCause,
   type ImpairedInstance,
-  NODE_REPAIR_BLOCKED_CONDITION,
   type PoolHealth,
   type RepairStep,
   type RepairTarget,
@@ -151,7 +155,12 @@ async function replace(
   });
   await cluster.patchNodeClaimStatus(claim.name, {
     conditions: [
-      { type: DISRUPTION_REASON_CONDITION, status: 'True', reason: REPAIR_DISRUPTION_REASON, message },
+      {
+        type: NodeClaimConditionType.disruptionReason,
+        status: 'True',
+        reason: REPAIR_DISRUPTION_REASON,
+        message,
+      },
     ],
   });
   await cluster.deleteNodeClaim(claim.name);
@@ -235,7 +244,7 @@ async function patchCondition(
 ): Promise<boolean> {
   try {
     await cluster.patchNodePoolStatus(name, {
-      conditions: [{ type: NODE_REPAIR_BLOCKED_CONDITION, status, reason, message }],
+      conditions: [{ type: NodePoolConditionType.nodeRepairBlocked, status, reason, message }],
     });
     return true;
   } catch (error) {

@@ -1,11 +1,6 @@
-import { Finalizer } from '../../core/index.ts';
+import { Finalizer, NodeClassConditionType } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import {
-  type EC2NodeClass,
-  type EC2NodeClassStatus,
-  NodeClassConditionType,
-  type NodeClassResolver,
-} from '../../ports/cloud.ts';
+import type { EC2NodeClass, EC2NodeClassStatus, NodeClassResolver } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';

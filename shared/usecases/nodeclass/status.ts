@@ -1,3 +1,4 @@
+import { NodeClassConditionType } from '../../core/index.ts';
 import type {
   AmiStatus,
   Condition,
@@ -10,7 +11,6 @@ import type {
   SecurityGroupStatus,
   SubnetStatus,
 } from '../../ports/cloud.ts';
-import { NodeClassConditionType } from '../../ports/cloud.ts';
 
 // EC2NodeClass status (Karpenter's nodeclass status controller) as a pure function from the class
 // and what resolving it came to, part by part: the conditions SubnetsReady, SecurityGroupsReady,
@@ -148,7 +148,12 @@ export function computeNodeClassStatus(
   const notTrue = checks.filter((c) => c.status !== 'True');
   const ready: Check =
     notTrue.length === 0
-      ? { type: NodeClassConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      ? {
+          type: NodeClassConditionType.ready,
+          status: 'True',
+          reason: NodeClassConditionType.ready,
+          message: '',
+        }
       : {
           type: NodeClassConditionType.ready,
           status: notTrue.some((c) => c.status === 'False') ? 'False' : 'Unknown',

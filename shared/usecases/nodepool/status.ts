@@ -2,11 +2,13 @@ import {
   budgetActive,
   budgetNodes,
   Label,
+  NodeClassConditionType,
+  NodePoolConditionType,
   Resource,
   type ResourceList,
   type ValidationError,
 } from '../../core/index.ts';
-import { type EC2NodeClass, isNodeClassReady, NodeClassConditionType } from '../../ports/cloud.ts';
+import { type EC2NodeClass, isNodeClassReady } from '../../ports/cloud.ts';
 import type {
   Cluster,
   ClusterNodeClaim,
@@ -22,26 +24,6 @@ import { writeDecision } from '../decision.ts';
 // NodePool status (Karpenter's nodepool readiness, validation and counter controllers):
 // ValidationSucceeded, NodeClassReady, Ready, NodeRegistrationHealthy, status.resources and
 // status.nodes. computeNodePoolStatus is pure; reconcileNodePoolStatus writes what changed.
-
-export const NodePoolConditionType = {
-  ready: 'Ready',
-  validationSucceeded: 'ValidationSucceeded',
-  nodeClassReady: 'NodeClassReady',
-  nodeRegistrationHealthy: 'NodeRegistrationHealthy',
-  /**
-   * Flotilla's own: False while a disruption budget does not parse (the CRD lets some malformed
-   * schedules and durations through); that budget is left out, the others apply. Written only once
-   * a budget has been malformed, and it does not count towards Ready.
-   */
-  disruptionBudgetsValid: 'DisruptionBudgetsValid',
-  /**
-   * Flotilla's own: True while the runaway guard pauses the NodePool's launches because its recent
-   * NodeClaims keep failing (runaway-guard/decide.ts), with why and until when; False once they
-   * resume. Its message ends in the guard's counters. Written only once a NodeClaim failed, and it
-   * does not count towards Ready.
-   */
-  launchBackoff: 'LaunchBackoff',
-} as const;
 
 const NODE_CLASS_GROUP = 'karpenter.k8s.aws';
 const NODE_CLASS_KIND = 'EC2NodeClass';
@@ -134,7 +116,7 @@ export function nodePoolReadiness(
       ? {
           type: NodePoolConditionType.validationSucceeded,
           status: 'True',
-          reason: 'ValidationSucceeded',
+          reason: NodePoolConditionType.validationSucceeded,
           message: '',
         }
       : {
@@ -147,7 +129,12 @@ export function nodePoolReadiness(
   const notReady = [validation, nodeClass].find((c) => c.status !== 'True');
   const readyCondition: ConditionUpdate =
     notReady === undefined
-      ? { type: NodePoolConditionType.ready, status: 'True', reason: 'Ready', message: '' }
+      ? {
+          type: NodePoolConditionType.ready,
+          status: 'True',
+          reason: NodePoolConditionType.ready,
+          message: '',
+        }
       : {
           type: NodePoolConditionType.ready,
           status: notReady.status,

@@ -1,4 +1,12 @@
-import { Finalizer, type InstanceType, Label, type NodeClaimPlan, type PodRef } from '../../core/index.ts';
+import {
+  Finalizer,
+  type InstanceType,
+  isConditionTrue,
+  Label,
+  NodeClaimConditionType,
+  type NodeClaimPlan,
+  type PodRef,
+} from '../../core/index.ts';
 import {
   type CloudInstance,
   type EC2NodeClass,
@@ -8,7 +16,7 @@ import {
   type LaunchRequest,
   NodeClassNotReadyError,
 } from '../../ports/cloud.ts';
-import { type ClusterNodeClaim, type ClusterNodePool, isConditionTrue } from '../../ports/cluster.ts';
+import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -236,7 +244,7 @@ export function isUnlaunched(claim: ClusterNodeClaim): boolean {
   return (
     !claim.deleting &&
     claim.status.providerId === undefined &&
-    !isConditionTrue(claim.status.conditions, 'Launched')
+    !isConditionTrue(claim.status.conditions, NodeClaimConditionType.launched)
   );
 }
 

@@ -5,6 +5,7 @@ import {
   type InstanceType,
   Label,
   type Labels,
+  NodeClaimConditionType,
   type NodeClaimPlan,
   type NodeSelectorRequirement,
 } from '../../core/index.ts';
@@ -237,7 +238,14 @@ export function launchedStatus(
     providerId: instance.providerId,
     ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
     ...(type === undefined ? {} : { capacity: type.capacity, allocatable: computeAllocatable(type) }),
-    conditions: [{ type: 'Launched', status: 'True', reason: 'Launched', message: '' }],
+    conditions: [
+      {
+        type: NodeClaimConditionType.launched,
+        status: 'True',
+        reason: NodeClaimConditionType.launched,
+        message: '',
+      },
+    ],
   };
 }
 

@@ -3,7 +3,7 @@ import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
-import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
   type ClusterObjectsRead,
@@ -122,6 +122,7 @@ async function provisionUnderLease(
   const guard = await reconcileLaunchBackoff(
     { cluster: ports.cluster, logger },
     {
+      kind: 'provisioning',
       pools: state.nodePools,
       claims: state.nodeClaims,
       nodes: state.nodes,

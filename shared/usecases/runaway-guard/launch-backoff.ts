@@ -1,38 +1,41 @@
-import type { Pod } from '../../core/index.ts';
 import {
-  type Cluster,
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
+  assertNever,
+  findCondition,
   isConditionTrue,
-} from '../../ports/cluster.ts';
+  NodeClaimConditionType,
+  NodePoolConditionType,
+  type Pod,
+  trueSinceMs,
+} from '../../core/index.ts';
+import type { Cluster, ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import type { DeleteReason } from '../lifecycle/decide.ts';
+import { decideLaunchBackoff, type LaunchBackoffOutcome, launchPausedUntil } from './decide.ts';
 import {
   classifyNodeClaims,
-  decideLaunchBackoff,
   findRecoveredNodeClaim,
-  LAUNCH_BACKOFF_CONDITION,
-  type LaunchBackoffOutcome,
-  launchPausedUntil,
   mayHaveRecovered,
   type NodeClaimFailure,
-  readLaunchBackoff,
-  trueSinceMs,
   UNEXPECTED_TAINT_PERSISTENCE_MS,
-} from './decide.ts';
+} from './failures.ts';
+import { LAUNCH_BACKOFF_ANNOTATION, readLaunchBackoff } from './state.ts';
+import { unexpectedTaints } from './taints.ts';
 
-// The runaway guard's effects (the decision is decide.ts's): per NodePool, the
-// `LaunchBackoff` condition written when a pause starts or ends, an Event on the NodePool and one
-// decision line. The provisioner runs it before planning (it sees pending pods, so it judges
-// unexpected taints) and skips the NodePools it reports paused; the lifecycle pass runs it with
-// the NodeClaims it deleted for timeouts and ends pauses whose time is up; the disruption pass runs
-// it on the empty nodes it reclaims, while their Nodes are still there to judge.
+// The runaway guard's one entry point, reconcileLaunchBackoff, and its effects (the decision is
+// decide.ts's): per NodePool, the `LaunchBackoff` condition and the state annotation written when
+// a pause starts or ends, an Event on the NodePool and one decision line. Three triggers call it:
+// the provisioner before planning (it sees pending pods, so it judges unexpected taints) and skips
+// the NodePools it reports paused; the lifecycle pass with the NodeClaims it deleted for timeouts,
+// ending pauses whose time is up; the disruption pass with the empty nodes it reclaims, while their
+// Nodes are still there to judge.
 
 export interface LaunchBackoffPorts {
-  readonly cluster: Pick<Cluster, 'patchNodePoolStatus' | 'recordEvent'>;
+  readonly cluster: Pick<
+    Cluster,
+    'nodePools' | 'patchNodePoolStatus' | 'patchNodePoolMetadata' | 'recordEvent'
+  >;
   readonly logger: Logger;
 }
 
@@ -43,21 +46,47 @@ export interface TimedOutNodeClaim {
   readonly message: string;
 }
 
-export interface LaunchBackoffScan {
+/** What every trigger gives the guard. */
+interface ScanBase {
+  /** The NodePools as the caller read them. */
   readonly pools: readonly ClusterNodePool[];
   readonly claims: readonly ClusterNodeClaim[];
-  /**
-   * The Nodes with their pods, or how to read them. They are looked at only to judge unexpected
-   * taints (with `pendingPods`) and whether a NodePool that counts failures recovered (a NodeClaim
-   * it made since has initialized): a read is made only then, once, so that a pass with neither
-   * reads no pods.
-   */
-  readonly nodes: readonly ClusterNode[] | (() => Promise<readonly ClusterNode[]>);
-  /** Pods waiting for capacity; without them unexpected taints are not judged. */
-  readonly pendingPods?: readonly Pod[];
-  readonly timedOut?: readonly TimedOutNodeClaim[];
   readonly nowMs: number;
 }
+
+/** What one trigger saw; each NodePool not being deleted is judged on it. */
+export type LaunchBackoffScan =
+  | (ScanBase & {
+      /** A provisioner run, before it plans: unexpected taints are judged against its pending pods. */
+      readonly kind: 'provisioning';
+      /** The Nodes with their pods. */
+      readonly nodes: readonly ClusterNode[];
+      /** Pods waiting for capacity. */
+      readonly pendingPods: readonly Pod[];
+    })
+  | (ScanBase & {
+      /** A lifecycle pass: its timeouts count, and pauses whose time is up end. */
+      readonly kind: 'lifecycle';
+      /**
+       * How to read the Nodes with their pods: only to see whether a NodePool that counts failures
+       * recovered (a NodeClaim it made since has initialized), once, so that a pass with nothing
+       * to judge reads no pods.
+       */
+      readonly nodes: () => Promise<readonly ClusterNode[]>;
+      readonly timedOut: readonly TimedOutNodeClaim[];
+    })
+  | (ScanBase & {
+      /**
+       * A disruption pass that just deleted these empty NodeClaims: those under a taint their
+       * NodePool did not set are judged with their Nodes as the pass saw them (termination removes
+       * a Node within seconds, often before a provisioner run could look at it), on the NodePools
+       * read again (a provisioner run may have counted one of them since the pass read them).
+       */
+      readonly kind: 'reclaimedEmpty';
+      readonly reclaimed: readonly ClusterNodeClaim[];
+      readonly nodes: readonly ClusterNode[];
+      readonly pendingPods: readonly Pod[];
+    });
 
 /** What the guard lets the provisioner do now. */
 export interface LaunchGuard {
@@ -84,15 +113,95 @@ const timeoutFailure = (t: TimedOutNodeClaim): NodeClaimFailure[] =>
         },
       ];
 
+const NO_GUARD: LaunchGuard = { paused: new Map(), probing: new Set() };
+
 /**
- * Decides and applies the guard for every NodePool not being deleted.
- * @returns the NodePools whose launches are paused now, and those that launch one probe a run.
+ * The runaway guard: decides and applies it for every NodePool of the scan not being deleted.
+ * @returns the NodePools whose launches are paused now, and those that launch one probe a run
+ *   (for `reclaimedEmpty`, only the NodePools of the reclaimed NodeClaims).
  * @throws ClusterApiError from the Cluster port (a NodePool deleted meanwhile is skipped).
  */
 export async function reconcileLaunchBackoff(
   ports: LaunchBackoffPorts,
   scan: LaunchBackoffScan,
 ): Promise<LaunchGuard> {
+  switch (scan.kind) {
+    case 'provisioning':
+      return judge(ports, scan);
+    case 'lifecycle':
+      return judge(ports, scan);
+    case 'reclaimedEmpty':
+      return judgeReclaimed(ports, scan);
+    default:
+      return assertNever(scan);
+  }
+}
+
+/**
+ * Only a node under a taint its NodePool did not set can count: for the usual empty node (a
+ * scale-down) there is nothing to judge and nothing to read.
+ */
+async function judgeReclaimed(
+  ports: LaunchBackoffPorts,
+  scan: Extract<LaunchBackoffScan, { kind: 'reclaimedEmpty' }>,
+): Promise<LaunchGuard> {
+  const nodeFor = nodeIndex(scan.nodes);
+  const pools = new Map(scan.pools.map((p) => [p.pool.name, p]));
+  const tainted = scan.reclaimed.filter((c) => {
+    const node = nodeFor(c);
+    const pool = pools.get(c.nodePoolName);
+    return node !== undefined && pool !== undefined && unexpectedTaints(node, pool, c).length > 0;
+  });
+  if (tainted.length === 0) return NO_GUARD;
+  const names = new Set(tainted.map((c) => c.name));
+  const judged = new Set(tainted.map((c) => c.nodePoolName));
+  const at = new Date(scan.nowMs).toISOString();
+  const current = (await ports.cluster.nodePools()).items;
+  return judge(ports, {
+    pools: current.filter((p) => judged.has(p.pool.name)),
+    claims: scan.claims.map((c) => (names.has(c.name) ? asReclaimedEmpty(c, at) : c)),
+    nodes: scan.nodes,
+    pendingPods: scan.pendingPods,
+    nowMs: scan.nowMs,
+  });
+}
+
+/** A NodeClaim as disruption leaves it: deleting, its `DisruptionReason` Empty. */
+function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim {
+  const type = NodeClaimConditionType.disruptionReason;
+  const conditions = claim.status.conditions.filter((c) => c.type !== type);
+  return {
+    ...claim,
+    deleting: true,
+    status: {
+      ...claim.status,
+      conditions: [
+        ...conditions,
+        { type, status: 'True', reason: 'Empty', message: '', lastTransitionTime: at },
+      ],
+    },
+  };
+}
+
+/** The Node of a NodeClaim, by name or provider id. */
+function nodeIndex(nodes: readonly ClusterNode[]): (claim: ClusterNodeClaim) => ClusterNode | undefined {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const byProvider = new Map(
+    nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
+  );
+  return (claim) =>
+    (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
+    (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
+}
+
+interface Judgement extends ScanBase {
+  readonly nodes: readonly ClusterNode[] | (() => Promise<readonly ClusterNode[]>);
+  /** Pods waiting for capacity; without them unexpected taints are not judged. */
+  readonly pendingPods?: readonly Pod[];
+  readonly timedOut?: readonly TimedOutNodeClaim[];
+}
+
+async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<LaunchGuard> {
   const paused = new Map<string, string>();
   const probing = new Set<string>();
   let read: Promise<readonly ClusterNode[]> | undefined;
@@ -117,8 +226,9 @@ export async function reconcileLaunchBackoff(
       ...classified.failures,
       ...(scan.timedOut ?? []).filter((t) => t.claim.nodePoolName === name).flatMap(timeoutFailure),
     ];
-    const current = pool.conditions.find((c) => c.type === LAUNCH_BACKOFF_CONDITION);
-    const counted = readLaunchBackoff(pool.conditions);
+    const current = findCondition(pool.conditions, NodePoolConditionType.launchBackoff);
+    const read = readLaunchBackoff(pool);
+    const counted = read.kind === 'state' ? read.state : undefined;
     // Only a count of failures is reset by a recovery (decideLaunchBackoff).
     const since = counted !== undefined && counted.failures > 0 ? counted.lastFailedCreatedMs : undefined;
     const recovered =
@@ -145,10 +255,14 @@ export async function reconcileLaunchBackoff(
     }
     if (until !== undefined) {
       const reason =
-        outcome.kind === 'start' ? outcome.failure.kind : (current?.reason ?? 'NodeClaimsFailing');
+        outcome.kind === 'start'
+          ? outcome.failure.kind
+          : outcome.kind === 'restart'
+            ? outcome.condition.reason
+            : (current?.reason ?? 'NodeClaimsFailing');
       paused.set(
         name,
-        `launches paused until ${new Date(until).toISOString()} after ${outcome.state?.failures ?? 0} failed NodeClaim(s) in a row (${reason}; see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
+        `launches paused until ${new Date(until).toISOString()} after ${outcome.state?.failures ?? 0} failed NodeClaim(s) in a row (${reason}; see the NodePool's ${NodePoolConditionType.launchBackoff} condition)`,
       );
     } else if (outcome.state !== undefined && outcome.state.failures > 0) {
       // One probe at a time: while the last one has not initialized, or initialized too recently
@@ -160,8 +274,8 @@ export async function reconcileLaunchBackoff(
         if (c.nodePoolName !== name || c.deleting || (c.createdAtMs ?? Number.POSITIVE_INFINITY) <= since) {
           return false;
         }
-        if (!isConditionTrue(c.status.conditions, 'Initialized')) return true;
-        const initializedAtMs = trueSinceMs(c.status.conditions, 'Initialized');
+        if (!isConditionTrue(c.status.conditions, NodeClaimConditionType.initialized)) return true;
+        const initializedAtMs = trueSinceMs(c.status.conditions, NodeClaimConditionType.initialized);
         return (
           initializedAtMs !== undefined && scan.nowMs - initializedAtMs < UNEXPECTED_TAINT_PERSISTENCE_MS
         );
@@ -170,7 +284,7 @@ export async function reconcileLaunchBackoff(
       else {
         paused.set(
           name,
-          `launches wait for nodeClaim ${probe.name} to initialize and host pods after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${LAUNCH_BACKOFF_CONDITION} condition)`,
+          `launches wait for nodeClaim ${probe.name} to initialize and host pods after ${outcome.state.failures} failed NodeClaim(s) in a row (see the NodePool's ${NodePoolConditionType.launchBackoff} condition)`,
         );
       }
     }
@@ -178,7 +292,11 @@ export async function reconcileLaunchBackoff(
   return { paused, probing };
 }
 
-/** Writes the condition, the Event and the decision line; false when the NodePool is gone. */
+/**
+ * Writes the condition, then the state annotation, then the Event and the decision line; false
+ * when the NodePool is gone. The annotation is the commit: should the invocation end between the
+ * two writes, the next one reads the state as it was and decides the same again.
+ */
 async function apply(
   ports: LaunchBackoffPorts,
   pool: ClusterNodePool,
@@ -187,45 +305,49 @@ async function apply(
   const name = pool.pool.name;
   try {
     await ports.cluster.patchNodePoolStatus(name, { conditions: [outcome.condition] });
+    await ports.cluster.patchNodePoolMetadata(name, {
+      annotations: { [LAUNCH_BACKOFF_ANNOTATION]: outcome.annotation },
+    });
   } catch (error) {
     if (isNotFound(error)) return false;
     throw error;
   }
   const subject = { kind: 'NodePool', name, uid: pool.uid } as const;
-  if (outcome.kind === 'start') {
-    const until = new Date(outcome.state.pausedUntilMs).toISOString();
+  if (outcome.kind === 'end') {
     await ports.cluster.recordEvent({
       subject,
-      type: 'Warning',
-      reason: 'LaunchBackoff',
-      message: `NodePool ${name} launches nothing until ${until}: ${outcome.condition.message}`,
+      type: 'Normal',
+      reason: 'LaunchBackoffEnded',
+      message: `NodePool ${name} launches again: ${outcome.condition.message}`,
     });
     writeDecision(ports.logger, {
       kind: 'launchBackoff',
-      reason: outcome.failure.kind,
-      action: 'start',
+      reason: outcome.why,
+      action: 'end',
       nodePool: name,
       failures: outcome.state.failures,
-      nodeClaim: outcome.failure.nodeClaim,
-      detail: outcome.failure.detail,
-      backoffSeconds: Math.round(outcome.backoffMs / 1000),
-      pausedUntil: until,
+      ...(outcome.nodeClaim === undefined ? {} : { nodeClaim: outcome.nodeClaim }),
     });
     return true;
   }
+  const until = new Date(outcome.state.pausedUntilMs).toISOString();
   await ports.cluster.recordEvent({
     subject,
-    type: 'Normal',
-    reason: 'LaunchBackoffEnded',
-    message: `NodePool ${name} launches again: ${outcome.condition.message}`,
+    type: 'Warning',
+    reason: 'LaunchBackoff',
+    message: `NodePool ${name} launches nothing until ${until}: ${outcome.condition.message}`,
   });
   writeDecision(ports.logger, {
     kind: 'launchBackoff',
-    reason: outcome.why,
-    action: 'end',
+    reason: outcome.condition.reason,
+    action: 'start',
     nodePool: name,
     failures: outcome.state.failures,
-    ...(outcome.nodeClaim === undefined ? {} : { nodeClaim: outcome.nodeClaim }),
+    ...(outcome.kind === 'start'
+      ? { nodeClaim: outcome.failure.nodeClaim, detail: outcome.failure.detail }
+      : { detail: outcome.problem }),
+    backoffSeconds: Math.round(outcome.backoffMs / 1000),
+    pausedUntil: until,
   });
   return true;
 }

@@ -2,21 +2,22 @@ import {
   type DaemonSet,
   type InFlightNodeClaim,
   type InstanceType,
+  isConditionTrue,
   isStaticNodePool,
   type Labels,
+  NodeClaimConditionType,
   type Pod,
   type SolveInput,
   type SolveOptions,
 } from '../../core/index.ts';
 import type { Cloud, EC2NodeClass } from '../../ports/cloud.ts';
-import {
-  type Cluster,
-  type ClusterNode,
-  type ClusterNodeClaim,
-  type ClusterNodePool,
-  isConditionTrue,
-  type PodDisruptionBudget,
-  type ReadResult,
+import type {
+  Cluster,
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  PodDisruptionBudget,
+  ReadResult,
 } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from '../provisioning/deleting-nodes.ts';
@@ -254,7 +255,7 @@ export function toInFlightNodeClaims(
     const { nodeName, providerId } = claim.status;
     if (nodeName !== undefined && names.has(nodeName)) continue;
     if (providerId !== undefined && providerIds.has(providerId)) continue;
-    const launched = isConditionTrue(claim.status.conditions, 'Launched');
+    const launched = isConditionTrue(claim.status.conditions, NodeClaimConditionType.launched);
     const instanceTypes = claim.requirements.find(
       (r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In',
     );
@@ -314,7 +315,7 @@ function schedulableNode<N extends ClusterNode>(
   const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
   if (node.initialized) return { ...node, ...leaving };
   const { allocatable, capacity } = claim.status;
-  const registered = isConditionTrue(claim.status.conditions, 'Registered');
+  const registered = isConditionTrue(claim.status.conditions, NodeClaimConditionType.registered);
   return {
     ...node,
     ...(allocatable === undefined ? {} : { allocatable }),

@@ -3,6 +3,7 @@ import {
   DISRUPTED_TAINT,
   doNotDisruptValue,
   Finalizer,
+  NodeClaimConditionType,
   parseGoDurationMs,
   parseInstanceId,
   type Taint,
@@ -23,20 +24,12 @@ import type {
 // function from what one pass observed of a deleting NodeClaim to the steps that move it on and
 // what to wait for. termination.ts applies the steps; nothing here reads a clock or does I/O.
 
-/** The NodeClaim condition interruption, expiration and disruption set; its reason says why the NodeClaim goes. */
-export const DISRUPTION_REASON_CONDITION = 'DisruptionReason';
 /** A pod terminating longer than this past its deletionTimestamp is stuck and no longer waited on. */
 export const STUCK_POD_MS = 60_000;
 const CRITICAL_PRIORITY_CLASSES: ReadonlySet<string> = new Set([
   'system-cluster-critical',
   'system-node-critical',
 ]);
-
-export const TerminationCondition = {
-  drained: 'Drained',
-  volumesDetached: 'VolumesDetached',
-  instanceTerminating: 'InstanceTerminating',
-} as const;
 
 /** Karpenter's eviction tiers, drained in this order; a tier starts only when the one before is empty. */
 export type DrainTier = 'nonCritical' | 'nonCriticalDaemonSet' | 'critical' | 'criticalDaemonSet';
@@ -228,7 +221,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
       if (tier !== undefined && evict.length > 0) steps.push({ kind: 'evict', tier, pods: evict });
       const detail = `draining ${waitingOn.length} pods`;
       setCondition({
-        type: TerminationCondition.drained,
+        type: NodeClaimConditionType.drained,
         status: 'Unknown',
         reason: 'Draining',
         message: detail,
@@ -240,7 +233,12 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
         remainingByTier,
       };
     }
-    setCondition({ type: TerminationCondition.drained, status: 'True', reason: 'Drained', message: '' });
+    setCondition({
+      type: NodeClaimConditionType.drained,
+      status: 'True',
+      reason: NodeClaimConditionType.drained,
+      message: '',
+    });
 
     // Attachments of pods the drain does not wait for (e.g. DaemonSet-tolerating ones) do not count.
     const kept = new Set(input.pods.filter((p) => !isDrainable(p, nowMs)).flatMap((p) => p.volumeNames));
@@ -250,7 +248,7 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
     if (attached.length > 0 && !pastDeadline) {
       const detail = `awaiting deletion of ${attached.length} VolumeAttachments bound to node`;
       setCondition({
-        type: TerminationCondition.volumesDetached,
+        type: NodeClaimConditionType.volumesDetached,
         status: 'Unknown',
         reason: 'AwaitingVolumeDetachment',
         message: detail,
@@ -265,15 +263,15 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
     setCondition(
       attached.length > 0
         ? {
-            type: TerminationCondition.volumesDetached,
+            type: NodeClaimConditionType.volumesDetached,
             status: 'False',
             reason: 'TerminationGracePeriodElapsed',
             message: 'TerminationGracePeriodElapsed',
           }
         : {
-            type: TerminationCondition.volumesDetached,
+            type: NodeClaimConditionType.volumesDetached,
             status: 'True',
-            reason: 'VolumesDetached',
+            reason: NodeClaimConditionType.volumesDetached,
             message: '',
           },
     );
@@ -282,9 +280,9 @@ export function decideTermination(input: TerminationInput): TerminationDecision 
   if (instanceId !== undefined && !instanceGone) {
     if (input.instanceState !== 'shutting-down') steps.push({ kind: 'terminateInstance', instanceId });
     setCondition({
-      type: TerminationCondition.instanceTerminating,
+      type: NodeClaimConditionType.instanceTerminating,
       status: 'True',
-      reason: 'InstanceTerminating',
+      reason: NodeClaimConditionType.instanceTerminating,
       message: '',
     });
     return {

@@ -3,6 +3,7 @@ import {
   assertNever,
   DISRUPTED_TAINT,
   Finalizer,
+  NodeClaimConditionType,
   parseInstanceId,
   WellKnownLabel,
 } from '../../core/index.ts';
@@ -13,7 +14,6 @@ import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { instanceLookupUntilMs } from '../provisioning/launch-record.ts';
 import {
-  DISRUPTION_REASON_CONDITION,
   decideTermination,
   type TerminationDecision,
   type TerminationStep,
@@ -26,7 +26,6 @@ export {
   decideTermination,
   drainTier,
   isDrainable,
-  TerminationCondition,
   type TerminationDecision,
   type TerminationInput,
   type TerminationOutcome,
@@ -249,7 +248,7 @@ async function applyStep(
 /** Why a NodeClaim terminates: its `DisruptionReason` condition (e.g. `SpotInterruption`), else `deleted`. */
 function terminationCause(claim: ClusterNodeClaim): string {
   const condition = claim.status.conditions.find(
-    (c) => c.type === DISRUPTION_REASON_CONDITION && c.status === 'True',
+    (c) => c.type === NodeClaimConditionType.disruptionReason && c.status === 'True',
   );
   return condition?.reason || 'deleted';
 }

@@ -1,10 +1,12 @@
 import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { LAUNCH_BACKOFF_ANNOTATION } from '../../../shared/usecases/runaway-guard/index.ts';
 import { HarnessError } from '../errors.ts';
 
 // Test set-up plays a user, a kubelet or kube-controller-manager, and may do what they do. What a
 // Flotilla controller owns (NodePool, EC2NodeClass and NodeClaim status, NodeClaims themselves,
 // their labels and finalizers, the finalizers Flotilla puts on Nodes and EC2NodeClasses) only
-// Flotilla writes: a test that needs such a write to pass is hiding a product bug. The user's
+// Flotilla writes (so does the runaway guard's state annotation on NodePools): a test that needs
+// such a write to pass is hiding a product bug. The user's
 // kubeconfig refuses those writes before they leave the process.
 
 /** Thrown when test set-up tries to write what a Flotilla controller owns. */
@@ -27,6 +29,13 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
     const [, , plural, name, subresource] = karpenter;
     if (subresource === 'status') return `the status of ${plural} is written by Flotilla's controllers`;
     if (plural === 'nodeclaims') return 'NodeClaims, their labels and finalizers are written by Flotilla';
+    if (
+      plural === 'nodepools' &&
+      method.toUpperCase() === 'PATCH' &&
+      mentions(body, LAUNCH_BACKOFF_ANNOTATION)
+    ) {
+      return `the ${LAUNCH_BACKOFF_ANNOTATION} annotation is the runaway guard's`;
+    }
     if (name !== undefined && touchesFinalizers(body)) {
       return `the finalizers of ${plural} are Flotilla's (karpenter.k8s.aws/termination)`;
     }
@@ -37,6 +46,12 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
     return "a Node's finalizers are Flotilla's (karpenter.sh/termination)";
   }
   return undefined;
+}
+
+/** Whether a patch names `key` anywhere (a merge patch of annotations, or a JSON patch path). */
+function mentions(body: unknown, key: string): boolean {
+  const text = typeof body === 'string' ? body : JSON.stringify(body ?? null);
+  return text.includes(key) || text.includes(key.replaceAll('/', '~1'));
 }
 
 function touchesFinalizers(body: unknown): boolean {

@@ -94,6 +94,7 @@ function recording(inner: Cluster): Cluster {
     patchNode: record('patchNode', inner.patchNode),
     deleteNodeClaim: record('deleteNodeClaim', inner.deleteNodeClaim),
     patchNodePoolStatus: record('patchNodePoolStatus', inner.patchNodePoolStatus),
+    patchNodePoolMetadata: record('patchNodePoolMetadata', inner.patchNodePoolMetadata),
     patchNodeClassStatus: record('patchNodeClassStatus', inner.patchNodeClassStatus),
     patchNodeClassMetadata: record('patchNodeClassMetadata', inner.patchNodeClassMetadata),
     recordEvent: record('recordEvent', inner.recordEvent),

@@ -5,7 +5,10 @@ import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
-import { reconcileLaunchBackoff } from '../../../shared/usecases/runaway-guard/launch-backoff.ts';
+import {
+  LAUNCH_BACKOFF_ANNOTATION,
+  reconcileLaunchBackoff,
+} from '../../../shared/usecases/runaway-guard/index.ts';
 
 // The runaway guard against a rogue controller that taints every new node NoExecute with a taint
 // no pod tolerates (Karpenter's chaos test): without it every provisioning run launches another
@@ -131,9 +134,10 @@ describe('reconcileLaunchBackoff', () => {
     const guard = await reconcileLaunchBackoff(
       { cluster, logger: makeLogger({}, { sink: () => undefined }) },
       {
+        kind: 'lifecycle',
         pools,
         claims: [],
-        nodes: [],
+        nodes: async () => [],
         timedOut: [{ claim, reason: 'registration_timeout', message: 'no node registered within 15m' }],
         nowMs: clock.now().getTime(),
       },
@@ -143,6 +147,12 @@ describe('reconcileLaunchBackoff', () => {
     expect(pool?.conditions).toEqual([
       expect.objectContaining({ type: 'LaunchBackoff', status: 'True', reason: 'RegistrationTimeout' }),
     ]);
+    expect(JSON.parse(pool?.annotations?.[LAUNCH_BACKOFF_ANNOTATION] ?? '')).toEqual({
+      failures: 1,
+      lastFailedNodeClaimCreated: '2026-01-01T00:00:00.000Z',
+      pausedUntil: '2026-01-01T00:06:00.000Z',
+      observedGeneration: 1,
+    });
     expect(cluster.events().map((e) => e.event)).toEqual([
       expect.objectContaining({
         subject: expect.objectContaining({ kind: 'NodePool', name: 'default' }),

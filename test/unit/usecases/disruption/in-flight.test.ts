@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeMemoryCluster, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
-import { DISRUPTED_TAINT } from '../../../../shared/core/index.ts';
+import { DISRUPTED_TAINT, NodeClaimConditionType } from '../../../../shared/core/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
@@ -9,7 +9,6 @@ import { progressCommands } from '../../../../shared/usecases/disruption/in-flig
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import type { ClusterState } from '../../../../shared/usecases/state/cluster-state.ts';
-import { DISRUPTION_REASON_CONDITION } from '../../../../shared/usecases/termination/decide.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 
@@ -36,7 +35,7 @@ function view(nodes: readonly ClusterNode[]) {
     return undefined;
   });
   const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
-  const reason = condition(DISRUPTION_REASON_CONDITION, 'True', T0, 'Underutilized');
+  const reason = condition(NodeClaimConditionType.disruptionReason, 'True', T0, 'Underutilized');
   const claims: ClusterNodeClaim[] = [
     nodeClaim('a', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
     nodeClaim('b', { ...marked, conditions: [...READY_CONDITIONS, reason] }),

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Label } from '../../../../shared/core/index.ts';
+import { Label, NodePoolConditionType } from '../../../../shared/core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../../../shared/ports/cluster.ts';
 import { DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
 import {
   decideRepair,
   IMPAIRED_INSTANCE_TOLERATION_MS,
-  NODE_REPAIR_BLOCKED_CONDITION,
   type RepairInput,
   type RepairStep,
   unhealthyThreshold,
@@ -70,7 +69,7 @@ function pool(name = 'default', blocked?: 'True' | 'False'): ClusterNodePool {
         ? []
         : [
             {
-              type: NODE_REPAIR_BLOCKED_CONDITION,
+              type: NodePoolConditionType.nodeRepairBlocked,
               status: blocked,
               reason: 'x',
               message: '',

@@ -1,0 +1,65 @@
+import type { Pod, Taint } from '../../../../shared/core/index.ts';
+import type { ClusterNode, ClusterNodeClaim, Condition } from '../../../../shared/ports/cluster.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+
+// Builders for the runaway guard's tests: NodeClaims of pool `general` and their Nodes.
+
+export const T0 = Date.parse('2026-01-01T00:00:00Z');
+export const MIN = 60_000;
+export const ROGUE: Taint = { key: 'chaos.example.com/rogue', effect: 'NoExecute' };
+
+/**
+ * A NodeClaim of pool `general` with these conditions True, each since `at[type]` (default: its
+ * creation).
+ */
+export function claim(
+  name: string,
+  createdAtMs: number,
+  conditions: string[],
+  extra: Partial<ClusterNodeClaim> = {},
+  at: Readonly<Record<string, number>> = {},
+): ClusterNodeClaim {
+  return readNodeClaim(name, {
+    uid: `uid-${name}`,
+    nodePoolName: 'general',
+    createdAtMs,
+    status: {
+      providerId: `aws:///us-east-1a/i-${name}`,
+      nodeName: `node-${name}`,
+      conditions: conditions.map(
+        (type): Condition => ({
+          type,
+          status: 'True',
+          reason: type,
+          message: '',
+          lastTransitionTime: Number.isNaN(at[type]) ? '' : new Date(at[type] ?? createdAtMs).toISOString(),
+        }),
+      ),
+    },
+    ...extra,
+  });
+}
+
+export function node(
+  name: string,
+  taints: Taint[],
+  pods: Pod[] = [],
+  extra: Partial<ClusterNode> = {},
+): ClusterNode {
+  return {
+    name: `node-${name}`,
+    uid: `uid-node-${name}`,
+    nodePoolName: 'general',
+    providerId: `aws:///us-east-1a/i-${name}`,
+    labels: {},
+    taints,
+    allocatable: { cpu: 2000 },
+    pods,
+    initialized: true,
+    annotations: {},
+    finalizers: [],
+    ready: true,
+    deleting: false,
+    ...extra,
+  };
+}
