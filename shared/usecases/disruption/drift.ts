@@ -10,7 +10,8 @@ import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from '.
 
 export const DRIFTED_CONDITION = 'Drifted';
 
-function driftedSinceMs(conditions: readonly Condition[]): number {
+/** When the `Drifted` condition last turned, epoch ms; 0 when unreadable (the oldest). */
+export function driftedSinceMs(conditions: readonly Condition[]): number {
   const c = conditions.find((x) => x.type === DRIFTED_CONDITION);
   const t = c === undefined ? Number.NaN : Date.parse(c.lastTransitionTime);
   return Number.isNaN(t) ? 0 : t;

@@ -12,6 +12,7 @@ import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
 import { nodeIndex } from '../disruption/candidates.ts';
+import { replacedCandidates } from '../disruption/command-record.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { selectNodePools } from './eligibility.ts';
@@ -39,10 +40,19 @@ export interface StaticPassResult {
 
 const NOTHING: StaticPassResult = { claims: [], deleted: [], leaseLost: false };
 
-/** The pool's NodeClaims: those not being deleted, and how many are. */
-function claimsOf(pool: ClusterNodePool, claims: readonly ClusterNodeClaim[]) {
+/**
+ * The pool's NodeClaims that hold its replicas, and how many others still count against
+ * `limits.nodes`: those being deleted, and drifted ones a disruption command has a replacement
+ * for (they go once it is up; counting them too would take the replacement for a surplus).
+ */
+function claimsOf(
+  pool: ClusterNodePool,
+  claims: readonly ClusterNodeClaim[],
+  replaced: ReadonlySet<string> = replacedCandidates(claims),
+) {
   const mine = claims.filter((c) => c.nodePoolName === pool.pool.name);
-  return { live: mine.filter((c) => !c.deleting), deleting: mine.filter((c) => c.deleting).length };
+  const live = mine.filter((c) => !c.deleting && !replaced.has(c.name));
+  return { live, deleting: mine.length - live.length };
 }
 
 /**
@@ -64,18 +74,21 @@ export async function reconcileStaticNodePools(
   );
   if (pools.length === 0) return NOTHING;
   const listed = await ports.cluster.nodeClaims();
-  const off = (read: readonly ClusterNodeClaim[]) =>
-    pools.filter((p) => claimsOf(p, read).live.length !== p.pool.replicas);
+  const off = (read: readonly ClusterNodeClaim[]) => {
+    const replaced = replacedCandidates(read);
+    return pools.filter((p) => claimsOf(p, read, replaced).live.length !== p.pool.replicas);
+  };
   if (off(listed.items).length === 0 && listed.unreadable.length === 0) return NOTHING;
 
   const read = await ports.cluster.nodeClaims({ consistent: true });
   const todo = off(read.items);
   if (todo.length === 0) return NOTHING;
+  const replaced = replacedCandidates(read.items);
   let nodes: readonly ClusterNode[] | undefined;
   const claims: ClaimOutcome[] = [];
   const deleted: string[] = [];
   for (const pool of todo) {
-    const { live, deleting } = claimsOf(pool, read.items);
+    const { live, deleting } = claimsOf(pool, read.items, replaced);
     const replicas = pool.pool.replicas ?? 0;
     if (live.length > replicas) nodes ??= (await ports.cluster.nodes()).items;
     const decision = computeStaticDecision({
