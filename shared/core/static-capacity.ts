@@ -28,8 +28,11 @@ export type StaticDecision =
       readonly count: number;
       readonly replicas: number;
       readonly current: number;
-      /** Set when `limits.nodes` allowed fewer than replicas asks for. */
-      readonly limitedBy?: 'limits.nodes';
+      /**
+       * Set when fewer launch than replicas asks for: `limits.nodes` leaves no more room, or the
+       * runaway guard lets one NodeClaim (a probe) launch after a pause.
+       */
+      readonly limitedBy?: 'limits.nodes' | 'launchBackoff';
     }
   | {
       readonly kind: 'delete';

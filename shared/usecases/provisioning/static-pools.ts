@@ -14,6 +14,7 @@ import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
 import { nodeIndex } from '../disruption/candidates.ts';
 import { replacedCandidates } from '../disruption/command-record.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
+import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { selectNodePools } from './eligibility.ts';
 import { applyPlan } from './launch.ts';
@@ -24,7 +25,8 @@ import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 // static NodePool at its replicas. It runs at the start of every provisioning run, under the
 // provisioner lease, and launches through the provisioner's own launch path (NodeClaim names
 // derived from the decision, fencing, the launch record), so a retried or concurrent run never
-// launches a replica twice. A surplus goes through the normal termination path.
+// launches a replica twice. A surplus goes through the normal termination path. A pool whose
+// NodeClaims keep failing waits on the runaway guard as a dynamic pool does.
 
 export type StaticPassPorts = Pick<
   ProvisionPorts,
@@ -114,15 +116,21 @@ export async function reconcileStaticNodePools(
         writeStatic(logger, line, decision, 'delete', decision.nodeClaims.length);
         continue;
       }
-      const launched =
+      // Like a dynamic pool's, a static pool's launches wait while the runaway guard pauses them.
+      const launch =
         read.unreadable.length > 0
           ? unreadableReason(read.unreadable)
-          : await launchReplicas(ports, logger, lease, holder, pool, decision, read.items);
-      if (typeof launched === 'string') {
-        await blocked(ports, logger, line, decision, launched);
+          : await guardLaunches(ports, logger, pool, read.items, decision);
+      if (typeof launch === 'string') {
+        await blocked(ports, logger, line, decision, launch);
         continue;
       }
-      writeStatic(logger, line, decision, 'launch', decision.count);
+      const launched = await launchReplicas(ports, logger, lease, holder, pool, launch, read.items);
+      if (typeof launched === 'string') {
+        await blocked(ports, logger, line, launch, launched);
+        continue;
+      }
+      writeStatic(logger, line, launch, 'launch', launch.count);
       claims.push(...launched);
       if (launched.some((c) => c.kind === 'fenced')) return { claims, deleted, leaseLost: true };
     } catch (error) {
@@ -133,6 +141,33 @@ export async function reconcileStaticNodePools(
 }
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The runaway guard on a static pool's launches, as on a dynamic pool's: while its NodeClaims keep
+ * failing it launches nothing (why, in the guard's words), and once the pause ends it launches one
+ * NodeClaim, a probe, until one succeeds.
+ */
+async function guardLaunches(
+  ports: StaticPassPorts,
+  logger: Logger,
+  pool: ClusterNodePool,
+  claims: readonly ClusterNodeClaim[],
+  decision: Extract<StaticDecision, { kind: 'launch' }>,
+): Promise<Extract<StaticDecision, { kind: 'launch' }> | string> {
+  const guard = await reconcileLaunchBackoff(
+    { cluster: ports.cluster, logger },
+    {
+      pools: [pool],
+      claims,
+      nodes: async () => (await ports.cluster.nodes()).items,
+      nowMs: ports.clock.now().getTime(),
+    },
+  );
+  const paused = guard.paused.get(pool.pool.name);
+  if (paused !== undefined) return paused;
+  if (!guard.probing.has(pool.pool.name) || decision.count <= 1) return decision;
+  return { ...decision, count: 1, limitedBy: 'launchBackoff' };
+}
 
 /** A pool that cannot reach its replicas now: the decision, and a Warning Event on the NodePool. */
 async function blocked(
