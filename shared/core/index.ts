@@ -135,8 +135,11 @@ export type {
 } from './scheduling-types.ts';
 export {
   computeStaticDecision,
+  computeStaticDriftRoom,
   type StaticDecision,
+  type StaticDriftRoom,
   type StaticMember,
+  type StaticPoolCounts,
   type StaticPoolInput,
 } from './static-capacity.ts';
 export {

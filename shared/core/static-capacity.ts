@@ -28,8 +28,11 @@ export type StaticDecision =
       readonly count: number;
       readonly replicas: number;
       readonly current: number;
-      /** Set when `limits.nodes` allowed fewer than replicas asks for. */
-      readonly limitedBy?: 'limits.nodes';
+      /**
+       * Set when fewer launch than replicas asks for: `limits.nodes` leaves no more room, or the
+       * runaway guard lets one NodeClaim (a probe) launch after a pause.
+       */
+      readonly limitedBy?: 'limits.nodes' | 'launchBackoff';
     }
   | {
       readonly kind: 'delete';
@@ -83,4 +86,51 @@ export function computeStaticDecision(input: StaticPoolInput): StaticDecision {
   return room < wanted
     ? { kind: 'launch', count: room, replicas, current, limitedBy: 'limits.nodes' }
     : { kind: 'launch', count: wanted, replicas, current };
+}
+
+/** A static NodePool's NodeClaims as StaticDrift counts them. */
+export interface StaticPoolCounts {
+  /** NodeClaims not being deleted, in flight or running (replacements included). */
+  readonly members: number;
+  /** Of those, the candidates of disruption commands in flight: they go once replaced. */
+  readonly leaving: number;
+  /** NodeClaims being deleted: they still count against `limits.nodes`. */
+  readonly deleting: number;
+}
+
+/** How many drifted nodes of a static NodePool may be replaced now, or why none. */
+export type StaticDriftRoom =
+  | { readonly kind: 'replace'; readonly count: number }
+  /** More NodeClaims stay than replicas ask for: a scale-down goes first. */
+  | { readonly kind: 'scalingDown'; readonly staying: number; readonly replicas: number }
+  /** `limits.nodes` leaves no room for a replacement beside the node it replaces. */
+  | { readonly kind: 'atLimit'; readonly limit: number }
+  | { readonly kind: 'none' };
+
+/**
+ * Karpenter's StaticDrift limits for one static NodePool: nothing while a scale-down is pending
+ * (more NodeClaims stay than `replicas`); else at most the budget allows (`allowed`, for the
+ * `Drifted` reason) and there are drifted candidates (`drifted`), and never so many that the
+ * replacements, launched before the nodes they replace go, would take the pool's NodeClaims
+ * (deleting ones included) past `limits.nodes`.
+ * @throws RangeError for a pool that is not static.
+ */
+export function computeStaticDriftRoom(input: {
+  readonly pool: Pick<NodePool, 'name' | 'replicas' | 'limits'>;
+  readonly counts: StaticPoolCounts;
+  readonly allowed: number;
+  readonly drifted: number;
+}): StaticDriftRoom {
+  const { pool, counts } = input;
+  if (pool.replicas === undefined)
+    throw new RangeError(`nodePool "${pool.name}" is not static (no spec.replicas)`);
+  const staying = counts.members - counts.leaving;
+  if (staying > pool.replicas) return { kind: 'scalingDown', staying, replicas: pool.replicas };
+  const wanted = Math.max(0, Math.min(input.allowed, input.drifted));
+  if (wanted === 0) return { kind: 'none' };
+  const limit = pool.limits?.[Resource.nodes];
+  if (limit === undefined) return { kind: 'replace', count: wanted };
+  const room = Math.floor(limit) - counts.members - counts.deleting;
+  if (room <= 0) return { kind: 'atLimit', limit };
+  return { kind: 'replace', count: Math.min(wanted, room) };
 }

@@ -341,8 +341,9 @@ export interface LaunchBackoffDecision {
 /**
  * What a static NodePool needed to hold `replicas` nodes: `launch` (the launches follow as their
  * own `launch` lines), `delete` (the surplus handed to termination), `atLimit` (short, but
- * `limits.nodes` leaves no room) or `blocked` (short, but the pool cannot launch now; `reason`
- * says why). A pool that holds its replicas is no decision.
+ * `limits.nodes` leaves no room) or `blocked` (short, but the pool cannot launch now, its
+ * launches paused by the runaway guard among other things; `reason` says why). A pool that holds
+ * its replicas is no decision.
  */
 export interface StaticCapacityDecision {
   readonly kind: 'staticCapacity';
@@ -355,7 +356,8 @@ export interface StaticCapacityDecision {
   /** NodeClaims to launch (launch) or deleted (delete). */
   readonly count: number;
   readonly nodeClaims?: readonly string[];
-  readonly limitedBy?: 'limits.nodes';
+  /** Fewer launch than the pool is short: `limits.nodes`, or the runaway guard's one probe. */
+  readonly limitedBy?: 'limits.nodes' | 'launchBackoff';
   readonly leaseToken: number;
 }
 

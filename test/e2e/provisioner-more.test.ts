@@ -8,6 +8,7 @@ import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { waitFor } from '../harness/proc.ts';
 import { silentLogger } from '../integration/aws/fixtures.ts';
 import { noCapacityFor } from '../integration/aws/ice.ts';
+import { disruptionLambdaPass, relabelNodePool } from './disruption-lambda.ts';
 import { countCalls, launched, ProvisionerE2E, ZONE_LABEL } from './provisioner-fixture.ts';
 
 // More of the provisioner end to end (see provisioner-fixture.ts): the batching windows, lease
@@ -345,7 +346,8 @@ describe('provisioner placement end to end', () => {
  * A static NodePool: a user applies one with replicas 2, the provisioner launches two instances
  * with no pod pending, a pod only a new node of the pool could host launches nothing, and
  * `kubectl scale nodepool --replicas=1` (the scale subresource) has one NodeClaim and its instance
- * removed through termination.
+ * removed through termination. An edit of its template then drifts the replica left: the
+ * disruption Lambda replaces it (StaticDrift), the replacement initialized before it goes.
  */
 const nodePoolScale = { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' };
 
@@ -402,6 +404,41 @@ describe('a static NodePool (real API server, moto, node simulator)', () => {
     );
     expect(await e2e.instancesOf(pool)).toHaveLength(1);
     expect((await e2e.nodeClaimsOf(pool)).map((c) => c.name)).not.toContain(terminated[0]);
-    expect(await e2e.nodeClaimsOf(pool)).toHaveLength(1);
-  });
+    const [kept] = await e2e.nodeClaimsOf(pool);
+    expect(kept).toBeDefined();
+
+    // `kubectl edit nodepool`: a template label changes, and the replica left drifts.
+    await relabelNodePool(e2e, pool, 'release', 'next');
+    const started = await disruptionLambdaPass(e2e, pool, `static-drift-1-${id}`);
+    expect(started.decisions).toEqual([
+      expect.objectContaining({
+        method: 'static-drift',
+        reason: 'Drifted',
+        action: 'replace',
+        outcome: 'started',
+      }),
+    ]);
+    expect(started.decisions[0]?.candidates.map((c) => c.nodeClaim)).toEqual([kept?.name]);
+    const replacement = started.decisions[0]?.replacements[0]?.nodeClaim;
+    // The provisioner launches the replacement; its static pass takes neither for a surplus.
+    const fourth = provisioned(await e2e.run(`static-4-${id}`, {}, { requestTermination }));
+    expect(fourth.staticDeleted).toBeUndefined();
+    await waitFor(
+      'the replacement initialized beside the drifted replica',
+      async () => {
+        const claims = await e2e.nodeClaimsOf(pool);
+        const up = claims.filter((c) => !c.deleting && isConditionTrue(c.status.conditions, 'Initialized'));
+        return claims.length === 2 && up.length === 2 ? true : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const finished = await disruptionLambdaPass(e2e, pool, `static-drift-2-${id}`);
+    expect(finished.decisions).toEqual([
+      expect.objectContaining({ method: 'static-drift', outcome: 'deleted' }),
+    ]);
+    const left = await e2e.nodeClaimsOf(pool);
+    expect(left.filter((c) => !c.deleting).map((c) => [c.name, c.labels['release']])).toEqual([
+      [replacement, 'next'],
+    ]);
+  }, 240_000);
 });

@@ -3,6 +3,8 @@ import type { CandidateSet } from './candidates.ts';
 import { drift, driftBlocked } from './drift.ts';
 import { type EffectPorts, recordEvents } from './effects.ts';
 import { emptiness } from './emptiness.ts';
+import type { MethodContext } from './method.ts';
+import { planStaticDrift } from './static-drift.ts';
 
 // The `DisruptionBlocked` Events of a pass, as Karpenter records them.
 
@@ -12,6 +14,7 @@ export async function reportBlocked(
   set: CandidateSet,
   budgetBlocked: ReadonlySet<string>,
   nowMs: number,
+  context?: MethodContext,
 ): Promise<void> {
   const events: { subject: EventSubject; message: string }[] = [];
   for (const e of set.excluded) {
@@ -32,6 +35,17 @@ export async function reportBlocked(
     events.push({
       subject: { kind: 'NodeClaim', name: c.nodeClaim.name },
       message: `Cannot disrupt NodeClaim: ${c.blockers[0]?.why ?? ''}`,
+    });
+  }
+  // Drifted static nodes StaticDrift holds back whatever the budget: by their pods, by
+  // `limits.nodes`, by a pool that cannot plan a replacement (the budget is reported below).
+  const unbounded = new Map(
+    [...(set.staticPools?.keys() ?? [])].map((name) => [name, Number.MAX_SAFE_INTEGER]),
+  );
+  for (const { candidate, why } of planStaticDrift(set.staticCandidates ?? [], unbounded, context).held) {
+    events.push({
+      subject: { kind: 'NodeClaim', name: candidate.nodeClaim.name },
+      message: `Cannot disrupt NodeClaim: ${why}`,
     });
   }
   for (const key of budgetBlocked) {

@@ -11,6 +11,7 @@ import {
   nodeDoNotDisrupt,
   type PdbLimit,
   podBlockers,
+  type StaticPoolCounts,
 } from '../../core/index.ts';
 import type {
   ClusterNode,
@@ -26,8 +27,9 @@ import { spotFailedAtMs } from './replacement-capacity.ts';
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
 // being deleted, not already in a command, not nominated for pending pods, and without
-// `karpenter.sh/do-not-disrupt` on the Node, of a dynamic NodePool; and, Flotilla's own rule, no pod on it that could not
-// be read (what it needs, and whether it may move, is unknown). Pure.
+// `karpenter.sh/do-not-disrupt` on the Node; and, Flotilla's own rule, no pod on it that could not
+// be read (what it needs, and whether it may move, is unknown). A static NodePool's nodes are kept
+// apart: only StaticDrift looks at them, and only at the drifted ones. Pure.
 
 /** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
 export function nodeOf(
@@ -86,7 +88,12 @@ export interface Excluded {
 }
 
 export interface CandidateSet {
+  /** The nodes of dynamic NodePools. */
   readonly candidates: readonly DisruptionCandidate[];
+  /** The drifted nodes of static NodePools (StaticDrift's alone). @default none */
+  readonly staticCandidates?: readonly DisruptionCandidate[];
+  /** Per static NodePool, its NodeClaims as StaticDrift counts them. @default none */
+  readonly staticPools?: ReadonlyMap<string, StaticPoolCounts>;
   /** Nodes with a reason users should see (do-not-disrupt node, nominated); silent skips are not listed. */
   readonly excluded: readonly Excluded[];
   /** Per NodePool: its nodes that count for budgets, and those being disrupted. */
@@ -100,6 +107,8 @@ export interface CandidateSet {
 export function buildCandidates(input: CandidateInput): CandidateSet {
   const nodeFor = nodeIndex(input.nodes);
   const candidates: DisruptionCandidate[] = [];
+  const staticCandidates: DisruptionCandidate[] = [];
+  const staticPools = new Map<string, { members: number; leaving: number; deleting: number }>();
   const excluded: Excluded[] = [];
   const counts = new Map<string, { nodes: number; disrupting: number }>();
   const poolTotals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
@@ -110,6 +119,14 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     const failedAt = spotFailedAtMs(claim.annotations);
     if (failedAt !== undefined && failedAt > (spotFailed.get(pool.pool.name) ?? Number.NEGATIVE_INFINITY)) {
       spotFailed.set(pool.pool.name, failedAt);
+    }
+    const isStatic = isStaticNodePool(pool.pool);
+    if (isStatic) {
+      const c = staticPools.get(pool.pool.name) ?? { members: 0, leaving: 0, deleting: 0 };
+      staticPools.set(pool.pool.name, c);
+      if (claim.deleting) c.deleting += 1;
+      else c.members += 1;
+      if (!claim.deleting && input.inCommand.has(claim.name)) c.leaving += 1;
     }
     const node = nodeFor(claim);
     const initialized =
@@ -134,10 +151,10 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       totals.disruptionCost += balancedDisruption(node.pods.filter(isReschedulable));
       poolTotals.set(pool.pool.name, totals);
     }
-    // A static NodePool holds its replicas: no voluntary method (emptiness, drift, consolidation)
-    // takes its nodes, as in Karpenter; expiration and interruption still do, and its replicas
-    // are launched again by the static pass.
-    if (isStaticNodePool(pool.pool)) continue;
+    // A static NodePool holds its replicas: of the voluntary methods only StaticDrift takes its
+    // nodes, the drifted ones, as in Karpenter (expiration and interruption still take any, and the
+    // static pass launches its replicas again); the others are not looked at, nor reported.
+    if (isStatic && !isConditionTrue(claim.status.conditions, NodeClaimConditionType.drifted)) continue;
     if (input.replacing?.has(claim.name) === true) continue;
     if (node.labels[Label.nodePool] === undefined) continue;
     if (
@@ -160,7 +177,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       continue;
     }
     const reschedulablePods = node.pods.filter(isReschedulable);
-    candidates.push({
+    (isStatic ? staticCandidates : candidates).push({
       nodeClaim: claim,
       node,
       nodePool: pool,
@@ -173,7 +190,15 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
     });
   }
-  return { candidates, excluded, counts, poolTotals, spotFailedAtMs: spotFailed };
+  return {
+    candidates,
+    staticCandidates,
+    staticPools,
+    excluded,
+    counts,
+    poolTotals,
+    spotFailedAtMs: spotFailed,
+  };
 }
 
 /** Prices and per-NodePool totals of a candidate set, for consolidation. */
@@ -187,6 +212,8 @@ export function methodContextFor(
     instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
     poolTotals: set.poolTotals,
     spotFailedAtMs: set.spotFailedAtMs,
+    ...(set.staticPools === undefined ? {} : { staticPools: set.staticPools }),
+    ...(input === undefined ? {} : { daemonSets: input.solve.daemonSets ?? [] }),
     nowMs,
     spotToSpot,
   };

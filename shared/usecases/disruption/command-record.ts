@@ -85,3 +85,19 @@ export function pendingReplacements(claims: readonly ClusterNodeClaim[]): Set<st
   }
   return out;
 }
+
+/**
+ * Candidates, not being deleted, of commands one of whose replacements exists and is not being
+ * deleted: capacity already stands in for them, and they go once it has initialized. A static
+ * NodePool counts them out of its replicas, so that a replacement is not taken for a surplus.
+ */
+export function replacedCandidates(claims: readonly ClusterNodeClaim[]): Set<string> {
+  const byName = new Map(claims.map((c) => [c.name, c]));
+  const out = new Set<string>();
+  for (const record of commandsInFlight(claims).commands.values()) {
+    const standing = record.replacements.some((r) => byName.get(r)?.deleting === false);
+    if (!standing) continue;
+    for (const name of record.candidates) if (byName.get(name)?.deleting === false) out.add(name);
+  }
+  return out;
+}

@@ -40,6 +40,7 @@ import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
 import { singleNodeConsolidation } from './single-node.ts';
+import { staticDrift } from './static-drift.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 import { type Validation, validateCommand } from './validation.ts';
 
@@ -49,11 +50,13 @@ import { type Validation, validateCommand } from './validation.ts';
 // flight on (delete the candidates once every replacement is initialized, or undo them), removes
 // stale `karpenter.sh/disrupted` taints, and then asks the methods in Karpenter's order (with
 // Flotilla's repack between multi-node and single-node consolidation) for new commands, within
-// each NodePool's budgets: emptiness, then drift, then the consolidation command that saves most.
+// each NodePool's budgets: emptiness, then static drift (static NodePools' nodes), then drift, then
+// the consolidation command that saves most.
 
 /** Voluntary methods in Karpenter's order, repack (Flotilla's own) before single-node. */
 export const METHODS: readonly DisruptionMethod[] = [
   emptiness,
+  staticDrift,
   drift,
   multiNodeConsolidation,
   repackConsolidation,
@@ -252,10 +255,11 @@ class Pass {
       await this.refresh(false);
       set = this.candidates();
     }
-    await reportBlocked(this.ports, set, budgetBlocked, this.now());
+    await reportBlocked(this.ports, set, budgetBlocked, this.now(), this.methodContext(set));
     await reportUnconsolidatable(this.view(), set, this.stays);
     const nowMs = this.now();
-    const blocked = set.candidates.filter((c) => c.blockers.length > 0).length + set.excluded.length;
+    const looked = [...set.candidates, ...(set.staticCandidates ?? [])];
+    const blocked = looked.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
     writeDecision(this.ports.logger, {
       kind: 'disruptionPass',
@@ -265,14 +269,16 @@ class Pass {
           ? stopped
           : commands > 0
             ? 'commands started'
-            : set.candidates.length === 0
+            : looked.length === 0
               ? 'no candidates'
               : budgetBlocked.size > 0 || blocked > 0
                 ? 'blocked'
                 : 'nothing to do',
-      candidates: set.candidates.length,
+      candidates: looked.length,
       empty: set.candidates.filter((c) => emptiness.shouldDisrupt(c, nowMs)).length,
-      drifted: set.candidates.filter((c) => drift.shouldDisrupt(c, nowMs)).length,
+      drifted:
+        set.candidates.filter((c) => drift.shouldDisrupt(c, nowMs)).length +
+        (set.staticCandidates ?? []).length,
       expired,
       blocked,
       budgetBlocked: [...budgetBlocked].sort(),
@@ -413,7 +419,8 @@ class Pass {
       simulateWithout(this.input, this.state, this.claims, candidates, options),
     );
     for (const method of METHODS) {
-      const accepted = set.candidates.filter((c) => method.shouldDisrupt(c, nowMs));
+      const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
+      const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
       if (accepted.length === 0) continue;
       const allowed = this.allowed(set, method.reason);
       for (const c of accepted) {

@@ -13,7 +13,8 @@ import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from '.
 // Pods that block voluntary disruption (do-not-disrupt, a PodDisruptionBudget at its limit) hold a
 // candidate back unless its NodeClaim has a terminationGracePeriod, which bounds the drain instead.
 
-function driftedSinceMs(conditions: readonly Condition[]): number {
+/** When the `Drifted` condition last turned, epoch ms; 0 when unreadable (the oldest). */
+export function driftedSinceMs(conditions: readonly Condition[]): number {
   return transitionTimeMs(findCondition(conditions, NodeClaimConditionType.drifted)) ?? 0;
 }
 

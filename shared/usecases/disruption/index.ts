@@ -1,5 +1,5 @@
 // Voluntary disruption and expiration: the controller (one pass per invocation of the disruption
-// Lambda), one file per method (emptiness, drift, multi- and single-node consolidation), the candidates, the
+// Lambda), one file per method (emptiness, static drift, drift, multi- and single-node consolidation), the candidates, the
 // NodeClaim conditions and the command records that let a command outlive its pass.
 export {
   COMMAND_TIMEOUT_MS,

@@ -1,4 +1,12 @@
-import type { InstanceType, NodeClaimPlan, Pod, PodBlocker, SolveResult } from '../../core/index.ts';
+import type {
+  DaemonSet,
+  InstanceType,
+  NodeClaimPlan,
+  Pod,
+  PodBlocker,
+  SolveResult,
+  StaticPoolCounts,
+} from '../../core/index.ts';
 import type {
   ClusterNode,
   ClusterNodeClaim,
@@ -6,13 +14,20 @@ import type {
   DisruptionReason,
 } from '../../ports/cluster.ts';
 
-// The shape every voluntary disruption method shares (emptiness, drift, multi- and single-node
-// consolidation): which nodes it may act on, and the commands it proposes for them. The disruption
-// controller tries emptiness and drift in order and acts on the first that returns a command, as
+// The shape every voluntary disruption method shares (emptiness, static drift, drift, multi- and
+// single-node consolidation): which nodes it may act on, and the commands it proposes for them. The
+// disruption controller tries emptiness, static drift and drift in order and acts on the first that returns a command, as
 // Karpenter does, then takes the consolidation command that saves most; forceful disruption (expiration, interruption) does not go through here.
 
 /** The voluntary disruption methods, in the order the controller tries them. */
-export const METHOD_NAMES = ['emptiness', 'drift', 'multi-node', 'repack', 'single-node'] as const;
+export const METHOD_NAMES = [
+  'emptiness',
+  'static-drift',
+  'drift',
+  'multi-node',
+  'repack',
+  'single-node',
+] as const;
 export type DisruptionMethodName = (typeof METHOD_NAMES)[number];
 
 /** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
@@ -75,6 +90,10 @@ export interface MethodContext {
   readonly spotToSpot?: boolean;
   /** Per NodePool, when a consolidation replacement last failed to launch, epoch ms. */
   readonly spotFailedAtMs?: ReadonlyMap<string, number>;
+  /** Per static NodePool, its NodeClaims as StaticDrift counts them. */
+  readonly staticPools?: ReadonlyMap<string, StaticPoolCounts>;
+  /** The cluster's DaemonSets: their pods are overhead on a static replacement. */
+  readonly daemonSets?: readonly DaemonSet[];
   /** Told why a candidate a method looked at stays (Karpenter's `Unconsolidatable`). */
   readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
 }
@@ -113,6 +132,11 @@ export interface DisruptionMethod {
    * `eventual` ones (drift) run once their replacements are ready, without that wait.
    */
   readonly disruptionClass: 'graceful' | 'eventual';
+  /**
+   * The method looks at the nodes of static NodePools, and only at them; the other methods never
+   * see those nodes. @default false
+   */
+  readonly staticNodePools?: boolean;
   /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
   shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
   /**

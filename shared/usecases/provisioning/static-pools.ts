@@ -12,7 +12,9 @@ import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
 import { nodeIndex } from '../disruption/candidates.ts';
+import { replacedCandidates } from '../disruption/command-record.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
+import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { selectNodePools } from './eligibility.ts';
 import { applyPlan } from './launch.ts';
@@ -23,7 +25,8 @@ import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 // static NodePool at its replicas. It runs at the start of every provisioning run, under the
 // provisioner lease, and launches through the provisioner's own launch path (NodeClaim names
 // derived from the decision, fencing, the launch record), so a retried or concurrent run never
-// launches a replica twice. A surplus goes through the normal termination path.
+// launches a replica twice. A surplus goes through the normal termination path. A pool whose
+// NodeClaims keep failing waits on the runaway guard as a dynamic pool does.
 
 export type StaticPassPorts = Pick<
   ProvisionPorts,
@@ -39,10 +42,19 @@ export interface StaticPassResult {
 
 const NOTHING: StaticPassResult = { claims: [], deleted: [], leaseLost: false };
 
-/** The pool's NodeClaims: those not being deleted, and how many are. */
-function claimsOf(pool: ClusterNodePool, claims: readonly ClusterNodeClaim[]) {
+/**
+ * The pool's NodeClaims that hold its replicas, and how many others still count against
+ * `limits.nodes`: those being deleted, and drifted ones a disruption command has a replacement
+ * for (they go once it is up; counting them too would take the replacement for a surplus).
+ */
+function claimsOf(
+  pool: ClusterNodePool,
+  claims: readonly ClusterNodeClaim[],
+  replaced: ReadonlySet<string> = replacedCandidates(claims),
+) {
   const mine = claims.filter((c) => c.nodePoolName === pool.pool.name);
-  return { live: mine.filter((c) => !c.deleting), deleting: mine.filter((c) => c.deleting).length };
+  const live = mine.filter((c) => !c.deleting && !replaced.has(c.name));
+  return { live, deleting: mine.length - live.length };
 }
 
 /**
@@ -64,18 +76,21 @@ export async function reconcileStaticNodePools(
   );
   if (pools.length === 0) return NOTHING;
   const listed = await ports.cluster.nodeClaims();
-  const off = (read: readonly ClusterNodeClaim[]) =>
-    pools.filter((p) => claimsOf(p, read).live.length !== p.pool.replicas);
+  const off = (read: readonly ClusterNodeClaim[]) => {
+    const replaced = replacedCandidates(read);
+    return pools.filter((p) => claimsOf(p, read, replaced).live.length !== p.pool.replicas);
+  };
   if (off(listed.items).length === 0 && listed.unreadable.length === 0) return NOTHING;
 
   const read = await ports.cluster.nodeClaims({ consistent: true });
   const todo = off(read.items);
   if (todo.length === 0) return NOTHING;
+  const replaced = replacedCandidates(read.items);
   let nodes: readonly ClusterNode[] | undefined;
   const claims: ClaimOutcome[] = [];
   const deleted: string[] = [];
   for (const pool of todo) {
-    const { live, deleting } = claimsOf(pool, read.items);
+    const { live, deleting } = claimsOf(pool, read.items, replaced);
     const replicas = pool.pool.replicas ?? 0;
     if (live.length > replicas) nodes ??= (await ports.cluster.nodes()).items;
     const decision = computeStaticDecision({
@@ -101,15 +116,21 @@ export async function reconcileStaticNodePools(
         writeStatic(logger, line, decision, 'delete', decision.nodeClaims.length);
         continue;
       }
-      const launched =
+      // Like a dynamic pool's, a static pool's launches wait while the runaway guard pauses them.
+      const launch =
         read.unreadable.length > 0
           ? unreadableReason(read.unreadable)
-          : await launchReplicas(ports, logger, lease, holder, pool, decision, read.items);
-      if (typeof launched === 'string') {
-        await blocked(ports, logger, line, decision, launched);
+          : await guardLaunches(ports, logger, pool, read.items, decision);
+      if (typeof launch === 'string') {
+        await blocked(ports, logger, line, decision, launch);
         continue;
       }
-      writeStatic(logger, line, decision, 'launch', decision.count);
+      const launched = await launchReplicas(ports, logger, lease, holder, pool, launch, read.items);
+      if (typeof launched === 'string') {
+        await blocked(ports, logger, line, launch, launched);
+        continue;
+      }
+      writeStatic(logger, line, launch, 'launch', launch.count);
       claims.push(...launched);
       if (launched.some((c) => c.kind === 'fenced')) return { claims, deleted, leaseLost: true };
     } catch (error) {
@@ -120,6 +141,36 @@ export async function reconcileStaticNodePools(
 }
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The runaway guard on a static pool's launches, as on a dynamic pool's: while its NodeClaims keep
+ * failing it launches nothing (why, in the guard's words), and once the pause ends it launches one
+ * NodeClaim, a probe, until one succeeds.
+ */
+async function guardLaunches(
+  ports: StaticPassPorts,
+  logger: Logger,
+  pool: ClusterNodePool,
+  claims: readonly ClusterNodeClaim[],
+  decision: Extract<StaticDecision, { kind: 'launch' }>,
+): Promise<Extract<StaticDecision, { kind: 'launch' }> | string> {
+  const guard = await reconcileLaunchBackoff(
+    { cluster: ports.cluster, logger },
+    {
+      // Judged on the NodeClaims' own conditions, as a lifecycle pass with no timeouts of its own.
+      kind: 'lifecycle',
+      pools: [pool],
+      claims,
+      nodes: async () => (await ports.cluster.nodes()).items,
+      timedOut: [],
+      nowMs: ports.clock.now().getTime(),
+    },
+  );
+  const paused = guard.paused.get(pool.pool.name);
+  if (paused !== undefined) return paused;
+  if (!guard.probing.has(pool.pool.name) || decision.count <= 1) return decision;
+  return { ...decision, count: 1, limitedBy: 'launchBackoff' };
+}
 
 /** A pool that cannot reach its replicas now: the decision, and a Warning Event on the NodePool. */
 async function blocked(

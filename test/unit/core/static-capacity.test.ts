@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   computeStaticDecision,
+  computeStaticDriftRoom,
   type NodePool,
   planStaticNodeClaim,
   type StaticMember,
@@ -135,5 +136,59 @@ describe('planStaticNodeClaim', () => {
       nowMs: 0,
     });
     expect(planned.ok && planned.plan.instanceTypes).toEqual(solved.nodeClaims[0]?.instanceTypes);
+  });
+});
+
+describe('computeStaticDriftRoom', () => {
+  const counts = (members: number, leaving = 0, deleting = 0) => ({ members, leaving, deleting });
+  it.each([
+    ['as many as the budget allows', staticPool(3), counts(3), 2, 3, { kind: 'replace', count: 2 }],
+    ['as many as are drifted', staticPool(3), counts(3), 5, 1, { kind: 'replace', count: 1 }],
+    ['nothing when the budget allows none', staticPool(3), counts(3), 0, 3, { kind: 'none' }],
+    ['nothing without drifted nodes', staticPool(3), counts(3), 2, 0, { kind: 'none' }],
+    [
+      'nothing while a scale-down is pending',
+      staticPool(2),
+      counts(3),
+      2,
+      3,
+      { kind: 'scalingDown', staying: 3, replicas: 2 },
+    ],
+    [
+      'more beside a command in flight (its candidate leaves once replaced)',
+      staticPool(2),
+      counts(3, 1),
+      1,
+      1,
+      { kind: 'replace', count: 1 },
+    ],
+    [
+      'within limits.nodes, deleting NodeClaims counted',
+      staticPool(2, '5'),
+      counts(2, 0, 1),
+      4,
+      2,
+      {
+        kind: 'replace',
+        count: 2,
+      },
+    ],
+    ['none at limits.nodes', staticPool(2, '2'), counts(2), 1, 1, { kind: 'atLimit', limit: 2 }],
+    [
+      'none at limits.nodes while an old node drains',
+      staticPool(2, '3'),
+      counts(2, 0, 1),
+      1,
+      1,
+      { kind: 'atLimit', limit: 3 },
+    ],
+  ] as const)('%s', (_, pool, c, allowed, drifted, expected) => {
+    expect(computeStaticDriftRoom({ pool, counts: c, allowed, drifted })).toEqual(expected);
+  });
+
+  it('throws for a pool that is not static', () => {
+    expect(() =>
+      computeStaticDriftRoom({ pool: nodePool(), counts: counts(1), allowed: 1, drifted: 1 }),
+    ).toThrow(RangeError);
   });
 });

@@ -2,7 +2,7 @@ import {
   makeMemoryLeaseStore,
   makeMemoryTerminationQueue,
 } from '../../../../shared/adapters/memory/index.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { type Logger, makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
@@ -13,13 +13,36 @@ import { scenarioWorld } from '../provisioning/world.ts';
 
 const TICK_MS = 5_000;
 
+/** The simulator's controllers over a world, with their lease store and termination queue. */
+export function simulatedControllers(
+  world: ReturnType<typeof scenarioWorld>,
+  logger: Logger,
+  sleep: (ms: number) => Promise<void>,
+) {
+  const { clock, cluster, cloud, resolver } = world;
+  const leases = makeMemoryLeaseStore();
+  const terminationQueue = makeMemoryTerminationQueue(clock);
+  const controllers = makeControllers({
+    clock,
+    cluster,
+    cloud,
+    logger,
+    leases,
+    resolver,
+    terminationQueue,
+    inbox: [],
+    sleep,
+  });
+  return { leases, terminationQueue, controllers };
+}
+
 /**
  * Three pods that cannot share a node, each on a node the provisioner launched and initialized.
  * The log lines go to `sink` (dropped by default).
  */
 export async function threeNodes(sink: (line: string) => void = () => {}) {
   const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
+  const { clock, cluster, cloud } = world;
   const logger = makeLogger({}, { sink });
   const kube = makeKube(
     cluster,
@@ -37,19 +60,7 @@ export async function threeNodes(sink: (line: string) => void = () => {}) {
       await step();
     }
   };
-  const leases = makeMemoryLeaseStore();
-  const terminationQueue = makeMemoryTerminationQueue(clock);
-  const controllers = makeControllers({
-    clock,
-    cluster,
-    cloud,
-    logger,
-    leases,
-    resolver,
-    terminationQueue,
-    inbox: [],
-    sleep,
-  });
+  const { leases, terminationQueue, controllers } = simulatedControllers(world, logger, sleep);
   await controllers.controllersPass(clock.now());
   for (const name of ['a', 'b', 'c']) {
     cluster.create({

@@ -4,9 +4,10 @@ import { buildCandidates } from '../../../../shared/usecases/disruption/candidat
 import { METHODS } from '../../../../shared/usecases/disruption/controller.ts';
 import { boundPod, clusterNode, condition, nodeClaim, pool, READY_CONDITIONS, T0 } from './builders.ts';
 
-// No voluntary disruption method takes a static NodePool's node: the same nodes, each one a method
-// would take in a dynamic pool (empty for emptiness, drifted for drift, underutilized for the
-// consolidation methods), are no candidate at all in a static one.
+// No voluntary disruption method but StaticDrift takes a static NodePool's node: the same nodes,
+// each one a method would take in a dynamic pool (empty for emptiness, drifted for drift,
+// underutilized for the consolidation methods), are no candidate of theirs in a static one; the
+// drifted ones are StaticDrift's alone.
 
 const POOLS: ReadonlyMap<string, ClusterNodePool> = new Map([
   ['dynamic', pool('dynamic', { consolidationPolicy: 'WhenEmptyOrUnderutilized' })],
@@ -37,16 +38,34 @@ function candidatesIn(poolName: string, withPod: boolean) {
 }
 
 describe('static NodePools and voluntary disruption', () => {
-  it.each(METHODS.map((m) => [m.name, m] as const))('%s never takes a static pool’s node', (_, method) => {
-    const withPod = method.name !== 'emptiness';
-    const dynamic = candidatesIn('dynamic', withPod);
-    const statics = candidatesIn('static', withPod);
-    // The dynamic pool's node is one this method takes…
-    expect(
-      dynamic.candidates.filter((c) => method.shouldDisrupt(c, T0)).map((c) => c.nodeClaim.name),
-    ).toEqual([`dynamic-${withPod ? 'busy' : 'empty'}`]);
-    // …and the same node in the static pool is no candidate, though it still counts for budgets.
-    expect(statics.candidates).toEqual([]);
-    expect(statics.counts.get('static')).toEqual({ nodes: 1, disrupting: 0 });
+  const dynamicMethods = METHODS.filter((m) => m.staticNodePools !== true);
+  it.each(dynamicMethods.map((m) => [m.name, m] as const))(
+    '%s never takes a static pool’s node',
+    (_, method) => {
+      const withPod = method.name !== 'emptiness';
+      const dynamic = candidatesIn('dynamic', withPod);
+      const statics = candidatesIn('static', withPod);
+      // The dynamic pool's node is one this method takes…
+      expect(
+        dynamic.candidates.filter((c) => method.shouldDisrupt(c, T0)).map((c) => c.nodeClaim.name),
+      ).toEqual([`dynamic-${withPod ? 'busy' : 'empty'}`]);
+      // …and the same node in the static pool is no candidate, though it still counts for budgets.
+      expect(statics.candidates).toEqual([]);
+      expect(statics.counts.get('static')).toEqual({ nodes: 1, disrupting: 0 });
+      // Being drifted, it is StaticDrift's.
+      expect(statics.staticCandidates?.map((c) => c.nodeClaim.name)).toEqual([
+        `static-${withPod ? 'busy' : 'empty'}`,
+      ]);
+    },
+  );
+
+  it('static-drift takes the drifted node of a static pool and none of a dynamic one', () => {
+    const [method] = METHODS.filter((m) => m.staticNodePools === true);
+    expect(method?.name).toBe('static-drift');
+    const statics = candidatesIn('static', true);
+    const dynamic = candidatesIn('dynamic', true);
+    expect(statics.staticCandidates?.filter((c) => method?.shouldDisrupt(c, T0))).toHaveLength(1);
+    expect(dynamic.staticCandidates).toEqual([]);
+    expect(dynamic.candidates.filter((c) => method?.shouldDisrupt(c, T0))).toEqual([]);
   });
 });

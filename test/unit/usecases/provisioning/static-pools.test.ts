@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
+import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
 import { scenarioWorld } from './world.ts';
 
 // Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
-// pending, never launches for pods on it, caps it by limits.nodes, and removes a surplus through
-// termination, empty nodes first.
+// pending, never launches for pods on it, caps it by limits.nodes, removes a surplus through
+// termination, empty nodes first, and waits while the runaway guard pauses the pool's launches.
 
 function staticPool(replicas: number, limits?: Record<string, string>) {
   return {
@@ -60,7 +61,7 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
   const fixedClaims = async () =>
     (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
   const decisions = (kind: string) => lines.filter((l) => l['decision'] === kind);
-  return { ...world, run, fixedClaims, decisions, terminated };
+  return { ...world, run, fixedClaims, decisions, terminated, logger };
 }
 
 describe('a static NodePool in a provisioning run', () => {
@@ -232,5 +233,53 @@ describe('a static NodePool next to a NodeClaim that cannot be read', () => {
         reason: expect.stringMatching(/nodeClaim "fixed-unreadable" cannot be read/),
       }),
     ]);
+  });
+});
+
+describe('a static NodePool whose NodeClaims keep failing', () => {
+  it('launches nothing while the runaway guard pauses it, then one probe', async () => {
+    const w = makeWorld(2);
+    await w.run();
+    const first = await w.fixedClaims();
+    expect(first).toHaveLength(2);
+    // No kubelet ever registers their nodes: the lifecycle deletes both for the registration
+    // timeout, and the runaway guard pauses the pool's launches.
+    w.clock.advance(16 * 60_000);
+    const lifecycle = await reconcileLifecycle(
+      { cluster: w.cluster, logger: w.logger, requestTermination: async () => {} },
+      w.clock.now(),
+    );
+    expect(lifecycle.deleted.map((d) => d.reason)).toEqual(['registration_timeout', 'registration_timeout']);
+    expect(w.decisions('launchBackoff')).toEqual([
+      expect.objectContaining({ action: 'start', nodePool: 'fixed', reason: 'RegistrationTimeout' }),
+    ]);
+
+    // Short of both replicas, the pool waits as a dynamic one would, and says why.
+    await w.run();
+    expect(await w.fixedClaims()).toEqual([]);
+    expect(w.decisions('staticCapacity').at(-1)).toMatchObject({
+      action: 'blocked',
+      count: 0,
+      current: 0,
+      reason: expect.stringMatching(/^launches paused until .* after 1 failed NodeClaim\(s\) in a row/),
+    });
+    expect(w.cluster.events().map((e) => e.event)).toContainEqual(
+      expect.objectContaining({
+        subject: { kind: 'NodePool', name: 'fixed' },
+        reason: 'StaticCapacityBlocked',
+        type: 'Warning',
+        message: expect.stringMatching(/^static NodePool holds 0 of 2 replicas: launches paused until /),
+      }),
+    );
+
+    // Once the pause is over, one NodeClaim (a probe) launches, not both.
+    w.clock.advance(2 * 60_000);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(1);
+    expect(w.decisions('staticCapacity').at(-1)).toMatchObject({
+      action: 'launch',
+      count: 1,
+      limitedBy: 'launchBackoff',
+    });
   });
 });

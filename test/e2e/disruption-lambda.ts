@@ -1,0 +1,72 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import { type DisruptionPassResult, disrupt } from '../../shared/usecases/disruption/controller.ts';
+import { TABLE } from '../integration/aws/cloud-fixture.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
+import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import type { ProvisionerE2E } from './provisioner-fixture.ts';
+
+// The disruption Lambda's pass and a user's edit that drifts a NodePool, for the e2e files.
+
+/**
+ * One disruption pass as the disruption Lambda runs it (the flotilla:controller group on the API
+ * server, the disruption role's policy on every AWS call, the stack's queues and state table),
+ * limited to one NodePool, as the API server is shared with other test files.
+ */
+export function disruptionLambdaPass(
+  e2e: ProvisionerE2E,
+  pool: string,
+  holder: string,
+): Promise<DisruptionPassResult> {
+  const { server, cluster, account } = e2e.env;
+  const aws = account.as('disruption');
+  return asLambda(server, 'disruption', () =>
+    disrupt(
+      {
+        cluster,
+        cloud: aws.cloud,
+        leases: new DynamoLeaseStore(aws.dynamodb, TABLE),
+        clock: systemClock,
+        sleep: (ms) => sleep(ms),
+        logger: e2e.logger,
+        terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
+        requestLaunch: makeLaunchRequester({
+          sqs: aws.sqs,
+          queueUrl: account.stack.queueUrls.podEvents,
+          clusterName: CLUSTER,
+          clock: systemClock,
+        }),
+      },
+      { holder, leaseName: `disruption#${e2e.id}`, nodePools: (name) => name === pool },
+    ),
+  );
+}
+
+/**
+ * `kubectl edit nodepool`: sets one template label, so the NodePool's hash changes and its nodes
+ * drift. Retried on a conflict with a status write, as kubectl would be.
+ */
+export async function relabelNodePool(
+  e2e: ProvisionerE2E,
+  name: string,
+  key: string,
+  value: string,
+): Promise<void> {
+  const nodepools = { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' };
+  for (let attempt = 1; ; attempt++) {
+    const pool = (await e2e.env.custom.getClusterCustomObject({ ...nodepools, name })) as {
+      spec: { template: { metadata?: { labels?: Record<string, string> } } };
+    };
+    const { metadata } = pool.spec.template;
+    pool.spec.template.metadata = { ...metadata, labels: { ...metadata?.labels, [key]: value } };
+    try {
+      await e2e.env.custom.replaceClusterCustomObject({ ...nodepools, name, body: pool });
+      return;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 409 || attempt >= 10) throw error;
+    }
+  }
+}
