@@ -175,10 +175,14 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     return true;
   }
 
-  /** The next instant something is due when idle: an event, a scale step, a job, a sample. */
+  /**
+   * The next instant something is due when idle: an event, a scale step, a job, a controller's
+   * schedule or queued work, the end. Work due now or overdue is due at the next tick. Samples are
+   * not in it: they observe the world and never decide when it moves.
+   */
   function nextWakeMs(): number {
+    const next = nowMs() + TICK_MS;
     const due = [
-      sampler.nextSampleMs(),
       endMs,
       ...ec2.wakeTimes(),
       ...changes.wakeTimes(),
@@ -186,15 +190,19 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       ...controllers.wakeTimes(),
       ...workloads.wakeTimes(),
     ];
-    return Math.min(...due.filter((t) => t > nowMs()));
+    return Math.min(...due.map((t) => Math.max(t, next)));
   }
 
   async function run(): Promise<SimulationRecord> {
     while (nowMs() < endMs) {
       await stepWorld();
       for (const controller of controllers.all) await controller.run(clock.now());
-      if (idle()) clock.set(new Date(Math.max(nowMs() + TICK_MS, nextWakeMs())));
-      else clock.advance(TICK_MS);
+      if (idle()) {
+        const wakeMs = nextWakeMs();
+        // Nothing moves until then: the samples due meanwhile see the world as it is now.
+        sampler.take(wakeMs - 1);
+        clock.set(new Date(wakeMs));
+      } else clock.advance(TICK_MS);
     }
     // Batching may have carried the clock past the end; time never runs backwards.
     if (nowMs() < endMs) clock.set(new Date(endMs));

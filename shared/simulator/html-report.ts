@@ -197,9 +197,10 @@ function podsChart(record: SimulationRecord): string {
         values: record.samples.map((x) => x.runningPods),
       },
       {
+        // The most pods pending at once since the previous sample: an outage between samples shows.
         name: 'pending',
         colour: CHART_COLOURS.podsPending,
-        values: record.samples.map((x) => x.pendingPods),
+        values: record.samples.map((x) => x.peakPendingPods ?? x.pendingPods),
       },
     ],
     formatY: String,

@@ -14,6 +14,11 @@ export interface SimSample {
   readonly costPerHour: number;
   /** Pods created and not yet bound to a node. */
   readonly pendingPods: number;
+  /**
+   * The most pods pending at any one step of the world since the previous sample, this one's
+   * instant included: what the interval saw, however short the outage. Absent in older records.
+   */
+  readonly peakPendingPods?: number;
   /** Pods bound to a node and not finished. */
   readonly runningPods: number;
   /**

@@ -350,7 +350,7 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     launchCount: record.launches.length,
     cost: computeCost(record),
     peakNodes: largest(record.samples.map((s) => s.nodes)),
-    peakPendingPods: largest(record.samples.map((s) => s.pendingPods)),
+    peakPendingPods: largest(record.samples.map((s) => s.peakPendingPods ?? s.pendingPods)),
     waits: waitStats(record),
     interruptions,
     interruptionCount: record.interruptions.length,
