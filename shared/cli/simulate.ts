@@ -24,25 +24,21 @@ export const simulateCommand: Command = {
   summary: `  simulate   run a scenario (default: examples/steady-web.yaml) on a virtual clock, no AWS or
              cluster needed: \`flotilla simulate [scenario.yaml] [--out <dir>]\`
 `,
+  usage: simulateUsage,
   run: runSimulate,
 };
 
 /** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommandArgs(
-    args,
-    { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    Number.POSITIVE_INFINITY,
-  );
+  const parsed = parseCommandArgs(args, { out: { type: 'string' } }, Number.POSITIVE_INFINITY);
   if ('problem' in parsed) return usageError(io, parsed.problem);
   const [first, second] = parsed.positionals;
   if (second !== undefined) return usageError(io, `one scenario at a time, got ${first} and ${second}`);
-  if (parsed.values['help'] === true) {
-    io.out(simulateUsage);
-    return 0;
-  }
   const scenarioPath = first;
   const outDir = stringValue(parsed, 'out') ?? '.flotilla-sim';
+  // Before the run, so a bad --out costs nothing.
+  const outProblem = prepareOutDir(outDir);
+  if (outProblem !== undefined) return usageError(io, outProblem);
 
   let scenario: ReturnType<typeof loadScenario>;
   try {
@@ -74,6 +70,23 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   io.out(fs.readFileSync(paths.summary, 'utf8'));
   io.out(`\nReport (open in a browser): ${paths.html}\nDecision log: ${paths.decisions}\n`);
   return 0;
+}
+
+/**
+ * Makes `dir` (and its parents) if missing and checks that the reports can be written into it.
+ * Returns what is wrong, or undefined. Files of an earlier run in it are replaced.
+ */
+function prepareOutDir(dir: string): string | undefined {
+  try {
+    if (fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false)
+      return `--out ${dir} is a file, not a directory; name a directory (made if missing) or move the file`;
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `--out ${dir} cannot be used for the reports (${reason}); name a directory you can write to`;
+  }
 }
 
 function usageError(io: CliIo, problem: string): number {

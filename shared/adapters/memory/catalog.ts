@@ -39,6 +39,38 @@ export function bundledCatalogRecords(): readonly CatalogInstanceType[] {
   return bundled;
 }
 
+/** The region the simulator and `flotilla plan` use when given none. */
+export const DEFAULT_REGION = 'us-east-1';
+
+let regions: ReadonlyMap<string, readonly string[]> | undefined;
+
+/**
+ * The regions the bundled catalog has prices for, each with its zones named `<region>a`,
+ * `<region>b`, …: as many as the highest zone id the catalog lists there (`use1-az6`: six), at
+ * least three.
+ */
+export function bundledCatalogRegions(): ReadonlyMap<string, readonly string[]> {
+  if (regions === undefined) {
+    const zoneCounts = new Map<string, number>();
+    for (const record of bundledCatalogRecords()) {
+      for (const region of Object.keys(record.onDemandPriceUsd)) {
+        const ids = (record as { zones?: Readonly<Record<string, readonly string[]>> }).zones?.[region];
+        const highest = Math.max(0, ...(ids ?? []).map((id) => Number(/-az(\d+)$/.exec(id)?.[1] ?? 0)));
+        zoneCounts.set(region, Math.max(zoneCounts.get(region) ?? 0, highest));
+      }
+    }
+    regions = new Map(
+      [...zoneCounts.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([region, count]) => [
+          region,
+          Array.from({ length: Math.max(count, 3) }, (_, i) => `${region}${String.fromCharCode(97 + i)}`),
+        ]),
+    );
+  }
+  return regions;
+}
+
 /** The bundled catalog in `region`, offered in `zones` as on-demand and spot. */
 export function bundledCatalog(region: string, zones: readonly string[]): MemoryCatalog {
   return { kind: 'records', records: bundledCatalogRecords(), region, zones };

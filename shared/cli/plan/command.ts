@@ -1,12 +1,13 @@
 import fs from 'node:fs';
+import { bundledCatalogRegions, DEFAULT_REGION } from '../../adapters/memory/index.ts';
 import { type CliIo, type Command, parseCommandArgs, stringValue } from '../command.ts';
 import { PlanInputError } from './input.ts';
-import { planFromSnapshot } from './plan.ts';
+import { PlanTopologyError, planFromSnapshot } from './plan.ts';
 import { renderPlan } from './render.ts';
 
 /** The `plan` lines of `flotilla help`. */
 export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour:
-               flotilla plan --cluster <file> --nodepools <file> [--region us-west-2]
+               flotilla plan --cluster <file> --nodepools <file> [--region <region>]
                              [--zones a,b,c] [--output text|json]
              --cluster    output of \`kubectl get pods,nodes,daemonsets -A -o yaml\` (Namespaces
                           and NodeClaims in it are used too). Pending pods are the ones
@@ -14,9 +15,11 @@ export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would laun
                           looked at yet (no PodScheduled condition); gated pods are not.
              --nodepools  Karpenter v1 NodePools and EC2NodeClasses (multi-document YAML);
                           every NodePool counts as Ready
-             --region     prices and instance types from the bundled catalog (default us-west-2)
-             --zones      zones of the EC2NodeClasses' subnets, as letters or names
-                          (default a,b,c of the region)
+             --region     prices and instance types from the bundled catalog (${[...bundledCatalogRegions().keys()].join(', ')});
+                          default: the region of the snapshot's Nodes
+                          (topology.kubernetes.io/region), else ${DEFAULT_REGION}
+             --zones      zones of the EC2NodeClasses' subnets, as letters or names; default:
+                          the zones of the snapshot's Nodes, else a,b,c of the region
 `;
 
 function readInput(flag: string, file: string): { path: string; text: string } | string {
@@ -27,7 +30,16 @@ function readInput(flag: string, file: string): { path: string; text: string } |
   }
 }
 
-export const planCommand: Command = { name: 'plan', summary: PLAN_USAGE, run: runPlan };
+export const planCommand: Command = {
+  name: 'plan',
+  summary: PLAN_USAGE,
+  usage: `Usage: flotilla plan --cluster <file> --nodepools <file> [options]
+
+Prints the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour.
+
+${PLAN_USAGE.split('\n').slice(3).join('\n')}`,
+  run: runPlan,
+};
 
 const OPTIONS = {
   cluster: { type: 'string' },
@@ -52,12 +64,8 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
     return refuse('--cluster and --nodepools are required');
   const output = flags.get('output') ?? 'text';
   if (output !== 'text' && output !== 'json') return refuse(`--output is text or json, got "${output}"`);
-  const region = flags.get('region') ?? 'us-west-2';
-  const zones = (flags.get('zones') ?? 'a,b,c')
-    .split(',')
-    .map((z) => z.trim())
-    .filter((z) => z !== '')
-    .map((z) => (/^[a-z]$/.test(z) ? `${region}${z}` : z));
+  const region = flags.get('region');
+  const zones = flags.get('zones')?.split(',');
 
   const fail = (problem: string) => {
     io.err(`flotilla plan: ${problem}\n`);
@@ -68,10 +76,15 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
   const pools = readInput('nodepools', poolsFile);
   if (typeof pools === 'string') return fail(pools);
   try {
-    const plan = await planFromSnapshot(cluster, pools, { region, zones });
+    const plan = await planFromSnapshot(cluster, pools, {
+      ...(region === undefined ? {} : { region }),
+      ...(zones === undefined ? {} : { zones }),
+    });
     io.out(output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : renderPlan(plan));
     return 0;
   } catch (error) {
+    if (error instanceof PlanTopologyError)
+      return error.fromFlags ? refuse(error.message) : fail(error.message);
     if (!(error instanceof PlanInputError)) throw error;
     return fail(`the input files have problems:\n${error.message}`);
   }

@@ -10,6 +10,7 @@ import {
 } from '../../apis/index.ts';
 import {
   type DaemonSet,
+  FlotillaError,
   Label,
   type Labels,
   type LaunchCandidate,
@@ -44,6 +45,7 @@ import {
   readObjects,
   withUid,
 } from './input.ts';
+import { resolveTopology, type TopologySource } from './topology.ts';
 
 // `flotilla plan`: what Flotilla would launch for a cluster snapshot (`kubectl get
 // pods,nodes,daemonsets -A -o yaml`) and a set of NodePool and EC2NodeClass manifests. It runs the
@@ -51,10 +53,16 @@ import {
 // view of the bundled catalog) without touching a cluster or AWS.
 
 export interface PlanOptions {
-  /** Prices come from this region of the bundled catalog. */
-  readonly region: string;
-  /** Zones every EC2NodeClass has a subnet in, e.g. `us-west-2a`. */
-  readonly zones: readonly string[];
+  /**
+   * Prices come from this region of the bundled catalog.
+   * @default the region of the snapshot's Nodes (topology.kubernetes.io/region), else DEFAULT_REGION
+   */
+  readonly region?: string;
+  /**
+   * Zones every EC2NodeClass has a subnet in, as names (`us-west-2a`) or letters (`a`).
+   * @default the zones of the snapshot's Nodes in that region, else a, b and c of the region
+   */
+  readonly zones?: readonly string[];
   /** Decision time (feeds NodeClaim names). @default the newest creationTimestamp in the snapshot, else 0 */
   readonly nowMs?: number;
   readonly solveOptions?: SolveOptions;
@@ -87,6 +95,9 @@ export interface PlannedNodeClaim {
 export interface PlanResult {
   readonly region: string;
   readonly zones: readonly string[];
+  /** Where the region and the zones came from: the options, the snapshot's Nodes, or the default. */
+  readonly regionFrom: TopologySource;
+  readonly zonesFrom: TopologySource;
   readonly nowMs: number;
   /** Pods the plan was made for. */
   readonly pendingPods: number;
@@ -107,12 +118,40 @@ export interface PlanResult {
 
 const podName = (p: PodRef) => `${p.namespace}/${p.name}`;
 
+/** The region or zones to plan in cannot be used; `fromFlags` when the options named them. */
+export class PlanTopologyError extends FlotillaError {
+  readonly code = 'PlanTopologyError';
+
+  constructor(
+    message: string,
+    readonly fromFlags: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** What to say of a snapshot with no Pod and no Node: what it has instead, and what to pass. */
+function noPodsOrNodes(items: readonly Located[]): string {
+  const kinds = new Map<string, number>();
+  for (const item of items) kinds.set(kindOf(item), (kinds.get(kindOf(item)) ?? 0) + 1);
+  const has =
+    kinds.size === 0
+      ? 'it has no objects'
+      : `it has ${[...kinds.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ')}`;
+  return `no Pod or Node found (${has}); the snapshot is what \`kubectl get pods,nodes,daemonsets -A -o yaml\` prints, not the manifests a Deployment is made from`;
+}
+
 /**
  * Plans the NodeClaims Flotilla would create for the pending pods of a cluster snapshot, with
  * every NodePool in `nodePools` treated as Ready and every EC2NodeClass resolved to subnets in
- * `options.zones` and the EKS-optimized AL2023 images. Instance types and prices come from the
- * bundled catalog for `options.region`.
- * @throws PlanInputError listing every malformed object, with file, line and field.
+ * the zones (see PlanOptions) and the EKS-optimized AL2023 images. Instance types and prices come
+ * from the bundled catalog for the region.
+ * @throws PlanInputError listing every malformed object, with file, line and field, or saying the
+ *   snapshot has no Pod or Node.
+ * @throws PlanTopologyError when the region is not in the catalog, or a zone not in the region.
  */
 export async function planFromSnapshot(
   cluster: PlanFile,
@@ -192,16 +231,27 @@ export async function planFromSnapshot(
   if (pools.length === 0 && !problems.some((p) => p.file === nodePools.path)) {
     problems.push({ file: nodePools.path, message: 'no NodePool (karpenter.sh/v1) found' });
   }
+  const podsOrNodes = clusterItems.filter((i) => kindOf(i) === 'Pod' || kindOf(i) === 'Node').length;
+  if (podsOrNodes === 0 && !problems.some((p) => p.file === cluster.path)) {
+    problems.push({ file: cluster.path, message: noPodsOrNodes(clusterItems) });
+  }
   if (problems.length > 0) throw new PlanInputError(problems);
+  const topology = resolveTopology({
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.zones === undefined ? {} : { zones: options.zones.join(',') }),
+    nodeLabels: nodes.map((n) => n.labels),
+  });
+  if ('problem' in topology) throw new PlanTopologyError(topology.problem, topology.fromFlags);
+  const { region, zones } = topology;
 
   // NodePools as the provisioner chooses them, once the NodeClass controller has resolved each
   // class (in a fixed network: the plan does not read AWS).
   const clock = makeManualClock(new Date(0));
-  const resolver = makeMemoryNodeClassResolver({ zones: options.zones });
+  const resolver = makeMemoryNodeClassResolver({ zones });
   const cloud = makeMemoryCloud({
     clock,
     clusterName: 'plan',
-    catalog: bundledCatalog(options.region, options.zones),
+    catalog: bundledCatalog(region, zones),
   });
   const resolved: EC2NodeClass[] = [];
   for (const stored of nodeClasses.values()) {
@@ -238,7 +288,7 @@ export async function planFromSnapshot(
       field: 'requirements',
     });
     const zoneReq = reqs.get(Label.zone);
-    const zones = options.zones.filter(
+    const claimZones = zones.filter(
       (z) =>
         (zoneReq === undefined || zoneReq.admits(z)) &&
         candidates.some((t) => t.offerings.some((o) => o.available && o.zone === z)),
@@ -259,7 +309,7 @@ export async function planFromSnapshot(
       nodeClass: plan.nodeClassName,
       instanceTypes: plan.instanceTypes,
       capacityType: expectedCapacityType(plan.requirements, candidates),
-      zones,
+      zones: claimZones,
       pods: plan.pods.map(podName),
       requests: plan.requests,
       requirements: plan.requirements,
@@ -271,8 +321,10 @@ export async function planFromSnapshot(
   });
 
   return {
-    region: options.region,
-    zones: options.zones,
+    region,
+    zones,
+    regionFrom: topology.regionFrom,
+    zonesFrom: topology.zonesFrom,
     nowMs,
     pendingPods: pending.length,
     nodeClaims,

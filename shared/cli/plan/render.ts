@@ -13,10 +13,17 @@ function capped(items: readonly string[], max = MAX_LISTED): string {
 
 const usd = (n: number) => `$${n.toFixed(4)}`;
 
+const FROM: Readonly<Record<PlanResult['regionFrom'], string>> = {
+  flags: 'as given',
+  nodes: "from the snapshot's Nodes",
+  default: 'by default',
+};
+
 /** The plan as text for a terminal. */
 export function renderPlan(plan: PlanResult): string {
   const out: string[] = [
     `Plan for ${plan.pendingPods} pending ${plan.pendingPods === 1 ? 'pod' : 'pods'} in ${plan.region} (zones ${plan.zones.join(', ')}), prices from the bundled catalog`,
+    `  region ${FROM[plan.regionFrom]}, zones ${FROM[plan.zonesFrom]}`,
     '',
   ];
   plan.nodeClaims.forEach((c, i) => {

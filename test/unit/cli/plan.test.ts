@@ -165,7 +165,15 @@ describe('planFromSnapshot on the hand-made snapshot', async () => {
 
 describe('flotilla plan', () => {
   it('prints each NodeClaim with its pool, candidates, pods, reason and price, then the total', async () => {
-    const { code, out, err } = await run('plan', '--cluster', clusterPath, '--nodepools', poolsPath);
+    const { code, out, err } = await run(
+      'plan',
+      '--cluster',
+      clusterPath,
+      '--nodepools',
+      poolsPath,
+      '--zones',
+      'a,b,c',
+    );
     expect(err).toBe('');
     expect(code).toBe(0);
     expect(out).toMatch(
