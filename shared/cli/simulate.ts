@@ -11,12 +11,18 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 /** The scenario `flotilla simulate` (and `npm start`) runs when given none. */
 export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
 
-export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>]
+export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>] [--known-prices]
 
 Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
 prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the summary
 (summary.txt), an HTML report with charts (report.html), the decision log (decisions.jsonl) and
-the whole record (record.json) into --out (default .flotilla-sim).
+the whole record (record.json) into --out (default .flotilla-sim; a directory, made if missing,
+its earlier reports replaced).
+
+Prices come from the bundled catalog. Where it has none it assumes one (spot at a 65% discount
+for a type without a Spot Advisor estimate, another region's on-demand price), and the reports
+mark those launches with *. --known-prices leaves the offerings with an assumed price out, so
+nothing launches at one.
 `;
 
 export const simulateCommand: Command = {
@@ -30,7 +36,11 @@ export const simulateCommand: Command = {
 
 /** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommandArgs(args, { out: { type: 'string' } }, Number.POSITIVE_INFINITY);
+  const parsed = parseCommandArgs(
+    args,
+    { out: { type: 'string' }, 'known-prices': { type: 'boolean' } },
+    Number.POSITIVE_INFINITY,
+  );
   if ('problem' in parsed) return usageError(io, parsed.problem);
   const [first, second] = parsed.positionals;
   if (second !== undefined) return usageError(io, `one scenario at a time, got ${first} and ${second}`);
@@ -54,6 +64,7 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   let lastReported = -1;
   const started = Date.now();
   const record = await simulate(scenario, {
+    knownPricesOnly: parsed.values['known-prices'] === true,
     onProgress: (p) => {
       const bucket = Math.floor(p.offsetMs / step);
       if (bucket === lastReported && p.offsetMs < p.durationMs) return;

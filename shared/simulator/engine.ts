@@ -39,6 +39,11 @@ export interface SimulationOptions {
   readonly clusterName?: string;
   /** Receives every JSON line Flotilla's use cases write, as the Lambdas write them. @default dropped */
   readonly log?: (line: string) => void;
+  /**
+   * Leave out the offerings whose price the bundled catalog only assumes, so nothing launches
+   * at an assumed price. @default false: they are offered, and marked in the reports
+   */
+  readonly knownPricesOnly?: boolean;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -66,7 +71,9 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const cloud: MemoryCloud = makeMemoryCloud({
     clock,
     clusterName: options.clusterName ?? 'simulated',
-    catalog: bundledCatalog(scenario.region, scenario.zones),
+    catalog: bundledCatalog(scenario.region, scenario.zones, {
+      knownPricesOnly: options.knownPricesOnly === true,
+    }),
     bootDelayMs: scenario.bootDelayMs,
     capacityWindows: scenario.events.flatMap((e) =>
       e.kind === 'InsufficientCapacity'
@@ -215,6 +222,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         region: scenario.region,
         startMs,
         durationMs: scenario.durationMs,
+        ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
       },
       samples: [...sampler.samples],
       launches: [...sampler.launches],
@@ -222,6 +230,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       interruptions: [...workloads.interruptions((instanceId) => sampler.live.has(instanceId))],
       disruptions: controllers.disrupted.map((d) => ({ ...d })),
       podWaitsMs: [...workloads.podWaitsMs],
+      podWaitsNotStartedMs: [...workloads.waitingMs()],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
     };

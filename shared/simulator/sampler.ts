@@ -54,10 +54,15 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
   const { scenario, cluster, cloud, nowMs } = options;
   const endMs = scenario.startMs + scenario.durationMs;
   const prices = new Map<string, number>();
+  /** Offerings whose price the catalog only assumes. */
+  const assumed = new Set<string>();
   for (const nodeClass of (await cluster.nodeClasses()).items) {
     for (const type of await cloud.instanceTypes(nodeClass)) {
-      for (const o of type.offerings)
-        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
+      for (const o of type.offerings) {
+        const key = `${type.name}/${o.zone}/${o.capacityType}`;
+        prices.set(key, o.priceUsdPerHour);
+        if (o.priceAssumed === true) assumed.add(key);
+      }
     }
   }
   const samples: SimSample[] = [];
@@ -126,6 +131,9 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
           capacityType: instance.capacityType,
           zone: instance.zone,
           pricePerHour: priceOf(instance),
+          ...(assumed.has(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`)
+            ? { priceAssumed: true }
+            : {}),
           ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
         });
       }

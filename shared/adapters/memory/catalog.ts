@@ -21,6 +21,8 @@ export type MemoryCatalog =
       readonly zones: readonly string[];
       /** @default ['on-demand', 'spot'] */
       readonly capacityTypes?: readonly CapacityType[];
+      /** Leave out offerings whose price the catalog only assumes (see CatalogOptions). @default false */
+      readonly knownPricesOnly?: boolean;
     }
   | {
       /** Instance types given as they are (capacity and overhead do not change per NodeClass). */
@@ -54,7 +56,7 @@ export function bundledCatalogRegions(): ReadonlyMap<string, readonly string[]> 
     const zoneCounts = new Map<string, number>();
     for (const record of bundledCatalogRecords()) {
       for (const region of Object.keys(record.onDemandPriceUsd)) {
-        const ids = (record as { zones?: Readonly<Record<string, readonly string[]>> }).zones?.[region];
+        const ids = record.zones?.[region];
         const highest = Math.max(0, ...(ids ?? []).map((id) => Number(/-az(\d+)$/.exec(id)?.[1] ?? 0)));
         zoneCounts.set(region, Math.max(zoneCounts.get(region) ?? 0, highest));
       }
@@ -71,9 +73,22 @@ export function bundledCatalogRegions(): ReadonlyMap<string, readonly string[]> 
   return regions;
 }
 
-/** The bundled catalog in `region`, offered in `zones` as on-demand and spot. */
-export function bundledCatalog(region: string, zones: readonly string[]): MemoryCatalog {
-  return { kind: 'records', records: bundledCatalogRecords(), region, zones };
+/**
+ * The bundled catalog in `region`, offered in `zones` as on-demand and spot; with
+ * `knownPricesOnly`, without the offerings whose price it only assumes.
+ */
+export function bundledCatalog(
+  region: string,
+  zones: readonly string[],
+  options: { readonly knownPricesOnly?: boolean } = {},
+): MemoryCatalog {
+  return {
+    kind: 'records',
+    records: bundledCatalogRecords(),
+    region,
+    zones,
+    ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
+  };
 }
 
 function isBottlerocket(nodeClass: EC2NodeClass): boolean {
@@ -107,6 +122,7 @@ export function makeCatalogResolver(
         region: catalog.region,
         zones: catalog.zones,
         ...(catalog.capacityTypes === undefined ? {} : { capacityTypes: catalog.capacityTypes }),
+        ...(catalog.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
         nodeClass: settings,
       });
       cache.set(key, types);

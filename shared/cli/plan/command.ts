@@ -8,7 +8,7 @@ import { renderPlan } from './render.ts';
 /** The `plan` lines of `flotilla help`. */
 export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour:
                flotilla plan --cluster <file> --nodepools <file> [--region <region>]
-                             [--zones a,b,c] [--output text|json]
+                             [--zones a,b,c] [--known-prices] [--output text|json]
              --cluster    output of \`kubectl get pods,nodes,daemonsets -A -o yaml\` (Namespaces
                           and NodeClaims in it are used too). Pending pods are the ones
                           kube-scheduler marked Unschedulable, plus Pending pods it has not
@@ -20,6 +20,8 @@ export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would laun
                           (topology.kubernetes.io/region), else ${DEFAULT_REGION}
              --zones      zones of the EC2NodeClasses' subnets, as letters or names; default:
                           the zones of the snapshot's Nodes, else a,b,c of the region
+             --known-prices  leave out the offerings whose price the catalog only assumes
+                          (marked * otherwise: no Spot Advisor estimate, another region's price)
 `;
 
 function readInput(flag: string, file: string): { path: string; text: string } | string {
@@ -47,6 +49,7 @@ const OPTIONS = {
   region: { type: 'string' },
   zones: { type: 'string' },
   output: { type: 'string' },
+  'known-prices': { type: 'boolean' },
 } as const;
 
 /** `flotilla plan …`: returns the exit code (0 planned, 1 bad input file, 2 bad arguments). */
@@ -79,6 +82,7 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
     const plan = await planFromSnapshot(cluster, pools, {
       ...(region === undefined ? {} : { region }),
       ...(zones === undefined ? {} : { zones }),
+      knownPricesOnly: parsed.values['known-prices'] === true,
     });
     io.out(output === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : renderPlan(plan));
     return 0;

@@ -9,8 +9,11 @@ import {
   toPod,
 } from '../../apis/index.ts';
 import {
+  addResources,
+  computePodRequests,
   type DaemonSet,
   FlotillaError,
+  type InstanceType,
   Label,
   type Labels,
   type LaunchCandidate,
@@ -22,6 +25,7 @@ import {
   type ResourceList,
   type SolveOptions,
   solve,
+  subtractResources,
   type Taint,
 } from '../../core/index.ts';
 import { makeManualClock } from '../../ports/clock.ts';
@@ -63,6 +67,11 @@ export interface PlanOptions {
    * @default the zones of the snapshot's Nodes in that region, else a, b and c of the region
    */
   readonly zones?: readonly string[];
+  /**
+   * Leave out the offerings whose price the bundled catalog only assumes (see
+   * CatalogOptions.knownPricesOnly). @default false: they are candidates, marked `priceAssumed`
+   */
+  readonly knownPricesOnly?: boolean;
   /** Decision time (feeds NodeClaim names). @default the newest creationTimestamp in the snapshot, else 0 */
   readonly nowMs?: number;
   readonly solveOptions?: SolveOptions;
@@ -73,8 +82,11 @@ export interface PlannedNodeClaim {
   readonly name: string;
   readonly nodePool: string;
   readonly nodeClass: string;
-  /** Cheapest first, each with the price of its cheapest allowed offering. */
-  readonly instanceTypes: readonly LaunchCandidate[];
+  /**
+   * Cheapest first, each with the price of its cheapest allowed offering, `priceAssumed` when the
+   * catalog only assumes that price.
+   */
+  readonly instanceTypes: readonly (LaunchCandidate & { readonly priceAssumed?: boolean })[];
   /** What the launch most likely gets: reserved, then spot, when allowed and offered. */
   readonly capacityType: string;
   /** Zones the NodeClaim may launch in. */
@@ -83,6 +95,8 @@ export interface PlannedNodeClaim {
   readonly pods: readonly string[];
   /** The pods' requests plus DaemonSet overhead. */
   readonly requests: ResourceList;
+  /** What the DaemonSets that would run on the NodeClaim request; empty when none would. */
+  readonly daemonSetOverhead: ResourceList;
   readonly requirements: readonly NodeSelectorRequirement[];
   /** Requirements the pods added to the NodePool's (instance types left out). */
   readonly fromPods: readonly string[];
@@ -90,6 +104,19 @@ export interface PlannedNodeClaim {
   readonly taints: readonly Taint[];
   /** $/hour of the cheapest candidate. */
   readonly priceUsdPerHour: number;
+}
+
+/** A candidate's price is assumed when an allowed offering at that price is. */
+function markAssumed(
+  candidate: LaunchCandidate,
+  type: InstanceType | undefined,
+  allowed: (capacityType: string) => boolean,
+): LaunchCandidate & { readonly priceAssumed?: boolean } {
+  const assumed = (type?.offerings ?? []).some(
+    (o) =>
+      o.priceAssumed === true && o.priceUsdPerHour === candidate.priceUsdPerHour && allowed(o.capacityType),
+  );
+  return assumed ? { ...candidate, priceAssumed: true } : candidate;
 }
 
 export interface PlanResult {
@@ -112,6 +139,8 @@ export interface PlanResult {
     readonly message: string;
   }[];
   readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+  /** Offerings with an assumed price were left out (PlanOptions.knownPricesOnly). */
+  readonly knownPricesOnly: boolean;
   /** Objects of other kinds in the input, by kind (they do not affect the plan). */
   readonly ignoredKinds: Readonly<Record<string, number>>;
 }
@@ -251,7 +280,7 @@ export async function planFromSnapshot(
   const cloud = makeMemoryCloud({
     clock,
     clusterName: 'plan',
-    catalog: bundledCatalog(region, zones),
+    catalog: bundledCatalog(region, zones, { knownPricesOnly: options.knownPricesOnly === true }),
   });
   const resolved: EC2NodeClass[] = [];
   for (const stored of nodeClasses.values()) {
@@ -277,7 +306,17 @@ export async function planFromSnapshot(
   const result = solve(input.solve);
 
   const poolsByName = new Map(usable.map((p) => [p.pool.name, p]));
+  const pendingByName = new Map(pending.map((p) => [podName(p), p]));
   const nodeClaims = result.nodeClaims.map((plan): PlannedNodeClaim => {
+    const podRequests = addResources(
+      ...plan.pods.flatMap((ref) => {
+        const pod = pendingByName.get(podName(ref));
+        return pod === undefined ? [] : [computePodRequests(pod)];
+      }),
+    );
+    const daemonSetOverhead = Object.fromEntries(
+      Object.entries(subtractResources(plan.requests, podRequests)).filter(([, v]) => v > 0),
+    );
     const types = new Map((typesByClass.get(plan.nodeClassName) ?? []).map((t) => [t.name, t]));
     const candidates = plan.instanceTypes.flatMap((c) => {
       const t = types.get(c.name);
@@ -288,6 +327,8 @@ export async function planFromSnapshot(
       field: 'requirements',
     });
     const zoneReq = reqs.get(Label.zone);
+    const capacityReq = reqs.get(Label.capacityType);
+    const allowedCapacity = (c: string) => capacityReq === undefined || capacityReq.admits(c);
     const claimZones = zones.filter(
       (z) =>
         (zoneReq === undefined || zoneReq.admits(z)) &&
@@ -307,11 +348,12 @@ export async function planFromSnapshot(
       name: plan.name,
       nodePool: plan.nodePoolName,
       nodeClass: plan.nodeClassName,
-      instanceTypes: plan.instanceTypes,
+      instanceTypes: plan.instanceTypes.map((c) => markAssumed(c, types.get(c.name), allowedCapacity)),
       capacityType: expectedCapacityType(plan.requirements, candidates),
       zones: claimZones,
       pods: plan.pods.map(podName),
       requests: plan.requests,
+      daemonSetOverhead,
       requirements: plan.requirements,
       fromPods,
       labels: plan.labels,
@@ -339,6 +381,7 @@ export async function planFromSnapshot(
       message: unschedulableMessage(u, { eligible: usable.length, skipped: skippedNodePools }),
     })),
     skippedNodePools,
+    knownPricesOnly: options.knownPricesOnly === true,
     ignoredKinds,
   };
 }
