@@ -6,22 +6,29 @@ import { PlanTopologyError, planFromSnapshot } from './plan.ts';
 import { renderPlan } from './render.ts';
 
 /** The `plan` lines of `flotilla help`. */
-export const PLAN_USAGE = `  plan       print the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour:
-               flotilla plan --cluster <file> --nodepools <file> [--region <region>]
-                             [--zones a,b,c] [--known-prices] [--output text|json]
-             --cluster    output of \`kubectl get pods,nodes,daemonsets -A -o yaml\` (Namespaces
-                          and NodeClaims in it are used too). Pending pods are the ones
-                          kube-scheduler marked Unschedulable, plus Pending pods it has not
-                          looked at yet (no PodScheduled condition); gated pods are not.
-             --nodepools  Karpenter v1 NodePools and EC2NodeClasses (multi-document YAML);
-                          every NodePool counts as Ready
-             --region     prices and instance types from the bundled catalog (${[...bundledCatalogRegions().keys()].join(', ')});
-                          default: the region of the snapshot's Nodes
-                          (topology.kubernetes.io/region), else ${DEFAULT_REGION}
-             --zones      zones of the EC2NodeClasses' subnets, as letters or names; default:
-                          the zones of the snapshot's Nodes, else a,b,c of the region
-             --known-prices  leave out the offerings whose price the catalog only assumes
-                          (marked * otherwise: no Spot Advisor estimate, another region's price)
+const PLAN_SUMMARY = `  plan       print the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour:
+             \`flotilla plan --cluster <file> --nodepools <file>\` (\`flotilla plan --help\` for more)
+`;
+
+/** \`flotilla plan --help\`, and what a refused command line is shown. */
+export const PLAN_USAGE = `Usage: flotilla plan --cluster <file> --nodepools <file> [--region <region>] [--zones a,b,c]
+                     [--known-prices] [--output text|json]
+
+Prints the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour.
+
+  --cluster       output of \`kubectl get pods,nodes,daemonsets -A -o yaml\` (Namespaces and
+                  NodeClaims in it are used too). Pending pods are the ones kube-scheduler marked
+                  Unschedulable, plus Pending pods it has not looked at yet (no PodScheduled
+                  condition); gated pods are not.
+  --nodepools     Karpenter v1 NodePools and EC2NodeClasses (multi-document YAML); every NodePool
+                  counts as Ready
+  --region        prices and instance types from the bundled catalog (${[...bundledCatalogRegions().keys()].join(', ')}); default:
+                  the region of the snapshot's Nodes (topology.kubernetes.io/region), else ${DEFAULT_REGION}
+  --zones         zones of the EC2NodeClasses' subnets, as letters or names; default: the zones
+                  of the snapshot's Nodes, else a,b,c of the region
+  --known-prices  leave out the offerings whose price the catalog only assumes (marked *
+                  otherwise: no Spot Advisor estimate, another region's price)
+  --output        text (default) or json
 `;
 
 function readInput(flag: string, file: string): { path: string; text: string } | string {
@@ -34,12 +41,8 @@ function readInput(flag: string, file: string): { path: string; text: string } |
 
 export const planCommand: Command = {
   name: 'plan',
-  summary: PLAN_USAGE,
-  usage: `Usage: flotilla plan --cluster <file> --nodepools <file> [options]
-
-Prints the NodeClaims Flotilla would launch for a cluster snapshot, why, and the $/hour.
-
-${PLAN_USAGE.split('\n').slice(3).join('\n')}`,
+  summary: PLAN_SUMMARY,
+  usage: PLAN_USAGE,
   run: runPlan,
 };
 
@@ -56,7 +59,7 @@ const OPTIONS = {
 async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(args, OPTIONS, 0);
   const refuse = (problem: string) => {
-    io.err(`flotilla plan: ${problem}\n\nUsage:\n${PLAN_USAGE}`);
+    io.err(`flotilla plan: ${problem}\n\n${PLAN_USAGE}`);
     return 2;
   };
   if ('problem' in parsed) return refuse(parsed.problem);
