@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { FlotillaError } from '../core/index.ts';
 
 // What every `flotilla` command shares: where it writes, its entry in the command table, and one
 // way of parsing arguments (Node's util.parseArgs, strict), with problems worded for a terminal.
@@ -14,6 +15,8 @@ export interface Command {
   readonly name: string;
   /** The command's lines in `flotilla help`, each indented by two spaces. */
   readonly summary: string;
+  /** The command's own help: `flotilla help <command>` and `flotilla <command> --help`. */
+  readonly usage: string;
   /** Returns the process exit code: 0 done, 1 bad input, 2 bad arguments. */
   readonly run: (args: readonly string[], io: CliIo) => Promise<number>;
 }
@@ -65,6 +68,26 @@ function describeParseError(error: unknown, options: ParseArgsOptionsConfig): st
     default:
       throw error;
   }
+}
+
+/** Whether the arguments ask for help (`--help` or `-h` before any `--`). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+const FILE_ERRORS = new Set(['EACCES', 'EEXIST', 'EISDIR', 'ENOENT', 'ENOSPC', 'ENOTDIR', 'EPERM', 'EROFS']);
+
+/**
+ * What to tell the user about an error a command let through, when it is theirs to fix: a
+ * FlotillaError's message, or a file the system refused (missing, not readable, not writable, a
+ * directory, a full disk). Undefined for anything else, which is a fault in Flotilla.
+ */
+export function userProblem(error: unknown): string | undefined {
+  if (error instanceof FlotillaError) return error.message;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof Error && typeof code === 'string' && FILE_ERRORS.has(code)) return error.message;
+  return undefined;
 }
 
 /** A string option's value, or undefined; empty strings count as missing. */

@@ -1,4 +1,4 @@
-import type { CliIo, Command } from './command.ts';
+import { type CliIo, type Command, userProblem, wantsHelp } from './command.ts';
 import { planCommand } from './plan/command.ts';
 import { crdsCommand, versionCommand } from './project.ts';
 import { simulateCommand } from './simulate.ts';
@@ -15,21 +15,52 @@ const ALIASES: Readonly<Record<string, string>> = { '--version': 'version' };
 const usage = `Usage: flotilla <command>
 
 Commands:
-${COMMANDS.map((c) => c.summary).join('')}  help       print this help
+${COMMANDS.map((c) => c.summary).join('')}  help       print this help; \`flotilla help <command>\` or \`flotilla <command> --help\`
+             prints a command's own
 `;
 
-/** Runs one CLI command and returns the process exit code. */
+const find = (name: string) => COMMANDS.find((c) => c.name === (ALIASES[name] ?? name));
+
+/**
+ * Runs one CLI command and returns the process exit code: 0 done, 1 bad input, 2 bad arguments.
+ * A problem the user can fix (a FlotillaError, a file that cannot be read or written) is one
+ * line on `io.err`, never a stack trace.
+ */
 export async function main(args: readonly string[], io: CliIo): Promise<number> {
   const [given = 'help', ...rest] = args;
-  if (given === 'help' || given === '--help' || given === '-h') {
-    io.out(usage);
-    return 0;
-  }
-  const name = ALIASES[given] ?? given;
-  const command = COMMANDS.find((c) => c.name === name);
+  if (given === 'help' || given === '--help' || given === '-h') return help(rest, io);
+  const command = find(given);
   if (command === undefined) {
     io.err(`flotilla: unknown command "${given}"\n\n${usage}`);
     return 2;
   }
-  return command.run(rest, io);
+  if (wantsHelp(rest)) {
+    io.out(command.usage);
+    return 0;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    const problem = userProblem(error);
+    if (problem === undefined) throw error;
+    io.err(`flotilla ${command.name}: ${problem}\n`);
+    return 1;
+  }
+}
+
+/** `flotilla help [command]`. */
+function help(topics: readonly string[], io: CliIo): number {
+  const [topic, extra] = topics;
+  if (topic === undefined) {
+    io.out(usage);
+    return 0;
+  }
+  const command = find(topic);
+  if (command === undefined || extra !== undefined) {
+    const problem = command === undefined ? `unknown command "${topic}"` : 'one command at a time';
+    io.err(`flotilla help: ${problem}\n\n${usage}`);
+    return 2;
+  }
+  io.out(command.usage);
+  return 0;
 }

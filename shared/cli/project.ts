@@ -11,6 +11,11 @@ export const crdsCommand: Command = {
   summary: `  crds       print Flotilla's CustomResourceDefinitions (Karpenter v1 NodePool, NodeClaim,
              EC2NodeClass) as one YAML stream, for \`flotilla crds | kubectl apply -f -\`
 `,
+  usage: `Usage: flotilla crds
+
+Prints Flotilla's CustomResourceDefinitions (Karpenter v1 NodePool, NodeClaim, EC2NodeClass) as
+one YAML stream: \`flotilla crds | kubectl apply -f -\`. Takes no arguments.
+`,
   run: async (args, io) => {
     const parsed = parseCommandArgs(args, {}, 0);
     if ('problem' in parsed) {
@@ -25,7 +30,12 @@ export const crdsCommand: Command = {
 export const versionCommand: Command = {
   name: 'version',
   summary: '  version    print the version\n',
-  run: async (_args, io) => {
+  usage: 'Usage: flotilla version\n\nPrints the version of Flotilla (also `flotilla --version`).\n',
+  run: async (args, io) => {
+    if (args.length > 0) {
+      io.err(`flotilla version: version takes no arguments, got: ${args.join(' ')}\n`);
+      return 2;
+    }
     io.out(`${packageVersion()}\n`);
     return 0;
   },

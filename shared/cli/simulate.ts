@@ -11,12 +11,18 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 /** The scenario `flotilla simulate` (and `npm start`) runs when given none. */
 export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
 
-export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>]
+export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>] [--known-prices]
 
 Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
 prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the summary
 (summary.txt), an HTML report with charts (report.html), the decision log (decisions.jsonl) and
-the whole record (record.json) into --out (default .flotilla-sim).
+the whole record (record.json) into --out (default .flotilla-sim; a directory, made if missing,
+its earlier reports replaced).
+
+Prices come from the bundled catalog. Where it has none it assumes one (spot at a 65% discount
+for a type without a Spot Advisor estimate, another region's on-demand price), and the reports
+mark those launches with *. --known-prices leaves the offerings with an assumed price out, so
+nothing launches at one.
 `;
 
 export const simulateCommand: Command = {
@@ -24,6 +30,7 @@ export const simulateCommand: Command = {
   summary: `  simulate   run a scenario (default: examples/steady-web.yaml) on a virtual clock, no AWS or
              cluster needed: \`flotilla simulate [scenario.yaml] [--out <dir>]\`
 `,
+  usage: simulateUsage,
   run: runSimulate,
 };
 
@@ -31,18 +38,17 @@ export const simulateCommand: Command = {
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(
     args,
-    { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    { out: { type: 'string' }, 'known-prices': { type: 'boolean' } },
     Number.POSITIVE_INFINITY,
   );
   if ('problem' in parsed) return usageError(io, parsed.problem);
   const [first, second] = parsed.positionals;
   if (second !== undefined) return usageError(io, `one scenario at a time, got ${first} and ${second}`);
-  if (parsed.values['help'] === true) {
-    io.out(simulateUsage);
-    return 0;
-  }
   const scenarioPath = first;
   const outDir = stringValue(parsed, 'out') ?? '.flotilla-sim';
+  // Before the run, so a bad --out costs nothing.
+  const outProblem = prepareOutDir(outDir);
+  if (outProblem !== undefined) return usageError(io, outProblem);
 
   let scenario: ReturnType<typeof loadScenario>;
   try {
@@ -58,6 +64,7 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   let lastReported = -1;
   const started = Date.now();
   const record = await simulate(scenario, {
+    knownPricesOnly: parsed.values['known-prices'] === true,
     onProgress: (p) => {
       const bucket = Math.floor(p.offsetMs / step);
       if (bucket === lastReported && p.offsetMs < p.durationMs) return;
@@ -74,6 +81,23 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   io.out(fs.readFileSync(paths.summary, 'utf8'));
   io.out(`\nReport (open in a browser): ${paths.html}\nDecision log: ${paths.decisions}\n`);
   return 0;
+}
+
+/**
+ * Makes `dir` (and its parents) if missing and checks that the reports can be written into it.
+ * Returns what is wrong, or undefined. Files of an earlier run in it are replaced.
+ */
+function prepareOutDir(dir: string): string | undefined {
+  try {
+    if (fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false)
+      return `--out ${dir} is a file, not a directory; name a directory (made if missing) or move the file`;
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+    return undefined;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `--out ${dir} cannot be used for the reports (${reason}); name a directory you can write to`;
+  }
 }
 
 function usageError(io: CliIo, problem: string): number {

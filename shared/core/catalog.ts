@@ -37,6 +37,10 @@ export interface CatalogInstanceType {
   readonly flex?: boolean;
   readonly encryptionInTransit?: boolean;
   readonly onDemandPriceUsd: Readonly<Record<string, number>>;
+  /** Per region, where the on-demand price comes from; `assumed-…` when it is another region's. */
+  readonly onDemandPriceSource?: Readonly<Record<string, string>>;
+  /** Per region, the zone ids (`use1-az1`) the type is offered in, where known. */
+  readonly zones?: Readonly<Record<string, readonly string[]>>;
   readonly spotAdvisor?: Readonly<Record<string, { readonly estimatedSpotPriceUsd: number }>>;
   readonly karpenterAllocatable?: {
     readonly cpuMillicores: number;
@@ -60,6 +64,12 @@ export interface CatalogOptions {
    * @default 0.65 (the region median savings in the catalog notes)
    */
   readonly fallbackSpotSavings?: number;
+  /**
+   * Leave out the offerings whose price is assumed (a spot price from `fallbackSpotSavings`, an
+   * on-demand price taken from another region), and the types left with none. When false they
+   * are kept, marked `priceAssumed`. @default false
+   */
+  readonly knownPricesOnly?: boolean;
   /** Marks offerings unavailable (an ICE cache, a zonal shift). */
   readonly isUnavailable?: (instanceType: string, zone: string, capacityType: CapacityType) => boolean;
 }
@@ -78,19 +88,28 @@ export function instanceTypesFromCatalog(
   for (const r of records) {
     const onDemand = r.onDemandPriceUsd[options.region];
     if (onDemand === undefined) continue;
-    const spot = r.spotAdvisor?.[options.region]?.estimatedSpotPriceUsd ?? onDemand * (1 - savings);
+    const estimate = r.spotAdvisor?.[options.region]?.estimatedSpotPriceUsd;
+    const spot = estimate ?? onDemand * (1 - savings);
+    const assumed = {
+      'on-demand': r.onDemandPriceSource?.[options.region]?.startsWith('assumed') === true,
+      spot: estimate === undefined,
+    };
     const offerings: Offering[] = [];
     for (const zone of options.zones) {
       for (const capacityType of capacityTypes) {
         if (capacityType === 'reserved') continue;
+        const priceAssumed = assumed[capacityType];
+        if (priceAssumed && options.knownPricesOnly === true) continue;
         offerings.push({
           zone,
           capacityType,
           priceUsdPerHour: capacityType === 'spot' ? spot : onDemand,
           available: !(options.isUnavailable?.(r.name, zone, capacityType) ?? false),
+          ...(priceAssumed ? { priceAssumed } : {}),
         });
       }
     }
+    if (offerings.length === 0 && options.knownPricesOnly === true) continue;
     const extended: Record<string, number> = {};
     if (r.gpuCount > 0) {
       extended[r.gpuManufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = r.gpuCount;

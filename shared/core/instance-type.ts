@@ -7,6 +7,11 @@ export interface Offering {
   readonly capacityType: CapacityType;
   /** USD per hour for one instance. */
   readonly priceUsdPerHour: number;
+  /**
+   * The price is an estimate, not a published one (the bundled catalog's spot price for a type
+   * without a Spot Advisor estimate, or an on-demand price taken from another region).
+   */
+  readonly priceAssumed?: boolean;
   /** False when the offering is known not to launch now (ICE back-off, no price, zone shifted). */
   readonly available: boolean;
   /** Capacity reservation id, for `reserved` offerings. */

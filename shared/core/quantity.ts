@@ -110,22 +110,21 @@ const BINARY_UNITS: readonly [string, number][] = [
 ];
 
 /**
- * Formats an integer resource amount for humans: cpu millicores as cores (`1.5`, `250m`),
- * byte-valued resources with the largest binary suffix that keeps one decimal (`3.5Gi`),
- * others as plain numbers.
+ * Formats an integer resource amount for humans, exactly, so that no comparison of two amounts
+ * reads differently from the numbers: cpu millicores as cores when whole or tenths (`2`, `1.5`),
+ * else millicores (`1850m`, `250m`); byte-valued resources with the largest binary suffix that
+ * states the amount exactly in at most one decimal (`3.5Gi`, `2000Mi`), else bytes; others as
+ * plain numbers.
  */
 export function formatQuantity(resource: string, amount: number): string {
   if (resource === 'cpu') {
-    if (amount % 1000 === 0) return String(amount / 1000);
-    if (amount >= 1000) return String(Math.round(amount / 100) / 10);
+    if (amount % 1000 === 0 || (amount > 1000 && amount % 100 === 0)) return String(amount / 1000);
     return `${amount}m`;
   }
   if (resource === 'memory' || resource === 'ephemeral-storage' || resource.endsWith('-storage')) {
     for (const [suffix, unit] of BINARY_UNITS) {
-      if (amount >= unit) {
-        const scaled = Math.round((amount / unit) * 10) / 10;
-        return `${scaled}${suffix}`;
-      }
+      if (amount >= unit && Number.isInteger((amount * 10) / unit))
+        return `${(amount * 10) / unit / 10}${suffix}`;
     }
     return String(amount);
   }

@@ -39,6 +39,11 @@ export interface SimulationOptions {
   readonly clusterName?: string;
   /** Receives every JSON line Flotilla's use cases write, as the Lambdas write them. @default dropped */
   readonly log?: (line: string) => void;
+  /**
+   * Leave out the offerings whose price the bundled catalog only assumes, so nothing launches
+   * at an assumed price. @default false: they are offered, and marked in the reports
+   */
+  readonly knownPricesOnly?: boolean;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -66,7 +71,9 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const cloud: MemoryCloud = makeMemoryCloud({
     clock,
     clusterName: options.clusterName ?? 'simulated',
-    catalog: bundledCatalog(scenario.region, scenario.zones),
+    catalog: bundledCatalog(scenario.region, scenario.zones, {
+      knownPricesOnly: options.knownPricesOnly === true,
+    }),
     bootDelayMs: scenario.bootDelayMs,
     capacityWindows: scenario.events.flatMap((e) =>
       e.kind === 'InsufficientCapacity'
@@ -175,10 +182,14 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     return true;
   }
 
-  /** The next instant something is due when idle: an event, a scale step, a job, a sample. */
+  /**
+   * The next instant something is due when idle: an event, a scale step, a job, a controller's
+   * schedule or queued work, the end. Work due now or overdue is due at the next tick. Samples are
+   * not in it: they observe the world and never decide when it moves.
+   */
   function nextWakeMs(): number {
+    const next = nowMs() + TICK_MS;
     const due = [
-      sampler.nextSampleMs(),
       endMs,
       ...ec2.wakeTimes(),
       ...changes.wakeTimes(),
@@ -186,15 +197,19 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       ...controllers.wakeTimes(),
       ...workloads.wakeTimes(),
     ];
-    return Math.min(...due.filter((t) => t > nowMs()));
+    return Math.min(...due.map((t) => Math.max(t, next)));
   }
 
   async function run(): Promise<SimulationRecord> {
     while (nowMs() < endMs) {
       await stepWorld();
       for (const controller of controllers.all) await controller.run(clock.now());
-      if (idle()) clock.set(new Date(Math.max(nowMs() + TICK_MS, nextWakeMs())));
-      else clock.advance(TICK_MS);
+      if (idle()) {
+        const wakeMs = nextWakeMs();
+        // Nothing moves until then: the samples due meanwhile see the world as it is now.
+        sampler.take(wakeMs - 1);
+        clock.set(new Date(wakeMs));
+      } else clock.advance(TICK_MS);
     }
     // Batching may have carried the clock past the end; time never runs backwards.
     if (nowMs() < endMs) clock.set(new Date(endMs));
@@ -207,6 +222,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         region: scenario.region,
         startMs,
         durationMs: scenario.durationMs,
+        ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
       },
       samples: [...sampler.samples],
       launches: [...sampler.launches],
@@ -214,6 +230,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       interruptions: [...workloads.interruptions((instanceId) => sampler.live.has(instanceId))],
       disruptions: controllers.disrupted.map((d) => ({ ...d })),
       podWaitsMs: [...workloads.podWaitsMs],
+      podWaitsNotStartedMs: [...workloads.waitingMs()],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
     };

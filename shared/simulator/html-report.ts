@@ -4,6 +4,7 @@ import type { SimSample, SimulationRecord } from './record.ts';
 export { escapeHtml, niceStep, timeStep } from './html-chart.ts';
 
 import {
+  ASSUMED_PRICE_NOTE,
   CAPACITY_TYPES,
   computeReportStats,
   type DisruptionRowReason,
@@ -129,7 +130,9 @@ function headline(stats: ReportStats): string {
     ['total cost', stats.cost === undefined ? 'no samples' : formatUsd(stats.cost.totalUsd)],
     ['average $/hour', stats.cost === undefined ? 'no samples' : formatUsd(stats.cost.avgPerHour)],
     [
-      'pod wait p50 / p95',
+      stats.waits !== undefined && stats.waits.notStarted > 0
+        ? `pod wait p50 / p95 (${stats.waits.notStarted} of ${stats.waits.count} pods not started, counted with their wait so far)`
+        : 'pod wait p50 / p95',
       stats.waits === undefined
         ? 'no pods'
         : `${formatDuration(stats.waits.p50Ms)} / ${formatDuration(stats.waits.p95Ms)}`,
@@ -197,9 +200,10 @@ function podsChart(record: SimulationRecord): string {
         values: record.samples.map((x) => x.runningPods),
       },
       {
+        // The most pods pending at once since the previous sample: an outage between samples shows.
         name: 'pending',
         colour: CHART_COLOURS.podsPending,
-        values: record.samples.map((x) => x.pendingPods),
+        values: record.samples.map((x) => x.peakPendingPods ?? x.pendingPods),
       },
     ],
     formatY: String,
@@ -250,11 +254,11 @@ function launchesTable(stats: ReportStats): string {
         r.instanceType,
         ...types.map((c) => String(r.byCapacityType[c])),
         String(r.total),
-        price(r.minPricePerHour, r.maxPricePerHour),
+        `${price(r.minPricePerHour, r.maxPricePerHour)}${r.priceAssumed ? ' *' : ''}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ],
-  )}`;
+  )}${stats.assumedPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(ASSUMED_PRICE_NOTE)}</p>`}`;
 }
 
 function interruptionsTable(stats: ReportStats): string {

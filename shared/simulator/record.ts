@@ -14,6 +14,11 @@ export interface SimSample {
   readonly costPerHour: number;
   /** Pods created and not yet bound to a node. */
   readonly pendingPods: number;
+  /**
+   * The most pods pending at any one step of the world since the previous sample, this one's
+   * instant included: what the interval saw, however short the outage. Absent in older records.
+   */
+  readonly peakPendingPods?: number;
   /** Pods bound to a node and not finished. */
   readonly runningPods: number;
   /**
@@ -32,6 +37,12 @@ export interface SimLaunch {
   readonly capacityType: CapacityType;
   readonly zone: string;
   readonly pricePerHour: number;
+  /**
+   * The price is the catalog's estimate, not a published one: a spot price at the catalog's
+   * default discount for a type without a Spot Advisor estimate, or an on-demand price taken from
+   * another region. Absent when the price is known.
+   */
+  readonly priceAssumed?: boolean;
   /** The AMI the instance booted. */
   readonly imageId?: string;
 }
@@ -81,6 +92,8 @@ export interface SimulationRecord {
     readonly region: string;
     readonly startMs: number;
     readonly durationMs: number;
+    /** The run left out the offerings whose price the catalog only assumes (`--known-prices`). */
+    readonly knownPricesOnly?: boolean;
   };
   /** Ordered by `atMs`. */
   readonly samples: readonly SimSample[];
@@ -91,6 +104,11 @@ export interface SimulationRecord {
   readonly disruptions: readonly SimDisruption[];
   /** For each pod that got a node: milliseconds from its creation to being bound. */
   readonly podWaitsMs: readonly number[];
+  /**
+   * For each pod still waiting for a node at the end: milliseconds from its creation to the end
+   * (its wait so far). Absent in older records.
+   */
+  readonly podWaitsNotStartedMs?: readonly number[];
   readonly unschedulable: readonly SimUnschedulablePod[];
   /**
    * The decision log: each decision Flotilla's use cases made (the fields of its log line, see

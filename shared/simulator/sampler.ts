@@ -8,6 +8,9 @@ import { isActive, rawPods, WORKLOAD_LABEL } from './workloads.ts';
 
 // What the report is made of, observed from outside: the instances the cloud launched and lost
 // (and why), and at every sample interval the nodes, their cost and the pods pending and running.
+// It only reads the world: the sample interval never changes when anything happens. Between two
+// samples it keeps the most pods seen pending at once, so an outage shorter than the interval
+// still shows.
 
 /** What the engine reports while it runs. */
 export interface SimulationProgress {
@@ -21,12 +24,14 @@ export interface SimulationProgress {
 }
 
 export interface Sampler {
-  /** Records the instances launched and terminated since the last look. */
+  /** Records the instances launched and terminated since the last look, and the pods pending. */
   observe(): Promise<void>;
-  /** Takes the samples due by now (none past the scenario's end). */
-  take(): void;
-  /** When the next sample is due. */
-  nextSampleMs(): number;
+  /**
+   * Takes the samples due by `untilMs` (default now; none past the scenario's end), each stamped
+   * with its own instant and showing the world as it is when taken. The engine takes the samples
+   * of an idle stretch before it moves the clock past them.
+   */
+  take(untilMs?: number): void;
   /** The instances alive at the last look, by id. */
   readonly live: ReadonlyMap<string, CloudInstance>;
   readonly samples: readonly SimSample[];
@@ -49,10 +54,15 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
   const { scenario, cluster, cloud, nowMs } = options;
   const endMs = scenario.startMs + scenario.durationMs;
   const prices = new Map<string, number>();
+  /** Offerings whose price the catalog only assumes. */
+  const assumed = new Set<string>();
   for (const nodeClass of (await cluster.nodeClasses()).items) {
     for (const type of await cloud.instanceTypes(nodeClass)) {
-      for (const o of type.offerings)
-        prices.set(`${type.name}/${o.zone}/${o.capacityType}`, o.priceUsdPerHour);
+      for (const o of type.offerings) {
+        const key = `${type.name}/${o.zone}/${o.capacityType}`;
+        prices.set(key, o.priceUsdPerHour);
+        if (o.priceAssumed === true) assumed.add(key);
+      }
     }
   }
   const samples: SimSample[] = [];
@@ -61,6 +71,8 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
   const live = new Map<string, CloudInstance>();
   let historyLength = 0;
   let nextSampleMs = scenario.startMs;
+  /** The most pods pending at one look since the last sample. */
+  let peakPending = 0;
 
   const priceOf = (instance: CloudInstance) =>
     prices.get(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`) ?? 0;
@@ -74,12 +86,14 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
     }
     const active = rawPods(cluster).filter(isActive);
     const running = active.filter((p) => p.spec?.nodeName).length;
+    const pending = active.length - running;
     return {
       atMs: nowMs(),
       nodes: live.size,
       nodesByCapacityType: byCapacity,
       costPerHour: Math.round(cost * 10_000) / 10_000,
-      pendingPods: active.length - running,
+      pendingPods: pending,
+      peakPendingPods: Math.max(peakPending, pending),
       runningPods: running,
       unavailablePods: unavailable(active),
     };
@@ -117,6 +131,9 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
           capacityType: instance.capacityType,
           zone: instance.zone,
           pricePerHour: priceOf(instance),
+          ...(assumed.has(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`)
+            ? { priceAssumed: true }
+            : {}),
           ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
         });
       }
@@ -133,12 +150,15 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       }
       live.clear();
       for (const [id, instance] of now) live.set(id, instance);
+      const pending = rawPods(cluster).filter((p) => isActive(p) && !p.spec?.nodeName).length;
+      peakPending = Math.max(peakPending, pending);
     },
 
-    take() {
-      while (nextSampleMs <= nowMs() && nextSampleMs <= endMs) {
+    take(untilMs = nowMs()) {
+      while (nextSampleMs <= untilMs && nextSampleMs <= endMs) {
         const s = { ...sample(), atMs: nextSampleMs };
         samples.push(s);
+        peakPending = s.pendingPods;
         options.onProgress?.({
           offsetMs: nextSampleMs - scenario.startMs,
           durationMs: scenario.durationMs,
@@ -151,7 +171,6 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       }
     },
 
-    nextSampleMs: () => nextSampleMs,
     live,
     samples,
     launches,

@@ -15,7 +15,13 @@ export interface LaunchRow {
   /** Lowest and highest price seen for this type, $/hour. */
   readonly minPricePerHour: number;
   readonly maxPricePerHour: number;
+  /** Some launch of this type was at a price the catalog only assumes (SimLaunch.priceAssumed). */
+  readonly priceAssumed: boolean;
 }
+
+/** What a mark of an assumed price means, for the reports' footnotes. */
+export const ASSUMED_PRICE_NOTE =
+  "* assumed price: the bundled catalog has no Spot Advisor estimate for the type (spot at its default 65% discount) or no on-demand price for the region (another region's); the costs include them; `flotilla simulate --known-prices` leaves such offerings out";
 
 export interface CostStats {
   readonly minPerHour: number;
@@ -30,7 +36,10 @@ export interface CostStats {
 }
 
 export interface WaitStats {
+  /** Pods counted: those that got a node and those still waiting at the end. */
   readonly count: number;
+  /** Pods still waiting for a node at the end, counted with their wait so far. */
+  readonly notStarted: number;
   /** Nearest-rank percentiles, milliseconds. */
   readonly p50Ms: number;
   readonly p95Ms: number;
@@ -98,8 +107,10 @@ export interface ReportStats {
   readonly cost: CostStats | undefined;
   readonly peakNodes: number;
   readonly peakPendingPods: number;
-  /** Undefined when no pod got a node. */
+  /** Undefined when no pod waited for a node. */
   readonly waits: WaitStats | undefined;
+  /** Launches at a price the catalog only assumes. */
+  readonly assumedPriceLaunches: number;
   readonly interruptions: readonly InterruptionRow[];
   readonly interruptionCount: number;
   readonly interruptionsHandled: number;
@@ -141,14 +152,18 @@ function zeroByCapacity(): Record<CapacityType, number> {
 }
 
 function launchRows(record: SimulationRecord): { rows: LaunchRow[]; totals: Record<CapacityType, number> } {
-  const rows = new Map<string, { by: Record<CapacityType, number>; min: number; max: number }>();
+  const rows = new Map<
+    string,
+    { by: Record<CapacityType, number>; min: number; max: number; assumed: boolean }
+  >();
   const totals = zeroByCapacity();
   for (const launch of record.launches) {
     let row = rows.get(launch.instanceType);
     if (row === undefined) {
-      row = { by: zeroByCapacity(), min: launch.pricePerHour, max: launch.pricePerHour };
+      row = { by: zeroByCapacity(), min: launch.pricePerHour, max: launch.pricePerHour, assumed: false };
       rows.set(launch.instanceType, row);
     }
+    if (launch.priceAssumed === true) row.assumed = true;
     row.by[launch.capacityType] += 1;
     row.min = Math.min(row.min, launch.pricePerHour);
     row.max = Math.max(row.max, launch.pricePerHour);
@@ -160,6 +175,7 @@ function launchRows(record: SimulationRecord): { rows: LaunchRow[]; totals: Reco
     total: CAPACITY_TYPES.reduce((sum, c) => sum + r.by[c], 0),
     minPricePerHour: r.min,
     maxPricePerHour: r.max,
+    priceAssumed: r.assumed,
   }));
   out.sort((a, b) => b.total - a.total || byName(a.instanceType, b.instanceType));
   return { rows: out, totals };
@@ -192,12 +208,23 @@ export function computeCost(record: SimulationRecord): CostStats | undefined {
   };
 }
 
+/**
+ * Waits of the pods that got a node and, counted with their wait so far, of the pods still
+ * waiting at the end: a pod that never ran waited at least that long.
+ */
 function waitStats(record: SimulationRecord): WaitStats | undefined {
-  const waits = record.podWaitsMs;
+  const notStarted = record.podWaitsNotStartedMs ?? [];
+  const waits = [...record.podWaitsMs, ...notStarted];
   const p50 = nearestRank(waits, 50);
   const p95 = nearestRank(waits, 95);
   if (p50 === undefined || p95 === undefined) return undefined;
-  return { count: waits.length, p50Ms: p50, p95Ms: p95, maxMs: largest(waits) };
+  return {
+    count: waits.length,
+    notStarted: notStarted.length,
+    p50Ms: p50,
+    p95Ms: p95,
+    maxMs: largest(waits),
+  };
 }
 
 function interruptionRows(record: SimulationRecord): InterruptionRow[] {
@@ -350,8 +377,9 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     launchCount: record.launches.length,
     cost: computeCost(record),
     peakNodes: largest(record.samples.map((s) => s.nodes)),
-    peakPendingPods: largest(record.samples.map((s) => s.pendingPods)),
+    peakPendingPods: largest(record.samples.map((s) => s.peakPendingPods ?? s.pendingPods)),
     waits: waitStats(record),
+    assumedPriceLaunches: record.launches.filter((l) => l.priceAssumed === true).length,
     interruptions,
     interruptionCount: record.interruptions.length,
     interruptionsHandled: record.interruptions.filter((i) => i.handled).length,

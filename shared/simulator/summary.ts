@@ -1,5 +1,6 @@
 import type { SimulationRecord } from './record.ts';
 import {
+  ASSUMED_PRICE_NOTE,
   CAPACITY_TYPES,
   computeReportStats,
   formatDuration,
@@ -49,7 +50,7 @@ function header(record: SimulationRecord): string[] {
   return [
     `Flotilla simulation "${scenario.name}"`,
     ...(scenario.description === undefined ? [] : [`  ${scenario.description}`]),
-    `  region ${scenario.region}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples, ${record.decisions.length} decisions logged`,
+    `  region ${scenario.region}${scenario.knownPricesOnly === true ? ' (known prices only)' : ''}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples, ${record.decisions.length} decisions logged`,
   ];
 }
 
@@ -85,10 +86,11 @@ function launches(stats: ReportStats): string[] {
         row.instanceType,
         ...types.map((c) => String(row.byCapacityType[c])),
         String(row.total),
-        price(row.minPricePerHour, row.maxPricePerHour),
+        `${price(row.minPricePerHour, row.maxPricePerHour)}${row.priceAssumed ? ' *' : ''}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ]),
+    ...(stats.assumedPriceLaunches === 0 ? [] : [`  ${ASSUMED_PRICE_NOTE}`]),
   ];
 }
 
@@ -152,8 +154,12 @@ function cost(record: SimulationRecord, stats: ReportStats): string[] {
 function waits(stats: ReportStats): string[] {
   const w = stats.waits;
   if (w === undefined) return ['Pod wait: no pods got a node'];
+  const counted =
+    w.notStarted === 0
+      ? `${w.count} pods, creation to binding`
+      : `${w.count} pods, creation to binding; ${w.notStarted} not started by the end, counted with their wait so far`;
   return [
-    `Pod wait (${w.count} pods, creation to binding): p50 ${formatDuration(w.p50Ms)}  p95 ${formatDuration(w.p95Ms)}  max ${formatDuration(w.maxMs)}`,
+    `Pod wait (${counted}): p50 ${formatDuration(w.p50Ms)}  p95 ${formatDuration(w.p95Ms)}  max ${formatDuration(w.maxMs)}`,
   ];
 }
 

@@ -60,6 +60,8 @@ export interface Workloads {
   wakeTimes(): readonly number[];
   /** Creation to binding, per pod bound. */
   readonly podWaitsMs: readonly number[];
+  /** Creation to now, per active pod still without a node. */
+  waitingMs(): readonly number[];
   /**
    * The interruptions, each handled once its instance is gone and every pod its node lost that
    * its controller still wanted has run again elsewhere.
@@ -270,6 +272,15 @@ export function makeWorkloads(scenario: Scenario, cluster: MemoryCluster, nowMs:
     },
 
     podWaitsMs,
+
+    waitingMs() {
+      return rawPods(cluster)
+        .filter((p) => isActive(p) && !p.spec?.nodeName)
+        .flatMap((p) => {
+          const info = pods.get(uidOf(p));
+          return info === undefined ? [] : [nowMs() - info.createdMs];
+        });
+    },
 
     interruptions(isLive) {
       return interruptions.map((state, index) => {

@@ -21,6 +21,8 @@ export type MemoryCatalog =
       readonly zones: readonly string[];
       /** @default ['on-demand', 'spot'] */
       readonly capacityTypes?: readonly CapacityType[];
+      /** Leave out offerings whose price the catalog only assumes (see CatalogOptions). @default false */
+      readonly knownPricesOnly?: boolean;
     }
   | {
       /** Instance types given as they are (capacity and overhead do not change per NodeClass). */
@@ -39,9 +41,54 @@ export function bundledCatalogRecords(): readonly CatalogInstanceType[] {
   return bundled;
 }
 
-/** The bundled catalog in `region`, offered in `zones` as on-demand and spot. */
-export function bundledCatalog(region: string, zones: readonly string[]): MemoryCatalog {
-  return { kind: 'records', records: bundledCatalogRecords(), region, zones };
+/** The region the simulator and `flotilla plan` use when given none. */
+export const DEFAULT_REGION = 'us-east-1';
+
+let regions: ReadonlyMap<string, readonly string[]> | undefined;
+
+/**
+ * The regions the bundled catalog has prices for, each with its zones named `<region>a`,
+ * `<region>b`, …: as many as the highest zone id the catalog lists there (`use1-az6`: six), at
+ * least three.
+ */
+export function bundledCatalogRegions(): ReadonlyMap<string, readonly string[]> {
+  if (regions === undefined) {
+    const zoneCounts = new Map<string, number>();
+    for (const record of bundledCatalogRecords()) {
+      for (const region of Object.keys(record.onDemandPriceUsd)) {
+        const ids = record.zones?.[region];
+        const highest = Math.max(0, ...(ids ?? []).map((id) => Number(/-az(\d+)$/.exec(id)?.[1] ?? 0)));
+        zoneCounts.set(region, Math.max(zoneCounts.get(region) ?? 0, highest));
+      }
+    }
+    regions = new Map(
+      [...zoneCounts.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([region, count]) => [
+          region,
+          Array.from({ length: Math.max(count, 3) }, (_, i) => `${region}${String.fromCharCode(97 + i)}`),
+        ]),
+    );
+  }
+  return regions;
+}
+
+/**
+ * The bundled catalog in `region`, offered in `zones` as on-demand and spot; with
+ * `knownPricesOnly`, without the offerings whose price it only assumes.
+ */
+export function bundledCatalog(
+  region: string,
+  zones: readonly string[],
+  options: { readonly knownPricesOnly?: boolean } = {},
+): MemoryCatalog {
+  return {
+    kind: 'records',
+    records: bundledCatalogRecords(),
+    region,
+    zones,
+    ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
+  };
 }
 
 function isBottlerocket(nodeClass: EC2NodeClass): boolean {
@@ -75,6 +122,7 @@ export function makeCatalogResolver(
         region: catalog.region,
         zones: catalog.zones,
         ...(catalog.capacityTypes === undefined ? {} : { capacityTypes: catalog.capacityTypes }),
+        ...(catalog.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
         nodeClass: settings,
       });
       cache.set(key, types);

@@ -1,6 +1,8 @@
 export {
   bundledCatalog,
   bundledCatalogRecords,
+  bundledCatalogRegions,
+  DEFAULT_REGION,
   type MemoryCatalog,
   memoryNodeClassSettings,
 } from './catalog.ts';

@@ -9,7 +9,11 @@ import {
   toPod,
 } from '../../apis/index.ts';
 import {
+  addResources,
+  computePodRequests,
   type DaemonSet,
+  FlotillaError,
+  type InstanceType,
   Label,
   type Labels,
   type LaunchCandidate,
@@ -21,6 +25,7 @@ import {
   type ResourceList,
   type SolveOptions,
   solve,
+  subtractResources,
   type Taint,
 } from '../../core/index.ts';
 import { makeManualClock } from '../../ports/clock.ts';
@@ -44,6 +49,7 @@ import {
   readObjects,
   withUid,
 } from './input.ts';
+import { resolveTopology, type TopologySource } from './topology.ts';
 
 // `flotilla plan`: what Flotilla would launch for a cluster snapshot (`kubectl get
 // pods,nodes,daemonsets -A -o yaml`) and a set of NodePool and EC2NodeClass manifests. It runs the
@@ -51,10 +57,21 @@ import {
 // view of the bundled catalog) without touching a cluster or AWS.
 
 export interface PlanOptions {
-  /** Prices come from this region of the bundled catalog. */
-  readonly region: string;
-  /** Zones every EC2NodeClass has a subnet in, e.g. `us-west-2a`. */
-  readonly zones: readonly string[];
+  /**
+   * Prices come from this region of the bundled catalog.
+   * @default the region of the snapshot's Nodes (topology.kubernetes.io/region), else DEFAULT_REGION
+   */
+  readonly region?: string;
+  /**
+   * Zones every EC2NodeClass has a subnet in, as names (`us-west-2a`) or letters (`a`).
+   * @default the zones of the snapshot's Nodes in that region, else a, b and c of the region
+   */
+  readonly zones?: readonly string[];
+  /**
+   * Leave out the offerings whose price the bundled catalog only assumes (see
+   * CatalogOptions.knownPricesOnly). @default false: they are candidates, marked `priceAssumed`
+   */
+  readonly knownPricesOnly?: boolean;
   /** Decision time (feeds NodeClaim names). @default the newest creationTimestamp in the snapshot, else 0 */
   readonly nowMs?: number;
   readonly solveOptions?: SolveOptions;
@@ -65,8 +82,11 @@ export interface PlannedNodeClaim {
   readonly name: string;
   readonly nodePool: string;
   readonly nodeClass: string;
-  /** Cheapest first, each with the price of its cheapest allowed offering. */
-  readonly instanceTypes: readonly LaunchCandidate[];
+  /**
+   * Cheapest first, each with the price of its cheapest allowed offering, `priceAssumed` when the
+   * catalog only assumes that price.
+   */
+  readonly instanceTypes: readonly (LaunchCandidate & { readonly priceAssumed?: boolean })[];
   /** What the launch most likely gets: reserved, then spot, when allowed and offered. */
   readonly capacityType: string;
   /** Zones the NodeClaim may launch in. */
@@ -75,6 +95,8 @@ export interface PlannedNodeClaim {
   readonly pods: readonly string[];
   /** The pods' requests plus DaemonSet overhead. */
   readonly requests: ResourceList;
+  /** What the DaemonSets that would run on the NodeClaim request; empty when none would. */
+  readonly daemonSetOverhead: ResourceList;
   readonly requirements: readonly NodeSelectorRequirement[];
   /** Requirements the pods added to the NodePool's (instance types left out). */
   readonly fromPods: readonly string[];
@@ -84,9 +106,25 @@ export interface PlannedNodeClaim {
   readonly priceUsdPerHour: number;
 }
 
+/** A candidate's price is assumed when an allowed offering at that price is. */
+function markAssumed(
+  candidate: LaunchCandidate,
+  type: InstanceType | undefined,
+  allowed: (capacityType: string) => boolean,
+): LaunchCandidate & { readonly priceAssumed?: boolean } {
+  const assumed = (type?.offerings ?? []).some(
+    (o) =>
+      o.priceAssumed === true && o.priceUsdPerHour === candidate.priceUsdPerHour && allowed(o.capacityType),
+  );
+  return assumed ? { ...candidate, priceAssumed: true } : candidate;
+}
+
 export interface PlanResult {
   readonly region: string;
   readonly zones: readonly string[];
+  /** Where the region and the zones came from: the options, the snapshot's Nodes, or the default. */
+  readonly regionFrom: TopologySource;
+  readonly zonesFrom: TopologySource;
   readonly nowMs: number;
   /** Pods the plan was made for. */
   readonly pendingPods: number;
@@ -101,18 +139,48 @@ export interface PlanResult {
     readonly message: string;
   }[];
   readonly skippedNodePools: readonly { readonly nodePool: string; readonly reason: string }[];
+  /** Offerings with an assumed price were left out (PlanOptions.knownPricesOnly). */
+  readonly knownPricesOnly: boolean;
   /** Objects of other kinds in the input, by kind (they do not affect the plan). */
   readonly ignoredKinds: Readonly<Record<string, number>>;
 }
 
 const podName = (p: PodRef) => `${p.namespace}/${p.name}`;
 
+/** The region or zones to plan in cannot be used; `fromFlags` when the options named them. */
+export class PlanTopologyError extends FlotillaError {
+  readonly code = 'PlanTopologyError';
+
+  constructor(
+    message: string,
+    readonly fromFlags: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** What to say of a snapshot with no Pod and no Node: what it has instead, and what to pass. */
+function noPodsOrNodes(items: readonly Located[]): string {
+  const kinds = new Map<string, number>();
+  for (const item of items) kinds.set(kindOf(item), (kinds.get(kindOf(item)) ?? 0) + 1);
+  const has =
+    kinds.size === 0
+      ? 'it has no objects'
+      : `it has ${[...kinds.entries()]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ')}`;
+  return `no Pod or Node found (${has}); the snapshot is what \`kubectl get pods,nodes,daemonsets -A -o yaml\` prints, not the manifests a Deployment is made from`;
+}
+
 /**
  * Plans the NodeClaims Flotilla would create for the pending pods of a cluster snapshot, with
  * every NodePool in `nodePools` treated as Ready and every EC2NodeClass resolved to subnets in
- * `options.zones` and the EKS-optimized AL2023 images. Instance types and prices come from the
- * bundled catalog for `options.region`.
- * @throws PlanInputError listing every malformed object, with file, line and field.
+ * the zones (see PlanOptions) and the EKS-optimized AL2023 images. Instance types and prices come
+ * from the bundled catalog for the region.
+ * @throws PlanInputError listing every malformed object, with file, line and field, or saying the
+ *   snapshot has no Pod or Node.
+ * @throws PlanTopologyError when the region is not in the catalog, or a zone not in the region.
  */
 export async function planFromSnapshot(
   cluster: PlanFile,
@@ -192,16 +260,27 @@ export async function planFromSnapshot(
   if (pools.length === 0 && !problems.some((p) => p.file === nodePools.path)) {
     problems.push({ file: nodePools.path, message: 'no NodePool (karpenter.sh/v1) found' });
   }
+  const podsOrNodes = clusterItems.filter((i) => kindOf(i) === 'Pod' || kindOf(i) === 'Node').length;
+  if (podsOrNodes === 0 && !problems.some((p) => p.file === cluster.path)) {
+    problems.push({ file: cluster.path, message: noPodsOrNodes(clusterItems) });
+  }
   if (problems.length > 0) throw new PlanInputError(problems);
+  const topology = resolveTopology({
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.zones === undefined ? {} : { zones: options.zones.join(',') }),
+    nodeLabels: nodes.map((n) => n.labels),
+  });
+  if ('problem' in topology) throw new PlanTopologyError(topology.problem, topology.fromFlags);
+  const { region, zones } = topology;
 
   // NodePools as the provisioner chooses them, once the NodeClass controller has resolved each
   // class (in a fixed network: the plan does not read AWS).
   const clock = makeManualClock(new Date(0));
-  const resolver = makeMemoryNodeClassResolver({ zones: options.zones });
+  const resolver = makeMemoryNodeClassResolver({ zones });
   const cloud = makeMemoryCloud({
     clock,
     clusterName: 'plan',
-    catalog: bundledCatalog(options.region, options.zones),
+    catalog: bundledCatalog(region, zones, { knownPricesOnly: options.knownPricesOnly === true }),
   });
   const resolved: EC2NodeClass[] = [];
   for (const stored of nodeClasses.values()) {
@@ -227,7 +306,17 @@ export async function planFromSnapshot(
   const result = solve(input.solve);
 
   const poolsByName = new Map(usable.map((p) => [p.pool.name, p]));
+  const pendingByName = new Map(pending.map((p) => [podName(p), p]));
   const nodeClaims = result.nodeClaims.map((plan): PlannedNodeClaim => {
+    const podRequests = addResources(
+      ...plan.pods.flatMap((ref) => {
+        const pod = pendingByName.get(podName(ref));
+        return pod === undefined ? [] : [computePodRequests(pod)];
+      }),
+    );
+    const daemonSetOverhead = Object.fromEntries(
+      Object.entries(subtractResources(plan.requests, podRequests)).filter(([, v]) => v > 0),
+    );
     const types = new Map((typesByClass.get(plan.nodeClassName) ?? []).map((t) => [t.name, t]));
     const candidates = plan.instanceTypes.flatMap((c) => {
       const t = types.get(c.name);
@@ -238,7 +327,9 @@ export async function planFromSnapshot(
       field: 'requirements',
     });
     const zoneReq = reqs.get(Label.zone);
-    const zones = options.zones.filter(
+    const capacityReq = reqs.get(Label.capacityType);
+    const allowedCapacity = (c: string) => capacityReq === undefined || capacityReq.admits(c);
+    const claimZones = zones.filter(
       (z) =>
         (zoneReq === undefined || zoneReq.admits(z)) &&
         candidates.some((t) => t.offerings.some((o) => o.available && o.zone === z)),
@@ -257,11 +348,12 @@ export async function planFromSnapshot(
       name: plan.name,
       nodePool: plan.nodePoolName,
       nodeClass: plan.nodeClassName,
-      instanceTypes: plan.instanceTypes,
+      instanceTypes: plan.instanceTypes.map((c) => markAssumed(c, types.get(c.name), allowedCapacity)),
       capacityType: expectedCapacityType(plan.requirements, candidates),
-      zones,
+      zones: claimZones,
       pods: plan.pods.map(podName),
       requests: plan.requests,
+      daemonSetOverhead,
       requirements: plan.requirements,
       fromPods,
       labels: plan.labels,
@@ -271,8 +363,10 @@ export async function planFromSnapshot(
   });
 
   return {
-    region: options.region,
-    zones: options.zones,
+    region,
+    zones,
+    regionFrom: topology.regionFrom,
+    zonesFrom: topology.zonesFrom,
     nowMs,
     pendingPods: pending.length,
     nodeClaims,
@@ -287,6 +381,7 @@ export async function planFromSnapshot(
       message: unschedulableMessage(u, { eligible: usable.length, skipped: skippedNodePools }),
     })),
     skippedNodePools,
+    knownPricesOnly: options.knownPricesOnly === true,
     ignoredKinds,
   };
 }

@@ -165,14 +165,24 @@ describe('planFromSnapshot on the hand-made snapshot', async () => {
 
 describe('flotilla plan', () => {
   it('prints each NodeClaim with its pool, candidates, pods, reason and price, then the total', async () => {
-    const { code, out, err } = await run('plan', '--cluster', clusterPath, '--nodepools', poolsPath);
+    const { code, out, err } = await run(
+      'plan',
+      '--cluster',
+      clusterPath,
+      '--nodepools',
+      poolsPath,
+      '--zones',
+      'a,b,c',
+    );
     expect(err).toBe('');
     expect(code).toBe(0);
     expect(out).toMatch(
       /^Plan for 10 pending pods in us-west-2 \(zones us-west-2a, us-west-2b, us-west-2c\)/,
     );
     expect(out).toMatch(/^NodeClaim \d: gpu-\w+ \(nodePool gpu, ec2NodeClass default\)$/m);
-    expect(out).toMatch(/^ {2}instance types, cheapest first \(\d+\): g6\.xlarge \$0\.\d{4}, /m);
+    // us-west-2's on-demand price of g6 is us-east-1's, assumed: marked.
+    expect(out).toMatch(/^ {2}instance types, cheapest first \(\d+\): g6\.xlarge \$0\.\d{4}\*, /m);
+    expect(out).toMatch(/^\* assumed price: /m);
     expect(out).toContain('  pods (1): ml/trainer-0\n');
     expect(out).toContain('the pods require topology.kubernetes.io/zone In [us-west-2c]');
     expect(out).toMatch(/^Total: 8 NodeClaims, \$\d+\.\d{4}\/hour$/m);

@@ -117,3 +117,43 @@ describe('kubelet settings change allocatable', () => {
     expect(computeAllocatable({ capacity, overhead })).toMatchObject(expected);
   });
 });
+
+describe('assumed prices in the catalog', () => {
+  const catalog = loadCatalog();
+  const options = { region: 'us-east-1', zones: ['us-east-1a'] };
+  const spotOf = (t: { offerings: readonly { capacityType: string; priceAssumed?: boolean }[] }) =>
+    t.offerings.find((o) => o.capacityType === 'spot');
+
+  it('marks the spot price of a type without a Spot Advisor estimate as assumed, and only those', () => {
+    const types = instanceTypesFromCatalog(catalog, options);
+    const withoutEstimate = new Set(
+      catalog.filter((r) => r.spotAdvisor?.['us-east-1'] === undefined).map((r) => r.name),
+    );
+    expect(withoutEstimate.size).toBeGreaterThan(0);
+    for (const t of types) expect(spotOf(t)?.priceAssumed === true).toBe(withoutEstimate.has(t.name));
+    // us-east-1's on-demand prices are published ones.
+    expect(
+      types.flatMap((t) => t.offerings).filter((o) => o.capacityType === 'on-demand' && o.priceAssumed),
+    ).toEqual([]);
+  });
+
+  it("marks an on-demand price taken from another region's as assumed", () => {
+    const types = instanceTypesFromCatalog(catalog, { region: 'us-west-2', zones: ['us-west-2a'] });
+    const borrowed = catalog.find((r) => r.onDemandPriceSource?.['us-west-2']?.startsWith('assumed'));
+    expect(borrowed).toBeDefined();
+    const type = types.find((t) => t.name === borrowed?.name);
+    expect(type?.offerings.find((o) => o.capacityType === 'on-demand')?.priceAssumed).toBe(true);
+  });
+
+  it('leaves out the offerings with an assumed price, and the types left with none, when asked', () => {
+    const known = instanceTypesFromCatalog(catalog, { ...options, knownPricesOnly: true });
+    const offerings = known.flatMap((t) => t.offerings);
+    expect(offerings.length).toBeGreaterThan(0);
+    expect(offerings.filter((o) => o.priceAssumed === true)).toEqual([]);
+    // Every type keeps its (published) on-demand offering; the spot ones without an estimate go.
+    expect(known).toHaveLength(1210);
+    expect(offerings.filter((o) => o.capacityType === 'spot')).toHaveLength(
+      catalog.filter((r) => r.spotAdvisor?.['us-east-1'] !== undefined).length,
+    );
+  });
+});

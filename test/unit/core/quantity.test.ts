@@ -100,10 +100,15 @@ describe('parseQuantity', () => {
     ['cpu', 192_000, '192'],
     ['cpu', 250, '250m'],
     ['cpu', 1500, '1.5'],
+    ['cpu', 1850, '1850m'],
+    ['cpu', 1900, '1.9'],
+    ['cpu', 0, '0'],
     ['memory', 3 * 1024 ** 3, '3Gi'],
     ['memory', 1536 * 1024 ** 2, '1.5Gi'],
+    ['memory', 2000 * 1024 ** 2, '2000Mi'],
+    ['memory', 1000, '1000'],
     ['pods', 7, '7'],
-  ] as const)('formatQuantity(%s, %d) = %s', (name, amount, text) => {
+  ] as const)('formatQuantity(%s, %d) = %s, never rounded', (name, amount, text) => {
     expect(formatQuantity(name, amount)).toBe(text);
   });
 });

@@ -5,6 +5,7 @@ import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { loadScenario, parseScenario } from '../../../shared/simulator/scenario.ts';
 import { renderSummary } from '../../../shared/simulator/summary.ts';
+import { small, web } from './scenarios.ts';
 
 // The disruption controller in the simulator: on its schedule, against NodePool and EC2NodeClass
 // edits and AMI releases over time.
@@ -20,51 +21,6 @@ const running = (record: SimulationRecord) => {
   const gone = new Set(record.terminations.map((t) => t.nodeClaim));
   return record.launches.filter((l) => !gone.has(l.nodeClaim));
 };
-
-/** A NodePool `default` over m6i and c6i on-demand, with `disruption` and `workloads` as given. */
-const small = (parts: {
-  disruption?: string;
-  workloads: string;
-  events?: string;
-  duration?: string;
-}) => `name: small
-duration: ${parts.duration ?? '30m'}
-bootDelay: 30s
-ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }
-            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-${parts.disruption ?? ''}${parts.workloads}${parts.events ?? ''}`;
-
-/** `replicas` pods of 3 cpu: one per xlarge node. */
-const web = (replicas: number, scale = '') => `workloads:
-  - kind: Deployment
-    name: web
-    replicas: ${replicas}
-${scale}    template:
-      metadata: { labels: { app: web } }
-      spec:
-        containers:
-          - name: c
-            resources: { requests: { cpu: "3" } }
-`;
 
 describe('the drift-rollout example', () => {
   const record = simulate(loadScenario(path.join(examples, 'drift-rollout.yaml')));

@@ -202,3 +202,49 @@ describe('renderSummary', () => {
     ]);
   });
 });
+
+describe('figures that would mislead', () => {
+  const launch = (instanceType: string, pricePerHour: number, priceAssumed?: boolean) => ({
+    atMs: START_MS,
+    nodeClaim: `claim-${instanceType}`,
+    nodePool: 'default',
+    instanceType,
+    capacityType: 'spot' as const,
+    zone: 'us-east-1a',
+    pricePerHour,
+    ...(priceAssumed === undefined ? {} : { priceAssumed }),
+  });
+
+  it('counts pods that never got a node in the wait percentiles, with their wait so far', () => {
+    const record: SimulationRecord = {
+      ...emptyRecord(),
+      podWaitsMs: [40_000, 45_000, 47_000],
+      podWaitsNotStartedMs: [600_000, 600_000, 600_000, 600_000, 600_000, 600_000, 600_000],
+    };
+    expect(renderSummary(record)).toContain(
+      'Pod wait (10 pods, creation to binding; 7 not started by the end, counted with their wait so far): p50 10m00s  p95 10m00s  max 10m00s\n',
+    );
+    // Without pods left waiting the line is as before.
+    expect(renderSummary({ ...record, podWaitsNotStartedMs: [] })).toContain(
+      'Pod wait (3 pods, creation to binding): p50 45.0s  p95 47.0s  max 47.0s\n',
+    );
+  });
+
+  it('marks a launch at an assumed price and says what the mark means', () => {
+    const record: SimulationRecord = {
+      ...emptyRecord(),
+      launches: [launch('c6a.large', 0.0268), launch('m8i.large', 0.0371, true)],
+    };
+    const text = renderSummary(record);
+    expect(text).toMatch(/^ {2}m8i\.large +0 +1 +1 +\$0\.0371 \*$/m);
+    expect(text).toMatch(/^ {2}c6a\.large +0 +1 +1 +\$0\.0268$/m);
+    expect(text).toContain(
+      '  * assumed price: the bundled catalog has no Spot Advisor estimate for the type',
+    );
+    const known = renderSummary({ ...record, launches: [launch('c6a.large', 0.0268)] });
+    expect(known).not.toContain('assumed price');
+    expect(renderSummary({ ...record, scenario: { ...record.scenario, knownPricesOnly: true } })).toContain(
+      '  region us-east-1 (known prices only), ',
+    );
+  });
+});
