@@ -32,7 +32,9 @@ describe.each(['steady-web', 'batch-burst', 'gpu-jobs', 'spot-storm'])('example 
     expect(
       first.decisions.every((d) => typeof d['atMs'] === 'number' && typeof d['message'] === 'string'),
     ).toBe(true);
-  });
+    // Two whole simulated runs of an example: a cap for a stuck run on a busy machine, not a
+    // speed check.
+  }, 120_000);
 });
 
 /** A Deployment of one 1-cpu pod, the workload of the small interruption scenarios. */
