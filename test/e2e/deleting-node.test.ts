@@ -3,11 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { provisionerFunction, terminationFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
-import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
+import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
 import { progress, waitFor } from '../harness/proc.ts';
@@ -43,36 +41,12 @@ afterAll(async () => {
 
 /** The provisioner Lambda's handler, wired as handler.ts wires it, for the pod-event queue. */
 function provisionerHandler(queueUrl: string): Invoke {
-  const { cluster, account, server } = e2e.env;
-  const own = account.as('provisioner');
-  const leases = e2e.leases();
-  const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
   const handler = makeProvisionerHandler({
     clusterName: CLUSTER,
-    logger,
-    provision: (holder, trigger) =>
-      e2e.run(holder, { batchIdleMs: 1_000, batchMaxMs: 10_000, consistentResume: trigger === 'queue' }),
-    reconcileLifecycle: (holder) =>
-      reconcileLifecycle(
-        {
-          cluster,
-          logger,
-          nodeClasses: { resolver: account.resolver, leases, clock: systemClock, holder },
-          requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
-        },
-        systemClock.now(),
-      ),
-    scheduleFollowUp: makeFollowUpScheduler({
-      sqs: own.sqs,
-      queueUrl,
-      clusterName: CLUSTER,
-      leases,
-      clock: systemClock,
-      logger,
-    }),
+    ...e2e.queuedProvisioner(queueUrl, { batchIdleMs: 1_000, batchMaxMs: 10_000 }),
   });
   return (event) =>
-    asLambda(server, 'provisioner', () =>
+    asLambda(e2e.env.server, 'provisioner', () =>
       handler(event, { awsRequestId: `queue-${Math.random().toString(16).slice(2, 10)}` }),
     );
 }
@@ -80,19 +54,23 @@ function provisionerHandler(queueUrl: string): Invoke {
 /** The termination Lambda's handler, its sweep limited to this run's NodeClaims. */
 function terminationHandler(): Invoke {
   const { cluster, termination, account, server } = e2e.env;
-  const queue = makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination);
   const handler = makeTerminationHandler({
-    logger,
-    terminate: (name) => terminateNodeClaim({ cluster, cloud: termination.cloud, logger }, name, new Date()),
-    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
+    ...setUpTermination(
+      {
+        cluster,
+        cloud: termination.cloud,
+        logger,
+        terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
+        clock: systemClock,
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      },
+      { budgetMs: 3_000 },
+    ),
     // The API server is shared with other test files, whose NodeClaims the full sweep would take.
     terminatingNodeClaims: async () =>
       (await cluster.nodeClaims()).items
         .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
         .map((c) => c.name),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    nowMs: () => Date.now(),
-    budgetMs: 3_000,
   });
   return (event) => asLambda(server, 'termination', () => handler(event));
 }
