@@ -3,16 +3,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { provisionerFunction, terminationFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
-import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
-import { systemClock } from '../../shared/ports/clock.ts';
-import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // A user deletes the NodeClaim of a full node, end to end: the shim (its shipped bundle, with its
 // own ServiceAccount and role) sees the deletionTimestamp appear and sends a node deletion to the
@@ -25,7 +22,7 @@ import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 // controller group on the API server, its own role on AWS.
 
 const e2e = new ProvisionerE2E('deleting', { lifecycleLoop: false });
-const { id, logLines, logger } = e2e;
+const { logLines } = e2e;
 const REPLICAS = 3;
 const POD_CPU = '500m'; // three fill an m5.large (1.93 cpu allocatable); a fourth would not fit
 const SWEEP_PERIOD_MS = 2_000; // the termination sweep, shortened from the stack's schedule
@@ -51,28 +48,10 @@ function provisionerHandler(queueUrl: string): Invoke {
     );
 }
 
-/** The termination Lambda's handler, its sweep limited to this run's NodeClaims. */
+/** The termination Lambda's handler, as handler.ts sets it up, its sweep limited to this run's NodeClaims. */
 function terminationHandler(): Invoke {
-  const { cluster, termination, account, server } = e2e.env;
-  const handler = makeTerminationHandler({
-    ...setUpTermination(
-      {
-        cluster,
-        cloud: termination.cloud,
-        logger,
-        terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
-        clock: systemClock,
-        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      },
-      { budgetMs: 3_000 },
-    ),
-    // The API server is shared with other test files, whose NodeClaims the full sweep would take.
-    terminatingNodeClaims: async () =>
-      (await cluster.nodeClaims()).items
-        .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
-        .map((c) => c.name),
-  });
-  return (event) => asLambda(server, 'termination', () => handler(event));
+  const handler = makeTerminationHandler(e2e.terminationLambda());
+  return (event) => asLambda(e2e.env.server, 'termination', () => handler(event));
 }
 
 const launches = (pool: string) =>

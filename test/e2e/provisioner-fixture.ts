@@ -17,6 +17,7 @@ import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
+import { Finalizer } from '../../shared/core/index.ts';
 import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
@@ -28,6 +29,8 @@ import {
   type ProvisionerPorts,
   setUpProvisioner,
 } from '../../shared/usecases/provisioning/setup.ts';
+import type { TerminationSweepDeps } from '../../shared/usecases/termination/driver.ts';
+import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
@@ -490,6 +493,36 @@ export class ProvisionerE2E {
         logger: this.logger,
       }),
     });
+  }
+
+  /**
+   * The termination Lambda as its handler sets it up, with its role and the stack's termination
+   * queue, in short invocations (a drain spans several of them as a long one spans Lambda timeouts).
+   * Its sweep takes this file's NodeClaims only: the API server is shared with other test files,
+   * whose NodeClaims the full sweep (sweepTerminations) would also pass over.
+   */
+  terminationLambda(): TerminationSweepDeps {
+    const { cluster, termination, account } = this.env;
+    return {
+      ...setUpTermination(
+        {
+          cluster,
+          cloud: termination.cloud,
+          logger: this.logger,
+          terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
+          clock: systemClock,
+          sleep: (ms) => sleep(ms),
+        },
+        { budgetMs: 3_000 },
+      ),
+      terminatingNodeClaims: async () =>
+        (await cluster.nodeClaims()).items
+          .filter(
+            (c) =>
+              c.deleting && c.finalizers.includes(Finalizer.termination) && c.labels[RUN_LABEL] === this.id,
+          )
+          .map((c) => c.name),
+    };
   }
 
   /** One provisioning run, in-process, as the Lambda's schedule runs it. */
