@@ -36,7 +36,7 @@ afterAll(async () => {
   shim?.stop();
 });
 
-/** The provisioner Lambda's handler, wired as handler.ts wires it, for the pod-event queue. */
+/** The provisioner Lambda's handler, set up as handler.ts sets it up, for the pod-event queue. */
 function provisionerHandler(queueUrl: string): Invoke {
   const handler = makeProvisionerHandler({
     clusterName: CLUSTER,
