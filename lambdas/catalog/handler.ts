@@ -8,7 +8,8 @@ import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { type RefreshCatalogResult, refreshCatalog } from '../../shared/usecases/catalog/refresh.ts';
+import type { RefreshCatalogResult } from '../../shared/usecases/catalog/refresh.ts';
+import { setUpCatalog } from '../../shared/usecases/catalog/setup.ts';
 
 const Env = z.object({
   AWS_REGION: z.string().min(1),
@@ -37,26 +38,29 @@ const logger = makeLogger(
   { level: config[EnvVar.logLevel] },
 );
 const clients = makeAwsClients({ region: config.AWS_REGION, logger });
-const source = makeEc2CatalogSource({
-  ec2: clients.ec2,
-  region: config.AWS_REGION,
-  clock: systemClock,
+const catalog = setUpCatalog({
+  source: makeEc2CatalogSource({
+    ec2: clients.ec2,
+    region: config.AWS_REGION,
+    clock: systemClock,
+    logger,
+    onDemandPrices: makePricingApiOnDemandPrices(clients.pricing),
+  }),
+  cache: makeDynamoOfferingCache({
+    dynamodb: clients.dynamodb,
+    tableName: config[EnvVar.stateTable],
+    logger,
+  }),
   logger,
-  onDemandPrices: makePricingApiOnDemandPrices(clients.pricing),
-});
-const cache = makeDynamoOfferingCache({
-  dynamodb: clients.dynamodb,
-  tableName: config[EnvVar.stateTable],
-  logger,
-});
-const launchTemplates = makeLaunchTemplateStore({
-  ec2: clients.ec2,
-  clusterName: config[EnvVar.clusterName],
-  now: () => systemClock.now(),
-  logger,
+  launchTemplates: makeLaunchTemplateStore({
+    ec2: clients.ec2,
+    clusterName: config[EnvVar.clusterName],
+    now: () => systemClock.now(),
+    logger,
+  }),
 });
 
 /** EventBridge schedule target: refreshes the offering cache. The event itself carries nothing. */
 export async function handler(_event: unknown): Promise<RefreshCatalogResult> {
-  return refreshCatalog({ source, cache, logger, launchTemplates });
+  return catalog.refresh();
 }

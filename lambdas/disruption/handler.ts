@@ -9,7 +9,7 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
 import { switchSetting } from '../../shared/runtime/switch.ts';
-import { disrupt } from '../../shared/usecases/disruption/controller.ts';
+import { setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
 
@@ -54,8 +54,16 @@ const disruptionQueueUrl = config[EnvVar.disruptionQueueUrl];
  */
 export const handler = withDeadline(
   makeDisruptionHandler({
-    logger,
     clusterName,
+    ...setUpDisruption(
+      { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
+      {
+        leaseName: `disruption#${clusterName}`,
+        deadlineMs,
+        solveOptions: schedulingPolicyOf(config),
+        spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
+      },
+    ),
     ...(disruptionQueueUrl === undefined
       ? {}
       : {
@@ -65,16 +73,5 @@ export const handler = withDeadline(
             clock: systemClock,
           },
         }),
-    pass: (holder) =>
-      disrupt(
-        { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
-        {
-          holder,
-          leaseName: `disruption#${clusterName}`,
-          deadlineMs,
-          solveOptions: schedulingPolicyOf(config),
-          spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
-        },
-      ),
   }),
 );

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { DelayedPass } from '../../shared/adapters/aws/disruption-passes.ts';
 import { parseDisruptionPassMessage } from '../../shared/messages/disruption-pass.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
-import type { Logger } from '../../shared/runtime/logger.ts';
 import { writeDecision } from '../../shared/usecases/decision.ts';
 import { passesBetweenTicks } from '../../shared/usecases/disruption/between-ticks.ts';
 import type { DisruptionPassResult } from '../../shared/usecases/disruption/controller.ts';
+import type { Disruption } from '../../shared/usecases/disruption/setup.ts';
 import { type BatchResponse, isScheduleEvent, parseSqsBatch, processPartialResponse } from '../common/sqs.ts';
 
 // The disruption Lambda's event handling, apart from the cold-start wiring in handler.ts: the
@@ -13,11 +13,9 @@ import { type BatchResponse, isScheduleEvent, parseSqsBatch, processPartialRespo
 // when passes are to run more often than the schedule fires, first asks for the passes before its
 // next tick (delayed messages on the disruption queue), each of which runs one pass too.
 
-export interface DisruptionDeps {
-  readonly logger: Logger;
+/** The disruption pass (setUpDisruption) and what the Lambda's events add. */
+export interface DisruptionDeps extends Disruption {
   readonly clusterName: string;
-  /** One disruption pass under the given lease holder (the invocation id). */
-  readonly pass: (holder: string) => Promise<DisruptionPassResult>;
   /** Passes between the schedule's ticks. Absent: a pass per tick only. */
   readonly between?: {
     readonly intervalSeconds: number;

@@ -3,8 +3,7 @@ import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-s
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
-import { repairNodes } from '../../shared/usecases/node-repair/repair.ts';
+import { setUpGarbageCollector } from '../../shared/usecases/garbage-collection/setup.ts';
 import { loadEnv, nodeRepairSwitch, wire } from '../common/wiring.ts';
 import { makeGarbageCollectorHandler } from './run.ts';
 
@@ -21,8 +20,6 @@ const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
   config.AWS_LAMBDA_FUNCTION_NAME,
 );
 const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
-const requestTermination = (nodeClaim: string) => queue.enqueue({ nodeClaim }, 0);
-const impairedInstances = makeImpairedInstanceReader(clients.ec2);
 
 /**
  * Garbage-collection schedule target: terminates instances this cluster launched that no NodeClaim
@@ -30,16 +27,17 @@ const impairedInstances = makeImpairedInstanceReader(clients.ec2);
  * termination; with node repair on, then replaces nodes unhealthy past their toleration.
  */
 export const handler = withDeadline(
-  makeGarbageCollectorHandler({
-    logger,
-    pass: () => collectGarbage({ cluster, cloud, logger, requestTermination }, systemClock.now()),
-    // Repair rides the garbage-collection schedule: it reads the same Nodes and NodeClaims, needs
-    // no lease and no pending pods, and keeps DescribeInstanceStatus off the provisioner's path.
-    ...(config[EnvVar.nodeRepair]
-      ? {
-          repair: () =>
-            repairNodes({ cluster, logger, impairedInstances, requestTermination }, systemClock.now()),
-        }
-      : {}),
-  }),
+  makeGarbageCollectorHandler(
+    setUpGarbageCollector(
+      {
+        cluster,
+        cloud,
+        logger,
+        clock: systemClock,
+        requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0),
+        impairedInstances: makeImpairedInstanceReader(clients.ec2),
+      },
+      { nodeRepair: config[EnvVar.nodeRepair] },
+    ),
+  ),
 );

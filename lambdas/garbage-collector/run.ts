@@ -1,6 +1,6 @@
 import { FlotillaError } from '../../shared/core/errors.ts';
-import type { Logger } from '../../shared/runtime/logger.ts';
 import type { GarbageCollectionResult } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
+import type { GarbageCollector } from '../../shared/usecases/garbage-collection/setup.ts';
 import type { NodeRepairResult } from '../../shared/usecases/node-repair/repair.ts';
 import { isScheduleEvent } from '../common/sqs.ts';
 
@@ -23,12 +23,8 @@ export class GarbageCollectionStepsFailedError extends FlotillaError {
   }
 }
 
-export interface GarbageCollectorDeps {
-  readonly logger: Logger;
-  readonly pass: () => Promise<GarbageCollectionResult>;
-  /** The node-repair pass, when node repair is on. */
-  readonly repair?: () => Promise<NodeRepairResult>;
-}
+/** The passes one invocation runs (setUpGarbageCollector). */
+export type GarbageCollectorDeps = GarbageCollector;
 
 /** What one invocation did: the garbage-collection pass and, when on, the repair pass. */
 export interface GarbageCollectorResult extends GarbageCollectionResult {

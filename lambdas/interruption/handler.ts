@@ -4,7 +4,7 @@ import { makeNodeDeletionSender } from '../../shared/adapters/aws/node-deletion.
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption/interruption.ts';
+import { setUpInterruption } from '../../shared/usecases/interruption/setup.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeInterruptionHandler } from './run.ts';
 
@@ -41,28 +41,21 @@ const reportDeletion =
  * told at once so the replacements launch while the drain runs.
  */
 export const handler = withDeadline(
-  makeInterruptionHandler({
-    logger,
-    indexNodeClaims: () => indexNodeClaims(cluster),
-    eventLeases: {
-      store: new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]),
-      clusterName: config[EnvVar.clusterName],
-      now: () => systemClock.now(),
-    },
-    handle: (message, claims) =>
-      handleInterruption(
-        {
-          cluster,
-          cloud,
-          terminationQueue,
-          logger,
-          ...(reportDeletion === undefined ? {} : { reportDeletion }),
+  makeInterruptionHandler(
+    setUpInterruption(
+      {
+        cluster,
+        cloud,
+        terminationQueue,
+        logger,
+        ...(reportDeletion === undefined ? {} : { reportDeletion }),
+        eventLeases: {
+          store: new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]),
+          clusterName: config[EnvVar.clusterName],
+          clock: systemClock,
         },
-        message,
-        claims,
-        {
-          rebalance: config[EnvVar.rebalanceAction],
-        },
-      ),
-  }),
+      },
+      { rebalance: config[EnvVar.rebalanceAction] },
+    ),
+  ),
 );

@@ -7,8 +7,7 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
-import { provision } from '../../shared/usecases/provisioning/provision.ts';
+import { setUpProvisioner } from '../../shared/usecases/provisioning/setup.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeProvisionerHandler } from './run.ts';
 
@@ -20,7 +19,6 @@ const config = loadEnv('provisioner', process.env, {
   [EnvVar.terminationQueueUrl]: z.url().optional(),
   ...schedulingPolicyEnv,
 });
-const solveOptions = schedulingPolicyOf(config);
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
@@ -30,29 +28,10 @@ const { logger, clients, sqs, access, cluster, cloud, withDeadline } = await wir
   config.AWS_LAMBDA_FUNCTION_NAME,
 );
 const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
-const nodeClassResolver = makeNodeClassResolver({
-  ec2: clients.ec2,
-  ssm: clients.ssm,
-  iam: clients.iam,
-  clusterName,
-  region: config.AWS_REGION,
-  kubernetesVersion: access.kubernetesVersion,
-});
 const terminationQueueUrl = config[EnvVar.terminationQueueUrl];
 const terminationQueue =
   terminationQueueUrl === undefined ? undefined : makeSqsTerminationQueue(sqs, terminationQueueUrl);
 const podEventQueueUrl = config[EnvVar.podEventQueueUrl];
-const scheduleFollowUp =
-  podEventQueueUrl === undefined
-    ? undefined
-    : makeFollowUpScheduler({
-        sqs,
-        queueUrl: podEventQueueUrl,
-        clusterName,
-        leases,
-        clock: systemClock,
-        logger,
-      });
 
 /**
  * Pod-event queue (SQS batch) and pending-pods schedule (EventBridge) target: one provisioning
@@ -62,44 +41,45 @@ const scheduleFollowUp =
 export const handler = withDeadline(
   makeProvisionerHandler({
     clusterName,
-    logger,
-    provision: (holder, trigger, podEventAtMs) =>
-      provision(
-        {
-          cluster,
-          cloud,
-          leases,
-          clock: systemClock,
-          sleep,
-          logger,
-          nodeClassResolver,
-          ...(terminationQueue === undefined
-            ? {}
-            : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
-        },
-        // A run triggered while another holds the lease waits for it (well within the timeout),
-        // so pods that arrived after the holder's batch closed are not left for the next trigger.
-        {
-          holder,
-          leaseName: `provisioner#${clusterName}`,
-          leaseWaitMs: 20_000,
-          consistentResume: trigger === 'queue',
-          solveOptions,
-          ...(podEventAtMs === undefined ? {} : { podEventAtMs }),
-        },
-      ),
-    reconcileLifecycle: (holder) =>
-      reconcileLifecycle(
-        {
-          cluster,
-          logger,
-          nodeClasses: { resolver: nodeClassResolver, leases, clock: systemClock, holder },
-          ...(terminationQueue === undefined
-            ? {}
-            : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
-        },
-        systemClock.now(),
-      ),
-    ...(scheduleFollowUp === undefined ? {} : { scheduleFollowUp }),
+    ...setUpProvisioner(
+      {
+        cluster,
+        cloud,
+        leases,
+        clock: systemClock,
+        sleep,
+        logger,
+        nodeClassResolver: makeNodeClassResolver({
+          ec2: clients.ec2,
+          ssm: clients.ssm,
+          iam: clients.iam,
+          clusterName,
+          region: config.AWS_REGION,
+          kubernetesVersion: access.kubernetesVersion,
+        }),
+        ...(terminationQueue === undefined
+          ? {}
+          : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
+        ...(podEventQueueUrl === undefined
+          ? {}
+          : {
+              scheduleFollowUp: makeFollowUpScheduler({
+                sqs,
+                queueUrl: podEventQueueUrl,
+                clusterName,
+                leases,
+                clock: systemClock,
+                logger,
+              }),
+            }),
+      },
+      // A run triggered while another holds the lease waits for it (well within the timeout),
+      // so pods that arrived after the holder's batch closed are not left for the next trigger.
+      {
+        leaseName: `provisioner#${clusterName}`,
+        leaseWaitMs: 20_000,
+        solveOptions: schedulingPolicyOf(config),
+      },
+    ),
   }),
 );

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { sweepTerminations, terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
+import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeTerminationHandler } from './run.ts';
 
@@ -12,16 +12,12 @@ const config = loadEnv('termination', process.env, {
   [EnvVar.terminationQueueUrl]: z.url(),
 });
 
-/** Passes over one NodeClaim per invocation; well inside the function's 2-minute timeout. */
-const BUDGET_MS = 60_000;
-
 // Built once per cold start.
 const { logger, sqs, cluster, cloud, withDeadline } = await wire(
   'termination',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
 );
-const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
 
 /**
  * Termination-queue and garbage-collection schedule target: cordons, drains (PDB-aware, in
@@ -30,13 +26,14 @@ const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
  * delayed message.
  */
 export const handler = withDeadline(
-  makeTerminationHandler({
-    logger,
-    terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, systemClock.now()),
-    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
-    terminatingNodeClaims: async () => (await sweepTerminations({ cluster, cloud, logger })).terminating,
-    sleep: (ms) => sleep(ms),
-    nowMs: () => Date.now(),
-    budgetMs: BUDGET_MS,
-  }),
+  makeTerminationHandler(
+    setUpTermination({
+      cluster,
+      cloud,
+      logger,
+      terminationQueue: makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]),
+      clock: systemClock,
+      sleep: (ms) => sleep(ms),
+    }),
+  ),
 );

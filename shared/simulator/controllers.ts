@@ -8,21 +8,22 @@ import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { SchedulingPolicy } from '../runtime/scheduling-policy.ts';
 import type { BatchItem } from '../usecases/batch.ts';
-import { disrupt } from '../usecases/disruption/controller.ts';
+import { setUpDisruption } from '../usecases/disruption/setup.ts';
+import { setUpGarbageCollector } from '../usecases/garbage-collection/setup.ts';
 import { handleInterruptionBatch } from '../usecases/interruption/driver.ts';
-import { handleInterruption, indexNodeClaims } from '../usecases/interruption/interruption.ts';
-import { type LifecycleResult, reconcileLifecycle } from '../usecases/lifecycle/lifecycle.ts';
-import { repairNodes } from '../usecases/node-repair/repair.ts';
+import { setUpInterruption } from '../usecases/interruption/setup.ts';
+import type { LifecycleResult } from '../usecases/lifecycle/lifecycle.ts';
 import { runProvisioner } from '../usecases/provisioning/driver.ts';
-import { provision } from '../usecases/provisioning/provision.ts';
-import { driveTermination, type TerminationDriverDeps } from '../usecases/termination/driver.ts';
-import { sweepTerminations, terminateNodeClaim } from '../usecases/termination/termination.ts';
+import { setUpProvisioner } from '../usecases/provisioning/setup.ts';
+import { driveTermination } from '../usecases/termination/driver.ts';
+import { setUpTermination } from '../usecases/termination/setup.ts';
 import type { QueuedEvent } from './ec2.ts';
 import { makeVirtualInvocations } from './invocations.ts';
 import type { SimDisruption } from './record.ts';
 
-// Flotilla's controllers in the simulator: the Lambdas' use cases and drivers on the in-memory
-// cluster, cloud and queues, each run on every virtual tick after the world has moved. The
+// Flotilla's controllers in the simulator: the Lambdas' use cases and drivers, set up by the
+// Lambdas' own set-up functions (shared/usecases/<controller>/setup.ts) on the in-memory cluster,
+// cloud and queues, each run on every virtual tick after the world has moved. The
 // interruption controller hands the queue's batch to the interruption Lambda's batch driver; the
 // termination controller runs the termination Lambda's drive loop, one invocation per NodeClaim,
 // on virtual time; the provisioner runs when pods wait or a launch was requested, and the
@@ -36,8 +37,6 @@ const PROVISION_SCHEDULE_MS = 60_000;
 const LIFECYCLE_INTERVAL_MS = 10_000;
 /** The garbage-collection schedule's sweep over terminating NodeClaims. */
 const TERMINATION_SWEEP_MS = 120_000;
-/** How long one termination invocation keeps passing over a NodeClaim before handing it on. */
-const TERMINATION_BUDGET_MS = 60_000;
 /**
  * How often the disruption Lambda runs a pass with the stack's default `disruptionInterval`: its
  * minute schedule, and the pass each tick asks for half a minute later.
@@ -108,17 +107,12 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const solveOptions =
     options.schedulingPolicy === undefined ? {} : { solveOptions: options.schedulingPolicy };
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
+  const provisionerSetUp = setUpProvisioner(
+    { ...common, nodeClassResolver: resolver, requestTermination },
+    solveOptions,
+  );
 
-  const controllersPass = (now: Date) =>
-    reconcileLifecycle(
-      {
-        cluster,
-        logger,
-        nodeClasses: { resolver, leases, clock, holder: `simulator-pass-${++passes}` },
-        requestTermination,
-      },
-      now,
-    );
+  const controllersPass = (now: Date) => provisionerSetUp.controllersPass(`simulator-pass-${++passes}`, now);
 
   /** The controllers pass, remembered so the lifecycle's own schedule does not repeat it at once. */
   async function lifecyclePass(now: Date): Promise<LifecycleResult> {
@@ -143,15 +137,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       // The provisioner Lambda's invocation: provisioning, then the controllers pass. Follow-ups
       // are not needed here: the lifecycle's own schedule below registers joining Nodes.
       const result = await runProvisioner(
-        {
-          logger,
-          provision: (holder) =>
-            provision(
-              { ...common, nodeClassResolver: resolver, requestTermination },
-              { holder, ...solveOptions },
-            ),
-          reconcileLifecycle: () => lifecyclePass(clock.now()),
-        },
+        { ...provisionerSetUp, reconcileLifecycle: () => lifecyclePass(clock.now()) },
         `simulator-${provisionRuns}`,
       );
       provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
@@ -210,12 +196,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         else logger.warn('interruption message rejected', { messageId, problem: parsed.problem });
       }
       const { failed } = await handleInterruptionBatch(
-        {
-          logger,
-          indexNodeClaims: () => indexNodeClaims(cluster),
-          handle: (message, claims) =>
-            handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims),
-        },
+        setUpInterruption({ cluster, cloud, terminationQueue, logger }),
         items,
       );
       inbox.push(...batch.filter((m) => failed.includes(m.messageId)));
@@ -233,7 +214,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       if (now.getTime() < nextDisruptionMs) return;
       while (nextDisruptionMs <= now.getTime()) nextDisruptionMs += DISRUPTION_SCHEDULE_MS;
       disruptionPasses += 1;
-      const result = await disrupt(
+      const result = await setUpDisruption(
         {
           ...common,
           terminationQueue,
@@ -241,12 +222,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
             launchRequested = true;
           },
         },
-        {
-          holder: `simulator-disruption-${disruptionPasses}`,
-          spotToSpotConsolidation: options.spotToSpotConsolidation === true,
-          ...solveOptions,
-        },
-      );
+        { spotToSpotConsolidation: options.spotToSpotConsolidation === true, ...solveOptions },
+      ).pass(`simulator-disruption-${disruptionPasses}`);
       for (const d of result.decisions) {
         if (d.outcome !== 'deleted') continue;
         for (const c of d.candidates) {
@@ -269,14 +246,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
    * simulator leaves out. Each tick, new and woken invocations step in NodeClaim order.
    */
   function terminationController(): Controller {
-    const drive = (sleep: (ms: number) => Promise<void>): TerminationDriverDeps => ({
-      logger,
-      terminate: (name) => terminateNodeClaim({ cluster, cloud, logger }, name, clock.now()),
-      enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
-      sleep,
-      nowMs: () => clock.now().getTime(),
-      budgetMs: TERMINATION_BUDGET_MS,
-    });
+    const drive = (sleep: (ms: number) => Promise<void>) =>
+      setUpTermination({ cluster, cloud, logger, terminationQueue, clock, sleep });
     /** The NodeClaim each invocation drives, by invocation key. */
     const running = new Map<string, string>();
     const inFlight = (nodeClaim: string) => [...running.values()].includes(nodeClaim);
@@ -295,7 +266,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
         }
         if (t - lastSweepMs >= TERMINATION_SWEEP_MS) {
           lastSweepMs = t;
-          for (const name of (await sweepTerminations({ cluster, cloud, logger })).terminating) {
+          const terminating = await drive(options.sleep).terminatingNodeClaims();
+          for (const name of terminating) {
             if (!received.has(name) && !inFlight(name)) starts.set(name, { nodeClaim: name, handOn: false });
           }
         }
@@ -324,10 +296,13 @@ export function makeControllers(options: ControllersOptions): Controllers {
     async run(now) {
       if (now.getTime() < nextRepairMs) return;
       while (nextRepairMs <= now.getTime()) nextRepairMs += TERMINATION_SWEEP_MS;
-      const result = await repairNodes(
-        { cluster, logger, requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0) },
-        now,
+      // The pass at the tick's time, as the schedule fires it.
+      const { repair: repairPass } = setUpGarbageCollector(
+        { cluster, cloud, logger, clock: { now: () => now }, requestTermination },
+        { nodeRepair: true },
       );
+      if (repairPass === undefined) return;
+      const result = await repairPass();
       for (const name of result.repaired) claimDeleteReasons.set(name, 'unhealthy');
     },
   };

@@ -3,6 +3,7 @@
 // the scenario's start, so `atMs - startMs` is the offset shown in reports.
 
 import type { CapacityType } from '../core/index.ts';
+import type { DisruptDecision } from '../usecases/disruption/decisions.ts';
 
 /** The state of the simulated cluster at one instant (sampled at a fixed virtual interval). */
 export interface SimSample {
@@ -68,7 +69,7 @@ export interface SimInterruption {
 }
 
 /** Why the disruption controller took a node, as Karpenter names it. */
-export type SimDisruptionReason = 'Empty' | 'Drifted' | 'Expired' | 'Underutilized';
+export type SimDisruptionReason = DisruptDecision['reason'];
 
 /** One NodeClaim the disruption controller deleted (its drain starts then). */
 export interface SimDisruption {

@@ -36,6 +36,7 @@ import { makeDecisionRecorder } from '../../shared/simulator/decision-recorder.t
 import { makeKube } from '../../shared/simulator/kube.ts';
 import { isActive, rawPods, uidOf } from '../../shared/simulator/workloads.ts';
 import { MIN_SAVINGS_ANNOTATION } from '../../shared/usecases/disruption/consolidation.ts';
+import { type DisruptionMethodName, METHOD_NAMES } from '../../shared/usecases/disruption/methods.ts';
 import { assignmentLowerBound } from './lower-bound.ts';
 import { lpInputs, PLAIN_SHAPES, rng } from './workloads.ts';
 
@@ -321,10 +322,8 @@ const commands = {
   replace: 0,
   abandoned: 0,
   failed: 0,
-  emptiness: 0,
-  multiNode: 0,
-  repack: 0,
-  singleNode: 0,
+  /** Carried-out commands per disruption method. */
+  byMethod: Object.fromEntries(METHOD_NAMES.map((name) => [name, 0])) as Record<DisruptionMethodName, number>,
 };
 let podsMoved = 0;
 let raisedCost = 0;
@@ -339,10 +338,8 @@ for (const entries of byCommand.values()) {
   lastCommandMs = Math.max(lastCommandMs, Number(done['atMs']));
   if (done['action'] === 'replace') commands.replace += 1;
   else commands.delete += 1;
-  if (done['method'] === 'emptiness') commands.emptiness += 1;
-  if (done['method'] === 'multi-node') commands.multiNode += 1;
-  if (done['method'] === 'repack') commands.repack += 1;
-  if (done['method'] === 'single-node') commands.singleNode += 1;
+  const method = METHOD_NAMES.find((name) => name === done['method']);
+  if (method !== undefined) commands.byMethod[method] += 1;
   podsMoved += Number(done['podsMoved'] ?? 0);
   if (Number(done['pricePerHourAfter']) > Number(done['pricePerHourBefore'])) raisedCost += 1;
   if (Number(done['pricePerHourAfter']) >= Number(done['pricePerHourBefore']) - 1e-9) savedNothing += 1;

@@ -7,6 +7,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { type DisruptionMethodName, METHOD_NAMES } from '../../shared/usecases/disruption/methods.ts';
 
 interface Result {
   readonly pods: number;
@@ -30,10 +31,8 @@ interface Result {
     readonly replace: number;
     readonly abandoned: number;
     readonly failed: number;
-    readonly emptiness: number;
-    readonly multiNode: number;
-    readonly repack: number;
-    readonly singleNode: number;
+    /** Carried-out commands per disruption method. */
+    readonly byMethod: Readonly<Record<DisruptionMethodName, number>>;
   };
   readonly podsMoved: number;
   readonly podsEvicted: number;
@@ -109,14 +108,14 @@ for (const c of cases) {
 
 if (results.length > 0) {
   console.log(
-    "\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; emptiness / multi / repack / single) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |",
+    `\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; ${METHOD_NAMES.join(' / ')}) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |`,
   );
   console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const k = r.commands;
     console.log(
       `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
-        `${k.delete} + ${k.replace}; ${k.emptiness} / ${k.multiNode} / ${k.repack} / ${k.singleNode} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
+        `${k.delete} + ${k.replace}; ${METHOD_NAMES.map((name) => k.byMethod[name]).join(' / ')} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
     );
   }
 }

@@ -3,18 +3,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { provisionerFunction, terminationFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
-import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
-import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
-import { systemClock } from '../../shared/ports/clock.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
 import { progress, waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // A user deletes the NodeClaim of a full node, end to end: the shim (its shipped bundle, with its
 // own ServiceAccount and role) sees the deletionTimestamp appear and sends a node deletion to the
@@ -27,7 +22,7 @@ import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 // controller group on the API server, its own role on AWS.
 
 const e2e = new ProvisionerE2E('deleting', { lifecycleLoop: false });
-const { id, logLines, logger } = e2e;
+const { logLines } = e2e;
 const REPLICAS = 3;
 const POD_CPU = '500m'; // three fill an m5.large (1.93 cpu allocatable); a fourth would not fit
 const SWEEP_PERIOD_MS = 2_000; // the termination sweep, shortened from the stack's schedule
@@ -41,60 +36,22 @@ afterAll(async () => {
   shim?.stop();
 });
 
-/** The provisioner Lambda's handler, wired as handler.ts wires it, for the pod-event queue. */
+/** The provisioner Lambda's handler, set up as handler.ts sets it up, for the pod-event queue. */
 function provisionerHandler(queueUrl: string): Invoke {
-  const { cluster, account, server } = e2e.env;
-  const own = account.as('provisioner');
-  const leases = e2e.leases();
-  const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
   const handler = makeProvisionerHandler({
     clusterName: CLUSTER,
-    logger,
-    provision: (holder, trigger) =>
-      e2e.run(holder, { batchIdleMs: 1_000, batchMaxMs: 10_000, consistentResume: trigger === 'queue' }),
-    reconcileLifecycle: (holder) =>
-      reconcileLifecycle(
-        {
-          cluster,
-          logger,
-          nodeClasses: { resolver: account.resolver, leases, clock: systemClock, holder },
-          requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
-        },
-        systemClock.now(),
-      ),
-    scheduleFollowUp: makeFollowUpScheduler({
-      sqs: own.sqs,
-      queueUrl,
-      clusterName: CLUSTER,
-      leases,
-      clock: systemClock,
-      logger,
-    }),
+    ...e2e.queuedProvisioner(queueUrl, { batchIdleMs: 1_000, batchMaxMs: 10_000 }),
   });
   return (event) =>
-    asLambda(server, 'provisioner', () =>
+    asLambda(e2e.env.server, 'provisioner', () =>
       handler(event, { awsRequestId: `queue-${Math.random().toString(16).slice(2, 10)}` }),
     );
 }
 
-/** The termination Lambda's handler, its sweep limited to this run's NodeClaims. */
+/** The termination Lambda's handler, as handler.ts sets it up, its sweep limited to this run's NodeClaims. */
 function terminationHandler(): Invoke {
-  const { cluster, termination, account, server } = e2e.env;
-  const queue = makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination);
-  const handler = makeTerminationHandler({
-    logger,
-    terminate: (name) => terminateNodeClaim({ cluster, cloud: termination.cloud, logger }, name, new Date()),
-    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
-    // The API server is shared with other test files, whose NodeClaims the full sweep would take.
-    terminatingNodeClaims: async () =>
-      (await cluster.nodeClaims()).items
-        .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
-        .map((c) => c.name),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    nowMs: () => Date.now(),
-    budgetMs: 3_000,
-  });
-  return (event) => asLambda(server, 'termination', () => handler(event));
+  const handler = makeTerminationHandler(e2e.terminationLambda());
+  return (event) => asLambda(e2e.env.server, 'termination', () => handler(event));
 }
 
 const launches = (pool: string) =>

@@ -10,14 +10,13 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../shared/ports/lease.ts';
 import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/disruption/command-record.ts';
-import { type DisruptionOptions, disrupt } from '../../shared/usecases/disruption/controller.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
+import { type DisruptionConfig, setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER, registerImage } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // Disruption end to end: NodePools and workloads as a user applies and changes them, and the
 // disruption Lambda's pass (run as the disruption Lambda: the controller group on the API server,
@@ -66,15 +65,15 @@ afterEach(() => {
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
-/** One disruption pass as the Lambda runs it. */
+/** One disruption pass as the Lambda runs it (set up as its handler sets it up). */
 function disruptionPass(
   holder: string,
   overrides: { cluster?: Cluster; leases?: LeaseStore } = {},
-  options: Partial<DisruptionOptions> = {},
+  options: DisruptionConfig = {},
 ) {
   const { server, cluster } = e2e.env;
   return asLambda(server, 'disruption', () =>
-    disrupt(
+    setUpDisruption(
       {
         cluster: overrides.cluster ?? cluster,
         cloud: disruptionAws.cloud,
@@ -90,35 +89,13 @@ function disruptionPass(
           clock: systemClock,
         }),
       },
-      { holder, leaseName: `disruption#${id}`, validationMs: 3_000, nodePools: mine, ...options },
-    ),
+      { leaseName: `disruption#${id}`, validationMs: 3_000, nodePools: mine, ...options },
+    ).pass(holder),
   );
 }
 
 const terminationHandler = (event: unknown) =>
-  asLambda(e2e.env.server, 'termination', () =>
-    makeTerminationHandler({
-      logger,
-      terminate: (name) =>
-        terminateNodeClaim(
-          { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger },
-          name,
-          new Date(),
-        ),
-      enqueue: (nodeClaim, delaySeconds) =>
-        makeSqsTerminationQueue(e2e.env.termination.sqs, terminationQueueUrl).enqueue(
-          { nodeClaim },
-          delaySeconds,
-        ),
-      terminatingNodeClaims: async () =>
-        (await e2e.env.cluster.nodeClaims()).items
-          .filter((c) => c.deleting && c.labels[RUN_LABEL] === id)
-          .map((c) => c.name),
-      sleep: (ms) => sleep(ms),
-      nowMs: () => Date.now(),
-      budgetMs: 3_000,
-    })(event),
-  );
+  asLambda(e2e.env.server, 'termination', () => makeTerminationHandler(e2e.terminationLambda())(event));
 
 /** Messages on a queue now, received and deleted (acknowledged) after `handle`. */
 async function consume(queueUrl: string, handle: (messages: readonly Message[]) => Promise<unknown>) {

@@ -16,11 +16,12 @@ import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { Tag } from '../../shared/apis/aws-tags.ts';
 import { FlotillaError } from '../../shared/core/errors.ts';
 import { podEventVersion } from '../../shared/messages/pod-event.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
 import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
-import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption/interruption.ts';
+import { setUpInterruption } from '../../shared/usecases/interruption/setup.ts';
 import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { kube } from '../harness/index.ts';
 import { throttleUser } from '../harness/kube/throttled-user.ts';
@@ -521,29 +522,19 @@ describe('duplicate deliveries', () => {
       detail: { ...warning.detail, 'instance-id': instanceId },
     });
     const interruptionAws = account.as('interruption');
-    const interruption = makeInterruptionHandler({
-      logger: e2e.logger,
-      indexNodeClaims: () => indexNodeClaims(cluster),
-      eventLeases: {
-        store: new DynamoLeaseStore(interruptionAws.dynamodb, TABLE),
-        clusterName: CLUSTER,
-        now: () => new Date(),
-      },
-      handle: (message, claims) =>
-        handleInterruption(
-          {
-            cluster,
-            cloud: interruptionAws.cloud,
-            terminationQueue: makeSqsTerminationQueue(
-              interruptionAws.sqs,
-              account.stack.queueUrls.termination,
-            ),
-            logger: e2e.logger,
-          },
-          message,
-          claims,
-        ),
-    });
+    const interruption = makeInterruptionHandler(
+      setUpInterruption({
+        cluster,
+        cloud: interruptionAws.cloud,
+        terminationQueue: makeSqsTerminationQueue(interruptionAws.sqs, account.stack.queueUrls.termination),
+        logger: e2e.logger,
+        eventLeases: {
+          store: new DynamoLeaseStore(interruptionAws.dynamodb, TABLE),
+          clusterName: CLUSTER,
+          clock: systemClock,
+        },
+      }),
+    );
     let delivery = 0;
     const interruptionPhase = logLines.length;
     await deliver(

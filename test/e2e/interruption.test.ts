@@ -23,15 +23,14 @@ import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import type { TerminationQueue } from '../../shared/ports/work-queue.ts';
-import { handleInterruption, indexNodeClaims } from '../../shared/usecases/interruption/interruption.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
+import { setUpInterruption } from '../../shared/usecases/interruption/setup.ts';
 import type { LambdaName } from '../harness/aws/identity.ts';
 import { STACK_NAMES } from '../harness/aws/stack.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // A spot interruption end to end: EC2's event goes on the bus (PutEvents) → the stack's rule →
 // the stack's interruption queue (SQS) → the interruption Lambda's handler → the NodeClaim is
@@ -39,8 +38,8 @@ import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 // taints the Node, evicts its pods (PDB-aware), terminates the instance and releases the
 // finalizers, while the provisioner launches the replacement. Lambda invocations are played here:
 // messages are received from the stack's queues (moto) and handed to the handlers' run functions,
-// deleted unless reported as batch item failures. Each handler is wired as its handler.ts wires it
-// and runs as its Lambda: the controller group on the API server, its own role on AWS (the IAM
+// deleted unless reported as batch item failures. Each handler is set up as its handler.ts sets it
+// up and runs as its Lambda: the controller group on the API server, its own role on AWS (the IAM
 // check holds every call of an invocation to that role's policy). The provisioner e2e fixture sets
 // up moto with the stack deployed, the API server, the node simulator and this run's NodePools;
 // the controllers loop below drives the provisioner's lifecycle pass itself.
@@ -56,17 +55,14 @@ let terminationQueueUrl = '';
 let interruptionAws: LambdaAws;
 /** The stack's termination queue as the interruption Lambda sends to it. */
 let interruptionToTermination: TerminationQueue;
-/** The stack's termination queue as the termination Lambda sends to it (a drain handed on). */
-let terminationToTermination: TerminationQueue;
 
 beforeAll(async () => {
-  const { server, account, termination } = e2e.env;
+  const { server, account } = e2e.env;
   sqs = new SQSClient(awsClientConfig(server));
   interruptionQueueUrl = account.stack.queueUrls.interruption;
   terminationQueueUrl = account.stack.queueUrls.termination;
   interruptionAws = account.as('interruption');
   interruptionToTermination = makeSqsTerminationQueue(interruptionAws.sqs, terminationQueueUrl);
-  terminationToTermination = makeSqsTerminationQueue(termination.sqs, terminationQueueUrl);
   const queueArn = await arnOf(interruptionQueueUrl);
   const events = new EventBridgeClient(awsClientConfig(server));
   // The stack's rules, pattern for pattern, each targeting the interruption queue.
@@ -138,50 +134,19 @@ function invokedAs(lambda: LambdaName, handler: (event: unknown) => Promise<unkn
   return (event: unknown) => asLambda(e2e.env.server, lambda, () => handler(event));
 }
 
-const interruptionHandler = invokedAs(
-  'interruption',
-  makeInterruptionHandler({
-    logger,
-    indexNodeClaims: () => indexNodeClaims(e2e.env.cluster),
-    handle: (message, claims) =>
-      handleInterruption(
-        {
-          cluster: e2e.env.cluster,
-          cloud: interruptionAws.cloud,
-          terminationQueue: interruptionToTermination,
-          logger,
-        },
-        message,
-        claims,
-      ),
-  }),
+const interruptionHandler = invokedAs('interruption', (event) =>
+  makeInterruptionHandler(
+    setUpInterruption({
+      cluster: e2e.env.cluster,
+      cloud: interruptionAws.cloud,
+      terminationQueue: interruptionToTermination,
+      logger,
+    }),
+  )(event),
 );
 
-const terminationHandler = invokedAs(
-  'termination',
-  makeTerminationHandler({
-    logger,
-    terminate: (name) =>
-      terminateNodeClaim(
-        { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger },
-        name,
-        new Date(),
-      ),
-    enqueue: (nodeClaim, delaySeconds) => terminationToTermination.enqueue({ nodeClaim }, delaySeconds),
-    // The schedule's sweep, limited to this run's NodeClaims: the API server is shared with other
-    // test files, whose Nodes the full sweep (sweepTerminations) would also pass over.
-    terminatingNodeClaims: async () =>
-      (await e2e.env.cluster.nodeClaims()).items
-        .filter(
-          (c) =>
-            c.deleting && c.finalizers.includes('karpenter.sh/termination') && c.labels[RUN_LABEL] === id,
-        )
-        .map((c) => c.name),
-    sleep: (ms) => sleep(ms),
-    nowMs: () => Date.now(),
-    // Short invocations, so a drain spans several of them as a long one spans Lambda timeouts.
-    budgetMs: 3_000,
-  }),
+const terminationHandler = invokedAs('termination', (event) =>
+  makeTerminationHandler(e2e.terminationLambda())(event),
 );
 
 /** One Lambda invocation on what the queue holds now: received, handled, acknowledged. */

@@ -4,11 +4,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionerFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
-import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
-import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { isConditionTrue } from '../../shared/core/index.ts';
-import { systemClock } from '../../shared/ports/clock.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
 import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
@@ -27,7 +23,7 @@ import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
 // - poll path: the pending-pods schedule (its default rate, one minute) → the handler.
 // Both then register the new Nodes through the handler's delayed follow-ups on the same queue;
 // a follow-up run also launches for pods that became pending since the last run. The handler is
-// wired as lambdas/provisioner/handler.ts wires it and each invocation runs as the provisioner
+// set up as lambdas/provisioner/handler.ts sets it up and each invocation runs as the provisioner
 // Lambda (the controller group on the API server, its role on AWS).
 // Each pod needs a node of its own, so every pod has its own CreateFleet. The latencies are
 // measured, printed and written to .cache/test-results/pod-latency.json; they are not asserted.
@@ -60,44 +56,22 @@ const stops: (() => Promise<void>)[] = [];
 const scheduleErrors: unknown[] = [];
 
 /**
- * The provisioner Lambda's handler, wired as handler.ts wires it (its role's SQS client for the
+ * The provisioner Lambda's handler, set up as handler.ts sets it up (its role's SQS client for the
  * follow-ups and termination requests, the stack's queues), invoked by `trigger`.
  */
 function makeHandler(trigger: 'queue' | 'schedule'): Invoke {
-  const { cluster, account, server } = e2e.env;
-  const own = account.as('provisioner');
-  const leases = e2e.leases();
-  const scheduleFollowUp = makeFollowUpScheduler({
-    sqs: own.sqs,
-    queueUrl,
-    clusterName: CLUSTER,
-    leases,
-    clock: systemClock,
-    logger: e2e.logger,
-  });
-  const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
+  const provisioner = e2e.queuedProvisioner(queueUrl, { ...BATCH, leaseWaitMs: LEASE_WAIT_MS });
   const handler = makeProvisionerHandler({
     clusterName: CLUSTER,
-    logger: e2e.logger,
-    provision: async (holder) => {
-      const result = await e2e.run(holder, { ...BATCH, leaseWaitMs: LEASE_WAIT_MS });
+    ...provisioner,
+    provision: async (holder, runTrigger, podEventAtMs) => {
+      const result = await provisioner.provision(holder, runTrigger, podEventAtMs);
       results.push({ trigger, result });
       return result;
     },
-    reconcileLifecycle: (holder) =>
-      reconcileLifecycle(
-        {
-          cluster,
-          logger: e2e.logger,
-          nodeClasses: { resolver: account.resolver, leases, clock: systemClock, holder },
-          requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
-        },
-        systemClock.now(),
-      ),
-    scheduleFollowUp,
   });
   return (event) =>
-    asLambda(server, 'provisioner', () =>
+    asLambda(e2e.env.server, 'provisioner', () =>
       handler(event, { awsRequestId: `${trigger}-${Math.random().toString(16).slice(2, 10)}` }),
     );
 }

@@ -14,19 +14,23 @@ import {
 import { afterAll, beforeAll } from 'vitest';
 import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
+import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
+import { Finalizer } from '../../shared/core/index.ts';
 import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../shared/usecases/lifecycle/lifecycle.ts';
 import { reconcileNodeClasses } from '../../shared/usecases/nodeclass/nodeclass.ts';
+import type { ClaimOutcome, ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import {
-  type ClaimOutcome,
-  type ProvisionOptions,
-  type ProvisionPorts,
-  type ProvisionResult,
-  provision,
-} from '../../shared/usecases/provisioning/provision.ts';
+  type Provisioner,
+  type ProvisionerConfig,
+  type ProvisionerPorts,
+  setUpProvisioner,
+} from '../../shared/usecases/provisioning/setup.ts';
+import type { TerminationSweepDeps } from '../../shared/usecases/termination/driver.ts';
+import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
@@ -37,7 +41,7 @@ import { CLUSTER, nodeClassObject, silentLogger } from '../integration/aws/fixtu
 // The end-to-end set-up shared by the provisioner e2e files: moto with a fresh account (the stack
 // deployed) and the offering catalog, the shared API server with an EC2NodeClass as a user applies
 // it (no status: Flotilla's controllers write it), the node simulator playing kubelet, and the
-// provisioner Lambda's controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePool status)
+// provisioner Lambda, set up as its handler sets it up (setUpProvisioner), whose controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePool status)
 // running every 500 ms. Flotilla's code runs as the stack ships it: its Kubernetes client as the
 // flotilla:controller group, its AWS calls with the provisioner's role (the IAM check holds them to
 // its policy). Everything a file creates is scoped by a run id: NodePools carry the template label
@@ -227,19 +231,7 @@ export class ProvisionerE2E {
   /** One controllers pass of the provisioner Lambda (EC2NodeClasses, NodeClaims, NodePools). */
   controllersPass() {
     this.passes += 1;
-    return reconcileLifecycle(
-      {
-        cluster: this.env.cluster,
-        logger: this.logger,
-        nodeClasses: {
-          resolver: this.env.account.resolver,
-          leases: this.leases(),
-          clock: systemClock,
-          holder: `controllers-${this.id}-${this.passes}`,
-        },
-      },
-      new Date(),
-    );
+    return this.provisioner().controllersPass(`controllers-${this.id}-${this.passes}`, new Date());
   }
 
   private async tearDown(): Promise<void> {
@@ -458,14 +450,14 @@ export class ProvisionerE2E {
     );
   }
 
-  /** One provisioner invocation, in-process, as the Lambda runs it. */
-  run(
-    holder: string,
-    options: Partial<ProvisionOptions> = {},
-    ports: Partial<ProvisionPorts> = {},
-  ): Promise<ProvisionResult> {
+  /**
+   * The provisioner Lambda set up as its handler sets it up, on this world's real adapters (the
+   * provisioner's role, the controller identity): this file's lease and short batching windows
+   * unless `config` says otherwise, and `ports` in place of the world's.
+   */
+  provisioner(config: ProvisionerConfig = {}, ports: Partial<ProvisionerPorts> = {}): Provisioner {
     const { cluster, account } = this.env;
-    return provision(
+    return setUpProvisioner(
       {
         cluster,
         cloud: account.cloud,
@@ -476,8 +468,70 @@ export class ProvisionerE2E {
         nodeClassResolver: account.resolver,
         ...ports,
       },
-      { holder, leaseName: `provisioner#${this.id}`, batchIdleMs: 300, batchMaxMs: 3_000, ...options },
+      { leaseName: `provisioner#${this.id}`, batchIdleMs: 300, batchMaxMs: 3_000, ...config },
     );
+  }
+
+  /**
+   * The provisioner as its Lambda's handler sets it up with the stack's queues: termination
+   * requests, and delayed follow-ups on `podEventQueueUrl`, sent with the provisioner's role.
+   */
+  queuedProvisioner(podEventQueueUrl: string, config: ProvisionerConfig = {}): Provisioner {
+    const { account } = this.env;
+    const own = account.as('provisioner');
+    const leases = this.leases();
+    const terminationQueue = makeSqsTerminationQueue(own.sqs, account.stack.queueUrls.termination);
+    return this.provisioner(config, {
+      leases,
+      requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+      scheduleFollowUp: makeFollowUpScheduler({
+        sqs: own.sqs,
+        queueUrl: podEventQueueUrl,
+        clusterName: CLUSTER,
+        leases,
+        clock: systemClock,
+        logger: this.logger,
+      }),
+    });
+  }
+
+  /**
+   * The termination Lambda as its handler sets it up, with its role and the stack's termination
+   * queue, in short invocations (a drain spans several of them as a long one spans Lambda timeouts).
+   * Its sweep takes this file's NodeClaims only: the API server is shared with other test files,
+   * whose NodeClaims the full sweep (sweepTerminations) would also pass over.
+   */
+  terminationLambda(): TerminationSweepDeps {
+    const { cluster, termination, account } = this.env;
+    return {
+      ...setUpTermination(
+        {
+          cluster,
+          cloud: termination.cloud,
+          logger: this.logger,
+          terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
+          clock: systemClock,
+          sleep: (ms) => sleep(ms),
+        },
+        { budgetMs: 3_000 },
+      ),
+      terminatingNodeClaims: async () =>
+        (await cluster.nodeClaims()).items
+          .filter(
+            (c) =>
+              c.deleting && c.finalizers.includes(Finalizer.termination) && c.labels[RUN_LABEL] === this.id,
+          )
+          .map((c) => c.name),
+    };
+  }
+
+  /** One provisioning run, in-process, as the Lambda's schedule runs it. */
+  run(
+    holder: string,
+    config: ProvisionerConfig = {},
+    ports: Partial<ProvisionerPorts> = {},
+  ): Promise<ProvisionResult> {
+    return this.provisioner(config, ports).provision(holder, 'schedule');
   }
 
   /** The real DynamoDB lease store (on moto) the runs use, with the provisioner's role. */

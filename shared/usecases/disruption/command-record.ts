@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { METHOD_NAMES } from './method.ts';
+import { COMMAND_METHODS } from './methods.ts';
 
 // A disruption command outlives the invocation that starts it: its record is written on its
 // replacement NodeClaims when they are created (one write, so a replacement never exists without
@@ -12,7 +12,7 @@ export const COMMAND_ANNOTATION = 'flotilla.io/disruption-command';
 
 const recordSchema = z.object({
   id: z.string().min(1),
-  method: z.enum([...METHOD_NAMES, 'expiration']),
+  method: z.enum(COMMAND_METHODS),
   reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
   candidates: z.array(z.string().min(1)).min(1),
   replacements: z.array(z.string().min(1)),

@@ -8,12 +8,12 @@ import {
   type NodeClaimPlan,
 } from '../../core/index.ts';
 import { balancedRejection } from './balanced.ts';
-import type {
-  DisruptionCandidate,
-  DisruptionCommand,
-  DisruptionMethod,
-  MethodContext,
-  SimulateScheduling,
+import {
+  type DisruptionCandidate,
+  type DisruptionCommand,
+  disruptionMethod,
+  type MethodContext,
+  type SimulateScheduling,
 } from './method.ts';
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
@@ -115,11 +115,6 @@ export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandid
 
 /** The consolidation methods, as decision lines name them. */
 export type ConsolidationMethodName = 'multi-node' | 'repack' | 'single-node';
-
-/** Whether a disruption method's commands are consolidation's (simulated again after validation). */
-export function isConsolidationMethod(name: string): name is ConsolidationMethodName {
-  return name === 'multi-node' || name === 'repack' || name === 'single-node';
-}
 
 /** Why a set of candidates cannot be consolidated, or the command that consolidates it. */
 export type Evaluation =
@@ -302,9 +297,11 @@ export function withinBudget(
  * that consolidates, found by binary search as Karpenter does; candidates of one NodePool only when
  * that pool is `Balanced` (its score is per pool).
  */
-export const multiNodeConsolidation: DisruptionMethod = {
+export const multiNodeConsolidation = disruptionMethod({
   name: 'multi-node',
   reason: 'Underutilized',
+  order: 30,
+  policy: { pick: 'mostSaving', validation: 'simulateAgain' },
   disruptionClass: 'graceful',
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
@@ -314,7 +311,7 @@ export const multiNodeConsolidation: DisruptionMethod = {
     const best = largestPrefix('multi-node', pool, simulate, context);
     return best === undefined ? [] : [best];
   },
-};
+});
 
 /**
  * The share of a node its pods fill: the larger of their cpu and memory requests over the node's
@@ -381,9 +378,11 @@ function largestPrefix(
  * search; without one, the first two nodes, then the first alone. Each command is one step of the from-scratch plan for those pods; the budget bounds the
  * step.
  */
-export const repackConsolidation: DisruptionMethod = {
+export const repackConsolidation = disruptionMethod({
   name: 'repack',
   reason: 'Underutilized',
+  order: 40,
+  policy: { pick: 'mostSaving', validation: 'simulateAgain' },
   disruptionClass: 'graceful',
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
@@ -404,4 +403,4 @@ export const repackConsolidation: DisruptionMethod = {
     }
     return best === undefined ? [] : [best];
   },
-};
+});

@@ -18,7 +18,6 @@ import { memoSimulation, mostSaving } from './choose.ts';
 import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import { isConsolidationMethod, multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
 import type { DisruptDecision } from './decisions.ts';
 import { decisionForCommand, priceFrom } from './describe.ts';
 import { drift } from './drift.ts';
@@ -35,12 +34,11 @@ import { emptiness } from './emptiness.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
+import { commandMethodName, METHODS, methodNamed } from './methods.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
 import { nominatedNodes, simulateWithout } from './simulation.ts';
-import { singleNodeConsolidation } from './single-node.ts';
-import { staticDrift } from './static-drift.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 import { type Validation, validateCommand } from './validation.ts';
 
@@ -53,16 +51,6 @@ import { type Validation, validateCommand } from './validation.ts';
 // each NodePool's budgets: emptiness, then static drift (static NodePools' nodes), then drift, then
 // the consolidation command that saves most.
 
-/** Voluntary methods in Karpenter's order, repack (Flotilla's own) before single-node. */
-export const METHODS: readonly DisruptionMethod[] = [
-  emptiness,
-  staticDrift,
-  drift,
-  multiNodeConsolidation,
-  repackConsolidation,
-  singleNodeConsolidation,
-];
-
 /** The disruption lease's TTL: what a pass that dies keeps the next ones waiting, at most. */
 export const DEFAULT_LEASE_TTL_SECONDS = 45;
 
@@ -72,6 +60,7 @@ const COMMAND_MARGIN_MS = 20_000;
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
 export { COMMAND_TIMEOUT_MS } from './in-flight.ts';
+export { METHODS } from './methods.ts';
 
 export interface DisruptionPorts extends EffectPorts {
   readonly cloud: Pick<Cloud, 'instanceTypes' | 'list'>;
@@ -429,7 +418,7 @@ class Pass {
       }
       const [first] = method.computeCommands(accepted, allowed, simulate, this.methodContext(set));
       if (first === undefined) continue;
-      if (!isConsolidationMethod(method.name)) return first;
+      if (method.policy.pick === 'first') return first;
       consolidation.push(first);
     }
     return mostSaving(consolidation);
@@ -445,7 +434,7 @@ class Pass {
   /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
   private async execute(proposed: DisruptionCommand): Promise<boolean> {
     let command = proposed;
-    const method = METHODS.find((m) => m.name === command.method);
+    const method = methodNamed(command.method);
     const startedAt = new Date(this.now()).toISOString();
     const names = command.candidates.map((c) => c.nodeClaim.name);
     const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
@@ -478,7 +467,7 @@ class Pass {
     }
     const record: CommandRecord = {
       id,
-      method: command.method,
+      method: commandMethodName(command.method),
       reason: command.reason,
       candidates: names,
       replacements: replacementNames(id, command.replacements),

@@ -1,5 +1,5 @@
 import type { CapacityType, DisruptionReason, DriftReason } from '../../core/index.ts';
-import type { DisruptionMethodName } from './method.ts';
+import type { CommandMethodName } from './methods.ts';
 
 // The disruption controller's decisions (one log line each, written through decision.ts).
 
@@ -35,7 +35,7 @@ export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
 export interface DisruptDecision {
   readonly kind: 'disrupt';
   readonly reason: DisruptionReason | 'Expired';
-  readonly method: DisruptionMethodName | 'expiration';
+  readonly method: CommandMethodName;
   /** Karpenter's decision word: delete the candidates, or replace them. */
   readonly action: 'delete' | 'replace';
   readonly outcome: DisruptionOutcome;

@@ -4,6 +4,7 @@ import type { SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from './command-record.ts';
 import type { DisruptDecision, DisruptedNode, ReplacementNode } from './decisions.ts';
 import type { DisruptionCommand } from './method.ts';
+import { commandMethodName } from './methods.ts';
 
 // How a disruption decision line names its nodes and prices: candidates with their instance type,
 // capacity type and offering price, replacements with their cheapest candidates, and the cost per
@@ -83,7 +84,7 @@ export function decisionForCommand(
   return {
     kind: 'disrupt',
     reason: command.reason,
-    method: command.method,
+    method: commandMethodName(command.method),
     action: command.replacements.length === 0 ? 'delete' : 'replace',
     outcome,
     commandId: id,

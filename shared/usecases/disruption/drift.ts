@@ -5,7 +5,7 @@ import {
   transitionTimeMs,
 } from '../../core/index.ts';
 import type { Condition } from '../../ports/cluster.ts';
-import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
+import { type DisruptionCandidate, type DisruptionCommand, disruptionMethod } from './method.ts';
 
 // Drift, as Karpenter v1: NodeClaims whose `Drifted` condition is True are replaced one command at
 // a time, empty ones first, then the longest-drifted; each command's pods must all fit the rest of
@@ -23,9 +23,11 @@ export function driftBlocked(candidate: DisruptionCandidate): boolean {
   return candidate.blockers.length > 0 && candidate.nodeClaim.terminationGracePeriod === undefined;
 }
 
-export const drift: DisruptionMethod = {
+export const drift = disruptionMethod({
   name: 'drift',
   reason: 'Drifted',
+  order: 20,
+  policy: { pick: 'first', validation: 'allValid' },
   disruptionClass: 'eventual',
   shouldDisrupt(candidate: DisruptionCandidate): boolean {
     return isConditionTrue(candidate.nodeClaim.status.conditions, NodeClaimConditionType.drifted);
@@ -54,4 +56,4 @@ export const drift: DisruptionMethod = {
     }
     return [];
   },
-};
+});

@@ -1,14 +1,16 @@
 import { isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
-import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
+import { type DisruptionCandidate, type DisruptionCommand, disruptionMethod } from './method.ts';
 
 // Emptiness, as Karpenter v1: nodes without reschedulable pods (DaemonSet and mirror pods do not
 // count) and without pods that block disruption, whose `Consolidatable` condition is True (consolidateAfter has passed since the last pod
 // event), under either consolidation policy. All of them go in one command, each NodePool within
 // its budget for `Empty`; nothing is launched.
 
-export const emptiness: DisruptionMethod = {
+export const emptiness = disruptionMethod({
   name: 'emptiness',
   reason: 'Empty',
+  order: 10,
+  policy: { pick: 'first', validation: 'keepValid' },
   disruptionClass: 'graceful',
   shouldDisrupt(candidate: DisruptionCandidate): boolean {
     return (
@@ -38,4 +40,4 @@ export const emptiness: DisruptionMethod = {
     if (chosen.length === 0) return [];
     return [{ method: 'emptiness', reason: 'Empty', candidates: chosen, replacements: [] }];
   },
-};
+});

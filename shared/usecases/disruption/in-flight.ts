@@ -3,9 +3,9 @@ import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
-import { isConsolidationMethod } from './consolidation.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, markCandidates, unmarkCandidates } from './effects.ts';
+import { isConsolidationCommand } from './methods.ts';
 import type { PassView } from './pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from './replacement-capacity.ts';
 
@@ -53,7 +53,7 @@ export async function progressCommands(view: PassView): Promise<number> {
       await unmarkCandidates(view.ports, live);
       // A consolidation replacement that could not launch (a spot shortage, mostly): its NodePool's
       // replacements are not pinned to spot for a while (replacement-capacity.ts).
-      if (gone.length > 0 && isConsolidationMethod(record.method)) {
+      if (gone.length > 0 && isConsolidationCommand(record.method)) {
         const at = new Date(view.nowMs).toISOString();
         for (const claim of live) {
           await ignoreNotFound(

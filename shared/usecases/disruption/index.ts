@@ -7,7 +7,6 @@ export {
   type DisruptionPassResult,
   type DisruptionPorts,
   disrupt,
-  METHODS,
   VALIDATION_MS,
 } from './controller.ts';
 export {
@@ -16,5 +15,12 @@ export {
   type DisruptionCommand,
   type DisruptionMethod,
   type MethodContext,
+  type MethodPolicy,
   type SimulateScheduling,
 } from './method.ts';
+export {
+  type CommandMethodName,
+  type DisruptionMethodName,
+  METHOD_NAMES,
+  METHODS,
+} from './methods.ts';

@@ -15,20 +15,13 @@ import type {
 } from '../../ports/cluster.ts';
 
 // The shape every voluntary disruption method shares (emptiness, static drift, drift, multi- and
-// single-node consolidation): which nodes it may act on, and the commands it proposes for them. The
-// disruption controller tries emptiness, static drift and drift in order and acts on the first that returns a command, as
-// Karpenter does, then takes the consolidation command that saves most; forceful disruption (expiration, interruption) does not go through here.
-
-/** The voluntary disruption methods, in the order the controller tries them. */
-export const METHOD_NAMES = [
-  'emptiness',
-  'static-drift',
-  'drift',
-  'multi-node',
-  'repack',
-  'single-node',
-] as const;
-export type DisruptionMethodName = (typeof METHOD_NAMES)[number];
+// single-node consolidation, repack): its name, the budget reason it counts against, its place in the
+// controller's order and its policy; which nodes it may act on, and the commands it proposes for
+// them. Each method is one file declaring itself with `disruptionMethod`, listed once in the
+// registry (methods.ts), from which the method names are derived. The disruption controller tries
+// the methods in order, acts on the first command of a method whose policy picks `first` (emptiness,
+// static drift, drift), as Karpenter does, and takes the consolidation command that saves most; forceful
+// disruption (expiration, interruption) does not go through here.
 
 /** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
 export interface DisruptionCandidate {
@@ -53,7 +46,8 @@ export interface DisruptionCandidate {
 
 /** What one method decided: delete the candidates, launching the replacements first if any. */
 export interface DisruptionCommand {
-  readonly method: DisruptionMethodName | 'expiration';
+  /** The name of the method that proposed it (a method of the registry, methods.ts), or `expiration`. */
+  readonly method: string;
   readonly reason: DisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
@@ -124,9 +118,31 @@ export type SimulateScheduling = (
   options?: SimulationOptions,
 ) => DisruptionSimulation;
 
-export interface DisruptionMethod {
-  readonly name: DisruptionMethodName;
+/** How the controller treats a method's commands. */
+export interface MethodPolicy {
+  /**
+   * `first`: the controller acts on the method's first command and tries no later method;
+   * `mostSaving`: its first command competes with those of the other `mostSaving` methods, and the
+   * one that saves most is carried out (consolidation).
+   */
+  readonly pick: 'first' | 'mostSaving';
+  /**
+   * After the validation wait (graceful methods): `keepValid` carries the command out with the
+   * candidates still valid; `allValid` abandons it when one is not; `simulateAgain` also simulates
+   * it again as it was decided, and a replacement that could not launch keeps its NodePool's
+   * replacements off spot for a while (consolidation).
+   */
+  readonly validation: 'keepValid' | 'allValid' | 'simulateAgain';
+}
+
+export interface DisruptionMethod<N extends string = string> {
+  /** Its name in decisions and command records, e.g. `single-node`. */
+  readonly name: N;
+  /** The budget reason its commands count against (Karpenter's Empty, Drifted, Underutilized). */
   readonly reason: DisruptionReason;
+  /** Its place in the controller's order: lower first. */
+  readonly order: number;
+  readonly policy: MethodPolicy;
   /**
    * `graceful` commands wait the validation period and are simulated again before they run;
    * `eventual` ones (drift) run once their replacements are ready, without that wait.
@@ -149,6 +165,11 @@ export interface DisruptionMethod {
     simulate: SimulateScheduling,
     context?: MethodContext,
   ): readonly DisruptionCommand[];
+}
+
+/** Declares a disruption method, keeping its name's literal type for the registry (methods.ts). */
+export function disruptionMethod<const N extends string>(method: DisruptionMethod<N>): DisruptionMethod<N> {
+  return method;
 }
 
 /** A command's decision word, as the decision log and Karpenter's events name it. */

@@ -5,12 +5,12 @@ import {
   shouldConsolidate,
   withinBudget,
 } from './consolidation.ts';
-import type {
-  DisruptionCandidate,
-  DisruptionMethod,
-  MethodContext,
-  SimulateScheduling,
-  SimulationOptions,
+import {
+  type DisruptionCandidate,
+  disruptionMethod,
+  type MethodContext,
+  type SimulateScheduling,
+  type SimulationOptions,
 } from './method.ts';
 
 // Single-node consolidation: one candidate at a time, deleted when its pods fit elsewhere, or
@@ -73,9 +73,11 @@ export function evaluateSingleNode(
  * minute puts it, so every candidate is looked at over a few passes. Each candidate looked at in
  * vain is reported to `context.unconsolidatable` with the reason.
  */
-export const singleNodeConsolidation: DisruptionMethod = {
+export const singleNodeConsolidation = disruptionMethod({
   name: 'single-node',
   reason: 'Underutilized',
+  order: 50,
+  policy: { pick: 'mostSaving', validation: 'simulateAgain' },
   disruptionClass: 'graceful',
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context) {
@@ -96,4 +98,4 @@ export const singleNodeConsolidation: DisruptionMethod = {
     }
     return [];
   },
-};
+});

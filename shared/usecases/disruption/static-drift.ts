@@ -6,12 +6,12 @@ import {
   planStaticNodeClaim,
 } from '../../core/index.ts';
 import { driftBlocked, driftedSinceMs } from './drift.ts';
-import type {
-  DisruptionCandidate,
-  DisruptionCommand,
-  DisruptionMethod,
-  MethodContext,
-  SimulateScheduling,
+import {
+  type DisruptionCandidate,
+  type DisruptionCommand,
+  disruptionMethod,
+  type MethodContext,
+  type SimulateScheduling,
 } from './method.ts';
 
 // StaticDrift, as Karpenter v1: a drifted node of a static NodePool (spec.replicas) is replaced one
@@ -101,9 +101,12 @@ export function planStaticDrift(
   return { commands, held };
 }
 
-export const staticDrift: DisruptionMethod = {
+export const staticDrift = disruptionMethod({
   name: 'static-drift',
   reason: 'Drifted',
+  // Karpenter's order: after emptiness, before drift of dynamic NodePools.
+  order: 15,
+  policy: { pick: 'first', validation: 'allValid' },
   disruptionClass: 'eventual',
   staticNodePools: true,
   shouldDisrupt(candidate: DisruptionCandidate): boolean {
@@ -120,4 +123,4 @@ export const staticDrift: DisruptionMethod = {
   ): readonly DisruptionCommand[] {
     return planStaticDrift(candidates, allowed, context).commands;
   },
-};
+});

@@ -1,6 +1,5 @@
 import type { NodeClaimPlan } from '../../core/index.ts';
 import type { CandidateSet } from './candidates.ts';
-import { isConsolidationMethod } from './consolidation.ts';
 import type {
   DisruptionCandidate,
   DisruptionCommand,
@@ -54,7 +53,7 @@ export function validateCommand(input: ValidateInput): Validation {
   const { command, method } = input;
   const checked = checkCandidates(input);
   const invalid = (why: string): Validation => ({ kind: 'invalid', why, failed: command.candidates.length });
-  if (method.name === 'emptiness') {
+  if (method.policy.validation === 'keepValid') {
     if (checked.valid.length === 0) {
       const [first, ...more] = checked.dropped;
       if (first === undefined) return invalid('the command has no candidates');
@@ -66,7 +65,7 @@ export function validateCommand(input: ValidateInput): Validation {
   const first = checked.dropped[0];
   if (first !== undefined) return invalid(`nodeClaim ${first.nodeClaim} ${first.why}`);
   const fresh: DisruptionCommand = { ...command, candidates: checked.valid };
-  if (!isConsolidationMethod(command.method)) return { kind: 'valid', command: fresh, dropped: [] };
+  if (method.policy.validation !== 'simulateAgain') return { kind: 'valid', command: fresh, dropped: [] };
   // Simulated as the command was decided (a single node re-planned onto one new node stays so).
   const why = simulatedAgain(command, input.simulate(checked.valid, command.simulation));
   return why === undefined ? { kind: 'valid', command: fresh, dropped: [] } : invalid(why);

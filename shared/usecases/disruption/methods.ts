@@ -1,0 +1,70 @@
+import { FlotillaError } from '../../core/errors.ts';
+import { multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
+import { drift } from './drift.ts';
+import { emptiness } from './emptiness.ts';
+import type { DisruptionMethod, MethodPolicy } from './method.ts';
+import { singleNodeConsolidation } from './single-node.ts';
+import { staticDrift } from './static-drift.ts';
+
+// The registry of voluntary disruption methods: each is one file declaring its name, budget
+// reason, order and policy, and one line here. The names every other list uses (the command
+// record's schema, the decisions, the simulator's and the benchmark's tallies) come from it.
+
+const REGISTERED = [
+  emptiness,
+  staticDrift,
+  drift,
+  multiNodeConsolidation,
+  repackConsolidation,
+  singleNodeConsolidation,
+] as const;
+
+/** A voluntary disruption method's name, e.g. `single-node`. */
+export type DisruptionMethodName = (typeof REGISTERED)[number]['name'];
+
+/** The voluntary methods in the order the controller tries them (their `order`). */
+export const METHODS: readonly DisruptionMethod<DisruptionMethodName>[] = [...REGISTERED].sort(
+  (a, b) => a.order - b.order,
+);
+
+/** The voluntary methods' names, in the controller's order. */
+export const METHOD_NAMES = METHODS.map((m) => m.name) as [DisruptionMethodName, ...DisruptionMethodName[]];
+
+/** What a command record and a decision name: a voluntary method, or forceful expiration. */
+export const COMMAND_METHODS = [...METHOD_NAMES, 'expiration'] as const;
+export type CommandMethodName = (typeof COMMAND_METHODS)[number];
+
+/** The method of this name, or undefined (expiration, or a name no method has). */
+export function methodNamed(name: string): DisruptionMethod<DisruptionMethodName> | undefined {
+  return METHODS.find((m) => m.name === name);
+}
+
+/** The policy of the method of this name; undefined for expiration. */
+export function policyOf(name: string): MethodPolicy | undefined {
+  return methodNamed(name)?.policy;
+}
+
+/** Whether a command of this method is consolidation's (its savings compete, it is simulated again). */
+export function isConsolidationCommand(name: string): boolean {
+  return policyOf(name)?.validation === 'simulateAgain';
+}
+
+/** A command named a method the registry does not list (a method file not added to methods.ts). */
+export class UnknownDisruptionMethodError extends FlotillaError {
+  readonly code = 'UnknownDisruptionMethod';
+
+  constructor(readonly method: string) {
+    super(`disruption method "${method}" is not in the registry; add its line to methods.ts`);
+  }
+}
+
+/**
+ * A command's method as decisions and records name it.
+ * @throws UnknownDisruptionMethodError for a name no registered method has.
+ */
+export function commandMethodName(name: string): CommandMethodName {
+  if (name === 'expiration') return name;
+  const method = methodNamed(name);
+  if (method === undefined) throw new UnknownDisruptionMethodError(name);
+  return method.name;
+}

@@ -1,0 +1,26 @@
+import type { Logger } from '../../runtime/logger.ts';
+import {
+  type DisruptionOptions,
+  type DisruptionPassResult,
+  type DisruptionPorts,
+  disrupt,
+} from './controller.ts';
+
+// The disruption Lambda's set-up: its ports and settings in, one pass per invocation out. The
+// Lambda's handler builds the ports from AWS and the API server (and adds the passes between
+// schedule ticks, an SQS matter), the simulator from the in-memory twins, the tests from the real
+// adapters; all run the pass this returns.
+
+/** The disruption controller's settings: every pass option but the invocation's holder. */
+export type DisruptionConfig = Omit<DisruptionOptions, 'holder'>;
+
+/** What one disruption invocation runs. */
+export interface Disruption {
+  readonly logger: Logger;
+  /** One disruption pass under the given lease holder (the invocation id). */
+  readonly pass: (holder: string) => Promise<DisruptionPassResult>;
+}
+
+export function setUpDisruption(ports: DisruptionPorts, config: DisruptionConfig = {}): Disruption {
+  return { logger: ports.logger, pass: (holder) => disrupt(ports, { ...config, holder }) };
+}

@@ -1,0 +1,63 @@
+import type { NodeClassResolver } from '../../ports/cloud.ts';
+import { type LifecycleResult, reconcileLifecycle } from '../lifecycle/lifecycle.ts';
+import type { ProvisionerDriverDeps } from './driver.ts';
+import { provision } from './provision.ts';
+import type { ProvisionOptions, ProvisionPorts } from './types.ts';
+
+// The provisioner Lambda's set-up: its ports and settings in, the invocation's work out (what the
+// driver runs: a provisioning run, then the controllers pass). The Lambda's handler builds the
+// ports from AWS and the API server, the simulator from the in-memory twins, the end-to-end tests
+// from the real adapters; all three run what this returns.
+
+/** What the provisioner Lambda works with. */
+export interface ProvisionerPorts extends ProvisionPorts {
+  /** Resolves EC2NodeClasses (AMIs, subnets, security groups, instance profile). */
+  readonly nodeClassResolver: NodeClassResolver;
+  /** Delayed follow-ups while NodeClaims initialize; absent, the pending-pods schedule is the next chance. */
+  readonly scheduleFollowUp?: ProvisionerDriverDeps['scheduleFollowUp'];
+}
+
+/**
+ * The provisioner's settings: every provisioning option but those of one invocation (its holder,
+ * its trigger's `consistentResume` and `podEventAtMs`).
+ */
+export type ProvisionerConfig = Omit<ProvisionOptions, 'holder' | 'podEventAtMs' | 'consistentResume'>;
+
+/** What one provisioner invocation runs, and the controllers pass on its own. */
+export interface Provisioner extends ProvisionerDriverDeps {
+  readonly provision: ProvisionerDriverDeps['provision'];
+  /** The controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools) under `holder` at `now`. */
+  readonly controllersPass: (holder: string, now: Date) => Promise<LifecycleResult>;
+}
+
+/**
+ * Composes the provisioner: provisioning (a run a queue message triggered reads the NodeClaims to
+ * launch consistently), the controllers pass after it, and the follow-ups when given.
+ */
+export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerConfig = {}): Provisioner {
+  const { cluster, logger, clock, leases, nodeClassResolver, requestTermination, scheduleFollowUp } = ports;
+  const controllersPass = (holder: string, now: Date) =>
+    reconcileLifecycle(
+      {
+        cluster,
+        logger,
+        nodeClasses: { resolver: nodeClassResolver, leases, clock, holder },
+        ...(requestTermination === undefined ? {} : { requestTermination }),
+      },
+      now,
+    );
+  return {
+    logger,
+    clock,
+    provision: (holder, trigger, podEventAtMs) =>
+      provision(ports, {
+        ...config,
+        holder,
+        consistentResume: trigger === 'queue',
+        ...(podEventAtMs === undefined ? {} : { podEventAtMs }),
+      }),
+    reconcileLifecycle: (holder) => controllersPass(holder, clock.now()),
+    controllersPass,
+    ...(scheduleFollowUp === undefined ? {} : { scheduleFollowUp }),
+  };
+}
