@@ -39,6 +39,14 @@ export function bundledCatalogRecords(): readonly CatalogInstanceType[] {
   return bundled;
 }
 
+let bundledRegions: ReadonlySet<string> | undefined;
+
+/** The regions the bundled catalog has prices for. */
+export function bundledCatalogRegions(): ReadonlySet<string> {
+  bundledRegions ??= new Set(bundledCatalogRecords().flatMap((t) => Object.keys(t.onDemandPriceUsd)));
+  return bundledRegions;
+}
+
 /** The bundled catalog in `region`, offered in `zones` as on-demand and spot. */
 export function bundledCatalog(region: string, zones: readonly string[]): MemoryCatalog {
   return { kind: 'records', records: bundledCatalogRecords(), region, zones };

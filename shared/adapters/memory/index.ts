@@ -1,6 +1,7 @@
 export {
   bundledCatalog,
   bundledCatalogRecords,
+  bundledCatalogRegions,
   type MemoryCatalog,
   memoryNodeClassSettings,
 } from './catalog.ts';

@@ -37,7 +37,7 @@ const OPTIONS = {
   output: { type: 'string' },
 } as const;
 
-/** `flotilla plan …`: returns the exit code (0 planned, 1 bad input file, 2 bad arguments). */
+/** `flotilla plan …`: returns the exit code (0 planned, 2 bad arguments or input files). */
 async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(args, OPTIONS, 0);
   const refuse = (problem: string) => {
@@ -61,7 +61,7 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
 
   const fail = (problem: string) => {
     io.err(`flotilla plan: ${problem}\n`);
-    return 1;
+    return 2;
   };
   const cluster = readInput('cluster', clusterFile);
   if (typeof cluster === 'string') return fail(cluster);
@@ -73,6 +73,8 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
     return 0;
   } catch (error) {
     if (!(error instanceof PlanInputError)) throw error;
-    return fail(`the input files have problems:\n${error.message}`);
+    // One `file:line:column: problem` line per problem, nothing planned.
+    io.err(`${error.message}\n`);
+    return 2;
   }
 }

@@ -1,5 +1,10 @@
 import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
-import { bundledCatalog, makeMemoryCloud, makeMemoryNodeClassResolver } from '../../adapters/memory/index.ts';
+import {
+  bundledCatalog,
+  bundledCatalogRegions,
+  makeMemoryCloud,
+  makeMemoryNodeClassResolver,
+} from '../../adapters/memory/index.ts';
 import {
   parseEC2NodeClass,
   toClusterNode,
@@ -191,6 +196,13 @@ export async function planFromSnapshot(
   }
   if (pools.length === 0 && !problems.some((p) => p.file === nodePools.path)) {
     problems.push({ file: nodePools.path, message: 'no NodePool (karpenter.sh/v1) found' });
+  }
+  if (!bundledCatalogRegions().has(options.region)) {
+    const regions = [...bundledCatalogRegions()].sort().join(', ');
+    problems.push({
+      file: '--region',
+      message: `the bundled instance catalog has no prices for region "${options.region}"; use one of ${regions}`,
+    });
   }
   if (problems.length > 0) throw new PlanInputError(problems);
 
