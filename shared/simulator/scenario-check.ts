@@ -66,6 +66,25 @@ function at(root: unknown, path: ScenarioPath): unknown {
   return node;
 }
 
+/** A schema issue in the words the CRD checks use: what the field must be, and what it is. */
+function issueMessage(issue: z.core.$ZodIssue, given: unknown): string {
+  const got = `got ${JSON.stringify(given)}`;
+  switch (issue.code) {
+    case 'invalid_value':
+      return `must be ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map((v) => JSON.stringify(v)).join(', ')}, ${got}`;
+    case 'invalid_type':
+      return `must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}, ${got}`;
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must have at least ${String(issue.minimum)} item${issue.minimum === 1 ? '' : 's'}`
+        : `must be at least ${String(issue.minimum)}, ${got}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}, ${got}`;
+    default:
+      return issue.message;
+  }
+}
+
 /** The scenario schema's issues as problems, each at the field it is about. */
 export function schemaIssueProblems(
   issues: readonly z.core.$ZodIssue[],
@@ -93,10 +112,11 @@ export function schemaIssueProblems(
         },
       ];
     }
-    if (issue.code === 'invalid_type' && path.length > 0 && at(raw, path) === undefined) {
+    const given = at(raw, path);
+    if (path.length > 0 && given === undefined) {
       return [{ path: path.slice(0, -1), message: `missing required field "${String(path.at(-1))}"` }];
     }
-    return [{ path, message: issue.message }];
+    return [{ path, message: issueMessage(issue, given) }];
   });
 }
 

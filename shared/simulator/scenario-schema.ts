@@ -142,7 +142,8 @@ const manifest = (kind: string, apiVersion: string) =>
   z.looseObject({
     apiVersion: z.literal(apiVersion),
     kind: z.literal(kind),
-    metadata: z.looseObject({ name }),
+    // The name is checked against the CRD (a DNS subdomain), with the rest of the manifest.
+    metadata: z.looseObject({ name: z.string() }),
   });
 
 export const scenarioSchema = z.strictObject({

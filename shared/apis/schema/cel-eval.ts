@@ -103,6 +103,12 @@ const FUNCTIONS: Readonly<Record<string, (args: readonly unknown[]) => unknown>>
 
 const MACROS = new Set(['all', 'exists', 'exists_one', 'filter', 'map']);
 
+/** Whether the evaluator has this call: `has()`, a macro, a function or a method. */
+export function isSupportedCall(name: string, onTarget: boolean): boolean {
+  if (onTarget) return MACROS.has(name) || METHODS[name] !== undefined;
+  return name === 'has' || FUNCTIONS[name] !== undefined;
+}
+
 /**
  * Evaluates `node` with the variables in `scope` (`self`, and `oldSelf` for transition rules).
  * @throws CelEvalError when the expression fails at run time, CelUnsupportedError when it uses

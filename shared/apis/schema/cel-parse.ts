@@ -235,6 +235,42 @@ export function parseCel(text: string): CelNode {
   return node;
 }
 
+/** Every call in the expression, with whether it is a method (or macro) on a target. */
+export function callsIn(node: CelNode): { readonly name: string; readonly onTarget: boolean }[] {
+  const children: CelNode[] = [];
+  switch (node.kind) {
+    case 'member':
+      children.push(node.target);
+      break;
+    case 'index':
+      children.push(node.target, node.index);
+      break;
+    case 'call':
+      if (node.target !== undefined) children.push(node.target);
+      children.push(...node.args);
+      break;
+    case 'unary':
+      children.push(node.operand);
+      break;
+    case 'binary':
+      children.push(node.left, node.right);
+      break;
+    case 'ternary':
+      children.push(node.test, node.then, node.otherwise);
+      break;
+    case 'list':
+      children.push(...node.items);
+      break;
+    case 'map':
+      children.push(...node.entries.flat());
+      break;
+    default:
+      break;
+  }
+  const own = node.kind === 'call' ? [{ name: node.name, onTarget: node.target !== undefined }] : [];
+  return [...own, ...children.flatMap(callsIn)];
+}
+
 /** Whether the expression reads `name` (e.g. `oldSelf`, which makes a rule a transition rule). */
 export function mentions(node: CelNode, name: string): boolean {
   switch (node.kind) {

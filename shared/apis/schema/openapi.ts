@@ -1,5 +1,6 @@
 import { CelEvalError, CelUnsupportedError, evaluateCel } from './cel-eval.ts';
 import { type CelNode, CelSyntaxError, mentions, parseCel } from './cel-parse.ts';
+import { patternHint } from './pattern-hints.ts';
 
 // Validates a value against a CustomResourceDefinition's structural OpenAPI v3 schema as the
 // Kubernetes API server does on create (defaults applied first, then types, formats, patterns,
@@ -231,8 +232,14 @@ function checkString(value: string, schema: SchemaProps, add: (m: string) => voi
     );
   if (schema.maxLength !== undefined && length > schema.maxLength)
     add(`must be at most ${schema.maxLength} characters long, is ${length}`);
-  if (schema.pattern !== undefined && !patternOf(schema.pattern).test(value))
-    add(`${JSON.stringify(value)} does not match the pattern ${schema.pattern}`);
+  if (schema.pattern !== undefined && !patternOf(schema.pattern).test(value)) {
+    const hint = patternHint(schema.pattern);
+    add(
+      hint === undefined
+        ? `${JSON.stringify(value)} does not match the pattern ${schema.pattern}`
+        : `${JSON.stringify(value)} is not ${hint}`,
+    );
+  }
   if (schema.format === 'quantity' && !QUANTITY.test(value))
     add(`${JSON.stringify(value)} is not a Kubernetes quantity such as 500m, 2Gi or 1.5`);
   if (schema.format === 'date-time' && !RFC3339.test(value))
@@ -292,12 +299,15 @@ function checkObject(
     add(`must have at least ${schema.minProperties} entries, has ${size}`);
   if (schema.maxProperties !== undefined && size > schema.maxProperties)
     add(`must have at most ${schema.maxProperties} entries, has ${size}`);
+  // A rule over an object that lacks a required field would only fail to find it: it waits.
+  let typed = true;
   for (const field of schema.required ?? []) {
     const present = value[field] !== undefined && value[field] !== null;
-    if (!present && properties[field]?.default === undefined && !skip.has(field))
+    if (!present && properties[field]?.default === undefined && !skip.has(field)) {
       add(`missing required field "${field}"`);
+      typed = false;
+    }
   }
-  let typed = true;
   for (const [key, child] of Object.entries(value)) {
     if (skip.has(key)) continue;
     // The API server drops nulls of fields that are not nullable before it validates.
