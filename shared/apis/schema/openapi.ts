@@ -43,6 +43,17 @@ export interface SchemaProps {
 
 export type FieldPath = readonly (string | number)[];
 
+const NOTHING: ReadonlySet<string> = new Set();
+
+/** A path built as the walk goes down, turned into a FieldPath only for a problem. */
+type Trail = { readonly up: Trail; readonly key: string | number } | undefined;
+
+function pathOf(trail: Trail): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (let t = trail; t !== undefined; t = t.up) out.unshift(t.key);
+  return out;
+}
+
 /** One problem, at the field it is about (a key, a list item, or the object missing a field). */
 export interface SchemaProblem {
   readonly path: FieldPath;
@@ -139,7 +150,7 @@ export function checkSchema(
   options: SchemaCheckOptions = {},
 ): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
-  check(value, schema, [], options.old, problems, new Set(options.skipRootFields ?? []));
+  check(value, schema, undefined, options.old, problems, new Set(options.skipRootFields ?? []));
   return problems;
 }
 
@@ -147,12 +158,12 @@ export function checkSchema(
 function check(
   value: unknown,
   schema: SchemaProps,
-  path: FieldPath,
+  path: Trail,
   old: unknown,
   problems: SchemaProblem[],
-  skip: ReadonlySet<string> = new Set(),
+  skip: ReadonlySet<string> = NOTHING,
 ): boolean {
-  const add = (message: string, at: FieldPath = path) => problems.push({ path: at, message });
+  const add = (message: string, at: Trail = path) => problems.push({ path: pathOf(at), message });
   let typed = true;
   if (schema.format === 'quantity') {
     if (typeof value !== 'string' && typeof value !== 'number') {
@@ -213,14 +224,15 @@ function check(
       add(`must have at most ${schema.maxItems} items, has ${value.length}`);
     checkListType(value, schema, add, path);
     value.forEach((item, i) => {
-      if (schema.items !== undefined && !check(item, schema.items, [...path, i], undefined, problems))
+      if (schema.items !== undefined && !check(item, schema.items, { up: path, key: i }, undefined, problems))
         childrenTyped = false;
     });
   } else if (isObject(value)) {
     childrenTyped = checkObject(value, schema, path, old, problems, skip);
   }
 
-  if (childrenTyped) runRules(withDefaults(value, schema), schema, path, old, add);
+  if (childrenTyped && schema['x-kubernetes-validations'] !== undefined)
+    runRules(withDefaults(value, schema), schema, path, old, add);
   return true;
 }
 
@@ -267,8 +279,8 @@ function checkNumber(value: number, schema: SchemaProps, add: (m: string) => voi
 function checkListType(
   value: readonly unknown[],
   schema: SchemaProps,
-  add: (m: string, at?: FieldPath) => void,
-  path: FieldPath,
+  add: (m: string, at?: Trail) => void,
+  path: Trail,
 ): void {
   const listType = schema['x-kubernetes-list-type'];
   if (listType !== 'set' && listType !== 'map') return;
@@ -278,7 +290,7 @@ function checkListType(
     const key = JSON.stringify(
       listType === 'set' ? item : keys.map((k) => (isObject(item) ? item[k] : undefined)),
     );
-    if (seen.has(key)) add(`duplicate entry ${key}`, [...path, i]);
+    if (seen.has(key)) add(`duplicate entry ${key}`, { up: path, key: i });
     seen.add(key);
   });
 }
@@ -286,12 +298,12 @@ function checkListType(
 function checkObject(
   value: Record<string, unknown>,
   schema: SchemaProps,
-  path: FieldPath,
+  path: Trail,
   old: unknown,
   problems: SchemaProblem[],
   skip: ReadonlySet<string>,
 ): boolean {
-  const add = (message: string, at: FieldPath = path) => problems.push({ path: at, message });
+  const add = (message: string, at: Trail = path) => problems.push({ path: pathOf(at), message });
   const properties = schema.properties ?? {};
   const additional = schema.additionalProperties;
   const size = Object.keys(value).length;
@@ -315,11 +327,11 @@ function checkObject(
     const childSchema = properties[key] ?? (typeof additional === 'object' ? additional : undefined);
     if (childSchema === undefined) {
       if (additional !== true && schema['x-kubernetes-preserve-unknown-fields'] !== true)
-        add(unknownFieldMessage(key, Object.keys(properties)), [...path, key]);
+        add(unknownFieldMessage(key, Object.keys(properties)), { up: path, key });
       continue;
     }
     const childOld = isObject(old) ? old[key] : undefined;
-    if (!check(child, childSchema, [...path, key], childOld, problems)) typed = false;
+    if (!check(child, childSchema, { up: path, key }, childOld, problems)) typed = false;
   }
   return typed;
 }
@@ -346,13 +358,16 @@ export function withDefaults(value: unknown, schema: SchemaProps): unknown {
 function runRules(
   self: unknown,
   schema: SchemaProps,
-  path: FieldPath,
+  path: Trail,
   old: unknown,
-  add: (m: string, at?: FieldPath) => void,
+  add: (m: string, at?: Trail) => void,
 ): void {
   for (const rule of schema['x-kubernetes-validations'] ?? []) {
     const node = compile(rule.rule);
-    const at = [...path, ...(rule.fieldPath ?? '').split('.').filter((s) => s !== '')];
+    const at = (rule.fieldPath ?? '')
+      .split('.')
+      .filter((s) => s !== '')
+      .reduce<Trail>((up, key) => ({ up, key }), path);
     const message = rule.message ?? `failed rule: ${rule.rule}`;
     if (node instanceof CelSyntaxError) {
       add(`cannot check the rule ${JSON.stringify(rule.rule)} (${message}): ${node.message}`, at);
