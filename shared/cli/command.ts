@@ -17,7 +17,7 @@ export interface Command {
   readonly summary: string;
   /** The command's own help: `flotilla help <command>` and `flotilla <command> --help`. */
   readonly usage: string;
-  /** Returns the process exit code: 0 done, 1 bad input, 2 bad arguments. */
+  /** Returns the process exit code: 0 done, 1 a failure while running, 2 bad input or arguments. */
   readonly run: (args: readonly string[], io: CliIo) => Promise<number>;
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeReports } from '../simulator/decision-log.ts';
 import { simulate } from '../simulator/engine.ts';
-import { loadScenario, ScenarioError } from '../simulator/scenario.ts';
+import { loadScenario, ScenarioError, ScenarioFileError } from '../simulator/scenario.ts';
 import { formatDuration } from '../simulator/stats.ts';
 import { type CliIo, type Command, parseCommandArgs, stringValue } from './command.ts';
 
@@ -34,7 +34,7 @@ export const simulateCommand: Command = {
   run: runSimulate,
 };
 
-/** `flotilla simulate`: returns the exit code (0 done, 1 invalid scenario, 2 bad arguments). */
+/** `flotilla simulate`: returns the exit code (0 done, 2 bad arguments or a scenario that cannot run). */
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(
     args,
@@ -54,9 +54,10 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   try {
     scenario = loadScenario(scenarioPath ?? DEFAULT_SCENARIO);
   } catch (error) {
-    if (!(error instanceof ScenarioError)) throw error;
-    io.err(`flotilla: ${error.message}\n`);
-    return 1;
+    if (!(error instanceof ScenarioError || error instanceof ScenarioFileError)) throw error;
+    // One `file:line:column: field: problem` line per problem, nothing run.
+    io.err(`${error.message}\n`);
+    return 2;
   }
 
   io.err(`Simulating ${scenario.name} (${formatDuration(scenario.durationMs)} of virtual time)…\n`);

@@ -69,7 +69,7 @@ const job = z.strictObject({
   kind: z.literal('Job'),
   name,
   namespace: name.default('default'),
-  at: duration.default(0),
+  at: duration.prefault(0),
   completions: z.number().int().min(1),
   parallelism: z.number().int().min(1).optional(),
   runTime: duration,
@@ -91,7 +91,7 @@ const rebalanceRecommendation = z.strictObject({
 
 const insufficientCapacity = z.strictObject({
   kind: z.literal('InsufficientCapacity'),
-  from: duration.default(0),
+  from: duration.prefault(0),
   until: duration.optional(),
   instanceType: z.string().optional(),
   zone: z.string().optional(),
@@ -123,7 +123,7 @@ const amiRelease = z.strictObject({
 /** A rogue controller taints every node that joins from `at` (until `until`), as Karpenter's chaos test does. */
 const rogueTaint = z.strictObject({
   kind: z.literal('RogueTaint'),
-  at: duration.default(0),
+  at: duration.prefault(0),
   until: duration.optional(),
   key: z.string().min(1),
   value: z.string().optional(),
@@ -142,7 +142,8 @@ const manifest = (kind: string, apiVersion: string) =>
   z.looseObject({
     apiVersion: z.literal(apiVersion),
     kind: z.literal(kind),
-    metadata: z.looseObject({ name }),
+    // The name is checked against the CRD (a DNS subdomain), with the rest of the manifest.
+    metadata: z.looseObject({ name: z.string() }),
   });
 
 export const scenarioSchema = z.strictObject({
@@ -155,8 +156,9 @@ export const scenarioSchema = z.strictObject({
   zones: z.array(z.string()).min(1).optional(),
   start: z.iso.datetime({ offset: true }).default('2026-01-01T00:00:00Z'),
   duration,
-  sampleInterval: duration.default(30),
-  bootDelay: duration.default(45),
+  // Defaults go through the duration parser like any value written in the file.
+  sampleInterval: duration.prefault('30s'),
+  bootDelay: duration.prefault('45s'),
   /** The stack's settings the scenario runs with (FlotillaCluster props), at their defaults. */
   settings: z
     .strictObject({
@@ -195,3 +197,51 @@ export const scenarioSchema = z.strictObject({
     )
     .default([]),
 });
+
+type AnySchema = z.ZodType;
+
+/** The schema inside defaults, optionals and pipes. */
+function unwrap(schema: AnySchema): AnySchema {
+  let s = schema;
+  for (;;) {
+    const def = s.def as { type: string; innerType?: AnySchema; in?: AnySchema };
+    const inner = def.type === 'pipe' ? def.in : def.innerType;
+    if (inner === undefined) return s;
+    s = inner;
+  }
+}
+
+/** For a discriminated union, the option whose `kind` the value has. */
+function option(schema: AnySchema, value: unknown): AnySchema | undefined {
+  const def = schema.def as { type: string; options?: readonly AnySchema[] };
+  if (def.type !== 'union') return schema;
+  const kind = (value as { kind?: unknown } | null | undefined)?.kind;
+  return def.options?.find((o) => {
+    const shape = (unwrap(o).def as { shape?: Record<string, AnySchema> }).shape;
+    const literal = shape?.['kind']?.def as { values?: readonly unknown[] } | undefined;
+    return literal?.values?.includes(kind) === true;
+  });
+}
+
+/** The fields the scenario schema declares for the object at `path` of `raw` (for "did you mean"). */
+export function scenarioFieldsAt(raw: unknown, path: readonly (string | number)[]): string[] {
+  let schema: AnySchema | undefined = scenarioSchema;
+  let value = raw;
+  for (const segment of path) {
+    if (schema === undefined) return [];
+    schema = option(unwrap(schema), value);
+    if (schema === undefined) return [];
+    const def = unwrap(schema).def as {
+      type: string;
+      element?: AnySchema;
+      shape?: Record<string, AnySchema>;
+    };
+    schema = def.type === 'array' ? def.element : def.shape?.[String(segment)];
+    value = (value as Record<string | number, unknown> | null | undefined)?.[segment];
+  }
+  if (schema === undefined) return [];
+  const found = option(unwrap(schema), value);
+  const shape =
+    found === undefined ? undefined : (unwrap(found).def as { shape?: Record<string, AnySchema> }).shape;
+  return Object.keys(shape ?? {});
+}

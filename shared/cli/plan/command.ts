@@ -55,7 +55,7 @@ const OPTIONS = {
   'known-prices': { type: 'boolean' },
 } as const;
 
-/** `flotilla plan …`: returns the exit code (0 planned, 1 bad input file, 2 bad arguments). */
+/** `flotilla plan …`: returns the exit code (0 planned, 2 bad arguments or input files). */
 async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(args, OPTIONS, 0);
   const refuse = (problem: string) => {
@@ -75,7 +75,7 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
 
   const fail = (problem: string) => {
     io.err(`flotilla plan: ${problem}\n`);
-    return 1;
+    return 2;
   };
   const cluster = readInput('cluster', clusterFile);
   if (typeof cluster === 'string') return fail(cluster);
@@ -93,6 +93,8 @@ async function runPlan(args: readonly string[], io: CliIo): Promise<number> {
     if (error instanceof PlanTopologyError)
       return error.fromFlags ? refuse(error.message) : fail(error.message);
     if (!(error instanceof PlanInputError)) throw error;
-    return fail(`the input files have problems:\n${error.message}`);
+    // One `file:line:column: problem` line per problem, nothing planned.
+    io.err(`${error.message}\n`);
+    return 2;
   }
 }

@@ -2,6 +2,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Node as YamlNode } from 'yaml';
 import { isUnschedulable } from '../../apis/index.ts';
 import { FlotillaError, ValidationError } from '../../core/index.ts';
+import { checkManifest } from '../../validation/manifests.ts';
+import { offsetOf } from '../../validation/positions.ts';
 
 // Reading `flotilla plan`'s input files: YAML documents with their positions, so every problem
 // names its file, line and field.
@@ -26,12 +28,7 @@ export class PlanInputError extends FlotillaError {
   readonly code = 'PlanInputError';
 
   constructor(readonly problems: readonly PlanProblem[]) {
-    super(
-      [
-        ...problems.slice(0, 20).map(formatProblem),
-        ...(problems.length > 20 ? [`… and ${problems.length - 20} more problems`] : []),
-      ].join('\n'),
-    );
+    super(problems.map(formatProblem).join('\n'));
   }
 }
 
@@ -158,7 +155,29 @@ function problemAt(item: Located, error: unknown): PlanProblem {
   };
 }
 
+/**
+ * Converts one object with its converter, after checking it against its kind's schema (the CRDs
+ * for Karpenter's kinds, Kubernetes' models for built-in ones, unknown fields refused as
+ * `kubectl apply --validate=strict` refuses them). Every problem found is added; an object with
+ * any gives undefined.
+ */
 export function convert<T>(item: Located, problems: PlanProblem[], fn: (raw: never) => T): T | undefined {
+  const found = checkManifest(item.value);
+  if (found.length > 0) {
+    for (const p of found) {
+      const pos = item.node === undefined ? undefined : item.lines.linePos(offsetOf(item.node, p.path));
+      const field = p.path
+        .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
+        .join('')
+        .replace(/^\./, '');
+      problems.push({
+        file: item.file,
+        ...(pos === undefined ? {} : { line: pos.line, column: pos.col }),
+        message: `${kindOf(item)} "${nameOf(item)}": ${field === '' ? '' : `${field}: `}${p.message}`,
+      });
+    }
+    return undefined;
+  }
   try {
     return fn(item.value as never);
   } catch (error) {

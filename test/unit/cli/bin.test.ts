@@ -77,10 +77,10 @@ describe('user errors', () => {
     expect(run.err).not.toMatch(STACK);
   });
 
-  it('says a scenario or snapshot cannot be read, exit 1, no stack trace', async () => {
+  it('says a scenario or snapshot cannot be read, exit 2 (bad input), no stack trace', async () => {
     const scenario = await flotilla(['simulate', path.join(dir, 'absent.yaml'), '--out', dir]);
-    expect(scenario.code).toBe(1);
-    expect(scenario.err).toMatch(/absent\.yaml.*cannot be read: ENOENT/);
+    expect(scenario.code).toBe(2);
+    expect(scenario.err).toMatch(/absent\.yaml: cannot read the scenario: no such file/);
     expect(scenario.err).not.toMatch(STACK);
     const snapshot = await flotilla([
       'plan',
@@ -89,7 +89,7 @@ describe('user errors', () => {
       '--nodepools',
       path.join(fixtures, 'nodepools.yaml'),
     ]);
-    expect(snapshot.code).toBe(1);
+    expect(snapshot.code).toBe(2);
     expect(snapshot.err).toMatch(/^flotilla plan: cannot read the --cluster file .*: EISDIR/);
     expect(snapshot.err).not.toMatch(STACK);
   });

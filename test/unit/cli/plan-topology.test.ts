@@ -77,10 +77,10 @@ describe('flotilla plan: region and zones', () => {
     expect(east.err).toMatch(/--zones names us-west-2a, not a zone of us-east-1/);
   });
 
-  it("says when the snapshot's Nodes are in a region the catalog does not know, exit 1", async () => {
+  it("says when the snapshot's Nodes are in a region the catalog does not know, exit 2 (bad input)", async () => {
     const paris = snapshot('paris.yaml', /us-west-2/g, 'eu-west-3');
     const run = await plan(paris);
-    expect(run).toMatchObject({ code: 1, out: '' });
+    expect(run).toMatchObject({ code: 2, out: '' });
     expect(run.err).toBe(
       "flotilla plan: the snapshot's Nodes are in region eu-west-3, which the bundled catalog has no prices for; it knows us-east-1, us-west-2 (plan with their prices with --region)\n",
     );
@@ -88,7 +88,7 @@ describe('flotilla plan: region and zones', () => {
 });
 
 describe('flotilla plan: a snapshot without Pods or Nodes', () => {
-  it('says what the file holds instead of planning for 0 pending pods, exit 1', async () => {
+  it('says what the file holds instead of planning for 0 pending pods, exit 2 (bad input)', async () => {
     const deployment = path.join(tmp, 'deployment.yaml');
     fs.writeFileSync(
       deployment,
@@ -105,7 +105,7 @@ spec:
 `,
     );
     const run = await plan(deployment);
-    expect(run).toMatchObject({ code: 1, out: '' });
+    expect(run).toMatchObject({ code: 2, out: '' });
     expect(run.err).toContain(
       `${deployment}: no Pod or Node found (it has Deployment 1); the snapshot is what`,
     );

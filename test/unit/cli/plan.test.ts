@@ -212,13 +212,13 @@ describe('flotilla plan', () => {
     const cluster = variant(clusterPath, 'cpu: 2500m', 'cpu: lots');
     const pools = variant(poolsPath, 'operator: Gt', 'operator: Bigger');
     const { code, out, err } = await run('plan', '--cluster', cluster, '--nodepools', pools);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(out).toBe('');
     expect(err).toContain(
-      `${cluster}:${lineOf(cluster, 'cpu: lots')}:16: pod "shop/search-0": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity`,
+      `${cluster}:${lineOf(cluster, 'cpu: lots')}:11: Pod "shop/search-0": spec.containers[0].resources.requests.cpu: "lots" is not a Kubernetes quantity`,
     );
     expect(err).toContain(
-      `${pools}:${lineOf(pools, 'operator: Bigger')}:21: nodePool "general": spec.template.spec.requirements[3].operator: "Bigger" is not one of`,
+      `${pools}:${lineOf(pools, 'operator: Bigger')}:11: NodePool "general": spec.template.spec.requirements[3].operator: must be one of "In", "NotIn"`,
     );
   });
 
@@ -245,7 +245,7 @@ describe('flotilla plan', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/unknown option --dry/);
     const absent = await run('plan', '--cluster', path.join(tmp, 'absent.yaml'), '--nodepools', poolsPath);
-    expect(absent.code).toBe(1);
+    expect(absent.code).toBe(2);
     expect(absent.err).toMatch(/cannot read the --cluster file .*absent\.yaml: ENOENT/);
   });
 });

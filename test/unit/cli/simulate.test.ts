@@ -45,7 +45,7 @@ describe('flotilla simulate', () => {
     expect(readFileSync(path.join(dir, 'default', 'decisions.jsonl'), 'utf8')).toMatch(/"launch decided"/);
   });
 
-  it('says where a scenario is wrong and exits 1', async () => {
+  it('says where a scenario is wrong and exits 2', async () => {
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(
       file,
@@ -55,7 +55,7 @@ describe('flotilla simulate', () => {
       ),
     );
     const result = await run('simulate', file, '--out', path.join(dir, 'bad'));
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.err).toMatch(/bad\.yaml:\d+:5: workloads\[0\]\.replicas: /);
     expect(result.out).toBe('');
   });

@@ -301,6 +301,7 @@ ${extra}`;
 `;
     const text = small({
       disruption: `${expiring()}      disruption:
+        consolidateAfter: 0s
         budgets: [{ nodes: "0", reasons: [Drifted] }]
 `,
       workloads: web(1),

@@ -94,7 +94,7 @@ describe('scenario files', () => {
   it('reads durations, defaults, workloads over time and events', () => {
     const s = parseScenario(
       scenario({
-        head: 'name: small\nduration: 1h30m\nsampleInterval: 15s\nbootDelay: 90\nregion: eu-west-1\n',
+        head: 'name: small\nduration: 1h30m\nsampleInterval: 15s\nbootDelay: 90\nregion: us-west-2\n',
         workloads: `${WEB}    disruptionBudget:
       maxUnavailable: 50%
     scale:
@@ -127,14 +127,14 @@ describe('scenario files', () => {
     capacityType: spot
   - kind: RebalanceRecommendation
     at: 45m
-    zone: eu-west-1b
+    zone: us-west-2b
 `,
       }),
     );
     expect(s).toMatchObject({
       name: 'small',
-      region: 'eu-west-1',
-      zones: ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'],
+      region: 'us-west-2',
+      zones: ['us-west-2a', 'us-west-2b', 'us-west-2c'],
       startMs: Date.parse('2026-01-01T00:00:00Z'),
       durationMs: 90 * 60_000,
       sampleIntervalMs: 15_000,
@@ -166,7 +166,7 @@ describe('scenario files', () => {
         instanceType: 'm5.*',
         capacityType: 'spot',
       },
-      { kind: 'RebalanceRecommendation', atMs: 45 * 60_000, count: 1, zone: 'eu-west-1b' },
+      { kind: 'RebalanceRecommendation', atMs: 45 * 60_000, count: 1, zone: 'us-west-2b' },
     ]);
   });
 
@@ -310,7 +310,6 @@ describe('bad scenario files', () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toMatch(/^bad\.yaml is not a valid scenario:/);
     expect(message).toContain(`bad.yaml:1:1: name:`);
     const second = parseScenario.bind(undefined, text.replace('Small_Name', 'small'), 'bad.yaml');
     expect(second).toThrow(
@@ -411,6 +410,7 @@ describe('NodePool, EC2NodeClass and AMI changes', () => {
     const problems = problemsOf(text);
     expect(problems.map((p) => p.field)).toEqual([
       'events[3].spec.template.spec.requirements[0].operator',
+      'events[4].spec.amiFamily',
       'events[4].spec.amiSelectorTerms',
     ]);
     expect(problems[0]?.line).toBe(lineOf(text, 'operator: Within'));

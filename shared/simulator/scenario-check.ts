@@ -1,0 +1,206 @@
+import type { z } from 'zod';
+import { bundledCatalogRegions } from '../adapters/memory/index.ts';
+import { unknownFieldMessage } from '../apis/schema/openapi.ts';
+import { checkManifest, checkPodSpec } from '../validation/manifests.ts';
+
+// The checks a scenario gets besides its own schema: its NodePools and EC2NodeClasses against
+// the CRDs Flotilla ships (as `kubectl apply --validate=strict` checks them), its pod templates
+// against Kubernetes' PodSpec, and the references between its parts. Each returns problems with
+// the path of the field they are about; the caller turns paths into lines and columns.
+
+export type ScenarioPath = readonly (string | number)[];
+
+export interface PathProblem {
+  readonly path: ScenarioPath;
+  readonly message: string;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The names of the objects in a list of manifests as written. */
+export function namesIn(list: unknown): Set<string> {
+  if (!Array.isArray(list)) return new Set();
+  return new Set(
+    list.flatMap((m: unknown) => {
+      const name = isObject(m) && isObject(m['metadata']) ? m['metadata']['name'] : undefined;
+      return typeof name === 'string' ? [name] : [];
+    }),
+  );
+}
+
+/** Events as written, for the reference checks (which run even when other fields are wrong). */
+export function eventRefs(
+  raw: Record<string, unknown>,
+): { kind: string; nodePool?: string; zone?: string }[] {
+  const events = raw['events'];
+  if (!Array.isArray(events)) return [];
+  return events.map((e: unknown) => {
+    const ref = (key: string) =>
+      isObject(e) && typeof e[key] === 'string' ? { [key]: e[key] as string } : ({} as Record<string, never>);
+    return { kind: isObject(e) ? String(e['kind']) : '', ...ref('nodePool'), ...ref('zone') };
+  });
+}
+
+/** `patch` merged into `target` as a JSON merge patch (RFC 7386), without changing either. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const merged: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = mergePatch(merged[key], value);
+  }
+  return merged;
+}
+
+function at(root: unknown, path: ScenarioPath): unknown {
+  let node = root;
+  for (const segment of path) {
+    if (Array.isArray(node) && typeof segment === 'number') node = node[segment];
+    else if (isObject(node) && typeof segment === 'string') node = node[segment];
+    else return undefined;
+  }
+  return node;
+}
+
+/** A schema issue in the words the CRD checks use: what the field must be, and what it is. */
+function issueMessage(issue: z.core.$ZodIssue, given: unknown): string {
+  const got = `got ${JSON.stringify(given)}`;
+  switch (issue.code) {
+    case 'invalid_value':
+      return `must be ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map((v) => JSON.stringify(v)).join(', ')}, ${got}`;
+    case 'invalid_type':
+      return `must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}, ${got}`;
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must have at least ${String(issue.minimum)} item${issue.minimum === 1 ? '' : 's'}`
+        : `must be at least ${String(issue.minimum)}, ${got}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}, ${got}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** The scenario schema's issues as problems, each at the field it is about. */
+export function schemaIssueProblems(
+  issues: readonly z.core.$ZodIssue[],
+  raw: unknown,
+  knownFields: (path: ScenarioPath) => readonly string[],
+): PathProblem[] {
+  return issues.flatMap((issue): PathProblem[] => {
+    const path = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        path: [...path, key],
+        message: unknownFieldMessage(key, knownFields(path)),
+      }));
+    }
+    if (issue.code === 'invalid_union' && 'discriminator' in issue && 'options' in issue) {
+      const options = (issue.options as readonly unknown[]).map(String).join(', ');
+      const given = at(raw, path);
+      return [
+        {
+          path,
+          message:
+            given === undefined
+              ? `missing required field "${String(issue.discriminator)}" (one of ${options})`
+              : `${JSON.stringify(given)} is not one of ${options}`,
+        },
+      ];
+    }
+    const given = at(raw, path);
+    if (path.length > 0 && given === undefined) {
+      return [{ path: path.slice(0, -1), message: `missing required field "${String(path.at(-1))}"` }];
+    }
+    return [{ path, message: issueMessage(issue, given) }];
+  });
+}
+
+/**
+ * Problems of the NodePools and EC2NodeClasses (against the CRDs) and of the workloads' pod
+ * specs (against PodSpec), read from the scenario as written. Also returns the indexes of the
+ * manifests that passed, for the checks that need a well-formed object.
+ */
+export function manifestProblems(raw: unknown): {
+  problems: PathProblem[];
+  sound: { nodePools: Set<number>; ec2NodeClasses: Set<number> };
+  soundWorkloads: Set<number>;
+} {
+  const problems: PathProblem[] = [];
+  const sound = { nodePools: new Set<number>(), ec2NodeClasses: new Set<number>() };
+  const soundWorkloads = new Set<number>();
+  if (!isObject(raw)) return { problems, sound, soundWorkloads };
+  for (const list of ['nodePools', 'ec2NodeClasses'] as const) {
+    const items = raw[list];
+    if (!Array.isArray(items)) continue;
+    const names = new Map<string, number>();
+    items.forEach((item: unknown, i) => {
+      const found = checkManifest(item).map((p) => ({ path: [list, i, ...p.path], message: p.message }));
+      problems.push(...found);
+      if (found.length === 0) sound[list].add(i);
+      const name = at(item, ['metadata', 'name']);
+      if (typeof name !== 'string') return;
+      const first = names.get(name);
+      if (first !== undefined)
+        problems.push({
+          path: [list, i, 'metadata', 'name'],
+          message: `a second object named "${name}" (the first is ${list}[${first}])`,
+        });
+      else names.set(name, i);
+    });
+  }
+  const workloads = raw['workloads'];
+  if (Array.isArray(workloads)) {
+    workloads.forEach((w: unknown, i) => {
+      const spec = at(w, ['template', 'spec']);
+      if (!isObject(spec)) return;
+      const found = checkPodSpec(spec);
+      if (found.length === 0) soundWorkloads.add(i);
+      for (const p of found)
+        problems.push({ path: ['workloads', i, 'template', 'spec', ...p.path], message: p.message });
+    });
+  }
+  return { problems, sound, soundWorkloads };
+}
+
+interface EventRef {
+  readonly kind: string;
+  readonly nodePool?: string | undefined;
+  readonly zone?: string | undefined;
+}
+
+/** Problems of references: the region to the catalog, events to NodePools and zones. */
+export function referenceProblems(s: {
+  readonly region: string;
+  readonly zones: readonly string[];
+  readonly nodePoolNames: ReadonlySet<string>;
+  readonly events: readonly EventRef[];
+}): PathProblem[] {
+  const problems: PathProblem[] = [];
+  const regions = bundledCatalogRegions();
+  if (!regions.has(s.region)) {
+    problems.push({
+      path: ['region'],
+      message: `the bundled instance catalog has no prices for region "${s.region}"; use one of ${[...regions.keys()].sort().join(', ')}`,
+    });
+  }
+  s.events.forEach((e, i) => {
+    if (e.nodePool !== undefined && !s.nodePoolNames.has(e.nodePool)) {
+      problems.push({
+        path: ['events', i, 'nodePool'],
+        message: `no NodePool named "${e.nodePool}" in nodePools (${[...s.nodePoolNames].join(', ')})`,
+      });
+    }
+    if (e.zone !== undefined && !s.zones.includes(e.zone)) {
+      problems.push({
+        path: ['events', i, 'zone'],
+        message: `zone "${e.zone}" is not one of the scenario's zones (${s.zones.join(', ')})`,
+      });
+    }
+  });
+  return problems;
+}

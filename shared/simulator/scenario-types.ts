@@ -1,0 +1,138 @@
+import type { CapacityType, Taint } from '../core/index.ts';
+import type { MinValuesPolicy, PreferencePolicy } from '../runtime/scheduling-policy.ts';
+
+// What a parsed scenario holds: times as milliseconds from the start, manifests as written.
+
+/** A Kubernetes manifest kept as written (NodePool, EC2NodeClass). */
+export type ScenarioManifest = Readonly<Record<string, unknown>> & {
+  readonly kind: string;
+  readonly metadata: { readonly name: string } & Readonly<Record<string, unknown>>;
+};
+
+/** A pod template in Kubernetes syntax (`metadata.labels`, `spec`). */
+export interface PodTemplate {
+  readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+  readonly spec: Readonly<Record<string, unknown>>;
+}
+
+export interface DeploymentWorkload {
+  readonly kind: 'Deployment';
+  readonly name: string;
+  readonly namespace: string;
+  /** Replicas from the start. */
+  readonly replicas: number;
+  /** Replica changes, in time order (offsets from the start, milliseconds). */
+  readonly scale: readonly { readonly atMs: number; readonly replicas: number }[];
+  readonly template: PodTemplate;
+  /** A PodDisruptionBudget over the Deployment's pods, as `spec` minus the selector. */
+  readonly disruptionBudget?: {
+    readonly minAvailable?: number | string;
+    readonly maxUnavailable?: number | string;
+  };
+}
+
+export interface JobWorkload {
+  readonly kind: 'Job';
+  readonly name: string;
+  readonly namespace: string;
+  /** Created at this offset from the start. */
+  readonly atMs: number;
+  readonly completions: number;
+  readonly parallelism: number;
+  /** How long each pod runs once started. */
+  readonly runTimeMs: number;
+  readonly template: PodTemplate;
+}
+
+export type Workload = DeploymentWorkload | JobWorkload;
+
+export type ScenarioEvent =
+  | {
+      /**
+       * A rogue controller taints every Node that joins from `atMs` until `untilMs` (no pod
+       * tolerates the taint unless the scenario says so), as Karpenter's chaos test does.
+       */
+      readonly kind: 'RogueTaint';
+      readonly atMs: number;
+      readonly untilMs?: number;
+      readonly taint: Taint;
+    }
+  | {
+      /**
+       * EC2 sends a spot interruption warning for `count` running spot instances (oldest first)
+       * matching the filters and reclaims them two minutes later; a rebalance recommendation only
+       * says they are at elevated risk.
+       */
+      readonly kind: 'SpotInterruption' | 'RebalanceRecommendation';
+      readonly atMs: number;
+      readonly count: number;
+      readonly nodePool?: string;
+      readonly instanceType?: string;
+      readonly zone?: string;
+    }
+  | {
+      /** EC2 has no capacity for the matching offerings from `fromMs` until `untilMs`. */
+      readonly kind: 'InsufficientCapacity';
+      readonly fromMs: number;
+      readonly untilMs?: number;
+      /** `*` matches any run of characters. */
+      readonly instanceType?: string;
+      readonly zone?: string;
+      readonly capacityType?: CapacityType;
+    }
+  | {
+      /**
+       * A user changes a NodePool's or EC2NodeClass's spec: `spec` is merged into it as
+       * `kubectl patch --type merge` does (objects merge, lists and values replace, null removes).
+       */
+      readonly kind: 'UpdateNodePool' | 'UpdateEC2NodeClass';
+      readonly atMs: number;
+      readonly name: string;
+      readonly spec: Readonly<Record<string, unknown>>;
+    }
+  | {
+      /** AWS publishes a new AL2023 release: `al2023@latest` resolves to its images from then on. */
+      readonly kind: 'AMIRelease';
+      readonly atMs: number;
+      readonly version: string;
+    }
+  | {
+      /**
+       * The kubelets of `count` Ready nodes (of `nodePool` when given, by name) report NotReady
+       * from `atMs` on and never recover.
+       */
+      readonly kind: 'NodeNotReady';
+      readonly atMs: number;
+      readonly count: number;
+      readonly nodePool?: string;
+    };
+
+export interface ScenarioSettings {
+  /** Whether consolidation may replace spot nodes by spot nodes. @default false */
+  readonly spotToSpotConsolidation: boolean;
+  /** Whether node repair replaces nodes unhealthy past their toleration. @default false */
+  readonly nodeRepair: boolean;
+  /** Karpenter's MIN_VALUES_POLICY. @default 'Strict' */
+  readonly minValuesPolicy: MinValuesPolicy;
+  /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */
+  readonly preferencePolicy: PreferencePolicy;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly description?: string;
+  readonly region: string;
+  readonly zones: readonly string[];
+  /** Virtual start instant, epoch milliseconds. */
+  readonly startMs: number;
+  readonly durationMs: number;
+  readonly sampleIntervalMs: number;
+  /** From launch until the instance runs and its node registers. */
+  readonly bootDelayMs: number;
+  /** The stack's settings (FlotillaCluster props) the controllers run with. */
+  readonly settings: ScenarioSettings;
+  readonly nodePools: readonly ScenarioManifest[];
+  readonly ec2NodeClasses: readonly ScenarioManifest[];
+  readonly workloads: readonly Workload[];
+  readonly events: readonly ScenarioEvent[];
+}
