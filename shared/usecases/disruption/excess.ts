@@ -17,7 +17,9 @@ import type { DisruptionCandidate, MethodContext } from './method.ts';
 // price times the largest fraction of the type's allocatable (cpu, memory, pods, any other
 // resource) it requests. A node's excess is its price less its pods' fair costs. A node filled to
 // the brim in one resource can still be wasteful: a memory-optimised type holding cpu-bound pods
-// pays for memory nothing uses, which the largest-fraction utilization does not show. Pure.
+// pays for memory nothing uses, which the largest-fraction utilization does not show. DaemonSet
+// pods are not among a candidate's reschedulable pods: the room they take counts as excess, more on
+// small nodes, which is room fewer, larger nodes do save. Pure.
 
 /** The $/hour of the cheapest offering of `type` the NodePool's requirements allow. */
 function allowedPrice(type: InstanceType, reqs: Requirements): number {
