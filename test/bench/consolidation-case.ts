@@ -163,6 +163,12 @@ function stepReplicaSets(): void {
 // --- the controllers and the loop ----------------------------------------------------------------
 
 let sleepingWallMs = 0;
+/** Cpu time this process spent, in ms (user and system): unlike wall time, not lengthened by other work. */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+let sleepingCpuMs = 0;
 const kube = makeKube(cluster, cloud, nowMs, () => {});
 async function stepWorld(): Promise<void> {
   stepReplicaSets();
@@ -171,11 +177,13 @@ async function stepWorld(): Promise<void> {
 }
 async function sleep(ms: number): Promise<void> {
   const started = performance.now();
+  const startedCpu = cpuMs();
   for (let waited = 0; waited < ms; waited += TICK_MS) {
     clock.advance(Math.min(TICK_MS, ms - waited));
     await stepWorld();
   }
   sleepingWallMs += performance.now() - started;
+  sleepingCpuMs += cpuMs() - startedCpu;
 }
 const controllers = makeControllers({
   clock,
@@ -219,7 +227,7 @@ async function idle(): Promise<boolean> {
   return true;
 }
 
-const passes: { wallMs: number; commands: number; candidates: number }[] = [];
+const passes: { wallMs: number; cpuMs: number; commands: number; candidates: number }[] = [];
 
 /** Runs the loop until `done` or the virtual deadline; the disruption controller only if asked. */
 async function runUntil(
@@ -237,13 +245,17 @@ async function runUntil(
       if (!withDisruption) continue;
       const before = recorder.entries.length;
       const sleptBefore = sleepingWallMs;
+      const sleptCpuBefore = sleepingCpuMs;
       const started = performance.now();
+      const startedCpu = cpuMs();
       await controller.run(clock.now());
       const wallMs = performance.now() - started - (sleepingWallMs - sleptBefore);
+      const passCpuMs = cpuMs() - startedCpu - (sleepingCpuMs - sleptCpuBefore);
       const pass = recorder.entries.slice(before).find((e) => e['decision'] === 'disruptionPass');
       if (pass !== undefined) {
         passes.push({
           wallMs,
+          cpuMs: passCpuMs,
           commands: Number(pass['commands'] ?? 0),
           candidates: Number(pass['candidates'] ?? 0),
         });
@@ -373,7 +385,10 @@ const { shapes, types: lpTypes } = lpInputs(input);
 const wholePodBound = assignmentLowerBound(shapes, lpTypes, { wholePods: true });
 
 const wall = passes.map((p) => p.wallMs).sort((a, b) => a - b);
-const quantile = (q: number) => (wall[Math.min(wall.length - 1, Math.floor(q * wall.length))] ?? 0) / 1000;
+const cpu = passes.map((p) => p.cpuMs).sort((a, b) => a - b);
+const quantileOf = (sorted: readonly number[], q: number) =>
+  (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0) / 1000;
+const quantile = (q: number) => quantileOf(wall, q);
 const commandPasses = passes.filter((p) => p.commands > 0).map((p) => p.wallMs);
 process.stdout.write(
   `${JSON.stringify({
@@ -409,6 +424,9 @@ process.stdout.write(
     passSecondsMedian: quantile(0.5),
     passSecondsP95: quantile(0.95),
     passSecondsMax: quantile(1),
+    passCpuSecondsMedian: quantileOf(cpu, 0.5),
+    passCpuSecondsP95: quantileOf(cpu, 0.95),
+    passCpuSecondsMax: quantileOf(cpu, 1),
     commandPassSecondsMedian:
       ([...commandPasses].sort((a, b) => a - b)[Math.floor(commandPasses.length / 2)] ?? 0) / 1000,
     disruptWallSeconds,

@@ -43,6 +43,9 @@ interface Result {
   readonly passSecondsMedian: number;
   readonly passSecondsP95: number;
   readonly passSecondsMax: number;
+  readonly passCpuSecondsMedian: number;
+  readonly passCpuSecondsP95: number;
+  readonly passCpuSecondsMax: number;
   readonly disruptWallSeconds: number;
   readonly peakRssMiB: number;
 }
@@ -102,20 +105,22 @@ for (const c of cases) {
     `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
       `(${r.converged ? `converged in ${r.virtualMinutes.toFixed(0)} virtual min` : 'NOT converged'}), from scratch $${r.scratchCost.toFixed(2)}/h ` +
       `(${r.ratioScratch.toFixed(3)}×), whole-pod bound $${r.wholePodBound.toFixed(2)}/h (${r.ratioBound.toFixed(3)}×), ` +
-      `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s`,
+      `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s (cpu ${r.passCpuSecondsMedian.toFixed(2)} s / ${r.passCpuSecondsMax.toFixed(2)} s)`,
   );
 }
 
 if (results.length > 0) {
   console.log(
-    `\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; ${METHOD_NAMES.join(' / ')}) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | stranded pods | commands raising cost |`,
+    `\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; ${METHOD_NAMES.join(' / ')}) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | cpu per pass, median / p95 / max (s) | stranded pods | commands raising cost |`,
   );
-  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
   for (const r of results) {
     const k = r.commands;
     console.log(
       `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
-        `${k.delete} + ${k.replace}; ${METHOD_NAMES.map((name) => k.byMethod[name]).join(' / ')} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
+        `${k.delete} + ${k.replace}; ${METHOD_NAMES.map((name) => k.byMethod[name]).join(' / ')} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.passCpuSecondsMedian.toFixed(2)} / ${r.passCpuSecondsP95.toFixed(2)} / ${r.passCpuSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
     );
   }
 }

@@ -1,6 +1,4 @@
 import {
-  addResources,
-  computePodRequests,
   type InstanceType,
   isConditionTrue,
   Label,
@@ -8,6 +6,7 @@ import {
   type NodeClaimPlan,
 } from '../../core/index.ts';
 import { balancedRejection } from './balanced.ts';
+import { makeExcessShare } from './excess.ts';
 import {
   type DisruptionCandidate,
   type DisruptionCommand,
@@ -23,13 +22,14 @@ import { allowedValues, narrowPlan } from './replacement-plan.ts';
 // elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
 // Flotilla's own: a NodePool may ask for a minimum saving (`flotilla.io/consolidation-min-savings`,
 // a fraction of the candidates' $/hour; unset, any strictly cheaper replacement does, as in
-// Karpenter), so nodes are not replaced for a few cents; and a third method, repack, between the two: it re-solves the pods
-// of a budget's worth of the most wasteful nodes onto the new nodes the cheapest plan for those
-// pods needs (several replacements), the steps by which the cluster moves towards what a
-// from-scratch solve of its pods would launch. Karpenter's methods stop where no single node and
-// no set replaced by one node saves enough, which after a large scale-down leaves many part-full
-// nodes. Consolidation counts only on offerings it may launch (none backed off after insufficient
-// capacity), and pins replacements to spot only while spot is there (replacement-capacity.ts).
+// Karpenter), so nodes are not replaced for a few cents; and a third method, repack, between the
+// two: it re-solves the pods of a budget's worth of the nodes that pay most beyond what their pods
+// need onto the new nodes the cheapest plan for those pods needs (several replacements), the steps
+// by which the cluster moves towards what a from-scratch solve of its pods would launch.
+// Karpenter's methods stop where no single node and no set replaced by one node saves enough,
+// which after a large scale-down leaves many part-full nodes. Consolidation counts only on
+// offerings it may launch (none backed off after insufficient capacity), and pins replacements to
+// spot only while spot is there (replacement-capacity.ts).
 // Pure: the simulation and the prices come in as arguments.
 
 export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSavings } from './min-savings.ts';
@@ -313,28 +313,6 @@ export const multiNodeConsolidation = disruptionMethod({
   },
 });
 
-/**
- * The share of a node its pods fill: the larger of their cpu and memory requests over the node's
- * allocatable (1 when it has no allocatable to compare with).
- */
-export function utilization(c: DisruptionCandidate): number {
-  const requests = addResources(...c.node.pods.map(computePodRequests));
-  const allocatable = c.node.allocatable ?? {};
-  let most = 0;
-  for (const r of ['cpu', 'memory'] as const) {
-    const have = allocatable[r] ?? 0;
-    if (have <= 0) return 1;
-    most = Math.max(most, (requests[r] ?? 0) / have);
-  }
-  return Math.min(1, most);
-}
-
-/** Repack's order: the most $/hour paid for room no pod uses first. */
-export function byWaste(a: DisruptionCandidate, b: DisruptionCandidate): number {
-  const waste = (c: DisruptionCandidate) => priceOf(c) * (1 - utilization(c));
-  return waste(b) - waste(a) || byConsolidationOrder(a, b);
-}
-
 /** The candidates a multi-candidate method looks at: one NodePool's when that pool is `Balanced`. */
 function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidate[] {
   const first = ordered[0];
@@ -371,12 +349,13 @@ function largestPrefix(
 }
 
 /**
- * Repack (Flotilla's own): the nodes that pay most for room no pod uses, a budget's worth (at most
- * 100) of them, re-solved together: their pods go where the provisioner's simulation puts them —
- * room on the other nodes, and new nodes chosen for exactly these pods — when that saves the
- * minimum on the whole package. The largest such prefix (of at least 3) is found by binary
- * search; without one, the first two nodes, then the first alone. Each command is one step of the from-scratch plan for those pods; the budget bounds the
- * step.
+ * Repack (Flotilla's own): the nodes whose price is furthest above what their pods need (the
+ * largest share of it beyond their fair costs on the NodePool's instance types, excess.ts), a
+ * budget's worth (at most 100) of them, re-solved together: their pods go where the provisioner's
+ * simulation puts them (room on the other nodes, and new nodes chosen for exactly these pods) when
+ * that saves the minimum on the whole package. The largest such prefix (of at least 3) is found by
+ * binary search; without one, the first two nodes, then the first alone. Each command is one step
+ * of the from-scratch plan for those pods; the budget bounds the step.
  */
 export const repackConsolidation = disruptionMethod({
   name: 'repack',
@@ -391,7 +370,10 @@ export const repackConsolidation = disruptionMethod({
     // spot nodes are left to the methods that may delete them.
     const eligible =
       context.spotToSpot === true ? candidates : candidates.filter((c) => capacityTypeOf(c) !== 'spot');
-    const pool = samePolicy(withinBudget(eligible, allowed, byWaste).slice(0, REPACK_MAX_CANDIDATES));
+    const excess = makeExcessShare(context);
+    const byExcess = (a: DisruptionCandidate, b: DisruptionCandidate) =>
+      excess(b) - excess(a) || byConsolidationOrder(a, b);
+    const pool = samePolicy(withinBudget(eligible, allowed, byExcess).slice(0, REPACK_MAX_CANDIDATES));
     let best = largestPrefix('repack', pool, simulate, context);
     for (
       let size = Math.min(REPACK_MIN_CANDIDATES - 1, pool.length);
