@@ -157,12 +157,10 @@ async function guardLaunches(
   const guard = await reconcileLaunchBackoff(
     { cluster: ports.cluster, logger },
     {
-      // Judged on the NodeClaims' own conditions, as a lifecycle pass with no timeouts of its own.
-      kind: 'lifecycle',
+      kind: 'staticLaunch',
       pools: [pool],
       claims,
       nodes: async () => (await ports.cluster.nodes()).items,
-      timedOut: [],
       nowMs: ports.clock.now().getTime(),
     },
   );

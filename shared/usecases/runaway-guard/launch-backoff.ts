@@ -77,6 +77,16 @@ export type LaunchBackoffScan =
     })
   | (ScanBase & {
       /**
+       * A static NodePool about to launch replicas: judged on its NodeClaims' own conditions (a
+       * static pool launches for no pod, so no unexpected taint keeps a pod away), and pauses whose
+       * time is up end.
+       */
+      readonly kind: 'staticLaunch';
+      /** How to read the Nodes with their pods, once, only to see whether the pool recovered. */
+      readonly nodes: () => Promise<readonly ClusterNode[]>;
+    })
+  | (ScanBase & {
+      /**
        * A disruption pass that just deleted these empty NodeClaims: those under a taint their
        * NodePool did not set are judged with their Nodes as the pass saw them (termination removes
        * a Node within seconds, often before a provisioner run could look at it), on the NodePools
@@ -129,6 +139,7 @@ export async function reconcileLaunchBackoff(
     case 'provisioning':
       return judge(ports, scan);
     case 'lifecycle':
+    case 'staticLaunch':
       return judge(ports, scan);
     case 'reclaimedEmpty':
       return judgeReclaimed(ports, scan);
