@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { LOG_QUERIES } from '../../infra/log-queries.ts';
 import { simulate } from '../../shared/simulator/engine.ts';
 import { parseScenario } from '../../shared/simulator/scenario.ts';
+import { defaultPoolYaml } from '../unit/simulator/scenarios.ts';
 
 // Every saved Logs Insights query runs against the lines Flotilla really writes: a simulated run of
 // the use cases (in-memory cluster and cloud) with pods to launch for, pods nothing can host and a
@@ -15,27 +16,10 @@ import { parseScenario } from '../../shared/simulator/scenario.ts';
 const SCENARIO = `name: log-queries
 duration: 10m
 bootDelay: 30s
-ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [spot] }
-workloads:
+${defaultPoolYaml([
+  '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
+  '{ key: karpenter.sh/capacity-type, operator: In, values: [spot] }',
+])}workloads:
   - kind: Deployment
     name: web
     replicas: 4

@@ -5,6 +5,7 @@ import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { loadScenario, parseScenario } from '../../../shared/simulator/scenario.ts';
 import { nearestRank } from '../../../shared/simulator/stats.ts';
 import { renderSummary } from '../../../shared/simulator/summary.ts';
+import { defaultPoolYaml } from './scenarios.ts';
 
 const examples = path.resolve(import.meta.dirname, '../../../examples');
 const records = new Map<string, Promise<SimulationRecord>>();
@@ -179,27 +180,10 @@ describe('the engine', () => {
   const small = (workloads: string, events = '') => `name: small
 duration: 10m
 bootDelay: 30s
-ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-${workloads}${events}`;
+${defaultPoolYaml([
+  '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
+  '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+])}${workloads}${events}`;
 
   it('leaves pods no NodePool can host pending, with the reasons per NodePool', async () => {
     const r = await simulate(

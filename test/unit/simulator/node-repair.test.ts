@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
+import { defaultPoolYaml } from './scenarios.ts';
 
 // A kubelet that stops reporting Ready five minutes in: with node repair on, the garbage
 // collector's pass replaces the node 30 minutes later (within its 2-minute schedule) and the pods
@@ -12,29 +13,14 @@ const MINUTE = 60_000;
 const scenario = (nodeRepair: boolean | undefined) => `name: node-not-ready
 duration: 45m
 bootDelay: 45s
-${nodeRepair === undefined ? '' : `settings:\n  nodeRepair: ${nodeRepair}\n`}ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      disruption: { consolidateAfter: Never }
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }
-            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-workloads:
+${nodeRepair === undefined ? '' : `settings:\n  nodeRepair: ${nodeRepair}\n`}${defaultPoolYaml(
+  [
+    '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
+    '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }',
+    '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+  ],
+  `      disruption: { consolidateAfter: Never }\n`,
+)}workloads:
   - kind: Deployment
     name: web
     replicas: 3

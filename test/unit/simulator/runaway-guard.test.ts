@@ -9,6 +9,7 @@ import {
   LAUNCH_BACKOFF_ANNOTATION,
   reconcileLaunchBackoff,
 } from '../../../shared/usecases/runaway-guard/index.ts';
+import { defaultPoolYaml } from './scenarios.ts';
 
 // The runaway guard against a rogue controller that taints every new node NoExecute with a taint
 // no pod tolerates (Karpenter's chaos test): without it every provisioning run launches another
@@ -20,28 +21,11 @@ const MINUTE = 60_000;
 const scenario = (replicas: number) => `name: rogue-taint
 duration: 16m
 bootDelay: 45s
-ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }
-            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [4xlarge] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-workloads:
+${defaultPoolYaml([
+  '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }',
+  '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [4xlarge] }',
+  '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+])}workloads:
   - kind: Deployment
     name: web
     replicas: ${replicas}

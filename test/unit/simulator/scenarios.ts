@@ -1,15 +1,10 @@
 // Scenario texts the simulator tests build on.
 
-/** A NodePool `default` over m6i and c6i on-demand, with `disruption` and `workloads` as given. */
-export const small = (parts: {
-  disruption?: string;
-  workloads: string;
-  events?: string;
-  duration?: string;
-}) => `name: small
-duration: ${parts.duration ?? '30m'}
-bootDelay: 30s
-ec2NodeClasses:
+/**
+ * The EC2NodeClass `default` and the NodePool `default` on it with these requirement items (each in
+ * YAML flow style), `spec` lines (indented six spaces) before its template.
+ */
+export const defaultPoolYaml = (requirements: readonly string[], spec = '') => `ec2NodeClasses:
   - apiVersion: karpenter.k8s.aws/v1
     kind: EC2NodeClass
     metadata: { name: default }
@@ -23,14 +18,26 @@ nodePools:
     kind: NodePool
     metadata: { name: default }
     spec:
-      template:
+${spec}      template:
         spec:
           nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
           requirements:
-            - { key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }
-            - { key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-${parts.disruption ?? ''}${parts.workloads}${parts.events ?? ''}`;
+${requirements.map((r) => `            - ${r}\n`).join('')}`;
+
+/** A NodePool `default` over m6i and c6i on-demand, with `disruption` and `workloads` as given. */
+export const small = (parts: {
+  disruption?: string;
+  workloads: string;
+  events?: string;
+  duration?: string;
+}) => `name: small
+duration: ${parts.duration ?? '30m'}
+bootDelay: 30s
+${defaultPoolYaml([
+  '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }',
+  '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }',
+  '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+])}${parts.disruption ?? ''}${parts.workloads}${parts.events ?? ''}`;
 
 /** `replicas` pods of 3 cpu: one per xlarge node. */
 export const web = (replicas: number, scale = '') => `workloads:
