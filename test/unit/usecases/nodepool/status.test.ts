@@ -10,6 +10,7 @@ import {
   computeNodePoolResources,
   computeNodePoolStatus,
 } from '../../../../shared/usecases/nodepool/status.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 const AT = '2026-11-21T10:00:00Z';
 
@@ -67,21 +68,10 @@ function claim(
   providerId: string | undefined,
   capacity: Record<string, number>,
 ): ClusterNodeClaim {
-  return {
-    name,
+  return readNodeClaim(name, {
     uid: name,
-    nodePoolName: 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    labels: {},
-    annotations: {},
-    finalizers: [],
-    requirements: [],
-    requests: {},
-    taints: [],
-    startupTaints: [],
-    deleting: false,
     status: { ...(providerId === undefined ? {} : { providerId }), capacity, conditions: [] },
-  };
+  });
 }
 
 function node(
