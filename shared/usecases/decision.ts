@@ -1,4 +1,4 @@
-import type { CapacityType, ResourceList } from '../core/index.ts';
+import type { CapacityType } from '../core/index.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
 import type {
   DisruptDecision,
@@ -6,8 +6,20 @@ import type {
   DriftedDecision,
   UnconsolidatableDecision,
 } from './disruption/decisions.ts';
-
+import type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
+import type {
+  DeleteDecision,
+  InitializeDecision,
+  RegisterDecision,
+  WaitDecision,
+} from './lifecycle/decisions.ts';
 import type { RepairDecision } from './node-repair/decision-kind.ts';
+import type {
+  FinalizeNodeClassDecision,
+  ResolveNodeClassDecision,
+  WaitForNodeClaimsDecision,
+} from './nodeclass/decisions.ts';
+import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
 
 export type {
   DisruptDecision,
@@ -15,7 +27,20 @@ export type {
   DriftedDecision,
   UnconsolidatableDecision,
 } from './disruption/decisions.ts';
+export type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
+export type {
+  DeleteDecision,
+  InitializeDecision,
+  RegisterDecision,
+  WaitDecision,
+} from './lifecycle/decisions.ts';
 export type { RepairDecision } from './node-repair/decision-kind.ts';
+export type {
+  FinalizeNodeClassDecision,
+  ResolveNodeClassDecision,
+  WaitForNodeClaimsDecision,
+} from './nodeclass/decisions.ts';
+export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -93,125 +118,6 @@ export interface UnschedulableDecision {
   /** The message of the pods' FailedScheduling Event. */
   readonly reason: string;
   readonly pods: readonly PodName[];
-}
-
-interface NodeClaimFields {
-  readonly nodeClaim: string;
-  readonly nodePool: string;
-}
-
-/** The NodeClaim's Node joined: it is registered and the Node gets the NodeClaim's labels and taints. */
-export interface RegisterDecision extends NodeClaimFields {
-  readonly kind: 'register';
-  readonly reason: 'node joined';
-  readonly node: string;
-  readonly providerId?: string;
-  readonly unregisteredTaintMissing: boolean;
-  readonly taintsAdded: number;
-}
-
-/** The NodeClaim's Node is ready and its startup taints are gone: the NodeClaim is initialized. */
-export interface InitializeDecision extends NodeClaimFields {
-  readonly kind: 'initialize';
-  readonly reason: 'node ready';
-  readonly node: string;
-}
-
-/** A NodeClaim condition changed while it waits for its Node; `reason` is the condition's. */
-export interface WaitDecision extends NodeClaimFields {
-  readonly kind: 'wait';
-  readonly reason: string;
-  readonly condition: string;
-  readonly status: string;
-  readonly detail: string;
-}
-
-/** Flotilla deleted a NodeClaim (which starts its termination). */
-export interface DeleteDecision extends NodeClaimFields {
-  readonly kind: 'delete';
-  /** `launch_timeout`, `registration_timeout` (lifecycle) or `node deleted` (its Node was deleted). */
-  readonly reason: string;
-  readonly providerId?: string;
-  readonly node?: string;
-  /** How termination learns of it. */
-  readonly handedOver?: 'termination queue' | 'termination sweep';
-}
-
-/**
- * An EC2NodeClass's status was resolved and changed, or a part of it could not be resolved for now
- * (`retrying`). `reason` is `ready`, else the Ready condition's message. A refresh that changes
- * nothing is no decision.
- */
-export interface ResolveNodeClassDecision {
-  readonly kind: 'resolveNodeClass';
-  readonly reason: string;
-  readonly nodeClass: string;
-  readonly changed: boolean;
-  readonly generation?: number;
-  readonly ready?: string;
-  readonly retrying: readonly string[];
-  readonly subnets: number;
-  readonly securityGroups: number;
-  readonly amis: readonly string[];
-  readonly instanceProfile?: string;
-}
-
-/** A deleted EC2NodeClass keeps its finalizer while NodeClaims use it. */
-export interface WaitForNodeClaimsDecision {
-  readonly kind: 'waitForNodeClaims';
-  readonly reason: 'NodeClaims still use it';
-  readonly nodeClass: string;
-  readonly nodeClaims: readonly string[];
-  readonly nodeClaimCount: number;
-}
-
-/** A deleted EC2NodeClass no NodeClaim uses: what it made is released and its finalizer removed. */
-export interface FinalizeNodeClassDecision {
-  readonly kind: 'finalizeNodeClass';
-  readonly reason: 'no NodeClaim uses it';
-  readonly nodeClass: string;
-  readonly instanceProfileReleased: boolean;
-}
-
-/** A NodePool's status was written. `reason` is `status changed`, or the Ready message when not ready. */
-export interface UpdateNodePoolDecision {
-  readonly kind: 'updateNodePool';
-  readonly reason: string;
-  readonly nodePool: string;
-  readonly conditions: readonly string[];
-  readonly nodes?: number;
-  readonly resources?: ResourceList;
-}
-
-/** A malformed NodePool was marked not Ready; `reason` is the validation problem. */
-export interface RejectNodePoolDecision {
-  readonly kind: 'rejectNodePool';
-  readonly reason: string;
-  readonly nodePool: string;
-}
-
-/** What Flotilla did about one instance of an interruption event. */
-export interface HandleInterruptionDecision {
-  readonly kind: 'handleInterruption';
-  /** The Event reason recorded (`SpotInterrupted`, …), or why nothing was done. */
-  readonly reason: string;
-  readonly action: 'cordonAndDrain' | 'event' | 'alreadyDeleting' | 'noNodeClaim';
-  /** The interruption's kind (`spotInterruption`, `rebalanceRecommendation`, …). */
-  readonly interruption: string;
-  readonly eventId: string;
-  readonly instanceId: string;
-  readonly nodeClaim?: string;
-  readonly nodePool?: string;
-  /** The spot offering backed off, `<capacityType>:<instanceType>:<zone>`. */
-  readonly unavailableOffering?: string;
-}
-
-/** An interruption event of a kind Flotilla does not act on. */
-export interface IgnoreInterruptionDecision {
-  readonly kind: 'ignoreInterruption';
-  readonly reason: string;
-  readonly interruption: string;
-  readonly eventId: string;
 }
 
 /**

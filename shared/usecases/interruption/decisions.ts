@@ -1,0 +1,25 @@
+// The interruption controller's decisions (one log line each, written through decision.ts).
+
+/** What Flotilla did about one instance of an interruption event. */
+export interface HandleInterruptionDecision {
+  readonly kind: 'handleInterruption';
+  /** The Event reason recorded (`SpotInterrupted`, …), or why nothing was done. */
+  readonly reason: string;
+  readonly action: 'cordonAndDrain' | 'event' | 'alreadyDeleting' | 'noNodeClaim';
+  /** The interruption's kind (`spotInterruption`, `rebalanceRecommendation`, …). */
+  readonly interruption: string;
+  readonly eventId: string;
+  readonly instanceId: string;
+  readonly nodeClaim?: string;
+  readonly nodePool?: string;
+  /** The spot offering backed off, `<capacityType>:<instanceType>:<zone>`. */
+  readonly unavailableOffering?: string;
+}
+
+/** An interruption event of a kind Flotilla does not act on. */
+export interface IgnoreInterruptionDecision {
+  readonly kind: 'ignoreInterruption';
+  readonly reason: string;
+  readonly interruption: string;
+  readonly eventId: string;
+}
