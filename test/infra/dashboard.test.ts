@@ -6,6 +6,7 @@ import { addDashboard } from '../../infra/dashboard.ts';
 import { FlotillaConfigError } from '../../infra/flotilla-cluster.ts';
 import { DASHBOARD, type DashboardSpec } from '../../shared/runtime/dashboard.ts';
 import { METRIC_NAMESPACE, METRIC_SPECS } from '../../shared/runtime/metrics.ts';
+import { flotillaSeries, oneWidgetSpec } from '../unit/runtime/dashboard-fixtures.ts';
 import {
   alarmMetrics,
   catalogProblems,
@@ -126,37 +127,18 @@ describe('the dashboard contract check', () => {
     });
     return Template.fromStack(stack).toJSON() as TemplateJson;
   };
-  const one = (series: DashboardSpec['rows'][number]['widgets'][number]['series']): DashboardSpec => ({
-    periodSeconds: 300,
-    rows: [{ title: 'row', widgets: [{ title: 'w', kind: 'graph', unit: 'x', width: 24, series }] }],
-  });
 
   it.each([
     [
       'a plain metric with a dimension set it is not emitted under',
-      one([
-        {
-          source: 'flotilla',
-          metric: 'nodes_terminated_total',
-          statistic: 'Sum',
-          dimensions: ['cluster', 'zone'],
-          filter: { zone: 'a' },
-          label: 'x',
-        },
+      oneWidgetSpec([
+        flotillaSeries('nodes_terminated_total', 'Sum', ['cluster', 'zone'], { filter: { zone: 'a' } }),
       ]),
       /nodes_terminated_total: dimensions \[cluster, zone\] are not one of its dimension sets/,
     ],
     [
       'a breakdown over a dimension set the metric is not emitted under',
-      one([
-        {
-          source: 'flotilla',
-          metric: 'pods_unbound_time_seconds',
-          statistic: 'Maximum',
-          dimensions: ['cluster', 'nodePool'],
-          label: 'x',
-        },
-      ]),
+      oneWidgetSpec([flotillaSeries('pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodePool'])]),
       /w \(search\) pods_unbound_time_seconds: dimensions \[cluster, nodePool\]/,
     ],
   ])('finds %s', (_what, spec, message) => {
@@ -166,7 +148,7 @@ describe('the dashboard contract check', () => {
   });
 
   it('reads the AWS metrics of a widget with their resource', () => {
-    const spec = one([{ source: 'aws', kind: 'workQueueDepth' }]);
+    const spec = oneWidgetSpec([{ source: 'aws', kind: 'workQueueDepth' }]);
     const { metrics } = dashboardMetrics(synthesize(spec));
     expect(metrics).toEqual([
       expect.objectContaining({

@@ -5,99 +5,51 @@ import {
   dashboardProblems,
   freeDimensions,
 } from '../../../shared/runtime/dashboard.ts';
-
-const widget = (series: DashboardSpec['rows'][number]['widgets'][number]['series']): DashboardSpec => ({
-  periodSeconds: 300,
-  rows: [{ title: 'row', widgets: [{ title: 'w', kind: 'graph', unit: 'x', width: 24, series }] }],
-});
+import { CPU_USAGE, flotillaSeries, oneWidgetSpec } from './dashboard-fixtures.ts';
 
 describe('the dashboard spec', () => {
   it('agrees with the metric catalog and fills whole lines of the grid', () => {
     expect(dashboardProblems(DASHBOARD)).toEqual([]);
   });
 
-  it.each([
+  it.each<[string, DashboardSpec, string]>([
     [
       'a dimension set the metric is not emitted under',
-      widget([
-        {
-          source: 'flotilla',
-          metric: 'pods_unbound_time_seconds',
-          statistic: 'Maximum',
-          dimensions: ['cluster', 'nodePool'],
-          label: 'x',
-        },
-      ]),
+      oneWidgetSpec([flotillaSeries('pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodePool'])]),
       'widget "w", pods_unbound_time_seconds: [cluster, nodePool] is not one of its dimension sets',
     ],
     [
-      'a sum of a counter read as a gauge',
-      widget([
-        {
-          source: 'flotilla',
-          metric: 'nodes_created_total',
-          statistic: 'Maximum',
-          dimensions: ['cluster'],
-          label: 'x',
-        },
-      ]),
+      'a counter read as a gauge',
+      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Maximum', ['cluster'])]),
       'widget "w", nodes_created_total: Maximum does not fit a counter',
     ],
     [
       'a filter on a key outside the set',
-      widget([
-        {
-          source: 'flotilla',
-          metric: 'nodes_created_total',
-          statistic: 'Sum',
-          dimensions: ['cluster', 'nodePool'],
-          filter: { zone: 'a' },
-          label: 'x',
-        },
+      oneWidgetSpec([
+        flotillaSeries('nodes_created_total', 'Sum', ['cluster', 'nodePool'], { filter: { zone: 'a' } }),
       ]),
       'widget "w", nodes_created_total: filter on zone, which is not a free key of its dimension set',
     ],
     [
       'a sum with nothing to sum over',
-      widget([
-        {
-          source: 'flotilla',
-          metric: 'nodes_created_total',
-          statistic: 'Sum',
-          dimensions: ['cluster'],
-          combine: 'sum',
-          label: 'x',
-        },
-      ]),
+      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Sum', ['cluster'], { combine: 'sum' })]),
       'widget "w", nodes_created_total: a sum needs a free dimension to sum over',
     ],
     [
       'a period CloudWatch does not keep for standard-resolution metrics',
-      { ...widget([]), periodSeconds: 90 },
+      { ...oneWidgetSpec([]), periodSeconds: 90 },
       'periodSeconds 90 is not a whole number of minutes',
     ],
     [
       'a row that does not fill its line',
-      {
-        periodSeconds: 60,
-        rows: [{ title: 'r', widgets: [{ title: 'w', kind: 'graph', unit: 'x', series: [] }] }],
-      },
-      'row "r" is 6 columns wide; rows fill whole lines of 24',
+      oneWidgetSpec([], { width: 6 }),
+      'row "row" is 6 columns wide; rows fill whole lines of 24',
     ],
-  ] as const)('finds %s', (_what, spec: DashboardSpec, problem) => {
+  ])('finds %s', (_what, spec, problem) => {
     expect(dashboardProblems(spec)).toEqual([problem]);
   });
 
   it('breaks a series down by the keys its filter leaves free', () => {
-    expect(
-      freeDimensions({
-        source: 'flotilla',
-        metric: 'nodepools_usage',
-        statistic: 'Maximum',
-        dimensions: ['cluster', 'nodePool', 'resourceType'],
-        filter: { resourceType: 'cpu' },
-        label: 'usage',
-      }),
-    ).toEqual(['nodePool']);
+    expect(freeDimensions(CPU_USAGE)).toEqual(['nodePool']);
   });
 });
