@@ -108,6 +108,16 @@ const total = (
 
 const aws = (kind: AwsSeriesKind): AwsSeries => ({ source: 'aws', kind });
 
+/** A graph `width` columns wide (stacked when `stacked`). */
+const graph = (
+  title: string,
+  unit: string,
+  width: number,
+  series: readonly DashboardSeries[],
+  stacked = false,
+): DashboardWidget => ({ title, kind: 'graph', unit, width, series, ...(stacked ? { stacked } : {}) });
+
+const STACKED = true;
 const CLUSTER = ['cluster'] as const;
 const BY_POOL = ['cluster', 'nodePool'] as const;
 const BY_REASON = ['cluster', 'reason'] as const;
@@ -130,251 +140,156 @@ export const DASHBOARD: DashboardSpec = {
             total('nodepools_idle_cost', 'Maximum', BY_POOL, 'idle'),
           ],
         },
-        {
-          title: 'Cost per NodePool ($/hour)',
-          kind: 'graph',
-          unit: 'USD/hour',
-          width: 10,
-          stacked: true,
-          series: [each('nodepools_cost_total', 'Maximum', BY_POOL, 'cost')],
-        },
-        {
-          title: 'Idle cost per NodePool ($/hour, unrequested share)',
-          kind: 'graph',
-          unit: 'USD/hour',
-          width: 10,
-          stacked: true,
-          series: [each('nodepools_idle_cost', 'Maximum', BY_POOL, 'idle')],
-        },
-        {
-          title: 'CPU usage and limit per NodePool (cores)',
-          kind: 'graph',
-          unit: 'cores',
-          series: [
-            each('nodepools_usage', 'Maximum', BY_RESOURCE, 'usage', { resourceType: 'cpu' }),
-            each('nodepools_limit', 'Maximum', BY_RESOURCE, 'limit', { resourceType: 'cpu' }),
-          ],
-        },
-        {
-          title: 'Memory usage and limit per NodePool (bytes)',
-          kind: 'graph',
-          unit: 'bytes',
-          series: [
-            each('nodepools_usage', 'Maximum', BY_RESOURCE, 'usage', { resourceType: 'memory' }),
-            each('nodepools_limit', 'Maximum', BY_RESOURCE, 'limit', { resourceType: 'memory' }),
-          ],
-        },
-        {
-          title: 'Utilization per NodePool (requests ÷ allocatable, %)',
-          kind: 'graph',
-          unit: '%',
-          series: [each('nodepools_utilization_percent', 'Average', BY_RESOURCE, 'utilization')],
-        },
-        {
-          title: 'Nodes per NodePool',
-          kind: 'graph',
-          unit: 'nodes',
-          stacked: true,
-          series: [each('cluster_state_node_count', 'Maximum', BY_POOL, 'nodes')],
-        },
+        graph(
+          'Cost per NodePool ($/hour)',
+          'USD/hour',
+          10,
+          [each('nodepools_cost_total', 'Maximum', BY_POOL, 'cost')],
+          STACKED,
+        ),
+        graph(
+          'Idle cost per NodePool ($/hour, unrequested share)',
+          'USD/hour',
+          10,
+          [each('nodepools_idle_cost', 'Maximum', BY_POOL, 'idle')],
+          STACKED,
+        ),
+        graph('CPU usage and limit per NodePool (cores)', 'cores', 6, [
+          each('nodepools_usage', 'Maximum', BY_RESOURCE, 'usage', { resourceType: 'cpu' }),
+          each('nodepools_limit', 'Maximum', BY_RESOURCE, 'limit', { resourceType: 'cpu' }),
+        ]),
+        graph('Memory usage and limit per NodePool (bytes)', 'bytes', 6, [
+          each('nodepools_usage', 'Maximum', BY_RESOURCE, 'usage', { resourceType: 'memory' }),
+          each('nodepools_limit', 'Maximum', BY_RESOURCE, 'limit', { resourceType: 'memory' }),
+        ]),
+        graph('Utilization per NodePool (requests ÷ allocatable, %)', '%', 6, [
+          each('nodepools_utilization_percent', 'Average', BY_RESOURCE, 'utilization'),
+        ]),
+        graph(
+          'Nodes per NodePool',
+          'nodes',
+          6,
+          [each('cluster_state_node_count', 'Maximum', BY_POOL, 'nodes')],
+          STACKED,
+        ),
       ],
     },
     {
       title: 'Pending pods and pod startup',
       widgets: [
-        {
-          title: 'Oldest pending pod (s)',
-          kind: 'graph',
-          unit: 'seconds',
-          series: [each('pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending')],
-        },
-        {
-          title: 'Pending and unschedulable pods',
-          kind: 'graph',
-          unit: 'pods',
-          series: [
-            each('scheduler_queue_depth', 'Maximum', CLUSTER, 'pending (queue depth)'),
-            each('scheduler_unschedulable_pods_count', 'Maximum', CLUSTER, 'unschedulable'),
-          ],
-        },
-        {
-          title: 'Pod startup, created → Running (s)',
-          kind: 'graph',
-          unit: 'seconds',
-          series: [
-            each('pods_startup_duration_seconds', 'p50', CLUSTER, 'p50'),
-            each('pods_startup_duration_seconds', 'p90', CLUSTER, 'p90'),
-          ],
-        },
-        {
-          title: 'Scheduling simulation duration (s)',
-          kind: 'graph',
-          unit: 'seconds',
-          series: [
-            each('scheduler_scheduling_duration_seconds', 'p50', CLUSTER, 'p50'),
-            each('scheduler_scheduling_duration_seconds', 'Maximum', CLUSTER, 'max'),
-          ],
-        },
+        graph('Oldest pending pod (s)', 'seconds', 6, [
+          each('pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending'),
+        ]),
+        graph('Pending and unschedulable pods', 'pods', 6, [
+          each('scheduler_queue_depth', 'Maximum', CLUSTER, 'pending (queue depth)'),
+          each('scheduler_unschedulable_pods_count', 'Maximum', CLUSTER, 'unschedulable'),
+        ]),
+        graph('Pod startup, created → Running (s)', 'seconds', 6, [
+          each('pods_startup_duration_seconds', 'p50', CLUSTER, 'p50'),
+          each('pods_startup_duration_seconds', 'p90', CLUSTER, 'p90'),
+        ]),
+        graph('Scheduling simulation duration (s)', 'seconds', 6, [
+          each('scheduler_scheduling_duration_seconds', 'p50', CLUSTER, 'p50'),
+          each('scheduler_scheduling_duration_seconds', 'Maximum', CLUSTER, 'max'),
+        ]),
       ],
     },
     {
       title: 'Launches and terminations',
       widgets: [
-        {
-          title: 'NodeClaims created and terminated',
-          kind: 'graph',
-          width: 8,
-          unit: 'NodeClaims',
-          series: [
-            each('nodeclaims_created_total', 'Sum', CLUSTER, 'created'),
-            each('nodeclaims_terminated_total', 'Sum', CLUSTER, 'terminated'),
-          ],
-        },
-        {
-          title: 'NodeClaims created by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'NodeClaims',
-          stacked: true,
-          series: [each('nodeclaims_created_total', 'Sum', BY_REASON, 'created')],
-        },
-        {
-          title: 'Nodes created and terminated',
-          kind: 'graph',
-          width: 8,
-          unit: 'nodes',
-          series: [
-            each('nodes_created_total', 'Sum', CLUSTER, 'created'),
-            each('nodes_terminated_total', 'Sum', CLUSTER, 'terminated'),
-          ],
-        },
-        {
-          title: 'Launch failures by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'launches',
-          stacked: true,
-          series: [each('cloudprovider_instance_launch_failures_total', 'Sum', BY_REASON, 'failed')],
-        },
-        {
-          title: 'Runaway guard pauses per NodePool',
-          kind: 'graph',
-          width: 8,
-          unit: 'pauses',
-          series: [each('nodepools_launch_backoff_started_total', 'Sum', BY_POOL, 'paused')],
-        },
-        {
-          title: 'Pods drained by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'pods',
-          stacked: true,
-          series: [each('pods_drained_total', 'Sum', BY_REASON, 'drained')],
-        },
+        graph('NodeClaims created and terminated', 'NodeClaims', 8, [
+          each('nodeclaims_created_total', 'Sum', CLUSTER, 'created'),
+          each('nodeclaims_terminated_total', 'Sum', CLUSTER, 'terminated'),
+        ]),
+        graph(
+          'NodeClaims created by reason',
+          'NodeClaims',
+          8,
+          [each('nodeclaims_created_total', 'Sum', BY_REASON, 'created')],
+          STACKED,
+        ),
+        graph('Nodes created and terminated', 'nodes', 8, [
+          each('nodes_created_total', 'Sum', CLUSTER, 'created'),
+          each('nodes_terminated_total', 'Sum', CLUSTER, 'terminated'),
+        ]),
+        graph(
+          'Launch failures by reason',
+          'launches',
+          8,
+          [each('cloudprovider_instance_launch_failures_total', 'Sum', BY_REASON, 'failed')],
+          STACKED,
+        ),
+        graph('Runaway guard pauses per NodePool', 'pauses', 8, [
+          each('nodepools_launch_backoff_started_total', 'Sum', BY_POOL, 'paused'),
+        ]),
+        graph(
+          'Pods drained by reason',
+          'pods',
+          8,
+          [each('pods_drained_total', 'Sum', BY_REASON, 'drained')],
+          STACKED,
+        ),
       ],
     },
     {
       title: 'Disruption',
       widgets: [
-        {
-          title: 'Disruption decisions by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'decisions',
-          stacked: true,
-          series: [each('voluntary_disruption_decisions_total', 'Sum', BY_REASON, 'decisions')],
-        },
-        {
-          title: 'NodeClaims disrupted by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'NodeClaims',
-          stacked: true,
-          series: [each('nodeclaims_disrupted_total', 'Sum', BY_REASON, 'disrupted')],
-        },
-        {
-          title: 'Eligible nodes by reason',
-          kind: 'graph',
-          width: 8,
-          unit: 'nodes',
-          series: [each('voluntary_disruption_eligible_nodes', 'Maximum', BY_REASON, 'eligible')],
-        },
-        {
-          title: 'Nodes held back, by why',
-          kind: 'graph',
-          width: 12,
-          unit: 'nodes',
-          stacked: true,
-          series: [each('voluntary_disruption_blocked_nodes', 'Maximum', BY_REASON, 'held')],
-        },
-        {
-          title: 'Allowed disruptions per NodePool',
-          kind: 'graph',
-          width: 12,
-          unit: 'nodes',
-          series: [each('nodepools_allowed_disruptions', 'Minimum', BY_POOL, 'allowed')],
-        },
+        graph(
+          'Disruption decisions by reason',
+          'decisions',
+          8,
+          [each('voluntary_disruption_decisions_total', 'Sum', BY_REASON, 'decisions')],
+          STACKED,
+        ),
+        graph(
+          'NodeClaims disrupted by reason',
+          'NodeClaims',
+          8,
+          [each('nodeclaims_disrupted_total', 'Sum', BY_REASON, 'disrupted')],
+          STACKED,
+        ),
+        graph('Eligible nodes by reason', 'nodes', 8, [
+          each('voluntary_disruption_eligible_nodes', 'Maximum', BY_REASON, 'eligible'),
+        ]),
+        graph(
+          'Nodes held back, by why',
+          'nodes',
+          12,
+          [each('voluntary_disruption_blocked_nodes', 'Maximum', BY_REASON, 'held')],
+          STACKED,
+        ),
+        graph('Allowed disruptions per NodePool', 'nodes', 12, [
+          each('nodepools_allowed_disruptions', 'Minimum', BY_POOL, 'allowed'),
+        ]),
       ],
     },
     {
       title: 'Interruptions and errors',
       widgets: [
-        {
-          title: 'Interruption messages by kind',
-          kind: 'graph',
-          unit: 'messages',
-          width: 12,
-          stacked: true,
-          series: [each('interruption_received_messages_total', 'Sum', BY_REASON, 'messages')],
-        },
-        {
-          title: 'Cloud provider errors by error',
-          kind: 'graph',
-          unit: 'errors',
-          width: 12,
-          stacked: true,
-          series: [each('cloudprovider_errors_total', 'Sum', BY_REASON, 'errors')],
-        },
+        graph(
+          'Interruption messages by kind',
+          'messages',
+          12,
+          [each('interruption_received_messages_total', 'Sum', BY_REASON, 'messages')],
+          STACKED,
+        ),
+        graph(
+          'Cloud provider errors by error',
+          'errors',
+          12,
+          [each('cloudprovider_errors_total', 'Sum', BY_REASON, 'errors')],
+          STACKED,
+        ),
       ],
     },
     {
       title: 'Queues and Lambdas',
       widgets: [
-        {
-          title: 'Work queue depth',
-          kind: 'graph',
-          unit: 'messages',
-          width: 5,
-          series: [aws('workQueueDepth')],
-        },
-        {
-          title: 'Dead-letter queue depth',
-          kind: 'graph',
-          unit: 'messages',
-          width: 5,
-          series: [aws('deadLetterDepth')],
-        },
-        {
-          title: 'Lambda duration p90 (ms)',
-          kind: 'graph',
-          unit: 'ms',
-          width: 5,
-          series: [aws('lambdaDuration')],
-        },
-        {
-          title: 'Lambda errors',
-          kind: 'graph',
-          unit: 'errors',
-          width: 5,
-          series: [aws('lambdaErrors')],
-        },
-        {
-          title: 'Lambda throttles',
-          kind: 'graph',
-          unit: 'throttles',
-          width: 4,
-          series: [aws('lambdaThrottles')],
-        },
+        graph('Work queue depth', 'messages', 5, [aws('workQueueDepth')]),
+        graph('Dead-letter queue depth', 'messages', 5, [aws('deadLetterDepth')]),
+        graph('Lambda duration p90 (ms)', 'ms', 5, [aws('lambdaDuration')]),
+        graph('Lambda errors', 'errors', 5, [aws('lambdaErrors')]),
+        graph('Lambda throttles', 'throttles', 4, [aws('lambdaThrottles')]),
       ],
     },
   ],
