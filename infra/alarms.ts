@@ -53,12 +53,15 @@ export class ClusterAlarms {
     );
   }
 
-  /** Alarms when the Lambda `name` is throttled (its invocations were refused for concurrency). */
+  /**
+   * Alarms when the Lambda `name` is throttled: for a Lambda without reserved concurrency, the
+   * account's concurrency ran out.
+   */
   onThrottles(fn: lambda.IFunction, id: string, name: string): cloudwatch.Alarm {
     return this.make(
       fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
       id,
-      `the ${name} Lambda was throttled; check the account's concurrency and the function's reserved concurrency`,
+      `the ${name} Lambda was throttled; the account's Lambda concurrency is used up, see ConcurrentExecutions`,
     );
   }
 

@@ -69,7 +69,8 @@ export interface ClusterFunctionsProps {
  * permission bundles and its own log group only, a failure queue for scheduled ones, the bundled
  * function, its triggers, an invocation on deploy if asked, alarms, outputs and cdk-nag reasons.
  * Built into `scope` (see construct-kit.ts): `<Name>LogGroup`, `<Name>Role`, `<Name>FailureQueue`,
- * `<Name>Function`, `<Name>OnDeploy`, `<Name>ErrorsAlarm`, `<Name>ThrottlesAlarm`,
+ * `<Name>Function`, `<Name>OnDeploy`, `<Name>ErrorsAlarm`, `<Name>ThrottlesAlarm` (without reserved
+ * concurrency),
  * `<Name>FailureAlarm`, outputs
  * `<Name>FunctionName` and `<Name>RoleArn`.
  */
@@ -219,7 +220,11 @@ export class ClusterFunctions {
     }
 
     props.alarms.onErrors(fn, `${id}ErrorsAlarm`, definition.name);
-    props.alarms.onThrottles(fn, `${id}ThrottlesAlarm`, definition.name);
+    // A Lambda with reserved concurrency is throttled by its own cap, on purpose (and the account
+    // cannot take that concurrency from it); one without is throttled only when the account ran out.
+    if (definition.reservedConcurrency === undefined) {
+      props.alarms.onThrottles(fn, `${id}ThrottlesAlarm`, definition.name);
+    }
     if (failures !== undefined) props.alarms.onQueueDepth(failures, `${id}FailureAlarm`);
 
     addOutput(scope, `${id}FunctionName`, fn.functionName, `${definition.name} Lambda`);

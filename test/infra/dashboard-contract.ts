@@ -121,14 +121,20 @@ export function alarmMetrics(template: TemplateJson): NamedMetric[] {
 }
 
 /**
- * What is wrong with the Flotilla metrics among `named`: a name outside the catalog, a dimension
- * list that is not exactly one of the metric's dimension sets, a value fixed on a key outside it, a
- * cluster other than `clusterName`.
+ * What is wrong with the metrics among `named` that are not AWS's own (`AWS/…`): a namespace other
+ * than Flotilla's, a name outside the catalog, a dimension list that is not exactly one of the
+ * metric's dimension sets, a value fixed on a key outside it, a cluster other than `clusterName`.
  */
 export function catalogProblems(named: readonly NamedMetric[], clusterName: string): string[] {
   const problems: string[] = [];
   for (const metric of named) {
-    if (metric.namespace !== METRIC_NAMESPACE) continue;
+    if (metric.namespace.startsWith('AWS/')) continue;
+    if (metric.namespace !== METRIC_NAMESPACE) {
+      problems.push(
+        `${metric.where} (${metric.via}) ${metric.metricName}: namespace ${metric.namespace}, not ${METRIC_NAMESPACE}`,
+      );
+      continue;
+    }
     const where = `${metric.where} (${metric.via}) ${metric.metricName}`;
     const spec = (METRICS as Record<string, (typeof METRICS)[keyof typeof METRICS]>)[metric.metricName];
     if (spec === undefined) {

@@ -12,6 +12,7 @@ import {
   catalogProblems,
   dashboardBodies,
   dashboardMetrics,
+  searchesIn,
   type TemplateJson,
 } from './dashboard-contract.ts';
 import { makeStack, NO_BUNDLING } from './stacks.ts';
@@ -71,7 +72,10 @@ describe('the cluster dashboard and its alarms', () => {
       expect(values(title, 'FunctionName')).toEqual(alarmed('Errors', 'FunctionName'));
       expect(values(title, 'FunctionName').size).toBe(6);
     }
-    expect(alarmed('Throttles', 'FunctionName')).toEqual(alarmed('Errors', 'FunctionName'));
+    // Throttles page for the Lambdas without reserved concurrency: all but the provisioner.
+    const throttled = alarmed('Throttles', 'FunctionName');
+    expect(throttled.size).toBe(5);
+    for (const name of throttled) expect(alarmed('Errors', 'FunctionName')).toContain(name);
   });
 
   it('pages on pods pending 10 minutes, launches failing for 15, and the runaway guard pausing a NodePool', () => {
@@ -145,6 +149,15 @@ describe('the dashboard contract check', () => {
     const { metrics } = dashboardMetrics(synthesize(spec));
     expect(catalogProblems(metrics, 'demo').join('\n')).toMatch(message);
     expect(catalogProblems(metrics, 'other').join('\n')).toMatch(/cluster is demo, not other/);
+  });
+
+  it('finds a search in a namespace other than Flotilla', () => {
+    const metrics = searchesIn(
+      `SEARCH('{Flotila,cluster} MetricName="scheduler_queue_depth" cluster="demo"', 'Maximum', 300)`,
+    ).map((m) => ({ ...m, where: 'w', via: 'search' as const }));
+    expect(catalogProblems(metrics, 'demo')).toEqual([
+      'w (search) scheduler_queue_depth: namespace Flotila, not Flotilla',
+    ]);
   });
 
   it('reads the AWS metrics of a widget with their resource', () => {

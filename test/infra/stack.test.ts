@@ -337,9 +337,20 @@ describe('FlotillaCluster with its default Lambdas', () => {
     const throttleAlarms = alarms.filter(
       (a) => a['MetricName'] === 'Throttles' && a['Namespace'] === 'AWS/Lambda',
     );
+    // Every Lambda but the provisioner, whose reserved concurrency throttles it on purpose.
+    const provisioner = JSON.stringify([
+      {
+        Name: 'FunctionName',
+        Value: ref(built.stack, built.cluster.functions['provisioner']?.functionName ?? ''),
+      },
+    ]);
     expect(throttleAlarms.map((a) => JSON.stringify(a['Dimensions'])).sort()).toEqual(
-      errorAlarms.map((a) => JSON.stringify(a['Dimensions'])).sort(),
+      errorAlarms
+        .map((a) => JSON.stringify(a['Dimensions']))
+        .filter((d) => d !== provisioner)
+        .sort(),
     );
+    expect(throttleAlarms).toHaveLength(5);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });
@@ -685,9 +696,10 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
   it('sends every alarm to the topic on alarm and on recovery', () => {
     const { stack, topic, template } = built;
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
-    // 5 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error and 3 throttle
-    // alarms + pending pods, launch failures and the runaway guard.
-    expect(alarms).toHaveLength(16);
+    // 5 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms, 2 throttle
+    // alarms (not the provisioner, with reserved concurrency) + pending pods, launch failures and
+    // the runaway guard.
+    expect(alarms).toHaveLength(15);
     for (const alarm of alarms) {
       expect(alarm.Properties['AlarmActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
       expect(alarm.Properties['OKActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
