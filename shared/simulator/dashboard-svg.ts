@@ -304,7 +304,10 @@ export function renderDashboardSvg(
         `<text x="${box.x + 8}" y="${box.y + 18}" font-size="12" font-weight="600" fill="#111827">${escapeHtml(clip(widget.title, box.w - 16, 7))}</text>`,
       );
       if (flotilla.length === 0) {
-        parts.push(noData(box, 'no data: AWS queue and Lambda metrics are in CloudWatch only'));
+        parts.push(
+          noData(box, 'no data'),
+          `<text x="${box.x + box.w / 2}" y="${box.y + box.h / 2 + 18}" font-size="10" text-anchor="middle" fill="#6b7280">${escapeHtml(clip('AWS metric: in CloudWatch only', box.w - 8, 5.5))}</text>`,
+        );
       } else {
         parts.push(...legend(lines, empty, box));
         parts.push(
