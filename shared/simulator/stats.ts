@@ -424,3 +424,26 @@ export function formatUsd(usd: number): string {
 export function formatInstant(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** Whether the run's start and end fall on different UTC dates: its times then need the date. */
+export function spansDays(record: Pick<SimulationRecord, 'scenario'>): boolean {
+  const { startMs, durationMs } = record.scenario;
+  return (
+    new Date(startMs).toISOString().slice(0, 10) !== new Date(startMs + durationMs).toISOString().slice(0, 10)
+  );
+}
+
+/**
+ * A time of day in UTC (budgets' schedules are UTC cron): `14:30`, `14:30:15` with seconds, and
+ * `2025-03-03 14:30` with the date.
+ */
+export function formatClock(ms: number, options: { date?: boolean; seconds?: boolean } = {}): string {
+  const iso = new Date(ms).toISOString();
+  const time = iso.slice(11, options.seconds === true ? 19 : 16);
+  return options.date === true ? `${iso.slice(0, 10)} ${time}` : time;
+}
+
+/** A time of the run in UTC for the reports: with the date when the run spans days. */
+export function formatRunTime(record: Pick<SimulationRecord, 'scenario'>, ms: number): string {
+  return formatClock(ms, { date: spansDays(record) });
+}
