@@ -49,9 +49,19 @@ export const NODE_HOLD_KINDS: readonly { readonly kind: string; readonly match: 
   { kind: 'a PodDisruptionBudget allows no eviction', match: /^pdb \S+ prevents|PodDisruptionBudgets/ },
   { kind: 'no cheaper replacement', match: /cheaper|replacements cost|would save/ },
   { kind: 'nominated for pending pods', match: /^node is nominated/ },
+  {
+    kind: 'its pods would have no place or need new nodes',
+    match: /would need \d+ new nodes|would have no place|the pods need \d+ new nodes/,
+  },
+  { kind: 'spot-to-spot consolidation is off', match: /spot-to-spot consolidation is off/ },
 ];
 
-function kindOf(why: string): string {
+/** How node time held is counted, for the reports. */
+export const NODE_HOLD_NOTE =
+  "a node's hold runs from the pass that told its reason until another reason is told, a command takes the node, its instance terminates, or the run ends";
+
+/** The kind of a reason a node is held for (NODE_HOLD_KINDS), or the reason itself. */
+export function kindOf(why: string): string {
   return NODE_HOLD_KINDS.find((k) => k.match.test(why))?.kind ?? why;
 }
 

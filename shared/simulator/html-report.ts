@@ -5,6 +5,7 @@ import {
   poolCells,
   type ReportDetails,
 } from './breakdown.ts';
+import { NODE_HOLD_NOTE } from './holds.ts';
 import { chart, escapeHtml, HEIGHT, WIDTH } from './html-chart.ts';
 import type { SimSample, SimulationRecord } from './record.ts';
 
@@ -399,7 +400,8 @@ function heldTable(record: SimulationRecord, details: ReportDetails): string {
           ]),
           1,
         )}`;
-  return `<h2>Disruptions blocked</h2>${budgets}${nodes}`;
+  const note = nodeHolds.length === 0 ? '' : `\n<p>${escapeHtml(NODE_HOLD_NOTE)}.</p>`;
+  return `<h2>Disruptions blocked</h2>${budgets}${nodes}${note}`;
 }
 
 function evictionsTable(record: SimulationRecord, details: ReportDetails): string {

@@ -1,4 +1,5 @@
 import { computeReportDetails, evictionCells, poolCells, type ReportDetails } from './breakdown.ts';
+import { NODE_HOLD_NOTE } from './holds.ts';
 import type { SimulationRecord } from './record.ts';
 import {
   ASSUMED_PRICE_NOTE,
@@ -293,6 +294,7 @@ function held(record: SimulationRecord, details: ReportDetails): string[] {
   }
   const more = nodeHolds.length - MAX_NODE_HOLDS;
   if (more > 0) lines.push(`  … and ${more} more reasons`);
+  if (nodeHolds.length > 0) lines.push(`  ${NODE_HOLD_NOTE}`);
   return lines;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { computeIdle, evictionRows, evictionSeries, poolRows } from '../../../shared/simulator/breakdown.ts';
-import { budgetHolds, nodeHolds } from '../../../shared/simulator/holds.ts';
+import { budgetHolds, kindOf, NODE_HOLD_NOTE, nodeHolds } from '../../../shared/simulator/holds.ts';
 import { CHART_IDS, EVICTION_COLOURS, renderHtmlReport } from '../../../shared/simulator/html-report.ts';
 import { idleShare, type NodeUse, poolSamples } from '../../../shared/simulator/idle.ts';
 import type { SimPoolSample, SimSample, SimulationRecord } from '../../../shared/simulator/record.ts';
@@ -281,8 +281,35 @@ describe('blocked disruptions', () => {
         '  1 node held: a PodDisruptionBudget allows no eviction, 2h00m of node time, longest 2h00m, e.g. "pdb apps/web prevents pod evictions"',
         '  2 nodes held: no cheaper replacement, 1h30m of node time, longest 1h00m, e.g. "can\'t replace with a cheaper node"',
         '  1 node held: node has karpenter.sh/do-not-disrupt, 1h00m of node time, longest 1h00m',
+        `  ${NODE_HOLD_NOTE}`,
       ].join('\n'),
     );
+  });
+});
+
+describe('the kinds of reasons nodes are held for', () => {
+  it.each([
+    ['node has karpenter.sh/do-not-disrupt', 'node has karpenter.sh/do-not-disrupt'],
+    [
+      'pod a/b has karpenter.sh/do-not-disrupt until 2026-01-01T01:00:00.000Z',
+      'a pod has karpenter.sh/do-not-disrupt',
+    ],
+    ['pdb apps/web prevents pod evictions', 'a PodDisruptionBudget allows no eviction'],
+    [
+      'pod a/b matches 2 PodDisruptionBudgets (x, y); eviction supports one',
+      'a PodDisruptionBudget allows no eviction',
+    ],
+    ['a replacement would be no cheaper than the candidate of its type', 'no cheaper replacement'],
+    ['replacements cost $0.3840/h, more than 90% of $0.1920/h', 'no cheaper replacement'],
+    ['pending pods would need 3 new nodes', 'its pods would have no place or need new nodes'],
+    ['6 pods would have no place', 'its pods would have no place or need new nodes'],
+    [
+      'spot-to-spot consolidation is off (spotToSpotConsolidation): spot nodes are only deleted',
+      'spot-to-spot consolidation is off',
+    ],
+    ['something new', 'something new'],
+  ])('"%s" is of kind "%s"', (why, kind) => {
+    expect(kindOf(why)).toBe(kind);
   });
 });
 
