@@ -170,6 +170,8 @@ export interface PoolRow {
   readonly failedLaunches: number;
   /** Pods its provisioning launches were for (each NodeClaim's pods counted once). */
   readonly podsLaunchedFor: number;
+  /** Pods still pending at the end whose scheduling reasons name it (it was tried or skipped). */
+  readonly podsLeftPending: number;
   readonly peakNodes: number;
   /** $/hour: averaged over the samples, and the highest. */
   readonly avgCostPerHour: number;
@@ -179,13 +181,26 @@ export interface PoolRow {
   readonly disruptions: readonly { readonly reason: DisruptionRowReason; readonly count: number }[];
 }
 
-/** Each NodePool that launched, was sampled or decided about, by name. */
+/** The NodePools a pending pod's reasons name: `nodePool <name>: …` or `nodePool <name> skipped: …`. */
+export function poolsNamed(reasons: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const reason of reasons) {
+    for (const match of reason.matchAll(/(?:^|; )nodePool (\S+?)(?: skipped)?:/g)) {
+      if (match[1] !== undefined) out.add(match[1]);
+    }
+  }
+  return out;
+}
+
+/** Each NodePool that launched, was sampled, decided about or named by a pending pod, by name. */
 export function poolRows(record: SimulationRecord): PoolRow[] {
   const poolOf = new Map(record.launches.map((l) => [l.nodeClaim, l.nodePool]));
   const names = new Set<string>(record.launches.map((l) => l.nodePool));
   for (const s of record.samples) for (const name of Object.keys(s.nodePools ?? {})) names.add(name);
   const launchDecisions = record.decisions.filter((d) => d['decision'] === 'launch');
   for (const d of launchDecisions) names.add(str(d['nodePool']));
+  const pendingNamed = record.unschedulable.map((p) => poolsNamed(p.reasons));
+  for (const named of pendingNamed) for (const name of named) names.add(name);
   names.delete('');
   const n = Math.max(1, record.samples.length);
   return [...names].sort().map((nodePool) => {
@@ -212,6 +227,7 @@ export function poolRows(record: SimulationRecord): PoolRow[] {
       launches: record.launches.filter((l) => l.nodePool === nodePool).length,
       failedLaunches: failed,
       podsLaunchedFor: [...podsFor.values()].reduce((sum, v) => sum + v, 0),
+      podsLeftPending: pendingNamed.filter((named) => named.has(nodePool)).length,
       peakNodes: samples.reduce((max, s) => Math.max(max, s?.nodes ?? 0), 0),
       avgCostPerHour: samples.reduce((sum, s) => sum + (s?.costPerHour ?? 0), 0) / n,
       peakCostPerHour: samples.reduce((max, s) => Math.max(max, s?.costPerHour ?? 0), 0),
@@ -260,6 +276,7 @@ export function poolCells(pools: readonly PoolRow[]): TableCells {
       'launches',
       'failed',
       'pods launched for',
+      'pods left pending',
       'peak nodes',
       'avg $/hour',
       'peak $/hour',
@@ -271,6 +288,7 @@ export function poolCells(pools: readonly PoolRow[]): TableCells {
       String(p.launches),
       String(p.failedLaunches),
       String(p.podsLaunchedFor),
+      String(p.podsLeftPending),
       String(p.peakNodes),
       formatUsd(p.avgCostPerHour),
       formatUsd(p.peakCostPerHour),

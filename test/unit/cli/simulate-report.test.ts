@@ -81,7 +81,9 @@ describe('flotilla simulate: the report of a run a budget holds', () => {
     expect(run.out).toMatch(
       /^Idle capacity \(\$\/hour of the nodes no pod requests\): avg \$0\.\d{4} {2}peak \$0\.\d{4} at 2026-01-0\d \d\d:\d\d {2}idle share \d+% of the spend, \$0\.\d{4} over the run$/m,
     );
-    expect(run.out).toMatch(/^ {2}default +2 +0 +7 +2 +\$0\.\d{4} +\$0\.5760 +\$0\.\d{4} +Underutilized 1$/m);
+    expect(run.out).toMatch(
+      /^ {2}default +2 +0 +7 +0 +2 +\$0\.\d{4} +\$0\.5760 +\$0\.\d{4} +Underutilized 1$/m,
+    );
     expect(run.out).toMatch(/^Evictions: 2 pods \(Underutilized 2\)$/m);
     const html = readFileSync(path.join(out, 'report.html'), 'utf8');
     for (const id of ['chart-idle', 'chart-evictions']) expect(html).toContain(`<svg id="${id}"`);

@@ -351,6 +351,17 @@ describe('evictions and NodePools', () => {
         },
       })),
       disruptions: [{ atMs: START_MS + 20 * MINUTE, nodeClaim: 'web-2', reason: 'Underutilized' }],
+      unschedulable: [
+        {
+          namespace: 'a',
+          name: 'big',
+          reasons: [
+            'nodePool web: no instance type has 512 cpu; nodePool gpu skipped: NodePool is not Ready',
+          ],
+        },
+        { namespace: 'a', name: 'capped', reasons: ['nodePool batch: limits exceeded (cpu)'] },
+        { namespace: 'a', name: 'odd', reasons: ['no NodePool matches'] },
+      ],
       interruptions: [
         {
           atMs: START_MS + 40 * MINUTE,
@@ -429,10 +440,23 @@ describe('evictions and NodePools', () => {
   it('breaks the run down per NodePool: launches, failures, pods, nodes, cost, idle cost, disruptions', () => {
     expect(poolRows(r)).toEqual([
       {
+        nodePool: 'batch',
+        launches: 0,
+        failedLaunches: 0,
+        podsLaunchedFor: 0,
+        podsLeftPending: 1,
+        peakNodes: 0,
+        avgCostPerHour: 0,
+        peakCostPerHour: 0,
+        avgIdleCostPerHour: 0,
+        disruptions: [],
+      },
+      {
         nodePool: 'gpu',
         launches: 1,
         failedLaunches: 0,
         podsLaunchedFor: 1,
+        podsLeftPending: 1,
         peakNodes: 1,
         avgCostPerHour: 1,
         peakCostPerHour: 1,
@@ -444,6 +468,7 @@ describe('evictions and NodePools', () => {
         launches: 2,
         failedLaunches: 1,
         podsLaunchedFor: 8,
+        podsLeftPending: 1,
         peakNodes: 2,
         avgCostPerHour: expect.closeTo(0.3, 10),
         peakCostPerHour: 0.4,
@@ -453,14 +478,15 @@ describe('evictions and NodePools', () => {
     ]);
     expect(renderSummary(r)).toContain(
       [
-        'NodePools: 2',
-        '  nodepool  launches  failed  pods launched for  peak nodes  avg $/hour  peak $/hour  idle $/hour        disrupted',
-        '  gpu              1       0                  1           1       $1.00        $1.00      $0.1000    Interrupted 1',
-        '  web              2       1                  8           2     $0.3000      $0.4000      $0.2000  Underutilized 1',
+        'NodePools: 3',
+        '  nodepool  launches  failed  pods launched for  pods left pending  peak nodes  avg $/hour  peak $/hour  idle $/hour        disrupted',
+        '  batch            0       0                  0                  1           0     $0.0000      $0.0000      $0.0000             none',
+        '  gpu              1       0                  1                  1           1       $1.00        $1.00      $0.1000    Interrupted 1',
+        '  web              2       1                  8                  1           2     $0.3000      $0.4000      $0.2000  Underutilized 1',
       ].join('\n'),
     );
     expect(renderHtmlReport(r)).toContain(
-      '<tr><td>web</td><td>2</td><td>1</td><td>8</td><td>2</td><td>$0.3000</td><td>$0.4000</td><td>$0.2000</td><td>Underutilized 1</td></tr>',
+      '<tr><td>web</td><td>2</td><td>1</td><td>8</td><td>1</td><td>2</td><td>$0.3000</td><td>$0.4000</td><td>$0.2000</td><td>Underutilized 1</td></tr>',
     );
   });
 });
