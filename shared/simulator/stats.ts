@@ -409,12 +409,6 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(totalHours / 24)}d${String(totalHours % 24).padStart(2, '0')}h`;
 }
 
-/** An offset from the run's start: `+0:00`, `+1:30`, `+26:05` (hours:minutes). */
-export function formatOffset(ms: number): string {
-  const minutes = Math.round(ms / 60_000);
-  return `+${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`;
-}
-
 /** Dollars: `$0.0960` below one dollar, `$12.34` above. */
 export function formatUsd(usd: number): string {
   return Math.abs(usd) < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
