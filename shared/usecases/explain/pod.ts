@@ -20,6 +20,7 @@ import {
 } from '../provisioning/eligibility.ts';
 import { expectedCapacityType } from '../provisioning/plan.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
+import { hostablePendingPods } from '../runaway-guard/taints.ts';
 import {
   buildSchedulingInput,
   readClusterObjects,
@@ -58,6 +59,11 @@ export interface ExplainedLaunch {
 
 export interface NodePoolVerdict extends Reason<PodReasonCode> {
   readonly nodePool: string;
+  /**
+   * The pod tolerates the NodePool's taints and matches its requirements: the reason is what
+   * keeps it from this NodePool, not a mismatch.
+   */
+  readonly podMatches: boolean;
 }
 
 export type PodExplanation =
@@ -173,15 +179,20 @@ export async function explainPod(
   const unschedulable = result.unschedulable.find((u) => ref(u.pod) === name);
   const skipped = input.selection.skipped;
   const solverReasons = (unschedulable?.reasons ?? []).filter((r) => r.nodePool !== '');
+  const allPools = new Map(state.nodePools.map((p) => [p.pool.name, p]));
   const nodePools: NodePoolVerdict[] = [
-    ...solverReasons.map((r) => ({
-      nodePool: r.nodePool,
-      ...podReason(
-        solverCode(r.reason),
-        withClosest(r.reason, pod, input.nodePools.get(r.nodePool), input.instanceTypes),
-      ),
-    })),
-    ...skipped.map((s) => ({ nodePool: s.nodePool, ...podReason(skippedCode(s), s.reason) })),
+    ...solverReasons.map((r) => {
+      const code = solverCode(r.reason);
+      const detail = withClosest(r.reason, pod, input.nodePools.get(r.nodePool), input.instanceTypes);
+      return { nodePool: r.nodePool, podMatches: !isMismatch(code), ...podReason(code, detail) };
+    }),
+    // A NodePool left out before planning was not tried: whether the pod would match it at all
+    // is asked as the runaway guard asks it (its taints tolerated, its requirements admitting).
+    ...skipped.map((s) => {
+      const pool = allPools.get(s.nodePool);
+      const podMatches = pool !== undefined && hostablePendingPods(pool, [pod]).length > 0;
+      return { nodePool: s.nodePool, podMatches, ...podReason(skippedCode(s), s.reason) };
+    }),
   ].sort((a, b) => a.nodePool.localeCompare(b.nodePool));
   const message = unschedulableMessage(
     { reasons: unschedulable?.reasons ?? [] },
@@ -197,9 +208,8 @@ export async function explainPod(
 
 /** The pod's headline: no NodePool when none could ever take it, else each distinct reason. */
 function headline(pools: readonly NodePoolVerdict[], message: string): Reason<PodReasonCode>[] {
-  const mismatch = (c: PodReasonCode) => c === 'taintNotTolerated' || c === 'requirements';
   if (pools.length === 0) return [podReason('noNodePool', message || NO_NODEPOOL_DEFINED)];
-  const relevant = pools.filter((p) => !mismatch(p.code));
+  const relevant = pools.filter((p) => p.podMatches);
   if (relevant.length === 0) {
     return [podReason('noNodePool', `every NodePool rejects it: ${message}`)];
   }
@@ -213,6 +223,8 @@ function headline(pools: readonly NodePoolVerdict[], message: string): Reason<Po
   }
   return out;
 }
+
+const isMismatch = (code: PodReasonCode) => code === 'taintNotTolerated' || code === 'requirements';
 
 /** The code of a solver reason (the scheduler words them; see shared/core/scheduling). */
 export function solverCode(reason: string): PodReasonCode {
