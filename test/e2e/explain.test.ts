@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import {
+  CloudWatchLogsClient,
+  CreateLogGroupCommand,
+  CreateLogStreamCommand,
+  PutLogEventsCommand,
+} from '@aws-sdk/client-cloudwatch-logs';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { lastDecisions, logGroupPrefix } from '../../shared/cli/explain/logs.ts';
 import { main } from '../../shared/cli/main.ts';
-import { kube } from '../harness/index.ts';
+import { awsClientConfig, kube } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { disruptionLambdaPass } from './disruption-lambda.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
@@ -274,5 +282,42 @@ describe('flotilla explain node, against the real API server', () => {
     const result = await explain('node', `nobody-${id}`);
     expect(result.code).toBe(2);
     expect(result.err).toContain(`no Node or NodeClaim is named nobody-${id}`);
+  });
+});
+
+describe('the last decisions, from the stack log groups', () => {
+  it('finds the decisions that name a pod in CloudWatch Logs (moto), as the provisioner wrote them', async () => {
+    // The provisioner's own decision lines of this file, in a log group named as the stack names
+    // its Lambdas' groups.
+    const logs = new CloudWatchLogsClient(awsClientConfig(e2e.env.server));
+    const logGroupName = `${logGroupPrefix(CLUSTER)}FlotillaProvisionerLogGroup${id}`;
+    await logs.send(new CreateLogGroupCommand({ logGroupName }));
+    await logs.send(new CreateLogStreamCommand({ logGroupName, logStreamName: id }));
+    const decisions = e2e.logLines.filter((l) => typeof l['decision'] === 'string');
+    await logs.send(
+      new PutLogEventsCommand({
+        logGroupName,
+        logStreamName: id,
+        logEvents: decisions.map((l) => ({
+          timestamp: Date.parse(String(l['time'])),
+          message: JSON.stringify(l),
+        })),
+      }),
+    );
+    const found = await lastDecisions({
+      clusterName: CLUSTER,
+      region: e2e.env.server.region,
+      term: 'nofit',
+      sinceMs: Date.now() - 3_600_000,
+      client: logs,
+    });
+    expect(found).toMatchObject({ kind: 'found', groups: 1 });
+    if (found.kind !== 'found') return;
+    expect(found.lines.length).toBeGreaterThan(0);
+    expect(found.lines.every((l) => l.includes('  Provisioner  '))).toBe(true);
+    expect(found.lines).toContainEqual(
+      expect.stringMatching(/ {2}Provisioner {2}unschedulable {2}.*no instance type has 64 cpu/),
+    );
+    logs.destroy();
   });
 });
