@@ -1,5 +1,4 @@
 import {
-  allowedDisruptions,
   consolidatable,
   cronMatches,
   type DisruptionBudget,
@@ -11,14 +10,14 @@ import {
   trueSinceMs,
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { buildCandidates, methodContextFor, nodeIndex, pdbLimits } from '../disruption/candidates.ts';
+import { methodContextFor, nodeIndex } from '../disruption/candidates.ts';
 import { memoSimulation } from '../disruption/choose.ts';
-import { commandsInFlight, pendingReplacements } from '../disruption/command-record.ts';
+import { commandsInFlight } from '../disruption/command-record.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
-import { priceFrom } from '../disruption/describe.ts';
 import type { DisruptionCandidate, DisruptionCommand } from '../disruption/method.ts';
 import { METHODS } from '../disruption/methods.ts';
-import { nominatedNodes, simulateWithout } from '../disruption/simulation.ts';
+import { allowedByPool, passCandidates } from '../disruption/pass-candidates.ts';
+import { simulateWithout } from '../disruption/simulation.ts';
 import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
 import type { ExplainPorts } from './pod.ts';
 import { readOnlyCluster } from './read-only.ts';
@@ -154,17 +153,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     );
   }
 
-  const set = buildCandidates({
-    nodeClaims: claims,
-    nodes: state.nodes,
-    nodePools: pools,
-    pdbs: pdbLimits(state.podDisruptionBudgets ?? []),
-    inCommand: new Set([...commands.values()].flatMap((r) => r.candidates)),
-    replacing: pendingReplacements(claims),
-    nominated: nominatedNodes(state, input),
-    priceOf: (c) => priceFrom(input, c),
-    nowMs,
-  });
+  const set = passCandidates({ state, claims, pools, input, nowMs });
   const reasons: Reason<NodeReasonCode>[] = [];
   for (const e of set.excluded.filter((x) => x.nodeClaim.name === claim.name)) {
     reasons.push(nodeReason(excludedCode(e.why), e.why));
@@ -229,19 +218,11 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
     const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
     if (!accepted.some((c) => c.nodeClaim.name === claim.name)) continue;
-    const allowed = new Map<string, number>();
-    for (const [poolName, counts] of set.counts) {
-      const p = pools.get(poolName);
-      if (p === undefined) continue;
-      const result = allowedDisruptions(p.disruption.budgets, method.reason, counts, nowMs);
-      allowed.set(poolName, result.allowed);
-      if (poolName === pool.pool.name && result.allowed < 1 && result.limitedBy !== undefined) {
-        if (!budgets.some((b) => b.reason === method.reason)) {
-          budgets.push(
-            explainBudget(pool.pool.name, method.reason, result.limitedBy, p.disruption.budgets, 0, nowMs),
-          );
-        }
-      }
+    const { allowed, limitedBy } = allowedByPool(set, pools, method.reason, nowMs);
+    const index = limitedBy.get(pool.pool.name);
+    const left = allowed.get(pool.pool.name) ?? 0;
+    if (left < 1 && index !== undefined && !budgets.some((b) => b.reason === method.reason)) {
+      budgets.push(explainBudget(pool.pool.name, method.reason, index, pool.disruption.budgets, left, nowMs));
     }
     const commandsFound = method.computeCommands(accepted, allowed, simulate, context);
     const mine = commandsFound.find((c) => c.candidates.some((x) => x.nodeClaim.name === claim.name));
