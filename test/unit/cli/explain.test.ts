@@ -4,7 +4,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTarget } from '../../../shared/cli/explain/command.ts';
 import { describeLine, logGroupPrefix } from '../../../shared/cli/explain/logs.ts';
+import { explainInWorld } from '../../../shared/cli/explain/simulated.ts';
 import { main } from '../../../shared/cli/main.ts';
+import { simulate } from '../../../shared/simulator/engine.ts';
+import { parseScenario } from '../../../shared/simulator/scenario.ts';
+import { defaultPoolYaml } from '../simulator/scenarios.ts';
 
 // `flotilla explain`'s command line: its arguments, its exit codes, what it says when the API
 // server cannot be reached, and `flotilla simulate --explain` on a scenario.
@@ -155,4 +159,52 @@ describe('flotilla simulate --explain', () => {
     expect(result.code).toBe(2);
     expect(result.err).toContain('flotilla simulate: --explain: name the pod');
   });
+});
+
+describe('explain as text', () => {
+  it('a pod past the NodePool limits and the node its sibling runs on, as a person reads them', async () => {
+    const scenario = parseScenario(`name: text
+duration: 3m
+bootDelay: 30s
+${defaultPoolYaml(
+  [
+    '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
+    '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }',
+    '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+  ],
+  '      limits: { cpu: "4" }\n      disruption: { consolidateAfter: 1h }\n',
+)}workloads:
+  - kind: Deployment
+    name: web
+    replicas: 2
+    template:
+      metadata: { labels: { app: web } }
+      spec:
+        containers:
+          - name: c
+            resources: { requests: { cpu: "3" } }
+`);
+    const texts: string[] = [];
+    await simulate(scenario, {
+      atEnd: async (world) => {
+        const [pending] = (await world.cluster.provisionablePods()).items;
+        const [node] = (await world.cluster.nodeInfos()).items;
+        if (pending === undefined || node === undefined)
+          throw new Error('the run left no pending pod or no node');
+        texts.push(
+          await explainInWorld(world, { kind: 'pod', namespace: pending.namespace, name: pending.name }),
+        );
+        texts.push(await explainInWorld(world, { kind: 'node', name: node.name }));
+      },
+    });
+    const [pod = '', node = ''] = texts;
+    expect(pod).toMatch(/^pod default\/web-\S+ waits \(as of 2\S+Z UTC\)\n/);
+    expect(pod).toContain('\n  - the NodePool limits are reached: nodePool default: limits cpu 4 ');
+    expect(pod).toContain('\nNodePools:\n  default  the NodePool limits are reached: limits cpu 4 ');
+    expect(pod).toMatch(/\nFailedScheduling Event: nodePool default: limits cpu 4 [^\n]+\n$/);
+    expect(node).toMatch(/^node \S+ \(nodeClaim default-\S+, nodePool default\) stays \(as of \S+ UTC\)\n/);
+    expect(node).toMatch(
+      /\n {2}- consolidateAfter has not passed: consolidateAfter 1h: \d+m\d+s left, at \S+ \(since its last pod change or initialization\)\n$/,
+    );
+  }, 60_000);
 });
