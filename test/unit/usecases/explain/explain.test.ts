@@ -171,4 +171,61 @@ describe('explain over the simulator world', () => {
     expect(next.missingPod).toMatchObject({ kind: 'notFound', pod: 'default/nope' });
     expect(next.missingNode).toMatchObject({ kind: 'notFound', node: 'nope' });
   }, 60_000);
+
+  it('what disruption does next: once consolidateAfter has passed, emptiness deletes the node its pod left', async () => {
+    const later = await atEndOf(
+      scenario(
+        '      disruption: { consolidateAfter: 10m }\n',
+        deployment('web', 2, '3', '    scale: [{ at: 2m, replicas: 1 }]\n'),
+      ),
+      async (world) => {
+        // Asked as of 15 minutes after the run: nothing changed meanwhile, consolidateAfter passed.
+        const p = { ...ports(world), nowMs: world.nowMs + 15 * 60_000 };
+        const nodes = (await world.cluster.nodes()).items;
+        return Promise.all(
+          nodes.map(async (n) => ({ pods: n.pods.length, e: await explainNode(p, n.name) })),
+        );
+      },
+    );
+    expect(later.map((l) => l.pods).sort()).toEqual([0, 1]);
+    const empty = later.find((l) => l.pods === 0)?.e;
+    expect(empty).toMatchObject({
+      verdict: 'disrupts',
+      reasons: [
+        {
+          code: 'wouldDisrupt',
+          headline: NODE_REASONS.wouldDisrupt,
+          detail: expect.stringMatching(
+            /^emptiness \(Empty\) would delete nodeClaims default-\S+: \$0\.\d{4}\/h → \$0\.0000\/h$/,
+          ),
+        },
+      ],
+      next: { method: 'emptiness', reason: 'Empty', action: 'delete' },
+    });
+  }, 60_000);
+  it('a pod Flotilla launches for: the cheapest instance types that fit, the capacity type and zones', async () => {
+    const explained = await atEndOf(scenario('', deployment('web', 1, '1')), async (world) => {
+      // A pod applied as the run ends, which kube-scheduler found no room for.
+      world.cluster.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'late', namespace: 'default', uid: 'late-uid' },
+        spec: { containers: [{ name: 'c', resources: { requests: { cpu: '3500m' } } }] },
+      });
+      world.cluster.markPodUnschedulable('default', 'late', '0/1 nodes are available: 1 Insufficient cpu.');
+      return explainPod(ports(world), { namespace: 'default', name: 'late' });
+    });
+    expect(explained).toMatchObject({
+      kind: 'pod',
+      reasons: [
+        {
+          code: 'wouldLaunch',
+          detail: expect.stringMatching(
+            /^nodePool default: m6i\.xlarge at \$0\.\d{4}\/h, the cheapest of 1 instance types that fit the pod and the NodePool requirements, on-demand in us-east-1a, us-east-1b, us-east-1c$/,
+          ),
+        },
+      ],
+      launch: { nodePool: 'default', capacityType: 'on-demand', candidates: 1, pods: ['default/late'] },
+    });
+  }, 60_000);
 });
