@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseTarget } from '../../../shared/cli/explain/command.ts';
-import { describeLine, logGroupPrefix } from '../../../shared/cli/explain/logs.ts';
+import { describeLine, lastDecisions, logGroupPrefix } from '../../../shared/cli/explain/logs.ts';
 import { explainInWorld } from '../../../shared/cli/explain/simulated.ts';
 import { main } from '../../../shared/cli/main.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
@@ -121,6 +122,27 @@ describe('flotilla explain arguments', () => {
 });
 
 describe('the last decisions from CloudWatch Logs', () => {
+  it('are skipped in one line, saying what to do, when there are no AWS credentials', async () => {
+    // The default chain found nothing: no call goes out.
+    const client = new CloudWatchLogsClient({
+      region: 'us-east-1',
+      credentials: async () => {
+        throw new Error('Could not load credentials from any providers');
+      },
+    });
+    const found = await lastDecisions({
+      clusterName: 'prod',
+      region: 'us-east-1',
+      term: 'web-0',
+      sinceMs: 0,
+      client,
+    });
+    expect(found).toEqual({
+      kind: 'skipped',
+      why: 'no AWS credentials (Could not load credentials from any providers); set AWS_PROFILE or run aws sso login',
+    });
+  });
+
   it('looks in the log groups of the stack Flotilla-<cluster>', () => {
     expect(logGroupPrefix('prod_east')).toBe('Flotilla-prod-east-');
   });
