@@ -3,6 +3,7 @@ import type {
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
+  ObserveDecision,
   UnconsolidatableDecision,
 } from './disruption/decisions.ts';
 import type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
@@ -85,6 +86,27 @@ export interface BatchDecision {
   readonly sinceEventMs?: number;
 }
 
+/**
+ * What a provisioning run with pods to place planned, once its rounds are done: its queue, how long
+ * the scheduling simulation took, what it could not place, and how long the oldest pod has waited.
+ */
+export interface PlanDecision {
+  readonly kind: 'plan';
+  readonly reason: 'planned';
+  /** Pods the last round planned for: pending ones and those of nodes being deleted. */
+  readonly queued: number;
+  readonly placed: number;
+  /** Pods no NodePool could host (the pods of the `unschedulable` decisions). */
+  readonly unschedulable: number;
+  readonly rounds: number;
+  /** NodeClaims the run launched or tried to. */
+  readonly nodeClaims: number;
+  /** Time the scheduling simulation (solve) took, summed over the rounds, by the run's clock. */
+  readonly planMs: number;
+  /** Since the creation of the oldest pending pod the run read (0 when none). */
+  readonly oldestPendingSeconds: number;
+}
+
 /** Pods no NodePool can host, grouped by the reason they are told (one decision per reason). */
 export interface UnschedulableDecision {
   readonly kind: 'unschedulable';
@@ -159,6 +181,9 @@ export interface FinalizeNodeDecision {
 /** A NodeClaim's termination finalizer was removed: drained, instance gone, the NodeClaim goes. */
 export interface FinalizeNodeClaimDecision extends TerminationFields {
   readonly kind: 'finalizeNodeClaim';
+  /** Its `karpenter.sh/capacity-type` and `topology.kubernetes.io/zone` labels, once launched. */
+  readonly capacityType?: string;
+  readonly zone?: string;
 }
 
 /** A termination invocation's budget ends before the NodeClaim's termination does: it goes on later. */
@@ -261,6 +286,7 @@ export type Decision = WithoutLineKeys<
   | BatchDecision
   | LaunchDecision
   | UnschedulableDecision
+  | PlanDecision
   | FollowUpDecision
   | SchedulePassesDecision
   | LaunchBackoffDecision
@@ -290,6 +316,7 @@ export type Decision = WithoutLineKeys<
   | DriftedDecision
   | UnconsolidatableDecision
   | DisruptionPassDecision
+  | ObserveDecision
 >;
 
 /** Keys a decision's line writes itself (toDecisionLine, the logger). */

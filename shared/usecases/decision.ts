@@ -1,10 +1,15 @@
+import { toEmfDocuments } from '../runtime/emf.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
+import { MetricDimension, type MetricPoint } from '../runtime/metrics.ts';
+import { toMetricPoints } from './decision-metrics.ts';
 import type { Decision, DecisionKind, PodName } from './decision-types.ts';
 
 export type {
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
+  NodePoolObservation,
+  ObserveDecision,
   UnconsolidatableDecision,
 } from './disruption/decisions.ts';
 export type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
@@ -45,6 +50,7 @@ export type {
   LaunchBackoffDecision,
   LaunchDecision,
   LaunchOutcome,
+  PlanDecision,
   PodName,
   SchedulePassesDecision,
   SkipDecision,
@@ -60,6 +66,7 @@ export const DECISION_MESSAGES = {
   batch: 'batch closed',
   launch: 'launch decided',
   unschedulable: 'pods unschedulable',
+  plan: 'provisioning planned',
   followUp: 'follow-up scheduled',
   schedulePasses: 'disruption passes scheduled',
   launchBackoff: 'launch backoff',
@@ -89,6 +96,7 @@ export const DECISION_MESSAGES = {
   drifted: 'nodeclaim drifted',
   unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
+  observe: 'cluster observed',
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */
@@ -130,10 +138,17 @@ export function toDecisionLine(decision: Decision): DecisionLine {
   return { level: LEVELS[decision.kind] ?? 'info', message: DECISION_MESSAGES[decision.kind], fields };
 }
 
-/** Receives each decision written through an observed logger, with the fields its logger adds. */
-export type DecisionObserver = (decision: Decision, context: LogFields) => void;
+/**
+ * Receives each decision written through an observed logger, with the fields its logger adds and
+ * the metric points it yielded (toMetricPoints).
+ */
+export type DecisionObserver = (
+  decision: Decision,
+  context: LogFields,
+  metrics: readonly MetricPoint[],
+) => void;
 
-const observers = new WeakMap<Logger, (decision: Decision) => void>();
+const observers = new WeakMap<Logger, (decision: Decision, metrics: readonly MetricPoint[]) => void>();
 
 /**
  * A logger that writes as `logger` does and also hands every decision written through it (or its
@@ -151,14 +166,33 @@ export function observeDecisions(
     warn: (message, fields) => logger.warn(message, fields),
     error: (message, fields) => logger.error(message, fields),
     child: (fields) => observeDecisions(logger.child(fields), observer, { ...context, ...fields }),
+    fields: logger.fields,
+    now: () => logger.now(),
+    metrics: (fields) => logger.metrics(fields),
   };
-  observers.set(observed, (decision) => observer(decision, context));
+  observers.set(observed, (decision, metrics) => observer(decision, context, metrics));
   return observed;
 }
 
-/** Writes the decision's one line (toDecisionLine) and hands it to the logger's observer, if any. */
+/**
+ * The metric points of a decision written through `logger`: the cluster its lines name, at its
+ * clock's time. None when the logger names no cluster (a logger of tests and scripts).
+ */
+export function decisionMetrics(logger: Logger, decision: Decision): MetricPoint[] {
+  const cluster = logger.fields[MetricDimension.cluster];
+  if (typeof cluster !== 'string' || cluster === '') return [];
+  return toMetricPoints(decision, { cluster, timeMs: logger.now().getTime() });
+}
+
+/**
+ * Writes the decision's one line (toDecisionLine), then its metrics (decisionMetrics) as Embedded
+ * Metric Format documents through the same logger, and hands both to the logger's observer, if any.
+ * No use case writes a metric otherwise.
+ */
 export function writeDecision(logger: Logger, decision: Decision): void {
   const line = toDecisionLine(decision);
   logger[line.level](line.message, line.fields);
-  observers.get(logger)?.(decision);
+  const metrics = decisionMetrics(logger, decision);
+  for (const document of toEmfDocuments(metrics)) logger.metrics(document);
+  observers.get(logger)?.(decision, metrics);
 }
