@@ -30,9 +30,9 @@ export interface EmfDirective {
 /**
  * The EMF documents of `points`: one per moment and set of dimension values (an EMF document holds
  * one value per dimension key), the values of one metric in one document merged into an array,
- * metrics grouped by the catalog's dimension sets into directives. A document has at most
- * EMF_LIMITS.metrics metrics and arrays of at most EMF_LIMITS.values values; more go to further
- * documents. Values that are not finite are dropped (CloudWatch rejects them).
+ * metrics grouped by the catalog's dimension sets into directives. Arrays hold at most
+ * EMF_LIMITS.values values; more go to further documents. Values that are not finite are dropped
+ * (CloudWatch rejects them).
  */
 export function toEmfDocuments(points: readonly MetricPoint[]): EmfDocument[] {
   const groups = new Map<
@@ -56,23 +56,14 @@ export function toEmfDocuments(points: readonly MetricPoint[]): EmfDocument[] {
   }
   const documents: EmfDocument[] = [];
   for (const group of groups.values()) {
-    // Each document takes up to EMF_LIMITS.values values of up to EMF_LIMITS.metrics metrics.
-    let pending = [...group.values.entries()];
-    while (pending.length > 0) {
-      const batch = pending.slice(0, EMF_LIMITS.metrics);
-      documents.push(
-        encode(
-          group.timeMs,
-          group.dimensions,
-          batch.map(([name, v]) => [name, v.slice(0, EMF_LIMITS.values)]),
-        ),
+    // The catalog has fewer than EMF_LIMITS.metrics metrics, so one document holds a group's
+    // metrics; arrays longer than EMF_LIMITS.values go on in further documents.
+    for (let offset = 0; ; offset += EMF_LIMITS.values) {
+      const slice = [...group.values].flatMap(([name, v]): [string, number[]][] =>
+        v.length > offset ? [[name, v.slice(offset, offset + EMF_LIMITS.values)]] : [],
       );
-      pending = [
-        ...batch.flatMap(([name, v]): [string, number[]][] =>
-          v.length > EMF_LIMITS.values ? [[name, v.slice(EMF_LIMITS.values)]] : [],
-        ),
-        ...pending.slice(EMF_LIMITS.metrics),
-      ];
+      if (slice.length === 0) break;
+      documents.push(encode(group.timeMs, group.dimensions, slice));
     }
   }
   return documents;
