@@ -95,6 +95,7 @@ export interface PlanDecision {
   readonly reason: 'planned';
   /** Pods the last round planned for: pending ones and those of nodes being deleted. */
   readonly queued: number;
+  /** Pods that fit capacity that exists or is on its way (the others went to new NodeClaims or nowhere). */
   readonly placed: number;
   /** Pods no NodePool could host (the pods of the `unschedulable` decisions). */
   readonly unschedulable: number;

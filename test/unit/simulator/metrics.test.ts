@@ -77,6 +77,15 @@ describe('the metrics of a simulated run (examples/spot-storm.yaml)', () => {
       decisions('handleInterruption').length + decisions('ignoreInterruption').length,
     );
     expect(total('nodes_created_total')).toBe(decisions('register').length);
+    // Launched NodeClaims carry their zone and capacity type into the series.
+    const zones = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+    for (const p of points().filter((p) => p.name === 'nodes_created_total')) {
+      expect(zones).toContain(p.dimensions.zone);
+    }
+    for (const p of points().filter((p) => p.name === 'nodeclaims_terminated_total')) {
+      expect(zones).toContain(p.dimensions.zone);
+      expect(['spot', 'on-demand']).toContain(p.dimensions.capacityType);
+    }
   });
 
   it('reports the pending-pod wait at every provisioning run', () => {
