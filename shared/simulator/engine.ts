@@ -75,6 +75,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // The decision log records the decisions as values, not the lines read back.
   const recorder = makeDecisionRecorder({
     clock,
+    cluster: options.clusterName ?? 'simulated',
     ...(options.log === undefined ? {} : { log: options.log }),
   });
   const decisions = recorder.entries;
@@ -246,6 +247,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       podWaitsNotStartedMs: [...workloads.waitingMs()],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
+      metrics: [...recorder.metrics],
     };
   }
 

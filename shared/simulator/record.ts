@@ -1,3 +1,4 @@
+import type { MetricPoint } from '../runtime/metrics.ts';
 // What one simulation run produced: the simulator engine fills it, the reports (text summary,
 // HTML with charts, JSON lines) only read it. Times are virtual epoch milliseconds; `startMs` is
 // the scenario's start, so `atMs - startMs` is the offset shown in reports.
@@ -146,4 +147,9 @@ export interface SimulationRecord {
    * out one JSON object per line.
    */
   readonly decisions: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * The metric points of Flotilla's decisions, in order (the catalog's, shared/runtime/metrics.ts):
+   * what the Lambdas write as EMF, made by the same function, at virtual times. Absent in older records.
+   */
+  readonly metrics?: readonly MetricPoint[];
 }

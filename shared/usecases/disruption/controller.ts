@@ -35,6 +35,7 @@ import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
 import { commandMethodName, METHODS, methodNamed } from './methods.ts';
+import { observeCluster, passFigures } from './observe.ts';
 import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
@@ -139,6 +140,9 @@ export async function disrupt(
       commands: 0,
       failedValidations: 0,
       inFlight: 0,
+      eligible: {},
+      blockedBy: {},
+      allowed: {},
     });
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
@@ -282,7 +286,25 @@ class Pass {
       commands,
       failedValidations: this.failedValidations,
       inFlight,
+      ...passFigures({
+        set,
+        methods: METHODS,
+        budgetBlocked,
+        pools: this.pools,
+        claims: this.claims,
+        nowMs,
+      }),
     });
+    writeDecision(
+      this.ports.logger,
+      observeCluster({
+        nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
+        claims: this.claims,
+        pools: this.pools,
+        input: this.input,
+        ...(this.lease.previousUntilMs === undefined ? {} : { sinceMs: this.lease.previousUntilMs }),
+      }),
+    );
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 

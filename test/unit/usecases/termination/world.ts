@@ -87,7 +87,12 @@ export function makeTerminationWorld(budgetMs = 10_000) {
             [MemoryTag.nodeClaim]: name,
           },
     });
-    await cluster.createNodeClaim(newNodeClaim(name));
+    // As the provisioner creates it for its one offering.
+    await cluster.createNodeClaim(
+      newNodeClaim(name, {
+        labels: { 'karpenter.sh/capacity-type': 'on-demand', 'topology.kubernetes.io/zone': 'us-east-1a' },
+      }),
+    );
     const nodeName = `node-${name}`;
     cluster.create({
       apiVersion: 'v1',
