@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
-import type { Cluster } from '../../ports/cluster.ts';
+import { type Cluster, eventDedupeKey } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import { EC2NODECLASSES, type KubeContext } from './context.ts';
 import { ClusterConflictError, ClusterNotFoundError, isNamespaceTerminating } from './errors.ts';
@@ -19,9 +19,11 @@ export interface KubeEventOptions {
 }
 
 /**
- * Events without an event correlator between invocations: an Event's name derives from its
- * subject, type, reason and message, so a repeat finds the existing Event and, outside the dedupe
- * window, bumps its count instead of creating another.
+ * Events without an event correlator between invocations: an Event's name derives from its dedupe
+ * key (subject, reason, dedupe values; eventDedupeKey), so a repeat finds the existing Event and,
+ * outside its dedupe window, bumps its count and takes the latest message instead of creating
+ * another. The window is measured from the Event's lastTimestamp, so it holds across Lambda
+ * invocations.
  */
 export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cluster['recordEvent'] {
   const { api, core } = ctx;
@@ -31,15 +33,10 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
   return async function recordEvent(event) {
     const s = event.subject;
     const namespace = s.kind === 'Pod' ? s.namespace : CLUSTER_EVENT_NAMESPACE;
-    const digest = createHash('sha256')
-      .update(
-        [s.kind, s.kind === 'Pod' ? s.namespace : '', s.name, event.type, event.reason, event.message].join(
-          '\n',
-        ),
-      )
-      .digest('hex')
-      .slice(0, 16);
+    const digest = createHash('sha256').update(eventDedupeKey(event)).digest('hex').slice(0, 16);
     const name = `${s.name.slice(0, 200)}.${digest}`;
+    const message = event.message.slice(0, 1024);
+    const windowMs = event.dedupeSeconds === undefined ? dedupeMs : event.dedupeSeconds * 1000;
     const now = ctx.clock.now();
     const body: CoreV1Event = {
       metadata: { name, namespace },
@@ -58,7 +55,7 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       },
       type: event.type,
       reason: event.reason,
-      message: event.message.slice(0, 1024),
+      message,
       count: 1,
       firstTimestamp: now,
       lastTimestamp: now,
@@ -98,7 +95,7 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
         throw error;
       }
       const last = existing.lastTimestamp ?? existing.firstTimestamp;
-      if (last !== undefined && now.getTime() - new Date(last).getTime() < dedupeMs) return;
+      if (last !== undefined && now.getTime() - new Date(last).getTime() < windowMs) return;
       await ctx.beforeWrite('Event', name);
       // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
       await api.patch(`patch event "${namespace}/${name}"`, (o) =>
@@ -110,6 +107,9 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
               metadata: { resourceVersion: existing.metadata?.resourceVersion },
               count: (existing.count ?? 1) + 1,
               lastTimestamp: now,
+              // Dedupe values may leave the message out: the Event tells the latest.
+              type: event.type,
+              message,
             },
           },
           o,
