@@ -28,6 +28,8 @@ export interface TerminatingClaim {
   readonly blockedByBudget?: boolean;
   /** Its instance was not launched by Flotilla (so terminating it is refused). */
   readonly foreignInstance?: boolean;
+  /** The NodeClaim's `spec.terminationGracePeriod`. */
+  readonly terminationGracePeriod?: string;
 }
 
 export function makeTerminationWorld(budgetMs = 10_000) {
@@ -87,7 +89,14 @@ export function makeTerminationWorld(budgetMs = 10_000) {
             [MemoryTag.nodeClaim]: name,
           },
     });
-    await cluster.createNodeClaim(newNodeClaim(name));
+    await cluster.createNodeClaim(
+      newNodeClaim(
+        name,
+        options.terminationGracePeriod === undefined
+          ? {}
+          : { terminationGracePeriod: options.terminationGracePeriod },
+      ),
+    );
     const nodeName = `node-${name}`;
     cluster.create({
       apiVersion: 'v1',
