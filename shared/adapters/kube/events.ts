@@ -51,7 +51,9 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
           ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
           : {}),
         ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
-        ...(s.uid === undefined ? {} : { uid: s.uid }),
+        // A Node without its uid is named by its name there, as the kubelet names it: `kubectl
+        // describe node` looks for either, and an Event with no uid would show in neither.
+        ...(s.uid !== undefined ? { uid: s.uid } : s.kind === 'Node' ? { uid: s.name } : {}),
       },
       type: event.type,
       reason: event.reason,

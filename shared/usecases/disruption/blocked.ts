@@ -19,11 +19,14 @@ export async function reportBlocked(
   context?: MethodContext,
 ): Promise<void> {
   // The NodePools first: they are few, and the nodes may be more than one call records.
+  const uids = new Map(
+    [...set.candidates, ...(set.staticCandidates ?? [])].map((c) => [c.nodePool.pool.name, c.nodePool.uid]),
+  );
   const events: ClusterEvent[] = [...budgetBlocked].map((key) => {
     const [pool = '', reason = ''] = key.split('/');
-    return nodePoolDisruptionBlocked(pool, reason);
+    return nodePoolDisruptionBlocked(pool, reason, uids.get(pool));
   });
-  for (const e of set.excluded) events.push(...disruptionBlocked(e.nodeClaim, e.node.name, e.why));
+  for (const e of set.excluded) events.push(...disruptionBlocked(e.nodeClaim, e.node, e.why));
   // Nodes a method wants but their pods hold: drifted ones (unless a terminationGracePeriod
   // bounds their drain) and empty ones whose DaemonSet pods block.
   for (const c of set.candidates) {
@@ -33,7 +36,7 @@ export async function reportBlocked(
       c.reschedulablePods.length === 0 &&
       emptiness.shouldDisrupt({ ...c, blockers: [] }, nowMs);
     if (!drifted && !empty) continue;
-    events.push(...disruptionBlocked(c.nodeClaim, c.node.name, c.blockers[0]?.why ?? ''));
+    events.push(...disruptionBlocked(c.nodeClaim, c.node, c.blockers[0]?.why ?? ''));
   }
   // Drifted static nodes StaticDrift holds back whatever the budget: by their pods, by
   // `limits.nodes`, by a pool that cannot plan a replacement (the budget is reported below).
@@ -41,7 +44,7 @@ export async function reportBlocked(
     [...(set.staticPools?.keys() ?? [])].map((name) => [name, Number.MAX_SAFE_INTEGER]),
   );
   for (const { candidate, why } of planStaticDrift(set.staticCandidates ?? [], unbounded, context).held) {
-    events.push(...disruptionBlocked(candidate.nodeClaim, candidate.node.name, why));
+    events.push(...disruptionBlocked(candidate.nodeClaim, candidate.node, why));
   }
   await recordAll(ports.cluster, events);
 }

@@ -18,13 +18,20 @@ export const MAX_EVENTS_PER_CALL = 100;
 
 type Normal = Omit<ClusterEvent, 'type' | 'subject'>;
 
+/** A Node as an Event names it: by name, and by uid when the caller has it. */
+export type NodeRef = string | { readonly name: string; readonly uid: string };
+
 /** The NodeClaim and, once it has one, its Node: the two objects a node's Event goes on. */
-function onNodeAndClaim(claim: ClusterNodeClaim, nodeName: string | undefined, e: Normal): ClusterEvent[] {
+function onNodeAndClaim(claim: ClusterNodeClaim, node: NodeRef | undefined, e: Normal): ClusterEvent[] {
   const claimSubject: EventSubject = { kind: 'NodeClaim', name: claim.name, uid: claim.uid };
+  const nodeSubject: EventSubject | undefined =
+    node === undefined
+      ? undefined
+      : typeof node === 'string'
+        ? { kind: 'Node', name: node }
+        : { kind: 'Node', name: node.name, uid: node.uid };
   return [
-    ...(nodeName === undefined
-      ? []
-      : [{ ...e, type: 'Normal' as const, subject: { kind: 'Node' as const, name: nodeName } }]),
+    ...(nodeSubject === undefined ? [] : [{ ...e, type: 'Normal' as const, subject: nodeSubject }]),
     { ...e, type: 'Normal', subject: claimSubject },
   ];
 }
@@ -61,8 +68,8 @@ export function disruptionTerminating(claim: ClusterNodeClaim, reason: string): 
 }
 
 /** A node voluntary disruption may not take, and why: on its Node and its NodeClaim. */
-export function disruptionBlocked(claim: ClusterNodeClaim, nodeName: string, why: string): ClusterEvent[] {
-  return onNodeAndClaim(claim, nodeName, {
+export function disruptionBlocked(claim: ClusterNodeClaim, node: NodeRef, why: string): ClusterEvent[] {
+  return onNodeAndClaim(claim, node, {
     reason: 'DisruptionBlocked',
     message: `Cannot disrupt: ${why}`,
     dedupeValues: [],
@@ -70,9 +77,9 @@ export function disruptionBlocked(claim: ClusterNodeClaim, nodeName: string, why
 }
 
 /** A NodePool whose budgets allow no disruption for `reason` now. */
-export function nodePoolDisruptionBlocked(nodePool: string, reason: string): ClusterEvent {
+export function nodePoolDisruptionBlocked(nodePool: string, reason: string, uid?: string): ClusterEvent {
   return {
-    subject: { kind: 'NodePool', name: nodePool },
+    subject: { kind: 'NodePool', name: nodePool, ...(uid === undefined ? {} : { uid }) },
     type: 'Normal',
     reason: 'DisruptionBlocked',
     message: `No allowed disruptions for disruption reason ${reason} due to blocking budget`,
@@ -86,8 +93,8 @@ export function nodePoolDisruptionBlocked(nodePool: string, reason: string): Clu
  * alone and tells it every pass; Flotilla tells it only when the reason changes
  * (unconsolidatable.ts), so the reason is part of the key and every change lands.
  */
-export function unconsolidatable(claim: ClusterNodeClaim, nodeName: string, why: string): ClusterEvent[] {
-  return onNodeAndClaim(claim, nodeName, {
+export function unconsolidatable(claim: ClusterNodeClaim, node: NodeRef, why: string): ClusterEvent[] {
+  return onNodeAndClaim(claim, node, {
     reason: 'Unconsolidatable',
     message: why,
     dedupeValues: [why],
@@ -113,7 +120,7 @@ export function consolidationCandidate(command: DisruptionCommand): ClusterEvent
   const summary = commandSummary(command);
   const savings = commandSavingsPerHour(command).toFixed(2);
   return command.candidates.flatMap((c) =>
-    onNodeAndClaim(c.nodeClaim, c.node.name, {
+    onNodeAndClaim(c.nodeClaim, c.node, {
       reason: 'ConsolidationCandidate',
       message: `Consolidation chose this node: ${summary}, saving $${savings}/hour`,
       dedupeValues: [summary],
@@ -126,7 +133,7 @@ export function consolidationRejected(command: DisruptionCommand, why: string): 
   const summary = commandSummary(command);
   const savings = commandSavingsPerHour(command).toFixed(2);
   return command.candidates.flatMap((c) =>
-    onNodeAndClaim(c.nodeClaim, c.node.name, {
+    onNodeAndClaim(c.nodeClaim, c.node, {
       reason: 'ConsolidationRejected',
       message: `Consolidation dropped this node at validation (${summary}, $${savings}/hour): ${why}`,
       dedupeValues: [summary, why],

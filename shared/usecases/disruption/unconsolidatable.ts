@@ -59,7 +59,7 @@ export async function reportUnconsolidatable(
     await ignoreNotFound(
       cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
     );
-    await recordAll(cluster, unconsolidatable(claim, candidate.node.name, why));
+    await recordAll(cluster, unconsolidatable(claim, candidate.node, why));
     const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
     writeDecision(logger, {
       kind: 'unconsolidatable',

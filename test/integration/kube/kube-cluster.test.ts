@@ -886,6 +886,23 @@ describe('kube cluster adapter: events', () => {
     expect(
       clusterEvents.items.map((e) => [e.involvedObject.kind, e.involvedObject.apiVersion, e.reason]),
     ).toEqual([['NodePool', 'karpenter.sh/v1', 'DisruptionBlocked']]);
+
+    // A Node named without its uid takes its name there, as the kubelet's Events do, so that
+    // `kubectl describe node` (which looks for the Node's uid or its name) shows it.
+    const nodeName = `${ns}-node-events`;
+    await events.recordEvent({
+      subject: { kind: 'Node', name: nodeName },
+      type: 'Warning',
+      reason: 'FailedDraining',
+      message: 'a pod waits to be evicted',
+    });
+    const nodeEvents = await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.kind=Node,involvedObject.uid=${nodeName}`,
+    });
+    expect(nodeEvents.items.map((e) => [e.involvedObject.name, e.reason])).toEqual([
+      [nodeName, 'FailedDraining'],
+    ]);
   });
 
   it('records nothing, and fails nothing, about a pod whose namespace is being deleted', async () => {

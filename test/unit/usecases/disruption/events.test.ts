@@ -175,6 +175,10 @@ describe('disruption Events over whole passes (in-memory cluster and cloud)', ()
       .events()
       .filter((e) => e.event.reason === 'DisruptionBlocked' && e.event.subject.name === nodeName);
     expect(blocked[0]?.event.message).toContain('karpenter.sh/do-not-disrupt');
+    // Named by uid too, so that `kubectl describe` finds them.
+    const node = (await cluster.nodes()).items.find((n) => n.name === nodeName);
+    expect(blocked[0]?.event.subject.uid).toBe(node?.uid);
+    expect(blocked[0]?.event.subject.uid).toBeTruthy();
 
     // A pass a minute later repeats nothing; one past the window counts each again on its Event.
     clock.advance(MINUTE);
