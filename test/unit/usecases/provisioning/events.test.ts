@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import {
   FAILED_SCHEDULING_DEDUPE_SECONDS,
   NO_COMPATIBLE_DEDUPE_SECONDS,
 } from '../../../../shared/usecases/provisioning/events.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
-import { addPendingPod, scenarioWorld } from './world.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // What provisioning tells, keyed as Karpenter keys it: a NodePool whose requirements leave no
 // instance type (NoCompatibleInstanceTypes, a Warning on the NodePool, once a minute), and the pod
@@ -15,9 +12,9 @@ import { addPendingPod, scenarioWorld } from './world.ts';
 
 describe('provisioning Events (in-memory cluster and cloud)', () => {
   it('a NodePool no instance type matches gets NoCompatibleInstanceTypes; its pods FailedScheduling', async () => {
-    const { clock, cluster, cloud, resolver } = scenarioWorld();
-    const leases = makeMemoryLeaseStore();
-    const logger = makeLogger({}, { sink: () => {} });
+    const world = scenarioWorld();
+    const { clock, cluster } = world;
+    const steps = provisionerSteps(world, makeLogger({}, { sink: () => {} }));
     const [raw] = cluster.list('NodePool') as { metadata: { name: string }; spec: Record<string, unknown> }[];
     const poolName = raw?.metadata.name ?? '';
     const spec = structuredClone(raw?.spec ?? {}) as {
@@ -29,22 +26,8 @@ describe('provisioning Events (in-memory cluster and cloud)', () => {
     cluster.replaceSpec('NodePool', poolName, spec);
     addPendingPod(cluster, 'waiting');
     const run = async (holder: string) => {
-      await reconcileLifecycle(
-        { cluster, logger, nodeClasses: { resolver, leases, clock, holder } },
-        clock.now(),
-      );
-      await provision(
-        {
-          cluster,
-          cloud,
-          leases,
-          clock,
-          sleep: async (ms) => clock.advance(ms),
-          logger,
-          nodeClassResolver: resolver,
-        },
-        { holder },
-      );
+      await steps.reconcileLifecycle(holder);
+      await steps.provision(holder);
     };
     const told = (reason: string) =>
       cluster
