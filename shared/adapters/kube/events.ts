@@ -9,6 +9,9 @@ import { ClusterConflictError, ClusterNotFoundError, isNamespaceTerminating } fr
 /** Cluster-scoped objects' events go to `default`, as kubectl and client-go do. */
 const CLUSTER_EVENT_NAMESPACE = 'default';
 
+/** Event names one container remembers at most (forgotten all at once past it). */
+const MAX_REMEMBERED = 10_000;
+
 export interface KubeEventOptions {
   /** A repeated event within this window is dropped; later ones bump its count. */
   readonly dedupeSeconds: number;
@@ -29,6 +32,14 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
   const { api, core } = ctx;
   const { component } = options;
   const dedupeMs = options.dedupeSeconds * 1000;
+  // What this container recorded or saw recorded, by Event name: a repeat within its window costs
+  // no request while the container lives (Karpenter's in-memory dedupe); the Event object decides
+  // otherwise.
+  const seen = new Map<string, number>();
+  const remember = (name: string, atMs: number) => {
+    if (seen.size >= MAX_REMEMBERED) seen.clear();
+    seen.set(name, atMs);
+  };
 
   return async function recordEvent(event) {
     const s = event.subject;
@@ -38,6 +49,8 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
     const message = event.message.slice(0, 1024);
     const windowMs = event.dedupeSeconds === undefined ? dedupeMs : event.dedupeSeconds * 1000;
     const now = ctx.clock.now();
+    const seenAt = seen.get(name);
+    if (seenAt !== undefined && now.getTime() - seenAt < windowMs) return;
     const body: CoreV1Event = {
       metadata: { name, namespace },
       involvedObject: {
@@ -71,6 +84,7 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       await api.call(`create event "${namespace}/${name}"`, (o) =>
         core.createNamespacedEvent({ namespace, body }, o),
       );
+      remember(name, now.getTime());
       return;
     } catch (error) {
       // The pod's namespace is being deleted, and the pod with it: no Event can be created there,
@@ -97,7 +111,11 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
         throw error;
       }
       const last = existing.lastTimestamp ?? existing.firstTimestamp;
-      if (last !== undefined && now.getTime() - new Date(last).getTime() < windowMs) return;
+      const lastMs = last === undefined ? Number.NaN : new Date(last).getTime();
+      if (now.getTime() - lastMs < windowMs) {
+        remember(name, lastMs);
+        return;
+      }
       await ctx.beforeWrite('Event', name);
       // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
       await api.patch(`patch event "${namespace}/${name}"`, (o) =>
@@ -117,6 +135,7 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
           o,
         ),
       );
+      remember(name, now.getTime());
     });
   };
 }

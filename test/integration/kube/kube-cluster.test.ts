@@ -851,9 +851,24 @@ describe('kube cluster adapter: events', () => {
       diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
     }
     expect(requests).toBe(1);
-    await events.recordEvent(event);
-    eventClock.advance(30_000);
-    await events.recordEvent(event);
+    // A repeat within the window, by the same container, costs no request at all.
+    requests = 0;
+    diagnostics.subscribe('undici:client:sendHeaders', onRequest);
+    try {
+      await events.recordEvent(event);
+      eventClock.advance(30_000);
+      await events.recordEvent(event);
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
+    }
+    expect(requests).toBe(0);
+    // Another container (no memory of it) finds the Event and drops the repeat as well.
+    await makeKubeCluster({
+      kubeConfig: controllerKc,
+      logger,
+      clock: eventClock,
+      eventDedupeSeconds: 120,
+    }).recordEvent(event);
     let list = await core.listNamespacedEvent({
       namespace: ns,
       fieldSelector: 'reason=FailedScheduling,source=flotilla',
