@@ -34,6 +34,7 @@ import {
   consolidationCandidate,
   consolidationRejected,
   disruptionLaunching,
+  disruptionWaitingReadiness,
   doNotDisruptEvents,
   recordAll,
 } from './events.ts';
@@ -503,9 +504,13 @@ class Pass {
       command.replacementAnnotations,
     );
     await markCandidates(this.ports, candidates, record);
+    // Launched and, just created, not initialized: the command waits on them from now on.
     await recordAll(
       this.ports.cluster,
-      record.replacements.map((name) => disruptionLaunching(name, command.reason)),
+      record.replacements.flatMap((name) => [
+        disruptionLaunching(name, command.reason),
+        disruptionWaitingReadiness(name),
+      ]),
     );
     this.record(decisionForCommand(command, id, record.replacements, 'started'));
     return true;
