@@ -61,10 +61,18 @@ export interface FlotillaClusterProps {
    */
   readonly securityGroups?: ec2.ISecurityGroup[];
   /**
-   * Topic the alarms (dead-letter queue depth, Lambda errors) notify on alarm and on recovery.
+   * Topic the alarms (dead-letter queue depth, Lambda errors and throttles, pods pending too long,
+   * launch failures, the runaway guard pausing a NodePool) notify on alarm and on recovery.
    * @default alarms have no actions
    */
   readonly alarmTopic?: sns.ITopic;
+  /**
+   * How long a pod that a NodePool could host may wait for a node before the pending-pod alarm
+   * fires (pods_unbound_time_seconds, the oldest such pod at each provisioning run). At least the
+   * pending-pod poll interval: the wait is measured at each poll.
+   * @default 10 minutes
+   */
+  readonly pendingPodAlarmAfter?: Duration;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
   /** @default 'info' */
@@ -216,6 +224,16 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
     if (seconds < 60 || seconds % 60 !== 0) {
       problems.push(
         `${prop} is ${value.toHumanString()}; EventBridge schedules run in whole minutes, at least 1`,
+      );
+    }
+  }
+  if (props.pendingPodAlarmAfter !== undefined) {
+    const after = props.pendingPodAlarmAfter;
+    const poll = props.pendingPodPollInterval?.toSeconds() ?? 60;
+    const seconds = after.toSeconds({ integral: false });
+    if (!Number.isInteger(seconds) || seconds < poll) {
+      problems.push(
+        `pendingPodAlarmAfter is ${after.toHumanString()}; it must be whole seconds and at least the pending-pod poll interval (${poll} s): the wait is measured at each poll, so a shorter one would page for every pod pending at a poll`,
       );
     }
   }

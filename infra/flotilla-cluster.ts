@@ -12,11 +12,12 @@ import { Construct } from 'constructs';
 import { STATE_TABLE } from '../shared/apis/state-table.ts';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
 import { DEFAULT_MIN_VALUES_POLICY, DEFAULT_PREFERENCE_POLICY } from '../shared/runtime/scheduling-policy.ts';
-import { ClusterAlarms } from './alarms.ts';
+import { ClusterAlarms, DEFAULT_PENDING_POD_ALARM_AFTER } from './alarms.ts';
 import { type FlotillaClusterProps, validateProps } from './cluster-props.ts';
 import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from './cluster-size.ts';
 import { addOutput, pascal } from './construct-kit.ts';
 import { ControllerPolicies, type ControllerPolicyName } from './controller-policies.ts';
+import { addDashboard } from './dashboard.ts';
 import { FLOTILLA_FUNCTIONS, type QueueName, type ScheduleName } from './functions.ts';
 import { addInterruptionRules } from './interruption-rules.ts';
 import { ClusterFunctions } from './lambda-functions.ts';
@@ -38,9 +39,12 @@ import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 // - controller-policies.ts: the Lambdas' permission bundles
 // - shim-identity.ts: the shim's Pod Identity role
 // - lambda-functions.ts: one Lambda per row of functions.ts
+// - dashboard.ts: the CloudWatch dashboard of shared/runtime/dashboard.ts; alarms.ts: the alarms
 // - cluster-props.ts: the props (documented with their defaults) and their validation
 
+export { DEFAULT_PENDING_POD_ALARM_AFTER } from './alarms.ts';
 export { type FlotillaClusterProps, FlotillaConfigError } from './cluster-props.ts';
+export { dashboardNameFor } from './dashboard.ts';
 export { INTERRUPTION_RULES } from './interruption-rules.ts';
 export { podEventQueueName } from './queues.ts';
 export { summaryBucketNameFor, summaryClusterHash } from './summary-bucket.ts';
@@ -51,8 +55,8 @@ export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 /**
  * Everything Flotilla needs in AWS for one EKS cluster: the state table, the cluster-summary
  * bucket, the work queues with their dead-letter queues, the interruption rules and schedules, the
- * node role and instance profile, least-privilege roles for the Lambdas and the shim, alarms, saved
- * log queries and the Lambdas listed in `functions`.
+ * node role and instance profile, least-privilege roles for the Lambdas and the shim, a dashboard,
+ * alarms, saved log queries and the Lambdas listed in `functions`.
  *
  * @throws FlotillaConfigError when a prop is invalid (checked before any resource is created).
  */
@@ -76,6 +80,8 @@ export class FlotillaCluster extends Construct {
   readonly functions: Readonly<Record<string, nodejs.NodejsFunction>>;
   readonly functionRoles: Readonly<Record<string, iam.Role>>;
   readonly alarms: cloudwatch.Alarm[];
+  /** `Flotilla-<cluster>`: capacity and cost, pending pods, launches, disruption, errors, queues, Lambdas. */
+  readonly dashboard: cloudwatch.Dashboard;
 
   private readonly props: FlotillaClusterProps;
 
@@ -176,6 +182,24 @@ export class FlotillaCluster extends Construct {
     this.functions = functions.functions;
     this.functionRoles = functions.roles;
 
+    alarms.onPendingPods(props.pendingPodAlarmAfter ?? DEFAULT_PENDING_POD_ALARM_AFTER);
+    alarms.onLaunchFailures();
+    alarms.onLaunchBackoff();
+    this.dashboard = addDashboard(this, {
+      clusterName,
+      workQueues: this.queues,
+      deadLetterQueues: {
+        ...Object.fromEntries(
+          Object.entries(this.deadLetterQueues).map(([name, queue]) => [`${name} dead letters`, queue]),
+        ),
+        'EventBridge dead letters': this.eventsDeadLetterQueue,
+        ...Object.fromEntries(
+          Object.entries(functions.failureQueues).map(([name, queue]) => [`${name} failures`, queue]),
+        ),
+      },
+      functions: this.functions,
+    });
+
     for (const query of LOG_QUERIES) {
       new logs.CfnQueryDefinition(this, `${pascal(query.name)}Query`, {
         name: `flotilla/${clusterName}/${query.name}`,
@@ -263,6 +287,7 @@ export class FlotillaCluster extends Construct {
         'Instance profile of the node role: set it as spec.instanceProfile of your EC2NodeClasses',
       ],
       ['ShimRoleArn', this.shimRole.roleArn, 'Pod Identity role of the shim'],
+      ['DashboardName', this.dashboard.dashboardName, 'CloudWatch dashboard of this cluster'],
     ];
     for (const [id, value, description] of outputs) addOutput(this, id, value, description);
   }

@@ -69,7 +69,9 @@ export interface ClusterFunctionsProps {
  * permission bundles and its own log group only, a failure queue for scheduled ones, the bundled
  * function, its triggers, an invocation on deploy if asked, alarms, outputs and cdk-nag reasons.
  * Built into `scope` (see construct-kit.ts): `<Name>LogGroup`, `<Name>Role`, `<Name>FailureQueue`,
- * `<Name>Function`, `<Name>OnDeploy`, `<Name>ErrorsAlarm`, `<Name>FailureAlarm`, outputs
+ * `<Name>Function`, `<Name>OnDeploy`, `<Name>ErrorsAlarm`, `<Name>ThrottlesAlarm` (without reserved
+ * concurrency),
+ * `<Name>FailureAlarm`, outputs
  * `<Name>FunctionName` and `<Name>RoleArn`.
  */
 export class ClusterFunctions {
@@ -77,6 +79,8 @@ export class ClusterFunctions {
   readonly roles: Readonly<Record<string, iam.Role>>;
   /** The log groups of the Lambdas, in row order. */
   readonly logGroups: readonly logs.LogGroup[];
+  /** The on-failure queue of each schedule-driven Lambda, by Lambda name. */
+  readonly failureQueues: Readonly<Record<string, sqs.IQueue>>;
 
   constructor(
     private readonly scope: Construct,
@@ -85,21 +89,25 @@ export class ClusterFunctions {
     const functions: Record<string, nodejs.NodejsFunction> = {};
     const roles: Record<string, iam.Role> = {};
     const logGroups: logs.LogGroup[] = [];
+    const failureQueues: Record<string, sqs.IQueue> = {};
     for (const definition of props.definitions) {
-      const { fn, role, logGroup } = this.add(definition);
+      const { fn, role, logGroup, failures } = this.add(definition);
       functions[definition.name] = fn;
       roles[definition.name] = role;
       logGroups.push(logGroup);
+      if (failures !== undefined) failureQueues[definition.name] = failures;
     }
     this.functions = functions;
     this.roles = roles;
     this.logGroups = logGroups;
+    this.failureQueues = failureQueues;
   }
 
   private add(definition: FunctionDefinition): {
     fn: nodejs.NodejsFunction;
     role: iam.Role;
     logGroup: logs.LogGroup;
+    failures: sqs.Queue | undefined;
   } {
     const { scope, props } = this;
     const id = pascal(definition.name);
@@ -212,6 +220,11 @@ export class ClusterFunctions {
     }
 
     props.alarms.onErrors(fn, `${id}ErrorsAlarm`, definition.name);
+    // A Lambda with reserved concurrency is throttled by its own cap, on purpose (and the account
+    // cannot take that concurrency from it); one without is throttled only when the account ran out.
+    if (definition.reservedConcurrency === undefined) {
+      props.alarms.onThrottles(fn, `${id}ThrottlesAlarm`, definition.name);
+    }
     if (failures !== undefined) props.alarms.onQueueDepth(failures, `${id}FailureAlarm`);
 
     addOutput(scope, `${id}FunctionName`, fn.functionName, `${definition.name} Lambda`);
@@ -231,6 +244,6 @@ export class ClusterFunctions {
         'In a VPC, Lambda needs AWSLambdaVPCAccessExecutionRole to create and delete its network interfaces; CDK attaches it.',
       );
     }
-    return { fn, role, logGroup };
+    return { fn, role, logGroup, failures };
   }
 }

@@ -1,4 +1,5 @@
 import { type CliIo, type Command, userProblem, wantsHelp } from './command.ts';
+import { explainCommand } from './explain/command.ts';
 import { planCommand } from './plan/command.ts';
 import { crdsCommand, versionCommand } from './project.ts';
 import { simulateCommand } from './simulate.ts';
@@ -7,7 +8,13 @@ export type { CliIo } from './command.ts';
 
 // The `flotilla` command: one table of commands, each with its help lines and its run function.
 
-const COMMANDS: readonly Command[] = [crdsCommand, simulateCommand, planCommand, versionCommand];
+const COMMANDS: readonly Command[] = [
+  crdsCommand,
+  simulateCommand,
+  planCommand,
+  explainCommand,
+  versionCommand,
+];
 
 /** Spellings that name a command too. */
 const ALIASES: Readonly<Record<string, string>> = { '--version': 'version' };

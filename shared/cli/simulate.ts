@@ -5,6 +5,8 @@ import { simulate } from '../simulator/engine.ts';
 import { loadScenario, ScenarioError, ScenarioFileError } from '../simulator/scenario.ts';
 import { formatDuration } from '../simulator/stats.ts';
 import { type CliIo, type Command, parseCommandArgs, stringValue } from './command.ts';
+import { parseTarget } from './explain/command.ts';
+import { explainInWorld } from './explain/simulated.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -12,6 +14,7 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
 
 export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>] [--known-prices]
+                         [--explain pod <namespace>/<name> | --explain node <name>]
 
 Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
 prints what Flotilla did. Without a scenario, runs examples/steady-web.yaml. Writes the summary
@@ -23,6 +26,10 @@ Prices come from the bundled catalog. Where it has none it assumes one (spot at 
 for a type without a Spot Advisor estimate, another region's on-demand price), and the reports
 mark those launches with *. --known-prices leaves the offerings with an assumed price out, so
 nothing launches at one.
+
+--explain answers what \`flotilla explain\` answers on a real cluster, for the simulator's world at
+the end of the run: why a pod waits (per NodePool) and what would launch for it, or why a node
+stays. Its answer follows the summary.
 `;
 
 export const simulateCommand: Command = {
@@ -38,11 +45,17 @@ export const simulateCommand: Command = {
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(
     args,
-    { out: { type: 'string' }, 'known-prices': { type: 'boolean' } },
+    { out: { type: 'string' }, 'known-prices': { type: 'boolean' }, explain: { type: 'string' } },
     Number.POSITIVE_INFINITY,
   );
   if ('problem' in parsed) return usageError(io, parsed.problem);
-  const [first, second] = parsed.positionals;
+  const explainWhat = stringValue(parsed, 'explain');
+  const positionals = [...parsed.positionals];
+  // With --explain, the last argument names the pod or node; the one before it is the scenario.
+  const target =
+    explainWhat === undefined ? undefined : parseTarget([explainWhat, ...positionals.splice(-1)]);
+  if (target !== undefined && 'problem' in target) return usageError(io, `--explain: ${target.problem}`);
+  const [first, second] = positionals;
   if (second !== undefined) return usageError(io, `one scenario at a time, got ${first} and ${second}`);
   const scenarioPath = first;
   const outDir = stringValue(parsed, 'out') ?? '.flotilla-sim';
@@ -64,7 +77,15 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   const step = Math.max(scenario.sampleIntervalMs, Math.ceil(scenario.durationMs / 12 / 60_000) * 60_000);
   let lastReported = -1;
   const started = Date.now();
+  let explained = '';
   const record = await simulate(scenario, {
+    ...(target === undefined
+      ? {}
+      : {
+          atEnd: async (world) => {
+            explained = await explainInWorld(world, target);
+          },
+        }),
     knownPricesOnly: parsed.values['known-prices'] === true,
     onProgress: (p) => {
       const bucket = Math.floor(p.offsetMs / step);
@@ -81,6 +102,7 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   fs.writeFileSync(path.join(outDir, 'record.json'), `${JSON.stringify(record)}\n`);
   io.out(fs.readFileSync(paths.summary, 'utf8'));
   io.out(`\nReport (open in a browser): ${paths.html}\nDecision log: ${paths.decisions}\n`);
+  if (explained !== '') io.out(`\n${explained}`);
   return 0;
 }
 

@@ -17,6 +17,15 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
   /** A logger that adds `fields` to every line. */
   child(fields: LogFields): Logger;
+  /** The fields it adds to every line (e.g. `cluster`, `lambda`), its children's included. */
+  readonly fields: LogFields;
+  /** Its clock: what the `time` of its lines reads. */
+  now(): Date;
+  /**
+   * Writes one line of `fields` whatever the logger's level, with message `metrics` (a metric
+   * document in CloudWatch's Embedded Metric Format: no log level may drop metrics).
+   */
+  metrics(fields: LogFields): void;
 }
 
 export interface LoggerOptions {
@@ -31,9 +40,10 @@ export function makeLogger(fields: LogFields = {}, options: LoggerOptions = {}):
   const threshold = rank[options.level ?? 'info'];
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? (() => new Date());
-  const write = (level: LogLevel, message: string, extra?: LogFields) => {
-    if (rank[level] < threshold) return;
+  const line = (level: LogLevel, message: string, extra?: LogFields) =>
     sink(JSON.stringify({ level, time: now().toISOString(), message, ...fields, ...extra }, errorReplacer));
+  const write = (level: LogLevel, message: string, extra?: LogFields) => {
+    if (rank[level] >= threshold) line(level, message, extra);
   };
   return {
     debug: (message, extra) => write('debug', message, extra),
@@ -41,6 +51,9 @@ export function makeLogger(fields: LogFields = {}, options: LoggerOptions = {}):
     warn: (message, extra) => write('warn', message, extra),
     error: (message, extra) => write('error', message, extra),
     child: (more) => makeLogger({ ...fields, ...more }, options),
+    fields,
+    now,
+    metrics: (extra) => line('info', 'metrics', extra),
   };
 }
 

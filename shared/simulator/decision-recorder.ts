@@ -1,5 +1,6 @@
 import type { Clock } from '../ports/clock.ts';
 import { type LogFields, type Logger, makeLogger } from '../runtime/logger.ts';
+import type { MetricPoint } from '../runtime/metrics.ts';
 import { observeDecisions, toDecisionLine } from '../usecases/decision.ts';
 
 // The simulator's decision log: Flotilla's decisions as the use cases made them (values handed over
@@ -10,6 +11,11 @@ import { observeDecisions, toDecisionLine } from '../usecases/decision.ts';
 export interface DecisionRecorder {
   /** The log entries so far, in order: `atMs`, `level`, `time`, `message`, then the fields. */
   readonly entries: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * The metric points of those decisions, in order: what the Lambdas write as EMF beside each
+   * decision's line (the same function, decisionMetrics), for the report and dashboard to chart.
+   */
+  readonly metrics: readonly MetricPoint[];
   /**
    * Flotilla's logger. Its lines go to `log`; each decision written through it (or a child) is also
    * recorded as an entry: the fields of its line (toDecisionLine) after the child loggers' fields.
@@ -26,34 +32,43 @@ export interface DecisionRecorderOptions {
   readonly clock: Clock;
   /** Every line Flotilla writes, decisions and others, as JSON. @default dropped */
   readonly log?: (line: string) => void;
+  /** The cluster Flotilla's lines and metrics name (the metrics' `cluster` dimension). @default 'simulated' */
+  readonly cluster?: string;
 }
-
-const BASE: LogFields = { component: 'flotilla' };
 
 export function makeDecisionRecorder(options: DecisionRecorderOptions): DecisionRecorder {
   const { clock } = options;
+  const base: LogFields = { component: 'flotilla', cluster: options.cluster ?? 'simulated' };
   const entries: Record<string, unknown>[] = [];
+  const metrics: MetricPoint[] = [];
   const record = (level: string, message: string, fields: LogFields) => {
     const at = clock.now();
-    entries.push({ atMs: at.getTime(), level, time: at.toISOString(), message, ...BASE, ...fields });
+    entries.push({ atMs: at.getTime(), level, time: at.toISOString(), message, ...base, ...fields });
   };
-  const lines = makeLogger(BASE, { level: 'info', now: () => clock.now(), sink: options.log ?? (() => {}) });
-  const logger = observeDecisions(lines, (decision, context) => {
+  const lines = makeLogger(base, { level: 'info', now: () => clock.now(), sink: options.log ?? (() => {}) });
+  const logger = observeDecisions(lines, (decision, context, points) => {
     const line = toDecisionLine(decision);
     record(line.level, line.message, { ...context, ...line.fields });
+    metrics.push(...points);
   });
-  return { entries, logger, world: makeWorldLogger(record, { source: 'simulator' }) };
+  const world = makeWorldLogger(record, { source: 'simulator' }, clock);
+  return { entries, metrics, logger, world };
 }
 
 function makeWorldLogger(
   record: (level: string, message: string, fields: LogFields) => void,
   fields: LogFields,
+  clock: Clock,
 ): Logger {
   return {
+    fields,
+    now: () => clock.now(),
+    // The world measures nothing Flotilla does.
+    metrics: () => {},
     debug: () => {},
     info: (message, extra) => record('info', message, { ...fields, ...extra }),
     warn: (message, extra) => record('warn', message, { ...fields, ...extra }),
     error: (message, extra) => record('error', message, { ...fields, ...extra }),
-    child: (more) => makeWorldLogger(record, { ...fields, ...more }),
+    child: (more) => makeWorldLogger(record, { ...fields, ...more }, clock),
   };
 }

@@ -44,6 +44,18 @@ export interface SimulationOptions {
    * at an assumed price. @default false: they are offered, and marked in the reports
    */
   readonly knownPricesOnly?: boolean;
+  /**
+   * Called once the run is over, with the world as it ends (`flotilla simulate --explain` asks it
+   * its questions). @default none
+   */
+  readonly atEnd?: (world: SimulationWorld) => Promise<void>;
+}
+
+/** The simulator's world at the end of a run: the in-memory cluster and cloud, and the time. */
+export interface SimulationWorld {
+  readonly cluster: MemoryCluster;
+  readonly cloud: MemoryCloud;
+  readonly nowMs: number;
 }
 
 /** Runs a scenario to its end and returns what happened. */
@@ -63,6 +75,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // The decision log records the decisions as values, not the lines read back.
   const recorder = makeDecisionRecorder({
     clock,
+    cluster: options.clusterName ?? 'simulated',
     ...(options.log === undefined ? {} : { log: options.log }),
   });
   const decisions = recorder.entries;
@@ -214,6 +227,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     // Batching may have carried the clock past the end; time never runs backwards.
     if (nowMs() < endMs) clock.set(new Date(endMs));
     await stepWorld();
+    await options.atEnd?.({ cluster, cloud, nowMs: nowMs() });
 
     return {
       scenario: {
@@ -233,6 +247,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       podWaitsNotStartedMs: [...workloads.waitingMs()],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
+      metrics: [...recorder.metrics],
     };
   }
 

@@ -1,5 +1,5 @@
 import type { SimulationRecord } from './record.ts';
-import { largest } from './stats.ts';
+import { formatClock, largest, spansDays } from './stats.ts';
 
 // The report's charts: step areas and lines over virtual time, drawn as inline SVG with nice
 // ticks on both axes.
@@ -75,15 +75,6 @@ export function timeStep(spanMs: number): number {
   return TIME_STEPS_MS.find((s) => spanMs / s <= 12) ?? spanMs / 12;
 }
 
-function timeLabel(offsetMs: number, stepMs: number): string {
-  if (stepMs < 60_000) {
-    const seconds = Math.round(offsetMs / 1000);
-    return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
-  }
-  const minutes = Math.round(offsetMs / 60_000);
-  return `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`;
-}
-
 const round = (n: number) => Math.round(n * 10) / 10;
 
 export function chart(spec: ChartSpec): string {
@@ -118,14 +109,24 @@ export function chart(spec: ChartSpec): string {
       `<text x="${MARGIN.left - 8}" y="${yy + 4}" font-size="12" text-anchor="end" fill="#374151">${escapeHtml(spec.formatY(v))}</text>`,
     );
   }
-  // x axis ticks.
+  // x axis ticks at whole multiples of the step in UTC (budgets' schedules are UTC cron); the
+  // date under the first tick and under each tick of a new day when the run spans days.
   const tStep = timeStep(endMs - startMs);
-  for (let t = 0; t <= endMs - startMs + 1; t += tStep) {
-    const xx = x(startMs + t);
+  const withDates = spansDays(record);
+  let previousDate = '';
+  for (let t = Math.ceil(startMs / tStep) * tStep; t <= endMs; t += tStep) {
+    const xx = x(t);
     parts.push(
       `<line x1="${xx}" y1="${MARGIN.top + plotH}" x2="${xx}" y2="${MARGIN.top + plotH + 5}" stroke="#374151" stroke-width="1"/>`,
-      `<text x="${xx}" y="${MARGIN.top + plotH + 19}" font-size="12" text-anchor="middle" fill="#374151">${timeLabel(t, tStep)}</text>`,
+      `<text x="${xx}" y="${MARGIN.top + plotH + 19}" font-size="12" text-anchor="middle" fill="#374151">${formatClock(t, { seconds: tStep < 60_000 })}</text>`,
     );
+    const date = new Date(t).toISOString().slice(0, 10);
+    if (withDates && date !== previousDate) {
+      parts.push(
+        `<text x="${xx}" y="${MARGIN.top + plotH + 33}" font-size="11" text-anchor="middle" fill="#6b7280">${date}</text>`,
+      );
+    }
+    previousDate = date;
   }
 
   if (samples.length === 0) {
@@ -169,7 +170,7 @@ export function chart(spec: ChartSpec): string {
   parts.push(
     `<line x1="${MARGIN.left}" y1="${MARGIN.top}" x2="${MARGIN.left}" y2="${MARGIN.top + plotH}" stroke="#374151" stroke-width="1"/>`,
     `<line x1="${MARGIN.left}" y1="${MARGIN.top + plotH}" x2="${WIDTH - MARGIN.right}" y2="${MARGIN.top + plotH}" stroke="#374151" stroke-width="1"/>`,
-    `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 8}" font-size="12" text-anchor="middle" fill="#374151">time since start (h:mm${tStep < 60_000 ? ':ss' : ''})</text>`,
+    `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 4}" font-size="12" text-anchor="middle" fill="#374151">time (UTC, hh:mm${tStep < 60_000 ? ':ss' : ''})</text>`,
     `<text transform="translate(16 ${MARGIN.top + plotH / 2}) rotate(-90)" font-size="12" text-anchor="middle" fill="#374151">${escapeHtml(spec.yLabel)}</text>`,
   );
 

@@ -1,3 +1,11 @@
+import {
+  computeReportDetails,
+  evictionCells,
+  evictionSeries,
+  poolCells,
+  type ReportDetails,
+} from './breakdown.ts';
+import { NODE_HOLD_NOTE } from './holds.ts';
 import { chart, escapeHtml, HEIGHT, WIDTH } from './html-chart.ts';
 import type { SimSample, SimulationRecord } from './record.ts';
 
@@ -11,7 +19,7 @@ import {
   disruptionSeries,
   formatDuration,
   formatInstant,
-  formatOffset,
+  formatRunTime,
   formatUsd,
   type ReportStats,
 } from './stats.ts';
@@ -29,7 +37,10 @@ import {
  * - `chart-pods`: pending pods (magenta) and running pods (green) as lines;
  * - `chart-disruptions` (only when nodes were disrupted): nodes disrupted so far, one line per
  *   reason: Empty (cyan), Drifted (orange), Expired (lime), Underutilized (brown), Interrupted
- *   (rose).
+ *   (rose);
+ * - `chart-idle`: the idle $/hour line (teal) over a light teal area;
+ * - `chart-evictions` (only when pods were evicted): pods evicted so far, one line per reason in
+ *   the EVICTION_COLOURS order.
  */
 export const CHART_COLOURS = {
   nodesOnDemand: '#1d4ed8',
@@ -44,7 +55,12 @@ export const CHART_COLOURS = {
   disruptedExpired: '#65a30d',
   disruptedUnderutilized: '#92400e',
   disruptedInterrupted: '#be123c',
+  idleLine: '#0f766e',
+  idleArea: '#99f6e4',
 } as const;
+
+/** The eviction chart's lines, one per reason in name order, the colours taken in turn. */
+export const EVICTION_COLOURS = ['#6d28d9', '#0369a1', '#a16207', '#166534', '#9f1239', '#1e3a8a'] as const;
 
 const DISRUPTION_COLOURS: Readonly<Record<DisruptionRowReason, string>> = {
   Empty: CHART_COLOURS.disruptedEmpty,
@@ -60,6 +76,8 @@ export const CHART_IDS = {
   cost: 'chart-cost',
   pods: 'chart-pods',
   disruptions: 'chart-disruptions',
+  idle: 'chart-idle',
+  evictions: 'chart-evictions',
 } as const;
 
 /** The decision log's file name, next to the report (see writeReports). */
@@ -71,6 +89,7 @@ const MAX_PODS_PER_GROUP = 20;
 
 export function renderHtmlReport(record: SimulationRecord): string {
   const stats = computeReportStats(record);
+  const details = computeReportDetails(record);
   const { scenario } = record;
   const title = `Flotilla simulation "${scenario.name}"`;
   const end = scenario.startMs + scenario.durationMs;
@@ -79,15 +98,20 @@ export function renderHtmlReport(record: SimulationRecord): string {
     scenario.description === undefined
       ? ''
       : `<p class="description">${escapeHtml(scenario.description)}</p>`,
-    `<p class="span">Region ${escapeHtml(scenario.region)}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples.</p>`,
-    headline(stats),
+    `<p class="span">Region ${escapeHtml(scenario.region)}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples. Times are UTC, as budget schedules are.</p>`,
+    headline(stats, details),
     nodesChart(record),
     costChart(record),
+    idleChart(record, details),
     podsChart(record),
     disruptionsChart(record, stats),
+    evictionsChart(record, details),
     launchesTable(stats),
+    poolsTable(details),
     interruptionsTable(stats),
     disruptionsTable(record, stats),
+    heldTable(record, details),
+    evictionsTable(record, details),
     terminationsTable(stats),
     unschedulableTable(stats),
     decisionLog(record),
@@ -123,12 +147,18 @@ ${body}
 `;
 }
 
-function headline(stats: ReportStats): string {
+function headline(stats: ReportStats, details: ReportDetails): string {
   const items: [string, string][] = [
     ['nodes launched', String(stats.launchCount)],
     ['most nodes at once', String(stats.peakNodes)],
     ['total cost', stats.cost === undefined ? 'no samples' : formatUsd(stats.cost.totalUsd)],
     ['average $/hour', stats.cost === undefined ? 'no samples' : formatUsd(stats.cost.avgPerHour)],
+    [
+      'average idle $/hour (share of the spend)',
+      details.idle === undefined
+        ? 'no samples'
+        : `${formatUsd(details.idle.avgPerHour)} (${Math.round(details.idle.share * 100)}%)`,
+    ],
     [
       stats.waits !== undefined && stats.waits.notStarted > 0
         ? `pod wait p50 / p95 (${stats.waits.notStarted} of ${stats.waits.count} pods not started, counted with their wait so far)`
@@ -139,6 +169,7 @@ function headline(stats: ReportStats): string {
     ],
     ['interruptions (handled)', `${stats.interruptionCount} (${stats.interruptionsHandled})`],
     ['nodes disrupted', String(stats.disruptionCount)],
+    ['pods evicted', String(details.evictedPods)],
     ['saved by consolidation', formatUsd(stats.savedUsd)],
     ['pods left unschedulable', String(stats.unschedulableCount)],
   ];
@@ -184,6 +215,43 @@ function costChart(record: SimulationRecord): string {
     ],
     formatY: (v) => `$${v < 10 ? v.toFixed(2) : v.toFixed(0)}`,
     integer: false,
+  });
+}
+
+function idleChart(record: SimulationRecord, details: ReportDetails): string {
+  if (details.idle === undefined) return '';
+  return chart({
+    id: CHART_IDS.idle,
+    title: 'Idle capacity over time ($/hour of the nodes no pod requests)',
+    yLabel: 'idle $/hour',
+    record,
+    lines: [
+      {
+        name: 'idle $/hour',
+        colour: CHART_COLOURS.idleLine,
+        fill: CHART_COLOURS.idleArea,
+        values: record.samples.map((x) => x.idleCostPerHour ?? 0),
+      },
+    ],
+    formatY: (v) => `$${v < 10 ? v.toFixed(2) : v.toFixed(0)}`,
+    integer: false,
+  });
+}
+
+function evictionsChart(record: SimulationRecord, details: ReportDetails): string {
+  if (details.evictedPods === 0) return '';
+  return chart({
+    id: CHART_IDS.evictions,
+    title: 'Pods evicted over time, by reason',
+    yLabel: 'pods evicted so far',
+    record,
+    lines: evictionSeries(record).map((s, i) => ({
+      name: s.reason,
+      colour: EVICTION_COLOURS[i % EVICTION_COLOURS.length] ?? EVICTION_COLOURS[0],
+      values: s.values,
+    })),
+    formatY: String,
+    integer: true,
   });
 }
 
@@ -271,14 +339,13 @@ function interruptionsTable(stats: ReportStats): string {
 
 function disruptionsTable(record: SimulationRecord, stats: ReportStats): string {
   if (stats.disruptionCount === 0) return '<h2>Disruptions</h2>\n<p>None.</p>';
-  const startMs = record.scenario.startMs;
   return `<h2>Disruptions: ${stats.disruptionCount}</h2>\n${htmlTable(
     ['reason', 'nodes', 'first', 'last'],
     stats.disruptions.map((d) => [
       d.reason,
       String(d.count),
-      formatOffset(d.firstAtMs - startMs),
-      formatOffset(d.lastAtMs - startMs),
+      formatRunTime(record, d.firstAtMs),
+      formatRunTime(record, d.lastAtMs),
     ]),
   )}${savingsTable(stats)}`;
 }
@@ -294,6 +361,53 @@ function savingsTable(stats: ReportStats): string {
       formatUsd(row.usd),
     ]),
   )}\n<p>Each command's $/hour saving (its nodes' launch prices minus its replacements') counted from its nodes' deletion to the end of the run.</p>`;
+}
+
+function poolsTable(details: ReportDetails): string {
+  if (details.pools.length === 0) return '<h2>NodePools</h2>\n<p>None launched.</p>';
+  const cells = poolCells(details.pools);
+  return `<h2>NodePools: ${details.pools.length}</h2>\n${htmlTable(cells.headers, cells.rows)}`;
+}
+
+function heldTable(record: SimulationRecord, details: ReportDetails): string {
+  const { budgetHolds, nodeHolds } = details;
+  if (budgetHolds.length === 0 && nodeHolds.length === 0) return '<h2>Disruptions blocked</h2>\n<p>None.</p>';
+  const budgets =
+    budgetHolds.length === 0
+      ? ''
+      : `\n<h3>Budgets that allowed no disruption</h3>\n${htmlTable(
+          ['NodePool/reason', 'held for', 'passes', 'from', 'until'],
+          budgetHolds.map((b) => [
+            b.key,
+            formatDuration(b.heldMs),
+            String(b.passes),
+            formatRunTime(record, b.firstAtMs),
+            b.atEnd ? 'the end' : formatRunTime(record, b.untilMs),
+          ]),
+        )}`;
+  const nodes =
+    nodeHolds.length === 0
+      ? ''
+      : `\n<h3>Nodes kept</h3>\n${htmlTable(
+          ['why', 'nodes', 'node time held', 'longest', 'NodePools', 'for example'],
+          nodeHolds.map((h) => [
+            h.kind,
+            String(h.nodeClaims.length),
+            formatDuration(h.heldMs),
+            formatDuration(h.longestMs),
+            h.nodePools.join(', '),
+            h.example,
+          ]),
+          1,
+        )}`;
+  const note = nodeHolds.length === 0 ? '' : `\n<p>${escapeHtml(NODE_HOLD_NOTE)}.</p>`;
+  return `<h2>Disruptions blocked</h2>${budgets}${nodes}${note}`;
+}
+
+function evictionsTable(record: SimulationRecord, details: ReportDetails): string {
+  if (details.evictedPods === 0) return '<h2>Evictions</h2>\n<p>None.</p>';
+  const cells = evictionCells(record, details.evictions);
+  return `<h2>Pods evicted: ${details.evictedPods}</h2>\n${htmlTable(cells.headers, cells.rows, 2)}`;
 }
 
 function terminationsTable(stats: ReportStats): string {

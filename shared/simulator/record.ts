@@ -1,3 +1,4 @@
+import type { MetricPoint } from '../runtime/metrics.ts';
 // What one simulation run produced: the simulator engine fills it, the reports (text summary,
 // HTML with charts, JSON lines) only read it. Times are virtual epoch milliseconds; `startMs` is
 // the scenario's start, so `atMs - startMs` is the offset shown in reports.
@@ -27,6 +28,34 @@ export interface SimSample {
    * being deleted, the count a PodDisruptionBudget's maxUnavailable bounds.
    */
   readonly unavailablePods?: Readonly<Record<string, number>>;
+  /**
+   * Per NodePool (the `karpenter.sh/nodepool` its instances were launched for): its running nodes,
+   * their cost, and the part of it no pod requests (see SimPoolSample.idleCostPerHour). Absent in
+   * older records.
+   */
+  readonly nodePools?: Readonly<Record<string, SimPoolSample>>;
+  /** Σ of the NodePools' `idleCostPerHour`. Absent in older records. */
+  readonly idleCostPerHour?: number;
+}
+
+/** One NodePool's running instances at one sample. */
+export interface SimPoolSample {
+  readonly nodes: number;
+  /** Sum of its running instances' prices, in $/hour. */
+  readonly costPerHour: number;
+  /**
+   * The part of `costPerHour` no pod requests: for each node, its price × (1 − the busier of cpu
+   * requested ÷ cpu allocatable and memory requested ÷ memory allocatable), summed. A node is only
+   * as free as its scarcest resource: one whose cpu is all requested has no room, whatever memory
+   * it has left. A node not yet registered (no allocatable known, still booting) is all idle.
+   * Requests are those of the active pods bound to it (kube-scheduler's sum, DaemonSets included).
+   */
+  readonly idleCostPerHour: number;
+  /** Requested and allocatable over its registered nodes: cpu in millicores, memory in bytes. */
+  readonly cpuMillisRequested: number;
+  readonly cpuMillisAllocatable: number;
+  readonly memoryBytesRequested: number;
+  readonly memoryBytesAllocatable: number;
 }
 
 /** One instance launched for a NodeClaim. */
@@ -118,4 +147,9 @@ export interface SimulationRecord {
    * out one JSON object per line.
    */
   readonly decisions: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * The metric points of Flotilla's decisions, in order (the catalog's, shared/runtime/metrics.ts):
+   * what the Lambdas write as EMF, made by the same function, at virtual times. Absent in older records.
+   */
+  readonly metrics?: readonly MetricPoint[];
 }

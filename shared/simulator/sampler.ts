@@ -1,7 +1,16 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { MemoryCloud, MemoryCluster } from '../adapters/memory/index.ts';
-import type { CapacityType } from '../core/index.ts';
+import { toPod } from '../apis/index.ts';
+import {
+  type CapacityType,
+  computePodRequests,
+  parseResourceList,
+  Resource,
+  type ResourceList,
+  ValidationError,
+} from '../core/index.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
+import { type NodeUse, poolSamples } from './idle.ts';
 import type { SimLaunch, SimSample, SimTermination } from './record.ts';
 import type { Scenario } from './scenario.ts';
 import { isActive, rawPods, WORKLOAD_LABEL } from './workloads.ts';
@@ -87,6 +96,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
     const active = rawPods(cluster).filter(isActive);
     const running = active.filter((p) => p.spec?.nodeName).length;
     const pending = active.length - running;
+    const pools = poolSamples(nodeUses(active));
     return {
       atMs: nowMs(),
       nodes: live.size,
@@ -96,7 +106,64 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       peakPendingPods: Math.max(peakPending, pending),
       runningPods: running,
       unavailablePods: unavailable(active),
+      nodePools: pools,
+      idleCostPerHour:
+        Math.round(Object.values(pools).reduce((sum, p) => sum + p.idleCostPerHour, 0) * 10_000) / 10_000,
     };
+  }
+
+  /** Requests by pod uid: a pod's requests never change. Undefined for a pod the API would refuse. */
+  const podRequests = new Map<string, ResourceList | undefined>();
+  function requestsOf(raw: V1Pod): ResourceList | undefined {
+    const uid = raw.metadata?.uid ?? '';
+    if (podRequests.has(uid)) return podRequests.get(uid);
+    let requests: ResourceList | undefined;
+    try {
+      requests = computePodRequests(toPod(raw));
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+    }
+    podRequests.set(uid, requests);
+    return requests;
+  }
+
+  /** Each live instance with its NodePool, price, its Node's allocatable and its pods' requests. */
+  function nodeUses(active: readonly V1Pod[]): NodeUse[] {
+    const requested = new Map<string, { cpuMillis: number; memoryBytes: number }>();
+    for (const pod of active) {
+      const nodeName = pod.spec?.nodeName;
+      const requests = nodeName ? requestsOf(pod) : undefined;
+      if (nodeName === undefined || requests === undefined) continue;
+      const sum = requested.get(nodeName) ?? { cpuMillis: 0, memoryBytes: 0 };
+      sum.cpuMillis += requests[Resource.cpu] ?? 0;
+      sum.memoryBytes += requests[Resource.memory] ?? 0;
+      requested.set(nodeName, sum);
+    }
+    const nodes = new Map<string, V1Node>();
+    for (const node of cluster.list('Node') as unknown as V1Node[]) {
+      if (node.spec?.providerID !== undefined) nodes.set(node.spec.providerID, node);
+    }
+    return [...live.values()].map((instance) => {
+      const node = nodes.get(instance.providerId);
+      const name = node?.metadata?.name ?? '';
+      const allocatable = node === undefined ? undefined : allocatableOf(node);
+      return {
+        nodePool: instance.nodePoolName ?? '',
+        pricePerHour: priceOf(instance),
+        ...(allocatable === undefined ? {} : { allocatable }),
+        requested: requested.get(name) ?? { cpuMillis: 0, memoryBytes: 0 },
+      };
+    });
+  }
+
+  function allocatableOf(node: V1Node): { cpuMillis: number; memoryBytes: number } | undefined {
+    const raw = node.status?.allocatable;
+    if (raw === undefined) return undefined;
+    const list = parseResourceList(raw, {
+      object: `node "${node.metadata?.name ?? ''}"`,
+      field: 'status.allocatable',
+    });
+    return { cpuMillis: list[Resource.cpu] ?? 0, memoryBytes: list[Resource.memory] ?? 0 };
   }
 
   /** Per Deployment, the replicas wanted that are not Ready (see SimSample). */

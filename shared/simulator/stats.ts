@@ -409,12 +409,6 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(totalHours / 24)}d${String(totalHours % 24).padStart(2, '0')}h`;
 }
 
-/** An offset from the run's start: `+0:00`, `+1:30`, `+26:05` (hours:minutes). */
-export function formatOffset(ms: number): string {
-  const minutes = Math.round(ms / 60_000);
-  return `+${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`;
-}
-
 /** Dollars: `$0.0960` below one dollar, `$12.34` above. */
 export function formatUsd(usd: number): string {
   return Math.abs(usd) < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
@@ -423,4 +417,27 @@ export function formatUsd(usd: number): string {
 /** An instant as ISO 8601 UTC without milliseconds: `2025-01-01T00:00:00Z`. */
 export function formatInstant(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Whether the run's start and end fall on different UTC dates: its times then need the date. */
+export function spansDays(record: Pick<SimulationRecord, 'scenario'>): boolean {
+  const { startMs, durationMs } = record.scenario;
+  return (
+    new Date(startMs).toISOString().slice(0, 10) !== new Date(startMs + durationMs).toISOString().slice(0, 10)
+  );
+}
+
+/**
+ * A time of day in UTC (budgets' schedules are UTC cron): `14:30`, `14:30:15` with seconds, and
+ * `2025-03-03 14:30` with the date.
+ */
+export function formatClock(ms: number, options: { date?: boolean; seconds?: boolean } = {}): string {
+  const iso = new Date(ms).toISOString();
+  const time = iso.slice(11, options.seconds === true ? 19 : 16);
+  return options.date === true ? `${iso.slice(0, 10)} ${time}` : time;
+}
+
+/** A time of the run in UTC for the reports: with the date when the run spans days. */
+export function formatRunTime(record: Pick<SimulationRecord, 'scenario'>, ms: number): string {
+  return formatClock(ms, { date: spansDays(record) });
 }

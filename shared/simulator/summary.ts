@@ -1,3 +1,5 @@
+import { computeReportDetails, evictionCells, poolCells, type ReportDetails } from './breakdown.ts';
+import { NODE_HOLD_NOTE } from './holds.ts';
 import type { SimulationRecord } from './record.ts';
 import {
   ASSUMED_PRICE_NOTE,
@@ -5,7 +7,7 @@ import {
   computeReportStats,
   formatDuration,
   formatInstant,
-  formatOffset,
+  formatRunTime,
   formatUsd,
   type ReportStats,
 } from './stats.ts';
@@ -24,20 +26,29 @@ const COST_POINTS = 5;
 
 const BARS = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'] as const;
 
+/** Rows of held nodes listed before "… and N more". */
+export const MAX_NODE_HOLDS = 8;
+
 /**
  * The run as plain text: scenario and span, launches by instance type and capacity type, $/hour
- * over time, total cost, pod wait percentiles, interruptions, disruptions by reason, terminations
- * and the pods left unschedulable with their reasons.
+ * and idle $/hour over time, total cost, each NodePool, pod wait percentiles, interruptions,
+ * disruptions by reason, what held disruptions back, evictions, terminations and the pods left
+ * unschedulable with their reasons. Times are UTC, with the date when the run spans days.
  */
 export function renderSummary(record: SimulationRecord): string {
   const stats = computeReportStats(record);
+  const details = computeReportDetails(record);
   const sections = [
     header(record),
     launches(stats),
     cost(record, stats),
+    idle(record, details),
+    pools(details),
     waits(stats),
     interruptions(stats),
     disruptions(record, stats),
+    held(record, details),
+    evictions(record, details),
     terminations(stats),
     unschedulable(stats),
   ];
@@ -51,6 +62,7 @@ function header(record: SimulationRecord): string[] {
     `Flotilla simulation "${scenario.name}"`,
     ...(scenario.description === undefined ? [] : [`  ${scenario.description}`]),
     `  region ${scenario.region}${scenario.knownPricesOnly === true ? ' (known prices only)' : ''}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples, ${record.decisions.length} decisions logged`,
+    '  times below are UTC, as budget schedules are',
   ];
 }
 
@@ -124,8 +136,8 @@ export function sparkline(points: readonly { atMs: number; value: number }[], wi
 function cost(record: SimulationRecord, stats: ReportStats): string[] {
   const c = stats.cost;
   if (c === undefined) return ['Cost ($/hour): no samples'];
-  const startMs = record.scenario.startMs;
   const samples = record.samples;
+  const startMs = record.scenario.startMs;
   const points = samples.map((s) => ({ atMs: s.atMs, value: s.costPerHour }));
   const first = samples[0]?.atMs ?? startMs;
   const last = samples[samples.length - 1]?.atMs ?? startMs;
@@ -141,11 +153,11 @@ function cost(record: SimulationRecord, stats: ReportStats): string[] {
     .sort((a, b) => a - b)
     .map((i) => samples[i])
     .filter((s) => s !== undefined)
-    .map((s) => `${formatOffset(s.atMs - startMs)} ${formatUsd(s.costPerHour)}`)
+    .map((s) => `${formatRunTime(record, s.atMs)} ${formatUsd(s.costPerHour)}`)
     .join('  ');
   return [
     `Cost ($/hour): min ${formatUsd(c.minPerHour)}  avg ${formatUsd(c.avgPerHour)}  max ${formatUsd(c.maxPerHour)}  final ${formatUsd(c.finalPerHour)}`,
-    `  ${formatOffset(first - startMs)} ${sparkline(points, SPARKLINE_WIDTH)} ${formatOffset(last - startMs)}  (full height ${formatUsd(c.maxPerHour)}/hour)`,
+    `  ${formatRunTime(record, first)} ${sparkline(points, SPARKLINE_WIDTH)} ${formatRunTime(record, last)}  (full height ${formatUsd(c.maxPerHour)}/hour)`,
     `  ${timePoints}`,
     `Total cost: ${formatUsd(c.totalUsd)} over ${formatDuration(record.scenario.durationMs)}`,
   ];
@@ -182,7 +194,6 @@ function interruptions(stats: ReportStats): string[] {
 
 function disruptions(record: SimulationRecord, stats: ReportStats): string[] {
   if (stats.disruptionCount === 0) return ['Disruptions: none'];
-  const startMs = record.scenario.startMs;
   return [
     `Disruptions: ${stats.disruptionCount} (${stats.disruptions.map((d) => `${d.reason} ${d.count}`).join(', ')})`,
     ...table([
@@ -190,8 +201,8 @@ function disruptions(record: SimulationRecord, stats: ReportStats): string[] {
       ...stats.disruptions.map((d) => [
         d.reason,
         String(d.count),
-        formatOffset(d.firstAtMs - startMs),
-        formatOffset(d.lastAtMs - startMs),
+        formatRunTime(record, d.firstAtMs),
+        formatRunTime(record, d.lastAtMs),
       ]),
     ]),
     ...savings(stats),
@@ -237,4 +248,64 @@ function unschedulable(stats: ReportStats): string[] {
     lines.push(`  … and ${moreGroups} more reasons (${pods} pods)`);
   }
   return lines;
+}
+
+/** The share as a whole percentage: `34%`. */
+const percent = (share: number) => `${Math.round(share * 100)}%`;
+
+function idle(record: SimulationRecord, details: ReportDetails): string[] {
+  const i = details.idle;
+  if (i === undefined) return ['Idle capacity: no samples'];
+  const samples = record.samples;
+  const first = samples[0]?.atMs ?? record.scenario.startMs;
+  const last = samples[samples.length - 1]?.atMs ?? first;
+  const points = samples.map((s) => ({ atMs: s.atMs, value: s.idleCostPerHour ?? 0 }));
+  return [
+    `Idle capacity ($/hour of the nodes no pod requests): avg ${formatUsd(i.avgPerHour)}  peak ${formatUsd(i.maxPerHour)} at ${formatRunTime(record, i.maxAtMs)}  idle share ${percent(i.share)} of the spend, ${formatUsd(i.totalUsd)} over the run`,
+    `  ${formatRunTime(record, first)} ${sparkline(points, SPARKLINE_WIDTH)} ${formatRunTime(record, last)}  (full height ${formatUsd(i.maxPerHour)}/hour)`,
+    "  each node's price × (1 − requested ÷ allocatable of the busier of cpu and memory); a node not yet registered is all idle",
+  ];
+}
+
+function pools(details: ReportDetails): string[] {
+  if (details.pools.length === 0) return ['NodePools: none launched'];
+  const cells = poolCells(details.pools);
+  return [`NodePools: ${details.pools.length}`, ...table([cells.headers, ...cells.rows])];
+}
+
+/** What kept disruption from acting: one line per budget and per kind of reason nodes were kept for. */
+function held(record: SimulationRecord, details: ReportDetails): string[] {
+  const { budgetHolds, nodeHolds } = details;
+  if (budgetHolds.length === 0 && nodeHolds.length === 0) return ['Disruptions blocked: none'];
+  const lines = ['Disruptions blocked:'];
+  for (const b of budgetHolds) {
+    const passes = `${b.passes} ${b.passes === 1 ? 'pass' : 'passes'}`;
+    const span = `${formatRunTime(record, b.firstAtMs)} to ${b.atEnd ? 'the end' : formatRunTime(record, b.untilMs)}`;
+    lines.push(
+      `  budget ${b.key} held ${b.reason} disruptions for ${formatDuration(b.heldMs)} over ${passes} (${span})`,
+    );
+  }
+  for (const h of nodeHolds.slice(0, MAX_NODE_HOLDS)) {
+    const nodes = `${h.nodeClaims.length} ${h.nodeClaims.length === 1 ? 'node' : 'nodes'}`;
+    const example = h.example === h.kind ? '' : `, e.g. "${h.example}"`;
+    lines.push(
+      `  ${nodes} held: ${h.kind}, ${formatDuration(h.heldMs)} of node time, longest ${formatDuration(h.longestMs)}${example}`,
+    );
+  }
+  const more = nodeHolds.length - MAX_NODE_HOLDS;
+  if (more > 0) lines.push(`  … and ${more} more reasons`);
+  if (nodeHolds.length > 0) lines.push(`  ${NODE_HOLD_NOTE}`);
+  return lines;
+}
+
+function evictions(record: SimulationRecord, details: ReportDetails): string[] {
+  if (details.evictedPods === 0) return ['Evictions: none'];
+  const cells = evictionCells(record, details.evictions);
+  const byReason = new Map<string, number>();
+  for (const r of details.evictions)
+    byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + r.evicted + r.forceDeleted);
+  return [
+    `Evictions: ${details.evictedPods} pods (${[...byReason].map(([reason, n]) => `${reason} ${n}`).join(', ')})`,
+    ...table([cells.headers, ...cells.rows]),
+  ];
 }

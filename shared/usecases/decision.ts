@@ -1,30 +1,15 @@
-import type { CapacityType } from '../core/index.ts';
+import { toEmfDocuments } from '../runtime/emf.ts';
 import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
-import type {
-  DisruptDecision,
-  DisruptionPassDecision,
-  DriftedDecision,
-  UnconsolidatableDecision,
-} from './disruption/decisions.ts';
-import type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
-import type {
-  DeleteDecision,
-  InitializeDecision,
-  RegisterDecision,
-  WaitDecision,
-} from './lifecycle/decisions.ts';
-import type { RepairDecision } from './node-repair/decision-kind.ts';
-import type {
-  FinalizeNodeClassDecision,
-  ResolveNodeClassDecision,
-  WaitForNodeClaimsDecision,
-} from './nodeclass/decisions.ts';
-import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
+import { MetricDimension, type MetricPoint } from '../runtime/metrics.ts';
+import { toMetricPoints } from './decision-metrics.ts';
+import type { Decision, DecisionKind, PodName } from './decision-types.ts';
 
 export type {
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
+  NodePoolObservation,
+  ObserveDecision,
   UnconsolidatableDecision,
 } from './disruption/decisions.ts';
 export type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
@@ -50,289 +35,30 @@ export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/
 /** At most this many pod names and instance types go on a line; the counts say how many there were. */
 export const DECISION_SAMPLE_SIZE = 10;
 
-/** A pod as a decision names it. */
-export interface PodName {
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/** What became of a planned NodeClaim's launch. */
-export type LaunchOutcome = 'launched' | 'insufficientCapacity' | 'fenced' | 'failed';
-
-/**
- * A NodeClaim launched (or not) for pending pods. `instanceTypes` are the candidates offered to the
- * cloud; `capacityType` is the launched instance's when `outcome` is `launched`, else the expected one.
- */
-export interface LaunchDecision {
-  readonly kind: 'launch';
-  /**
-   * `provisioning`: planned for pending pods; `resumed`: created by an earlier run and launched
-   * now; `static`: a replica of a static NodePool.
-   */
-  readonly reason: 'provisioning' | 'resumed' | 'static';
-  readonly outcome: LaunchOutcome;
-  readonly nodePool: string;
-  readonly nodeClaim: string;
-  readonly pods: readonly PodName[];
-  readonly instanceTypes: readonly string[];
-  readonly capacityType: CapacityType;
-  readonly round: number;
-  readonly leaseToken: number;
-  /** When launched: the instance, its type, zone and offering price in USD per hour. */
-  readonly instanceId?: string;
-  readonly instanceType?: string;
-  readonly zone?: string;
-  readonly pricePerHour?: number;
-  /** When failed: what went wrong. */
-  readonly error?: string;
-  /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */
-  readonly offerings?: readonly string[];
-  /** How many of `pods` are on nodes being deleted (planned for while their node drains). */
-  readonly deletingNodePods?: number;
-}
-
-/** A provisioning run that decided nothing. */
-export interface SkipDecision {
-  readonly kind: 'skip';
-  readonly reason: 'lease held' | 'no provisionable pods';
-  readonly lease?: string;
-  readonly waitedMs?: number;
-  readonly leaseToken?: number;
-}
-
-/** The batch of pending pods a provisioning run plans for, and why it closed (quiet or max window). */
-export interface BatchDecision {
-  readonly kind: 'batch';
-  readonly reason: 'idle' | 'max';
-  readonly pods: readonly PodName[];
-  readonly durationMs: number;
-  readonly batchIdleMs: number;
-  readonly batchMaxMs: number;
-  /** For a run a pod event triggered: how long before the run's first read the shim observed it. */
-  readonly sinceEventMs?: number;
-}
-
-/** Pods no NodePool can host, grouped by the reason they are told (one decision per reason). */
-export interface UnschedulableDecision {
-  readonly kind: 'unschedulable';
-  /** The message of the pods' FailedScheduling Event. */
-  readonly reason: string;
-  readonly pods: readonly PodName[];
-}
-
-/**
- * The termination decisions share `reason`: why the NodeClaim terminates (its `DisruptionReason`
- * condition, e.g. `SpotInterruption`, else `deleted`).
- */
-interface TerminationFields {
-  readonly reason: string;
-  readonly nodeClaim: string;
-  readonly nodePool: string;
-}
-
-/** The termination deadline (terminationGracePeriod) was written on the NodeClaim. */
-export interface DeadlineDecision extends TerminationFields {
-  readonly kind: 'deadline';
-  readonly deadline: string;
-}
-
-/** The terminating NodeClaim's Node was deleted (its finalizer holds it until the drain is done). */
-export interface DeleteNodeDecision extends TerminationFields {
-  readonly kind: 'deleteNode';
-  readonly node: string;
-}
-
-/** The terminating NodeClaim's Node got the `karpenter.sh/disrupted:NoSchedule` taint. */
-export interface TaintDecision extends TerminationFields {
-  readonly kind: 'taint';
-  readonly node: string;
-  readonly taint: string;
-}
-
-/** One drain step: evict a tier's pods, or force-delete pods past the termination deadline. */
-export type DrainDecision = TerminationFields & { readonly kind: 'drain' } & (
-    | {
-        readonly action: 'evict';
-        readonly tier: string;
-        readonly evicted: number;
-        readonly blocked: number;
-        readonly gone: number;
-        readonly blockedPods: readonly string[];
-        /** Pods left per tier, when the drain counted them. */
-        readonly remaining?: Readonly<Record<string, number>>;
-      }
-    | { readonly action: 'forceDelete'; readonly deadline?: string; readonly pods: readonly PodName[] }
-  );
-
-/** An instance was terminated: a drained NodeClaim's, or a deleted Node's that had no NodeClaim. */
-export interface TerminateDecision {
-  readonly kind: 'terminate';
-  readonly reason: string;
-  readonly instanceId: string;
-  readonly nodeClaim?: string;
-  readonly nodePool?: string;
-  readonly node?: string;
-}
-
-/** A Node's termination finalizer was removed (its instance is gone). */
-export interface FinalizeNodeDecision {
-  readonly kind: 'finalizeNode';
-  readonly reason: string;
-  readonly node: string;
-  readonly nodeClaim?: string;
-  readonly nodePool?: string;
-}
-
-/** A NodeClaim's termination finalizer was removed: drained, instance gone, the NodeClaim goes. */
-export interface FinalizeNodeClaimDecision extends TerminationFields {
-  readonly kind: 'finalizeNodeClaim';
-}
-
-/** A termination invocation's budget ends before the NodeClaim's termination does: it goes on later. */
-export interface ContinueDecision {
-  readonly kind: 'continue';
-  /** What the termination waits for, in words. */
-  readonly reason: string;
-  readonly nodeClaim: string;
-  readonly waitingOn: 'drain' | 'volumes' | 'instance';
-  readonly afterSeconds: number;
-  /** Handed on through a delayed termination message (else the sweep finds it). */
-  readonly queued: boolean;
-}
-
-/** The provisioner asked for another invocation soon: NodeClaims it launched have not initialized. */
-export interface FollowUpDecision {
-  readonly kind: 'followUp';
-  readonly reason: 'nodeClaims not initialized yet';
-  /** The first DECISION_SAMPLE_SIZE of them. */
-  readonly nodeClaims: readonly string[];
-  readonly nodeClaimCount: number;
-  readonly delaySeconds: number;
-}
-
-/**
- * A disruption schedule tick asked for passes before the next tick (delayed messages on the
- * disruption queue), so that passes run every `intervalSeconds` where EventBridge fires once a minute.
- */
-export interface SchedulePassesDecision {
-  readonly kind: 'schedulePasses';
-  readonly reason: string;
-  readonly intervalSeconds: number;
-  /** When the schedule fired (ISO 8601). */
-  readonly tickAt: string;
-  /** When each pass asked for is due (ISO 8601). */
-  readonly dueAt: readonly string[];
-}
-
-/**
- * The runaway guard paused a NodePool's launches (`start`: its NodeClaims keep failing; `reason`
- * is the failure kind) or let them resume (`end`: `reason` is expired, recovered or
- * nodePoolChanged).
- */
-export interface LaunchBackoffDecision {
-  readonly kind: 'launchBackoff';
-  readonly reason: string;
-  readonly action: 'start' | 'end';
-  readonly nodePool: string;
-  /** Failed NodeClaims in a row after this decision. */
-  readonly failures: number;
-  /** The failed NodeClaim (start) or the one that proved the pool works (end, recovered). */
-  readonly nodeClaim?: string;
-  readonly detail?: string;
-  readonly backoffSeconds?: number;
-  /** RFC 3339. */
-  readonly pausedUntil?: string;
-}
-
-/**
- * What a static NodePool needed to hold `replicas` nodes: `launch` (the launches follow as their
- * own `launch` lines), `delete` (the surplus handed to termination), `atLimit` (short, but
- * `limits.nodes` leaves no room) or `blocked` (short, but the pool cannot launch now, its
- * launches paused by the runaway guard among other things; `reason` says why). A pool that holds
- * its replicas is no decision.
- */
-export interface StaticCapacityDecision {
-  readonly kind: 'staticCapacity';
-  readonly reason: string;
-  readonly action: 'launch' | 'delete' | 'atLimit' | 'blocked';
-  readonly nodePool: string;
-  readonly replicas: number;
-  /** Its NodeClaims not being deleted, before this decision. */
-  readonly current: number;
-  /** NodeClaims to launch (launch) or deleted (delete). */
-  readonly count: number;
-  readonly nodeClaims?: readonly string[];
-  /** Fewer launch than the pool is short: `limits.nodes`, or the runaway guard's one probe. */
-  readonly limitedBy?: 'limits.nodes' | 'launchBackoff';
-  readonly leaseToken: number;
-}
-
-/** Garbage collection: an orphaned instance terminated, or a NodeClaim whose instance is gone deleted. */
-export interface CollectDecision {
-  readonly kind: 'collect';
-  readonly reason: 'orphaned instance' | 'instance gone';
-  readonly action: 'terminateInstance' | 'deleteNodeClaim';
-  readonly instanceId: string;
-  /** The instance's state when read (`not found` when EC2 no longer knows it). */
-  readonly instanceState: string;
-  readonly ageSeconds?: number;
-  readonly nodeClaim?: string;
-  readonly nodePool?: string;
-  readonly node?: string;
-  readonly handedOver?: 'termination queue' | 'termination sweep';
-}
-
-/** Everything Flotilla decides, one log line each. */
-export type Decision = WithoutLineKeys<
-  | SkipDecision
-  | BatchDecision
-  | LaunchDecision
-  | UnschedulableDecision
-  | FollowUpDecision
-  | SchedulePassesDecision
-  | LaunchBackoffDecision
-  | RegisterDecision
-  | InitializeDecision
-  | WaitDecision
-  | DeleteDecision
-  | ResolveNodeClassDecision
-  | WaitForNodeClaimsDecision
-  | FinalizeNodeClassDecision
-  | UpdateNodePoolDecision
-  | RejectNodePoolDecision
-  | HandleInterruptionDecision
-  | IgnoreInterruptionDecision
-  | DeadlineDecision
-  | DeleteNodeDecision
-  | TaintDecision
-  | DrainDecision
-  | TerminateDecision
-  | FinalizeNodeDecision
-  | FinalizeNodeClaimDecision
-  | ContinueDecision
-  | CollectDecision
-  | StaticCapacityDecision
-  | RepairDecision
-  | DisruptDecision
-  | DriftedDecision
-  | UnconsolidatableDecision
-  | DisruptionPassDecision
->;
-
-/** Keys a decision's line writes itself (toDecisionLine, the logger). */
-type LineKey = 'decision' | 'message' | 'level' | 'time';
-
-/**
- * The decision kinds none of whose fields is named like a key of the line: a kind that has one
- * drops out of `Decision`, so writing it fails to compile instead of overwriting the line's key.
- */
-type WithoutLineKeys<D> = D extends unknown
-  ? [Extract<keyof D, LineKey>] extends [never]
-    ? D
-    : never
-  : never;
-
-export type DecisionKind = Decision['kind'];
+export type {
+  BatchDecision,
+  CollectDecision,
+  ContinueDecision,
+  DeadlineDecision,
+  Decision,
+  DecisionKind,
+  DeleteNodeDecision,
+  DrainDecision,
+  FinalizeNodeClaimDecision,
+  FinalizeNodeDecision,
+  FollowUpDecision,
+  LaunchBackoffDecision,
+  LaunchDecision,
+  LaunchOutcome,
+  PlanDecision,
+  PodName,
+  SchedulePassesDecision,
+  SkipDecision,
+  StaticCapacityDecision,
+  TaintDecision,
+  TerminateDecision,
+  UnschedulableDecision,
+} from './decision-types.ts';
 
 /** The fixed message of each kind's line; no two kinds share one. */
 export const DECISION_MESSAGES = {
@@ -340,6 +66,7 @@ export const DECISION_MESSAGES = {
   batch: 'batch closed',
   launch: 'launch decided',
   unschedulable: 'pods unschedulable',
+  plan: 'provisioning planned',
   followUp: 'follow-up scheduled',
   schedulePasses: 'disruption passes scheduled',
   launchBackoff: 'launch backoff',
@@ -369,6 +96,7 @@ export const DECISION_MESSAGES = {
   drifted: 'nodeclaim drifted',
   unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
+  observe: 'cluster observed',
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */
@@ -410,10 +138,17 @@ export function toDecisionLine(decision: Decision): DecisionLine {
   return { level: LEVELS[decision.kind] ?? 'info', message: DECISION_MESSAGES[decision.kind], fields };
 }
 
-/** Receives each decision written through an observed logger, with the fields its logger adds. */
-export type DecisionObserver = (decision: Decision, context: LogFields) => void;
+/**
+ * Receives each decision written through an observed logger, with the fields its logger adds and
+ * the metric points it yielded (toMetricPoints).
+ */
+export type DecisionObserver = (
+  decision: Decision,
+  context: LogFields,
+  metrics: readonly MetricPoint[],
+) => void;
 
-const observers = new WeakMap<Logger, (decision: Decision) => void>();
+const observers = new WeakMap<Logger, (decision: Decision, metrics: readonly MetricPoint[]) => void>();
 
 /**
  * A logger that writes as `logger` does and also hands every decision written through it (or its
@@ -431,14 +166,33 @@ export function observeDecisions(
     warn: (message, fields) => logger.warn(message, fields),
     error: (message, fields) => logger.error(message, fields),
     child: (fields) => observeDecisions(logger.child(fields), observer, { ...context, ...fields }),
+    fields: logger.fields,
+    now: () => logger.now(),
+    metrics: (fields) => logger.metrics(fields),
   };
-  observers.set(observed, (decision) => observer(decision, context));
+  observers.set(observed, (decision, metrics) => observer(decision, context, metrics));
   return observed;
 }
 
-/** Writes the decision's one line (toDecisionLine) and hands it to the logger's observer, if any. */
+/**
+ * The metric points of a decision written through `logger`: the cluster its lines name, at its
+ * clock's time. None when the logger names no cluster (a logger of tests and scripts).
+ */
+export function decisionMetrics(logger: Logger, decision: Decision): MetricPoint[] {
+  const cluster = logger.fields[MetricDimension.cluster];
+  if (typeof cluster !== 'string' || cluster === '') return [];
+  return toMetricPoints(decision, { cluster, timeMs: logger.now().getTime() });
+}
+
+/**
+ * Writes the decision's one line (toDecisionLine), then its metrics (decisionMetrics) as Embedded
+ * Metric Format documents through the same logger, and hands both to the logger's observer, if any.
+ * No use case writes a metric otherwise.
+ */
 export function writeDecision(logger: Logger, decision: Decision): void {
   const line = toDecisionLine(decision);
   logger[line.level](line.message, line.fields);
-  observers.get(logger)?.(decision);
+  const metrics = decisionMetrics(logger, decision);
+  for (const document of toEmfDocuments(metrics)) logger.metrics(document);
+  observers.get(logger)?.(decision, metrics);
 }

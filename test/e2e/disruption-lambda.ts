@@ -14,11 +14,12 @@ import type { ProvisionerE2E } from './provisioner-fixture.ts';
 /**
  * One disruption pass as the disruption Lambda runs it (the flotilla:controller group on the API
  * server, the disruption role's policy on every AWS call, the stack's queues and state table),
- * limited to one NodePool, as the API server is shared with other test files.
+ * limited to one NodePool (or those `pool` accepts), as the API server is shared with other test
+ * files.
  */
 export function disruptionLambdaPass(
   e2e: ProvisionerE2E,
-  pool: string,
+  pool: string | ((name: string) => boolean),
   holder: string,
 ): Promise<DisruptionPassResult> {
   const { server, cluster, account } = e2e.env;
@@ -40,7 +41,11 @@ export function disruptionLambdaPass(
           clock: systemClock,
         }),
       },
-      { holder, leaseName: `disruption#${e2e.id}`, nodePools: (name) => name === pool },
+      {
+        holder,
+        leaseName: `disruption#${e2e.id}`,
+        nodePools: typeof pool === 'string' ? (name) => name === pool : pool,
+      },
     ),
   );
 }

@@ -118,7 +118,7 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
       `${offsetsMs.length} pods of ${app} Running`,
       async () => (watcher.runningAt.size === offsetsMs.length ? true : undefined),
       { timeoutMs: 150_000 },
-    ).catch((error: unknown) => {
+    ).catch(async (error: unknown) => {
       // What the provisioner did meanwhile, for the CI log.
       const since = new Date(start).toISOString();
       for (const l of e2e.logLines.filter((l) => String(l['time']) >= since)) {
@@ -127,6 +127,16 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
         );
       }
       progress(`${app}: running ${[...watcher.runningAt.keys()].join(', ') || 'none'}`);
+      // Who touched the pods that did not run (an eviction, a preemption, a deletion).
+      const events = await e2e.env.core
+        .listNamespacedEvent({ namespace: e2e.namespace })
+        .then((list) => list.items)
+        .catch(() => []);
+      for (const ev of events.filter((ev) => !watcher.runningAt.has(ev.involvedObject.name ?? ''))) {
+        progress(
+          `${app}: event ${ev.involvedObject.kind}/${ev.involvedObject.name} ${ev.reason} (${ev.source?.component ?? ev.reportingComponent ?? ''}): ${ev.message}`,
+        );
+      }
       throw error;
     });
   } finally {
@@ -265,11 +275,17 @@ describe('pending pod → node, through the shim and through the schedule', () =
       clusterName: CLUSTER,
       queueUrl,
     });
-    const samples = await measure(
-      'shim',
-      'shim',
-      Array.from({ length: PODS_PER_PATH }, (_, i) => i * 3_000),
-    );
+    let samples: PathSample[];
+    try {
+      samples = await measure(
+        'shim',
+        'shim',
+        Array.from({ length: PODS_PER_PATH }, (_, i) => i * 3_000),
+      );
+    } finally {
+      // Stopped whatever happens, so that the poll path sees no pod event.
+      shim.stop();
+    }
     record('shim', samples);
 
     // Only queue-triggered runs happened (no schedule ran), one node per pod, each registered.
@@ -282,9 +298,9 @@ describe('pending pod → node, through the shim and through the schedule', () =
     }
     expect(e2e.logLines.some((l) => l['message'] === 'follow-up scheduled')).toBe(true);
     expect(shim.output()).toContain('forwarded pod events');
-    shim.stop();
     shim = undefined;
-  });
+    // Its wait: the pods (≤ 150 s), so that a slow run fails with what happened to them.
+  }, 180_000);
 
   it('poll path: the one-minute schedule finds the pods, and the follow-ups register their nodes', async () => {
     // The shim path's follow-ups end once its NodeClaims have initialized; wait for that, so only

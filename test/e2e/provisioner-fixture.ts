@@ -74,6 +74,8 @@ export interface PoolSpec {
   readonly disruption?: Record<string, unknown>;
   /** `spec.replicas`: a static NodePool. */
   readonly replicas?: number;
+  /** The EC2NodeClass it refers to. @default this file's own */
+  readonly nodeClassName?: string;
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -147,6 +149,7 @@ export class ProvisionerE2E {
   /** Errors of lifecycle passes (each pass is retried by the next). */
   readonly lifecycleErrors: unknown[] = [];
   private readonly createdPools: string[] = [];
+  private readonly createdNodeClasses: string[] = [];
   private state: Env | undefined;
   private lifecycleTimer: NodeJS.Timeout | undefined;
   private lifecyclePass: Promise<void> | undefined;
@@ -247,18 +250,21 @@ export class ProvisionerE2E {
     for (const pool of this.createdPools) {
       await custom.deleteClusterCustomObject({ ...karpenter, plural: 'nodepools', name: pool }).catch(ignore);
     }
-    await custom
-      .deleteClusterCustomObject({
-        group: 'karpenter.k8s.aws',
-        version: 'v1',
-        plural: 'ec2nodeclasses',
-        name: this.nodeClassName,
-      })
-      .catch(ignore);
+    const classNames = [this.nodeClassName, ...this.createdNodeClasses];
+    for (const name of classNames) {
+      await custom
+        .deleteClusterCustomObject({
+          group: 'karpenter.k8s.aws',
+          version: 'v1',
+          plural: 'ec2nodeclasses',
+          name,
+        })
+        .catch(ignore);
+    }
     await terminateThroughFlotilla({ cluster, cloud: termination.cloud, logger: silentLogger }, (claim) =>
       this.createdPools.includes(claim.nodePoolName),
     );
-    const nodeClasses = (await cluster.nodeClasses()).items.filter((c) => c.name === this.nodeClassName);
+    const nodeClasses = (await cluster.nodeClasses()).items.filter((c) => classNames.includes(c.name));
     await reconcileNodeClasses(
       {
         cluster,
@@ -281,6 +287,24 @@ export class ProvisionerE2E {
     }
   }
 
+  /**
+   * Another EC2NodeClass of this run (`nodeClassObject` with `spec` over its defaults), as a user
+   * applies it; removed with the file's own at teardown.
+   */
+  async createNodeClass(suffix: string, spec: Record<string, unknown>): Promise<string> {
+    const name = `prov-${this.id}-${suffix}`;
+    this.createdNodeClasses.push(name);
+    const body = nodeClassObject(spec, name);
+    delete (body['metadata'] as Record<string, unknown>)['generation'];
+    await this.env.custom.createClusterCustomObject({
+      group: 'karpenter.k8s.aws',
+      version: 'v1',
+      plural: 'ec2nodeclasses',
+      body,
+    });
+    return name;
+  }
+
   /** A NodePool of this run, as a user applies it (Flotilla's controllers write its status). */
   async createPool(group: string, suffix: string, spec: PoolSpec): Promise<string> {
     const name = `prov-${this.id}-${suffix}`;
@@ -300,7 +324,11 @@ export class ProvisionerE2E {
           template: {
             metadata: { labels: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group } },
             spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: this.nodeClassName },
+              nodeClassRef: {
+                group: 'karpenter.k8s.aws',
+                kind: 'EC2NodeClass',
+                name: spec.nodeClassName ?? this.nodeClassName,
+              },
               requirements: [
                 {
                   key: 'karpenter.sh/capacity-type',

@@ -9,6 +9,7 @@ import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from '../../in
 import { PROJECT_ROOT } from '../../infra/flotilla-cluster.ts';
 import { AppUsageError, buildApp } from '../../infra/main.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
+import { alarmMetrics, catalogProblems, dashboardMetrics, type TemplateJson } from './dashboard-contract.ts';
 import { NO_BUNDLING } from './stacks.ts';
 
 const run = promisify(execFile);
@@ -177,6 +178,17 @@ describe('cdk synth -c clusterName=test', () => {
     fs.mkdirSync(path.dirname(report), { recursive: true });
     fs.writeFileSync(report, `${JSON.stringify(sizes, null, 2)}\n`);
     process.stderr.write(`[lambda-bundles] ${JSON.stringify(sizes)}\n`);
+  });
+
+  it('writes a dashboard and alarms that name only catalog metrics, with their dimension sets, for this cluster', () => {
+    const template = JSON.parse(
+      fs.readFileSync(path.join(out, 'Flotilla-test.template.json'), 'utf8'),
+    ) as TemplateJson;
+    const { metrics, unparsed } = dashboardMetrics(template);
+    expect(unparsed).toEqual([]);
+    const named = [...metrics, ...alarmMetrics(template)];
+    expect(named.filter((m) => m.namespace === 'Flotilla').length).toBeGreaterThan(25);
+    expect(catalogProblems(named, 'test')).toEqual([]);
   });
 
   it('writes the cluster-side manifests next to the template', () => {

@@ -310,7 +310,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
     }
   });
 
-  it('alarms on the depth of every dead-letter queue and on Lambda errors', () => {
+  it('alarms on the depth of every dead-letter queue and on Lambda errors and throttles', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map(
       (a) => a.Properties,
     );
@@ -334,6 +334,23 @@ describe('FlotillaCluster with its default Lambdas', () => {
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
     // One per Lambda: catalog, provisioner, interruption, termination, disruption and garbage collector.
     expect(errorAlarms).toHaveLength(6);
+    const throttleAlarms = alarms.filter(
+      (a) => a['MetricName'] === 'Throttles' && a['Namespace'] === 'AWS/Lambda',
+    );
+    // Every Lambda but the provisioner, whose reserved concurrency throttles it on purpose.
+    const provisioner = JSON.stringify([
+      {
+        Name: 'FunctionName',
+        Value: ref(built.stack, built.cluster.functions['provisioner']?.functionName ?? ''),
+      },
+    ]);
+    expect(throttleAlarms.map((a) => JSON.stringify(a['Dimensions'])).sort()).toEqual(
+      errorAlarms
+        .map((a) => JSON.stringify(a['Dimensions']))
+        .filter((d) => d !== provisioner)
+        .sort(),
+    );
+    expect(throttleAlarms).toHaveLength(5);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });
@@ -610,6 +627,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
         'FlotillaCatalogFunctionName',
         'FlotillaStateTableName',
         'FlotillaSummaryBucketName',
+        'FlotillaDashboardName',
       ]),
     );
   });
@@ -678,8 +696,10 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
   it('sends every alarm to the topic on alarm and on recovery', () => {
     const { stack, topic, template } = built;
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
-    // 5 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms.
-    expect(alarms).toHaveLength(10);
+    // 5 queue DLQs + 2 on-failure queues (catalog, provisioner) + 3 Lambda error alarms, 2 throttle
+    // alarms (not the provisioner, with reserved concurrency) + pending pods, launch failures and
+    // the runaway guard.
+    expect(alarms).toHaveLength(15);
     for (const alarm of alarms) {
       expect(alarm.Properties['AlarmActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);
       expect(alarm.Properties['OKActions']).toEqual([ref(stack, topic?.topicArn ?? '')]);

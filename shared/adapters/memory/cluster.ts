@@ -403,7 +403,10 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       const raw = must('Pod', name, namespace, `update status of pod "${namespace}/${name}"`);
       update('Pod', raw, (copy) => {
         const pod = copy as unknown as V1Pod;
-        pod.status = { ...(pod.status ?? {}), phase };
+        // As a kubelet: the pod's startTime is when it first runs there.
+        const started =
+          phase === 'Running' && pod.status?.startTime === undefined ? { startTime: clock.now() } : {};
+        pod.status = { ...(pod.status ?? {}), phase, ...started };
         setPodCondition(copy, { type: 'Ready', status: phase === 'Running' ? 'True' : 'False' }, clock.now());
       });
     },

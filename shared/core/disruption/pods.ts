@@ -24,6 +24,8 @@ export interface PdbLimit {
 /** Why a pod keeps its node from voluntary disruption. */
 export interface PodBlocker {
   readonly pod: string;
+  /** What blocks: the pod's `karpenter.sh/do-not-disrupt`, or its PodDisruptionBudget(s). */
+  readonly kind: 'doNotDisrupt' | 'pdb';
   readonly why: string;
 }
 
@@ -108,6 +110,7 @@ export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], now
     if (dnd.protected) {
       out.push({
         pod: name,
+        kind: 'doNotDisrupt',
         why:
           dnd.untilMs === undefined
             ? `pod ${name} has karpenter.sh/do-not-disrupt`
@@ -121,6 +124,7 @@ export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], now
     if (budgets.length > 1) {
       out.push({
         pod: name,
+        kind: 'pdb',
         why: `pod ${name} matches ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.name).join(', ')}); eviction supports one`,
       });
     } else if (
@@ -128,7 +132,7 @@ export function podBlockers(pods: readonly Pod[], pdbs: readonly PdbLimit[], now
       only.disruptionsAllowed <= 0 &&
       !(only.alwaysAllowUnhealthy === true && pod.disruption?.notReady === true)
     ) {
-      out.push({ pod: name, why: `pdb ${pod.namespace}/${only.name} prevents pod evictions` });
+      out.push({ pod: name, kind: 'pdb', why: `pdb ${pod.namespace}/${only.name} prevents pod evictions` });
     }
   }
   return out;

@@ -84,6 +84,8 @@ export interface CandidateInput {
 export interface Excluded {
   readonly nodeClaim: ClusterNodeClaim;
   readonly node: ClusterNode;
+  /** What excludes it: a pod that cannot be read, the node's `karpenter.sh/do-not-disrupt`, a nomination. */
+  readonly kind: 'podUnreadable' | 'doNotDisrupt' | 'nominated';
   readonly why: string;
 }
 
@@ -165,15 +167,25 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
     const unreadable = node.unreadablePods ?? [];
     if (unreadable.length > 0) {
       const more = unreadable.length > 1 ? ` (and ${unreadable.length - 1} more)` : '';
-      excluded.push({ nodeClaim: claim, node, why: `a pod on it cannot be read: ${unreadable[0]}${more}` });
+      excluded.push({
+        nodeClaim: claim,
+        node,
+        kind: 'podUnreadable',
+        why: `a pod on it cannot be read: ${unreadable[0]}${more}`,
+      });
       continue;
     }
     if (nodeDoNotDisrupt(node.annotations)) {
-      excluded.push({ nodeClaim: claim, node, why: 'node has karpenter.sh/do-not-disrupt' });
+      excluded.push({
+        nodeClaim: claim,
+        node,
+        kind: 'doNotDisrupt',
+        why: 'node has karpenter.sh/do-not-disrupt',
+      });
       continue;
     }
     if (input.nominated.has(node.name)) {
-      excluded.push({ nodeClaim: claim, node, why: 'node is nominated for pending pods' });
+      excluded.push({ nodeClaim: claim, node, kind: 'nominated', why: 'node is nominated for pending pods' });
       continue;
     }
     const reschedulablePods = node.pods.filter(isReschedulable);

@@ -1,4 +1,4 @@
-import { allowedDisruptions, type DisruptionReason, type SolveOptions } from '../../core/index.ts';
+import type { DisruptionReason, SolveOptions } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -13,13 +13,13 @@ import {
   type SchedulingInput,
 } from '../state/cluster-state.ts';
 import { reportBlocked } from './blocked.ts';
-import { buildCandidates, type CandidateSet, methodContextFor, nodeIndex, pdbLimits } from './candidates.ts';
+import { type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
-import { type CommandRecord, commandsInFlight, pendingReplacements } from './command-record.ts';
+import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
 import type { DisruptDecision } from './decisions.ts';
-import { decisionForCommand, priceFrom } from './describe.ts';
+import { decisionForCommand } from './describe.ts';
 import { drift } from './drift.ts';
 import {
   createReplacements,
@@ -42,10 +42,12 @@ import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
 import { commandMethodName, isConsolidationCommand, METHODS, methodNamed } from './methods.ts';
+import { observeCluster, passFigures } from './observe.ts';
+import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
 import { podsChanged } from './pods-changed.ts';
-import { nominatedNodes, simulateWithout } from './simulation.ts';
+import { simulateWithout } from './simulation.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 import { type Validation, validateCommand } from './validation.ts';
 
@@ -145,6 +147,9 @@ export async function disrupt(
       commands: 0,
       failedValidations: 0,
       inFlight: 0,
+      eligible: {},
+      blockedBy: {},
+      allowed: {},
     });
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
@@ -292,7 +297,25 @@ class Pass {
       commands,
       failedValidations: this.failedValidations,
       inFlight,
+      ...passFigures({
+        set,
+        methods: METHODS,
+        budgetBlocked,
+        pools: this.pools,
+        claims: this.claims,
+        nowMs,
+      }),
     });
+    writeDecision(
+      this.ports.logger,
+      observeCluster({
+        nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
+        claims: this.claims,
+        pools: this.pools,
+        input: this.input,
+        ...(this.lease.previousUntilMs === undefined ? {} : { sinceMs: this.lease.previousUntilMs }),
+      }),
+    );
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 
@@ -379,36 +402,22 @@ class Pass {
   // --- new commands ------------------------------------------------------------------------
 
   private candidates(): CandidateSet {
-    const { commands } = commandsInFlight(this.claims);
-    const pdbs = pdbLimits(this.state.podDisruptionBudgets ?? []);
-    return buildCandidates({
-      nodeClaims: this.claims,
-      nodes: this.state.nodes,
-      nodePools: this.pools,
-      pdbs,
-      inCommand: new Set([...commands.values()].flatMap((r) => r.candidates)),
-      replacing: pendingReplacements(this.claims),
-      nominated: nominatedNodes(this.state, this.input),
-      priceOf: (claim) => priceFrom(this.input, claim),
+    return passCandidates({
+      state: this.state,
+      claims: this.claims,
+      pools: this.pools,
+      input: this.input,
       nowMs: this.now(),
     });
   }
 
   /** Per NodePool, how many more nodes the budgets allow for `reason` now. */
   private allowed(set: CandidateSet, reason: DisruptionReason): Map<string, number> {
-    const out = new Map<string, number>();
-    const problems: string[] = [];
-    for (const [name, counts] of set.counts) {
-      const pool = this.pools.get(name);
-      if (pool === undefined) continue;
-      const result = allowedDisruptions(pool.disruption.budgets, reason, counts, this.now());
-      for (const p of result.problems) problems.push(`nodePool "${name}" budgets[${p.index}]: ${p.problem}`);
-      out.set(name, result.allowed);
-    }
+    const { allowed, problems } = allowedByPool(set, this.pools, reason, this.now());
     if (problems.length > 0) {
       this.ports.logger.warn('disruption budgets ignored', { problems: problems.slice(0, 10) });
     }
-    return out;
+    return allowed;
   }
 
   private nextCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {

@@ -111,4 +111,52 @@ export interface DisruptionPassDecision {
    */
   readonly failedValidations: number;
   readonly inFlight: number;
+  /** Nodes a method would disrupt (its shouldDisrupt accepts them), by reason: Empty, Drifted, Underutilized. */
+  readonly eligible: Readonly<Partial<Record<DisruptionReason, number>>>;
+  /**
+   * Nodes left alone, each under its first why: `doNotDisruptNode`, `nominated`, `podUnreadable`
+   * (excluded), `doNotDisruptPod`, `pdb` (their pods), `budget` (eligible, but the NodePool's budget
+   * for that reason allowed nothing).
+   */
+  readonly blockedBy: Readonly<Record<string, number>>;
+  /** Per NodePool, the nodes its budgets allow to disrupt now, by reason (allowedDisruptions). */
+  readonly allowed: Readonly<Record<string, Readonly<Partial<Record<DisruptionReason, number>>>>>;
+}
+
+/**
+ * What one NodePool's nodes are and cost, as a disruption pass read them (the cluster summary and
+ * the offering catalog: nothing read for it alone).
+ */
+export interface NodePoolObservation {
+  /** Its Nodes (the Node list). */
+  readonly nodes: number;
+  /** cpu (cores) and memory (bytes) of its Nodes' capacity, as its status.resources counts them. */
+  readonly cpu: number;
+  readonly memoryBytes: number;
+  /** `spec.limits`, cpu in cores, memory in bytes, other resources as given. */
+  readonly limits?: Readonly<Record<string, number>>;
+  /** Its NodeClaims' offering prices (instance type, zone and capacity type labels × the catalog), USD per hour. */
+  readonly pricePerHour: number;
+  /** Per node, price × (1 − the larger of cpu and memory requested ÷ allocatable), summed. */
+  readonly idlePricePerHour: number;
+  /** Pod requests ÷ allocatable over its Nodes, percent. */
+  readonly cpuUtilization: number;
+  readonly memoryUtilization: number;
+}
+
+/**
+ * The cluster as each disruption pass finds it, per NodePool, and the pods seen started since the
+ * previous pass: the periodic observation the capacity, cost and pod startup metrics come from.
+ */
+export interface ObserveDecision {
+  readonly kind: 'observe';
+  readonly reason: 'disruption pass';
+  readonly nodePools: Readonly<Record<string, NodePoolObservation>>;
+  /**
+   * For the pods bound to the pass's Nodes whose `status.startTime` is after `since`: seconds from
+   * their creation to that start, rounded to tenths.
+   */
+  readonly podStartupSeconds: readonly number[];
+  /** The previous pass's end (its lease's release), RFC 3339; none on the first pass. */
+  readonly since?: string;
 }

@@ -13,6 +13,8 @@ export interface RegisterDecision extends NodeClaimFields {
   readonly providerId?: string;
   readonly unregisteredTaintMissing: boolean;
   readonly taintsAdded: number;
+  /** The NodeClaim's `topology.kubernetes.io/zone` label. */
+  readonly zone?: string;
 }
 
 /** The NodeClaim's Node is ready and its startup taints are gone: the NodeClaim is initialized. */

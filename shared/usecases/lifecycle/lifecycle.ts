@@ -1,6 +1,7 @@
 import {
   assertNever,
   isConditionTrue,
+  Label,
   NodeClaimConditionType,
   NodePoolConditionType,
   UNREGISTERED_TAINT,
@@ -247,6 +248,7 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
   const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
   switch (step.kind) {
     case 'register': {
+      const zone = claim.labels[Label.zone];
       await cluster.patchNode(step.nodeName, step.nodePatch);
       if (step.unregisteredTaintMissing) {
         await cluster.recordEvent({
@@ -265,6 +267,7 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         ...(claim.status.providerId === undefined ? {} : { providerId: claim.status.providerId }),
         unregisteredTaintMissing: step.unregisteredTaintMissing,
         taintsAdded: (step.nodePatch.addTaints ?? []).length,
+        ...(zone === undefined ? {} : { zone }),
       });
       return;
     }

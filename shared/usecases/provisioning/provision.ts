@@ -133,19 +133,33 @@ async function provisionUnderLease(
 
   const maxRounds = Math.max(1, options.maxRounds ?? 3);
   const claims: ClaimOutcome[] = [...statics.claims];
+  const oldestPendingSeconds = oldestWait(state.pendingPods, ports.clock.now().getTime());
   let last: RoundResult | undefined;
   let rounds = 0;
+  let planMs = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
     if (!hasPodsToPlace(state)) break;
     last = await runRound(ports, options, lease, logger, state, round, guard);
     claims.push(...last.claims);
+    planMs += last.planMs;
     if (last.leaseLost) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
   }
 
   const unschedulable = last?.unschedulable ?? [];
+  writeDecision(logger, {
+    kind: 'plan',
+    reason: 'planned',
+    queued: (last?.pods ?? 0) + (last?.deletingNodePods ?? 0),
+    placed: last?.placed ?? 0,
+    unschedulable: unschedulable.length,
+    rounds,
+    nodeClaims: claims.length - statics.claims.length,
+    planMs,
+    oldestPendingSeconds,
+  });
   const skippedNodePools = last?.skippedNodePools ?? [];
   if (unschedulable.length > 0) {
     await reportUnschedulable(ports, logger, unschedulable, {
@@ -237,6 +251,16 @@ interface RoundResult {
   readonly eligiblePools: number;
   readonly skippedNodePools: readonly SkippedNodePool[];
   readonly leaseLost: boolean;
+  /** How long the scheduling simulation took, by the run's clock (0 when the round did not solve). */
+  readonly planMs: number;
+}
+
+/** Seconds since the oldest of `pods` was created (0 when none, or none has a creation time). */
+function oldestWait(pods: readonly { readonly createdAtMs?: number }[], nowMs: number): number {
+  let oldest = nowMs;
+  for (const pod of pods)
+    if (pod.createdAtMs !== undefined && pod.createdAtMs < oldest) oldest = pod.createdAtMs;
+  return Math.round((nowMs - oldest) / 100) / 10;
 }
 
 async function runRound(
@@ -290,10 +314,13 @@ async function runRound(
       eligiblePools: pools.size,
       skippedNodePools,
       leaseLost: true,
+      planMs: 0,
     };
   }
 
+  const solveStartMs = ports.clock.now().getTime();
   const result = solve(input.solve);
+  const planMs = ports.clock.now().getTime() - solveStartMs;
 
   let leaseLost = false;
   const probed = new Set<string>();
@@ -326,6 +353,7 @@ async function runRound(
     eligiblePools: pools.size,
     skippedNodePools,
     leaseLost,
+    planMs,
   };
 }
 

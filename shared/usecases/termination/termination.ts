@@ -3,6 +3,7 @@ import {
   assertNever,
   DISRUPTED_TAINT,
   Finalizer,
+  Label,
   NodeClaimConditionType,
   parseInstanceId,
   WellKnownLabel,
@@ -242,11 +243,21 @@ async function applyStep(
       return;
     case 'removeClaimFinalizer':
       await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
-      writeDecision(logger, { kind: 'finalizeNodeClaim', ...fields });
+      writeDecision(logger, { kind: 'finalizeNodeClaim', ...fields, ...launchedWhere(claim) });
       return;
     default:
       assertNever(step);
   }
+}
+
+/** The capacity type and zone a NodeClaim's labels say it launched with (none before it launched). */
+function launchedWhere(claim: ClusterNodeClaim): { capacityType?: string; zone?: string } {
+  const capacityType = claim.labels[Label.capacityType];
+  const zone = claim.labels[Label.zone];
+  return {
+    ...(capacityType === undefined ? {} : { capacityType }),
+    ...(zone === undefined ? {} : { zone }),
+  };
 }
 
 /** Why a NodeClaim terminates: its `DisruptionReason` condition (e.g. `SpotInterruption`), else `deleted`. */

@@ -164,7 +164,7 @@ describe('podBlockers', () => {
       'do-not-disrupt "true"',
       [bound('web', {}, { doNotDisrupt: 'true' })],
       [],
-      [{ pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
+      [{ pod: 'apps/web', kind: 'doNotDisrupt', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
     ],
     [
       'do-not-disrupt for a duration that has not passed',
@@ -173,6 +173,7 @@ describe('podBlockers', () => {
       [
         {
           pod: 'apps/web',
+          kind: 'doNotDisrupt',
           why: `pod apps/web has karpenter.sh/do-not-disrupt until ${new Date(started + 30 * MINUTE).toISOString()}`,
         },
       ],
@@ -193,13 +194,13 @@ describe('podBlockers', () => {
       "a DaemonSet's pod with do-not-disrupt (the drain would wait on it)",
       [bound('agent', { daemonSetName: 'agent' }, { doNotDisrupt: 'true' })],
       [],
-      [{ pod: 'apps/agent', why: 'pod apps/agent has karpenter.sh/do-not-disrupt' }],
+      [{ pod: 'apps/agent', kind: 'doNotDisrupt', why: 'pod apps/agent has karpenter.sh/do-not-disrupt' }],
     ],
     [
       'a mirror pod with do-not-disrupt',
       [bound('etcd', {}, { mirror: true, doNotDisrupt: 'true' })],
       [],
-      [{ pod: 'apps/etcd', why: 'pod apps/etcd has karpenter.sh/do-not-disrupt' }],
+      [{ pod: 'apps/etcd', kind: 'doNotDisrupt', why: 'pod apps/etcd has karpenter.sh/do-not-disrupt' }],
     ],
     [
       'a mirror pod under a budget at 0 (never evicted)',
@@ -211,13 +212,13 @@ describe('podBlockers', () => {
       'a budget with disruptionsAllowed 0',
       [bound('web')],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'a budget with negative disruptionsAllowed',
       [bound('web')],
       [webPdb(-1)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'two budgets on one pod, both allowing evictions',
@@ -226,6 +227,7 @@ describe('podBlockers', () => {
       [
         {
           pod: 'apps/web',
+          kind: 'pdb',
           why: 'pod apps/web matches 2 PodDisruptionBudgets (web-pdb, all); eviction supports one',
         },
       ],
@@ -241,6 +243,7 @@ describe('podBlockers', () => {
       [
         {
           pod: 'apps/web',
+          kind: 'pdb',
           why: 'pod apps/web matches 3 PodDisruptionBudgets (web-pdb, all, front); eviction supports one',
         },
       ],
@@ -249,7 +252,7 @@ describe('podBlockers', () => {
       "a DaemonSet's pod under a budget at 0 (the drain evicts DaemonSet pods too)",
       [bound('web', { daemonSetName: 'web' })],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     ['a budget at 0 in another namespace', [bound('web')], [pdb('web-pdb', {}, 0, 'other')], []],
     ['a terminating pod under a budget at 0', [bound('web', {}, { deletedAtMs: 0 })], [webPdb(0)], []],
@@ -286,7 +289,7 @@ describe('podBlockers', () => {
       'a pod tolerating only NoExecute taints under a budget at 0',
       [bound('web', { tolerations: [{ operator: 'Exists', effect: 'NoExecute' }] })],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'a pod tolerating the disrupted taint, with do-not-disrupt',
@@ -298,7 +301,7 @@ describe('podBlockers', () => {
         ),
       ],
       [],
-      [{ pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
+      [{ pod: 'apps/web', kind: 'doNotDisrupt', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
     ],
     [
       'a pod that is not Ready under an AlwaysAllow budget at 0',
@@ -310,13 +313,13 @@ describe('podBlockers', () => {
       'a Ready pod under an AlwaysAllow budget at 0',
       [bound('web')],
       [{ ...webPdb(0), alwaysAllowUnhealthy: true }],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'a pod that is not Ready under an IfHealthyBudget budget at 0',
       [bound('web', {}, { notReady: true })],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'a pod that is not Ready under two AlwaysAllow budgets (eviction supports one)',
@@ -328,6 +331,7 @@ describe('podBlockers', () => {
       [
         {
           pod: 'apps/web',
+          kind: 'pdb',
           why: 'pod apps/web matches 2 PodDisruptionBudgets (web-pdb, all); eviction supports one',
         },
       ],
@@ -336,21 +340,21 @@ describe('podBlockers', () => {
       'do-not-disrupt and a budget at 0: one blocker, do-not-disrupt',
       [bound('web', {}, { doNotDisrupt: 'true' })],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
+      [{ pod: 'apps/web', kind: 'doNotDisrupt', why: 'pod apps/web has karpenter.sh/do-not-disrupt' }],
     ],
     [
       'a passed do-not-disrupt does not hide a budget at 0',
       [bound('web', {}, { doNotDisrupt: '1m', startedAtMs: started })],
       [webPdb(0)],
-      [{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }],
+      [{ pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' }],
     ],
     [
       'one blocker per blocked pod, in pod order',
       [bound('db', {}, { doNotDisrupt: 'true' }), bound('cache'), bound('web')],
       [webPdb(0)],
       [
-        { pod: 'apps/db', why: 'pod apps/db has karpenter.sh/do-not-disrupt' },
-        { pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' },
+        { pod: 'apps/db', kind: 'doNotDisrupt', why: 'pod apps/db has karpenter.sh/do-not-disrupt' },
+        { pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' },
       ],
     ],
   ] as const)('%s', (_, pods, pdbs, blockers) => {

@@ -54,4 +54,24 @@ describe('makeLogger', () => {
       cause: { name: 'Error', message: 'inner' },
     });
   });
+
+  it('tells its fields and clock, and writes metric documents whatever its level', () => {
+    const { logger, lines } = capture('error');
+    const child = logger.child({ cluster: 'prod' });
+    expect(child.fields).toEqual({ component: 'test', cluster: 'prod' });
+    expect(child.now().toISOString()).toBe('2026-01-02T03:04:05.000Z');
+    child.info('dropped');
+    child.metrics({ _aws: { Timestamp: 1 }, x_total: 1 });
+    expect(lines).toEqual([
+      {
+        level: 'info',
+        time: '2026-01-02T03:04:05.000Z',
+        message: 'metrics',
+        component: 'test',
+        cluster: 'prod',
+        _aws: { Timestamp: 1 },
+        x_total: 1,
+      },
+    ]);
+  });
 });

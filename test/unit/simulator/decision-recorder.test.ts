@@ -22,6 +22,7 @@ describe('makeDecisionRecorder', () => {
         time: '2026-01-01T00:00:05.000Z',
         message: 'provisioning skipped',
         component: 'flotilla',
+        cluster: 'simulated',
         holder: 'sim-1',
         decision: 'skip',
         reason: 'no provisionable pods',
@@ -30,7 +31,29 @@ describe('makeDecisionRecorder', () => {
     ]);
     expect(log.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
       expect.objectContaining({ message: 'provisioning skipped', holder: 'sim-1', decision: 'skip' }),
+      expect.objectContaining({ message: 'metrics', cluster: 'simulated', pods_unbound_time_seconds: 0 }),
       expect.objectContaining({ level: 'warn', message: 'cluster objects skipped', count: 1 }),
+    ]);
+  });
+
+  it('keeps the metric points of each decision, at its virtual time, under the cluster it names', () => {
+    const clock = makeManualClock(new Date('2026-01-01T00:00:00Z'));
+    const r = makeDecisionRecorder({ clock, cluster: 'lab' });
+    clock.advance(60_000);
+    writeDecision(r.logger, {
+      kind: 'launchBackoff',
+      reason: 'launchFailed',
+      action: 'start',
+      nodePool: 'gpu',
+      failures: 3,
+    });
+    expect(r.metrics).toEqual([
+      {
+        name: 'nodepools_launch_backoff_started_total',
+        values: [1],
+        timeMs: Date.parse('2026-01-01T00:01:00Z'),
+        dimensions: { cluster: 'lab', nodePool: 'gpu' },
+      },
     ]);
   });
 

@@ -39,9 +39,11 @@ describe('renderHtmlReport', () => {
     expect(nodes).not.toContain(CHART_COLOURS.nodesReserved);
     // y ticks 0, 3, …, 12 for at most 12 nodes; x ticks every 30 minutes over 6 hours.
     for (const tick of ['>0<', '>3<', '>6<', '>9<', '>12<']) expect(nodes).toContain(tick);
-    for (const tick of ['>0:00<', '>0:30<', '>3:00<', '>6:00<']) expect(nodes).toContain(tick);
+    for (const tick of ['>00:00<', '>00:30<', '>03:00<', '>06:00<']) expect(nodes).toContain(tick);
     expect(nodes).toContain('>running nodes<');
-    expect(nodes).toContain('>time since start (h:mm)<');
+    expect(nodes).toContain('>time (UTC, hh:mm)<');
+    // One day: no dates under the ticks.
+    expect(nodes).not.toContain('>2025-03-03<');
     expect(nodes).toContain('>on-demand<');
     expect(nodes).toContain('>spot<');
 

@@ -112,8 +112,9 @@ describe('renderSummary', () => {
 
   it('gives $/hour over time and the total cost', () => {
     expect(text).toContain('Cost ($/hour): min $0.1205  avg $0.6799  max $1.71  final $0.2004\n');
-    expect(text).toContain('  +0:00 $0.1205  +1:30 $1.50  +3:00 $0.7975  +4:30 $0.4966  +6:00 $0.2004\n');
-    expect(text).toMatch(/^ {2}\+0:00 [▁▂▃▄▅▆▇█]{48} \+6:00 {2}\(full height \$1\.71\/hour\)$/m);
+    // Times of day in UTC (the run starts at 2025-03-03T00:00:00Z).
+    expect(text).toContain('  00:00 $0.1205  01:30 $1.50  03:00 $0.7975  04:30 $0.4966  06:00 $0.2004\n');
+    expect(text).toMatch(/^ {2}00:00 [▁▂▃▄▅▆▇█]{48} 06:00 {2}\(full height \$1\.71\/hour\)$/m);
     expect(text).toContain('Total cost: $4.09 over 6h00m\n');
   });
 
@@ -169,9 +170,9 @@ describe('renderSummary', () => {
       [
         'Disruptions: 4 (Empty 1, Drifted 2, Interrupted 1)',
         '  reason       nodes  first   last',
-        '  Empty            1  +0:30  +0:30',
-        '  Drifted          2  +0:05  +0:25',
-        '  Interrupted      1  +0:40  +0:40',
+        '  Empty            1  00:30  00:30',
+        '  Drifted          2  00:05  00:25',
+        '  Interrupted      1  00:40  00:40',
       ].join('\n'),
     );
   });
@@ -184,16 +185,25 @@ describe('renderSummary', () => {
     expect(lines(renderSummary(emptyRecord()))).toEqual([
       'Flotilla simulation "idle"',
       '  region us-east-1, 2025-03-03T00:00:00Z to 2025-03-03T01:00:00Z (1h00m of virtual time), 0 samples, 0 decisions logged',
+      '  times below are UTC, as budget schedules are',
       '',
       'Nodes launched: none',
       '',
       'Cost ($/hour): no samples',
+      '',
+      'Idle capacity: no samples',
+      '',
+      'NodePools: none launched',
       '',
       'Pod wait: no pods got a node',
       '',
       'Interruptions: none',
       '',
       'Disruptions: none',
+      '',
+      'Disruptions blocked: none',
+      '',
+      'Evictions: none',
       '',
       'Nodes terminated: none',
       '',

@@ -293,7 +293,7 @@ export function worldFrom(shapes: readonly PoolShape[]): {
           ],
           pods: Array.from({ length: c.pods }, (_, k) => boundPod(`${name}-pod-${k}`)),
           blockers: c.blocked
-            ? [{ pod: `apps/${name}-pod-0`, why: 'pdb apps/x prevents pod evictions' }]
+            ? [{ pod: `apps/${name}-pod-0`, kind: 'pdb' as const, why: 'pdb apps/x prevents pod evictions' }]
             : [],
           ...(c.terminationGracePeriod ? { terminationGracePeriod: '1h' } : {}),
         }),

@@ -181,7 +181,9 @@ describe('buildCandidates: what a candidate carries', () => {
     const c = set.candidates[0];
     expect(c?.reschedulablePods).toEqual([web, db]);
     expect(c?.disruptionCost).toBe(3);
-    expect(c?.blockers).toEqual([{ pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' }]);
+    expect(c?.blockers).toEqual([
+      { pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' },
+    ]);
     expect(c?.pricePerHour).toBe(0.096);
     expect(c?.nodePool).toBe(POOLS.get('default'));
     expect(c?.node).toBe(node);
@@ -232,7 +234,7 @@ describe('pdbLimits: the cluster budgets as the blockers read them', () => {
     ]);
     expect(blockersWith('AlwaysAllow')).toEqual([]);
     expect(blockersWith('IfHealthyBudget')).toEqual([
-      { pod: 'apps/web', why: 'pdb apps/web-pdb prevents pod evictions' },
+      { pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' },
     ]);
     expect(blockersWith()).toHaveLength(1);
   });

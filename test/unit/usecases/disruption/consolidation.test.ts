@@ -111,7 +111,14 @@ describe('which nodes consolidation looks at', () => {
     ['WhenEmpty', node('a', 0.2, { policy: 'WhenEmpty' }), false],
     ['Balanced', node('a', 0.2, { policy: 'Balanced' }), true],
     ['no price', { ...node('a', 0.2), pricePerHour: undefined }, false],
-    ['a pod that blocks', { ...node('a', 0.2), blockers: [{ pod: 'apps/x', why: 'do-not-disrupt' }] }, false],
+    [
+      'a pod that blocks',
+      {
+        ...node('a', 0.2),
+        blockers: [{ pod: 'apps/x', kind: 'doNotDisrupt' as const, why: 'do-not-disrupt' }],
+      },
+      false,
+    ],
     [
       'not Consolidatable',
       {

@@ -24,7 +24,11 @@ import {
   worldFrom,
 } from './builders.ts';
 
-const BLOCKER = { pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' };
+const BLOCKER = {
+  pod: 'apps/web',
+  kind: 'doNotDisrupt' as const,
+  why: 'pod apps/web has karpenter.sh/do-not-disrupt',
+};
 
 /** A Drifted candidate, drifted `minute` minutes after T0, with `pods` reschedulable pods. */
 function drifted(name: string, minute: number, pods = 1, o: CandidateOptions = {}): DisruptionCandidate {

@@ -38,7 +38,13 @@ describe('emptiness.shouldDisrupt', () => {
       'a node whose only pod, a DaemonSet pod, has do-not-disrupt',
       {
         pods: [daemonPod('agent')],
-        blockers: [{ pod: 'apps/agent', why: 'pod apps/agent has karpenter.sh/do-not-disrupt' }],
+        blockers: [
+          {
+            pod: 'apps/agent',
+            kind: 'doNotDisrupt' as const,
+            why: 'pod apps/agent has karpenter.sh/do-not-disrupt',
+          },
+        ],
       },
       false,
     ],

@@ -23,7 +23,11 @@ import {
 // template, within the budget for Drifted, never past limits.nodes, never during a scale-down, and
 // not while its pods block disruption (unless a terminationGracePeriod bounds the drain).
 
-const BLOCKER = { pod: 'apps/web', why: 'pod apps/web has karpenter.sh/do-not-disrupt' };
+const BLOCKER = {
+  pod: 'apps/web',
+  kind: 'doNotDisrupt' as const,
+  why: 'pod apps/web has karpenter.sh/do-not-disrupt',
+};
 const TYPES = [
   fakeInstanceType({ name: 'm5.large', cpu: 2, memoryGiB: 8, price: 0.096 }),
   fakeInstanceType({ name: 'c5.large', cpu: 2, memoryGiB: 4, price: 0.085 }),

@@ -102,7 +102,17 @@ describe('a consolidation command validated after its wait', () => {
     const a = busy('a');
     const verdict = validate({
       command: consolidate([a]),
-      fresh: fresh([], [{ nodeClaim: a.nodeClaim, node: a.node, why: 'node is nominated for pending pods' }]),
+      fresh: fresh(
+        [],
+        [
+          {
+            nodeClaim: a.nodeClaim,
+            node: a.node,
+            kind: 'nominated',
+            why: 'node is nominated for pending pods',
+          },
+        ],
+      ),
     });
     expect(verdict).toMatchObject({
       kind: 'invalid',
@@ -114,7 +124,13 @@ describe('a consolidation command validated after its wait', () => {
     const a = busy('a');
     const blocked = {
       ...a,
-      blockers: [{ pod: 'apps/a-pod', why: 'pod apps/a-pod has karpenter.sh/do-not-disrupt' }],
+      blockers: [
+        {
+          pod: 'apps/a-pod',
+          kind: 'doNotDisrupt' as const,
+          why: 'pod apps/a-pod has karpenter.sh/do-not-disrupt',
+        },
+      ],
     };
     const verdict = validate({ command: consolidate([a]), fresh: fresh([blocked]) });
     expect(verdict).toMatchObject({
@@ -214,7 +230,14 @@ describe('an emptiness command validated after its wait', () => {
       command: command([a, b, c, d]),
       fresh: fresh(
         [a, withPod, d],
-        [{ nodeClaim: c.nodeClaim, node: c.node, why: 'node is nominated for pending pods' }],
+        [
+          {
+            nodeClaim: c.nodeClaim,
+            node: c.node,
+            kind: 'nominated',
+            why: 'node is nominated for pending pods',
+          },
+        ],
       ),
     });
     expect(verdict).toEqual({

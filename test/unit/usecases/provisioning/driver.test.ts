@@ -28,6 +28,7 @@ async function makeWorld() {
   const pendingPod = (name: string) => addPendingPod(cluster, name);
   return {
     cluster,
+    clock,
     deps,
     followUps,
     pendingPod,
@@ -53,6 +54,29 @@ describe('runProvisioner', () => {
         delaySeconds: 5,
       }),
     ]);
+  });
+
+  it('tells what the run planned: its queue, the NodeClaims for it, and how long the oldest pod waited', async () => {
+    const w = await makeWorld();
+    w.pendingPod('web-1');
+    w.clock.advance(90_000);
+    w.pendingPod('web-2');
+    await runProvisioner(w.deps, 'invocation-1');
+    const [planned] = w.logged('provisioning planned');
+    expect(planned).toMatchObject({
+      decision: 'plan',
+      reason: 'planned',
+      queued: 2,
+      placed: 0,
+      unschedulable: 0,
+      rounds: 1,
+      nodeClaims: 1,
+    });
+    // Created 90 s before the run began, and the batch waited a quiet second more.
+    expect(planned?.['oldestPendingSeconds']).toBeGreaterThanOrEqual(90);
+    expect(planned?.['oldestPendingSeconds']).toBeLessThan(100);
+    expect(planned?.['planMs']).toBeGreaterThanOrEqual(0);
+    expect(w.logged('provisioning planned')).toHaveLength(1);
   });
 
   it('asks for no follow-up when there is nothing to wait for', async () => {

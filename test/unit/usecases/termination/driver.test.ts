@@ -21,6 +21,16 @@ describe('driveTermination', () => {
     expect(w.passes).toEqual(['a', 'a', 'a', 'a']);
     expect(w.queue.size()).toBe(0);
     expect(w.logged('termination continues later')).toEqual([]);
+    // Its last line names where it ran, for nodeclaims_terminated_total.
+    expect(w.logged('deleted nodeclaim')).toEqual([
+      expect.objectContaining({
+        decision: 'finalizeNodeClaim',
+        nodeClaim: 'a',
+        nodePool: 'default',
+        capacityType: 'on-demand',
+        zone: 'us-east-1a',
+      }),
+    ]);
   });
 
   it('fails closed on a pod it cannot read: the node is not terminated under it', async () => {

@@ -89,13 +89,14 @@ export function makeTerminationWorld(budgetMs = 10_000) {
             [MemoryTag.nodeClaim]: name,
           },
     });
+    // As the provisioner creates it for its one offering.
     await cluster.createNodeClaim(
-      newNodeClaim(
-        name,
-        options.terminationGracePeriod === undefined
+      newNodeClaim(name, {
+        labels: { 'karpenter.sh/capacity-type': 'on-demand', 'topology.kubernetes.io/zone': 'us-east-1a' },
+        ...(options.terminationGracePeriod === undefined
           ? {}
-          : { terminationGracePeriod: options.terminationGracePeriod },
-      ),
+          : { terminationGracePeriod: options.terminationGracePeriod }),
+      }),
     );
     const nodeName = `node-${name}`;
     cluster.create({

@@ -1,0 +1,105 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import {
+  type AwsSeriesKind,
+  DASHBOARD,
+  DASHBOARD_COLUMNS,
+  type DashboardSeries,
+  type DashboardSpec,
+  type DashboardWidget,
+} from '../shared/runtime/dashboard.ts';
+import { assertNever } from './construct-kit.ts';
+import { seriesMetric } from './flotilla-metrics.ts';
+
+export interface ClusterDashboardProps {
+  readonly clusterName: string;
+  /** @default DASHBOARD (shared/runtime/dashboard.ts) */
+  readonly spec?: DashboardSpec;
+  /** The work queues, by name: their depth. */
+  readonly workQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** Every dead-letter and on-failure queue, by name: their depth. */
+  readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** The Lambdas, by name: their durations, errors and throttles. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+}
+
+const WIDGET_HEIGHT = 6;
+const NUMBER_HEIGHT = 6;
+
+/** The name of a cluster's dashboard: `Flotilla-<cluster>`. */
+export function dashboardNameFor(clusterName: string): string {
+  return `Flotilla-${clusterName}`;
+}
+
+/**
+ * The CloudWatch dashboard `Flotilla-<cluster>` built from the dashboard spec: a heading per row,
+ * then its widgets, Flotilla's metrics filtered to this cluster and the AWS metrics of the stack's
+ * queues and Lambdas. Built into `scope` as `Dashboard` (see construct-kit.ts).
+ */
+export function addDashboard(scope: Construct, props: ClusterDashboardProps): cloudwatch.Dashboard {
+  const spec = props.spec ?? DASHBOARD;
+  const period = Duration.seconds(spec.periodSeconds);
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: dashboardNameFor(props.clusterName),
+    defaultInterval: Duration.hours(12),
+  });
+  const metricsOf = (series: DashboardSeries): cloudwatch.IMetric[] =>
+    series.source === 'flotilla'
+      ? [seriesMetric(props.clusterName, series, period)]
+      : awsMetrics(props, series.kind, period);
+  const widgetOf = (widget: DashboardWidget): cloudwatch.IWidget => {
+    const metrics = widget.series.flatMap(metricsOf);
+    const common = { title: widget.title, width: widget.width ?? 6 };
+    return widget.kind === 'number'
+      ? new cloudwatch.SingleValueWidget({
+          ...common,
+          height: NUMBER_HEIGHT,
+          metrics,
+          setPeriodToTimeRange: false,
+        })
+      : new cloudwatch.GraphWidget({
+          ...common,
+          height: WIDGET_HEIGHT,
+          left: metrics,
+          stacked: widget.stacked ?? false,
+          leftYAxis: { label: widget.unit, showUnits: false, min: 0 },
+        });
+  };
+  for (const row of spec.rows) {
+    dashboard.addWidgets(
+      new cloudwatch.TextWidget({ markdown: `## ${row.title}`, width: DASHBOARD_COLUMNS, height: 1 }),
+    );
+    dashboard.addWidgets(...row.widgets.map(widgetOf));
+  }
+  return dashboard;
+}
+
+function awsMetrics(
+  props: ClusterDashboardProps,
+  kind: AwsSeriesKind,
+  period: Duration,
+): cloudwatch.IMetric[] {
+  const queues = (of: Readonly<Record<string, sqs.IQueue>>) =>
+    Object.entries(of).map(([label, queue]) =>
+      queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum', label }),
+    );
+  const functions = (metric: (fn: lambda.IFunction, label: string) => cloudwatch.Metric) =>
+    Object.entries(props.functions).map(([label, fn]) => metric(fn, label));
+  switch (kind) {
+    case 'workQueueDepth':
+      return queues(props.workQueues);
+    case 'deadLetterDepth':
+      return queues(props.deadLetterQueues);
+    case 'lambdaDuration':
+      return functions((fn, label) => fn.metricDuration({ period, statistic: 'p90', label }));
+    case 'lambdaErrors':
+      return functions((fn, label) => fn.metricErrors({ period, statistic: 'Sum', label }));
+    case 'lambdaThrottles':
+      return functions((fn, label) => fn.metricThrottles({ period, statistic: 'Sum', label }));
+    default:
+      return assertNever(kind);
+  }
+}

@@ -1,0 +1,232 @@
+import {
+  allowedDisruptions,
+  computePodRequests,
+  type DisruptionReason,
+  isConditionTrue,
+  NodeClaimConditionType,
+  Resource,
+  type ResourceList,
+} from '../../core/index.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type { SchedulingInput } from '../state/cluster-state.ts';
+import type { CandidateSet } from './candidates.ts';
+import { nodeIndex } from './candidates.ts';
+import type { DisruptionPassDecision, NodePoolObservation, ObserveDecision } from './decisions.ts';
+import { priceFrom } from './describe.ts';
+import type { DisruptionMethod } from './method.ts';
+
+// What a disruption pass tells besides its commands, from what it read anyway (the cluster summary
+// and the offering catalog): which nodes were eligible or left alone and why, what the budgets
+// allow, and each NodePool's capacity, cost and use. Pure.
+
+/** The reasons budgets are kept for, as Karpenter's nodepools_allowed_disruptions reports them. */
+const BUDGET_REASONS: readonly DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
+
+export interface PassFiguresInput {
+  readonly set: CandidateSet;
+  readonly methods: readonly Pick<DisruptionMethod, 'reason' | 'staticNodePools' | 'shouldDisrupt'>[];
+  /** `<nodePool>/<reason>` pairs whose budget allowed nothing. */
+  readonly budgetBlocked: ReadonlySet<string>;
+  readonly pools: ReadonlyMap<string, ClusterNodePool>;
+  /** The pass's NodeClaims (the uninitialized ones are left alone). */
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly nowMs: number;
+}
+
+/** The eligible, blocked and allowed figures of a pass's decision. */
+export function passFigures(
+  input: PassFiguresInput,
+): Pick<DisruptionPassDecision, 'eligible' | 'blockedBy' | 'allowed'> {
+  const { set, nowMs } = input;
+  const eligible: Partial<Record<DisruptionReason, Set<string>>> = {};
+  for (const reason of BUDGET_REASONS) eligible[reason] = new Set();
+  const blockedBy: Record<string, number> = {};
+  const block = (why: string) => {
+    blockedBy[why] = (blockedBy[why] ?? 0) + 1;
+  };
+  for (const excluded of set.excluded) {
+    block(excluded.kind === 'doNotDisrupt' ? 'doNotDisruptNode' : excluded.kind);
+  }
+  const uninitialized = input.claims.filter(
+    (c) => !c.deleting && !isConditionTrue(c.status.conditions, NodeClaimConditionType.initialized),
+  ).length;
+  if (uninitialized > 0) blockedBy['notInitialized'] = uninitialized;
+  for (const method of input.methods) {
+    const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
+    for (const c of looked)
+      if (method.shouldDisrupt(c, nowMs)) eligible[method.reason]?.add(c.nodeClaim.name);
+  }
+  for (const c of [...set.candidates, ...(set.staticCandidates ?? [])]) {
+    const [blocker] = c.blockers;
+    if (blocker !== undefined) {
+      block(blocker.kind === 'doNotDisrupt' ? 'doNotDisruptPod' : 'pdb');
+      continue;
+    }
+    const pool = c.nodePool.pool.name;
+    const budgeted = BUDGET_REASONS.some(
+      (reason) =>
+        eligible[reason]?.has(c.nodeClaim.name) === true && input.budgetBlocked.has(`${pool}/${reason}`),
+    );
+    if (budgeted) block('budget');
+  }
+  const allowed: Record<string, Partial<Record<DisruptionReason, number>>> = {};
+  for (const [name, counts] of set.counts) {
+    const pool = input.pools.get(name);
+    if (pool === undefined) continue;
+    const byReason: Partial<Record<DisruptionReason, number>> = {};
+    for (const reason of BUDGET_REASONS) {
+      const n = allowedDisruptions(pool.disruption.budgets, reason, counts, nowMs).allowed;
+      // No budget that holds: every node of the pool may go.
+      byReason[reason] = Number.isFinite(n) ? n : counts.nodes;
+    }
+    allowed[name] = byReason;
+  }
+  return {
+    eligible: Object.fromEntries(Object.entries(eligible).map(([reason, names]) => [reason, names.size])),
+    blockedBy,
+    allowed,
+  };
+}
+
+export interface ObserveInput {
+  readonly nodes: readonly ClusterNode[];
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly pools: ReadonlyMap<string, ClusterNodePool>;
+  /** The pass's scheduling input: the offering prices of eligible NodePools' classes. */
+  readonly input: SchedulingInput | undefined;
+  /** Pods started after this count towards pod startup (none when undefined). */
+  readonly sinceMs?: number;
+}
+
+/** The observation of a pass: each NodePool's nodes, usage, limits, cost and use; pod startups. */
+export function observeCluster(observed: ObserveInput): ObserveDecision {
+  const nodeFor = nodeIndex(observed.nodes);
+  const totals = new Map<string, Totals>();
+  const totalsOf = (pool: string): Totals => {
+    const t = totals.get(pool) ?? emptyTotals();
+    totals.set(pool, t);
+    return t;
+  };
+  for (const name of observed.pools.keys()) totalsOf(name);
+  for (const node of observed.nodes) {
+    if (node.nodePoolName === undefined) continue;
+    const t = totalsOf(node.nodePoolName);
+    const capacity = node.capacity ?? node.allocatable;
+    t.nodes += 1;
+    t.cpuMillis += capacity[Resource.cpu] ?? 0;
+    t.memoryBytes += capacity[Resource.memory] ?? 0;
+    const requested = podRequests(node);
+    t.allocatableCpu += node.allocatable[Resource.cpu] ?? 0;
+    t.allocatableMemory += node.allocatable[Resource.memory] ?? 0;
+    t.requestedCpu += requested.cpu;
+    t.requestedMemory += requested.memory;
+  }
+  for (const claim of observed.claims) {
+    const price = priceFrom(observed.input, claim);
+    if (price === undefined) continue;
+    const t = totalsOf(claim.nodePoolName);
+    t.price += price;
+    const node = nodeFor(claim);
+    // A NodeClaim without its Node yet serves no pod: all of its price is idle.
+    t.idle += node === undefined ? price : price * (1 - usedShare(node));
+  }
+  const nodePools: Record<string, NodePoolObservation> = {};
+  for (const [name, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
+    const limits = observed.pools.get(name)?.pool.limits;
+    nodePools[name] = {
+      nodes: t.nodes,
+      cpu: t.cpuMillis / 1000,
+      memoryBytes: t.memoryBytes,
+      ...(limits === undefined || Object.keys(limits).length === 0 ? {} : { limits: inUnits(limits) }),
+      pricePerHour: round(t.price, 6),
+      idlePricePerHour: round(t.idle, 6),
+      cpuUtilization: percent(t.requestedCpu, t.allocatableCpu),
+      memoryUtilization: percent(t.requestedMemory, t.allocatableMemory),
+    };
+  }
+  const since = observed.sinceMs;
+  const podStartupSeconds =
+    since === undefined
+      ? []
+      : observed.nodes.flatMap((node) =>
+          node.pods.flatMap((pod) => {
+            const started = pod.disruption?.startedAtMs;
+            return started === undefined || pod.createdAtMs === undefined || started <= since
+              ? []
+              : [round(Math.max(0, started - pod.createdAtMs) / 1000, 1)];
+          }),
+        );
+  return {
+    kind: 'observe',
+    reason: 'disruption pass',
+    nodePools,
+    podStartupSeconds,
+    ...(since === undefined ? {} : { since: new Date(since).toISOString() }),
+  };
+}
+
+interface Totals {
+  nodes: number;
+  cpuMillis: number;
+  memoryBytes: number;
+  allocatableCpu: number;
+  allocatableMemory: number;
+  requestedCpu: number;
+  requestedMemory: number;
+  price: number;
+  idle: number;
+}
+
+function emptyTotals(): Totals {
+  return {
+    nodes: 0,
+    cpuMillis: 0,
+    memoryBytes: 0,
+    allocatableCpu: 0,
+    allocatableMemory: 0,
+    requestedCpu: 0,
+    requestedMemory: 0,
+    price: 0,
+    idle: 0,
+  };
+}
+
+function podRequests(node: ClusterNode): { cpu: number; memory: number } {
+  let cpu = 0;
+  let memory = 0;
+  for (const pod of node.pods) {
+    const r = computePodRequests(pod);
+    cpu += r[Resource.cpu] ?? 0;
+    memory += r[Resource.memory] ?? 0;
+  }
+  return { cpu, memory };
+}
+
+/** The larger of the cpu and memory shares pods request of a node's allocatable, at most 1. */
+function usedShare(node: ClusterNode): number {
+  const requested = podRequests(node);
+  const share = (used: number, of: number | undefined) => (of === undefined || of <= 0 ? 0 : used / of);
+  return Math.min(
+    1,
+    Math.max(
+      share(requested.cpu, node.allocatable[Resource.cpu]),
+      share(requested.memory, node.allocatable[Resource.memory]),
+    ),
+  );
+}
+
+/** Limits as the usage metric counts them: cpu in cores, the rest as they are. */
+function inUnits(limits: ResourceList): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(limits).map(([name, value]) => [name, name === Resource.cpu ? value / 1000 : value]),
+  );
+}
+
+function percent(part: number, whole: number): number {
+  return whole <= 0 ? 0 : round((part / whole) * 100, 2);
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

@@ -1,0 +1,318 @@
+import {
+  consolidatable,
+  cronMatches,
+  type DisruptionBudget,
+  type DisruptionReason,
+  isConditionTrue,
+  NodeClaimConditionType,
+  parseCron,
+  parseGoDurationMs,
+  trueSinceMs,
+} from '../../core/index.ts';
+import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import { methodContextFor, nodeIndex } from '../disruption/candidates.ts';
+import { memoSimulation } from '../disruption/choose.ts';
+import { commandsInFlight } from '../disruption/command-record.ts';
+import { computeClaimChanges } from '../disruption/conditions.ts';
+import type { DisruptionCandidate, DisruptionCommand } from '../disruption/method.ts';
+import { METHODS } from '../disruption/methods.ts';
+import { allowedByPool, passCandidates } from '../disruption/pass-candidates.ts';
+import { simulateWithout } from '../disruption/simulation.ts';
+import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
+import type { ExplainPorts } from './pod.ts';
+import { readOnlyCluster } from './read-only.ts';
+import { type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';
+
+// `flotilla explain node`: why a node stays, or what disruption does with it next, from the
+// disruption controller's own steps on the cluster as it is (read once, written never): the
+// cluster state with PodDisruptionBudgets, the NodeClaim conditions as a pass computes them, the
+// candidates, each method in the controller's order within the NodePool's budgets, and the reasons
+// consolidation gives for the nodes it keeps.
+
+/** What disruption would do with the node now. */
+export interface ExplainedDisruption {
+  readonly method: string;
+  readonly reason: DisruptionReason;
+  readonly action: 'delete' | 'replace';
+  /** Every node of the command (`nodeClaim`), this one included. */
+  readonly nodeClaims: readonly string[];
+  readonly pricePerHourBefore: number;
+  readonly pricePerHourAfter: number;
+}
+
+/** The budget that holds the node, as its NodePool writes it. */
+export interface ExplainedBudget {
+  readonly nodePool: string;
+  readonly reason: DisruptionReason;
+  readonly index: number;
+  readonly budget: DisruptionBudget;
+  readonly allowed: number;
+  /** The window the budget is active in now (UTC), for a scheduled budget. */
+  readonly window?: { readonly openedAt: string; readonly closesAt: string };
+}
+
+export type NodeExplanation =
+  | { readonly kind: 'notFound'; readonly node: string; readonly message: string }
+  | {
+      readonly kind: 'node';
+      readonly node: string;
+      readonly atMs: number;
+      readonly nodeClaim?: string;
+      readonly nodePool?: string;
+      /** `stays` with the reasons, or `disrupts` with what comes next. */
+      readonly verdict: 'stays' | 'disrupts';
+      readonly reasons: readonly Reason<NodeReasonCode>[];
+      readonly budgets: readonly ExplainedBudget[];
+      readonly next?: ExplainedDisruption;
+    };
+
+/**
+ * Explains one node (by Node name, or by the name of its NodeClaim).
+ * @throws ClusterApiError when the cluster cannot be read; CloudApiError / CatalogUnavailableError
+ *   when instance types cannot be.
+ */
+export async function explainNode(ports: ExplainPorts, name: string): Promise<NodeExplanation> {
+  const cluster = readOnlyCluster(ports.cluster);
+  const nowMs = ports.nowMs;
+  const state = await readClusterState(cluster, ports.logger, { podDisruptionBudgets: true });
+  const nodeFor = nodeIndex(state.nodes);
+  const claim =
+    state.nodeClaims.find((c) => c.name === name) ??
+    state.nodeClaims.find((c) => nodeFor(c)?.name === name || c.status.nodeName === name);
+  const node = state.nodes.find((n) => n.name === name) ?? (claim === undefined ? undefined : nodeFor(claim));
+  const nodeName = node?.name ?? claim?.status.nodeName ?? name;
+  if (node === undefined && claim === undefined) {
+    return {
+      kind: 'notFound',
+      node: name,
+      message: `no Node or NodeClaim is named ${name} (kubectl get nodes,nodeclaims lists them)`,
+    };
+  }
+  const base = { kind: 'node', node: nodeName, atMs: nowMs } as const;
+  const stays = (
+    reasons: Reason<NodeReasonCode>[],
+    extra: Partial<{ nodeClaim: string; nodePool: string }> = {},
+  ) => ({ ...base, ...extra, verdict: 'stays', reasons, budgets: [] }) as const;
+  if (claim === undefined) {
+    return stays([nodeReason('notManaged', `node ${nodeName} has no NodeClaim (kubectl get nodeclaims)`)]);
+  }
+  const ids = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  if (claim.deleting) {
+    return stays(
+      [nodeReason('deleting', `nodeClaim ${claim.name} is being deleted; termination drains it`)],
+      ids,
+    );
+  }
+
+  // The pass's view: the conditions it computes (drift from the cluster alone: no instance is read).
+  const pools = new Map(state.nodePools.map((p) => [p.pool.name, p]));
+  const classes = new Map(state.nodeClasses.map((c) => [c.name, c]));
+  const claims: ClusterNodeClaim[] = state.nodeClaims.map((c) =>
+    c.deleting
+      ? c
+      : computeClaimChanges({
+          claim: c,
+          node: nodeFor(c),
+          pool: pools.get(c.nodePoolName),
+          nodeClass: classes.get(c.nodeClassRef.name),
+          instance: undefined,
+          nowMs,
+        }).view,
+  );
+  const view = claims.find((c) => c.name === claim.name) ?? claim;
+  const pool = pools.get(claim.nodePoolName);
+  if (pool === undefined) {
+    return stays([nodeReason('notManaged', `its NodePool ${claim.nodePoolName} does not exist`)], ids);
+  }
+  const input = await buildSchedulingInput(state, ports.cloud, { nowMs });
+  const { commands } = commandsInFlight(claims);
+  const inCommand = [...commands.values()].find((r) => r.candidates.includes(claim.name));
+  if (inCommand !== undefined) {
+    return stays(
+      [
+        nodeReason(
+          'inCommand',
+          `command ${inCommand.id} (${inCommand.method}, ${inCommand.reason}) since ${inCommand.startedAt}, replacements ${inCommand.replacements.join(', ') || 'none'}`,
+        ),
+      ],
+      ids,
+    );
+  }
+  const initialized = isConditionTrue(view.status.conditions, NodeClaimConditionType.initialized);
+  if (!initialized || node === undefined) {
+    return stays(
+      [
+        nodeReason(
+          'notInitialized',
+          node === undefined
+            ? `nodeClaim ${claim.name} has no Node yet`
+            : `nodeClaim ${claim.name} is not Initialized (its node is not Ready, or startup taints are still on it)`,
+        ),
+      ],
+      ids,
+    );
+  }
+
+  const set = passCandidates({ state, claims, pools, input, nowMs });
+  const reasons: Reason<NodeReasonCode>[] = [];
+  for (const e of set.excluded.filter((x) => x.nodeClaim.name === claim.name)) {
+    reasons.push(nodeReason(excludedCode(e.why), e.why));
+  }
+  const candidate = [...set.candidates, ...(set.staticCandidates ?? [])].find(
+    (c) => c.nodeClaim.name === claim.name,
+  );
+  if (candidate === undefined) {
+    if (reasons.length === 0) reasons.push(nodeReason('noMethod', 'it is not a disruption candidate now'));
+    return stays(reasons, ids);
+  }
+  for (const b of candidate.blockers) {
+    reasons.push(nodeReason(b.why.includes('do-not-disrupt') ? 'doNotDisruptPod' : 'pdb', b.why));
+  }
+  // The NodePool's consolidation settings.
+  const { consolidationPolicy, consolidateAfter } = pool.disruption;
+  const verdict = consolidatable({
+    consolidateAfter,
+    initializedAtMs: trueSinceMs(view.status.conditions, NodeClaimConditionType.initialized),
+    lastPodEventMs: view.status.lastPodEventMs,
+    nowMs,
+  });
+  if (verdict.kind === 'notYet') {
+    reasons.push(
+      nodeReason(
+        'consolidateAfter',
+        `consolidateAfter ${consolidateAfter}: ${formatSeconds(verdict.atMs - nowMs)} left, at ${iso(verdict.atMs)} (since its last pod change or initialization)`,
+      ),
+    );
+  } else if (verdict.kind === 'no' && consolidateAfter === 'Never') {
+    reasons.push(
+      nodeReason('consolidationDisabled', `nodePool ${pool.pool.name} has consolidateAfter: Never`),
+    );
+  }
+  if (consolidationPolicy === 'WhenEmpty' && candidate.reschedulablePods.length > 0) {
+    reasons.push(
+      nodeReason(
+        'whenEmptyWithPods',
+        `nodePool ${pool.pool.name} consolidates only empty nodes; ${candidate.reschedulablePods.length} pods run here`,
+      ),
+    );
+  }
+  if (candidate.pricePerHour === undefined && candidate.reschedulablePods.length > 0) {
+    reasons.push(
+      nodeReason(
+        'noPrice',
+        `no price for ${view.labels['node.kubernetes.io/instance-type'] ?? 'its instance type'} ${view.labels['karpenter.sh/capacity-type'] ?? ''} in ${view.labels['topology.kubernetes.io/zone'] ?? 'its zone'}`,
+      ),
+    );
+  }
+
+  // The methods in the controller's order, as a pass asks them (nextCommand), for this node.
+  const budgets: ExplainedBudget[] = [];
+  const stayReasons = new Map<string, string>();
+  const context = {
+    ...methodContextFor(set, input, nowMs),
+    unconsolidatable: (c: DisruptionCandidate, why: string) => stayReasons.set(c.nodeClaim.name, why),
+  };
+  const simulate = memoSimulation((cands, options) => simulateWithout(input, state, claims, cands, options));
+  let next: DisruptionCommand | undefined;
+  for (const method of METHODS) {
+    const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
+    const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
+    if (!accepted.some((c) => c.nodeClaim.name === claim.name)) continue;
+    const { allowed, limitedBy } = allowedByPool(set, pools, method.reason, nowMs);
+    const index = limitedBy.get(pool.pool.name);
+    const left = allowed.get(pool.pool.name) ?? 0;
+    if (left < 1 && index !== undefined && !budgets.some((b) => b.reason === method.reason)) {
+      budgets.push(explainBudget(pool.pool.name, method.reason, index, pool.disruption.budgets, left, nowMs));
+    }
+    const commandsFound = method.computeCommands(accepted, allowed, simulate, context);
+    const mine = commandsFound.find((c) => c.candidates.some((x) => x.nodeClaim.name === claim.name));
+    if (mine !== undefined && next === undefined) next = mine;
+  }
+  for (const b of budgets) {
+    const scheduled =
+      b.window === undefined ? 'always active' : `active ${b.window.openedAt} to ${b.window.closesAt} (UTC)`;
+    reasons.push(
+      nodeReason(
+        'budget',
+        `nodePool ${b.nodePool} budgets[${b.index}] (nodes "${b.budget.nodes}"${b.budget.reasons === undefined ? '' : `, reasons ${b.budget.reasons.join(', ')}`}${b.budget.schedule === undefined ? '' : `, schedule "${b.budget.schedule}" for ${b.budget.duration}`}) allows ${b.allowed} ${b.reason} disruptions now, ${scheduled}`,
+      ),
+    );
+  }
+  const stayWhy = stayReasons.get(claim.name);
+  if (stayWhy !== undefined && next === undefined) reasons.push(nodeReason('notCheaper', stayWhy));
+  if (next !== undefined && reasons.length === 0) {
+    const before = next.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
+    const after = next.replacements.reduce((s, p) => s + (p.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
+    const disruption: ExplainedDisruption = {
+      method: next.method,
+      reason: next.reason,
+      action: next.replacements.length === 0 ? 'delete' : 'replace',
+      nodeClaims: next.candidates.map((c) => c.nodeClaim.name),
+      pricePerHourBefore: round4(before),
+      pricePerHourAfter: round4(after),
+    };
+    return {
+      ...base,
+      ...ids,
+      verdict: 'disrupts',
+      reasons: [
+        nodeReason(
+          'wouldDisrupt',
+          `${disruption.method} (${disruption.reason}) would ${disruption.action} nodeClaims ${disruption.nodeClaims.join(', ')}: $${disruption.pricePerHourBefore.toFixed(4)}/h → $${disruption.pricePerHourAfter.toFixed(4)}/h`,
+        ),
+      ],
+      budgets,
+      next: disruption,
+    };
+  }
+  if (reasons.length === 0) {
+    reasons.push(
+      nodeReason(
+        'noMethod',
+        candidate.reschedulablePods.length === 0
+          ? 'it is empty but not yet Consolidatable'
+          : 'it is not empty, not drifted, and consolidation has not looked at it',
+      ),
+    );
+  }
+  return { ...base, ...ids, verdict: 'stays', reasons, budgets };
+}
+
+function excludedCode(why: string): NodeReasonCode {
+  if (why.startsWith('node has karpenter.sh/do-not-disrupt')) return 'doNotDisruptNode';
+  if (why.startsWith('node is nominated')) return 'nominated';
+  return 'unreadablePods';
+}
+
+/** The budget that set `allowed`, with the UTC window it is active in now when it has a schedule. */
+export function explainBudget(
+  nodePool: string,
+  reason: DisruptionReason,
+  index: number,
+  budgets: readonly DisruptionBudget[],
+  allowed: number,
+  nowMs: number,
+): ExplainedBudget {
+  const budget = budgets[index] ?? { nodes: '' };
+  const base = { nodePool, reason, index, budget, allowed };
+  if (budget.schedule === undefined || budget.duration === undefined) return base;
+  const schedule = parseCron(budget.schedule);
+  const durationMs = parseGoDurationMs(budget.duration);
+  if ('problem' in schedule || durationMs === undefined) return base;
+  const latest = Math.floor(nowMs / 60_000) * 60_000;
+  for (let f = latest; f > nowMs - durationMs; f -= 60_000) {
+    if (cronMatches(schedule, f))
+      return { ...base, window: { openedAt: iso(f), closesAt: iso(f + durationMs) } };
+  }
+  return base;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
+
+function formatSeconds(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return [h > 0 ? `${h}h` : '', m > 0 ? `${m}m` : '', `${s % 60}s`].filter(Boolean).join('');
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DASHBOARD,
+  type DashboardSpec,
+  dashboardProblems,
+  freeDimensions,
+} from '../../../shared/runtime/dashboard.ts';
+import { CPU_USAGE, flotillaSeries, oneWidgetSpec } from './dashboard-fixtures.ts';
+
+describe('the dashboard spec', () => {
+  it('agrees with the metric catalog and fills whole lines of the grid', () => {
+    expect(dashboardProblems(DASHBOARD)).toEqual([]);
+  });
+
+  it.each<[string, DashboardSpec, string]>([
+    [
+      'a dimension set the metric is not emitted under',
+      oneWidgetSpec([flotillaSeries('pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodePool'])]),
+      'widget "w", pods_unbound_time_seconds: [cluster, nodePool] is not one of its dimension sets',
+    ],
+    [
+      'a counter read as a gauge',
+      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Maximum', ['cluster'])]),
+      'widget "w", nodes_created_total: Maximum does not fit a counter',
+    ],
+    [
+      'a filter on a key outside the set',
+      oneWidgetSpec([
+        flotillaSeries('nodes_created_total', 'Sum', ['cluster', 'nodePool'], { filter: { zone: 'a' } }),
+      ]),
+      'widget "w", nodes_created_total: filter on zone, which is not a free key of its dimension set',
+    ],
+    [
+      'a sum with nothing to sum over',
+      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Sum', ['cluster'], { combine: 'sum' })]),
+      'widget "w", nodes_created_total: a sum needs a free dimension to sum over',
+    ],
+    [
+      'a period CloudWatch does not keep for standard-resolution metrics',
+      { ...oneWidgetSpec([]), periodSeconds: 90 },
+      'periodSeconds 90 is not a whole number of minutes',
+    ],
+    [
+      'a row that does not fill its line',
+      oneWidgetSpec([], { width: 6 }),
+      'row "row" is 6 columns wide; rows fill whole lines of 24',
+    ],
+  ])('finds %s', (_what, spec, problem) => {
+    expect(dashboardProblems(spec)).toEqual([problem]);
+  });
+
+  it('breaks a series down by the keys its filter leaves free', () => {
+    expect(freeDimensions(CPU_USAGE)).toEqual(['nodePool']);
+  });
+});

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { type LogLevel, makeLogger } from '../../../shared/runtime/logger.ts';
+import { METRIC_NAMESPACE, METRIC_SPECS, METRICS, type MetricName } from '../../../shared/runtime/metrics.ts';
+import { DECISION_MESSAGES, type Decision, writeDecision } from '../../../shared/usecases/decision.ts';
+import { toMetricPoints } from '../../../shared/usecases/decision-metrics.ts';
+import { type EmfValue, emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rules.ts';
+import { CLUSTER, CORPUS, CORPUS_ENTRIES } from './decision-corpus.ts';
+
+const T = Date.parse('2026-03-01T12:00:00Z');
+
+/** Writes `decision` as a Lambda's logger does (at `warn` unless told: metrics do not depend on the level). */
+function written(
+  decision: Decision,
+  fields: Record<string, unknown> = { lambda: 'disruption', cluster: CLUSTER },
+  level: LogLevel = 'warn',
+) {
+  const texts: string[] = [];
+  const logger = makeLogger(fields, { level, sink: (t) => texts.push(t), now: () => new Date(T) });
+  writeDecision(logger.child({ holder: 'h-1' }), decision);
+  const lines = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
+  const emf = texts.filter((_, i) => isEmfLine(lines[i] ?? {}));
+  return { texts, lines, emf, values: emf.flatMap((t) => readEmf(JSON.parse(t) as Record<string, unknown>)) };
+}
+
+const union = (sets: readonly (readonly string[])[]) => [...new Set(sets.flat())].sort();
+
+describe('the metrics of each decision, as EMF lines', () => {
+  it.each(CORPUS_ENTRIES.map((e, i) => [`${e.decision.kind} #${i}`, e] as const))(
+    '%s: every EMF line follows CloudWatch’s rules and carries the decision’s figures',
+    (_, entry) => {
+      const { emf, values, lines } = written(entry.decision);
+      for (const text of emf) expect(emfProblems(text)).toEqual([]);
+      const sums = sumBySeries(values);
+      expect([...sums.keys()].sort()).toEqual(Object.keys(entry.expected).sort());
+      for (const [key, sum] of sums) expect(sum, key).toBeCloseTo(entry.expected[key] ?? Number.NaN, 9);
+      for (const line of lines.filter(isEmfLine)) {
+        expect(line).toMatchObject({
+          message: 'metrics',
+          cluster: CLUSTER,
+          lambda: 'disruption',
+          holder: 'h-1',
+        });
+        expect(line['_aws']).toMatchObject({ Timestamp: T });
+      }
+    },
+  );
+
+  it('covers every decision kind', () => {
+    expect(Object.keys(CORPUS).sort()).toEqual(Object.keys(DECISION_MESSAGES).sort());
+  });
+
+  it('writes each metric under its catalog unit and exactly its catalog dimension sets, in Flotilla', () => {
+    const seen = new Map<string, EmfValue>();
+    for (const entry of CORPUS_ENTRIES) {
+      const { emf, values } = written(entry.decision);
+      for (const text of emf) {
+        for (const d of (JSON.parse(text) as { _aws: { CloudWatchMetrics: { Namespace: string }[] } })._aws
+          .CloudWatchMetrics) {
+          expect(d.Namespace).toBe(METRIC_NAMESPACE);
+        }
+      }
+      for (const v of values) {
+        const spec = METRICS[v.name as MetricName];
+        expect(spec, v.name).toBeDefined();
+        expect(v.unit).toBe(spec.unit);
+        expect(v.dimensionSets).toEqual(spec.dimensionSets);
+        seen.set(v.name, v);
+      }
+    }
+    // Every catalog metric is emitted by some decision kind: the dashboard and alarms can rely on it.
+    expect([...seen.keys()].sort()).toEqual(METRIC_SPECS.map((s) => s.name).sort());
+  });
+
+  it('gives every point every dimension its metric’s dimension sets name, and no other', () => {
+    for (const entry of CORPUS_ENTRIES) {
+      for (const p of toMetricPoints(entry.decision, { cluster: CLUSTER, timeMs: T })) {
+        expect(Object.keys(p.dimensions).sort(), p.name).toEqual(union(METRICS[p.name].dimensionSets));
+        for (const value of Object.values(p.dimensions)) expect(value).toMatch(/^.+$/);
+        expect(p.timeMs).toBe(T);
+      }
+    }
+  });
+
+  it('writes the decision’s line first, as before, and no metric line through a logger that names no cluster', () => {
+    const plan = CORPUS.plan[0]?.decision;
+    if (plan === undefined) throw new Error('the corpus has a plan');
+    const withCluster = written(plan, { lambda: 'provisioner', cluster: CLUSTER }, 'info');
+    expect(withCluster.lines[0]).toMatchObject({ message: 'provisioning planned', decision: 'plan' });
+    expect(withCluster.emf).toHaveLength(1);
+    const without = written(plan, { lambda: 'script' }, 'info');
+    expect(without.lines).toHaveLength(1);
+    expect(without.emf).toEqual([]);
+  });
+});

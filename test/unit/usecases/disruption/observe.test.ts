@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { Label } from '../../../../shared/core/index.ts';
+import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
+import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/index.ts';
+import { observeCluster, passFigures } from '../../../../shared/usecases/disruption/observe.ts';
+import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
+import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
+import { instanceType, nodeClass, pod } from '../provisioning/builders.ts';
+import { boundPod, candidate, clusterNode, condition, nodeClaim, pool, SECOND, T0 } from './builders.ts';
+
+const GiB = 1024 ** 3;
+
+describe('observeCluster: each NodePool as a disruption pass read it', () => {
+  const m5 = instanceType('m5.xlarge', 4, 0.2);
+  const labels = (capacityType: 'on-demand' | 'spot') => ({
+    [Label.instanceType]: 'm5.xlarge',
+    [Label.zone]: 'us-east-1a',
+    [Label.capacityType]: capacityType,
+  });
+  const busy = Array.from({ length: 10 }, (_, i) => pod(`web-${i}`, 100));
+  const started = [
+    boundPod('fresh', { startedAtMs: T0 + 5 * SECOND }, { createdAtMs: T0 - 30 * SECOND }),
+    boundPod('old', { startedAtMs: T0 - SECOND }, { createdAtMs: T0 - 60 * SECOND }),
+  ];
+  const nodes = [clusterNode('node-a', { pods: [...busy, ...started] }), clusterNode('node-b')];
+  const claims = [
+    nodeClaim('a', { labels: labels('on-demand') }),
+    nodeClaim('b', { labels: labels('spot') }),
+    // Launched, its Node not there yet.
+    nodeClaim('c', { labels: labels('on-demand'), nodeName: null }),
+  ];
+  const pools = [
+    pool(
+      'default',
+      {},
+      {
+        pool: {
+          name: 'default',
+          nodeClassName: 'default',
+          requirements: [],
+          limits: { cpu: 100_000, nodes: 20 },
+        },
+      },
+    ),
+    pool('batch'),
+  ];
+  const state: ClusterState = {
+    pendingPods: [],
+    nodes,
+    nodeClaims: claims,
+    nodePools: pools,
+    nodeClasses: [nodeClass],
+    daemonSets: [],
+    namespaceLabels: new Map(),
+  };
+  const input = toSchedulingInput(
+    state,
+    selectNodePools(state.nodePools, state.nodeClasses),
+    new Map([['default', [m5]]]),
+    {
+      nowMs: T0,
+    },
+  );
+  const observed = observeCluster({
+    nodes,
+    claims,
+    pools: new Map(pools.map((p) => [p.pool.name, p])),
+    input,
+    sinceMs: T0,
+  });
+
+  it('counts its Nodes, their capacity (cpu in cores) and its limits', () => {
+    expect(observed.nodePools['default']).toMatchObject({
+      nodes: 2,
+      cpu: 8,
+      memoryBytes: 32 * GiB,
+      limits: { cpu: 100, nodes: 20 },
+    });
+    expect(observed.nodePools['batch']).toEqual({
+      nodes: 0,
+      cpu: 0,
+      memoryBytes: 0,
+      pricePerHour: 0,
+      idlePricePerHour: 0,
+      cpuUtilization: 0,
+      memoryUtilization: 0,
+    });
+  });
+
+  it('prices its NodeClaims at their offerings and counts the unrequested share as idle', () => {
+    const p = observed.nodePools['default'];
+    // a on-demand 0.2, b spot 0.2/3, c on-demand 0.2.
+    expect(p?.pricePerHour).toBeCloseTo(0.2 + 0.2 / 3 + 0.2, 6);
+    // a: 1.2 of 4 cores requested (its cpu share is the larger): 0.7 idle; b empty; c without a Node.
+    expect(p?.idlePricePerHour).toBeCloseTo(0.2 * (1 - 1.2 / 4) + 0.2 / 3 + 0.2, 6);
+    expect(p?.cpuUtilization).toBe(15);
+    expect(p?.memoryUtilization).toBeCloseTo(((10 * 256) / (32 * 1024)) * 100, 2);
+  });
+
+  it('measures the startups of pods started since the previous pass, from their creation', () => {
+    expect(observed.podStartupSeconds).toEqual([35]);
+    expect(observed.since).toBe(new Date(T0).toISOString());
+    expect(observeCluster({ nodes, claims, pools: new Map(), input }).podStartupSeconds).toEqual([]);
+  });
+});
+
+describe('passFigures: eligible, blocked and allowed', () => {
+  const defaultPool = pool('default', { budgets: [{ nodes: '3' }] });
+  const batchPool = pool('batch', { budgets: [{ nodes: '0', reasons: ['Drifted'] }, { nodes: '4' }] });
+  const empty = candidate('e1', { nodePool: defaultPool });
+  const guarded = candidate('w1', {
+    nodePool: defaultPool,
+    pods: [boundPod('db')],
+    blockers: [{ pod: 'apps/db', kind: 'pdb', why: 'pdb apps/db prevents pod evictions' }],
+  });
+  const busy = candidate('w2', { nodePool: defaultPool, pods: [boundPod('web')] });
+  const set: CandidateSet = {
+    candidates: [empty, guarded, busy],
+    excluded: [
+      {
+        nodeClaim: nodeClaim('x'),
+        node: clusterNode('node-x'),
+        kind: 'doNotDisrupt',
+        why: 'node has karpenter.sh/do-not-disrupt',
+      },
+      {
+        nodeClaim: nodeClaim('y'),
+        node: clusterNode('node-y'),
+        kind: 'nominated',
+        why: 'node is nominated for pending pods',
+      },
+    ],
+    counts: new Map([
+      ['default', { nodes: 6, disrupting: 1 }],
+      ['batch', { nodes: 2, disrupting: 0 }],
+    ]),
+    poolTotals: new Map(),
+    spotFailedAtMs: new Map(),
+  };
+  const methods = [
+    { reason: 'Empty' as const, shouldDisrupt: (c: DisruptionCandidate) => c.reschedulablePods.length === 0 },
+    { reason: 'Underutilized' as const, shouldDisrupt: () => true },
+  ];
+  const figures = passFigures({
+    set,
+    methods,
+    budgetBlocked: new Set(['default/Underutilized']),
+    pools: new Map([
+      ['default', defaultPool],
+      ['batch', batchPool],
+    ]),
+    claims: [nodeClaim('e1'), nodeClaim('w1'), nodeClaim('new', { conditions: [condition('Launched')] })],
+    nowMs: T0,
+  });
+
+  it('counts the nodes each reason’s methods would take', () => {
+    expect(figures.eligible).toEqual({ Empty: 1, Drifted: 0, Underutilized: 3 });
+  });
+
+  it('counts each node left alone once, under its first why', () => {
+    expect(figures.blockedBy).toEqual({
+      doNotDisruptNode: 1,
+      nominated: 1,
+      notInitialized: 1,
+      pdb: 1,
+      budget: 2,
+    });
+  });
+
+  it('reports what each NodePool’s budgets allow, by reason', () => {
+    expect(figures.allowed).toEqual({
+      default: { Empty: 2, Drifted: 2, Underutilized: 2 },
+      batch: { Empty: 4, Drifted: 0, Underutilized: 4 },
+    });
+  });
+});
