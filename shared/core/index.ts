@@ -123,6 +123,7 @@ export {
   type StaticClaimInput,
   type StaticClaimPlan,
 } from './scheduling/static-claim.ts';
+export { NO_COMPATIBLE_INSTANCE_TYPES } from './scheduling/templates.ts';
 export type {
   LaunchCandidate,
   NodeClaimPlan,

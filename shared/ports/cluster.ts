@@ -357,13 +357,37 @@ export type EventSubject =
       readonly uid?: string;
     };
 
-/** A Kubernetes Event. Repeats of the same subject, reason and message update one object. */
+/**
+ * A Kubernetes Event. Occurrences with the same dedupe key (eventDedupeKey: subject, reason and
+ * dedupe values) are one Event: a repeat within the dedupe window is dropped, a later one counted
+ * on the same object (its message and type replaced by the latest), as Karpenter's recorder keys
+ * them.
+ */
 export interface ClusterEvent {
   readonly subject: EventSubject;
   readonly type: 'Normal' | 'Warning';
   /** CamelCase, e.g. `FailedScheduling`, `InsufficientCapacityError`. */
   readonly reason: string;
   readonly message: string;
+  /**
+   * What tells occurrences apart besides the subject and reason (Karpenter's dedupe values: a
+   * disruption reason, a command, an annotation value). @default [type, message]
+   */
+  readonly dedupeValues?: readonly string[];
+  /** The dedupe window of this Event, in seconds. @default the adapter's window */
+  readonly dedupeSeconds?: number;
+}
+
+/** The key under which occurrences of an Event are one: subject, reason and dedupe values. Pure. */
+export function eventDedupeKey(event: ClusterEvent): string {
+  const s = event.subject;
+  return [
+    s.kind,
+    s.kind === 'Pod' ? s.namespace : '',
+    s.name,
+    event.reason,
+    ...(event.dedupeValues ?? [event.type, event.message]),
+  ].join('\n');
 }
 
 /**
@@ -431,7 +455,10 @@ export interface Cluster {
   patchNodeClassStatus(name: string, status: EC2NodeClassStatus): Promise<void>;
   /** Labels, annotations and finalizers of an EC2NodeClass. @throws ClusterNotFoundError */
   patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<void>;
-  /** Records an Event; repeats within the adapter's dedupe window are dropped, later ones counted. */
+  /**
+   * Records an Event: an occurrence whose dedupe key (eventDedupeKey) was recorded within its dedupe
+   * window is dropped, a later one counted on the same Event object, across invocations.
+   */
   recordEvent(event: ClusterEvent): Promise<void>;
 
   // Termination and interruption.

@@ -597,6 +597,32 @@ export function describeClusterContract(
       ]);
     });
 
+    it('keys an event by its dedupe values: a new message within its own window is dropped, a later one replaces it', async () => {
+      const event = {
+        subject: { kind: 'Pod' as const, namespace: ns, name: 'held' },
+        type: 'Normal' as const,
+        reason: 'DoNotDisruptUntil',
+        message: `protected until 10:05 (${s.id})`,
+        dedupeValues: ['pod-uid'],
+        dedupeSeconds: 60,
+      };
+      await s.cluster.recordEvent(event);
+      s.clock.advance(30_000);
+      await s.cluster.recordEvent({ ...event, message: 'protected until 10:06' });
+      expect(await s.podEvents('held')).toEqual([
+        { reason: 'DoNotDisruptUntil', message: event.message, count: 1 },
+      ]);
+      // Past the event's own window (shorter than the adapter's): counted, with the latest message.
+      s.clock.advance(31_000);
+      await s.cluster.recordEvent({ ...event, message: 'protected until 10:06' });
+      expect(await s.podEvents('held')).toEqual([
+        { reason: 'DoNotDisruptUntil', message: 'protected until 10:06', count: 2 },
+      ]);
+      // Other dedupe values are another Event.
+      await s.cluster.recordEvent({ ...event, dedupeValues: ['pod-uid', '10:07'] });
+      expect((await s.podEvents('held')).map((e) => e.count).sort()).toEqual([1, 2]);
+    });
+
     it("resolves the zone a pending pod's claimed volume is in, and names the volume of a pod being drained", async () => {
       const storageClass = n('zonal');
       const volume = n('pv');

@@ -385,6 +385,20 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
     expect(lines.filter((l) => l['outcome'] === 'deleted')).toHaveLength(3);
     expect(lines.every((l) => l['method'] === 'drift' && l['reason'] === 'Drifted')).toBe(true);
     expect(await e2e.instancesOf(pool)).toHaveLength(3);
+    // Karpenter's Events on its objects: each replacement launched and waited on, once; each
+    // drifted node disrupted, on its Node and its NodeClaim.
+    const kinds = async (reason: string, name: string) =>
+      (await eventsFor(reason, name)).map((e) => [e.involvedObject.kind, e.type, e.count]);
+    const after = await e2e.nodeClaimsOf(pool);
+    for (const c of after) {
+      expect(await kinds('DisruptionLaunching', c.name)).toEqual([['NodeClaim', 'Normal', 1]]);
+      expect(await kinds('DisruptionWaitingReadiness', c.name)).toEqual([['NodeClaim', 'Normal', 1]]);
+    }
+    for (const c of before) {
+      expect(await kinds('DisruptionTerminating', c.name)).toEqual([['NodeClaim', 'Normal', 1]]);
+      expect(await kinds('DisruptionTerminating', c.status.nodeName ?? '')).toEqual([['Node', 'Normal', 1]]);
+      expect(await kinds('DisruptionLaunching', c.name)).toEqual([]);
+    }
   }, 360_000);
 
   it('a do-not-disrupt pod keeps its drifted node until the annotation goes', async () => {

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
-import type { Cluster } from '../../ports/cluster.ts';
+import { type Cluster, eventDedupeKey } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import { EC2NODECLASSES, type KubeContext } from './context.ts';
 import { ClusterConflictError, ClusterNotFoundError, isNamespaceTerminating } from './errors.ts';
 
 /** Cluster-scoped objects' events go to `default`, as kubectl and client-go do. */
 const CLUSTER_EVENT_NAMESPACE = 'default';
+
+/** Event names one container remembers at most (forgotten all at once past it). */
+const MAX_REMEMBERED = 10_000;
 
 export interface KubeEventOptions {
   /** A repeated event within this window is dropped; later ones bump its count. */
@@ -19,28 +22,35 @@ export interface KubeEventOptions {
 }
 
 /**
- * Events without an event correlator between invocations: an Event's name derives from its
- * subject, type, reason and message, so a repeat finds the existing Event and, outside the dedupe
- * window, bumps its count instead of creating another.
+ * Events without an event correlator between invocations: an Event's name derives from its dedupe
+ * key (subject, reason, dedupe values; eventDedupeKey), so a repeat finds the existing Event and,
+ * outside its dedupe window, bumps its count and takes the latest message instead of creating
+ * another. The window is measured from the Event's lastTimestamp, so it holds across Lambda
+ * invocations.
  */
 export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cluster['recordEvent'] {
   const { api, core } = ctx;
   const { component } = options;
   const dedupeMs = options.dedupeSeconds * 1000;
+  // What this container recorded or saw recorded, by Event name: a repeat within its window costs
+  // no request while the container lives (Karpenter's in-memory dedupe); the Event object decides
+  // otherwise.
+  const seen = new Map<string, number>();
+  const remember = (name: string, atMs: number) => {
+    if (seen.size >= MAX_REMEMBERED) seen.clear();
+    seen.set(name, atMs);
+  };
 
   return async function recordEvent(event) {
     const s = event.subject;
     const namespace = s.kind === 'Pod' ? s.namespace : CLUSTER_EVENT_NAMESPACE;
-    const digest = createHash('sha256')
-      .update(
-        [s.kind, s.kind === 'Pod' ? s.namespace : '', s.name, event.type, event.reason, event.message].join(
-          '\n',
-        ),
-      )
-      .digest('hex')
-      .slice(0, 16);
+    const digest = createHash('sha256').update(eventDedupeKey(event)).digest('hex').slice(0, 16);
     const name = `${s.name.slice(0, 200)}.${digest}`;
+    const message = event.message.slice(0, 1024);
+    const windowMs = event.dedupeSeconds === undefined ? dedupeMs : event.dedupeSeconds * 1000;
     const now = ctx.clock.now();
+    const seenAt = seen.get(name);
+    if (seenAt !== undefined && now.getTime() - seenAt < windowMs) return;
     const body: CoreV1Event = {
       metadata: { name, namespace },
       involvedObject: {
@@ -54,11 +64,13 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
           ? { apiVersion: `${EC2NODECLASSES.group}/${EC2NODECLASSES.version}` }
           : {}),
         ...(s.kind === 'Node' ? { apiVersion: 'v1' } : {}),
-        ...(s.uid === undefined ? {} : { uid: s.uid }),
+        // A Node without its uid is named by its name there, as the kubelet names it: `kubectl
+        // describe node` looks for either, and an Event with no uid would show in neither.
+        ...(s.uid !== undefined ? { uid: s.uid } : s.kind === 'Node' ? { uid: s.name } : {}),
       },
       type: event.type,
       reason: event.reason,
-      message: event.message.slice(0, 1024),
+      message,
       count: 1,
       firstTimestamp: now,
       lastTimestamp: now,
@@ -72,6 +84,7 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       await api.call(`create event "${namespace}/${name}"`, (o) =>
         core.createNamespacedEvent({ namespace, body }, o),
       );
+      remember(name, now.getTime());
       return;
     } catch (error) {
       // The pod's namespace is being deleted, and the pod with it: no Event can be created there,
@@ -98,7 +111,11 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
         throw error;
       }
       const last = existing.lastTimestamp ?? existing.firstTimestamp;
-      if (last !== undefined && now.getTime() - new Date(last).getTime() < dedupeMs) return;
+      const lastMs = last === undefined ? Number.NaN : new Date(last).getTime();
+      if (now.getTime() - lastMs < windowMs) {
+        remember(name, lastMs);
+        return;
+      }
       await ctx.beforeWrite('Event', name);
       // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
       await api.patch(`patch event "${namespace}/${name}"`, (o) =>
@@ -110,11 +127,15 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
               metadata: { resourceVersion: existing.metadata?.resourceVersion },
               count: (existing.count ?? 1) + 1,
               lastTimestamp: now,
+              // Dedupe values may leave the message out: the Event tells the latest.
+              type: event.type,
+              message,
             },
           },
           o,
         ),
       );
+      remember(name, now.getTime());
     });
   };
 }

@@ -33,6 +33,13 @@ import { selectorToRequirements } from './pod-order.ts';
 import { addInto, type Dims, fits, formatList } from './vectors.ts';
 
 /**
+ * How a NodePool's reason begins when its requirements leave no instance type with an available
+ * offering (Karpenter's NoCompatibleInstanceTypes).
+ */
+export const NO_COMPATIBLE_INSTANCE_TYPES =
+  'no instance type with an available offering matches the nodePool requirements';
+
+/**
  * Compiles every NodePool (weight order) against its NodeClass's instance types: offerings the
  * pool allows, DaemonSet overhead per type, cheapest first.
  */
@@ -96,7 +103,7 @@ export function buildTemplates(
         raw.length === 0
           ? `no instance types for nodeClass "${pool.nodeClassName}"`
           : types.length === 0
-            ? `no instance type with an available offering matches the nodePool requirements (${reqs.without(Label.nodePool)})`
+            ? `${NO_COMPATIBLE_INSTANCE_TYPES} (${reqs.without(Label.nodePool)})`
             : undefined,
     });
   });

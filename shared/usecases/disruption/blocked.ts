@@ -1,12 +1,14 @@
-import type { EventSubject } from '../../ports/cluster.ts';
+import type { ClusterEvent } from '../../ports/cluster.ts';
 import type { CandidateSet } from './candidates.ts';
 import { drift, driftBlocked } from './drift.ts';
-import { type EffectPorts, recordEvents } from './effects.ts';
+import type { EffectPorts } from './effects.ts';
 import { emptiness } from './emptiness.ts';
+import { disruptionBlocked, nodePoolDisruptionBlocked, recordAll } from './events.ts';
 import type { MethodContext } from './method.ts';
 import { planStaticDrift } from './static-drift.ts';
 
-// The `DisruptionBlocked` Events of a pass, as Karpenter records them.
+// The `DisruptionBlocked` Events of a pass, as Karpenter records them: on the Node and the
+// NodeClaim a method wants but may not take, and on a NodePool whose budget allows nothing.
 
 /** `DisruptionBlocked` events: nodes kept by their node or pods, NodePools whose budget allows nothing. */
 export async function reportBlocked(
@@ -16,13 +18,15 @@ export async function reportBlocked(
   nowMs: number,
   context?: MethodContext,
 ): Promise<void> {
-  const events: { subject: EventSubject; message: string }[] = [];
-  for (const e of set.excluded) {
-    events.push({
-      subject: { kind: 'NodeClaim', name: e.nodeClaim.name },
-      message: `Cannot disrupt NodeClaim: ${e.why}`,
-    });
-  }
+  // The NodePools first: they are few, and the nodes may be more than one call records.
+  const uids = new Map(
+    [...set.candidates, ...(set.staticCandidates ?? [])].map((c) => [c.nodePool.pool.name, c.nodePool.uid]),
+  );
+  const events: ClusterEvent[] = [...budgetBlocked].map((key) => {
+    const [pool = '', reason = ''] = key.split('/');
+    return nodePoolDisruptionBlocked(pool, reason, uids.get(pool));
+  });
+  for (const e of set.excluded) events.push(...disruptionBlocked(e.nodeClaim, e.node, e.why));
   // Nodes a method wants but their pods hold: drifted ones (unless a terminationGracePeriod
   // bounds their drain) and empty ones whose DaemonSet pods block.
   for (const c of set.candidates) {
@@ -32,10 +36,7 @@ export async function reportBlocked(
       c.reschedulablePods.length === 0 &&
       emptiness.shouldDisrupt({ ...c, blockers: [] }, nowMs);
     if (!drifted && !empty) continue;
-    events.push({
-      subject: { kind: 'NodeClaim', name: c.nodeClaim.name },
-      message: `Cannot disrupt NodeClaim: ${c.blockers[0]?.why ?? ''}`,
-    });
+    events.push(...disruptionBlocked(c.nodeClaim, c.node, c.blockers[0]?.why ?? ''));
   }
   // Drifted static nodes StaticDrift holds back whatever the budget: by their pods, by
   // `limits.nodes`, by a pool that cannot plan a replacement (the budget is reported below).
@@ -43,17 +44,7 @@ export async function reportBlocked(
     [...(set.staticPools?.keys() ?? [])].map((name) => [name, Number.MAX_SAFE_INTEGER]),
   );
   for (const { candidate, why } of planStaticDrift(set.staticCandidates ?? [], unbounded, context).held) {
-    events.push({
-      subject: { kind: 'NodeClaim', name: candidate.nodeClaim.name },
-      message: `Cannot disrupt NodeClaim: ${why}`,
-    });
+    events.push(...disruptionBlocked(candidate.nodeClaim, candidate.node, why));
   }
-  for (const key of budgetBlocked) {
-    const [pool = '', reason] = key.split('/');
-    events.push({
-      subject: { kind: 'NodePool', name: pool },
-      message: `No allowed disruptions for disruption reason ${reason} due to blocking budget`,
-    });
-  }
-  await recordEvents(ports, 'DisruptionBlocked', events);
+  await recordAll(ports.cluster, events);
 }

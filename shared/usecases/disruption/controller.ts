@@ -27,14 +27,21 @@ import {
   digest,
   type EffectPorts,
   markCandidates,
-  recordEvents,
   replacementNames,
 } from './effects.ts';
 import { emptiness } from './emptiness.ts';
+import {
+  consolidationCandidate,
+  consolidationRejected,
+  disruptionLaunching,
+  disruptionWaitingReadiness,
+  doNotDisruptEvents,
+  recordAll,
+} from './events.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
-import { commandMethodName, METHODS, methodNamed } from './methods.ts';
+import { commandMethodName, isConsolidationCommand, METHODS, methodNamed } from './methods.ts';
 import { observeCluster, passFigures } from './observe.ts';
 import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
@@ -252,6 +259,10 @@ class Pass {
     await reportBlocked(this.ports, set, budgetBlocked, this.now(), this.methodContext(set));
     await reportUnconsolidatable(this.view(), set, this.stays);
     const nowMs = this.now();
+    await recordAll(
+      this.ports.cluster,
+      doNotDisruptEvents([...set.candidates, ...(set.staticCandidates ?? []), ...set.excluded], nowMs),
+    );
     const looked = [...set.candidates, ...(set.staticCandidates ?? [])];
     const blocked = looked.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
@@ -448,9 +459,12 @@ class Pass {
     const names = command.candidates.map((c) => c.nodeClaim.name);
     const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
     let dropped: string | undefined;
+    const consolidating = isConsolidationCommand(command.method);
+    if (consolidating) await recordAll(this.ports.cluster, consolidationCandidate(command));
     if (method?.disruptionClass === 'graceful') {
       const checked = await this.revalidate(command, method);
       if (checked.kind === 'invalid') {
+        if (consolidating) await recordAll(this.ports.cluster, consolidationRejected(command, checked.why));
         this.failedValidations += checked.failed;
         this.record(decisionForCommand(command, id, [], 'abandoned', checked.why));
         return false;
@@ -499,13 +513,13 @@ class Pass {
       command.replacementAnnotations,
     );
     await markCandidates(this.ports, candidates, record);
-    await recordEvents(
-      this.ports,
-      'DisruptionLaunching',
-      candidates.map((c) => ({
-        subject: { kind: 'NodeClaim', name: c.name },
-        message: `Launching NodeClaim: ${command.reason}`,
-      })),
+    // Launched and, just created, not initialized: the command waits on them from now on.
+    await recordAll(
+      this.ports.cluster,
+      record.replacements.flatMap((name) => [
+        disruptionLaunching(name, command.reason),
+        disruptionWaitingReadiness(name),
+      ]),
     );
     this.record(decisionForCommand(command, id, record.replacements, 'started'));
     return true;

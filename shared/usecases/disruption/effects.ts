@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { DISRUPTED_TAINT, NodeClaimConditionType, type NodeClaimPlan } from '../../core/index.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
-import type { Cluster, ClusterNodeClaim, ClusterNodePool, EventSubject } from '../../ports/cluster.ts';
+import type { Cluster, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import { toNewNodeClaim } from '../provisioning/plan.ts';
 import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from './command-record.ts';
+import { disruptionTerminating, recordAll } from './events.ts';
 
 // What carrying out a disruption command does to the cluster, each step idempotent: create the
 // replacements (each carrying the command's record), mark the candidates (the record, the
@@ -123,31 +124,30 @@ export async function unmarkCandidates(
   }
 }
 
-/** Deletes the candidates; the termination queue drains and terminates them. */
+/**
+ * Deletes the candidates; the termination queue drains and terminates them. Each gets
+ * `DisruptionTerminating` on its Node and NodeClaim.
+ */
 export async function deleteCandidates(
   ports: EffectPorts,
   claims: readonly ClusterNodeClaim[],
   reason: string,
 ): Promise<void> {
   for (const claim of claims) {
-    await ports.cluster.deleteNodeClaim(claim.name);
-    await ports.terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
-    await ports.cluster.recordEvent({
-      subject: { kind: 'NodeClaim', name: claim.name },
-      type: 'Normal',
-      reason: 'DisruptionTerminating',
-      message: `Disrupting NodeClaim: ${reason}`,
-    });
+    await deleteNodeClaim(ports, claim);
+    await recordAll(ports.cluster, disruptionTerminating(claim, reason));
   }
 }
 
-/** Records `Normal` Events of one reason (at most 50 a pass; the adapter counts repeats). */
-export async function recordEvents(
-  ports: Pick<EffectPorts, 'cluster'>,
-  reason: string,
-  events: readonly { readonly subject: EventSubject; readonly message: string }[],
+/** Deletes the replacements of a command undone (no Event: nothing is disrupted). */
+export async function deleteReplacements(
+  ports: EffectPorts,
+  claims: readonly ClusterNodeClaim[],
 ): Promise<void> {
-  for (const e of events.slice(0, 50)) {
-    await ports.cluster.recordEvent({ subject: e.subject, type: 'Normal', reason, message: e.message });
-  }
+  for (const claim of claims) await deleteNodeClaim(ports, claim);
+}
+
+async function deleteNodeClaim(ports: EffectPorts, claim: ClusterNodeClaim): Promise<void> {
+  await ports.cluster.deleteNodeClaim(claim.name);
+  await ports.terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
 }

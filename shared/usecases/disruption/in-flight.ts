@@ -4,7 +4,8 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import { nodeIndex } from './candidates.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
 import { decisionForRecord } from './describe.ts';
-import { deleteCandidates, markCandidates, unmarkCandidates } from './effects.ts';
+import { deleteCandidates, deleteReplacements, markCandidates, unmarkCandidates } from './effects.ts';
+import { disruptionLaunching, disruptionWaitingReadiness, recordAll } from './events.ts';
 import { isConsolidationCommand } from './methods.ts';
 import type { PassView } from './pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from './replacement-capacity.ts';
@@ -66,7 +67,7 @@ export async function progressCommands(view: PassView): Promise<number> {
       const unready = replacements.flatMap((r) =>
         r === undefined || r.deleting || initialized(r) ? [] : [r],
       );
-      await deleteCandidates(view.ports, unready, 'the disruption command was undone');
+      await deleteReplacements(view.ports, unready);
       const why =
         gone.length > 0
           ? `replacement ${gone.join(', ')} is gone (launch failed or timed out)`
@@ -78,6 +79,18 @@ export async function progressCommands(view: PassView): Promise<number> {
     // that died between creating the replacements and marking the candidates is completed here;
     // a Node that shows the taint already is not written again.
     await markCandidates(view.ports, live, record, tainted);
+    // As Karpenter's queue tells each time it looks: the replacements launched, and those waited on.
+    await recordAll(
+      view.ports.cluster,
+      replacements.flatMap((r) =>
+        r === undefined
+          ? []
+          : [
+              disruptionLaunching(r.name, record.reason),
+              ...(initialized(r) ? [] : [disruptionWaitingReadiness(r.name)]),
+            ],
+      ),
+    );
     const unlaunched = replacements.flatMap((r) =>
       r !== undefined && !isConditionTrue(r.status.conditions, NodeClaimConditionType.launched)
         ? [r.name]

@@ -2,7 +2,7 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import { writeDecision } from '../decision.ts';
 import type { CandidateSet } from './candidates.ts';
 import { shouldConsolidate } from './consolidation.ts';
-import { recordEvents } from './effects.ts';
+import { recordAll, unconsolidatable } from './events.ts';
 import type { DisruptionCandidate } from './method.ts';
 import type { PassView } from './pass-view.ts';
 
@@ -59,10 +59,7 @@ export async function reportUnconsolidatable(
     await ignoreNotFound(
       cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
     );
-    await recordEvents(view.ports, 'Unconsolidatable', [
-      { subject: { kind: 'Node', name: candidate.node.name }, message: why },
-      { subject: { kind: 'NodeClaim', name: claim.name }, message: why },
-    ]);
+    await recordAll(cluster, unconsolidatable(claim, candidate.node, why));
     const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
     writeDecision(logger, {
       kind: 'unconsolidatable',

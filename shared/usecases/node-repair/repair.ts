@@ -196,8 +196,15 @@ async function block(
   const name = pool.pool.name;
   const message = blockedMessage(health);
   if (!(await patchCondition(cluster, name, 'True', 'UnhealthyThresholdExceeded', message))) return false;
-  // Karpenter records NodeRepairBlocked on the Node, its NodeClaim and the NodePool.
-  const event = { type: 'Warning', reason: 'NodeRepairBlocked', message } as const;
+  // Karpenter records NodeRepairBlocked on the Node, its NodeClaim and the NodePool, once in 15
+  // minutes; Flotilla records it once per blocked state, so the message is part of the key.
+  const event = {
+    type: 'Warning',
+    reason: 'NodeRepairBlocked',
+    message,
+    dedupeValues: [message],
+    dedupeSeconds: 15 * 60,
+  } as const;
   await cluster.recordEvent({ ...event, subject: { kind: 'NodePool', name, uid: pool.uid } });
   for (const target of held) {
     await cluster.recordEvent({

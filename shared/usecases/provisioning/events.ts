@@ -1,17 +1,25 @@
-import type { UnschedulablePod } from '../../core/index.ts';
+import { NO_COMPATIBLE_INSTANCE_TYPES, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterEvent } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type PodName, writeDecision } from '../decision.ts';
 import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
-// What provisioning tells pods: why nothing can host them, and which NodeClaim is for them.
+// What provisioning tells pods: why nothing can host them, and which NodeClaim is for them; and
+// NodePools whose requirements leave no instance type. Keyed as Karpenter keys them: a pod's
+// FailedScheduling by the pod (a 5-minute window), its Nominated by the pod, a NodePool's
+// NoCompatibleInstanceTypes by the NodePool (a 1-minute window).
+
+/** Karpenter's windows for a pod's FailedScheduling and a NodePool's NoCompatibleInstanceTypes. */
+export const FAILED_SCHEDULING_DEDUPE_SECONDS = 5 * 60;
+export const NO_COMPATIBLE_DEDUPE_SECONDS = 60;
 
 type EventPorts = Pick<ProvisionPorts, 'cluster'>;
 
 /**
- * One Event per pod nothing can host, with the solver's reason per NodePool, and one unschedulable
- * decision per distinct reason (most pods first).
+ * One Event per pod nothing can host, with the solver's reason per NodePool, one unschedulable
+ * decision per distinct reason (most pods first), and a Warning on each NodePool whose
+ * requirements leave no instance type with an available offering.
  */
 export async function reportUnschedulable(
   ports: EventPorts,
@@ -36,8 +44,30 @@ export async function reportUnschedulable(
       type: 'Warning',
       reason: 'FailedScheduling',
       message: `Failed to schedule pod: ${unschedulableMessage(u, selection)}`,
+      dedupeValues: [u.pod.uid],
+      dedupeSeconds: FAILED_SCHEDULING_DEDUPE_SECONDS,
     })),
   );
+  await recordEvents(ports, noCompatibleInstanceTypes(unschedulable));
+}
+
+/** Karpenter's NoCompatibleInstanceTypes: NodePools the solver found no instance type for. Pure. */
+export function noCompatibleInstanceTypes(unschedulable: readonly UnschedulablePod[]): ClusterEvent[] {
+  const pools = new Map<string, string>();
+  for (const u of unschedulable) {
+    for (const r of u.reasons) {
+      if (r.nodePool !== '' && r.reason.startsWith(NO_COMPATIBLE_INSTANCE_TYPES))
+        pools.set(r.nodePool, r.reason);
+    }
+  }
+  return [...pools].map(([nodePool, reason]) => ({
+    subject: { kind: 'NodePool', name: nodePool },
+    type: 'Warning',
+    reason: 'NoCompatibleInstanceTypes',
+    message: `NodePool requirements leave no instance type to launch: ${reason}`,
+    dedupeValues: [],
+    dedupeSeconds: NO_COMPATIBLE_DEDUPE_SECONDS,
+  }));
 }
 
 /** Pods nominated per run at most: one Event each, as Karpenter records them. */
@@ -54,6 +84,7 @@ export async function reportNominated(ports: EventPorts, claims: readonly ClaimO
         type: 'Normal',
         reason: 'Nominated',
         message: `Pod should schedule on: nodeclaim/${claim.nodeClaim}`,
+        dedupeValues: [pod.uid],
       });
     }
   }

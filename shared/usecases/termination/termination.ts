@@ -20,6 +20,14 @@ import {
   type TerminationStep,
   terminationDeadlineMs,
 } from './decide.ts';
+import {
+  awaitingVolumeDetachment,
+  disrupted,
+  evicted,
+  failedDraining,
+  failedTermination,
+  terminationGracePeriodExpiring,
+} from './events.ts';
 
 export {
   DRAIN_TIERS,
@@ -126,6 +134,9 @@ export async function terminateNodeClaim(
     case 'skip':
       return { kind: 'skipped', nodeClaim: name, why: outcome.why };
     case 'wait':
+      if (outcome.on === 'volumes' && node !== undefined) {
+        await cluster.recordEvent(awaitingVolumeDetachment(node.name, outcome.detail));
+      }
       return {
         kind: 'continue',
         nodeClaim: name,
@@ -146,18 +157,12 @@ async function applyStep(
 ): Promise<void> {
   const { cluster, cloud, logger } = ports;
   const fields = { reason: terminationCause(claim), nodeClaim: claim.name, nodePool: claim.nodePoolName };
-  const claimSubject = { kind: 'NodeClaim' as const, name: claim.name, uid: claim.uid };
   switch (step.kind) {
     case 'annotateDeadline':
       await cluster.patchNodeClaimMetadata(claim.name, {
         annotations: { [Annotation.terminationTimestamp]: step.timestamp },
       });
-      await cluster.recordEvent({
-        subject: claimSubject,
-        type: 'Normal',
-        reason: 'TerminationGracePeriodExpiring',
-        message: `All pods will be deleted by ${step.timestamp}`,
-      });
+      for (const e of terminationGracePeriodExpiring(claim, step.timestamp)) await cluster.recordEvent(e);
       writeDecision(logger, { kind: 'deadline', ...fields, deadline: step.timestamp });
       return;
     case 'deleteNode':
@@ -176,8 +181,10 @@ async function applyStep(
         taint: `${DISRUPTED_TAINT.key}:${DISRUPTED_TAINT.effect}`,
       });
       return;
-    case 'forceDelete':
+    case 'forceDelete': {
       await Promise.all(step.pods.map((f) => cluster.deletePod(f.pod, f.gracePeriodSeconds)));
+      const deadline = new Date(decision.deadlineMs ?? 0).toISOString();
+      for (const f of step.pods) await cluster.recordEvent(disrupted(f, deadline));
       writeDecision(logger, {
         kind: 'drain',
         action: 'forceDelete',
@@ -188,6 +195,7 @@ async function applyStep(
         pods: step.pods.map((f) => f.pod),
       });
       return;
+    }
     case 'evict': {
       const outcomes = await Promise.all(
         step.pods.map(
@@ -197,21 +205,11 @@ async function applyStep(
       const count = (o: EvictionOutcome) => outcomes.filter(([, x]) => x === o).length;
       for (const [pod, outcome] of outcomes) {
         if (outcome !== 'evicted') continue;
-        await cluster.recordEvent({
-          subject: { kind: 'Pod', namespace: pod.namespace, name: pod.name, uid: pod.uid },
-          type: 'Normal',
-          reason: 'Evicted',
-          message: 'Evicted pod',
-        });
+        await cluster.recordEvent(evicted(pod));
       }
       const blocked = outcomes.filter(([, x]) => x === 'blocked').map(([p]) => `${p.namespace}/${p.name}`);
       if (blocked.length > 0 && claim.status.nodeName !== undefined) {
-        await cluster.recordEvent({
-          subject: { kind: 'Node', name: claim.status.nodeName },
-          type: 'Warning',
-          reason: 'FailedDraining',
-          message: `Failed to drain node, ${blocked.length} pods are waiting to be evicted`,
-        });
+        await cluster.recordEvent(failedDraining(claim.status.nodeName, blocked));
       }
       writeDecision(logger, {
         kind: 'drain',
@@ -230,7 +228,13 @@ async function applyStep(
       await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
       return;
     case 'terminateInstance':
-      await cloud.delete(step.instanceId);
+      try {
+        await cloud.delete(step.instanceId);
+      } catch (error) {
+        // Told on the NodeClaim, then thrown: the next pass tries again.
+        await cluster.recordEvent(failedTermination(claim, step.instanceId, error));
+        throw error;
+      }
       writeDecision(logger, { kind: 'terminate', ...fields, instanceId: step.instanceId });
       return;
     case 'removeNodeFinalizer':

@@ -851,9 +851,24 @@ describe('kube cluster adapter: events', () => {
       diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
     }
     expect(requests).toBe(1);
-    await events.recordEvent(event);
-    eventClock.advance(30_000);
-    await events.recordEvent(event);
+    // A repeat within the window, by the same container, costs no request at all.
+    requests = 0;
+    diagnostics.subscribe('undici:client:sendHeaders', onRequest);
+    try {
+      await events.recordEvent(event);
+      eventClock.advance(30_000);
+      await events.recordEvent(event);
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onRequest);
+    }
+    expect(requests).toBe(0);
+    // Another container (no memory of it) finds the Event and drops the repeat as well.
+    await makeKubeCluster({
+      kubeConfig: controllerKc,
+      logger,
+      clock: eventClock,
+      eventDedupeSeconds: 120,
+    }).recordEvent(event);
     let list = await core.listNamespacedEvent({
       namespace: ns,
       fieldSelector: 'reason=FailedScheduling,source=flotilla',
@@ -886,6 +901,23 @@ describe('kube cluster adapter: events', () => {
     expect(
       clusterEvents.items.map((e) => [e.involvedObject.kind, e.involvedObject.apiVersion, e.reason]),
     ).toEqual([['NodePool', 'karpenter.sh/v1', 'DisruptionBlocked']]);
+
+    // A Node named without its uid takes its name there, as the kubelet's Events do, so that
+    // `kubectl describe node` (which looks for the Node's uid or its name) shows it.
+    const nodeName = `${ns}-node-events`;
+    await events.recordEvent({
+      subject: { kind: 'Node', name: nodeName },
+      type: 'Warning',
+      reason: 'FailedDraining',
+      message: 'a pod waits to be evicted',
+    });
+    const nodeEvents = await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.kind=Node,involvedObject.uid=${nodeName}`,
+    });
+    expect(nodeEvents.items.map((e) => [e.involvedObject.name, e.reason])).toEqual([
+      [nodeName, 'FailedDraining'],
+    ]);
   });
 
   it('records nothing, and fails nothing, about a pod whose namespace is being deleted', async () => {

@@ -116,22 +116,28 @@ describe('StaticDrift over whole passes (in-memory cluster and cloud)', () => {
     }
     // The static pass never took a replacement (or a drifted node) for a surplus.
     expect(w.lines.filter((l) => l['decision'] === 'staticCapacity' && l['action'] === 'delete')).toEqual([]);
+    // Karpenter's objects: the replacements launched and waited on, the candidates' NodeClaim and
+    // Node disrupted.
     const events = w.cluster.events().map((e) => e.event);
-    for (const name of before) {
-      expect(events).toContainEqual(
-        expect.objectContaining({
-          reason: 'DisruptionLaunching',
-          message: 'Launching NodeClaim: Drifted',
-          subject: expect.objectContaining({ kind: 'NodeClaim', name }),
-        }),
-      );
-      expect(events).toContainEqual(
-        expect.objectContaining({
-          reason: 'DisruptionTerminating',
-          message: 'Disrupting NodeClaim: Drifted',
-          subject: expect.objectContaining({ kind: 'NodeClaim', name }),
-        }),
-      );
+    const on = (reason: string, kind: string, name: string | undefined) =>
+      events.filter((e) => e.reason === reason && e.subject.kind === kind && e.subject.name === name);
+    for (const name of after.map((c) => c.name)) {
+      expect(on('DisruptionLaunching', 'NodeClaim', name).map((e) => e.message)).toEqual([
+        expect.stringContaining('Drifted'),
+      ]);
+      expect(on('DisruptionWaitingReadiness', 'NodeClaim', name)).toHaveLength(1);
     }
+    for (const name of before) {
+      expect(on('DisruptionLaunching', 'NodeClaim', name)).toEqual([]);
+      expect(on('DisruptionTerminating', 'NodeClaim', name).map((e) => e.message)).toEqual([
+        expect.stringContaining('Drifted'),
+      ]);
+    }
+    const nodes = (await w.cluster.nodes()).items.map((n) => n.name);
+    const terminatedNodes = events
+      .filter((e) => e.reason === 'DisruptionTerminating' && e.subject.kind === 'Node')
+      .map((e) => e.subject.name);
+    expect(terminatedNodes).toHaveLength(2);
+    for (const node of terminatedNodes) expect(nodes).not.toContain(node);
   });
 });

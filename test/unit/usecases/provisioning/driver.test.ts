@@ -1,42 +1,25 @@
 import { describe, expect, it, vi } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import {
   type ProvisionerDriverDeps,
   provisionForMessages,
   runProvisioner,
 } from '../../../../shared/usecases/provisioning/driver.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
-import { addPendingPod, scenarioWorld } from './world.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
 // controllers pass, with the NodePools and EC2NodeClasses of an example scenario.
 
 async function makeWorld() {
-  const { clock, cluster, cloud, resolver } = scenarioWorld();
-  const leases = makeMemoryLeaseStore();
+  const world = scenarioWorld();
+  const { clock, cluster } = world;
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
   const deps: ProvisionerDriverDeps = {
     logger,
     clock,
-    provision: (holder) =>
-      provision(
-        {
-          cluster,
-          cloud,
-          leases,
-          clock,
-          sleep: async (ms) => clock.advance(ms),
-          logger,
-          nodeClassResolver: resolver,
-        },
-        { holder },
-      ),
-    reconcileLifecycle: (holder) =>
-      reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
+    ...provisionerSteps(world, logger),
     scheduleFollowUp: async (holder, nodeClaims) => {
       followUps.push({ holder, nodeClaims });
       return { delaySeconds: 5 };

@@ -4,10 +4,14 @@ import {
   type MemoryCluster,
   makeMemoryCloud,
   makeMemoryCluster,
+  makeMemoryLeaseStore,
   makeMemoryNodeClassResolver,
 } from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import type { Logger } from '../../../../shared/runtime/logger.ts';
 import { loadScenario } from '../../../../shared/simulator/scenario.ts';
+import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
 
 // The in-memory cluster and cloud a provisioning run is tested on: the NodePools and EC2NodeClasses
 // of an example scenario, created as a user applies them.
@@ -41,4 +45,30 @@ export function addPendingPod(cluster: MemoryCluster, name: string): void {
     },
   });
   cluster.markPodUnschedulable('default', name, '0/0 nodes are available');
+}
+
+/**
+ * The provisioner Lambda's two steps over a world, as its handler wires them: the provisioning run
+ * and the lifecycle (and EC2NodeClass) pass, sharing one lease store.
+ */
+export function provisionerSteps(world: ReturnType<typeof scenarioWorld>, logger: Logger) {
+  const { clock, cluster, cloud, resolver } = world;
+  const leases = makeMemoryLeaseStore();
+  return {
+    provision: (holder: string) =>
+      provision(
+        {
+          cluster,
+          cloud,
+          leases,
+          clock,
+          sleep: async (ms) => clock.advance(ms),
+          logger,
+          nodeClassResolver: resolver,
+        },
+        { holder },
+      ),
+    reconcileLifecycle: (holder: string) =>
+      reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
+  };
 }

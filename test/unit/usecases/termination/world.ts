@@ -28,6 +28,8 @@ export interface TerminatingClaim {
   readonly blockedByBudget?: boolean;
   /** Its instance was not launched by Flotilla (so terminating it is refused). */
   readonly foreignInstance?: boolean;
+  /** The NodeClaim's `spec.terminationGracePeriod`. */
+  readonly terminationGracePeriod?: string;
 }
 
 export function makeTerminationWorld(budgetMs = 10_000) {
@@ -91,6 +93,9 @@ export function makeTerminationWorld(budgetMs = 10_000) {
     await cluster.createNodeClaim(
       newNodeClaim(name, {
         labels: { 'karpenter.sh/capacity-type': 'on-demand', 'topology.kubernetes.io/zone': 'us-east-1a' },
+        ...(options.terminationGracePeriod === undefined
+          ? {}
+          : { terminationGracePeriod: options.terminationGracePeriod }),
       }),
     );
     const nodeName = `node-${name}`;

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import type { StoredEvent } from '../../../../shared/adapters/memory/index.ts';
+import {
+  consolidationCandidate,
+  consolidationRejected,
+  doNotDisruptEvents,
+  NODEPOOL_BLOCKED_DEDUPE_SECONDS,
+  nodePoolDisruptionBlocked,
+} from '../../../../shared/usecases/disruption/events.ts';
+import type { DisruptionCommand } from '../../../../shared/usecases/disruption/method.ts';
+import { boundPod, candidate, clusterNode, replacement } from './builders.ts';
+import { pass, threeNodes } from './pass-world.ts';
+
+// Karpenter's disruption Events on Karpenter's objects, with its types and dedupe keys: what a
+// pod's do-not-disrupt value means, a consolidation command chosen and rejected, a node held by
+// its own annotation, a NodePool held by its budget.
+
+const NOW = Date.parse('2026-11-21T10:00:00Z');
+const MINUTE = 60_000;
+
+describe('do-not-disrupt pod Events', () => {
+  it.each([
+    ['"true" says nothing', 'true', NOW - MINUTE, []],
+    ['no annotation says nothing', undefined, NOW - MINUTE, []],
+    [
+      'a value neither "true" nor a duration is ignored, with a Warning',
+      'forever',
+      NOW - MINUTE,
+      [{ reason: 'InvalidDoNotDisruptAnnotation', type: 'Warning', dedupeValues: ['uid-p', 'forever'] }],
+    ],
+    [
+      'a negative duration is invalid too',
+      '-5m',
+      NOW - MINUTE,
+      [{ reason: 'InvalidDoNotDisruptAnnotation', type: 'Warning', dedupeValues: ['uid-p', '-5m'] }],
+    ],
+    [
+      'a duration still running says until when',
+      '1h',
+      NOW - 10 * MINUTE,
+      [
+        {
+          reason: 'DoNotDisruptUntil',
+          type: 'Normal',
+          message: expect.stringContaining('2026-11-21T10:50:00.000Z'),
+          dedupeValues: ['uid-p', '2026-11-21T10:50:00.000Z'],
+        },
+      ],
+    ],
+    [
+      'a duration run out says the pod may go',
+      '5m',
+      NOW - 10 * MINUTE,
+      [{ reason: 'DoNotDisruptGracePeriodElapsed', type: 'Normal', dedupeValues: ['uid-p'] }],
+    ],
+    ['a pod not started yet says nothing (its protection has not begun)', '5m', undefined, []],
+  ] as const)('%s', (_, value, startedAtMs, expected) => {
+    const pod = boundPod('p', {
+      ...(value === undefined ? {} : { doNotDisrupt: value }),
+      ...(startedAtMs === undefined ? {} : { startedAtMs }),
+    });
+    const events = doNotDisruptEvents([{ node: clusterNode('n', { pods: [pod] }) }], NOW);
+    expect(events).toEqual(
+      expected.map((e) =>
+        expect.objectContaining({
+          ...e,
+          subject: { kind: 'Pod', namespace: 'apps', name: 'p', uid: 'uid-p' },
+        }),
+      ),
+    );
+  });
+});
+
+describe('consolidation command Events', () => {
+  const replace: DisruptionCommand = {
+    method: 'single-node',
+    reason: 'Underutilized',
+    candidates: [{ ...candidate('big'), pricePerHour: 0.4 }],
+    replacements: [replacement('small')],
+  };
+  const remove: DisruptionCommand = {
+    method: 'multi-node',
+    reason: 'Underutilized',
+    candidates: [
+      { ...candidate('a'), pricePerHour: 0.1 },
+      { ...candidate('b'), pricePerHour: 0.15 },
+    ],
+    replacements: [],
+  };
+
+  it('ConsolidationCandidate goes on the Node and the NodeClaim of each candidate, with the savings', () => {
+    const price = replace.replacements[0]?.instanceTypes[0]?.priceUsdPerHour ?? 0;
+    const events = consolidationCandidate(replace);
+    expect(events.map((e) => [e.subject.kind, e.subject.name, e.type, e.reason])).toEqual([
+      ['Node', 'node-big', 'Normal', 'ConsolidationCandidate'],
+      ['NodeClaim', 'big', 'Normal', 'ConsolidationCandidate'],
+    ]);
+    for (const e of events) {
+      expect(e.message).toContain('replace with 1 cheaper NodeClaim');
+      expect(e.message).toContain(`$${(0.4 - price).toFixed(2)}/hour`);
+      expect(e.dedupeValues).toEqual(['replace with 1 cheaper NodeClaim']);
+    }
+    const deletes = consolidationCandidate(remove);
+    expect(deletes.map((e) => e.subject.name)).toEqual(['node-a', 'a', 'node-b', 'b']);
+    expect(deletes.every((e) => e.message.includes('delete, saving $0.25/hour'))).toBe(true);
+  });
+
+  it('ConsolidationRejected says why, keyed by the command and the reason', () => {
+    const events = consolidationRejected(remove, 'nodeClaim a is nominated');
+    expect(events).toHaveLength(4);
+    for (const e of events) {
+      expect(e).toMatchObject({ type: 'Normal', reason: 'ConsolidationRejected' });
+      expect(e.message).toContain('nodeClaim a is nominated');
+      expect(e.dedupeValues).toEqual(['delete', 'nodeClaim a is nominated']);
+    }
+  });
+});
+
+describe('disruption Events over whole passes (in-memory cluster and cloud)', () => {
+  it('a NodePool blocked by its budget is told once a minute per disruption reason', () => {
+    expect(nodePoolDisruptionBlocked('web', 'Drifted')).toMatchObject({
+      subject: { kind: 'NodePool', name: 'web' },
+      type: 'Normal',
+      reason: 'DisruptionBlocked',
+      dedupeValues: ['Drifted'],
+      dedupeSeconds: NODEPOOL_BLOCKED_DEDUPE_SECONDS,
+    });
+    expect(NODEPOOL_BLOCKED_DEDUPE_SECONDS).toBe(60);
+  });
+
+  it('tells do-not-disrupt pods and a do-not-disrupt node on their objects, each once within its window', async () => {
+    const world = await threeNodes();
+    const { cluster, clock } = world;
+    const [claim] = (await cluster.nodeClaims()).items;
+    const nodeName = claim?.status.nodeName ?? '';
+    const others = (await cluster.nodes()).items.map((n) => n.name).filter((n) => n !== nodeName);
+    // Small pods bound beside the spread ones, started 10 minutes ago, each with a value.
+    const startTime = new Date(clock.now().getTime() - 10 * MINUTE).toISOString();
+    for (const [name, value, node] of [
+      ['bad', 'forever', others[0]],
+      ['held', '1h', others[0]],
+      ['done', '5m', others[1]],
+    ] as const) {
+      cluster.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'default', annotations: { 'karpenter.sh/do-not-disrupt': value } },
+        spec: {
+          nodeName,
+          ...(node === undefined ? {} : { nodeName: node }),
+          containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '10m' } } }],
+        },
+        status: { phase: 'Running', startTime },
+      });
+    }
+    // The user keeps the first node.
+    await cluster.patchNode(nodeName, { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+
+    await pass(world);
+    const mine = (reason: string) =>
+      cluster
+        .events()
+        .filter((e) => e.event.reason === reason)
+        .map((e: StoredEvent) => [e.event.subject.kind, e.event.subject.name, e.event.type, e.count]);
+    expect(mine('InvalidDoNotDisruptAnnotation')).toEqual([['Pod', 'bad', 'Warning', 1]]);
+    expect(mine('DoNotDisruptUntil')).toEqual([['Pod', 'held', 'Normal', 1]]);
+    expect(mine('DoNotDisruptGracePeriodElapsed')).toEqual([['Pod', 'done', 'Normal', 1]]);
+    expect(mine('DisruptionBlocked')).toEqual(
+      expect.arrayContaining([
+        ['Node', nodeName, 'Normal', 1],
+        ['NodeClaim', claim?.name, 'Normal', 1],
+      ]),
+    );
+    const blocked = cluster
+      .events()
+      .filter((e) => e.event.reason === 'DisruptionBlocked' && e.event.subject.name === nodeName);
+    expect(blocked[0]?.event.message).toContain('karpenter.sh/do-not-disrupt');
+    // Named by uid too, so that `kubectl describe` finds them.
+    const node = (await cluster.nodes()).items.find((n) => n.name === nodeName);
+    expect(blocked[0]?.event.subject.uid).toBe(node?.uid);
+    expect(blocked[0]?.event.subject.uid).toBeTruthy();
+
+    // A pass a minute later repeats nothing; one past the window counts each again on its Event.
+    clock.advance(MINUTE);
+    await pass(world);
+    expect(mine('InvalidDoNotDisruptAnnotation')).toEqual([['Pod', 'bad', 'Warning', 1]]);
+    expect(mine('DoNotDisruptGracePeriodElapsed')).toEqual([['Pod', 'done', 'Normal', 1]]);
+    clock.advance(10 * MINUTE);
+    await pass(world);
+    expect(mine('InvalidDoNotDisruptAnnotation')).toEqual([['Pod', 'bad', 'Warning', 2]]);
+    expect(mine('DoNotDisruptGracePeriodElapsed')).toEqual([['Pod', 'done', 'Normal', 2]]);
+    expect(mine('DisruptionBlocked')).toEqual(
+      expect.arrayContaining([
+        ['Node', nodeName, 'Normal', 2],
+        ['NodeClaim', claim?.name, 'Normal', 2],
+      ]),
+    );
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import {
+  FAILED_SCHEDULING_DEDUPE_SECONDS,
+  NO_COMPATIBLE_DEDUPE_SECONDS,
+} from '../../../../shared/usecases/provisioning/events.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
+
+// What provisioning tells, keyed as Karpenter keys it: a NodePool whose requirements leave no
+// instance type (NoCompatibleInstanceTypes, a Warning on the NodePool, once a minute), and the pod
+// nothing hosts (FailedScheduling, once in five minutes whatever its message).
+
+describe('provisioning Events (in-memory cluster and cloud)', () => {
+  it('a NodePool no instance type matches gets NoCompatibleInstanceTypes; its pods FailedScheduling', async () => {
+    const world = scenarioWorld();
+    const { clock, cluster } = world;
+    const steps = provisionerSteps(world, makeLogger({}, { sink: () => {} }));
+    const [raw] = cluster.list('NodePool') as { metadata: { name: string }; spec: Record<string, unknown> }[];
+    const poolName = raw?.metadata.name ?? '';
+    const spec = structuredClone(raw?.spec ?? {}) as {
+      template: { spec: { requirements?: unknown[] } };
+    };
+    spec.template.spec.requirements = [
+      { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['zz9'] },
+    ];
+    cluster.replaceSpec('NodePool', poolName, spec);
+    addPendingPod(cluster, 'waiting');
+    const run = async (holder: string) => {
+      await steps.reconcileLifecycle(holder);
+      await steps.provision(holder);
+    };
+    const told = (reason: string) =>
+      cluster
+        .events()
+        .filter((e) => e.event.reason === reason)
+        .map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type, e.count]);
+
+    await run('p-1');
+    expect(told('NoCompatibleInstanceTypes')).toEqual([['NodePool', poolName, 'Warning', 1]]);
+    expect(told('FailedScheduling')).toEqual([['Pod', 'waiting', 'Warning', 1]]);
+    const [event] = cluster.events().filter((e) => e.event.reason === 'NoCompatibleInstanceTypes');
+    expect(event?.event.message).toContain('zz9');
+
+    // Within the NodePool's window: nothing new. Past it (and within the pod's): the NodePool again.
+    clock.advance(30_000);
+    await run('p-2');
+    expect(told('NoCompatibleInstanceTypes')).toEqual([['NodePool', poolName, 'Warning', 1]]);
+    clock.advance(NO_COMPATIBLE_DEDUPE_SECONDS * 1000);
+    await run('p-3');
+    expect(told('NoCompatibleInstanceTypes')).toEqual([['NodePool', poolName, 'Warning', 2]]);
+    expect(told('FailedScheduling')).toEqual([['Pod', 'waiting', 'Warning', 1]]);
+    clock.advance(FAILED_SCHEDULING_DEDUPE_SECONDS * 1000);
+    await run('p-4');
+    expect(told('FailedScheduling')).toEqual([['Pod', 'waiting', 'Warning', 2]]);
+  });
+});
