@@ -13,6 +13,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           sequence: { groupOrder: 0 },
           testTimeout: 30_000,
+          // Every core: the unit tests run before the servers start, so they have the machine to
+          // themselves (vitest's default leaves one core idle).
+          maxWorkers: '100%',
           // Synthesising a stack bundles every Lambda with esbuild inside a beforeAll; on a busy
           // two-core machine that alone can take longer than the 10 s default.
           hookTimeout: 120_000,
