@@ -229,3 +229,132 @@ describe('explain over the simulator world', () => {
     });
   }, 60_000);
 });
+
+/** A pod applied as the run ends, which kube-scheduler found no room for. */
+function latePod(world: SimulationWorld, name: string, cpu: string, spec: Record<string, unknown> = {}) {
+  world.cluster.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `${name}-uid` },
+    spec: { ...spec, containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+  });
+  world.cluster.markPodUnschedulable('default', name, '0/1 nodes are available: 1 Insufficient cpu.');
+}
+
+describe('explain over the simulator world: the reasons of a pod no NodePool takes', () => {
+  it('a NodePool taint the pod does not tolerate, and a requirement the NodePool excludes', async () => {
+    // The NodePool of this file, with a taint on its nodes.
+    const tainted = scenario('', '').replace(
+      'workloads:\n',
+      '          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n',
+    );
+    const explained = await atEndOf(tainted, async (world) => {
+      latePod(world, 'plain', '1');
+      latePod(world, 'picky', '1', {
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+        nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c7g' },
+      });
+      return {
+        plain: await explainPod(ports(world), { namespace: 'default', name: 'plain' }),
+        picky: await explainPod(ports(world), { namespace: 'default', name: 'picky' }),
+      };
+    });
+    // Neither matches the only NodePool: the headline is that no NodePool does, and the NodePool's
+    // verdict says why.
+    expect(explained.plain).toMatchObject({
+      kind: 'pod',
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [
+        {
+          nodePool: 'default',
+          code: 'taintNotTolerated',
+          headline: POD_REASONS.taintNotTolerated,
+          detail: 'taint dedicated=batch:NoSchedule not tolerated',
+          podMatches: false,
+        },
+      ],
+    });
+    expect(explained.picky).toMatchObject({
+      kind: 'pod',
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [
+        {
+          nodePool: 'default',
+          code: 'requirements',
+          headline: POD_REASONS.requirements,
+          detail: expect.stringMatching(/^pod requires karpenter\.k8s\.aws\/instance-family In \[c7g\]/),
+          podMatches: false,
+        },
+      ],
+    });
+    // The FailedScheduling message the provisioner records says the same.
+    if (explained.picky.kind !== 'pod') throw new Error('picky is not explained');
+    expect(explained.picky.failedScheduling).toContain(explained.picky.nodePools[0]?.detail ?? '-');
+  }, 60_000);
+});
+
+describe('explain over the simulator world: a NodeClaim on its way', () => {
+  it('a pod nominated to the NodeClaim, and the NodeClaim not initialized', async () => {
+    // Nodes boot in 10 minutes and the run ends after 2: the NodeClaim for web has no Node yet.
+    const booting = scenario('', deployment('web', 1, '1'))
+      .replace('duration: 4m', 'duration: 2m')
+      .replace('bootDelay: 30s', 'bootDelay: 10m');
+    const explained = await atEndOf(booting, async (world) => {
+      latePod(world, 'late', '1');
+      const [claim] = (await world.cluster.nodeClaims()).items;
+      if (claim === undefined) throw new Error('no NodeClaim was launched');
+      return {
+        claim: claim.name,
+        pod: await explainPod(ports(world), { namespace: 'default', name: 'late' }),
+        node: await explainNode(ports(world), claim.name),
+      };
+    });
+    expect(explained.pod).toMatchObject({
+      kind: 'pod',
+      reasons: [
+        {
+          code: 'nominated',
+          headline: POD_REASONS.nominated,
+          detail: `nodeClaim ${explained.claim} has room for it once its node joins`,
+        },
+      ],
+      nodeClaim: explained.claim,
+    });
+    expect(explained.node).toMatchObject({
+      kind: 'node',
+      verdict: 'stays',
+      reasons: [
+        {
+          code: 'notInitialized',
+          headline: NODE_REASONS.notInitialized,
+          detail: `nodeClaim ${explained.claim} has no Node yet`,
+        },
+      ],
+    });
+  }, 60_000);
+});
+
+describe('explain over the simulator world: a WhenEmpty NodePool', () => {
+  it('a node with pods stays: the NodePool consolidates only empty nodes', async () => {
+    const all = await atEndOf(
+      scenario(
+        '      disruption: { consolidationPolicy: WhenEmpty, consolidateAfter: 0s }\n',
+        deployment('web', 1, '1'),
+      ),
+      explainAll,
+    );
+    expect(all.nodes).toHaveLength(1);
+    expect(all.nodes[0]).toMatchObject({
+      kind: 'node',
+      verdict: 'stays',
+      nodePool: 'default',
+      reasons: [
+        {
+          code: 'whenEmptyWithPods',
+          headline: NODE_REASONS.whenEmptyWithPods,
+          detail: 'nodePool default consolidates only empty nodes; 1 pods run here',
+        },
+      ],
+    });
+  }, 60_000);
+});
