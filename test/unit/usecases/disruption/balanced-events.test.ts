@@ -34,7 +34,7 @@ ${pod('web', '3', '    scale: [{ at: 2m, replicas: 0 }]\n')}${pod('small', '500m
 
 describe('Balanced consolidation Events over a simulated run', () => {
   it('a replace the score approves: ConsolidationCandidate and ConsolidationApproved on the Node and NodeClaim', async () => {
-    let events: StoredEvent[] = [];
+    let events: readonly StoredEvent[] = [];
     await simulate(parseScenario(text), {
       atEnd: async (world) => {
         events = world.cluster.events();

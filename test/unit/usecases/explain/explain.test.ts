@@ -358,3 +358,39 @@ describe('explain over the simulator world: a WhenEmpty NodePool', () => {
     });
   }, 60_000);
 });
+
+describe('explain over the simulator world: a NodePool with no instance type to launch', () => {
+  it('is the reason of the pods it would take, and not of those it would not', async () => {
+    // A tainted NodePool whose requirements leave no offering: no instance type is in that zone.
+    const empty = scenario('', '').replace(
+      'workloads:\n',
+      '            - { key: topology.kubernetes.io/zone, operator: In, values: [nowhere-1z] }\n          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n',
+    );
+    const explained = await atEndOf(empty, async (world) => {
+      latePod(world, 'plain', '1');
+      latePod(world, 'batch', '1', {
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+      });
+      return {
+        plain: await explainPod(ports(world), { namespace: 'default', name: 'plain' }),
+        batch: await explainPod(ports(world), { namespace: 'default', name: 'batch' }),
+      };
+    });
+    const verdict = {
+      nodePool: 'default',
+      code: 'noInstanceTypeFits',
+      detail: expect.stringMatching(
+        /^no instance type with an available offering matches the nodePool requirements \(/,
+      ),
+    };
+    expect(explained.batch).toMatchObject({
+      reasons: [{ code: 'noInstanceTypeFits', headline: POD_REASONS.noInstanceTypeFits }],
+      nodePools: [{ ...verdict, podMatches: true }],
+    });
+    // The NodePool says it first, but the pod does not tolerate its taint anyway.
+    expect(explained.plain).toMatchObject({
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [{ ...verdict, podMatches: false }],
+    });
+  }, 60_000);
+});
