@@ -241,27 +241,37 @@ function latePod(world: SimulationWorld, name: string, cpu: string, spec: Record
   world.cluster.markPodUnschedulable('default', name, '0/1 nodes are available: 1 Insufficient cpu.');
 }
 
+/** Pods of 1 cpu applied as the run ends (latePod), by name with their spec, each explained. */
+async function explainLate(world: SimulationWorld, pods: Record<string, Record<string, unknown>>) {
+  const out: Record<string, PodExplanation> = {};
+  for (const [name, spec] of Object.entries(pods)) latePod(world, name, '1', spec);
+  for (const name of Object.keys(pods)) {
+    out[name] = await explainPod(ports(world), { namespace: 'default', name });
+  }
+  return out;
+}
+
+/** The NodePool of this file with a taint on its nodes and `requirement` (a YAML item), no workloads. */
+const taintedScenario = (requirement = '') =>
+  scenario('', '').replace(
+    'workloads:\n',
+    `${requirement}          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n`,
+  );
+const TOLERATES = {
+  tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+};
+
 describe('explain over the simulator world: the reasons of a pod no NodePool takes', () => {
   it('a NodePool taint the pod does not tolerate, and a requirement the NodePool excludes', async () => {
-    // The NodePool of this file, with a taint on its nodes.
-    const tainted = scenario('', '').replace(
-      'workloads:\n',
-      '          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n',
+    const explained = await atEndOf(taintedScenario(), (world) =>
+      explainLate(world, {
+        plain: {},
+        picky: { ...TOLERATES, nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c7g' } },
+      }),
     );
-    const explained = await atEndOf(tainted, async (world) => {
-      latePod(world, 'plain', '1');
-      latePod(world, 'picky', '1', {
-        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
-        nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c7g' },
-      });
-      return {
-        plain: await explainPod(ports(world), { namespace: 'default', name: 'plain' }),
-        picky: await explainPod(ports(world), { namespace: 'default', name: 'picky' }),
-      };
-    });
     // Neither matches the only NodePool: the headline is that no NodePool does, and the NodePool's
     // verdict says why.
-    expect(explained.plain).toMatchObject({
+    expect(explained['plain']).toMatchObject({
       kind: 'pod',
       reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
       nodePools: [
@@ -274,7 +284,7 @@ describe('explain over the simulator world: the reasons of a pod no NodePool tak
         },
       ],
     });
-    expect(explained.picky).toMatchObject({
+    expect(explained['picky']).toMatchObject({
       kind: 'pod',
       reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
       nodePools: [
@@ -288,8 +298,9 @@ describe('explain over the simulator world: the reasons of a pod no NodePool tak
       ],
     });
     // The FailedScheduling message the provisioner records says the same.
-    if (explained.picky.kind !== 'pod') throw new Error('picky is not explained');
-    expect(explained.picky.failedScheduling).toContain(explained.picky.nodePools[0]?.detail ?? '-');
+    const picky = explained['picky'];
+    if (picky?.kind !== 'pod') throw new Error('picky is not explained');
+    expect(picky.failedScheduling).toContain(picky.nodePools[0]?.detail ?? '-');
   }, 60_000);
 });
 
@@ -362,20 +373,12 @@ describe('explain over the simulator world: a WhenEmpty NodePool', () => {
 describe('explain over the simulator world: a NodePool with no instance type to launch', () => {
   it('is the reason of the pods it would take, and not of those it would not', async () => {
     // A tainted NodePool whose requirements leave no offering: no instance type is in that zone.
-    const empty = scenario('', '').replace(
-      'workloads:\n',
-      '            - { key: topology.kubernetes.io/zone, operator: In, values: [nowhere-1z] }\n          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n',
+    const explained = await atEndOf(
+      taintedScenario(
+        '            - { key: topology.kubernetes.io/zone, operator: In, values: [nowhere-1z] }\n',
+      ),
+      (world) => explainLate(world, { plain: {}, batch: TOLERATES }),
     );
-    const explained = await atEndOf(empty, async (world) => {
-      latePod(world, 'plain', '1');
-      latePod(world, 'batch', '1', {
-        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
-      });
-      return {
-        plain: await explainPod(ports(world), { namespace: 'default', name: 'plain' }),
-        batch: await explainPod(ports(world), { namespace: 'default', name: 'batch' }),
-      };
-    });
     const verdict = {
       nodePool: 'default',
       code: 'noInstanceTypeFits',
@@ -383,12 +386,12 @@ describe('explain over the simulator world: a NodePool with no instance type to 
         /^no instance type with an available offering matches the nodePool requirements \(/,
       ),
     };
-    expect(explained.batch).toMatchObject({
+    expect(explained['batch']).toMatchObject({
       reasons: [{ code: 'noInstanceTypeFits', headline: POD_REASONS.noInstanceTypeFits }],
       nodePools: [{ ...verdict, podMatches: true }],
     });
     // The NodePool says it first, but the pod does not tolerate its taint anyway.
-    expect(explained.plain).toMatchObject({
+    expect(explained['plain']).toMatchObject({
       reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
       nodePools: [{ ...verdict, podMatches: false }],
     });
