@@ -108,6 +108,11 @@ beforeAll(async () => {
     e2e.createPool('limits', 'limits', { instanceTypes: ['m5.large'], limits: { cpu: '1' } }),
     e2e.createPool('nofit', 'nofit', { instanceTypes: ['m5.large'] }),
     e2e.createPool('notready', 'notready', { instanceTypes: ['m5.large'], nodeClassName: badClass }),
+    // Its requirements leave no offering: no instance type is in that zone.
+    e2e.createPool('nocompat', 'nocompat', {
+      instanceTypes: ['m5.large'],
+      requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['nowhere-1z'] }],
+    }),
   ]);
   for (const [i, name] of [
     'budget',
@@ -120,6 +125,7 @@ beforeAll(async () => {
     'limits',
     'nofit',
     'notready',
+    'nocompat',
   ].entries()) {
     pools[name] = made[i] ?? '';
   }
@@ -174,6 +180,7 @@ beforeAll(async () => {
     e2e.createPod('limits', 'limits', 'limits', '500m'),
     e2e.createPod('nofit', 'nofit', 'nofit', '64'),
     e2e.createPod('notready', 'notready', 'notready', '500m'),
+    e2e.createPod('nocompat', 'nocompat', 'nocompat', '500m'),
     e2e.createPod('guard', 'guard', 'guard-second', '500m'),
   ]);
   // The provisioner tells the pods why (FailedScheduling); one disruption pass over the node cases.
@@ -185,12 +192,19 @@ beforeAll(async () => {
 
 describe('flotilla explain pod, against the real API server', () => {
   it.each([
-    ['nopool', 'noNodePool', undefined],
-    ['limits', 'nodePoolLimits', 'limits'],
-    ['notready', 'nodeClassNotReady', 'notready'],
-    ['nofit', 'noInstanceTypeFits', 'nofit'],
-    ['guard-second', 'launchPaused', 'guard'],
-  ] as const)('%s waits: %s, and its FailedScheduling Event says so', async (pod, code, pool) => {
+    ['nopool', 'noNodePool', undefined, undefined],
+    ['limits', 'nodePoolLimits', 'limits', undefined],
+    // Karpenter plans no pod onto a NodePool that is not Ready and records nothing more for it;
+    // Flotilla's NodePool says why it is not Ready.
+    ['notready', 'nodeClassNotReady', 'notready', 'NodeClassNotReady'],
+    // Too big for every instance type: FailedScheduling alone, as in Karpenter.
+    ['nofit', 'noInstanceTypeFits', 'nofit', undefined],
+    // The NodePool's requirements leave no instance type: Karpenter's Warning on the NodePool too.
+    ['nocompat', 'noInstanceTypeFits', 'nocompat', 'NoCompatibleInstanceTypes'],
+    // The runaway guard waits for the rogue taint to go before it counts a failure: the pod's
+    // FailedScheduling says so; LaunchBackoff on the NodePool comes once the taint counts.
+    ['guard-second', 'launchPaused', 'guard', undefined],
+  ] as const)('%s waits: %s, and its FailedScheduling Event says so', async (pod, code, pool, poolEvent) => {
     const result = await explain('pod', `${e2e.namespace}/${pod}`);
     expect(result.err).toBe('');
     expect(result.code).toBe(0);
@@ -225,12 +239,20 @@ describe('flotilla explain pod, against the real API server', () => {
     expect(result.json.failedScheduling).toContain(`nodePool ${pools[pool]}`);
     const ours = `Failed to schedule pod: ${result.json.failedScheduling}`.slice(0, 1024);
     expect(failed.map((e) => e.message)).toContain(ours);
-    if (code === 'noInstanceTypeFits')
+    if (pod === 'nofit')
       expect(verdict?.detail).toMatch(
         /the pod requests cpu 64, memory 128Mi, the closest are m5\.large \(cpu \d+m, memory \d+Mi\)$/,
       );
     if (code === 'launchPaused')
       expect(verdict?.detail).toMatch(/^launches wait until \S+ for a taint to go: /);
+    // The Warning on the NodePool, where Kubernetes puts a cluster-scoped object's Events.
+    if (poolEvent !== undefined) {
+      const found = await events('default', poolEvent, pools[pool] ?? '');
+      expect(
+        found.map((e) => [e.involvedObject.kind, e.type]),
+        `${poolEvent} on ${pools[pool]}`,
+      ).toContainEqual(['NodePool', 'Warning']);
+    }
   });
 
   it('a name no pod has exits 2 and says how to look', async () => {

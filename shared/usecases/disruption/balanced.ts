@@ -1,5 +1,5 @@
 import { podEvictionCost } from '../../core/index.ts';
-import type { DisruptionCandidate } from './method.ts';
+import type { BalancedScore, BalancedVerdict, DisruptionCandidate } from './method.ts';
 
 // The `Balanced` consolidation policy, as Karpenter v1 scores a move: the $/hour it saves as a
 // fraction of its NodePool's $/hour, over the disruption it causes as a fraction of its NodePool's
@@ -27,27 +27,31 @@ export function balancedScore(
   savingsPerHour: number,
   disruption: number,
   totals: PoolTotals | undefined,
-): { readonly approved: boolean; readonly score: number } {
+): BalancedScore {
   // A NodePool that costs nothing cannot save; a move that saves nothing is never worth it.
   if (totals === undefined || totals.pricePerHour <= 0 || savingsPerHour <= 0) {
-    return { approved: false, score: 0 };
+    return { approved: false, score: 0, savingsFraction: 0, disruptionFraction: 0 };
   }
+  const savingsFraction = savingsPerHour / totals.pricePerHour;
   // Nothing to disrupt in the whole NodePool: any saving is approved.
-  if (totals.disruptionCost <= 0) return { approved: true, score: Number.POSITIVE_INFINITY };
-  const score = savingsPerHour / totals.pricePerHour / (disruption / totals.disruptionCost);
-  return { approved: score >= BALANCED_MIN_SCORE, score };
+  if (totals.disruptionCost <= 0) {
+    return { approved: true, score: Number.POSITIVE_INFINITY, savingsFraction, disruptionFraction: 0 };
+  }
+  const disruptionFraction = disruption / totals.disruptionCost;
+  const score = savingsFraction / disruptionFraction;
+  return { approved: score >= BALANCED_MIN_SCORE, score, savingsFraction, disruptionFraction };
 }
 
 /**
- * Why the Balanced NodePools among `candidates` reject a move saving `savingsPerHour`, or
- * undefined when each approves (NodePools under other policies are not asked). With candidates of
- * several NodePools, each is credited with the savings in proportion to its candidates' $/hour.
+ * The verdict of each Balanced NodePool among `candidates` on a move saving `savingsPerHour`, by
+ * NodePool name (NodePools under other policies are not asked). With candidates of several
+ * NodePools, each is credited with the savings in proportion to its candidates' $/hour.
  */
-export function balancedRejection(
+export function balancedVerdicts(
   candidates: readonly DisruptionCandidate[],
   savingsPerHour: number,
   totals: ReadonlyMap<string, PoolTotals>,
-): string | undefined {
+): BalancedVerdict[] {
   const byPool = new Map<string, DisruptionCandidate[]>();
   for (const c of candidates) {
     if (c.nodePool.disruption.consolidationPolicy !== 'Balanced') continue;
@@ -58,13 +62,52 @@ export function balancedRejection(
   const price = (cs: readonly DisruptionCandidate[]) => cs.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
   const all = price(candidates);
   const several = new Set(candidates.map((c) => c.nodePool.pool.name)).size > 1;
-  for (const [name, mine] of [...byPool.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const savings = several && all > 0 ? savingsPerHour * (price(mine) / all) : savingsPerHour;
-    const disruption = mine.reduce((s, c) => s + balancedDisruption(c.reschedulablePods), 0);
-    const { approved, score } = balancedScore(savings, disruption, totals.get(name));
-    if (!approved) {
-      return `nodePool ${name}: Balanced score ${score.toFixed(2)} is below ${BALANCED_MIN_SCORE}`;
-    }
-  }
-  return undefined;
+  return [...byPool.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([nodePool, mine]) => {
+      const savings = several && all > 0 ? savingsPerHour * (price(mine) / all) : savingsPerHour;
+      const disruption = mine.reduce((s, c) => s + balancedDisruption(c.reschedulablePods), 0);
+      return { nodePool, ...balancedScore(savings, disruption, totals.get(nodePool)) };
+    });
+}
+
+const percent = (fraction: number) => `${(100 * fraction).toFixed(1)}%`;
+
+/**
+ * A verdict in words, as the `ConsolidationApproved` and `ConsolidationRejected` Events and the
+ * decision lines tell it: the score, the threshold, k, and the two fractions.
+ */
+export function describeBalanced(v: BalancedScore): string {
+  const against = v.approved ? 'reaches' : 'is below';
+  return (
+    `Balanced score ${v.score.toFixed(2)} ${against} the threshold ${BALANCED_MIN_SCORE.toFixed(2)} ` +
+    `(k ${BALANCED_K}): it saves ${percent(v.savingsFraction)} of the NodePool's $/hour ` +
+    `for ${percent(v.disruptionFraction)} of its disruption`
+  );
+}
+
+/** How a reason from balancedRejection reads, wherever it is quoted. */
+const REJECTION = /nodePool \S+: Balanced score \S+ is below the threshold/;
+
+/** Whether a reason a node stays for is a Balanced NodePool's rejection of the move (balancedRejection). */
+export function isBalancedRejection(why: string): boolean {
+  return REJECTION.test(why);
+}
+
+/** Why the first NodePool of `verdicts` that rejects the move does, or undefined when each approves. */
+export function balancedRejectionOf(verdicts: readonly BalancedVerdict[]): string | undefined {
+  const rejected = verdicts.find((v) => !v.approved);
+  return rejected === undefined ? undefined : `nodePool ${rejected.nodePool}: ${describeBalanced(rejected)}`;
+}
+
+/**
+ * Why the Balanced NodePools among `candidates` reject a move saving `savingsPerHour`, or
+ * undefined when each approves (NodePools under other policies are not asked).
+ */
+export function balancedRejection(
+  candidates: readonly DisruptionCandidate[],
+  savingsPerHour: number,
+  totals: ReadonlyMap<string, PoolTotals>,
+): string | undefined {
+  return balancedRejectionOf(balancedVerdicts(candidates, savingsPerHour, totals));
 }

@@ -5,7 +5,7 @@ import {
   NodeClaimConditionType,
   type NodeClaimPlan,
 } from '../../core/index.ts';
-import { balancedRejection } from './balanced.ts';
+import { balancedRejectionOf, balancedVerdicts } from './balanced.ts';
 import { makeExcessShare } from './excess.ts';
 import {
   type DisruptionCandidate,
@@ -253,7 +253,8 @@ export function evaluateConsolidation(
   }
   const savings = before - after;
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
-  const rejected = balancedRejection(candidates, savings, context.poolTotals);
+  const balanced = balancedVerdicts(candidates, savings, context.poolTotals);
+  const rejected = balancedRejectionOf(balanced);
   if (rejected !== undefined) return { kind: 'invalid', why: rejected };
   return {
     kind: 'command',
@@ -265,6 +266,7 @@ export function evaluateConsolidation(
       replacements,
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
+      ...(balanced.length === 0 ? {} : { balanced }),
       // Replacements launched on-demand for want of spot remember it, so that they are not tried
       // on spot again before SPOT_RETRY_AFTER_MS.
       ...(spotShortSinceMs === undefined

@@ -31,7 +31,7 @@ import {
 } from './effects.ts';
 import { emptiness } from './emptiness.ts';
 import {
-  consolidationCandidate,
+  consolidationChosen,
   consolidationRejected,
   disruptionLaunching,
   disruptionWaitingReadiness,
@@ -460,7 +460,7 @@ class Pass {
     const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
     let dropped: string | undefined;
     const consolidating = isConsolidationCommand(command.method);
-    if (consolidating) await recordAll(this.ports.cluster, consolidationCandidate(command));
+    if (consolidating) await recordAll(this.ports.cluster, consolidationChosen(command));
     if (method?.disruptionClass === 'graceful') {
       const checked = await this.revalidate(command, method);
       if (checked.kind === 'invalid') {

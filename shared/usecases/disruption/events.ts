@@ -1,10 +1,11 @@
 import { doNotDisrupt } from '../../core/index.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim, EventSubject } from '../../ports/cluster.ts';
+import { describeBalanced, isBalancedRejection } from './balanced.ts';
 import type { DisruptionCandidate, DisruptionCommand } from './method.ts';
 
 // The Events of voluntary disruption, on the objects Karpenter records them on, with its reasons,
-// types and dedupe keys: the pass's commands (ConsolidationCandidate, ConsolidationRejected,
-// DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating), what holds a node
+// types and dedupe keys: the pass's commands (ConsolidationCandidate, ConsolidationApproved and
+// ConsolidationRejected under `Balanced`, ConsolidationRejected at validation, DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating), what holds a node
 // (DisruptionBlocked, Unconsolidatable) and what a pod's `karpenter.sh/do-not-disrupt` value means
 // (InvalidDoNotDisruptAnnotation, DoNotDisruptUntil, DoNotDisruptGracePeriodElapsed). Pure but for
 // recordAll.
@@ -126,6 +127,57 @@ export function consolidationCandidate(command: DisruptionCommand): ClusterEvent
       dedupeValues: [summary],
     }),
   );
+}
+
+/**
+ * The `Balanced` NodePools that approved a consolidation command, with the score: on the Node and
+ * NodeClaim of a single candidate, on each NodePool for a move of several (the score is the
+ * move's, not one node's), as Karpenter records them. None for a command no Balanced NodePool scored.
+ */
+export function consolidationApproved(command: DisruptionCommand): ClusterEvent[] {
+  const verdicts = (command.balanced ?? []).filter((v) => v.approved);
+  const summary = commandSummary(command);
+  const [only, ...others] = command.candidates;
+  if (only !== undefined && others.length === 0) {
+    return verdicts.flatMap((v) =>
+      onNodeAndClaim(only.nodeClaim, only.node, {
+        reason: 'ConsolidationApproved',
+        message: `Consolidation may ${summary}: ${describeBalanced(v)}`,
+        dedupeValues: [summary],
+      }),
+    );
+  }
+  const names = command.candidates.map((c) => c.nodeClaim.name).sort();
+  return verdicts.map((v) => {
+    const uid = command.candidates.find((c) => c.nodePool.pool.name === v.nodePool)?.nodePool.uid;
+    return {
+      subject: { kind: 'NodePool', name: v.nodePool, ...(uid === undefined ? {} : { uid }) },
+      type: 'Normal',
+      reason: 'ConsolidationApproved',
+      message: `Consolidation may ${summary} for ${names.length} nodes (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}): ${describeBalanced(v)}`,
+      dedupeValues: [summary, ...names],
+    };
+  });
+}
+
+/** The Events of a consolidation command chosen, before its validation: its candidates, its score. */
+export function consolidationChosen(command: DisruptionCommand): ClusterEvent[] {
+  return [...consolidationCandidate(command), ...consolidationApproved(command)];
+}
+
+/**
+ * A node a `Balanced` NodePool keeps because the move's score is too low (the reason a method
+ * found, `why`, is balancedRejection's): ConsolidationRejected with the score on its Node and
+ * NodeClaim, told with its Unconsolidatable reason, so once per reason. None for another reason.
+ */
+export function balancedRejected(claim: ClusterNodeClaim, node: NodeRef, why: string): ClusterEvent[] {
+  if (!isBalancedRejection(why)) return [];
+  return onNodeAndClaim(claim, node, {
+    reason: 'ConsolidationRejected',
+    message: `Consolidation keeps this node: ${why}`,
+    dedupeValues: ['Balanced', why],
+    dedupeSeconds: UNCONSOLIDATABLE_DEDUPE_SECONDS,
+  });
 }
 
 /** A consolidation command its validation turned down, and why. */

@@ -44,6 +44,21 @@ export interface DisruptionCandidate {
   readonly blockers: readonly PodBlocker[];
 }
 
+/** A move's `Balanced` score in one NodePool: its savings and disruption as fractions of the NodePool's. */
+export interface BalancedScore {
+  readonly approved: boolean;
+  readonly score: number;
+  /** The $/hour the move saves over the NodePool's $/hour (0 when it cannot be told). */
+  readonly savingsFraction: number;
+  /** The move's disruption over the NodePool's (0 when it cannot be told). */
+  readonly disruptionFraction: number;
+}
+
+/** The verdict of one `Balanced` NodePool on a move (balanced.ts). */
+export interface BalancedVerdict extends BalancedScore {
+  readonly nodePool: string;
+}
+
 /** What one method decided: delete the candidates, launching the replacements first if any. */
 export interface DisruptionCommand {
   /** The name of the method that proposed it (a method of the registry, methods.ts), or `expiration`. */
@@ -55,6 +70,8 @@ export interface DisruptionCommand {
   readonly policy?: string;
   /** Consolidation: the pods that move. */
   readonly podsMoved?: number;
+  /** Consolidation: the verdict of each `Balanced` NodePool of its candidates, all approving. */
+  readonly balanced?: readonly BalancedVerdict[];
   /** Annotations the replacements carry (a spot failure they inherit from their candidates). */
   readonly replacementAnnotations?: Readonly<Record<string, string>>;
   /**

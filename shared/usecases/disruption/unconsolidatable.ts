@@ -2,12 +2,12 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import { writeDecision } from '../decision.ts';
 import type { CandidateSet } from './candidates.ts';
 import { shouldConsolidate } from './consolidation.ts';
-import { recordAll, unconsolidatable } from './events.ts';
+import { balancedRejected, recordAll, unconsolidatable } from './events.ts';
 import type { DisruptionCandidate } from './method.ts';
 import type { PassView } from './pass-view.ts';
 
 // Why a node consolidation looked at stays, as Karpenter's `Unconsolidatable` Event on the Node
-// and the NodeClaim, and one decision line: only when the reason changes, not once a pass. The
+// and the NodeClaim (and `ConsolidationRejected` when a `Balanced` score kept it), and one decision line: only when the reason changes, not once a pass. The
 // last reason told is kept on the NodeClaim itself (an annotation the disruption controller owns):
 // each pass reads every NodeClaim anyway, so remembering costs no read, and a write only when a
 // reason changes, whatever the size of the cluster; it goes with the NodeClaim when it is deleted.
@@ -59,7 +59,10 @@ export async function reportUnconsolidatable(
     await ignoreNotFound(
       cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
     );
-    await recordAll(cluster, unconsolidatable(claim, candidate.node, why));
+    await recordAll(cluster, [
+      ...unconsolidatable(claim, candidate.node, why),
+      ...balancedRejected(claim, candidate.node, why),
+    ]);
     const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
     writeDecision(logger, {
       kind: 'unconsolidatable',

@@ -184,7 +184,12 @@ export async function explainPod(
     ...solverReasons.map((r) => {
       const code = solverCode(r.reason);
       const detail = withClosest(r.reason, pod, input.nodePools.get(r.nodePool), input.instanceTypes);
-      return { nodePool: r.nodePool, podMatches: !isMismatch(code), ...podReason(code, detail) };
+      // A NodePool with no instance type to launch says so before its taints and requirements are
+      // asked: whether the pod would match it at all is asked as for a NodePool left out.
+      const pool = allPools.get(r.nodePool);
+      const podMatches =
+        !isMismatch(code) && (pool === undefined || hostablePendingPods(pool, [pod]).length > 0);
+      return { nodePool: r.nodePool, podMatches, ...podReason(code, detail) };
     }),
     // A NodePool left out before planning was not tried: whether the pod would match it at all
     // is asked as the runaway guard asks it (its taints tolerated, its requirements admitting).

@@ -81,7 +81,12 @@ describe('balancedScore', () => {
   });
 
   it('rejects when the NodePool has no totals', () => {
-    expect(balancedScore(1, 1, undefined)).toEqual({ approved: false, score: 0 });
+    expect(balancedScore(1, 1, undefined)).toEqual({
+      approved: false,
+      score: 0,
+      savingsFraction: 0,
+      disruptionFraction: 0,
+    });
     expect(BALANCED_MIN_SCORE).toBe(0.5);
   });
 });
@@ -91,14 +96,21 @@ describe('Balanced consolidation', () => {
     // Deleting a ($0.10/h, 1 pod) out of a NodePool of $1/h and disruption 10 saves 10%. Its
     // disruption is 2 (1 + 1 pod): 20%, score 0.5, approved; with 2 pods it is 3: 30%, rejected.
     const totals = new Map([['default', { pricePerHour: 1, disruptionCost: 10 }]]);
-    expect(
-      evaluateConsolidation('single-node', [balanced('a', 0.1, 1)], simulation(), context(totals)).kind,
-    ).toBe('command');
+    const approved = evaluateConsolidation(
+      'single-node',
+      [balanced('a', 0.1, 1)],
+      simulation(),
+      context(totals),
+    );
+    // The command carries the NodePool's verdict, which its ConsolidationApproved Event tells.
+    expect(approved.kind === 'command' ? approved.command.balanced : undefined).toEqual([
+      { nodePool: 'default', approved: true, score: 0.5, savingsFraction: 0.1, disruptionFraction: 0.2 },
+    ]);
     expect(
       evaluateConsolidation('single-node', [balanced('a', 0.1, 2)], simulation(), context(totals)),
     ).toEqual({
       kind: 'invalid',
-      why: 'nodePool default: Balanced score 0.33 is below 0.5',
+      why: "nodePool default: Balanced score 0.33 is below the threshold 0.50 (k 2): it saves 10.0% of the NodePool's $/hour for 30.0% of its disruption",
     });
   });
 
@@ -124,7 +136,9 @@ describe('Balanced consolidation', () => {
       ['batch', { pricePerHour: 1, disruptionCost: 10 }],
     ]);
     // 0.2 saved: web gets 0.15 (15% of it, for 20% disruption: 0.75), batch 0.05 (5%, 20%: 0.25).
-    expect(balancedRejection([a, b], 0.2, totals)).toBe('nodePool batch: Balanced score 0.25 is below 0.5');
+    expect(balancedRejection([a, b], 0.2, totals)).toBe(
+      "nodePool batch: Balanced score 0.25 is below the threshold 0.50 (k 2): it saves 5.0% of the NodePool's $/hour for 20.0% of its disruption",
+    );
     const underutilized = {
       ...b,
       nodePool: pool('batch', { consolidationPolicy: 'WhenEmptyOrUnderutilized' }),

@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../../../shared/adapters/memory/index.ts';
+import { balancedRejection } from '../../../../shared/usecases/disruption/balanced.ts';
 import {
+  balancedRejected,
+  consolidationApproved,
   consolidationCandidate,
+  consolidationChosen,
   consolidationRejected,
   doNotDisruptEvents,
   NODEPOOL_BLOCKED_DEDUPE_SECONDS,
   nodePoolDisruptionBlocked,
 } from '../../../../shared/usecases/disruption/events.ts';
 import type { DisruptionCommand } from '../../../../shared/usecases/disruption/method.ts';
-import { boundPod, candidate, clusterNode, replacement } from './builders.ts';
+import { boundPod, candidate, clusterNode, pool, replacement } from './builders.ts';
 import { pass, threeNodes } from './pass-world.ts';
 
 // Karpenter's disruption Events on Karpenter's objects, with its types and dedupe keys: what a
@@ -113,6 +117,102 @@ describe('consolidation command Events', () => {
       expect(e.message).toContain('nodeClaim a is nominated');
       expect(e.dedupeValues).toEqual(['delete', 'nodeClaim a is nominated']);
     }
+  });
+});
+
+describe('Balanced consolidation Events', () => {
+  const verdict = { approved: true, score: 2.5, savingsFraction: 0.25, disruptionFraction: 0.1 };
+  const balancedPool = (name: string) => ({
+    ...pool(name, { consolidationPolicy: 'Balanced' }),
+    uid: `uid-${name}`,
+  });
+  const single: DisruptionCommand = {
+    method: 'single-node',
+    reason: 'Underutilized',
+    candidates: [{ ...candidate('big', { nodePool: balancedPool('web') }), pricePerHour: 0.4 }],
+    replacements: [replacement('small', 'web')],
+    balanced: [{ nodePool: 'web', ...verdict }],
+  };
+  const several: DisruptionCommand = {
+    method: 'multi-node',
+    reason: 'Underutilized',
+    candidates: [
+      { ...candidate('a', { nodePool: balancedPool('web') }), pricePerHour: 0.1 },
+      { ...candidate('b', { nodePool: balancedPool('web') }), pricePerHour: 0.1 },
+    ],
+    replacements: [],
+    balanced: [{ nodePool: 'web', ...verdict }],
+  };
+  const words =
+    "Balanced score 2.50 reaches the threshold 0.50 (k 2): it saves 25.0% of the NodePool's $/hour for 10.0% of its disruption";
+
+  it('ConsolidationApproved goes on the Node and NodeClaim of a single candidate, with the score', () => {
+    const events = consolidationApproved(single);
+    expect(events.map((e) => [e.subject.kind, e.subject.name, e.type, e.reason])).toEqual([
+      ['Node', 'node-big', 'Normal', 'ConsolidationApproved'],
+      ['NodeClaim', 'big', 'Normal', 'ConsolidationApproved'],
+    ]);
+    for (const e of events) {
+      expect(e.message).toBe(`Consolidation may replace with 1 cheaper NodeClaim: ${words}`);
+      expect(e.dedupeValues).toEqual(['replace with 1 cheaper NodeClaim']);
+    }
+    // Chosen: its candidates first, then the score.
+    expect(consolidationChosen(single).map((e) => e.reason)).toEqual([
+      'ConsolidationCandidate',
+      'ConsolidationCandidate',
+      'ConsolidationApproved',
+      'ConsolidationApproved',
+    ]);
+  });
+
+  it('ConsolidationApproved of a move of several nodes goes on their NodePool, keyed by the move', () => {
+    expect(consolidationApproved(several)).toEqual([
+      {
+        subject: { kind: 'NodePool', name: 'web', uid: 'uid-web' },
+        type: 'Normal',
+        reason: 'ConsolidationApproved',
+        message: `Consolidation may delete for 2 nodes (a, b): ${words}`,
+        dedupeValues: ['delete', 'a', 'b'],
+      },
+    ]);
+  });
+
+  it('no ConsolidationApproved for a command no Balanced NodePool scored', () => {
+    const { balanced: _, ...unscored } = single;
+    expect(consolidationApproved(unscored)).toEqual([]);
+    expect(consolidationChosen(unscored).map((e) => e.reason)).toEqual([
+      'ConsolidationCandidate',
+      'ConsolidationCandidate',
+    ]);
+  });
+
+  it("ConsolidationRejected tells a Balanced NodePool's rejection on the Node and NodeClaim, and nothing else", () => {
+    const big = { ...candidate('big', { nodePool: balancedPool('web') }), pricePerHour: 0.1 };
+    const why = balancedRejection(
+      [{ ...big, reschedulablePods: [boundPod('p1'), boundPod('p2')] }],
+      0.1,
+      new Map([['web', { pricePerHour: 1, disruptionCost: 10 }]]),
+    );
+    expect(why).toBeDefined();
+    const events = balancedRejected(big.nodeClaim, big.node.name, why ?? '');
+    expect(events.map((e) => [e.subject.kind, e.subject.name, e.type, e.reason])).toEqual([
+      ['Node', 'node-big', 'Normal', 'ConsolidationRejected'],
+      ['NodeClaim', 'big', 'Normal', 'ConsolidationRejected'],
+    ]);
+    for (const e of events) {
+      expect(e.message).toBe(`Consolidation keeps this node: ${why}`);
+      expect(e.message).toContain('Balanced score 0.33 is below the threshold 0.50 (k 2)');
+      expect(e.dedupeValues).toEqual(['Balanced', why]);
+    }
+    // Quoted inside a longer reason, it is still the Balanced rejection.
+    expect(
+      balancedRejected(
+        big.nodeClaim,
+        big.node.name,
+        `the pods need 2 new nodes, and on one new node: ${why}`,
+      ),
+    ).toHaveLength(2);
+    expect(balancedRejected(big.nodeClaim, big.node.name, "can't replace with a cheaper node")).toEqual([]);
   });
 });
 

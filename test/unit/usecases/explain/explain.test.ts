@@ -229,3 +229,171 @@ describe('explain over the simulator world', () => {
     });
   }, 60_000);
 });
+
+/** A pod applied as the run ends, which kube-scheduler found no room for. */
+function latePod(world: SimulationWorld, name: string, cpu: string, spec: Record<string, unknown> = {}) {
+  world.cluster.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `${name}-uid` },
+    spec: { ...spec, containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+  });
+  world.cluster.markPodUnschedulable('default', name, '0/1 nodes are available: 1 Insufficient cpu.');
+}
+
+/** Pods of 1 cpu applied as the run ends (latePod), by name with their spec, each explained. */
+async function explainLate(world: SimulationWorld, pods: Record<string, Record<string, unknown>>) {
+  const out: Record<string, PodExplanation> = {};
+  for (const [name, spec] of Object.entries(pods)) latePod(world, name, '1', spec);
+  for (const name of Object.keys(pods)) {
+    out[name] = await explainPod(ports(world), { namespace: 'default', name });
+  }
+  return out;
+}
+
+/** The NodePool of this file with a taint on its nodes and `requirement` (a YAML item), no workloads. */
+const taintedScenario = (requirement = '') =>
+  scenario('', '').replace(
+    'workloads:\n',
+    `${requirement}          taints: [{ key: dedicated, value: batch, effect: NoSchedule }]\nworkloads: []\n`,
+  );
+const TOLERATES = {
+  tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'batch', effect: 'NoSchedule' }],
+};
+
+describe('explain over the simulator world: the reasons of a pod no NodePool takes', () => {
+  it('a NodePool taint the pod does not tolerate, and a requirement the NodePool excludes', async () => {
+    const explained = await atEndOf(taintedScenario(), (world) =>
+      explainLate(world, {
+        plain: {},
+        picky: { ...TOLERATES, nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c7g' } },
+      }),
+    );
+    // Neither matches the only NodePool: the headline is that no NodePool does, and the NodePool's
+    // verdict says why.
+    expect(explained['plain']).toMatchObject({
+      kind: 'pod',
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [
+        {
+          nodePool: 'default',
+          code: 'taintNotTolerated',
+          headline: POD_REASONS.taintNotTolerated,
+          detail: 'taint dedicated=batch:NoSchedule not tolerated',
+          podMatches: false,
+        },
+      ],
+    });
+    expect(explained['picky']).toMatchObject({
+      kind: 'pod',
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [
+        {
+          nodePool: 'default',
+          code: 'requirements',
+          headline: POD_REASONS.requirements,
+          detail: expect.stringMatching(/^pod requires karpenter\.k8s\.aws\/instance-family In \[c7g\]/),
+          podMatches: false,
+        },
+      ],
+    });
+    // The FailedScheduling message the provisioner records says the same.
+    const picky = explained['picky'];
+    if (picky?.kind !== 'pod') throw new Error('picky is not explained');
+    expect(picky.failedScheduling).toContain(picky.nodePools[0]?.detail ?? '-');
+  }, 60_000);
+});
+
+describe('explain over the simulator world: a NodeClaim on its way', () => {
+  it('a pod nominated to the NodeClaim, and the NodeClaim not initialized', async () => {
+    // Nodes boot in 10 minutes and the run ends after 2: the NodeClaim for web has no Node yet.
+    const booting = scenario('', deployment('web', 1, '1'))
+      .replace('duration: 4m', 'duration: 2m')
+      .replace('bootDelay: 30s', 'bootDelay: 10m');
+    const explained = await atEndOf(booting, async (world) => {
+      latePod(world, 'late', '1');
+      const [claim] = (await world.cluster.nodeClaims()).items;
+      if (claim === undefined) throw new Error('no NodeClaim was launched');
+      return {
+        claim: claim.name,
+        pod: await explainPod(ports(world), { namespace: 'default', name: 'late' }),
+        node: await explainNode(ports(world), claim.name),
+      };
+    });
+    expect(explained.pod).toMatchObject({
+      kind: 'pod',
+      reasons: [
+        {
+          code: 'nominated',
+          headline: POD_REASONS.nominated,
+          detail: `nodeClaim ${explained.claim} has room for it once its node joins`,
+        },
+      ],
+      nodeClaim: explained.claim,
+    });
+    expect(explained.node).toMatchObject({
+      kind: 'node',
+      verdict: 'stays',
+      reasons: [
+        {
+          code: 'notInitialized',
+          headline: NODE_REASONS.notInitialized,
+          detail: `nodeClaim ${explained.claim} has no Node yet`,
+        },
+      ],
+    });
+  }, 60_000);
+});
+
+describe('explain over the simulator world: a WhenEmpty NodePool', () => {
+  it('a node with pods stays: the NodePool consolidates only empty nodes', async () => {
+    const all = await atEndOf(
+      scenario(
+        '      disruption: { consolidationPolicy: WhenEmpty, consolidateAfter: 0s }\n',
+        deployment('web', 1, '1'),
+      ),
+      explainAll,
+    );
+    expect(all.nodes).toHaveLength(1);
+    expect(all.nodes[0]).toMatchObject({
+      kind: 'node',
+      verdict: 'stays',
+      nodePool: 'default',
+      reasons: [
+        {
+          code: 'whenEmptyWithPods',
+          headline: NODE_REASONS.whenEmptyWithPods,
+          detail: 'nodePool default consolidates only empty nodes; 1 pods run here',
+        },
+      ],
+    });
+  }, 60_000);
+});
+
+describe('explain over the simulator world: a NodePool with no instance type to launch', () => {
+  it('is the reason of the pods it would take, and not of those it would not', async () => {
+    // A tainted NodePool whose requirements leave no offering: no instance type is in that zone.
+    const explained = await atEndOf(
+      taintedScenario(
+        '            - { key: topology.kubernetes.io/zone, operator: In, values: [nowhere-1z] }\n',
+      ),
+      (world) => explainLate(world, { plain: {}, batch: TOLERATES }),
+    );
+    const verdict = {
+      nodePool: 'default',
+      code: 'noInstanceTypeFits',
+      detail: expect.stringMatching(
+        /^no instance type with an available offering matches the nodePool requirements \(/,
+      ),
+    };
+    expect(explained['batch']).toMatchObject({
+      reasons: [{ code: 'noInstanceTypeFits', headline: POD_REASONS.noInstanceTypeFits }],
+      nodePools: [{ ...verdict, podMatches: true }],
+    });
+    // The NodePool says it first, but the pod does not tolerate its taint anyway.
+    expect(explained['plain']).toMatchObject({
+      reasons: [{ code: 'noNodePool', headline: POD_REASONS.noNodePool }],
+      nodePools: [{ ...verdict, podMatches: false }],
+    });
+  }, 60_000);
+});
