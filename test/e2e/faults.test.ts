@@ -183,6 +183,28 @@ function whatHappened(from: number): string {
   ].join('\n');
 }
 
+/** The pod as the API server has it, the Nodes and the node simulator's recent problems. */
+async function podAndNodes(space: string, name: string): Promise<string> {
+  const [pod] = (await e2e.podsOf(space)).filter((p) => p.metadata?.name === name);
+  const nodes = await e2e.env.core.listNode();
+  return [
+    `pod: ${pod === undefined ? 'gone' : JSON.stringify({ metadata: pod.metadata, nodeName: pod.spec?.nodeName, status: pod.status })}`,
+    `nodes: ${JSON.stringify(
+      nodes.items.map((n) => ({
+        name: n.metadata?.name,
+        deleting: n.metadata?.deletionTimestamp !== undefined,
+        taints: n.spec?.taints,
+        ready: n.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      })),
+    )}`,
+    `node simulator problems (the last 3): ${e2e.env.simulator
+      .problems()
+      .slice(-3)
+      .map((e) => (e instanceof Error ? e.message : String(e)))
+      .join('; ')}`,
+  ].join('\n');
+}
+
 /** The schedules, compressed: provisioner, termination and garbage collector. */
 /** The Cluster adapter the schedules use (the throttled one during the storm). */
 let scheduleCluster: Cluster | undefined;
@@ -351,8 +373,11 @@ describe('kill-point matrix', () => {
           return found?.status?.phase === 'Running' ? true : undefined;
         },
         { timeoutMs: 90_000 },
-      ).catch((error: unknown) => {
-        throw new Error(`${(error as Error).message}\n${whatHappened(linesBefore)}`, { cause: error });
+      ).catch(async (error: unknown) => {
+        throw new Error(
+          `${(error as Error).message}\n${whatHappened(linesBefore)}\n${await podAndNodes('prov', pod)}`,
+          { cause: error },
+        );
       });
       await invariants(pool);
       if (dying.dead === undefined) break;
