@@ -187,7 +187,17 @@ function whatHappened(from: number): string {
 async function podAndNodes(space: string, name: string): Promise<string> {
   const [pod] = (await e2e.podsOf(space)).filter((p) => p.metadata?.name === name);
   const nodes = await e2e.env.core.listNode();
+  const events = await e2e.env.core.listNamespacedEvent({
+    namespace: e2e.namespace,
+    fieldSelector: `involvedObject.name=${name}`,
+  });
   return [
+    `pod events: ${events.items
+      .map(
+        (e) =>
+          `${e.lastTimestamp?.toISOString() ?? e.eventTime ?? ''} ${e.source?.component ?? e.reportingComponent ?? ''} ${e.reason}: ${e.message} (x${e.count ?? 1})`,
+      )
+      .join(' | ')}`,
     `pod: ${pod === undefined ? 'gone' : JSON.stringify({ metadata: pod.metadata, nodeName: pod.spec?.nodeName, status: pod.status })}`,
     `nodes: ${JSON.stringify(
       nodes.items.map((n) => ({
