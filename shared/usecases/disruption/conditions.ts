@@ -121,6 +121,14 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   if (cloud === 'SecurityGroupDrift') {
     return { reason: cloud, message: "the instance's security groups differ from the EC2NodeClass's" };
   }
+  if (cloud === 'PlacementGroupDrift') {
+    const group = nodeClass.status?.placementGroups?.[0];
+    const placed = instance?.placementGroup;
+    return {
+      reason: cloud,
+      message: `the instance runs in placement group ${placed?.id ?? placed?.name ?? '(none)'}, the EC2NodeClass selects ${group === undefined ? 'none' : `${group.name} (${group.id})`}`,
+    };
+  }
   return undefined;
 }
 
