@@ -21,6 +21,7 @@ import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index
 import {
   CLUSTER,
   DISCOVERY,
+  LAUNCH_SHAPING_SPEC,
   makeNetwork,
   type Network,
   nodeClassObject,
@@ -205,16 +206,7 @@ describe('EC2NodeClass resolution against moto', () => {
 
   it('reaches Ready with the launch-shaping fields of a Karpenter v1 manifest, and says why not for what it cannot do', async () => {
     await publishAl2023(ec2, ssm);
-    const launchShaping = {
-      instanceStorePolicy: 'RAID0',
-      networkInterfaces: [
-        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
-        { networkCardIndex: 0, deviceIndex: 1, interfaceType: 'efa-only' },
-      ],
-      ipPrefixCount: 2,
-      cpuOptions: { nestedVirtualization: 'enabled' },
-      context: 'c-0123456789abcdef0',
-    };
+    const launchShaping = LAUNCH_SHAPING_SPEC;
     expect(condition(await resolve(launchShaping), 'Ready')).toMatchObject({ status: 'True' });
 
     // A placement group is looked up by name (or id) with the provisioner's role. moto has no

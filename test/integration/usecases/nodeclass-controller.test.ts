@@ -25,6 +25,7 @@ import {
   CLUSTER,
   DISCOVERY,
   K8S_VERSION,
+  LAUNCH_SHAPING_SPEC,
   nodeClassObject,
   put,
   registerImage,
@@ -181,16 +182,7 @@ describe('the EC2NodeClass controller', () => {
 
   it('takes a Karpenter v1 class with EFA interfaces, RAID0, IP prefixes, CPU options, context and a placement group, and says why it is not Ready', async () => {
     const name = `efa-${run}`;
-    const launchShaping = {
-      instanceStorePolicy: 'RAID0',
-      networkInterfaces: [
-        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
-        { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' },
-      ],
-      ipPrefixCount: 1,
-      cpuOptions: { nestedVirtualization: 'enabled' },
-      context: 'c-0123456789abcdef0',
-    };
+    const launchShaping = LAUNCH_SHAPING_SPEC;
     await apply(name, { ...launchShaping, placementGroupSelector: { name: 'training' } });
     await pass(name);
     const stored = await read(name);

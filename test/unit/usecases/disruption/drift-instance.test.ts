@@ -24,17 +24,16 @@ const placed: EC2NodeClass = {
   },
 };
 
+/** A running instance of the claim (only what the placement check and the claim's drift read). */
 function instance(o: Partial<CloudInstance> = {}): CloudInstance {
+  const where = { zone: 'us-east-1a', providerId: 'aws:///us-east-1a/i-c' };
   return {
     instanceId: 'i-c',
-    providerId: 'aws:///us-east-1a/i-c',
     instanceType: 'm5.large',
-    zone: 'us-east-1a',
     capacityType: 'on-demand',
     state: 'running',
-    subnetId: 'subnet-a',
-    securityGroupIds: ['sg-1'],
     tags: {},
+    ...where,
     ...o,
   };
 }
