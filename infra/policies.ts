@@ -26,7 +26,7 @@ export function instanceStatusReadStatements(): iam.PolicyStatement[] {
 }
 
 /**
- * What resolving an EC2NodeClass reads: subnets, security groups, images, AWS's public AMI
+ * What resolving an EC2NodeClass reads: subnets, security groups, placement groups, images, AWS's public AMI
  * parameters, and the account's own parameters under `amiParameterPaths` (for `ssmParameter`
  * AMI selector terms; each path is a parameter name or a prefix ending in `*`).
  */
@@ -48,6 +48,7 @@ export function nodeClassReadStatements(amiParameterPaths: readonly string[] = [
     ...own,
     regionalReads('AllowNodeClassReadActions', [
       'ec2:DescribeImages',
+      'ec2:DescribePlacementGroups',
       'ec2:DescribeSecurityGroups',
       'ec2:DescribeSubnets',
     ]),

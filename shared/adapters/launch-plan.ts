@@ -174,7 +174,8 @@ function evictionMap(
 
 /**
  * The NodeClass settings core's capacity model needs: kubelet reservations as integers, and the
- * volume that backs ephemeral storage (the root volume; Bottlerocket's data volume).
+ * volume that backs ephemeral storage (the root volume; Bottlerocket's data volume; the instance
+ * store under `instanceStorePolicy: RAID0`).
  * @throws InvalidQuantityError naming the NodeClass field.
  */
 export function nodeClassSettings(nodeClass: EC2NodeClass, family: string | undefined): NodeClassSettings {
@@ -210,5 +211,32 @@ export function nodeClassSettings(nodeClass: EC2NodeClass, family: string | unde
       ? mappings.find((m) => m.deviceName === '/dev/xvdb')
       : mappings.find((m) => m.deviceName === '/dev/xvda'));
   const rootVolumeBytes = root?.ebs?.volumeSizeBytes ?? 20 * GiB;
-  return { kubelet, rootVolumeBytes };
+  return {
+    kubelet,
+    rootVolumeBytes,
+    ...(nodeClass.spec.instanceStorePolicy === undefined
+      ? {}
+      : { instanceStorePolicy: nodeClass.spec.instanceStorePolicy }),
+  };
+}
+
+/** `efa-only` interfaces of `spec.networkInterfaces` (each an EFA device the node advertises). */
+export function efaOnlyInterfaces(nodeClass: EC2NodeClass): number {
+  return (nodeClass.spec.networkInterfaces ?? []).filter((n) => n.interfaceType === 'efa-only').length;
+}
+
+/**
+ * Whether an instance type can carry the class's launch settings: the `efa-only` interfaces of
+ * `spec.networkInterfaces` need as many EFA interfaces, and `cpuOptions.nestedVirtualization:
+ * enabled` a processor that supports it. `efaCount` and `nestedVirtualization` are the type's.
+ */
+export function supportsLaunchSettings(
+  nodeClass: EC2NodeClass,
+  type: { readonly efaCount: number; readonly nestedVirtualization?: boolean },
+): boolean {
+  const efa = efaOnlyInterfaces(nodeClass);
+  if (efa > 0 && type.efaCount < efa) return false;
+  if (nodeClass.spec.cpuOptions?.nestedVirtualization === 'enabled' && type.nestedVirtualization !== true)
+    return false;
+  return true;
 }

@@ -89,6 +89,15 @@ const requirement = z.object({
   values: z.array(z.string()).exactOptional(),
 });
 
+const placementGroupStatus = z.object({
+  id: z.string(),
+  name: z.string().default(''),
+  state: z.string().default(''),
+  strategy: z.string().default(''),
+  partitionCount: z.number().int().exactOptional(),
+  spreadLevel: z.string().exactOptional(),
+});
+
 const status = z
   .object({
     subnets: z
@@ -106,9 +115,58 @@ const status = z
       )
       .default([]),
     instanceProfile: z.string().exactOptional(),
+    placementGroups: z.array(placementGroupStatus).exactOptional(),
     conditions: z.array(conditionSchema).default([]),
   })
   .loose();
+
+const specSchema = z
+  .object({
+    subnetSelectorTerms: z.array(selectorTerm).min(1),
+    securityGroupSelectorTerms: z.array(selectorTerm).min(1),
+    amiSelectorTerms: z.array(amiSelectorTerm).min(1),
+    amiFamily: z
+      .enum(['AL2023', 'Bottlerocket', 'AL2', 'Custom', 'Windows2019', 'Windows2022', 'Windows2025'])
+      .exactOptional(),
+    role: z.string().exactOptional(),
+    instanceProfile: z.string().exactOptional(),
+    userData: z.string().exactOptional(),
+    tags: stringMap.exactOptional(),
+    kubelet: kubelet.exactOptional(),
+    blockDeviceMappings: z.array(blockDeviceMapping).exactOptional(),
+    metadataOptions: z
+      .object({
+        httpEndpoint: z.enum(['enabled', 'disabled']).default('enabled'),
+        httpProtocolIPv6: z.enum(['enabled', 'disabled']).default('disabled'),
+        httpPutResponseHopLimit: z.number().int().min(1).max(64).default(1),
+        httpTokens: z.enum(['required', 'optional']).default('required'),
+      })
+      .default(DEFAULT_METADATA_OPTIONS),
+    associatePublicIPAddress: z.boolean().exactOptional(),
+    detailedMonitoring: z.boolean().exactOptional(),
+    instanceStorePolicy: z.enum(['RAID0']).exactOptional(),
+    placementGroupSelector: z
+      .object({ name: z.string().min(1).exactOptional(), id: z.string().exactOptional() })
+      .exactOptional(),
+    networkInterfaces: z
+      .array(
+        z.object({
+          networkCardIndex: z.number().int().nonnegative(),
+          deviceIndex: z.number().int().nonnegative(),
+          interfaceType: z.enum(['interface', 'efa-only']),
+        }),
+      )
+      .exactOptional(),
+    ipPrefixCount: z.number().int().nonnegative().exactOptional(),
+    cpuOptions: z
+      .object({ nestedVirtualization: z.enum(['enabled', 'disabled']).exactOptional() })
+      .exactOptional(),
+    context: z.string().exactOptional(),
+  })
+  .loose();
+
+/** The `spec` fields Flotilla reads; any other a manifest sets is reported as unsupported. */
+const KNOWN_SPEC_FIELDS: ReadonlySet<string> = new Set(Object.keys(specSchema.shape));
 
 const ec2NodeClass = z.object({
   metadata: z
@@ -120,32 +178,7 @@ const ec2NodeClass = z.object({
       deletionTimestamp: z.unknown().optional(),
     })
     .loose(),
-  spec: z
-    .object({
-      subnetSelectorTerms: z.array(selectorTerm).min(1),
-      securityGroupSelectorTerms: z.array(selectorTerm).min(1),
-      amiSelectorTerms: z.array(amiSelectorTerm).min(1),
-      amiFamily: z
-        .enum(['AL2023', 'Bottlerocket', 'AL2', 'Custom', 'Windows2019', 'Windows2022', 'Windows2025'])
-        .exactOptional(),
-      role: z.string().exactOptional(),
-      instanceProfile: z.string().exactOptional(),
-      userData: z.string().exactOptional(),
-      tags: stringMap.exactOptional(),
-      kubelet: kubelet.exactOptional(),
-      blockDeviceMappings: z.array(blockDeviceMapping).exactOptional(),
-      metadataOptions: z
-        .object({
-          httpEndpoint: z.enum(['enabled', 'disabled']).default('enabled'),
-          httpProtocolIPv6: z.enum(['enabled', 'disabled']).default('disabled'),
-          httpPutResponseHopLimit: z.number().int().min(1).max(64).default(1),
-          httpTokens: z.enum(['required', 'optional']).default('required'),
-        })
-        .default(DEFAULT_METADATA_OPTIONS),
-      associatePublicIPAddress: z.boolean().exactOptional(),
-      detailedMonitoring: z.boolean().exactOptional(),
-    })
-    .loose(),
+  spec: specSchema,
   status: status.exactOptional(),
 });
 
@@ -189,6 +222,10 @@ export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
     };
   });
   const { blockDeviceMappings: _ignored, ...rest } = spec;
+  const unsupportedFields = Object.keys(spec)
+    .filter((key) => !KNOWN_SPEC_FIELDS.has(key))
+    .sort();
+  for (const key of unsupportedFields) delete (rest as Record<string, unknown>)[key];
   return {
     name: metadata.name,
     ...(metadata.uid === undefined ? {} : { uid: metadata.uid }),
@@ -198,6 +235,7 @@ export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
       ? {}
       : { deleting: true }),
     spec: { ...rest, ...(blockDeviceMappings === undefined ? {} : { blockDeviceMappings }) },
+    ...(unsupportedFields.length === 0 ? {} : { unsupportedFields }),
     ...(rawStatus === undefined ? {} : { status: rawStatus as EC2NodeClassStatus }),
   };
 }

@@ -120,7 +120,14 @@ export function instanceTypesFromCatalog(
     const podEni = r.karpenterAllocatable === undefined ? (r.branchEnis ?? 0) : r.karpenterAllocatable.podEni;
     if (podEni > 0) extended[Resource.podEni] = podEni;
     const { capacity, overhead } = computeCapacityAndOverhead(
-      { vcpu: r.vcpu, memoryMiB: r.memoryMiB, arch: r.arch, eniMaxPods: r.maxPods, extended },
+      {
+        vcpu: r.vcpu,
+        memoryMiB: r.memoryMiB,
+        arch: r.arch,
+        eniMaxPods: r.maxPods,
+        extended,
+        instanceStoreBytes: (r.localNvmeGiB ?? 0) * 1e9,
+      },
       options.nodeClass,
     );
     out.push({ name: r.name, labels: catalogLabels(r, options.region), capacity, overhead, offerings });

@@ -74,6 +74,8 @@ export const NodeClassConditionType = {
   amisReady: 'AMIsReady',
   instanceProfileReady: 'InstanceProfileReady',
   validationSucceeded: 'ValidationSucceeded',
+  /** Only on a class with `spec.placementGroupSelector`: the group was found and is available. */
+  placementGroupReady: 'PlacementGroupReady',
 } as const;
 
 /** The condition of `type`, or undefined when the object has none. */

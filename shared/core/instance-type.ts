@@ -77,6 +77,11 @@ export interface NodeClassSettings {
   readonly kubelet?: KubeletConfiguration;
   /** Root volume size in bytes (ephemeral-storage capacity). @default 20Gi (AL2023 default). */
   readonly rootVolumeBytes?: number;
+  /**
+   * `RAID0`: a type with an instance store has the store (striped) as its ephemeral storage
+   * instead of the root volume. @default none
+   */
+  readonly instanceStorePolicy?: 'RAID0';
   /** Fraction of memory the hypervisor keeps. @default 0.075 (`VM_MEMORY_OVERHEAD_PERCENT`). */
   readonly vmMemoryOverheadPercent?: number;
   /**
@@ -97,6 +102,8 @@ export interface InstanceHardware {
   readonly eniMaxPods: number;
   /** Extended resources (`nvidia.com/gpu`, `vpc.amazonaws.com/pod-eni`, …) in whole units. */
   readonly extended?: ResourceList;
+  /** Total instance-store size in bytes (EC2 gives it in GB, 10^9 bytes); 0 or absent when none. */
+  readonly instanceStoreBytes?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -140,7 +147,8 @@ export function defaultKubeReservedMemoryBytes(pods: number): number {
 
 /**
  * Capacity and overhead of an instance type under a NodeClass, following Karpenter's AWS model:
- * memory capacity loses the VM overhead (rounded up to whole MiB); pods come from kubelet
+ * ephemeral storage is the root volume, or the instance store under `RAID0`; memory capacity
+ * loses the VM overhead (rounded up to whole MiB); pods come from kubelet
  * `maxPods`, else the ENI limit, capped by `podsPerCore`; kube-reserved uses Karpenter's
  * defaults unless set; eviction thresholds take the larger of hard and soft, percentages of
  * capacity rounded up.
@@ -158,7 +166,10 @@ export function computeCapacityAndOverhead(
   if (kubelet.podsPerCore !== undefined && kubelet.podsPerCore > 0) {
     pods = Math.min(pods, kubelet.podsPerCore * hw.vcpu);
   }
-  const ephemeral = settings.rootVolumeBytes ?? AL2023_DEFAULTS.rootVolumeBytes;
+  const ephemeral =
+    settings.instanceStorePolicy === 'RAID0' && (hw.instanceStoreBytes ?? 0) > 0
+      ? (hw.instanceStoreBytes ?? 0)
+      : (settings.rootVolumeBytes ?? AL2023_DEFAULTS.rootVolumeBytes);
   const capacity: Record<string, number> = {
     [Resource.cpu]: hw.vcpu * 1000,
     [Resource.memory]: Math.max(0, memoryMiB) * MiB,

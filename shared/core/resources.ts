@@ -17,6 +17,7 @@ export const Resource = {
   amdGpu: 'amd.com/gpu',
   neuron: 'aws.amazon.com/neuron',
   podEni: 'vpc.amazonaws.com/pod-eni',
+  efa: 'vpc.amazonaws.com/efa',
   /** Only meaningful in NodePool limits: the number of nodes. */
   nodes: 'nodes',
 } as const;

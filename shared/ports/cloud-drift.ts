@@ -32,7 +32,8 @@ function serves(ami: AmiStatus, labels: Labels): boolean {
 /**
  * Why the instance no longer matches the EC2NodeClass's status, in Karpenter's order: its image is
  * not among the class's AMIs (`AMIDrift`), its subnet not among the class's subnets
- * (`SubnetDrift`), or its security groups differ from the class's (`SecurityGroupDrift`).
+ * (`SubnetDrift`), its security groups differ from the class's (`SecurityGroupDrift`), or its
+ * placement group is not the class's (`PlacementGroupDrift`).
  * Undefined when it matches, or when the class or the instance lacks what the check needs.
  */
 export function cloudDrift(instance: CloudInstance, nodeClass: EC2NodeClass): CloudDriftReason | undefined {
@@ -52,5 +53,20 @@ export function cloudDrift(instance: CloudInstance, nodeClass: EC2NodeClass): Cl
     const have = new Set(instance.securityGroupIds);
     if (want.size !== have.size || [...want].some((id) => !have.has(id))) return 'SecurityGroupDrift';
   }
-  return undefined;
+  return placementGroupDrifted(instance, nodeClass) ? 'PlacementGroupDrift' : undefined;
+}
+
+/**
+ * Whether the instance's placement group is not the class's: it runs outside the group the class
+ * resolved, or in a group while the class selects none. A selector not resolved (yet) judges nothing.
+ */
+export function placementGroupDrifted(instance: CloudInstance, nodeClass: EC2NodeClass): boolean {
+  const selector = nodeClass.spec.placementGroupSelector;
+  const placed = instance.placementGroup;
+  if (selector === undefined) return placed !== undefined;
+  const group = nodeClass.status?.placementGroups?.[0];
+  if (group === undefined) return false;
+  if (placed === undefined) return true;
+  // EC2 names the group of an instance; the id where it gives one.
+  return placed.id !== undefined ? placed.id !== group.id : placed.name !== group.name;
 }

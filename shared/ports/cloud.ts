@@ -92,6 +92,20 @@ export interface KubeletSpec {
   readonly cpuCFSQuota?: boolean;
 }
 
+/** One `spec.networkInterfaces` entry: an attachment made at launch (EFA). */
+export interface NetworkInterfaceSpec {
+  readonly networkCardIndex: number;
+  readonly deviceIndex: number;
+  /** `interface`: an ENA interface with IP addresses; `efa-only`: an EFA device without IP addresses. */
+  readonly interfaceType: 'interface' | 'efa-only';
+}
+
+/** `spec.placementGroupSelector`: exactly one of name and id. */
+export interface PlacementGroupSelector {
+  readonly name?: string;
+  readonly id?: string;
+}
+
 export interface EC2NodeClassSpec {
   readonly subnetSelectorTerms: readonly SelectorTerm[];
   readonly securityGroupSelectorTerms: readonly SelectorTerm[];
@@ -107,6 +121,17 @@ export interface EC2NodeClassSpec {
   readonly metadataOptions: MetadataOptions;
   readonly associatePublicIPAddress?: boolean;
   readonly detailedMonitoring?: boolean;
+  /** `RAID0`: the NVMe instance store becomes the node's ephemeral storage. */
+  readonly instanceStorePolicy?: 'RAID0';
+  /** The placement group every instance of the class is launched into. */
+  readonly placementGroupSelector?: PlacementGroupSelector;
+  /** Interfaces attached at launch; when set, one is the primary `interface` at card 0, device 0. */
+  readonly networkInterfaces?: readonly NetworkInterfaceSpec[];
+  /** IPv4 prefixes assigned to the primary interface. */
+  readonly ipPrefixCount?: number;
+  readonly cpuOptions?: { readonly nestedVirtualization?: 'enabled' | 'disabled' };
+  /** EC2 Fleet `Context`, passed to CreateFleet as it is. */
+  readonly context?: string;
 }
 
 export type { Condition, ConditionStatus };
@@ -130,11 +155,25 @@ export interface AmiStatus {
   readonly requirements: readonly NodeSelectorRequirement[];
 }
 
+/** A resolved placement group (`status.placementGroups[]`). */
+export interface PlacementGroupStatus {
+  readonly id: string;
+  readonly name: string;
+  readonly state: string;
+  /** `cluster`, `partition` or `spread`. */
+  readonly strategy: string;
+  readonly partitionCount?: number;
+  /** Spread groups: `rack` or `host`. */
+  readonly spreadLevel?: string;
+}
+
 export interface EC2NodeClassStatus {
   readonly subnets: readonly SubnetStatus[];
   readonly securityGroups: readonly SecurityGroupStatus[];
   readonly amis: readonly AmiStatus[];
   readonly instanceProfile?: string;
+  /** The group `spec.placementGroupSelector` resolved to; absent without a selector. */
+  readonly placementGroups?: readonly PlacementGroupStatus[];
   readonly conditions: readonly Condition[];
 }
 
@@ -148,6 +187,11 @@ export interface EC2NodeClass {
   /** `metadata.deletionTimestamp` is set. */
   readonly deleting?: boolean;
   readonly spec: EC2NodeClassSpec;
+  /**
+   * Spec fields the object sets that Flotilla does not know (a newer Karpenter's): the class is
+   * not valid while any is set, since launching without them would ignore them.
+   */
+  readonly unsupportedFields?: readonly string[];
   readonly status?: EC2NodeClassStatus;
 }
 
@@ -192,6 +236,8 @@ export interface CachedInstanceType {
   readonly efaCount: number;
   readonly bareMetal: boolean;
   readonly localNvmeGiB: number;
+  /** The processor supports nested virtualization (`cpuOptions.nestedVirtualization`). */
+  readonly nestedVirtualization?: boolean;
   readonly offerings: readonly CachedOffering[];
 }
 
@@ -239,6 +285,8 @@ export interface CloudInstance {
   readonly subnetId?: string;
   /** The security groups of its primary network interface. */
   readonly securityGroupIds?: readonly string[];
+  /** The placement group it runs in (EC2 names it; the id where EC2 gives it); absent when none. */
+  readonly placementGroup?: { readonly name?: string; readonly id?: string };
   readonly launchTime?: Date;
   readonly privateDnsName?: string;
   readonly nodeClaimName?: string;
@@ -332,7 +380,7 @@ export interface LaunchOptions {
 export const INSTANCE_LOOKUP_WINDOW_MS = 90_000;
 
 /** The cloud's reasons a NodeClaim is drifted, as Karpenter's AWS provider names them. */
-export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift';
+export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'PlacementGroupDrift';
 
 /**
  * What resolving one part of an EC2NodeClass came to: a value; a real answer that the user must act
@@ -350,6 +398,8 @@ export interface NodeClassResolution {
   readonly securityGroups: Resolved<readonly SecurityGroupStatus[]>;
   readonly amis: Resolved<readonly AmiStatus[]>;
   readonly instanceProfile: Resolved<string>;
+  /** Absent when the class has no `spec.placementGroupSelector`. */
+  readonly placementGroup?: Resolved<PlacementGroupStatus>;
 }
 
 /** Resolves EC2NodeClasses against the cloud (the NodeClass controller's cloud side). */

@@ -282,6 +282,9 @@ export function describeClusterContract(
         securityGroups: [{ id: 'sg-1', name: 'nodes' }],
         amis,
         instanceProfile: `profile-${s.id}`,
+        placementGroups: [
+          { id: 'pg-0123', name: 'training', state: 'available', strategy: 'partition', partitionCount: 3 },
+        ],
         conditions: [
           {
             type: 'Ready',
@@ -301,6 +304,9 @@ export function describeClusterContract(
         securityGroups: [{ id: 'sg-1', name: 'nodes' }],
         amis,
         instanceProfile: `profile-${s.id}`,
+        placementGroups: [
+          { id: 'pg-0123', name: 'training', state: 'available', strategy: 'partition', partitionCount: 3 },
+        ],
         conditions: [
           {
             type: 'Ready',
@@ -311,7 +317,7 @@ export function describeClusterContract(
           },
         ],
       });
-      // Lists are replaced, not merged, and an instance profile no longer resolved goes.
+      // Lists are replaced, not merged, and an instance profile or placement group no longer resolved goes.
       const notReady = {
         type: 'Ready',
         status: 'False' as const,

@@ -15,7 +15,7 @@ import {
 } from '../../core/index.ts';
 import type { CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
 import { offeringKeyString } from '../../ports/cloud.ts';
-import { labelsMatch, nodeClassSettings } from '../launch-plan.ts';
+import { efaOnlyInterfaces, labelsMatch, nodeClassSettings, supportsLaunchSettings } from '../launch-plan.ts';
 import { call } from './errors.ts';
 
 export { labelsMatch, nodeClassSettings };
@@ -214,6 +214,9 @@ export function toCachedInstanceType(
     efaCount: info.NetworkInfo?.EfaInfo?.MaximumEfaInterfaces ?? 0,
     bareMetal: info.BareMetal ?? false,
     localNvmeGiB,
+    ...((info.ProcessorInfo?.SupportedFeatures ?? []).includes('nested-virtualization')
+      ? { nestedVirtualization: true }
+      : {}),
     offerings,
   };
 }
@@ -246,9 +249,15 @@ export function toInstanceTypes(
   const amis = status?.amis ?? [];
   const settings = nodeClassSettings(context.nodeClass, context.family);
   const out: InstanceType[] = [];
+  // efa-only interfaces on the first card take ENIs the VPC CNI would give pods addresses on.
+  const efaOnly = efaOnlyInterfaces(context.nodeClass);
+  const efaOnlyOnFirstCard = (context.nodeClass.spec.networkInterfaces ?? []).filter(
+    (n) => n.interfaceType === 'efa-only' && n.networkCardIndex === 0,
+  ).length;
   for (const type of cached) {
     const labels = { ...type.labels, [Label.region]: context.region };
     if (!amis.some((ami) => labelsMatch(labels, ami.requirements))) continue;
+    if (!supportsLaunchSettings(context.nodeClass, type)) continue;
     const offerings: Offering[] = [];
     for (const o of type.offerings) {
       if (!zones.has(o.zone) || o.priceUsdPerHour === undefined) continue;
@@ -268,13 +277,18 @@ export function toInstanceTypes(
     if (type.accelerator.count > 0 && type.accelerator.manufacturer === 'aws')
       extended[Resource.neuron] = type.accelerator.count;
     if (type.branchEnis > 0) extended[Resource.podEni] = type.branchEnis;
+    // Without spec.networkInterfaces an EFA type advertises every EFA it supports (a pod asking
+    // for one gets it); with them, the efa-only interfaces the class attaches.
+    const efa = context.nodeClass.spec.networkInterfaces === undefined ? type.efaCount : efaOnly;
+    if (efa > 0) extended[Resource.efa] = efa;
     const { capacity, overhead } = computeCapacityAndOverhead(
       {
         vcpu: type.vcpu,
         memoryMiB: type.memoryMiB,
         arch: type.arch,
-        eniMaxPods: eniLimitedPods(type),
+        eniMaxPods: eniLimitedPods({ ...type, enis: Math.max(0, type.enis - efaOnlyOnFirstCard) }),
         extended,
+        instanceStoreBytes: type.localNvmeGiB * 1e9,
       },
       settings,
     );

@@ -38,6 +38,14 @@ export function toCloudInstance(instance: Instance): CloudInstance {
     ...(instance.SecurityGroups === undefined
       ? {}
       : { securityGroupIds: instance.SecurityGroups.flatMap((g) => (g.GroupId ? [g.GroupId] : [])) }),
+    ...(instance.Placement?.GroupName || instance.Placement?.GroupId
+      ? {
+          placementGroup: {
+            ...(instance.Placement.GroupName ? { name: instance.Placement.GroupName } : {}),
+            ...(instance.Placement.GroupId ? { id: instance.Placement.GroupId } : {}),
+          },
+        }
+      : {}),
     ...(instance.LaunchTime === undefined ? {} : { launchTime: instance.LaunchTime }),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
     ...(tags[Tag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[Tag.nodeClaim] }),

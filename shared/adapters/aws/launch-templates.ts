@@ -77,14 +77,8 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
   const { spec, status } = input.nodeClass;
   const groups = (status?.securityGroups ?? []).map((g) => g.id);
   const mappings = spec.blockDeviceMappings ?? defaultBlockDeviceMappings(input.family);
-  const network =
-    spec.associatePublicIPAddress === undefined
-      ? { SecurityGroupIds: groups }
-      : {
-          NetworkInterfaces: [
-            { DeviceIndex: 0, AssociatePublicIpAddress: spec.associatePublicIPAddress, Groups: groups },
-          ],
-        };
+  const placementGroupId = status?.placementGroups?.[0]?.id;
+  const nestedVirtualization = spec.cpuOptions?.nestedVirtualization;
   return {
     ImageId: input.imageId,
     UserData: Buffer.from(input.userData, 'utf8').toString('base64'),
@@ -99,7 +93,11 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
       HttpTokens: spec.metadataOptions.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
-    ...network,
+    ...networkSettings(spec, groups),
+    ...(placementGroupId === undefined ? {} : { Placement: { GroupId: placementGroupId } }),
+    ...(nestedVirtualization === undefined
+      ? {}
+      : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),
     // The network interface EC2 creates with each instance carries the ownership tags too (the
     // fleet's own TagSpecifications cannot name it), as the launch policy requires at creation.
     TagSpecifications: [
@@ -108,6 +106,38 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
         Tags: Object.entries(input.tags).map(([Key, Value]) => ({ Key, Value })),
       },
     ],
+  };
+}
+
+/**
+ * The security groups, or the network interfaces that carry them: those of
+ * `spec.networkInterfaces` (EFA), else one primary interface when a public IP choice or IP
+ * prefixes are asked for. The primary interface (card 0, device 0) carries the public IP choice
+ * and the prefixes.
+ */
+function networkSettings(
+  spec: EC2NodeClass['spec'],
+  groups: readonly string[],
+): Pick<RequestLaunchTemplateData, 'SecurityGroupIds' | 'NetworkInterfaces'> {
+  const listed = spec.networkInterfaces ?? [];
+  if (listed.length === 0 && spec.associatePublicIPAddress === undefined && spec.ipPrefixCount === undefined)
+    return { SecurityGroupIds: [...groups] };
+  const interfaces =
+    listed.length > 0 ? listed : [{ networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' }];
+  return {
+    NetworkInterfaces: interfaces.map((n) => {
+      const primary = n.networkCardIndex === 0 && n.deviceIndex === 0;
+      return {
+        ...(listed.length > 0 ? { NetworkCardIndex: n.networkCardIndex } : {}),
+        DeviceIndex: n.deviceIndex,
+        ...(listed.length > 0 ? { InterfaceType: n.interfaceType, DeleteOnTermination: true } : {}),
+        ...(primary && spec.associatePublicIPAddress !== undefined
+          ? { AssociatePublicIpAddress: spec.associatePublicIPAddress }
+          : {}),
+        ...(primary && spec.ipPrefixCount !== undefined ? { Ipv4PrefixCount: spec.ipPrefixCount } : {}),
+        Groups: [...groups],
+      };
+    }),
   };
 }
 

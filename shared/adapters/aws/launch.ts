@@ -172,6 +172,9 @@ export function makeLauncher(options: LauncherOptions): Launcher {
         ...(nodeClass.spec.kubelet === undefined ? {} : { kubelet: nodeClass.spec.kubelet }),
         maxPods: first.type.capacity['pods'] ?? 110,
         ...(nodeClass.spec.userData === undefined ? {} : { customUserData: nodeClass.spec.userData }),
+        ...(nodeClass.spec.instanceStorePolicy === undefined
+          ? {}
+          : { instanceStorePolicy: nodeClass.spec.instanceStorePolicy }),
       });
       const template = await launchTemplates.ensure({
         nodeClass,
@@ -221,6 +224,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
             },
           }),
       LaunchTemplateConfigs: configs.map((c) => c.config),
+      ...(nodeClass.spec.context === undefined ? {} : { Context: nodeClass.spec.context }),
       TagSpecifications: [
         { ResourceType: 'instance', Tags: toTags(tags) },
         { ResourceType: 'volume', Tags: toTags(tags) },

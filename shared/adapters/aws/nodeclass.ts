@@ -1,8 +1,10 @@
 import {
+  DescribePlacementGroupsCommand,
   DescribeSecurityGroupsCommand,
   DescribeSubnetsCommand,
   type EC2Client,
   type Filter,
+  type PlacementGroup,
   type SecurityGroup,
   type Subnet,
 } from '@aws-sdk/client-ec2';
@@ -13,13 +15,15 @@ import {
   type AmiStatus,
   CloudApiError,
   type NodeClassResolver,
+  type PlacementGroupSelector,
+  type PlacementGroupStatus,
   type Resolved,
   type SecurityGroupStatus,
   type SelectorTerm,
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { AmiSelectionProblem, resolveAmis } from './ami.ts';
-import { call } from './errors.ts';
+import { awsErrorCode, call, toCloudApiError } from './errors.ts';
 import {
   deleteInstanceProfile,
   ensureInstanceProfile,
@@ -120,7 +124,36 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
           message: `spec.role "${spec.role ?? ''}" needs an IAM client to manage its instance profile; set spec.instanceProfile instead`,
         };
       }
-      return { subnets, securityGroups, amis, instanceProfile };
+      const selector = spec.placementGroupSelector;
+      if (selector === undefined) return { subnets, securityGroups, amis, instanceProfile };
+      const wanted = selector.id ?? selector.name ?? '';
+      const placementGroup = await attempt(
+        () => describePlacementGroup(ec2, selector),
+        'PlacementGroupResolutionFailed',
+        (found) =>
+          found === undefined
+            ? {
+                reason: 'PlacementGroupNotFound',
+                message: `placement group "${wanted}" (spec.placementGroupSelector) does not exist in ${options.region}; create it or fix the selector`,
+              }
+            : found.state !== 'available'
+              ? {
+                  reason: 'PlacementGroupNotAvailable',
+                  message: `placement group "${wanted}" is ${found.state}, not available; instances can be launched into it once it is`,
+                }
+              : undefined,
+      );
+      return {
+        subnets,
+        securityGroups,
+        amis,
+        instanceProfile,
+        // `check` made a missing group a failure, so a resolved part holds one.
+        placementGroup:
+          placementGroup.kind !== 'resolved' || placementGroup.value === undefined
+            ? (placementGroup as Resolved<PlacementGroupStatus>)
+            : { kind: 'resolved', value: placementGroup.value },
+      };
     },
 
     async release(nodeClass) {
@@ -234,4 +267,41 @@ export async function resolveSecurityGroups(
   return [...found.values()]
     .sort((a, b) => (a.GroupId ?? '').localeCompare(b.GroupId ?? ''))
     .map((g) => ({ id: g.GroupId ?? '', ...(g.GroupName === undefined ? {} : { name: g.GroupName }) }));
+}
+
+/** EC2's answer to a placement group name or id it does not know. */
+const UNKNOWN_PLACEMENT_GROUP = new Set([
+  'InvalidPlacementGroup.Unknown',
+  'InvalidPlacementGroupId.NotFound',
+]);
+
+/** The placement group the selector names (by id or by name), or undefined when EC2 knows none. */
+export async function describePlacementGroup(
+  ec2: EC2Client,
+  selector: PlacementGroupSelector,
+): Promise<PlacementGroupStatus | undefined> {
+  let groups: PlacementGroup[];
+  try {
+    const page = await ec2.send(
+      new DescribePlacementGroupsCommand(
+        selector.id !== undefined ? { GroupIds: [selector.id] } : { GroupNames: [selector.name ?? ''] },
+      ),
+    );
+    groups = page.PlacementGroups ?? [];
+  } catch (error) {
+    if (UNKNOWN_PLACEMENT_GROUP.has(awsErrorCode(error))) return undefined;
+    throw toCloudApiError('ec2:DescribePlacementGroups', error);
+  }
+  const group = groups.find((g) =>
+    selector.id !== undefined ? g.GroupId === selector.id : g.GroupName === selector.name,
+  );
+  if (group?.GroupId === undefined) return undefined;
+  return {
+    id: group.GroupId,
+    name: group.GroupName ?? '',
+    state: group.State ?? '',
+    strategy: group.Strategy ?? '',
+    ...(group.PartitionCount === undefined ? {} : { partitionCount: group.PartitionCount }),
+    ...(group.SpreadLevel === undefined ? {} : { spreadLevel: group.SpreadLevel }),
+  };
 }

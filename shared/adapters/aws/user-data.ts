@@ -27,6 +27,8 @@ export interface UserDataOptions {
   readonly maxPods?: number;
   /** `spec.userData` of the EC2NodeClass. */
   readonly customUserData?: string;
+  /** `spec.instanceStorePolicy`: `RAID0` has the bootstrap stripe the instance store for ephemeral storage. */
+  readonly instanceStorePolicy?: 'RAID0';
 }
 
 /** MIME boundary Karpenter uses for AL2023 user data. */
@@ -116,6 +118,9 @@ function renderAl2023(options: UserDataOptions): string {
         config,
         flags: labels === '' ? [] : [`--node-labels=${labels}`],
       },
+      ...(options.instanceStorePolicy === 'RAID0'
+        ? { instance: { localStorage: { strategy: 'RAID0' } } }
+        : {}),
     },
   };
   const karpenterPart = {
@@ -250,5 +255,24 @@ function renderBottlerocket(options: UserDataOptions): string {
     kubernetes['image-gc-low-threshold-percent'] = kubelet.imageGCLowThresholdPercent;
   }
   if (kubelet.cpuCFSQuota !== undefined) kubernetes['cpu-cfs-quota-enforced'] = kubelet.cpuCFSQuota;
+  if (options.instanceStorePolicy === 'RAID0') {
+    // Bottlerocket stripes the instance store and binds the kubelet's and containerd's directories to it.
+    table(table(document, 'settings'), 'bootstrap-commands')['000-mount-instance-storage'] = {
+      commands: [
+        ['apiclient', 'ephemeral-storage', 'init'],
+        [
+          'apiclient',
+          'ephemeral-storage',
+          'bind',
+          '--dirs',
+          '/var/lib/containerd',
+          '/var/lib/kubelet',
+          '/var/log/pods',
+        ],
+      ],
+      mode: 'always',
+      essential: true,
+    };
+  }
   return `${stringifyToml(document)}\n`;
 }

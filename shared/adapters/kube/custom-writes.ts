@@ -227,13 +227,20 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     },
 
     async patchNodeClassStatus(name, status) {
-      // A merge patch replaces lists whole; a profile no longer resolved is removed with null.
+      // A merge patch replaces lists whole; a profile or placement group no longer resolved is
+      // removed with null.
       await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
         custom.patchClusterCustomObjectStatus(
           {
             ...EC2NODECLASSES,
             name,
-            body: { status: { ...status, instanceProfile: status.instanceProfile ?? null } },
+            body: {
+              status: {
+                ...status,
+                instanceProfile: status.instanceProfile ?? null,
+                placementGroups: status.placementGroups ?? null,
+              },
+            },
           },
           o,
         ),

@@ -107,6 +107,7 @@ interface InstanceRecord {
   readonly imageId?: string;
   readonly subnetId?: string;
   readonly securityGroupIds?: readonly string[];
+  readonly placementGroup?: { readonly name: string; readonly id: string };
   readonly launchTimeMs: number;
   readonly privateDnsName: string;
   readonly tags: Readonly<Record<string, string>>;
@@ -172,6 +173,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       ...(record.imageId === undefined ? {} : { imageId: record.imageId }),
       ...(record.subnetId === undefined ? {} : { subnetId: record.subnetId }),
       ...(record.securityGroupIds === undefined ? {} : { securityGroupIds: record.securityGroupIds }),
+      ...(record.placementGroup === undefined ? {} : { placementGroup: record.placementGroup }),
       launchTime: new Date(record.launchTimeMs),
       privateDnsName: record.privateDnsName,
       ...(tags[MemoryTag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[MemoryTag.nodeClaim] }),
@@ -220,6 +222,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       readonly subnetId?: string;
     }[];
     readonly securityGroupIds: readonly string[];
+    readonly placementGroup?: { readonly name: string; readonly id: string };
     readonly tags: Readonly<Record<string, string>>;
   }
   /** What each token's launch came to, as EC2 remembers a ClientToken. */
@@ -261,11 +264,13 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         ...subnetOf(subnets, offering.zone),
       }));
     plans += 1;
+    const group = nodeClass.status?.placementGroups?.[0];
     const launch: MemoryLaunch = {
       token: `${request.nodeClaimName}-${plans}`,
       capacityType,
       tries,
       securityGroupIds: (nodeClass.status?.securityGroups ?? []).map((g) => g.id),
+      ...(group === undefined ? {} : { placementGroup: { name: group.name, id: group.id } }),
       tags: launchTags(request, clusterName),
     };
     return { decidedAtMs: now.getTime(), request: JSON.stringify(launch) };
@@ -319,6 +324,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         imageId: t.imageId,
         ...(t.subnetId === undefined ? {} : { subnetId: t.subnetId }),
         securityGroupIds: plan.securityGroupIds,
+        ...(plan.placementGroup === undefined ? {} : { placementGroup: plan.placementGroup }),
         launchTimeMs: nowMs,
         privateDnsName,
         tags: plan.tags,

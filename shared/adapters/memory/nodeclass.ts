@@ -61,6 +61,17 @@ export function memoryAl2023Release(version: string): readonly AmiStatus[] {
   }));
 }
 
+/** A selected placement group exists in the simulator's network: a cluster group of that name or id. */
+function placementGroupOf(nodeClass: EC2NodeClass): Pick<NodeClassResolution, 'placementGroup'> {
+  const selector = nodeClass.spec.placementGroupSelector;
+  if (selector === undefined) return {};
+  const name = selector.name ?? selector.id ?? '';
+  const id = selector.id ?? `pg-${Buffer.from(name).toString('hex').slice(0, 17).padEnd(17, '0')}`;
+  return {
+    placementGroup: { kind: 'resolved', value: { id, name, state: 'available', strategy: 'cluster' } },
+  };
+}
+
 /**
  * Resolves every EC2NodeClass in a fixed network, for the simulator: one subnet per zone, one
  * security group, the configured AMIs, and the instance profile the class names (or one made for
@@ -94,6 +105,7 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
           kind: 'resolved',
           value: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
         },
+        ...placementGroupOf(nodeClass),
       };
     },
     async release() {},

@@ -13,7 +13,9 @@ export type DriftReason =
   | 'NodeClassDrift'
   | 'AMIDrift'
   | 'SubnetDrift'
-  | 'SecurityGroupDrift';
+  | 'SecurityGroupDrift'
+  | 'PlacementGroupDrift'
+  | 'InstanceTypeNotFound';
 
 export interface Drift {
   readonly reason: DriftReason;

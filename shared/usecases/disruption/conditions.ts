@@ -12,7 +12,7 @@ import {
   requirementsDrift,
   trueSinceMs,
 } from '../../core/index.ts';
-import type { CloudDriftReason, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
+import type { CloudDriftReason, CloudInstance, EC2NodeClass, InstanceType } from '../../ports/cloud.ts';
 import { amiDrifted, cloudDrift } from '../../ports/cloud-drift.ts';
 import type {
   ClusterNode,
@@ -47,6 +47,8 @@ export interface ConditionInput {
   readonly nodeClass: EC2NodeClass | undefined;
   /** The claim's instance as EC2 describes it, when listed. */
   readonly instance: CloudInstance | undefined;
+  /** The instance types of the claim's EC2NodeClass now; undefined when not known (not judged). */
+  readonly instanceTypes?: readonly InstanceType[];
   readonly nowMs: number;
 }
 
@@ -86,6 +88,8 @@ export function driftOf(input: ConditionInput): Drift | undefined {
       ) ?? requirementsDrift(pool.pool.requirements, claim.labels);
     if (poolDrift !== undefined) return poolDrift;
   }
+  const notFound = instanceTypeNotFound(input);
+  if (notFound !== undefined) return notFound;
   if (nodeClass === undefined) return undefined;
   const classDrift = hashDrift(
     'NodeClassDrift',
@@ -121,7 +125,51 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   if (cloud === 'SecurityGroupDrift') {
     return { reason: cloud, message: "the instance's security groups differ from the EC2NodeClass's" };
   }
+  if (cloud === 'PlacementGroupDrift') {
+    const group = nodeClass.status?.placementGroups?.[0];
+    const placed = instance?.placementGroup;
+    return {
+      reason: cloud,
+      message: `the instance runs in placement group ${placed?.id ?? placed?.name ?? '(none)'}, the EC2NodeClass selects ${group === undefined ? 'none' : `${group.name} (${group.id})`}`,
+    };
+  }
   return undefined;
+}
+
+/** Karpenter looks for a NodeClaim's instance type only once the claim is this old. */
+export const INSTANCE_TYPE_NOT_FOUND_AFTER_MS = 60 * 60 * 1000;
+
+/**
+ * `InstanceTypeNotFound`: an hour after the claim was made, its instance type is no longer among
+ * its EC2NodeClass's, or none of the type's offerings has the claim's zone and capacity type any
+ * more (the type left the region's catalog, the class's AMIs or subnets no longer serve it).
+ * Judged only when the class's instance types are known and the claim's labels name its type.
+ */
+export function instanceTypeNotFound(input: ConditionInput): Drift | undefined {
+  const { claim, instanceTypes, nowMs } = input;
+  const typeName = claim.labels[Label.instanceType];
+  if (instanceTypes === undefined || typeName === undefined || claim.createdAtMs === undefined)
+    return undefined;
+  if (nowMs - claim.createdAtMs < INSTANCE_TYPE_NOT_FOUND_AFTER_MS) return undefined;
+  const type = instanceTypes.find((t) => t.name === typeName);
+  if (type === undefined) {
+    return {
+      reason: 'InstanceTypeNotFound',
+      message: `instance type ${typeName} is no longer offered for the EC2NodeClass`,
+    };
+  }
+  const zone = claim.labels[Label.zone];
+  const capacityType = claim.labels[Label.capacityType];
+  const offered = type.offerings.some(
+    (o) =>
+      (zone === undefined || o.zone === zone) &&
+      (capacityType === undefined || o.capacityType === capacityType),
+  );
+  if (offered) return undefined;
+  return {
+    reason: 'InstanceTypeNotFound',
+    message: `instance type ${typeName} is no longer offered as ${capacityType ?? 'any capacity type'} in ${zone ?? 'any zone'} for the EC2NodeClass`,
+  };
 }
 
 function withoutImage(instance: CloudInstance): CloudInstance {

@@ -1,6 +1,6 @@
 import type { DisruptionReason, SolveOptions } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
+import type { Cloud, CloudInstance, EC2NodeClass, InstanceType } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -368,6 +368,7 @@ class Pass {
         pool: this.pools.get(claim.nodePoolName),
         nodeClass: this.classes.get(claim.nodeClassRef.name),
         instance: providerId === undefined ? undefined : instances.get(providerId),
+        ...instanceTypesOf(this.input, claim.nodeClassRef.name),
         nowMs: this.now(),
       });
       if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
@@ -579,4 +580,13 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
+}
+
+/** The instance types of a class the scheduling input knows (the class of an eligible NodePool). */
+function instanceTypesOf(
+  input: SchedulingInput | undefined,
+  nodeClassName: string,
+): { instanceTypes?: readonly InstanceType[] } {
+  const types = input?.instanceTypes.get(nodeClassName);
+  return types === undefined ? {} : { instanceTypes: types };
 }

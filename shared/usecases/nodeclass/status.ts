@@ -7,6 +7,7 @@ import type {
   EC2NodeClassStatus,
   NodeClassResolution,
   NodeClassResolver,
+  PlacementGroupStatus,
   Resolved,
   SecurityGroupStatus,
   SubnetStatus,
@@ -14,7 +15,8 @@ import type {
 
 // EC2NodeClass status (Karpenter's nodeclass status controller) as a pure function from the class
 // and what resolving it came to, part by part: the conditions SubnetsReady, SecurityGroupsReady,
-// AMIsReady, InstanceProfileReady, ValidationSucceeded and Ready, with the resolved lists. A part
+// AMIsReady, InstanceProfileReady, ValidationSucceeded, PlacementGroupReady (with a placement group
+// selector only) and Ready, with the resolved lists. A part
 // that AWS could not answer for now keeps what the status said before.
 
 /** Tag keys an EC2NodeClass may not set (the CRD's CEL rules); Flotilla sets them itself. */
@@ -54,6 +56,46 @@ export function validateNodeClass(nodeClass: EC2NodeClass): string[] {
   }
   if ((spec.blockDeviceMappings ?? []).filter((m) => m.rootVolume).length > 1) {
     problems.push('at most one of spec.blockDeviceMappings may set rootVolume: true');
+  }
+  const selector = spec.placementGroupSelector;
+  if (selector !== undefined && (selector.id === undefined) === (selector.name === undefined)) {
+    problems.push('spec.placementGroupSelector must set exactly one of name and id');
+  }
+  problems.push(...networkInterfaceProblems(spec.networkInterfaces));
+  for (const field of nodeClass.unsupportedFields ?? []) {
+    problems.push(
+      `spec.${field} is not supported by Flotilla; remove it (nodes would be launched without it)`,
+    );
+  }
+  return problems;
+}
+
+/** The CRD's rules on `spec.networkInterfaces`, for objects that did not pass through it. */
+function networkInterfaceProblems(interfaces: EC2NodeClass['spec']['networkInterfaces']): string[] {
+  if (interfaces === undefined || interfaces.length === 0) return [];
+  const problems: string[] = [];
+  if (
+    !interfaces.some(
+      (n) => n.networkCardIndex === 0 && n.deviceIndex === 0 && n.interfaceType === 'interface',
+    )
+  ) {
+    problems.push(
+      "spec.networkInterfaces must include the primary interface (networkCardIndex 0, deviceIndex 0, interfaceType 'interface')",
+    );
+  }
+  const seen = new Set<string>();
+  const efaCards = new Set<number>();
+  for (const n of interfaces) {
+    const key = `${n.networkCardIndex}/${n.deviceIndex}`;
+    if (seen.has(key))
+      problems.push(`spec.networkInterfaces lists card ${n.networkCardIndex} device ${n.deviceIndex} twice`);
+    seen.add(key);
+    if (n.interfaceType !== 'efa-only') continue;
+    if (efaCards.has(n.networkCardIndex))
+      problems.push(
+        `spec.networkInterfaces has more than one efa-only interface on card ${n.networkCardIndex}`,
+      );
+    efaCards.add(n.networkCardIndex);
   }
   return problems;
 }
@@ -144,7 +186,23 @@ export function computeNodeClassStatus(
     previous?.instanceProfile,
   );
 
-  const checks = [subnets.check, groups.check, amis.check, profile.check, validation];
+  // PlacementGroupReady exists only while the class has a selector (and then counts towards Ready).
+  const placement =
+    resolution.placementGroup === undefined
+      ? undefined
+      : part<PlacementGroupStatus>(
+          NodeClassConditionType.placementGroupReady,
+          resolution.placementGroup,
+          previous?.placementGroups?.[0],
+        );
+  const checks = [
+    subnets.check,
+    groups.check,
+    amis.check,
+    profile.check,
+    validation,
+    ...(placement === undefined ? [] : [placement.check]),
+  ];
   const notTrue = checks.filter((c) => c.status !== 'True');
   const ready: Check =
     notTrue.length === 0
@@ -178,6 +236,7 @@ export function computeNodeClassStatus(
       securityGroups: groups.value ?? [],
       amis: amis.value ?? [],
       ...(profile.value === undefined ? {} : { instanceProfile: profile.value }),
+      ...(placement?.value === undefined ? {} : { placementGroups: [placement.value] }),
       conditions,
     },
     retrying,
@@ -205,6 +264,7 @@ function canonical(status: EC2NodeClassStatus): string {
     securityGroups: status.securityGroups,
     amis: status.amis,
     instanceProfile: status.instanceProfile,
+    placementGroups: status.placementGroups,
     conditions,
   });
 }

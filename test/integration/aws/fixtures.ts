@@ -19,6 +19,21 @@ export const CLUSTER = STACK_CLUSTER;
 export const K8S_VERSION = '1.34';
 export const DISCOVERY = { 'karpenter.sh/discovery': CLUSTER };
 
+/**
+ * The EC2NodeClass fields of a Karpenter v1 manifest that shape a launch without a lookup: RAID0,
+ * an EFA interface besides the primary one, IP prefixes, CPU options and a fleet context.
+ */
+export const LAUNCH_SHAPING_SPEC = {
+  instanceStorePolicy: 'RAID0',
+  networkInterfaces: [
+    { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+    { networkCardIndex: 0, deviceIndex: 1, interfaceType: 'efa-only' },
+  ],
+  ipPrefixCount: 2,
+  cpuOptions: { nestedVirtualization: 'enabled' },
+  context: 'c-0123456789abcdef0',
+} as const;
+
 export const silentLogger = makeLogger({}, { level: 'error', sink: () => {} });
 
 export interface Network {

@@ -450,6 +450,83 @@ describe('launching through CreateFleet against moto', () => {
     expect(instance.zone).toBe('us-east-1c');
   });
 
+  it('launches with the EFA interfaces, IP prefixes, CPU options, placement group, RAID0 and fleet Context of its class', async () => {
+    // moto has no placement-group API: the group is the one the class's status names, as the
+    // EC2NodeClass controller resolves it on EC2 (its request is tested in nodeclass.test.ts).
+    const efaType = catalog.instanceTypes.find((t) => t.efaCount > 0 && t.localNvmeGiB > 0);
+    expect(efaType).toBeDefined();
+    const spec = {
+      ...account.nodeClass.spec,
+      instanceStorePolicy: 'RAID0' as const,
+      networkInterfaces: [
+        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' as const },
+        { networkCardIndex: 0, deviceIndex: 1, interfaceType: 'efa-only' as const },
+      ],
+      ipPrefixCount: 1,
+      cpuOptions: { nestedVirtualization: 'disabled' as const },
+      context: 'c-0123456789abcdef0',
+      placementGroupSelector: { name: 'training' },
+    };
+    const nodeClass: EC2NodeClass = {
+      ...account.nodeClass,
+      spec,
+      status: {
+        ...(account.nodeClass.status ?? { subnets: [], securityGroups: [], amis: [], conditions: [] }),
+        placementGroups: [
+          { id: 'pg-0123456789abcdef0', name: 'training', state: 'available', strategy: 'cluster' },
+        ],
+      },
+    };
+    const types = toInstanceTypes(catalog.instanceTypes, {
+      region: 'us-east-1',
+      nodeClass,
+      family: 'AL2023',
+      unavailable: new Set(),
+    });
+    // Only EFA types are offered; the store is the ephemeral storage; the efa-only device is advertised.
+    expect(types.length).toBeGreaterThan(0);
+    expect(
+      types.every((t) => (catalog.instanceTypes.find((c) => c.name === t.name)?.efaCount ?? 0) > 0),
+    ).toBe(true);
+    const chosen = types.find((t) => t.name === efaType?.name);
+    expect(chosen?.capacity['ephemeral-storage']).toBe((efaType?.localNvmeGiB ?? 0) * 1e9);
+    expect(chosen?.capacity['vpc.amazonaws.com/efa']).toBe(1);
+
+    const seen: CreateFleetCommandInput[] = [];
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
+        return next(args);
+      },
+      { step: 'initialize', name: 'record-efa' },
+    );
+    const instance = await account.cloud
+      .create(request('efa', { nodeClass, instanceTypes: chosen === undefined ? [] : [chosen] }))
+      .finally(() => account.lambdaEc2.middlewareStack.remove('record-efa'));
+    expect(instance.instanceType).toBe(efaType?.name);
+    expect(seen[0]?.Context).toBe('c-0123456789abcdef0');
+
+    const templateId = seen[0]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateId;
+    const versions = await account.ec2.send(
+      new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: templateId, Versions: ['$Latest'] }),
+    );
+    const data = versions.LaunchTemplateVersions?.[0]?.LaunchTemplateData;
+    expect(data?.SecurityGroupIds ?? []).toEqual([]);
+    expect(data?.NetworkInterfaces).toEqual([
+      expect.objectContaining({
+        NetworkCardIndex: 0,
+        DeviceIndex: 0,
+        InterfaceType: 'interface',
+        Ipv4PrefixCount: 1,
+        Groups: [account.network.securityGroupId],
+      }),
+      expect.objectContaining({ NetworkCardIndex: 0, DeviceIndex: 1, InterfaceType: 'efa-only' }),
+    ]);
+    expect(data?.Placement).toMatchObject({ GroupId: 'pg-0123456789abcdef0' });
+    expect(data?.CpuOptions).toMatchObject({ NestedVirtualization: 'disabled' });
+    expect(await userDataOf(account.ec2, instance.instanceId)).toContain('strategy: RAID0');
+  });
+
   it('launches nothing for a NodeClass that is not ready', async () => {
     const broken = await resolveNodeClassStatus(
       account.resolver,

@@ -21,6 +21,7 @@ import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index
 import {
   CLUSTER,
   DISCOVERY,
+  LAUNCH_SHAPING_SPEC,
   makeNetwork,
   type Network,
   nodeClassObject,
@@ -201,6 +202,52 @@ describe('EC2NodeClass resolution against moto', () => {
     ]);
     expect(condition(outside, 'AMIsReady')).toMatchObject({ status: 'False', reason: 'AMIResolutionFailed' });
     expect(condition(outside, 'AMIsReady')?.message).toContain('amiParameterPaths');
+  });
+
+  it('reaches Ready with the launch-shaping fields of a Karpenter v1 manifest, and says why not for what it cannot do', async () => {
+    await publishAl2023(ec2, ssm);
+    const launchShaping = LAUNCH_SHAPING_SPEC;
+    expect(condition(await resolve(launchShaping), 'Ready')).toMatchObject({ status: 'True' });
+
+    // A placement group is looked up by name (or id) with the provisioner's role. moto has no
+    // placement-group API: the request is what EC2 would be sent, and the class is not Ready, its
+    // condition saying why the group is not resolved, instead of launching outside the group.
+    const asked: unknown[] = [];
+    // One attempt: moto's answer to an action it lacks does not change on a retry.
+    const once = new EC2Client({ ...awsConfigAs(server, 'provisioner'), maxAttempts: 1 });
+    once.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'DescribePlacementGroupsCommand') asked.push(args.input);
+        return next(args);
+      },
+      { step: 'initialize', name: 'record-placement' },
+    );
+    const placed = await resolveNodeClassStatus(
+      testNodeClassResolver(once, provisioner.ssm),
+      parseEC2NodeClass(nodeClassObject({ ...launchShaping, placementGroupSelector: { name: 'training' } })),
+      clock.now(),
+    );
+    expect(asked).toEqual([{ GroupNames: ['training'] }]);
+    expect(takeDenials()).toEqual([]);
+    // moto answers the action it lacks with an HTML error page, which reads as AWS failing for now.
+    expect(condition(placed, 'PlacementGroupReady')).toMatchObject({
+      status: 'Unknown',
+      reason: 'AwaitingResolution',
+    });
+    expect(condition(placed, 'PlacementGroupReady')?.message).toContain('ec2:DescribePlacementGroups failed');
+    expect(condition(placed, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NotReady' });
+    expect(condition(placed, 'Ready')?.message).toContain('PlacementGroupReady=Unknown');
+    expect(placed.placementGroups).toBeUndefined();
+
+    // A field Flotilla does not read is named, and the class does not launch without it.
+    const unknown = await resolve({ enclaveOptions: { enabled: true } });
+    expect(condition(unknown, 'ValidationSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'ValidationFailed',
+    });
+    expect(condition(unknown, 'ValidationSucceeded')?.message).toContain(
+      'spec.enclaveOptions is not supported',
+    );
   });
 
   it('reports a NodeClass whose subnets match nothing as not ready, saying what to fix', async () => {

@@ -25,6 +25,7 @@ import {
   CLUSTER,
   DISCOVERY,
   K8S_VERSION,
+  LAUNCH_SHAPING_SPEC,
   nodeClassObject,
   put,
   registerImage,
@@ -177,6 +178,39 @@ describe('the EC2NodeClass controller', () => {
     await apply(name, { subnetSelectorTerms: [{ tags: DISCOVERY }] });
     await pass(name);
     expect(condition(await read(name), 'Ready')?.status).toBe('True');
+  });
+
+  it('takes a Karpenter v1 class with EFA interfaces, RAID0, IP prefixes, CPU options, context and a placement group, and says why it is not Ready', async () => {
+    const name = `efa-${run}`;
+    const launchShaping = LAUNCH_SHAPING_SPEC;
+    await apply(name, { ...launchShaping, placementGroupSelector: { name: 'training' } });
+    await pass(name);
+    const stored = await read(name);
+    // The API server keeps every field (the CRD has them) and Flotilla reads them all.
+    expect(stored?.spec).toMatchObject({ ...launchShaping, placementGroupSelector: { name: 'training' } });
+    expect(stored?.unsupportedFields).toBeUndefined();
+    expect(condition(stored, 'ValidationSucceeded')?.status).toBe('True');
+    // moto has no placement-group API (its answer reads as AWS failing for now): not Ready, and why.
+    expect(condition(stored, 'PlacementGroupReady')).toMatchObject({
+      status: 'Unknown',
+      reason: 'AwaitingResolution',
+    });
+    expect(condition(stored, 'Ready')?.message).toContain('ec2:DescribePlacementGroups');
+    const warning = await waitFor(
+      `the Warning Event of ${name}`,
+      async () => (await events(name)).find((e) => e.type === 'Warning'),
+      SOON,
+    );
+    expect(warning.reason).toBe('AwaitingResolution');
+    expect(warning.message).toContain('PlacementGroupReady=Unknown');
+
+    // Without the selector the class is Ready, and the placement-group condition leaves its status.
+    await apply(name, launchShaping);
+    await pass(name);
+    const ready = await read(name);
+    expect(condition(ready, 'Ready')?.status).toBe('True');
+    expect(condition(ready, 'PlacementGroupReady')).toBeUndefined();
+    expect(takeDenials()).toEqual([]);
   });
 
   it('keeps the last good status while DescribeSubnets is throttled, and resolves again once it recovers', async () => {

@@ -1,0 +1,313 @@
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { type InstanceTypeContext, toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
+import { launchTemplateData } from '../../../shared/adapters/aws/launch-templates.ts';
+import { renderUserData } from '../../../shared/adapters/aws/user-data.ts';
+import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
+import type { CachedInstanceType, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import { validateNodeClass } from '../../../shared/usecases/nodeclass/status.ts';
+import { nodeClassHash } from '../../../shared/usecases/provisioning/plan.ts';
+
+// The EC2NodeClass fields that shape a launch beyond AMI, network and user data: the instance-store
+// policy, placement group, network interfaces (EFA), IP prefixes, CPU options and fleet context.
+// From the manifest to the capacity the scheduler counts and the launch template EC2 is sent.
+
+const GB = 1e9;
+const GiB = 1024 ** 3;
+
+function manifest(spec: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'hpc', generation: 1 },
+    spec: {
+      subnetSelectorTerms: [{ tags: { discovery: 'c' } }],
+      securityGroupSelectorTerms: [{ tags: { discovery: 'c' } }],
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      role: 'nodes',
+      ...spec,
+    },
+  };
+}
+
+/** The class parsed from `spec`, with a resolved status (and `placementGroups` when given). */
+function resolvedClass(spec: Record<string, unknown> = {}, placementGroupId?: string): EC2NodeClass {
+  const parsed = parseEC2NodeClass(manifest(spec));
+  return {
+    ...parsed,
+    status: {
+      subnets: [{ id: 'subnet-a', zone: 'us-east-1a' }],
+      securityGroups: [{ id: 'sg-1' }, { id: 'sg-2' }],
+      amis: [{ id: 'ami-1', requirements: [] }],
+      instanceProfile: 'hpc-profile',
+      ...(placementGroupId === undefined
+        ? {}
+        : {
+            placementGroups: [
+              { id: placementGroupId, name: 'train', state: 'available', strategy: 'cluster' },
+            ],
+          }),
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '' }],
+    },
+  };
+}
+
+function cached(name: string, o: Partial<CachedInstanceType> = {}): CachedInstanceType {
+  const labels = { 'kubernetes.io/arch': 'amd64', 'node.kubernetes.io/instance-type': name };
+  const none = { count: 0 };
+  return {
+    ...{ name, arch: 'amd64', vcpu: 8, memoryMiB: 32768, labels, gpu: none, accelerator: none },
+    ...{ enis: 4, ipv4PerEni: 15, branchEnis: 0, efaCount: 0, bareMetal: false, localNvmeGiB: 0 },
+    offerings: [{ zone: 'us-east-1a', capacityType: 'on-demand', priceUsdPerHour: 1 }],
+    ...o,
+  };
+}
+
+const CATALOG = [
+  cached('m5.2xlarge'),
+  cached('m5d.2xlarge', { localNvmeGiB: 300 }),
+  cached('c5n.18xlarge', { efaCount: 1, enis: 15, ipv4PerEni: 50 }),
+  cached('p5.48xlarge', { efaCount: 32, enis: 64, ipv4PerEni: 50, localNvmeGiB: 30400 }),
+  cached('m8i.2xlarge', { nestedVirtualization: true }),
+];
+
+function typesFor(nodeClass: EC2NodeClass) {
+  const context: InstanceTypeContext = {
+    region: 'us-east-1',
+    nodeClass,
+    family: 'AL2023',
+    unavailable: new Set(),
+  };
+  return new Map(toInstanceTypes(CATALOG, context).map((t) => [t.name, t]));
+}
+
+const EFA_INTERFACES = [
+  { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+  { networkCardIndex: 0, deviceIndex: 1, interfaceType: 'efa-only' },
+  { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' },
+];
+
+describe('parseEC2NodeClass: the launch-shaping fields', () => {
+  it('reads every field of a Karpenter v1 manifest that sets them', () => {
+    const fields = {
+      instanceStorePolicy: 'RAID0',
+      placementGroupSelector: { name: 'train' },
+      networkInterfaces: EFA_INTERFACES,
+      ipPrefixCount: 2,
+      cpuOptions: { nestedVirtualization: 'enabled' },
+      context: 'c-0123',
+    };
+    const parsed = parseEC2NodeClass(manifest(fields));
+    expect(parsed.spec).toMatchObject(fields);
+    expect(parsed.unsupportedFields).toBeUndefined();
+    expect(validateNodeClass(parsed)).toEqual([]);
+  });
+
+  it('names the spec fields it does not read, and the class is not valid while one is set', () => {
+    const parsed = parseEC2NodeClass(
+      manifest({ enclaveOptions: { enabled: true }, connectionTracking: { udpTimeout: 30 } }),
+    );
+    expect(parsed.unsupportedFields).toEqual(['connectionTracking', 'enclaveOptions']);
+    expect(parsed.spec).not.toHaveProperty('enclaveOptions');
+    expect(validateNodeClass(parsed)).toEqual([
+      'spec.connectionTracking is not supported by Flotilla; remove it (nodes would be launched without it)',
+      'spec.enclaveOptions is not supported by Flotilla; remove it (nodes would be launched without it)',
+    ]);
+  });
+
+  it.each<[string, unknown, string]>([
+    [
+      'no primary interface',
+      [{ networkCardIndex: 0, deviceIndex: 1, interfaceType: 'efa-only' }],
+      "spec.networkInterfaces must include the primary interface (networkCardIndex 0, deviceIndex 0, interfaceType 'interface')",
+    ],
+    [
+      'a card and device twice',
+      [
+        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+      ],
+      'spec.networkInterfaces lists card 0 device 0 twice',
+    ],
+    [
+      'two efa-only interfaces on one card',
+      [
+        { networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' },
+        { networkCardIndex: 1, deviceIndex: 0, interfaceType: 'efa-only' },
+        { networkCardIndex: 1, deviceIndex: 1, interfaceType: 'efa-only' },
+      ],
+      'spec.networkInterfaces has more than one efa-only interface on card 1',
+    ],
+  ])(
+    'reports network interfaces with %s (the CRD rule, for objects that skipped it)',
+    (_, interfaces, problem) => {
+      expect(validateNodeClass(parseEC2NodeClass(manifest({ networkInterfaces: interfaces })))).toEqual([
+        problem,
+      ]);
+    },
+  );
+
+  it('reports a placement group selector with both or neither of name and id', () => {
+    for (const selector of [{}, { name: 'train', id: 'pg-0abc' }]) {
+      expect(validateNodeClass(parseEC2NodeClass(manifest({ placementGroupSelector: selector })))).toEqual([
+        'spec.placementGroupSelector must set exactly one of name and id',
+      ]);
+    }
+  });
+});
+
+describe('instance types under the launch-shaping fields', () => {
+  it('RAID0 makes the instance store the ephemeral storage of types that have one; others keep the root volume', () => {
+    const plain = typesFor(resolvedClass());
+    const raid = typesFor(resolvedClass({ instanceStorePolicy: 'RAID0' }));
+    expect(plain.get('m5d.2xlarge')?.capacity['ephemeral-storage']).toBe(20 * GiB);
+    expect(raid.get('m5d.2xlarge')?.capacity['ephemeral-storage']).toBe(300 * GB);
+    expect(raid.get('p5.48xlarge')?.capacity['ephemeral-storage']).toBe(30400 * GB);
+    expect(raid.get('m5.2xlarge')?.capacity['ephemeral-storage']).toBe(20 * GiB);
+    // The eviction threshold (10% of nodefs) follows the larger disk.
+    expect(raid.get('m5d.2xlarge')?.overhead.evictionThreshold['ephemeral-storage']).toBe(30 * GB);
+  });
+
+  it('advertises vpc.amazonaws.com/efa: every EFA of a type without networkInterfaces, the efa-only ones with them', () => {
+    const plain = typesFor(resolvedClass());
+    expect(plain.get('c5n.18xlarge')?.capacity['vpc.amazonaws.com/efa']).toBe(1);
+    expect(plain.get('p5.48xlarge')?.capacity['vpc.amazonaws.com/efa']).toBe(32);
+    expect(plain.get('m5.2xlarge')?.capacity['vpc.amazonaws.com/efa']).toBeUndefined();
+
+    const efa = typesFor(resolvedClass({ networkInterfaces: EFA_INTERFACES }));
+    // Two efa-only interfaces: only types with at least two EFA interfaces are offered.
+    expect([...efa.keys()]).toEqual(['p5.48xlarge']);
+    expect(efa.get('p5.48xlarge')?.capacity['vpc.amazonaws.com/efa']).toBe(2);
+    // The efa-only interface on card 0 takes an ENI from pod addresses: 63 × 49 + 2.
+    expect(efa.get('p5.48xlarge')?.capacity['pods']).toBe(63 * 49 + 2);
+    expect(plain.get('p5.48xlarge')?.capacity['pods']).toBe(64 * 49 + 2);
+  });
+
+  it('offers only types that support nested virtualization when cpuOptions enables it', () => {
+    expect([...typesFor(resolvedClass({ cpuOptions: { nestedVirtualization: 'enabled' } })).keys()]).toEqual([
+      'm8i.2xlarge',
+    ]);
+    expect(typesFor(resolvedClass({ cpuOptions: { nestedVirtualization: 'disabled' } })).size).toBe(
+      CATALOG.length,
+    );
+  });
+});
+
+describe('launchTemplateData under the launch-shaping fields', () => {
+  const input = (nodeClass: EC2NodeClass) => ({
+    nodeClass,
+    family: 'AL2023' as const,
+    imageId: 'ami-1',
+    userData: '#!/bin/bash',
+    tags: { 'karpenter.sh/nodepool': 'hpc' },
+  });
+
+  it('is unchanged for a class that sets none of them (the template name stays)', () => {
+    const data = launchTemplateData(input(resolvedClass()));
+    expect(data.SecurityGroupIds).toEqual(['sg-1', 'sg-2']);
+    expect(data).not.toHaveProperty('NetworkInterfaces');
+    expect(data).not.toHaveProperty('Placement');
+    expect(data).not.toHaveProperty('CpuOptions');
+  });
+
+  it('attaches the listed interfaces per card and device, the primary one with the prefixes and public IP choice', () => {
+    const data = launchTemplateData(
+      input(
+        resolvedClass({
+          networkInterfaces: EFA_INTERFACES,
+          ipPrefixCount: 2,
+          associatePublicIPAddress: false,
+        }),
+      ),
+    );
+    expect(data).not.toHaveProperty('SecurityGroupIds');
+    expect(data.NetworkInterfaces).toEqual([
+      {
+        NetworkCardIndex: 0,
+        DeviceIndex: 0,
+        InterfaceType: 'interface',
+        DeleteOnTermination: true,
+        AssociatePublicIpAddress: false,
+        Ipv4PrefixCount: 2,
+        Groups: ['sg-1', 'sg-2'],
+      },
+      {
+        NetworkCardIndex: 0,
+        DeviceIndex: 1,
+        InterfaceType: 'efa-only',
+        DeleteOnTermination: true,
+        Groups: ['sg-1', 'sg-2'],
+      },
+      {
+        NetworkCardIndex: 1,
+        DeviceIndex: 0,
+        InterfaceType: 'efa-only',
+        DeleteOnTermination: true,
+        Groups: ['sg-1', 'sg-2'],
+      },
+    ]);
+  });
+
+  it('gives IP prefixes alone a primary interface, and places into the resolved group with the CPU options', () => {
+    const data = launchTemplateData(
+      input(
+        resolvedClass({ ipPrefixCount: 1, cpuOptions: { nestedVirtualization: 'enabled' } }, 'pg-0123abcd'),
+      ),
+    );
+    expect(data.NetworkInterfaces).toEqual([
+      { DeviceIndex: 0, Ipv4PrefixCount: 1, Groups: ['sg-1', 'sg-2'] },
+    ]);
+    expect(data.Placement).toEqual({ GroupId: 'pg-0123abcd' });
+    expect(data.CpuOptions).toEqual({ NestedVirtualization: 'enabled' });
+  });
+});
+
+describe('user data under instanceStorePolicy: RAID0', () => {
+  const common = {
+    cluster: { name: 'c', endpoint: 'https://api.example.com', caBundle: 'Q0E=' },
+    nodeClassName: 'hpc',
+    labels: {},
+    taints: [],
+    startupTaints: [],
+  };
+
+  it('asks nodeadm to stripe the instance store (AL2023), and leaves it out without the policy', () => {
+    const raid = renderUserData({ ...common, family: 'AL2023', instanceStorePolicy: 'RAID0' });
+    const nodeConfig = parseAllDocuments(
+      raid.split('# Flotilla generated NodeConfig\n')[1]?.split('\n--//')[0] ?? '',
+    )[0]?.toJS() as {
+      spec: { instance?: unknown };
+    };
+    expect(nodeConfig.spec.instance).toEqual({ localStorage: { strategy: 'RAID0' } });
+    expect(renderUserData({ ...common, family: 'AL2023' })).not.toContain('localStorage');
+  });
+
+  it('has Bottlerocket bind its kubelet and containerd directories to the striped store', () => {
+    const toml = renderUserData({ ...common, family: 'Bottlerocket', instanceStorePolicy: 'RAID0' });
+    const settings = parseToml(toml)['settings'] as Record<string, Record<string, unknown>>;
+    const mount = settings['bootstrap-commands']?.['000-mount-instance-storage'] as {
+      commands: string[][];
+      essential: boolean;
+    };
+    expect(mount.commands[0]).toEqual(['apiclient', 'ephemeral-storage', 'init']);
+    expect(mount.commands[1]?.slice(0, 3)).toEqual(['apiclient', 'ephemeral-storage', 'bind']);
+    expect(mount.commands[1]).toContain('/var/lib/kubelet');
+    expect(mount.essential).toBe(true);
+  });
+});
+
+describe('nodeClassHash and the launch-shaping fields', () => {
+  it('keeps the hash of a class that sets none of them, and changes with each that shapes the instance', () => {
+    const base = nodeClassHash(resolvedClass());
+    expect(nodeClassHash(resolvedClass({ ipPrefixCount: 4 }))).toBe(base);
+    expect(nodeClassHash(resolvedClass({ placementGroupSelector: { name: 'train' } }))).toBe(base);
+    const changed = [
+      { instanceStorePolicy: 'RAID0' },
+      { networkInterfaces: EFA_INTERFACES },
+      { cpuOptions: { nestedVirtualization: 'enabled' } },
+      { context: 'c-1' },
+    ].map((spec) => nodeClassHash(resolvedClass(spec)));
+    expect(new Set([base, ...changed]).size).toBe(5);
+  });
+});
