@@ -13,12 +13,16 @@ import {
   type Offering,
   Resource,
 } from '../../core/index.ts';
-import type { CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
+import { windowsBuild } from '../../ports/ami-family.ts';
+import type { AmiFamily, CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
 import { offeringKeyString } from '../../ports/cloud.ts';
 import { labelsMatch, nodeClassSettings } from '../launch-plan.ts';
 import { call } from './errors.ts';
 
 export { labelsMatch, nodeClassSettings };
+
+/** Pods a Windows node admits unless kubelet maxPods says otherwise (no ENI-limited density). */
+const WINDOWS_MAX_PODS = 110;
 
 /** Karpenter's instance-type name scheme: category letters, optional `-Ntb`, generation digits. */
 const NAME_SCHEME = /^([a-z]+)(-[0-9]+tb)?([0-9]+)[a-z0-9-]*\./;
@@ -245,9 +249,17 @@ export function toInstanceTypes(
   const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
   const amis = status?.amis ?? [];
   const settings = nodeClassSettings(context.nodeClass, context.family);
+  // Windows nodes: amd64 only, labelled with their OS and build, and not ENI-limited in pods
+  // (Karpenter's Windows family: 110 unless kubelet maxPods says otherwise).
+  const build = windowsBuild(context.family as AmiFamily | undefined);
   const out: InstanceType[] = [];
   for (const type of cached) {
-    const labels = { ...type.labels, [Label.region]: context.region };
+    if (build !== undefined && type.arch !== 'amd64') continue;
+    const labels = {
+      ...type.labels,
+      [Label.region]: context.region,
+      ...(build === undefined ? {} : { [Label.os]: 'windows', [Label.windowsBuild]: build }),
+    };
     if (!amis.some((ami) => labelsMatch(labels, ami.requirements))) continue;
     const offerings: Offering[] = [];
     for (const o of type.offerings) {
@@ -273,7 +285,7 @@ export function toInstanceTypes(
         vcpu: type.vcpu,
         memoryMiB: type.memoryMiB,
         arch: type.arch,
-        eniMaxPods: eniLimitedPods(type),
+        eniMaxPods: build === undefined ? eniLimitedPods(type) : WINDOWS_MAX_PODS,
         extended,
       },
       settings,
