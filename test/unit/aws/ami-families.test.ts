@@ -1,8 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import type { _InstanceType } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { aliasParameters } from '../../../shared/adapters/aws/ami.ts';
-import { toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
+import { toCachedInstanceType, toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
 import {
   defaultBlockDeviceMappings,
   launchTemplateData,
@@ -15,21 +14,10 @@ import {
   userDataProblem,
 } from '../../../shared/adapters/aws/user-data.ts';
 import { ValidationError } from '../../../shared/core/errors.ts';
-import type { AmiFamily, CachedInstanceType, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import type { AmiFamily, EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../memory/fixtures.ts';
-
-// Golden files: set UPDATE_GOLDEN=1 to rewrite them after an intended change, then review the diff.
-const goldenDir = path.join(import.meta.dirname, '..', '..', 'fixtures', 'userdata');
-
-function golden(name: string, actual: string): void {
-  const file = path.join(goldenDir, name);
-  if (process.env['UPDATE_GOLDEN'] === '1') fs.writeFileSync(file, actual);
-  expect(fs.existsSync(file), `golden file ${file} is missing; run with UPDATE_GOLDEN=1 to create it`).toBe(
-    true,
-  );
-  expect(actual).toBe(fs.readFileSync(file, 'utf8'));
-}
+import { GOLDEN_CLUSTER, golden } from './golden.ts';
 
 const labels = {
   'karpenter.sh/nodepool': 'general',
@@ -39,12 +27,7 @@ const labels = {
 };
 
 const base: Omit<UserDataOptions, 'family'> = {
-  cluster: {
-    name: 'prod',
-    endpoint: 'https://ABCDEF.gr7.us-east-1.eks.amazonaws.com',
-    caBundle: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
-    serviceCidr: '172.20.0.0/16',
-  },
+  cluster: GOLDEN_CLUSTER,
   nodeClassName: 'default',
   // Labels kubelet may not set itself are left to the registration.
   labels: {
@@ -76,6 +59,21 @@ const expectedTaints = [
   { key: 'node.cilium.io/agent-not-ready', value: 'true', effect: 'NoExecute' },
   { key: 'karpenter.sh/unregistered', effect: 'NoExecute' },
 ];
+
+/** Kubelet, started by the family's bootstrap, registers with every label, taint and setting asked. */
+function expectRegistration(userData: string, format: 'bootstrap.sh' | 'windows'): void {
+  const registration = parseKubeletRegistration(userData);
+  expect(registration).toMatchObject({
+    format,
+    clusterName: 'prod',
+    maxPods: 29,
+    kubeReserved: { cpu: '100m', memory: '500Mi' },
+    systemReserved: { memory: '100Mi' },
+    evictionHard: { 'memory.available': '5%', 'nodefs.available': '10%' },
+  });
+  expect(registration.labels).toEqual(labels);
+  expect(registration.taints).toEqual(expectedTaints);
+}
 
 const WINDOWS = ['Windows2019', 'Windows2022', 'Windows2025'] as const;
 
@@ -124,17 +122,7 @@ describe('AL2 user data', () => {
     expect(text).toContain("/etc/eks/bootstrap.sh 'prod'");
     expect(text).toContain("--dns-cluster-ip '172.20.0.10'");
     expect(text).toContain('--use-max-pods false');
-    const registration = parseKubeletRegistration(text);
-    expect(registration).toMatchObject({
-      format: 'bootstrap.sh',
-      clusterName: 'prod',
-      maxPods: 29,
-      kubeReserved: { cpu: '100m', memory: '500Mi' },
-      systemReserved: { memory: '100Mi' },
-      evictionHard: { 'memory.available': '5%', 'nodefs.available': '10%' },
-    });
-    expect(registration.labels).toEqual(labels);
-    expect(registration.taints).toEqual(expectedTaints);
+    expectRegistration(text, 'bootstrap.sh');
   });
 
   it('puts custom user data first, a plain script as a shell part and MIME parts as they are', () => {
@@ -183,16 +171,7 @@ describe('Windows user data', () => {
       expect(text.startsWith('<powershell>\n')).toBe(true);
       expect(text.trimEnd().endsWith('</powershell>')).toBe(true);
       expect(text).toContain("-DNSClusterIP '172.20.0.10'");
-      const registration = parseKubeletRegistration(text);
-      expect(registration).toMatchObject({
-        format: 'windows',
-        clusterName: 'prod',
-        maxPods: 29,
-        kubeReserved: { cpu: '100m', memory: '500Mi' },
-        evictionHard: { 'memory.available': '5%', 'nodefs.available': '10%' },
-      });
-      expect(registration.labels).toEqual(labels);
-      expect(registration.taints).toEqual(expectedTaints);
+      expectRegistration(text, 'windows');
     },
   );
 
@@ -346,37 +325,36 @@ describe('AMI aliases of AL2 and Windows', () => {
 });
 
 describe('instance types of a Windows NodeClass', () => {
-  const cached = (name: string, arch: 'amd64' | 'arm64'): CachedInstanceType => ({
-    name,
-    arch,
-    vcpu: 2,
-    memoryMiB: 8192,
-    labels: {
-      'kubernetes.io/arch': arch,
-      'kubernetes.io/os': 'linux',
-      'node.kubernetes.io/instance-type': name,
-    },
-    gpu: { count: 0 },
-    accelerator: { count: 0 },
-    enis: 3,
-    ipv4PerEni: 10,
-    branchEnis: 0,
-    efaCount: 0,
-    bareMetal: false,
-    localNvmeGiB: 0,
-    offerings: [{ zone: 'us-east-1a', capacityType: 'on-demand', priceUsdPerHour: 0.096 }],
-  });
+  // Two types as DescribeInstanceTypes describes them, priced on demand in one zone.
+  const cached = (name: string, arch: 'x86_64' | 'arm64') =>
+    toCachedInstanceType(
+      {
+        InstanceType: name as _InstanceType,
+        ProcessorInfo: { SupportedArchitectures: [arch] },
+        VCpuInfo: { DefaultVCpus: 2 },
+        MemoryInfo: { SizeInMiB: 8192 },
+        NetworkInfo: { MaximumNetworkInterfaces: 3, Ipv4AddressesPerInterface: 10 },
+        SupportedUsageClasses: ['on-demand'],
+      },
+      new Set(['us-east-1a']),
+      new Map(),
+      { onDemand: new Map([[name, 0.096]]), spot: new Map() },
+      0,
+    );
   const nodeClass = (family: AmiFamily): EC2NodeClass => ({
     ...readyNodeClass(new Date('2026-11-21T10:00:00Z')),
     spec: { ...DEFAULT_NODE_CLASS.spec, amiSelectorTerms: [{ id: 'ami-1' }], amiFamily: family },
   });
   const types = (family: AmiFamily) =>
-    toInstanceTypes([cached('m5.large', 'amd64'), cached('m6g.large', 'arm64')], {
-      region: 'us-east-1',
-      nodeClass: nodeClass(family),
-      family,
-      unavailable: new Set(),
-    });
+    toInstanceTypes(
+      [cached('m5.large', 'x86_64'), cached('m6g.large', 'arm64')].flatMap((t) => t ?? []),
+      {
+        region: 'us-east-1',
+        nodeClass: nodeClass(family),
+        family,
+        unavailable: new Set(),
+      },
+    );
 
   it('are amd64 only, labelled windows with their build, 110 pods and a 50Gi C: drive', () => {
     const [m5, ...rest] = types('Windows2022');
