@@ -205,12 +205,11 @@ export function nodeClassSettings(nodeClass: EC2NodeClass, family: string | unde
     ...(evictionSoft === undefined ? {} : { evictionSoft }),
   };
   const mappings = nodeClass.spec.blockDeviceMappings ?? [];
-  const root =
-    mappings.find((m) => m.rootVolume) ??
-    (family === 'Bottlerocket'
-      ? mappings.find((m) => m.deviceName === '/dev/xvdb')
-      : mappings.find((m) => m.deviceName === '/dev/xvda'));
-  const rootVolumeBytes = root?.ebs?.volumeSizeBytes ?? 20 * GiB;
+  // The device that holds ephemeral storage, and its default size, per family (Windows: C:).
+  const windows = family?.startsWith('Windows') === true;
+  const device = family === 'Bottlerocket' ? '/dev/xvdb' : windows ? '/dev/sda1' : '/dev/xvda';
+  const root = mappings.find((m) => m.rootVolume) ?? mappings.find((m) => m.deviceName === device);
+  const rootVolumeBytes = root?.ebs?.volumeSizeBytes ?? (windows && mappings.length === 0 ? 50 : 20) * GiB;
   return {
     kubelet,
     rootVolumeBytes,

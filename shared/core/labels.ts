@@ -6,6 +6,7 @@ export const Label = {
   hostname: 'kubernetes.io/hostname',
   arch: 'kubernetes.io/arch',
   os: 'kubernetes.io/os',
+  windowsBuild: 'node.kubernetes.io/windows-build',
   zone: 'topology.kubernetes.io/zone',
   region: 'topology.kubernetes.io/region',
   zoneId: 'topology.k8s.aws/zone-id',
@@ -50,6 +51,7 @@ export type CapacityType = 'on-demand' | 'spot' | 'reserved';
 export const INSTANCE_TYPE_LABEL_KEYS: ReadonlySet<string> = new Set([
   Label.arch,
   Label.os,
+  Label.windowsBuild,
   Label.zone,
   Label.region,
   Label.zoneId,

@@ -36,3 +36,17 @@ export function nodeClassFamily(spec: {
   const alias = spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
   return (alias === undefined ? undefined : aliasFamily(alias)) ?? spec.amiFamily;
 }
+
+/** The Windows Server families and the build (`node.kubernetes.io/windows-build`) of each. */
+export const WINDOWS_BUILDS = {
+  Windows2019: '10.0.17763',
+  Windows2022: '10.0.20348',
+  Windows2025: '10.0.26100',
+} as const satisfies Partial<Record<AmiFamily, string>>;
+
+/** The Windows build a family's nodes run, or undefined for a Linux (or Custom) family. */
+export function windowsBuild(family: AmiFamily | undefined): string | undefined {
+  return family !== undefined && family in WINDOWS_BUILDS
+    ? WINDOWS_BUILDS[family as keyof typeof WINDOWS_BUILDS]
+    : undefined;
+}

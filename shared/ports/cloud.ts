@@ -400,6 +400,20 @@ export interface NodeClassResolution {
   readonly instanceProfile: Resolved<string>;
   /** Absent when the class has no `spec.placementGroupSelector`. */
   readonly placementGroup?: Resolved<PlacementGroupStatus>;
+  /**
+   * What the cloud side cannot launch as the spec asks (user data that does not render for the
+   * AMI family): each makes ValidationSucceeded False with its reason. Absent or empty: nothing.
+   */
+  readonly validation?: readonly { readonly reason: string; readonly message: string }[];
+  /**
+   * What the cloud side does only approximately for this class (Windows prices): a condition each
+   * with status False, Flotilla's own and not part of Ready, so the class launches and says how.
+   */
+  readonly limitations?: readonly {
+    readonly type: string;
+    readonly reason: string;
+    readonly message: string;
+  }[];
 }
 
 /** Resolves EC2NodeClasses against the cloud (the NodeClass controller's cloud side). */

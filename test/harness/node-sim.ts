@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type _InstanceType,
+  DescribeImagesCommand,
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   DescribeInstanceTypesCommand,
@@ -172,6 +173,7 @@ export class NodeSimulator {
     const arch = type.ProcessorInfo?.SupportedArchitectures?.includes('arm64') ? 'arm64' : 'amd64';
     const capacity = await this.capacity(instance, type, registration);
     const allocatable = allocatableOf(capacity, registration, type);
+    const os = await this.operatingSystem(instance, registration);
     const now = new Date();
     const node: V1Node = {
       apiVersion: 'v1',
@@ -181,7 +183,8 @@ export class NodeSimulator {
         labels: {
           ...registration.labels,
           'kubernetes.io/hostname': nodeName,
-          'kubernetes.io/os': 'linux',
+          'kubernetes.io/os': os.name,
+          ...(os.windowsBuild === undefined ? {} : { 'node.kubernetes.io/windows-build': os.windowsBuild }),
           'kubernetes.io/arch': arch,
           'node.kubernetes.io/instance-type': instance.InstanceType ?? '',
           'topology.kubernetes.io/zone': zone,
@@ -228,8 +231,8 @@ export class NodeSimulator {
         kubeProxyVersion: '',
         kubeletVersion: this.options.kubeletVersion ?? 'v1.34.4',
         machineID: id,
-        operatingSystem: 'linux',
-        osImage: registration.format === 'bottlerocket' ? 'Bottlerocket OS' : 'Amazon Linux 2023',
+        operatingSystem: os.name,
+        osImage: os.image,
         systemUUID: randomUUID(),
       },
     };
@@ -339,6 +342,37 @@ export class NodeSimulator {
     if (!info) throw new Error(`moto does not know instance type ${name}`);
     this.typeInfo.set(name, info);
     return info;
+  }
+
+  /**
+   * The OS the instance runs, as its kubelet reports it: Windows when its user data is a Windows
+   * bootstrap (the build from the image's name, as AWS names its Windows images), else Linux.
+   */
+  private async operatingSystem(
+    instance: Instance,
+    registration: KubeletRegistration,
+  ): Promise<{ name: 'linux' | 'windows'; image: string; windowsBuild?: string }> {
+    if (registration.format !== 'windows') {
+      const image = {
+        bottlerocket: 'Bottlerocket OS',
+        'bootstrap.sh': 'Amazon Linux 2',
+      }[registration.format as string];
+      return { name: 'linux', image: image ?? 'Amazon Linux 2023' };
+    }
+    const images = await this.options.ec2.send(
+      new DescribeImagesCommand({ ImageIds: instance.ImageId ? [instance.ImageId] : [] }),
+    );
+    const year = /Windows_Server-(\d{4})/.exec(images.Images?.[0]?.Name ?? '')?.[1] ?? '2022';
+    const builds: Record<string, string> = {
+      '2019': '10.0.17763',
+      '2022': '10.0.20348',
+      '2025': '10.0.26100',
+    };
+    return {
+      name: 'windows',
+      image: `Windows Server ${year} Datacenter`,
+      ...(builds[year] === undefined ? {} : { windowsBuild: builds[year] }),
+    };
   }
 
   private async userData(instanceId: string): Promise<string> {

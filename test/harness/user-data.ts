@@ -13,7 +13,11 @@ export type ReservedMap = Readonly<Record<string, string>>;
 
 /** What the user data of an instance asks kubelet to register with. */
 export interface KubeletRegistration {
-  readonly format: 'nodeadm' | 'bottlerocket' | 'shell' | 'none';
+  /**
+   * Which bootstrap read it: nodeadm (AL2023), Bottlerocket's settings, AL2's bootstrap.sh,
+   * Windows's Start-EKSBootstrap.ps1, or bare kubelet flags in a script.
+   */
+  readonly format: 'nodeadm' | 'bottlerocket' | 'bootstrap.sh' | 'windows' | 'shell' | 'none';
   readonly labels: Readonly<Record<string, string>>;
   readonly taints: readonly RegisterTaint[];
   readonly maxPods?: number;
@@ -28,7 +32,9 @@ const effects = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 /**
  * Reads the node labels, taints, maxPods and reservations that an instance's user data passes
  * to kubelet, the way each bootstrap would: an AL2023 nodeadm NodeConfig (plain or inside a MIME
- * multipart document), Bottlerocket TOML settings, or kubelet flags in a shell script.
+ * multipart document), Bottlerocket TOML settings, an AL2 `/etc/eks/bootstrap.sh` call (plain or
+ * in a MIME part), a Windows `<powershell>` block calling `Start-EKSBootstrap.ps1`, or kubelet
+ * flags in a shell script.
  */
 export function parseKubeletRegistration(userData: string): KubeletRegistration {
   const text = userData.trim();
@@ -37,7 +43,143 @@ export function parseKubeletRegistration(userData: string): KubeletRegistration 
   if (nodeConfigs.length > 0) return fromNodeConfigs(nodeConfigs);
   const bottlerocket = bottlerocketSettings(text);
   if (bottlerocket) return bottlerocket;
+  const windows = windowsBootstrap(text);
+  if (windows) return windows;
+  const bodies = /^MIME-Version:/im.test(text) ? mimeParts(text) : [text];
+  for (const body of bodies) {
+    const bootstrap = eksBootstrap(body);
+    if (bootstrap) return bootstrap;
+  }
   return { format: 'shell', ...fromFlags(text.match(/--[a-z-]+=("[^"]*"|'[^']*'|\S+)/g) ?? []) };
+}
+
+/** The arguments of the last line that runs `command`, with line continuations joined. */
+function invocation(text: string, command: RegExp): string | undefined {
+  const lines = text
+    .replace(/\\\r?\n/g, ' ')
+    .replace(/`\r?\n/g, ' ')
+    .split(/\r?\n/);
+  const line = lines.filter((l) => command.test(l)).at(-1);
+  return line?.slice((command.exec(line)?.index ?? 0) + (command.exec(line)?.[0].length ?? 0));
+}
+
+/**
+ * Words as bash or PowerShell splits them: a single-quoted string is (part of) one word, a quote
+ * inside written `'\''` (bash) or `''` (PowerShell); double quotes are kept for kubelet to read.
+ */
+function words(args: string, shell: 'bash' | 'powershell'): string[] {
+  const out: string[] = [];
+  let word = '';
+  let inWord = false;
+  for (let i = 0; i < args.length; i += 1) {
+    const c = args[i] ?? '';
+    if (c === "'") {
+      inWord = true;
+      let j = i + 1;
+      for (; j < args.length; j += 1) {
+        if (args[j] !== "'") {
+          word += args[j];
+          continue;
+        }
+        if (shell === 'powershell' && args[j + 1] === "'") {
+          word += "'";
+          j += 1;
+          continue;
+        }
+        break;
+      }
+      i = j;
+    } else if (c === '\\' && shell === 'bash') {
+      // An escaped character outside quotes (`'\''` puts a quote inside a quoted word).
+      word += args[i + 1] ?? '';
+      inWord = true;
+      i += 1;
+    } else if (/\s/.test(c)) {
+      if (inWord) out.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) out.push(word);
+  return out;
+}
+
+/** Kubelet flags as kubelet splits a command line: on spaces outside double quotes. */
+function kubeletArgs(extra: string): string[] {
+  return extra.match(/--[a-z-]+=("[^"]*"|\S+)/g) ?? [];
+}
+
+/** What `/etc/eks/bootstrap.sh <cluster> --kubelet-extra-args '…'` passes to kubelet (AL2). */
+function eksBootstrap(body: string): KubeletRegistration | undefined {
+  const args = invocation(body, /\/etc\/eks\/bootstrap\.sh\b/);
+  if (args === undefined) return undefined;
+  const list = words(args, 'bash');
+  const option = (name: string) => {
+    const index = list.indexOf(name);
+    return index === -1 ? undefined : list[index + 1];
+  };
+  const clusterName = list.find((w, i) => !w.startsWith('--') && (i === 0 || !list[i - 1]?.startsWith('--')));
+  return fromKubeletFlags('bootstrap.sh', kubeletArgs(option('--kubelet-extra-args') ?? ''), clusterName);
+}
+
+/** What `Start-EKSBootstrap.ps1 -KubeletExtraArgs '…'` in a `<powershell>` block passes to kubelet. */
+function windowsBootstrap(text: string): KubeletRegistration | undefined {
+  const block = /<powershell>([\s\S]*?)<\/powershell>/i.exec(text)?.[1];
+  if (block === undefined) return undefined;
+  const script = /^\s*\[string\]\s*\$(\w+)\s*=\s*".*Start-EKSBootstrap\.ps1"/im.exec(block)?.[1];
+  const command = script === undefined ? /Start-EKSBootstrap\.ps1['"]?/ : new RegExp(`&\\s*\\$${script}\\b`);
+  const args = invocation(block, command);
+  if (args === undefined) return undefined;
+  const list = words(args, 'powershell');
+  const option = (name: string) => {
+    const index = list.findIndex((w) => w.toLowerCase() === name.toLowerCase());
+    return index === -1 ? undefined : list[index + 1];
+  };
+  return fromKubeletFlags(
+    'windows',
+    kubeletArgs(option('-KubeletExtraArgs') ?? ''),
+    option('-EKSClusterName'),
+  );
+}
+
+function fromKubeletFlags(
+  format: 'bootstrap.sh' | 'windows',
+  flags: readonly string[],
+  clusterName: string | undefined,
+): KubeletRegistration {
+  const values = new Map(
+    flags.map((flag) => {
+      const [name = '', ...rest] = flag.split('=');
+      return [name, rest.join('=').replace(/^"|"$/g, '')] as const;
+    }),
+  );
+  const map = (name: string, separator: string) => {
+    const value = values.get(name);
+    if (value === undefined) return undefined;
+    return Object.fromEntries(
+      value
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => {
+          const at = pair.indexOf(separator);
+          return [pair.slice(0, at), pair.slice(at + 1)];
+        }),
+    );
+  };
+  const kubeReserved = map('--kube-reserved', '=');
+  const systemReserved = map('--system-reserved', '=');
+  const evictionHard = map('--eviction-hard', '<');
+  return {
+    format,
+    ...fromFlags(flags),
+    ...(kubeReserved ? { kubeReserved } : {}),
+    ...(systemReserved ? { systemReserved } : {}),
+    ...(evictionHard ? { evictionHard } : {}),
+    ...(clusterName ? { clusterName } : {}),
+  };
 }
 
 type NodeConfig = {

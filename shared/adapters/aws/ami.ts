@@ -1,7 +1,7 @@
 import { DescribeImagesCommand, type EC2Client, type Filter, type Image } from '@aws-sdk/client-ec2';
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { Label } from '../../core/index.ts';
-import { ALIAS_PATTERN, aliasFamily, nodeClassFamily } from '../../ports/ami-family.ts';
+import { ALIAS_PATTERN, aliasFamily, nodeClassFamily, windowsBuild } from '../../ports/ami-family.ts';
 import type { AmiFamily, AmiSelectorTerm, AmiStatus, NodeSelectorRequirement } from '../../ports/cloud.ts';
 import { awsErrorCode, isNotFound, toCloudApiError } from './errors.ts';
 
@@ -37,17 +37,46 @@ const ACCELERATOR_COUNT = Label.instanceAcceleratorCount;
 
 type Variant = 'standard' | 'nvidia' | 'neuron';
 
+/** One SSM parameter an alias reads, and the instance types the image it names serves. */
+export interface AliasParameter {
+  readonly path: string;
+  readonly arch: 'x86_64' | 'arm64';
+  readonly variant: Variant;
+  /** The Windows build of a Windows image (its nodes run Windows, not Linux). */
+  readonly windowsBuild?: string;
+}
+
 /** SSM parameters an alias resolves through, with the variant each one serves (Karpenter's paths). */
 export function aliasParameters(
   alias: string,
   kubernetesVersion: string,
   prefix = '/aws/service',
-): readonly { readonly path: string; readonly arch: 'x86_64' | 'arm64'; readonly variant: Variant }[] {
+): readonly AliasParameter[] {
   const match = ALIAS_PATTERN.exec(alias);
   if (!match) return [];
   const [, family, version = 'latest'] = match;
-  const out: { path: string; arch: 'x86_64' | 'arm64'; variant: Variant }[] = [];
-  if (family === 'al2023') {
+  const out: AliasParameter[] = [];
+  const build = windowsBuild(aliasFamily(alias));
+  if (build !== undefined) {
+    // AWS publishes only the latest Windows image per Kubernetes version (the CRD allows only @latest).
+    const year = family?.replace('windows', '') ?? '';
+    out.push({
+      path: `${prefix}/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${kubernetesVersion}/image_id`,
+      arch: 'x86_64',
+      variant: 'standard',
+      windowsBuild: build,
+    });
+  } else if (family === 'al2') {
+    const name = (kind: string) =>
+      version === 'latest' ? 'recommended' : `amazon-eks-${kind}node-${kubernetesVersion}-${version}`;
+    const base = `${prefix}/eks/optimized-ami/${kubernetesVersion}`;
+    out.push(
+      { path: `${base}/amazon-linux-2/${name('')}/image_id`, arch: 'x86_64', variant: 'standard' },
+      { path: `${base}/amazon-linux-2-arm64/${name('arm64-')}/image_id`, arch: 'arm64', variant: 'standard' },
+      { path: `${base}/amazon-linux-2-gpu/${name('gpu-')}/image_id`, arch: 'x86_64', variant: 'nvidia' },
+      { path: `${base}/amazon-linux-2-gpu/${name('gpu-')}/image_id`, arch: 'x86_64', variant: 'neuron' },
+    );
+  } else if (family === 'al2023') {
     const variants: Record<'x86_64' | 'arm64', Variant[]> = {
       x86_64: ['standard', 'nvidia', 'neuron'],
       arm64: ['standard', 'nvidia'],
@@ -120,7 +149,7 @@ export async function resolveAmis(
   if (specFamily === undefined) {
     return new AmiSelectionProblem(
       'AMIFamilyRequired',
-      'spec.amiFamily is required when spec.amiSelectorTerms has no alias; set amiFamily to AL2023 or Bottlerocket (the user data format of your AMIs)',
+      'spec.amiFamily is required when spec.amiSelectorTerms has no alias; set amiFamily to the user data format of your AMIs: AL2023, AL2, Bottlerocket, Windows2019, Windows2022, Windows2025 or Custom',
     );
   }
   const candidates: Candidate[] = [];
@@ -156,19 +185,30 @@ async function resolveAlias(
   alias: string,
 ): Promise<AmiResolution | AmiSelectionProblem> {
   const family = aliasFamily(alias);
-  if (family !== 'AL2023' && family !== 'Bottlerocket') {
+  const parameters = aliasParameters(alias, context.kubernetesVersion, context.ssmParameterPrefix);
+  if (family === undefined || parameters.length === 0) {
     return new AmiSelectionProblem(
       'UnsupportedAlias',
-      `alias "${alias}" in spec.amiSelectorTerms is not supported: Flotilla resolves al2023@latest, al2023@v<date>, bottlerocket@latest and bottlerocket@v<version>; change the alias`,
+      `alias "${alias}" in spec.amiSelectorTerms is not supported: Flotilla resolves al2023@…, al2@…, bottlerocket@… (latest or v<version>) and windows2019@latest, windows2022@latest, windows2025@latest; change the alias`,
     );
   }
-  const byImage = new Map<string, { arch: 'x86_64' | 'arm64'; variants: Variant[] }>();
+  const byImage = new Map<
+    string,
+    { arch: 'x86_64' | 'arm64'; variants: Variant[]; windowsBuild: string | undefined }
+  >();
   const tried: string[] = [];
-  for (const parameter of aliasParameters(alias, context.kubernetesVersion, context.ssmParameterPrefix)) {
+  const paths = new Map<string, string | undefined>();
+  for (const parameter of parameters) {
     tried.push(parameter.path);
-    const id = await readParameter(context, parameter.path);
+    // AL2's GPU parameter serves two variants: read it once.
+    if (!paths.has(parameter.path)) paths.set(parameter.path, await readParameter(context, parameter.path));
+    const id = paths.get(parameter.path);
     if (id === undefined) continue;
-    const entry = byImage.get(id) ?? { arch: parameter.arch, variants: [] };
+    const entry = byImage.get(id) ?? {
+      arch: parameter.arch,
+      variants: [],
+      windowsBuild: parameter.windowsBuild,
+    };
     entry.variants.push(parameter.variant);
     byImage.set(id, entry);
   }
@@ -182,14 +222,19 @@ async function resolveAlias(
     (await describe(context, { ImageIds: [...byImage.keys()] })).map((i) => [i.ImageId, i]),
   );
   const candidates: Candidate[] = [];
-  for (const [id, { arch, variants }] of byImage) {
+  for (const [id, { arch, variants, windowsBuild: build }] of byImage) {
     const image = images.get(id) ?? { ImageId: id, Architecture: arch };
     for (const variant of variants) {
       candidates.push({
         image,
         requirements: [
           { key: Label.arch, operator: 'In', values: [archLabel(arch)] },
-          ...variantRequirements(variant),
+          ...(build === undefined
+            ? variantRequirements(variant)
+            : [
+                { key: Label.os, operator: 'In' as const, values: ['windows'] },
+                { key: Label.windowsBuild, operator: 'In' as const, values: [build] },
+              ]),
         ],
       });
     }

@@ -13,12 +13,16 @@ import {
   type Offering,
   Resource,
 } from '../../core/index.ts';
-import type { CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
+import { windowsBuild } from '../../ports/ami-family.ts';
+import type { AmiFamily, CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
 import { offeringKeyString } from '../../ports/cloud.ts';
 import { efaOnlyInterfaces, labelsMatch, nodeClassSettings, supportsLaunchSettings } from '../launch-plan.ts';
 import { call } from './errors.ts';
 
 export { labelsMatch, nodeClassSettings };
+
+/** Pods a Windows node admits unless kubelet maxPods says otherwise (no ENI-limited density). */
+const WINDOWS_MAX_PODS = 110;
 
 /** Karpenter's instance-type name scheme: category letters, optional `-Ntb`, generation digits. */
 const NAME_SCHEME = /^([a-z]+)(-[0-9]+tb)?([0-9]+)[a-z0-9-]*\./;
@@ -248,6 +252,9 @@ export function toInstanceTypes(
   const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
   const amis = status?.amis ?? [];
   const settings = nodeClassSettings(context.nodeClass, context.family);
+  // Windows nodes: amd64 only, labelled with their OS and build, and not ENI-limited in pods
+  // (Karpenter's Windows family: 110 unless kubelet maxPods says otherwise).
+  const build = windowsBuild(context.family as AmiFamily | undefined);
   const out: InstanceType[] = [];
   // efa-only interfaces on the first card take ENIs the VPC CNI would give pods addresses on.
   const efaOnly = efaOnlyInterfaces(context.nodeClass);
@@ -255,7 +262,12 @@ export function toInstanceTypes(
     (n) => n.interfaceType === 'efa-only' && n.networkCardIndex === 0,
   ).length;
   for (const type of cached) {
-    const labels = { ...type.labels, [Label.region]: context.region };
+    if (build !== undefined && type.arch !== 'amd64') continue;
+    const labels = {
+      ...type.labels,
+      [Label.region]: context.region,
+      ...(build === undefined ? {} : { [Label.os]: 'windows', [Label.windowsBuild]: build }),
+    };
     if (!amis.some((ami) => labelsMatch(labels, ami.requirements))) continue;
     if (!supportsLaunchSettings(context.nodeClass, type)) continue;
     const offerings: Offering[] = [];
@@ -286,7 +298,10 @@ export function toInstanceTypes(
         vcpu: type.vcpu,
         memoryMiB: type.memoryMiB,
         arch: type.arch,
-        eniMaxPods: eniLimitedPods({ ...type, enis: Math.max(0, type.enis - efaOnlyOnFirstCard) }),
+        eniMaxPods:
+          build === undefined
+            ? eniLimitedPods({ ...type, enis: Math.max(0, type.enis - efaOnlyOnFirstCard) })
+            : WINDOWS_MAX_PODS,
         extended,
         instanceStoreBytes: type.localNvmeGiB * 1e9,
       },

@@ -28,13 +28,23 @@ export function defaultBlockDeviceMappings(family: AmiFamily | undefined): Block
     encrypted: true,
     deleteOnTermination: true,
   });
-  if (family === 'Bottlerocket') {
-    return [
-      { deviceName: '/dev/xvda', ebs: gp3(4) },
-      { deviceName: '/dev/xvdb', rootVolume: true, ebs: gp3(20) },
-    ];
+  switch (family) {
+    case 'Bottlerocket':
+      // The OS volume, and the data volume that holds images and ephemeral storage.
+      return [
+        { deviceName: '/dev/xvda', ebs: gp3(4) },
+        { deviceName: '/dev/xvdb', rootVolume: true, ebs: gp3(20) },
+      ];
+    case 'Windows2019':
+    case 'Windows2022':
+    case 'Windows2025':
+      return [{ deviceName: '/dev/sda1', rootVolume: true, ebs: gp3(50) }];
+    case 'Custom':
+      // The volumes the AMI itself defines.
+      return [];
+    default:
+      return [{ deviceName: '/dev/xvda', rootVolume: true, ebs: gp3(20) }];
   }
-  return [{ deviceName: '/dev/xvda', rootVolume: true, ebs: gp3(20) }];
 }
 
 function toBlockDevice(mapping: BlockDeviceMapping): LaunchTemplateBlockDeviceMappingRequest {
@@ -85,7 +95,7 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     ...(status?.instanceProfile === undefined
       ? {}
       : { IamInstanceProfile: { Name: status.instanceProfile } }),
-    BlockDeviceMappings: mappings.map(toBlockDevice),
+    ...(mappings.length === 0 ? {} : { BlockDeviceMappings: mappings.map(toBlockDevice) }),
     MetadataOptions: {
       HttpEndpoint: spec.metadataOptions.httpEndpoint,
       HttpProtocolIpv6: spec.metadataOptions.httpProtocolIPv6,

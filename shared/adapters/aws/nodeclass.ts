@@ -11,6 +11,7 @@ import {
 import type { IAMClient } from '@aws-sdk/client-iam';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { FlotillaError } from '../../core/index.ts';
+import { nodeClassFamily, windowsBuild } from '../../ports/ami-family.ts';
 import {
   type AmiStatus,
   CloudApiError,
@@ -30,6 +31,7 @@ import {
   NodeRoleNotAllowedError,
   NodeRoleNotFoundError,
 } from './instance-profile.ts';
+import { userDataProblem } from './user-data.ts';
 
 export interface NodeClassResolverOptions {
   readonly ec2: EC2Client;
@@ -43,6 +45,17 @@ export interface NodeClassResolverOptions {
   /** Root of AWS's public SSM parameters. @default '/aws/service' */
   readonly ssmParameterPrefix?: string;
 }
+
+/**
+ * The offering catalog prices Linux (pricing.ts asks for `operatingSystem` Linux and the Linux/UNIX
+ * spot history): a Windows class launches and ranks its offerings by those prices, and says so.
+ */
+export const WINDOWS_PRICING = {
+  type: 'PricingExact',
+  reason: 'WindowsLicenseNotPriced',
+  message:
+    'the offering catalog holds Linux prices: Windows instances are compared and reported at their Linux price, without the Windows license EC2 adds per vCPU, so the cheapest type for the license may differ and costs read low',
+} as const;
 
 /** Codes that mean the caller may not make the call: a real answer, not a passing fault. */
 const ACCESS_DENIED = new Set(['UnauthorizedOperation', 'AccessDenied', 'AccessDeniedException']);
@@ -124,8 +137,15 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
           message: `spec.role "${spec.role ?? ''}" needs an IAM client to manage its instance profile; set spec.instanceProfile instead`,
         };
       }
+      const family = nodeClassFamily(spec);
+      const userData =
+        family === undefined ? undefined : userDataProblem(family, nodeClass.name, spec.userData);
+      const checks = {
+        ...(userData === undefined ? {} : { validation: [userData] }),
+        ...(windowsBuild(family) === undefined ? {} : { limitations: [WINDOWS_PRICING] }),
+      };
       const selector = spec.placementGroupSelector;
-      if (selector === undefined) return { subnets, securityGroups, amis, instanceProfile };
+      if (selector === undefined) return { subnets, securityGroups, amis, instanceProfile, ...checks };
       const wanted = selector.id ?? selector.name ?? '';
       const placementGroup = await attempt(
         () => describePlacementGroup(ec2, selector),
@@ -153,6 +173,7 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
           placementGroup.kind !== 'resolved' || placementGroup.value === undefined
             ? (placementGroup as Resolved<PlacementGroupStatus>)
             : { kind: 'resolved', value: placementGroup.value },
+        ...checks,
       };
     },
 

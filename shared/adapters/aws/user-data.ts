@@ -31,23 +31,72 @@ export interface UserDataOptions {
   readonly instanceStorePolicy?: 'RAID0';
 }
 
-/** MIME boundary Karpenter uses for AL2023 user data. */
+/** MIME boundary Karpenter uses for AL2 and AL2023 user data. */
 export const MIME_BOUNDARY = '//';
 
 /**
  * The user data (plain text, not base64) that makes the node join the cluster with Karpenter's
- * labels and taints: a nodeadm NodeConfig in a MIME multipart document for AL2023, TOML settings
- * for Bottlerocket, and the custom user data alone for Custom.
- * @throws ValidationError when the custom user data cannot be merged (bad TOML or MIME).
+ * labels and taints: a nodeadm NodeConfig in a MIME multipart document for AL2023, an
+ * `/etc/eks/bootstrap.sh` call in a MIME multipart document for AL2, TOML settings for
+ * Bottlerocket, a `<powershell>` block calling `Start-EKSBootstrap.ps1` for Windows, and the
+ * custom user data exactly as written for Custom. Custom user data goes first (MIME parts, the
+ * PowerShell lines) or under Flotilla's keys (TOML), so Flotilla's settings win.
+ * @throws ValidationError when the custom user data cannot be merged (bad TOML or MIME, a
+ *   PowerShell block that closes early) or is empty for Custom.
  */
 export function renderUserData(options: UserDataOptions): string {
   switch (options.family) {
     case 'AL2023':
       return renderAl2023(options);
+    case 'AL2':
+      return renderAl2(options);
     case 'Bottlerocket':
       return renderBottlerocket(options);
-    default:
-      return options.customUserData ?? '';
+    case 'Windows2019':
+    case 'Windows2022':
+    case 'Windows2025':
+      return renderWindows(options);
+    case 'Custom':
+      return renderCustom(options);
+  }
+}
+
+/** Why an EC2NodeClass's user data cannot be rendered for its family, as a condition's reason and message. */
+export interface UserDataProblem {
+  readonly reason: 'UserDataRequired' | 'UserDataInvalid';
+  readonly message: string;
+}
+
+/**
+ * Checks, before any launch, that the NodeClass's user data renders for its AMI family: Custom
+ * needs user data of its own (Flotilla adds nothing to it), and custom user data must merge with
+ * Flotilla's (TOML for Bottlerocket, MIME or a script for AL2 and AL2023, PowerShell for Windows).
+ * @returns undefined when it renders.
+ */
+export function userDataProblem(
+  family: AmiFamily,
+  nodeClassName: string,
+  customUserData: string | undefined,
+): UserDataProblem | undefined {
+  try {
+    renderUserData({
+      family,
+      cluster: { name: 'cluster', endpoint: 'https://cluster.invalid', caBundle: '' },
+      nodeClassName,
+      labels: {},
+      taints: [],
+      startupTaints: [],
+      maxPods: 110,
+      ...(customUserData === undefined ? {} : { customUserData }),
+    });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return {
+      reason:
+        family === 'Custom' && (customUserData ?? '').trim() === '' ? 'UserDataRequired' : 'UserDataInvalid',
+      message: error.message,
+    };
   }
 }
 
@@ -65,8 +114,22 @@ export function registrationTaints(taints: readonly Taint[], startupTaints: read
   return out;
 }
 
-function sortedLabels(labels: Labels): [string, string][] {
-  return Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
+/**
+ * The labels kubelet may register with, sorted: the NodeRestriction admission plugin refuses a
+ * kubelet's own labels under `kubernetes.io` and `k8s.io` (kubelet sets the well-known ones
+ * itself), so those are left to the registration, which copies them from the NodeClaim.
+ */
+export function kubeletLabels(labels: Labels): [string, string][] {
+  return Object.entries(labels)
+    .filter(([key]) => !isRestrictedLabel(key))
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+function isRestrictedLabel(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash === -1) return false;
+  const domain = key.slice(0, slash);
+  return ['kubernetes.io', 'k8s.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
 }
 
 // --------------------------------------------------------------------------------------------
@@ -101,7 +164,7 @@ function renderAl2023(options: UserDataOptions): string {
     ...(t.value === undefined || t.value === '' ? {} : { value: t.value }),
     effect: t.effect,
   }));
-  const labels = sortedLabels(options.labels)
+  const labels = kubeletLabels(options.labels)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
   const nodeConfig = {
@@ -150,7 +213,11 @@ function mime(parts: readonly MimePart[]): string {
  * NodeConfigs over earlier ones, so Flotilla's settings win). A MIME document keeps its parts; a
  * NodeConfig YAML becomes an `application/node.eks.aws` part; anything else a shell script part.
  */
-function customParts(nodeClassName: string, userData: string | undefined): MimePart[] {
+function customParts(
+  nodeClassName: string,
+  userData: string | undefined,
+  nodeConfigs: 'nodeadm' | 'none' = 'nodeadm',
+): MimePart[] {
   const text = userData?.trim() ?? '';
   if (text === '') return [];
   if (/^MIME-Version:/im.test(text) && /multipart\//i.test(text)) {
@@ -173,13 +240,15 @@ function customParts(nodeClassName: string, userData: string | undefined): MimeP
         return { contentType, body: split === -1 ? '' : part.slice(split).trim() };
       });
   }
-  const isNodeConfig = parseAllDocuments(text).some((doc) => {
-    try {
-      return (doc.toJS() as { kind?: unknown } | null)?.kind === 'NodeConfig';
-    } catch {
-      return false;
-    }
-  });
+  const isNodeConfig =
+    nodeConfigs === 'nodeadm' &&
+    parseAllDocuments(text).some((doc) => {
+      try {
+        return (doc.toJS() as { kind?: unknown } | null)?.kind === 'NodeConfig';
+      } catch {
+        return false;
+      }
+    });
   return [
     isNodeConfig
       ? { contentType: 'application/node.eks.aws', body: text }
@@ -224,7 +293,7 @@ function renderBottlerocket(options: UserDataOptions): string {
   kubernetes['cluster-certificate'] = options.cluster.caBundle;
   if (kubelet.clusterDNS?.[0] !== undefined) kubernetes['cluster-dns-ip'] = kubelet.clusterDNS[0];
   const labels = table(kubernetes, 'node-labels');
-  for (const [key, value] of sortedLabels(options.labels)) labels[key] = value;
+  for (const [key, value] of kubeletLabels(options.labels)) labels[key] = value;
   const taints = table(kubernetes, 'node-taints');
   for (const taint of registrationTaints(options.taints, options.startupTaints)) {
     const entry = `${taint.value ?? ''}:${taint.effect}`;
@@ -275,4 +344,146 @@ function renderBottlerocket(options: UserDataOptions): string {
     };
   }
   return `${stringifyToml(document)}\n`;
+}
+
+// --------------------------------------------------------------------------------------------
+// Kubelet flags (AL2's bootstrap.sh and Windows's Start-EKSBootstrap.ps1 pass them to kubelet)
+
+/** A map flag as kubelet reads it: `--name="k<sep>v,…"` with keys sorted, or nothing when empty. */
+function mapFlag(
+  name: string,
+  map: Readonly<Record<string, string>> | undefined,
+  separator: string,
+): string[] {
+  const entries = Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return entries.length === 0
+    ? []
+    : [`--${name}="${entries.map(([k, v]) => `${k}${separator}${v}`).join(',')}"`];
+}
+
+/**
+ * The kubelet flags Flotilla sets on AL2 and Windows nodes: node labels, registration taints
+ * (always with `karpenter.sh/unregistered`), max pods (the NodeClass's, else the instance type's
+ * pod capacity) and the NodeClass's kubelet settings.
+ */
+export function kubeletFlags(options: UserDataOptions): string[] {
+  const kubelet = options.kubelet ?? {};
+  const labels = kubeletLabels(options.labels);
+  const taints = registrationTaints(options.taints, options.startupTaints).map((t) =>
+    t.value === undefined || t.value === '' ? `${t.key}:${t.effect}` : `${t.key}=${t.value}:${t.effect}`,
+  );
+  const flags: string[] = [];
+  if (labels.length > 0) flags.push(`--node-labels="${labels.map(([k, v]) => `${k}=${v}`).join(',')}"`);
+  flags.push(`--register-with-taints="${taints.join(',')}"`);
+  const maxPods = kubelet.maxPods ?? options.maxPods;
+  if (maxPods !== undefined) flags.push(`--max-pods=${maxPods}`);
+  if (kubelet.podsPerCore !== undefined) flags.push(`--pods-per-core=${kubelet.podsPerCore}`);
+  flags.push(
+    ...mapFlag('system-reserved', kubelet.systemReserved, '='),
+    ...mapFlag('kube-reserved', kubelet.kubeReserved, '='),
+    ...mapFlag('eviction-hard', kubelet.evictionHard, '<'),
+    ...mapFlag('eviction-soft', kubelet.evictionSoft, '<'),
+    ...mapFlag('eviction-soft-grace-period', kubelet.evictionSoftGracePeriod, '='),
+  );
+  if (kubelet.evictionMaxPodGracePeriod !== undefined)
+    flags.push(`--eviction-max-pod-grace-period=${kubelet.evictionMaxPodGracePeriod}`);
+  if (kubelet.imageGCHighThresholdPercent !== undefined)
+    flags.push(`--image-gc-high-threshold=${kubelet.imageGCHighThresholdPercent}`);
+  if (kubelet.imageGCLowThresholdPercent !== undefined)
+    flags.push(`--image-gc-low-threshold=${kubelet.imageGCLowThresholdPercent}`);
+  if (kubelet.cpuCFSQuota !== undefined) flags.push(`--cpu-cfs-quota=${kubelet.cpuCFSQuota}`);
+  return flags;
+}
+
+// --------------------------------------------------------------------------------------------
+// AL2 (/etc/eks/bootstrap.sh)
+
+/** A word in single quotes for bash. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function renderAl2(options: UserDataOptions): string {
+  const { cluster } = options;
+  const dns = options.kubelet?.clusterDNS?.[0];
+  const args = [
+    shellQuote(cluster.name),
+    `--apiserver-endpoint ${shellQuote(cluster.endpoint)}`,
+    `--b64-cluster-ca ${shellQuote(cluster.caBundle)}`,
+    ...(dns === undefined
+      ? []
+      : [`--dns-cluster-ip ${shellQuote(dns)}`, ...(dns.includes(':') ? ['--ip-family ipv6'] : [])]),
+    // Flotilla always sets --max-pods itself (the instance type's pod capacity it planned with).
+    '--use-max-pods false',
+    `--kubelet-extra-args ${shellQuote(kubeletFlags(options).join(' '))}`,
+  ];
+  const script = [
+    '#!/bin/bash -xe',
+    'exec > >(tee /var/log/user-data.log | logger -t user-data -s 2>/dev/console) 2>&1',
+    `/etc/eks/bootstrap.sh ${args.join(' \\\n  ')}`,
+  ].join('\n');
+  const custom = customParts(options.nodeClassName, options.customUserData, 'none');
+  return mime([...custom, { contentType: 'text/x-shellscript; charset="us-ascii"', body: script }]);
+}
+
+// --------------------------------------------------------------------------------------------
+// Windows (Start-EKSBootstrap.ps1 in a <powershell> block)
+
+/** A string in single quotes for PowerShell. */
+function powershellQuote(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * Custom PowerShell lines, run before the bootstrap in the same block. A custom block that wraps
+ * itself in `<powershell>` tags is unwrapped; one that closes the block early cannot be merged.
+ */
+function customPowershell(nodeClassName: string, userData: string | undefined): string[] {
+  let text = userData?.trim() ?? '';
+  const wrapped = /^<powershell>([\s\S]*)<\/powershell>$/i.exec(text);
+  if (wrapped) text = (wrapped[1] ?? '').trim();
+  if (/<\/?powershell>/i.test(text)) {
+    throw new ValidationError(
+      `ec2NodeClass "${nodeClassName}"`,
+      'spec.userData',
+      'holds a <powershell> tag inside the script; Windows user data is PowerShell lines (optionally in one <powershell> block) that run before the bootstrap',
+    );
+  }
+  return text === '' ? [] : [text];
+}
+
+function renderWindows(options: UserDataOptions): string {
+  const { cluster } = options;
+  const dns = options.kubelet?.clusterDNS?.[0];
+  const bootstrap = [
+    '& $EKSBootstrapScriptFile',
+    `-EKSClusterName ${powershellQuote(cluster.name)}`,
+    `-APIServerEndpoint ${powershellQuote(cluster.endpoint)}`,
+    `-Base64ClusterCA ${powershellQuote(cluster.caBundle)}`,
+    `-KubeletExtraArgs ${powershellQuote(kubeletFlags(options).join(' '))}`,
+    ...(dns === undefined ? [] : [`-DNSClusterIP ${powershellQuote(dns)}`]),
+  ].join(' ');
+  return [
+    '<powershell>',
+    ...customPowershell(options.nodeClassName, options.customUserData),
+    '[string]$EKSBootstrapScriptFile = "$env:ProgramFiles\\Amazon\\EKS\\Start-EKSBootstrap.ps1"',
+    bootstrap,
+    '</powershell>',
+    '',
+  ].join('\n');
+}
+
+// --------------------------------------------------------------------------------------------
+// Custom (the NodeClass's user data as it is)
+
+function renderCustom(options: UserDataOptions): string {
+  const text = options.customUserData ?? '';
+  if (text.trim() === '') {
+    throw new ValidationError(
+      `ec2NodeClass "${options.nodeClassName}"`,
+      'spec.userData',
+      'is empty, and amiFamily Custom launches with spec.userData exactly as written: the nodes would boot without joining the cluster. Set spec.userData to the bootstrap of your AMI (node labels and the karpenter.sh/unregistered:NoExecute taint included), or use a family Flotilla renders: AL2023, AL2, Bottlerocket, Windows2019, Windows2022, Windows2025',
+    );
+  }
+  return text;
 }

@@ -155,8 +155,9 @@ export function computeNodeClassStatus(
   }
 
   const problems = validateNodeClass(nodeClass);
+  const cloudProblems = resolution.validation ?? [];
   const validation: Check =
-    problems.length === 0
+    problems.length === 0 && cloudProblems.length === 0
       ? {
           type: NodeClassConditionType.validationSucceeded,
           status: 'True',
@@ -166,8 +167,9 @@ export function computeNodeClassStatus(
       : {
           type: NodeClassConditionType.validationSucceeded,
           status: 'False',
-          reason: 'ValidationFailed',
-          message: problems.join('; '),
+          // The spec's own problems first; else the reason the cloud side gave (e.g. UserDataRequired).
+          reason: problems.length > 0 ? 'ValidationFailed' : (cloudProblems[0]?.reason ?? 'ValidationFailed'),
+          message: [...problems, ...cloudProblems.map((p) => p.message)].join('; '),
         };
   const subnets = part<readonly SubnetStatus[]>(
     NodeClassConditionType.subnetsReady,
@@ -219,7 +221,9 @@ export function computeNodeClassStatus(
           message: notTrue.map((c) => `${c.type}=${c.status}: ${c.message}`).join('; '),
         };
   const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const conditions: Condition[] = [...checks, ready].map((check) => {
+  // Flotilla's own conditions for what the class does only approximately: False, outside Ready.
+  const limitations: Check[] = (resolution.limitations ?? []).map((l) => ({ ...l, status: 'False' }));
+  const conditions: Condition[] = [...checks, ready, ...limitations].map((check) => {
     const old = before.get(check.type);
     return {
       ...check,

@@ -1,31 +1,13 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { renderUserData, type UserDataOptions } from '../../../shared/adapters/aws/user-data.ts';
 import { ValidationError } from '../../../shared/core/errors.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
-
-// Golden files: set UPDATE_GOLDEN=1 to rewrite them after an intended change, then review the diff.
-const goldenDir = path.join(import.meta.dirname, '..', '..', 'fixtures', 'userdata');
-
-function golden(name: string, actual: string): void {
-  const file = path.join(goldenDir, name);
-  if (process.env['UPDATE_GOLDEN'] === '1') fs.writeFileSync(file, actual);
-  expect(fs.existsSync(file), `golden file ${file} is missing; run with UPDATE_GOLDEN=1 to create it`).toBe(
-    true,
-  );
-  expect(actual).toBe(fs.readFileSync(file, 'utf8'));
-}
+import { GOLDEN_CLUSTER, golden } from './golden.ts';
 
 const base: UserDataOptions = {
   family: 'AL2023',
-  cluster: {
-    name: 'prod',
-    endpoint: 'https://ABCDEF.gr7.us-east-1.eks.amazonaws.com',
-    caBundle: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==',
-    serviceCidr: '172.20.0.0/16',
-  },
+  cluster: GOLDEN_CLUSTER,
   nodeClassName: 'default',
   labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default', team: 'web' },
   taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],

@@ -78,13 +78,40 @@ describe('parseKubeletRegistration', () => {
     });
   });
 
-  it('reads kubelet flags from a shell bootstrap script', () => {
+  it("reads the kubelet flags AL2's bootstrap.sh passes on", () => {
     const script =
       "#!/bin/bash\n/etc/eks/bootstrap.sh demo --kubelet-extra-args '--node-labels=a=1,b=2 --register-with-taints=x=y:NoSchedule --max-pods=17'";
     expect(parseKubeletRegistration(script)).toEqual({
-      format: 'shell',
+      format: 'bootstrap.sh',
       labels: { a: '1', b: '2' },
       taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }],
+      maxPods: 17,
+      clusterName: 'demo',
+    });
+  });
+
+  it('reads the kubelet flags Start-EKSBootstrap.ps1 passes on in a PowerShell block', () => {
+    const script = [
+      '<powershell>',
+      '& "C:\\Program Files\\Amazon\\EKS\\Start-EKSBootstrap.ps1" -EKSClusterName \'demo\' `',
+      '  -KubeletExtraArgs \'--node-labels="a=1" --register-with-taints="os=windows:NoSchedule" --kube-reserved="memory=1Gi"\'',
+      '</powershell>',
+    ].join('\n');
+    expect(parseKubeletRegistration(script)).toEqual({
+      format: 'windows',
+      labels: { a: '1' },
+      taints: [{ key: 'os', value: 'windows', effect: 'NoSchedule' }],
+      kubeReserved: { memory: '1Gi' },
+      clusterName: 'demo',
+    });
+  });
+
+  it('reads kubelet flags from any other script', () => {
+    const script = '#!/bin/bash\nexec /usr/bin/kubelet --node-labels=a=1 --max-pods=17';
+    expect(parseKubeletRegistration(script)).toEqual({
+      format: 'shell',
+      labels: { a: '1' },
+      taints: [],
       maxPods: 17,
     });
   });

@@ -139,6 +139,47 @@ describe('computeNodeClassStatus', () => {
     });
     expect(condition(status, 'Ready')?.status).toBe('False');
   });
+
+  it('fails validation with the reason the cloud side gave, after any problem of the spec itself', () => {
+    const userData = { reason: 'UserDataRequired', message: 'spec.userData: is empty' };
+    const { status } = computeNodeClassStatus(
+      DEFAULT_NODE_CLASS,
+      { ...resolved, validation: [userData] },
+      T0,
+    );
+    expect(condition(status, 'ValidationSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'UserDataRequired',
+      message: 'spec.userData: is empty',
+    });
+    expect(condition(status, 'Ready')).toMatchObject({ status: 'False' });
+    expect(condition(status, 'Ready')?.message).toContain('spec.userData: is empty');
+    const both = computeNodeClassStatus(
+      { ...DEFAULT_NODE_CLASS, spec: { ...DEFAULT_NODE_CLASS.spec, role: 'nodes' } },
+      { ...resolved, validation: [userData] },
+      T0,
+    ).status;
+    expect(condition(both, 'ValidationSucceeded')).toMatchObject({
+      reason: 'ValidationFailed',
+      message: 'set exactly one of spec.role and spec.instanceProfile; spec.userData: is empty',
+    });
+  });
+
+  it('adds a limitation as its own False condition that leaves the class Ready', () => {
+    const limitation = { type: 'PricingExact', reason: 'WindowsLicenseNotPriced', message: 'Linux prices' };
+    const { status } = computeNodeClassStatus(
+      DEFAULT_NODE_CLASS,
+      { ...resolved, limitations: [limitation] },
+      T0,
+    );
+    expect(condition(status, 'Ready')?.status).toBe('True');
+    expect(condition(status, 'PricingExact')).toMatchObject({
+      status: 'False',
+      reason: 'WindowsLicenseNotPriced',
+      message: 'Linux prices',
+      observedGeneration: 1,
+    });
+  });
 });
 
 describe('isNodeClassStatusCurrent', () => {
