@@ -162,6 +162,7 @@ class Scheduler {
             limits: this.limits,
             nowMs: input.nowMs,
           });
+    this.limits.finish(claims);
     return {
       nodeClaims: claims.map((c) => planNodeClaim(c, this.dims, this.maxTypes)),
       placements: this.placements,
@@ -648,7 +649,10 @@ class Scheduler {
     // The type this claim is planned as: the cheapest per pod for the run it opens, among the
     // types it may still launch as (the pod alone may need less).
     const plan = this.batchType(ec, types);
-    if (plan.batch > 1 && plan.type !== types[0]) bin.planned = plan.type;
+    if (plan.batch > 1 && plan.type !== types[0]) {
+      bin.planned = plan.type;
+      this.limits.reserve(bin, types);
+    }
     this.addBin(bin);
     this.claims.push(bin);
     this.commonCommit(pod, ec, bin, reqs);

@@ -362,6 +362,78 @@ describe('limits', () => {
   });
 });
 
+describe('limits the plan does not reach', () => {
+  const g6 = catalogInstanceTypes({ filter: (t) => t.family === 'g6', capacityTypes: ['on-demand'] });
+  const gpuPods = (n: number) =>
+    pods(n, () => ({ cpu: '2', memory: '8Gi', requests: { 'nvidia.com/gpu': '1' } }));
+  const gpuCapacity = new Map(g6.map((t) => [t.name, t.capacity['nvidia.com/gpu'] ?? 0]));
+  /** GPUs the plan may launch at most: every claim at its largest candidate. */
+  const worstGpus = (result: ReturnType<typeof solve>) =>
+    result.nodeClaims.reduce(
+      (s, c) => s + Math.max(...c.instanceTypes.map((t) => gpuCapacity.get(t.name) ?? 0)),
+      0,
+    );
+
+  it.each([
+    // [pods, GPUs in use, one g6.xlarge ($0.8048/h, 1 GPU) per pod as without the limit]
+    [8, 8],
+    [6, 0],
+    [6, 10],
+  ])('%i one-GPU pods under a 16-GPU limit with %i in use get one g6.xlarge each', (n, inUse) => {
+    const nodes =
+      inUse === 0
+        ? []
+        : [
+            {
+              ...node({ name: 'gpu-1', cpu: '48', memory: '180Gi', nodePoolName: 'default' }),
+              capacity: { cpu: 48_000, 'nvidia.com/gpu': inUse },
+            },
+          ];
+    const result = solve(
+      solveInput({
+        types: g6,
+        nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+        nodes,
+        pods: gpuPods(n),
+      }),
+    );
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims.map((c) => claimTypes(c)[0])).toEqual(Array(n).fill('g6.xlarge'));
+    expect(planCost(result)).toBeCloseTo(n * 0.8048, 4);
+    expect(worstGpus(result)).toBeLessThanOrEqual(16 - inUse);
+  });
+
+  it('hands what the claims leave over to them in turn, never past the limit', () => {
+    const result = solve(
+      solveInput({
+        types: g6,
+        nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+        pods: gpuPods(6),
+      }),
+    );
+    // 6 GPUs planned, 10 left over: the first claim may launch as an 8-GPU type, the second up to 4.
+    expect(
+      result.nodeClaims.map((c) => Math.max(...c.instanceTypes.map((t) => gpuCapacity.get(t.name) ?? 0))),
+    ).toEqual([8, 4, 1, 1, 1, 1]);
+    expect(worstGpus(result)).toBe(16);
+  });
+
+  it('fits as many one-per-node pods as the cpu limit holds', () => {
+    // 10 pods that repel each other, 1 cpu each; a c6a.large has 2 vCPU: 20 vCPU hold all ten.
+    const c6a = catalogInstanceTypes({ filter: (t) => t.family === 'c6a', capacityTypes: ['on-demand'] });
+    const result = solve(
+      solveInput({
+        types: c6a,
+        nodePools: [nodePool({ limits: { cpu: '20' } })],
+        pods: pods(10, () => ({ cpu: '1', memory: '1Gi', labels: { app: 'x' }, affinity: antiHost('x') })),
+      }),
+    );
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims.map((c) => claimTypes(c))).toEqual(Array(10).fill(['c6a.large']));
+    expect(planCost(result)).toBeCloseTo(0.765, 4);
+  });
+});
+
 function antiHost(app: string, key: string = Label.hostname) {
   return {
     podAntiAffinity: {
