@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  computeAllocatable,
+  type InstanceType,
   InvalidRequirementError,
   Label,
   type NodeSelectorRequirement,
@@ -468,6 +470,79 @@ describe('existing and in-flight capacity', () => {
     const result = solve(solveInput({ types, nodes: [n], pods: [pod({ cpu: '1', zone: 'b' })] }));
     expect(result.placements).toEqual([]);
     expect(claimZone(result.nodeClaims[0] as never)).toBe(zoneName('b'));
+  });
+
+  describe('pods an earlier decision planned onto in-flight NodeClaims', () => {
+    // Two launched g6.12xlarge (4 GPUs each) on their way, planned for six one-GPU pods that prefer
+    // a node each (four on one, two on the other: the limit allowed no more nodes then). Now the
+    // limit has room for another node.
+    const g6 = catalogInstanceTypes({ filter: (t) => t.family === 'g6', capacityTypes: ['on-demand'] });
+    const big = g6.find((t) => t.name === 'g6.12xlarge');
+    const preferApart = {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 50,
+            podAffinityTerm: {
+              topologyKey: Label.hostname,
+              labelSelector: { matchLabels: { job: 'infer' } },
+            },
+          },
+        ],
+      },
+    };
+    const infer = pods(6, () => ({
+      cpu: '2',
+      memory: '8Gi',
+      requests: { 'nvidia.com/gpu': '1' },
+      labels: { job: 'infer' },
+      affinity: preferApart,
+    }));
+    const inFlight = (name: string, nominated: readonly Pod[] | undefined) => ({
+      name,
+      nodePoolName: 'default',
+      requirements: [r(Label.instanceType, 'In', ['g6.12xlarge'])],
+      instanceTypeNames: ['g6.12xlarge'],
+      labels: { [Label.instanceType]: 'g6.12xlarge', [Label.zone]: zoneName('a'), [Label.hostname]: name },
+      allocatable: computeAllocatable(big as InstanceType),
+      capacity: big?.capacity ?? {},
+      pods: [],
+      ...(nominated === undefined ? {} : { nominatedPodUids: nominated.map((p) => p.uid) }),
+    });
+    const plan = (nominate: boolean) =>
+      solve(
+        solveInput({
+          types: g6,
+          nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+          pods: infer,
+          nodeClaims: [
+            inFlight(
+              'gpu-a',
+              nominate ? [infer[0], infer[2], infer[3], infer[4]].map((p) => p as Pod) : undefined,
+            ),
+            inFlight('gpu-b', nominate ? [infer[1], infer[5]].map((p) => p as Pod) : undefined),
+          ],
+        }),
+      );
+
+    it('go back onto them, relaxing their preference as that decision did', () => {
+      const result = plan(true);
+      expect(result.nodeClaims).toEqual([]);
+      expect(result.unschedulable).toEqual([]);
+      expect(
+        result.placements.map((p) => [p.pod.name, p.kind === 'inFlightNodeClaim' && p.nodeClaimName]),
+      ).toEqual(
+        expect.arrayContaining([
+          [infer[0]?.name, 'gpu-a'],
+          [infer[1]?.name, 'gpu-b'],
+          [infer[5]?.name, 'gpu-b'],
+        ]),
+      );
+    });
+
+    it('without the nomination, a preference re-plans them onto a new node', () => {
+      expect(plan(false).nodeClaims.length).toBeGreaterThan(0);
+    });
   });
 
   it('places onto an in-flight NodeClaim with room', () => {
