@@ -139,10 +139,12 @@ export class Limits {
       const remaining = template.remaining;
       const budget = new Map<string, number>();
       for (const [k, v] of bin.reserve) budget.set(k, v + Math.max(0, remaining.get(k) ?? 0));
-      const fits = bin.types.filter((t) => {
-        for (const [k, v] of budget) if ((t.capacity[k] ?? 0) > v) return false;
-        return true;
-      });
+      const fits = this.slack(template)
+        ? bin.types
+        : bin.types.filter((t) => {
+            for (const [k, v] of budget) if ((t.capacity[k] ?? 0) > v) return false;
+            return true;
+          });
       const widened = maxCapacity(template, launchable(bin, fits, this.maxTypes));
       // Never below what the claim holds already (its target is among `fits`).
       for (const [k, v] of bin.reserve) widened.set(k, Math.max(v, widened.get(k) ?? 0));
