@@ -40,6 +40,12 @@ export interface InFlightNodeClaim {
   readonly capacity?: ResourceList;
   /** Pods already nominated to this claim. */
   readonly pods: readonly Pod[];
+  /**
+   * Uids of pending pods an earlier decision planned onto this claim: they go back onto it before
+   * anything else is placed (each relaxed only as far as it must be to fit there again), so pods
+   * planned onto a node on its way are not planned for again, as a pod with a preference would be.
+   */
+  readonly nominatedPodUids?: readonly string[];
 }
 
 /** A DaemonSet: its pod template decides where it runs and what it takes from each node. */

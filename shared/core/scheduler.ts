@@ -21,6 +21,7 @@ import {
   fnv1a,
   type PodState,
   type Probe,
+  type RelaxState,
   type StaticNew,
   type Template,
   target,
@@ -84,6 +85,8 @@ class Scheduler {
   private daemonSets: readonly CompiledDaemonSet[] = [];
   /** Pods per batch key not yet placed. */
   private readonly unplacedByBatch = new Map<string, number>();
+  /** In-flight NodeClaims by the uids of the pending pods an earlier decision planned onto them. */
+  private readonly nominated = new Map<string, Bin>();
   /** A claim opened for a run of identical pods, with room kept for `left` more of them. */
   private reservation: { batchKey: string; bin: Bin; left: number } | undefined;
   private epoch = 0;
@@ -119,12 +122,12 @@ class Scheduler {
     this.groups.finish(this.templates, this.bins, this.shapes.all());
 
     states.sort(comparePodStates);
+    const queue = this.placeNominated(states);
 
-    for (const st of states) {
+    for (const st of queue) {
       this.unplacedByBatch.set(st.shape.batchKey, (this.unplacedByBatch.get(st.shape.batchKey) ?? 0) + 1);
     }
     const unschedulable: UnschedulablePod[] = [];
-    const queue = states;
     for (let head = 0; head < queue.length; head++) {
       const ps = queue[head] as PodState;
       if (ps.failedEpoch === this.epoch) {
@@ -162,6 +165,7 @@ class Scheduler {
             limits: this.limits,
             nowMs: input.nowMs,
           });
+    this.limits.finish(claims);
     return {
       nodeClaims: claims.map((c) => planNodeClaim(c, this.dims, this.maxTypes)),
       placements: this.placements,
@@ -190,7 +194,37 @@ class Scheduler {
       this.addBin(bin);
       if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
       for (const p of claim.pods) this.groups.recordExisting(p, bin);
+      for (const uid of claim.nominatedPodUids ?? []) this.nominated.set(uid, bin);
     }
+  }
+
+  /**
+   * Puts pending pods back onto the in-flight NodeClaims an earlier decision planned them onto,
+   * in queue order, each under the first relaxation of its preferences that fits there (the one
+   * that decision needed); returns the pods left for the queue.
+   */
+  private placeNominated(states: readonly PodState[]): PodState[] {
+    if (this.nominated.size === 0) return [...states];
+    const left: PodState[] = [];
+    for (const st of states) {
+      const bin = this.nominated.get(st.pod.uid);
+      if (bin === undefined || !this.placeOn(st, bin)) left.push(st);
+    }
+    return left;
+  }
+
+  private placeOn(st: PodState, bin: Bin): boolean {
+    for (let r: RelaxState | undefined = st.relax; r !== undefined; ) {
+      const ec = this.shapes.effective(st.shape, r);
+      const verdict = ec.contradiction === undefined ? this.probe(ec, bin) : 'permanent';
+      if (typeof verdict !== 'string') {
+        this.commitExisting(st.pod, ec, verdict);
+        this.epoch += 1;
+        return true;
+      }
+      r = relax(st.shape, r, this.anyPreferNoSchedule);
+    }
+    return false;
   }
 
   /**
@@ -648,7 +682,10 @@ class Scheduler {
     // The type this claim is planned as: the cheapest per pod for the run it opens, among the
     // types it may still launch as (the pod alone may need less).
     const plan = this.batchType(ec, types);
-    if (plan.batch > 1 && plan.type !== types[0]) bin.planned = plan.type;
+    if (plan.batch > 1 && plan.type !== types[0]) {
+      bin.planned = plan.type;
+      this.limits.reserve(bin, types);
+    }
     this.addBin(bin);
     this.claims.push(bin);
     this.commonCommit(pod, ec, bin, reqs);

@@ -106,6 +106,11 @@ export interface PlanDecision {
   readonly planMs: number;
   /** Since the creation of the oldest pending pod the run read (0 when none). */
   readonly oldestPendingSeconds: number;
+  /**
+   * Planned NodeClaims not launched because the capacity type they were planned for ran out
+   * during the run (see `fallsBack`): their pods were planned again in the next round.
+   */
+  readonly replannedNodeClaims?: number;
 }
 
 /** Pods no NodePool can host, grouped by the reason they are told (one decision per reason). */

@@ -1,5 +1,5 @@
-// Scheduling benchmark: `npm run bench` (all cases, then the consolidation benchmark of
-// consolidation.ts) or `npm run bench -- diverse:5000:catalog …` (selected scheduling cases only). Every case runs in its own Node process pinned to one core (taskset when
+// Scheduling benchmark: `npm run bench` (all cases, then the planning cost cases of planning.ts and
+// the consolidation benchmark of consolidation.ts) or `npm run bench -- diverse:5000:catalog …` (selected scheduling cases only). Every case runs in its own Node process pinned to one core (taskset when
 // available), so its time and peak memory are its own. Prints one line per case as it finishes
 // and a Markdown table at the end. Cases up to 5,000 pods run three times (fresh process each)
 // and report the run with the median solve time; the machine is shared, timings are noisy.
@@ -86,8 +86,13 @@ for (const r of results) {
   );
 }
 
-// With no cases named, the consolidation benchmark follows (its own processes, its own table).
+// With no cases named, the planning cost cases and the consolidation benchmark follow (their own
+// processes, their own tables).
 if (requested.length === 0) {
+  console.log('');
+  const planning = fileURLToPath(new URL('./planning.ts', import.meta.url));
+  const planned = spawnSync(process.execPath, ['--import', 'tsx', planning], { stdio: 'inherit' }).status;
+  if (planned !== 0) process.exitCode = planned ?? 1;
   console.log('');
   const consolidation = fileURLToPath(new URL('./consolidation.ts', import.meta.url));
   const status = spawnSync(process.execPath, ['--import', 'tsx', consolidation], { stdio: 'inherit' }).status;

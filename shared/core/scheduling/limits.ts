@@ -1,9 +1,15 @@
-// NodePool limits: what existing capacity consumes, what each planned NodeClaim reserves (the
-// largest type it may still launch as, as Karpenter's `subtractMax`), and which types fit.
+// NodePool limits: what existing capacity consumes, what each planned NodeClaim reserves, and which
+// types fit. While planning, a claim reserves the type it is planned to launch as (its target);
+// once the plan is made, `finish` hands what the limits leave over to the claims, each in turn
+// widening its candidates up to that, and narrows every claim to the types its reservation
+// covers. So a limit the plan does not reach changes no choice of instance type, and a limit it
+// does reach narrows the claims' candidates rather than their sizes or their number (Karpenter
+// reserves the largest candidate of each claim, `subtractMax`, so a limit costs flexibility and
+// money well before it is reached). A claim with minValues requirements keeps Karpenter's rule.
 import { formatQuantity } from '../quantity.ts';
 import type { ResourceList } from '../resources.ts';
 import type { TType } from './instance-type-filter.ts';
-import type { Bin, Template } from './model.ts';
+import { type Bin, type Template, target } from './model.ts';
 
 /** Subtracts a node's capacity (and one node) from the pool's remaining limits. */
 export function consumeLimits(t: Template, capacity: ResourceList): void {
@@ -28,13 +34,18 @@ export function maxCapacity(template: Template, types: readonly TType[]): Map<st
 
 /**
  * The types a claim can still launch as: its cheapest `maxTypes` (all of them when a minValues
- * requirement may pull in pricier ones). Limits reserve the largest of these, and the plan only
- * offers types within the reservation, so no launch can exceed a limit.
+ * requirement may pull in pricier ones). The plan only offers types within the claim's
+ * reservation, so no launch can exceed a limit.
  */
 export function launchable(bin: Bin, types: readonly TType[], maxTypes: number): readonly TType[] {
   if (types.length <= maxTypes) return types;
-  for (const r of bin.reqs.values()) if (r.minValues !== undefined) return types;
+  if (hasMinValues(bin)) return types;
   return types.slice(0, maxTypes);
+}
+
+function hasMinValues(bin: Bin): boolean {
+  for (const r of bin.reqs.values()) if (r.minValues !== undefined) return true;
+  return false;
 }
 
 /** True when the type fits within what the claim reserved against the limits. */
@@ -94,17 +105,50 @@ export class Limits {
   }
 
   /**
-   * Moves the claim's reservation to the largest type it can now launch as (`types` must be the
-   * claim's new candidate list).
+   * Moves the claim's reservation to the type it is planned to launch as (`types` must be the
+   * claim's new candidate list, `bin.planned` already set); with minValues requirements, to the
+   * largest type it may launch as.
    */
   reserve(bin: Bin, types: readonly TType[]): void {
     const template = bin.template as Template;
     if (template.remaining === undefined) return;
-    const reserve = maxCapacity(template, launchable(bin, types, this.maxTypes));
+    const reserve = maxCapacity(
+      template,
+      hasMinValues(bin) ? launchable(bin, types, this.maxTypes) : types.length === 0 ? [] : [target(bin)],
+    );
+    this.moveReservation(template, bin, reserve);
+  }
+
+  private moveReservation(template: Template, bin: Bin, reserve: Map<string, number>): void {
+    const remaining = template.remaining as Map<string, number>;
     const previous = bin.reserve;
-    for (const [k, v] of reserve) {
-      template.remaining.set(k, (template.remaining.get(k) ?? 0) + (previous?.get(k) ?? 0) - v);
-    }
+    for (const [k, v] of reserve) remaining.set(k, (remaining.get(k) ?? 0) + (previous?.get(k) ?? 0) - v);
     bin.reserve = reserve;
+  }
+
+  /**
+   * Once the plan is made: what the limits leave over goes to the claims in turn (plan order), each
+   * reserving the largest type it may launch as within its own reservation plus what is left, so
+   * the plan offers every claim the types its reservation covers and no more. The claims of one
+   * pool never reserve more, in sum, than its limits leave.
+   */
+  finish(claims: readonly Bin[]): void {
+    for (const bin of claims) {
+      const template = bin.template as Template | undefined;
+      if (template?.remaining === undefined || bin.reserve === undefined || hasMinValues(bin)) continue;
+      const remaining = template.remaining;
+      const budget = new Map<string, number>();
+      for (const [k, v] of bin.reserve) budget.set(k, v + Math.max(0, remaining.get(k) ?? 0));
+      const fits = this.slack(template)
+        ? bin.types
+        : bin.types.filter((t) => {
+            for (const [k, v] of budget) if ((t.capacity[k] ?? 0) > v) return false;
+            return true;
+          });
+      const widened = maxCapacity(template, launchable(bin, fits, this.maxTypes));
+      // Never below what the claim holds already (its target is among `fits`).
+      for (const [k, v] of bin.reserve) widened.set(k, Math.max(v, widened.get(k) ?? 0));
+      this.moveReservation(template, bin, widened);
+    }
   }
 }

@@ -17,6 +17,7 @@ import type {
   NodeInfo,
   NodePatch,
 } from '../../ports/cluster.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../provisioning/plan.ts';
 
 // The NodeClaim lifecycle after launch (Karpenter's registration, initialization and liveness) as
 // a pure function from one observed NodeClaim and the Nodes sharing its providerID to the steps
@@ -147,13 +148,15 @@ function registrationPatch(claim: ClusterNodeClaim, node: NodeInfo): NodePatch {
   // Taints are synced once, before the registered label: afterwards an agent may remove a startup
   // taint and the next pass must not put it back.
   const alreadyRegistered = node.labels[Label.registered] === 'true';
+  // The pods planned onto the claim matter only while it is on its way: not copied to the Node.
+  const { [NOMINATED_PODS_ANNOTATION]: _nominated, ...nodeAnnotations } = claim.annotations;
   const addTaints =
     syncTaints && !alreadyRegistered
       ? [...claim.taints, ...claim.startupTaints].filter((t) => !sameTaint(t, UNREGISTERED_TAINT))
       : [];
   return {
     labels: { ...claim.labels, [Label.registered]: 'true' },
-    ...(Object.keys(claim.annotations).length > 0 ? { annotations: { ...claim.annotations } } : {}),
+    ...(Object.keys(nodeAnnotations).length > 0 ? { annotations: nodeAnnotations } : {}),
     ...(node.finalizers.includes(Finalizer.termination) ? {} : { addFinalizers: [Finalizer.termination] }),
     // The NodeClaim owns its Node, as in Karpenter.
     addOwnerReferences: [

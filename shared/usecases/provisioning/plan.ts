@@ -24,6 +24,21 @@ import type {
 /** Annotation Karpenter sets when minValues was relaxed under the BestEffort policy. */
 export const MIN_VALUES_RELAXED_ANNOTATION = 'karpenter.sh/nodeclaim-min-values-relaxed';
 
+/**
+ * On a NodeClaim created for pending pods: the uids of those pods (comma-separated, at most
+ * MAX_NOMINATED_PODS). While the claim is on its way, later plans put these pods back onto it
+ * first (see InFlightNodeClaim.nominatedPodUids), rather than planning for them again.
+ */
+export const NOMINATED_PODS_ANNOTATION = 'flotilla.io/nominated-pods';
+/** Keeps the annotation under about 7 KB; pods past this are planned for as any pending pod. */
+export const MAX_NOMINATED_PODS = 200;
+
+/** The pod uids a NodeClaim's nomination annotation names (none when it is absent). */
+export function nominatedPodUids(annotations: Readonly<Record<string, string>>): readonly string[] {
+  const raw = annotations[NOMINATED_PODS_ANNOTATION];
+  return raw === undefined || raw === '' ? [] : raw.split(',');
+}
+
 /** The NodeClass label a NodeClaim and its node carry (`karpenter.k8s.aws/ec2nodeclass`). */
 const NODE_CLASS_LABEL = Label.nodeClass;
 
@@ -150,6 +165,14 @@ export function toNewNodeClaim(
     annotations: {
       ...pool.templateAnnotations,
       ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
+      ...(plan.pods.length === 0
+        ? {}
+        : {
+            [NOMINATED_PODS_ANNOTATION]: plan.pods
+              .slice(0, MAX_NOMINATED_PODS)
+              .map((p) => p.uid)
+              .join(','),
+          }),
       ...(nodeClass === undefined
         ? {}
         : {
@@ -231,6 +254,29 @@ export function expectedCapacityType(
     if (candidates.some((c) => c.offerings.some((o) => o.available && o.capacityType === type))) return type;
   }
   return 'on-demand';
+}
+
+/**
+ * Whether a planned NodeClaim would now launch on another capacity type than the one it was
+ * planned for: its candidates had an available offering of that type when the plan was made
+ * (`plannedTypes`) and have none now (`currentTypes`, after insufficient capacity backed offerings
+ * off). Such a claim was sized and priced for the capacity it can no longer get (spot-sized nodes
+ * launched on-demand); its pods are better planned again with the offerings as they are now.
+ */
+export function fallsBack(
+  plan: Pick<NodeClaimPlan, 'requirements' | 'instanceTypes'>,
+  plannedTypes: ReadonlyMap<string, InstanceType>,
+  currentTypes: ReadonlyMap<string, InstanceType>,
+): boolean {
+  const candidates = (types: ReadonlyMap<string, InstanceType>) =>
+    plan.instanceTypes.flatMap((c) => {
+      const type = types.get(c.name);
+      return type === undefined ? [] : [type];
+    });
+  return (
+    expectedCapacityType(plan.requirements, candidates(plannedTypes)) !==
+    expectedCapacityType(plan.requirements, candidates(currentTypes))
+  );
 }
 
 /**

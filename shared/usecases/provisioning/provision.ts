@@ -1,4 +1,4 @@
-import { solve, type UnschedulablePod } from '../../core/index.ts';
+import { type InstanceType, solve, type UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
@@ -17,6 +17,7 @@ import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
 import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
 import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { fallsBack } from './plan.ts';
 import { reconcileStaticNodePools, type StaticPassResult } from './static-pools.ts';
 
 export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './plan.ts';
@@ -137,13 +138,23 @@ async function provisionUnderLease(
   let last: RoundResult | undefined;
   let rounds = 0;
   let planMs = 0;
+  let replanned = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
     if (!hasPodsToPlace(state)) break;
-    last = await runRound(ports, options, lease, logger, state, round, guard);
+    last = await runRound(
+      ports,
+      options,
+      lease,
+      logger,
+      state,
+      { round, last: round + 1 >= maxRounds },
+      guard,
+    );
     claims.push(...last.claims);
     planMs += last.planMs;
+    replanned += last.replanned;
     if (last.leaseLost) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
   }
@@ -159,6 +170,7 @@ async function provisionUnderLease(
     nodeClaims: claims.length - statics.claims.length,
     planMs,
     oldestPendingSeconds,
+    ...(replanned === 0 ? {} : { replannedNodeClaims: replanned }),
   });
   const skippedNodePools = last?.skippedNodePools ?? [];
   if (unschedulable.length > 0) {
@@ -253,6 +265,8 @@ interface RoundResult {
   readonly leaseLost: boolean;
   /** How long the scheduling simulation took, by the run's clock (0 when the round did not solve). */
   readonly planMs: number;
+  /** Planned NodeClaims left for the next round: they would have fallen back to another capacity type. */
+  readonly replanned: number;
 }
 
 /** Seconds since the oldest of `pods` was created (0 when none, or none has a creation time). */
@@ -269,7 +283,7 @@ async function runRound(
   lease: Lease,
   logger: Logger,
   state: ClusterState,
-  round: number,
+  { round, last }: { readonly round: number; readonly last: boolean },
   guard: LaunchGuard,
 ): Promise<RoundResult> {
   const input = await buildSchedulingInput(state, ports.cloud, {
@@ -315,6 +329,7 @@ async function runRound(
       skippedNodePools,
       leaseLost: true,
       planMs: 0,
+      replanned: 0,
     };
   }
 
@@ -324,6 +339,12 @@ async function runRound(
 
   let leaseLost = false;
   const probed = new Set<string>();
+  // Offerings as they are now, per EC2NodeClass, read again after each insufficient-capacity answer
+  // of this round (the back-offs it added), so a claim planned for spot does not launch on-demand
+  // at its spot-sized shape: unless this is the last round, its pods are planned again.
+  let current: Map<string, ReadonlyMap<string, InstanceType>> | undefined;
+  const plannedByClass = new Map<string, ReadonlyMap<string, InstanceType>>();
+  let replanned = 0;
   for (const plan of result.nodeClaims) {
     // A pool whose NodeClaims failed lately launches one NodeClaim a run until one succeeds; the
     // pods of the others wait for a later run.
@@ -335,9 +356,26 @@ async function runRound(
     const nodeClass = classes.get(plan.nodeClassName);
     const types = typesByClass.get(plan.nodeClassName) ?? [];
     if (pool === undefined || nodeClass === undefined) continue;
+    if (current !== undefined && !last) {
+      let now = current.get(nodeClass.name);
+      if (now === undefined) {
+        now = new Map((await ports.cloud.instanceTypes(nodeClass)).map((t) => [t.name, t]));
+        current.set(nodeClass.name, now);
+      }
+      let planned = plannedByClass.get(nodeClass.name);
+      if (planned === undefined) {
+        planned = new Map(types.map((t) => [t.name, t]));
+        plannedByClass.set(nodeClass.name, planned);
+      }
+      if (fallsBack(plan, planned, now)) {
+        replanned += 1;
+        continue;
+      }
+    }
     const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types, {
       deletingNodePods: moving,
     });
+    if (outcome.kind === 'insufficientCapacity') current = new Map();
     claims.push(outcome);
     if (outcome.kind === 'fenced') {
       leaseLost = true;
@@ -354,6 +392,7 @@ async function runRound(
     skippedNodePools,
     leaseLost,
     planMs,
+    replanned,
   };
 }
 

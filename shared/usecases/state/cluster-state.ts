@@ -22,6 +22,7 @@ import type {
 import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from '../provisioning/deleting-nodes.ts';
 import { type NodePoolSelection, selectNodePools } from '../provisioning/eligibility.ts';
+import { nominatedPodUids } from '../provisioning/plan.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
 // The provisioner, `flotilla plan` and the simulator all go through here, so a pod is judged
@@ -256,6 +257,7 @@ export function toInFlightNodeClaims(
     if (nodeName !== undefined && names.has(nodeName)) continue;
     if (providerId !== undefined && providerIds.has(providerId)) continue;
     const launched = isConditionTrue(claim.status.conditions, NodeClaimConditionType.launched);
+    const nominated = nominatedPodUids(claim.annotations);
     const instanceTypes = claim.requirements.find(
       (r) => r.key === 'node.kubernetes.io/instance-type' && r.operator === 'In',
     );
@@ -269,6 +271,7 @@ export function toInFlightNodeClaims(
       ...(launched && claim.status.allocatable ? { allocatable: claim.status.allocatable } : {}),
       ...(launched && claim.status.capacity ? { capacity: claim.status.capacity } : {}),
       pods: [],
+      ...(nominated.length === 0 ? {} : { nominatedPodUids: nominated }),
     });
   }
   return out;

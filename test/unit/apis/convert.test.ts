@@ -15,6 +15,7 @@ import {
   withPods,
 } from '../../../shared/apis/index.ts';
 import { computePodRequests, ValidationError } from '../../../shared/core/index.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../../../shared/usecases/provisioning/plan.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/state/cluster-state.ts';
 
 function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
@@ -341,6 +342,9 @@ describe('NodePool and NodeClaim parsing', () => {
     expect(claim.requests).toEqual({ cpu: 500, memory: 3 * 2 ** 20 + 1 });
     expect(toInFlightNodeClaims([claim], [])[0]?.instanceTypeNames).toEqual(['m5.large']);
     expect(toInFlightNodeClaims([{ ...claim, deleting: true }], [])).toEqual([]);
+    expect(toInFlightNodeClaims([claim], [])[0]).not.toHaveProperty('nominatedPodUids');
+    const nominated = { ...claim, annotations: { [NOMINATED_PODS_ANNOTATION]: 'p1,p2' } };
+    expect(toInFlightNodeClaims([nominated], [])[0]?.nominatedPodUids).toEqual(['p1', 'p2']);
   });
 });
 

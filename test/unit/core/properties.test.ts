@@ -195,6 +195,29 @@ describe('solve properties', () => {
     );
   });
 
+  it('plans the same with a cpu limit the unlimited plan does not reach', () => {
+    fc.assert(
+      fc.property(arbInput, (base) => {
+        // The Karpenter-order pass alone: re-packing may end below what the pass needed on its way.
+        const unlimited = { ...base, nodePools: [nodePool()], options: { repack: false } };
+        const free = solve(unlimited);
+        const types = typesByName(base);
+        // What the plan launches: every claim's cheapest candidate (and so its expected cost).
+        const used = free.nodeClaims.reduce(
+          (s, c) => s + (types.get(c.instanceTypes[0]?.name ?? '')?.capacity['cpu'] ?? 0),
+          0,
+        );
+        const limited = solve({ ...unlimited, nodePools: [nodePool({ limits: { cpu: `${used}m` } })] });
+        expect(cost(limited)).toBeCloseTo(cost(free), 9);
+        expect(limited.nodeClaims.map((c) => c.pods.length)).toEqual(
+          free.nodeClaims.map((c) => c.pods.length),
+        );
+        expect(limited.unschedulable.length).toBe(free.unschedulable.length);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('is deterministic', () => {
     fc.assert(
       fc.property(arbInput, (input) => {

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  computeAllocatable,
+  type InstanceType,
   InvalidRequirementError,
   Label,
   type NodeSelectorRequirement,
@@ -362,6 +364,78 @@ describe('limits', () => {
   });
 });
 
+describe('limits the plan does not reach', () => {
+  const g6 = catalogInstanceTypes({ filter: (t) => t.family === 'g6', capacityTypes: ['on-demand'] });
+  const gpuPods = (n: number) =>
+    pods(n, () => ({ cpu: '2', memory: '8Gi', requests: { 'nvidia.com/gpu': '1' } }));
+  const gpuCapacity = new Map(g6.map((t) => [t.name, t.capacity['nvidia.com/gpu'] ?? 0]));
+  /** GPUs the plan may launch at most: every claim at its largest candidate. */
+  const worstGpus = (result: ReturnType<typeof solve>) =>
+    result.nodeClaims.reduce(
+      (s, c) => s + Math.max(...c.instanceTypes.map((t) => gpuCapacity.get(t.name) ?? 0)),
+      0,
+    );
+
+  it.each([
+    // [pods, GPUs in use, one g6.xlarge ($0.8048/h, 1 GPU) per pod as without the limit]
+    [8, 8],
+    [6, 0],
+    [6, 10],
+  ])('%i one-GPU pods under a 16-GPU limit with %i in use get one g6.xlarge each', (n, inUse) => {
+    const nodes =
+      inUse === 0
+        ? []
+        : [
+            {
+              ...node({ name: 'gpu-1', cpu: '48', memory: '180Gi', nodePoolName: 'default' }),
+              capacity: { cpu: 48_000, 'nvidia.com/gpu': inUse },
+            },
+          ];
+    const result = solve(
+      solveInput({
+        types: g6,
+        nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+        nodes,
+        pods: gpuPods(n),
+      }),
+    );
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims.map((c) => claimTypes(c)[0])).toEqual(Array(n).fill('g6.xlarge'));
+    expect(planCost(result)).toBeCloseTo(n * 0.8048, 4);
+    expect(worstGpus(result)).toBeLessThanOrEqual(16 - inUse);
+  });
+
+  it('hands what the claims leave over to them in turn, never past the limit', () => {
+    const result = solve(
+      solveInput({
+        types: g6,
+        nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+        pods: gpuPods(6),
+      }),
+    );
+    // 6 GPUs planned, 10 left over: the first claim may launch as an 8-GPU type, the second up to 4.
+    expect(
+      result.nodeClaims.map((c) => Math.max(...c.instanceTypes.map((t) => gpuCapacity.get(t.name) ?? 0))),
+    ).toEqual([8, 4, 1, 1, 1, 1]);
+    expect(worstGpus(result)).toBe(16);
+  });
+
+  it('fits as many one-per-node pods as the cpu limit holds', () => {
+    // 10 pods that repel each other, 1 cpu each; a c6a.large has 2 vCPU: 20 vCPU hold all ten.
+    const c6a = catalogInstanceTypes({ filter: (t) => t.family === 'c6a', capacityTypes: ['on-demand'] });
+    const result = solve(
+      solveInput({
+        types: c6a,
+        nodePools: [nodePool({ limits: { cpu: '20' } })],
+        pods: pods(10, () => ({ cpu: '1', memory: '1Gi', labels: { app: 'x' }, affinity: antiHost('x') })),
+      }),
+    );
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims.map((c) => claimTypes(c))).toEqual(Array(10).fill(['c6a.large']));
+    expect(planCost(result)).toBeCloseTo(0.765, 4);
+  });
+});
+
 function antiHost(app: string, key: string = Label.hostname) {
   return {
     podAntiAffinity: {
@@ -396,6 +470,79 @@ describe('existing and in-flight capacity', () => {
     const result = solve(solveInput({ types, nodes: [n], pods: [pod({ cpu: '1', zone: 'b' })] }));
     expect(result.placements).toEqual([]);
     expect(claimZone(result.nodeClaims[0] as never)).toBe(zoneName('b'));
+  });
+
+  describe('pods an earlier decision planned onto in-flight NodeClaims', () => {
+    // Two launched g6.12xlarge (4 GPUs each) on their way, planned for six one-GPU pods that prefer
+    // a node each (four on one, two on the other: the limit allowed no more nodes then). Now the
+    // limit has room for another node.
+    const g6 = catalogInstanceTypes({ filter: (t) => t.family === 'g6', capacityTypes: ['on-demand'] });
+    const big = g6.find((t) => t.name === 'g6.12xlarge');
+    const preferApart = {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 50,
+            podAffinityTerm: {
+              topologyKey: Label.hostname,
+              labelSelector: { matchLabels: { job: 'infer' } },
+            },
+          },
+        ],
+      },
+    };
+    const infer = pods(6, () => ({
+      cpu: '2',
+      memory: '8Gi',
+      requests: { 'nvidia.com/gpu': '1' },
+      labels: { job: 'infer' },
+      affinity: preferApart,
+    }));
+    const inFlight = (name: string, nominated: readonly Pod[] | undefined) => ({
+      name,
+      nodePoolName: 'default',
+      requirements: [r(Label.instanceType, 'In', ['g6.12xlarge'])],
+      instanceTypeNames: ['g6.12xlarge'],
+      labels: { [Label.instanceType]: 'g6.12xlarge', [Label.zone]: zoneName('a'), [Label.hostname]: name },
+      allocatable: computeAllocatable(big as InstanceType),
+      capacity: big?.capacity ?? {},
+      pods: [],
+      ...(nominated === undefined ? {} : { nominatedPodUids: nominated.map((p) => p.uid) }),
+    });
+    const plan = (nominate: boolean) =>
+      solve(
+        solveInput({
+          types: g6,
+          nodePools: [nodePool({ limits: { 'nvidia.com/gpu': '16' } })],
+          pods: infer,
+          nodeClaims: [
+            inFlight(
+              'gpu-a',
+              nominate ? [infer[0], infer[2], infer[3], infer[4]].map((p) => p as Pod) : undefined,
+            ),
+            inFlight('gpu-b', nominate ? [infer[1], infer[5]].map((p) => p as Pod) : undefined),
+          ],
+        }),
+      );
+
+    it('go back onto them, relaxing their preference as that decision did', () => {
+      const result = plan(true);
+      expect(result.nodeClaims).toEqual([]);
+      expect(result.unschedulable).toEqual([]);
+      expect(
+        result.placements.map((p) => [p.pod.name, p.kind === 'inFlightNodeClaim' && p.nodeClaimName]),
+      ).toEqual(
+        expect.arrayContaining([
+          [infer[0]?.name, 'gpu-a'],
+          [infer[1]?.name, 'gpu-b'],
+          [infer[5]?.name, 'gpu-b'],
+        ]),
+      );
+    });
+
+    it('without the nomination, a preference re-plans them onto a new node', () => {
+      expect(plan(false).nodeClaims.length).toBeGreaterThan(0);
+    });
   });
 
   it('places onto an in-flight NodeClaim with room', () => {

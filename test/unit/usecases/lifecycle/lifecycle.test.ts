@@ -7,6 +7,7 @@ import {
   initializationBlocker,
   type LifecycleStep,
 } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../../../../shared/usecases/provisioning/plan.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const MIN = 60_000;
@@ -242,6 +243,17 @@ describe('decideLifecycle', () => {
     ],
   ])('%s', (_name, c, nodes, nowMs, expected) => {
     expect(kinds(decideLifecycle({ claim: c, nodes, nowMs }))).toEqual(expected);
+  });
+
+  it('leaves the pods nominated to the claim off the Node', () => {
+    const nominated = {
+      ...claim(),
+      annotations: { 'karpenter.sh/nodepool-hash': '123', [NOMINATED_PODS_ANNOTATION]: 'p1,p2' },
+    };
+    const [step] = decideLifecycle({ claim: nominated, nodes: [node()], nowMs: T0 + MIN });
+    expect(step?.kind === 'register' && step.nodePatch.annotations).toEqual({
+      'karpenter.sh/nodepool-hash': '123',
+    });
   });
 
   it('registers: finalizer, labels, annotations, taints + startup taints, unregistered taint removed', () => {

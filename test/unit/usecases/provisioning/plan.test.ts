@@ -3,12 +3,16 @@ import type { CloudInstance } from '../../../../shared/ports/cloud.ts';
 import { DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
 import {
   expectedCapacityType,
+  fallsBack,
   launchedLabels,
   launchedStatus,
+  MAX_NOMINATED_PODS,
   MIN_VALUES_RELAXED_ANNOTATION,
   NODEPOOL_HASH_VERSION,
+  NOMINATED_PODS_ANNOTATION,
   nodeClaimName,
   nodePoolHash,
+  nominatedPodUids,
   toLaunchRequest,
   toNewNodeClaim,
 } from '../../../../shared/usecases/provisioning/plan.ts';
@@ -53,7 +57,7 @@ describe('toNewNodeClaim', () => {
       nodePool: { name: 'general', uid: 'uid-pool-general' },
       nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
       labels: { team: 'web' },
-      annotations: { 'example.com/owner': 'web' },
+      annotations: { 'example.com/owner': 'web', [NOMINATED_PODS_ANNOTATION]: 'u1' },
       nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
       requirements: plan().requirements,
       requests: { cpu: 1000, pods: 1 },
@@ -66,8 +70,49 @@ describe('toNewNodeClaim', () => {
 
   it('annotates a claim whose minValues were relaxed and leaves out what the pool does not set', () => {
     const claim = toNewNodeClaim('x', plan({ minValuesRelaxed: true }), nodePool('general'));
-    expect(claim.annotations).toEqual({ [MIN_VALUES_RELAXED_ANNOTATION]: 'true' });
+    expect(claim.annotations).toEqual({
+      [MIN_VALUES_RELAXED_ANNOTATION]: 'true',
+      [NOMINATED_PODS_ANNOTATION]: 'u1',
+    });
     expect(claim).not.toHaveProperty('terminationGracePeriod');
+  });
+
+  it('names the pods it was planned for, so later plans put them back onto it', () => {
+    const pods = Array.from({ length: MAX_NOMINATED_PODS + 5 }, (_, i) => ({
+      uid: `u${i}`,
+      namespace: 'apps',
+      name: `web-${i}`,
+    }));
+    const claim = toNewNodeClaim('x', plan({ pods }), nodePool('general'));
+    expect(nominatedPodUids(claim.annotations)).toEqual(pods.slice(0, MAX_NOMINATED_PODS).map((p) => p.uid));
+    expect(toNewNodeClaim('y', plan({ pods: [] }), nodePool('general')).annotations).toEqual({});
+    expect(nominatedPodUids({})).toEqual([]);
+  });
+});
+
+describe('fallsBack', () => {
+  const spotAndOnDemand = [
+    { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['spot', 'on-demand'] },
+  ];
+  const typeWith = (spotAvailable: boolean) => {
+    const t = instanceType('c6a.large', 2, 0.0765);
+    return {
+      ...t,
+      offerings: t.offerings.map((o) => (o.capacityType === 'spot' ? { ...o, available: spotAvailable } : o)),
+    };
+  };
+  const claim = plan({
+    requirements: spotAndOnDemand,
+    instanceTypes: [{ name: 'c6a.large', priceUsdPerHour: 0.03 }],
+  });
+  const byName = (spot: boolean) => new Map([['c6a.large', typeWith(spot)]]);
+
+  it.each([
+    ['planned for spot, spot now backed off', true, false, true],
+    ['planned for spot, spot still there', true, true, false],
+    ['planned on-demand already', false, false, false],
+  ])('%s', (_what, plannedSpot, nowSpot, expected) => {
+    expect(fallsBack(claim, byName(plannedSpot), byName(nowSpot))).toBe(expected);
   });
 });
 
