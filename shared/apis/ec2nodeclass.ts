@@ -37,6 +37,33 @@ const amiSelectorTerm = z
   })
   .loose();
 
+const capacityReservationSelectorTerm = z
+  .object({
+    id: z
+      .string()
+      .regex(/^cr-[0-9a-z]+$/)
+      .exactOptional(),
+    tags: stringMap.exactOptional(),
+    ownerID: z
+      .string()
+      .regex(/^[0-9]{12}$/)
+      .exactOptional(),
+    instanceMatchCriteria: z.enum(['open', 'targeted']).exactOptional(),
+  })
+  .loose();
+
+const capacityReservationStatus = z.object({
+  id: z.string(),
+  availabilityZone: z.string(),
+  instanceType: z.string(),
+  instanceMatchCriteria: z.enum(['open', 'targeted']),
+  ownerID: z.string(),
+  reservationType: z.enum(['default', 'capacity-block']).default('default'),
+  state: z.enum(['active', 'expiring']).default('active'),
+  endTime: z.string().exactOptional(),
+  interruptible: z.boolean().exactOptional(),
+});
+
 const quantity = z.union([z.string(), z.number()]);
 
 const blockDeviceMapping = z.object({
@@ -105,6 +132,7 @@ const status = z
         }),
       )
       .default([]),
+    capacityReservations: z.array(capacityReservationStatus).exactOptional(),
     instanceProfile: z.string().exactOptional(),
     conditions: z.array(conditionSchema).default([]),
   })
@@ -144,6 +172,7 @@ const ec2NodeClass = z.object({
         .default(DEFAULT_METADATA_OPTIONS),
       associatePublicIPAddress: z.boolean().exactOptional(),
       detailedMonitoring: z.boolean().exactOptional(),
+      capacityReservationSelectorTerms: z.array(capacityReservationSelectorTerm).max(30).exactOptional(),
     })
     .loose(),
   status: status.exactOptional(),

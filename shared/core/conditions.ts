@@ -74,6 +74,7 @@ export const NodeClassConditionType = {
   amisReady: 'AMIsReady',
   instanceProfileReady: 'InstanceProfileReady',
   validationSucceeded: 'ValidationSucceeded',
+  capacityReservationsReady: 'CapacityReservationsReady',
 } as const;
 
 /** The condition of `type`, or undefined when the object has none. */

@@ -42,6 +42,20 @@ export interface AmiSelectorTerm {
   readonly ssmParameter?: string;
 }
 
+/**
+ * Capacity reservation selector term: `id` alone, or any of `tags`, `ownerID` and
+ * `instanceMatchCriteria` (ANDed within the term; terms are ORed).
+ */
+export interface CapacityReservationSelectorTerm {
+  /** `cr-…`; exclusive with the other fields. */
+  readonly id?: string;
+  /** Tag key → value; `*` matches any value. */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** The 12-digit account that owns the reservation. */
+  readonly ownerID?: string;
+  readonly instanceMatchCriteria?: 'open' | 'targeted';
+}
+
 export type AmiFamily =
   | 'AL2023'
   | 'Bottlerocket'
@@ -107,6 +121,8 @@ export interface EC2NodeClassSpec {
   readonly metadataOptions: MetadataOptions;
   readonly associatePublicIPAddress?: boolean;
   readonly detailedMonitoring?: boolean;
+  /** On-Demand Capacity Reservations and Capacity Blocks to launch into first. */
+  readonly capacityReservationSelectorTerms?: readonly CapacityReservationSelectorTerm[];
 }
 
 export type { Condition, ConditionStatus };
@@ -130,10 +146,28 @@ export interface AmiStatus {
   readonly requirements: readonly NodeSelectorRequirement[];
 }
 
+/** A capacity reservation the selector terms resolve to (`status.capacityReservations[]`). */
+export interface CapacityReservationStatus {
+  readonly id: string;
+  readonly availabilityZone: string;
+  readonly instanceType: string;
+  readonly instanceMatchCriteria: 'open' | 'targeted';
+  readonly ownerID: string;
+  /** `default` (an ODCR) or `capacity-block`. */
+  readonly reservationType: 'default' | 'capacity-block';
+  /** `expiring` once a capacity block is inside the window before its end, when EC2 reclaims it. */
+  readonly state: 'active' | 'expiring';
+  /** RFC 3339; absent for an ODCR without an end date. */
+  readonly endTime?: string;
+  readonly interruptible?: boolean;
+}
+
 export interface EC2NodeClassStatus {
   readonly subnets: readonly SubnetStatus[];
   readonly securityGroups: readonly SecurityGroupStatus[];
   readonly amis: readonly AmiStatus[];
+  /** Absent when the class selects no capacity reservations. */
+  readonly capacityReservations?: readonly CapacityReservationStatus[];
   readonly instanceProfile?: string;
   readonly conditions: readonly Condition[];
 }
@@ -233,6 +267,9 @@ export interface CloudInstance {
   readonly instanceType: string;
   readonly zone: string;
   readonly capacityType: CapacityType;
+  /** The capacity reservation the instance runs in (capacity type `reserved`). */
+  readonly capacityReservationId?: string;
+  readonly capacityReservationType?: 'default' | 'capacity-block';
   readonly state: InstanceState;
   readonly imageId?: string;
   /** The subnet of its primary network interface. */
@@ -254,7 +291,8 @@ export interface Cloud {
   /**
    * Instance types usable with `nodeClass` (its AMIs' architectures, its subnets' zones), with
    * capacity and overhead from its kubelet settings and offerings whose `available` reflects the
-   * ICE back-offs now. Reads the offering cache, never EC2.
+   * ICE back-offs now. Reads the offering cache; EC2 only for what the class's capacity
+   * reservations can still take (`reserved` offerings, one DescribeCapacityReservations).
    * @throws CatalogUnavailableError when the cache has not been filled yet.
    */
   instanceTypes(nodeClass: EC2NodeClass): Promise<readonly InstanceType[]>;
@@ -332,7 +370,7 @@ export interface LaunchOptions {
 export const INSTANCE_LOOKUP_WINDOW_MS = 90_000;
 
 /** The cloud's reasons a NodeClaim is drifted, as Karpenter's AWS provider names them. */
-export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift';
+export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'CapacityReservationDrift';
 
 /**
  * What resolving one part of an EC2NodeClass came to: a value; a real answer that the user must act
@@ -350,6 +388,8 @@ export interface NodeClassResolution {
   readonly securityGroups: Resolved<readonly SecurityGroupStatus[]>;
   readonly amis: Resolved<readonly AmiStatus[]>;
   readonly instanceProfile: Resolved<string>;
+  /** Absent when the class sets no `capacityReservationSelectorTerms`. */
+  readonly capacityReservations?: Resolved<readonly CapacityReservationStatus[]>;
 }
 
 /** Resolves EC2NodeClasses against the cloud (the NodeClass controller's cloud side). */

@@ -19,6 +19,7 @@ import {
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { AmiSelectionProblem, resolveAmis } from './ami.ts';
+import { resolveCapacityReservations } from './capacity-reservations.ts';
 import { call } from './errors.ts';
 import {
   deleteInstanceProfile,
@@ -38,6 +39,8 @@ export interface NodeClassResolverOptions {
   readonly kubernetesVersion: string;
   /** Root of AWS's public SSM parameters. @default '/aws/service' */
   readonly ssmParameterPrefix?: string;
+  /** Decides when a capacity block is expiring. @default the system clock */
+  readonly now?: () => Date;
 }
 
 /** Codes that mean the caller may not make the call: a real answer, not a passing fault. */
@@ -120,7 +123,14 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
           message: `spec.role "${spec.role ?? ''}" needs an IAM client to manage its instance profile; set spec.instanceProfile instead`,
         };
       }
-      return { subnets, securityGroups, amis, instanceProfile };
+      const terms = spec.capacityReservationSelectorTerms ?? [];
+      if (terms.length === 0) return { subnets, securityGroups, amis, instanceProfile };
+      const capacityReservations = await attempt(
+        () => resolveCapacityReservations(ec2, terms, options.now?.() ?? new Date()),
+        'CapacityReservationsResolutionFailed',
+        () => undefined,
+      );
+      return { subnets, securityGroups, amis, instanceProfile, capacityReservations };
     },
 
     async release(nodeClass) {

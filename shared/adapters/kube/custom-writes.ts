@@ -227,13 +227,20 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     },
 
     async patchNodeClassStatus(name, status) {
-      // A merge patch replaces lists whole; a profile no longer resolved is removed with null.
+      // A merge patch replaces lists whole; a profile no longer resolved, or reservations no longer
+      // selected, are removed with null.
       await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
         custom.patchClusterCustomObjectStatus(
           {
             ...EC2NODECLASSES,
             name,
-            body: { status: { ...status, instanceProfile: status.instanceProfile ?? null } },
+            body: {
+              status: {
+                ...status,
+                instanceProfile: status.instanceProfile ?? null,
+                capacityReservations: status.capacityReservations ?? null,
+              },
+            },
           },
           o,
         ),

@@ -13,7 +13,8 @@ export type DriftReason =
   | 'NodeClassDrift'
   | 'AMIDrift'
   | 'SubnetDrift'
-  | 'SecurityGroupDrift';
+  | 'SecurityGroupDrift'
+  | 'CapacityReservationDrift';
 
 export interface Drift {
   readonly reason: DriftReason;

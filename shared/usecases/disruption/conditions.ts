@@ -121,7 +121,34 @@ export function driftOf(input: ConditionInput): Drift | undefined {
   if (cloud === 'SecurityGroupDrift') {
     return { reason: cloud, message: "the instance's security groups differ from the EC2NodeClass's" };
   }
-  return undefined;
+  return (
+    capacityReservationDrift(claim.labels, nodeClass) ??
+    (cloud === 'CapacityReservationDrift'
+      ? {
+          reason: cloud,
+          message: `capacity reservation ${instance?.capacityReservationId} is no longer selected by the EC2NodeClass`,
+        }
+      : undefined)
+  );
+}
+
+/**
+ * A NodeClaim launched into a capacity reservation (its `karpenter.k8s.aws/capacity-reservation-id`
+ * label) that the class's status no longer lists: the reservation ended, was cancelled or is no
+ * longer selected. Only for a class whose status has been resolved.
+ */
+export function capacityReservationDrift(
+  labels: Readonly<Record<string, string>>,
+  nodeClass: EC2NodeClass,
+): Drift | undefined {
+  const id = labels[Label.capacityReservationId];
+  const status = nodeClass.status;
+  if (id === undefined || status === undefined || labels[Label.capacityType] !== 'reserved') return undefined;
+  if ((status.capacityReservations ?? []).some((r) => r.id === id)) return undefined;
+  return {
+    reason: 'CapacityReservationDrift',
+    message: `capacity reservation ${id} is no longer among the EC2NodeClass's (it ended, was cancelled or is no longer selected)`,
+  };
 }
 
 function withoutImage(instance: CloudInstance): CloudInstance {

@@ -1,6 +1,7 @@
 import { NodeClassConditionType } from '../../core/index.ts';
 import type {
   AmiStatus,
+  CapacityReservationStatus,
   Condition,
   ConditionStatus,
   EC2NodeClass,
@@ -55,6 +56,16 @@ export function validateNodeClass(nodeClass: EC2NodeClass): string[] {
   if ((spec.blockDeviceMappings ?? []).filter((m) => m.rootVolume).length > 1) {
     problems.push('at most one of spec.blockDeviceMappings may set rootVolume: true');
   }
+  (spec.capacityReservationSelectorTerms ?? []).forEach((term, i) => {
+    const field = `spec.capacityReservationSelectorTerms[${i}]`;
+    const others =
+      term.tags !== undefined || term.ownerID !== undefined || term.instanceMatchCriteria !== undefined;
+    if (term.id !== undefined && others) {
+      problems.push(`${field}: id is mutually exclusive with tags, ownerID and instanceMatchCriteria`);
+    } else if (term.id === undefined && term.tags === undefined && term.instanceMatchCriteria === undefined) {
+      problems.push(`${field}: set one of tags, id or instanceMatchCriteria`);
+    }
+  });
   return problems;
 }
 
@@ -144,7 +155,23 @@ export function computeNodeClassStatus(
     previous?.instanceProfile,
   );
 
-  const checks = [subnets.check, groups.check, amis.check, profile.check, validation];
+  // Only a class that selects capacity reservations has the condition (and the status list).
+  const reservations =
+    resolution.capacityReservations === undefined
+      ? undefined
+      : part<readonly CapacityReservationStatus[]>(
+          NodeClassConditionType.capacityReservationsReady,
+          resolution.capacityReservations,
+          previous?.capacityReservations,
+        );
+  const checks = [
+    subnets.check,
+    groups.check,
+    amis.check,
+    profile.check,
+    ...(reservations === undefined ? [] : [reservations.check]),
+    validation,
+  ];
   const notTrue = checks.filter((c) => c.status !== 'True');
   const ready: Check =
     notTrue.length === 0
@@ -177,6 +204,7 @@ export function computeNodeClassStatus(
       subnets: subnets.value ?? [],
       securityGroups: groups.value ?? [],
       amis: amis.value ?? [],
+      ...(reservations === undefined ? {} : { capacityReservations: reservations.value ?? [] }),
       ...(profile.value === undefined ? {} : { instanceProfile: profile.value }),
       conditions,
     },
@@ -204,6 +232,7 @@ function canonical(status: EC2NodeClassStatus): string {
     subnets: status.subnets,
     securityGroups: status.securityGroups,
     amis: status.amis,
+    capacityReservations: status.capacityReservations,
     instanceProfile: status.instanceProfile,
     conditions,
   });
