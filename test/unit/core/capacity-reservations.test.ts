@@ -27,20 +27,10 @@ function withReservation(
   };
 }
 
-const m5 = fakeInstanceType({
-  name: 'm5.large',
-  cpu: 2,
-  memoryGiB: 8,
-  price: 0.096,
-  capacityTypes: ['on-demand', 'spot'],
-});
-const c5 = fakeInstanceType({
-  name: 'c5.large',
-  cpu: 2,
-  memoryGiB: 4,
-  price: 0.085,
-  capacityTypes: ['on-demand', 'spot'],
-});
+const twoVcpu = (name: string, memoryGiB: number, price: number) =>
+  fakeInstanceType({ name, cpu: 2, memoryGiB, price, capacityTypes: ['on-demand', 'spot'] });
+const m5 = twoVcpu('m5.large', 8, 0.096);
+const c5 = twoVcpu('c5.large', 4, 0.085);
 // Each pod takes most of a 2-vCPU node: one pod per NodeClaim.
 const fourBigPods = () => pods(4, () => ({ cpu: '1500m', memory: '1Gi' }));
 const reqValues = (
