@@ -8,7 +8,7 @@ import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { setUpAccount } from '../aws/cloud-fixture.ts';
-import { CLUSTER, silentLogger } from '../aws/fixtures.ts';
+import { CLUSTER, setCapacityReservations, silentLogger } from '../aws/fixtures.ts';
 import { noCapacityFor } from '../aws/ice.ts';
 
 const START = new Date('2026-11-21T10:00:00Z');
@@ -107,14 +107,8 @@ describe('capacity reservations on moto', () => {
     { id: 'cr-0a1b2c3d4e5f60003', instanceType: 'c5.large', availabilityZone: 'us-east-1a', tags: {} },
   ];
 
-  async function setReservations(list: readonly Record<string, unknown>[]) {
-    const response = await fetch(`${server.endpoint}/flotilla-harness/capacity-reservations`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ reservations: list }),
-    });
-    expect(response.ok).toBe(true);
-  }
+  const setReservations = (list: readonly Record<string, unknown>[]) =>
+    setCapacityReservations(server.endpoint, list);
 
   async function setUp() {
     await resetMoto(server);
