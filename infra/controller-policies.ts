@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { acknowledge, assertNever } from './construct-kit.ts';
 import type { Permission, QueueName } from './functions.ts';
 import {
+  capacityReservationReadStatements,
   catalogReadStatements,
   instanceProfileStatements,
   instanceReadStatements,
@@ -20,6 +21,7 @@ import {
 export type ControllerPolicyName =
   | 'instanceRead'
   | 'instanceStatusRead'
+  | 'capacityReservationRead'
   | 'nodeClassRead'
   | 'catalogRead'
   | 'nodeLaunch'
@@ -80,6 +82,11 @@ export class ControllerPolicies {
         'instance status checks in this region',
         instanceStatusReadStatements(),
       ),
+      capacityReservationRead: policy(
+        'CapacityReservationReadPolicy',
+        'capacity reservations in this region',
+        capacityReservationReadStatements(),
+      ),
       nodeClassRead: policy(
         'NodeClassReadPolicy',
         'subnets, security groups, images and public AMI parameters',
@@ -131,6 +138,9 @@ export class ControllerPolicies {
           break;
         case 'describeInstanceStatus':
           role.addManagedPolicy(policies.instanceStatusRead);
+          break;
+        case 'describeCapacityReservations':
+          role.addManagedPolicy(policies.capacityReservationRead);
           break;
         case 'resolveNodeClasses':
           role.addManagedPolicy(policies.nodeClassRead);

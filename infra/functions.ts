@@ -28,6 +28,8 @@ export type Trigger =
  * - `describeInstances`: ec2:DescribeInstances in this region.
  * - `describeInstanceStatus`: ec2:DescribeInstanceStatus in this region (node repair's impaired
  *   instances).
+ * - `describeCapacityReservations`: ec2:DescribeCapacityReservations in this region (EC2NodeClass
+ *   capacity reservations and what each can still take).
  * - `resolveNodeClasses`: DescribeSubnets, DescribeSecurityGroups, DescribeImages in this region and
  *   ssm:GetParameter on AWS's public parameters under /aws/service/.
  * - `describeCatalog`: DescribeInstanceTypes, DescribeInstanceTypeOfferings,
@@ -54,6 +56,7 @@ export type Trigger =
 export type Permission =
   | 'describeInstances'
   | 'describeInstanceStatus'
+  | 'describeCapacityReservations'
   | 'resolveNodeClasses'
   | 'describeCatalog'
   | 'launch'
@@ -183,6 +186,7 @@ export const provisionerFunction: FunctionDefinition = {
   // controller (classes that set spec.role get an instance profile, removed with the class).
   permissions: [
     'resolveNodeClasses',
+    'describeCapacityReservations',
     'describeInstances',
     'launch',
     'manageInstanceProfiles',
@@ -279,6 +283,7 @@ export const disruptionFunction: FunctionDefinition = {
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.
   permissions: [
+    'describeCapacityReservations',
     'describeInstances',
     'stateRead',
     'stateWrite',

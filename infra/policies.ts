@@ -20,6 +20,14 @@ export function instanceReadStatements(): iam.PolicyStatement[] {
   return [regionalReads('AllowInstanceReadActions', ['ec2:DescribeInstances'])];
 }
 
+/**
+ * Capacity reservations: what the EC2NodeClass's terms select (its resolution), and what each can
+ * still take (the `reserved` offerings of provisioning and disruption). Read-only, regional.
+ */
+export function capacityReservationReadStatements(): iam.PolicyStatement[] {
+  return [regionalReads('AllowCapacityReservationReadActions', ['ec2:DescribeCapacityReservations'])];
+}
+
 /** EC2's status checks of instances (node repair's impaired instances); no resource-level permissions. */
 export function instanceStatusReadStatements(): iam.PolicyStatement[] {
   return [regionalReads('AllowInstanceStatusReadActions', ['ec2:DescribeInstanceStatus'])];

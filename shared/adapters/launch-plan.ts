@@ -45,6 +45,9 @@ function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>
     [Label.zone]: offering.zone,
     [Label.capacityType]: offering.capacityType,
     ...(zoneId === undefined ? {} : { [Label.zoneId]: zoneId }),
+    ...(offering.reservationId === undefined
+      ? {}
+      : { [Label.capacityReservationId]: offering.reservationId }),
   };
 }
 
@@ -70,7 +73,11 @@ export function selectCandidates(
   const status = request.nodeClass.status;
   const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
   const offeringRequirements = request.requirements.filter(
-    (r) => r.key === Label.zone || r.key === Label.capacityType || r.key === Label.zoneId,
+    (r) =>
+      r.key === Label.zone ||
+      r.key === Label.capacityType ||
+      r.key === Label.zoneId ||
+      r.key === Label.capacityReservationId,
   );
   const usable: { type: InstanceType; ami: AmiStatus; offerings: Offering[] }[] = [];
   for (const type of request.instanceTypes) {

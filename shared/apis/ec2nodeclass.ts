@@ -37,6 +37,33 @@ const amiSelectorTerm = z
   })
   .loose();
 
+const capacityReservationSelectorTerm = z
+  .object({
+    id: z
+      .string()
+      .regex(/^cr-[0-9a-z]+$/)
+      .exactOptional(),
+    tags: stringMap.exactOptional(),
+    ownerID: z
+      .string()
+      .regex(/^[0-9]{12}$/)
+      .exactOptional(),
+    instanceMatchCriteria: z.enum(['open', 'targeted']).exactOptional(),
+  })
+  .loose();
+
+const capacityReservationStatus = z.object({
+  id: z.string(),
+  availabilityZone: z.string(),
+  instanceType: z.string(),
+  instanceMatchCriteria: z.enum(['open', 'targeted']),
+  ownerID: z.string(),
+  reservationType: z.enum(['default', 'capacity-block']).default('default'),
+  state: z.enum(['active', 'expiring']).default('active'),
+  endTime: z.string().exactOptional(),
+  interruptible: z.boolean().exactOptional(),
+});
+
 const quantity = z.union([z.string(), z.number()]);
 
 const blockDeviceMapping = z.object({
@@ -114,6 +141,7 @@ const status = z
         }),
       )
       .default([]),
+    capacityReservations: z.array(capacityReservationStatus).exactOptional(),
     instanceProfile: z.string().exactOptional(),
     placementGroups: z.array(placementGroupStatus).exactOptional(),
     conditions: z.array(conditionSchema).default([]),
@@ -162,6 +190,7 @@ const specSchema = z
       .object({ nestedVirtualization: z.enum(['enabled', 'disabled']).exactOptional() })
       .exactOptional(),
     context: z.string().exactOptional(),
+    capacityReservationSelectorTerms: z.array(capacityReservationSelectorTerm).max(30).exactOptional(),
   })
   .loose();
 

@@ -76,6 +76,7 @@ export const NodeClassConditionType = {
   validationSucceeded: 'ValidationSucceeded',
   /** Only on a class with `spec.placementGroupSelector`: the group was found and is available. */
   placementGroupReady: 'PlacementGroupReady',
+  capacityReservationsReady: 'CapacityReservationsReady',
 } as const;
 
 /** The condition of `type`, or undefined when the object has none. */

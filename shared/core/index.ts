@@ -64,6 +64,7 @@ export {
   type KubeletConfiguration,
   type NodeClassSettings,
   type Offering,
+  RESERVED_PRICE_DIVISOR,
 } from './instance-type.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
 export { isStaticNodePool, type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';

@@ -16,7 +16,17 @@ export interface Offering {
   readonly available: boolean;
   /** Capacity reservation id, for `reserved` offerings. */
   readonly reservationId?: string;
+  /** `reserved` offerings: instances the reservation can still take (it is unavailable at 0). */
+  readonly reservationCapacity?: number;
+  /** `reserved` offerings: `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
+  readonly reservationType?: 'default' | 'capacity-block';
 }
+
+/**
+ * Karpenter prices a reserved offering at the on-demand price divided by this, so that it is
+ * always the cheapest and keeps the instance types' relative order.
+ */
+export const RESERVED_PRICE_DIVISOR = 10_000_000;
 
 /** Resources the node keeps for itself; allocatable = capacity − the sum of the three. */
 export interface InstanceTypeOverhead {

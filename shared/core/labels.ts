@@ -38,6 +38,10 @@ export const Label = {
   instanceAcceleratorManufacturer: 'karpenter.k8s.aws/instance-accelerator-manufacturer',
   instanceAcceleratorCount: 'karpenter.k8s.aws/instance-accelerator-count',
   instanceTenancy: 'karpenter.k8s.aws/instance-tenancy',
+  /** The capacity reservation a `reserved` node runs in. */
+  capacityReservationId: 'karpenter.k8s.aws/capacity-reservation-id',
+  /** `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
+  capacityReservationType: 'karpenter.k8s.aws/capacity-reservation-type',
 } as const;
 
 /** Values of `karpenter.sh/capacity-type`. */

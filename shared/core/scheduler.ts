@@ -29,6 +29,7 @@ import {
 import { comparePodStates, refusesKarpenterNodes, relax, validatedRequests } from './scheduling/pod-order.ts';
 import { PodShapes } from './scheduling/pod-shapes.ts';
 import { unschedulableValue } from './scheduling/reasons.ts';
+import { assignReservations } from './scheduling/reservations.ts';
 import {
   buildTemplates,
   compileDaemonSet,
@@ -166,11 +167,18 @@ class Scheduler {
             nowMs: input.nowMs,
           });
     this.limits.finish(claims);
-    return {
-      nodeClaims: claims.map((c) => planNodeClaim(c, this.dims, this.maxTypes)),
-      placements: this.placements,
-      unschedulable,
-    };
+    const reserved = assignReservations(
+      claims.map((c) => planNodeClaim(c, this.dims, this.maxTypes)),
+      input.instanceTypes,
+      input.options?.reservedOfferingMode ?? 'strict',
+    );
+    if (reserved.unschedulable.length > 0) {
+      unschedulable.push(...reserved.unschedulable);
+      unschedulable.sort(
+        (a, b) => compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name),
+      );
+    }
+    return { nodeClaims: reserved.nodeClaims, placements: this.placements, unschedulable };
   }
 
   // ---- existing capacity -----------------------------------------------------------------------

@@ -27,6 +27,13 @@ export interface SolveOptions {
    * Implies `repack: false`. @default unbounded
    */
   readonly maxNewNodeClaims?: number;
+  /**
+   * When the capacity reservations a new NodeClaim fits are all taken by the plan's other new
+   * NodeClaims: `strict` leaves it out and its pods wait for the next loop (Karpenter's
+   * provisioning); `fallback` launches it on spot or on-demand (Karpenter's disruption).
+   * @default 'strict'
+   */
+  readonly reservedOfferingMode?: 'strict' | 'fallback';
 }
 
 /** Everything one scheduling decision depends on. Same input, same output. */

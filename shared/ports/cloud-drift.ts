@@ -32,7 +32,8 @@ function serves(ami: AmiStatus, labels: Labels): boolean {
 /**
  * Why the instance no longer matches the EC2NodeClass's status, in Karpenter's order: its image is
  * not among the class's AMIs (`AMIDrift`), its subnet not among the class's subnets
- * (`SubnetDrift`), its security groups differ from the class's (`SecurityGroupDrift`), or its
+ * (`SubnetDrift`), its security groups differ from the class's (`SecurityGroupDrift`), it runs
+ * in a capacity reservation that is not among the class's (`CapacityReservationDrift`), or its
  * placement group is not the class's (`PlacementGroupDrift`).
  * Undefined when it matches, or when the class or the instance lacks what the check needs.
  */
@@ -52,6 +53,13 @@ export function cloudDrift(instance: CloudInstance, nodeClass: EC2NodeClass): Cl
     const want = new Set(status.securityGroups.map((g) => g.id));
     const have = new Set(instance.securityGroupIds);
     if (want.size !== have.size || [...want].some((id) => !have.has(id))) return 'SecurityGroupDrift';
+  }
+  // A node in a capacity reservation the class no longer selects (or that ended) is replaced.
+  if (
+    instance.capacityReservationId !== undefined &&
+    !(status.capacityReservations ?? []).some((r) => r.id === instance.capacityReservationId)
+  ) {
+    return 'CapacityReservationDrift';
   }
   return placementGroupDrifted(instance, nodeClass) ? 'PlacementGroupDrift' : undefined;
 }

@@ -42,6 +42,20 @@ export interface AmiSelectorTerm {
   readonly ssmParameter?: string;
 }
 
+/**
+ * Capacity reservation selector term: `id` alone, or any of `tags`, `ownerID` and
+ * `instanceMatchCriteria` (ANDed within the term; terms are ORed).
+ */
+export interface CapacityReservationSelectorTerm {
+  /** `cr-…`; exclusive with the other fields. */
+  readonly id?: string;
+  /** Tag key → value; `*` matches any value. */
+  readonly tags?: Readonly<Record<string, string>>;
+  /** The 12-digit account that owns the reservation. */
+  readonly ownerID?: string;
+  readonly instanceMatchCriteria?: 'open' | 'targeted';
+}
+
 export type AmiFamily =
   | 'AL2023'
   | 'Bottlerocket'
@@ -132,6 +146,8 @@ export interface EC2NodeClassSpec {
   readonly cpuOptions?: { readonly nestedVirtualization?: 'enabled' | 'disabled' };
   /** EC2 Fleet `Context`, passed to CreateFleet as it is. */
   readonly context?: string;
+  /** On-Demand Capacity Reservations and Capacity Blocks to launch into first. */
+  readonly capacityReservationSelectorTerms?: readonly CapacityReservationSelectorTerm[];
 }
 
 export type { Condition, ConditionStatus };
@@ -167,10 +183,28 @@ export interface PlacementGroupStatus {
   readonly spreadLevel?: string;
 }
 
+/** A capacity reservation the selector terms resolve to (`status.capacityReservations[]`). */
+export interface CapacityReservationStatus {
+  readonly id: string;
+  readonly availabilityZone: string;
+  readonly instanceType: string;
+  readonly instanceMatchCriteria: 'open' | 'targeted';
+  readonly ownerID: string;
+  /** `default` (an ODCR) or `capacity-block`. */
+  readonly reservationType: 'default' | 'capacity-block';
+  /** `expiring` once a capacity block is inside the window before its end, when EC2 reclaims it. */
+  readonly state: 'active' | 'expiring';
+  /** RFC 3339; absent for an ODCR without an end date. */
+  readonly endTime?: string;
+  readonly interruptible?: boolean;
+}
+
 export interface EC2NodeClassStatus {
   readonly subnets: readonly SubnetStatus[];
   readonly securityGroups: readonly SecurityGroupStatus[];
   readonly amis: readonly AmiStatus[];
+  /** Absent when the class selects no capacity reservations. */
+  readonly capacityReservations?: readonly CapacityReservationStatus[];
   readonly instanceProfile?: string;
   /** The group `spec.placementGroupSelector` resolved to; absent without a selector. */
   readonly placementGroups?: readonly PlacementGroupStatus[];
@@ -279,6 +313,9 @@ export interface CloudInstance {
   readonly instanceType: string;
   readonly zone: string;
   readonly capacityType: CapacityType;
+  /** The capacity reservation the instance runs in (capacity type `reserved`). */
+  readonly capacityReservationId?: string;
+  readonly capacityReservationType?: 'default' | 'capacity-block';
   readonly state: InstanceState;
   readonly imageId?: string;
   /** The subnet of its primary network interface. */
@@ -302,7 +339,8 @@ export interface Cloud {
   /**
    * Instance types usable with `nodeClass` (its AMIs' architectures, its subnets' zones), with
    * capacity and overhead from its kubelet settings and offerings whose `available` reflects the
-   * ICE back-offs now. Reads the offering cache, never EC2.
+   * ICE back-offs now. Reads the offering cache; EC2 only for what the class's capacity
+   * reservations can still take (`reserved` offerings, one DescribeCapacityReservations).
    * @throws CatalogUnavailableError when the cache has not been filled yet.
    */
   instanceTypes(nodeClass: EC2NodeClass): Promise<readonly InstanceType[]>;
@@ -380,7 +418,12 @@ export interface LaunchOptions {
 export const INSTANCE_LOOKUP_WINDOW_MS = 90_000;
 
 /** The cloud's reasons a NodeClaim is drifted, as Karpenter's AWS provider names them. */
-export type CloudDriftReason = 'AMIDrift' | 'SubnetDrift' | 'SecurityGroupDrift' | 'PlacementGroupDrift';
+export type CloudDriftReason =
+  | 'AMIDrift'
+  | 'SubnetDrift'
+  | 'SecurityGroupDrift'
+  | 'PlacementGroupDrift'
+  | 'CapacityReservationDrift';
 
 /**
  * What resolving one part of an EC2NodeClass came to: a value; a real answer that the user must act
@@ -414,6 +457,8 @@ export interface NodeClassResolution {
     readonly reason: string;
     readonly message: string;
   }[];
+  /** Absent when the class sets no `capacityReservationSelectorTerms`. */
+  readonly capacityReservations?: Resolved<readonly CapacityReservationStatus[]>;
 }
 
 /** Resolves EC2NodeClasses against the cloud (the NodeClass controller's cloud side). */

@@ -14,6 +14,13 @@ EC2 CreateFleet honours ClientToken as EC2 does (moto ignores it): a repeated re
 same token and the same parameters gets the first answer again (the same instances, nothing new
 launched); the same token with other parameters is refused with IdempotentParameterMismatch.
 
+EC2 capacity reservations, which moto does not model, are answered by the harness as EC2 would:
+POST /flotilla-harness/capacity-reservations with {"reservations": [{id, instanceType, availabilityZone,
+ownerId, instanceMatchCriteria, state, totalInstanceCount, availableInstanceCount, reservationType,
+endDate, tags}]} sets the account's reservations (as creating, using and ending them in EC2 would
+leave them), and DescribeCapacityReservations lists them with EC2's id list and filters (state,
+owner-id, instance-match-criteria, instance-type, availability-zone, tag:<key>, tag-key).
+
 usage: moto_server.py <host> <port>
 """
 import hashlib
@@ -62,6 +69,90 @@ def publish_aws_parameters(environ, start_response):
     return [b"{}"]
 
 
+CAPACITY_RESERVATIONS = []
+_capacity_lock = threading.Lock()
+
+
+def set_capacity_reservations(environ, start_response):
+    body = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+    with _capacity_lock:
+        CAPACITY_RESERVATIONS[:] = body["reservations"]
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [b"{}"]
+
+
+def _reservation_matches(reservation, ids, filters):
+    if ids and reservation["id"] not in ids:
+        return False
+    fields = {
+        "state": reservation.get("state", "active"),
+        "owner-id": reservation.get("ownerId", DEFAULT_ACCOUNT),
+        "instance-match-criteria": reservation.get("instanceMatchCriteria", "open"),
+        "instance-type": reservation["instanceType"],
+        "availability-zone": reservation["availabilityZone"],
+    }
+    tags = reservation.get("tags", {})
+    for name, values in filters.items():
+        if name == "tag-key":
+            if not any(key in tags for key in values):
+                return False
+        elif name.startswith("tag:"):
+            if tags.get(name[4:]) not in values:
+                return False
+        elif name in fields:
+            if fields[name] not in values:
+                return False
+        else:
+            raise ValueError(f"filter {name} is not supported by the harness")
+    return True
+
+
+def _xml(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def describe_capacity_reservations(params, start_response):
+    ids = [v for k, v in params if k.startswith("CapacityReservationId.")]
+    names = {k[: -len(".Name")]: v for k, v in params if k.startswith("Filter.") and k.endswith(".Name")}
+    filters = {}
+    for prefix, name in names.items():
+        filters[name] = [v for k, v in params if k.startswith(prefix + ".Value.")]
+    with _capacity_lock:
+        matched = [r for r in CAPACITY_RESERVATIONS if _reservation_matches(r, ids, filters)]
+    items = []
+    for r in matched:
+        tags = "".join(
+            f"<item><key>{_xml(k)}</key><value>{_xml(v)}</value></item>" for k, v in r.get("tags", {}).items()
+        )
+        end = f"<endDate>{_xml(r['endDate'])}</endDate>" if r.get("endDate") else ""
+        items.append(
+            "<item>"
+            f"<capacityReservationId>{_xml(r['id'])}</capacityReservationId>"
+            f"<ownerId>{_xml(r.get('ownerId', DEFAULT_ACCOUNT))}</ownerId>"
+            f"<instanceType>{_xml(r['instanceType'])}</instanceType>"
+            "<instancePlatform>Linux/UNIX</instancePlatform>"
+            f"<availabilityZone>{_xml(r['availabilityZone'])}</availabilityZone>"
+            "<tenancy>default</tenancy>"
+            f"<totalInstanceCount>{int(r.get('totalInstanceCount', 1))}</totalInstanceCount>"
+            f"<availableInstanceCount>{int(r.get('availableInstanceCount', 1))}</availableInstanceCount>"
+            f"<state>{_xml(r.get('state', 'active'))}</state>"
+            f"{end}"
+            f"<instanceMatchCriteria>{_xml(r.get('instanceMatchCriteria', 'open'))}</instanceMatchCriteria>"
+            f"<reservationType>{_xml(r.get('reservationType', 'default'))}</reservationType>"
+            f"<tagSet>{tags}</tagSet>"
+            "</item>"
+        )
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<DescribeCapacityReservationsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        "<requestId>flotilla-harness</requestId>"
+        f"<capacityReservationSet>{''.join(items)}</capacityReservationSet>"
+        "</DescribeCapacityReservationsResponse>"
+    )
+    start_response("200 OK", [("Content-Type", "text/xml")])
+    return [body.encode()]
+
+
 IDEMPOTENCY_MISMATCH = (
     '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>IdempotentParameterMismatch</Code>'
     "<Message>The client token {token} was used before with different parameters.</Message></Error></Errors>"
@@ -76,13 +167,15 @@ class SerialisedDynamoDB(DomainDispatcherApplication):
     _fleet_answers = {}
 
     def _create_fleet(self, environ, start_response):
-        """Returns the remembered answer for a repeated CreateFleet ClientToken, else None."""
+        """Answers DescribeCapacityReservations and repeated CreateFleet ClientTokens; else None."""
         if environ.get("REQUEST_METHOD") != "POST" or environ.get("HTTP_X_AMZ_TARGET"):
             return None
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length)
         environ["wsgi.input"] = io.BytesIO(body)
         params = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        if ("Action", "DescribeCapacityReservations") in params:
+            return describe_capacity_reservations(params, start_response)
         if ("Action", "CreateFleet") not in params:
             return None
         token = dict(params).get("ClientToken")
@@ -114,9 +207,13 @@ class SerialisedDynamoDB(DomainDispatcherApplication):
     def __call__(self, environ, start_response):
         if environ.get("PATH_INFO") == "/flotilla-harness/aws-parameters" and environ.get("REQUEST_METHOD") == "POST":
             return publish_aws_parameters(environ, start_response)
+        if environ.get("PATH_INFO") == "/flotilla-harness/capacity-reservations" and environ.get("REQUEST_METHOD") == "POST":
+            return set_capacity_reservations(environ, start_response)
         if environ.get("PATH_INFO") == "/moto-api/reset":
             with self._fleets:
                 self._fleet_answers.clear()
+            with _capacity_lock:
+                CAPACITY_RESERVATIONS.clear()
         fleet = self._create_fleet(environ, start_response)
         if fleet is not None:
             return fleet

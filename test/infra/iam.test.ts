@@ -171,6 +171,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
   it('limits Describe calls to the stack region, and reads prices and the cluster', () => {
     const describe = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ec2:Describe')));
     expect(describe.map((s) => s.Sid).sort()).toEqual([
+      'AllowCapacityReservationReadActions',
       'AllowCatalogReadActions',
       'AllowInstanceReadActions',
       'AllowInstanceStatusReadActions',

@@ -10,6 +10,7 @@ import {
 } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { nodeClassFamily } from './ami.ts';
+import { reservationAvailability } from './capacity-reservations.ts';
 import { makeDynamoOfferingCache, makeDynamoUnavailableOfferings } from './dynamo-state.ts';
 import { toInstanceTypes } from './instance-types.ts';
 import { makeInstanceOps } from './instances.ts';
@@ -68,11 +69,21 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
         );
       }
       const unavailable = await unavailableOfferings.list(clock.now());
+      // What each selected reservation can still take is read fresh: launches use it up.
+      const reservations = nodeClass.status?.capacityReservations ?? [];
+      const reservationCapacity =
+        reservations.length === 0
+          ? undefined
+          : await reservationAvailability(
+              ec2,
+              reservations.map((r) => r.id),
+            );
       return toInstanceTypes(catalog.instanceTypes, {
         region,
         nodeClass,
         family: nodeClassFamily(nodeClass.spec),
         unavailable: new Set(unavailable.keys()),
+        ...(reservationCapacity === undefined ? {} : { reservationCapacity }),
       });
     },
     planLaunch: (request) => launcher.plan(request),

@@ -11,6 +11,7 @@ import {
   type InstanceType,
   Label,
   type Offering,
+  RESERVED_PRICE_DIVISOR,
   Resource,
 } from '../../core/index.ts';
 import { windowsBuild } from '../../ports/ami-family.ts';
@@ -237,6 +238,43 @@ export interface InstanceTypeContext {
   readonly family: string | undefined;
   /** Keys of offerings backed off now (`offeringKeyString`). */
   readonly unavailable: ReadonlySet<string>;
+  /**
+   * Instances each of the class's capacity reservations can still take, by id; a reservation
+   * missing here is unavailable. @default none
+   */
+  readonly reservationCapacity?: ReadonlyMap<string, number>;
+}
+
+/**
+ * The `reserved` offerings of one instance type: one per capacity reservation of the class for
+ * that type in one of its zones, priced at the on-demand price / RESERVED_PRICE_DIVISOR, and
+ * available while the reservation is active, can take an instance and is not backed off.
+ */
+export function reservedOfferings(
+  type: Pick<CachedInstanceType, 'name' | 'offerings'>,
+  context: InstanceTypeContext,
+  zones: ReadonlySet<string>,
+): Offering[] {
+  const onDemand = type.offerings.find(
+    (o) => o.capacityType === 'on-demand' && o.priceUsdPerHour !== undefined,
+  )?.priceUsdPerHour;
+  if (onDemand === undefined) return [];
+  const out: Offering[] = [];
+  for (const r of context.nodeClass.status?.capacityReservations ?? []) {
+    if (r.instanceType !== type.name || !zones.has(r.availabilityZone)) continue;
+    const capacity = context.reservationCapacity?.get(r.id) ?? 0;
+    const key: OfferingKey = { instanceType: type.name, zone: r.availabilityZone, capacityType: 'reserved' };
+    out.push({
+      zone: r.availabilityZone,
+      capacityType: 'reserved',
+      priceUsdPerHour: onDemand / RESERVED_PRICE_DIVISOR,
+      available: r.state === 'active' && capacity > 0 && !context.unavailable.has(offeringKeyString(key)),
+      reservationId: r.id,
+      reservationCapacity: capacity,
+      reservationType: r.reservationType,
+    });
+  }
+  return out;
 }
 
 /**
@@ -281,6 +319,7 @@ export function toInstanceTypes(
         available: !context.unavailable.has(offeringKeyString(key)),
       });
     }
+    offerings.push(...reservedOfferings(type, context, zones));
     if (offerings.length === 0) continue;
     const extended: Record<string, number> = {};
     if (type.gpu.count > 0) {

@@ -32,6 +32,13 @@ export function toCloudInstance(instance: Instance): CloudInstance {
     instanceType: instance.InstanceType ?? '',
     zone,
     capacityType,
+    ...(instance.CapacityReservationId
+      ? {
+          capacityReservationId: instance.CapacityReservationId,
+          capacityReservationType:
+            instance.InstanceLifecycle === 'capacity-block' ? 'capacity-block' : 'default',
+        }
+      : {}),
     state: (instance.State?.Name ?? 'pending') as InstanceState,
     ...(instance.ImageId === undefined ? {} : { imageId: instance.ImageId }),
     ...(instance.SubnetId === undefined ? {} : { subnetId: instance.SubnetId }),

@@ -80,6 +80,8 @@ export interface LaunchTemplateInput {
   readonly userData: string;
   /** Tags on the template itself (cluster, NodePool, NodeClass, NodeClass tags). */
   readonly tags: Readonly<Record<string, string>>;
+  /** The capacity reservation a reserved launch targets. */
+  readonly capacityReservation?: { readonly id: string; readonly type: 'default' | 'capacity-block' };
 }
 
 /** The launch template data for one distinct NodeClass configuration. */
@@ -108,6 +110,16 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     ...(nestedVirtualization === undefined
       ? {}
       : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),
+    ...(input.capacityReservation === undefined
+      ? {}
+      : {
+          CapacityReservationSpecification: {
+            CapacityReservationTarget: { CapacityReservationId: input.capacityReservation.id },
+          },
+          ...(input.capacityReservation.type === 'capacity-block'
+            ? { InstanceMarketOptions: { MarketType: 'capacity-block' as const } }
+            : {}),
+        }),
     // The network interface EC2 creates with each instance carries the ownership tags too (the
     // fleet's own TagSpecifications cannot name it), as the launch policy requires at creation.
     TagSpecifications: [

@@ -12,7 +12,7 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 import { Tag } from '../../apis/aws-tags.ts';
-import { type CapacityType, NodeClassConditionType } from '../../core/index.ts';
+import { type CapacityType, NodeClassConditionType, type Offering } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
@@ -97,7 +97,9 @@ export function decodeFleetRequest(nodeClaimName: string, encoded: string): Crea
 
 /** The capacity type a recorded CreateFleet request asks for. */
 function capacityTypeOf(request: CreateFleetRequest): CapacityType {
-  if (request.TargetCapacitySpecification?.DefaultTargetCapacityType === 'spot') return 'spot';
+  const target = request.TargetCapacitySpecification?.DefaultTargetCapacityType;
+  if (target === 'spot') return 'spot';
+  if (target === 'capacity-block') return 'reserved';
   return request.OnDemandOptions?.CapacityReservationOptions === undefined ? 'on-demand' : 'reserved';
 }
 
@@ -152,11 +154,14 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const tags = launchTags(request, cluster.name);
     const { [Tag.nodeClaim]: _claim, [Tag.name]: _name, ...templateTags } = tags;
 
-    // One launch template per (AMI, max pods): the user data carries maxPods.
-    const groups = new Map<string, Candidate[]>();
+    // One launch template per (AMI, max pods, capacity reservation): the user data carries
+    // maxPods, and a reserved launch targets its reservation through the template.
+    const groups = new Map<string, { candidate: Candidate; offering: Offering }[]>();
     for (const candidate of candidates) {
-      const key = `${candidate.ami.id}/${candidate.type.capacity['pods'] ?? 110}`;
-      groups.set(key, [...(groups.get(key) ?? []), candidate]);
+      for (const offering of candidate.offerings) {
+        const key = `${candidate.ami.id}/${candidate.type.capacity['pods'] ?? 110}/${offering.reservationId ?? ''}`;
+        groups.set(key, [...(groups.get(key) ?? []), { candidate, offering }]);
+      }
     }
     const configs: { config: FleetLaunchTemplateConfigRequest; price: number }[] = [];
     for (const group of groups.values()) {
@@ -170,30 +175,37 @@ export function makeLauncher(options: LauncherOptions): Launcher {
         taints: request.taints,
         startupTaints: request.startupTaints,
         ...(nodeClass.spec.kubelet === undefined ? {} : { kubelet: nodeClass.spec.kubelet }),
-        maxPods: first.type.capacity['pods'] ?? 110,
+        maxPods: first.candidate.type.capacity['pods'] ?? 110,
         ...(nodeClass.spec.userData === undefined ? {} : { customUserData: nodeClass.spec.userData }),
         ...(nodeClass.spec.instanceStorePolicy === undefined
           ? {}
           : { instanceStorePolicy: nodeClass.spec.instanceStorePolicy }),
       });
+      const reservationId = first.offering.reservationId;
       const template = await launchTemplates.ensure({
         nodeClass,
         family,
-        imageId: first.ami.id,
+        imageId: first.candidate.ami.id,
         userData,
         tags: templateTags,
+        ...(reservationId === undefined
+          ? {}
+          : {
+              capacityReservation: {
+                id: reservationId,
+                type: first.offering.reservationType ?? 'default',
+              },
+            }),
       });
       const overrides: FleetLaunchTemplateOverridesRequest[] = [];
-      for (const candidate of group) {
-        for (const offering of candidate.offerings) {
-          const subnet = subnets.get(offering.zone);
-          if (subnet?.SubnetId === undefined) continue;
-          overrides.push({
-            InstanceType: candidate.type.name as _InstanceType,
-            SubnetId: subnet.SubnetId,
-            AvailabilityZone: offering.zone,
-          });
-        }
+      for (const { candidate, offering } of group) {
+        const subnet = subnets.get(offering.zone);
+        if (subnet?.SubnetId === undefined) continue;
+        overrides.push({
+          InstanceType: candidate.type.name as _InstanceType,
+          SubnetId: subnet.SubnetId,
+          AvailabilityZone: offering.zone,
+        });
       }
       if (overrides.length === 0) continue;
       configs.push({
@@ -201,24 +213,29 @@ export function makeLauncher(options: LauncherOptions): Launcher {
           LaunchTemplateSpecification: { LaunchTemplateId: template.id, Version: '$Latest' },
           Overrides: overrides,
         },
-        price: first.price,
+        price: first.candidate.price,
       });
     }
     // EC2 chooses by price itself; the order also makes the cheapest override first for moto.
     configs.sort((a, b) => a.price - b.price);
 
+    // Capacity blocks are bought as their own capacity type; an ODCR is on-demand capacity.
+    const capacityBlock =
+      capacityType === 'reserved' &&
+      candidates.every((c) => c.offerings.every((o) => o.reservationType === 'capacity-block'));
     const fleetRequest: CreateFleetRequest = {
       Type: 'instant',
       TargetCapacitySpecification: {
         TotalTargetCapacity: 1,
-        DefaultTargetCapacityType: capacityType === 'spot' ? 'spot' : 'on-demand',
+        DefaultTargetCapacityType:
+          capacityType === 'spot' ? 'spot' : capacityBlock ? 'capacity-block' : 'on-demand',
       },
       ...(capacityType === 'spot'
         ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
         : {
             OnDemandOptions: {
               AllocationStrategy: 'lowest-price',
-              ...(capacityType === 'reserved'
+              ...(capacityType === 'reserved' && !capacityBlock
                 ? { CapacityReservationOptions: { UsageStrategy: 'use-capacity-reservations-first' } }
                 : {}),
             },

@@ -24,6 +24,7 @@ import {
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { AmiSelectionProblem, resolveAmis } from './ami.ts';
+import { resolveCapacityReservations } from './capacity-reservations.ts';
 import { awsErrorCode, call, toCloudApiError } from './errors.ts';
 import {
   deleteInstanceProfile,
@@ -44,6 +45,8 @@ export interface NodeClassResolverOptions {
   readonly kubernetesVersion: string;
   /** Root of AWS's public SSM parameters. @default '/aws/service' */
   readonly ssmParameterPrefix?: string;
+  /** Decides when a capacity block is expiring. @default the system clock */
+  readonly now?: () => Date;
 }
 
 /**
@@ -144,8 +147,20 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
         ...(userData === undefined ? {} : { validation: [userData] }),
         ...(windowsBuild(family) === undefined ? {} : { limitations: [WINDOWS_PRICING] }),
       };
+      const terms = spec.capacityReservationSelectorTerms ?? [];
+      const reservations =
+        terms.length === 0
+          ? {}
+          : {
+              capacityReservations: await attempt(
+                () => resolveCapacityReservations(ec2, terms, options.now?.() ?? new Date()),
+                'CapacityReservationsResolutionFailed',
+                () => undefined,
+              ),
+            };
       const selector = spec.placementGroupSelector;
-      if (selector === undefined) return { subnets, securityGroups, amis, instanceProfile, ...checks };
+      if (selector === undefined)
+        return { subnets, securityGroups, amis, instanceProfile, ...reservations, ...checks };
       const wanted = selector.id ?? selector.name ?? '';
       const placementGroup = await attempt(
         () => describePlacementGroup(ec2, selector),
@@ -173,6 +188,7 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
           placementGroup.kind !== 'resolved' || placementGroup.value === undefined
             ? (placementGroup as Resolved<PlacementGroupStatus>)
             : { kind: 'resolved', value: placementGroup.value },
+        ...reservations,
         ...checks,
       };
     },

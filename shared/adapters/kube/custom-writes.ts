@@ -227,8 +227,8 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     },
 
     async patchNodeClassStatus(name, status) {
-      // A merge patch replaces lists whole; a profile or placement group no longer resolved is
-      // removed with null.
+      // A merge patch replaces lists whole; a profile or placement group no longer resolved, or
+      // reservations no longer selected, are removed with null.
       await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
         custom.patchClusterCustomObjectStatus(
           {
@@ -239,6 +239,7 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
                 ...status,
                 instanceProfile: status.instanceProfile ?? null,
                 placementGroups: status.placementGroups ?? null,
+                capacityReservations: status.capacityReservations ?? null,
               },
             },
           },

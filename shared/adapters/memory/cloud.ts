@@ -104,6 +104,8 @@ interface InstanceRecord {
   readonly instanceType: string;
   readonly zone: string;
   readonly capacityType: CapacityType;
+  readonly reservationId?: string;
+  readonly reservationType?: 'default' | 'capacity-block';
   readonly imageId?: string;
   readonly subnetId?: string;
   readonly securityGroupIds?: readonly string[];
@@ -169,6 +171,12 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       instanceType: record.instanceType,
       zone: record.zone,
       capacityType: record.capacityType,
+      ...(record.reservationId === undefined
+        ? {}
+        : {
+            capacityReservationId: record.reservationId,
+            capacityReservationType: record.reservationType ?? 'default',
+          }),
       state: stateOf(record, clock.now().getTime()),
       ...(record.imageId === undefined ? {} : { imageId: record.imageId }),
       ...(record.subnetId === undefined ? {} : { subnetId: record.subnetId }),
@@ -220,6 +228,8 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       readonly zone: string;
       readonly imageId: string;
       readonly subnetId?: string;
+      readonly reservationId?: string;
+      readonly reservationType?: 'default' | 'capacity-block';
     }[];
     readonly securityGroupIds: readonly string[];
     readonly placementGroup?: { readonly name: string; readonly id: string };
@@ -262,6 +272,12 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         zone: offering.zone,
         imageId: candidate.ami.id,
         ...subnetOf(subnets, offering.zone),
+        ...(offering.reservationId === undefined
+          ? {}
+          : {
+              reservationId: offering.reservationId,
+              reservationType: offering.reservationType ?? 'default',
+            }),
       }));
     plans += 1;
     const group = nodeClass.status?.placementGroups?.[0];
@@ -321,6 +337,9 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         instanceType: t.instanceType,
         zone: t.zone,
         capacityType: plan.capacityType,
+        ...(t.reservationId === undefined
+          ? {}
+          : { reservationId: t.reservationId, reservationType: t.reservationType ?? 'default' }),
         imageId: t.imageId,
         ...(t.subnetId === undefined ? {} : { subnetId: t.subnetId }),
         securityGroupIds: plan.securityGroupIds,

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Label } from '../../core/index.ts';
-import type { AmiStatus, EC2NodeClass, NodeClassResolution, NodeClassResolver } from '../../ports/cloud.ts';
+import type {
+  AmiStatus,
+  CapacityReservationStatus,
+  EC2NodeClass,
+  NodeClassResolution,
+  NodeClassResolver,
+} from '../../ports/cloud.ts';
 
 export interface MemoryNodeClassResolverOptions {
   /** Zones with one subnet each, e.g. `['us-east-1a', 'us-east-1b']`. */
@@ -14,6 +20,11 @@ export interface MemoryNodeClassResolverOptions {
    * moment, so that a new release changes what the next refresh resolves. @default `amis`
    */
   readonly latestAmis?: () => readonly AmiStatus[];
+  /**
+   * What a class with `capacityReservationSelectorTerms` resolves them to (the terms are not
+   * evaluated). @default none
+   */
+  readonly capacityReservations?: readonly CapacityReservationStatus[];
 }
 
 /** AL2023 as the alias resolves it: one image per architecture and variant, with its requirements. */
@@ -106,6 +117,11 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
           value: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
         },
         ...placementGroupOf(nodeClass),
+        ...((nodeClass.spec.capacityReservationSelectorTerms ?? []).length === 0
+          ? {}
+          : {
+              capacityReservations: { kind: 'resolved', value: options.capacityReservations ?? [] },
+            }),
       };
     },
     async release() {},

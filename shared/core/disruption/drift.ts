@@ -15,6 +15,7 @@ export type DriftReason =
   | 'SubnetDrift'
   | 'SecurityGroupDrift'
   | 'PlacementGroupDrift'
+  | 'CapacityReservationDrift'
   | 'InstanceTypeNotFound';
 
 export interface Drift {

@@ -133,7 +133,34 @@ export function driftOf(input: ConditionInput): Drift | undefined {
       message: `the instance runs in placement group ${placed?.id ?? placed?.name ?? '(none)'}, the EC2NodeClass selects ${group === undefined ? 'none' : `${group.name} (${group.id})`}`,
     };
   }
-  return undefined;
+  return (
+    capacityReservationDrift(claim.labels, nodeClass) ??
+    (cloud === 'CapacityReservationDrift'
+      ? {
+          reason: cloud,
+          message: `capacity reservation ${instance?.capacityReservationId} is no longer selected by the EC2NodeClass`,
+        }
+      : undefined)
+  );
+}
+
+/**
+ * A NodeClaim launched into a capacity reservation (its `karpenter.k8s.aws/capacity-reservation-id`
+ * label) that the class's status no longer lists: the reservation ended, was cancelled or is no
+ * longer selected. Only for a class whose status has been resolved.
+ */
+export function capacityReservationDrift(
+  labels: Readonly<Record<string, string>>,
+  nodeClass: EC2NodeClass,
+): Drift | undefined {
+  const id = labels[Label.capacityReservationId];
+  const status = nodeClass.status;
+  if (id === undefined || status === undefined || labels[Label.capacityType] !== 'reserved') return undefined;
+  if ((status.capacityReservations ?? []).some((r) => r.id === id)) return undefined;
+  return {
+    reason: 'CapacityReservationDrift',
+    message: `capacity reservation ${id} is no longer among the EC2NodeClass's (it ended, was cancelled or is no longer selected)`,
+  };
 }
 
 /** Karpenter looks for a NodeClaim's instance type only once the claim is this old. */

@@ -54,9 +54,12 @@ export function simulateWithout(
     ...input.solve,
     pods: [...input.solve.pods, ...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))],
     nodes,
-    ...(options.maxNewNodeClaims === undefined
-      ? {}
-      : { options: { ...input.solve.options, maxNewNodeClaims: options.maxNewNodeClaims } }),
+    // As Karpenter's disruption: pods past a full capacity reservation go to other capacity.
+    options: {
+      ...input.solve.options,
+      reservedOfferingMode: 'fallback',
+      ...(options.maxNewNodeClaims === undefined ? {} : { maxNewNodeClaims: options.maxNewNodeClaims }),
+    },
   });
   // Capacity that is not there yet and that the provisioner launched is promised to pending pods:
   // only initialized nodes and disruption replacements take the pods of the nodes that go.

@@ -55,12 +55,18 @@ export function interruptionPolicy(kind: InterruptionKind, options: Interruption
   };
 }
 
-/** The offering a spot interruption backs off, from the NodeClaim's labels; undefined if incomplete. */
-export function interruptedOffering(claim: Pick<ClusterNodeClaim, 'labels'>): OfferingKey | undefined {
+/**
+ * The offering an interruption backs off (of capacity type `of`: a spot interruption's spot
+ * offering), from the NodeClaim's labels; undefined if incomplete or of another capacity type.
+ */
+export function interruptedOffering(
+  claim: Pick<ClusterNodeClaim, 'labels'>,
+  of: CapacityType = 'spot',
+): OfferingKey | undefined {
   const instanceType = claim.labels['node.kubernetes.io/instance-type'];
   const zone = claim.labels['topology.kubernetes.io/zone'];
   const capacityType = claim.labels['karpenter.sh/capacity-type'] as CapacityType | undefined;
-  if (instanceType === undefined || zone === undefined || capacityType !== 'spot') return undefined;
+  if (instanceType === undefined || zone === undefined || capacityType !== of) return undefined;
   return { instanceType, zone, capacityType };
 }
 
@@ -162,8 +168,19 @@ export async function handleInterruption(
       continue;
     }
 
-    const offering = policy.backsOffSpotOffering === true ? interruptedOffering(claim) : undefined;
-    if (offering !== undefined) await cloud.markUnavailable([offering], 'spot interruption');
+    // A spot interruption backs off its spot offering; a capacity-reservation interruption the
+    // reserved offering, so that no new NodeClaim is planned into the reservation being reclaimed.
+    const offering =
+      policy.backsOffSpotOffering === true
+        ? interruptedOffering(claim)
+        : interruption.kind === 'capacityReservationInterruption'
+          ? interruptedOffering(claim, 'reserved')
+          : undefined;
+    if (offering !== undefined)
+      await cloud.markUnavailable(
+        [offering],
+        offering.capacityType === 'spot' ? 'spot interruption' : 'capacity reservation interruption',
+      );
     await cluster.patchNodeClaimStatus(claim.name, {
       conditions: [
         {

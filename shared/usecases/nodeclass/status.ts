@@ -1,6 +1,7 @@
 import { NodeClassConditionType } from '../../core/index.ts';
 import type {
   AmiStatus,
+  CapacityReservationStatus,
   Condition,
   ConditionStatus,
   EC2NodeClass,
@@ -61,6 +62,16 @@ export function validateNodeClass(nodeClass: EC2NodeClass): string[] {
   if (selector !== undefined && (selector.id === undefined) === (selector.name === undefined)) {
     problems.push('spec.placementGroupSelector must set exactly one of name and id');
   }
+  (spec.capacityReservationSelectorTerms ?? []).forEach((term, i) => {
+    const field = `spec.capacityReservationSelectorTerms[${i}]`;
+    const others =
+      term.tags !== undefined || term.ownerID !== undefined || term.instanceMatchCriteria !== undefined;
+    if (term.id !== undefined && others) {
+      problems.push(`${field}: id is mutually exclusive with tags, ownerID and instanceMatchCriteria`);
+    } else if (term.id === undefined && term.tags === undefined && term.instanceMatchCriteria === undefined) {
+      problems.push(`${field}: set one of tags, id or instanceMatchCriteria`);
+    }
+  });
   problems.push(...networkInterfaceProblems(spec.networkInterfaces));
   for (const field of nodeClass.unsupportedFields ?? []) {
     problems.push(
@@ -197,11 +208,21 @@ export function computeNodeClassStatus(
           resolution.placementGroup,
           previous?.placementGroups?.[0],
         );
+  // Only a class that selects capacity reservations has the condition (and the status list).
+  const reservations =
+    resolution.capacityReservations === undefined
+      ? undefined
+      : part<readonly CapacityReservationStatus[]>(
+          NodeClassConditionType.capacityReservationsReady,
+          resolution.capacityReservations,
+          previous?.capacityReservations,
+        );
   const checks = [
     subnets.check,
     groups.check,
     amis.check,
     profile.check,
+    ...(reservations === undefined ? [] : [reservations.check]),
     validation,
     ...(placement === undefined ? [] : [placement.check]),
   ];
@@ -239,6 +260,7 @@ export function computeNodeClassStatus(
       subnets: subnets.value ?? [],
       securityGroups: groups.value ?? [],
       amis: amis.value ?? [],
+      ...(reservations === undefined ? {} : { capacityReservations: reservations.value ?? [] }),
       ...(profile.value === undefined ? {} : { instanceProfile: profile.value }),
       ...(placement?.value === undefined ? {} : { placementGroups: [placement.value] }),
       conditions,
@@ -267,6 +289,7 @@ function canonical(status: EC2NodeClassStatus): string {
     subnets: status.subnets,
     securityGroups: status.securityGroups,
     amis: status.amis,
+    capacityReservations: status.capacityReservations,
     instanceProfile: status.instanceProfile,
     placementGroups: status.placementGroups,
     conditions,

@@ -303,7 +303,8 @@ export function launchedStatus(
 }
 
 /**
- * Labels the cloud resolved at launch (instance type labels, zone, capacity type), merged under
+ * Labels the cloud resolved at launch (instance type labels, zone, capacity type, and for a node
+ * in a capacity reservation its id and type), merged under
  * the plan's own labels: a label the user set on the NodePool wins, as in Karpenter.
  */
 export function launchedLabels(
@@ -316,6 +317,12 @@ export function launchedLabels(
     [Label.instanceType]: instance.instanceType,
     [Label.zone]: instance.zone,
     [Label.capacityType]: instance.capacityType,
+    ...(instance.capacityReservationId === undefined
+      ? {}
+      : {
+          [Label.capacityReservationId]: instance.capacityReservationId,
+          [Label.capacityReservationType]: instance.capacityReservationType ?? 'default',
+        }),
   };
   for (const key of Object.keys(planLabels)) delete resolved[key];
   return { labels: resolved };

@@ -138,6 +138,25 @@ export async function put(ssm: SSMClient, name: string, value: string) {
     throw new Error(`publishing ${name} on moto failed: HTTP ${response.status} ${await response.text()}`);
 }
 
+/**
+ * Sets the account's capacity reservations. moto does not model them; the harness answers
+ * DescribeCapacityReservations from these as EC2 would (test/harness/moto_server.py).
+ */
+export async function setCapacityReservations(
+  endpoint: string,
+  reservations: readonly Record<string, unknown>[],
+): Promise<void> {
+  const response = await fetch(`${endpoint}/flotilla-harness/capacity-reservations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ reservations }),
+  });
+  if (!response.ok)
+    throw new Error(
+      `setting capacity reservations on moto failed: HTTP ${response.status} ${await response.text()}`,
+    );
+}
+
 /** An EC2NodeClass object as the API server would return it (`undefined` in `spec` removes a default). */
 export function nodeClassObject(spec: Record<string, unknown>, name = 'default') {
   return JSON.parse(

@@ -1,13 +1,14 @@
-import { EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import { DescribeLaunchTemplateVersionsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
+import { decodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { Cloud, OfferingCatalog } from '../../../shared/ports/cloud.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { setUpAccount } from '../aws/cloud-fixture.ts';
-import { CLUSTER, silentLogger } from '../aws/fixtures.ts';
+import { CLUSTER, setCapacityReservations, silentLogger } from '../aws/fixtures.ts';
 import { noCapacityFor } from '../aws/ice.ts';
 
 const START = new Date('2026-11-21T10:00:00Z');
@@ -71,5 +72,150 @@ describe('the moto subject of the contract', () => {
     expect(catalog.instanceTypes.length).toBeGreaterThan(100);
     expect(zones.size).toBeGreaterThan(1);
     expect([...capacityTypes].sort()).toEqual(['on-demand', 'spot']);
+  });
+});
+
+// Capacity reservations. moto does not model them: the harness answers
+// DescribeCapacityReservations as EC2 would (test/harness/moto_server.py), and moto's CreateFleet
+// launches without placing the instance in the reservation (its DescribeInstances has no
+// CapacityReservationId), so the launch is checked by the request Flotilla sends: a launch
+// template that targets the reservation.
+describe('capacity reservations on moto', () => {
+  const ODCR = 'cr-0a1b2c3d4e5f60001';
+  const BLOCK = 'cr-0a1b2c3d4e5f60002';
+  const reservations = [
+    {
+      id: ODCR,
+      instanceType: 'm5.large',
+      availabilityZone: 'us-east-1b',
+      instanceMatchCriteria: 'targeted',
+      totalInstanceCount: 3,
+      availableInstanceCount: 2,
+      tags: { team: 'ml' },
+    },
+    {
+      id: BLOCK,
+      instanceType: 'p5.48xlarge',
+      availabilityZone: 'us-east-1a',
+      instanceMatchCriteria: 'targeted',
+      reservationType: 'capacity-block',
+      totalInstanceCount: 1,
+      availableInstanceCount: 1,
+      endDate: new Date(START.getTime() + 20 * 60_000).toISOString(),
+      tags: { team: 'ml' },
+    },
+    { id: 'cr-0a1b2c3d4e5f60003', instanceType: 'c5.large', availabilityZone: 'us-east-1a', tags: {} },
+  ];
+
+  const setReservations = (list: readonly Record<string, unknown>[]) =>
+    setCapacityReservations(server.endpoint, list);
+
+  async function setUp() {
+    await resetMoto(server);
+    await setReservations(reservations);
+    const clock = makeManualClock(START);
+    const account = await setUpAccount(server, clock, {
+      capacityReservationSelectorTerms: [{ tags: { team: 'ml' } }],
+    });
+    await account.as('catalog').cloud.offeringCache.writeCatalog(catalog);
+    return { clock, account };
+  }
+
+  it('resolves the selector terms into status.capacityReservations with the provisioner identity', async () => {
+    const { account } = await setUp();
+    const status = account.nodeClass.status;
+    // Every field EC2 answers with, as the status keeps it; the untagged reservation is left out.
+    const fields = (r: Record<string, unknown>) =>
+      [
+        'id',
+        'availabilityZone',
+        'instanceType',
+        'instanceMatchCriteria',
+        'ownerID',
+        'reservationType',
+        'state',
+      ]
+        .map((k) => r[k])
+        .join(' ');
+    expect(status?.capacityReservations?.map((r) => fields({ ...r }))).toEqual([
+      `${ODCR} us-east-1b m5.large targeted 123456789012 default active`,
+      // Ends in 20 minutes: inside the window in which EC2 reclaims a capacity block.
+      `${BLOCK} us-east-1a p5.48xlarge targeted 123456789012 capacity-block expiring`,
+    ]);
+    expect(status?.capacityReservations?.map((r) => r.endTime)).toEqual([
+      undefined,
+      new Date(START.getTime() + 20 * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ]);
+    expect(status?.conditions.find((c) => c.type === 'CapacityReservationsReady')?.status).toBe('True');
+    expect(status?.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+
+  it('offers a reservation with room as a reserved offering and launches into it through a targeted template', async () => {
+    const { account } = await setUp();
+    const types = await account.cloud.instanceTypes(account.nodeClass);
+    const m5 = types.find((t) => t.name === 'm5.large');
+    const reserved = m5?.offerings.filter((o) => o.capacityType === 'reserved');
+    const onDemand = m5?.offerings.find((o) => o.capacityType === 'on-demand')?.priceUsdPerHour ?? 0;
+    expect(reserved).toEqual([
+      {
+        zone: 'us-east-1b',
+        capacityType: 'reserved',
+        priceUsdPerHour: onDemand / 10_000_000,
+        available: true,
+        reservationId: ODCR,
+        reservationCapacity: 2,
+        reservationType: 'default',
+      },
+    ]);
+    // The expiring capacity block takes no new nodes.
+    const p5 = types.find((t) => t.name === 'p5.48xlarge');
+    expect(p5?.offerings.filter((o) => o.capacityType === 'reserved').map((o) => o.available)).toEqual([
+      false,
+    ]);
+
+    const request = {
+      nodeClaimName: 'reserved-1',
+      nodePoolName: 'default',
+      nodeClass: account.nodeClass,
+      instanceTypes: m5 === undefined ? [] : [m5],
+      requirements: [
+        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
+        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
+      ],
+      labels: {},
+      taints: [],
+      startupTaints: [],
+    };
+    const record = await account.cloud.planLaunch(request);
+    const fleet = decodeFleetRequest('reserved-1', record.request);
+    expect(fleet.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
+    const configs = fleet.LaunchTemplateConfigs ?? [];
+    expect(
+      configs.flatMap((c) => (c.Overrides ?? []).map((o) => `${o.InstanceType}@${o.AvailabilityZone}`)),
+    ).toEqual(['m5.large@us-east-1b']);
+    const templateId = configs[0]?.LaunchTemplateSpecification?.LaunchTemplateId;
+    const versions = await account.ec2.send(
+      new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: templateId, Versions: ['$Latest'] }),
+    );
+    expect(
+      versions.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.CapacityReservationSpecification,
+    ).toEqual({
+      CapacityReservationTarget: { CapacityReservationId: ODCR },
+    });
+    const instance = await account.cloud.launch(request, record, { firstSend: true });
+    expect(instance.instanceType).toBe('m5.large');
+    expect(instance.zone).toBe('us-east-1b');
+  });
+
+  it('reads what a reservation can still take at each plan: a full one offers nothing', async () => {
+    const { account } = await setUp();
+    await setReservations(reservations.map((r) => (r.id === ODCR ? { ...r, availableInstanceCount: 0 } : r)));
+    const types = await account.cloud.instanceTypes(account.nodeClass);
+    const reserved = types
+      .find((t) => t.name === 'm5.large')
+      ?.offerings.filter((o) => o.capacityType === 'reserved');
+    expect(reserved?.map((o) => [o.reservationId, o.available, o.reservationCapacity])).toEqual([
+      [ODCR, false, 0],
+    ]);
   });
 });

@@ -30,6 +30,7 @@ import {
   put,
   registerImage,
   SSM_PREFIX,
+  setCapacityReservations,
 } from '../aws/fixtures.ts';
 
 // The EC2NodeClass controller's own tests, on the harness's API server (as the flotilla:controller
@@ -342,6 +343,39 @@ describe('the EC2NodeClass controller', () => {
       SOON,
     );
     expect(warning.reason).toBe('NodeRoleNotAllowed');
+  });
+  it('writes the capacity reservations a class selects through the CRD, and removes them with the terms', async () => {
+    const name = `reserved-${run}`;
+    await setCapacityReservations(server.endpoint, [
+      {
+        id: 'cr-0a1b2c3d4e5f60009',
+        instanceType: 'm5.large',
+        availabilityZone: 'us-east-1a',
+        tags: { team: 'ml' },
+      },
+    ]);
+    await apply(name, { capacityReservationSelectorTerms: [{ tags: { team: 'ml' } }] });
+    await pass(name);
+    const stored = await read(name);
+    expect(stored?.status?.capacityReservations).toEqual([
+      {
+        id: 'cr-0a1b2c3d4e5f60009',
+        availabilityZone: 'us-east-1a',
+        instanceType: 'm5.large',
+        instanceMatchCriteria: 'open',
+        ownerID: '123456789012',
+        reservationType: 'default',
+        state: 'active',
+      },
+    ]);
+    expect(condition(stored, 'CapacityReservationsReady')).toMatchObject({ status: 'True' });
+    expect(condition(stored, 'Ready')).toMatchObject({ status: 'True' });
+
+    await apply(name, {});
+    await pass(name);
+    const cleared = await read(name);
+    expect(cleared?.status?.capacityReservations).toBeUndefined();
+    expect(condition(cleared, 'CapacityReservationsReady')).toBeUndefined();
   });
 });
 
