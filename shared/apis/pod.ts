@@ -351,8 +351,8 @@ function toSpread(
 
 /**
  * The topology each of the pod's claims imposes, as Karpenter's volumetopology.go: a bound PV's
- * first node-affinity term (hostname requirements dropped: a new node can never match them), or
- * for an unbound claim the first `allowedTopologies` term of its StorageClass. A generic
+ * node-affinity terms (hostname requirements dropped: a new node can never match them), or for an
+ * unbound claim the `allowedTopologies` terms of its StorageClass; the terms are ORed. A generic
  * ephemeral volume's claim is `<pod>-<volume>`; before it exists its template's class is used.
  * @throws ValidationError when a claim, its volume or its StorageClass does not exist, or a field
  *   read is of the wrong type.
@@ -422,13 +422,18 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
         pvObject,
         'spec.nodeAffinity.required.nodeSelectorTerms',
       );
-      const term = readObject(terms[0], pvObject, 'spec.nodeAffinity.required.nodeSelectorTerms[0]');
-      const requirements = toNodeSelectorRequirements(
-        term?.['matchExpressions'],
-        pvObject,
-        'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions',
-      ).filter((r) => r.key !== Label.hostname);
-      if (requirements.length > 0) out.push({ claimName, requirements });
+      // Terms are ORed; a term left with nothing once hostname is dropped admits any new node.
+      const alternatives = terms.map((raw, j) => {
+        const at = `spec.nodeAffinity.required.nodeSelectorTerms[${j}]`;
+        const term = readObject(raw, pvObject, at);
+        return toNodeSelectorRequirements(
+          term?.['matchExpressions'],
+          pvObject,
+          `${at}.matchExpressions`,
+        ).filter((r) => r.key !== Label.hostname);
+      });
+      if (alternatives.length > 0 && alternatives.every((t) => t.length > 0))
+        out.push({ claimName, terms: alternatives });
       continue;
     }
     const className =
@@ -444,18 +449,23 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
     }
     const classObject = `storageClass "${className}"`;
     const allowed = readList(storageClass.allowedTopologies, classObject, 'allowedTopologies');
-    const first = readObject(allowed[0], classObject, 'allowedTopologies[0]');
-    const requirements = readEach(
-      first?.['matchLabelExpressions'],
-      classObject,
-      'allowedTopologies[0].matchLabelExpressions',
-      (e, at): NodeSelectorRequirement => ({
-        key: requireString(e['key'], classObject, `${at}.key`),
-        operator: 'In',
-        values: readStrings(e['values'], classObject, `${at}.values`),
-      }),
-    );
-    if (requirements.length > 0) out.push({ claimName, requirements });
+    // Terms are ORed: a volume may be provisioned in any of them.
+    const alternatives = allowed.map((raw, j) => {
+      const at = `allowedTopologies[${j}]`;
+      const term = readObject(raw, classObject, at);
+      return readEach(
+        term?.['matchLabelExpressions'],
+        classObject,
+        `${at}.matchLabelExpressions`,
+        (e, eat): NodeSelectorRequirement => ({
+          key: requireString(e['key'], classObject, `${eat}.key`),
+          operator: 'In',
+          values: readStrings(e['values'], classObject, `${eat}.values`),
+        }),
+      );
+    });
+    if (alternatives.length > 0 && alternatives.every((t) => t.length > 0))
+      out.push({ claimName, terms: alternatives });
   }
   return out;
 }

@@ -154,4 +154,5 @@ export {
   tolerates,
   UNREGISTERED_TAINT,
 } from './taints.ts';
+export { MAX_VOLUME_ALTERNATIVES, volumeAlternatives } from './volume-topology.ts';
 export { Annotation, Finalizer, WellKnownLabel } from './well-known.ts';

@@ -135,11 +135,12 @@ export interface TopologySpreadConstraint {
 /**
  * Topology a pod's volume claim imposes: a bound PersistentVolume's node affinity, or the
  * StorageClass `allowedTopologies` of an unbound WaitForFirstConsumer claim, already resolved by
- * the adapter. The requirements are ANDed (typically `topology.kubernetes.io/zone In [...]`).
+ * the adapter. The terms are ORed (a PV's `nodeSelectorTerms`, a class's `allowedTopologies`),
+ * the requirements of one term ANDed (typically `topology.kubernetes.io/zone In [...]`).
  */
 export interface VolumeTopology {
   readonly claimName: string;
-  readonly requirements: readonly NodeSelectorRequirement[];
+  readonly terms: readonly (readonly NodeSelectorRequirement[])[];
 }
 
 /** A pod, pending or bound, with the fields scheduling reads. Quantities are already integers. */

@@ -21,6 +21,7 @@ import {
   fnv1a,
   type PodState,
   type Probe,
+  type RelaxState,
   type StaticNew,
   type Template,
   target,
@@ -141,7 +142,7 @@ class Scheduler {
       ec.failedEpoch = this.epoch;
       ec.failReasons = reasons;
       ps.lastReasons = reasons;
-      const next = relax(ps.shape, ps.relax, this.anyPreferNoSchedule);
+      const next = relax(ps.shape, ps.relax, this.anyPreferNoSchedule) ?? this.retryTerm(ps.shape, ps.relax);
       if (next !== undefined) {
         ps.relax = next;
         ps.failedEpoch = -1;
@@ -169,6 +170,19 @@ class Scheduler {
     };
   }
 
+  /**
+   * The required node-affinity terms are alternatives (any one will do): once the last has failed,
+   * the first term that has not failed since the last placement, if any, is tried again.
+   */
+  private retryTerm(shape: PodState['shape'], r: RelaxState): RelaxState | undefined {
+    for (let term = 0; term < shape.requiredTerms.length; term++) {
+      if (term === r.term) continue;
+      const candidate = { ...r, term };
+      if (this.shapes.effective(shape, candidate).failedEpoch !== this.epoch) return candidate;
+    }
+    return undefined;
+  }
+
   // ---- existing capacity -----------------------------------------------------------------------
 
   private buildExistingBins(): void {
@@ -194,20 +208,19 @@ class Scheduler {
   }
 
   /**
-   * Domains of the group's key the pod could reach at all: the pod's own requirements filter
-   * them. For a spread, nodeTaintsPolicy decides whether taints do: Ignore (the default) keeps
-   * the domains of NodePools and nodes whose taints the pod does not tolerate, Honor drops them.
-   * Affinity only looks at NodePools the pod tolerates.
+   * Domains of the group's key that count for the pod. A spread's are the group's own (every
+   * domain its node inclusion policies admit: Kubernetes takes the minimum over them whichever
+   * the pod can reach). Affinity only looks at domains of NodePools the pod tolerates and of
+   * nodes it may use.
    */
   private eligibleDomains(ec: Effective, group: TopologyGroup): readonly string[] {
+    if (group.kind === 'spread') return group.sortedDomains();
     const key = group.key;
-    const mode = group.kind !== 'spread' ? 'affinity' : group.taintFilter === undefined ? 'ignore' : 'honor';
-    const cacheKey = `${mode}|${key}`;
-    let out = ec.eligible.get(cacheKey);
+    let out = ec.eligible.get(key);
     if (out !== undefined) return out;
     const values = new Set<string>();
     for (const t of this.templates) {
-      const s = mode === 'ignore' ? this.staticNewIgnoringTaints(ec, t) : this.staticNew(ec, t);
+      const s = this.staticNew(ec, t);
       if (!s.ok) continue;
       const r = s.reqs.get(key);
       for (const d of templateDomains(t, key)) if (r === undefined || r.has(d)) values.add(d);
@@ -215,13 +228,12 @@ class Scheduler {
     const podReq = ec.reqs.get(key);
     for (const b of this.bins) {
       if (b.kind !== 'node' || b.labels === undefined) continue;
-      if (mode === 'honor' && !group.admitsTaints(b.taints)) continue;
       const v = b.labels[key];
       if (v !== undefined && (podReq === undefined || podReq.has(v)) && ec.reqs.matchesLabels(b.labels))
         values.add(v);
     }
     out = [...values].sort();
-    ec.eligible.set(cacheKey, out);
+    ec.eligible.set(key, out);
     return out;
   }
 
@@ -576,17 +588,6 @@ class Scheduler {
     if (cached !== undefined) return cached;
     const result = computeStaticNew(ec, t, this.dims);
     ec.templateCache.set(t.order, result);
-    return result;
-  }
-
-  /** staticNew as if the pod tolerated every taint of the pool (nodeTaintsPolicy Ignore). */
-  private staticNewIgnoringTaints(ec: Effective, t: Template): StaticNew {
-    if (t.taints.length === 0) return this.staticNew(ec, t);
-    const cacheKey = -1 - t.order;
-    const cached = ec.templateCache.get(cacheKey);
-    if (cached !== undefined) return cached;
-    const result = computeStaticNew(ec, t, this.dims, false);
-    ec.templateCache.set(cacheKey, result);
     return result;
   }
 

@@ -686,7 +686,7 @@ export function describeClusterContract(
       expect(pending?.volumeTopology).toEqual([
         {
           claimName: 'data',
-          requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] }],
+          terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] }]],
         },
       ]);
       await s.seedRunningPod(
