@@ -7,6 +7,7 @@ import type {
 } from '@kubernetes/client-node';
 import {
   type Affinity,
+  type ClaimVolume,
   type Container,
   type ContainerPort,
   type DaemonSet,
@@ -86,6 +87,18 @@ export function usesClaims(pod: V1Pod): boolean {
   return volumesOf(pod).some((v) => v['persistentVolumeClaim'] != null || v['ephemeral'] != null);
 }
 
+/** The pod's claim-backed volumes (PersistentVolumeClaim and generic ephemeral), as named. */
+export function toClaimVolumes(pod: unknown): ClaimVolume[] {
+  return volumesOf(pod).flatMap((v): ClaimVolume[] => {
+    const pvc = v['persistentVolumeClaim'];
+    if (isRecord(pvc) && typeof pvc['claimName'] === 'string' && pvc['claimName'] !== '')
+      return [{ kind: 'claim', name: pvc['claimName'] }];
+    if (isRecord(v['ephemeral']) && typeof v['name'] === 'string' && v['name'] !== '')
+      return [{ kind: 'ephemeral', name: v['name'] }];
+    return [];
+  });
+}
+
 /**
  * Converts a pod. `volumes` resolves its claims into VolumeTopology; without it, a pod that uses
  * claims gets none.
@@ -105,6 +118,7 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
   const spec = readObject(pod['spec'], object, 'spec');
   if (spec === undefined) throw new ValidationError(object, 'spec', 'missing');
   const volumeTopology = volumes === undefined ? [] : toVolumeTopology(raw, volumes);
+  const claimVolumes = toClaimVolumes(raw);
   const owners = readEach(meta['ownerReferences'], object, 'metadata.ownerReferences', (o, at) => ({
     kind: readString(o['kind'], object, `${at}.kind`),
     name: readString(o['name'], object, `${at}.name`),
@@ -117,6 +131,7 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...optional('createdAtMs', readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp')),
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
+    ...(claimVolumes.length > 0 ? { claimVolumes } : {}),
     ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),
     ...optional(
       'disruption',

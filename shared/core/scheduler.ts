@@ -38,6 +38,7 @@ import {
 } from './scheduling/templates.ts';
 import { TopologyGroups } from './scheduling/topology-groups.ts';
 import { addInto, Dims, fits, type Vec } from './scheduling/vectors.ts';
+import { VolumeUsage } from './scheduling/volume-limits.ts';
 import type { Placement, PoolReason, SolveInput, SolveResult, UnschedulablePod } from './scheduling-types.ts';
 import { firstUntolerated } from './taints.ts';
 import { type BinView, checkTopology, type TopologyGroup } from './topology.ts';
@@ -75,6 +76,7 @@ class Scheduler {
   private readonly groups: TopologyGroups;
   private readonly shapes: PodShapes;
   private readonly limits: Limits;
+  private readonly volumes: VolumeUsage;
   private headroom: HeadroomIndex = new HeadroomIndex(0);
   private readonly placements: Placement[] = [];
   private readonly maxTypes: number;
@@ -97,6 +99,7 @@ class Scheduler {
     this.groups = new TopologyGroups(input.namespaceLabels);
     this.shapes = new PodShapes(this.dims, this.groups, this.respectPreferences);
     this.limits = new Limits(this.maxTypes);
+    this.volumes = new VolumeUsage(input.claimDrivers);
   }
 
   run(): SolveResult {
@@ -195,6 +198,7 @@ class Scheduler {
       const template = byPool.get(node.nodePoolName ?? '');
       const bin = makeNodeBin(node, template, this.dims, this.daemonSets);
       this.addBin(bin);
+      this.volumes.track(bin, node);
       if (template !== undefined) consumeLimits(template, node.capacity ?? node.allocatable);
       for (const p of node.pods) this.groups.recordExisting(p, bin);
     }
@@ -308,7 +312,7 @@ class Scheduler {
         continue;
       }
       blockHadFit = true;
-      const verdict = this.probe(ec, bin);
+      const verdict = this.probe(ec, bin, pod);
       if (verdict === 'permanent') {
         rejected[i] = 1;
         if (contiguous) ec.skip = i + 1;
@@ -431,9 +435,11 @@ class Scheduler {
    * Whether the bin can take the pod, without changing anything: 'permanent' = it never will,
    * 'later' = not now, else what placing it would mean.
    */
-  private probe(ec: Effective, bin: Bin): Probe | 'permanent' | 'later' {
+  private probe(ec: Effective, bin: Bin, pod: Pod = ec.shape.pod): Probe | 'permanent' | 'later' {
     const shape = ec.shape;
     if (bin.unschedulable) return 'permanent';
+    // Pods of one shape may mount different claims: not a verdict for the shape ('later').
+    if (bin.kind === 'node' && this.volumes.exceeded(bin, pod) !== undefined) return 'later';
     if (bin.kind === 'claim') {
       if (!fits(bin.used, shape.vec, bin.maxAlloc as Vec)) return 'permanent';
     } else if (!fits(bin.used, shape.vec, bin.cap as Vec)) {
@@ -531,6 +537,7 @@ class Scheduler {
     bin.vecs.push(ec.shape.vec);
     if (this.movable(ec)) bin.movable += 1;
     if (ec.shape.hostPorts.length > 0) bin.hostPorts = [...bin.hostPorts, ...ec.shape.hostPorts];
+    this.volumes.record(bin, pod);
     // Only required anti-affinity binds other pods (kube-scheduler scores preferred terms only).
     this.groups.recordPlacement(bin, reqs, ec.shape.countedBy, ec.ownedAntiAffinity);
   }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Label, type NodeSelectorRequirement, type SolveResult, solve } from '../../../shared/core/index.ts';
+import {
+  Label,
+  type NodeSelectorRequirement,
+  type Pod,
+  type SolveResult,
+  solve,
+} from '../../../shared/core/index.ts';
 import { node, pod, pods, solveInput, zoneName } from './builders.ts';
 import { claimZone, SMALL_TYPES } from './fixtures.ts';
 
@@ -210,5 +216,70 @@ describe('volume topology with several terms (ORed)', () => {
       [zoneName('b'), 1],
     ]);
     expect(result.unschedulable).toHaveLength(1);
+  });
+});
+
+describe('CSI attach limits of existing nodes', () => {
+  const EBS = 'ebs.csi.aws.com';
+  const withClaims = (p: Pod, ...claims: string[]): Pod => ({
+    ...p,
+    claimVolumes: claims.map((name) => ({ kind: 'claim' as const, name })),
+  });
+  const drivers = (...claims: string[]) => new Map(claims.map((c) => [`default/${c}`, EBS]));
+
+  it('counts the volumes of bound pods and of pods the plan puts there', () => {
+    const bound = withClaims(pod({ name: 'db-0', cpu: '100m' }), 'data-0');
+    const existing = {
+      ...node({ name: 'n1', cpu: '8', memory: '32Gi', boundPods: [bound] }),
+      volumeLimits: { [EBS]: 2 },
+    };
+    const pending = [1, 2, 3].map((i) => withClaims(pod({ name: `db-${i}`, cpu: '100m' }), `data-${i}`));
+    const result = solve({
+      ...solveInput({ types, nodes: [existing], pods: pending }),
+      claimDrivers: drivers('data-0', 'data-1', 'data-2', 'data-3'),
+    });
+    expect(result.unschedulable).toEqual([]);
+    // One more volume fits the node (2 attachable); the other pods need new nodes.
+    expect(result.placements.map((p) => p.pod.name)).toHaveLength(1);
+    expect(result.nodeClaims.flatMap((c) => c.pods)).toHaveLength(2);
+  });
+
+  it('a claim already attached there counts once; other drivers and unknown claims are not limited', () => {
+    const bound = withClaims(pod({ name: 'a', cpu: '100m' }), 'shared');
+    const existing = {
+      ...node({ name: 'n1', cpu: '8', memory: '32Gi', boundPods: [bound] }),
+      volumeLimits: { [EBS]: 1 },
+    };
+    const result = solve({
+      ...solveInput({
+        types,
+        nodes: [existing],
+        pods: [
+          withClaims(pod({ name: 'b', cpu: '100m' }), 'shared'),
+          withClaims(pod({ name: 'c', cpu: '100m' }), 'efs-data'),
+          withClaims(pod({ name: 'd', cpu: '100m' }), 'unknown'),
+        ],
+      }),
+      claimDrivers: new Map([
+        ['default/shared', EBS],
+        ['default/efs-data', 'efs.csi.aws.com'],
+      ]),
+    });
+    expect(result.placements.map((p) => p.pod.name).sort()).toEqual(['b', 'c', 'd']);
+    expect(result.nodeClaims).toEqual([]);
+  });
+
+  it('an ephemeral volume claim is named after its pod', () => {
+    const existing = { ...node({ name: 'n1', cpu: '8', memory: '32Gi' }), volumeLimits: { [EBS]: 1 } };
+    const eph = (name: string): Pod => ({
+      ...pod({ name, cpu: '100m' }),
+      claimVolumes: [{ kind: 'ephemeral', name: 'scratch' }],
+    });
+    const result = solve({
+      ...solveInput({ types, nodes: [existing], pods: [eph('e1'), eph('e2')] }),
+      claimDrivers: drivers('e1-scratch', 'e2-scratch'),
+    });
+    expect(result.placements).toHaveLength(1);
+    expect(result.nodeClaims.flatMap((c) => c.pods)).toHaveLength(1);
   });
 });
