@@ -38,8 +38,6 @@ const names = {
   storageClass: `kc-wffc-${id}`,
   pv: `kc-pv-${id}`,
   runtimeClass: `kc-rc-${id}`,
-  csiNode: `kc-csi-node-${id}`,
-  csiClass: `kc-csi-${id}`,
 };
 const karpenter = { group: 'karpenter.sh', version: 'v1' };
 const logLines: string[] = [];
@@ -93,8 +91,6 @@ afterAll(async () => {
   await core.deleteNode({ name: names.node }).catch(ignore);
   await core.deletePersistentVolume({ name: names.pv }).catch(ignore);
   await storage.deleteStorageClass({ name: names.storageClass }).catch(ignore);
-  await storage.deleteStorageClass({ name: names.csiClass }).catch(ignore);
-  await storage.deleteCSINode({ name: names.csiNode }).catch(ignore);
   await kc.makeApiClient(NodeV1Api).deleteRuntimeClass({ name: names.runtimeClass }).catch(ignore);
   const events = await core.listNamespacedEvent({ namespace: 'default' }).catch(() => ({ items: [] }));
   for (const e of events.items) {
@@ -452,46 +448,6 @@ describe('kube cluster adapter: reads', () => {
       minAvailable: 1,
       selector: { matchLabels: { app: 'web' } },
     });
-  });
-});
-
-describe('kube cluster adapter: CSI attach limits', () => {
-  it('reads CSINode allocatable counts and the driver of each claim, as the controller', async () => {
-    const storage = kc.makeApiClient(StorageV1Api);
-    // As the node's kubelet registers its CSI drivers (admin credentials stand in for it).
-    await storage.createCSINode({
-      body: {
-        metadata: { name: names.csiNode },
-        spec: {
-          drivers: [
-            { name: 'ebs.csi.aws.com', nodeID: `i-${id}`, allocatable: { count: 25 } },
-            { name: 'efs.csi.aws.com', nodeID: `i-${id}` },
-          ],
-        },
-      },
-    });
-    await storage.createStorageClass({
-      body: {
-        metadata: { name: names.csiClass },
-        provisioner: 'ebs.csi.aws.com',
-        volumeBindingMode: 'WaitForFirstConsumer',
-      },
-    });
-    await core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: {
-        metadata: { name: 'csi-data' },
-        spec: {
-          storageClassName: names.csiClass,
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-        },
-      },
-    });
-    const read = await cluster.volumeLimits();
-    expect(read.nodes.get(names.csiNode)).toEqual({ 'ebs.csi.aws.com': 25 });
-    expect(read.claimDrivers.get(`${ns}/csi-data`)).toBe('ebs.csi.aws.com');
-    expect(read.problems.filter((p) => p.object.includes(id))).toEqual([]);
   });
 });
 
