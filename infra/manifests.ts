@@ -58,7 +58,12 @@ export const CONTROLLER_RULES: readonly Rule[] = [
   },
   { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['list'] },
   { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list'] },
-  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses', 'volumeattachments'], verbs: ['list'] },
+  // CSINodes: each node's CSI attach limits (spec.drivers[].allocatable.count).
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['storageclasses', 'volumeattachments', 'csinodes'],
+    verbs: ['list'],
+  },
   // Nodes: registration (labels, taints, finalizer, owner), the drain taint, deletion.
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
   // Draining: the Eviction API, and force deletion at the terminationGracePeriod deadline, as

@@ -5,6 +5,7 @@
 // both. Each conversion throws ValidationError naming the object and the field.
 
 export { makeSummaryConversions, readSummaryDocument, type SummaryConversions } from './cluster-summary.ts';
+export { type CsiNodeLimits, toClaimDrivers, toCsiNodeLimits } from './csi.ts';
 export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
 export {
   convertEach,

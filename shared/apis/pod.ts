@@ -7,6 +7,7 @@ import type {
 } from '@kubernetes/client-node';
 import {
   type Affinity,
+  type ClaimVolume,
   type Container,
   type ContainerPort,
   type DaemonSet,
@@ -86,6 +87,18 @@ export function usesClaims(pod: V1Pod): boolean {
   return volumesOf(pod).some((v) => v['persistentVolumeClaim'] != null || v['ephemeral'] != null);
 }
 
+/** The pod's claim-backed volumes (PersistentVolumeClaim and generic ephemeral), as named. */
+export function toClaimVolumes(pod: unknown): ClaimVolume[] {
+  return volumesOf(pod).flatMap((v): ClaimVolume[] => {
+    const pvc = v['persistentVolumeClaim'];
+    if (isRecord(pvc) && typeof pvc['claimName'] === 'string' && pvc['claimName'] !== '')
+      return [{ kind: 'claim', name: pvc['claimName'] }];
+    if (isRecord(v['ephemeral']) && typeof v['name'] === 'string' && v['name'] !== '')
+      return [{ kind: 'ephemeral', name: v['name'] }];
+    return [];
+  });
+}
+
 /**
  * Converts a pod. `volumes` resolves its claims into VolumeTopology; without it, a pod that uses
  * claims gets none.
@@ -105,6 +118,7 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
   const spec = readObject(pod['spec'], object, 'spec');
   if (spec === undefined) throw new ValidationError(object, 'spec', 'missing');
   const volumeTopology = volumes === undefined ? [] : toVolumeTopology(raw, volumes);
+  const claimVolumes = toClaimVolumes(raw);
   const owners = readEach(meta['ownerReferences'], object, 'metadata.ownerReferences', (o, at) => ({
     kind: readString(o['kind'], object, `${at}.kind`),
     name: readString(o['name'], object, `${at}.name`),
@@ -117,6 +131,7 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     ...optional('createdAtMs', readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp')),
     ...toPodSpec(spec, object, 'spec'),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
+    ...(claimVolumes.length > 0 ? { claimVolumes } : {}),
     ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),
     ...optional(
       'disruption',
@@ -351,8 +366,8 @@ function toSpread(
 
 /**
  * The topology each of the pod's claims imposes, as Karpenter's volumetopology.go: a bound PV's
- * first node-affinity term (hostname requirements dropped: a new node can never match them), or
- * for an unbound claim the first `allowedTopologies` term of its StorageClass. A generic
+ * node-affinity terms (hostname requirements dropped: a new node can never match them), or for an
+ * unbound claim the `allowedTopologies` terms of its StorageClass; the terms are ORed. A generic
  * ephemeral volume's claim is `<pod>-<volume>`; before it exists its template's class is used.
  * @throws ValidationError when a claim, its volume or its StorageClass does not exist, or a field
  *   read is of the wrong type.
@@ -422,13 +437,18 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
         pvObject,
         'spec.nodeAffinity.required.nodeSelectorTerms',
       );
-      const term = readObject(terms[0], pvObject, 'spec.nodeAffinity.required.nodeSelectorTerms[0]');
-      const requirements = toNodeSelectorRequirements(
-        term?.['matchExpressions'],
-        pvObject,
-        'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions',
-      ).filter((r) => r.key !== Label.hostname);
-      if (requirements.length > 0) out.push({ claimName, requirements });
+      // Terms are ORed; a term left with nothing once hostname is dropped admits any new node.
+      const alternatives = terms.map((raw, j) => {
+        const at = `spec.nodeAffinity.required.nodeSelectorTerms[${j}]`;
+        const term = readObject(raw, pvObject, at);
+        return toNodeSelectorRequirements(
+          term?.['matchExpressions'],
+          pvObject,
+          `${at}.matchExpressions`,
+        ).filter((r) => r.key !== Label.hostname);
+      });
+      if (alternatives.length > 0 && alternatives.every((t) => t.length > 0))
+        out.push({ claimName, terms: alternatives });
       continue;
     }
     const className =
@@ -444,18 +464,23 @@ export function toVolumeTopology(pod: V1Pod, index: VolumeIndex): VolumeTopology
     }
     const classObject = `storageClass "${className}"`;
     const allowed = readList(storageClass.allowedTopologies, classObject, 'allowedTopologies');
-    const first = readObject(allowed[0], classObject, 'allowedTopologies[0]');
-    const requirements = readEach(
-      first?.['matchLabelExpressions'],
-      classObject,
-      'allowedTopologies[0].matchLabelExpressions',
-      (e, at): NodeSelectorRequirement => ({
-        key: requireString(e['key'], classObject, `${at}.key`),
-        operator: 'In',
-        values: readStrings(e['values'], classObject, `${at}.values`),
-      }),
-    );
-    if (requirements.length > 0) out.push({ claimName, requirements });
+    // Terms are ORed: a volume may be provisioned in any of them.
+    const alternatives = allowed.map((raw, j) => {
+      const at = `allowedTopologies[${j}]`;
+      const term = readObject(raw, classObject, at);
+      return readEach(
+        term?.['matchLabelExpressions'],
+        classObject,
+        `${at}.matchLabelExpressions`,
+        (e, eat): NodeSelectorRequirement => ({
+          key: requireString(e['key'], classObject, `${eat}.key`),
+          operator: 'In',
+          values: readStrings(e['values'], classObject, `${eat}.values`),
+        }),
+      );
+    });
+    if (alternatives.length > 0 && alternatives.every((t) => t.length > 0))
+      out.push({ claimName, terms: alternatives });
   }
   return out;
 }

@@ -21,6 +21,11 @@ export interface ExistingNode {
   readonly initialized: boolean;
   /** Cordoned, or marked for deletion: receives nothing. */
   readonly unschedulable?: boolean;
+  /**
+   * CSI attach limits from the node's CSINode (`spec.drivers[].allocatable.count`): driver name →
+   * the most volumes of that driver the node attaches. A driver not listed has no limit.
+   */
+  readonly volumeLimits?: Readonly<Record<string, number>>;
 }
 
 /** A NodeClaim that was created but whose node is not registered yet. */

@@ -72,6 +72,7 @@ export {
   type Affinity,
   admitsNewNode,
   admitsNodeName,
+  type ClaimVolume,
   type Container,
   type ContainerPort,
   computePodRequests,
@@ -85,6 +86,7 @@ export {
   type PodAffinityTerm,
   type PodDisruptionInfo,
   type PodRef,
+  podClaimIds,
   podHostPorts,
   type TopologySpreadConstraint,
   toPodRef,
@@ -155,4 +157,5 @@ export {
   tolerates,
   UNREGISTERED_TAINT,
 } from './taints.ts';
+export { MAX_VOLUME_ALTERNATIVES, volumeAlternatives } from './volume-topology.ts';
 export { Annotation, Finalizer, WellKnownLabel } from './well-known.ts';

@@ -135,11 +135,28 @@ export interface TopologySpreadConstraint {
 /**
  * Topology a pod's volume claim imposes: a bound PersistentVolume's node affinity, or the
  * StorageClass `allowedTopologies` of an unbound WaitForFirstConsumer claim, already resolved by
- * the adapter. The requirements are ANDed (typically `topology.kubernetes.io/zone In [...]`).
+ * the adapter. The terms are ORed (a PV's `nodeSelectorTerms`, a class's `allowedTopologies`),
+ * the requirements of one term ANDed (typically `topology.kubernetes.io/zone In [...]`).
  */
 export interface VolumeTopology {
   readonly claimName: string;
-  readonly requirements: readonly NodeSelectorRequirement[];
+  readonly terms: readonly (readonly NodeSelectorRequirement[])[];
+}
+
+/**
+ * A volume of the pod backed by a PersistentVolumeClaim: `claim` names the claim, `ephemeral` the
+ * volume whose claim the ephemeral-volume controller names `<pod>-<volume>`.
+ */
+export interface ClaimVolume {
+  readonly kind: 'claim' | 'ephemeral';
+  readonly name: string;
+}
+
+/** The claims the pod mounts, as `namespace/name`, in volume order. */
+export function podClaimIds(pod: Pod): string[] {
+  return (pod.claimVolumes ?? []).map((v) =>
+    v.kind === 'claim' ? `${pod.namespace}/${v.name}` : `${pod.namespace}/${pod.name}-${v.name}`,
+  );
 }
 
 /** A pod, pending or bound, with the fields scheduling reads. Quantities are already integers. */
@@ -164,6 +181,8 @@ export interface Pod {
   readonly tolerations?: readonly Toleration[];
   readonly topologySpreadConstraints?: readonly TopologySpreadConstraint[];
   readonly volumeTopology?: readonly VolumeTopology[];
+  /** Volumes backed by claims (counted against CSI attach limits, see SolveInput.claimDrivers). */
+  readonly claimVolumes?: readonly ClaimVolume[];
   /**
    * The DaemonSet that owns the pod (an ownerReference of kind DaemonSet, same namespace). Read
    * only for pods bound to existing nodes, to tell which DaemonSet pods already run there.

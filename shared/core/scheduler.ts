@@ -39,6 +39,7 @@ import {
 } from './scheduling/templates.ts';
 import { TopologyGroups } from './scheduling/topology-groups.ts';
 import { addInto, Dims, fits, type Vec } from './scheduling/vectors.ts';
+import { VolumeUsage } from './scheduling/volume-limits.ts';
 import type { Placement, PoolReason, SolveInput, SolveResult, UnschedulablePod } from './scheduling-types.ts';
 import { firstUntolerated } from './taints.ts';
 import { type BinView, checkTopology, type TopologyGroup } from './topology.ts';
@@ -76,6 +77,7 @@ class Scheduler {
   private readonly groups: TopologyGroups;
   private readonly shapes: PodShapes;
   private readonly limits: Limits;
+  private readonly volumes: VolumeUsage;
   private headroom: HeadroomIndex = new HeadroomIndex(0);
   private readonly placements: Placement[] = [];
   private readonly maxTypes: number;
@@ -100,6 +102,7 @@ class Scheduler {
     this.groups = new TopologyGroups(input.namespaceLabels);
     this.shapes = new PodShapes(this.dims, this.groups, this.respectPreferences);
     this.limits = new Limits(this.maxTypes);
+    this.volumes = new VolumeUsage(input.claimDrivers);
   }
 
   run(): SolveResult {
@@ -145,7 +148,7 @@ class Scheduler {
       ec.failedEpoch = this.epoch;
       ec.failReasons = reasons;
       ps.lastReasons = reasons;
-      const next = relax(ps.shape, ps.relax, this.anyPreferNoSchedule);
+      const next = relax(ps.shape, ps.relax, this.anyPreferNoSchedule) ?? this.retryTerm(ps.shape, ps.relax);
       if (next !== undefined) {
         ps.relax = next;
         ps.failedEpoch = -1;
@@ -181,6 +184,19 @@ class Scheduler {
     return { nodeClaims: reserved.nodeClaims, placements: this.placements, unschedulable };
   }
 
+  /**
+   * The required node-affinity terms are alternatives (any one will do): once the last has failed,
+   * the first term that has not failed since the last placement, if any, is tried again.
+   */
+  private retryTerm(shape: PodState['shape'], r: RelaxState): RelaxState | undefined {
+    for (let term = 0; term < shape.requiredTerms.length; term++) {
+      if (term === r.term) continue;
+      const candidate = { ...r, term };
+      if (this.shapes.effective(shape, candidate).failedEpoch !== this.epoch) return candidate;
+    }
+    return undefined;
+  }
+
   // ---- existing capacity -----------------------------------------------------------------------
 
   private buildExistingBins(): void {
@@ -193,6 +209,7 @@ class Scheduler {
       const template = byPool.get(node.nodePoolName ?? '');
       const bin = makeNodeBin(node, template, this.dims, this.daemonSets);
       this.addBin(bin);
+      this.volumes.track(bin, node);
       if (template !== undefined) consumeLimits(template, node.capacity ?? node.allocatable);
       for (const p of node.pods) this.groups.recordExisting(p, bin);
     }
@@ -236,20 +253,19 @@ class Scheduler {
   }
 
   /**
-   * Domains of the group's key the pod could reach at all: the pod's own requirements filter
-   * them. For a spread, nodeTaintsPolicy decides whether taints do: Ignore (the default) keeps
-   * the domains of NodePools and nodes whose taints the pod does not tolerate, Honor drops them.
-   * Affinity only looks at NodePools the pod tolerates.
+   * Domains of the group's key that count for the pod. A spread's are the group's own (every
+   * domain its node inclusion policies admit: Kubernetes takes the minimum over them whichever
+   * the pod can reach). Affinity only looks at domains of NodePools the pod tolerates and of
+   * nodes it may use.
    */
   private eligibleDomains(ec: Effective, group: TopologyGroup): readonly string[] {
+    if (group.kind === 'spread') return group.sortedDomains();
     const key = group.key;
-    const mode = group.kind !== 'spread' ? 'affinity' : group.taintFilter === undefined ? 'ignore' : 'honor';
-    const cacheKey = `${mode}|${key}`;
-    let out = ec.eligible.get(cacheKey);
+    let out = ec.eligible.get(key);
     if (out !== undefined) return out;
     const values = new Set<string>();
     for (const t of this.templates) {
-      const s = mode === 'ignore' ? this.staticNewIgnoringTaints(ec, t) : this.staticNew(ec, t);
+      const s = this.staticNew(ec, t);
       if (!s.ok) continue;
       const r = s.reqs.get(key);
       for (const d of templateDomains(t, key)) if (r === undefined || r.has(d)) values.add(d);
@@ -257,13 +273,12 @@ class Scheduler {
     const podReq = ec.reqs.get(key);
     for (const b of this.bins) {
       if (b.kind !== 'node' || b.labels === undefined) continue;
-      if (mode === 'honor' && !group.admitsTaints(b.taints)) continue;
       const v = b.labels[key];
       if (v !== undefined && (podReq === undefined || podReq.has(v)) && ec.reqs.matchesLabels(b.labels))
         values.add(v);
     }
     out = [...values].sort();
-    ec.eligible.set(cacheKey, out);
+    ec.eligible.set(key, out);
     return out;
   }
 
@@ -338,7 +353,7 @@ class Scheduler {
         continue;
       }
       blockHadFit = true;
-      const verdict = this.probe(ec, bin);
+      const verdict = this.probe(ec, bin, pod);
       if (verdict === 'permanent') {
         rejected[i] = 1;
         if (contiguous) ec.skip = i + 1;
@@ -461,9 +476,11 @@ class Scheduler {
    * Whether the bin can take the pod, without changing anything: 'permanent' = it never will,
    * 'later' = not now, else what placing it would mean.
    */
-  private probe(ec: Effective, bin: Bin): Probe | 'permanent' | 'later' {
+  private probe(ec: Effective, bin: Bin, pod: Pod = ec.shape.pod): Probe | 'permanent' | 'later' {
     const shape = ec.shape;
     if (bin.unschedulable) return 'permanent';
+    // Pods of one shape may mount different claims: not a verdict for the shape ('later').
+    if (bin.kind === 'node' && this.volumes.exceeded(bin, pod) !== undefined) return 'later';
     if (bin.kind === 'claim') {
       if (!fits(bin.used, shape.vec, bin.maxAlloc as Vec)) return 'permanent';
     } else if (!fits(bin.used, shape.vec, bin.cap as Vec)) {
@@ -561,6 +578,7 @@ class Scheduler {
     bin.vecs.push(ec.shape.vec);
     if (this.movable(ec)) bin.movable += 1;
     if (ec.shape.hostPorts.length > 0) bin.hostPorts = [...bin.hostPorts, ...ec.shape.hostPorts];
+    this.volumes.record(bin, pod);
     // Only required anti-affinity binds other pods (kube-scheduler scores preferred terms only).
     this.groups.recordPlacement(bin, reqs, ec.shape.countedBy, ec.ownedAntiAffinity);
   }
@@ -618,17 +636,6 @@ class Scheduler {
     if (cached !== undefined) return cached;
     const result = computeStaticNew(ec, t, this.dims);
     ec.templateCache.set(t.order, result);
-    return result;
-  }
-
-  /** staticNew as if the pod tolerated every taint of the pool (nodeTaintsPolicy Ignore). */
-  private staticNewIgnoringTaints(ec: Effective, t: Template): StaticNew {
-    if (t.taints.length === 0) return this.staticNew(ec, t);
-    const cacheKey = -1 - t.order;
-    const cached = ec.templateCache.get(cacheKey);
-    if (cached !== undefined) return cached;
-    const result = computeStaticNew(ec, t, this.dims, false);
-    ec.templateCache.set(cacheKey, result);
     return result;
   }
 

@@ -48,6 +48,11 @@ export interface SolveInput {
   readonly daemonSets?: readonly DaemonSet[];
   /** Namespace labels, for pod-affinity `namespaceSelector`. */
   readonly namespaceLabels?: ReadonlyMap<string, Labels>;
+  /**
+   * `namespace/claim` → the CSI driver that attaches the claim's volume (see podClaimIds), for the
+   * attach limits of existing nodes (ExistingNode.volumeLimits). A claim not listed is not counted.
+   */
+  readonly claimDrivers?: ReadonlyMap<string, string>;
   /** Decision time, epoch milliseconds (feeds NodeClaim names). */
   readonly nowMs: number;
   readonly options?: SolveOptions;

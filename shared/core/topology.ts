@@ -26,19 +26,36 @@ export class TopologyGroup {
     readonly id: number,
     readonly kind: TopologyKind,
     readonly key: string,
-    readonly selector: LabelSelector,
+    /** Undefined (a nil `labelSelector`) selects no pod, as in Kubernetes. */
+    readonly selector: LabelSelector | undefined,
     /** Undefined = all namespaces. */
     readonly namespaces: ReadonlySet<string> | undefined,
     readonly maxSkew: number,
     readonly minDomains: number | undefined,
-    /** Spread with nodeAffinityPolicy Honor: only nodes compatible with these requirements count. */
-    readonly nodeFilter: Requirements | undefined,
+    /**
+     * Spread with nodeAffinityPolicy Honor: only nodes compatible with one of these alternatives
+     * (the pod's node selector ANDed with each required node-affinity term, the terms ORed) count.
+     */
+    readonly nodeFilter: readonly Requirements[] | undefined,
     /**
      * Spread with nodeTaintsPolicy Honor: the owning pod's tolerations. Nodes with a NoSchedule or
      * NoExecute taint they do not tolerate are outside the spread (no domain, no count).
      */
     readonly taintFilter: readonly Toleration[] | undefined = undefined,
   ) {}
+
+  private domainList: readonly string[] | undefined;
+
+  /** `domains`, sorted; read once every domain is known. */
+  sortedDomains(): readonly string[] {
+    this.domainList ??= [...this.domains].sort();
+    return this.domainList;
+  }
+
+  /** False when nodeAffinityPolicy Honor excludes a node with these labels from the group. */
+  admitsLabels(labels: Labels): boolean {
+    return this.nodeFilter === undefined || this.nodeFilter.some((alt) => alt.matchesLabels(labels));
+  }
 
   /** False when nodeTaintsPolicy Honor excludes a node with these taints from the group. */
   admitsTaints(taints: readonly Taint[]): boolean {

@@ -248,6 +248,19 @@ export interface VolumeAttachment {
   readonly persistentVolumeName?: string;
 }
 
+/** What CSI attach limits need (SolveInput.claimDrivers, ExistingNode.volumeLimits). */
+export interface VolumeLimitsRead {
+  /** Node name → driver → the most volumes it attaches there (its CSINode's allocatable counts). */
+  readonly nodes: ReadonlyMap<string, Readonly<Record<string, number>>>;
+  /**
+   * `namespace/claim` → the CSI driver of the claim's volume; left empty (and the claims unread)
+   * when no node has a limit.
+   */
+  readonly claimDrivers: ReadonlyMap<string, string>;
+  /** CSINodes and claims that could not be read (left out). */
+  readonly problems: readonly ValidationError[];
+}
+
 /** A DaemonSet-free summary of a PodDisruptionBudget (`policy/v1`), for disruption and eviction. */
 export interface PodDisruptionBudget {
   readonly namespace: string;
@@ -419,6 +432,8 @@ export interface Cluster {
   podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
   /** Namespace name → labels, for pod-affinity `namespaceSelector`. */
   namespaceLabels(): Promise<ReadonlyMap<string, Labels>>;
+  /** Every node's CSI attach limits (CSINode objects) and the CSI driver of each claim. */
+  volumeLimits(): Promise<VolumeLimitsRead>;
 
   /**
    * Creates the NodeClaim with finalizer `karpenter.sh/termination` and an ownerReference to its

@@ -30,7 +30,7 @@ export interface ClusterContractSubject {
   readonly namespace: string;
   /**
    * Creates a cluster-scoped object (NodePool, EC2NodeClass, VolumeAttachment, StorageClass,
-   * PersistentVolume), a PDB, a PersistentVolumeClaim, a DaemonSet, a ReplicaSet or a Job.
+   * PersistentVolume, CSINode), a PDB, a PersistentVolumeClaim, a DaemonSet, a ReplicaSet or a Job.
    */
   seed(manifest: ContractManifest): Promise<void>;
   /** Creates a Node with its `status` (capacity, allocatable, conditions) as given. */
@@ -692,7 +692,7 @@ export function describeClusterContract(
       expect(pending?.volumeTopology).toEqual([
         {
           claimName: 'data',
-          requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] }],
+          terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1z'] }]],
         },
       ]);
       await s.seedRunningPod(
@@ -701,6 +701,26 @@ export function describeClusterContract(
       );
       const mounted = (await s.cluster.podsOnNode(nodeName)).items.find((p) => p.name === 'mounted');
       expect(mounted?.volumeNames).toEqual([volume]);
+      // CSI attach limits: the node's CSINode, as its kubelet registers the drivers, and the
+      // driver of the claim (its PV's); a driver without a count has no limit.
+      await s.seed({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSINode',
+        metadata: { name: nodeName },
+        spec: {
+          drivers: [
+            { name: 'ebs.csi.aws.com', nodeID: `i-${s.id}`, allocatable: { count: 25 } },
+            { name: 'efs.csi.aws.com', nodeID: `i-${s.id}` },
+          ],
+        },
+      });
+      const limits = await s.cluster.volumeLimits();
+      expect(limits.nodes.get(nodeName)).toEqual({ 'ebs.csi.aws.com': 25 });
+      expect(limits.claimDrivers.get(`${ns}/data`)).toBe('ebs.csi.aws.com');
+      const bound = (await s.cluster.nodes()).items.find((node) => node.name === nodeName);
+      expect(bound?.pods.find((p) => p.name === 'mounted')?.claimVolumes).toEqual([
+        { kind: 'claim', name: 'data' },
+      ]);
     });
 
     it('lists the pods on a node for a drain, and deletes one', async () => {

@@ -79,6 +79,7 @@ describe('renderClusterManifests', () => {
     expect(can('pods', 'delete')).toBe(true);
     expect(can('pods', 'patch')).toBe(false);
     expect(can('volumeattachments', 'list')).toBe(true);
+    expect(can('csinodes', 'list')).toBe(true);
     expect(can('nodeclaims', 'create')).toBe(true);
     expect(can('nodeclaims/status', 'patch')).toBe(true);
     expect(can('nodes', 'delete')).toBe(true);

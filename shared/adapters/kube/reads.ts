@@ -6,9 +6,11 @@ import {
   makeVolumeIndex,
   parseEC2NodeClass,
   splitPod,
+  toClaimDrivers,
   toClusterNode,
   toClusterNodeClaim,
   toClusterNodePool,
+  toCsiNodeLimits,
   toDaemonSet,
   toPod,
   toPodDisruptionBudget,
@@ -43,6 +45,7 @@ export type KubeReads = Pick<
   | 'daemonSets'
   | 'podDisruptionBudgets'
   | 'namespaceLabels'
+  | 'volumeLimits'
   | 'nodeClaim'
   | 'node'
 >;
@@ -197,6 +200,22 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
         metadata?: { name?: string; labels?: Labels };
       }[];
       return new Map<string, Labels>(raws.map((n) => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]));
+    },
+
+    async volumeLimits() {
+      const csiNodes = convertAll(
+        ctx,
+        'CSINode',
+        await listRaw('list csinodes', '/apis/storage.k8s.io/v1/csinodes'),
+        toCsiNodeLimits,
+      );
+      const nodes = new Map(
+        csiNodes.items.filter((n) => Object.keys(n.limits).length > 0).map((n) => [n.nodeName, n.limits]),
+      );
+      if (nodes.size === 0) return { nodes, claimDrivers: new Map(), problems: csiNodes.problems };
+      const claims = toClaimDrivers(await volumeIndex());
+      for (const problem of claims.problems) warnSkipped(ctx, 'PersistentVolumeClaim', problem);
+      return { nodes, claimDrivers: claims.drivers, problems: [...csiNodes.problems, ...claims.problems] };
     },
 
     async nodeClaim(name) {

@@ -16,9 +16,11 @@ import {
   isUnschedulable,
   makeVolumeIndex,
   parseEC2NodeClass,
+  toClaimDrivers,
   toClusterNode,
   toClusterNodeClaim,
   toClusterNodePool,
+  toCsiNodeLimits,
   toDaemonSet,
   toDrainPod,
   toNodeClaimManifest,
@@ -190,6 +192,16 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
     async namespaceLabels() {
       const raws = [...store('Namespace').values()] as unknown as V1Namespace[];
       return new Map<string, Labels>(raws.map((n) => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]));
+    },
+
+    async volumeLimits() {
+      const csiNodes = convertEach([...store('CSINode').values()], toCsiNodeLimits);
+      const nodes = new Map(
+        csiNodes.items.filter((n) => Object.keys(n.limits).length > 0).map((n) => [n.nodeName, n.limits]),
+      );
+      if (nodes.size === 0) return { nodes, claimDrivers: new Map(), problems: csiNodes.problems };
+      const claims = toClaimDrivers(volumeIndex());
+      return { nodes, claimDrivers: claims.drivers, problems: [...csiNodes.problems, ...claims.problems] };
     },
 
     async createNodeClaim(claim) {

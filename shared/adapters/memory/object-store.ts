@@ -24,6 +24,7 @@ export type MemoryKind =
   | 'PersistentVolume'
   | 'StorageClass'
   | 'VolumeAttachment'
+  | 'CSINode'
   | 'NodePool'
   | 'EC2NodeClass'
   | 'NodeClaim';
@@ -89,6 +90,7 @@ const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
   'PersistentVolume',
   'StorageClass',
   'VolumeAttachment',
+  'CSINode',
   'NodePool',
   'EC2NodeClass',
   'NodeClaim',

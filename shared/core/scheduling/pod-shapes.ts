@@ -5,6 +5,7 @@ import { type LabelSelector, type Pod, podHostPorts } from '../pod.ts';
 import { Requirements } from '../requirements.ts';
 import type { ResourceList } from '../resources.ts';
 import type { ActiveTopology, TopologyGroup } from '../topology.ts';
+import { volumeAlternatives } from '../volume-topology.ts';
 import {
   type CompiledTerm,
   type Effective,
@@ -60,24 +61,33 @@ export class PodShapes {
 
   private compileShape(pod: Pod, requests: ResourceList, batchKey: string): Shape {
     const object = `pod "${pod.namespace}/${pod.name}"`;
-    let base = Requirements.parse(selectorToRequirements(pod.nodeSelector), {
+    const own = Requirements.parse(selectorToRequirements(pod.nodeSelector), {
       object,
       field: 'spec.nodeSelector',
     });
-    (pod.volumeTopology ?? []).forEach((v, i) => {
-      base = base.intersect(
-        Requirements.parse(v.requirements, { object, field: `volumeTopology[${i}] (claim ${v.claimName})` }),
-      );
-    });
     const na = pod.affinity?.nodeAffinity;
     const rawTerms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    const requiredTermFields = rawTerms.map((t) => ((t.matchFields ?? []).length > 0 ? t : undefined));
-    const requiredTerms = rawTerms.map((t, i) =>
+    const podTerms = rawTerms.map((t, i) =>
       Requirements.parse(t.matchExpressions ?? [], {
         object,
         field: `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[${i}]`,
       }),
     );
+    const podFields = rawTerms.map((t) => ((t.matchFields ?? []).length > 0 ? t : undefined));
+    // Volume topology joins the node requirements, never the spread's node filter: one claim's
+    // terms are ANDed into the base, several alternatives multiply the required terms (each pod
+    // term with each volume alternative, tried in that order).
+    const volumes = volumeAlternatives(pod, object);
+    let base = own;
+    let requiredTerms = podTerms;
+    let requiredTermFields = podFields;
+    if (volumes.length === 1) {
+      base = own.intersect(volumes[0] as Requirements);
+    } else {
+      const terms = podTerms.length === 0 ? [Requirements.none] : podTerms;
+      requiredTerms = terms.flatMap((t) => volumes.map((v) => t.intersect(v)));
+      requiredTermFields = terms.flatMap((_, i) => volumes.map(() => podFields[i]));
+    }
     const preferredNode = (na?.preferredDuringSchedulingIgnoredDuringExecution ?? [])
       .map((p, i) => ({
         weight: p.weight,
@@ -122,8 +132,10 @@ export class PodShapes {
         term: w.podAffinityTerm,
       })),
     );
-    const strict = requiredTerms[0] === undefined ? base : base.intersect(requiredTerms[0]);
-    const spreads: SpreadRef[] = (pod.topologySpreadConstraints ?? []).map((c, i) => {
+    // nodeAffinityPolicy Honor: nodes matching the node selector and any required term count.
+    const honored = podTerms.length === 0 ? [own] : podTerms.map((t) => own.intersect(t));
+    const nodeFilter = honored.every((alt) => alt.size === 0) ? undefined : honored;
+    const spreads: SpreadRef[] = (pod.topologySpreadConstraints ?? []).flatMap((c, i) => {
       if (!Number.isInteger(c.maxSkew) || c.maxSkew < 1) {
         throw new ValidationError(
           object,
@@ -131,30 +143,30 @@ export class PodShapes {
           `${c.maxSkew} must be ≥ 1`,
         );
       }
+      // A nil labelSelector selects no pod (Kubernetes): every domain counts 0, nothing to keep.
+      if (c.labelSelector === undefined) return [];
       const extra: Record<string, string> = {};
       for (const k of c.matchLabelKeys ?? []) {
         const v = pod.labels?.[k];
         if (v !== undefined) extra[k] = v;
       }
       const sel: LabelSelector = {
-        ...(c.labelSelector ?? {}),
-        matchLabels: { ...(c.labelSelector?.matchLabels ?? {}), ...extra },
+        ...c.labelSelector,
+        matchLabels: { ...(c.labelSelector.matchLabels ?? {}), ...extra },
       };
-      const filter = (c.nodeAffinityPolicy ?? 'Honor') === 'Honor' && strict.size > 0 ? strict : undefined;
+      const filter = (c.nodeAffinityPolicy ?? 'Honor') === 'Honor' ? nodeFilter : undefined;
       const taintFilter = c.nodeTaintsPolicy === 'Honor' ? (pod.tolerations ?? []) : undefined;
-      return {
-        group: this.groups.group(
-          'spread',
-          c.topologyKey,
-          c.labelSelector === undefined && Object.keys(extra).length === 0 ? {} : sel,
-          new Set([pod.namespace]),
-          c.maxSkew,
-          c.minDomains,
-          filter,
-          taintFilter,
-        ),
-        required: c.whenUnsatisfiable !== 'ScheduleAnyway',
-      };
+      const group = this.groups.group(
+        'spread',
+        c.topologyKey,
+        sel,
+        new Set([pod.namespace]),
+        c.maxSkew,
+        c.minDomains,
+        filter,
+        taintFilter,
+      );
+      return [{ group, required: c.whenUnsatisfiable !== 'ScheduleAnyway' }];
     });
     return {
       id: this.shapes.size,

@@ -19,11 +19,11 @@ export class TopologyGroups {
   group(
     kind: TopologyGroup['kind'],
     key: string,
-    selector: LabelSelector,
+    selector: LabelSelector | undefined,
     namespaces: ReadonlySet<string> | undefined,
     maxSkew: number,
     minDomains: number | undefined,
-    nodeFilter: Requirements | undefined,
+    nodeFilter: readonly Requirements[] | undefined,
     taintFilter?: readonly Toleration[],
   ): TopologyGroup {
     const id = [
@@ -33,7 +33,7 @@ export class TopologyGroups {
       namespaces === undefined ? '*' : [...namespaces].sort().join(','),
       maxSkew,
       minDomains ?? '',
-      nodeFilter?.toString() ?? '',
+      nodeFilter?.map((alt) => alt.toString()).join(' or ') ?? '',
       taintFilter === undefined ? '' : JSON.stringify(taintFilter),
     ].join('|');
     let g = this.groups.get(id);
@@ -79,7 +79,7 @@ export class TopologyGroups {
       group: this.group(
         kind,
         term.topologyKey,
-        term.labelSelector ?? {},
+        term.labelSelector,
         this.termNamespaces(pod, term),
         0,
         undefined,
@@ -95,7 +95,7 @@ export class TopologyGroups {
       this.group(
         'antiAffinity',
         term.topologyKey,
-        term.labelSelector ?? {},
+        term.labelSelector,
         this.termNamespaces(pod, term),
         0,
         undefined,
@@ -110,15 +110,28 @@ export class TopologyGroups {
   /** Once every group exists: count existing pods, fill spread domains, link shapes to groups. */
   finish(templates: readonly Template[], bins: readonly Bin[], shapes: Iterable<Shape>): void {
     const groups = [...this.groups.values()];
+    // A spread's domains, as Kubernetes counts them: those of every node its node inclusion
+    // policies admit (any required node-affinity term will do), here also those NodePools offer.
     for (const g of groups) {
       if (g.kind !== 'spread' || g.key === Label.hostname) continue;
       for (const t of templates) {
         if (!g.admitsTaints(t.taints)) continue;
-        for (const d of templateDomains(t, g.key)) g.domains.add(d);
+        const domains = templateDomains(t, g.key);
+        if (g.nodeFilter === undefined) {
+          for (const d of domains) g.domains.add(d);
+          continue;
+        }
+        for (const alt of g.nodeFilter) {
+          const m = mergeRequirements(t.reqs, alt, 'nodePool');
+          if (!m.ok) continue;
+          const r = m.reqs.get(g.key);
+          for (const d of domains) if (r === undefined || r.has(d)) g.domains.add(d);
+        }
       }
       for (const b of bins) {
-        if (!g.admitsTaints(b.taints)) continue;
-        const v = b.labels?.[g.key];
+        if (b.labels === undefined) continue;
+        if (!g.admitsTaints(b.taints) || !g.admitsLabels(b.labels)) continue;
+        const v = b.labels[g.key];
         if (v !== undefined) g.domains.add(v);
       }
     }
@@ -186,8 +199,9 @@ export class TopologyGroups {
     }
   }
 
-  private binPassesFilter(bin: Bin, reqs: Requirements, filter: Requirements): boolean {
-    if (bin.kind === 'node' && bin.labels !== undefined) return filter.matchesLabels(bin.labels);
-    return mergeRequirements(reqs, filter, 'node').ok;
+  private binPassesFilter(bin: Bin, reqs: Requirements, filter: readonly Requirements[]): boolean {
+    if (bin.kind === 'node' && bin.labels !== undefined)
+      return filter.some((alt) => alt.matchesLabels(bin.labels ?? {}));
+    return filter.some((alt) => mergeRequirements(reqs, alt, 'node').ok);
   }
 }

@@ -18,6 +18,7 @@ const READS = [
   'daemonSets',
   'podDisruptionBudgets',
   'namespaceLabels',
+  'volumeLimits',
   'nodeClaim',
   'node',
   'podsOnNode',

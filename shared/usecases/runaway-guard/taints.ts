@@ -9,6 +9,7 @@ import {
   Requirement,
   Requirements,
   type Taint,
+  volumeAlternatives,
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 
@@ -62,7 +63,7 @@ function poolAdmits(poolReqs: Requirements, pod: Pod): boolean {
       return n === undefined ? !r.isEmpty() : !n.intersect(r).isEmpty();
     });
   try {
-    let base = Requirements.parse(
+    const base = Requirements.parse(
       Object.entries(pod.nodeSelector ?? {}).map(([key, value]) => ({
         key,
         operator: 'In',
@@ -70,21 +71,17 @@ function poolAdmits(poolReqs: Requirements, pod: Pod): boolean {
       })),
       { object, field: 'spec.nodeSelector' },
     );
-    for (const v of pod.volumeTopology ?? []) {
-      base = base.intersect(Requirements.parse(v.requirements, { object, field: 'volumeTopology' }));
-    }
-    const terms =
-      pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-    if (terms === undefined || terms.length === 0) return compatible(base);
-    return terms.some((t) =>
-      compatible(
-        base.intersect(
-          Requirements.parse(t.matchExpressions ?? [], {
-            object,
-            field: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
-          }),
-        ),
-      ),
+    const volumes = volumeAlternatives(pod, object);
+    const terms = (
+      pod.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
+    ).map((t) =>
+      Requirements.parse(t.matchExpressions ?? [], {
+        object,
+        field: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
+      }),
+    );
+    return (terms.length === 0 ? [Requirements.none] : terms).some((t) =>
+      volumes.some((v) => compatible(base.intersect(t).intersect(v))),
     );
   } catch {
     return false;

@@ -1,5 +1,6 @@
 import {
   type DaemonSet,
+  type ExistingNode,
   type InFlightNodeClaim,
   type InstanceType,
   isConditionTrue,
@@ -18,6 +19,7 @@ import type {
   ClusterNodePool,
   PodDisruptionBudget,
   ReadResult,
+  VolumeLimitsRead,
 } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from '../provisioning/deleting-nodes.ts';
@@ -40,6 +42,8 @@ export interface ClusterState {
   readonly namespaceLabels: ReadonlyMap<string, Labels>;
   /** Read only when asked for (disruption needs them, provisioning does not). */
   readonly podDisruptionBudgets?: readonly PodDisruptionBudget[];
+  /** CSI attach limits of the nodes and the drivers of claims; none when not read. */
+  readonly volumeLimits?: Omit<VolumeLimitsRead, 'problems'>;
 }
 
 export interface ReadClusterStateOptions {
@@ -86,18 +90,22 @@ export async function readClusterObjects(
   cluster: Cluster,
   options: ReadClusterStateOptions = {},
 ): Promise<ClusterObjectsRead> {
-  const [nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs] = await Promise.all([
-    cluster.nodes(),
-    cluster.nodePools(),
-    cluster.nodeClasses(),
-    cluster.nodeClaims({
-      ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
-      ...(options.nodeClaimsFreshAsOfMs === undefined ? {} : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
-    }),
-    cluster.daemonSets(),
-    cluster.namespaceLabels(),
-    options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
-  ]);
+  const [nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs, volumes] =
+    await Promise.all([
+      cluster.nodes(),
+      cluster.nodePools(),
+      cluster.nodeClasses(),
+      cluster.nodeClaims({
+        ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
+        ...(options.nodeClaimsFreshAsOfMs === undefined
+          ? {}
+          : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
+      }),
+      cluster.daemonSets(),
+      cluster.namespaceLabels(),
+      options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
+      cluster.volumeLimits(),
+    ]);
   return {
     objects: {
       nodes: nodes.items,
@@ -107,6 +115,7 @@ export async function readClusterObjects(
       daemonSets: daemonSets.items,
       namespaceLabels,
       ...(pdbs === undefined ? {} : { podDisruptionBudgets: pdbs.items }),
+      volumeLimits: { nodes: volumes.nodes, claimDrivers: volumes.claimDrivers },
     },
     problems: problemsOf({
       nodes,
@@ -115,6 +124,7 @@ export async function readClusterObjects(
       nodeClaims,
       daemonSets,
       podDisruptionBudgets: pdbs,
+      volumeLimits: { items: [], problems: volumes.problems },
     }),
   };
 }
@@ -192,7 +202,10 @@ export function toSchedulingInput(
       nodePools: [...nodePools.values()].filter((p) => !isStaticNodePool(p.pool)).map((p) => p.pool),
       instanceTypes,
       // Deleting nodes receive nothing (the adapter marks them unschedulable too).
-      nodes: toSchedulableNodes(deleting.nodes, state.nodeClaims),
+      nodes: withVolumeLimits(toSchedulableNodes(deleting.nodes, state.nodeClaims), state.volumeLimits),
+      ...(state.volumeLimits === undefined || state.volumeLimits.claimDrivers.size === 0
+        ? {}
+        : { claimDrivers: state.volumeLimits.claimDrivers }),
       nodeClaims: toInFlightNodeClaims(state.nodeClaims, state.nodes),
       daemonSets: state.daemonSets,
       namespaceLabels: state.namespaceLabels,
@@ -238,6 +251,18 @@ export async function buildSchedulingInput(
     }
   }
   return toSchedulingInput(state, selection, instanceTypes, options);
+}
+
+/** Each node with its CSI attach limits (its CSINode's), where it has any. */
+function withVolumeLimits<N extends ExistingNode>(
+  nodes: readonly N[],
+  read: ClusterState['volumeLimits'],
+): readonly N[] {
+  if (read === undefined || read.nodes.size === 0) return nodes;
+  return nodes.map((n) => {
+    const volumeLimits = read.nodes.get(n.name);
+    return volumeLimits === undefined ? n : { ...n, volumeLimits };
+  });
 }
 
 /**

@@ -126,6 +126,8 @@ describeClusterContract('kube adapter on a real API server', async () => {
         await storage.createVolumeAttachment({ body: manifest as never });
       } else if (manifest.kind === 'StorageClass') {
         await storage.createStorageClass({ body: manifest as never });
+      } else if (manifest.kind === 'CSINode') {
+        await storage.createCSINode({ body: manifest as never });
       } else if (manifest.kind === 'PersistentVolume') {
         await core.createPersistentVolume({ body: manifest as never });
       } else if (manifest.kind === 'PersistentVolumeClaim') {
@@ -253,6 +255,7 @@ describeClusterContract('kube adapter on a real API server', async () => {
         if (target !== undefined) await custom.deleteClusterCustomObject({ ...target, name }).catch(ignore);
         if (kind === 'VolumeAttachment') await storage.deleteVolumeAttachment({ name }).catch(ignore);
         if (kind === 'StorageClass') await storage.deleteStorageClass({ name }).catch(ignore);
+        if (kind === 'CSINode') await storage.deleteCSINode({ name }).catch(ignore);
         if (kind === 'PersistentVolume') await core.deletePersistentVolume({ name }).catch(ignore);
         if (kind === 'Node') {
           await controllerCore.patchNode({ name, body: noFinalizers }, mergePatch).catch(ignore);

@@ -302,12 +302,12 @@ describe('kube cluster adapter: reads', () => {
     expect(pod?.volumeTopology).toEqual([
       {
         claimName: 'bound',
-        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2c'] }],
+        terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2c'] }]],
       },
       {
         claimName: 'unbound',
-        requirements: [
-          { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a', 'us-west-2b'] },
+        terms: [
+          [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a', 'us-west-2b'] }],
         ],
       },
     ]);

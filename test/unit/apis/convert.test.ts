@@ -230,15 +230,15 @@ describe('toVolumeTopology', () => {
     expect(topology).toEqual([
       {
         claimName: 'bound',
-        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] }],
+        terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] }]],
       },
       {
         claimName: 'wffc',
-        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }],
+        terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }]],
       },
       {
         claimName: 'web-scratch',
-        requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }],
+        terms: [[{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }]],
       },
     ]);
   });
@@ -247,6 +247,73 @@ describe('toVolumeTopology', () => {
     expect(() =>
       toVolumeTopology(pod({ volumes: [{ name: 'a', persistentVolumeClaim: { claimName: 'x' } }] }), index),
     ).toThrow('persistentVolumeClaim "x" does not exist');
+  });
+
+  it('keeps every term of a PV and of allowedTopologies (ORed), and drops a volume with a term for any node', () => {
+    const zone = (v: string) => ({
+      key: 'topology.kubernetes.io/zone',
+      operator: 'In' as const,
+      values: [v],
+    });
+    const multi = makeVolumeIndex(
+      [
+        { metadata: { namespace: 'default', name: 'two-terms' }, spec: { volumeName: 'pv-2' } },
+        { metadata: { namespace: 'default', name: 'local' }, spec: { volumeName: 'pv-local' } },
+        { metadata: { namespace: 'default', name: 'two-topologies' }, spec: { storageClassName: 'two' } },
+      ],
+      [
+        {
+          metadata: { name: 'pv-2' },
+          spec: {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [zone('us-west-2a')] },
+                  { matchExpressions: [zone('us-west-2c')] },
+                ],
+              },
+            },
+          },
+        },
+        {
+          metadata: { name: 'pv-local' },
+          spec: {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [zone('us-west-2a')] },
+                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['n1'] }] },
+                ],
+              },
+            },
+          },
+        },
+      ],
+      [
+        {
+          metadata: { name: 'two' },
+          provisioner: 'ebs.csi.aws.com',
+          allowedTopologies: [
+            { matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-west-2b'] }] },
+            { matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['us-west-2c'] }] },
+          ],
+        },
+      ],
+    );
+    const topology = toVolumeTopology(
+      pod({
+        volumes: [
+          { name: 'a', persistentVolumeClaim: { claimName: 'two-terms' } },
+          { name: 'b', persistentVolumeClaim: { claimName: 'local' } },
+          { name: 'c', persistentVolumeClaim: { claimName: 'two-topologies' } },
+        ],
+      }),
+      multi,
+    );
+    expect(topology).toEqual([
+      { claimName: 'two-terms', terms: [[zone('us-west-2a')], [zone('us-west-2c')]] },
+      { claimName: 'two-topologies', terms: [[zone('us-west-2b')], [zone('us-west-2c')]] },
+    ]);
   });
 });
 

@@ -185,7 +185,7 @@ export function pod(o: PodOptions = {}): Pod {
       : [
           {
             claimName: `${name}-data`,
-            requirements: [{ key: Label.zone, operator: 'In', values: o.volumeZones.map(zoneName) }],
+            terms: [[{ key: Label.zone, operator: 'In', values: o.volumeZones.map(zoneName) }]],
           },
         ];
   return {

@@ -180,4 +180,19 @@ describe('the scheduling input built from cluster state', () => {
     expect(input.solve.pods).toBe(state.pendingPods);
     expect(input.solve.nowMs).toBe(AT.getTime());
   });
+
+  it('gives nodes their CSI attach limits and the scheduler the drivers of claims', () => {
+    const types = new Map([[DEFAULT_NODE_CLASS.name, SMALL_TYPES]]);
+    const nodeName = state.nodes[0]?.name ?? '';
+    const claimDrivers = new Map([['default/data', 'ebs.csi.aws.com']]);
+    const withLimits: ClusterState = {
+      ...state,
+      volumeLimits: { nodes: new Map([[nodeName, { 'ebs.csi.aws.com': 25 }]]), claimDrivers },
+    };
+    const input = toSchedulingInput(withLimits, selectNodePools(state.nodePools, state.nodeClasses), types, {
+      nowMs: AT.getTime(),
+    });
+    expect(input.solve.nodes?.[0]?.volumeLimits).toEqual({ 'ebs.csi.aws.com': 25 });
+    expect(input.solve.claimDrivers).toBe(claimDrivers);
+  });
 });
