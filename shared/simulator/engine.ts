@@ -260,6 +260,14 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         startMs,
         durationMs: scenario.durationMs,
         ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
+        ...(scenario.nodes.length === 0
+          ? {}
+          : {
+              initialNodes: {
+                flotilla: scenario.nodes.filter((n) => n.nodePool !== undefined).length,
+                foreign: scenario.nodes.filter((n) => n.nodePool === undefined).length,
+              },
+            }),
       },
       samples: [...sampler.samples],
       launches: [...sampler.launches],

@@ -156,6 +156,9 @@ describe('nodes there at the start', () => {
     expect(record.launches).toEqual([]);
     // The foreign node, underused all along, is never a candidate, drained or terminated.
     for (const d of evictedOrDisrupted(record)) expect(JSON.stringify(d)).not.toMatch(/"ca"/);
+    expect(out).toContain(
+      "nodes at the start: 1 of Flotilla's NodePools (in the costs), 1 foreign (another autoscaler's: never disrupted or terminated, not in the costs)",
+    );
     expect(out).toContain('node ca stays');
     expect(out).toContain('no NodeClaim owns the node; Flotilla does not disrupt it');
     expect(lastSample(record)).toMatchObject({ runningPods: 1, pendingPods: 0 });
