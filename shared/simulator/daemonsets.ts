@@ -35,8 +35,6 @@ const DAEMON_LABEL = 'simulator.flotilla.dev/daemonset';
 export interface DaemonSets {
   /** Creates the pods nodes lack (one pass over the nodes). */
   step(): Promise<void>;
-  /** The DaemonSets' pods among all pods. */
-  isDaemonPod(raw: V1Pod): boolean;
 }
 
 /** Whether a DaemonSet pod belongs on `node`: its selector and node affinity, and the taints. */
@@ -153,6 +151,5 @@ export function makeDaemonSets(daemonSets: readonly ScenarioDaemonSet[], cluster
         }
       }
     },
-    isDaemonPod: (raw) => raw.metadata?.labels?.[DAEMON_LABEL] !== undefined,
   };
 }

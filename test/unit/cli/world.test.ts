@@ -121,10 +121,11 @@ daemonSets:
 `;
 
   it('runs their pods on every node they select, and their overhead picks a larger node', async () => {
-    const bare = await simulate(world({ requirements: c6i, workloads }));
+    const [bare, withDaemons] = await Promise.all([
+      simulate(world({ requirements: c6i, workloads })),
+      simulate(world({ top: daemonSets, requirements: c6i, workloads })),
+    ]);
     expect(bare.record.launches.map((l) => l.instanceType)).toEqual(['c6i.large']);
-
-    const withDaemons = await simulate(world({ top: daemonSets, requirements: c6i, workloads }));
     // 1500m and the agent's 600m do not fit c6i.large's 1930m allocatable.
     expect(withDaemons.record.launches.map((l) => l.instanceType)).toEqual(['c6i.xlarge']);
     expect(withDaemons.out).toMatch(/^ {2}c6i\.xlarge +1 +0 +1 +\$0\.1700$/m);
@@ -176,7 +177,10 @@ describe('pod annotations', () => {
         disruption: EAGER,
         workloads: `workloads:\n${deployment('keep', 1, '500m', { metadata: annotation })}${deployment('other', 1, '500m')}`,
       });
-    const held = await simulate(scenario(", annotations: { karpenter.sh/do-not-disrupt: 'true' }"));
+    const [held, free] = await Promise.all([
+      simulate(scenario(", annotations: { karpenter.sh/do-not-disrupt: 'true' }")),
+      simulate(scenario('')),
+    ]);
     // kube-scheduler spread the two pods over the two nodes; only other's node goes.
     const disrupted = held.record.disruptions.map((d) => d.nodeClaim);
     expect(disrupted).toHaveLength(1);
@@ -185,7 +189,6 @@ describe('pod annotations', () => {
     expect(lastSample(held.record)).toMatchObject({ runningPods: 2, pendingPods: 0 });
 
     // Without the annotation both nodes are candidates.
-    const free = await simulate(scenario(''));
     expect(free.record.terminations).toHaveLength(2);
     expect(free.out).not.toMatch(/do-not-disrupt/);
   }, 120_000);
@@ -200,10 +203,10 @@ describe('start-up taints', () => {
         templateSpec: '          startupTaints: [{ key: example.com/agent-not-ready, effect: NoSchedule }]\n',
         workloads: `workloads:\n${deployment('web', 1, '500m')}`,
       });
-    const prompt = await simulate(scenario(''));
-    const late = await simulate(
-      scenario('startupTaintRemoval:\n  - { key: example.com/agent-not-ready, after: 3m }\n'),
-    );
+    const [prompt, late] = await Promise.all([
+      simulate(scenario('')),
+      simulate(scenario('startupTaintRemoval:\n  - { key: example.com/agent-not-ready, after: 3m }\n')),
+    ]);
     const [promptWait] = prompt.record.podWaitsMs;
     const [lateWait] = late.record.podWaitsMs;
     // Boot (30s) and registration either way; three minutes more while the taint stays.
