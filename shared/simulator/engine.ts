@@ -10,8 +10,10 @@ import {
 } from '../adapters/memory/index.ts';
 import { type ManualClock, makeManualClock } from '../ports/clock.ts';
 import { makeControllers } from './controllers.ts';
+import { makeDaemonSets } from './daemonsets.ts';
 import { makeDecisionRecorder } from './decision-recorder.ts';
 import { makeEc2Events, type QueuedEvent } from './ec2.ts';
+import { seedInitialNodes } from './initial-nodes.ts';
 import { makeKube } from './kube.ts';
 import { makeNodeFailures } from './node-failures.ts';
 import type { SimulationRecord } from './record.ts';
@@ -109,14 +111,20 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // The cluster as a user applies it: no status; Flotilla's controllers write it.
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
   for (const manifest of scenario.nodePools) cluster.create(manifest);
+  const daemonSets = makeDaemonSets(scenario.daemonSets, cluster);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
-  const kube = makeKube(cluster, cloud, nowMs, workloads.bound, (t) =>
-    scenario.events.flatMap((e) =>
-      e.kind === 'RogueTaint' && t >= startMs + e.atMs && (e.untilMs === undefined || t < startMs + e.untilMs)
-        ? [e.taint]
-        : [],
-    ),
-  );
+  const kube = makeKube(cluster, cloud, nowMs, workloads.bound, {
+    rogueTaints: (t) =>
+      scenario.events.flatMap((e) =>
+        e.kind === 'RogueTaint' &&
+        t >= startMs + e.atMs &&
+        (e.untilMs === undefined || t < startMs + e.untilMs)
+          ? [e.taint]
+          : [],
+      ),
+    startupTaintRemovalMs: scenario.startupTaintRemovalMs,
+    scoringStrategy: scenario.scoringStrategy,
+  });
   // What the world does in place of EC2 (reclaiming instances) is recorded apart.
   const ec2 = makeEc2Events({
     scenario,
@@ -147,6 +155,19 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     },
   });
   await controllers.controllersPass(clock.now());
+  if (scenario.nodes.length > 0) {
+    // The nodes there at the start join before anything else happens.
+    await seedInitialNodes({
+      scenario,
+      cluster,
+      cloud,
+      clusterName: options.clusterName ?? 'simulated',
+      nowMs: nowMs(),
+    });
+    await kube.kubelets();
+    await controllers.controllersPass(clock.now());
+    await kube.kubelets();
+  }
   /** Why the disruption controller deleted a NodeClaim, as a termination reason. */
   const disruptionReasons = {
     get: (nodeClaim: string) =>
@@ -172,6 +193,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     await ec2.step();
     await workloads.step();
     await kube.kubelets();
+    await daemonSets.step();
     await kube.schedule();
     await sampler.observe();
     sampler.take();
@@ -209,6 +231,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       ...failures.wakeTimes(),
       ...controllers.wakeTimes(),
       ...workloads.wakeTimes(),
+      ...kube.wakeTimes(),
     ];
     return Math.min(...due.map((t) => Math.max(t, next)));
   }
@@ -237,6 +260,14 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         startMs,
         durationMs: scenario.durationMs,
         ...(options.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
+        ...(scenario.nodes.length === 0
+          ? {}
+          : {
+              initialNodes: {
+                flotilla: scenario.nodes.filter((n) => n.nodePool !== undefined).length,
+                foreign: scenario.nodes.filter((n) => n.nodePool === undefined).length,
+              },
+            }),
       },
       samples: [...sampler.samples],
       launches: [...sampler.launches],

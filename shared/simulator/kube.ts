@@ -6,19 +6,21 @@ import {
   Label,
   type Pod,
   parseInstanceId,
-  solve,
   type Taint,
   UNREGISTERED_TAINT,
   ValidationError,
 } from '../core/index.ts';
 import type { CloudInstance } from '../ports/cloud.ts';
 import type { ClusterNodeClaim } from '../ports/cluster.ts';
+import { chooseNode } from './kube-scheduler.ts';
+import type { ScoringStrategy } from './scenario-types.ts';
 import { isActive, rawPods, uidOf } from './workloads.ts';
 
 // The simulated world's Kubernetes machinery besides the workload controllers: kubelets register a
-// Node once a NodeClaim's instance runs and remove pods whose grace period ran out, pod garbage
-// collection removes pods whose Node is gone, and kube-scheduler binds pending pods to nodes with
-// room (the same solver Flotilla plans with, over the existing nodes only).
+// Node once a NodeClaim's instance runs and remove pods whose grace period ran out, start-up agents
+// remove their start-up taints (each after its delay), pod garbage collection removes pods whose
+// Node is gone, and kube-scheduler binds pending pods to nodes with room, one at a time, each to
+// the node its scoring ranks first (kube-scheduler.ts).
 
 export interface Kube {
   /** Kubelets and pod garbage collection: one pass over NodeClaims, Nodes and pods. */
@@ -27,19 +29,33 @@ export interface Kube {
   schedule(): Promise<void>;
   /** Whether a kubelet registered the Node of the instance with this provider id. */
   registered(providerId: string): boolean;
+  /** The instants a start-up agent is due to remove its taint. */
+  wakeTimes(): readonly number[];
 }
 
-/**
- * `bound` hears of every pod kube-scheduler binds; `rogueTaints` are the taints a rogue controller
- * puts on a Node as it joins (the scenario's RogueTaint events active then).
- */
+export interface KubeOptions {
+  /** The taints a rogue controller puts on a Node as it joins (the RogueTaint events active then). */
+  readonly rogueTaints?: (nowMs: number) => readonly Taint[];
+  /** Per start-up taint key, how long after registration its agent removes it. @default at once */
+  readonly startupTaintRemovalMs?: ReadonlyMap<string, number>;
+  /** kube-scheduler's NodeResourcesFit scoring. @default 'LeastAllocated' */
+  readonly scoringStrategy?: ScoringStrategy;
+}
+
+/** `bound` hears of every pod kube-scheduler binds. */
 export function makeKube(
   cluster: MemoryCluster,
   cloud: MemoryCloud,
   nowMs: () => number,
   bound: (uid: string) => void,
-  rogueTaints: (nowMs: number) => readonly Taint[] = () => [],
+  options: KubeOptions = {},
 ): Kube {
+  const rogueTaints = options.rogueTaints ?? (() => []);
+  const removalMs = options.startupTaintRemovalMs ?? new Map<string, number>();
+  const strategy = options.scoringStrategy ?? 'LeastAllocated';
+  /** Per node, when it was first seen registered; per pending removal, when it is due. */
+  const registeredAt = new Map<string, number>();
+  const removalsDue = new Set<number>();
   const registeredProviders = new Set<string>();
   const converted = new Map<string, Pod>();
   let lastScheduleRevision = -1;
@@ -106,17 +122,26 @@ export function makeKube(
         registerNode(claim, instance);
         registeredProviders.add(providerId);
       }
-      // Start-up agents finish once the node is registered: their taints go.
+      // Start-up agents finish once the node is registered, each after its delay: their taints go.
       const byNode = new Map(
         claims.flatMap((c) => (c.status.nodeName ? [[c.status.nodeName, c] as const] : [])),
       );
+      removalsDue.clear();
+      const now = nowMs();
       for (const node of (await cluster.nodes()).items) {
         const claim = byNode.get(node.name);
         if (claim === undefined || node.labels[Label.registered] !== 'true') continue;
+        const since = registeredAt.get(node.name) ?? now;
+        registeredAt.set(node.name, since);
         const startup = claim.startupTaints.filter((t) =>
           (node.taints ?? []).some((x) => x.key === t.key && x.effect === t.effect),
         );
-        if (startup.length > 0) await cluster.patchNode(node.name, { removeTaints: startup });
+        const due = startup.filter((t) => {
+          const at = since + (removalMs.get(t.key) ?? 0);
+          if (at > now) removalsDue.add(at);
+          return at <= now;
+        });
+        if (due.length > 0) await cluster.patchNode(node.name, { removeTaints: due });
       }
       const nodeNames = new Set(
         (cluster.list('Node') as { metadata: { name: string } }[]).map((n) => n.metadata.name),
@@ -142,31 +167,49 @@ export function makeKube(
       const nodes: ExistingNode[] = (await cluster.nodes()).items
         .filter((n) => n.ready && !n.deleting && !n.unschedulable)
         .map((n) => ({ ...n, initialized: true }));
-      const candidates = pending.flatMap((p) => {
-        const pod = podOf(p);
-        return pod === undefined ? [] : [pod];
-      });
-      const result =
-        nodes.length === 0
-          ? { placements: [] }
-          : solve({
-              pods: candidates,
-              nodePools: [],
-              instanceTypes: new Map(),
-              nodes,
-              nowMs: nowMs(),
-              options: { repack: false },
-            });
+      // kube-scheduler's queue: higher priority first, then the oldest. A DaemonSet's pods go
+      // first: their node was sized for them, and they usually run at system-node-critical
+      // priority, which the simulator does not resolve from priorityClassName.
+      const candidates = pending
+        .flatMap((p) => {
+          const pod = podOf(p);
+          if (pod === undefined) return [];
+          // Pods of one owner share a template: once one fits nowhere, the rest do not either
+          // (nodes only fill up during a pass), unless the pod wants to be near others or names
+          // its node (a DaemonSet's).
+          const affinity = p.spec?.affinity;
+          const own =
+            (affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).length === 0 &&
+            !(
+              affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
+            ).some((t) => (t.matchFields ?? []).length > 0);
+          const shape = own ? p.metadata?.ownerReferences?.[0]?.uid : undefined;
+          const daemon = p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') === true;
+          return [{ pod, priority: daemon ? Number.MAX_SAFE_INTEGER : (p.spec?.priority ?? 0), shape }];
+        })
+        .sort(
+          (a, b) =>
+            b.priority - a.priority ||
+            (a.pod.createdAtMs ?? 0) - (b.pod.createdAtMs ?? 0) ||
+            (a.pod.name < b.pod.name ? -1 : a.pod.name > b.pod.name ? 1 : 0),
+        );
       const placed = new Set<string>();
-      for (const placement of result.placements) {
-        if (placement.kind !== 'existingNode') continue;
-        const { namespace, name, uid } = placement.pod;
-        cluster.bindPod(namespace, name, placement.nodeName);
-        cluster.setPodPhase(namespace, name, 'Running');
-        placed.add(uid);
-        bound(uid);
+      const fitsNowhere = new Set<string>();
+      const byName = new Map(nodes.map((n, i) => [n.name, i]));
+      for (const { pod, shape } of candidates) {
+        if (shape !== undefined && fitsNowhere.has(shape)) continue;
+        const nodeName = nodes.length === 0 ? undefined : chooseNode(strategy, pod, nodes, nowMs());
+        if (nodeName === undefined && shape !== undefined) fitsNowhere.add(shape);
+        const index = nodeName === undefined ? undefined : byName.get(nodeName);
+        const node = index === undefined ? undefined : nodes[index];
+        if (nodeName === undefined || index === undefined || node === undefined) continue;
+        nodes[index] = { ...node, pods: [...node.pods, pod] };
+        cluster.bindPod(pod.namespace, pod.name, nodeName);
+        cluster.setPodPhase(pod.namespace, pod.name, 'Running');
+        placed.add(pod.uid);
+        bound(pod.uid);
       }
-      for (const pod of candidates) {
+      for (const { pod } of candidates) {
         if (placed.has(pod.uid)) continue;
         cluster.markPodUnschedulable(
           pod.namespace,
@@ -178,5 +221,6 @@ export function makeKube(
     },
 
     registered: (providerId) => registeredProviders.has(providerId),
+    wakeTimes: () => [...removalsDue],
   };
 }

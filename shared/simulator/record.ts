@@ -124,6 +124,11 @@ export interface SimulationRecord {
     readonly durationMs: number;
     /** The run left out the offerings whose price the catalog only assumes (`--known-prices`). */
     readonly knownPricesOnly?: boolean;
+    /**
+     * Nodes there at the start: Flotilla's (NodeClaims, in the costs) and foreign ones (another
+     * autoscaler's: never touched, not in the costs). Absent when there were none.
+     */
+    readonly initialNodes?: { readonly flotilla: number; readonly foreign: number };
   };
   /** Ordered by `atMs`. */
   readonly samples: readonly SimSample[];

@@ -78,7 +78,8 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
   const launches: SimLaunch[] = [];
   const terminations: SimTermination[] = [];
   const live = new Map<string, CloudInstance>();
-  let historyLength = 0;
+  // Instances already there (the scenario's initial nodes) were not launched during the run.
+  let historyLength = cloud.history().length;
   let nextSampleMs = scenario.startMs;
   /** The most pods pending at one look since the last sample. */
   let peakPending = 0;

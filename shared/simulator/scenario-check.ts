@@ -1,7 +1,11 @@
 import type { z } from 'zod';
-import { bundledCatalogRegions } from '../adapters/memory/index.ts';
+import { bundledCatalog, bundledCatalogRegions, makeCatalogResolver } from '../adapters/memory/index.ts';
 import { unknownFieldMessage } from '../apis/schema/openapi.ts';
+import { Label, Requirements } from '../core/index.ts';
+import type { EC2NodeClass } from '../ports/cloud.ts';
+import type { ClusterNodePool } from '../ports/cluster.ts';
 import { checkManifest, checkPodSpec } from '../validation/manifests.ts';
+import { foreignNodeTypes } from './initial-nodes.ts';
 
 // The checks a scenario gets besides its own schema: its NodePools and EC2NodeClasses against
 // the CRDs Flotilla ships (as `kubectl apply --validate=strict` checks them), its pod templates
@@ -129,11 +133,13 @@ export function manifestProblems(raw: unknown): {
   problems: PathProblem[];
   sound: { nodePools: Set<number>; ec2NodeClasses: Set<number> };
   soundWorkloads: Set<number>;
+  soundDaemonSets: Set<number>;
 } {
   const problems: PathProblem[] = [];
   const sound = { nodePools: new Set<number>(), ec2NodeClasses: new Set<number>() };
   const soundWorkloads = new Set<number>();
-  if (!isObject(raw)) return { problems, sound, soundWorkloads };
+  const soundDaemonSets = new Set<number>();
+  if (!isObject(raw)) return { problems, sound, soundWorkloads, soundDaemonSets };
   for (const list of ['nodePools', 'ec2NodeClasses'] as const) {
     const items = raw[list];
     if (!Array.isArray(items)) continue;
@@ -153,18 +159,22 @@ export function manifestProblems(raw: unknown): {
       else names.set(name, i);
     });
   }
-  const workloads = raw['workloads'];
-  if (Array.isArray(workloads)) {
-    workloads.forEach((w: unknown, i) => {
+  for (const [list, soundOnes] of [
+    ['workloads', soundWorkloads],
+    ['daemonSets', soundDaemonSets],
+  ] as const) {
+    const items = raw[list];
+    if (!Array.isArray(items)) continue;
+    items.forEach((w: unknown, i) => {
       const spec = at(w, ['template', 'spec']);
       if (!isObject(spec)) return;
       const found = checkPodSpec(spec);
-      if (found.length === 0) soundWorkloads.add(i);
+      if (found.length === 0) soundOnes.add(i);
       for (const p of found)
-        problems.push({ path: ['workloads', i, 'template', 'spec', ...p.path], message: p.message });
+        problems.push({ path: [list, i, 'template', 'spec', ...p.path], message: p.message });
     });
   }
-  return { problems, sound, soundWorkloads };
+  return { problems, sound, soundWorkloads, soundDaemonSets };
 }
 
 interface EventRef {
@@ -199,6 +209,100 @@ export function referenceProblems(s: {
       problems.push({
         path: ['events', i, 'zone'],
         message: `zone "${e.zone}" is not one of the scenario's zones (${s.zones.join(', ')})`,
+      });
+    }
+  });
+  return problems;
+}
+
+interface InitialNodeRef {
+  readonly name?: string | undefined;
+  readonly count: number;
+  readonly nodePool?: string | undefined;
+  readonly instanceType: string;
+  readonly zone?: string | undefined;
+  readonly capacityType: 'on-demand' | 'spot';
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly taints?: readonly unknown[] | undefined;
+}
+
+/**
+ * Problems of the nodes there at the start: a NodePool that exists, a zone of the scenario, an
+ * instance type the catalog has; a NodePool's node must be one its requirements allow (its
+ * labels and taints are the NodePool's).
+ */
+export function initialNodeProblems(
+  nodes: readonly InitialNodeRef[],
+  s: {
+    readonly region: string;
+    readonly zones: readonly string[];
+    readonly pools: ReadonlyMap<string, ClusterNodePool>;
+    readonly classes: ReadonlyMap<string, EC2NodeClass>;
+  },
+): PathProblem[] {
+  const problems: PathProblem[] = [];
+  const catalog = makeCatalogResolver(bundledCatalog(s.region, s.zones));
+  const names = new Map<string, number>();
+  nodes.forEach((n, i) => {
+    if (n.name !== undefined) {
+      const first = names.get(n.name);
+      if (first !== undefined)
+        problems.push({
+          path: ['nodes', i, 'name'],
+          message: `a second node named "${n.name}" (the first is nodes[${first}])`,
+        });
+      else names.set(n.name, i);
+    }
+    const zone = n.zone ?? s.zones[0] ?? '';
+    if (n.zone !== undefined && !s.zones.includes(n.zone)) {
+      problems.push({
+        path: ['nodes', i, 'zone'],
+        message: `zone "${n.zone}" is not one of the scenario's zones (${s.zones.join(', ')})`,
+      });
+    }
+    if (n.nodePool === undefined) {
+      if (!foreignNodeTypes(s.region, s.zones).has(n.instanceType)) {
+        problems.push({
+          path: ['nodes', i, 'instanceType'],
+          message: `the bundled instance catalog has no instance type "${n.instanceType}" in ${s.region}`,
+        });
+      }
+      return;
+    }
+    for (const field of ['labels', 'taints'] as const) {
+      if (n[field] !== undefined)
+        problems.push({
+          path: ['nodes', i, field],
+          message: `a node of NodePool "${n.nodePool}" takes its ${field} from the NodePool's template; leave ${field} out, or leave out nodePool for a node Flotilla did not launch`,
+        });
+    }
+    const pool = s.pools.get(n.nodePool);
+    if (pool === undefined) {
+      problems.push({
+        path: ['nodes', i, 'nodePool'],
+        message: `no NodePool named "${n.nodePool}" in nodePools (${[...s.pools.keys()].join(', ')})`,
+      });
+      return;
+    }
+    const nodeClass = s.classes.get(pool.nodeClassRef.name);
+    if (nodeClass === undefined) return;
+    const type = catalog(nodeClass).find((t) => t.name === n.instanceType);
+    if (type === undefined) {
+      problems.push({
+        path: ['nodes', i, 'instanceType'],
+        message: `the bundled instance catalog has no instance type "${n.instanceType}" in ${s.region}`,
+      });
+      return;
+    }
+    const labels = { ...type.labels, [Label.zone]: zone, [Label.capacityType]: n.capacityType };
+    const reqs = Requirements.parse(pool.pool.requirements, {
+      object: `nodePool "${n.nodePool}"`,
+      field: 'spec.template.spec.requirements',
+    });
+    if (!reqs.matchesLabels(labels)) {
+      problems.push({
+        path: ['nodes', i, 'instanceType'],
+        message: `NodePool "${n.nodePool}"'s requirements do not allow ${n.capacityType} ${n.instanceType} in ${zone}`,
       });
     }
   });

@@ -35,7 +35,7 @@ const count = z.number().int().nonnegative();
 const stringMap = z.record(z.string(), z.string());
 
 const podTemplate = z.strictObject({
-  metadata: z.strictObject({ labels: stringMap.optional() }).optional(),
+  metadata: z.strictObject({ labels: stringMap.optional(), annotations: stringMap.optional() }).optional(),
   spec: z.looseObject({
     containers: z
       .array(z.looseObject({ name: z.string().min(1) }))
@@ -75,6 +75,41 @@ const job = z.strictObject({
   runTime: duration,
   template: podTemplate,
 });
+
+/** A DaemonSet: one pod of `template` on every node it matches and tolerates. */
+const daemonSet = z.strictObject({
+  name,
+  namespace: name.default('kube-system'),
+  template: podTemplate,
+});
+
+const taint = z.strictObject({
+  key: z.string().min(1),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+});
+
+/**
+ * Nodes the cluster has when the run starts: with `nodePool`, NodeClaims of that NodePool
+ * (Flotilla's, which it may consolidate); without, nodes of something else (a Cluster Autoscaler
+ * node group, say), which Flotilla never touches.
+ */
+const initialNode = z.strictObject({
+  name: name.optional(),
+  count: z.number().int().min(1).default(1),
+  nodePool: z.string().optional(),
+  instanceType: z.string().min(1),
+  zone: z.string().optional(),
+  capacityType: z.enum(['on-demand', 'spot']).default('on-demand'),
+  labels: stringMap.optional(),
+  taints: z.array(taint).optional(),
+});
+
+/** The agent that removes a start-up taint does so this long after its node registers. */
+const startupTaintRemoval = z.strictObject({ key: z.string().min(1), after: duration });
+
+/** kube-scheduler's NodeResourcesFit scoring strategy. */
+export const SCORING_STRATEGIES = ['LeastAllocated', 'MostAllocated'] as const;
 
 const instanceEvent = {
   at: duration,
@@ -177,6 +212,13 @@ export const scenarioSchema = z.strictObject({
       minValuesPolicy: DEFAULT_MIN_VALUES_POLICY,
       preferencePolicy: DEFAULT_PREFERENCE_POLICY,
     }),
+  /** kube-scheduler's configuration, as far as it changes where pods go. */
+  kubeScheduler: z
+    .strictObject({ scoringStrategy: z.enum(SCORING_STRATEGIES).default('LeastAllocated') })
+    .default({ scoringStrategy: 'LeastAllocated' }),
+  startupTaintRemoval: z.array(startupTaintRemoval).default([]),
+  nodes: z.array(initialNode).default([]),
+  daemonSets: z.array(daemonSet).default([]),
   nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
   ec2NodeClasses: z
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))

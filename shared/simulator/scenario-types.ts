@@ -11,7 +11,10 @@ export type ScenarioManifest = Readonly<Record<string, unknown>> & {
 
 /** A pod template in Kubernetes syntax (`metadata.labels`, `spec`). */
 export interface PodTemplate {
-  readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+  readonly metadata?: {
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
   readonly spec: Readonly<Record<string, unknown>>;
 }
 
@@ -45,6 +48,30 @@ export interface JobWorkload {
 }
 
 export type Workload = DeploymentWorkload | JobWorkload;
+
+/** A DaemonSet: one pod of its template on every node the template matches and tolerates. */
+export interface ScenarioDaemonSet {
+  readonly name: string;
+  readonly namespace: string;
+  readonly template: PodTemplate;
+}
+
+/** A node the cluster has when the run starts. */
+export interface InitialNode {
+  /** The Node's name for a foreign node, the NodeClaim's for Flotilla's. */
+  readonly name: string;
+  /** Flotilla's NodeClaim of this NodePool; absent: a node Flotilla did not launch. */
+  readonly nodePool?: string;
+  readonly instanceType: string;
+  readonly zone: string;
+  readonly capacityType: 'on-demand' | 'spot';
+  /** Labels besides the well-known ones the node gets from its instance. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+}
+
+/** kube-scheduler's NodeResourcesFit scoring: spread (its default) or bin-pack. */
+export type ScoringStrategy = 'LeastAllocated' | 'MostAllocated';
 
 export type ScenarioEvent =
   | {
@@ -131,6 +158,13 @@ export interface Scenario {
   readonly bootDelayMs: number;
   /** The stack's settings (FlotillaCluster props) the controllers run with. */
   readonly settings: ScenarioSettings;
+  /** kube-scheduler's NodeResourcesFit scoring strategy. @default 'LeastAllocated' */
+  readonly scoringStrategy: ScoringStrategy;
+  /** Per start-up taint key, how long after its node registers the taint's agent removes it. */
+  readonly startupTaintRemovalMs: ReadonlyMap<string, number>;
+  /** Nodes there at the start (each one node: `count` is expanded). */
+  readonly nodes: readonly InitialNode[];
+  readonly daemonSets: readonly ScenarioDaemonSet[];
   readonly nodePools: readonly ScenarioManifest[];
   readonly ec2NodeClasses: readonly ScenarioManifest[];
   readonly workloads: readonly Workload[];

@@ -4,9 +4,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { LineCounter, parseDocument } from 'yaml';
 import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
 import { ValidationError } from '../core/index.ts';
+import type { EC2NodeClass } from '../ports/cloud.ts';
+import type { ClusterNodePool } from '../ports/cluster.ts';
 import { checkManifest, withStoredDefaults } from '../validation/manifests.ts';
 import {
   eventRefs,
+  initialNodeProblems,
   isObject,
   manifestProblems,
   mergePatch,
@@ -24,19 +27,29 @@ import {
   type ScenarioProblem,
 } from './scenario-problems.ts';
 import { scenarioFieldsAt, scenarioSchema } from './scenario-schema.ts';
-import type { PodTemplate, Scenario, ScenarioEvent, ScenarioManifest, Workload } from './scenario-types.ts';
+import type {
+  InitialNode,
+  PodTemplate,
+  Scenario,
+  ScenarioEvent,
+  ScenarioManifest,
+  Workload,
+} from './scenario-types.ts';
 
 export { mergePatch } from './scenario-check.ts';
 export { ScenarioError, ScenarioFileError, type ScenarioProblem } from './scenario-problems.ts';
 export { parseDurationMs } from './scenario-schema.ts';
 export type {
   DeploymentWorkload,
+  InitialNode,
   JobWorkload,
   PodTemplate,
   Scenario,
+  ScenarioDaemonSet,
   ScenarioEvent,
   ScenarioManifest,
   ScenarioSettings,
+  ScoringStrategy,
   Workload,
 } from './scenario-types.ts';
 
@@ -97,11 +110,16 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
   );
 
   const classNames = namesIn(raw['ec2NodeClasses']);
+  /** The NodePools as read (for the initial nodes' checks), by name. */
+  const pools = new Map<string, ClusterNodePool>();
+  /** The EC2NodeClasses as read, by name. */
+  const classes = new Map<string, EC2NodeClass>();
   const rawList = (key: string): unknown[] => (Array.isArray(raw[key]) ? (raw[key] as unknown[]) : []);
   rawList('ec2NodeClasses').forEach((manifest, i) => {
     if (!checked.sound.ec2NodeClasses.has(i)) return;
     try {
-      parseEC2NodeClass(manifest);
+      const nodeClass = parseEC2NodeClass(manifest);
+      classes.set(nodeClass.name, nodeClass);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       problems.push(problemAt(['ec2NodeClasses', i, ...fieldOf(error)], error.message));
@@ -114,6 +132,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
         ...manifest,
         metadata: { ...(manifest['metadata'] as object), uid: `scenario-${i}` },
       } as never);
+      pools.set(pool.pool.name, pool);
       if (!classNames.has(pool.nodeClassRef.name)) {
         problems.push(
           problemAt(
@@ -135,12 +154,12 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
   }
   const s = parsed.data;
 
-  const seen = new Set<string>();
-  s.workloads.forEach((w, i) => {
-    const key = `${w.namespace}/${w.name}`;
-    if (seen.has(key)) problems.push(problemAt(['workloads', i, 'name'], `a second workload named "${key}"`));
-    seen.add(key);
-    if (!checked.soundWorkloads.has(i)) return;
+  /** A pod template read as the API server reads a pod made from it. */
+  const checkTemplate = (
+    list: 'workloads' | 'daemonSets',
+    i: number,
+    w: (typeof s.workloads)[number] | (typeof s.daemonSets)[number],
+  ) => {
     try {
       toPod({
         metadata: {
@@ -148,13 +167,30 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
           namespace: w.namespace,
           uid: 'scenario',
           labels: w.template.metadata?.labels ?? {},
+          annotations: w.template.metadata?.annotations ?? {},
         },
         spec: w.template.spec as unknown as V1Pod['spec'],
       } as V1Pod);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
-      problems.push(problemAt(['workloads', i, 'template', ...fieldOf(error)], error.message));
+      problems.push(problemAt([list, i, 'template', ...fieldOf(error)], error.message));
     }
+  };
+  const seenDaemonSets = new Set<string>();
+  s.daemonSets.forEach((d, i) => {
+    const key = `${d.namespace}/${d.name}`;
+    if (seenDaemonSets.has(key))
+      problems.push(problemAt(['daemonSets', i, 'name'], `a second DaemonSet named "${key}"`));
+    seenDaemonSets.add(key);
+    if (checked.soundDaemonSets.has(i)) checkTemplate('daemonSets', i, d);
+  });
+  const seen = new Set<string>();
+  s.workloads.forEach((w, i) => {
+    const key = `${w.namespace}/${w.name}`;
+    if (seen.has(key)) problems.push(problemAt(['workloads', i, 'name'], `a second workload named "${key}"`));
+    seen.add(key);
+    if (!checked.soundWorkloads.has(i)) return;
+    checkTemplate('workloads', i, w);
     if (w.kind === 'Deployment') {
       w.scale.forEach((step, j) => {
         if (step.at > s.duration) {
@@ -229,6 +265,35 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     }
   });
   const zones = s.zones ?? rawZones;
+  problems.push(
+    ...initialNodeProblems(s.nodes, { region: s.region, zones, pools, classes }).map((p) =>
+      problemAt(p.path, p.message),
+    ),
+  );
+  const startupKeys = new Set(
+    [...pools.values()].flatMap((p) => (p.pool.startupTaints ?? []).map((t) => t.key)),
+  );
+  for (const [key, manifest] of current) {
+    if (!key.startsWith('NodePool/')) continue;
+    const spec = (manifest['spec'] as { template?: { spec?: { startupTaints?: unknown } } } | undefined)
+      ?.template?.spec;
+    if (Array.isArray(spec?.startupTaints))
+      for (const t of spec.startupTaints)
+        if (isObject(t) && typeof t['key'] === 'string') startupKeys.add(t['key']);
+  }
+  const removalKeys = new Set<string>();
+  s.startupTaintRemoval.forEach((r, i) => {
+    if (removalKeys.has(r.key))
+      problems.push(problemAt(['startupTaintRemoval', i, 'key'], `a second entry for "${r.key}"`));
+    removalKeys.add(r.key);
+    if (!startupKeys.has(r.key))
+      problems.push(
+        problemAt(
+          ['startupTaintRemoval', i, 'key'],
+          `no NodePool has a start-up taint with key "${r.key}" (spec.template.spec.startupTaints)`,
+        ),
+      );
+  });
   zones.forEach((zone, i) => {
     if (!zone.startsWith(s.region)) {
       problems.push(problemAt(['zones', i], `zone "${zone}" is not in region ${s.region}`));
@@ -252,6 +317,32 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
     },
+    scoringStrategy: s.kubeScheduler.scoringStrategy,
+    startupTaintRemovalMs: new Map(s.startupTaintRemoval.map((r) => [r.key, r.after])),
+    nodes: s.nodes.flatMap((n, i) =>
+      Array.from({ length: n.count }, (_, j): InitialNode => {
+        const base =
+          n.name ?? (n.nodePool === undefined ? `node-${i + 1}` : `${n.nodePool}-initial-${i + 1}`);
+        return {
+          name: n.count === 1 && n.name !== undefined ? base : `${base}-${j + 1}`,
+          ...(n.nodePool === undefined ? {} : { nodePool: n.nodePool }),
+          instanceType: n.instanceType,
+          zone: n.zone ?? zones[0] ?? '',
+          capacityType: n.capacityType,
+          labels: n.labels ?? {},
+          taints: (n.taints ?? []).map((t) => ({
+            key: t.key,
+            effect: t.effect,
+            ...(t.value === undefined ? {} : { value: t.value }),
+          })),
+        };
+      }),
+    ),
+    daemonSets: s.daemonSets.map((d) => ({
+      name: d.name,
+      namespace: d.namespace,
+      template: d.template as PodTemplate,
+    })),
     nodePools: s.nodePools as ScenarioManifest[],
     ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
     workloads: s.workloads.map((w): Workload => {

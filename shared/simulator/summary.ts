@@ -62,6 +62,11 @@ function header(record: SimulationRecord): string[] {
     `Flotilla simulation "${scenario.name}"`,
     ...(scenario.description === undefined ? [] : [`  ${scenario.description}`]),
     `  region ${scenario.region}${scenario.knownPricesOnly === true ? ' (known prices only)' : ''}, ${formatInstant(scenario.startMs)} to ${formatInstant(end)} (${formatDuration(scenario.durationMs)} of virtual time), ${record.samples.length} samples, ${record.decisions.length} decisions logged`,
+    ...(scenario.initialNodes === undefined
+      ? []
+      : [
+          `  nodes at the start: ${scenario.initialNodes.flotilla} of Flotilla's NodePools (in the costs), ${scenario.initialNodes.foreign} foreign (another autoscaler's: never disrupted or terminated, not in the costs)`,
+        ]),
     '  times below are UTC, as budget schedules are',
   ];
 }

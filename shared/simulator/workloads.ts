@@ -129,6 +129,9 @@ export function makeWorkloads(scenario: Scenario, cluster: MemoryCluster, nowMs:
         name,
         namespace: w.namespace,
         labels: { ...(w.template.metadata?.labels ?? {}), [WORKLOAD_LABEL]: labelOf(key) },
+        ...(w.template.metadata?.annotations === undefined
+          ? {}
+          : { annotations: { ...w.template.metadata.annotations } }),
         ownerReferences: [
           {
             apiVersion: w.kind === 'Job' ? 'batch/v1' : 'apps/v1',

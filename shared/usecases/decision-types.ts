@@ -57,6 +57,8 @@ export interface LaunchDecision {
   readonly instanceType?: string;
   readonly zone?: string;
   readonly pricePerHour?: number;
+  /** The catalog only assumes that price (a spot price at its default discount, say). */
+  readonly priceAssumed?: true;
   /** When failed: what went wrong. */
   readonly error?: string;
   /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */

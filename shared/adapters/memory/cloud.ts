@@ -76,6 +76,11 @@ export interface ForeignInstanceInput {
   readonly capacityType?: CapacityType;
   /** @default no tags */
   readonly tags?: Readonly<Record<string, string>>;
+  /** When it was launched: an instance launched a boot delay or more ago is running. @default now */
+  readonly launchTime?: Date;
+  readonly imageId?: string;
+  readonly subnetId?: string;
+  readonly securityGroupIds?: readonly string[];
 }
 
 /** The Cloud port in memory for the simulator, with the knobs a scenario turns. */
@@ -437,7 +442,10 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         instanceType: input.instanceType,
         zone: input.zone,
         capacityType: input.capacityType ?? 'on-demand',
-        launchTimeMs: clock.now().getTime(),
+        ...(input.imageId === undefined ? {} : { imageId: input.imageId }),
+        ...(input.subnetId === undefined ? {} : { subnetId: input.subnetId }),
+        ...(input.securityGroupIds === undefined ? {} : { securityGroupIds: input.securityGroupIds }),
+        launchTimeMs: (input.launchTime ?? clock.now()).getTime(),
         privateDnsName,
         tags: { ...(input.tags ?? {}) },
       };

@@ -4,6 +4,7 @@ export {
   bundledCatalogRegions,
   DEFAULT_REGION,
   type MemoryCatalog,
+  makeCatalogResolver,
   memoryNodeClassSettings,
 } from './catalog.ts';
 export {

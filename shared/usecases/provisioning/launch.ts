@@ -133,6 +133,7 @@ function launchDecision(
           instanceType: outcome.instanceType,
           zone: outcome.zone,
           ...(outcome.pricePerHour === undefined ? {} : { pricePerHour: outcome.pricePerHour }),
+          ...(outcome.priceAssumed === true ? { priceAssumed: true } : {}),
         }
       : {}),
     ...(outcome.kind === 'failed' ? { error: outcome.error } : {}),
@@ -225,9 +226,10 @@ async function launchCreated(
   const type = types.find((t) => t.name === instance.instanceType);
   await cluster.patchNodeClaimMetadata(name, launchedLabels(instance, type, userLabels));
   await cluster.patchNodeClaimStatus(name, launchedStatus(instance, type));
-  const price = type?.offerings.find(
+  const offering = type?.offerings.find(
     (o) => o.zone === instance.zone && o.capacityType === instance.capacityType,
-  )?.priceUsdPerHour;
+  );
+  const price = offering?.priceUsdPerHour;
   return {
     kind: 'launched',
     ...base,
@@ -236,6 +238,7 @@ async function launchCreated(
     zone: instance.zone,
     capacityType: instance.capacityType,
     ...(price === undefined ? {} : { pricePerHour: price }),
+    ...(offering?.priceAssumed === true ? { priceAssumed: true } : {}),
   };
 }
 

@@ -77,6 +77,8 @@ export type ClaimOutcome =
       readonly capacityType: CapacityType;
       /** The launched offering's price in USD per hour, when the catalog has it. */
       readonly pricePerHour?: number;
+      /** The catalog only assumes that price. */
+      readonly priceAssumed?: true;
     }
   | {
       readonly kind: 'insufficientCapacity';

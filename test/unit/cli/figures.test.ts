@@ -89,9 +89,21 @@ describe('flotilla simulate figures', () => {
     const assumed = await simulateWith();
     expect(assumed).toMatch(/^ {2}c8i-flex\.xlarge +0 +1 +1 +\$0\.0623 \*$/m);
     expect(assumed).toContain('  * assumed price: the bundled catalog has no Spot Advisor estimate');
+    // The launch decision in the decision log says so too.
+    const launches = fs
+      .readFileSync(path.join(tmp, 'out-0', 'decisions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((d) => d['decision'] === 'launch' && d['outcome'] === 'launched');
+    const rounded = (price: unknown) => Math.round(Number(price) * 10_000) / 10_000;
+    expect(launches.map((d) => [d['instanceType'], rounded(d['pricePerHour']), d['priceAssumed']])).toEqual([
+      ['c8i-flex.xlarge', 0.0623, true],
+    ]);
     const known = await simulateWith('--known-prices');
     expect(known).toContain('  region us-east-1 (known prices only), ');
     expect(known).toMatch(/^ {2}c6a\.xlarge +0 +1 +1 +\$0\.0627$/m);
     expect(known).not.toContain('assumed price');
+    expect(fs.readFileSync(path.join(tmp, 'out-1', 'decisions.jsonl'), 'utf8')).not.toContain('priceAssumed');
   }, 180_000);
 });

@@ -165,7 +165,12 @@ describe('the example scenarios', () => {
 
   it('batch-burst: all 200 job pods run, none on m6i spot while it has no capacity', async () => {
     const r = await run('batch-burst');
-    expect(r.podWaitsMs).toHaveLength(204);
+    // 200 job pods and 4 general ones, and once more each pod a drain evicted: kube-scheduler
+    // spreads the job pods, so consolidation moves some off the nodes the waves leave underused.
+    const evicted = r.decisions
+      .filter((d) => d['decision'] === 'drain' && d['action'] === 'evict')
+      .reduce((sum, d) => sum + Number(d['evicted']), 0);
+    expect(r.podWaitsMs).toHaveLength(204 + evicted);
     expect(r.unschedulable).toEqual([]);
     for (const l of r.launches.filter((x) => minutes(r, x.atMs) < 20)) {
       expect(l.capacityType === 'spot' && family(l.instanceType) === 'm6i').toBe(false);

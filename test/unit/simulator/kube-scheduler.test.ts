@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { chooseNode, nodeScore } from '../../../shared/simulator/kube-scheduler.ts';
+import { node, pod } from '../core/builders.ts';
+
+// The simulated kube-scheduler's choice among the nodes that fit: NodeResourcesFit's score.
+
+const T = Date.parse('2026-01-01T00:00:00Z');
+const busy = node({
+  name: 'a-busy',
+  cpu: '4',
+  memory: '16Gi',
+  initialized: true,
+  boundPods: [pod({ cpu: '2', memory: '4Gi' })],
+});
+const idle = node({ name: 'b-idle', cpu: '4', memory: '16Gi', initialized: true });
+const full = node({
+  name: 'c-full',
+  cpu: '4',
+  memory: '16Gi',
+  initialized: true,
+  boundPods: [pod({ cpu: '3800m', memory: '1Gi' })],
+});
+
+describe('the simulated kube-scheduler', () => {
+  it.each([
+    ['LeastAllocated', 'b-idle'],
+    ['MostAllocated', 'a-busy'],
+  ] as const)('with %s binds a 500m pod to %s', (strategy, expected) => {
+    expect(chooseNode(strategy, pod({ cpu: '500m', memory: '1Gi' }), [busy, idle], T)).toBe(expected);
+  });
+
+  it('scores by the requests left after the pod, a pod without requests counting as 100m and 200Mi', () => {
+    const free = nodeScore('LeastAllocated', idle, pod({ cpu: '1', memory: '4Gi' }));
+    // cpu 3/4 and memory 12/16 left: 75.
+    expect(free).toBeCloseTo(75, 6);
+    const bare = nodeScore('LeastAllocated', idle, pod({}));
+    expect(bare).toBeCloseTo(((3900 / 4000) * 100 + ((16384 - 200) / 16384) * 100) / 2, 6);
+    expect(nodeScore('MostAllocated', idle, pod({ cpu: '1', memory: '4Gi' }))).toBeCloseTo(25, 6);
+  });
+
+  it('never takes a node the pod does not fit, however the node scores', () => {
+    // c-full would score highest under MostAllocated, but 500m does not fit in its 200m.
+    expect(chooseNode('MostAllocated', pod({ cpu: '500m' }), [full, idle], T)).toBe('b-idle');
+    expect(chooseNode('LeastAllocated', pod({ cpu: '5' }), [full, idle], T)).toBeUndefined();
+  });
+
+  it('breaks a tie by the node name', () => {
+    const twin = node({ name: 'a-twin', cpu: '4', memory: '16Gi', initialized: true });
+    expect(chooseNode('LeastAllocated', pod({ cpu: '1' }), [idle, twin], T)).toBe('a-twin');
+  });
+});
