@@ -4,7 +4,7 @@ import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision, writeDecisions } from '../decision.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
@@ -17,7 +17,7 @@ import { type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts'
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import type { DisruptDecision } from './decisions.ts';
+import type { DisruptDecision, DisruptionPassDecision } from './decisions.ts';
 import { decisionForCommand } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -266,7 +266,7 @@ class Pass {
     const looked = [...set.candidates, ...(set.staticCandidates ?? [])];
     const blocked = looked.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
-    writeDecision(this.ports.logger, {
+    const summary: DisruptionPassDecision = {
       kind: 'disruptionPass',
       // A pass cut short says so, whether or not it started commands before.
       reason:
@@ -305,9 +305,10 @@ class Pass {
         claims: this.claims,
         nowMs,
       }),
-    });
-    writeDecision(
-      this.ports.logger,
+    };
+    // The summary and the observation together: their metrics share EMF lines.
+    writeDecisions(this.ports.logger, [
+      summary,
       observeCluster({
         nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
         claims: this.claims,
@@ -315,7 +316,7 @@ class Pass {
         input: this.input,
         ...(this.lease.previousUntilMs === undefined ? {} : { sinceMs: this.lease.previousUntilMs }),
       }),
-    );
+    ]);
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 

@@ -240,16 +240,22 @@ function offeringOf(claim: ClusterNodeClaim): string | undefined {
  * NodePool whose own class is not Ready (and had none read) is priced from the others'.
  */
 function offeringPrices(input: SchedulingInput | undefined): (offering: string) => number | undefined {
-  const prices = new Map<string, number>();
-  for (const types of input?.instanceTypes.values() ?? []) {
-    for (const type of types) {
-      for (const o of type.offerings) {
-        const key = `${type.name}/${o.zone}/${o.capacityType}`;
-        if (!prices.has(key)) prices.set(key, o.priceUsdPerHour);
+  let prices: Map<string, number> | undefined;
+  return (offering) => {
+    // Built on the first NodeClaim its own class does not price: most passes never need it.
+    if (prices === undefined) {
+      prices = new Map();
+      for (const types of input?.instanceTypes.values() ?? []) {
+        for (const type of types) {
+          for (const o of type.offerings) {
+            const key = `${type.name}/${o.zone}/${o.capacityType}`;
+            if (!prices.has(key)) prices.set(key, o.priceUsdPerHour);
+          }
+        }
       }
     }
-  }
-  return (offering) => prices.get(offering);
+    return prices.get(offering);
+  };
 }
 
 /** The larger of the cpu and memory shares pods request of a node's allocatable, at most 1. */
