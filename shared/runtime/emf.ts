@@ -28,45 +28,88 @@ export interface EmfDirective {
 }
 
 /**
- * The EMF documents of `points`: one per moment and set of dimension values (an EMF document holds
- * one value per dimension key), the values of one metric in one document merged into an array,
- * metrics grouped by the catalog's dimension sets into directives. Arrays hold at most
- * EMF_LIMITS.values values; more go to further documents. Values that are not finite are dropped
- * (CloudWatch rejects them).
+ * The EMF documents of `points`, as few as CloudWatch's rules allow. A document holds one value per
+ * dimension key, and a metric takes from it only the keys its dimension sets name: so points go
+ * into one document whenever they agree on the keys they both name (a NodePool's cost, which names
+ * `nodePool`, shares the line of its cpu usage, which also names `resourceType`). Values of one
+ * series in one document are merged into an array of at most EMF_LIMITS.values values; at most
+ * EMF_LIMITS.metrics metrics and EMF_LIMITS.dimensionKeys dimension keys go in a document. Each
+ * point goes into the first document of its moment that takes it, in the order given. Values that
+ * are not finite are dropped (CloudWatch rejects them).
  */
 export function toEmfDocuments(points: readonly MetricPoint[]): EmfDocument[] {
-  const groups = new Map<
-    string,
-    { timeMs: number; dimensions: MetricPoint['dimensions']; values: Map<string, number[]> }
-  >();
+  const packs: Pack[] = [];
   for (const point of points) {
-    const values = point.values.filter(Number.isFinite);
-    if (values.length === 0) continue;
-    const key = JSON.stringify([
-      point.timeMs,
-      Object.entries(point.dimensions).sort(([a], [b]) => a.localeCompare(b)),
-    ]);
-    const group = groups.get(key) ?? {
-      timeMs: point.timeMs,
-      dimensions: point.dimensions,
-      values: new Map(),
-    };
-    groups.set(key, group);
-    group.values.set(point.name, [...(group.values.get(point.name) ?? []), ...values]);
-  }
-  const documents: EmfDocument[] = [];
-  for (const group of groups.values()) {
-    // The catalog has fewer than EMF_LIMITS.metrics metrics, so one document holds a group's
-    // metrics; arrays longer than EMF_LIMITS.values go on in further documents.
-    for (let offset = 0; ; offset += EMF_LIMITS.values) {
-      const slice = [...group.values].flatMap(([name, v]): [string, number[]][] =>
-        v.length > offset ? [[name, v.slice(offset, offset + EMF_LIMITS.values)]] : [],
-      );
-      if (slice.length === 0) break;
-      documents.push(encode(group.timeMs, group.dimensions, slice));
+    let values = point.values.filter(Number.isFinite);
+    const dimensions = Object.entries(point.dimensions).filter(
+      (entry): entry is [MetricDimensionKey, string] => entry[1] !== undefined,
+    );
+    const series = seriesOf(dimensions);
+    for (const pack of packs) {
+      if (values.length === 0) break;
+      const room = roomFor(pack, point, dimensions, series);
+      if (room === 0) continue;
+      add(pack, point.name, dimensions, series, values.slice(0, room));
+      values = values.slice(room);
+    }
+    while (values.length > 0) {
+      const pack: Pack = { timeMs: point.timeMs, dimensions: new Map(), metrics: new Map() };
+      packs.push(pack);
+      add(pack, point.name, dimensions, series, values.slice(0, EMF_LIMITS.values));
+      values = values.slice(EMF_LIMITS.values);
     }
   }
-  return documents;
+  return packs.map((pack) =>
+    encode(
+      pack.timeMs,
+      Object.fromEntries(pack.dimensions),
+      [...pack.metrics].map(([name, m]) => [name, m.values] as const),
+    ),
+  );
+}
+
+/** A document being filled: its dimension values, and each metric's values with its series. */
+interface Pack {
+  readonly timeMs: number;
+  readonly dimensions: Map<MetricDimensionKey, string>;
+  readonly metrics: Map<string, { readonly series: string; readonly values: number[] }>;
+}
+
+const seriesOf = (dimensions: readonly (readonly [string, string])[]): string =>
+  JSON.stringify([...dimensions].sort(([a], [b]) => a.localeCompare(b)));
+
+/** How many of the point's values `pack` can take (0 when its dimension values or limits forbid). */
+function roomFor(
+  pack: Pack,
+  point: MetricPoint,
+  dimensions: readonly (readonly [MetricDimensionKey, string])[],
+  series: string,
+): number {
+  if (pack.timeMs !== point.timeMs) return 0;
+  let newKeys = 0;
+  for (const [key, value] of dimensions) {
+    const held = pack.dimensions.get(key);
+    if (held === undefined) newKeys += 1;
+    else if (held !== value) return 0;
+  }
+  if (pack.dimensions.size + newKeys > EMF_LIMITS.dimensionKeys) return 0;
+  const metric = pack.metrics.get(point.name);
+  if (metric === undefined) return pack.metrics.size < EMF_LIMITS.metrics ? EMF_LIMITS.values : 0;
+  // One series per metric in a document: the same dimension values, or another document.
+  return metric.series === series ? EMF_LIMITS.values - metric.values.length : 0;
+}
+
+function add(
+  pack: Pack,
+  name: string,
+  dimensions: readonly (readonly [MetricDimensionKey, string])[],
+  series: string,
+  values: readonly number[],
+): void {
+  for (const [key, value] of dimensions) pack.dimensions.set(key, value);
+  const metric = pack.metrics.get(name) ?? { series, values: [] };
+  pack.metrics.set(name, metric);
+  metric.values.push(...values);
 }
 
 function encode(

@@ -200,7 +200,7 @@ export const METRICS = {
     kind: 'gauge',
     dimensionSets: [[C], [C, P]],
     karpenter: 'karpenter_nodepools_cost_total',
-    help: 'What a NodePool’s nodes cost, in USD per hour at their offering prices',
+    help: 'What a NodePool’s nodes cost, in USD per hour at their offering prices (nodes of an unknown offering left out; the observe decision counts them)',
   },
   nodepools_idle_cost: {
     name: 'nodepools_idle_cost',

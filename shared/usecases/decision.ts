@@ -176,12 +176,16 @@ export function observeDecisions(
 
 /**
  * The metric points of a decision written through `logger`: the cluster its lines name, at its
- * clock's time. None when the logger names no cluster (a logger of tests and scripts).
+ * clock's time (or `timeMs`). None when the logger names no cluster (a logger of tests and scripts).
  */
-export function decisionMetrics(logger: Logger, decision: Decision): MetricPoint[] {
+export function decisionMetrics(
+  logger: Logger,
+  decision: Decision,
+  timeMs: number = logger.now().getTime(),
+): MetricPoint[] {
   const cluster = logger.fields[MetricDimension.cluster];
   if (typeof cluster !== 'string' || cluster === '') return [];
-  return toMetricPoints(decision, { cluster, timeMs: logger.now().getTime() });
+  return toMetricPoints(decision, { cluster, timeMs });
 }
 
 /**
@@ -190,9 +194,22 @@ export function decisionMetrics(logger: Logger, decision: Decision): MetricPoint
  * No use case writes a metric otherwise.
  */
 export function writeDecision(logger: Logger, decision: Decision): void {
-  const line = toDecisionLine(decision);
-  logger[line.level](line.message, line.fields);
-  const metrics = decisionMetrics(logger, decision);
-  for (const document of toEmfDocuments(metrics)) logger.metrics(document);
-  observers.get(logger)?.(decision, metrics);
+  writeDecisions(logger, [decision]);
+}
+
+/**
+ * Writes decisions made together (a disruption pass's summary and its observation) as
+ * writeDecision does, their metrics at one moment and packed into EMF documents together: each
+ * decision's line, then the documents, then each decision to the observer.
+ */
+export function writeDecisions(logger: Logger, decisions: readonly Decision[]): void {
+  const timeMs = logger.now().getTime();
+  const written = decisions.map((decision) => {
+    const line = toDecisionLine(decision);
+    logger[line.level](line.message, line.fields);
+    return { decision, metrics: decisionMetrics(logger, decision, timeMs) };
+  });
+  for (const document of toEmfDocuments(written.flatMap((w) => w.metrics))) logger.metrics(document);
+  const observer = observers.get(logger);
+  for (const w of written) observer?.(w.decision, w.metrics);
 }

@@ -4,7 +4,7 @@ import type { Cloud, CloudInstance, EC2NodeClass, InstanceType } from '../../por
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision, writeDecisions } from '../decision.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
@@ -14,11 +14,10 @@ import {
 } from '../state/cluster-state.ts';
 import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
-import { memoSimulation, mostSaving } from './choose.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
 import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { computeClaimChanges } from './conditions.ts';
-import type { DisruptDecision } from './decisions.ts';
+import type { DisruptDecision, DisruptionPassDecision } from './decisions.ts';
 import { decisionForCommand } from './describe.ts';
 import { drift } from './drift.ts';
 import {
@@ -42,6 +41,7 @@ import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
 import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
 import { commandMethodName, isConsolidationCommand, METHODS, methodNamed } from './methods.ts';
+import { nextCommand } from './next-command.ts';
 import { observeCluster, passFigures } from './observe.ts';
 import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
@@ -250,7 +250,7 @@ class Pass {
       await this.held.renew();
       stopped = this.mustStop();
       if (stopped !== undefined) break;
-      const command = this.nextCommand(set, budgetBlocked);
+      const command = this.chooseCommand(set, budgetBlocked);
       if (command === undefined || !(await this.execute(command))) break;
       commands += 1;
       await this.refresh(false);
@@ -266,7 +266,7 @@ class Pass {
     const looked = [...set.candidates, ...(set.staticCandidates ?? [])];
     const blocked = looked.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
-    writeDecision(this.ports.logger, {
+    const summary: DisruptionPassDecision = {
       kind: 'disruptionPass',
       // A pass cut short says so, whether or not it started commands before.
       reason:
@@ -305,9 +305,10 @@ class Pass {
         claims: this.claims,
         nowMs,
       }),
-    });
-    writeDecision(
-      this.ports.logger,
+    };
+    // The summary and the observation together: their metrics share EMF lines.
+    writeDecisions(this.ports.logger, [
+      summary,
       observeCluster({
         nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
         claims: this.claims,
@@ -315,7 +316,7 @@ class Pass {
         input: this.input,
         ...(this.lease.previousUntilMs === undefined ? {} : { sinceMs: this.lease.previousUntilMs }),
       }),
-    );
+    ]);
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 
@@ -415,34 +416,33 @@ class Pass {
   /** Per NodePool, how many more nodes the budgets allow for `reason` now. */
   private allowed(set: CandidateSet, reason: DisruptionReason): Map<string, number> {
     const { allowed, problems } = allowedByPool(set, this.pools, reason, this.now());
-    if (problems.length > 0) {
-      this.ports.logger.warn('disruption budgets ignored', { problems: problems.slice(0, 10) });
-    }
+    this.warnBudgetProblems(problems);
     return allowed;
   }
 
-  private nextCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {
-    const nowMs = this.now();
-    const consolidation: DisruptionCommand[] = [];
-    // One state for every method of this call: a set two methods both try is simulated once.
-    const simulate = memoSimulation((candidates, options) =>
-      simulateWithout(this.input, this.state, this.claims, candidates, options),
-    );
-    for (const method of METHODS) {
-      const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
-      const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
-      if (accepted.length === 0) continue;
-      const allowed = this.allowed(set, method.reason);
-      for (const c of accepted) {
-        const pool = c.nodePool.pool.name;
-        if ((allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
-      }
-      const [first] = method.computeCommands(accepted, allowed, simulate, this.methodContext(set));
-      if (first === undefined) continue;
-      if (method.policy.pick === 'first') return first;
-      consolidation.push(first);
+  private warnBudgetProblems(problems: readonly string[]): void {
+    if (problems.length > 0) {
+      this.ports.logger.warn('disruption budgets ignored', { problems: problems.slice(0, 10) });
     }
-    return mostSaving(consolidation);
+  }
+
+  /** The command to start next (next-command.ts), noting the budgets that blocked and why consolidation keeps nodes. */
+  private chooseCommand(set: CandidateSet, budgetBlocked: Set<string>): DisruptionCommand | undefined {
+    const next = nextCommand({
+      state: this.state,
+      claims: this.claims,
+      pools: this.pools,
+      input: this.input,
+      nowMs: this.now(),
+      set,
+      spotToSpotConsolidation: this.options.spotToSpotConsolidation === true,
+    });
+    for (const look of next.looks) {
+      this.warnBudgetProblems(look.budgets.problems);
+      for (const blocked of look.budgetBlocked) budgetBlocked.add(blocked);
+    }
+    for (const [name, why] of next.stays) this.stays.set(name, why);
+    return next.command;
   }
 
   private methodContext(set: CandidateSet): MethodContext {

@@ -135,10 +135,18 @@ export interface NodePoolObservation {
   readonly memoryBytes: number;
   /** `spec.limits`, cpu in cores, memory in bytes, other resources as given. */
   readonly limits?: Readonly<Record<string, number>>;
-  /** Its NodeClaims' offering prices (instance type, zone and capacity type labels × the catalog), USD per hour. */
+  /**
+   * Its launched NodeClaims' offering prices (instance type, zone and capacity type labels × the
+   * catalog the pass read, whichever EC2NodeClass lists the offering), USD per hour. NodeClaims
+   * whose offering the catalog does not know are left out and counted in `unpricedNodeClaims`.
+   */
   readonly pricePerHour: number;
-  /** Per node, price × (1 − the larger of cpu and memory requested ÷ allocatable), summed. */
+  /** Per priced node, price × (1 − the larger of cpu and memory requested ÷ allocatable), summed. */
   readonly idlePricePerHour: number;
+  /** Launched NodeClaims whose offering has no price in the catalog (not in `pricePerHour`). @default 0 */
+  readonly unpricedNodeClaims?: number;
+  /** Those offerings, `instance type/zone/capacity type`, the first 10. */
+  readonly unpricedOfferings?: readonly string[];
   /** Pod requests ÷ allocatable over its Nodes, percent. */
   readonly cpuUtilization: number;
   readonly memoryUtilization: number;

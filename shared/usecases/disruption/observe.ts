@@ -3,11 +3,13 @@ import {
   computePodRequests,
   type DisruptionReason,
   isConditionTrue,
+  Label,
   NodeClaimConditionType,
   Resource,
   type ResourceList,
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import { DECISION_SAMPLE_SIZE } from '../decision.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
 import type { CandidateSet } from './candidates.ts';
 import { nodeIndex } from './candidates.ts';
@@ -92,7 +94,10 @@ export interface ObserveInput {
   readonly nodes: readonly ClusterNode[];
   readonly claims: readonly ClusterNodeClaim[];
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
-  /** The pass's scheduling input: the offering prices of eligible NodePools' classes. */
+  /**
+   * The pass's scheduling input: the instance types (with offering prices) of eligible NodePools'
+   * classes, the catalog every NodeClaim is priced from, whatever its NodePool's eligibility.
+   */
   readonly input: SchedulingInput | undefined;
   /** Pods started after this count towards pod startup (none when undefined). */
   readonly sinceMs?: number;
@@ -121,10 +126,20 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     t.requestedCpu += requested.cpu;
     t.requestedMemory += requested.memory;
   }
+  const priceOf = offeringPrices(observed.input);
   for (const claim of observed.claims) {
-    const price = priceFrom(observed.input, claim);
-    if (price === undefined) continue;
+    const offering = offeringOf(claim);
+    // Not launched yet: no instance runs for it, so it costs nothing.
+    if (offering === undefined) continue;
     const t = totalsOf(claim.nodePoolName);
+    const price = priceFrom(observed.input, claim) ?? priceOf(offering);
+    if (price === undefined) {
+      t.unpriced += 1;
+      if (t.unpricedOfferings.length < DECISION_SAMPLE_SIZE && !t.unpricedOfferings.includes(offering)) {
+        t.unpricedOfferings.push(offering);
+      }
+      continue;
+    }
     t.price += price;
     const node = nodeFor(claim);
     // A NodeClaim without its Node yet serves no pod: all of its price is idle.
@@ -140,6 +155,9 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       ...(limits === undefined || Object.keys(limits).length === 0 ? {} : { limits: inUnits(limits) }),
       pricePerHour: round(t.price, 6),
       idlePricePerHour: round(t.idle, 6),
+      ...(t.unpriced === 0
+        ? {}
+        : { unpricedNodeClaims: t.unpriced, unpricedOfferings: [...t.unpricedOfferings].sort() }),
       cpuUtilization: percent(t.requestedCpu, t.allocatableCpu),
       memoryUtilization: percent(t.requestedMemory, t.allocatableMemory),
     };
@@ -175,6 +193,8 @@ interface Totals {
   requestedMemory: number;
   price: number;
   idle: number;
+  unpriced: number;
+  unpricedOfferings: string[];
 }
 
 function emptyTotals(): Totals {
@@ -188,6 +208,8 @@ function emptyTotals(): Totals {
     requestedMemory: 0,
     price: 0,
     idle: 0,
+    unpriced: 0,
+    unpricedOfferings: [],
   };
 }
 
@@ -200,6 +222,40 @@ function podRequests(node: ClusterNode): { cpu: number; memory: number } {
     memory += r[Resource.memory] ?? 0;
   }
   return { cpu, memory };
+}
+
+/** A launched NodeClaim's offering as `instance type/zone/capacity type`, from its labels. */
+function offeringOf(claim: ClusterNodeClaim): string | undefined {
+  const type = claim.labels[Label.instanceType];
+  const zone = claim.labels[Label.zone];
+  const capacityType = claim.labels[Label.capacityType];
+  return type === undefined || zone === undefined || capacityType === undefined
+    ? undefined
+    : `${type}/${zone}/${capacityType}`;
+}
+
+/**
+ * Offering prices by `instance type/zone/capacity type` over every EC2NodeClass the pass read
+ * instance types for. An offering's price is region-wide, the same whichever class lists it, so a
+ * NodePool whose own class is not Ready (and had none read) is priced from the others'.
+ */
+function offeringPrices(input: SchedulingInput | undefined): (offering: string) => number | undefined {
+  let prices: Map<string, number> | undefined;
+  return (offering) => {
+    // Built on the first NodeClaim its own class does not price: most passes never need it.
+    if (prices === undefined) {
+      prices = new Map();
+      for (const types of input?.instanceTypes.values() ?? []) {
+        for (const type of types) {
+          for (const o of type.offerings) {
+            const key = `${type.name}/${o.zone}/${o.capacityType}`;
+            if (!prices.has(key)) prices.set(key, o.priceUsdPerHour);
+          }
+        }
+      }
+    }
+    return prices.get(offering);
+  };
 }
 
 /** The larger of the cpu and memory shares pods request of a node's allocatable, at most 1. */

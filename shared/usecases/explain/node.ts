@@ -10,14 +10,12 @@ import {
   trueSinceMs,
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { methodContextFor, nodeIndex } from '../disruption/candidates.ts';
-import { memoSimulation } from '../disruption/choose.ts';
+import { nodeIndex } from '../disruption/candidates.ts';
 import { commandsInFlight } from '../disruption/command-record.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
-import type { DisruptionCandidate, DisruptionCommand } from '../disruption/method.ts';
-import { METHODS } from '../disruption/methods.ts';
-import { allowedByPool, passCandidates } from '../disruption/pass-candidates.ts';
-import { simulateWithout } from '../disruption/simulation.ts';
+import type { DisruptionCommand } from '../disruption/method.ts';
+import { nextCommand } from '../disruption/next-command.ts';
+import { passCandidates } from '../disruption/pass-candidates.ts';
 import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
 import type { ExplainPorts } from './pod.ts';
 import { readOnlyCluster } from './read-only.ts';
@@ -205,28 +203,23 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     );
   }
 
-  // The methods in the controller's order, as a pass asks them (nextCommand), for this node.
+  // The methods in the controller's order, as a pass asks them (next-command.ts). The node is
+  // disrupted next only when it is in the command the pass takes; a command of another method (or
+  // a later one of the same) that holds it comes after that one, if it still holds then.
+  const asked = nextCommand({ state, claims, pools, input, nowMs, set, everyMethod: true });
   const budgets: ExplainedBudget[] = [];
-  const stayReasons = new Map<string, string>();
-  const context = {
-    ...methodContextFor(set, input, nowMs),
-    unconsolidatable: (c: DisruptionCandidate, why: string) => stayReasons.set(c.nodeClaim.name, why),
-  };
-  const simulate = memoSimulation((cands, options) => simulateWithout(input, state, claims, cands, options));
-  let next: DisruptionCommand | undefined;
-  for (const method of METHODS) {
-    const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
-    const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
+  const holds = (c: DisruptionCommand) => c.candidates.some((x) => x.nodeClaim.name === claim.name);
+  const taken = asked.command;
+  const next = taken !== undefined && holds(taken) ? taken : undefined;
+  let later: DisruptionCommand | undefined;
+  for (const { method, accepted, budgets: byPool, commands } of asked.looks) {
     if (!accepted.some((c) => c.nodeClaim.name === claim.name)) continue;
-    const { allowed, limitedBy } = allowedByPool(set, pools, method.reason, nowMs);
-    const index = limitedBy.get(pool.pool.name);
-    const left = allowed.get(pool.pool.name) ?? 0;
+    const index = byPool.limitedBy.get(pool.pool.name);
+    const left = byPool.allowed.get(pool.pool.name) ?? 0;
     if (left < 1 && index !== undefined && !budgets.some((b) => b.reason === method.reason)) {
       budgets.push(explainBudget(pool.pool.name, method.reason, index, pool.disruption.budgets, left, nowMs));
     }
-    const commandsFound = method.computeCommands(accepted, allowed, simulate, context);
-    const mine = commandsFound.find((c) => c.candidates.some((x) => x.nodeClaim.name === claim.name));
-    if (mine !== undefined && next === undefined) next = mine;
+    if (next === undefined) later ??= commands.find(holds);
   }
   for (const b of budgets) {
     const scheduled =
@@ -238,8 +231,18 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       ),
     );
   }
-  const stayWhy = stayReasons.get(claim.name);
-  if (stayWhy !== undefined && next === undefined) reasons.push(nodeReason('notCheaper', stayWhy));
+  const stayWhy = asked.stays.get(claim.name);
+  if (stayWhy !== undefined && next === undefined && later === undefined) {
+    reasons.push(nodeReason('notCheaper', stayWhy));
+  }
+  if (later !== undefined && taken !== undefined && reasons.length === 0) {
+    reasons.push(
+      nodeReason(
+        'afterCommand',
+        `${describeCommand(taken)} first; then ${describeCommand(later)}, if that still holds`,
+      ),
+    );
+  }
   if (next !== undefined && reasons.length === 0) {
     const before = next.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
     const after = next.replacements.reduce((s, p) => s + (p.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
@@ -276,6 +279,12 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     );
   }
   return { ...base, ...ids, verdict: 'stays', reasons, budgets };
+}
+
+/** A command as explain names it: `method (reason) would delete nodeClaims a, b`. */
+function describeCommand(command: DisruptionCommand): string {
+  const action = command.replacements.length === 0 ? 'delete' : 'replace';
+  return `${command.method} (${command.reason}) would ${action} nodeClaims ${command.candidates.map((c) => c.nodeClaim.name).join(', ')}`;
 }
 
 function excludedCode(why: string): NodeReasonCode {

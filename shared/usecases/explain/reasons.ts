@@ -41,6 +41,7 @@ export const NODE_REASONS = {
   noPrice: 'the node has no known price to compare',
   noMethod: 'no disruption method applies to the node now',
   wouldDisrupt: 'disruption acts on the node next',
+  afterCommand: 'disruption starts a command on other nodes first',
 } as const;
 
 export type NodeReasonCode = keyof typeof NODE_REASONS;

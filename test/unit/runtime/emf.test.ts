@@ -95,11 +95,11 @@ const point = (over: Partial<MetricPoint> & Pick<MetricPoint, 'name'>): MetricPo
 });
 
 describe('toEmfDocuments', () => {
-  it('has fewer metrics in its catalog than a document may hold, so one document holds a group', () => {
+  it('has fewer metrics in its catalog than a document may hold', () => {
     expect(METRIC_SPECS.length).toBeLessThan(EMF_LIMITS.metrics);
   });
 
-  it('puts the points of one set of dimension values in one document, a directive per dimension sets', () => {
+  it('puts points that agree on the dimension keys they name in one document, a directive per dimension sets', () => {
     const docs = toEmfDocuments([
       point({ name: 'scheduler_queue_depth', values: [4] }),
       point({ name: 'scheduler_unschedulable_pods_count', values: [1] }),
@@ -107,7 +107,8 @@ describe('toEmfDocuments', () => {
       point({ name: 'nodepools_idle_cost', values: [0.25], dimensions: { cluster: 'prod', nodePool: 'a' } }),
       point({ name: 'nodepools_cost_total', values: [2], dimensions: { cluster: 'prod', nodePool: 'b' } }),
     ]);
-    expect(docs).toHaveLength(3);
+    // The cluster-wide metrics name no nodePool: they ride on NodePool a's line.
+    expect(docs).toHaveLength(2);
     for (const doc of docs) expect(emfProblems(JSON.stringify(doc))).toEqual([]);
     expect(docs[0]).toEqual({
       _aws: {
@@ -121,19 +122,51 @@ describe('toEmfDocuments', () => {
               { Name: 'scheduler_unschedulable_pods_count', Unit: 'Count' },
             ],
           },
+          {
+            Namespace: 'Flotilla',
+            Dimensions: [['cluster'], ['cluster', 'nodePool']],
+            Metrics: [
+              { Name: 'nodepools_cost_total', Unit: 'None' },
+              { Name: 'nodepools_idle_cost', Unit: 'None' },
+            ],
+          },
         ],
       },
       cluster: 'prod',
+      nodePool: 'a',
       scheduler_queue_depth: 4,
       scheduler_unschedulable_pods_count: 1,
-    });
-    expect(docs[1]).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Dimensions: [['cluster'], ['cluster', 'nodePool']] }] },
-      nodePool: 'a',
       nodepools_cost_total: 0.5,
       nodepools_idle_cost: 0.25,
     });
-    expect(docs[2]).toMatchObject({ nodePool: 'b', nodepools_cost_total: 2 });
+    expect(docs[1]).toMatchObject({ nodePool: 'b', nodepools_cost_total: 2 });
+    // As CloudWatch reads them: each metric with the dimensions its sets name, no other.
+    expect(docs.flatMap(readEmf).map((v) => [v.name, v.dimensions])).toEqual([
+      ['scheduler_queue_depth', { cluster: 'prod' }],
+      ['scheduler_unschedulable_pods_count', { cluster: 'prod' }],
+      ['nodepools_cost_total', { cluster: 'prod', nodePool: 'a' }],
+      ['nodepools_idle_cost', { cluster: 'prod', nodePool: 'a' }],
+      ['nodepools_cost_total', { cluster: 'prod', nodePool: 'b' }],
+    ]);
+  });
+
+  it('keeps one series of a metric per document', () => {
+    // Usage by resource type: one line per resource type, each NodePool's cost on the first.
+    const docs = toEmfDocuments([
+      ...['cpu', 'memory', 'nodes'].map((resourceType) =>
+        point({
+          name: 'nodepools_usage',
+          values: [1],
+          dimensions: { cluster: 'prod', nodePool: 'a', resourceType },
+        }),
+      ),
+      point({ name: 'nodepools_cost_total', values: [0.5], dimensions: { cluster: 'prod', nodePool: 'a' } }),
+    ]);
+    expect(docs.map((d) => [d['resourceType'], d['nodepools_usage'], d['nodepools_cost_total']])).toEqual([
+      ['cpu', 1, 0.5],
+      ['memory', 1, undefined],
+      ['nodes', 1, undefined],
+    ]);
   });
 
   it('merges values of one series into an array and splits arrays at 100 values', () => {

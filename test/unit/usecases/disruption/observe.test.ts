@@ -104,6 +104,88 @@ describe('observeCluster: each NodePool as a disruption pass read it', () => {
   });
 });
 
+describe('observeCluster: the cost of a NodePool whose EC2NodeClass is not Ready', () => {
+  const m5 = instanceType('m5.xlarge', 4, 0.2);
+  const offering = (type: string, zone = 'us-east-1a') => ({
+    [Label.instanceType]: type,
+    [Label.zone]: zone,
+    [Label.capacityType]: 'on-demand',
+  });
+  // `blue` uses its own class, whose AMIs no longer resolve: the pass reads no instance types for
+  // it, and prices its nodes from the offerings the `default` class lists (region-wide prices).
+  const blueClass = {
+    ...nodeClass,
+    name: 'blue',
+    status: {
+      ...(nodeClass.status as NonNullable<typeof nodeClass.status>),
+      conditions: [condition('Ready', 'False', T0, 'AMINotFound')],
+    },
+  };
+  const bluePool = pool(
+    'blue',
+    {},
+    {
+      pool: { name: 'blue', nodeClassName: 'blue', requirements: [] },
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'blue' },
+    },
+  );
+  const blueClaim = (name: string, labels: Record<string, string>) => ({
+    ...nodeClaim(name, { pool: 'blue', labels }),
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'blue' },
+  });
+  const half = Array.from({ length: 20 }, (_, i) => pod(`batch-${i}`, 100));
+  const nodes = [
+    clusterNode('node-b1', { pool: 'blue', pods: half }),
+    clusterNode('node-b2', { pool: 'blue' }),
+    clusterNode('node-b3', { pool: 'blue' }),
+    clusterNode('node-d1'),
+  ];
+  const claims = [
+    blueClaim('b1', offering('m5.xlarge')),
+    blueClaim('b2', offering('m5.xlarge')),
+    // An offering no class the pass read lists: its price is unknown, not 0.
+    blueClaim('b3', offering('x9.huge', 'us-east-1b')),
+    // Created, not launched yet (no offering labels): it costs nothing.
+    blueClaim('b4', {}),
+    nodeClaim('d1', { labels: offering('m5.xlarge') }),
+  ];
+  const pools = [pool('default'), bluePool];
+  const state: ClusterState = {
+    pendingPods: [],
+    nodes,
+    nodeClaims: claims,
+    nodePools: pools,
+    nodeClasses: [nodeClass, blueClass],
+    daemonSets: [],
+    namespaceLabels: new Map(),
+  };
+  const selection = selectNodePools(state.nodePools, state.nodeClasses);
+  const input = toSchedulingInput(state, selection, new Map([['default', [m5]]]), { nowMs: T0 });
+  const observed = observeCluster({
+    nodes,
+    claims,
+    pools: new Map(pools.map((p) => [p.pool.name, p])),
+    input,
+  });
+
+  it('prices its nodes at their offerings all the same, and counts the unknown offering apart', () => {
+    expect(selection.eligible.map((e) => e.pool.pool.name)).toEqual(['default']);
+    const blue = observed.nodePools['blue'];
+    // b1 and b2 at 0.2 each; b3 left out of the sum and said; b4 not launched.
+    expect(blue?.pricePerHour).toBeCloseTo(0.4, 6);
+    expect(blue).toMatchObject({
+      nodes: 3,
+      unpricedNodeClaims: 1,
+      unpricedOfferings: ['x9.huge/us-east-1b/on-demand'],
+    });
+    // b1: 2 of 4 cores requested, half idle; b2 empty, all idle.
+    expect(blue?.idlePricePerHour).toBeCloseTo(0.2 * 0.5 + 0.2, 6);
+    const all = observed.nodePools['default'];
+    expect(all).toMatchObject({ pricePerHour: 0.2, idlePricePerHour: 0.2 });
+    expect(all).not.toHaveProperty('unpricedNodeClaims');
+  });
+});
+
 describe('passFigures: eligible, blocked and allowed', () => {
   const defaultPool = pool('default', { budgets: [{ nodes: '3' }] });
   const batchPool = pool('batch', { budgets: [{ nodes: '0', reasons: ['Drifted'] }, { nodes: '4' }] });

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { type Decision, writeDecision, writeDecisions } from '../../../shared/usecases/decision.ts';
+import { emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rules.ts';
+
+// A disruption pass writes its summary and its observation together: at 100 NodePools their
+// metrics fit in 3 EMF lines a NodePool (one per resource type of its usage, which also carry its
+// cost and its budgets' allowed disruptions, one reason each) and one line per reason a node was
+// left alone for that is not a budget reason (a line holds one reason), every line within
+// CloudWatch's rules and every series with the figures it has when each decision is written alone.
+
+const T = Date.parse('2026-03-01T12:00:00Z');
+const pools = Array.from({ length: 100 }, (_, i) => `pool-${i}`);
+
+const summary: Decision = {
+  kind: 'disruptionPass',
+  reason: 'nothing to do',
+  candidates: 500,
+  empty: 3,
+  drifted: 1,
+  expired: 0,
+  blocked: 4,
+  budgetBlocked: [],
+  commands: 0,
+  failedValidations: 0,
+  inFlight: 0,
+  eligible: { Empty: 3, Drifted: 1, Underutilized: 10 },
+  blockedBy: { budget: 2, pdb: 1, notInitialized: 1 },
+  allowed: Object.fromEntries(pools.map((p, i) => [p, { Empty: i % 3, Drifted: 1, Underutilized: 2 }])),
+};
+
+const observation: Decision = {
+  kind: 'observe',
+  reason: 'disruption pass',
+  nodePools: Object.fromEntries(
+    pools.map((p, i) => [
+      p,
+      {
+        nodes: 5,
+        cpu: 20 + i,
+        memoryBytes: 80 * 2 ** 30,
+        limits: { cpu: 100, memory: 400 * 2 ** 30 },
+        pricePerHour: 1 + i / 100,
+        idlePricePerHour: 0.3,
+        cpuUtilization: 60,
+        memoryUtilization: 40,
+      },
+    ]),
+  ),
+  podStartupSeconds: [12.5, 30.1],
+};
+
+function emfOf(write: (logger: ReturnType<typeof makeLogger>) => void) {
+  const texts: string[] = [];
+  write(
+    makeLogger({ cluster: 'prod' }, { level: 'warn', sink: (t) => texts.push(t), now: () => new Date(T) }),
+  );
+  return texts.filter((t) => isEmfLine(JSON.parse(t) as Record<string, unknown>));
+}
+
+describe('the EMF lines of a pass over 100 NodePools', () => {
+  it('are 3 a NodePool and one per other reason, within the rules, with the figures of each decision written alone', () => {
+    const together = emfOf((logger) => writeDecisions(logger, [summary, observation]));
+    const apart = emfOf((logger) => {
+      writeDecision(logger, summary);
+      writeDecision(logger, observation);
+    });
+    // blockedBy's budget, pdb and notInitialized share no line with a budget reason.
+    expect(together).toHaveLength(3 * pools.length + 3);
+    expect(apart.length).toBeGreaterThan(together.length);
+    for (const text of together) expect(emfProblems(text)).toEqual([]);
+    const sums = (texts: string[]) =>
+      sumBySeries(texts.flatMap((t) => readEmf(JSON.parse(t) as Record<string, unknown>)));
+    expect(sums(together)).toEqual(sums(apart));
+  });
+});
