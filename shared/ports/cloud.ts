@@ -387,4 +387,5 @@ export {
   isRetryableCloudError,
   LaunchRejectedError,
   NodeClassNotReadyError,
+  SpotServiceLinkedRoleError,
 } from './errors.ts';
