@@ -22,6 +22,7 @@ import {
   type KubeletSpec,
   type LaunchRequest,
   type NodeSelectorRequirement,
+  type OfferingKey,
   offeringKeyString,
 } from '../ports/cloud.ts';
 
@@ -36,6 +37,19 @@ export interface Candidate {
   readonly ami: AmiStatus;
   readonly offerings: readonly Offering[];
   readonly price: number;
+}
+
+/**
+ * Every spot offering of a launch's instance types, in every zone: what a spot launch refused for
+ * want of the EC2 Spot service-linked role backs off. Karpenter takes the whole spot capacity type
+ * out for the back-off; the request's types are what the next attempt for these pods chooses from.
+ */
+export function spotOfferingKeys(request: Pick<LaunchRequest, 'instanceTypes'>): OfferingKey[] {
+  return request.instanceTypes.flatMap((type) =>
+    type.offerings
+      .filter((o) => o.capacityType === 'spot')
+      .map((o) => ({ instanceType: type.name, zone: o.zone, capacityType: 'spot' as const })),
+  );
 }
 
 /** The offering labels a NodeClaim's requirements are checked against. */

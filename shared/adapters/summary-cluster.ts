@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.ts';
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../ports/cluster.ts';
-import type { ClusterSummary, SummarySource } from '../ports/summary.ts';
+import { type ClusterSummary, SUMMARY_MAX_AGE_MS, type SummarySource } from '../ports/summary.ts';
 import type { Logger } from '../runtime/logger.ts';
 
 // The Cluster port over the cluster summary: the list reads of pods, Nodes and NodeClaims come from
@@ -45,7 +45,7 @@ export function withClusterSummary(
   cluster: Cluster,
   options: SummaryClusterOptions,
 ): Cluster & { summaryUse(): SummaryUse } {
-  const maxAgeMs = options.maxAgeMs ?? 60_000;
+  const maxAgeMs = options.maxAgeMs ?? SUMMARY_MAX_AGE_MS;
   const now = () => options.clock.now().getTime();
   const written = new Map<string, number>();
   const logged = new Map<string, number>();

@@ -496,4 +496,5 @@ export {
   isRetryableCloudError,
   LaunchRejectedError,
   NodeClassNotReadyError,
+  SpotServiceLinkedRoleError,
 } from './errors.ts';

@@ -90,7 +90,7 @@ export function isConflict(error: unknown): error is ClusterConflictError {
  * NodeClaim should be deleted so the next provisioning round picks something else.
  */
 export class InsufficientCapacityError extends FlotillaError {
-  readonly code = 'InsufficientCapacity';
+  readonly code: string = 'InsufficientCapacity';
 
   constructor(
     message: string,
@@ -99,6 +99,17 @@ export class InsufficientCapacityError extends FlotillaError {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * A spot launch failed because the account has no EC2 Spot service-linked role
+ * (`AWSServiceRoleForEC2Spot`) and the caller may not create it (CreateFleet's
+ * `AuthFailure.ServiceLinkedRoleCreationNotPermitted`). Nothing was launched. Handled as
+ * insufficient capacity, as Karpenter handles it: `offerings` holds the request's spot offerings,
+ * now backed off, so the next attempt launches on-demand where the NodePool allows it.
+ */
+export class SpotServiceLinkedRoleError extends InsufficientCapacityError {
+  override readonly code: string = 'SpotServiceLinkedRoleCreationNotPermitted';
 }
 
 /** The NodeClass's status is not Ready; nothing is launched. */

@@ -14,6 +14,12 @@ export interface Lease {
    * its lease ran out. Whatever that holder wrote, it wrote before then. Undefined for the first.
    */
   readonly previousUntilMs?: number;
+  /**
+   * The last mark a holder left on release (epoch ms), however many holders ago: how far a
+   * holder's work got, for the next to go on from there (a disruption pass: up to when pod
+   * startups are counted). Undefined until a holder leaves one.
+   */
+  readonly previousMarkMs?: number;
 }
 
 /**
@@ -30,7 +36,8 @@ export interface LeaseStore {
   isHeld(lease: Lease, now: Date): Promise<boolean>;
   /**
    * Gives the lease up early if still held (recording `now` as when, for the next holder's
-   * `previousUntilMs`); a lost lease is left alone.
+   * `previousUntilMs`, and `markMs`, when given, for every later holder's `previousMarkMs`); a
+   * lost lease is left alone, its mark too.
    */
-  release(lease: Lease, now?: Date): Promise<void>;
+  release(lease: Lease, now?: Date, markMs?: number): Promise<void>;
 }

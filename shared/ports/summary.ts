@@ -5,6 +5,12 @@ import type { BoundPod, ClusterNode, NodeClaimRead, NodeInfo, ReadResult } from 
 // cache, never the truth: its age is known, and whatever deletes or terminates confirms with the
 // API server first.
 
+/**
+ * How old a summary's publication and watches may be for the Lambdas to read it instead of the
+ * API server: whatever they read of the cluster is at least this current.
+ */
+export const SUMMARY_MAX_AGE_MS = 60_000;
+
 /** A published summary, read back in domain terms. */
 export interface ClusterSummary {
   readonly cluster: string;

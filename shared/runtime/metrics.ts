@@ -109,7 +109,7 @@ export const METRICS = {
     kind: 'distribution',
     dimensionSets: [[C]],
     karpenter: 'karpenter_pods_startup_duration_seconds',
-    help: 'From a pod’s creation to Running, for pods seen running since the previous observation',
+    help: 'From a pod’s creation to its start, each pod that starts on a NodePool’s node counted once, about a minute after it starts',
   },
   pods_unbound_time_seconds: {
     name: 'pods_unbound_time_seconds',

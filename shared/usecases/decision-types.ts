@@ -63,6 +63,12 @@ export interface LaunchDecision {
   readonly error?: string;
   /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */
   readonly offerings?: readonly string[];
+  /**
+   * When not launched for a cause the outcome does not name, the Event reason recorded on the
+   * NodeClaim: `SpotServiceLinkedRoleCreationFailure` (a spot launch refused for want of the EC2
+   * Spot service-linked role; the outcome is `insufficientCapacity`, as Karpenter treats it).
+   */
+  readonly failureReason?: 'SpotServiceLinkedRoleCreationFailure';
   /** How many of `pods` are on nodes being deleted (planned for while their node drains). */
   readonly deletingNodePods?: number;
 }

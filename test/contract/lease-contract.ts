@@ -71,6 +71,26 @@ export function describeLeaseContract(name: string, makeStore: () => Promise<Lea
       expect(c).toMatchObject({ holder: 'c', token: 3, previousUntilMs: at(50).getTime() });
     });
 
+    it('hands the last mark a holder left on release to every later holder, until another is left', async () => {
+      const a = await store.acquire('disruption', 'a', t0, 30);
+      expect(a?.previousMarkMs).toBeUndefined();
+      if (!a) throw new Error('no lease');
+      await store.release(a, at(10), at(5).getTime());
+      const b = await store.acquire('disruption', 'b', at(20), 30);
+      expect(b).toMatchObject({ token: 2, previousMarkMs: at(5).getTime() });
+      if (!b) throw new Error('no lease');
+      // b leaves no mark (its work did not get that far): c goes on from a's.
+      await store.release(b, at(25));
+      const c = await store.acquire('disruption', 'c', at(30), 30);
+      expect(c).toMatchObject({ token: 3, previousMarkMs: at(5).getTime() });
+      if (!c) throw new Error('no lease');
+      await store.release(c, at(40), at(35).getTime());
+      // A lost lease leaves no mark.
+      await store.release(b, at(41), at(99).getTime());
+      const d = await store.acquire('disruption', 'd', at(45), 30);
+      expect(d).toMatchObject({ token: 4, previousMarkMs: at(35).getTime() });
+    });
+
     it('keeps leases of different names apart', async () => {
       expect(await store.acquire('provisioner', 'a', t0, 30)).toBeDefined();
       expect(await store.acquire('disruption', 'b', t0, 30)).toBeDefined();

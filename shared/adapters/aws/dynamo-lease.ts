@@ -69,12 +69,15 @@ export class DynamoLeaseStore implements LeaseStore {
             : Number.isFinite(until)
               ? until
               : undefined;
+      // Acquisitions leave the mark alone, so it carries over until a holder leaves another.
+      const mark = Number(old?.['markMs']?.N);
       return {
         name,
         holder,
         token: (Number.isFinite(oldToken) ? oldToken : 0) + 1,
         expiresAtMs,
         ...(previousUntilMs === undefined ? {} : { previousUntilMs }),
+        ...(Number.isFinite(mark) ? { previousMarkMs: mark } : {}),
       };
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
@@ -127,7 +130,7 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-  async release(lease: Lease, now?: Date): Promise<void> {
+  async release(lease: Lease, now?: Date, markMs?: number): Promise<void> {
     try {
       // Expire rather than delete, so the fencing token keeps growing for the next holder.
       await this.dynamodb.send(
@@ -135,18 +138,24 @@ export class DynamoLeaseStore implements LeaseStore {
           TableName: this.tableName,
           Key: key(lease.name),
           ConditionExpression: '#holder = :holder AND #token = :token',
-          UpdateExpression: now === undefined ? 'SET #until = :zero' : 'SET #until = :zero, #released = :now',
+          UpdateExpression: [
+            'SET #until = :zero',
+            ...(now === undefined ? [] : ['#released = :now']),
+            ...(markMs === undefined ? [] : ['#mark = :mark']),
+          ].join(', '),
           ExpressionAttributeNames: {
             '#holder': 'holder',
             '#token': 'token',
             '#until': 'expiresAtMs',
             ...(now === undefined ? {} : { '#released': 'releasedAtMs' }),
+            ...(markMs === undefined ? {} : { '#mark': 'markMs' }),
           },
           ExpressionAttributeValues: {
             ':holder': { S: lease.holder },
             ':token': { N: String(lease.token) },
             ':zero': { N: '0' },
             ...(now === undefined ? {} : { ':now': { N: String(now.getTime()) } }),
+            ...(markMs === undefined ? {} : { ':mark': { N: String(markMs) } }),
           },
         }),
       );

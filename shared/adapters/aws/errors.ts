@@ -15,6 +15,12 @@ export const CAPACITY_ERROR_CODES: ReadonlySet<string> = new Set([
   'ReservationCapacityExceeded',
 ]);
 
+/**
+ * The CreateFleet error of a spot launch in an account without the EC2 Spot service-linked role
+ * (`AWSServiceRoleForEC2Spot`) when the caller may not create it (`iam:CreateServiceLinkedRole`).
+ */
+export const SPOT_SERVICE_LINKED_ROLE_ERROR_CODE = 'AuthFailure.ServiceLinkedRoleCreationNotPermitted';
+
 /** Error codes meaning the resource no longer exists. */
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set([
   'InvalidInstanceID.NotFound',

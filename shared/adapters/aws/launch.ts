@@ -26,11 +26,18 @@ import {
   type LaunchRequest,
   NodeClassNotReadyError,
   type OfferingKey,
+  SpotServiceLinkedRoleError,
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type Candidate, launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
-import { CAPACITY_ERROR_CODES, call } from './errors.ts';
+import {
+  type Candidate,
+  launchTags,
+  MAX_INSTANCE_TYPES,
+  selectCandidates,
+  spotOfferingKeys,
+} from '../launch-plan.ts';
+import { CAPACITY_ERROR_CODES, call, SPOT_SERVICE_LINKED_ROLE_ERROR_CODE } from './errors.ts';
 import type { InstanceOps } from './instances.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
 import { type ClusterInfo, renderUserData } from './user-data.ts';
@@ -300,6 +307,18 @@ export function makeLauncher(options: LauncherOptions): Launcher {
         UNAVAILABLE_OFFERING_TTL_SECONDS,
       );
 
+    // Without the spot service-linked role no spot offering launches: all of the request's are
+    // backed off, so the next attempt takes on-demand where the NodePool allows it.
+    const roleMissing = errors.some((e) => e.ErrorCode === SPOT_SERVICE_LINKED_ROLE_ERROR_CODE);
+    const spot = roleMissing ? spotOfferingKeys(request) : [];
+    if (spot.length > 0)
+      await unavailable.mark(
+        spot,
+        SPOT_SERVICE_LINKED_ROLE_ERROR_CODE,
+        now,
+        UNAVAILABLE_OFFERING_TTL_SECONDS,
+      );
+
     // The launch decision (and its line) is the provisioning use case's: this returns or throws.
     const instanceId = response.Instances?.flatMap((i) => i.InstanceIds ?? [])[0];
     if (instanceId !== undefined) {
@@ -322,6 +341,12 @@ export function makeLauncher(options: LauncherOptions): Launcher {
           ),
         ),
       };
+    }
+    if (roleMissing) {
+      throw new SpotServiceLinkedRoleError(
+        `nodeClaim "${request.nodeClaimName}": EC2 refused the spot launch with ${SPOT_SERVICE_LINKED_ROLE_ERROR_CODE}: the account has no EC2 Spot service-linked role and Flotilla may not create it; spot offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s. Create it once (aws iam create-service-linked-role --aws-service-name spot.amazonaws.com)`,
+        [...iced, ...spot],
+      );
     }
     const others = errors.filter((e) => !CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''));
     if (errors.length > 0 && others.length === 0) {

@@ -22,11 +22,12 @@ import {
   type NodeSelectorRequirement,
   type OfferingKey,
   offeringKeyString,
+  SpotServiceLinkedRoleError,
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { cloudDrift } from '../../ports/cloud-drift.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
-import { launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../launch-plan.ts';
+import { launchTags, MAX_INSTANCE_TYPES, selectCandidates, spotOfferingKeys } from '../launch-plan.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
 
@@ -66,6 +67,12 @@ export interface MemoryCloudOptions {
   readonly capacityWindows?: readonly CapacityWindow[];
   /** Where ICE back-offs live. @default a fresh in-memory table */
   readonly unavailableOfferings?: UnavailableOfferings;
+  /**
+   * The account lacks the EC2 Spot service-linked role and Flotilla may not create it: every spot
+   * launch fails (AuthFailure.ServiceLinkedRoleCreationNotPermitted) and backs off the request's
+   * spot offerings, as the AWS adapter does. @default false
+   */
+  readonly noSpotServiceLinkedRole?: boolean;
 }
 
 /** An instance launched outside Flotilla (or by another cluster). */
@@ -149,6 +156,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
   const { clock, clusterName } = options;
   const bootDelayMs = options.bootDelayMs ?? 0;
   const seed = options.seed ?? 0;
+  const noSpotRole = options.noSpotServiceLinkedRole === true;
   const unavailable = options.unavailableOfferings ?? makeMemoryUnavailableOfferings();
   const catalogFor = makeCatalogResolver(options.catalog);
   const windows: CapacityWindow[] = [...(options.capacityWindows ?? [])];
@@ -319,6 +327,19 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       if ('iced' in before) throw iceError(before.iced);
       const record = records.get(before.instanceId);
       if (record !== undefined) return toInstance(record);
+    }
+    if (plan.capacityType === 'spot' && noSpotRole) {
+      const spot = spotOfferingKeys(request);
+      await unavailable.mark(
+        spot,
+        'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
+        now,
+        UNAVAILABLE_OFFERING_TTL_SECONDS,
+      );
+      throw new SpotServiceLinkedRoleError(
+        `nodeClaim "${request.nodeClaimName}": EC2 refused the spot launch with AuthFailure.ServiceLinkedRoleCreationNotPermitted; spot offerings are backed off for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s`,
+        spot,
+      );
     }
     // Every offering without capacity is reported (and backed off) until one launches. Offerings
     // never tried are not backed off, whereas the AWS adapter backs off whatever CreateFleet reports.

@@ -8,6 +8,7 @@ import type { Lease, LeaseStore } from '../../ports/lease.ts';
 export function makeMemoryLeaseStore(): LeaseStore {
   const leases = new Map<string, Lease>();
   const releasedAt = new Map<string, number>();
+  const marks = new Map<string, number>();
   const held = (current: Lease | undefined, lease: Lease) =>
     current !== undefined && current.holder === lease.holder && current.token === lease.token;
   return {
@@ -18,12 +19,14 @@ export function makeMemoryLeaseStore(): LeaseStore {
       }
       const previousUntilMs =
         current === undefined ? undefined : (releasedAt.get(name) ?? current.expiresAtMs);
+      const previousMarkMs = marks.get(name);
       const lease: Lease = {
         name,
         holder,
         token: (current?.token ?? 0) + 1,
         expiresAtMs: now.getTime() + ttlSeconds * 1000,
         ...(previousUntilMs === undefined ? {} : { previousUntilMs }),
+        ...(previousMarkMs === undefined ? {} : { previousMarkMs }),
       };
       leases.set(name, lease);
       releasedAt.delete(name);
@@ -40,11 +43,12 @@ export function makeMemoryLeaseStore(): LeaseStore {
       const current = leases.get(lease.name);
       return held(current, lease) && (current?.expiresAtMs ?? 0) >= now.getTime();
     },
-    async release(lease, now) {
+    async release(lease, now, markMs) {
       const current = leases.get(lease.name);
       if (current !== undefined && held(current, lease)) {
         leases.set(lease.name, { ...current, expiresAtMs: 0 });
         if (now !== undefined) releasedAt.set(lease.name, now.getTime());
+        if (markMs !== undefined) marks.set(lease.name, markMs);
       }
     },
   };

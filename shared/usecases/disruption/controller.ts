@@ -3,6 +3,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass, InstanceType } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
+import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, writeDecision, writeDecisions } from '../decision.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
@@ -154,11 +155,13 @@ export async function disrupt(
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
   const held = holdLease(ports, lease, ttl);
+  const pass = new Pass({ ...ports, logger }, options, lease, held);
   try {
-    return await new Pass({ ...ports, logger }, options, lease, held).run();
+    return await pass.run();
   } finally {
     await held.stop();
-    await ports.leases.release(held.current(), ports.clock.now());
+    // The end of its pod-startup window, for the next pass to go on from (kept when it has none).
+    await ports.leases.release(held.current(), ports.clock.now(), pass.observedUntilMs);
   }
 }
 
@@ -175,6 +178,10 @@ class Pass {
   private instances: Promise<ReadonlyMap<string, CloudInstance>> | undefined;
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
+  /** When the pass last read the cluster (epoch ms). */
+  private readAtMs = 0;
+  /** The end of the pod-startup window the pass observed, once it has. */
+  observedUntilMs: number | undefined;
   /** Why consolidation keeps the nodes it looked at, by NodeClaim name (the latest look). */
   private readonly stays = new Map<string, string>();
 
@@ -306,6 +313,10 @@ class Pass {
         nowMs,
       }),
     };
+    // Pod startups from where the last observing pass's window ended up to what this pass's read
+    // surely holds (its data may be a summary up to a minute old), so each start counts once.
+    const sinceMs = this.lease.previousMarkMs;
+    const untilMs = Math.max(this.readAtMs - SUMMARY_MAX_AGE_MS, sinceMs ?? Number.NEGATIVE_INFINITY);
     // The summary and the observation together: their metrics share EMF lines.
     writeDecisions(this.ports.logger, [
       summary,
@@ -314,14 +325,17 @@ class Pass {
         claims: this.claims,
         pools: this.pools,
         input: this.input,
-        ...(this.lease.previousUntilMs === undefined ? {} : { sinceMs: this.lease.previousUntilMs }),
+        ...(sinceMs === undefined ? {} : { sinceMs }),
+        untilMs,
       }),
     ]);
+    this.observedUntilMs = untilMs;
     return { kind: 'pass', decisions: this.decisions, inFlight };
   }
 
   /** Reads the cluster; on the first read also writes the NodeClaim conditions it computes. */
   private async refresh(updateConditions: boolean): Promise<void> {
+    this.readAtMs = this.now();
     // The NodeClaims as current as the previous pass's end at least: its commands and marks are on
     // them, and a read from before it would take its candidates again.
     const previousUntilMs = this.lease.previousUntilMs;

@@ -161,10 +161,16 @@ export interface ObserveDecision {
   readonly reason: 'disruption pass';
   readonly nodePools: Readonly<Record<string, NodePoolObservation>>;
   /**
-   * For the pods bound to the pass's Nodes whose `status.startTime` is after `since`: seconds from
-   * their creation to that start, rounded to tenths.
+   * For the pods bound to the pass's Nodes whose `status.startTime` is after `since` and at or
+   * before `until`: seconds from their creation to that start, rounded to tenths. Consecutive
+   * passes' windows join, so each pod's start falls in exactly one.
    */
   readonly podStartupSeconds: readonly number[];
-  /** The previous pass's end (its lease's release), RFC 3339; none on the first pass. */
+  /** Where the previous observing pass's window ended, RFC 3339; none on the first pass. */
   readonly since?: string;
+  /**
+   * Where this window ends, RFC 3339: the pass's last read less the age its data may have (a
+   * cluster summary up to a minute old), so every pod started by then is in what it read.
+   */
+  readonly until?: string;
 }

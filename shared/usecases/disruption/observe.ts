@@ -99,8 +99,13 @@ export interface ObserveInput {
    * classes, the catalog every NodeClaim is priced from, whatever its NodePool's eligibility.
    */
   readonly input: SchedulingInput | undefined;
-  /** Pods started after this count towards pod startup (none when undefined). */
+  /**
+   * Pods started after `sinceMs` and at or before `untilMs` count towards pod startup (none when
+   * either is undefined): the previous observation's `untilMs`, and a time every pod started by
+   * which is in `nodes`. Consecutive windows join, so each start is counted once.
+   */
   readonly sinceMs?: number;
+  readonly untilMs?: number;
 }
 
 /** The observation of a pass: each NodePool's nodes, usage, limits, cost and use; pod startups. */
@@ -162,14 +167,17 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       memoryUtilization: percent(t.requestedMemory, t.allocatableMemory),
     };
   }
-  const since = observed.sinceMs;
+  const { sinceMs: since, untilMs: until } = observed;
   const podStartupSeconds =
-    since === undefined
+    since === undefined || until === undefined
       ? []
       : observed.nodes.flatMap((node) =>
           node.pods.flatMap((pod) => {
             const started = pod.disruption?.startedAtMs;
-            return started === undefined || pod.createdAtMs === undefined || started <= since
+            return started === undefined ||
+              pod.createdAtMs === undefined ||
+              started <= since ||
+              started > until
               ? []
               : [round(Math.max(0, started - pod.createdAtMs) / 1000, 1)];
           }),
@@ -180,6 +188,7 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     nodePools,
     podStartupSeconds,
     ...(since === undefined ? {} : { since: new Date(since).toISOString() }),
+    ...(until === undefined ? {} : { until: new Date(until).toISOString() }),
   };
 }
 

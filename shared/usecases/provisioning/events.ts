@@ -91,6 +91,22 @@ export async function reportNominated(ports: EventPorts, claims: readonly ClaimO
   await recordEvents(ports, events.slice(0, MAX_NOMINATED_EVENTS));
 }
 
+/**
+ * Karpenter AWS's `SpotServiceLinkedRoleCreationFailure` on a NodeClaim whose spot launch EC2
+ * refused for want of the EC2 Spot service-linked role. Keyed by the NodeClaim alone, as Karpenter
+ * keys it (by its uid), so replays of the same launch record it once. Pure.
+ */
+export function spotServiceLinkedRoleEvent(nodeClaim: string): ClusterEvent {
+  return {
+    subject: { kind: 'NodeClaim', name: nodeClaim },
+    type: 'Warning',
+    reason: 'SpotServiceLinkedRoleCreationFailure',
+    message:
+      'Attempted to launch a spot instance but failed with "AuthFailure.ServiceLinkedRoleCreationNotPermitted": the account has no EC2 Spot service-linked role (create it once: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com); spot offerings are backed off',
+    dedupeValues: [],
+  };
+}
+
 /** Bounded fan-out of Events (the adapter limits concurrent API calls as well). */
 async function recordEvents(ports: EventPorts, events: readonly ClusterEvent[]): Promise<void> {
   const queue = [...events];

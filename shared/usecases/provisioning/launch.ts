@@ -15,12 +15,14 @@ import {
   LaunchRejectedError,
   type LaunchRequest,
   NodeClassNotReadyError,
+  SpotServiceLinkedRoleError,
 } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type LaunchDecision, writeDecision } from '../decision.ts';
+import { spotServiceLinkedRoleEvent } from './events.ts';
 import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from './launch-record.ts';
 import {
   expectedCapacityType,
@@ -138,6 +140,9 @@ function launchDecision(
       : {}),
     ...(outcome.kind === 'failed' ? { error: outcome.error } : {}),
     ...(outcome.kind === 'insufficientCapacity' ? { offerings: outcome.offerings.slice(0, 10) } : {}),
+    ...(outcome.kind === 'insufficientCapacity' && outcome.failureReason !== undefined
+      ? { failureReason: outcome.failureReason }
+      : {}),
   };
 }
 
@@ -204,12 +209,15 @@ async function launchCreated(
   } catch (error) {
     // The cloud answered that nothing was launched for this record: the claim can go at once.
     if (error instanceof InsufficientCapacityError) {
+      const roleMissing = error instanceof SpotServiceLinkedRoleError;
+      if (roleMissing) await cluster.recordEvent(spotServiceLinkedRoleEvent(name));
       await warn('InsufficientCapacityError', `NodeClaim ${name} event: ${error.message}`);
       await discardUnlaunched(ports, name);
       return {
         kind: 'insufficientCapacity',
         ...base,
         offerings: error.offerings.map((o) => `${o.capacityType}:${o.instanceType}:${o.zone}`),
+        ...(roleMissing ? { failureReason: 'SpotServiceLinkedRoleCreationFailure' as const } : {}),
       };
     }
     if (error instanceof LaunchRejectedError) {

@@ -87,6 +87,8 @@ export type ClaimOutcome =
       readonly pods: readonly PodRef[];
       /** `<capacityType>:<instanceType>:<zone>` of the offerings now backed off. */
       readonly offerings: readonly string[];
+      /** Why, when more than no capacity: `SpotServiceLinkedRoleCreationFailure`. */
+      readonly failureReason?: 'SpotServiceLinkedRoleCreationFailure';
     }
   | {
       /** The lease was lost before the launch: no EC2 call was made and the NodeClaim was removed. */

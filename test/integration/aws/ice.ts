@@ -62,3 +62,39 @@ export function noCapacityFor(
   );
   return () => client.middlewareStack.remove(name);
 }
+
+/**
+ * The account has no EC2 Spot service-linked role and the caller may not create it: every spot
+ * CreateFleet comes back with nothing launched and an
+ * `AuthFailure.ServiceLinkedRoleCreationNotPermitted` error per override, as EC2 reports it (moto
+ * launches spot without the role). On-demand fleets go to moto. Returns a function that ends it.
+ */
+export function noSpotServiceLinkedRole(client: EC2Client): () => void {
+  injected += 1;
+  const name = `no-spot-role-${injected}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'CreateFleetCommand') return next(args);
+      const input = args.input as CreateFleetCommandInput;
+      if (input.TargetCapacitySpecification?.DefaultTargetCapacityType !== 'spot') return next(args);
+      const errors: CreateFleetError[] = (input.LaunchTemplateConfigs ?? []).flatMap((config) =>
+        (config.Overrides ?? []).map((o) => ({
+          ErrorCode: 'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
+          ErrorMessage:
+            'The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.',
+          Lifecycle: 'spot' as const,
+          LaunchTemplateAndOverrides: {
+            LaunchTemplateSpecification: config.LaunchTemplateSpecification,
+            Overrides: o,
+          },
+        })),
+      );
+      return {
+        response: {},
+        output: { $metadata: {}, Errors: errors, Instances: [] } as CreateFleetCommandOutput,
+      };
+    },
+    { step: 'initialize', name },
+  );
+  return () => client.middlewareStack.remove(name);
+}

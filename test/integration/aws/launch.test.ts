@@ -25,6 +25,7 @@ import {
   type LaunchRequest,
   NodeClassNotReadyError,
   type OfferingCatalog,
+  SpotServiceLinkedRoleError,
 } from '../../../shared/ports/cloud.ts';
 import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
@@ -32,7 +33,7 @@ import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { setUpAccount } from './cloud-fixture.ts';
 import { CLUSTER, silentLogger } from './fixtures.ts';
-import { noCapacityFor } from './ice.ts';
+import { noCapacityFor, noSpotServiceLinkedRole } from './ice.ts';
 
 // Launches through the provisioner's Cloud adapter, with its role; launch template clean-up is the
 // catalog Lambda's and termination the termination Lambda's, each with its own role. The
@@ -436,6 +437,30 @@ describe('launching through CreateFleet against moto', () => {
       DefaultTargetCapacityType: 'spot',
     });
     expect(seen[0]?.ClientToken).toMatch(/^spotty-[0-9a-f]{12}$/);
+  });
+
+  it('a spot launch refused for want of the spot service-linked role backs spot off; the next goes on-demand', async () => {
+    const restore = noSpotServiceLinkedRole(account.lambdaEc2);
+    const flexible = (name: string) =>
+      request(name, {
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
+      });
+    const error = await account.cloud.create(flexible('no-role')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SpotServiceLinkedRoleError);
+    // Handled as insufficient capacity: every spot offering of the request is backed off.
+    expect(error).toBeInstanceOf(InsufficientCapacityError);
+    const refused = error as SpotServiceLinkedRoleError;
+    expect(refused.code).toBe('SpotServiceLinkedRoleCreationNotPermitted');
+    expect(refused.message).toContain('AuthFailure.ServiceLinkedRoleCreationNotPermitted');
+    expect(refused.offerings.length).toBeGreaterThanOrEqual(9);
+    expect(refused.offerings.every((o) => o.capacityType === 'spot')).toBe(true);
+    const backedOff = await account.cloud.unavailableOfferings.list(clock.now());
+    expect([...backedOff.values()].filter((o) => o.capacityType === 'spot')).toHaveLength(
+      new Set(refused.offerings.map((o) => `${o.instanceType}/${o.zone}`)).size,
+    );
+    const next = await account.cloud.create(flexible('no-role-2'));
+    restore();
+    expect(next.capacityType).toBe('on-demand');
   });
 
   it('limits offerings to the zones the NodeClaim allows', async () => {

@@ -67,6 +67,7 @@ describe('observeCluster: each NodePool as a disruption pass read it', () => {
     pools: new Map(pools.map((p) => [p.pool.name, p])),
     input,
     sinceMs: T0,
+    untilMs: T0 + 10 * SECOND,
   });
 
   it('counts its Nodes, their capacity (cpu in cores) and its limits', () => {
@@ -97,10 +98,17 @@ describe('observeCluster: each NodePool as a disruption pass read it', () => {
     expect(p?.memoryUtilization).toBeCloseTo(((10 * 256) / (32 * 1024)) * 100, 2);
   });
 
-  it('measures the startups of pods started since the previous pass, from their creation', () => {
+  it('measures the startups of pods started in its window, from their creation', () => {
     expect(observed.podStartupSeconds).toEqual([35]);
     expect(observed.since).toBe(new Date(T0).toISOString());
+    expect(observed.until).toBe(new Date(T0 + 10 * SECOND).toISOString());
     expect(observeCluster({ nodes, claims, pools: new Map(), input }).podStartupSeconds).toEqual([]);
+    // A start after the window's end is the next window's.
+    const early = { nodes, claims, pools: new Map(), input, sinceMs: T0 };
+    expect(observeCluster({ ...early, untilMs: T0 + 4 * SECOND }).podStartupSeconds).toEqual([]);
+    expect(
+      observeCluster({ ...early, sinceMs: T0 + 4 * SECOND, untilMs: T0 + 5 * SECOND }).podStartupSeconds,
+    ).toEqual([35]);
   });
 });
 

@@ -54,3 +54,50 @@ describe('provisioning Events (in-memory cluster and cloud)', () => {
     expect(told('FailedScheduling')).toEqual([['Pod', 'waiting', 'Warning', 2]]);
   });
 });
+
+// A spot launch EC2 refuses with AuthFailure.ServiceLinkedRoleCreationNotPermitted: Karpenter AWS
+// records SpotServiceLinkedRoleCreationFailure on the NodeClaim, takes spot out for the back-off and
+// handles the claim as insufficient capacity, so its pods land on on-demand.
+describe('SpotServiceLinkedRoleCreationFailure (in-memory cluster and cloud)', () => {
+  it('is recorded once on the NodeClaim, named by its launch decision, and the pods go on-demand', async () => {
+    const world = scenarioWorld('spot-shortage.yaml', { noSpotServiceLinkedRole: true });
+    const { cluster, cloud } = world;
+    const lines: Record<string, unknown>[] = [];
+    const steps = provisionerSteps(
+      world,
+      makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+    );
+    addPendingPod(cluster, 'web-0');
+    await steps.reconcileLifecycle('p-1');
+    await steps.provision('p-1');
+
+    const launches = lines.filter((l) => l['decision'] === 'launch');
+    const refused = launches.filter((l) => l['failureReason'] === 'SpotServiceLinkedRoleCreationFailure');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ outcome: 'insufficientCapacity', capacityType: 'spot' });
+    const claim = String(refused[0]?.['nodeClaim']);
+    const events = cluster.events().filter((e) => e.event.reason === 'SpotServiceLinkedRoleCreationFailure');
+    expect(events.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type, e.count])).toEqual([
+      ['NodeClaim', claim, 'Warning', 1],
+    ]);
+    expect(events[0]?.event.message).toContain('AuthFailure.ServiceLinkedRoleCreationNotPermitted');
+    // Handled as insufficient capacity: Karpenter's Event too, and the claim is gone.
+    expect(
+      cluster
+        .events()
+        .some((e) => e.event.reason === 'InsufficientCapacityError' && e.event.subject.name === claim),
+    ).toBe(true);
+    expect(
+      cluster.list('NodeClaim').map((c) => (c as { metadata: { name: string } }).metadata.name),
+    ).not.toContain(claim);
+
+    // Spot is backed off: the next launch for the pod is on-demand, and no spot launch is tried.
+    await steps.provision('p-2');
+    const launched = cloud.history();
+    expect(launched.length).toBeGreaterThan(0);
+    expect(launched.every((i) => i.capacityType === 'on-demand')).toBe(true);
+    expect(lines.filter((l) => l['decision'] === 'launch' && l['failureReason'] !== undefined)).toHaveLength(
+      1,
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import {
   bundledCatalog,
+  type MemoryCloudOptions,
   type MemoryCluster,
   makeMemoryCloud,
   makeMemoryCluster,
@@ -18,7 +19,10 @@ import { provision } from '../../../../shared/usecases/provisioning/provision.ts
 
 const examples = path.resolve(import.meta.dirname, '../../../../examples');
 
-export function scenarioWorld(file = 'steady-web.yaml') {
+export function scenarioWorld(
+  file = 'steady-web.yaml',
+  cloudOptions: Pick<MemoryCloudOptions, 'noSpotServiceLinkedRole'> = {},
+) {
   const scenario = loadScenario(path.join(examples, file));
   const clock = makeManualClock(new Date(scenario.startMs));
   const cluster = makeMemoryCluster({ clock });
@@ -27,6 +31,7 @@ export function scenarioWorld(file = 'steady-web.yaml') {
     clusterName: 'simulated',
     catalog: bundledCatalog(scenario.region, scenario.zones),
     bootDelayMs: scenario.bootDelayMs,
+    ...cloudOptions,
   });
   const resolver = makeMemoryNodeClassResolver({ zones: scenario.zones });
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
