@@ -240,6 +240,7 @@ export class ControllerPolicies {
     for (const policy of [
       policies.instanceRead,
       policies.instanceStatusRead,
+      policies.capacityReservationRead,
       policies.nodeClassRead,
       policies.catalogRead,
       policies.nodeLaunch,
