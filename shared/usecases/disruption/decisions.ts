@@ -11,6 +11,8 @@ export interface DisruptedNode {
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
   readonly pricePerHour?: number;
+  /** The catalog only assumes `pricePerHour` (a spot price at its default discount, say). */
+  readonly priceAssumed?: true;
 }
 
 /** A replacement a command launches before its candidates go. */
@@ -21,6 +23,8 @@ export interface ReplacementNode {
   readonly instanceTypes: readonly string[];
   /** The cheapest candidate's price in USD per hour. */
   readonly pricePerHour?: number;
+  /** The catalog only assumes `pricePerHour`. */
+  readonly priceAssumed?: true;
 }
 
 /**
