@@ -151,6 +151,8 @@ export interface NodePoolObservation {
   readonly unpricedNodeClaims?: number;
   /** Those offerings, `instance type/zone/capacity type`, the first 10. */
   readonly unpricedOfferings?: readonly string[];
+  /** Launched NodeClaims in `pricePerHour` at a price the catalog only assumes. @default 0 */
+  readonly assumedPriceNodeClaims?: number;
   /** Pod requests ÷ allocatable over its Nodes, percent. */
   readonly cpuUtilization: number;
   readonly memoryUtilization: number;
