@@ -481,7 +481,7 @@ class Pass {
       if (checked.kind === 'invalid') {
         if (consolidating) await recordAll(this.ports.cluster, consolidationRejected(command, checked.why));
         this.failedValidations += checked.failed;
-        this.record(decisionForCommand(command, id, [], 'abandoned', checked.why));
+        this.record(decisionForCommand(command, this.input, id, [], 'abandoned', checked.why));
         return false;
       }
       command = checked.command;
@@ -495,12 +495,14 @@ class Pass {
     // command was decided on a read that may be seconds behind (the cluster summary).
     const changed = await podsChanged(this.ports.cluster, command.candidates, this.now());
     if (changed !== undefined) {
-      this.record(decisionForCommand(command, id, [], 'abandoned', changed));
+      this.record(decisionForCommand(command, this.input, id, [], 'abandoned', changed));
       return false;
     }
     // The lease, read consistently: a pass whose lease ran out writes nothing.
     if (!(await this.held.confirm())) {
-      this.record(decisionForCommand(command, id, [], 'abandoned', 'the disruption lease was lost'));
+      this.record(
+        decisionForCommand(command, this.input, id, [], 'abandoned', 'the disruption lease was lost'),
+      );
       return false;
     }
     const record: CommandRecord = {
@@ -515,7 +517,7 @@ class Pass {
     if (command.replacements.length === 0) {
       await markCandidates(this.ports, candidates, record);
       await deleteCandidates(this.ports, candidates, command.reason);
-      this.record(decisionForCommand(command, id, [], 'deleted', dropped));
+      this.record(decisionForCommand(command, this.input, id, [], 'deleted', dropped));
       if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
       return true;
     }
@@ -536,7 +538,7 @@ class Pass {
         disruptionWaitingReadiness(name),
       ]),
     );
-    this.record(decisionForCommand(command, id, record.replacements, 'started'));
+    this.record(decisionForCommand(command, this.input, id, record.replacements, 'started'));
     return true;
   }
 

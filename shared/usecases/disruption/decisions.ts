@@ -11,6 +11,8 @@ export interface DisruptedNode {
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
   readonly pricePerHour?: number;
+  /** The catalog only assumes `pricePerHour` (a spot price at its default discount, say). */
+  readonly priceAssumed?: true;
 }
 
 /** A replacement a command launches before its candidates go. */
@@ -21,6 +23,8 @@ export interface ReplacementNode {
   readonly instanceTypes: readonly string[];
   /** The cheapest candidate's price in USD per hour. */
   readonly pricePerHour?: number;
+  /** The catalog only assumes `pricePerHour`. */
+  readonly priceAssumed?: true;
 }
 
 /**
@@ -147,6 +151,8 @@ export interface NodePoolObservation {
   readonly unpricedNodeClaims?: number;
   /** Those offerings, `instance type/zone/capacity type`, the first 10. */
   readonly unpricedOfferings?: readonly string[];
+  /** Launched NodeClaims in `pricePerHour` at a price the catalog only assumes. @default 0 */
+  readonly assumedPriceNodeClaims?: number;
   /** Pod requests ÷ allocatable over its Nodes, percent. */
   readonly cpuUtilization: number;
   readonly memoryUtilization: number;

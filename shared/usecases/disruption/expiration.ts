@@ -3,7 +3,7 @@ import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { unschedulableMessage } from '../provisioning/eligibility.ts';
 import { nodeIndex } from './candidates.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
-import { describeClaim, describePlan, priceFrom, sumPrices } from './describe.ts';
+import { describeClaim, describePlan, priceAssumedFrom, priceFrom, sumPrices } from './describe.ts';
 import { createReplacements, deleteCandidates, digest, markCandidates, replacementNames } from './effects.ts';
 import type { DisruptionCandidate } from './method.ts';
 import type { PassView } from './pass-view.ts';
@@ -101,8 +101,10 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
       action: record.replacements.length === 0 ? 'delete' : 'replace',
       outcome: 'deleted',
       commandId: record.id,
-      candidates: claims.map((c, i) => describeClaim(c, undefined, prices[i])),
-      replacements: plans.map((plan, i) => describePlan(record.replacements[i] ?? '', plan)),
+      candidates: claims.map((c, i) =>
+        describeClaim(c, undefined, prices[i], priceAssumedFrom(view.input, c)),
+      ),
+      replacements: plans.map((plan, i) => describePlan(record.replacements[i] ?? '', plan, view.input)),
       pricePerHourBefore: sumPrices(prices),
       pricePerHourAfter: sumPrices(plans.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
       ...(unplaced === undefined ? {} : { podsWithoutReplacement: unplaced.count, why: unplaced.why }),

@@ -5,6 +5,7 @@ import {
   isConditionTrue,
   Label,
   NodeClaimConditionType,
+  type Offering,
   Resource,
   type ResourceList,
 } from '../../core/index.ts';
@@ -14,7 +15,7 @@ import type { SchedulingInput } from '../state/cluster-state.ts';
 import type { CandidateSet } from './candidates.ts';
 import { nodeIndex } from './candidates.ts';
 import type { DisruptionPassDecision, NodePoolObservation, ObserveDecision } from './decisions.ts';
-import { priceFrom } from './describe.ts';
+import { priceAssumedFrom, priceFrom } from './describe.ts';
 import type { DisruptionMethod } from './method.ts';
 
 // What a disruption pass tells besides its commands, from what it read anyway (the cluster summary
@@ -137,7 +138,9 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     // Not launched yet: no instance runs for it, so it costs nothing.
     if (offering === undefined) continue;
     const t = totalsOf(claim.nodePoolName);
-    const price = priceFrom(observed.input, claim) ?? priceOf(offering);
+    const own = priceFrom(observed.input, claim);
+    const fallback = own === undefined ? priceOf(offering) : undefined;
+    const price = own ?? fallback?.priceUsdPerHour;
     if (price === undefined) {
       t.unpriced += 1;
       if (t.unpricedOfferings.length < DECISION_SAMPLE_SIZE && !t.unpricedOfferings.includes(offering)) {
@@ -146,6 +149,9 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       continue;
     }
     t.price += price;
+    if (own === undefined ? fallback?.priceAssumed === true : priceAssumedFrom(observed.input, claim)) {
+      t.assumed += 1;
+    }
     const node = nodeFor(claim);
     // A NodeClaim without its Node yet serves no pod: all of its price is idle.
     t.idle += node === undefined ? price : price * (1 - usedShare(node));
@@ -163,6 +169,7 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       ...(t.unpriced === 0
         ? {}
         : { unpricedNodeClaims: t.unpriced, unpricedOfferings: [...t.unpricedOfferings].sort() }),
+      ...(t.assumed === 0 ? {} : { assumedPriceNodeClaims: t.assumed }),
       cpuUtilization: percent(t.requestedCpu, t.allocatableCpu),
       memoryUtilization: percent(t.requestedMemory, t.allocatableMemory),
     };
@@ -204,6 +211,8 @@ interface Totals {
   idle: number;
   unpriced: number;
   unpricedOfferings: string[];
+  /** Priced NodeClaims whose offering's price the catalog only assumes. */
+  assumed: number;
 }
 
 function emptyTotals(): Totals {
@@ -219,6 +228,7 @@ function emptyTotals(): Totals {
     idle: 0,
     unpriced: 0,
     unpricedOfferings: [],
+    assumed: 0,
   };
 }
 
@@ -248,8 +258,8 @@ function offeringOf(claim: ClusterNodeClaim): string | undefined {
  * instance types for. An offering's price is region-wide, the same whichever class lists it, so a
  * NodePool whose own class is not Ready (and had none read) is priced from the others'.
  */
-function offeringPrices(input: SchedulingInput | undefined): (offering: string) => number | undefined {
-  let prices: Map<string, number> | undefined;
+function offeringPrices(input: SchedulingInput | undefined): (offering: string) => Offering | undefined {
+  let prices: Map<string, Offering> | undefined;
   return (offering) => {
     // Built on the first NodeClaim its own class does not price: most passes never need it.
     if (prices === undefined) {
@@ -258,7 +268,7 @@ function offeringPrices(input: SchedulingInput | undefined): (offering: string) 
         for (const type of types) {
           for (const o of type.offerings) {
             const key = `${type.name}/${o.zone}/${o.capacityType}`;
-            if (!prices.has(key)) prices.set(key, o.priceUsdPerHour);
+            if (!prices.has(key)) prices.set(key, o);
           }
         }
       }

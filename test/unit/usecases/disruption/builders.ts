@@ -4,6 +4,7 @@ import {
   type BudgetCounts,
   type DisruptionBudget,
   type DisruptionReason,
+  type InstanceType,
   isReschedulable,
   Label,
   type NodeClaimPlan,
@@ -23,7 +24,13 @@ import type {
   DisruptionCandidate,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/index.ts';
-import { nodePool, plan } from '../provisioning/builders.ts';
+import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
+import {
+  type ClusterState,
+  type SchedulingInput,
+  toSchedulingInput,
+} from '../../../../shared/usecases/state/cluster-state.ts';
+import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods
 // and candidates, one line per case.
@@ -407,4 +414,22 @@ export function clusterFrom(
 /** A reschedulable pod on the node says karpenter.sh/do-not-disrupt "true". */
 export function hasDoNotDisruptPod(node: ClusterNode): boolean {
   return node.pods.some((p) => isReschedulable(p) && p.disruption?.doNotDisrupt === 'true');
+}
+
+/** The scheduling input of a cluster with these NodePools (class `default`) and instance types, and no pods. */
+export function schedulingInputOf(
+  pools: readonly ClusterNodePool[],
+  types: readonly InstanceType[],
+): SchedulingInput {
+  const state: ClusterState = {
+    pendingPods: [],
+    nodes: [],
+    nodeClaims: [],
+    nodePools: pools,
+    nodeClasses: [nodeClass],
+    daemonSets: [],
+    namespaceLabels: new Map(),
+  };
+  const selection = selectNodePools(state.nodePools, state.nodeClasses);
+  return toSchedulingInput(state, selection, new Map([['default', types]]), { nowMs: T0 });
 }

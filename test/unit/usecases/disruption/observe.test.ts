@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { Label } from '../../../../shared/core/index.ts';
+import { type InstanceType, Label } from '../../../../shared/core/index.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
 import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/index.ts';
 import { observeCluster, passFigures } from '../../../../shared/usecases/disruption/observe.ts';
 import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
 import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
 import { instanceType, nodeClass, pod } from '../provisioning/builders.ts';
-import { boundPod, candidate, clusterNode, condition, nodeClaim, pool, SECOND, T0 } from './builders.ts';
+import {
+  boundPod,
+  candidate,
+  clusterNode,
+  condition,
+  nodeClaim,
+  pool,
+  SECOND,
+  schedulingInputOf,
+  T0,
+} from './builders.ts';
 
 const GiB = 1024 ** 3;
 
@@ -191,6 +201,40 @@ describe('observeCluster: the cost of a NodePool whose EC2NodeClass is not Ready
     const all = observed.nodePools['default'];
     expect(all).toMatchObject({ pricePerHour: 0.2, idlePricePerHour: 0.2 });
     expect(all).not.toHaveProperty('unpricedNodeClaims');
+  });
+});
+
+describe('observeCluster: prices the catalog only assumes', () => {
+  const m5 = instanceType('m5.xlarge', 4, 0.2);
+  const assumedSpot = {
+    ...m5,
+    offerings: m5.offerings.map((o) => (o.capacityType === 'spot' ? { ...o, priceAssumed: true } : o)),
+  };
+  const labels = (capacityType: 'on-demand' | 'spot') => ({
+    [Label.instanceType]: 'm5.xlarge',
+    [Label.zone]: 'us-east-1a',
+    [Label.capacityType]: capacityType,
+  });
+  const claims = [
+    nodeClaim('s', { labels: labels('spot') }),
+    nodeClaim('o', { labels: labels('on-demand') }),
+  ];
+  const pools = [pool('default')];
+  const observe = (types: readonly InstanceType[]) =>
+    observeCluster({
+      nodes: [clusterNode('node-s'), clusterNode('node-o')],
+      claims,
+      pools: new Map(pools.map((p) => [p.pool.name, p])),
+      input: schedulingInputOf(pools, types),
+    }).nodePools['default'];
+
+  it('counts the NodeClaims priced at an assumed price, and says nothing when none is', () => {
+    const assumed = observe([assumedSpot]);
+    expect(assumed?.pricePerHour).toBeCloseTo(0.2 + 0.2 / 3, 6);
+    expect(assumed?.assumedPriceNodeClaims).toBe(1);
+    const known = observe([m5]);
+    expect(known?.pricePerHour).toBeCloseTo(0.2 + 0.2 / 3, 6);
+    expect(known).not.toHaveProperty('assumedPriceNodeClaims');
   });
 });
 
