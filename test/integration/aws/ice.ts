@@ -98,3 +98,41 @@ export function noSpotServiceLinkedRole(client: EC2Client): () => void {
   );
   return () => client.middlewareStack.remove(name);
 }
+
+/**
+ * The capacity reservations a launch targets are full: every CreateFleet into a reservation (an
+ * on-demand fleet with capacity-reservation options, or a capacity-block fleet) comes back with
+ * nothing launched and a `ReservationCapacityExceeded` error per override, as EC2 reports it
+ * (moto does not model reservations). Other fleets go to moto. Returns a function that ends it.
+ */
+export function reservationsFull(client: EC2Client): () => void {
+  injected += 1;
+  const name = `reservations-full-${injected}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'CreateFleetCommand') return next(args);
+      const input = args.input as CreateFleetCommandInput;
+      const target = input.TargetCapacitySpecification?.DefaultTargetCapacityType;
+      const reserved =
+        target === 'capacity-block' || input.OnDemandOptions?.CapacityReservationOptions !== undefined;
+      if (!reserved) return next(args);
+      const errors: CreateFleetError[] = (input.LaunchTemplateConfigs ?? []).flatMap((config) =>
+        (config.Overrides ?? []).map((o) => ({
+          ErrorCode: 'ReservationCapacityExceeded',
+          ErrorMessage: 'There is insufficient capacity in the targeted Capacity Reservation.',
+          Lifecycle: 'on-demand' as const,
+          LaunchTemplateAndOverrides: {
+            LaunchTemplateSpecification: config.LaunchTemplateSpecification,
+            Overrides: o,
+          },
+        })),
+      );
+      return {
+        response: {},
+        output: { $metadata: {}, Errors: errors, Instances: [] } as CreateFleetCommandOutput,
+      };
+    },
+    { step: 'initialize', name },
+  );
+  return () => client.middlewareStack.remove(name);
+}

@@ -9,7 +9,7 @@ import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { setUpAccount } from '../aws/cloud-fixture.ts';
 import { CLUSTER, setCapacityReservations, silentLogger } from '../aws/fixtures.ts';
-import { noCapacityFor } from '../aws/ice.ts';
+import { noCapacityFor, reservationsFull } from '../aws/ice.ts';
 
 const START = new Date('2026-11-21T10:00:00Z');
 let server: Moto;
@@ -110,9 +110,9 @@ describe('capacity reservations on moto', () => {
   const setReservations = (list: readonly Record<string, unknown>[]) =>
     setCapacityReservations(server.endpoint, list);
 
-  async function setUp() {
+  async function setUp(list: readonly Record<string, unknown>[] = reservations) {
     await resetMoto(server);
-    await setReservations(reservations);
+    await setReservations(list);
     const clock = makeManualClock(START);
     const account = await setUpAccount(server, clock, {
       capacityReservationSelectorTerms: [{ tags: { team: 'ml' } }],
@@ -217,5 +217,46 @@ describe('capacity reservations on moto', () => {
     expect(reserved?.map((o) => [o.reservationId, o.available, o.reservationCapacity])).toEqual([
       [ODCR, false, 0],
     ]);
+  });
+
+  it('backs off only the reservation that was full, not the other reservations of the type and zone', async () => {
+    const SECOND = 'cr-0a1b2c3d4e5f60004';
+    const { account } = await setUp([
+      ...reservations,
+      { ...reservations[0], id: SECOND, instanceMatchCriteria: 'targeted', availableInstanceCount: 1 },
+    ]);
+    const m5 = (await account.cloud.instanceTypes(account.nodeClass)).find((t) => t.name === 'm5.large');
+    const request = {
+      nodeClaimName: 'reserved-full',
+      nodePoolName: 'default',
+      nodeClass: account.nodeClass,
+      instanceTypes: m5 === undefined ? [] : [m5],
+      requirements: [
+        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
+        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
+      ],
+      labels: {},
+      taints: [],
+      startupTaints: [],
+    };
+    const record = await account.cloud.planLaunch(request);
+    const full = reservationsFull(account.lambdaEc2);
+    try {
+      await expect(account.cloud.launch(request, record, { firstSend: true })).rejects.toMatchObject({
+        name: 'InsufficientCapacityError',
+        offerings: [
+          { instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'reserved', reservationId: ODCR },
+        ],
+      });
+    } finally {
+      full();
+    }
+    const after = (await account.cloud.instanceTypes(account.nodeClass)).find((t) => t.name === 'm5.large');
+    expect(
+      after?.offerings
+        .filter((o) => o.zone === 'us-east-1b')
+        .map((o) => `${o.capacityType} ${o.reservationId ?? '-'} ${o.available}`)
+        .sort(),
+    ).toEqual(['on-demand - true', `reserved ${ODCR} false`, `reserved ${SECOND} true`, 'spot - true']);
   });
 });

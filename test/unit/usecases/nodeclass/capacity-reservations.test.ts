@@ -9,6 +9,7 @@ import type {
   NodeClassResolution,
 } from '../../../../shared/ports/cloud.ts';
 import { cloudDrift } from '../../../../shared/ports/cloud-drift.ts';
+import { offeringKeyString } from '../../../../shared/ports/offering.ts';
 import { capacityReservationDrift } from '../../../../shared/usecases/disruption/conditions.ts';
 import { interruptedOffering } from '../../../../shared/usecases/interruption/interruption.ts';
 import { computeNodeClassStatus, validateNodeClass } from '../../../../shared/usecases/nodeclass/status.ts';
@@ -176,18 +177,28 @@ describe('a node in a capacity reservation', () => {
     expect(cloudDrift(instance, selecting([]))).toBe('CapacityReservationDrift');
   });
 
-  it('backs off its reserved offering on a capacity-reservation interruption', () => {
+  it('backs off its own reservation on a capacity-reservation interruption, not the others of its type and zone', () => {
     const labels = {
       [Label.instanceType]: 'm5.large',
       [Label.zone]: 'us-east-1b',
       [Label.capacityType]: 'reserved',
+      [Label.capacityReservationId]: ODCR.id,
     };
-    expect(interruptedOffering({ labels }, 'reserved')).toEqual({
+    const key = interruptedOffering({ labels }, 'reserved');
+    expect(key).toEqual({
       instanceType: 'm5.large',
       zone: 'us-east-1b',
       capacityType: 'reserved',
+      reservationId: ODCR.id,
     });
+    expect(key === undefined ? '' : offeringKeyString(key)).toBe(`reserved:m5.large:us-east-1b:${ODCR.id}`);
+    expect(offeringKeyString({ instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'spot' })).toBe(
+      'spot:m5.large:us-east-1b',
+    );
     expect(interruptedOffering({ labels })).toBeUndefined();
+    // Without its reservation id there is no reservation to back off.
+    const { [Label.capacityReservationId]: _, ...unnamed } = labels;
+    expect(interruptedOffering({ labels: unnamed }, 'reserved')).toBeUndefined();
   });
 
   it('is launched through a template that targets the reservation (and the capacity-block market)', () => {
