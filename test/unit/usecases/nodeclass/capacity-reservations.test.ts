@@ -10,10 +10,11 @@ import type {
 } from '../../../../shared/ports/cloud.ts';
 import { cloudDrift } from '../../../../shared/ports/cloud-drift.ts';
 import { offeringKeyString } from '../../../../shared/ports/offering.ts';
-import { capacityReservationDrift } from '../../../../shared/usecases/disruption/conditions.ts';
+import { capacityReservationDrift, driftOf } from '../../../../shared/usecases/disruption/conditions.ts';
 import { interruptedOffering } from '../../../../shared/usecases/interruption/interruption.ts';
 import { computeNodeClassStatus, validateNodeClass } from '../../../../shared/usecases/nodeclass/status.ts';
 import { launchedLabels } from '../../../../shared/usecases/provisioning/plan.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { DEFAULT_NODE_CLASS } from '../../memory/fixtures.ts';
 
 const T0 = new Date('2026-11-21T10:00:00Z');
@@ -175,6 +176,21 @@ describe('a node in a capacity reservation', () => {
     expect(capacityReservationDrift({ [Label.capacityType]: 'on-demand' }, selecting([]))).toBeUndefined();
     expect(cloudDrift(instance, selecting([ODCR]))).toBeUndefined();
     expect(cloudDrift(instance, selecting([]))).toBe('CapacityReservationDrift');
+  });
+
+  it('does not drift once relabelled on-demand, though EC2 still names the reservation it left', () => {
+    const claim = (capacityType: string) =>
+      readNodeClaim('relabelled', { labels: { [Label.capacityType]: capacityType } });
+    const input = (capacityType: string) => ({
+      claim: claim(capacityType),
+      node: undefined,
+      pool: undefined,
+      nodeClass: selecting([]),
+      instance,
+      nowMs: T0.getTime(),
+    });
+    expect(driftOf(input('on-demand'))).toBeUndefined();
+    expect(driftOf(input('reserved'))?.reason).toBe('CapacityReservationDrift');
   });
 
   it('backs off its own reservation on a capacity-reservation interruption, not the others of its type and zone', () => {
