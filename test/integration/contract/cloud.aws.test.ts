@@ -2,8 +2,9 @@ import { DescribeLaunchTemplateVersionsCommand, EC2Client, RunInstancesCommand }
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { decodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
+import type { InstanceType } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
-import type { Cloud, OfferingCatalog } from '../../../shared/ports/cloud.ts';
+import type { Cloud, EC2NodeClass, OfferingCatalog } from '../../../shared/ports/cloud.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
@@ -121,6 +122,21 @@ describe('capacity reservations on moto', () => {
     return { clock, account };
   }
 
+  /** A launch request for a NodeClaim pinned to the ODCR, as the plan pins it. */
+  const pinnedToOdcr = (nodeClaimName: string, nodeClass: EC2NodeClass, m5: InstanceType | undefined) => ({
+    nodeClaimName,
+    nodePoolName: 'default',
+    nodeClass,
+    instanceTypes: m5 === undefined ? [] : [m5],
+    requirements: [
+      { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
+      { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
+    ],
+    labels: {},
+    taints: [],
+    startupTaints: [],
+  });
+
   it('resolves the selector terms into status.capacityReservations with the provisioner identity', async () => {
     const { account } = await setUp();
     const status = account.nodeClass.status;
@@ -173,19 +189,7 @@ describe('capacity reservations on moto', () => {
       false,
     ]);
 
-    const request = {
-      nodeClaimName: 'reserved-1',
-      nodePoolName: 'default',
-      nodeClass: account.nodeClass,
-      instanceTypes: m5 === undefined ? [] : [m5],
-      requirements: [
-        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
-        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
-      ],
-      labels: {},
-      taints: [],
-      startupTaints: [],
-    };
+    const request = pinnedToOdcr('reserved-1', account.nodeClass, m5);
     const record = await account.cloud.planLaunch(request);
     const fleet = decodeFleetRequest('reserved-1', record.request);
     expect(fleet.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
@@ -226,19 +230,7 @@ describe('capacity reservations on moto', () => {
       { ...reservations[0], id: SECOND, instanceMatchCriteria: 'targeted', availableInstanceCount: 1 },
     ]);
     const m5 = (await account.cloud.instanceTypes(account.nodeClass)).find((t) => t.name === 'm5.large');
-    const request = {
-      nodeClaimName: 'reserved-full',
-      nodePoolName: 'default',
-      nodeClass: account.nodeClass,
-      instanceTypes: m5 === undefined ? [] : [m5],
-      requirements: [
-        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
-        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
-      ],
-      labels: {},
-      taints: [],
-      startupTaints: [],
-    };
+    const request = pinnedToOdcr('reserved-full', account.nodeClass, m5);
     const record = await account.cloud.planLaunch(request);
     const full = reservationsFull(account.lambdaEc2);
     try {
