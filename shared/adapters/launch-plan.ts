@@ -102,7 +102,12 @@ export function selectCandidates(
         o.available &&
         zones.has(o.zone) &&
         !unavailable.has(
-          offeringKeyString({ instanceType: type.name, zone: o.zone, capacityType: o.capacityType }),
+          offeringKeyString({
+            instanceType: type.name,
+            zone: o.zone,
+            capacityType: o.capacityType,
+            ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
+          }),
         ) &&
         labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
     );

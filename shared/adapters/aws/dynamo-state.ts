@@ -258,6 +258,7 @@ export function makeDynamoUnavailableOfferings(
               instanceType: { S: o.instanceType },
               zone: { S: o.zone },
               capacityType: { S: o.capacityType },
+              ...(o.reservationId === undefined ? {} : { reservationId: { S: o.reservationId } }),
               reason: { S: reason },
               untilMs: { N: String(untilMs) },
               expiresAt: { N: String(Math.ceil(untilMs / 1000) + 60) },
@@ -295,6 +296,7 @@ export function makeDynamoUnavailableOfferings(
             instanceType: item['instanceType']?.S ?? '',
             zone: item['zone']?.S ?? '',
             capacityType: (item['capacityType']?.S ?? 'on-demand') as CapacityType,
+            ...(item['reservationId']?.S === undefined ? {} : { reservationId: item['reservationId'].S }),
             reason: item['reason']?.S ?? '',
             untilMs,
           };

@@ -263,7 +263,12 @@ export function reservedOfferings(
   for (const r of context.nodeClass.status?.capacityReservations ?? []) {
     if (r.instanceType !== type.name || !zones.has(r.availabilityZone)) continue;
     const capacity = context.reservationCapacity?.get(r.id) ?? 0;
-    const key: OfferingKey = { instanceType: type.name, zone: r.availabilityZone, capacityType: 'reserved' };
+    const key: OfferingKey = {
+      instanceType: type.name,
+      zone: r.availabilityZone,
+      capacityType: 'reserved',
+      reservationId: r.id,
+    };
     out.push({
       zone: r.availabilityZone,
       capacityType: 'reserved',

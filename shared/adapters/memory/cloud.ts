@@ -45,6 +45,8 @@ export interface CapacityWindow {
   readonly instanceType?: string;
   readonly zone?: string;
   readonly capacityType?: CapacityType;
+  /** Only launches into this capacity reservation (ReservationCapacityExceeded). @default any */
+  readonly reservationId?: string;
   /** Opens at this instant (inclusive). @default always open */
   readonly from?: Date;
   /** Closes at this instant (exclusive). @default never closes */
@@ -214,7 +216,8 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         (w.until === undefined || nowMs < w.until.getTime()) &&
         globMatches(w.instanceType, key.instanceType) &&
         (w.zone === undefined || w.zone === key.zone) &&
-        (w.capacityType === undefined || w.capacityType === key.capacityType),
+        (w.capacityType === undefined || w.capacityType === key.capacityType) &&
+        (w.reservationId === undefined || w.reservationId === key.reservationId),
     );
   }
 
@@ -349,6 +352,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         instanceType: t.instanceType,
         zone: t.zone,
         capacityType: plan.capacityType,
+        ...(t.reservationId === undefined ? {} : { reservationId: t.reservationId }),
       };
       if (noCapacity(key, nowMs)) {
         iced.push(key);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Label } from '../../core/index.ts';
 import type {
   AmiStatus,
+  CapacityReservationLifecycle,
   CapacityReservationStatus,
   EC2NodeClass,
   NodeClassResolution,
@@ -25,6 +26,11 @@ export interface MemoryNodeClassResolverOptions {
    * evaluated). @default none
    */
   readonly capacityReservations?: readonly CapacityReservationStatus[];
+  /**
+   * What EC2 says now of the reservations NodeClaims run in, by id (a reservation can end while
+   * its nodes run). @default each of `capacityReservations`, as listed
+   */
+  readonly reservationLifecycles?: () => ReadonlyMap<string, CapacityReservationLifecycle>;
 }
 
 /** AL2023 as the alias resolves it: one image per architecture and variant, with its requirements. */
@@ -125,5 +131,27 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
       };
     },
     async release() {},
+    async capacityReservations(ids) {
+      const known =
+        options.reservationLifecycles?.() ??
+        new Map(
+          (options.capacityReservations ?? []).map((r) => [
+            r.id,
+            {
+              id: r.id,
+              reservationType: r.reservationType,
+              state: r.state,
+              ec2State: 'active',
+              ...(r.endTime === undefined ? {} : { endTime: r.endTime }),
+            },
+          ]),
+        );
+      const out = new Map<string, CapacityReservationLifecycle>();
+      for (const id of ids) {
+        const found = known.get(id);
+        if (found !== undefined) out.set(id, found);
+      }
+      return out;
+    },
   };
 }
