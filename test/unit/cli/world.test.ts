@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
+import { defaultPoolYaml } from '../simulator/scenarios.ts';
 import { flotilla } from './flotilla.ts';
 
 // The simulated world around Flotilla, run as a user runs `flotilla simulate`: DaemonSets, nodes
@@ -28,26 +29,11 @@ interface WorldParts {
 const world = (p: WorldParts) => `name: world
 duration: ${p.duration ?? '10m'}
 bootDelay: 30s
-${p.top ?? ''}ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      disruption: ${p.disruption ?? '{ consolidateAfter: Never }'}
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-${p.templateSpec ?? ''}          requirements:
-${p.requirements.map((r) => `            - ${r}\n`).join('')}${p.workloads ?? ''}`;
+${p.top ?? ''}${defaultPoolYaml(
+  p.requirements,
+  `      disruption: ${p.disruption ?? '{ consolidateAfter: Never }'}\n`,
+  p.templateSpec,
+)}${p.workloads ?? ''}`;
 
 /** A Deployment of `replicas` pods of `cpu`, with template metadata and spec lines as given. */
 const deployment = (

@@ -2,9 +2,14 @@
 
 /**
  * The EC2NodeClass `default` and the NodePool `default` on it with these requirement items (each in
- * YAML flow style), `spec` lines (indented six spaces) before its template.
+ * YAML flow style), `spec` lines (indented six spaces) before its template, and `templateSpec`
+ * lines (indented ten spaces) under its template's spec before the requirements.
  */
-export const defaultPoolYaml = (requirements: readonly string[], spec = '') => `ec2NodeClasses:
+export const defaultPoolYaml = (
+  requirements: readonly string[],
+  spec = '',
+  templateSpec = '',
+) => `ec2NodeClasses:
   - apiVersion: karpenter.k8s.aws/v1
     kind: EC2NodeClass
     metadata: { name: default }
@@ -21,7 +26,7 @@ nodePools:
 ${spec}      template:
         spec:
           nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
+${templateSpec}          requirements:
 ${requirements.map((r) => `            - ${r}\n`).join('')}`;
 
 /** A NodePool `default` over m6i and c6i on-demand, with `disruption` and `workloads` as given. */
