@@ -93,6 +93,15 @@ export {
   type VolumeTopology,
   type WeightedPodAffinityTerm,
 } from './pod.ts';
+export {
+  admitPriority,
+  HIGHEST_USER_DEFINABLE_PRIORITY,
+  type PriorityAdmission,
+  type PriorityClass,
+  priorityClassNames,
+  SYSTEM_PRIORITY_CLASS_PREFIX,
+  SYSTEM_PRIORITY_CLASSES,
+} from './priority.ts';
 export { parseInstanceId } from './provider-id.ts';
 export {
   formatQuantity,
