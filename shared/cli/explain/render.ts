@@ -1,4 +1,5 @@
-import type { NodeExplanation } from '../../usecases/explain/node.ts';
+import { ASSUMED_PRICE_MEANING } from '../../core/index.ts';
+import { ASSUMED_MARK, type NodeExplanation } from '../../usecases/explain/node.ts';
 import type { PodExplanation } from '../../usecases/explain/pod.ts';
 import type { DecisionLookup } from './logs.ts';
 
@@ -41,6 +42,7 @@ export function renderNodeExplanation(e: Extract<NodeExplanation, { kind: 'node'
     .join(', ');
   let out = `node ${e.node}${owner === '' ? '' : ` (${owner})`} ${e.verdict === 'stays' ? 'stays' : 'is disrupted next'} (as of ${utc(e.atMs)})\n`;
   for (const r of e.reasons) out += line(r);
+  if (e.pricesAssumed === true) out += `${ASSUMED_MARK} assumed price: ${ASSUMED_PRICE_MEANING}\n`;
   return out;
 }
 

@@ -9,7 +9,8 @@ import { explainInWorld } from '../../../shared/cli/explain/simulated.ts';
 import { main } from '../../../shared/cli/main.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
-import { defaultPoolYaml } from '../simulator/scenarios.ts';
+import { assumedSpotReplacement, defaultPoolYaml } from '../simulator/scenarios.ts';
+import { flotilla } from './flotilla.ts';
 
 // `flotilla explain`'s command line: its arguments, its exit codes, what it says when the API
 // server cannot be reached, and `flotilla simulate --explain` on a scenario.
@@ -174,6 +175,34 @@ describe('flotilla simulate --explain', () => {
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/^Flotilla simulation "spot-storm"/);
     expect(result.out).toContain('no Node or NodeClaim is named no-such-node');
+  }, 60_000);
+
+  it('marks a price the catalog only assumes with *, and says what * means', async () => {
+    // The run ends before the first disruption pass: the node is still there to explain.
+    const file = path.join(dir, 'assumed.yaml');
+    writeFileSync(file, assumedSpotReplacement('20s'));
+    const explain = (...more: string[]) =>
+      flotilla([
+        'simulate',
+        file,
+        '--out',
+        path.join(dir, `assumed-${more.length}`),
+        ...more,
+        '--explain',
+        'node',
+        'big',
+      ]);
+    const [assumed, known] = await Promise.all([explain(), explain('--known-prices')]);
+    expect(assumed.code).toBe(0);
+    const text = assumed.out.slice(assumed.out.indexOf('\nnode '));
+    expect(text).toMatch(
+      /\n {2}- disruption acts on the node next: \S+ \(Underutilized\) would replace nodeClaims big: \$0\.3748\/h → \$0\.0656\/h\*\n\* assumed price: the bundled catalog has no Spot Advisor estimate for the type \(spot at its default 65% discount\) or no on-demand price for the region \(another region's\)\n$/,
+    );
+    // Without the assumed offerings the replacement is an on-demand c8i.xlarge, at a known price.
+    expect(known.code).toBe(0);
+    const knownText = known.out.slice(known.out.indexOf('\nnode '));
+    expect(knownText).toContain('would replace nodeClaims big: $0.3748/h → $0.1874/h\n');
+    expect(knownText).not.toContain('*');
   }, 60_000);
 
   it('refuses --explain without a name', async () => {
