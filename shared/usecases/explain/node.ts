@@ -20,7 +20,7 @@ import { passCandidates } from '../disruption/pass-candidates.ts';
 import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
 import type { ExplainPorts } from './pod.ts';
 import { readOnlyCluster } from './read-only.ts';
-import { type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';
+import { ASSUMED_MARK, type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';
 
 // `flotilla explain node`: why a node stays, or what disruption does with it next, from the
 // disruption controller's own steps on the cluster as it is (read once, written never): the
@@ -339,9 +339,6 @@ export function explainBudget(
   }
   return base;
 }
-
-/** What follows a price the catalog only assumes, as the other commands mark it. */
-export const ASSUMED_MARK = '*';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
