@@ -2,7 +2,12 @@
  * The pure scheduling core: domain types, quantities, requirements, taints, instance types and
  * the provisioning simulation. No I/O, clock or SDK.
  */
-export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
+export {
+  ASSUMED_PRICE_MEANING,
+  type CatalogInstanceType,
+  type CatalogOptions,
+  instanceTypesFromCatalog,
+} from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
 export * from './conditions.ts';
 export { needsPlaceOffDeletingNode } from './deleting-pods.ts';
@@ -93,6 +98,15 @@ export {
   type VolumeTopology,
   type WeightedPodAffinityTerm,
 } from './pod.ts';
+export {
+  admitPriority,
+  HIGHEST_USER_DEFINABLE_PRIORITY,
+  type PriorityAdmission,
+  type PriorityClass,
+  priorityClassNames,
+  SYSTEM_PRIORITY_CLASS_PREFIX,
+  SYSTEM_PRIORITY_CLASSES,
+} from './priority.ts';
 export { parseInstanceId } from './provider-id.ts';
 export {
   formatQuantity,
