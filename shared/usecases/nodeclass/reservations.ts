@@ -125,14 +125,16 @@ export interface ReservedNodeClaimsResult {
   readonly expired: readonly string[];
   /** The reservations could not be read; nothing was decided (the next pass tries again). */
   readonly failed?: unknown;
+  /** NodeClaims whose relabel or deletion was refused (each logged); the next pass tries again. */
+  readonly stepsFailed?: readonly { readonly nodeClaim: string; readonly error: unknown }[];
 }
 
 /**
  * One pass over the NodeClaims in capacity reservations: reads what EC2 says of their
  * reservations (one call), relabels the nodes of ended reservations on-demand and deletes the
  * nodes of ending capacity blocks. Each decision is logged once. An error reading the
- * reservations is logged and returned in `failed`; NodeClaims or Nodes gone meanwhile are skipped.
- * @throws ClusterApiError from the writes; the next pass resumes.
+ * reservations is logged and returned in `failed`, a refused write in `stepsFailed`; NodeClaims or
+ * Nodes gone meanwhile are skipped.
  */
 export async function reconcileReservedNodeClaims(
   ports: ReservedNodeClaimsPorts,
@@ -154,15 +156,29 @@ export async function reconcileReservedNodeClaims(
   }
   const relabelled: string[] = [];
   const expired: string[] = [];
+  const stepsFailed: { nodeClaim: string; error: unknown }[] = [];
   for (const step of decideReservedNodeClaims(input.nodeClaims, input.nodes, reservations)) {
-    if (step.kind === 'relabel') {
-      if ((await ignoreNotFound(relabel(ports, step).then(() => true))) !== undefined)
-        relabelled.push(step.claim.name);
-    } else if ((await ignoreNotFound(expire(ports, step).then(() => true))) !== undefined) {
-      expired.push(step.claim.name);
+    // A write refused for one NodeClaim (a webhook, a conflict) affects only that NodeClaim: it is
+    // logged and returned, and the other NodeClaims and the rest of the pass go on.
+    try {
+      if (step.kind === 'relabel') {
+        if ((await ignoreNotFound(relabel(ports, step).then(() => true))) !== undefined)
+          relabelled.push(step.claim.name);
+      } else if ((await ignoreNotFound(expire(ports, step).then(() => true))) !== undefined) {
+        expired.push(step.claim.name);
+      }
+    } catch (error) {
+      ports.logger.error('capacity reservation step not applied', {
+        nodeClaim: step.claim.name,
+        step: step.kind,
+        capacityReservationId: step.reservation.id,
+        error,
+        retry: 'next pass',
+      });
+      stepsFailed.push({ nodeClaim: step.claim.name, error });
     }
   }
-  return { relabelled, expired };
+  return { relabelled, expired, ...(stepsFailed.length === 0 ? {} : { stepsFailed }) };
 }
 
 const onDemandLabels: Readonly<Record<string, string | null>> = {

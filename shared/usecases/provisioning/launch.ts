@@ -15,6 +15,7 @@ import {
   LaunchRejectedError,
   type LaunchRequest,
   NodeClassNotReadyError,
+  offeringKeyString,
   SpotServiceLinkedRoleError,
 } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
@@ -216,7 +217,7 @@ async function launchCreated(
       return {
         kind: 'insufficientCapacity',
         ...base,
-        offerings: error.offerings.map((o) => `${o.capacityType}:${o.instanceType}:${o.zone}`),
+        offerings: error.offerings.map(offeringKeyString),
         ...(roleMissing ? { failureReason: 'SpotServiceLinkedRoleCreationFailure' as const } : {}),
       };
     }

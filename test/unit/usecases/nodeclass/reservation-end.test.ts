@@ -8,6 +8,7 @@ import {
 import { Label } from '../../../../shared/core/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { CapacityReservationLifecycle, EC2NodeClass } from '../../../../shared/ports/cloud.ts';
+import { ClusterApiError } from '../../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { capacityReservationDrift } from '../../../../shared/usecases/disruption/conditions.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
@@ -45,6 +46,17 @@ function world() {
   };
   const leases = makeMemoryLeaseStore();
   let passes = 0;
+  // The API server as the controller sees it: a Node whose patch a webhook refuses.
+  let refusedNode: string | undefined;
+  const kube: typeof cluster = {
+    ...cluster,
+    patchNode: async (name, patch) => {
+      if (name === refusedNode) {
+        throw new ClusterApiError(`patch node "${name}"`, 403, 'denied by an admission webhook');
+      }
+      return cluster.patchNode(name, patch);
+    },
+  };
 
   /** A NodeClaim launched into `reservation`, with its registered Node. */
   async function reservedNode(name: string, reservation: string, type: 'default' | 'capacity-block') {
@@ -70,7 +82,7 @@ function world() {
     passes += 1;
     return reconcileLifecycle(
       {
-        cluster,
+        cluster: kube,
         logger,
         nodeClasses: { resolver, leases, clock, holder: `pass-${passes}` },
         requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0),
@@ -96,6 +108,9 @@ function world() {
     decisions,
     failReads: (error: Error | undefined) => {
       unreadable = error;
+    },
+    refuseNodePatch: (name: string | undefined) => {
+      refusedNode = name;
     },
   };
 }
@@ -189,6 +204,34 @@ describe('NodeClaims in a capacity reservation that ended', () => {
 
     w.failReads(undefined);
     expect((await w.pass()).reservations?.relabelled).toEqual(['unknown']);
+  });
+  it('goes on past a Node whose patch is refused: the other NodeClaims and the rest of the pass run, and the next pass retries', async () => {
+    const w = world();
+    await w.reservedNode('refused', ODCR, 'default');
+    await w.reservedNode('fine', OTHER, 'default');
+    w.reservations.set(ODCR, lifecycle(ODCR, 'ended', 'expired'));
+    w.reservations.set(OTHER, lifecycle(OTHER, 'ended', 'cancelled'));
+    w.refuseNodePatch('node-refused');
+
+    const result = await w.pass();
+    expect(result.reservations?.relabelled).toEqual(['fine']);
+    expect(result.reservations?.stepsFailed).toEqual([
+      { nodeClaim: 'refused', error: expect.any(ClusterApiError) },
+    ]);
+    // The NodeClass controller's part of the pass still ran.
+    expect(result.nodeClasses).toBeDefined();
+    expect(w.labelsOf('Node', 'node-fine')[Label.capacityType]).toBe('on-demand');
+    expect(w.labelsOf('Node', 'node-refused')[Label.capacityType]).toBe('reserved');
+    expect(w.lines.find((l) => l['message'] === 'capacity reservation step not applied')).toMatchObject({
+      level: 'error',
+      nodeClaim: 'refused',
+      step: 'relabel',
+      capacityReservationId: ODCR,
+    });
+
+    w.refuseNodePatch(undefined);
+    expect((await w.pass()).reservations?.relabelled).toEqual(['refused']);
+    expect(w.labelsOf('Node', 'node-refused')[Label.capacityType]).toBe('on-demand');
   });
 });
 
