@@ -35,7 +35,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           sequence: { groupOrder: 0 },
-          testTimeout: 30_000,
+          // The CLI tests run the binary as a user does, and share two cores with the other workers
+          // and the soak file's servers: a generous limit for a hang, not a measure of speed.
+          testTimeout: 60_000,
           maxWorkers: firstGroupWorkers,
           // Synthesising a stack bundles every Lambda with esbuild inside a beforeAll; on a busy
           // two-core machine that alone can take longer than the 10 s default.
