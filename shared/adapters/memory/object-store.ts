@@ -27,7 +27,8 @@ export type MemoryKind =
   | 'CSINode'
   | 'NodePool'
   | 'EC2NodeClass'
-  | 'NodeClaim';
+  | 'NodeClaim'
+  | 'NodeOverlay';
 
 /** Pod controllers, kept so PodDisruptionBudgets can read their scale. */
 const WORKLOAD_KINDS = ['ReplicaSet', 'Deployment', 'StatefulSet', 'ReplicationController', 'Job'] as const;
@@ -39,7 +40,12 @@ export const NAMESPACED: ReadonlySet<MemoryKind> = new Set([
   ...WORKLOAD_KINDS,
   'PersistentVolumeClaim',
 ]);
-export const CUSTOM: ReadonlySet<MemoryKind> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
+export const CUSTOM: ReadonlySet<MemoryKind> = new Set([
+  'NodePool',
+  'EC2NodeClass',
+  'NodeClaim',
+  'NodeOverlay',
+]);
 
 /** A manifest to store: any object with `kind` and `metadata.name`. */
 export interface Manifest {
@@ -94,6 +100,7 @@ const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
   'NodePool',
   'EC2NodeClass',
   'NodeClaim',
+  'NodeOverlay',
 ]);
 
 function isKind(kind: string): kind is MemoryKind {
