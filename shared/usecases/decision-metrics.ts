@@ -177,6 +177,7 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'finalizeNodeClass':
     case 'updateNodePool':
     case 'rejectNodePool':
+    case 'updateNodeOverlay':
     case 'deadline':
     case 'deleteNode':
     case 'taint':

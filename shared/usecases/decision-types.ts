@@ -19,6 +19,7 @@ import type {
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
 } from './nodeclass/decisions.ts';
+import type { UpdateNodeOverlayDecision } from './nodeoverlay/decisions.ts';
 import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
 
 // The decision values: what each use case decided, one union on `kind`. decision.ts writes them
@@ -313,6 +314,7 @@ export type Decision = WithoutLineKeys<
   | FinalizeNodeClassDecision
   | UpdateNodePoolDecision
   | RejectNodePoolDecision
+  | UpdateNodeOverlayDecision
   | HandleInterruptionDecision
   | IgnoreInterruptionDecision
   | DeadlineDecision
