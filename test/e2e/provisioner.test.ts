@@ -1,3 +1,4 @@
+import type { CreateFleetCommandInput } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/core/index.ts';
 import { waitFor } from '../harness/proc.ts';
@@ -316,6 +317,16 @@ describe('NodeOverlays applied as a user applies them (karpenter.sh/v1alpha1)', 
     const rival = `prov-${id}-list-price`;
     await applyOverlay(savings, pool, 'm5.xlarge', '0.001');
     await applyOverlay(rival, pool, 'm5.xlarge', '5');
+    // The CreateFleet requests sent, as the SDK sends them (observed, not changed).
+    const fleets: CreateFleetCommandInput[] = [];
+    const observer = `fleets-${id}`;
+    e2e.env.account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') fleets.push(args.input as CreateFleetCommandInput);
+        return next(args);
+      },
+      { step: 'initialize', name: observer },
+    );
     try {
       await e2e.createPod('overlay', 'overlaid', 'overlaid-0', '500m');
       const result = await run(`overlay-${id}`);
@@ -325,6 +336,14 @@ describe('NodeOverlays applied as a user applies them (karpenter.sh/v1alpha1)', 
       expect(launched(result.claims).filter((c) => c.nodePool === pool)).toEqual([
         expect.objectContaining({ instanceType: 'm5.xlarge', pricePerHour: 0.001 }),
       ]);
+      // EC2 does not know the overlay's price: the fleet follows the plan's order instead.
+      const fleet = fleets.find((f) =>
+        f.LaunchTemplateConfigs?.some((c) => c.Overrides?.some((o) => o.InstanceType === 'm5.xlarge')),
+      );
+      expect(fleet?.OnDemandOptions?.AllocationStrategy).toBe('prioritized');
+      const overrides = (fleet?.LaunchTemplateConfigs ?? []).flatMap((c) => c.Overrides ?? []);
+      const first = overrides.find((o) => o.Priority === 0);
+      expect(first?.InstanceType).toBe('m5.xlarge');
 
       // The controllers pass (the flotilla:controller identity) writes both overlays' status.
       const [won, lost] = await waitFor(
@@ -344,6 +363,7 @@ describe('NodeOverlays applied as a user applies them (karpenter.sh/v1alpha1)', 
         Ready: { status: 'False', reason: 'UnhealthyDependents' },
       });
     } finally {
+      e2e.env.account.lambdaEc2.middlewareStack.remove(observer);
       for (const name of [savings, rival])
         await e2e.env.custom.deleteClusterCustomObject({ ...overlays, name });
     }
