@@ -269,7 +269,7 @@ describe('planFromSnapshot with NodeOverlays in the NodePools file', async () =>
       'kind: NodeOverlay',
       'metadata: {name: savings-plan}',
       'spec:',
-      '  requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: ["' + second + '"]}]',
+      `  requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: ["${second}"]}]`,
       '  price: "0.0001"',
       '',
     ].join('\n');
