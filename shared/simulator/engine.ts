@@ -111,6 +111,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // The cluster as a user applies it: no status; Flotilla's controllers write it.
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
   for (const manifest of scenario.nodePools) cluster.create(manifest);
+  for (const manifest of scenario.nodeOverlays) cluster.create(manifest);
   const daemonSets = makeDaemonSets(scenario.daemonSets, cluster);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
   const kube = makeKube(cluster, cloud, nowMs, workloads.bound, {
