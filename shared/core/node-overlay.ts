@@ -119,15 +119,19 @@ export function offeringOverlayKey(
   return `${offering.capacityType}/${offering.zone}/${offering.reservationId ?? ''}`;
 }
 
-/** The labels an overlay's requirements are matched against for one offering of a type in a pool. */
-function offeringLabels(pool: OverlayPool, type: InstanceType, offering: Offering): Labels {
-  return {
-    ...type.labels,
-    ...(pool.labels ?? {}),
-    [Label.nodePool]: pool.name,
-    [Label.zone]: offering.zone,
-    [Label.capacityType]: offering.capacityType,
-  };
+/** The labels a type has in a pool, apart from its offerings' (zone, capacity type). */
+function typeLabels(pool: OverlayPool, type: InstanceType): Labels {
+  return { ...type.labels, ...(pool.labels ?? {}), [Label.nodePool]: pool.name };
+}
+
+/** An overlay's requirements, split into those on a type's labels and those on an offering's. */
+function splitRequirements(overlay: NodeOverlay): { type: Requirements; offering: Requirements } {
+  const reqs = Requirements.parse(overlay.requirements, {
+    object: `nodeOverlay "${overlay.name}"`,
+    field: 'spec.requirements',
+  });
+  const onOffering = [...reqs.values()].filter((r) => r.key === Label.zone || r.key === Label.capacityType);
+  return { type: reqs.without(Label.zone, Label.capacityType), offering: Requirements.of(onOffering) };
 }
 
 interface Tracked {
@@ -158,16 +162,16 @@ export function resolveNodeOverlays(
   const conflicts = new Set<string>();
   const types = new Map(pools.map((p) => [p.name, typesOf(p)]));
   for (const overlay of orderNodeOverlays(overlays)) {
-    const reqs = Requirements.parse(overlay.requirements, {
-      object: `nodeOverlay "${overlay.name}"`,
-      field: 'spec.requirements',
-    });
+    const reqs = splitRequirements(overlay);
     // Every selection first, then the conflict check, then the writes: an overlay is all or nothing.
     const selections: { pool: string; type: string; offerings: string[] }[] = [];
     for (const pool of pools) {
       for (const type of types.get(pool.name) ?? []) {
+        if (!reqs.type.matchesLabels(typeLabels(pool, type))) continue;
         const offerings = type.offerings
-          .filter((o) => reqs.matchesLabels(offeringLabels(pool, type, o)))
+          .filter((o) =>
+            reqs.offering.matchesLabels({ [Label.zone]: o.zone, [Label.capacityType]: o.capacityType }),
+          )
           .map(offeringOverlayKey);
         if (offerings.length > 0) selections.push({ pool: pool.name, type: type.name, offerings });
       }
