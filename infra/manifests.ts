@@ -50,6 +50,9 @@ export const CONTROLLER_RULES: readonly Rule[] = [
   // EC2NodeClasses: read, their termination finalizer added and released, their status written.
   { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses'], verbs: ['get', 'list', 'patch'] },
   { apiGroups: ['karpenter.k8s.aws'], resources: ['ec2nodeclasses/status'], verbs: ['patch'] },
+  // NodeOverlays: listed by every run that plans; their status read and written by the lifecycle.
+  { apiGroups: ['karpenter.sh'], resources: ['nodeoverlays'], verbs: ['get', 'list'] },
+  { apiGroups: ['karpenter.sh'], resources: ['nodeoverlays/status'], verbs: ['patch'] },
   // Scheduling inputs.
   {
     apiGroups: [''],

@@ -43,6 +43,7 @@ export {
   toVolumeAttachment,
   withPods,
 } from './node.ts';
+export { NODE_OVERLAY_VERSION, parseNodeOverlay } from './nodeoverlay.ts';
 export {
   makeVolumeIndex,
   toDaemonSet,

@@ -79,6 +79,13 @@ export const NodeClassConditionType = {
   capacityReservationsReady: 'CapacityReservationsReady',
 } as const;
 
+/** NodeOverlay condition types (`karpenter.sh/v1alpha1`); `Ready` follows ValidationSucceeded. */
+export const NodeOverlayConditionType = {
+  ready: 'Ready',
+  /** False with `RuntimeValidation` (the spec is invalid) or `Conflict` (another overlay wins). */
+  validationSucceeded: 'ValidationSucceeded',
+} as const;
+
 /** The condition of `type`, or undefined when the object has none. */
 export function findCondition<C extends Pick<Condition, 'type'>>(
   conditions: readonly C[],

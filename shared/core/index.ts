@@ -72,6 +72,21 @@ export {
   RESERVED_PRICE_DIVISOR,
 } from './instance-type.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
+export {
+  adjustPrice,
+  applyNodeOverlays,
+  type InstanceTypeOverlay,
+  NO_OVERLAYS,
+  type NodeOverlay,
+  OVERLAY_RESTRICTED_RESOURCES,
+  type OverlayPool,
+  type OverlayResolution,
+  offeringOverlayKey,
+  orderNodeOverlays,
+  type PriceChange,
+  parsePriceChange,
+  resolveNodeOverlays,
+} from './node-overlay.ts';
 export { isStaticNodePool, type NodePool, nodePoolRequirements, orderNodePools } from './node-pool.ts';
 export {
   type Affinity,

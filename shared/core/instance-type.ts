@@ -12,6 +12,8 @@ export interface Offering {
    * without a Spot Advisor estimate, or an on-demand price taken from another region).
    */
   readonly priceAssumed?: boolean;
+  /** A NodeOverlay set or adjusted the price (it is the user's, not the catalog's). */
+  readonly priceOverlaid?: boolean;
   /** False when the offering is known not to launch now (ICE back-off, no price, zone shifted). */
   readonly available: boolean;
   /** Capacity reservation id, for `reserved` offerings. */

@@ -132,6 +132,8 @@ class Scheduler {
     for (const r of podRequests) this.dims.add(r);
     for (const ds of input.daemonSets ?? []) this.dims.add(validatedRequests(ds.template, 'daemonSet'));
     for (const types of input.instanceTypes.values()) for (const t of types) this.dims.add(t.capacity);
+    for (const types of input.poolInstanceTypes?.values() ?? [])
+      for (const t of types) this.dims.add(t.capacity);
     for (const n of input.nodes ?? []) this.dims.add(n.allocatable);
     for (const c of input.nodeClaims ?? []) this.dims.add(c.allocatable);
 

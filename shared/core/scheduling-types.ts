@@ -43,6 +43,11 @@ export interface SolveInput {
   readonly nodePools: readonly NodePool[];
   /** Instance types per NodeClass name (NodePool.nodeClassName), resolved for that NodeClass. */
   readonly instanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+  /**
+   * Per NodePool name, the types it launches from when they differ from its NodeClass's (the
+   * NodeOverlays that select them applied); a pool not listed uses `instanceTypes`.
+   */
+  readonly poolInstanceTypes?: ReadonlyMap<string, readonly InstanceType[]>;
   readonly nodes?: readonly ExistingNode[];
   readonly nodeClaims?: readonly InFlightNodeClaim[];
   readonly daemonSets?: readonly DaemonSet[];

@@ -4,6 +4,7 @@ import type {
   ExistingNode,
   LabelSelector,
   Labels,
+  NodeOverlay,
   NodePool,
   NodeSelectorRequirement,
   Pod,
@@ -160,6 +161,20 @@ export interface ClusterNodePool {
   readonly nodes?: number;
   /** `status.nodeClassObservedGeneration`: the NodeClass generation the conditions reflect. */
   readonly nodeClassObservedGeneration?: number;
+}
+
+/**
+ * A NodeOverlay (`karpenter.sh/v1alpha1`) as read: the overlay when it is valid, else why not.
+ * One that is malformed or fails validation is still read (its status says why), never dropped.
+ */
+export interface ClusterNodeOverlay {
+  readonly name: string;
+  readonly generation?: number;
+  readonly conditions: readonly Condition[];
+  /** What it changes; absent when `invalid` is set. */
+  readonly overlay?: NodeOverlay;
+  /** Why it cannot be applied (Karpenter's RuntimeValidation), as a sentence naming the field. */
+  readonly invalid?: string;
 }
 
 /** `status` of a NodeClaim. */
@@ -422,6 +437,8 @@ export interface Cluster {
   nodeInfos(options?: { readonly consistent?: boolean }): Promise<ReadResult<NodeInfo>>;
   nodePools(): Promise<ReadResult<ClusterNodePool>>;
   nodeClasses(): Promise<ReadResult<EC2NodeClass>>;
+  /** Every NodeOverlay, malformed ones included (with `invalid` set). */
+  nodeOverlays(): Promise<ReadResult<ClusterNodeOverlay>>;
   /**
    * Every NodeClaim; those that could not be read are listed with what is known of them. As the
    * other list reads of pods, Nodes and NodeClaims, it may come from the cluster summary (seconds
@@ -468,6 +485,12 @@ export interface Cluster {
    * @throws ClusterNotFoundError
    */
   patchNodeClassStatus(name: string, status: EC2NodeClassStatus): Promise<void>;
+  /**
+   * Merges the conditions (by type, observedGeneration the overlay's) into a NodeOverlay's status
+   * through the status subresource.
+   * @throws ClusterNotFoundError
+   */
+  patchNodeOverlayStatus(name: string, conditions: readonly ConditionUpdate[]): Promise<void>;
   /** Labels, annotations and finalizers of an EC2NodeClass. @throws ClusterNotFoundError */
   patchNodeClassMetadata(name: string, patch: MetadataPatch): Promise<void>;
   /**

@@ -121,6 +121,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       ...(c.description === undefined ? {} : { description: c.description }),
     });
   }
+  for (const manifest of scenario.nodeOverlays) cluster.create(manifest);
   const daemonSets = makeDaemonSets(scenario.daemonSets, cluster);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
   const kube = makeKube(cluster, cloud, nowMs, workloads.bound, {

@@ -137,16 +137,20 @@ export function schemaIssueProblems(
  */
 export function manifestProblems(raw: unknown): {
   problems: PathProblem[];
-  sound: { nodePools: Set<number>; ec2NodeClasses: Set<number> };
+  sound: { nodePools: Set<number>; ec2NodeClasses: Set<number>; nodeOverlays: Set<number> };
   soundWorkloads: Set<number>;
   soundDaemonSets: Set<number>;
 } {
   const problems: PathProblem[] = [];
-  const sound = { nodePools: new Set<number>(), ec2NodeClasses: new Set<number>() };
+  const sound = {
+    nodePools: new Set<number>(),
+    ec2NodeClasses: new Set<number>(),
+    nodeOverlays: new Set<number>(),
+  };
   const soundWorkloads = new Set<number>();
   const soundDaemonSets = new Set<number>();
   if (!isObject(raw)) return { problems, sound, soundWorkloads, soundDaemonSets };
-  for (const list of ['nodePools', 'ec2NodeClasses'] as const) {
+  for (const list of ['nodePools', 'ec2NodeClasses', 'nodeOverlays'] as const) {
     const items = raw[list];
     if (!Array.isArray(items)) continue;
     const names = new Map<string, number>();

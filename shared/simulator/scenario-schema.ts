@@ -232,6 +232,8 @@ export const scenarioSchema = z.strictObject({
   ec2NodeClasses: z
     .array(manifest('EC2NodeClass', 'karpenter.k8s.aws/v1'))
     .min(1, 'at least one EC2NodeClass'),
+  /** NodeOverlays (karpenter.sh/v1alpha1) applied with the NodePools. */
+  nodeOverlays: z.array(manifest('NodeOverlay', 'karpenter.sh/v1alpha1')).default([]),
   workloads: z.array(z.discriminatedUnion('kind', [deployment, job])).default([]),
   events: z
     .array(

@@ -178,6 +178,8 @@ export interface Scenario {
   readonly daemonSets: readonly ScenarioDaemonSet[];
   readonly nodePools: readonly ScenarioManifest[];
   readonly ec2NodeClasses: readonly ScenarioManifest[];
+  /** NodeOverlays, applied as a user applies them (none unless the scenario lists some). */
+  readonly nodeOverlays: readonly ScenarioManifest[];
   readonly workloads: readonly Workload[];
   readonly events: readonly ScenarioEvent[];
 }

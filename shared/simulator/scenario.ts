@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { LineCounter, parseDocument } from 'yaml';
-import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
+import { parseEC2NodeClass, parseNodeOverlay, toClusterNodePool, toPod } from '../apis/index.ts';
 import { ValidationError } from '../core/index.ts';
 import type { EC2NodeClass } from '../ports/cloud.ts';
 import type { ClusterNodePool } from '../ports/cluster.ts';
@@ -127,6 +127,12 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
       if (!(error instanceof ValidationError)) throw error;
       problems.push(problemAt(['ec2NodeClasses', i, ...fieldOf(error)], error.message));
     }
+  });
+  // An overlay the cluster would mark invalid is a problem of the scenario, not silently left out.
+  rawList('nodeOverlays').forEach((manifest, i) => {
+    if (!checked.sound.nodeOverlays.has(i)) return;
+    const invalid = parseNodeOverlay(manifest).invalid;
+    if (invalid !== undefined) problems.push(problemAt(['nodeOverlays', i, 'spec'], invalid));
   });
   rawList('nodePools').forEach((manifest, i) => {
     if (!checked.sound.nodePools.has(i) || !isObject(manifest)) return;
@@ -354,6 +360,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     })),
     nodePools: s.nodePools as ScenarioManifest[],
     ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
+    nodeOverlays: s.nodeOverlays as ScenarioManifest[],
     workloads: s.workloads.map((w): Workload => {
       const template = w.template as PodTemplate;
       if (w.kind === 'Deployment') {

@@ -178,6 +178,7 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'reservationEnd':
     case 'updateNodePool':
     case 'rejectNodePool':
+    case 'updateNodeOverlay':
     case 'deadline':
     case 'deleteNode':
     case 'taint':

@@ -20,6 +20,7 @@ import type {
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
 } from './nodeclass/decisions.ts';
+import type { UpdateNodeOverlayDecision } from './nodeoverlay/decisions.ts';
 import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
 
 // The decision values: what each use case decided, one union on `kind`. decision.ts writes them
@@ -315,6 +316,7 @@ export type Decision = WithoutLineKeys<
   | ReservationEndDecision
   | UpdateNodePoolDecision
   | RejectNodePoolDecision
+  | UpdateNodeOverlayDecision
   | HandleInterruptionDecision
   | IgnoreInterruptionDecision
   | DeadlineDecision

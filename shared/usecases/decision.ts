@@ -26,6 +26,7 @@ export type {
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
 } from './nodeclass/decisions.ts';
+export type { UpdateNodeOverlayDecision } from './nodeoverlay/decisions.ts';
 export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
@@ -81,6 +82,7 @@ export const DECISION_MESSAGES = {
   reservationEnd: 'capacity reservation ending',
   updateNodePool: 'updated nodepool status',
   rejectNodePool: 'nodepool failed validation',
+  updateNodeOverlay: 'updated nodeoverlay status',
   handleInterruption: 'interruption handled',
   ignoreInterruption: 'interruption ignored',
   deadline: 'termination deadline set',

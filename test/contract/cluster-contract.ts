@@ -224,6 +224,54 @@ export function describeClusterContract(
       });
     });
 
+    it('reads NodeOverlays in domain terms and merges their status conditions by type', async () => {
+      const name = n('overlay');
+      await s.seed({
+        apiVersion: 'karpenter.sh/v1alpha1',
+        kind: 'NodeOverlay',
+        metadata: { name },
+        spec: {
+          weight: 3,
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }],
+          priceAdjustment: '-10%',
+          capacity: { 'example.com/fpga': '2' },
+        },
+      });
+      const read = async () => (await s.cluster.nodeOverlays()).items.find((o) => o.name === name);
+      expect((await read())?.overlay).toEqual({
+        name,
+        weight: 3,
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }],
+        price: { kind: 'percent', percent: -10 },
+        capacity: { 'example.com/fpga': 2 },
+      });
+      const validated = {
+        type: 'ValidationSucceeded',
+        status: 'True',
+        reason: 'ValidationSucceeded',
+        message: '',
+      } as const;
+      await s.cluster.patchNodeOverlayStatus(name, [
+        validated,
+        { type: 'Ready', status: 'True', reason: 'Ready', message: '' },
+      ]);
+      const firstAt = s.clock.now();
+      s.clock.advance(60_000);
+      await s.cluster.patchNodeOverlayStatus(name, [
+        { type: 'Ready', status: 'True', reason: 'Ready', message: 'still' },
+      ]);
+      const conditions = (await read())?.conditions ?? [];
+      expect(conditions.map((c) => c.type).sort()).toEqual(['Ready', 'ValidationSucceeded']);
+      const ready = conditions.find((c) => c.type === 'Ready');
+      expect(ready).toMatchObject({ message: 'still', observedGeneration: 1 });
+      expect(Date.parse(ready?.lastTransitionTime ?? '')).toBe(Math.floor(firstAt.getTime() / 1000) * 1000);
+      await expect(s.cluster.patchNodeOverlayStatus(n('missing-overlay'), [validated])).rejects.toMatchObject(
+        {
+          code: 'ClusterNotFound',
+        },
+      );
+    });
+
     it('patches NodePool annotations: the keys named, nothing else', async () => {
       const annotationsOf = async () =>
         (await s.cluster.nodePools()).items.find((p) => p.pool.name === poolName)?.annotations ?? {};

@@ -1,3 +1,4 @@
+import type { CreateFleetCommandInput } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/core/index.ts';
 import { waitFor } from '../harness/proc.ts';
@@ -276,5 +277,95 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
     );
     expect(status.resources?.['cpu']).toBe(4000);
     expect(status.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
+  });
+});
+
+describe('NodeOverlays applied as a user applies them (karpenter.sh/v1alpha1)', () => {
+  const overlays = { group: 'karpenter.sh', version: 'v1alpha1', plural: 'nodeoverlays' };
+
+  /** A NodeOverlay a user applies: `weight` 10, selecting `instanceType` in NodePool `pool` only. */
+  async function applyOverlay(name: string, pool: string, instanceType: string, price: string) {
+    await e2e.env.custom.createClusterCustomObject({
+      ...overlays,
+      body: {
+        apiVersion: 'karpenter.sh/v1alpha1',
+        kind: 'NodeOverlay',
+        metadata: { name },
+        spec: {
+          weight: 10,
+          requirements: [
+            { key: 'karpenter.sh/nodepool', operator: 'In', values: [pool] },
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
+          ],
+          price,
+        },
+      },
+    });
+  }
+
+  async function conditionsOf(name: string): Promise<Record<string, { status: string; reason: string }>> {
+    const raw = (await e2e.env.custom.getClusterCustomObject({ ...overlays, name })) as {
+      status?: { conditions?: { type: string; status: string; reason: string }[] };
+    };
+    return Object.fromEntries((raw.status?.conditions ?? []).map((c) => [c.type, c]));
+  }
+
+  it('launches the type a savings-plan price makes cheapest, and marks a same-weight rival as a conflict', async () => {
+    const pool = await createPool('overlay', 'overlay', { instanceTypes: ['m5.large', 'm5.xlarge'] });
+    // Same weight, same offerings: the later name applies first, so "savings" wins, "list-price" conflicts.
+    const savings = `prov-${id}-savings`;
+    const rival = `prov-${id}-list-price`;
+    await applyOverlay(savings, pool, 'm5.xlarge', '0.001');
+    await applyOverlay(rival, pool, 'm5.xlarge', '5');
+    // The CreateFleet requests sent, as the SDK sends them (observed, not changed).
+    const fleets: CreateFleetCommandInput[] = [];
+    const observer = `fleets-${id}`;
+    e2e.env.account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') fleets.push(args.input as CreateFleetCommandInput);
+        return next(args);
+      },
+      { step: 'initialize', name: observer },
+    );
+    try {
+      await e2e.createPod('overlay', 'overlaid', 'overlaid-0', '500m');
+      const result = await run(`overlay-${id}`);
+      expect(result.kind).toBe('provisioned');
+      if (result.kind !== 'provisioned') return;
+      // Without the overlay m5.large is the cheaper fit for 500m.
+      expect(launched(result.claims).filter((c) => c.nodePool === pool)).toEqual([
+        expect.objectContaining({ instanceType: 'm5.xlarge', pricePerHour: 0.001 }),
+      ]);
+      // EC2 does not know the overlay's price: the fleet follows the plan's order instead.
+      const fleet = fleets.find((f) =>
+        f.LaunchTemplateConfigs?.some((c) => c.Overrides?.some((o) => o.InstanceType === 'm5.xlarge')),
+      );
+      expect(fleet?.OnDemandOptions?.AllocationStrategy).toBe('prioritized');
+      const overrides = (fleet?.LaunchTemplateConfigs ?? []).flatMap((c) => c.Overrides ?? []);
+      const first = overrides.find((o) => o.Priority === 0);
+      expect(first?.InstanceType).toBe('m5.xlarge');
+
+      // The controllers pass (the flotilla:controller identity) writes both overlays' status.
+      const [won, lost] = await waitFor(
+        'NodeOverlay status written',
+        async () => {
+          const both = await Promise.all([conditionsOf(savings), conditionsOf(rival)]);
+          return both.every((c) => c['Ready'] !== undefined) ? both : undefined;
+        },
+        { timeoutMs: 15_000 },
+      );
+      expect(won).toMatchObject({
+        ValidationSucceeded: { status: 'True', reason: 'ValidationSucceeded' },
+        Ready: { status: 'True', reason: 'Ready' },
+      });
+      expect(lost).toMatchObject({
+        ValidationSucceeded: { status: 'False', reason: 'Conflict' },
+        Ready: { status: 'False', reason: 'UnhealthyDependents' },
+      });
+    } finally {
+      e2e.env.account.lambdaEc2.middlewareStack.remove(observer);
+      for (const name of [savings, rival])
+        await e2e.env.custom.deleteClusterCustomObject({ ...overlays, name });
+    }
   });
 });

@@ -38,6 +38,7 @@ describe('renderClusterManifests', () => {
       'Namespace/flotilla',
       'CustomResourceDefinition/ec2nodeclasses.karpenter.k8s.aws',
       'CustomResourceDefinition/nodeclaims.karpenter.sh',
+      'CustomResourceDefinition/nodeoverlays.karpenter.sh',
       'CustomResourceDefinition/nodepools.karpenter.sh',
       'ServiceAccount/flotilla-shim',
       'ClusterRole/flotilla-shim',
@@ -49,7 +50,7 @@ describe('renderClusterManifests', () => {
 
   it('includes every CRD file from infra/crds unchanged', () => {
     const crdFiles = fs.readdirSync(CRDS_DIR).filter((f) => f.endsWith('.yaml'));
-    expect(crdFiles).toHaveLength(3);
+    expect(crdFiles).toHaveLength(4);
     const text = renderClusterManifests();
     for (const file of crdFiles)
       expect(text).toContain(fs.readFileSync(path.join(CRDS_DIR, file), 'utf8').trimEnd());

@@ -14,7 +14,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const fixturesDir = path.resolve(here, '../fixtures/karpenter');
 const crdDir = path.resolve(here, '../../infra/crds');
 
-type Kind = 'NodePool' | 'NodeClaim' | 'EC2NodeClass';
+type Kind = 'NodePool' | 'NodeClaim' | 'EC2NodeClass' | 'NodeOverlay';
 
 interface Manifest {
   readonly apiVersion: string;
@@ -23,11 +23,13 @@ interface Manifest {
   readonly spec: Readonly<Record<string, unknown>>;
 }
 
-const resources: Record<Kind, { readonly group: string; readonly plural: string }> = {
-  NodePool: { group: 'karpenter.sh', plural: 'nodepools' },
-  NodeClaim: { group: 'karpenter.sh', plural: 'nodeclaims' },
-  EC2NodeClass: { group: 'karpenter.k8s.aws', plural: 'ec2nodeclasses' },
-};
+const resources: Record<Kind, { readonly group: string; readonly version: string; readonly plural: string }> =
+  {
+    NodePool: { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' },
+    NodeClaim: { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' },
+    EC2NodeClass: { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' },
+    NodeOverlay: { group: 'karpenter.sh', version: 'v1alpha1', plural: 'nodeoverlays' },
+  };
 
 /** Every fixture file, parsed; names are prefixed so they cannot clash with objects other tests create. */
 const fixtures: readonly { readonly file: string; readonly manifest: Manifest }[] = fs
@@ -63,8 +65,10 @@ const crds: readonly CrdManifest[] = fs
 
 function toManifest(file: string, value: unknown): Manifest {
   const kind = (value as { kind?: unknown } | null)?.kind;
-  if (kind !== 'NodePool' && kind !== 'NodeClaim' && kind !== 'EC2NodeClass') {
-    throw new Error(`${file}: expected a NodePool, NodeClaim or EC2NodeClass, got kind ${String(kind)}`);
+  if (typeof kind !== 'string' || !(kind in resources)) {
+    throw new Error(
+      `${file}: expected one of ${Object.keys(resources).join(', ')}, got kind ${String(kind)}`,
+    );
   }
   return value as Manifest;
 }
@@ -122,6 +126,11 @@ function nodeClaim(name: string, requirements: readonly unknown[]): Manifest {
   return withSpec(base, { ...base.spec, requirements });
 }
 
+/** A NodeOverlay named `name` with `spec`. */
+function nodeOverlay(name: string, spec: Readonly<Record<string, unknown>>): Manifest {
+  return withSpec(renamed(fixture('nodeoverlay-minimal.yaml'), name), spec);
+}
+
 interface Rejection {
   readonly name: string;
   readonly manifest: Manifest;
@@ -136,6 +145,54 @@ const capacityTypeMessage =
   "'on-demand', 'spot' or 'reserved'";
 
 const rejections: readonly Rejection[] = [
+  {
+    name: 'NodeOverlay: both price and priceAdjustment',
+    manifest: nodeOverlay('crds-test-overlay-both-prices', {
+      requirements: [],
+      price: '1',
+      priceAdjustment: '+1',
+    }),
+    field: 'spec',
+    message: "cannot set both 'price' and 'priceAdjustment'",
+  },
+  {
+    name: 'NodeOverlay: a priceAdjustment without a sign',
+    manifest: nodeOverlay('crds-test-overlay-unsigned', { requirements: [], priceAdjustment: '10%' }),
+    field: 'spec.priceAdjustment',
+    message: 'should match',
+  },
+  {
+    name: 'NodeOverlay: a discount over 100%',
+    manifest: nodeOverlay('crds-test-overlay-discount', { requirements: [], priceAdjustment: '-150%' }),
+    field: 'spec.priceAdjustment',
+    message: 'should match',
+  },
+  {
+    name: 'NodeOverlay: capacity of cpu',
+    manifest: nodeOverlay('crds-test-overlay-cpu', { requirements: [], capacity: { cpu: '2' } }),
+    field: 'spec.capacity',
+    message: 'invalid resource restricted',
+  },
+  {
+    name: 'NodeOverlay: a karpenter.sh label other than capacity type and NodePool',
+    manifest: nodeOverlay('crds-test-overlay-restricted', {
+      requirements: [{ key: 'karpenter.sh/registered', operator: 'Exists' }],
+    }),
+    field: 'spec.requirements[0].key',
+    message: 'label domain "karpenter.sh" is restricted',
+  },
+  {
+    name: 'NodeOverlay: NotIn without values',
+    manifest: nodeOverlay('crds-test-overlay-notin', { requirements: [{ key: 'team', operator: 'NotIn' }] }),
+    field: 'spec.requirements[0]',
+    message: "requirements with operator 'NotIn' must have a value defined",
+  },
+  {
+    name: 'NodeOverlay: weight 0',
+    manifest: nodeOverlay('crds-test-overlay-weight', { requirements: [], weight: 0 }),
+    field: 'spec.weight',
+    message: 'should be greater than or equal to 1',
+  },
   {
     name: 'NodePool: an unknown requirement operator',
     manifest: nodePool('crds-test-bad-operator', {
@@ -432,10 +489,10 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
   }
 
   function create(manifest: Manifest, dryRun: boolean): Promise<unknown> {
-    const { group, plural } = resources[manifest.kind];
+    const { group, version, plural } = resources[manifest.kind];
     return writerOf(manifest.kind).createClusterCustomObject({
       group,
-      version: 'v1',
+      version,
       plural,
       body: manifest,
       fieldValidation: 'Strict',
@@ -444,10 +501,10 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
   }
 
   async function read(manifest: Manifest): Promise<{ readonly spec: Readonly<Record<string, unknown>> }> {
-    const { group, plural } = resources[manifest.kind];
+    const { group, version, plural } = resources[manifest.kind];
     const found: unknown = await user.getClusterCustomObject({
       group,
-      version: 'v1',
+      version,
       plural,
       name: manifest.metadata.name,
     });
@@ -456,14 +513,14 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
 
   /** Creates `manifest` for real, runs `body` and deletes the object again whatever happened. */
   async function withObject(manifest: Manifest, body: () => Promise<void>): Promise<void> {
-    const { group, plural } = resources[manifest.kind];
+    const { group, version, plural } = resources[manifest.kind];
     await create(manifest, false);
     try {
       await body();
     } finally {
       await writerOf(manifest.kind).deleteClusterCustomObject({
         group,
-        version: 'v1',
+        version,
         plural,
         name: manifest.metadata.name,
       });
@@ -482,14 +539,15 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
     expect(stored.spec).toMatchObject(crd.spec);
   });
 
-  it('has the three CRDs and a minimal and a full fixture of each kind', () => {
+  it('has the four CRDs and a minimal and a full fixture of each kind', () => {
     expect(crds.map((crd) => crd.metadata.name).sort()).toEqual([
       'ec2nodeclasses.karpenter.k8s.aws',
       'nodeclaims.karpenter.sh',
+      'nodeoverlays.karpenter.sh',
       'nodepools.karpenter.sh',
     ]);
     const files = fixtures.map((entry) => entry.file);
-    for (const kind of ['nodepool', 'nodeclaim', 'ec2nodeclass']) {
+    for (const kind of ['nodepool', 'nodeclaim', 'ec2nodeclass', 'nodeoverlay']) {
       expect(files).toContain(`${kind}-minimal.yaml`);
       expect(files).toContain(`${kind}-full.yaml`);
     }
@@ -547,14 +605,14 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
       const current = (await read(manifest)) as Readonly<Record<string, unknown>> & {
         readonly spec: Readonly<Record<string, unknown>>;
       };
-      const { group, plural } = resources[manifest.kind];
+      const { group, version, plural } = resources[manifest.kind];
       // A merge patch of the whole spec, as its writer sends it: the controller identity may patch
       // NodeClaims but never replaces them (its role has no update verb).
       const { code, message: reply } = await refusal(
         writerOf(manifest.kind).patchClusterCustomObject(
           {
             group,
-            version: 'v1',
+            version,
             plural,
             name: manifest.metadata.name,
             body: { spec: update(current.spec) },

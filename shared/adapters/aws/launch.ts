@@ -156,6 +156,9 @@ export function makeLauncher(options: LauncherOptions): Launcher {
       );
     }
     const { capacityType, candidates } = selection;
+    // A price a NodeOverlay set is not EC2's: the fleet then follows the plan's order (priorities)
+    // instead of choosing by EC2's own prices, as Karpenter launches overlaid offerings.
+    const priorities = overlayPriorities(candidates);
     const subnets = await subnetsByZone((nodeClass.status?.subnets ?? []).map((s) => s.id));
     const family = options.familyOf(request);
     const tags = launchTags(request, cluster.name);
@@ -208,10 +211,12 @@ export function makeLauncher(options: LauncherOptions): Launcher {
       for (const { candidate, offering } of group) {
         const subnet = subnets.get(offering.zone);
         if (subnet?.SubnetId === undefined) continue;
+        const priority = priorities?.get(offering);
         overrides.push({
           InstanceType: candidate.type.name as _InstanceType,
           SubnetId: subnet.SubnetId,
           AvailabilityZone: offering.zone,
+          ...(priority === undefined ? {} : { Priority: priority }),
         });
       }
       if (overrides.length === 0) continue;
@@ -238,10 +243,16 @@ export function makeLauncher(options: LauncherOptions): Launcher {
           capacityType === 'spot' ? 'spot' : capacityBlock ? 'capacity-block' : 'on-demand',
       },
       ...(capacityType === 'spot'
-        ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
+        ? {
+            SpotOptions: {
+              AllocationStrategy:
+                priorities === undefined ? 'price-capacity-optimized' : 'capacity-optimized-prioritized',
+            },
+          }
         : {
             OnDemandOptions: {
-              AllocationStrategy: 'lowest-price',
+              AllocationStrategy:
+                priorities === undefined || capacityType === 'reserved' ? 'lowest-price' : 'prioritized',
               ...(capacityType === 'reserved' && !capacityBlock
                 ? { CapacityReservationOptions: { UsageStrategy: 'use-capacity-reservations-first' } }
                 : {}),
@@ -447,4 +458,17 @@ function reservationsLaunched(
       : [],
   );
   return [...new Set(ids)].sort();
+}
+
+/**
+ * Each offering's priority (0 first) in price order, when a NodeOverlay priced any of them;
+ * undefined otherwise (EC2 then chooses by its own prices).
+ */
+export function overlayPriorities(
+  candidates: readonly { readonly offerings: readonly Offering[] }[],
+): ReadonlyMap<Offering, number> | undefined {
+  const offerings = candidates.flatMap((c) => c.offerings);
+  if (!offerings.some((o) => o.priceOverlaid === true)) return undefined;
+  const ordered = [...offerings].sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour);
+  return new Map(ordered.map((o, i) => [o, i]));
 }

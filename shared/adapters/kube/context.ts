@@ -5,7 +5,7 @@ import type {
   PolicyV1Api,
   StorageV1Api,
 } from '@kubernetes/client-node';
-import { convertEach, KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
+import { convertEach, KARPENTER_GROUP, KARPENTER_VERSION, NODE_OVERLAY_VERSION } from '../../apis/index.ts';
 import type { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { MetadataPatch, ReadResult } from '../../ports/cluster.ts';
@@ -24,6 +24,11 @@ export const NODECLAIMS = {
   plural: 'nodeclaims',
 } as const;
 export const NODEPOOLS = { group: KARPENTER_GROUP, version: KARPENTER_VERSION, plural: 'nodepools' } as const;
+export const NODEOVERLAYS = {
+  group: KARPENTER_GROUP,
+  version: NODE_OVERLAY_VERSION,
+  plural: 'nodeoverlays',
+} as const;
 export const EC2NODECLASSES = {
   group: 'karpenter.k8s.aws',
   version: 'v1',

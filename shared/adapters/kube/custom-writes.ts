@@ -9,6 +9,7 @@ import {
   type KubeContext,
   metadataChange,
   NODECLAIMS,
+  NODEOVERLAYS,
   NODEPOOLS,
   type RawObject,
 } from './context.ts';
@@ -25,6 +26,7 @@ export type KubeCustomWrites = Pick<
   | 'patchNodePoolMetadata'
   | 'patchNodeClassStatus'
   | 'patchNodeClassMetadata'
+  | 'patchNodeOverlayStatus'
 >;
 
 /** A replacement of a quantity map in a merge patch: dropped keys are set to null. */
@@ -219,6 +221,12 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
           nodes: patch.nodes,
           nodeClassObservedGeneration: patch.nodeClassObservedGeneration,
         }),
+      );
+    },
+
+    async patchNodeOverlayStatus(name, conditions) {
+      await patchCustomStatus(NODEOVERLAYS, 'nodeOverlay', name, (current) =>
+        statusFields(current, conditions, {}),
       );
     },
 

@@ -5,6 +5,7 @@ import {
   makePodsByNode,
   makeVolumeIndex,
   parseEC2NodeClass,
+  parseNodeOverlay,
   splitPod,
   toClaimDrivers,
   toClusterNode,
@@ -27,6 +28,7 @@ import {
   EC2NODECLASSES,
   type KubeContext,
   NODECLAIMS,
+  NODEOVERLAYS,
   NODEPOOLS,
   warnSkipped,
 } from './context.ts';
@@ -41,6 +43,7 @@ export type KubeReads = Pick<
   | 'nodeInfos'
   | 'nodePools'
   | 'nodeClasses'
+  | 'nodeOverlays'
   | 'nodeClaims'
   | 'daemonSets'
   | 'podDisruptionBudgets'
@@ -171,6 +174,12 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
         await listRaw('list ec2nodeclasses', customPath(EC2NODECLASSES)),
         parseEC2NodeClass,
       );
+    },
+
+    async nodeOverlays() {
+      // An overlay that does not validate is still an item (its status says why); only a nameless one is a problem.
+      const raws = await listRaw('list nodeoverlays', customPath(NODEOVERLAYS));
+      return convertAll(ctx, 'NodeOverlay', raws, parseNodeOverlay);
     },
 
     async nodeClaims() {

@@ -16,6 +16,7 @@ import {
   isUnschedulable,
   makeVolumeIndex,
   parseEC2NodeClass,
+  parseNodeOverlay,
   toClaimDrivers,
   toClusterNode,
   toClusterNodeClaim,
@@ -173,6 +174,12 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       );
     },
 
+    async nodeOverlays() {
+      return convertEach([...store('NodeOverlay').values()], (raw) =>
+        cachedConvert(raw, () => parseNodeOverlay(raw)),
+      );
+    },
+
     async nodeClaims() {
       return convertNodeClaims([...store('NodeClaim').values()], (raw) =>
         cachedConvert(raw, () => toClusterNodeClaim(raw)),
@@ -285,6 +292,13 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       const raw = must('EC2NodeClass', name, undefined, `patch status of ec2NodeClass "${name}"`);
       update('EC2NodeClass', raw, (copy) => {
         copy['status'] = JSON.parse(JSON.stringify(status)) as unknown;
+      });
+    },
+
+    async patchNodeOverlayStatus(name, conditions) {
+      const raw = must('NodeOverlay', name, undefined, `patch status of nodeOverlay "${name}"`);
+      update('NodeOverlay', raw, (copy) => {
+        copy['status'] = statusWith(raw, conditions, clock.now(), {});
       });
     },
 

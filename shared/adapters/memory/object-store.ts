@@ -28,7 +28,8 @@ export type MemoryKind =
   | 'PriorityClass'
   | 'NodePool'
   | 'EC2NodeClass'
-  | 'NodeClaim';
+  | 'NodeClaim'
+  | 'NodeOverlay';
 
 /** Pod controllers, kept so PodDisruptionBudgets can read their scale. */
 const WORKLOAD_KINDS = ['ReplicaSet', 'Deployment', 'StatefulSet', 'ReplicationController', 'Job'] as const;
@@ -40,7 +41,12 @@ export const NAMESPACED: ReadonlySet<MemoryKind> = new Set([
   ...WORKLOAD_KINDS,
   'PersistentVolumeClaim',
 ]);
-export const CUSTOM: ReadonlySet<MemoryKind> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
+export const CUSTOM: ReadonlySet<MemoryKind> = new Set([
+  'NodePool',
+  'EC2NodeClass',
+  'NodeClaim',
+  'NodeOverlay',
+]);
 
 /** A manifest to store: any object with `kind` and `metadata.name`. */
 export interface Manifest {
@@ -96,6 +102,7 @@ const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
   'NodePool',
   'EC2NodeClass',
   'NodeClaim',
+  'NodeOverlay',
 ]);
 
 function isKind(kind: string): kind is MemoryKind {

@@ -2,6 +2,7 @@ import type { V1DaemonSet, V1Node, V1Pod } from '@kubernetes/client-node';
 import { bundledCatalog, makeMemoryCloud, makeMemoryNodeClassResolver } from '../../adapters/memory/index.ts';
 import {
   parseEC2NodeClass,
+  parseNodeOverlay,
   toClusterNode,
   toClusterNodeClaim,
   toClusterNodePool,
@@ -30,11 +31,20 @@ import {
 } from '../../core/index.ts';
 import { makeManualClock } from '../../ports/clock.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
-import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodeOverlay,
+  ClusterNodePool,
+} from '../../ports/cluster.ts';
 import { resolveNodeClassStatus } from '../../usecases/nodeclass/status.ts';
 import { unschedulableMessage } from '../../usecases/provisioning/eligibility.ts';
 import { expectedCapacityType } from '../../usecases/provisioning/plan.ts';
-import { buildSchedulingInput, type ClusterState } from '../../usecases/state/cluster-state.ts';
+import {
+  buildSchedulingInput,
+  type ClusterState,
+  poolInstanceTypes,
+} from '../../usecases/state/cluster-state.ts';
 import {
   convert,
   isFinished,
@@ -203,6 +213,7 @@ export async function planFromSnapshot(
   const claims: ClusterNodeClaim[] = [];
   const pools: ClusterNodePool[] = [];
   const nodeClasses = new Map<string, EC2NodeClass>();
+  const nodeOverlays: ClusterNodeOverlay[] = [];
 
   for (const item of [...clusterItems, ...poolItems]) {
     switch (kindOf(item)) {
@@ -245,6 +256,13 @@ export async function planFromSnapshot(
       case 'EC2NodeClass': {
         const nodeClass = convert(item, problems, parseEC2NodeClass);
         if (nodeClass !== undefined) nodeClasses.set(nodeClass.name, nodeClass);
+        break;
+      }
+      case 'NodeOverlay': {
+        // An overlay the cluster would mark invalid is a problem of the plan's input, not left out.
+        const overlay = convert(item, problems, parseNodeOverlay);
+        if (overlay?.invalid !== undefined) problems.push({ file: item.file, message: overlay.invalid });
+        else if (overlay !== undefined) nodeOverlays.push(overlay);
         break;
       }
       default:
@@ -293,6 +311,7 @@ export async function planFromSnapshot(
     nodeClaims: claims,
     nodePools: pools,
     nodeClasses: resolved,
+    nodeOverlays,
     daemonSets,
     namespaceLabels,
   };
@@ -302,7 +321,6 @@ export async function planFromSnapshot(
   });
   const skippedNodePools = input.selection.skipped;
   const usable = [...input.nodePools.values()];
-  const typesByClass = input.instanceTypes;
   const result = solve(input.solve);
 
   const poolsByName = new Map(usable.map((p) => [p.pool.name, p]));
@@ -317,7 +335,9 @@ export async function planFromSnapshot(
     const daemonSetOverhead = Object.fromEntries(
       Object.entries(subtractResources(plan.requests, podRequests)).filter(([, v]) => v > 0),
     );
-    const types = new Map((typesByClass.get(plan.nodeClassName) ?? []).map((t) => [t.name, t]));
+    const types = new Map(
+      poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName).map((t) => [t.name, t]),
+    );
     const candidates = plan.instanceTypes.flatMap((c) => {
       const t = types.get(c.name);
       return t === undefined ? [] : [t];

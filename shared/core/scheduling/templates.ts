@@ -62,7 +62,7 @@ export function buildTemplates(
     });
     for (const ds of applicable) daemonPorts.push(...ds.hostPorts);
     const types: TType[] = [];
-    const raw = input.instanceTypes.get(pool.nodeClassName) ?? [];
+    const raw = input.poolInstanceTypes?.get(pool.name) ?? input.instanceTypes.get(pool.nodeClassName) ?? [];
     for (const it of raw) {
       const offerings = it.offerings.filter((o) => offeringAllowed(o, f));
       if (offerings.length === 0) continue;

@@ -19,7 +19,7 @@ import type {
   ClusterNodePool,
   PodDisruptionBudget,
 } from '../../ports/cluster.ts';
-import type { SchedulingInput } from '../state/cluster-state.ts';
+import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
 import { spotFailedAtMs } from './replacement-capacity.ts';
@@ -224,7 +224,8 @@ export function methodContextFor(
   spotToSpot = false,
 ): MethodContext {
   return {
-    instanceTypes: (nodeClassName) => input?.instanceTypes.get(nodeClassName) ?? [],
+    instanceTypes: (nodePoolName, nodeClassName) =>
+      input === undefined ? [] : poolInstanceTypes(input, nodePoolName, nodeClassName),
     poolTotals: set.poolTotals,
     spotFailedAtMs: set.spotFailedAtMs,
     ...(set.staticPools === undefined ? {} : { staticPools: set.staticPools }),

@@ -204,7 +204,9 @@ export function evaluateConsolidation(
     }[] = [];
     let cheapestTotal = 0;
     for (const plan of result.nodeClaims) {
-      const types = new Map(context.instanceTypes(plan.nodeClassName).map((t) => [t.name, t]));
+      const types = new Map(
+        context.instanceTypes(plan.nodePoolName, plan.nodeClassName).map((t) => [t.name, t]),
+      );
       // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
       // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
       const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);

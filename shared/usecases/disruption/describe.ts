@@ -1,6 +1,6 @@
 import type { NodeClaimPlan, Offering } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import type { SchedulingInput } from '../state/cluster-state.ts';
+import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from './command-record.ts';
 import type { DisruptDecision, DisruptedNode, ReplacementNode } from './decisions.ts';
 import type { DisruptionCommand } from './method.ts';
@@ -12,7 +12,8 @@ import { commandMethodName } from './methods.ts';
 
 /** A NodeClaim's running offering, from the instance types of its class. */
 function offeringFrom(input: SchedulingInput | undefined, claim: ClusterNodeClaim): Offering | undefined {
-  const types = input?.instanceTypes.get(claim.nodeClassRef.name);
+  const types =
+    input === undefined ? undefined : poolInstanceTypes(input, claim.nodePoolName, claim.nodeClassRef.name);
   const type = types?.find((t) => t.name === claim.labels['node.kubernetes.io/instance-type']);
   return type?.offerings.find(
     (o) =>
@@ -38,7 +39,10 @@ export function priceAssumedFrom(input: SchedulingInput | undefined, claim: Clus
 function planPriceAssumed(input: SchedulingInput | undefined, plan: NodeClaimPlan): boolean {
   const cheapest = plan.instanceTypes[0];
   if (cheapest === undefined) return false;
-  const type = input?.instanceTypes.get(plan.nodeClassName)?.find((t) => t.name === cheapest.name);
+  const type =
+    input === undefined
+      ? undefined
+      : poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName).find((t) => t.name === cheapest.name);
   const atPrice = (type?.offerings ?? []).filter((o) => o.priceUsdPerHour === cheapest.priceUsdPerHour);
   return atPrice.length > 0 && atPrice.every((o) => o.priceAssumed === true);
 }

@@ -97,7 +97,7 @@ export function makeExcessShare(context: MethodContext): (candidate: DisruptionC
       types =
         reqs === undefined
           ? []
-          : context.instanceTypes(pool.nodeClassName).flatMap((t) => {
+          : context.instanceTypes(pool.name, pool.nodeClassName).flatMap((t) => {
               const price = allowedPrice(t, reqs);
               return Number.isFinite(price) ? [{ price, allocatable: computeAllocatable(t) }] : [];
             });

@@ -90,8 +90,11 @@ export interface DisruptionCommand {
 
 /** What consolidation needs beyond the simulation: prices, and each NodePool's totals. */
 export interface MethodContext {
-  /** The instance types (with offerings and prices) of a NodeClass. */
-  readonly instanceTypes: (nodeClassName: string) => readonly InstanceType[];
+  /**
+   * The instance types (with offerings and prices) a NodePool launches from: its NodeClass's, with
+   * the NodeOverlays that select them applied.
+   */
+  readonly instanceTypes: (nodePoolName: string, nodeClassName: string) => readonly InstanceType[];
   /**
    * Per NodePool, over all its nodes with a known price: their $/hour, and their disruption cost as
    * `Balanced` counts it (balancedDisruption: 1 per node plus its pods' eviction costs).

@@ -80,7 +80,7 @@ export function planStaticDrift(
     if (room.kind !== 'replace') continue;
     const planned = planStaticNodeClaim({
       pool: pool.pool,
-      instanceTypes: context?.instanceTypes(pool.nodeClassRef.name) ?? [],
+      instanceTypes: context?.instanceTypes(pool.pool.name, pool.nodeClassRef.name) ?? [],
       ...(context?.daemonSets === undefined ? {} : { daemonSets: context.daemonSets }),
     });
     if (!planned.ok) {

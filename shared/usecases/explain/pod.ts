@@ -25,7 +25,9 @@ import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import { hostablePendingPods } from '../runaway-guard/taints.ts';
 import {
   buildSchedulingInput,
+  poolInstanceTypes,
   readClusterObjects,
+  type SchedulingInput,
   STATIC_NODEPOOL_REASON,
   withPendingPods,
 } from '../state/cluster-state.ts';
@@ -171,7 +173,7 @@ export async function explainPod(
   }
   const plan = result.nodeClaims.find((c) => c.pods.some((p) => ref(p) === name));
   if (plan !== undefined) {
-    const launch = describeLaunch(plan, input.instanceTypes.get(plan.nodeClassName) ?? []);
+    const launch = describeLaunch(plan, poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName));
     const cheapest = launch.instanceTypes[0];
     return {
       ...base,
@@ -192,7 +194,7 @@ export async function explainPod(
   const nodePools: NodePoolVerdict[] = [
     ...solverReasons.map((r) => {
       const code = solverCode(r.reason);
-      const detail = withClosest(r.reason, pod, input.nodePools.get(r.nodePool), input.instanceTypes);
+      const detail = withClosest(r.reason, pod, input.nodePools.get(r.nodePool), input);
       // A NodePool with no instance type to launch says so before its taints and requirements are
       // asked: whether the pod would match it at all is asked as for a NodePool left out.
       const pool = allPools.get(r.nodePool);
@@ -263,7 +265,7 @@ function withClosest(
   reason: string,
   pod: Pod,
   pool: ClusterNodePool | undefined,
-  types: ReadonlyMap<string, readonly InstanceType[]>,
+  input: Pick<SchedulingInput, 'instanceTypes' | 'poolInstanceTypes'>,
 ): string {
   if (solverCode(reason) !== 'noInstanceTypeFits' || pool === undefined) return reason;
   const reqs = Requirements.parse(pool.pool.requirements, {
@@ -271,7 +273,7 @@ function withClosest(
     field: 'spec.template.spec.requirements',
   });
   // The NodePool's own types: those whose labels its requirements admit.
-  const own = (types.get(pool.nodeClassRef.name) ?? []).filter((t) =>
+  const own = poolInstanceTypes(input, pool.pool.name, pool.nodeClassRef.name).filter((t) =>
     [...reqs.values()].every((r) => t.labels[r.key] === undefined || r.admits(t.labels[r.key] ?? '')),
   );
   return `${reason}${closestMisses(pod, own)}`;

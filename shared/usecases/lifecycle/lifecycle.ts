@@ -7,7 +7,7 @@ import {
   UNREGISTERED_TAINT,
 } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { NodeClassResolver } from '../../ports/cloud.ts';
+import type { Cloud, NodeClassResolver } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
@@ -15,6 +15,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
+import { reconcileNodeOverlayStatus } from '../nodeoverlay/status.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
@@ -50,6 +51,11 @@ export interface LifecyclePorts {
    * it, the termination sweep finds the claim on its schedule.
    */
   readonly requestTermination?: (nodeClaim: string) => Promise<void>;
+  /**
+   * When set, the pass ends with the NodeOverlay status controller: every overlay resolved against
+   * the NodePools (their classes' instance types read from here), its conditions written on change.
+   */
+  readonly nodeOverlays?: { readonly cloud: Pick<Cloud, 'instanceTypes'> };
 }
 
 /** What one lifecycle pass did, by NodeClaim name. */
@@ -61,6 +67,8 @@ export interface LifecycleResult {
   readonly waiting: readonly string[];
   /** NodePools whose status was written. */
   readonly nodePoolsUpdated: readonly string[];
+  /** NodeOverlays whose status was written (when the NodeOverlay controller ran). */
+  readonly nodeOverlaysUpdated?: readonly string[];
   /** What the EC2NodeClass controller did, when it ran. */
   readonly nodeClasses?: NodeClassControllerResult;
   /** What it did about NodeClaims whose capacity reservation ended or is ending, when it ran. */
@@ -248,6 +256,15 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       registrationHealth: health,
     },
   );
+  // NodeOverlays last: the pass's other work does not wait on the catalog read they need.
+  const overlays =
+    ports.nodeOverlays === undefined
+      ? undefined
+      : await reconcileNodeOverlayStatus({ cluster, logger }, ports.nodeOverlays.cloud, {
+          overlays: (await cluster.nodeOverlays()).items,
+          pools: poolsRead.items,
+          nodeClasses: nodeClasses?.nodeClasses ?? classesRead.items,
+        });
   const done = new Set([...deletedNames, ...result.initialized]);
   const uninitialized = claimsRead.items
     .filter(
@@ -261,6 +278,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     ...result,
     deleted,
     nodePoolsUpdated: pools.updated,
+    ...(overlays === undefined ? {} : { nodeOverlaysUpdated: overlays.updated }),
     uninitialized,
     ...(nodeClasses === undefined ? {} : { nodeClasses }),
     ...(reservations === undefined ? {} : { reservations }),

@@ -1,4 +1,4 @@
-import { type InstanceType, solve, type UnschedulablePod } from '../../core/index.ts';
+import { applyNodeOverlays, type InstanceType, solve, type UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
@@ -8,6 +8,7 @@ import {
   buildSchedulingInput,
   type ClusterObjectsRead,
   type ClusterState,
+  poolInstanceTypes,
   readClusterObjects,
   readClusterState,
   withPendingPods,
@@ -293,7 +294,6 @@ async function runRound(
     ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
   });
   const skippedNodePools = [...input.selection.skipped];
-  const typesByClass = input.instanceTypes;
   const pools = input.nodePools;
   const classes = input.nodeClasses;
 
@@ -339,11 +339,11 @@ async function runRound(
 
   let leaseLost = false;
   const probed = new Set<string>();
-  // Offerings as they are now, per EC2NodeClass, read again after each insufficient-capacity answer
+  // Offerings as they are now, per NodePool (overlays applied), read again after each insufficient-capacity answer
   // of this round (the back-offs it added), so a claim planned for spot does not launch on-demand
   // at its spot-sized shape: unless this is the last round, its pods are planned again.
   let current: Map<string, ReadonlyMap<string, InstanceType>> | undefined;
-  const plannedByClass = new Map<string, ReadonlyMap<string, InstanceType>>();
+  const plannedByPool = new Map<string, ReadonlyMap<string, InstanceType>>();
   let replanned = 0;
   for (const plan of result.nodeClaims) {
     // A pool whose NodeClaims failed lately launches one NodeClaim a run until one succeeds; the
@@ -354,18 +354,19 @@ async function runRound(
     }
     const pool = pools.get(plan.nodePoolName);
     const nodeClass = classes.get(plan.nodeClassName);
-    const types = typesByClass.get(plan.nodeClassName) ?? [];
+    const types = poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName);
     if (pool === undefined || nodeClass === undefined) continue;
     if (current !== undefined && !last) {
-      let now = current.get(nodeClass.name);
+      let now = current.get(plan.nodePoolName);
       if (now === undefined) {
-        now = new Map((await ports.cloud.instanceTypes(nodeClass)).map((t) => [t.name, t]));
-        current.set(nodeClass.name, now);
+        const fresh = await ports.cloud.instanceTypes(nodeClass);
+        now = new Map(applyNodeOverlays(input.overlays, plan.nodePoolName, fresh).map((t) => [t.name, t]));
+        current.set(plan.nodePoolName, now);
       }
-      let planned = plannedByClass.get(nodeClass.name);
+      let planned = plannedByPool.get(plan.nodePoolName);
       if (planned === undefined) {
         planned = new Map(types.map((t) => [t.name, t]));
-        plannedByClass.set(nodeClass.name, planned);
+        plannedByPool.set(plan.nodePoolName, planned);
       }
       if (fallsBack(plan, planned, now)) {
         replanned += 1;

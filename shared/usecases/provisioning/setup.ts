@@ -42,6 +42,7 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
         cluster,
         logger,
         nodeClasses: { resolver: nodeClassResolver, leases, clock, holder },
+        nodeOverlays: { cloud: ports.cloud },
         ...(requestTermination === undefined ? {} : { requestTermination }),
       },
       now,

@@ -1,4 +1,5 @@
 import {
+  applyNodeOverlays,
   computeStaticDecision,
   disruptionCost,
   isReschedulable,
@@ -15,6 +16,7 @@ import { nodeIndex } from '../disruption/candidates.ts';
 import { replacedCandidates } from '../disruption/command-record.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { resolveClusterOverlays } from '../state/overlays.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { selectNodePools } from './eligibility.ts';
 import { applyPlan } from './launch.ts';
@@ -253,7 +255,11 @@ async function launchReplicas(
   decision: Extract<StaticDecision, { kind: 'launch' }>,
   nodeClaims: readonly ClusterNodeClaim[],
 ): Promise<ClaimOutcome[] | string> {
-  const [read, daemonSets] = await Promise.all([ports.cluster.nodeClasses(), ports.cluster.daemonSets()]);
+  const [read, daemonSets, overlays] = await Promise.all([
+    ports.cluster.nodeClasses(),
+    ports.cluster.daemonSets(),
+    ports.cluster.nodeOverlays(),
+  ]);
   let classes = read.items;
   // As for pods: a class without a status for its generation is resolved now, so a new static pool
   // launches in the run that first sees it.
@@ -269,7 +275,10 @@ async function launchReplicas(
   const { eligible, skipped } = selectNodePools([pool], classes);
   const chosen = eligible[0];
   if (chosen === undefined) return skipped[0]?.reason ?? 'it cannot launch now';
-  const types = await ports.cloud.instanceTypes(chosen.nodeClass);
+  // The pool's types as NodeOverlays price them (and add resources to), as for pods.
+  const raw = await ports.cloud.instanceTypes(chosen.nodeClass);
+  const resolution = resolveClusterOverlays(overlays.items, [pool], new Map([[chosen.nodeClass.name, raw]]));
+  const types = applyNodeOverlays(resolution, pool.pool.name, raw);
   const planned = planStaticNodeClaim({
     pool: pool.pool,
     instanceTypes: types,

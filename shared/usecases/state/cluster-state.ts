@@ -1,4 +1,5 @@
 import {
+  applyNodeOverlays,
   type DaemonSet,
   type ExistingNode,
   type InFlightNodeClaim,
@@ -7,6 +8,7 @@ import {
   isStaticNodePool,
   type Labels,
   NodeClaimConditionType,
+  type OverlayResolution,
   type Pod,
   type SolveInput,
   type SolveOptions,
@@ -16,6 +18,7 @@ import type {
   Cluster,
   ClusterNode,
   ClusterNodeClaim,
+  ClusterNodeOverlay,
   ClusterNodePool,
   PodDisruptionBudget,
   ReadResult,
@@ -25,6 +28,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from '../provisioning/deleting-nodes.ts';
 import { type NodePoolSelection, selectNodePools } from '../provisioning/eligibility.ts';
 import { nominatedPodUids } from '../provisioning/plan.ts';
+import { resolveClusterOverlays } from './overlays.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
 // The provisioner, `flotilla plan` and the simulator all go through here, so a pod is judged
@@ -38,6 +42,8 @@ export interface ClusterState {
   readonly nodeClaims: readonly ClusterNodeClaim[];
   readonly nodePools: readonly ClusterNodePool[];
   readonly nodeClasses: readonly EC2NodeClass[];
+  /** NodeOverlays, invalid ones included; none when the state was not read from a cluster. */
+  readonly nodeOverlays?: readonly ClusterNodeOverlay[];
   readonly daemonSets: readonly DaemonSet[];
   readonly namespaceLabels: ReadonlyMap<string, Labels>;
   /** Read only when asked for (disruption needs them, provisioning does not). */
@@ -90,28 +96,38 @@ export async function readClusterObjects(
   cluster: Cluster,
   options: ReadClusterStateOptions = {},
 ): Promise<ClusterObjectsRead> {
-  const [nodes, nodePools, nodeClasses, nodeClaims, daemonSets, namespaceLabels, pdbs, volumes] =
-    await Promise.all([
-      cluster.nodes(),
-      cluster.nodePools(),
-      cluster.nodeClasses(),
-      cluster.nodeClaims({
-        ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
-        ...(options.nodeClaimsFreshAsOfMs === undefined
-          ? {}
-          : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
-      }),
-      cluster.daemonSets(),
-      cluster.namespaceLabels(),
-      options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
-      cluster.volumeLimits(),
-    ]);
+  const [
+    nodes,
+    nodePools,
+    nodeClasses,
+    nodeOverlays,
+    nodeClaims,
+    daemonSets,
+    namespaceLabels,
+    pdbs,
+    volumes,
+  ] = await Promise.all([
+    cluster.nodes(),
+    cluster.nodePools(),
+    cluster.nodeClasses(),
+    // A NodeOverlay list that fails fails the read: planning without overlays would misprice.
+    cluster.nodeOverlays(),
+    cluster.nodeClaims({
+      ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
+      ...(options.nodeClaimsFreshAsOfMs === undefined ? {} : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),
+    }),
+    cluster.daemonSets(),
+    cluster.namespaceLabels(),
+    options.podDisruptionBudgets === true ? cluster.podDisruptionBudgets() : undefined,
+    cluster.volumeLimits(),
+  ]);
   return {
     objects: {
       nodes: nodes.items,
       nodeClaims: nodeClaims.items,
       nodePools: nodePools.items,
       nodeClasses: nodeClasses.items,
+      nodeOverlays: nodeOverlays.items,
       daemonSets: daemonSets.items,
       namespaceLabels,
       ...(pdbs === undefined ? {} : { podDisruptionBudgets: pdbs.items }),
@@ -121,6 +137,7 @@ export async function readClusterObjects(
       nodes,
       pools: nodePools,
       nodeClasses,
+      nodeOverlays,
       nodeClaims,
       daemonSets,
       podDisruptionBudgets: pdbs,
@@ -157,8 +174,15 @@ export interface SchedulingInput {
   readonly nodePools: ReadonlyMap<string, ClusterNodePool>;
   /** The EC2NodeClasses of eligible NodePools, by name. */
   readonly nodeClasses: ReadonlyMap<string, EC2NodeClass>;
-  /** Instance types per EC2NodeClass of an eligible NodePool. */
+  /** Instance types per EC2NodeClass of an eligible NodePool, as the catalog has them. */
   readonly instanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+  /**
+   * Per eligible NodePool whose types NodeOverlays change: its types with the overlays applied
+   * (see poolInstanceTypes). Empty when no overlay applies.
+   */
+  readonly poolInstanceTypes: ReadonlyMap<string, readonly InstanceType[]>;
+  /** The NodeOverlays resolved against the eligible NodePools. */
+  readonly overlays: OverlayResolution;
   /** Pods of nodes being deleted scheduled with the pending ones (`rescheduleDeletingNodes`). */
   readonly deletingNodePods: readonly Pod[];
 }
@@ -192,6 +216,18 @@ export function toSchedulingInput(
   // A static NodePool launches for its replicas, never for pods (its nodes, once there, take pods
   // like any other): it stays eligible, so its own NodeClaims launch, but plans nothing here.
   const statics = selection.eligible.filter((e) => isStaticNodePool(e.pool.pool));
+  const overlays = resolveClusterOverlays(
+    state.nodeOverlays ?? [],
+    selection.eligible.map((e) => e.pool),
+    instanceTypes,
+  );
+  const poolInstanceTypes = new Map<string, readonly InstanceType[]>();
+  for (const [poolName] of overlays.updates) {
+    const pool = nodePools.get(poolName);
+    if (pool === undefined) continue;
+    const types = instanceTypes.get(pool.nodeClassRef.name) ?? [];
+    poolInstanceTypes.set(poolName, applyNodeOverlays(overlays, poolName, types));
+  }
   const deleting =
     options.rescheduleDeletingNodes === true
       ? takeDeletingNodePods(state.nodes, state.nodeClaims)
@@ -201,6 +237,7 @@ export function toSchedulingInput(
       pods: deleting.pods.length === 0 ? state.pendingPods : [...state.pendingPods, ...deleting.pods],
       nodePools: [...nodePools.values()].filter((p) => !isStaticNodePool(p.pool)).map((p) => p.pool),
       instanceTypes,
+      ...(poolInstanceTypes.size === 0 ? {} : { poolInstanceTypes }),
       // Deleting nodes receive nothing (the adapter marks them unschedulable too).
       nodes: withVolumeLimits(toSchedulableNodes(deleting.nodes, state.nodeClaims), state.volumeLimits),
       ...(state.volumeLimits === undefined || state.volumeLimits.claimDrivers.size === 0
@@ -225,8 +262,22 @@ export function toSchedulingInput(
     nodePools,
     nodeClasses,
     instanceTypes,
+    poolInstanceTypes,
+    overlays,
     deletingNodePods: deleting.pods,
   };
+}
+
+/**
+ * The instance types a NodePool launches from: its EC2NodeClass's, with the NodeOverlays that
+ * select them applied. Every price and capacity a decision reads of a pool's types comes from here.
+ */
+export function poolInstanceTypes(
+  input: Pick<SchedulingInput, 'instanceTypes' | 'poolInstanceTypes'>,
+  nodePoolName: string,
+  nodeClassName: string,
+): readonly InstanceType[] {
+  return input.poolInstanceTypes.get(nodePoolName) ?? input.instanceTypes.get(nodeClassName) ?? [];
 }
 
 /** Why a static NodePool takes no part in planning for pods (a pod's FailedScheduling message). */

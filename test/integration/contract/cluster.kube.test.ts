@@ -28,6 +28,7 @@ const ignore = () => undefined;
 const CUSTOM: Record<string, { group: string; version: string; plural: string }> = {
   NodePool: { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' },
   EC2NodeClass: { group: 'karpenter.k8s.aws', version: 'v1', plural: 'ec2nodeclasses' },
+  NodeOverlay: { group: 'karpenter.sh', version: 'v1alpha1', plural: 'nodeoverlays' },
 };
 
 // The adapter runs as Flotilla's own identity (the flotilla:controller group, bound by the rendered

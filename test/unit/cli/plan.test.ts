@@ -249,3 +249,51 @@ describe('flotilla plan', () => {
     expect(absent.err).toMatch(/cannot read the --cluster file .*absent\.yaml: ENOENT/);
   });
 });
+
+describe('planFromSnapshot with NodeOverlays in the NodePools file', async () => {
+  const plain = await planFromSnapshot(read(clusterPath), read(poolsPath), options);
+  const claim = plain.nodeClaims.find((c) => c.instanceTypes.length > 1);
+
+  /** The NodePools file with `overlay` appended as one more document. */
+  function withOverlay(overlay: string): PlanFile {
+    const file = path.join(tmp, `overlay-${fs.readdirSync(tmp).length}.yaml`);
+    fs.writeFileSync(file, `${fs.readFileSync(poolsPath, 'utf8').trimEnd()}\n---\n${overlay}`);
+    return read(file);
+  }
+
+  it('prices the NodeClaims with the overlay applied', async () => {
+    const second = claim?.instanceTypes[1]?.name;
+    expect(second).toBeDefined();
+    const overlay = [
+      'apiVersion: karpenter.sh/v1alpha1',
+      'kind: NodeOverlay',
+      'metadata: {name: savings-plan}',
+      'spec:',
+      `  requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: ["${second}"]}]`,
+      '  price: "0.0001"',
+      '',
+    ].join('\n');
+    const plan = await planFromSnapshot(read(clusterPath), withOverlay(overlay), options);
+    const same = plan.nodeClaims.find((c) => c.pods.join() === claim?.pods.join());
+    expect(same?.instanceTypes[0]).toMatchObject({ name: second, priceUsdPerHour: 0.0001 });
+  });
+
+  it('refuses an overlay the cluster would mark invalid, saying why', async () => {
+    const overlay = [
+      'apiVersion: karpenter.sh/v1alpha1',
+      'kind: NodeOverlay',
+      'metadata: {name: license}',
+      'spec:',
+      '  requirements: []',
+      '  capacity: {pods: "10"}',
+      '',
+    ].join('\n');
+    const error = await planFromSnapshot(read(clusterPath), withOverlay(overlay), options).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PlanInputError);
+    expect(String((error as PlanInputError).problems.map((p) => p.message))).toContain(
+      'invalid resource restricted',
+    );
+  });
+});

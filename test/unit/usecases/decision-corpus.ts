@@ -328,6 +328,18 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
   rejectNodePool: [
     { decision: { kind: 'rejectNodePool', reason: 'spec.limits: bad', nodePool: 'x' }, expected: {} },
   ],
+  updateNodeOverlay: [
+    {
+      decision: {
+        kind: 'updateNodeOverlay',
+        reason: 'Conflict',
+        nodeOverlay: 'savings',
+        validationSucceeded: 'False',
+        detail: 'conflict with another overlay',
+      },
+      expected: {},
+    },
+  ],
   handleInterruption: [
     {
       decision: {

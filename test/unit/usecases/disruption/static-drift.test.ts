@@ -63,7 +63,7 @@ function drifted(name: string, minute: number, o: CandidateOptions = {}): Disrup
 
 function context(pools: Record<string, StaticPoolCounts>): MethodContext {
   return {
-    instanceTypes: (nodeClass) => (nodeClass === 'default' ? TYPES : []),
+    instanceTypes: (_nodePool, nodeClass) => (nodeClass === 'default' ? TYPES : []),
     poolTotals: new Map(),
     nowMs: T0,
     staticPools: new Map(Object.entries(pools)),

@@ -40,7 +40,7 @@ function write(view: Cluster, method: string): Promise<unknown> {
 }
 
 describe('readOnlyCluster', () => {
-  it('lists 13 writes: the Cluster port has no other', () => {
+  it('lists 14 writes: the Cluster port has no other', () => {
     expect([...CLUSTER_WRITES].sort()).toEqual([
       'createNodeClaim',
       'deleteNode',
@@ -52,6 +52,7 @@ describe('readOnlyCluster', () => {
       'patchNodeClaimStatus',
       'patchNodeClassMetadata',
       'patchNodeClassStatus',
+      'patchNodeOverlayStatus',
       'patchNodePoolMetadata',
       'patchNodePoolStatus',
       'recordEvent',

@@ -283,3 +283,24 @@ describe('a static NodePool whose NodeClaims keep failing', () => {
     });
   });
 });
+
+describe('a static NodePool with a NodeOverlay', () => {
+  it('launches its replicas as the type the overlay prices cheapest', async () => {
+    const w = makeWorld(1);
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1alpha1',
+      kind: 'NodeOverlay',
+      metadata: { name: 'reserved-m6a' },
+      spec: {
+        requirements: [
+          { key: 'karpenter.sh/nodepool', operator: 'In', values: ['fixed'] },
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m6a.2xlarge'] },
+        ],
+        price: '0.0001',
+      },
+    });
+    await w.run();
+    const launches = w.decisions('launch').filter((l) => l['nodePool'] === 'fixed');
+    expect(launches.map((l) => l['instanceType'])).toEqual(['m6a.2xlarge']);
+  });
+});

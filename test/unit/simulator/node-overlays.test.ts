@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { simulate } from '../../../shared/simulator/engine.ts';
+import { parseScenario } from '../../../shared/simulator/scenario.ts';
+import { small, web } from './scenarios.ts';
+
+// NodeOverlays in a scenario: applied as a user applies them, they change what the simulation launches.
+
+const overlays = (spec: string) => `nodeOverlays:
+  - apiVersion: karpenter.sh/v1alpha1
+    kind: NodeOverlay
+    metadata: { name: savings-plan }
+    spec:
+${spec}`;
+
+const scenario = (extra: string) => `${small({ workloads: web(1), duration: '2m' })}${extra}`;
+
+describe('a scenario with NodeOverlays', () => {
+  it('launches the type an overlay prices cheapest', async () => {
+    const plain = await simulate(parseScenario(scenario('')));
+    expect(plain.launches.map((l) => l.instanceType)).toEqual(['c6i.xlarge']);
+    const overlaid = await simulate(
+      parseScenario(
+        scenario(
+          overlays(`      requirements: [{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }]
+      price: "0.01"
+`),
+        ),
+      ),
+    );
+    expect(overlaid.launches.map((l) => l.instanceType)).toEqual(['m6i.xlarge']);
+  });
+
+  it('refuses an overlay the cluster would mark invalid, at its place in the file', () => {
+    expect(() =>
+      parseScenario(
+        scenario(
+          overlays(`      requirements: [{ key: team, operator: Gt, values: ["-1"] }]
+      price: "0.01"
+`),
+        ),
+      ),
+    ).toThrow(/nodeOverlays/);
+  });
+});
