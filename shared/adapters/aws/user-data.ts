@@ -27,7 +27,11 @@ export interface UserDataOptions {
   readonly maxPods?: number;
   /** `spec.userData` of the EC2NodeClass. */
   readonly customUserData?: string;
-  /** `spec.instanceStorePolicy`: `RAID0` has the bootstrap stripe the instance store for ephemeral storage. */
+  /**
+   * `spec.instanceStorePolicy`: `RAID0` has the bootstrap stripe the instance store for ephemeral
+   * storage (nodeadm's `localStorage` on AL2023, `--local-disks raid0` on AL2, `apiclient
+   * ephemeral-storage` on Bottlerocket).
+   */
   readonly instanceStorePolicy?: 'RAID0';
 }
 
@@ -416,6 +420,8 @@ function renderAl2(options: UserDataOptions): string {
     // Flotilla always sets --max-pods itself (the instance type's pod capacity it planned with).
     '--use-max-pods false',
     `--kubelet-extra-args ${shellQuote(kubeletFlags(options).join(' '))}`,
+    // bootstrap.sh stripes the NVMe instance store and mounts kubelet's and containerd's directories on it.
+    ...(options.instanceStorePolicy === 'RAID0' ? ['--local-disks raid0'] : []),
   ];
   const script = [
     '#!/bin/bash -xe',
