@@ -40,7 +40,7 @@ import {
 import { CAPACITY_ERROR_CODES, call, SPOT_SERVICE_LINKED_ROLE_ERROR_CODE } from './errors.ts';
 import type { InstanceOps } from './instances.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
-import { type ClusterInfo, renderUserData } from './user-data.ts';
+import { type ClusterInfo, clusterIpFamily, renderUserData } from './user-data.ts';
 
 export { launchTags, MAX_INSTANCE_TYPES, selectCandidates };
 
@@ -192,6 +192,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
       const template = await launchTemplates.ensure({
         nodeClass,
         family,
+        ipFamily: clusterIpFamily(cluster, nodeClass.spec.kubelet),
         imageId: first.candidate.ami.id,
         userData,
         tags: templateTags,

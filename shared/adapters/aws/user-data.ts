@@ -11,8 +11,23 @@ export interface ClusterInfo {
   readonly endpoint: string;
   /** Base64 PEM of the cluster CA. */
   readonly caBundle: string;
-  /** Service CIDR (nodeadm's `cluster.cidr`), e.g. `172.20.0.0/16`. */
+  /** Service CIDR (nodeadm's `cluster.cidr`), e.g. `172.20.0.0/16` or `fd00:ab::/108`. */
   readonly serviceCidr?: string;
+  /** The cluster's IP family as EKS reports it (`kubernetesNetworkConfig.ipFamily`). */
+  readonly ipFamily?: IpFamily;
+}
+
+export type IpFamily = 'ipv4' | 'ipv6';
+
+/**
+ * The IP family the cluster's pods and services use: the one EKS reports, else `ipv6` when the
+ * service CIDR or the cluster DNS address the nodes are given (kube-dns's service address, from
+ * `spec.kubelet.clusterDNS`) is an IPv6 one, else `ipv4`.
+ */
+export function clusterIpFamily(cluster: ClusterInfo, kubelet?: KubeletSpec): IpFamily {
+  if (cluster.ipFamily !== undefined) return cluster.ipFamily;
+  const dns = kubelet?.clusterDNS?.[0];
+  return cluster.serviceCidr?.includes(':') === true || dns?.includes(':') === true ? 'ipv6' : 'ipv4';
 }
 
 export interface UserDataOptions {
@@ -414,9 +429,8 @@ function renderAl2(options: UserDataOptions): string {
     shellQuote(cluster.name),
     `--apiserver-endpoint ${shellQuote(cluster.endpoint)}`,
     `--b64-cluster-ca ${shellQuote(cluster.caBundle)}`,
-    ...(dns === undefined
-      ? []
-      : [`--dns-cluster-ip ${shellQuote(dns)}`, ...(dns.includes(':') ? ['--ip-family ipv6'] : [])]),
+    ...(dns === undefined ? [] : [`--dns-cluster-ip ${shellQuote(dns)}`]),
+    ...(clusterIpFamily(cluster, options.kubelet) === 'ipv6' ? ['--ip-family ipv6'] : []),
     // Flotilla always sets --max-pods itself (the instance type's pod capacity it planned with).
     '--use-max-pods false',
     `--kubelet-extra-args ${shellQuote(kubeletFlags(options).join(' '))}`,
