@@ -258,6 +258,8 @@ export function makeDynamoUnavailableOfferings(
               instanceType: { S: o.instanceType },
               zone: { S: o.zone },
               capacityType: { S: o.capacityType },
+              ...(o.placementGroupId === undefined ? {} : { placementGroupId: { S: o.placementGroupId } }),
+              ...(o.partition === undefined ? {} : { partition: { S: o.partition } }),
               reason: { S: reason },
               untilMs: { N: String(untilMs) },
               expiresAt: { N: String(Math.ceil(untilMs / 1000) + 60) },
@@ -295,6 +297,10 @@ export function makeDynamoUnavailableOfferings(
             instanceType: item['instanceType']?.S ?? '',
             zone: item['zone']?.S ?? '',
             capacityType: (item['capacityType']?.S ?? 'on-demand') as CapacityType,
+            ...(item['placementGroupId']?.S === undefined
+              ? {}
+              : { placementGroupId: item['placementGroupId'].S }),
+            ...(item['partition']?.S === undefined ? {} : { partition: item['partition'].S }),
             reason: item['reason']?.S ?? '',
             untilMs,
           };

@@ -83,6 +83,8 @@ export interface LaunchTemplateInput {
   readonly tags: Readonly<Record<string, string>>;
   /** The cluster's IP family: `ipPrefixCount` asks for IPv6 prefixes on an IPv6 cluster. Default `ipv4`. */
   readonly ipFamily?: IpFamily;
+  /** The partition (`1`…N) of the class's `partition` placement group the launch targets. */
+  readonly partition?: string;
   /** The capacity reservation a reserved launch targets. */
   readonly capacityReservation?: { readonly id: string; readonly type: 'default' | 'capacity-block' };
 }
@@ -109,7 +111,14 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
     ...networkSettings(spec, groups, input.ipFamily ?? 'ipv4'),
-    ...(placementGroupId === undefined ? {} : { Placement: { GroupId: placementGroupId } }),
+    ...(placementGroupId === undefined
+      ? {}
+      : {
+          Placement: {
+            GroupId: placementGroupId,
+            ...(input.partition === undefined ? {} : { PartitionNumber: Number(input.partition) }),
+          },
+        }),
     ...(nestedVirtualization === undefined
       ? {}
       : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),

@@ -31,6 +31,12 @@ import {
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import {
+  launchOfferingKey,
+  partitionsOf,
+  placementGroupOf,
+  requiredPartition,
+} from '../class-instance-types.ts';
+import {
   type Candidate,
   launchTags,
   MAX_INSTANCE_TYPES,
@@ -158,6 +164,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const { capacityType, candidates } = selection;
     const subnets = await subnetsByZone((nodeClass.status?.subnets ?? []).map((s) => s.id));
     const family = options.familyOf(request);
+    const partition = placementGroupPartition(request);
     const tags = launchTags(request, cluster.name);
     const { [Tag.nodeClaim]: _claim, [Tag.name]: _name, ...templateTags } = tags;
 
@@ -193,6 +200,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
         nodeClass,
         family,
         ipFamily: clusterIpFamily(cluster, nodeClass.spec.kubelet),
+        ...(partition === undefined ? {} : { partition }),
         imageId: first.candidate.ami.id,
         userData,
         tags: templateTags,
@@ -299,7 +307,8 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const errors = response.Errors ?? [];
     const iced = errors
       .filter((e) => CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''))
-      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet));
+      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet))
+      .map((key) => launchOfferingKey(key, request.nodeClass, placementGroupPartition(request)));
     if (iced.length > 0)
       await unavailable.mark(
         iced,
@@ -395,6 +404,14 @@ function refusedOrUnknown(nodeClaimName: string, error: unknown): unknown {
     `ec2:CreateFleet refused the launch of nodeClaim "${nodeClaimName}": ${error.awsCode}: ${error.awsMessage}; its pods are planned again`,
     { cause: error },
   );
+}
+
+/** The partition a launch targets: the one its NodeClaim pins, in a `partition` group only. */
+function placementGroupPartition(request: LaunchRequest): string | undefined {
+  const partition = requiredPartition(request.requirements);
+  return partition !== undefined && partitionsOf(placementGroupOf(request.nodeClass)).includes(partition)
+    ? partition
+    : undefined;
 }
 
 function toOfferingKeys(

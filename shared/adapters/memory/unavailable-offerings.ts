@@ -15,6 +15,8 @@ export function makeMemoryUnavailableOfferings(): UnavailableOfferings {
           instanceType: o.instanceType,
           zone: o.zone,
           capacityType: o.capacityType,
+          ...(o.placementGroupId === undefined ? {} : { placementGroupId: o.placementGroupId }),
+          ...(o.partition === undefined ? {} : { partition: o.partition }),
           untilMs,
           reason,
         });

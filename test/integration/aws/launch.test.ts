@@ -552,6 +552,67 @@ describe('launching through CreateFleet against moto', () => {
     expect(await userDataOf(account.ec2, instance.instanceId)).toContain('strategy: RAID0');
   });
 
+  it('targets the partition a NodeClaim pins in a partition placement group, once per type and zone', async () => {
+    // As above, the group is the one the class's status names (moto has no placement-group API).
+    const nodeClass: EC2NodeClass = {
+      ...account.nodeClass,
+      spec: { ...account.nodeClass.spec, placementGroupSelector: { name: 'cassandra' } },
+      status: {
+        ...(account.nodeClass.status ?? { subnets: [], securityGroups: [], amis: [], conditions: [] }),
+        placementGroups: [
+          {
+            id: 'pg-0aaaaaaaaaaaaaaa1',
+            name: 'cassandra',
+            state: 'available',
+            strategy: 'partition',
+            partitionCount: 3,
+          },
+        ],
+      },
+    };
+    const types = toInstanceTypes(catalog.instanceTypes, {
+      region: 'us-east-1',
+      nodeClass,
+      family: 'AL2023',
+      unavailable: new Set(),
+    }).filter((t) => t.name === 'c5.large');
+    // Every offering three times, once per partition, and the type labelled with the group.
+    const zones = new Set(types[0]?.offerings.map((o) => o.zone));
+    expect(types[0]?.offerings.length).toBe(zones.size * 2 * 3);
+    expect(types[0]?.labels['karpenter.k8s.aws/placement-group-id']).toBe('pg-0aaaaaaaaaaaaaaa1');
+    const seen: CreateFleetCommandInput[] = [];
+    account.lambdaEc2.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
+        return next(args);
+      },
+      { step: 'initialize', name: 'record-partition' },
+    );
+    const pinned = await account.cloud
+      .create(
+        request('partition-2', {
+          nodeClass,
+          instanceTypes: types,
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/placement-group-partition', operator: 'In', values: ['2'] },
+          ],
+        }),
+      )
+      .finally(() => account.lambdaEc2.middlewareStack.remove('record-partition'));
+    expect(pinned.instanceType).toBe('c5.large');
+    const overrides = seen[0]?.LaunchTemplateConfigs?.flatMap((c) => c.Overrides ?? []) ?? [];
+    expect(overrides.map((o) => o.AvailabilityZone).sort()).toEqual([...zones].sort());
+    const templateId = seen[0]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateId;
+    const versions = await account.ec2.send(
+      new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: templateId, Versions: ['$Latest'] }),
+    );
+    expect(versions.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.Placement).toEqual({
+      GroupId: 'pg-0aaaaaaaaaaaaaaa1',
+      PartitionNumber: 2,
+    });
+  });
+
   it('launches nothing for a NodeClass that is not ready', async () => {
     const broken = await resolveNodeClassStatus(
       account.resolver,
