@@ -2,7 +2,14 @@
  * The pure scheduling core: domain types, quantities, requirements, taints, instance types and
  * the provisioning simulation. No I/O, clock or SDK.
  */
-export { type CatalogInstanceType, type CatalogOptions, instanceTypesFromCatalog } from './catalog.ts';
+export {
+  type CatalogInstanceType,
+  type CatalogOptions,
+  catalogHardware,
+  catalogLabels,
+  catalogOfferings,
+  instanceTypesFromCatalog,
+} from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';
 export * from './conditions.ts';
 export { needsPlaceOffDeletingNode } from './deleting-pods.ts';
