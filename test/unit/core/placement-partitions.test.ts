@@ -8,6 +8,7 @@ import {
   offeringKeyString,
 } from '../../../shared/ports/cloud.ts';
 import { launchedLabels } from '../../../shared/usecases/provisioning/plan.ts';
+import { nodeClass as baseClass } from '../usecases/provisioning/builders.ts';
 import { fakeInstanceType, pods, solveInput } from './builders.ts';
 
 // A partition placement group: every offering once per partition (Karpenter's expansion), so a
@@ -84,29 +85,17 @@ describe('scheduling onto a partition placement group', () => {
 });
 
 describe('launching into a partition placement group', () => {
+  // The shared provisioning class, in the zone of the fake type's offerings, with the group.
   const nodeClass: EC2NodeClass = {
-    name: 'default',
-    spec: {
-      subnetSelectorTerms: [],
-      securityGroupSelectorTerms: [],
-      amiSelectorTerms: [],
-      metadataOptions: {
-        httpEndpoint: 'enabled',
-        httpProtocolIPv6: 'disabled',
-        httpPutResponseHopLimit: 1,
-        httpTokens: 'required',
-      },
-    },
+    ...baseClass,
     status: {
+      ...(baseClass.status ?? { subnets: [], securityGroups: [], amis: [], conditions: [] }),
       subnets: [{ id: 'subnet-a', zone: m5.offerings[0]?.zone ?? '' }],
-      securityGroups: [],
-      amis: [{ id: 'ami-1', requirements: [] }],
       placementGroups: [
         { id: GROUP, name: 'c', state: 'available', strategy: 'partition', partitionCount: 3 },
       ],
-      conditions: [],
     },
-  } as unknown as EC2NodeClass;
+  };
   const request = (partitions: readonly string[]): LaunchRequest => ({
     nodeClaimName: 'claim',
     nodePoolName: 'default',
