@@ -611,6 +611,37 @@ describe('launching through CreateFleet against moto', () => {
       GroupId: 'pg-0aaaaaaaaaaaaaaa1',
       PartitionNumber: 2,
     });
+
+    // No capacity for partition 3: the back-off names the group and the partition, and leaves
+    // the type's other partitions available.
+    const restore = noCapacityFor(account.lambdaEc2, 'c5.large');
+    const refused = await account.cloud
+      .create(
+        request('partition-3', {
+          nodeClass,
+          instanceTypes: types,
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/placement-group-partition', operator: 'In', values: ['3'] },
+          ],
+        }),
+      )
+      .catch((e: unknown) => e)
+      .finally(restore);
+    expect(refused).toBeInstanceOf(InsufficientCapacityError);
+    const backedOff = await account.cloud.unavailableOfferings.list(clock.now());
+    expect([...backedOff.keys()].sort()).toEqual(
+      [...zones].sort().map((z) => `on-demand:c5.large:${z}:pg-0aaaaaaaaaaaaaaa1:3`),
+    );
+    const after = toInstanceTypes(catalog.instanceTypes, {
+      region: 'us-east-1',
+      nodeClass,
+      family: 'AL2023',
+      unavailable: new Set(backedOff.keys()),
+    }).find((t) => t.name === 'c5.large');
+    const onDemand = after?.offerings.filter((o) => o.capacityType === 'on-demand') ?? [];
+    expect(onDemand.filter((o) => !o.available).every((o) => o.partition === '3')).toBe(true);
+    expect(onDemand.filter((o) => o.available).map((o) => o.partition)).not.toContain('3');
   });
 
   it('launches nothing for a NodeClass that is not ready', async () => {
