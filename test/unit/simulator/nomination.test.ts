@@ -49,8 +49,9 @@ describe('pods planned onto NodeClaims on their way', () => {
     );
     // Hand calculation: each pod prefers a node without another web pod, and a new node can
     // always honour that, so 5 pods take 5 nodes; the cheapest xlarge of m6i and c6i is the
-    // c6i.xlarge at $0.17/h, so the cluster costs 5 × $0.17 = $0.85/h. Planning the 3 pods on
-    // their way again would have launched 3 more (8 nodes, $1.36/h).
+    // c6i.xlarge at $0.17/h, so the cluster costs 5 × $0.17 = $0.85/h. The 3 pods on their way
+    // go back onto their own NodeClaims; planned onto new nodes again they would have made it 8
+    // nodes ($1.36/h).
     expect(r.launches.map((l) => l.instanceType)).toEqual(Array(5).fill('c6i.xlarge'));
     expect(r.samples.at(-1)?.costPerHour).toBeCloseTo(5 * 0.17, 6);
     expect(r.samples.at(-1)).toMatchObject({ runningPods: 5, pendingPods: 0 });
