@@ -1,8 +1,31 @@
-import { defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs no servers and runs in parallel; `harness` talks to moto and a real
+// Three projects. `unit` needs no servers and runs in parallel. `harness` talks to moto and a real
 // Kubernetes control plane started by test/harness/global-setup.ts, one file at a time because the
-// servers (and kube-scheduler's view of the Nodes) are shared.
+// servers (and kube-scheduler's view of the Nodes) are shared. `harness-soak` holds the one harness
+// file that spends minutes waiting out a fixed window (the runaway guard's 5 minutes): it runs in
+// the same group as `unit`, beside the unit tests, which use no server, so nothing shares its
+// servers while it runs; the `harness` group starts after both and reuses the servers it started.
+
+/** The harness's servers, identities and timeouts, for both projects that use them. */
+const harnessTest = {
+  globalSetup: ['test/harness/global-setup.ts'],
+  // Every AWS call made with a Lambda's credentials is checked against its synthesized policy.
+  setupFiles: ['test/harness/iam-check.ts'],
+  testTimeout: 120_000,
+  // A cold first run builds the Kubernetes control plane inside a beforeAll.
+  hookTimeout: 30 * 60_000,
+  env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+};
+
+const soakFiles = ['test/e2e/rogue-taint.test.ts'];
+
+// One worker per core for the unit tests, and one more for the soak file, which mostly sleeps.
+// Projects of one group share a worker count; the soak project's name sorts before `unit`, so its
+// file takes a worker first.
+const firstGroupWorkers = availableParallelism() + 1;
+
 export default defineConfig({
   test: {
     reporters: ['default', ['json', { outputFile: '.cache/test-results/vitest.json' }]],
@@ -13,9 +36,7 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           sequence: { groupOrder: 0 },
           testTimeout: 30_000,
-          // Every core: the unit tests run before the servers start, so they have the machine to
-          // themselves (vitest's default leaves one core idle).
-          maxWorkers: '100%',
+          maxWorkers: firstGroupWorkers,
           // Synthesising a stack bundles every Lambda with esbuild inside a beforeAll; on a busy
           // two-core machine that alone can take longer than the 10 s default.
           hookTimeout: 120_000,
@@ -23,18 +44,22 @@ export default defineConfig({
       },
       {
         test: {
+          ...harnessTest,
+          name: 'harness-soak',
+          include: soakFiles,
+          sequence: { groupOrder: 0 },
+          maxWorkers: firstGroupWorkers,
+        },
+      },
+      {
+        test: {
+          ...harnessTest,
           name: 'harness',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/harness/**/*.test.ts'],
-          globalSetup: ['test/harness/global-setup.ts'],
-          // Every AWS call made with a Lambda's credentials is checked against its synthesized policy.
-          setupFiles: ['test/harness/iam-check.ts'],
+          exclude: [...configDefaults.exclude, ...soakFiles],
           sequence: { groupOrder: 1 },
           fileParallelism: false,
           maxWorkers: 1,
-          testTimeout: 120_000,
-          // A cold first run builds the Kubernetes control plane inside a beforeAll.
-          hookTimeout: 30 * 60_000,
-          env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
         },
       },
     ],

@@ -92,7 +92,7 @@ export function partitionsOf(group: PlacementGroupStatus | undefined): string[] 
  * partition) are part of it, as EC2 runs out of room in a group independently of the region.
  */
 export function launchOfferingKey(
-  key: Pick<OfferingKey, 'instanceType' | 'zone' | 'capacityType'>,
+  key: OfferingKey,
   nodeClass: EC2NodeClass,
   partition: string | undefined,
 ): OfferingKey {
@@ -123,6 +123,7 @@ export function placementOfferings(
     instanceType,
     zone: o.zone,
     capacityType: o.capacityType,
+    ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
     placementGroupId: group.id,
     ...(partition === undefined ? {} : { partition }),
   });
@@ -161,7 +162,12 @@ export function reservedOfferings(
   for (const r of context.nodeClass.status?.capacityReservations ?? []) {
     if (r.instanceType !== type.name || !zones.has(r.availabilityZone)) continue;
     const capacity = context.reservationCapacity?.get(r.id) ?? 0;
-    const key: OfferingKey = { instanceType: type.name, zone: r.availabilityZone, capacityType: 'reserved' };
+    const key: OfferingKey = {
+      instanceType: type.name,
+      zone: r.availabilityZone,
+      capacityType: 'reserved',
+      reservationId: r.id,
+    };
     out.push({
       zone: r.availabilityZone,
       capacityType: 'reserved' as CapacityType,

@@ -138,6 +138,7 @@ export function selectCandidates(
             instanceType: type.name,
             zone: o.zone,
             capacityType: o.capacityType,
+            ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
             ...(placementGroupId === undefined ? {} : { placementGroupId }),
             ...(o.partition === undefined ? {} : { partition: o.partition }),
           }) &&

@@ -79,6 +79,10 @@ export interface CatalogOptions {
   readonly isUnavailable?: (instanceType: string, zone: string, capacityType: CapacityType) => boolean;
 }
 
+/** What an assumed price is, as the reports' legends for their `*` say it. */
+export const ASSUMED_PRICE_MEANING =
+  "the bundled catalog has no Spot Advisor estimate for the type (spot at its default 65% discount) or no on-demand price for the region (another region's)";
+
 /**
  * Converts catalog records into domain instance types with one offering per zone × capacity
  * type. Types without an on-demand price in the region are left out. Pure: the JSON is passed in.

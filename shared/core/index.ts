@@ -3,6 +3,7 @@
  * the provisioning simulation. No I/O, clock or SDK.
  */
 export {
+  ASSUMED_PRICE_MEANING,
   type CatalogInstanceType,
   type CatalogOptions,
   catalogHardware,
@@ -100,6 +101,15 @@ export {
   type VolumeTopology,
   type WeightedPodAffinityTerm,
 } from './pod.ts';
+export {
+  admitPriority,
+  HIGHEST_USER_DEFINABLE_PRIORITY,
+  type PriorityAdmission,
+  type PriorityClass,
+  priorityClassNames,
+  SYSTEM_PRIORITY_CLASS_PREFIX,
+  SYSTEM_PRIORITY_CLASSES,
+} from './priority.ts';
 export { parseInstanceId } from './provider-id.ts';
 export {
   formatQuantity,

@@ -51,14 +51,32 @@ import { type BinView, checkTopology, type TopologyGroup } from './topology.ts';
  * NodePool (by weight) that can host the pod; preferences relaxed one step at a time. Pods that
  * require `karpenter.sh/nodepool DoesNotExist` are ignored, as Karpenter ignores them. Then,
  * unless `options.repack` is false, NodeClaims whose pods nothing ties to them are re-packed when
- * that is cheaper (see scheduling/improve.ts).
+ * that is cheaper (see scheduling/improve.ts). In strict reserved-offering mode, pods whose
+ * NodeClaim found its capacity reservations taken wait for the next loop, and the rest of the plan
+ * is made as if they were not pending.
  *
  * Pure and deterministic. A pod nothing can host is a value in `unschedulable`.
  * @throws ValidationError (or a subclass) when the input is malformed: an unknown operator, a
  *   bad bound, a NodePool whose requirements contradict each other, a non-integer request.
  */
 export function solve(input: SolveInput): SolveResult {
-  return new Scheduler(input).run();
+  let run = new Scheduler(input).run();
+  // Strict mode leaves out the NodeClaims whose capacity reservations the plan's other NodeClaims
+  // took. The plan is then made again without their pods, so that nothing in it (placements onto
+  // existing capacity, topology counts, the other NodeClaims) relies on pods this run does not
+  // place. Each round takes pods out, so the rounds end.
+  const waiting: UnschedulablePod[] = [];
+  while (run.reservationWaiting.length > 0) {
+    waiting.push(...run.reservationWaiting);
+    const out = new Set(waiting.map((u) => u.pod.uid));
+    run = new Scheduler({ ...input, pods: input.pods.filter((p) => !out.has(p.uid)) }).run();
+  }
+  const { reservationWaiting: _, ...result } = run;
+  if (waiting.length === 0) return result;
+  const unschedulable = [...result.unschedulable, ...waiting].sort(
+    (a, b) => compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name),
+  );
+  return { ...result, unschedulable };
 }
 
 /** How many planned NodeClaims that can take a pod are compared on cost before choosing. */
@@ -105,7 +123,8 @@ class Scheduler {
     this.volumes = new VolumeUsage(input.claimDrivers);
   }
 
-  run(): SolveResult {
+  /** The solve, with the pods strict mode left out for full reservations apart. */
+  run(): SolveResult & { readonly reservationWaiting: readonly UnschedulablePod[] } {
     const input = this.input;
     // Karpenter ignores pods that refuse every Karpenter node, without reporting them.
     const pending = input.pods.filter((p) => !refusesKarpenterNodes(p));
@@ -175,13 +194,12 @@ class Scheduler {
       input.instanceTypes,
       input.options?.reservedOfferingMode ?? 'strict',
     );
-    if (reserved.unschedulable.length > 0) {
-      unschedulable.push(...reserved.unschedulable);
-      unschedulable.sort(
-        (a, b) => compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name),
-      );
-    }
-    return { nodeClaims: reserved.nodeClaims, placements: this.placements, unschedulable };
+    return {
+      nodeClaims: reserved.nodeClaims,
+      placements: this.placements,
+      unschedulable,
+      reservationWaiting: reserved.unschedulable,
+    };
   }
 
   /**

@@ -199,6 +199,21 @@ export interface CapacityReservationStatus {
   readonly interruptible?: boolean;
 }
 
+/**
+ * What EC2 says of a capacity reservation NodeClaims run in, whatever the classes select now.
+ * `expiring`: a capacity block inside the window before its end; `ended`: expired or cancelled (an
+ * ODCR's instances keep running as on-demand ones); `other`: any other state (pending, failed …).
+ */
+export interface CapacityReservationLifecycle {
+  readonly id: string;
+  readonly reservationType: 'default' | 'capacity-block';
+  readonly state: 'active' | 'expiring' | 'ended' | 'other';
+  /** The state as EC2 names it (`expired`, `cancelled`, `active` …). */
+  readonly ec2State: string;
+  /** RFC 3339; absent for an ODCR without an end date. */
+  readonly endTime?: string;
+}
+
 export interface EC2NodeClassStatus {
   readonly subnets: readonly SubnetStatus[];
   readonly securityGroups: readonly SecurityGroupStatus[];
@@ -477,6 +492,15 @@ export interface NodeClassResolver {
    * @throws CloudApiError (with `retryable` for AWS faults).
    */
   release(nodeClass: EC2NodeClass): Promise<void>;
+  /**
+   * What EC2 says now of each capacity reservation in `ids`, by id (one read). A reservation EC2
+   * does not list is absent: nothing is known of it, so nothing may be decided on it.
+   * @throws CloudApiError.
+   */
+  capacityReservations(
+    ids: readonly string[],
+    now: Date,
+  ): Promise<ReadonlyMap<string, CapacityReservationLifecycle>>;
 }
 
 /** Builds a fresh catalog of the region from the cloud (the catalog refresh reads it). */

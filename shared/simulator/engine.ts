@@ -111,6 +111,16 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   // The cluster as a user applies it: no status; Flotilla's controllers write it.
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
   for (const manifest of scenario.nodePools) cluster.create(manifest);
+  for (const c of scenario.priorityClasses) {
+    cluster.create({
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: c.name },
+      value: c.value,
+      globalDefault: c.globalDefault,
+      ...(c.description === undefined ? {} : { description: c.description }),
+    });
+  }
   const daemonSets = makeDaemonSets(scenario.daemonSets, cluster);
   const workloads = makeWorkloads(scenario, cluster, nowMs);
   const kube = makeKube(cluster, cloud, nowMs, workloads.bound, {

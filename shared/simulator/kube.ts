@@ -167,9 +167,9 @@ export function makeKube(
       const nodes: ExistingNode[] = (await cluster.nodes()).items
         .filter((n) => n.ready && !n.deleting && !n.unschedulable)
         .map((n) => ({ ...n, initialized: true }));
-      // kube-scheduler's queue: higher priority first, then the oldest. A DaemonSet's pods go
-      // first: their node was sized for them, and they usually run at system-node-critical
-      // priority, which the simulator does not resolve from priorityClassName.
+      // kube-scheduler's queue (PrioritySort): higher priority first, then the longest queued.
+      // The priority is the one admission resolved from the pod's PriorityClass when it was
+      // created; a DaemonSet's pods get ahead only by theirs (system-node-critical, as a rule).
       const candidates = pending
         .flatMap((p) => {
           const pod = podOf(p);
@@ -184,8 +184,7 @@ export function makeKube(
               affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
             ).some((t) => (t.matchFields ?? []).length > 0);
           const shape = own ? p.metadata?.ownerReferences?.[0]?.uid : undefined;
-          const daemon = p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') === true;
-          return [{ pod, priority: daemon ? Number.MAX_SAFE_INTEGER : (p.spec?.priority ?? 0), shape }];
+          return [{ pod, priority: p.spec?.priority ?? 0, shape }];
         })
         .sort(
           (a, b) =>

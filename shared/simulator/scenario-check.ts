@@ -1,7 +1,13 @@
 import type { z } from 'zod';
 import { bundledCatalog, bundledCatalogRegions, makeCatalogResolver } from '../adapters/memory/index.ts';
 import { unknownFieldMessage } from '../apis/schema/openapi.ts';
-import { Label, Requirements } from '../core/index.ts';
+import {
+  admitPriority,
+  Label,
+  type PriorityClass,
+  Requirements,
+  SYSTEM_PRIORITY_CLASS_PREFIX,
+} from '../core/index.ts';
 import type { EC2NodeClass } from '../ports/cloud.ts';
 import type { ClusterNodePool } from '../ports/cluster.ts';
 import { checkManifest, checkPodSpec } from '../validation/manifests.ts';
@@ -175,6 +181,66 @@ export function manifestProblems(raw: unknown): {
     });
   }
   return { problems, sound, soundWorkloads, soundDaemonSets };
+}
+
+/**
+ * Problems of the PriorityClasses and of the pods' priorities, read from the scenario as written:
+ * a class named like the built-in ones or twice, a second global default (as the API server
+ * refuses them), and a pod template whose pods admission would refuse: one naming a PriorityClass
+ * the cluster does not have, or setting a priority other than its class's.
+ */
+export function priorityProblems(raw: Record<string, unknown>): PathProblem[] {
+  const problems: PathProblem[] = [];
+  const classes: PriorityClass[] = [];
+  const written = Array.isArray(raw['priorityClasses']) ? (raw['priorityClasses'] as unknown[]) : [];
+  let firstDefault: string | undefined;
+  written.forEach((c, i) => {
+    if (!isObject(c) || typeof c['name'] !== 'string') return;
+    const name = c['name'];
+    if (name.startsWith(SYSTEM_PRIORITY_CLASS_PREFIX)) {
+      problems.push({
+        path: ['priorityClasses', i, 'name'],
+        message: `"${SYSTEM_PRIORITY_CLASS_PREFIX}" is reserved for the built-in PriorityClasses (system-node-critical and system-cluster-critical exist already)`,
+      });
+      return;
+    }
+    if (classes.some((x) => x.name === name)) {
+      problems.push({
+        path: ['priorityClasses', i, 'name'],
+        message: `a second PriorityClass named "${name}"`,
+      });
+      return;
+    }
+    const globalDefault = c['globalDefault'] === true;
+    if (globalDefault && firstDefault !== undefined) {
+      problems.push({
+        path: ['priorityClasses', i, 'globalDefault'],
+        message: `PriorityClass "${firstDefault}" is the global default already; only one may be`,
+      });
+    } else if (globalDefault) firstDefault = name;
+    classes.push({ name, value: typeof c['value'] === 'number' ? c['value'] : 0, globalDefault });
+  });
+  for (const list of ['workloads', 'daemonSets'] as const) {
+    const items = raw[list];
+    if (!Array.isArray(items)) continue;
+    items.forEach((w: unknown, i) => {
+      const spec = at(w, ['template', 'spec']);
+      if (!isObject(spec)) return;
+      const className = spec['priorityClassName'];
+      const priority = spec['priority'];
+      // A value of the wrong type is the PodSpec check's to report.
+      if (className !== undefined && typeof className !== 'string') return;
+      if (priority !== undefined && typeof priority !== 'number') return;
+      const admission = admitPriority({ priorityClassName: className, priority }, classes);
+      if (admission.kind === 'refused') {
+        problems.push({
+          path: [list, i, 'template', 'spec', admission.field],
+          message: `pods of this template are refused at admission: ${admission.message}`,
+        });
+      }
+    });
+  }
+  return problems;
 }
 
 interface EventRef {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseGoDurationMs } from '../core/index.ts';
+import { HIGHEST_USER_DEFINABLE_PRIORITY, parseGoDurationMs } from '../core/index.ts';
 import {
   DEFAULT_MIN_VALUES_POLICY,
   DEFAULT_PREFERENCE_POLICY,
@@ -81,6 +81,14 @@ const daemonSet = z.strictObject({
   name,
   namespace: name.default('kube-system'),
   template: podTemplate,
+});
+
+/** A PriorityClass pods may name in `priorityClassName` (the built-in system ones always exist). */
+const priorityClass = z.strictObject({
+  name,
+  value: z.number().int().min(-2_147_483_648).max(HIGHEST_USER_DEFINABLE_PRIORITY),
+  globalDefault: z.boolean().default(false),
+  description: z.string().optional(),
 });
 
 const taint = z.strictObject({
@@ -218,6 +226,7 @@ export const scenarioSchema = z.strictObject({
     .default({ scoringStrategy: 'LeastAllocated' }),
   startupTaintRemoval: z.array(startupTaintRemoval).default([]),
   nodes: z.array(initialNode).default([]),
+  priorityClasses: z.array(priorityClass).default([]),
   daemonSets: z.array(daemonSet).default([]),
   nodePools: z.array(manifest('NodePool', 'karpenter.sh/v1')).min(1, 'at least one NodePool'),
   ec2NodeClasses: z

@@ -56,6 +56,15 @@ export interface ScenarioDaemonSet {
   readonly template: PodTemplate;
 }
 
+/** A PriorityClass of the cluster besides the built-in ones (scheduling.k8s.io/v1). */
+export interface ScenarioPriorityClass {
+  readonly name: string;
+  readonly value: number;
+  /** The class of the pods that name none. */
+  readonly globalDefault: boolean;
+  readonly description?: string;
+}
+
 /** A node the cluster has when the run starts. */
 export interface InitialNode {
   /** The Node's name for a foreign node, the NodeClaim's for Flotilla's. */
@@ -164,6 +173,8 @@ export interface Scenario {
   readonly startupTaintRemovalMs: ReadonlyMap<string, number>;
   /** Nodes there at the start (each one node: `count` is expanded). */
   readonly nodes: readonly InitialNode[];
+  /** PriorityClasses the pods may name, besides system-node-critical and system-cluster-critical. */
+  readonly priorityClasses: readonly ScenarioPriorityClass[];
   readonly daemonSets: readonly ScenarioDaemonSet[];
   readonly nodePools: readonly ScenarioManifest[];
   readonly ec2NodeClasses: readonly ScenarioManifest[];

@@ -15,6 +15,7 @@ import {
   mergePatch,
   namesIn,
   type PathProblem,
+  priorityProblems,
   referenceProblems,
   schemaIssueProblems,
 } from './scenario-check.ts';
@@ -48,6 +49,7 @@ export type {
   ScenarioDaemonSet,
   ScenarioEvent,
   ScenarioManifest,
+  ScenarioPriorityClass,
   ScenarioSettings,
   ScoringStrategy,
   Workload,
@@ -96,6 +98,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
 
   const checked = manifestProblems(raw);
   report(checked.problems);
+  report(priorityProblems(raw));
   const region = typeof raw['region'] === 'string' ? raw['region'] : 'us-east-1';
   const rawZones = Array.isArray(raw['zones'])
     ? raw['zones'].filter((z): z is string => typeof z === 'string')
@@ -338,6 +341,12 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
         };
       }),
     ),
+    priorityClasses: s.priorityClasses.map((c) => ({
+      name: c.name,
+      value: c.value,
+      globalDefault: c.globalDefault,
+      ...(c.description === undefined ? {} : { description: c.description }),
+    })),
     daemonSets: s.daemonSets.map((d) => ({
       name: d.name,
       namespace: d.namespace,

@@ -1,4 +1,4 @@
-import type { CapacityType } from '../core/index.ts';
+import { ASSUMED_PRICE_MEANING, type CapacityType } from '../core/index.ts';
 import type { SimDisruptionReason, SimUnschedulablePod, SimulationRecord } from './record.ts';
 
 // The numbers both reports (text summary, HTML) show, computed once from a SimulationRecord. Pure
@@ -20,8 +20,7 @@ export interface LaunchRow {
 }
 
 /** What a mark of an assumed price means, for the reports' footnotes. */
-export const ASSUMED_PRICE_NOTE =
-  "* assumed price: the bundled catalog has no Spot Advisor estimate for the type (spot at its default 65% discount) or no on-demand price for the region (another region's); the costs include them; `flotilla simulate --known-prices` leaves such offerings out";
+export const ASSUMED_PRICE_NOTE = `* assumed price: ${ASSUMED_PRICE_MEANING}; the costs include them; \`flotilla simulate --known-prices\` leaves such offerings out`;
 
 export interface CostStats {
   readonly minPerHour: number;

@@ -175,6 +175,7 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'resolveNodeClass':
     case 'waitForNodeClaims':
     case 'finalizeNodeClass':
+    case 'reservationEnd':
     case 'updateNodePool':
     case 'rejectNodePool':
     case 'deadline':

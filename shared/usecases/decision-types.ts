@@ -16,6 +16,7 @@ import type {
 import type { RepairDecision } from './node-repair/decision-kind.ts';
 import type {
   FinalizeNodeClassDecision,
+  ReservationEndDecision,
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
 } from './nodeclass/decisions.ts';
@@ -311,6 +312,7 @@ export type Decision = WithoutLineKeys<
   | ResolveNodeClassDecision
   | WaitForNodeClaimsDecision
   | FinalizeNodeClassDecision
+  | ReservationEndDecision
   | UpdateNodePoolDecision
   | RejectNodePoolDecision
   | HandleInterruptionDecision

@@ -22,6 +22,7 @@ export type {
 export type { RepairDecision } from './node-repair/decision-kind.ts';
 export type {
   FinalizeNodeClassDecision,
+  ReservationEndDecision,
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
 } from './nodeclass/decisions.ts';
@@ -77,6 +78,7 @@ export const DECISION_MESSAGES = {
   resolveNodeClass: 'ec2NodeClass resolved',
   waitForNodeClaims: 'ec2NodeClass deletion waiting',
   finalizeNodeClass: 'ec2NodeClass finalized',
+  reservationEnd: 'capacity reservation ending',
   updateNodePool: 'updated nodepool status',
   rejectNodePool: 'nodepool failed validation',
   handleInterruption: 'interruption handled',

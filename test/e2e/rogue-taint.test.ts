@@ -20,8 +20,10 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // replica and one with 100, side by side for 5 minutes; the provisioner, termination and
 // disruption Lambdas run as deployed (the controller group on the API server, their own roles on
 // AWS) on compressed schedules, and emptiness reclaims the useless nodes (consolidateAfter 20 s).
-// The guard must hold each pool to at most 3 launches in those 5 minutes. This file runs alone:
-// its pending pods would otherwise share every provisioner run of another case.
+// The guard must hold each pool to at most 3 launches in those 5 minutes. No other harness file
+// runs beside this one: their pending pods would otherwise share every provisioner run of this
+// case. It has a vitest project of its own (harness-soak, see vitest.config.ts) that runs beside
+// the unit tests, which use no server, so the five minutes are not added to the run's wall time.
 
 const e2e = new ProvisionerE2E('rogue');
 const { id, logLines } = e2e;

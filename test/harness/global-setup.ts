@@ -4,13 +4,24 @@ import type { TestProject } from 'vitest/node';
 import { cacheDir, runsDir } from './paths.ts';
 import { isAlive, stopDaemons } from './proc.ts';
 
+/** Where the run folder of this vitest process is kept for the projects set up after the first. */
+const thisRun = Symbol.for('flotilla.harness.runDir');
+
 /**
  * Makes the run folder that the shared servers (moto, the Kubernetes control plane) record
  * themselves in, and stops them all when the run ends. Servers start lazily: see services.ts.
  * Folders of earlier runs whose vitest process is gone are cleared first, stopping anything a
  * crashed run left behind; runs still going (another vitest in the same checkout) are left alone.
+ * The projects of one vitest run that list this setup share its run folder, and so its servers:
+ * the first to set up makes the folder and stops the servers when the run ends.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const vitestProcess = globalThis as { [thisRun]?: string };
+  const shared = vitestProcess[thisRun];
+  if (shared !== undefined) {
+    project.provide('harnessRunDir', shared);
+    return async () => undefined;
+  }
   fs.mkdirSync(runsDir, { recursive: true });
   for (const old of fs.readdirSync(runsDir)) {
     const dir = path.join(runsDir, old);
@@ -21,6 +32,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const dir = fs.mkdtempSync(path.join(runsDir, `${new Date().toISOString().replaceAll(':', '')}-`));
   fs.writeFileSync(path.join(dir, 'owner.pid'), String(process.pid));
+  vitestProcess[thisRun] = dir;
   project.provide('harnessRunDir', dir);
   return async () => {
     // Logs stay in the run folder until the next run, for post-mortems.

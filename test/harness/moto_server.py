@@ -19,7 +19,8 @@ POST /flotilla-harness/capacity-reservations with {"reservations": [{id, instanc
 ownerId, instanceMatchCriteria, state, totalInstanceCount, availableInstanceCount, reservationType,
 endDate, tags}]} sets the account's reservations (as creating, using and ending them in EC2 would
 leave them), and DescribeCapacityReservations lists them with EC2's id list and filters (state,
-owner-id, instance-match-criteria, instance-type, availability-zone, tag:<key>, tag-key).
+owner-id, instance-match-criteria, instance-type, availability-zone, tag:<key>, tag-key); an id it
+does not hold is refused with InvalidCapacityReservationId.NotFound, as EC2 refuses it.
 
 usage: moto_server.py <host> <port>
 """
@@ -118,7 +119,12 @@ def describe_capacity_reservations(params, start_response):
     for prefix, name in names.items():
         filters[name] = [v for k, v in params if k.startswith(prefix + ".Value.")]
     with _capacity_lock:
+        known = {r["id"] for r in CAPACITY_RESERVATIONS}
         matched = [r for r in CAPACITY_RESERVATIONS if _reservation_matches(r, ids, filters)]
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        start_response("400 Bad Request", [("Content-Type", "text/xml")])
+        return [RESERVATION_NOT_FOUND.format(ids=_xml(", ".join(unknown))).encode()]
     items = []
     for r in matched:
         tags = "".join(
@@ -152,6 +158,12 @@ def describe_capacity_reservations(params, start_response):
     start_response("200 OK", [("Content-Type", "text/xml")])
     return [body.encode()]
 
+
+RESERVATION_NOT_FOUND = (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>InvalidCapacityReservationId.NotFound</Code>'
+    "<Message>The capacity reservation ID '{ids}' does not exist</Message></Error></Errors>"
+    "<RequestID>flotilla-harness</RequestID></Response>"
+)
 
 IDEMPOTENCY_MISMATCH = (
     '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>IdempotentParameterMismatch</Code>'

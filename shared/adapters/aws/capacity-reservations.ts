@@ -4,7 +4,12 @@ import {
   type EC2Client,
   type Filter,
 } from '@aws-sdk/client-ec2';
-import type { CapacityReservationSelectorTerm, CapacityReservationStatus } from '../../ports/cloud.ts';
+import {
+  type CapacityReservationLifecycle,
+  type CapacityReservationSelectorTerm,
+  type CapacityReservationStatus,
+  CloudApiError,
+} from '../../ports/cloud.ts';
 import { call } from './errors.ts';
 
 /**
@@ -56,6 +61,16 @@ async function describe(ec2: EC2Client, ids: string[] | undefined, filters: Filt
   return out;
 }
 
+/** A capacity block inside the window before its end. */
+function isExpiringBlock(reservation: CapacityReservation, now: Date): boolean {
+  const end = reservation.EndDate;
+  return (
+    reservation.ReservationType === 'capacity-block' &&
+    end !== undefined &&
+    end.getTime() - now.getTime() <= CAPACITY_BLOCK_EXPIRY_WINDOW_MS
+  );
+}
+
 /** A reservation as the EC2NodeClass status records it, or undefined when EC2 left out a key field. */
 export function toCapacityReservationStatus(
   reservation: CapacityReservation,
@@ -65,8 +80,7 @@ export function toCapacityReservationStatus(
   if (id === undefined || zone === undefined || type === undefined) return undefined;
   const block = reservation.ReservationType === 'capacity-block';
   const end = reservation.EndDate;
-  const expiring =
-    block && end !== undefined && end.getTime() - now.getTime() <= CAPACITY_BLOCK_EXPIRY_WINDOW_MS;
+  const expiring = isExpiringBlock(reservation, now);
   return {
     id,
     availabilityZone: zone,
@@ -114,6 +128,67 @@ export async function reservationAvailability(
     const id = reservation.CapacityReservationId;
     if (id === undefined || !out.has(id)) continue;
     out.set(id, reservation.State === 'active' ? (reservation.AvailableInstanceCount ?? 0) : 0);
+  }
+  return out;
+}
+
+/** EC2's code for a reservation id it does not know (any more). */
+const RESERVATION_NOT_FOUND = 'InvalidCapacityReservationId.NotFound';
+
+function toLifecycle(reservation: CapacityReservation, now: Date): CapacityReservationLifecycle | undefined {
+  const id = reservation.CapacityReservationId;
+  if (id === undefined) return undefined;
+  const ec2State = reservation.State ?? 'unknown';
+  const block = reservation.ReservationType === 'capacity-block';
+  const end = reservation.EndDate;
+  const expiring = isExpiringBlock(reservation, now);
+  const state =
+    ec2State === 'active'
+      ? expiring
+        ? 'expiring'
+        : 'active'
+      : ec2State === 'expired' || ec2State === 'cancelled'
+        ? 'ended'
+        : 'other';
+  return {
+    id,
+    reservationType: block ? 'capacity-block' : 'default',
+    state,
+    ec2State,
+    ...(end === undefined ? {} : { endTime: end.toISOString().replace(/\.\d{3}Z$/, 'Z') }),
+  };
+}
+
+/**
+ * What EC2 says now of each reservation, whatever its state, by id: one call, or one per id when
+ * EC2 no longer knows one of them (that one is left out, as unknown).
+ * @throws CloudApiError.
+ */
+export async function reservationLifecycles(
+  ec2: EC2Client,
+  ids: readonly string[],
+  now: Date,
+): Promise<Map<string, CapacityReservationLifecycle>> {
+  const out = new Map<string, CapacityReservationLifecycle>();
+  const unique = [...new Set(ids)].sort();
+  if (unique.length === 0) return out;
+  const add = (found: readonly CapacityReservation[]) => {
+    for (const reservation of found) {
+      const lifecycle = toLifecycle(reservation, now);
+      if (lifecycle !== undefined && unique.includes(lifecycle.id)) out.set(lifecycle.id, lifecycle);
+    }
+  };
+  try {
+    add(await describe(ec2, unique, []));
+  } catch (error) {
+    if (!(error instanceof CloudApiError) || error.awsCode !== RESERVATION_NOT_FOUND) throw error;
+    for (const id of unique) {
+      try {
+        add(await describe(ec2, [id], []));
+      } catch (one) {
+        if (!(one instanceof CloudApiError) || one.awsCode !== RESERVATION_NOT_FOUND) throw one;
+      }
+    }
   }
   return out;
 }

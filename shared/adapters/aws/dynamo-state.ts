@@ -258,6 +258,7 @@ export function makeDynamoUnavailableOfferings(
               instanceType: { S: o.instanceType },
               zone: { S: o.zone },
               capacityType: { S: o.capacityType },
+              ...(o.reservationId === undefined ? {} : { reservationId: { S: o.reservationId } }),
               ...(o.placementGroupId === undefined ? {} : { placementGroupId: { S: o.placementGroupId } }),
               ...(o.partition === undefined ? {} : { partition: { S: o.partition } }),
               reason: { S: reason },
@@ -297,6 +298,7 @@ export function makeDynamoUnavailableOfferings(
             instanceType: item['instanceType']?.S ?? '',
             zone: item['zone']?.S ?? '',
             capacityType: (item['capacityType']?.S ?? 'on-demand') as CapacityType,
+            ...(item['reservationId']?.S === undefined ? {} : { reservationId: item['reservationId'].S }),
             ...(item['placementGroupId']?.S === undefined
               ? {}
               : { placementGroupId: item['placementGroupId'].S }),

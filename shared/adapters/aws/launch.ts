@@ -12,7 +12,7 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 import { Tag } from '../../apis/aws-tags.ts';
-import { type CapacityType, NodeClassConditionType, type Offering } from '../../core/index.ts';
+import { type CapacityType, Label, NodeClassConditionType, type Offering } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
@@ -307,7 +307,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const errors = response.Errors ?? [];
     const iced = errors
       .filter((e) => CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''))
-      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet))
+      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet, request))
       .map((key) => launchOfferingKey(key, request.nodeClass, placementGroupPartition(request)));
     if (iced.length > 0)
       await unavailable.mark(
@@ -418,12 +418,51 @@ function toOfferingKeys(
   error: CreateFleetError,
   capacityType: CapacityType,
   zoneOfSubnet: ReadonlyMap<string, string>,
+  request: Pick<LaunchRequest, 'instanceTypes' | 'requirements'>,
 ): OfferingKey[] {
   const override = error.LaunchTemplateAndOverrides?.Overrides;
   const instanceType = override?.InstanceType;
   const zone = override?.AvailabilityZone ?? zoneOfSubnet.get(override?.SubnetId ?? '');
   if (instanceType === undefined || zone === undefined) return [];
+  // A launch into a reservation is an on-demand one to EC2 (its errors say so): its capacity
+  // errors are the reservation's.
   const lifecycle =
-    error.Lifecycle === 'spot' ? 'spot' : error.Lifecycle === 'on-demand' ? 'on-demand' : capacityType;
-  return [{ instanceType, zone, capacityType: lifecycle }];
+    capacityType === 'reserved'
+      ? 'reserved'
+      : error.Lifecycle === 'spot'
+        ? 'spot'
+        : error.Lifecycle === 'on-demand'
+          ? 'on-demand'
+          : capacityType;
+  if (lifecycle !== 'reserved') return [{ instanceType, zone, capacityType: lifecycle }];
+  return reservationsLaunched(request, instanceType, zone).map((reservationId) => ({
+    instanceType,
+    zone,
+    capacityType: lifecycle,
+    reservationId,
+  }));
+}
+
+/**
+ * The capacity reservations a reserved launch of the type in the zone went to: its reserved
+ * offerings there that the requirements allow (a planned NodeClaim is pinned to one). A reserved
+ * launch error backs off these reservations only.
+ */
+function reservationsLaunched(
+  request: Pick<LaunchRequest, 'instanceTypes' | 'requirements'>,
+  instanceType: string,
+  zone: string,
+): string[] {
+  const pinned = request.requirements.find(
+    (r) => r.key === Label.capacityReservationId && r.operator === 'In',
+  )?.values;
+  const ids = (request.instanceTypes.find((t) => t.name === instanceType)?.offerings ?? []).flatMap((o) =>
+    o.capacityType === 'reserved' &&
+    o.zone === zone &&
+    o.reservationId !== undefined &&
+    (pinned === undefined || pinned.includes(o.reservationId))
+      ? [o.reservationId]
+      : [],
+  );
+  return [...new Set(ids)].sort();
 }

@@ -24,7 +24,7 @@ import {
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { AmiSelectionProblem, resolveAmis } from './ami.ts';
-import { resolveCapacityReservations } from './capacity-reservations.ts';
+import { reservationLifecycles, resolveCapacityReservations } from './capacity-reservations.ts';
 import { awsErrorCode, call, toCloudApiError } from './errors.ts';
 import {
   deleteInstanceProfile,
@@ -192,6 +192,8 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
         ...checks,
       };
     },
+
+    capacityReservations: (ids, now) => reservationLifecycles(ec2, ids, now),
 
     async release(nodeClass) {
       if (nodeClass.spec.role === undefined || profiles === undefined) return;

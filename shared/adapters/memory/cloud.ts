@@ -54,6 +54,8 @@ export interface CapacityWindow {
   readonly instanceType?: string;
   readonly zone?: string;
   readonly capacityType?: CapacityType;
+  /** Only launches into this capacity reservation (ReservationCapacityExceeded). @default any */
+  readonly reservationId?: string;
   /** Opens at this instant (inclusive). @default always open */
   readonly from?: Date;
   /** Closes at this instant (exclusive). @default never closes */
@@ -238,7 +240,8 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         (w.until === undefined || nowMs < w.until.getTime()) &&
         globMatches(w.instanceType, key.instanceType) &&
         (w.zone === undefined || w.zone === key.zone) &&
-        (w.capacityType === undefined || w.capacityType === key.capacityType),
+        (w.capacityType === undefined || w.capacityType === key.capacityType) &&
+        (w.reservationId === undefined || w.reservationId === key.reservationId),
     );
   }
 
@@ -397,6 +400,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         instanceType: t.instanceType,
         zone: t.zone,
         capacityType: plan.capacityType,
+        ...(t.reservationId === undefined ? {} : { reservationId: t.reservationId }),
         ...(plan.placementGroup === undefined ? {} : { placementGroupId: plan.placementGroup.id }),
         ...(plan.partition === undefined ? {} : { partition: plan.partition }),
       };
@@ -496,6 +500,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
                 instanceType: type.name,
                 zone: o.zone,
                 capacityType: o.capacityType,
+                ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
                 ...(groupId === undefined ? {} : { placementGroupId: groupId }),
                 ...(o.partition === undefined ? {} : { partition: o.partition }),
               }),

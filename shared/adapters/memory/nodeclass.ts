@@ -4,6 +4,7 @@ import { aliasFamily, nodeClassFamily, WINDOWS_BUILDS } from '../../ports/ami-fa
 import type {
   AmiFamily,
   AmiStatus,
+  CapacityReservationLifecycle,
   CapacityReservationStatus,
   EC2NodeClass,
   NodeClassResolution,
@@ -29,6 +30,11 @@ export interface MemoryNodeClassResolverOptions {
    * evaluated). @default none
    */
   readonly capacityReservations?: readonly CapacityReservationStatus[];
+  /**
+   * What EC2 says now of the reservations NodeClaims run in, by id (a reservation can end while
+   * its nodes run). @default each of `capacityReservations`, as listed
+   */
+  readonly reservationLifecycles?: () => ReadonlyMap<string, CapacityReservationLifecycle>;
   /**
    * The placement groups of the simulator's network: a selector resolves to the one with its
    * name or id. A selected group not listed is a `cluster` group of that name. @default none
@@ -188,5 +194,27 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
       };
     },
     async release() {},
+    async capacityReservations(ids) {
+      const known =
+        options.reservationLifecycles?.() ??
+        new Map(
+          (options.capacityReservations ?? []).map((r) => [
+            r.id,
+            {
+              id: r.id,
+              reservationType: r.reservationType,
+              state: r.state,
+              ec2State: 'active',
+              ...(r.endTime === undefined ? {} : { endTime: r.endTime }),
+            },
+          ]),
+        );
+      const out = new Map<string, CapacityReservationLifecycle>();
+      for (const id of ids) {
+        const found = known.get(id);
+        if (found !== undefined) out.set(id, found);
+      }
+      return out;
+    },
   };
 }

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { toRfc3339Seconds } from '../../apis/index.ts';
-import { ValidationError } from '../../core/index.ts';
+import { admitPriority, type PriorityClass, ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { ClusterNotFoundError } from '../../ports/errors.ts';
 
@@ -25,6 +25,7 @@ export type MemoryKind =
   | 'StorageClass'
   | 'VolumeAttachment'
   | 'CSINode'
+  | 'PriorityClass'
   | 'NodePool'
   | 'EC2NodeClass'
   | 'NodeClaim';
@@ -91,6 +92,7 @@ const KINDS: ReadonlySet<string> = new Set<MemoryKind>([
   'StorageClass',
   'VolumeAttachment',
   'CSINode',
+  'PriorityClass',
   'NodePool',
   'EC2NodeClass',
   'NodeClaim',
@@ -191,11 +193,35 @@ export function makeObjectStore(clock: Clock) {
     };
     if (kind === 'Pod') {
       const pod = raw as unknown as V1Pod;
+      admitPodPriority(pod, `pod "${keyOf(name, namespace)}"`);
       pod.status = { phase: 'Pending', ...(pod.status ?? {}) };
     }
     rev += 1;
     store(kind).set(keyOf(name, namespace), raw);
     return raw;
+  }
+
+  /**
+   * The Priority admission plugin: `spec.priority` from the PriorityClass the pod names (or the
+   * global default). A pod stored with a priority and no class name (one admitted elsewhere, as a
+   * snapshot holds it) keeps it.
+   * @throws ValidationError when the pod names no PriorityClass there is, as the API server refuses it.
+   */
+  function admitPodPriority(pod: V1Pod, object: string): void {
+    const spec = pod.spec;
+    if (spec === undefined || (spec.priorityClassName === undefined && spec.priority !== undefined)) return;
+    const classes = [...store('PriorityClass').values()].map(
+      (c): PriorityClass => ({
+        name: c.metadata.name,
+        value: typeof c['value'] === 'number' ? c['value'] : 0,
+        globalDefault: c['globalDefault'] === true,
+      }),
+    );
+    const admission = admitPriority(spec, classes);
+    if (admission.kind === 'refused') {
+      throw new ValidationError(object, `spec.${admission.field}`, admission.message);
+    }
+    spec.priority = admission.priority;
   }
 
   /** Removes an object at once (no finalizers left, or a pod its kubelet let go). */

@@ -15,6 +15,7 @@ export function makeMemoryUnavailableOfferings(): UnavailableOfferings {
           instanceType: o.instanceType,
           zone: o.zone,
           capacityType: o.capacityType,
+          ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
           ...(o.placementGroupId === undefined ? {} : { placementGroupId: o.placementGroupId }),
           ...(o.partition === undefined ? {} : { partition: o.partition }),
           untilMs,

@@ -1,9 +1,14 @@
+import { ASSUMED_PRICE_MEANING } from '../../core/index.ts';
 import type { NodeExplanation } from '../../usecases/explain/node.ts';
 import type { PodExplanation } from '../../usecases/explain/pod.ts';
+import { ASSUMED_MARK } from '../../usecases/explain/reasons.ts';
 import type { DecisionLookup } from './logs.ts';
 
 // `flotilla explain` for a person: the verdict, each reason as its fixed headline and what this
 // case adds, then the details (NodePools one by one, the launch, the budgets).
+
+/** What the `*` after a price means. */
+const ASSUMED_LEGEND = `${ASSUMED_MARK} assumed price: ${ASSUMED_PRICE_MEANING}\n`;
 
 const utc = (ms: number) => `${new Date(ms).toISOString().replace('.000Z', 'Z')} UTC`;
 
@@ -19,7 +24,8 @@ export function renderPodExplanation(e: Extract<PodExplanation, { kind: 'pod' }>
     const l = e.launch;
     out += `\nLaunch: nodePool ${l.nodePool} (ec2NodeClass ${l.nodeClass}), ${l.capacityType}, zones ${l.zones.join(', ') || 'none'}\n`;
     out += `  instance types, cheapest first (${l.candidates} candidates; the fleet request takes the cheapest available):\n`;
-    for (const t of l.instanceTypes) out += `    ${t.name.padEnd(16)} $${t.priceUsdPerHour.toFixed(4)}/h\n`;
+    for (const t of l.instanceTypes)
+      out += `    ${t.name.padEnd(16)} $${t.priceUsdPerHour.toFixed(4)}/h${t.priceAssumed === true ? ASSUMED_MARK : ''}\n`;
     if (l.pods.length > 1)
       out += `  with ${l.pods.length - 1} other pending pods: ${l.pods.filter((p) => p !== e.pod).join(', ')}\n`;
   }
@@ -29,6 +35,7 @@ export function renderPodExplanation(e: Extract<PodExplanation, { kind: 'pod' }>
     for (const p of e.nodePools) out += `  ${p.nodePool.padEnd(width)}  ${p.headline}: ${p.detail}\n`;
   }
   if (e.failedScheduling !== undefined) out += `\nFailedScheduling Event: ${e.failedScheduling}\n`;
+  if (e.launch?.instanceTypes.some((t) => t.priceAssumed === true) === true) out += ASSUMED_LEGEND;
   return out;
 }
 
@@ -41,6 +48,7 @@ export function renderNodeExplanation(e: Extract<NodeExplanation, { kind: 'node'
     .join(', ');
   let out = `node ${e.node}${owner === '' ? '' : ` (${owner})`} ${e.verdict === 'stays' ? 'stays' : 'is disrupted next'} (as of ${utc(e.atMs)})\n`;
   for (const r of e.reasons) out += line(r);
+  if (e.pricesAssumed === true) out += ASSUMED_LEGEND;
   return out;
 }
 

@@ -1,4 +1,4 @@
-import { formatResources, subtractResources } from '../../core/index.ts';
+import { ASSUMED_PRICE_MEANING, formatResources, subtractResources } from '../../core/index.ts';
 import type { PlannedNodeClaim, PlanResult } from './plan.ts';
 
 // `flotilla plan`'s text output.
@@ -21,8 +21,7 @@ const FROM: Readonly<Record<PlanResult['regionFrom'], string>> = {
 };
 
 /** What a `*` after a price means. */
-export const ASSUMED_PRICES =
-  "assumed price: the bundled catalog has no Spot Advisor estimate for the type (spot at its default 65% discount) or no on-demand price for the region (another region's); --known-prices leaves such offerings out";
+export const ASSUMED_PRICES = `assumed price: ${ASSUMED_PRICE_MEANING}; --known-prices leaves such offerings out`;
 
 /** What the NodeClaim must hold: the pods' requests, and the DaemonSets' when any would run on it. */
 function why(c: PlannedNodeClaim): string {

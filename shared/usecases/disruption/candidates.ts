@@ -77,6 +77,8 @@ export interface CandidateInput {
   readonly nominated: ReadonlySet<string>;
   /** The running offering's price of a NodeClaim in USD per hour, when known. */
   readonly priceOf: (claim: ClusterNodeClaim) => number | undefined;
+  /** Whether the catalog only assumes that price. @default never */
+  readonly priceAssumedOf?: (claim: ClusterNodeClaim) => boolean;
   readonly nowMs: number;
 }
 
@@ -194,6 +196,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       node,
       nodePool: pool,
       ...(price === undefined ? {} : { pricePerHour: price }),
+      ...(price !== undefined && input.priceAssumedOf?.(claim) === true ? { priceAssumed: true } : {}),
       disruptionCost: disruptionCost(
         reschedulablePods,
         lifetimeRemaining(claim.createdAtMs, claim.expireAfter, input.nowMs),

@@ -133,9 +133,11 @@ export function driftOf(input: ConditionInput): Drift | undefined {
       message: `the instance runs in placement group ${placed?.id ?? placed?.name ?? '(none)'}, the EC2NodeClass selects ${group === undefined ? 'none' : `${group.name} (${group.id})`}`,
     };
   }
+  // A node whose reservation ended runs on as on-demand (the EC2NodeClass controller relabels it):
+  // only a node still labelled reserved drifts for its reservation.
   return (
     capacityReservationDrift(claim.labels, nodeClass) ??
-    (cloud === 'CapacityReservationDrift'
+    (cloud === 'CapacityReservationDrift' && claim.labels[Label.capacityType] === 'reserved'
       ? {
           reason: cloud,
           message: `capacity reservation ${instance?.capacityReservationId} is no longer selected by the EC2NodeClass`,

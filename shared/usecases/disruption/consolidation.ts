@@ -5,6 +5,7 @@ import {
   NodeClaimConditionType,
   type NodeClaimPlan,
 } from '../../core/index.ts';
+import { assumedPriceNote, candidatesAssumed } from './assumed-price.ts';
 import { balancedRejectionOf, balancedVerdicts } from './balanced.ts';
 import { makeExcessShare } from './excess.ts';
 import {
@@ -171,6 +172,10 @@ export function evaluateConsolidation(
   const forPending = result.pendingOnlyNodeClaims ?? 0;
   if (forPending > 0) return { kind: 'invalid', why: `pending pods would need ${forPending} new nodes` };
   const before = candidates.reduce((sum, c) => sum + priceOf(c), 0);
+  const beforeAssumed = candidatesAssumed(candidates);
+  /** The capacity types of the replacements' assumed prices, first as priced, then as kept. */
+  const firstAssumed = new Set<string>();
+  const replacementsAssumed = new Set<string>();
   const threshold = Math.max(...candidates.map((c) => minSavings(c.nodePool.annotations)));
   // Strictly cheaper whatever the minimum (0% included): a same-price move is churn.
   const budget = mostAfter(before, threshold);
@@ -230,12 +235,13 @@ export function evaluateConsolidation(
         };
       }
       cheapestTotal += first.cheapest;
+      if (first.cheapestAssumed !== undefined) firstAssumed.add(first.cheapestAssumed);
       narrowed.push({ plan, types, capacityTypes, cheapest: first.cheapest, cap });
     }
     if (cheapestTotal > budget) {
       return {
         kind: 'invalid',
-        why: `replacements cost $${cheapestTotal.toFixed(4)}/h, more than ${(100 * (1 - threshold)).toFixed(0)}% of $${before.toFixed(4)}/h`,
+        why: `replacements cost $${cheapestTotal.toFixed(4)}/h${assumedPriceNote(firstAssumed)}, more than ${(100 * (1 - threshold)).toFixed(0)}% of $${before.toFixed(4)}/h${assumedPriceNote(beforeAssumed)}`,
       };
     }
     const slack = (budget - cheapestTotal) / narrowed.length;
@@ -247,6 +253,7 @@ export function evaluateConsolidation(
       if (typeof kept === 'string') return { kind: 'invalid', why: kept };
       replacements.push(kept.plan);
       after += kept.cheapest;
+      if (kept.cheapestAssumed !== undefined) replacementsAssumed.add(kept.cheapestAssumed);
     }
     const idle = poolSavingNothing(candidates, replacements);
     if (idle !== undefined) return { kind: 'invalid', why: `nodePool ${idle} would save nothing` };
@@ -255,7 +262,11 @@ export function evaluateConsolidation(
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
   const balanced = balancedVerdicts(candidates, savings, context.poolTotals);
   const rejected = balancedRejectionOf(balanced);
-  if (rejected !== undefined) return { kind: 'invalid', why: rejected };
+  if (rejected !== undefined) {
+    // The score's savings rest on the prices of both sides.
+    const assumed = new Set([...beforeAssumed, ...replacementsAssumed]);
+    return { kind: 'invalid', why: `${rejected}${assumedPriceNote(assumed)}` };
+  }
   return {
     kind: 'command',
     savingsPerHour: savings,
@@ -267,6 +278,7 @@ export function evaluateConsolidation(
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
       ...(balanced.length === 0 ? {} : { balanced }),
+      ...(replacementsAssumed.size === 0 ? {} : { replacementsAssumed: [...replacementsAssumed].sort() }),
       // Replacements launched on-demand for want of spot remember it, so that they are not tried
       // on spot again before SPOT_RETRY_AFTER_MS.
       ...(spotShortSinceMs === undefined

@@ -1,5 +1,6 @@
 import { doNotDisrupt } from '../../core/index.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim, EventSubject } from '../../ports/cluster.ts';
+import { assumedPriceNote, commandAssumed } from './assumed-price.ts';
 import { describeBalanced, isBalancedRejection } from './balanced.ts';
 import type { DisruptionCandidate, DisruptionCommand } from './method.ts';
 
@@ -116,14 +117,19 @@ export function commandSavingsPerHour(command: DisruptionCommand): number {
   return Math.round((before - after) * 100) / 100;
 }
 
+/** The $/hour a command saves, in words: `$0.05/hour`, and whether it rests on an assumed price. */
+function savingsText(command: DisruptionCommand): string {
+  return `$${commandSavingsPerHour(command).toFixed(2)}/hour${assumedPriceNote(commandAssumed(command))}`;
+}
+
 /** A consolidation command chosen for its candidates, before its validation. */
 export function consolidationCandidate(command: DisruptionCommand): ClusterEvent[] {
   const summary = commandSummary(command);
-  const savings = commandSavingsPerHour(command).toFixed(2);
+  const savings = savingsText(command);
   return command.candidates.flatMap((c) =>
     onNodeAndClaim(c.nodeClaim, c.node, {
       reason: 'ConsolidationCandidate',
-      message: `Consolidation chose this node: ${summary}, saving $${savings}/hour`,
+      message: `Consolidation chose this node: ${summary}, saving ${savings}`,
       dedupeValues: [summary],
     }),
   );
@@ -137,12 +143,14 @@ export function consolidationCandidate(command: DisruptionCommand): ClusterEvent
 export function consolidationApproved(command: DisruptionCommand): ClusterEvent[] {
   const verdicts = (command.balanced ?? []).filter((v) => v.approved);
   const summary = commandSummary(command);
+  // The score's savings rest on the command's prices.
+  const note = assumedPriceNote(commandAssumed(command));
   const [only, ...others] = command.candidates;
   if (only !== undefined && others.length === 0) {
     return verdicts.flatMap((v) =>
       onNodeAndClaim(only.nodeClaim, only.node, {
         reason: 'ConsolidationApproved',
-        message: `Consolidation may ${summary}: ${describeBalanced(v)}`,
+        message: `Consolidation may ${summary}: ${describeBalanced(v)}${note}`,
         dedupeValues: [summary],
       }),
     );
@@ -154,7 +162,7 @@ export function consolidationApproved(command: DisruptionCommand): ClusterEvent[
       subject: { kind: 'NodePool', name: v.nodePool, ...(uid === undefined ? {} : { uid }) },
       type: 'Normal',
       reason: 'ConsolidationApproved',
-      message: `Consolidation may ${summary} for ${names.length} nodes (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}): ${describeBalanced(v)}`,
+      message: `Consolidation may ${summary} for ${names.length} nodes (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}): ${describeBalanced(v)}${note}`,
       dedupeValues: [summary, ...names],
     };
   });
@@ -183,11 +191,11 @@ export function balancedRejected(claim: ClusterNodeClaim, node: NodeRef, why: st
 /** A consolidation command its validation turned down, and why. */
 export function consolidationRejected(command: DisruptionCommand, why: string): ClusterEvent[] {
   const summary = commandSummary(command);
-  const savings = commandSavingsPerHour(command).toFixed(2);
+  const savings = savingsText(command);
   return command.candidates.flatMap((c) =>
     onNodeAndClaim(c.nodeClaim, c.node, {
       reason: 'ConsolidationRejected',
-      message: `Consolidation dropped this node at validation (${summary}, $${savings}/hour): ${why}`,
+      message: `Consolidation dropped this node at validation (${summary}, ${savings}): ${why}`,
       dedupeValues: [summary, why],
     }),
   );

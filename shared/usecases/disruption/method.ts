@@ -30,6 +30,8 @@ export interface DisruptionCandidate {
   readonly nodePool: ClusterNodePool;
   /** Price of the running offering in USD per hour, when the catalog has it. */
   readonly pricePerHour?: number;
+  /** The catalog only assumes that price (Offering.priceAssumed). */
+  readonly priceAssumed?: true;
   /**
    * Karpenter's disruption cost, which orders candidates: 1 per reschedulable pod, adjusted for
    * deletion cost and priority, times the fraction of the NodeClaim's expireAfter lifetime left.
@@ -72,6 +74,11 @@ export interface DisruptionCommand {
   readonly podsMoved?: number;
   /** Consolidation: the verdict of each `Balanced` NodePool of its candidates, all approving. */
   readonly balanced?: readonly BalancedVerdict[];
+  /**
+   * Consolidation: the capacity types of the replacements whose cheapest price (the one the
+   * command's saving counts) the catalog only assumes. @default none
+   */
+  readonly replacementsAssumed?: readonly string[];
   /** Annotations the replacements carry (a spot failure they inherit from their candidates). */
   readonly replacementAnnotations?: Readonly<Record<string, string>>;
   /**

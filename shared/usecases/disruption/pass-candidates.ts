@@ -3,7 +3,7 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import { buildCandidates, type CandidateSet, pdbLimits } from './candidates.ts';
 import { commandsInFlight, pendingReplacements } from './command-record.ts';
-import { priceFrom } from './describe.ts';
+import { priceAssumedFrom, priceFrom } from './describe.ts';
 import { nominatedNodes } from './simulation.ts';
 
 // What a disruption pass decides from, given what it read: its candidates, and how many nodes each
@@ -31,6 +31,7 @@ export function passCandidates(read: PassRead): CandidateSet {
     replacing: pendingReplacements(read.claims),
     nominated: nominatedNodes(read.state, read.input),
     priceOf: (claim) => priceFrom(read.input, claim),
+    priceAssumedOf: (claim) => priceAssumedFrom(read.input, claim),
     nowMs: read.nowMs,
   });
 }

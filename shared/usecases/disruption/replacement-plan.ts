@@ -31,20 +31,33 @@ export function withValues(
   return [...requirements.filter((r) => r.key !== key), { key, operator: 'In', values: [...values] }];
 }
 
-/** The cheapest offering of `type` the requirements allow with capacity type `capacityType`. */
+/**
+ * The price of the cheapest offering of `type` the requirements allow with one of `capacityTypes`
+ * (infinite when none), and the capacity type of that price when the catalog only assumes it
+ * (every such offering at that price is assumed).
+ */
 export function priceFor(
   type: InstanceType,
   requirements: readonly NodeSelectorRequirement[],
   capacityTypes: ReadonlySet<string>,
-): number {
+): { readonly price: number; readonly assumed?: string } {
   const zones = allowedValues(requirements, Label.zone);
   let best = Number.POSITIVE_INFINITY;
+  let known = false;
+  let assumed: string | undefined;
   for (const o of type.offerings as readonly Offering[]) {
     if (!o.available || !capacityTypes.has(o.capacityType)) continue;
     if (zones !== undefined && !zones.has(o.zone)) continue;
-    if (o.priceUsdPerHour < best) best = o.priceUsdPerHour;
+    if (o.priceUsdPerHour > best) continue;
+    if (o.priceUsdPerHour < best) {
+      best = o.priceUsdPerHour;
+      known = false;
+      assumed = undefined;
+    }
+    if (o.priceAssumed === true) assumed ??= o.capacityType;
+    else known = true;
   }
-  return best;
+  return known || assumed === undefined ? { price: best } : { price: best, assumed };
 }
 
 /** One replacement, narrowed to the instance types (and capacity type) that keep the savings. */
@@ -54,13 +67,18 @@ export function narrowPlan(
   capacityTypes: ReadonlySet<string>,
   capPerHour: number,
   spotToSpotSingle: boolean,
-): { plan: NodeClaimPlan; cheapest: number } | string {
+): { plan: NodeClaimPlan; cheapest: number; cheapestAssumed?: string } | string {
+  const assumedOf = new Map<string, string>();
   const priced = plan.instanceTypes
     .flatMap((c) => {
       const type = types.get(c.name);
-      const price =
-        type === undefined ? Number.POSITIVE_INFINITY : priceFor(type, plan.requirements, capacityTypes);
-      return Number.isFinite(price) && price <= capPerHour ? [{ name: c.name, priceUsdPerHour: price }] : [];
+      const { price, assumed } =
+        type === undefined
+          ? { price: Number.POSITIVE_INFINITY, assumed: undefined }
+          : priceFor(type, plan.requirements, capacityTypes);
+      if (!Number.isFinite(price) || price > capPerHour) return [];
+      if (assumed !== undefined) assumedOf.set(c.name, assumed);
+      return [{ name: c.name, priceUsdPerHour: price }];
     })
     .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.name.localeCompare(b.name));
   if (priced.length === 0) return "can't replace with a cheaper node";
@@ -74,8 +92,10 @@ export function narrowPlan(
     kept.map((t) => t.name),
   );
   requirements = withValues(requirements, Label.capacityType, [...capacityTypes].sort());
+  const cheapestAssumed = kept[0] === undefined ? undefined : assumedOf.get(kept[0].name);
   return {
     plan: { ...plan, requirements, instanceTypes: kept },
     cheapest: kept[0]?.priceUsdPerHour ?? Number.POSITIVE_INFINITY,
+    ...(cheapestAssumed === undefined ? {} : { cheapestAssumed }),
   };
 }

@@ -10,6 +10,7 @@ import {
   trueSinceMs,
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import { candidatesAssumed, markAssumedPrices } from '../disruption/assumed-price.ts';
 import { nodeIndex } from '../disruption/candidates.ts';
 import { commandsInFlight } from '../disruption/command-record.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
@@ -19,7 +20,7 @@ import { passCandidates } from '../disruption/pass-candidates.ts';
 import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
 import type { ExplainPorts } from './pod.ts';
 import { readOnlyCluster } from './read-only.ts';
-import { type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';
+import { ASSUMED_MARK, type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';
 
 // `flotilla explain node`: why a node stays, or what disruption does with it next, from the
 // disruption controller's own steps on the cluster as it is (read once, written never): the
@@ -36,6 +37,10 @@ export interface ExplainedDisruption {
   readonly nodeClaims: readonly string[];
   readonly pricePerHourBefore: number;
   readonly pricePerHourAfter: number;
+  /** The catalog only assumes a price `pricePerHourBefore` counts. */
+  readonly pricePerHourBeforeAssumed?: true;
+  /** The catalog only assumes a price `pricePerHourAfter` counts. */
+  readonly pricePerHourAfterAssumed?: true;
 }
 
 /** The budget that holds the node, as its NodePool writes it. */
@@ -62,6 +67,8 @@ export type NodeExplanation =
       readonly reasons: readonly Reason<NodeReasonCode>[];
       readonly budgets: readonly ExplainedBudget[];
       readonly next?: ExplainedDisruption;
+      /** A price the reasons state is one the catalog only assumes (marked `*` after it). */
+      readonly pricesAssumed?: true;
     };
 
 /**
@@ -232,8 +239,12 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     );
   }
   const stayWhy = asked.stays.get(claim.name);
+  let pricesAssumed = false;
   if (stayWhy !== undefined && next === undefined && later === undefined) {
-    reasons.push(nodeReason('notCheaper', stayWhy));
+    // The controller's reason says an assumed price in words; explain marks it as its prices.
+    const marked = markAssumedPrices(stayWhy, ASSUMED_MARK);
+    pricesAssumed = marked.marked;
+    reasons.push(nodeReason('notCheaper', marked.text));
   }
   if (later !== undefined && taken !== undefined && reasons.length === 0) {
     reasons.push(
@@ -246,6 +257,8 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   if (next !== undefined && reasons.length === 0) {
     const before = next.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);
     const after = next.replacements.reduce((s, p) => s + (p.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
+    const beforeAssumed = candidatesAssumed(next.candidates).size > 0;
+    const afterAssumed = (next.replacementsAssumed ?? []).length > 0;
     const disruption: ExplainedDisruption = {
       method: next.method,
       reason: next.reason,
@@ -253,7 +266,10 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       nodeClaims: next.candidates.map((c) => c.nodeClaim.name),
       pricePerHourBefore: round4(before),
       pricePerHourAfter: round4(after),
+      ...(beforeAssumed ? { pricePerHourBeforeAssumed: true } : {}),
+      ...(afterAssumed ? { pricePerHourAfterAssumed: true } : {}),
     };
+    const mark = (assumed: boolean) => (assumed ? ASSUMED_MARK : '');
     return {
       ...base,
       ...ids,
@@ -261,11 +277,12 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       reasons: [
         nodeReason(
           'wouldDisrupt',
-          `${disruption.method} (${disruption.reason}) would ${disruption.action} nodeClaims ${disruption.nodeClaims.join(', ')}: $${disruption.pricePerHourBefore.toFixed(4)}/h → $${disruption.pricePerHourAfter.toFixed(4)}/h`,
+          `${disruption.method} (${disruption.reason}) would ${disruption.action} nodeClaims ${disruption.nodeClaims.join(', ')}: $${disruption.pricePerHourBefore.toFixed(4)}/h${mark(beforeAssumed)} → $${disruption.pricePerHourAfter.toFixed(4)}/h${mark(afterAssumed)}`,
         ),
       ],
       budgets,
       next: disruption,
+      ...(beforeAssumed || afterAssumed ? { pricesAssumed: true } : {}),
     };
   }
   if (reasons.length === 0) {
@@ -278,7 +295,14 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       ),
     );
   }
-  return { ...base, ...ids, verdict: 'stays', reasons, budgets };
+  return {
+    ...base,
+    ...ids,
+    verdict: 'stays',
+    reasons,
+    budgets,
+    ...(pricesAssumed ? { pricesAssumed: true } : {}),
+  };
 }
 
 /** A command as explain names it: `method (reason) would delete nodeClaims a, b`. */

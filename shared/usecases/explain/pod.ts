@@ -3,7 +3,9 @@ import {
   formatQuantity,
   type InstanceType,
   Label,
+  type LaunchCandidate,
   type NodeClaimPlan,
+  type Offering,
   type Pod,
   Requirements,
   type ResourceList,
@@ -28,7 +30,7 @@ import {
   withPendingPods,
 } from '../state/cluster-state.ts';
 import { ignoringWrites, readOnlyCluster } from './read-only.ts';
-import { type PodReasonCode, podReason, type Reason } from './reasons.ts';
+import { ASSUMED_MARK, type PodReasonCode, podReason, type Reason } from './reasons.ts';
 
 // `flotilla explain pod`: why a pod waits, NodePool by NodePool, or what Flotilla launches for it,
 // from the provisioner's own steps on the cluster as it is (read once, written never): the
@@ -48,8 +50,15 @@ export interface ExplainPorts {
 export interface ExplainedLaunch {
   readonly nodePool: string;
   readonly nodeClass: string;
-  /** Cheapest first, at most 10, with the price of the cheapest allowed offering. */
-  readonly instanceTypes: readonly { readonly name: string; readonly priceUsdPerHour: number }[];
+  /**
+   * Cheapest first, at most 10, with the price of the cheapest allowed offering, `priceAssumed`
+   * when the catalog only assumes that price (an allowed offering at it is assumed).
+   */
+  readonly instanceTypes: readonly {
+    readonly name: string;
+    readonly priceUsdPerHour: number;
+    readonly priceAssumed?: true;
+  }[];
   readonly candidates: number;
   readonly capacityType: string;
   readonly zones: readonly string[];
@@ -169,7 +178,7 @@ export async function explainPod(
       reasons: [
         podReason(
           'wouldLaunch',
-          `nodePool ${plan.nodePoolName}: ${cheapest === undefined ? 'no candidate' : `${cheapest.name} at $${cheapest.priceUsdPerHour.toFixed(4)}/h`}, the cheapest of ${launch.candidates} instance types that fit the pod${launch.pods.length > 1 ? ` and ${launch.pods.length - 1} other pending pods` : ''} and the NodePool requirements, ${launch.capacityType} in ${launch.zones.join(', ') || 'no zone'}`,
+          `nodePool ${plan.nodePoolName}: ${cheapest === undefined ? 'no candidate' : `${cheapest.name} at $${cheapest.priceUsdPerHour.toFixed(4)}/h${cheapest.priceAssumed === true ? ASSUMED_MARK : ''}`}, the cheapest of ${launch.candidates} instance types that fit the pod${launch.pods.length > 1 ? ` and ${launch.pods.length - 1} other pending pods` : ''} and the NodePool requirements, ${launch.capacityType} in ${launch.zones.join(', ') || 'no zone'}`,
         ),
       ],
       nodePools: [],
@@ -299,21 +308,24 @@ function describeLaunch(plan: NodeClaimPlan, types: readonly InstanceType[]): Ex
   });
   const zone = reqs.get(Label.zone);
   const capacity = reqs.get(Label.capacityType);
+  const allowed = (o: Offering) =>
+    o.available &&
+    (zone === undefined || zone.admits(o.zone)) &&
+    (capacity === undefined || capacity.admits(o.capacityType));
   const zones = new Set<string>();
-  for (const t of candidates) {
-    for (const o of t.offerings) {
-      if (!o.available) continue;
-      if (zone !== undefined && !zone.admits(o.zone)) continue;
-      if (capacity !== undefined && !capacity.admits(o.capacityType)) continue;
-      zones.add(o.zone);
-    }
-  }
+  for (const t of candidates) for (const o of t.offerings) if (allowed(o)) zones.add(o.zone);
+  const assumed = (c: LaunchCandidate) =>
+    (byName.get(c.name)?.offerings ?? []).some(
+      (o) => o.priceAssumed === true && o.priceUsdPerHour === c.priceUsdPerHour && allowed(o),
+    );
   return {
     nodePool: plan.nodePoolName,
     nodeClass: plan.nodeClassName,
-    instanceTypes: plan.instanceTypes
-      .slice(0, 10)
-      .map((c) => ({ name: c.name, priceUsdPerHour: c.priceUsdPerHour })),
+    instanceTypes: plan.instanceTypes.slice(0, 10).map((c) => ({
+      name: c.name,
+      priceUsdPerHour: c.priceUsdPerHour,
+      ...(assumed(c) ? { priceAssumed: true as const } : {}),
+    })),
     candidates: plan.instanceTypes.length,
     capacityType: expectedCapacityType(plan.requirements, candidates),
     zones: [...zones].sort(),

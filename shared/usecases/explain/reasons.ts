@@ -1,6 +1,9 @@
 // What `flotilla explain` says, in fixed words: one headline per reason code. The README documents
 // these texts, and the tests check the explanations by them.
 
+/** What follows a price the catalog only assumes, as the other commands mark it. */
+export const ASSUMED_MARK = '*';
+
 /** Why a pod waits, or where it goes. */
 export const POD_REASONS = {
   bound: 'the pod is bound to a node',

@@ -1,10 +1,10 @@
-import { type CapacityType, NodeClaimConditionType, parseInstanceId } from '../../core/index.ts';
+import { type CapacityType, Label, NodeClaimConditionType, parseInstanceId } from '../../core/index.ts';
 import {
   type Interruption,
   type InterruptionKind,
   interruptionKindRow,
 } from '../../messages/interruption-kinds.ts';
-import type { Cloud, OfferingKey } from '../../ports/cloud.ts';
+import { type Cloud, type OfferingKey, offeringKeyString } from '../../ports/cloud.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -58,6 +58,7 @@ export function interruptionPolicy(kind: InterruptionKind, options: Interruption
 /**
  * The offering an interruption backs off (of capacity type `of`: a spot interruption's spot
  * offering), from the NodeClaim's labels; undefined if incomplete or of another capacity type.
+ * A reserved offering is its reservation's (`karpenter.k8s.aws/capacity-reservation-id`).
  */
 export function interruptedOffering(
   claim: Pick<ClusterNodeClaim, 'labels'>,
@@ -67,7 +68,9 @@ export function interruptedOffering(
   const zone = claim.labels['topology.kubernetes.io/zone'];
   const capacityType = claim.labels['karpenter.sh/capacity-type'] as CapacityType | undefined;
   if (instanceType === undefined || zone === undefined || capacityType !== of) return undefined;
-  return { instanceType, zone, capacityType };
+  if (capacityType !== 'reserved') return { instanceType, zone, capacityType };
+  const reservationId = claim.labels[Label.capacityReservationId];
+  return reservationId === undefined ? undefined : { instanceType, zone, capacityType, reservationId };
 }
 
 export interface InterruptionPorts {
@@ -204,9 +207,7 @@ export async function handleInterruption(
       reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
       action: 'cordonAndDrain',
       ...fields,
-      ...(offering === undefined
-        ? {}
-        : { unavailableOffering: `${offering.capacityType}:${offering.instanceType}:${offering.zone}` }),
+      ...(offering === undefined ? {} : { unavailableOffering: offeringKeyString(offering) }),
     });
     outcomes.push({ instanceId, nodeClaim: claim.name, action: 'cordonAndDrain' });
   }

@@ -14,6 +14,7 @@ import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
+import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
@@ -62,6 +63,8 @@ export interface LifecycleResult {
   readonly nodePoolsUpdated: readonly string[];
   /** What the EC2NodeClass controller did, when it ran. */
   readonly nodeClasses?: NodeClassControllerResult;
+  /** What it did about NodeClaims whose capacity reservation ended or is ending, when it ran. */
+  readonly reservations?: ReservedNodeClaimsResult;
   /**
    * NodeClaims still on their way after this pass: not deleting and not Initialized, with their
    * creation time. While young ones remain, the caller should run another pass soon (their Nodes
@@ -92,7 +95,8 @@ const unhealthy = (reason: DeleteReason, message: string): ConditionUpdate => ({
 
 /**
  * One level-triggered pass of the controllers that keep the cluster's Karpenter objects current:
- * the EC2NodeClass controller (when wired), then the NodeClaim lifecycle after launch (registers
+ * the EC2NodeClass controller (when wired: NodeClaims whose capacity reservation ended are
+ * relabelled on-demand and those of an ending capacity block deleted, then the classes' statuses), then the NodeClaim lifecycle after launch (registers
  * NodeClaims whose Node has joined, initializes registered ones whose Node is ready, keeps their
  * Ready condition, deletes NodeClaims that did not launch in 5 min or register in 15 and hands
  * them to termination), then every NodePool's status. Idempotent: a second pass over an unchanged
@@ -110,6 +114,23 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     cluster.nodePools(),
     cluster.nodeClasses(),
   ]);
+  // Reservations first: a reservation that ended leaves the class's status with it, and its nodes
+  // are on-demand by then rather than drifted for it.
+  const reservations =
+    ports.nodeClasses === undefined
+      ? undefined
+      : await reconcileReservedNodeClaims(
+          {
+            cluster,
+            logger,
+            resolver: ports.nodeClasses.resolver,
+            clock: ports.nodeClasses.clock,
+            ...(ports.requestTermination === undefined
+              ? {}
+              : { requestTermination: ports.requestTermination }),
+          },
+          { nodeClaims: claimsRead.items, nodes: nodesRead.items },
+        );
   const nodeClasses =
     ports.nodeClasses === undefined
       ? undefined
@@ -127,11 +148,13 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const result = { registered: [] as string[], initialized: [] as string[], waiting: [] as string[] };
   const deleted: { name: string; reason: DeleteReason }[] = [];
   const health = new Map<string, ConditionUpdate>();
-  const deletedNames = new Set<string>();
+  const deletedNames = new Set<string>(reservations?.expired ?? []);
   const timedOut: TimedOutNodeClaim[] = [];
 
   let consistentNodes: readonly NodeInfo[] | undefined;
   for (const read of claimsRead.items) {
+    // Deleted above for its capacity block: termination has it now.
+    if (deletedNames.has(read.name)) continue;
     let claim = read;
     const nodes =
       claim.status.providerId === undefined ? [] : (byProviderId.get(claim.status.providerId) ?? []);
@@ -240,6 +263,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     nodePoolsUpdated: pools.updated,
     uninitialized,
     ...(nodeClasses === undefined ? {} : { nodeClasses }),
+    ...(reservations === undefined ? {} : { reservations }),
   };
 }
 

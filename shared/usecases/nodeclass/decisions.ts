@@ -35,3 +35,23 @@ export interface FinalizeNodeClassDecision {
   readonly nodeClass: string;
   readonly instanceProfileReleased: boolean;
 }
+
+/**
+ * A NodeClaim's capacity reservation ended or is ending: an ended reservation's node runs on as
+ * on-demand and is relabelled so (`relabelOnDemand`); a capacity block's node is deleted ahead of
+ * the block's end (`deleteNodeClaim`).
+ */
+export interface ReservationEndDecision {
+  readonly kind: 'reservationEnd';
+  readonly reason: 'capacity reservation ended' | 'capacity block ending';
+  readonly action: 'relabelOnDemand' | 'deleteNodeClaim';
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  readonly capacityReservationId: string;
+  /** The reservation's state as EC2 names it. */
+  readonly reservationState: string;
+  readonly endTime?: string;
+  /** Nodes relabelled with the NodeClaim. */
+  readonly nodes?: readonly string[];
+  readonly handedOver?: 'termination queue' | 'termination sweep';
+}

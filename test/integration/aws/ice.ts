@@ -70,19 +70,39 @@ export function noCapacityFor(
  * launches spot without the role). On-demand fleets go to moto. Returns a function that ends it.
  */
 export function noSpotServiceLinkedRole(client: EC2Client): () => void {
+  return refuseFleets(
+    client,
+    'no-spot-role',
+    (input) => input.TargetCapacitySpecification?.DefaultTargetCapacityType === 'spot',
+    {
+      ErrorCode: 'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
+      ErrorMessage:
+        'The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.',
+      Lifecycle: 'spot',
+    },
+  );
+}
+
+/**
+ * Every CreateFleet that `refused` picks comes back with nothing launched and `error` for each of
+ * its overrides, as EC2 reports such a refusal; the others go to moto. Returns a function that ends it.
+ */
+function refuseFleets(
+  client: EC2Client,
+  prefix: string,
+  refused: (input: CreateFleetCommandInput) => boolean,
+  error: Pick<CreateFleetError, 'ErrorCode' | 'ErrorMessage' | 'Lifecycle'>,
+): () => void {
   injected += 1;
-  const name = `no-spot-role-${injected}`;
+  const name = `${prefix}-${injected}`;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName !== 'CreateFleetCommand') return next(args);
       const input = args.input as CreateFleetCommandInput;
-      if (input.TargetCapacitySpecification?.DefaultTargetCapacityType !== 'spot') return next(args);
+      if (!refused(input)) return next(args);
       const errors: CreateFleetError[] = (input.LaunchTemplateConfigs ?? []).flatMap((config) =>
         (config.Overrides ?? []).map((o) => ({
-          ErrorCode: 'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
-          ErrorMessage:
-            'The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.',
-          Lifecycle: 'spot' as const,
+          ...error,
           LaunchTemplateAndOverrides: {
             LaunchTemplateSpecification: config.LaunchTemplateSpecification,
             Overrides: o,
@@ -97,4 +117,25 @@ export function noSpotServiceLinkedRole(client: EC2Client): () => void {
     { step: 'initialize', name },
   );
   return () => client.middlewareStack.remove(name);
+}
+
+/**
+ * The capacity reservations a launch targets are full: every CreateFleet into a reservation (an
+ * on-demand fleet with capacity-reservation options, or a capacity-block fleet) comes back with
+ * nothing launched and a `ReservationCapacityExceeded` error per override, as EC2 reports it
+ * (moto does not model reservations). Other fleets go to moto. Returns a function that ends it.
+ */
+export function reservationsFull(client: EC2Client): () => void {
+  return refuseFleets(
+    client,
+    'reservations-full',
+    (input) =>
+      input.TargetCapacitySpecification?.DefaultTargetCapacityType === 'capacity-block' ||
+      input.OnDemandOptions?.CapacityReservationOptions !== undefined,
+    {
+      ErrorCode: 'ReservationCapacityExceeded',
+      ErrorMessage: 'There is insufficient capacity in the targeted Capacity Reservation.',
+      Lifecycle: 'on-demand',
+    },
+  );
 }

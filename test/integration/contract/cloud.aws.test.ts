@@ -2,14 +2,15 @@ import { DescribeLaunchTemplateVersionsCommand, EC2Client, RunInstancesCommand }
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
 import { decodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
+import type { InstanceType } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
-import type { Cloud, OfferingCatalog } from '../../../shared/ports/cloud.ts';
+import type { Cloud, EC2NodeClass, OfferingCatalog } from '../../../shared/ports/cloud.ts';
 import { describeCloudContract } from '../../contract/cloud-contract.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { setUpAccount } from '../aws/cloud-fixture.ts';
 import { CLUSTER, setCapacityReservations, silentLogger } from '../aws/fixtures.ts';
-import { noCapacityFor } from '../aws/ice.ts';
+import { noCapacityFor, reservationsFull } from '../aws/ice.ts';
 
 const START = new Date('2026-11-21T10:00:00Z');
 let server: Moto;
@@ -110,9 +111,9 @@ describe('capacity reservations on moto', () => {
   const setReservations = (list: readonly Record<string, unknown>[]) =>
     setCapacityReservations(server.endpoint, list);
 
-  async function setUp() {
+  async function setUp(list: readonly Record<string, unknown>[] = reservations) {
     await resetMoto(server);
-    await setReservations(reservations);
+    await setReservations(list);
     const clock = makeManualClock(START);
     const account = await setUpAccount(server, clock, {
       capacityReservationSelectorTerms: [{ tags: { team: 'ml' } }],
@@ -120,6 +121,21 @@ describe('capacity reservations on moto', () => {
     await account.as('catalog').cloud.offeringCache.writeCatalog(catalog);
     return { clock, account };
   }
+
+  /** A launch request for a NodeClaim pinned to the ODCR, as the plan pins it. */
+  const pinnedToOdcr = (nodeClaimName: string, nodeClass: EC2NodeClass, m5: InstanceType | undefined) => ({
+    nodeClaimName,
+    nodePoolName: 'default',
+    nodeClass,
+    instanceTypes: m5 === undefined ? [] : [m5],
+    requirements: [
+      { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
+      { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
+    ],
+    labels: {},
+    taints: [],
+    startupTaints: [],
+  });
 
   it('resolves the selector terms into status.capacityReservations with the provisioner identity', async () => {
     const { account } = await setUp();
@@ -173,19 +189,7 @@ describe('capacity reservations on moto', () => {
       false,
     ]);
 
-    const request = {
-      nodeClaimName: 'reserved-1',
-      nodePoolName: 'default',
-      nodeClass: account.nodeClass,
-      instanceTypes: m5 === undefined ? [] : [m5],
-      requirements: [
-        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved'] },
-        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: [ODCR] },
-      ],
-      labels: {},
-      taints: [],
-      startupTaints: [],
-    };
+    const request = pinnedToOdcr('reserved-1', account.nodeClass, m5);
     const record = await account.cloud.planLaunch(request);
     const fleet = decodeFleetRequest('reserved-1', record.request);
     expect(fleet.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
@@ -217,5 +221,34 @@ describe('capacity reservations on moto', () => {
     expect(reserved?.map((o) => [o.reservationId, o.available, o.reservationCapacity])).toEqual([
       [ODCR, false, 0],
     ]);
+  });
+
+  it('backs off only the reservation that was full, not the other reservations of the type and zone', async () => {
+    const SECOND = 'cr-0a1b2c3d4e5f60004';
+    const { account } = await setUp([
+      ...reservations,
+      { ...reservations[0], id: SECOND, instanceMatchCriteria: 'targeted', availableInstanceCount: 1 },
+    ]);
+    const m5 = (await account.cloud.instanceTypes(account.nodeClass)).find((t) => t.name === 'm5.large');
+    const request = pinnedToOdcr('reserved-full', account.nodeClass, m5);
+    const record = await account.cloud.planLaunch(request);
+    const full = reservationsFull(account.lambdaEc2);
+    try {
+      await expect(account.cloud.launch(request, record, { firstSend: true })).rejects.toMatchObject({
+        name: 'InsufficientCapacityError',
+        offerings: [
+          { instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'reserved', reservationId: ODCR },
+        ],
+      });
+    } finally {
+      full();
+    }
+    const after = (await account.cloud.instanceTypes(account.nodeClass)).find((t) => t.name === 'm5.large');
+    expect(
+      after?.offerings
+        .filter((o) => o.zone === 'us-east-1b')
+        .map((o) => `${o.capacityType} ${o.reservationId ?? '-'} ${o.available}`)
+        .sort(),
+    ).toEqual(['on-demand - true', `reserved ${ODCR} false`, `reserved ${SECOND} true`, 'spot - true']);
   });
 });

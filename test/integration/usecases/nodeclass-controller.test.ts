@@ -11,6 +11,7 @@ import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
 import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
+import { reconcileReservedNodeClaims } from '../../../shared/usecases/nodeclass/reservations.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { STACK_NAMES } from '../../harness/aws/stack.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
@@ -376,6 +377,63 @@ describe('the EC2NodeClass controller', () => {
     const cleared = await read(name);
     expect(cleared?.status?.capacityReservations).toBeUndefined();
     expect(condition(cleared, 'CapacityReservationsReady')).toBeUndefined();
+  });
+
+  it('relabels on-demand the NodeClaim of a reservation that ended and deletes the one of an ending capacity block', async () => {
+    const ended = `cr-ended-${run}`;
+    const block = `cr-block-${run}`;
+    const active = `cr-active-${run}`;
+    const unknown = `cr-unknown-${run}`;
+    const ids = {
+      ended: 'cr-0a1b2c3d4e5f60011',
+      block: 'cr-0a1b2c3d4e5f60012',
+      active: 'cr-0a1b2c3d4e5f60013',
+      unknown: 'cr-0a1b2c3d4e5f60014',
+    };
+    await setCapacityReservations(server.endpoint, [
+      { id: ids.ended, instanceType: 'm5.large', availabilityZone: 'us-east-1a', state: 'expired' },
+      {
+        id: ids.block,
+        instanceType: 'p5.48xlarge',
+        availabilityZone: 'us-east-1a',
+        reservationType: 'capacity-block',
+        endDate: new Date(clock.now().getTime() + 30 * 60_000).toISOString(),
+      },
+      { id: ids.active, instanceType: 'm5.large', availabilityZone: 'us-east-1a' },
+    ]);
+    const reserved = (id: string, type: string) => ({
+      'karpenter.sh/capacity-type': 'reserved',
+      'karpenter.k8s.aws/capacity-reservation-id': id,
+      'karpenter.k8s.aws/capacity-reservation-type': type,
+    });
+    const claims = { [ended]: ids.ended, [block]: ids.block, [active]: ids.active, [unknown]: ids.unknown };
+    // As the provisioner creates them for launches into the reservations.
+    for (const [claim, id] of Object.entries(claims)) {
+      await cluster.createNodeClaim(
+        newNodeClaim(claim, { labels: reserved(id, id === ids.block ? 'capacity-block' : 'default') }),
+      );
+    }
+    try {
+      const result = await reconcileReservedNodeClaims(
+        { cluster, resolver: account.resolver, clock, logger: logger() },
+        { nodeClaims: (await cluster.nodeClaims()).items.filter((c) => c.name in claims), nodes: [] },
+      );
+      expect(result).toEqual({ relabelled: [ended], expired: [block] });
+      const after = new Map((await cluster.nodeClaims()).items.map((c) => [c.name, c]));
+      expect(after.get(ended)?.labels['karpenter.sh/capacity-type']).toBe('on-demand');
+      expect(after.get(ended)?.labels['karpenter.k8s.aws/capacity-reservation-id']).toBeUndefined();
+      expect(after.get(ended)?.deleting).toBe(false);
+      expect(after.get(block)?.deleting).toBe(true);
+      // An active reservation, and one EC2 does not know, leave their NodeClaims as they are.
+      expect(after.get(active)?.labels).toMatchObject(reserved(ids.active, 'default'));
+      expect(after.get(unknown)?.labels).toMatchObject(reserved(ids.unknown, 'default'));
+      expect(lines.filter((l) => l['decision'] === 'reservationEnd').map((l) => l['action'])).toEqual([
+        'deleteNodeClaim',
+        'relabelOnDemand',
+      ]);
+    } finally {
+      await forceDeleteNodeClaims(controller, Object.keys(claims));
+    }
   });
 });
 

@@ -9,7 +9,8 @@ import { explainInWorld } from '../../../shared/cli/explain/simulated.ts';
 import { main } from '../../../shared/cli/main.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
-import { defaultPoolYaml } from '../simulator/scenarios.ts';
+import { assumedSpotReplacement, defaultPoolYaml, web } from '../simulator/scenarios.ts';
+import { flotilla } from './flotilla.ts';
 
 // `flotilla explain`'s command line: its arguments, its exit codes, what it says when the API
 // server cannot be reached, and `flotilla simulate --explain` on a scenario.
@@ -160,6 +161,10 @@ describe('the last decisions from CloudWatch Logs', () => {
   });
 });
 
+/** `flotilla simulate <file> --out <dir>/<out> <args>`, run as a user runs it. */
+const simulateBin = (file: string, out: string, ...args: string[]) =>
+  flotilla(['simulate', file, '--out', path.join(dir, out), ...args]);
+
 describe('flotilla simulate --explain', () => {
   it('explains a node of the run at its end, after the summary', async () => {
     const result = await run(
@@ -174,6 +179,44 @@ describe('flotilla simulate --explain', () => {
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/^Flotilla simulation "spot-storm"/);
     expect(result.out).toContain('no Node or NodeClaim is named no-such-node');
+  }, 60_000);
+
+  it('marks a price the catalog only assumes with *, and says what * means', async () => {
+    // The run ends before the first disruption pass: the node is still there to explain.
+    const file = path.join(dir, 'assumed.yaml');
+    writeFileSync(file, assumedSpotReplacement('20s'));
+    const explain = (...more: string[]) =>
+      simulateBin(file, `assumed-${more.length}`, ...more, '--explain', 'node', 'big');
+    const [assumed, known] = await Promise.all([explain(), explain('--known-prices')]);
+    expect(assumed.code).toBe(0);
+    const text = assumed.out.slice(assumed.out.indexOf('\nnode '));
+    expect(text).toMatch(
+      /\n {2}- disruption acts on the node next: \S+ \(Underutilized\) would replace nodeClaims big: \$0\.3748\/h → \$0\.0656\/h\*\n\* assumed price: the bundled catalog has no Spot Advisor estimate for the type \(spot at its default 65% discount\) or no on-demand price for the region \(another region's\)\n$/,
+    );
+    // Without the assumed offerings the replacement is an on-demand c8i.xlarge, at a known price.
+    expect(known.code).toBe(0);
+    const knownText = known.out.slice(known.out.indexOf('\nnode '));
+    expect(knownText).toContain('would replace nodeClaims big: $0.3748/h → $0.1874/h\n');
+    expect(knownText).not.toContain('*');
+  }, 60_000);
+
+  it('marks the launch prices of a pod the catalog only assumes, and says what * means', async () => {
+    // The pod comes as the run ends: Flotilla would launch spot c8i for it.
+    const file = path.join(dir, 'assumed-pod.yaml');
+    writeFileSync(
+      file,
+      `name: pod\nduration: 20s\n${defaultPoolYaml([
+        '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [c8i] }',
+        '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge, 2xlarge] }',
+      ])}${web(0, '    scale: [{ at: 20s, replicas: 1 }]\n', '"1"')}`,
+    );
+    const run = await simulateBin(file, 'assumed-pod', '--explain', 'pod', 'default/web-00001');
+    expect(run.code).toBe(0);
+    const text = run.out.slice(run.out.indexOf('\npod '));
+    expect(text).toContain(': nodePool default: c8i.xlarge at $0.0656/h*, the cheapest of 2 instance types');
+    expect(text).toContain(
+      '\n    c8i.xlarge       $0.0656/h*\n    c8i.2xlarge      $0.1312/h*\n* assumed price: ',
+    );
   }, 60_000);
 
   it('refuses --explain without a name', async () => {

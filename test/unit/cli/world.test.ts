@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
+import { defaultPoolYaml } from '../simulator/scenarios.ts';
 import { flotilla } from './flotilla.ts';
 
 // The simulated world around Flotilla, run as a user runs `flotilla simulate`: DaemonSets, nodes
@@ -28,26 +29,11 @@ interface WorldParts {
 const world = (p: WorldParts) => `name: world
 duration: ${p.duration ?? '10m'}
 bootDelay: 30s
-${p.top ?? ''}ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      disruption: ${p.disruption ?? '{ consolidateAfter: Never }'}
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-${p.templateSpec ?? ''}          requirements:
-${p.requirements.map((r) => `            - ${r}\n`).join('')}${p.workloads ?? ''}`;
+${p.top ?? ''}${defaultPoolYaml(
+  p.requirements,
+  `      disruption: ${p.disruption ?? '{ consolidateAfter: Never }'}\n`,
+  p.templateSpec,
+)}${p.workloads ?? ''}`;
 
 /** A Deployment of `replicas` pods of `cpu`, with template metadata and spec lines as given. */
 const deployment = (
@@ -133,6 +119,33 @@ daemonSets:
     expect(lastSample(withDaemons.record)).toMatchObject({ runningPods: 4, pendingPods: 0 });
     expect(withDaemons.record.unschedulable).toEqual([]);
   }, 120_000);
+});
+
+describe("kube-scheduler's queue", () => {
+  it('takes the pod of the higher PriorityClass first, a pod naming none at the global default', async () => {
+    // Room on the other autoscaler's node for one of the two; no NodePool takes pods for it. By
+    // name and age, api would go first.
+    const onCa = { spec: '        nodeSelector: { group: ca }\n' };
+    const important = {
+      spec: `${onCa.spec}        priorityClassName: important\n`,
+    };
+    const { record } = await simulate(
+      world({
+        top: `priorityClasses:
+  - { name: important, value: 1000 }
+  - { name: background, value: -5, globalDefault: true }
+nodes:
+  - { name: ca, instanceType: m6i.large, labels: { group: ca } }
+`,
+        requirements: M6I,
+        workloads: `workloads:\n${deployment('api', 1, '1500m', onCa)}${deployment('worker', 1, '1500m', important)}`,
+        duration: '2m',
+      }),
+    );
+    expect(record.unschedulable.map((p) => p.name)).toEqual(['api-00001']);
+    expect(lastSample(record)).toMatchObject({ runningPods: 1, pendingPods: 1 });
+    expect(record.launches).toEqual([]);
+  }, 60_000);
 });
 
 describe('nodes there at the start', () => {
@@ -276,6 +289,33 @@ daemonSets:
       'schema.yaml:4:18: kubeScheduler.scoringStrategy: must be one of "LeastAllocated", "MostAllocated", got "Spread"',
       'schema.yaml:7:54: daemonSets[0].template.metdata: unknown field "metdata"; did you mean "metadata"?',
       'schema.yaml:34:56: workloads[0].template.metadata.annotations.a: must be a string, got 1',
+    ]);
+  }, 60_000);
+
+  it('refuses pods naming a PriorityClass there is not, and PriorityClasses a cluster refuses', async () => {
+    const lines = await refuse(
+      'priority.yaml',
+      world({
+        top: `priorityClasses:
+  - { name: batch, value: 10, globalDefault: true }
+  - { name: system-batch, value: 20 }
+  - { name: late, value: 30, globalDefault: true }
+daemonSets:
+  - name: agent
+    template:
+      spec:
+        priorityClassName: system-node-critical
+        containers: [{ name: a }]
+`,
+        requirements: M6I,
+        workloads: `workloads:\n${deployment('web', 1, '500m', { spec: '        priorityClassName: hihg\n' })}${deployment('db', 1, '500m', { spec: '        priority: 7\n' })}`,
+      }),
+    );
+    expect(lines).toEqual([
+      'priority.yaml:6:7: priorityClasses[1].name: "system-" is reserved for the built-in PriorityClasses (system-node-critical and system-cluster-critical exist already)',
+      'priority.yaml:7:30: priorityClasses[2].globalDefault: PriorityClass "batch" is the global default already; only one may be',
+      'priority.yaml:42:9: workloads[0].template.spec.priorityClassName: pods of this template are refused at admission: no PriorityClass with name hihg was found (the cluster has batch, late, system-cluster-critical, system-node-critical)',
+      'priority.yaml:52:9: workloads[1].template.spec.priority: pods of this template are refused at admission: the integer value of priority (7) must not be provided in pod spec; admission computed 10 from the default',
     ]);
   }, 60_000);
 

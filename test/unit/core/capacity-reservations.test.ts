@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type InstanceType, Label, RESERVED_PRICE_DIVISOR, solve } from '../../../shared/core/index.ts';
-import { fakeInstanceType, nodePool, pods, solveInput, zoneName } from './builders.ts';
+import { fakeInstanceType, node, nodePool, pod, pods, solveInput, zoneName } from './builders.ts';
 
 // Capacity reservations in the plan: a reserved offering is the cheapest, each reservation takes
 // only as many new NodeClaims as it has room for, and those are pinned to it.
@@ -112,5 +112,49 @@ describe('reserved offerings in the plan', () => {
       'cr-000000000000000a',
       'cr-000000000000000b',
     ]);
+  });
+});
+
+describe('strict mode: the plan no longer counts a NodeClaim it leaves out', () => {
+  // One room in the reservation of zone a; two big pods that must run in zone a; a small pod that
+  // must run in the zone of the second big pod, and an existing node in zone a it fits on.
+  const reservedA = [withReservation(m5, { id: 'cr-00000000000000a1', zone: 'a', capacity: 1 }), c5];
+  const input = () => {
+    const first = pod({ name: 'big-1', cpu: '1500m', memory: '1Gi', zone: 'a', labels: { app: 'big-1' } });
+    const second = pod({ name: 'big-2', cpu: '1500m', memory: '1Gi', zone: 'a', labels: { app: 'big-2' } });
+    const follower = pod({
+      name: 'follower',
+      cpu: '100m',
+      memory: '128Mi',
+      affinity: {
+        podAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { labelSelector: { matchLabels: { app: 'big-2' } }, topologyKey: Label.zone },
+          ],
+        },
+      },
+    });
+    return solveInput({
+      pods: [first, second, follower],
+      types: reservedA,
+      nodes: [node({ name: 'small-a', cpu: '1', memory: '2Gi', zone: 'a' })],
+    });
+  };
+
+  it('does not place a pod next to a pod whose NodeClaim waits for the next loop', () => {
+    const result = solve(input());
+    expect(result.nodeClaims).toHaveLength(1);
+    expect(result.nodeClaims[0]?.labels[Label.capacityReservationId]).toBe('cr-00000000000000a1');
+    expect(result.nodeClaims[0]?.pods.map((p) => p.name)).toEqual(['big-1']);
+    // big-2 lost the reservation and waits; the follower has nothing to follow in zone a yet, so it
+    // is not placed on small-a as if big-2 ran there.
+    expect(result.unschedulable.map((u) => u.pod.name).sort()).toEqual(['big-2', 'follower']);
+    expect(result.placements).toEqual([]);
+  });
+
+  it('in fallback mode keeps both big pods and the follower', () => {
+    const result = solve({ ...input(), options: { reservedOfferingMode: 'fallback' } });
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims).toHaveLength(2);
   });
 });

@@ -242,6 +242,47 @@ describe('choosing offerings', () => {
     });
   });
 
+  it('backs off a full reservation alone: the other reservation of the type and zone stays available', async () => {
+    const twoReservations: InstanceType = {
+      ...reservedType,
+      offerings: [
+        ...reservedType.offerings,
+        {
+          zone: 'us-east-1b',
+          capacityType: 'reserved',
+          priceUsdPerHour: 0.2,
+          available: true,
+          reservationId: 'cr-2',
+        },
+      ],
+    };
+    const { cloud, nodeClass } = await setUp({
+      catalog: { kind: 'types', instanceTypes: [twoReservations] },
+      capacityWindows: [{ capacityType: 'reserved', reservationId: 'cr-1' }],
+    });
+    const request = {
+      nodeClaimName: 'pinned',
+      nodePoolName: 'general',
+      nodeClass,
+      instanceTypes: await cloud.instanceTypes(nodeClass),
+      requirements: [
+        { key: 'karpenter.k8s.aws/capacity-reservation-id', operator: 'In' as const, values: ['cr-1'] },
+      ],
+      labels: {},
+      taints: [],
+      startupTaints: [],
+    };
+    await expect(cloud.create(request)).rejects.toMatchObject({
+      offerings: [
+        { instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'reserved', reservationId: 'cr-1' },
+      ],
+    });
+    const reserved = (await cloud.instanceTypes(nodeClass))[0]?.offerings.filter(
+      (o) => o.capacityType === 'reserved',
+    );
+    expect(reserved?.map((o) => `${o.reservationId} ${o.available}`)).toEqual(['cr-1 false', 'cr-2 true']);
+  });
+
   it('avoids GPU types while an ordinary type fits, and uses the AMI that serves the type', async () => {
     const { cloud, nodeClass } = await setUp({
       catalog: { kind: 'types', instanceTypes: [gpuType, { ...reservedType, offerings: [] }] },

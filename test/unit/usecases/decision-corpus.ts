@@ -299,6 +299,21 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       expected: {},
     },
   ],
+  reservationEnd: [
+    {
+      decision: {
+        kind: 'reservationEnd',
+        reason: 'capacity reservation ended',
+        action: 'relabelOnDemand',
+        nodeClaim: 'default-abc',
+        nodePool: 'default',
+        capacityReservationId: 'cr-0a1b2c3d4e5f60001',
+        reservationState: 'expired',
+        nodes: ['ip-10-0-0-1.ec2.internal'],
+      },
+      expected: {},
+    },
+  ],
   updateNodePool: [
     {
       decision: {

@@ -613,3 +613,62 @@ describe('properties', () => {
     });
   });
 });
+
+describe('prices the catalog only assumes', () => {
+  /** An instance type whose spot price is assumed (no Spot Advisor estimate). */
+  const assumedSpot = (name: string, onDemand: number, spot: number): InstanceType => {
+    const t = itype(name, onDemand, spot);
+    return {
+      ...t,
+      offerings: t.offerings.map((o) => (o.capacityType === 'spot' ? { ...o, priceAssumed: true } : o)),
+    };
+  };
+  const spotNode = (name: string, price: number) => ({
+    ...node(name, price, { capacityType: 'spot', type: 'c8i.xlarge' }),
+    priceAssumed: true as const,
+  });
+
+  it('say so after the figures that count them, when a replacement saves too little', () => {
+    const big = assumedSpot('c8i.2xlarge', 0.37484, 0.1312);
+    const simulate = simulation({ replacements: [replacementOf([big], ['spot'])] });
+    expect(
+      evaluateConsolidation(
+        'multi-node',
+        [spotNode('a', 0.0656), spotNode('b', 0.0656)],
+        simulate,
+        context([big], new Map(), true),
+      ),
+    ).toEqual({
+      kind: 'invalid',
+      why: 'replacements cost $0.1312/h (assumed spot price), more than 100% of $0.1312/h (assumed spot price)',
+    });
+    const known = itype('c8i.2xlarge', 0.37484, 0.1312);
+    expect(
+      evaluateConsolidation(
+        'multi-node',
+        [node('a', 0.0656, { capacityType: 'spot' }), node('b', 0.0656, { capacityType: 'spot' })],
+        simulation({ replacements: [replacementOf([known], ['spot'])] }),
+        context([known], new Map(), true),
+      ),
+    ).toEqual({ kind: 'invalid', why: 'replacements cost $0.1312/h, more than 100% of $0.1312/h' });
+  });
+
+  it('are told on the command: the capacity types of the replacements whose cheapest price is assumed', () => {
+    const small = assumedSpot('c8i.xlarge', 0.18742, 0.0656);
+    const result = evaluateConsolidation(
+      'single-node',
+      [node('a', 0.37484, { type: 'c8i.2xlarge' })],
+      simulation({ replacements: [replacementOf([small])] }),
+      context([small]),
+    );
+    expect(result.kind === 'command' ? result.command.replacementsAssumed : result).toEqual(['spot']);
+    const odOnly = evaluateConsolidation(
+      'single-node',
+      [node('a', 0.37484, { type: 'c8i.2xlarge' })],
+      simulation({ replacements: [replacementOf([small], ['on-demand'])] }),
+      context([small]),
+    );
+    expect(odOnly).toMatchObject({ kind: 'command' });
+    expect(odOnly.kind === 'command' ? odOnly.command.replacementsAssumed : 'invalid').toBeUndefined();
+  });
+});

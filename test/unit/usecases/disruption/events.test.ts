@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../../../shared/adapters/memory/index.ts';
+import { Label } from '../../../../shared/core/index.ts';
 import { balancedRejection } from '../../../../shared/usecases/disruption/balanced.ts';
 import {
   balancedRejected,
@@ -109,6 +110,36 @@ describe('consolidation command Events', () => {
     expect(deletes.every((e) => e.message.includes('delete, saving $0.25/hour'))).toBe(true);
   });
 
+  it('a saving that rests on a price the catalog only assumes says so, and which', () => {
+    const toSpot: DisruptionCommand = { ...replace, replacementsAssumed: ['spot'] };
+    const fromSpot: DisruptionCommand = {
+      ...remove,
+      candidates: remove.candidates.map((c, i) =>
+        i === 0
+          ? {
+              ...c,
+              priceAssumed: true,
+              nodeClaim: { ...c.nodeClaim, labels: { [Label.capacityType]: 'spot' } },
+            }
+          : c,
+      ),
+    };
+    const both: DisruptionCommand = { ...fromSpot, replacementsAssumed: ['on-demand'] };
+    expect(consolidationCandidate(toSpot)[0]?.message).toMatch(
+      /, saving \$0\.\d\d\/hour \(assumed spot price\)$/,
+    );
+    expect(consolidationCandidate(fromSpot)[0]?.message).toBe(
+      'Consolidation chose this node: delete, saving $0.25/hour (assumed spot price)',
+    );
+    expect(consolidationRejected(both, 'nodeClaim a is nominated')[0]?.message).toBe(
+      'Consolidation dropped this node at validation (delete, $0.25/hour (assumed spot and on-demand prices)): nodeClaim a is nominated',
+    );
+    // Known prices: no words.
+    expect(consolidationCandidate(remove)[0]?.message).toBe(
+      'Consolidation chose this node: delete, saving $0.25/hour',
+    );
+  });
+
   it('ConsolidationRejected says why, keyed by the command and the reason', () => {
     const events = consolidationRejected(remove, 'nodeClaim a is nominated');
     expect(events).toHaveLength(4);
@@ -163,6 +194,16 @@ describe('Balanced consolidation Events', () => {
       'ConsolidationApproved',
       'ConsolidationApproved',
     ]);
+  });
+
+  it('ConsolidationApproved says when the saving it scores rests on an assumed price', () => {
+    const assumed = { ...single, replacementsAssumed: ['spot'] };
+    expect(consolidationApproved(assumed)[0]?.message).toBe(
+      `Consolidation may replace with 1 cheaper NodeClaim: ${words} (assumed spot price)`,
+    );
+    expect(consolidationApproved({ ...several, replacementsAssumed: ['spot'] })[0]?.message).toBe(
+      `Consolidation may delete for 2 nodes (a, b): ${words} (assumed spot price)`,
+    );
   });
 
   it('ConsolidationApproved of a move of several nodes goes on their NodePool, keyed by the move', () => {

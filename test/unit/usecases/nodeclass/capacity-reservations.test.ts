@@ -9,10 +9,12 @@ import type {
   NodeClassResolution,
 } from '../../../../shared/ports/cloud.ts';
 import { cloudDrift } from '../../../../shared/ports/cloud-drift.ts';
-import { capacityReservationDrift } from '../../../../shared/usecases/disruption/conditions.ts';
+import { offeringKeyString } from '../../../../shared/ports/offering.ts';
+import { capacityReservationDrift, driftOf } from '../../../../shared/usecases/disruption/conditions.ts';
 import { interruptedOffering } from '../../../../shared/usecases/interruption/interruption.ts';
 import { computeNodeClassStatus, validateNodeClass } from '../../../../shared/usecases/nodeclass/status.ts';
 import { launchedLabels } from '../../../../shared/usecases/provisioning/plan.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { DEFAULT_NODE_CLASS } from '../../memory/fixtures.ts';
 
 const T0 = new Date('2026-11-21T10:00:00Z');
@@ -176,18 +178,43 @@ describe('a node in a capacity reservation', () => {
     expect(cloudDrift(instance, selecting([]))).toBe('CapacityReservationDrift');
   });
 
-  it('backs off its reserved offering on a capacity-reservation interruption', () => {
+  it('does not drift once relabelled on-demand, though EC2 still names the reservation it left', () => {
+    const claim = (capacityType: string) =>
+      readNodeClaim('relabelled', { labels: { [Label.capacityType]: capacityType } });
+    const input = (capacityType: string) => ({
+      claim: claim(capacityType),
+      node: undefined,
+      pool: undefined,
+      nodeClass: selecting([]),
+      instance,
+      nowMs: T0.getTime(),
+    });
+    expect(driftOf(input('on-demand'))).toBeUndefined();
+    expect(driftOf(input('reserved'))?.reason).toBe('CapacityReservationDrift');
+  });
+
+  it('backs off its own reservation on a capacity-reservation interruption, not the others of its type and zone', () => {
     const labels = {
       [Label.instanceType]: 'm5.large',
       [Label.zone]: 'us-east-1b',
       [Label.capacityType]: 'reserved',
+      [Label.capacityReservationId]: ODCR.id,
     };
-    expect(interruptedOffering({ labels }, 'reserved')).toEqual({
+    const key = interruptedOffering({ labels }, 'reserved');
+    expect(key).toEqual({
       instanceType: 'm5.large',
       zone: 'us-east-1b',
       capacityType: 'reserved',
+      reservationId: ODCR.id,
     });
+    expect(key === undefined ? '' : offeringKeyString(key)).toBe(`reserved:m5.large:us-east-1b:${ODCR.id}`);
+    expect(offeringKeyString({ instanceType: 'm5.large', zone: 'us-east-1b', capacityType: 'spot' })).toBe(
+      'spot:m5.large:us-east-1b',
+    );
     expect(interruptedOffering({ labels })).toBeUndefined();
+    // Without its reservation id there is no reservation to back off.
+    const { [Label.capacityReservationId]: _, ...unnamed } = labels;
+    expect(interruptedOffering({ labels: unnamed }, 'reserved')).toBeUndefined();
   });
 
   it('is launched through a template that targets the reservation (and the capacity-block market)', () => {

@@ -1,0 +1,220 @@
+import { Label } from '../../core/index.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { CapacityReservationLifecycle, NodeClassResolver } from '../../ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts';
+import { ignoreNotFound } from '../../ports/errors.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { writeDecision } from '../decision.ts';
+import { handToTermination, type TerminationHandover } from '../termination/handover.ts';
+
+// The capacity reservations NodeClaims run in, followed on the EC2NodeClass controller's schedule
+// (it is the controller that reads reservations; Karpenter's capacityreservation.capacitytype and
+// .expiration controllers): a node whose reservation ended (expired or cancelled) runs on as an
+// on-demand instance, so it is relabelled as one rather than replaced; the nodes of a capacity
+// block are deleted, through termination's graceful drain, once the block is in the window before
+// its end in which EC2 reclaims its instances.
+
+/** What to do about one NodeClaim (and its Nodes) because of its reservation. */
+export type ReservationStep =
+  | {
+      /** The reservation ended: `karpenter.sh/capacity-type: on-demand`, reservation labels removed. */
+      readonly kind: 'relabel';
+      readonly claim: ClusterNodeClaim;
+      readonly reservation: CapacityReservationLifecycle;
+      /** The NodeClaim still says `reserved`. */
+      readonly claimLabels: boolean;
+      /** Registered Nodes of the NodeClaim that still say `reserved`. */
+      readonly nodes: readonly string[];
+    }
+  | {
+      /** A capacity block ends (or ended): the NodeClaim is deleted and drained. */
+      readonly kind: 'expire';
+      readonly claim: ClusterNodeClaim;
+      readonly reservation: CapacityReservationLifecycle;
+    };
+
+/** Labels a node in a reservation carries and an on-demand node does not. */
+const RESERVATION_LABELS = [Label.capacityReservationId, Label.capacityReservationType] as const;
+
+function reservedId(labels: Readonly<Record<string, string>>): string | undefined {
+  return labels[Label.capacityType] === 'reserved' ? labels[Label.capacityReservationId] : undefined;
+}
+
+/** The registered, live Nodes of the claim. */
+function nodesOf(claim: ClusterNodeClaim, nodes: readonly NodeInfo[]): NodeInfo[] {
+  const providerId = claim.status.providerId;
+  if (providerId === undefined) return [];
+  // A Node not registered yet takes its labels from the NodeClaim when it registers.
+  return nodes.filter(
+    (n) => n.providerId === providerId && !n.deleting && n.labels[Label.registered] === 'true',
+  );
+}
+
+/** The reservation the claim runs in: its own label, else a registered Node's that still says so. */
+function reservationOf(claim: ClusterNodeClaim, nodes: readonly NodeInfo[]): string | undefined {
+  return (
+    reservedId(claim.labels) ??
+    nodesOf(claim, nodes)
+      .map((n) => reservedId(n.labels))
+      .find((id) => id)
+  );
+}
+
+/** The ids of the reservations the live NodeClaims (and their Nodes) run in, sorted. */
+export function reservationIdsInUse(
+  claims: readonly ClusterNodeClaim[],
+  nodes: readonly NodeInfo[],
+): string[] {
+  const ids = new Set<string>();
+  for (const claim of claims) {
+    if (claim.deleting) continue;
+    const id = reservationOf(claim, nodes);
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids].sort();
+}
+
+/**
+ * What to do about each live NodeClaim in a reservation, from what EC2 says of the reservations.
+ * A reservation EC2 did not answer for is left alone (nothing is known of it), as is one that is
+ * active or in another state. Pure.
+ */
+export function decideReservedNodeClaims(
+  claims: readonly ClusterNodeClaim[],
+  nodes: readonly NodeInfo[],
+  reservations: ReadonlyMap<string, CapacityReservationLifecycle>,
+): ReservationStep[] {
+  const steps: ReservationStep[] = [];
+  for (const claim of [...claims].sort((a, b) => a.name.localeCompare(b.name))) {
+    if (claim.deleting) continue;
+    const id = reservationOf(claim, nodes);
+    const reservation = id === undefined ? undefined : reservations.get(id);
+    if (reservation === undefined) continue;
+    const block = reservation.reservationType === 'capacity-block';
+    if (reservation.state === 'expiring' || (block && reservation.state === 'ended')) {
+      steps.push({ kind: 'expire', claim, reservation });
+      continue;
+    }
+    if (reservation.state !== 'ended') continue;
+    const claimLabels = reservedId(claim.labels) === reservation.id;
+    const stale = nodesOf(claim, nodes)
+      .filter((n) => reservedId(n.labels) === reservation.id)
+      .map((n) => n.name)
+      .sort();
+    if (claimLabels || stale.length > 0) {
+      steps.push({ kind: 'relabel', claim, reservation, claimLabels, nodes: stale });
+    }
+  }
+  return steps;
+}
+
+/** The ports the reservation follow-up uses. */
+export interface ReservedNodeClaimsPorts {
+  readonly cluster: Cluster;
+  readonly resolver: Pick<NodeClassResolver, 'capacityReservations'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Hands a deleted NodeClaim to termination at once; without it the termination sweep finds it. */
+  readonly requestTermination?: (nodeClaim: string) => Promise<void>;
+}
+
+export interface ReservedNodeClaimsResult {
+  /** NodeClaims relabelled on-demand (with their Nodes). */
+  readonly relabelled: readonly string[];
+  /** NodeClaims deleted ahead of their capacity block's end. */
+  readonly expired: readonly string[];
+  /** The reservations could not be read; nothing was decided (the next pass tries again). */
+  readonly failed?: unknown;
+}
+
+/**
+ * One pass over the NodeClaims in capacity reservations: reads what EC2 says of their
+ * reservations (one call), relabels the nodes of ended reservations on-demand and deletes the
+ * nodes of ending capacity blocks. Each decision is logged once. An error reading the
+ * reservations is logged and returned in `failed`; NodeClaims or Nodes gone meanwhile are skipped.
+ * @throws ClusterApiError from the writes; the next pass resumes.
+ */
+export async function reconcileReservedNodeClaims(
+  ports: ReservedNodeClaimsPorts,
+  input: { readonly nodeClaims: readonly ClusterNodeClaim[]; readonly nodes: readonly NodeInfo[] },
+): Promise<ReservedNodeClaimsResult> {
+  const ids = reservationIdsInUse(input.nodeClaims, input.nodes);
+  if (ids.length === 0) return { relabelled: [], expired: [] };
+  let reservations: ReadonlyMap<string, CapacityReservationLifecycle>;
+  try {
+    reservations = await ports.resolver.capacityReservations(ids, ports.clock.now());
+  } catch (error) {
+    ports.logger.error('capacity reservations not read', {
+      reservations: ids.slice(0, 10),
+      reservationCount: ids.length,
+      error,
+      retry: 'next pass',
+    });
+    return { relabelled: [], expired: [], failed: error };
+  }
+  const relabelled: string[] = [];
+  const expired: string[] = [];
+  for (const step of decideReservedNodeClaims(input.nodeClaims, input.nodes, reservations)) {
+    if (step.kind === 'relabel') {
+      if ((await ignoreNotFound(relabel(ports, step).then(() => true))) !== undefined)
+        relabelled.push(step.claim.name);
+    } else if ((await ignoreNotFound(expire(ports, step).then(() => true))) !== undefined) {
+      expired.push(step.claim.name);
+    }
+  }
+  return { relabelled, expired };
+}
+
+const onDemandLabels: Readonly<Record<string, string | null>> = {
+  [Label.capacityType]: 'on-demand',
+  ...Object.fromEntries(RESERVATION_LABELS.map((key) => [key, null])),
+};
+
+async function relabel(
+  ports: ReservedNodeClaimsPorts,
+  step: Extract<ReservationStep, { kind: 'relabel' }>,
+): Promise<void> {
+  const { claim, reservation } = step;
+  if (step.claimLabels) await ports.cluster.patchNodeClaimMetadata(claim.name, { labels: onDemandLabels });
+  for (const node of step.nodes) {
+    // A Node deleted meanwhile has no labels left to fix.
+    await ignoreNotFound(ports.cluster.patchNode(node, { labels: onDemandLabels }));
+  }
+  writeDecision(ports.logger, {
+    kind: 'reservationEnd',
+    reason: 'capacity reservation ended',
+    action: 'relabelOnDemand',
+    nodeClaim: claim.name,
+    nodePool: claim.nodePoolName,
+    capacityReservationId: reservation.id,
+    reservationState: reservation.ec2State,
+    ...(reservation.endTime === undefined ? {} : { endTime: reservation.endTime }),
+    nodes: step.nodes,
+  });
+}
+
+async function expire(
+  ports: ReservedNodeClaimsPorts,
+  step: Extract<ReservationStep, { kind: 'expire' }>,
+): Promise<void> {
+  const { claim, reservation } = step;
+  // Termination drains the node (PDBs, terminationGracePeriod) and then terminates the instance.
+  await ports.cluster.deleteNodeClaim(claim.name);
+  const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const handedOver: TerminationHandover = await handToTermination(
+    ports.requestTermination,
+    claim.name,
+    ports.logger,
+    fields,
+  );
+  writeDecision(ports.logger, {
+    kind: 'reservationEnd',
+    reason: 'capacity block ending',
+    action: 'deleteNodeClaim',
+    ...fields,
+    capacityReservationId: reservation.id,
+    reservationState: reservation.ec2State,
+    ...(reservation.endTime === undefined ? {} : { endTime: reservation.endTime }),
+    handedOver,
+  });
+}
