@@ -100,6 +100,19 @@ function request(name: string, overrides: Partial<LaunchRequest> = {}): LaunchRe
   };
 }
 
+/** Records the CreateFleet requests the Lambda's EC2 client sends, until `name` is removed. */
+function recordFleets(name: string): CreateFleetCommandInput[] {
+  const seen: CreateFleetCommandInput[] = [];
+  account.lambdaEc2.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return seen;
+}
+
 async function userDataOf(ec2: EC2Client, instanceId: string): Promise<string> {
   const result = await ec2.send(
     new DescribeInstanceAttributeCommand({ InstanceId: instanceId, Attribute: 'userData' }),
@@ -517,14 +530,7 @@ describe('launching through CreateFleet against moto', () => {
     expect(chosen?.capacity['ephemeral-storage']).toBe((efaType?.localNvmeGiB ?? 0) * 1e9);
     expect(chosen?.capacity['vpc.amazonaws.com/efa']).toBe(1);
 
-    const seen: CreateFleetCommandInput[] = [];
-    account.lambdaEc2.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
-        return next(args);
-      },
-      { step: 'initialize', name: 'record-efa' },
-    );
+    const seen = recordFleets('record-efa');
     const instance = await account.cloud
       .create(request('efa', { nodeClass, instanceTypes: chosen === undefined ? [] : [chosen] }))
       .finally(() => account.lambdaEc2.middlewareStack.remove('record-efa'));
@@ -580,14 +586,7 @@ describe('launching through CreateFleet against moto', () => {
     const zones = new Set(types[0]?.offerings.map((o) => o.zone));
     expect(types[0]?.offerings.length).toBe(zones.size * 2 * 3);
     expect(types[0]?.labels['karpenter.k8s.aws/placement-group-id']).toBe('pg-0aaaaaaaaaaaaaaa1');
-    const seen: CreateFleetCommandInput[] = [];
-    account.lambdaEc2.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
-        return next(args);
-      },
-      { step: 'initialize', name: 'record-partition' },
-    );
+    const seen = recordFleets('record-partition');
     const pinned = await account.cloud
       .create(
         request('partition-2', {
