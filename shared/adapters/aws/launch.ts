@@ -320,7 +320,10 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     // Without the spot service-linked role no spot offering launches: all of the request's are
     // backed off, so the next attempt takes on-demand where the NodePool allows it.
     const roleMissing = errors.some((e) => e.ErrorCode === SPOT_SERVICE_LINKED_ROLE_ERROR_CODE);
-    const spot = roleMissing ? spotOfferingKeys(request) : [];
+    // In a placement group, group-wide keys: they cover every partition.
+    const spot = roleMissing
+      ? spotOfferingKeys(request).map((key) => launchOfferingKey(key, request.nodeClass, undefined))
+      : [];
     if (spot.length > 0)
       await unavailable.mark(
         spot,

@@ -29,6 +29,7 @@ import {
 import { cloudDrift } from '../../ports/cloud-drift.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import {
+  launchOfferingKey,
   partitionsOf,
   placementGroupOf,
   placementOfferings,
@@ -380,7 +381,9 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       if (record !== undefined) return toInstance(record);
     }
     if (plan.capacityType === 'spot' && noSpotRole) {
-      const spot = spotOfferingKeys(request);
+      const spot = spotOfferingKeys(request).map((key) =>
+        launchOfferingKey(key, request.nodeClass, undefined),
+      );
       await unavailable.mark(
         spot,
         'AuthFailure.ServiceLinkedRoleCreationNotPermitted',

@@ -212,4 +212,18 @@ describe('a partition placement group in the simulator', () => {
     const third = await cloud.create(request('c'));
     expect(third.placementGroup?.partition).toBe('2');
   });
+
+  it('backs off the spot offerings of every partition when the spot service-linked role is missing', async () => {
+    const { cloud, nodeClass, request } = await world(
+      { placementGroupSelector: { name: 'cassandra' } },
+      { noSpotServiceLinkedRole: true },
+      { placementGroups: [group] },
+    );
+    const spot = [{ key: Label.capacityType, operator: 'In' as const, values: ['spot'] }];
+    await expect(cloud.create(request('spot', { requirements: spot }))).rejects.toThrow(/ServiceLinkedRole/);
+    const m5 = (await cloud.instanceTypes(nodeClass)).find((t) => t.name === 'm5.large');
+    const offerings = m5?.offerings ?? [];
+    expect(offerings.filter((o) => o.capacityType === 'spot').every((o) => !o.available)).toBe(true);
+    expect(offerings.filter((o) => o.capacityType === 'on-demand').every((o) => o.available)).toBe(true);
+  });
 });
