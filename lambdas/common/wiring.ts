@@ -153,6 +153,7 @@ export async function wire(
       endpoint: access.endpoint,
       caBundle: access.caData,
       ...(serviceCidr === undefined ? {} : { serviceCidr }),
+      ...(access.ipFamily === undefined ? {} : { ipFamily: access.ipFamily }),
     },
     clock: systemClock,
     logger,

@@ -19,11 +19,11 @@ import {
 import {
   type AmiStatus,
   type EC2NodeClass,
+  isBackedOff,
   type KubeletSpec,
   type LaunchRequest,
   type NodeSelectorRequirement,
   type OfferingKey,
-  offeringKeyString,
 } from '../ports/cloud.ts';
 
 const GiB = 1024 ** 3;
@@ -62,7 +62,36 @@ function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>
     ...(offering.reservationId === undefined
       ? {}
       : { [Label.capacityReservationId]: offering.reservationId }),
+    ...(offering.partition === undefined ? {} : { [Label.placementGroupPartition]: offering.partition }),
   };
+}
+
+/**
+ * The partition a NodeClaim's requirements pin (`karpenter.k8s.aws/placement-group-partition In
+ * [p]` with one value): the launch targets it. Undefined when any partition will do (EC2 chooses).
+ */
+export function requiredPartition(requirements: readonly NodeSelectorRequirement[]): string | undefined {
+  const r = requirements.find((x) => x.key === Label.placementGroupPartition && x.operator === 'In');
+  return r?.values?.length === 1 ? r.values[0] : undefined;
+}
+
+/**
+ * One offering per zone, capacity type and reservation: a `partition` placement group offers
+ * each once per partition, and a launch either targets the partition its NodeClaim pins or
+ * leaves the choice to EC2 (the offering then names no partition).
+ */
+function onePerPlace(offerings: readonly Offering[], pinned: string | undefined): Offering[] {
+  const seen = new Map<string, Offering>();
+  for (const o of offerings) {
+    const key = `${o.zone}/${o.capacityType}/${o.reservationId ?? ''}`;
+    if (seen.has(key)) continue;
+    if (o.partition === undefined || o.partition === pinned) seen.set(key, o);
+    else {
+      const { partition: _chosenByEc2, ...any } = o;
+      seen.set(key, any);
+    }
+  }
+  return [...seen.values()];
 }
 
 /** Types with GPUs, accelerators or bare metal, which Karpenter avoids unless nothing else fits. */
@@ -91,25 +120,31 @@ export function selectCandidates(
       r.key === Label.zone ||
       r.key === Label.capacityType ||
       r.key === Label.zoneId ||
-      r.key === Label.capacityReservationId,
+      r.key === Label.capacityReservationId ||
+      r.key === Label.placementGroupPartition,
   );
+  const placementGroupId = status?.placementGroups?.[0]?.id;
+  const pinned = requiredPartition(request.requirements);
   const usable: { type: InstanceType; ami: AmiStatus; offerings: Offering[] }[] = [];
   for (const type of request.instanceTypes) {
     const ami = (status?.amis ?? []).find((a) => labelsMatch(type.labels, a.requirements));
     if (ami === undefined) continue;
-    const offerings = type.offerings.filter(
-      (o) =>
-        o.available &&
-        zones.has(o.zone) &&
-        !unavailable.has(
-          offeringKeyString({
+    const offerings = onePerPlace(
+      type.offerings.filter(
+        (o) =>
+          o.available &&
+          zones.has(o.zone) &&
+          !isBackedOff(unavailable, {
             instanceType: type.name,
             zone: o.zone,
             capacityType: o.capacityType,
             ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
-          }),
-        ) &&
-        labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
+            ...(placementGroupId === undefined ? {} : { placementGroupId }),
+            ...(o.partition === undefined ? {} : { partition: o.partition }),
+          }) &&
+          labelsMatch(offeringLabels(o, zoneIds), offeringRequirements),
+      ),
+      pinned,
     );
     if (offerings.length > 0) usable.push({ type, ami, offerings });
   }

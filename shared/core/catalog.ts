@@ -1,5 +1,6 @@
 import {
   computeCapacityAndOverhead,
+  type InstanceHardware,
   type InstanceType,
   type NodeClassSettings,
   type Offering,
@@ -29,7 +30,11 @@ export interface CatalogInstanceType {
   readonly acceleratorCount?: number;
   readonly acceleratorName?: string | null;
   readonly maxPods: number;
+  readonly enis?: number;
+  readonly ipv4PerEni?: number;
   readonly branchEnis?: number;
+  /** EFA interfaces the type supports (`vpc.amazonaws.com/efa`); 0 or absent when none. */
+  readonly efaCount?: number;
   readonly networkBandwidthMbps?: number | null;
   readonly ebsBandwidthMbps?: number | null;
   readonly localNvmeGiB?: number;
@@ -86,60 +91,74 @@ export function instanceTypesFromCatalog(
   records: readonly CatalogInstanceType[],
   options: CatalogOptions,
 ): InstanceType[] {
-  const capacityTypes = options.capacityTypes ?? ['on-demand', 'spot'];
-  const savings = options.fallbackSpotSavings ?? 0.65;
   const out: InstanceType[] = [];
   for (const r of records) {
-    const onDemand = r.onDemandPriceUsd[options.region];
-    if (onDemand === undefined) continue;
-    const estimate = r.spotAdvisor?.[options.region]?.estimatedSpotPriceUsd;
-    const spot = estimate ?? onDemand * (1 - savings);
-    const assumed = {
-      'on-demand': r.onDemandPriceSource?.[options.region]?.startsWith('assumed') === true,
-      spot: estimate === undefined,
-    };
-    const offerings: Offering[] = [];
-    for (const zone of options.zones) {
-      for (const capacityType of capacityTypes) {
-        if (capacityType === 'reserved') continue;
-        const priceAssumed = assumed[capacityType];
-        if (priceAssumed && options.knownPricesOnly === true) continue;
-        offerings.push({
-          zone,
-          capacityType,
-          priceUsdPerHour: capacityType === 'spot' ? spot : onDemand,
-          available: !(options.isUnavailable?.(r.name, zone, capacityType) ?? false),
-          ...(priceAssumed ? { priceAssumed } : {}),
-        });
-      }
-    }
+    const offerings = catalogOfferings(r, options);
+    if (offerings === undefined) continue;
     if (offerings.length === 0 && options.knownPricesOnly === true) continue;
-    const extended: Record<string, number> = {};
-    if (r.gpuCount > 0) {
-      extended[r.gpuManufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = r.gpuCount;
-    }
-    if ((r.acceleratorCount ?? 0) > 0) extended[Resource.neuron] = r.acceleratorCount ?? 0;
-    // The catalog does not carry the trunking-compatible flag; Karpenter's published column says
-    // which types advertise pod ENIs, and branchEnis how many.
-    const podEni = r.karpenterAllocatable === undefined ? (r.branchEnis ?? 0) : r.karpenterAllocatable.podEni;
-    if (podEni > 0) extended[Resource.podEni] = podEni;
-    const { capacity, overhead } = computeCapacityAndOverhead(
-      {
-        vcpu: r.vcpu,
-        memoryMiB: r.memoryMiB,
-        arch: r.arch,
-        eniMaxPods: r.maxPods,
-        extended,
-        instanceStoreBytes: (r.localNvmeGiB ?? 0) * 1e9,
-      },
-      options.nodeClass,
-    );
+    const hardware = catalogHardware(r);
+    const { capacity, overhead } = computeCapacityAndOverhead(hardware, options.nodeClass);
     out.push({ name: r.name, labels: catalogLabels(r, options.region), capacity, overhead, offerings });
   }
   return out;
 }
 
-function catalogLabels(r: CatalogInstanceType, region: string): Record<string, string> {
+/**
+ * A record's offerings in `options.region`, one per zone × capacity type (reserved ones come
+ * from reservations, not the catalog); undefined when the type has no on-demand price there.
+ */
+export function catalogOfferings(r: CatalogInstanceType, options: CatalogOptions): Offering[] | undefined {
+  const capacityTypes = options.capacityTypes ?? ['on-demand', 'spot'];
+  const savings = options.fallbackSpotSavings ?? 0.65;
+  const onDemand = r.onDemandPriceUsd[options.region];
+  if (onDemand === undefined) return undefined;
+  const estimate = r.spotAdvisor?.[options.region]?.estimatedSpotPriceUsd;
+  const spot = estimate ?? onDemand * (1 - savings);
+  const assumed = {
+    'on-demand': r.onDemandPriceSource?.[options.region]?.startsWith('assumed') === true,
+    spot: estimate === undefined,
+  };
+  const offerings: Offering[] = [];
+  for (const zone of options.zones) {
+    for (const capacityType of capacityTypes) {
+      if (capacityType === 'reserved') continue;
+      const priceAssumed = assumed[capacityType];
+      if (priceAssumed && options.knownPricesOnly === true) continue;
+      offerings.push({
+        zone,
+        capacityType,
+        priceUsdPerHour: capacityType === 'spot' ? spot : onDemand,
+        available: !(options.isUnavailable?.(r.name, zone, capacityType) ?? false),
+        ...(priceAssumed ? { priceAssumed } : {}),
+      });
+    }
+  }
+  return offerings;
+}
+
+/** A record's hardware: ENI-limited pods as the catalog gives them, GPUs, Neuron devices, pod ENIs. */
+export function catalogHardware(r: CatalogInstanceType): InstanceHardware {
+  const extended: Record<string, number> = {};
+  if (r.gpuCount > 0) {
+    extended[r.gpuManufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = r.gpuCount;
+  }
+  if ((r.acceleratorCount ?? 0) > 0) extended[Resource.neuron] = r.acceleratorCount ?? 0;
+  // The catalog does not carry the trunking-compatible flag; Karpenter's published column says
+  // which types advertise pod ENIs, and branchEnis how many.
+  const podEni = r.karpenterAllocatable === undefined ? (r.branchEnis ?? 0) : r.karpenterAllocatable.podEni;
+  if (podEni > 0) extended[Resource.podEni] = podEni;
+  return {
+    vcpu: r.vcpu,
+    memoryMiB: r.memoryMiB,
+    arch: r.arch,
+    eniMaxPods: r.maxPods,
+    extended,
+    instanceStoreBytes: (r.localNvmeGiB ?? 0) * 1e9,
+  };
+}
+
+/** The well-known labels of a catalog record in `region`. */
+export function catalogLabels(r: CatalogInstanceType, region: string): Record<string, string> {
   const labels: Record<string, string> = {
     [Label.arch]: r.arch,
     [Label.os]: 'linux',

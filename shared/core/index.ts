@@ -6,6 +6,9 @@ export {
   ASSUMED_PRICE_MEANING,
   type CatalogInstanceType,
   type CatalogOptions,
+  catalogHardware,
+  catalogLabels,
+  catalogOfferings,
   instanceTypesFromCatalog,
 } from './catalog.ts';
 export type { DaemonSet, ExistingNode, InFlightNodeClaim } from './cluster.ts';

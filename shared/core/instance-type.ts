@@ -22,6 +22,11 @@ export interface Offering {
   readonly reservationCapacity?: number;
   /** `reserved` offerings: `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
   readonly reservationType?: 'default' | 'capacity-block';
+  /**
+   * The partition (`1`…N) of the NodeClass's `partition` placement group this offering launches
+   * into (`karpenter.k8s.aws/placement-group-partition`); absent without such a group.
+   */
+  readonly partition?: string;
 }
 
 /**

@@ -42,6 +42,10 @@ export const Label = {
   capacityReservationId: 'karpenter.k8s.aws/capacity-reservation-id',
   /** `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
   capacityReservationType: 'karpenter.k8s.aws/capacity-reservation-type',
+  /** The placement group (its id) the EC2NodeClass launches into. */
+  placementGroupId: 'karpenter.k8s.aws/placement-group-id',
+  /** The partition (`1`…partition count) of a `partition` placement group a node runs in. */
+  placementGroupPartition: 'karpenter.k8s.aws/placement-group-partition',
 } as const;
 
 /** Values of `karpenter.sh/capacity-type`. */
@@ -62,8 +66,14 @@ export const INSTANCE_TYPE_LABEL_KEYS: ReadonlySet<string> = new Set([
   Label.instanceType,
   Label.capacityType,
   Label.instanceTenancy,
+  Label.placementGroupId,
+  Label.placementGroupPartition,
   ...Object.values(Label).filter((k) => k.startsWith('karpenter.k8s.aws/instance-')),
 ]);
 
 /** Keys that come from an offering rather than the instance type itself. */
-export const OFFERING_LABEL_KEYS: ReadonlySet<string> = new Set([Label.zone, Label.capacityType]);
+export const OFFERING_LABEL_KEYS: ReadonlySet<string> = new Set([
+  Label.zone,
+  Label.capacityType,
+  Label.placementGroupPartition,
+]);

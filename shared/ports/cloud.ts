@@ -254,7 +254,7 @@ export function isNodeClassReady(status: EC2NodeClassStatus | undefined): boolea
 
 import type { OfferingKey } from './offering.ts';
 
-export { type OfferingKey, offeringKeyString } from './offering.ts';
+export { isBackedOff, type OfferingKey, offeringKeyString } from './offering.ts';
 
 /** An offering as the offering cache stores it: region-wide, independent of any NodeClass. */
 export interface CachedOffering {
@@ -337,8 +337,11 @@ export interface CloudInstance {
   readonly subnetId?: string;
   /** The security groups of its primary network interface. */
   readonly securityGroupIds?: readonly string[];
-  /** The placement group it runs in (EC2 names it; the id where EC2 gives it); absent when none. */
-  readonly placementGroup?: { readonly name?: string; readonly id?: string };
+  /**
+   * The placement group it runs in (EC2 names it; the id where EC2 gives it), and in a
+   * `partition` group the partition EC2 put it in (`1`…N); absent when none.
+   */
+  readonly placementGroup?: { readonly name?: string; readonly id?: string; readonly partition?: string };
   readonly launchTime?: Date;
   readonly privateDnsName?: string;
   readonly nodeClaimName?: string;

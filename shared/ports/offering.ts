@@ -4,7 +4,8 @@ import type { CapacityType } from '../core/index.ts';
 
 /**
  * One (instance type × zone × capacity type), the unit EC2 runs out of; a reserved offering is
- * one capacity reservation's, so its key names the reservation too.
+ * one capacity reservation's, so its key names the reservation too, and in a placement group the
+ * group (and partition) are part of it.
  */
 export interface OfferingKey {
   readonly instanceType: string;
@@ -12,13 +13,32 @@ export interface OfferingKey {
   readonly capacityType: CapacityType;
   /** The capacity reservation of a reserved offering. */
   readonly reservationId?: string;
+  /** The placement group the launch went into: EC2 runs out of room in a group on its own. */
+  readonly placementGroupId?: string;
+  /** The partition of a `partition` placement group the launch targeted (`1`…N). */
+  readonly partition?: string;
 }
 
 /**
- * `<capacityType>:<instanceType>:<zone>[:<reservationId>]`, Karpenter's ICE-cache key: a full
- * reservation backs off that reservation only, not the other reservations of its type and zone.
+ * `<capacityType>:<instanceType>:<zone>[:<reservationId>][:<placementGroupId>[:<partition>]]`,
+ * Karpenter's ICE-cache key: a full reservation backs off that reservation only, not the other
+ * reservations of its type and zone; a group (or partition) out of room backs off only there.
  */
 export function offeringKeyString(key: OfferingKey): string {
   const base = `${key.capacityType}:${key.instanceType}:${key.zone}`;
-  return key.reservationId === undefined ? base : `${base}:${key.reservationId}`;
+  const reserved = key.reservationId === undefined ? base : `${base}:${key.reservationId}`;
+  if (key.placementGroupId === undefined) return reserved;
+  return key.partition === undefined
+    ? `${reserved}:${key.placementGroupId}`
+    : `${reserved}:${key.placementGroupId}:${key.partition}`;
+}
+
+/**
+ * Whether an offering is backed off: its own key, or (in a placement group) the group-wide key
+ * of a launch that let EC2 choose the partition.
+ */
+export function isBackedOff(unavailable: ReadonlySet<string>, key: OfferingKey): boolean {
+  if (unavailable.has(offeringKeyString(key))) return true;
+  const { partition, ...groupWide } = key;
+  return partition !== undefined && unavailable.has(offeringKeyString(groupWide));
 }

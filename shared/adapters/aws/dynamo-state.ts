@@ -259,6 +259,8 @@ export function makeDynamoUnavailableOfferings(
               zone: { S: o.zone },
               capacityType: { S: o.capacityType },
               ...(o.reservationId === undefined ? {} : { reservationId: { S: o.reservationId } }),
+              ...(o.placementGroupId === undefined ? {} : { placementGroupId: { S: o.placementGroupId } }),
+              ...(o.partition === undefined ? {} : { partition: { S: o.partition } }),
               reason: { S: reason },
               untilMs: { N: String(untilMs) },
               expiresAt: { N: String(Math.ceil(untilMs / 1000) + 60) },
@@ -297,6 +299,10 @@ export function makeDynamoUnavailableOfferings(
             zone: item['zone']?.S ?? '',
             capacityType: (item['capacityType']?.S ?? 'on-demand') as CapacityType,
             ...(item['reservationId']?.S === undefined ? {} : { reservationId: item['reservationId'].S }),
+            ...(item['placementGroupId']?.S === undefined
+              ? {}
+              : { placementGroupId: item['placementGroupId'].S }),
+            ...(item['partition']?.S === undefined ? {} : { partition: item['partition'].S }),
             reason: item['reason']?.S ?? '',
             untilMs,
           };

@@ -1,6 +1,7 @@
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
 import { FlotillaError } from '../../core/errors.ts';
 import { call } from './errors.ts';
+import type { IpFamily } from './user-data.ts';
 
 /** How to reach a cluster's API server and what user data needs to know about it. */
 export interface ClusterAccess {
@@ -10,8 +11,10 @@ export interface ClusterAccess {
   readonly caData: string;
   /** The Kubernetes minor, e.g. `1.34` (AMI aliases resolve per version). */
   readonly kubernetesVersion: string;
-  /** The service IPv4 CIDR, when EKS reports one. */
+  /** The service CIDR (IPv4, or IPv6 on an IPv6 cluster), when EKS reports one. */
   readonly serviceCidr?: string;
+  /** The cluster's IP family, when EKS reports it. */
+  readonly ipFamily?: IpFamily;
 }
 
 /** The cluster is not active (or lacks an endpoint or CA), so Flotilla cannot talk to it yet. */
@@ -40,6 +43,14 @@ export async function describeClusterAccess(eks: EKSClient, clusterName: string)
       `EKS cluster "${clusterName}" is ${cluster?.status ?? 'unknown'}${endpoint ? '' : ' without an endpoint'}${caData ? '' : ' without a CA'}; Flotilla starts once it is ACTIVE`,
     );
   }
-  const serviceCidr = cluster.kubernetesNetworkConfig?.serviceIpv4Cidr;
-  return { endpoint, caData, kubernetesVersion: version, ...(serviceCidr ? { serviceCidr } : {}) };
+  const network = cluster.kubernetesNetworkConfig;
+  const ipFamily = network?.ipFamily === 'ipv6' ? 'ipv6' : network?.ipFamily === 'ipv4' ? 'ipv4' : undefined;
+  const serviceCidr = ipFamily === 'ipv6' ? network?.serviceIpv6Cidr : network?.serviceIpv4Cidr;
+  return {
+    endpoint,
+    caData,
+    kubernetesVersion: version,
+    ...(serviceCidr ? { serviceCidr } : {}),
+    ...(ipFamily === undefined ? {} : { ipFamily }),
+  };
 }

@@ -5,25 +5,21 @@ import {
   type EC2Client,
   type InstanceTypeInfo,
 } from '@aws-sdk/client-ec2';
-import {
-  type CapacityType,
-  computeCapacityAndOverhead,
-  type InstanceType,
-  Label,
-  type Offering,
-  RESERVED_PRICE_DIVISOR,
-  Resource,
-} from '../../core/index.ts';
-import { windowsBuild } from '../../ports/ami-family.ts';
-import type { AmiFamily, CachedInstanceType, EC2NodeClass, OfferingKey } from '../../ports/cloud.ts';
+import { type CapacityType, type InstanceType, Label, type Offering, Resource } from '../../core/index.ts';
+import type { CachedInstanceType, OfferingKey } from '../../ports/cloud.ts';
 import { offeringKeyString } from '../../ports/cloud.ts';
-import { efaOnlyInterfaces, labelsMatch, nodeClassSettings, supportsLaunchSettings } from '../launch-plan.ts';
+import {
+  classInstanceType,
+  classShape,
+  eniLimitedPods,
+  type InstanceTypeContext,
+  reservedOfferings,
+  type TypeHardware,
+} from '../class-instance-types.ts';
+import { labelsMatch, nodeClassSettings } from '../launch-plan.ts';
 import { call } from './errors.ts';
 
-export { labelsMatch, nodeClassSettings };
-
-/** Pods a Windows node admits unless kubelet maxPods says otherwise (no ENI-limited density). */
-const WINDOWS_MAX_PODS = 110;
+export { eniLimitedPods, type InstanceTypeContext, labelsMatch, nodeClassSettings, reservedOfferings };
 
 /** Karpenter's instance-type name scheme: category letters, optional `-Ntb`, generation digits. */
 const NAME_SCHEME = /^([a-z]+)(-[0-9]+tb)?([0-9]+)[a-z0-9-]*\./;
@@ -226,62 +222,6 @@ export function toCachedInstanceType(
   };
 }
 
-/** ENI-limited pods: `ENIs × (IPv4 per ENI − 1) + 2`, or 110 when EC2 does not say. */
-export function eniLimitedPods(type: Pick<CachedInstanceType, 'enis' | 'ipv4PerEni'>): number {
-  if (type.enis <= 0 || type.ipv4PerEni <= 0) return 110;
-  return type.enis * (type.ipv4PerEni - 1) + 2;
-}
-
-export interface InstanceTypeContext {
-  readonly region: string;
-  readonly nodeClass: EC2NodeClass;
-  readonly family: string | undefined;
-  /** Keys of offerings backed off now (`offeringKeyString`). */
-  readonly unavailable: ReadonlySet<string>;
-  /**
-   * Instances each of the class's capacity reservations can still take, by id; a reservation
-   * missing here is unavailable. @default none
-   */
-  readonly reservationCapacity?: ReadonlyMap<string, number>;
-}
-
-/**
- * The `reserved` offerings of one instance type: one per capacity reservation of the class for
- * that type in one of its zones, priced at the on-demand price / RESERVED_PRICE_DIVISOR, and
- * available while the reservation is active, can take an instance and is not backed off.
- */
-export function reservedOfferings(
-  type: Pick<CachedInstanceType, 'name' | 'offerings'>,
-  context: InstanceTypeContext,
-  zones: ReadonlySet<string>,
-): Offering[] {
-  const onDemand = type.offerings.find(
-    (o) => o.capacityType === 'on-demand' && o.priceUsdPerHour !== undefined,
-  )?.priceUsdPerHour;
-  if (onDemand === undefined) return [];
-  const out: Offering[] = [];
-  for (const r of context.nodeClass.status?.capacityReservations ?? []) {
-    if (r.instanceType !== type.name || !zones.has(r.availabilityZone)) continue;
-    const capacity = context.reservationCapacity?.get(r.id) ?? 0;
-    const key: OfferingKey = {
-      instanceType: type.name,
-      zone: r.availabilityZone,
-      capacityType: 'reserved',
-      reservationId: r.id,
-    };
-    out.push({
-      zone: r.availabilityZone,
-      capacityType: 'reserved',
-      priceUsdPerHour: onDemand / RESERVED_PRICE_DIVISOR,
-      available: r.state === 'active' && capacity > 0 && !context.unavailable.has(offeringKeyString(key)),
-      reservationId: r.id,
-      reservationCapacity: capacity,
-      reservationType: r.reservationType,
-    });
-  }
-  return out;
-}
-
 /**
  * Instance types usable with a NodeClass: compatible with at least one of its AMIs, with
  * offerings only in its subnets' zones, capacity and overhead from its kubelet settings. An
@@ -291,28 +231,10 @@ export function toInstanceTypes(
   cached: readonly CachedInstanceType[],
   context: InstanceTypeContext,
 ): InstanceType[] {
-  const status = context.nodeClass.status;
-  const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
-  const amis = status?.amis ?? [];
-  const settings = nodeClassSettings(context.nodeClass, context.family);
-  // Windows nodes: amd64 only, labelled with their OS and build, and not ENI-limited in pods
-  // (Karpenter's Windows family: 110 unless kubelet maxPods says otherwise).
-  const build = windowsBuild(context.family as AmiFamily | undefined);
+  const zones = new Set((context.nodeClass.status?.subnets ?? []).map((s) => s.zone));
+  const shape = classShape(context.nodeClass, context.family);
   const out: InstanceType[] = [];
-  // efa-only interfaces on the first card take ENIs the VPC CNI would give pods addresses on.
-  const efaOnly = efaOnlyInterfaces(context.nodeClass);
-  const efaOnlyOnFirstCard = (context.nodeClass.spec.networkInterfaces ?? []).filter(
-    (n) => n.interfaceType === 'efa-only' && n.networkCardIndex === 0,
-  ).length;
   for (const type of cached) {
-    if (build !== undefined && type.arch !== 'amd64') continue;
-    const labels = {
-      ...type.labels,
-      [Label.region]: context.region,
-      ...(build === undefined ? {} : { [Label.os]: 'windows', [Label.windowsBuild]: build }),
-    };
-    if (!amis.some((ami) => labelsMatch(labels, ami.requirements))) continue;
-    if (!supportsLaunchSettings(context.nodeClass, type)) continue;
     const offerings: Offering[] = [];
     for (const o of type.offerings) {
       if (!zones.has(o.zone) || o.priceUsdPerHour === undefined) continue;
@@ -325,7 +247,6 @@ export function toInstanceTypes(
       });
     }
     offerings.push(...reservedOfferings(type, context, zones));
-    if (offerings.length === 0) continue;
     const extended: Record<string, number> = {};
     if (type.gpu.count > 0) {
       extended[type.gpu.manufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = type.gpu.count;
@@ -333,25 +254,14 @@ export function toInstanceTypes(
     if (type.accelerator.count > 0 && type.accelerator.manufacturer === 'aws')
       extended[Resource.neuron] = type.accelerator.count;
     if (type.branchEnis > 0) extended[Resource.podEni] = type.branchEnis;
-    // Without spec.networkInterfaces an EFA type advertises every EFA it supports (a pod asking
-    // for one gets it); with them, the efa-only interfaces the class attaches.
-    const efa = context.nodeClass.spec.networkInterfaces === undefined ? type.efaCount : efaOnly;
-    if (efa > 0) extended[Resource.efa] = efa;
-    const { capacity, overhead } = computeCapacityAndOverhead(
-      {
-        vcpu: type.vcpu,
-        memoryMiB: type.memoryMiB,
-        arch: type.arch,
-        eniMaxPods:
-          build === undefined
-            ? eniLimitedPods({ ...type, enis: Math.max(0, type.enis - efaOnlyOnFirstCard) })
-            : WINDOWS_MAX_PODS,
-        extended,
-        instanceStoreBytes: type.localNvmeGiB * 1e9,
-      },
-      settings,
-    );
-    out.push({ name: type.name, labels, capacity, overhead, offerings });
+    const hardware: TypeHardware = {
+      ...type,
+      labels: { ...type.labels, [Label.region]: context.region },
+      eniMaxPods: eniLimitedPods(type),
+      extended,
+    };
+    const shaped = classInstanceType(hardware, offerings, shape, context.unavailable);
+    if (shaped !== undefined) out.push(shaped);
   }
   return out;
 }

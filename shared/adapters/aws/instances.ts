@@ -50,6 +50,9 @@ export function toCloudInstance(instance: Instance): CloudInstance {
           placementGroup: {
             ...(instance.Placement.GroupName ? { name: instance.Placement.GroupName } : {}),
             ...(instance.Placement.GroupId ? { id: instance.Placement.GroupId } : {}),
+            ...(instance.Placement.PartitionNumber === undefined
+              ? {}
+              : { partition: String(instance.Placement.PartitionNumber) }),
           },
         }
       : {}),

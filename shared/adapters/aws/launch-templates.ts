@@ -14,6 +14,7 @@ import { Tag } from '../../apis/aws-tags.ts';
 import type { AmiFamily, BlockDeviceMapping, EC2NodeClass } from '../../ports/cloud.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { awsErrorCode, call, isNotFound, toCloudApiError } from './errors.ts';
+import type { IpFamily } from './user-data.ts';
 
 const GiB = 1024 ** 3;
 
@@ -80,6 +81,10 @@ export interface LaunchTemplateInput {
   readonly userData: string;
   /** Tags on the template itself (cluster, NodePool, NodeClass, NodeClass tags). */
   readonly tags: Readonly<Record<string, string>>;
+  /** The cluster's IP family: `ipPrefixCount` asks for IPv6 prefixes on an IPv6 cluster. Default `ipv4`. */
+  readonly ipFamily?: IpFamily;
+  /** The partition (`1`…N) of the class's `partition` placement group the launch targets. */
+  readonly partition?: string;
   /** The capacity reservation a reserved launch targets. */
   readonly capacityReservation?: { readonly id: string; readonly type: 'default' | 'capacity-block' };
 }
@@ -105,8 +110,15 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
       HttpTokens: spec.metadataOptions.httpTokens,
     },
     Monitoring: { Enabled: spec.detailedMonitoring ?? false },
-    ...networkSettings(spec, groups),
-    ...(placementGroupId === undefined ? {} : { Placement: { GroupId: placementGroupId } }),
+    ...networkSettings(spec, groups, input.ipFamily ?? 'ipv4'),
+    ...(placementGroupId === undefined
+      ? {}
+      : {
+          Placement: {
+            GroupId: placementGroupId,
+            ...(input.partition === undefined ? {} : { PartitionNumber: Number(input.partition) }),
+          },
+        }),
     ...(nestedVirtualization === undefined
       ? {}
       : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),
@@ -135,11 +147,13 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
  * The security groups, or the network interfaces that carry them: those of
  * `spec.networkInterfaces` (EFA), else one primary interface when a public IP choice or IP
  * prefixes are asked for. The primary interface (card 0, device 0) carries the public IP choice
- * and the prefixes.
+ * and the prefixes: IPv4 prefixes, or on an IPv6 cluster IPv6 prefixes next to the interface's
+ * primary IPv6 address (as Karpenter asks for them).
  */
 function networkSettings(
   spec: EC2NodeClass['spec'],
   groups: readonly string[],
+  ipFamily: IpFamily,
 ): Pick<RequestLaunchTemplateData, 'SecurityGroupIds' | 'NetworkInterfaces'> {
   const listed = spec.networkInterfaces ?? [];
   if (listed.length === 0 && spec.associatePublicIPAddress === undefined && spec.ipPrefixCount === undefined)
@@ -156,7 +170,12 @@ function networkSettings(
         ...(primary && spec.associatePublicIPAddress !== undefined
           ? { AssociatePublicIpAddress: spec.associatePublicIPAddress }
           : {}),
-        ...(primary && spec.ipPrefixCount !== undefined ? { Ipv4PrefixCount: spec.ipPrefixCount } : {}),
+        ...(primary && spec.ipPrefixCount !== undefined
+          ? ipFamily === 'ipv6'
+            ? { Ipv6PrefixCount: spec.ipPrefixCount }
+            : { Ipv4PrefixCount: spec.ipPrefixCount }
+          : {}),
+        ...(primary && ipFamily === 'ipv6' ? { PrimaryIpv6: true, Ipv6AddressCount: 1 } : {}),
         Groups: [...groups],
       };
     }),

@@ -31,6 +31,12 @@ import {
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import {
+  launchOfferingKey,
+  partitionsOf,
+  placementGroupOf,
+  requiredPartition,
+} from '../class-instance-types.ts';
+import {
   type Candidate,
   launchTags,
   MAX_INSTANCE_TYPES,
@@ -40,7 +46,7 @@ import {
 import { CAPACITY_ERROR_CODES, call, SPOT_SERVICE_LINKED_ROLE_ERROR_CODE } from './errors.ts';
 import type { InstanceOps } from './instances.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
-import { type ClusterInfo, renderUserData } from './user-data.ts';
+import { type ClusterInfo, clusterIpFamily, renderUserData } from './user-data.ts';
 
 export { launchTags, MAX_INSTANCE_TYPES, selectCandidates };
 
@@ -161,6 +167,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const priorities = overlayPriorities(candidates);
     const subnets = await subnetsByZone((nodeClass.status?.subnets ?? []).map((s) => s.id));
     const family = options.familyOf(request);
+    const partition = placementGroupPartition(request);
     const tags = launchTags(request, cluster.name);
     const { [Tag.nodeClaim]: _claim, [Tag.name]: _name, ...templateTags } = tags;
 
@@ -195,6 +202,8 @@ export function makeLauncher(options: LauncherOptions): Launcher {
       const template = await launchTemplates.ensure({
         nodeClass,
         family,
+        ipFamily: clusterIpFamily(cluster, nodeClass.spec.kubelet),
+        ...(partition === undefined ? {} : { partition }),
         imageId: first.candidate.ami.id,
         userData,
         tags: templateTags,
@@ -309,7 +318,8 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     const errors = response.Errors ?? [];
     const iced = errors
       .filter((e) => CAPACITY_ERROR_CODES.has(e.ErrorCode ?? ''))
-      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet, request));
+      .flatMap((e) => toOfferingKeys(e, capacityType, zoneOfSubnet, request))
+      .map((key) => launchOfferingKey(key, request.nodeClass, placementGroupPartition(request)));
     if (iced.length > 0)
       await unavailable.mark(
         iced,
@@ -321,7 +331,10 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     // Without the spot service-linked role no spot offering launches: all of the request's are
     // backed off, so the next attempt takes on-demand where the NodePool allows it.
     const roleMissing = errors.some((e) => e.ErrorCode === SPOT_SERVICE_LINKED_ROLE_ERROR_CODE);
-    const spot = roleMissing ? spotOfferingKeys(request) : [];
+    // In a placement group, group-wide keys: they cover every partition.
+    const spot = roleMissing
+      ? spotOfferingKeys(request).map((key) => launchOfferingKey(key, request.nodeClass, undefined))
+      : [];
     if (spot.length > 0)
       await unavailable.mark(
         spot,
@@ -405,6 +418,14 @@ function refusedOrUnknown(nodeClaimName: string, error: unknown): unknown {
     `ec2:CreateFleet refused the launch of nodeClaim "${nodeClaimName}": ${error.awsCode}: ${error.awsMessage}; its pods are planned again`,
     { cause: error },
   );
+}
+
+/** The partition a launch targets: the one its NodeClaim pins, in a `partition` group only. */
+function placementGroupPartition(request: LaunchRequest): string | undefined {
+  const partition = requiredPartition(request.requirements);
+  return partition !== undefined && partitionsOf(placementGroupOf(request.nodeClass)).includes(partition)
+    ? partition
+    : undefined;
 }
 
 function toOfferingKeys(

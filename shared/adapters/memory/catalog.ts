@@ -2,11 +2,15 @@ import { readFileSync } from 'node:fs';
 import {
   type CapacityType,
   type CatalogInstanceType,
+  catalogHardware,
+  catalogLabels,
+  catalogOfferings,
   type InstanceType,
-  instanceTypesFromCatalog,
   type NodeClassSettings,
 } from '../../core/index.ts';
+import { nodeClassFamily } from '../../ports/ami-family.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
+import { classInstanceType, classShape, type TypeHardware } from '../class-instance-types.ts';
 import { nodeClassSettings } from '../launch-plan.ts';
 
 /** Where the in-memory cloud's instance types come from. */
@@ -91,12 +95,12 @@ export function bundledCatalog(
   };
 }
 
-function isBottlerocket(nodeClass: EC2NodeClass): boolean {
-  const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
-  return alias === undefined
-    ? nodeClass.spec.amiFamily === 'Bottlerocket'
-    : alias.startsWith('bottlerocket@');
-}
+/**
+ * Families whose processors support nested virtualization (`cpuOptions.nestedVirtualization:
+ * enabled`). The bundled catalog does not record the processor feature EC2 reports, so the twin
+ * assumes it for the 8th-generation Intel families EC2 announced it on.
+ */
+export const MEMORY_NESTED_VIRTUALIZATION_FAMILIES: ReadonlySet<string> = new Set(['c8i', 'm8i', 'r8i']);
 
 /**
  * The NodeClass settings the capacity model reads (kubelet reservations, root volume size), as
@@ -104,27 +108,81 @@ function isBottlerocket(nodeClass: EC2NodeClass): boolean {
  * @throws InvalidQuantityError naming the NodeClass field.
  */
 export function memoryNodeClassSettings(nodeClass: EC2NodeClass): NodeClassSettings {
-  return nodeClassSettings(nodeClass, isBottlerocket(nodeClass) ? 'Bottlerocket' : undefined);
+  return nodeClassSettings(nodeClass, nodeClassFamily(nodeClass.spec));
 }
 
-/** Resolves a catalog into instance types for one NodeClass's settings, caching per settings. */
+/** A catalog record as the hardware the NodeClass shaping reads. */
+function recordHardware(r: CatalogInstanceType, region: string): TypeHardware {
+  const base = catalogHardware(r);
+  return {
+    name: r.name,
+    arch: r.arch,
+    vcpu: r.vcpu,
+    memoryMiB: r.memoryMiB,
+    labels: catalogLabels(r, region),
+    eniMaxPods: base.eniMaxPods,
+    enis: r.enis ?? 0,
+    ipv4PerEni: r.ipv4PerEni ?? 0,
+    extended: base.extended ?? {},
+    efaCount: r.efaCount ?? 0,
+    ...(MEMORY_NESTED_VIRTUALIZATION_FAMILIES.has(r.family) ? { nestedVirtualization: true } : {}),
+    localNvmeGiB: r.localNvmeGiB ?? 0,
+  };
+}
+
+/** What of a NodeClass shapes its instance types (the cache key of its resolved catalog). */
+function shapeKey(nodeClass: EC2NodeClass): string {
+  return JSON.stringify({ spec: nodeClass.spec, placementGroups: nodeClass.status?.placementGroups });
+}
+
+/**
+ * The class with an image for every type: the resolved catalog does not depend on which AMIs the
+ * class resolved to now (the cloud matches types to them per call), so an unresolved class, as a
+ * scenario check reads it, shapes the same types.
+ */
+function anyImage(nodeClass: EC2NodeClass): EC2NodeClass {
+  return {
+    ...nodeClass,
+    status: {
+      subnets: [],
+      securityGroups: [],
+      conditions: [],
+      ...nodeClass.status,
+      amis: [{ id: 'any', requirements: [] }],
+    },
+  };
+}
+
+/**
+ * Resolves a catalog into the instance types one NodeClass launches, shaped as the AWS adapter
+ * shapes them (AMI family, AMIs, launch settings, kubelet, placement group), caching per class
+ * configuration. Offerings are the catalog's on-demand and spot ones, in every zone; reserved
+ * offerings and back-offs are the cloud's to add per call.
+ */
 export function makeCatalogResolver(
   catalog: MemoryCatalog,
 ): (nodeClass: EC2NodeClass) => readonly InstanceType[] {
   if (catalog.kind === 'types') return () => catalog.instanceTypes;
   const cache = new Map<string, readonly InstanceType[]>();
+  const options = {
+    region: catalog.region,
+    zones: catalog.zones,
+    ...(catalog.capacityTypes === undefined ? {} : { capacityTypes: catalog.capacityTypes }),
+    ...(catalog.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
+  };
   return (nodeClass) => {
-    const settings = memoryNodeClassSettings(nodeClass);
-    const key = JSON.stringify(settings);
+    const key = shapeKey(nodeClass);
     let types = cache.get(key);
     if (types === undefined) {
-      types = instanceTypesFromCatalog(catalog.records, {
-        region: catalog.region,
-        zones: catalog.zones,
-        ...(catalog.capacityTypes === undefined ? {} : { capacityTypes: catalog.capacityTypes }),
-        ...(catalog.knownPricesOnly === true ? { knownPricesOnly: true } : {}),
-        nodeClass: settings,
-      });
+      const shape = classShape(anyImage(nodeClass), nodeClassFamily(nodeClass.spec));
+      const out: InstanceType[] = [];
+      for (const record of catalog.records) {
+        const offerings = catalogOfferings(record, options);
+        if (offerings === undefined || offerings.length === 0) continue;
+        const shaped = classInstanceType(recordHardware(record, catalog.region), offerings, shape, new Set());
+        if (shaped !== undefined) out.push(shaped);
+      }
+      types = out;
       cache.set(key, types);
     }
     return types;

@@ -6,6 +6,7 @@ import {
   NodeClassConditionType,
   Requirements,
 } from '../../core/index.ts';
+import { nodeClassFamily } from '../../ports/ami-family.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type Cloud,
@@ -14,6 +15,7 @@ import {
   InstanceNotOwnedError,
   type InstanceState,
   InsufficientCapacityError,
+  isBackedOff,
   isNodeClassReady,
   type LaunchOptions,
   type LaunchRecord,
@@ -21,13 +23,21 @@ import {
   NodeClassNotReadyError,
   type NodeSelectorRequirement,
   type OfferingKey,
-  offeringKeyString,
   SpotServiceLinkedRoleError,
   type SubnetStatus,
 } from '../../ports/cloud.ts';
 import { cloudDrift } from '../../ports/cloud-drift.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
+import {
+  launchOfferingKey,
+  partitionsOf,
+  placementGroupOf,
+  placementOfferings,
+  requiredPartition,
+  reservedOfferings,
+} from '../class-instance-types.ts';
 import { launchTags, MAX_INSTANCE_TYPES, selectCandidates, spotOfferingKeys } from '../launch-plan.ts';
+import { renderUserData } from '../user-data.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
 
@@ -75,6 +85,12 @@ export interface MemoryCloudOptions {
    * spot offerings, as the AWS adapter does. @default false
    */
   readonly noSpotServiceLinkedRole?: boolean;
+  /**
+   * Instances each capacity reservation holds, by id: a reservation offers what it holds less
+   * the live instances launched into it, and a launch into a full one fails. A reservation not
+   * listed holds none. @default none
+   */
+  readonly capacityReservations?: Readonly<Record<string, number>>;
 }
 
 /** An instance launched outside Flotilla (or by another cluster). */
@@ -115,6 +131,8 @@ function subnetOf(subnets: readonly SubnetStatus[], zone: string): { subnetId?: 
 
 interface InstanceRecord {
   readonly instanceId: string;
+  /** The partition of a `partition` placement group it runs in. */
+  readonly partition?: string;
   readonly instanceType: string;
   readonly zone: string;
   readonly capacityType: CapacityType;
@@ -196,7 +214,14 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       ...(record.imageId === undefined ? {} : { imageId: record.imageId }),
       ...(record.subnetId === undefined ? {} : { subnetId: record.subnetId }),
       ...(record.securityGroupIds === undefined ? {} : { securityGroupIds: record.securityGroupIds }),
-      ...(record.placementGroup === undefined ? {} : { placementGroup: record.placementGroup }),
+      ...(record.placementGroup === undefined
+        ? {}
+        : {
+            placementGroup: {
+              ...record.placementGroup,
+              ...(record.partition === undefined ? {} : { partition: record.partition }),
+            },
+          }),
       launchTime: new Date(record.launchTimeMs),
       privateDnsName: record.privateDnsName,
       ...(tags[MemoryTag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[MemoryTag.nodeClaim] }),
@@ -249,6 +274,9 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     }[];
     readonly securityGroupIds: readonly string[];
     readonly placementGroup?: { readonly name: string; readonly id: string };
+    /** The partitions of a `partition` group, and the one the NodeClaim pins (else EC2 chooses). */
+    readonly partitions?: readonly string[];
+    readonly partition?: string;
     readonly tags: Readonly<Record<string, string>>;
   }
   /** What each token's launch came to, as EC2 remembers a ClientToken. */
@@ -295,14 +323,35 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
               reservationType: offering.reservationType ?? 'default',
             }),
       }));
+    // The user data the AWS adapter would send: a class whose user data does not render for its
+    // family fails here as it fails there.
+    const family = nodeClassFamily(nodeClass.spec);
+    renderUserData({
+      family: family ?? 'Custom',
+      cluster: { name: clusterName, endpoint: `https://${clusterName}.cluster.invalid`, caBundle: '' },
+      nodeClassName: nodeClass.name,
+      labels: request.labels,
+      taints: request.taints,
+      startupTaints: request.startupTaints,
+      ...(nodeClass.spec.kubelet === undefined ? {} : { kubelet: nodeClass.spec.kubelet }),
+      maxPods: candidates[0]?.type.capacity['pods'] ?? 110,
+      ...(nodeClass.spec.userData === undefined ? {} : { customUserData: nodeClass.spec.userData }),
+      ...(nodeClass.spec.instanceStorePolicy === undefined
+        ? {}
+        : { instanceStorePolicy: nodeClass.spec.instanceStorePolicy }),
+    });
     plans += 1;
-    const group = nodeClass.status?.placementGroups?.[0];
+    const group = placementGroupOf(nodeClass);
+    const partitions = partitionsOf(group);
+    const pinned = requiredPartition(request.requirements);
     const launch: MemoryLaunch = {
       token: `${request.nodeClaimName}-${plans}`,
       capacityType,
       tries,
       securityGroupIds: (nodeClass.status?.securityGroups ?? []).map((g) => g.id),
       ...(group === undefined ? {} : { placementGroup: { name: group.name, id: group.id } }),
+      ...(partitions.length === 0 ? {} : { partitions }),
+      ...(pinned !== undefined && partitions.includes(pinned) ? { partition: pinned } : {}),
       tags: launchTags(request, clusterName),
     };
     return { decidedAtMs: now.getTime(), request: JSON.stringify(launch) };
@@ -332,7 +381,9 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       if (record !== undefined) return toInstance(record);
     }
     if (plan.capacityType === 'spot' && noSpotRole) {
-      const spot = spotOfferingKeys(request);
+      const spot = spotOfferingKeys(request).map((key) =>
+        launchOfferingKey(key, request.nodeClass, undefined),
+      );
       await unavailable.mark(
         spot,
         'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
@@ -353,8 +404,12 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         zone: t.zone,
         capacityType: plan.capacityType,
         ...(t.reservationId === undefined ? {} : { reservationId: t.reservationId }),
+        ...(plan.placementGroup === undefined ? {} : { placementGroupId: plan.placementGroup.id }),
+        ...(plan.partition === undefined ? {} : { partition: plan.partition }),
       };
-      if (noCapacity(key, nowMs)) {
+      // A reservation takes no more instances than it holds (EC2's ReservationCapacityExceeded).
+      const full = t.reservationId !== undefined && (reservationRoom(t.reservationId) ?? 1) <= 0;
+      if (full || noCapacity(key, nowMs)) {
         iced.push(key);
         continue;
       }
@@ -374,6 +429,9 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         ...(t.subnetId === undefined ? {} : { subnetId: t.subnetId }),
         securityGroupIds: plan.securityGroupIds,
         ...(plan.placementGroup === undefined ? {} : { placementGroup: plan.placementGroup }),
+        ...(plan.partitions === undefined
+          ? {}
+          : { partition: plan.partition ?? leastUsedPartition(plan.placementGroup?.id, plan.partitions) }),
         launchTimeMs: nowMs,
         privateDnsName,
         tags: plan.tags,
@@ -385,6 +443,32 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     await unavailable.mark(iced, 'insufficient capacity', now, UNAVAILABLE_OFFERING_TTL_SECONDS);
     outcomes.set(plan.token, { iced });
     throw iceError(iced);
+  }
+
+  /**
+   * Instances a capacity reservation can still take: what it holds less its live instances;
+   * undefined for a reservation the cloud was not told about (an offering given as it is).
+   */
+  function reservationRoom(reservationId: string): number | undefined {
+    const held = options.capacityReservations?.[reservationId];
+    if (held === undefined) return undefined;
+    const nowMs = clock.now().getTime();
+    let used = 0;
+    for (const r of records.values())
+      if (r.reservationId === reservationId && stateOf(r, nowMs) !== 'terminated') used += 1;
+    return Math.max(0, held - used);
+  }
+
+  /** Where EC2 puts an instance when it chooses the partition: the one with the fewest, lowest first. */
+  function leastUsedPartition(groupId: string | undefined, partitions: readonly string[]): string {
+    const nowMs = clock.now().getTime();
+    const count = new Map(partitions.map((p) => [p, 0]));
+    for (const r of records.values()) {
+      if (r.placementGroup?.id !== groupId || r.partition === undefined) continue;
+      if (stateOf(r, nowMs) === 'terminated') continue;
+      count.set(r.partition, (count.get(r.partition) ?? 0) + 1);
+    }
+    return [...count.entries()].sort((a, b) => a[1] - b[1] || Number(a[0]) - Number(b[0]))[0]?.[0] ?? '1';
   }
 
   function live(instanceId: string): InstanceRecord | undefined {
@@ -402,6 +486,10 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
       const amis = status?.amis ?? [];
       const backedOff = new Set((await unavailable.list(clock.now())).keys());
+      const groupId = placementGroupOf(nodeClass)?.id;
+      const reservationCapacity = new Map(
+        (status?.capacityReservations ?? []).map((r) => [r.id, reservationRoom(r.id) ?? 0] as const),
+      );
       const out: InstanceType[] = [];
       for (const type of catalogFor(nodeClass)) {
         if (!amis.some((ami) => matches(ami.requirements, type.labels, 'amis'))) continue;
@@ -409,8 +497,24 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
           .filter((o) => zones.has(o.zone))
           .map((o) => ({
             ...o,
-            available: o.available && !backedOff.has(offeringKeyString({ instanceType: type.name, ...o })),
+            available:
+              o.available &&
+              !isBackedOff(backedOff, {
+                instanceType: type.name,
+                zone: o.zone,
+                capacityType: o.capacityType,
+                ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
+                ...(groupId === undefined ? {} : { placementGroupId: groupId }),
+                ...(o.partition === undefined ? {} : { partition: o.partition }),
+              }),
           }));
+        // Reserved offerings as the AWS adapter makes them, holding what each reservation has left.
+        const reserved = reservedOfferings(
+          type,
+          { nodeClass, unavailable: backedOff, reservationCapacity },
+          zones,
+        );
+        offerings.push(...placementOfferings(type.name, reserved, nodeClass, backedOff));
         if (offerings.length > 0) out.push({ ...type, offerings });
       }
       return out;

@@ -3,6 +3,7 @@ export {
   bundledCatalogRecords,
   bundledCatalogRegions,
   DEFAULT_REGION,
+  MEMORY_NESTED_VIRTUALIZATION_FAMILIES,
   type MemoryCatalog,
   makeCatalogResolver,
   memoryNodeClassSettings,
@@ -31,6 +32,7 @@ export {
   type MemoryNodeClassResolverOptions,
   makeMemoryNodeClassResolver,
   memoryAl2023Release,
+  memoryFamilyAmis,
 } from './nodeclass.ts';
 export { type MemoryTerminationQueue, makeMemoryTerminationQueue } from './termination-queue.ts';
 export { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';

@@ -16,6 +16,8 @@ export function makeMemoryUnavailableOfferings(): UnavailableOfferings {
           zone: o.zone,
           capacityType: o.capacityType,
           ...(o.reservationId === undefined ? {} : { reservationId: o.reservationId }),
+          ...(o.placementGroupId === undefined ? {} : { placementGroupId: o.placementGroupId }),
+          ...(o.partition === undefined ? {} : { partition: o.partition }),
           untilMs,
           reason,
         });

@@ -1,5 +1,5 @@
 import type { InstanceType, Offering } from '../instance-type.ts';
-import { INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from '../labels.ts';
+import { INSTANCE_TYPE_LABEL_KEYS, Label, type Labels, OFFERING_LABEL_KEYS } from '../labels.ts';
 import { Requirement, type Requirements } from '../requirements.ts';
 import type { ResourceList } from '../resources.ts';
 import type { Vec } from './vectors.ts';
@@ -21,6 +21,8 @@ export interface TypeFilter {
   readonly labelReqs: readonly Requirement[];
   readonly zone: Requirement | undefined;
   readonly capacityType: Requirement | undefined;
+  /** A placement-group partition requirement, matched per offering. */
+  readonly partition: Requirement | undefined;
 }
 
 const typeFilterCache = new WeakMap<Requirements, TypeFilter>();
@@ -31,14 +33,17 @@ export function typeFilterOf(reqs: Requirements): TypeFilter {
   const labelReqs: Requirement[] = [];
   for (const r of reqs.values()) {
     if (r.key === Label.zone || r.key === Label.capacityType || r.isAny()) continue;
+    if (r.key === Label.placementGroupPartition) continue;
     if (INSTANCE_TYPE_LABEL_KEYS.has(r.key)) labelReqs.push(r);
   }
   const zone = reqs.get(Label.zone);
   const capacityType = reqs.get(Label.capacityType);
+  const partition = reqs.get(Label.placementGroupPartition);
   f = {
     labelReqs,
     zone: zone?.isAny() ? undefined : zone,
     capacityType: capacityType?.isAny() ? undefined : capacityType,
+    partition: partition?.isAny() ? undefined : partition,
   };
   typeFilterCache.set(reqs, f);
   return f;
@@ -48,13 +53,20 @@ export function offeringAllowed(o: Offering, f: TypeFilter): boolean {
   return (
     o.available &&
     (f.zone === undefined || f.zone.has(o.zone)) &&
-    (f.capacityType === undefined || f.capacityType.has(o.capacityType))
+    (f.capacityType === undefined || f.capacityType.has(o.capacityType)) &&
+    (f.partition === undefined || f.partition.admits(o.partition))
   );
+}
+
+/** The value an offering gives an offering label key (zone, capacity type, partition). */
+export function offeringValue(o: Offering, key: string): string | undefined {
+  return key === Label.zone ? o.zone : key === Label.capacityType ? o.capacityType : o.partition;
 }
 
 export function typeMatches(t: TType, f: TypeFilter): boolean {
   for (const r of f.labelReqs) if (!r.admits(t.labels[r.key])) return false;
-  if (f.zone === undefined && f.capacityType === undefined) return t.offerings.length > 0;
+  if (f.zone === undefined && f.capacityType === undefined && f.partition === undefined)
+    return t.offerings.length > 0;
   for (const o of t.offerings) if (offeringAllowed(o, f)) return true;
   return false;
 }
@@ -111,9 +123,11 @@ function distinctValues(types: readonly TType[], key: string, reqs: Requirements
   const out = new Set<string>();
   const f = typeFilterOf(reqs);
   for (const t of types) {
-    if (key === Label.zone || key === Label.capacityType) {
-      for (const o of t.offerings)
-        if (offeringAllowed(o, f)) out.add(key === Label.zone ? o.zone : o.capacityType);
+    if (OFFERING_LABEL_KEYS.has(key)) {
+      for (const o of t.offerings) {
+        const v = offeringValue(o, key);
+        if (v !== undefined && offeringAllowed(o, f)) out.add(v);
+      }
     } else {
       const v = t.labels[key];
       if (v !== undefined) out.add(v);

@@ -19,13 +19,19 @@ export interface ReservationResult {
   readonly unschedulable: readonly UnschedulablePod[];
 }
 
-const OFFERING_KEYS = [Label.zone, Label.capacityType, Label.capacityReservationId] as const;
+const OFFERING_KEYS = [
+  Label.zone,
+  Label.capacityType,
+  Label.capacityReservationId,
+  Label.placementGroupPartition,
+] as const;
 
 function offeringAllowed(o: Offering, reqs: Requirements): boolean {
   const labels: Record<string, string | undefined> = {
     [Label.zone]: o.zone,
     [Label.capacityType]: o.capacityType,
     [Label.capacityReservationId]: o.reservationId,
+    [Label.placementGroupPartition]: o.partition,
   };
   return OFFERING_KEYS.every((key) => reqs.get(key)?.admits(labels[key]) ?? true);
 }

@@ -2,7 +2,7 @@
 // and the checks of a pod against a template that do not depend on what is already planned.
 import type { DaemonSet } from '../cluster.ts';
 import { computeAllocatable } from '../instance-type.ts';
-import { INSTANCE_TYPE_LABEL_KEYS, Label } from '../labels.ts';
+import { INSTANCE_TYPE_LABEL_KEYS, Label, OFFERING_LABEL_KEYS } from '../labels.ts';
 import { nodePoolRequirements, orderNodePools } from '../node-pool.ts';
 import {
   admitsNewNode,
@@ -18,6 +18,7 @@ import { firstUntolerated, formatTaint } from '../taints.ts';
 import {
   mergeRequirements,
   offeringAllowed,
+  offeringValue,
   type TType,
   typeFilterOf,
   typeMatches,
@@ -146,14 +147,17 @@ export function compileDaemonSet(ds: DaemonSet, dims: Dims): CompiledDaemonSet {
   };
 }
 
-/** Domains a template can offer for a key (zones and capacity types from offerings). */
+/** Domains a template can offer for a key (zones, capacity types and partitions from offerings). */
 export function templateDomains(t: Template, key: string): readonly string[] {
   const cached = t.domainCache.get(key);
   if (cached !== undefined) return cached;
   const values = new Set<string>();
-  if (key === Label.zone || key === Label.capacityType) {
+  if (OFFERING_LABEL_KEYS.has(key)) {
     for (const tt of t.types)
-      for (const o of tt.offerings) values.add(key === Label.zone ? o.zone : o.capacityType);
+      for (const o of tt.offerings) {
+        const v = offeringValue(o, key);
+        if (v !== undefined) values.add(v);
+      }
   } else {
     const r = t.reqs.get(key);
     const finite = r?.finiteValues();

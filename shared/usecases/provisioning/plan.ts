@@ -303,8 +303,9 @@ export function launchedStatus(
 }
 
 /**
- * Labels the cloud resolved at launch (instance type labels, zone, capacity type, and for a node
- * in a capacity reservation its id and type), merged under
+ * Labels the cloud resolved at launch (instance type labels, zone, capacity type, for a node
+ * in a capacity reservation its id and type, and in a `partition` placement group the partition
+ * EC2 put it in, as Karpenter's registration hook reads it from the instance), merged under
  * the plan's own labels: a label the user set on the NodePool wins, as in Karpenter.
  */
 export function launchedLabels(
@@ -323,6 +324,9 @@ export function launchedLabels(
           [Label.capacityReservationId]: instance.capacityReservationId,
           [Label.capacityReservationType]: instance.capacityReservationType ?? 'default',
         }),
+    ...(instance.placementGroup?.partition === undefined
+      ? {}
+      : { [Label.placementGroupPartition]: instance.placementGroup.partition }),
   };
   for (const key of Object.keys(planLabels)) delete resolved[key];
   return { labels: resolved };

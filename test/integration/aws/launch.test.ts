@@ -100,6 +100,19 @@ function request(name: string, overrides: Partial<LaunchRequest> = {}): LaunchRe
   };
 }
 
+/** Records the CreateFleet requests the Lambda's EC2 client sends, until `name` is removed. */
+function recordFleets(name: string): CreateFleetCommandInput[] {
+  const seen: CreateFleetCommandInput[] = [];
+  account.lambdaEc2.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  return seen;
+}
+
 async function userDataOf(ec2: EC2Client, instanceId: string): Promise<string> {
   const result = await ec2.send(
     new DescribeInstanceAttributeCommand({ InstanceId: instanceId, Attribute: 'userData' }),
@@ -517,14 +530,7 @@ describe('launching through CreateFleet against moto', () => {
     expect(chosen?.capacity['ephemeral-storage']).toBe((efaType?.localNvmeGiB ?? 0) * 1e9);
     expect(chosen?.capacity['vpc.amazonaws.com/efa']).toBe(1);
 
-    const seen: CreateFleetCommandInput[] = [];
-    account.lambdaEc2.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'CreateFleetCommand') seen.push(args.input as CreateFleetCommandInput);
-        return next(args);
-      },
-      { step: 'initialize', name: 'record-efa' },
-    );
+    const seen = recordFleets('record-efa');
     const instance = await account.cloud
       .create(request('efa', { nodeClass, instanceTypes: chosen === undefined ? [] : [chosen] }))
       .finally(() => account.lambdaEc2.middlewareStack.remove('record-efa'));
@@ -550,6 +556,91 @@ describe('launching through CreateFleet against moto', () => {
     expect(data?.Placement).toMatchObject({ GroupId: 'pg-0123456789abcdef0' });
     expect(data?.CpuOptions).toMatchObject({ NestedVirtualization: 'disabled' });
     expect(await userDataOf(account.ec2, instance.instanceId)).toContain('strategy: RAID0');
+  });
+
+  it('targets the partition a NodeClaim pins in a partition placement group, once per type and zone', async () => {
+    // As above, the group is the one the class's status names (moto has no placement-group API).
+    const nodeClass: EC2NodeClass = {
+      ...account.nodeClass,
+      spec: { ...account.nodeClass.spec, placementGroupSelector: { name: 'cassandra' } },
+      status: {
+        ...(account.nodeClass.status ?? { subnets: [], securityGroups: [], amis: [], conditions: [] }),
+        placementGroups: [
+          {
+            id: 'pg-0aaaaaaaaaaaaaaa1',
+            name: 'cassandra',
+            state: 'available',
+            strategy: 'partition',
+            partitionCount: 3,
+          },
+        ],
+      },
+    };
+    const types = toInstanceTypes(catalog.instanceTypes, {
+      region: 'us-east-1',
+      nodeClass,
+      family: 'AL2023',
+      unavailable: new Set(),
+    }).filter((t) => t.name === 'c5.large');
+    // Every offering three times, once per partition, and the type labelled with the group.
+    const zones = new Set(types[0]?.offerings.map((o) => o.zone));
+    expect(types[0]?.offerings.length).toBe(zones.size * 2 * 3);
+    expect(types[0]?.labels['karpenter.k8s.aws/placement-group-id']).toBe('pg-0aaaaaaaaaaaaaaa1');
+    const seen = recordFleets('record-partition');
+    const pinned = await account.cloud
+      .create(
+        request('partition-2', {
+          nodeClass,
+          instanceTypes: types,
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/placement-group-partition', operator: 'In', values: ['2'] },
+          ],
+        }),
+      )
+      .finally(() => account.lambdaEc2.middlewareStack.remove('record-partition'));
+    expect(pinned.instanceType).toBe('c5.large');
+    const overrides = seen[0]?.LaunchTemplateConfigs?.flatMap((c) => c.Overrides ?? []) ?? [];
+    expect(overrides.map((o) => o.AvailabilityZone).sort()).toEqual([...zones].sort());
+    const templateId = seen[0]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateId;
+    const versions = await account.ec2.send(
+      new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: templateId, Versions: ['$Latest'] }),
+    );
+    expect(versions.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.Placement).toEqual({
+      GroupId: 'pg-0aaaaaaaaaaaaaaa1',
+      PartitionNumber: 2,
+    });
+
+    // No capacity for partition 3: the back-off names the group and the partition, and leaves
+    // the type's other partitions available.
+    const restore = noCapacityFor(account.lambdaEc2, 'c5.large');
+    const refused = await account.cloud
+      .create(
+        request('partition-3', {
+          nodeClass,
+          instanceTypes: types,
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/placement-group-partition', operator: 'In', values: ['3'] },
+          ],
+        }),
+      )
+      .catch((e: unknown) => e)
+      .finally(restore);
+    expect(refused).toBeInstanceOf(InsufficientCapacityError);
+    const backedOff = await account.cloud.unavailableOfferings.list(clock.now());
+    expect([...backedOff.keys()].sort()).toEqual(
+      [...zones].sort().map((z) => `on-demand:c5.large:${z}:pg-0aaaaaaaaaaaaaaa1:3`),
+    );
+    const after = toInstanceTypes(catalog.instanceTypes, {
+      region: 'us-east-1',
+      nodeClass,
+      family: 'AL2023',
+      unavailable: new Set(backedOff.keys()),
+    }).find((t) => t.name === 'c5.large');
+    const onDemand = after?.offerings.filter((o) => o.capacityType === 'on-demand') ?? [];
+    expect(onDemand.filter((o) => !o.available).every((o) => o.partition === '3')).toBe(true);
+    expect(onDemand.filter((o) => o.available).map((o) => o.partition)).not.toContain('3');
   });
 
   it('launches nothing for a NodeClass that is not ready', async () => {

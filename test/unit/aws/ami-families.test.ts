@@ -125,6 +125,14 @@ describe('AL2 user data', () => {
     expectRegistration(text, 'bootstrap.sh');
   });
 
+  it('has bootstrap.sh stripe the instance store with --local-disks raid0 under instanceStorePolicy RAID0', () => {
+    const text = renderUserData({ ...al2, instanceStorePolicy: 'RAID0' });
+    golden('al2-raid0.mime', text);
+    const bootstrap = text.slice(text.indexOf('/etc/eks/bootstrap.sh'));
+    expect(bootstrap).toMatch(/--kubelet-extra-args '[^']*' \\\n {2}--local-disks raid0\n--\/\/--/);
+    expect(renderUserData(al2)).not.toContain('--local-disks');
+  });
+
   it('puts custom user data first, a plain script as a shell part and MIME parts as they are', () => {
     const script = renderUserData({ ...al2, customUserData: '#!/bin/bash\necho custom\n' });
     golden('al2-custom-script.mime', script);

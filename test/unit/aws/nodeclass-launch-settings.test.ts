@@ -3,9 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { type InstanceTypeContext, toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
 import { launchTemplateData } from '../../../shared/adapters/aws/launch-templates.ts';
-import { renderUserData } from '../../../shared/adapters/aws/user-data.ts';
+import {
+  type ClusterInfo,
+  clusterIpFamily,
+  type IpFamily,
+  renderUserData,
+} from '../../../shared/adapters/aws/user-data.ts';
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
-import type { CachedInstanceType, EC2NodeClass } from '../../../shared/ports/cloud.ts';
+import type { CachedInstanceType, EC2NodeClass, KubeletSpec } from '../../../shared/ports/cloud.ts';
 import { validateNodeClass } from '../../../shared/usecases/nodeclass/status.ts';
 import { nodeClassHash } from '../../../shared/usecases/provisioning/plan.ts';
 
@@ -14,6 +19,7 @@ import { nodeClassHash } from '../../../shared/usecases/provisioning/plan.ts';
 // From the manifest to the capacity the scheduler counts and the launch template EC2 is sent.
 
 const GB = 1e9;
+const CLUSTER: ClusterInfo = { name: 'c', endpoint: 'https://api.example.com', caBundle: 'Q0E=' };
 const GiB = 1024 ** 3;
 
 function manifest(spec: Record<string, unknown> = {}): Record<string, unknown> {
@@ -260,6 +266,61 @@ describe('launchTemplateData under the launch-shaping fields', () => {
     ]);
     expect(data.Placement).toEqual({ GroupId: 'pg-0123abcd' });
     expect(data.CpuOptions).toEqual({ NestedVirtualization: 'enabled' });
+  });
+});
+
+describe('IP prefixes on an IPv6 cluster', () => {
+  const input = (nodeClass: EC2NodeClass, ipFamily: IpFamily) => ({
+    nodeClass,
+    family: 'AL2023' as const,
+    imageId: 'ami-1',
+    userData: '#!/bin/bash',
+    tags: {},
+    ipFamily,
+  });
+
+  it('asks for IPv6 prefixes and a primary IPv6 address on the primary interface instead of IPv4 prefixes', () => {
+    const data = launchTemplateData(input(resolvedClass({ ipPrefixCount: 3 }), 'ipv6'));
+    expect(data.NetworkInterfaces).toEqual([
+      {
+        DeviceIndex: 0,
+        Ipv6PrefixCount: 3,
+        PrimaryIpv6: true,
+        Ipv6AddressCount: 1,
+        Groups: ['sg-1', 'sg-2'],
+      },
+    ]);
+    const efa = launchTemplateData(
+      input(resolvedClass({ ipPrefixCount: 2, networkInterfaces: EFA_INTERFACES }), 'ipv6'),
+    );
+    expect(efa.NetworkInterfaces?.[0]).toMatchObject({ Ipv6PrefixCount: 2, PrimaryIpv6: true });
+    expect(efa.NetworkInterfaces?.[0]).not.toHaveProperty('Ipv4PrefixCount');
+    expect(efa.NetworkInterfaces?.slice(1).every((n) => n.Ipv6PrefixCount === undefined)).toBe(true);
+    // Without prefixes or interfaces an IPv6 cluster's template is the plain one.
+    expect(launchTemplateData(input(resolvedClass(), 'ipv6'))).not.toHaveProperty('NetworkInterfaces');
+  });
+
+  it.each<[string, ClusterInfo, KubeletSpec | undefined, IpFamily]>([
+    ['EKS says ipv6', { ...CLUSTER, ipFamily: 'ipv6' }, undefined, 'ipv6'],
+    [
+      'EKS says ipv4, whatever the DNS address',
+      { ...CLUSTER, ipFamily: 'ipv4' },
+      { clusterDNS: ['fd00::a'] },
+      'ipv4',
+    ],
+    ['an IPv6 service CIDR', { ...CLUSTER, serviceCidr: 'fd4b:19::/108' }, undefined, 'ipv6'],
+    ['an IPv6 cluster DNS address', CLUSTER, { clusterDNS: ['fd4b:19::a'] }, 'ipv6'],
+    ['an IPv4 service CIDR', { ...CLUSTER, serviceCidr: '172.20.0.0/16' }, undefined, 'ipv4'],
+    ['nothing known', CLUSTER, undefined, 'ipv4'],
+  ])('takes the IP family from %s', (_, cluster, kubelet, family) => {
+    expect(clusterIpFamily(cluster, kubelet)).toBe(family);
+  });
+
+  it('has AL2 bootstrap.sh join an IPv6 cluster with --ip-family ipv6', () => {
+    const common = { nodeClassName: 'hpc', labels: {}, taints: [], startupTaints: [] };
+    const ipv6 = renderUserData({ ...common, family: 'AL2', cluster: { ...CLUSTER, ipFamily: 'ipv6' } });
+    expect(ipv6).toContain('--ip-family ipv6');
+    expect(renderUserData({ ...common, family: 'AL2', cluster: CLUSTER })).not.toContain('--ip-family');
   });
 });
 
