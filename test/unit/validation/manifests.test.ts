@@ -79,11 +79,12 @@ describe('what the CRDs refuse', () => {
     },
   });
 
-  it('reads the three shipped CRDs', () => {
+  it('reads the four shipped CRDs', () => {
     expect([...crdSchemas().keys()].sort()).toEqual([
       'karpenter.k8s.aws/v1/EC2NodeClass',
       'karpenter.sh/v1/NodeClaim',
       'karpenter.sh/v1/NodePool',
+      'karpenter.sh/v1alpha1/NodeOverlay',
     ]);
   });
 
