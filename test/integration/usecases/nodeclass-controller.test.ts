@@ -407,10 +407,32 @@ describe('the EC2NodeClass controller', () => {
       'karpenter.k8s.aws/capacity-reservation-type': type,
     });
     const claims = { [ended]: ids.ended, [block]: ids.block, [active]: ids.active, [unknown]: ids.unknown };
+    // Their NodePool, as a user applies it: a NodeClaim owned by a NodePool that does not exist is
+    // deleted by the garbage collector.
+    const pool = `cr-pool-${run}`;
+    const created = (await custom.createClusterCustomObject({
+      ...pools,
+      body: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: pool },
+        spec: {
+          template: {
+            spec: {
+              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+              requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved'] }],
+            },
+          },
+        },
+      },
+    })) as { metadata: { uid: string } };
     // As the provisioner creates them for launches into the reservations.
     for (const [claim, id] of Object.entries(claims)) {
       await cluster.createNodeClaim(
-        newNodeClaim(claim, { labels: reserved(id, id === ids.block ? 'capacity-block' : 'default') }),
+        newNodeClaim(claim, {
+          nodePool: { name: pool, uid: created.metadata.uid },
+          labels: reserved(id, id === ids.block ? 'capacity-block' : 'default'),
+        }),
       );
     }
     try {
@@ -433,6 +455,7 @@ describe('the EC2NodeClass controller', () => {
       ]);
     } finally {
       await forceDeleteNodeClaims(controller, Object.keys(claims));
+      await custom.deleteClusterCustomObject({ ...pools, name: pool });
     }
   });
 });
