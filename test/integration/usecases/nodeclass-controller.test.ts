@@ -75,6 +75,21 @@ const logger = () => makeLogger({}, { level: 'debug', sink: (line) => lines.push
 
 const applied: string[] = [];
 
+/** A NodePool as a user applies it, for one EC2NodeClass and capacity type. */
+const poolBody = (pool: string, nodeClass: string, capacityType = 'on-demand') => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: pool },
+  spec: {
+    template: {
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: [capacityType] }],
+      },
+    },
+  },
+});
+
 afterEach(async () => {
   // Uninstalled as a user would: deleted, then finalized by the controller.
   for (const name of applied.splice(0)) {
@@ -412,19 +427,7 @@ describe('the EC2NodeClass controller', () => {
     const pool = `cr-pool-${run}`;
     const created = (await custom.createClusterCustomObject({
       ...pools,
-      body: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        metadata: { name: pool },
-        spec: {
-          template: {
-            spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-              requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved'] }],
-            },
-          },
-        },
-      },
+      body: poolBody(pool, 'default', 'reserved'),
     })) as { metadata: { uid: string } };
     // As the provisioner creates them for launches into the reservations.
     for (const [claim, id] of Object.entries(claims)) {
@@ -464,19 +467,6 @@ describe('NodePool status without any provisioning run', () => {
   it('is Ready once its class is, and names a missing class in its condition, an Event and one log line', async () => {
     const name = `pooled-${run}`;
     await apply(name, {});
-    const poolBody = (pool: string, nodeClass: string) => ({
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: pool },
-      spec: {
-        template: {
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
-            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-          },
-        },
-      },
-    });
     const ok = `ok-${run}`;
     const orphan = `orphan-${run}`;
     await custom.createClusterCustomObject({ ...pools, body: poolBody(ok, name) });
