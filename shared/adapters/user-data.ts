@@ -3,6 +3,7 @@ import { parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import type { Labels } from '../core/index.ts';
 import { UNREGISTERED_TAINT, ValidationError } from '../core/index.ts';
 import type { AmiFamily, KubeletSpec, Taint } from '../ports/cloud.ts';
+import { BOTTLEROCKET_KUBELET_KEYS, copyKubeletSettings, NODEADM_KUBELET_KEYS } from './kubelet-settings.ts';
 
 /** What kubelet needs to join the cluster. */
 export interface ClusterInfo {
@@ -159,25 +160,7 @@ function renderAl2023(options: UserDataOptions): string {
   const config: Record<string, unknown> = {};
   if (kubelet.clusterDNS !== undefined && kubelet.clusterDNS.length > 0)
     config['clusterDNS'] = [...kubelet.clusterDNS];
-  const maxPods = kubelet.maxPods ?? options.maxPods;
-  if (maxPods !== undefined) config['maxPods'] = maxPods;
-  if (kubelet.podsPerCore !== undefined) config['podsPerCore'] = kubelet.podsPerCore;
-  if (kubelet.systemReserved) config['systemReserved'] = { ...kubelet.systemReserved };
-  if (kubelet.kubeReserved) config['kubeReserved'] = { ...kubelet.kubeReserved };
-  if (kubelet.evictionHard) config['evictionHard'] = { ...kubelet.evictionHard };
-  if (kubelet.evictionSoft) config['evictionSoft'] = { ...kubelet.evictionSoft };
-  if (kubelet.evictionSoftGracePeriod)
-    config['evictionSoftGracePeriod'] = { ...kubelet.evictionSoftGracePeriod };
-  if (kubelet.evictionMaxPodGracePeriod !== undefined) {
-    config['evictionMaxPodGracePeriod'] = kubelet.evictionMaxPodGracePeriod;
-  }
-  if (kubelet.imageGCHighThresholdPercent !== undefined) {
-    config['imageGCHighThresholdPercent'] = kubelet.imageGCHighThresholdPercent;
-  }
-  if (kubelet.imageGCLowThresholdPercent !== undefined) {
-    config['imageGCLowThresholdPercent'] = kubelet.imageGCLowThresholdPercent;
-  }
-  if (kubelet.cpuCFSQuota !== undefined) config['cpuCFSQuota'] = kubelet.cpuCFSQuota;
+  copyKubeletSettings(kubelet, options.maxPods, NODEADM_KUBELET_KEYS, config);
   config['registerWithTaints'] = registrationTaints(options.taints, options.startupTaints).map((t) => ({
     key: t.key,
     ...(t.value === undefined || t.value === '' ? {} : { value: t.value }),
@@ -325,24 +308,7 @@ function renderBottlerocket(options: UserDataOptions): string {
     if (!list.includes(entry)) list.push(entry);
     taints[taint.key] = list;
   }
-  const maxPods = kubelet.maxPods ?? options.maxPods;
-  if (maxPods !== undefined) kubernetes['max-pods'] = maxPods;
-  if (kubelet.kubeReserved) kubernetes['kube-reserved'] = { ...kubelet.kubeReserved };
-  if (kubelet.systemReserved) kubernetes['system-reserved'] = { ...kubelet.systemReserved };
-  if (kubelet.evictionHard) kubernetes['eviction-hard'] = { ...kubelet.evictionHard };
-  if (kubelet.evictionSoft) kubernetes['eviction-soft'] = { ...kubelet.evictionSoft };
-  if (kubelet.evictionSoftGracePeriod)
-    kubernetes['eviction-soft-grace-period'] = { ...kubelet.evictionSoftGracePeriod };
-  if (kubelet.evictionMaxPodGracePeriod !== undefined) {
-    kubernetes['eviction-max-pod-grace-period'] = kubelet.evictionMaxPodGracePeriod;
-  }
-  if (kubelet.imageGCHighThresholdPercent !== undefined) {
-    kubernetes['image-gc-high-threshold-percent'] = kubelet.imageGCHighThresholdPercent;
-  }
-  if (kubelet.imageGCLowThresholdPercent !== undefined) {
-    kubernetes['image-gc-low-threshold-percent'] = kubelet.imageGCLowThresholdPercent;
-  }
-  if (kubelet.cpuCFSQuota !== undefined) kubernetes['cpu-cfs-quota-enforced'] = kubelet.cpuCFSQuota;
+  copyKubeletSettings(kubelet, options.maxPods, BOTTLEROCKET_KUBELET_KEYS, kubernetes);
   if (options.instanceStorePolicy === 'RAID0') {
     // Bottlerocket stripes the instance store and binds the kubelet's and containerd's directories to it.
     table(table(document, 'settings'), 'bootstrap-commands')['000-mount-instance-storage'] = {
