@@ -1,4 +1,4 @@
-import { applyNodeOverlays, type InstanceType, solve, type UnschedulablePod } from '../../core/index.ts';
+import { applyNodeOverlays, type InstanceType, type UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
@@ -14,6 +14,7 @@ import {
   withPendingPods,
 } from '../state/cluster-state.ts';
 import { batchPods } from './batch.ts';
+import { solveConfirmed } from './confirmed-plan.ts';
 import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
 import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
@@ -287,15 +288,17 @@ async function runRound(
   { round, last }: { readonly round: number; readonly last: boolean },
   guard: LaunchGuard,
 ): Promise<RoundResult> {
-  const input = await buildSchedulingInput(state, ports.cloud, {
-    nowMs: ports.clock.now().getTime(),
-    pausedNodePools: guard.paused,
-    rescheduleDeletingNodes: true,
-    ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
-  });
-  const skippedNodePools = [...input.selection.skipped];
-  const pools = input.nodePools;
-  const classes = input.nodeClasses;
+  const build = (from: ClusterState) =>
+    buildSchedulingInput(from, ports.cloud, {
+      nowMs: ports.clock.now().getTime(),
+      pausedNodePools: guard.paused,
+      rescheduleDeletingNodes: true,
+      ...(options.solveOptions === undefined ? {} : { solveOptions: options.solveOptions }),
+    });
+  const listedInput = await build(state);
+  const skippedNodePools = [...listedInput.selection.skipped];
+  const pools = listedInput.nodePools;
+  const classes = listedInput.nodeClasses;
 
   // A paused NodePool plans nothing new, but the NodeClaims it already has are launched (a recorded
   // launch may have an instance that only its replay finds), so they resume from an unpaused view.
@@ -304,7 +307,7 @@ async function runRound(
     guard.paused.size > 0 &&
     state.nodeClaims.some((c) => isUnlaunched(c) && guard.paused.has(c.nodePoolName))
       ? await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() })
-      : input;
+      : listedInput;
   const claims: ClaimOutcome[] =
     round === 0
       ? await resumeUnlaunched(
@@ -317,11 +320,10 @@ async function runRound(
           resumeFrom.instanceTypes,
         )
       : [];
-  const moving = new Set(input.deletingNodePods.map((p) => p.uid));
   if (claims.some((c) => c.kind === 'fenced')) {
     return {
       pods: state.pendingPods.length,
-      deletingNodePods: moving.size,
+      deletingNodePods: listedInput.deletingNodePods.length,
       claims,
       placed: 0,
       unschedulable: [],
@@ -333,9 +335,16 @@ async function runRound(
     };
   }
 
-  const solveStartMs = ports.clock.now().getTime();
-  const result = solve(input.solve);
-  const planMs = ports.clock.now().getTime() - solveStartMs;
+  // The plan as the API server confirms the Nodes and NodeClaims it counts on (the NodeClaims of
+  // a provisioning run are read with a consistent list: only Nodes need GETs).
+  const { input, result, planMs } = await solveConfirmed(
+    ports,
+    logger,
+    { state, input: listedInput },
+    build,
+    { nodeClaimsConfirmed: true },
+  );
+  const moving = new Set(input.deletingNodePods.map((p) => p.uid));
 
   let leaseLost = false;
   const probed = new Set<string>();
