@@ -1,6 +1,6 @@
-import { assertNever } from '../../core/index.ts';
-import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
-import type { Cluster, NodeClaimRead } from '../../ports/cluster.ts';
+import { assertNever, parseInstanceId } from '../../core/index.ts';
+import { type Cloud, type CloudInstance, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
+import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
@@ -72,9 +72,10 @@ export async function collectGarbage(
   const terminated: string[] = [];
   const deletedNodeClaims: string[] = [];
   const failed: { step: string; error: unknown }[] = [];
+  const pass: Pass = { ports, instances, nowMs: now.getTime() };
   for (const step of steps) {
     try {
-      const done = await applyStep(ports, step);
+      const done = await applyStep(pass, step);
       if (done === 'terminated')
         terminated.push(step.kind === 'terminateOrphan' ? step.instance.instanceId : '');
       if (done === 'deleted' && step.kind === 'confirmGone') deletedNodeClaims.push(step.claim.name);
@@ -87,16 +88,38 @@ export async function collectGarbage(
   return { terminated, deletedNodeClaims, failed };
 }
 
-async function applyStep(
-  ports: GarbageCollectionPorts,
-  step: CollectionStep,
-): Promise<'terminated' | 'deleted' | 'kept'> {
-  const { cluster, cloud, logger } = ports;
+/** What one pass's steps are applied with. */
+interface Pass {
+  readonly ports: GarbageCollectionPorts;
+  /** The live instances the pass read from EC2 (its own reading, not the cluster summary's). */
+  readonly instances: readonly CloudInstance[];
+  readonly nowMs: number;
+}
+
+async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated' | 'deleted' | 'kept'> {
+  const { cluster, cloud, logger } = pass.ports;
   switch (step.kind) {
     case 'terminateOrphan': {
       const { instance } = step;
       // delete() refuses an instance without this cluster's ownership tags.
       await cloud.delete(instance.instanceId);
+      // The Node named by the reading goes too, when the API server says it is this instance's:
+      // the reading may come from the cluster summary, which may name any Node.
+      const node = step.nodeName === undefined ? undefined : await cluster.node(step.nodeName);
+      const nodeName =
+        node !== undefined && parseInstanceId(node.providerId) === instance.instanceId
+          ? node.name
+          : undefined;
+      if (step.nodeName !== undefined && nodeName === undefined) {
+        logger.warn('node not deleted with its instance', {
+          node: step.nodeName,
+          instanceId: instance.instanceId,
+          why:
+            node === undefined
+              ? 'the API server has no such Node'
+              : `the API server's Node has providerID ${node.providerId ?? '(none)'}, not this instance`,
+        });
+      }
       writeDecision(logger, {
         kind: 'collect',
         reason: 'orphaned instance',
@@ -106,28 +129,28 @@ async function applyStep(
         ageSeconds: Math.round(step.ageMs / 1000),
         ...(instance.nodeClaimName === undefined ? {} : { nodeClaim: instance.nodeClaimName }),
         ...(instance.nodePoolName === undefined ? {} : { nodePool: instance.nodePoolName }),
-        ...(step.nodeName === undefined ? {} : { node: step.nodeName }),
+        ...(nodeName === undefined ? {} : { node: nodeName }),
       });
-      // The Node goes too; should this fail, the Node of a terminated instance is removed by the
-      // cloud node lifecycle controller, as any such Node.
-      if (step.nodeName !== undefined) await ignoreNotFound(cluster.deleteNode(step.nodeName));
+      // Should this fail, the Node of a terminated instance is removed by the cloud node lifecycle
+      // controller, as any such Node.
+      if (nodeName !== undefined) await ignoreNotFound(cluster.deleteNode(nodeName));
       return 'terminated';
     }
     case 'confirmGone': {
-      // The list may lag behind; a read by id is the answer.
-      const instance = await cloud.get(step.instanceId);
-      if (instance !== undefined && instance.state !== 'terminated') return 'kept';
-      await ignoreNotFound(cluster.deleteNodeClaim(step.claim.name));
-      const handedOver = await handToTermination(ports.requestTermination, step.claim.name, logger);
+      const confirmed = await confirmGone(pass, step);
+      if (confirmed === undefined) return 'kept';
+      const { claim, instanceState } = confirmed;
+      await ignoreNotFound(cluster.deleteNodeClaim(claim.name));
+      const handedOver = await handToTermination(pass.ports.requestTermination, claim.name, logger);
       writeDecision(logger, {
         kind: 'collect',
         reason: 'instance gone',
         action: 'deleteNodeClaim',
-        instanceId: step.instanceId,
-        instanceState: instance?.state ?? 'not found',
-        nodeClaim: step.claim.name,
-        nodePool: step.claim.nodePoolName,
-        ...(step.claim.status.nodeName === undefined ? {} : { node: step.claim.status.nodeName }),
+        instanceId: confirmed.instanceId,
+        instanceState,
+        nodeClaim: claim.name,
+        nodePool: claim.nodePoolName,
+        ...(claim.status.nodeName === undefined ? {} : { node: claim.status.nodeName }),
         handedOver,
       });
       return 'deleted';
@@ -135,4 +158,46 @@ async function applyStep(
     default:
       return assertNever(step);
   }
+}
+
+/**
+ * The NodeClaim of a `confirmGone` step as the API server has it, when collecting it is decided
+ * again on that read (decideCollection over the pass's instances, the NodeClaim and its Node, both
+ * read by name) and EC2, asked by the id of its providerID, does not have the instance running;
+ * else undefined (logged when the reading the step came from was wrong). The reading may come
+ * from the cluster summary, which anyone holding the shim's role can write.
+ */
+async function confirmGone(
+  pass: Pass,
+  step: Extract<CollectionStep, { kind: 'confirmGone' }>,
+): Promise<{ claim: ClusterNodeClaim; instanceId: string; instanceState: string } | undefined> {
+  const { cluster, cloud, logger } = pass.ports;
+  const kept = (why: string) => {
+    logger.warn('nodeClaim not collected', {
+      nodeClaim: step.claim.name,
+      listedInstanceId: step.instanceId,
+      why,
+    });
+    return undefined;
+  };
+  const claim = await cluster.nodeClaim(step.claim.name);
+  if (claim === undefined) return undefined;
+  if (claim.uid !== step.claim.uid) return kept('the API server has another NodeClaim of that name');
+  const node = claim.status.nodeName === undefined ? undefined : await cluster.node(claim.status.nodeName);
+  const again = decideCollection({
+    instances: pass.instances,
+    claims: [claim],
+    nodes: node === undefined ? [] : [node],
+    nowMs: pass.nowMs,
+    lookupWindowMs: INSTANCE_LOOKUP_WINDOW_MS,
+  }).find((s) => s.kind === 'confirmGone');
+  if (again === undefined) {
+    return kept(
+      `not to be collected as the API server has it (providerID ${claim.status.providerId ?? '(none)'}, ${claim.deleting ? 'deleting' : 'not deleting'})`,
+    );
+  }
+  // The list of live instances may lag behind; a read by id is the answer.
+  const instance = await cloud.get(again.instanceId);
+  if (instance !== undefined && instance.state !== 'terminated') return undefined;
+  return { claim, instanceId: again.instanceId, instanceState: instance?.state ?? 'not found' };
 }
