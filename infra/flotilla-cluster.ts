@@ -243,6 +243,7 @@ export class FlotillaCluster extends Construct {
       clusterName: this.clusterName,
       stateTable: this.stateTable.tableName,
       summaryBucket: this.summaryBucket.bucketName,
+      clusterSize: `${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).nodes},${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).pods}`,
       podEventQueueUrl: this.queues.podEvents.queueUrl,
       interruptionQueueUrl: this.queues.interruption.queueUrl,
       terminationQueueUrl: this.queues.termination.queueUrl,

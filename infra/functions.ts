@@ -127,7 +127,7 @@ const GARBAGE_COLLECTOR_MEMORY = measured(233, 384);
 /** The environment every Lambda gets. */
 const baseEnv: readonly EnvVarKey[] = ['clusterName', 'stateTable', 'logLevel'];
 
-// Every Lambda that reads the cluster (each row with `kubernetes`) also gets `summaryBucket` and
+// Every Lambda that reads the cluster (each row with `kubernetes`) also gets `summaryBucket`, `clusterSize` (the summary's limits) and
 // `readSummary`: it reads the summary the shim publishes in one GetObject instead of listing the
 // whole cluster.
 
@@ -177,6 +177,7 @@ export const provisionerFunction: FunctionDefinition = {
   env: [
     ...baseEnv,
     'summaryBucket',
+    'clusterSize',
     'podEventQueueUrl',
     'terminationQueueUrl',
     'minValuesPolicy',
@@ -221,7 +222,14 @@ export const interruptionFunction: FunctionDefinition = {
   entry: 'lambdas/interruption/handler.ts',
   description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
   triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
-  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'rebalanceAction', 'podEventQueueUrl'],
+  env: [
+    ...baseEnv,
+    'summaryBucket',
+    'clusterSize',
+    'terminationQueueUrl',
+    'rebalanceAction',
+    'podEventQueueUrl',
+  ],
   // stateWrite: the ICE back-off of an interrupted spot offering; sendPodEvents: the provisioner is
   // told of each NodeClaim it deletes, so the replacements launch while the drain runs.
   permissions: ['stateWrite', 'sendTermination', 'sendPodEvents', 'kubernetes', 'readSummary'],
@@ -245,7 +253,7 @@ export const terminationFunction: FunctionDefinition = {
     { kind: 'queue', queue: 'termination', batchSize: 10 },
     { kind: 'schedule', schedule: 'garbageCollection' },
   ],
-  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl'],
+  env: [...baseEnv, 'summaryBucket', 'clusterSize', 'terminationQueueUrl'],
   permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
   // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
   timeout: Duration.minutes(2),
@@ -272,6 +280,7 @@ export const disruptionFunction: FunctionDefinition = {
   env: [
     ...baseEnv,
     'summaryBucket',
+    'clusterSize',
     'podEventQueueUrl',
     'terminationQueueUrl',
     'disruptionQueueUrl',
@@ -312,7 +321,7 @@ export const garbageCollectorFunction: FunctionDefinition = {
   entry: 'lambdas/garbage-collector/handler.ts',
   description: 'Flotilla: terminate orphaned instances and delete NodeClaims whose instance is gone',
   triggers: [{ kind: 'schedule', schedule: 'garbageCollection' }],
-  env: [...baseEnv, 'summaryBucket', 'terminationQueueUrl', 'nodeRepair'],
+  env: [...baseEnv, 'summaryBucket', 'clusterSize', 'terminationQueueUrl', 'nodeRepair'],
   // describeInstanceStatus: node repair (nodeRepair) reads which instances EC2 reports impaired.
   permissions: [
     'describeInstances',

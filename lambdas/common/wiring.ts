@@ -13,12 +13,16 @@ import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
 import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
+import { summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
 // the environment, SDK clients, the API server (found with eks:DescribeCluster unless set), the
 // Cluster and Cloud adapters.
+
+/** The clusterSize a local run without FLOTILLA_CLUSTER_SIZE reads summaries for (the stack's default). */
+const DEFAULT_SUMMARY_SIZE = { nodes: 500, pods: 10_000 };
 
 const BaseEnv = z.object({
   AWS_REGION: z.string().min(1),
@@ -36,6 +40,15 @@ const BaseEnv = z.object({
   KUBECONFIG: z.string().min(1).optional(),
   /** Where the shim publishes the cluster summary; without it every read goes to the API server. */
   [EnvVar.summaryBucket]: z.string().min(1).optional(),
+  /** The stack's clusterSize, which caps what a summary may hold; local runs take the default. */
+  [EnvVar.clusterSize]: z
+    .string()
+    .regex(/^\d+,\d+$/, '"<nodes>,<pods>", e.g. "500,10000"')
+    .default(`${DEFAULT_SUMMARY_SIZE.nodes},${DEFAULT_SUMMARY_SIZE.pods}`)
+    .transform((value) => {
+      const [nodes = 0, pods = 0] = value.split(',').map(Number);
+      return { nodes, pods };
+    }),
   /** An endpoint override (local runs, tests): S3 is then addressed path-style. */
   AWS_ENDPOINT_URL: z.string().min(1).optional(),
   AWS_ENDPOINT_URL_S3: z.string().min(1).optional(),
@@ -138,6 +151,7 @@ export async function wire(
             }),
             bucket: summaryBucket,
             cluster: clusterName,
+            limits: summaryLimitsFor(config[EnvVar.clusterSize]),
           }),
           clock: systemClock,
           logger,

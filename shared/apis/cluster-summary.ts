@@ -1,7 +1,7 @@
 import type { Pod } from '../core/index.ts';
 import { ValidationError } from '../core/index.ts';
 import { type BoundPod, type ClusterNode, type ClusterNodeClaim, toNodeInfo } from '../ports/cluster.ts';
-import type { ClusterSummary } from '../ports/summary.ts';
+import { type ClusterSummary, type SummaryLimits, SummaryTooLargeError } from '../ports/summary.ts';
 import { isRecord } from './fields.ts';
 import { convertNodeClaims, toClusterNodeClaim } from './karpenter.ts';
 import { groupPodsByNode, type PodsByNode, toClusterNode, withPods } from './node.ts';
@@ -111,10 +111,12 @@ function once<T>(make: () => T): () => T {
  *   JSON, of another version or without its fields, or no pods after it. `nodes()` and
  *   `boundPods()` throw ValidationError, at every call, when the pods are not JSON, not lists, or
  *   not as many as the head counts.
+ * @throws SummaryTooLargeError when it holds more Nodes, NodeClaims or pods than `limits` allow.
  */
 export function readSummaryDocument(
   text: string | Uint8Array,
   conversions: SummaryConversions = makeSummaryConversions(),
+  limits?: Pick<SummaryLimits, 'nodes' | 'nodeClaims' | 'pods'>,
 ): ClusterSummary {
   const object = 'cluster summary';
   const parse = (json: string, field: string): unknown => {
@@ -161,6 +163,20 @@ export function readSummaryDocument(
   const podCount = isRecord(document['counts']) ? document['counts']['pods'] : undefined;
   if (typeof podCount !== 'number' || !Number.isSafeInteger(podCount) || podCount < 0) {
     throw new ValidationError(object, 'counts.pods', `${JSON.stringify(podCount)} is not a count`);
+  }
+  if (limits !== undefined) {
+    const over = (
+      [
+        ['Nodes', nodesRaw.length, limits.nodes],
+        ['NodeClaims', claimsRaw.length, limits.nodeClaims],
+        ['pods', podCount, limits.pods],
+      ] as const
+    ).filter(([, count, most]) => count > most);
+    if (over.length > 0) {
+      throw new SummaryTooLargeError(
+        `the cluster summary holds ${over.map(([kind, count, most]) => `${count} ${kind} (at most ${most})`).join(', ')}: more than the stack's clusterSize allows; raise clusterSize if the cluster really is this large`,
+      );
+    }
   }
 
   const podPart = once(() => {

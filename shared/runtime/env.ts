@@ -57,6 +57,11 @@ export const EnvVar = {
    * server directly.
    */
   summaryBucket: 'FLOTILLA_SUMMARY_BUCKET',
+  /**
+   * The stack's `clusterSize` as `<nodes>,<pods>`, e.g. `500,10000`: the cluster summary is
+   * refused past limits made from it (summaryLimitsFor in shared/ports/summary.ts).
+   */
+  clusterSize: 'FLOTILLA_CLUSTER_SIZE',
 } as const;
 
 /** A key of `EnvVar`, e.g. `'stateTable'`. */

@@ -3,10 +3,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLUSTER_SIZE } from '../../infra/cluster-size.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import type { Cluster, ClusterNode } from '../../shared/ports/cluster.ts';
-import type { ClusterSummary } from '../../shared/ports/summary.ts';
+import { type ClusterSummary, summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../harness/aws/stack.ts';
 import { type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
@@ -49,6 +50,7 @@ beforeAll(async () => {
     s3: new S3Client({ ...awsConfigAs(server, 'provisioner'), forcePathStyle: true }),
     bucket: STACK_NAMES.summaryBucket,
     cluster: STACK_CLUSTER,
+    limits: summaryLimitsFor(DEFAULT_CLUSTER_SIZE),
   });
   shim = await startShimProcess({
     server: { ...server, credentials: awsConfigAs(server, 'shim').credentials },

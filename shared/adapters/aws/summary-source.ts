@@ -4,13 +4,27 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
 import { ValidationError } from '../../core/index.ts';
-import { type ClusterSummary, type SummarySource, SummaryUnavailableError } from '../../ports/summary.ts';
+import {
+  type ClusterSummary,
+  SUMMARY_CLOCK_TOLERANCE_MS,
+  SummaryDatedAheadError,
+  type SummaryLimits,
+  type SummarySource,
+  SummaryTooLargeError,
+  SummaryUnavailableError,
+} from '../../ports/summary.ts';
 
 // The cluster summary as a Lambda reads it: one GetObject of the object the shim publishes. A warm
 // Lambda container keeps the last summary it read with its ETag and asks S3 only whether it changed
 // (If-None-Match), so an unchanged summary costs one small request and no conversion. The object is
 // unzipped at once and its head parsed; its pods are parsed only when a read needs them
 // (readSummaryDocument), and a failure then is the same SummaryUnavailableError as one now.
+//
+// The object is untrusted input (the shim's role writes it): its size is checked before it is
+// downloaded and unzipping stops at a cap, so a small object that unzips to gigabytes costs
+// nothing; and its age is S3's, not the document's: it counts from the object's LastModified, less
+// how far behind the document says its slowest watch was, and a document that dates itself ahead
+// of LastModified is refused.
 
 const gunzipAsync = promisify(gunzip);
 
@@ -18,6 +32,8 @@ export interface S3SummarySourceOptions {
   readonly s3: S3Client;
   readonly bucket: string;
   readonly cluster: string;
+  /** The most a summary may hold (summaryLimitsFor the stack's clusterSize). */
+  readonly limits: SummaryLimits;
 }
 
 /** What one container has read so far. */
@@ -43,6 +59,7 @@ export function makeS3SummarySource(
     reads += 1;
     let body: Uint8Array;
     let etag: string | undefined;
+    let storedAtMs: number | undefined;
     try {
       const out = await options.s3.send(
         new GetObjectCommand({
@@ -52,8 +69,18 @@ export function makeS3SummarySource(
         }),
       );
       etag = out.ETag;
+      storedAtMs = out.LastModified?.getTime();
+      const length = out.ContentLength;
+      if (length === undefined || length > options.limits.storedBytes) {
+        // The body is left unread: the connection is closed, not drained.
+        (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
+        throw new SummaryTooLargeError(
+          `s3://${options.bucket}/${key} is ${length ?? 'of unknown size'} bytes, over the ${options.limits.storedBytes} the stack's clusterSize allows`,
+        );
+      }
       body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
     } catch (error) {
+      if (error instanceof SummaryTooLargeError) throw error;
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       const name = (error as { name?: unknown }).name;
       if ((status === 304 || name === 'NotModified') && last !== undefined) return last.summary;
@@ -70,13 +97,30 @@ export function makeS3SummarySource(
         `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
-    let summary: ClusterSummary;
+    if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
+      throw new SummaryUnavailableError(`s3://${options.bucket}/${key} came without a LastModified time`);
+    }
+    let text: Buffer;
     try {
       // Unzipped off the main thread: the invocation's other reads go on meanwhile.
-      summary = withPodErrorsAs(readSummaryDocument(await gunzipAsync(body), conversions), unreadable);
+      text = await gunzipAsync(body, { maxOutputLength: options.limits.textBytes });
     } catch (error) {
+      if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new SummaryTooLargeError(
+          `s3://${options.bucket}/${key} unzips to more than the ${options.limits.textBytes} bytes the stack's clusterSize allows`,
+          { cause: error },
+        );
+      }
       throw unreadable(error);
     }
+    let summary: ClusterSummary;
+    try {
+      summary = withPodErrorsAs(readSummaryDocument(text, conversions, options.limits), unreadable);
+    } catch (error) {
+      if (error instanceof SummaryUnavailableError) throw error;
+      throw unreadable(error);
+    }
+    summary = datedByStore(summary, storedAtMs, `s3://${options.bucket}/${key}`);
     if (summary.cluster !== options.cluster) {
       throw new SummaryUnavailableError(
         `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
@@ -95,6 +139,24 @@ export function makeS3SummarySource(
     },
     stats: () => ({ reads, downloads, bytesDownloaded }),
   };
+}
+
+/**
+ * The summary with its times taken from its store: published when the store says it was written,
+ * and current up to that less how far the document says its slowest watch was behind then. The
+ * document's own times count only against each other, so a shim whose clock runs ahead, or a
+ * hostile document, can make a summary look no younger than its store's time.
+ * @throws SummaryDatedAheadError when the document dates itself (or a watch) after `storedAtMs`.
+ */
+export function datedByStore(summary: ClusterSummary, storedAtMs: number, where: string): ClusterSummary {
+  const latest = Math.max(summary.publishedAtMs, summary.currentAtMs);
+  if (latest > storedAtMs + SUMMARY_CLOCK_TOLERANCE_MS) {
+    throw new SummaryDatedAheadError(
+      `${where} says it was written at ${new Date(latest).toISOString()}, ${Math.round((latest - storedAtMs) / 1000)} s after S3 stored it (${new Date(storedAtMs).toISOString()}); is the shim's node clock ahead?`,
+    );
+  }
+  const behindMs = Math.max(0, summary.publishedAtMs - summary.currentAtMs);
+  return { ...summary, publishedAtMs: storedAtMs, currentAtMs: storedAtMs - behindMs };
 }
 
 /**

@@ -223,7 +223,10 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
     const server = await moto();
     const { stack, network, amd64 } = await phase('stack on moto', async () => {
       await resetMoto(server);
-      const deployed = await prepareColdStart(server, kube.controllerKubeconfigPath);
+      // The stack is sized for the cluster it serves (its clusterSize caps the summary).
+      const deployed = await prepareColdStart(server, kube.controllerKubeconfigPath, {
+        [EnvVar.clusterSize]: `${size.nodes},${size.pods}`,
+      });
       const ec2 = new EC2Client(awsClientConfig(server));
       const net = await makeLargeNetwork(ec2, ZONES);
       const amis = await publishAl2023(ec2, new SSMClient(awsClientConfig(server)));

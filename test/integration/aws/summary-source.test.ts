@@ -3,7 +3,12 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
 import { encodeSummaryDocument, SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
-import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
+import {
+  SummaryDatedAheadError,
+  type SummaryLimits,
+  SummaryTooLargeError,
+  SummaryUnavailableError,
+} from '../../../shared/ports/summary.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
@@ -32,8 +37,17 @@ async function put(body: Buffer): Promise<void> {
   );
 }
 
+/** Limits far above what these documents hold. */
+const TEST_LIMITS: SummaryLimits = {
+  storedBytes: 1_000_000,
+  textBytes: 4_000_000,
+  nodes: 100,
+  nodeClaims: 100,
+  pods: 1_000,
+};
+
 /** The document's text as the shim writes it: these Nodes, a pod on each. */
-function text(cluster: string, nodes: readonly string[]): string {
+function text(cluster: string, nodes: readonly string[], at = '2026-11-26T12:00:00Z', behindMs = 0): string {
   const builder = new SummaryBuilder(cluster);
   for (const name of nodes) {
     builder.apply('nodes', 'ADDED', {
@@ -47,15 +61,26 @@ function text(cluster: string, nodes: readonly string[]): string {
       status: { phase: 'Running' },
     });
   }
-  const at = '2026-11-26T12:00:00Z';
-  return encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at }));
+  const current = new Date(Date.parse(at) - behindMs).toISOString();
+  return encodeSummaryDocument(builder.document(at, { pods: current, nodes: at, nodeClaims: at }));
 }
 
 /** The object the shim publishes. */
 const document = (cluster: string, nodes: readonly string[]) => gzipSync(text(cluster, nodes));
 
-const source = () =>
-  makeS3SummarySource({ s3: s3As('provisioner'), bucket: STACK_NAMES.summaryBucket, cluster: STACK_CLUSTER });
+const source = (limits: SummaryLimits = TEST_LIMITS) =>
+  makeS3SummarySource({
+    s3: s3As('provisioner'),
+    bucket: STACK_NAMES.summaryBucket,
+    cluster: STACK_CLUSTER,
+    limits,
+  });
+
+/** What reading the published object ends in: the summary or the error. */
+const outcome = (limits?: SummaryLimits) =>
+  source(limits)
+    .read()
+    .catch((e: unknown) => e);
 
 describe('the cluster summary read from S3', () => {
   it('is undefined until the shim has published one', async () => {
@@ -115,6 +140,56 @@ describe('the cluster summary read from S3', () => {
       .read()
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SummaryUnavailableError);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('dates the summary by S3, not by the times the document states', async () => {
+    // Written by a shim whose clock is a week behind, its pods' watch 5 s behind its nodes'.
+    await put(gzipSync(text(STACK_CLUSTER, ['a'], '2026-11-20T12:00:00Z', 5_000)));
+    const before = Date.now();
+    const summary = await source().read();
+    // S3 keeps whole seconds; moto runs on this machine's clock.
+    expect(summary?.publishedAtMs).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000);
+    expect(summary?.publishedAtMs).toBeLessThanOrEqual(Date.now());
+    expect(summary?.currentAtMs).toBe((summary?.publishedAtMs ?? 0) - 5_000);
+  });
+
+  it('refuses a document that dates itself after S3 stored it', async () => {
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    await put(gzipSync(text(STACK_CLUSTER, ['a'], ahead)));
+    const error = await outcome();
+    expect(error).toBeInstanceOf(SummaryDatedAheadError);
+    expect((error as Error).message).toMatch(/s after S3 stored it/);
+  });
+
+  it('refuses an object larger than its limit without downloading it', async () => {
+    const summaries = source({ ...TEST_LIMITS, storedBytes: 100 });
+    await put(document(STACK_CLUSTER, ['a', 'b', 'c']));
+    const error = await summaries.read().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SummaryTooLargeError);
+    expect((error as Error).message).toMatch(/bytes, over the 100 the stack's clusterSize allows/);
+    expect(summaries.stats()).toMatchObject({ reads: 1, downloads: 0, bytesDownloaded: 0 });
+  });
+
+  it('stops unzipping a small object at the limit of its text', async () => {
+    // 64 MiB of spaces after the head: a few KB gzipped.
+    const bomb = gzipSync(
+      Buffer.concat([Buffer.from(text(STACK_CLUSTER, ['a'])), Buffer.alloc(64 << 20, 32)]),
+    );
+    expect(bomb.length).toBeLessThan(TEST_LIMITS.storedBytes);
+    await put(bomb);
+    const error = await outcome();
+    expect(error).toBeInstanceOf(SummaryTooLargeError);
+    expect((error as Error).message).toMatch(/unzips to more than the 4000000 bytes/);
+  });
+
+  it.each([
+    ['Nodes', { nodes: 2 }, /3 Nodes \(at most 2\)/],
+    ['pods', { pods: 1 }, /3 pods \(at most 1\)/],
+  ] as const)('refuses a document with more %s than its limit', async (_, limit, message) => {
+    await put(document(STACK_CLUSTER, ['a', 'b', 'c']));
+    const error = await outcome({ ...TEST_LIMITS, ...limit });
+    expect(error).toBeInstanceOf(SummaryTooLargeError);
     expect((error as Error).message).toMatch(message);
   });
 });
