@@ -7,7 +7,9 @@ import type { Logger } from '../runtime/logger.ts';
 // the summary the shim published, when it is fresh, and from the API server otherwise; everything
 // else (single gets, consistent reads, writes) goes to the API server. So a Lambda reads a cluster
 // of any size in one request instead of listing it. What this Lambda container wrote to NodeClaims
-// lately is read back from the API server over the summary, which may not show it yet.
+// in the last minutes is always read back from the API server over the summary, whatever the
+// summary says of its own currency: a summary (the shim's, or whoever holds its role) never hides
+// a container's own writes from it. The summary's age is the source's to judge (S3's clock).
 
 export interface SummaryClusterOptions {
   readonly source: SummarySource;
@@ -89,14 +91,12 @@ export function withClusterSummary(
   const remember = (name: string) => written.set(name, now());
 
   /**
-   * The summary's NodeClaims with this container's recent writes read back from the API server:
-   * those made after the summary's watch was last known current, or less than a margin before.
+   * The summary's NodeClaims with every NodeClaim this container wrote in the last OWN_WRITES_MS
+   * read back from the API server, however current the summary says it is.
    */
-  async function withOwnWrites(read: NodeClaimRead, currentAtMs: number): Promise<NodeClaimRead> {
+  async function withOwnWrites(read: NodeClaimRead): Promise<NodeClaimRead> {
     for (const [name, at] of written) if (now() - at > OWN_WRITES_MS) written.delete(name);
-    const unseen = [...written]
-      .filter(([, at]) => at > currentAtMs - OWN_WRITE_MARGIN_MS)
-      .map(([name]) => name);
+    const unseen = [...written.keys()];
     if (unseen.length === 0) return read;
     // Many writes (a pass that updated every NodeClaim's conditions): one list beats a read each.
     if (unseen.length > OWN_WRITE_GETS) return cluster.nodeClaims();
@@ -141,7 +141,7 @@ export function withClusterSummary(
           // Writes made until `asOf` (by another invocation) may not show in it yet.
           asOf !== undefined && summary.currentAtMs < asOf + OWN_WRITE_MARGIN_MS
             ? cluster.nodeClaims()
-            : withOwnWrites(summary.nodeClaims(), summary.currentAtMs),
+            : withOwnWrites(summary.nodeClaims()),
         () => cluster.nodeClaims(),
       );
     },

@@ -145,6 +145,18 @@ describe('the Cluster port over the cluster summary', () => {
     expect(names(await w.decorated.nodeClaims())).toEqual([]);
   });
 
+  it('reads back its own writes of the last two minutes whatever the summary says of its currency', async () => {
+    const w = world();
+    await w.decorated.createNodeClaim(newNodeClaim('mine'));
+    await w.decorated.patchNodeClaimMetadata('mine', { annotations: { 'example.com/mark': 'set' } });
+    // A summary that says it is current 30 s after the writes, and shows neither.
+    w.clock.advance(60_000);
+    w.publish([], T0 + 30_000);
+    const read = await w.decorated.nodeClaims();
+    expect(names(read)).toEqual(['mine']);
+    expect(read.items[0]?.annotations['example.com/mark']).toBe('set');
+  });
+
   it('lists the NodeClaims once, instead of reading each, after writing more than 20 lately', async () => {
     const w = world();
     w.publish([], T0);
