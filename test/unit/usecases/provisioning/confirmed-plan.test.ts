@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
+import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
+import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
+import type { Cluster } from '../../../../shared/ports/cluster.ts';
+import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { addPendingPod, scenarioWorld } from './world.ts';
+
+// The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
+// can write. A pending pod is left to an existing Node only when the API server confirms it: a
+// listed Node the API server does not have, or has cordoned, or fuller than listed, takes nothing,
+// and the pod gets a launch. The summary here is built with the shim's own builder from what the
+// in-memory API server holds, plus what the test forges into it; the provisioner reads it through
+// the Lambdas' own decorator (withClusterSummary).
+
+/** A Ready Node of the `on-demand` NodePool, as a kubelet registers it. */
+function nodeManifest(name: string, cpu: string, extra: { taints?: unknown[]; deleting?: boolean } = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/os': 'linux',
+        'karpenter.sh/nodepool': 'on-demand',
+        'karpenter.sh/capacity-type': 'on-demand',
+        'karpenter.sh/initialized': 'true',
+        'karpenter.sh/registered': 'true',
+        'node.kubernetes.io/instance-type': 'm6i.large',
+        'topology.kubernetes.io/zone': 'us-east-1a',
+      },
+      ...(extra.deleting === true
+        ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['karpenter.sh/termination'] }
+        : {}),
+    },
+    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...(extra.taints ? { taints: extra.taints } : {}) },
+    status: {
+      capacity: { cpu, memory: '400000Gi', pods: '110' },
+      allocatable: { cpu, memory: '400000Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
+}
+
+function boundPod(name: string, nodeName: string, cpu = '500m') {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: {
+      nodeName,
+      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu, memory: '512Mi' } } }],
+    },
+    status: { phase: 'Running' },
+  };
+}
+
+function setup() {
+  const world = scenarioWorld();
+  const { clock, cluster, cloud, resolver } = world;
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  let published: ClusterSummary | undefined;
+  /** Publishes what an honest shim sees now, with `forged` Nodes and pods added (or in place). */
+  const publish = (forged: { nodes?: unknown[]; pods?: unknown[]; drop?: string[] } = {}) => {
+    const builder = new SummaryBuilder('prod');
+    const dropped = new Set(forged.drop ?? []);
+    const keep = (o: Record<string, unknown>) =>
+      !dropped.has(String((o['metadata'] as { name?: string } | undefined)?.name));
+    builder.replace('pods', [...cluster.list('Pod').filter(keep), ...(forged.pods ?? [])]);
+    builder.replace('nodes', [...cluster.list('Node').filter(keep), ...(forged.nodes ?? [])]);
+    builder.replace('nodeClaims', cluster.list('NodeClaim'));
+    const at = clock.now().toISOString();
+    published = readSummaryDocument(
+      encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
+    );
+  };
+  const gets = { node: 0, podsOnNode: 0, nodeClaim: 0 };
+  const counted: Cluster = {
+    ...cluster,
+    node: (name) => {
+      gets.node += 1;
+      return cluster.node(name);
+    },
+    podsOnNode: (name) => {
+      gets.podsOnNode += 1;
+      return cluster.podsOnNode(name);
+    },
+    nodeClaim: (name) => {
+      gets.nodeClaim += 1;
+      return cluster.nodeClaim(name);
+    },
+  };
+  const decorated = withClusterSummary(counted, {
+    source: { read: async () => published },
+    clock,
+    logger,
+  });
+  const leases = makeMemoryLeaseStore();
+  let runs = 0;
+  const run = () =>
+    provision(
+      {
+        cluster: decorated,
+        cloud,
+        leases,
+        clock,
+        sleep: async (ms) => {
+          clock.advance(ms);
+        },
+        logger,
+        nodeClassResolver: resolver,
+      },
+      { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
+    );
+  const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
+  return { cluster, decorated, publish, run, gets, confirmedLines };
+}
+
+const launched = (result: Awaited<ReturnType<typeof provision>>) =>
+  result.kind === 'provisioned' ? result.claims.filter((c) => c.kind === 'launched') : [];
+
+describe('a provisioning plan confirmed against the API server', () => {
+  it('launches for a pending pod that a listed Node the API server does not have would have taken', async () => {
+    const w = setup();
+    addPendingPod(w.cluster, 'web-1');
+    w.publish({ nodes: [nodeManifest('phantom', '100000')] });
+    // The summary is what the provisioner's lists read.
+    expect((await w.decorated.nodes()).items.map((n) => n.name)).toEqual(['phantom']);
+
+    const result = await w.run();
+
+    expect(launched(result)).toHaveLength(1);
+    expect(launched(result)[0]?.pods.map((p) => p.name)).toEqual(['web-1']);
+    expect(w.confirmedLines()).toHaveLength(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], level: 'warn' });
+    expect(w.gets).toEqual({ node: 1, podsOnNode: 0, nodeClaim: 0 });
+  });
+
+  it('leaves the pod to a Node the API server confirms, at two reads and without a word', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '8'));
+    w.cluster.create(boundPod('busy', 'real'));
+    addPendingPod(w.cluster, 'web-1');
+    w.publish();
+
+    const result = await w.run();
+
+    expect(launched(result)).toEqual([]);
+    expect(result).toMatchObject({ kind: 'provisioned', placed: 1 });
+    expect(w.confirmedLines()).toEqual([]);
+    expect(w.gets).toEqual({ node: 1, podsOnNode: 1, nodeClaim: 0 });
+  });
+
+  it('launches when the API server has the listed Node cordoned', async () => {
+    const w = setup();
+    w.cluster.create({ ...nodeManifest('real', '8'), spec: { unschedulable: true } });
+    addPendingPod(w.cluster, 'web-1');
+    w.publish({ drop: ['real'], nodes: [nodeManifest('real', '8')] });
+
+    const result = await w.run();
+
+    expect(launched(result)).toHaveLength(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ changed: ['node/real'] });
+  });
+
+  it('launches when the API server has a pod on the Node that the summary leaves out', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '1'));
+    w.cluster.create(boundPod('hidden', 'real', '900m'));
+    addPendingPod(w.cluster, 'web-1');
+    w.publish({ drop: ['hidden'] });
+
+    const result = await w.run();
+
+    expect(launched(result)).toHaveLength(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ changed: ['node/real'] });
+  });
+
+  it('does not let a listed Node the API server does not have use up a NodePool limit', async () => {
+    const w = setup();
+    addPendingPod(w.cluster, 'web-1');
+    // Tainted, it takes no pod, but its 100000 CPUs count against the on-demand pool's 200.
+    w.publish({
+      nodes: [
+        nodeManifest('phantom', '100000', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
+      ],
+    });
+
+    const result = await w.run();
+
+    expect(launched(result)).toHaveLength(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], consistentList: true });
+  });
+
+  it('launches nothing for the pods of a deleting Node the API server does not have', async () => {
+    const w = setup();
+    addPendingPod(w.cluster, 'web-1');
+    w.publish({
+      nodes: [nodeManifest('phantom', '4', { deleting: true })],
+      pods: [boundPod('ghost-1', 'phantom', '3'), boundPod('ghost-2', 'phantom', '3')],
+    });
+
+    const result = await w.run();
+
+    // One node for the real pending pod, none for the two pods the summary put on the phantom.
+    expect(launched(result).flatMap((c) => c.pods.map((p) => p.name))).toEqual(['web-1']);
+    expect(result).toMatchObject({ deletingNodePods: 0 });
+    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'] });
+  });
+});
