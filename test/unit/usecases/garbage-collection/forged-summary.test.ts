@@ -14,7 +14,7 @@ import {
   ORPHAN_MIN_AGE_MS,
 } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { forgedSummaryCluster, named } from './forged-summary.ts';
+import { field, forgedSummaryCluster, named, type RawObject } from './forged-summary.ts';
 
 // Garbage collection over a forged cluster summary: what the summary lists chooses what to look
 // at, and every deletion is decided again on the API server's own NodeClaim and Node.
@@ -79,7 +79,7 @@ describe('garbage collection over a forged cluster summary', () => {
     w.clock.advance(INSTANCE_LOOKUP_WINDOW_MS + 60_000);
     w.forged.publish({
       nodeClaims: (claims) => {
-        named(claims, 'live')['status']['providerID'] = NOWHERE;
+        field(named(claims, 'live'), 'status')['providerID'] = NOWHERE;
       },
       // The summary hides its Node too, so nothing in the reading says it is Ready.
       nodes: (nodes) => nodes.splice(0, nodes.length),
@@ -100,8 +100,10 @@ describe('garbage collection over a forged cluster summary', () => {
     w.forged.publish({
       nodeClaims: (claims) => {
         const claim = named(claims, 'young');
-        claim['metadata']['creationTimestamp'] = '2020-01-01T00:00:00Z';
-        for (const c of claim['status']['conditions']) c['lastTransitionTime'] = '2020-01-01T00:00:00Z';
+        field(claim, 'metadata')['creationTimestamp'] = '2020-01-01T00:00:00Z';
+        for (const c of field(claim, 'status')['conditions'] as RawObject[]) {
+          c['lastTransitionTime'] = '2020-01-01T00:00:00Z';
+        }
       },
     });
     expect((await w.pass()).deletedNodeClaims).toEqual([]);
@@ -126,7 +128,7 @@ describe('garbage collection over a forged cluster summary', () => {
     w.clock.advance(ORPHAN_MIN_AGE_MS);
     w.forged.publish({
       nodes: (nodes) => {
-        named(nodes, 'live')['spec']['providerID'] = orphan.providerId;
+        field(named(nodes, 'live'), 'spec')['providerID'] = orphan.providerId;
       },
     });
     expect((await w.pass()).terminated).toEqual([orphan.instanceId]);

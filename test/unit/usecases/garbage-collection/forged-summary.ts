@@ -12,7 +12,7 @@ import type { Logger } from '../../../../shared/runtime/logger.ts';
 // from the forged summary; single gets and consistent reads from the in-memory API server.
 
 /** A raw Kubernetes object of the summary, writable. */
-export type RawObject = Record<string, any>;
+export type RawObject = Record<string, unknown>;
 
 /** What to change in the objects before they are published (a deep copy; the cluster is untouched). */
 export interface Forgery {
@@ -37,7 +37,9 @@ export function forgedSummaryCluster(
     cluster: decorated,
     publish(forgery) {
       const copy = (kind: 'Pod' | 'Node' | 'NodeClaim') => structuredClone(cluster.list(kind)) as RawObject[];
-      const pods = copy('Pod').filter((p) => !['Succeeded', 'Failed'].includes(p['status']?.['phase']));
+      const pods = copy('Pod').filter(
+        (p) => !['Succeeded', 'Failed'].includes(String(field(p, 'status')['phase'])),
+      );
       const nodes = copy('Node');
       const claims = copy('NodeClaim');
       forgery.pods?.(pods);
@@ -57,7 +59,16 @@ export function forgedSummaryCluster(
 
 /** The one object named `name` among `objects` (throws when absent: the forgery is wrong). */
 export function named(objects: RawObject[], name: string): RawObject {
-  const found = objects.find((o) => o['metadata']?.['name'] === name);
+  const found = objects.find((o) => field(o, 'metadata')['name'] === name);
   if (found === undefined) throw new Error(`no object "${name}" to forge`);
   return found;
+}
+
+/** The object at `object[key]` (made empty when absent), to read or change one field of it. */
+export function field(object: RawObject, key: string): RawObject {
+  const value = object[key];
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as RawObject;
+  const made: RawObject = {};
+  object[key] = made;
+  return made;
 }
