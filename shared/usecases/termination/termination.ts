@@ -303,15 +303,33 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       n.finalizers.includes(Finalizer.termination) &&
       claimOf(summarized.items, n) === undefined,
   );
-  const claimsRead = orphanNode ? await cluster.nodeClaims({ consistent: true }) : summarized;
-  const claims = claimsRead.items;
+  let consistent = orphanNode;
+  let claimsRead = orphanNode ? await cluster.nodeClaims({ consistent: true }) : summarized;
   const deletedForNodes: string[] = [];
   const releasedNodes: string[] = [];
-  for (const node of nodesRead.items) {
-    if (!node.deleting || !node.finalizers.includes(Finalizer.termination)) continue;
-    const claim = claimOf(claims, node);
-    if (claim !== undefined) {
-      if (claim.deleting) continue;
+  for (const listed of nodesRead.items) {
+    if (!listed.deleting || !listed.finalizers.includes(Finalizer.termination)) continue;
+    // What follows deletes a NodeClaim, terminates an instance or releases a Node: decided again on
+    // the Node as the API server has it, as the list may come from the cluster summary.
+    const node = await confirmDeletingNode(cluster, logger, listed);
+    if (node === undefined) continue;
+    if (!consistent && claimOf(claimsRead.items, node) === undefined) {
+      // The API server's Node is not the one listed: whether it has a NodeClaim, the API server says.
+      claimsRead = await cluster.nodeClaims({ consistent: true });
+      consistent = true;
+    }
+    const listedClaim = claimOf(claimsRead.items, node);
+    if (listedClaim !== undefined) {
+      const claim = await cluster.nodeClaim(listedClaim.name);
+      if (claim === undefined || claim.deleting) continue;
+      if (claimOf([claim], node) === undefined) {
+        logger.warn('nodeClaim not deleted for its node', {
+          node: node.name,
+          nodeClaim: claim.name,
+          why: `the API server's NodeClaim is not this Node's (providerID ${claim.status.providerId ?? '(none)'}, node ${claim.status.nodeName ?? '(none)'})`,
+        });
+        continue;
+      }
       await cluster.deleteNodeClaim(claim.name);
       deletedForNodes.push(claim.name);
       writeDecision(logger, {
@@ -356,12 +374,35 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       node: node.name,
     });
   }
-  const terminating = claims
+  const terminating = claimsRead.items
     .filter(
       (c) => (c.deleting || deletedForNodes.includes(c.name)) && c.finalizers.includes(Finalizer.termination),
     )
     .map((c) => c.name);
   return { terminating, deletedForNodes, releasedNodes };
+}
+
+/**
+ * The Node as the API server has it when it is the one listed and, there too, being deleted with
+ * the termination finalizer; else undefined (logged when the list said otherwise).
+ */
+async function confirmDeletingNode(
+  cluster: Pick<Cluster, 'node'>,
+  logger: Logger,
+  listed: NodeInfo,
+): Promise<NodeInfo | undefined> {
+  const node = await cluster.node(listed.name);
+  if (node === undefined) return undefined;
+  if (node.uid === listed.uid && node.deleting && node.finalizers.includes(Finalizer.termination))
+    return node;
+  logger.warn('node not terminated', {
+    node: listed.name,
+    why:
+      node.uid !== listed.uid
+        ? 'the API server has another Node of that name'
+        : 'the API server has it not being deleted, or without the termination finalizer',
+  });
+  return undefined;
 }
 
 /** Releases a Node's termination finalizer; true once done (a Node that is gone rejects with NotFound). */
