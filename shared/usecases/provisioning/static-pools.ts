@@ -16,6 +16,7 @@ import { nodeIndex } from '../disruption/candidates.ts';
 import { replacedCandidates } from '../disruption/command-record.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { confirmationChanges, readConfirmed, withConfirmed } from '../state/confirm.ts';
 import { resolveClusterOverlays } from '../state/overlays.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { selectNodePools } from './eligibility.ts';
@@ -95,11 +96,20 @@ export async function reconcileStaticNodePools(
     const { live, deleting } = claimsOf(pool, read.items, replaced);
     const replicas = pool.pool.replicas ?? 0;
     if (live.length > replicas) nodes ??= (await ports.cluster.nodes()).items;
-    const decision = computeStaticDecision({
-      pool: pool.pool,
-      members: live.length > replicas ? toMembers(live, nodes ?? []) : live.map(emptyMember),
-      deleting,
-    });
+    const decide = (from: readonly ClusterNode[]) =>
+      computeStaticDecision({
+        pool: pool.pool,
+        members: live.length > replicas ? toMembers(live, from) : live.map(emptyMember),
+        deleting,
+      });
+    let decision = decide(nodes ?? []);
+    if (decision.kind === 'delete' && nodes !== undefined) {
+      // Which NodeClaims go is chosen by their nodes' pods, as listed: decided again on the nodes of
+      // the chosen ones as the API server has them.
+      const confirmed = await confirmSurplus(ports.cluster, logger, live, nodes, decide);
+      nodes = confirmed.nodes;
+      decision = confirmed.decision;
+    }
     if (decision.kind === 'steady') continue;
     const line = { nodePool: pool.pool.name, leaseToken: lease.token };
     if (decision.kind === 'atLimit') {
@@ -140,6 +150,67 @@ export async function reconcileStaticNodePools(
     }
   }
   return { claims, deleted, leaseLost: false };
+}
+
+/** Rounds of confirming the nodes of the chosen NodeClaims before the unconfirmed ones rank last. */
+const CONFIRM_ROUNDS = 3;
+
+/**
+ * A scale-down decided on the nodes of the NodeClaims it deletes as the API server has them: the
+ * nodes of the chosen NodeClaims (the listed one, and the one its `status.nodeName` names) are read
+ * (`readConfirmed`: a GET of the Node and of its pods each), put in place of the listed ones, and
+ * the decision made again, until every chosen NodeClaim's node is confirmed. After CONFIRM_ROUNDS,
+ * nodes still unconfirmed rank last, as nodes whose pods could not be read. Logs once when the
+ * confirmed nodes differ from the listed ones.
+ * @throws ClusterApiError when a read fails.
+ */
+async function confirmSurplus(
+  cluster: StaticPassPorts['cluster'],
+  logger: Logger,
+  live: readonly ClusterNodeClaim[],
+  listed: readonly ClusterNode[],
+  decide: (nodes: readonly ClusterNode[]) => StaticDecision,
+): Promise<{ readonly nodes: readonly ClusterNode[]; readonly decision: StaticDecision }> {
+  const claims = new Map(live.map((c) => [c.name, c]));
+  const done = new Set<string>();
+  const gone: string[] = [];
+  const changed: string[] = [];
+  let nodes = listed;
+  let decision = decide(nodes);
+  for (let round = 0; decision.kind === 'delete'; round++) {
+    const nodeFor = nodeIndex(nodes);
+    const names = new Set<string>();
+    for (const name of decision.nodeClaims) {
+      const claim = claims.get(name);
+      if (claim === undefined) continue;
+      const listedName = nodeFor(claim)?.name;
+      if (listedName !== undefined) names.add(listedName);
+      if (claim.status.nodeName !== undefined) names.add(claim.status.nodeName);
+    }
+    const todo = [...names].filter((n) => !done.has(n)).sort();
+    if (todo.length === 0) break;
+    if (round >= CONFIRM_ROUNDS) {
+      const unconfirmed = ['not confirmed by the API server'];
+      nodes = nodes.map((n) => (done.has(n.name) ? n : { ...n, unreadablePods: unconfirmed }));
+      decision = decide(nodes);
+      break;
+    }
+    const read = await readConfirmed(cluster, { nodes }, { nodes: todo, nodeClaims: [] });
+    for (const name of todo) done.add(name);
+    const diff = confirmationChanges({ nodes, nodeClaims: [] }, read);
+    gone.push(...diff.gone);
+    changed.push(...diff.changed);
+    nodes = withConfirmed({ nodes, nodeClaims: [] }, read).nodes;
+    decision = decide(nodes);
+  }
+  if (gone.length > 0 || changed.length > 0) {
+    logger.warn('static scale-down confirmed against the API server', {
+      reason: 'the listed nodes of the NodeClaims chosen to go differ from the API server',
+      gone: gone.slice(0, DECISION_SAMPLE_SIZE),
+      changed: changed.slice(0, DECISION_SAMPLE_SIZE),
+    });
+  }
+  return { nodes, decision };
 }
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));

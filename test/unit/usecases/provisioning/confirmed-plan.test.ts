@@ -5,6 +5,7 @@ import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../.
 import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
 import { addPendingPod, scenarioWorld } from './world.ts';
 
@@ -119,7 +120,7 @@ function setup() {
       { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
     );
   const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
-  return { cluster, decorated, publish, run, gets, confirmedLines };
+  return { ...world, decorated, publish, run, gets, confirmedLines, lines };
 }
 
 const launched = (result: Awaited<ReturnType<typeof provision>>) =>
@@ -213,4 +214,70 @@ describe('a provisioning plan confirmed against the API server', () => {
     expect(result).toMatchObject({ deletingNodePods: 0 });
     expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'] });
   });
+
+  it('scales a static NodePool down by the nodes the API server has, not by pods the summary leaves out', async () => {
+    const w = setup();
+    w.cluster.create(staticPool(2));
+    await w.run();
+    const fixed = async () =>
+      (await w.cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
+    const claims = [...(await fixed())].sort((a, b) => (a.name < b.name ? -1 : 1));
+    expect(claims).toHaveLength(2);
+    const kube = makeKube(
+      w.cluster,
+      w.cloud,
+      () => w.clock.now().getTime(),
+      () => {},
+    );
+    w.clock.advance(120_000);
+    await kube.kubelets();
+    // A pod runs on the node of the NodeClaim that sorts first; the summary leaves it out, so both
+    // nodes look empty and that NodeClaim would go first.
+    const busy = (await w.cluster.nodes()).items.find((n) => n.providerId === claims[0]?.status.providerId);
+    expect(busy).toBeDefined();
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web',
+        namespace: 'default',
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
+        ],
+      },
+      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
+    });
+    w.cluster.bindPod('default', 'web', busy?.name ?? '');
+    w.publish({ drop: ['web'] });
+    const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;
+    w.cluster.replaceSpec('NodePool', 'fixed', { ...spec, replicas: 1 });
+
+    const result = await w.run();
+
+    expect(result.kind === 'provisioned' && result.staticDeleted).toEqual([claims[1]?.name]);
+    expect((await fixed()).map((c) => c.name)).toEqual([claims[0]?.name]);
+    expect(
+      w.lines.filter((l) => l['message'] === 'static scale-down confirmed against the API server'),
+    ).toEqual([expect.objectContaining({ changed: [`node/${busy?.name}`] })]);
+  });
 });
+
+function staticPool(replicas: number) {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'fixed' },
+    spec: {
+      replicas,
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+            { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm'] },
+          ],
+        },
+      },
+    },
+  };
+}
