@@ -134,9 +134,21 @@ export async function handleInterruption(
   }
   const outcomes: InterruptionOutcome[] = [];
   for (const instanceId of interruption.instanceIds) {
-    // Read again: an earlier event of the batch may have deleted it meanwhile.
+    // Read again: an earlier event of the batch may have deleted it meanwhile. What is done is
+    // decided on that read: the NodeClaim must be the instance's there too (the index may come
+    // from a read the cluster summary serves).
     const indexed = claims.get(instanceId);
-    const claim = indexed === undefined ? undefined : await cluster.nodeClaim(indexed.name);
+    const read = indexed === undefined ? undefined : await cluster.nodeClaim(indexed.name);
+    const claim =
+      read !== undefined && parseInstanceId(read.status.providerId) === instanceId ? read : undefined;
+    if (read !== undefined && claim === undefined) {
+      logger.warn('interruption not applied to a NodeClaim of another instance', {
+        ...base,
+        instanceId,
+        nodeClaim: read.name,
+        providerId: read.status.providerId ?? '(none)',
+      });
+    }
     if (claim === undefined) {
       writeDecision(logger, {
         kind: 'handleInterruption',
