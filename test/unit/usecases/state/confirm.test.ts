@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { makeMemoryCluster } from '../../../../shared/adapters/memory/index.ts';
+import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
+import {
+  confirmationChanges,
+  readConfirmed,
+  withConfirmed,
+  withConsistentNodes,
+} from '../../../../shared/usecases/state/confirm.ts';
+
+// Confirmed state: the Nodes a decision counts on, read again from the API server (the in-memory
+// one) in place of what a list read said of them.
+
+function nodeManifest(name: string, extra: { unschedulable?: boolean } = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, uid: `uid-${name}`, labels: { 'kubernetes.io/hostname': name } },
+    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...extra },
+    status: {
+      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
+      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
+}
+
+function podManifest(name: string, nodeName: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: {
+      nodeName,
+      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1' } } }],
+    },
+    status: { phase: 'Running' },
+  };
+}
+
+function world() {
+  const cluster = makeMemoryCluster({ clock: makeManualClock(new Date('2026-11-26T12:00:00Z')) });
+  cluster.create(nodeManifest('real'));
+  cluster.create(podManifest('a', 'real'));
+  cluster.create(podManifest('b', 'real'));
+  return cluster;
+}
+
+describe('confirming listed Nodes with the API server', () => {
+  it('reads a listed Node the API server does not have as gone, and removes it from the state', async () => {
+    const cluster = world();
+    const listed = (await cluster.nodes()).items;
+    const phantom: ClusterNode = { ...(listed[0] as ClusterNode), name: 'phantom', uid: 'uid-phantom' };
+    const state = { nodes: [...listed, phantom], nodeClaims: [] };
+
+    const read = await readConfirmed(cluster, state, { nodes: ['phantom', 'real'], nodeClaims: [] });
+
+    expect(read.nodes.get('phantom')).toBeUndefined();
+    expect(
+      read.nodes
+        .get('real')
+        ?.pods.map((p) => p.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
+    expect(confirmationChanges(state, read)).toEqual({ gone: ['node/phantom'], changed: [] });
+    expect(withConfirmed(state, read).nodes.map((n) => n.name)).toEqual(['real']);
+  });
+
+  it('keeps the listed specs of the pods the API server still has, and marks the others unreadable', async () => {
+    const cluster = world();
+    const listed = (await cluster.nodes()).items.map((n) => ({
+      ...n,
+      pods: n.pods.filter((p) => p.name === 'a'),
+    }));
+    cluster.setPodPhase('default', 'b', 'Succeeded');
+    cluster.create(podManifest('c', 'real'));
+
+    const read = await readConfirmed(cluster, { nodes: listed }, { nodes: ['real'], nodeClaims: [] });
+
+    const node = read.nodes.get('real');
+    expect(node?.pods.map((p) => p.name)).toEqual(['a']);
+    // The finished pod takes no room; the one the list did not know takes an unknown room.
+    expect(node?.unreadablePods).toEqual([expect.stringMatching(/^pod "default\/c": .*unknown/)]);
+    expect(confirmationChanges({ nodes: listed, nodeClaims: [] }, read).changed).toEqual(['node/real']);
+  });
+
+  it('takes the API server fields of a Node over the listed ones', async () => {
+    const cluster = makeMemoryCluster({ clock: makeManualClock(new Date('2026-11-26T12:00:00Z')) });
+    cluster.create(nodeManifest('real', { unschedulable: true }));
+    const listed = (await cluster.nodes()).items.map((n) => ({ ...n, unschedulable: false }));
+
+    const read = await readConfirmed(cluster, { nodes: listed }, { nodes: ['real'], nodeClaims: [] });
+
+    expect(withConfirmed({ nodes: listed, nodeClaims: [] }, read).nodes[0]?.unschedulable).toBe(true);
+  });
+
+  it('replaces the Nodes with one consistent list, keeping the listed pods of those it has', async () => {
+    const cluster = world();
+    cluster.create(nodeManifest('unlisted'));
+    const listed = (await cluster.nodes()).items.filter((n) => n.name === 'real');
+    const phantom: ClusterNode = { ...(listed[0] as ClusterNode), name: 'phantom' };
+    const infos = (await cluster.nodeInfos({ consistent: true })).items;
+
+    const state = withConsistentNodes({ nodes: [...listed, phantom], nodeClaims: [] }, infos);
+
+    expect(state.nodes.map((n) => [n.name, n.pods.length, (n.unreadablePods ?? []).length])).toEqual([
+      ['real', 2, 0],
+      ['unlisted', 0, 1],
+    ]);
+  });
+});
