@@ -1,3 +1,4 @@
+import { NodeClaimConditionType } from '../../core/index.ts';
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -9,7 +10,10 @@ import type { ClaimChanges } from './conditions.ts';
 // writes: they go on in the background, a few NodeClaims at a time, each a patch against the
 // NodeClaim as listed (one request; a read and a write only if it changed since) and a merge patch
 // of its annotations when they changed, until the pass's deadline or the loss of its lease. Those
-// left out are computed and written again by the next pass.
+// left out are computed and written again by the next pass. A write that leads to disruption
+// (`Drifted` set True) is not made from the list read, which may be the cluster summary: the
+// NodeClaim is read from the API server (a GET) and its changes computed again on that read; only
+// what that computation says is written.
 
 /** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
 export const CONDITION_WRITERS = 8;
@@ -25,6 +29,15 @@ export interface ClaimWrite {
   /** The NodeClaim as listed. */
   readonly claim: ClusterNodeClaim;
   readonly changes: ClaimChanges;
+  /** The same computation on the NodeClaim as the API server has it. */
+  readonly recompute: (fresh: ClusterNodeClaim) => ClaimChanges;
+}
+
+/** Whether the changes set a condition that leads to disruption (`Drifted` True). */
+export function leadsToDisruption(changes: ClaimChanges): boolean {
+  return (changes.status?.conditions ?? []).some(
+    (c) => c.type === NodeClaimConditionType.drifted && c.status === 'True',
+  );
 }
 
 export interface ConditionWriteOptions {
@@ -46,7 +59,7 @@ export interface ConditionWrites {
 /** Starts the writes; they run while the caller goes on. */
 export function startConditionWrites(
   ports: {
-    readonly cluster: Pick<Cluster, 'patchNodeClaimStatus' | 'patchNodeClaimMetadata'>;
+    readonly cluster: Pick<Cluster, 'patchNodeClaimStatus' | 'patchNodeClaimMetadata' | 'nodeClaim'>;
     readonly logger: Logger;
   },
   writes: readonly ClaimWrite[],
@@ -63,7 +76,7 @@ export function startConditionWrites(
   };
   const worker = async () => {
     for (let i = index++; i < writes.length && !failed; i = index++) {
-      const { claim, changes } = writes[i] as ClaimWrite;
+      const write = writes[i] as ClaimWrite;
       if (options.stopped?.() === true) {
         halted = true;
         deferred += 1;
@@ -73,7 +86,26 @@ export function startConditionWrites(
         deferred += 1;
         continue;
       }
+      let claim = write.claim;
+      let changes = write.changes;
       try {
+        if (leadsToDisruption(changes)) {
+          const fresh = await cluster.nodeClaim(claim.name);
+          const again = fresh === undefined || fresh.deleting ? undefined : write.recompute(fresh);
+          if (again === undefined || !leadsToDisruption(again)) {
+            logger.warn('nodeclaim condition not confirmed', {
+              nodeClaim: claim.name,
+              condition: NodeClaimConditionType.drifted,
+              why:
+                again === undefined
+                  ? 'the API server has no such NodeClaim, or it is being deleted'
+                  : 'the NodeClaim as the API server has it is not drifted',
+            });
+          }
+          if (fresh === undefined || again === undefined) continue;
+          claim = fresh;
+          changes = again;
+        }
         // The status first, against the NodeClaim as listed: the metadata (the digest of the pods
         // the status's lastPodEventTime was computed from) is written only once the status is.
         if (changes.status !== undefined) {

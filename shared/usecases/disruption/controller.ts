@@ -1,6 +1,6 @@
 import type { DisruptionReason, SolveOptions } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { Cloud, CloudInstance, EC2NodeClass, InstanceType } from '../../ports/cloud.ts';
+import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
@@ -14,10 +14,12 @@ import {
   type SchedulingInput,
 } from '../state/cluster-state.ts';
 import { reportBlocked } from './blocked.ts';
-import { type CandidateSet, methodContextFor, nodeIndex } from './candidates.ts';
+import { type CandidateSet, methodContextFor } from './candidates.ts';
+import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
 import { type CommandRecord, commandsInFlight } from './command-record.ts';
-import { type ClaimWrite, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
-import { computeClaimChanges } from './conditions.ts';
+import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
+import { Confirmation } from './confirm.ts';
+import { confirmCommand } from './confirm-command.ts';
 import type { DisruptDecision, DisruptionPassDecision } from './decisions.ts';
 import { decisionForCommand } from './describe.ts';
 import { drift } from './drift.ts';
@@ -47,7 +49,6 @@ import { observeCluster, passFigures } from './observe.ts';
 import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import type { PassView } from './pass-view.ts';
-import { podsChanged } from './pods-changed.ts';
 import { simulateWithout } from './simulation.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 import { type Validation, validateCommand } from './validation.ts';
@@ -176,6 +177,7 @@ class Pass {
   private readonly classes = new Map<string, EC2NodeClass>();
   /** The instances EC2 listed as the pass began (the drift checks compare with them). */
   private instances: Promise<ReadonlyMap<string, CloudInstance>> | undefined;
+  private instancesRead: ReadonlyMap<string, CloudInstance> = new Map();
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
   /** When the pass last read the cluster (epoch ms). */
@@ -214,6 +216,7 @@ class Pass {
       leaseToken: this.lease.token,
       nowMs: this.now(),
       record: (decision) => this.record(decision),
+      confirmation: () => this.confirmation(),
     };
   }
 
@@ -369,35 +372,41 @@ class Pass {
    * API server, in the background (condition-writes.ts), while the commands start.
    */
   private async updateConditions(write: boolean): Promise<void> {
-    const nodeFor = nodeIndex(this.state.nodes);
     this.instances ??= this.listInstances();
-    const instances = await this.instances;
-    const problems = new Set<string>();
-    const writes: ClaimWrite[] = [];
-    this.claims = this.claims.map((claim) => {
-      if (claim.deleting) return claim;
-      const { providerId } = claim.status;
-      const changes = computeClaimChanges({
-        claim,
-        node: nodeFor(claim),
-        pool: this.pools.get(claim.nodePoolName),
-        nodeClass: this.classes.get(claim.nodeClassRef.name),
-        instance: providerId === undefined ? undefined : instances.get(providerId),
-        ...instanceTypesOf(this.input, claim.nodeClassRef.name),
-        nowMs: this.now(),
-      });
-      if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);
-      if (changes.metadata !== undefined || changes.status !== undefined) writes.push({ claim, changes });
-      return changes.view;
-    });
+    this.instancesRead = await this.instances;
+    const views = claimViews(this.conditionContext(), this.claims, this.state.nodes);
+    this.claims = views.claims;
     if (!write) return;
-    if (problems.size > 0)
-      this.ports.logger.warn('consolidation skipped', { problems: [...problems].slice(0, 10) });
-    this.writes = startConditionWrites(this.ports, writes, {
+    if (views.problems.size > 0)
+      this.ports.logger.warn('consolidation skipped', { problems: [...views.problems].slice(0, 10) });
+    this.writes = startConditionWrites(this.ports, views.writes, {
       deadlineMs: () => this.options.deadlineMs?.(),
       nowMs: () => this.now(),
       stopped: () => this.held.lost() === true,
     });
+  }
+
+  private conditionContext(): ConditionContext {
+    return {
+      pools: this.pools,
+      classes: this.classes,
+      instances: this.instancesRead,
+      input: this.input,
+      nowMs: this.now(),
+    };
+  }
+
+  /** A confirmation of what a step acts on against the API server, over the pass's read (confirm.ts). */
+  private confirmation(): Confirmation {
+    return new Confirmation(
+      this.ports.cluster,
+      { state: this.state, claims: this.claims, input: this.input },
+      claimConditions(this.conditionContext()),
+      {
+        nowMs: this.now(),
+        ...(this.options.solveOptions === undefined ? {} : { solveOptions: this.options.solveOptions }),
+      },
+    );
   }
 
   private async listInstances(): Promise<ReadonlyMap<string, CloudInstance>> {
@@ -491,13 +500,25 @@ class Pass {
         dropped = `${checked.dropped.length} candidates dropped at validation (nodeClaim ${first.nodeClaim} ${first.why})`;
       }
     }
-    // Whatever the method, the pods on the candidates as the API server lists them now: the
-    // command was decided on a read that may be seconds behind (the cluster summary).
-    const changed = await podsChanged(this.ports.cluster, command.candidates, this.now());
-    if (changed !== undefined) {
-      this.record(decisionForCommand(command, this.input, id, [], 'abandoned', changed));
+    // Whatever the method, decided again on the API server's objects (confirm-command.ts): the
+    // command was decided on a read that may be the cluster summary, untrusted.
+    const confirmed =
+      method === undefined
+        ? ({ kind: 'abandoned', why: `unknown method ${command.method}`, failed: 0 } as const)
+        : await confirmCommand({
+            confirmation: this.confirmation(),
+            command,
+            method,
+            pools: this.pools,
+            nowMs: this.now(),
+          });
+    if (confirmed.kind === 'abandoned') {
+      if (consolidating) await recordAll(this.ports.cluster, consolidationRejected(command, confirmed.why));
+      this.failedValidations += confirmed.failed;
+      this.record(decisionForCommand(command, this.input, id, [], 'abandoned', confirmed.why));
       return false;
     }
+    command = confirmed.command;
     // The lease, read consistently: a pass whose lease ran out writes nothing.
     if (!(await this.held.confirm())) {
       this.record(
@@ -596,13 +617,4 @@ class Pass {
     this.decisions.push(decision);
     writeDecision(this.ports.logger, decision);
   }
-}
-
-/** The instance types of a class the scheduling input knows (the class of an eligible NodePool). */
-function instanceTypesOf(
-  input: SchedulingInput | undefined,
-  nodeClassName: string,
-): { instanceTypes?: readonly InstanceType[] } {
-  const types = input?.instanceTypes.get(nodeClassName);
-  return types === undefined ? {} : { instanceTypes: types };
 }

@@ -2,7 +2,9 @@ import { expiration, isReschedulable, type NodeClaimPlan, type UnschedulablePod 
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { unschedulableMessage } from '../provisioning/eligibility.ts';
 import { nodeIndex } from './candidates.ts';
-import { type CommandRecord, commandsInFlight } from './command-record.ts';
+import { COMMAND_ANNOTATION, type CommandRecord, commandsInFlight, decodeCommand } from './command-record.ts';
+import type { Confirmation } from './confirm.ts';
+import { destinations, MAX_ROUNDS } from './confirm-command.ts';
 import { describeClaim, describePlan, priceAssumedFrom, priceFrom, sumPrices } from './describe.ts';
 import { createReplacements, deleteCandidates, digest, markCandidates, replacementNames } from './effects.ts';
 import type { DisruptionCandidate } from './method.ts';
@@ -12,7 +14,8 @@ import { simulateWithout } from './simulation.ts';
 // Expiration, as Karpenter v1: forceful, outside the voluntary methods and their budgets.
 
 /**
- * Deletes the NodeClaims past `expireAfter` at once (forceful: no budget, no validation), after
+ * Deletes the NodeClaims past `expireAfter` at once (forceful: no budget, no validation, but each
+ * confirmed on the API server's objects first, as the Nodes their pods are planned onto), after
  * creating replacements for the pods they run, planned in one simulation so that nodes expiring
  * together are not each planned onto the others; the drain does not wait for the replacements.
  * The command is recorded on the expired NodeClaims too, which keeps the replacements from being
@@ -21,22 +24,26 @@ import { simulateWithout } from './simulation.ts';
  */
 export async function expireNodeClaims(view: PassView): Promise<number> {
   const problems: string[] = [];
-  const expired: ClusterNodeClaim[] = [];
+  const listed: ClusterNodeClaim[] = [];
   for (const claim of view.claims) {
     if (claim.deleting) continue;
     const verdict = expiration(claim.createdAtMs, claim.expireAfter, view.nowMs);
     if (verdict.kind === 'invalid') problems.push(`nodeClaim "${claim.name}": ${verdict.problem}`);
-    if (verdict.kind === 'expired') expired.push(claim);
+    if (verdict.kind === 'expired') listed.push(claim);
   }
   if (problems.length > 0) view.ports.logger.warn('expiration skipped', { problems: problems.slice(0, 10) });
+  if (listed.length === 0) return 0;
+
+  // The list read may be the cluster summary (untrusted): each NodeClaim is read from the API
+  // server and judged again on that read; only those it finds expired expire.
+  const confirmation = view.confirmation();
+  const expired = await confirmExpired(view, confirmation, listed);
   if (expired.length === 0) return 0;
 
   // A pass that died between creating replacements and deleting the NodeClaims left the command
-  // recorded: those are deleted without creating more.
-  const resumed = new Map<string, CommandRecord>();
-  for (const record of commandsInFlight(view.claims).commands.values()) {
-    if (record.method === 'expiration') for (const c of record.candidates) resumed.set(c, record);
-  }
+  // recorded (on its replacements, and on the expired NodeClaims once marked): those are deleted
+  // without creating more, once the API server shows the record.
+  const resumed = await resumedCommands(view, confirmation, expired);
   const records = new Map<
     string,
     {
@@ -55,8 +62,104 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   }
   const fresh = expired.filter((c) => !resumed.has(c.name));
   if (fresh.length > 0) {
-    const nodeFor = nodeIndex(view.state.nodes);
-    const candidates: DisruptionCandidate[] = fresh.flatMap((claim) => {
+    const planned = await planReplacements(view, confirmation, fresh);
+    if (planned === undefined) return records.size === 0 ? 0 : finish(view, records);
+    const { plans, unplaced } = planned;
+    const names = fresh.map((c) => c.name);
+    const id = digest(['expiration', String(view.leaseToken), ...[...names].sort()]);
+    const record: CommandRecord = {
+      id,
+      method: 'expiration',
+      reason: 'Expired',
+      candidates: names,
+      replacements: replacementNames(id, plans),
+      startedAt: new Date(view.nowMs).toISOString(),
+    };
+    await createReplacements(view.ports, plans, record, view.pools, view.classes);
+    records.set(id, { record, claims: fresh, plans, ...(unplaced === undefined ? {} : { unplaced }) });
+  }
+  return finish(view, records);
+}
+
+/** The expiration commands in flight for `expired`, by NodeClaim, each seen on the API server's objects. */
+async function resumedCommands(
+  view: PassView,
+  confirmation: Confirmation,
+  expired: readonly ClusterNodeClaim[],
+): Promise<Map<string, CommandRecord>> {
+  const names = new Set(expired.map((c) => c.name));
+  const listed = [...commandsInFlight(view.claims).commands.values()].filter(
+    (r) => r.method === 'expiration' && r.candidates.some((c) => names.has(c)),
+  );
+  await confirmation.readClaims(listed.flatMap((r) => r.replacements));
+  const carries = (claim: ClusterNodeClaim | undefined, id: string) => {
+    const value = claim?.annotations[COMMAND_ANNOTATION];
+    const record = value === undefined ? undefined : decodeCommand(value);
+    return record !== undefined && !('problem' in record) && record.id === id;
+  };
+  const resumed = new Map<string, CommandRecord>();
+  for (const record of listed) {
+    const seen =
+      record.candidates.some((c) => carries(confirmation.claim(c), record.id)) ||
+      record.replacements.some((r) => carries(confirmation.claim(r), record.id));
+    if (!seen) continue;
+    for (const c of record.candidates) if (names.has(c)) resumed.set(c, record);
+  }
+  return resumed;
+}
+
+/** The expired NodeClaims as the API server has them, judged again there; logs those it does not confirm. */
+async function confirmExpired(
+  view: PassView,
+  confirmation: Confirmation,
+  listed: readonly ClusterNodeClaim[],
+): Promise<ClusterNodeClaim[]> {
+  await confirmation.readClaims(listed.map((c) => c.name));
+  const expired: ClusterNodeClaim[] = [];
+  const unconfirmed: string[] = [];
+  for (const claim of listed) {
+    const fresh = confirmation.claim(claim.name);
+    const verdict =
+      fresh === undefined || fresh.deleting
+        ? undefined
+        : expiration(fresh.createdAtMs, fresh.expireAfter, view.nowMs);
+    if (fresh !== undefined && verdict?.kind === 'expired') expired.push(fresh);
+    else {
+      unconfirmed.push(
+        `nodeClaim "${claim.name}": ${fresh === undefined ? 'the API server has no such NodeClaim' : fresh.deleting ? 'it is being deleted' : 'not expired as the API server has it'}`,
+      );
+    }
+  }
+  if (unconfirmed.length > 0) {
+    view.ports.logger.warn('expiration not confirmed', {
+      count: unconfirmed.length,
+      nodeClaims: unconfirmed.slice(0, 10),
+    });
+  }
+  return expired;
+}
+
+/**
+ * The replacements for the pods of the expired nodes, planned in one simulation on the API
+ * server's objects: the expired nodes (and their pods) and every existing Node or in-flight
+ * NodeClaim the simulation puts their pods on, read in up to MAX_ROUNDS rounds. Undefined (and
+ * logged) when the simulation still counts on objects not read after them: the expiry waits for
+ * the next pass.
+ */
+async function planReplacements(
+  view: PassView,
+  confirmation: Confirmation,
+  fresh: readonly ClusterNodeClaim[],
+): Promise<{ plans: readonly NodeClaimPlan[]; unplaced?: { count: number; why: string } } | undefined> {
+  await confirmation.readNodes(
+    fresh.flatMap((c) => (c.status.nodeName === undefined ? [] : [c.status.nodeName])),
+  );
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    const world = confirmation.world();
+    const nodeFor = nodeIndex(world.state.nodes);
+    const byName = new Map(world.claims.map((c) => [c.name, c]));
+    const candidates: DisruptionCandidate[] = fresh.flatMap((listed) => {
+      const claim = byName.get(listed.name) ?? listed;
       const node = nodeFor(claim);
       const pool = view.pools.get(claim.nodePoolName);
       const pods = (node?.pods ?? []).filter(isReschedulable);
@@ -73,23 +176,39 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
             },
           ];
     });
-    const result =
-      candidates.length === 0 ? undefined : simulateWithout(view.input, view.state, view.claims, candidates);
-    const plans = result?.nodeClaims ?? [];
-    const unplaced = result === undefined ? undefined : unplacedPods(view, candidates, result.unschedulable);
-    const names = fresh.map((c) => c.name);
-    const id = digest(['expiration', String(view.leaseToken), ...[...names].sort()]);
-    const record: CommandRecord = {
-      id,
-      method: 'expiration',
-      reason: 'Expired',
-      candidates: names,
-      replacements: replacementNames(id, plans),
-      startedAt: new Date(view.nowMs).toISOString(),
-    };
-    await createReplacements(view.ports, plans, record, view.pools, view.classes);
-    records.set(id, { record, claims: fresh, plans, ...(unplaced === undefined ? {} : { unplaced }) });
+    if (candidates.length === 0) return { plans: [] };
+    const result = simulateWithout(world.input, world.state, world.claims, candidates);
+    const targets = destinations(candidates, result);
+    const nodes = targets.nodes.filter((n) => !confirmation.hasNode(n));
+    const claims = targets.claims.filter((n) => !confirmation.hasClaim(n));
+    if (nodes.length === 0 && claims.length === 0) {
+      const unplaced = unplacedPods(view, candidates, result.unschedulable);
+      return { plans: result.nodeClaims, ...(unplaced === undefined ? {} : { unplaced }) };
+    }
+    await confirmation.readNodes(nodes);
+    await confirmation.readClaims(claims);
   }
+  view.ports.logger.warn('expiration postponed', {
+    nodeClaims: fresh.map((c) => c.name).slice(0, 10),
+    why: `the simulation of their pods still counts on nodes not read from the API server after ${MAX_ROUNDS} rounds`,
+  });
+  return undefined;
+}
+
+/** Marks and deletes the expired NodeClaims of each command; returns how many. */
+async function finish(
+  view: PassView,
+  records: ReadonlyMap<
+    string,
+    {
+      record: CommandRecord;
+      claims: ClusterNodeClaim[];
+      plans: readonly NodeClaimPlan[];
+      unplaced?: { count: number; why: string };
+    }
+  >,
+): Promise<number> {
+  let count = 0;
   for (const { record, claims, plans, unplaced } of records.values()) {
     await markCandidates(view.ports, claims, record);
     await deleteCandidates(view.ports, claims, 'Expired');
@@ -109,8 +228,9 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
       pricePerHourAfter: sumPrices(plans.map((p) => p.instanceTypes[0]?.priceUsdPerHour)),
       ...(unplaced === undefined ? {} : { podsWithoutReplacement: unplaced.count, why: unplaced.why }),
     });
+    count += claims.length;
   }
-  return expired.length;
+  return count;
 }
 
 /** Longest `why` a line carries. */

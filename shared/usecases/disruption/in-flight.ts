@@ -2,7 +2,8 @@ import { DISRUPTED_TAINT, isConditionTrue, NodeClaimConditionType } from '../../
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import { nodeIndex } from './candidates.ts';
-import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
+import { COMMAND_ANNOTATION, type CommandRecord, commandsInFlight, decodeCommand } from './command-record.ts';
+import type { Confirmation } from './confirm.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, deleteReplacements, markCandidates, unmarkCandidates } from './effects.ts';
 import { disruptionLaunching, disruptionWaitingReadiness, recordAll } from './events.ts';
@@ -27,13 +28,24 @@ export async function progressCommands(view: PassView): Promise<number> {
   if (malformed.length > 0) {
     view.ports.logger.warn('disruption command records ignored', { records: malformed.slice(0, 10) });
   }
-  const byName = new Map(view.claims.map((c) => [c.name, c]));
   const nodeFor = nodeIndex(view.state.nodes);
   const tainted = (claim: ClusterNodeClaim) =>
     (nodeFor(claim)?.taints ?? []).some(
       (t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect,
     );
-  for (const record of commands.values()) {
+  const confirmation = view.confirmation();
+  for (const listed of commands.values()) {
+    // The record as the list read it (the cluster summary, perhaps: untrusted) only says where to
+    // look: the command's NodeClaims are read from the API server, and it goes on from that read.
+    const seen = await confirmRecord(confirmation, listed);
+    if (seen === undefined) {
+      view.ports.logger.warn('disruption command not confirmed', {
+        commandId: listed.id,
+        why: 'no NodeClaim on the API server carries its record',
+      });
+      continue;
+    }
+    const { record, byName } = seen;
     const live = record.candidates.flatMap((n) => {
       const c = byName.get(n);
       return c === undefined || c.deleting ? [] : [c];
@@ -43,7 +55,8 @@ export async function progressCommands(view: PassView): Promise<number> {
       r !== undefined &&
       !r.deleting &&
       isConditionTrue(r.status.conditions, NodeClaimConditionType.initialized);
-    if (replacements.every(initialized)) {
+    // A candidate the API server shows without the record is marked (below) before it goes.
+    if (replacements.every(initialized) && live.every((c) => carries(c, record.id))) {
       await deleteCandidates(view.ports, live, record.reason);
       view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
       continue;
@@ -51,7 +64,11 @@ export async function progressCommands(view: PassView): Promise<number> {
     const gone = record.replacements.filter((_, i) => replacements[i]?.deleting !== false);
     const timedOut = view.nowMs - Date.parse(record.startedAt) > COMMAND_TIMEOUT_MS;
     if (gone.length > 0 || timedOut) {
-      await unmarkCandidates(view.ports, live);
+      // A candidate the API server shows in another command is that command's to undo.
+      await unmarkCandidates(
+        view.ports,
+        live.filter((c) => c.annotations[COMMAND_ANNOTATION] === undefined || carries(c, record.id)),
+      );
       // A consolidation replacement that could not launch (a spot shortage, mostly): its NodePool's
       // replacements are not pinned to spot for a while (replacement-capacity.ts).
       if (gone.length > 0 && isConsolidationCommand(record.method)) {
@@ -101,6 +118,35 @@ export async function progressCommands(view: PassView): Promise<number> {
   return commands.size;
 }
 
+/** Whether the NodeClaim carries the record of command `id`. */
+function carries(claim: ClusterNodeClaim | undefined, id: string): boolean {
+  const value = claim?.annotations[COMMAND_ANNOTATION];
+  const record = value === undefined ? undefined : decodeCommand(value);
+  return record !== undefined && !('problem' in record) && record.id === id;
+}
+
+/**
+ * The command's candidates and replacements as the API server has them (a GET each), and its
+ * record as one of them carries it there (a replacement is created with it, a candidate marked
+ * with it). Undefined when none does: a record only a list read shows is acted on by nothing.
+ */
+async function confirmRecord(
+  confirmation: Confirmation,
+  listed: CommandRecord,
+): Promise<{ record: CommandRecord; byName: Map<string, ClusterNodeClaim> } | undefined> {
+  const names = [...listed.candidates, ...listed.replacements];
+  await confirmation.readClaims(names);
+  const byName = new Map<string, ClusterNodeClaim>();
+  for (const name of names) {
+    const claim = confirmation.claim(name);
+    if (claim !== undefined) byName.set(name, claim);
+  }
+  const holder = names.map((n) => byName.get(n)).find((c) => carries(c, listed.id));
+  const value = holder?.annotations[COMMAND_ANNOTATION];
+  const record = value === undefined ? undefined : decodeCommand(value);
+  return record === undefined || 'problem' in record ? undefined : { record, byName };
+}
+
 /**
  * Undoes marks (taint, `DisruptionReason`, record) of NodeClaims that are candidates of no command
  * in flight and not being deleted. A replacement's record (it names other candidates) is left as
@@ -110,18 +156,43 @@ export async function removeStaleMarks(view: PassView): Promise<void> {
   const { commands } = commandsInFlight(view.claims);
   const inCommand = new Set([...commands.values()].flatMap((r) => r.candidates));
   const nodeFor = nodeIndex(view.state.nodes);
+  const stale: ClusterNodeClaim[] = [];
   for (const claim of view.claims) {
     if (claim.deleting || inCommand.has(claim.name)) continue;
-    const value = claim.annotations[COMMAND_ANNOTATION];
-    const record = value === undefined ? undefined : decodeCommand(value);
-    if (record !== undefined && ('problem' in record || !record.candidates.includes(claim.name))) continue;
+    if (!isStale(claim)) continue;
     const node = nodeFor(claim);
     // A Node being deleted (kubectl delete node) is the termination path's to taint.
     if (node?.deleting === true) continue;
     const tainted = (node?.taints ?? []).some((t) => t.key === DISRUPTED_TAINT.key);
     const marked =
-      record !== undefined ||
+      claim.annotations[COMMAND_ANNOTATION] !== undefined ||
       claim.status.conditions.some((c) => c.type === NodeClaimConditionType.disruptionReason);
-    if (tainted || marked) await unmarkCandidates(view.ports, [claim]);
+    if (tainted || marked) stale.push(claim);
   }
+  if (stale.length === 0) return;
+  // Undone only as the API server has the NodeClaim: not being deleted, and in no command there.
+  const confirmation = view.confirmation();
+  await confirmation.readClaims(stale.map((c) => c.name));
+  for (const listed of stale) {
+    const fresh = confirmation.claim(listed.name);
+    if (fresh === undefined || fresh.deleting || !isStale(fresh)) continue;
+    if (fresh.annotations[COMMAND_ANNOTATION] !== undefined) {
+      const record = decodeCommand(fresh.annotations[COMMAND_ANNOTATION]);
+      // A record naming it stands for a command in flight while it is not being deleted.
+      if (!('problem' in record) && record.candidates.includes(fresh.name)) continue;
+    }
+    await unmarkCandidates(view.ports, [fresh]);
+  }
+}
+
+/**
+ * Whether the NodeClaim's marks may be stale: it carries no record, or its record is a command's
+ * that does not name it (a replacement's record is left as it is, and so is one that does not
+ * parse, a newer version's, say).
+ */
+function isStale(claim: ClusterNodeClaim): boolean {
+  const value = claim.annotations[COMMAND_ANNOTATION];
+  if (value === undefined) return true;
+  const record = decodeCommand(value);
+  return !('problem' in record) && record.candidates.includes(claim.name);
 }

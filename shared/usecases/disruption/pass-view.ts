@@ -2,6 +2,7 @@ import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
+import type { Confirmation } from './confirm.ts';
 import type { DisruptDecision } from './decisions.ts';
 import type { EffectPorts } from './effects.ts';
 
@@ -19,4 +20,6 @@ export interface PassView {
   readonly nowMs: number;
   /** Writes the decision's line and keeps it for the pass's result. */
   record(decision: DisruptDecision): void;
+  /** A confirmation over this read: what a step acts on, read again from the API server (confirm.ts). */
+  confirmation(): Confirmation;
 }

@@ -119,7 +119,7 @@ function whyNot(
   return undefined;
 }
 
-/** Why a consolidation command no longer holds on the simulation run again, if it does not. */
+/** Why a command no longer holds on its simulation run again (as it was decided), if it does not. */
 function simulatedAgain(
   command: DisruptionCommand,
   result: ReturnType<SimulateScheduling>,

@@ -54,7 +54,11 @@ async function gatedCluster(names: readonly string[]) {
   });
   const write = (name: string, more: Partial<ClaimChanges> = {}): ClaimWrite => {
     const claim = { ...(listed.get(name) as ClusterNodeClaim), resourceVersion: `rv-${name}` };
-    return { claim, changes: { status, view: claim, ...more } };
+    return {
+      claim,
+      changes: { status, view: claim, ...more },
+      recompute: () => ({ status, view: claim, ...more }),
+    };
   };
   /** Whether the NodeClaim now carries the Consolidatable condition. */
   const written = async (name: string) =>

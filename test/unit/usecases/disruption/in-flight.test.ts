@@ -5,6 +5,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
+import { Confirmation } from '../../../../shared/usecases/disruption/confirm.ts';
 import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
@@ -29,14 +30,17 @@ function view(nodes: readonly ClusterNode[]) {
   const memory = makeMemoryCluster({ clock });
   const written: string[] = [];
   const metadata: [string, unknown][] = [];
+  let claims: ClusterNodeClaim[] = [];
   const cluster = watched(memory, (method, args) => {
     if (method.startsWith('patch')) written.push(`${method} ${String(args[0])}`);
     if (method === 'patchNodeClaimMetadata') metadata.push([String(args[0]), args[1]]);
+    // The API server has the NodeClaims the pass listed.
+    if (method === 'nodeClaim') return Promise.resolve(claims.find((c) => c.name === args[0]));
     return undefined;
   });
   const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
   const reason = condition(NodeClaimConditionType.disruptionReason, 'True', T0, 'Underutilized');
-  const claims: ClusterNodeClaim[] = [
+  claims = [
     nodeClaim('a', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
     nodeClaim('b', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
     // The replacement: launched, not initialized yet.
@@ -60,8 +64,21 @@ function view(nodes: readonly ClusterNode[]) {
     leaseToken: 1,
     nowMs: clock.now().getTime(),
     record: () => {},
+    confirmation: () =>
+      new Confirmation(cluster, { state: passView.state, claims, input: undefined }, (c) => ({ view: c }), {
+        nowMs: passView.nowMs,
+      }),
   };
-  return { passView, written, launches, metadata };
+  return {
+    passView,
+    written,
+    launches,
+    metadata,
+    /** The API server no longer has the NodeClaim. */
+    drop: (name: string) => {
+      claims = claims.filter((c) => c.name !== name);
+    },
+  };
 }
 
 describe('a disruption command in flight, repeated by the next pass', () => {
@@ -80,6 +97,7 @@ describe('a disruption command in flight, repeated by the next pass', () => {
 
   it('undoes a consolidation command whose replacement is gone, and records the failure on its candidates', async () => {
     const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
+    w.drop('r1');
     const withoutReplacement = { ...w.passView, claims: w.passView.claims.filter((c) => c.name !== 'r1') };
     await progressCommands(withoutReplacement);
     const failedAt = { annotations: { [SPOT_FAILED_ANNOTATION]: iso(T0 + 60_000) } };
