@@ -1,6 +1,12 @@
 import type { Clock } from '../ports/clock.ts';
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../ports/cluster.ts';
-import { type ClusterSummary, SUMMARY_MAX_AGE_MS, type SummarySource } from '../ports/summary.ts';
+import {
+  type ClusterSummary,
+  SUMMARY_MAX_AGE_MS,
+  SummaryDatedAheadError,
+  type SummarySource,
+  SummaryTooLargeError,
+} from '../ports/summary.ts';
 import type { Logger } from '../runtime/logger.ts';
 
 // The Cluster port over the cluster summary: the list reads of pods, Nodes and NodeClaims come from
@@ -68,7 +74,14 @@ export function withClusterSummary(
     try {
       summary = await options.source.read();
     } catch (error) {
-      notUsed('unreadable', { error });
+      notUsed(
+        error instanceof SummaryTooLargeError
+          ? 'too large'
+          : error instanceof SummaryDatedAheadError
+            ? 'dated ahead of its store'
+            : 'unreadable',
+        { error },
+      );
       return undefined;
     }
     if (summary === undefined) {

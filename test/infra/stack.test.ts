@@ -238,6 +238,24 @@ describe('FlotillaCluster with its default Lambdas', () => {
     expect(withVariable(on)).toEqual(['true']);
   });
 
+  it('tells every Lambda that reads the cluster summary the clusterSize its limits come from', () => {
+    const variables = (template: typeof built.template) =>
+      Object.values(template.findResources('AWS::Lambda::Function')).map(
+        (f) =>
+          (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties
+            .Environment?.Variables ?? {},
+      );
+    const readers = variables(built.template).filter((v) => v[EnvVar.summaryBucket] !== undefined);
+    expect(readers.length).toBeGreaterThan(0);
+    for (const v of readers) expect(v[EnvVar.clusterSize]).toBe('500,10000');
+    for (const v of variables(built.template).filter((x) => x[EnvVar.summaryBucket] === undefined)) {
+      expect(v[EnvVar.clusterSize]).toBeUndefined();
+    }
+    const { template: large } = makeStack({ clusterSize: { nodes: 5_000, pods: 50_000 } });
+    const largeReaders = variables(large).filter((v) => v[EnvVar.summaryBucket] !== undefined);
+    expect(largeReaders.map((v) => v[EnvVar.clusterSize])).toEqual(largeReaders.map(() => '5000,50000'));
+  });
+
   it('lets the default rebalance action be set to drain', () => {
     const { template: drained } = makeStack({ rebalanceAction: 'drain' });
     drained.hasResourceProperties('AWS::Lambda::Function', {
