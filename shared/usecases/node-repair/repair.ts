@@ -20,7 +20,6 @@ import {
   type RepairTarget,
   UNHEALTHY_THRESHOLD_PERCENT,
   type UnhealthyCause,
-  unhealthyCauses,
 } from './decide.ts';
 
 /** The `DisruptionReason` of a repaired NodeClaim (Karpenter's metric reason is `unhealthy`). */
@@ -66,31 +65,23 @@ const poolFields = (health: PoolHealth) => ({
  * applies each step on its own. A node is replaced by deleting its NodeClaim forcefully, as
  * Karpenter does: the `karpenter.sh/nodeclaim-termination-timestamp` annotation is set to now, so
  * termination does not wait for PDBs, do-not-disrupt pods or volume detachment; no disruption
- * budget applies. Before acting, the NodeClaim and Node are read again from the API server and the
- * node must still be due. Nodes that could not be read count as unhealthy in every NodePool, so
+ * budget applies. A pass with a repair due decides again on the API server's own Nodes and
+ * NodeClaims (one consistent list each: the lists may come from the cluster summary), and before
+ * each repair the NodeClaim and Node are read by name and the repair decided again on them. Nodes that could not be read count as unhealthy in every NodePool, so
  * they never let a repair through that the 20% rule would hold back.
  * @throws ClusterApiError or CloudApiError when the reading fails.
  */
 export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<NodeRepairResult> {
   const { cluster, logger } = ports;
-  const [nodes, claims, pools] = await Promise.all([
-    cluster.nodeInfos(),
-    cluster.nodeClaims(),
-    cluster.nodePools(),
-  ]);
-  const instanceIds = new Set(claims.items.flatMap((c) => parseInstanceId(c.status.providerId) ?? []));
-  const impaired =
-    ports.impairedInstances === undefined || instanceIds.size === 0
-      ? undefined
-      : await ports.impairedInstances(instanceIds);
-  const decided = decideRepair({
-    nodes: nodes.items,
-    claims: claims.items,
-    pools: pools.items,
-    unreadableNodes: nodes.problems.length,
-    ...(impaired === undefined ? {} : { impaired }),
-    nowMs: now.getTime(),
-  });
+  const pools = await cluster.nodePools();
+  let reading = await readAndDecide(ports, pools.items, now, false);
+  if (reading.decided.steps.some((s) => s.kind === 'repair')) {
+    // A repair deletes a NodeClaim: decided again on the API server's own Nodes and NodeClaims,
+    // as the lists may come from the cluster summary, which may hide unhealthy nodes from the 20%
+    // rule or show a healthy one unhealthy. Only passes with a repair due pay for these reads.
+    reading = await readAndDecide(ports, pools.items, now, true);
+  }
+  const { nodes, impaired, decided } = reading;
   if (nodes.problems.length > 0) {
     logger.warn('unreadable nodes counted as unhealthy', {
       why: 'a Node that cannot be read may be unhealthy: every NodePool counts it against the 20% rule',
@@ -130,6 +121,34 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
   return { ...result, failed };
 }
 
+/** One reading of the Nodes and NodeClaims (from the API server itself when `consistent`), decided. */
+async function readAndDecide(
+  ports: NodeRepairPorts,
+  pools: readonly ClusterNodePool[],
+  now: Date,
+  consistent: boolean,
+) {
+  const options = consistent ? { consistent: true } : undefined;
+  const [nodes, claims] = await Promise.all([
+    ports.cluster.nodeInfos(options),
+    ports.cluster.nodeClaims(options),
+  ]);
+  const instanceIds = new Set(claims.items.flatMap((c) => parseInstanceId(c.status.providerId) ?? []));
+  const impaired =
+    ports.impairedInstances === undefined || instanceIds.size === 0
+      ? undefined
+      : await ports.impairedInstances(instanceIds);
+  const decided = decideRepair({
+    nodes: nodes.items,
+    claims: claims.items,
+    pools,
+    unreadableNodes: nodes.problems.length,
+    ...(impaired === undefined ? {} : { impaired }),
+    nowMs: now.getTime(),
+  });
+  return { nodes, impaired, decided };
+}
+
 /** The RFC 3339 time Karpenter writes (whole seconds). */
 const rfc3339 = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -142,12 +161,17 @@ async function replace(
 ): Promise<boolean> {
   const { cluster, logger } = ports;
   const [claim, node] = await Promise.all([cluster.nodeClaim(step.claim.name), cluster.node(step.node.name)]);
-  if (claim === undefined || claim.deleting || node === undefined || node.deleting) return false;
-  if (node.providerId !== claim.status.providerId) return false;
-  const stillDue = unhealthyCauses(node, impaired).some(
-    (c) => c.sinceMs !== undefined && now.getTime() >= c.sinceMs + c.tolerationMs,
-  );
-  if (!stillDue) return false;
+  if (claim === undefined || node === undefined) return false;
+  // The same decision on this NodeClaim and Node as the API server has them: still a pair (same
+  // providerID), neither deleting, and the node's repair due on its own conditions.
+  const again = decideRepair({
+    nodes: [node],
+    claims: [claim],
+    pools: [],
+    impaired: [...impaired.values()],
+    nowMs: now.getTime(),
+  }).steps.some((s) => s.kind === 'repair' && s.claim.uid === claim.uid && s.node.uid === node.uid);
+  if (!again || claim.uid !== step.claim.uid || node.uid !== step.node.uid) return false;
   const message = `node ${node.name} unhealthy: ${describeCause(step.cause)}`;
   // The deadline now: termination force-deletes the pods and skips PDBs and volume waits.
   await cluster.patchNodeClaimMetadata(claim.name, {
