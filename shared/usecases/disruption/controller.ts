@@ -1,12 +1,11 @@
-import type { DisruptionReason, SolveOptions } from '../../core/index.ts';
+import type { SolveOptions } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision, writeDecisions } from '../decision.ts';
-import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
+import { writeDecision, writeDecisions } from '../decision.ts';
 import {
   buildSchedulingInput,
   type ClusterState,
@@ -15,43 +14,24 @@ import {
 } from '../state/cluster-state.ts';
 import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor } from './candidates.ts';
+import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
-import { type CommandRecord, commandsInFlight } from './command-record.ts';
+import { commandsInFlight } from './command-record.ts';
 import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
-import { confirmCommand } from './confirm-command.ts';
-import type { DisruptDecision, DisruptionPassDecision } from './decisions.ts';
-import { decisionForCommand } from './describe.ts';
-import { drift } from './drift.ts';
-import {
-  createReplacements,
-  deleteCandidates,
-  digest,
-  type EffectPorts,
-  markCandidates,
-  replacementNames,
-} from './effects.ts';
-import { emptiness } from './emptiness.ts';
-import {
-  consolidationChosen,
-  consolidationRejected,
-  disruptionLaunching,
-  disruptionWaitingReadiness,
-  doNotDisruptEvents,
-  recordAll,
-} from './events.ts';
+import type { DisruptDecision } from './decisions.ts';
+import type { EffectPorts } from './effects.ts';
+import { doNotDisruptEvents, recordAll } from './events.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
-import type { DisruptionCommand, DisruptionMethod, MethodContext } from './method.ts';
-import { commandMethodName, isConsolidationCommand, METHODS, methodNamed } from './methods.ts';
+import type { DisruptionCommand, MethodContext } from './method.ts';
 import { nextCommand } from './next-command.ts';
-import { observeCluster, passFigures } from './observe.ts';
-import { allowedByPool, passCandidates } from './pass-candidates.ts';
+import { observeCluster } from './observe.ts';
+import { passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
+import { leaseHeldDecision, passDecision } from './pass-summary.ts';
 import type { PassView } from './pass-view.ts';
-import { simulateWithout } from './simulation.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
-import { type Validation, validateCommand } from './validation.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
 // disruption lease (one disruption decision at a time per cluster). A pass keeps the NodeClaim
@@ -137,22 +117,7 @@ export async function disrupt(
   const ttl = options.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_SECONDS;
   const lease = await ports.leases.acquire(leaseName, options.holder, ports.clock.now(), ttl);
   if (lease === undefined) {
-    writeDecision(logger, {
-      kind: 'disruptionPass',
-      reason: 'lease held',
-      candidates: 0,
-      empty: 0,
-      drifted: 0,
-      expired: 0,
-      blocked: 0,
-      budgetBlocked: [],
-      commands: 0,
-      failedValidations: 0,
-      inFlight: 0,
-      eligible: {},
-      blockedBy: {},
-      allowed: {},
-    });
+    writeDecision(logger, leaseHeldDecision());
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
   const held = holdLease(ports, lease, ttl);
@@ -261,7 +226,7 @@ class Pass {
       stopped = this.mustStop();
       if (stopped !== undefined) break;
       const command = this.chooseCommand(set, budgetBlocked);
-      if (command === undefined || !(await this.execute(command))) break;
+      if (command === undefined || !(await carryOut(this.commandPass(), command))) break;
       commands += 1;
       await this.refresh(false);
       set = this.candidates();
@@ -273,49 +238,19 @@ class Pass {
       this.ports.cluster,
       doNotDisruptEvents([...set.candidates, ...(set.staticCandidates ?? []), ...set.excluded], nowMs),
     );
-    const looked = [...set.candidates, ...(set.staticCandidates ?? [])];
-    const blocked = looked.filter((c) => c.blockers.length > 0).length + set.excluded.length;
     const inFlight = commandsInFlight(this.claims).commands.size;
-    const summary: DisruptionPassDecision = {
-      kind: 'disruptionPass',
-      // A pass cut short says so, whether or not it started commands before.
-      reason:
-        stopped !== undefined
-          ? stopped
-          : commands > 0
-            ? 'commands started'
-            : looked.length === 0
-              ? 'no candidates'
-              : budgetBlocked.size > 0 || blocked > 0
-                ? 'blocked'
-                : 'nothing to do',
-      candidates: looked.length,
-      empty: set.candidates.filter((c) => emptiness.shouldDisrupt(c, nowMs)).length,
-      drifted:
-        set.candidates.filter((c) => drift.shouldDisrupt(c, nowMs)).length +
-        (set.staticCandidates ?? []).length,
-      expired,
-      blocked,
-      budgetBlocked: [...budgetBlocked].sort(),
-      ...(set.excluded.length === 0
-        ? {}
-        : {
-            excluded: set.excluded
-              .slice(0, DECISION_SAMPLE_SIZE)
-              .map((e) => ({ nodeClaim: e.nodeClaim.name, node: e.node.name, why: e.why })),
-          }),
+    const summary = passDecision({
+      stopped,
       commands,
+      set,
+      budgetBlocked,
+      expired,
       failedValidations: this.failedValidations,
       inFlight,
-      ...passFigures({
-        set,
-        methods: METHODS,
-        budgetBlocked,
-        pools: this.pools,
-        claims: this.claims,
-        nowMs,
-      }),
-    };
+      pools: this.pools,
+      claims: this.claims,
+      nowMs,
+    });
     // Pod startups from where the last observing pass's window ended up to what this pass's read
     // surely holds (its data may be a summary up to a minute old), so each start counts once.
     const sinceMs = this.lease.previousMarkMs;
@@ -436,13 +371,6 @@ class Pass {
     });
   }
 
-  /** Per NodePool, how many more nodes the budgets allow for `reason` now. */
-  private allowed(set: CandidateSet, reason: DisruptionReason): Map<string, number> {
-    const { allowed, problems } = allowedByPool(set, this.pools, reason, this.now());
-    this.warnBudgetProblems(problems);
-    return allowed;
-  }
-
   private warnBudgetProblems(problems: readonly string[]): void {
     if (problems.length > 0) {
       this.ports.logger.warn('disruption budgets ignored', { problems: problems.slice(0, 10) });
@@ -475,142 +403,35 @@ class Pass {
     };
   }
 
-  /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
-  private async execute(proposed: DisruptionCommand): Promise<boolean> {
-    let command = proposed;
-    const method = methodNamed(command.method);
-    const startedAt = new Date(this.now()).toISOString();
-    const names = command.candidates.map((c) => c.nodeClaim.name);
-    const id = digest([command.method, String(this.lease.token), startedAt, ...[...names].sort()]);
-    let dropped: string | undefined;
-    const consolidating = isConsolidationCommand(command.method);
-    if (consolidating) await recordAll(this.ports.cluster, consolidationChosen(command));
-    if (method?.disruptionClass === 'graceful') {
-      const checked = await this.revalidate(command, method);
-      if (checked.kind === 'invalid') {
-        if (consolidating) await recordAll(this.ports.cluster, consolidationRejected(command, checked.why));
-        this.failedValidations += checked.failed;
-        this.record(decisionForCommand(command, this.input, id, [], 'abandoned', checked.why));
-        return false;
-      }
-      command = checked.command;
-      this.failedValidations += checked.dropped.length;
-      const [first] = checked.dropped;
-      if (first !== undefined) {
-        dropped = `${checked.dropped.length} candidates dropped at validation (nodeClaim ${first.nodeClaim} ${first.why})`;
-      }
-    }
-    // Whatever the method, decided again on the API server's objects (confirm-command.ts): the
-    // command was decided on a read that may be the cluster summary, untrusted.
-    const confirmed =
-      method === undefined
-        ? ({ kind: 'abandoned', why: `unknown method ${command.method}`, failed: 0 } as const)
-        : await confirmCommand({
-            confirmation: this.confirmation(),
-            command,
-            method,
-            pools: this.pools,
-            nowMs: this.now(),
-          });
-    if (confirmed.kind === 'abandoned') {
-      if (consolidating) await recordAll(this.ports.cluster, consolidationRejected(command, confirmed.why));
-      this.failedValidations += confirmed.failed;
-      this.record(decisionForCommand(command, this.input, id, [], 'abandoned', confirmed.why));
-      return false;
-    }
-    command = confirmed.command;
-    // The lease, read consistently: a pass whose lease ran out writes nothing.
-    if (!(await this.held.confirm())) {
-      this.record(
-        decisionForCommand(command, this.input, id, [], 'abandoned', 'the disruption lease was lost'),
-      );
-      return false;
-    }
-    const record: CommandRecord = {
-      id,
-      method: commandMethodName(command.method),
-      reason: command.reason,
-      candidates: names,
-      replacements: replacementNames(id, command.replacements),
-      startedAt,
+  /** What carrying a command out needs of the pass (carry-out.ts). */
+  private commandPass(): CommandPass {
+    return {
+      ports: this.ports,
+      pools: this.pools,
+      classes: this.classes,
+      leaseToken: this.lease.token,
+      held: this.held,
+      state: () => this.state,
+      input: () => this.input,
+      now: () => this.now(),
+      claims: () => this.claims,
+      candidates: () => this.candidates(),
+      readAgain: () => this.readAgain(),
+      confirmation: () => this.confirmation(),
+      failed: (count) => {
+        this.failedValidations += count;
+      },
+      record: (decision) => this.record(decision),
     };
-    const candidates = command.candidates.map((c) => c.nodeClaim);
-    if (command.replacements.length === 0) {
-      await markCandidates(this.ports, candidates, record);
-      await deleteCandidates(this.ports, candidates, command.reason);
-      this.record(decisionForCommand(command, this.input, id, [], 'deleted', dropped));
-      if (command.reason === 'Empty') await this.judgeReclaimed(candidates);
-      return true;
-    }
-    await createReplacements(
-      this.ports,
-      command.replacements,
-      record,
-      this.pools,
-      this.classes,
-      command.replacementAnnotations,
-    );
-    await markCandidates(this.ports, candidates, record);
-    // Launched and, just created, not initialized: the command waits on them from now on.
-    await recordAll(
-      this.ports.cluster,
-      record.replacements.flatMap((name) => [
-        disruptionLaunching(name, command.reason),
-        disruptionWaitingReadiness(name),
-      ]),
-    );
-    this.record(decisionForCommand(command, this.input, id, record.replacements, 'started'));
-    return true;
   }
 
-  /**
-   * The runaway guard on the empty nodes this pass reclaimed, judged with their Nodes as the pass
-   * saw them (the guard's `reclaimedEmpty` trigger). A failure it counts here the provisioner does
-   * not count again (the NodePool's state remembers it). The command is done whatever happens
-   * here: an error is logged, and the provisioner's own judgement still stands.
-   */
-  private async judgeReclaimed(reclaimed: readonly ClusterNodeClaim[]): Promise<void> {
-    try {
-      await reconcileLaunchBackoff(
-        { cluster: this.ports.cluster, logger: this.ports.logger },
-        {
-          kind: 'reclaimedEmpty',
-          reclaimed,
-          pools: this.state.nodePools,
-          claims: this.state.nodeClaims,
-          nodes: this.state.nodes,
-          pendingPods: this.state.pendingPods,
-          nowMs: this.now(),
-        },
-      );
-    } catch (error) {
-      this.ports.logger.warn('launch backoff not judged for the reclaimed nodes', {
-        nodeClaims: reclaimed.map((c) => c.name),
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
-  }
-
-  /**
-   * Waits the validation period, reads the cluster again and checks the command on that read
-   * (validation.ts).
-   */
-  private async revalidate(command: DisruptionCommand, method: DisruptionMethod): Promise<Validation> {
+  /** Waits the validation period and reads the cluster again; false when the lease was lost. */
+  private async readAgain(): Promise<boolean> {
     await this.ports.sleep(this.options.validationMs ?? VALIDATION_MS);
     await this.held.renew();
-    if (this.held.lost() === true)
-      return { kind: 'invalid', why: 'the disruption lease was lost', failed: 0 };
+    if (this.held.lost() === true) return false;
     await this.refresh(false);
-    const fresh = this.candidates();
-    return validateCommand({
-      command,
-      method,
-      fresh,
-      allowed: this.allowed(fresh, command.reason),
-      simulate: (candidates, options) =>
-        simulateWithout(this.input, this.state, this.claims, candidates, options),
-      nowMs: this.now(),
-    });
+    return true;
   }
 
   private record(decision: DisruptDecision): void {
