@@ -14,6 +14,12 @@ import type { Logger } from '../../shared/runtime/logger.ts';
 // every heartbeat so readers can tell it is alive. A watch that falls too far behind (410 Gone)
 // lists again; every kind is also listed again now and then, and a relist that finds what the watch
 // missed says so in the log.
+//
+// Up to when a kind is current is proven, never assumed: by the start of a list, or by a progress
+// probe (a list of one object, which gives the API server's resourceVersion at the time it was
+// sent) once the watch has delivered that resourceVersion (an event or a bookmark at or past it).
+// A line arriving proves nothing of the time it arrives: a watch that falls behind keeps sending
+// lines, late, and its summary must look as old as what it has delivered.
 
 const gzipAsync = promisify(gzip);
 
@@ -55,6 +61,8 @@ export interface SummaryKeeperOptions {
   readonly watchTimeoutSeconds?: number;
   /** A watch from which nothing arrives for this long is dropped and resumed. @default 60000 */
   readonly idleMs?: number;
+  /** How often each kind's progress is probed (a list of one object). @default 5000 */
+  readonly probeEveryMs?: number;
 }
 
 export interface SummaryKeeper {
@@ -81,6 +89,27 @@ class WatchExpired extends Error {}
 /** A watch event or line may be this late (delivery): a proof of currency counts from this before it. */
 const DELIVERY_MARGIN_MS = 1_000;
 
+/** A resourceVersion as a number, when it is one (etcd's are); undefined otherwise. */
+function revision(resourceVersion: string | undefined): bigint | undefined {
+  return resourceVersion !== undefined && /^\d{1,30}$/.test(resourceVersion)
+    ? BigInt(resourceVersion)
+    : undefined;
+}
+
+/** What the keeper knows of one kind's list and watch. */
+interface KindState {
+  listed: boolean;
+  /** Up to when the kind is proven current (epoch ms, the shim's clock). */
+  currentMs: number;
+  /** The resourceVersion the watch has delivered up to (its last event or bookmark). */
+  delivered: bigint | undefined;
+  /** Progress probes the watch has not reached yet: the API server's revision when each was sent. */
+  probes: { readonly revision: bigint; readonly atMs: number }[];
+}
+
+/** Probes kept per kind while the watch has not reached them; older ones go first. */
+const MAX_PROBES = 64;
+
 /** Backoff of attempt `n` (from 1): half fixed, half random, capped. */
 function backoffMs(n: number, baseMs: number, capMs: number): number {
   const base = Math.min(capMs, baseMs * 2 ** (n - 1));
@@ -99,9 +128,9 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
    * Per kind: listed at least once, and up to when it is known current: the start of its last list,
    * the arrival of its last watch line, or the clean end of its last watch request (less a margin).
    */
-  const state = Object.fromEntries(
-    (['pods', 'nodes', 'nodeClaims'] as const).map((k) => [k, { listed: false, currentMs: 0 }]),
-  ) as Record<SummaryKind, { listed: boolean; currentMs: number }>;
+  const fresh = (): KindState => ({ listed: false, currentMs: 0, delivered: undefined, probes: [] });
+  const state: Record<SummaryKind, KindState> = { pods: fresh(), nodes: fresh(), nodeClaims: fresh() };
+  const probeEveryMs = options.probeEveryMs ?? 5_000;
   let dirty = true;
   let publishedAtMs = 0;
   let published = 0;
@@ -124,6 +153,36 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
   const proven = (kind: SummaryKind, atMs: number) => {
     state[kind].currentMs = Math.max(state[kind].currentMs, atMs - DELIVERY_MARGIN_MS);
   };
+
+  /** The watch of `kind` delivered `resourceVersion`: the probes it reached prove it current then. */
+  const delivered = (kind: SummaryKind, resourceVersion: string | undefined) => {
+    const at = revision(resourceVersion);
+    if (at === undefined) return;
+    const s = state[kind];
+    if (s.delivered === undefined || at > s.delivered) s.delivered = at;
+    const reached = s.probes.filter((p) => p.revision <= at);
+    if (reached.length === 0) return;
+    s.probes = s.probes.filter((p) => p.revision > at);
+    proven(kind, Math.max(...reached.map((p) => p.atMs)));
+  };
+
+  /** Asks the API server for its revision now, for the watch of `kind` to reach. */
+  async function probe(kind: SummaryKind): Promise<void> {
+    const atMs = Date.now();
+    const head = (await api.request({
+      method: 'GET',
+      path: SOURCES[kind].path,
+      query: { limit: '1' },
+      signal: AbortSignal.any([abort.signal, AbortSignal.timeout(idleMs)]),
+    })) as { metadata?: { resourceVersion?: string } };
+    const at = revision(head.metadata?.resourceVersion);
+    if (at === undefined) return;
+    const s = state[kind];
+    s.probes.push({ revision: at, atMs });
+    if (s.probes.length > MAX_PROBES) s.probes.shift();
+    // Already delivered (the watch is ahead of the probe's answer).
+    if (s.delivered !== undefined) delivered(kind, s.delivered.toString());
+  }
 
   async function list(kind: SummaryKind): Promise<string> {
     const source = SOURCES[kind];
@@ -168,6 +227,9 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     }
     const resourceVersion = head.metadata?.resourceVersion;
     if (resourceVersion === undefined) throw new Error(`the list of ${kind} has no resourceVersion`);
+    state[kind].delivered = undefined;
+    state[kind].probes = state[kind].probes.filter((p) => p.atMs > started);
+    delivered(kind, resourceVersion);
     return resourceVersion;
   }
 
@@ -204,7 +266,8 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
             }
             const next = event.object?.metadata?.resourceVersion;
             if (next !== undefined) resourceVersion = next;
-            proven(kind, Date.now());
+            // An event or a bookmark: the watch has delivered up to its resourceVersion.
+            delivered(kind, next);
             if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') return;
             if (builder.apply(kind, event.type, event.object)) dirty = true;
             if (kind === 'pods') options.onPod?.(event.type, event.object);
@@ -212,8 +275,6 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
           },
         );
         if (abort.signal.aborted) return;
-        // The API server ended the request on time: nothing was left to send up to now.
-        proven(kind, Date.now());
         failures = 0;
       } catch (error) {
         if (abort.signal.aborted) return;
@@ -288,7 +349,34 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     }
   }, 250);
 
-  const runs = (['pods', 'nodes', 'nodeClaims'] as const).map((kind) => run(kind));
+  /** Probes every kind's progress, one after another, every probeEveryMs; a failed probe proves nothing. */
+  async function probing(): Promise<void> {
+    let failures = 0;
+    let warnedAtMs = 0;
+    while (!abort.signal.aborted) {
+      await sleep(probeEveryMs);
+      for (const kind of ['pods', 'nodes', 'nodeClaims'] as const) {
+        if (abort.signal.aborted || !state[kind].listed) continue;
+        try {
+          await probe(kind);
+          failures = 0;
+        } catch (error) {
+          if (abort.signal.aborted) return;
+          failures += 1;
+          if (Date.now() - warnedAtMs > 60_000) {
+            warnedAtMs = Date.now();
+            logger.warn('summary progress probe failed; its kind ages until one succeeds', {
+              kind,
+              error,
+              failures,
+            });
+          }
+        }
+      }
+    }
+  }
+
+  const runs = [...(['pods', 'nodes', 'nodeClaims'] as const).map((kind) => run(kind)), probing()];
 
   return {
     synced: () => Object.values(state).every((s) => s.listed),
