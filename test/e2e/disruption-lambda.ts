@@ -3,7 +3,12 @@ import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
-import { type DisruptionPassResult, disrupt } from '../../shared/usecases/disruption/controller.ts';
+import type { Cluster } from '../../shared/ports/cluster.ts';
+import {
+  type DisruptionOptions,
+  type DisruptionPassResult,
+  disrupt,
+} from '../../shared/usecases/disruption/controller.ts';
 import { TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
@@ -21,8 +26,14 @@ export function disruptionLambdaPass(
   e2e: ProvisionerE2E,
   pool: string | ((name: string) => boolean),
   holder: string,
+  overrides: {
+    /** The Cluster port as the Lambda wires it (its list reads from the cluster summary, say). */
+    readonly cluster?: Cluster;
+    readonly options?: Partial<DisruptionOptions>;
+  } = {},
 ): Promise<DisruptionPassResult> {
-  const { server, cluster, account } = e2e.env;
+  const { server, account } = e2e.env;
+  const cluster = overrides.cluster ?? e2e.env.cluster;
   const aws = account.as('disruption');
   return asLambda(server, 'disruption', () =>
     disrupt(
@@ -45,6 +56,7 @@ export function disruptionLambdaPass(
         holder,
         leaseName: `disruption#${e2e.id}`,
         nodePools: typeof pool === 'string' ? (name) => name === pool : pool,
+        ...overrides.options,
       },
     ),
   );
