@@ -505,6 +505,11 @@ export interface Cluster {
   nodeClaim(name: string): Promise<ClusterNodeClaim | undefined>;
   /** One Node (its pods left empty), or undefined when it does not exist. */
   node(name: string): Promise<ClusterNode | undefined>;
+  /**
+   * One Node with its unfinished pods, both as the API server has them now (two requests), or
+   * undefined when it does not exist: how a Node a decision counts on is confirmed.
+   */
+  nodeWithPods(name: string): Promise<ClusterNode | undefined>;
   /** Pods bound to `nodeName`, terminal ones included (the drain decides what to skip). */
   podsOnNode(nodeName: string): Promise<ReadResult<DrainPod>>;
   /** Asks the Eviction API (`policy/v1`) to evict the pod, with a UID precondition. */

@@ -563,6 +563,9 @@ export function describeClusterContract(
       expect(one?.name).toBe(nodeName);
       expect(one?.pods).toEqual([]);
       expect(await s.cluster.node(n('missing-node'))).toBeUndefined();
+      // One Node with its pods, as a confirmation reads it: the same Node, the same pods.
+      expect(await s.cluster.nodeWithPods(nodeName)).toEqual(node);
+      expect(await s.cluster.nodeWithPods(n('missing-node'))).toBeUndefined();
     });
 
     it('lists as provisionable only the pods kube-scheduler marked Unschedulable', async () => {

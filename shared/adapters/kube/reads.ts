@@ -51,6 +51,7 @@ export type KubeReads = Pick<
   | 'volumeLimits'
   | 'nodeClaim'
   | 'node'
+  | 'nodeWithPods'
 >;
 
 /** Pods that may still run: the API server filters the others out. */
@@ -109,21 +110,40 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     return makeVolumeIndex(claims as never, volumes as never, classes as never);
   }
 
-  /** Bound, unfinished pods, template by template, with where each unreadable one is bound. */
-  const boundPodsByNode = () =>
-    list('list pods', '/api/v1/pods', { fieldSelector: NOT_FINISHED }, () => {
-      // Each pod is converted as it arrives; nothing of the raw list is kept.
-      const reader = makePodReader();
-      const byNode = makePodsByNode((problem) => warnSkipped(ctx, 'Pod', problem));
-      return {
-        add: (raw) => {
-          const split = splitPod(raw);
-          const nodeName = split.instance.nodeName;
-          if (typeof nodeName === 'string' && nodeName !== '') byNode.add(nodeName, () => reader.read(split));
-        },
-        result: () => byNode.result(),
-      };
-    });
+  /**
+   * Bound, unfinished pods (of one node, given its name), template by template, with where each
+   * unreadable one is bound.
+   */
+  const boundPodsByNode = (nodeName?: string) =>
+    list(
+      nodeName === undefined ? 'list pods' : `list pods of node "${nodeName}"`,
+      '/api/v1/pods',
+      { fieldSelector: nodeName === undefined ? NOT_FINISHED : `spec.nodeName=${nodeName},${NOT_FINISHED}` },
+      () => {
+        // Each pod is converted as it arrives; nothing of the raw list is kept.
+        const reader = makePodReader();
+        const byNode = makePodsByNode((problem) => warnSkipped(ctx, 'Pod', problem));
+        return {
+          add: (raw) => {
+            const split = splitPod(raw);
+            const nodeName = split.instance.nodeName;
+            if (typeof nodeName === 'string' && nodeName !== '')
+              byNode.add(nodeName, () => reader.read(split));
+          },
+          result: () => byNode.result(),
+        };
+      },
+    );
+
+  async function node(name: string): Promise<ClusterNode | undefined> {
+    try {
+      const raw = await api.call(`get node "${name}"`, (o) => core.readNode({ name }, o));
+      return toClusterNode(raw, []);
+    } catch (error) {
+      if (error instanceof ClusterNotFoundError) return undefined;
+      throw error;
+    }
+  }
 
   return {
     async provisionablePods() {
@@ -239,14 +259,12 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
       }
     },
 
-    async node(name) {
-      try {
-        const raw = await api.call(`get node "${name}"`, (o) => core.readNode({ name }, o));
-        return toClusterNode(raw, []);
-      } catch (error) {
-        if (error instanceof ClusterNotFoundError) return undefined;
-        throw error;
-      }
+    node,
+
+    async nodeWithPods(name) {
+      // A pod that does not convert marks the Node as having pods it cannot read (withPods).
+      const [read, bound] = await Promise.all([node(name), boundPodsByNode(name)]);
+      return read === undefined ? undefined : withPods(read, bound);
     },
   };
 }

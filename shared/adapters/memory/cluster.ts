@@ -323,6 +323,13 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       return raw === undefined ? undefined : cachedConvert(raw, () => toClusterNode(raw, []));
     },
 
+    async nodeWithPods(name) {
+      const node = await cluster.node(name);
+      if (node === undefined) return undefined;
+      const onNode = boundPods().items.filter((b) => b.nodeName === name);
+      return { ...node, pods: onNode.map((b) => b.pod) };
+    },
+
     async podsOnNode(nodeName) {
       const onNode = pods().filter((p) => p.spec?.nodeName === nodeName);
       const claimVolumes = new Map<string, string>();

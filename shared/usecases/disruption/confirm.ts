@@ -1,4 +1,3 @@
-import type { Pod } from '../../core/index.ts';
 import type { Cluster, ClusterNode, ClusterNodeClaim, DrainPod, ReadResult } from '../../ports/cluster.ts';
 import { type ClusterState, type SchedulingInput, toSchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
@@ -6,12 +5,13 @@ import type { ClaimConditions } from './claim-view.ts';
 
 // What a disruption pass read from a list (the cluster summary, perhaps: untrusted) replaced, for
 // the objects a command or an expiry acts on and counts on, by what the API server says of them:
-// each NodeClaim and Node is read with a GET, each Node's pods with podsOnNode. The confirmed world
+// each NodeClaim is read with a GET, each Node with its pods (nodeWithPods: what they request, as
+// the API server has it) and the pods as the drain sees them (podsOnNode). The confirmed world
 // is the pass's read with those objects swapped in (the summary's objects the API server does not
 // have left out), from which the same pure decision functions decide again. An object that cannot
 // be read throws (ClusterApiError): nothing is done on it, and it is never taken for absent.
 
-/** A Node as the API server has it, with the pods it lists on it. */
+/** A Node as the API server has it: with its pods (their specs), and those pods as the drain sees them. */
 export interface ConfirmedNode {
   readonly node: ClusterNode;
   readonly pods: ReadResult<DrainPod>;
@@ -32,11 +32,6 @@ export function closedNode(node: ClusterNode): string | undefined {
   return undefined;
 }
 
-/** Whether a pod the API server lists on a node is one that takes room there. */
-function running(p: DrainPod): boolean {
-  return p.phase !== 'Succeeded' && p.phase !== 'Failed' && p.deletedAtMs === undefined;
-}
-
 /**
  * The reads of one confirmation: every object it read from the API server, by name, undefined for
  * those the API server does not have. Reads each object at most once.
@@ -48,7 +43,7 @@ export class Confirmation {
   requests = 0;
 
   constructor(
-    private readonly cluster: Pick<Cluster, 'nodeClaim' | 'node' | 'podsOnNode'>,
+    private readonly cluster: Pick<Cluster, 'nodeClaim' | 'nodeWithPods' | 'podsOnNode'>,
     private readonly base: PassWorld,
     private readonly conditions: ClaimConditions,
     private readonly options: {
@@ -84,18 +79,16 @@ export class Confirmation {
     }
   }
 
-  /** GETs the Nodes not read yet, and the pods on each. */
+  /** Reads the Nodes not read yet with their pods (three requests each, at once). */
   async readNodes(names: Iterable<string>): Promise<void> {
     for (const name of new Set(names)) {
       if (this.nodeReads.has(name)) continue;
-      this.requests += 1;
-      const node = await this.cluster.node(name);
-      if (node === undefined) {
-        this.nodeReads.set(name, undefined);
-        continue;
-      }
-      this.requests += 1;
-      this.nodeReads.set(name, { node, pods: await this.cluster.podsOnNode(name) });
+      this.requests += 3;
+      const [node, pods] = await Promise.all([
+        this.cluster.nodeWithPods(name),
+        this.cluster.podsOnNode(name),
+      ]);
+      this.nodeReads.set(name, node === undefined ? undefined : { node, pods });
     }
   }
 
@@ -112,16 +105,15 @@ export class Confirmation {
   /**
    * The pass's world with the objects read swapped in: a NodeClaim or Node the API server does not
    * have is gone; one it has is its object (a NodeClaim's conditions computed on it, with its Node
-   * as read); a Node's pods are those of the pass's read that the API server lists on it, a pod it
-   * lists there that the read did not have makes the Node's room unknown (it takes nothing new),
-   * and a Node that is not Ready, is deleting or unschedulable takes nothing new.
+   * as read); a Node's pods are those the API server has bound to it, with what they request, and
+   * a Node that is not Ready, is deleting or unschedulable takes nothing new.
    */
   world(): PassWorld {
     const { state, claims, input } = this.base;
     const nodes = state.nodes.flatMap((n) => {
       if (!this.nodeReads.has(n.name)) return [n];
       const read = this.nodeReads.get(n.name);
-      return read === undefined ? [] : [confirmedNode(n, read)];
+      return read === undefined ? [] : [confirmedNode(read)];
     });
     const nodeFor = nodeIndex(nodes);
     const swap = (list: readonly ClusterNodeClaim[], withConditions: boolean) =>
@@ -146,25 +138,20 @@ export class Confirmation {
   }
 }
 
-/** The Node as the API server has it, with the pods of the pass's read it confirms. */
-function confirmedNode(listed: ClusterNode, read: ConfirmedNode): ClusterNode {
-  const listedPods = new Map<string, Pod>(listed.pods.map((p) => [p.uid, p]));
-  const live = read.pods.items.filter(running);
-  const pods = live.flatMap((p) => {
-    const pod = listedPods.get(p.uid);
-    return pod === undefined ? [] : [pod];
-  });
-  const unknown = live
-    .filter((p) => !listedPods.has(p.uid))
-    .map((p) => `pod "${p.namespace}/${p.name}": not in the list read the decision was made on`);
+/**
+ * The Node as the API server has it, with its pods as the API server has them (their requests too:
+ * nothing of a confirmed Node's room comes from the pass's read); closed to new pods when it is
+ * not Ready, is deleting or unschedulable.
+ */
+function confirmedNode(read: ConfirmedNode): ClusterNode {
   const unreadable = [
-    ...unknown,
-    ...read.pods.problems.map((p) => `pods on node ${listed.name}: ${p.message}`),
+    ...(read.node.unreadablePods ?? []),
+    ...read.pods.problems.map((p) => `pods on node ${read.node.name}: ${p.message}`),
   ];
   const closed = closedNode(read.node) !== undefined;
+  const { unreadablePods: _, ...node } = read.node;
   return {
-    ...read.node,
-    pods,
+    ...node,
     ...(unreadable.length === 0 ? {} : { unreadablePods: unreadable }),
     ...(closed ? { unschedulable: true } : {}),
   };

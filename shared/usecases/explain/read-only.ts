@@ -22,6 +22,7 @@ const READS = [
   'volumeLimits',
   'nodeClaim',
   'node',
+  'nodeWithPods',
   'podsOnNode',
   'volumeAttachments',
 ] as const satisfies readonly (keyof Cluster)[];

@@ -114,9 +114,9 @@ export async function solveConfirmed(
       input = await build(state);
       continue;
     }
-    const read = await readConfirmed(ports.cluster, state, targets);
-    for (const [name, node] of read.nodes) {
-      requests += node === undefined ? 1 : 2;
+    const read = await readConfirmed(ports.cluster, targets);
+    for (const name of read.nodes.keys()) {
+      requests += 2;
       nodesDone.add(name);
     }
     for (const name of read.nodeClaims.keys()) {

@@ -195,7 +195,7 @@ async function confirmSurplus(
       decision = decide(nodes);
       break;
     }
-    const read = await readConfirmed(cluster, { nodes }, { nodes: todo, nodeClaims: [] });
+    const read = await readConfirmed(cluster, { nodes: todo, nodeClaims: [] });
     for (const name of todo) done.add(name);
     const diff = confirmationChanges({ nodes, nodeClaims: [] }, read);
     gone.push(...diff.gone);

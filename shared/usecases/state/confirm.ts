@@ -1,4 +1,5 @@
-import type { Cluster, ClusterNode, ClusterNodeClaim, DrainPod } from '../../ports/cluster.ts';
+import { computePodRequests } from '../../core/index.ts';
+import type { Cluster, ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 
 // Confirmed state: the Nodes and NodeClaims a decision acts on or counts on, read again from the
 // API server, in place of what a list read (the cluster summary, untrusted input) said of them.
@@ -15,7 +16,7 @@ export interface ConfirmTargets {
 
 /** What the API server has of the targets: an object, or undefined when it does not exist. */
 export interface ConfirmedRead {
-  /** Each Node with its pods: those of the listed read it still has, the others as unreadable. */
+  /** Each Node with its pods, both as the API server has them. */
   readonly nodes: ReadonlyMap<string, ClusterNode | undefined>;
   readonly nodeClaims: ReadonlyMap<string, ClusterNodeClaim | undefined>;
 }
@@ -26,57 +27,28 @@ export interface NodesAndClaims {
   readonly nodeClaims: readonly ClusterNodeClaim[];
 }
 
-/** Why a pod bound to a confirmed Node but absent from the listed read takes an unknown room. */
-const UNLISTED_POD = 'bound to the node but not in the listed read; what it requests is unknown';
-
 /**
- * Reads the targets from the API server: `cluster.node(name)` and `cluster.podsOnNode(name)` per
- * Node, `cluster.nodeClaim(name)` per NodeClaim, all in parallel. A Node's pods are the listed
- * node's pods (their specs, as `listed` has them) that the API server still has bound and not
- * finished; a pod it has that `listed` does not know is unreadable (its requests are unknown, so
- * the node takes nothing new: toSchedulableNodes), as is one the API server could not convert.
- * An object the API server does not have is undefined; one it cannot answer for throws.
- * Costs 2 GETs a Node (1 when it does not exist) and 1 a NodeClaim.
+ * Reads the targets from the API server: `cluster.nodeWithPods(name)` per Node (the Node and its
+ * unfinished pods, specs and all, as the API server has them: nothing of a Node's pods is taken
+ * from the listed read), `cluster.nodeClaim(name)` per NodeClaim, all in parallel. An object the
+ * API server does not have is undefined; one it cannot answer for throws; a pod it cannot convert
+ * marks its Node as having pods it cannot read (the node then takes nothing new).
+ * Costs 2 requests a Node and 1 a NodeClaim.
  * @throws ClusterApiError when a read fails (nothing is taken for absent).
  */
 export async function readConfirmed(
-  cluster: Pick<Cluster, 'node' | 'podsOnNode' | 'nodeClaim'>,
-  listed: Pick<NodesAndClaims, 'nodes'>,
+  cluster: Pick<Cluster, 'nodeWithPods' | 'nodeClaim'>,
   targets: ConfirmTargets,
 ): Promise<ConfirmedRead> {
-  const byName = new Map(listed.nodes.map((n) => [n.name, n]));
   const [nodes, nodeClaims] = await Promise.all([
     Promise.all(
-      [...new Set(targets.nodes)].map(async (name) => {
-        const node = await cluster.node(name);
-        if (node === undefined) return [name, undefined] as const;
-        const pods = await cluster.podsOnNode(name);
-        return [name, withPodsOf(node, byName.get(name), pods)] as const;
-      }),
+      [...new Set(targets.nodes)].map(async (name) => [name, await cluster.nodeWithPods(name)] as const),
     ),
     Promise.all(
       [...new Set(targets.nodeClaims)].map(async (name) => [name, await cluster.nodeClaim(name)] as const),
     ),
   ]);
   return { nodes: new Map(nodes), nodeClaims: new Map(nodeClaims) };
-}
-
-/** The Node as read, with the pods the API server has bound to it (see readConfirmed). */
-function withPodsOf(
-  node: ClusterNode,
-  listed: ClusterNode | undefined,
-  read: { readonly items: readonly DrainPod[]; readonly problems: readonly { readonly message: string }[] },
-): ClusterNode {
-  const running = read.items.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed');
-  const uids = new Set(running.map((p) => p.uid));
-  const known = new Set((listed?.pods ?? []).map((p) => p.uid));
-  const pods = (listed?.pods ?? []).filter((p) => uids.has(p.uid));
-  const unreadable = [
-    ...running.filter((p) => !known.has(p.uid)).map((p) => `pod "${p.namespace}/${p.name}": ${UNLISTED_POD}`),
-    ...read.problems.map((p) => p.message),
-  ];
-  const { unreadablePods: _listedUnreadable, ...rest } = node;
-  return { ...rest, pods, ...(unreadable.length === 0 ? {} : { unreadablePods: unreadable }) };
 }
 
 /**
@@ -176,7 +148,7 @@ function nodeShape(n: ClusterNode): string {
     sorted(n.allocatable),
     sorted(n.labels),
     n.taints ?? [],
-    n.pods.map((p) => p.uid).sort(),
+    n.pods.map((p) => `${p.uid} ${JSON.stringify(sorted(computePodRequests(p)))}`).sort(),
     (n.unreadablePods ?? []).length,
   ]);
 }

@@ -81,16 +81,12 @@ function setup() {
       encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
     );
   };
-  const gets = { node: 0, podsOnNode: 0, nodeClaim: 0 };
+  const gets = { nodeWithPods: 0, nodeClaim: 0 };
   const counted: Cluster = {
     ...cluster,
-    node: (name) => {
-      gets.node += 1;
-      return cluster.node(name);
-    },
-    podsOnNode: (name) => {
-      gets.podsOnNode += 1;
-      return cluster.podsOnNode(name);
+    nodeWithPods: (name) => {
+      gets.nodeWithPods += 1;
+      return cluster.nodeWithPods(name);
     },
     nodeClaim: (name) => {
       gets.nodeClaim += 1;
@@ -140,7 +136,7 @@ describe('a provisioning plan confirmed against the API server', () => {
     expect(launched(result)[0]?.pods.map((p) => p.name)).toEqual(['web-1']);
     expect(w.confirmedLines()).toHaveLength(1);
     expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], level: 'warn' });
-    expect(w.gets).toEqual({ node: 1, podsOnNode: 0, nodeClaim: 0 });
+    expect(w.gets).toEqual({ nodeWithPods: 1, nodeClaim: 0 });
   });
 
   it('leaves the pod to a Node the API server confirms, at two reads and without a word', async () => {
@@ -155,7 +151,21 @@ describe('a provisioning plan confirmed against the API server', () => {
     expect(launched(result)).toEqual([]);
     expect(result).toMatchObject({ kind: 'provisioned', placed: 1 });
     expect(w.confirmedLines()).toEqual([]);
-    expect(w.gets).toEqual({ node: 1, podsOnNode: 1, nodeClaim: 0 });
+    expect(w.gets).toEqual({ nodeWithPods: 1, nodeClaim: 0 });
+  });
+
+  it('launches when the summary understates what the pods on a real Node request', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '2'));
+    w.cluster.create(boundPod('busy', 'real', '1800m'));
+    addPendingPod(w.cluster, 'web-1');
+    // The summary shows the same pod asking for a tenth of a CPU: the Node would look roomy.
+    w.publish({ drop: ['busy'], pods: [boundPod('busy', 'real', '100m')] });
+
+    const result = await w.run();
+
+    expect(launched(result)[0]?.pods.map((p) => p.name)).toEqual(['web-1']);
+    expect(w.confirmedLines()[0]).toMatchObject({ changed: ['node/real'] });
   });
 
   it('launches when the API server has the listed Node cordoned', async () => {
