@@ -11,7 +11,7 @@ import type { Logger } from '../runtime/logger.ts';
 
 // The Cluster port over the cluster summary: the list reads of pods, Nodes and NodeClaims come from
 // the summary the shim published, when it is fresh, and from the API server otherwise; everything
-// else (single gets, consistent reads, writes) goes to the API server. So a Lambda reads a cluster
+// else (single gets, consistent or one NodePool's reads, writes) goes to the API server. So a Lambda reads a cluster
 // of any size in one request instead of listing it. What this Lambda container wrote to NodeClaims
 // in the last minutes is always read back from the API server over the summary, whatever the
 // summary says of its own currency: a summary (the shim's, or whoever holds its role) never hides
@@ -138,8 +138,9 @@ export function withClusterSummary(
   return {
     ...cluster,
     nodes: () => from((s) => s.nodes(), cluster.nodes),
+    // A consistent or one NodePool's list (label-selected) is the API server's.
     nodeInfos: (readOptions) =>
-      readOptions?.consistent === true
+      readOptions?.consistent === true || readOptions?.nodePool !== undefined
         ? cluster.nodeInfos(readOptions)
         : from(
             (s) => s.nodeInfos(),
@@ -147,7 +148,9 @@ export function withClusterSummary(
           ),
     boundPods: () => from((s) => s.boundPods(), cluster.boundPods),
     async nodeClaims(readOptions) {
-      if (readOptions?.consistent === true) return cluster.nodeClaims(readOptions);
+      if (readOptions?.consistent === true || readOptions?.nodePool !== undefined) {
+        return cluster.nodeClaims(readOptions);
+      }
       const asOf = readOptions?.freshAsOfMs;
       return from(
         (summary) =>

@@ -54,7 +54,12 @@ export interface NodeClaimReadOptions {
    * used for this read.
    */
   readonly freshAsOfMs?: number;
+  /** Only those labelled `karpenter.sh/nodepool=<nodePool>`: a label-selected list from the API server. */
+  readonly nodePool?: string;
 }
+
+/** How a Node list is read: as NodeClaims are (NodeClaimReadOptions). */
+export type NodeReadOptions = Pick<NodeClaimReadOptions, 'consistent' | 'nodePool'>;
 
 /** A pod bound to a node (from `spec.nodeName`), not yet finished. */
 export interface BoundPod {
@@ -422,8 +427,8 @@ export function eventDedupeKey(event: ClusterEvent): string {
  * Kubernetes as the use cases need it. Reads convert at the edge into shared/core types; writes
  * are idempotent. Every call has a timeout and the adapter bounds concurrent API calls. The list
  * reads of pods, Nodes and NodeClaims may be served from the cluster summary (ports/summary.ts),
- * as current as it is; single gets (`nodeClaim`, `node`, `podsOnNode`) and `consistent` reads
- * always ask the API server, and whatever deletes confirms with them.
+ * as current as it is; single gets (`nodeClaim`, `node`, `podsOnNode`) and `consistent` (or
+ * `nodePool`) reads always ask the API server, and whatever deletes confirms with them.
  * Errors other than malformed objects are thrown as `ClusterApiError` (shared/adapters/kube).
  */
 export interface Cluster {
@@ -433,8 +438,8 @@ export interface Cluster {
   boundPods(): Promise<ReadResult<BoundPod>>;
   /** Every Node with the pods bound to it. */
   nodes(): Promise<ReadResult<ClusterNode>>;
-  /** Every Node, without reading a single pod; `consistent` as for nodeClaims. */
-  nodeInfos(options?: { readonly consistent?: boolean }): Promise<ReadResult<NodeInfo>>;
+  /** Every Node (or a NodePool's), without reading a single pod; `consistent` as for nodeClaims. */
+  nodeInfos(options?: NodeReadOptions): Promise<ReadResult<NodeInfo>>;
   nodePools(): Promise<ReadResult<ClusterNodePool>>;
   nodeClasses(): Promise<ReadResult<EC2NodeClass>>;
   /** Every NodeOverlay, malformed ones included (with `invalid` set). */

@@ -450,6 +450,29 @@ export function describeClusterContract(
       expect(await s.cluster.nodeClaim(n('missing-claim'))).toBeUndefined();
     });
 
+    it("lists one NodePool's NodeClaims and Nodes by their karpenter.sh/nodepool label", async () => {
+      const name = n('ct-pool-claim');
+      await s.cluster.createNodeClaim(claimOf(name));
+      const other = n('ct-other-pool');
+      const otherNode = n('ct-other-node');
+      await s.seedNode({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: otherNode, labels: { 'karpenter.sh/nodepool': other } },
+        spec: { taints: [{ key: 'flotilla.test/contract', value: s.id, effect: 'NoSchedule' }] },
+        status: { capacity: { cpu: '2' }, allocatable: { cpu: '2' } },
+      });
+      const claims = await s.cluster.nodeClaims({ consistent: true, nodePool: poolName });
+      expect(claims.items.map((c) => c.name)).toContain(name);
+      expect(claims.items.every((c) => c.nodePoolName === poolName)).toBe(true);
+      expect((await s.cluster.nodeClaims({ consistent: true, nodePool: other })).items).toEqual([]);
+      const nodes = (await s.cluster.nodeInfos({ consistent: true, nodePool: poolName })).items;
+      expect(nodes.map((x) => x.name)).toContain(nodeName);
+      expect(nodes.every((x) => x.labels['karpenter.sh/nodepool'] === poolName)).toBe(true);
+      const others = await s.cluster.nodeInfos({ consistent: true, nodePool: other });
+      expect(others.items.map((x) => x.name)).toEqual([otherNode]);
+    });
+
     it('patches NodeClaim status, keeping lastTransitionTime while a condition keeps its status', async () => {
       const name = n('ct-status');
       await s.cluster.createNodeClaim(claimOf(name));

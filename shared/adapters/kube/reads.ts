@@ -20,7 +20,7 @@ import {
   withPods,
 } from '../../apis/index.ts';
 import { makeVersionedConversions } from '../../apis/versioned-conversions.ts';
-import type { Labels } from '../../core/index.ts';
+import { Label, type Labels } from '../../core/index.ts';
 import { type BoundPod, type Cluster, type ClusterNode, toNodeInfo } from '../../ports/cluster.ts';
 import {
   type CustomResource,
@@ -53,6 +53,9 @@ export type KubeReads = Pick<
   | 'node'
   | 'nodeWithPods'
 >;
+
+/** The objects of one NodePool, by their label. */
+const poolSelector = (pool: string) => ({ labelSelector: `${Label.nodePool}=${pool}` });
 
 /** Pods that may still run: the API server filters the others out. */
 const NOT_FINISHED = 'status.phase!=Succeeded,status.phase!=Failed';
@@ -172,10 +175,13 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
     },
 
-    async nodeInfos() {
-      return convertAll(ctx, 'Node', await listRaw('list nodes', '/api/v1/nodes'), (n) =>
-        toNodeInfo(toClusterNode(n as never, [])),
-      );
+    async nodeInfos(options) {
+      const pool = options?.nodePool;
+      const raws =
+        pool === undefined
+          ? await listRaw('list nodes', '/api/v1/nodes')
+          : await listRaw(`list nodes of nodePool "${pool}"`, '/api/v1/nodes', poolSelector(pool));
+      return convertAll(ctx, 'Node', raws, (n) => toNodeInfo(toClusterNode(n as never, [])));
     },
 
     async nodePools() {
@@ -202,7 +208,19 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
       return convertAll(ctx, 'NodeOverlay', raws, parseNodeOverlay);
     },
 
-    async nodeClaims() {
+    async nodeClaims(options) {
+      const pool = options?.nodePool;
+      if (pool !== undefined) {
+        // One NodePool's: converted apart, so the whole list's conversions are kept.
+        const raws = await listRaw(
+          `list nodeclaims of nodePool "${pool}"`,
+          customPath(NODECLAIMS),
+          poolSelector(pool),
+        );
+        return convertNodeClaims(raws, toClusterNodeClaim, (problem) =>
+          warnSkipped(ctx, 'NodeClaim', problem),
+        );
+      }
       const raws = await listRaw('list nodeclaims', customPath(NODECLAIMS));
       return claimConversions.read((convert) =>
         convertNodeClaims(raws, convert, (problem) => warnSkipped(ctx, 'NodeClaim', problem)),

@@ -32,7 +32,7 @@ import {
   usesClaims,
   withPods,
 } from '../../apis/index.ts';
-import { type Labels, matchesSelector, type ResourceList, type Taint } from '../../core/index.ts';
+import { Label, type Labels, matchesSelector, type ResourceList, type Taint } from '../../core/index.ts';
 import {
   type BoundPod,
   type ClusterNode,
@@ -70,6 +70,10 @@ export type { Manifest, MemoryKind } from './object-store.ts';
 // read through the same converters as the kube adapter, so both adapters see a manifest alike;
 // the API server's own behaviour (finalizers, deletion, eviction against PodDisruptionBudgets,
 // event deduplication, PDB status as kube-controller-manager keeps it) is reproduced here.
+
+/** As a label selector `karpenter.sh/nodepool=<pool>` lists them (all without a pool). */
+const ofPool = (raws: Raw[], pool?: string) =>
+  pool === undefined ? raws : raws.filter((r) => r.metadata.labels?.[Label.nodePool] === pool);
 
 const sameTaint = (a: Taint, b: { key: string; effect: string }) => a.key === b.key && a.effect === b.effect;
 
@@ -157,8 +161,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       return { items: result.items, problems: [...bound.problems, ...result.problems] };
     },
 
-    async nodeInfos() {
-      const raws = [...store('Node').values()] as unknown as V1Node[];
+    async nodeInfos(readOptions) {
+      const raws = ofPool([...store('Node').values()], readOptions?.nodePool) as unknown as V1Node[];
       return convertEach(raws, (n) => toNodeInfo(cachedConvert(n, () => toClusterNode(n, []))));
     },
 
@@ -180,8 +184,8 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
       );
     },
 
-    async nodeClaims() {
-      return convertNodeClaims([...store('NodeClaim').values()], (raw) =>
+    async nodeClaims(readOptions) {
+      return convertNodeClaims(ofPool([...store('NodeClaim').values()], readOptions?.nodePool), (raw) =>
         cachedConvert(raw, () => toClusterNodeClaim(raw)),
       );
     },
