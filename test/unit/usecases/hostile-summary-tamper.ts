@@ -167,19 +167,19 @@ export function applyTamper(doc: SummaryDocument, tamper: Tamper): void {
 
 /**
  * The Cluster port of one Lambda over `world`: list reads from a summary published now of the
- * world as it is now, with `tamper` applied (an attacker keeping it false on every publication);
- * single gets and consistent reads from the in-memory API server. Without a tamper, the honest
- * summary.
+ * world as it is now, with the forgery's tampers applied (an attacker keeping it false on every
+ * publication); single gets and consistent reads from the in-memory API server. With no tampers,
+ * the honest summary.
  */
 export function summaryClusterOver(
   world: World,
-  tamper: Tamper | undefined,
+  forgery: readonly Tamper[],
 ): Cluster & {
   summaryUse(): { fromSummary: number; direct: number };
 } {
   const read = async (): Promise<ClusterSummary> => {
     const doc = honestDocument(world);
-    if (tamper !== undefined) applyTamper(doc, tamper);
+    for (const tamper of forgery) applyTamper(doc, tamper);
     const counts = doc.head.counts as Record<string, number>;
     counts['nodes'] = doc.head.nodes.length;
     counts['nodeClaims'] = doc.head.nodeClaims.length;
@@ -352,12 +352,35 @@ export function leavesOfDocument(doc: SummaryDocument): Leaf[] {
   return out.filter((l) => l.values.length > 0 || l.present);
 }
 
-/** A tamper of `doc`: one leaf set or removed, a field added, or an object dropped, doubled or made up. */
-export function tamperArbitrary(doc: SummaryDocument): fc.Arbitrary<Tamper> {
-  const leaves = leavesOfDocument(doc);
+/**
+ * The fields the use cases decide on (times, annotations, Flotilla's and the scheduling labels,
+ * providerIDs, conditions, capacity, taints, a pod's node, phase and requests): drawn five times as
+ * often as the rest (the instance-type labels, owners, messages).
+ */
+const DECIDING =
+  /^(metadata\.(creationTimestamp|deletionTimestamp|annotations|name|finalizers)|metadata\.labels\.(karpenter\.sh|node\.kubernetes\.io\/instance-type|topology|kubernetes\.io\/arch)|spec\.(providerID|taints|unschedulable|expireAfter|nodeClassRef|containers)|status\.(providerID|imageID|nodeName|allocatable|capacity|conditions\.\d+\.(type|status|lastTransitionTime))|\d)/;
+
+/**
+ * A forgery of `doc`: one to three tampers — a leaf set or removed, a field added, an object
+ * dropped, doubled or made up — or a NodeClaim made to look as if its instance were gone (its
+ * providerID another's or no one's, and its Node hidden or not Ready).
+ */
+export function forgeryArbitrary(doc: SummaryDocument): fc.Arbitrary<Tamper[]> {
+  const leaves = leavesOfDocument(doc).flatMap((l) =>
+    DECIDING.test(l.path.join('.')) ? [l, l, l, l, l] : [l],
+  );
   const nodes = doc.head.nodes.map(nameOf).filter((n): n is string => n !== undefined);
   const claims = doc.head.nodeClaims.map(nameOf).filter((n): n is string => n !== undefined);
   const pods = (doc.pods.pods as unknown as Json[][]).map((r) => String(r[1]));
+  const providerIds = leavesOfDocument(doc)
+    .filter((l) => l.part === 'nodeClaims' && l.path.join('.') === 'status.providerID')
+    .flatMap((l) => l.values);
+  const nodeOf = new Map(
+    doc.head.nodeClaims.map((c) => {
+      const status = isRecord(c) ? c['status'] : undefined;
+      return [nameOf(c) ?? '', isRecord(status) ? String(status['nodeName']) : ''] as const;
+    }),
+  );
   const setOrRemove = fc.constantFrom(...leaves).chain((leaf): fc.Arbitrary<Tamper> => {
     const sets = leaf.values.map(
       (value): Tamper => ({ op: 'set', part: leaf.part, owner: leaf.owner, path: leaf.path, value }),
@@ -378,5 +401,30 @@ export function tamperArbitrary(doc: SummaryDocument): fc.Arbitrary<Tamper> {
       .map(({ like, cpu }): Tamper => ({ op: 'phantomNode', like, cpu })),
     fc.constantFrom(...claims).map((like): Tamper => ({ op: 'phantomNodeClaim', like })),
   );
-  return fc.oneof({ arbitrary: setOrRemove, weight: 6 }, { arbitrary: whole, weight: 1 });
+  const gone = fc
+    .record({
+      claim: fc.constantFrom(...claims),
+      providerID: fc.constantFrom(...providerIds),
+      hide: fc.constantFrom('drop', 'notReady'),
+    })
+    .map(({ claim, providerID, hide }): Tamper[] => {
+      const node = nodeOf.get(claim) ?? '';
+      return [
+        { op: 'set', part: 'nodeClaims', owner: claim, path: ['status', 'providerID'], value: providerID },
+        hide === 'drop'
+          ? { op: 'drop', part: 'nodes', owner: node }
+          : {
+              op: 'set',
+              part: 'nodes',
+              owner: node,
+              path: ['status', 'conditions', 0, 'status'],
+              value: 'False',
+            },
+      ];
+    });
+  const one = fc.oneof({ arbitrary: setOrRemove, weight: 6 }, { arbitrary: whole, weight: 1 });
+  return fc.oneof(
+    { arbitrary: fc.array(one, { minLength: 1, maxLength: 3 }), weight: 9 },
+    { arbitrary: gone, weight: 1 },
+  );
 }

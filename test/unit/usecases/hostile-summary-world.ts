@@ -71,20 +71,22 @@ export const RUN_AT = BUILT_AT + 3_600_000;
 
 /** A pod of `cpu` cores, bound to `node` and running, or pending and unschedulable without one. */
 function pod(cluster: MemoryCluster, name: string, cpu: string, node?: string, annotations = {}): void {
+  const app = name.replace(/-\d+$/, '');
   cluster.create({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name,
       namespace: 'default',
-      labels: { app: name.replace(/-\d+$/, '') },
+      labels: { app },
       annotations,
+      // The pods of one app are one ReplicaSet's: one template in the summary.
       ownerReferences: [
         {
           apiVersion: 'apps/v1',
           kind: 'ReplicaSet',
-          name: `${name}-rs`,
-          uid: `uid-${name}-rs`,
+          name: `${app}-rs`,
+          uid: `uid-${app}-rs`,
           controller: true,
         },
       ],
