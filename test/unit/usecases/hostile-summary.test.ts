@@ -35,7 +35,7 @@ beforeAll(async () => {
 }, 60_000);
 
 /** Hostile summaries tried per run of the file. */
-const RUNS = 200;
+const RUNS = 150;
 
 const DESTRUCTIVE = [
   'deletedNodeClaims',
