@@ -14,7 +14,9 @@ import { type DroppedCandidate, validateCommand } from './validation.ts';
 // A command, graceful or eventual, decided on the pass's read (the cluster summary, perhaps:
 // untrusted) is decided again on what the API server says before its first write: its candidates'
 // NodeClaims and Nodes (and the pods on them), and every existing Node or in-flight NodeClaim the
-// simulation puts their pods on, each read with a GET (confirm.ts). On that confirmed world the
+// simulation puts their pods on, each read with a GET, and the NodePools of its candidates, each
+// read whole in one consistent list of NodeClaims and one of Nodes, so that their budgets count the
+// API server's nodes (confirm.ts). On that confirmed world the
 // candidates are computed again (their conditions on the API server's NodeClaims) and the command
 // validated as after its validation wait, its simulation run again (every method, so that a drift
 // command counts on no Node the API server does not have). A destination the simulation finds on
@@ -63,6 +65,14 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
   // than it is.
   const changed = await podsChanged(c.podsReader(), command.candidates, nowMs);
   if (changed !== undefined) return abandoned(changed, 0);
+  // The budgets of the candidates' NodePools (as listed and as the API server has them) count the
+  // NodePools' nodes as the API server lists them.
+  const touched = command.candidates.flatMap((x) => {
+    const fresh = c.claim(x.nodeClaim.name)?.nodePoolName;
+    return fresh === undefined ? [x.nodePool.pool.name] : [x.nodePool.pool.name, fresh];
+  });
+  const uncounted = await c.readPools(touched);
+  if (uncounted !== undefined) return abandoned(`on the API server's objects: ${uncounted}`);
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const world = c.world();
     let last: DisruptionSimulation | undefined;

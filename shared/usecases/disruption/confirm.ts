@@ -1,4 +1,12 @@
-import type { Cluster, ClusterNode, ClusterNodeClaim, DrainPod, ReadResult } from '../../ports/cluster.ts';
+import { Label } from '../../core/index.ts';
+import type {
+  Cluster,
+  ClusterNode,
+  ClusterNodeClaim,
+  DrainPod,
+  NodeInfo,
+  ReadResult,
+} from '../../ports/cluster.ts';
 import { type ClusterState, type SchedulingInput, toSchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from './candidates.ts';
 import type { ClaimConditions } from './claim-view.ts';
@@ -8,8 +16,11 @@ import type { ClaimConditions } from './claim-view.ts';
 // each NodeClaim is read with a GET, each Node with its pods (nodeWithPods: what they request, as
 // the API server has it) and the pods as the drain sees them (podsOnNode). The confirmed world
 // is the pass's read with those objects swapped in (the summary's objects the API server does not
-// have left out), from which the same pure decision functions decide again. An object that cannot
-// be read throws (ClusterApiError): nothing is done on it, and it is never taken for absent.
+// have left out), from which the same pure decision functions decide again. A NodePool whose
+// budget a command counts on is read whole, in one consistent list of its NodeClaims and one of
+// its Nodes (label `karpenter.sh/nodepool`): its nodes, and those being disrupted, are the API
+// server's. An object that cannot be read throws (ClusterApiError): nothing is done on it, and it
+// is never taken for absent.
 
 /** A Node as the API server has it: with its pods (their specs), and those pods as the drain sees them. */
 export interface ConfirmedNode {
@@ -39,11 +50,15 @@ export function closedNode(node: ClusterNode): string | undefined {
 export class Confirmation {
   private readonly claimReads = new Map<string, ClusterNodeClaim | undefined>();
   private readonly nodeReads = new Map<string, ConfirmedNode | undefined>();
+  private readonly poolReads = new Map<string, PoolRead>();
   /** Requests made to the API server. */
   requests = 0;
 
   constructor(
-    private readonly cluster: Pick<Cluster, 'nodeClaim' | 'nodeWithPods' | 'podsOnNode'>,
+    private readonly cluster: Pick<
+      Cluster,
+      'nodeClaim' | 'nodeWithPods' | 'podsOnNode' | 'nodeClaims' | 'nodeInfos'
+    >,
     private readonly base: PassWorld,
     private readonly conditions: ClaimConditions,
     private readonly options: {
@@ -92,6 +107,49 @@ export class Confirmation {
     }
   }
 
+  /**
+   * Lists the NodeClaims and the Nodes of each NodePool not read yet, consistently (two requests
+   * each). Why the NodePool's nodes cannot all be counted, if one of them could not be read.
+   */
+  async readPools(names: Iterable<string>): Promise<string | undefined> {
+    for (const nodePool of new Set(names)) {
+      if (this.poolReads.has(nodePool)) continue;
+      this.requests += 2;
+      const [claims, nodes] = await Promise.all([
+        this.cluster.nodeClaims({ consistent: true, nodePool }),
+        this.cluster.nodeInfos({ consistent: true, nodePool }),
+      ]);
+      this.poolReads.set(nodePool, { claims: claims.items, nodes: nodes.items });
+      const [problem] = [
+        ...claims.unreadable.map((u) => `nodeClaim ${u.name}: ${u.problem}`),
+        ...[...claims.problems, ...nodes.problems].map((p) => p.message),
+      ];
+      if (problem !== undefined) return `nodePool ${nodePool}'s nodes cannot all be read (${problem})`;
+    }
+    return undefined;
+  }
+
+  /**
+   * What the NodePools' lists replace: their NodeClaims and Nodes by name, and the pass's Nodes
+   * they govern (labelled with one of them, or the Node of one of their NodeClaims): those the
+   * lists lack are gone. The Nodes the pass did not have come with no pods.
+   */
+  private pooled(base: readonly ClusterNode[]) {
+    const names = new Set(this.poolReads.keys());
+    const reads = [...this.poolReads.values()];
+    const claims = new Map(reads.flatMap((r) => r.claims.map((c) => [c.name, c] as const)));
+    const nodes = new Map(reads.flatMap((r) => r.nodes.map((n) => [n.name, n] as const)));
+    const nodeFor = nodeIndex(base);
+    const nodeNames = new Set([
+      ...nodes.keys(),
+      ...base.filter((n) => names.has(n.labels[Label.nodePool] ?? '')).map((n) => n.name),
+      ...[...claims.values()].flatMap((c) => nodeFor(c)?.name ?? []),
+    ]);
+    const had = new Set(base.map((n) => n.name));
+    const newNodes = [...nodes.values()].filter((n) => !had.has(n.name)).map((n) => listedNode(n, undefined));
+    return { names, claims, nodes, nodeNames, newNodes };
+  }
+
   /** The pods on a node read, as podsChanged asks for them (the read already made). */
   podsReader(): Pick<Cluster, 'podsOnNode'> {
     return {
@@ -110,19 +168,30 @@ export class Confirmation {
    */
   world(): PassWorld {
     const { state, claims, input } = this.base;
-    const nodes = state.nodes.flatMap((n) => {
-      if (!this.nodeReads.has(n.name)) return [n];
+    const pools = this.pooled(state.nodes);
+    const nodes = [...state.nodes, ...pools.newNodes].flatMap((n) => {
+      if (!this.nodeReads.has(n.name)) {
+        if (!pools.nodeNames.has(n.name)) return [n];
+        const listed = pools.nodes.get(n.name);
+        return listed === undefined ? [] : [listedNode(listed, n)];
+      }
       const read = this.nodeReads.get(n.name);
       return read === undefined ? [] : [confirmedNode(read)];
     });
     const nodeFor = nodeIndex(nodes);
-    const swap = (list: readonly ClusterNodeClaim[], withConditions: boolean) =>
-      list.flatMap((c) => {
-        if (!this.claimReads.has(c.name)) return [c];
-        const fresh = this.claimReads.get(c.name);
+    const swap = (list: readonly ClusterNodeClaim[], withConditions: boolean) => {
+      const had = new Set(list.map((c) => c.name));
+      const added = [...pools.claims.values()].filter((c) => !had.has(c.name));
+      return [...list, ...added].flatMap((c) => {
+        const listed = pools.claims.get(c.name);
+        if (!this.claimReads.has(c.name) && listed === undefined) {
+          return pools.names.has(c.nodePoolName) ? [] : [c];
+        }
+        const fresh = this.claimReads.has(c.name) ? this.claimReads.get(c.name) : listed;
         if (fresh === undefined) return [];
         return [withConditions && !fresh.deleting ? this.conditions(fresh, nodeFor(fresh)).view : fresh];
       });
+    };
     const confirmedState: ClusterState = { ...state, nodes, nodeClaims: swap(state.nodeClaims, false) };
     return {
       state: confirmedState,
@@ -136,6 +205,27 @@ export class Confirmation {
             }),
     };
   }
+}
+
+/** A NodePool's NodeClaims and Nodes, as one consistent list each read them. */
+interface PoolRead {
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly nodes: readonly NodeInfo[];
+}
+
+/**
+ * A Node of a NodePool's list: as the API server has it, with the pods the pass read on it (none
+ * when the pass did not have it: should a simulation put pods there, it is read in the next
+ * round); closed to new pods as confirmedNode.
+ */
+function listedNode(info: NodeInfo, read: ClusterNode | undefined): ClusterNode {
+  const closed = closedNode({ ...info, pods: [] }) !== undefined;
+  return {
+    ...info,
+    pods: read?.pods ?? [],
+    ...(read?.unreadablePods === undefined ? {} : { unreadablePods: read.unreadablePods }),
+    ...(closed ? { unschedulable: true } : {}),
+  };
 }
 
 /**
