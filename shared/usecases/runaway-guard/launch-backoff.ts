@@ -12,6 +12,7 @@ import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decision.ts';
 import type { DeleteReason } from '../lifecycle/decide.ts';
+import { readConfirmed, withConfirmed } from '../state/confirm.ts';
 import { decideLaunchBackoff, type LaunchBackoffOutcome, launchPausedUntil } from './decide.ts';
 import {
   classifyNodeClaims,
@@ -34,7 +35,12 @@ import { unexpectedTaints } from './taints.ts';
 export interface LaunchBackoffPorts {
   readonly cluster: Pick<
     Cluster,
-    'nodePools' | 'patchNodePoolStatus' | 'patchNodePoolMetadata' | 'recordEvent'
+    | 'nodePools'
+    | 'patchNodePoolStatus'
+    | 'patchNodePoolMetadata'
+    | 'recordEvent'
+    | 'nodeClaim'
+    | 'nodeWithPods'
   >;
   readonly logger: Logger;
 }
@@ -194,6 +200,32 @@ function asReclaimedEmpty(claim: ClusterNodeClaim, at: string): ClusterNodeClaim
   };
 }
 
+/**
+ * The lists with the named NodeClaims, and their Nodes with their pods, as the API server has them
+ * (a GET of each NodeClaim, then of each Node it or the list names): see state/confirm.ts.
+ */
+async function confirmNamed(
+  cluster: Pick<Cluster, 'nodeClaim' | 'nodeWithPods'>,
+  listed: { readonly nodeClaims: readonly ClusterNodeClaim[]; readonly nodes: readonly ClusterNode[] },
+  names: readonly string[],
+): Promise<{ readonly nodeClaims: readonly ClusterNodeClaim[]; readonly nodes: readonly ClusterNode[] }> {
+  const claims = await readConfirmed(cluster, { nodes: [], nodeClaims: names });
+  const nodeFor = nodeIndex(listed.nodes);
+  const nodeNames = new Set<string>();
+  for (const name of names) {
+    const before = listed.nodeClaims.find((c) => c.name === name);
+    const listedNode = before === undefined ? undefined : nodeFor(before);
+    if (listedNode !== undefined) nodeNames.add(listedNode.name);
+    const fresh = claims.nodeClaims.get(name)?.status.nodeName;
+    if (fresh !== undefined) nodeNames.add(fresh);
+  }
+  const nodes = await readConfirmed(cluster, { nodes: [...nodeNames], nodeClaims: [] });
+  return withConfirmed(
+    { nodeClaims: listed.nodeClaims, nodes: listed.nodes },
+    { nodes: nodes.nodes, nodeClaims: claims.nodeClaims },
+  );
+}
+
 /** The Node of a NodeClaim, by name or provider id. */
 function nodeIndex(nodes: readonly ClusterNode[]): (claim: ClusterNodeClaim) => ClusterNode | undefined {
   const byName = new Map(nodes.map((n) => [n.name, n]));
@@ -225,14 +257,27 @@ async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<Launch
   for (const pool of scan.pools) {
     if (pool.deleting) continue;
     const name = pool.pool.name;
-    const classified = classifyNodeClaims({
-      pool,
-      claims: scan.claims,
-      // Without pending pods only the NodeClaims' own conditions are judged.
-      nodes: scan.pendingPods === undefined ? [] : await nodes(),
-      nowMs: scan.nowMs,
-      ...(scan.pendingPods === undefined ? {} : { pendingPods: scan.pendingPods }),
-    });
+    const classify = (claims: readonly ClusterNodeClaim[], listed: readonly ClusterNode[]) =>
+      classifyNodeClaims({
+        pool,
+        claims,
+        // Without pending pods only the NodeClaims' own conditions are judged.
+        nodes: scan.pendingPods === undefined ? [] : listed,
+        nowMs: scan.nowMs,
+        ...(scan.pendingPods === undefined ? {} : { pendingPods: scan.pendingPods }),
+      });
+    let classified = classify(scan.claims, scan.pendingPods === undefined ? [] : await nodes());
+    // A failure or a suspect taint pauses the pool's launches: it is judged again on the NodeClaims
+    // and Nodes it names as the API server has them (the lists may be the cluster summary's).
+    const named = [...classified.failures, ...classified.suspects].map((f) => f.nodeClaim);
+    if (named.length > 0) {
+      const confirmed = await confirmNamed(
+        ports.cluster,
+        { nodeClaims: scan.claims, nodes: scan.pendingPods === undefined ? [] : await nodes() },
+        named,
+      );
+      classified = classify(confirmed.nodeClaims, confirmed.nodes);
+    }
     const failures = [
       ...classified.failures,
       ...(scan.timedOut ?? []).filter((t) => t.claim.nodePoolName === name).flatMap(timeoutFailure),

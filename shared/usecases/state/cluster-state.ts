@@ -385,6 +385,11 @@ function schedulableNode<N extends ClusterNode>(
   byProvider: ReadonlyMap<string, ClusterNodeClaim>,
   byNodeName: ReadonlyMap<string, ClusterNodeClaim>,
 ): N {
+  // A Node that is not Ready takes nothing new (kube-scheduler sees its not-ready taint), unless
+  // it is a node Flotilla launched that has not initialized yet: that one is coming up.
+  if (!node.ready && (node.nodePoolName === undefined || node.initialized) && node.unschedulable !== true) {
+    return { ...node, unschedulable: true };
+  }
   if (node.nodePoolName === undefined) return node;
   const claim =
     (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??

@@ -107,5 +107,6 @@ describe('the use cases over a hostile cluster summary', () => {
     expect(read).toBe(RUNS);
     // Most false values pass for true (the reader rejects the rest, and the object goes unread).
     expect(readWhole).toBeGreaterThan(RUNS * 0.8);
-  }, 60_000);
+    // A limit for a hang, not a measure of speed: the runs share two cores with the other workers.
+  }, 240_000);
 });

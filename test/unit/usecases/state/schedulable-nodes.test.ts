@@ -93,7 +93,7 @@ describe('nodes as the scheduler counts them', () => {
     expect(registered[0]?.taints).toEqual([startupTaint]);
     expect(registered[0]?.allocatable['cpu']).toBe(3920);
 
-    const ready = joiningNode({ initialized: true, allocatable: { cpu: 3900 } });
+    const ready = joiningNode({ initialized: true, ready: true, allocatable: { cpu: 3900 } });
     expect(toSchedulableNodes([ready], [claim(['Launched', 'Registered', 'Initialized'])])).toEqual([ready]);
     const deleted = { ...claim(['Launched', 'Registered', 'Initialized']), deleting: true };
     expect(toSchedulableNodes([joiningNode()], [deleted])[0]?.unschedulable).toBe(true);
@@ -104,15 +104,25 @@ describe('nodes as the scheduler counts them', () => {
 
   it('takes nothing new onto a node with a pod that could not be read, Flotilla’s or not', () => {
     const unreadablePods = ['pod "apps/x": spec: missing'];
-    const ready = joiningNode({ initialized: true, allocatable: { cpu: 3900 }, unreadablePods });
+    const ready = joiningNode({ initialized: true, ready: true, allocatable: { cpu: 3900 }, unreadablePods });
     const [ours] = toSchedulableNodes([ready], [claim(['Launched', 'Registered', 'Initialized'])]);
     expect(ours?.unschedulable).toBe(true);
     const foreign = joiningNode({ providerId: 'aws:///us-east-1a/i-other', name: 'other', unreadablePods });
     expect(toSchedulableNodes([foreign], [])[0]).toEqual({ ...foreign, unschedulable: true });
-    const plain = joiningNode({ initialized: true, allocatable: { cpu: 3900 } });
+    const plain = joiningNode({ initialized: true, ready: true, allocatable: { cpu: 3900 } });
     expect(
       toSchedulableNodes([plain], [claim(['Launched', 'Registered', 'Initialized'])])[0]?.unschedulable,
     ).toBe(undefined);
+  });
+
+  it('takes nothing new onto a Node that is not Ready, but for one of Flotilla’s still coming up', () => {
+    const lost = joiningNode({ initialized: true, ready: false, allocatable: { cpu: 3900 } });
+    const initialized = claim(['Launched', 'Registered', 'Initialized']);
+    expect(toSchedulableNodes([lost], [initialized])[0]?.unschedulable).toBe(true);
+    const { nodePoolName: _, ...unmanaged } = joiningNode({ name: 'other', ready: false, initialized: true });
+    expect(toSchedulableNodes([unmanaged], [])[0]?.unschedulable).toBe(true);
+    // Registered, not initialized: its kubelet is still starting, and it is counted on.
+    expect(toSchedulableNodes([joiningNode()], [claim(['Launched'])])[0]?.unschedulable).toBe(undefined);
   });
 
   it('plans no new NodeClaim for pods that fit a node whose kubelet has not reported status yet', () => {
