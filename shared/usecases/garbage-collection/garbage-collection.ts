@@ -101,15 +101,17 @@ async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated'
   switch (step.kind) {
     case 'terminateOrphan': {
       const { instance } = step;
-      // delete() refuses an instance without this cluster's ownership tags.
-      await cloud.delete(instance.instanceId);
       // The Node named by the reading goes too, when the API server says it is this instance's:
-      // the reading may come from the cluster summary, which may name any Node.
+      // the reading may come from the cluster summary, which may name any Node. Read before the
+      // termination, so a read that fails leaves the instance for the next pass rather than
+      // terminating it without its decision line.
       const node = step.nodeName === undefined ? undefined : await cluster.node(step.nodeName);
       const nodeName =
         node !== undefined && parseInstanceId(node.providerId) === instance.instanceId
           ? node.name
           : undefined;
+      // delete() refuses an instance without this cluster's ownership tags.
+      await cloud.delete(instance.instanceId);
       if (step.nodeName !== undefined && nodeName === undefined) {
         logger.warn('node not deleted with its instance', {
           node: step.nodeName,

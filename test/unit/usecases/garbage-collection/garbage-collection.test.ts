@@ -176,4 +176,35 @@ describe('garbage collection', () => {
     expect(result.terminated).toEqual([second.instanceId]);
     expect(result.failed).toEqual([{ step: `terminateOrphan ${first.instanceId}`, error: refused }]);
   });
+
+  it('an instance terminated always has its decision line, even when its Node cannot be read', async () => {
+    const w = world();
+    const orphan = w.instance('gone-claim');
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'orphan-node' },
+      spec: { providerID: orphan.providerId },
+    });
+    w.clock.advance(ORPHAN_MIN_AGE_MS);
+    const unreadable = new Error('node read refused');
+    const cluster = {
+      ...w.cluster,
+      node: (name: string) => (name === 'orphan-node' ? Promise.reject(unreadable) : w.cluster.node(name)),
+    };
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) });
+    const result = await collectGarbage({ cluster, cloud: w.cloud, logger }, w.clock.now());
+    expect(result.failed).toEqual([{ step: `terminateOrphan ${orphan.instanceId}`, error: unreadable }]);
+    // Each termination that happened has its one decision line; none happened without one.
+    const decisions = lines.filter((l) => l['decision'] === 'collect');
+    const running = (await w.cloud.get(orphan.instanceId))?.state;
+    expect(decisions.length).toBe(running === undefined || running === 'terminated' ? 1 : 0);
+    // The next pass, with the Node readable, terminates it and deletes its Node, with one line.
+    expect((await w.pass()).terminated).toEqual([orphan.instanceId]);
+    expect(await w.cluster.node('orphan-node')).toBeUndefined();
+    expect(w.collected()).toEqual([
+      expect.objectContaining({ instanceId: orphan.instanceId, node: 'orphan-node' }),
+    ]);
+  });
 });
