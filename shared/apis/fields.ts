@@ -92,6 +92,26 @@ export function requireString(value: Raw, object: string, field: string): string
   return text;
 }
 
+/** An object name the API server accepts for a Node or a NodeClaim: a DNS subdomain. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * `name` when it is a DNS subdomain (RFC 1123, at most 253 characters), as the API server requires
+ * of a Node's or a NodeClaim's name; a name read from a cache (the cluster summary) that is not one
+ * never reaches a request path or a field selector.
+ * @throws ValidationError otherwise.
+ */
+export function checkObjectName(name: string, object: string, field: string): string {
+  if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+    throw new ValidationError(
+      object,
+      field,
+      `${JSON.stringify(name.slice(0, 80))} is not a valid object name`,
+    );
+  }
+  return name;
+}
+
 /** A finite number (`integer: true` for a whole one); undefined when absent. */
 export function readNumber(value: Raw, object: string, field: string, integer = false): number | undefined {
   if (value === undefined || value === null) return undefined;

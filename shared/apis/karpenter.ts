@@ -24,6 +24,7 @@ import {
 } from '../ports/cluster.ts';
 import { conditionSchema } from './ec2nodeclass.ts';
 import {
+  checkObjectName,
   convertEach,
   isRecord,
   metadataString,
@@ -300,6 +301,8 @@ export function convertNodeClaims<R>(
 export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
   const nc = parseWith(nodeClaimSchema, raw, 'nodeClaim');
   const object = `nodeClaim "${nc.metadata.name}"`;
+  checkObjectName(nc.metadata.name, object, 'metadata.name');
+  if (nc.status?.nodeName !== undefined) checkObjectName(nc.status.nodeName, object, 'status.nodeName');
   const labels = nc.metadata.labels ?? {};
   const nodePoolName = labels[Label.nodePool];
   if (nodePoolName === undefined) {

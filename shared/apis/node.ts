@@ -8,6 +8,7 @@ import type {
   VolumeAttachment,
 } from '../ports/cluster.ts';
 import {
+  checkObjectName,
   convertEach,
   objectName,
   optional,
@@ -97,6 +98,7 @@ export function toClusterNode(raw: V1Node, pods: readonly Pod[]): ClusterNode {
   const name = readString(meta['name'], object, 'metadata.name');
   const uid = readString(meta['uid'], object, 'metadata.uid');
   if (!name || !uid) throw new ValidationError(object, 'metadata', 'name and uid are required');
+  checkObjectName(name, object, 'metadata.name');
   const spec = readObject(node['spec'], object, 'spec') ?? {};
   const status = readObject(node['status'], object, 'status') ?? {};
   const labels = readStringMap(meta['labels'], object, 'metadata.labels') ?? {};

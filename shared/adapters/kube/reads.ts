@@ -280,9 +280,11 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     node,
 
     async nodeWithPods(name) {
-      // A pod that does not convert marks the Node as having pods it cannot read (withPods).
-      const [read, bound] = await Promise.all([node(name), boundPodsByNode(name)]);
-      return read === undefined ? undefined : withPods(read, bound);
+      // The pods of the Node the API server has, by the name it gives (never a name only a cache
+      // gave reaches a field selector); a pod that does not convert marks the Node as having pods
+      // it cannot read (withPods).
+      const read = await node(name);
+      return read === undefined ? undefined : withPods(read, await boundPodsByNode(read.name));
     },
   };
 }

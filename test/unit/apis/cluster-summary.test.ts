@@ -325,6 +325,29 @@ describe('the cluster summary', () => {
     );
   });
 
+  it('reads a Node or a NodeClaim whose name the API server would refuse as unreadable, never as an object to request', () => {
+    const builder = new SummaryBuilder('prod');
+    const node = (name: string) => ({
+      metadata: { name, uid: `uid-${name}` },
+      spec: {},
+      status: { allocatable: { cpu: '2' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    builder.apply('nodes', 'ADDED', node('good'));
+    builder.apply('nodes', 'ADDED', node('a,b'));
+    const claim = toNodeClaimManifest(newNodeClaim('Bad_Name'));
+    builder.apply('nodeClaims', 'ADDED', claim);
+    const { head, pods } = builder.document(AT, CURRENT);
+    const summary = readSummaryDocument(encodeSummaryDocument({ head, pods }));
+    const infos = summary.nodeInfos();
+    expect(infos.items.map((n) => n.name)).toEqual(['good']);
+    expect(infos.problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/"a,b" is not a valid object name/),
+    ]);
+    const claims = summary.nodeClaims();
+    expect(claims.items).toEqual([]);
+    expect(claims.unreadable.map((u) => u.name)).toEqual(['Bad_Name']);
+  });
+
   it('reads the document from its UTF-8 bytes as from its text, newlines and all in its strings', () => {
     const builder = new SummaryBuilder('prod');
     builder.apply('nodes', 'ADDED', {
