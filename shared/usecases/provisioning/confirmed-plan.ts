@@ -3,8 +3,10 @@ import type { Cluster } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import {
+  type ConfirmedRead,
   type ConfirmTargets,
   confirmationChanges,
+  poolRead,
   readConfirmed,
   withConfirmed,
   withConsistentNodes,
@@ -18,8 +20,11 @@ import { takeDeletingNodePods } from './deleting-nodes.ts';
 // Nodes pods were placed on, the in-flight NodeClaims used as capacity) and the deleting Nodes
 // whose pods it plans for are read from the API server (a GET each), put in place of the listed
 // ones, and the plan is solved again on that state, while a new unconfirmed destination appears.
+// A pod left unschedulable by a NodePool's limits, while listed Nodes (or NodeClaims) of that pool
+// not confirmed yet count against them, has that pool's Nodes (and NodeClaims) read with one
+// consistent list of that pool alone: never a list of every Node of the cluster for it.
 
-/** Rounds of GETs before the Nodes are read with one consistent list instead. */
+/** Rounds of GETs before the Nodes of the whole cluster are read with one consistent list instead. */
 export const CONFIRM_ROUNDS = 3;
 /** Rounds of GETs after the consistent list; then unconfirmed Nodes take nothing new. */
 const ROUNDS_AFTER_LIST = 2;
@@ -31,7 +36,7 @@ export interface ConfirmedPlan {
   readonly result: SolveResult;
   /** How long the solves took, by the run's clock. */
   readonly planMs: number;
-  /** Requests the confirmation made of the API server (GETs, and lists when it fell back to one). */
+  /** Requests the confirmation made of the API server (GETs, NodePools' lists, and the cluster's if it fell back to one). */
   readonly requests: number;
 }
 
@@ -62,6 +67,7 @@ export async function solveConfirmed(
   const claimsDone = new Set<string>(options.nodeClaimsConfirmed ? state.nodeClaims.map((c) => c.name) : []);
   const gone: string[] = [];
   const changed: string[] = [];
+  const poolsRead: string[] = [];
   let listedAt: number | undefined;
   let requests = 0;
   let planMs = 0;
@@ -78,6 +84,7 @@ export async function solveConfirmed(
           changed: changed.slice(0, 10),
           rounds: round + 1,
           requests,
+          ...(poolsRead.length === 0 ? {} : { nodePoolLists: poolsRead }),
           ...(listedAt === undefined ? {} : { consistentList: true }),
           ...(held ? { unconfirmedHeld: true } : {}),
         });
@@ -86,10 +93,12 @@ export async function solveConfirmed(
     };
     if (held) return finish();
     const targets = destinations(state, input, result, nodesDone, claimsDone);
-    const limited = listedAt === undefined && limitedByListedNodes(state, result, nodesDone);
-    if (targets.nodes.length === 0 && targets.nodeClaims.length === 0 && !limited) return finish();
-    if (listedAt === undefined && (limited || round >= CONFIRM_ROUNDS)) {
-      // Many destinations (or NodePool limits counted on every Node of a pool): one consistent list.
+    const limited =
+      listedAt === undefined ? limitedByListed(state, result, nodesDone, claimsDone, poolsRead) : [];
+    if (targets.nodes.length === 0 && targets.nodeClaims.length === 0 && limited.length === 0)
+      return finish();
+    if (listedAt === undefined && round >= CONFIRM_ROUNDS) {
+      // Many destinations, round after round: one consistent list of the cluster's Nodes.
       const [infos, claims] = await Promise.all([
         ports.cluster.nodeInfos({ consistent: true }),
         options.nodeClaimsConfirmed ? undefined : ports.cluster.nodeClaims({ consistent: true }),
@@ -114,12 +123,23 @@ export async function solveConfirmed(
       input = await build(state);
       continue;
     }
-    const read = await readConfirmed(ports.cluster, targets);
-    for (const name of read.nodes.keys()) {
+    const [pools, gets] = await Promise.all([
+      readPools(ports.cluster, state, limited, !options.nodeClaimsConfirmed),
+      readConfirmed(ports.cluster, targets),
+    ]);
+    requests += pools.requests;
+    poolsRead.push(...limited);
+    for (const name of pools.read.nodeClaims.keys()) claimsDone.add(name);
+    // A Node or NodeClaim read on its own is as the API server has it, pods and all: it wins.
+    const read: ConfirmedRead = {
+      nodes: new Map([...pools.read.nodes, ...gets.nodes]),
+      nodeClaims: new Map([...pools.read.nodeClaims, ...gets.nodeClaims]),
+    };
+    for (const name of gets.nodes.keys()) {
       requests += 2;
       nodesDone.add(name);
     }
-    for (const name of read.nodeClaims.keys()) {
+    for (const name of gets.nodeClaims.keys()) {
       requests += 1;
       claimsDone.add(name);
     }
@@ -167,20 +187,56 @@ function destinations(
 }
 
 /**
- * Whether a pod was left unschedulable by a NodePool's limits while listed, unconfirmed Nodes of
- * that pool count against them (a listed Node that does not exist would use up the limits).
+ * The NodePools that left a pod unschedulable by their limits while listed Nodes or NodeClaims of
+ * theirs not confirmed yet count against them (a listed Node that does not exist would use up the
+ * limits), and that were not read whole yet.
  */
-function limitedByListedNodes(
+function limitedByListed(
   state: ClusterState,
   result: SolveResult,
   nodesDone: ReadonlySet<string>,
-): boolean {
+  claimsDone: ReadonlySet<string>,
+  poolsRead: readonly string[],
+): string[] {
   const pools = new Set<string>();
   for (const pod of result.unschedulable) {
     for (const r of pod.reasons) if (r.reason.startsWith('limit')) pools.add(r.nodePool);
   }
-  if (pools.size === 0) return false;
-  return state.nodes.some(
-    (n) => n.nodePoolName !== undefined && pools.has(n.nodePoolName) && !nodesDone.has(n.name),
+  for (const pool of poolsRead) pools.delete(pool);
+  const unconfirmed = new Set<string>();
+  for (const n of state.nodes) {
+    if (n.nodePoolName !== undefined && !nodesDone.has(n.name)) unconfirmed.add(n.nodePoolName);
+  }
+  for (const c of state.nodeClaims) if (!claimsDone.has(c.name)) unconfirmed.add(c.nodePoolName);
+  return [...pools].filter((p) => unconfirmed.has(p)).sort();
+}
+
+/**
+ * Reads each NodePool's Nodes, and its NodeClaims when `withClaims`, with one consistent list of
+ * that pool each (label `karpenter.sh/nodepool`), in parallel: what they say of the listed state.
+ * Costs 1 request a NodePool, 2 with its NodeClaims.
+ * @throws ClusterApiError when a list fails.
+ */
+async function readPools(
+  cluster: Pick<Cluster, 'nodeInfos' | 'nodeClaims'>,
+  state: ClusterState,
+  nodePools: readonly string[],
+  withClaims: boolean,
+): Promise<{ readonly read: ConfirmedRead; readonly requests: number }> {
+  const reads = await Promise.all(
+    nodePools.map(async (nodePool) => {
+      const [infos, claims] = await Promise.all([
+        cluster.nodeInfos({ consistent: true, nodePool }),
+        withClaims ? cluster.nodeClaims({ consistent: true, nodePool }) : undefined,
+      ]);
+      return poolRead(state, nodePool, infos.items, claims?.items);
+    }),
   );
+  return {
+    read: {
+      nodes: new Map(reads.flatMap((r) => [...r.nodes])),
+      nodeClaims: new Map(reads.flatMap((r) => [...r.nodeClaims])),
+    },
+    requests: nodePools.length * (withClaims ? 2 : 1),
+  };
 }

@@ -1,12 +1,13 @@
 import { computePodRequests } from '../../core/index.ts';
-import type { Cluster, ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
+import type { Cluster, ClusterNode, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts';
 
 // Confirmed state: the Nodes and NodeClaims a decision acts on or counts on, read again from the
 // API server, in place of what a list read (the cluster summary, untrusted input) said of them.
 // The summary may choose what to look at, never what to do: a use case solves on the listed state,
 // names the objects its decision touches or counts on, reads exactly those here (a GET each), puts
 // them in place of the listed ones (`withConfirmed`) and decides again with the same pure function.
-// With many objects to confirm, one consistent list (`withConsistentNodes`) replaces the GETs.
+// With many objects to confirm, one consistent list (`withConsistentNodes`) replaces the GETs; a
+// NodePool whose limits a decision counts on is read with one consistent list of its own (`poolRead`).
 
 /** The Nodes and NodeClaims to read from the API server, by name. */
 export interface ConfirmTargets {
@@ -92,21 +93,48 @@ function replaced<T extends { readonly name: string }>(
  */
 export function withConsistentNodes<S extends NodesAndClaims>(
   state: S,
-  infos: readonly Omit<ClusterNode, 'pods' | 'unreadablePods'>[],
+  infos: readonly NodeInfo[],
   consistentClaims?: readonly ClusterNodeClaim[],
 ): S {
   const listed = new Map(state.nodes.map((n) => [n.name, n]));
-  const nodes = infos.map((info): ClusterNode => {
-    const was = listed.get(info.name);
-    if (was === undefined)
-      return { ...info, pods: [], unreadablePods: [`node "${info.name}": pods not read`] };
-    return {
-      ...info,
-      pods: was.pods,
-      ...(was.unreadablePods === undefined ? {} : { unreadablePods: was.unreadablePods }),
-    };
-  });
+  const nodes = infos.map((info) => withListedPods(info, listed.get(info.name)));
   return { ...state, nodes, ...(consistentClaims === undefined ? {} : { nodeClaims: consistentClaims }) };
+}
+
+/**
+ * What one consistent list of a NodePool's Nodes (`nodeInfos({ consistent: true, nodePool })`, no
+ * pods) and, when given, one of its NodeClaims (`nodeClaims({ consistent: true, nodePool })`) say
+ * of the listed state, as a confirmed read: each Node and NodeClaim the lists have, and each listed
+ * one of that NodePool they lack (undefined: gone). A Node keeps its listed pods (this read does
+ * not confirm them); one that was not listed gets none and is marked as having pods that could not
+ * be read. Put in place with `withConfirmed`; other NodePools' objects are left as listed. Pure.
+ */
+export function poolRead(
+  state: NodesAndClaims,
+  nodePool: string,
+  infos: readonly NodeInfo[],
+  consistentClaims?: readonly ClusterNodeClaim[],
+): ConfirmedRead {
+  const listed = new Map(state.nodes.map((n) => [n.name, n]));
+  const nodes = new Map<string, ClusterNode | undefined>();
+  for (const n of state.nodes) if (n.nodePoolName === nodePool) nodes.set(n.name, undefined);
+  for (const info of infos) nodes.set(info.name, withListedPods(info, listed.get(info.name)));
+  const nodeClaims = new Map<string, ClusterNodeClaim | undefined>();
+  if (consistentClaims !== undefined) {
+    for (const c of state.nodeClaims) if (c.nodePoolName === nodePool) nodeClaims.set(c.name, undefined);
+    for (const c of consistentClaims) nodeClaims.set(c.name, c);
+  }
+  return { nodes, nodeClaims };
+}
+
+/** A Node as a list without pods has it, with the pods listed for it (none, and marked, if not listed). */
+function withListedPods(info: NodeInfo, was: ClusterNode | undefined): ClusterNode {
+  if (was === undefined) return { ...info, pods: [], unreadablePods: [`node "${info.name}": pods not read`] };
+  return {
+    ...info,
+    pods: was.pods,
+    ...(was.unreadablePods === undefined ? {} : { unreadablePods: was.unreadablePods }),
+  };
 }
 
 /**

@@ -82,8 +82,18 @@ function setup() {
     );
   };
   const gets = { nodeWithPods: 0, nodeClaim: 0 };
+  /** The consistent lists asked of the API server, by kind and NodePool (`*` for the whole cluster). */
+  const lists: string[] = [];
   const counted: Cluster = {
     ...cluster,
+    nodeInfos: (options) => {
+      if (options?.consistent === true) lists.push(`nodes ${options.nodePool ?? '*'}`);
+      return cluster.nodeInfos(options);
+    },
+    nodeClaims: (options) => {
+      if (options?.consistent === true) lists.push(`nodeClaims ${options.nodePool ?? '*'}`);
+      return cluster.nodeClaims(options);
+    },
     nodeWithPods: (name) => {
       gets.nodeWithPods += 1;
       return cluster.nodeWithPods(name);
@@ -116,7 +126,7 @@ function setup() {
       { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
     );
   const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
-  return { ...world, decorated, publish, run, gets, confirmedLines, lines };
+  return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines };
 }
 
 const launched = (result: Awaited<ReturnType<typeof provision>>) =>
@@ -206,7 +216,48 @@ describe('a provisioning plan confirmed against the API server', () => {
     const result = await w.run();
 
     expect(launched(result)).toHaveLength(1);
-    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], consistentList: true });
+    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], nodePoolLists: ['on-demand'] });
+    expect(w.confirmedLines()[0]).not.toHaveProperty('consistentList');
+    // That pool's Nodes, from the API server; never every Node of the cluster (the run's own
+    // consistent NodeClaims list aside).
+    expect(w.lists.filter((l) => l.startsWith('nodes '))).toEqual(['nodes on-demand']);
+  });
+
+  it('reads only the NodePool at its limit, with a list of its own', async () => {
+    const w = setup();
+    w.cluster.create(
+      nodeManifest('real', '150', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
+    );
+    const other = nodeManifest('other', '4', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] });
+    other.metadata.labels['karpenter.sh/nodepool'] = 'spot';
+    w.cluster.create(other);
+    addPendingPod(w.cluster, 'web-1');
+    // A phantom beside a real Node: together they use up the on-demand pool's 200 CPUs.
+    w.publish({
+      nodes: [nodeManifest('phantom', '100', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
+    });
+
+    const result = await w.run();
+
+    expect(launched(result)).toHaveLength(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'], nodePoolLists: ['on-demand'] });
+    expect(w.lists.filter((l) => l.startsWith('nodes '))).toEqual(['nodes on-demand']);
+  });
+
+  it('lists a NodePool at its limit once a run, and nothing of the cluster, when the limit is real', async () => {
+    const w = setup();
+    w.cluster.create(
+      nodeManifest('big', '200', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
+    );
+    addPendingPod(w.cluster, 'web-1');
+    w.publish();
+
+    const result = await w.run();
+
+    expect(launched(result)).toEqual([]);
+    expect(w.confirmedLines()).toEqual([]);
+    expect(w.lists.filter((l) => l.startsWith('nodes '))).toEqual(['nodes on-demand']);
+    expect(w.gets).toEqual({ nodeWithPods: 0, nodeClaim: 0 });
   });
 
   it('launches nothing for the pods of a deleting Node the API server does not have', async () => {

@@ -4,6 +4,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import {
   confirmationChanges,
+  poolRead,
   readConfirmed,
   withConfirmed,
   withConsistentNodes,
@@ -108,5 +109,33 @@ describe('confirming listed Nodes with the API server', () => {
       ['real', 2, 0],
       ['unlisted', 0, 1],
     ]);
+  });
+
+  it('reads one NodePool with its own list, leaving the Nodes of other pools as listed', async () => {
+    const cluster = world();
+    const inPool = (name: string) => {
+      const m = nodeManifest(name);
+      return {
+        ...m,
+        metadata: { ...m.metadata, labels: { ...m.metadata.labels, 'karpenter.sh/nodepool': 'od' } },
+      };
+    };
+    cluster.create(inPool('pooled'));
+    cluster.create(inPool('unlisted'));
+    const all = (await cluster.nodes()).items;
+    const pooled = all.find((n) => n.name === 'pooled') as ClusterNode;
+    const phantom: ClusterNode = { ...pooled, name: 'phantom' };
+    const listed = { nodes: [...all.filter((n) => n.name !== 'unlisted'), phantom], nodeClaims: [] };
+    const infos = (await cluster.nodeInfos({ consistent: true, nodePool: 'od' })).items;
+
+    const read = poolRead(listed, 'od', infos);
+    const state = withConfirmed(listed, read);
+
+    expect(state.nodes.map((n) => [n.name, n.pods.length, (n.unreadablePods ?? []).length])).toEqual([
+      ['real', 2, 0],
+      ['pooled', 0, 0],
+      ['unlisted', 0, 1],
+    ]);
+    expect(confirmationChanges(listed, read)).toEqual({ gone: ['node/phantom'], changed: ['node/unlisted'] });
   });
 });
