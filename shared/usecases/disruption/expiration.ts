@@ -7,6 +7,7 @@ import type { Confirmation } from './confirm.ts';
 import { destinations, MAX_ROUNDS } from './confirm-command.ts';
 import { describeClaim, describePlan, priceAssumedFrom, priceFrom, sumPrices } from './describe.ts';
 import { createReplacements, deleteCandidates, digest, markCandidates, replacementNames } from './effects.ts';
+import { confirmRecord } from './in-flight.ts';
 import type { DisruptionCandidate } from './method.ts';
 import type { PassView } from './pass-view.ts';
 import { simulateWithout } from './simulation.ts';
@@ -81,29 +82,33 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   return finish(view, records);
 }
 
-/** The expiration commands in flight for `expired`, by NodeClaim, each seen on the API server's objects. */
+/**
+ * The expiration commands in flight for `expired`, by NodeClaim. The records the list read shows
+ * (and those the expired NodeClaims carry on the API server) only say where to look: each is the
+ * record a NodeClaim it names carries on the API server (confirmRecord), taken only when it is an
+ * expiration command's and names the NodeClaim.
+ */
 async function resumedCommands(
   view: PassView,
   confirmation: Confirmation,
   expired: readonly ClusterNodeClaim[],
 ): Promise<Map<string, CommandRecord>> {
   const names = new Set(expired.map((c) => c.name));
-  const listed = [...commandsInFlight(view.claims).commands.values()].filter(
-    (r) => r.method === 'expiration' && r.candidates.some((c) => names.has(c)),
-  );
-  await confirmation.readClaims(listed.flatMap((r) => r.replacements));
-  const carries = (claim: ClusterNodeClaim | undefined, id: string) => {
-    const value = claim?.annotations[COMMAND_ANNOTATION];
+  const listed = new Map(commandsInFlight(view.claims).commands);
+  for (const claim of expired) {
+    const value = claim.annotations[COMMAND_ANNOTATION];
     const record = value === undefined ? undefined : decodeCommand(value);
-    return record !== undefined && !('problem' in record) && record.id === id;
-  };
+    if (record !== undefined && !('problem' in record) && !listed.has(record.id))
+      listed.set(record.id, record);
+  }
   const resumed = new Map<string, CommandRecord>();
-  for (const record of listed) {
-    const seen =
-      record.candidates.some((c) => carries(confirmation.claim(c), record.id)) ||
-      record.replacements.some((r) => carries(confirmation.claim(r), record.id));
-    if (!seen) continue;
-    for (const c of record.candidates) if (names.has(c)) resumed.set(c, record);
+  for (const entry of listed.values()) {
+    if (entry.method !== 'expiration' || !entry.candidates.some((c) => names.has(c))) continue;
+    const seen = await confirmRecord(confirmation, entry);
+    if (seen === undefined || seen.record.method !== 'expiration') continue;
+    for (const c of seen.record.candidates) {
+      if (names.has(c) && !resumed.has(c)) resumed.set(c, seen.record);
+    }
   }
   return resumed;
 }
@@ -142,19 +147,26 @@ async function confirmExpired(
 /**
  * The replacements for the pods of the expired nodes, planned in one simulation on the API
  * server's objects: the expired nodes (and their pods) and every existing Node or in-flight
- * NodeClaim the simulation puts their pods on, read in up to MAX_ROUNDS rounds. Undefined (and
- * logged) when the simulation still counts on objects not read after them: the expiry waits for
- * the next pass.
+ * NodeClaim the simulation puts their pods on, read in up to MAX_ROUNDS rounds, each followed by
+ * the simulation again. Undefined (and logged) when it still counts on objects not read after
+ * them: the expiry waits for the next pass.
  */
 async function planReplacements(
   view: PassView,
   confirmation: Confirmation,
   fresh: readonly ClusterNodeClaim[],
 ): Promise<{ plans: readonly NodeClaimPlan[]; unplaced?: { count: number; why: string } } | undefined> {
+  // Each expired NodeClaim's Node: the one its status names, and the one the pass's read finds for
+  // it (by providerID, perhaps: a Node the API server does not have is left out of the world).
+  const listedNode = nodeIndex(view.state.nodes);
   await confirmation.readNodes(
-    fresh.flatMap((c) => (c.status.nodeName === undefined ? [] : [c.status.nodeName])),
+    fresh.flatMap((c) => [
+      ...(c.status.nodeName === undefined ? [] : [c.status.nodeName]),
+      ...(listedNode(c)?.name ?? []),
+    ]),
   );
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
+  // Each round decides on what was read so far; the last decision follows the last read.
+  for (let round = 0; ; round++) {
     const world = confirmation.world();
     const nodeFor = nodeIndex(world.state.nodes);
     const byName = new Map(world.claims.map((c) => [c.name, c]));
@@ -185,14 +197,16 @@ async function planReplacements(
       const unplaced = unplacedPods(view, candidates, result.unschedulable);
       return { plans: result.nodeClaims, ...(unplaced === undefined ? {} : { unplaced }) };
     }
+    if (round === MAX_ROUNDS) {
+      view.ports.logger.warn('expiration postponed', {
+        nodeClaims: fresh.map((c) => c.name).slice(0, 10),
+        why: `the simulation of their pods still counts on nodes not read from the API server after ${MAX_ROUNDS} rounds of reads`,
+      });
+      return undefined;
+    }
     await confirmation.readNodes(nodes);
     await confirmation.readClaims(claims);
   }
-  view.ports.logger.warn('expiration postponed', {
-    nodeClaims: fresh.map((c) => c.name).slice(0, 10),
-    why: `the simulation of their pods still counts on nodes not read from the API server after ${MAX_ROUNDS} rounds`,
-  });
-  return undefined;
 }
 
 /** Marks and deletes the expired NodeClaims of each command; returns how many. */

@@ -126,25 +126,30 @@ function carries(claim: ClusterNodeClaim | undefined, id: string): boolean {
 }
 
 /**
- * The command's candidates and replacements as the API server has them (a GET each), and its
- * record as one of them carries it there (a replacement is created with it, a candidate marked
- * with it). Undefined when none does: a record only a list read shows is acted on by nothing.
+ * The command's record as a NodeClaim the list read names in it carries it on the API server (a
+ * replacement is created with it, a candidate marked with it), and the NodeClaims THAT record names
+ * as the API server has them (a GET each): what the list read says of the command chooses only
+ * where to look. Undefined when none carries it: a record only a list read shows is acted on by
+ * nothing.
  */
-async function confirmRecord(
+export async function confirmRecord(
   confirmation: Confirmation,
   listed: CommandRecord,
 ): Promise<{ record: CommandRecord; byName: Map<string, ClusterNodeClaim> } | undefined> {
-  const names = [...listed.candidates, ...listed.replacements];
+  const listedNames = [...listed.candidates, ...listed.replacements];
+  await confirmation.readClaims(listedNames);
+  const holder = listedNames.map((n) => confirmation.claim(n)).find((c) => carries(c, listed.id));
+  const value = holder?.annotations[COMMAND_ANNOTATION];
+  const record = value === undefined ? undefined : decodeCommand(value);
+  if (record === undefined || 'problem' in record) return undefined;
+  const names = [...record.candidates, ...record.replacements];
   await confirmation.readClaims(names);
   const byName = new Map<string, ClusterNodeClaim>();
   for (const name of names) {
     const claim = confirmation.claim(name);
     if (claim !== undefined) byName.set(name, claim);
   }
-  const holder = names.map((n) => byName.get(n)).find((c) => carries(c, listed.id));
-  const value = holder?.annotations[COMMAND_ANNOTATION];
-  const record = value === undefined ? undefined : decodeCommand(value);
-  return record === undefined || 'problem' in record ? undefined : { record, byName };
+  return { record, byName };
 }
 
 /**
