@@ -157,10 +157,13 @@ export async function reconcileReservedNodeClaims(
   const relabelled: string[] = [];
   const expired: string[] = [];
   const stepsFailed: { nodeClaim: string; error: unknown }[] = [];
-  for (const step of decideReservedNodeClaims(input.nodeClaims, input.nodes, reservations)) {
+  for (const listed of decideReservedNodeClaims(input.nodeClaims, input.nodes, reservations)) {
     // A write refused for one NodeClaim (a webhook, a conflict) affects only that NodeClaim: it is
-    // logged and returned, and the other NodeClaims and the rest of the pass go on.
+    // logged and returned, and the other NodeClaims and the rest of the pass go on. So does a
+    // NodeClaim or Node the API server cannot answer for (never taken for absent).
     try {
+      const step = await confirmStep(ports, listed, input.nodes, reservations);
+      if (step === undefined) continue;
       if (step.kind === 'relabel') {
         if ((await ignoreNotFound(relabel(ports, step).then(() => true))) !== undefined)
           relabelled.push(step.claim.name);
@@ -169,16 +172,69 @@ export async function reconcileReservedNodeClaims(
       }
     } catch (error) {
       ports.logger.error('capacity reservation step not applied', {
-        nodeClaim: step.claim.name,
-        step: step.kind,
-        capacityReservationId: step.reservation.id,
+        nodeClaim: listed.claim.name,
+        step: listed.kind,
+        capacityReservationId: listed.reservation.id,
         error,
         retry: 'next pass',
       });
-      stepsFailed.push({ nodeClaim: step.claim.name, error });
+      stepsFailed.push({ nodeClaim: listed.claim.name, error });
     }
   }
   return { relabelled, expired, ...(stepsFailed.length === 0 ? {} : { stepsFailed }) };
+}
+
+/**
+ * The step for a listed NodeClaim decided again, with the same pure decision, on the NodeClaim as
+ * the API server has it (read by name, with the listed uid) and its Nodes as the API server has
+ * them (read by name: the NodeClaim's `status.nodeName` and the Nodes the list gave its
+ * providerID), or undefined when the API server's objects call for none. The list may come from
+ * the cluster summary, which anyone holding the shim's role can write: it chooses which NodeClaims
+ * are looked at, never which are deleted or relabelled. A disagreement is logged once.
+ * Costs one request for the NodeClaim and one per Node.
+ * @throws ClusterApiError when a read fails (nothing is taken for absent).
+ */
+async function confirmStep(
+  ports: ReservedNodeClaimsPorts,
+  listed: ReservationStep,
+  listedNodes: readonly NodeInfo[],
+  reservations: ReadonlyMap<string, CapacityReservationLifecycle>,
+): Promise<ReservationStep | undefined> {
+  const fresh = await ports.cluster.nodeClaim(listed.claim.name);
+  let again: ReservationStep | undefined;
+  let why: string | undefined;
+  if (fresh === undefined) why = 'the API server has no such NodeClaim';
+  else if (fresh.uid !== listed.claim.uid) why = 'the API server has another NodeClaim of that name';
+  else {
+    const names = new Set(nodesOf(fresh, listedNodes).map((n) => n.name));
+    if (fresh.status.nodeName !== undefined) names.add(fresh.status.nodeName);
+    const read = await Promise.all([...names].sort().map((name) => ports.cluster.node(name)));
+    const nodes = read.filter((n): n is NonNullable<typeof n> => n !== undefined);
+    again = decideReservedNodeClaims([fresh], nodes, reservations)[0];
+    if (!sameStep(listed, again)) {
+      why =
+        again === undefined
+          ? `nothing to do as the API server has it (capacity type ${fresh.labels[Label.capacityType] ?? '(none)'}, ${fresh.deleting ? 'deleting' : 'not deleting'})`
+          : `the API server's objects call for ${again.kind} instead`;
+    }
+  }
+  if (why !== undefined) {
+    ports.logger.warn('capacity reservation step not confirmed', {
+      nodeClaim: listed.claim.name,
+      listedStep: listed.kind,
+      capacityReservationId: listed.reservation.id,
+      ...(listed.kind === 'relabel' ? { listedNodes: listed.nodes } : {}),
+      ...(again === undefined ? {} : { step: again.kind }),
+      why,
+    });
+  }
+  return again;
+}
+
+function sameStep(a: ReservationStep, b: ReservationStep | undefined): boolean {
+  if (b === undefined || a.kind !== b.kind || a.reservation.id !== b.reservation.id) return false;
+  if (a.kind === 'expire' || b.kind === 'expire') return true;
+  return a.claimLabels === b.claimLabels && a.nodes.join() === b.nodes.join();
 }
 
 const onDemandLabels: Readonly<Record<string, string | null>> = {
