@@ -160,10 +160,7 @@ async function planReplacements(
   // it (by providerID, perhaps: a Node the API server does not have is left out of the world).
   const listedNode = nodeIndex(view.state.nodes);
   await confirmation.readNodes(
-    fresh.flatMap((c) => [
-      ...(c.status.nodeName === undefined ? [] : [c.status.nodeName]),
-      ...(listedNode(c)?.name ?? []),
-    ]),
+    fresh.flatMap((c) => [c.status.nodeName, listedNode(c)?.name].filter((n) => n !== undefined)),
   );
   // Each round decides on what was read so far; the last decision follows the last read.
   for (let round = 0; ; round++) {

@@ -2,6 +2,9 @@ import {
   makeMemoryLeaseStore,
   makeMemoryTerminationQueue,
 } from '../../../../shared/adapters/memory/index.ts';
+import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
+import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
+import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { type Logger, makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
@@ -114,4 +117,44 @@ export function pass(world: World, ports: Partial<DisruptionPorts> = {}) {
     },
     { holder: 'pass-1' },
   );
+}
+
+/** A raw object of the forged cluster summary. */
+export interface SummaryJson {
+  metadata: {
+    name?: string;
+    uid?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/**
+ * The cluster as the disruption Lambda wires it, its list reads from the cluster summary (the
+ * product's own adapter and document format) that `change` makes of the cluster now.
+ */
+export function forgedSummary(
+  w: World,
+  change: (doc: { nodes: SummaryJson[]; nodeClaims: SummaryJson[]; pods: SummaryJson[] }) => void,
+) {
+  const copy = (kind: 'Pod' | 'Node' | 'NodeClaim') =>
+    structuredClone(w.cluster.list(kind)) as unknown as SummaryJson[];
+  const doc = { nodes: copy('Node'), nodeClaims: copy('NodeClaim'), pods: copy('Pod') };
+  change(doc);
+  const builder = new SummaryBuilder('test');
+  builder.replace('pods', doc.pods);
+  builder.replace('nodes', doc.nodes);
+  builder.replace('nodeClaims', doc.nodeClaims);
+  const at = w.clock.now().toISOString();
+  const summary: ClusterSummary = readSummaryDocument(
+    encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
+  );
+  return withClusterSummary(w.cluster, {
+    source: { read: async () => summary },
+    clock: w.clock,
+    logger: w.logger,
+  });
 }
