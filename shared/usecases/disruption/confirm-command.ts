@@ -20,10 +20,10 @@ import { type DroppedCandidate, validateCommand } from './validation.ts';
 // candidates are computed again (their conditions on the API server's NodeClaims) and the command
 // validated as after its validation wait, its simulation run again (every method, so that a drift
 // command counts on no Node the API server does not have). A destination the simulation finds on
-// that world and that was not read yet is read in the next round; after MAX_ROUNDS the command is
-// abandoned.
+// that world and that was not read yet is read, and the command decided again on that read; when
+// the decision after MAX_ROUNDS rounds of reads still counts on objects not read, it is abandoned.
 
-/** Rounds of reads before a command whose simulation keeps finding new destinations is abandoned. */
+/** Rounds of reads of new destinations before a command (or an expiry) that keeps finding more is given up. */
 export const MAX_ROUNDS = 3;
 
 export type Confirmed =
@@ -60,7 +60,7 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
     const fresh = c.claim(x.nodeClaim.name)?.status.nodeName;
     return fresh === undefined ? [x.node.name] : [x.node.name, fresh];
   });
-  await c.readNodes(nodeNames);
+  await c.readCandidateNodes(nodeNames);
   // The pods on the candidates as the API server lists them: a node is never taken for emptier
   // than it is.
   const changed = await podsChanged(c.podsReader(), command.candidates, nowMs);
@@ -73,7 +73,8 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
   });
   const uncounted = await c.readPools(touched);
   if (uncounted !== undefined) return abandoned(`on the API server's objects: ${uncounted}`);
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
+  // Each round decides on what was read so far; the last decision follows the last read.
+  for (let round = 0; ; round++) {
     const world = c.world();
     let last: DisruptionSimulation | undefined;
     const simulate = (
@@ -110,12 +111,14 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
     if (nodes.length === 0 && claims.length === 0) {
       return { kind: 'confirmed', command: decided, dropped: validation.dropped, world };
     }
+    if (round === MAX_ROUNDS) {
+      return abandoned(
+        `its simulation still counts on nodes not read from the API server after ${MAX_ROUNDS} rounds of reads`,
+      );
+    }
     await c.readNodes(nodes);
     await c.readClaims(claims);
   }
-  return abandoned(
-    `its simulation still counts on nodes not read from the API server after ${MAX_ROUNDS} rounds`,
-  );
 }
 
 /**

@@ -14,7 +14,8 @@ import type { ClaimConditions } from './claim-view.ts';
 // What a disruption pass read from a list (the cluster summary, perhaps: untrusted) replaced, for
 // the objects a command or an expiry acts on and counts on, by what the API server says of them:
 // each NodeClaim is read with a GET, each Node with its pods (nodeWithPods: what they request, as
-// the API server has it) and the pods as the drain sees them (podsOnNode). The confirmed world
+// the API server has it) and a candidate's pods as the drain sees them too (podsOnNode), up to
+// READ_PARALLELISM objects at once. The confirmed world
 // is the pass's read with those objects swapped in (the summary's objects the API server does not
 // have left out), from which the same pure decision functions decide again. A NodePool whose
 // budget a command counts on is read whole, in one consistent list of its NodeClaims and one of
@@ -22,10 +23,34 @@ import type { ClaimConditions } from './claim-view.ts';
 // server's. An object that cannot be read throws (ClusterApiError): nothing is done on it, and it
 // is never taken for absent.
 
-/** A Node as the API server has it: with its pods (their specs), and those pods as the drain sees them. */
+/**
+ * A Node as the API server has it: with its pods (their specs), and for a candidate's Node those
+ * pods as the drain sees them.
+ */
 export interface ConfirmedNode {
   readonly node: ClusterNode;
-  readonly pods: ReadResult<DrainPod>;
+  readonly pods?: ReadResult<DrainPod>;
+}
+
+/** Objects a confirmation reads at once. */
+export const READ_PARALLELISM = 8;
+
+/** Runs `read` on each item, READ_PARALLELISM at once; after a failure none more starts, and it throws. */
+async function atMostParallel<T>(items: readonly T[], read: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const failures: unknown[] = [];
+  const worker = async () => {
+    while (failures.length === 0 && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await read(item);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_PARALLELISM, items.length) }, worker));
+  if (failures.length > 0) throw failures[0];
 }
 
 /** The cluster as a pass decides from it: its read, its NodeClaims with the pass's conditions. */
@@ -85,26 +110,45 @@ export class Confirmation {
     return this.nodeReads.get(name);
   }
 
-  /** GETs the NodeClaims not read yet. */
+  /** GETs the NodeClaims not read yet, READ_PARALLELISM at once. */
   async readClaims(names: Iterable<string>): Promise<void> {
-    for (const name of new Set(names)) {
-      if (this.claimReads.has(name)) continue;
+    const unread = [...new Set(names)].filter((n) => !this.claimReads.has(n));
+    await atMostParallel(unread, async (name) => {
       this.requests += 1;
       this.claimReads.set(name, await this.cluster.nodeClaim(name));
-    }
+    });
   }
 
-  /** Reads the Nodes not read yet with their pods (three requests each, at once). */
+  /**
+   * Reads the Nodes not read yet with their pods (nodeWithPods: two requests each),
+   * READ_PARALLELISM at once: the Nodes a plan counts on as destinations.
+   */
   async readNodes(names: Iterable<string>): Promise<void> {
-    for (const name of new Set(names)) {
-      if (this.nodeReads.has(name)) continue;
-      this.requests += 3;
-      const [node, pods] = await Promise.all([
-        this.cluster.nodeWithPods(name),
-        this.cluster.podsOnNode(name),
-      ]);
-      this.nodeReads.set(name, node === undefined ? undefined : { node, pods });
-    }
+    const unread = [...new Set(names)].filter((n) => !this.nodeReads.has(n));
+    await atMostParallel(unread, async (name) => {
+      this.requests += 2;
+      const node = await this.cluster.nodeWithPods(name);
+      this.nodeReads.set(name, node === undefined ? undefined : { node });
+    });
+  }
+
+  /**
+   * Reads the candidates' Nodes as readNodes, and the pods on each the API server has as the drain
+   * sees them (podsOnNode: one request more, for podsChanged), unless it has no such Node.
+   */
+  async readCandidateNodes(names: Iterable<string>): Promise<void> {
+    const all = [...new Set(names)];
+    await this.readNodes(all);
+    const unread = all.filter((n) => {
+      const read = this.nodeReads.get(n);
+      return read !== undefined && read.pods === undefined;
+    });
+    await atMostParallel(unread, async (name) => {
+      this.requests += 1;
+      const pods = await this.cluster.podsOnNode(name);
+      const read = this.nodeReads.get(name);
+      if (read !== undefined) this.nodeReads.set(name, { ...read, pods });
+    });
   }
 
   /**
@@ -154,7 +198,7 @@ export class Confirmation {
   podsReader(): Pick<Cluster, 'podsOnNode'> {
     return {
       podsOnNode: async (name) => {
-        await this.readNodes([name]);
+        await this.readCandidateNodes([name]);
         return this.nodeReads.get(name)?.pods ?? { items: [], problems: [] };
       },
     };
@@ -163,13 +207,18 @@ export class Confirmation {
   /**
    * The pass's world with the objects read swapped in: a NodeClaim or Node the API server does not
    * have is gone; one it has is its object (a NodeClaim's conditions computed on it, with its Node
-   * as read); a Node's pods are those the API server has bound to it, with what they request, and
+   * as read; a Node read that the pass did not list is added); a Node's pods are those the API server has bound to it, with what they request, and
    * a Node that is not Ready, is deleting or unschedulable takes nothing new.
    */
   world(): PassWorld {
     const { state, claims, input } = this.base;
     const pools = this.pooled(state.nodes);
-    const nodes = [...state.nodes, ...pools.newNodes].flatMap((n) => {
+    // A Node read that the pass's read lacks (a NodeClaim's, as the API server has the NodeClaim).
+    const had = new Set([...state.nodes, ...pools.newNodes].map((n) => n.name));
+    const unlisted = [...this.nodeReads.values()].flatMap((r) =>
+      r === undefined || had.has(r.node.name) ? [] : [r.node],
+    );
+    const nodes = [...state.nodes, ...pools.newNodes, ...unlisted].flatMap((n) => {
       if (!this.nodeReads.has(n.name)) {
         if (!pools.nodeNames.has(n.name)) return [n];
         const listed = pools.nodes.get(n.name);
@@ -236,7 +285,7 @@ function listedNode(info: NodeInfo, read: ClusterNode | undefined): ClusterNode 
 function confirmedNode(read: ConfirmedNode): ClusterNode {
   const unreadable = [
     ...(read.node.unreadablePods ?? []),
-    ...read.pods.problems.map((p) => `pods on node ${read.node.name}: ${p.message}`),
+    ...(read.pods?.problems ?? []).map((p) => `pods on node ${read.node.name}: ${p.message}`),
   ];
   const closed = closedNode(read.node) !== undefined;
   const { unreadablePods: _, ...node } = read.node;
