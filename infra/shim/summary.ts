@@ -16,8 +16,9 @@ import type { Logger } from '../../shared/runtime/logger.ts';
 // missed says so in the log.
 //
 // Up to when a kind is current is proven, never assumed: by the start of a list, or by a progress
-// probe (a list of one object, which gives the API server's resourceVersion at the time it was
-// sent) once the watch has delivered that resourceVersion (an event or a bookmark at or past it).
+// probe (a consistent list that selects nothing, which gives the API server's resourceVersion at
+// the time it was sent) once the watch has delivered that resourceVersion (an event or a bookmark
+// at or past it; the API server sends a bookmark shortly before each watch request ends).
 // A line arriving proves nothing of the time it arrives: a watch that falls behind keeps sending
 // lines, late, and its summary must look as old as what it has delivered.
 
@@ -55,8 +56,8 @@ export interface SummaryKeeperOptions {
   /** Every kind is listed again after this long. @default 1_800_000 (30 min) */
   readonly relistEveryMs?: number;
   /**
-   * How long one watch request stays open: each one the API server ends on time proves the watch
-   * current up to then. @default 30
+   * How long one watch request stays open: the API server sends a bookmark shortly before it ends,
+   * which is how a quiet kind's watch reaches the latest probe. @default 20
    */
   readonly watchTimeoutSeconds?: number;
   /** A watch from which nothing arrives for this long is dropped and resumed. @default 60000 */
@@ -106,6 +107,9 @@ interface KindState {
   /** Progress probes the watch has not reached yet: the API server's revision when each was sent. */
   probes: { readonly revision: bigint; readonly atMs: number }[];
 }
+
+/** Selects no object: a probe asks only for the revision. */
+const PROBE_SELECTOR = 'metadata.name=flotilla-progress-probe.invalid-name-';
 
 /** Probes kept per kind while the watch has not reached them; older ones go first. */
 const MAX_PROBES = 64;
@@ -172,7 +176,10 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     const head = (await api.request({
       method: 'GET',
       path: SOURCES[kind].path,
-      query: { limit: '1' },
+      // A consistent list that matches nothing: the API server serves it from its watch cache once
+      // the cache has caught up with etcd (it asks etcd for progress), so the watch's next bookmark
+      // carries at least this revision even when nothing of the kind changes.
+      query: { fieldSelector: PROBE_SELECTOR },
       signal: AbortSignal.any([abort.signal, AbortSignal.timeout(idleMs)]),
     })) as { metadata?: { resourceVersion?: string } };
     const at = revision(head.metadata?.resourceVersion);
@@ -251,7 +258,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
               watch: 'true',
               allowWatchBookmarks: 'true',
               resourceVersion,
-              timeoutSeconds: String(options.watchTimeoutSeconds ?? 30),
+              timeoutSeconds: String(options.watchTimeoutSeconds ?? 20),
               ...(source.fieldSelector === undefined ? {} : { fieldSelector: source.fieldSelector }),
             },
             signal: abort.signal,
