@@ -1,5 +1,5 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
-import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
@@ -119,7 +119,7 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
     await markCandidates(pass.ports, candidates, record);
     await deleteCandidates(pass.ports, candidates, command.reason);
     pass.record(decisionForCommand(command, pass.input(), id, [], 'deleted', dropped));
-    if (command.reason === 'Empty') await judgeReclaimed(pass, candidates);
+    if (command.reason === 'Empty') await judgeReclaimed(pass, candidates, confirmed.world.state.nodes);
     return true;
   }
   await createReplacements(
@@ -168,11 +168,15 @@ async function revalidate(
 
 /**
  * The runaway guard on the empty nodes this pass reclaimed, judged with their Nodes as the pass
- * saw them (the guard's `reclaimedEmpty` trigger). A failure it counts here the provisioner does
+ * confirmed them (the guard's `reclaimedEmpty` trigger). A failure it counts here the provisioner does
  * not count again (the NodePool's state remembers it). The command is done whatever happens
  * here: an error is logged, and the provisioner's own judgement still stands.
  */
-async function judgeReclaimed(pass: CommandPass, reclaimed: readonly ClusterNodeClaim[]): Promise<void> {
+async function judgeReclaimed(
+  pass: CommandPass,
+  reclaimed: readonly ClusterNodeClaim[],
+  confirmedNodes: readonly ClusterNode[],
+): Promise<void> {
   const state = pass.state();
   try {
     await reconcileLaunchBackoff(
@@ -182,7 +186,9 @@ async function judgeReclaimed(pass: CommandPass, reclaimed: readonly ClusterNode
         reclaimed,
         pools: state.nodePools,
         claims: state.nodeClaims,
-        nodes: state.nodes,
+        // The Nodes as the command's confirmation read them: a reclaimed node's taints are the API
+        // server's, and the guard does not read the reclaimed NodeClaims again.
+        nodes: confirmedNodes,
         pendingPods: state.pendingPods,
         nowMs: pass.now(),
       },

@@ -177,6 +177,9 @@ async function judgeReclaimed(
   return judge(ports, {
     pools: current.filter((p) => judged.has(p.pool.name)),
     claims: scan.claims.map((c) => (names.has(c.name) ? asReclaimedEmpty(c, at) : c)),
+    // The caller confirmed these on the API server before deleting them, and they stand here as
+    // disruption left them: a read now would find them gone.
+    confirmed: names,
     nodes: scan.nodes,
     pendingPods: scan.pendingPods,
     nowMs: scan.nowMs,
@@ -242,6 +245,8 @@ interface Judgement extends ScanBase {
   /** Pods waiting for capacity; without them unexpected taints are not judged. */
   readonly pendingPods?: readonly Pod[];
   readonly timedOut?: readonly TimedOutNodeClaim[];
+  /** NodeClaims the caller read from the API server already, with their Nodes: not read again. */
+  readonly confirmed?: ReadonlySet<string>;
 }
 
 async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<LaunchGuard> {
@@ -269,7 +274,9 @@ async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<Launch
     let classified = classify(scan.claims, scan.pendingPods === undefined ? [] : await nodes());
     // A failure or a suspect taint pauses the pool's launches: it is judged again on the NodeClaims
     // and Nodes it names as the API server has them (the lists may be the cluster summary's).
-    const named = [...classified.failures, ...classified.suspects].map((f) => f.nodeClaim);
+    const named = [...classified.failures, ...classified.suspects]
+      .map((f) => f.nodeClaim)
+      .filter((n) => scan.confirmed?.has(n) !== true);
     if (named.length > 0) {
       const confirmed = await confirmNamed(
         ports.cluster,
