@@ -385,9 +385,9 @@ function schedulableNode<N extends ClusterNode>(
   byProvider: ReadonlyMap<string, ClusterNodeClaim>,
   byNodeName: ReadonlyMap<string, ClusterNodeClaim>,
 ): N {
-  // A Node that is not Ready takes nothing new (kube-scheduler sees its not-ready taint), unless
-  // it is a node Flotilla launched that has not initialized yet: that one is coming up.
-  if (!node.ready && (node.nodePoolName === undefined || node.initialized) && node.unschedulable !== true) {
+  // A node Flotilla initialized that is no longer Ready takes nothing new (kube-scheduler sees its
+  // not-ready taint); one still coming up, or any other node, is counted as it is.
+  if (node.nodePoolName !== undefined && node.initialized && !node.ready && node.unschedulable !== true) {
     return { ...node, unschedulable: true };
   }
   if (node.nodePoolName === undefined) return node;
