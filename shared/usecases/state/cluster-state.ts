@@ -390,7 +390,8 @@ function schedulableNode<N extends ClusterNode>(
   if (node.nodePoolName !== undefined && node.initialized && !node.ready && node.unschedulable !== true) {
     return { ...node, unschedulable: true };
   }
-  if (node.nodePoolName === undefined) return node;
+  // A Node is its NodeClaim's by providerID or name, whether or not its NodePool labels are on it
+  // yet (a Node read the moment it registers has neither them nor a status).
   const claim =
     (node.providerId === undefined ? undefined : byProvider.get(node.providerId)) ??
     byNodeName.get(node.name);
