@@ -4,7 +4,6 @@ import type { Logger } from '../../runtime/logger.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import {
   type ConfirmedRead,
-  type ConfirmTargets,
   confirmationChanges,
   poolRead,
   readConfirmed,
@@ -68,6 +67,7 @@ export async function solveConfirmed(
   const gone: string[] = [];
   const changed: string[] = [];
   const poolsRead: string[] = [];
+  const bound: string[] = [];
   let listedAt: number | undefined;
   let requests = 0;
   let planMs = 0;
@@ -77,11 +77,12 @@ export async function solveConfirmed(
     const result = solve(input.solve);
     planMs += ports.clock.now().getTime() - start;
     const finish = (): ConfirmedPlan => {
-      if (gone.length > 0 || changed.length > 0) {
+      if (gone.length > 0 || changed.length > 0 || bound.length > 0) {
         logger.warn('plan confirmed against the API server', {
           reason: 'the listed Nodes or NodeClaims the plan counted on differ from the API server',
           gone: gone.slice(0, 10),
           changed: changed.slice(0, 10),
+          ...(bound.length === 0 ? {} : { boundSincePendingRead: bound.slice(0, 10) }),
           rounds: round + 1,
           requests,
           ...(poolsRead.length === 0 ? {} : { nodePoolLists: poolsRead }),
@@ -93,6 +94,8 @@ export async function solveConfirmed(
     };
     if (held) return finish();
     const targets = destinations(state, input, result, nodesDone, claimsDone);
+    const holding = nodesHoldingPending(state, nodesDone);
+    if (holding.length > 0) targets.nodes = [...new Set([...targets.nodes, ...holding])].sort();
     const limited =
       listedAt === undefined ? limitedByListed(state, result, nodesDone, claimsDone, poolsRead) : [];
     if (targets.nodes.length === 0 && targets.nodeClaims.length === 0 && limited.length === 0)
@@ -144,10 +147,12 @@ export async function solveConfirmed(
       claimsDone.add(name);
     }
     const diff = confirmationChanges(state, read);
-    if (diff.gone.length === 0 && diff.changed.length === 0) return finish();
+    const unbound = withoutBound(withConfirmed(state, read), nodesDone);
+    if (diff.gone.length === 0 && diff.changed.length === 0 && unbound.bound.length === 0) return finish();
     gone.push(...diff.gone);
     changed.push(...diff.changed);
-    state = withConfirmed(state, read);
+    bound.push(...unbound.bound);
+    state = unbound.state;
     input = await build(state);
   }
 }
@@ -163,7 +168,7 @@ function destinations(
   result: SolveResult,
   nodesDone: ReadonlySet<string>,
   claimsDone: ReadonlySet<string>,
-): ConfirmTargets {
+): { nodes: string[]; nodeClaims: string[] } {
   const nodes = new Set<string>();
   const nodeClaims = new Set<string>();
   const claims = new Map(state.nodeClaims.map((c) => [c.name, c]));
@@ -183,6 +188,39 @@ function destinations(
   return {
     nodes: [...nodes].filter((n) => !nodesDone.has(n)).sort(),
     nodeClaims: [...nodeClaims].filter((c) => !claimsDone.has(c)).sort(),
+  };
+}
+
+/**
+ * The listed Nodes, not confirmed yet, that hold a pod the pending read has: either the pod was
+ * bound after that read or the listing is false. Reading them settles which: a pod counted both
+ * pending and on its Node would get a node of its own besides the one it is on.
+ */
+function nodesHoldingPending(state: ClusterState, nodesDone: ReadonlySet<string>): string[] {
+  if (state.pendingPods.length === 0) return [];
+  const pending = new Set(state.pendingPods.map((p) => p.uid));
+  return state.nodes
+    .filter((n) => !nodesDone.has(n.name) && n.pods.some((p) => pending.has(p.uid)))
+    .map((n) => n.name);
+}
+
+/**
+ * The state without the pending pods a confirmed Node holds (the API server bound them after the
+ * pending pods were read: binding is never undone), with their names. Only confirmed Nodes count:
+ * a listed Node's pods may be false, and a pod they claim stays pending. Pure.
+ */
+export function withoutBound(
+  state: ClusterState,
+  confirmedNodes: ReadonlySet<string>,
+): { readonly state: ClusterState; readonly bound: readonly string[] } {
+  if (state.pendingPods.length === 0 || confirmedNodes.size === 0) return { state, bound: [] };
+  const onNodes = new Set<string>();
+  for (const n of state.nodes) if (confirmedNodes.has(n.name)) for (const p of n.pods) onNodes.add(p.uid);
+  const bound = state.pendingPods.filter((p) => onNodes.has(p.uid));
+  if (bound.length === 0) return { state, bound: [] };
+  return {
+    state: { ...state, pendingPods: state.pendingPods.filter((p) => !onNodes.has(p.uid)) },
+    bound: bound.map((p) => `${p.namespace}/${p.name}`),
   };
 }
 

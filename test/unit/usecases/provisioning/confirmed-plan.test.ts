@@ -82,10 +82,13 @@ function setup() {
     );
   };
   const gets = { nodeWithPods: 0, nodeClaim: 0 };
+  /** When set, the pending pods every read returns: the API server's answer of an earlier moment. */
+  let pendingAsOf: Awaited<ReturnType<Cluster['provisionablePods']>> | undefined;
   /** The consistent lists asked of the API server, by kind and NodePool (`*` for the whole cluster). */
   const lists: string[] = [];
   const counted: Cluster = {
     ...cluster,
+    provisionablePods: async () => pendingAsOf ?? cluster.provisionablePods(),
     nodeInfos: (options) => {
       if (options?.consistent === true) lists.push(`nodes ${options.nodePool ?? '*'}`);
       return cluster.nodeInfos(options);
@@ -126,7 +129,11 @@ function setup() {
       { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
     );
   const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
-  return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines };
+  /** From now on, pending reads answer what the API server has as pending at this moment. */
+  const freezePending = async () => {
+    pendingAsOf = await cluster.provisionablePods();
+  };
+  return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines, freezePending };
 }
 
 const launched = (result: Awaited<ReturnType<typeof provision>>) =>
@@ -201,6 +208,59 @@ describe('a provisioning plan confirmed against the API server', () => {
 
     expect(launched(result)).toHaveLength(1);
     expect(w.confirmedLines()[0]).toMatchObject({ changed: ['node/real'] });
+  });
+
+  it('launches nothing for a pod bound after the pending read, whose Node the confirmation reads full', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '600m'));
+    addPendingPod(w.cluster, 'web-1');
+    w.publish();
+    // The pending read is of the moment before kube-scheduler binds the pod to the listed Node;
+    // the confirming GET of that Node finds it there, with no room for a second one.
+    await w.freezePending();
+    w.cluster.bindPod('default', 'web-1', 'real');
+
+    const result = await w.run();
+
+    expect(launched(result)).toEqual([]);
+    expect(result).toMatchObject({ kind: 'provisioned', placed: 0, unschedulable: [] });
+    expect(w.confirmedLines()).toEqual([
+      expect.objectContaining({ changed: ['node/real'], boundSincePendingRead: ['default/web-1'] }),
+    ]);
+  });
+
+  it('reads a listed Node that holds a pending pod, and launches nothing when it has the pod', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '600m'));
+    addPendingPod(w.cluster, 'web-1');
+    await w.freezePending();
+    w.cluster.bindPod('default', 'web-1', 'real');
+    // The summary is newer than the pending read: it has the pod on its Node already.
+    w.publish();
+
+    const result = await w.run();
+
+    expect(launched(result)).toEqual([]);
+    expect(w.gets.nodeWithPods).toBe(1);
+    expect(w.confirmedLines()[0]).toMatchObject({ boundSincePendingRead: ['default/web-1'] });
+  });
+
+  it('still plans a pending pod that the summary alone puts on a Node', async () => {
+    const w = setup();
+    w.cluster.create(nodeManifest('real', '600m'));
+    addPendingPod(w.cluster, 'web-1');
+    const pending = w.cluster.get('Pod', 'web-1', 'default') as Record<string, unknown>;
+    const spec = pending['spec'] as Record<string, unknown>;
+    w.publish({ drop: ['web-1'], pods: [{ ...pending, spec: { ...spec, nodeName: 'real' } }] });
+
+    const result = await w.run();
+
+    // The API server has the Node empty: the pod is left to it (kube-scheduler binds it there),
+    // neither counted as placed already nor given a node of its own.
+    expect(launched(result)).toEqual([]);
+    expect(result).toMatchObject({ kind: 'provisioned', placed: 1 });
+    expect(w.confirmedLines()[0]).toMatchObject({ changed: ['node/real'] });
+    expect(w.confirmedLines()[0]).not.toHaveProperty('boundSincePendingRead');
   });
 
   it('does not let a listed Node the API server does not have use up a NodePool limit', async () => {
