@@ -1,6 +1,15 @@
 #!/usr/bin/env node
 // Entry point of the `flotilla` command: loads the TypeScript CLI through tsx.
-import { register } from 'tsx/esm/api';
+
+// The Kubernetes client's HTTP library needs Node.js 22.19 or newer: on an older Node the command
+// says so in one line, before anything is loaded, instead of failing deep inside a dependency.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `flotilla: needs Node.js 22.19 or newer, this is ${process.versions.node} (npm start and npx flotilla use the Node 22 that npm ci installs)\n`,
+  );
+  process.exit(2);
+}
 
 // A reader that stops early (`flotilla crds | head -1`) closes the pipe: the command ends quietly
 // with exit code 0, as Unix tools do. A closed standard error only silences the progress lines.
@@ -11,6 +20,7 @@ process.stdout.on('error', (error) => {
 });
 process.stderr.on('error', () => {});
 
+const { register } = await import('tsx/esm/api');
 register();
 const { main } = await import('../shared/cli/main.ts');
 process.exitCode = await main(process.argv.slice(2), {

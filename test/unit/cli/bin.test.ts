@@ -37,6 +37,29 @@ describe('flotilla help', () => {
   });
 });
 
+describe('an older Node.js', () => {
+  // The process reports itself as Node 20 before the command loads anything, as the system Node
+  // of many machines is; the Kubernetes client's HTTP library fails on it deep in its imports.
+  const asNode = (version: string) => [
+    '--import',
+    `data:text/javascript,Object.defineProperty(process.versions,"node",{value:"${version}"})`,
+  ];
+
+  it.each(['20.20.2', '22.18.0'])('is named in one line, exit 2, on Node %s', async (version) => {
+    const run = await flotilla(['--help'], { nodeArgs: asNode(version) });
+    expect(run).toEqual({
+      code: 2,
+      out: '',
+      err: `flotilla: needs Node.js 22.19 or newer, this is ${version} (npm start and npx flotilla use the Node 22 that npm ci installs)\n`,
+    });
+  });
+
+  it('runs on Node 22.19', async () => {
+    const run = await flotilla(['version'], { nodeArgs: asNode('22.19.0') });
+    expect(run).toMatchObject({ code: 0, err: '' });
+  });
+});
+
 describe('a closed standard output', () => {
   it('ends `flotilla crds` quietly with exit code 0', async () => {
     expect(await flotilla(['crds'], { closeStdout: true })).toEqual({ code: 0, out: '', err: '' });

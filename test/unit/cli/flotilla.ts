@@ -14,13 +14,14 @@ export interface FlotillaRun {
 /**
  * `flotilla <args>` in `cwd` (default the current directory). With `closeStdout`, the reader of
  * its standard output has gone before it writes anything, as `flotilla … | head -0` would.
+ * `nodeArgs` go to Node before the script.
  */
 export function flotilla(
   args: readonly string[],
-  options: { readonly cwd?: string; readonly closeStdout?: boolean } = {},
+  options: { readonly cwd?: string; readonly closeStdout?: boolean; readonly nodeArgs?: readonly string[] } = {},
 ): Promise<FlotillaRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLOTILLA_BIN, ...args], {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), FLOTILLA_BIN, ...args], {
       cwd: options.cwd ?? process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
