@@ -18,7 +18,11 @@ export interface FlotillaRun {
  */
 export function flotilla(
   args: readonly string[],
-  options: { readonly cwd?: string; readonly closeStdout?: boolean; readonly nodeArgs?: readonly string[] } = {},
+  options: {
+    readonly cwd?: string;
+    readonly closeStdout?: boolean;
+    readonly nodeArgs?: readonly string[];
+  } = {},
 ): Promise<FlotillaRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), FLOTILLA_BIN, ...args], {
