@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Decoded } from '../../shared/messages/decoded.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
-import type { BatchItem, BatchOutcome } from '../../shared/usecases/batch.ts';
+import type { BatchItem, BatchOutcome } from '../../shared/usecases/state/batch.ts';
 
 // The event shapes Lambdas share (an SQS batch, an EventBridge schedule) and the SQS partial batch
 // kit, in the spirit of Powertools' processPartialResponse: every record is decoded with a message

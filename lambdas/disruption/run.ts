@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DelayedPass } from '../../shared/adapters/aws/disruption-passes.ts';
 import { parseDisruptionPassMessage } from '../../shared/messages/disruption-pass.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
-import { writeDecision } from '../../shared/usecases/decision.ts';
+import { writeDecision } from '../../shared/usecases/decisions/decision.ts';
 import { passesBetweenTicks } from '../../shared/usecases/disruption/between-ticks.ts';
 import type { DisruptionPassResult } from '../../shared/usecases/disruption/controller.ts';
 import type { Disruption } from '../../shared/usecases/disruption/setup.ts';

@@ -1,7 +1,7 @@
 import type { Clock } from '../ports/clock.ts';
 import { type LogFields, type Logger, makeLogger } from '../runtime/logger.ts';
 import type { MetricPoint } from '../runtime/metrics.ts';
-import { observeDecisions, toDecisionLine } from '../usecases/decision.ts';
+import { observeDecisions, toDecisionLine } from '../usecases/decisions/decision.ts';
 
 // The simulator's decision log: Flotilla's decisions as the use cases made them (values handed over
 // by observeDecisions, not log text read back) and what the simulated world did in their place

@@ -14,7 +14,7 @@ import {
   type NodeSelectorRequirement,
 } from '../core/index.ts';
 import type { EC2NodeClass } from '../ports/cloud.ts';
-import { launchedLabels, launchedStatus, toNewNodeClaim } from '../usecases/provisioning/plan.ts';
+import { launchedLabels, launchedStatus, toNewNodeClaim } from '../usecases/state/new-nodeclaim.ts';
 import type { InitialNode, Scenario } from './scenario-types.ts';
 
 // The nodes a scenario's cluster has when the run starts. A node of a NodePool is Flotilla's: its

@@ -4,7 +4,7 @@ import type { MetricPoint } from '../runtime/metrics.ts';
 // the scenario's start, so `atMs - startMs` is the offset shown in reports.
 
 import type { CapacityType } from '../core/index.ts';
-import type { DisruptDecision } from '../usecases/disruption/decisions.ts';
+import type { DisruptDecision } from '../usecases/decisions/disruption.ts';
 
 /** The state of the simulated cluster at one instant (sampled at a fixed virtual interval). */
 export interface SimSample {

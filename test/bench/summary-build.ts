@@ -1,7 +1,7 @@
 import { SummaryBuilder, toNodeClaimManifest, toQuantityMap } from '../../shared/apis/index.ts';
 import { computeAllocatable, type InstanceType, Label } from '../../shared/core/index.ts';
 import type { EC2NodeClass } from '../../shared/ports/cloud.ts';
-import { LAUNCH_ANNOTATION, launchAnnotation } from '../../shared/usecases/provisioning/launch-record.ts';
+import { LAUNCH_ANNOTATION, launchAnnotation } from '../../shared/usecases/state/launch-record.ts';
 import { launchCandidates, launchRecordOf, launchRequestOf } from './scale/aws-setup.ts';
 import {
   daemonPod,

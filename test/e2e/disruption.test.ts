@@ -9,8 +9,8 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../shared/ports/lease.ts';
-import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/disruption/command-record.ts';
 import { type DisruptionConfig, setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
+import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/state/command-record.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';

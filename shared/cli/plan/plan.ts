@@ -38,13 +38,13 @@ import type {
   ClusterNodePool,
 } from '../../ports/cluster.ts';
 import { resolveNodeClassStatus } from '../../usecases/nodeclass/status.ts';
-import { unschedulableMessage } from '../../usecases/provisioning/eligibility.ts';
-import { expectedCapacityType } from '../../usecases/provisioning/plan.ts';
 import {
   buildSchedulingInput,
   type ClusterState,
   poolInstanceTypes,
 } from '../../usecases/state/cluster-state.ts';
+import { unschedulableMessage } from '../../usecases/state/eligibility.ts';
+import { expectedCapacityType } from '../../usecases/state/new-nodeclaim.ts';
 import {
   convert,
   isFinished,

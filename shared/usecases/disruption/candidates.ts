@@ -20,6 +20,7 @@ import type {
   PodDisruptionBudget,
 } from '../../ports/cluster.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
 import type { DisruptionCandidate, MethodContext } from './method.ts';
 import { spotFailedAtMs } from './replacement-capacity.ts';
@@ -30,28 +31,6 @@ import { spotFailedAtMs } from './replacement-capacity.ts';
 // `karpenter.sh/do-not-disrupt` on the Node; and, Flotilla's own rule, no pod on it that could not
 // be read (what it needs, and whether it may move, is unknown). A static NodePool's nodes are kept
 // apart: only StaticDrift looks at them, and only at the drifted ones. Pure.
-
-/** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
-export function nodeOf(
-  claim: ClusterNodeClaim,
-  nodesByName: ReadonlyMap<string, ClusterNode>,
-  nodesByProvider: ReadonlyMap<string, ClusterNode>,
-): ClusterNode | undefined {
-  const byName = claim.status.nodeName === undefined ? undefined : nodesByName.get(claim.status.nodeName);
-  if (byName !== undefined) return byName;
-  return claim.status.providerId === undefined ? undefined : nodesByProvider.get(claim.status.providerId);
-}
-
-/** A lookup of each NodeClaim's Node among `nodes` (see nodeOf). */
-export function nodeIndex(
-  nodes: readonly ClusterNode[],
-): (claim: ClusterNodeClaim) => ClusterNode | undefined {
-  const byName = new Map(nodes.map((n) => [n.name, n]));
-  const byProvider = new Map(
-    nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),
-  );
-  return (claim) => nodeOf(claim, byName, byProvider);
-}
 
 /** The cluster's PodDisruptionBudgets as the pod blockers read them. */
 export function pdbLimits(budgets: readonly PodDisruptionBudget[]): PdbLimit[] {

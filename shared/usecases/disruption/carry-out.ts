@@ -1,13 +1,13 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import type { DisruptDecision } from '../decisions/disruption.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
+import type { CommandRecord } from '../state/command-record.ts';
 import type { CandidateSet } from './candidates.ts';
-import type { CommandRecord } from './command-record.ts';
 import type { Confirmation } from './confirm.ts';
 import { confirmCommand } from './confirm-command.ts';
-import type { DisruptDecision } from './decisions.ts';
 import { decisionForCommand } from './describe.ts';
 import {
   createReplacements,

@@ -1,7 +1,7 @@
 import type { CloudInstance, EC2NodeClass, InstanceType } from '../../ports/cloud.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
-import { nodeIndex } from './candidates.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { ClaimWrite } from './condition-writes.ts';
 import { type ClaimChanges, computeClaimChanges } from './conditions.ts';
 

@@ -2,7 +2,7 @@ import { NodeClaimConditionType } from '../../core/index.ts';
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import type { ClaimChanges } from './conditions.ts';
 
 // The NodeClaim condition writes of a disruption pass. The pass decides from the conditions as it

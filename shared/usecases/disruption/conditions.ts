@@ -29,7 +29,7 @@ import {
   NODEPOOL_HASH_VERSION,
   nodeClassHash,
   nodePoolHash,
-} from '../provisioning/plan.ts';
+} from '../state/new-nodeclaim.ts';
 import { parseMinSavings } from './min-savings.ts';
 
 // The NodeClaim conditions disruption reads, kept as Karpenter v1 keeps them: `Drifted` (with the

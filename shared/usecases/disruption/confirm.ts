@@ -8,7 +8,7 @@ import type {
   ReadResult,
 } from '../../ports/cluster.ts';
 import { type ClusterState, type SchedulingInput, toSchedulingInput } from '../state/cluster-state.ts';
-import { nodeIndex } from './candidates.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { ClaimConditions } from './claim-view.ts';
 
 // What a disruption pass read from a list (the cluster summary, perhaps: untrusted) replaced, for

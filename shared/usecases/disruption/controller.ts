@@ -5,21 +5,21 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision, writeDecisions } from '../decision.ts';
+import { writeDecision, writeDecisions } from '../decisions/decision.ts';
+import type { DisruptDecision } from '../decisions/disruption.ts';
 import {
   buildSchedulingInput,
   type ClusterState,
   readClusterState,
   type SchedulingInput,
 } from '../state/cluster-state.ts';
+import { commandsInFlight } from '../state/command-record.ts';
 import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor } from './candidates.ts';
 import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
-import { commandsInFlight } from './command-record.ts';
 import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
-import type { DisruptDecision } from './decisions.ts';
 import type { EffectPorts } from './effects.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
 import { expireNodeClaims } from './expiration.ts';

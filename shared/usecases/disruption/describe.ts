@@ -1,8 +1,8 @@
 import type { NodeClaimPlan, Offering } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../decisions/disruption.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
-import type { CommandRecord } from './command-record.ts';
-import type { DisruptDecision, DisruptedNode, ReplacementNode } from './decisions.ts';
+import type { CommandRecord } from '../state/command-record.ts';
 import type { DisruptionCommand } from './method.ts';
 import { commandMethodName } from './methods.ts';
 

@@ -4,8 +4,8 @@ import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
-import { toNewNodeClaim } from '../provisioning/plan.ts';
-import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from './command-record.ts';
+import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from '../state/command-record.ts';
+import { toNewNodeClaim } from '../state/new-nodeclaim.ts';
 import { disruptionTerminating, recordAll } from './events.ts';
 
 // What carrying out a disruption command does to the cluster, each step idempotent: create the

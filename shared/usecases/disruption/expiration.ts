@@ -1,8 +1,13 @@
 import { expiration, isReschedulable, type NodeClaimPlan, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { unschedulableMessage } from '../provisioning/eligibility.ts';
-import { nodeIndex } from './candidates.ts';
-import { COMMAND_ANNOTATION, type CommandRecord, commandsInFlight, decodeCommand } from './command-record.ts';
+import {
+  COMMAND_ANNOTATION,
+  type CommandRecord,
+  commandsInFlight,
+  decodeCommand,
+} from '../state/command-record.ts';
+import { unschedulableMessage } from '../state/eligibility.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { Confirmation } from './confirm.ts';
 import { destinations, MAX_ROUNDS } from './confirm-command.ts';
 import { describeClaim, describePlan, priceAssumedFrom, priceFrom, sumPrices } from './describe.ts';

@@ -1,8 +1,13 @@
 import { DISRUPTED_TAINT, isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
-import { nodeIndex } from './candidates.ts';
-import { COMMAND_ANNOTATION, type CommandRecord, commandsInFlight, decodeCommand } from './command-record.ts';
+import {
+  COMMAND_ANNOTATION,
+  type CommandRecord,
+  commandsInFlight,
+  decodeCommand,
+} from '../state/command-record.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { Confirmation } from './confirm.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, deleteReplacements, markCandidates, unmarkCandidates } from './effects.ts';

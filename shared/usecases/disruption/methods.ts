@@ -1,4 +1,9 @@
 import { FlotillaError } from '../../core/errors.ts';
+import {
+  COMMAND_METHODS,
+  type CommandMethodName,
+  type DisruptionMethodName,
+} from '../state/command-record.ts';
 import { multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
@@ -7,8 +12,9 @@ import { singleNodeConsolidation } from './single-node.ts';
 import { staticDrift } from './static-drift.ts';
 
 // The registry of voluntary disruption methods: each is one file declaring its name, budget
-// reason, order and policy, and one line here. The names every other list uses (the command
-// record's schema, the decisions, the simulator's and the benchmark's tallies) come from it.
+// reason, order and policy, and one line here. Its name is one of the command record's
+// (state/command-record.ts), which the decisions, the simulator and the benchmark's tallies use;
+// the registry holds exactly one method of each (methods.test.ts).
 
 const REGISTERED = [
   emptiness,
@@ -17,10 +23,7 @@ const REGISTERED = [
   multiNodeConsolidation,
   repackConsolidation,
   singleNodeConsolidation,
-] as const;
-
-/** A voluntary disruption method's name, e.g. `single-node`. */
-export type DisruptionMethodName = (typeof REGISTERED)[number]['name'];
+] as const satisfies readonly DisruptionMethod<DisruptionMethodName>[];
 
 /** The voluntary methods in the order the controller tries them (their `order`). */
 export const METHODS: readonly DisruptionMethod<DisruptionMethodName>[] = [...REGISTERED].sort(
@@ -30,9 +33,7 @@ export const METHODS: readonly DisruptionMethod<DisruptionMethodName>[] = [...RE
 /** The voluntary methods' names, in the controller's order. */
 export const METHOD_NAMES = METHODS.map((m) => m.name) as [DisruptionMethodName, ...DisruptionMethodName[]];
 
-/** What a command record and a decision name: a voluntary method, or forceful expiration. */
-export const COMMAND_METHODS = [...METHOD_NAMES, 'expiration'] as const;
-export type CommandMethodName = (typeof COMMAND_METHODS)[number];
+export { COMMAND_METHODS, type CommandMethodName, type DisruptionMethodName };
 
 /** The method of this name, or undefined (expiration, or a name no method has). */
 export function methodNamed(name: string): DisruptionMethod<DisruptionMethodName> | undefined {

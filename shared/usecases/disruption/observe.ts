@@ -10,11 +10,15 @@ import {
   type ResourceList,
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import { DECISION_SAMPLE_SIZE } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
+import type {
+  DisruptionPassDecision,
+  NodePoolObservation,
+  ObserveDecision,
+} from '../decisions/disruption.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { CandidateSet } from './candidates.ts';
-import { nodeIndex } from './candidates.ts';
-import type { DisruptionPassDecision, NodePoolObservation, ObserveDecision } from './decisions.ts';
 import { priceAssumedFrom, priceFrom } from './describe.ts';
 import type { DisruptionMethod } from './method.ts';
 

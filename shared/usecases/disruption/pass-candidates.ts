@@ -1,8 +1,8 @@
 import { allowedDisruptions, type DisruptionReason } from '../../core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
+import { commandsInFlight, pendingReplacements } from '../state/command-record.ts';
 import { buildCandidates, type CandidateSet, pdbLimits } from './candidates.ts';
-import { commandsInFlight, pendingReplacements } from './command-record.ts';
 import { priceAssumedFrom, priceFrom } from './describe.ts';
 import { nominatedNodes } from './simulation.ts';
 

@@ -1,7 +1,7 @@
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import { DECISION_SAMPLE_SIZE } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
+import type { DisruptionPassDecision } from '../decisions/disruption.ts';
 import type { CandidateSet } from './candidates.ts';
-import type { DisruptionPassDecision } from './decisions.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
 import { METHODS } from './methods.ts';

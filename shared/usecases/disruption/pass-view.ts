@@ -1,9 +1,9 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import type { DisruptDecision } from '../decisions/disruption.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import type { Confirmation } from './confirm.ts';
-import type { DisruptDecision } from './decisions.ts';
 import type { EffectPorts } from './effects.ts';
 
 /** What one step of a disruption pass reads: the cluster as last read, and where decisions go. */

@@ -1,8 +1,8 @@
 import { isReschedulable, type SolveResult, solve, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
-import { nodeIndex } from './candidates.ts';
-import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from './command-record.ts';
+import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from '../state/command-record.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { DisruptionCandidate, DisruptionSimulation, SimulationOptions } from './method.ts';
 
 // The scheduling simulations disruption runs on the provisioner's own input. Pure.

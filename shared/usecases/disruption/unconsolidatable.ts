@@ -1,5 +1,5 @@
 import { ignoreNotFound } from '../../ports/errors.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import type { CandidateSet } from './candidates.ts';
 import { shouldConsolidate } from './consolidation.ts';
 import { balancedRejected, recordAll, unconsolidatable } from './events.ts';

@@ -11,13 +11,13 @@ import {
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { candidatesAssumed, markAssumedPrices } from '../disruption/assumed-price.ts';
-import { nodeIndex } from '../disruption/candidates.ts';
-import { commandsInFlight } from '../disruption/command-record.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
 import type { DisruptionCommand } from '../disruption/method.ts';
 import { nextCommand } from '../disruption/next-command.ts';
 import { passCandidates } from '../disruption/pass-candidates.ts';
 import { buildSchedulingInput, readClusterState } from '../state/cluster-state.ts';
+import { commandsInFlight } from '../state/command-record.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import type { ExplainPorts } from './pod.ts';
 import { readOnlyCluster } from './read-only.ts';
 import { ASSUMED_MARK, type NodeReasonCode, nodeReason, type Reason } from './reasons.ts';

@@ -15,12 +15,6 @@ import { computeAllocatable } from '../../core/instance-type.ts';
 import type { Cloud } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import {
-  NO_NODEPOOL_DEFINED,
-  type SkippedNodePool,
-  unschedulableMessage,
-} from '../provisioning/eligibility.ts';
-import { expectedCapacityType } from '../provisioning/plan.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import { hostablePendingPods } from '../runaway-guard/taints.ts';
 import {
@@ -31,6 +25,8 @@ import {
   STATIC_NODEPOOL_REASON,
   withPendingPods,
 } from '../state/cluster-state.ts';
+import { NO_NODEPOOL_DEFINED, type SkippedNodePool, unschedulableMessage } from '../state/eligibility.ts';
+import { expectedCapacityType } from '../state/new-nodeclaim.ts';
 import { ignoringWrites, readOnlyCluster } from './read-only.ts';
 import { ASSUMED_MARK, type PodReasonCode, podReason, type Reason } from './reasons.ts';
 

@@ -3,7 +3,7 @@ import { type Cloud, type CloudInstance, INSTANCE_LOOKUP_WINDOW_MS } from '../..
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { type CollectionStep, decideCollection } from './decide.ts';
 

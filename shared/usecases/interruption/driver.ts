@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InterruptionMessage } from '../../messages/interruption-event.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { BatchItem, BatchOutcome } from '../batch.ts';
+import type { BatchItem, BatchOutcome } from '../state/batch.ts';
 import type { NodeClaimIndex } from './interruption.ts';
 
 // The interruption Lambda's batch handling, shared with the simulator: the NodeClaims are read

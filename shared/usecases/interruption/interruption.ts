@@ -8,7 +8,7 @@ import { type Cloud, type OfferingKey, offeringKeyString } from '../../ports/clo
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
 // already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE

@@ -17,7 +17,8 @@ import type {
   NodeInfo,
   NodePatch,
 } from '../../ports/cluster.ts';
-import { NOMINATED_PODS_ANNOTATION } from '../provisioning/plan.ts';
+import type { DeleteReason } from '../decisions/lifecycle.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../state/new-nodeclaim.ts';
 
 // The NodeClaim lifecycle after launch (Karpenter's registration, initialization and liveness) as
 // a pure function from one observed NodeClaim and the Nodes sharing its providerID to the steps
@@ -45,8 +46,6 @@ const STANDARD_RESOURCES: ReadonlySet<string> = new Set([
   Resource.pods,
   Resource.ephemeralStorage,
 ]);
-
-export type DeleteReason = 'launch_timeout' | 'registration_timeout';
 
 /** One thing to do to a NodeClaim (and its Node); a union on `kind`, applied in order. */
 export type LifecycleStep =

@@ -12,17 +12,17 @@ import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../..
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
+import type { DeleteReason } from '../decisions/lifecycle.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
 import { reconcileNodeOverlayStatus } from '../nodeoverlay/status.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
-import { type DeleteReason, decideLifecycle, type LifecycleStep } from './decide.ts';
+import { decideLifecycle, type LifecycleStep } from './decide.ts';
 
 export {
-  type DeleteReason,
   decideLifecycle,
   initializationBlocker,
   LAUNCH_TIMEOUT_MS,
@@ -30,6 +30,7 @@ export {
   type LifecycleStep,
   REGISTRATION_TIMEOUT_MS,
 } from './decide.ts';
+export type { DeleteReason };
 
 /** The ports reconcileLifecycle uses. */
 export interface LifecyclePorts {

@@ -9,7 +9,7 @@ import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import {
   decideRepair,

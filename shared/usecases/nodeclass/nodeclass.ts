@@ -4,7 +4,7 @@ import type { EC2NodeClass, EC2NodeClassStatus, NodeClassResolver } from '../../
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { computeNodeClassStatus, isNodeClassStatusCurrent, sameNodeClassStatus } from './status.ts';
 
 // The EC2NodeClass controller (Karpenter's nodeclass status, hash and termination controllers):

@@ -4,7 +4,7 @@ import type { CapacityReservationLifecycle, NodeClassResolver } from '../../port
 import type { Cluster, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { handToTermination, type TerminationHandover } from '../termination/handover.ts';
 
 // The capacity reservations NodeClaims run in, followed on the EC2NodeClass controller's schedule

@@ -7,7 +7,7 @@ import {
 import type { Cloud, EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeOverlay, ClusterNodePool, ConditionUpdate } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { resolveClusterOverlays } from '../state/overlays.ts';
 
 // NodeOverlay status (Karpenter's nodeoverlay controller): ValidationSucceeded (False with

@@ -1,7 +1,7 @@
 import type { Pod } from '../../core/index.ts';
 import type { ReadResult } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type PodName, writeDecision } from '../decision.ts';
+import { type PodName, writeDecision } from '../decisions/decision.ts';
 import type { ProvisionPorts } from './types.ts';
 
 /** A closed batch: how many pods it took, and the last read of the provisionable pods. */

@@ -10,7 +10,7 @@ import {
   withConfirmed,
   withConsistentNodes,
 } from '../state/confirm.ts';
-import { takeDeletingNodePods } from './deleting-nodes.ts';
+import { takeDeletingNodePods } from '../state/deleting-nodes.ts';
 
 // The plan a provisioning round acts on, confirmed against the API server. The Nodes a plan
 // counts on come from a list read (the cluster summary: a cache, and untrusted input), so a Node

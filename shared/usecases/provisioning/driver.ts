@@ -1,8 +1,8 @@
 import type { QueueMessage } from '../../messages/pod-event.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { BatchItem, BatchOutcome } from '../batch.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from '../decisions/decision.ts';
+import type { BatchItem, BatchOutcome } from '../state/batch.ts';
 import { decideFollowUp, type WaitingNodeClaim } from './follow-up-decide.ts';
 import type { ProvisionResult } from './provision.ts';
 

@@ -1,8 +1,8 @@
 import { NO_COMPATIBLE_INSTANCE_TYPES, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterEvent } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type PodName, writeDecision } from '../decision.ts';
-import { type SkippedNodePool, unschedulableMessage } from './eligibility.ts';
+import { type PodName, writeDecision } from '../decisions/decision.ts';
+import { type SkippedNodePool, unschedulableMessage } from '../state/eligibility.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
 // What provisioning tells pods: why nothing can host them, and which NodeClaim is for them; and

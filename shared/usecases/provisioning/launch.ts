@@ -22,9 +22,8 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type LaunchDecision, writeDecision } from '../decision.ts';
-import { spotServiceLinkedRoleEvent } from './events.ts';
-import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from './launch-record.ts';
+import { type LaunchDecision, writeDecision } from '../decisions/decision.ts';
+import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from '../state/launch-record.ts';
 import {
   expectedCapacityType,
   launchedLabels,
@@ -32,7 +31,8 @@ import {
   nodeClaimName,
   toLaunchRequest,
   toNewNodeClaim,
-} from './plan.ts';
+} from '../state/new-nodeclaim.ts';
+import { spotServiceLinkedRoleEvent } from './events.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
 // Applying a provisioning plan: each planned NodeClaim is created, then launched under the lease

@@ -1,7 +1,7 @@
 import { applyNodeOverlays, type InstanceType, type UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
@@ -13,16 +13,16 @@ import {
   readClusterState,
   withPendingPods,
 } from '../state/cluster-state.ts';
+import { anyNodeDeleting, takeDeletingNodePods } from '../state/deleting-nodes.ts';
+import { type SkippedNodePool, selectNodePools } from '../state/eligibility.ts';
+import { fallsBack } from '../state/new-nodeclaim.ts';
 import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
-import { anyNodeDeleting, takeDeletingNodePods } from './deleting-nodes.ts';
-import { type SkippedNodePool, selectNodePools } from './eligibility.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
 import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
-import { fallsBack } from './plan.ts';
 import { reconcileStaticNodePools, type StaticPassResult } from './static-pools.ts';
 
-export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from './plan.ts';
+export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from '../state/new-nodeclaim.ts';
 export type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './types.ts';
 
 import type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './types.ts';

@@ -11,17 +11,17 @@ import {
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decision.ts';
-import { nodeIndex } from '../disruption/candidates.ts';
-import { replacedCandidates } from '../disruption/command-record.ts';
+import { DECISION_SAMPLE_SIZE, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { replacedCandidates } from '../state/command-record.ts';
 import { confirmationChanges, readConfirmed, withConfirmed } from '../state/confirm.ts';
+import { selectNodePools } from '../state/eligibility.ts';
+import { nodeClaimName } from '../state/new-nodeclaim.ts';
+import { nodeIndex } from '../state/node-index.ts';
 import { resolveClusterOverlays } from '../state/overlays.ts';
 import { handToTermination } from '../termination/handover.ts';
-import { selectNodePools } from './eligibility.ts';
 import { applyPlan } from './launch.ts';
-import { nodeClaimName } from './plan.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
 // Static capacity (Karpenter's alpha `spec.replicas`): the provisioner's pass that keeps each

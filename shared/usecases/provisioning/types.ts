@@ -4,7 +4,7 @@ import type { Cloud, NodeClassResolver } from '../../ports/cloud.ts';
 import type { Cluster } from '../../ports/cluster.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { SkippedNodePool } from './eligibility.ts';
+import type { SkippedNodePool } from '../state/eligibility.ts';
 
 // The provisioner's ports, options and results, shared by provision.ts and its parts.
 

@@ -10,8 +10,8 @@ import {
 import type { Cluster, ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
-import type { DeleteReason } from '../lifecycle/decide.ts';
+import { writeDecision } from '../decisions/decision.ts';
+import type { DeleteReason } from '../decisions/lifecycle.ts';
 import { readConfirmed, withConfirmed } from '../state/confirm.ts';
 import { decideLaunchBackoff, type LaunchBackoffOutcome, launchPausedUntil } from './decide.ts';
 import {

@@ -25,9 +25,9 @@ import type {
   VolumeLimitsRead,
 } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { takeDeletingNodePods } from '../provisioning/deleting-nodes.ts';
-import { type NodePoolSelection, selectNodePools } from '../provisioning/eligibility.ts';
-import { nominatedPodUids } from '../provisioning/plan.ts';
+import { takeDeletingNodePods } from './deleting-nodes.ts';
+import { type NodePoolSelection, selectNodePools } from './eligibility.ts';
+import { nominatedPodUids } from './new-nodeclaim.ts';
 import { resolveClusterOverlays } from './overlays.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.

@@ -1,7 +1,7 @@
 import type { TerminationRequest } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { BatchItem, BatchOutcome } from '../batch.ts';
-import { writeDecision } from '../decision.ts';
+import { writeDecision } from '../decisions/decision.ts';
+import type { BatchItem, BatchOutcome } from '../state/batch.ts';
 import type { TerminationResult } from './termination.ts';
 
 // The termination Lambda's drive loop, shared with the simulator: passes over one NodeClaim

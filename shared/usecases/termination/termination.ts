@@ -12,8 +12,8 @@ import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound, isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decision.ts';
-import { instanceLookupUntilMs } from '../provisioning/launch-record.ts';
+import { writeDecision } from '../decisions/decision.ts';
+import { instanceLookupUntilMs } from '../state/launch-record.ts';
 import {
   decideTermination,
   type TerminationDecision,

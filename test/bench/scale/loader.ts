@@ -33,12 +33,12 @@ import type {
 } from '../../../shared/ports/cluster.ts';
 import { EnvVar } from '../../../shared/runtime/env.ts';
 import { decideLifecycle } from '../../../shared/usecases/lifecycle/decide.ts';
-import { LAUNCH_ANNOTATION, launchAnnotation } from '../../../shared/usecases/provisioning/launch-record.ts';
+import { LAUNCH_ANNOTATION, launchAnnotation } from '../../../shared/usecases/state/launch-record.ts';
 import {
   launchedLabels,
   launchedStatus,
   toNewNodeClaim,
-} from '../../../shared/usecases/provisioning/plan.ts';
+} from '../../../shared/usecases/state/new-nodeclaim.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { type DeployedStack, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';

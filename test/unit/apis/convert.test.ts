@@ -15,8 +15,8 @@ import {
   withPods,
 } from '../../../shared/apis/index.ts';
 import { computePodRequests, ValidationError } from '../../../shared/core/index.ts';
-import { NOMINATED_PODS_ANNOTATION } from '../../../shared/usecases/provisioning/plan.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/state/cluster-state.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../../../shared/usecases/state/new-nodeclaim.ts';
 
 function pod(spec: Partial<NonNullable<V1Pod['spec']>>, name = 'web'): V1Pod {
   return {

@@ -12,7 +12,7 @@ import {
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import type { CachedInstanceType, EC2NodeClass, KubeletSpec } from '../../../shared/ports/cloud.ts';
 import { validateNodeClass } from '../../../shared/usecases/nodeclass/status.ts';
-import { nodeClassHash } from '../../../shared/usecases/provisioning/plan.ts';
+import { nodeClassHash } from '../../../shared/usecases/state/new-nodeclaim.ts';
 
 // The EC2NodeClass fields that shape a launch beyond AMI, network and user data: the instance-store
 // policy, placement group, network interfaces (EFA), IP prefixes, CPU options and fleet context.

@@ -7,7 +7,7 @@ import {
   type LaunchRequest,
   offeringKeyString,
 } from '../../../shared/ports/cloud.ts';
-import { launchedLabels } from '../../../shared/usecases/provisioning/plan.ts';
+import { launchedLabels } from '../../../shared/usecases/state/new-nodeclaim.ts';
 import { nodeClass as baseClass } from '../usecases/provisioning/builders.ts';
 import { fakeInstanceType, pods, solveInput } from './builders.ts';
 

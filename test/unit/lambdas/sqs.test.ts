@@ -6,7 +6,7 @@ import {
 } from '../../../shared/messages/termination-request.ts';
 import type { TerminationRequest } from '../../../shared/ports/work-queue.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import type { BatchItem } from '../../../shared/usecases/batch.ts';
+import type { BatchItem } from '../../../shared/usecases/state/batch.ts';
 
 // The SQS partial batch kit the queue-driven Lambdas share.
 

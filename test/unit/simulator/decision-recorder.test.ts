@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { makeDecisionRecorder } from '../../../shared/simulator/decision-recorder.ts';
-import { writeDecision } from '../../../shared/usecases/decision.ts';
+import { writeDecision } from '../../../shared/usecases/decisions/decision.ts';
 
 describe('makeDecisionRecorder', () => {
   it('records decisions as values with their virtual time, and writes every line to the log', () => {

@@ -1,5 +1,5 @@
 import type { MetricName } from '../../../shared/runtime/metrics.ts';
-import type { Decision, DecisionKind } from '../../../shared/usecases/decision.ts';
+import type { Decision, DecisionKind } from '../../../shared/usecases/decisions/decision.ts';
 import { seriesKey } from '../runtime/emf-rules.ts';
 
 // Decisions of every kind, each with the metric series it yields and their figures (summed over the

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { type LogLevel, makeLogger } from '../../../shared/runtime/logger.ts';
 import { METRIC_NAMESPACE, METRIC_SPECS, METRICS, type MetricName } from '../../../shared/runtime/metrics.ts';
-import { DECISION_MESSAGES, type Decision, writeDecision } from '../../../shared/usecases/decision.ts';
-import { toMetricPoints } from '../../../shared/usecases/decision-metrics.ts';
+import {
+  DECISION_MESSAGES,
+  type Decision,
+  writeDecision,
+} from '../../../shared/usecases/decisions/decision.ts';
+import { toMetricPoints } from '../../../shared/usecases/decisions/metrics.ts';
 import { type EmfValue, emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rules.ts';
 import { CLUSTER, CORPUS, CORPUS_ENTRIES } from './decision-corpus.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { type Decision, writeDecision, writeDecisions } from '../../../shared/usecases/decision.ts';
+import { type Decision, writeDecision, writeDecisions } from '../../../shared/usecases/decisions/decision.ts';
 import { emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rules.ts';
 
 // A disruption pass writes its summary and its observation together: at 100 NodePools their

@@ -6,7 +6,7 @@ import {
   observeDecisions,
   toDecisionLine,
   writeDecision,
-} from '../../../shared/usecases/decision.ts';
+} from '../../../shared/usecases/decisions/decision.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];

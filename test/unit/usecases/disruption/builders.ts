@@ -24,12 +24,12 @@ import type {
   DisruptionCandidate,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/index.ts';
-import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
 import {
   type ClusterState,
   type SchedulingInput,
   toSchedulingInput,
 } from '../../../../shared/usecases/state/cluster-state.ts';
+import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods

@@ -6,7 +6,7 @@ import {
   commandsInFlight,
   decodeCommand,
   encodeCommand,
-} from '../../../../shared/usecases/disruption/command-record.ts';
+} from '../../../../shared/usecases/state/command-record.ts';
 import { iso, nodeClaim, T0 } from './builders.ts';
 
 function record(id: string, candidates: string[], more: Partial<CommandRecord> = {}): CommandRecord {

@@ -16,7 +16,7 @@ import {
   NODEPOOL_HASH_VERSION,
   nodeClassHash,
   nodePoolHash,
-} from '../../../../shared/usecases/provisioning/plan.ts';
+} from '../../../../shared/usecases/state/new-nodeclaim.ts';
 import { nodeClass } from '../provisioning/builders.ts';
 import {
   boundPod,

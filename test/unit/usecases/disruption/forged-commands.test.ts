@@ -1,11 +1,11 @@
 // controller's own test
 import { describe, expect, it } from 'vitest';
+import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import {
   COMMAND_ANNOTATION,
   type CommandRecord,
   encodeCommand,
-} from '../../../../shared/usecases/disruption/command-record.ts';
-import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
+} from '../../../../shared/usecases/state/command-record.ts';
 import { forgedSummary, pass, type SummaryJson, threeNodes, type World } from './pass-world.ts';
 
 // Disruption commands and expiries over a cluster summary that forges command records or Nodes:

@@ -4,12 +4,12 @@ import { DISRUPTED_TAINT, NodeClaimConditionType } from '../../../../shared/core
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
 import { Confirmation } from '../../../../shared/usecases/disruption/confirm.ts';
 import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import type { ClusterState } from '../../../../shared/usecases/state/cluster-state.ts';
+import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 

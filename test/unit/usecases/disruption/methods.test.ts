@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCommand } from '../../../../shared/usecases/disruption/command-record.ts';
 import {
   COMMAND_METHODS,
   commandMethodName,
@@ -9,6 +8,7 @@ import {
   methodNamed,
   UnknownDisruptionMethodError,
 } from '../../../../shared/usecases/disruption/methods.ts';
+import { decodeCommand } from '../../../../shared/usecases/state/command-record.ts';
 
 // The registry of voluntary disruption methods: the controller's order, the names every other list
 // takes from it, and each method's own budget reason and policy.

@@ -3,8 +3,8 @@ import { type InstanceType, Label } from '../../../../shared/core/index.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
 import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/index.ts';
 import { observeCluster, passFigures } from '../../../../shared/usecases/disruption/observe.ts';
-import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
 import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
+import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { instanceType, nodeClass, pod } from '../provisioning/builders.ts';
 import {
   boundPod,

@@ -2,11 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import type { CandidateSet } from '../../../../shared/usecases/disruption/candidates.ts';
-import {
-  COMMAND_ANNOTATION,
-  type CommandRecord,
-  encodeCommand,
-} from '../../../../shared/usecases/disruption/command-record.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import { drift } from '../../../../shared/usecases/disruption/drift.ts';
 import { emptiness } from '../../../../shared/usecases/disruption/emptiness.ts';
@@ -18,8 +13,13 @@ import type {
 import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { type ValidateInput, validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
-import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
 import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
+import {
+  COMMAND_ANNOTATION,
+  type CommandRecord,
+  encodeCommand,
+} from '../../../../shared/usecases/state/command-record.ts';
+import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { readyNodeClass } from '../../memory/fixtures.ts';
 import { nodePool as clusterNodePool, plan, pod } from '../provisioning/builders.ts';

@@ -7,7 +7,7 @@ import {
   initializationBlocker,
   type LifecycleStep,
 } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
-import { NOMINATED_PODS_ANNOTATION } from '../../../../shared/usecases/provisioning/plan.ts';
+import { NOMINATED_PODS_ANNOTATION } from '../../../../shared/usecases/state/new-nodeclaim.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const MIN = 60_000;

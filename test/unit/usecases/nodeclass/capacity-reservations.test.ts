@@ -13,7 +13,7 @@ import { offeringKeyString } from '../../../../shared/ports/offering.ts';
 import { capacityReservationDrift, driftOf } from '../../../../shared/usecases/disruption/conditions.ts';
 import { interruptedOffering } from '../../../../shared/usecases/interruption/interruption.ts';
 import { computeNodeClassStatus, validateNodeClass } from '../../../../shared/usecases/nodeclass/status.ts';
-import { launchedLabels } from '../../../../shared/usecases/provisioning/plan.ts';
+import { launchedLabels } from '../../../../shared/usecases/state/new-nodeclaim.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { DEFAULT_NODE_CLASS } from '../../memory/fixtures.ts';
 

@@ -7,10 +7,10 @@ import {
 } from '../../../../shared/messages/pod-event.ts';
 import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import type { BatchItem } from '../../../../shared/usecases/batch.ts';
 import { batchPods } from '../../../../shared/usecases/provisioning/batch.ts';
 import { latestPodEventAtMs } from '../../../../shared/usecases/provisioning/driver.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import type { BatchItem } from '../../../../shared/usecases/state/batch.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { addPendingPod, scenarioWorld } from './world.ts';
 

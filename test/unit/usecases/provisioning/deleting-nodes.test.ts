@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { needsPlaceOffDeletingNode, type Pod, solve } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
-import { COMMAND_ANNOTATION } from '../../../../shared/usecases/disruption/command-record.ts';
+import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
+import { COMMAND_ANNOTATION } from '../../../../shared/usecases/state/command-record.ts';
 import {
   isDeletingNode,
   nodeClaimLookup,
   takeDeletingNodePods,
-} from '../../../../shared/usecases/provisioning/deleting-nodes.ts';
-import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
-import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
+} from '../../../../shared/usecases/state/deleting-nodes.ts';
+import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { pod } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';

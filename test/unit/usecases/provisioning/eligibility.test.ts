@@ -6,7 +6,7 @@ import {
   NO_NODEPOOL_DEFINED,
   selectNodePools,
   unschedulableMessage,
-} from '../../../../shared/usecases/provisioning/eligibility.ts';
+} from '../../../../shared/usecases/state/eligibility.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
 
 const AT = new Date('2026-11-21T10:00:00Z');

@@ -4,7 +4,7 @@ import {
   LAUNCH_ANNOTATION,
   launchAnnotation,
   readLaunchRecord,
-} from '../../../../shared/usecases/provisioning/launch-record.ts';
+} from '../../../../shared/usecases/state/launch-record.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const WINDOW = 90_000;

@@ -15,7 +15,7 @@ import {
   nominatedPodUids,
   toLaunchRequest,
   toNewNodeClaim,
-} from '../../../../shared/usecases/provisioning/plan.ts';
+} from '../../../../shared/usecases/state/new-nodeclaim.ts';
 import { instanceType, nodeClass, nodePool, plan } from './builders.ts';
 
 const decision = { nodePoolName: 'general', podUids: ['b', 'a', 'c'], leaseToken: 7, round: 0 };

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { solve } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
-import { selectNodePools } from '../../../../shared/usecases/provisioning/eligibility.ts';
 import {
   type ClusterState,
   toInFlightNodeClaims,
   toSchedulableNodes,
   toSchedulingInput,
 } from '../../../../shared/usecases/state/cluster-state.ts';
+import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { nodePool, pod, solveInput } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';

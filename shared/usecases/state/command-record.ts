@@ -1,11 +1,28 @@
 import { z } from 'zod';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
-import { COMMAND_METHODS } from './methods.ts';
 
 // A disruption command outlives the invocation that starts it: its record is written on its
 // replacement NodeClaims when they are created (one write, so a replacement never exists without
 // it) and then on its candidates. Any later pass rebuilds the commands in flight from the
 // NodeClaims alone, so a crash at any step leaves a command the next pass finishes or undoes.
+
+/**
+ * What a command record and a decision name: a voluntary disruption method (the registry in
+ * disruption/methods.ts has one method of each such name, in the controller's order) or forceful
+ * expiration.
+ */
+export const COMMAND_METHODS = [
+  'emptiness',
+  'static-drift',
+  'drift',
+  'multi-node',
+  'repack',
+  'single-node',
+  'expiration',
+] as const;
+export type CommandMethodName = (typeof COMMAND_METHODS)[number];
+/** A voluntary disruption method's name, e.g. `single-node`. */
+export type DisruptionMethodName = Exclude<CommandMethodName, 'expiration'>;
 
 /** The annotation that carries a command's record (JSON). */
 export const COMMAND_ANNOTATION = 'flotilla.io/disruption-command';

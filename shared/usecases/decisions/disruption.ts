@@ -1,5 +1,5 @@
 import type { CapacityType, DisruptionReason, DriftReason } from '../../core/index.ts';
-import type { CommandMethodName } from './methods.ts';
+import type { CommandMethodName } from '../state/command-record.ts';
 
 // The disruption controller's decisions (one log line each, written through decision.ts).
 

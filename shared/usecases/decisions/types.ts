@@ -1,27 +1,22 @@
-import type { CapacityType } from '../core/index.ts';
+import type { CapacityType } from '../../core/index.ts';
 import type {
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
   ObserveDecision,
   UnconsolidatableDecision,
-} from './disruption/decisions.ts';
-import type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
-import type {
-  DeleteDecision,
-  InitializeDecision,
-  RegisterDecision,
-  WaitDecision,
-} from './lifecycle/decisions.ts';
-import type { RepairDecision } from './node-repair/decision-kind.ts';
+} from './disruption.ts';
+import type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption.ts';
+import type { DeleteDecision, InitializeDecision, RegisterDecision, WaitDecision } from './lifecycle.ts';
+import type { RepairDecision } from './node-repair.ts';
 import type {
   FinalizeNodeClassDecision,
   ReservationEndDecision,
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
-} from './nodeclass/decisions.ts';
-import type { UpdateNodeOverlayDecision } from './nodeoverlay/decisions.ts';
-import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
+} from './nodeclass.ts';
+import type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
+import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
 
 // The decision values: what each use case decided, one union on `kind`. decision.ts writes them
 // (one log line each, and their metrics) and re-exports these types.

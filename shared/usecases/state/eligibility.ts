@@ -1,7 +1,7 @@
 import type { UnschedulablePod } from '../../core/index.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodePool } from '../../ports/cluster.ts';
-import { nodePoolReadiness } from '../nodepool/status.ts';
+import { nodePoolReadiness } from './nodepool-readiness.ts';
 
 // Which NodePools may launch now, and what a pod that nothing can host is told. Pure: the
 // provisioner and `flotilla plan` choose NodePools and word their reasons the same way.

@@ -1,8 +1,8 @@
-import { toEmfDocuments } from '../runtime/emf.ts';
-import type { LogFields, Logger, LogLevel } from '../runtime/logger.ts';
-import { MetricDimension, type MetricPoint } from '../runtime/metrics.ts';
-import { toMetricPoints } from './decision-metrics.ts';
-import type { Decision, DecisionKind, PodName } from './decision-types.ts';
+import { toEmfDocuments } from '../../runtime/emf.ts';
+import type { LogFields, Logger, LogLevel } from '../../runtime/logger.ts';
+import { MetricDimension, type MetricPoint } from '../../runtime/metrics.ts';
+import { toMetricPoints } from './metrics.ts';
+import type { Decision, DecisionKind, PodName } from './types.ts';
 
 export type {
   DisruptDecision,
@@ -11,23 +11,23 @@ export type {
   NodePoolObservation,
   ObserveDecision,
   UnconsolidatableDecision,
-} from './disruption/decisions.ts';
-export type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption/decisions.ts';
+} from './disruption.ts';
+export type { HandleInterruptionDecision, IgnoreInterruptionDecision } from './interruption.ts';
 export type {
   DeleteDecision,
   InitializeDecision,
   RegisterDecision,
   WaitDecision,
-} from './lifecycle/decisions.ts';
-export type { RepairDecision } from './node-repair/decision-kind.ts';
+} from './lifecycle.ts';
+export type { RepairDecision } from './node-repair.ts';
 export type {
   FinalizeNodeClassDecision,
   ReservationEndDecision,
   ResolveNodeClassDecision,
   WaitForNodeClaimsDecision,
-} from './nodeclass/decisions.ts';
-export type { UpdateNodeOverlayDecision } from './nodeoverlay/decisions.ts';
-export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool/decisions.ts';
+} from './nodeclass.ts';
+export type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
+export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -60,7 +60,7 @@ export type {
   TaintDecision,
   TerminateDecision,
   UnschedulableDecision,
-} from './decision-types.ts';
+} from './types.ts';
 
 /** The fixed message of each kind's line; no two kinds share one. */
 export const DECISION_MESSAGES = {

@@ -1,7 +1,7 @@
-import { assertNever } from '../core/index.ts';
-import type { MetricDimensionKey, MetricName, MetricPoint } from '../runtime/metrics.ts';
-import type { Decision } from './decision-types.ts';
-import type { ObserveDecision } from './disruption/decisions.ts';
+import { assertNever } from '../../core/index.ts';
+import type { MetricDimensionKey, MetricName, MetricPoint } from '../../runtime/metrics.ts';
+import type { ObserveDecision } from './disruption.ts';
+import type { Decision } from './types.ts';
 
 // The metrics of each decision (the catalog's, shared/runtime/metrics.ts): the one place a metric
 // value is made. writeDecision encodes them as EMF beside the decision's line; the simulator keeps

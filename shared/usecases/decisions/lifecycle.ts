@@ -1,5 +1,8 @@
 // The NodeClaim lifecycle's decisions (one log line each, written through decision.ts).
 
+/** Why the lifecycle deletes a NodeClaim that never became a node. */
+export type DeleteReason = 'launch_timeout' | 'registration_timeout';
+
 interface NodeClaimFields {
   readonly nodeClaim: string;
   readonly nodePool: string;
