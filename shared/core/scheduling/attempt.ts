@@ -1,0 +1,112 @@
+// One attempt to place a pod under one relaxation state: existing and in-flight capacity first,
+// then the NodeClaims planned so far by how much more they would cost, then a new NodeClaim from
+// each NodePool in turn. The scan over the bins skips what the headroom index proves full.
+import type { Pod } from '../pod.ts';
+import type { PoolReason } from '../scheduling-types.ts';
+import { BLOCK_MASK, BLOCK_SHIFT } from './headroom.ts';
+import { type Bin, type Effective, type Probe, target } from './model.ts';
+import type { NewClaims } from './new-claims.ts';
+import { commitClaim, commitExisting, probe } from './placing.ts';
+import type { SolveState } from './solve-state.ts';
+import { fits, type Vec } from './vectors.ts';
+
+/** How many planned NodeClaims that can take a pod are compared on cost before choosing. */
+const CLAIM_WINDOW = 8;
+
+/** Places the pod and returns undefined, or returns one reason per NodePool. */
+export function attempt(
+  state: SolveState,
+  newClaims: NewClaims,
+  pod: Pod,
+  ec: Effective,
+): readonly PoolReason[] | undefined {
+  if (ec.contradiction !== undefined) {
+    const reason = ec.contradiction;
+    return state.templates.length === 0
+      ? [{ nodePool: '', reason }]
+      : state.templates.map((t) => ({ nodePool: t.pool.name, reason }));
+  }
+  // Existing and in-flight capacity first (it is already paid for), then the planned NodeClaims
+  // in creation order. Among the first few planned claims that can take the pod, the one whose
+  // cheapest launchable type gets the least more expensive wins, unless a fresh NodeClaim
+  // would cost less than that increase (Karpenter always prefers a planned claim; growing a
+  // claim into a much pricier instance type is how it ends up with oversized nodes).
+  if (newClaims.takeReserved(pod, ec)) return undefined;
+  const bins = state.bins;
+  const headroom = state.headroom;
+  let contiguous = true;
+  const options: Probe[] = [];
+  const req = ec.shape.vec;
+  if (ec.rejected.length < bins.length) {
+    const grown = new Uint8Array(Math.max(bins.length * 2, 64));
+    grown.set(ec.rejected);
+    ec.rejected = grown;
+  }
+  const rejected = ec.rejected;
+  const zero = new Float64Array(req.length);
+  let blockHadFit = false;
+  for (let i = ec.skip; i < bins.length; i++) {
+    if ((i & BLOCK_MASK) === 0) {
+      // Entering a new block: skip it when nothing in it can take the pod for free.
+      const previous = (i >> BLOCK_SHIFT) - 1;
+      if (i > ec.skip && !blockHadFit && options.length >= CLAIM_WINDOW && headroom.isDirty(previous)) {
+        headroom.tighten(previous, bins);
+      }
+      blockHadFit = false;
+      const max = headroom.bound(i);
+      if (options.length >= CLAIM_WINDOW && max !== undefined && !fits(zero, req, max)) {
+        contiguous = false;
+        i += BLOCK_MASK;
+        continue;
+      }
+    }
+    if (rejected[i] === 1) {
+      if (contiguous) ec.skip = i + 1;
+      continue;
+    }
+    const bin = bins[i] as Bin;
+    // A planned claim where the pod would not fit its current cheapest type costs extra; only
+    // the first few of those are probed and compared, the scan goes on for a free fit.
+    if (
+      bin.kind === 'claim' &&
+      options.length >= CLAIM_WINDOW &&
+      fits(bin.used, req, bin.maxAlloc as Vec) &&
+      !fits(bin.used, req, target(bin).alloc)
+    ) {
+      contiguous = false;
+      continue;
+    }
+    blockHadFit = true;
+    const verdict = probe(state, ec, bin, pod);
+    if (verdict === 'permanent') {
+      rejected[i] = 1;
+      if (contiguous) ec.skip = i + 1;
+      continue;
+    }
+    contiguous = false;
+    if (verdict === 'later') continue;
+    if (bin.kind !== 'claim') {
+      commitExisting(state, pod, ec, verdict);
+      return undefined;
+    }
+    if (verdict.extraCost <= 0 && commitClaim(state, pod, ec, verdict)) return undefined;
+    if (options.length < CLAIM_WINDOW) options.push(verdict);
+  }
+  options.sort((a, b) => a.extraCost - b.extraCost);
+  const fresh = newClaims.freshClaimCost(ec);
+  let i = 0;
+  for (; i < options.length && (options[i] as Probe).extraCost <= fresh; i++) {
+    if (commitClaim(state, pod, ec, options[i] as Probe)) return undefined;
+  }
+  const reasons: PoolReason[] = [];
+  for (const t of state.templates) {
+    const r = newClaims.tryNewClaim(pod, ec, t);
+    if (r === undefined) return undefined;
+    reasons.push({ nodePool: t.pool.name, reason: r });
+  }
+  for (; i < options.length; i++) {
+    if (commitClaim(state, pod, ec, options[i] as Probe)) return undefined;
+  }
+  if (reasons.length === 0) reasons.push({ nodePool: '', reason: 'no NodePool is defined' });
+  return reasons;
+}

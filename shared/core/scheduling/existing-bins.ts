@@ -1,0 +1,72 @@
+// The capacity a solve starts from: existing nodes and in-flight NodeClaims entered as bins (their
+// limits consumed, their pods counted in topology), and the pending pods an earlier decision
+// planned onto in-flight NodeClaims put back on them before anything else is planned.
+import { makeInFlightBin, makeNodeBin } from './existing-capacity.ts';
+import { consumeLimits } from './limits.ts';
+import { type Bin, compareStrings, type PodState, type RelaxState } from './model.ts';
+import { commitExisting, probe } from './placing.ts';
+import { relax } from './pod-order.ts';
+import type { SolveState } from './solve-state.ts';
+
+/**
+ * Adds the existing nodes (initialized first, then by name) and in-flight NodeClaims (by name) as
+ * bins; returns the in-flight NodeClaims' bins by the uids of the pending pods nominated to them.
+ */
+export function addExistingBins(state: SolveState): Map<string, Bin> {
+  const input = state.input;
+  const nominated = new Map<string, Bin>();
+  const byPool = new Map(state.templates.map((t) => [t.pool.name, t]));
+  const nodes = [...(input.nodes ?? [])].sort(
+    (a, b) => Number(b.initialized) - Number(a.initialized) || compareStrings(a.name, b.name),
+  );
+  for (const node of nodes) {
+    const template = byPool.get(node.nodePoolName ?? '');
+    const bin = makeNodeBin(node, template, state.dims, state.daemonSets);
+    state.addBin(bin);
+    state.volumes.track(bin, node);
+    if (template !== undefined) consumeLimits(template, node.capacity ?? node.allocatable);
+    for (const p of node.pods) state.groups.recordExisting(p, bin);
+  }
+  for (const claim of [...(input.nodeClaims ?? [])].sort((a, b) => compareStrings(a.name, b.name))) {
+    const template = byPool.get(claim.nodePoolName);
+    const { bin, capacity } = makeInFlightBin(claim, template, state.dims);
+    state.addBin(bin);
+    if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
+    for (const p of claim.pods) state.groups.recordExisting(p, bin);
+    for (const uid of claim.nominatedPodUids ?? []) nominated.set(uid, bin);
+  }
+  return nominated;
+}
+
+/**
+ * Puts pending pods back onto the in-flight NodeClaims an earlier decision planned them onto,
+ * in queue order, each under the first relaxation of its preferences that fits there (the one
+ * that decision needed); returns the pods left for the queue.
+ */
+export function placeNominated(
+  state: SolveState,
+  nominated: ReadonlyMap<string, Bin>,
+  states: readonly PodState[],
+): PodState[] {
+  if (nominated.size === 0) return [...states];
+  const left: PodState[] = [];
+  for (const st of states) {
+    const bin = nominated.get(st.pod.uid);
+    if (bin === undefined || !placeOn(state, st, bin)) left.push(st);
+  }
+  return left;
+}
+
+function placeOn(state: SolveState, st: PodState, bin: Bin): boolean {
+  for (let r: RelaxState | undefined = st.relax; r !== undefined; ) {
+    const ec = state.shapes.effective(st.shape, r);
+    const verdict = ec.contradiction === undefined ? probe(state, ec, bin) : 'permanent';
+    if (typeof verdict !== 'string') {
+      commitExisting(state, st.pod, ec, verdict);
+      state.epoch += 1;
+      return true;
+    }
+    r = relax(st.shape, r, state.anyPreferNoSchedule);
+  }
+  return false;
+}
