@@ -1,4 +1,4 @@
-import type { BoundPod, ClusterNode, NodeClaimRead, NodeInfo, ReadResult } from './cluster.ts';
+import type { BoundPod, ClusterNode, NodeClaimRead, NodeInfo, ReadResult } from './cluster-objects.ts';
 
 // The cluster summary as the Lambdas see it: what the shim's watches saw of the pods, Nodes and
 // NodeClaims, published between invocations (shared/apis/summary-document.ts has its format). A
