@@ -4,6 +4,7 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { setUpGarbageCollector } from '../../shared/usecases/garbage-collection/setup.ts';
+import { viaQueue } from '../../shared/usecases/termination/handover.ts';
 import { loadEnv, nodeRepairSwitch, wire } from '../common/wiring.ts';
 import { makeGarbageCollectorHandler } from './run.ts';
 
@@ -34,7 +35,7 @@ export const handler = withDeadline(
         cloud,
         logger,
         clock: systemClock,
-        requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0),
+        requestTermination: viaQueue(queue),
         impairedInstances: makeImpairedInstanceReader(clients.ec2),
       },
       { nodeRepair: config[EnvVar.nodeRepair] },

@@ -8,6 +8,7 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
 import { setUpProvisioner } from '../../shared/usecases/provisioning/setup.ts';
+import { viaQueue } from '../../shared/usecases/termination/handover.ts';
 import { loadEnv, wire } from '../common/wiring.ts';
 import { makeProvisionerHandler } from './run.ts';
 
@@ -57,9 +58,7 @@ export const handler = withDeadline(
           region: config.AWS_REGION,
           kubernetesVersion: access.kubernetesVersion,
         }),
-        ...(terminationQueue === undefined
-          ? {}
-          : { requestTermination: (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0) }),
+        ...(terminationQueue === undefined ? {} : { requestTermination: viaQueue(terminationQueue) }),
         ...(podEventQueueUrl === undefined
           ? {}
           : {

@@ -16,6 +16,7 @@ import { runProvisioner } from '../usecases/provisioning/driver.ts';
 import { setUpProvisioner } from '../usecases/provisioning/setup.ts';
 import type { BatchItem } from '../usecases/state/batch.ts';
 import { driveTermination } from '../usecases/termination/driver.ts';
+import { viaQueue } from '../usecases/termination/handover.ts';
 import { setUpTermination } from '../usecases/termination/setup.ts';
 import type { QueuedEvent } from './ec2.ts';
 import { makeVirtualInvocations } from './invocations.ts';
@@ -101,7 +102,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
   /** A launch request sent to the provisioner's queue and not yet handled. */
   let launchRequested = false;
   const disrupted: SimDisruption[] = [];
-  const requestTermination = (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0);
+  const requestTermination = viaQueue(terminationQueue);
   // What the provisioner and the disruption pass are built with in the Lambdas.
   const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger };
   const solveOptions =

@@ -14,6 +14,8 @@ export interface HandleInterruptionDecision {
   readonly nodePool?: string;
   /** The spot offering backed off, `<capacityType>:<instanceType>:<zone>`. */
   readonly unavailableOffering?: string;
+  /** Where a NodeClaim deleted for it went for its drain (`termination sweep` when the queue refused it). */
+  readonly handedOver?: 'termination queue' | 'termination sweep';
 }
 
 /** An interruption event of a kind Flotilla does not act on. */

@@ -4,8 +4,10 @@ import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
+import type { Logger } from '../../runtime/logger.ts';
 import { COMMAND_ANNOTATION, type CommandRecord, encodeCommand } from '../state/command-record.ts';
 import { toNewNodeClaim } from '../state/new-nodeclaim.ts';
+import { handToTermination, viaQueue } from '../termination/handover.ts';
 import { disruptionTerminating, recordAll } from './events.ts';
 
 // What carrying out a disruption command does to the cluster, each step idempotent: create the
@@ -129,7 +131,7 @@ export async function unmarkCandidates(
  * `DisruptionTerminating` on its Node and NodeClaim.
  */
 export async function deleteCandidates(
-  ports: EffectPorts,
+  ports: EffectPorts & { readonly logger: Logger },
   claims: readonly ClusterNodeClaim[],
   reason: string,
 ): Promise<void> {
@@ -141,13 +143,16 @@ export async function deleteCandidates(
 
 /** Deletes the replacements of a command undone (no Event: nothing is disrupted). */
 export async function deleteReplacements(
-  ports: EffectPorts,
+  ports: EffectPorts & { readonly logger: Logger },
   claims: readonly ClusterNodeClaim[],
 ): Promise<void> {
   for (const claim of claims) await deleteNodeClaim(ports, claim);
 }
 
-async function deleteNodeClaim(ports: EffectPorts, claim: ClusterNodeClaim): Promise<void> {
+async function deleteNodeClaim(
+  ports: EffectPorts & { readonly logger: Logger },
+  claim: ClusterNodeClaim,
+): Promise<void> {
   await ports.cluster.deleteNodeClaim(claim.name);
-  await ports.terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+  await handToTermination(viaQueue(ports.terminationQueue), claim.name, ports.logger);
 }

@@ -9,6 +9,7 @@ import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluste
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { writeDecision } from '../decisions/decision.ts';
+import { handToTermination, viaQueue } from '../termination/handover.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
 // already parsed into kinds at the edge, become graceful NodeClaim deletions, Events and ICE
@@ -212,12 +213,13 @@ export async function handleInterruption(
       reason: 'TerminatingOnInterruption',
       message: 'Interruption triggered termination for the NodeClaim',
     });
-    await terminationQueue.enqueue({ nodeClaim: claim.name }, 0);
+    const handedOver = await handToTermination(viaQueue(terminationQueue), claim.name, logger, fields);
     await reportDeletion(ports, claim);
     writeDecision(logger, {
       kind: 'handleInterruption',
       reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
       action: 'cordonAndDrain',
+      handedOver,
       ...fields,
       ...(offering === undefined ? {} : { unavailableOffering: offeringKeyString(offering) }),
     });
