@@ -9,7 +9,7 @@ import {
   type Instance,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { encodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
+import { encodeFleetRequest } from '../../../shared/adapters/aws/fleet-record.ts';
 import { launchTags } from '../../../shared/adapters/launch-plan.ts';
 import { type InstanceType, Label } from '../../../shared/core/index.ts';
 import type { EC2NodeClass, LaunchRecord, LaunchRequest } from '../../../shared/ports/cloud.ts';

@@ -1,7 +1,7 @@
 import { DescribeLaunchTemplateVersionsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
-import { decodeFleetRequest } from '../../../shared/adapters/aws/launch.ts';
+import { decodeFleetRequest } from '../../../shared/adapters/aws/fleet-record.ts';
 import type { InstanceType } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { Cloud, EC2NodeClass, OfferingCatalog } from '../../../shared/ports/cloud.ts';

@@ -2,17 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { aliasParameters, amiQueries, nodeClassFamily } from '../../../shared/adapters/aws/ami.ts';
 import { computeBackoffMs } from '../../../shared/adapters/aws/clients.ts';
 import { chunkInstanceTypes } from '../../../shared/adapters/aws/dynamo-state.ts';
+import { clientToken } from '../../../shared/adapters/aws/fleet-record.ts';
 import {
   eniLimitedPods,
   labelsMatch,
   toCachedInstanceType,
 } from '../../../shared/adapters/aws/instance-types.ts';
-import {
-  clientToken,
-  launchTags,
-  MAX_INSTANCE_TYPES,
-  selectCandidates,
-} from '../../../shared/adapters/aws/launch.ts';
+import { launchTags, MAX_INSTANCE_TYPES, selectCandidates } from '../../../shared/adapters/aws/launch.ts';
 import { DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import type { InstanceType, Offering } from '../../../shared/core/instance-type.ts';
 import type { CachedInstanceType, LaunchRequest } from '../../../shared/ports/cloud.ts';

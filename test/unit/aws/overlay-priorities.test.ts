@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { overlayPriorities } from '../../../shared/adapters/aws/launch.ts';
+import { overlayPriorities } from '../../../shared/adapters/aws/fleet-plan.ts';
 import type { Offering } from '../../../shared/core/index.ts';
 
 const offering = (zone: string, priceUsdPerHour: number, priceOverlaid?: true): Offering => ({
