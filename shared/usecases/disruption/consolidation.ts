@@ -7,13 +7,12 @@ import {
 } from '../../core/index.ts';
 import { assumedPriceNote, candidatesAssumed } from './assumed-price.ts';
 import { balancedRejectionOf, balancedVerdicts } from './balanced.ts';
-import { makeExcessShare } from './excess.ts';
-import {
-  type DisruptionCandidate,
-  type DisruptionCommand,
-  disruptionMethod,
-  type MethodContext,
-  type SimulateScheduling,
+import type {
+  ConsolidationRules,
+  DisruptionCandidate,
+  DisruptionCommand,
+  MethodContext,
+  SimulateScheduling,
 } from './method.ts';
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
@@ -35,16 +34,8 @@ import { allowedValues, narrowPlan } from './replacement-plan.ts';
 
 export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSavings } from './min-savings.ts';
 export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
-/** Karpenter's cap on multi-node candidates. */
-export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
-export const REPACK_MAX_CANDIDATES = MULTI_NODE_MAX_CANDIDATES;
-/**
- * Where repack's search for the largest package starts. Smaller packages (two nodes, then one)
- * are tried only when no larger one consolidates: a node or two whose pods' cheapest plan is
- * several smaller nodes is neither multi-node's nor single-node's (one replacement each).
- */
-export const REPACK_MIN_CANDIDATES = 3;
+export const MULTI_NODE_MAX_CANDIDATES = 100;
 /** The least saving a command makes, even with a minimum of 0%. */
 const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 
@@ -79,7 +70,8 @@ export function shouldConsolidate(candidate: DisruptionCandidate): boolean {
 
 const priceOf = (c: DisruptionCandidate) => c.pricePerHour ?? 0;
 const SPOT: ReadonlySet<string> = new Set(['spot']);
-const capacityTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.capacityType];
+/** A candidate's capacity type, as its NodeClaim is labelled. */
+export const capacityTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.capacityType];
 const instanceTypeOf = (c: DisruptionCandidate) => c.nodeClaim.labels[Label.instanceType];
 
 /**
@@ -116,6 +108,12 @@ export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandid
 
 /** The consolidation methods, as decision lines name them. */
 export type ConsolidationMethodName = 'multi-node' | 'repack' | 'single-node';
+
+/** A consolidation method as evaluateConsolidation reads it: its name and its own rules. */
+export interface ConsolidatingMethod {
+  readonly name: ConsolidationMethodName;
+  readonly consolidation: ConsolidationRules;
+}
 
 /** Why a set of candidates cannot be consolidated, or the command that consolidates it. */
 export type Evaluation =
@@ -158,7 +156,7 @@ function poolSavingNothing(
  * Under `Balanced`, savings / disruption (each as a fraction of the whole NodePool's) must reach 0.5.
  */
 export function evaluateConsolidation(
-  method: ConsolidationMethodName,
+  method: ConsolidatingMethod,
   candidates: readonly DisruptionCandidate[],
   simulate: SimulateScheduling,
   context: MethodContext,
@@ -184,12 +182,8 @@ export function evaluateConsolidation(
   /** Set when a replacement goes on-demand for want of spot: since when spot has been short. */
   let spotShortSinceMs: number | undefined;
   if (result.nodeClaims.length > 0) {
-    // As Karpenter: one replacement at most. With more, a command could replace a node by an
-    // identical one as part of a package whose savings come from another node. Repack takes as
-    // many as the cheapest plan for its pods needs (often more, smaller nodes than it removes):
-    // its packages are a budget's worth of nodes, and the minimum savings hold for the package.
-    const most = method === 'repack' ? Number.POSITIVE_INFINITY : 1;
-    if (result.nodeClaims.length > most) {
+    const rules = method.consolidation;
+    if (result.nodeClaims.length > rules.maxReplacements) {
       return { kind: 'invalid', why: `the pods need ${result.nodeClaims.length} new nodes` };
     }
     const allSpot = candidates.every((c) => capacityTypeOf(c) === 'spot');
@@ -207,9 +201,7 @@ export function evaluateConsolidation(
       const types = new Map(
         context.instanceTypes(plan.nodePoolName, plan.nodeClassName).map((t) => [t.name, t]),
       );
-      // Repack re-solves its pods from scratch onto several new nodes, which may well be of its
-      // candidates' types; the rule per NodePool below keeps it from moving pods for nothing.
-      const cap = method === 'repack' ? Number.POSITIVE_INFINITY : sameTypeCap(plan, candidates, threshold);
+      const cap = rules.capSameType ? sameTypeCap(plan, candidates, threshold) : Number.POSITIVE_INFINITY;
       // Spot is there to pin to when a cheaper spot offering is available (none backed off after
       // insufficient capacity) and no replacement of the NodePool failed lately.
       const failedAtMs = context.spotFailedAtMs?.get(plan.nodePoolName);
@@ -249,9 +241,8 @@ export function evaluateConsolidation(
     const slack = (budget - cheapestTotal) / narrowed.length;
     for (const n of narrowed) {
       const cap = Math.min(n.cheapest + slack, n.cap);
-      // Karpenter's single-node spot-to-spot rule (at least 15 cheaper types, the 15 cheapest kept).
-      const spotToSpotSingle = method === 'single-node' && allSpot && n.capacityTypes.has('spot');
-      const kept = narrowPlan(n.plan, n.types, n.capacityTypes, cap, spotToSpotSingle);
+      const flexible = rules.spotToSpotFlexibility && allSpot && n.capacityTypes.has('spot');
+      const kept = narrowPlan(n.plan, n.types, n.capacityTypes, cap, flexible);
       if (typeof kept === 'string') return { kind: 'invalid', why: kept };
       replacements.push(kept.plan);
       after += kept.cheapest;
@@ -273,7 +264,7 @@ export function evaluateConsolidation(
     kind: 'command',
     savingsPerHour: savings,
     command: {
-      method,
+      method: method.name,
       reason: 'Underutilized',
       candidates,
       replacements,
@@ -308,29 +299,8 @@ export function withinBudget(
   return out;
 }
 
-/**
- * Multi-node consolidation: the largest prefix (at most 100, in consolidation order, within budgets)
- * that consolidates, found by binary search as Karpenter does; candidates of one NodePool only when
- * that pool is `Balanced` (its score is per pool).
- */
-export const multiNodeConsolidation = disruptionMethod({
-  name: 'multi-node',
-  reason: 'Underutilized',
-  order: 30,
-  policy: { pick: 'mostSaving', validation: 'simulateAgain' },
-  disruptionClass: 'graceful',
-  shouldDisrupt: shouldConsolidate,
-  computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
-    if (context === undefined) return [];
-    const pool = samePolicy(withinBudget(candidates, allowed).slice(0, MULTI_NODE_MAX_CANDIDATES));
-    if (pool.length < 2) return [];
-    const best = largestPrefix('multi-node', pool, simulate, context);
-    return best === undefined ? [] : [best];
-  },
-});
-
 /** The candidates a multi-candidate method looks at: one NodePool's when that pool is `Balanced`. */
-function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidate[] {
+export function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidate[] {
   const first = ordered[0];
   return first?.nodePool.disruption.consolidationPolicy === 'Balanced'
     ? ordered.filter((c) => c.nodePool.pool.name === first.nodePool.pool.name)
@@ -339,16 +309,17 @@ function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionCandidat
 
 /**
  * The largest prefix of `ordered` that consolidates, by binary search as Karpenter's multi-node
- * consolidation does (validity is not monotone in the prefix, so this is a heuristic): from 2
- * candidates for multi-node, from REPACK_MIN_CANDIDATES for repack.
+ * consolidation does (validity is not monotone in the prefix, so this is a heuristic), of at
+ * least `smallest` candidates.
  */
-function largestPrefix(
-  method: 'multi-node' | 'repack',
+export function largestPrefix(
+  method: ConsolidatingMethod,
+  smallest: number,
   ordered: readonly DisruptionCandidate[],
   simulate: SimulateScheduling,
   context: MethodContext,
 ): DisruptionCommand | undefined {
-  let lo = method === 'repack' ? REPACK_MIN_CANDIDATES : 2;
+  let lo = smallest;
   let hi = ordered.length;
   let best: DisruptionCommand | undefined;
   while (lo <= hi) {
@@ -363,42 +334,3 @@ function largestPrefix(
   }
   return best;
 }
-
-/**
- * Repack (Flotilla's own): the nodes whose price is furthest above what their pods need (the
- * largest share of it beyond their fair costs on the NodePool's instance types, excess.ts), a
- * budget's worth (at most 100) of them, re-solved together: their pods go where the provisioner's
- * simulation puts them (room on the other nodes, and new nodes chosen for exactly these pods) when
- * that saves the minimum on the whole package. The largest such prefix (of at least 3) is found by
- * binary search; without one, the first two nodes, then the first alone. Each command is one step
- * of the from-scratch plan for those pods; the budget bounds the step.
- */
-export const repackConsolidation = disruptionMethod({
-  name: 'repack',
-  reason: 'Underutilized',
-  order: 40,
-  policy: { pick: 'mostSaving', validation: 'simulateAgain' },
-  disruptionClass: 'graceful',
-  shouldDisrupt: shouldConsolidate,
-  computeCommands(candidates, allowed, simulate, context): readonly DisruptionCommand[] {
-    if (context === undefined) return [];
-    // Its packages are replaced by spot where they can be: with spot-to-spot consolidation off,
-    // spot nodes are left to the methods that may delete them.
-    const eligible =
-      context.spotToSpot === true ? candidates : candidates.filter((c) => capacityTypeOf(c) !== 'spot');
-    const excess = makeExcessShare(context);
-    const byExcess = (a: DisruptionCandidate, b: DisruptionCandidate) =>
-      excess(b) - excess(a) || byConsolidationOrder(a, b);
-    const pool = samePolicy(withinBudget(eligible, allowed, byExcess).slice(0, REPACK_MAX_CANDIDATES));
-    let best = largestPrefix('repack', pool, simulate, context);
-    for (
-      let size = Math.min(REPACK_MIN_CANDIDATES - 1, pool.length);
-      best === undefined && size > 0;
-      size--
-    ) {
-      const evaluation = evaluateConsolidation('repack', pool.slice(0, size), simulate, context);
-      if (evaluation.kind === 'command') best = evaluation.command;
-    }
-    return best === undefined ? [] : [best];
-  },
-});

@@ -162,6 +162,22 @@ export interface MethodPolicy {
   readonly validation: 'keepValid' | 'allValid' | 'simulateAgain';
 }
 
+/** What a consolidation method's commands may be: the rules the one evaluation applies for it. */
+export interface ConsolidationRules {
+  /** The most new nodes a command may launch (Karpenter's methods: 1). */
+  readonly maxReplacements: number;
+  /**
+   * A replacement that could be of a candidate's instance type must cost less than that candidate
+   * by the minimum savings (a node is not replaced by an identical one).
+   */
+  readonly capSameType: boolean;
+  /**
+   * Karpenter's single-node spot-to-spot rule: an all-spot command is replaced by spot only with at
+   * least 15 cheaper instance types, the 15 cheapest kept.
+   */
+  readonly spotToSpotFlexibility: boolean;
+}
+
 export interface DisruptionMethod<N extends string = string> {
   /** Its name in decisions and command records, e.g. `single-node`. */
   readonly name: N;
@@ -180,6 +196,8 @@ export interface DisruptionMethod<N extends string = string> {
    * see those nodes. @default false
    */
   readonly staticNodePools?: boolean;
+  /** A consolidation method's rules for its commands (consolidation.ts). */
+  readonly consolidation?: ConsolidationRules;
   /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
   shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
   /**
@@ -196,6 +214,13 @@ export interface DisruptionMethod<N extends string = string> {
 
 /** Declares a disruption method, keeping its name's literal type for the registry (methods.ts). */
 export function disruptionMethod<const N extends string>(method: DisruptionMethod<N>): DisruptionMethod<N> {
+  return method;
+}
+
+/** Declares a consolidation method: a disruption method with its rules for its commands. */
+export function consolidationMethod<const N extends string>(
+  method: DisruptionMethod<N> & { readonly consolidation: ConsolidationRules },
+): DisruptionMethod<N> & { readonly consolidation: ConsolidationRules } {
   return method;
 }
 

@@ -4,10 +4,11 @@ import {
   type CommandMethodName,
   type DisruptionMethodName,
 } from '../state/command-record.ts';
-import { multiNodeConsolidation, repackConsolidation } from './consolidation.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
 import type { DisruptionMethod, MethodPolicy } from './method.ts';
+import { multiNodeConsolidation } from './multi-node.ts';
+import { repackConsolidation } from './repack.ts';
 import { singleNodeConsolidation } from './single-node.ts';
 import { staticDrift } from './static-drift.ts';
 

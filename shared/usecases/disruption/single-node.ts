@@ -6,8 +6,8 @@ import {
   withinBudget,
 } from './consolidation.ts';
 import {
+  consolidationMethod,
   type DisruptionCandidate,
-  disruptionMethod,
   type MethodContext,
   type SimulateScheduling,
   type SimulationOptions,
@@ -45,7 +45,7 @@ export function evaluateSingleNode(
     planPerHour = result.nodeClaims.reduce((sum, c) => sum + (c.instanceTypes[0]?.priceUsdPerHour ?? 0), 0);
     return result;
   };
-  const cheapest = evaluateConsolidation('single-node', [candidate], counting, context);
+  const cheapest = evaluateConsolidation(singleNodeConsolidation, [candidate], counting, context);
   if (cheapest.kind === 'command' || needed <= 1) return cheapest;
   // One node costs at least what the cheapest plan does: when that plan saves too little, so would
   // the one node, and the second simulation is spared.
@@ -57,7 +57,7 @@ export function evaluateSingleNode(
     };
   }
   const onOne = evaluateConsolidation(
-    'single-node',
+    singleNodeConsolidation,
     [candidate],
     (candidates) => simulate(candidates, ONE_NEW_NODE),
     context,
@@ -73,12 +73,13 @@ export function evaluateSingleNode(
  * minute puts it, so every candidate is looked at over a few passes. Each candidate looked at in
  * vain is reported to `context.unconsolidatable` with the reason.
  */
-export const singleNodeConsolidation = disruptionMethod({
+export const singleNodeConsolidation = consolidationMethod({
   name: 'single-node',
   reason: 'Underutilized',
   order: 50,
   policy: { pick: 'mostSaving', validation: 'simulateAgain' },
   disruptionClass: 'graceful',
+  consolidation: { maxReplacements: 1, capSameType: true, spotToSpotFlexibility: true },
   shouldDisrupt: shouldConsolidate,
   computeCommands(candidates, allowed, simulate, context) {
     if (context === undefined) return [];

@@ -5,11 +5,10 @@ import {
   balancedRejection,
   balancedScore,
 } from '../../../../shared/usecases/disruption/balanced.ts';
-import {
-  evaluateConsolidation,
-  multiNodeConsolidation,
-} from '../../../../shared/usecases/disruption/consolidation.ts';
+import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
+import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 
 // The Balanced policy's score, as Karpenter v1 computes it: savings and disruption each as a
@@ -97,7 +96,7 @@ describe('Balanced consolidation', () => {
     // disruption is 2 (1 + 1 pod): 20%, score 0.5, approved; with 2 pods it is 3: 30%, rejected.
     const totals = new Map([['default', { pricePerHour: 1, disruptionCost: 10 }]]);
     const approved = evaluateConsolidation(
-      'single-node',
+      singleNodeConsolidation,
       [balanced('a', 0.1, 1)],
       simulation(),
       context(totals),
@@ -107,7 +106,7 @@ describe('Balanced consolidation', () => {
       { nodePool: 'default', approved: true, score: 0.5, savingsFraction: 0.1, disruptionFraction: 0.2 },
     ]);
     expect(
-      evaluateConsolidation('single-node', [balanced('a', 0.1, 2)], simulation(), context(totals)),
+      evaluateConsolidation(singleNodeConsolidation, [balanced('a', 0.1, 2)], simulation(), context(totals)),
     ).toEqual({
       kind: 'invalid',
       why: "nodePool default: Balanced score 0.33 is below the threshold 0.50 (k 2): it saves 10.0% of the NodePool's $/hour for 30.0% of its disruption",

@@ -5,12 +5,12 @@ import {
   evaluateConsolidation,
   MIN_SAVINGS_ANNOTATION,
   minSavings,
-  multiNodeConsolidation,
   parseMinSavings,
-  repackConsolidation,
   SPOT_TO_SPOT_MIN_TYPES,
 } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
+import { repackConsolidation } from '../../../../shared/usecases/disruption/repack.ts';
 import {
   replacementCapacity,
   SPOT_FAILED_ANNOTATION,
@@ -351,7 +351,7 @@ describe('spot-to-spot consolidation (off by default, as Karpenter)', () => {
 
   it('off: a spot node is deleted when its pods fit elsewhere, never replaced', () => {
     expect(singleNodeConsolidation.computeCommands([spot('a')], all(1), toSpot, context(many))).toEqual([]);
-    expect(evaluateConsolidation('single-node', [spot('a')], toSpot, context(many))).toEqual({
+    expect(evaluateConsolidation(singleNodeConsolidation, [spot('a')], toSpot, context(many))).toEqual({
       kind: 'invalid',
       why: SPOT_TO_SPOT_OFF,
     });
@@ -607,7 +607,7 @@ describe('properties', () => {
 
   it('evaluateConsolidation names why a set cannot be consolidated', () => {
     const simulate = simulation({ unschedulableOn: ['a'] });
-    expect(evaluateConsolidation('single-node', [node('a', 0.2)], simulate, context([]))).toEqual({
+    expect(evaluateConsolidation(singleNodeConsolidation, [node('a', 0.2)], simulate, context([]))).toEqual({
       kind: 'invalid',
       why: '1 pods would have no place',
     });
@@ -633,7 +633,7 @@ describe('prices the catalog only assumes', () => {
     const simulate = simulation({ replacements: [replacementOf([big], ['spot'])] });
     expect(
       evaluateConsolidation(
-        'multi-node',
+        multiNodeConsolidation,
         [spotNode('a', 0.0656), spotNode('b', 0.0656)],
         simulate,
         context([big], new Map(), true),
@@ -645,7 +645,7 @@ describe('prices the catalog only assumes', () => {
     const known = itype('c8i.2xlarge', 0.37484, 0.1312);
     expect(
       evaluateConsolidation(
-        'multi-node',
+        multiNodeConsolidation,
         [node('a', 0.0656, { capacityType: 'spot' }), node('b', 0.0656, { capacityType: 'spot' })],
         simulation({ replacements: [replacementOf([known], ['spot'])] }),
         context([known], new Map(), true),
@@ -656,14 +656,14 @@ describe('prices the catalog only assumes', () => {
   it('are told on the command: the capacity types of the replacements whose cheapest price is assumed', () => {
     const small = assumedSpot('c8i.xlarge', 0.18742, 0.0656);
     const result = evaluateConsolidation(
-      'single-node',
+      singleNodeConsolidation,
       [node('a', 0.37484, { type: 'c8i.2xlarge' })],
       simulation({ replacements: [replacementOf([small])] }),
       context([small]),
     );
     expect(result.kind === 'command' ? result.command.replacementsAssumed : result).toEqual(['spot']);
     const odOnly = evaluateConsolidation(
-      'single-node',
+      singleNodeConsolidation,
       [node('a', 0.37484, { type: 'c8i.2xlarge' })],
       simulation({ replacements: [replacementOf([small], ['on-demand'])] }),
       context([small]),

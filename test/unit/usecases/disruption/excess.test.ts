@@ -6,9 +6,9 @@ import {
   type NodeSelectorRequirement,
   type Pod,
 } from '../../../../shared/core/index.ts';
-import { repackConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import { fairPodCost, makeExcessShare } from '../../../../shared/usecases/disruption/excess.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import { repackConsolidation } from '../../../../shared/usecases/disruption/repack.ts';
 import { catalogInstanceTypes } from '../../core/builders.ts';
 import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 

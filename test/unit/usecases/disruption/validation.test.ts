@@ -333,7 +333,7 @@ describe('pending pods in the disruption simulation', () => {
       why: 'a delete became a replace: the pods need 1 new nodes now',
     });
     const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
-    expect(evaluateConsolidation('single-node', [moving], simulate, context)).toEqual({
+    expect(evaluateConsolidation(singleNodeConsolidation, [moving], simulate, context)).toEqual({
       kind: 'invalid',
       why: 'pending pods would need 1 new nodes',
     });
