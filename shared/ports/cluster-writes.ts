@@ -58,6 +58,7 @@ export interface MetadataPatch {
   readonly addFinalizers?: readonly string[];
   readonly removeFinalizers?: readonly string[];
 }
+
 /** Changes to a Node: metadata plus taints added or removed (matched by key and effect). */
 export interface NodePatch extends MetadataPatch {
   readonly addTaints?: readonly Taint[];
@@ -76,6 +77,7 @@ export interface NodePoolStatusPatch {
   readonly nodes?: number;
   readonly nodeClassObservedGeneration?: number;
 }
+
 /**
  * The owner list after a NodePatch's `addOwnerReferences`: owners whose uid is not there yet are
  * appended. Undefined when nothing changes.
