@@ -1,4 +1,4 @@
-import type { AmiFamily, AmiSelectorTerm } from './cloud.ts';
+import type { AmiFamily, AmiSelectorTerm } from './ec2nodeclass.ts';
 
 // The AMI family of an EC2NodeClass, read from its spec alone: both the AWS adapter (which AMIs
 // and user data to use) and the drift check (the class hash covers the resolved family, so an

@@ -1,5 +1,6 @@
 import { InvalidRequirementError, type Labels, Requirements } from '../core/index.ts';
-import type { AmiStatus, CloudDriftReason, CloudInstance, EC2NodeClass } from './cloud.ts';
+import type { CloudDriftReason, CloudInstance } from './cloud.ts';
+import type { AmiStatus, EC2NodeClass } from './ec2nodeclass.ts';
 
 // The cloud side of drift, decided the same way by both Cloud adapters: an instance has drifted
 // from its EC2NodeClass when the class's resolved status no longer describes what it runs on.

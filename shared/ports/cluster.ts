@@ -1,5 +1,4 @@
 import type { DaemonSet, Labels, Pod } from '../core/index.ts';
-import type { EC2NodeClass, EC2NodeClassStatus } from './cloud.ts';
 import type { ClusterEvent } from './cluster-events.ts';
 import type {
   BoundPod,
@@ -28,6 +27,7 @@ import type {
   NodePoolMetadataPatch,
   NodePoolStatusPatch,
 } from './cluster-writes.ts';
+import type { EC2NodeClass, EC2NodeClassStatus } from './ec2nodeclass.ts';
 
 // The Cluster port: what the use cases read from and write to Kubernetes, in domain terms. The
 // @kubernetes/client-node adapter lives in shared/adapters/kube. The objects it reads are in

@@ -1,4 +1,5 @@
-import type { OfferingCatalog, OfferingKey } from './cloud.ts';
+import type { OfferingCatalog } from './catalog.ts';
+import type { OfferingKey } from './offering.ts';
 
 // State that must outlive one Lambda invocation and is not cluster state. The DynamoDB adapter is
 // in shared/adapters/aws/dynamo-state.ts.
