@@ -9,7 +9,7 @@ import {
   readString,
   requireString,
 } from './fields.ts';
-import type { VolumeIndex } from './pod.ts';
+import type { VolumeIndex } from './pod-volumes.ts';
 
 // CSI attach limits as the scheduler reads them: each node's CSINode (`storage.k8s.io/v1`) says
 // how many volumes each driver attaches there, and each claim's driver is found from its

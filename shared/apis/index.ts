@@ -44,16 +44,10 @@ export {
   withPods,
 } from './node.ts';
 export { NODE_OVERLAY_VERSION, parseNodeOverlay } from './nodeoverlay.ts';
-export {
-  makeVolumeIndex,
-  toDaemonSet,
-  toPod,
-  toVolumeTopology,
-  usesClaims,
-  type VolumeIndex,
-} from './pod.ts';
+export { toDaemonSet, toPod } from './pod.ts';
 export { makePodReader, type PodReader } from './pod-reader.ts';
 export { joinPod, type PodInstance, type PodTemplate, type SplitPod, splitPod } from './pod-templates.ts';
+export { makeVolumeIndex, toVolumeTopology, usesClaims, type VolumeIndex } from './pod-volumes.ts';
 export { isUnschedulable } from './provisionable.ts';
 export {
   encodeSummaryDocument,
