@@ -1,19 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { HarnessError } from './errors.ts';
 import { cacheDir, runsDir } from './paths.ts';
-import { isAlive, stopDaemons } from './proc.ts';
+import { prepareServers } from './prepare.ts';
+import { isAlive, progress, stopDaemons } from './proc.ts';
 
 /** Where the run folder of this vitest process is kept for the projects set up after the first. */
 const thisRun = Symbol.for('flotilla.harness.runDir');
 
 /**
  * Makes the run folder that the shared servers (moto, the Kubernetes control plane) record
- * themselves in, and stops them all when the run ends. Servers start lazily: see services.ts.
+ * themselves in, prepares the servers (installs moto, builds the control plane: minutes on a
+ * cold machine, see prepare.ts) and stops them all when the run ends. This runs in the vitest
+ * process before any test file, so no test or hook timeout applies to the preparation; the
+ * servers start later, in seconds, when a test first asks for them (services.ts). vitest calls it
+ * only when the run has files of a project that lists it: a run of the unit tests alone neither
+ * builds nor starts anything.
  * Folders of earlier runs whose vitest process is gone are cleared first, stopping anything a
  * crashed run left behind; runs still going (another vitest in the same checkout) are left alone.
  * The projects of one vitest run that list this setup share its run folder, and so its servers:
- * the first to set up makes the folder and stops the servers when the run ends.
+ * the first to set up makes the folder, prepares the servers and stops them when the run ends.
+ * @throws HarnessError, in one line naming the log, when the preparation fails: no test runs.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const vitestProcess = globalThis as { [thisRun]?: string };
@@ -32,6 +40,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const dir = fs.mkdtempSync(path.join(runsDir, `${new Date().toISOString().replaceAll(':', '')}-`));
   fs.writeFileSync(path.join(dir, 'owner.pid'), String(process.pid));
+  try {
+    await prepareServers(path.join(dir, 'logs'));
+  } catch (error) {
+    if (!(error instanceof HarnessError)) throw error;
+    // vitest reports a failed global setup after its own "no test files found": say it first.
+    progress(`${error.message}; no test runs`);
+    // Its message says what failed and names the log; a stack or a cause would only bury it.
+    const brief = new HarnessError(error.message);
+    brief.stack = `${brief.name}: ${brief.message}`;
+    throw brief;
+  }
   vitestProcess[thisRun] = dir;
   project.provide('harnessRunDir', dir);
   return async () => {

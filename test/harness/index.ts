@@ -24,10 +24,10 @@ export interface Kube extends KubeCluster {
 /**
  * The real control plane of this test run (etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler), started on first use with Flotilla's CRDs and rendered cluster manifests
- * applied. A cold first run builds the binaries with `go build`, which can take several minutes.
+ * applied: seconds, as the global setup built the binaries before any test file ran.
  */
 export async function kube(): Promise<Kube> {
-  const cluster = await sharedService('kube', startKube, 30 * 60_000);
+  const cluster = await sharedService('kube', startKube, 3 * 60_000);
   const userKubeConfig = new UserKubeConfig();
   userKubeConfig.loadFromFile(cluster.userKubeconfigPath);
   return {

@@ -14,7 +14,7 @@ import { renderClusterManifests } from '../../../infra/manifests.ts';
 import { HarnessError } from '../errors.ts';
 import { projectRoot } from '../paths.ts';
 import { freePort, progress, secondsSince, startDaemon, waitFor } from '../proc.ts';
-import { ensureKubeBinaries } from './binaries.ts';
+import { kubeBinaries } from './binaries.ts';
 import { generateCredentials } from './certs.ts';
 
 /** What a test needs to reach the control plane of this run, and how long it took to start. */
@@ -34,7 +34,6 @@ export interface KubeCluster {
   readonly caFile: string;
   readonly kubernetesVersion: string;
   readonly timings: {
-    readonly buildSeconds: number;
     readonly etcdSeconds: number;
     readonly apiserverSeconds: number;
     readonly crdSeconds: number;
@@ -48,13 +47,14 @@ const crdDir = path.join(projectRoot, 'infra', 'crds');
 /**
  * Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on free loopback
  * ports, applies Flotilla's CRDs and waits until they are Established, the controllers are
- * healthy and the `default` ServiceAccount exists (so pods can be created).
+ * healthy and the `default` ServiceAccount exists (so pods can be created). It takes
+ * seconds: the global setup built the binaries before any test file ran (binaries.ts).
  */
 export async function startKube(runDir: string): Promise<KubeCluster> {
   const began = Date.now();
   const dir = path.join(runDir, 'kube');
   const logDir = path.join(runDir, 'logs');
-  const bins = await ensureKubeBinaries(logDir);
+  const bins = kubeBinaries();
   const creds = await generateCredentials(path.join(dir, 'pki'), path.join(logDir, 'openssl.log'));
   const [etcdClient, etcdPeer, apiPort, cmPort, schedPort] = await Promise.all([
     freePort(),
@@ -196,7 +196,7 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   const totalSeconds = secondsSince(began);
   progress(
     `Kubernetes ${bins.kubernetesVersion} ready on ${server} in ${totalSeconds}s ` +
-      `(build ${bins.buildSeconds}s, etcd ${etcdSeconds}s, apiserver ${apiserverSeconds}s, CRDs ${crdSeconds}s, controllers ${controllersSeconds}s)`,
+      `(etcd ${etcdSeconds}s, apiserver ${apiserverSeconds}s, CRDs ${crdSeconds}s, controllers ${controllersSeconds}s)`,
   );
   return {
     server,
@@ -207,7 +207,6 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     caFile: creds.caCert,
     kubernetesVersion: bins.kubernetesVersion,
     timings: {
-      buildSeconds: bins.buildSeconds,
       etcdSeconds,
       apiserverSeconds,
       crdSeconds,
