@@ -2,11 +2,13 @@ import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Three projects. `unit` needs no servers and runs in parallel. `harness` talks to moto and a real
-// Kubernetes control plane started by test/harness/global-setup.ts, one file at a time because the
-// servers (and kube-scheduler's view of the Nodes) are shared. `harness-soak` holds the one harness
-// file that spends minutes waiting out a fixed window (the runaway guard's 5 minutes): it runs in
-// the same group as `unit`, beside the unit tests, which use no server, so nothing shares its
-// servers while it runs; the `harness` group starts after both and reuses the servers it started.
+// Kubernetes control plane, one file at a time because the servers (and kube-scheduler's view of
+// the Nodes) are shared: test/harness/global-setup.ts installs and builds them before any file
+// runs (only when the run has harness files), and the first test that needs one starts it.
+// `harness-soak` holds the one harness file that spends minutes waiting out a fixed window (the
+// runaway guard's 5 minutes): it runs in the same group as `unit`, beside the unit tests, which use
+// no server, so nothing shares its servers while it runs; the `harness` group starts after both
+// and reuses the servers it started.
 
 /** The harness's servers, identities and timeouts, for both projects that use them. */
 const harnessTest = {
@@ -14,8 +16,10 @@ const harnessTest = {
   // Every AWS call made with a Lambda's credentials is checked against its synthesized policy.
   setupFiles: ['test/harness/iam-check.ts'],
   testTimeout: 120_000,
-  // A cold first run builds the Kubernetes control plane inside a beforeAll.
-  hookTimeout: 30 * 60_000,
+  // Hooks start the shared servers (seconds: the global setup built them before any file ran),
+  // synthesize the stack, and on a first run as root install Chromium with apt-get: a generous
+  // limit for a hang on a busy two-core machine, not a measure of speed.
+  hookTimeout: 10 * 60_000,
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
 };
 
