@@ -5,6 +5,7 @@
 // both. Each conversion throws ValidationError naming the object and the field.
 
 export { makeSummaryConversions, readSummaryDocument, type SummaryConversions } from './cluster-summary.ts';
+export { mergeConditions, toRfc3339Seconds, withoutConditions } from './conditions.ts';
 export { type CsiNodeLimits, toClaimDrivers, toCsiNodeLimits } from './csi.ts';
 export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
 export {
@@ -21,18 +22,7 @@ export {
   toTaint,
   toToleration,
 } from './fields.ts';
-export {
-  convertNodeClaims,
-  KARPENTER_GROUP,
-  KARPENTER_VERSION,
-  mergeConditions,
-  nodeClassLabelKey,
-  toClusterNodeClaim,
-  toClusterNodePool,
-  toNodeClaimManifest,
-  toRfc3339Seconds,
-  withoutConditions,
-} from './karpenter.ts';
+export { KARPENTER_GROUP, KARPENTER_VERSION } from './karpenter.ts';
 export {
   groupPodsByNode,
   makePodsByNode,
@@ -43,7 +33,14 @@ export {
   toVolumeAttachment,
   withPods,
 } from './node.ts';
+export {
+  convertNodeClaims,
+  nodeClassLabelKey,
+  toClusterNodeClaim,
+  toNodeClaimManifest,
+} from './nodeclaim.ts';
 export { NODE_OVERLAY_VERSION, parseNodeOverlay } from './nodeoverlay.ts';
+export { toClusterNodePool } from './nodepool.ts';
 export { toDaemonSet, toPod } from './pod.ts';
 export { makePodReader, type PodReader } from './pod-reader.ts';
 export { joinPod, type PodInstance, type PodTemplate, type SplitPod, splitPod } from './pod-templates.ts';
