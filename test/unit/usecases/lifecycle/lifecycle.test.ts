@@ -8,6 +8,7 @@ import {
   type LifecycleStep,
 } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { NOMINATED_PODS_ANNOTATION } from '../../../../shared/usecases/state/new-nodeclaim.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const MIN = 60_000;
@@ -24,6 +25,7 @@ const cond = (type: string, status: Condition['status'], atMs = T0, reason = typ
   lastTransitionTime: new Date(atMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
 });
 
+/** NodeClaim `claim-a` of pool `default`, created at T0 with taints to carry; Launched unless `conditions`. */
 function claim(
   options: {
     conditions?: Condition[];
@@ -34,15 +36,11 @@ function claim(
   } = {},
 ): ClusterNodeClaim {
   const providerId = options.providerId === null ? undefined : (options.providerId ?? PROVIDER_ID);
-  return {
-    name: 'claim-a',
+  return readNodeClaim('claim-a', {
     uid: 'uid-a',
-    nodePoolName: 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     labels: { 'karpenter.sh/nodepool': 'default', team: 'web' },
     annotations: { 'karpenter.sh/nodepool-hash': '123' },
     finalizers: ['karpenter.sh/termination'],
-    requirements: [],
     requests: options.requests ?? { cpu: 1000, memory: 2 ** 30 },
     taints: [DEDICATED],
     startupTaints: [STARTUP],
@@ -53,7 +51,7 @@ function claim(
       ...(options.nodeName === undefined ? {} : { nodeName: options.nodeName }),
       conditions: options.conditions ?? [cond('Launched', 'True')],
     },
-  };
+  });
 }
 
 function node(

@@ -10,27 +10,14 @@ import {
   computeNodePoolResources,
   computeNodePoolStatus,
 } from '../../../../shared/usecases/nodepool/status.ts';
+import { clusterNodePool, type NodePoolOverrides } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 const AT = '2026-11-21T10:00:00Z';
 
-function pool(
-  overrides: Partial<ClusterNodePool> = {},
-  labels: Record<string, string> = {},
-): ClusterNodePool {
-  return {
-    pool: { name: 'default', nodeClassName: 'default', requirements: [], labels },
-    uid: 'pool-uid',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    templateAnnotations: {},
-    disruption: DEFAULT_NODEPOOL_DISRUPTION,
-    expireAfter: '720h',
-    conditions: [],
-    ready: false,
-    deleting: false,
-    ...overrides,
-  };
-}
+/** The NodePool `default` before its status is first computed: not yet Ready. */
+const pool = (overrides: NodePoolOverrides = {}): ClusterNodePool =>
+  clusterNodePool('default', { ready: false, ...overrides });
 
 function nodeClass(ready: boolean, message = ''): EC2NodeClass {
   return {
@@ -134,7 +121,7 @@ describe('computeNodePoolStatus', () => {
     ],
     [
       'restricted template label',
-      pool({}, { 'karpenter.sh/nodepool': 'x' }),
+      pool({ pool: { labels: { 'karpenter.sh/nodepool': 'x' } } }),
       [nodeClass(true)],
       [
         'ValidationSucceeded=False/ValidationFailed',

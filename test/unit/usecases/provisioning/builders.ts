@@ -1,6 +1,7 @@
 import type { InstanceType, NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
 import type { EC2NodeClass } from '../../../../shared/ports/cloud.ts';
-import { type ClusterNodePool, DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
+import type { ClusterNodePool } from '../../../../shared/ports/cluster.ts';
+import { clusterNodePool } from '../../../fixtures/builders.ts';
 
 // Builders of the domain values the provisioning plan maps (instance types, pods, NodePools, plans).
 
@@ -70,23 +71,13 @@ export const nodeClass: EC2NodeClass = {
   },
 };
 
+/** A NodePool `name`, `extra` merged into its scheduling view and `more` replacing fields. */
 export function nodePool(
   name: string,
   extra: Partial<ClusterNodePool['pool']> = {},
   more: Partial<ClusterNodePool> = {},
 ): ClusterNodePool {
-  return {
-    pool: { name, nodeClassName: 'default', requirements: [], ...extra },
-    uid: `uid-pool-${name}`,
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    templateAnnotations: {},
-    disruption: DEFAULT_NODEPOOL_DISRUPTION,
-    expireAfter: '720h',
-    conditions: [],
-    ready: true,
-    deleting: false,
-    ...more,
-  };
+  return clusterNodePool(name, { ...more, pool: { ...extra, ...more.pool } });
 }
 
 export function plan(extra: Partial<NodeClaimPlan> = {}): NodeClaimPlan {

@@ -9,6 +9,8 @@ import {
   takeDeletingNodePods,
 } from '../../../../shared/usecases/state/deleting-nodes.ts';
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
+import { trueConditions } from '../../../fixtures/builders.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { pod } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
@@ -22,41 +24,27 @@ const AT = new Date('2026-11-21T10:00:00Z');
 const DISRUPTED = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' } as const;
 const providerOf = (name: string) => `aws:///us-east-1a/i-0${name.replace(/[^0-9a-f]/g, '')}abc`;
 
-function condition(type: string) {
-  return {
-    type,
-    status: 'True' as const,
-    reason: type,
-    message: '',
-    lastTransitionTime: '2026-01-01T00:00:00Z',
-  };
-}
-
 /** A NodeClaim of NodePool `default` for an m.xlarge; `node` when its Node has joined. */
 function claim(
   name: string,
   o: { node?: string; deleting?: boolean; annotations?: Record<string, string> } = {},
-) {
+): ClusterNodeClaim {
   const joined = o.node !== undefined;
-  const out: ClusterNodeClaim = {
-    name,
+  return readNodeClaim(name, {
     uid: `uid-${name}`,
-    nodePoolName: 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     labels: { 'karpenter.sh/nodepool': 'default', 'node.kubernetes.io/instance-type': 'm.xlarge' },
     annotations: o.annotations ?? {},
     finalizers: ['karpenter.sh/termination'],
     requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m.xlarge'] }],
     requests: { cpu: 3000 },
-    taints: [],
-    startupTaints: [],
     deleting: o.deleting === true,
     status: {
       ...(joined ? { providerId: providerOf(o.node ?? ''), nodeName: o.node } : {}),
-      conditions: joined ? ['Launched', 'Registered', 'Initialized'].map(condition) : [],
+      conditions: joined
+        ? trueConditions(['Launched', 'Registered', 'Initialized'], '2026-01-01T00:00:00Z')
+        : [],
     },
-  };
-  return out;
+  });
 }
 
 const LABELS = {

@@ -8,6 +8,8 @@ import {
   toSchedulingInput,
 } from '../../../../shared/usecases/state/cluster-state.ts';
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
+import { trueConditions } from '../../../fixtures/builders.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { nodePool, pod, solveInput } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
@@ -19,33 +21,22 @@ const GiB = 1024 ** 3;
 const startupTaint = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' } as const;
 const providerId = 'aws:///us-east-1a/i-0123456789abcdef0';
 
+/** NodeClaim `default-abcde` for an m.xlarge with a startup taint, these conditions True. */
 function claim(conditions: readonly string[]): ClusterNodeClaim {
-  return {
-    name: 'default-abcde',
+  return readNodeClaim('default-abcde', {
     uid: 'uid-claim',
-    nodePoolName: 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     labels: { 'karpenter.sh/nodepool': 'default', 'node.kubernetes.io/instance-type': 'm.xlarge' },
-    annotations: {},
     finalizers: ['karpenter.sh/termination'],
     requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m.xlarge'] }],
     requests: { cpu: 2000 },
-    taints: [],
     startupTaints: [startupTaint],
-    deleting: false,
     status: {
       providerId,
       capacity: { cpu: 4000, memory: 16 * GiB, pods: 58 },
       allocatable: { cpu: 3920, memory: 15 * GiB, pods: 58 },
-      conditions: conditions.map((type) => ({
-        type,
-        status: 'True',
-        reason: type,
-        message: '',
-        lastTransitionTime: '2026-01-01T00:00:00Z',
-      })),
+      conditions: trueConditions(conditions, '2026-01-01T00:00:00Z'),
     },
-  };
+  });
 }
 
 /** The Node the kubelet has just created: labels and taints, no status yet. */

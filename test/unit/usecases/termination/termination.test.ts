@@ -9,34 +9,24 @@ import {
   type TerminationStep,
   terminationDeadlineMs,
 } from '../../../../shared/usecases/termination/termination.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const S = 1000;
 const NODE = 'ip-10-0-1-1.ec2.internal';
 
+/** NodeClaim `claim-a` deleted at T0 with its finalizer, on Node NODE; `conditions` its status's. */
 function claim(options: Partial<ClusterNodeClaim> & { conditions?: Condition[] } = {}): ClusterNodeClaim {
-  return {
-    name: 'claim-a',
+  const { conditions = [], ...fields } = options;
+  return readNodeClaim('claim-a', {
     uid: 'uid-a',
-    nodePoolName: 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    labels: {},
-    annotations: {},
     finalizers: ['karpenter.sh/termination'],
-    requirements: [],
-    requests: {},
-    taints: [],
-    startupTaints: [],
     deleting: true,
     deletedAtMs: T0,
     terminationGracePeriod: '60s',
-    ...options,
-    status: {
-      providerId: 'aws:///us-east-1a/i-0abc123',
-      nodeName: NODE,
-      conditions: options.conditions ?? [],
-    },
-  };
+    ...fields,
+    status: { providerId: 'aws:///us-east-1a/i-0abc123', nodeName: NODE, conditions },
+  });
 }
 
 function node(options: Partial<ClusterNode> = {}): ClusterNode {
