@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
-import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
-import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
+import { forgedSummaryOnce } from '../../../fixtures/forged-summary.ts';
 import { pass, threeNodes, type World } from './pass-world.ts';
 
 // A disruption pass whose list reads come from a cluster summary (the product's own adapter and
@@ -73,23 +71,7 @@ function withPhantoms(w: World, pool: string, phantoms: number) {
 
 /** The cluster as the disruption Lambda wires it, its lists from the summary `change` makes of the cluster now. */
 function forged(w: World, change: (doc: Doc) => void) {
-  const copy = (kind: 'Pod' | 'Node' | 'NodeClaim') =>
-    structuredClone(w.cluster.list(kind)) as unknown as Json[];
-  const doc = { nodes: copy('Node'), nodeClaims: copy('NodeClaim'), pods: copy('Pod') };
-  change(doc);
-  const builder = new SummaryBuilder('test');
-  builder.replace('pods', doc.pods);
-  builder.replace('nodes', doc.nodes);
-  builder.replace('nodeClaims', doc.nodeClaims);
-  const at = w.clock.now().toISOString();
-  const summary: ClusterSummary = readSummaryDocument(
-    encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
-  );
-  return withClusterSummary(w.cluster, {
-    source: { read: async () => summary },
-    clock: w.clock,
-    logger: w.logger,
-  });
+  return forgedSummaryOnce<Json>(w.cluster, w.clock, w.logger, change, { finishedPods: true });
 }
 
 /** The NodeClaims a pass disrupted: deleted, or being deleted. */

@@ -2,13 +2,11 @@ import {
   makeMemoryLeaseStore,
   makeMemoryTerminationQueue,
 } from '../../../../shared/adapters/memory/index.ts';
-import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
-import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
-import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { type Logger, makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
+import { forgedSummaryOnce } from '../../../fixtures/forged-summary.ts';
 import { scenarioWorld } from '../provisioning/world.ts';
 
 // A small world for whole disruption passes: the simulator's kubelets and kube-scheduler, the
@@ -140,21 +138,5 @@ export function forgedSummary(
   w: World,
   change: (doc: { nodes: SummaryJson[]; nodeClaims: SummaryJson[]; pods: SummaryJson[] }) => void,
 ) {
-  const copy = (kind: 'Pod' | 'Node' | 'NodeClaim') =>
-    structuredClone(w.cluster.list(kind)) as unknown as SummaryJson[];
-  const doc = { nodes: copy('Node'), nodeClaims: copy('NodeClaim'), pods: copy('Pod') };
-  change(doc);
-  const builder = new SummaryBuilder('test');
-  builder.replace('pods', doc.pods);
-  builder.replace('nodes', doc.nodes);
-  builder.replace('nodeClaims', doc.nodeClaims);
-  const at = w.clock.now().toISOString();
-  const summary: ClusterSummary = readSummaryDocument(
-    encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
-  );
-  return withClusterSummary(w.cluster, {
-    source: { read: async () => summary },
-    clock: w.clock,
-    logger: w.logger,
-  });
+  return forgedSummaryOnce<SummaryJson>(w.cluster, w.clock, w.logger, change, { finishedPods: true });
 }

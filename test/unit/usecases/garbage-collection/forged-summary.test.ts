@@ -13,8 +13,8 @@ import {
   collectGarbage,
   ORPHAN_MIN_AGE_MS,
 } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
+import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named, type RawObject } from './forged-summary.ts';
 
 // Garbage collection over a forged cluster summary: what the summary lists chooses what to look
 // at, and every deletion is decided again on the API server's own NodeClaim and Node.

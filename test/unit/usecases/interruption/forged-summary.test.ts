@@ -12,8 +12,8 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { handleInterruption } from '../../../../shared/usecases/interruption/interruption.ts';
 import { setUpInterruption } from '../../../../shared/usecases/interruption/setup.ts';
+import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named } from '../garbage-collection/forged-summary.ts';
 
 // Interruption over a forged cluster summary: an event for an instance that is not a live
 // NodeClaim's never deletes that NodeClaim, whatever the summary maps to the instance.

@@ -4,8 +4,8 @@ import { makeMemoryCluster } from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { LAUNCH_TIMEOUT_MS, reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named, type RawObject } from '../garbage-collection/forged-summary.ts';
 
 // The NodeClaim lifecycle over a forged cluster summary: a launch or registration timeout deletes
 // a NodeClaim only when it is timed out as the API server has it and its Nodes.

@@ -4,8 +4,8 @@ import { makeMemoryCluster } from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
+import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named, type RawObject } from '../garbage-collection/forged-summary.ts';
 
 // Node repair over a forged cluster summary: a Node the summary shows unhealthy is replaced only
 // when the API server's Node is, and the 20% rule counts the API server's unhealthy nodes, not the

@@ -12,8 +12,8 @@ import type { CapacityReservationLifecycle } from '../../../../shared/ports/clou
 import { ClusterApiError } from '../../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named } from '../garbage-collection/forged-summary.ts';
 
 // The capacity reservation follow-up (the start of the lifecycle pass) over a forged cluster
 // summary: what the summary lists chooses which NodeClaims are looked at; each deletion and relabel

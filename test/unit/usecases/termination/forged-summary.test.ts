@@ -13,8 +13,8 @@ import {
   sweepTerminations,
   terminateNodeClaim,
 } from '../../../../shared/usecases/termination/termination.ts';
+import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
-import { field, forgedSummaryCluster, named } from '../garbage-collection/forged-summary.ts';
 
 // The termination sweep over a forged cluster summary: a Node the summary says is being deleted
 // gets its NodeClaim deleted, its instance terminated or its finalizer released only when the API
