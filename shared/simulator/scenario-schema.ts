@@ -276,6 +276,9 @@ function option(schema: AnySchema, value: unknown): AnySchema | undefined {
   });
 }
 
+/** A scenario file as its schema reads it, before the checks between its parts. */
+export type ScenarioDocument = z.infer<typeof scenarioSchema>;
+
 /** The fields the scenario schema declares for the object at `path` of `raw` (for "did you mean"). */
 export function scenarioFieldsAt(raw: unknown, path: readonly (string | number)[]): string[] {
   let schema: AnySchema | undefined = scenarioSchema;

@@ -1,0 +1,141 @@
+// A scenario as the simulator runs it, built from the file as its schema read it: times in
+// milliseconds, initial node groups expanded into nodes, workloads and events in their run form.
+import type { ScenarioDocument } from './scenario-schema.ts';
+import type {
+  InitialNode,
+  PodTemplate,
+  Scenario,
+  ScenarioEvent,
+  ScenarioManifest,
+  Workload,
+} from './scenario-types.ts';
+
+/** The scenario of a checked document, running in `zones`. */
+export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scenario {
+  return {
+    name: s.name,
+    ...(s.description === undefined ? {} : { description: s.description.trim() }),
+    region: s.region,
+    zones,
+    startMs: Date.parse(s.start),
+    durationMs: s.duration,
+    sampleIntervalMs: s.sampleInterval,
+    bootDelayMs: s.bootDelay,
+    settings: {
+      spotToSpotConsolidation: s.settings.spotToSpotConsolidation,
+      nodeRepair: s.settings.nodeRepair,
+      minValuesPolicy: s.settings.minValuesPolicy,
+      preferencePolicy: s.settings.preferencePolicy,
+    },
+    scoringStrategy: s.kubeScheduler.scoringStrategy,
+    startupTaintRemovalMs: new Map(s.startupTaintRemoval.map((r) => [r.key, r.after])),
+    nodes: s.nodes.flatMap((n, i) =>
+      Array.from({ length: n.count }, (_, j): InitialNode => {
+        const base =
+          n.name ?? (n.nodePool === undefined ? `node-${i + 1}` : `${n.nodePool}-initial-${i + 1}`);
+        return {
+          name: n.count === 1 && n.name !== undefined ? base : `${base}-${j + 1}`,
+          ...(n.nodePool === undefined ? {} : { nodePool: n.nodePool }),
+          instanceType: n.instanceType,
+          zone: n.zone ?? zones[0] ?? '',
+          capacityType: n.capacityType,
+          labels: n.labels ?? {},
+          taints: (n.taints ?? []).map((t) => ({
+            key: t.key,
+            effect: t.effect,
+            ...(t.value === undefined ? {} : { value: t.value }),
+          })),
+        };
+      }),
+    ),
+    priorityClasses: s.priorityClasses.map((c) => ({
+      name: c.name,
+      value: c.value,
+      globalDefault: c.globalDefault,
+      ...(c.description === undefined ? {} : { description: c.description }),
+    })),
+    daemonSets: s.daemonSets.map((d) => ({
+      name: d.name,
+      namespace: d.namespace,
+      template: d.template as PodTemplate,
+    })),
+    nodePools: s.nodePools as ScenarioManifest[],
+    ec2NodeClasses: s.ec2NodeClasses as ScenarioManifest[],
+    nodeOverlays: s.nodeOverlays as ScenarioManifest[],
+    workloads: s.workloads.map((w): Workload => {
+      const template = w.template as PodTemplate;
+      if (w.kind === 'Deployment') {
+        return {
+          kind: 'Deployment',
+          name: w.name,
+          namespace: w.namespace,
+          replicas: w.replicas,
+          scale: w.scale.map((x) => ({ atMs: x.at, replicas: x.replicas })).sort((a, b) => a.atMs - b.atMs),
+          template,
+          ...(w.disruptionBudget === undefined
+            ? {}
+            : {
+                disruptionBudget: {
+                  ...(w.disruptionBudget.minAvailable === undefined
+                    ? {}
+                    : { minAvailable: w.disruptionBudget.minAvailable }),
+                  ...(w.disruptionBudget.maxUnavailable === undefined
+                    ? {}
+                    : { maxUnavailable: w.disruptionBudget.maxUnavailable }),
+                },
+              }),
+        };
+      }
+      return {
+        kind: 'Job',
+        name: w.name,
+        namespace: w.namespace,
+        atMs: w.at,
+        completions: w.completions,
+        parallelism: w.parallelism ?? w.completions,
+        runTimeMs: w.runTime,
+        template,
+      };
+    }),
+    events: s.events.map((e): ScenarioEvent => {
+      if (e.kind === 'UpdateNodePool' || e.kind === 'UpdateEC2NodeClass') {
+        return { kind: e.kind, atMs: e.at, name: e.name, spec: e.spec };
+      }
+      if (e.kind === 'AMIRelease') return { kind: 'AMIRelease', atMs: e.at, version: e.version };
+      if (e.kind === 'NodeNotReady') {
+        return {
+          kind: 'NodeNotReady',
+          atMs: e.at,
+          count: e.count,
+          ...(e.nodePool === undefined ? {} : { nodePool: e.nodePool }),
+        };
+      }
+      if (e.kind === 'RogueTaint') {
+        return {
+          kind: 'RogueTaint',
+          atMs: e.at,
+          ...(e.until === undefined ? {} : { untilMs: e.until }),
+          taint: { key: e.key, effect: e.effect, ...(e.value === undefined ? {} : { value: e.value }) },
+        };
+      }
+      if (e.kind !== 'InsufficientCapacity') {
+        return {
+          kind: e.kind,
+          atMs: e.at,
+          count: e.count,
+          ...(e.nodePool === undefined ? {} : { nodePool: e.nodePool }),
+          ...(e.instanceType === undefined ? {} : { instanceType: e.instanceType }),
+          ...(e.zone === undefined ? {} : { zone: e.zone }),
+        };
+      }
+      return {
+        kind: 'InsufficientCapacity',
+        fromMs: e.from,
+        ...(e.until === undefined ? {} : { untilMs: e.until }),
+        ...(e.instanceType === undefined ? {} : { instanceType: e.instanceType }),
+        ...(e.zone === undefined ? {} : { zone: e.zone }),
+        ...(e.capacityType === undefined ? {} : { capacityType: e.capacityType }),
+      };
+    }),
+  };
+}
