@@ -1,19 +1,12 @@
 // controller's own test: NodeClaim status is written as the provisioner and lifecycle would.
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-} from '../../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { INSTANCE_LOOKUP_WINDOW_MS } from '../../../../shared/ports/cloud.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   collectGarbage,
   ORPHAN_MIN_AGE_MS,
 } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
-import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
+import { field, named, type RawObject } from '../../../fixtures/forged-summary.ts';
+import { forgedSummaryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Garbage collection over a forged cluster summary: what the summary lists chooses what to look
@@ -24,27 +17,10 @@ const T0 = Date.parse('2026-11-21T10:00:00Z');
 const NOWHERE = 'aws:///us-east-1a/i-0123456789abcdef0';
 
 function world() {
-  const clock = makeManualClock(new Date(T0));
-  const memory = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
-  const instance = (nodeClaim: string) =>
-    cloud.addForeignInstance({
-      instanceType: 'm5.large',
-      zone: 'us-east-1a',
-      tags: {
-        [MemoryTag.cluster(CLUSTER)]: 'owned',
-        [MemoryTag.clusterName]: CLUSTER,
-        [MemoryTag.nodePool]: 'default',
-        [MemoryTag.nodeClass]: 'default',
-        [MemoryTag.nodeClaim]: nodeClaim,
-      },
-    });
+  const { clock, memory, cloud, logger, instance, logged, forged } = forgedSummaryWorld(
+    CLUSTER,
+    new Date(T0),
+  );
   /** A launched NodeClaim with its instance and its Ready Node (the kubelet's), both named `name`. */
   async function live(name: string) {
     const its = instance(name);
@@ -66,9 +42,8 @@ function world() {
     memory.setNodeReady(name, true);
     return its;
   }
-  const forged = forgedSummaryCluster(memory, clock, logger);
   const pass = () => collectGarbage({ cluster: forged.cluster, cloud, logger }, clock.now());
-  const warnings = (message: string) => lines.filter((l) => l['message'] === message);
+  const warnings = logged;
   return { clock, memory, cloud, instance, live, forged, pass, warnings };
 }
 

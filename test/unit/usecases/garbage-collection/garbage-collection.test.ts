@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-} from '../../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
+import { MemoryTag } from '../../../../shared/adapters/memory/index.ts';
 import { INSTANCE_LOOKUP_WINDOW_MS } from '../../../../shared/ports/cloud.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   collectGarbage,
   ORPHAN_MIN_AGE_MS,
 } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
+import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Garbage collection on the in-memory twins: which instances and NodeClaims one pass collects.
@@ -20,24 +15,7 @@ const CLUSTER = 'gc-test';
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 
 function world() {
-  const clock = makeManualClock(new Date(T0));
-  const cluster = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
-  const owned = (nodeClaim: string) => ({
-    [MemoryTag.cluster(CLUSTER)]: 'owned',
-    [MemoryTag.clusterName]: CLUSTER,
-    [MemoryTag.nodePool]: 'default',
-    [MemoryTag.nodeClass]: 'default',
-    [MemoryTag.nodeClaim]: nodeClaim,
-  });
-  const instance = (nodeClaim: string) =>
-    cloud.addForeignInstance({ instanceType: 'm5.large', zone: 'us-east-1a', tags: owned(nodeClaim) });
+  const { clock, memory: cluster, cloud, instance, logged, logger } = memoryWorld(CLUSTER, new Date(T0));
   async function claim(name: string, providerId?: string): Promise<void> {
     await cluster.createNodeClaim(newNodeClaim(name));
     if (providerId !== undefined) {
@@ -48,7 +26,7 @@ function world() {
     }
   }
   const pass = () => collectGarbage({ cluster, cloud, logger }, clock.now());
-  const collected = () => lines.filter((l) => l['message'] === 'garbage collected');
+  const collected = () => logged('garbage collected');
   return { clock, cluster, cloud, instance, claim, pass, collected };
 }
 

@@ -1,19 +1,12 @@
 // controller's own test: NodeClaim status is written as the provisioner and lifecycle would.
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-} from '../../../../shared/adapters/memory/index.ts';
 import { DISRUPTED_TAINT } from '../../../../shared/core/index.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   sweepTerminations,
   terminateNodeClaim,
 } from '../../../../shared/usecases/termination/termination.ts';
-import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
+import { field, named } from '../../../fixtures/forged-summary.ts';
+import { forgedSummaryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // The termination sweep over a forged cluster summary: a Node the summary says is being deleted
@@ -24,25 +17,10 @@ const CLUSTER = 'sweep-forged';
 const DELETED_AT = '2026-11-26T11:59:00Z';
 
 function world() {
-  const clock = makeManualClock(new Date('2026-11-26T12:00:00Z'));
-  const memory = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
-  const instance = (nodeClaim: string) =>
-    cloud.addForeignInstance({
-      instanceType: 'm5.large',
-      zone: 'us-east-1a',
-      tags: {
-        [MemoryTag.cluster(CLUSTER)]: 'owned',
-        [MemoryTag.nodePool]: 'default',
-        [MemoryTag.nodeClaim]: nodeClaim,
-      },
-    });
+  const { clock, memory, cloud, logger, instance, logged, forged } = forgedSummaryWorld(
+    CLUSTER,
+    new Date('2026-11-26T12:00:00Z'),
+  );
   const node = (name: string, providerID: string) => {
     memory.create({
       apiVersion: 'v1',
@@ -64,10 +42,8 @@ function world() {
     });
     return its;
   }
-  const forged = forgedSummaryCluster(memory, clock, logger);
   const ports = { cluster: forged.cluster, cloud, logger };
   const sweep = () => sweepTerminations(ports);
-  const logged = (message: string) => lines.filter((l) => l['message'] === message);
   return { clock, memory, cloud, instance, node, live, forged, ports, sweep, logged };
 }
 
