@@ -30,6 +30,8 @@ import {
   toSchedulingInput,
 } from '../../../../shared/usecases/state/cluster-state.ts';
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
+import { condition as statusCondition } from '../../../fixtures/builders.ts';
+import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods
@@ -56,7 +58,7 @@ export function condition(
   atMs = T0,
   reason = type,
 ): Condition {
-  return { type, status, reason, message: '', lastTransitionTime: iso(atMs) };
+  return statusCondition(type, { status, reason, lastTransitionTime: iso(atMs) });
 }
 
 /** Launched, Registered and Initialized at T0, as a NodeClaim with a running Node is. */
@@ -81,18 +83,12 @@ export interface ClaimOptions {
 }
 
 export function nodeClaim(name: string, o: ClaimOptions = {}): ClusterNodeClaim {
-  return {
-    name,
+  return readNodeClaim(name, {
     uid: `uid-${name}`,
     nodePoolName: o.pool ?? 'default',
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
     labels: o.labels ?? {},
     annotations: o.annotations ?? {},
     finalizers: ['karpenter.sh/termination'],
-    requirements: [],
-    requests: {},
-    taints: [],
-    startupTaints: [],
     ...(o.terminationGracePeriod === undefined ? {} : { terminationGracePeriod: o.terminationGracePeriod }),
     createdAtMs: o.createdAtMs ?? T0,
     deleting: o.deleting ?? false,
@@ -103,7 +99,7 @@ export function nodeClaim(name: string, o: ClaimOptions = {}): ClusterNodeClaim 
       conditions: o.conditions ?? READY_CONDITIONS,
       ...(o.lastPodEventMs === undefined ? {} : { lastPodEventMs: o.lastPodEventMs }),
     },
-  };
+  });
 }
 
 export const providerIdOf = (claimName: string): string => `aws:///us-east-1a/i-${claimName}`;

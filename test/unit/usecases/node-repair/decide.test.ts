@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Label, NodePoolConditionType } from '../../../../shared/core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../../../shared/ports/cluster.ts';
-import { DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
 import {
   decideRepair,
   IMPAIRED_INSTANCE_TOLERATION_MS,
@@ -9,6 +8,7 @@ import {
   type RepairStep,
   unhealthyThreshold,
 } from '../../../../shared/usecases/node-repair/decide.ts';
+import { clusterNodePool, condition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Node repair's decision as values: which conditions count and for how long, the 20% rule per
@@ -56,29 +56,15 @@ function claimOf(n: NodeInfo, deleting = false): ClusterNodeClaim {
   });
 }
 
+/** NodePool `name`, its NodeRepairBlocked condition `blocked` when given. */
 function pool(name = 'default', blocked?: 'True' | 'False'): ClusterNodePool {
-  return {
-    pool: { name, requirements: [], labels: {}, taints: [], weight: 0 } as unknown as ClusterNodePool['pool'],
+  return clusterNodePool(name, {
     uid: `pool-${name}`,
-    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-    templateAnnotations: {},
-    expireAfter: '720h',
-    disruption: DEFAULT_NODEPOOL_DISRUPTION,
     conditions:
       blocked === undefined
         ? []
-        : [
-            {
-              type: NodePoolConditionType.nodeRepairBlocked,
-              status: blocked,
-              reason: 'x',
-              message: '',
-              lastTransitionTime: '',
-            },
-          ],
-    ready: true,
-    deleting: false,
-  } as ClusterNodePool;
+        : [condition(NodePoolConditionType.nodeRepairBlocked, { status: blocked, reason: 'x' })],
+  });
 }
 
 const healthy = (name: string, p?: string) => node(name, p === undefined ? {} : { pool: p });

@@ -1,34 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import type { EC2NodeClass } from '../../../../shared/ports/cloud.ts';
-import { type ClusterNodePool, DEFAULT_NODEPOOL_DISRUPTION } from '../../../../shared/ports/cluster.ts';
+import type { ClusterNodePool } from '../../../../shared/ports/cluster.ts';
 import { computeNodeClassStatus } from '../../../../shared/usecases/nodeclass/status.ts';
 import {
   NO_NODEPOOL_DEFINED,
   selectNodePools,
   unschedulableMessage,
 } from '../../../../shared/usecases/state/eligibility.ts';
+import { clusterNodePool, type NodePoolOverrides } from '../../../fixtures/builders.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
 
 const AT = new Date('2026-11-21T10:00:00Z');
 
-function pool(
-  name: string,
-  nodeClassName = 'default',
-  extra: Partial<ClusterNodePool> = {},
-): ClusterNodePool {
-  return {
-    pool: { name, nodeClassName, requirements: [] },
-    uid: `${name}-uid`,
+/** NodePool `name` of EC2NodeClass `nodeClassName`; `extra` replaces fields. */
+function pool(name: string, nodeClassName = 'default', extra: NodePoolOverrides = {}): ClusterNodePool {
+  return clusterNodePool(name, {
+    pool: { nodeClassName },
     nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClassName },
-    templateAnnotations: {},
-    disruption: DEFAULT_NODEPOOL_DISRUPTION,
-    expireAfter: '720h',
-    conditions: [],
     // The stored status says nothing: readiness comes from the class as given.
     ready: false,
-    deleting: false,
     ...extra,
-  };
+  });
 }
 
 const ready = readyNodeClass(AT);

@@ -1,5 +1,6 @@
 import type { Pod, Taint } from '../../../../shared/core/index.ts';
-import type { ClusterNode, ClusterNodeClaim, Condition } from '../../../../shared/ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
+import { condition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Builders for the runaway guard's tests: NodeClaims of pool `general` and their Nodes.
@@ -26,12 +27,8 @@ export function claim(
     status: {
       providerId: `aws:///us-east-1a/i-${name}`,
       nodeName: `node-${name}`,
-      conditions: conditions.map(
-        (type): Condition => ({
-          type,
-          status: 'True',
-          reason: type,
-          message: '',
+      conditions: conditions.map((type) =>
+        condition(type, {
           lastTransitionTime: Number.isNaN(at[type]) ? '' : new Date(at[type] ?? createdAtMs).toISOString(),
         }),
       ),
