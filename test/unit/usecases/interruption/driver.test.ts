@@ -1,19 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-  makeMemoryTerminationQueue,
-} from '../../../../shared/adapters/memory/index.ts';
+import { MemoryTag, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
 import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/lease.ts';
 import {
   type InterruptionMessage,
   parseInterruptionEvent,
 } from '../../../../shared/messages/interruption-event.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   handleInterruptionBatch,
   type InterruptionDriverDeps,
@@ -22,6 +14,7 @@ import {
   handleInterruption,
   indexNodeClaims,
 } from '../../../../shared/usecases/interruption/interruption.ts';
+import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // The interruption batch driver on the in-memory cluster, cloud and termination queue, with events
@@ -30,16 +23,14 @@ import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 const CLUSTER = 'interrupt-test';
 
 function makeWorld() {
-  const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
-  const cluster = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
+  const {
     clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
+    memory: cluster,
+    cloud,
+    lines,
+    logger,
+  } = memoryWorld(CLUSTER, new Date('2026-11-21T10:00:00Z'));
   const terminationQueue = makeMemoryTerminationQueue(clock);
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   let reads = 0;
   const deps: InterruptionDriverDeps = {
     logger,

@@ -1,18 +1,11 @@
 // controller's own test: NodeClaim status is written as the provisioner and lifecycle would.
 import { describe, expect, it } from 'vitest';
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-  makeMemoryTerminationQueue,
-} from '../../../../shared/adapters/memory/index.ts';
+import { MemoryTag, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
 import type { InterruptionMessage } from '../../../../shared/messages/interruption-event.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { handleInterruption } from '../../../../shared/usecases/interruption/interruption.ts';
 import { setUpInterruption } from '../../../../shared/usecases/interruption/setup.ts';
 import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
+import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Interruption over a forged cluster summary: an event for an instance that is not a live
@@ -22,16 +15,8 @@ const CLUSTER = 'interrupt-forged';
 const ELSEWHERE = 'i-0123456789abcdef0';
 
 function world() {
-  const clock = makeManualClock(new Date('2026-11-26T12:00:00Z'));
-  const memory = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
+  const { clock, memory, cloud, lines, logger } = memoryWorld(CLUSTER, new Date('2026-11-26T12:00:00Z'));
   const terminationQueue = makeMemoryTerminationQueue(clock);
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   const forged = forgedSummaryCluster(memory, clock, logger);
   const ports = { cluster: forged.cluster, cloud, terminationQueue, logger };
   async function live(name: string) {

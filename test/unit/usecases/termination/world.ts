@@ -1,17 +1,10 @@
-import {
-  bundledCatalog,
-  MemoryTag,
-  makeMemoryCloud,
-  makeMemoryCluster,
-  makeMemoryTerminationQueue,
-} from '../../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
+import { MemoryTag, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
 import type { TerminationSweepDeps } from '../../../../shared/usecases/termination/driver.ts';
 import {
   sweepTerminations,
   terminateNodeClaim,
 } from '../../../../shared/usecases/termination/termination.ts';
+import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // A cluster with terminating NodeClaims on the in-memory twins, and the termination drive wired to
@@ -33,16 +26,8 @@ export interface TerminatingClaim {
 }
 
 export function makeTerminationWorld(budgetMs = 10_000) {
-  const clock = makeManualClock(new Date(T0));
-  const cluster = makeMemoryCluster({ clock });
-  const cloud = makeMemoryCloud({
-    clock,
-    clusterName: CLUSTER,
-    catalog: bundledCatalog('us-east-1', ['us-east-1a']),
-  });
+  const { clock, memory: cluster, cloud, lines, logger } = memoryWorld(CLUSTER, new Date(T0));
   const queue = makeMemoryTerminationQueue(clock);
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   const passes: string[] = [];
 
   /** The kubelet: a terminating pod is gone once its grace period has run out. */
