@@ -238,3 +238,6 @@ export function makeObjectStore(clock: Clock) {
 
   return { store, find, must, create, update, remove, cachedConvert, revision: () => rev };
 }
+
+/** The object store behind the in-memory Cluster, as its parts share it. */
+export type ObjectStore = ReturnType<typeof makeObjectStore>;
