@@ -30,7 +30,7 @@ import {
   toSchedulingInput,
 } from '../../../../shared/usecases/state/cluster-state.ts';
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
-import { condition as statusCondition } from '../../../fixtures/builders.ts';
+import { pod as fixturePod, condition as statusCondition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
@@ -142,15 +142,11 @@ export function clusterNode(name: string, o: NodeOptions = {}): ClusterNode {
 
 /** A pod bound to a node, in namespace `apps`. */
 export function boundPod(name: string, disruption?: PodDisruptionInfo, extra: Partial<Pod> = {}): Pod {
-  return {
-    uid: `uid-${name}`,
-    name,
-    namespace: 'apps',
+  return fixturePod(name, {
     labels: { app: name },
-    containers: [{ name: 'main', requests: { cpu: 100 } }],
     ...(disruption === undefined ? {} : { disruption }),
     ...extra,
-  };
+  });
 }
 
 export const daemonPod = (name: string): Pod => boundPod(name, undefined, { daemonSetName: name });

@@ -1,7 +1,7 @@
 import type { InstanceType, NodeClaimPlan, Pod } from '../../../../shared/core/index.ts';
 import type { EC2NodeClass } from '../../../../shared/ports/cloud.ts';
 import type { ClusterNodePool } from '../../../../shared/ports/cluster.ts';
-import { clusterNodePool } from '../../../fixtures/builders.ts';
+import { clusterNodePool, pod as fixturePod } from '../../../fixtures/builders.ts';
 
 // Builders of the domain values the provisioning plan maps (instance types, pods, NodePools, plans).
 
@@ -40,14 +40,12 @@ export function instanceType(
   };
 }
 
+/** A pending pod asking `cpuMillis` CPU and 256 MiB. */
 export function pod(name: string, cpuMillis: number, extra: Partial<Pod> = {}): Pod {
-  return {
-    uid: `uid-${name}`,
-    name,
-    namespace: 'apps',
+  return fixturePod(name, {
     containers: [{ name: 'app', requests: { cpu: cpuMillis, memory: 256 * 1024 ** 2 } }],
     ...extra,
-  };
+  });
 }
 
 export const nodeClass: EC2NodeClass = {
