@@ -49,27 +49,6 @@ import { pdbWithStatus } from './pdb-status.ts';
 // NodePool as a label selector lists them, and PodDisruptionBudgets with the status
 // kube-controller-manager would give them.
 
-/** The reads of the Cluster port, as the in-memory cluster answers them. */
-export type ClusterReads = Pick<
-  Cluster,
-  | 'provisionablePods'
-  | 'boundPods'
-  | 'nodes'
-  | 'nodeInfos'
-  | 'nodePools'
-  | 'nodeClasses'
-  | 'nodeOverlays'
-  | 'nodeClaims'
-  | 'daemonSets'
-  | 'podDisruptionBudgets'
-  | 'namespaceLabels'
-  | 'volumeLimits'
-  | 'nodeClaim'
-  | 'node'
-  | 'podsOnNode'
-  | 'volumeAttachments'
->;
-
 /** As a label selector `karpenter.sh/nodepool=<pool>` lists them (all without a pool). */
 const ofPool = (raws: Raw[], pool?: string) =>
   pool === undefined ? raws : raws.filter((r) => r.metadata.labels?.[Label.nodePool] === pool);
@@ -112,7 +91,7 @@ export function makeClusterReads(objects: ObjectStore) {
     ).items;
   }
 
-  const reads: ClusterReads = {
+  const reads = {
     async provisionablePods() {
       const pending = activePods().filter(isUnschedulable);
       const index = pending.some(usesClaims) ? volumeIndex() : undefined;
@@ -226,7 +205,7 @@ export function makeClusterReads(objects: ObjectStore) {
       // The port has no problems list here: a malformed attachment is left out, as the kube adapter does.
       return convertEach(raws, toVolumeAttachment).items;
     },
-  };
+  } satisfies Partial<Cluster>;
 
   return { reads, boundPods, budgets };
 }
