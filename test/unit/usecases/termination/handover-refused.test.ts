@@ -1,16 +1,14 @@
 // controller's own test: the NodeClaims are given the status the interruption controller reads.
 import { describe, expect, it } from 'vitest';
-import * as memory from '../../../../shared/adapters/memory/index.ts';
-import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { QueueSendError } from '../../../../shared/ports/errors.ts';
 import type { TerminationQueue } from '../../../../shared/ports/work-queue.ts';
-import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { deleteCandidates } from '../../../../shared/usecases/disruption/effects.ts';
 import {
   handleInterruption,
   indexNodeClaims,
 } from '../../../../shared/usecases/interruption/interruption.ts';
 import { sweepTerminations } from '../../../../shared/usecases/termination/termination.ts';
+import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Every controller hands a NodeClaim it deleted to termination the same way: a termination queue
@@ -31,33 +29,17 @@ function refusingQueue(): TerminationQueue & { readonly attempts: string[] } {
 }
 
 async function world(names: readonly string[]) {
-  const clock = makeManualClock(new Date('2026-12-02T00:00:00Z'));
-  const cluster = memory.makeMemoryCluster({ clock });
-  const cloud = memory.makeMemoryCloud({
-    clock,
-    clusterName: 'c',
-    catalog: memory.bundledCatalog('us-east-1', ['us-east-1a']),
-  });
-  const lines: Record<string, unknown>[] = [];
-  const logger = makeLogger({}, { sink: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const w = memoryWorld('c', new Date('2026-12-02T00:00:00Z'));
   const instances = new Map<string, string>();
   for (const name of names) {
-    const { instanceId, providerId } = cloud.addForeignInstance({
-      instanceType: 'm5.large',
-      zone: 'us-east-1a',
-      capacityType: 'spot',
-      tags: {
-        [memory.MemoryTag.cluster('c')]: 'owned',
-        [memory.MemoryTag.nodePool]: 'default',
-        [memory.MemoryTag.nodeClaim]: name,
-      },
-    });
-    await cluster.createNodeClaim(newNodeClaim(name));
-    await cluster.patchNodeClaimStatus(name, { providerId, conditions: [] });
+    const { instanceId, providerId } = w.instance(name);
+    await w.memory.createNodeClaim(newNodeClaim(name));
+    await w.memory.patchNodeClaimStatus(name, { providerId, conditions: [] });
     instances.set(name, instanceId);
   }
-  const sweep = async () => (await sweepTerminations({ cluster, cloud, logger })).terminating;
-  return { cluster, cloud, logger, lines, instances, sweep };
+  const sweep = async () =>
+    (await sweepTerminations({ cluster: w.memory, cloud: w.cloud, logger: w.logger })).terminating;
+  return { cluster: w.memory, cloud: w.cloud, logger: w.logger, lines: w.lines, instances, sweep };
 }
 
 const refusedLines = (lines: readonly Record<string, unknown>[]) =>
