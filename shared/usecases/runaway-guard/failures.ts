@@ -233,13 +233,16 @@ export function classifyNodeClaims(input: FailureInput): {
 }
 
 /**
- * The newest NodeClaim of the pool, created at or after `sinceMs`, that initialized and hosts pods
- * other than DaemonSet and mirror pods, under no taint the NodePool did not set: proof the pool
- * works again.
+ * The newest NodeClaim of the pool, created at or after `sinceMs`, that initialized at least
+ * UNEXPECTED_TAINT_PERSISTENCE_MS before `nowMs` and hosts pods other than DaemonSet and mirror
+ * pods, under no taint the NodePool did not set: proof the pool works again. A node younger than
+ * that may still turn out a failure (a taint that lands seconds after its first pods were bound
+ * evicts them), so it proves nothing yet.
  */
 export function findRecoveredNodeClaim(
   input: Pick<FailureInput, 'pool' | 'claims' | 'nodes'>,
   sinceMs: number,
+  nowMs: number,
 ): string | undefined {
   const name = input.pool.pool.name;
   const nodes = new Map(input.nodes.map((n) => [n.name, n]));
@@ -248,7 +251,7 @@ export function findRecoveredNodeClaim(
   );
   let best: ClusterNodeClaim | undefined;
   for (const claim of input.claims) {
-    if (!mayShowRecovery(claim, name, sinceMs)) continue;
+    if (!mayShowRecovery(claim, name, sinceMs, nowMs)) continue;
     const node =
       (claim.status.nodeName === undefined ? undefined : nodes.get(claim.status.nodeName)) ??
       (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
@@ -263,14 +266,17 @@ export function findRecoveredNodeClaim(
 
 /**
  * Whether a NodeClaim of the pool, created at or after `sinceMs`, may prove the pool works again
- * (findRecoveredNodeClaim then looks at its Node and pods): alive and initialized.
+ * (findRecoveredNodeClaim then looks at its Node and pods): alive, and initialized at least
+ * UNEXPECTED_TAINT_PERSISTENCE_MS before `nowMs`.
  */
-function mayShowRecovery(claim: ClusterNodeClaim, poolName: string, sinceMs: number): boolean {
+function mayShowRecovery(claim: ClusterNodeClaim, poolName: string, sinceMs: number, nowMs: number): boolean {
+  const initializedAtMs = trueSinceMs(claim.status.conditions, NodeClaimConditionType.initialized);
   return (
     claim.nodePoolName === poolName &&
     !claim.deleting &&
     (claim.createdAtMs ?? -1) >= sinceMs &&
-    isConditionTrue(claim.status.conditions, NodeClaimConditionType.initialized)
+    initializedAtMs !== undefined &&
+    nowMs - initializedAtMs >= UNEXPECTED_TAINT_PERSISTENCE_MS
   );
 }
 
@@ -278,6 +284,10 @@ function mayShowRecovery(claim: ClusterNodeClaim, poolName: string, sinceMs: num
  * Whether findRecoveredNodeClaim may find a NodeClaim, judging by the NodeClaims alone: callers
  * read the Nodes' pods only when it may.
  */
-export function mayHaveRecovered(input: Pick<FailureInput, 'pool' | 'claims'>, sinceMs: number): boolean {
-  return input.claims.some((c) => mayShowRecovery(c, input.pool.pool.name, sinceMs));
+export function mayHaveRecovered(
+  input: Pick<FailureInput, 'pool' | 'claims'>,
+  sinceMs: number,
+  nowMs: number,
+): boolean {
+  return input.claims.some((c) => mayShowRecovery(c, input.pool.pool.name, sinceMs, nowMs));
 }

@@ -295,9 +295,9 @@ async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<Launch
     // Only a count of failures is reset by a recovery (decideLaunchBackoff).
     const since = counted !== undefined && counted.failures > 0 ? counted.lastFailedCreatedMs : undefined;
     const recovered =
-      since === undefined || !mayHaveRecovered({ pool, claims: scan.claims }, since)
+      since === undefined || !mayHaveRecovered({ pool, claims: scan.claims }, since, scan.nowMs)
         ? undefined
-        : findRecoveredNodeClaim({ pool, claims: scan.claims, nodes: await nodes() }, since);
+        : findRecoveredNodeClaim({ pool, claims: scan.claims, nodes: await nodes() }, since, scan.nowMs);
     const outcome = decideLaunchBackoff({
       pool,
       failures,

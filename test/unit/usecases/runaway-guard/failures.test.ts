@@ -5,6 +5,8 @@ import {
   classifyNodeClaims,
   findNodeClaimFailures,
   findRecoveredNodeClaim,
+  mayHaveRecovered,
+  UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from '../../../../shared/usecases/runaway-guard/failures.ts';
 import { unexpectedTaints } from '../../../../shared/usecases/runaway-guard/taints.ts';
 import { nodePool, pod } from '../provisioning/builders.ts';
@@ -416,22 +418,42 @@ describe('findNodeClaimFailures', () => {
 });
 
 describe('findRecoveredNodeClaim', () => {
+  // Past the window in which a node that just initialized may still turn out a failure.
+  const later = T0 + MIN + UNEXPECTED_TAINT_PERSISTENCE_MS;
+
   it('names a NodeClaim created since the last failure that initialized and hosts pods', () => {
     const pool = nodePool('general');
     const old = claim('old', T0 - MIN, ['Initialized']);
     const fresh = claim('fresh', T0 + MIN, ['Initialized']);
     const nodes = [node('old', [], [pod('a', 100)]), node('fresh', [], [pod('b', 100)])];
-    expect(findRecoveredNodeClaim({ pool, claims: [old, fresh], nodes }, T0)).toBe('fresh');
-    expect(findRecoveredNodeClaim({ pool, claims: [old], nodes }, T0)).toBeUndefined();
+    expect(findRecoveredNodeClaim({ pool, claims: [old, fresh], nodes }, T0, later)).toBe('fresh');
+    expect(findRecoveredNodeClaim({ pool, claims: [old], nodes }, T0, later)).toBeUndefined();
     expect(
       findRecoveredNodeClaim(
         { pool, claims: [fresh], nodes: [node('fresh', [], [pod('ds', 100, { daemonSetName: 'ds' })])] },
         T0,
+        later,
       ),
     ).toBeUndefined();
     // Pods bound a moment before a rogue NoExecute taint evicts them prove nothing.
     expect(
-      findRecoveredNodeClaim({ pool, claims: [fresh], nodes: [node('fresh', [ROGUE], [pod('b', 100)])] }, T0),
+      findRecoveredNodeClaim(
+        { pool, claims: [fresh], nodes: [node('fresh', [ROGUE], [pod('b', 100)])] },
+        T0,
+        later,
+      ),
     ).toBeUndefined();
+  });
+
+  it('names none until the node has hosted its pods past the window a rogue taint may still come in', () => {
+    const pool = nodePool('general');
+    const fresh = claim('fresh', T0 + MIN, ['Initialized']);
+    const nodes = [node('fresh', [], [pod('b', 100)])];
+    // Initialized at T0 + MIN, its pods there and no taint yet: a taint a second late would still
+    // make it a failure.
+    expect(findRecoveredNodeClaim({ pool, claims: [fresh], nodes }, T0, later - 1)).toBeUndefined();
+    expect(mayHaveRecovered({ pool, claims: [fresh] }, T0, later - 1)).toBe(false);
+    expect(findRecoveredNodeClaim({ pool, claims: [fresh], nodes }, T0, later)).toBe('fresh');
+    expect(mayHaveRecovered({ pool, claims: [fresh] }, T0, later)).toBe(true);
   });
 });
