@@ -21,6 +21,15 @@ export const requirement = z.object({
 export const taint = z.object({ key: z.string(), value: z.string().exactOptional(), effect: z.string() });
 export const nodeClassRef = z.object({ group: z.string(), kind: z.string(), name: z.string() });
 export const condition = conditionSchema;
+/** The spec fields a NodeClaim and a NodePool's NodeClaim template share (Karpenter's NodeClaimTemplateSpec). */
+export const nodeClaimSpecFields = {
+  requirements: z.array(requirement),
+  taints: z.array(taint).exactOptional(),
+  startupTaints: z.array(taint).exactOptional(),
+  expireAfter: z.string().exactOptional(),
+  terminationGracePeriod: z.string().exactOptional(),
+  nodeClassRef,
+};
 export const metadata = z
   .object({
     name: z.string(),

@@ -23,12 +23,10 @@ import {
   KARPENTER_GROUP,
   KARPENTER_VERSION,
   metadata,
-  nodeClassRef,
+  nodeClaimSpecFields,
   parseWith,
   quantities,
-  requirement,
   resources,
-  taint,
 } from './karpenter.ts';
 
 // Karpenter's v1 NodeClaim: parsed into the port's ClusterNodeClaim (what is known of one that
@@ -38,13 +36,8 @@ const nodeClaimSchema = z.object({
   metadata,
   spec: z
     .object({
-      requirements: z.array(requirement),
+      ...nodeClaimSpecFields,
       resources: z.object({ requests: quantities.exactOptional() }).loose().exactOptional(),
-      taints: z.array(taint).exactOptional(),
-      startupTaints: z.array(taint).exactOptional(),
-      expireAfter: z.string().exactOptional(),
-      terminationGracePeriod: z.string().exactOptional(),
-      nodeClassRef,
     })
     .loose(),
   status: z

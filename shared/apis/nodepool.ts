@@ -16,13 +16,11 @@ import { optional, toNodeSelectorRequirements, toTaint } from './fields.ts';
 import {
   condition,
   metadata,
-  nodeClassRef,
+  nodeClaimSpecFields,
   parseWith,
   quantities,
-  requirement,
   resources,
   stringMap,
-  taint,
 } from './karpenter.ts';
 
 // Karpenter's v1 NodePool: parsed into the port's ClusterNodePool, with the CRD's defaults and its
@@ -37,16 +35,7 @@ const nodePoolSchema = z.object({
           .object({ labels: stringMap.exactOptional(), annotations: stringMap.exactOptional() })
           .loose()
           .exactOptional(),
-        spec: z
-          .object({
-            requirements: z.array(requirement),
-            taints: z.array(taint).exactOptional(),
-            startupTaints: z.array(taint).exactOptional(),
-            expireAfter: z.string().exactOptional(),
-            terminationGracePeriod: z.string().exactOptional(),
-            nodeClassRef,
-          })
-          .loose(),
+        spec: z.object(nodeClaimSpecFields).loose(),
       }),
       limits: quantities.exactOptional(),
       weight: z.number().int().exactOptional(),
