@@ -2,13 +2,13 @@ import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Three projects. `unit` needs no servers and runs in parallel. `harness` talks to moto and a real
-// Kubernetes control plane, one file at a time because the servers (and kube-scheduler's view of
-// the Nodes) are shared: test/harness/global-setup.ts installs and builds them before any file
-// runs (only when the run has harness files), and the first test that needs one starts it.
+// Kubernetes control plane: test/harness/global-setup.ts installs and builds them before any file
+// runs (only when the run has harness files), and the first test of a worker that needs one starts
+// that worker's own (services.ts), so two harness files that run at once never share servers (or
+// kube-scheduler's view of the Nodes); the files of one worker reuse its servers one after another.
 // `harness-soak` holds the one harness file that spends minutes waiting out a fixed window (the
 // runaway guard's 5 minutes): it runs in the same group as `unit`, beside the unit tests, which use
-// no server, so nothing shares its servers while it runs; the `harness` group starts after both
-// and reuses the servers it started.
+// no server; the `harness` group starts after both.
 
 /** The harness's servers, identities and timeouts, for both projects that use them. */
 const harnessTest = {
@@ -64,8 +64,9 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/harness/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...soakFiles],
           sequence: { groupOrder: 1 },
-          fileParallelism: false,
-          maxWorkers: 1,
+          // Two files at a time, each worker with its own servers: most of a harness file's time
+          // is spent waiting on the controllers' clocks, not on the two cores.
+          maxWorkers: 2,
         },
       },
     ],

@@ -22,12 +22,12 @@ export interface Kube extends KubeCluster {
 }
 
 /**
- * The real control plane of this test run (etcd, kube-apiserver, kube-controller-manager,
+ * The real control plane of this test worker (etcd, kube-apiserver, kube-controller-manager,
  * kube-scheduler), started on first use with Flotilla's CRDs and rendered cluster manifests
  * applied: seconds, as the global setup built the binaries before any test file ran.
  */
 export async function kube(): Promise<Kube> {
-  const cluster = await sharedService('kube', startKube, 3 * 60_000);
+  const cluster = await sharedService('kube', startKube, 3 * 60_000, { perWorker: true });
   const userKubeConfig = new UserKubeConfig();
   userKubeConfig.loadFromFile(cluster.userKubeconfigPath);
   return {

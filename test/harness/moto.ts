@@ -4,7 +4,7 @@ import { motoInstalled, motoVenv } from './prepare.ts';
 import { freePort, progress, secondsSince, startDaemon, waitFor } from './proc.ts';
 import { sharedService } from './services.ts';
 
-/** Connection details of the moto server of this test run. */
+/** Connection details of the moto server of this test worker. */
 export interface Moto {
   readonly endpoint: string;
   readonly region: string;
@@ -23,7 +23,7 @@ const launcher = path.join(import.meta.dirname, 'moto_server.py');
  * (prepare.ts).
  */
 export function moto(): Promise<Moto> {
-  return sharedService('moto', startMoto, 3 * 60_000);
+  return sharedService('moto', startMoto, 3 * 60_000, { perWorker: true });
 }
 
 /** The Python of the harness's virtualenv (moto, boto3 and botocore are installed there). */

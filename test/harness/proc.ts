@@ -121,13 +121,18 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Stops every daemon recorded under `runDir` (SIGTERM, then SIGKILL after `graceMs`). */
+/**
+ * Stops every daemon recorded under `runDir` and its worker folders (`worker-<slot>`, see
+ * services.ts) at once: SIGTERM, then SIGKILL after `graceMs`.
+ */
 export async function stopDaemons(runDir: string, graceMs = 5_000): Promise<void> {
-  const pidDir = path.join(runDir, 'pids');
-  if (!fs.existsSync(pidDir)) return;
-  const pids = fs
-    .readdirSync(pidDir)
-    .map((file) => Number(fs.readFileSync(path.join(pidDir, file), 'utf8')))
+  if (!fs.existsSync(runDir)) return;
+  const pidDirs = [runDir, ...fs.readdirSync(runDir).filter((f) => /^worker-\d+$/.test(f)).map((f) => path.join(runDir, f))]
+    .map((dir) => path.join(dir, 'pids'))
+    .filter((dir) => fs.existsSync(dir));
+  const pids = pidDirs
+    .flatMap((pidDir) => fs.readdirSync(pidDir).map((file) => path.join(pidDir, file)))
+    .map((file) => Number(fs.readFileSync(file, 'utf8')))
     .filter((pid) => Number.isInteger(pid) && pid > 0);
   const signal = (pid: number, sig: NodeJS.Signals) => {
     try {
@@ -140,7 +145,7 @@ export async function stopDaemons(runDir: string, graceMs = 5_000): Promise<void
   const deadline = Date.now() + graceMs;
   while (pids.some(isAlive) && Date.now() < deadline) await sleep(50);
   for (const pid of pids.filter(isAlive)) signal(pid, 'SIGKILL');
-  fs.rmSync(pidDir, { recursive: true, force: true });
+  for (const pidDir of pidDirs) fs.rmSync(pidDir, { recursive: true, force: true });
 }
 
 /**

@@ -22,25 +22,43 @@ export function runDir(): string {
 }
 
 /**
- * Starts a server shared by every test file of this run the first time a test asks for it, and
+ * Starts a server shared by the test files of this run the first time a test asks for it, and
  * only then: a test that needs moto never waits for Kubernetes. Test files run in separate
  * worker processes, so the first one takes a lock file in the run folder, starts the server
  * detached, and publishes its connection details as JSON; the others wait for that file.
+ * A `perWorker` server (moto, the control plane) is shared only by the files that run one after
+ * another in the same worker slot (vitest's VITEST_POOL_ID): two harness files that run at the
+ * same time never see each other's instances, Nodes or pods. Its files and daemons live in
+ * `<run folder>/worker-<slot>`.
  */
 export function sharedService<T>(
   name: string,
   start: (dir: string) => Promise<T>,
   timeoutMs: number,
+  options: { readonly perWorker?: boolean } = {},
 ): Promise<T> {
   const existing = started.get(name);
   if (existing) return existing as Promise<T>;
-  const promise = acquire(name, start, timeoutMs);
+  const promise = acquire(name, start, timeoutMs, options.perWorker === true ? workerDir() : runDir());
   started.set(name, promise);
   return promise;
 }
 
-async function acquire<T>(name: string, start: (dir: string) => Promise<T>, timeoutMs: number): Promise<T> {
-  const dir = runDir();
+/** This worker slot's folder in the run folder (made on first use). */
+function workerDir(): string {
+  const slot = process.env['VITEST_POOL_ID'] ?? '1';
+  if (!/^\d+$/.test(slot)) throw new HarnessError(`VITEST_POOL_ID is not a worker number: ${slot}`);
+  const dir = path.join(runDir(), `worker-${slot}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+async function acquire<T>(
+  name: string,
+  start: (dir: string) => Promise<T>,
+  timeoutMs: number,
+  dir: string,
+): Promise<T> {
   const lockFile = path.join(dir, `${name}.lock`);
   const stateFile = path.join(dir, `${name}.json`);
   let owner = false;
