@@ -4,7 +4,6 @@ import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../decisio
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from '../state/command-record.ts';
 import type { DisruptionCommand } from './method.ts';
-import { commandMethodName } from './methods.ts';
 
 // How a disruption decision line names its nodes and prices: candidates with their instance type,
 // capacity type and offering price, replacements with their cheapest candidates, and the cost per
@@ -121,7 +120,7 @@ export function decisionForCommand(
   return {
     kind: 'disrupt',
     reason: command.reason,
-    method: commandMethodName(command.method),
+    method: command.method.name,
     action: command.replacements.length === 0 ? 'delete' : 'replace',
     outcome,
     commandId: id,

@@ -1,4 +1,3 @@
-import { FlotillaError } from '../../core/errors.ts';
 import {
   COMMAND_METHODS,
   type CommandMethodName,
@@ -49,24 +48,4 @@ export function policyOf(name: string): MethodPolicy | undefined {
 /** Whether a command of this method is consolidation's (its savings compete, it is simulated again). */
 export function isConsolidationCommand(name: string): boolean {
   return policyOf(name)?.validation === 'simulateAgain';
-}
-
-/** A command named a method the registry does not list (a method file not added to methods.ts). */
-export class UnknownDisruptionMethodError extends FlotillaError {
-  readonly code = 'UnknownDisruptionMethod';
-
-  constructor(readonly method: string) {
-    super(`disruption method "${method}" is not in the registry; add its line to methods.ts`);
-  }
-}
-
-/**
- * A command's method as decisions and records name it.
- * @throws UnknownDisruptionMethodError for a name no registered method has.
- */
-export function commandMethodName(name: string): CommandMethodName {
-  if (name === 'expiration') return name;
-  const method = methodNamed(name);
-  if (method === undefined) throw new UnknownDisruptionMethodError(name);
-  return method.name;
 }

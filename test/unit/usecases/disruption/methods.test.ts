@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   COMMAND_METHODS,
-  commandMethodName,
   isConsolidationCommand,
   METHOD_NAMES,
   METHODS,
   methodNamed,
-  UnknownDisruptionMethodError,
 } from '../../../../shared/usecases/disruption/methods.ts';
 import { decodeCommand } from '../../../../shared/usecases/state/command-record.ts';
 
@@ -57,10 +55,7 @@ describe('disruption method registry', () => {
     expect(decodeCommand(JSON.stringify(record('defragment')))).toHaveProperty('problem');
   });
 
-  it('names a command by its registered method, and refuses a method the registry lacks', () => {
-    expect(commandMethodName('single-node')).toBe('single-node');
-    expect(commandMethodName('expiration')).toBe('expiration');
+  it('takes an expiration record for no consolidation command', () => {
     expect(isConsolidationCommand('expiration')).toBe(false);
-    expect(() => commandMethodName('defragment')).toThrow(UnknownDisruptionMethodError);
   });
 });
