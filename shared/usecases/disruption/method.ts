@@ -13,7 +13,7 @@ import type {
   ClusterNodePool,
   DisruptionReason,
 } from '../../ports/cluster.ts';
-import type { DisruptionMethodName } from '../state/command-record.ts';
+import type { CommandMethodName, DisruptionMethodName } from '../state/command-record.ts';
 
 // The shape every voluntary disruption method shares (emptiness, static drift, drift, multi- and
 // single-node consolidation, repack): its name, the budget reason it counts against, its place in the
@@ -24,7 +24,8 @@ import type { DisruptionMethodName } from '../state/command-record.ts';
 // static drift, drift), as Karpenter does, and takes the consolidation command that saves most; forceful
 // disruption (expiration, interruption) does not go through here. A command carries its method, and
 // what is done with it (its validation, its consolidation events, its record) follows the method's
-// rules, never its name.
+// rules, never its name; a command read back from its record has its method resolved from the
+// record's name (methods.ts), expiration's (`expirationMethod`) included.
 
 /** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
 export interface DisruptionCandidate {
@@ -181,30 +182,52 @@ export interface ConsolidationRules {
   readonly spotToSpotFlexibility: boolean;
 }
 
-export interface DisruptionMethod<N extends DisruptionMethodName = DisruptionMethodName> {
+/**
+ * What every command's method says of its commands, voluntary or forceful: what a command record
+ * read back resolves to (methods.ts), so that the commands in flight follow their method's rules.
+ */
+export interface CommandMethod<N extends CommandMethodName = CommandMethodName> {
   /** Its name in decisions and command records, e.g. `single-node`. */
   readonly name: N;
-  /** The budget reason its commands count against (Karpenter's Empty, Drifted, Underutilized). */
-  readonly reason: DisruptionReason;
-  /** Its place in the controller's order: lower first. */
-  readonly order: number;
-  readonly policy: MethodPolicy;
+  /** The reason its commands are recorded with (Karpenter's Empty, Drifted, Underutilized, or Expired). */
+  readonly reason: DisruptionReason | 'Expired';
   /**
-   * `graceful` commands wait the validation period and are simulated again before they run;
-   * `eventual` ones (drift) run once their replacements are ready, without that wait.
+   * Karpenter's disruption classes: `graceful` commands wait the validation period and are
+   * simulated again before they run; `eventual` ones (drift) run once their replacements are ready,
+   * without that wait; `forceful` ones (expiration) count against no budget and are not validated.
    */
-  readonly disruptionClass: 'graceful' | 'eventual';
-  /**
-   * The method looks at the nodes of static NodePools, and only at them; the other methods never
-   * see those nodes. @default false
-   */
-  readonly staticNodePools?: boolean;
+  readonly disruptionClass: 'graceful' | 'eventual' | 'forceful';
   /**
    * A consolidation method's rules for its commands (consolidation.ts). A consolidation command
    * records its choice and rejection as Events, and a replacement of it that could not launch keeps
    * its NodePool's replacements off spot for a while (replacement-capacity.ts). @default none
    */
   readonly consolidation?: ConsolidationRules;
+}
+
+/**
+ * Expiration, forceful: outside the registry and its budgets, its commands started by the
+ * expiration step (expiration.ts) and resumed from their records by it alone.
+ */
+export const expirationMethod = {
+  name: 'expiration',
+  reason: 'Expired',
+  disruptionClass: 'forceful',
+} as const satisfies CommandMethod<'expiration'>;
+
+export interface DisruptionMethod<N extends DisruptionMethodName = DisruptionMethodName>
+  extends CommandMethod<N> {
+  /** The budget reason its commands count against (Karpenter's Empty, Drifted, Underutilized). */
+  readonly reason: DisruptionReason;
+  /** Its place in the controller's order: lower first. */
+  readonly order: number;
+  readonly policy: MethodPolicy;
+  readonly disruptionClass: 'graceful' | 'eventual';
+  /**
+   * The method looks at the nodes of static NodePools, and only at them; the other methods never
+   * see those nodes. @default false
+   */
+  readonly staticNodePools?: boolean;
   /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
   shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
   /**
