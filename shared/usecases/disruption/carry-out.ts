@@ -24,8 +24,7 @@ import {
   disruptionWaitingReadiness,
   recordAll,
 } from './events.ts';
-import type { DisruptionCommand, DisruptionMethod } from './method.ts';
-import { commandMethodName, isConsolidationCommand, methodNamed } from './methods.ts';
+import type { DisruptionCommand } from './method.ts';
 import { allowedByPool } from './pass-candidates.ts';
 import type { HeldLease } from './pass-lease.ts';
 import { simulateWithout } from './simulation.ts';
@@ -33,7 +32,9 @@ import { type Validation, validateCommand } from './validation.ts';
 
 // A new command of a disruption pass carried out: validated after its wait (graceful methods),
 // decided again on the API server's objects (every method: confirm-command.ts), the lease
-// confirmed, then its writes: the replacements, the marks, the deletes.
+// confirmed, then its writes: the replacements, the marks, the deletes. Each step follows the
+// rules of the command's method (its disruption class, its validation policy, whether it
+// consolidates); its record names the method.
 
 /** What carrying a command out needs of its pass (read when asked: a validation reads again). */
 export interface CommandPass {
@@ -58,15 +59,15 @@ export interface CommandPass {
 /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
 export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): Promise<boolean> {
   let command = proposed;
-  const method = methodNamed(command.method);
+  const { method } = proposed;
   const startedAt = new Date(pass.now()).toISOString();
   const names = command.candidates.map((c) => c.nodeClaim.name);
-  const id = digest([command.method, String(pass.leaseToken), startedAt, ...[...names].sort()]);
+  const id = digest([method.name, String(pass.leaseToken), startedAt, ...[...names].sort()]);
   let dropped: string | undefined;
-  const consolidating = isConsolidationCommand(command.method);
+  const consolidating = method.consolidation !== undefined;
   if (consolidating) await recordAll(pass.ports.cluster, consolidationChosen(command));
-  if (method?.disruptionClass === 'graceful') {
-    const checked = await revalidate(pass, command, method);
+  if (method.disruptionClass === 'graceful') {
+    const checked = await revalidate(pass, command);
     if (checked.kind === 'invalid') {
       if (consolidating) await recordAll(pass.ports.cluster, consolidationRejected(command, checked.why));
       pass.failed(checked.failed);
@@ -82,16 +83,12 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
   }
   // Whatever the method, decided again on the API server's objects (confirm-command.ts): the
   // command was decided on a read that may be the cluster summary, untrusted.
-  const confirmed =
-    method === undefined
-      ? ({ kind: 'abandoned', why: `unknown method ${command.method}`, failed: 0 } as const)
-      : await confirmCommand({
-          confirmation: pass.confirmation(),
-          command,
-          method,
-          pools: pass.pools,
-          nowMs: pass.now(),
-        });
+  const confirmed = await confirmCommand({
+    confirmation: pass.confirmation(),
+    command,
+    pools: pass.pools,
+    nowMs: pass.now(),
+  });
   if (confirmed.kind === 'abandoned') {
     if (consolidating) await recordAll(pass.ports.cluster, consolidationRejected(command, confirmed.why));
     pass.failed(confirmed.failed);
@@ -108,7 +105,7 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
   }
   const record: CommandRecord = {
     id,
-    method: commandMethodName(command.method),
+    method: method.name,
     reason: command.reason,
     candidates: names,
     replacements: replacementNames(id, command.replacements),
@@ -144,11 +141,7 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
 }
 
 /** Waits the validation period, reads the cluster again and checks the command on that read (validation.ts). */
-async function revalidate(
-  pass: CommandPass,
-  command: DisruptionCommand,
-  method: DisruptionMethod,
-): Promise<Validation> {
+async function revalidate(pass: CommandPass, command: DisruptionCommand): Promise<Validation> {
   if (!(await pass.readAgain())) return { kind: 'invalid', why: 'the disruption lease was lost', failed: 0 };
   const fresh = pass.candidates();
   const nowMs = pass.now();
@@ -158,7 +151,6 @@ async function revalidate(
   const [state, claims, input] = [pass.state(), pass.claims(), pass.input()];
   return validateCommand({
     command,
-    method,
     fresh,
     allowed,
     simulate: (candidates, options) => simulateWithout(input, state, claims, candidates, options),

@@ -1,11 +1,6 @@
 import type { ClusterNodePool } from '../../ports/cluster.ts';
 import type { Confirmation, PassWorld } from './confirm.ts';
-import type {
-  DisruptionCandidate,
-  DisruptionCommand,
-  DisruptionMethod,
-  DisruptionSimulation,
-} from './method.ts';
+import type { DisruptionCandidate, DisruptionCommand, DisruptionSimulation } from './method.ts';
 import { allowedByPool, passCandidates } from './pass-candidates.ts';
 import { podsChanged } from './pods-changed.ts';
 import { simulateWithout } from './simulation.ts';
@@ -38,8 +33,8 @@ export type Confirmed =
 
 export interface ConfirmCommandInput {
   readonly confirmation: Confirmation;
+  /** The command as decided (or as its validation wait left it); its method says how it is checked. */
   readonly command: DisruptionCommand;
-  readonly method: DisruptionMethod;
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
   readonly nowMs: number;
 }
@@ -49,7 +44,8 @@ export interface ConfirmCommandInput {
  * @throws ClusterApiError when an object cannot be read (nothing is written then).
  */
 export async function confirmCommand(input: ConfirmCommandInput): Promise<Confirmed> {
-  const { confirmation: c, command, method, pools, nowMs } = input;
+  const { confirmation: c, command, pools, nowMs } = input;
+  const { method } = command;
   const abandoned = (why: string, failed = command.candidates.length): Confirmed => ({
     kind: 'abandoned',
     why,
@@ -89,7 +85,6 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
     const fresh = method.staticNodePools === true ? { ...set, candidates: set.staticCandidates ?? [] } : set;
     const validation = validateCommand({
       command,
-      method,
       fresh,
       allowed: allowedByPool(fresh, pools, command.reason, nowMs).allowed,
       simulate,

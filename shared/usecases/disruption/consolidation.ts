@@ -8,7 +8,7 @@ import {
 import { assumedPriceNote, candidatesAssumed } from './assumed-price.ts';
 import { balancedRejectionOf, balancedVerdicts } from './balanced.ts';
 import type {
-  ConsolidationRules,
+  ConsolidationMethod,
   DisruptionCandidate,
   DisruptionCommand,
   MethodContext,
@@ -106,15 +106,6 @@ export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandid
   return ratio(b) - ratio(a) || a.nodeClaim.name.localeCompare(b.nodeClaim.name);
 }
 
-/** The consolidation methods, as decision lines name them. */
-export type ConsolidationMethodName = 'multi-node' | 'repack' | 'single-node';
-
-/** A consolidation method as evaluateConsolidation reads it: its name and its own rules. */
-export interface ConsolidatingMethod {
-  readonly name: ConsolidationMethodName;
-  readonly consolidation: ConsolidationRules;
-}
-
 /** Why a set of candidates cannot be consolidated, or the command that consolidates it. */
 export type Evaluation =
   | { readonly kind: 'command'; readonly command: DisruptionCommand; readonly savingsPerHour: number }
@@ -156,7 +147,7 @@ function poolSavingNothing(
  * Under `Balanced`, savings / disruption (each as a fraction of the whole NodePool's) must reach 0.5.
  */
 export function evaluateConsolidation(
-  method: ConsolidatingMethod,
+  method: ConsolidationMethod,
   candidates: readonly DisruptionCandidate[],
   simulate: SimulateScheduling,
   context: MethodContext,
@@ -264,7 +255,7 @@ export function evaluateConsolidation(
     kind: 'command',
     savingsPerHour: savings,
     command: {
-      method: method.name,
+      method,
       reason: 'Underutilized',
       candidates,
       replacements,
@@ -313,7 +304,7 @@ export function samePolicy(ordered: readonly DisruptionCandidate[]): DisruptionC
  * least `smallest` candidates.
  */
 export function largestPrefix(
-  method: ConsolidatingMethod,
+  method: ConsolidationMethod,
   smallest: number,
   ordered: readonly DisruptionCandidate[],
   simulate: SimulateScheduling,

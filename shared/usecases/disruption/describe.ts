@@ -3,8 +3,7 @@ import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../decisions/disruption.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from '../state/command-record.ts';
-import type { DisruptionCommand } from './method.ts';
-import { commandMethodName } from './methods.ts';
+import type { CommandMethod, DisruptionCommand } from './method.ts';
 
 // How a disruption decision line names its nodes and prices: candidates with their instance type,
 // capacity type and offering price, replacements with their cheapest candidates, and the cost per
@@ -121,7 +120,7 @@ export function decisionForCommand(
   return {
     kind: 'disrupt',
     reason: command.reason,
-    method: commandMethodName(command.method),
+    method: command.method.name,
     action: command.replacements.length === 0 ? 'delete' : 'replace',
     outcome,
     commandId: id,
@@ -137,9 +136,10 @@ export function decisionForCommand(
   };
 }
 
-/** The decision of a recorded command as a later pass finds it. */
+/** The decision of a recorded command (of `method`, the one its record names) as a later pass finds it. */
 export function decisionForRecord(
   record: CommandRecord,
+  method: CommandMethod,
   live: readonly ClusterNodeClaim[],
   claims: ReadonlyMap<string, ClusterNodeClaim>,
   input: SchedulingInput | undefined,
@@ -150,7 +150,7 @@ export function decisionForRecord(
   return {
     kind: 'disrupt',
     reason: record.reason,
-    method: record.method,
+    method: method.name,
     action: record.replacements.length === 0 ? 'delete' : 'replace',
     outcome,
     commandId: record.id,

@@ -47,7 +47,7 @@ export const drift = disruptionMethod({
       if (result !== undefined && result.unschedulable.length > 0) continue;
       return [
         {
-          method: 'drift',
+          method: drift,
           reason: 'Drifted',
           candidates: [candidate],
           replacements: result?.nodeClaims ?? [],

@@ -38,6 +38,6 @@ export const emptiness = disruptionMethod({
       chosen.push(candidate);
     }
     if (chosen.length === 0) return [];
-    return [{ method: 'emptiness', reason: 'Empty', candidates: chosen, replacements: [] }];
+    return [{ method: emptiness, reason: 'Empty', candidates: chosen, replacements: [] }];
   },
 });

@@ -13,7 +13,8 @@ import { destinations, MAX_ROUNDS } from './confirm-command.ts';
 import { describeClaim, describePlan, priceAssumedFrom, priceFrom, sumPrices } from './describe.ts';
 import { createReplacements, deleteCandidates, digest, markCandidates, replacementNames } from './effects.ts';
 import { confirmRecord } from './in-flight.ts';
-import type { DisruptionCandidate } from './method.ts';
+import { type DisruptionCandidate, expirationMethod } from './method.ts';
+import { recordedMethod } from './methods.ts';
 import type { PassView } from './pass-view.ts';
 import { simulateWithout } from './simulation.ts';
 
@@ -72,11 +73,11 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
     if (planned === undefined) return records.size === 0 ? 0 : finish(view, records);
     const { plans, unplaced } = planned;
     const names = fresh.map((c) => c.name);
-    const id = digest(['expiration', String(view.leaseToken), ...[...names].sort()]);
+    const id = digest([expirationMethod.name, String(view.leaseToken), ...[...names].sort()]);
     const record: CommandRecord = {
       id,
-      method: 'expiration',
-      reason: 'Expired',
+      method: expirationMethod.name,
+      reason: expirationMethod.reason,
       candidates: names,
       replacements: replacementNames(id, plans),
       startedAt: new Date(view.nowMs).toISOString(),
@@ -90,8 +91,9 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
 /**
  * The expiration commands in flight for `expired`, by NodeClaim. The records the list read shows
  * (and those the expired NodeClaims carry on the API server) only say where to look: each is the
- * record a NodeClaim it names carries on the API server (confirmRecord), taken only when it is an
- * expiration command's and names the NodeClaim.
+ * record a NodeClaim it names carries on the API server (confirmRecord), taken only when its method
+ * is expiration and it names the NodeClaim. Another command's (a voluntary method's, or one this
+ * version does not know) is not resumed here: expiration is forceful and starts its own.
  */
 async function resumedCommands(
   view: PassView,
@@ -108,9 +110,9 @@ async function resumedCommands(
   }
   const resumed = new Map<string, CommandRecord>();
   for (const entry of listed.values()) {
-    if (entry.method !== 'expiration' || !entry.candidates.some((c) => names.has(c))) continue;
+    if (recordedMethod(entry) !== expirationMethod || !entry.candidates.some((c) => names.has(c))) continue;
     const seen = await confirmRecord(confirmation, entry);
-    if (seen === undefined || seen.record.method !== 'expiration') continue;
+    if (seen === undefined || recordedMethod(seen.record) !== expirationMethod) continue;
     for (const c of seen.record.candidates) {
       if (names.has(c) && !resumed.has(c)) resumed.set(c, seen.record);
     }
@@ -231,8 +233,8 @@ async function finish(
     const prices = claims.map((c) => priceFrom(view.input, c));
     view.record({
       kind: 'disrupt',
-      reason: 'Expired',
-      method: 'expiration',
+      reason: expirationMethod.reason,
+      method: expirationMethod.name,
       action: record.replacements.length === 0 ? 'delete' : 'replace',
       outcome: 'deleted',
       commandId: record.id,

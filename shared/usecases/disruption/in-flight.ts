@@ -12,12 +12,14 @@ import type { Confirmation } from './confirm.ts';
 import { decisionForRecord } from './describe.ts';
 import { deleteCandidates, deleteReplacements, markCandidates, unmarkCandidates } from './effects.ts';
 import { disruptionLaunching, disruptionWaitingReadiness, recordAll } from './events.ts';
-import { isConsolidationCommand } from './methods.ts';
+import { recordedMethod, UnknownDisruptionMethodError } from './methods.ts';
 import type { PassView } from './pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from './replacement-capacity.ts';
 
 // Commands outlive the pass that starts them: each pass finishes, undoes or repeats the steps of
-// the commands recorded on the NodeClaims, and clears marks that belong to no command.
+// the commands recorded on the NodeClaims, and clears marks that belong to no command. A record's
+// method is resolved from its name as it is read back (methods.ts); a command whose method this
+// version does not know is left as it is, and logged.
 
 /** A command whose replacements have not initialized by then is undone (Karpenter's minimum). */
 export const COMMAND_TIMEOUT_MS = 10 * 60_000;
@@ -26,7 +28,10 @@ export const COMMAND_TIMEOUT_MS = 10 * 60_000;
  * Moves the commands in flight on: once every replacement is Initialized the candidates are
  * deleted; a replacement gone, or a command past COMMAND_TIMEOUT_MS, undoes the candidates' marks
  * and deletes the replacements that have not initialized (the next simulation must not count on
- * them); otherwise the marks and the launch request are repeated. Returns how many it looked at.
+ * them); otherwise the marks and the launch request are repeated. A command whose record names a
+ * method this version does not know is neither finished nor undone (nor its marks repeated): it is
+ * logged with its UnknownDisruptionMethodError, and its NodeClaims stay in it. Returns how many it
+ * looked at.
  */
 export async function progressCommands(view: PassView): Promise<number> {
   const { commands, malformed } = commandsInFlight(view.claims);
@@ -51,6 +56,15 @@ export async function progressCommands(view: PassView): Promise<number> {
       continue;
     }
     const { record, byName } = seen;
+    const method = recordedMethod(record);
+    if (method instanceof UnknownDisruptionMethodError) {
+      view.ports.logger.warn('disruption command left alone', {
+        commandId: record.id,
+        method: record.method,
+        error: method.message,
+      });
+      continue;
+    }
     const live = record.candidates.flatMap((n) => {
       const c = byName.get(n);
       return c === undefined || c.deleting ? [] : [c];
@@ -63,7 +77,7 @@ export async function progressCommands(view: PassView): Promise<number> {
     // A candidate the API server shows without the record is marked (below) before it goes.
     if (replacements.every(initialized) && live.every((c) => carries(c, record.id))) {
       await deleteCandidates(view.ports, live, record.reason);
-      view.record(decisionForRecord(record, live, byName, view.input, 'deleted'));
+      view.record(decisionForRecord(record, method, live, byName, view.input, 'deleted'));
       continue;
     }
     const gone = record.replacements.filter((_, i) => replacements[i]?.deleting !== false);
@@ -76,7 +90,7 @@ export async function progressCommands(view: PassView): Promise<number> {
       );
       // A consolidation replacement that could not launch (a spot shortage, mostly): its NodePool's
       // replacements are not pinned to spot for a while (replacement-capacity.ts).
-      if (gone.length > 0 && isConsolidationCommand(record.method)) {
+      if (gone.length > 0 && method.consolidation !== undefined) {
         const at = new Date(view.nowMs).toISOString();
         for (const claim of live) {
           await ignoreNotFound(
@@ -94,7 +108,7 @@ export async function progressCommands(view: PassView): Promise<number> {
         gone.length > 0
           ? `replacement ${gone.join(', ')} is gone (launch failed or timed out)`
           : `replacements not initialized within ${COMMAND_TIMEOUT_MS / 60_000} minutes`;
-      view.record(decisionForRecord(record, live, byName, view.input, 'failed', why));
+      view.record(decisionForRecord(record, method, live, byName, view.input, 'failed', why));
       continue;
     }
     // Still waiting: the marks and the launch request are repeated (both idempotent), so a pass

@@ -13,6 +13,7 @@ import type {
   ClusterNodePool,
   DisruptionReason,
 } from '../../ports/cluster.ts';
+import type { CommandMethodName, DisruptionMethodName } from '../state/command-record.ts';
 
 // The shape every voluntary disruption method shares (emptiness, static drift, drift, multi- and
 // single-node consolidation, repack): its name, the budget reason it counts against, its place in the
@@ -21,7 +22,10 @@ import type {
 // registry (methods.ts), from which the method names are derived. The disruption controller tries
 // the methods in order, acts on the first command of a method whose policy picks `first` (emptiness,
 // static drift, drift), as Karpenter does, and takes the consolidation command that saves most; forceful
-// disruption (expiration, interruption) does not go through here.
+// disruption (expiration, interruption) does not go through here. A command carries its method, and
+// what is done with it (its validation, its consolidation events, its record) follows the method's
+// rules, never its name; a command read back from its record has its method resolved from the
+// record's name (methods.ts), expiration's (`expirationMethod`) included.
 
 /** A node a method may disrupt: its NodeClaim, its Node and its NodePool. */
 export interface DisruptionCandidate {
@@ -63,8 +67,8 @@ export interface BalancedVerdict extends BalancedScore {
 
 /** What one method decided: delete the candidates, launching the replacements first if any. */
 export interface DisruptionCommand {
-  /** The name of the method that proposed it (a method of the registry, methods.ts), or `expiration`. */
-  readonly method: string;
+  /** The method that proposed it (a method of the registry, methods.ts); its record keeps the name. */
+  readonly method: DisruptionMethod;
   readonly reason: DisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
@@ -154,10 +158,10 @@ export interface MethodPolicy {
    */
   readonly pick: 'first' | 'mostSaving';
   /**
-   * After the validation wait (graceful methods): `keepValid` carries the command out with the
+   * After the validation wait (graceful methods), and on the API server's objects before the first
+   * write (every method, confirm-command.ts): `keepValid` carries the command out with the
    * candidates still valid; `allValid` abandons it when one is not; `simulateAgain` also simulates
-   * it again as it was decided, and a replacement that could not launch keeps its NodePool's
-   * replacements off spot for a while (consolidation).
+   * it again as it was decided (consolidation).
    */
   readonly validation: 'keepValid' | 'allValid' | 'simulateAgain';
 }
@@ -178,26 +182,52 @@ export interface ConsolidationRules {
   readonly spotToSpotFlexibility: boolean;
 }
 
-export interface DisruptionMethod<N extends string = string> {
+/**
+ * What every command's method says of its commands, voluntary or forceful: what a command record
+ * read back resolves to (methods.ts), so that the commands in flight follow their method's rules.
+ */
+export interface CommandMethod<N extends CommandMethodName = CommandMethodName> {
   /** Its name in decisions and command records, e.g. `single-node`. */
   readonly name: N;
+  /** The reason its commands are recorded with (Karpenter's Empty, Drifted, Underutilized, or Expired). */
+  readonly reason: DisruptionReason | 'Expired';
+  /**
+   * Karpenter's disruption classes: `graceful` commands wait the validation period and are
+   * simulated again before they run; `eventual` ones (drift) run once their replacements are ready,
+   * without that wait; `forceful` ones (expiration) count against no budget and are not validated.
+   */
+  readonly disruptionClass: 'graceful' | 'eventual' | 'forceful';
+  /**
+   * A consolidation method's rules for its commands (consolidation.ts). A consolidation command
+   * records its choice and rejection as Events, and a replacement of it that could not launch keeps
+   * its NodePool's replacements off spot for a while (replacement-capacity.ts). @default none
+   */
+  readonly consolidation?: ConsolidationRules;
+}
+
+/**
+ * Expiration, forceful: outside the registry and its budgets, its commands started by the
+ * expiration step (expiration.ts) and resumed from their records by it alone.
+ */
+export const expirationMethod = {
+  name: 'expiration',
+  reason: 'Expired',
+  disruptionClass: 'forceful',
+} as const satisfies CommandMethod<'expiration'>;
+
+export interface DisruptionMethod<N extends DisruptionMethodName = DisruptionMethodName>
+  extends CommandMethod<N> {
   /** The budget reason its commands count against (Karpenter's Empty, Drifted, Underutilized). */
   readonly reason: DisruptionReason;
   /** Its place in the controller's order: lower first. */
   readonly order: number;
   readonly policy: MethodPolicy;
-  /**
-   * `graceful` commands wait the validation period and are simulated again before they run;
-   * `eventual` ones (drift) run once their replacements are ready, without that wait.
-   */
   readonly disruptionClass: 'graceful' | 'eventual';
   /**
    * The method looks at the nodes of static NodePools, and only at them; the other methods never
    * see those nodes. @default false
    */
   readonly staticNodePools?: boolean;
-  /** A consolidation method's rules for its commands (consolidation.ts). */
-  readonly consolidation?: ConsolidationRules;
   /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
   shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
   /**
@@ -212,15 +242,23 @@ export interface DisruptionMethod<N extends string = string> {
   ): readonly DisruptionCommand[];
 }
 
+/** A consolidation method: a disruption method with its rules for its commands. */
+export type ConsolidationMethod<N extends DisruptionMethodName = DisruptionMethodName> =
+  DisruptionMethod<N> & {
+    readonly consolidation: ConsolidationRules;
+  };
+
 /** Declares a disruption method, keeping its name's literal type for the registry (methods.ts). */
-export function disruptionMethod<const N extends string>(method: DisruptionMethod<N>): DisruptionMethod<N> {
+export function disruptionMethod<const N extends DisruptionMethodName>(
+  method: DisruptionMethod<N>,
+): DisruptionMethod<N> {
   return method;
 }
 
 /** Declares a consolidation method: a disruption method with its rules for its commands. */
-export function consolidationMethod<const N extends string>(
-  method: DisruptionMethod<N> & { readonly consolidation: ConsolidationRules },
-): DisruptionMethod<N> & { readonly consolidation: ConsolidationRules } {
+export function consolidationMethod<const N extends DisruptionMethodName>(
+  method: ConsolidationMethod<N>,
+): ConsolidationMethod<N> {
   return method;
 }
 

@@ -1,12 +1,14 @@
 import { FlotillaError } from '../../core/errors.ts';
 import {
+  COMMAND_ANNOTATION,
   COMMAND_METHODS,
   type CommandMethodName,
+  type CommandRecord,
   type DisruptionMethodName,
 } from '../state/command-record.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
-import type { DisruptionMethod, MethodPolicy } from './method.ts';
+import { type CommandMethod, type DisruptionMethod, expirationMethod } from './method.ts';
 import { multiNodeConsolidation } from './multi-node.ts';
 import { repackConsolidation } from './repack.ts';
 import { singleNodeConsolidation } from './single-node.ts';
@@ -15,7 +17,9 @@ import { staticDrift } from './static-drift.ts';
 // The registry of voluntary disruption methods: each is one file declaring its name, budget
 // reason, order and policy, and one line here. Its name is one of the command record's
 // (state/command-record.ts), which the decisions, the simulator and the benchmark's tallies use;
-// the registry holds exactly one method of each (methods.test.ts).
+// the registry holds exactly one method of each (methods.test.ts). A record read back names its
+// method: it is resolved here to the method object (the registry's, or expiration's), whose rules
+// the commands in flight follow.
 
 const REGISTERED = [
   emptiness,
@@ -36,37 +40,36 @@ export const METHOD_NAMES = METHODS.map((m) => m.name) as [DisruptionMethodName,
 
 export { COMMAND_METHODS, type CommandMethodName, type DisruptionMethodName };
 
-/** The method of this name, or undefined (expiration, or a name no method has). */
-export function methodNamed(name: string): DisruptionMethod<DisruptionMethodName> | undefined {
-  return METHODS.find((m) => m.name === name);
-}
+/** Every method a command record may name, by name: the registry's and expiration. */
+const RECORDED: ReadonlyMap<string, CommandMethod> = new Map(
+  [...METHODS, expirationMethod].map((m) => [m.name, m]),
+);
 
-/** The policy of the method of this name; undefined for expiration. */
-export function policyOf(name: string): MethodPolicy | undefined {
-  return methodNamed(name)?.policy;
-}
-
-/** Whether a command of this method is consolidation's (its savings compete, it is simulated again). */
-export function isConsolidationCommand(name: string): boolean {
-  return policyOf(name)?.validation === 'simulateAgain';
-}
-
-/** A command named a method the registry does not list (a method file not added to methods.ts). */
+/**
+ * A command record names a method this version does not know (a newer version's, say, or a
+ * method file not added to the registry).
+ */
 export class UnknownDisruptionMethodError extends FlotillaError {
   readonly code = 'UnknownDisruptionMethod';
 
-  constructor(readonly method: string) {
-    super(`disruption method "${method}" is not in the registry; add its line to methods.ts`);
+  constructor(
+    readonly commandId: string,
+    readonly method: string,
+  ) {
+    super(
+      `disruption command ${commandId} names method "${method}", which this version does not know (known: ${[...RECORDED.keys()].join(', ')}): the command is left as it is, its NodeClaims still in it; let the version that wrote it finish it, or remove the ${COMMAND_ANNOTATION} annotation from its NodeClaims`,
+    );
   }
 }
 
 /**
- * A command's method as decisions and records name it.
- * @throws UnknownDisruptionMethodError for a name no registered method has.
+ * The method a command record read back names, as an object: a method of the registry or
+ * expiration. A name this version does not know is an UnknownDisruptionMethodError (a value):
+ * the record is then left alone, neither finished nor undone, and its NodeClaims stay in the
+ * command for every other reader of the records.
  */
-export function commandMethodName(name: string): CommandMethodName {
-  if (name === 'expiration') return name;
-  const method = methodNamed(name);
-  if (method === undefined) throw new UnknownDisruptionMethodError(name);
-  return method.name;
+export function recordedMethod(
+  record: Pick<CommandRecord, 'id' | 'method'>,
+): CommandMethod | UnknownDisruptionMethodError {
+  return RECORDED.get(record.method) ?? new UnknownDisruptionMethodError(record.id, record.method);
 }

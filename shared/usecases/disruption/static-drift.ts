@@ -91,7 +91,7 @@ export function planStaticDrift(
     }
     for (const c of drifted.slice(0, room.count)) {
       commands.push({
-        method: 'static-drift',
+        method: staticDrift,
         reason: 'Drifted',
         candidates: [c],
         replacements: [planned.plan],

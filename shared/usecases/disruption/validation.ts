@@ -1,14 +1,10 @@
 import type { NodeClaimPlan } from '../../core/index.ts';
 import type { CandidateSet } from './candidates.ts';
-import type {
-  DisruptionCandidate,
-  DisruptionCommand,
-  DisruptionMethod,
-  SimulateScheduling,
-} from './method.ts';
+import type { DisruptionCandidate, DisruptionCommand, SimulateScheduling } from './method.ts';
 
 // The check a graceful command (emptiness, consolidation) passes after its validation wait, as
-// Karpenter's validator: its candidates, read again, must all still be candidates for the method
+// Karpenter's validator, and every command on the API server's objects (confirm-command.ts), by its
+// method's validation policy: its candidates, read again, must all still be candidates for the method
 // (not deleted, not nominated, not blocked, within their NodePool's budget); a consolidation is
 // simulated again on that read and must come out as the same command: a delete still a delete, as
 // many new nodes as the command launches, and every instance type the command may launch still
@@ -37,8 +33,8 @@ export type Validation =
     };
 
 export interface ValidateInput {
+  /** The command as decided; its method says how it is validated. */
   readonly command: DisruptionCommand;
-  readonly method: DisruptionMethod;
   /** The candidates as the read after the wait makes them. */
   readonly fresh: CandidateSet;
   /** Per NodePool, how many nodes its budgets allow for the command's reason now. */
@@ -50,10 +46,11 @@ export interface ValidateInput {
 
 /** Whether `command` still holds on the cluster as read again, and the command to carry out. */
 export function validateCommand(input: ValidateInput): Validation {
-  const { command, method } = input;
+  const { command } = input;
+  const { validation } = command.method.policy;
   const checked = checkCandidates(input);
   const invalid = (why: string): Validation => ({ kind: 'invalid', why, failed: command.candidates.length });
-  if (method.policy.validation === 'keepValid') {
+  if (validation === 'keepValid') {
     if (checked.valid.length === 0) {
       const [first, ...more] = checked.dropped;
       if (first === undefined) return invalid('the command has no candidates');
@@ -65,7 +62,7 @@ export function validateCommand(input: ValidateInput): Validation {
   const first = checked.dropped[0];
   if (first !== undefined) return invalid(`nodeClaim ${first.nodeClaim} ${first.why}`);
   const fresh: DisruptionCommand = { ...command, candidates: checked.valid };
-  if (method.policy.validation !== 'simulateAgain') return { kind: 'valid', command: fresh, dropped: [] };
+  if (validation !== 'simulateAgain') return { kind: 'valid', command: fresh, dropped: [] };
   // Simulated as the command was decided (a single node re-planned onto one new node stays so).
   const why = simulatedAgain(command, input.simulate(checked.valid, command.simulation));
   return why === undefined ? { kind: 'valid', command: fresh, dropped: [] } : invalid(why);
@@ -108,10 +105,11 @@ function whyNot(
       ? 'is no longer a disruption candidate'
       : `is no longer a candidate: ${excluded}`;
   }
-  if (!input.method.shouldDisrupt(candidate, input.nowMs)) {
+  const { method } = input.command;
+  if (!method.shouldDisrupt(candidate, input.nowMs)) {
     const blocker = candidate.blockers[0];
     return blocker === undefined
-      ? `is no longer a candidate for ${input.command.method}`
+      ? `is no longer a candidate for ${method.name}`
       : `is blocked now: ${blocker.why}`;
   }
   const pool = candidate.nodePool.pool.name;

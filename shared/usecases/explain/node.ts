@@ -260,7 +260,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     const beforeAssumed = candidatesAssumed(next.candidates).size > 0;
     const afterAssumed = (next.replacementsAssumed ?? []).length > 0;
     const disruption: ExplainedDisruption = {
-      method: next.method,
+      method: next.method.name,
       reason: next.reason,
       action: next.replacements.length === 0 ? 'delete' : 'replace',
       nodeClaims: next.candidates.map((c) => c.nodeClaim.name),
@@ -308,7 +308,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
 /** A command as explain names it: `method (reason) would delete nodeClaims a, b`. */
 function describeCommand(command: DisruptionCommand): string {
   const action = command.replacements.length === 0 ? 'delete' : 'replace';
-  return `${command.method} (${command.reason}) would ${action} nodeClaims ${command.candidates.map((c) => c.nodeClaim.name).join(', ')}`;
+  return `${command.method.name} (${command.reason}) would ${action} nodeClaims ${command.candidates.map((c) => c.nodeClaim.name).join(', ')}`;
 }
 
 function excludedCode(why: string): NodeReasonCode {

@@ -7,9 +7,9 @@ import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 // NodeClaims alone, so a crash at any step leaves a command the next pass finishes or undoes.
 
 /**
- * What a command record and a decision name: a voluntary disruption method (the registry in
- * disruption/methods.ts has one method of each such name, in the controller's order) or forceful
- * expiration.
+ * What this version's command records and decisions name: a voluntary disruption method (the
+ * registry in disruption/methods.ts has one method of each such name, in the controller's order) or
+ * forceful expiration.
  */
 export const COMMAND_METHODS = [
   'emptiness',
@@ -29,7 +29,10 @@ export const COMMAND_ANNOTATION = 'flotilla.io/disruption-command';
 
 const recordSchema = z.object({
   id: z.string().min(1),
-  method: z.enum(COMMAND_METHODS),
+  // Any name: the disruption controller resolves it to its method where it reads the record back,
+  // and leaves a record whose method it does not know alone (a newer version's, say). Read here as
+  // a record all the same, its NodeClaims are in a command for every reader.
+  method: z.string().min(1),
   reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
   candidates: z.array(z.string().min(1)).min(1),
   replacements: z.array(z.string().min(1)),

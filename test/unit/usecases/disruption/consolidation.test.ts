@@ -167,7 +167,7 @@ describe('single-node consolidation', () => {
       context([]),
     );
     expect(command).toMatchObject({
-      method: 'single-node',
+      method: singleNodeConsolidation,
       reason: 'Underutilized',
       replacements: [],
       podsMoved: 1,
@@ -487,7 +487,7 @@ describe('repack', () => {
       replacements: [replacementOf([xlarge], ['on-demand']), replacementOf([xlarge], ['on-demand'])],
     });
     const [command] = repackConsolidation.computeCommands(four, all(4), simulate, context([xlarge]));
-    expect(command).toMatchObject({ method: 'repack', reason: 'Underutilized', podsMoved: 4 });
+    expect(command).toMatchObject({ method: repackConsolidation, reason: 'Underutilized', podsMoved: 4 });
     expect(command?.candidates).toHaveLength(4);
     expect(command?.replacements).toHaveLength(2);
     // Two candidates for two new nodes is no repack (and one for one is single-node's).
@@ -533,7 +533,7 @@ describe('repack', () => {
     });
     const big = node('big', 0.768, { type: 'm5.4xlarge', pods: 4 });
     const [command] = repackConsolidation.computeCommands([big], all(1), simulate, context([xlarge, large]));
-    expect(command).toMatchObject({ method: 'repack', podsMoved: 4 });
+    expect(command).toMatchObject({ method: repackConsolidation, podsMoved: 4 });
     expect(command?.replacements.map((r) => r.instanceTypes[0]?.name)).toEqual(['m5.xlarge', 'm5.large']);
     // The same plan for a node that costs less than it: nothing.
     const small = node('small', 0.25, { type: 'm5.2xlarge', pods: 4 });
@@ -585,7 +585,8 @@ describe('properties', () => {
           for (const command of method.computeCommands(candidates, all(budget), simulate, context(types))) {
             expect(command.candidates.length).toBeLessThanOrEqual(budget);
             // Karpenter's methods plan one replacement at most; repack as many as its pods need.
-            if (command.method !== 'repack') expect(command.replacements.length).toBeLessThanOrEqual(1);
+            expect(command.method).toBe(method);
+            expect(command.replacements.length).toBeLessThanOrEqual(method.consolidation.maxReplacements);
             // Every pod of the candidates has a place: none of them was stuck in the simulation.
             expect(command.candidates.some((c) => stuck.includes(c.nodeClaim.name))).toBe(false);
             const before = command.candidates.reduce((s, c) => s + (c.pricePerHour ?? 0), 0);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type InstanceType, Label } from '../../../../shared/core/index.ts';
 import { decisionForCommand } from '../../../../shared/usecases/disruption/describe.ts';
 import type { DisruptionCommand } from '../../../../shared/usecases/disruption/index.ts';
+import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { instanceType } from '../provisioning/builders.ts';
 import { candidate, replacement, schedulingInputOf } from './builders.ts';
 
@@ -28,7 +29,7 @@ function decisionWith(types: readonly InstanceType[], capacityType: 'on-demand' 
   const offeredAt = (t: InstanceType | undefined) =>
     t?.offerings.find((o) => o.capacityType === capacityType)?.priceUsdPerHour ?? 0;
   const command: DisruptionCommand = {
-    method: 'single-node',
+    method: singleNodeConsolidation,
     reason: 'Underutilized',
     candidates: [{ ...old, pricePerHour: offeredAt(xlarge) }],
     replacements: [

@@ -123,7 +123,7 @@ describe('drift.computeCommands', () => {
   ])('picks %s', (_, candidates, expected) => {
     const commands = drift.computeCommands(candidates, all(1), simulation({ unschedulableOn: ['stuck'] }));
     expect(chosen(commands)).toEqual([[expected]]);
-    expect(commands[0]).toMatchObject({ method: 'drift', reason: 'Drifted' });
+    expect(commands[0]).toMatchObject({ method: drift, reason: 'Drifted' });
   });
 
   it.each<[string, DisruptionCandidate[], ReadonlyMap<string, number>]>([

@@ -95,7 +95,7 @@ describe('emptiness.computeCommands', () => {
     ];
     const commands = emptiness.computeCommands(candidates, new Map(Object.entries(allowed)), simulate);
     expect(commands).toHaveLength(1);
-    expect(commands[0]).toMatchObject({ method: 'emptiness', reason: 'Empty', replacements: [] });
+    expect(commands[0]).toMatchObject({ method: emptiness, reason: 'Empty', replacements: [] });
     expect(names(commands[0]?.candidates ?? [])).toEqual(chosen);
   });
 

@@ -13,6 +13,8 @@ import {
   nodePoolDisruptionBlocked,
 } from '../../../../shared/usecases/disruption/events.ts';
 import type { DisruptionCommand } from '../../../../shared/usecases/disruption/method.ts';
+import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
+import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { boundPod, candidate, clusterNode, pool, replacement } from './builders.ts';
 import { pass, threeNodes } from './pass-world.ts';
 
@@ -78,13 +80,13 @@ describe('do-not-disrupt pod Events', () => {
 
 describe('consolidation command Events', () => {
   const replace: DisruptionCommand = {
-    method: 'single-node',
+    method: singleNodeConsolidation,
     reason: 'Underutilized',
     candidates: [{ ...candidate('big'), pricePerHour: 0.4 }],
     replacements: [replacement('small')],
   };
   const remove: DisruptionCommand = {
-    method: 'multi-node',
+    method: multiNodeConsolidation,
     reason: 'Underutilized',
     candidates: [
       { ...candidate('a'), pricePerHour: 0.1 },
@@ -158,14 +160,14 @@ describe('Balanced consolidation Events', () => {
     uid: `uid-${name}`,
   });
   const single: DisruptionCommand = {
-    method: 'single-node',
+    method: singleNodeConsolidation,
     reason: 'Underutilized',
     candidates: [{ ...candidate('big', { nodePool: balancedPool('web') }), pricePerHour: 0.4 }],
     replacements: [replacement('small', 'web')],
     balanced: [{ nodePool: 'web', ...verdict }],
   };
   const several: DisruptionCommand = {
-    method: 'multi-node',
+    method: multiNodeConsolidation,
     reason: 'Underutilized',
     candidates: [
       { ...candidate('a', { nodePool: balancedPool('web') }), pricePerHour: 0.1 },

@@ -5,40 +5,50 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { Confirmation } from '../../../../shared/usecases/disruption/confirm.ts';
-import { progressCommands } from '../../../../shared/usecases/disruption/in-flight.ts';
+import { progressCommands, removeStaleMarks } from '../../../../shared/usecases/disruption/in-flight.ts';
 import type { PassView } from '../../../../shared/usecases/disruption/pass-view.ts';
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import type { ClusterState } from '../../../../shared/usecases/state/cluster-state.ts';
-import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
+import {
+  COMMAND_ANNOTATION,
+  type CommandRecord,
+  encodeCommand,
+  pendingReplacements,
+} from '../../../../shared/usecases/state/command-record.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 
 // A command still in flight is repeated by every pass (its marks and its launch request), and a
 // repeat writes only what a read shows missing: a Node that shows the taint is not written again.
 
-const record = {
+const record: CommandRecord = {
   id: 'c1',
-  method: 'single-node' as const,
-  reason: 'Underutilized' as const,
+  method: 'single-node',
+  reason: 'Underutilized',
   candidates: ['a', 'b'],
   replacements: ['r1'],
   startedAt: iso(T0),
 };
 
-function view(nodes: readonly ClusterNode[]) {
+function view(nodes: readonly ClusterNode[], carried: CommandRecord = record) {
   const clock = makeManualClock(new Date(T0 + 60_000));
   const memory = makeMemoryCluster({ clock });
   const written: string[] = [];
+  /** Every write to the cluster, patches or not. */
+  const writes: string[] = [];
   const metadata: [string, unknown][] = [];
+  const logged: Record<string, unknown>[] = [];
+  const decisions: unknown[] = [];
   let claims: ClusterNodeClaim[] = [];
   const cluster = watched(memory, (method, args) => {
     if (method.startsWith('patch')) written.push(`${method} ${String(args[0])}`);
+    if (/^(create|patch|delete|evict|record)/.test(method)) writes.push(`${method} ${String(args[0])}`);
     if (method === 'patchNodeClaimMetadata') metadata.push([String(args[0]), args[1]]);
     // The API server has the NodeClaims the pass listed.
     if (method === 'nodeClaim') return Promise.resolve(claims.find((c) => c.name === args[0]));
     return undefined;
   });
-  const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(record) } };
+  const marked = { annotations: { [COMMAND_ANNOTATION]: encodeCommand(carried) } };
   const reason = condition(NodeClaimConditionType.disruptionReason, 'True', T0, 'Underutilized');
   claims = [
     nodeClaim('a', { ...marked, conditions: [...READY_CONDITIONS, reason] }),
@@ -54,7 +64,7 @@ function view(nodes: readonly ClusterNode[]) {
       requestLaunch: async (names) => {
         launches.push([...names]);
       },
-      logger: makeLogger({}, { sink: () => {} }),
+      logger: makeLogger({}, { sink: (line) => logged.push(JSON.parse(line) as Record<string, unknown>) }),
     },
     state: { nodes } as unknown as ClusterState,
     claims,
@@ -63,7 +73,7 @@ function view(nodes: readonly ClusterNode[]) {
     classes: new Map(),
     leaseToken: 1,
     nowMs: clock.now().getTime(),
-    record: () => {},
+    record: (decision) => decisions.push(decision),
     confirmation: () =>
       new Confirmation(cluster, { state: passView.state, claims, input: undefined }, (c) => ({ view: c }), {
         nowMs: passView.nowMs,
@@ -72,8 +82,11 @@ function view(nodes: readonly ClusterNode[]) {
   return {
     passView,
     written,
+    writes,
     launches,
     metadata,
+    logged,
+    decisions,
     /** The API server no longer has the NodeClaim. */
     drop: (name: string) => {
       claims = claims.filter((c) => c.name !== name);
@@ -107,5 +120,37 @@ describe('a disruption command in flight, repeated by the next pass', () => {
         ['b', failedAt],
       ]),
     );
+  });
+});
+
+describe('a disruption command whose record names a method this version does not know', () => {
+  const unknown: CommandRecord = { ...record, method: 'defragment' };
+
+  it('is left as it is, even with its replacement gone, and logged with what to do', async () => {
+    const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')], unknown);
+    w.drop('r1');
+    const withoutReplacement = { ...w.passView, claims: w.passView.claims.filter((c) => c.name !== 'r1') };
+    // Looked at, not acted on: a known method's command here is undone (above).
+    expect(await progressCommands(withoutReplacement)).toBe(1);
+    expect(w.writes).toEqual([]);
+    expect(w.launches).toEqual([]);
+    expect(w.decisions).toEqual([]);
+    expect(w.logged).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        message: 'disruption command left alone',
+        commandId: 'c1',
+        method: 'defragment',
+        error: expect.stringMatching(/names method "defragment", which this version does not know/),
+      }),
+    ]);
+  });
+
+  it('keeps its NodeClaims in the command: its replacement waits for it, its candidates keep their marks', async () => {
+    const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')], unknown);
+    // Not a NodeClaim free for another command (the replacement is no empty node to reclaim).
+    expect(pendingReplacements(w.passView.claims)).toEqual(new Set(['r1']));
+    await removeStaleMarks(w.passView);
+    expect(w.writes).toEqual([]);
   });
 });

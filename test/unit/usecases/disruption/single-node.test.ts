@@ -8,6 +8,8 @@ import type {
   MethodContext,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/method.ts';
+import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
+import { repackConsolidation } from '../../../../shared/usecases/disruption/repack.ts';
 import {
   evaluateSingleNode,
   singleNodeConsolidation,
@@ -79,7 +81,7 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
       simulate,
       context,
     );
-    expect(command).toMatchObject({ method: 'single-node', reason: 'Underutilized', podsMoved: 4 });
+    expect(command).toMatchObject({ method: singleNodeConsolidation, reason: 'Underutilized', podsMoved: 4 });
     expect(command?.replacements).toHaveLength(1);
     expect(command?.replacements[0]?.instanceTypes[0]).toEqual({
       name: 'c6a.2xlarge',
@@ -93,7 +95,6 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
     if (command === undefined) return;
     const again = validateCommand({
       command,
-      method: singleNodeConsolidation,
       fresh: {
         candidates: [leftover('0%')],
         excluded: [],
@@ -144,25 +145,25 @@ describe('the consolidation command a pass acts on', () => {
   ): DisruptionCommand => ({
     method,
     reason: 'Underutilized',
-    candidates: before.map((price, i) => ({ ...candidate(`${method}-${i}`), pricePerHour: price })),
+    candidates: before.map((price, i) => ({ ...candidate(`${method.name}-${i}`), pricePerHour: price })),
     replacements: after.map((price, i) => ({
-      ...replacement(`${method}-r${i}`),
+      ...replacement(`${method.name}-r${i}`),
       instanceTypes: [{ name: 'c6a.large', priceUsdPerHour: price }],
     })),
   });
 
   it('is the one that saves most $/hour, whichever method proposed it', () => {
-    const multi = command('multi-node', [0.2, 0.2], [0.3]); // saves 0.10
-    const repack = command('repack', [0.2, 0.2, 0.2], [0.15, 0.15]); // saves 0.30
-    const single = command('single-node', [1.224], [0.306]); // saves 0.918
+    const multi = command(multiNodeConsolidation, [0.2, 0.2], [0.3]); // saves 0.10
+    const repack = command(repackConsolidation, [0.2, 0.2, 0.2], [0.15, 0.15]); // saves 0.30
+    const single = command(singleNodeConsolidation, [1.224], [0.306]); // saves 0.918
     expect(mostSaving([multi, repack, single])).toBe(single);
     expect(mostSaving([multi, repack])).toBe(repack);
     expect(mostSaving([])).toBeUndefined();
   });
 
   it('is the first in the methods order on a tie', () => {
-    const multi = command('multi-node', [0.4], [0.2]);
-    const single = command('single-node', [0.3], [0.1]);
+    const multi = command(multiNodeConsolidation, [0.4], [0.2]);
+    const single = command(singleNodeConsolidation, [0.3], [0.1]);
     expect(mostSaving([multi, single])).toBe(multi);
   });
 });

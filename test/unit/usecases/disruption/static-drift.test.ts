@@ -94,7 +94,7 @@ describe('staticDrift.computeCommands', () => {
     );
     expect(names(commands)).toEqual([['early'], ['mid']]);
     for (const command of commands) {
-      expect(command).toMatchObject({ method: 'static-drift', reason: 'Drifted' });
+      expect(command).toMatchObject({ method: staticDrift, reason: 'Drifted' });
       expect(command.replacements).toHaveLength(1);
       expect(command.replacements[0]?.nodePoolName).toBe('fixed');
       // The cheapest type the pool admits first, as a static replica launches.

@@ -70,7 +70,7 @@ const consolidate = (
   replacements: readonly NodeClaimPlan[] = [],
 ) =>
   ({
-    method: 'single-node',
+    method: singleNodeConsolidation,
     reason: 'Underutilized',
     candidates,
     replacements,
@@ -78,7 +78,6 @@ const consolidate = (
 
 function validate(o: Partial<ValidateInput> & Pick<ValidateInput, 'command'>) {
   return validateCommand({
-    method: singleNodeConsolidation,
     fresh: fresh(o.command.candidates),
     allowed: new Map([['default', 10]]),
     simulate: simulation(),
@@ -215,13 +214,13 @@ describe('a consolidation command validated after its wait', () => {
 
 describe('an emptiness command validated after its wait', () => {
   const command = (candidates: readonly DisruptionCandidate[]): DisruptionCommand => ({
-    method: 'emptiness',
+    method: emptiness,
     reason: 'Empty',
     candidates,
     replacements: [],
   });
   const [a, b, c, d] = [empty('a'), empty('b'), empty('c'), empty('d')];
-  const base = { method: emptiness, simulate: simulation() };
+  const base = { simulate: simulation() };
 
   it('keeps the candidates still empty and within budget, and drops the others', () => {
     const withPod = { ...b, reschedulablePods: [boundPod('arrived')] };
@@ -345,7 +344,7 @@ describe('pending pods in the disruption simulation', () => {
       },
     };
     expect(drift.computeCommands([drifted], new Map([['default', 1]]), simulate)).toEqual([
-      expect.objectContaining({ method: 'drift', replacements: [] }),
+      expect.objectContaining({ method: drift, replacements: [] }),
     ]);
   });
 
