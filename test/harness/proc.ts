@@ -127,7 +127,13 @@ export function isAlive(pid: number): boolean {
  */
 export async function stopDaemons(runDir: string, graceMs = 5_000): Promise<void> {
   if (!fs.existsSync(runDir)) return;
-  const pidDirs = [runDir, ...fs.readdirSync(runDir).filter((f) => /^worker-\d+$/.test(f)).map((f) => path.join(runDir, f))]
+  const pidDirs = [
+    runDir,
+    ...fs
+      .readdirSync(runDir)
+      .filter((f) => /^worker-\d+$/.test(f))
+      .map((f) => path.join(runDir, f)),
+  ]
     .map((dir) => path.join(dir, 'pids'))
     .filter((dir) => fs.existsSync(dir));
   const pids = pidDirs
