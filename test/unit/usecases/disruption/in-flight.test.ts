@@ -10,6 +10,7 @@ import type { PassView } from '../../../../shared/usecases/disruption/pass-view.
 import { SPOT_FAILED_ANNOTATION } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import type { ClusterState } from '../../../../shared/usecases/state/cluster-state.ts';
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 
@@ -55,6 +56,7 @@ function view(nodes: readonly ClusterNode[]) {
         launches.push([...names]);
       },
       logger: makeLogger({}, { sink: () => {} }),
+      metrics: quietMetrics,
     },
     state: { nodes } as unknown as ClusterState,
     claims,
