@@ -16,10 +16,11 @@ import type { Cluster } from '../../shared/ports/cluster.ts';
 import { summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
+import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
-// the environment, SDK clients, the API server (found with eks:DescribeCluster unless set), the
-// Cluster and Cloud adapters.
+// the environment, the logger and the metrics sink beside it, SDK clients, the API server (found
+// with eks:DescribeCluster unless set), the Cluster and Cloud adapters.
 
 /** The clusterSize a local run without FLOTILLA_CLUSTER_SIZE reads summaries for (the stack's default). */
 const DEFAULT_SUMMARY_SIZE = { nodes: 500, pods: 10_000 };
@@ -89,6 +90,8 @@ const DEADLINE_MARGIN_MS = 5_000;
 
 export interface Wiring {
   readonly logger: Logger;
+  /** Where the metrics of decisions go: EMF lines beside the logger's, with the cluster as dimension. */
+  readonly metrics: MetricsPublisher;
   readonly clients: AwsClients;
   readonly sqs: SQSClient;
   /** The API server, its CA and the cluster's Kubernetes version. */
@@ -116,6 +119,7 @@ export async function wire(
   const clusterName = config[EnvVar.clusterName];
   const region = config.AWS_REGION;
   const logger = makeLogger({ lambda, cluster: clusterName }, { level: config[EnvVar.logLevel] });
+  const metrics = makeEmfMetrics({ cluster: clusterName, fields: { lambda, cluster: clusterName } });
   const clients = makeAwsClients({ region, logger });
   const access = await clusterAccess(config, logger);
   const kubeConfig = makeKubeConfig(
@@ -180,6 +184,7 @@ export async function wire(
   };
   return {
     logger,
+    metrics,
     clients,
     sqs,
     access,

@@ -32,7 +32,7 @@ const config = loadEnv('disruption', process.env, {
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, clients, sqs, cluster, cloud, deadlineMs, withDeadline } = await wire(
+const { logger, metrics, clients, sqs, cluster, cloud, deadlineMs, withDeadline } = await wire(
   'disruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -56,7 +56,7 @@ export const handler = withDeadline(
   makeDisruptionHandler({
     clusterName,
     ...setUpDisruption(
-      { cluster, cloud, leases, clock: systemClock, sleep, logger, terminationQueue, requestLaunch },
+      { cluster, cloud, leases, clock: systemClock, sleep, logger, metrics, terminationQueue, requestLaunch },
       {
         leaseName: `disruption#${clusterName}`,
         deadlineMs,

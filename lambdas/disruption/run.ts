@@ -86,7 +86,7 @@ async function askForPasses(
     });
     return;
   }
-  writeDecision(deps.logger, {
+  writeDecision(deps, {
     kind: 'schedulePasses',
     reason: `a pass every ${between.intervalSeconds} s; the schedule fires once a minute`,
     intervalSeconds: between.intervalSeconds,

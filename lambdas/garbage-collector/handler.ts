@@ -15,7 +15,7 @@ const config = loadEnv('garbage-collector', process.env, {
 });
 
 // Built once per cold start.
-const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, metrics, clients, sqs, cluster, cloud, withDeadline } = await wire(
   'garbage-collector',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -34,6 +34,7 @@ export const handler = withDeadline(
         cluster,
         cloud,
         logger,
+        metrics,
         clock: systemClock,
         requestTermination: viaQueue(queue),
         impairedInstances: makeImpairedInstanceReader(clients.ec2),

@@ -17,7 +17,7 @@ const config = loadEnv('interruption', process.env, {
 });
 
 // Built once per cold start.
-const { logger, clients, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, metrics, clients, sqs, cluster, cloud, withDeadline } = await wire(
   'interruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -48,6 +48,7 @@ export const handler = withDeadline(
         cloud,
         terminationQueue,
         logger,
+        metrics,
         ...(reportDeletion === undefined ? {} : { reportDeletion }),
         eventLeases: {
           store: new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]),

@@ -23,7 +23,7 @@ const config = loadEnv('provisioner', process.env, {
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, clients, sqs, access, cluster, cloud, withDeadline } = await wire(
+const { logger, metrics, clients, sqs, access, cluster, cloud, withDeadline } = await wire(
   'provisioner',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -50,6 +50,7 @@ export const handler = withDeadline(
         clock: systemClock,
         sleep,
         logger,
+        metrics,
         nodeClassResolver: makeNodeClassResolver({
           ec2: clients.ec2,
           ssm: clients.ssm,

@@ -13,7 +13,7 @@ const config = loadEnv('termination', process.env, {
 });
 
 // Built once per cold start.
-const { logger, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, metrics, sqs, cluster, cloud, withDeadline } = await wire(
   'termination',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -31,6 +31,7 @@ export const handler = withDeadline(
       cluster,
       cloud,
       logger,
+      metrics,
       terminationQueue: makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]),
       clock: systemClock,
       sleep: (ms) => sleep(ms),

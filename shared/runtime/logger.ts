@@ -8,7 +8,8 @@ export type LogFields = Readonly<Record<string, unknown>>;
 
 /**
  * The one structured logger: each call writes one JSON line with `level`, `time`, `message` and
- * the given fields. Messages are fixed strings; what varies goes into fields.
+ * the given fields. Messages are fixed strings; what varies goes into fields. Metrics do not go
+ * through it: they have their own sink beside it (metrics-sink.ts), with its own clock.
  */
 export interface Logger {
   debug(message: string, fields?: LogFields): void;
@@ -19,13 +20,6 @@ export interface Logger {
   child(fields: LogFields): Logger;
   /** The fields it adds to every line (e.g. `cluster`, `lambda`), its children's included. */
   readonly fields: LogFields;
-  /** Its clock: what the `time` of its lines reads. */
-  now(): Date;
-  /**
-   * Writes one line of `fields` whatever the logger's level, with message `metrics` (a metric
-   * document in CloudWatch's Embedded Metric Format: no log level may drop metrics).
-   */
-  metrics(fields: LogFields): void;
 }
 
 export interface LoggerOptions {
@@ -40,10 +34,8 @@ export function makeLogger(fields: LogFields = {}, options: LoggerOptions = {}):
   const threshold = rank[options.level ?? 'info'];
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? (() => new Date());
-  const line = (level: LogLevel, message: string, extra?: LogFields) =>
-    sink(JSON.stringify({ level, time: now().toISOString(), message, ...fields, ...extra }, errorReplacer));
   const write = (level: LogLevel, message: string, extra?: LogFields) => {
-    if (rank[level] >= threshold) line(level, message, extra);
+    if (rank[level] >= threshold) sink(toLogLine(level, now(), message, { ...fields, ...extra }));
   };
   return {
     debug: (message, extra) => write('debug', message, extra),
@@ -52,9 +44,15 @@ export function makeLogger(fields: LogFields = {}, options: LoggerOptions = {}):
     error: (message, extra) => write('error', message, extra),
     child: (more) => makeLogger({ ...fields, ...more }, options),
     fields,
-    now,
-    metrics: (extra) => line('info', 'metrics', extra),
   };
+}
+
+/**
+ * One JSON line as the logger writes it: `level`, `time`, `message`, then `fields`. Errors keep
+ * their name, message and cause; bigints become strings.
+ */
+export function toLogLine(level: LogLevel, time: Date, message: string, fields: LogFields): string {
+  return JSON.stringify({ level, time: time.toISOString(), message, ...fields }, errorReplacer);
 }
 
 /** Errors serialise as name, message and cause chain instead of `{}`. */

@@ -7,6 +7,7 @@ import type { NodeClassResolver } from '../ports/cloud.ts';
 import type { LeaseStore } from '../ports/lease.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { SchedulingPolicy } from '../runtime/scheduling-policy.ts';
+import type { MetricsSink } from '../usecases/decisions/decision.ts';
 import { setUpDisruption } from '../usecases/disruption/setup.ts';
 import { setUpGarbageCollector } from '../usecases/garbage-collection/setup.ts';
 import { handleInterruptionBatch } from '../usecases/interruption/driver.ts';
@@ -55,6 +56,8 @@ export interface ControllersOptions {
   readonly cluster: MemoryCluster;
   readonly cloud: MemoryCloud;
   readonly logger: Logger;
+  /** Where the decisions' metrics go (the decision recorder's sink). */
+  readonly metrics: MetricsSink;
   readonly leases: LeaseStore;
   readonly resolver: NodeClassResolver;
   readonly terminationQueue: MemoryTerminationQueue;
@@ -86,7 +89,7 @@ export interface Controllers {
 }
 
 export function makeControllers(options: ControllersOptions): Controllers {
-  const { clock, cluster, cloud, logger, leases, resolver, terminationQueue, inbox } = options;
+  const { clock, cluster, cloud, logger, metrics, leases, resolver, terminationQueue, inbox } = options;
   const startMs = clock.now().getTime();
   const lastReasons = new Map<string, readonly string[]>();
   const claimDeleteReasons = new Map<string, string>();
@@ -104,7 +107,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const disrupted: SimDisruption[] = [];
   const requestTermination = viaQueue(terminationQueue);
   // What the provisioner and the disruption pass are built with in the Lambdas.
-  const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger };
+  const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger, metrics };
   const solveOptions =
     options.schedulingPolicy === undefined ? {} : { solveOptions: options.schedulingPolicy };
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
@@ -197,7 +200,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         else logger.warn('interruption message rejected', { messageId, problem: parsed.problem });
       }
       const { failed } = await handleInterruptionBatch(
-        setUpInterruption({ cluster, cloud, terminationQueue, logger }),
+        setUpInterruption({ cluster, cloud, terminationQueue, logger, metrics }),
         items,
       );
       inbox.push(...batch.filter((m) => failed.includes(m.messageId)));
@@ -248,7 +251,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
    */
   function terminationController(): Controller {
     const drive = (sleep: (ms: number) => Promise<void>) =>
-      setUpTermination({ cluster, cloud, logger, terminationQueue, clock, sleep });
+      setUpTermination({ cluster, cloud, logger, metrics, terminationQueue, clock, sleep });
     /** The NodeClaim each invocation drives, by invocation key. */
     const running = new Map<string, string>();
     const inFlight = (nodeClaim: string) => [...running.values()].includes(nodeClaim);
@@ -299,7 +302,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       while (nextRepairMs <= now.getTime()) nextRepairMs += TERMINATION_SWEEP_MS;
       // The pass at the tick's time, as the schedule fires it.
       const { repair: repairPass } = setUpGarbageCollector(
-        { cluster, cloud, logger, clock: { now: () => now }, requestTermination },
+        { cluster, cloud, logger, metrics, clock: { now: () => now }, requestTermination },
         { nodeRepair: true },
       );
       if (repairPass === undefined) return;

@@ -1,26 +1,31 @@
 import type { Clock } from '../ports/clock.ts';
 import { type LogFields, type Logger, makeLogger } from '../runtime/logger.ts';
 import type { MetricPoint } from '../runtime/metrics.ts';
-import { observeDecisions, toDecisionLine } from '../usecases/decisions/decision.ts';
+import { makeEmfMetrics } from '../runtime/metrics-sink.ts';
+import { type MetricsSink, toDecisionLine } from '../usecases/decisions/decision.ts';
 
-// The simulator's decision log: Flotilla's decisions as the use cases made them (values handed over
-// by observeDecisions, not log text read back) and what the simulated world did in their place
-// (EC2 warning of and reclaiming spot instances), each with its virtual time.
+// The simulator's decision log: Flotilla's decisions as the use cases made them (values handed to
+// the metrics sink's observer, not log text read back) and what the simulated world did in their
+// place (EC2 warning of and reclaiming spot instances), each with its virtual time.
 
-/** What the use cases write: a Logger, and every decision written through it is recorded. */
+/** What the use cases write to: a Logger and a metrics sink that records every decision written. */
 export interface DecisionRecorder {
   /** The log entries so far, in order: `atMs`, `level`, `time`, `message`, then the fields. */
   readonly entries: readonly Readonly<Record<string, unknown>>[];
   /**
-   * The metric points of those decisions, in order: what the Lambdas write as EMF beside each
-   * decision's line (the same function, decisionMetrics), for the report and dashboard to chart.
+   * The metric points of those decisions, in order: what the Lambdas publish as EMF beside each
+   * decision's line (the same function, toMetricPoints), for the report and dashboard to chart.
    */
-  readonly metrics: readonly MetricPoint[];
-  /**
-   * Flotilla's logger. Its lines go to `log`; each decision written through it (or a child) is also
-   * recorded as an entry: the fields of its line (toDecisionLine) after the child loggers' fields.
-   */
+  readonly points: readonly MetricPoint[];
+  /** Flotilla's logger. Its lines go to `log`. */
   readonly logger: Logger;
+  /**
+   * Flotilla's metrics sink, on the virtual clock, under the cluster: it keeps the points in
+   * `points` and writes them to `log` as the Lambdas' EMF lines, and records each decision written
+   * as an entry: the fields of the logger its line went to (a child's included), then those of its
+   * line (toDecisionLine).
+   */
+  readonly metrics: MetricsSink;
   /**
    * What the world does in place of AWS: each line at info level or above is recorded as an entry
    * with `source: 'simulator'`. Not written to `log`: Flotilla does not write these.
@@ -30,7 +35,7 @@ export interface DecisionRecorder {
 
 export interface DecisionRecorderOptions {
   readonly clock: Clock;
-  /** Every line Flotilla writes, decisions and others, as JSON. @default dropped */
+  /** Every line Flotilla writes, decisions, metrics and others, as JSON. @default dropped */
   readonly log?: (line: string) => void;
   /** The cluster Flotilla's lines and metrics name (the metrics' `cluster` dimension). @default 'simulated' */
   readonly cluster?: string;
@@ -38,37 +43,45 @@ export interface DecisionRecorderOptions {
 
 export function makeDecisionRecorder(options: DecisionRecorderOptions): DecisionRecorder {
   const { clock } = options;
-  const base: LogFields = { component: 'flotilla', cluster: options.cluster ?? 'simulated' };
+  const cluster = options.cluster ?? 'simulated';
+  const base: LogFields = { component: 'flotilla', cluster };
   const entries: Record<string, unknown>[] = [];
-  const metrics: MetricPoint[] = [];
+  const points: MetricPoint[] = [];
   const record = (level: string, message: string, fields: LogFields) => {
     const at = clock.now();
     entries.push({ atMs: at.getTime(), level, time: at.toISOString(), message, ...base, ...fields });
   };
-  const lines = makeLogger(base, { level: 'info', now: () => clock.now(), sink: options.log ?? (() => {}) });
-  const logger = observeDecisions(lines, (decision, context, points) => {
-    const line = toDecisionLine(decision);
-    record(line.level, line.message, { ...context, ...line.fields });
-    metrics.push(...points);
-  });
-  const world = makeWorldLogger(record, { source: 'simulator' }, clock);
-  return { entries, metrics, logger, world };
+  const now = () => clock.now();
+  const { log } = options;
+  const logger = makeLogger(base, { level: 'info', now, sink: log ?? (() => {}) });
+  // The points as the Lambdas write them, only when someone reads the lines.
+  const emf = log === undefined ? undefined : makeEmfMetrics({ cluster, fields: base, now, write: log });
+  const metrics: MetricsSink = {
+    cluster,
+    now,
+    publish: (published) => {
+      points.push(...published);
+      emf?.publish(published);
+    },
+    observe: (decision, fields) => {
+      const line = toDecisionLine(decision);
+      record(line.level, line.message, { ...fields, ...line.fields });
+    },
+  };
+  const world = makeWorldLogger(record, { source: 'simulator' });
+  return { entries, points, logger, metrics, world };
 }
 
 function makeWorldLogger(
   record: (level: string, message: string, fields: LogFields) => void,
   fields: LogFields,
-  clock: Clock,
 ): Logger {
   return {
     fields,
-    now: () => clock.now(),
-    // The world measures nothing Flotilla does.
-    metrics: () => {},
     debug: () => {},
     info: (message, extra) => record('info', message, { ...fields, ...extra }),
     warn: (message, extra) => record('warn', message, { ...fields, ...extra }),
     error: (message, extra) => record('error', message, { ...fields, ...extra }),
-    child: (more) => makeWorldLogger(record, { ...fields, ...more }, clock),
+    child: (more) => makeWorldLogger(record, { ...fields, ...more }),
   };
 }

@@ -81,7 +81,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     ...(options.log === undefined ? {} : { log: options.log }),
   });
   const decisions = recorder.entries;
-  const logger = recorder.logger;
+  const { logger, metrics } = recorder;
   const cluster: MemoryCluster = makeMemoryCluster({ clock });
   const cloud: MemoryCloud = makeMemoryCloud({
     clock,
@@ -153,6 +153,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     cluster,
     cloud,
     logger,
+    metrics,
     leases: makeMemoryLeaseStore(),
     resolver: makeMemoryNodeClassResolver({ zones: scenario.zones, latestAmis: changes.latestAmis }),
     terminationQueue,
@@ -289,7 +290,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       podWaitsNotStartedMs: [...workloads.waitingMs()],
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
-      metrics: [...recorder.metrics],
+      metrics: [...recorder.points],
     };
   }
 

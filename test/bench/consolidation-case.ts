@@ -190,6 +190,7 @@ const controllers = makeControllers({
   cluster,
   cloud,
   logger: recorder.logger,
+  metrics: recorder.metrics,
   leases: makeMemoryLeaseStore(),
   resolver: makeMemoryNodeClassResolver({ zones: ZONES }),
   terminationQueue,

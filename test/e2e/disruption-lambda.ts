@@ -44,6 +44,7 @@ export function disruptionLambdaPass(
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger: e2e.logger,
+        metrics: e2e.metrics,
         terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
         requestLaunch: makeLaunchRequester({
           sqs: aws.sqs,

@@ -29,7 +29,7 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // shared with other test files.
 
 const e2e = new ProvisionerE2E('disrupt', { lifecycleLoop: false });
-const { id, logLines, logger } = e2e;
+const { id, logLines, logger, metrics } = e2e;
 const karpenter = { group: 'karpenter.sh', version: 'v1' };
 
 let sqs: SQSClient;
@@ -81,6 +81,7 @@ function disruptionPass(
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger,
+        metrics,
         terminationQueue: makeSqsTerminationQueue(disruptionAws.sqs, terminationQueueUrl),
         requestLaunch: makeLaunchRequester({
           sqs: disruptionAws.sqs,

@@ -256,7 +256,11 @@ function startSchedules(): void {
       await Promise.all(
         terminating.map((c) =>
           asLambda(server, 'termination', () =>
-            terminateNodeClaim({ cluster, cloud: terminator.cloud, logger: e2e.logger }, c.name, new Date()),
+            terminateNodeClaim(
+              { cluster, cloud: terminator.cloud, logger: e2e.logger, metrics: e2e.metrics },
+              c.name,
+              new Date(),
+            ),
           ),
         ),
       );
@@ -264,7 +268,10 @@ function startSchedules(): void {
     loop(2_000, async () => {
       if (collectorPaused) return;
       await asLambda(server, 'garbage-collector', () =>
-        collectGarbage({ cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger }, new Date()),
+        collectGarbage(
+          { cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger, metrics: e2e.metrics },
+          new Date(),
+        ),
       );
     }),
   ];
@@ -310,6 +317,7 @@ describe('kill-point matrix', () => {
             cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
             cloud: dying.wrap(collector.cloud, CLOUD_EFFECTS),
             logger: e2e.logger,
+            metrics: e2e.metrics,
           },
           new Date(),
         ),
@@ -435,6 +443,7 @@ describe('kill-point matrix', () => {
               cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
               cloud: dying.wrap(terminator.cloud, CLOUD_EFFECTS),
               logger: e2e.logger,
+              metrics: e2e.metrics,
             },
             claim.name,
             new Date(),
@@ -518,6 +527,7 @@ describe('duplicate deliveries', () => {
     const provisioner = makeProvisionerHandler({
       clusterName: CLUSTER,
       logger: e2e.logger,
+      metrics: e2e.metrics,
       provision: (holder) => e2e.run(holder, { batchIdleMs: 100, batchMaxMs: 300 }),
     });
     let invocation = 0;
@@ -561,6 +571,7 @@ describe('duplicate deliveries', () => {
         cloud: interruptionAws.cloud,
         terminationQueue: makeSqsTerminationQueue(interruptionAws.sqs, account.stack.queueUrls.termination),
         logger: e2e.logger,
+        metrics: e2e.metrics,
         eventLeases: {
           store: new DynamoLeaseStore(interruptionAws.dynamodb, TABLE),
           clusterName: CLUSTER,

@@ -45,7 +45,7 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // the controllers loop below drives the provisioner's lifecycle pass itself.
 
 const e2e = new ProvisionerE2E('interrupt', { lifecycleLoop: false });
-const { id, namespace, logLines, logger } = e2e;
+const { id, namespace, logLines, logger, metrics } = e2e;
 
 /** The account's own SQS client: it plays EventBridge and Lambda's event source mappings. */
 let sqs: SQSClient;
@@ -141,6 +141,7 @@ const interruptionHandler = invokedAs('interruption', (event) =>
       cloud: interruptionAws.cloud,
       terminationQueue: interruptionToTermination,
       logger,
+      metrics,
     }),
   )(event),
 );

@@ -15,7 +15,7 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // only this file's NodePool, as the API server is shared with other test files.
 
 const e2e = new ProvisionerE2E('repair');
-const { id, logLines, logger } = e2e;
+const { id, logLines, logger, metrics } = e2e;
 const MIN = 60_000;
 
 /** The controller adapter, showing only `pool`'s Nodes, NodeClaims and NodePool. */
@@ -94,6 +94,7 @@ it('holds repair back while 2 of 3 nodes are NotReady, then replaces the one sti
       {
         cluster: scoped(e2e.env.cluster, pool),
         logger,
+        metrics,
         impairedInstances: makeImpairedInstanceReader(collector.ec2),
       },
       new Date(),

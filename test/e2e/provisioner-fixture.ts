@@ -31,6 +31,7 @@ import {
 } from '../../shared/usecases/provisioning/setup.ts';
 import type { TerminationSweepDeps } from '../../shared/usecases/termination/driver.ts';
 import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
+import { quietMetrics, recordingMetrics } from '../fixtures/metrics.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
 import { NodeSimulator } from '../harness/node-sim.ts';
@@ -146,6 +147,8 @@ export class ProvisionerE2E {
   /** Every log line of provisioning and of the lifecycle, parsed. */
   readonly logLines: Record<string, unknown>[] = [];
   readonly logger = makeLogger({}, { level: 'info', sink: (line) => this.logLines.push(JSON.parse(line)) });
+  /** The metrics of the decisions of provisioning, the lifecycle and termination, kept. */
+  readonly metrics = recordingMetrics({ cluster: CLUSTER });
   /** Errors of lifecycle passes (each pass is retried by the next). */
   readonly lifecycleErrors: unknown[] = [];
   private readonly createdPools: string[] = [];
@@ -261,8 +264,9 @@ export class ProvisionerE2E {
         })
         .catch(ignore);
     }
-    await terminateThroughFlotilla({ cluster, cloud: termination.cloud, logger: silentLogger }, (claim) =>
-      this.createdPools.includes(claim.nodePoolName),
+    await terminateThroughFlotilla(
+      { cluster, cloud: termination.cloud, logger: silentLogger, metrics: quietMetrics },
+      (claim) => this.createdPools.includes(claim.nodePoolName),
     );
     const nodeClasses = (await cluster.nodeClasses()).items.filter((c) => classNames.includes(c.name));
     await reconcileNodeClasses(
@@ -272,6 +276,7 @@ export class ProvisionerE2E {
         leases: this.leases(),
         clock: systemClock,
         logger: silentLogger,
+        metrics: quietMetrics,
       },
       { holder: `teardown-${this.id}`, scope: 'all' },
       { nodeClasses, nodeClaims: (await cluster.nodeClaims()).items },
@@ -493,6 +498,7 @@ export class ProvisionerE2E {
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger: this.logger,
+        metrics: this.metrics,
         nodeClassResolver: account.resolver,
         ...ports,
       },
@@ -537,6 +543,7 @@ export class ProvisionerE2E {
           cluster,
           cloud: termination.cloud,
           logger: this.logger,
+          metrics: this.metrics,
           terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
           clock: systemClock,
           sleep: (ms) => sleep(ms),

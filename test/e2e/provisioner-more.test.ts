@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isConditionTrue } from '../../shared/core/index.ts';
 import type { Lease } from '../../shared/ports/lease.ts';
 import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
+import { quietMetrics } from '../fixtures/metrics.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { waitFor } from '../harness/proc.ts';
 import { silentLogger } from '../integration/aws/fixtures.ts';
@@ -399,7 +400,12 @@ describe('a static NodePool (real API server, moto, node simulator)', () => {
     );
     // Termination drains and terminates the NodeClaim it was handed; one instance is left.
     await terminateThroughFlotilla(
-      { cluster: e2e.env.cluster, cloud: e2e.env.termination.cloud, logger: silentLogger },
+      {
+        cluster: e2e.env.cluster,
+        cloud: e2e.env.termination.cloud,
+        logger: silentLogger,
+        metrics: quietMetrics,
+      },
       (claim) => terminated.includes(claim.name),
     );
     expect(await e2e.instancesOf(pool)).toHaveLength(1);

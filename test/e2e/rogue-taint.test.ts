@@ -125,7 +125,11 @@ function startLoops(): void {
       await Promise.all(
         deleting.map((c) =>
           asLambda(server, 'termination', () =>
-            terminateNodeClaim({ cluster, cloud: termination.cloud, logger: e2e.logger }, c.name, new Date()),
+            terminateNodeClaim(
+              { cluster, cloud: termination.cloud, logger: e2e.logger, metrics: e2e.metrics },
+              c.name,
+              new Date(),
+            ),
           ),
         ),
       );
@@ -144,6 +148,7 @@ function startLoops(): void {
             clock: { now: () => new Date() },
             sleep: (ms) => sleep(ms),
             logger: e2e.logger,
+            metrics: e2e.metrics,
             terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
             requestLaunch: makeLaunchRequester({
               sqs: aws.sqs,

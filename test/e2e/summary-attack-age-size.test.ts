@@ -31,7 +31,12 @@ async function collectOverSummary() {
   const listed = summaryCluster(server, 'garbage-collector', cluster, e2e.logger);
   const result = await asLambda(server, 'garbage-collector', () =>
     collectGarbage(
-      { cluster: listed, cloud: account.as('garbage-collector').cloud, logger: e2e.logger },
+      {
+        cluster: listed,
+        cloud: account.as('garbage-collector').cloud,
+        logger: e2e.logger,
+        metrics: e2e.metrics,
+      },
       new Date(),
     ),
   );

@@ -78,7 +78,10 @@ describe('garbage collection and interruption with a forged cluster summary', ()
 
     const collector = account.as('garbage-collector');
     const result = await asLambda(server, 'garbage-collector', () =>
-      collectGarbage({ cluster: listed, cloud: collector.cloud, logger: e2e.logger }, new Date()),
+      collectGarbage(
+        { cluster: listed, cloud: collector.cloud, logger: e2e.logger, metrics: e2e.metrics },
+        new Date(),
+      ),
     );
 
     expect(result.deletedNodeClaims).not.toContain(claim.name);
@@ -108,6 +111,7 @@ describe('garbage collection and interruption with a forged cluster summary', ()
       cloud: aws.cloud,
       terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
       logger: e2e.logger,
+      metrics: e2e.metrics,
     });
     const message: InterruptionMessage = {
       kind: 'spotInterruption',

@@ -27,6 +27,7 @@ import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { isConditionTrue } from '../../shared/core/index.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { reconcileNodeClasses } from '../../shared/usecases/nodeclass/nodeclass.ts';
+import { quietMetrics } from '../fixtures/metrics.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { STACK_CLUSTER, STACK_NAMES } from '../harness/aws/stack.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
@@ -228,6 +229,7 @@ afterAll(async () => {
         logger: silentLogger,
       }),
       logger: silentLogger,
+      metrics: quietMetrics,
     },
     (claim) => claim.nodePoolName === 'default',
   );
@@ -245,6 +247,7 @@ afterAll(async () => {
       leases: new DynamoLeaseStore(new DynamoDBClient(provisionerAws), STACK_NAMES.stateTable),
       clock: systemClock,
       logger: silentLogger,
+      metrics: quietMetrics,
     },
     { holder: 'journey-teardown', scope: 'all' },
     {

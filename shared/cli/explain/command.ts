@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGION } from '../../adapters/memory/index.ts';
 import { ClusterApiError } from '../../ports/errors.ts';
 import { makeLogger } from '../../runtime/logger.ts';
+import { dropMetrics } from '../../runtime/metrics-sink.ts';
 import { explainNode, type NodeExplanation } from '../../usecases/explain/node.ts';
 import { explainPod, type PodExplanation } from '../../usecases/explain/pod.ts';
 import { type CliIo, type Command, parseCommandArgs, stringValue } from '../command.ts';
@@ -133,7 +134,8 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
   try {
     const sources = await connect(kc, stringValue(parsed, 'region'));
     region = sources.region;
-    const ports = { ...sources, logger: makeLogger({}, { level: 'error', sink: () => {} }), nowMs };
+    const logger = makeLogger({}, { level: 'error', sink: () => {} });
+    const ports = { ...sources, logger, metrics: dropMetrics(() => new Date(nowMs)), nowMs };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { makeLogger } from '../../runtime/logger.ts';
+import { dropMetrics } from '../../runtime/metrics-sink.ts';
 import type { SimulationWorld } from '../../simulator/engine.ts';
 import { explainNode } from '../../usecases/explain/node.ts';
 import { explainPod } from '../../usecases/explain/pod.ts';
@@ -14,6 +15,7 @@ export async function explainInWorld(world: SimulationWorld, target: ExplainTarg
     cluster: world.cluster,
     cloud: world.cloud,
     logger: makeLogger({}, { level: 'error', sink: () => {} }),
+    metrics: dropMetrics(() => new Date(world.nowMs)),
     nowMs: world.nowMs,
   };
   const explanation =

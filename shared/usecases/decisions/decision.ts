@@ -1,7 +1,6 @@
-import { toEmfDocuments } from '../../runtime/emf.ts';
-import type { LogFields, Logger, LogLevel } from '../../runtime/logger.ts';
-import { MetricDimension, type MetricPoint } from '../../runtime/metrics.ts';
+import type { LogFields, LogLevel } from '../../runtime/logger.ts';
 import { toMetricPoints } from './metrics.ts';
+import type { DecisionOutput } from './sink.ts';
 import type { Decision, DecisionKind, PodName } from './types.ts';
 
 export type {
@@ -28,11 +27,13 @@ export type {
 } from './nodeclass.ts';
 export type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
 export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
+export type { DecisionObserver, DecisionOutput, MetricsSink } from './sink.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
-// message per kind and fixed keys (STYLE §7). The saved Logs Insights queries (infra/log-queries.ts)
-// and the simulator's decision log read these keys; adapters log no decisions.
+// message per kind and fixed keys (STYLE §7), and into its metric points, which go to the metrics
+// sink beside the logger (sink.ts). The saved Logs Insights queries (infra/log-queries.ts) and the
+// simulator's decision log read these keys; adapters log no decisions.
 
 /** At most this many pod names and instance types go on a line; the counts say how many there were. */
 export const DECISION_SAMPLE_SIZE = 10;
@@ -143,77 +144,31 @@ export function toDecisionLine(decision: Decision): DecisionLine {
 }
 
 /**
- * Receives each decision written through an observed logger, with the fields its logger adds and
- * the metric points it yielded (toMetricPoints).
+ * Writes the decision's one line (toDecisionLine) to `out.logger`, publishes its metric points
+ * (toMetricPoints) to `out.metrics` and hands both to the sink's observer, if any. No use case
+ * writes a metric otherwise.
  */
-export type DecisionObserver = (
-  decision: Decision,
-  context: LogFields,
-  metrics: readonly MetricPoint[],
-) => void;
-
-const observers = new WeakMap<Logger, (decision: Decision, metrics: readonly MetricPoint[]) => void>();
-
-/**
- * A logger that writes as `logger` does and also hands every decision written through it (or its
- * children) to `observer`, with the fields the children added (e.g. `holder`): the simulator reads
- * decisions as values this way.
- */
-export function observeDecisions(
-  logger: Logger,
-  observer: DecisionObserver,
-  context: LogFields = {},
-): Logger {
-  const observed: Logger = {
-    debug: (message, fields) => logger.debug(message, fields),
-    info: (message, fields) => logger.info(message, fields),
-    warn: (message, fields) => logger.warn(message, fields),
-    error: (message, fields) => logger.error(message, fields),
-    child: (fields) => observeDecisions(logger.child(fields), observer, { ...context, ...fields }),
-    fields: logger.fields,
-    now: () => logger.now(),
-    metrics: (fields) => logger.metrics(fields),
-  };
-  observers.set(observed, (decision, metrics) => observer(decision, context, metrics));
-  return observed;
-}
-
-/**
- * The metric points of a decision written through `logger`: the cluster its lines name, at its
- * clock's time (or `timeMs`). None when the logger names no cluster (a logger of tests and scripts).
- */
-export function decisionMetrics(
-  logger: Logger,
-  decision: Decision,
-  timeMs: number = logger.now().getTime(),
-): MetricPoint[] {
-  const cluster = logger.fields[MetricDimension.cluster];
-  if (typeof cluster !== 'string' || cluster === '') return [];
-  return toMetricPoints(decision, { cluster, timeMs });
-}
-
-/**
- * Writes the decision's one line (toDecisionLine), then its metrics (decisionMetrics) as Embedded
- * Metric Format documents through the same logger, and hands both to the logger's observer, if any.
- * No use case writes a metric otherwise.
- */
-export function writeDecision(logger: Logger, decision: Decision): void {
-  writeDecisions(logger, [decision]);
+export function writeDecision(out: DecisionOutput, decision: Decision): void {
+  writeDecisions(out, [decision]);
 }
 
 /**
  * Writes decisions made together (a disruption pass's summary and its observation) as
- * writeDecision does, their metrics at one moment and packed into EMF documents together: each
- * decision's line, then the documents, then each decision to the observer.
+ * writeDecision does, their points dated at one moment and published together: each decision's
+ * line, then the points (once, when there are any), then each decision to the observer. A sink
+ * without a cluster gets no points.
  */
-export function writeDecisions(logger: Logger, decisions: readonly Decision[]): void {
-  const timeMs = logger.now().getTime();
+export function writeDecisions(out: DecisionOutput, decisions: readonly Decision[]): void {
+  const { logger, metrics } = out;
+  const { cluster } = metrics;
+  const timeMs = cluster === undefined ? 0 : metrics.now().getTime();
   const written = decisions.map((decision) => {
     const line = toDecisionLine(decision);
     logger[line.level](line.message, line.fields);
-    return { decision, metrics: decisionMetrics(logger, decision, timeMs) };
+    const points = cluster === undefined ? [] : toMetricPoints(decision, { cluster, timeMs });
+    return { decision, points };
   });
-  for (const document of toEmfDocuments(written.flatMap((w) => w.metrics))) logger.metrics(document);
-  const observer = observers.get(logger);
-  for (const w of written) observer?.(w.decision, w.metrics);
+  const points = written.flatMap((w) => w.points);
+  if (points.length > 0) metrics.publish(points);
+  for (const w of written) metrics.observe?.(w.decision, logger.fields, w.points);
 }

@@ -4,8 +4,8 @@ import type { ObserveDecision } from './disruption.ts';
 import type { Decision } from './types.ts';
 
 // The metrics of each decision (the catalog's, shared/runtime/metrics.ts): the one place a metric
-// value is made. writeDecision encodes them as EMF beside the decision's line; the simulator keeps
-// them. Pure.
+// value is made. writeDecision publishes them to the metrics sink beside the logger (a Lambda's
+// writes them as EMF beside the decision's line; the simulator's keeps them). Pure.
 
 /** Where and when a decision was made: the dimension every metric carries, and the time. */
 export interface MetricContext {

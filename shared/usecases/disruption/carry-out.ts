@@ -1,6 +1,6 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
+import type { DecisionOutput } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
@@ -38,7 +38,7 @@ import { type Validation, validateCommand } from './validation.ts';
 
 /** What carrying a command out needs of its pass (read when asked: a validation reads again). */
 export interface CommandPass {
-  readonly ports: EffectPorts & { readonly logger: Logger };
+  readonly ports: EffectPorts & DecisionOutput;
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
   readonly classes: ReadonlyMap<string, EC2NodeClass>;
   readonly leaseToken: number;
@@ -172,7 +172,7 @@ async function judgeReclaimed(
   const state = pass.state();
   try {
     await reconcileLaunchBackoff(
-      { cluster: pass.ports.cluster, logger: pass.ports.logger },
+      { cluster: pass.ports.cluster, logger: pass.ports.logger, metrics: pass.ports.metrics },
       {
         kind: 'reclaimedEmpty',
         reclaimed,

@@ -2,7 +2,7 @@ import { NodeClaimConditionType } from '../../core/index.ts';
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { ClaimChanges } from './conditions.ts';
 
 // The NodeClaim condition writes of a disruption pass. The pass decides from the conditions as it
@@ -61,6 +61,7 @@ export function startConditionWrites(
   ports: {
     readonly cluster: Pick<Cluster, 'patchNodeClaimStatus' | 'patchNodeClaimMetadata' | 'nodeClaim'>;
     readonly logger: Logger;
+    readonly metrics: MetricsSink;
   },
   writes: readonly ClaimWrite[],
   options: ConditionWriteOptions,
@@ -120,7 +121,7 @@ export function startConditionWrites(
         throw error;
       }
       if (changes.drifted !== undefined) {
-        writeDecision(logger, {
+        writeDecision(ports, {
           kind: 'drifted',
           reason: changes.drifted.reason,
           nodeClaim: claim.name,

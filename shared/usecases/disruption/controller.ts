@@ -5,7 +5,7 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision, writeDecisions } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision, writeDecisions } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
 import {
   buildSchedulingInput,
@@ -59,6 +59,7 @@ export interface DisruptionPorts extends EffectPorts {
   readonly clock: Clock;
   readonly sleep: (ms: number) => Promise<void>;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
 }
 
 export interface DisruptionOptions {
@@ -117,7 +118,7 @@ export async function disrupt(
   const ttl = options.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_SECONDS;
   const lease = await ports.leases.acquire(leaseName, options.holder, ports.clock.now(), ttl);
   if (lease === undefined) {
-    writeDecision(logger, leaseHeldDecision());
+    writeDecision({ logger, metrics: ports.metrics }, leaseHeldDecision());
     return { kind: 'skipped', decisions: [], inFlight: 0 };
   }
   const held = holdLease(ports, lease, ttl);
@@ -256,7 +257,7 @@ class Pass {
     const sinceMs = this.lease.previousMarkMs;
     const untilMs = Math.max(this.readAtMs - SUMMARY_MAX_AGE_MS, sinceMs ?? Number.NEGATIVE_INFINITY);
     // The summary and the observation together: their metrics share EMF lines.
-    writeDecisions(this.ports.logger, [
+    writeDecisions(this.ports, [
       summary,
       observeCluster({
         nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
@@ -436,6 +437,6 @@ class Pass {
 
   private record(decision: DisruptDecision): void {
     this.decisions.push(decision);
-    writeDecision(this.ports.logger, decision);
+    writeDecision(this.ports, decision);
   }
 }

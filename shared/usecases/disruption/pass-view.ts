@@ -1,6 +1,6 @@
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
+import type { DecisionOutput } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import type { Confirmation } from './confirm.ts';
@@ -8,7 +8,7 @@ import type { EffectPorts } from './effects.ts';
 
 /** What one step of a disruption pass reads: the cluster as last read, and where decisions go. */
 export interface PassView {
-  readonly ports: EffectPorts & { readonly logger: Logger };
+  readonly ports: EffectPorts & DecisionOutput;
   readonly state: ClusterState;
   /** The NodeClaims of the pass's NodePools, with the conditions this pass computed. */
   readonly claims: readonly ClusterNodeClaim[];

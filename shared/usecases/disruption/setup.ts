@@ -1,4 +1,5 @@
 import type { Logger } from '../../runtime/logger.ts';
+import type { MetricsSink } from '../decisions/decision.ts';
 import {
   type DisruptionOptions,
   type DisruptionPassResult,
@@ -17,10 +18,16 @@ export type DisruptionConfig = Omit<DisruptionOptions, 'holder'>;
 /** What one disruption invocation runs. */
 export interface Disruption {
   readonly logger: Logger;
+  /** Where the metrics of the decisions the Lambda writes itself go (the passes it asks for). */
+  readonly metrics: MetricsSink;
   /** One disruption pass under the given lease holder (the invocation id). */
   readonly pass: (holder: string) => Promise<DisruptionPassResult>;
 }
 
 export function setUpDisruption(ports: DisruptionPorts, config: DisruptionConfig = {}): Disruption {
-  return { logger: ports.logger, pass: (holder) => disrupt(ports, { ...config, holder }) };
+  return {
+    logger: ports.logger,
+    metrics: ports.metrics,
+    pass: (holder) => disrupt(ports, { ...config, holder }),
+  };
 }

@@ -53,7 +53,7 @@ export async function reportUnconsolidatable(
   const changed = unconsolidatableReasons(set, found)
     .filter(({ candidate, why }) => candidate.nodeClaim.annotations[UNCONSOLIDATABLE_ANNOTATION] !== why)
     .slice(0, MAX_UNCONSOLIDATABLE_PER_PASS);
-  const { cluster, logger } = view.ports;
+  const { cluster } = view.ports;
   for (const { candidate, why } of changed) {
     const claim = candidate.nodeClaim;
     await ignoreNotFound(
@@ -64,7 +64,7 @@ export async function reportUnconsolidatable(
       ...balancedRejected(claim, candidate.node, why),
     ]);
     const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
-    writeDecision(logger, {
+    writeDecision(view.ports, {
       kind: 'unconsolidatable',
       reason: why,
       nodeClaim: claim.name,

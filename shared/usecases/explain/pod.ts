@@ -15,6 +15,7 @@ import { computeAllocatable } from '../../core/instance-type.ts';
 import type { Cloud } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import type { MetricsSink } from '../decisions/decision.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import { hostablePendingPods } from '../runaway-guard/taints.ts';
 import {
@@ -41,6 +42,8 @@ export interface ExplainPorts {
   readonly cloud: Pick<Cloud, 'instanceTypes'>;
   /** Where the controllers' own log lines go (explain passes a silent logger). */
   readonly logger: Logger;
+  /** Where the metrics of the controllers' decisions go (explain measures nothing: dropMetrics). */
+  readonly metrics: MetricsSink;
   readonly nowMs: number;
 }
 
@@ -128,7 +131,7 @@ export async function explainPod(
   const objects = await readClusterObjects(cluster);
   const state = withPendingPods(objects, pending, ports.logger);
   const guard = await reconcileLaunchBackoff(
-    { cluster: ignoringWrites(cluster), logger: ports.logger },
+    { cluster: ignoringWrites(cluster), logger: ports.logger, metrics: ports.metrics },
     {
       kind: 'provisioning',
       pools: state.nodePools,

@@ -3,7 +3,7 @@ import { type Cloud, type CloudInstance, INSTANCE_LOOKUP_WINDOW_MS } from '../..
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { type CollectionStep, decideCollection } from './decide.ts';
 
@@ -14,6 +14,7 @@ export interface GarbageCollectionPorts {
   readonly cluster: Cluster;
   readonly cloud: Cloud;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /** Hands a NodeClaim this pass deleted to termination at once; else the termination sweep finds it. */
   readonly requestTermination?: (nodeClaim: string) => Promise<void>;
 }
@@ -122,7 +123,7 @@ async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated'
               : `the API server's Node has providerID ${node.providerId ?? '(none)'}, not this instance`,
         });
       }
-      writeDecision(logger, {
+      writeDecision(pass.ports, {
         kind: 'collect',
         reason: 'orphaned instance',
         action: 'terminateInstance',
@@ -144,7 +145,7 @@ async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated'
       const { claim, instanceState } = confirmed;
       await ignoreNotFound(cluster.deleteNodeClaim(claim.name));
       const handedOver = await handToTermination(pass.ports.requestTermination, claim.name, logger);
-      writeDecision(logger, {
+      writeDecision(pass.ports, {
         kind: 'collect',
         reason: 'instance gone',
         action: 'deleteNodeClaim',

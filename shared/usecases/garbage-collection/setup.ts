@@ -36,11 +36,11 @@ export function setUpGarbageCollector(
   ports: GarbageCollectorPorts,
   config: GarbageCollectorConfig,
 ): GarbageCollector {
-  const { cluster, cloud, logger, clock, requestTermination, impairedInstances } = ports;
+  const { cluster, cloud, logger, metrics, clock, requestTermination, impairedInstances } = ports;
   const handOver = requestTermination === undefined ? {} : { requestTermination };
   return {
     logger,
-    pass: () => collectGarbage({ cluster, cloud, logger, ...handOver }, clock.now()),
+    pass: () => collectGarbage({ cluster, cloud, logger, metrics, ...handOver }, clock.now()),
     // Repair rides the garbage-collection schedule: it reads the same Nodes and NodeClaims, needs
     // no lease and no pending pods, and keeps DescribeInstanceStatus off the provisioner's path.
     ...(config.nodeRepair
@@ -50,6 +50,7 @@ export function setUpGarbageCollector(
               {
                 cluster,
                 logger,
+                metrics,
                 ...handOver,
                 ...(impairedInstances === undefined ? {} : { impairedInstances }),
               },

@@ -8,7 +8,7 @@ import { type Cloud, type OfferingKey, offeringKeyString } from '../../ports/clo
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination, viaQueue } from '../termination/handover.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
@@ -79,6 +79,7 @@ export interface InterruptionPorts {
   readonly cloud: Cloud;
   readonly terminationQueue: TerminationQueue;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /**
    * Tells the provisioner that a NodeClaim's deletion began, so it plans for the node's pods while
    * they drain. When absent, or when it fails, the shim's report of the deletion and the
@@ -126,7 +127,7 @@ export async function handleInterruption(
   const policy = interruptionPolicy(interruption.kind, options);
   const base = { interruption: interruption.kind, eventId: interruption.eventId };
   if (policy.action === 'none') {
-    writeDecision(logger, {
+    writeDecision(ports, {
       kind: 'ignoreInterruption',
       reason: interruption.why ?? 'not acted on',
       ...base,
@@ -151,7 +152,7 @@ export async function handleInterruption(
       });
     }
     if (claim === undefined) {
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'handleInterruption',
         reason: 'no NodeClaim has this instance',
         action: 'noNodeClaim',
@@ -163,7 +164,7 @@ export async function handleInterruption(
     }
     const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
     if (claim.deleting && policy.action === 'cordonAndDrain') {
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'handleInterruption',
         reason: 'nodeClaim is already terminating',
         action: 'alreadyDeleting',
@@ -174,7 +175,7 @@ export async function handleInterruption(
     }
     if (policy.event !== undefined) await recordOn(cluster, claim, policy.event);
     if (policy.action === 'event') {
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'handleInterruption',
         reason: policy.event?.reason ?? 'event',
         action: 'event',
@@ -215,7 +216,7 @@ export async function handleInterruption(
     });
     const handedOver = await handToTermination(viaQueue(terminationQueue), claim.name, logger, fields);
     await reportDeletion(ports, claim);
-    writeDecision(logger, {
+    writeDecision(ports, {
       kind: 'handleInterruption',
       reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
       action: 'cordonAndDrain',

@@ -12,7 +12,7 @@ import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../..
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { DeleteReason } from '../decisions/lifecycle.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
@@ -36,6 +36,7 @@ export type { DeleteReason };
 export interface LifecyclePorts {
   readonly cluster: Cluster;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /**
    * When set, the pass starts with the EC2NodeClass controller (each class resolved at most once
    * a refresh period, see reconcileNodeClasses), so NodePool status follows its class.
@@ -115,7 +116,7 @@ const unhealthy = (reason: DeleteReason, message: string): ConditionUpdate => ({
  *   `nodeClasses.failed` instead.
  */
 export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Promise<LifecycleResult> {
-  const { cluster, logger } = ports;
+  const { cluster, logger, metrics } = ports;
   // The Nodes without their pods: only the runaway guard may need the pods, and reads them itself.
   const [claimsRead, nodesRead, poolsRead, classesRead] = await Promise.all([
     cluster.nodeClaims(),
@@ -132,6 +133,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
           {
             cluster,
             logger,
+            metrics,
             resolver: ports.nodeClasses.resolver,
             clock: ports.nodeClasses.clock,
             ...(ports.requestTermination === undefined
@@ -144,7 +146,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     ports.nodeClasses === undefined
       ? undefined
       : await reconcileNodeClasses(
-          { cluster, logger, ...ports.nodeClasses },
+          { cluster, logger, metrics, ...ports.nodeClasses },
           { holder: ports.nodeClasses.holder, scope: 'all' },
           { nodeClasses: classesRead.items, nodeClaims: claimsRead.items },
         );
@@ -236,7 +238,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
 
   // The runaway guard: timed-out NodeClaims count as failures, and pauses whose time is up end.
   await reconcileLaunchBackoff(
-    { cluster, logger },
+    { cluster, logger, metrics },
     {
       kind: 'lifecycle',
       pools: poolsRead.items,
@@ -247,7 +249,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     },
   );
   const pools = await reconcileNodePoolStatus(
-    { cluster, logger },
+    { cluster, logger, metrics },
     {
       pools: poolsRead.items,
       malformedPools: poolsRead.problems,
@@ -261,7 +263,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   const overlays =
     ports.nodeOverlays === undefined
       ? undefined
-      : await reconcileNodeOverlayStatus({ cluster, logger }, ports.nodeOverlays.cloud, {
+      : await reconcileNodeOverlayStatus({ cluster, logger, metrics }, ports.nodeOverlays.cloud, {
           overlays: (await cluster.nodeOverlays()).items,
           pools: poolsRead.items,
           nodeClasses: nodeClasses?.nodeClasses ?? classesRead.items,
@@ -302,7 +304,7 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         });
       }
       await cluster.patchNodeClaimStatus(claim.name, step.statusPatch);
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'register',
         reason: 'node joined',
         ...fields,
@@ -317,11 +319,11 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
     case 'initialize':
       await cluster.patchNode(step.nodeName, step.nodePatch);
       await cluster.patchNodeClaimStatus(claim.name, step.statusPatch);
-      writeDecision(logger, { kind: 'initialize', reason: 'node ready', ...fields, node: step.nodeName });
+      writeDecision(ports, { kind: 'initialize', reason: 'node ready', ...fields, node: step.nodeName });
       return;
     case 'condition':
       await cluster.patchNodeClaimStatus(claim.name, { conditions: [step.update] });
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'wait',
         reason: step.update.reason,
         ...fields,
@@ -344,7 +346,7 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         message: step.message,
       });
       const handedOver = await handToTermination(ports.requestTermination, claim.name, logger, fields);
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'delete',
         reason: step.reason,
         ...fields,

@@ -9,7 +9,7 @@ import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import {
   decideRepair,
@@ -29,6 +29,7 @@ export const REPAIR_DISRUPTION_REASON = 'Unhealthy';
 export interface NodeRepairPorts {
   readonly cluster: Cluster;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /**
    * The instances among `instanceIds` (this cluster's, from its NodeClaims) that EC2 reports
    * impaired; without it only Node conditions count.
@@ -190,7 +191,7 @@ async function replace(
   await cluster.deleteNodeClaim(claim.name);
   const handedOver = await handToTermination(ports.requestTermination, claim.name, logger);
   const instanceId = parseInstanceId(claim.status.providerId);
-  writeDecision(logger, {
+  writeDecision(ports, {
     kind: 'repair',
     reason: describeCause(step.cause),
     action: 'replace',
@@ -216,7 +217,7 @@ async function block(
   health: PoolHealth,
   held: readonly RepairTarget[],
 ): Promise<boolean> {
-  const { cluster, logger } = ports;
+  const { cluster } = ports;
   const name = pool.pool.name;
   const message = blockedMessage(health);
   if (!(await patchCondition(cluster, name, 'True', 'UnhealthyThresholdExceeded', message))) return false;
@@ -240,7 +241,7 @@ async function block(
       subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
     });
   }
-  writeDecision(logger, {
+  writeDecision(ports, {
     kind: 'repair',
     reason: message,
     action: 'block',
@@ -256,7 +257,7 @@ async function unblock(ports: NodeRepairPorts, pool: ClusterNodePool, health: Po
   if (!(await patchCondition(ports.cluster, name, 'False', 'UnhealthyThresholdNotExceeded', message))) {
     return false;
   }
-  writeDecision(ports.logger, {
+  writeDecision(ports, {
     kind: 'repair',
     reason: message,
     action: 'unblock',

@@ -4,7 +4,7 @@ import type { EC2NodeClass, EC2NodeClassStatus, NodeClassResolver } from '../../
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { computeNodeClassStatus, isNodeClassStatusCurrent, sameNodeClassStatus } from './status.ts';
 
 // The EC2NodeClass controller (Karpenter's nodeclass status, hash and termination controllers):
@@ -26,6 +26,7 @@ export interface NodeClassControllerPorts {
   readonly leases: LeaseStore;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
 }
 
 export interface NodeClassControllerOptions {
@@ -142,7 +143,7 @@ async function reconcileOne(
   }
   const ready = status.conditions.find((c) => c.type === NodeClassConditionType.ready);
   if (changed || retrying.length > 0) {
-    writeDecision(ports.logger, {
+    writeDecision(ports, {
       kind: 'resolveNodeClass',
       reason: ready?.status === 'True' ? 'ready' : ready?.message || 'not ready',
       nodeClass: nodeClass.name,
@@ -227,7 +228,7 @@ async function finalize(
       reason: 'WaitingOnNodeClaimTermination',
       message: `Waiting on NodeClaim termination for ${users.slice(0, 10).join(', ')}${users.length > 10 ? ` and ${users.length - 10} more` : ''}`,
     });
-    writeDecision(ports.logger, {
+    writeDecision(ports, {
       kind: 'waitForNodeClaims',
       nodeClass: nodeClass.name,
       reason: 'NodeClaims still use it',
@@ -241,7 +242,7 @@ async function finalize(
     removeFinalizers: [Finalizer.nodeClassTermination],
   });
   result.finalized.push(nodeClass.name);
-  writeDecision(ports.logger, {
+  writeDecision(ports, {
     kind: 'finalizeNodeClass',
     nodeClass: nodeClass.name,
     reason: 'no NodeClaim uses it',

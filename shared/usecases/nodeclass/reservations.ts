@@ -4,7 +4,7 @@ import type { CapacityReservationLifecycle, NodeClassResolver } from '../../port
 import type { Cluster, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination, type TerminationHandover } from '../termination/handover.ts';
 
 // The capacity reservations NodeClaims run in, followed on the EC2NodeClass controller's schedule
@@ -114,6 +114,7 @@ export interface ReservedNodeClaimsPorts {
   readonly resolver: Pick<NodeClassResolver, 'capacityReservations'>;
   readonly clock: Clock;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /** Hands a deleted NodeClaim to termination at once; without it the termination sweep finds it. */
   readonly requestTermination?: (nodeClaim: string) => Promise<void>;
 }
@@ -252,7 +253,7 @@ async function relabel(
     // A Node deleted meanwhile has no labels left to fix.
     await ignoreNotFound(ports.cluster.patchNode(node, { labels: onDemandLabels }));
   }
-  writeDecision(ports.logger, {
+  writeDecision(ports, {
     kind: 'reservationEnd',
     reason: 'capacity reservation ended',
     action: 'relabelOnDemand',
@@ -279,7 +280,7 @@ async function expire(
     ports.logger,
     fields,
   );
-  writeDecision(ports.logger, {
+  writeDecision(ports, {
     kind: 'reservationEnd',
     reason: 'capacity block ending',
     action: 'deleteNodeClaim',

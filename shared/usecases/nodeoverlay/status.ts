@@ -6,8 +6,7 @@ import {
 } from '../../core/index.ts';
 import type { Cloud, EC2NodeClass } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeOverlay, ClusterNodePool, ConditionUpdate } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { resolveClusterOverlays } from '../state/overlays.ts';
 
 // NodeOverlay status (Karpenter's nodeoverlay controller): ValidationSucceeded (False with
@@ -80,7 +79,7 @@ export interface NodeOverlayStatusResult {
  * @throws ClusterApiError / CloudApiError / CatalogUnavailableError when a read or write fails.
  */
 export async function reconcileNodeOverlayStatus(
-  ports: { readonly cluster: Pick<Cluster, 'patchNodeOverlayStatus'>; readonly logger: Logger },
+  ports: DecisionOutput & { readonly cluster: Pick<Cluster, 'patchNodeOverlayStatus'> },
   cloud: Pick<Cloud, 'instanceTypes'>,
   input: NodeOverlayStatusInput,
 ): Promise<NodeOverlayStatusResult> {
@@ -101,7 +100,7 @@ export async function reconcileNodeOverlayStatus(
     if (!overlayStatusChanges(overlay, conditions)) continue;
     await ports.cluster.patchNodeOverlayStatus(overlay.name, conditions);
     const [validation] = conditions;
-    writeDecision(ports.logger, {
+    writeDecision(ports, {
       kind: 'updateNodeOverlay',
       reason: validation.reason,
       nodeOverlay: overlay.name,

@@ -16,8 +16,7 @@ import type {
   NodeInfo,
   NodePoolStatusPatch,
 } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { nodePoolReadiness } from '../state/nodepool-readiness.ts';
 
 // NodePool status (Karpenter's nodepool readiness, validation and counter controllers):
@@ -153,13 +152,13 @@ export interface NodePoolStatusResult {
  * @throws ClusterApiError from the Cluster port.
  */
 export async function reconcileNodePoolStatus(
-  ports: { readonly cluster: Cluster; readonly logger: Logger },
+  ports: DecisionOutput & { readonly cluster: Cluster },
   input: NodePoolStatusInput & {
     readonly pools: readonly ClusterNodePool[];
     readonly malformedPools?: readonly ValidationError[];
   },
 ): Promise<NodePoolStatusResult> {
-  const { cluster, logger } = ports;
+  const { cluster } = ports;
   const updated: string[] = [];
   for (const pool of input.pools) {
     if (pool.deleting) continue;
@@ -168,7 +167,7 @@ export async function reconcileNodePoolStatus(
     await cluster.patchNodePoolStatus(pool.pool.name, patch);
     updated.push(pool.pool.name);
     const ready = patch.conditions?.find((c) => c.type === NodePoolConditionType.ready);
-    writeDecision(logger, {
+    writeDecision(ports, {
       kind: 'updateNodePool',
       reason: ready === undefined || ready.status === 'True' ? 'status changed' : ready.message,
       nodePool: pool.pool.name,
@@ -202,7 +201,7 @@ export async function reconcileNodePoolStatus(
       ],
     });
     updated.push(name);
-    writeDecision(logger, { kind: 'rejectNodePool', reason: message, nodePool: name });
+    writeDecision(ports, { kind: 'rejectNodePool', reason: message, nodePool: name });
     await cluster.recordEvent({
       subject: { kind: 'NodePool', name },
       type: 'Warning',

@@ -1,7 +1,6 @@
 import type { Pod } from '../../core/index.ts';
 import type { ReadResult } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { type PodName, writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, type PodName, writeDecision } from '../decisions/decision.ts';
 import type { ProvisionPorts } from './types.ts';
 
 /** A closed batch: how many pods it took, and the last read of the provisionable pods. */
@@ -27,7 +26,7 @@ export interface BatchWindow {
  */
 export async function batchPods(
   ports: Pick<ProvisionPorts, 'cluster' | 'clock' | 'sleep'>,
-  logger: Logger,
+  out: DecisionOutput,
   first: ReadResult<Pod>,
   window: BatchWindow,
 ): Promise<Batch> {
@@ -66,7 +65,7 @@ export async function batchPods(
       break;
     }
   }
-  writeDecision(logger, {
+  writeDecision(out, {
     kind: 'batch',
     reason: closedBy,
     pods: [...seen.values()],

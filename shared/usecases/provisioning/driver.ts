@@ -1,7 +1,7 @@
 import type { QueueMessage } from '../../messages/pod-event.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decisions/decision.ts';
+import { DECISION_SAMPLE_SIZE, type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { BatchItem, BatchOutcome } from '../state/batch.ts';
 import { decideFollowUp, type WaitingNodeClaim } from './follow-up-decide.ts';
 import type { ProvisionResult } from './provision.ts';
@@ -18,6 +18,7 @@ export type ProvisionTrigger = 'schedule' | 'queue';
 /** What one provisioner invocation uses. */
 export interface ProvisionerDriverDeps {
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /**
    * One provisioning run under the given lease holder (the invocation id); `trigger` says what
    * invoked it (a queue message asks for something now: a pod, a follow-up, a replacement to launch);
@@ -67,7 +68,7 @@ export async function runProvisioner(
     try {
       const scheduled = await deps.scheduleFollowUp(holder, nodeClaims, followUp.delaySeconds);
       if (scheduled !== undefined) {
-        writeDecision(deps.logger, {
+        writeDecision(deps, {
           kind: 'followUp',
           reason: 'nodeClaims not initialized yet',
           nodeClaims: nodeClaims.slice(0, DECISION_SAMPLE_SIZE),

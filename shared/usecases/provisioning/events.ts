@@ -1,7 +1,6 @@
 import { NO_COMPATIBLE_INSTANCE_TYPES, type UnschedulablePod } from '../../core/index.ts';
 import type { ClusterEvent } from '../../ports/cluster.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { type PodName, writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, type PodName, writeDecision } from '../decisions/decision.ts';
 import { type SkippedNodePool, unschedulableMessage } from '../state/eligibility.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
@@ -23,7 +22,7 @@ type EventPorts = Pick<ProvisionPorts, 'cluster'>;
  */
 export async function reportUnschedulable(
   ports: EventPorts,
-  logger: Logger,
+  out: DecisionOutput,
   unschedulable: readonly UnschedulablePod[],
   selection: { readonly eligible: number; readonly skipped: readonly SkippedNodePool[] },
 ): Promise<void> {
@@ -35,7 +34,7 @@ export async function reportUnschedulable(
     else pods.push(u.pod);
   }
   for (const [reason, pods] of [...byReason].sort(([, a], [, b]) => b.length - a.length)) {
-    writeDecision(logger, { kind: 'unschedulable', reason, pods });
+    writeDecision(out, { kind: 'unschedulable', reason, pods });
   }
   await recordEvents(
     ports,

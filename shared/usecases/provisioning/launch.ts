@@ -21,8 +21,7 @@ import {
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { type LaunchDecision, writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, type LaunchDecision, writeDecision } from '../decisions/decision.ts';
 import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from '../state/launch-record.ts';
 import {
   expectedCapacityType,
@@ -59,7 +58,7 @@ function describeError(error: unknown): string {
  */
 export async function applyPlan(
   ports: LaunchPorts,
-  logger: Logger,
+  out: DecisionOutput,
   lease: Lease,
   round: number,
   plan: NodeClaimPlan,
@@ -101,7 +100,7 @@ export async function applyPlan(
     return launchCreated(ports, lease, request, types, plan.labels, base);
   })();
   const moving = plan.pods.filter((p) => launch.deletingNodePods?.has(p.uid) === true).length;
-  writeDecision(logger, {
+  writeDecision(out, {
     ...launchDecision(lease, round, request, outcome, launch.named?.reason ?? 'provisioning'),
     ...(moving === 0 ? {} : { deletingNodePods: moving }),
   });
@@ -268,14 +267,14 @@ export function isUnlaunched(claim: ClusterNodeClaim): boolean {
  */
 export async function resumeUnlaunched(
   ports: LaunchPorts,
-  logger: Logger,
+  out: DecisionOutput,
   lease: Lease,
   claims: readonly ClusterNodeClaim[],
   pools: ReadonlyMap<string, ClusterNodePool>,
   classes: ReadonlyMap<string, EC2NodeClass>,
   typesByClass: ReadonlyMap<string, readonly InstanceType[]>,
 ): Promise<ClaimOutcome[]> {
-  const out: ClaimOutcome[] = [];
+  const resumed: ClaimOutcome[] = [];
   for (const claim of claims) {
     if (!isUnlaunched(claim)) continue;
     const pool = pools.get(claim.nodePoolName);
@@ -319,9 +318,9 @@ export async function resumeUnlaunched(
               base,
               read.kind === 'recorded' ? read.record : undefined,
             );
-    writeDecision(logger, launchDecision(lease, 0, request, outcome, 'resumed'));
-    out.push(outcome);
+    writeDecision(out, launchDecision(lease, 0, request, outcome, 'resumed'));
+    resumed.push(outcome);
     if (outcome.kind === 'fenced') break;
   }
-  return out;
+  return resumed;
 }

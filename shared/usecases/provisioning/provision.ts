@@ -1,7 +1,6 @@
 import { applyNodeOverlays, type InstanceType, type UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
@@ -41,7 +40,10 @@ const LEASE_POLL_MS = 250;
  */
 export async function provision(ports: ProvisionPorts, options: ProvisionOptions): Promise<ProvisionResult> {
   const { leases, clock } = ports;
-  const logger = ports.logger.child({ holder: options.holder });
+  const out: DecisionOutput = {
+    logger: ports.logger.child({ holder: options.holder }),
+    metrics: ports.metrics,
+  };
   const leaseName = options.leaseName ?? 'provisioner';
   const ttl = options.leaseTtlSeconds ?? 120;
   const waitUntil = clock.now().getTime() + (options.leaseWaitMs ?? 0);
@@ -51,7 +53,7 @@ export async function provision(ports: ProvisionPorts, options: ProvisionOptions
     lease = await leases.acquire(leaseName, options.holder, clock.now(), ttl);
   }
   if (lease === undefined) {
-    writeDecision(logger, {
+    writeDecision(out, {
       kind: 'skip',
       reason: 'lease held',
       lease: leaseName,
@@ -60,7 +62,7 @@ export async function provision(ports: ProvisionPorts, options: ProvisionOptions
     return { kind: 'skipped', why: 'lease held' };
   }
   try {
-    return await provisionUnderLease(ports, options, lease, logger);
+    return await provisionUnderLease(ports, options, lease, out);
   } finally {
     await leases.release(lease);
   }
@@ -70,22 +72,22 @@ async function provisionUnderLease(
   ports: ProvisionPorts,
   options: ProvisionOptions,
   lease: Lease,
-  logger: Logger,
+  out: DecisionOutput,
 ): Promise<ProvisionResult> {
   const first = await ports.cluster.provisionablePods();
   // Static NodePools before the plan: their replicas do not wait for pods, and the pods of this run
   // count their new NodeClaims as capacity on its way.
-  const statics = await reconcileStaticNodePools(ports, logger, lease, options.holder);
+  const statics = await reconcileStaticNodePools(ports, out, lease, options.holder);
   const staticDeleted = statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {};
   if (statics.leaseLost) return staticOnly(lease, statics);
   const consistent = options.consistentResume === true;
   const idle = async (): Promise<ProvisionResult> => {
-    const resumed = await resumeWithoutPods(ports, lease, logger, consistent);
+    const resumed = await resumeWithoutPods(ports, lease, out, consistent);
     if (resumed?.kind === 'provisioned') {
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
     if (statics.claims.length > 0 || statics.deleted.length > 0) return staticOnly(lease, statics);
-    writeDecision(logger, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
+    writeDecision(out, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
     return { kind: 'skipped', why: 'no provisionable pods' };
   };
   // Without pending pods, a run still plans for the pods of nodes being deleted.
@@ -102,19 +104,19 @@ async function provisionUnderLease(
     (read) => warmInstanceTypes(ports.cloud, read),
     () => undefined,
   );
-  const batch = await batchPods(ports, logger, first, {
+  const batch = await batchPods(ports, out, first, {
     idleMs: options.batchIdleMs ?? 1000,
     maxMs: options.batchMaxMs ?? 10_000,
     ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
   });
-  let state = withPendingPods(await objects, batch.last, logger);
+  let state = withPendingPods(await objects, batch.last, out.logger);
   if (!hasPodsToPlace(state)) return idle();
   await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
   // current status so that the first pods of a new class launch in this run.
   if (ports.nodeClassResolver !== undefined) {
     const pass = await reconcileNodeClasses(
-      { ...ports, logger, resolver: ports.nodeClassResolver },
+      { ...ports, ...out, resolver: ports.nodeClassResolver },
       { holder: options.holder, scope: 'stale' },
       { nodeClasses: state.nodeClasses, nodeClaims: state.nodeClaims },
     );
@@ -123,7 +125,7 @@ async function provisionUnderLease(
   // The runaway guard, once per run before planning: NodePools whose new NodeClaims keep failing
   // launch nothing for a while; their pods may go to other pools.
   const guard = await reconcileLaunchBackoff(
-    { cluster: ports.cluster, logger },
+    { cluster: ports.cluster, ...out },
     {
       kind: 'provisioning',
       pools: state.nodePools,
@@ -143,17 +145,9 @@ async function provisionUnderLease(
   let replanned = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
-    if (round > 0) state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
+    if (round > 0) state = await readClusterState(ports.cluster, out.logger, { consistentNodeClaims: true });
     if (!hasPodsToPlace(state)) break;
-    last = await runRound(
-      ports,
-      options,
-      lease,
-      logger,
-      state,
-      { round, last: round + 1 >= maxRounds },
-      guard,
-    );
+    last = await runRound(ports, options, lease, out, state, { round, last: round + 1 >= maxRounds }, guard);
     claims.push(...last.claims);
     planMs += last.planMs;
     replanned += last.replanned;
@@ -162,7 +156,7 @@ async function provisionUnderLease(
   }
 
   const unschedulable = last?.unschedulable ?? [];
-  writeDecision(logger, {
+  writeDecision(out, {
     kind: 'plan',
     reason: 'planned',
     queued: (last?.pods ?? 0) + (last?.deletingNodePods ?? 0),
@@ -176,7 +170,7 @@ async function provisionUnderLease(
   });
   const skippedNodePools = last?.skippedNodePools ?? [];
   if (unschedulable.length > 0) {
-    await reportUnschedulable(ports, logger, unschedulable, {
+    await reportUnschedulable(ports, out, unschedulable, {
       eligible: last?.eligiblePools ?? 0,
       skipped: skippedNodePools,
     });
@@ -224,17 +218,17 @@ function staticOnly(lease: Lease, statics: StaticPassResult): ProvisionResult {
 async function resumeWithoutPods(
   ports: ProvisionPorts,
   lease: Lease,
-  logger: Logger,
+  out: DecisionOutput,
   consistent: boolean,
 ): Promise<ProvisionResult | undefined> {
   const listed = await ports.cluster.nodeClaims(consistent ? { consistent: true } : undefined);
   if (!listed.items.some(isUnlaunched)) return undefined;
   // Launching: every NodeClaim as the API server has it, as a provisioning run with pods reads them.
-  const state = await readClusterState(ports.cluster, logger, { consistentNodeClaims: true });
+  const state = await readClusterState(ports.cluster, out.logger, { consistentNodeClaims: true });
   const input = await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() });
   const claims = await resumeUnlaunched(
     ports,
-    logger,
+    out,
     lease,
     state.nodeClaims,
     input.nodePools,
@@ -283,7 +277,7 @@ async function runRound(
   ports: ProvisionPorts,
   options: ProvisionOptions,
   lease: Lease,
-  logger: Logger,
+  out: DecisionOutput,
   state: ClusterState,
   { round, last }: { readonly round: number; readonly last: boolean },
   guard: LaunchGuard,
@@ -312,7 +306,7 @@ async function runRound(
     round === 0
       ? await resumeUnlaunched(
           ports,
-          logger,
+          out,
           lease,
           state.nodeClaims,
           resumeFrom.nodePools,
@@ -339,7 +333,7 @@ async function runRound(
   // a provisioning run are read with a consistent list: only Nodes need GETs).
   const { input, result, planMs } = await solveConfirmed(
     ports,
-    logger,
+    out.logger,
     { state, input: listedInput },
     build,
     { nodeClaimsConfirmed: true },
@@ -382,7 +376,7 @@ async function runRound(
         continue;
       }
     }
-    const outcome = await applyPlan(ports, logger, lease, round, plan, pool, nodeClass, types, {
+    const outcome = await applyPlan(ports, out, lease, round, plan, pool, nodeClass, types, {
       deletingNodePods: moving,
     });
     if (outcome.kind === 'insufficientCapacity') current = new Map();

@@ -35,12 +35,14 @@ export interface Provisioner extends ProvisionerDriverDeps {
  * launch consistently), the controllers pass after it, and the follow-ups when given.
  */
 export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerConfig = {}): Provisioner {
-  const { cluster, logger, clock, leases, nodeClassResolver, requestTermination, scheduleFollowUp } = ports;
+  const { cluster, logger, metrics, clock, leases, nodeClassResolver, requestTermination, scheduleFollowUp } =
+    ports;
   const controllersPass = (holder: string, now: Date) =>
     reconcileLifecycle(
       {
         cluster,
         logger,
+        metrics,
         nodeClasses: { resolver: nodeClassResolver, leases, clock, holder },
         nodeOverlays: { cloud: ports.cloud },
         ...(requestTermination === undefined ? {} : { requestTermination }),
@@ -49,6 +51,7 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
     );
   return {
     logger,
+    metrics,
     clock,
     provision: (holder, trigger, podEventAtMs) =>
       provision(ports, {

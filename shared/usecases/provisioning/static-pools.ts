@@ -11,7 +11,7 @@ import {
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, writeDecision } from '../decisions/decision.ts';
+import { DECISION_SAMPLE_SIZE, type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
 import { replacedCandidates } from '../state/command-record.ts';
@@ -70,7 +70,7 @@ function claimsOf(
  */
 export async function reconcileStaticNodePools(
   ports: StaticPassPorts,
-  logger: Logger,
+  out: DecisionOutput,
   lease: Lease,
   holder: string,
 ): Promise<StaticPassResult> {
@@ -106,14 +106,14 @@ export async function reconcileStaticNodePools(
     if (decision.kind === 'delete' && nodes !== undefined) {
       // Which NodeClaims go is chosen by their nodes' pods, as listed: decided again on the nodes of
       // the chosen ones as the API server has them.
-      const confirmed = await confirmSurplus(ports.cluster, logger, live, nodes, decide);
+      const confirmed = await confirmSurplus(ports.cluster, out.logger, live, nodes, decide);
       nodes = confirmed.nodes;
       decision = confirmed.decision;
     }
     if (decision.kind === 'steady') continue;
     const line = { nodePool: pool.pool.name, leaseToken: lease.token };
     if (decision.kind === 'atLimit') {
-      writeStatic(logger, line, decision, 'atLimit', 0);
+      writeStatic(out, line, decision, 'atLimit', 0);
       continue;
     }
     if (!(await ports.leases.isHeld(lease, ports.clock.now()))) return { claims, deleted, leaseLost: true };
@@ -122,31 +122,31 @@ export async function reconcileStaticNodePools(
     try {
       if (decision.kind === 'delete') {
         for (const name of decision.nodeClaims) {
-          await removeSurplus(ports, logger, name, pool.pool.name, replicas);
+          await removeSurplus(ports, out.logger, name, pool.pool.name, replicas);
           deleted.push(name);
         }
-        writeStatic(logger, line, decision, 'delete', decision.nodeClaims.length);
+        writeStatic(out, line, decision, 'delete', decision.nodeClaims.length);
         continue;
       }
       // Like a dynamic pool's, a static pool's launches wait while the runaway guard pauses them.
       const launch =
         read.unreadable.length > 0
           ? unreadableReason(read.unreadable)
-          : await guardLaunches(ports, logger, pool, read.items, decision);
+          : await guardLaunches(ports, out, pool, read.items, decision);
       if (typeof launch === 'string') {
-        await blocked(ports, logger, line, decision, launch);
+        await blocked(ports, out, line, decision, launch);
         continue;
       }
-      const launched = await launchReplicas(ports, logger, lease, holder, pool, launch, read.items);
+      const launched = await launchReplicas(ports, out, lease, holder, pool, launch, read.items);
       if (typeof launched === 'string') {
-        await blocked(ports, logger, line, launch, launched);
+        await blocked(ports, out, line, launch, launched);
         continue;
       }
-      writeStatic(logger, line, launch, 'launch', launch.count);
+      writeStatic(out, line, launch, 'launch', launch.count);
       claims.push(...launched);
       if (launched.some((c) => c.kind === 'fenced')) return { claims, deleted, leaseLost: true };
     } catch (error) {
-      await blocked(ports, logger, line, decision, describe(error));
+      await blocked(ports, out, line, decision, describe(error));
     }
   }
   return { claims, deleted, leaseLost: false };
@@ -222,13 +222,13 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
  */
 async function guardLaunches(
   ports: StaticPassPorts,
-  logger: Logger,
+  out: DecisionOutput,
   pool: ClusterNodePool,
   claims: readonly ClusterNodeClaim[],
   decision: Extract<StaticDecision, { kind: 'launch' }>,
 ): Promise<Extract<StaticDecision, { kind: 'launch' }> | string> {
   const guard = await reconcileLaunchBackoff(
-    { cluster: ports.cluster, logger },
+    { cluster: ports.cluster, ...out },
     {
       kind: 'staticLaunch',
       pools: [pool],
@@ -246,12 +246,12 @@ async function guardLaunches(
 /** A pool that cannot reach its replicas now: the decision, and a Warning Event on the NodePool. */
 async function blocked(
   ports: StaticPassPorts,
-  logger: Logger,
+  out: DecisionOutput,
   line: { readonly nodePool: string; readonly leaseToken: number },
   decision: Exclude<StaticDecision, { kind: 'steady' }>,
   why: string,
 ): Promise<void> {
-  writeStatic(logger, line, decision, 'blocked', 0, why);
+  writeStatic(out, line, decision, 'blocked', 0, why);
   await ports.cluster.recordEvent({
     subject: { kind: 'NodePool', name: line.nodePool },
     type: 'Warning',
@@ -319,7 +319,7 @@ async function removeSurplus(
  */
 async function launchReplicas(
   ports: StaticPassPorts,
-  logger: Logger,
+  out: DecisionOutput,
   lease: Lease,
   holder: string,
   pool: ClusterNodePool,
@@ -337,7 +337,7 @@ async function launchReplicas(
   if (ports.nodeClassResolver !== undefined) {
     const mine = classes.filter((c) => c.name === pool.nodeClassRef.name);
     const pass = await reconcileNodeClasses(
-      { ...ports, logger, resolver: ports.nodeClassResolver },
+      { ...ports, ...out, resolver: ports.nodeClassResolver },
       { holder, scope: 'stale' },
       { nodeClasses: mine, nodeClaims },
     );
@@ -356,7 +356,7 @@ async function launchReplicas(
     daemonSets: daemonSets.items,
   });
   if (!planned.ok) return planned.reason;
-  const out: ClaimOutcome[] = [];
+  const outcomes: ClaimOutcome[] = [];
   for (let i = 0; i < decision.count; i++) {
     // The replica's slot makes each name distinct within the decision, the lease token between decisions.
     const name = nodeClaimName({
@@ -365,17 +365,17 @@ async function launchReplicas(
       leaseToken: lease.token,
       round: 0,
     });
-    const outcome = await applyPlan(ports, logger, lease, 0, planned.plan, pool, chosen.nodeClass, types, {
+    const outcome = await applyPlan(ports, out, lease, 0, planned.plan, pool, chosen.nodeClass, types, {
       named: { name, reason: 'static' },
     });
-    out.push(outcome);
+    outcomes.push(outcome);
     if (outcome.kind === 'fenced') break;
   }
-  return out;
+  return outcomes;
 }
 
 function writeStatic(
-  logger: Logger,
+  out: DecisionOutput,
   line: { readonly nodePool: string; readonly leaseToken: number },
   decision: Exclude<StaticDecision, { kind: 'steady' }>,
   action: 'launch' | 'delete' | 'atLimit' | 'blocked',
@@ -383,7 +383,7 @@ function writeStatic(
   why?: string,
 ): void {
   const counts = `${decision.current} nodeClaims, ${decision.replicas} replicas`;
-  writeDecision(logger, {
+  writeDecision(out, {
     kind: 'staticCapacity',
     reason:
       why ?? (decision.kind === 'atLimit' ? `limits.nodes ${decision.limit} reached (${counts})` : counts),

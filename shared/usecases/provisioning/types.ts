@@ -4,6 +4,7 @@ import type { Cloud, NodeClassResolver } from '../../ports/cloud.ts';
 import type { Cluster } from '../../ports/cluster.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import type { MetricsSink } from '../decisions/decision.ts';
 import type { SkippedNodePool } from '../state/eligibility.ts';
 
 // The provisioner's ports, options and results, shared by provision.ts and its parts.
@@ -17,6 +18,7 @@ export interface ProvisionPorts {
   /** Waits `ms` milliseconds (batching); tests pass one that advances a manual clock. */
   readonly sleep: (ms: number) => Promise<void>;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /**
    * When set, EC2NodeClasses without a status for their generation are resolved (and the status
    * written) before the first round, so a new class launches in the same run. Classes with a

@@ -10,7 +10,7 @@ import {
 import type { Cluster, ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { DeleteReason } from '../decisions/lifecycle.ts';
 import { readConfirmed, withConfirmed } from '../state/confirm.ts';
 import { decideLaunchBackoff, type LaunchBackoffOutcome, launchPausedUntil } from './decide.ts';
@@ -43,6 +43,7 @@ export interface LaunchBackoffPorts {
     | 'nodeWithPods'
   >;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
 }
 
 /** A NodeClaim the lifecycle deleted because it timed out. */
@@ -383,7 +384,7 @@ async function apply(
       reason: 'LaunchBackoffEnded',
       message: `NodePool ${name} launches again: ${outcome.condition.message}`,
     });
-    writeDecision(ports.logger, {
+    writeDecision(ports, {
       kind: 'launchBackoff',
       reason: outcome.why,
       action: 'end',
@@ -400,7 +401,7 @@ async function apply(
     reason: 'LaunchBackoff',
     message: `NodePool ${name} launches nothing until ${until}: ${outcome.condition.message}`,
   });
-  writeDecision(ports.logger, {
+  writeDecision(ports, {
     kind: 'launchBackoff',
     reason: outcome.condition.reason,
     action: 'start',

@@ -1,6 +1,6 @@
 import type { TerminationRequest } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { BatchItem, BatchOutcome } from '../state/batch.ts';
 import type { TerminationResult } from './termination.ts';
 
@@ -12,6 +12,7 @@ import type { TerminationResult } from './termination.ts';
 /** What driving a NodeClaim's termination uses. */
 export interface TerminationDriverDeps {
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
   /** One termination pass over a NodeClaim (terminateNodeClaim at the current time). */
   readonly terminate: (nodeClaim: string) => Promise<TerminationResult>;
   /** Hands the rest of a termination to a later invocation (a delayed termination request). */
@@ -50,7 +51,7 @@ export async function driveTermination(
     const wait = result.afterSeconds * 1000;
     if (deps.nowMs() + wait > until) {
       if (handOn) await deps.enqueue(nodeClaim, result.afterSeconds);
-      writeDecision(deps.logger, {
+      writeDecision(deps, {
         kind: 'continue',
         reason: result.detail,
         nodeClaim,

@@ -29,10 +29,11 @@ export function setUpTermination(
   ports: TerminationSetupPorts,
   config: TerminationConfig = {},
 ): TerminationSweepDeps {
-  const { cluster, cloud, logger, clock, terminationQueue } = ports;
-  const passPorts: TerminationPorts = { cluster, cloud, logger };
+  const { cluster, cloud, logger, metrics, clock, terminationQueue } = ports;
+  const passPorts: TerminationPorts = { cluster, cloud, logger, metrics };
   return {
     logger,
+    metrics,
     terminate: (name) => terminateNodeClaim(passPorts, name, clock.now()),
     enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
     terminatingNodeClaims: async () => (await sweepTerminations(passPorts)).terminating,

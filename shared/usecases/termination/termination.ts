@@ -12,7 +12,7 @@ import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound, isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { instanceLookupUntilMs } from '../state/launch-record.ts';
 import {
   decideTermination,
@@ -47,6 +47,7 @@ export interface TerminationPorts {
   readonly cluster: Cluster;
   readonly cloud: Cloud;
   readonly logger: Logger;
+  readonly metrics: MetricsSink;
 }
 
 /** What one pass did. */
@@ -155,7 +156,7 @@ async function applyStep(
   decision: TerminationDecision,
   step: TerminationStep,
 ): Promise<void> {
-  const { cluster, cloud, logger } = ports;
+  const { cluster, cloud } = ports;
   const fields = { reason: terminationCause(claim), nodeClaim: claim.name, nodePool: claim.nodePoolName };
   switch (step.kind) {
     case 'annotateDeadline':
@@ -163,18 +164,18 @@ async function applyStep(
         annotations: { [Annotation.terminationTimestamp]: step.timestamp },
       });
       for (const e of terminationGracePeriodExpiring(claim, step.timestamp)) await cluster.recordEvent(e);
-      writeDecision(logger, { kind: 'deadline', ...fields, deadline: step.timestamp });
+      writeDecision(ports, { kind: 'deadline', ...fields, deadline: step.timestamp });
       return;
     case 'deleteNode':
       await cluster.deleteNode(step.nodeName);
-      writeDecision(logger, { kind: 'deleteNode', ...fields, node: step.nodeName });
+      writeDecision(ports, { kind: 'deleteNode', ...fields, node: step.nodeName });
       return;
     case 'taintNode':
       await cluster.patchNode(step.nodeName, {
         addTaints: [DISRUPTED_TAINT],
         labels: { [WellKnownLabel.excludeFromLoadBalancers]: 'karpenter' },
       });
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'taint',
         ...fields,
         node: step.nodeName,
@@ -185,7 +186,7 @@ async function applyStep(
       await Promise.all(step.pods.map((f) => cluster.deletePod(f.pod, f.gracePeriodSeconds)));
       const deadline = new Date(decision.deadlineMs ?? 0).toISOString();
       for (const f of step.pods) await cluster.recordEvent(disrupted(f, deadline));
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'drain',
         action: 'forceDelete',
         ...fields,
@@ -211,7 +212,7 @@ async function applyStep(
       if (blocked.length > 0 && claim.status.nodeName !== undefined) {
         await cluster.recordEvent(failedDraining(claim.status.nodeName, blocked));
       }
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'drain',
         action: 'evict',
         ...fields,
@@ -235,15 +236,15 @@ async function applyStep(
         await cluster.recordEvent(failedTermination(claim, step.instanceId, error));
         throw error;
       }
-      writeDecision(logger, { kind: 'terminate', ...fields, instanceId: step.instanceId });
+      writeDecision(ports, { kind: 'terminate', ...fields, instanceId: step.instanceId });
       return;
     case 'removeNodeFinalizer':
       await cluster.patchNode(step.nodeName, { removeFinalizers: [Finalizer.termination] });
-      writeDecision(logger, { kind: 'finalizeNode', ...fields, node: step.nodeName });
+      writeDecision(ports, { kind: 'finalizeNode', ...fields, node: step.nodeName });
       return;
     case 'removeClaimFinalizer':
       await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
-      writeDecision(logger, { kind: 'finalizeNodeClaim', ...fields, ...launchedWhere(claim) });
+      writeDecision(ports, { kind: 'finalizeNodeClaim', ...fields, ...launchedWhere(claim) });
       return;
     default:
       assertNever(step);
@@ -332,7 +333,7 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
       }
       await cluster.deleteNodeClaim(claim.name);
       deletedForNodes.push(claim.name);
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'delete',
         reason: 'node deleted',
         nodeClaim: claim.name,
@@ -357,7 +358,7 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
     const instance = instanceId === undefined ? undefined : await cloud.get(instanceId);
     if (instance !== undefined && instance.state !== 'terminated') {
       if (instance.state !== 'shutting-down') await cloud.delete(instance.instanceId);
-      writeDecision(logger, {
+      writeDecision(ports, {
         kind: 'terminate',
         reason: 'node deleted without a NodeClaim',
         node: node.name,
@@ -368,7 +369,7 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
     // Gone already: an overlapping termination pass released it first.
     if ((await ignoreNotFound(removeNodeFinalizer(cluster, node.name))) === undefined) continue;
     releasedNodes.push(node.name);
-    writeDecision(logger, {
+    writeDecision(ports, {
       kind: 'finalizeNode',
       reason: 'node deleted without a NodeClaim; its instance is gone',
       node: node.name,

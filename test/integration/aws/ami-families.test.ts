@@ -10,6 +10,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { CachedInstanceType, CloudInstance, EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { awsClientConfig, kube, type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { NodeSimulator } from '../../harness/node-sim.ts';
@@ -170,6 +171,7 @@ async function pass() {
       leases: new DynamoLeaseStore(account.as('provisioner').dynamodb, TABLE),
       clock,
       logger: silentLogger,
+      metrics: quietMetrics,
     },
     { holder: `ami-families-${run}`, scope: 'all' },
     { nodeClasses: read, nodeClaims: [] },

@@ -5,6 +5,7 @@ import { makeDisruptionPassQueue } from '../../../shared/adapters/aws/disruption
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { QueueSendError } from '../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER } from '../../harness/aws/stack.ts';
 import { takeDenials } from '../../harness/iam-check.ts';
@@ -59,6 +60,7 @@ describe('disruption passes between ticks', () => {
     const lines: Record<string, unknown>[] = [];
     const handler = makeDisruptionHandler({
       logger: makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }),
+      metrics: quietMetrics,
       clusterName: STACK_CLUSTER,
       pass: async (holder) => {
         holders.push(holder);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { type Kube, kube } from '../../harness/index.ts';
 import { throttleUser } from '../../harness/kube/throttled-user.ts';
 
@@ -40,7 +41,7 @@ describe('Flotilla against a throttling API server', () => {
       bursts += 1;
       const results = await Promise.all(
         clusters.flatMap((cluster) => [
-          reconcileLifecycle({ cluster, logger }, new Date()),
+          reconcileLifecycle({ cluster, logger, metrics: quietMetrics }, new Date()),
           Promise.all([
             cluster.nodes(),
             cluster.provisionablePods(),

@@ -20,7 +20,7 @@ import { asLambda } from '../aws/lambda-cold-start.ts';
 // and lifecycle; the test only applies what a user applies (a NodePool, a Deployment, their edits).
 
 const e2e = new ProvisionerE2E('pass');
-const { id, logLines, logger } = e2e;
+const { id, logLines, logger, metrics } = e2e;
 const karpenter = { group: 'karpenter.sh', version: 'v1' };
 
 /** One disruption pass as the Lambda runs it, limited to `pool` (the API server is shared). */
@@ -41,6 +41,7 @@ function pass(
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger,
+        metrics,
         terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
         requestLaunch: makeLaunchRequester({
           sqs: aws.sqs,

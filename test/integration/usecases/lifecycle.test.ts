@@ -29,6 +29,7 @@ import {
   type TerminationResult,
   terminateNodeClaim,
 } from '../../../shared/usecases/termination/termination.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -55,6 +56,7 @@ const ignore = () => undefined;
 
 const logLines: string[] = [];
 const logger = makeLogger({}, { level: 'info', sink: (line) => logLines.push(line) });
+const metrics = quietMetrics;
 
 /** A cluster user's (and kubelet's) kubeconfig: test set-up only. */
 let kc: KubeConfig;
@@ -109,6 +111,7 @@ const pass = (now: Date = new Date()): Promise<LifecycleResult> => {
     {
       cluster,
       logger,
+      metrics,
       nodeClasses: { resolver, leases, clock: systemClock, holder: `lc-${id}-${passes}` },
       requestTermination: (nodeClaim) => terminations.enqueue({ nodeClaim }, 0),
     },
@@ -126,7 +129,7 @@ async function terminateRequested(): Promise<Map<string, TerminationResult>> {
     const done = await waitFor(
       `termination of ${nodeClaim}`,
       async () => {
-        const result = await terminateNodeClaim({ cluster, cloud, logger }, nodeClaim, new Date());
+        const result = await terminateNodeClaim({ cluster, cloud, logger, metrics }, nodeClaim, new Date());
         return result.kind === 'continue' ? undefined : result;
       },
       { timeoutMs: 30_000, intervalMs: 200 },
@@ -222,7 +225,7 @@ beforeAll(async () => {
   // The EC2NodeClass controller resolves the new class before anything launches with it, as the
   // provisioner does at the start of a run; its status is then read back as stored.
   await reconcileNodeClasses(
-    { cluster, resolver, leases, clock: systemClock, logger },
+    { cluster, resolver, leases, clock: systemClock, logger, metrics },
     { holder: `lc-setup-${id}`, scope: 'stale' },
     { nodeClasses: [parsed], nodeClaims: [] },
   );
@@ -299,7 +302,7 @@ afterAll(async () => {
   // NodeClaim uses it.
   const deleting = (await cluster.nodeClasses()).items.filter((c) => c.name === names.nodeClass);
   await reconcileNodeClasses(
-    { cluster, resolver, leases, clock: systemClock, logger },
+    { cluster, resolver, leases, clock: systemClock, logger, metrics },
     { holder: `lc-teardown-${id}`, scope: 'all' },
     { nodeClasses: deleting, nodeClaims: (await cluster.nodeClaims()).items },
   );

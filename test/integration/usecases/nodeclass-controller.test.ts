@@ -12,6 +12,7 @@ import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
 import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
 import { reconcileReservedNodeClaims } from '../../../shared/usecases/nodeclass/reservations.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { STACK_NAMES } from '../../harness/aws/stack.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
@@ -109,6 +110,7 @@ async function pass(...names: string[]) {
       leases: new DynamoLeaseStore(account.as('provisioner').dynamodb, TABLE),
       clock,
       logger: logger(),
+      metrics: quietMetrics,
     },
     { holder: `pass-${passes}`, scope: 'all' },
     { nodeClasses: read, nodeClaims: (await cluster.nodeClaims()).items },
@@ -440,7 +442,7 @@ describe('the EC2NodeClass controller', () => {
     }
     try {
       const result = await reconcileReservedNodeClaims(
-        { cluster, resolver: account.resolver, clock, logger: logger() },
+        { cluster, resolver: account.resolver, clock, logger: logger(), metrics: quietMetrics },
         { nodeClaims: (await cluster.nodeClaims()).items.filter((c) => c.name in claims), nodes: [] },
       );
       expect(result).toEqual({ relabelled: [ended], expired: [block] });
@@ -477,6 +479,7 @@ describe('NodePool status without any provisioning run', () => {
         {
           cluster,
           logger: logger(),
+          metrics: quietMetrics,
           nodeClasses: {
             resolver: account.resolver,
             leases: new DynamoLeaseStore(account.as('provisioner').dynamodb, TABLE),

@@ -6,6 +6,7 @@ import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { QueueSendError } from '../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { DisruptionPassResult } from '../../../shared/usecases/disruption/controller.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 
 // The disruption Lambda's event handling with real event JSON: the schedule's event asks for the
 // passes before the next tick and runs one pass held by the invocation; the passes SQS delivers run
@@ -34,6 +35,7 @@ function harness(
   const holders: string[] = [];
   const handler = makeDisruptionHandler({
     logger: makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }),
+    metrics: quietMetrics,
     clusterName: 'prod-eu',
     pass: (holder) => {
       holders.push(holder);

@@ -3,6 +3,7 @@ import { decodeQueueMessage, makeProvisionerHandler } from '../../../lambdas/pro
 import { followUpVersion, podEventVersion } from '../../../shared/messages/pod-event.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { ProvisionResult } from '../../../shared/usecases/provisioning/provision.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 
 const cluster = 'prod-eu';
 
@@ -78,6 +79,7 @@ function harness(options: HarnessOptions = {}) {
   const handler = makeProvisionerHandler({
     clusterName: cluster,
     logger: makeLogger({}, { sink: (line) => logs.push(JSON.parse(line)) }),
+    metrics: quietMetrics,
     provision: (holder) => {
       holders.push(holder);
       return (options.outcome ?? (() => Promise.resolve(done)))();

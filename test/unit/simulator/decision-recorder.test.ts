@@ -9,11 +9,14 @@ describe('makeDecisionRecorder', () => {
     const log: string[] = [];
     const r = makeDecisionRecorder({ clock, log: (line) => log.push(line) });
     clock.advance(5_000);
-    writeDecision(r.logger.child({ holder: 'sim-1' }), {
-      kind: 'skip',
-      reason: 'no provisionable pods',
-      leaseToken: 3,
-    });
+    writeDecision(
+      { logger: r.logger.child({ holder: 'sim-1' }), metrics: r.metrics },
+      {
+        kind: 'skip',
+        reason: 'no provisionable pods',
+        leaseToken: 3,
+      },
+    );
     r.logger.warn('cluster objects skipped', { count: 1 });
     expect(r.entries).toEqual([
       {
@@ -31,23 +34,31 @@ describe('makeDecisionRecorder', () => {
     ]);
     expect(log.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
       expect.objectContaining({ message: 'provisioning skipped', holder: 'sim-1', decision: 'skip' }),
-      expect.objectContaining({ message: 'metrics', cluster: 'simulated', pods_unbound_time_seconds: 0 }),
+      expect.objectContaining({
+        time: '2026-01-01T00:00:05.000Z',
+        message: 'metrics',
+        component: 'flotilla',
+        cluster: 'simulated',
+        pods_unbound_time_seconds: 0,
+      }),
       expect.objectContaining({ level: 'warn', message: 'cluster objects skipped', count: 1 }),
     ]);
+    // Metrics lines carry the sink's fields, as a Lambda's do, not a child logger's.
+    expect(JSON.parse(log[1] ?? '{}')).not.toHaveProperty('holder');
   });
 
   it('keeps the metric points of each decision, at its virtual time, under the cluster it names', () => {
     const clock = makeManualClock(new Date('2026-01-01T00:00:00Z'));
     const r = makeDecisionRecorder({ clock, cluster: 'lab' });
     clock.advance(60_000);
-    writeDecision(r.logger, {
+    writeDecision(r, {
       kind: 'launchBackoff',
       reason: 'launchFailed',
       action: 'start',
       nodePool: 'gpu',
       failures: 3,
     });
-    expect(r.metrics).toEqual([
+    expect(r.points).toEqual([
       {
         name: 'nodepools_launch_backoff_started_total',
         values: [1],

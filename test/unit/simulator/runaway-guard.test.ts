@@ -9,6 +9,7 @@ import {
   LAUNCH_BACKOFF_ANNOTATION,
   reconcileLaunchBackoff,
 } from '../../../shared/usecases/runaway-guard/index.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
 import { defaultPoolYaml } from './scenarios.ts';
 
 // The runaway guard against a rogue controller that taints every new node NoExecute with a taint
@@ -116,7 +117,7 @@ describe('reconcileLaunchBackoff', () => {
       status: { conditions: [] },
     };
     const guard = await reconcileLaunchBackoff(
-      { cluster, logger: makeLogger({}, { sink: () => undefined }) },
+      { cluster, logger: makeLogger({}, { sink: () => undefined }), metrics: quietMetrics },
       {
         kind: 'lifecycle',
         pools,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type LogLevel, makeLogger } from '../../../shared/runtime/logger.ts';
 import { METRIC_NAMESPACE, METRIC_SPECS, METRICS, type MetricName } from '../../../shared/runtime/metrics.ts';
+import { dropMetrics, makeEmfMetrics } from '../../../shared/runtime/metrics-sink.ts';
 import {
   DECISION_MESSAGES,
   type Decision,
@@ -12,15 +13,26 @@ import { CLUSTER, CORPUS, CORPUS_ENTRIES } from './decision-corpus.ts';
 
 const T = Date.parse('2026-03-01T12:00:00Z');
 
-/** Writes `decision` as a Lambda's logger does (at `warn` unless told: metrics do not depend on the level). */
+/**
+ * Writes `decision` as a Lambda does, its logger and metrics sink on one stream (at `warn` unless
+ * told: metrics do not depend on the level). Unless `measured` is false: then as a script does, with
+ * no cluster and a sink that measures nothing (dropMetrics).
+ */
 function written(
   decision: Decision,
-  fields: Record<string, unknown> = { lambda: 'disruption', cluster: CLUSTER },
-  level: LogLevel = 'warn',
+  {
+    lambda = 'disruption',
+    measured = true,
+    level = 'warn',
+  }: { readonly lambda?: string; readonly measured?: boolean; readonly level?: LogLevel } = {},
 ) {
   const texts: string[] = [];
-  const logger = makeLogger(fields, { level, sink: (t) => texts.push(t), now: () => new Date(T) });
-  writeDecision(logger.child({ holder: 'h-1' }), decision);
+  const write = (t: string) => texts.push(t);
+  const fields = measured ? { lambda, cluster: CLUSTER } : { lambda };
+  const now = () => new Date(T);
+  const logger = makeLogger(fields, { level, sink: write, now });
+  const metrics = measured ? makeEmfMetrics({ cluster: CLUSTER, fields, now, write }) : dropMetrics(now);
+  writeDecision({ logger: logger.child({ holder: 'h-1' }), metrics }, decision);
   const lines = texts.map((t) => JSON.parse(t) as Record<string, unknown>);
   const emf = texts.filter((_, i) => isEmfLine(lines[i] ?? {}));
   return { texts, lines, emf, values: emf.flatMap((t) => readEmf(JSON.parse(t) as Record<string, unknown>)) };
@@ -39,11 +51,13 @@ describe('the metrics of each decision, as EMF lines', () => {
       for (const [key, sum] of sums) expect(sum, key).toBeCloseTo(entry.expected[key] ?? Number.NaN, 9);
       for (const line of lines.filter(isEmfLine)) {
         expect(line).toMatchObject({
+          level: 'info',
           message: 'metrics',
           cluster: CLUSTER,
           lambda: 'disruption',
-          holder: 'h-1',
         });
+        // The sink's fields, not those a use case's child logger adds to its own lines.
+        expect(line).not.toHaveProperty('holder');
         expect(line['_aws']).toMatchObject({ Timestamp: T });
       }
     },
@@ -85,13 +99,17 @@ describe('the metrics of each decision, as EMF lines', () => {
     }
   });
 
-  it('writes the decision’s line first, as before, and no metric line through a logger that names no cluster', () => {
+  it('writes the decision’s line first, as before, and no metric line to a sink that names no cluster', () => {
     const plan = CORPUS.plan[0]?.decision;
     if (plan === undefined) throw new Error('the corpus has a plan');
-    const withCluster = written(plan, { lambda: 'provisioner', cluster: CLUSTER }, 'info');
-    expect(withCluster.lines[0]).toMatchObject({ message: 'provisioning planned', decision: 'plan' });
+    const withCluster = written(plan, { lambda: 'provisioner', level: 'info' });
+    expect(withCluster.lines[0]).toMatchObject({
+      message: 'provisioning planned',
+      decision: 'plan',
+      holder: 'h-1',
+    });
     expect(withCluster.emf).toHaveLength(1);
-    const without = written(plan, { lambda: 'script' }, 'info');
+    const without = written(plan, { lambda: 'script', measured: false, level: 'info' });
     expect(without.lines).toHaveLength(1);
     expect(without.emf).toEqual([]);
   });

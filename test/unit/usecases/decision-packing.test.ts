@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { type Decision, writeDecision, writeDecisions } from '../../../shared/usecases/decisions/decision.ts';
+import { makeEmfMetrics } from '../../../shared/runtime/metrics-sink.ts';
+import {
+  type Decision,
+  type DecisionOutput,
+  writeDecision,
+  writeDecisions,
+} from '../../../shared/usecases/decisions/decision.ts';
 import { emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rules.ts';
 
 // A disruption pass writes its summary and its observation together: at 100 NodePools their
@@ -50,20 +56,27 @@ const observation: Decision = {
   podStartupSeconds: [12.5, 30.1],
 };
 
-function emfOf(write: (logger: ReturnType<typeof makeLogger>) => void) {
+function emfOf(write: (out: DecisionOutput) => void) {
   const texts: string[] = [];
-  write(
-    makeLogger({ cluster: 'prod' }, { level: 'warn', sink: (t) => texts.push(t), now: () => new Date(T) }),
-  );
+  const now = () => new Date(T);
+  write({
+    logger: makeLogger({ cluster: 'prod' }, { level: 'warn', sink: (t) => texts.push(t), now }),
+    metrics: makeEmfMetrics({
+      cluster: 'prod',
+      fields: { cluster: 'prod' },
+      now,
+      write: (t) => texts.push(t),
+    }),
+  });
   return texts.filter((t) => isEmfLine(JSON.parse(t) as Record<string, unknown>));
 }
 
 describe('the EMF lines of a pass over 100 NodePools', () => {
   it('are 3 a NodePool and one per other reason, within the rules, with the figures of each decision written alone', () => {
-    const together = emfOf((logger) => writeDecisions(logger, [summary, observation]));
-    const apart = emfOf((logger) => {
-      writeDecision(logger, summary);
-      writeDecision(logger, observation);
+    const together = emfOf((out) => writeDecisions(out, [summary, observation]));
+    const apart = emfOf((out) => {
+      writeDecision(out, summary);
+      writeDecision(out, observation);
     });
     // blockedBy's budget, pdb and notInitialized share no line with a budget reason.
     expect(together).toHaveLength(3 * pools.length + 3);

@@ -3,10 +3,13 @@ import { makeLogger } from '../../../shared/runtime/logger.ts';
 import {
   DECISION_MESSAGES,
   type Decision,
-  observeDecisions,
+  type MetricsSink,
   toDecisionLine,
   writeDecision,
+  writeDecisions,
 } from '../../../shared/usecases/decisions/decision.ts';
+import { toMetricPoints } from '../../../shared/usecases/decisions/metrics.ts';
+import { quietMetrics, recordingMetrics } from '../../fixtures/metrics.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -76,9 +79,12 @@ describe('decision lines', () => {
 });
 
 describe('writeDecision', () => {
+  const T = Date.parse('2026-01-02T03:04:05.000Z');
+  const clock = { now: () => new Date(T) };
+
   it('writes one JSON line through the logger', () => {
     const { logger, lines } = capture();
-    writeDecision(logger.child({ holder: 'h-1' }), launch);
+    writeDecision({ logger: logger.child({ holder: 'h-1' }), metrics: quietMetrics }, launch);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
       level: 'info',
@@ -91,18 +97,18 @@ describe('writeDecision', () => {
     });
   });
 
-  it('hands decisions to an observer with the fields child loggers add, and still writes the line', () => {
+  it('hands each decision to the sink’s observer with its logger’s fields and its points, and still writes the line', () => {
     const { logger, lines } = capture();
-    const seen: { decision: Decision; context: Record<string, unknown> }[] = [];
-    const observed = observeDecisions(logger, (decision, context) => seen.push({ decision, context }));
+    const metrics = recordingMetrics({ cluster: 'prod', clock });
     const skip: Decision = { kind: 'skip', reason: 'no provisionable pods', leaseToken: 1 };
-    writeDecision(observed.child({ holder: 'h-2' }), launch);
-    writeDecision(observed, skip);
-    observed.warn('not a decision');
-    expect(seen).toEqual([
-      { decision: launch, context: { holder: 'h-2' } },
-      { decision: skip, context: {} },
+    writeDecision({ logger: logger.child({ holder: 'h-2' }), metrics }, launch);
+    writeDecision({ logger, metrics }, skip);
+    logger.warn('not a decision');
+    expect(metrics.observed).toEqual([
+      [launch, { component: 'test', holder: 'h-2' }, toMetricPoints(launch, { cluster: 'prod', timeMs: T })],
+      [skip, { component: 'test' }, toMetricPoints(skip, { cluster: 'prod', timeMs: T })],
     ]);
+    expect(metrics.points).toEqual(metrics.observed.flatMap(([, , points]) => points));
     expect(lines.map((l) => l['message'])).toEqual([
       'launch decided',
       'provisioning skipped',
@@ -111,13 +117,33 @@ describe('writeDecision', () => {
     expect(lines[0]?.['holder']).toBe('h-2');
   });
 
-  it('a logger that is not observed only writes', () => {
+  it('publishes the points of decisions written together once, dated at one moment of the sink’s clock', () => {
     const { logger, lines } = capture();
-    const observed = observeDecisions(logger, () => {
-      throw new Error('not this logger');
+    let nowMs = T;
+    const metrics = recordingMetrics({ cluster: 'prod', clock: { now: () => new Date(nowMs++) } });
+    const skip: Decision = { kind: 'skip', reason: 'no provisionable pods', leaseToken: 1 };
+    writeDecisions({ logger, metrics }, [launch, skip]);
+    expect(lines.map((l) => l['message'])).toEqual(['launch decided', 'provisioning skipped']);
+    expect(metrics.batches).toHaveLength(1);
+    expect(metrics.points.length).toBeGreaterThan(1);
+    expect(new Set(metrics.points.map((p) => p.timeMs))).toEqual(new Set([T]));
+    expect(new Set(metrics.points.map((p) => p.dimensions.cluster))).toEqual(new Set(['prod']));
+  });
+
+  it('publishes nothing for decisions without points, nor to a sink that names no cluster', () => {
+    const { logger, lines } = capture();
+    const published: unknown[] = [];
+    const sink = (cluster: string | undefined): MetricsSink => ({
+      cluster,
+      now: () => {
+        if (cluster === undefined) throw new Error('a sink without a cluster dates nothing');
+        return new Date(T);
+      },
+      publish: (points) => published.push(points),
     });
-    writeDecision(logger, launch);
-    expect(observed).not.toBe(logger);
-    expect(lines).toHaveLength(1);
+    writeDecision({ logger, metrics: sink('prod') }, { kind: 'skip', reason: 'lease held', lease: 'p' });
+    writeDecision({ logger, metrics: sink(undefined) }, launch);
+    expect(published).toEqual([]);
+    expect(lines).toHaveLength(2);
   });
 });

@@ -118,13 +118,13 @@ function gone(was: ReadonlySet<string>, now: Raw[]): string[] {
  * terminating NodeClaim. Returns what they did.
  */
 export async function runPasses(world: World, clusterFor: () => Cluster): Promise<Effects> {
-  const { clock, cloud, logger, leases, terminationQueue, resolver } = world;
+  const { clock, cloud, logger, metrics, leases, terminationQueue, resolver } = world;
   const was = await before(world);
   const sleep = async (ms: number) => clock.advance(ms);
   const requestTermination = (nodeClaim: string) => terminationQueue.enqueue({ nodeClaim }, 0);
 
   const gc = setUpGarbageCollector(
-    { cluster: clusterFor(), cloud, logger, clock, requestTermination },
+    { cluster: clusterFor(), cloud, logger, metrics, clock, requestTermination },
     { nodeRepair: true },
   );
   await gc.pass();
@@ -137,6 +137,7 @@ export async function runPasses(world: World, clusterFor: () => Cluster): Promis
     clock,
     sleep,
     logger,
+    metrics,
     nodeClassResolver: resolver,
     requestTermination,
   });
@@ -151,6 +152,7 @@ export async function runPasses(world: World, clusterFor: () => Cluster): Promis
     clock,
     sleep,
     logger,
+    metrics,
     terminationQueue,
     requestLaunch: async (names) => {
       launchRequests.push(...names);
@@ -161,6 +163,7 @@ export async function runPasses(world: World, clusterFor: () => Cluster): Promis
     cluster: clusterFor(),
     cloud,
     logger,
+    metrics,
     terminationQueue,
     clock,
     sleep,

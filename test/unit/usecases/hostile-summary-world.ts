@@ -16,6 +16,7 @@ import { seedInitialNodes } from '../../../shared/simulator/initial-nodes.ts';
 import { makeKube } from '../../../shared/simulator/kube.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { setUpProvisioner } from '../../../shared/usecases/provisioning/setup.ts';
+import { recordingMetrics } from '../../fixtures/metrics.ts';
 
 // A small cluster for the hostile-summary property test, built the way the simulator starts one:
 // the scenario's NodePool and EC2NodeClass applied as a user applies them, its initial nodes
@@ -128,6 +129,7 @@ export async function buildWorld() {
   const resolver = makeMemoryNodeClassResolver({ zones: scenario.zones });
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+  const metrics = recordingMetrics({ cluster: CLUSTER, clock });
   const leases = makeMemoryLeaseStore();
   const terminationQueue = makeMemoryTerminationQueue(clock);
   for (const manifest of scenario.ec2NodeClasses) cluster.create(manifest);
@@ -145,6 +147,7 @@ export async function buildWorld() {
     clock,
     sleep: async (ms) => clock.advance(ms),
     logger,
+    metrics,
     nodeClassResolver: resolver,
   });
   await controllers.controllersPass('build-1', clock.now());
@@ -193,7 +196,7 @@ export async function buildWorld() {
   cluster.setNodeReady(await nodeOf('lost'), false);
   pod(cluster, 'big-1', '3600m');
   pod(cluster, 'tiny-1', '100m');
-  return { clock, cluster, cloud, resolver, logger, lines, leases, terminationQueue, kube };
+  return { clock, cluster, cloud, resolver, logger, metrics, lines, leases, terminationQueue, kube };
 }
 
 export type World = Awaited<ReturnType<typeof buildWorld>>;

@@ -10,6 +10,7 @@ import {
   WRITE_MARGIN_MS,
 } from '../../../../shared/usecases/disruption/condition-writes.ts';
 import type { ClaimChanges } from '../../../../shared/usecases/disruption/conditions.ts';
+import { recordingMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { T0 } from './builders.ts';
@@ -80,15 +81,16 @@ const named = (count: number) => Array.from({ length: count }, (_, i) => `c${i}`
 
 function sink() {
   const lines: Record<string, unknown>[] = [];
-  return { lines, logger: makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) }) };
+  const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+  return { lines, out: { logger, metrics: recordingMetrics() } };
 }
 
 describe('the condition writes of a disruption pass', () => {
   it('run in the background, a few at a time, each against the NodeClaim as listed', async () => {
     const g = await gatedCluster(named(20));
-    const { logger } = sink();
+    const { out } = sink();
     const writes = named(20).map((n) => g.write(n));
-    const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
+    const running = startConditionWrites({ cluster: g.cluster, ...out }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
     });
@@ -107,7 +109,7 @@ describe('the condition writes of a disruption pass', () => {
     const g = await gatedCluster(['a']);
     g.open();
     const running = startConditionWrites(
-      { cluster: g.cluster, logger: sink().logger },
+      { cluster: g.cluster, ...sink().out },
       [g.write('a', { metadata: { annotations: { 'flotilla.io/pod-set': 'x' } } })],
       { deadlineMs: () => undefined, nowMs: () => T0 },
     );
@@ -118,11 +120,11 @@ describe('the condition writes of a disruption pass', () => {
   it('starts none inside the margin before the deadline, and says how many it left to the next pass', async () => {
     const g = await gatedCluster(named(12));
     g.open();
-    const { lines, logger } = sink();
+    const { lines, out } = sink();
     let now = T0;
     const deadline = T0 + WRITE_MARGIN_MS + 5_000;
     const writes = named(12).map((n) => g.write(n));
-    const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
+    const running = startConditionWrites({ cluster: g.cluster, ...out }, writes, {
       deadlineMs: () => deadline,
       // Each check of the clock finds a second gone: the margin is reached after a few writes.
       nowMs: () => {
@@ -141,10 +143,10 @@ describe('the condition writes of a disruption pass', () => {
   it('starts none once the pass has lost its lease', async () => {
     const g = await gatedCluster(named(12));
     g.open();
-    const { lines, logger } = sink();
+    const { lines, out } = sink();
     let lost = false;
     const writes = named(12).map((n) => g.write(n));
-    const running = startConditionWrites({ cluster: g.cluster, logger }, writes, {
+    const running = startConditionWrites({ cluster: g.cluster, ...out }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
       stopped: () => {
@@ -165,7 +167,7 @@ describe('the condition writes of a disruption pass', () => {
     const g = await gatedCluster(named(30));
     g.failOn('c0');
     const writes = named(30).map((n) => g.write(n));
-    const running = startConditionWrites({ cluster: g.cluster, logger: sink().logger }, writes, {
+    const running = startConditionWrites({ cluster: g.cluster, ...sink().out }, writes, {
       deadlineMs: () => undefined,
       nowMs: () => T0,
     });
@@ -178,9 +180,9 @@ describe('the condition writes of a disruption pass', () => {
   it('logs a drift decision for a NodeClaim once its write is done', async () => {
     const g = await gatedCluster(['d']);
     g.open();
-    const { lines, logger } = sink();
+    const { lines, out } = sink();
     const running = startConditionWrites(
-      { cluster: g.cluster, logger },
+      { cluster: g.cluster, ...out },
       [g.write('d', { drifted: { reason: 'NodePoolDrifted', message: 'the template changed' } })],
       { deadlineMs: () => undefined, nowMs: () => T0 },
     );
@@ -192,6 +194,15 @@ describe('the condition writes of a disruption pass', () => {
         nodeClaim: 'd',
         detail: 'the template changed',
       }),
+    ]);
+    expect(out.metrics.observed.map(([decision]) => decision)).toEqual([
+      {
+        kind: 'drifted',
+        reason: 'NodePoolDrifted',
+        nodeClaim: 'd',
+        nodePool: expect.any(String),
+        detail: 'the template changed',
+      },
     ]);
   });
 });

@@ -15,6 +15,7 @@ import {
   encodeCommand,
   pendingReplacements,
 } from '../../../../shared/usecases/state/command-record.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { clusterNode, condition, iso, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
 
@@ -65,6 +66,7 @@ function view(nodes: readonly ClusterNode[], carried: CommandRecord = record) {
         launches.push([...names]);
       },
       logger: makeLogger({}, { sink: (line) => logged.push(JSON.parse(line) as Record<string, unknown>) }),
+      metrics: quietMetrics,
     },
     state: { nodes } as unknown as ClusterState,
     claims,

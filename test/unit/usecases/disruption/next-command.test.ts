@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { explainNode, type NodeExplanation } from '../../../../shared/usecases/explain/node.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { pass, threeNodes, type World } from './pass-world.ts';
 
 // `flotilla explain node` and a disruption pass ask the same function which command comes next
@@ -16,6 +17,7 @@ async function explainAll(world: World): Promise<Map<string, NodeExplanation>> {
     cluster: world.cluster,
     cloud: world.cloud,
     logger: silent,
+    metrics: quietMetrics,
     nowMs: world.clock.now().getTime(),
   };
   const claims = (await world.cluster.nodeClaims()).items;

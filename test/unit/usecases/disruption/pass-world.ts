@@ -5,8 +5,10 @@ import {
 import { type Logger, makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
+import type { MetricsSink } from '../../../../shared/usecases/decisions/decision.ts';
 import { type DisruptionPorts, disrupt } from '../../../../shared/usecases/disruption/index.ts';
 import { forgedSummaryOnce } from '../../../fixtures/forged-summary.ts';
+import { quietMetrics, recordingMetrics } from '../../../fixtures/metrics.ts';
 import { scenarioWorld } from '../provisioning/world.ts';
 
 // A small world for whole disruption passes: the simulator's kubelets and kube-scheduler, the
@@ -19,6 +21,7 @@ export function simulatedControllers(
   world: ReturnType<typeof scenarioWorld>,
   logger: Logger,
   sleep: (ms: number) => Promise<void>,
+  metrics: MetricsSink = quietMetrics,
 ) {
   const { clock, cluster, cloud, resolver } = world;
   const leases = makeMemoryLeaseStore();
@@ -28,6 +31,7 @@ export function simulatedControllers(
     cluster,
     cloud,
     logger,
+    metrics,
     leases,
     resolver,
     terminationQueue,
@@ -39,12 +43,13 @@ export function simulatedControllers(
 
 /**
  * Three pods that cannot share a node, each on a node the provisioner launched and initialized.
- * The log lines go to `sink` (dropped by default).
+ * The log lines go to `sink` (dropped by default); the metrics to a recording sink.
  */
 export async function threeNodes(sink: (line: string) => void = () => {}) {
   const world = scenarioWorld();
   const { clock, cluster, cloud } = world;
   const logger = makeLogger({}, { sink });
+  const metrics = recordingMetrics({ cluster: 'simulated', clock });
   const kube = makeKube(
     cluster,
     cloud,
@@ -61,7 +66,7 @@ export async function threeNodes(sink: (line: string) => void = () => {}) {
       await step();
     }
   };
-  const { leases, terminationQueue, controllers } = simulatedControllers(world, logger, sleep);
+  const { leases, terminationQueue, controllers } = simulatedControllers(world, logger, sleep, metrics);
   await controllers.controllersPass(clock.now());
   for (const name of ['a', 'b', 'c']) {
     cluster.create({
@@ -92,7 +97,7 @@ export async function threeNodes(sink: (line: string) => void = () => {}) {
     if (pods.every((p) => p.spec?.nodeName !== undefined) && initialized.length === 3) break;
     clock.advance(TICK_MS);
   }
-  return { ...world, leases, terminationQueue, logger, step };
+  return { ...world, leases, terminationQueue, logger, metrics, step };
 }
 
 export type World = Awaited<ReturnType<typeof threeNodes>>;
@@ -109,6 +114,7 @@ export function pass(world: World, ports: Partial<DisruptionPorts> = {}) {
         world.clock.advance(ms);
       },
       logger: world.logger,
+      metrics: world.metrics,
       terminationQueue: world.terminationQueue,
       requestLaunch: async () => {},
       ...ports,

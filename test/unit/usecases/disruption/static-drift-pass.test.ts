@@ -4,6 +4,7 @@ import type { ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { scenarioWorld } from '../provisioning/world.ts';
 import { simulatedControllers } from './pass-world.ts';
 
@@ -55,6 +56,7 @@ async function staticWorld() {
         clock,
         sleep,
         logger,
+        metrics: quietMetrics,
         nodeClassResolver: resolver,
         requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
       },

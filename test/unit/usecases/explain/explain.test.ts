@@ -5,6 +5,7 @@ import { parseScenario } from '../../../../shared/simulator/scenario.ts';
 import { explainNode, type NodeExplanation } from '../../../../shared/usecases/explain/node.ts';
 import { explainPod, type PodExplanation } from '../../../../shared/usecases/explain/pod.ts';
 import { NODE_REASONS, POD_REASONS } from '../../../../shared/usecases/explain/reasons.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { defaultPoolYaml } from '../../simulator/scenarios.ts';
 
 // `flotilla explain` over the in-memory cluster twin as a simulator run leaves it: the same
@@ -28,6 +29,7 @@ const ports = (world: SimulationWorld) => ({
   cluster: world.cluster,
   cloud: world.cloud,
   logger: silent,
+  metrics: quietMetrics,
   nowMs: world.nowMs,
 });
 

@@ -17,7 +17,7 @@ const T0 = Date.parse('2026-11-21T10:00:00Z');
 const NOWHERE = 'aws:///us-east-1a/i-0123456789abcdef0';
 
 function world() {
-  const { clock, memory, cloud, logger, instance, logged, forged } = forgedSummaryWorld(
+  const { clock, memory, cloud, logger, metrics, instance, logged, forged } = forgedSummaryWorld(
     CLUSTER,
     new Date(T0),
   );
@@ -42,7 +42,7 @@ function world() {
     memory.setNodeReady(name, true);
     return its;
   }
-  const pass = () => collectGarbage({ cluster: forged.cluster, cloud, logger }, clock.now());
+  const pass = () => collectGarbage({ cluster: forged.cluster, cloud, logger, metrics }, clock.now());
   const warnings = logged;
   return { clock, memory, cloud, instance, live, forged, pass, warnings };
 }

@@ -7,6 +7,7 @@ import {
   ORPHAN_MIN_AGE_MS,
 } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { memoryWorld } from '../../../fixtures/memory-world.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Garbage collection on the in-memory twins: which instances and NodeClaims one pass collects.
@@ -15,7 +16,15 @@ const CLUSTER = 'gc-test';
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 
 function world() {
-  const { clock, memory: cluster, cloud, instance, logged, logger } = memoryWorld(CLUSTER, new Date(T0));
+  const {
+    clock,
+    memory: cluster,
+    cloud,
+    instance,
+    logged,
+    logger,
+    metrics,
+  } = memoryWorld(CLUSTER, new Date(T0));
   async function claim(name: string, providerId?: string): Promise<void> {
     await cluster.createNodeClaim(newNodeClaim(name));
     if (providerId !== undefined) {
@@ -25,7 +34,7 @@ function world() {
       });
     }
   }
-  const pass = () => collectGarbage({ cluster, cloud, logger }, clock.now());
+  const pass = () => collectGarbage({ cluster, cloud, logger, metrics }, clock.now());
   const collected = () => logged('garbage collected');
   return { clock, cluster, cloud, instance, claim, pass, collected };
 }
@@ -150,7 +159,10 @@ describe('garbage collection', () => {
     };
     const lines: string[] = [];
     const logger = makeLogger({}, { sink: (l) => lines.push(l) });
-    const result = await collectGarbage({ cluster: w.cluster, cloud, logger }, w.clock.now());
+    const result = await collectGarbage(
+      { cluster: w.cluster, cloud, logger, metrics: quietMetrics },
+      w.clock.now(),
+    );
     expect(result.terminated).toEqual([second.instanceId]);
     expect(result.failed).toEqual([{ step: `terminateOrphan ${first.instanceId}`, error: refused }]);
   });
@@ -172,7 +184,10 @@ describe('garbage collection', () => {
     };
     const lines: Record<string, unknown>[] = [];
     const logger = makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) });
-    const result = await collectGarbage({ cluster, cloud: w.cloud, logger }, w.clock.now());
+    const result = await collectGarbage(
+      { cluster, cloud: w.cloud, logger, metrics: quietMetrics },
+      w.clock.now(),
+    );
     expect(result.failed).toEqual([{ step: `terminateOrphan ${orphan.instanceId}`, error: unreadable }]);
     // Each termination that happened has its one decision line; none happened without one.
     const decisions = lines.filter((l) => l['decision'] === 'collect');

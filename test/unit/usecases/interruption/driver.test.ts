@@ -29,6 +29,7 @@ function makeWorld() {
     cloud,
     lines,
     logger,
+    metrics,
   } = memoryWorld(CLUSTER, new Date('2026-11-21T10:00:00Z'));
   const terminationQueue = makeMemoryTerminationQueue(clock);
   let reads = 0;
@@ -39,7 +40,7 @@ function makeWorld() {
       return indexNodeClaims(cluster);
     },
     handle: (message, claims) =>
-      handleInterruption({ cluster, cloud, terminationQueue, logger }, message, claims),
+      handleInterruption({ cluster, cloud, terminationQueue, logger, metrics }, message, claims),
   };
 
   /** A running spot NodeClaim; returns its instance id. */

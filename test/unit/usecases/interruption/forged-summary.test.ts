@@ -15,10 +15,13 @@ const CLUSTER = 'interrupt-forged';
 const ELSEWHERE = 'i-0123456789abcdef0';
 
 function world() {
-  const { clock, memory, cloud, lines, logger } = memoryWorld(CLUSTER, new Date('2026-11-26T12:00:00Z'));
+  const { clock, memory, cloud, lines, logger, metrics } = memoryWorld(
+    CLUSTER,
+    new Date('2026-11-26T12:00:00Z'),
+  );
   const terminationQueue = makeMemoryTerminationQueue(clock);
   const forged = forgedSummaryCluster(memory, clock, logger);
-  const ports = { cluster: forged.cluster, cloud, terminationQueue, logger };
+  const ports = { cluster: forged.cluster, cloud, terminationQueue, logger, metrics };
   async function live(name: string) {
     const its = cloud.addForeignInstance({
       instanceType: 'm5.large',

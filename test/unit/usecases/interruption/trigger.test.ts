@@ -7,6 +7,7 @@ import {
   handleInterruption,
   indexNodeClaims,
 } from '../../../../shared/usecases/interruption/interruption.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // The interruption controller tells the provisioner of each NodeClaim it begins deleting, so the
@@ -47,6 +48,7 @@ async function world(report: (claim: { name: string; uid: string }) => Promise<v
     cloud,
     terminationQueue: memory.makeMemoryTerminationQueue(clock),
     logger,
+    metrics: quietMetrics,
     reportDeletion: report,
   };
   const interrupt = async (kind: 'instanceStopped' | 'rebalanceRecommendation', eventId: string) =>

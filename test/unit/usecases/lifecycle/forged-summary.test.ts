@@ -5,6 +5,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { LAUNCH_TIMEOUT_MS, reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // The NodeClaim lifecycle over a forged cluster summary: a launch or registration timeout deletes
@@ -19,7 +20,8 @@ function world() {
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   const forged = forgedSummaryCluster(memory, clock, logger);
-  const pass = () => reconcileLifecycle({ cluster: forged.cluster, logger }, clock.now());
+  const pass = () =>
+    reconcileLifecycle({ cluster: forged.cluster, logger, metrics: quietMetrics }, clock.now());
   return { clock, memory, forged, pass };
 }
 

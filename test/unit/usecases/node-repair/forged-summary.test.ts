@@ -5,6 +5,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
 import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // Node repair over a forged cluster summary: a Node the summary shows unhealthy is replaced only
@@ -32,7 +33,7 @@ function world() {
     await memory.patchNodeClaimStatus(name, { providerId, nodeName: `node-${name}`, conditions: [] });
   }
   const forged = forgedSummaryCluster(memory, clock, logger);
-  const pass = () => repairNodes({ cluster: forged.cluster, logger }, clock.now());
+  const pass = () => repairNodes({ cluster: forged.cluster, logger, metrics: quietMetrics }, clock.now());
   return { clock, memory, node, forged, pass };
 }
 

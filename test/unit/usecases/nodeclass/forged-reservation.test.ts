@@ -13,6 +13,7 @@ import { ClusterApiError } from '../../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { field, forgedSummaryCluster, named } from '../../../fixtures/forged-summary.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
 // The capacity reservation follow-up (the start of the lifecycle pass) over a forged cluster
@@ -84,6 +85,7 @@ function world() {
       {
         cluster,
         logger,
+        metrics: quietMetrics,
         nodeClasses: { resolver, leases, clock, holder: `pass-${passes}` },
         requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0),
       },

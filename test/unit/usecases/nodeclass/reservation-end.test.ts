@@ -12,6 +12,7 @@ import { ClusterApiError } from '../../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { capacityReservationDrift } from '../../../../shared/usecases/disruption/conditions.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 import { DEFAULT_NODE_CLASS } from '../../memory/fixtures.ts';
 
@@ -84,6 +85,7 @@ function world() {
       {
         cluster: kube,
         logger,
+        metrics: quietMetrics,
         nodeClasses: { resolver, leases, clock, holder: `pass-${passes}` },
         requestTermination: (nodeClaim) => queue.enqueue({ nodeClaim }, 0),
       },

@@ -4,6 +4,7 @@ import { parseNodeOverlay } from '../../../../shared/apis/index.ts';
 import type { Condition } from '../../../../shared/core/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from '../provisioning/world.ts';
 
 // NodeOverlays as a user applies them, on the in-memory cluster and cloud: what the provisioner
@@ -29,6 +30,7 @@ function pass(world: ReturnType<typeof scenarioWorld>) {
     {
       cluster,
       logger: silent,
+      metrics: quietMetrics,
       nodeClasses: { resolver, leases, clock, holder: 'pass' },
       nodeOverlays: { cloud },
     },

@@ -11,6 +11,7 @@ import { batchPods } from '../../../../shared/usecases/provisioning/batch.ts';
 import { latestPodEventAtMs } from '../../../../shared/usecases/provisioning/driver.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
 import type { BatchItem } from '../../../../shared/usecases/state/batch.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { watched } from '../../../fixtures/watched.ts';
 import { addPendingPod, scenarioWorld } from './world.ts';
 
@@ -59,6 +60,7 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
           clock.advance(ms);
         },
         logger: makeLogger({}, { sink: () => {} }),
+        metrics: quietMetrics,
         nodeClassResolver: resolver,
       },
       { holder: 'run-1' },
@@ -132,7 +134,7 @@ describe('the batch window of a run a pod event triggered', () => {
           clock.advance(ms);
         },
       },
-      makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }),
+      { logger: makeLogger({}, { sink: (l) => lines.push(JSON.parse(l)) }), metrics: quietMetrics },
       await cluster.provisionablePods(),
       {
         idleMs: 1000,

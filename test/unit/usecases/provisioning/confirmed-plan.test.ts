@@ -7,6 +7,7 @@ import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, scenarioWorld } from './world.ts';
 
 // The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
@@ -124,6 +125,7 @@ function setup() {
           clock.advance(ms);
         },
         logger,
+        metrics: quietMetrics,
         nodeClassResolver: resolver,
       },
       { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },

@@ -5,6 +5,7 @@ import {
   provisionForMessages,
   runProvisioner,
 } from '../../../../shared/usecases/provisioning/driver.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
@@ -18,6 +19,7 @@ async function makeWorld() {
   const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
   const deps: ProvisionerDriverDeps = {
     logger,
+    metrics: quietMetrics,
     clock,
     ...provisionerSteps(world, logger),
     scheduleFollowUp: async (holder, nodeClaims) => {

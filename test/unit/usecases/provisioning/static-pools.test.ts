@@ -4,6 +4,7 @@ import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { recordingMetrics } from '../../../fixtures/metrics.ts';
 import { scenarioWorld } from './world.ts';
 
 // Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
@@ -37,6 +38,7 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
   cluster.create(staticPool(replicas, limits));
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const metrics = recordingMetrics({ cluster: 'static-test', clock });
   const leases = makeMemoryLeaseStore();
   const terminated: string[] = [];
   let runs = 0;
@@ -51,6 +53,7 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
           clock.advance(ms);
         },
         logger,
+        metrics,
         nodeClassResolver: resolver,
         requestTermination: async (name) => {
           terminated.push(name);
@@ -61,7 +64,7 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
   const fixedClaims = async () =>
     (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
   const decisions = (kind: string) => lines.filter((l) => l['decision'] === kind);
-  return { ...world, run, fixedClaims, decisions, terminated, logger };
+  return { ...world, run, fixedClaims, decisions, terminated, logger, metrics };
 }
 
 describe('a static NodePool in a provisioning run', () => {
@@ -79,6 +82,14 @@ describe('a static NodePool in a provisioning run', () => {
     for (const l of launches) expect(String(l['instanceType'])).toMatch(/^[cm]/);
     expect(w.decisions('staticCapacity')).toEqual([
       expect.objectContaining({ action: 'launch', nodePool: 'fixed', replicas: 2, current: 0, count: 2 }),
+    ]);
+    // Each replica is a NodeClaim created for the static reason, in the pool's series.
+    const created = w.metrics.points.filter(
+      (p) => p.name === 'nodeclaims_created_total' && p.dimensions.nodePool === 'fixed',
+    );
+    expect(created.map((p) => [p.dimensions, p.values])).toEqual([
+      [{ cluster: 'static-test', nodePool: 'fixed', reason: 'static' }, [1]],
+      [{ cluster: 'static-test', nodePool: 'fixed', reason: 'static' }, [1]],
     ]);
 
     // A later run finds the replicas there and decides nothing about the pool.
@@ -246,7 +257,7 @@ describe('a static NodePool whose NodeClaims keep failing', () => {
     // timeout, and the runaway guard pauses the pool's launches.
     w.clock.advance(16 * 60_000);
     const lifecycle = await reconcileLifecycle(
-      { cluster: w.cluster, logger: w.logger, requestTermination: async () => {} },
+      { cluster: w.cluster, logger: w.logger, metrics: w.metrics, requestTermination: async () => {} },
       w.clock.now(),
     );
     expect(lifecycle.deleted.map((d) => d.reason)).toEqual(['registration_timeout', 'registration_timeout']);

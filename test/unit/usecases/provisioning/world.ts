@@ -11,8 +11,10 @@ import {
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { Logger } from '../../../../shared/runtime/logger.ts';
 import { loadScenario } from '../../../../shared/simulator/scenario.ts';
+import type { MetricsSink } from '../../../../shared/usecases/decisions/decision.ts';
 import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 
 // The in-memory cluster and cloud a provisioning run is tested on: the NodePools and EC2NodeClasses
 // of an example scenario, created as a user applies them.
@@ -56,7 +58,11 @@ export function addPendingPod(cluster: MemoryCluster, name: string): void {
  * The provisioner Lambda's two steps over a world, as its handler wires them: the provisioning run
  * and the lifecycle (and EC2NodeClass) pass, sharing one lease store.
  */
-export function provisionerSteps(world: ReturnType<typeof scenarioWorld>, logger: Logger) {
+export function provisionerSteps(
+  world: ReturnType<typeof scenarioWorld>,
+  logger: Logger,
+  metrics: MetricsSink = quietMetrics,
+) {
   const { clock, cluster, cloud, resolver } = world;
   const leases = makeMemoryLeaseStore();
   return {
@@ -69,11 +75,15 @@ export function provisionerSteps(world: ReturnType<typeof scenarioWorld>, logger
           clock,
           sleep: async (ms) => clock.advance(ms),
           logger,
+          metrics,
           nodeClassResolver: resolver,
         },
         { holder },
       ),
     reconcileLifecycle: (holder: string) =>
-      reconcileLifecycle({ cluster, logger, nodeClasses: { resolver, leases, clock, holder } }, clock.now()),
+      reconcileLifecycle(
+        { cluster, logger, metrics, nodeClasses: { resolver, leases, clock, holder } },
+        clock.now(),
+      ),
   };
 }

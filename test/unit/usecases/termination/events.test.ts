@@ -11,7 +11,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('free', { pods: 1 });
     await w.terminatingClaim('held', { pods: 2, blockedByBudget: true });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger };
+    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
     await terminateNodeClaim(ports, 'free', w.clock.now());
     await terminateNodeClaim(ports, 'held', w.clock.now());
     w.clock.advance(1_000);
@@ -33,7 +33,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
   it('tells the deadline on the NodeClaim and its Node, and each pod deleted for it', async () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('tgp', { pods: 1, blockedByBudget: true, terminationGracePeriod: '60s' });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger };
+    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
     await terminateNodeClaim(ports, 'tgp', w.clock.now());
     const expiring = w.cluster.events().filter((e) => e.event.reason === 'TerminationGracePeriodExpiring');
     expect(expiring.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type])).toEqual([
@@ -54,7 +54,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
   it('tells an instance EC2 would not terminate on the NodeClaim, and still fails the pass', async () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('foreign', { foreignInstance: true });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger };
+    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
     await expect(terminateNodeClaim(ports, 'foreign', w.clock.now())).rejects.toThrow();
     const failed = w.cluster.events().filter((e) => e.event.reason === 'FailedTermination');
     expect(failed.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type])).toEqual([

@@ -17,7 +17,7 @@ const CLUSTER = 'sweep-forged';
 const DELETED_AT = '2026-11-26T11:59:00Z';
 
 function world() {
-  const { clock, memory, cloud, logger, instance, logged, forged } = forgedSummaryWorld(
+  const { clock, memory, cloud, logger, metrics, instance, logged, forged } = forgedSummaryWorld(
     CLUSTER,
     new Date('2026-11-26T12:00:00Z'),
   );
@@ -42,7 +42,7 @@ function world() {
     });
     return its;
   }
-  const ports = { cluster: forged.cluster, cloud, logger };
+  const ports = { cluster: forged.cluster, cloud, logger, metrics };
   const sweep = () => sweepTerminations(ports);
   return { clock, memory, cloud, instance, node, live, forged, ports, sweep, logged };
 }

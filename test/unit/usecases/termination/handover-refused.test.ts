@@ -38,8 +38,17 @@ async function world(names: readonly string[]) {
     instances.set(name, instanceId);
   }
   const sweep = async () =>
-    (await sweepTerminations({ cluster: w.memory, cloud: w.cloud, logger: w.logger })).terminating;
-  return { cluster: w.memory, cloud: w.cloud, logger: w.logger, lines: w.lines, instances, sweep };
+    (await sweepTerminations({ cluster: w.memory, cloud: w.cloud, logger: w.logger, metrics: w.metrics }))
+      .terminating;
+  return {
+    cluster: w.memory,
+    cloud: w.cloud,
+    logger: w.logger,
+    metrics: w.metrics,
+    lines: w.lines,
+    instances,
+    sweep,
+  };
 }
 
 const refusedLines = (lines: readonly Record<string, unknown>[]) =>
@@ -55,6 +64,7 @@ describe('a termination queue that refuses the handover', () => {
         cloud: w.cloud,
         terminationQueue: queue,
         logger: w.logger,
+        metrics: w.metrics,
         reportDeletion: async () => {},
       },
       { kind: 'spotInterruption', eventId: 'e1', instanceIds: [w.instances.get('web-1') ?? ''] },

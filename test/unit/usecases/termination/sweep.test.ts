@@ -8,6 +8,7 @@ import {
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { sweepTerminations } from '../../../../shared/usecases/termination/termination.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 
 // The termination sweep and a Node deleted with `kubectl delete node` that no NodeClaim it can read
 // accounts for: its instance is terminated, unless a NodeClaim that cannot be read may be its own.
@@ -39,7 +40,7 @@ function world() {
     metadata: { name: 'node-lost', finalizers: ['karpenter.sh/termination'] },
     spec: { providerID: instance.providerId },
   });
-  const sweep = () => sweepTerminations({ cluster, cloud, logger });
+  const sweep = () => sweepTerminations({ cluster, cloud, logger, metrics: quietMetrics });
   return { cluster, cloud, instance, lines, logger, sweep };
 }
 
@@ -93,7 +94,12 @@ describe('the termination sweep and a deleted Node without a NodeClaim', () => {
         return w.cluster.patchNode(name, patch);
       },
     };
-    const result = await sweepTerminations({ cluster: racing, cloud: w.cloud, logger: w.logger });
+    const result = await sweepTerminations({
+      cluster: racing,
+      cloud: w.cloud,
+      logger: w.logger,
+      metrics: quietMetrics,
+    });
     expect(result.releasedNodes).toEqual([]);
     expect(await w.cluster.node('node-lost')).toBeUndefined();
     expect(w.lines.filter((l) => l['decision'] === 'finalizeNode')).toEqual([]);

@@ -26,7 +26,7 @@ export interface TerminatingClaim {
 }
 
 export function makeTerminationWorld(budgetMs = 10_000) {
-  const { clock, memory: cluster, cloud, lines, logger } = memoryWorld(CLUSTER, new Date(T0));
+  const { clock, memory: cluster, cloud, lines, logger, metrics } = memoryWorld(CLUSTER, new Date(T0));
   const queue = makeMemoryTerminationQueue(clock);
   const passes: string[] = [];
 
@@ -47,12 +47,14 @@ export function makeTerminationWorld(budgetMs = 10_000) {
 
   const deps: TerminationSweepDeps = {
     logger,
+    metrics,
     terminate: (name) => {
       passes.push(name);
-      return terminateNodeClaim({ cluster, cloud, logger }, name, clock.now());
+      return terminateNodeClaim({ cluster, cloud, logger, metrics }, name, clock.now());
     },
     enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
-    terminatingNodeClaims: async () => (await sweepTerminations({ cluster, cloud, logger })).terminating,
+    terminatingNodeClaims: async () =>
+      (await sweepTerminations({ cluster, cloud, logger, metrics })).terminating,
     sleep: async (ms) => {
       clock.advance(ms);
       kubelet();
