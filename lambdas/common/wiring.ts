@@ -55,7 +55,6 @@ const BaseEnv = z.object({
   AWS_ENDPOINT_URL_S3: z.string().min(1).optional(),
 });
 
-/** Parses the environment with `extra` fields added; lists every problem at once. */
 /**
  * `FLOTILLA_NODE_REPAIR`: `true` or `false` (absent is false, as Karpenter's NodeRepair gate);
  * anything else is a configuration error, not a silent false.
@@ -65,6 +64,7 @@ export const nodeRepairSwitch = z
   .default('false')
   .transform((value) => value === 'true');
 
+/** Parses the environment with `extra` fields added; lists every problem at once. */
 export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.ProcessEnv, extra: T) {
   const parsed = BaseEnv.extend(extra).safeParse(env);
   if (!parsed.success) {
