@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
 import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
 import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
-import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { addPendingPod, scenarioWorld } from './world.ts';
+import type { ProvisionResult } from '../../../../shared/usecases/provisioning/provision.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
 // can write. A pending pod is left to an existing Node only when the API server confirms it: a
@@ -64,7 +62,7 @@ function boundPod(name: string, nodeName: string, cpu = '500m') {
 
 function setup() {
   const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
+  const { clock, cluster } = world;
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   let published: ClusterSummary | undefined;
@@ -112,24 +110,13 @@ function setup() {
     clock,
     logger,
   });
-  const leases = makeMemoryLeaseStore();
+  // The provisioner Lambda's runs, one lease store for them all, without the batching wait.
+  const provisioner = provisionerSteps(world, logger, {
+    ports: { cluster: decorated },
+    config: { batchIdleMs: 0, batchMaxMs: 0 },
+  });
   let runs = 0;
-  const run = () =>
-    provision(
-      {
-        cluster: decorated,
-        cloud,
-        leases,
-        clock,
-        sleep: async (ms) => {
-          clock.advance(ms);
-        },
-        logger,
-        metrics: quietMetrics,
-        nodeClassResolver: resolver,
-      },
-      { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
-    );
+  const run = () => provisioner.provision(`run-${++runs}`);
   const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
   /** From now on, pending reads answer what the API server has as pending at this moment. */
   const freezePending = async () => {
@@ -138,7 +125,7 @@ function setup() {
   return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines, freezePending };
 }
 
-const launched = (result: Awaited<ReturnType<typeof provision>>) =>
+const launched = (result: ProvisionResult) =>
   result.kind === 'provisioned' ? result.claims.filter((c) => c.kind === 'launched') : [];
 
 describe('a provisioning plan confirmed against the API server', () => {
