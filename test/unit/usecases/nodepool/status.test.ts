@@ -12,6 +12,7 @@ import {
 } from '../../../../shared/usecases/nodepool/status.ts';
 import { clusterNodePool, type NodePoolOverrides } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
 
 const AT = '2026-11-21T10:00:00Z';
 
@@ -67,21 +68,7 @@ function node(
   capacity: Record<string, number>,
   nodePoolName = 'default',
 ): ClusterNode {
-  return {
-    name,
-    uid: name,
-    providerId,
-    nodePoolName,
-    labels: {},
-    annotations: {},
-    finalizers: [],
-    allocatable: capacity,
-    capacity,
-    pods: [],
-    initialized: true,
-    ready: true,
-    deleting: false,
-  };
+  return clusterNode(name, { uid: name, providerId, nodePoolName, allocatable: capacity, capacity });
 }
 
 const summary = (patch: ReturnType<typeof computeNodePoolStatus>) =>
