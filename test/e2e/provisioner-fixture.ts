@@ -477,6 +477,17 @@ export class ProvisionerE2E {
     );
   }
 
+  /**
+   * What a kubelet of this file's NodePools of `group` puts on its Node besides a NodePool's labels:
+   * the run and group labels, and the run's taint.
+   */
+  nodeMarks(group: string) {
+    return {
+      labels: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group },
+      taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }],
+    };
+  }
+
   private async unschedulable(selector: string, count: number, byField = false): Promise<void> {
     await waitFor(
       `${count} pods (${selector}) marked Unschedulable`,

@@ -6,6 +6,7 @@ import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import type { ProvisionResult } from '../../../../shared/usecases/provisioning/provision.ts';
+import { launchedNodeLabels, nodeManifest } from '../../../fixtures/nodes.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
@@ -16,35 +17,14 @@ import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 // the Lambdas' own decorator (withClusterSummary).
 
 /** A Ready Node of the `on-demand` NodePool, as a kubelet registers it. */
-function nodeManifest(name: string, cpu: string, extra: { taints?: unknown[]; deleting?: boolean } = {}) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      labels: {
-        'kubernetes.io/hostname': name,
-        'kubernetes.io/arch': 'amd64',
-        'kubernetes.io/os': 'linux',
-        'karpenter.sh/nodepool': 'on-demand',
-        'karpenter.sh/capacity-type': 'on-demand',
-        'karpenter.sh/initialized': 'true',
-        'karpenter.sh/registered': 'true',
-        'node.kubernetes.io/instance-type': 'm6i.large',
-        'topology.kubernetes.io/zone': 'us-east-1a',
-      },
-      ...(extra.deleting === true
-        ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['karpenter.sh/termination'] }
-        : {}),
-    },
-    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...(extra.taints ? { taints: extra.taints } : {}) },
-    status: {
-      capacity: { cpu, memory: '400000Gi', pods: '110' },
-      allocatable: { cpu, memory: '400000Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True' }],
-    },
-  };
+function poolNode(name: string, cpu: string, extra: { taints?: unknown[]; deleting?: boolean } = {}) {
+  return nodeManifest(name, {
+    labels: launchedNodeLabels(name, { pool: 'on-demand', instanceType: 'm6i.large', initialized: true }),
+    cpu,
+    memory: '400000Gi',
+    ...(extra.taints === undefined ? {} : { taints: extra.taints }),
+    ...(extra.deleting === true ? { deletedAt: '2026-01-01T00:00:00Z' } : {}),
+  });
 }
 
 function boundPod(name: string, nodeName: string, cpu = '500m') {
@@ -132,7 +112,7 @@ describe('a provisioning plan confirmed against the API server', () => {
   it('launches for a pending pod that a listed Node the API server does not have would have taken', async () => {
     const w = setup();
     addPendingPod(w.cluster, 'web-1');
-    w.publish({ nodes: [nodeManifest('phantom', '100000')] });
+    w.publish({ nodes: [poolNode('phantom', '100000')] });
     // The summary is what the provisioner's lists read.
     expect((await w.decorated.nodes()).items.map((n) => n.name)).toEqual(['phantom']);
 
@@ -147,7 +127,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('leaves the pod to a Node the API server confirms, at two reads and without a word', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '8'));
+    w.cluster.create(poolNode('real', '8'));
     w.cluster.create(boundPod('busy', 'real'));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
@@ -162,7 +142,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the summary understates what the pods on a real Node request', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '2'));
+    w.cluster.create(poolNode('real', '2'));
     w.cluster.create(boundPod('busy', 'real', '1800m'));
     addPendingPod(w.cluster, 'web-1');
     // The summary shows the same pod asking for a tenth of a CPU: the Node would look roomy.
@@ -176,9 +156,9 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the API server has the listed Node cordoned', async () => {
     const w = setup();
-    w.cluster.create({ ...nodeManifest('real', '8'), spec: { unschedulable: true } });
+    w.cluster.create({ ...poolNode('real', '8'), spec: { unschedulable: true } });
     addPendingPod(w.cluster, 'web-1');
-    w.publish({ drop: ['real'], nodes: [nodeManifest('real', '8')] });
+    w.publish({ drop: ['real'], nodes: [poolNode('real', '8')] });
 
     const result = await w.run();
 
@@ -188,7 +168,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the API server has a pod on the Node that the summary leaves out', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '1'));
+    w.cluster.create(poolNode('real', '1'));
     w.cluster.create(boundPod('hidden', 'real', '900m'));
     addPendingPod(w.cluster, 'web-1');
     w.publish({ drop: ['hidden'] });
@@ -201,7 +181,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches nothing for a pod bound after the pending read, whose Node the confirmation reads full', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
     // The pending read is of the moment before kube-scheduler binds the pod to the listed Node;
@@ -220,7 +200,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('reads a listed Node that holds a pending pod, and launches nothing when it has the pod', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     await w.freezePending();
     w.cluster.bindPod('default', 'web-1', 'real');
@@ -236,7 +216,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('still plans a pending pod that the summary alone puts on a Node', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     const pending = w.cluster.get('Pod', 'web-1', 'default') as Record<string, unknown>;
     const spec = pending['spec'] as Record<string, unknown>;
@@ -257,9 +237,7 @@ describe('a provisioning plan confirmed against the API server', () => {
     addPendingPod(w.cluster, 'web-1');
     // Tainted, it takes no pod, but its 100000 CPUs count against the on-demand pool's 200.
     w.publish({
-      nodes: [
-        nodeManifest('phantom', '100000', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-      ],
+      nodes: [poolNode('phantom', '100000', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
     });
 
     const result = await w.run();
@@ -274,16 +252,14 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('reads only the NodePool at its limit, with a list of its own', async () => {
     const w = setup();
-    w.cluster.create(
-      nodeManifest('real', '150', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-    );
-    const other = nodeManifest('other', '4', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] });
+    w.cluster.create(poolNode('real', '150', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }));
+    const other = poolNode('other', '4', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] });
     other.metadata.labels['karpenter.sh/nodepool'] = 'spot';
     w.cluster.create(other);
     addPendingPod(w.cluster, 'web-1');
     // A phantom beside a real Node: together they use up the on-demand pool's 200 CPUs.
     w.publish({
-      nodes: [nodeManifest('phantom', '100', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
+      nodes: [poolNode('phantom', '100', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
     });
 
     const result = await w.run();
@@ -295,9 +271,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('lists a NodePool at its limit once a run, and nothing of the cluster, when the limit is real', async () => {
     const w = setup();
-    w.cluster.create(
-      nodeManifest('big', '200', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-    );
+    w.cluster.create(poolNode('big', '200', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
 
@@ -313,7 +287,7 @@ describe('a provisioning plan confirmed against the API server', () => {
     const w = setup();
     addPendingPod(w.cluster, 'web-1');
     w.publish({
-      nodes: [nodeManifest('phantom', '4', { deleting: true })],
+      nodes: [poolNode('phantom', '4', { deleting: true })],
       pods: [boundPod('ghost-1', 'phantom', '3'), boundPod('ghost-2', 'phantom', '3')],
     });
 

@@ -9,23 +9,10 @@ import {
   withConfirmed,
   withConsistentNodes,
 } from '../../../../shared/usecases/state/confirm.ts';
+import { nodeManifest } from '../../../fixtures/nodes.ts';
 
 // Confirmed state: the Nodes a decision counts on, read again from the API server (the in-memory
 // one) in place of what a list read said of them.
-
-function nodeManifest(name: string, extra: { unschedulable?: boolean } = {}) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, uid: `uid-${name}`, labels: { 'kubernetes.io/hostname': name } },
-    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...extra },
-    status: {
-      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
-      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True' }],
-    },
-  };
-}
 
 function podManifest(name: string, nodeName: string) {
   return {
@@ -113,13 +100,8 @@ describe('confirming listed Nodes with the API server', () => {
 
   it('reads one NodePool with its own list, leaving the Nodes of other pools as listed', async () => {
     const cluster = world();
-    const inPool = (name: string) => {
-      const m = nodeManifest(name);
-      return {
-        ...m,
-        metadata: { ...m.metadata, labels: { ...m.metadata.labels, 'karpenter.sh/nodepool': 'od' } },
-      };
-    };
+    const inPool = (name: string) =>
+      nodeManifest(name, { labels: { 'kubernetes.io/hostname': name, 'karpenter.sh/nodepool': 'od' } });
     cluster.create(inPool('pooled'));
     cluster.create(inPool('unlisted'));
     const all = (await cluster.nodes()).items;
