@@ -31,6 +31,7 @@ import { viaQueue } from '../../../shared/usecases/termination/handover.ts';
 import { setUpTermination } from '../../../shared/usecases/termination/setup.ts';
 import type { TerminationResult } from '../../../shared/usecases/termination/termination.ts';
 import { quietMetrics } from '../../fixtures/metrics.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -224,17 +225,7 @@ beforeAll(async () => {
 
   await custom.createClusterCustomObject({
     ...ec2NodeClasses,
-    body: {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: { name: names.nodeClass },
-      spec: {
-        role: 'KarpenterNodeRole',
-        amiSelectorTerms: [{ alias: 'al2023@latest' }],
-        subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
-        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
-      },
-    },
+    body: ec2NodeClass(names.nodeClass, {}, { discovery: id }),
   });
   const parsed = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
   if (parsed === undefined) throw new Error(`ec2NodeClass ${names.nodeClass} was not read back`);
