@@ -6,6 +6,7 @@ import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import type { ProvisionResult } from '../../../../shared/usecases/provisioning/provision.ts';
+import { podManifest } from '../../../fixtures/builders.ts';
 import { launchedNodeLabels, nodeManifest } from '../../../fixtures/nodes.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
@@ -27,18 +28,9 @@ function poolNode(name: string, cpu: string, extra: { taints?: unknown[]; deleti
   });
 }
 
-function boundPod(name: string, nodeName: string, cpu = '500m') {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: {
-      nodeName,
-      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu, memory: '512Mi' } } }],
-    },
-    status: { phase: 'Running' },
-  };
-}
+/** Pod `name` running on Node `nodeName`, asking `cpu` and 512Mi. */
+const boundPod = (name: string, nodeName: string, cpu = '500m') =>
+  podManifest(name, { nodeName, cpu, memory: '512Mi', phase: 'Running' });
 
 function setup() {
   const world = scenarioWorld();
@@ -319,18 +311,13 @@ describe('a provisioning plan confirmed against the API server', () => {
     // nodes look empty and that NodeClaim would go first.
     const busy = (await w.cluster.nodes()).items.find((n) => n.providerId === claims[0]?.status.providerId);
     expect(busy).toBeDefined();
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'web',
-        namespace: 'default',
+    w.cluster.create(
+      podManifest('web', {
         ownerReferences: [
           { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
         ],
-      },
-      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
-    });
+      }),
+    );
     w.cluster.bindPod('default', 'web', busy?.name ?? '');
     w.publish({ drop: ['web'] });
     const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;

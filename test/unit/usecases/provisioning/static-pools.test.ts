@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
+import { podManifest } from '../../../fixtures/builders.ts';
 import { recordingMetrics } from '../../../fixtures/metrics.ts';
 import { provisionerSteps, scenarioWorld } from './world.ts';
 
@@ -144,18 +145,13 @@ describe('a static NodePool in a provisioning run', () => {
     const nodes = (await w.cluster.nodes()).items.filter((n) => n.nodePoolName === 'fixed');
     expect(nodes).toHaveLength(3);
     const busy = claims.find((c) => c.status.providerId === nodes[0]?.providerId);
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'web',
-        namespace: 'default',
+    w.cluster.create(
+      podManifest('web', {
         ownerReferences: [
           { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
         ],
-      },
-      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
-    });
+      }),
+    );
     w.cluster.bindPod('default', 'web', nodes[0]?.name ?? '');
 
     const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;
