@@ -37,6 +37,7 @@ import { makeKube } from '../../shared/simulator/kube.ts';
 import { isActive, rawPods, uidOf } from '../../shared/simulator/workloads.ts';
 import { MIN_SAVINGS_ANNOTATION } from '../../shared/usecases/disruption/consolidation.ts';
 import { type DisruptionMethodName, METHOD_NAMES } from '../../shared/usecases/disruption/methods.ts';
+import { ec2NodeClass } from '../fixtures/node-classes.ts';
 import { assignmentLowerBound } from './lower-bound.ts';
 import { lpInputs, PLAIN_SHAPES, rng } from './workloads.ts';
 
@@ -77,17 +78,7 @@ const typeNames =
         (_, i) => sortedNames[Math.floor((i * sortedNames.length) / 400)] as string,
       );
 
-cluster.create({
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    role: 'KarpenterNodeRole-bench',
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-  },
-});
+cluster.create(ec2NodeClass('default', { role: 'KarpenterNodeRole-bench' }, { discovery: 'bench' }));
 // Karpenter's defaults for spec.disruption: WhenEmptyOrUnderutilized, consolidateAfter 0s,
 // budget 10% of nodes.
 cluster.create({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../shared/ports/clock.ts';
 import type { Cluster, NewNodeClaim } from '../../shared/ports/cluster.ts';
+import { ec2NodeClass } from '../fixtures/node-classes.ts';
 
 /** A Kubernetes manifest as written in YAML. */
 export type ContractManifest = Record<string, unknown> & {
@@ -120,17 +121,7 @@ export function describeClusterContract(
           conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
         },
       });
-      await s.seed({
-        apiVersion: 'karpenter.k8s.aws/v1',
-        kind: 'EC2NodeClass',
-        metadata: { name: className },
-        spec: {
-          role: 'KarpenterNodeRole',
-          amiSelectorTerms: [{ alias: 'al2023@latest' }],
-          subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
-          securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
-        },
-      });
+      await s.seed(ec2NodeClass(className, {}, { discovery: s.id }));
       await s.seed({
         apiVersion: 'karpenter.sh/v1',
         kind: 'NodePool',
@@ -302,17 +293,7 @@ export function describeClusterContract(
     it('replaces EC2NodeClass status whole through the status subresource', async () => {
       // A class of its own: a Ready class would change what the NodePool tests read.
       const name = n('ct-class-status');
-      await s.seed({
-        apiVersion: 'karpenter.k8s.aws/v1',
-        kind: 'EC2NodeClass',
-        metadata: { name },
-        spec: {
-          role: 'KarpenterNodeRole',
-          amiSelectorTerms: [{ alias: 'al2023@latest' }],
-          subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
-          securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': s.id } }],
-        },
-      });
+      await s.seed(ec2NodeClass(name, {}, { discovery: s.id }));
       const read = async () => (await s.cluster.nodeClasses()).items.find((c) => c.name === name);
       const generation = (await read())?.generation;
       const amis = [

@@ -4,11 +4,9 @@ import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
-import {
-  type DisruptionOptions,
-  type DisruptionPassResult,
-  disrupt,
-} from '../../shared/usecases/disruption/controller.ts';
+import type { LeaseStore } from '../../shared/ports/lease.ts';
+import type { DisruptionPassResult } from '../../shared/usecases/disruption/controller.ts';
+import { type DisruptionConfig, setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
 import { TABLE } from '../integration/aws/cloud-fixture.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
@@ -18,9 +16,9 @@ import type { ProvisionerE2E } from './provisioner-fixture.ts';
 
 /**
  * One disruption pass as the disruption Lambda runs it (the flotilla:controller group on the API
- * server, the disruption role's policy on every AWS call, the stack's queues and state table),
- * limited to one NodePool (or those `pool` accepts), as the API server is shared with other test
- * files.
+ * server, the disruption role's policy on every AWS call, the stack's queues and state table), set
+ * up as its handler sets it up (setUpDisruption), limited to one NodePool (or those `pool`
+ * accepts), as the API server is shared with other test files.
  */
 export function disruptionLambdaPass(
   e2e: ProvisionerE2E,
@@ -29,18 +27,21 @@ export function disruptionLambdaPass(
   overrides: {
     /** The Cluster port as the Lambda wires it (its list reads from the cluster summary, say). */
     readonly cluster?: Cluster;
-    readonly options?: Partial<DisruptionOptions>;
+    /** The lease store (one that never gives a lease back, say). @default the stack's state table */
+    readonly leases?: LeaseStore;
+    /** Settings beside the file's lease name and NodePools (a deadline, a shorter validation wait). */
+    readonly options?: DisruptionConfig;
   } = {},
 ): Promise<DisruptionPassResult> {
   const { server, account } = e2e.env;
   const cluster = overrides.cluster ?? e2e.env.cluster;
   const aws = account.as('disruption');
   return asLambda(server, 'disruption', () =>
-    disrupt(
+    setUpDisruption(
       {
         cluster,
         cloud: aws.cloud,
-        leases: new DynamoLeaseStore(aws.dynamodb, TABLE),
+        leases: overrides.leases ?? new DynamoLeaseStore(aws.dynamodb, TABLE),
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger: e2e.logger,
@@ -54,12 +55,11 @@ export function disruptionLambdaPass(
         }),
       },
       {
-        holder,
         leaseName: `disruption#${e2e.id}`,
         nodePools: typeof pool === 'string' ? (name) => name === pool : pool,
         ...overrides.options,
       },
-    ),
+    ).pass(holder),
   );
 }
 

@@ -4,18 +4,16 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
-import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
-import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../shared/ports/lease.ts';
-import { type DisruptionConfig, setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
+import type { DisruptionConfig } from '../../shared/usecases/disruption/setup.ts';
 import { COMMAND_ANNOTATION, decodeCommand } from '../../shared/usecases/state/command-record.ts';
 import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
-import { CLUSTER, registerImage } from '../integration/aws/fixtures.ts';
+import { registerImage } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import { disruptionLambdaPass } from './disruption-lambda.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // Disruption end to end: NodePools and workloads as a user applies and changes them, and the
@@ -29,7 +27,7 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // shared with other test files.
 
 const e2e = new ProvisionerE2E('disrupt', { lifecycleLoop: false });
-const { id, logLines, logger, metrics } = e2e;
+const { id, logLines } = e2e;
 const karpenter = { group: 'karpenter.sh', version: 'v1' };
 
 let sqs: SQSClient;
@@ -65,34 +63,16 @@ afterEach(() => {
 
 const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
-/** One disruption pass as the Lambda runs it (set up as its handler sets it up). */
+/** One disruption pass as the Lambda runs it, over this file's NodePools, validating after 3 s. */
 function disruptionPass(
   holder: string,
   overrides: { cluster?: Cluster; leases?: LeaseStore } = {},
   options: DisruptionConfig = {},
 ) {
-  const { server, cluster } = e2e.env;
-  return asLambda(server, 'disruption', () =>
-    setUpDisruption(
-      {
-        cluster: overrides.cluster ?? cluster,
-        cloud: disruptionAws.cloud,
-        leases: overrides.leases ?? new DynamoLeaseStore(disruptionAws.dynamodb, 'flotilla-state'),
-        clock: systemClock,
-        sleep: (ms) => sleep(ms),
-        logger,
-        metrics,
-        terminationQueue: makeSqsTerminationQueue(disruptionAws.sqs, terminationQueueUrl),
-        requestLaunch: makeLaunchRequester({
-          sqs: disruptionAws.sqs,
-          queueUrl: podEventQueueUrl,
-          clusterName: CLUSTER,
-          clock: systemClock,
-        }),
-      },
-      { leaseName: `disruption#${id}`, validationMs: 3_000, nodePools: mine, ...options },
-    ).pass(holder),
-  );
+  return disruptionLambdaPass(e2e, mine, holder, {
+    ...overrides,
+    options: { validationMs: 3_000, ...options },
+  });
 }
 
 const terminationHandler = (event: unknown) =>

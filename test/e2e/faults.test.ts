@@ -20,9 +20,7 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { setUpInterruption } from '../../shared/usecases/interruption/setup.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { kube } from '../harness/index.ts';
 import { throttleUser } from '../harness/kube/throttled-user.ts';
 import { progress, waitFor } from '../harness/proc.ts';
@@ -255,23 +253,14 @@ function startSchedules(): void {
       );
       await Promise.all(
         terminating.map((c) =>
-          asLambda(server, 'termination', () =>
-            terminateNodeClaim(
-              { cluster, cloud: terminator.cloud, logger: e2e.logger, metrics: e2e.metrics },
-              c.name,
-              new Date(),
-            ),
-          ),
+          asLambda(server, 'termination', () => e2e.terminationLambda({ cluster }).terminate(c.name)),
         ),
       );
     }),
     loop(2_000, async () => {
       if (collectorPaused) return;
       await asLambda(server, 'garbage-collector', () =>
-        collectGarbage(
-          { cluster: clusterNow(), cloud: collector.cloud, logger: e2e.logger, metrics: e2e.metrics },
-          new Date(),
-        ),
+        e2e.garbageCollector({ cluster: clusterNow() }).pass(),
       );
     }),
   ];
@@ -312,15 +301,12 @@ describe('kill-point matrix', () => {
       await sleep(Math.max(0, launchedAt + 31_000 - Date.now()));
       const dying = new Dying(k);
       const result = await asLambda(server, 'garbage-collector', () =>
-        collectGarbage(
-          {
+        e2e
+          .garbageCollector({
             cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
             cloud: dying.wrap(collector.cloud, CLOUD_EFFECTS),
-            logger: e2e.logger,
-            metrics: e2e.metrics,
-          },
-          new Date(),
-        ),
+          })
+          .pass(),
       );
       if (dying.dead === undefined) {
         // The pass outlived every kill point, so it collected what the killed passes left.
@@ -438,16 +424,12 @@ describe('kill-point matrix', () => {
       let finished = false;
       for (let pass = 0; pass < 60 && dying.dead === undefined && !finished; pass++) {
         const result = await asLambda(server, 'termination', () =>
-          terminateNodeClaim(
-            {
+          e2e
+            .terminationLambda({
               cluster: dying.wrap(cluster, CLUSTER_EFFECTS),
               cloud: dying.wrap(terminator.cloud, CLOUD_EFFECTS),
-              logger: e2e.logger,
-              metrics: e2e.metrics,
-            },
-            claim.name,
-            new Date(),
-          ),
+            })
+            .terminate(claim.name),
         ).catch((error: unknown) => {
           if (error instanceof Killed) return undefined;
           throw error;

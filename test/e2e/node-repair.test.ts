@@ -1,9 +1,8 @@
 import type { CoreV1Event, V1NodeCondition } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-status.ts';
 import { Annotation, NodeClaimConditionType, NodePoolConditionType } from '../../shared/core/index.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
-import { type NodeRepairResult, repairNodes } from '../../shared/usecases/node-repair/repair.ts';
+import type { NodeRepairResult } from '../../shared/usecases/node-repair/repair.ts';
 import { waitFor } from '../harness/proc.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
@@ -15,7 +14,7 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // only this file's NodePool, as the API server is shared with other test files.
 
 const e2e = new ProvisionerE2E('repair');
-const { id, logLines, logger, metrics } = e2e;
+const { id, logLines } = e2e;
 const MIN = 60_000;
 
 /** The controller adapter, showing only `pool`'s Nodes, NodeClaims and NodePool. */
@@ -88,17 +87,9 @@ it('holds repair back while 2 of 3 nodes are NotReady, then replaces the one sti
   const [first, second] = claims.map((c) => ({ claim: c.name, node: c.status.nodeName ?? '' }));
   if (first === undefined || second === undefined) throw new Error('expected three NodeClaims');
 
-  const collector = e2e.env.account.as('garbage-collector');
-  const pass = (): Promise<NodeRepairResult> =>
-    repairNodes(
-      {
-        cluster: scoped(e2e.env.cluster, pool),
-        logger,
-        metrics,
-        impairedInstances: makeImpairedInstanceReader(collector.ec2),
-      },
-      new Date(),
-    );
+  const { repair } = e2e.garbageCollector({ cluster: scoped(e2e.env.cluster, pool) });
+  if (repair === undefined) throw new Error('the garbage collector runs no repair pass');
+  const pass = (): Promise<NodeRepairResult> => repair();
 
   // Two kubelets report NotReady since 31 minutes: over the pool's threshold (1 of 3).
   await kubeletReports(first.node, 'False', 31 * MIN);

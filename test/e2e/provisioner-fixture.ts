@@ -15,12 +15,18 @@ import { afterAll, beforeAll } from 'vitest';
 import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
+import { makeImpairedInstanceReader } from '../../shared/adapters/aws/instance-status.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import { Finalizer } from '../../shared/core/index.ts';
 import { type ManualClock, makeManualClock, systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
+import {
+  type GarbageCollector,
+  type GarbageCollectorPorts,
+  setUpGarbageCollector,
+} from '../../shared/usecases/garbage-collection/setup.ts';
 import { reconcileNodeClasses } from '../../shared/usecases/nodeclass/nodeclass.ts';
 import type { ClaimOutcome, ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
 import {
@@ -30,7 +36,8 @@ import {
   setUpProvisioner,
 } from '../../shared/usecases/provisioning/setup.ts';
 import type { TerminationSweepDeps } from '../../shared/usecases/termination/driver.ts';
-import { setUpTermination } from '../../shared/usecases/termination/setup.ts';
+import { viaQueue } from '../../shared/usecases/termination/handover.ts';
+import { setUpTermination, type TerminationSetupPorts } from '../../shared/usecases/termination/setup.ts';
 import { quietMetrics, recordingMetrics } from '../fixtures/metrics.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
 import { kube, type Moto, moto, resetMoto } from '../harness/index.ts';
@@ -470,6 +477,17 @@ export class ProvisionerE2E {
     );
   }
 
+  /**
+   * What a kubelet of this file's NodePools of `group` puts on its Node besides a NodePool's labels:
+   * the run and group labels, and the run's taint.
+   */
+  nodeMarks(group: string) {
+    return {
+      labels: { [RUN_LABEL]: this.id, [GROUP_LABEL]: group },
+      taints: [{ key: RUN_LABEL, value: this.id, effect: 'NoSchedule' }],
+    };
+  }
+
   private async unschedulable(selector: string, count: number, byField = false): Promise<void> {
     await waitFor(
       `${count} pods (${selector}) marked Unschedulable`,
@@ -531,11 +549,12 @@ export class ProvisionerE2E {
 
   /**
    * The termination Lambda as its handler sets it up, with its role and the stack's termination
-   * queue, in short invocations (a drain spans several of them as a long one spans Lambda timeouts).
-   * Its sweep takes this file's NodeClaims only: the API server is shared with other test files,
-   * whose NodeClaims the full sweep (sweepTerminations) would also pass over.
+   * queue, in short invocations (a drain spans several of them as a long one spans Lambda timeouts),
+   * with `ports` in place of those (a cluster or cloud that dies, say). Its sweep takes this file's
+   * NodeClaims only: the API server is shared with other test files, whose NodeClaims the full sweep
+   * (sweepTerminations) would also pass over.
    */
-  terminationLambda(): TerminationSweepDeps {
+  terminationLambda(ports: Partial<TerminationSetupPorts> = {}): TerminationSweepDeps {
     const { cluster, termination, account } = this.env;
     return {
       ...setUpTermination(
@@ -547,6 +566,7 @@ export class ProvisionerE2E {
           terminationQueue: makeSqsTerminationQueue(termination.sqs, account.stack.queueUrls.termination),
           clock: systemClock,
           sleep: (ms) => sleep(ms),
+          ...ports,
         },
         { budgetMs: 3_000 },
       ),
@@ -558,6 +578,31 @@ export class ProvisionerE2E {
           )
           .map((c) => c.name),
     };
+  }
+
+  /**
+   * The garbage-collector Lambda as its handler sets it up, with its role (EC2, the stack's
+   * termination queue for the NodeClaims it deletes, DescribeInstanceStatus for node repair) and
+   * node repair on, with `ports` in place of those (the cluster summary's reads, say).
+   */
+  garbageCollector(ports: Partial<GarbageCollectorPorts> = {}): GarbageCollector {
+    const { cluster, account } = this.env;
+    const collector = account.as('garbage-collector');
+    return setUpGarbageCollector(
+      {
+        cluster,
+        cloud: collector.cloud,
+        logger: this.logger,
+        metrics: this.metrics,
+        clock: systemClock,
+        requestTermination: viaQueue(
+          makeSqsTerminationQueue(collector.sqs, account.stack.queueUrls.termination),
+        ),
+        impairedInstances: makeImpairedInstanceReader(collector.ec2),
+        ...ports,
+      },
+      { nodeRepair: true },
+    );
   }
 
   /** One provisioning run, in-process, as the Lambda's schedule runs it. */

@@ -1,16 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
-import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
-import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { FlotillaError } from '../../shared/core/errors.ts';
-import { disrupt } from '../../shared/usecases/disruption/controller.ts';
-import { terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { progress, waitFor } from '../harness/proc.ts';
-import { TABLE } from '../integration/aws/cloud-fixture.ts';
-import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
+import { disruptionLambdaPass } from './disruption-lambda.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // Karpenter's chaos case: a controller taints every new node of a NodePool `NoExecute`, with a
@@ -70,6 +64,7 @@ const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
 
 function startLoops(): void {
   const { server } = e2e.env;
+  const termination = e2e.terminationLambda();
   let runs = 0;
   const loop = async (everyMs: number, work: () => Promise<unknown>) => {
     while (!stopping) {
@@ -120,51 +115,16 @@ function startLoops(): void {
     }),
     // Termination of the NodeClaims emptiness deletes.
     loop(500, async () => {
-      const { cluster, termination } = e2e.env;
+      const { cluster } = e2e.env;
       const deleting = (await cluster.nodeClaims()).items.filter((c) => c.deleting && mine(c.nodePoolName));
       await Promise.all(
-        deleting.map((c) =>
-          asLambda(server, 'termination', () =>
-            terminateNodeClaim(
-              { cluster, cloud: termination.cloud, logger: e2e.logger, metrics: e2e.metrics },
-              c.name,
-              new Date(),
-            ),
-          ),
-        ),
+        deleting.map((c) => asLambda(server, 'termination', () => termination.terminate(c.name))),
       );
     }),
     // Disruption every 2 s, validating emptiness after 3 s (Karpenter's 15 s, compressed).
     loop(2_000, async () => {
       runs += 1;
-      const { account, cluster } = e2e.env;
-      const aws = account.as('disruption');
-      await asLambda(server, 'disruption', () =>
-        disrupt(
-          {
-            cluster,
-            cloud: aws.cloud,
-            leases: new DynamoLeaseStore(aws.dynamodb, TABLE),
-            clock: { now: () => new Date() },
-            sleep: (ms) => sleep(ms),
-            logger: e2e.logger,
-            metrics: e2e.metrics,
-            terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
-            requestLaunch: makeLaunchRequester({
-              sqs: aws.sqs,
-              queueUrl: account.stack.queueUrls.podEvents,
-              clusterName: CLUSTER,
-              clock: { now: () => new Date() },
-            }),
-          },
-          {
-            holder: `disrupt-${runs}-${id}`,
-            leaseName: `disruption#${id}`,
-            validationMs: 3_000,
-            nodePools: mine,
-          },
-        ),
-      );
+      await disruptionLambdaPass(e2e, mine, `disrupt-${runs}-${id}`, { options: { validationMs: 3_000 } });
     }),
   ];
 }

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CLUSTER_SIZE } from '../../infra/cluster-size.ts';
 import { encodeSummaryDocument } from '../../shared/apis/summary-document.ts';
 import { summaryLimitsFor } from '../../shared/ports/summary.ts';
-import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { forgeSummary, honestSummary, summaryCluster, tampered } from '../harness/summary-attack.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
@@ -27,18 +26,10 @@ const notUsed = () =>
 
 /** A garbage-collection pass as the garbage-collector Lambda, its list reads over the summary. */
 async function collectOverSummary() {
-  const { server, cluster, account } = e2e.env;
+  const { server, cluster } = e2e.env;
   const listed = summaryCluster(server, 'garbage-collector', cluster, e2e.logger);
   const result = await asLambda(server, 'garbage-collector', () =>
-    collectGarbage(
-      {
-        cluster: listed,
-        cloud: account.as('garbage-collector').cloud,
-        logger: e2e.logger,
-        metrics: e2e.metrics,
-      },
-      new Date(),
-    ),
+    e2e.garbageCollector({ cluster: listed }).pass(),
   );
   return { result, use: listed.summaryUse() };
 }

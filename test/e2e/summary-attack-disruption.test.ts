@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { phantomNode } from '../fixtures/forged-summary.ts';
 import { waitFor } from '../harness/proc.ts';
 import {
   forgeSummary,
@@ -8,7 +9,7 @@ import {
   tampered,
 } from '../harness/summary-attack.ts';
 import { disruptionLambdaPass } from './disruption-lambda.ts';
-import { GROUP_LABEL, ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // An attacker holding the shim's role publishes the cluster summary an honest shim would, with one
 // field changed. The disruption Lambda reads its pods, Nodes and NodeClaims from that summary; it
@@ -135,7 +136,14 @@ describe('the disruption Lambda with a forged cluster summary', () => {
     });
     const phantom = `phantom-${e2e.id}`;
     const listed = await forge((doc) => {
-      doc.head.nodes.push(phantomNode(phantom, pool, 'phantom'));
+      doc.head.nodes.push(
+        phantomNode(phantom, pool, {
+          ...e2e.nodeMarks('phantom'),
+          uid: '6f1c2f4e-0000-4000-8000-00000000cafe',
+          providerID: 'aws:///us-east-1a/i-0deadbeefdeadcafe',
+          createdAt: new Date(Date.now() - 3_600_000),
+        }),
+      );
       doc.head.counts.nodes += 1;
     });
     expect((await listed.nodeInfos()).items.map((n) => n.name)).toContain(phantom);
@@ -155,36 +163,3 @@ describe('the disruption Lambda with a forged cluster summary', () => {
     expect(String(abandoned[0]?.['why'])).toContain("on the API server's objects");
   });
 });
-
-/** A Node as a kubelet of the pool would register it, with 100,000 CPUs, and no instance behind it. */
-function phantomNode(name: string, pool: string, group: string) {
-  return {
-    metadata: {
-      name,
-      uid: '6f1c2f4e-0000-4000-8000-00000000cafe',
-      creationTimestamp: new Date(Date.now() - 3_600_000).toISOString(),
-      labels: {
-        'kubernetes.io/hostname': name,
-        'kubernetes.io/arch': 'amd64',
-        'kubernetes.io/os': 'linux',
-        'karpenter.sh/nodepool': pool,
-        'karpenter.sh/capacity-type': 'on-demand',
-        'karpenter.sh/registered': 'true',
-        'karpenter.sh/initialized': 'true',
-        'node.kubernetes.io/instance-type': 'm5.large',
-        'topology.kubernetes.io/zone': 'us-east-1a',
-        [RUN_LABEL]: e2e.id,
-        [GROUP_LABEL]: group,
-      },
-    },
-    spec: {
-      providerID: 'aws:///us-east-1a/i-0deadbeefdeadcafe',
-      taints: [{ key: RUN_LABEL, value: e2e.id, effect: 'NoSchedule' }],
-    },
-    status: {
-      capacity: { cpu: '100000', memory: '400000Gi', pods: '110' },
-      allocatable: { cpu: '100000', memory: '400000Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
-    },
-  };
-}

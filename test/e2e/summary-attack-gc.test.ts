@@ -2,7 +2,6 @@ import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import type { InterruptionMessage } from '../../shared/messages/interruption-event.ts';
-import { collectGarbage } from '../../shared/usecases/garbage-collection/garbage-collection.ts';
 import { setUpInterruption } from '../../shared/usecases/interruption/setup.ts';
 import { waitFor } from '../harness/proc.ts';
 import { forgeSummary, honestSummary, summaryCluster, tampered } from '../harness/summary-attack.ts';
@@ -67,7 +66,7 @@ async function forgeProviderId(name: string, providerID: string): Promise<void> 
 
 describe('garbage collection and interruption with a forged cluster summary', () => {
   it('garbage collection keeps a live NodeClaim the summary lists with the providerID of an instance that does not exist', async () => {
-    const { server, cluster, account } = e2e.env;
+    const { server, cluster } = e2e.env;
     const { claim, instanceId } = await liveNodeClaim('gc');
     await forgeProviderId(claim.name, NOWHERE);
     const listed = summaryCluster(server, 'garbage-collector', cluster, e2e.logger);
@@ -76,12 +75,8 @@ describe('garbage collection and interruption with a forged cluster summary', ()
       NOWHERE,
     );
 
-    const collector = account.as('garbage-collector');
     const result = await asLambda(server, 'garbage-collector', () =>
-      collectGarbage(
-        { cluster: listed, cloud: collector.cloud, logger: e2e.logger, metrics: e2e.metrics },
-        new Date(),
-      ),
+      e2e.garbageCollector({ cluster: listed }).pass(),
     );
 
     expect(result.deletedNodeClaims).not.toContain(claim.name);

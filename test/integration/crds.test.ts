@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { ec2NodeClass } from '../fixtures/node-classes.ts';
 import { kube } from '../harness/index.ts';
 
 // Acceptance test for infra/crds: the real kube-apiserver must accept every manifest Karpenter v1.14 accepts
@@ -106,19 +107,6 @@ function nodePool(
     },
     ...options.pool,
   });
-}
-
-/** An EC2NodeClass named `name`: the minimal fixture's spec with `patch` applied and `omit` removed. */
-function ec2NodeClass(
-  name: string,
-  patch: Readonly<Record<string, unknown>>,
-  omit: readonly string[] = [],
-): Manifest {
-  const base = renamed(fixture('ec2nodeclass-minimal.yaml'), name);
-  const spec = Object.fromEntries(
-    Object.entries({ ...base.spec, ...patch }).filter(([key]) => !omit.includes(key)),
-  );
-  return withSpec(base, spec);
 }
 
 function nodeClaim(name: string, requirements: readonly unknown[]): Manifest {
@@ -306,7 +294,7 @@ const rejections: readonly Rejection[] = [
   },
   {
     name: 'EC2NodeClass: neither role nor instanceProfile',
-    manifest: ec2NodeClass('crds-test-no-identity', {}, ['role']),
+    manifest: ec2NodeClass('crds-test-no-identity', {}, { omit: ['role'] }),
     field: 'spec',
     message: "must specify exactly one of ['role', 'instanceProfile']",
   },

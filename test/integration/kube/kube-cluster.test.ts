@@ -23,6 +23,7 @@ import { type Cluster, DEFAULT_NODEPOOL_DISRUPTION } from '../../../shared/ports
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { toInFlightNodeClaims } from '../../../shared/usecases/state/cluster-state.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -493,18 +494,13 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
       group: 'karpenter.k8s.aws',
       version: 'v1',
       plural: 'ec2nodeclasses',
-      body: {
-        apiVersion: 'karpenter.k8s.aws/v1',
-        kind: 'EC2NodeClass',
-        metadata: { name: names.nodeClass },
-        spec: {
-          role: 'KarpenterNodeRole',
-          amiSelectorTerms: [{ alias: 'al2023@latest' }],
-          subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
-          securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
+      body: ec2NodeClass(
+        names.nodeClass,
+        {
           blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '20Gi', volumeType: 'gp3' } }],
         },
-      },
+        { discovery: id },
+      ),
     });
     const pool = (await custom.createClusterCustomObject({
       ...karpenter,

@@ -1,16 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { DynamoLeaseStore } from '../../../shared/adapters/aws/dynamo-lease.ts';
-import { makeLaunchRequester } from '../../../shared/adapters/aws/follow-up.ts';
-import { makeSqsTerminationQueue } from '../../../shared/adapters/aws/termination-queue.ts';
-import { systemClock } from '../../../shared/ports/clock.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../../shared/ports/lease.ts';
-import { type DisruptionOptions, disrupt } from '../../../shared/usecases/disruption/controller.ts';
+import type { DisruptionConfig } from '../../../shared/usecases/disruption/setup.ts';
+import { disruptionLambdaPass, relabelNodePool } from '../../e2e/disruption-lambda.ts';
 import { ProvisionerE2E } from '../../e2e/provisioner-fixture.ts';
 import { waitFor } from '../../harness/proc.ts';
 import { TABLE } from '../aws/cloud-fixture.ts';
-import { CLUSTER } from '../aws/fixtures.ts';
 import { asLambda } from '../aws/lambda-cold-start.ts';
 
 // The disruption pass's deadline and lease on the real servers: the shared kube-apiserver (with
@@ -20,60 +16,18 @@ import { asLambda } from '../aws/lambda-cold-start.ts';
 // and lifecycle; the test only applies what a user applies (a NodePool, a Deployment, their edits).
 
 const e2e = new ProvisionerE2E('pass');
-const { id, logLines, logger, metrics } = e2e;
-const karpenter = { group: 'karpenter.sh', version: 'v1' };
+const { id, logLines } = e2e;
 
 /** One disruption pass as the Lambda runs it, limited to `pool` (the API server is shared). */
-function pass(
+const pass = (
   pool: string,
   holder: string,
-  options: Partial<DisruptionOptions> = {},
+  options: DisruptionConfig = {},
   overrides: { cluster?: Cluster; leases?: LeaseStore } = {},
-) {
-  const { server, cluster, account } = e2e.env;
-  const aws = account.as('disruption');
-  return asLambda(server, 'disruption', () =>
-    disrupt(
-      {
-        cluster: overrides.cluster ?? cluster,
-        cloud: aws.cloud,
-        leases: overrides.leases ?? new DynamoLeaseStore(aws.dynamodb, TABLE),
-        clock: systemClock,
-        sleep: (ms) => sleep(ms),
-        logger,
-        metrics,
-        terminationQueue: makeSqsTerminationQueue(aws.sqs, account.stack.queueUrls.termination),
-        requestLaunch: makeLaunchRequester({
-          sqs: aws.sqs,
-          queueUrl: account.stack.queueUrls.podEvents,
-          clusterName: CLUSTER,
-          clock: systemClock,
-        }),
-      },
-      { holder, leaseName: `disruption#${id}`, nodePools: (name) => name === pool, ...options },
-    ),
-  );
-}
+) => disruptionLambdaPass(e2e, pool, holder, { ...overrides, options });
 
 const passLines = (holder: string) =>
   logLines.filter((l) => l['decision'] === 'disruptionPass' && l['holder'] === holder);
-
-/** A user's edit of a NodePool's template labels (retried on a conflict with a status write). */
-async function relabel(name: string, value: string): Promise<void> {
-  const { custom } = e2e.env;
-  for (let attempt = 1; ; attempt++) {
-    const pool = (await custom.getClusterCustomObject({ ...karpenter, plural: 'nodepools', name })) as {
-      spec: { template: { metadata: { labels: Record<string, string> } } };
-    };
-    pool.spec.template.metadata.labels['release'] = value;
-    try {
-      await custom.replaceClusterCustomObject({ ...karpenter, plural: 'nodepools', name, body: pool });
-      return;
-    } catch (error) {
-      if ((error as { code?: number }).code !== 409 || attempt >= 10) throw error;
-    }
-  }
-}
 
 describe('the disruption pass on the real servers, as the disruption Lambda', () => {
   it('a pass whose deadline comes while commands remain starts no new command after it, and says so', async () => {
@@ -105,7 +59,7 @@ describe('the disruption pass on the real servers, as the disruption Lambda', ()
         timeoutMs: 60_000,
       },
     );
-    await relabel(pool, 'next');
+    await relabelNodePool(e2e, pool, 'release', 'next');
 
     // The invocation's deadline comes as soon as the pass has carried out one command.
     const holder = `deadline-${id}`;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CoordinationV1Api,
   CoreV1Api,
@@ -23,13 +24,14 @@ import { systemClock } from '../../../shared/ports/clock.ts';
 import { type CloudInstance, type EC2NodeClass, isNodeClassReady } from '../../../shared/ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, Condition } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
-import { type LifecycleResult, reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
+import type { LifecycleResult } from '../../../shared/usecases/lifecycle/lifecycle.ts';
 import { reconcileNodeClasses } from '../../../shared/usecases/nodeclass/nodeclass.ts';
-import {
-  type TerminationResult,
-  terminateNodeClaim,
-} from '../../../shared/usecases/termination/termination.ts';
+import { setUpProvisioner } from '../../../shared/usecases/provisioning/setup.ts';
+import { viaQueue } from '../../../shared/usecases/termination/handover.ts';
+import { setUpTermination } from '../../../shared/usecases/termination/setup.ts';
+import type { TerminationResult } from '../../../shared/usecases/termination/termination.ts';
 import { quietMetrics } from '../../fixtures/metrics.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
 import { waitFor } from '../../harness/proc.ts';
@@ -104,32 +106,47 @@ function recording(inner: Cluster): Cluster {
 }
 
 const myWrites = () => writes.filter((w) => mine.has(w.split(' ')[1] ?? ''));
-/** One controllers pass of the provisioner Lambda: the EC2NodeClass controller, then the lifecycle. */
+/**
+ * One controllers pass of the provisioner Lambda (the EC2NodeClass controller, the lifecycle, the
+ * NodePool and NodeOverlay status), set up as its handler sets it up, handing the NodeClaims it
+ * deletes to the termination queue.
+ */
 const pass = (now: Date = new Date()): Promise<LifecycleResult> => {
   passes += 1;
-  return reconcileLifecycle(
-    {
-      cluster,
-      logger,
-      metrics,
-      nodeClasses: { resolver, leases, clock: systemClock, holder: `lc-${id}-${passes}` },
-      requestTermination: (nodeClaim) => terminations.enqueue({ nodeClaim }, 0),
-    },
-    now,
-  );
+  return setUpProvisioner({
+    cluster,
+    cloud,
+    leases,
+    clock: systemClock,
+    sleep: (ms) => sleep(ms),
+    logger,
+    metrics,
+    nodeClassResolver: resolver,
+    requestTermination: viaQueue(terminations),
+  }).controllersPass(`lc-${id}-${passes}`, now);
 };
 
 /**
- * What the termination Lambda does with the requests the lifecycle sent: passes over each NodeClaim
- * until it is done. Returns the NodeClaims requested, with their last result.
+ * What the termination Lambda (set up as its handler sets it up) does with the requests the
+ * lifecycle sent: passes over each NodeClaim until it is done. Returns the NodeClaims requested,
+ * with their last result.
  */
 async function terminateRequested(): Promise<Map<string, TerminationResult>> {
+  const termination = setUpTermination({
+    cluster,
+    cloud,
+    logger,
+    metrics,
+    terminationQueue: terminations,
+    clock: systemClock,
+    sleep: (ms) => sleep(ms),
+  });
   const results = new Map<string, TerminationResult>();
   for (const { nodeClaim } of terminations.receive()) {
     const done = await waitFor(
       `termination of ${nodeClaim}`,
       async () => {
-        const result = await terminateNodeClaim({ cluster, cloud, logger, metrics }, nodeClaim, new Date());
+        const result = await termination.terminate(nodeClaim);
         return result.kind === 'continue' ? undefined : result;
       },
       { timeoutMs: 30_000, intervalMs: 200 },
@@ -208,17 +225,7 @@ beforeAll(async () => {
 
   await custom.createClusterCustomObject({
     ...ec2NodeClasses,
-    body: {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: { name: names.nodeClass },
-      spec: {
-        role: 'KarpenterNodeRole',
-        amiSelectorTerms: [{ alias: 'al2023@latest' }],
-        subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
-        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': id } }],
-      },
-    },
+    body: ec2NodeClass(names.nodeClass, {}, { discovery: id }),
   });
   const parsed = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
   if (parsed === undefined) throw new Error(`ec2NodeClass ${names.nodeClass} was not read back`);

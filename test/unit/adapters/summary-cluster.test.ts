@@ -7,6 +7,7 @@ import type { ClusterSummary, SummarySource } from '../../../shared/ports/summar
 import { SummaryUnavailableError } from '../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
+import { nodeManifest } from '../../fixtures/nodes.ts';
 
 // The Cluster port over the cluster summary: when the summary is used, when the API server is read
 // instead and why, and what a container's own writes look like through it. The summary is built
@@ -14,20 +15,6 @@ import { newNodeClaim } from '../../fixtures/node-claims.ts';
 // in-memory cluster.
 
 const T0 = Date.parse('2026-11-26T12:00:00Z');
-
-function nodeManifest(name: string) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, uid: `uid-${name}`, labels: { 'kubernetes.io/hostname': name } },
-    spec: { providerID: `aws:///us-east-1a/i-${name}` },
-    status: {
-      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
-      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True' }],
-    },
-  };
-}
 
 function world() {
   const clock = makeManualClock(new Date(T0));

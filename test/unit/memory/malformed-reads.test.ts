@@ -4,6 +4,7 @@ import { convertEach } from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { Cluster, ReadResult } from '../../../shared/ports/cluster.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 
 // One malformed object in a list read is left out and reported in `problems`; the others are read.
 
@@ -34,13 +35,6 @@ const nodeClaim = (name: string, taints: unknown) => ({
   kind: 'NodeClaim',
   metadata: { name, labels: { 'karpenter.sh/nodepool': 'default' } },
   spec: { requirements: [], taints, nodeClassRef },
-});
-
-const nodeClass = (name: string, amiSelectorTerms: unknown) => ({
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name },
-  spec: { subnetSelectorTerms: [{ id: 's' }], securityGroupSelectorTerms: [{ id: 'g' }], amiSelectorTerms },
 });
 
 const budget = (name: string, selector: unknown) => ({
@@ -106,8 +100,9 @@ describe('a list read with one malformed object', () => {
     ],
     [
       'nodeClasses',
-      nodeClass('good', [{ alias: 'al2023@latest' }]),
-      nodeClass('bad', 'al2023'),
+      ec2NodeClass('good'),
+      // amiSelectorTerms a string, not a list of terms.
+      ec2NodeClass('bad', { amiSelectorTerms: 'al2023' }),
       (c) => c.nodeClasses(),
       'ec2NodeClass "bad"',
       'spec',

@@ -9,23 +9,19 @@ import { evaluateConsolidation } from '../../../../shared/usecases/disruption/co
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
 import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
-import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
+import { boundPod, consolidatable, pool, simulation, T0 } from './builders.ts';
 
 // The Balanced policy's score, as Karpenter v1 computes it: savings and disruption each as a
 // fraction of the whole NodePool's, a per-node base cost of 1, and its guards.
 
-const CONSOLIDATABLE = [...READY_CONDITIONS, condition('Consolidatable')];
-
+/** A consolidatable m5.xlarge of a Balanced NodePool running `pods` pods, at `price` $/h. */
 function balanced(name: string, price: number, pods: number, poolName = 'default'): DisruptionCandidate {
-  return {
-    ...candidate(name, {
-      nodePool: pool(poolName, { consolidationPolicy: 'Balanced' }),
-      conditions: CONSOLIDATABLE,
-      labels: { 'karpenter.sh/capacity-type': 'on-demand', 'node.kubernetes.io/instance-type': 'm5.xlarge' },
-      pods: Array.from({ length: pods }, (_, i) => boundPod(`${name}-${i}`)),
-    }),
-    pricePerHour: price,
-  };
+  return consolidatable(name, {
+    nodePool: pool(poolName, { consolidationPolicy: 'Balanced' }),
+    instanceType: 'm5.xlarge',
+    pods: Array.from({ length: pods }, (_, i) => boundPod(`${name}-${i}`)),
+    price,
+  });
 }
 
 const context = (totals: MethodContext['poolTotals']): MethodContext => ({

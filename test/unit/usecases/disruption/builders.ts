@@ -32,6 +32,7 @@ import {
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { pod as fixturePod, condition as statusCondition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode as fixtureNode } from '../../../fixtures/nodes.ts';
 import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods
@@ -117,11 +118,10 @@ export interface NodeOptions {
   readonly unreadablePods?: readonly string[];
 }
 
+/** An initialized Node `name` of 4 CPUs and 16 GiB, Ready, of NodePool `default` unless `o` says otherwise. */
 export function clusterNode(name: string, o: NodeOptions = {}): ClusterNode {
   const poolName = o.pool === undefined ? 'default' : o.pool;
-  return {
-    name,
-    uid: `uid-${name}`,
+  return fixtureNode(name, {
     labels: {
       [Label.hostname]: name,
       ...(poolName === null ? {} : { [Label.nodePool]: poolName }),
@@ -130,14 +130,12 @@ export function clusterNode(name: string, o: NodeOptions = {}): ClusterNode {
     ...(o.taints === undefined ? {} : { taints: o.taints }),
     allocatable: { cpu: 4000, memory: 16 * 1024 ** 3, pods: 110 },
     pods: o.pods ?? [],
-    initialized: true,
     annotations: o.annotations ?? {},
-    finalizers: [],
     ready: o.ready ?? true,
     deleting: o.deleting ?? false,
     ...(o.providerId === undefined ? {} : { providerId: o.providerId }),
     ...(o.unreadablePods === undefined ? {} : { unreadablePods: o.unreadablePods }),
-  };
+  });
 }
 
 /** A pod bound to a node, in namespace `apps`. */
@@ -170,6 +168,32 @@ export function candidate(name: string, o: CandidateOptions = {}): DisruptionCan
     disruptionCost: reschedulablePods.length,
     reschedulablePods,
     blockers: o.blockers ?? [],
+  };
+}
+
+/** What a consolidatable candidate runs on and costs. */
+export interface ConsolidatableOptions {
+  /** @default NodePool `default` with the CRD's disruption defaults */
+  readonly nodePool?: ClusterNodePool;
+  /** Its instance type label. */
+  readonly instanceType: string;
+  /** Its capacity type label. @default 'on-demand' */
+  readonly capacityType?: string;
+  readonly pods: readonly Pod[];
+  /** What it costs, $/h. */
+  readonly price: number;
+}
+
+/** A Consolidatable candidate (Ready, Consolidatable since T0) of `o.instanceType` running `o.pods`. */
+export function consolidatable(name: string, o: ConsolidatableOptions): DisruptionCandidate {
+  return {
+    ...candidate(name, {
+      ...(o.nodePool === undefined ? {} : { nodePool: o.nodePool }),
+      conditions: [...READY_CONDITIONS, condition('Consolidatable')],
+      labels: { [Label.capacityType]: o.capacityType ?? 'on-demand', [Label.instanceType]: o.instanceType },
+      pods: o.pods,
+    }),
+    pricePerHour: o.price,
   };
 }
 

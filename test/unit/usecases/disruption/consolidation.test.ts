@@ -18,12 +18,10 @@ import {
   SPOT_TO_SPOT_OFF,
 } from '../../../../shared/usecases/disruption/replacement-capacity.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
-import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
+import { boundPod, consolidatable, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
 
 // Consolidation's pure decisions with a scripted simulation: which commands it proposes, and that
 // none raises the cost, strands a pod or exceeds a budget.
-
-const CONSOLIDATABLE = [...READY_CONDITIONS, condition('Consolidatable')];
 
 /** An instance type with an on-demand and (optionally) a spot offering in us-east-1a. */
 function itype(name: string, onDemand: number, spot?: number): InstanceType {
@@ -58,23 +56,17 @@ function node(
     policy?: 'WhenEmptyOrUnderutilized' | 'Balanced' | 'WhenEmpty';
   } = {},
 ): DisruptionCandidate {
-  const nodePool = pool(
-    o.poolName ?? 'default',
-    { consolidationPolicy: o.policy ?? 'WhenEmptyOrUnderutilized' },
-    o.annotations === undefined ? {} : { annotations: o.annotations },
-  );
-  return {
-    ...candidate(name, {
-      nodePool,
-      conditions: CONSOLIDATABLE,
-      labels: {
-        'karpenter.sh/capacity-type': o.capacityType ?? 'on-demand',
-        'node.kubernetes.io/instance-type': o.type ?? 'm5.xlarge',
-      },
-      pods: Array.from({ length: o.pods ?? 1 }, (_, i) => boundPod(`${name}-${i}`)),
-    }),
-    pricePerHour: price,
-  };
+  return consolidatable(name, {
+    nodePool: pool(
+      o.poolName ?? 'default',
+      { consolidationPolicy: o.policy ?? 'WhenEmptyOrUnderutilized' },
+      o.annotations === undefined ? {} : { annotations: o.annotations },
+    ),
+    instanceType: o.type ?? 'm5.xlarge',
+    ...(o.capacityType === undefined ? {} : { capacityType: o.capacityType }),
+    pods: Array.from({ length: o.pods ?? 1 }, (_, i) => boundPod(`${name}-${i}`)),
+    price,
+  });
 }
 
 /** A replacement the simulation plans, allowing `types` (cheapest first) and `capacityTypes`. */

@@ -10,7 +10,7 @@ import { fairPodCost, makeExcessShare } from '../../../../shared/usecases/disrup
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
 import { repackConsolidation } from '../../../../shared/usecases/disruption/repack.ts';
 import { catalogInstanceTypes } from '../../core/builders.ts';
-import { boundPod, candidate, condition, pool, READY_CONDITIONS, simulation, T0 } from './builders.ts';
+import { boundPod, consolidatable, pool, simulation, T0 } from './builders.ts';
 
 // What a node pays beyond what its pods need (excess.ts), and repack taking those nodes first:
 // prices and sizes are the bundled catalog's (us-east-1, on-demand).
@@ -57,16 +57,12 @@ function node(
   [cpuMillis, memoryGiB]: readonly [number, number],
   requirements: readonly NodeSelectorRequirement[] = [ON_DEMAND],
 ): DisruptionCandidate {
-  const nodePool = pool('default', {}, { pool: { name: 'default', nodeClassName: 'default', requirements } });
-  return {
-    ...candidate(name, {
-      nodePool,
-      conditions: [...READY_CONDITIONS, condition('Consolidatable')],
-      labels: { [Label.capacityType]: 'on-demand', [Label.instanceType]: instanceType },
-      pods: Array.from({ length: count }, (_, i) => pod(`${name}-${i}`, cpuMillis, memoryGiB)),
-    }),
-    pricePerHour: onDemand(instanceType),
-  };
+  return consolidatable(name, {
+    nodePool: pool('default', {}, { pool: { name: 'default', nodeClassName: 'default', requirements } }),
+    instanceType,
+    pods: Array.from({ length: count }, (_, i) => pod(`${name}-${i}`, cpuMillis, memoryGiB)),
+    price: onDemand(instanceType),
+  });
 }
 
 describe('fairPodCost', () => {

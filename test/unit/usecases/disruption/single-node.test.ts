@@ -16,7 +16,7 @@ import {
 } from '../../../../shared/usecases/disruption/single-node.ts';
 import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
 import { catalogInstanceTypes } from '../../core/builders.ts';
-import { boundPod, candidate, condition, pool, READY_CONDITIONS, replacement, T0 } from './builders.ts';
+import { boundPod, candidate, consolidatable, pool, replacement, T0 } from './builders.ts';
 
 // Single-node consolidation's re-plan onto one node, with the provisioner's real solver as the
 // simulation: the node left after a scale-down of 40 replicas of (1 cpu, 2 GiB) to 4.
@@ -39,15 +39,12 @@ const webPod = (i: number): Pod =>
 
 /** The c6a.8xlarge holding the 4 pods left; the NodePool's minimum savings set to `minSavings`. */
 function leftover(minSavings: string): DisruptionCandidate {
-  return {
-    ...candidate('big', {
-      nodePool: pool('default', {}, { annotations: { [MIN_SAVINGS_ANNOTATION]: minSavings } }),
-      conditions: [...READY_CONDITIONS, condition('Consolidatable')],
-      labels: { [Label.capacityType]: 'on-demand', [Label.instanceType]: 'c6a.8xlarge' },
-      pods: [0, 1, 2, 3].map(webPod),
-    }),
-    pricePerHour: 1.224,
-  };
+  return consolidatable('big', {
+    nodePool: pool('default', {}, { annotations: { [MIN_SAVINGS_ANNOTATION]: minSavings } }),
+    instanceType: 'c6a.8xlarge',
+    pods: [0, 1, 2, 3].map(webPod),
+    price: 1.224,
+  });
 }
 
 /** Its pods on an empty cluster of one c6a on-demand NodePool, by the real solver. */

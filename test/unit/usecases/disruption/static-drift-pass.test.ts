@@ -3,9 +3,8 @@ import { isConditionTrue } from '../../../../shared/core/index.ts';
 import type { ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
-import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { scenarioWorld } from '../provisioning/world.ts';
+import { viaQueue } from '../../../../shared/usecases/termination/handover.ts';
+import { provisionerSteps, scenarioWorld } from '../provisioning/world.ts';
 import { simulatedControllers } from './pass-world.ts';
 
 // StaticDrift through whole passes of the controllers on the in-memory cluster and cloud: a user
@@ -26,7 +25,7 @@ const template = (labels: Record<string, string>) => ({
 
 async function staticWorld() {
   const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
+  const { clock, cluster, cloud } = world;
   cluster.create({
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
@@ -46,22 +45,11 @@ async function staticWorld() {
   };
   const { leases, terminationQueue, controllers } = simulatedControllers(world, logger, sleep);
   // The provisioner as its schedule runs it, pods or not (its static pass holds the replicas).
+  const steps = provisionerSteps(world, logger, {
+    ports: { leases, sleep, requestTermination: viaQueue(terminationQueue) },
+  });
   let runs = 0;
-  const provisioner = () =>
-    provision(
-      {
-        cluster,
-        cloud,
-        leases,
-        clock,
-        sleep,
-        logger,
-        metrics: quietMetrics,
-        nodeClassResolver: resolver,
-        requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
-      },
-      { holder: `provisioner-${++runs}` },
-    );
+  const provisioner = () => steps.provision(`provisioner-${++runs}`);
   const others = controllers.all.filter((c) => c.name !== 'provisioner');
   const tick = async () => {
     await kube.kubelets();

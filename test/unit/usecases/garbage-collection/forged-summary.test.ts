@@ -1,10 +1,8 @@
 // controller's own test: NodeClaim status is written as the provisioner and lifecycle would.
 import { describe, expect, it } from 'vitest';
 import { INSTANCE_LOOKUP_WINDOW_MS } from '../../../../shared/ports/cloud.ts';
-import {
-  collectGarbage,
-  ORPHAN_MIN_AGE_MS,
-} from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
+import { ORPHAN_MIN_AGE_MS } from '../../../../shared/usecases/garbage-collection/garbage-collection.ts';
+import { setUpGarbageCollector } from '../../../../shared/usecases/garbage-collection/setup.ts';
 import { field, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { forgedSummaryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
@@ -42,7 +40,11 @@ function world() {
     memory.setNodeReady(name, true);
     return its;
   }
-  const pass = () => collectGarbage({ cluster: forged.cluster, cloud, logger, metrics }, clock.now());
+  // The garbage collector as its handler sets it up, its list reads from the forged summary.
+  const { pass } = setUpGarbageCollector(
+    { cluster: forged.cluster, cloud, logger, metrics, clock },
+    { nodeRepair: false },
+  );
   const warnings = logged;
   return { clock, memory, cloud, instance, live, forged, pass, warnings };
 }

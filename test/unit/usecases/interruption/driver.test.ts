@@ -10,10 +10,7 @@ import {
   handleInterruptionBatch,
   type InterruptionDriverDeps,
 } from '../../../../shared/usecases/interruption/driver.ts';
-import {
-  handleInterruption,
-  indexNodeClaims,
-} from '../../../../shared/usecases/interruption/interruption.ts';
+import { setUpInterruption } from '../../../../shared/usecases/interruption/setup.ts';
 import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
@@ -32,15 +29,16 @@ function makeWorld() {
     metrics,
   } = memoryWorld(CLUSTER, new Date('2026-11-21T10:00:00Z'));
   const terminationQueue = makeMemoryTerminationQueue(clock);
+  // The interruption Lambda as its handler sets it up, its NodeClaim reads counted.
+  const ports = { cluster, cloud, terminationQueue, logger, metrics };
+  const interruption = setUpInterruption(ports);
   let reads = 0;
   const deps: InterruptionDriverDeps = {
-    logger,
+    ...interruption,
     indexNodeClaims: () => {
       reads += 1;
-      return indexNodeClaims(cluster);
+      return interruption.indexNodeClaims();
     },
-    handle: (message, claims) =>
-      handleInterruption({ cluster, cloud, terminationQueue, logger, metrics }, message, claims),
   };
 
   /** A running spot NodeClaim; returns its instance id. */
@@ -73,6 +71,7 @@ function makeWorld() {
     cluster,
     terminationQueue,
     lines,
+    ports,
     deps,
     spotClaim,
     reads: () => reads,
@@ -119,15 +118,14 @@ describe('handleInterruptionBatch', () => {
   it('concurrent invocations with the same event: one acts, the other hands its delivery back to the queue', async () => {
     const w = makeWorld();
     const a = await w.spotClaim('a');
-    const store = makeMemoryLeaseStore();
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const leased: InterruptionDriverDeps = {
-      ...w.deps,
-      eventLeases: { store, clusterName: CLUSTER, now: () => w.clock.now() },
-    };
+    const leased = setUpInterruption({
+      ...w.ports,
+      eventLeases: { store: makeMemoryLeaseStore(), clusterName: CLUSTER, clock: w.clock },
+    });
     // The first invocation is still acting when the second arrives.
     const slow: InterruptionDriverDeps = {
       ...leased,

@@ -3,10 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as memory from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import {
-  handleInterruption,
-  indexNodeClaims,
-} from '../../../../shared/usecases/interruption/interruption.ts';
+import { setUpInterruption } from '../../../../shared/usecases/interruption/setup.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
@@ -43,16 +40,32 @@ async function world(report: (claim: { name: string; uid: string }) => Promise<v
   });
   await cluster.createNodeClaim(newNodeClaim('web-1'));
   await cluster.patchNodeClaimStatus('web-1', { providerId, conditions: [] });
-  const ports = {
+  // The interruption Lambda as its handler sets it up, telling the provisioner through `report`.
+  const interruption = setUpInterruption({
     cluster,
     cloud,
     terminationQueue: memory.makeMemoryTerminationQueue(clock),
     logger,
     metrics: quietMetrics,
     reportDeletion: report,
-  };
-  const interrupt = async (kind: 'instanceStopped' | 'rebalanceRecommendation', eventId: string) =>
-    handleInterruption(ports, { kind, eventId, instanceIds: [instanceId] }, await indexNodeClaims(cluster));
+  });
+  /** The detail-type EC2 sends each event under (the Lambda's parsed message carries it). */
+  const detailType = {
+    instanceStopped: 'EC2 Instance State-change Notification',
+    rebalanceRecommendation: 'EC2 Instance Rebalance Recommendation',
+  } as const;
+  const interrupt = async (kind: keyof typeof detailType, eventId: string) =>
+    interruption.handle(
+      {
+        kind,
+        eventId,
+        instanceIds: [instanceId],
+        detailType: detailType[kind],
+        source: 'aws.ec2',
+        time: clock.now().toISOString(),
+      },
+      await interruption.indexNodeClaims(),
+    );
   return { cluster, warnings, interrupt };
 }
 

@@ -9,6 +9,7 @@ import {
 } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
 import { NOMINATED_PODS_ANNOTATION } from '../../../../shared/usecases/state/new-nodeclaim.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const MIN = 60_000;
@@ -54,6 +55,7 @@ function claim(
   });
 }
 
+/** The Node of `claim-a`'s instance as it joins: registration taint, not Ready, not initialized. */
 function node(
   options: {
     name?: string;
@@ -64,20 +66,16 @@ function node(
     finalizers?: string[];
   } = {},
 ): ClusterNode {
-  return {
-    name: options.name ?? 'ip-10-0-0-1',
+  return clusterNode(options.name ?? 'ip-10-0-0-1', {
     uid: 'node-uid',
     providerId: PROVIDER_ID,
     labels: options.labels ?? {},
-    annotations: {},
     finalizers: options.finalizers ?? [],
     taints: options.taints ?? [UNREGISTERED],
     allocatable: options.allocatable ?? { cpu: 1900, memory: 2 ** 30 },
-    pods: [],
     initialized: false,
     ready: options.ready ?? false,
-    deleting: false,
-  };
+  });
 }
 
 /** The steps but the Ready condition, which follows the others (tested on its own below). */

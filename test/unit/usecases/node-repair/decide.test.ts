@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Label, NodePoolConditionType } from '../../../../shared/core/index.ts';
-import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../../../shared/ports/cluster.ts';
+import {
+  type ClusterNodeClaim,
+  type ClusterNodePool,
+  type NodeInfo,
+  toNodeInfo,
+} from '../../../../shared/ports/cluster.ts';
 import {
   decideRepair,
   IMPAIRED_INSTANCE_TOLERATION_MS,
@@ -10,6 +15,7 @@ import {
 } from '../../../../shared/usecases/node-repair/decide.ts';
 import { clusterNodePool, condition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
 
 // Node repair's decision as values: which conditions count and for how long, the 20% rule per
 // NodePool, the blocked state reported once, and instances EC2 reports impaired.
@@ -25,27 +31,24 @@ interface NodeSpec {
   readonly createdAtMs?: number;
 }
 
+/** Node `name` of NodePool `spec.pool` as node repair reads it (no pods), Ready for 2 hours unless `spec.conditions`. */
 function node(name: string, spec: NodeSpec = {}): NodeInfo {
   const conditions = spec.conditions ?? [{ type: 'Ready', status: 'True', sinceMs: ago(120 * MIN) }];
-  return {
-    name,
-    uid: `uid-${name}`,
-    providerId: `aws:///us-east-1a/i-${name}`,
-    nodePoolName: spec.pool ?? 'default',
-    labels: { [Label.nodePool]: spec.pool ?? 'default' },
-    annotations: {},
-    finalizers: [],
-    allocatable: {},
-    initialized: true,
-    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
-    conditions: conditions.map((c) => ({
-      type: c.type,
-      status: c.status,
-      ...(c.sinceMs === undefined ? {} : { lastTransitionMs: c.sinceMs }),
-    })),
-    deleting: spec.deleting ?? false,
-    createdAtMs: spec.createdAtMs ?? ago(240 * MIN),
-  };
+  return toNodeInfo(
+    clusterNode(name, {
+      providerId: `aws:///us-east-1a/i-${name}`,
+      nodePoolName: spec.pool ?? 'default',
+      labels: { [Label.nodePool]: spec.pool ?? 'default' },
+      ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+      conditions: conditions.map((c) => ({
+        type: c.type,
+        status: c.status,
+        ...(c.sinceMs === undefined ? {} : { lastTransitionMs: c.sinceMs }),
+      })),
+      deleting: spec.deleting ?? false,
+      createdAtMs: spec.createdAtMs ?? ago(240 * MIN),
+    }),
+  );
 }
 
 function claimOf(n: NodeInfo, deleting = false): ClusterNodeClaim {

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { parseNodeOverlay } from '../../../../shared/apis/index.ts';
 import type { Condition } from '../../../../shared/core/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
-import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from '../provisioning/world.ts';
 
 // NodeOverlays as a user applies them, on the in-memory cluster and cloud: what the provisioner
@@ -21,23 +18,6 @@ function conditionsOf(world: ReturnType<typeof scenarioWorld>, name: string): Re
   return Object.fromEntries((raw?.status?.conditions ?? []).map((c) => [c.type, c]));
 }
 
-const leases = makeMemoryLeaseStore();
-
-/** The provisioner's controllers pass: EC2NodeClasses resolved (so they have offerings), then overlays. */
-function pass(world: ReturnType<typeof scenarioWorld>) {
-  const { cluster, cloud, resolver, clock } = world;
-  return reconcileLifecycle(
-    {
-      cluster,
-      logger: silent,
-      metrics: quietMetrics,
-      nodeClasses: { resolver, leases, clock, holder: 'pass' },
-      nodeOverlays: { cloud },
-    },
-    clock.now(),
-  );
-}
-
 describe('NodeOverlay status', () => {
   it('writes ValidationSucceeded and Ready: True when valid, RuntimeValidation and Conflict otherwise, once', async () => {
     const world = scenarioWorld();
@@ -46,7 +26,9 @@ describe('NodeOverlay status', () => {
     world.cluster.create(nodeOverlay('first', { requirements: [], weight: 1, price: '0.01' }));
     world.cluster.create(nodeOverlay('second', { requirements: [], weight: 1, price: '0.02' }));
 
-    const result = await pass(world);
+    // The provisioner's controllers pass: EC2NodeClasses resolved (so they have offerings), then overlays.
+    const steps = provisionerSteps(world, silent);
+    const result = await steps.reconcileLifecycle('pass');
     expect(new Set(result.nodeOverlaysUpdated)).toEqual(new Set(['valid', 'restricted', 'first', 'second']));
     expect(conditionsOf(world, 'valid')['ValidationSucceeded']).toMatchObject({
       status: 'True',
@@ -71,7 +53,7 @@ describe('NodeOverlay status', () => {
       message: 'conflict with another overlay',
     });
 
-    expect((await pass(world)).nodeOverlaysUpdated).toEqual([]);
+    expect((await steps.reconcileLifecycle('pass')).nodeOverlaysUpdated).toEqual([]);
   });
 });
 

@@ -12,6 +12,8 @@ import {
 } from '../../../../shared/usecases/nodepool/status.ts';
 import { clusterNodePool, type NodePoolOverrides } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
+import { nodeClass as resolvedClass } from '../provisioning/builders.ts';
 
 const AT = '2026-11-21T10:00:00Z';
 
@@ -19,20 +21,10 @@ const AT = '2026-11-21T10:00:00Z';
 const pool = (overrides: NodePoolOverrides = {}): ClusterNodePool =>
   clusterNodePool('default', { ready: false, ...overrides });
 
+/** The class `default` with only its Ready condition in its status: True, or False for `message`. */
 function nodeClass(ready: boolean, message = ''): EC2NodeClass {
   return {
-    name: 'default',
-    spec: {
-      subnetSelectorTerms: [],
-      securityGroupSelectorTerms: [],
-      amiSelectorTerms: [],
-      metadataOptions: {
-        httpEndpoint: 'enabled',
-        httpProtocolIPv6: 'disabled',
-        httpPutResponseHopLimit: 1,
-        httpTokens: 'required',
-      },
-    },
+    ...resolvedClass,
     status: {
       subnets: [],
       securityGroups: [],
@@ -67,21 +59,7 @@ function node(
   capacity: Record<string, number>,
   nodePoolName = 'default',
 ): ClusterNode {
-  return {
-    name,
-    uid: name,
-    providerId,
-    nodePoolName,
-    labels: {},
-    annotations: {},
-    finalizers: [],
-    allocatable: capacity,
-    capacity,
-    pods: [],
-    initialized: true,
-    ready: true,
-    deleting: false,
-  };
+  return clusterNode(name, { uid: name, providerId, nodePoolName, allocatable: capacity, capacity });
 }
 
 const summary = (patch: ReturnType<typeof computeNodePoolStatus>) =>

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import {
   followUpVersion,
   podEventVersion,
@@ -9,11 +8,10 @@ import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { batchPods } from '../../../../shared/usecases/provisioning/batch.ts';
 import { latestPodEventAtMs } from '../../../../shared/usecases/provisioning/driver.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
 import type { BatchItem } from '../../../../shared/usecases/state/batch.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { watched } from '../../../fixtures/watched.ts';
-import { addPendingPod, scenarioWorld } from './world.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // When a provisioning run reads what: the cluster's objects and the offering catalog while the batch
 // window is open, the pods once more when it closes, and nothing of it again before the plan.
@@ -26,7 +24,8 @@ interface WorldOptions {
 }
 
 function makeWorld({ fail, duringWait }: WorldOptions = {}) {
-  const { clock, cluster: memory, cloud, resolver } = scenarioWorld();
+  const world = scenarioWorld();
+  const { clock, cluster: memory, cloud } = world;
   const calls: string[] = [];
   const cluster = watched(memory, (method) => {
     calls.push(method);
@@ -36,8 +35,8 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
   const launch = cloud.launch.bind(cloud);
   const pendingPod = (name: string) => addPendingPod(memory, name);
   const run = () =>
-    provision(
-      {
+    provisionerSteps(world, makeLogger({}, { sink: () => {} }), {
+      ports: {
         cluster,
         cloud: {
           ...cloud,
@@ -50,8 +49,6 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
             return launch(request, record, options);
           },
         },
-        leases: makeMemoryLeaseStore(),
-        clock,
         sleep: async (ms) => {
           if (!calls.includes('batch wait')) duringWait?.();
           calls.push('batch wait');
@@ -59,12 +56,8 @@ function makeWorld({ fail, duringWait }: WorldOptions = {}) {
           await new Promise((resolve) => setTimeout(resolve, 5));
           clock.advance(ms);
         },
-        logger: makeLogger({}, { sink: () => {} }),
-        metrics: quietMetrics,
-        nodeClassResolver: resolver,
       },
-      { holder: 'run-1' },
-    );
+    }).provision('run-1');
   return { calls, pendingPod, run, memory };
 }
 

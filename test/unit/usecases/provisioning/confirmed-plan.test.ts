@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { withClusterSummary } from '../../../../shared/adapters/summary-cluster.ts';
 import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../../../../shared/apis/index.ts';
 import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
-import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { addPendingPod, scenarioWorld } from './world.ts';
+import type { ProvisionResult } from '../../../../shared/usecases/provisioning/provision.ts';
+import { podManifest } from '../../../fixtures/builders.ts';
+import { launchedNodeLabels, nodeManifest } from '../../../fixtures/nodes.ts';
+import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
 // can write. A pending pod is left to an existing Node only when the API server confirms it: a
@@ -18,53 +18,23 @@ import { addPendingPod, scenarioWorld } from './world.ts';
 // the Lambdas' own decorator (withClusterSummary).
 
 /** A Ready Node of the `on-demand` NodePool, as a kubelet registers it. */
-function nodeManifest(name: string, cpu: string, extra: { taints?: unknown[]; deleting?: boolean } = {}) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name,
-      uid: `uid-${name}`,
-      labels: {
-        'kubernetes.io/hostname': name,
-        'kubernetes.io/arch': 'amd64',
-        'kubernetes.io/os': 'linux',
-        'karpenter.sh/nodepool': 'on-demand',
-        'karpenter.sh/capacity-type': 'on-demand',
-        'karpenter.sh/initialized': 'true',
-        'karpenter.sh/registered': 'true',
-        'node.kubernetes.io/instance-type': 'm6i.large',
-        'topology.kubernetes.io/zone': 'us-east-1a',
-      },
-      ...(extra.deleting === true
-        ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['karpenter.sh/termination'] }
-        : {}),
-    },
-    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...(extra.taints ? { taints: extra.taints } : {}) },
-    status: {
-      capacity: { cpu, memory: '400000Gi', pods: '110' },
-      allocatable: { cpu, memory: '400000Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True' }],
-    },
-  };
+function poolNode(name: string, cpu: string, extra: { taints?: unknown[]; deleting?: boolean } = {}) {
+  return nodeManifest(name, {
+    labels: launchedNodeLabels(name, { pool: 'on-demand', instanceType: 'm6i.large', initialized: true }),
+    cpu,
+    memory: '400000Gi',
+    ...(extra.taints === undefined ? {} : { taints: extra.taints }),
+    ...(extra.deleting === true ? { deletedAt: '2026-01-01T00:00:00Z' } : {}),
+  });
 }
 
-function boundPod(name: string, nodeName: string, cpu = '500m') {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: {
-      nodeName,
-      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu, memory: '512Mi' } } }],
-    },
-    status: { phase: 'Running' },
-  };
-}
+/** Pod `name` running on Node `nodeName`, asking `cpu` and 512Mi. */
+const boundPod = (name: string, nodeName: string, cpu = '500m') =>
+  podManifest(name, { nodeName, cpu, memory: '512Mi', phase: 'Running' });
 
 function setup() {
   const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
+  const { clock, cluster } = world;
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   let published: ClusterSummary | undefined;
@@ -112,24 +82,13 @@ function setup() {
     clock,
     logger,
   });
-  const leases = makeMemoryLeaseStore();
+  // The provisioner Lambda's runs, one lease store for them all, without the batching wait.
+  const provisioner = provisionerSteps(world, logger, {
+    ports: { cluster: decorated },
+    config: { batchIdleMs: 0, batchMaxMs: 0 },
+  });
   let runs = 0;
-  const run = () =>
-    provision(
-      {
-        cluster: decorated,
-        cloud,
-        leases,
-        clock,
-        sleep: async (ms) => {
-          clock.advance(ms);
-        },
-        logger,
-        metrics: quietMetrics,
-        nodeClassResolver: resolver,
-      },
-      { holder: `run-${++runs}`, batchIdleMs: 0, batchMaxMs: 0 },
-    );
+  const run = () => provisioner.provision(`run-${++runs}`);
   const confirmedLines = () => lines.filter((l) => l['message'] === 'plan confirmed against the API server');
   /** From now on, pending reads answer what the API server has as pending at this moment. */
   const freezePending = async () => {
@@ -138,14 +97,14 @@ function setup() {
   return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines, freezePending };
 }
 
-const launched = (result: Awaited<ReturnType<typeof provision>>) =>
+const launched = (result: ProvisionResult) =>
   result.kind === 'provisioned' ? result.claims.filter((c) => c.kind === 'launched') : [];
 
 describe('a provisioning plan confirmed against the API server', () => {
   it('launches for a pending pod that a listed Node the API server does not have would have taken', async () => {
     const w = setup();
     addPendingPod(w.cluster, 'web-1');
-    w.publish({ nodes: [nodeManifest('phantom', '100000')] });
+    w.publish({ nodes: [poolNode('phantom', '100000')] });
     // The summary is what the provisioner's lists read.
     expect((await w.decorated.nodes()).items.map((n) => n.name)).toEqual(['phantom']);
 
@@ -160,7 +119,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('leaves the pod to a Node the API server confirms, at two reads and without a word', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '8'));
+    w.cluster.create(poolNode('real', '8'));
     w.cluster.create(boundPod('busy', 'real'));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
@@ -175,7 +134,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the summary understates what the pods on a real Node request', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '2'));
+    w.cluster.create(poolNode('real', '2'));
     w.cluster.create(boundPod('busy', 'real', '1800m'));
     addPendingPod(w.cluster, 'web-1');
     // The summary shows the same pod asking for a tenth of a CPU: the Node would look roomy.
@@ -189,9 +148,9 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the API server has the listed Node cordoned', async () => {
     const w = setup();
-    w.cluster.create({ ...nodeManifest('real', '8'), spec: { unschedulable: true } });
+    w.cluster.create({ ...poolNode('real', '8'), spec: { unschedulable: true } });
     addPendingPod(w.cluster, 'web-1');
-    w.publish({ drop: ['real'], nodes: [nodeManifest('real', '8')] });
+    w.publish({ drop: ['real'], nodes: [poolNode('real', '8')] });
 
     const result = await w.run();
 
@@ -201,7 +160,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches when the API server has a pod on the Node that the summary leaves out', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '1'));
+    w.cluster.create(poolNode('real', '1'));
     w.cluster.create(boundPod('hidden', 'real', '900m'));
     addPendingPod(w.cluster, 'web-1');
     w.publish({ drop: ['hidden'] });
@@ -214,7 +173,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('launches nothing for a pod bound after the pending read, whose Node the confirmation reads full', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
     // The pending read is of the moment before kube-scheduler binds the pod to the listed Node;
@@ -233,7 +192,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('reads a listed Node that holds a pending pod, and launches nothing when it has the pod', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     await w.freezePending();
     w.cluster.bindPod('default', 'web-1', 'real');
@@ -249,7 +208,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('still plans a pending pod that the summary alone puts on a Node', async () => {
     const w = setup();
-    w.cluster.create(nodeManifest('real', '600m'));
+    w.cluster.create(poolNode('real', '600m'));
     addPendingPod(w.cluster, 'web-1');
     const pending = w.cluster.get('Pod', 'web-1', 'default') as Record<string, unknown>;
     const spec = pending['spec'] as Record<string, unknown>;
@@ -270,9 +229,7 @@ describe('a provisioning plan confirmed against the API server', () => {
     addPendingPod(w.cluster, 'web-1');
     // Tainted, it takes no pod, but its 100000 CPUs count against the on-demand pool's 200.
     w.publish({
-      nodes: [
-        nodeManifest('phantom', '100000', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-      ],
+      nodes: [poolNode('phantom', '100000', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
     });
 
     const result = await w.run();
@@ -287,16 +244,14 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('reads only the NodePool at its limit, with a list of its own', async () => {
     const w = setup();
-    w.cluster.create(
-      nodeManifest('real', '150', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-    );
-    const other = nodeManifest('other', '4', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] });
+    w.cluster.create(poolNode('real', '150', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }));
+    const other = poolNode('other', '4', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] });
     other.metadata.labels['karpenter.sh/nodepool'] = 'spot';
     w.cluster.create(other);
     addPendingPod(w.cluster, 'web-1');
     // A phantom beside a real Node: together they use up the on-demand pool's 200 CPUs.
     w.publish({
-      nodes: [nodeManifest('phantom', '100', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
+      nodes: [poolNode('phantom', '100', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] })],
     });
 
     const result = await w.run();
@@ -308,9 +263,7 @@ describe('a provisioning plan confirmed against the API server', () => {
 
   it('lists a NodePool at its limit once a run, and nothing of the cluster, when the limit is real', async () => {
     const w = setup();
-    w.cluster.create(
-      nodeManifest('big', '200', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }),
-    );
+    w.cluster.create(poolNode('big', '200', { taints: [{ key: 'x', value: 'y', effect: 'NoSchedule' }] }));
     addPendingPod(w.cluster, 'web-1');
     w.publish();
 
@@ -326,7 +279,7 @@ describe('a provisioning plan confirmed against the API server', () => {
     const w = setup();
     addPendingPod(w.cluster, 'web-1');
     w.publish({
-      nodes: [nodeManifest('phantom', '4', { deleting: true })],
+      nodes: [poolNode('phantom', '4', { deleting: true })],
       pods: [boundPod('ghost-1', 'phantom', '3'), boundPod('ghost-2', 'phantom', '3')],
     });
 
@@ -358,18 +311,13 @@ describe('a provisioning plan confirmed against the API server', () => {
     // nodes look empty and that NodeClaim would go first.
     const busy = (await w.cluster.nodes()).items.find((n) => n.providerId === claims[0]?.status.providerId);
     expect(busy).toBeDefined();
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'web',
-        namespace: 'default',
+    w.cluster.create(
+      podManifest('web', {
         ownerReferences: [
           { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
         ],
-      },
-      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
-    });
+      }),
+    );
     w.cluster.bindPod('default', 'web', busy?.name ?? '');
     w.publish({ drop: ['web'] });
     const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;

@@ -11,6 +11,7 @@ import {
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { trueConditions } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode, launchedNodeLabels } from '../../../fixtures/nodes.ts';
 import { pod } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
@@ -47,33 +48,18 @@ function claim(
   });
 }
 
-const LABELS = {
-  'karpenter.sh/nodepool': 'default',
-  'karpenter.sh/capacity-type': 'on-demand',
-  'node.kubernetes.io/instance-type': 'm.xlarge',
-  'topology.kubernetes.io/zone': 'us-east-1a',
-  'kubernetes.io/os': 'linux',
-  'kubernetes.io/arch': 'amd64',
-};
-
 /** An initialized m.xlarge of NodePool `default` running `pods`. */
 function node(name: string, pods: readonly Pod[], extra: Partial<ClusterNode> = {}): ClusterNode {
-  return {
-    name,
-    uid: `uid-${name}`,
+  return clusterNode(name, {
     providerId: providerOf(name),
     nodePoolName: 'default',
-    labels: { ...LABELS, 'kubernetes.io/hostname': name },
+    labels: launchedNodeLabels(name, { instanceType: 'm.xlarge' }),
     allocatable: { cpu: 3920, memory: 15 * GiB, pods: 58 },
     capacity: { cpu: 4000, memory: 16 * GiB, pods: 58 },
     pods,
-    initialized: true,
-    annotations: {},
     finalizers: ['karpenter.sh/termination'],
-    ready: true,
-    deleting: false,
     ...extra,
-  };
+  });
 }
 
 const web = (name: string, extra: Partial<Pod> = {}): Pod => ({

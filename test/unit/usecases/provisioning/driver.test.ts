@@ -5,7 +5,6 @@ import {
   provisionForMessages,
   runProvisioner,
 } from '../../../../shared/usecases/provisioning/driver.ts';
-import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner's invocation on the in-memory cluster and cloud: the real provisioning run and
@@ -18,9 +17,6 @@ async function makeWorld() {
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   const followUps: { holder: string; nodeClaims: readonly string[] }[] = [];
   const deps: ProvisionerDriverDeps = {
-    logger,
-    metrics: quietMetrics,
-    clock,
     ...provisionerSteps(world, logger),
     scheduleFollowUp: async (holder, nodeClaims) => {
       followUps.push({ holder, nodeClaims });

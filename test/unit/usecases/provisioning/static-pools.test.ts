@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { makeMemoryLeaseStore } from '../../../../shared/adapters/memory/index.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
-import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import { podManifest } from '../../../fixtures/builders.ts';
 import { recordingMetrics } from '../../../fixtures/metrics.ts';
-import { scenarioWorld } from './world.ts';
+import { provisionerSteps, scenarioWorld } from './world.ts';
 
 // Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
 // pending, never launches for pods on it, caps it by limits.nodes, removes a surplus through
@@ -34,37 +32,26 @@ function staticPool(replicas: number, limits?: Record<string, string>) {
 
 function makeWorld(replicas: number, limits?: Record<string, string>) {
   const world = scenarioWorld();
-  const { clock, cluster, cloud, resolver } = world;
+  const { clock, cluster } = world;
   cluster.create(staticPool(replicas, limits));
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   const metrics = recordingMetrics({ cluster: 'static-test', clock });
-  const leases = makeMemoryLeaseStore();
   const terminated: string[] = [];
-  let runs = 0;
-  const run = () =>
-    provision(
-      {
-        cluster,
-        cloud,
-        leases,
-        clock,
-        sleep: async (ms) => {
-          clock.advance(ms);
-        },
-        logger,
-        metrics,
-        nodeClassResolver: resolver,
-        requestTermination: async (name) => {
-          terminated.push(name);
-        },
+  const provisioner = provisionerSteps(world, logger, {
+    ports: {
+      metrics,
+      requestTermination: async (name) => {
+        terminated.push(name);
       },
-      { holder: `run-${++runs}` },
-    );
+    },
+  });
+  let runs = 0;
+  const run = () => provisioner.provision(`run-${++runs}`);
   const fixedClaims = async () =>
     (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
   const decisions = (kind: string) => lines.filter((l) => l['decision'] === kind);
-  return { ...world, run, fixedClaims, decisions, terminated, logger, metrics };
+  return { ...world, run, provisioner, fixedClaims, decisions, terminated, logger, metrics };
 }
 
 describe('a static NodePool in a provisioning run', () => {
@@ -158,18 +145,13 @@ describe('a static NodePool in a provisioning run', () => {
     const nodes = (await w.cluster.nodes()).items.filter((n) => n.nodePoolName === 'fixed');
     expect(nodes).toHaveLength(3);
     const busy = claims.find((c) => c.status.providerId === nodes[0]?.providerId);
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: {
-        name: 'web',
-        namespace: 'default',
+    w.cluster.create(
+      podManifest('web', {
         ownerReferences: [
           { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'rs', controller: true },
         ],
-      },
-      spec: { containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '100m' } } }] },
-    });
+      }),
+    );
     w.cluster.bindPod('default', 'web', nodes[0]?.name ?? '');
 
     const spec = (w.cluster.get('NodePool', 'fixed') as { spec: Record<string, unknown> }).spec;
@@ -256,10 +238,7 @@ describe('a static NodePool whose NodeClaims keep failing', () => {
     // No kubelet ever registers their nodes: the lifecycle deletes both for the registration
     // timeout, and the runaway guard pauses the pool's launches.
     w.clock.advance(16 * 60_000);
-    const lifecycle = await reconcileLifecycle(
-      { cluster: w.cluster, logger: w.logger, metrics: w.metrics, requestTermination: async () => {} },
-      w.clock.now(),
-    );
+    const lifecycle = await w.provisioner.reconcileLifecycle('lifecycle-1');
     expect(lifecycle.deleted.map((d) => d.reason)).toEqual(['registration_timeout', 'registration_timeout']);
     expect(w.decisions('launchBackoff')).toEqual([
       expect.objectContaining({ action: 'start', nodePool: 'fixed', reason: 'RegistrationTimeout' }),

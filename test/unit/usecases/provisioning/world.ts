@@ -11,9 +11,12 @@ import {
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { Logger } from '../../../../shared/runtime/logger.ts';
 import { loadScenario } from '../../../../shared/simulator/scenario.ts';
-import type { MetricsSink } from '../../../../shared/usecases/decisions/decision.ts';
-import { reconcileLifecycle } from '../../../../shared/usecases/lifecycle/lifecycle.ts';
-import { provision } from '../../../../shared/usecases/provisioning/provision.ts';
+import type { ProvisionTrigger } from '../../../../shared/usecases/provisioning/driver.ts';
+import {
+  type ProvisionerConfig,
+  type ProvisionerPorts,
+  setUpProvisioner,
+} from '../../../../shared/usecases/provisioning/setup.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
 
 // The in-memory cluster and cloud a provisioning run is tested on: the NodePools and EC2NodeClasses
@@ -54,36 +57,46 @@ export function addPendingPod(cluster: MemoryCluster, name: string): void {
   cluster.markPodUnschedulable('default', name, '0/0 nodes are available');
 }
 
+/** What a test changes of the provisioner it runs over a world. */
+export interface ProvisionerStepsOptions {
+  /** Ports in place of the world's (a cluster that counts its reads, a recording metrics sink). */
+  readonly ports?: Partial<ProvisionerPorts>;
+  /** Settings beside the set-up's defaults (no batching wait, say). */
+  readonly config?: ProvisionerConfig;
+}
+
 /**
- * The provisioner Lambda's two steps over a world, as its handler wires them: the provisioning run
- * and the lifecycle (and EC2NodeClass) pass, sharing one lease store.
+ * The provisioner Lambda over a world, set up as its handler sets it up (setUpProvisioner) on the
+ * world's cluster, cloud and NodeClass resolver, one lease store, no metrics, and a sleep that
+ * advances the clock; `options` replaces ports and adds settings. Its two steps run on their own:
+ * `provision`, the provisioning run (on the schedule's trigger unless told), and
+ * `reconcileLifecycle`, the controllers pass (EC2NodeClasses, NodeClaim lifecycle, NodePools,
+ * NodeOverlays) at the clock's time.
  */
 export function provisionerSteps(
   world: ReturnType<typeof scenarioWorld>,
   logger: Logger,
-  metrics: MetricsSink = quietMetrics,
+  options: ProvisionerStepsOptions = {},
 ) {
   const { clock, cluster, cloud, resolver } = world;
-  const leases = makeMemoryLeaseStore();
+  const provisioner = setUpProvisioner(
+    {
+      cluster,
+      cloud,
+      leases: makeMemoryLeaseStore(),
+      clock,
+      sleep: async (ms) => clock.advance(ms),
+      logger,
+      metrics: quietMetrics,
+      nodeClassResolver: resolver,
+      ...options.ports,
+    },
+    options.config,
+  );
   return {
-    provision: (holder: string) =>
-      provision(
-        {
-          cluster,
-          cloud,
-          leases,
-          clock,
-          sleep: async (ms) => clock.advance(ms),
-          logger,
-          metrics,
-          nodeClassResolver: resolver,
-        },
-        { holder },
-      ),
-    reconcileLifecycle: (holder: string) =>
-      reconcileLifecycle(
-        { cluster, logger, metrics, nodeClasses: { resolver, leases, clock, holder } },
-        clock.now(),
-      ),
+    ...provisioner,
+    provision: (holder: string, trigger: ProvisionTrigger = 'schedule', podEventAtMs?: number) =>
+      provisioner.provision(holder, trigger, podEventAtMs),
+    reconcileLifecycle: (holder: string) => provisioner.controllersPass(holder, clock.now()),
   };
 }

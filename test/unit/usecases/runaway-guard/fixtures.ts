@@ -2,6 +2,7 @@ import type { Pod, Taint } from '../../../../shared/core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../../../shared/ports/cluster.ts';
 import { condition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
 
 // Builders for the runaway guard's tests: NodeClaims of pool `general` and their Nodes.
 
@@ -37,26 +38,20 @@ export function claim(
   });
 }
 
+/** Node `node-<name>` of NodeClaim `name` (pool `general`), initialized, with `taints` and `pods`. */
 export function node(
   name: string,
   taints: Taint[],
   pods: Pod[] = [],
   extra: Partial<ClusterNode> = {},
 ): ClusterNode {
-  return {
-    name: `node-${name}`,
+  return clusterNode(`node-${name}`, {
     uid: `uid-node-${name}`,
     nodePoolName: 'general',
     providerId: `aws:///us-east-1a/i-${name}`,
-    labels: {},
     taints,
     allocatable: { cpu: 2000 },
     pods,
-    initialized: true,
-    annotations: {},
-    finalizers: [],
-    ready: true,
-    deleting: false,
     ...extra,
-  };
+  });
 }

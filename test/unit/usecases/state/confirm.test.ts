@@ -9,42 +9,21 @@ import {
   withConfirmed,
   withConsistentNodes,
 } from '../../../../shared/usecases/state/confirm.ts';
+import { podManifest } from '../../../fixtures/builders.ts';
+import { nodeManifest } from '../../../fixtures/nodes.ts';
 
 // Confirmed state: the Nodes a decision counts on, read again from the API server (the in-memory
 // one) in place of what a list read said of them.
 
-function nodeManifest(name: string, extra: { unschedulable?: boolean } = {}) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, uid: `uid-${name}`, labels: { 'kubernetes.io/hostname': name } },
-    spec: { providerID: `aws:///us-east-1a/i-0${name}`, ...extra },
-    status: {
-      capacity: { cpu: '4', memory: '16Gi', pods: '110' },
-      allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True' }],
-    },
-  };
-}
-
-function podManifest(name: string, nodeName: string) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: {
-      nodeName,
-      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1' } } }],
-    },
-    status: { phase: 'Running' },
-  };
-}
+/** Pod `name` running on Node `nodeName`, asking 1 CPU. */
+const runningPod = (name: string, nodeName: string) =>
+  podManifest(name, { nodeName, cpu: '1', phase: 'Running' });
 
 function world() {
   const cluster = makeMemoryCluster({ clock: makeManualClock(new Date('2026-11-26T12:00:00Z')) });
   cluster.create(nodeManifest('real'));
-  cluster.create(podManifest('a', 'real'));
-  cluster.create(podManifest('b', 'real'));
+  cluster.create(runningPod('a', 'real'));
+  cluster.create(runningPod('b', 'real'));
   return cluster;
 }
 
@@ -75,7 +54,7 @@ describe('confirming listed Nodes with the API server', () => {
       pods: n.pods.filter((p) => p.name === 'a'),
     }));
     cluster.setPodPhase('default', 'b', 'Succeeded');
-    cluster.create(podManifest('c', 'real'));
+    cluster.create(runningPod('c', 'real'));
 
     const read = await readConfirmed(cluster, { nodes: ['real'], nodeClaims: [] });
 
@@ -113,13 +92,8 @@ describe('confirming listed Nodes with the API server', () => {
 
   it('reads one NodePool with its own list, leaving the Nodes of other pools as listed', async () => {
     const cluster = world();
-    const inPool = (name: string) => {
-      const m = nodeManifest(name);
-      return {
-        ...m,
-        metadata: { ...m.metadata, labels: { ...m.metadata.labels, 'karpenter.sh/nodepool': 'od' } },
-      };
-    };
+    const inPool = (name: string) =>
+      nodeManifest(name, { labels: { 'kubernetes.io/hostname': name, 'karpenter.sh/nodepool': 'od' } });
     cluster.create(inPool('pooled'));
     cluster.create(inPool('unlisted'));
     const all = (await cluster.nodes()).items;

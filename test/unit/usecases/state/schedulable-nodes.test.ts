@@ -10,6 +10,7 @@ import {
 import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { trueConditions } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode, launchedNodeLabels } from '../../../fixtures/nodes.ts';
 import { nodePool, pod, solveInput } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
@@ -41,31 +42,18 @@ function claim(conditions: readonly string[]): ClusterNodeClaim {
 
 /** The Node the kubelet has just created: labels and taints, no status yet. */
 function joiningNode(extra: Partial<ClusterNode> = {}): ClusterNode {
-  return {
-    name: 'ip-10-0-0-1.ec2.internal',
+  const name = 'ip-10-0-0-1.ec2.internal';
+  return clusterNode(name, {
     uid: 'uid-node',
     providerId,
     nodePoolName: 'default',
-    labels: {
-      'kubernetes.io/hostname': 'ip-10-0-0-1.ec2.internal',
-      'karpenter.sh/nodepool': 'default',
-      'node.kubernetes.io/instance-type': 'm.xlarge',
-      'topology.kubernetes.io/zone': 'us-east-1a',
-      'kubernetes.io/arch': 'amd64',
-      'kubernetes.io/os': 'linux',
-      'karpenter.sh/capacity-type': 'on-demand',
-    },
+    labels: launchedNodeLabels(name, { instanceType: 'm.xlarge' }),
     taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }, startupTaint],
-    allocatable: {},
     capacity: {},
-    pods: [],
     initialized: false,
-    annotations: {},
-    finalizers: [],
     ready: false,
-    deleting: false,
     ...extra,
-  };
+  });
 }
 
 describe('nodes as the scheduler counts them', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { terminateNodeClaim } from '../../../../shared/usecases/termination/termination.ts';
 import { makeTerminationWorld } from './world.ts';
 
 // Termination's Events on Karpenter's objects and with its types: a pod evicted, a drain a PDB
@@ -11,11 +10,10 @@ describe('termination Events (in-memory cluster and cloud)', () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('free', { pods: 1 });
     await w.terminatingClaim('held', { pods: 2, blockedByBudget: true });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
-    await terminateNodeClaim(ports, 'free', w.clock.now());
-    await terminateNodeClaim(ports, 'held', w.clock.now());
+    await w.deps.terminate('free');
+    await w.deps.terminate('held');
     w.clock.advance(1_000);
-    await terminateNodeClaim(ports, 'held', w.clock.now());
+    await w.deps.terminate('held');
     const events = w.cluster.events();
     expect(
       events
@@ -33,8 +31,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
   it('tells the deadline on the NodeClaim and its Node, and each pod deleted for it', async () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('tgp', { pods: 1, blockedByBudget: true, terminationGracePeriod: '60s' });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
-    await terminateNodeClaim(ports, 'tgp', w.clock.now());
+    await w.deps.terminate('tgp');
     const expiring = w.cluster.events().filter((e) => e.event.reason === 'TerminationGracePeriodExpiring');
     expect(expiring.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type])).toEqual([
       ['NodeClaim', 'tgp', 'Warning'],
@@ -43,7 +40,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
     expect(w.cluster.events().some((e) => e.event.reason === 'Disrupted')).toBe(false);
     // The pod's own grace period (2 s) before the deadline, the PDB no longer holds it.
     w.clock.advance(59_000);
-    await terminateNodeClaim(ports, 'tgp', w.clock.now());
+    await w.deps.terminate('tgp');
     const disrupted = w.cluster.events().filter((e) => e.event.reason === 'Disrupted');
     expect(disrupted.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type])).toEqual([
       ['Pod', 'tgp-pod-0', 'Normal'],
@@ -54,8 +51,7 @@ describe('termination Events (in-memory cluster and cloud)', () => {
   it('tells an instance EC2 would not terminate on the NodeClaim, and still fails the pass', async () => {
     const w = makeTerminationWorld();
     await w.terminatingClaim('foreign', { foreignInstance: true });
-    const ports = { cluster: w.cluster, cloud: w.cloud, logger: w.deps.logger, metrics: w.deps.metrics };
-    await expect(terminateNodeClaim(ports, 'foreign', w.clock.now())).rejects.toThrow();
+    await expect(w.deps.terminate('foreign')).rejects.toThrow();
     const failed = w.cluster.events().filter((e) => e.event.reason === 'FailedTermination');
     expect(failed.map((e) => [e.event.subject.kind, e.event.subject.name, e.event.type])).toEqual([
       ['NodeClaim', 'foreign', 'Warning'],

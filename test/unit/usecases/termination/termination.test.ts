@@ -10,6 +10,7 @@ import {
   terminationDeadlineMs,
 } from '../../../../shared/usecases/termination/termination.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
+import { clusterNode } from '../../../fixtures/nodes.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const S = 1000;
@@ -29,21 +30,16 @@ function claim(options: Partial<ClusterNodeClaim> & { conditions?: Condition[] }
   });
 }
 
+/** Node NODE of NodeClaim `claim-a`, deleted with its finalizer. */
 function node(options: Partial<ClusterNode> = {}): ClusterNode {
-  return {
-    name: NODE,
+  return clusterNode(NODE, {
     uid: 'node-uid',
-    labels: {},
     taints: [],
-    allocatable: {},
-    pods: [],
-    annotations: {},
     finalizers: ['karpenter.sh/termination'],
-    ready: true,
     deleting: true,
     providerId: 'aws:///us-east-1a/i-0abc123',
     ...options,
-  } as ClusterNode;
+  });
 }
 
 const TAINTED = {

@@ -1,15 +1,12 @@
 import { MemoryTag, makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
 import type { TerminationSweepDeps } from '../../../../shared/usecases/termination/driver.ts';
-import {
-  sweepTerminations,
-  terminateNodeClaim,
-} from '../../../../shared/usecases/termination/termination.ts';
+import { setUpTermination } from '../../../../shared/usecases/termination/setup.ts';
 import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
-// A cluster with terminating NodeClaims on the in-memory twins, and the termination drive wired to
-// them as the termination Lambda wires it, on a virtual clock: a sleep advances the clock, and the
-// kubelet removes pods whose grace period has run out.
+// A cluster with terminating NodeClaims on the in-memory twins, and the termination drive set up on
+// them as the termination Lambda's handler sets it up (setUpTermination), on a virtual clock: a
+// sleep advances the clock, and the kubelet removes pods whose grace period has run out.
 
 export const CLUSTER = 'drive-test';
 const T0 = Date.parse('2026-11-21T10:00:00Z');
@@ -45,22 +42,28 @@ export function makeTerminationWorld(budgetMs = 10_000) {
     }
   }
 
+  // The termination Lambda as its handler sets it up, each pass over a NodeClaim remembered.
+  const termination = setUpTermination(
+    {
+      cluster,
+      cloud,
+      logger,
+      metrics,
+      terminationQueue: queue,
+      clock,
+      sleep: async (ms) => {
+        clock.advance(ms);
+        kubelet();
+      },
+    },
+    { budgetMs },
+  );
   const deps: TerminationSweepDeps = {
-    logger,
-    metrics,
+    ...termination,
     terminate: (name) => {
       passes.push(name);
-      return terminateNodeClaim({ cluster, cloud, logger, metrics }, name, clock.now());
+      return termination.terminate(name);
     },
-    enqueue: (nodeClaim, delaySeconds) => queue.enqueue({ nodeClaim }, delaySeconds),
-    terminatingNodeClaims: async () =>
-      (await sweepTerminations({ cluster, cloud, logger, metrics })).terminating,
-    sleep: async (ms) => {
-      clock.advance(ms);
-      kubelet();
-    },
-    nowMs: () => clock.now().getTime(),
-    budgetMs,
   };
 
   /** A NodeClaim with its instance, Node and pods, deleted by a user: its termination is due. */
