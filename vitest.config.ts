@@ -6,9 +6,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // runs (only when the run has harness files), and the first test of a worker that needs one starts
 // that worker's own (services.ts), so two harness files that run at once never share servers (or
 // kube-scheduler's view of the Nodes); the files of one worker reuse its servers one after another.
-// `harness-soak` holds the one harness file that spends minutes waiting out a fixed window (the
-// runaway guard's 5 minutes): it runs in the same group as `unit`, beside the unit tests, which use
-// no server; the `harness` group starts after both.
+// `harness-soak` holds the harness files that spend minutes waiting out fixed windows (the runaway
+// guard's 5 minutes, a shim's watches kept quiet and then late for minutes) and use little CPU
+// meanwhile: they run in the same group as `unit`, beside the unit tests, which use no server; the
+// `harness` group starts after both.
 
 /** The harness's servers, identities and timeouts, for both projects that use them. */
 const harnessTest = {
@@ -23,12 +24,12 @@ const harnessTest = {
   env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
 };
 
-const soakFiles = ['test/e2e/rogue-taint.test.ts'];
+const soakFiles = ['test/e2e/rogue-taint.test.ts', 'test/integration/shim-watch-behind.test.ts'];
 
-// One worker per core for the unit tests, and one more for the soak file, which mostly sleeps.
+// One worker per core for the unit tests, and one more for each soak file, which mostly sleeps.
 // Projects of one group share a worker count; the soak project's name sorts before `unit`, so its
-// file takes a worker first.
-const firstGroupWorkers = availableParallelism() + 1;
+// files take their workers first.
+const firstGroupWorkers = availableParallelism() + soakFiles.length;
 
 export default defineConfig({
   test: {

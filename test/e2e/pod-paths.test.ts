@@ -6,6 +6,7 @@ import { provisionerFunction } from '../../infra/functions.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { isConditionTrue } from '../../shared/core/index.ts';
 import type { ProvisionResult } from '../../shared/usecases/provisioning/provision.ts';
+import { HarnessError } from '../harness/errors.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { type Invoke, startQueueTrigger, startSchedule } from '../harness/lambda-triggers.ts';
 import { cacheDir } from '../harness/paths.ts';
@@ -119,25 +120,29 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
       async () => (watcher.runningAt.size === offsetsMs.length ? true : undefined),
       { timeoutMs: 150_000 },
     ).catch(async (error: unknown) => {
-      // What the provisioner did meanwhile, for the CI log.
+      // What happened meanwhile, in the error itself: a CI log keeps only its tail, where the
+      // failure is reported.
+      const lines: string[] = [];
       const since = new Date(start).toISOString();
-      for (const l of e2e.logLines.filter((l) => String(l['time']) >= since)) {
-        progress(
-          `${app}: ${String(l['time'])} ${String(l['message'])} ${String(l['reason'] ?? l['why'] ?? '')}`,
+      for (const l of e2e.logLines.filter((l) => String(l['time']) >= since && l['message'] !== 'metrics')) {
+        lines.push(
+          `${String(l['time']).slice(11, 23)} ${String(l['holder'] ?? '')} ${String(l['message'])}: ${String(l['reason'] ?? l['why'] ?? '')}`,
         );
       }
-      progress(`${app}: running ${[...watcher.runningAt.keys()].join(', ') || 'none'}`);
+      lines.push(`running: ${[...watcher.runningAt.keys()].join(', ') || 'none'}`);
+      lines.push(`schedule errors: ${scheduleErrors.map(String).join('; ') || 'none'}`);
       // Who touched the pods that did not run (an eviction, a preemption, a deletion).
       const events = await e2e.env.core
         .listNamespacedEvent({ namespace: e2e.namespace })
         .then((list) => list.items)
         .catch(() => []);
       for (const ev of events.filter((ev) => !watcher.runningAt.has(ev.involvedObject.name ?? ''))) {
-        progress(
-          `${app}: event ${ev.involvedObject.kind}/${ev.involvedObject.name} ${ev.reason} (${ev.source?.component ?? ev.reportingComponent ?? ''}): ${ev.message}`,
+        lines.push(
+          `event ${ev.involvedObject.kind}/${ev.involvedObject.name} ${ev.reason} (${ev.source?.component ?? ev.reportingComponent ?? ''}): ${ev.message}`,
         );
       }
-      throw error;
+      for (const line of lines) progress(`${app}: ${line}`);
+      throw new HarnessError(`${String(error)}\n${lines.slice(-60).join('\n')}`, { cause: error });
     });
   } finally {
     watcher.stop();
