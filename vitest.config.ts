@@ -40,6 +40,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           sequence: { groupOrder: 0 },
+          // A worker imports the product once and runs its files one after another in it: no unit
+          // test mocks a module or leaves global state behind, and importing the product again for
+          // each of ~200 files cost more CPU than the tests themselves.
+          isolate: false,
           // The CLI tests run the binary as a user does, and share two cores with the other workers
           // and the soak file's servers: a generous limit for a hang, not a measure of speed.
           testTimeout: 60_000,

@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { main } from '../../../shared/cli/main.ts';
 
-// Runs the `flotilla` command as a user does: the package's bin in a fresh Node process.
+// Runs the `flotilla` command: `flotilla` through the CLI's entry function in this process (what
+// the bin calls, with the same arguments and exit code), `flotillaProcess` as a user does, the
+// package's bin in a fresh Node process. Only what the bin itself adds (the Node version check, a
+// closed pipe, no stack trace for a user's mistake) needs a process of its own: each one loads
+// the whole product again, seconds of CPU.
 
 export const FLOTILLA_BIN = path.resolve(import.meta.dirname, '../../../bin/flotilla.js');
 
@@ -12,11 +17,30 @@ export interface FlotillaRun {
 }
 
 /**
- * `flotilla <args>` in `cwd` (default the current directory). With `closeStdout`, the reader of
+ * `flotilla <args>` as the bin runs it, in this process: the exit code `main` returns and what it
+ * writes to standard output and error. A failure that is not the user's is thrown, where the bin
+ * would print its stack and exit 1.
+ */
+export async function flotilla(args: readonly string[]): Promise<FlotillaRun> {
+  let out = '';
+  let err = '';
+  const code = await main(args, {
+    out: (text) => {
+      out += text;
+    },
+    err: (text) => {
+      err += text;
+    },
+  });
+  return { code, out, err };
+}
+
+/**
+ * `flotilla <args>` in a fresh Node process, in `cwd` (default the current directory). With `closeStdout`, the reader of
  * its standard output has gone before it writes anything, as `flotilla … | head -0` would.
  * `nodeArgs` go to Node before the script.
  */
-export function flotilla(
+export function flotillaProcess(
   args: readonly string[],
   options: {
     readonly cwd?: string;

@@ -1,50 +1,19 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BAD_INPUT_DIR, expectedProblems } from '../../fixtures/bad-input.ts';
+import { type FlotillaRun, flotilla } from './flotilla.ts';
 
-// Each finding about input handling, through the `flotilla` binary as a user runs it: the exit
-// code, one `file:line:column: field: problem` line per problem on standard error, nothing on
-// standard output.
+// Each finding about input handling, through the `flotilla` command's entry as the binary runs it
+// (bin.test.ts covers the process around it): the exit code, one `file:line:column: field:
+// problem` line per problem on standard error, nothing on standard output.
 
 const root = path.resolve(import.meta.dirname, '../../..');
-const bin = path.join(root, 'bin', 'flotilla.js');
 const tmp = mkdtempSync(path.join(tmpdir(), 'flotilla-input-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-interface Run {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
-
-/** Runs waiting for a slot: at most three binaries at a time on a shared machine. */
-let running = 0;
-const waiting: (() => void)[] = [];
-
-async function flotilla(args: readonly string[]): Promise<Run> {
-  if (running >= 3) await new Promise<void>((resolve) => waiting.push(resolve));
-  running++;
-  try {
-    return await spawnFlotilla(args);
-  } finally {
-    running--;
-    waiting.shift()?.();
-  }
-}
-
-function spawnFlotilla(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8' }, (error, out, err) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, out, err });
-    });
-  });
-}
-
-/** The corpus file's path as the binary prints it (relative to where it runs). */
+/** The corpus file's path as the command prints it (relative to where it runs: the repository). */
 const corpus = (name: string) => path.relative(root, path.join(BAD_INPUT_DIR, `${name}.yaml`));
 
 const FINDINGS: readonly (readonly [string, string])[] = [
@@ -116,7 +85,7 @@ spec:
   securityGroupSelectorTerms: [{ tags: { karpenter.sh/discovery: sim } }]
 `;
 
-const runs = new Map<string, Promise<Run>>();
+const runs = new Map<string, Promise<FlotillaRun>>();
 
 beforeAll(() => {
   // Start every run at once; each test awaits its own.
@@ -131,7 +100,7 @@ beforeAll(() => {
   runs.set('plan', flotilla(['plan', '--cluster', 'test/fixtures/plan/cluster.yaml', '--nodepools', pools]));
 }, 60_000);
 
-const result = async (name: string): Promise<Run> => {
+const result = async (name: string): Promise<FlotillaRun> => {
   const run = runs.get(name);
   if (run === undefined) throw new Error(`no run named ${name}`);
   return run;
