@@ -64,7 +64,9 @@ async function ensureMoto(logDir: string): Promise<boolean> {
     await runLogged(python, ['-m', 'venv', motoVenv], { logFile });
     await runLogged(
       path.join(motoVenv, 'bin', 'pip'),
-      ['install', '--disable-pip-version-check', '-r', requirements],
+      // No byte-compiling of every module installed (sympy and botocore are most of them): Python
+      // compiles the few moto's server imports when it first starts, half the install's time.
+      ['install', '--disable-pip-version-check', '--no-compile', '-r', requirements],
       { logFile },
     );
   } catch (error) {
