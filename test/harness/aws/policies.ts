@@ -1,5 +1,3 @@
-import { App } from 'aws-cdk-lib';
-import { FlotillaStack } from '../../../infra/flotilla-stack.ts';
 import { FLOTILLA_FUNCTIONS } from '../../../infra/functions.ts';
 import { HarnessError } from '../errors.ts';
 import { sharedService } from '../services.ts';
@@ -13,7 +11,9 @@ import {
 } from './stack.ts';
 
 // Each Lambda's IAM policy, as `cdk synth` renders it, with its references resolved to the stack's
-// resources as the harness deploys them on moto (stack.ts). Synthesised once per test run.
+// resources as the harness deploys them on moto (stack.ts). Synthesised once per test run: every
+// harness file loads this module (the IAM check's setup file), and only the one that synthesizes
+// loads the CDK and the stack, seconds of module loading per file otherwise.
 
 /** An IAM policy document as the template holds it, references resolved. */
 export interface PolicyDocument {
@@ -28,10 +28,14 @@ type Resource = { Type: string; Properties?: Record<string, unknown>; Metadata?:
 
 /** The policies of every Lambda role in the synthesized stack (cached for the run). */
 export function stackPolicies(): Promise<StackPolicies> {
-  return sharedService('stack-policies', async () => synthesizePolicies(), 5 * 60_000);
+  return sharedService('stack-policies', synthesizePolicies, 5 * 60_000);
 }
 
-function synthesizePolicies(): StackPolicies {
+async function synthesizePolicies(): Promise<StackPolicies> {
+  const [{ App }, { FlotillaStack }] = await Promise.all([
+    import('aws-cdk-lib'),
+    import('../../../infra/flotilla-stack.ts'),
+  ]);
   const app = new App({
     context: { 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true },
   });
