@@ -18,12 +18,16 @@ const stamp = path.join(motoVenv, '.requirements.sha256');
  * runs, so that no test or hook waits on it: moto's virtualenv (seconds to a minute) and the
  * Kubernetes control plane's binaries (minutes when Go's caches are cold). Each is skipped when
  * already done; the servers themselves start, in seconds, when a test first needs them.
- * @throws HarnessError, in one line naming the log, when either fails.
+ * @throws HarnessError, in one line naming the log, when either fails (moto's first when both do).
  */
 export async function prepareServers(logDir: string): Promise<void> {
   const began = Date.now();
-  const installed = await ensureMoto(logDir);
-  const { binaries, buildSeconds } = await ensureKubeBinaries(logDir);
+  // Side by side: pip mostly downloads and unpacks, while Go compiles on every core.
+  const [moto, kube] = await Promise.allSettled([ensureMoto(logDir), ensureKubeBinaries(logDir)]);
+  if (moto.status === 'rejected') throw moto.reason;
+  if (kube.status === 'rejected') throw kube.reason;
+  const installed = moto.value;
+  const { binaries, buildSeconds } = kube.value;
   if (!installed && buildSeconds === 0) {
     progress(
       `moto (${motoVenv}) and Kubernetes ${binaries.kubernetesVersion} (${binaries.dir}) are installed; ` +
