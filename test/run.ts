@@ -10,7 +10,8 @@ import { progress } from './harness/proc.ts';
 // (moto's virtualenv, the control plane's Go build: minutes on a fresh machine, see
 // harness/prepare.ts), then every vitest project. The type checker keeps one core busy; the Go
 // build takes what is left. vitest's global setup then finds the servers prepared. Nothing of
-// vitest runs when a check fails; the exit code is the first failure's.
+// vitest runs when a check fails; the exit code is the first failure's. Arguments after
+// `npm test --` go to vitest (`npm test -- test/e2e`).
 
 /** Runs an npm script, its output passed through; resolves to its exit code. */
 function npmRun(script: string): Promise<number> {
@@ -49,4 +50,5 @@ async function prepare(): Promise<boolean> {
 const [checked, prepared] = await Promise.all([checks(), prepare()]);
 if (checked !== 0) process.exit(checked);
 if (!prepared) process.exit(1);
-process.exit(await run(process.execPath, [path.join('node_modules', 'vitest', 'vitest.mjs'), 'run']));
+const vitest = path.join('node_modules', 'vitest', 'vitest.mjs');
+process.exit(await run(process.execPath, [vitest, 'run', ...process.argv.slice(2)]));
