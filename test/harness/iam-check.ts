@@ -27,8 +27,8 @@ const used = new Set<string>();
 
 type Send = (this: Client<never, never, never, never>, command: never, ...rest: never[]) => Promise<unknown>;
 /**
- * The SDK's own send, kept where a later run of this file finds it: a worker runs its files one
- * after another in one module graph, and each file's run replaces the check before it rather than
+ * The SDK's own send, kept where a later run of this file finds it: should a worker run several
+ * files in one process (isolate: false), each file's run replaces the check before it rather than
  * wrapping it.
  */
 const ORIGINAL_SEND = Symbol.for('flotilla.iam-check.original-send');

@@ -36,9 +36,9 @@ export async function flotilla(args: readonly string[]): Promise<FlotillaRun> {
 }
 
 /**
- * `flotilla <args>` in a fresh Node process, in `cwd` (default the current directory). With `closeStdout`, the reader of
- * its standard output has gone before it writes anything, as `flotilla … | head -0` would.
- * `nodeArgs` go to Node before the script.
+ * `flotilla <args>` in a fresh Node process, in `cwd` (default the current directory). With
+ * `closeStdout`, the reader of its standard output has gone before it writes anything, as
+ * `flotilla … | head -0` would. `nodeArgs` go to Node before the script.
  */
 export function flotillaProcess(
   args: readonly string[],
