@@ -6,7 +6,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseTarget } from '../../../shared/cli/explain/command.ts';
 import { describeLine, lastDecisions, logGroupPrefix } from '../../../shared/cli/explain/logs.ts';
 import { explainInWorld } from '../../../shared/cli/explain/simulated.ts';
-import { main } from '../../../shared/cli/main.ts';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { assumedSpotReplacement, defaultPoolYaml, web } from '../simulator/scenarios.ts';
@@ -19,12 +18,8 @@ const dir = mkdtempSync(path.join(tmpdir(), 'flotilla-explain-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const examples = path.resolve(import.meta.dirname, '../../../examples');
 
-async function run(...args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
+/** `flotilla <args>` through the command's entry, in this process. */
+const run = (...args: string[]) => flotilla(args);
 
 /** A kubeconfig whose only context points at a port nothing listens on. */
 function deadKubeconfig(): string {

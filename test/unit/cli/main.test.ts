@@ -2,14 +2,10 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { main } from '../../../shared/cli/main.ts';
+import { flotilla } from './flotilla.ts';
 
-async function run(...args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
+/** `flotilla <args>` through the command's entry, in this process. */
+const run = (...args: string[]) => flotilla(args);
 
 describe('flotilla CLI', () => {
   it('prints every CRD as one YAML stream', async () => {

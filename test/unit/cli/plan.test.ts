@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../../shared/cli/main.ts';
 import { type PlanFile, PlanInputError } from '../../../shared/cli/plan/input.ts';
 import { type PlanResult, planFromSnapshot } from '../../../shared/cli/plan/plan.ts';
+import { flotilla } from './flotilla.ts';
 
 // `flotilla plan` on a hand-made snapshot (test/fixtures/plan): which NodeClaims, from which
 // NodePool, with which pods, and what a bad input file is told.
@@ -38,12 +38,8 @@ function lineOf(file: string, text: string): number {
   );
 }
 
-async function run(...args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
+/** `flotilla <args>` through the command's entry, in this process. */
+const run = (...args: string[]) => flotilla(args);
 
 const claimOf = (plan: PlanResult, pod: string) => plan.nodeClaims.find((c) => c.pods.includes(pod));
 

@@ -2,19 +2,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../../shared/cli/main.ts';
+import { flotilla } from './flotilla.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'flotilla-simulate-'));
 const examples = path.resolve(import.meta.dirname, '../../../examples');
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function run(...args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
+/** `flotilla <args>` through the command's entry, in this process. */
+const run = (...args: string[]) => flotilla(args);
 
 describe('flotilla simulate', () => {
   it('runs a scenario: progress on stderr, the summary on stdout, the decision log as JSON lines', async () => {
