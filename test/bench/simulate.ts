@@ -68,7 +68,8 @@ if (
 } else {
   const daily = await simulate(parseScenario(withText));
   const without = await simulate(parseScenario(compressedDay('Never')));
-  const saved = computeReportStats(daily).savings.reduce((sum, row) => sum + row.usd, 0);
+  const rows = computeReportStats(daily).savings;
+  const saved = rows.reduce((sum, row) => sum + row.usd, 0);
   const withCost = computeCost(daily);
   const withoutCost = computeCost(without);
   const difference = (withoutCost?.totalUsd ?? 0) - (withCost?.totalUsd ?? 0);
@@ -85,7 +86,6 @@ if (
   if (daily.unschedulable.length > 0 || without.unschedulable.length > 0) {
     failures.push(`${dailyFile}: pods left unschedulable`);
   }
-  const rows = computeReportStats(daily).savings;
   if (!rows.some((row) => row.reason === 'Underutilized'))
     failures.push(`${dailyFile}: no Underutilized savings`);
   if (rows.some((row) => !(row.perHour > 0))) failures.push(`${dailyFile}: a savings row of $0/h or less`);
