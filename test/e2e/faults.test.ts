@@ -42,7 +42,11 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 const e2e = new ProvisionerE2E('faults');
 const { id, logLines } = e2e;
 
-/** The Cluster and Cloud calls that change something; the kill falls before one of them. */
+/**
+ * The Cluster and Cloud calls that change something; the kill falls before one of them. These are
+ * the names of the controllers' own calls, which the dying ports intercept: the test itself writes
+ * no NodeClaim status, label or finalizer.
+ */
 const CLUSTER_EFFECTS: readonly (keyof Cluster)[] = [
   'createNodeClaim',
   'patchNodeClaimMetadata',
