@@ -5,8 +5,12 @@ import { HarnessError } from './errors.ts';
 import { cacheDir, runsDir } from './paths.ts';
 import { prepareServers } from './prepare.ts';
 import { isAlive, progress, stopDaemons } from './proc.ts';
+import { startSlotBroker } from './slots.ts';
 
-/** Where the run folder of this vitest process is kept for the projects set up after the first. */
+/**
+ * Where the run folder of this vitest process, and the socket of its worker-slot broker, are kept
+ * for the projects set up after the first.
+ */
 const thisRun = Symbol.for('flotilla.harness.runDir');
 
 /**
@@ -21,13 +25,15 @@ const thisRun = Symbol.for('flotilla.harness.runDir');
  * crashed run left behind; runs still going (another vitest in the same checkout) are left alone.
  * The projects of one vitest run that list this setup share its run folder, and so its servers:
  * the first to set up makes the folder, prepares the servers and stops them when the run ends.
+ * It also hands out the worker slots (slots.ts) that keep two files running at once apart.
  * @throws HarnessError, in one line naming the log, when the preparation fails: no test runs.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const vitestProcess = globalThis as { [thisRun]?: string };
+  const vitestProcess = globalThis as { [thisRun]?: { dir: string; slots: string } };
   const shared = vitestProcess[thisRun];
   if (shared !== undefined) {
-    project.provide('harnessRunDir', shared);
+    project.provide('harnessRunDir', shared.dir);
+    project.provide('harnessSlots', shared.slots);
     return async () => undefined;
   }
   fs.mkdirSync(runsDir, { recursive: true });
@@ -51,9 +57,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     brief.stack = `${brief.name}: ${brief.message}`;
     throw brief;
   }
-  vitestProcess[thisRun] = dir;
+  const broker = await startSlotBroker();
+  vitestProcess[thisRun] = { dir, slots: broker.socketPath };
   project.provide('harnessRunDir', dir);
+  project.provide('harnessSlots', broker.socketPath);
   return async () => {
+    await broker.close();
     // Logs stay in the run folder until the next run, for post-mortems.
     await stopDaemons(dir);
     writeIamUsage(dir);

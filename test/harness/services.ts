@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { inject } from 'vitest';
 import { HarnessError } from './errors.ts';
 import { isAlive } from './proc.ts';
+import { claimSlot } from './slots.ts';
 
 type ServiceState<T> =
   | { readonly status: 'ready'; readonly info: T }
@@ -27,8 +28,8 @@ export function runDir(): string {
  * worker processes, so the first one takes a lock file in the run folder, starts the server
  * detached, and publishes its connection details as JSON; the others wait for that file.
  * A `perWorker` server (moto, the control plane) is shared only by the files that run one after
- * another in the same worker slot (vitest's VITEST_POOL_ID): two harness files that run at the
- * same time never see each other's instances, Nodes or pods. Its files and daemons live in
+ * another in the same worker slot (slots.ts): two harness files that run at the same time never
+ * see each other's instances, Nodes or pods. Its files and daemons live in
  * `<run folder>/worker-<slot>`.
  */
 export function sharedService<T>(
@@ -39,16 +40,21 @@ export function sharedService<T>(
 ): Promise<T> {
   const existing = started.get(name);
   if (existing) return existing as Promise<T>;
-  const promise = acquire(name, start, timeoutMs, options.perWorker === true ? workerDir() : runDir());
+  const promise = (options.perWorker === true ? workerDir() : Promise.resolve(runDir())).then((dir) =>
+    acquire(name, start, timeoutMs, dir),
+  );
   started.set(name, promise);
   return promise;
 }
 
-/** This worker slot's folder in the run folder (made on first use). */
-function workerDir(): string {
-  const slot = process.env['VITEST_POOL_ID'] ?? '1';
-  if (!/^\d+$/.test(slot)) throw new HarnessError(`VITEST_POOL_ID is not a worker number: ${slot}`);
-  const dir = path.join(runDir(), `worker-${slot}`);
+/** This process's worker slot's folder in the run folder (made on first use). */
+async function workerDir(): Promise<string> {
+  const slots = inject('harnessSlots');
+  if (!slots)
+    throw new HarnessError(
+      'no harness slot broker: run the tests through vitest (test/harness/global-setup.ts)',
+    );
+  const dir = path.join(runDir(), `worker-${await claimSlot(slots)}`);
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -104,5 +110,7 @@ function writeState<T>(file: string, state: ServiceState<T>): void {
 declare module 'vitest' {
   export interface ProvidedContext {
     harnessRunDir: string;
+    /** The socket of the vitest process's worker-slot broker (slots.ts). */
+    harnessSlots: string;
   }
 }
