@@ -34,7 +34,8 @@ const POD_CPU = '1500m'; // two never share an m5.large (1.93 cpu allocatable)
 /**
  * Each pod selects its own value of this label (the NodePool allows any), so a pod can only run
  * on the node launched for it: without it, identical pods may trade places between the claim the
- * provisioner planned and the node kube-scheduler picks, and the timings would mix pods up.
+ * provisioner planned and the node kube-scheduler picks, and the timings would mix pods up. The
+ * pod carries the same label, which names it across the pods its ReplicaSet may create.
  */
 const SLOT_LABEL = 'flotilla-e2e/slot';
 const PODS_PER_PATH = 6;
@@ -77,14 +78,17 @@ function makeHandler(trigger: 'queue' | 'schedule'): Invoke {
     );
 }
 
-/** Records when each pod is first seen Running (polled every 200 ms). */
+/** The slot of a pod its ReplicaSet `<slot>` created (`<slot>-<suffix>`), or of that ReplicaSet. */
+const slotOf = (podOrReplicaSet: string): string => podOrReplicaSet.replace(/-[a-z0-9]{5}$/, '');
+
+/** Records when each slot's pod is first seen Running (polled every 200 ms). */
 function watchRunning(app: string): { runningAt: Map<string, number>; stop: () => void } {
   const runningAt = new Map<string, number>();
   const timer = setInterval(async () => {
     const pods = await e2e.podsOf(app).catch(() => []);
     for (const p of pods) {
-      const name = p.metadata?.name ?? '';
-      if (p.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, Date.now());
+      const slot = p.metadata?.labels?.[SLOT_LABEL] ?? '';
+      if (p.status?.phase === 'Running' && !runningAt.has(slot)) runningAt.set(slot, Date.now());
     }
   }, 200);
   return { runningAt, stop: () => clearInterval(timer) };
@@ -96,7 +100,13 @@ interface PathSample {
   readonly toRunningMs: number;
 }
 
-/** Creates the pods at the given offsets, waits until all run, and returns each one's latencies. */
+/**
+ * Creates the pods at the given offsets, each by a ReplicaSet of one replica as a user's workload
+ * is, waits until all run, and returns each one's latencies. Owned pods, not bare ones: on a busy
+ * machine kube-controller-manager's taint-eviction controller can see a pod bound to a new Node
+ * before it sees `karpenter.sh/unregistered` lifted from that Node (two watches, no order between
+ * them), and deletes the pod; its ReplicaSet makes another, as in any cluster.
+ */
 async function measure(group: string, app: string, offsetsMs: readonly number[]): Promise<PathSample[]> {
   const watcher = watchRunning(app);
   const createdAt = new Map<string, number>();
@@ -106,12 +116,20 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
       const wait = start + offset - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const name = `${app}-${i}`;
+      const labels = { app, [SLOT_LABEL]: name };
       createdAt.set(name, Date.now());
-      await e2e.env.core.createNamespacedPod({
+      await e2e.env.apps.createNamespacedReplicaSet({
         namespace: e2e.namespace,
         body: {
           metadata: { name, namespace: e2e.namespace, labels: { app } },
-          spec: e2e.podSpec(group, { app }, POD_CPU, { nodeSelector: { [SLOT_LABEL]: name } }),
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: labels },
+            template: {
+              metadata: { labels },
+              spec: e2e.podSpec(group, labels, POD_CPU, { nodeSelector: { [SLOT_LABEL]: name } }),
+            },
+          },
         },
       });
     }
@@ -136,7 +154,7 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
         .listNamespacedEvent({ namespace: e2e.namespace })
         .then((list) => list.items)
         .catch(() => []);
-      for (const ev of events.filter((ev) => !watcher.runningAt.has(ev.involvedObject.name ?? ''))) {
+      for (const ev of events.filter((ev) => !watcher.runningAt.has(slotOf(ev.involvedObject.name ?? '')))) {
         lines.push(
           `event ${ev.involvedObject.kind}/${ev.involvedObject.name} ${ev.reason} (${ev.source?.component ?? ev.reportingComponent ?? ''}): ${ev.message}`,
         );
@@ -151,7 +169,8 @@ async function measure(group: string, app: string, offsetsMs: readonly number[])
   for (const { result } of results) {
     if (result.kind !== 'provisioned') continue;
     for (const l of launched(result.claims)) {
-      for (const p of l.pods) if (!claimOf.has(p.name)) claimOf.set(p.name, { claim: l.nodeClaim });
+      for (const p of l.pods)
+        if (!claimOf.has(slotOf(p.name))) claimOf.set(slotOf(p.name), { claim: l.nodeClaim });
     }
   }
   return [...createdAt].map(([pod, created]) => {

@@ -28,10 +28,15 @@ async function instanceState(instanceId: string): Promise<string | undefined> {
 
 const instanceOf = (providerId: string | undefined) => /\/(i-[0-9a-z]+)$/.exec(providerId ?? '')?.[1] ?? '';
 
-/** A NodeClaim Flotilla launched for a pending pod, once its Node is Ready and the pod runs there. */
+/**
+ * A NodeClaim Flotilla launched for a pending pod, once its Node is Ready and the pod runs there.
+ * The pod is a Deployment's, not a bare one: kube-controller-manager's taint-eviction controller
+ * may see the pod bound to the new Node before it sees `karpenter.sh/unregistered` lifted (two
+ * watches, no order between them) and delete it; the Deployment makes another.
+ */
 async function liveNodeClaim(group: string) {
   const pool = await e2e.createPool(group, group, { instanceTypes: ['m5.large'] });
-  await e2e.createPod(group, `victim-${group}`, `victim-${group}-1`, '500m');
+  await e2e.deploy(group, `victim-${group}`, 1, '500m');
   await asLambda(e2e.env.server, 'provisioner', () => e2e.run(`${group}-${e2e.id}`));
   await e2e.allRunning(`victim-${group}`, 1);
   const claim = await waitFor(
