@@ -15,7 +15,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const harnessTest = {
   globalSetup: ['test/harness/global-setup.ts'],
   // Every AWS call made with a Lambda's credentials is checked against its synthesized policy.
-  setupFiles: ['test/harness/iam-check.ts'],
+  setupFiles: ['test/harness/fresh-modules.ts', 'test/harness/iam-check.ts'],
   testTimeout: 120_000,
   // Hooks start the shared servers (seconds: the global setup built them before any file ran),
   // synthesize the stack, and on a first run as root install Chromium with apt-get: a generous
@@ -72,6 +72,10 @@ export default defineConfig({
           // Two files at a time, each worker with its own servers: most of a harness file's time
           // is spent waiting on the controllers' clocks, not on the two cores.
           maxWorkers: 2,
+          // A worker runs its files one after another in one process, each with the project's
+          // modules evaluated afresh (fresh-modules.ts): a process and the SDK's and the
+          // Kubernetes client's loading per file cost more CPU than most files' tests.
+          isolate: false,
         },
       },
     ],

@@ -26,7 +26,15 @@ const denied: Denied[] = [];
 const used = new Set<string>();
 
 type Send = (this: Client<never, never, never, never>, command: never, ...rest: never[]) => Promise<unknown>;
-const send = Client.prototype.send as unknown as Send;
+/**
+ * The SDK's own send, kept where a later run of this file finds it: should a worker run several
+ * files in one process (isolate: false), each file's run replaces the check before it rather than
+ * wrapping it.
+ */
+const ORIGINAL_SEND = Symbol.for('flotilla.iam-check.original-send');
+const prototype = Client.prototype as unknown as { send: Send; [ORIGINAL_SEND]?: Send };
+prototype[ORIGINAL_SEND] ??= prototype.send;
+const send = prototype[ORIGINAL_SEND];
 
 async function accessKeyOf(client: { config: Record<string, unknown> }): Promise<string | undefined> {
   const credentials = client.config['credentials'];
@@ -49,7 +57,7 @@ function accessDenied(service: string, message: string): Error {
   return error;
 }
 
-(Client.prototype as unknown as { send: Send }).send = async function checkedSend(command, ...rest) {
+prototype.send = async function checkedSend(command, ...rest) {
   const client = this as unknown as { config: Record<string, unknown> };
   const lambda = lambdaInvocation.getStore() ?? lambdaOfAccessKey((await accessKeyOf(client)) ?? '');
   if (lambda !== undefined) {

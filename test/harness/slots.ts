@@ -86,7 +86,11 @@ export async function startSlotBroker(): Promise<SlotBroker> {
   };
 }
 
-let claimed: Promise<number> | undefined;
+/**
+ * Where this process keeps its claim: on the global object, since a worker that runs several files
+ * evaluates this module afresh for each (test/harness/fresh-modules.ts) and must keep its slot.
+ */
+const CLAIM = Symbol.for('flotilla.harness.slot');
 
 /**
  * This process's slot, held until it ends (asked for once; the connection does not keep the
@@ -94,7 +98,8 @@ let claimed: Promise<number> | undefined;
  * @throws HarnessError when the broker cannot be reached or closes before granting a slot.
  */
 export function claimSlot(socketPath: string): Promise<number> {
-  claimed ??= new Promise<number>((resolve, reject) => {
+  const processState = globalThis as { [CLAIM]?: Promise<number> };
+  processState[CLAIM] ??= new Promise<number>((resolve, reject) => {
     const socket = net.connect(socketPath);
     let received = '';
     const fail = (why: string): void =>
@@ -109,5 +114,5 @@ export function claimSlot(socketPath: string): Promise<number> {
       resolve(Number(line[1]));
     });
   });
-  return claimed;
+  return processState[CLAIM];
 }
