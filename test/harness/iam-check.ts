@@ -27,9 +27,9 @@ const used = new Set<string>();
 
 type Send = (this: Client<never, never, never, never>, command: never, ...rest: never[]) => Promise<unknown>;
 /**
- * The SDK's own send, kept where a later run of this file finds it: should a worker run several
- * files in one process (isolate: false), each file's run replaces the check before it rather than
- * wrapping it.
+ * The SDK's own send, kept where a later run of this file finds it: a harness worker runs several
+ * files in one process (isolate: false), and each file's run replaces the check before it rather
+ * than wrapping it.
  */
 const ORIGINAL_SEND = Symbol.for('flotilla.iam-check.original-send');
 const prototype = Client.prototype as unknown as { send: Send; [ORIGINAL_SEND]?: Send };

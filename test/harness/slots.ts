@@ -38,7 +38,7 @@ export async function startSlotBroker(): Promise<SlotBroker> {
     while (held.has(slot)) slot += 1;
     return slot;
   };
-  /** Grants every waiting request whose wait is over a new slot, and the first waiting a freed one. */
+  /** Grants the waiting requests in order, as long as the first can be granted now. */
   const serve = (): void => {
     while (waiting.length > 0) {
       const first = waiting[0];
@@ -56,6 +56,7 @@ export async function startSlotBroker(): Promise<SlotBroker> {
 
   const server = net.createServer((socket) => {
     let slot: number | undefined;
+    // A reset connection means its process ended: 'close' follows and frees the slot.
     socket.on('error', () => undefined);
     socket.on('close', () => {
       if (slot !== undefined) held.delete(slot);
