@@ -631,6 +631,23 @@ export class ProvisionerE2E {
       .items;
   }
 
+  /**
+   * Pods of `app` that kube-controller-manager's taint-eviction controller deleted, by its Events
+   * (reason `TaintManagerEviction`): the controller can handle a pod's binding before the Node
+   * update that lifted a NoExecute taint (`karpenter.sh/unregistered`), and deletes a pod that
+   * kube-scheduler bound rightly (kubernetes/kubernetes#119862). The pod's owner makes it again.
+   */
+  async taintEvictions(app: string): Promise<string[]> {
+    const events = await this.env.core.listNamespacedEvent({
+      namespace: this.namespace,
+      fieldSelector: 'reason=TaintManagerEviction',
+    });
+    const names = events.items
+      .filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name?.startsWith(`${app}-`) === true)
+      .map((e) => e.involvedObject.name ?? '');
+    return [...new Set(names)].sort();
+  }
+
   async allRunning(app: string, count: number) {
     return waitFor(
       `${count} pods of ${app} Running`,
