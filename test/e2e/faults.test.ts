@@ -767,14 +767,18 @@ describe('throttling storm', () => {
           name: claim.name,
         });
       }
+      const deletedFrom = logLines.length;
       await waitFor(
         'the emptied NodeClaims, their Nodes and instances gone',
         async () => {
           const claims = await e2e.nodeClaimsOf(pool);
           const instances = await e2e.instancesOf(pool);
-          return claims.length === 2 && instances.length === 2 && (await e2e.nodesOf(pool)).length === 2
-            ? true
-            : undefined;
+          const nodes = await e2e.nodesOf(pool);
+          if (claims.length === 2 && instances.length === 2 && nodes.length === 2) return true;
+          // Not yet: what is left, for the timeout's message.
+          throw new Error(
+            `left: NodeClaims ${JSON.stringify(claims.map((c) => [c.name, c.deleting]))}, instances ${JSON.stringify(instances.map((i) => i.InstanceId))}, ${nodes.length} Nodes\n${whatHappened(deletedFrom)}`,
+          );
         },
         { timeoutMs: 240_000 },
       );
