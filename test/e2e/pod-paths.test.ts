@@ -81,20 +81,6 @@ function makeHandler(trigger: 'queue' | 'schedule'): Invoke {
 /** The slot of a pod its ReplicaSet `<slot>` created (`<slot>-<suffix>`), or of that ReplicaSet. */
 const slotOf = (podOrReplicaSet: string): string => podOrReplicaSet.replace(/-[a-z0-9]{5}$/, '');
 
-/**
- * Fails unless `nodes` is one per pod of the path, or up to one more for each pod of `app` that
- * kube-controller-manager's taint-eviction controller deleted (`e2e.taintEvictions`): the new pod
- * its ReplicaSet makes waits while the deleted one still holds its Node's room, which the
- * provisioner counts as kube-scheduler (and Karpenter) does, and may get a node of its own.
- */
-async function expectNodesFor(app: string, nodes: number): Promise<void> {
-  const evicted = await e2e.taintEvictions(app);
-  expect(nodes).toBeGreaterThanOrEqual(PODS_PER_PATH);
-  expect(nodes, `pods deleted by taint eviction: ${JSON.stringify(evicted)}`).toBeLessThanOrEqual(
-    PODS_PER_PATH + evicted.length,
-  );
-}
-
 /** Records when each slot's pod is first seen Running (polled every 200 ms). */
 function watchRunning(app: string): { runningAt: Map<string, number>; stop: () => void } {
   const runningAt = new Map<string, number>();
@@ -328,9 +314,9 @@ describe('pending pod → node, through the shim and through the schedule', () =
 
     // Only queue-triggered runs happened (no schedule ran), one node per pod, each registered.
     expect(results.every((r) => r.trigger === 'queue')).toBe(true);
-    await expectNodesFor('shim', (await e2e.instancesOf(pool)).length);
+    await e2e.expectNodesFor('shim', (await e2e.instancesOf(pool)).length, PODS_PER_PATH);
     const claims = await e2e.nodeClaimsOf(pool);
-    await expectNodesFor('shim', claims.length);
+    await e2e.expectNodesFor('shim', claims.length, PODS_PER_PATH);
     for (const claim of claims) {
       expect(claim.status.conditions.find((c) => c.type === 'Registered')?.status).toBe('True');
     }
@@ -396,7 +382,7 @@ describe('pending pod → node, through the shim and through the schedule', () =
     // follow-ups it sends (the queue carries nothing else now) also pick up pods that became
     // pending since.
     expect(launching[0]?.trigger).toBe('schedule');
-    await expectNodesFor('poll', (await e2e.instancesOf(pool)).length);
+    await e2e.expectNodesFor('poll', (await e2e.instancesOf(pool)).length, PODS_PER_PATH);
     // The nodes join within seconds of their launch, so the pods may all run before the first
     // follow-up (delayed 5 s) arrives: wait for it, and for the NodeClaims it registers.
     await waitFor(
@@ -411,7 +397,7 @@ describe('pending pod → node, through the shim and through the schedule', () =
       },
       { timeoutMs: 30_000, intervalMs: 500 },
     );
-    await expectNodesFor('poll', (await e2e.nodeClaimsOf(pool)).length);
+    await e2e.expectNodesFor('poll', (await e2e.nodeClaimsOf(pool)).length, PODS_PER_PATH);
     expect(results.some((r) => r.trigger === 'queue')).toBe(true);
     expect(scheduleErrors).toEqual([]);
     // Its waits: the shim path settling (≤ 60 s), the pods (≤ 150 s), the follow-up (≤ 30 s).

@@ -11,7 +11,7 @@ import {
   type V1PodSpec,
   type V1Toleration,
 } from '@kubernetes/client-node';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
@@ -646,6 +646,20 @@ export class ProvisionerE2E {
       .filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name?.startsWith(`${app}-`) === true)
       .map((e) => e.involvedObject.name ?? '');
     return [...new Set(names)].sort();
+  }
+
+  /**
+   * Fails unless `nodes` is `needed`, or up to one more for each pod of `app` a taint eviction
+   * deleted (`taintEvictions`): the new pod its owner makes waits while the deleted one still holds
+   * its Node's room, which the provisioner counts as kube-scheduler (and Karpenter) does, and may
+   * get a node of its own. A failure says `story()` when given.
+   */
+  async expectNodesFor(app: string, nodes: number, needed: number, story?: () => string): Promise<void> {
+    const evicted = await this.taintEvictions(app);
+    if (nodes >= needed && nodes <= needed + evicted.length) return;
+    expect.fail(
+      `${nodes} nodes for ${needed} pods of ${app}, pods deleted by taint eviction: ${JSON.stringify(evicted)}${story === undefined ? '' : `\n${story()}`}`,
+    );
   }
 
   async allRunning(app: string, count: number) {
