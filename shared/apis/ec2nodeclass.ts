@@ -116,6 +116,13 @@ const requirement = z.object({
   values: z.array(z.string()).exactOptional(),
 });
 
+/**
+ * The annotation that holds the placement group `spec.placementGroupSelector` resolved to, as JSON.
+ * Karpenter's CRD has no status field for it (Karpenter keeps it in memory), so a status field
+ * would be pruned by the API server where Karpenter's CRDs are installed.
+ */
+export const PLACEMENT_GROUP_ANNOTATION = 'flotilla.io/placement-group';
+
 const placementGroupStatus = z.object({
   id: z.string(),
   name: z.string().default(''),
@@ -143,7 +150,6 @@ const status = z
       .default([]),
     capacityReservations: z.array(capacityReservationStatus).exactOptional(),
     instanceProfile: z.string().exactOptional(),
-    placementGroups: z.array(placementGroupStatus).exactOptional(),
     conditions: z.array(conditionSchema).default([]),
   })
   .loose();
@@ -204,6 +210,7 @@ const ec2NodeClass = z.object({
       uid: z.string().exactOptional(),
       generation: z.number().int().exactOptional(),
       finalizers: z.array(z.string()).exactOptional(),
+      annotations: stringMap.exactOptional(),
       deletionTimestamp: z.unknown().optional(),
     })
     .loose(),
@@ -265,6 +272,38 @@ export function parseEC2NodeClass(raw: unknown): EC2NodeClass {
       : { deleting: true }),
     spec: { ...rest, ...(blockDeviceMappings === undefined ? {} : { blockDeviceMappings }) },
     ...(unsupportedFields.length === 0 ? {} : { unsupportedFields }),
-    ...(rawStatus === undefined ? {} : { status: rawStatus as EC2NodeClassStatus }),
+    ...(rawStatus === undefined
+      ? {}
+      : { status: withPlacementGroup(rawStatus as EC2NodeClassStatus, spec, metadata.annotations) }),
   };
+}
+
+/**
+ * The status with the resolved placement group read from its annotation, for a class that selects
+ * one. An annotation that does not parse counts as no group: the class then resolves again and
+ * launches nothing until it has one (see `isNodeClassReady`).
+ */
+function withPlacementGroup(
+  status: EC2NodeClassStatus,
+  spec: z.infer<typeof specSchema>,
+  annotations: Readonly<Record<string, string>> | undefined,
+): EC2NodeClassStatus {
+  // A status field of that name (written by an earlier Flotilla) is not read.
+  const { placementGroups: _field, ...rest } = status;
+  const raw = annotations?.[PLACEMENT_GROUP_ANNOTATION];
+  if (spec.placementGroupSelector === undefined || raw === undefined) return rest;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return rest;
+  }
+  const group = placementGroupStatus.safeParse(json);
+  return group.success ? { ...rest, placementGroups: [group.data] } : rest;
+}
+
+/** The annotation value for a resolved placement group (null removes the annotation). */
+export function placementGroupAnnotation(status: EC2NodeClassStatus): string | null {
+  const group = status.placementGroups?.[0];
+  return group === undefined ? null : JSON.stringify(group);
 }

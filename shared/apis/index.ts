@@ -7,7 +7,13 @@
 export { makeSummaryConversions, readSummaryDocument, type SummaryConversions } from './cluster-summary.ts';
 export { mergeConditions, toRfc3339Seconds, withoutConditions } from './conditions.ts';
 export { type CsiNodeLimits, toClaimDrivers, toCsiNodeLimits } from './csi.ts';
-export { conditionSchema, DEFAULT_METADATA_OPTIONS, parseEC2NodeClass } from './ec2nodeclass.ts';
+export {
+  conditionSchema,
+  DEFAULT_METADATA_OPTIONS,
+  PLACEMENT_GROUP_ANNOTATION,
+  parseEC2NodeClass,
+  placementGroupAnnotation,
+} from './ec2nodeclass.ts';
 export {
   convertEach,
   nonEmpty,

@@ -191,7 +191,11 @@ export interface EC2NodeClassStatus {
   /** Absent when the class selects no capacity reservations. */
   readonly capacityReservations?: readonly CapacityReservationStatus[];
   readonly instanceProfile?: string;
-  /** The group `spec.placementGroupSelector` resolved to; absent without a selector. */
+  /**
+   * The group `spec.placementGroupSelector` resolved to; absent without a selector. Kept in the
+   * class's `flotilla.io/placement-group` annotation, not in its status (Karpenter's CRD has no
+   * such field).
+   */
   readonly placementGroups?: readonly PlacementGroupStatus[];
   readonly conditions: readonly Condition[];
 }
@@ -214,7 +218,24 @@ export interface EC2NodeClass {
   readonly status?: EC2NodeClassStatus;
 }
 
-/** True when the status says the NodeClass may launch. */
-export function isNodeClassReady(status: EC2NodeClassStatus | undefined): boolean {
-  return status !== undefined && isConditionTrue(status.conditions, NodeClassConditionType.ready);
+/**
+ * Why the NodeClass may not launch now, or undefined when it may: it must be Ready, and a class
+ * that selects a placement group must have its group at hand (nodes never launch outside it).
+ */
+export function nodeClassNotReady(nodeClass: Pick<EC2NodeClass, 'spec' | 'status'>): string | undefined {
+  const status = nodeClass.status;
+  if (status === undefined) return 'it has no resolved status yet';
+  if (!isConditionTrue(status.conditions, NodeClassConditionType.ready)) {
+    const ready = status.conditions.find((c) => c.type === NodeClassConditionType.ready);
+    return ready?.message || 'it has no resolved status yet';
+  }
+  if (nodeClass.spec.placementGroupSelector !== undefined && (status.placementGroups ?? []).length === 0) {
+    return 'its placement group is not resolved yet';
+  }
+  return undefined;
+}
+
+/** True when the NodeClass may launch (see `nodeClassNotReady`). */
+export function isNodeClassReady(nodeClass: Pick<EC2NodeClass, 'spec' | 'status'>): boolean {
+  return nodeClassNotReady(nodeClass) === undefined;
 }

@@ -291,9 +291,11 @@ export function describeClusterContract(
     });
 
     it('replaces EC2NodeClass status whole through the status subresource', async () => {
-      // A class of its own: a Ready class would change what the NodePool tests read.
+      // A class of its own: a Ready class would change what the NodePool tests read. It selects a
+      // placement group, whose resolution is read back with the status (the kube adapter keeps it
+      // in an annotation: Karpenter's CRD has no status field for it).
       const name = n('ct-class-status');
-      await s.seed(ec2NodeClass(name, {}, { discovery: s.id }));
+      await s.seed(ec2NodeClass(name, { placementGroupSelector: { name: 'training' } }, { discovery: s.id }));
       const read = async () => (await s.cluster.nodeClasses()).items.find((c) => c.name === name);
       const generation = (await read())?.generation;
       const amis = [

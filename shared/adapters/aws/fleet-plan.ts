@@ -11,15 +11,15 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 import { Tag } from '../../apis/aws-tags.ts';
-import { NodeClassConditionType, type Offering } from '../../core/index.ts';
+import type { Offering } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
   InsufficientCapacityError,
-  isNodeClassReady,
   type LaunchRecord,
   type LaunchRequest,
   NodeClassNotReadyError,
+  nodeClassNotReady,
 } from '../../ports/cloud.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import { partitionsOf, placementGroupOf, requiredPartition } from '../class-instance-types.ts';
@@ -72,10 +72,8 @@ export function makeFleetPlanner(
 
   async function plan(request: LaunchRequest): Promise<LaunchRecord> {
     const nodeClass = request.nodeClass;
-    if (!isNodeClassReady(nodeClass.status)) {
-      const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
-      throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
-    }
+    const notReady = nodeClassNotReady(nodeClass);
+    if (notReady !== undefined) throw new NodeClassNotReadyError(nodeClass.name, notReady);
     const now = clock.now();
     const backedOff = new Set((await unavailable.list(now)).keys());
     const zoneIds = new Map(

@@ -1,4 +1,11 @@
-import { mergeConditions, toNodeClaimManifest, toQuantityMap, withoutConditions } from '../../apis/index.ts';
+import {
+  mergeConditions,
+  PLACEMENT_GROUP_ANNOTATION,
+  placementGroupAnnotation,
+  toNodeClaimManifest,
+  toQuantityMap,
+  withoutConditions,
+} from '../../apis/index.ts';
 import type { ResourceList } from '../../core/index.ts';
 import type { Condition } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ConditionUpdate, MetadataPatch } from '../../ports/cluster.ts';
@@ -235,8 +242,14 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     },
 
     async patchNodeClassStatus(name, status) {
-      // A merge patch replaces lists whole; a profile or placement group no longer resolved, or
-      // reservations no longer selected, are removed with null.
+      // The placement group goes in an annotation (Karpenter's CRD has no status field for it),
+      // written first so a reader that sees the new conditions also sees the group.
+      const { placementGroups: _group, ...fields } = status;
+      await patchCustomMetadata(EC2NODECLASSES, 'ec2NodeClass', name, {
+        annotations: { [PLACEMENT_GROUP_ANNOTATION]: placementGroupAnnotation(status) },
+      });
+      // A merge patch replaces lists whole; a profile no longer resolved, or reservations no
+      // longer selected, are removed with null.
       await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
         custom.patchClusterCustomObjectStatus(
           {
@@ -244,9 +257,8 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
             name,
             body: {
               status: {
-                ...status,
+                ...fields,
                 instanceProfile: status.instanceProfile ?? null,
-                placementGroups: status.placementGroups ?? null,
                 capacityReservations: status.capacityReservations ?? null,
               },
             },

@@ -1,5 +1,10 @@
 import type { V1Node } from '@kubernetes/client-node';
-import { toNodeClaimManifest, toQuantityMap } from '../../apis/index.ts';
+import {
+  PLACEMENT_GROUP_ANNOTATION,
+  placementGroupAnnotation,
+  toNodeClaimManifest,
+  toQuantityMap,
+} from '../../apis/index.ts';
 import type { ResourceList, Taint } from '../../core/index.ts';
 import { mergeOwnerReferences } from '../../ports/cluster.ts';
 import { makeClusterReads } from './cluster-reads.ts';
@@ -139,8 +144,13 @@ export function makeMemoryCluster(options: MemoryClusterOptions): MemoryCluster 
 
     async patchNodeClassStatus(name, status) {
       const raw = must('EC2NodeClass', name, undefined, `patch status of ec2NodeClass "${name}"`);
+      // As the API server keeps it: the placement group in its annotation, not in the status.
+      const { placementGroups: _group, ...fields } = status;
       update('EC2NodeClass', raw, (copy) => {
-        copy['status'] = JSON.parse(JSON.stringify(status)) as unknown;
+        applyMetadata(copy, {
+          annotations: { [PLACEMENT_GROUP_ANNOTATION]: placementGroupAnnotation(status) },
+        });
+        copy['status'] = JSON.parse(JSON.stringify(fields)) as unknown;
       });
     },
 

@@ -1,4 +1,4 @@
-import { type CapacityType, NodeClassConditionType } from '../../core/index.ts';
+import type { CapacityType } from '../../core/index.ts';
 import { nodeClassFamily } from '../../ports/ami-family.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
@@ -6,11 +6,11 @@ import {
   type CloudInstance,
   type EC2NodeClass,
   InsufficientCapacityError,
-  isNodeClassReady,
   type LaunchOptions,
   type LaunchRecord,
   type LaunchRequest,
   NodeClassNotReadyError,
+  nodeClassNotReady,
   type OfferingKey,
   SpotServiceLinkedRoleError,
   type SubnetStatus,
@@ -79,10 +79,8 @@ export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLau
 
   async function planLaunch(request: LaunchRequest): Promise<LaunchRecord> {
     const nodeClass: EC2NodeClass = request.nodeClass;
-    if (!isNodeClassReady(nodeClass.status)) {
-      const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
-      throw new NodeClassNotReadyError(nodeClass.name, ready?.message || 'it has no resolved status yet');
-    }
+    const notReady = nodeClassNotReady(nodeClass);
+    if (notReady !== undefined) throw new NodeClassNotReadyError(nodeClass.name, notReady);
     const now = clock.now();
     const backedOff = new Set((await unavailable.list(now)).keys());
     const subnets = request.nodeClass.status?.subnets ?? [];

@@ -313,6 +313,11 @@ function stableJson(value: unknown): string {
 export function isNodeClassStatusCurrent(nodeClass: EC2NodeClass): boolean {
   const status = nodeClass.status;
   if (status === undefined || status.conditions.length === 0) return false;
+  // A selected placement group that is not at hand (a class Karpenter resolved, or an annotation
+  // lost or malformed) is resolved again before anything launches.
+  if (nodeClass.spec.placementGroupSelector !== undefined && (status.placementGroups ?? []).length === 0) {
+    return false;
+  }
   if (nodeClass.generation === undefined) return true;
   return status.conditions.every((c) => c.observedGeneration === nodeClass.generation);
 }

@@ -1,5 +1,5 @@
 import { Label, NodeClassConditionType, NodePoolConditionType } from '../../core/index.ts';
-import { type EC2NodeClass, isNodeClassReady } from '../../ports/cloud.ts';
+import { type EC2NodeClass, nodeClassNotReady } from '../../ports/cloud.ts';
 import type { ClusterNodePool, ConditionUpdate } from '../../ports/cluster.ts';
 
 // Whether a NodePool may launch, from its spec and its EC2NodeClass alone (Karpenter's nodepool
@@ -54,13 +54,14 @@ function nodeClassCondition(pool: ClusterNodePool, nodeClasses: readonly EC2Node
       message: `EC2NodeClass "${nodeClass.name}" is being deleted`,
     };
   }
-  if (isNodeClassReady(nodeClass.status)) return { type, status: 'True', reason: type, message: '' };
+  const notReady = nodeClassNotReady(nodeClass);
+  if (notReady === undefined) return { type, status: 'True', reason: type, message: '' };
   const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
   return {
     type,
     status: ready?.status === 'False' ? 'False' : 'Unknown',
     reason: 'NodeClassNotReady',
-    message: `EC2NodeClass "${nodeClass.name}" is not ready: ${ready?.message || 'it has no resolved status yet'}`,
+    message: `EC2NodeClass "${nodeClass.name}" is not ready: ${notReady}`,
   };
 }
 

@@ -237,7 +237,7 @@ beforeAll(async () => {
     { nodeClasses: [parsed], nodeClaims: [] },
   );
   const nodeClass = (await cluster.nodeClasses()).items.find((c) => c.name === names.nodeClass);
-  if (nodeClass === undefined || !isNodeClassReady(nodeClass.status)) {
+  if (nodeClass === undefined || !isNodeClassReady(nodeClass)) {
     throw new Error(`ec2NodeClass ${names.nodeClass} is not Ready: ${JSON.stringify(nodeClass?.status)}`);
   }
 

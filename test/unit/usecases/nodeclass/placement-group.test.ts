@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import type {
-  EC2NodeClass,
-  NodeClassResolution,
-  PlacementGroupStatus,
+import {
+  PLACEMENT_GROUP_ANNOTATION,
+  parseEC2NodeClass,
+  placementGroupAnnotation,
+} from '../../../../shared/apis/index.ts';
+import {
+  type EC2NodeClass,
+  isNodeClassReady,
+  type NodeClassResolution,
+  nodeClassNotReady,
+  type PlacementGroupStatus,
 } from '../../../../shared/ports/cloud.ts';
-import { computeNodeClassStatus, sameNodeClassStatus } from '../../../../shared/usecases/nodeclass/status.ts';
+import {
+  computeNodeClassStatus,
+  isNodeClassStatusCurrent,
+  sameNodeClassStatus,
+} from '../../../../shared/usecases/nodeclass/status.ts';
 import { DEFAULT_NODE_CLASS } from '../../memory/fixtures.ts';
 
 const T0 = new Date('2026-11-21T10:00:00Z');
@@ -98,5 +109,71 @@ describe('PlacementGroupReady', () => {
     expect(status.placementGroups).toBeUndefined();
     expect(status.conditions.map((c) => c.type)).not.toContain('PlacementGroupReady');
     expect(sameNodeClassStatus(before, status)).toBe(false);
+  });
+});
+
+describe('the resolved group as the API server keeps it (an annotation, not a status field)', () => {
+  const readyStatus = {
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Ready',
+        message: '',
+        lastTransitionTime: '',
+        observedGeneration: 1,
+      },
+    ],
+  };
+  const object = (spec: Record<string, unknown>, annotations?: Record<string, string>, status?: object) => ({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'gpu', generation: 1, ...(annotations === undefined ? {} : { annotations }) },
+    spec: {
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { a: 'b' } }],
+      securityGroupSelectorTerms: [{ tags: { a: 'b' } }],
+      ...spec,
+    },
+    status: { ...readyStatus, ...status },
+  });
+  const selector = { placementGroupSelector: { name: 'train' } };
+
+  it('reads the group from the annotation the status writer makes', () => {
+    const value = placementGroupAnnotation({
+      subnets: [],
+      securityGroups: [],
+      amis: [],
+      conditions: [],
+      placementGroups: [GROUP],
+    });
+    const parsed = parseEC2NodeClass(object(selector, { [PLACEMENT_GROUP_ANNOTATION]: value ?? '' }));
+    expect(parsed.status?.placementGroups).toEqual([GROUP]);
+    expect(isNodeClassReady(parsed)).toBe(true);
+    expect(isNodeClassStatusCurrent(parsed)).toBe(true);
+  });
+
+  it('reads no group from a status field, a malformed annotation, or a class without a selector', () => {
+    const field = parseEC2NodeClass(object(selector, undefined, { placementGroups: [GROUP] }));
+    const malformed = parseEC2NodeClass(object(selector, { [PLACEMENT_GROUP_ANNOTATION]: '{"id":' }));
+    const wrongShape = parseEC2NodeClass(object(selector, { [PLACEMENT_GROUP_ANNOTATION]: '{"name":"x"}' }));
+    const noSelector = parseEC2NodeClass(object({}, { [PLACEMENT_GROUP_ANNOTATION]: JSON.stringify(GROUP) }));
+    for (const c of [field, malformed, wrongShape, noSelector])
+      expect(c.status?.placementGroups).toBeUndefined();
+    expect(noSelector.status?.conditions).toEqual(readyStatus.conditions);
+  });
+
+  it('keeps a Ready class that selects a group from launching until the group is at hand, and resolves it again', () => {
+    // As Karpenter leaves a class it resolved: Ready and PlacementGroupReady True, no group on record.
+    const taken = parseEC2NodeClass(object(selector));
+    expect(nodeClassNotReady(taken)).toBe('its placement group is not resolved yet');
+    expect(isNodeClassReady(taken)).toBe(false);
+    expect(isNodeClassStatusCurrent(taken)).toBe(false);
+  });
+
+  it('writes null (removing the annotation) when no group is resolved', () => {
+    expect(
+      placementGroupAnnotation({ subnets: [], securityGroups: [], amis: [], conditions: [] }),
+    ).toBeNull();
   });
 });
