@@ -4,7 +4,7 @@ import { type KubeCluster, startKube } from './kube/cluster.ts';
 import { UserKubeConfig } from './kube/guard.ts';
 import { sharedService } from './services.ts';
 
-export { describeApiError } from './kube/cluster.ts';
+export { describeApiError } from './kube/crds.ts';
 export { ControllerOwnedWriteError } from './kube/guard.ts';
 export { awsClientConfig, harnessPython, type Moto, moto, resetMoto } from './moto.ts';
 

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import {
-  ApiextensionsV1Api,
   CoreV1Api,
   KubeConfig,
   type KubernetesObject,
@@ -12,10 +11,10 @@ import {
 import { parseAllDocuments } from 'yaml';
 import { renderClusterManifests } from '../../../infra/manifests.ts';
 import { HarnessError } from '../errors.ts';
-import { projectRoot } from '../paths.ts';
 import { freePort, progress, secondsSince, startDaemon, waitFor } from '../proc.ts';
 import { kubeBinaries } from './binaries.ts';
 import { generateCredentials } from './certs.ts';
+import { describeApiError, flotillaCrds, installCrds } from './crds.ts';
 
 /** What a test needs to reach the control plane of this run, and how long it took to start. */
 export interface KubeCluster {
@@ -41,8 +40,6 @@ export interface KubeCluster {
     readonly totalSeconds: number;
   };
 }
-
-const crdDir = path.join(projectRoot, 'infra', 'crds');
 
 /**
  * Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on free loopback
@@ -160,7 +157,7 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     '--v=1',
   ]);
   const crdStart = Date.now();
-  await applyCrds(kubeConfig);
+  await installCrds(kubeConfig, flotillaCrds());
   const crdSeconds = secondsSince(crdStart);
   // What a user applies after `cdk deploy`: the namespace, RBAC and the shim's ServiceAccount.
   const shimAccount = await applyClusterManifests(kubeConfig);
@@ -216,44 +213,9 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   };
 }
 
-/** Creates (or replaces) every CRD under infra/crds and waits until each is Established. */
-async function applyCrds(kubeConfig: KubeConfig): Promise<void> {
-  const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
-  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
-  const files = fs.existsSync(crdDir) ? fs.readdirSync(crdDir).filter((name) => /\.ya?ml$/.test(name)) : [];
-  const names: string[] = [];
-  for (const name of files.sort()) {
-    for (const document of parseAllDocuments(fs.readFileSync(path.join(crdDir, name), 'utf8'))) {
-      if (document.errors.length > 0) throw new HarnessError(`${name}: ${document.errors[0]?.message}`);
-      const crd = document.toJS() as { kind?: string; metadata?: { name?: string } } | null;
-      if (crd?.kind !== 'CustomResourceDefinition' || !crd.metadata?.name) continue;
-      try {
-        // Through the client's typed model: raw parsed YAML would lose every key the model spells
-        // differently (x-kubernetes-validations, enum, default, $ref) when it is serialised.
-        await objects.create(loadYaml<KubernetesObject>(JSON.stringify(crd)));
-      } catch (error) {
-        throw new HarnessError(`applying ${name} failed: ${describeApiError(error)}`, { cause: error });
-      }
-      names.push(crd.metadata.name);
-    }
-  }
-  for (const name of names) {
-    await waitFor(
-      `CRD ${name} to be Established`,
-      async () => {
-        const crd = await extensions.readCustomResourceDefinition({ name });
-        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 30_000 },
-    );
-  }
-}
-
 /**
  * Applies the cluster manifests the stack renders (infra/manifests.ts), as a user's `kubectl apply`
- * after `cdk deploy`: everything but the CRDs, which applyCrds already created from the same files.
+ * after `cdk deploy`: everything but the CRDs, which installCrds already created from the same files.
  * Returns the shim's ServiceAccount.
  */
 async function applyClusterManifests(
@@ -282,21 +244,6 @@ async function applyClusterManifests(
   if (shim === undefined)
     throw new HarnessError('the rendered cluster manifests have no ServiceAccount for the shim');
   return shim;
-}
-
-/** The API server's own message from a client-node error, or the error's message. */
-export function describeApiError(error: unknown): string {
-  if (error && typeof error === 'object' && 'body' in error) {
-    const body = (error as { body?: unknown }).body;
-    if (typeof body === 'string') {
-      try {
-        return (JSON.parse(body) as { message?: string }).message ?? body;
-      } catch {
-        return body;
-      }
-    }
-  }
-  return error instanceof Error ? error.message : String(error);
 }
 
 function httpsGet(
