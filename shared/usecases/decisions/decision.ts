@@ -4,6 +4,7 @@ import type { DecisionOutput } from './sink.ts';
 import type { Decision, DecisionKind, PodName } from './types.ts';
 
 export type {
+  AdoptedDecision,
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
@@ -99,6 +100,7 @@ export const DECISION_MESSAGES = {
   repair: 'node repair',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
+  adopted: 'nodeclaim hashes adopted',
   unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
   observe: 'cluster observed',

@@ -71,6 +71,20 @@ export interface DriftedDecision {
 }
 
 /**
+ * A NodeClaim whose hashes were written by something else (Karpenter, when Flotilla takes a cluster
+ * over) given Flotilla's hashes of its NodePool and EC2NodeClass as they are now: it is not
+ * drifted by them, and a later change drifts it.
+ */
+export interface AdoptedDecision {
+  readonly kind: 'adopted';
+  readonly reason: string;
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  /** The hash versions found, as `nodepool=v3 ec2nodeclass=v6` (`none` when absent). */
+  readonly previous: string;
+}
+
+/**
  * A node consolidation looked at and keeps, logged when the reason changes (not every pass); the
  * same text is its `Unconsolidatable` Event.
  */

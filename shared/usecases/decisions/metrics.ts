@@ -187,6 +187,7 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'collect':
     case 'staticCapacity':
     case 'drifted':
+    case 'adopted':
     case 'unconsolidatable':
       return [];
     default:

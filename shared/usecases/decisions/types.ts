@@ -1,5 +1,6 @@
 import type { CapacityType } from '../../core/index.ts';
 import type {
+  AdoptedDecision,
   DisruptDecision,
   DisruptionPassDecision,
   DriftedDecision,
@@ -327,6 +328,7 @@ export type Decision = WithoutLineKeys<
   | RepairDecision
   | DisruptDecision
   | DriftedDecision
+  | AdoptedDecision
   | UnconsolidatableDecision
   | DisruptionPassDecision
   | ObserveDecision

@@ -120,6 +120,15 @@ export function startConditionWrites(
         failed = true;
         throw error;
       }
+      if (changes.adopted !== undefined) {
+        writeDecision(ports, {
+          kind: 'adopted',
+          reason: 'hash versions Flotilla does not compare',
+          nodeClaim: claim.name,
+          nodePool: claim.nodePoolName,
+          previous: changes.adopted.previous,
+        });
+      }
       if (changes.drifted !== undefined) {
         writeDecision(ports, {
           kind: 'drifted',

@@ -57,6 +57,8 @@ export interface ClaimChanges {
   readonly metadata?: MetadataPatch;
   /** Set when the claim became drifted in this pass. */
   readonly drifted?: Drift;
+  /** Set when the claim's hashes, of another version, are replaced by Flotilla's in this pass. */
+  readonly adopted?: { readonly previous: string };
   /** The claim as it reads after the changes. */
   readonly view: ClusterNodeClaim;
   /** A problem to report (an unparsable consolidateAfter). */
@@ -236,13 +238,17 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
     remove.push(NodeClaimConditionType.drifted);
   }
 
+  // Adoption of hashes another version wrote (Karpenter's, or none): see adoptedHashes.
+  const adopted = launched && drift === undefined ? adoptedHashes(input) : undefined;
+  if (adopted !== undefined) metadata = { annotations: adopted };
+
   // Pod events: a change in the node's pods moves lastPodEventTime to now.
   let lastPodEventMs = claim.status.lastPodEventMs;
   if (node !== undefined) {
     const digest = podSetDigest(node);
     const seen = claim.annotations[POD_SET_ANNOTATION];
     if (seen !== digest) {
-      metadata = { annotations: { [POD_SET_ANNOTATION]: digest } };
+      metadata = { annotations: { ...metadata?.annotations, [POD_SET_ANNOTATION]: digest } };
       // The first look at a node with pods counts as a pod event: when they came is not known.
       if (seen !== undefined || digest !== 'empty') {
         lastPodEventTime = now;
@@ -306,7 +312,7 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
     annotations:
       metadata === undefined
         ? claim.annotations
-        : { ...claim.annotations, [POD_SET_ANNOTATION]: podSetDigestOr(claim, node) },
+        : { ...claim.annotations, ...adopted, [POD_SET_ANNOTATION]: podSetDigestOr(claim, node) },
     status: {
       ...claim.status,
       conditions: nextConditions,
@@ -317,9 +323,40 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
     ...(status === undefined ? {} : { status }),
     ...(metadata === undefined ? {} : { metadata }),
     ...(drifted === undefined ? {} : { drifted }),
+    ...(adopted === undefined ? {} : { adopted: { previous: hashVersions(claim) } }),
     view,
     ...(problem === undefined ? {} : { problem }),
   };
+}
+
+/**
+ * The hash annotations to write on a launched NodeClaim that is not drifted but whose NodePool or
+ * EC2NodeClass hash has a version other than Flotilla's (made by Karpenter, or by nothing that
+ * stamps one): Flotilla's hashes of the NodePool and EC2NodeClass as they are now, as Karpenter's
+ * hash controllers re-stamp NodeClaims when the hash version changes. Without it a NodeClaim taken
+ * over from Karpenter could never drift; with it, only a change made after the takeover drifts it.
+ */
+export function adoptedHashes(input: ConditionInput): Record<string, string> | undefined {
+  const { claim, pool, nodeClass } = input;
+  const stamps: Record<string, string> = {};
+  if (pool !== undefined && claim.annotations[Annotation.nodePoolHashVersion] !== NODEPOOL_HASH_VERSION) {
+    stamps[Annotation.nodePoolHash] = nodePoolHash(pool);
+    stamps[Annotation.nodePoolHashVersion] = NODEPOOL_HASH_VERSION;
+  }
+  if (
+    nodeClass !== undefined &&
+    claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION] !== NODECLASS_HASH_VERSION
+  ) {
+    stamps[NODECLASS_HASH_ANNOTATION] = nodeClassHash(nodeClass);
+    stamps[NODECLASS_HASH_VERSION_ANNOTATION] = NODECLASS_HASH_VERSION;
+  }
+  return Object.keys(stamps).length === 0 ? undefined : stamps;
+}
+
+function hashVersions(claim: ClusterNodeClaim): string {
+  const pool = claim.annotations[Annotation.nodePoolHashVersion] ?? 'none';
+  const nodeClass = claim.annotations[NODECLASS_HASH_VERSION_ANNOTATION] ?? 'none';
+  return `nodepool=${pool} ec2nodeclass=${nodeClass}`;
 }
 
 function podSetDigestOr(claim: ClusterNodeClaim, node: ClusterNode | undefined): string {

@@ -578,6 +578,18 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       expected: {},
     },
   ],
+  adopted: [
+    {
+      decision: {
+        kind: 'adopted',
+        reason: 'hash versions Flotilla does not compare',
+        nodeClaim: 'a',
+        nodePool: 'default',
+        previous: 'nodepool=v3 ec2nodeclass=v6',
+      },
+      expected: {},
+    },
+  ],
   unconsolidatable: [
     {
       decision: {

@@ -312,6 +312,77 @@ describe('computeClaimChanges: Drifted', () => {
   });
 });
 
+describe('computeClaimChanges: hashes of another version (a NodeClaim Karpenter made)', () => {
+  // As Karpenter v1.14 stamps its NodeClaims: its own hash functions, versions v3 and v6.
+  const karpenters = {
+    'karpenter.sh/nodepool-hash': '6821555240504101244',
+    'karpenter.sh/nodepool-hash-version': 'v3',
+    [NODECLASS_HASH_ANNOTATION]: '13117958216164493468',
+    [NODECLASS_HASH_VERSION_ANNOTATION]: 'v6',
+  };
+  const ours = {
+    'karpenter.sh/nodepool-hash': nodePoolHash(POOL),
+    'karpenter.sh/nodepool-hash-version': NODEPOOL_HASH_VERSION,
+    [NODECLASS_HASH_ANNOTATION]: nodeClassHash(nodeClass),
+    [NODECLASS_HASH_VERSION_ANNOTATION]: NODECLASS_HASH_VERSION,
+  };
+
+  it('re-stamps a launched claim with Flotilla hashes of its NodePool and EC2NodeClass as they are now, without drifting it', () => {
+    const changes = computeClaimChanges(conditionInput({ claim: launched({ annotations: karpenters }) }));
+    expect(changes.metadata).toEqual({ annotations: ours });
+    expect(changes.adopted).toEqual({ previous: 'nodepool=v3 ec2nodeclass=v6' });
+    expect(changes.status).toBeUndefined();
+    expect(changes.drifted).toBeUndefined();
+    expect(changes.view.annotations).toMatchObject(ours);
+    // The next pass sees its own hashes: nothing to write; a template change made after it drifts it.
+    const next = computeClaimChanges(conditionInput({ claim: changes.view }));
+    expect(next.metadata).toBeUndefined();
+    expect(next.adopted).toBeUndefined();
+    const changed = pool('default', { consolidateAfter: '30s' }, { templateAnnotations: { team: 'api' } });
+    expect(computeClaimChanges(conditionInput({ claim: changes.view, pool: changed })).drifted?.reason).toBe(
+      'NodePoolDrifted',
+    );
+  });
+
+  it('stamps a claim that carries no hash at all, and only the hash whose version differs', () => {
+    const none = launched({
+      annotations: {
+        'karpenter.sh/nodepool-hash': '',
+        'karpenter.sh/nodepool-hash-version': '',
+        [NODECLASS_HASH_ANNOTATION]: nodeClassHash(nodeClass),
+      },
+    });
+    // launched() stamps Flotilla's versions; take the NodePool's away.
+    const { 'karpenter.sh/nodepool-hash-version': _v, ...annotations } = none.annotations;
+    const changes = computeClaimChanges(conditionInput({ claim: { ...none, annotations } }));
+    expect(changes.metadata?.annotations).toEqual({
+      'karpenter.sh/nodepool-hash': nodePoolHash(POOL),
+      'karpenter.sh/nodepool-hash-version': NODEPOOL_HASH_VERSION,
+    });
+    expect(changes.adopted?.previous).toBe(`nodepool=none ec2nodeclass=${NODECLASS_HASH_VERSION}`);
+  });
+
+  it('leaves a drifted claim and one not launched with the hashes they have', () => {
+    const drifted = computeClaimChanges(
+      conditionInput({ claim: launched({ annotations: karpenters, imageId: 'ami-old' }) }),
+    );
+    expect(drifted.drifted?.reason).toBe('AMIDrift');
+    expect(drifted.metadata).toBeUndefined();
+    const notLaunched = computeClaimChanges(
+      conditionInput({ claim: launched({ annotations: karpenters, conditions: [condition('Registered')] }) }),
+    );
+    expect(notLaunched.metadata).toBeUndefined();
+  });
+
+  it('writes the pod-set digest in the same metadata patch as the hashes', () => {
+    const node = clusterNode('c', { pods: [boundPod('p1')] });
+    const changes = computeClaimChanges(
+      conditionInput({ claim: launched({ annotations: karpenters }), node }),
+    );
+    expect(changes.metadata?.annotations).toEqual({ ...ours, [POD_SET_ANNOTATION]: podSetDigest(node) });
+  });
+});
+
 describe('computeClaimChanges: Consolidatable and pod events', () => {
   const emptySeen = { [POD_SET_ANNOTATION]: 'empty' };
   const init = (atMs: number) => [
