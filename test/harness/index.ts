@@ -19,6 +19,12 @@ export interface Kube extends KubeCluster {
   readonly controllerKubeConfig: KubeConfig;
   /** The shim's ServiceAccount, bound by the rendered RBAC. */
   readonly shimKubeConfig: KubeConfig;
+  /**
+   * A cluster administrator that plays Karpenter v1, the autoscaler a cluster ran before Flotilla
+   * took it over: it writes what Karpenter's controllers wrote (NodeClaims, their status, labels and
+   * finalizers), so it is never refused. Only for set-up before Flotilla runs (takeover tests).
+   */
+  readonly karpenterKubeConfig: KubeConfig;
 }
 
 /**
@@ -35,6 +41,7 @@ export async function kube(): Promise<Kube> {
     userKubeConfig,
     controllerKubeConfig: load(cluster.controllerKubeconfigPath),
     shimKubeConfig: load(cluster.shimKubeconfigPath),
+    karpenterKubeConfig: load(cluster.userKubeconfigPath),
   };
 }
 
