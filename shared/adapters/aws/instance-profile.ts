@@ -43,18 +43,54 @@ export function managedInstanceProfileName(
 }
 
 /**
+ * Whether `profile` carries the ownership tags of this cluster, region and NodeClass: the tags
+ * Flotilla puts on the profiles it makes, and Karpenter on its own.
+ */
+function ownedBy(profile: InstanceProfile, options: InstanceProfileOptions, nodeClassName: string): boolean {
+  const tags = new Map((profile.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''] as const));
+  return (
+    tags.get(`kubernetes.io/cluster/${options.clusterName}`) === 'owned' &&
+    tags.get(Tag.region) === options.region &&
+    tags.get(Tag.nodeClass) === nodeClassName
+  );
+}
+
+/**
+ * The profile the class uses now (`status.instanceProfile`) when it is not the managed name but
+ * carries the ownership tags of this cluster, region and class: one Karpenter made for the class
+ * before Flotilla took the cluster over. Flotilla keeps using it, so the nodes Karpenter launched
+ * and the new ones share one profile and nothing is left behind.
+ */
+async function adoptable(
+  options: InstanceProfileOptions,
+  nodeClassName: string,
+  current: string | undefined,
+): Promise<InstanceProfile | undefined> {
+  const managed = managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
+  if (current === undefined || current === managed) return undefined;
+  const profile = await getProfile(options.iam, current);
+  return profile !== undefined && ownedBy(profile, options, nodeClassName) ? profile : undefined;
+}
+
+/**
  * Makes sure the managed instance profile of `nodeClassName` exists, carries the ownership tags
  * (cluster, region, NodeClass) that scope Flotilla's IAM permissions, and holds exactly `role`.
+ * `current` is the profile the class uses now: one of another owner's making that carries those
+ * tags (Karpenter's, after a takeover) is kept as the managed profile instead.
  * Idempotent: a second call with the same role changes nothing. Returns the profile name.
  */
 export async function ensureInstanceProfile(
   options: InstanceProfileOptions,
   nodeClassName: string,
   role: string,
+  current?: string,
 ): Promise<string> {
   const { iam } = options;
-  const name = managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
-  let profile = await getProfile(iam, name);
+  const adopted = await adoptable(options, nodeClassName, current);
+  const name =
+    adopted?.InstanceProfileName ??
+    managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
+  let profile = adopted ?? (await getProfile(iam, name));
   if (!profile) {
     const created = await call('iam:CreateInstanceProfile', () =>
       iam.send(
@@ -103,17 +139,21 @@ export async function ensureInstanceProfile(
 
 /**
  * Deletes the instance profile Flotilla manages for `nodeClassName` (first taking its role out, as
- * IAM requires). A profile already gone counts as deleted; one without this cluster's ownership tag
- * is left alone.
+ * IAM requires): the one it adopted as `current`, else the managed name. A profile already gone
+ * counts as deleted; one without this cluster's ownership tag is left alone.
  * @throws CloudApiError when IAM refuses or fails.
  */
 export async function deleteInstanceProfile(
   options: InstanceProfileOptions,
   nodeClassName: string,
+  current?: string,
 ): Promise<void> {
   const { iam } = options;
-  const name = managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
-  const profile = await getProfile(iam, name);
+  const adopted = await adoptable(options, nodeClassName, current);
+  const name =
+    adopted?.InstanceProfileName ??
+    managedInstanceProfileName(options.clusterName, options.region, nodeClassName);
+  const profile = adopted ?? (await getProfile(iam, name));
   if (profile === undefined) return;
   const owned = (profile.Tags ?? []).some(
     (t) => t.Key === `kubernetes.io/cluster/${options.clusterName}` && t.Value === 'owned',

@@ -129,7 +129,7 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
       } else if (spec.role !== undefined && profiles !== undefined) {
         const role = spec.role;
         instanceProfile = await attempt(
-          () => ensureInstanceProfile(profiles, nodeClass.name, role),
+          () => ensureInstanceProfile(profiles, nodeClass.name, role, nodeClass.status?.instanceProfile),
           'InstanceProfileNotReady',
           () => undefined,
         );
@@ -197,7 +197,7 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
 
     async release(nodeClass) {
       if (nodeClass.spec.role === undefined || profiles === undefined) return;
-      await deleteInstanceProfile(profiles, nodeClass.name);
+      await deleteInstanceProfile(profiles, nodeClass.name, nodeClass.status?.instanceProfile);
     },
   };
 }

@@ -1,10 +1,12 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
 import {
   AddRoleToInstanceProfileCommand,
+  CreateInstanceProfileCommand,
   CreateRoleCommand,
   DeleteRoleCommand,
   GetInstanceProfileCommand,
   IAMClient,
+  NoSuchEntityException,
   RemoveRoleFromInstanceProfileCommand,
 } from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
@@ -355,5 +357,69 @@ describe('EC2NodeClass resolution against moto', () => {
       `spec.role "${nodeRole}" does not exist`,
     );
     expect(condition(missing, 'Ready')).toMatchObject({ status: 'False' });
+  });
+
+  it('keeps using the instance profile Karpenter made for the class (its ownership tags), and deletes it with the class', async () => {
+    await publishAl2023(ec2, ssm);
+    const nodeRole = STACK_NAMES.nodeRole;
+    const nodeClassName = parseEC2NodeClass(nodeClassObject({})).name;
+    // As Karpenter v1 names and tags the profile it makes for spec.role.
+    const profile = async (name: string, tags: Record<string, string>) => {
+      await iam.send(
+        new CreateInstanceProfileCommand({
+          InstanceProfileName: name,
+          Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+        }),
+      );
+      await iam.send(new AddRoleToInstanceProfileCommand({ InstanceProfileName: name, RoleName: nodeRole }));
+    };
+    const karpenters = `${CLUSTER}_7339542916148213541`;
+    const ownership = {
+      [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+      'eks:eks-cluster-name': CLUSTER,
+      'topology.kubernetes.io/region': 'us-east-1',
+      'karpenter.k8s.aws/ec2nodeclass': nodeClassName,
+    };
+    await profile(karpenters, ownership);
+    const spec = { instanceProfile: undefined, role: nodeRole };
+    const previous = {
+      subnets: [],
+      securityGroups: [],
+      amis: [],
+      instanceProfile: karpenters,
+      conditions: [],
+    };
+    const adopted = await resolve(spec, previous, true);
+    expect(adopted.instanceProfile).toBe(karpenters);
+    expect(condition(adopted, 'InstanceProfileReady')).toMatchObject({ status: 'True' });
+    const managed = managedInstanceProfileName(CLUSTER, 'us-east-1', nodeClassName);
+    const exists = (name: string) =>
+      iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name })).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof NoSuchEntityException) return false;
+          throw error;
+        },
+      );
+    expect(await exists(managed)).toBe(false);
+
+    // A profile of another cluster's (or another class's) is never taken: the managed one is made.
+    const foreign = `${CLUSTER}_other`;
+    await profile(foreign, { ...ownership, 'karpenter.k8s.aws/ec2nodeclass': 'someone-else' });
+    const own = await resolve(spec, { ...previous, instanceProfile: foreign }, true);
+    expect(own.instanceProfile).toBe(managed);
+    expect(await exists(managed)).toBe(true);
+
+    // Deleting the class releases the profile it uses, Karpenter's included; the foreign one stays.
+    const release = (instanceProfile: string) =>
+      resolver(true).release(
+        parseEC2NodeClass({ ...nodeClassObject(spec), status: { ...previous, instanceProfile } }),
+      );
+    await release(karpenters);
+    expect(await exists(karpenters)).toBe(false);
+    await release(foreign);
+    expect(await exists(foreign)).toBe(true);
+    expect(await exists(managed)).toBe(false);
+    expect(takeDenials()).toEqual([]);
   });
 });
