@@ -267,6 +267,11 @@ export function makeLaunchTemplateStore(options: {
       }
     },
 
+    /**
+     * Deletes this cluster's templates unused for `maxIdleSeconds`: Flotilla's by their last-use
+     * tag, and Karpenter's (`karpenter.k8s.aws/<hash>`, after a takeover; Flotilla never launches
+     * from them) from their creation. Templates of other makers are left alone.
+     */
     async deleteUnused(maxIdleSeconds) {
       const deleted: string[] = [];
       let nextToken: string | undefined;
@@ -275,10 +280,8 @@ export function makeLaunchTemplateStore(options: {
         const page = await call('ec2:DescribeLaunchTemplates', () =>
           ec2.send(
             new DescribeLaunchTemplatesCommand({
-              Filters: [
-                { Name: 'tag:eks:eks-cluster-name', Values: [clusterName] },
-                { Name: 'tag-key', Values: [Tag.lastUsed] },
-              ],
+              // Flotilla's templates carry their last use; Karpenter's (a cluster taken over) do not.
+              Filters: [{ Name: 'tag:eks:eks-cluster-name', Values: [clusterName] }],
               ...(nextToken ? { NextToken: nextToken } : {}),
             }),
           ),
@@ -308,10 +311,9 @@ export function makeLaunchTemplateStore(options: {
         tagToken = page.NextToken;
       } while (tagToken);
       for (const template of templates) {
-        const lastUsed =
-          lastUsedById.get(template.LaunchTemplateId ?? '') ??
-          Number(template.Tags?.find((t) => t.Key === Tag.lastUsed)?.Value ?? '0');
-        if (nowSeconds() - lastUsed < maxIdleSeconds || !template.LaunchTemplateId) continue;
+        const lastUsed = lastUseOf(template, lastUsedById);
+        if (lastUsed === undefined || nowSeconds() - lastUsed < maxIdleSeconds || !template.LaunchTemplateId)
+          continue;
         try {
           await ec2.send(new DeleteLaunchTemplateCommand({ LaunchTemplateId: template.LaunchTemplateId }));
           deleted.push(template.LaunchTemplateName ?? template.LaunchTemplateId);
@@ -327,4 +329,20 @@ export function makeLaunchTemplateStore(options: {
       return deleted;
     },
   };
+}
+
+/** Templates Karpenter names, which it tags for the cluster as Flotilla does. */
+const KARPENTER_TEMPLATE_PREFIX = 'karpenter.k8s.aws/';
+
+/**
+ * When a template was last used, in seconds: Flotilla's last-use tag, or for one of Karpenter's its
+ * creation time; undefined for a template of another maker.
+ */
+function lastUseOf(template: LaunchTemplate, lastUsedById: ReadonlyMap<string, number>): number | undefined {
+  const tagged =
+    lastUsedById.get(template.LaunchTemplateId ?? '') ??
+    template.Tags?.find((t) => t.Key === Tag.lastUsed)?.Value;
+  if (tagged !== undefined) return Number(tagged);
+  if (!(template.LaunchTemplateName ?? '').startsWith(KARPENTER_TEMPLATE_PREFIX)) return undefined;
+  return template.CreateTime === undefined ? undefined : Math.floor(template.CreateTime.getTime() / 1000);
 }

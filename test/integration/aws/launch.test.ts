@@ -2,6 +2,7 @@ import {
   type _InstanceType,
   CreateFleetCommand,
   type CreateFleetCommandInput,
+  CreateLaunchTemplateCommand,
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
@@ -206,13 +207,46 @@ describe('launching through CreateFleet against moto', () => {
     await account.cloud.create(request('team-one', team));
     expect(await names()).toHaveLength(4);
 
+    // A template Karpenter made before Flotilla took the cluster over (its name, its tags), and one
+    // a user made and tagged for the cluster.
+    const tagged = (tags: Record<string, string>) => [
+      {
+        ResourceType: 'launch-template' as const,
+        Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+      },
+    ];
+    const karpenters = 'karpenter.k8s.aws/4401516455418587125';
+    for (const [name, tags] of [
+      [
+        karpenters,
+        {
+          [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+          'karpenter.sh/nodepool': 'general',
+          'eks:eks-cluster-name': CLUSTER,
+          'karpenter.k8s.aws/ec2nodeclass': 'default',
+        },
+      ],
+      ['team-bastion', { 'eks:eks-cluster-name': CLUSTER }],
+    ] as const) {
+      await account.ec2.send(
+        new CreateLaunchTemplateCommand({
+          LaunchTemplateName: name,
+          LaunchTemplateData: { ImageId: account.amis.amd64 },
+          TagSpecifications: tagged(tags),
+        }),
+      );
+    }
+
     // Two hours later only the team templates are used again; the general ones are deleted.
     clock.advance(2 * 3600_000);
     await account.cloud.create(request('team-two', team));
     const deleted = await account.as('catalog').cloud.launchTemplates.deleteUnused(3600);
     expect(deleted.sort()).toEqual(general);
-    const remaining = (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? [];
+    const remaining = (
+      (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates ?? []
+    ).filter((t) => t.LaunchTemplateName?.startsWith('flotilla/'));
     expect(remaining).toHaveLength(2);
+    expect(await names()).toContain('team-bastion');
     const tags = await account.ec2.send(
       new DescribeTagsCommand({
         Filters: [
@@ -225,6 +259,14 @@ describe('launching through CreateFleet against moto', () => {
       String(Math.floor(clock.now().getTime() / 1000)),
       String(Math.floor(clock.now().getTime() / 1000)),
     ]);
+
+    // Karpenter's template, made now (EC2's clock), is deleted once it is an hour old: Flotilla never
+    // launches from it. The user's stays, and so do the team templates used again meanwhile.
+    clock.advance(Date.now() - clock.now().getTime() + 2 * 3600_000);
+    await account.cloud.create(request('team-three', team));
+    expect(await account.as('catalog').cloud.launchTemplates.deleteUnused(3600)).toEqual([karpenters]);
+    expect(await names()).toContain('team-bastion');
+    expect((await names()).filter((n) => n.startsWith('flotilla/'))).toHaveLength(2);
   });
 
   it('backs off an offering after insufficient capacity until 3 minutes pass on the clock', async () => {
