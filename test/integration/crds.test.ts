@@ -7,9 +7,9 @@ import { parseAllDocuments } from 'yaml';
 import { ec2NodeClass } from '../fixtures/node-classes.ts';
 import { kube } from '../harness/index.ts';
 
-// Acceptance test for infra/crds: the real kube-apiserver must accept every manifest Karpenter v1.14 accepts
-// (test/fixtures/karpenter), apply the CRD defaults, and reject invalid ones with a 422 whose message names
-// the offending field and the rule that failed.
+// Acceptance test for infra/crds: the real kube-apiserver must accept every manifest Karpenter v1.15 or
+// v1.14 accepts (test/fixtures/karpenter), apply the CRD defaults, and reject invalid ones with a 422 whose
+// message names the offending field and the rule that failed.
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixturesDir = path.resolve(here, '../fixtures/karpenter');
@@ -557,6 +557,20 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
         budgets: [{ nodes: '10%' }],
       });
       expect(templateSpecOf(spec)['expireAfter']).toBe('720h');
+    });
+  });
+
+  it('defaults consolidateAfter to 0s where a disruption block leaves it out (Karpenter v1.15)', async () => {
+    const manifest = nodePool('crds-test-no-consolidate-after', {
+      pool: { disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '1' }] } },
+    });
+    await withObject(manifest, async () => {
+      const { spec } = await read(manifest);
+      expect(spec['disruption']).toEqual({
+        consolidateAfter: '0s',
+        consolidationPolicy: 'WhenEmpty',
+        budgets: [{ nodes: '1' }],
+      });
     });
   });
 

@@ -356,6 +356,16 @@ describe('NodePool and NodeClaim parsing', () => {
     expect(toClusterNodePool({ ...poolObject, spec: { ...poolObject.spec, disruption } }).disruption).toEqual(
       disruption,
     );
+    // Karpenter v1.15 no longer requires consolidateAfter: a disruption block without it means 0s.
+    expect(
+      toClusterNodePool({
+        ...poolObject,
+        spec: {
+          ...poolObject.spec,
+          disruption: { consolidationPolicy: 'WhenEmpty', budgets: [{ nodes: '1' }] },
+        },
+      }).disruption,
+    ).toEqual({ consolidationPolicy: 'WhenEmpty', consolidateAfter: '0s', budgets: [{ nodes: '1' }] });
     expect(() =>
       toClusterNodePool({
         ...poolObject,

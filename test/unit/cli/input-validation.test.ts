@@ -148,7 +148,6 @@ describe('flotilla refuses bad input, every problem at once, each at its line an
     expect(out).toBe('');
     expect(err).toBe(
       [
-        `${file}:6:3: NodePool "general": spec.disruption: missing required field "consolidateAfter"`,
         `${file}:7:5: NodePool "general": spec.disruption.consolidateAftr: unknown field "consolidateAftr"; did you mean "consolidateAfter"?`,
         `${file}:11:7: NodePool "general": spec.template.spec.taint: unknown field "taint"; did you mean "taints"?`,
         '',

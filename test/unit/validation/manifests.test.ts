@@ -3,7 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
-import { checkManifest, checkPodSpec, crdSchemas } from '../../../shared/validation/manifests.ts';
+import {
+  checkManifest,
+  checkPodSpec,
+  crdSchemas,
+  withStoredDefaults,
+} from '../../../shared/validation/manifests.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
@@ -92,6 +97,14 @@ describe('what the CRDs refuse', () => {
     expect(
       checkManifest(pool({ disruption: { consolidateAfter: '1m', budgets: [{ reasons: ['Empty'] }] } })),
     ).toEqual([]);
+  });
+
+  it('takes a disruption block without consolidateAfter (Karpenter v1.15) and stores it as 0s', () => {
+    const manifest = pool({ disruption: { consolidationPolicy: 'WhenEmpty' } });
+    expect(checkManifest(manifest)).toEqual([]);
+    expect(withStoredDefaults(manifest).spec).toMatchObject({
+      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '0s', budgets: [{ nodes: '10%' }] },
+    });
   });
 
   it('drops nulls as the API server does, and refuses a string where a number belongs', () => {
