@@ -51,7 +51,9 @@ const nodePoolSchema = z.object({
                   nodes: z.string().exactOptional(),
                   schedule: z.string().exactOptional(),
                   duration: z.string().exactOptional(),
-                  reasons: z.array(z.enum(['Empty', 'Drifted', 'Underutilized'])).exactOptional(),
+                  reasons: z
+                    .array(z.enum(['Empty', 'Drifted', 'Underutilized', 'Unhealthy']))
+                    .exactOptional(),
                 })
                 .loose(),
             )

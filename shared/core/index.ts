@@ -40,6 +40,7 @@ export {
   hashDrift,
   isReschedulable,
   lifetimeRemaining,
+  type MethodDisruptionReason,
   matchingPdbs,
   nodeDoNotDisrupt,
   type PdbLimit,

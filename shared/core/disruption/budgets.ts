@@ -7,8 +7,14 @@ import { cronWindowOpen, parseCron } from './cron.ts';
 // active budget wins. A budget that is malformed (the CRD lets some through) is left out with a
 // problem the caller reports, instead of blocking all disruption or none.
 
-/** Why Karpenter disrupts a node voluntarily; budgets may name them. */
-export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized';
+/**
+ * Why Karpenter disrupts a node voluntarily; budgets may name them. `Unhealthy` (Karpenter v1.15)
+ * is node repair's: it paces repairs, and no disruption method uses it.
+ */
+export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Unhealthy';
+
+/** The reasons the disruption controller's methods disrupt for: every one but node repair's. */
+export type MethodDisruptionReason = Exclude<DisruptionReason, 'Unhealthy'>;
 
 /** One entry of a NodePool's `spec.disruption.budgets`. */
 export interface DisruptionBudget {
@@ -35,7 +41,7 @@ export interface BudgetProblem {
 export interface BudgetCounts {
   /** The NodePool's nodes that count (managed, initialized, not terminating). */
   readonly nodes: number;
-  /** Those already being disrupted (NotReady or marked for deletion). */
+  /** Those already being disrupted (deleting, in a command, or NotReady but for `Unhealthy`). */
   readonly disrupting: number;
 }
 

@@ -8,6 +8,7 @@ export {
   DEFAULT_BUDGET,
   type DisruptionBudget,
   type DisruptionReason,
+  type MethodDisruptionReason,
 } from './budgets.ts';
 export { type ConsolidatableVerdict, consolidatable } from './consolidatable.ts';
 export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';

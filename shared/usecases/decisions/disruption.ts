@@ -1,4 +1,9 @@
-import type { CapacityType, DisruptionReason, DriftReason } from '../../core/index.ts';
+import type {
+  CapacityType,
+  DisruptionReason,
+  DriftReason,
+  MethodDisruptionReason,
+} from '../../core/index.ts';
 import type { CommandMethodName } from '../state/command-record.ts';
 
 // The disruption controller's decisions (one log line each, written through decision.ts).
@@ -38,7 +43,7 @@ export type DisruptionOutcome = 'started' | 'deleted' | 'abandoned' | 'failed';
 /** One disruption command: the method, its candidates and replacements, and the cost before and after. */
 export interface DisruptDecision {
   readonly kind: 'disrupt';
-  readonly reason: DisruptionReason | 'Expired';
+  readonly reason: MethodDisruptionReason | 'Expired';
   readonly method: CommandMethodName;
   /** Karpenter's decision word: delete the candidates, or replace them. */
   readonly action: 'delete' | 'replace';

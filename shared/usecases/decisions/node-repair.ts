@@ -3,8 +3,8 @@
 
 /**
  * Node repair replaced a node (`replace`: its NodeClaim deleted forcefully, `reason` the unhealthy
- * cause), or a NodePool's repairs were held back (`block`: more than 20% of its nodes unhealthy)
- * or resumed (`unblock`).
+ * cause), or a NodePool's repairs were held back (`block`: more than 20% of its nodes unhealthy,
+ * or its disruption budgets for `Unhealthy` allow no more) or resumed (`unblock`).
  */
 export interface RepairDecision {
   readonly kind: 'repair';
@@ -24,5 +24,9 @@ export interface RepairDecision {
   readonly threshold: number;
   /** Due repairs held back (block). */
   readonly held?: number;
+  /** Why (block): the NodePool's `NodeRepairBlocked` reason. */
+  readonly heldBy?: 'UnhealthyThresholdExceeded' | 'DisruptionBudgetExhausted';
+  /** What the `Unhealthy` budgets allowed before this pass's repairs (block by budget). */
+  readonly allowedDisruptions?: number;
   readonly handedOver?: 'termination queue' | 'termination sweep';
 }

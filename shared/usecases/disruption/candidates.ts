@@ -19,6 +19,7 @@ import type {
   ClusterNodePool,
   PodDisruptionBudget,
 } from '../../ports/cluster.ts';
+import { budgetStanding } from '../state/budget-counts.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from '../state/node-index.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
@@ -112,20 +113,15 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       if (!claim.deleting && input.inCommand.has(claim.name)) c.leaving += 1;
     }
     const node = nodeFor(claim);
-    const initialized =
-      isConditionTrue(claim.status.conditions, NodeClaimConditionType.initialized) && node !== undefined;
     const count = counts.get(pool.pool.name) ?? { nodes: 0, disrupting: 0 };
     counts.set(pool.pool.name, count);
-    const disrupting =
-      claim.deleting ||
-      node?.deleting === true ||
-      input.inCommand.has(claim.name) ||
-      (node !== undefined && initialized && !node.ready);
     // As Karpenter: the NodePool's initialized nodes, and those of them being disrupted (deleted,
-    // in a command, or NotReady).
-    if (initialized) count.nodes += 1;
-    if (initialized && disrupting) count.disrupting += 1;
-    if (!initialized || disrupting || node === undefined) continue;
+    // in a command, or NotReady: the counts are for the disruption methods' reasons, none of them
+    // node repair's `Unhealthy`).
+    const standing = budgetStanding(claim, node, input.inCommand.has(claim.name), true);
+    if (standing.counted) count.nodes += 1;
+    if (standing.disrupting) count.disrupting += 1;
+    if (!standing.counted || standing.disrupting || node === undefined) continue;
     // As Karpenter, the whole NodePool's nodes that have a price count for Balanced's fractions.
     const price = input.priceOf(claim);
     if (price !== undefined && price > 0) {

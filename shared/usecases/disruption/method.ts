@@ -1,18 +1,14 @@
 import type {
   DaemonSet,
   InstanceType,
+  MethodDisruptionReason,
   NodeClaimPlan,
   Pod,
   PodBlocker,
   SolveResult,
   StaticPoolCounts,
 } from '../../core/index.ts';
-import type {
-  ClusterNode,
-  ClusterNodeClaim,
-  ClusterNodePool,
-  DisruptionReason,
-} from '../../ports/cluster.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { CommandMethodName, DisruptionMethodName } from '../state/command-record.ts';
 
 // The shape every voluntary disruption method shares (emptiness, static drift, drift, multi- and
@@ -69,7 +65,7 @@ export interface BalancedVerdict extends BalancedScore {
 export interface DisruptionCommand {
   /** The method that proposed it (a method of the registry, methods.ts); its record keeps the name. */
   readonly method: DisruptionMethod;
-  readonly reason: DisruptionReason;
+  readonly reason: MethodDisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
   /** Consolidation: the policy and minimum savings that allowed the command. */
@@ -190,7 +186,7 @@ export interface CommandMethod<N extends CommandMethodName = CommandMethodName> 
   /** Its name in decisions and command records, e.g. `single-node`. */
   readonly name: N;
   /** The reason its commands are recorded with (Karpenter's Empty, Drifted, Underutilized, or Expired). */
-  readonly reason: DisruptionReason | 'Expired';
+  readonly reason: MethodDisruptionReason | 'Expired';
   /**
    * Karpenter's disruption classes: `graceful` commands wait the validation period and are
    * simulated again before they run; `eventual` ones (drift) run once their replacements are ready,
@@ -218,7 +214,7 @@ export const expirationMethod = {
 export interface DisruptionMethod<N extends DisruptionMethodName = DisruptionMethodName>
   extends CommandMethod<N> {
   /** The budget reason its commands count against (Karpenter's Empty, Drifted, Underutilized). */
-  readonly reason: DisruptionReason;
+  readonly reason: MethodDisruptionReason;
   /** Its place in the controller's order: lower first. */
   readonly order: number;
   readonly policy: MethodPolicy;

@@ -1,13 +1,23 @@
-import { Label, NodePoolConditionType, parseInstanceId } from '../../core/index.ts';
+import {
+  type AllowedDisruptions,
+  allowedDisruptions,
+  type BudgetCounts,
+  Label,
+  NodePoolConditionType,
+  parseInstanceId,
+} from '../../core/index.ts';
 import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../ports/cluster.ts';
 import type { ImpairedInstance } from '../../ports/instance-status.ts';
+import { budgetCounts, budgetStanding } from '../state/budget-counts.ts';
+import { commandsInFlight } from '../state/command-record.ts';
 
 export type { ImpairedInstance } from '../../ports/instance-status.ts';
 
 // Node repair (Karpenter's alpha NodeRepair) as a pure function of one reading of the cluster and
 // of EC2's instance status checks: which Nodes to replace because a condition has been unhealthy
 // past its toleration (or EC2 has reported their instance impaired past its own), and which
-// NodePools hold their repairs back because too many of their nodes are unhealthy at once.
+// NodePools hold their repairs back, because too many of their nodes are unhealthy at once or, as
+// in Karpenter v1.15, because their disruption budgets for the `Unhealthy` reason allow no more.
 // repair.ts reads and applies; nothing here reads a clock or does I/O.
 
 /** A Node condition that makes a node unhealthy, and for how long it is tolerated. */
@@ -77,20 +87,42 @@ export interface PoolHealth {
   readonly threshold: number;
 }
 
+/** A NodePool's disruption budgets for `Unhealthy` when the pass decided. */
+export interface PoolBudget extends AllowedDisruptions {
+  /** The nodes counted, and those already being disrupted (not Ready does not count here). */
+  readonly counts: BudgetCounts;
+}
+
+/** Why a NodePool's due repairs are held back; the `NodeRepairBlocked` condition's reason. */
+export const RepairHold = {
+  /** More than 20% of its nodes are unhealthy: none is repaired. */
+  unhealthyThreshold: 'UnhealthyThresholdExceeded',
+  /** Its budgets for `Unhealthy` allow no more disruptions: the rest wait. */
+  budget: 'DisruptionBudgetExhausted',
+} as const;
+
 /** What node repair does, one value per action. */
 export type RepairStep =
-  /** Replace the node: mark and delete its NodeClaim forcefully (no budget, no PDBs). */
+  /**
+   * Replace the node: mark and delete its NodeClaim forcefully (no PDBs). An initialized node uses
+   * one of its NodePool's `Unhealthy` disruptions, as in Karpenter v1.15; one that never initialized
+   * uses none.
+   */
   | ({ readonly kind: 'repair' } & RepairTarget & { readonly health: PoolHealth })
   /**
-   * The NodePool has more unhealthy nodes than its threshold: its due repairs are held. Emitted
-   * when the state begins (the pool's `NodeRepairBlocked` condition is not True yet), so the
-   * Events are recorded once per blocked state.
+   * The NodePool's due repairs (`held`, all or the rest of them) are held back: it has more
+   * unhealthy nodes than its threshold, or its `Unhealthy` budgets allow no more (`budget` says
+   * what they allowed this pass, before its repairs). Emitted when the state begins (the pool's
+   * `NodeRepairBlocked` condition is not True for the same reason yet), so the Events are recorded
+   * once per blocked state.
    */
   | {
       readonly kind: 'block';
       readonly pool: ClusterNodePool;
       readonly health: PoolHealth;
       readonly held: readonly RepairTarget[];
+      readonly by: (typeof RepairHold)[keyof typeof RepairHold];
+      readonly budget?: PoolBudget;
     }
   /** The pool was blocked and no longer is (or has nothing due): its condition goes False. */
   | { readonly kind: 'unblock'; readonly pool: ClusterNodePool; readonly health: PoolHealth };
@@ -102,8 +134,8 @@ export interface RepairInput {
   /** Instances EC2 reports impaired; undefined when they were not read (only conditions count). */
   readonly impaired?: readonly ImpairedInstance[];
   /**
-   * Nodes that could not be read: each counts as an unhealthy node of every NodePool (the most
-   * restrictive guess), so what cannot be read never lets a repair through.
+   * Nodes that could not be read: each counts as an unhealthy node, and as one being disrupted, of
+   * every NodePool (the most restrictive guess), so what cannot be read never lets a repair through.
    */
   readonly unreadableNodes?: number;
   readonly nowMs: number;
@@ -179,9 +211,11 @@ function earliestDue(
  * repair policy or EC2 reports its instance impaired; its repair is due once the earliest such
  * cause has lasted its toleration. Nodes are counted per NodePool by their `karpenter.sh/nodepool`
  * label (deleting ones included, as Karpenter lists them); a pool with more unhealthy nodes than
- * ceil(20%) repairs none of them. Only nodes with a NodeClaim (same providerID) that is not being
- * deleted are repaired. `block` and `unblock` follow the pool's `NodeRepairBlocked` condition, so a
- * blocked state is reported once.
+ * ceil(20%) repairs none of them. Below that, the pool's disruption budgets for `Unhealthy` (those
+ * that list no reasons or list it) pace the repairs of initialized nodes, counted as the
+ * disruption controller counts them (budget-counts.ts), longest unhealthy first. Only nodes with a
+ * NodeClaim (same providerID) that is not being deleted are repaired. `block` and `unblock` follow
+ * the pool's `NodeRepairBlocked` condition, so a blocked state is reported once.
  */
 export function decideRepair(input: RepairInput): RepairDecisionSet {
   const { nowMs } = input;
@@ -228,30 +262,77 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
   const steps: RepairStep[] = [];
   const poolByName = new Map(input.pools.map((p) => [p.pool.name, p]));
   const names = new Set([...counts.keys(), ...input.pools.map((p) => p.pool.name)]);
+  const unreadable = input.unreadableNodes ?? 0;
+  const inCommand = new Set(
+    [...commandsInFlight(input.claims).commands.values()].flatMap((r) => r.candidates),
+  );
+  const budgetUse = budgetCounts(input.claims, input.nodes, inCommand, 'Unhealthy');
   for (const name of [...names].sort()) {
     const count = counts.get(name) ?? { nodes: 0, unhealthy: 0 };
-    const unreadable = input.unreadableNodes ?? 0;
     const health: PoolHealth = {
       nodePool: name,
       nodes: count.nodes + unreadable,
       unhealthy: count.unhealthy + unreadable,
       threshold: unhealthyThreshold(count.nodes + unreadable),
     };
-    const targets = due.get(name) ?? [];
-    const blocked = health.unhealthy > health.threshold && targets.length > 0;
+    const targets = [...(due.get(name) ?? [])].sort(longestUnhealthyFirst);
     const pool = poolByName.get(name);
-    const wasBlocked =
-      pool?.conditions.some(
-        (c) => c.type === NodePoolConditionType.nodeRepairBlocked && c.status === 'True',
-      ) === true;
-    if (blocked) {
-      if (pool !== undefined && !wasBlocked) steps.push({ kind: 'block', pool, health, held: targets });
+    const heldFor = pool?.conditions.find(
+      (c) => c.type === NodePoolConditionType.nodeRepairBlocked && c.status === 'True',
+    )?.reason;
+    if (health.unhealthy > health.threshold && targets.length > 0) {
+      if (pool !== undefined && heldFor !== RepairHold.unhealthyThreshold) {
+        steps.push({ kind: 'block', pool, health, held: targets, by: RepairHold.unhealthyThreshold });
+      }
       continue;
     }
-    if (pool !== undefined && wasBlocked) steps.push({ kind: 'unblock', pool, health });
-    for (const target of targets) steps.push({ kind: 'repair', ...target, health });
+    // Without its NodePool there are no budgets to read: the repairs go ahead, as before budgets.
+    const used = budgetUse.get(name) ?? { nodes: 0, disrupting: 0 };
+    const budget =
+      pool === undefined
+        ? undefined
+        : poolBudget(pool, { ...used, disrupting: used.disrupting + unreadable }, nowMs);
+    const { repair, held } = paceRepairs(targets, budget?.allowed ?? Number.POSITIVE_INFINITY);
+    if (pool !== undefined && heldFor !== undefined && held.length === 0) {
+      steps.push({ kind: 'unblock', pool, health });
+    }
+    for (const target of repair) steps.push({ kind: 'repair', ...target, health });
+    if (pool !== undefined && budget !== undefined && held.length > 0 && heldFor !== RepairHold.budget) {
+      steps.push({ kind: 'block', pool, health, held, by: RepairHold.budget, budget });
+    }
   }
   return { steps, tolerating, untimed };
+}
+
+/** The longest unhealthy first, then by node name, so the same reading always repairs the same nodes. */
+function longestUnhealthyFirst(a: RepairTarget, b: RepairTarget): number {
+  return b.unhealthyForMs - a.unhealthyForMs || a.node.name.localeCompare(b.node.name);
+}
+
+/** What a NodePool's budgets allow for `Unhealthy` now, given what its nodes already use. */
+function poolBudget(pool: ClusterNodePool, counts: BudgetCounts, nowMs: number): PoolBudget {
+  return { ...allowedDisruptions(pool.disruption.budgets, 'Unhealthy', counts, nowMs), counts };
+}
+
+/**
+ * The targets (in order) repaired within `allowed` disruptions, and those held back. A node that
+ * never initialized uses no budget, as it counts for none (Karpenter v1.15 repairs it regardless).
+ */
+function paceRepairs(
+  targets: readonly RepairTarget[],
+  allowed: number,
+): { repair: RepairTarget[]; held: RepairTarget[] } {
+  const repair: RepairTarget[] = [];
+  const held: RepairTarget[] = [];
+  let left = allowed;
+  for (const target of targets) {
+    if (!budgetStanding(target.claim, target.node, false, false).counted) repair.push(target);
+    else if (left > 0) {
+      left -= 1;
+      repair.push(target);
+    } else held.push(target);
+  }
+  return { repair, held };
 }
 
 /** The cause in words, for Events and the decision line. */

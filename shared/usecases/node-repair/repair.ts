@@ -15,9 +15,9 @@ import {
   decideRepair,
   describeCause,
   type ImpairedInstance,
+  type PoolBudget,
   type PoolHealth,
   type RepairStep,
-  type RepairTarget,
   UNHEALTHY_THRESHOLD_PERCENT,
   type UnhealthyCause,
 } from './decide.ts';
@@ -65,8 +65,8 @@ const poolFields = (health: PoolHealth) => ({
  * when wired, which of this cluster's instances EC2 reports impaired), decides (decideRepair) and
  * applies each step on its own. A node is replaced by deleting its NodeClaim forcefully, as
  * Karpenter does: the `karpenter.sh/nodeclaim-termination-timestamp` annotation is set to now, so
- * termination does not wait for PDBs, do-not-disrupt pods or volume detachment; no disruption
- * budget applies. A pass with a repair due decides again on the API server's own Nodes and
+ * termination does not wait for PDBs, do-not-disrupt pods or volume detachment; the NodePool's
+ * disruption budgets for `Unhealthy` pace how many initialized nodes go at once. A pass with a repair due decides again on the API server's own Nodes and
  * NodeClaims (one consistent list each: the lists may come from the cluster summary), and before
  * each repair the NodeClaim and Node are read by name and the repair decided again on them. Nodes that could not be read count as unhealthy in every NodePool, so
  * they never let a repair through that the 20% rule would hold back.
@@ -106,7 +106,7 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
           if (await replace(ports, step, impairedById, now)) result.repaired.push(step.claim.name);
           break;
         case 'block':
-          if (await block(ports, step.pool, step.health, step.held)) result.blocked.push(subject);
+          if (await block(ports, step)) result.blocked.push(subject);
           break;
         case 'unblock':
           if (await unblock(ports, step.pool, step.health)) result.unblocked.push(subject);
@@ -207,20 +207,28 @@ async function replace(
   return true;
 }
 
-const blockedMessage = (health: PoolHealth) =>
+const thresholdMessage = (health: PoolHealth) =>
   `more than ${UNHEALTHY_THRESHOLD_PERCENT}% of nodes in nodepool "${health.nodePool}" are unhealthy (${health.unhealthy} of ${health.nodes}, at most ${health.threshold} may be)`;
 
-/** Writes the pool's condition, then the Events; false when the NodePool is gone. */
-async function block(
-  ports: NodeRepairPorts,
-  pool: ClusterNodePool,
-  health: PoolHealth,
-  held: readonly RepairTarget[],
-): Promise<boolean> {
-  const { cluster } = ports;
+/** What the budgets allowed, which one set it, and what the pool's nodes already used of it. */
+function budgetMessage(pool: ClusterNodePool, budget: PoolBudget, held: number): string {
   const name = pool.pool.name;
-  const message = blockedMessage(health);
-  if (!(await patchCondition(cluster, name, 'True', 'UnhealthyThresholdExceeded', message))) return false;
+  const which =
+    budget.limitedBy === undefined
+      ? ''
+      : `, budgets[${budget.limitedBy}] nodes "${pool.disruption.budgets[budget.limitedBy]?.nodes}"`;
+  const allowed = `${budget.allowed} more ${budget.allowed === 1 ? 'node' : 'nodes'}`;
+  return `disruption budgets of nodepool "${name}" allow ${allowed} for reason Unhealthy (${budget.counts.disrupting} of ${budget.counts.nodes} nodes being disrupted${which}): ${held} due ${held === 1 ? 'repair' : 'repairs'} held back`;
+}
+
+/** Writes the pool's condition, then the Events; false when the NodePool is gone. */
+async function block(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: 'block' }>): Promise<boolean> {
+  const { cluster } = ports;
+  const { pool, health, held } = step;
+  const name = pool.pool.name;
+  const message =
+    step.budget === undefined ? thresholdMessage(health) : budgetMessage(pool, step.budget, held.length);
+  if (!(await patchCondition(cluster, name, 'True', step.by, message))) return false;
   // Karpenter records NodeRepairBlocked on the Node, its NodeClaim and the NodePool, once in 15
   // minutes; Flotilla records it once per blocked state, so the message is part of the key.
   const event = {
@@ -247,13 +255,15 @@ async function block(
     action: 'block',
     ...poolFields(health),
     held: held.length,
+    heldBy: step.by,
+    ...(step.budget === undefined ? {} : { allowedDisruptions: step.budget.allowed }),
   });
   return true;
 }
 
 async function unblock(ports: NodeRepairPorts, pool: ClusterNodePool, health: PoolHealth): Promise<boolean> {
   const name = pool.pool.name;
-  const message = `${health.unhealthy} of ${health.nodes} nodes unhealthy (at most ${health.threshold} may be), or none due for repair`;
+  const message = `${health.unhealthy} of ${health.nodes} nodes unhealthy (at most ${health.threshold} may be), and no due repair held back by the disruption budgets`;
   if (!(await patchCondition(ports.cluster, name, 'False', 'UnhealthyThresholdNotExceeded', message))) {
     return false;
   }

@@ -1,23 +1,27 @@
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 
 // Which Node is a NodeClaim's: every controller that pairs the two (disruption's candidates,
-// static NodePools' scale-down, `flotilla explain`) looks it up the same way. Pure.
+// static NodePools' scale-down, node repair's budgets, `flotilla explain`) looks it up the same
+// way. Pure.
+
+/** What the lookup reads of a Node: a ClusterNode, or the same without its pods. */
+type Indexed = Pick<ClusterNode, 'name' | 'providerId'>;
 
 /** A NodeClaim's node: by `status.nodeName`, else by provider ID. */
-export function nodeOf(
+export function nodeOf<N extends Indexed>(
   claim: ClusterNodeClaim,
-  nodesByName: ReadonlyMap<string, ClusterNode>,
-  nodesByProvider: ReadonlyMap<string, ClusterNode>,
-): ClusterNode | undefined {
+  nodesByName: ReadonlyMap<string, N>,
+  nodesByProvider: ReadonlyMap<string, N>,
+): N | undefined {
   const byName = claim.status.nodeName === undefined ? undefined : nodesByName.get(claim.status.nodeName);
   if (byName !== undefined) return byName;
   return claim.status.providerId === undefined ? undefined : nodesByProvider.get(claim.status.providerId);
 }
 
 /** A lookup of each NodeClaim's Node among `nodes` (see nodeOf). */
-export function nodeIndex(
-  nodes: readonly ClusterNode[],
-): (claim: ClusterNodeClaim) => ClusterNode | undefined {
+export function nodeIndex<N extends Indexed>(
+  nodes: readonly N[],
+): (claim: ClusterNodeClaim) => N | undefined {
   const byName = new Map(nodes.map((n) => [n.name, n]));
   const byProvider = new Map(
     nodes.flatMap((n) => (n.providerId === undefined ? [] : [[n.providerId, n] as const])),

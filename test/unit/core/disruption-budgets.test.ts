@@ -134,6 +134,28 @@ describe('allowed disruptions', () => {
     expect(allowedDisruptions(budgets, 'Drifted', counts, monday9).allowed).toBe(Number.POSITIVE_INFINITY);
   });
 
+  // Karpenter v1.15: node repair's reason counts budgets that list no reasons or list Unhealthy;
+  // the disruption methods' reasons leave an Unhealthy-only budget out.
+  it.each([
+    ['no reasons', undefined, { Empty: 0, Drifted: 0, Underutilized: 0, Unhealthy: 0 }],
+    ['Unhealthy only', ['Unhealthy'], { Empty: 4, Drifted: 4, Underutilized: 4, Unhealthy: 0 }],
+    [
+      'the three methods, not Unhealthy',
+      ['Underutilized', 'Empty', 'Drifted'],
+      { Empty: 0, Drifted: 0, Underutilized: 0, Unhealthy: 4 },
+    ],
+    [
+      'Drifted and Unhealthy',
+      ['Drifted', 'Unhealthy'],
+      { Empty: 4, Drifted: 0, Underutilized: 4, Unhealthy: 0 },
+    ],
+  ] as const)('a budget of 0 for %s, beside one of 20%%', (_, reasons, allowed) => {
+    const budgets: DisruptionBudget[] = [{ nodes: '20%' }, { nodes: '0', ...(reasons ? { reasons } : {}) }];
+    for (const [reason, n] of Object.entries(allowed)) {
+      expect(allowedDisruptions(budgets, reason as DisruptionReason, counts, monday9).allowed).toBe(n);
+    }
+  });
+
   it('leaves a malformed budget out with its problem; the others still hold', () => {
     const budgets: DisruptionBudget[] = [
       { nodes: '2' },
@@ -169,7 +191,7 @@ describe('allowed disruptions', () => {
     );
   });
 
-  const reasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized'];
+  const reasons: DisruptionReason[] = ['Empty', 'Drifted', 'Underutilized', 'Unhealthy'];
   const budgetArb = fc.record(
     {
       nodes: fc.oneof(

@@ -134,6 +134,19 @@ describe('explain node and a disruption pass agree', () => {
     });
   });
 
+  it('a budget of 0 nodes for Unhealthy only holds node repair, not emptiness: the pass takes the emptied node', async () => {
+    const world = await threeNodes();
+    const { name, spec } = poolSpec(world);
+    world.cluster.replaceSpec('NodePool', name, {
+      ...spec,
+      disruption: { ...(spec['disruption'] as object), budgets: [{ nodes: '0', reasons: ['Unhealthy'] }] },
+    });
+    const emptied = await emptyOne(world);
+    const { said, result } = await explainThenPass(world);
+    expect(said.get(emptied)).toBe(`emptiness: ${emptied}`);
+    expect(result.decisions[0]).toMatchObject({ method: 'emptiness', action: 'delete', outcome: 'deleted' });
+  });
+
   it('the NodePool template changed: explain and the pass both replace the same drifted node first', async () => {
     const world = await threeNodes();
     const { name, spec } = poolSpec(world);

@@ -1,24 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { Label, NodePoolConditionType } from '../../../../shared/core/index.ts';
+import {
+  type DisruptionBudget,
+  Label,
+  NodeClaimConditionType,
+  NodePoolConditionType,
+} from '../../../../shared/core/index.ts';
 import {
   type ClusterNodeClaim,
   type ClusterNodePool,
+  DEFAULT_NODEPOOL_DISRUPTION,
   type NodeInfo,
   toNodeInfo,
 } from '../../../../shared/ports/cluster.ts';
 import {
   decideRepair,
   IMPAIRED_INSTANCE_TOLERATION_MS,
+  RepairHold,
   type RepairInput,
   type RepairStep,
   unhealthyThreshold,
 } from '../../../../shared/usecases/node-repair/decide.ts';
+import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
 import { clusterNodePool, condition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { clusterNode } from '../../../fixtures/nodes.ts';
 
 // Node repair's decision as values: which conditions count and for how long, the 20% rule per
-// NodePool, the blocked state reported once, and instances EC2 reports impaired.
+// NodePool, the disruption budgets for Unhealthy, the blocked state reported once, and instances
+// EC2 reports impaired.
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 const MIN = 60_000;
@@ -59,14 +68,18 @@ function claimOf(n: NodeInfo, deleting = false): ClusterNodeClaim {
   });
 }
 
-/** NodePool `name`, its NodeRepairBlocked condition `blocked` when given. */
-function pool(name = 'default', blocked?: 'True' | 'False'): ClusterNodePool {
+/** NodePool `name`, its NodeRepairBlocked condition `blocked` (for `reason`) when given. */
+function pool(
+  name = 'default',
+  blocked?: 'True' | 'False',
+  reason: string = RepairHold.unhealthyThreshold,
+): ClusterNodePool {
   return clusterNodePool(name, {
     uid: `pool-${name}`,
     conditions:
       blocked === undefined
         ? []
-        : [condition(NodePoolConditionType.nodeRepairBlocked, { status: blocked, reason: 'x' })],
+        : [condition(NodePoolConditionType.nodeRepairBlocked, { status: blocked, reason })],
   });
 }
 
@@ -194,6 +207,7 @@ describe('decideRepair: the 20% rule', () => {
         pool: expect.objectContaining({ uid: 'pool-default' }),
         health: { nodePool: 'default', nodes: 3, unhealthy: 2, threshold: 1 },
         held: [expect.objectContaining({ node: expect.objectContaining({ name: 'bad' }) })],
+        by: RepairHold.unhealthyThreshold,
       }),
     ]);
     // The next pass sees the pool's condition: still blocked, nothing to report.
@@ -274,5 +288,134 @@ describe('decideRepair: impaired instances', () => {
       impaired: [impaired('elsewhere', ago(60 * MIN))],
     });
     expect(decided.steps).toEqual([]);
+  });
+});
+
+describe('decideRepair: disruption budgets for Unhealthy (Karpenter v1.15)', () => {
+  /** The node's NodeClaim, initialized (so it counts for its NodePool's budgets). */
+  const initialized = (n: NodeInfo, extra: Partial<ClusterNodeClaim> = {}): ClusterNodeClaim => {
+    const claim = claimOf(n);
+    return {
+      ...claim,
+      status: { ...claim.status, conditions: [condition(NodeClaimConditionType.initialized)] },
+      ...extra,
+    };
+  };
+  const budgeted = (budgets: readonly DisruptionBudget[], blocked?: string): ClusterNodePool => ({
+    ...pool('default', blocked === undefined ? undefined : 'True', blocked),
+    disruption: { ...DEFAULT_NODEPOOL_DISRUPTION, budgets },
+  });
+  /** Ten nodes, two of them due for repair (`old` the longer): within the 20% rule. */
+  const tenWithTwoDue = () => [
+    unhealthy('old', 'Ready', 'False', 50 * MIN),
+    unhealthy('new', 'Ready', 'Unknown', 31 * MIN),
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8'].map((n) => healthy(n)),
+  ];
+  const decideBudgeted = (
+    budgets: readonly DisruptionBudget[],
+    extra: Partial<RepairInput> = {},
+    blocked?: string,
+  ) => {
+    const nodes = extra.nodes ?? tenWithTwoDue();
+    return decideRepair({
+      nodes,
+      claims: nodes.map((n) => initialized(n)),
+      pools: [budgeted(budgets, blocked)],
+      nowMs: NOW,
+      ...extra,
+    });
+  };
+  const held = (steps: readonly RepairStep[]) =>
+    steps.flatMap((s) => (s.kind === 'block' ? s.held.map((t) => t.node.name) : []));
+
+  it('repairs as many as the default 10% allows, longest unhealthy first, and holds the rest back once', () => {
+    const decided = decideBudgeted([{ nodes: '10%' }]);
+    expect(repaired(decided.steps)).toEqual(['old']);
+    expect(decided.steps.at(-1)).toMatchObject({
+      kind: 'block',
+      by: RepairHold.budget,
+      held: [expect.objectContaining({ node: expect.objectContaining({ name: 'new' }) })],
+      // Nodes that are not Ready are what repair acts on: they use none of the Unhealthy budget.
+      budget: { allowed: 1, limitedBy: 0, counts: { nodes: 10, disrupting: 0 } },
+    });
+    // The next pass: `old` is being deleted and uses the one disruption; already reported.
+    const nodes = tenWithTwoDue();
+    const claims = nodes.map((n) => initialized(n, n.name === 'old' ? { deleting: true } : {}));
+    expect(decideBudgeted([{ nodes: '10%' }], { nodes, claims }, RepairHold.budget).steps).toEqual([]);
+    // `old` gone and replaced: the pool resumes and repairs `new`.
+    const after = [...tenWithTwoDue().filter((n) => n.name !== 'old'), healthy('h9')];
+    const resumed = decideBudgeted([{ nodes: '10%' }], { nodes: after }, RepairHold.budget);
+    expect(resumed.steps.map((s) => s.kind)).toEqual(['unblock', 'repair']);
+    expect(repaired(resumed.steps)).toEqual(['new']);
+  });
+
+  it.each([
+    ['no reasons', [{ nodes: '0' }], []],
+    ['Unhealthy only', [{ nodes: '0', reasons: ['Unhealthy'] }], []],
+    [
+      'the three other reasons only',
+      [{ nodes: '0', reasons: ['Underutilized', 'Empty', 'Drifted'] }],
+      ['old', 'new'],
+    ],
+    [
+      'the smallest of those that apply',
+      [{ nodes: '5' }, { nodes: '1', reasons: ['Drifted', 'Unhealthy'] }],
+      ['old'],
+    ],
+    [
+      'a scheduled window that is not open',
+      [{ nodes: '0', schedule: '0 0 * * *', duration: '1h' }],
+      ['old', 'new'],
+    ],
+  ] as const)('a budget listing %s', (_, budgets, expected) => {
+    const decided = decideBudgeted(budgets);
+    expect(repaired(decided.steps)).toEqual(expected);
+    expect(held(decided.steps)).toEqual(
+      ['old', 'new'].filter((n) => !(expected as readonly string[]).includes(n)),
+    );
+  });
+
+  it('repairs a node that never initialized whatever the budgets: it counts for none', () => {
+    const nodes = tenWithTwoDue();
+    const claims = nodes.map((n) => (n.name === 'new' ? claimOf(n) : initialized(n)));
+    const decided = decideBudgeted([{ nodes: '0' }], { nodes, claims });
+    expect(repaired(decided.steps)).toEqual(['new']);
+    expect(held(decided.steps)).toEqual(['old']);
+  });
+
+  it('counts a NodeClaim in a disruption command, and unreadable Nodes, as being disrupted', () => {
+    const nodes = tenWithTwoDue();
+    const record = encodeCommand({
+      id: 'cmd-1',
+      method: 'single-node',
+      reason: 'Underutilized',
+      candidates: ['claim-h1'],
+      replacements: [],
+      startedAt: new Date(NOW).toISOString(),
+    });
+    const claims = nodes.map((n) =>
+      initialized(n, n.name === 'h1' ? { annotations: { [COMMAND_ANNOTATION]: record } } : {}),
+    );
+    expect(held(decideBudgeted([{ nodes: '1' }], { nodes, claims }).steps)).toEqual(['old', 'new']);
+    // An unreadable Node: 11 nodes may have 3 unhealthy, but it may be using the one disruption.
+    const unreadable = decideBudgeted([{ nodes: '1' }], { unreadableNodes: 1 });
+    expect(unreadable.steps).toEqual([
+      expect.objectContaining({
+        kind: 'block',
+        by: RepairHold.budget,
+        budget: expect.objectContaining({ allowed: 0 }),
+      }),
+    ]);
+  });
+
+  it('reports the 20% rule over a budget hold: the reason changes, so the state is reported again', () => {
+    const nodes = [
+      ...tenWithTwoDue().filter((n) => n.name !== 'h1'),
+      unhealthy('third', 'Ready', 'False', 40 * MIN),
+    ];
+    const decided = decideBudgeted([{ nodes: '1' }], { nodes }, RepairHold.budget);
+    expect(decided.steps).toEqual([
+      expect.objectContaining({ kind: 'block', by: RepairHold.unhealthyThreshold, held: expect.any(Array) }),
+    ]);
   });
 });
