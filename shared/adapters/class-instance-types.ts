@@ -60,6 +60,8 @@ export interface TypeHardware {
   readonly extended: ResourceList;
   readonly efaCount: number;
   readonly nestedVirtualization?: boolean;
+  /** EC2 reports the type supports Nitro Enclaves; unset when it does not or it is unknown. */
+  readonly nitroEnclaves?: boolean;
   readonly localNvmeGiB: number;
 }
 

@@ -287,16 +287,23 @@ export function efaOnlyInterfaces(nodeClass: EC2NodeClass): number {
 
 /**
  * Whether an instance type can carry the class's launch settings: the `efa-only` interfaces of
- * `spec.networkInterfaces` need as many EFA interfaces, and `cpuOptions.nestedVirtualization:
- * enabled` a processor that supports it. `efaCount` and `nestedVirtualization` are the type's.
+ * `spec.networkInterfaces` need as many EFA interfaces, `cpuOptions.nestedVirtualization: enabled`
+ * a processor that supports it, and `enclaveOptions.enabled` a type EC2 reports supports Nitro
+ * Enclaves (a type whose support is unknown is not offered). `efaCount`, `nestedVirtualization`
+ * and `nitroEnclaves` are the type's.
  */
 export function supportsLaunchSettings(
   nodeClass: EC2NodeClass,
-  type: { readonly efaCount: number; readonly nestedVirtualization?: boolean },
+  type: {
+    readonly efaCount: number;
+    readonly nestedVirtualization?: boolean;
+    readonly nitroEnclaves?: boolean;
+  },
 ): boolean {
   const efa = efaOnlyInterfaces(nodeClass);
   if (efa > 0 && type.efaCount < efa) return false;
   if (nodeClass.spec.cpuOptions?.nestedVirtualization === 'enabled' && type.nestedVirtualization !== true)
     return false;
+  if (nodeClass.spec.enclaveOptions?.enabled === true && type.nitroEnclaves !== true) return false;
   return true;
 }

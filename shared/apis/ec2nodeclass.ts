@@ -195,6 +195,7 @@ const specSchema = z
     cpuOptions: z
       .object({ nestedVirtualization: z.enum(['enabled', 'disabled']).exactOptional() })
       .exactOptional(),
+    enclaveOptions: z.object({ enabled: z.boolean() }).exactOptional(),
     context: z.string().exactOptional(),
     capacityReservationSelectorTerms: z.array(capacityReservationSelectorTerm).max(30).exactOptional(),
   })

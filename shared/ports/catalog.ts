@@ -34,6 +34,8 @@ export interface CachedInstanceType {
   readonly localNvmeGiB: number;
   /** The processor supports nested virtualization (`cpuOptions.nestedVirtualization`). */
   readonly nestedVirtualization?: boolean;
+  /** EC2 reports `NitroEnclavesSupport: supported` (`enclaveOptions.enabled`); unset when not or unknown. */
+  readonly nitroEnclaves?: boolean;
   readonly offerings: readonly CachedOffering[];
 }
 

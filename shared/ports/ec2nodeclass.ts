@@ -131,6 +131,8 @@ export interface EC2NodeClassSpec {
   /** IPv4 prefixes assigned to the primary interface. */
   readonly ipPrefixCount?: number;
   readonly cpuOptions?: { readonly nestedVirtualization?: 'enabled' | 'disabled' };
+  /** AWS Nitro Enclaves (Karpenter v1.15): enabled offers only types that support them. */
+  readonly enclaveOptions?: { readonly enabled: boolean };
   /** EC2 Fleet `Context`, passed to CreateFleet as it is. */
   readonly context?: string;
   /** On-Demand Capacity Reservations and Capacity Blocks to launch into first. */

@@ -293,6 +293,12 @@ const rejections: readonly Rejection[] = [
     message: "must specify exactly one of ['role', 'instanceProfile']",
   },
   {
+    name: 'EC2NodeClass: enclaveOptions without enabled',
+    manifest: ec2NodeClass('crds-test-enclaves-unsaid', { enclaveOptions: {} }),
+    field: 'spec.enclaveOptions.enabled',
+    message: 'Required value',
+  },
+  {
     name: 'EC2NodeClass: neither role nor instanceProfile',
     manifest: ec2NodeClass('crds-test-no-identity', {}, { omit: ['role'] }),
     field: 'spec',

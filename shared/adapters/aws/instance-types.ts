@@ -218,6 +218,7 @@ export function toCachedInstanceType(
     ...((info.ProcessorInfo?.SupportedFeatures ?? []).includes('nested-virtualization')
       ? { nestedVirtualization: true }
       : {}),
+    ...(info.NitroEnclavesSupport === 'supported' ? { nitroEnclaves: true } : {}),
     offerings,
   };
 }

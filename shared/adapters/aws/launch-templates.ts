@@ -122,6 +122,12 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     ...(nestedVirtualization === undefined
       ? {}
       : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),
+    // Said whenever the class sets it (Karpenter v1.15 always says it): part of the data the
+    // template's name hashes, so an enclave template is never shared with one without. Left out
+    // when unset, which EC2 launches without enclaves too, so existing templates keep their names.
+    ...(spec.enclaveOptions === undefined
+      ? {}
+      : { EnclaveOptions: { Enabled: spec.enclaveOptions.enabled } }),
     ...(input.capacityReservation === undefined
       ? {}
       : {

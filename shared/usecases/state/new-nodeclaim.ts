@@ -111,7 +111,7 @@ export const NODECLASS_HASH_VERSION = 'flotilla-v1';
  * The hash of what an EC2NodeClass puts on an instance directly: AMI family (as resolved, so an
  * alias and the same `amiFamily` hash alike), user data, tags,
  * kubelet settings, block devices, metadata options, public IP, monitoring, role and instance
- * profile, and when set the instance-store policy, network interfaces, CPU options and fleet
+ * profile, and when set the instance-store policy, network interfaces, CPU options, enclave options and fleet
  * context. Selector terms are left out, as in Karpenter: what they select drifts through the
  * resolved status instead (AMI, subnet, security-group and placement-group drift), and so is
  * `ipPrefixCount` (Karpenter does not hash it either). A decimal string.
@@ -133,6 +133,7 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
     ...(spec.instanceStorePolicy === undefined ? {} : { instanceStorePolicy: spec.instanceStorePolicy }),
     ...(spec.networkInterfaces === undefined ? {} : { networkInterfaces: spec.networkInterfaces }),
     ...(spec.cpuOptions === undefined ? {} : { cpuOptions: spec.cpuOptions }),
+    ...(spec.enclaveOptions === undefined ? {} : { enclaveOptions: spec.enclaveOptions }),
     ...(spec.context === undefined ? {} : { context: spec.context }),
   });
   const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);

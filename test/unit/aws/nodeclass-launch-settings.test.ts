@@ -1,8 +1,12 @@
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { type InstanceTypeContext, toInstanceTypes } from '../../../shared/adapters/aws/instance-types.ts';
-import { launchTemplateData } from '../../../shared/adapters/aws/launch-templates.ts';
+import {
+  type InstanceTypeContext,
+  toCachedInstanceType,
+  toInstanceTypes,
+} from '../../../shared/adapters/aws/instance-types.ts';
+import { launchTemplateData, launchTemplateName } from '../../../shared/adapters/aws/launch-templates.ts';
 import {
   type ClusterInfo,
   clusterIpFamily,
@@ -15,7 +19,8 @@ import { validateNodeClass } from '../../../shared/usecases/nodeclass/status.ts'
 import { nodeClassHash } from '../../../shared/usecases/state/new-nodeclaim.ts';
 
 // The EC2NodeClass fields that shape a launch beyond AMI, network and user data: the instance-store
-// policy, placement group, network interfaces (EFA), IP prefixes, CPU options and fleet context.
+// policy, placement group, network interfaces (EFA), IP prefixes, CPU options, Nitro Enclaves and
+// fleet context.
 // From the manifest to the capacity the scheduler counts and the launch template EC2 is sent.
 
 const GB = 1e9;
@@ -76,6 +81,7 @@ const CATALOG = [
   cached('c5n.18xlarge', { efaCount: 1, enis: 15, ipv4PerEni: 50 }),
   cached('p5.48xlarge', { efaCount: 32, enis: 64, ipv4PerEni: 50, localNvmeGiB: 30400 }),
   cached('m8i.2xlarge', { nestedVirtualization: true }),
+  cached('m6i.2xlarge', { nitroEnclaves: true }),
 ];
 
 function typesFor(nodeClass: EC2NodeClass) {
@@ -102,6 +108,7 @@ describe('parseEC2NodeClass: the launch-shaping fields', () => {
       networkInterfaces: EFA_INTERFACES,
       ipPrefixCount: 2,
       cpuOptions: { nestedVirtualization: 'enabled' },
+      enclaveOptions: { enabled: true },
       context: 'c-0123',
     };
     const parsed = parseEC2NodeClass(manifest(fields));
@@ -111,15 +118,16 @@ describe('parseEC2NodeClass: the launch-shaping fields', () => {
   });
 
   it('names the spec fields it does not read, and the class is not valid while one is set', () => {
-    const parsed = parseEC2NodeClass(
-      manifest({ enclaveOptions: { enabled: true }, connectionTracking: { udpTimeout: 30 } }),
-    );
-    expect(parsed.unsupportedFields).toEqual(['connectionTracking', 'enclaveOptions']);
-    expect(parsed.spec).not.toHaveProperty('enclaveOptions');
+    const parsed = parseEC2NodeClass(manifest({ connectionTracking: { udpTimeout: 30 } }));
+    expect(parsed.unsupportedFields).toEqual(['connectionTracking']);
+    expect(parsed.spec).not.toHaveProperty('connectionTracking');
     expect(validateNodeClass(parsed)).toEqual([
       'spec.connectionTracking is not supported by Flotilla; remove it (nodes would be launched without it)',
-      'spec.enclaveOptions is not supported by Flotilla; remove it (nodes would be launched without it)',
     ]);
+  });
+
+  it('refuses enclaveOptions without enabled, as the CRD does', () => {
+    expect(() => parseEC2NodeClass(manifest({ enclaveOptions: {} }))).toThrow(/enclaveOptions\.enabled/);
   });
 
   it.each<[string, unknown, string]>([
@@ -198,6 +206,34 @@ describe('instance types under the launch-shaping fields', () => {
       CATALOG.length,
     );
   });
+
+  it('offers only types EC2 reports Nitro Enclaves support for when enclaveOptions enables them', () => {
+    expect([...typesFor(resolvedClass({ enclaveOptions: { enabled: true } })).keys()]).toEqual([
+      'm6i.2xlarge',
+    ]);
+    expect(typesFor(resolvedClass({ enclaveOptions: { enabled: false } })).size).toBe(CATALOG.length);
+  });
+
+  it.each([
+    ['supported', true],
+    ['unsupported', undefined],
+    [undefined, undefined],
+  ] as const)('reads NitroEnclavesSupport %s from DescribeInstanceTypes', (support, nitroEnclaves) => {
+    const type = toCachedInstanceType(
+      {
+        InstanceType: 'm6i.2xlarge',
+        ProcessorInfo: { SupportedArchitectures: ['x86_64'] },
+        VCpuInfo: { DefaultVCpus: 8 },
+        MemoryInfo: { SizeInMiB: 32768 },
+        ...(support === undefined ? {} : { NitroEnclavesSupport: support }),
+      },
+      new Set(['us-east-1a']),
+      new Map(),
+      { onDemand: new Map([['m6i.2xlarge', 0.384]]), spot: new Map() },
+      0,
+    );
+    expect(type?.nitroEnclaves).toBe(nitroEnclaves);
+  });
 });
 
 describe('launchTemplateData under the launch-shaping fields', () => {
@@ -266,6 +302,20 @@ describe('launchTemplateData under the launch-shaping fields', () => {
     ]);
     expect(data.Placement).toEqual({ GroupId: 'pg-0123abcd' });
     expect(data.CpuOptions).toEqual({ NestedVirtualization: 'enabled' });
+  });
+
+  it('asks for Nitro Enclaves as the class says, in a template of its own', () => {
+    const name = (spec: Record<string, unknown>) => {
+      const data = launchTemplateData(input(resolvedClass(spec)));
+      return { data, name: launchTemplateName('c', data, input(resolvedClass(spec)).tags) };
+    };
+    const unset = name({});
+    const enabled = name({ enclaveOptions: { enabled: true } });
+    const disabled = name({ enclaveOptions: { enabled: false } });
+    expect(unset.data).not.toHaveProperty('EnclaveOptions');
+    expect(enabled.data.EnclaveOptions).toEqual({ Enabled: true });
+    expect(disabled.data.EnclaveOptions).toEqual({ Enabled: false });
+    expect(new Set([unset.name, enabled.name, disabled.name]).size).toBe(3);
   });
 });
 
@@ -361,6 +411,8 @@ describe('user data under instanceStorePolicy: RAID0', () => {
 describe('nodeClassHash and the launch-shaping fields', () => {
   it('keeps the hash of a class that sets none of them, and changes with each that shapes the instance', () => {
     const base = nodeClassHash(resolvedClass());
+    // The hash this class had before enclaveOptions was read: a field added later leaves it alone.
+    expect(base).toBe('8262480681033384618');
     expect(nodeClassHash(resolvedClass({ ipPrefixCount: 4 }))).toBe(base);
     expect(nodeClassHash(resolvedClass({ placementGroupSelector: { name: 'train' } }))).toBe(base);
     const changed = [
@@ -368,7 +420,9 @@ describe('nodeClassHash and the launch-shaping fields', () => {
       { networkInterfaces: EFA_INTERFACES },
       { cpuOptions: { nestedVirtualization: 'enabled' } },
       { context: 'c-1' },
+      { enclaveOptions: { enabled: true } },
+      { enclaveOptions: { enabled: false } },
     ].map((spec) => nodeClassHash(resolvedClass(spec)));
-    expect(new Set([base, ...changed]).size).toBe(5);
+    expect(new Set([base, ...changed]).size).toBe(7);
   });
 });

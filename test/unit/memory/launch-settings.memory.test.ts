@@ -138,6 +138,11 @@ describe('launch settings in the simulator', () => {
     const disabled = await world({ cpuOptions: { nestedVirtualization: 'disabled' } });
     expect(disabled.types.length).toBeGreaterThan(types.length);
   });
+
+  it('offers no type when enclaveOptions enables Nitro Enclaves: the bundled catalog does not say which support them', async () => {
+    expect((await world({ enclaveOptions: { enabled: true } })).types).toEqual([]);
+    expect((await world({ enclaveOptions: { enabled: false } })).types.length).toBeGreaterThan(0);
+  });
 });
 
 describe('capacity reservations in the simulator', () => {

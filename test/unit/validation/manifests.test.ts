@@ -107,6 +107,25 @@ describe('what the CRDs refuse', () => {
     });
   });
 
+  it('requires enabled in an EC2NodeClass enclaveOptions (Karpenter v1.15)', () => {
+    const nodeClass = (enclaveOptions: unknown) => ({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'default' },
+      spec: {
+        role: 'nodes',
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        subnetSelectorTerms: [{ tags: { discovery: 'c' } }],
+        securityGroupSelectorTerms: [{ tags: { discovery: 'c' } }],
+        enclaveOptions,
+      },
+    });
+    expect(checkManifest(nodeClass({ enabled: true }))).toEqual([]);
+    expect(checkManifest(nodeClass({}))).toEqual([
+      { path: ['spec', 'enclaveOptions'], message: 'missing required field "enabled"' },
+    ]);
+  });
+
   it('drops nulls as the API server does, and refuses a string where a number belongs', () => {
     expect(checkManifest(pool({ weight: null }))).toEqual([]);
     expect(checkManifest(pool({ weight: '10' }))).toEqual([
