@@ -5,7 +5,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { newNodeClaim } from '../../../fixtures/node-claims.ts';
+import { poolNode } from './pool-node.ts';
 
 // Node repair held back by the NodePool's disruption budget for Unhealthy (Karpenter v1.15), as a
 // user sees it: the NodePool's NodeRepairBlocked condition and Events, the decision line, and the
@@ -31,22 +31,10 @@ function world(budgets: readonly Record<string, unknown>[]) {
     },
   });
   /** An initialized NodeClaim `name` of NodePool `default` on its Node `node-<name>`. */
-  async function node(name: string, ready: boolean) {
-    const providerId = `aws:///us-east-1a/i-0${name}`;
-    await memory.createNodeClaim(newNodeClaim(name));
-    memory.create({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: `node-${name}`, labels: { 'karpenter.sh/nodepool': 'default' } },
-      spec: { providerID: providerId },
-    });
-    memory.setNodeReady(`node-${name}`, ready);
-    await memory.patchNodeClaimStatus(name, {
-      providerId,
-      nodeName: `node-${name}`,
-      conditions: [{ type: 'Initialized', status: 'True', reason: 'Initialized', message: '' }],
-    });
-  }
+  const node = (name: string, ready: boolean) =>
+    poolNode(memory, name, ready, [
+      { type: 'Initialized', status: 'True', reason: 'Initialized', message: '' },
+    ]);
   const pass = () => repairNodes({ cluster: memory, logger, metrics: quietMetrics }, clock.now());
   const blocked = async () =>
     (await memory.nodePools()).items[0]?.conditions.find(

@@ -6,7 +6,7 @@ import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
 import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { newNodeClaim } from '../../../fixtures/node-claims.ts';
+import { poolNode } from './pool-node.ts';
 
 // Node repair over a forged cluster summary: a Node the summary shows unhealthy is replaced only
 // when the API server's Node is, and the 20% rule counts the API server's unhealthy nodes, not the
@@ -20,18 +20,7 @@ function world() {
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   /** A registered NodeClaim `name` of NodePool `default` on its Node `node-<name>`. */
-  async function node(name: string, ready: boolean) {
-    const providerId = `aws:///us-east-1a/i-0${name}`;
-    await memory.createNodeClaim(newNodeClaim(name));
-    memory.create({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: `node-${name}`, labels: { 'karpenter.sh/nodepool': 'default' } },
-      spec: { providerID: providerId },
-    });
-    memory.setNodeReady(`node-${name}`, ready);
-    await memory.patchNodeClaimStatus(name, { providerId, nodeName: `node-${name}`, conditions: [] });
-  }
+  const node = (name: string, ready: boolean) => poolNode(memory, name, ready);
   const forged = forgedSummaryCluster(memory, clock, logger);
   const pass = () => repairNodes({ cluster: forged.cluster, logger, metrics: quietMetrics }, clock.now());
   return { clock, memory, node, forged, pass };
