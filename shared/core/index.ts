@@ -75,6 +75,7 @@ export {
   type Offering,
   RESERVED_PRICE_DIVISOR,
 } from './instance-type.ts';
+export { KUBELET_CONFIGURATION_FIELDS, type KubeletValueKind } from './kubelet-configuration.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
 export {
   adjustPrice,
@@ -129,10 +130,12 @@ export {
 export { parseInstanceId } from './provider-id.ts';
 export {
   formatQuantity,
+  parsePercent,
   parseQuantity,
   QUANTITY_MAX,
   type QuantityScale,
   type QuantitySource,
+  quantitySign,
 } from './quantity.ts';
 export {
   type NodeSelectorRequirement,

@@ -43,6 +43,20 @@ const DECIMAL_SUFFIX: Readonly<Record<string, number>> = {
 const QUANTITY_PATTERN =
   /^([+-]?)(\d+\.?\d*|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([eE][+-]?\d+)|(n|u|m|k|M|G|T|P|E)?)$/;
 
+/** The sign of a Kubernetes quantity (`"500m"` 1, `"-1Gi"` -1, `"0"` 0), or undefined when `text` is none. */
+export function quantitySign(text: string): -1 | 0 | 1 | undefined {
+  const match = QUANTITY_PATTERN.exec(text);
+  if (match === null) return undefined;
+  if (!/[1-9]/.test(match[2] ?? '')) return 0;
+  return match[1] === '-' ? -1 : 1;
+}
+
+/** The number of a percentage such as `"5%"` or `"7.5%"`, or undefined when `text` is not one. */
+export function parsePercent(text: string): number | undefined {
+  const match = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)%$/.exec(text);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
 /**
  * Parses a Kubernetes quantity (`"500m"`, `"2Gi"`, `"1.5"`, `"1e3"`, `"100Ki"`) into a
  * non-negative integer in base units, or thousandths of them with `scale: 'milli'`. The
