@@ -7,6 +7,7 @@ import type {
   MetadataOptions,
 } from '../ports/cloud.ts';
 import { objectName } from './fields.ts';
+import { parseKubelet } from './kubelet.ts';
 
 /** EC2NodeClass defaults (ec2nodeclass_defaults.go): IMDSv2 required, one hop. */
 export const DEFAULT_METADATA_OPTIONS: MetadataOptions = {
@@ -83,23 +84,6 @@ const blockDeviceMapping = z.object({
     .exactOptional(),
 });
 
-const kubelet = z
-  .object({
-    clusterDNS: z.array(z.string()).exactOptional(),
-    maxPods: z.number().int().nonnegative().exactOptional(),
-    podsPerCore: z.number().int().nonnegative().exactOptional(),
-    systemReserved: stringMap.exactOptional(),
-    kubeReserved: stringMap.exactOptional(),
-    evictionHard: stringMap.exactOptional(),
-    evictionSoft: stringMap.exactOptional(),
-    evictionSoftGracePeriod: stringMap.exactOptional(),
-    evictionMaxPodGracePeriod: z.number().int().exactOptional(),
-    imageGCHighThresholdPercent: z.number().int().min(0).max(100).exactOptional(),
-    imageGCLowThresholdPercent: z.number().int().min(0).max(100).exactOptional(),
-    cpuCFSQuota: z.boolean().exactOptional(),
-  })
-  .loose();
-
 /** A metav1.Condition as Karpenter's CRDs store it. */
 export const conditionSchema = z.object({
   type: z.string(),
@@ -166,7 +150,7 @@ const specSchema = z
     instanceProfile: z.string().exactOptional(),
     userData: z.string().exactOptional(),
     tags: stringMap.exactOptional(),
-    kubelet: kubelet.exactOptional(),
+    kubelet: z.record(z.string(), z.unknown()).transform(parseKubelet).exactOptional(),
     blockDeviceMappings: z.array(blockDeviceMapping).exactOptional(),
     metadataOptions: z
       .object({

@@ -77,7 +77,13 @@ export interface MetadataOptions {
   readonly httpTokens: 'required' | 'optional';
 }
 
-/** EC2NodeClass `spec.kubelet` (v1.14 typed fields). Reserved maps are kept as quantity strings. */
+/**
+ * EC2NodeClass `spec.kubelet`, an open map of kubelet configuration fields (Karpenter v1.15; v1.14
+ * had only the typed fields). The fields Flotilla reads itself (Karpenter's managed set) are typed;
+ * reserved maps are kept as quantity strings. Nothing the manifest sets is dropped: a managed field
+ * whose value Flotilla cannot read is kept in `unreadable`, any other field in `unmanaged`, and
+ * the status controller judges both.
+ */
 export interface KubeletSpec {
   readonly clusterDNS?: readonly string[];
   readonly maxPods?: number;
@@ -91,6 +97,25 @@ export interface KubeletSpec {
   readonly imageGCHighThresholdPercent?: number;
   readonly imageGCLowThresholdPercent?: number;
   readonly cpuCFSQuota?: boolean;
+  /**
+   * Fields outside the managed set, as the manifest sets them. Only AL2023 applies them (in the
+   * nodeadm NodeConfig, as they are); they never change what the scheduler counts.
+   */
+  readonly unmanaged?: Readonly<Record<string, unknown>>;
+  /**
+   * Managed fields set to a value Flotilla cannot use (the wrong JSON type, a CEL expression, a
+   * threshold or reservation that is not a quantity), as the manifest sets them.
+   */
+  readonly unreadable?: Readonly<Record<string, unknown>>;
+}
+
+/** The `spec.kubelet` fields Flotilla reads itself (Karpenter's managed set). */
+export type ManagedKubeletField = Exclude<keyof KubeletSpec, 'unmanaged' | 'unreadable'>;
+
+/** `spec.kubelet` as the open map the manifest holds: the managed fields, unreadable ones included, and the others. */
+export function kubeletConfigMap(kubelet: KubeletSpec): Readonly<Record<string, unknown>> {
+  const { unmanaged, unreadable, ...managed } = kubelet;
+  return { ...managed, ...unreadable, ...unmanaged };
 }
 
 /** One `spec.networkInterfaces` entry: an attachment made at launch (EFA). */

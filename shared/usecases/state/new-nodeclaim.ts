@@ -10,7 +10,12 @@ import {
   type NodeSelectorRequirement,
 } from '../../core/index.ts';
 import { nodeClassFamily } from '../../ports/ami-family.ts';
-import type { CloudInstance, EC2NodeClass, LaunchRequest } from '../../ports/cloud.ts';
+import {
+  type CloudInstance,
+  type EC2NodeClass,
+  kubeletConfigMap,
+  type LaunchRequest,
+} from '../../ports/cloud.ts';
 import type {
   ClusterNodePool,
   MetadataPatch,
@@ -122,7 +127,9 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
     amiFamily: nodeClassFamily(spec) ?? null,
     userData: spec.userData ?? null,
     tags: spec.tags ?? {},
-    kubelet: spec.kubelet ?? null,
+    // The open map as the manifest holds it: a class with only v1.14's typed fields hashes as it
+    // did, and a field only AL2023 passes on changes the hash as it changes the node.
+    kubelet: spec.kubelet === undefined ? null : kubeletConfigMap(spec.kubelet),
     blockDeviceMappings: spec.blockDeviceMappings ?? [],
     metadataOptions: spec.metadataOptions,
     associatePublicIPAddress: spec.associatePublicIPAddress ?? null,
