@@ -13,11 +13,12 @@ import type {
   SecurityGroupStatus,
   SubnetStatus,
 } from '../../ports/cloud.ts';
+import { kubeletProblems } from './kubelet.ts';
 
 // EC2NodeClass status (Karpenter's nodeclass status controller) as a pure function from the class
 // and what resolving it came to, part by part: the conditions SubnetsReady, SecurityGroupsReady,
-// AMIsReady, InstanceProfileReady, ValidationSucceeded, PlacementGroupReady (with a placement group
-// selector only) and Ready, with the resolved lists. A part
+// AMIsReady, InstanceProfileReady, ValidationSucceeded (kubelet.ts checks `spec.kubelet`),
+// PlacementGroupReady (with a placement group selector only) and Ready, with the resolved lists. A part
 // that AWS could not answer for now keeps what the status said before.
 
 /** Tag keys an EC2NodeClass may not set (the CRD's CEL rules); Flotilla sets them itself. */
@@ -33,7 +34,7 @@ export const AWAITING_RESOLUTION = 'AwaitingResolution';
 
 /**
  * What the CRD cannot check but Karpenter's controller does, as sentences that say what to fix.
- * Empty when the spec is valid.
+ * Empty when the spec is valid. `spec.kubelet` has its own checks and reasons (kubeletProblems).
  */
 export function validateNodeClass(nodeClass: EC2NodeClass): string[] {
   const spec = nodeClass.spec;
@@ -49,11 +50,6 @@ export function validateNodeClass(nodeClass: EC2NodeClass): string[] {
   const aliases = spec.amiSelectorTerms.filter((t) => t.alias !== undefined);
   if (aliases.length > 0 && spec.amiSelectorTerms.length > 1) {
     problems.push('an alias must be the only term in spec.amiSelectorTerms; remove the other terms');
-  }
-  const high = spec.kubelet?.imageGCHighThresholdPercent;
-  const low = spec.kubelet?.imageGCLowThresholdPercent;
-  if (high !== undefined && low !== undefined && high <= low) {
-    problems.push('spec.kubelet.imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent');
   }
   if ((spec.blockDeviceMappings ?? []).filter((m) => m.rootVolume).length > 1) {
     problems.push('at most one of spec.blockDeviceMappings may set rootVolume: true');
@@ -166,9 +162,10 @@ export function computeNodeClassStatus(
   }
 
   const problems = validateNodeClass(nodeClass);
+  const kubelet = kubeletProblems(nodeClass);
   const cloudProblems = resolution.validation ?? [];
   const validation: Check =
-    problems.length === 0 && cloudProblems.length === 0
+    problems.length === 0 && kubelet.length === 0 && cloudProblems.length === 0
       ? {
           type: NodeClassConditionType.validationSucceeded,
           status: 'True',
@@ -178,9 +175,17 @@ export function computeNodeClassStatus(
       : {
           type: NodeClassConditionType.validationSucceeded,
           status: 'False',
-          // The spec's own problems first; else the reason the cloud side gave (e.g. UserDataRequired).
-          reason: problems.length > 0 ? 'ValidationFailed' : (cloudProblems[0]?.reason ?? 'ValidationFailed'),
-          message: [...problems, ...cloudProblems.map((p) => p.message)].join('; '),
+          // The spec's own problems first, then the kubelet's (with Karpenter's reason for the
+          // first), else the reason the cloud side gave (e.g. UserDataRequired).
+          reason:
+            problems.length > 0
+              ? 'ValidationFailed'
+              : (kubelet[0]?.reason ?? cloudProblems[0]?.reason ?? 'ValidationFailed'),
+          message: [
+            ...problems,
+            ...kubelet.map((p) => p.message),
+            ...cloudProblems.map((p) => p.message),
+          ].join('; '),
         };
   const subnets = part<readonly SubnetStatus[]>(
     NodeClassConditionType.subnetsReady,

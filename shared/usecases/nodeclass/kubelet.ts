@@ -1,0 +1,302 @@
+import {
+  KUBELET_CONFIGURATION_FIELDS,
+  type KubeletValueKind,
+  parsePercent,
+  quantitySign,
+} from '../../core/index.ts';
+import { nodeClassFamily } from '../../ports/ami-family.ts';
+import { type EC2NodeClass, kubeletConfigMap } from '../../ports/cloud.ts';
+
+// `spec.kubelet` is an open map the API server leaves unchecked (Karpenter v1.15). Karpenter's
+// controller checks it, and so does Flotilla's status controller, here: every problem makes
+// ValidationSucceeded False with the reason Karpenter gives it, and names the field to fix.
+
+/** The ValidationSucceeded reasons of `spec.kubelet` problems, as Karpenter names them. */
+export const KubeletReason = {
+  /** Not a kubelet configuration field, a value of the wrong JSON type, or one kubelet would refuse or ignore. */
+  invalid: 'InvalidKubeletConfiguration',
+  /**
+   * A CEL expression (a string maxPods; a kubeReserved or systemReserved value that is not a
+   * quantity). Karpenter evaluates them only behind its NodeClassCEL feature gate, off by default;
+   * Flotilla never does.
+   */
+  expressionsDisabled: 'KubeletExpressionsDisabled',
+  /** A valid field the class's AMI family would not put on its nodes. */
+  unsupported: 'UnsupportedKubeletConfiguration',
+} as const;
+export type KubeletReason = (typeof KubeletReason)[keyof typeof KubeletReason];
+
+export interface KubeletProblem {
+  readonly reason: KubeletReason;
+  /** Starts with the offending field, e.g. `spec.kubelet.maxPods: …`. */
+  readonly message: string;
+}
+
+/** The signals kubelet evicts on; it ignores a threshold keyed by anything else. */
+const EVICTION_SIGNALS = [
+  'memory.available',
+  'nodefs.available',
+  'nodefs.inodesFree',
+  'imagefs.available',
+  'imagefs.inodesFree',
+  'pid.available',
+];
+const EVICTION_MAPS = ['evictionHard', 'evictionSoft', 'evictionSoftGracePeriod', 'evictionMinimumReclaim'];
+/** The resources kubelet can reserve; it ignores any other key. */
+const RESERVABLE = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
+const RESERVED_MAPS = ['kubeReserved', 'systemReserved'];
+
+/** Fields Flotilla writes itself on every node, and why a value set here would be lost. */
+const FLOTILLA_OWNED: ReadonlyMap<string, string> = new Map([
+  [
+    'registerWithTaints',
+    "Flotilla sets it from the NodeClaim's taints so that the node registers tainted until it is initialized; put taints on the NodePool instead",
+  ],
+]);
+
+/** A Go duration (`time.ParseDuration`): `"0"`, or numbers with units, optionally signed. */
+const GO_DURATION = /^[+-]?(?:0|(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/;
+
+/** Every problem of `spec.kubelet`, invalid ones first, then expressions, then unsupported fields. */
+export function kubeletProblems(nodeClass: EC2NodeClass): KubeletProblem[] {
+  const kubelet = nodeClass.spec.kubelet;
+  if (kubelet === undefined) return [];
+  const config = kubeletConfigMap(kubelet);
+  const invalid = [...fieldProblems(config), ...semanticProblems(config)];
+  const expressions = expressionProblems(config);
+  // A value the parser set aside always has a problem above; this keeps it so if the rules drift.
+  for (const [field, value] of Object.entries(kubelet.unreadable ?? {})) {
+    if (![...invalid, ...expressions].some((m) => m.startsWith(`spec.kubelet.${field}`)))
+      invalid.push(`spec.kubelet.${field}: Flotilla cannot use ${show(value)}`);
+  }
+  const families = familyProblems(nodeClass);
+  return [
+    ...invalid.map((message) => ({ reason: KubeletReason.invalid, message })),
+    ...expressions.map((message) => ({ reason: KubeletReason.expressionsDisabled, message })),
+    ...families.map((message) => ({ reason: KubeletReason.unsupported, message })),
+  ];
+}
+
+/** Each field against the upstream kubelet configuration: known by that name, of its JSON kind. */
+function fieldProblems(config: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  for (const [field, value] of sorted(config)) {
+    const kind = KUBELET_CONFIGURATION_FIELDS.get(field);
+    if (kind === undefined) {
+      const near = [...KUBELET_CONFIGURATION_FIELDS.keys()].find(
+        (k) => k.toLowerCase() === field.toLowerCase(),
+      );
+      problems.push(
+        `spec.kubelet.${field}: is not a kubelet configuration field${near === undefined ? '' : ` (did you mean ${near}?)`}; remove it`,
+      );
+    } else if (!fits(value, kind) && !(field === 'maxPods' && typeof value === 'string')) {
+      // (A string maxPods is an expression: see expressionProblems.)
+      problems.push(`spec.kubelet.${field}: must be ${describe(kind)}, not ${show(value)}`);
+    }
+  }
+  return problems;
+}
+
+/** What kubelet would refuse or silently ignore although each field has the right JSON kind. */
+function semanticProblems(config: Readonly<Record<string, unknown>>): string[] {
+  const problems: string[] = [];
+  for (const [field, why] of FLOTILLA_OWNED) {
+    if (config[field] !== undefined) problems.push(`spec.kubelet.${field}: may not be set; ${why}`);
+  }
+  for (const field of EVICTION_MAPS) {
+    for (const [signal, value] of sorted(stringMap(config[field]) ?? {})) {
+      if (!EVICTION_SIGNALS.includes(signal)) {
+        problems.push(
+          `spec.kubelet.${field}: "${signal}" is not an eviction signal; use ${EVICTION_SIGNALS.join(', ')}`,
+        );
+      }
+      const problem =
+        field === 'evictionSoftGracePeriod' ? gracePeriodProblem(value) : thresholdProblem(value);
+      if (problem !== undefined) problems.push(`spec.kubelet.${field}["${signal}"]: ${problem}`);
+    }
+  }
+  problems.push(...softEvictionProblems(config));
+  for (const field of RESERVED_MAPS) {
+    for (const [resource, value] of sorted(stringMap(config[field]) ?? {})) {
+      if (!RESERVABLE.includes(resource)) {
+        problems.push(
+          `spec.kubelet.${field}: "${resource}" is not a resource kubelet reserves; use ${RESERVABLE.join(', ')}`,
+        );
+      }
+      if (value.startsWith('-'))
+        problems.push(`spec.kubelet.${field}["${resource}"]: "${value}" must not be negative`);
+    }
+  }
+  for (const field of ['imageGCHighThresholdPercent', 'imageGCLowThresholdPercent']) {
+    const value = config[field];
+    if (Number.isInteger(value) && ((value as number) < 0 || (value as number) > 100))
+      problems.push(`spec.kubelet.${field}: ${value} must be between 0 and 100`);
+  }
+  for (const field of ['maxPods', 'podsPerCore', 'evictionMaxPodGracePeriod']) {
+    const value = config[field];
+    if (Number.isInteger(value) && (value as number) < 0)
+      problems.push(`spec.kubelet.${field}: ${value} must not be negative`);
+  }
+  const high = config['imageGCHighThresholdPercent'];
+  const low = config['imageGCLowThresholdPercent'];
+  if (Number.isInteger(high) && Number.isInteger(low) && (high as number) <= (low as number)) {
+    problems.push(
+      `spec.kubelet.imageGCHighThresholdPercent: ${high} must be greater than imageGCLowThresholdPercent (${low}), or images are never collected`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * kubelet ignores a soft threshold without a grace period and refuses a grace period without a
+ * threshold, so the two maps need the same signals (a map left out has none).
+ */
+function softEvictionProblems(config: Readonly<Record<string, unknown>>): string[] {
+  const soft = config['evictionSoft'] === undefined ? {} : stringMap(config['evictionSoft']);
+  const grace =
+    config['evictionSoftGracePeriod'] === undefined ? {} : stringMap(config['evictionSoftGracePeriod']);
+  // A map of the wrong kind already has its problem.
+  if (soft === undefined || grace === undefined) return [];
+  return [
+    ...Object.keys(soft)
+      .filter((signal) => !Object.hasOwn(grace, signal))
+      .sort()
+      .map(
+        (signal) =>
+          `spec.kubelet.evictionSoft["${signal}"]: has no grace period; set evictionSoftGracePeriod["${signal}"] too`,
+      ),
+    ...Object.keys(grace)
+      .filter((signal) => !Object.hasOwn(soft, signal))
+      .sort()
+      .map(
+        (signal) =>
+          `spec.kubelet.evictionSoftGracePeriod["${signal}"]: has no evictionSoft threshold for the signal; set one or remove the grace period`,
+      ),
+  ];
+}
+
+/** An eviction threshold is a percentage from 0 to 100 or a quantity that is not negative. */
+function thresholdProblem(value: string): string | undefined {
+  if (value.endsWith('%')) {
+    const percent = parsePercent(value);
+    return percent !== undefined && percent >= 0 && percent <= 100
+      ? undefined
+      : `"${value}" must be a percentage from 0% to 100% or a quantity`;
+  }
+  const sign = quantitySign(value);
+  if (sign === undefined) return `"${value}" must be a percentage or a quantity such as "500Mi"`;
+  return sign < 0 ? `"${value}" must not be negative` : undefined;
+}
+
+function gracePeriodProblem(value: string): string | undefined {
+  if (!GO_DURATION.test(value)) return `"${value}" must be a duration such as "1m30s"`;
+  return value.startsWith('-') && /[1-9]/.test(value) ? `"${value}" must not be negative` : undefined;
+}
+
+/** Values Karpenter would take as CEL expressions, which Flotilla does not evaluate. */
+function expressionProblems(config: Readonly<Record<string, unknown>>): string[] {
+  const advice =
+    'Flotilla does not evaluate kubelet expressions (Karpenter does only with its NodeClassCEL feature gate, off by default)';
+  const problems: string[] = [];
+  const maxPods = config['maxPods'];
+  if (typeof maxPods === 'string')
+    problems.push(`spec.kubelet.maxPods: ${show(maxPods)} is an expression; ${advice}; set a number`);
+  for (const field of RESERVED_MAPS) {
+    const map = config[field];
+    if (!isPlainObject(map)) continue;
+    for (const [resource, value] of sorted(map)) {
+      if (typeof value === 'string' && quantitySign(value) === undefined) {
+        problems.push(
+          `spec.kubelet.${field}["${resource}"]: ${show(value)} is not a quantity, so it is an expression; ${advice}; set a quantity such as "500Mi"`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Valid fields the class's AMI family would drop: every family but AL2023 applies only the managed
+ * fields (and Bottlerocket has no pods-per-core setting), and AL2, Windows and Bottlerocket give
+ * kubelet one DNS server. Custom writes its own user data, so nothing is dropped for it.
+ */
+function familyProblems(nodeClass: EC2NodeClass): string[] {
+  const kubelet = nodeClass.spec.kubelet;
+  const family = nodeClassFamily(nodeClass.spec);
+  if (kubelet === undefined || family === undefined || family === 'AL2023' || family === 'Custom') return [];
+  const dropped = Object.keys(kubelet.unmanaged ?? {}).filter(
+    (field) => KUBELET_CONFIGURATION_FIELDS.has(field) && !FLOTILLA_OWNED.has(field),
+  );
+  if (family === 'Bottlerocket' && kubelet.podsPerCore !== undefined) dropped.push('podsPerCore');
+  const problems = dropped
+    .sort()
+    .map(
+      (field) =>
+        `spec.kubelet.${field}: the ${family} AMI family does not apply it, so nodes would run without it; remove it (AL2023 applies every kubelet field)`,
+    );
+  const dns = kubelet.clusterDNS ?? [];
+  if (dns.length > 1) {
+    problems.push(
+      `spec.kubelet.clusterDNS: the ${family} AMI family gives kubelet one DNS server, but ${dns.length} are set; keep one`,
+    );
+  }
+  return problems;
+}
+
+function fits(value: unknown, kind: KubeletValueKind): boolean {
+  // A null leaves the field unset, whatever its type.
+  if (value === null) return true;
+  if (typeof kind === 'object') {
+    if ('array' in kind) return Array.isArray(value) && value.every((v) => fits(v, kind.array));
+    return isPlainObject(value) && Object.values(value).every((v) => fits(v, kind.map));
+  }
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'duration':
+      return typeof value === 'string' && GO_DURATION.test(value);
+    case 'object':
+      return isPlainObject(value);
+  }
+}
+
+/** `kind` as a phrase: "an integer", "a map of lists of strings". */
+function describe(kind: KubeletValueKind): string {
+  const phrase = noun(kind, false);
+  return `${/^[aeiou]/.test(phrase) ? 'an' : 'a'} ${phrase}`;
+}
+
+function noun(kind: KubeletValueKind, plural: boolean): string {
+  const s = plural ? 's' : '';
+  if (typeof kind === 'object') {
+    return 'array' in kind ? `list${s} of ${noun(kind.array, true)}` : `map${s} of ${noun(kind.map, true)}`;
+  }
+  return kind === 'duration' ? `duration${s} (such as "30s")` : `${kind}${s}`;
+}
+
+function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A map of strings, or undefined when `value` is anything else. */
+function stringMap(value: unknown): Readonly<Record<string, string>> | undefined {
+  return isPlainObject(value) && Object.values(value).every((v) => typeof v === 'string')
+    ? (value as Readonly<Record<string, string>>)
+    : undefined;
+}
+
+function sorted<T>(map: Readonly<Record<string, T>>): [string, T][] {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A value as JSON, cut short. */
+function show(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
