@@ -1,10 +1,12 @@
-import type { KubeletSpec } from '../ports/cloud.ts';
+import { KUBELET_CONFIGURATION_FIELDS } from '../core/index.ts';
+import type { KubeletSpec, ManagedKubeletField } from '../ports/cloud.ts';
 
 // The `spec.kubelet` settings nodeadm (AL2023) and Bottlerocket take as they are, each family under
-// its own key; user-data.ts writes them.
+// its own key (Bottlerocket has none for podsPerCore), and on AL2023 every other kubelet field;
+// user-data.ts writes them.
 
 /** `spec.kubelet` fields and the key a family writes each under, in the order they are written. */
-export type KubeletKeys = readonly (readonly [Exclude<keyof KubeletSpec, 'clusterDNS'>, string])[];
+export type KubeletKeys = readonly (readonly [Exclude<ManagedKubeletField, 'clusterDNS'>, string])[];
 
 export const NODEADM_KUBELET_KEYS: KubeletKeys = [
   ['maxPods', 'maxPods'],
@@ -47,5 +49,17 @@ export function copyKubeletSettings(
     const value = field === 'maxPods' ? (kubelet.maxPods ?? typeMaxPods) : kubelet[field];
     if (value === undefined) continue;
     into[key] = typeof value === 'object' ? { ...value } : value;
+  }
+}
+
+/**
+ * Copies the `spec.kubelet` fields outside the managed set into a nodeadm kubelet config as they
+ * are: AL2023 applies any kubelet configuration field, as Karpenter's does. Only names of the
+ * upstream configuration are written; the status controller keeps a class that sets any other
+ * from launching, so nothing is lost here.
+ */
+export function copyUnmanagedKubeletSettings(kubelet: KubeletSpec, into: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(kubelet.unmanaged ?? {})) {
+    if (KUBELET_CONFIGURATION_FIELDS.has(field)) into[field] = value;
   }
 }

@@ -2,7 +2,11 @@
 // (AL2), each in a MIME multipart document after the NodeClass's own parts.
 import { parseAllDocuments, stringify as stringifyYaml } from 'yaml';
 import { ValidationError } from '../../core/index.ts';
-import { copyKubeletSettings, NODEADM_KUBELET_KEYS } from '../kubelet-settings.ts';
+import {
+  copyKubeletSettings,
+  copyUnmanagedKubeletSettings,
+  NODEADM_KUBELET_KEYS,
+} from '../kubelet-settings.ts';
 import {
   clusterIpFamily,
   kubeletFlags,
@@ -21,6 +25,8 @@ export function renderAl2023(options: UserDataOptions): string {
   if (kubelet.clusterDNS !== undefined && kubelet.clusterDNS.length > 0)
     config['clusterDNS'] = [...kubelet.clusterDNS];
   copyKubeletSettings(kubelet, options.maxPods, NODEADM_KUBELET_KEYS, config);
+  copyUnmanagedKubeletSettings(kubelet, config);
+  // Always Flotilla's own: the node registers tainted until it is initialized.
   config['registerWithTaints'] = registrationTaints(options.taints, options.startupTaints).map((t) => ({
     key: t.key,
     ...(t.value === undefined || t.value === '' ? {} : { value: t.value }),

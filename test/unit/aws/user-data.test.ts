@@ -1,7 +1,10 @@
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { renderUserData, type UserDataOptions } from '../../../shared/adapters/aws/user-data.ts';
+import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/errors.ts';
+import { kubeletProblems } from '../../../shared/usecases/nodeclass/kubelet.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { GOLDEN_CLUSTER, golden } from './golden.ts';
 
@@ -78,6 +81,66 @@ describe('AL2023 user data', () => {
   });
 });
 
+/** The `spec.kubelet.config` of Flotilla's NodeConfig in AL2023 user data. */
+function nodeadmKubeletConfig(text: string): Record<string, unknown> {
+  const part = text.split('--//').find((p) => p.includes('# Flotilla generated NodeConfig')) ?? '';
+  const document = parseYaml(part.slice(part.indexOf('apiVersion:'))) as {
+    spec: { kubelet: { config: Record<string, unknown> } };
+  };
+  return document.spec.kubelet.config;
+}
+
+/** An EC2NodeClass of `alias` with `kubelet`, parsed as the controllers read it. */
+function nodeClassWith(alias: string, kubelet: Record<string, unknown>) {
+  return parseEC2NodeClass({
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'default' },
+    spec: {
+      subnetSelectorTerms: [{ id: 'subnet-a' }],
+      securityGroupSelectorTerms: [{ id: 'sg-1' }],
+      amiSelectorTerms: [{ alias }],
+      role: 'nodes',
+      kubelet,
+    },
+  });
+}
+
+describe('AL2023 user data and the open spec.kubelet map', () => {
+  it('passes every field outside the managed set into the NodeConfig as the manifest sets it', () => {
+    const nodeClass = nodeClassWith('al2023@latest', {
+      maxPods: 58,
+      clusterDNS: ['172.20.0.10'],
+      featureGates: { InPlacePodVerticalScaling: true },
+      shutdownGracePeriod: '45s',
+      reservedMemory: [{ numaNode: 0, limits: { memory: '1Gi' } }],
+      memoryThrottlingFactor: 0.8,
+    });
+    expect(kubeletProblems(nodeClass)).toEqual([]);
+    const config = nodeadmKubeletConfig(renderUserData({ ...base, kubelet: nodeClass.spec.kubelet ?? {} }));
+    expect(config).toMatchObject({
+      maxPods: 58,
+      clusterDNS: ['172.20.0.10'],
+      featureGates: { InPlacePodVerticalScaling: true },
+      shutdownGracePeriod: '45s',
+      reservedMemory: [{ numaNode: 0, limits: { memory: '1Gi' } }],
+      memoryThrottlingFactor: 0.8,
+    });
+    // The registration taints stay Flotilla's.
+    expect(config['registerWithTaints']).toEqual(expectedTaints);
+  });
+
+  it('writes only the managed fields when the map has no others, as before', () => {
+    expect(Object.keys(nodeadmKubeletConfig(renderUserData(base))).sort()).toEqual([
+      'clusterDNS',
+      'evictionHard',
+      'kubeReserved',
+      'maxPods',
+      'registerWithTaints',
+    ]);
+  });
+});
+
 describe('Bottlerocket user data', () => {
   const bottlerocket: UserDataOptions = { ...base, family: 'Bottlerocket' };
 
@@ -115,6 +178,23 @@ describe('Bottlerocket user data', () => {
     const registration = parseKubeletRegistration(text);
     expect(registration.labels).toMatchObject({ extra: 'kept', team: 'web' });
     expect(registration.taints).toContainEqual({ key: 'custom', value: 'x', effect: 'NoSchedule' });
+  });
+
+  it('has no setting for podsPerCore, so a class that sets it is refused as unsupported', () => {
+    const text = renderUserData({ ...bottlerocket, kubelet: { podsPerCore: 4, maxPods: 110 } });
+    const kubernetes = (parseToml(text) as { settings: { kubernetes: Record<string, unknown> } }).settings
+      .kubernetes;
+    expect(kubernetes['max-pods']).toBe(110);
+    expect(Object.keys(kubernetes).filter((key) => /pods-per-core|podsPerCore/i.test(key))).toEqual([]);
+    expect(Object.values(kubernetes)).not.toContain(4);
+    expect(kubeletProblems(nodeClassWith('bottlerocket@latest', { podsPerCore: 4 }))).toEqual([
+      {
+        reason: 'UnsupportedKubeletConfiguration',
+        message: expect.stringContaining(
+          'spec.kubelet.podsPerCore: the Bottlerocket AMI family does not apply it',
+        ),
+      },
+    ]);
   });
 
   it('rejects custom user data that is not TOML, naming the field', () => {
