@@ -352,14 +352,6 @@ const rejections: readonly Rejection[] = [
     message: 'tag contains a restricted tag matching karpenter.sh/nodepool',
   },
   {
-    name: 'EC2NodeClass: kubelet image GC high threshold below the low one',
-    manifest: ec2NodeClass('crds-test-image-gc', {
-      kubelet: { imageGCHighThresholdPercent: 50, imageGCLowThresholdPercent: 60 },
-    }),
-    field: 'spec.kubelet.imageGCHighThresholdPercent',
-    message: 'imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent',
-  },
-  {
     name: 'EC2NodeClass: two root volumes',
     manifest: ec2NodeClass('crds-test-two-root-volumes', {
       blockDeviceMappings: [
@@ -590,6 +582,26 @@ describe('Karpenter CRDs on a real kube-apiserver', () => {
         httpPutResponseHopLimit: 1,
         httpTokens: 'required',
       });
+    });
+  });
+
+  // spec.kubelet is v1.15's open map: the API server keeps whatever it holds, and the controller
+  // judges it (ValidationSucceeded), so even a map the controller refuses is stored as it is.
+  it('stores spec.kubelet as the manifest sets it, unknown fields and wrong values included', async () => {
+    const kubelet = {
+      maxPods: 'vcpus * 4',
+      imageGCHighThresholdPercent: 50,
+      imageGCLowThresholdPercent: 60,
+      evictionSoft: { 'memory.available': '500Mi' },
+      kubeReserved: { gpu: '-1' },
+      featureGates: { InPlacePodVerticalScaling: true },
+      shutdownGracePeriod: '30s',
+      notAKubeletField: [{ nested: { deeper: 1 } }],
+    };
+    const manifest = ec2NodeClass('crds-test-kubelet-open', { kubelet });
+    await withObject(manifest, async () => {
+      const { spec } = await read(manifest);
+      expect(spec['kubelet']).toEqual(kubelet);
     });
   });
 

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { parseEC2NodeClass } from '../../../../shared/apis/index.ts';
 import { KUBELET_CONFIGURATION_FIELDS, type KubeletValueKind } from '../../../../shared/core/index.ts';
 import type { AmiFamily, EC2NodeClass, NodeClassResolution } from '../../../../shared/ports/cloud.ts';
@@ -269,6 +272,19 @@ describe('kubeletProblems', () => {
   ])('accepts on %s what it applies: %j', (family, kubelet) => {
     expect(problemsOf(kubelet, family)).toEqual([]);
   });
+
+  it.each(['ec2nodeclass-full.yaml', 'ec2nodeclass-kubelet-open.yaml'])(
+    'finds none in the Karpenter fixture %s (v1.14 typed fields; v1.15 open map)',
+    (file) => {
+      const text = readFileSync(
+        path.resolve(import.meta.dirname, '../../../fixtures/karpenter', file),
+        'utf8',
+      );
+      const parsed = parseEC2NodeClass(parse(text));
+      expect(parsed.spec.kubelet).toBeDefined();
+      expect(kubeletProblems(parsed)).toEqual([]);
+    },
+  );
 
   it('lists every problem, invalid first, then expressions, then unsupported fields', () => {
     const problems = problemsOf(
