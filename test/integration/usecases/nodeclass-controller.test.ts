@@ -232,6 +232,47 @@ describe('the EC2NodeClass controller', () => {
     expect(takeDenials()).toEqual([]);
   });
 
+  it('reads a Karpenter v1.15 open spec.kubelet map, refuses a bad one with Karpenter’s reason, and is Ready once it is fixed', async () => {
+    const name = `kubelet-${run}`;
+    await apply(name, { kubelet: { maxPods: 110, notAKubeletField: true, shutdownGracePeriod: 30 } });
+    await pass(name);
+    const refused = await read(name);
+    // The API server keeps the whole map; Flotilla reads the class and says what is wrong with it.
+    expect(refused?.spec.kubelet).toEqual({
+      maxPods: 110,
+      unmanaged: { notAKubeletField: true, shutdownGracePeriod: 30 },
+    });
+    expect(condition(refused, 'ValidationSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'InvalidKubeletConfiguration',
+    });
+    expect(condition(refused, 'ValidationSucceeded')?.message).toContain('spec.kubelet.notAKubeletField');
+    expect(condition(refused, 'ValidationSucceeded')?.message).toContain('spec.kubelet.shutdownGracePeriod');
+    expect(condition(refused, 'Ready')?.status).toBe('False');
+
+    await apply(name, { kubelet: { maxPods: 'vcpus * 4' } });
+    await pass(name);
+    expect(condition(await read(name), 'ValidationSucceeded')).toMatchObject({
+      status: 'False',
+      reason: 'KubeletExpressionsDisabled',
+    });
+
+    const kubelet = {
+      maxPods: 110,
+      shutdownGracePeriod: '30s',
+      featureGates: { InPlacePodVerticalScaling: true },
+    };
+    await apply(name, { kubelet });
+    await pass(name);
+    const fixed = await read(name);
+    expect(fixed?.spec.kubelet).toEqual({
+      maxPods: 110,
+      unmanaged: { shutdownGracePeriod: '30s', featureGates: { InPlacePodVerticalScaling: true } },
+    });
+    expect(condition(fixed, 'ValidationSucceeded')?.status).toBe('True');
+    expect(condition(fixed, 'Ready')?.status).toBe('True');
+  });
+
   it('keeps the last good status while DescribeSubnets is throttled, and resolves again once it recovers', async () => {
     const name = `throttled-${run}`;
     await apply(name, {});
