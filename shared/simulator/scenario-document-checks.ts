@@ -7,6 +7,7 @@ import { parseEC2NodeClass, toClusterNodePool, toPod } from '../apis/index.ts';
 import { ValidationError } from '../core/index.ts';
 import type { EC2NodeClass } from '../ports/cloud.ts';
 import type { ClusterNodePool } from '../ports/cluster.ts';
+import { kubeletProblems } from '../usecases/nodeclass/kubelet.ts';
 import { checkManifest, withStoredDefaults } from '../validation/manifests.ts';
 import { initialNodeProblems, isObject, mergePatch, type PathProblem } from './scenario-check.ts';
 import { fieldOf } from './scenario-problems.ts';
@@ -24,6 +25,21 @@ export interface DocumentContext {
   readonly classes: ReadonlyMap<string, EC2NodeClass>;
   /** The zones the scenario runs in. */
   readonly zones: readonly string[];
+}
+
+/**
+ * The problems the EC2NodeClass controller would find in a class's `spec.kubelet` (the API server
+ * does not check that map), at their fields under `at`, so a scenario does not run with a class
+ * that is never Ready.
+ */
+export function classKubeletProblems(
+  nodeClass: EC2NodeClass,
+  at: readonly (string | number)[],
+): PathProblem[] {
+  return kubeletProblems(nodeClass).map((p) => ({
+    path: [...at, 'spec', 'kubelet', ...p.path],
+    message: p.problem,
+  }));
 }
 
 /** Every problem of the schema-read scenario, in the order the checks run. */
@@ -141,8 +157,15 @@ function editProblems(
       continue;
     }
     try {
-      if (kind === 'EC2NodeClass') parseEC2NodeClass(after);
-      else {
+      if (kind === 'EC2NodeClass') {
+        // Only what the edit sets: the class's own kubelet problems are reported where it is written.
+        const edited = isObject(e.spec['kubelet']) ? e.spec['kubelet'] : {};
+        problems.push(
+          ...classKubeletProblems(parseEC2NodeClass(after), ['events', i]).filter(
+            (p) => p.path[4] !== undefined && Object.hasOwn(edited, p.path[4]),
+          ),
+        );
+      } else {
         const pool = toClusterNodePool({ ...after, metadata: { name: e.name, uid: `scenario-event-${i}` } });
         if (!classNames.has(pool.nodeClassRef.name)) {
           problems.push({

@@ -16,7 +16,7 @@ import {
   referenceProblems,
   schemaIssueProblems,
 } from './scenario-check.ts';
-import { documentProblems } from './scenario-document-checks.ts';
+import { classKubeletProblems, documentProblems } from './scenario-document-checks.ts';
 import {
   fieldOf,
   inFileOrder,
@@ -114,6 +114,7 @@ export function parseScenario(text: string, file = 'scenario.yaml'): Scenario {
     try {
       const nodeClass = parseEC2NodeClass(manifest);
       classes.set(nodeClass.name, nodeClass);
+      report(classKubeletProblems(nodeClass, ['ec2NodeClasses', i]));
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       problems.push(problemAt(['ec2NodeClasses', i, ...fieldOf(error)], error.message));

@@ -28,9 +28,21 @@ export type KubeletReason = (typeof KubeletReason)[keyof typeof KubeletReason];
 
 export interface KubeletProblem {
   readonly reason: KubeletReason;
-  /** Starts with the offending field, e.g. `spec.kubelet.maxPods: …`. */
+  /** Where in `spec.kubelet`: a field, or a field and a key of its map. */
+  readonly path: readonly string[];
+  /** What is wrong and what to do, without the field. */
+  readonly problem: string;
+  /** The field and the problem, as the condition says it: `spec.kubelet.maxPods: …`. */
   readonly message: string;
 }
+
+/** A problem before it has a reason. */
+interface Found {
+  readonly path: readonly string[];
+  readonly problem: string;
+}
+
+const found = (path: readonly string[], problem: string): Found => ({ path, problem });
 
 /** The signals kubelet evicts on; it ignores a threshold keyed by anything else. */
 const EVICTION_SIGNALS = [
@@ -66,20 +78,27 @@ export function kubeletProblems(nodeClass: EC2NodeClass): KubeletProblem[] {
   const expressions = expressionProblems(config);
   // A value the parser set aside always has a problem above; this keeps it so if the rules drift.
   for (const [field, value] of Object.entries(kubelet.unreadable ?? {})) {
-    if (![...invalid, ...expressions].some((m) => m.startsWith(`spec.kubelet.${field}`)))
-      invalid.push(`spec.kubelet.${field}: Flotilla cannot use ${show(value)}`);
+    if (![...invalid, ...expressions].some((f) => f.path[0] === field))
+      invalid.push(found([field], `Flotilla cannot use ${show(value)}`));
   }
-  const families = familyProblems(nodeClass);
+  const withReason = (reason: KubeletReason) => (f: Found) => ({
+    reason,
+    ...f,
+    message: `spec.kubelet.${f.path[0]}${f.path
+      .slice(1)
+      .map((key) => `["${key}"]`)
+      .join('')}: ${f.problem}`,
+  });
   return [
-    ...invalid.map((message) => ({ reason: KubeletReason.invalid, message })),
-    ...expressions.map((message) => ({ reason: KubeletReason.expressionsDisabled, message })),
-    ...families.map((message) => ({ reason: KubeletReason.unsupported, message })),
+    ...invalid.map(withReason(KubeletReason.invalid)),
+    ...expressions.map(withReason(KubeletReason.expressionsDisabled)),
+    ...familyProblems(nodeClass).map(withReason(KubeletReason.unsupported)),
   ];
 }
 
 /** Each field against the upstream kubelet configuration: known by that name, of its JSON kind. */
-function fieldProblems(config: Readonly<Record<string, unknown>>): string[] {
-  const problems: string[] = [];
+function fieldProblems(config: Readonly<Record<string, unknown>>): Found[] {
+  const problems: Found[] = [];
   for (const [field, value] of sorted(config)) {
     const kind = KUBELET_CONFIGURATION_FIELDS.get(field);
     if (kind === undefined) {
@@ -87,32 +106,35 @@ function fieldProblems(config: Readonly<Record<string, unknown>>): string[] {
         (k) => k.toLowerCase() === field.toLowerCase(),
       );
       problems.push(
-        `spec.kubelet.${field}: is not a kubelet configuration field${near === undefined ? '' : ` (did you mean ${near}?)`}; remove it`,
+        found(
+          [field],
+          `is not a kubelet configuration field${near === undefined ? '' : ` (did you mean ${near}?)`}; remove it`,
+        ),
       );
     } else if (!fits(value, kind) && !(field === 'maxPods' && typeof value === 'string')) {
       // (A string maxPods is an expression: see expressionProblems.)
-      problems.push(`spec.kubelet.${field}: must be ${describe(kind)}, not ${show(value)}`);
+      problems.push(found([field], `must be ${describe(kind)}, not ${show(value)}`));
     }
   }
   return problems;
 }
 
 /** What kubelet would refuse or silently ignore although each field has the right JSON kind. */
-function semanticProblems(config: Readonly<Record<string, unknown>>): string[] {
-  const problems: string[] = [];
+function semanticProblems(config: Readonly<Record<string, unknown>>): Found[] {
+  const problems: Found[] = [];
   for (const [field, why] of FLOTILLA_OWNED) {
-    if (config[field] !== undefined) problems.push(`spec.kubelet.${field}: may not be set; ${why}`);
+    if (config[field] !== undefined) problems.push(found([field], `may not be set; ${why}`));
   }
   for (const field of EVICTION_MAPS) {
     for (const [signal, value] of sorted(stringMap(config[field]) ?? {})) {
       if (!EVICTION_SIGNALS.includes(signal)) {
         problems.push(
-          `spec.kubelet.${field}: "${signal}" is not an eviction signal; use ${EVICTION_SIGNALS.join(', ')}`,
+          found([field, signal], `is not an eviction signal; use ${EVICTION_SIGNALS.join(', ')}`),
         );
       }
       const problem =
         field === 'evictionSoftGracePeriod' ? gracePeriodProblem(value) : thresholdProblem(value);
-      if (problem !== undefined) problems.push(`spec.kubelet.${field}["${signal}"]: ${problem}`);
+      if (problem !== undefined) problems.push(found([field, signal], problem));
     }
   }
   problems.push(...softEvictionProblems(config));
@@ -120,28 +142,30 @@ function semanticProblems(config: Readonly<Record<string, unknown>>): string[] {
     for (const [resource, value] of sorted(stringMap(config[field]) ?? {})) {
       if (!RESERVABLE.includes(resource)) {
         problems.push(
-          `spec.kubelet.${field}: "${resource}" is not a resource kubelet reserves; use ${RESERVABLE.join(', ')}`,
+          found([field, resource], `is not a resource kubelet reserves; use ${RESERVABLE.join(', ')}`),
         );
       }
-      if (value.startsWith('-'))
-        problems.push(`spec.kubelet.${field}["${resource}"]: "${value}" must not be negative`);
+      if (value.startsWith('-')) problems.push(found([field, resource], `"${value}" must not be negative`));
     }
   }
   for (const field of ['imageGCHighThresholdPercent', 'imageGCLowThresholdPercent']) {
     const value = config[field];
     if (Number.isInteger(value) && ((value as number) < 0 || (value as number) > 100))
-      problems.push(`spec.kubelet.${field}: ${value} must be between 0 and 100`);
+      problems.push(found([field], `${value} must be between 0 and 100`));
   }
   for (const field of ['maxPods', 'podsPerCore', 'evictionMaxPodGracePeriod']) {
     const value = config[field];
     if (Number.isInteger(value) && (value as number) < 0)
-      problems.push(`spec.kubelet.${field}: ${value} must not be negative`);
+      problems.push(found([field], `${value} must not be negative`));
   }
   const high = config['imageGCHighThresholdPercent'];
   const low = config['imageGCLowThresholdPercent'];
   if (Number.isInteger(high) && Number.isInteger(low) && (high as number) <= (low as number)) {
     problems.push(
-      `spec.kubelet.imageGCHighThresholdPercent: ${high} must be greater than imageGCLowThresholdPercent (${low}), or images are never collected`,
+      found(
+        ['imageGCHighThresholdPercent'],
+        `${high} must be greater than imageGCLowThresholdPercent (${low}), or images are never collected`,
+      ),
     );
   }
   return problems;
@@ -151,7 +175,7 @@ function semanticProblems(config: Readonly<Record<string, unknown>>): string[] {
  * kubelet ignores a soft threshold without a grace period and refuses a grace period without a
  * threshold, so the two maps need the same signals (a map left out has none).
  */
-function softEvictionProblems(config: Readonly<Record<string, unknown>>): string[] {
+function softEvictionProblems(config: Readonly<Record<string, unknown>>): Found[] {
   const soft = config['evictionSoft'] === undefined ? {} : stringMap(config['evictionSoft']);
   const grace =
     config['evictionSoftGracePeriod'] === undefined ? {} : stringMap(config['evictionSoftGracePeriod']);
@@ -161,16 +185,17 @@ function softEvictionProblems(config: Readonly<Record<string, unknown>>): string
     ...Object.keys(soft)
       .filter((signal) => !Object.hasOwn(grace, signal))
       .sort()
-      .map(
-        (signal) =>
-          `spec.kubelet.evictionSoft["${signal}"]: has no grace period; set evictionSoftGracePeriod["${signal}"] too`,
+      .map((signal) =>
+        found(['evictionSoft', signal], `has no grace period; set evictionSoftGracePeriod["${signal}"] too`),
       ),
     ...Object.keys(grace)
       .filter((signal) => !Object.hasOwn(soft, signal))
       .sort()
-      .map(
-        (signal) =>
-          `spec.kubelet.evictionSoftGracePeriod["${signal}"]: has no evictionSoft threshold for the signal; set one or remove the grace period`,
+      .map((signal) =>
+        found(
+          ['evictionSoftGracePeriod', signal],
+          'has no evictionSoft threshold for the signal; set one or remove the grace period',
+        ),
       ),
   ];
 }
@@ -194,20 +219,23 @@ function gracePeriodProblem(value: string): string | undefined {
 }
 
 /** Values Karpenter would take as CEL expressions, which Flotilla does not evaluate. */
-function expressionProblems(config: Readonly<Record<string, unknown>>): string[] {
+function expressionProblems(config: Readonly<Record<string, unknown>>): Found[] {
   const advice =
     'Flotilla does not evaluate kubelet expressions (Karpenter does only with its NodeClassCEL feature gate, off by default)';
-  const problems: string[] = [];
+  const problems: Found[] = [];
   const maxPods = config['maxPods'];
   if (typeof maxPods === 'string')
-    problems.push(`spec.kubelet.maxPods: ${show(maxPods)} is an expression; ${advice}; set a number`);
+    problems.push(found(['maxPods'], `${show(maxPods)} is an expression; ${advice}; set a number`));
   for (const field of RESERVED_MAPS) {
     const map = config[field];
     if (!isPlainObject(map)) continue;
     for (const [resource, value] of sorted(map)) {
       if (typeof value === 'string' && quantitySign(value) === undefined) {
         problems.push(
-          `spec.kubelet.${field}["${resource}"]: ${show(value)} is not a quantity, so it is an expression; ${advice}; set a quantity such as "500Mi"`,
+          found(
+            [field, resource],
+            `${show(value)} is not a quantity, so it is an expression; ${advice}; set a quantity such as "500Mi"`,
+          ),
         );
       }
     }
@@ -220,7 +248,7 @@ function expressionProblems(config: Readonly<Record<string, unknown>>): string[]
  * fields (and Bottlerocket has no pods-per-core setting), and AL2, Windows and Bottlerocket give
  * kubelet one DNS server. Custom writes its own user data, so nothing is dropped for it.
  */
-function familyProblems(nodeClass: EC2NodeClass): string[] {
+function familyProblems(nodeClass: EC2NodeClass): Found[] {
   const kubelet = nodeClass.spec.kubelet;
   const family = nodeClassFamily(nodeClass.spec);
   if (kubelet === undefined || family === undefined || family === 'AL2023' || family === 'Custom') return [];
@@ -230,14 +258,19 @@ function familyProblems(nodeClass: EC2NodeClass): string[] {
   if (family === 'Bottlerocket' && kubelet.podsPerCore !== undefined) dropped.push('podsPerCore');
   const problems = dropped
     .sort()
-    .map(
-      (field) =>
-        `spec.kubelet.${field}: the ${family} AMI family does not apply it, so nodes would run without it; remove it (AL2023 applies every kubelet field)`,
+    .map((field) =>
+      found(
+        [field],
+        `the ${family} AMI family does not apply it, so nodes would run without it; remove it (AL2023 applies every kubelet field)`,
+      ),
     );
   const dns = kubelet.clusterDNS ?? [];
   if (dns.length > 1) {
     problems.push(
-      `spec.kubelet.clusterDNS: the ${family} AMI family gives kubelet one DNS server, but ${dns.length} are set; keep one`,
+      found(
+        ['clusterDNS'],
+        `the ${family} AMI family gives kubelet one DNS server, but ${dns.length} are set; keep one`,
+      ),
     );
   }
   return problems;

@@ -114,12 +114,12 @@ describe('kubeletProblems', () => {
     [
       'an eviction threshold keyed by no signal',
       { evictionHard: { 'memory.free': '5%' } },
-      'spec.kubelet.evictionHard: "memory.free" is not an eviction signal; use memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available',
+      'spec.kubelet.evictionHard["memory.free"]: is not an eviction signal; use memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available',
     ],
     [
       'a minimum reclaim keyed by no signal',
       { evictionMinimumReclaim: { 'cpu.available': '1' } },
-      'spec.kubelet.evictionMinimumReclaim: "cpu.available" is not an eviction signal',
+      'spec.kubelet.evictionMinimumReclaim["cpu.available"]: is not an eviction signal',
     ],
     [
       'a percentage over 100',
@@ -162,7 +162,7 @@ describe('kubeletProblems', () => {
     [
       'a reservation of a resource kubelet does not reserve',
       { kubeReserved: { gpu: '1' } },
-      'spec.kubelet.kubeReserved: "gpu" is not a resource kubelet reserves; use cpu, memory, ephemeral-storage, pid',
+      'spec.kubelet.kubeReserved["gpu"]: is not a resource kubelet reserves; use cpu, memory, ephemeral-storage, pid',
     ],
     [
       'a negative reservation',
@@ -285,6 +285,23 @@ describe('kubeletProblems', () => {
       expect(kubeletProblems(parsed)).toEqual([]);
     },
   );
+
+  it('says where each problem is: the field, and the key of a map', () => {
+    expect(problemsOf({ systemReserved: { cpu: '-100m' }, maxPods: -1 })).toEqual([
+      {
+        reason: INVALID,
+        path: ['systemReserved', 'cpu'],
+        problem: '"-100m" must not be negative',
+        message: 'spec.kubelet.systemReserved["cpu"]: "-100m" must not be negative',
+      },
+      {
+        reason: INVALID,
+        path: ['maxPods'],
+        problem: '-1 must not be negative',
+        message: 'spec.kubelet.maxPods: -1 must not be negative',
+      },
+    ]);
+  });
 
   it('lists every problem, invalid first, then expressions, then unsupported fields', () => {
     const problems = problemsOf(
