@@ -155,6 +155,24 @@ function problemAt(item: Located, error: unknown): PlanProblem {
   };
 }
 
+/** A problem of the field at `path` inside `item`, at that field's line and column. */
+export function fieldProblem(
+  item: Located,
+  path: readonly (string | number)[],
+  message: string,
+): PlanProblem {
+  const pos = item.node === undefined ? undefined : item.lines.linePos(offsetOf(item.node, path));
+  const field = path
+    .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
+  return {
+    file: item.file,
+    ...(pos === undefined ? {} : { line: pos.line, column: pos.col }),
+    message: `${kindOf(item)} "${nameOf(item)}": ${field === '' ? '' : `${field}: `}${message}`,
+  };
+}
+
 /**
  * Converts one object with its converter, after checking it against its kind's schema (the CRDs
  * for Karpenter's kinds, Kubernetes' models for built-in ones, unknown fields refused as
@@ -164,18 +182,7 @@ function problemAt(item: Located, error: unknown): PlanProblem {
 export function convert<T>(item: Located, problems: PlanProblem[], fn: (raw: never) => T): T | undefined {
   const found = checkManifest(item.value);
   if (found.length > 0) {
-    for (const p of found) {
-      const pos = item.node === undefined ? undefined : item.lines.linePos(offsetOf(item.node, p.path));
-      const field = p.path
-        .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
-        .join('')
-        .replace(/^\./, '');
-      problems.push({
-        file: item.file,
-        ...(pos === undefined ? {} : { line: pos.line, column: pos.col }),
-        message: `${kindOf(item)} "${nameOf(item)}": ${field === '' ? '' : `${field}: `}${p.message}`,
-      });
-    }
+    for (const p of found) problems.push(fieldProblem(item, p.path, p.message));
     return undefined;
   }
   try {

@@ -37,6 +37,7 @@ import type {
   ClusterNodeOverlay,
   ClusterNodePool,
 } from '../../ports/cluster.ts';
+import { kubeletProblems } from '../../usecases/nodeclass/kubelet.ts';
 import { resolveNodeClassStatus } from '../../usecases/nodeclass/status.ts';
 import {
   buildSchedulingInput,
@@ -47,6 +48,7 @@ import { unschedulableMessage } from '../../usecases/state/eligibility.ts';
 import { expectedCapacityType } from '../../usecases/state/new-nodeclaim.ts';
 import {
   convert,
+  fieldProblem,
   isFinished,
   isPendingForPlan,
   kindOf,
@@ -256,6 +258,9 @@ export async function planFromSnapshot(
       case 'EC2NodeClass': {
         const nodeClass = convert(item, problems, parseEC2NodeClass);
         if (nodeClass !== undefined) nodeClasses.set(nodeClass.name, nodeClass);
+        // A kubelet map the class's controller would refuse is a problem of the input, not left to a class never Ready.
+        for (const p of nodeClass === undefined ? [] : kubeletProblems(nodeClass))
+          problems.push(fieldProblem(item, ['spec', 'kubelet', ...p.path], p.problem));
         break;
       }
       case 'NodeOverlay': {

@@ -293,3 +293,43 @@ describe('planFromSnapshot with NodeOverlays in the NodePools file', async () =>
     );
   });
 });
+
+describe('planFromSnapshot with an EC2NodeClass kubelet map', () => {
+  it('refuses a map the EC2NodeClass controller would refuse, at the field', async () => {
+    const file = variant(
+      poolsPath,
+      '  role: KarpenterNodeRole-demo\n',
+      '  role: KarpenterNodeRole-demo\n  kubelet:\n    maxPods: vcpus * 4\n    notAField: 1\n',
+    );
+    const error = await planFromSnapshot(read(clusterPath), read(file), options).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlanInputError);
+    expect((error as PlanInputError).problems).toEqual([
+      {
+        file,
+        line: lineOf(file, 'notAField'),
+        column: 5,
+        message:
+          'EC2NodeClass "default": spec.kubelet.notAField: is not a kubelet configuration field; remove it',
+      },
+      {
+        file,
+        line: lineOf(file, 'maxPods: vcpus'),
+        column: 5,
+        message: expect.stringContaining(
+          'EC2NodeClass "default": spec.kubelet.maxPods: "vcpus * 4" is an expression',
+        ),
+      },
+    ]);
+  });
+
+  it('plans as before with upstream kubelet fields an AL2023 class applies', async () => {
+    const file = variant(
+      poolsPath,
+      '  role: KarpenterNodeRole-demo\n',
+      '  role: KarpenterNodeRole-demo\n  kubelet:\n    shutdownGracePeriod: 30s\n',
+    );
+    const plan = await planFromSnapshot(read(clusterPath), read(file), options);
+    const plain = await planFromSnapshot(read(clusterPath), read(poolsPath), options);
+    expect(plan.nodeClaims.map((c) => c.pods)).toEqual(plain.nodeClaims.map((c) => c.pods));
+  });
+});
