@@ -187,9 +187,10 @@ describe('Bottlerocket user data', () => {
     expect(kubernetes['max-pods']).toBe(110);
     expect(Object.keys(kubernetes).filter((key) => /pods-per-core|podsPerCore/i.test(key))).toEqual([]);
     expect(Object.values(kubernetes)).not.toContain(4);
-    expect(kubeletProblems(nodeClassWith('bottlerocket@latest', { podsPerCore: 4 }))).toEqual([
+    expect(kubeletProblems(nodeClassWith('bottlerocket@latest', { podsPerCore: 4 }))).toMatchObject([
       {
         reason: 'UnsupportedKubeletConfiguration',
+        path: ['podsPerCore'],
         message: expect.stringContaining(
           'spec.kubelet.podsPerCore: the Bottlerocket AMI family does not apply it',
         ),
