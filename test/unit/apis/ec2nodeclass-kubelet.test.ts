@@ -6,26 +6,15 @@ import { nodeClassSettings } from '../../../shared/adapters/launch-plan.ts';
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import { kubeletConfigMap } from '../../../shared/ports/cloud.ts';
 import { nodeClassHash } from '../../../shared/usecases/state/new-nodeclaim.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 
 // `spec.kubelet` is an open map (Karpenter v1.15): the managed fields are typed, everything else is
 // kept for the status controller, and the class stays readable whatever the map holds.
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
-function manifest(kubelet?: unknown): Record<string, unknown> {
-  return {
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'default', generation: 1 },
-    spec: {
-      subnetSelectorTerms: [{ tags: { discovery: 'c' } }],
-      securityGroupSelectorTerms: [{ tags: { discovery: 'c' } }],
-      amiSelectorTerms: [{ alias: 'al2023@latest' }],
-      role: 'nodes',
-      ...(kubelet === undefined ? {} : { kubelet }),
-    },
-  };
-}
+/** The smallest class, with `kubelet` when given. */
+const manifest = (kubelet?: unknown) => ec2NodeClass('default', kubelet === undefined ? {} : { kubelet });
 
 const kubeletOf = (kubelet: unknown) => parseEC2NodeClass(manifest(kubelet)).spec.kubelet;
 

@@ -5,6 +5,7 @@ import { renderUserData, type UserDataOptions } from '../../../shared/adapters/a
 import { parseEC2NodeClass } from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/errors.ts';
 import { kubeletProblems } from '../../../shared/usecases/nodeclass/kubelet.ts';
+import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 import { parseKubeletRegistration } from '../../harness/user-data.ts';
 import { GOLDEN_CLUSTER, golden } from './golden.ts';
 
@@ -91,41 +92,25 @@ function nodeadmKubeletConfig(text: string): Record<string, unknown> {
 }
 
 /** An EC2NodeClass of `alias` with `kubelet`, parsed as the controllers read it. */
-function nodeClassWith(alias: string, kubelet: Record<string, unknown>) {
-  return parseEC2NodeClass({
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'default' },
-    spec: {
-      subnetSelectorTerms: [{ id: 'subnet-a' }],
-      securityGroupSelectorTerms: [{ id: 'sg-1' }],
-      amiSelectorTerms: [{ alias }],
-      role: 'nodes',
-      kubelet,
-    },
-  });
-}
+const nodeClassWith = (alias: string, kubelet: Record<string, unknown>) =>
+  parseEC2NodeClass(ec2NodeClass('default', { amiSelectorTerms: [{ alias }], kubelet }));
+
+/** Managed fields and upstream ones an AL2023 class may set. */
+const OPEN_KUBELET = {
+  maxPods: 58,
+  clusterDNS: ['172.20.0.10'],
+  featureGates: { InPlacePodVerticalScaling: true },
+  shutdownGracePeriod: '45s',
+  reservedMemory: [{ numaNode: 0, limits: { memory: '1Gi' } }],
+  memoryThrottlingFactor: 0.8,
+};
 
 describe('AL2023 user data and the open spec.kubelet map', () => {
   it('passes every field outside the managed set into the NodeConfig as the manifest sets it', () => {
-    const nodeClass = nodeClassWith('al2023@latest', {
-      maxPods: 58,
-      clusterDNS: ['172.20.0.10'],
-      featureGates: { InPlacePodVerticalScaling: true },
-      shutdownGracePeriod: '45s',
-      reservedMemory: [{ numaNode: 0, limits: { memory: '1Gi' } }],
-      memoryThrottlingFactor: 0.8,
-    });
+    const nodeClass = nodeClassWith('al2023@latest', OPEN_KUBELET);
     expect(kubeletProblems(nodeClass)).toEqual([]);
     const config = nodeadmKubeletConfig(renderUserData({ ...base, kubelet: nodeClass.spec.kubelet ?? {} }));
-    expect(config).toMatchObject({
-      maxPods: 58,
-      clusterDNS: ['172.20.0.10'],
-      featureGates: { InPlacePodVerticalScaling: true },
-      shutdownGracePeriod: '45s',
-      reservedMemory: [{ numaNode: 0, limits: { memory: '1Gi' } }],
-      memoryThrottlingFactor: 0.8,
-    });
+    expect(config).toMatchObject(OPEN_KUBELET);
     // The registration taints stay Flotilla's.
     expect(config['registerWithTaints']).toEqual(expectedTaints);
   });

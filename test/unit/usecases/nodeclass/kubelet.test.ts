@@ -7,6 +7,7 @@ import { KUBELET_CONFIGURATION_FIELDS, type KubeletValueKind } from '../../../..
 import type { AmiFamily, EC2NodeClass, NodeClassResolution } from '../../../../shared/ports/cloud.ts';
 import { kubeletProblems } from '../../../../shared/usecases/nodeclass/kubelet.ts';
 import { computeNodeClassStatus } from '../../../../shared/usecases/nodeclass/status.ts';
+import { ec2NodeClass } from '../../../fixtures/node-classes.ts';
 
 // The status controller's checks of the open `spec.kubelet` map, and the ValidationSucceeded reason
 // each gives: InvalidKubeletConfiguration, KubeletExpressionsDisabled, UnsupportedKubeletConfiguration.
@@ -23,20 +24,11 @@ const ALIASES: Partial<Record<AmiFamily, string>> = {
 /** A class of `family` with `kubelet`, parsed from its manifest as the controller reads it. */
 function nodeClass(kubelet: Record<string, unknown>, family: AmiFamily = 'AL2023', extra = {}): EC2NodeClass {
   const alias = ALIASES[family];
-  return parseEC2NodeClass({
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'default', generation: 3 },
-    spec: {
-      subnetSelectorTerms: [{ tags: { discovery: 'c' } }],
-      securityGroupSelectorTerms: [{ tags: { discovery: 'c' } }],
-      amiSelectorTerms: alias === undefined ? [{ id: 'ami-1' }] : [{ alias }],
-      ...(alias === undefined ? { amiFamily: family, userData: '#!/bin/bash' } : {}),
-      role: 'nodes',
-      kubelet,
-      ...extra,
-    },
-  });
+  const ami =
+    alias === undefined
+      ? { amiSelectorTerms: [{ id: 'ami-1' }], amiFamily: family, userData: '#!/bin/bash' }
+      : { amiSelectorTerms: [{ alias }] };
+  return parseEC2NodeClass(ec2NodeClass('default', { ...ami, kubelet, ...extra }));
 }
 
 const problemsOf = (kubelet: Record<string, unknown>, family?: AmiFamily) =>
