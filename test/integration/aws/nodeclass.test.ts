@@ -242,13 +242,13 @@ describe('EC2NodeClass resolution against moto', () => {
     expect(placed.placementGroups).toBeUndefined();
 
     // A field Flotilla does not read is named, and the class does not launch without it.
-    const unknown = await resolve({ enclaveOptions: { enabled: true } });
+    const unknown = await resolve({ connectionTracking: { tcpEstablishedTimeout: 600 } });
     expect(condition(unknown, 'ValidationSucceeded')).toMatchObject({
       status: 'False',
       reason: 'ValidationFailed',
     });
     expect(condition(unknown, 'ValidationSucceeded')?.message).toContain(
-      'spec.enclaveOptions is not supported',
+      'spec.connectionTracking is not supported',
     );
   });
 
