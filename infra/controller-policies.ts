@@ -50,6 +50,8 @@ export interface ControllerPoliciesProps {
   readonly accessEntries?: boolean;
   /** Kubernetes group of the access entries. */
   readonly controllerGroup: string;
+  /** Karpenter's ISOLATED_VPC: no role may call the Pricing API. @default false */
+  readonly isolatedVPC?: boolean;
 }
 
 /**
@@ -95,7 +97,7 @@ export class ControllerPolicies {
       catalogRead: policy(
         'CatalogReadPolicy',
         'instance types, offerings, zones and prices',
-        catalogReadStatements(),
+        catalogReadStatements({ isolatedVPC: props.isolatedVPC === true }),
       ),
       nodeLaunch: policy(
         'NodeLaunchPolicy',

@@ -13,7 +13,12 @@ import { STATE_TABLE } from '../shared/apis/state-table.ts';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
 import { DEFAULT_MIN_VALUES_POLICY, DEFAULT_PREFERENCE_POLICY } from '../shared/runtime/scheduling-policy.ts';
 import { ClusterAlarms, DEFAULT_PENDING_POD_ALARM_AFTER } from './alarms.ts';
-import { type FlotillaClusterProps, validateProps } from './cluster-props.ts';
+import {
+  type FlotillaClusterProps,
+  featureGatesOf,
+  operatorSettingsOf,
+  validateProps,
+} from './cluster-props.ts';
 import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from './cluster-size.ts';
 import { addOutput, pascal } from './construct-kit.ts';
 import { ControllerPolicies, type ControllerPolicyName } from './controller-policies.ts';
@@ -142,6 +147,7 @@ export class FlotillaCluster extends Construct {
       summaryObjectArn: summary.objectArn,
       queues: this.queues,
       controllerGroup: props.controllerGroup ?? CONTROLLER_GROUP,
+      isolatedVPC: props.isolatedVPC ?? false,
       ...(props.amiParameterPaths === undefined ? {} : { amiParameterPaths: props.amiParameterPaths }),
       ...(props.accessEntries === undefined ? {} : { accessEntries: props.accessEntries }),
     });
@@ -239,6 +245,8 @@ export class FlotillaCluster extends Construct {
 
   /** The value of every environment variable a Lambda's row may ask for. */
   private envValues(): Record<EnvVarKey, string> {
+    const { gates } = featureGatesOf(this.props);
+    const settings = operatorSettingsOf(this.props);
     return {
       clusterName: this.clusterName,
       stateTable: this.stateTable.tableName,
@@ -257,8 +265,17 @@ export class FlotillaCluster extends Construct {
       rebalanceAction: this.props.rebalanceAction ?? 'event',
       minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
-      nodeRepair: String(this.props.nodeRepair ?? false),
-      spotToSpotConsolidation: String(this.props.spotToSpotConsolidation ?? false),
+      nodeRepair: String(gates.NodeRepair),
+      spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
+      reservedCapacity: String(gates.ReservedCapacity),
+      nodeOverlay: String(gates.NodeOverlay),
+      staticCapacity: String(gates.StaticCapacity),
+      batchIdleMs: String(settings.batchIdleMs),
+      batchMaxMs: String(settings.batchMaxMs),
+      vmMemoryOverheadPercent: String(settings.vmMemoryOverheadPercent),
+      reservedENIs: String(settings.reservedENIs),
+      isolatedVPC: String(settings.isolatedVPC),
+      amiRefreshSeconds: String(settings.amiRefreshMs / 1000),
     };
   }
 

@@ -33,7 +33,8 @@ export type Trigger =
  * - `resolveNodeClasses`: DescribeSubnets, DescribeSecurityGroups, DescribeImages in this region and
  *   ssm:GetParameter on AWS's public parameters under /aws/service/.
  * - `describeCatalog`: DescribeInstanceTypes, DescribeInstanceTypeOfferings,
- *   DescribeAvailabilityZones, DescribeSpotPriceHistory in this region, pricing:GetProducts.
+ *   DescribeAvailabilityZones, DescribeSpotPriceHistory in this region, pricing:GetProducts (not
+ *   with `isolatedVPC`).
  * - `launch`: DescribeLaunchTemplates and DescribeSubnets; CreateFleet/RunInstances/
  *   CreateLaunchTemplate only with this cluster's ownership tags in the request, CreateTags at
  *   creation or of the last-use tag on owned templates, iam:PassRole of the node role to EC2 only.
@@ -140,7 +141,8 @@ export const catalogFunction: FunctionDefinition = {
   entry: 'lambdas/catalog/handler.ts',
   description: 'Flotilla: refresh instance types, offerings and prices into the offering cache',
   triggers: [{ kind: 'schedule', schedule: 'catalogRefresh' }],
-  env: baseEnv,
+  // isolatedVPC: on-demand prices from the bundled table, never the Pricing API.
+  env: [...baseEnv, 'isolatedVPC'],
   // The refresh also deletes launch templates no launch has used for an hour.
   permissions: ['describeCatalog', 'stateRead', 'stateWrite', 'cleanLaunchTemplates'],
   // DescribeInstanceTypes, offerings and a day of spot price history page through thousands of
@@ -166,8 +168,8 @@ export const provisionerFunction: FunctionDefinition = {
       kind: 'queue',
       queue: 'podEvents',
       batchSize: 10,
-      // No batching window: the provisioner batches pods itself (1 s idle, 10 s max), and a
-      // window here would only add to the wait of every first pod.
+      // No batching window: the provisioner batches pods itself (batchIdleDuration and
+      // batchMaxDuration), and a window here would only add to the wait of every first pod.
       maxConcurrency: 2,
     },
     { kind: 'schedule', schedule: 'pendingPods' },
@@ -182,6 +184,16 @@ export const provisionerFunction: FunctionDefinition = {
     'terminationQueueUrl',
     'minValuesPolicy',
     'preferencePolicy',
+    // Karpenter's gates and settings that change what it launches: reservations, overlays and
+    // static pools; the batch window; instance capacity; how often classes resolve.
+    'reservedCapacity',
+    'nodeOverlay',
+    'staticCapacity',
+    'batchIdleMs',
+    'batchMaxMs',
+    'vmMemoryOverheadPercent',
+    'reservedENIs',
+    'amiRefreshSeconds',
   ],
   // resolveNodeClasses and manageInstanceProfiles: its controllers pass runs the EC2NodeClass
   // controller (classes that set spec.role get an instance profile, removed with the class).
@@ -198,8 +210,8 @@ export const provisionerFunction: FunctionDefinition = {
     'kubernetes',
     'readSummary',
   ],
-  // Waiting for the lease (≤ 20 s), batching (≤ 10 s) plus launches; below the 2-minute lease TTL
-  // and the queue's visibility timeout.
+  // Waiting for the lease (≤ 20 s), batching (batchMaxDuration: 10 s by default, at most 30 s)
+  // plus launches; below the 2-minute lease TTL and the queue's visibility timeout.
   timeout: Duration.seconds(90),
   // Lambda gives CPU in proportion to memory, one whole vCPU from 1,769 MB. After Karpenter's 1 s
   // batch window, a pod's wait for its launch is CPU: reading the cluster and planning (0.5–1.5 s
@@ -288,6 +300,11 @@ export const disruptionFunction: FunctionDefinition = {
     'minValuesPolicy',
     'preferencePolicy',
     'spotToSpotConsolidation',
+    // Its simulations plan with the instance types the provisioner would launch.
+    'reservedCapacity',
+    'nodeOverlay',
+    'vmMemoryOverheadPercent',
+    'reservedENIs',
   ],
   // describeInstances: subnet and security-group drift; stateRead: the offering cache (prices and
   // instance types for the replacement simulation); stateWrite: the disruption lease.

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { parseGoDurationMs } from '../shared/core/duration.ts';
+import { parseFeatureGates } from '../shared/runtime/feature-gates.ts';
+import type { FlotillaClusterProps } from './cluster-props.ts';
 import { type ClusterSize, DEFAULT_CLUSTER_SIZE } from './cluster-size.ts';
 import { FlotillaStack, stackNameFor } from './flotilla-stack.ts';
 
@@ -35,11 +38,12 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Flot
   const account = env['CDK_DEFAULT_ACCOUNT'];
   const region = env['CDK_DEFAULT_REGION'];
   const clusterSize = clusterSizeFrom(app);
-  const nodeRepair = nodeRepairFrom(app);
+  const nodeRepair = booleanFrom(app, 'nodeRepair');
   const stack = new FlotillaStack(app, stackNameFor(clusterName), {
     clusterName,
     ...(clusterSize === undefined ? {} : { clusterSize }),
     ...(nodeRepair === undefined ? {} : { nodeRepair }),
+    ...karpenterSettingsFrom(app),
     // Without an account or region the stack stays environment-agnostic (synth needs no credentials).
     env: { ...(account === undefined ? {} : { account }), ...(region === undefined ? {} : { region }) },
   });
@@ -69,17 +73,61 @@ function clusterSizeFrom(app: App): ClusterSize | undefined {
 }
 
 /**
- * `-c nodeRepair=true`: node repair on (FlotillaClusterProps.nodeRepair).
+ * `-c <key>=true|false` (`nodeRepair`, `isolatedVPC`).
  * @throws AppUsageError when the value is neither true nor false.
  */
-function nodeRepairFrom(app: App): boolean | undefined {
-  const value: unknown = app.node.tryGetContext('nodeRepair');
+function booleanFrom(app: App, key: string): boolean | undefined {
+  const value: unknown = app.node.tryGetContext(key);
   if (value === undefined) return undefined;
   if (value === true || value === 'true') return true;
   if (value === false || value === 'false') return false;
-  throw new AppUsageError(
-    `nodeRepair ${JSON.stringify(value)} is neither true nor false (e.g. -c nodeRepair=true)`,
-  );
+  throw new AppUsageError(`${key} ${JSON.stringify(value)} is neither true nor false (e.g. -c ${key}=true)`);
+}
+
+/**
+ * Karpenter's feature gates and operator settings from the context, by the props' names:
+ * `-c featureGates=NodeOverlay=true,StaticCapacity=true` (parsed as Karpenter parses
+ * `--feature-gates`), `-c batchIdleDuration=1s`, `-c batchMaxDuration=10s`,
+ * `-c amiRefreshInterval=5m` (Go durations), `-c vmMemoryOverheadPercent=0.075`,
+ * `-c reservedENIs=1`, `-c isolatedVPC=true`. Their ranges are the props' (checked at synth).
+ * @throws AppUsageError when a value does not parse.
+ */
+function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
+  const context = (key: string): unknown => app.node.tryGetContext(key);
+  const out: {
+    -readonly [K in keyof FlotillaClusterProps]?: FlotillaClusterProps[K];
+  } = {};
+  const gates = context('featureGates');
+  if (gates !== undefined) {
+    const parsed = parseFeatureGates(String(gates));
+    if (parsed.problems.length > 0) {
+      throw new AppUsageError(
+        `featureGates ${JSON.stringify(gates)}: ${parsed.problems.join('; ')} (e.g. -c featureGates=NodeOverlay=true,StaticCapacity=true)`,
+      );
+    }
+    out.featureGates = parsed.gates;
+  }
+  for (const key of ['batchIdleDuration', 'batchMaxDuration', 'amiRefreshInterval'] as const) {
+    const value = context(key);
+    if (value === undefined) continue;
+    const ms = parseGoDurationMs(String(value));
+    if (ms === undefined) {
+      throw new AppUsageError(`${key} ${JSON.stringify(value)} is not a duration (e.g. -c ${key}=10s)`);
+    }
+    out[key] = Duration.millis(ms);
+  }
+  for (const key of ['vmMemoryOverheadPercent', 'reservedENIs'] as const) {
+    const value = context(key);
+    if (value === undefined) continue;
+    const number = typeof value === 'number' ? value : Number(value);
+    if (typeof value === 'boolean' || String(value).trim() === '' || !Number.isFinite(number)) {
+      throw new AppUsageError(`${key} ${JSON.stringify(value)} is not a number (e.g. -c ${key}=1)`);
+    }
+    out[key] = number;
+  }
+  const isolatedVPC = booleanFrom(app, 'isolatedVPC');
+  if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;
+  return out;
 }
 
 /** Synthesizes the app and writes the cluster-side manifests next to the templates. */

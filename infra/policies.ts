@@ -68,8 +68,13 @@ export function nodeClassReadStatements(amiParameterPaths: readonly string[] = [
   ];
 }
 
-/** What the catalog refresh reads: instance types, their offerings, zones, spot and on-demand prices. */
-export function catalogReadStatements(): iam.PolicyStatement[] {
+/**
+ * What the catalog refresh reads: instance types, their offerings, zones, spot and on-demand prices;
+ * in an isolated VPC (Karpenter's ISOLATED_VPC) not the Pricing API, which it never calls there.
+ */
+export function catalogReadStatements(
+  options: { readonly isolatedVPC?: boolean } = {},
+): iam.PolicyStatement[] {
   return [
     regionalReads('AllowCatalogReadActions', [
       'ec2:DescribeAvailabilityZones',
@@ -77,11 +82,15 @@ export function catalogReadStatements(): iam.PolicyStatement[] {
       'ec2:DescribeInstanceTypes',
       'ec2:DescribeSpotPriceHistory',
     ]),
-    new iam.PolicyStatement({
-      sid: 'AllowPricingReadActions',
-      actions: ['pricing:GetProducts'],
-      resources: ['*'],
-    }),
+    ...(options.isolatedVPC === true
+      ? []
+      : [
+          new iam.PolicyStatement({
+            sid: 'AllowPricingReadActions',
+            actions: ['pricing:GetProducts'],
+            resources: ['*'],
+          }),
+        ]),
   ];
 }
 

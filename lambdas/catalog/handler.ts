@@ -3,11 +3,12 @@ import { makeEc2CatalogSource } from '../../shared/adapters/aws/catalog-source.t
 import { makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { makeDynamoOfferingCache } from '../../shared/adapters/aws/dynamo-state.ts';
 import { makeLaunchTemplateStore } from '../../shared/adapters/aws/launch-templates.ts';
-import { makePricingApiOnDemandPrices } from '../../shared/adapters/aws/pricing.ts';
+import { fallbackOnDemandPrices, makePricingApiOnDemandPrices } from '../../shared/adapters/aws/pricing.ts';
 import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
+import { switchSetting } from '../../shared/runtime/switch.ts';
 import type { RefreshCatalogResult } from '../../shared/usecases/catalog/refresh.ts';
 import { setUpCatalog } from '../../shared/usecases/catalog/setup.ts';
 
@@ -16,6 +17,7 @@ const Env = z.object({
   [EnvVar.clusterName]: z.string().min(1),
   [EnvVar.stateTable]: z.string().min(1),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  [EnvVar.isolatedVPC]: switchSetting,
 });
 
 function loadConfig(env: NodeJS.ProcessEnv) {
@@ -44,7 +46,11 @@ const catalog = setUpCatalog({
     region: config.AWS_REGION,
     clock: systemClock,
     logger,
-    onDemandPrices: makePricingApiOnDemandPrices(clients.pricing),
+    // In an isolated VPC (Karpenter's ISOLATED_VPC) the Pricing API, which has no VPC endpoint, is
+    // never called: on-demand prices are the bundled table's.
+    onDemandPrices: config[EnvVar.isolatedVPC]
+      ? fallbackOnDemandPrices
+      : makePricingApiOnDemandPrices(clients.pricing),
   }),
   cache: makeDynamoOfferingCache({
     dynamodb: clients.dynamodb,

@@ -7,6 +7,7 @@ import { type AwsCloud, makeAwsCloud } from '../../shared/adapters/aws/aws-cloud
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
+import type { ProviderSettings } from '../../shared/adapters/class-instance-types.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
 import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
 import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
@@ -15,8 +16,10 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
+import { FEATURE_GATE_DEFAULTS, type FeatureGateName } from '../../shared/runtime/feature-gates.ts';
 import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
 import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
+import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
 // the environment, the logger and the metrics sink beside it, SDK clients, the API server (found
@@ -56,13 +59,63 @@ const BaseEnv = z.object({
 });
 
 /**
- * `FLOTILLA_NODE_REPAIR`: `true` or `false` (absent is false, as Karpenter's NodeRepair gate);
- * anything else is a configuration error, not a silent false.
+ * One of Karpenter's feature gates as its variable carries it: `true` or `false`, absent taking
+ * Karpenter's default for the gate; anything else is a configuration error, not a silent default.
  */
-export const nodeRepairSwitch = z
-  .enum(['true', 'false'], { error: 'must be "true" or "false"' })
-  .default('false')
-  .transform((value) => value === 'true');
+export function gateSwitch(gate: FeatureGateName) {
+  return z
+    .enum(['true', 'false'], { error: 'must be "true" or "false"' })
+    .default(FEATURE_GATE_DEFAULTS[gate] ? 'true' : 'false')
+    .transform((value) => value === 'true');
+}
+
+/** `FLOTILLA_NODE_REPAIR`: Karpenter's NodeRepair gate (absent is off). */
+export const nodeRepairSwitch = gateSwitch('NodeRepair');
+
+const d = DEFAULT_OPERATOR_SETTINGS;
+
+/** A whole number of milliseconds (or seconds) from the environment, at least `min`. */
+const wholeNumber = (min: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .default(String(fallback))
+    .transform(Number)
+    .refine((n) => n >= min, `must be at least ${min}`);
+
+/**
+ * Karpenter's AWS settings and ReservedCapacity gate, for the Lambdas that compute instance types
+ * (the provisioner and disruption): `ProviderSettings` through `providerSettingsOf`.
+ */
+export const providerEnv = {
+  [EnvVar.reservedCapacity]: gateSwitch('ReservedCapacity'),
+  [EnvVar.vmMemoryOverheadPercent]: z
+    .string()
+    .default(String(d.vmMemoryOverheadPercent))
+    .transform(Number)
+    .refine((n) => Number.isFinite(n) && n >= 0 && n < 1, 'must be a fraction at least 0 and below 1'),
+  [EnvVar.reservedENIs]: wholeNumber(0, d.reservedENIs),
+};
+
+/** The provider settings from an environment parsed with `providerEnv`. */
+export function providerSettingsOf(config: {
+  readonly [EnvVar.reservedCapacity]: boolean;
+  readonly [EnvVar.vmMemoryOverheadPercent]: number;
+  readonly [EnvVar.reservedENIs]: number;
+}): ProviderSettings {
+  return {
+    reservedCapacity: config[EnvVar.reservedCapacity],
+    vmMemoryOverheadPercent: config[EnvVar.vmMemoryOverheadPercent],
+    reservedENIs: config[EnvVar.reservedENIs],
+  };
+}
+
+/** The provisioner's batch window and AMI refresh interval (Karpenter's names in env.ts). */
+export const provisionerSettingsEnv = {
+  [EnvVar.batchIdleMs]: wholeNumber(1, d.batchIdleMs),
+  [EnvVar.batchMaxMs]: wholeNumber(1, d.batchMaxMs),
+  [EnvVar.amiRefreshSeconds]: wholeNumber(60, d.amiRefreshMs / 1000),
+};
 
 /** Parses the environment with `extra` fields added; lists every problem at once. */
 export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.ProcessEnv, extra: T) {
@@ -110,11 +163,15 @@ export interface Wiring {
   ): (event: E, context?: InvocationContext) => Promise<R>;
 }
 
-/** Builds the adapters once per cold start. */
+/**
+ * Builds the adapters once per cold start; `provider` shapes the instance types the Cloud gives
+ * (Karpenter's defaults without it).
+ */
 export async function wire(
   lambda: string,
   config: z.infer<typeof BaseEnv>,
   functionName: string,
+  provider?: ProviderSettings,
 ): Promise<Wiring> {
   const clusterName = config[EnvVar.clusterName];
   const region = config.AWS_REGION;
@@ -175,6 +232,7 @@ export async function wire(
     },
     clock: systemClock,
     logger,
+    ...(provider === undefined ? {} : { provider }),
   });
   const sqs = new SQSClient(awsClientConfig({ region, logger }));
   const withDeadline: Wiring['withDeadline'] = (handler) => async (event, context) => {

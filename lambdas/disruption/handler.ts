@@ -8,9 +8,8 @@ import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
-import { switchSetting } from '../../shared/runtime/switch.ts';
 import { setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
-import { loadEnv, wire } from '../common/wiring.ts';
+import { gateSwitch, loadEnv, providerEnv, providerSettingsOf, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
 
 const config = loadEnv('disruption', process.env, {
@@ -27,7 +26,9 @@ const config = loadEnv('disruption', process.env, {
     })
     .default(60),
   ...schedulingPolicyEnv,
-  [EnvVar.spotToSpotConsolidation]: switchSetting,
+  [EnvVar.spotToSpotConsolidation]: gateSwitch('SpotToSpotConsolidation'),
+  [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
+  ...providerEnv,
 });
 
 // Built once per cold start.
@@ -36,6 +37,7 @@ const { logger, metrics, clients, sqs, cluster, cloud, deadlineMs, withDeadline 
   'disruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
+  providerSettingsOf(config),
 );
 const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
 const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
@@ -62,6 +64,7 @@ export const handler = withDeadline(
         deadlineMs,
         solveOptions: schedulingPolicyOf(config),
         spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
+        nodeOverlay: config[EnvVar.nodeOverlay],
       },
     ),
     ...(disruptionQueueUrl === undefined

@@ -9,7 +9,14 @@ import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
 import { setUpProvisioner } from '../../shared/usecases/provisioning/setup.ts';
 import { viaQueue } from '../../shared/usecases/termination/handover.ts';
-import { loadEnv, wire } from '../common/wiring.ts';
+import {
+  gateSwitch,
+  loadEnv,
+  providerEnv,
+  providerSettingsOf,
+  provisionerSettingsEnv,
+  wire,
+} from '../common/wiring.ts';
 import { makeProvisionerHandler } from './run.ts';
 
 const config = loadEnv('provisioner', process.env, {
@@ -19,7 +26,12 @@ const config = loadEnv('provisioner', process.env, {
   /** Optional: without it, NodeClaims that timed out wait for the termination sweep. */
   [EnvVar.terminationQueueUrl]: z.url().optional(),
   ...schedulingPolicyEnv,
+  ...providerEnv,
+  ...provisionerSettingsEnv,
+  [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
+  [EnvVar.staticCapacity]: gateSwitch('StaticCapacity'),
 });
+const provider = providerSettingsOf(config);
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
@@ -27,6 +39,7 @@ const { logger, metrics, clients, sqs, access, cluster, cloud, withDeadline } = 
   'provisioner',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
+  provider,
 );
 const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
 const terminationQueueUrl = config[EnvVar.terminationQueueUrl];
@@ -58,6 +71,7 @@ export const handler = withDeadline(
           clusterName,
           region: config.AWS_REGION,
           kubernetesVersion: access.kubernetesVersion,
+          reservedCapacity: provider.reservedCapacity !== false,
         }),
         ...(terminationQueue === undefined ? {} : { requestTermination: viaQueue(terminationQueue) }),
         ...(podEventQueueUrl === undefined
@@ -79,6 +93,11 @@ export const handler = withDeadline(
         leaseName: `provisioner#${clusterName}`,
         leaseWaitMs: 20_000,
         solveOptions: schedulingPolicyOf(config),
+        batchIdleMs: config[EnvVar.batchIdleMs],
+        batchMaxMs: config[EnvVar.batchMaxMs],
+        nodeClassRefreshSeconds: config[EnvVar.amiRefreshSeconds],
+        nodeOverlay: config[EnvVar.nodeOverlay],
+        staticCapacity: config[EnvVar.staticCapacity],
       },
     ),
   }),

@@ -44,6 +44,30 @@ export function eniLimitedPods(type: { readonly enis: number; readonly ipv4PerEn
   return type.enis * (type.ipv4PerEni - 1) + 2;
 }
 
+/**
+ * The cloud provider's settings that shape every class's instance types: Karpenter's AWS settings
+ * VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS, and its ReservedCapacity feature gate.
+ */
+export interface ProviderSettings {
+  /** The fraction of memory the hypervisor keeps. @default 0.075 */
+  readonly vmMemoryOverheadPercent?: number;
+  /** ENIs the VPC CNI does not give pods addresses on. @default 0 */
+  readonly reservedENIs?: number;
+  /** Off, classes get no `reserved` offerings (their reservations are not used). @default true */
+  readonly reservedCapacity?: boolean;
+}
+
+/**
+ * ENI-limited pods with `unusable` of the type's ENIs taken away (EFA-only interfaces on the first
+ * card, reserved ENIs), as Karpenter counts them: no usable ENI is no pods. A type whose ENIs EC2
+ * does not give keeps `eniMaxPods`.
+ */
+function usableEniPods(hardware: TypeHardware, unusable: number): number {
+  if (unusable === 0 || hardware.enis <= 0 || hardware.ipv4PerEni <= 0) return hardware.eniMaxPods;
+  const usable = Math.max(0, hardware.enis - unusable);
+  return usable === 0 ? 0 : eniLimitedPods({ enis: usable, ipv4PerEni: hardware.ipv4PerEni });
+}
+
 /** An instance type as the hardware and the region make it, before any NodeClass shapes it. */
 export interface TypeHardware {
   readonly name: string;
@@ -76,6 +100,8 @@ export interface InstanceTypeContext {
    * missing here is unavailable. @default none
    */
   readonly reservationCapacity?: ReadonlyMap<string, number>;
+  /** The cloud provider's settings. @default Karpenter's defaults */
+  readonly provider?: ProviderSettings;
 }
 
 /** The placement group the class launches into (`status.placementGroups[0]`), if any. */
@@ -153,9 +179,11 @@ export function reservedOfferings(
       readonly priceUsdPerHour?: number | undefined;
     }[];
   },
-  context: Pick<InstanceTypeContext, 'nodeClass' | 'unavailable' | 'reservationCapacity'>,
+  context: Pick<InstanceTypeContext, 'nodeClass' | 'unavailable' | 'reservationCapacity' | 'provider'>,
   zones: ReadonlySet<string>,
 ): Offering[] {
+  // The ReservedCapacity gate off: a status resolved while it was on is not launched into either.
+  if (context.provider?.reservedCapacity === false) return [];
   const onDemand = type.offerings.find(
     (o) => o.capacityType === 'on-demand' && o.priceUsdPerHour !== undefined,
   )?.priceUsdPerHour;
@@ -191,12 +219,23 @@ export interface ClassShape {
   readonly windowsBuild: string | undefined;
   readonly efaOnly: number;
   readonly efaOnlyOnFirstCard: number;
+  /** RESERVED_ENIS: ENIs taken from every type's ENI-limited pods. */
+  readonly reservedENIs: number;
 }
 
-export function classShape(nodeClass: EC2NodeClass, family: string | undefined): ClassShape {
+export function classShape(
+  nodeClass: EC2NodeClass,
+  family: string | undefined,
+  provider: ProviderSettings = {},
+): ClassShape {
+  const settings = nodeClassSettings(nodeClass, family);
   return {
     nodeClass,
-    settings: nodeClassSettings(nodeClass, family),
+    settings:
+      provider.vmMemoryOverheadPercent === undefined
+        ? settings
+        : { ...settings, vmMemoryOverheadPercent: provider.vmMemoryOverheadPercent },
+    reservedENIs: provider.reservedENIs ?? 0,
     windowsBuild: windowsBuild(family as AmiFamily | undefined),
     efaOnly: efaOnlyInterfaces(nodeClass),
     // efa-only interfaces on the first card take ENIs the VPC CNI would give pods addresses on.
@@ -238,9 +277,7 @@ export function classInstanceType(
   const eniMaxPods =
     build !== undefined
       ? WINDOWS_MAX_PODS
-      : shape.efaOnlyOnFirstCard > 0
-        ? eniLimitedPods({ ...hardware, enis: Math.max(0, hardware.enis - shape.efaOnlyOnFirstCard) })
-        : hardware.eniMaxPods;
+      : usableEniPods(hardware, shape.efaOnlyOnFirstCard + shape.reservedENIs);
   const { capacity, overhead } = computeCapacityAndOverhead(
     {
       vcpu: hardware.vcpu,

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseFeatureGates } from '../runtime/feature-gates.ts';
 import { writeReports } from '../simulator/decision-log.ts';
 import { simulate } from '../simulator/engine.ts';
 import { loadScenario, ScenarioError, ScenarioFileError } from '../simulator/scenario.ts';
@@ -14,6 +15,7 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 export const DEFAULT_SCENARIO = path.join(root, 'examples', 'steady-web.yaml');
 
 export const simulateUsage = `Usage: flotilla simulate [scenario.yaml] [--out <dir>] [--known-prices]
+                         [--feature-gates <Name=true,...>]
                          [--explain pod <namespace>/<name> | --explain node <name>]
 
 Runs a scenario on the in-memory cluster and cloud with a virtual clock (no AWS, no cluster) and
@@ -26,6 +28,10 @@ Prices come from the bundled catalog. Where it has none it assumes one (spot at 
 for a type without a Spot Advisor estimate, another region's on-demand price), and the reports
 mark those launches with *. --known-prices leaves the offerings with an assumed price out, so
 nothing launches at one.
+
+--feature-gates sets Karpenter's feature gates as the stack's \`featureGates\` does (e.g.
+NodeOverlay=true,StaticCapacity=true: NodeRepair, ReservedCapacity, SpotToSpotConsolidation,
+NodeOverlay, StaticCapacity), over the scenario's \`settings.featureGates\`.
 
 --explain answers what \`flotilla explain\` answers on a real cluster, for the simulator's world at
 the end of the run: why a pod waits (per NodePool) and what would launch for it, or why a node
@@ -45,10 +51,20 @@ export const simulateCommand: Command = {
 async function runSimulate(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs(
     args,
-    { out: { type: 'string' }, 'known-prices': { type: 'boolean' }, explain: { type: 'string' } },
+    {
+      out: { type: 'string' },
+      'known-prices': { type: 'boolean' },
+      explain: { type: 'string' },
+      'feature-gates': { type: 'string' },
+    },
     Number.POSITIVE_INFINITY,
   );
   if ('problem' in parsed) return usageError(io, parsed.problem);
+  const gatesText = stringValue(parsed, 'feature-gates');
+  const gates = gatesText === undefined ? undefined : parseFeatureGates(gatesText);
+  if (gates !== undefined && gates.problems.length > 0) {
+    return usageError(io, `--feature-gates: ${gates.problems.join('; ')}`);
+  }
   const explainWhat = stringValue(parsed, 'explain');
   const positionals = [...parsed.positionals];
   // With --explain, the last argument names the pod or node; the one before it is the scenario.
@@ -65,7 +81,17 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
 
   let scenario: ReturnType<typeof loadScenario>;
   try {
-    scenario = loadScenario(scenarioPath ?? DEFAULT_SCENARIO);
+    const loaded = loadScenario(scenarioPath ?? DEFAULT_SCENARIO);
+    scenario =
+      gates === undefined
+        ? loaded
+        : {
+            ...loaded,
+            settings: {
+              ...loaded.settings,
+              featureGates: { ...loaded.settings.featureGates, ...gates.gates },
+            },
+          };
   } catch (error) {
     if (!(error instanceof ScenarioError || error instanceof ScenarioFileError)) throw error;
     // One `file:line:column: field: problem` line per problem, nothing run.

@@ -49,6 +49,33 @@ export const EnvVar = {
    * `SpotToSpotConsolidation` feature gate; off, spot nodes are only deleted).
    */
   spotToSpotConsolidation: 'FLOTILLA_SPOT_TO_SPOT_CONSOLIDATION',
+  /**
+   * `true` (the default) or `false`: Karpenter's `ReservedCapacity` feature gate. Off, EC2NodeClass
+   * `capacityReservationSelectorTerms` are not resolved and no reserved offering is planned with.
+   */
+  reservedCapacity: 'FLOTILLA_RESERVED_CAPACITY',
+  /**
+   * `true` or `false` (the default): Karpenter's `NodeOverlay` feature gate. Off, NodeOverlays are
+   * not read for planning and get no status.
+   */
+  nodeOverlay: 'FLOTILLA_NODE_OVERLAY',
+  /**
+   * `true` or `false` (the default): Karpenter's `StaticCapacity` feature gate. Off, NodePools with
+   * `spec.replicas` are not launched for nor scaled down by the provisioner.
+   */
+  staticCapacity: 'FLOTILLA_STATIC_CAPACITY',
+  /** Karpenter's BATCH_IDLE_DURATION in milliseconds (default 1000). */
+  batchIdleMs: 'FLOTILLA_BATCH_IDLE_MS',
+  /** Karpenter's BATCH_MAX_DURATION in milliseconds (default 10000). */
+  batchMaxMs: 'FLOTILLA_BATCH_MAX_MS',
+  /** Karpenter's VM_MEMORY_OVERHEAD_PERCENT, a fraction such as `0.075` (the default). */
+  vmMemoryOverheadPercent: 'FLOTILLA_VM_MEMORY_OVERHEAD_PERCENT',
+  /** Karpenter's RESERVED_ENIS: ENIs left out of the ENI-limited max pods (default 0). */
+  reservedENIs: 'FLOTILLA_RESERVED_ENIS',
+  /** Karpenter's ISOLATED_VPC: `true` to never call the Pricing API (default `false`). */
+  isolatedVPC: 'FLOTILLA_ISOLATED_VPC',
+  /** Karpenter's AMI_REFRESH_INTERVAL in seconds: each EC2NodeClass resolves at most this often (default 60). */
+  amiRefreshSeconds: 'FLOTILLA_AMI_REFRESH_SECONDS',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

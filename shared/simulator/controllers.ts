@@ -5,7 +5,9 @@ import { parseInterruptionEvent } from '../messages/interruption-event.ts';
 import type { ManualClock } from '../ports/clock.ts';
 import type { NodeClassResolver } from '../ports/cloud.ts';
 import type { LeaseStore } from '../ports/lease.ts';
+import { DEFAULT_FEATURE_GATES, type FeatureGates } from '../runtime/feature-gates.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { DEFAULT_OPERATOR_SETTINGS, type OperatorSettings } from '../runtime/operator-settings.ts';
 import type { SchedulingPolicy } from '../runtime/scheduling-policy.ts';
 import type { MetricsSink } from '../usecases/decisions/decision.ts';
 import { setUpDisruption } from '../usecases/disruption/setup.ts';
@@ -65,10 +67,15 @@ export interface ControllersOptions {
   readonly inbox: QueuedEvent[];
   /** The provisioner's batching waits: virtual time passes and the world moves on meanwhile. */
   readonly sleep: (ms: number) => Promise<void>;
-  /** Node repair on the garbage-collection schedule (the stack's `nodeRepair`). @default false */
-  readonly nodeRepair?: boolean;
-  /** The stack's `spotToSpotConsolidation`. @default false */
-  readonly spotToSpotConsolidation?: boolean;
+  /**
+   * The stack's `featureGates` (Karpenter's): NodeRepair runs the repair pass on the
+   * garbage-collection schedule, SpotToSpotConsolidation and NodeOverlay reach disruption,
+   * NodeOverlay and StaticCapacity the provisioner. The ReservedCapacity gate is the cloud's and
+   * the resolver's. @default Karpenter's defaults
+   */
+  readonly featureGates?: FeatureGates;
+  /** The stack's batch window and AMI refresh interval. @default Karpenter's defaults */
+  readonly operator?: Pick<OperatorSettings, 'batchIdleMs' | 'batchMaxMs' | 'amiRefreshMs'>;
   /** The stack's `minValuesPolicy` and `preferencePolicy`. @default Karpenter's, Strict and Respect */
   readonly schedulingPolicy?: SchedulingPolicy;
 }
@@ -110,10 +117,19 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger, metrics };
   const solveOptions =
     options.schedulingPolicy === undefined ? {} : { solveOptions: options.schedulingPolicy };
+  const gates = options.featureGates ?? DEFAULT_FEATURE_GATES;
+  const operator = options.operator ?? DEFAULT_OPERATOR_SETTINGS;
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
   const provisionerSetUp = setUpProvisioner(
     { ...common, nodeClassResolver: resolver, requestTermination },
-    solveOptions,
+    {
+      ...solveOptions,
+      nodeOverlay: gates.NodeOverlay,
+      staticCapacity: gates.StaticCapacity,
+      batchIdleMs: operator.batchIdleMs,
+      batchMaxMs: operator.batchMaxMs,
+      nodeClassRefreshSeconds: operator.amiRefreshMs / 1000,
+    },
   );
 
   const controllersPass = (now: Date) => provisionerSetUp.controllersPass(`simulator-pass-${++passes}`, now);
@@ -226,7 +242,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
             launchRequested = true;
           },
         },
-        { spotToSpotConsolidation: options.spotToSpotConsolidation === true, ...solveOptions },
+        {
+          spotToSpotConsolidation: gates.SpotToSpotConsolidation,
+          nodeOverlay: gates.NodeOverlay,
+          ...solveOptions,
+        },
       ).pass(`simulator-disruption-${disruptionPasses}`);
       for (const d of result.decisions) {
         if (d.outcome !== 'deleted') continue;
@@ -316,14 +336,14 @@ export function makeControllers(options: ControllersOptions): Controllers {
       interruption,
       termination,
       disruption,
-      ...(options.nodeRepair === true ? [repair] : []),
+      ...(gates.NodeRepair ? [repair] : []),
       provisioner,
       lifecycle,
     ],
     controllersPass,
     wakeTimes() {
       const due = [...invocations.wakeTimes(), nextDisruptionMs];
-      if (options.nodeRepair === true) due.push(nextRepairMs);
+      if (gates.NodeRepair) due.push(nextRepairMs);
       if (launchRequested) due.push(clock.now().getTime() + 1);
       const queued = terminationQueue.nextVisibleAt();
       if (queued !== undefined) due.push(queued.getTime());

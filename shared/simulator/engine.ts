@@ -90,6 +90,12 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       knownPricesOnly: options.knownPricesOnly === true,
     }),
     bootDelayMs: scenario.bootDelayMs,
+    // Karpenter's AWS settings and ReservedCapacity gate, as the stack gives the Lambdas.
+    provider: {
+      vmMemoryOverheadPercent: scenario.settings.operator.vmMemoryOverheadPercent,
+      reservedENIs: scenario.settings.operator.reservedENIs,
+      reservedCapacity: scenario.settings.featureGates.ReservedCapacity,
+    },
     capacityWindows: scenario.events.flatMap((e) =>
       e.kind === 'InsufficientCapacity'
         ? [
@@ -155,12 +161,16 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     logger,
     metrics,
     leases: makeMemoryLeaseStore(),
-    resolver: makeMemoryNodeClassResolver({ zones: scenario.zones, latestAmis: changes.latestAmis }),
+    resolver: makeMemoryNodeClassResolver({
+      zones: scenario.zones,
+      latestAmis: changes.latestAmis,
+      reservedCapacity: scenario.settings.featureGates.ReservedCapacity,
+    }),
     terminationQueue,
     inbox,
     sleep,
-    nodeRepair: scenario.settings.nodeRepair,
-    spotToSpotConsolidation: scenario.settings.spotToSpotConsolidation,
+    featureGates: scenario.settings.featureGates,
+    operator: scenario.settings.operator,
     schedulingPolicy: {
       minValuesPolicy: scenario.settings.minValuesPolicy,
       preferencePolicy: scenario.settings.preferencePolicy,

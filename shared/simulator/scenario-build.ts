@@ -1,6 +1,7 @@
 // A scenario as the simulator runs it, built from the file as its schema read it: times in
 // milliseconds, initial node groups expanded into nodes, workloads and events in their run form.
-import type { ScenarioDocument } from './scenario-schema.ts';
+import { resolveFeatureGates } from '../runtime/feature-gates.ts';
+import { operatorSettingsIn, type ScenarioDocument } from './scenario-schema.ts';
 import type {
   InitialNode,
   PodTemplate,
@@ -22,10 +23,14 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
     sampleIntervalMs: s.sampleInterval,
     bootDelayMs: s.bootDelay,
     settings: {
-      spotToSpotConsolidation: s.settings.spotToSpotConsolidation,
-      nodeRepair: s.settings.nodeRepair,
+      // Checked by the schema: a gate and its deprecated alias agree.
+      featureGates: resolveFeatureGates(s.settings.featureGates, {
+        nodeRepair: s.settings.nodeRepair,
+        spotToSpotConsolidation: s.settings.spotToSpotConsolidation,
+      }).gates,
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
+      operator: operatorSettingsIn(s.settings),
     },
     scoringStrategy: s.kubeScheduler.scoringStrategy,
     startupTaintRemovalMs: new Map(s.startupTaintRemoval.map((r) => [r.key, r.after])),

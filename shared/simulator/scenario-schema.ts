@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { HIGHEST_USER_DEFINABLE_PRIORITY, parseGoDurationMs } from '../core/index.ts';
+import { resolveFeatureGates } from '../runtime/feature-gates.ts';
+import {
+  DEFAULT_OPERATOR_SETTINGS,
+  type OperatorSettings,
+  operatorSettingsProblems,
+} from '../runtime/operator-settings.ts';
 import {
   DEFAULT_MIN_VALUES_POLICY,
   DEFAULT_PREFERENCE_POLICY,
@@ -26,6 +32,66 @@ const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
   }
   return ms;
 });
+
+const gate = z.boolean().optional();
+
+/**
+ * The stack's settings (FlotillaCluster props of the same names): Karpenter's feature gates, its
+ * scheduling policies and operator settings. Unset ones take Karpenter's defaults.
+ */
+const settingsSchema = z
+  .strictObject({
+    /** FlotillaCluster's `featureGates`, by Karpenter's names. */
+    featureGates: z
+      .strictObject({
+        NodeRepair: gate,
+        ReservedCapacity: gate,
+        SpotToSpotConsolidation: gate,
+        NodeOverlay: gate,
+        StaticCapacity: gate,
+      })
+      .default({}),
+    /** Deprecated: `featureGates.SpotToSpotConsolidation`. */
+    spotToSpotConsolidation: gate,
+    /** Deprecated: `featureGates.NodeRepair`. */
+    nodeRepair: gate,
+    /** FlotillaCluster's `minValuesPolicy` (Karpenter's MIN_VALUES_POLICY). */
+    minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
+    /** FlotillaCluster's `preferencePolicy` (Karpenter's PREFERENCE_POLICY). */
+    preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+    batchIdleDuration: duration.optional(),
+    batchMaxDuration: duration.optional(),
+    vmMemoryOverheadPercent: z.number().optional(),
+    reservedENIs: z.number().optional(),
+    amiRefreshInterval: duration.optional(),
+  })
+  .superRefine((s, ctx) => {
+    const { problems } = resolveFeatureGates(s.featureGates, {
+      nodeRepair: s.nodeRepair,
+      spotToSpotConsolidation: s.spotToSpotConsolidation,
+    });
+    for (const message of [...problems, ...operatorSettingsProblems(operatorSettingsIn(s))]) {
+      ctx.addIssue({ code: 'custom', message });
+    }
+  });
+
+/** The operator settings a scenario's `settings` set (milliseconds), for Karpenter's checks. */
+export function operatorSettingsIn(s: {
+  readonly batchIdleDuration?: number | undefined;
+  readonly batchMaxDuration?: number | undefined;
+  readonly vmMemoryOverheadPercent?: number | undefined;
+  readonly reservedENIs?: number | undefined;
+  readonly amiRefreshInterval?: number | undefined;
+}): Omit<OperatorSettings, 'isolatedVPC'> {
+  const d = DEFAULT_OPERATOR_SETTINGS;
+  return {
+    batchIdleMs: s.batchIdleDuration ?? d.batchIdleMs,
+    batchMaxMs: s.batchMaxDuration ?? d.batchMaxMs,
+    vmMemoryOverheadPercent: s.vmMemoryOverheadPercent ?? d.vmMemoryOverheadPercent,
+    reservedENIs: s.reservedENIs ?? d.reservedENIs,
+    amiRefreshMs: s.amiRefreshInterval ?? d.amiRefreshMs,
+  };
+}
 
 const name = z
   .string()
@@ -203,23 +269,7 @@ export const scenarioSchema = z.strictObject({
   sampleInterval: duration.prefault('30s'),
   bootDelay: duration.prefault('45s'),
   /** The stack's settings the scenario runs with (FlotillaCluster props), at their defaults. */
-  settings: z
-    .strictObject({
-      /** FlotillaCluster's `spotToSpotConsolidation`. */
-      spotToSpotConsolidation: z.boolean().default(false),
-      /** FlotillaCluster's `nodeRepair` (off by default, as Karpenter's gate). */
-      nodeRepair: z.boolean().default(false),
-      /** FlotillaCluster's `minValuesPolicy` (Karpenter's MIN_VALUES_POLICY). */
-      minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
-      /** FlotillaCluster's `preferencePolicy` (Karpenter's PREFERENCE_POLICY). */
-      preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
-    })
-    .default({
-      spotToSpotConsolidation: false,
-      nodeRepair: false,
-      minValuesPolicy: DEFAULT_MIN_VALUES_POLICY,
-      preferencePolicy: DEFAULT_PREFERENCE_POLICY,
-    }),
+  settings: settingsSchema.prefault({}),
   /** kube-scheduler's configuration, as far as it changes where pods go. */
   kubeScheduler: z
     .strictObject({ scoringStrategy: z.enum(SCORING_STRATEGIES).default('LeastAllocated') })

@@ -1,4 +1,6 @@
 import type { CapacityType, Taint } from '../core/index.ts';
+import type { FeatureGates } from '../runtime/feature-gates.ts';
+import type { OperatorSettings } from '../runtime/operator-settings.ts';
 import type { MinValuesPolicy, PreferencePolicy } from '../runtime/scheduling-policy.ts';
 
 // What a parsed scenario holds: times as milliseconds from the start, manifests as written.
@@ -144,10 +146,14 @@ export type ScenarioEvent =
     };
 
 export interface ScenarioSettings {
-  /** Whether consolidation may replace spot nodes by spot nodes. @default false */
-  readonly spotToSpotConsolidation: boolean;
-  /** Whether node repair replaces nodes unhealthy past their toleration. @default false */
-  readonly nodeRepair: boolean;
+  /** Karpenter's feature gates (the stack's `featureGates`). @default Karpenter's defaults */
+  readonly featureGates: FeatureGates;
+  /**
+   * Karpenter's operator settings the controllers run with (the stack's props of the same names);
+   * the simulated catalog always prices from the bundled table, so there is no `isolatedVPC`.
+   * @default Karpenter's defaults
+   */
+  readonly operator: Omit<OperatorSettings, 'isolatedVPC'>;
   /** Karpenter's MIN_VALUES_POLICY. @default 'Strict' */
   readonly minValuesPolicy: MinValuesPolicy;
   /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */

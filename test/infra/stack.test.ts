@@ -273,6 +273,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
           [EnvVar.clusterName]: 'demo',
           [EnvVar.stateTable]: ref(built.stack, built.cluster.stateTable.tableName),
           [EnvVar.logLevel]: 'info',
+          [EnvVar.isolatedVPC]: 'false',
           NODE_OPTIONS: '--enable-source-maps',
         }),
       },

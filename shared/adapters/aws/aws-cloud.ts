@@ -9,6 +9,7 @@ import {
   type UnavailableOfferings,
 } from '../../ports/state.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import type { ProviderSettings } from '../class-instance-types.ts';
 import { nodeClassFamily } from './ami.ts';
 import { reservationAvailability } from './capacity-reservations.ts';
 import { makeDynamoOfferingCache, makeDynamoUnavailableOfferings } from './dynamo-state.ts';
@@ -27,6 +28,11 @@ export interface AwsCloudOptions {
   readonly cluster: ClusterInfo;
   readonly clock: Clock;
   readonly logger: Logger;
+  /**
+   * Karpenter's AWS settings and ReservedCapacity gate (the stack's `vmMemoryOverheadPercent`,
+   * `reservedENIs` and `featureGates.ReservedCapacity`). @default Karpenter's defaults
+   */
+  readonly provider?: ProviderSettings;
 }
 
 export interface AwsCloud extends Cloud {
@@ -69,8 +75,10 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
         );
       }
       const unavailable = await unavailableOfferings.list(clock.now());
-      // What each selected reservation can still take is read fresh: launches use it up.
-      const reservations = nodeClass.status?.capacityReservations ?? [];
+      // What each selected reservation can still take is read fresh: launches use it up. With the
+      // ReservedCapacity gate off there is none to read.
+      const reservations =
+        options.provider?.reservedCapacity === false ? [] : (nodeClass.status?.capacityReservations ?? []);
       const reservationCapacity =
         reservations.length === 0
           ? undefined
@@ -84,6 +92,7 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
         family: nodeClassFamily(nodeClass.spec),
         unavailable: new Set(unavailable.keys()),
         ...(reservationCapacity === undefined ? {} : { reservationCapacity }),
+        ...(options.provider === undefined ? {} : { provider: options.provider }),
       });
     },
     planLaunch: (request) => launcher.plan(request),

@@ -233,7 +233,7 @@ export function toInstanceTypes(
   context: InstanceTypeContext,
 ): InstanceType[] {
   const zones = new Set((context.nodeClass.status?.subnets ?? []).map((s) => s.zone));
-  const shape = classShape(context.nodeClass, context.family);
+  const shape = classShape(context.nodeClass, context.family, context.provider);
   const out: InstanceType[] = [];
   for (const type of cached) {
     const offerings: Offering[] = [];

@@ -47,6 +47,11 @@ export interface NodeClassResolverOptions {
   readonly ssmParameterPrefix?: string;
   /** Decides when a capacity block is expiring. @default the system clock */
   readonly now?: () => Date;
+  /**
+   * Karpenter's ReservedCapacity feature gate: off, `capacityReservationSelectorTerms` are not
+   * resolved (no `status.capacityReservations`, no CapacityReservationsReady). @default true
+   */
+  readonly reservedCapacity?: boolean;
 }
 
 /**
@@ -147,7 +152,7 @@ export function makeNodeClassResolver(options: NodeClassResolverOptions): NodeCl
         ...(userData === undefined ? {} : { validation: [userData] }),
         ...(windowsBuild(family) === undefined ? {} : { limitations: [WINDOWS_PRICING] }),
       };
-      const terms = spec.capacityReservationSelectorTerms ?? [];
+      const terms = options.reservedCapacity === false ? [] : (spec.capacityReservationSelectorTerms ?? []);
       const reservations =
         terms.length === 0
           ? {}

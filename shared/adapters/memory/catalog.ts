@@ -10,7 +10,12 @@ import {
 } from '../../core/index.ts';
 import { nodeClassFamily } from '../../ports/ami-family.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
-import { classInstanceType, classShape, type TypeHardware } from '../class-instance-types.ts';
+import {
+  classInstanceType,
+  classShape,
+  type ProviderSettings,
+  type TypeHardware,
+} from '../class-instance-types.ts';
 import { nodeClassSettings } from '../launch-plan.ts';
 
 /** Where the in-memory cloud's instance types come from. */
@@ -159,11 +164,13 @@ function anyImage(nodeClass: EC2NodeClass): EC2NodeClass {
 /**
  * Resolves a catalog into the instance types one NodeClass launches, shaped as the AWS adapter
  * shapes them (AMI family, AMIs, launch settings, kubelet, placement group), caching per class
- * configuration. Offerings are the catalog's on-demand and spot ones, in every zone; reserved
- * offerings and back-offs are the cloud's to add per call.
+ * configuration, under the cloud provider's settings (VM memory overhead, reserved ENIs). Offerings
+ * are the catalog's on-demand and spot ones, in every zone; reserved offerings and back-offs are
+ * the cloud's to add per call.
  */
 export function makeCatalogResolver(
   catalog: MemoryCatalog,
+  provider: ProviderSettings = {},
 ): (nodeClass: EC2NodeClass) => readonly InstanceType[] {
   if (catalog.kind === 'types') return () => catalog.instanceTypes;
   const cache = new Map<string, readonly InstanceType[]>();
@@ -177,7 +184,7 @@ export function makeCatalogResolver(
     const key = shapeKey(nodeClass);
     let types = cache.get(key);
     if (types === undefined) {
-      const shape = classShape(anyImage(nodeClass), nodeClassFamily(nodeClass.spec));
+      const shape = classShape(anyImage(nodeClass), nodeClassFamily(nodeClass.spec), provider);
       const out: InstanceType[] = [];
       for (const record of catalog.records) {
         const offerings = catalogOfferings(record, options);

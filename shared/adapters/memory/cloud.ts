@@ -9,7 +9,12 @@ import {
 } from '../../ports/cloud.ts';
 import { cloudDrift } from '../../ports/cloud-drift.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
-import { placementGroupOf, placementOfferings, reservedOfferings } from '../class-instance-types.ts';
+import {
+  type ProviderSettings,
+  placementGroupOf,
+  placementOfferings,
+  reservedOfferings,
+} from '../class-instance-types.ts';
 import { launchTags, MAX_INSTANCE_TYPES } from '../launch-plan.ts';
 import { type CapacityWindow, makeCapacityWindows } from './capacity-windows.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
@@ -54,6 +59,12 @@ export interface MemoryCloudOptions {
    * listed holds none. @default none
    */
   readonly capacityReservations?: Readonly<Record<string, number>>;
+  /**
+   * Karpenter's AWS settings and ReservedCapacity gate, as the stack gives the Lambdas: the VM
+   * memory overhead and reserved ENIs shape every type; with the gate off no reserved offering is
+   * made. @default Karpenter's defaults
+   */
+  readonly provider?: ProviderSettings;
 }
 
 /** An instance launched outside Flotilla (or by another cluster). */
@@ -103,7 +114,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
   const seed = options.seed ?? 0;
   const noSpotRole = options.noSpotServiceLinkedRole === true;
   const unavailable = options.unavailableOfferings ?? makeMemoryUnavailableOfferings();
-  const catalogFor = makeCatalogResolver(options.catalog);
+  const catalogFor = makeCatalogResolver(options.catalog, options.provider);
   const capacity = makeCapacityWindows(options.capacityWindows ?? []);
   const instances = makeInstanceTable({
     clock,
@@ -155,7 +166,12 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         // Reserved offerings as the AWS adapter makes them, holding what each reservation has left.
         const reserved = reservedOfferings(
           type,
-          { nodeClass, unavailable: backedOff, reservationCapacity },
+          {
+            nodeClass,
+            unavailable: backedOff,
+            reservationCapacity,
+            ...(options.provider === undefined ? {} : { provider: options.provider }),
+          },
           zones,
         );
         offerings.push(...placementOfferings(type.name, reserved, nodeClass, backedOff));

@@ -40,6 +40,11 @@ export interface MemoryNodeClassResolverOptions {
    * name or id. A selected group not listed is a `cluster` group of that name. @default none
    */
   readonly placementGroups?: readonly PlacementGroupStatus[];
+  /**
+   * Karpenter's ReservedCapacity feature gate: off, `capacityReservationSelectorTerms` are not
+   * resolved, as the AWS resolver. @default true
+   */
+  readonly reservedCapacity?: boolean;
 }
 
 /** AL2023 as the alias resolves it: one image per architecture and variant, with its requirements. */
@@ -186,7 +191,8 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
         },
         ...placementGroupOf(nodeClass, options.placementGroups ?? []),
         ...userDataValidation(nodeClass),
-        ...((nodeClass.spec.capacityReservationSelectorTerms ?? []).length === 0
+        ...(options.reservedCapacity === false ||
+        (nodeClass.spec.capacityReservationSelectorTerms ?? []).length === 0
           ? {}
           : {
               capacityReservations: { kind: 'resolved', value: options.capacityReservations ?? [] },

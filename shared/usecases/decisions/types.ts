@@ -257,14 +257,15 @@ export interface LaunchBackoffDecision {
 /**
  * What a static NodePool needed to hold `replicas` nodes: `launch` (the launches follow as their
  * own `launch` lines), `delete` (the surplus handed to termination), `atLimit` (short, but
- * `limits.nodes` leaves no room) or `blocked` (short, but the pool cannot launch now, its
- * launches paused by the runaway guard among other things; `reason` says why). A pool that holds
- * its replicas is no decision.
+ * `limits.nodes` leaves no room), `blocked` (short, but the pool cannot launch now, its
+ * launches paused by the runaway guard among other things; `reason` says why) or `disabled` (off
+ * its replicas, left so: Karpenter's StaticCapacity feature gate is off). A pool that holds its
+ * replicas is no decision.
  */
 export interface StaticCapacityDecision {
   readonly kind: 'staticCapacity';
   readonly reason: string;
-  readonly action: 'launch' | 'delete' | 'atLimit' | 'blocked';
+  readonly action: 'launch' | 'delete' | 'atLimit' | 'blocked' | 'disabled';
   readonly nodePool: string;
   readonly replicas: number;
   /** Its NodeClaims not being deleted, before this decision. */

@@ -94,6 +94,11 @@ export interface DisruptionOptions {
    * `SpotToSpotConsolidation` feature gate); otherwise spot nodes are only deleted. @default false
    */
   readonly spotToSpotConsolidation?: boolean;
+  /**
+   * Karpenter's NodeOverlay feature gate: the simulations and the prices compared plan with the
+   * NodeOverlays. Off, they are not read. @default false (Karpenter's default)
+   */
+  readonly nodeOverlay?: boolean;
 }
 
 export interface DisruptionPassResult {
@@ -280,6 +285,7 @@ class Pass {
     const previousUntilMs = this.lease.previousUntilMs;
     const read = await readClusterState(this.ports.cluster, this.ports.logger, {
       podDisruptionBudgets: true,
+      nodeOverlays: this.options.nodeOverlay === true,
       ...(previousUntilMs === undefined || previousUntilMs <= 0
         ? {}
         : { nodeClaimsFreshAsOfMs: previousUntilMs }),

@@ -47,6 +47,8 @@ export interface LifecyclePorts {
     readonly clock: Clock;
     /** The invocation id, for the refresh gates. */
     readonly holder: string;
+    /** Karpenter's AMI_REFRESH_INTERVAL in seconds. @default NODECLASS_REFRESH_SECONDS */
+    readonly refreshSeconds?: number;
   };
   /**
    * Hands a NodeClaim this pass deleted to termination at once (a termination request); without
@@ -56,6 +58,7 @@ export interface LifecyclePorts {
   /**
    * When set, the pass ends with the NodeOverlay status controller: every overlay resolved against
    * the NodePools (their classes' instance types read from here), its conditions written on change.
+   * Unset with Karpenter's NodeOverlay feature gate off: overlays get no status.
    */
   readonly nodeOverlays?: { readonly cloud: Pick<Cloud, 'instanceTypes'> };
 }
@@ -147,7 +150,13 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       ? undefined
       : await reconcileNodeClasses(
           { cluster, logger, metrics, ...ports.nodeClasses },
-          { holder: ports.nodeClasses.holder, scope: 'all' },
+          {
+            holder: ports.nodeClasses.holder,
+            scope: 'all',
+            ...(ports.nodeClasses.refreshSeconds === undefined
+              ? {}
+              : { refreshSeconds: ports.nodeClasses.refreshSeconds }),
+          },
           { nodeClasses: classesRead.items, nodeClaims: claimsRead.items },
         );
   const byProviderId = new Map<string, NodeInfo[]>();

@@ -8,6 +8,7 @@ import {
   type ClusterObjectsRead,
   type ClusterState,
   poolInstanceTypes,
+  type ReadClusterStateOptions,
   readClusterObjects,
   readClusterState,
   withPendingPods,
@@ -19,7 +20,8 @@ import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
 import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
-import { reconcileStaticNodePools, type StaticPassResult } from './static-pools.ts';
+import { staticPass } from './static-gate.ts';
+import type { StaticPassResult } from './static-pools.ts';
 
 export { nodeClaimName, toLaunchRequest, toNewNodeClaim } from '../state/new-nodeclaim.ts';
 export type { ClaimOutcome, ProvisionOptions, ProvisionPorts, ProvisionResult } from './types.ts';
@@ -77,12 +79,13 @@ async function provisionUnderLease(
   const first = await ports.cluster.provisionablePods();
   // Static NodePools before the plan: their replicas do not wait for pods, and the pods of this run
   // count their new NodeClaims as capacity on its way.
-  const statics = await reconcileStaticNodePools(ports, out, lease, options.holder);
+  const statics = await staticPass(ports, options, lease, out);
   const staticDeleted = statics.deleted.length > 0 ? { staticDeleted: statics.deleted } : {};
   if (statics.leaseLost) return staticOnly(lease, statics);
   const consistent = options.consistentResume === true;
+  const reads = readOptions(options);
   const idle = async (): Promise<ProvisionResult> => {
-    const resumed = await resumeWithoutPods(ports, lease, out, consistent);
+    const resumed = await resumeWithoutPods(ports, lease, out, { consistent, reads });
     if (resumed?.kind === 'provisioned') {
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
@@ -96,7 +99,7 @@ async function provisionUnderLease(
   // What the plan needs besides the pods does not depend on which pods the batch takes: it is read
   // while the batch window is open (the NodeClaims from the API server, under the lease, so every
   // NodeClaim made before this run is in it), with the offering catalog of its EC2NodeClasses.
-  const objects = readClusterObjects(ports.cluster, { consistentNodeClaims: true });
+  const objects = readClusterObjects(ports.cluster, reads);
   // A failure of the reads is thrown where they are awaited, after the batch (not left unhandled
   // while it is open); the catalog's own errors are the plan's to report.
   objects.catch(() => undefined);
@@ -117,7 +120,13 @@ async function provisionUnderLease(
   if (ports.nodeClassResolver !== undefined) {
     const pass = await reconcileNodeClasses(
       { ...ports, ...out, resolver: ports.nodeClassResolver },
-      { holder: options.holder, scope: 'stale' },
+      {
+        holder: options.holder,
+        scope: 'stale',
+        ...(options.nodeClassRefreshSeconds === undefined
+          ? {}
+          : { refreshSeconds: options.nodeClassRefreshSeconds }),
+      },
       { nodeClasses: state.nodeClasses, nodeClaims: state.nodeClaims },
     );
     state = { ...state, nodeClasses: pass.nodeClasses };
@@ -145,7 +154,7 @@ async function provisionUnderLease(
   let replanned = 0;
   for (let round = 0; round < maxRounds; round++) {
     rounds = round + 1;
-    if (round > 0) state = await readClusterState(ports.cluster, out.logger, { consistentNodeClaims: true });
+    if (round > 0) state = await readClusterState(ports.cluster, out.logger, reads);
     if (!hasPodsToPlace(state)) break;
     last = await runRound(ports, options, lease, out, state, { round, last: round + 1 >= maxRounds }, guard);
     claims.push(...last.claims);
@@ -219,12 +228,12 @@ async function resumeWithoutPods(
   ports: ProvisionPorts,
   lease: Lease,
   out: DecisionOutput,
-  consistent: boolean,
+  { consistent, reads }: { readonly consistent: boolean; readonly reads: ReadClusterStateOptions },
 ): Promise<ProvisionResult | undefined> {
   const listed = await ports.cluster.nodeClaims(consistent ? { consistent: true } : undefined);
   if (!listed.items.some(isUnlaunched)) return undefined;
   // Launching: every NodeClaim as the API server has it, as a provisioning run with pods reads them.
-  const state = await readClusterState(ports.cluster, out.logger, { consistentNodeClaims: true });
+  const state = await readClusterState(ports.cluster, out.logger, reads);
   const input = await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() });
   const claims = await resumeUnlaunched(
     ports,
@@ -417,4 +426,9 @@ async function warmInstanceTypes(
 /** Whether the state has pods to plan for: pending ones, or ones that need a place off deleting nodes. */
 function hasPodsToPlace(state: ClusterState): boolean {
   return state.pendingPods.length > 0 || takeDeletingNodePods(state.nodes, state.nodeClaims).pods.length > 0;
+}
+
+/** A run's cluster reads: NodeClaims from the API server, NodeOverlays only with their gate on. */
+function readOptions(options: ProvisionOptions): ReadClusterStateOptions {
+  return { consistentNodeClaims: true, nodeOverlays: options.nodeOverlay === true };
 }

@@ -43,8 +43,17 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
         cluster,
         logger,
         metrics,
-        nodeClasses: { resolver: nodeClassResolver, leases, clock, holder },
-        nodeOverlays: { cloud: ports.cloud },
+        nodeClasses: {
+          resolver: nodeClassResolver,
+          leases,
+          clock,
+          holder,
+          ...(config.nodeClassRefreshSeconds === undefined
+            ? {}
+            : { refreshSeconds: config.nodeClassRefreshSeconds }),
+        },
+        // Karpenter runs its NodeOverlay controller only with the NodeOverlay gate on.
+        ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
         ...(requestTermination === undefined ? {} : { requestTermination }),
       },
       now,

@@ -14,6 +14,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
+import { NO_OVERLAYS } from '../state/cluster-state.ts';
 import { replacedCandidates } from '../state/command-record.ts';
 import { confirmationChanges, readConfirmed, withConfirmed } from '../state/confirm.ts';
 import { selectNodePools } from '../state/eligibility.ts';
@@ -35,6 +36,14 @@ export type StaticPassPorts = Pick<
   ProvisionPorts,
   'cluster' | 'cloud' | 'leases' | 'clock' | 'requestTermination' | 'nodeClassResolver'
 >;
+
+/** The provisioner's settings the static pass follows. */
+export interface StaticPassOptions {
+  /** Karpenter's NodeOverlay feature gate: overlays price the replicas' instance types. */
+  readonly nodeOverlay: boolean;
+  /** Karpenter's AMI_REFRESH_INTERVAL in seconds, for the classes this pass resolves. */
+  readonly nodeClassRefreshSeconds?: number;
+}
 
 export interface StaticPassResult {
   readonly claims: readonly ClaimOutcome[];
@@ -73,6 +82,7 @@ export async function reconcileStaticNodePools(
   out: DecisionOutput,
   lease: Lease,
   holder: string,
+  options: StaticPassOptions,
 ): Promise<StaticPassResult> {
   const pools = (await ports.cluster.nodePools()).items.filter(
     (p) => isStaticNodePool(p.pool) && !p.deleting,
@@ -137,7 +147,7 @@ export async function reconcileStaticNodePools(
         await blocked(ports, out, line, decision, launch);
         continue;
       }
-      const launched = await launchReplicas(ports, out, lease, holder, pool, launch, read.items);
+      const launched = await launchReplicas(ports, out, lease, { holder, pool, options }, launch, read.items);
       if (typeof launched === 'string') {
         await blocked(ports, out, line, launch, launched);
         continue;
@@ -321,15 +331,15 @@ async function launchReplicas(
   ports: StaticPassPorts,
   out: DecisionOutput,
   lease: Lease,
-  holder: string,
-  pool: ClusterNodePool,
+  run: { readonly holder: string; readonly pool: ClusterNodePool; readonly options: StaticPassOptions },
   decision: Extract<StaticDecision, { kind: 'launch' }>,
   nodeClaims: readonly ClusterNodeClaim[],
 ): Promise<ClaimOutcome[] | string> {
+  const { holder, pool, options } = run;
   const [read, daemonSets, overlays] = await Promise.all([
     ports.cluster.nodeClasses(),
     ports.cluster.daemonSets(),
-    ports.cluster.nodeOverlays(),
+    options.nodeOverlay ? ports.cluster.nodeOverlays() : NO_OVERLAYS,
   ]);
   let classes = read.items;
   // As for pods: a class without a status for its generation is resolved now, so a new static pool
@@ -338,7 +348,13 @@ async function launchReplicas(
     const mine = classes.filter((c) => c.name === pool.nodeClassRef.name);
     const pass = await reconcileNodeClasses(
       { ...ports, ...out, resolver: ports.nodeClassResolver },
-      { holder, scope: 'stale' },
+      {
+        holder,
+        scope: 'stale',
+        ...(options.nodeClassRefreshSeconds === undefined
+          ? {}
+          : { refreshSeconds: options.nodeClassRefreshSeconds }),
+      },
       { nodeClasses: mine, nodeClaims },
     );
     classes = pass.nodeClasses;

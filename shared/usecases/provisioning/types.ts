@@ -64,6 +64,22 @@ export interface ProvisionOptions {
    */
   readonly consistentResume?: boolean;
   readonly solveOptions?: SolveOptions;
+  /**
+   * Karpenter's NodeOverlay feature gate: NodeOverlays change the instance types planned with.
+   * Off, they are not read. @default false (Karpenter's default)
+   */
+  readonly nodeOverlay?: boolean;
+  /**
+   * Karpenter's StaticCapacity feature gate: each run brings static NodePools (`spec.replicas`) to
+   * their replicas. Off, it launches and removes nothing for them and says so per pool (a
+   * `staticCapacity` decision, `disabled`). @default false (Karpenter's default)
+   */
+  readonly staticCapacity?: boolean;
+  /**
+   * Karpenter's AMI_REFRESH_INTERVAL in seconds: the refresh period of the EC2NodeClasses a run
+   * resolves. @default NODECLASS_REFRESH_SECONDS (60)
+   */
+  readonly nodeClassRefreshSeconds?: number;
 }
 
 /** What happened to one planned NodeClaim. */

@@ -61,6 +61,11 @@ export interface ReadClusterStateOptions {
   readonly consistentNodeClaims?: boolean;
   /** NodeClaims at least as current as this time (see NodeClaimReadOptions.freshAsOfMs). */
   readonly nodeClaimsFreshAsOfMs?: number;
+  /**
+   * Read the NodeOverlays; false (Karpenter's NodeOverlay feature gate off) leaves them unread and
+   * none apply. @default true
+   */
+  readonly nodeOverlays?: boolean;
 }
 
 /** The cluster state but its pending pods, with what could not be read. */
@@ -87,6 +92,9 @@ export async function readClusterState(
   return withPendingPods(objects, pods, logger);
 }
 
+/** What a read leaves out with the NodeOverlay feature gate off. */
+export const NO_OVERLAYS: ReadResult<ClusterNodeOverlay> = { items: [], problems: [] };
+
 /**
  * Everything in the cluster state but the pending pods, read in parallel; a provisioning run reads
  * it while its batch window is open and adds the pods its batch closed on (`withPendingPods`).
@@ -111,7 +119,7 @@ export async function readClusterObjects(
     cluster.nodePools(),
     cluster.nodeClasses(),
     // A NodeOverlay list that fails fails the read: planning without overlays would misprice.
-    cluster.nodeOverlays(),
+    options.nodeOverlays === false ? NO_OVERLAYS : cluster.nodeOverlays(),
     cluster.nodeClaims({
       ...(options.consistentNodeClaims === true ? { consistent: true } : {}),
       ...(options.nodeClaimsFreshAsOfMs === undefined ? {} : { freshAsOfMs: options.nodeClaimsFreshAsOfMs }),

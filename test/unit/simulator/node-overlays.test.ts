@@ -3,14 +3,23 @@ import { simulate } from '../../../shared/simulator/engine.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { small, web } from './scenarios.ts';
 
-// NodeOverlays in a scenario: applied as a user applies them, they change what the simulation launches.
+// NodeOverlays in a scenario: applied as a user applies them, they change what the simulation
+// launches with Karpenter's NodeOverlay feature gate on, and nothing with it off (its default).
 
-const overlays = (spec: string) => `nodeOverlays:
+const gate = (on: boolean) => `settings:\n  featureGates: { NodeOverlay: ${on} }\n`;
+const savingsPlan =
+  overlays(`      requirements: [{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }]
+      price: "0.01"
+`);
+
+function overlays(spec: string): string {
+  return `nodeOverlays:
   - apiVersion: karpenter.sh/v1alpha1
     kind: NodeOverlay
     metadata: { name: savings-plan }
     spec:
 ${spec}`;
+}
 
 const scenario = (extra: string) => `${small({ workloads: web(1), duration: '2m' })}${extra}`;
 
@@ -18,16 +27,15 @@ describe('a scenario with NodeOverlays', () => {
   it('launches the type an overlay prices cheapest', async () => {
     const plain = await simulate(parseScenario(scenario('')));
     expect(plain.launches.map((l) => l.instanceType)).toEqual(['c6i.xlarge']);
-    const overlaid = await simulate(
-      parseScenario(
-        scenario(
-          overlays(`      requirements: [{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }]
-      price: "0.01"
-`),
-        ),
-      ),
-    );
+    const overlaid = await simulate(parseScenario(scenario(`${gate(true)}${savingsPlan}`)));
     expect(overlaid.launches.map((l) => l.instanceType)).toEqual(['m6i.xlarge']);
+  });
+
+  it('launches as without it when the NodeOverlay gate is off', async () => {
+    const off = await simulate(parseScenario(scenario(`${gate(false)}${savingsPlan}`)));
+    expect(off.launches.map((l) => l.instanceType)).toEqual(['c6i.xlarge']);
+    const unset = await simulate(parseScenario(scenario(savingsPlan)));
+    expect(unset.launches.map((l) => l.instanceType)).toEqual(['c6i.xlarge']);
   });
 
   it('refuses an overlay the cluster would mark invalid, at its place in the file', () => {

@@ -171,21 +171,78 @@ describe('scenario files', () => {
   });
 
   it("runs with the stack's settings at their defaults unless the scenario sets them", () => {
+    const karpenterGates = {
+      NodeRepair: false,
+      ReservedCapacity: true,
+      SpotToSpotConsolidation: false,
+      NodeOverlay: false,
+      StaticCapacity: false,
+    };
+    const karpenterSettings = {
+      batchIdleMs: 1_000,
+      batchMaxMs: 10_000,
+      vmMemoryOverheadPercent: 0.075,
+      reservedENIs: 0,
+      amiRefreshMs: 60_000,
+    };
     expect(parseScenario(scenario()).settings).toEqual({
-      spotToSpotConsolidation: false,
-      nodeRepair: false,
+      featureGates: karpenterGates,
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
+      operator: karpenterSettings,
     });
+    // The deprecated name of a gate still sets it.
     const on = parseScenario(
       scenario({ head: 'name: small\nduration: 10m\nsettings:\n  spotToSpotConsolidation: true\n' }),
     );
     expect(on.settings).toEqual({
-      spotToSpotConsolidation: true,
-      nodeRepair: false,
+      featureGates: { ...karpenterGates, SpotToSpotConsolidation: true },
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
+      operator: karpenterSettings,
     });
+    const gated = parseScenario(
+      scenario({
+        head: 'name: small\nduration: 10m\nsettings:\n  featureGates: { NodeOverlay: true, ReservedCapacity: false }\n  batchIdleDuration: 2s\n  batchMaxDuration: 20s\n  vmMemoryOverheadPercent: 0.1\n  reservedENIs: 1\n  amiRefreshInterval: 5m\n',
+      }),
+    );
+    expect(gated.settings).toMatchObject({
+      featureGates: { ...karpenterGates, NodeOverlay: true, ReservedCapacity: false },
+      operator: {
+        batchIdleMs: 2_000,
+        batchMaxMs: 20_000,
+        vmMemoryOverheadPercent: 0.1,
+        reservedENIs: 1,
+        amiRefreshMs: 300_000,
+      },
+    });
+    // A gate and its deprecated name apart, an unknown gate, a setting out of Karpenter's range.
+    expect(
+      problemsOf(
+        scenario({
+          head: 'name: small\nduration: 10m\nsettings:\n  featureGates: { NodeRepair: true }\n  nodeRepair: false\n',
+        }),
+      ),
+    ).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/nodeRepair is false but the NodeRepair feature gate is true/),
+      }),
+    ]);
+    expect(
+      problemsOf(
+        scenario({ head: 'name: small\nduration: 10m\nsettings:\n  featureGates: { NodeRepairs: true }\n' }),
+      ),
+    ).toHaveLength(1);
+    expect(
+      problemsOf(
+        scenario({
+          head: 'name: small\nduration: 10m\nsettings:\n  vmMemoryOverheadPercent: 1.5\n  batchIdleDuration: 20s\n',
+        }),
+      ).map((p) => p.message),
+    ).toEqual([
+      expect.stringMatching(/batchMaxDuration \(10000 ms\) is shorter than batchIdleDuration/),
+      expect.stringMatching(/vmMemoryOverheadPercent is 1.5/),
+    ]);
     const relaxed = parseScenario(
       scenario({
         head: 'name: small\nduration: 10m\nsettings:\n  minValuesPolicy: BestEffort\n  preferencePolicy: Ignore\n',

@@ -44,9 +44,11 @@ async function staticWorld() {
     clock.advance(ms);
   };
   const { leases, terminationQueue, controllers } = simulatedControllers(world, logger, sleep);
-  // The provisioner as its schedule runs it, pods or not (its static pass holds the replicas).
+  // The provisioner as its schedule runs it, pods or not (its static pass holds the replicas, with
+  // Karpenter's StaticCapacity feature gate on).
   const steps = provisionerSteps(world, logger, {
     ports: { leases, sleep, requestTermination: viaQueue(terminationQueue) },
+    config: { staticCapacity: true },
   });
   let runs = 0;
   const provisioner = () => steps.provision(`provisioner-${++runs}`);

@@ -5,7 +5,10 @@ import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from '../provisioning/world.ts';
 
 // NodeOverlays as a user applies them, on the in-memory cluster and cloud: what the provisioner
-// launches with them, and the status the controllers pass writes.
+// launches with them, and the status the controllers pass writes; with Karpenter's NodeOverlay
+// feature gate on, and (its default) off, when they are neither read nor given a status.
+
+const gateOn = { config: { nodeOverlay: true } } as const;
 
 const silent = makeLogger({}, { sink: () => {} });
 
@@ -27,7 +30,7 @@ describe('NodeOverlay status', () => {
     world.cluster.create(nodeOverlay('second', { requirements: [], weight: 1, price: '0.02' }));
 
     // The provisioner's controllers pass: EC2NodeClasses resolved (so they have offerings), then overlays.
-    const steps = provisionerSteps(world, silent);
+    const steps = provisionerSteps(world, silent, gateOn);
     const result = await steps.reconcileLifecycle('pass');
     expect(new Set(result.nodeOverlaysUpdated)).toEqual(new Set(['valid', 'restricted', 'first', 'second']));
     expect(conditionsOf(world, 'valid')['ValidationSucceeded']).toMatchObject({
@@ -55,16 +58,26 @@ describe('NodeOverlay status', () => {
 
     expect((await steps.reconcileLifecycle('pass')).nodeOverlaysUpdated).toEqual([]);
   });
+
+  it('writes none with the NodeOverlay gate off, as Karpenter runs no overlay controller then', async () => {
+    const world = scenarioWorld();
+    world.cluster.create(nodeOverlay('valid', { requirements: [], weight: 2, priceAdjustment: '-10%' }));
+    const result = await provisionerSteps(world, silent).reconcileLifecycle('pass');
+    expect(result.nodeOverlaysUpdated).toBeUndefined();
+    expect(world.cluster.get('NodeOverlay', 'valid')).not.toHaveProperty('status');
+    expect(conditionsOf(world, 'valid')).toEqual({});
+  });
 });
 
 describe('NodeOverlays in provisioning', () => {
   async function launchedType(
     overlays: readonly ReturnType<typeof nodeOverlay>[],
+    nodeOverlay = true,
   ): Promise<string | undefined> {
     const world = scenarioWorld();
     for (const o of overlays) world.cluster.create(o);
     addPendingPod(world.cluster, 'web-1');
-    const steps = provisionerSteps(world, silent);
+    const steps = provisionerSteps(world, silent, { config: { nodeOverlay } });
     await steps.reconcileLifecycle('p-0');
     const result = await steps.provision('p-1');
     if (result.kind !== 'provisioned') throw new Error(`provisioning ${result.kind}`);
@@ -83,6 +96,17 @@ describe('NodeOverlays in provisioning', () => {
       }),
     ]);
     expect(overlaid).toBe(chosen);
+  });
+
+  it('plans as if there were no overlay with the NodeOverlay gate off (its default)', async () => {
+    const plain = await launchedType([]);
+    const chosen = plain === 'm6i.xlarge' ? 'm6a.xlarge' : 'm6i.xlarge';
+    const overlay = nodeOverlay('savings-plan', {
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [chosen] }],
+      price: '0.0001',
+    });
+    expect(await launchedType([overlay], true)).toBe(chosen);
+    expect(await launchedType([overlay], false)).toBe(plain);
   });
 
   it('ignores an invalid overlay and applies the others', async () => {

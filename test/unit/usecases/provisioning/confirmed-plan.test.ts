@@ -85,7 +85,7 @@ function setup() {
   // The provisioner Lambda's runs, one lease store for them all, without the batching wait.
   const provisioner = provisionerSteps(world, logger, {
     ports: { cluster: decorated },
-    config: { batchIdleMs: 0, batchMaxMs: 0 },
+    config: { batchIdleMs: 0, batchMaxMs: 0, staticCapacity: true },
   });
   let runs = 0;
   const run = () => provisioner.provision(`run-${++runs}`);

@@ -8,6 +8,7 @@ import { provisionerSteps, scenarioWorld } from './world.ts';
 // Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
 // pending, never launches for pods on it, caps it by limits.nodes, removes a surplus through
 // termination, empty nodes first, and waits while the runaway guard pauses the pool's launches.
+// With Karpenter's StaticCapacity feature gate off (its default) it keeps nothing and says so.
 
 function staticPool(replicas: number, limits?: Record<string, string>) {
   return {
@@ -30,7 +31,11 @@ function staticPool(replicas: number, limits?: Record<string, string>) {
   };
 }
 
-function makeWorld(replicas: number, limits?: Record<string, string>) {
+function makeWorld(
+  replicas: number,
+  limits?: Record<string, string>,
+  gates: { readonly staticCapacity?: boolean; readonly nodeOverlay?: boolean } = {},
+) {
   const world = scenarioWorld();
   const { clock, cluster } = world;
   cluster.create(staticPool(replicas, limits));
@@ -39,6 +44,8 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
   const metrics = recordingMetrics({ cluster: 'static-test', clock });
   const terminated: string[] = [];
   const provisioner = provisionerSteps(world, logger, {
+    // Karpenter's StaticCapacity feature gate, off by default.
+    config: { staticCapacity: gates.staticCapacity ?? true, nodeOverlay: gates.nodeOverlay ?? false },
     ports: {
       metrics,
       requestTermination: async (name) => {
@@ -53,6 +60,48 @@ function makeWorld(replicas: number, limits?: Record<string, string>) {
   const decisions = (kind: string) => lines.filter((l) => l['decision'] === kind);
   return { ...world, run, provisioner, fixedClaims, decisions, terminated, logger, metrics };
 }
+
+describe('a static NodePool with the StaticCapacity feature gate off', () => {
+  it('gets no replicas, its surplus is kept and pods do not launch nodes in it; each run says so', async () => {
+    const w = makeWorld(2, undefined, { staticCapacity: false });
+    const first = await w.run();
+    expect(first.kind).toBe('skipped');
+    expect(await w.fixedClaims()).toEqual([]);
+    expect(w.decisions('launch')).toEqual([]);
+    expect(w.decisions('staticCapacity')).toEqual([
+      expect.objectContaining({
+        action: 'disabled',
+        nodePool: 'fixed',
+        replicas: 2,
+        current: 0,
+        count: 0,
+        reason: expect.stringContaining('StaticCapacity feature gate is off'),
+      }),
+    ]);
+    // A pod only the static pool could host stays pending: no NodeClaim for it.
+    w.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pinned', namespace: 'default' },
+      spec: {
+        nodeSelector: { 'karpenter.sh/nodepool': 'fixed' },
+        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
+      },
+    });
+    w.cluster.markPodUnschedulable('default', 'pinned', '0/1 nodes are available');
+    const second = await w.run();
+    expect(second.kind === 'provisioned' ? second.claims : []).toEqual([]);
+    expect(await w.fixedClaims()).toEqual([]);
+    expect(w.decisions('staticCapacity')).toHaveLength(2);
+  });
+
+  it('the same pool with the gate on is brought to its replicas', async () => {
+    const w = makeWorld(2, undefined, { staticCapacity: true });
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(2);
+    expect(w.decisions('staticCapacity')).toEqual([expect.objectContaining({ action: 'launch' })]);
+  });
+});
 
 describe('a static NodePool in a provisioning run', () => {
   it('launches its replicas with no pod pending, once, however many runs there are', async () => {
@@ -275,8 +324,8 @@ describe('a static NodePool whose NodeClaims keep failing', () => {
 });
 
 describe('a static NodePool with a NodeOverlay', () => {
-  it('launches its replicas as the type the overlay prices cheapest', async () => {
-    const w = makeWorld(1);
+  it('launches its replicas as the type the overlay prices cheapest, with the NodeOverlay gate on', async () => {
+    const w = makeWorld(1, undefined, { nodeOverlay: true });
     w.cluster.create({
       apiVersion: 'karpenter.sh/v1alpha1',
       kind: 'NodeOverlay',
