@@ -72,12 +72,12 @@ describe('NodeOverlay status', () => {
 describe('NodeOverlays in provisioning', () => {
   async function launchedType(
     overlays: readonly ReturnType<typeof nodeOverlay>[],
-    nodeOverlay = true,
+    overlayGate = true,
   ): Promise<string | undefined> {
     const world = scenarioWorld();
     for (const o of overlays) world.cluster.create(o);
     addPendingPod(world.cluster, 'web-1');
-    const steps = provisionerSteps(world, silent, { config: { nodeOverlay } });
+    const steps = provisionerSteps(world, silent, { config: { nodeOverlay: overlayGate } });
     await steps.reconcileLifecycle('p-0');
     const result = await steps.provision('p-1');
     if (result.kind !== 'provisioned') throw new Error(`provisioning ${result.kind}`);
