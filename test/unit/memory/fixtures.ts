@@ -38,3 +38,14 @@ export function readyNodeClass(at: Date): EC2NodeClass {
     ).status,
   };
 }
+
+/** An active On-Demand Capacity Reservation for one m5.large in us-east-1b. */
+export const RESERVATION = {
+  id: 'cr-0123456789abcdef0',
+  availabilityZone: 'us-east-1b',
+  instanceType: 'm5.large',
+  instanceMatchCriteria: 'targeted' as const,
+  ownerID: '123456789012',
+  reservationType: 'default' as const,
+  state: 'active' as const,
+};

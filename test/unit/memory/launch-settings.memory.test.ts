@@ -12,7 +12,7 @@ import { Label, ValidationError } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClass, LaunchRequest } from '../../../shared/ports/cloud.ts';
 import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
-import { DEFAULT_NODE_CLASS } from './fixtures.ts';
+import { DEFAULT_NODE_CLASS, RESERVATION } from './fixtures.ts';
 
 // The simulator's cloud launches what the EC2 adapter launches for a NodeClass: the images of its
 // AMI family, user data that renders for it, the types its launch settings allow with the
@@ -146,15 +146,7 @@ describe('launch settings in the simulator', () => {
 });
 
 describe('capacity reservations in the simulator', () => {
-  const reservation = {
-    id: 'cr-0123456789abcdef0',
-    availabilityZone: 'us-east-1b',
-    instanceType: 'm5.large',
-    instanceMatchCriteria: 'targeted' as const,
-    ownerID: '123456789012',
-    reservationType: 'default' as const,
-    state: 'active' as const,
-  };
+  const reservation = RESERVATION;
 
   it('fills a reservation up to the instances it holds, then offers it no more until one goes', async () => {
     const { cloud, nodeClass, request } = await world(

@@ -8,7 +8,7 @@ import {
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { EC2NodeClass } from '../../../shared/ports/cloud.ts';
 import { resolveNodeClassStatus } from '../../../shared/usecases/nodeclass/status.ts';
-import { DEFAULT_NODE_CLASS } from './fixtures.ts';
+import { DEFAULT_NODE_CLASS, RESERVATION } from './fixtures.ts';
 
 // The simulator's twins under Karpenter's ReservedCapacity gate and AWS settings, as the EC2
 // adapter: with the gate off a class's reservation terms are not resolved (no status, no
@@ -17,15 +17,6 @@ import { DEFAULT_NODE_CLASS } from './fixtures.ts';
 
 const ZONES = ['us-east-1a', 'us-east-1b'];
 const START = new Date('2026-11-21T10:00:00Z');
-const RESERVATION = {
-  id: 'cr-0123456789abcdef0',
-  availabilityZone: 'us-east-1b',
-  instanceType: 'm5.large',
-  instanceMatchCriteria: 'targeted' as const,
-  ownerID: '123456789012',
-  reservationType: 'default' as const,
-  state: 'active' as const,
-};
 const RESERVING: EC2NodeClass = {
   ...DEFAULT_NODE_CLASS,
   spec: { ...DEFAULT_NODE_CLASS.spec, capacityReservationSelectorTerms: [{ id: RESERVATION.id }] },

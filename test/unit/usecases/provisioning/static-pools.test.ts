@@ -31,6 +31,20 @@ function staticPool(replicas: number, limits?: Record<string, string>) {
   };
 }
 
+/** A pending pod kube-scheduler found no node for, that only the static pool `fixed` may host. */
+function pinnedPod(cluster: ReturnType<typeof scenarioWorld>['cluster'], name: string, cpu: string): void {
+  cluster.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeSelector: { 'karpenter.sh/nodepool': 'fixed' },
+      containers: [{ name: 'app', image: 'app', resources: { requests: { cpu, memory: '1Gi' } } }],
+    },
+  });
+  cluster.markPodUnschedulable('default', name, '0/1 nodes are available');
+}
+
 function makeWorld(
   replicas: number,
   limits?: Record<string, string>,
@@ -79,16 +93,7 @@ describe('a static NodePool with the StaticCapacity feature gate off', () => {
       }),
     ]);
     // A pod only the static pool could host stays pending: no NodeClaim for it.
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'pinned', namespace: 'default' },
-      spec: {
-        nodeSelector: { 'karpenter.sh/nodepool': 'fixed' },
-        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '1', memory: '1Gi' } } }],
-      },
-    });
-    w.cluster.markPodUnschedulable('default', 'pinned', '0/1 nodes are available');
+    pinnedPod(w.cluster, 'pinned', '1');
     const second = await w.run();
     expect(second.kind === 'provisioned' ? second.claims : []).toEqual([]);
     expect(await w.fixedClaims()).toEqual([]);
@@ -155,16 +160,7 @@ describe('a static NodePool in a provisioning run', () => {
     await w.run();
     // Four cpus on a pool whose replica is the cheapest c or m type: only a new node of the pool
     // would fit the pod, and a static pool launches none for pods.
-    w.cluster.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'big', namespace: 'default' },
-      spec: {
-        nodeSelector: { 'karpenter.sh/nodepool': 'fixed' },
-        containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: '4', memory: '1Gi' } } }],
-      },
-    });
-    w.cluster.markPodUnschedulable('default', 'big', '0/1 nodes are available');
+    pinnedPod(w.cluster, 'big', '4');
     const result = await w.run();
     expect(result.kind).toBe('provisioned');
     if (result.kind !== 'provisioned') return;
