@@ -503,8 +503,10 @@ export class ProvisionerE2E {
 
   /**
    * The provisioner Lambda set up as its handler sets it up, on this world's real adapters (the
-   * provisioner's role, the controller identity): this file's lease and short batching windows
-   * unless `config` says otherwise, and `ports` in place of the world's.
+   * provisioner's role, the controller identity): this file's lease and short batching windows,
+   * and Karpenter's NodeOverlay and StaticCapacity gates on (the overlay and static NodePool tests
+   * need them; both are off by default), unless `config` says otherwise, and `ports` in place of
+   * the world's.
    */
   provisioner(config: ProvisionerConfig = {}, ports: Partial<ProvisionerPorts> = {}): Provisioner {
     const { cluster, account } = this.env;
@@ -520,7 +522,14 @@ export class ProvisionerE2E {
         nodeClassResolver: account.resolver,
         ...ports,
       },
-      { leaseName: `provisioner#${this.id}`, batchIdleMs: 300, batchMaxMs: 3_000, ...config },
+      {
+        leaseName: `provisioner#${this.id}`,
+        batchIdleMs: 300,
+        batchMaxMs: 3_000,
+        nodeOverlay: true,
+        staticCapacity: true,
+        ...config,
+      },
     );
   }
 
