@@ -56,6 +56,13 @@ describe('flotilla simulate', () => {
     expect(result.out).toBe('');
   });
 
+  it('refuses --feature-gates naming a gate Flotilla does not have, before running anything', async () => {
+    const result = await run('simulate', '--feature-gates', 'NodeOverlay=true,Overlay=true');
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/--feature-gates: unknown feature gate "Overlay"/);
+    expect(result.err).not.toMatch(/Simulating/);
+  });
+
   it('refuses unknown options and a second scenario with exit code 2', async () => {
     expect((await run('simulate', '--fast')).code).toBe(2);
     const two = await run('simulate', 'a.yaml', 'b.yaml');
