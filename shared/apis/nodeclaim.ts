@@ -56,7 +56,8 @@ const nodeClaimSchema = z.object({
 
 /**
  * Converts NodeClaims; for each one that cannot be read, what is known of it (its name and, when
- * it is a string, `status.providerID`), so that garbage collection spares only its instance.
+ * they are strings, `status.providerID` and its NodePool label), so that garbage collection spares
+ * only its instance and node repair counts it in its NodePool's budgets.
  */
 export function convertNodeClaims<R>(
   raws: readonly R[],
@@ -73,9 +74,13 @@ export function convertNodeClaims<R>(
       problems.push(problem);
       const status = isRecord(raw) ? raw['status'] : undefined;
       const providerId = isRecord(status) ? status['providerID'] : undefined;
+      const meta = isRecord(raw) ? raw['metadata'] : undefined;
+      const labels = isRecord(meta) ? meta['labels'] : undefined;
+      const nodePool = isRecord(labels) ? labels[Label.nodePool] : undefined;
       unreadable.push({
         name: metadataString(raw, 'name') ?? '',
         ...(typeof providerId === 'string' && providerId !== '' ? { providerId } : {}),
+        ...(typeof nodePool === 'string' && nodePool !== '' ? { nodePool } : {}),
         problem: problem.message,
       });
     }

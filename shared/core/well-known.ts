@@ -13,6 +13,8 @@ export const Finalizer = {
 export const Annotation = {
   /** On a pod or node: voluntary disruption leaves it alone. */
   doNotDisrupt: 'karpenter.sh/do-not-disrupt',
+  /** On a Node or NodeClaim, `"true"`: node repair leaves it alone (Karpenter v1.15). */
+  doNotRepair: 'karpenter.sh/do-not-repair',
   /** On a deleting NodeClaim: when its terminationGracePeriod runs out (RFC 3339). */
   terminationTimestamp: 'karpenter.sh/nodeclaim-termination-timestamp',
   /** On a NodeClaim: the hash of the NodePool template it was made from, and the hash's version. */

@@ -33,6 +33,8 @@ export interface UnreadableNodeClaim {
   readonly name: string;
   /** `status.providerID` when it is a string, else undefined: its instance, if any, is unknown. */
   readonly providerId?: string;
+  /** `metadata.labels['karpenter.sh/nodepool']` when it is a string, else undefined: its NodePool is unknown. */
+  readonly nodePool?: string;
   readonly problem: string;
 }
 

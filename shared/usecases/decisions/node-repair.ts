@@ -1,15 +1,17 @@
-// The decision line of node repair (decision.ts writes it): one per node replaced, and one when a
-// NodePool's repairs start or stop being held back.
+// The decision line of node repair (decision.ts writes it): one per node replaced, one when a
+// NodePool's repairs start or stop being held back, and one per pass for repairs held back by the
+// nodes themselves or their unknown NodePool.
 
 /**
  * Node repair replaced a node (`replace`: its NodeClaim deleted forcefully, `reason` the unhealthy
  * cause), or a NodePool's repairs were held back (`block`: more than 20% of its nodes unhealthy,
- * or its disruption budgets for `Unhealthy` allow no more) or resumed (`unblock`).
+ * or its disruption budgets for `Unhealthy` allow no more) or resumed (`unblock`), or due repairs
+ * were held back by `karpenter.sh/do-not-repair` or by their NodePool not being read (`hold`).
  */
 export interface RepairDecision {
   readonly kind: 'repair';
   readonly reason: string;
-  readonly action: 'replace' | 'block' | 'unblock';
+  readonly action: 'replace' | 'block' | 'unblock' | 'hold';
   readonly nodePool: string;
   readonly node?: string;
   readonly nodeClaim?: string;
@@ -22,10 +24,17 @@ export interface RepairDecision {
   readonly unhealthyNodes: number;
   readonly poolNodes: number;
   readonly threshold: number;
-  /** Due repairs held back (block). */
+  /** Due repairs held back (block, hold). */
   readonly held?: number;
-  /** Why (block): the NodePool's `NodeRepairBlocked` reason. */
-  readonly heldBy?: 'UnhealthyThresholdExceeded' | 'DisruptionBudgetExhausted';
+  /** Why: the NodePool's `NodeRepairBlocked` reason (block), or what holds the nodes back (hold). */
+  readonly heldBy?:
+    | 'UnhealthyThresholdExceeded'
+    | 'DisruptionBudgetExhausted'
+    | 'DoNotRepair'
+    | 'NodePoolNotFound'
+    | 'NodePoolUnreadable';
+  /** The first nodes held back (hold). */
+  readonly nodes?: readonly string[];
   /** What the `Unhealthy` budgets allowed before this pass's repairs (block by budget). */
   readonly allowedDisruptions?: number;
   readonly handedOver?: 'termination queue' | 'termination sweep';

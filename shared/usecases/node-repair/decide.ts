@@ -1,12 +1,18 @@
 import {
   type AllowedDisruptions,
+  Annotation,
   allowedDisruptions,
   type BudgetCounts,
   Label,
   NodePoolConditionType,
   parseInstanceId,
 } from '../../core/index.ts';
-import type { ClusterNodeClaim, ClusterNodePool, NodeInfo } from '../../ports/cluster.ts';
+import type {
+  ClusterNodeClaim,
+  ClusterNodePool,
+  NodeInfo,
+  UnreadableNodeClaim,
+} from '../../ports/cluster.ts';
 import type { ImpairedInstance } from '../../ports/instance-status.ts';
 import { budgetCounts, budgetStanding } from '../state/budget-counts.ts';
 import { commandsInFlight } from '../state/command-record.ts';
@@ -101,6 +107,17 @@ export const RepairHold = {
   budget: 'DisruptionBudgetExhausted',
 } as const;
 
+/** Why a due repair is held back by the node itself or by its NodePool being unknown. */
+export const NodeHold = {
+  /** Its Node or NodeClaim is annotated `karpenter.sh/do-not-repair: "true"`. */
+  doNotRepair: 'DoNotRepair',
+  /** Its NodePool was not among those read, and every NodePool was read: it has none. */
+  nodePoolNotFound: 'NodePoolNotFound',
+  /** Its NodePool was not among those read, and some could not be read: it may be one of them. */
+  nodePoolUnreadable: 'NodePoolUnreadable',
+} as const;
+export type NodeHoldReason = (typeof NodeHold)[keyof typeof NodeHold];
+
 /** What node repair does, one value per action. */
 export type RepairStep =
   /**
@@ -108,7 +125,10 @@ export type RepairStep =
    * one of its NodePool's `Unhealthy` disruptions, as in Karpenter v1.15; one that never initialized
    * uses none.
    */
-  | ({ readonly kind: 'repair' } & RepairTarget & { readonly health: PoolHealth })
+  | ({ readonly kind: 'repair' } & RepairTarget & {
+        readonly health: PoolHealth;
+        readonly pool: ClusterNodePool;
+      })
   /**
    * The NodePool's due repairs (`held`, all or the rest of them) are held back: it has more
    * unhealthy nodes than its threshold, or its `Unhealthy` budgets allow no more (`budget` says
@@ -125,7 +145,19 @@ export type RepairStep =
       readonly budget?: PoolBudget;
     }
   /** The pool was blocked and no longer is (or has nothing due): its condition goes False. */
-  | { readonly kind: 'unblock'; readonly pool: ClusterNodePool; readonly health: PoolHealth };
+  | { readonly kind: 'unblock'; readonly pool: ClusterNodePool; readonly health: PoolHealth }
+  /**
+   * Due repairs (`held`, of NodePool `nodePool`) held back by the nodes themselves or by their
+   * NodePool being unknown: no NodePool condition tells these apart, so this is decided on every
+   * pass while they last (its Events are deduplicated).
+   */
+  | {
+      readonly kind: 'hold';
+      readonly nodePool: string;
+      readonly health: PoolHealth;
+      readonly held: readonly RepairTarget[];
+      readonly by: NodeHoldReason;
+    };
 
 export interface RepairInput {
   readonly nodes: readonly NodeInfo[];
@@ -138,6 +170,18 @@ export interface RepairInput {
    * every NodePool (the most restrictive guess), so what cannot be read never lets a repair through.
    */
   readonly unreadableNodes?: number;
+  /**
+   * NodeClaims that could not be read: each counts as being disrupted in its NodePool's budgets
+   * (in every NodePool's when its `karpenter.sh/nodepool` label cannot be read either), as it may
+   * be deleting.
+   */
+  readonly unreadableClaims?: readonly Pick<UnreadableNodeClaim, 'nodePool'>[];
+  /**
+   * How many NodePools could not be read. A node whose NodePool is not among `pools` is never
+   * repaired (Karpenter repairs only nodes of a NodePool); this says whether its NodePool is gone
+   * or may be one of those.
+   */
+  readonly unreadablePools?: number;
   readonly nowMs: number;
 }
 
@@ -193,6 +237,19 @@ export function unhealthyCauses(
   return causes;
 }
 
+/** Where `karpenter.sh/do-not-repair: "true"` is set: on the Node, the NodeClaim, both or neither. */
+export function doNotRepairOn(
+  node: Pick<NodeInfo, 'annotations'>,
+  claim: Pick<ClusterNodeClaim, 'annotations'>,
+): ('Node' | 'NodeClaim')[] {
+  const on = (annotations: Readonly<Record<string, string>>) =>
+    annotations[Annotation.doNotRepair] === 'true';
+  return [
+    ...(on(node.annotations) ? ['Node' as const] : []),
+    ...(on(claim.annotations) ? ['NodeClaim' as const] : []),
+  ];
+}
+
 /** The cause whose toleration ends first, among those with a known start. */
 function earliestDue(
   causes: readonly UnhealthyCause[],
@@ -214,8 +271,9 @@ function earliestDue(
  * ceil(20%) repairs none of them. Below that, the pool's disruption budgets for `Unhealthy` (those
  * that list no reasons or list it) pace the repairs of initialized nodes, counted as the
  * disruption controller counts them (budget-counts.ts), longest unhealthy first. Only nodes with a
- * NodeClaim (same providerID) that is not being deleted are repaired. `block` and `unblock` follow
- * the pool's `NodeRepairBlocked` condition, so a blocked state is reported once.
+ * NodeClaim (same providerID) that is not being deleted are repaired, and never one of a NodePool
+ * not read or one annotated `karpenter.sh/do-not-repair: "true"` (`hold`). `block` and `unblock`
+ * follow the pool's `NodeRepairBlocked` condition, so a blocked state is reported once.
  */
 export function decideRepair(input: RepairInput): RepairDecisionSet {
   const { nowMs } = input;
@@ -263,6 +321,7 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
   const poolByName = new Map(input.pools.map((p) => [p.pool.name, p]));
   const names = new Set([...counts.keys(), ...input.pools.map((p) => p.pool.name)]);
   const unreadable = input.unreadableNodes ?? 0;
+  const disrupting = unreadableDisrupting(input.unreadableClaims ?? []);
   const inCommand = new Set(
     [...commandsInFlight(input.claims).commands.values()].flatMap((r) => r.candidates),
   );
@@ -275,33 +334,52 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
       unhealthy: count.unhealthy + unreadable,
       threshold: unhealthyThreshold(count.nodes + unreadable),
     };
-    const targets = [...(due.get(name) ?? [])].sort(longestUnhealthyFirst);
     const pool = poolByName.get(name);
-    const heldFor = pool?.conditions.find(
+    const all = [...(due.get(name) ?? [])].sort(longestUnhealthyFirst);
+    if (pool === undefined) {
+      // Without its NodePool a node is not repaired, as in Karpenter, whatever else holds it.
+      const by = (input.unreadablePools ?? 0) > 0 ? NodeHold.nodePoolUnreadable : NodeHold.nodePoolNotFound;
+      if (all.length > 0) steps.push({ kind: 'hold', nodePool: name, health, held: all, by });
+      continue;
+    }
+    const vetoed = all.filter((t) => doNotRepairOn(t.node, t.claim).length > 0);
+    const targets = all.filter((t) => !vetoed.includes(t));
+    if (vetoed.length > 0) {
+      steps.push({ kind: 'hold', nodePool: name, health, held: vetoed, by: NodeHold.doNotRepair });
+    }
+    const heldFor = pool.conditions.find(
       (c) => c.type === NodePoolConditionType.nodeRepairBlocked && c.status === 'True',
     )?.reason;
     if (health.unhealthy > health.threshold && targets.length > 0) {
-      if (pool !== undefined && heldFor !== RepairHold.unhealthyThreshold) {
+      if (heldFor !== RepairHold.unhealthyThreshold) {
         steps.push({ kind: 'block', pool, health, held: targets, by: RepairHold.unhealthyThreshold });
       }
       continue;
     }
-    // Without its NodePool there are no budgets to read: the repairs go ahead, as before budgets.
     const used = budgetUse.get(name) ?? { nodes: 0, disrupting: 0 };
-    const budget =
-      pool === undefined
-        ? undefined
-        : poolBudget(pool, { ...used, disrupting: used.disrupting + unreadable }, nowMs);
-    const { repair, held } = paceRepairs(targets, budget?.allowed ?? Number.POSITIVE_INFINITY);
-    if (pool !== undefined && heldFor !== undefined && held.length === 0) {
-      steps.push({ kind: 'unblock', pool, health });
-    }
-    for (const target of repair) steps.push({ kind: 'repair', ...target, health });
-    if (pool !== undefined && budget !== undefined && held.length > 0 && heldFor !== RepairHold.budget) {
+    const extra = unreadable + (disrupting.get(name) ?? 0) + (disrupting.get(ANY_POOL) ?? 0);
+    const budget = poolBudget(pool, { ...used, disrupting: used.disrupting + extra }, nowMs);
+    const { repair, held } = paceRepairs(targets, budget.allowed);
+    if (heldFor !== undefined && held.length === 0) steps.push({ kind: 'unblock', pool, health });
+    for (const target of repair) steps.push({ kind: 'repair', ...target, health, pool });
+    if (held.length > 0 && heldFor !== RepairHold.budget) {
       steps.push({ kind: 'block', pool, health, held, by: RepairHold.budget, budget });
     }
   }
   return { steps, tolerating, untimed };
+}
+
+/** The key under which unreadable NodeClaims of no known NodePool are counted (not a valid name). */
+const ANY_POOL = '';
+
+/** Unreadable NodeClaims per NodePool (ANY_POOL: those whose NodePool is unknown). */
+function unreadableDisrupting(claims: readonly Pick<UnreadableNodeClaim, 'nodePool'>[]): Map<string, number> {
+  const byPool = new Map<string, number>();
+  for (const claim of claims) {
+    const key = claim.nodePool ?? ANY_POOL;
+    byPool.set(key, (byPool.get(key) ?? 0) + 1);
+  }
+  return byPool;
 }
 
 /** The longest unhealthy first, then by node name, so the same reading always repairs the same nodes. */

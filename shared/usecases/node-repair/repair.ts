@@ -5,19 +5,22 @@ import {
   NodePoolConditionType,
   parseInstanceId,
 } from '../../core/index.ts';
-import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
+import type { Cluster, ClusterNodePool, ReadResult } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { ImpairedInstanceReader } from '../../ports/instance-status.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { DECISION_SAMPLE_SIZE, type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import {
   decideRepair,
   describeCause,
+  doNotRepairOn,
   type ImpairedInstance,
+  NodeHold,
   type PoolBudget,
   type PoolHealth,
   type RepairStep,
+  type RepairTarget,
   UNHEALTHY_THRESHOLD_PERCENT,
   type UnhealthyCause,
 } from './decide.ts';
@@ -46,6 +49,11 @@ export interface NodeRepairResult {
   /** NodePools whose repairs were held back from this pass on. */
   readonly blocked: readonly string[];
   readonly unblocked: readonly string[];
+  /**
+   * NodeClaims whose due repair was held back by their node (`karpenter.sh/do-not-repair`) or by
+   * their NodePool not being read; present when there were any.
+   */
+  readonly held?: readonly string[];
   /** Steps that failed (the next pass decides again); the others went on. */
   readonly failed: readonly { readonly step: string; readonly error: unknown }[];
 }
@@ -75,18 +83,25 @@ const poolFields = (health: PoolHealth) => ({
 export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<NodeRepairResult> {
   const { cluster, logger } = ports;
   const pools = await cluster.nodePools();
-  let reading = await readAndDecide(ports, pools.items, now, false);
+  let reading = await readAndDecide(ports, pools, now, false);
   if (reading.decided.steps.some((s) => s.kind === 'repair')) {
     // A repair deletes a NodeClaim: decided again on the API server's own Nodes and NodeClaims,
     // as the lists may come from the cluster summary, which may hide unhealthy nodes from the 20%
     // rule or show a healthy one unhealthy. Only passes with a repair due pay for these reads.
-    reading = await readAndDecide(ports, pools.items, now, true);
+    reading = await readAndDecide(ports, pools, now, true);
   }
-  const { nodes, impaired, decided } = reading;
+  const { nodes, claims, impaired, decided } = reading;
   if (nodes.problems.length > 0) {
     logger.warn('unreadable nodes counted as unhealthy', {
       why: 'a Node that cannot be read may be unhealthy: every NodePool counts it against the 20% rule',
       nodes: nodes.problems.slice(0, 10).map((p) => p.message),
+    });
+  }
+  if (claims.unreadable.length > 0 || pools.problems.length > 0) {
+    logger.warn('unreadable nodeclaims or nodepools', {
+      why: 'a NodeClaim that cannot be read may be deleting: its NodePool (else every one) counts it as disrupted; a node whose NodePool cannot be read is not repaired',
+      nodeClaims: claims.unreadable.slice(0, 10).map((u) => `${u.name}: ${u.problem}`),
+      nodePools: pools.problems.slice(0, 10).map((p) => p.message),
     });
   }
   if (decided.untimed.length > 0) {
@@ -97,9 +112,11 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
   }
   const impairedById = new Map((impaired ?? []).map((i) => [i.instanceId, i]));
   const result = { repaired: [] as string[], blocked: [] as string[], unblocked: [] as string[] };
+  const held: string[] = [];
   const failed: { step: string; error: unknown }[] = [];
   for (const step of decided.steps) {
-    const subject = step.kind === 'repair' ? step.claim.name : step.pool.pool.name;
+    const subject =
+      step.kind === 'repair' ? step.claim.name : step.kind === 'hold' ? step.nodePool : step.pool.pool.name;
     try {
       switch (step.kind) {
         case 'repair':
@@ -111,6 +128,10 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
         case 'unblock':
           if (await unblock(ports, step.pool, step.health)) result.unblocked.push(subject);
           break;
+        case 'hold':
+          await hold(ports, step);
+          held.push(...step.held.map((t) => t.claim.name));
+          break;
         default:
           assertNever(step);
       }
@@ -119,13 +140,13 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
       failed.push({ step: `${step.kind} ${subject}`, error });
     }
   }
-  return { ...result, failed };
+  return { ...result, ...(held.length === 0 ? {} : { held }), failed };
 }
 
 /** One reading of the Nodes and NodeClaims (from the API server itself when `consistent`), decided. */
 async function readAndDecide(
   ports: NodeRepairPorts,
-  pools: readonly ClusterNodePool[],
+  pools: ReadResult<ClusterNodePool>,
   now: Date,
   consistent: boolean,
 ) {
@@ -142,12 +163,14 @@ async function readAndDecide(
   const decided = decideRepair({
     nodes: nodes.items,
     claims: claims.items,
-    pools,
+    pools: pools.items,
     unreadableNodes: nodes.problems.length,
+    unreadableClaims: claims.unreadable,
+    unreadablePools: pools.problems.length,
     ...(impaired === undefined ? {} : { impaired }),
     nowMs: now.getTime(),
   });
-  return { nodes, impaired, decided };
+  return { nodes, claims, impaired, decided };
 }
 
 /** The RFC 3339 time Karpenter writes (whole seconds). */
@@ -164,11 +187,12 @@ async function replace(
   const [claim, node] = await Promise.all([cluster.nodeClaim(step.claim.name), cluster.node(step.node.name)]);
   if (claim === undefined || node === undefined) return false;
   // The same decision on this NodeClaim and Node as the API server has them: still a pair (same
-  // providerID), neither deleting, and the node's repair due on its own conditions.
+  // providerID), neither deleting nor annotated do-not-repair, and the node's repair due on its own
+  // conditions.
   const again = decideRepair({
     nodes: [node],
     claims: [claim],
-    pools: [],
+    pools: [step.pool],
     impaired: [...impaired.values()],
     nowMs: now.getTime(),
   }).steps.some((s) => s.kind === 'repair' && s.claim.uid === claim.uid && s.node.uid === node.uid);
@@ -259,6 +283,58 @@ async function block(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: '
     ...(step.budget === undefined ? {} : { allowedDisruptions: step.budget.allowed }),
   });
   return true;
+}
+
+/** Why a `hold` step holds `target` back, for its Events. */
+function holdMessage(step: Extract<RepairStep, { kind: 'hold' }>, target: RepairTarget): string {
+  const node = target.node.name;
+  switch (step.by) {
+    case NodeHold.doNotRepair:
+      return `repair of node ${node} held back: its ${doNotRepairOn(target.node, target.claim).join(' and ')} is annotated ${Annotation.doNotRepair}="true"`;
+    case NodeHold.nodePoolNotFound:
+      return `repair of node ${node} held back: its nodepool "${step.nodePool}" does not exist, and node repair acts only on nodes of a NodePool`;
+    case NodeHold.nodePoolUnreadable:
+      return `repair of node ${node} held back: its nodepool "${step.nodePool}" was not read, and some NodePools cannot be read; node repair acts only on nodes of a NodePool it can read`;
+    default:
+      return assertNever(step.by);
+  }
+}
+
+/**
+ * Records NodeRepairBlocked on each held node's Node and NodeClaim (once per message in 15
+ * minutes, as Karpenter's), then the decision line.
+ */
+async function hold(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: 'hold' }>): Promise<void> {
+  const { cluster } = ports;
+  const messages = step.held.map((target) => holdMessage(step, target));
+  for (const [i, target] of step.held.entries()) {
+    const message = messages[i] ?? '';
+    const event = {
+      type: 'Warning',
+      reason: 'NodeRepairBlocked',
+      message,
+      dedupeValues: [message],
+      dedupeSeconds: 15 * 60,
+    } as const;
+    await cluster.recordEvent({
+      ...event,
+      subject: { kind: 'Node', name: target.node.name, uid: target.node.uid },
+    });
+    await cluster.recordEvent({
+      ...event,
+      subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
+    });
+  }
+  const more = step.held.length > 1 ? ` (and ${step.held.length - 1} more held back the same way)` : '';
+  writeDecision(ports, {
+    kind: 'repair',
+    reason: `${messages[0] ?? ''}${more}`,
+    action: 'hold',
+    ...poolFields(step.health),
+    held: step.held.length,
+    heldBy: step.by,
+    nodes: step.held.slice(0, DECISION_SAMPLE_SIZE).map((t) => t.node.name),
+  });
 }
 
 async function unblock(ports: NodeRepairPorts, pool: ClusterNodePool, health: PoolHealth): Promise<boolean> {

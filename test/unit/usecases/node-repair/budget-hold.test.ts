@@ -5,7 +5,7 @@ import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { poolNode } from './pool-node.ts';
+import { defaultPool, poolNode } from './pool-node.ts';
 
 // Node repair held back by the NodePool's disruption budget for Unhealthy (Karpenter v1.15), as a
 // user sees it: the NodePool's NodeRepairBlocked condition and Events, the decision line, and the
@@ -16,20 +16,7 @@ function world(budgets: readonly Record<string, unknown>[]) {
   const memory = makeMemoryCluster({ clock });
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
-  memory.create({
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'default', uid: 'pool-uid' },
-    spec: {
-      disruption: { budgets },
-      template: {
-        spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          requirements: [],
-        },
-      },
-    },
-  });
+  defaultPool(memory, budgets);
   /** An initialized NodeClaim `name` of NodePool `default` on its Node `node-<name>`. */
   const node = (name: string, ready: boolean) =>
     poolNode(memory, name, ready, [

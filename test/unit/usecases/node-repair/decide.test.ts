@@ -15,6 +15,7 @@ import {
 import {
   decideRepair,
   IMPAIRED_INSTANCE_TOLERATION_MS,
+  NodeHold,
   RepairHold,
   type RepairInput,
   type RepairStep,
@@ -406,6 +407,52 @@ describe('decideRepair: disruption budgets for Unhealthy (Karpenter v1.15)', () 
         budget: expect.objectContaining({ allowed: 0 }),
       }),
     ]);
+  });
+
+  it.each([
+    ['of the pool', [{ nodePool: 'default' }], 0],
+    ['of no known pool (every pool counts it)', [{}], 0],
+    ['of another pool', [{ nodePool: 'other' }], 1],
+  ] as const)('counts an unreadable NodeClaim %s as being disrupted', (_, unreadableClaims, allowed) => {
+    const decided = decideBudgeted([{ nodes: '1' }], { unreadableClaims });
+    expect(repaired(decided.steps)).toEqual(allowed === 0 ? [] : ['old']);
+    expect(decided.steps.find((s) => s.kind === 'block')).toMatchObject({
+      budget: { allowed, counts: { nodes: 10, disrupting: 1 - allowed } },
+    });
+  });
+
+  it('never repairs a node whose NodePool is not read, whatever the budgets: held, naming why', () => {
+    const nodes = tenWithTwoDue();
+    const claims = nodes.map((n) => initialized(n));
+    const gone = decideRepair({ nodes, claims, pools: [], nowMs: NOW });
+    expect(gone.steps).toEqual([
+      expect.objectContaining({ kind: 'hold', nodePool: 'default', by: NodeHold.nodePoolNotFound }),
+    ]);
+    expect(gone.steps[0]?.kind === 'hold' && gone.steps[0].held.map((t) => t.node.name)).toEqual([
+      'old',
+      'new',
+    ]);
+    const unread = decideRepair({ nodes, claims, pools: [], unreadablePools: 1, nowMs: NOW });
+    expect(unread.steps).toEqual([
+      expect.objectContaining({ kind: 'hold', by: NodeHold.nodePoolUnreadable }),
+    ]);
+  });
+
+  it('holds a node annotated karpenter.sh/do-not-repair "true" on its Node or NodeClaim, using no budget', () => {
+    const nodes = tenWithTwoDue().map((n) =>
+      n.name === 'old' ? { ...n, annotations: { 'karpenter.sh/do-not-repair': 'true' } } : n,
+    );
+    const onNode = decideBudgeted([{ nodes: '1' }], { nodes });
+    expect(onNode.steps.map((s) => s.kind)).toEqual(['hold', 'repair']);
+    expect(onNode.steps[0]).toMatchObject({ by: NodeHold.doNotRepair, held: [{ node: { name: 'old' } }] });
+    expect(repaired(onNode.steps)).toEqual(['new']);
+    const plain = tenWithTwoDue();
+    const claims = plain.map((n) =>
+      initialized(n, n.name === 'new' ? { annotations: { 'karpenter.sh/do-not-repair': 'true' } } : {}),
+    );
+    const onClaim = decideBudgeted([{ nodes: '1' }], { nodes: plain, claims });
+    expect(repaired(onClaim.steps)).toEqual(['old']);
+    expect(onClaim.steps.find((s) => s.kind === 'hold')).toMatchObject({ held: [{ node: { name: 'new' } }] });
   });
 
   it('reports the 20% rule over a budget hold: the reason changes, so the state is reported again', () => {

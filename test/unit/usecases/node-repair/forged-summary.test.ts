@@ -6,7 +6,7 @@ import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { repairNodes } from '../../../../shared/usecases/node-repair/repair.ts';
 import { field, forgedSummaryCluster, named, type RawObject } from '../../../fixtures/forged-summary.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
-import { poolNode } from './pool-node.ts';
+import { defaultPool, poolNode } from './pool-node.ts';
 
 // Node repair over a forged cluster summary: a Node the summary shows unhealthy is replaced only
 // when the API server's Node is, and the 20% rule counts the API server's unhealthy nodes, not the
@@ -17,6 +17,7 @@ const LONG_AGO = '2020-01-01T00:00:00Z';
 function world() {
   const clock = makeManualClock(new Date('2026-11-26T12:00:00Z'));
   const memory = makeMemoryCluster({ clock });
+  defaultPool(memory);
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { now: () => clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
   /** A registered NodeClaim `name` of NodePool `default` on its Node `node-<name>`. */

@@ -24,3 +24,21 @@ export async function poolNode(
   memory.setNodeReady(`node-${name}`, ready);
   await memory.patchNodeClaimStatus(name, { providerId, nodeName: `node-${name}`, conditions });
 }
+
+/** NodePool `default` (uid `pool-uid`) in the in-memory cluster, with disruption `budgets` when given. */
+export function defaultPool(memory: MemoryCluster, budgets?: readonly Record<string, unknown>[]): void {
+  memory.create({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'default', uid: 'pool-uid' },
+    spec: {
+      ...(budgets === undefined ? {} : { disruption: { budgets } }),
+      template: {
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+        },
+      },
+    },
+  });
+}
