@@ -158,13 +158,7 @@ function editProblems(
     }
     try {
       if (kind === 'EC2NodeClass') {
-        // Only what the edit sets: the class's own kubelet problems are reported where it is written.
-        const edited = isObject(e.spec['kubelet']) ? e.spec['kubelet'] : {};
-        problems.push(
-          ...classKubeletProblems(parseEC2NodeClass(after), ['events', i]).filter(
-            (p) => p.path[4] !== undefined && Object.hasOwn(edited, p.path[4]),
-          ),
-        );
+        problems.push(...editedClassProblems(stored, after, e.spec, ['events', i]));
       } else {
         const pool = toClusterNodePool({ ...after, metadata: { name: e.name, uid: `scenario-event-${i}` } });
         if (!classNames.has(pool.nodeClassRef.name)) {
@@ -181,6 +175,37 @@ function editProblems(
     }
   }
   return { problems, current };
+}
+
+/**
+ * The kubelet problems an edit (`edit`, at `at`) gives an EC2NodeClass that it did not have before
+ * (told apart by message; those it had are reported where the class is written or by the edit that
+ * brought them), through any field: a stricter AMI family or one threshold changed against the
+ * other. At the field when the edit sets it, else at the edit, the message naming the field.
+ */
+function editedClassProblems(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  edit: Readonly<Record<string, unknown>>,
+  at: readonly (string | number)[],
+): PathProblem[] {
+  let had: ReadonlySet<string>;
+  try {
+    had = new Set(kubeletProblems(parseEC2NodeClass(before)).map((p) => p.message));
+  } catch (error) {
+    // A class that cannot be read has its problem where it is written; an edit adds nothing to it.
+    if (error instanceof ValidationError) return [];
+    throw error;
+  }
+  const edited = isObject(edit['kubelet']) ? edit['kubelet'] : {};
+  return kubeletProblems(parseEC2NodeClass(after))
+    .filter((p) => !had.has(p.message))
+    .map((p) => {
+      const field = p.path[0];
+      return field !== undefined && Object.hasOwn(edited, field)
+        ? { path: [...at, 'spec', 'kubelet', ...p.path], message: p.problem }
+        : { path: [...at], message: p.message };
+    });
 }
 
 /** Events after the end, and windows that end before they start. */
