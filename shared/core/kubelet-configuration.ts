@@ -1,18 +1,22 @@
 // Generated; do not edit. The top-level fields of the upstream kubelet configuration
 // (KubeletConfiguration in config/v1beta1/types.go of the Go module k8s.io/kubelet v0.37.0, the
-// version Karpenter v1.15.2 builds against) by JSON name, with the JSON kind each takes. Nested
+// version Karpenter v1.15.2 builds against) by JSON name, with the JSON kind each takes (integers
+// with the width of their Go type: every one is an int32 but podPidsLimit and maxOpenFiles). Nested
 // objects (authentication, logging, ...) are not described further. Regenerate from that file
 // when Karpenter moves to a newer k8s.io/kubelet.
 
 /**
- * The JSON kind of a kubelet configuration value: `integer` is a whole number, `number` any
- * number, `duration` a Go duration string (`"30s"`, `"1h30m"`), `object` a mapping not checked
- * further; `array` and `map` (string keys) name the kind of their elements.
+ * The JSON kind of a kubelet configuration value: `int32` a whole number from -2^31 to 2^31 - 1
+ * (kubelet refuses the file otherwise), `int64` a whole number (as far as JSON numbers are exact:
+ * a safe integer), `number` any number, `duration` a Go duration string (`"30s"`, `"1h30m"`),
+ * `object` a mapping not checked further; `array` and `map` (string keys) name the kind of their
+ * elements.
  */
 export type KubeletValueKind =
   | 'string'
   | 'boolean'
-  | 'integer'
+  | 'int32'
+  | 'int64'
   | 'number'
   | 'duration'
   | 'object'
@@ -36,38 +40,38 @@ export const KUBELET_CONFIGURATION_FIELDS: ReadonlyMap<string, KubeletValueKind>
     staticPodURL: 'string',
     staticPodURLHeader: { map: { array: 'string' } },
     address: 'string',
-    port: 'integer',
-    readOnlyPort: 'integer',
+    port: 'int32',
+    readOnlyPort: 'int32',
     tlsCertFile: 'string',
     tlsPrivateKeyFile: 'string',
     tlsCipherSuites: { array: 'string' },
-    tlsCurvePreferences: { array: 'integer' },
+    tlsCurvePreferences: { array: 'int32' },
     tlsMinVersion: 'string',
     rotateCertificates: 'boolean',
     serverTLSBootstrap: 'boolean',
     authentication: 'object',
     authorization: 'object',
-    registryPullQPS: 'integer',
-    registryBurst: 'integer',
+    registryPullQPS: 'int32',
+    registryBurst: 'int32',
     imagePullCredentialsVerificationPolicy: 'string',
     preloadedImagesVerificationAllowlist: { array: 'string' },
-    eventRecordQPS: 'integer',
-    eventBurst: 'integer',
+    eventRecordQPS: 'int32',
+    eventBurst: 'int32',
     enableDebuggingHandlers: 'boolean',
     enableContentionProfiling: 'boolean',
-    healthzPort: 'integer',
+    healthzPort: 'int32',
     healthzBindAddress: 'string',
-    oomScoreAdj: 'integer',
+    oomScoreAdj: 'int32',
     clusterDomain: 'string',
     clusterDNS: { array: 'string' },
     streamingConnectionIdleTimeout: 'duration',
     nodeStatusUpdateFrequency: 'duration',
     nodeStatusReportFrequency: 'duration',
-    nodeLeaseDurationSeconds: 'integer',
+    nodeLeaseDurationSeconds: 'int32',
     imageMinimumGCAge: 'duration',
     imageMaximumGCAge: 'duration',
-    imageGCHighThresholdPercent: 'integer',
-    imageGCLowThresholdPercent: 'integer',
+    imageGCHighThresholdPercent: 'int32',
+    imageGCLowThresholdPercent: 'int32',
     volumeStatsAggPeriod: 'duration',
     kubeletCgroups: 'string',
     systemCgroups: 'string',
@@ -85,39 +89,39 @@ export const KUBELET_CONFIGURATION_FIELDS: ReadonlyMap<string, KubeletValueKind>
     qosReserved: { map: 'string' },
     runtimeRequestTimeout: 'duration',
     hairpinMode: 'string',
-    maxPods: 'integer',
+    maxPods: 'int32',
     podCIDR: 'string',
-    podPidsLimit: 'integer',
+    podPidsLimit: 'int64',
     resolvConf: 'string',
     runOnce: 'boolean',
     cpuCFSQuota: 'boolean',
     cpuCFSQuotaPeriod: 'duration',
-    nodeStatusMaxImages: 'integer',
-    maxOpenFiles: 'integer',
+    nodeStatusMaxImages: 'int32',
+    maxOpenFiles: 'int64',
     contentType: 'string',
-    kubeAPIQPS: 'integer',
-    kubeAPIBurst: 'integer',
+    kubeAPIQPS: 'int32',
+    kubeAPIBurst: 'int32',
     serializeImagePulls: 'boolean',
-    maxParallelImagePulls: 'integer',
+    maxParallelImagePulls: 'int32',
     evictionHard: { map: 'string' },
     evictionSoft: { map: 'string' },
     evictionSoftGracePeriod: { map: 'string' },
     evictionPressureTransitionPeriod: 'duration',
-    evictionMaxPodGracePeriod: 'integer',
+    evictionMaxPodGracePeriod: 'int32',
     evictionMinimumReclaim: { map: 'string' },
     mergeDefaultEvictionSettings: 'boolean',
-    podsPerCore: 'integer',
+    podsPerCore: 'int32',
     enableControllerAttachDetach: 'boolean',
     protectKernelDefaults: 'boolean',
     makeIPTablesUtilChains: 'boolean',
-    iptablesMasqueradeBit: 'integer',
-    iptablesDropBit: 'integer',
+    iptablesMasqueradeBit: 'int32',
+    iptablesDropBit: 'int32',
     featureGates: { map: 'boolean' },
     failSwapOn: 'boolean',
     memorySwap: 'object',
     containerLogMaxSize: 'string',
-    containerLogMaxFiles: 'integer',
-    containerLogMaxWorkers: 'integer',
+    containerLogMaxFiles: 'int32',
+    containerLogMaxWorkers: 'int32',
     containerLogMonitorInterval: 'duration',
     configMapAndSecretChangeDetectionStrategy: 'string',
     systemReserved: { map: 'string' },

@@ -276,6 +276,10 @@ function familyProblems(nodeClass: EC2NodeClass): Found[] {
   return problems;
 }
 
+/** The range of a Go int32, which kubelet reads an int32 field into. */
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
 function fits(value: unknown, kind: KubeletValueKind): boolean {
   // A null leaves the field unset, whatever its type.
   if (value === null) return true;
@@ -288,7 +292,9 @@ function fits(value: unknown, kind: KubeletValueKind): boolean {
       return typeof value === 'string';
     case 'boolean':
       return typeof value === 'boolean';
-    case 'integer':
+    case 'int32':
+      return Number.isSafeInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX;
+    case 'int64':
       return Number.isSafeInteger(value);
     case 'number':
       return typeof value === 'number' && Number.isFinite(value);
@@ -299,10 +305,11 @@ function fits(value: unknown, kind: KubeletValueKind): boolean {
   }
 }
 
-/** `kind` as a phrase: "an integer", "a map of lists of strings". */
+/** `kind` as a phrase: "an integer", "a map of lists of strings"; an int32 with its range. */
 function describe(kind: KubeletValueKind): string {
   const phrase = noun(kind, false);
-  return `${/^[aeiou]/.test(phrase) ? 'an' : 'a'} ${phrase}`;
+  const range = kind === 'int32' ? ` (${INT32_MIN} to ${INT32_MAX})` : '';
+  return `${/^[aeiou]/.test(phrase) ? 'an' : 'a'} ${phrase}${range}`;
 }
 
 function noun(kind: KubeletValueKind, plural: boolean): string {
@@ -310,6 +317,8 @@ function noun(kind: KubeletValueKind, plural: boolean): string {
   if (typeof kind === 'object') {
     return 'array' in kind ? `list${s} of ${noun(kind.array, true)}` : `map${s} of ${noun(kind.map, true)}`;
   }
+  if (kind === 'int32') return `32-bit integer${s}`;
+  if (kind === 'int64') return `integer${s}`;
   return kind === 'duration' ? `duration${s} (such as "30s")` : `${kind}${s}`;
 }
 

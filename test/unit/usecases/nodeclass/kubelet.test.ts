@@ -66,6 +66,12 @@ describe('kubeletProblems', () => {
     ).toEqual([]);
   });
 
+  it('takes an int32 field to its bounds, and an int64 one past them', () => {
+    expect(
+      problemsOf({ kubeAPIBurst: 2 ** 31 - 1, oomScoreAdj: -(2 ** 31), podPidsLimit: 3_000_000_000 }),
+    ).toEqual([]);
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     [
       'an unknown field',
@@ -82,7 +88,31 @@ describe('kubeletProblems', () => {
       { cpuCFSQuota: 'true' },
       'spec.kubelet.cpuCFSQuota: must be a boolean, not "true"',
     ],
-    ['a fractional integer', { podsPerCore: 1.5 }, 'spec.kubelet.podsPerCore: must be an integer, not 1.5'],
+    [
+      'a fractional integer',
+      { podsPerCore: 1.5 },
+      'spec.kubelet.podsPerCore: must be a 32-bit integer (-2147483648 to 2147483647), not 1.5',
+    ],
+    [
+      'an int32 field past its range',
+      { maxPods: 3_000_000_000 },
+      'spec.kubelet.maxPods: must be a 32-bit integer (-2147483648 to 2147483647), not 3000000000',
+    ],
+    [
+      'an int32 field below its range',
+      { oomScoreAdj: -2_147_483_649 },
+      'spec.kubelet.oomScoreAdj: must be a 32-bit integer (-2147483648 to 2147483647), not -2147483649',
+    ],
+    [
+      'a list of int32 with one past the range',
+      { tlsCurvePreferences: [23, 2 ** 31] },
+      'spec.kubelet.tlsCurvePreferences: must be a list of 32-bit integers, not [23,2147483648]',
+    ],
+    [
+      'an int64 field past what JSON holds exactly',
+      { podPidsLimit: 2 ** 53 },
+      'spec.kubelet.podPidsLimit: must be an integer, not 9007199254740992',
+    ],
     [
       'a list of the wrong items',
       { clusterDNS: [10] },
@@ -320,7 +350,7 @@ describe('kubeletProblems', () => {
 /** A value of `kind`, and one of another kind. */
 function sample(kind: KubeletValueKind): unknown {
   if (typeof kind === 'object') return 'array' in kind ? [sample(kind.array)] : { key: sample(kind.map) };
-  return { string: 'x', boolean: true, integer: 1, number: 0.5, duration: '30s', object: {} }[kind];
+  return { string: 'x', boolean: true, int32: 1, int64: 1, number: 0.5, duration: '30s', object: {} }[kind];
 }
 
 describe('kubeletProblems and the upstream kubelet configuration (k8s.io/kubelet v0.37.0)', () => {
@@ -331,6 +361,13 @@ describe('kubeletProblems and the upstream kubelet configuration (k8s.io/kubelet
     expect(KUBELET_CONFIGURATION_FIELDS.get('shutdownGracePeriod')).toBe('duration');
     expect(KUBELET_CONFIGURATION_FIELDS.get('featureGates')).toEqual({ map: 'boolean' });
     expect(KUBELET_CONFIGURATION_FIELDS.get('failCgroupV1')).toBe('boolean');
+    // Integers have their Go widths: int32 but for the two int64 fields.
+    expect(KUBELET_CONFIGURATION_FIELDS.get('maxPods')).toBe('int32');
+    expect(KUBELET_CONFIGURATION_FIELDS.get('tlsCurvePreferences')).toEqual({ array: 'int32' });
+    expect([...KUBELET_CONFIGURATION_FIELDS].filter(([, kind]) => kind === 'int64').map(([f]) => f)).toEqual([
+      'podPidsLimit',
+      'maxOpenFiles',
+    ]);
     expect(KUBELET_CONFIGURATION_FIELDS.has('toString')).toBe(false);
   });
 
