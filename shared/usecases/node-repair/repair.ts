@@ -72,12 +72,16 @@ const poolFields = (health: PoolHealth) => ({
  * One node-repair pass (Karpenter's NodeRepair): reads the Nodes, NodeClaims and NodePools (and,
  * when wired, which of this cluster's instances EC2 reports impaired), decides (decideRepair) and
  * applies each step on its own. A node is replaced by deleting its NodeClaim forcefully, as
- * Karpenter does: the `karpenter.sh/nodeclaim-termination-timestamp` annotation is set to now, so
- * termination does not wait for PDBs, do-not-disrupt pods or volume detachment; the NodePool's
- * disruption budgets for `Unhealthy` pace how many initialized nodes go at once. A pass with a repair due decides again on the API server's own Nodes and
- * NodeClaims (one consistent list each: the lists may come from the cluster summary), and before
- * each repair the NodeClaim and Node are read by name and the repair decided again on them. Nodes that could not be read count as unhealthy in every NodePool, so
- * they never let a repair through that the 20% rule would hold back.
+ * Karpenter v1.14 did (v1.15's AWS repair policies drain for a bounded time first): the
+ * `karpenter.sh/nodeclaim-termination-timestamp` annotation is set to now, so termination does not
+ * wait for PDBs, do-not-disrupt pods or volume detachment; the NodePool's disruption budgets for
+ * `Unhealthy` pace how many initialized nodes go at once. A pass with a repair due decides again on
+ * the API server's own Nodes and NodeClaims (one consistent list each: the lists may come from the
+ * cluster summary), and before each repair the NodeClaim and Node are read by name and the repair
+ * decided again on them. Nodes that could not be read count as unhealthy in every NodePool, so they
+ * never let a repair through that the 20% rule would hold back; NodeClaims that could not be read
+ * count as being disrupted in their NodePool's budgets. A node annotated
+ * `karpenter.sh/do-not-repair: "true"`, or whose NodePool was not read, is held, never repaired.
  * @throws ClusterApiError or CloudApiError when the reading fails.
  */
 export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<NodeRepairResult> {
