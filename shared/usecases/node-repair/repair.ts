@@ -259,24 +259,11 @@ async function block(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: '
   if (!(await patchCondition(cluster, name, 'True', step.by, message))) return false;
   // Karpenter records NodeRepairBlocked on the Node, its NodeClaim and the NodePool, once in 15
   // minutes; Flotilla records it once per blocked state, so the message is part of the key.
-  const event = {
-    type: 'Warning',
-    reason: 'NodeRepairBlocked',
-    message,
-    dedupeValues: [message],
-    dedupeSeconds: 15 * 60,
-  } as const;
-  await cluster.recordEvent({ ...event, subject: { kind: 'NodePool', name, uid: pool.uid } });
-  for (const target of held) {
-    await cluster.recordEvent({
-      ...event,
-      subject: { kind: 'Node', name: target.node.name, uid: target.node.uid },
-    });
-    await cluster.recordEvent({
-      ...event,
-      subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
-    });
-  }
+  await cluster.recordEvent({
+    ...repairBlocked(message),
+    subject: { kind: 'NodePool', name, uid: pool.uid },
+  });
+  for (const target of held) await recordHeld(cluster, target, message);
   writeDecision(ports, {
     kind: 'repair',
     reason: message,
@@ -287,6 +274,29 @@ async function block(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: '
     ...(step.budget === undefined ? {} : { allowedDisruptions: step.budget.allowed }),
   });
   return true;
+}
+
+/** A NodeRepairBlocked Event saying `message`, deduplicated by it for 15 minutes. */
+const repairBlocked = (message: string) =>
+  ({
+    type: 'Warning',
+    reason: 'NodeRepairBlocked',
+    message,
+    dedupeValues: [message],
+    dedupeSeconds: 15 * 60,
+  }) as const;
+
+/** Records NodeRepairBlocked (`message`) on a held node's Node and NodeClaim. */
+async function recordHeld(cluster: Cluster, target: RepairTarget, message: string): Promise<void> {
+  const event = repairBlocked(message);
+  await cluster.recordEvent({
+    ...event,
+    subject: { kind: 'Node', name: target.node.name, uid: target.node.uid },
+  });
+  await cluster.recordEvent({
+    ...event,
+    subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
+  });
 }
 
 /** Why a `hold` step holds `target` back, for its Events. */
@@ -311,24 +321,7 @@ function holdMessage(step: Extract<RepairStep, { kind: 'hold' }>, target: Repair
 async function hold(ports: NodeRepairPorts, step: Extract<RepairStep, { kind: 'hold' }>): Promise<void> {
   const { cluster } = ports;
   const messages = step.held.map((target) => holdMessage(step, target));
-  for (const [i, target] of step.held.entries()) {
-    const message = messages[i] ?? '';
-    const event = {
-      type: 'Warning',
-      reason: 'NodeRepairBlocked',
-      message,
-      dedupeValues: [message],
-      dedupeSeconds: 15 * 60,
-    } as const;
-    await cluster.recordEvent({
-      ...event,
-      subject: { kind: 'Node', name: target.node.name, uid: target.node.uid },
-    });
-    await cluster.recordEvent({
-      ...event,
-      subject: { kind: 'NodeClaim', name: target.claim.name, uid: target.claim.uid },
-    });
-  }
+  for (const [i, target] of step.held.entries()) await recordHeld(cluster, target, messages[i] ?? '');
   const more = step.held.length > 1 ? ` (and ${step.held.length - 1} more held back the same way)` : '';
   writeDecision(ports, {
     kind: 'repair',
