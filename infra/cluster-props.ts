@@ -181,6 +181,14 @@ export interface FlotillaClusterProps {
    * @default none
    */
   readonly amiParameterPaths?: readonly string[];
+  /**
+   * IAM roles besides the stack's node role that EC2NodeClasses may name in `spec.role` (or hold
+   * in the instance profile of `spec.instanceProfile`), by name or ARN: the provisioner may pass
+   * them to EC2. A cluster taken over from Karpenter names Karpenter's node role
+   * (`KarpenterNodeRole-<cluster>`); it keeps its own EKS access entry.
+   * @default none
+   */
+  readonly extraNodeRoles?: readonly string[];
   /** How often the provisioner polls for pending pods (a backstop to the shim's events). @default 1 minute */
   readonly pendingPodPollInterval?: Duration;
   /** How often the offering cache is refreshed. @default 1 hour */
@@ -217,6 +225,7 @@ export interface FlotillaClusterProps {
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]*$/;
 const K8S_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const FUNCTION_NAME = /^[a-z][a-z0-9-]*$/;
+const NODE_ROLE = /^([\w+=,.@-]{1,64}|arn:aws[\w-]*:iam::\d{12}:role\/([\w+=,.@-]+\/)*[\w+=,.@-]{1,64})$/;
 
 /** A configuration problem found before anything is built. */
 export class FlotillaConfigError extends Error {
@@ -268,6 +277,13 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
     if (!/^\/[A-Za-z0-9_.\-/]+\*?$/.test(path) || path.startsWith('/aws/')) {
       problems.push(
         `amiParameterPaths entry "${path}" must be an SSM parameter name or a prefix ending in *, starting with / and outside /aws/`,
+      );
+    }
+  }
+  for (const role of props.extraNodeRoles ?? []) {
+    if (!NODE_ROLE.test(role)) {
+      problems.push(
+        `extraNodeRoles entry "${role}" must be an IAM role name (1 to 64 of letters, digits and +=,.@_-) or a role ARN`,
       );
     }
   }

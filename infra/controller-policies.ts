@@ -34,8 +34,10 @@ export interface ControllerPoliciesProps {
   readonly clusterName: string;
   /** ARN of the EKS cluster (eks:DescribeCluster). */
   readonly clusterArn: string;
-  /** The node role, the only role a launch may pass to EC2. */
+  /** The node role, the role a launch may pass to EC2 (with `extraNodeRoles`). */
   readonly nodeRole: iam.IRole;
+  /** Further node roles a launch may pass, by name or ARN. @default none */
+  readonly extraNodeRoles?: readonly string[];
   /** ARN of the state table. */
   readonly stateTableArn: string;
   /** ARN of the cluster's summary object in the summary bucket (summary-bucket.ts). */
@@ -102,7 +104,7 @@ export class ControllerPolicies {
       nodeLaunch: policy(
         'NodeLaunchPolicy',
         'launch and tag nodes owned by this cluster',
-        nodeLaunchStatements(clusterName, props.nodeRole),
+        nodeLaunchStatements(clusterName, props.nodeRole, props.extraNodeRoles),
       ),
       launchTemplateCleanup: policy(
         'LaunchTemplateCleanupPolicy',

@@ -143,6 +143,7 @@ export class FlotillaCluster extends Construct {
       clusterName,
       clusterArn: this.clusterArn,
       nodeRole: this.nodeRole,
+      ...(props.extraNodeRoles === undefined ? {} : { extraNodeRoles: props.extraNodeRoles }),
       stateTableArn: this.stateTable.tableArn,
       summaryObjectArn: summary.objectArn,
       queues: this.queues,

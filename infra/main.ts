@@ -89,7 +89,8 @@ function booleanFrom(app: App, key: string): boolean | undefined {
  * `-c featureGates=NodeOverlay=true,StaticCapacity=true` (parsed as Karpenter parses
  * `--feature-gates`), `-c batchIdleDuration=1s`, `-c batchMaxDuration=10s`,
  * `-c amiRefreshInterval=5m` (Go durations), `-c vmMemoryOverheadPercent=0.075`,
- * `-c reservedENIs=1`, `-c isolatedVPC=true`. Their ranges are the props' (checked at synth).
+ * `-c reservedENIs=1`, `-c isolatedVPC=true`; and `-c extraNodeRoles=KarpenterNodeRole-x,…`.
+ * Their ranges are the props' (checked at synth).
  * @throws AppUsageError when a value does not parse.
  */
 function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
@@ -124,6 +125,13 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
       throw new AppUsageError(`${key} ${JSON.stringify(value)} is not a number (e.g. -c ${key}=1)`);
     }
     out[key] = number;
+  }
+  const roles = context('extraNodeRoles');
+  if (roles !== undefined) {
+    out.extraNodeRoles = String(roles)
+      .split(',')
+      .map((r) => r.trim())
+      .filter((r) => r !== '');
   }
   const isolatedVPC = booleanFrom(app, 'isolatedVPC');
   if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;

@@ -105,7 +105,16 @@ function ownedResourceTag(clusterName: string) {
   };
 }
 
-export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): iam.PolicyStatement[] {
+/** The ARN of a role named by name or ARN (FlotillaClusterProps.extraNodeRoles). */
+export function nodeRoleArn(role: string): string {
+  return role.startsWith('arn:') ? role : `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role/${role}`;
+}
+
+export function nodeLaunchStatements(
+  clusterName: string,
+  nodeRole: iam.IRole,
+  extraNodeRoles: readonly string[] = [],
+): iam.PolicyStatement[] {
   const created = [
     'fleet',
     'instance',
@@ -175,7 +184,7 @@ export function nodeLaunchStatements(clusterName: string, nodeRole: iam.IRole): 
     new iam.PolicyStatement({
       sid: 'AllowPassingInstanceRole',
       actions: ['iam:PassRole'],
-      resources: [nodeRole.roleArn],
+      resources: [nodeRole.roleArn, ...extraNodeRoles.map(nodeRoleArn)],
       conditions: { StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } },
     }),
   ];

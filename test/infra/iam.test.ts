@@ -55,6 +55,22 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     }
   });
 
+  it('passes the extra node roles it is given (a cluster taken over from Karpenter), by name or ARN, only to EC2', () => {
+    const karpenters = 'arn:aws:iam::123456789012:role/eks/KarpenterNodeRole-demo';
+    const own = allStatements(makeStack({ extraNodeRoles: ['KarpenterNodeRole-demo', karpenters] }).template);
+    const passRole = allows(own, 'iam:PassRole');
+    expect(passRole).toHaveLength(1);
+    const resources = JSON.stringify(resourcesOf(passRole[0] as Statement));
+    expect(resources).toContain(':role/KarpenterNodeRole-demo');
+    expect(resources).toContain(JSON.stringify(karpenters));
+    expect(passRole[0]?.Condition).toEqual({
+      StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] },
+    });
+    expect(() => makeStack({ extraNodeRoles: ['not a role/*'] })).toThrow(
+      /extraNodeRoles entry "not a role\/\*"/,
+    );
+  });
+
   it('reads SSM parameters only under /aws/service/ unless given more', () => {
     const ssm = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('ssm:')));
     expect(ssm).toHaveLength(1);

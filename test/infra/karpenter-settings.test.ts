@@ -165,6 +165,13 @@ describe('-c featureGates and the settings context', () => {
     expect(envOf(stack, 'isolatedVPC')).toEqual(['true']);
   });
 
+  it('reads -c extraNodeRoles as a comma-separated list of roles the launches may pass', () => {
+    const { stack } = build({ extraNodeRoles: 'KarpenterNodeRole-demo, OtherNodes' });
+    const passed = JSON.stringify(Template.fromStack(stack).findResources('AWS::IAM::ManagedPolicy'));
+    expect(passed).toContain(':role/KarpenterNodeRole-demo');
+    expect(passed).toContain(':role/OtherNodes');
+  });
+
   it.each([
     [
       { featureGates: 'NodeOverlay=maybe' },
