@@ -8,6 +8,7 @@ import {
   type KubeConfig,
   PolicyV1Api,
   type V1Deployment,
+  type V1Pod,
   type V1PodSpec,
   type V1Toleration,
 } from '@kubernetes/client-node';
@@ -160,6 +161,8 @@ export class ProvisionerE2E {
   readonly lifecycleErrors: unknown[] = [];
   private readonly createdPools: string[] = [];
   private readonly createdNodeClasses: string[] = [];
+  /** The bare pods this run made (`createPod`), by name, to make again after a taint eviction. */
+  private readonly barePods = new Map<string, { readonly app: string; readonly body: V1Pod }>();
   private state: Env | undefined;
   private lifecycleTimer: NodeJS.Timeout | undefined;
   private lifecyclePass: Promise<void> | undefined;
@@ -454,11 +457,37 @@ export class ProvisionerE2E {
   /** A bare pod labelled `app=<app>`; resolves once kube-scheduler marked it Unschedulable. */
   async createPod(group: string, app: string, name: string, cpu: string): Promise<void> {
     const labels = { app };
-    await this.env.core.createNamespacedPod({
-      namespace: this.namespace,
-      body: { metadata: { name, namespace: this.namespace, labels }, spec: this.podSpec(group, labels, cpu) },
-    });
+    const body: V1Pod = {
+      metadata: { name, namespace: this.namespace, labels },
+      spec: this.podSpec(group, labels, cpu),
+    };
+    this.barePods.set(name, { app, body });
+    await this.env.core.createNamespacedPod({ namespace: this.namespace, body });
     await this.unschedulable(`metadata.name=${name}`, 1, true);
+  }
+
+  /**
+   * Makes again, as its user would, each bare pod of `app` that kube-controller-manager's
+   * taint-eviction controller deleted: it learns of Node taints and pod bindings on two watches
+   * with no order between them (kubernetes/kubernetes#119862), so a pod bound the moment
+   * `karpenter.sh/unregistered:NoExecute` is lifted can be deleted, and a bare pod has no owner to
+   * make it again. Only a pod with its TaintManagerEviction Event is made again.
+   */
+  private async remakeEvictedBarePods(app: string, present: readonly V1Pod[]): Promise<void> {
+    const mine = [...this.barePods].filter(
+      ([name, pod]) => pod.app === app && !present.some((p) => p.metadata?.name === name),
+    );
+    if (mine.length === 0) return;
+    const evicted = new Set(await this.taintEvictions(app));
+    for (const [name, pod] of mine) {
+      if (!evicted.has(name)) continue;
+      await this.env.core
+        .createNamespacedPod({ namespace: this.namespace, body: structuredClone(pod.body) })
+        .catch((error: unknown) => {
+          // Still terminating (409): the next look makes it again.
+          if ((error as { code?: number }).code !== 409) throw error;
+        });
+    }
   }
 
   /** A PodDisruptionBudget named `app` keeping `minAvailable` pods labelled `app=<app>`. */
@@ -676,6 +705,7 @@ export class ProvisionerE2E {
       `${count} pods of ${app} Running`,
       async () => {
         const pods = await this.podsOf(app);
+        if (pods.length < count) await this.remakeEvictedBarePods(app, pods);
         return pods.length === count && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
       },
       { timeoutMs: 90_000 },
