@@ -256,10 +256,16 @@ export function nodeClassNotReady(nodeClass: Pick<EC2NodeClass, 'spec' | 'status
     const ready = status.conditions.find((c) => c.type === NodeClassConditionType.ready);
     return ready?.message || 'it has no resolved status yet';
   }
-  if (nodeClass.spec.placementGroupSelector !== undefined && (status.placementGroups ?? []).length === 0) {
-    return 'its placement group is not resolved yet';
-  }
+  if (placementGroupMissing(nodeClass)) return 'its placement group is not resolved yet';
   return undefined;
+}
+
+/** The class selects a placement group, and the group it resolved to is not at hand. */
+export function placementGroupMissing(nodeClass: Pick<EC2NodeClass, 'spec' | 'status'>): boolean {
+  return (
+    nodeClass.spec.placementGroupSelector !== undefined &&
+    (nodeClass.status?.placementGroups ?? []).length === 0
+  );
 }
 
 /** True when the NodeClass may launch (see `nodeClassNotReady`). */

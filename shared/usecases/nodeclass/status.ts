@@ -13,6 +13,7 @@ import type {
   SecurityGroupStatus,
   SubnetStatus,
 } from '../../ports/cloud.ts';
+import { placementGroupMissing } from '../../ports/cloud.ts';
 import { kubeletProblems } from './kubelet.ts';
 
 // EC2NodeClass status (Karpenter's nodeclass status controller) as a pure function from the class
@@ -320,9 +321,7 @@ export function isNodeClassStatusCurrent(nodeClass: EC2NodeClass): boolean {
   if (status === undefined || status.conditions.length === 0) return false;
   // A selected placement group that is not at hand (a class Karpenter resolved, or an annotation
   // lost or malformed) is resolved again before anything launches.
-  if (nodeClass.spec.placementGroupSelector !== undefined && (status.placementGroups ?? []).length === 0) {
-    return false;
-  }
+  if (placementGroupMissing(nodeClass)) return false;
   if (nodeClass.generation === undefined) return true;
   return status.conditions.every((c) => c.observedGeneration === nodeClass.generation);
 }
