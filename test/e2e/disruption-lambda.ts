@@ -1,4 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DeleteMessageCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
@@ -87,4 +93,25 @@ export async function relabelNodePool(
       if ((error as { code?: number }).code !== 409 || attempt >= 10) throw error;
     }
   }
+}
+
+/**
+ * The messages on a queue now (up to 10), received, given to `handle` as a Lambda's SQS trigger
+ * gives them, then deleted (acknowledged). Returns how many there were.
+ */
+export async function consumeQueue(
+  sqs: SQSClient,
+  queueUrl: string,
+  handle: (messages: readonly Message[]) => Promise<unknown>,
+): Promise<number> {
+  const received = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),
+  );
+  const messages = received.Messages ?? [];
+  if (messages.length === 0) return 0;
+  await handle(messages);
+  for (const m of messages) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle ?? '' }));
+  }
+  return messages.length;
 }

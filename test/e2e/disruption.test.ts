@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { type Message, SQSClient } from '@aws-sdk/client-sqs';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
@@ -13,7 +13,7 @@ import { waitFor } from '../harness/proc.ts';
 import type { LambdaAws } from '../integration/aws/cloud-fixture.ts';
 import { registerImage } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { disruptionLambdaPass } from './disruption-lambda.ts';
+import { consumeQueue, disruptionLambdaPass } from './disruption-lambda.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
 // Disruption end to end: NodePools and workloads as a user applies and changes them, and the
@@ -79,18 +79,8 @@ const terminationHandler = (event: unknown) =>
   asLambda(e2e.env.server, 'termination', () => makeTerminationHandler(e2e.terminationLambda())(event));
 
 /** Messages on a queue now, received and deleted (acknowledged) after `handle`. */
-async function consume(queueUrl: string, handle: (messages: readonly Message[]) => Promise<unknown>) {
-  const received = await sqs.send(
-    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),
-  );
-  const messages = received.Messages ?? [];
-  if (messages.length === 0) return 0;
-  await handle(messages);
-  for (const m of messages) {
-    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle ?? '' }));
-  }
-  return messages.length;
-}
+const consume = (queueUrl: string, handle: (messages: readonly Message[]) => Promise<unknown>) =>
+  consumeQueue(sqs, queueUrl, handle);
 
 // The background Lambdas.
 let stopRequested = false;

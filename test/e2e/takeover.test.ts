@@ -4,7 +4,7 @@ import {
   type Instance,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -20,7 +20,7 @@ import type { KarpenterLine } from '../harness/kube/crds.ts';
 import { waitFor } from '../harness/proc.ts';
 import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
-import { disruptionLambdaPass, relabelNodePool } from './disruption-lambda.ts';
+import { consumeQueue, disruptionLambdaPass, relabelNodePool } from './disruption-lambda.ts';
 import { GROUP_LABEL, type PoolSpec, ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 
 // Taking over a cluster Karpenter ran, on the CRDs of Karpenter's own Helm chart: v1.14 with v1.14
@@ -357,24 +357,16 @@ function takeover(line: KarpenterLine, e2e: ProvisionerE2E): void {
     await asLambda(server, 'provisioner', () => e2e.run(`takeover-run-${round}-${id}`));
     await disruptionLambdaPass(e2e, pool, `takeover-${round}-${id}`, { options: { validationMs: 2_000 } });
     await asLambda(server, 'garbage-collector', () => e2e.garbageCollector().pass());
-    const sqs = new SQSClient(awsClientConfig(server));
-    const queueUrl = account.stack.queueUrls.termination;
-    const received = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),
+    await consumeQueue(
+      new SQSClient(awsClientConfig(server)),
+      account.stack.queueUrls.termination,
+      (messages) =>
+        asLambda(server, 'termination', () =>
+          makeTerminationHandler(e2e.terminationLambda())({
+            Records: messages.map((m) => ({ messageId: m.MessageId ?? '', body: m.Body ?? '' })),
+          }),
+        ),
     );
-    const messages = received.Messages ?? [];
-    if (messages.length > 0) {
-      await asLambda(server, 'termination', () =>
-        makeTerminationHandler(e2e.terminationLambda())({
-          Records: messages.map((m) => ({ messageId: m.MessageId ?? '', body: m.Body ?? '' })),
-        }),
-      );
-      for (const m of messages) {
-        await sqs.send(
-          new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle ?? '' }),
-        );
-      }
-    }
   }
 
   describe('Flotilla deployed live', () => {
