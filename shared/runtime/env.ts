@@ -10,6 +10,11 @@
 export const EnvVar = {
   /** EKS cluster name, e.g. `prod-eu`; also the value of the `eks:eks-cluster-name` tag. */
   clusterName: 'FLOTILLA_CLUSTER_NAME',
+  /**
+   * `live` (the default) or `shadow`: a shadow stack decides beside the cluster's autoscaler and
+   * logs what it would do (every line `shadow: true`); it writes nothing to the cluster or EC2.
+   */
+  mode: 'FLOTILLA_MODE',
   /** Name of the DynamoDB state table (key schema `STATE_TABLE` in shared/apis/state-table.ts). */
   stateTable: 'FLOTILLA_STATE_TABLE',
   /** URL of the SQS queue the in-cluster shim sends pod events to (the provisioner consumes it). */
