@@ -19,12 +19,14 @@ import {
 import {
   type AmiStatus,
   type EC2NodeClass,
+  InsufficientCapacityError,
   isBackedOff,
   type KubeletSpec,
   type LaunchRequest,
   type NodeSelectorRequirement,
   type OfferingKey,
 } from '../ports/cloud.ts';
+import { UNAVAILABLE_OFFERING_TTL_SECONDS } from '../ports/state.ts';
 
 const GiB = 1024 ** 3;
 
@@ -169,6 +171,16 @@ export function selectCandidates(
   if (ordinary.length > 0) candidates = ordinary;
   candidates.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
   return { capacityType, candidates: candidates.slice(0, MAX_INSTANCE_TYPES) };
+}
+
+/** Why a launch has no offering left to try: every adapter's InsufficientCapacityError of it. */
+export function noOfferingLeft(request: LaunchRequest): InsufficientCapacityError {
+  const nodeClass = request.nodeClass;
+  const zones = [...new Set((nodeClass.status?.subnets ?? []).map((s) => s.zone))].join(', ');
+  return new InsufficientCapacityError(
+    `nodeClaim "${request.nodeClaimName}": none of the ${request.instanceTypes.length} instance types has an available offering in the zones of ec2NodeClass "${nodeClass.name}" (${zones}) that the requirements allow; offerings may be backed off after insufficient capacity for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s, or widen the NodePool requirements`,
+    [],
+  );
 }
 
 /** Tags on the fleet, instance and volumes (and, without the NodeClaim ones, the launch template). */

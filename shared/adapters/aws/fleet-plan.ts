@@ -15,15 +15,14 @@ import type { Offering } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
-  InsufficientCapacityError,
   type LaunchRecord,
   type LaunchRequest,
   NodeClassNotReadyError,
   nodeClassNotReady,
 } from '../../ports/cloud.ts';
-import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
+import type { UnavailableOfferings } from '../../ports/state.ts';
 import { partitionsOf, placementGroupOf, requiredPartition } from '../class-instance-types.ts';
-import { type Candidate, launchTags, selectCandidates } from '../launch-plan.ts';
+import { type Candidate, launchTags, noOfferingLeft, selectCandidates } from '../launch-plan.ts';
 import { call } from './errors.ts';
 import { clientToken, encodeFleetRequest } from './fleet-record.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
@@ -81,10 +80,7 @@ export function makeFleetPlanner(
     );
     const selection = selectCandidates(request, backedOff, zoneIds);
     if (selection === undefined || selection.candidates.length === 0) {
-      throw new InsufficientCapacityError(
-        `nodeClaim "${request.nodeClaimName}": none of the ${request.instanceTypes.length} instance types has an available offering in the zones of ec2NodeClass "${nodeClass.name}" (${[...new Set((nodeClass.status?.subnets ?? []).map((s) => s.zone))].join(', ')}) that the requirements allow; offerings may be backed off after insufficient capacity for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s, or widen the NodePool requirements`,
-        [],
-      );
+      throw noOfferingLeft(request);
     }
     const { capacityType, candidates } = selection;
     // A price a NodeOverlay set is not EC2's: the fleet then follows the plan's order (priorities)

@@ -22,7 +22,7 @@ import {
   placementGroupOf,
   requiredPartition,
 } from '../class-instance-types.ts';
-import { launchTags, selectCandidates, spotOfferingKeys } from '../launch-plan.ts';
+import { launchTags, noOfferingLeft, selectCandidates, spotOfferingKeys } from '../launch-plan.ts';
 import { renderUserData } from '../user-data.ts';
 import type { InstanceRecord, InstanceTable } from './instances.ts';
 
@@ -87,11 +87,7 @@ export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLau
     const zoneIds = new Map(subnets.flatMap((s) => (s.zoneID ? [[s.zone, s.zoneID] as const] : [])));
     const selection = selectCandidates(request, backedOff, zoneIds);
     if (selection === undefined || selection.candidates.length === 0) {
-      const zones = [...new Set((nodeClass.status?.subnets ?? []).map((s) => s.zone))].join(', ');
-      throw new InsufficientCapacityError(
-        `nodeClaim "${request.nodeClaimName}": none of the ${request.instanceTypes.length} instance types has an available offering in the zones of ec2NodeClass "${nodeClass.name}" (${zones}) that the requirements allow; offerings may be backed off after insufficient capacity for ${UNAVAILABLE_OFFERING_TTL_SECONDS}s, or widen the NodePool requirements`,
-        [],
-      );
+      throw noOfferingLeft(request);
     }
     const { capacityType, candidates } = selection;
     // EC2's lowest-price allocation: offerings cheapest first.
