@@ -20,6 +20,7 @@ import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
 import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { withoutLiveAnswers } from './shadow-view.ts';
 import { staticPass } from './static-gate.ts';
 import type { StaticPassResult } from './static-pools.ts';
 
@@ -85,7 +86,9 @@ async function provisionUnderLease(
   const consistent = options.consistentResume === true;
   const reads = readOptions(options);
   const idle = async (): Promise<ProvisionResult> => {
-    const resumed = await resumeWithoutPods(ports, lease, out, { consistent, reads });
+    // A shadow stack resumes nothing: the NodeClaims it finds unlaunched are the live autoscaler's.
+    const resumed =
+      options.shadow === true ? undefined : await resumeWithoutPods(ports, lease, out, { consistent, reads });
     if (resumed?.kind === 'provisioned') {
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
@@ -112,7 +115,8 @@ async function provisionUnderLease(
     maxMs: options.batchMaxMs ?? 10_000,
     ...(options.podEventAtMs === undefined ? {} : { eventAtMs: options.podEventAtMs }),
   });
-  let state = withPendingPods(await objects, batch.last, out.logger);
+  const read = withPendingPods(await objects, batch.last, out.logger);
+  let state = options.shadow === true ? withoutLiveAnswers(read) : read;
   if (!hasPodsToPlace(state)) return idle();
   await catalog;
   // The first round's state also feeds the EC2NodeClass pass, which resolves classes without a
@@ -312,7 +316,7 @@ async function runRound(
       ? await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() })
       : listedInput;
   const claims: ClaimOutcome[] =
-    round === 0
+    round === 0 && options.shadow !== true
       ? await resumeUnlaunched(
           ports,
           out,

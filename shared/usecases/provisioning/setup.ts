@@ -30,47 +30,72 @@ export interface Provisioner extends ProvisionerDriverDeps {
   readonly controllersPass: (holder: string, now: Date) => Promise<LifecycleResult>;
 }
 
+const NOTHING_RECONCILED: LifecycleResult = {
+  registered: [],
+  initialized: [],
+  deleted: [],
+  waiting: [],
+  nodePoolsUpdated: [],
+  uninitialized: [],
+};
+
 /**
  * Composes the provisioner: provisioning (a run a queue message triggered reads the NodeClaims to
- * launch consistently), the controllers pass after it, and the follow-ups when given.
+ * launch consistently), the controllers pass after it, and the follow-ups when given. A shadow
+ * provisioner (`config.shadow`, over ports that write nothing) only provisions.
  */
 export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerConfig = {}): Provisioner {
   const { cluster, logger, metrics, clock, leases, nodeClassResolver, requestTermination, scheduleFollowUp } =
     ports;
-  const controllersPass = (holder: string, now: Date) =>
-    reconcileLifecycle(
-      {
-        cluster,
-        logger,
-        metrics,
-        nodeClasses: {
-          resolver: nodeClassResolver,
-          leases,
-          clock,
-          holder,
-          ...(config.nodeClassRefreshSeconds === undefined
-            ? {}
-            : { refreshSeconds: config.nodeClassRefreshSeconds }),
-        },
-        // Karpenter runs its NodeOverlay controller only with the NodeOverlay gate on.
-        ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
-        ...(requestTermination === undefined ? {} : { requestTermination }),
-      },
-      now,
-    );
+  // A shadow stack runs no controller: each of them only writes what the live autoscaler owns.
+  const controllersPass = (holder: string, now: Date): Promise<LifecycleResult> =>
+    config.shadow === true
+      ? Promise.resolve(NOTHING_RECONCILED)
+      : reconcileLifecycle(
+          {
+            cluster,
+            logger,
+            metrics,
+            nodeClasses: {
+              resolver: nodeClassResolver,
+              leases,
+              clock,
+              holder,
+              ...(config.nodeClassRefreshSeconds === undefined
+                ? {}
+                : { refreshSeconds: config.nodeClassRefreshSeconds }),
+            },
+            // Karpenter runs its NodeOverlay controller only with the NodeOverlay gate on.
+            ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
+            ...(requestTermination === undefined ? {} : { requestTermination }),
+          },
+          now,
+        );
   return {
     logger,
     metrics,
     clock,
     provision: (holder, trigger, podEventAtMs) =>
-      provision(ports, {
+      provision(config.shadow === true ? unresolving(ports) : ports, {
         ...config,
         holder,
         consistentResume: trigger === 'queue',
         ...(podEventAtMs === undefined ? {} : { podEventAtMs }),
       }),
-    reconcileLifecycle: (holder) => controllersPass(holder, clock.now()),
+    ...(config.shadow === true
+      ? {}
+      : { reconcileLifecycle: (holder: string) => controllersPass(holder, clock.now()) }),
     controllersPass,
-    ...(scheduleFollowUp === undefined ? {} : { scheduleFollowUp }),
+    ...(scheduleFollowUp === undefined || config.shadow === true ? {} : { scheduleFollowUp }),
   };
+}
+
+/**
+ * A shadow run's ports: without the NodeClass resolver, a run resolves no EC2NodeClass (writing
+ * its status is the live autoscaler's, and the instance profiles it may make are IAM writes): it
+ * launches, as the live one would, with the status the live autoscaler keeps.
+ */
+function unresolving(ports: ProvisionerPorts): ProvisionPorts {
+  const { nodeClassResolver: _resolvedByTheLiveAutoscaler, ...rest } = ports;
+  return rest;
 }

@@ -80,6 +80,11 @@ export interface ProvisionOptions {
    * resolves. @default NODECLASS_REFRESH_SECONDS (60)
    */
   readonly nodeClassRefreshSeconds?: number;
+  /**
+   * A shadow stack's run (its ports write nothing): it plans and "launches" as a live run does, and
+   * resumes no unlaunched NodeClaim, those being the live autoscaler's. @default false
+   */
+  readonly shadow?: boolean;
 }
 
 /** What happened to one planned NodeClaim. */
