@@ -1,11 +1,8 @@
-import type { SolveOptions } from '../../core/index.ts';
-import type { Clock } from '../../ports/clock.ts';
-import type { Cloud, CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
+import type { CloudInstance, EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import type { Lease, LeaseStore } from '../../ports/lease.ts';
+import type { Lease } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
-import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision, writeDecisions } from '../decisions/decision.ts';
+import { writeDecision, writeDecisions } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
 import {
   buildSchedulingInput,
@@ -20,7 +17,6 @@ import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
 import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
-import type { EffectPorts } from './effects.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
@@ -31,6 +27,7 @@ import { passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import { leaseHeldDecision, passDecision } from './pass-summary.ts';
 import type { PassView } from './pass-view.ts';
+import { propose } from './propose.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
@@ -53,61 +50,9 @@ export const VALIDATION_MS = 15_000;
 export { COMMAND_TIMEOUT_MS } from './in-flight.ts';
 export { METHODS } from './methods.ts';
 
-export interface DisruptionPorts extends EffectPorts {
-  readonly cloud: Pick<Cloud, 'instanceTypes' | 'list'>;
-  readonly leases: LeaseStore;
-  readonly clock: Clock;
-  readonly sleep: (ms: number) => Promise<void>;
-  readonly logger: Logger;
-  readonly metrics: MetricsSink;
-}
+import type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
 
-export interface DisruptionOptions {
-  /** Who takes the lease: the invocation id. */
-  readonly holder: string;
-  /** @default 'disruption' */
-  readonly leaseName?: string;
-  /**
-   * The lease is taken for this long and renewed before each command and after each validation
-   * wait, so a pass that dies keeps the next ones out for no longer than this. @default 45
-   */
-  readonly leaseTtlSeconds?: number;
-  /**
-   * Epoch ms by which the pass must be done (the invocation's deadline less a margin); no command
-   * starts that could not finish its validation before it. @default none
-   */
-  readonly deadlineMs?: () => number | undefined;
-  /** @default VALIDATION_MS */
-  readonly validationMs?: number;
-  /** New commands one pass may start. @default 10 */
-  readonly maxCommands?: number;
-  /**
-   * Limits the pass to the NodePools this accepts (their NodeClaims and nodes); other nodes still
-   * count as capacity for the simulation. For a cluster whose NodePools are shared out between
-   * several controllers. @default every NodePool
-   */
-  readonly nodePools?: (name: string) => boolean;
-  /** The scheduling settings the simulation solves with (Karpenter's minValues and preference policies). */
-  readonly solveOptions?: SolveOptions;
-  /**
-   * Whether consolidation may replace spot nodes by spot nodes (Karpenter's
-   * `SpotToSpotConsolidation` feature gate); otherwise spot nodes are only deleted. @default false
-   */
-  readonly spotToSpotConsolidation?: boolean;
-  /**
-   * Karpenter's NodeOverlay feature gate: the simulations and the prices compared plan with the
-   * NodeOverlays. Off, they are not read. @default false (Karpenter's default)
-   */
-  readonly nodeOverlay?: boolean;
-}
-
-export interface DisruptionPassResult {
-  readonly kind: 'skipped' | 'pass';
-  /** Commands started or carried out in this pass. */
-  readonly decisions: readonly DisruptDecision[];
-  /** Commands still waiting for replacements after the pass. */
-  readonly inFlight: number;
-}
+export type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
 
 /**
  * One disruption pass. Safe to run concurrently (all but one skip on the lease) and to repeat:
@@ -195,7 +140,7 @@ class Pass {
     // EC2's list of the instances is asked for beside the cluster reads, not after them.
     this.instances = this.listInstances();
     this.instances.catch(() => undefined); // thrown where it is awaited
-    await this.refresh(true);
+    await this.refresh(this.options.shadow !== true);
     // The condition writes end before the pass does (and gives up its lease). Their failure does
     // not fail a pass whose commands may have started: it is logged, and the next pass computes
     // and writes those conditions again.
@@ -218,10 +163,13 @@ class Pass {
   /** Everything after the first read: expiry, commands in flight, new commands. */
   private async act(): Promise<DisruptionPassResult> {
     await this.held.renew();
-    const expired = await expireNodeClaims(this.view());
+    // A shadow pass leaves expiry and the commands in flight to the live autoscaler (expireAfter
+    // is the NodePool's: both would expire the same NodeClaims).
+    const live = this.options.shadow !== true;
+    const expired = live ? await expireNodeClaims(this.view()) : 0;
     if (expired > 0) await this.refresh(false);
-    if ((await progressCommands(this.view())) > 0) await this.refresh(false);
-    await removeStaleMarks(this.view());
+    if (live && (await progressCommands(this.view())) > 0) await this.refresh(false);
+    if (live) await removeStaleMarks(this.view());
 
     let commands = 0;
     let set = this.candidates();
@@ -232,7 +180,8 @@ class Pass {
       stopped = this.mustStop();
       if (stopped !== undefined) break;
       const command = this.chooseCommand(set, budgetBlocked);
-      if (command === undefined || !(await carryOut(this.commandPass(), command))) break;
+      const step = live ? carryOut : propose;
+      if (command === undefined || !(await step(this.commandPass(), command))) break;
       commands += 1;
       await this.refresh(false);
       set = this.candidates();

@@ -1,3 +1,4 @@
+import { FlotillaError } from '../../core/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { MetricsSink } from '../decisions/decision.ts';
 import {
@@ -30,4 +31,30 @@ export function setUpDisruption(ports: DisruptionPorts, config: DisruptionConfig
     metrics: ports.metrics,
     pass: (holder) => disrupt(ports, { ...config, holder }),
   };
+}
+
+/**
+ * A shadow stack's queues: it has none, and its passes never send (they propose, and carry out
+ * nothing). Sending anyway is a defect, refused loudly rather than dropped.
+ */
+export function shadowQueues(): Pick<DisruptionPorts, 'terminationQueue' | 'requestLaunch'> {
+  return {
+    terminationQueue: {
+      enqueue: async (request) => {
+        throw new ShadowQueueError(`a termination request for ${request.nodeClaim}`);
+      },
+    },
+    requestLaunch: async (nodeClaims) => {
+      throw new ShadowQueueError(`launches of ${nodeClaims.join(', ')}`);
+    },
+  };
+}
+
+/** A shadow stack's pass tried to send work to a queue. */
+export class ShadowQueueError extends FlotillaError {
+  readonly code = 'ShadowQueueError';
+
+  constructor(what: string) {
+    super(`${what} refused: a shadow stack sends nothing to be done`);
+  }
 }
