@@ -177,6 +177,27 @@ export interface NodePoolObservation {
   readonly memoryUtilization: number;
 }
 
+/** The NodeClaims that one observation window saw created (or deleted). */
+export interface ObservedChanges {
+  readonly count: number;
+  /** Their offering prices summed, USD per hour (unpriced ones left out). */
+  readonly pricePerHour: number;
+  /** The first of them by time, each with its offering and price when known. */
+  readonly nodeClaims: readonly ObservedNodeClaim[];
+}
+
+/** One NodeClaim an observation names. */
+export interface ObservedNodeClaim {
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  /** When it was created (or its deletion began), RFC 3339. */
+  readonly at: string;
+  readonly instanceType?: string;
+  readonly zone?: string;
+  readonly capacityType?: string;
+  readonly pricePerHour?: number;
+}
+
 /**
  * The cluster as each disruption pass finds it, per NodePool, and the pods seen started since the
  * previous pass: the periodic observation the capacity, cost and pod startup metrics come from.
@@ -191,6 +212,14 @@ export interface ObserveDecision {
    * passes' windows join, so each pod's start falls in exactly one.
    */
   readonly podStartupSeconds: readonly number[];
+  /**
+   * NodeClaims created, and NodeClaims whose deletion began, within the window (whoever made or
+   * deleted them: beside a shadow stack, what the live autoscaler did), the first
+   * `OBSERVED_CHANGES_SAMPLE` of each, priced as `nodePools` prices them. Absent when none, or on a
+   * pass without a window. A NodeClaim created and gone between two passes is in neither.
+   */
+  readonly nodeClaimsCreated?: ObservedChanges;
+  readonly nodeClaimsDeleted?: ObservedChanges;
   /** Where the previous observing pass's window ended, RFC 3339; none on the first pass. */
   readonly since?: string;
   /**

@@ -15,6 +15,8 @@ import type {
   DisruptionPassDecision,
   NodePoolObservation,
   ObserveDecision,
+  ObservedChanges,
+  ObservedNodeClaim,
 } from '../decisions/disruption.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from '../state/node-index.ts';
@@ -193,14 +195,65 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
               : [round(Math.max(0, started - pod.createdAtMs) / 1000, 1)];
           }),
         );
+  const priced = (claim: ClusterNodeClaim) => {
+    const offering = offeringOf(claim);
+    return (
+      priceFrom(observed.input, claim) ??
+      (offering === undefined ? undefined : priceOf(offering)?.priceUsdPerHour)
+    );
+  };
+  const created = changesIn(observed.claims, priced, { since, until }, (c) => c.createdAtMs);
+  const deleted = changesIn(observed.claims, priced, { since, until }, (c) => c.deletedAtMs);
   return {
     kind: 'observe',
     reason: 'disruption pass',
     nodePools,
     podStartupSeconds,
+    ...(created === undefined ? {} : { nodeClaimsCreated: created }),
+    ...(deleted === undefined ? {} : { nodeClaimsDeleted: deleted }),
     ...(since === undefined ? {} : { since: new Date(since).toISOString() }),
     ...(until === undefined ? {} : { until: new Date(until).toISOString() }),
   };
+}
+
+/** NodeClaims an observation names at most, per list (counted and priced all the same). */
+export const OBSERVED_CHANGES_SAMPLE = 200;
+
+/** The NodeClaims whose `at` falls after `since` and at or before `until`, oldest first. */
+function changesIn(
+  claims: readonly ClusterNodeClaim[],
+  priceOf: (claim: ClusterNodeClaim) => number | undefined,
+  { since, until }: { readonly since: number | undefined; readonly until: number | undefined },
+  at: (claim: ClusterNodeClaim) => number | undefined,
+): ObservedChanges | undefined {
+  if (since === undefined || until === undefined) return undefined;
+  const inWindow = claims
+    .flatMap((claim) => {
+      const ms = at(claim);
+      return ms === undefined || ms <= since || ms > until ? [] : [{ claim, ms }];
+    })
+    .sort((a, b) => a.ms - b.ms || a.claim.name.localeCompare(b.claim.name));
+  if (inWindow.length === 0) return undefined;
+  let total = 0;
+  const named: ObservedNodeClaim[] = [];
+  for (const { claim, ms } of inWindow) {
+    const price = priceOf(claim);
+    total += price ?? 0;
+    if (named.length >= OBSERVED_CHANGES_SAMPLE) continue;
+    const type = claim.labels[Label.instanceType];
+    const zone = claim.labels[Label.zone];
+    const capacityType = claim.labels[Label.capacityType];
+    named.push({
+      nodeClaim: claim.name,
+      nodePool: claim.nodePoolName,
+      at: new Date(ms).toISOString(),
+      ...(type === undefined ? {} : { instanceType: type }),
+      ...(zone === undefined ? {} : { zone }),
+      ...(capacityType === undefined ? {} : { capacityType }),
+      ...(price === undefined ? {} : { pricePerHour: price }),
+    });
+  }
+  return { count: inWindow.length, pricePerHour: round(total, 6), nodeClaims: named };
 }
 
 interface Totals {
