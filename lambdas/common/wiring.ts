@@ -3,23 +3,27 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { type AwsCloud, makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
+import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import type { ProviderSettings } from '../../shared/adapters/class-instance-types.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
 import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
+import { shadowCloud } from '../../shared/adapters/shadow-cloud.ts';
 import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
 import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
+import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import { summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName } from '../../shared/runtime/feature-gates.ts';
 import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
+import { metricsClusterOf } from '../../shared/runtime/metrics.ts';
 import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
 import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
+import { ignoringWrites } from '../../shared/usecases/explain/read-only.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
 // the environment, the logger and the metrics sink beside it, SDK clients, the API server (found
@@ -33,6 +37,8 @@ const BaseEnv = z.object({
   [EnvVar.clusterName]: z.string().min(1),
   [EnvVar.stateTable]: z.string().min(1),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** A shadow stack decides beside the cluster's autoscaler and writes nothing (see `wire`). */
+  [EnvVar.mode]: z.enum(['live', 'shadow'], { error: 'must be "live" or "shadow"' }).default('live'),
   [ClusterAccessEnvVar.clusterEndpoint]: z.url({ protocol: /^https$/ }).optional(),
   [ClusterAccessEnvVar.clusterCa]: z.string().min(1).optional(),
   [ClusterAccessEnvVar.kubernetesVersion]: z
@@ -142,6 +148,8 @@ export interface InvocationContext {
 const DEADLINE_MARGIN_MS = 5_000;
 
 export interface Wiring {
+  /** Whether this is a shadow stack's Lambda: its cluster and cloud write nothing. */
+  readonly shadow: boolean;
   readonly logger: Logger;
   /** Where the metrics of decisions go: EMF lines beside the logger's, with the cluster as dimension. */
   readonly metrics: MetricsPublisher;
@@ -151,7 +159,7 @@ export interface Wiring {
   readonly access: ClusterAccess;
   readonly kubeConfig: KubeConfig;
   readonly cluster: Cluster;
-  readonly cloud: AwsCloud;
+  readonly cloud: Cloud;
   /** The running invocation's deadline less a margin (epoch ms), when its context gave one. */
   readonly deadlineMs: () => number | undefined;
   /**
@@ -175,8 +183,11 @@ export async function wire(
 ): Promise<Wiring> {
   const clusterName = config[EnvVar.clusterName];
   const region = config.AWS_REGION;
-  const logger = makeLogger({ lambda, cluster: clusterName }, { level: config[EnvVar.logLevel] });
-  const metrics = makeEmfMetrics({ cluster: clusterName, fields: { lambda, cluster: clusterName } });
+  const shadow = config[EnvVar.mode] === 'shadow';
+  // A shadow stack's lines say so, and its metrics go to a series of their own.
+  const fields = { lambda, cluster: clusterName, ...(shadow ? { shadow: true } : {}) };
+  const logger = makeLogger(fields, { level: config[EnvVar.logLevel] });
+  const metrics = makeEmfMetrics({ cluster: metricsClusterOf(clusterName, shadow), fields });
   const clients = makeAwsClients({ region, logger });
   const access = await clusterAccess(config, logger);
   const kubeConfig = makeKubeConfig(
@@ -200,7 +211,7 @@ export async function wire(
     retry: { deadlineMs: () => invocation.deadlineMs },
   });
   const summaryBucket = config[EnvVar.summaryBucket];
-  const cluster =
+  const read =
     summaryBucket === undefined
       ? kubeCluster
       : withClusterSummary(kubeCluster, {
@@ -217,8 +228,10 @@ export async function wire(
           clock: systemClock,
           logger,
         });
+  // A shadow stack reads as a live one does; its writes resolve as done and are never sent.
+  const cluster = shadow ? ignoringWrites(read) : read;
   const serviceCidr = config[ClusterAccessEnvVar.serviceCidr] ?? access.serviceCidr;
-  const cloud = makeAwsCloud({
+  const awsCloud = makeAwsCloud({
     ec2: clients.ec2,
     dynamodb: clients.dynamodb,
     tableName: config[EnvVar.stateTable],
@@ -234,6 +247,7 @@ export async function wire(
     logger,
     ...(provider === undefined ? {} : { provider }),
   });
+  const cloud = shadow ? shadowCloud(awsCloud, () => systemClock.now()) : awsCloud;
   const sqs = new SQSClient(awsClientConfig({ region, logger }));
   const withDeadline: Wiring['withDeadline'] = (handler) => async (event, context) => {
     const left = context?.getRemainingTimeInMillis?.();
@@ -241,6 +255,7 @@ export async function wire(
     return handler(event, context);
   };
   return {
+    shadow,
     logger,
     metrics,
     clients,

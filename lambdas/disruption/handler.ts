@@ -4,18 +4,20 @@ import { makeDisruptionPassQueue } from '../../shared/adapters/aws/disruption-pa
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { ValidationError } from '../../shared/core/errors.ts';
 import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
-import { setUpDisruption } from '../../shared/usecases/disruption/setup.ts';
+import { setUpDisruption, shadowQueues } from '../../shared/usecases/disruption/setup.ts';
 import { gateSwitch, loadEnv, providerEnv, providerSettingsOf, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
 
 const config = loadEnv('disruption', process.env, {
   AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).default('flotilla-disruption'),
-  [EnvVar.podEventQueueUrl]: z.url(),
-  [EnvVar.terminationQueueUrl]: z.url(),
+  /** Both queues are a live stack's: a shadow stack's disruption launches and terminates nothing. */
+  [EnvVar.podEventQueueUrl]: z.url().optional(),
+  [EnvVar.terminationQueueUrl]: z.url().optional(),
   /** Optional: without it, a pass per schedule tick only. */
   [EnvVar.disruptionQueueUrl]: z.url().optional(),
   [EnvVar.disruptionIntervalSeconds]: z.coerce
@@ -33,20 +35,31 @@ const config = loadEnv('disruption', process.env, {
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, metrics, clients, sqs, cluster, cloud, deadlineMs, withDeadline } = await wire(
+const { shadow, logger, metrics, clients, sqs, cluster, cloud, deadlineMs, withDeadline } = await wire(
   'disruption',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
   providerSettingsOf(config),
 );
 const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
-const terminationQueue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
-const requestLaunch = makeLaunchRequester({
-  sqs,
-  queueUrl: config[EnvVar.podEventQueueUrl],
-  clusterName,
-  clock: systemClock,
-});
+const queues = shadow
+  ? shadowQueues()
+  : liveQueues(config[EnvVar.terminationQueueUrl], config[EnvVar.podEventQueueUrl]);
+
+/** A live stack's queues: termination requests, and launches of replacements (both required). */
+function liveQueues(terminationQueueUrl: string | undefined, podEventQueueUrl: string | undefined) {
+  if (terminationQueueUrl === undefined || podEventQueueUrl === undefined) {
+    throw new ValidationError(
+      'disruption Lambda environment',
+      'env',
+      `${EnvVar.terminationQueueUrl} and ${EnvVar.podEventQueueUrl} are required unless ${EnvVar.mode} is shadow; the CDK stack sets them`,
+    );
+  }
+  return {
+    terminationQueue: makeSqsTerminationQueue(sqs, terminationQueueUrl),
+    requestLaunch: makeLaunchRequester({ sqs, queueUrl: podEventQueueUrl, clusterName, clock: systemClock }),
+  };
+}
 
 const disruptionQueueUrl = config[EnvVar.disruptionQueueUrl];
 
@@ -58,8 +71,9 @@ export const handler = withDeadline(
   makeDisruptionHandler({
     clusterName,
     ...setUpDisruption(
-      { cluster, cloud, leases, clock: systemClock, sleep, logger, metrics, terminationQueue, requestLaunch },
+      { cluster, cloud, leases, clock: systemClock, sleep, logger, metrics, ...queues },
       {
+        shadow,
         leaseName: `disruption#${clusterName}`,
         deadlineMs,
         solveOptions: schedulingPolicyOf(config),

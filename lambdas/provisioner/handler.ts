@@ -35,7 +35,7 @@ const provider = providerSettingsOf(config);
 
 // Built once per cold start.
 const clusterName = config[EnvVar.clusterName];
-const { logger, metrics, clients, sqs, access, cluster, cloud, withDeadline } = await wire(
+const { shadow, logger, metrics, clients, sqs, access, cluster, cloud, withDeadline } = await wire(
   'provisioner',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -98,6 +98,7 @@ export const handler = withDeadline(
         nodeClassRefreshSeconds: config[EnvVar.amiRefreshSeconds],
         nodeOverlay: config[EnvVar.nodeOverlay],
         staticCapacity: config[EnvVar.staticCapacity],
+        shadow,
       },
     ),
   }),

@@ -6,6 +6,15 @@
 /** The CloudWatch namespace of every metric. */
 export const METRIC_NAMESPACE = 'Flotilla';
 
+/**
+ * The `cluster` dimension a stack's metrics carry: the cluster's name, or for a shadow stack the
+ * name and `/shadow` (a cluster name has no `/`), so what a shadow stack would do never adds to
+ * the series of what the cluster's live Flotilla did.
+ */
+export function metricsClusterOf(clusterName: string, shadow: boolean): string {
+  return shadow ? `${clusterName}/shadow` : clusterName;
+}
+
 /** Dimension keys: the keys of the EMF line that carry them (strings). */
 export const MetricDimension = {
   cluster: 'cluster',
