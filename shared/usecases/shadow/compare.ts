@@ -1,0 +1,240 @@
+import { type ShadowLines, shadowLines } from './lines.ts';
+
+// What a shadow stack's lines add up to: the dollars the cluster cost under its live autoscaler
+// over a window, what Flotilla's choices would have cost, and the choices that make the
+// difference, each priced. Pure; the report (shared/cli/shadow) and the simulator feed it lines.
+//
+// The model, every figure in USD:
+// - The live cost is the step curve of the shadow's observations: each observe line's NodePool
+//   prices summed, held until the next observation (the last one until the window ends).
+// - A launch the shadow proposed (or a replacement a proposed command names) pairs with the live
+//   NodeClaim created in the same NodePool nearest in time, within PAIR_WINDOW_MS. A pair differs
+//   by the price difference for as long as the live NodeClaim lived in the window.
+// - A live NodeClaim with no shadow launch to pair (a launch Flotilla would not have made: the
+//   shadow planned those pods onto capacity already there) saves its price for its life.
+// - A proposed launch no live NodeClaim pairs costs its price while the shadow kept proposing it
+//   (its pods pending), one pass more: once they run elsewhere Flotilla would consolidate it.
+// - A proposed disruption command saves its candidates' price less its replacements' from its
+//   first proposal until the live autoscaler deleted every candidate, the shadow stopped
+//   proposing it (one pass after its last proposal), or the window ended, whichever is first.
+//   Its replacements only pair with live launches; unpaired, their price is already in its saving.
+// - A live deletion no proposal named (expiry, interruption, a user's delete, or a disruption
+//   Flotilla would not have made) is listed, not priced: the lines cannot tell those apart.
+
+/** How far apart in time a live NodeClaim and a shadow launch may be to be the same answer. */
+export const PAIR_WINDOW_MS = 10 * 60_000;
+
+/** One choice that makes Flotilla's cost differ from the live autoscaler's. */
+export interface ShadowDifference {
+  readonly kind: 'cheaper launch' | 'launch not made' | 'extra launch' | 'disruption';
+  /** Dollars Flotilla would have saved over the window (negative: it would have cost more). */
+  readonly dollars: number;
+  /** USD per hour of the difference while it held. */
+  readonly pricePerHour: number;
+  readonly nodePool: string;
+  readonly from: string;
+  readonly until: string;
+  /** What happened on each side, in words. */
+  readonly why: string;
+}
+
+export interface PercentileSummary {
+  readonly count: number;
+  readonly p50?: number;
+  readonly p90?: number;
+}
+
+export interface ShadowComparison {
+  readonly from: string;
+  readonly to: string;
+  readonly hours: number;
+  readonly live: {
+    readonly dollars: number;
+    readonly averagePricePerHour: number;
+    /** Seconds from a pod's creation to its start, on the live side (every observed start). */
+    readonly podStartupSeconds: PercentileSummary;
+    readonly nodeClaimsCreated: number;
+    readonly nodeClaimsDeleted: number;
+  };
+  readonly flotilla: {
+    readonly dollars: number;
+    readonly averagePricePerHour: number;
+    /** Seconds the oldest pending pod of each shadow run that proposed a launch had waited by then. */
+    readonly decisionWaitSeconds: PercentileSummary;
+    readonly launchesProposed: number;
+    readonly commandsProposed: number;
+  };
+  /** Every difference, largest saving (in absolute dollars) first. */
+  readonly differences: readonly ShadowDifference[];
+  /** Live deletions no proposal named: listed, not priced (see the model above). */
+  readonly unmatchedDeletions: readonly { readonly nodeClaim: string; readonly at: string }[];
+}
+
+/** The comparison of the shadow lines among `records` (log lines parsed from JSON, any order). */
+export function compareShadow(records: readonly Record<string, unknown>[]): ShadowComparison {
+  return compareLines(shadowLines(records));
+}
+
+export function compareLines(lines: ShadowLines): ShadowComparison {
+  const { observations, launches, commands } = lines;
+  const fromMs = observations[0]?.atMs ?? 0;
+  const toMs = lines.lastMs;
+  const hours = Math.max(0, toMs - fromMs) / 3_600_000;
+  const interval = passInterval(observations.map((o) => o.atMs));
+  const h = (ms: number) => Math.max(0, ms) / 3_600_000;
+
+  let liveDollars = 0;
+  observations.forEach((o, i) => {
+    liveDollars += o.pricePerHour * h((observations[i + 1]?.atMs ?? toMs) - o.atMs);
+  });
+
+  const created = new Map<string, { nodePool: string; atMs: number; price?: number; type?: string }>();
+  const deletedAt = new Map<string, number>();
+  for (const o of observations) {
+    for (const c of o.created) if (!created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
+    for (const d of o.deleted) if (!deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
+  }
+  const endOf = (name: string) => Math.min(deletedAt.get(name) ?? toMs, toMs);
+  const differences: ShadowDifference[] = [];
+  const add = (d: Omit<ShadowDifference, 'from' | 'until'> & { fromMs: number; untilMs: number }) => {
+    const { fromMs: f, untilMs: u, ...rest } = d;
+    differences.push({ ...rest, from: iso(f), until: iso(u) });
+  };
+
+  // Launches: the shadow's own, and its commands' replacements (which only pair).
+  type Offer = { nodePool: string; atMs: number; lastMs: number; price: number; type: string; own: boolean };
+  const offers: Offer[] = [
+    ...launches.map((l) => ({ ...l, own: true })),
+    ...commands.flatMap((c) =>
+      c.replacements.map((r) => ({
+        nodePool: r.nodePool,
+        atMs: c.atMs,
+        lastMs: c.lastMs,
+        price: r.price,
+        type: r.type,
+        own: false,
+      })),
+    ),
+  ].sort((a, b) => a.atMs - b.atMs);
+  const paired = new Set<Offer>();
+  const liveLaunches = [...created.entries()].sort((a, b) => a[1].atMs - b[1].atMs);
+  for (const [name, c] of liveLaunches) {
+    if (c.price === undefined) continue;
+    const offer = offers
+      .filter(
+        (o) => !paired.has(o) && o.nodePool === c.nodePool && Math.abs(o.atMs - c.atMs) <= PAIR_WINDOW_MS,
+      )
+      .sort((a, b) => Math.abs(a.atMs - c.atMs) - Math.abs(b.atMs - c.atMs))[0];
+    const until = endOf(name);
+    if (offer === undefined) {
+      add({
+        kind: 'launch not made',
+        dollars: c.price * h(until - c.atMs),
+        pricePerHour: c.price,
+        nodePool: c.nodePool,
+        fromMs: c.atMs,
+        untilMs: until,
+        why: `live launched NodeClaim ${name} (${c.type ?? 'unknown type'}, $${fmt(c.price)}/h); Flotilla would have placed its pods on capacity already there`,
+      });
+      continue;
+    }
+    paired.add(offer);
+    const delta = c.price - offer.price;
+    if (delta === 0) continue;
+    add({
+      kind: 'cheaper launch',
+      dollars: delta * h(until - c.atMs),
+      pricePerHour: delta,
+      nodePool: c.nodePool,
+      fromMs: c.atMs,
+      untilMs: until,
+      why: `live launched NodeClaim ${name} as ${c.type ?? 'unknown type'} at $${fmt(c.price)}/h; Flotilla would have launched ${offer.type} at $${fmt(offer.price)}/h`,
+    });
+  }
+  for (const offer of offers) {
+    if (!offer.own || paired.has(offer)) continue;
+    const until = Math.min(offer.lastMs + interval, toMs);
+    add({
+      kind: 'extra launch',
+      dollars: -offer.price * h(until - offer.atMs),
+      pricePerHour: -offer.price,
+      nodePool: offer.nodePool,
+      fromMs: offer.atMs,
+      untilMs: until,
+      why: `Flotilla would have launched ${offer.type} at $${fmt(offer.price)}/h for pods the live autoscaler did not launch for`,
+    });
+  }
+
+  // Disruption proposals: saved until the live autoscaler acted, the proposals stopped, or the end.
+  const named = new Set<string>();
+  for (const c of commands) {
+    for (const name of c.candidates) named.add(name);
+    const acted = c.candidates.every((n) => deletedAt.has(n))
+      ? Math.max(...c.candidates.map((n) => deletedAt.get(n) ?? 0))
+      : Number.POSITIVE_INFINITY;
+    const until = Math.min(acted, c.lastMs + interval, toMs);
+    const saving = c.before - c.after;
+    if (saving === 0 || until <= c.atMs) continue;
+    const liveActed = acted <= Math.min(c.lastMs + interval, toMs);
+    add({
+      kind: 'disruption',
+      dollars: saving * h(until - c.atMs),
+      pricePerHour: saving,
+      nodePool: c.nodePool,
+      fromMs: c.atMs,
+      untilMs: until,
+      why: `Flotilla would have ${c.action === 'delete' ? 'deleted' : 'replaced'} ${c.candidates.join(', ')} (${c.reason}, $${fmt(c.before)}/h → $${fmt(c.after)}/h)${liveActed ? '; the live autoscaler did later' : '; the live autoscaler did not'}`,
+    });
+  }
+  differences.sort((a, b) => Math.abs(b.dollars) - Math.abs(a.dollars) || a.from.localeCompare(b.from));
+  const saved = differences.reduce((sum, d) => sum + d.dollars, 0);
+  const flotillaDollars = liveDollars - saved;
+  return {
+    from: iso(fromMs),
+    to: iso(toMs),
+    hours: round(hours, 4),
+    live: {
+      dollars: round(liveDollars, 4),
+      averagePricePerHour: hours === 0 ? 0 : round(liveDollars / hours, 4),
+      podStartupSeconds: percentiles(observations.flatMap((o) => o.podStartupSeconds)),
+      nodeClaimsCreated: created.size,
+      nodeClaimsDeleted: deletedAt.size,
+    },
+    flotilla: {
+      dollars: round(flotillaDollars, 4),
+      averagePricePerHour: hours === 0 ? 0 : round(flotillaDollars / hours, 4),
+      decisionWaitSeconds: percentiles(lines.decisionWaits),
+      launchesProposed: launches.length,
+      commandsProposed: commands.length,
+    },
+    differences: differences.map((d) => ({
+      ...d,
+      dollars: round(d.dollars, 4),
+      pricePerHour: round(d.pricePerHour, 6),
+    })),
+    unmatchedDeletions: [...deletedAt]
+      .filter(([name]) => !named.has(name))
+      .map(([nodeClaim, ms]) => ({ nodeClaim, at: iso(ms) })),
+  };
+}
+
+/** The usual gap between observations (their median), or a minute with fewer than two. */
+function passInterval(times: readonly number[]): number {
+  const gaps = times
+    .slice(1)
+    .map((t, i) => t - (times[i] ?? t))
+    .filter((g) => g > 0)
+    .sort((a, b) => a - b);
+  return gaps.length === 0 ? 60_000 : (gaps[Math.floor(gaps.length / 2)] ?? 60_000);
+}
+
+function percentiles(values: readonly number[]): PercentileSummary {
+  if (values.length === 0) return { count: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return { count: sorted.length, p50: at(0.5), p90: at(0.9) };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
+const fmt = (n: number) => String(round(n, 4));

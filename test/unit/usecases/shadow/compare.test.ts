@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { compareShadow } from '../../../../shared/usecases/shadow/compare.ts';
+
+// The comparison of a shadow stack's lines, on a small window worked out by hand (below, in the
+// order of the model in compare.ts).
+
+const at = (hhmm: string) => `2026-12-03T${hhmm}:00.000Z`;
+const observe = (time: string, price: number, extra: Record<string, unknown> = {}) => ({
+  shadow: true,
+  time: at(time),
+  decision: 'observe',
+  reason: 'disruption pass',
+  nodePools: { default: { nodes: 3, pricePerHour: price } },
+  podStartupSeconds: [],
+  ...extra,
+});
+const change = (nodeClaim: string, time: string, pricePerHour: number, instanceType = 'm5.xlarge') => ({
+  nodeClaim,
+  nodePool: 'default',
+  at: at(time),
+  instanceType,
+  pricePerHour,
+});
+const launch = (time: string, pod: string, instanceType: string, pricePerHour: number) => ({
+  shadow: true,
+  time: at(time),
+  decision: 'launch',
+  reason: 'provisioning',
+  outcome: 'launched',
+  nodePool: 'default',
+  podCount: 1,
+  pods: [pod],
+  instanceType,
+  pricePerHour,
+});
+const disrupt = (time: string, reason: string, candidate: string, before: number, after: number) => ({
+  shadow: true,
+  time: at(time),
+  decision: 'disrupt',
+  reason,
+  action: after === 0 ? 'delete' : 'replace',
+  outcome: after === 0 ? 'deleted' : 'started',
+  candidates: [
+    { nodeClaim: candidate, node: `node-${candidate}`, nodePool: 'default', pricePerHour: before },
+  ],
+  replacements:
+    after === 0
+      ? []
+      : [{ nodeClaim: 'r', nodePool: 'default', instanceTypes: ['m5.large'], pricePerHour: after }],
+  pricePerHourBefore: before,
+  pricePerHourAfter: after,
+});
+
+const LINES = [
+  observe('10:00', 1.0),
+  disrupt('10:05', 'Empty', 'k1', 0.25, 0),
+  launch('10:19', 'default/a', 'm6a.xlarge', 0.4),
+  launch('10:21', 'default/a', 'm6a.xlarge', 0.4),
+  {
+    shadow: true,
+    time: at('10:21'),
+    decision: 'plan',
+    reason: 'planned',
+    nodeClaims: 1,
+    oldestPendingSeconds: 4,
+  },
+  observe('10:30', 1.5, {
+    nodeClaimsCreated: { count: 1, pricePerHour: 0.5, nodeClaims: [change('l1', '10:20', 0.5)] },
+    podStartupSeconds: [10, 30],
+  }),
+  disrupt('10:35', 'Empty', 'k1', 0.25, 0),
+  observe('11:00', 1.5, {
+    nodeClaimsDeleted: { count: 1, pricePerHour: 0.25, nodeClaims: [change('k1', '10:50', 0.25)] },
+  }),
+  disrupt('11:00', 'Underutilized', 'k2', 0.6, 0.2),
+  observe('11:30', 1.7, {
+    nodeClaimsCreated: { count: 1, pricePerHour: 0.2, nodeClaims: [change('l2', '11:25', 0.2, 'm5.large')] },
+    nodeClaimsDeleted: { count: 1, pricePerHour: 0.1, nodeClaims: [change('k9', '11:20', 0.1)] },
+    podStartupSeconds: [20],
+  }),
+  disrupt('11:30', 'Underutilized', 'k2', 0.6, 0.2),
+  launch('11:40', 'default/z', 'm5.large', 0.3),
+  {
+    shadow: true,
+    time: at('11:40'),
+    decision: 'plan',
+    reason: 'planned',
+    nodeClaims: 1,
+    oldestPendingSeconds: 6,
+  },
+  launch('11:45', 'default/z', 'm5.large', 0.3),
+  observe('12:00', 1.7),
+  // Not a shadow stack's line: the live Flotilla's launch, left out.
+  {
+    time: at('11:50'),
+    decision: 'launch',
+    reason: 'provisioning',
+    outcome: 'launched',
+    nodePool: 'default',
+    pricePerHour: 9,
+  },
+];
+
+describe('compareShadow, worked by hand', () => {
+  const result = compareShadow(LINES);
+
+  it('prices the live side from the observations: 1.0×½ + 1.5×½ + 1.5×½ + 1.7×½ = $2.85 over 2 h', () => {
+    expect(result.from).toBe(at('10:00'));
+    expect(result.to).toBe(at('12:00'));
+    expect(result.hours).toBe(2);
+    expect(result.live.dollars).toBeCloseTo(2.85, 6);
+    expect(result.live.averagePricePerHour).toBeCloseTo(1.425, 6);
+    expect(result.live.nodeClaimsCreated).toBe(2);
+    expect(result.live.nodeClaimsDeleted).toBe(2);
+    expect(result.live.podStartupSeconds).toEqual({ count: 3, p50: 20, p90: 30 });
+  });
+
+  it('prices each difference as the model says', () => {
+    const byKind = result.differences.map((d) => [d.kind, d.dollars, d.from, d.until]);
+    expect(byKind).toEqual([
+      // k2 replaced $0.6 → $0.2 from 11:00; proposed last at 11:30, one pass (30 min) more: 1 h × $0.4.
+      ['disruption', 0.4, at('11:00'), at('12:00')],
+      // k1 deleted from 10:05 until the live autoscaler deleted it at 10:50: ¾ h × $0.25.
+      ['disruption', 0.1875, at('10:05'), at('10:50')],
+      // l1 at $0.5 against Flotilla's m6a.xlarge at $0.4 from 10:20 to 12:00: 5/3 h × $0.1.
+      ['cheaper launch', 0.1667, at('10:20'), at('12:00')],
+      // l2 at 11:25, no shadow launch within 10 minutes (k2's replacement was proposed at 11:00,
+      // Flotilla's m5.large for default/z at 11:40): 35 min × $0.2.
+      ['launch not made', 0.1167, at('11:25'), at('12:00')],
+      // Flotilla's m5.large for default/z from 11:40, proposed until 11:45 plus a pass, cut at 12:00: ⅓ h × $0.3.
+      ['extra launch', -0.1, at('11:40'), at('12:00')],
+    ]);
+    expect(result.flotilla.dollars).toBeCloseTo(2.85 - (0.4 + 0.1875 + 1 / 6 + (0.2 * 35) / 60 - 0.1), 3);
+    expect(result.flotilla.launchesProposed).toBe(2);
+    expect(result.flotilla.commandsProposed).toBe(2);
+    expect(result.flotilla.decisionWaitSeconds).toEqual({ count: 2, p50: 4, p90: 6 });
+  });
+
+  it('lists the live deletion no proposal named, unpriced', () => {
+    expect(result.unmatchedDeletions).toEqual([{ nodeClaim: 'k9', at: at('11:20') }]);
+  });
+
+  it('says a shadow line it cannot read is unreadable instead of guessing', async () => {
+    const { shadowLines } = await import('../../../../shared/usecases/shadow/lines.ts');
+    const broken = { shadow: true, time: at('10:10'), decision: 'observe', reason: 'disruption pass' };
+    const lines = shadowLines([...LINES, broken, { shadow: true, time: 'yesterday', decision: 'plan' }]);
+    expect(lines.unreadable).toBe(2);
+    expect(lines.observations).toHaveLength(5);
+  });
+
+  it('pairs a live launch with the replacement of a command Flotilla proposed near it, at no difference', () => {
+    const moved = LINES.map((l) =>
+      l.time === at('11:30') && l.decision === 'observe'
+        ? {
+            ...l,
+            nodeClaimsCreated: {
+              count: 1,
+              pricePerHour: 0.2,
+              nodeClaims: [change('l2', '11:10', 0.2, 'm5.large')],
+            },
+          }
+        : l,
+    );
+    const paired = compareShadow(moved);
+    expect(paired.differences.map((d) => d.kind)).not.toContain('launch not made');
+    expect(paired.differences.filter((d) => d.kind === 'disruption').map((d) => d.dollars)).toEqual([
+      0.4, 0.1875,
+    ]);
+  });
+});
