@@ -2,21 +2,48 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { renderShimObjects, type ShimManifestOptions } from './shim/manifests.ts';
+import { NAME_PREFIX, type StackMode } from './stack-mode.ts';
 
 /** The Kubernetes group the Lambdas' EKS access entries map to. */
 export const CONTROLLER_GROUP = 'flotilla:controller';
+
+/** The group of a shadow stack's Lambdas, bound to the read-only `SHADOW_CONTROLLER_RULES`. */
+export const SHADOW_CONTROLLER_GROUP = 'flotilla-shadow:controller';
+
+/** The cluster-side names a stack of each mode defaults to, apart so that a shadow and a live stack coexist. */
+export const CLUSTER_SIDE_DEFAULTS: Readonly<
+  Record<
+    StackMode,
+    { readonly namespace: string; readonly shimServiceAccount: string; readonly controllerGroup: string }
+  >
+> = {
+  live: { namespace: 'flotilla', shimServiceAccount: 'flotilla-shim', controllerGroup: CONTROLLER_GROUP },
+  shadow: {
+    namespace: 'flotilla-shadow',
+    shimServiceAccount: 'flotilla-shadow-shim',
+    controllerGroup: SHADOW_CONTROLLER_GROUP,
+  },
+};
 
 /** Where the Karpenter v1 CRDs live. */
 export const CRDS_DIR = path.resolve(import.meta.dirname, 'crds');
 
 export interface ClusterManifestOptions {
-  /** Namespace of the shim. @default 'flotilla' */
+  /**
+   * `shadow`: no CRDs (the live autoscaler installed them), ClusterRoles named `flotilla-shadow-…`
+   * and a controller that only reads (`SHADOW_CONTROLLER_RULES`). @default 'live'
+   */
+  readonly mode?: StackMode;
+  /** Namespace of the shim. @default 'flotilla' ('flotilla-shadow' in shadow mode) */
   readonly namespace?: string;
-  /** ServiceAccount of the shim (bound to its Pod Identity role). @default 'flotilla-shim' */
+  /**
+   * ServiceAccount of the shim (bound to its Pod Identity role).
+   * @default 'flotilla-shim' ('flotilla-shadow-shim' in shadow mode)
+   */
   readonly shimServiceAccount?: string;
-  /** Group the controller's access entries map to. @default CONTROLLER_GROUP */
+  /** Group the controller's access entries map to. @default CONTROLLER_GROUP (SHADOW_CONTROLLER_GROUP in shadow mode) */
   readonly controllerGroup?: string;
-  /** Folder of CRD YAML files. @default CRDS_DIR */
+  /** Folder of CRD YAML files; a shadow stack renders none. @default CRDS_DIR */
   readonly crdsDir?: string;
   /**
    * Where the shim sends pod events and (given `summaryBucket`) publishes the cluster summary.
@@ -76,16 +103,31 @@ export const CONTROLLER_RULES: readonly Rule[] = [
   { apiGroups: [''], resources: ['events'], verbs: ['get', 'create', 'patch'] },
 ];
 
+const READ_VERBS: readonly string[] = ['get', 'list', 'watch'];
+
+/**
+ * A shadow stack's controller: the reads of `CONTROLLER_RULES` and nothing else, so that what it
+ * decides can never reach the cluster, not even as an Event.
+ */
+export const SHADOW_CONTROLLER_RULES: readonly Rule[] = CONTROLLER_RULES.flatMap((rule) => {
+  const verbs = rule.verbs.filter((verb) => READ_VERBS.includes(verb));
+  return verbs.length === 0 ? [] : [{ ...rule, verbs }];
+});
+
 /**
  * Renders the cluster side of Flotilla as one YAML stream for a single `kubectl apply -f -`: the
- * namespace, the CRDs, the shim's ServiceAccount and read-only pod access, the ClusterRole and
- * ClusterRoleBinding of the controller group, and (given `shim`) the shim's ConfigMap and
- * Deployment.
+ * namespace, the CRDs (a live stack's only), the shim's ServiceAccount and read-only pod access,
+ * the ClusterRole and ClusterRoleBinding of the controller group, and (given `shim`) the shim's
+ * ConfigMap and Deployment.
  */
 export function renderClusterManifests(options: ClusterManifestOptions = {}): string {
-  const namespace = options.namespace ?? 'flotilla';
-  const serviceAccount = options.shimServiceAccount ?? 'flotilla-shim';
-  const group = options.controllerGroup ?? CONTROLLER_GROUP;
+  const mode = options.mode ?? 'live';
+  const defaults = CLUSTER_SIDE_DEFAULTS[mode];
+  const namespace = options.namespace ?? defaults.namespace;
+  const serviceAccount = options.shimServiceAccount ?? defaults.shimServiceAccount;
+  const group = options.controllerGroup ?? defaults.controllerGroup;
+  const shimRole = `${NAME_PREFIX[mode].kebab}-shim`;
+  const controllerRole = `${NAME_PREFIX[mode].kebab}-controller`;
   const labels = { 'app.kubernetes.io/part-of': 'flotilla' };
   const objects: unknown[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels } },
@@ -97,7 +139,7 @@ export function renderClusterManifests(options: ClusterManifestOptions = {}): st
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: 'flotilla-shim', labels },
+      metadata: { name: shimRole, labels },
       // Pods for the pod events; pods, Nodes and NodeClaims for the cluster summary. Read-only.
       rules: [
         { apiGroups: [''], resources: ['pods', 'nodes'], verbs: ['list', 'watch'] },
@@ -107,21 +149,21 @@ export function renderClusterManifests(options: ClusterManifestOptions = {}): st
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: 'flotilla-shim', labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-shim' },
+      metadata: { name: shimRole, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: shimRole },
       subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: 'flotilla-controller', labels },
-      rules: CONTROLLER_RULES,
+      metadata: { name: controllerRole, labels },
+      rules: mode === 'live' ? CONTROLLER_RULES : SHADOW_CONTROLLER_RULES,
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: 'flotilla-controller', labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-controller' },
+      metadata: { name: controllerRole, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: controllerRole },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
     },
   ];
@@ -135,7 +177,10 @@ export function renderClusterManifests(options: ClusterManifestOptions = {}): st
         '# so its pod-event queue URL is unknown. Synthesize with CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION',
         '# set (cdk deploy does), or render them with infra/manifests.ts given the queue URL.',
       ];
-  return `${[asDocument(first), ...crdDocuments(options.crdsDir ?? CRDS_DIR), ...rest.map(asDocument), ...shim].join('\n')}\n`;
+  // A shadow runs beside a live autoscaler, whose CRDs (Karpenter's chart's, or a live Flotilla's)
+  // are installed; applying its own would take their fields over.
+  const crds = mode === 'live' ? crdDocuments(options.crdsDir ?? CRDS_DIR) : [];
+  return `${[asDocument(first), ...crds, ...rest.map(asDocument), ...shim].join('\n')}\n`;
 }
 
 function crdDocuments(dir: string): string[] {

@@ -8,7 +8,14 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { FlotillaCluster } from '../../infra/flotilla-cluster.ts';
-import { CONTROLLER_GROUP, CRDS_DIR, renderClusterManifests } from '../../infra/manifests.ts';
+import {
+  CONTROLLER_GROUP,
+  CONTROLLER_RULES,
+  CRDS_DIR,
+  renderClusterManifests,
+  SHADOW_CONTROLLER_GROUP,
+  SHADOW_CONTROLLER_RULES,
+} from '../../infra/manifests.ts';
 import { bundleShim, CONFIGMAP_LIMIT_BYTES, renderShimObjects } from '../../infra/shim/manifests.ts';
 
 type K8sObject = {
@@ -126,6 +133,42 @@ describe('renderClusterManifests', () => {
     } finally {
       fs.rmSync(empty, { recursive: true });
     }
+  });
+});
+
+describe('renderClusterManifests in shadow mode', () => {
+  const rendered = objects(renderClusterManifests({ mode: 'shadow' }));
+
+  it('renders no CRD, and names everything apart from a live stack', () => {
+    expect(rendered.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'Namespace/flotilla-shadow',
+      'ServiceAccount/flotilla-shadow-shim',
+      'ClusterRole/flotilla-shadow-shim',
+      'ClusterRoleBinding/flotilla-shadow-shim',
+      'ClusterRole/flotilla-shadow-controller',
+      'ClusterRoleBinding/flotilla-shadow-controller',
+    ]);
+    expect(
+      rendered.find(
+        (o) => o.metadata.name === 'flotilla-shadow-controller' && o.kind === 'ClusterRoleBinding',
+      )?.subjects,
+    ).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: SHADOW_CONTROLLER_GROUP }]);
+  });
+
+  it("gives the controller every read of the live controller's rules and nothing else", () => {
+    const reads = (verbs: readonly string[]) => verbs.filter((v) => ['get', 'list', 'watch'].includes(v));
+    expect(SHADOW_CONTROLLER_RULES).toEqual(
+      CONTROLLER_RULES.filter((rule) => reads(rule.verbs).length > 0).map((rule) => ({
+        ...rule,
+        verbs: reads(rule.verbs),
+      })),
+    );
+    // Events keep their read only: a shadow records none.
+    expect(SHADOW_CONTROLLER_RULES.find((r) => r.resources.includes('events'))?.verbs).toEqual(['get']);
+    expect(SHADOW_CONTROLLER_RULES.some((r) => r.resources.includes('pods/eviction'))).toBe(false);
+    expect(rendered.find((o) => o.metadata.name === 'flotilla-shadow-controller')?.rules).toEqual(
+      SHADOW_CONTROLLER_RULES,
+    );
   });
 });
 
