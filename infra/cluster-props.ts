@@ -21,7 +21,9 @@ import {
 import { type ClusterSize, clusterSizeProblems } from './cluster-size.ts';
 import { FLOTILLA_FUNCTIONS, type FunctionDefinition } from './functions.ts';
 import { DEFAULT_FUNCTION_TIMEOUT } from './lambda-functions.ts';
+import { CLUSTER_SIDE_DEFAULTS } from './manifests.ts';
 import { QUEUES } from './queues.ts';
+import { STACK_MODES, type StackMode } from './stack-mode.ts';
 
 // The props of FlotillaCluster (infra/flotilla-cluster.ts) and their validation.
 
@@ -32,6 +34,19 @@ export interface FlotillaClusterProps {
    * it must be a literal (not a token) and a valid EKS cluster name.
    */
   readonly clusterName: string;
+  /**
+   * `live`: Flotilla scales the cluster. `shadow`: it runs beside the cluster's live autoscaler
+   * (Karpenter, or a live Flotilla stack of the same cluster), decides as Flotilla would and only
+   * logs it. A shadow stack deploys the catalog, provisioner and disruption Lambdas (told
+   * `FLOTILLA_MODE=shadow`) on their schedules and the pod-event queue, with read-only rights in
+   * AWS and in the cluster; no interruption, termination or garbage collection, no node role, no
+   * CRDs, and a disruption pass per schedule tick at most. Its physical names, namespace, shim
+   * ServiceAccount and controller group differ from a live stack's (stack-mode.ts). Props of what
+   * it does not deploy (`extraNodeRoles`, `rebalanceAction`, `garbageCollectionInterval`,
+   * `nodeRepair`) have no effect on it.
+   * @default 'live'
+   */
+  readonly mode?: StackMode;
   /**
    * The Lambdas to deploy, one row each.
    * @default FLOTILLA_FUNCTIONS
@@ -214,11 +229,18 @@ export interface FlotillaClusterProps {
    * @default true
    */
   readonly shimPodIdentity?: boolean;
-  /** Namespace of the shim. @default 'flotilla' */
+  /**
+   * Namespace of the shim; a shadow stack's must not be `flotilla`, the live stack's.
+   * @default 'flotilla' ('flotilla-shadow' in shadow mode)
+   */
   readonly namespace?: string;
-  /** ServiceAccount of the shim. @default 'flotilla-shim' */
+  /** ServiceAccount of the shim. @default 'flotilla-shim' ('flotilla-shadow-shim' in shadow mode) */
   readonly shimServiceAccount?: string;
-  /** Kubernetes group the Lambda roles are mapped to. @default 'flotilla:controller' */
+  /**
+   * Kubernetes group the Lambda roles are mapped to; a shadow stack's must not be the live
+   * controller's `flotilla:controller`, which may write.
+   * @default 'flotilla:controller' ('flotilla-shadow:controller' in shadow mode)
+   */
   readonly controllerGroup?: string;
 }
 
@@ -268,6 +290,7 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
       `controllerGroup "${props.controllerGroup}" must be non-empty and must not start with "system:" (EKS refuses it)`,
     );
   }
+  problems.push(...modeProblems(props));
   if (props.vpc === undefined && (props.vpcSubnets !== undefined || props.securityGroups !== undefined)) {
     problems.push(
       'vpcSubnets and securityGroups need vpc: pass the VPC the subnets and security groups belong to',
@@ -355,6 +378,30 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
   if (problems.length > 0) {
     throw new FlotillaConfigError(`invalid Flotilla configuration:\n- ${problems.join('\n- ')}`);
   }
+}
+
+/**
+ * A mode other than live or shadow, and a shadow stack on the live stack's namespace (its shim's
+ * Deployment would replace the live shim) or bound to the live controller's group (which may write).
+ */
+function modeProblems(props: FlotillaClusterProps): string[] {
+  if (props.mode === undefined || props.mode === 'live') return [];
+  if (!STACK_MODES.includes(props.mode)) {
+    return [`mode is "${String(props.mode)}"; it must be one of ${STACK_MODES.join(', ')}`];
+  }
+  const live = CLUSTER_SIDE_DEFAULTS.live;
+  const problems: string[] = [];
+  if (props.namespace === live.namespace) {
+    problems.push(
+      `a shadow stack's namespace must not be "${live.namespace}", the live stack's: its shim would replace the live shim (leave it unset for "${CLUSTER_SIDE_DEFAULTS.shadow.namespace}")`,
+    );
+  }
+  if (props.controllerGroup === live.controllerGroup) {
+    problems.push(
+      `a shadow stack's controllerGroup must not be "${live.controllerGroup}": that group may write to the cluster (leave it unset for "${CLUSTER_SIDE_DEFAULTS.shadow.controllerGroup}")`,
+    );
+  }
+  return problems;
 }
 
 /**

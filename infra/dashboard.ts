@@ -13,9 +13,12 @@ import {
 } from '../shared/runtime/dashboard.ts';
 import { assertNever } from './construct-kit.ts';
 import { seriesMetric } from './flotilla-metrics.ts';
+import { NAME_PREFIX, type StackMode } from './stack-mode.ts';
 
 export interface ClusterDashboardProps {
   readonly clusterName: string;
+  /** @default 'live' */
+  readonly mode?: StackMode;
   /** @default DASHBOARD (shared/runtime/dashboard.ts) */
   readonly spec?: DashboardSpec;
   /** The work queues, by name: their depth. */
@@ -29,13 +32,13 @@ export interface ClusterDashboardProps {
 const WIDGET_HEIGHT = 6;
 const NUMBER_HEIGHT = 6;
 
-/** The name of a cluster's dashboard: `Flotilla-<cluster>`. */
-export function dashboardNameFor(clusterName: string): string {
-  return `Flotilla-${clusterName}`;
+/** The name of a cluster's dashboard: `Flotilla-<cluster>`, `FlotillaShadow-<cluster>` in a shadow stack. */
+export function dashboardNameFor(clusterName: string, mode: StackMode = 'live'): string {
+  return `${NAME_PREFIX[mode].pascal}-${clusterName}`;
 }
 
 /**
- * The CloudWatch dashboard `Flotilla-<cluster>` built from the dashboard spec: a heading per row,
+ * The CloudWatch dashboard `dashboardNameFor(cluster, mode)` built from the dashboard spec: a heading per row,
  * then its widgets, Flotilla's metrics filtered to this cluster and the AWS metrics of the stack's
  * queues and Lambdas. Built into `scope` as `Dashboard` (see construct-kit.ts).
  */
@@ -43,7 +46,7 @@ export function addDashboard(scope: Construct, props: ClusterDashboardProps): cl
   const spec = props.spec ?? DASHBOARD;
   const period = Duration.seconds(spec.periodSeconds);
   const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
-    dashboardName: dashboardNameFor(props.clusterName),
+    dashboardName: dashboardNameFor(props.clusterName, props.mode),
     defaultInterval: Duration.hours(12),
   });
   const metricsOf = (series: DashboardSeries): cloudwatch.IMetric[] =>

@@ -23,15 +23,16 @@ import { DEFAULT_CLUSTER_SIZE, SHIM_MEMORY_MODEL, shimMemoryFor } from './cluste
 import { addOutput, pascal } from './construct-kit.ts';
 import { ControllerPolicies, type ControllerPolicyName } from './controller-policies.ts';
 import { addDashboard } from './dashboard.ts';
-import { FLOTILLA_FUNCTIONS, type QueueName, type ScheduleName } from './functions.ts';
+import { FLOTILLA_FUNCTIONS, type ScheduleName } from './functions.ts';
 import { addInterruptionRules } from './interruption-rules.ts';
 import { ClusterFunctions } from './lambda-functions.ts';
 import { LOG_QUERIES } from './log-queries.ts';
-import { type ClusterManifestOptions, CONTROLLER_GROUP, renderClusterManifests } from './manifests.ts';
+import { CLUSTER_SIDE_DEFAULTS, type ClusterManifestOptions, renderClusterManifests } from './manifests.ts';
 import { NodeIdentity } from './node-identity.ts';
-import { ClusterQueues, podEventQueueName } from './queues.ts';
+import { ClusterQueues, podEventQueueName, type QueueSet } from './queues.ts';
 import { addSchedules, DEFAULT_DISRUPTION_INTERVAL } from './schedules.ts';
 import { ShimIdentity } from './shim-identity.ts';
+import { functionsOf, NAME_PREFIX, type StackMode } from './stack-mode.ts';
 import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 
 // The per-cluster construct. It composes the parts, each in its own file and each built into this
@@ -46,12 +47,14 @@ import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 // - lambda-functions.ts: one Lambda per row of functions.ts
 // - dashboard.ts: the CloudWatch dashboard of shared/runtime/dashboard.ts; alarms.ts: the alarms
 // - cluster-props.ts: the props (documented with their defaults) and their validation
+// - stack-mode.ts: what a shadow stack leaves out, and the names that set it apart from a live one
 
 export { DEFAULT_PENDING_POD_ALARM_AFTER } from './alarms.ts';
 export { type FlotillaClusterProps, FlotillaConfigError } from './cluster-props.ts';
 export { dashboardNameFor } from './dashboard.ts';
 export { INTERRUPTION_RULES } from './interruption-rules.ts';
 export { podEventQueueName } from './queues.ts';
+export { STACK_MODES, type StackMode } from './stack-mode.ts';
 export { summaryBucketNameFor, summaryClusterHash } from './summary-bucket.ts';
 
 /** The repository root: lambda entries and the lock file are resolved against it. */
@@ -61,41 +64,67 @@ export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
  * Everything Flotilla needs in AWS for one EKS cluster: the state table, the cluster-summary
  * bucket, the work queues with their dead-letter queues, the interruption rules and schedules, the
  * node role and instance profile, least-privilege roles for the Lambdas and the shim, a dashboard,
- * alarms, saved log queries and the Lambdas listed in `functions`.
+ * alarms, saved log queries and the Lambdas listed in `functions`. In shadow mode, the part of it
+ * that decides, with read-only rights and names of its own (stack-mode.ts): the interruption rules,
+ * the node role and instance profile and the live-only queues, schedules and policies are absent.
  *
  * @throws FlotillaConfigError when a prop is invalid (checked before any resource is created).
  */
 export class FlotillaCluster extends Construct {
   readonly clusterName: string;
+  /** `live`, or `shadow`: deciding beside the cluster's live autoscaler, acting on nothing. */
+  readonly mode: StackMode;
   readonly clusterArn: string;
   readonly stateTable: dynamodb.Table;
   /** Where the shim publishes the cluster summary (one object, `summaryObjectKey(clusterName)`). */
   readonly summaryBucket: s3.Bucket;
-  readonly queues: Readonly<Record<QueueName, sqs.Queue>>;
-  readonly deadLetterQueues: Readonly<Record<QueueName, sqs.Queue>>;
+  /** The work queues: the pod-event queue in every stack, the others in a live stack. */
+  readonly queues: QueueSet<sqs.Queue>;
+  readonly deadLetterQueues: QueueSet<sqs.Queue>;
   /** Where EventBridge puts events it could not deliver to a target. */
   readonly eventsDeadLetterQueue: sqs.Queue;
-  readonly schedules: Readonly<Record<ScheduleName, events.Rule>>;
+  /** Every schedule in a live stack; no garbage collection in a shadow stack. */
+  readonly schedules: { readonly [K in ScheduleName]?: events.Rule };
+  /** None in a shadow stack. */
   readonly interruptionRules: readonly events.Rule[];
-  readonly nodeRole: iam.Role;
-  readonly instanceProfile: iam.InstanceProfile;
+  /** The nodes' role and its instance profile; a shadow stack, which launches nothing, has neither. */
+  readonly nodeRole: iam.Role | undefined;
+  readonly instanceProfile: iam.InstanceProfile | undefined;
   readonly shimRole: iam.Role;
-  /** One managed policy per EC2/EKS permission bundle, built whether or not a Lambda uses it yet. */
-  readonly policies: Readonly<Record<ControllerPolicyName, iam.ManagedPolicy>>;
+  /**
+   * One managed policy per EC2/EKS permission bundle, built whether or not a Lambda uses it yet; in
+   * a shadow stack only those of the read bundles.
+   */
+  readonly policies: { readonly [K in ControllerPolicyName]?: iam.ManagedPolicy };
   readonly functions: Readonly<Record<string, nodejs.NodejsFunction>>;
   readonly functionRoles: Readonly<Record<string, iam.Role>>;
   readonly alarms: cloudwatch.Alarm[];
-  /** `Flotilla-<cluster>`: capacity and cost, pending pods, launches, disruption, errors, queues, Lambdas. */
+  /** `Flotilla-<cluster>` (`FlotillaShadow-<cluster>`): capacity and cost, pending pods, launches, disruption, errors, queues, Lambdas. */
   readonly dashboard: cloudwatch.Dashboard;
 
   private readonly props: FlotillaClusterProps;
+  /** The namespace, shim ServiceAccount and controller group, the mode's defaults filled in. */
+  private readonly clusterSide: {
+    readonly namespace: string;
+    readonly shimServiceAccount: string;
+    readonly controllerGroup: string;
+  };
 
   constructor(scope: Construct, id: string, props: FlotillaClusterProps) {
     super(scope, id);
     validateProps(props, props.projectRoot ?? PROJECT_ROOT);
     this.props = props;
     const clusterName = props.clusterName;
+    const mode = props.mode ?? 'live';
+    const live = mode === 'live';
     this.clusterName = clusterName;
+    this.mode = mode;
+    const sideDefaults = CLUSTER_SIDE_DEFAULTS[mode];
+    this.clusterSide = {
+      namespace: props.namespace ?? sideDefaults.namespace,
+      shimServiceAccount: props.shimServiceAccount ?? sideDefaults.shimServiceAccount,
+      controllerGroup: props.controllerGroup ?? sideDefaults.controllerGroup,
+    };
     this.clusterArn = Stack.of(this).formatArn({
       service: 'eks',
       resource: 'cluster',
@@ -117,37 +146,45 @@ export class FlotillaCluster extends Construct {
       removalPolicy: props.stateTableDeletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
-    const summary = new SummaryBucket(this, { clusterName });
+    const summary = new SummaryBucket(this, { clusterName, mode });
     this.summaryBucket = summary.bucket;
 
-    const queues = new ClusterQueues(this, { clusterName, alarms });
+    const queues = new ClusterQueues(this, { clusterName, mode, alarms });
     this.queues = queues.queues;
     this.deadLetterQueues = queues.deadLetterQueues;
     this.eventsDeadLetterQueue = queues.eventsDeadLetterQueue;
 
-    this.interruptionRules = addInterruptionRules(this, {
-      clusterName,
-      queue: this.queues.interruption,
-      deadLetterQueue: this.eventsDeadLetterQueue,
-    });
-    this.schedules = addSchedules(this, { ...props, clusterName });
+    // A shadow stack acts on no interruption: the live autoscaler does.
+    const interruptionQueue = this.queues.interruption;
+    this.interruptionRules =
+      interruptionQueue === undefined
+        ? []
+        : addInterruptionRules(this, {
+            clusterName,
+            queue: interruptionQueue,
+            deadLetterQueue: this.eventsDeadLetterQueue,
+          });
+    this.schedules = addSchedules(this, { ...props, clusterName, mode });
 
-    const nodes = new NodeIdentity(this, {
-      clusterName,
-      ...(props.accessEntries === undefined ? {} : { accessEntry: props.accessEntries }),
-    });
-    this.nodeRole = nodes.role;
-    this.instanceProfile = nodes.instanceProfile;
+    const nodes = live
+      ? new NodeIdentity(this, {
+          clusterName,
+          ...(props.accessEntries === undefined ? {} : { accessEntry: props.accessEntries }),
+        })
+      : undefined;
+    this.nodeRole = nodes?.role;
+    this.instanceProfile = nodes?.instanceProfile;
 
     const policies = new ControllerPolicies(this, {
       clusterName,
+      mode,
       clusterArn: this.clusterArn,
-      nodeRole: this.nodeRole,
+      ...(nodes === undefined ? {} : { nodeRole: nodes.role }),
       ...(props.extraNodeRoles === undefined ? {} : { extraNodeRoles: props.extraNodeRoles }),
       stateTableArn: this.stateTable.tableArn,
       summaryObjectArn: summary.objectArn,
       queues: this.queues,
-      controllerGroup: props.controllerGroup ?? CONTROLLER_GROUP,
+      controllerGroup: this.clusterSide.controllerGroup,
       isolatedVPC: props.isolatedVPC ?? false,
       ...(props.amiParameterPaths === undefined ? {} : { amiParameterPaths: props.amiParameterPaths }),
       ...(props.accessEntries === undefined ? {} : { accessEntries: props.accessEntries }),
@@ -156,8 +193,8 @@ export class FlotillaCluster extends Construct {
 
     this.shimRole = new ShimIdentity(this, {
       clusterName,
-      namespace: props.namespace ?? 'flotilla',
-      serviceAccount: props.shimServiceAccount ?? 'flotilla-shim',
+      namespace: this.clusterSide.namespace,
+      serviceAccount: this.clusterSide.shimServiceAccount,
       podEventQueue: this.queues.podEvents,
       summaryObjectArn: summary.objectArn,
       ...(props.shimPodIdentity === undefined ? {} : { podIdentity: props.shimPodIdentity }),
@@ -165,7 +202,7 @@ export class FlotillaCluster extends Construct {
 
     const functions = new ClusterFunctions(this, {
       clusterName,
-      definitions: props.functions ?? FLOTILLA_FUNCTIONS,
+      definitions: functionsOf(mode, props.functions ?? FLOTILLA_FUNCTIONS),
       projectRoot: props.projectRoot ?? PROJECT_ROOT,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       ...(props.vpc === undefined
@@ -181,6 +218,8 @@ export class FlotillaCluster extends Construct {
       queues: this.queues,
       schedules: this.schedules,
       eventsDeadLetterQueue: this.eventsDeadLetterQueue,
+      // A shadow Lambda's role may send to no queue, not even a failure queue of its own.
+      failureQueues: live,
       invokeAfter: [this.stateTable],
       policies,
       alarms,
@@ -189,11 +228,16 @@ export class FlotillaCluster extends Construct {
     this.functions = functions.functions;
     this.functionRoles = functions.roles;
 
-    alarms.onPendingPods(props.pendingPodAlarmAfter ?? DEFAULT_PENDING_POD_ALARM_AFTER);
-    alarms.onLaunchFailures();
-    alarms.onLaunchBackoff();
+    // A shadow stack pages on its own health only (its Lambdas' errors and throttles, dead
+    // letters): pods waiting and launches failing are the live autoscaler's to page on.
+    if (live) {
+      alarms.onPendingPods(props.pendingPodAlarmAfter ?? DEFAULT_PENDING_POD_ALARM_AFTER);
+      alarms.onLaunchFailures();
+      alarms.onLaunchBackoff();
+    }
     this.dashboard = addDashboard(this, {
       clusterName,
+      mode,
       workQueues: this.queues,
       deadLetterQueues: {
         ...Object.fromEntries(
@@ -209,7 +253,7 @@ export class FlotillaCluster extends Construct {
 
     for (const query of LOG_QUERIES) {
       new logs.CfnQueryDefinition(this, `${pascal(query.name)}Query`, {
-        name: `flotilla/${clusterName}/${query.name}`,
+        name: `${NAME_PREFIX[mode].kebab}/${clusterName}/${query.name}`,
         queryString: query.queryString,
         ...(functions.logGroups.length === 0
           ? {}
@@ -220,22 +264,25 @@ export class FlotillaCluster extends Construct {
     this.addOutputs();
   }
 
-  /** The cluster side (namespace, CRDs, RBAC, shim ServiceAccount) as one YAML stream for `kubectl apply -f -`. */
+  /**
+   * The cluster side (namespace, CRDs but in a shadow stack, RBAC, shim ServiceAccount) as one YAML
+   * stream for `kubectl apply -f -`.
+   */
   renderManifests(options: Pick<ClusterManifestOptions, 'crdsDir'> = {}): string {
     const stack = Stack.of(this);
     const concrete = !Token.isUnresolved(stack.account) && !Token.isUnresolved(stack.region);
     const suffix = stack.region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com';
+    const { clusterName, mode } = this;
     return renderClusterManifests({
-      namespace: this.props.namespace ?? 'flotilla',
-      shimServiceAccount: this.props.shimServiceAccount ?? 'flotilla-shim',
-      controllerGroup: this.props.controllerGroup ?? CONTROLLER_GROUP,
+      mode,
+      ...this.clusterSide,
       ...(concrete
         ? {
             shim: {
-              clusterName: this.props.clusterName,
+              clusterName,
               region: stack.region,
-              queueUrl: `https://sqs.${stack.region}.${suffix}/${stack.account}/${podEventQueueName(this.props.clusterName)}`,
-              summaryBucket: summaryBucketNameFor(stack.account, stack.region, this.props.clusterName),
+              queueUrl: `https://sqs.${stack.region}.${suffix}/${stack.account}/${podEventQueueName(clusterName, mode)}`,
+              summaryBucket: summaryBucketNameFor(stack.account, stack.region, clusterName, mode),
               memory: shimMemoryFor(SHIM_MEMORY_MODEL, this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE),
             },
           }
@@ -244,24 +291,31 @@ export class FlotillaCluster extends Construct {
     });
   }
 
-  /** The value of every environment variable a Lambda's row may ask for. */
-  private envValues(): Record<EnvVarKey, string> {
+  /**
+   * The value of every environment variable a Lambda's row may ask for, but those of the queues and
+   * node identity a shadow stack does not have. `mode` goes only to the rows that ask for it: a
+   * shadow stack's (stack-mode.ts); a live Lambda runs without it, which means live.
+   */
+  private envValues(): { readonly [K in EnvVarKey]?: string } {
     const { gates } = featureGatesOf(this.props);
     const settings = operatorSettingsOf(this.props);
+    const { interruption, termination, disruptionPasses } = this.queues;
+    const { nodeRole, instanceProfile } = this;
     return {
       clusterName: this.clusterName,
+      mode: this.mode,
       stateTable: this.stateTable.tableName,
       summaryBucket: this.summaryBucket.bucketName,
       clusterSize: `${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).nodes},${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).pods}`,
       podEventQueueUrl: this.queues.podEvents.queueUrl,
-      interruptionQueueUrl: this.queues.interruption.queueUrl,
-      terminationQueueUrl: this.queues.termination.queueUrl,
-      disruptionQueueUrl: this.queues.disruptionPasses.queueUrl,
+      ...(interruption === undefined ? {} : { interruptionQueueUrl: interruption.queueUrl }),
+      ...(termination === undefined ? {} : { terminationQueueUrl: termination.queueUrl }),
+      ...(disruptionPasses === undefined ? {} : { disruptionQueueUrl: disruptionPasses.queueUrl }),
       disruptionIntervalSeconds: String(
         (this.props.disruptionInterval ?? DEFAULT_DISRUPTION_INTERVAL).toSeconds(),
       ),
-      nodeRoleName: this.nodeRole.roleName,
-      instanceProfileName: this.instanceProfile.instanceProfileName,
+      ...(nodeRole === undefined ? {} : { nodeRoleName: nodeRole.roleName }),
+      ...(instanceProfile === undefined ? {} : { instanceProfileName: instanceProfile.instanceProfileName }),
       logLevel: this.props.logLevel ?? 'info',
       rebalanceAction: this.props.rebalanceAction ?? 'event',
       minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
@@ -281,7 +335,10 @@ export class FlotillaCluster extends Construct {
   }
 
   private addOutputs(): void {
-    const outputs: [string, string, string][] = [
+    const { interruption, termination } = this.queues;
+    const { nodeRole, instanceProfile } = this;
+    // What a shadow stack does not have, it does not output.
+    const outputs: [string, string | undefined, string][] = [
       [
         'StateTableName',
         this.stateTable.tableName,
@@ -294,20 +351,22 @@ export class FlotillaCluster extends Construct {
       ],
       ['PodEventQueueUrl', this.queues.podEvents.queueUrl, 'Queue the shim sends pod events to'],
       ['PodEventQueueArn', this.queues.podEvents.queueArn, 'Queue the shim sends pod events to'],
-      ['InterruptionQueueUrl', this.queues.interruption.queueUrl, 'Queue of EC2 interruption events'],
-      ['InterruptionQueueArn', this.queues.interruption.queueArn, 'Queue of EC2 interruption events'],
-      ['TerminationQueueUrl', this.queues.termination.queueUrl, 'Queue of termination steps'],
-      ['TerminationQueueArn', this.queues.termination.queueArn, 'Queue of termination steps'],
-      ['NodeRoleName', this.nodeRole.roleName, 'IAM role of the nodes'],
-      ['NodeRoleArn', this.nodeRole.roleArn, 'IAM role of the nodes'],
+      ['InterruptionQueueUrl', interruption?.queueUrl, 'Queue of EC2 interruption events'],
+      ['InterruptionQueueArn', interruption?.queueArn, 'Queue of EC2 interruption events'],
+      ['TerminationQueueUrl', termination?.queueUrl, 'Queue of termination steps'],
+      ['TerminationQueueArn', termination?.queueArn, 'Queue of termination steps'],
+      ['NodeRoleName', nodeRole?.roleName, 'IAM role of the nodes'],
+      ['NodeRoleArn', nodeRole?.roleArn, 'IAM role of the nodes'],
       [
         'InstanceProfileName',
-        this.instanceProfile.instanceProfileName,
+        instanceProfile?.instanceProfileName,
         'Instance profile of the node role: set it as spec.instanceProfile of your EC2NodeClasses',
       ],
       ['ShimRoleArn', this.shimRole.roleArn, 'Pod Identity role of the shim'],
       ['DashboardName', this.dashboard.dashboardName, 'CloudWatch dashboard of this cluster'],
     ];
-    for (const [id, value, description] of outputs) addOutput(this, id, value, description);
+    for (const [id, value, description] of outputs) {
+      if (value !== undefined) addOutput(this, id, value, description);
+    }
   }
 }

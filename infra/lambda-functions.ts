@@ -17,8 +17,8 @@ import type { ClusterAlarms } from './alarms.ts';
 import { type ClusterSize, lambdaMemoryMb } from './cluster-size.ts';
 import { acknowledge, addOutput, pascal } from './construct-kit.ts';
 import type { ControllerPolicies } from './controller-policies.ts';
-import type { FunctionDefinition, QueueName, ScheduleName } from './functions.ts';
-import { makeDeadLetterQueue } from './queues.ts';
+import type { FunctionDefinition, ScheduleName } from './functions.ts';
+import { makeDeadLetterQueue, type QueueSet } from './queues.ts';
 
 /**
  * A Lambda's memory: from its row's memory model for the cluster's size, with 30% headroom, never
@@ -50,12 +50,20 @@ export interface ClusterFunctionsProps {
   readonly logRetention: logs.RetentionDays;
   /** @default outside any VPC */
   readonly network?: FunctionNetwork;
-  /** The value of every environment variable a row may ask for. */
-  readonly env: Readonly<Record<EnvVarKey, string>>;
-  readonly queues: Readonly<Record<QueueName, sqs.IQueue>>;
-  readonly schedules: Readonly<Record<ScheduleName, events.Rule>>;
+  /** The value of every environment variable a row may ask for (a row asking for another is refused). */
+  readonly env: { readonly [K in EnvVarKey]?: string };
+  /** The queues rows may be triggered by (a row triggered by another is refused). */
+  readonly queues: QueueSet<sqs.IQueue>;
+  /** The schedules rows may be triggered by (a row triggered by another is refused). */
+  readonly schedules: { readonly [K in ScheduleName]?: events.Rule };
   /** Where EventBridge puts schedule invocations it could not deliver. */
   readonly eventsDeadLetterQueue: sqs.IQueue;
+  /**
+   * Give each schedule-driven Lambda an on-failure queue (which its role may send to). A shadow
+   * stack's Lambdas send to no queue: the next tick runs again, and the errors alarm tells.
+   * @default true
+   */
+  readonly failureQueues?: boolean;
   /** What a Lambda invoked on deploy waits for (the state table). */
   readonly invokeAfter: readonly IConstruct[];
   readonly policies: ControllerPolicies;
@@ -126,7 +134,7 @@ export class ClusterFunctions {
 
     const schedules = definition.triggers.flatMap((t) => (t.kind === 'schedule' ? [t] : []));
     const failures =
-      schedules.length === 0
+      schedules.length === 0 || props.failureQueues === false
         ? undefined
         : makeDeadLetterQueue(
             scope,
@@ -135,7 +143,9 @@ export class ClusterFunctions {
           );
 
     const environment = {
-      ...Object.fromEntries(definition.env.map((key) => [EnvVar[key], props.env[key]])),
+      ...Object.fromEntries(
+        definition.env.map((key) => [EnvVar[key], required(props.env[key], definition, `variable ${key}`)]),
+      ),
       // Stack traces point into the TypeScript sources (the bundle ships its source map).
       NODE_OPTIONS: '--enable-source-maps',
     };
@@ -189,7 +199,7 @@ export class ClusterFunctions {
 
     for (const trigger of definition.triggers) {
       if (trigger.kind === 'schedule') {
-        props.schedules[trigger.schedule].addTarget(
+        required(props.schedules[trigger.schedule], definition, `${trigger.schedule} schedule`).addTarget(
           new targets.LambdaFunction(fn, {
             deadLetterQueue: props.eventsDeadLetterQueue,
             retryAttempts: 2,
@@ -198,7 +208,7 @@ export class ClusterFunctions {
         );
       } else {
         fn.addEventSource(
-          new SqsEventSource(props.queues[trigger.queue], {
+          new SqsEventSource(required(props.queues[trigger.queue], definition, `${trigger.queue} queue`), {
             batchSize: trigger.batchSize,
             reportBatchItemFailures: true,
             ...(trigger.maxBatchingWindow === undefined
@@ -246,4 +256,12 @@ export class ClusterFunctions {
     }
     return { fn, role, logGroup, failures };
   }
+}
+
+/** `value`, which `definition` needs; a stack without it (a shadow stack's missing parts) refuses the row. */
+function required<T>(value: T | undefined, definition: FunctionDefinition, what: string): T {
+  if (value === undefined) {
+    throw new Error(`function "${definition.name}" needs the ${what}, which this stack does not have`);
+  }
+  return value;
 }

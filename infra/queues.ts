@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import type { ClusterAlarms } from './alarms.ts';
 import { acknowledge, pascal } from './construct-kit.ts';
 import type { QueueName } from './functions.ts';
+import { NAME_PREFIX, queuesOf, type StackMode } from './stack-mode.ts';
 
 /** Settings of one work queue. The consumer's timeout must fit in the visibility timeout. */
 export interface QueueSpec {
@@ -48,10 +49,16 @@ export const QUEUES: Readonly<Record<QueueName, QueueSpec>> = {
   },
 };
 
-/** The pod-event queue's name, fixed so the shim's manifest can name its URL: `flotilla-<cluster>-pod-events`. */
-export function podEventQueueName(clusterName: string): string {
-  return `flotilla-${clusterName}-pod-events`.slice(0, 80);
+/**
+ * The pod-event queue's name, fixed so the shim's manifest can name its URL:
+ * `flotilla-<cluster>-pod-events`, `flotilla-shadow-<cluster>-pod-events` in a shadow stack.
+ */
+export function podEventQueueName(clusterName: string, mode: StackMode = 'live'): string {
+  return `${NAME_PREFIX[mode].kebab}-${clusterName}-pod-events`.slice(0, 80);
 }
+
+/** Queues by work queue: the pod-event queue in every stack, the others in a live stack only. */
+export type QueueSet<Q> = { readonly podEvents: Q } & { readonly [K in QueueName]?: Q };
 
 /**
  * A dead-letter queue (SSE, TLS only, 14 days), with cdk-nag told why it has no dead-letter queue
@@ -73,26 +80,30 @@ export function makeDeadLetterQueue(scope: Construct, id: string, what: string):
 
 export interface ClusterQueuesProps {
   readonly clusterName: string;
+  /** A shadow stack has the pod-event queue only (stack-mode.ts). @default 'live' */
+  readonly mode?: StackMode;
   /** Where the alarms on the dead-letter queues go. */
   readonly alarms: ClusterAlarms;
 }
 
 /**
- * The work queues of `QUEUES` (SSE, TLS only), each with its dead-letter queue, the dead-letter
- * queue of EventBridge deliveries, and an alarm on every dead-letter queue. Built into `scope`
- * (see construct-kit.ts): `<Name>Queue`, `<Name>DeadLetterQueue`, `EventsDeadLetterQueue` and
- * `<Name>DeadLetterAlarm`, `EventsDeadLetterAlarm`.
+ * The work queues of `QUEUES` a stack of its mode has (SSE, TLS only), each with its dead-letter
+ * queue, the dead-letter queue of EventBridge deliveries, and an alarm on every dead-letter queue.
+ * Built into `scope` (see construct-kit.ts): `<Name>Queue`, `<Name>DeadLetterQueue`,
+ * `EventsDeadLetterQueue` and `<Name>DeadLetterAlarm`, `EventsDeadLetterAlarm`.
  */
 export class ClusterQueues {
-  readonly queues: Readonly<Record<QueueName, sqs.Queue>>;
-  readonly deadLetterQueues: Readonly<Record<QueueName, sqs.Queue>>;
+  readonly queues: QueueSet<sqs.Queue>;
+  readonly deadLetterQueues: QueueSet<sqs.Queue>;
   /** Where EventBridge puts events it could not deliver to a target. */
   readonly eventsDeadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, props: ClusterQueuesProps) {
-    const queues = {} as Record<QueueName, sqs.Queue>;
-    const deadLetterQueues = {} as Record<QueueName, sqs.Queue>;
-    for (const [name, spec] of Object.entries(QUEUES) as [QueueName, QueueSpec][]) {
+    const mode = props.mode ?? 'live';
+    const queues: { [K in QueueName]?: sqs.Queue } = {};
+    const deadLetterQueues: { [K in QueueName]?: sqs.Queue } = {};
+    for (const name of queuesOf(mode, Object.keys(QUEUES) as QueueName[])) {
+      const spec = QUEUES[name];
       const id = pascal(name);
       const dlq = makeDeadLetterQueue(
         scope,
@@ -102,7 +113,7 @@ export class ClusterQueues {
       deadLetterQueues[name] = dlq;
       queues[name] = new sqs.Queue(scope, `${id}Queue`, {
         // The shim's Deployment names the pod-event queue, so its name must be known at synth time.
-        ...(name === 'podEvents' ? { queueName: podEventQueueName(props.clusterName) } : {}),
+        ...(name === 'podEvents' ? { queueName: podEventQueueName(props.clusterName, mode) } : {}),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         visibilityTimeout: spec.visibilityTimeout,
@@ -110,8 +121,11 @@ export class ClusterQueues {
         deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
       });
     }
-    this.queues = queues;
-    this.deadLetterQueues = deadLetterQueues;
+    if (queues.podEvents === undefined || deadLetterQueues.podEvents === undefined) {
+      throw new Error('every stack has the pod-event queue: the shim sends to it');
+    }
+    this.queues = { ...queues, podEvents: queues.podEvents };
+    this.deadLetterQueues = { ...deadLetterQueues, podEvents: deadLetterQueues.podEvents };
     this.eventsDeadLetterQueue = makeDeadLetterQueue(
       scope,
       'EventsDeadLetterQueue',

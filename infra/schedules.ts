@@ -3,6 +3,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { pascal } from './construct-kit.ts';
 import type { ScheduleName } from './functions.ts';
+import { type StackMode, schedulesOf } from './stack-mode.ts';
 
 /**
  * Passes every 30 s: EventBridge fires the disruption schedule once a minute, and each tick asks
@@ -13,6 +14,8 @@ export const DEFAULT_DISRUPTION_INTERVAL = Duration.seconds(30);
 
 export interface ClusterSchedulesProps {
   readonly clusterName: string;
+  /** A shadow stack has no garbage-collection schedule (stack-mode.ts). @default 'live' */
+  readonly mode?: StackMode;
   /** @default 1 minute */
   readonly pendingPodPollInterval?: Duration;
   /** @default 1 hour */
@@ -24,13 +27,13 @@ export interface ClusterSchedulesProps {
 }
 
 /**
- * One EventBridge schedule per `ScheduleName` (`<Name>Schedule`, built into `scope`; see
- * construct-kit.ts), without targets: each Lambda whose row names a schedule adds itself.
+ * One EventBridge schedule per `ScheduleName` a stack of its mode has (`<Name>Schedule`, built into
+ * `scope`; see construct-kit.ts), without targets: each Lambda whose row names a schedule adds itself.
  */
 export function addSchedules(
   scope: Construct,
   props: ClusterSchedulesProps,
-): Record<ScheduleName, events.Rule> {
+): { readonly [K in ScheduleName]?: events.Rule } {
   const specs: Record<ScheduleName, { rate: Duration; what: string }> = {
     pendingPods: {
       rate: props.pendingPodPollInterval ?? Duration.minutes(1),
@@ -49,8 +52,9 @@ export function addSchedules(
       what: 'evaluate disruption',
     },
   };
-  const schedules = {} as Record<ScheduleName, events.Rule>;
-  for (const [name, spec] of Object.entries(specs) as [ScheduleName, { rate: Duration; what: string }][]) {
+  const schedules: { [K in ScheduleName]?: events.Rule } = {};
+  for (const name of schedulesOf(props.mode ?? 'live', Object.keys(specs) as ScheduleName[])) {
+    const spec = specs[name];
     schedules[name] = new events.Rule(scope, `${pascal(name)}Schedule`, {
       description: `Flotilla ${props.clusterName}: ${spec.what} every ${spec.rate.toHumanString()}`,
       schedule: events.Schedule.rate(spec.rate),

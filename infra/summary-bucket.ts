@@ -4,6 +4,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { summaryBucketName, summaryObjectKey } from '../shared/apis/summary-document.ts';
 import { acknowledge } from './construct-kit.ts';
+import type { StackMode } from './stack-mode.ts';
 
 /** The cluster's part of the summary bucket's name: the first 12 lowercase hex digits of SHA-256(name). */
 export function summaryClusterHash(clusterName: string): string {
@@ -13,14 +14,22 @@ export function summaryClusterHash(clusterName: string): string {
 /**
  * The summary bucket's name for a cluster in an account and region (either may be a CloudFormation
  * token): `flotilla-<account>-<region>-<clusterHash>`, fixed so that the shim's Deployment can name it
- * before the stack is deployed.
+ * before the stack is deployed; a shadow stack's ends in `-shadow` (still under S3's 63 characters).
  */
-export function summaryBucketNameFor(account: string, region: string, clusterName: string): string {
-  return summaryBucketName(account, region, summaryClusterHash(clusterName));
+export function summaryBucketNameFor(
+  account: string,
+  region: string,
+  clusterName: string,
+  mode: StackMode = 'live',
+): string {
+  const name = summaryBucketName(account, region, summaryClusterHash(clusterName));
+  return mode === 'live' ? name : `${name}-shadow`;
 }
 
 export interface SummaryBucketProps {
   readonly clusterName: string;
+  /** @default 'live' */
+  readonly mode?: StackMode;
 }
 
 /**
@@ -41,7 +50,7 @@ export class SummaryBucket {
   constructor(scope: Construct, props: SummaryBucketProps) {
     const stack = Stack.of(scope);
     this.bucket = new s3.Bucket(scope, 'SummaryBucket', {
-      bucketName: summaryBucketNameFor(stack.account, stack.region, props.clusterName),
+      bucketName: summaryBucketNameFor(stack.account, stack.region, props.clusterName, props.mode),
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,

@@ -7,6 +7,7 @@ import {
   allStatements,
   FUTURE_FUNCTIONS,
   makeStack,
+  present,
   ref,
   resourcesOf,
   type Statement,
@@ -48,7 +49,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     const passRole = allows(statements, 'iam:PassRole');
     expect(passRole).toHaveLength(1);
     for (const statement of passRole) {
-      expect(resourcesOf(statement)).toEqual([ref(built.stack, built.cluster.nodeRole.roleArn)]);
+      expect(resourcesOf(statement)).toEqual([ref(built.stack, present(built.cluster.nodeRole).roleArn)]);
       expect(statement.Condition).toEqual({
         StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] },
       });
@@ -216,7 +217,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
   it('gives each Lambda only the bundles its row lists', () => {
     const { stack, cluster } = built;
     const policyRef = (name: keyof typeof cluster.policies) =>
-      ref(stack, cluster.policies[name].managedPolicyArn);
+      ref(stack, present(cluster.policies[name]).managedPolicyArn);
     const roles = template.toJSON()['Resources'] as Record<string, { Properties: Record<string, unknown> }>;
     const managedOf = (name: string) => {
       const logicalId = (
@@ -271,7 +272,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
 
   it('lets only the disruption Lambda send passes to the disruption queue', () => {
     const { stack, cluster, template: defaults } = makeStack();
-    const queueArn = JSON.stringify(ref(stack, cluster.queues.disruptionPasses.queueArn));
+    const queueArn = JSON.stringify(ref(stack, present(cluster.queues.disruptionPasses).queueArn));
     const resources = defaults.toJSON()['Resources'] as Record<
       string,
       { Type: string; Properties: { PolicyDocument?: { Statement: Statement[] }; Roles?: unknown[] } }

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { INTERRUPTION_KINDS, interruptionRulePatterns } from '../../shared/messages/interruption-kinds.ts';
-import { makeStack, ref } from './stacks.ts';
+import { makeStack, present, ref } from './stacks.ts';
 
 // Every row of the interruption kinds table yields a rule of the synthesized stack that delivers
 // its events to the interruption queue, and every such rule comes from the table.
@@ -36,7 +36,9 @@ describe('the interruption rules of the stack', () => {
         expect(rule?.EventPattern?.detail?.[field]).toEqual(expect.arrayContaining([...values]));
       }
       expect(rule?.Targets).toEqual([
-        expect.objectContaining({ Arn: ref(built.stack, built.cluster.queues.interruption.queueArn) }),
+        expect.objectContaining({
+          Arn: ref(built.stack, present(built.cluster.queues.interruption).queueArn),
+        }),
       ]);
     },
   );

@@ -13,6 +13,7 @@ import {
   FIXTURE_ENTRY,
   FUTURE_FUNCTIONS,
   makeStack,
+  present,
   ref,
   type Statement,
 } from './stacks.ts';
@@ -53,7 +54,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       }),
       Targets: [
         Match.objectLike({
-          Arn: ref(stack, cluster.queues.interruption.queueArn),
+          Arn: ref(stack, present(cluster.queues.interruption).queueArn),
           RetryPolicy: { MaximumRetryAttempts: Match.anyValue(), MaximumEventAgeInSeconds: Match.anyValue() },
           DeadLetterConfig: { Arn: ref(stack, cluster.eventsDeadLetterQueue.queueArn) },
         }),
@@ -68,7 +69,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
     expect(rules).toHaveLength(5);
     for (const rule of rules) {
       expect(rule.Properties['Targets']).toEqual([
-        expect.objectContaining({ Arn: ref(built.stack, built.cluster.queues.interruption.queueArn) }),
+        expect.objectContaining({
+          Arn: ref(built.stack, present(built.cluster.queues.interruption).queueArn),
+        }),
       ]);
     }
   });
@@ -102,7 +105,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
     const fn = cluster.functions['interruption'];
     expect(fn).toBeDefined();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: ref(stack, cluster.queues.interruption.queueArn),
+      EventSourceArn: ref(stack, present(cluster.queues.interruption).queueArn),
       FunctionName: ref(stack, fn?.functionName ?? ''),
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -111,7 +114,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       Timeout: 45,
       Environment: {
         Variables: Match.objectLike({
-          [EnvVar.terminationQueueUrl]: ref(stack, cluster.queues.termination.queueUrl),
+          [EnvVar.terminationQueueUrl]: ref(stack, present(cluster.queues.termination).queueUrl),
           [EnvVar.rebalanceAction]: 'event',
           // The provisioner is told of each NodeClaim an interruption deletes.
           [EnvVar.podEventQueueUrl]: ref(stack, cluster.queues.podEvents.queueUrl),
@@ -127,7 +130,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
     expect(fn).toBeDefined();
     expect(collector).toBeDefined();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: ref(stack, cluster.queues.termination.queueArn),
+      EventSourceArn: ref(stack, present(cluster.queues.termination).queueArn),
       FunctionName: ref(stack, fn?.functionName ?? ''),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
@@ -144,7 +147,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       Timeout: 120,
       Environment: {
         Variables: Match.objectLike({
-          [EnvVar.terminationQueueUrl]: ref(stack, cluster.queues.termination.queueUrl),
+          [EnvVar.terminationQueueUrl]: ref(stack, present(cluster.queues.termination).queueUrl),
         }),
       },
     });
@@ -159,7 +162,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       Targets: [Match.objectLike({ Arn: ref(stack, fn?.functionArn ?? '') })],
     });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: ref(stack, cluster.queues.disruptionPasses.queueArn),
+      EventSourceArn: ref(stack, present(cluster.queues.disruptionPasses).queueArn),
       FunctionName: ref(stack, fn?.functionName ?? ''),
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -174,7 +177,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       Description: Match.stringLikeRegexp('remove empty, drifted and expired nodes'),
       Environment: {
         Variables: Match.objectLike({
-          [EnvVar.disruptionQueueUrl]: ref(stack, cluster.queues.disruptionPasses.queueUrl),
+          [EnvVar.disruptionQueueUrl]: ref(stack, present(cluster.queues.disruptionPasses).queueUrl),
           [EnvVar.disruptionIntervalSeconds]: '30',
         }),
       },
@@ -322,7 +325,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
         // Only the pod-event queue has a fixed name: the shim's Deployment names its URL.
         QueueName: name === 'podEvents' ? podEventQueueName('demo') : Match.absent(),
         RedrivePolicy: {
-          deadLetterTargetArn: ref(stack, cluster.deadLetterQueues[name].queueArn),
+          deadLetterTargetArn: ref(stack, present(cluster.deadLetterQueues[name]).queueArn),
           maxReceiveCount: Match.anyValue(),
         },
       });
@@ -501,11 +504,11 @@ describe('FlotillaCluster with its default Lambdas', () => {
       })),
     });
     template.hasResourceProperties('AWS::IAM::InstanceProfile', {
-      Roles: [ref(stack, cluster.nodeRole.roleName)],
+      Roles: [ref(stack, present(cluster.nodeRole).roleName)],
     });
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'demo',
-      PrincipalArn: ref(stack, cluster.nodeRole.roleArn),
+      PrincipalArn: ref(stack, present(cluster.nodeRole).roleArn),
       Type: 'EC2_LINUX',
     });
   });
@@ -626,15 +629,15 @@ describe('FlotillaCluster with its default Lambdas', () => {
     const expected = [
       cluster.queues.podEvents.queueUrl,
       cluster.queues.podEvents.queueArn,
-      cluster.queues.interruption.queueUrl,
-      cluster.queues.interruption.queueArn,
-      cluster.queues.termination.queueUrl,
-      cluster.queues.termination.queueArn,
+      present(cluster.queues.interruption).queueUrl,
+      present(cluster.queues.interruption).queueArn,
+      present(cluster.queues.termination).queueUrl,
+      present(cluster.queues.termination).queueArn,
       cluster.stateTable.tableName,
       cluster.summaryBucket.bucketName,
-      cluster.nodeRole.roleName,
-      cluster.nodeRole.roleArn,
-      cluster.instanceProfile.instanceProfileName,
+      present(cluster.nodeRole).roleName,
+      present(cluster.nodeRole).roleArn,
+      present(cluster.instanceProfile).instanceProfileName,
       cluster.shimRole.roleArn,
       cluster.functionRoles['catalog']?.roleArn ?? 'missing',
     ];
@@ -672,7 +675,7 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
       ScalingConfig: { MaximumConcurrency: 2 },
     });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: ref(stack, cluster.queues.termination.queueArn),
+      EventSourceArn: ref(stack, present(cluster.queues.termination).queueArn),
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -738,7 +741,7 @@ describe('FlotillaCluster with queue-driven Lambdas, a VPC and an alarm topic', 
       Environment: {
         Variables: Match.exact({
           [EnvVar.clusterName]: 'demo',
-          [EnvVar.terminationQueueUrl]: ref(built.stack, built.cluster.queues.termination.queueUrl),
+          [EnvVar.terminationQueueUrl]: ref(built.stack, present(built.cluster.queues.termination).queueUrl),
           NODE_OPTIONS: '--enable-source-maps',
         }),
       },

@@ -53,12 +53,14 @@ export interface TestStackOptions {
   readonly vpc?: boolean;
   /** Send alarms to a new SNS topic of the stack. */
   readonly alarmTopic?: boolean;
+  /** Deploy to this account and region: names built from them become literal strings. */
+  readonly env?: { readonly account: string; readonly region: string };
 }
 
 /** One `FlotillaCluster` (cluster `demo`) in an environment-agnostic stack, with bundling skipped. */
 export function makeStack(props: Partial<FlotillaClusterProps> = {}, options: TestStackOptions = {}) {
   const app = new App({ context: NO_BUNDLING });
-  const stack = new Stack(app, 'Test');
+  const stack = new Stack(app, 'Test', options.env === undefined ? {} : { env: options.env });
   // Vpc declares `vpnGatewayId: string | undefined`, which exactOptionalPropertyTypes refuses as IVpc.
   const vpc = options.vpc
     ? (new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 1 }) as unknown as ec2.IVpc)
@@ -71,6 +73,15 @@ export function makeStack(props: Partial<FlotillaClusterProps> = {}, options: Te
     ...clusterProps,
   });
   return { app, stack, cluster, topic, vpc, template: Template.fromStack(stack) };
+}
+
+/**
+ * `value`, failing the test where the stack did not build it: a live stack builds the queues,
+ * node role, instance profile and policies a shadow stack leaves out.
+ */
+export function present<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error('the stack did not build this part');
+  return value;
 }
 
 /** A CloudFormation reference (`Ref`/`Fn::GetAtt`) to a token, as it appears in the template. */
@@ -87,16 +98,24 @@ export interface Statement {
   readonly Principal?: unknown;
 }
 
-/** Every IAM statement of the template: managed policies, inline policies and roles' inline policies. */
-export function allStatements(template: Template): Statement[] {
-  const out: Statement[] = [];
+/** An IAM statement and the logical ID of the managed policy, policy or role that holds it. */
+export interface OwnedStatement {
+  readonly owner: string;
+  readonly statement: Statement;
+}
+
+/** Every IAM statement of the template, with its holder: managed policies, inline policies and roles' inline policies. */
+export function ownedStatements(template: Template): OwnedStatement[] {
+  const out: OwnedStatement[] = [];
   const docs = (
     resources: Record<string, { Properties?: Record<string, unknown> }>,
     pick: (p: Record<string, unknown>) => unknown[],
   ) => {
-    for (const resource of Object.values(resources)) {
+    for (const [owner, resource] of Object.entries(resources)) {
       for (const doc of pick(resource.Properties ?? {})) {
-        out.push(...((doc as { Statement?: Statement[] } | undefined)?.Statement ?? []));
+        for (const statement of (doc as { Statement?: Statement[] } | undefined)?.Statement ?? []) {
+          out.push({ owner, statement });
+        }
       }
     }
   };
@@ -108,6 +127,11 @@ export function allStatements(template: Template): Statement[] {
     ),
   );
   return out;
+}
+
+/** Every IAM statement of the template: managed policies, inline policies and roles' inline policies. */
+export function allStatements(template: Template): Statement[] {
+  return ownedStatements(template).map((owned) => owned.statement);
 }
 
 export const actionsOf = (statement: Statement): string[] =>
