@@ -6,7 +6,8 @@ import { parseGoDurationMs } from '../shared/core/duration.ts';
 import { parseFeatureGates } from '../shared/runtime/feature-gates.ts';
 import type { FlotillaClusterProps } from './cluster-props.ts';
 import { type ClusterSize, DEFAULT_CLUSTER_SIZE } from './cluster-size.ts';
-import { FlotillaStack, stackNameFor } from './flotilla-stack.ts';
+import { FlotillaStack, shadowStackNameFor, stackNameFor } from './flotilla-stack.ts';
+import { STACK_MODES, type StackMode } from './stack-mode.ts';
 
 /** A problem with how the app was invoked (e.g. no `-c clusterName=…`). */
 export class AppUsageError extends Error {
@@ -22,9 +23,10 @@ export interface BuildAppOptions {
 
 /**
  * Builds the CDK app: one `FlotillaStack` for the cluster named by the `clusterName` context
- * value, with cdk-nag's AWS Solutions checks applied.
+ * value, `Flotilla-<cluster>`, or with `-c mode=shadow` its shadow stack `FlotillaShadow-<cluster>`,
+ * with cdk-nag's AWS Solutions checks applied.
  *
- * @throws AppUsageError when `clusterName` is missing or not a string.
+ * @throws AppUsageError when `clusterName` is missing or not a string, or `mode` neither live nor shadow.
  */
 export function buildApp(options: BuildAppOptions = {}): { app: App; stack: FlotillaStack } {
   const env = options.env ?? process.env;
@@ -39,8 +41,11 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Flot
   const region = env['CDK_DEFAULT_REGION'];
   const clusterSize = clusterSizeFrom(app);
   const nodeRepair = booleanFrom(app, 'nodeRepair');
-  const stack = new FlotillaStack(app, stackNameFor(clusterName), {
+  const mode = modeFrom(app);
+  const name = mode === 'shadow' ? shadowStackNameFor(clusterName) : stackNameFor(clusterName);
+  const stack = new FlotillaStack(app, name, {
     clusterName,
+    ...(mode === undefined ? {} : { mode }),
     ...(clusterSize === undefined ? {} : { clusterSize }),
     ...(nodeRepair === undefined ? {} : { nodeRepair }),
     ...karpenterSettingsFrom(app),
@@ -49,6 +54,22 @@ export function buildApp(options: BuildAppOptions = {}): { app: App; stack: Flot
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };
+}
+
+/**
+ * `-c mode=live|shadow` (FlotillaClusterProps.mode).
+ * @throws AppUsageError for any other value.
+ */
+function modeFrom(app: App): StackMode | undefined {
+  const value: unknown = app.node.tryGetContext('mode');
+  if (value === undefined) return undefined;
+  const mode = STACK_MODES.find((m) => m === value);
+  if (mode === undefined) {
+    throw new AppUsageError(
+      `mode ${JSON.stringify(value)} is neither ${STACK_MODES.join(' nor ')} (e.g. -c mode=shadow)`,
+    );
+  }
+  return mode;
 }
 
 /**
