@@ -25,6 +25,10 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(findings(stack.node.findChild('Flotilla'))).toEqual([]);
   });
 
+  it('find nothing unacknowledged in a shadow stack', () => {
+    expect(findings(makeStack({ mode: 'shadow' }).stack)).toEqual([]);
+  });
+
   it('do report what is not acknowledged (the check is live)', () => {
     const { stack } = makeStack();
     new sqs.Queue(stack, 'Unguarded');
