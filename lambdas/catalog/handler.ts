@@ -18,6 +18,7 @@ const Env = z.object({
   [EnvVar.stateTable]: z.string().min(1),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   [EnvVar.isolatedVPC]: switchSetting,
+  [EnvVar.mode]: z.enum(['live', 'shadow'], { error: 'must be "live" or "shadow"' }).default('live'),
 });
 
 function loadConfig(env: NodeJS.ProcessEnv) {
@@ -35,8 +36,9 @@ function loadConfig(env: NodeJS.ProcessEnv) {
 
 // Built once per cold start.
 const config = loadConfig(process.env);
+const shadow = config[EnvVar.mode] === 'shadow';
 const logger = makeLogger(
-  { lambda: 'catalog', cluster: config[EnvVar.clusterName] },
+  { lambda: 'catalog', cluster: config[EnvVar.clusterName], ...(shadow ? { shadow: true } : {}) },
   { level: config[EnvVar.logLevel] },
 );
 const clients = makeAwsClients({ region: config.AWS_REGION, logger });
@@ -58,12 +60,17 @@ const catalog = setUpCatalog({
     logger,
   }),
   logger,
-  launchTemplates: makeLaunchTemplateStore({
-    ec2: clients.ec2,
-    clusterName: config[EnvVar.clusterName],
-    now: () => systemClock.now(),
-    logger,
-  }),
+  // The cluster's launch templates are the live autoscaler's to clean up: a shadow stack makes none.
+  ...(shadow
+    ? {}
+    : {
+        launchTemplates: makeLaunchTemplateStore({
+          ec2: clients.ec2,
+          clusterName: config[EnvVar.clusterName],
+          now: () => systemClock.now(),
+          logger,
+        }),
+      }),
 });
 
 /** EventBridge schedule target: refreshes the offering cache. The event itself carries nothing. */
