@@ -11,6 +11,7 @@ import {
   type DashboardSpec,
   type DashboardWidget,
 } from '../shared/runtime/dashboard.ts';
+import { metricsClusterOf } from '../shared/runtime/metrics.ts';
 import { assertNever } from './construct-kit.ts';
 import { seriesMetric } from './flotilla-metrics.ts';
 import { NAME_PREFIX, type StackMode } from './stack-mode.ts';
@@ -51,7 +52,7 @@ export function addDashboard(scope: Construct, props: ClusterDashboardProps): cl
   });
   const metricsOf = (series: DashboardSeries): cloudwatch.IMetric[] =>
     series.source === 'flotilla'
-      ? [seriesMetric(props.clusterName, series, period)]
+      ? [seriesMetric(metricsClusterOf(props.clusterName, props.mode === 'shadow'), series, period)]
       : awsMetrics(props, series.kind, period);
   const widgetOf = (widget: DashboardWidget): cloudwatch.IWidget => {
     const metrics = widget.series.flatMap(metricsOf);

@@ -286,6 +286,16 @@ describe('what a shadow stack deploys', () => {
     expect(alarms.map((a) => a.Properties?.['Namespace'])).not.toContain(METRIC_NAMESPACE);
   });
 
+  it("charts Flotilla's metrics of the shadow series (<cluster>/shadow), never the live ones", () => {
+    const [dashboard] = resourcesIn(built.template).filter((r) => r.Type === 'AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard?.Properties?.['DashboardBody']);
+    expect(body).toContain(METRIC_NAMESPACE);
+    const clusters = [...body.matchAll(/\\"cluster\\",\\"([^\\]+)\\"/g)].map((m) => m[1]);
+    expect(clusters.length).toBeGreaterThan(0);
+    expect(new Set(clusters).size).toBe(1);
+    expect(clusters[0]).toMatch(/\/shadow$/);
+  });
+
   it('refuses a mode other than live or shadow, and a shadow on the live namespace or group', () => {
     expect(() => makeStack({ mode: 'bogus' } as unknown as Partial<FlotillaClusterProps>)).toThrow(
       FlotillaConfigError,
