@@ -95,3 +95,10 @@ export function stringValue(parsed: ParsedArgs, name: string): string | undefine
   const value = parsed.values[name];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
+
+/** A Go-style duration in minutes or hours (30m, 6h, 1h30m) as milliseconds. */
+export function parseSince(value: string): number | undefined {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?$/.exec(value);
+  if (m === null || value === '') return undefined;
+  return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60_000;
+}

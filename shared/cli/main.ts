@@ -2,6 +2,7 @@ import { type CliIo, type Command, userProblem, wantsHelp } from './command.ts';
 import { explainCommand } from './explain/command.ts';
 import { planCommand } from './plan/command.ts';
 import { crdsCommand, versionCommand } from './project.ts';
+import { shadowCommand } from './shadow/command.ts';
 import { simulateCommand } from './simulate.ts';
 
 export type { CliIo } from './command.ts';
@@ -13,6 +14,7 @@ const COMMANDS: readonly Command[] = [
   simulateCommand,
   planCommand,
   explainCommand,
+  shadowCommand,
   versionCommand,
 ];
 

@@ -5,7 +5,7 @@ import { makeLogger } from '../../runtime/logger.ts';
 import { dropMetrics } from '../../runtime/metrics-sink.ts';
 import { explainNode, type NodeExplanation } from '../../usecases/explain/node.ts';
 import { explainPod, type PodExplanation } from '../../usecases/explain/pod.ts';
-import { type CliIo, type Command, parseCommandArgs, stringValue } from '../command.ts';
+import { type CliIo, type Command, parseCommandArgs, parseSince, stringValue } from '../command.ts';
 import { connect, makeKubeConfig } from './connect.ts';
 import { type DecisionLookup, lastDecisions } from './logs.ts';
 import { renderDecisions, renderNodeExplanation, renderPodExplanation } from './render.ts';
@@ -75,13 +75,6 @@ export function parseTarget(positionals: readonly string[]): ExplainTarget | { r
     return { problem: `name the pod as <namespace>/<name>, e.g. default/web-0, got "${name}"` };
   }
   return { kind: 'pod', namespace: parts[0] ?? '', name: parts[1] ?? '' };
-}
-
-/** A Go-style duration in minutes or hours (30m, 6h, 1h30m) as milliseconds. */
-function parseSince(value: string): number | undefined {
-  const m = /^(?:(\d+)h)?(?:(\d+)m)?$/.exec(value);
-  if (m === null || value === '') return undefined;
-  return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 60_000;
 }
 
 /** `flotilla explain …`: 0 explained, 1 a failure while running, 2 bad arguments or not found. */
