@@ -5,11 +5,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
   type AwsSeriesKind,
-  DASHBOARD,
   DASHBOARD_COLUMNS,
   type DashboardSeries,
   type DashboardSpec,
   type DashboardWidget,
+  dashboardFor,
 } from '../shared/runtime/dashboard.ts';
 import { metricsClusterOf } from '../shared/runtime/metrics.ts';
 import { assertNever } from './construct-kit.ts';
@@ -44,7 +44,7 @@ export function dashboardNameFor(clusterName: string, mode: StackMode = 'live'):
  * queues and Lambdas. Built into `scope` as `Dashboard` (see construct-kit.ts).
  */
 export function addDashboard(scope: Construct, props: ClusterDashboardProps): cloudwatch.Dashboard {
-  const spec = props.spec ?? DASHBOARD;
+  const spec = props.spec ?? dashboardFor(props.mode === 'shadow');
   const period = Duration.seconds(spec.periodSeconds);
   const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
     dashboardName: dashboardNameFor(props.clusterName, props.mode),

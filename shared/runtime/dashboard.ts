@@ -261,6 +261,9 @@ export const DASHBOARD: DashboardSpec = {
         graph('Allowed disruptions per NodePool', 'nodes', 12, [
           each('nodepools_allowed_disruptions', 'Minimum', BY_POOL, 'allowed'),
         ]),
+        graph('What the decided commands save ($/hour)', 'USD/hour', 24, [
+          each('voluntary_disruption_savings', 'Maximum', BY_REASON, 'saves'),
+        ]),
       ],
     },
     {
@@ -343,4 +346,38 @@ export function dashboardProblems(spec: DashboardSpec): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The first row of a shadow stack's dashboard: the live cluster's cost as the shadow observes it,
+ * what the command Flotilla proposes would save, and pod startup on the live side against how long
+ * pods had waited when Flotilla decided. `flotilla shadow report` prices a whole window.
+ */
+export const SHADOW_DASHBOARD_ROW: DashboardRow = {
+  title: 'Shadow: the live cluster, and what Flotilla would do',
+  widgets: [
+    {
+      title: 'Live cost, and what Flotilla would save ($/hour)',
+      kind: 'number',
+      unit: 'USD/hour',
+      width: 6,
+      series: [
+        total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
+        each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
+      ],
+    },
+    graph('Live cost, and what Flotilla’s proposal would save ($/hour)', 'USD/hour', 10, [
+      total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
+      each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
+    ]),
+    graph('Pod startup (live) and pod wait at Flotilla’s decision (s)', 'seconds', 8, [
+      each('pods_startup_duration_seconds', 'p90', CLUSTER, 'live startup p90'),
+      each('pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending at decision'),
+    ]),
+  ],
+};
+
+/** A stack's dashboard: a shadow stack's starts with SHADOW_DASHBOARD_ROW. */
+export function dashboardFor(shadow: boolean): DashboardSpec {
+  return shadow ? { ...DASHBOARD, rows: [SHADOW_DASHBOARD_ROW, ...DASHBOARD.rows] } : DASHBOARD;
 }

@@ -160,6 +160,14 @@ export const METRICS = {
     karpenter: 'karpenter_voluntary_disruption_decisions_total',
     help: 'Disruption commands started, by method reason (Empty, Underutilized, Drifted, Expired) and NodePool',
   },
+  voluntary_disruption_savings: {
+    name: 'voluntary_disruption_savings',
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C], [C, R]],
+    karpenter: null,
+    help: 'What a disruption command decided saves, USD per hour (its candidates’ prices less its replacements’); in a shadow stack, what the command it proposes would save',
+  },
   voluntary_disruption_eligible_nodes: {
     name: 'voluntary_disruption_eligible_nodes',
     unit: 'Count',

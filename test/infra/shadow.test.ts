@@ -294,6 +294,10 @@ describe('what a shadow stack deploys', () => {
     expect(clusters.length).toBeGreaterThan(0);
     expect(new Set(clusters).size).toBe(1);
     expect(clusters[0]).toMatch(/\/shadow$/);
+    // Its first row: the live cost it observes and what Flotilla's proposal would save.
+    expect(body.indexOf('Shadow: the live cluster')).toBeGreaterThan(-1);
+    expect(body.indexOf('Shadow: the live cluster')).toBeLessThan(body.indexOf('Capacity and cost per NodePool'));
+    expect(body).toContain('voluntary_disruption_savings');
   });
 
   it('refuses a mode other than live or shadow, and a shadow on the live namespace or group', () => {

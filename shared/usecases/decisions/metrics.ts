@@ -132,6 +132,9 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
             nodePool: first.nodePool,
             reason: decision.reason,
           }),
+          point('voluntary_disruption_savings', decision.pricePerHourBefore - decision.pricePerHourAfter, {
+            reason: decision.reason,
+          }),
         );
       }
       if (decision.outcome === 'started') {

@@ -537,6 +537,8 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       decision: disrupt,
       expected: {
         [series('voluntary_disruption_decisions_total', { nodePool: 'default', reason: 'Underutilized' })]: 1,
+        // $0.384/h of candidates replaced by $0.096/h.
+        [series('voluntary_disruption_savings', { reason: 'Underutilized' })]: 0.288,
         [series('nodeclaims_created_total', { nodePool: 'default', reason: 'disruption' })]: 1,
       },
     },
@@ -561,6 +563,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       },
       expected: {
         [series('voluntary_disruption_decisions_total', { nodePool: 'default', reason: 'Empty' })]: 1,
+        [series('voluntary_disruption_savings', { reason: 'Empty' })]: 0.384,
         [series('nodeclaims_disrupted_total', { nodePool: 'default', reason: 'Empty' })]: 2,
       },
     },
