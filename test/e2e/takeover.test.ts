@@ -1,6 +1,10 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   DescribeInstanceAttributeCommand,
   DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
   type Instance,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
@@ -14,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
+import { main } from '../../shared/cli/main.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
 import { withKarpenterCrds } from '../harness/karpenter-crds.ts';
 import type { KarpenterLine } from '../harness/kube/crds.ts';
@@ -22,6 +27,7 @@ import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
 import { consumeQueue, disruptionLambdaPass, relabelNodePool } from './disruption-lambda.ts';
 import { GROUP_LABEL, type PoolSpec, ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
+import { auditedVerbs, auditOffset, startShadowStack } from './shadow-stack.ts';
 
 // Taking over a cluster Karpenter ran, on the CRDs of Karpenter's own Helm chart: v1.14 with v1.14
 // manifests, and v1.15 with v1.15 ones (no consolidateAfter, an Unhealthy budget, the open kubelet
@@ -368,6 +374,96 @@ function takeover(line: KarpenterLine, e2e: ProvisionerE2E): void {
         ),
     );
   }
+
+  describe('Flotilla deployed in shadow beside it', () => {
+    it('changes nothing, on the wire, and its report names what it would launch', async () => {
+      const { server, account } = e2e.env;
+      const cube = await kube();
+      const instancesBefore = (await liveInstances()).map((i) => `${i.InstanceId} ${i.State?.Name}`).sort();
+      const claimsBefore = async () =>
+        (await e2e.nodeClaimsOf(pool)).map((c) => `${c.name} ${c.resourceVersion}`).sort();
+      const claimVersions = await claimsBefore();
+      const templates = async () =>
+        (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates?.length ?? 0;
+      const templatesBefore = await templates();
+      // A third replica: with Karpenter stopped, nothing launches for it.
+      await e2e.scale(APP, 3);
+      await waitFor(
+        'the third replica pending',
+        async () =>
+          (await e2e.pendingPods({ labelSelector: `app=${APP}` })).length === 1 ? true : undefined,
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      const offset = auditOffset(cube);
+      const shadow = await startShadowStack(server, cube);
+      try {
+        await shadow.invoke('catalog');
+        await shadow.invoke('provisioner');
+        await shadow.invoke('disruption');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await shadow.invoke('disruption');
+      } finally {
+        shadow.restore();
+      }
+
+      // Nothing changed: the API server saw reads only from the shadow group, none refused; EC2 has
+      // the same instances and launch templates (every EC2 call was held to the shadow policy,
+      // which allows no mutation: a denied call fails this test).
+      const requests = auditedVerbs(cube, offset);
+      expect(requests.length).toBeGreaterThan(0);
+      expect(requests.filter((r) => !['get', 'list', 'watch'].includes(r.verb))).toEqual([]);
+      expect(requests.filter((r) => r.code >= 400)).toEqual([]);
+      expect((await liveInstances()).map((i) => `${i.InstanceId} ${i.State?.Name}`).sort()).toEqual(
+        instancesBefore,
+      );
+      expect(await claimsBefore()).toEqual(claimVersions);
+      expect(await templates()).toBe(templatesBefore);
+      expect(shadow.lines.length).toBeGreaterThan(0);
+      expect(shadow.lines.filter((l) => l['shadow'] !== true)).toEqual([]);
+
+      // What it would have done: an m5.large (the pool's only type) for the pending replica.
+      const pending = (await e2e.pendingPods({ labelSelector: `app=${APP}` })).map(
+        (p) => `${p.metadata?.namespace}/${p.metadata?.name}`,
+      );
+      const launches = shadow.lines.filter((l) => l['decision'] === 'launch');
+      expect(launches).toEqual([
+        expect.objectContaining({
+          outcome: 'launched',
+          nodePool: pool,
+          instanceType: 'm5.large',
+          pods: pending,
+        }),
+      ]);
+      const file = path.join(os.tmpdir(), `shadow-${id}.log`);
+      fs.writeFileSync(file, shadow.lines.map((l) => JSON.stringify(l)).join('\n'));
+      let out = '';
+      const code = await main(['shadow', 'report', '--file', file], {
+        out: (t) => {
+          out += t;
+        },
+        err: () => {},
+      });
+      fs.rmSync(file, { force: true });
+      expect(code).toBe(0);
+      expect(out).toMatch(
+        /Flotilla would have launched m5\.large at \$[\d.]+\/h for pods the live autoscaler did not launch for/,
+      );
+      const price = Number(launches[0]?.['pricePerHour']);
+      expect(out).toContain(`per hour              $${(2 * price).toFixed(2)}`);
+
+      await e2e.scale(APP, 2);
+      await waitFor(
+        'no replica pending',
+        async () =>
+          (await e2e.pendingPods({ labelSelector: `app=${APP}` })).length === 0 ? true : undefined,
+        {
+          timeoutMs: 30_000,
+        },
+      );
+    }, 180_000);
+  });
 
   describe('Flotilla deployed live', () => {
     it('adopts every NodeClaim: no instance launched or terminated, none drifted, Flotilla hashes stamped', async () => {

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { FLOTILLA_FUNCTIONS } from '../../../infra/functions.ts';
+import { SHADOW_FUNCTIONS } from '../../../infra/stack-mode.ts';
 import { awsClientConfig, type Moto } from '../moto.ts';
 
 // Who makes an AWS call in a test. Flotilla's Lambdas each run with their own role; in the harness
@@ -11,9 +12,19 @@ import { awsClientConfig, type Moto } from '../moto.ts';
  * Who runs with a role of the stack: a Lambda, by its FLOTILLA_FUNCTIONS row name, or `shim`, the
  * in-cluster shim's Pod Identity role.
  */
-export type LambdaName = (typeof FLOTILLA_FUNCTIONS)[number]['name'] | 'shim';
+export type LambdaName = (typeof FLOTILLA_FUNCTIONS)[number]['name'] | 'shim' | ShadowName;
 
-const IDENTITIES: readonly string[] = [...FLOTILLA_FUNCTIONS.map((f) => f.name), 'shim'];
+/** A role of the shadow stack (`mode: 'shadow'`): `shadow-<Lambda>`, or `shadow-shim`. */
+export type ShadowName = `shadow-${(typeof SHADOW_FUNCTIONS)[number] | 'shim'}`;
+
+/** The shadow stack's role of `name` (one of SHADOW_FUNCTIONS, or `shim`). */
+export const shadowRole = (name: string): ShadowName => `shadow-${name}` as ShadowName;
+
+const IDENTITIES: readonly string[] = [
+  ...FLOTILLA_FUNCTIONS.map((f) => f.name),
+  'shim',
+  ...[...SHADOW_FUNCTIONS, 'shim'].map(shadowRole),
+];
 
 const PREFIX = 'AKIAFLOTILLA';
 
@@ -26,7 +37,8 @@ export const lambdaInvocation = new AsyncLocalStorage<LambdaName>();
 
 /** The access key of a Lambda's role in tests. */
 export function lambdaCredentials(lambda: LambdaName): { accessKeyId: string; secretAccessKey: string } {
-  if (!IDENTITIES.includes(lambda)) throw new Error(`no Lambda "${lambda}" in FLOTILLA_FUNCTIONS`);
+  if (!IDENTITIES.includes(lambda))
+    throw new Error(`no Lambda "${lambda}" in FLOTILLA_FUNCTIONS or the shadow stack`);
   return { accessKeyId: `${PREFIX}${lambda.toUpperCase().replaceAll('-', '')}`, secretAccessKey: 'flotilla' };
 }
 

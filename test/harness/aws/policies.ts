@@ -1,8 +1,12 @@
 import { FLOTILLA_FUNCTIONS } from '../../../infra/functions.ts';
+import { SHADOW_FUNCTIONS } from '../../../infra/stack-mode.ts';
 import { HarnessError } from '../errors.ts';
 import { sharedService } from '../services.ts';
+import { shadowRole } from './identity.ts';
 import {
   AMI_PARAMETER_PATH,
+  SHADOW_STACK_ARNS,
+  SHADOW_STACK_NAMES,
   STACK_ACCOUNT,
   STACK_ARNS,
   STACK_CLUSTER,
@@ -11,7 +15,8 @@ import {
 } from './stack.ts';
 
 // Each Lambda's IAM policy, as `cdk synth` renders it, with its references resolved to the stack's
-// resources as the harness deploys them on moto (stack.ts). Synthesised once per test run: every
+// resources as the harness deploys them on moto (stack.ts): the live stack's roles by their
+// Lambda's name, the shadow stack's (`mode: 'shadow'`) as `shadow-<name>`. Synthesised once per test run: every
 // harness file loads this module (the IAM check's setup file), and only the one that synthesizes
 // loads the CDK and the stack, seconds of module loading per file otherwise.
 
@@ -21,7 +26,7 @@ export interface PolicyDocument {
   readonly Statement: readonly Record<string, unknown>[];
 }
 
-/** Lambda name (a FLOTILLA_FUNCTIONS row, or `shim`) → the policies of its role. */
+/** Lambda name (a FLOTILLA_FUNCTIONS row, or `shim`; `shadow-…` for the shadow stack's) → the policies of its role. */
 export type StackPolicies = Readonly<Record<string, readonly PolicyDocument[]>>;
 
 type Resource = { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown> };
@@ -39,30 +44,70 @@ async function synthesizePolicies(): Promise<StackPolicies> {
   const app = new App({
     context: { 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true },
   });
-  new FlotillaStack(app, 'Flotilla', {
-    clusterName: STACK_CLUSTER,
-    env: { account: STACK_ACCOUNT, region: STACK_REGION },
-    // Deployed as a team would that keeps its own AMI ids under /team/ (ssmParameter terms).
-    amiParameterPaths: [AMI_PARAMETER_PATH],
-  });
-  const resources = app.synth().getStackByName('Flotilla').template.Resources as Record<string, Resource>;
+  for (const [id, mode] of [
+    ['Flotilla', 'live'],
+    ['FlotillaShadow', 'shadow'],
+  ] as const) {
+    new FlotillaStack(app, id, {
+      clusterName: STACK_CLUSTER,
+      env: { account: STACK_ACCOUNT, region: STACK_REGION },
+      // Deployed as a team would that keeps its own AMI ids under /team/ (ssmParameter terms).
+      amiParameterPaths: [AMI_PARAMETER_PATH],
+      mode,
+    });
+  }
+  const assembly = app.synth();
+  const resourcesOf = (id: string) =>
+    assembly.getStackByName(id).template.Resources as Record<string, Resource>;
+  return {
+    ...rolePolicies(
+      resourcesOf('Flotilla'),
+      liveDeployed,
+      FLOTILLA_FUNCTIONS.map((f) => f.name),
+      (n) => n,
+    ),
+    ...rolePolicies(resourcesOf('FlotillaShadow'), shadowDeployed, SHADOW_FUNCTIONS, shadowRole),
+  };
+}
+
+/** What the harness deployed for a resource of the live stack, by its construct path. */
+function liveDeployed(path: string, ref: boolean): string | undefined {
+  if (path.endsWith('/SummaryBucket/Resource'))
+    return ref ? STACK_NAMES.summaryBucket : STACK_ARNS.summaryBucket;
+  if (path.endsWith('/StateTable/Resource')) return STACK_ARNS.stateTable;
+  if (path.endsWith('/PodEventsQueue/Resource')) return STACK_ARNS.queues.podEvents;
+  if (path.endsWith('/InterruptionQueue/Resource')) return STACK_ARNS.queues.interruption;
+  if (path.endsWith('/TerminationQueue/Resource')) return STACK_ARNS.queues.termination;
+  if (path.endsWith('/DisruptionPassesQueue/Resource')) return STACK_ARNS.queues.disruptionPasses;
+  if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
+  return undefined;
+}
+
+/** What the harness deployed for a resource of the shadow stack (its own table, bucket and queue). */
+function shadowDeployed(path: string, ref: boolean): string | undefined {
+  if (path.endsWith('/SummaryBucket/Resource'))
+    return ref ? SHADOW_STACK_NAMES.summaryBucket : SHADOW_STACK_ARNS.summaryBucket;
+  if (path.endsWith('/StateTable/Resource')) return SHADOW_STACK_ARNS.stateTable;
+  if (path.endsWith('/PodEventsQueue/Resource')) return SHADOW_STACK_ARNS.podEvents;
+  return undefined;
+}
+
+/**
+ * The policies of the Lambda roles of `functions` and of the shim in one synthesized stack, keyed
+ * by `key(name)`, their references resolved with `deployedOf`.
+ */
+function rolePolicies(
+  resources: Record<string, Resource>,
+  deployedOf: (path: string, ref: boolean) => string | undefined,
+  functions: readonly string[],
+  key: (name: string) => string,
+): Record<string, PolicyDocument[]> {
   const pathOf = (id: string) => String(resources[id]?.Metadata?.['aws:cdk:path'] ?? '');
   /**
    * Logical id → what the harness deployed for it, by the construct the resource belongs to: its
    * ARN, or for a bucket's `Ref` its name (S3 ARNs are built from it).
    */
-  const deployed = (id: string, ref = false): string | undefined => {
-    const path = pathOf(id);
-    if (path.endsWith('/SummaryBucket/Resource'))
-      return ref ? STACK_NAMES.summaryBucket : STACK_ARNS.summaryBucket;
-    if (path.endsWith('/StateTable/Resource')) return STACK_ARNS.stateTable;
-    if (path.endsWith('/PodEventsQueue/Resource')) return STACK_ARNS.queues.podEvents;
-    if (path.endsWith('/InterruptionQueue/Resource')) return STACK_ARNS.queues.interruption;
-    if (path.endsWith('/TerminationQueue/Resource')) return STACK_ARNS.queues.termination;
-    if (path.endsWith('/DisruptionPassesQueue/Resource')) return STACK_ARNS.queues.disruptionPasses;
-    if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
-    return undefined;
-  };
+  const deployed = (id: string, ref = false): string | undefined => deployedOf(pathOf(id), ref);
   const resolve = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(resolve);
     if (value === null || typeof value !== 'object') return value;
@@ -89,8 +134,8 @@ async function synthesizePolicies(): Promise<StackPolicies> {
   };
 
   const out: Record<string, PolicyDocument[]> = {};
-  for (const fn of FLOTILLA_FUNCTIONS) {
-    const pascal = fn.name
+  for (const name of functions) {
+    const pascal = name
       .split('-')
       .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
       .join('');
@@ -98,7 +143,7 @@ async function synthesizePolicies(): Promise<StackPolicies> {
       (id) => resources[id]?.Type === 'AWS::IAM::Role' && pathOf(id).endsWith(`/${pascal}Role/Resource`),
     );
     if (roleId === undefined)
-      throw new HarnessError(`the synthesized stack has no role for the ${fn.name} Lambda`);
+      throw new HarnessError(`the synthesized stack has no role for the ${name} Lambda`);
     const role = resources[roleId] as Resource;
     const documents: PolicyDocument[] = [];
     for (const ref of (role.Properties?.['ManagedPolicyArns'] ?? []) as { Ref?: string }[]) {
@@ -113,7 +158,7 @@ async function synthesizePolicies(): Promise<StackPolicies> {
         documents.push(resolve(resource.Properties?.['PolicyDocument']) as PolicyDocument);
       }
     }
-    out[fn.name] = documents;
+    out[key(name)] = documents;
   }
   // The shim's Pod Identity role: its inline policy.
   const shimRole = Object.values(resources).find(
@@ -122,7 +167,7 @@ async function synthesizePolicies(): Promise<StackPolicies> {
       String(r.Metadata?.['aws:cdk:path'] ?? '').endsWith('/ShimRole/Resource'),
   );
   if (shimRole === undefined) throw new HarnessError('the synthesized stack has no role for the shim');
-  out['shim'] = ((shimRole.Properties?.['Policies'] ?? []) as { PolicyDocument: unknown }[]).map(
+  out[key('shim')] = ((shimRole.Properties?.['Policies'] ?? []) as { PolicyDocument: unknown }[]).map(
     (p) => resolve(p.PolicyDocument) as PolicyDocument,
   );
   return out;

@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { podEventQueueName } from '../../../infra/queues.ts';
 import { summaryBucketNameFor } from '../../../infra/summary-bucket.ts';
 import { STATE_TABLE } from '../../../shared/apis/state-table.ts';
 import { summaryObjectKey } from '../../../shared/apis/summary-document.ts';
@@ -44,6 +45,13 @@ export const STACK_NAMES = {
 
 export type StackQueue = keyof typeof STACK_NAMES.queues;
 
+/** A shadow stack's own resources (`mode: 'shadow'`) beside the live stack's, on the same moto. */
+export const SHADOW_STACK_NAMES = {
+  stateTable: 'flotilla-shadow-state',
+  summaryBucket: summaryBucketNameFor(STACK_ACCOUNT, STACK_REGION, STACK_CLUSTER, 'shadow'),
+  podEvents: podEventQueueName(STACK_CLUSTER, 'shadow'),
+} as const;
+
 const arn = {
   table: (name: string) => `arn:aws:dynamodb:${STACK_REGION}:${STACK_ACCOUNT}:table/${name}`,
   queue: (name: string) => `arn:aws:sqs:${STACK_REGION}:${STACK_ACCOUNT}:${name}`,
@@ -65,6 +73,13 @@ export const STACK_ARNS = {
   nodeRole: arn.role(STACK_NAMES.nodeRole),
 } as const;
 
+/** The shadow stack's resources as deployed on moto. */
+export const SHADOW_STACK_ARNS = {
+  stateTable: arn.table(SHADOW_STACK_NAMES.stateTable),
+  summaryBucket: arn.bucket(SHADOW_STACK_NAMES.summaryBucket),
+  podEvents: arn.queue(SHADOW_STACK_NAMES.podEvents),
+} as const;
+
 export interface DeployedStack {
   readonly queueUrls: Readonly<Record<StackQueue, string>>;
 }
@@ -82,21 +97,7 @@ export interface DeployOptions {
  */
 export async function deployStack(server: Moto, options: DeployOptions = {}): Promise<DeployedStack> {
   const config = awsClientConfig(server);
-  const dynamodb = new DynamoDBClient(config);
-  await dynamodb.send(
-    new CreateTableCommand({
-      TableName: STACK_NAMES.stateTable,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
-        { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
-        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  await createStateTable(new DynamoDBClient(config), STACK_NAMES.stateTable);
   // moto serves every service on one endpoint, so S3 is addressed by path, not by bucket host name.
   await new S3Client({ ...config, forcePathStyle: true }).send(
     new CreateBucketCommand({ Bucket: STACK_NAMES.summaryBucket }),
@@ -143,4 +144,31 @@ export async function deployStack(server: Moto, options: DeployOptions = {}): Pr
     );
   }
   return { queueUrls };
+}
+
+/** A state table as the stack defines it (STATE_TABLE's key schema). */
+async function createStateTable(dynamodb: DynamoDBClient, name: string): Promise<void> {
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: STATE_TABLE.partitionKey, AttributeType: 'S' },
+        { AttributeName: STATE_TABLE.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: STATE_TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: STATE_TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+}
+
+/**
+ * Creates what a shadow stack (`-c mode=shadow`) deploys beside the live one and its Lambdas use:
+ * its own state table (leases, offering cache). Its bucket and queue are not made: the shadow
+ * Lambdas the tests run read the API server directly and get no pod events.
+ */
+export async function deployShadowStack(server: Moto): Promise<void> {
+  await createStateTable(new DynamoDBClient(awsClientConfig(server)), SHADOW_STACK_NAMES.stateTable);
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CONTROLLER_GROUP } from '../../../infra/manifests.ts';
+import { CONTROLLER_GROUP, SHADOW_CONTROLLER_GROUP } from '../../../infra/manifests.ts';
 import { runLogged } from '../proc.ts';
 
 /** Files the control plane authenticates with, generated fresh for each run. */
@@ -22,6 +22,8 @@ export interface ClusterCredentials {
    * test gives this user alone a tiny API Priority and Fairness share.
    */
   readonly throttledToken: string;
+  /** Static bearer token of `flotilla-shadow-controller`, in a shadow stack's read-only group. */
+  readonly shadowToken: string;
   readonly tokenFile: string;
 }
 
@@ -44,6 +46,7 @@ export async function generateCredentials(dir: string, logFile: string): Promise
     adminToken: randomBytes(24).toString('hex'),
     controllerToken: randomBytes(24).toString('hex'),
     throttledToken: randomBytes(24).toString('hex'),
+    shadowToken: randomBytes(24).toString('hex'),
     tokenFile: file('tokens.csv'),
   };
   await openssl(
@@ -114,8 +117,12 @@ export async function generateCredentials(dir: string, logFile: string): Promise
       `${creds.adminToken},flotilla-test-admin,flotilla-test-admin,"system:masters"`,
       `${creds.controllerToken},flotilla-controller,flotilla-controller,"${CONTROLLER_GROUP}"`,
       `${creds.throttledToken},flotilla-throttled,flotilla-throttled,"${CONTROLLER_GROUP}"`,
+      `${creds.shadowToken},${SHADOW_CONTROLLER_USER},${SHADOW_CONTROLLER_USER},"${SHADOW_CONTROLLER_GROUP}"`,
       '',
     ].join('\n'),
   );
   return creds;
 }
+
+/** The user a shadow stack's Lambdas are in the harness (in SHADOW_CONTROLLER_GROUP). */
+export const SHADOW_CONTROLLER_USER = 'flotilla-shadow-controller';

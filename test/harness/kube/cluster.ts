@@ -13,7 +13,7 @@ import { renderClusterManifests } from '../../../infra/manifests.ts';
 import { HarnessError } from '../errors.ts';
 import { freePort, progress, secondsSince, startDaemon, waitFor } from '../proc.ts';
 import { kubeBinaries } from './binaries.ts';
-import { generateCredentials } from './certs.ts';
+import { generateCredentials, SHADOW_CONTROLLER_USER } from './certs.ts';
 import { describeApiError, flotillaCrds, installCrds } from './crds.ts';
 
 /** What a test needs to reach the control plane of this run, and how long it took to start. */
@@ -30,6 +30,16 @@ export interface KubeCluster {
   readonly throttledKubeconfigPath: string;
   /** Kubeconfig of the shim's ServiceAccount (`flotilla/flotilla-shim`), with a bound token. */
   readonly shimKubeconfigPath: string;
+  /**
+   * Kubeconfig of `flotilla-shadow-controller`, in a shadow stack's group (`flotilla-shadow:controller`),
+   * bound by the shadow stack's rendered read-only RBAC.
+   */
+  readonly shadowKubeconfigPath: string;
+  /**
+   * The API server's audit log of that user's requests (JSON lines, one per request, at the
+   * Metadata level): what a shadow stack asked of the API server, as the server saw it.
+   */
+  readonly shadowAuditLogPath: string;
   readonly caFile: string;
   readonly kubernetesVersion: string;
   readonly timings: {
@@ -104,6 +114,7 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     // On, as in every real cluster: the throttling test gives one user a tiny share.
     '--enable-priority-and-fairness=true',
     '--profiling=false',
+    ...auditFlags(dir),
     '--v=1',
   ]);
   const ca = fs.readFileSync(creds.caCert);
@@ -124,6 +135,11 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
   fs.writeFileSync(
     controllerKubeconfigPath,
     kubeconfigYaml(server, creds.caCert, 'flotilla-controller', creds.controllerToken),
+  );
+  const shadowKubeconfigPath = path.join(dir, 'shadow.kubeconfig');
+  fs.writeFileSync(
+    shadowKubeconfigPath,
+    kubeconfigYaml(server, creds.caCert, SHADOW_CONTROLLER_USER, creds.shadowToken),
   );
   const throttledKubeconfigPath = path.join(dir, 'throttled.kubeconfig');
   fs.writeFileSync(
@@ -201,6 +217,8 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     controllerKubeconfigPath,
     throttledKubeconfigPath,
     shimKubeconfigPath,
+    shadowKubeconfigPath,
+    shadowAuditLogPath: path.join(dir, AUDIT_LOG),
     caFile: creds.caCert,
     kubernetesVersion: bins.kubernetesVersion,
     timings: {
@@ -223,7 +241,12 @@ async function applyClusterManifests(
 ): Promise<{ readonly name: string; readonly namespace: string }> {
   const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
   let shim: { name: string; namespace: string } | undefined;
-  for (const document of parseAllDocuments(renderClusterManifests())) {
+  // The live stack's, then a shadow stack's beside it (its own namespace, shim and read-only group).
+  const documents = [
+    ...parseAllDocuments(renderClusterManifests()),
+    ...parseAllDocuments(renderClusterManifests({ mode: 'shadow' })),
+  ];
+  for (const document of documents) {
     const object = document.toJS() as {
       kind?: string;
       metadata?: { name?: string; namespace?: string };
@@ -237,7 +260,12 @@ async function applyClusterManifests(
         { cause: error },
       );
     }
-    if (object.kind === 'ServiceAccount' && object.metadata?.name && object.metadata.namespace) {
+    if (
+      shim === undefined &&
+      object.kind === 'ServiceAccount' &&
+      object.metadata?.name &&
+      object.metadata.namespace
+    ) {
       shim = { name: object.metadata.name, namespace: object.metadata.namespace };
     }
   }
@@ -290,4 +318,33 @@ function kubeconfigYaml(server: string, caFile: string, user: string, token: str
     'current-context: flotilla-test',
     '',
   ].join('\n');
+}
+
+const AUDIT_LOG = 'audit.log';
+
+/**
+ * The API server's audit of the shadow user alone (every other request at level None): written
+ * as each request completes, so a test reads what it sent once its calls have returned.
+ */
+function auditFlags(dir: string): string[] {
+  const policy = path.join(dir, 'audit-policy.yaml');
+  fs.writeFileSync(
+    policy,
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: ["RequestReceived"]',
+      'rules:',
+      `  - level: Metadata`,
+      `    users: ["${SHADOW_CONTROLLER_USER}"]`,
+      '  - level: None',
+      '',
+    ].join('\n'),
+  );
+  return [
+    `--audit-policy-file=${policy}`,
+    `--audit-log-path=${path.join(dir, AUDIT_LOG)}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+  ];
 }
