@@ -296,7 +296,9 @@ describe('what a shadow stack deploys', () => {
     expect(clusters[0]).toMatch(/\/shadow$/);
     // Its first row: the live cost it observes and what Flotilla's proposal would save.
     expect(body.indexOf('Shadow: the live cluster')).toBeGreaterThan(-1);
-    expect(body.indexOf('Shadow: the live cluster')).toBeLessThan(body.indexOf('Capacity and cost per NodePool'));
+    expect(body.indexOf('Shadow: the live cluster')).toBeLessThan(
+      body.indexOf('Capacity and cost per NodePool'),
+    );
     expect(body).toContain('voluntary_disruption_savings');
   });
 
