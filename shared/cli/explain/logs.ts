@@ -52,18 +52,7 @@ export async function lastDecisions(options: DecisionLookupOptions): Promise<Dec
   }
   const prefix = logGroupPrefix(options.clusterName);
   try {
-    const groups: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.send(
-        new DescribeLogGroupsCommand({
-          logGroupNamePrefix: prefix,
-          ...(token === undefined ? {} : { nextToken: token }),
-        }),
-      );
-      for (const g of page.logGroups ?? []) if (g.logGroupName !== undefined) groups.push(g.logGroupName);
-      token = page.nextToken;
-    } while (token !== undefined && groups.length < 50);
+    const groups = await logGroupsNamed(client, prefix, 50);
     if (groups.length === 0) {
       return {
         kind: 'skipped',
@@ -118,3 +107,24 @@ export function describeLine(group: string, message: string): string | undefined
 
 const firstLine = (error: unknown) =>
   (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+/** The names of the log groups starting with `prefix`, page after page, `max` at most. */
+export async function logGroupsNamed(
+  client: CloudWatchLogsClient,
+  prefix: string,
+  max = Number.POSITIVE_INFINITY,
+): Promise<string[]> {
+  const groups: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new DescribeLogGroupsCommand({
+        logGroupNamePrefix: prefix,
+        ...(token === undefined ? {} : { nextToken: token }),
+      }),
+    );
+    for (const g of page.logGroups ?? []) if (g.logGroupName !== undefined) groups.push(g.logGroupName);
+    token = page.nextToken;
+  } while (token !== undefined && groups.length < max);
+  return groups;
+}

@@ -1,9 +1,6 @@
-import {
-  CloudWatchLogsClient,
-  DescribeLogGroupsCommand,
-  FilterLogEventsCommand,
-} from '@aws-sdk/client-cloudwatch-logs';
+import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { FlotillaError } from '../../core/index.ts';
+import { logGroupsNamed } from '../explain/logs.ts';
 
 // The lines a shadow stack logged, from its CloudWatch Logs (the caller's own credentials;
 // DescribeLogGroups and FilterLogEvents only) or from a file of log lines, each parsed from its
@@ -61,18 +58,7 @@ export async function readShadowLogs(options: ShadowLogsOptions): Promise<ReadLi
   const client = options.client ?? new CloudWatchLogsClient({ region: options.region, maxAttempts: 5 });
   const prefix = shadowLogGroupPrefix(options.clusterName);
   try {
-    const groups: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await client.send(
-        new DescribeLogGroupsCommand({
-          logGroupNamePrefix: prefix,
-          ...(token === undefined ? {} : { nextToken: token }),
-        }),
-      );
-      for (const g of page.logGroups ?? []) if (g.logGroupName !== undefined) groups.push(g.logGroupName);
-      token = page.nextToken;
-    } while (token !== undefined);
+    const groups = await logGroupsNamed(client, prefix);
     if (groups.length === 0) {
       throw new ShadowLogsError(
         `no log group starts with ${prefix} in ${options.region}: deploy the shadow stack (-c mode=shadow) or pass --cluster-name and --region of it`,

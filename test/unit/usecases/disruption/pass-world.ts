@@ -7,7 +7,7 @@ import { makeControllers } from '../../../../shared/simulator/controllers.ts';
 import { makeKube } from '../../../../shared/simulator/kube.ts';
 import type { MetricsSink } from '../../../../shared/usecases/decisions/decision.ts';
 import type { DisruptionPorts } from '../../../../shared/usecases/disruption/index.ts';
-import { setUpDisruption } from '../../../../shared/usecases/disruption/setup.ts';
+import { type DisruptionConfig, setUpDisruption } from '../../../../shared/usecases/disruption/setup.ts';
 import { forgedSummaryOnce } from '../../../fixtures/forged-summary.ts';
 import { quietMetrics, recordingMetrics } from '../../../fixtures/metrics.ts';
 import { scenarioWorld } from '../provisioning/world.ts';
@@ -107,21 +107,29 @@ export type World = Awaited<ReturnType<typeof threeNodes>>;
  * One disruption pass over the world, set up as the Lambda's handler sets it up (setUpDisruption,
  * its default settings), with some of its ports replaced.
  */
-export function pass(world: World, ports: Partial<DisruptionPorts> = {}) {
-  return setUpDisruption({
-    cluster: world.cluster,
-    cloud: world.cloud,
-    leases: world.leases,
-    clock: world.clock,
-    sleep: async (ms) => {
-      world.clock.advance(ms);
+export function pass(
+  world: World,
+  ports: Partial<DisruptionPorts> = {},
+  config: DisruptionConfig = {},
+  holder = 'pass-1',
+) {
+  return setUpDisruption(
+    {
+      cluster: world.cluster,
+      cloud: world.cloud,
+      leases: world.leases,
+      clock: world.clock,
+      sleep: async (ms) => {
+        world.clock.advance(ms);
+      },
+      logger: world.logger,
+      metrics: world.metrics,
+      terminationQueue: world.terminationQueue,
+      requestLaunch: async () => {},
+      ...ports,
     },
-    logger: world.logger,
-    metrics: world.metrics,
-    terminationQueue: world.terminationQueue,
-    requestLaunch: async () => {},
-    ...ports,
-  }).pass('pass-1');
+    config,
+  ).pass(holder);
 }
 
 /** A raw object of the forged cluster summary. */

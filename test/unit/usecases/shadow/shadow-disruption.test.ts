@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { shadowCloud } from '../../../../shared/adapters/shadow-cloud.ts';
-import { setUpDisruption, shadowQueues } from '../../../../shared/usecases/disruption/setup.ts';
+import { shadowQueues } from '../../../../shared/usecases/disruption/setup.ts';
 import { CLUSTER_WRITES, ignoringWrites } from '../../../../shared/usecases/explain/read-only.ts';
 import { watched } from '../../../fixtures/watched.ts';
-import { threeNodes, type World } from '../disruption/pass-world.ts';
+import { pass, threeNodes, type World } from '../disruption/pass-world.ts';
 
 // A shadow disruption pass proposes the command a live pass would start, and changes nothing: no
 // condition, mark, NodeClaim or instance; passes after it propose the same command again until
@@ -16,21 +16,8 @@ function shadowPass(world: World, writes: string[], holder: string) {
       return undefined;
     }),
   );
-  return setUpDisruption(
-    {
-      cluster,
-      cloud: shadowCloud(world.cloud, () => world.clock.now()),
-      leases: world.leases,
-      clock: world.clock,
-      sleep: async (ms) => {
-        world.clock.advance(ms);
-      },
-      logger: world.logger,
-      metrics: world.metrics,
-      ...shadowQueues(),
-    },
-    { shadow: true },
-  ).pass(holder);
+  const cloud = shadowCloud(world.cloud, () => world.clock.now());
+  return pass(world, { cluster, cloud, ...shadowQueues() }, { shadow: true }, holder);
 }
 
 describe('a shadow disruption pass', () => {
