@@ -249,8 +249,11 @@ export function computeClaimChanges(input: ConditionInput): ClaimChanges {
     const seen = claim.annotations[POD_SET_ANNOTATION];
     if (seen !== digest) {
       metadata = { annotations: { ...metadata?.annotations, [POD_SET_ANNOTATION]: digest } };
-      // The first look at a node with pods counts as a pod event: when they came is not known.
-      if (seen !== undefined || digest !== 'empty') {
+      // The first look at a node with pods counts as a pod event when they came is not known. A
+      // NodeClaim whose lastPodEventTime another controller keeps (Karpenter, before a takeover or
+      // beside a shadow stack) has it known: that time stands.
+      const known = seen === undefined && claim.status.lastPodEventMs !== undefined;
+      if (!known && (seen !== undefined || digest !== 'empty')) {
         lastPodEventTime = now;
         lastPodEventMs = nowMs;
       }

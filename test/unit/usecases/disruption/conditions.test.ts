@@ -504,6 +504,18 @@ describe('computeClaimChanges: Consolidatable and pod events', () => {
     expect(changes.view.status.lastPodEventMs).toBe(NOW);
   });
 
+  it('the first look at a node with pods keeps the lastPodEventTime another controller kept (Karpenter)', () => {
+    // Karpenter's NodeClaim: no pod-set digest of Flotilla's, its own lastPodEventTime 10 minutes ago.
+    const claim = launched({ conditions: init(T0), lastPodEventMs: NOW - 10 * MINUTE });
+    const node = clusterNode('node-c', { pods: [boundPod('web')] });
+    const changes = computeClaimChanges(conditionInput({ claim, node }));
+    expect(changes.metadata).toEqual({ annotations: { [POD_SET_ANNOTATION]: podSetDigest(node) } });
+    expect(changes.status?.lastPodEventTime).toBeUndefined();
+    expect(changes.view.status.lastPodEventMs).toBe(NOW - 10 * MINUTE);
+    // consolidateAfter (30s) has passed since Karpenter's last pod event.
+    expect(changes.status?.conditions).toMatchObject([{ type: 'Consolidatable', status: 'True' }]);
+  });
+
   it('the node emptying is a pod event too', () => {
     const before = clusterNode('node-c', { pods: [boundPod('web')] });
     const claim = launched({
