@@ -23,6 +23,7 @@ import { viaQueue } from '../usecases/termination/handover.ts';
 import { setUpTermination } from '../usecases/termination/setup.ts';
 import type { QueuedEvent } from './ec2.ts';
 import { makeVirtualInvocations } from './invocations.ts';
+import { makeProvisionTrigger } from './provision-trigger.ts';
 import type { SimDisruption } from './record.ts';
 
 // Flotilla's controllers in the simulator: the Lambdas' use cases and drivers, set up by the
@@ -35,8 +36,6 @@ import type { SimDisruption } from './record.ts';
 // controller runs on its schedule; its commands ask the provisioner to launch their replacements
 // as the Lambda's message on the pod-event queue does.
 
-/** The provisioner's schedule: pending pods are looked at again this often even without news. */
-const PROVISION_SCHEDULE_MS = 60_000;
 /** The lifecycle runs at least this often (its timeouts), and at once after any change. */
 const LIFECYCLE_INTERVAL_MS = 10_000;
 /** The garbage-collection schedule's sweep over terminating NodeClaims. */
@@ -102,8 +101,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const claimDeleteReasons = new Map<string, string>();
   let passes = 0;
   let provisionRuns = 0;
-  let lastProvisionMs = Number.NEGATIVE_INFINITY;
-  let provisionSeen = new Set<string>();
+  const trigger = makeProvisionTrigger();
   let lastLifecycleRevision = -1;
   let lastLifecycleMs = Number.NEGATIVE_INFINITY;
   let lastSweepMs = startMs;
@@ -147,21 +145,16 @@ export function makeControllers(options: ControllersOptions): Controllers {
     name: 'provisioner',
     async run(now) {
       const provisionable = (await cluster.provisionablePods()).items;
-      const requested = launchRequested;
-      if (provisionable.length === 0 && !requested) return;
-      const news = provisionable.some((p) => !provisionSeen.has(p.uid));
-      if (!news && !requested && now.getTime() - lastProvisionMs < PROVISION_SCHEDULE_MS) return;
+      if (!trigger.due(provisionable, launchRequested, now.getTime())) return;
       launchRequested = false;
       provisionRuns += 1;
-      lastProvisionMs = now.getTime();
       // The provisioner Lambda's invocation: provisioning, then the controllers pass. Follow-ups
       // are not needed here: the lifecycle's own schedule below registers joining Nodes.
       const result = await runProvisioner(
         { ...provisionerSetUp, reconcileLifecycle: () => lifecyclePass(clock.now()) },
         `simulator-${provisionRuns}`,
       );
-      provisionSeen = new Set((await cluster.provisionablePods()).items.map((p) => p.uid));
-      for (const p of provisionable) provisionSeen.add(p.uid);
+      trigger.ran(now.getTime(), provisionable, (await cluster.provisionablePods()).items);
       if (result.kind !== 'provisioned') return;
       for (const claim of result.claims) {
         const why =
