@@ -77,6 +77,14 @@ export interface ControllersOptions {
   readonly operator?: Pick<OperatorSettings, 'batchIdleMs' | 'batchMaxMs' | 'amiRefreshMs'>;
   /** The stack's `minValuesPolicy` and `preferencePolicy`. @default Karpenter's, Strict and Respect */
   readonly schedulingPolicy?: SchedulingPolicy;
+  /**
+   * Whether disruption passes may start commands. Off, they still keep the NodeClaims' conditions
+   * and expire NodeClaims past expireAfter (what Karpenter's own controllers do beside its
+   * disruption controller) and start none: no emptiness, drift or consolidation, an autoscaler
+   * that never consolidates, for a shadow Flotilla to be compared with. The passes still run on
+   * their schedule. @default true
+   */
+  readonly disruption?: boolean;
 }
 
 export interface Controllers {
@@ -239,6 +247,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
           spotToSpotConsolidation: gates.SpotToSpotConsolidation,
           nodeOverlay: gates.NodeOverlay,
           ...solveOptions,
+          ...(options.disruption === false ? { maxCommands: 0 } : {}),
         },
       ).pass(`simulator-disruption-${disruptionPasses}`);
       for (const d of result.decisions) {

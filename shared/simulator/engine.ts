@@ -19,6 +19,7 @@ import { makeNodeFailures } from './node-failures.ts';
 import type { SimulationRecord } from './record.ts';
 import { makeSampler, type SimulationProgress } from './sampler.ts';
 import type { Scenario } from './scenario.ts';
+import { makeShadow } from './shadow.ts';
 import { makeSpecChanges } from './spec-changes.ts';
 import { isActive, makeWorkloads, rawPods } from './workloads.ts';
 
@@ -28,8 +29,9 @@ import { isActive, makeWorkloads, rawPods } from './workloads.ts';
 // plays everything around them that a real cluster has: workload controllers (workloads.ts),
 // kubelets and kube-scheduler (kube.ts), EC2 warning of spot interruptions and taking the
 // instances back two minutes later (ec2.ts), and users and AWS changing NodePools, EC2NodeClasses
-// and AMIs (spec-changes.ts). The sampler (sampler.ts) observes what the report shows. This file
-// assembles them and runs the clock. Deterministic: same scenario, same record.
+// and AMIs (spec-changes.ts). The sampler (sampler.ts) observes what the report shows. A scenario's
+// `shadow` runs a shadow Flotilla after the live controllers (shadow.ts), changing nothing. This
+// file assembles them and runs the clock. Deterministic: same scenario, same record.
 
 /** Virtual time between two steps of the world. */
 const TICK_MS = 1000;
@@ -39,7 +41,10 @@ export interface SimulationOptions {
   readonly onProgress?: (progress: SimulationProgress) => void;
   /** Instances are tagged for this cluster. @default 'simulated' */
   readonly clusterName?: string;
-  /** Receives every JSON line Flotilla's use cases write, as the Lambdas write them. @default dropped */
+  /**
+   * Receives every JSON line Flotilla's use cases write, as the Lambdas write them (the live
+   * stack's; a shadow Flotilla's lines are its own, compared in the record). @default dropped
+   */
   readonly log?: (line: string) => void;
   /**
    * Leave out the offerings whose price the bundled catalog only assumes, so nothing launches
@@ -154,6 +159,11 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   });
   const changes = makeSpecChanges({ scenario, clock, cluster, logger: recorder.world });
   const failures = makeNodeFailures({ scenario, clock, cluster, logger: recorder.world });
+  const resolver = makeMemoryNodeClassResolver({
+    zones: scenario.zones,
+    latestAmis: changes.latestAmis,
+    reservedCapacity: scenario.settings.featureGates.ReservedCapacity,
+  });
   const controllers = makeControllers({
     clock,
     cluster,
@@ -161,11 +171,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     logger,
     metrics,
     leases: makeMemoryLeaseStore(),
-    resolver: makeMemoryNodeClassResolver({
-      zones: scenario.zones,
-      latestAmis: changes.latestAmis,
-      reservedCapacity: scenario.settings.featureGates.ReservedCapacity,
-    }),
+    resolver,
     terminationQueue,
     inbox,
     sleep,
@@ -175,7 +181,20 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       minValuesPolicy: scenario.settings.minValuesPolicy,
       preferencePolicy: scenario.settings.preferencePolicy,
     },
+    disruption: scenario.settings.disruption,
   });
+  // Beside the live controllers, writing nothing; its lines are its own, not the decision log's.
+  const shadow =
+    scenario.shadow === undefined
+      ? undefined
+      : makeShadow({
+          clock,
+          cluster,
+          cloud,
+          resolver,
+          clusterName: options.clusterName ?? 'simulated',
+          settings: scenario.shadow.settings,
+        });
   await controllers.controllersPass(clock.now());
   if (scenario.nodes.length > 0) {
     // The nodes there at the start join before anything else happens.
@@ -262,6 +281,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     while (nowMs() < endMs) {
       await stepWorld();
       for (const controller of controllers.all) await controller.run(clock.now());
+      await shadow?.run(clock.now());
       if (idle()) {
         const wakeMs = nextWakeMs();
         // Nothing moves until then: the samples due meanwhile see the world as it is now.
@@ -301,6 +321,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       unschedulable: [...workloads.unschedulable(controllers.lastReasons)],
       decisions,
       metrics: [...recorder.points],
+      ...(shadow === undefined ? {} : { shadow: shadow.comparison() }),
     };
   }
 

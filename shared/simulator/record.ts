@@ -5,6 +5,7 @@ import type { MetricPoint } from '../runtime/metrics.ts';
 
 import type { CapacityType } from '../core/index.ts';
 import type { DisruptDecision } from '../usecases/decisions/disruption.ts';
+import type { ShadowComparison } from '../usecases/shadow/compare.ts';
 
 /** The state of the simulated cluster at one instant (sampled at a fixed virtual interval). */
 export interface SimSample {
@@ -157,4 +158,9 @@ export interface SimulationRecord {
    * what the Lambdas write as EMF, made by the same function, at virtual times. Absent in older records.
    */
   readonly metrics?: readonly MetricPoint[];
+  /**
+   * When the scenario ran a shadow Flotilla beside the live one: its lines compared with what the
+   * live side did (shared/usecases/shadow/compare.ts states the model). Absent otherwise.
+   */
+  readonly shadow?: ShadowComparison;
 }

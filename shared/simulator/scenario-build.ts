@@ -1,6 +1,6 @@
 // A scenario as the simulator runs it, built from the file as its schema read it: times in
 // milliseconds, initial node groups expanded into nodes, workloads and events in their run form.
-import { resolveFeatureGates } from '../runtime/feature-gates.ts';
+import { FEATURE_GATE_DEFAULTS, resolveFeatureGates } from '../runtime/feature-gates.ts';
 import { operatorSettingsIn, type ScenarioDocument } from './scenario-schema.ts';
 import type {
   InitialNode,
@@ -8,6 +8,8 @@ import type {
   Scenario,
   ScenarioEvent,
   ScenarioManifest,
+  ScenarioShadow,
+  ShadowSettings,
   Workload,
 } from './scenario-types.ts';
 
@@ -31,7 +33,9 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
       operator: operatorSettingsIn(s.settings),
+      disruption: s.settings.disruption,
     },
+    ...(s.shadow === undefined ? {} : { shadow: toShadow(s.shadow) }),
     scoringStrategy: s.kubeScheduler.scoringStrategy,
     startupTaintRemovalMs: new Map(s.startupTaintRemoval.map((r) => [r.key, r.after])),
     nodes: s.nodes.flatMap((n, i) =>
@@ -142,5 +146,23 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
         ...(e.capacityType === undefined ? {} : { capacityType: e.capacityType }),
       };
     }),
+  };
+}
+
+/** The shadow Flotilla a document asks for, each gate it leaves unset at Karpenter's default. */
+function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShadow {
+  const { featureGates, minValuesPolicy, preferencePolicy } = shadow.settings;
+  const gate = (name: keyof ShadowSettings['featureGates']) =>
+    featureGates[name] ?? FEATURE_GATE_DEFAULTS[name];
+  return {
+    settings: {
+      featureGates: {
+        SpotToSpotConsolidation: gate('SpotToSpotConsolidation'),
+        NodeOverlay: gate('NodeOverlay'),
+        StaticCapacity: gate('StaticCapacity'),
+      },
+      minValuesPolicy,
+      preferencePolicy,
+    },
   };
 }

@@ -64,6 +64,13 @@ const settingsSchema = z
     vmMemoryOverheadPercent: z.number().optional(),
     reservedENIs: z.number().optional(),
     amiRefreshInterval: duration.optional(),
+    /**
+     * The simulator's own switch, not a FlotillaCluster prop: false, the disruption passes start no
+     * command (no emptiness, drift or consolidation) while they still keep the NodeClaims'
+     * conditions and expire NodeClaims, an autoscaler that never consolidates for a `shadow` to be
+     * compared with.
+     */
+    disruption: z.boolean().default(true),
   })
   .superRefine((s, ctx) => {
     const { problems } = resolveFeatureGates(s.featureGates, {
@@ -92,6 +99,51 @@ export function operatorSettingsIn(s: {
     amiRefreshMs: s.amiRefreshInterval ?? d.amiRefreshMs,
   };
 }
+
+/** A setting a shadow Flotilla in the simulator does not take: given, it is refused, saying why. */
+const liveOnly = (why: string) =>
+  z
+    .unknown()
+    .superRefine((_, ctx) => {
+      ctx.addIssue({
+        code: 'custom',
+        message: `a shadow Flotilla does not take this setting: ${why}; the live stack's is under settings`,
+      });
+    })
+    .optional();
+
+/** Why a shadow cannot set what shapes the instance types: it reads the simulated EC2 of the live stack. */
+const SEEN_THROUGH_THE_LIVE_STACK = 'it sees the simulated EC2 as the live stack has it configured';
+/** Why a shadow cannot set its batch window. */
+const NO_WINDOW_OF_ITS_OWN =
+  "it plans on the pods the live provisioner's batch took, waiting no window of its own (its waits would move the simulated world)";
+
+/**
+ * A shadow Flotilla's stack settings: what its provisioner and disruption passes decide with, each
+ * at Karpenter's default unless set (not the live stack's: it is a stack of its own). The rest of
+ * `settings` is the live stack's alone, and refused here with the reason.
+ */
+const shadowSettingsSchema = z.strictObject({
+  featureGates: z
+    .strictObject({
+      SpotToSpotConsolidation: gate,
+      NodeOverlay: gate,
+      StaticCapacity: gate,
+      NodeRepair: liveOnly('it repairs no node'),
+      ReservedCapacity: liveOnly(SEEN_THROUGH_THE_LIVE_STACK),
+    })
+    .default({}),
+  minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
+  preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+  batchIdleDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
+  batchMaxDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
+  vmMemoryOverheadPercent: liveOnly(SEEN_THROUGH_THE_LIVE_STACK),
+  reservedENIs: liveOnly(SEEN_THROUGH_THE_LIVE_STACK),
+  amiRefreshInterval: liveOnly(
+    'it resolves no EC2NodeClass and launches with the status the live stack keeps',
+  ),
+  disruption: liveOnly('its disruption passes are what observe the cluster for the comparison'),
+});
 
 const name = z
   .string()
@@ -270,6 +322,11 @@ export const scenarioSchema = z.strictObject({
   bootDelay: duration.prefault('45s'),
   /** The stack's settings the scenario runs with (FlotillaCluster props), at their defaults. */
   settings: settingsSchema.prefault({}),
+  /**
+   * A shadow Flotilla beside the live one (a FlotillaCluster in shadow mode): it decides on the same
+   * cluster and cloud with its own settings and writes nothing; the record compares the two.
+   */
+  shadow: z.strictObject({ settings: shadowSettingsSchema.prefault({}) }).optional(),
   /** kube-scheduler's configuration, as far as it changes where pods go. */
   kubeScheduler: z
     .strictObject({ scoringStrategy: z.enum(SCORING_STRATEGIES).default('LeastAllocated') })

@@ -158,6 +158,27 @@ export interface ScenarioSettings {
   readonly minValuesPolicy: MinValuesPolicy;
   /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */
   readonly preferencePolicy: PreferencePolicy;
+  /**
+   * Whether the disruption passes start commands; off, they keep the NodeClaims' conditions and
+   * expire NodeClaims but disrupt nothing (the simulator's switch, not a stack's). @default true
+   */
+  readonly disruption: boolean;
+}
+
+/**
+ * The settings a shadow Flotilla's stack takes in the simulator, each at Karpenter's default unless
+ * the scenario sets it: what its provisioner and disruption passes decide with. It sees the
+ * simulated EC2 and the EC2NodeClasses through the live stack, and waits no batch window.
+ */
+export interface ShadowSettings {
+  readonly featureGates: Pick<FeatureGates, 'SpotToSpotConsolidation' | 'NodeOverlay' | 'StaticCapacity'>;
+  readonly minValuesPolicy: MinValuesPolicy;
+  readonly preferencePolicy: PreferencePolicy;
+}
+
+/** A shadow Flotilla beside the live one: it decides on the same cluster and cloud, writing nothing. */
+export interface ScenarioShadow {
+  readonly settings: ShadowSettings;
 }
 
 export interface Scenario {
@@ -173,6 +194,8 @@ export interface Scenario {
   readonly bootDelayMs: number;
   /** The stack's settings (FlotillaCluster props) the controllers run with. */
   readonly settings: ScenarioSettings;
+  /** A shadow Flotilla beside the live one, compared with it in the record. @default none */
+  readonly shadow?: ScenarioShadow;
   /** kube-scheduler's NodeResourcesFit scoring strategy. @default 'LeastAllocated' */
   readonly scoringStrategy: ScoringStrategy;
   /** Per start-up taint key, how long after its node registers the taint's agent removes it. */

@@ -42,7 +42,9 @@ export type {
   ScenarioManifest,
   ScenarioPriorityClass,
   ScenarioSettings,
+  ScenarioShadow,
   ScoringStrategy,
+  ShadowSettings,
   Workload,
 } from './scenario-types.ts';
 

@@ -89,6 +89,7 @@ const probes: readonly Probe[] = [
     refusedWith: /through shared\/adapters\/memory\/index.ts/,
   },
   { file: 'shared/simulator/p5.ts', source: importOf('../adapters/memory/index.ts'), refusedWith: undefined },
+  { file: 'shared/simulator/p7.ts', source: importOf('../adapters/shadow-cloud.ts'), refusedWith: undefined },
   {
     file: 'shared/simulator/p6.ts',
     source: importOf('../cli/main.ts'),

@@ -190,6 +190,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       operator: karpenterSettings,
+      disruption: true,
     });
     // The deprecated name of a gate still sets it.
     const on = parseScenario(
@@ -200,6 +201,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       operator: karpenterSettings,
+      disruption: true,
     });
     const gated = parseScenario(
       scenario({
