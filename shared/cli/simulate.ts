@@ -8,6 +8,7 @@ import { formatDuration } from '../simulator/stats.ts';
 import { type CliIo, type Command, parseCommandArgs, stringValue } from './command.ts';
 import { parseTarget } from './explain/command.ts';
 import { explainInWorld } from './explain/simulated.ts';
+import { renderShadowComparison } from './shadow/render.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -127,6 +128,12 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
   const paths = writeReports(record, outDir);
   fs.writeFileSync(path.join(outDir, 'record.json'), `${JSON.stringify(record)}\n`);
   io.out(fs.readFileSync(paths.summary, 'utf8'));
+  if (record.shadow !== undefined) {
+    // The scenario's shadow Flotilla against the live side, as `flotilla shadow report` prints it.
+    const shadow = renderShadowComparison(record.shadow);
+    fs.writeFileSync(path.join(outDir, 'shadow.txt'), shadow);
+    io.out(`\n${shadow}`);
+  }
   io.out(`\nReport (open in a browser): ${paths.html}\nDecision log: ${paths.decisions}\n`);
   if (explained !== '') io.out(`\n${explained}`);
   return 0;

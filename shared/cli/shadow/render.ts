@@ -5,6 +5,7 @@ import type { PercentileSummary, ShadowComparison } from '../../usecases/shadow/
 
 const usd = (n: number) => `${n < 0 ? '-' : ''}$${Math.abs(n).toFixed(2)}`;
 const signed = (n: number) => `${n >= 0 ? '+' : '-'}$${Math.abs(n).toFixed(2)}`;
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 const time = (iso: string) => iso.replace(/:\d{2}\.\d{3}Z$/, 'Z').replace('T', ' ');
 
 function spread(p: PercentileSummary, what: string): string {
@@ -26,7 +27,7 @@ export function renderShadowComparison(
     [
       'NodeClaims',
       `${c.live.nodeClaimsCreated} created, ${c.live.nodeClaimsDeleted} deleted`,
-      `${c.flotilla.launchesProposed} launches, ${c.flotilla.commandsProposed} disruptions proposed`,
+      `${plural(c.flotilla.launchesProposed, 'launch', 'launches')}, ${plural(c.flotilla.commandsProposed, 'disruption', 'disruptions')} proposed`,
     ],
   ];
   const width = [0, 1].map((i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));

@@ -220,6 +220,7 @@ class Pass {
         input: this.input,
         ...(sinceMs === undefined ? {} : { sinceMs }),
         untilMs,
+        readAtMs: this.readAtMs,
       }),
     ]);
     this.observedUntilMs = untilMs;

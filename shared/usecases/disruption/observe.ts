@@ -113,6 +113,12 @@ export interface ObserveInput {
    */
   readonly sinceMs?: number;
   readonly untilMs?: number;
+  /**
+   * When the pass read the NodeClaims: the lists of those created and deleted run from `sinceMs` to
+   * here, past `untilMs`, since a deleted NodeClaim may be gone before the next pass reads; one may
+   * then be named by two consecutive observations. @default untilMs
+   */
+  readonly readAtMs?: number;
 }
 
 /** The observation of a pass: each NodePool's nodes, usage, limits, cost and use; pod startups. */
@@ -202,8 +208,9 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       (offering === undefined ? undefined : priceOf(offering)?.priceUsdPerHour)
     );
   };
-  const created = changesIn(observed.claims, priced, { since, until }, (c) => c.createdAtMs);
-  const deleted = changesIn(observed.claims, priced, { since, until }, (c) => c.deletedAtMs);
+  const read = { since, until: observed.readAtMs ?? until };
+  const created = changesIn(observed.claims, priced, read, (c) => c.createdAtMs);
+  const deleted = changesIn(observed.claims, priced, read, (c) => c.deletedAtMs);
   return {
     kind: 'observe',
     reason: 'disruption pass',

@@ -8,7 +8,8 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 // - The live cost is the step curve of the shadow's observations: each observe line's NodePool
 //   prices summed, held until the next observation (the last one until the window ends).
 // - A launch the shadow proposed (or a replacement a proposed command names) pairs with the live
-//   NodeClaim created in the same NodePool nearest in time, within PAIR_WINDOW_MS. A pair differs
+//   NodeClaim created in the same NodePool within PAIR_WINDOW_MS, one of the same instance type
+//   first, then the nearest in time. A pair differs
 //   by the price difference for as long as the live NodeClaim lived in the window.
 // - A live NodeClaim with no shadow launch to pair (a launch Flotilla would not have made: the
 //   shadow planned those pods onto capacity already there) saves its price for its life.
@@ -124,7 +125,12 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
       .filter(
         (o) => !paired.has(o) && o.nodePool === c.nodePool && Math.abs(o.atMs - c.atMs) <= PAIR_WINDOW_MS,
       )
-      .sort((a, b) => Math.abs(a.atMs - c.atMs) - Math.abs(b.atMs - c.atMs))[0];
+      // The same instance type first (the same answer), then the nearest in time.
+      .sort(
+        (a, b) =>
+          Number(b.type === c.type) - Number(a.type === c.type) ||
+          Math.abs(a.atMs - c.atMs) - Math.abs(b.atMs - c.atMs),
+      )[0];
     const until = endOf(name);
     if (offer === undefined) {
       add({

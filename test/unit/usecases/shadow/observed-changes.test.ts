@@ -105,4 +105,23 @@ describe('observeCluster: NodeClaims created and deleted in the window', () => {
     expect(observed.nodeClaimsCreated?.nodeClaims).toHaveLength(OBSERVED_CHANGES_SAMPLE);
     expect(observed.nodeClaimsCreated?.nodeClaims[0]?.nodeClaim).toBe('burst-000');
   });
+
+  it('names changes up to the read with readAtMs, past the window that pod startups end at', () => {
+    const observed = observeCluster({
+      nodes: [],
+      claims,
+      pools: new Map(pools.map((p) => [p.pool.name, p])),
+      input,
+      sinceMs: T0,
+      untilMs: T0 + 4 * SECOND,
+      readAtMs: T0 + 12 * SECOND,
+    });
+    expect(observed.nodeClaimsCreated?.nodeClaims.map((c) => c.nodeClaim)).toEqual([
+      'new-1',
+      'new-2',
+      'after',
+    ]);
+    expect(observed.nodeClaimsDeleted?.nodeClaims.map((c) => c.nodeClaim)).toEqual(['going']);
+    expect(observed.until).toBe(new Date(T0 + 4 * SECOND).toISOString());
+  });
 });
