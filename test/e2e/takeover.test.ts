@@ -16,7 +16,7 @@ import {
   setHeaderOptions,
   type V1Node,
 } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { makeTerminationHandler } from '../../lambdas/termination/run.ts';
 import { main } from '../../shared/cli/main.ts';
 import { awsClientConfig, kube } from '../harness/index.ts';
@@ -386,7 +386,19 @@ function takeover(line: KarpenterLine, e2e: ProvisionerE2E): void {
       const templates = async () =>
         (await account.ec2.send(new DescribeLaunchTemplatesCommand({}))).LaunchTemplates?.length ?? 0;
       const templatesBefore = await templates();
-      // A third replica: with Karpenter stopped, nothing launches for it.
+      // A third replica: with Karpenter stopped, nothing launches for it. Back to two at the end,
+      // however this test ends, for the live half to find the cluster as Karpenter left it.
+      const pendingOf = () => e2e.pendingPods({ labelSelector: `app=${APP}` });
+      onTestFinished(async () => {
+        await e2e.scale(APP, 2);
+        await waitFor(
+          'no replica pending',
+          async () => ((await pendingOf()).length === 0 ? true : undefined),
+          {
+            timeoutMs: 30_000,
+          },
+        );
+      });
       await e2e.scale(APP, 3);
       await waitFor(
         'the third replica pending',
@@ -452,16 +464,6 @@ function takeover(line: KarpenterLine, e2e: ProvisionerE2E): void {
       );
       const price = Number(launches[0]?.['pricePerHour']);
       expect(out).toContain(`per hour              $${(2 * price).toFixed(2)}`);
-
-      await e2e.scale(APP, 2);
-      await waitFor(
-        'no replica pending',
-        async () =>
-          (await e2e.pendingPods({ labelSelector: `app=${APP}` })).length === 0 ? true : undefined,
-        {
-          timeoutMs: 30_000,
-        },
-      );
     }, 180_000);
   });
 

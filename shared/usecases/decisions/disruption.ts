@@ -213,11 +213,11 @@ export interface ObserveDecision {
    */
   readonly podStartupSeconds: readonly number[];
   /**
-   * NodeClaims created, and NodeClaims whose deletion began, from the window's start to the pass's
-   * read (whoever made or deleted them: beside a shadow stack, what the live autoscaler did), the
-   * first `OBSERVED_CHANGES_SAMPLE` of each, priced as `nodePools` prices them. Absent when none, or
-   * on a pass without a window. One may be named by two consecutive observations; one created and
-   * gone between two passes is in neither.
+   * NodeClaims created within the window, and NodeClaims whose deletion began from its start to
+   * the pass's read (whoever made or deleted them: beside a shadow stack, what the live autoscaler
+   * did), the first `OBSERVED_CHANGES_SAMPLE` of each, priced as `nodePools` prices them. Absent
+   * when none, or on a pass without a window. A deletion may be named by two consecutive
+   * observations; a NodeClaim created and gone between two passes is in neither list.
    */
   readonly nodeClaimsCreated?: ObservedChanges;
   readonly nodeClaimsDeleted?: ObservedChanges;

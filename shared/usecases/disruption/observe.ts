@@ -114,9 +114,10 @@ export interface ObserveInput {
   readonly sinceMs?: number;
   readonly untilMs?: number;
   /**
-   * When the pass read the NodeClaims: the lists of those created and deleted run from `sinceMs` to
-   * here, past `untilMs`, since a deleted NodeClaim may be gone before the next pass reads; one may
-   * then be named by two consecutive observations. @default untilMs
+   * When the pass read the NodeClaims: the list of those deleted runs from `sinceMs` to here, past
+   * `untilMs`, since a deleted NodeClaim may be gone before the next pass reads (one may then be
+   * named by two consecutive observations). Those created run to `untilMs`, as pod startups do:
+   * a NodeClaim created since may not be in a summary yet. @default untilMs
    */
   readonly readAtMs?: number;
 }
@@ -208,9 +209,13 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       (offering === undefined ? undefined : priceOf(offering)?.priceUsdPerHour)
     );
   };
-  const read = { since, until: observed.readAtMs ?? until };
-  const created = changesIn(observed.claims, priced, read, (c) => c.createdAtMs);
-  const deleted = changesIn(observed.claims, priced, read, (c) => c.deletedAtMs);
+  const created = changesIn(observed.claims, priced, { since, until }, (c) => c.createdAtMs);
+  const deleted = changesIn(
+    observed.claims,
+    priced,
+    { since, until: observed.readAtMs ?? until },
+    (c) => c.deletedAtMs,
+  );
   return {
     kind: 'observe',
     reason: 'disruption pass',

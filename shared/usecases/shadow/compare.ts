@@ -5,8 +5,11 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 // difference, each priced. Pure; the report (shared/cli/shadow) and the simulator feed it lines.
 //
 // The model, every figure in USD:
+// - The window runs from the first shadow line to the last; NodeClaims created or deleted before
+//   it opened are left out.
 // - The live cost is the step curve of the shadow's observations: each observe line's NodePool
-//   prices summed, held until the next observation (the last one until the window ends).
+//   prices summed, held until the next observation (the last one until the window ends; the first
+//   one from the window's start).
 // - A launch the shadow proposed (or a replacement a proposed command names) pairs with the live
 //   NodeClaim created in the same NodePool within PAIR_WINDOW_MS, one of the same instance type
 //   first, then the nearest in time. A pair differs
@@ -78,22 +81,28 @@ export function compareShadow(records: readonly Record<string, unknown>[]): Shad
 
 export function compareLines(lines: ShadowLines): ShadowComparison {
   const { observations, launches, commands } = lines;
-  const fromMs = observations[0]?.atMs ?? 0;
+  const fromMs = lines.firstMs;
   const toMs = lines.lastMs;
   const hours = Math.max(0, toMs - fromMs) / 3_600_000;
   const interval = passInterval(observations.map((o) => o.atMs));
   const h = (ms: number) => Math.max(0, ms) / 3_600_000;
 
-  let liveDollars = 0;
+  let liveDollars = (observations[0]?.pricePerHour ?? 0) * h((observations[0]?.atMs ?? fromMs) - fromMs);
   observations.forEach((o, i) => {
     liveDollars += o.pricePerHour * h((observations[i + 1]?.atMs ?? toMs) - o.atMs);
   });
 
   const created = new Map<string, { nodePool: string; atMs: number; price?: number; type?: string }>();
   const deletedAt = new Map<string, number>();
+  // Changes before the window opened (an observation's window reaches back by the age a summary
+  // may have) are not the window's: the shadow had decided nothing yet.
   for (const o of observations) {
-    for (const c of o.created) if (!created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
-    for (const d of o.deleted) if (!deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
+    for (const c of o.created) {
+      if (c.atMs >= fromMs && !created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
+    }
+    for (const d of o.deleted) {
+      if (d.atMs >= fromMs && !deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
+    }
   }
   const endOf = (name: string) => Math.min(deletedAt.get(name) ?? toMs, toMs);
   const differences: ShadowDifference[] = [];

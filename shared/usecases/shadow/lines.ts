@@ -53,7 +53,8 @@ export interface ShadowLines {
   readonly commands: readonly ProposedCommand[];
   /** Seconds the oldest pending pod had waited, for each shadow run that proposed a launch. */
   readonly decisionWaits: readonly number[];
-  /** The time of the last shadow line (epoch ms). */
+  /** The times of the first and the last shadow line (epoch ms). */
+  readonly firstMs: number;
   readonly lastMs: number;
   /** Shadow lines that lacked what their kind carries. */
   readonly unreadable: number;
@@ -120,6 +121,7 @@ export function shadowLines(records: readonly Row[]): ShadowLines {
     launches: [...launches.values()],
     commands: [...commands.values()],
     decisionWaits,
+    firstMs: timed[0]?.ms ?? 0,
     lastMs: timed.at(-1)?.ms ?? 0,
     unreadable,
   };

@@ -68,13 +68,14 @@ ${pool('xlarge', '{ consolidationPolicy: WhenEmpty, consolidateAfter: 1m }')}${w
     expect(record.terminations).toEqual([]);
     expect(emptied).toHaveLength(1);
 
-    // The window: from the shadow's first observation, its disruption pass at 30 s (the schedule
-    // runs every 30 s from the start), to its last line, its pass at 29m30s (the run ends at 30m,
-    // where no pass runs).
-    const fromMs = 30_000;
+    // The window: from the shadow's first line, its provisioner's run at the first tick (1 s, the
+    // live side's launches for the same pods made in the same tick), to its last line, its
+    // disruption pass at 29m30s (the run ends at 30m, where no pass runs).
+    const fromMs = 1_000;
     const toMs = 29 * MINUTE + 30_000;
     expect([comparison.from, comparison.to]).toEqual([at(fromMs), at(toMs)]);
-    // The live cost: both nodes, launched before the window opened, ran through all of it.
+    // The live cost: both nodes, launched as the window opened, ran through all of it (the first
+    // observation, at 30 s, prices the window from its start).
     const liveUsd = (2 * cheapest.price * (toMs - fromMs)) / 3_600_000;
     expect(comparison.live.dollars).toBeCloseTo(liveUsd, 4);
 

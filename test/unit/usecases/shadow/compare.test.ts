@@ -98,4 +98,17 @@ describe('compareShadow, worked by hand', () => {
     ]);
     expect(both.differences).toEqual([]);
   });
+
+  it('leaves out live changes made before the window opened', () => {
+    const early = compareShadow([
+      observeLine('10:00', 0.2),
+      observeLine('10:30', 0.2, {
+        nodeClaimsCreated: { count: 1, pricePerHour: 0.2, nodeClaims: [change('old', '09:59', 0.2)] },
+        nodeClaimsDeleted: { count: 1, pricePerHour: 0.1, nodeClaims: [change('gone', '09:59', 0.1)] },
+      }),
+    ]);
+    expect(early.differences).toEqual([]);
+    expect(early.unmatchedDeletions).toEqual([]);
+    expect(early.live.nodeClaimsCreated).toBe(0);
+  });
 });

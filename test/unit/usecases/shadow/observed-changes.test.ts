@@ -106,7 +106,7 @@ describe('observeCluster: NodeClaims created and deleted in the window', () => {
     expect(observed.nodeClaimsCreated?.nodeClaims[0]?.nodeClaim).toBe('burst-000');
   });
 
-  it('names changes up to the read with readAtMs, past the window that pod startups end at', () => {
+  it('names deletions up to the read with readAtMs, creations up to the window’s end as pod startups', () => {
     const observed = observeCluster({
       nodes: [],
       claims,
@@ -116,11 +116,7 @@ describe('observeCluster: NodeClaims created and deleted in the window', () => {
       untilMs: T0 + 4 * SECOND,
       readAtMs: T0 + 12 * SECOND,
     });
-    expect(observed.nodeClaimsCreated?.nodeClaims.map((c) => c.nodeClaim)).toEqual([
-      'new-1',
-      'new-2',
-      'after',
-    ]);
+    expect(observed.nodeClaimsCreated?.nodeClaims.map((c) => c.nodeClaim)).toEqual(['new-1', 'new-2']);
     expect(observed.nodeClaimsDeleted?.nodeClaims.map((c) => c.nodeClaim)).toEqual(['going']);
     expect(observed.until).toBe(new Date(T0 + 4 * SECOND).toISOString());
   });
