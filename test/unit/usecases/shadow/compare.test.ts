@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareShadow } from '../../../../shared/usecases/shadow/compare.ts';
-import { at, change, LINES, observe as observeLine } from '../../../fixtures/shadow-lines.ts';
+import { at, change, LINES, launch, observe as observeLine } from '../../../fixtures/shadow-lines.ts';
 
 // The comparison of a shadow stack's lines, on the small window of the fixture worked out by hand
 // (below, in the order of the model in compare.ts).
@@ -73,21 +73,10 @@ describe('compareShadow, worked by hand', () => {
   });
 
   it('pairs launches of the same instance type first when several happen at once', () => {
-    const launchOf = (time: string, pod: string, type: string, price: number) => ({
-      shadow: true,
-      time: at(time),
-      decision: 'launch',
-      reason: 'provisioning',
-      outcome: 'launched',
-      nodePool: 'default',
-      pods: [pod],
-      instanceType: type,
-      pricePerHour: price,
-    });
     const both = compareShadow([
       observeLine('10:00', 0),
-      launchOf('10:01', 'default/a', 'm5.large', 0.096),
-      launchOf('10:01', 'default/b', 'c5.large', 0.085),
+      launch('10:01', 'default/a', 'm5.large', 0.096),
+      launch('10:01', 'default/b', 'c5.large', 0.085),
       observeLine('10:30', 0.181, {
         nodeClaimsCreated: {
           count: 2,
