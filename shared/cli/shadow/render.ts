@@ -18,7 +18,8 @@ export function renderShadowComparison(
   options: { top?: number; unreadable?: number } = {},
 ): string {
   const perDay = (dollars: number) => (c.hours === 0 ? 0 : (dollars / c.hours) * 24);
-  const saved = c.live.dollars - c.flotilla.dollars;
+  // Rounded as the dollars it is made of are, so it reads as the sum of the differences listed.
+  const saved = Number((c.live.dollars - c.flotilla.dollars).toFixed(4));
   const rows: [string, string, string][] = [
     ['', 'live autoscaler', 'Flotilla (shadow)'],
     ['cost over the window', usd(c.live.dollars), usd(c.flotilla.dollars)],
