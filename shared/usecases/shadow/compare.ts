@@ -14,8 +14,11 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 //   NodeClaim created in the same NodePool within PAIR_WINDOW_MS, one of the same instance type
 //   first, then the nearest in time. A pair differs
 //   by the price difference for as long as the live NodeClaim lived in the window.
-// - A live NodeClaim with no shadow launch to pair (a launch Flotilla would not have made: the
-//   shadow planned those pods onto capacity already there) saves its price for its life.
+// - A live NodeClaim with no shadow launch to pair, created within PAIR_WINDOW_MS of a live
+//   deletion in its NodePool that no proposal named, replaced that NodeClaim (expiry, interruption,
+//   a disruption Flotilla would not make): Flotilla, keeping the old one, differs by the price
+//   difference for the new one's life. Any other (a launch Flotilla would not have made: the shadow
+//   planned those pods onto capacity already there) saves its price for its life.
 // - A proposed launch no live NodeClaim pairs costs its price while the shadow kept proposing it
 //   (its pods pending), one pass more: once they run elsewhere Flotilla would consolidate it.
 // - A proposed disruption command saves its candidates' price less its replacements' from its
@@ -30,7 +33,12 @@ export const PAIR_WINDOW_MS = 10 * 60_000;
 
 /** One choice that makes Flotilla's cost differ from the live autoscaler's. */
 export interface ShadowDifference {
-  readonly kind: 'cheaper launch' | 'launch not made' | 'extra launch' | 'disruption';
+  readonly kind:
+    | 'cheaper launch'
+    | 'launch not made'
+    | 'replacement not made'
+    | 'extra launch'
+    | 'disruption';
   /** Dollars Flotilla would have saved over the window (negative: it would have cost more). */
   readonly dollars: number;
   /** USD per hour of the difference while it held. */
@@ -70,7 +78,7 @@ export interface ShadowComparison {
   };
   /** Every difference, largest saving (in absolute dollars) first. */
   readonly differences: readonly ShadowDifference[];
-  /** Live deletions no proposal named: listed, not priced (see the model above). */
+  /** Live deletions no proposal named and no live launch replaced: listed, not priced (see the model above). */
   readonly unmatchedDeletions: readonly { readonly nodeClaim: string; readonly at: string }[];
 }
 
@@ -128,6 +136,11 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
   ].sort((a, b) => a.atMs - b.atMs);
   const paired = new Set<Offer>();
   const liveLaunches = [...created.entries()].sort((a, b) => a[1].atMs - b[1].atMs);
+  // Live deletions no proposal named, by NodePool, for a live launch to be their replacement.
+  const proposedFor = new Set(commands.flatMap((c) => c.candidates));
+  const deletedPrices = new Map<string, { nodePool: string; price?: number }>();
+  for (const o of observations) for (const d of o.deleted) deletedPrices.set(d.nodeClaim, d);
+  const replaced = new Set<string>();
   for (const [name, c] of liveLaunches) {
     if (c.price === undefined) continue;
     const offer = offers
@@ -141,6 +154,37 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
           Math.abs(a.atMs - c.atMs) - Math.abs(b.atMs - c.atMs),
       )[0];
     const until = endOf(name);
+    // A live launch beside a live deletion in its NodePool that Flotilla proposed nothing for is
+    // the live autoscaler's replacement (expiry, interruption, a disruption Flotilla would not
+    // make): without it Flotilla would have kept the NodeClaim it replaced.
+    const old =
+      offer === undefined
+        ? [...deletedAt].find(
+            ([gone, at]) =>
+              !proposedFor.has(gone) &&
+              !replaced.has(gone) &&
+              deletedPrices.get(gone)?.nodePool === c.nodePool &&
+              deletedPrices.get(gone)?.price !== undefined &&
+              Math.abs(at - c.atMs) <= PAIR_WINDOW_MS,
+          )
+        : undefined;
+    if (offer === undefined && old !== undefined) {
+      replaced.add(old[0]);
+      const oldPrice = deletedPrices.get(old[0])?.price ?? 0;
+      const delta = c.price - oldPrice;
+      if (delta !== 0) {
+        add({
+          kind: 'replacement not made',
+          dollars: delta * h(until - c.atMs),
+          pricePerHour: delta,
+          nodePool: c.nodePool,
+          fromMs: c.atMs,
+          untilMs: until,
+          why: `live replaced NodeClaim ${old[0]} ($${fmt(oldPrice)}/h) with ${name} (${c.type ?? 'unknown type'}, $${fmt(c.price)}/h); Flotilla proposed no such command and would have kept ${old[0]}`,
+        });
+      }
+      continue;
+    }
     if (offer === undefined) {
       add({
         kind: 'launch not made',
@@ -228,7 +272,7 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
       pricePerHour: round(d.pricePerHour, 6),
     })),
     unmatchedDeletions: [...deletedAt]
-      .filter(([name]) => !named.has(name))
+      .filter(([name]) => !named.has(name) && !replaced.has(name))
       .map(([nodeClaim, ms]) => ({ nodeClaim, at: iso(ms) })),
   };
 }

@@ -42,7 +42,7 @@ describe('flotilla shadow report', () => {
     expect(run.out).toContain(
       'Flotilla would have replaced k2 (Underutilized, $0.6/h → $0.2/h); the live autoscaler did not',
     );
-    expect(run.out).toContain('k9 at 2026-12-03 11:20Z');
+    expect(run.out).toContain('k9 at 2026-12-03 10:40Z');
   });
 
   it('gives the comparison as JSON, the same as the use case computes', async () => {

@@ -41,7 +41,7 @@ describe('compareShadow, worked by hand', () => {
   });
 
   it('lists the live deletion no proposal named, unpriced', () => {
-    expect(result.unmatchedDeletions).toEqual([{ nodeClaim: 'k9', at: at('11:20') }]);
+    expect(result.unmatchedDeletions).toEqual([{ nodeClaim: 'k9', at: at('10:40') }]);
   });
 
   it('says a shadow line it cannot read is unreadable instead of guessing', async () => {
@@ -99,5 +99,22 @@ describe('compareShadow, worked by hand', () => {
     expect(early.differences).toEqual([]);
     expect(early.unmatchedDeletions).toEqual([]);
     expect(early.live.nodeClaimsCreated).toBe(0);
+  });
+
+  it('takes a live launch beside a live deletion no proposal named for a replacement Flotilla would not make', () => {
+    const replaced = compareShadow([
+      observeLine('10:00', 0.1),
+      observeLine('10:30', 0.06, {
+        nodeClaimsCreated: { count: 1, pricePerHour: 0.06, nodeClaims: [change('new', '10:12', 0.06)] },
+        nodeClaimsDeleted: { count: 1, pricePerHour: 0.1, nodeClaims: [change('old', '10:10', 0.1)] },
+      }),
+      observeLine('11:00', 0.06),
+    ]);
+    // Flotilla would have kept `old` at $0.1/h where the live side runs `new` at $0.06/h: from
+    // 10:12 to 11:00, 0.8 h × −$0.04.
+    expect(replaced.differences).toEqual([
+      expect.objectContaining({ kind: 'replacement not made', dollars: -0.032, pricePerHour: -0.04 }),
+    ]);
+    expect(replaced.unmatchedDeletions).toEqual([]);
   });
 });
