@@ -8,7 +8,7 @@ import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
-import { switchSetting } from '../../shared/runtime/switch.ts';
+import { shadowModeSetting, switchSetting } from '../../shared/runtime/switch.ts';
 import type { RefreshCatalogResult } from '../../shared/usecases/catalog/refresh.ts';
 import { setUpCatalog } from '../../shared/usecases/catalog/setup.ts';
 
@@ -18,7 +18,7 @@ const Env = z.object({
   [EnvVar.stateTable]: z.string().min(1),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   [EnvVar.isolatedVPC]: switchSetting,
-  [EnvVar.mode]: z.enum(['live', 'shadow'], { error: 'must be "live" or "shadow"' }).default('live'),
+  [EnvVar.mode]: shadowModeSetting,
 });
 
 function loadConfig(env: NodeJS.ProcessEnv) {
@@ -36,7 +36,7 @@ function loadConfig(env: NodeJS.ProcessEnv) {
 
 // Built once per cold start.
 const config = loadConfig(process.env);
-const shadow = config[EnvVar.mode] === 'shadow';
+const shadow = config[EnvVar.mode];
 const logger = makeLogger(
   { lambda: 'catalog', cluster: config[EnvVar.clusterName], ...(shadow ? { shadow: true } : {}) },
   { level: config[EnvVar.logLevel] },

@@ -23,6 +23,7 @@ import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
 import { metricsClusterOf } from '../../shared/runtime/metrics.ts';
 import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
 import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
+import { shadowModeSetting } from '../../shared/runtime/switch.ts';
 import { ignoringWrites } from '../../shared/usecases/explain/read-only.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
@@ -38,7 +39,7 @@ const BaseEnv = z.object({
   [EnvVar.stateTable]: z.string().min(1),
   [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** A shadow stack decides beside the cluster's autoscaler and writes nothing (see `wire`). */
-  [EnvVar.mode]: z.enum(['live', 'shadow'], { error: 'must be "live" or "shadow"' }).default('live'),
+  [EnvVar.mode]: shadowModeSetting,
   [ClusterAccessEnvVar.clusterEndpoint]: z.url({ protocol: /^https$/ }).optional(),
   [ClusterAccessEnvVar.clusterCa]: z.string().min(1).optional(),
   [ClusterAccessEnvVar.kubernetesVersion]: z
@@ -183,7 +184,7 @@ export async function wire(
 ): Promise<Wiring> {
   const clusterName = config[EnvVar.clusterName];
   const region = config.AWS_REGION;
-  const shadow = config[EnvVar.mode] === 'shadow';
+  const shadow = config[EnvVar.mode];
   // A shadow stack's lines say so, and its metrics go to a series of their own.
   const fields = { lambda, cluster: clusterName, ...(shadow ? { shadow: true } : {}) };
   const logger = makeLogger(fields, { level: config[EnvVar.logLevel] });

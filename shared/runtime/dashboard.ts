@@ -348,6 +348,12 @@ export function dashboardProblems(spec: DashboardSpec): string[] {
   return problems;
 }
 
+/** The live cost a shadow stack observes, and what the command it proposes would save. */
+const LIVE_COST_AND_SAVING = [
+  total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
+  each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
+];
+
 /**
  * The first row of a shadow stack's dashboard: the live cluster's cost as the shadow observes it,
  * what the command Flotilla proposes would save, and pod startup on the live side against how long
@@ -361,15 +367,14 @@ export const SHADOW_DASHBOARD_ROW: DashboardRow = {
       kind: 'number',
       unit: 'USD/hour',
       width: 6,
-      series: [
-        total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
-        each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
-      ],
+      series: LIVE_COST_AND_SAVING,
     },
-    graph('Live cost, and what Flotilla’s proposal would save ($/hour)', 'USD/hour', 10, [
-      total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
-      each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
-    ]),
+    graph(
+      'Live cost, and what Flotilla’s proposal would save ($/hour)',
+      'USD/hour',
+      10,
+      LIVE_COST_AND_SAVING,
+    ),
     graph('Pod startup (live) and pod wait at Flotilla’s decision (s)', 'seconds', 8, [
       each('pods_startup_duration_seconds', 'p90', CLUSTER, 'live startup p90'),
       each('pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending at decision'),

@@ -10,3 +10,12 @@ export const switchSetting = z
   .enum(['true', 'false'], { error: (issue) => `must be true or false, not ${JSON.stringify(issue.input)}` })
   .default('false')
   .transform((value) => value === 'true');
+
+/**
+ * `FLOTILLA_MODE`: `live` (unset) or `shadow`, read as whether the Lambda is a shadow stack's.
+ * Anything else is rejected at cold start.
+ */
+export const shadowModeSetting = z
+  .enum(['live', 'shadow'], { error: 'must be "live" or "shadow"' })
+  .default('live')
+  .transform((mode) => mode === 'shadow');

@@ -56,13 +56,22 @@ export interface CommandPass {
   record(decision: DisruptDecision): void;
 }
 
+/** A new command's id (from its method, the lease, its start and its candidates) and start time. */
+export function commandIdentity(
+  pass: Pick<CommandPass, 'leaseToken' | 'now'>,
+  command: DisruptionCommand,
+): { readonly id: string; readonly startedAt: string } {
+  const startedAt = new Date(pass.now()).toISOString();
+  const names = command.candidates.map((c) => c.nodeClaim.name).sort();
+  return { id: digest([command.method.name, String(pass.leaseToken), startedAt, ...names]), startedAt };
+}
+
 /** Carries a new command out; false when it was abandoned (the pass stops starting commands). */
 export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): Promise<boolean> {
   let command = proposed;
   const { method } = proposed;
-  const startedAt = new Date(pass.now()).toISOString();
+  const { id, startedAt } = commandIdentity(pass, proposed);
   const names = command.candidates.map((c) => c.nodeClaim.name);
-  const id = digest([method.name, String(pass.leaseToken), startedAt, ...[...names].sort()]);
   let dropped: string | undefined;
   const consolidating = method.consolidation !== undefined;
   if (consolidating) await recordAll(pass.ports.cluster, consolidationChosen(command));

@@ -1,7 +1,7 @@
-import type { CommandPass } from './carry-out.ts';
+import { type CommandPass, commandIdentity } from './carry-out.ts';
 import { confirmCommand } from './confirm-command.ts';
 import { decisionForCommand } from './describe.ts';
-import { digest, replacementNames } from './effects.ts';
+import { replacementNames } from './effects.ts';
 import type { DisruptionCommand } from './method.ts';
 
 // A shadow pass's command: decided as a live pass decides it, confirmed on the API server's
@@ -14,9 +14,7 @@ import type { DisruptionCommand } from './method.ts';
 
 /** Records the command a live pass would start; false, so the shadow pass starts no other. */
 export async function propose(pass: CommandPass, proposed: DisruptionCommand): Promise<boolean> {
-  const startedAt = new Date(pass.now()).toISOString();
-  const names = proposed.candidates.map((c) => c.nodeClaim.name).sort();
-  const id = digest([proposed.method.name, String(pass.leaseToken), startedAt, ...names]);
+  const { id } = commandIdentity(pass, proposed);
   const confirmed = await confirmCommand({
     confirmation: pass.confirmation(),
     command: proposed,
