@@ -50,13 +50,19 @@ export function addDashboard(scope: Construct, props: ClusterDashboardProps): cl
     dashboardName: dashboardNameFor(props.clusterName, props.mode),
     defaultInterval: Duration.hours(12),
   });
-  const metricsOf = (series: DashboardSeries): cloudwatch.IMetric[] =>
+  const metricsOf = (series: DashboardSeries, every: Duration): cloudwatch.IMetric[] =>
     series.source === 'flotilla'
-      ? [seriesMetric(metricsClusterOf(props.clusterName, props.mode === 'shadow'), series, period)]
-      : awsMetrics(props, series.kind, period);
+      ? [seriesMetric(metricsClusterOf(props.clusterName, props.mode === 'shadow'), series, every)]
+      : awsMetrics(props, series.kind, every);
   const widgetOf = (widget: DashboardWidget): cloudwatch.IWidget => {
-    const metrics = widget.series.flatMap(metricsOf);
-    const common = { title: widget.title, width: widget.width ?? 6 };
+    // A daily widget: one value per day, over its own range of days.
+    const every = widget.days === undefined ? period : Duration.days(1);
+    const metrics = widget.series.flatMap((series) => metricsOf(series, every));
+    const common = {
+      title: widget.title,
+      width: widget.width ?? 6,
+      ...(widget.days === undefined ? {} : { start: `-P${widget.days}D`, period: every }),
+    };
     return widget.kind === 'number'
       ? new cloudwatch.SingleValueWidget({
           ...common,

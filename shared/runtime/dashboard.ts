@@ -65,6 +65,11 @@ export interface DashboardWidget {
   readonly width?: number;
   /** Lines stacked on one another. @default false */
   readonly stacked?: boolean;
+  /**
+   * One value per UTC day over the last `days` days (the widget's own period and time range), for
+   * figures written once a day. @default the dashboard's period and time range
+   */
+  readonly days?: number;
 }
 
 export interface DashboardRow {
@@ -321,6 +326,14 @@ export function dashboardProblems(spec: DashboardSpec): string[] {
       );
     }
     for (const widget of row.widgets) {
+      if (
+        widget.days !== undefined &&
+        !(Number.isInteger(widget.days) && widget.days >= 1 && widget.days <= 455)
+      ) {
+        problems.push(
+          `widget "${widget.title}": days ${widget.days} is not 1 to 455 (CloudWatch keeps daily values 455 days)`,
+        );
+      }
       for (const series of widget.series) {
         if (series.source === 'aws') continue;
         const where = `widget "${widget.title}", ${series.metric}`;
@@ -382,7 +395,54 @@ export const SHADOW_DASHBOARD_ROW: DashboardRow = {
   ],
 };
 
-/** A stack's dashboard: a shadow stack's starts with SHADOW_DASHBOARD_ROW. */
+/** How many days the daily widgets show. */
+const SHADOW_DAYS = 14;
+
+const daily = (widget: DashboardWidget): DashboardWidget => ({ ...widget, days: SHADOW_DAYS });
+
+/**
+ * The second row of a shadow stack's dashboard: its shadow-report Lambda's figures, one per UTC
+ * day: what the cluster cost under the live autoscaler and what Flotilla's choices would have
+ * cost, what each kind of difference saves, pod wait on both sides, and the hours each day's
+ * figures cover. `flotilla shadow report --since 24h` lists the differences themselves.
+ */
+export const SHADOW_DAILY_ROW: DashboardRow = {
+  title: 'Shadow: each UTC day, the live autoscaler against Flotilla',
+  widgets: [
+    daily({
+      title: 'Last day, $/hour: live and Flotilla',
+      kind: 'number',
+      unit: 'USD/hour',
+      width: 6,
+      series: [each('shadow_cost_per_hour', 'Maximum', [...CLUSTER, 'side'], 'cost')],
+    }),
+    daily(
+      graph('Cost per day, $/hour: live and Flotilla', 'USD/hour', 9, [
+        each('shadow_cost_per_hour', 'Maximum', [...CLUSTER, 'side'], 'cost'),
+      ]),
+    ),
+    daily(
+      graph('What Flotilla saves per day, by difference ($/hour)', 'USD/hour', 9, [
+        each('shadow_savings_per_hour', 'Maximum', BY_REASON, 'saves'),
+        total('shadow_savings_per_hour', 'Maximum', BY_REASON, 'in all'),
+      ]),
+    ),
+    daily(
+      graph('Pod wait per day: live startup, Flotilla at its decision (s)', 'seconds', 12, [
+        each('shadow_pod_wait_seconds', 'Maximum', [...CLUSTER, 'side', 'quantile'], 'wait'),
+      ]),
+    ),
+    daily(
+      graph('Hours of each day the shadow observed', 'hours', 12, [
+        each('shadow_observed_hours', 'Maximum', CLUSTER, 'hours'),
+      ]),
+    ),
+  ],
+};
+
+/** A stack's dashboard: a shadow stack's starts with SHADOW_DASHBOARD_ROW and SHADOW_DAILY_ROW. */
 export function dashboardFor(shadow: boolean): DashboardSpec {
-  return shadow ? { ...DASHBOARD, rows: [SHADOW_DASHBOARD_ROW, ...DASHBOARD.rows] } : DASHBOARD;
+  return shadow
+    ? { ...DASHBOARD, rows: [SHADOW_DASHBOARD_ROW, SHADOW_DAILY_ROW, ...DASHBOARD.rows] }
+    : DASHBOARD;
 }

@@ -25,6 +25,10 @@ export const MetricDimension = {
   zone: 'zone',
   /** `cpu`, `memory`, `nodes`, `pods`, or an extended resource name (NodePool usage and limits). */
   resourceType: 'resourceType',
+  /** A shadow stack's daily comparison: `live` (the cluster's autoscaler) or `flotilla` (the shadow's choices). */
+  side: 'side',
+  /** Which percentile a value is: `p50` or `p90`. */
+  quantile: 'quantile',
 } as const;
 
 export type MetricDimensionKey = (typeof MetricDimension)[keyof typeof MetricDimension];
@@ -52,6 +56,8 @@ export interface MetricSpec {
   readonly dimensionSets: readonly (readonly MetricDimensionKey[])[];
   /** Karpenter's metric, with its prefix; `null` when Karpenter has none (Flotilla's own). */
   readonly karpenter: string | null;
+  /** Only a shadow stack emits it (its dashboard shows it; a live stack's does not). @default false */
+  readonly shadowOnly?: true;
   readonly help: string;
 }
 
@@ -61,6 +67,8 @@ const R = MetricDimension.reason;
 const T = MetricDimension.capacityType;
 const Z = MetricDimension.zone;
 const K = MetricDimension.resourceType;
+const S = MetricDimension.side;
+const Q = MetricDimension.quantile;
 
 /** The catalog, keyed by name. */
 export const METRICS = {
@@ -274,6 +282,44 @@ export const METRICS = {
     dimensionSets: [[C], [C, P]],
     karpenter: null,
     help: 'Times the runaway guard paused a NodePool’s launches',
+  },
+  // A shadow stack's daily comparison (the shadow-report Lambda, once a day for the UTC day before,
+  // dated at that day's start): the figures `flotilla shadow report` prints for that day.
+  shadow_cost_per_hour: {
+    name: 'shadow_cost_per_hour',
+    shadowOnly: true,
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C, S]],
+    karpenter: null,
+    help: 'A shadow stack’s UTC day, USD per hour on average: what the cluster cost under its live autoscaler (side live) and what Flotilla’s choices would have cost (side flotilla)',
+  },
+  shadow_savings_per_hour: {
+    name: 'shadow_savings_per_hour',
+    shadowOnly: true,
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C, R]],
+    karpenter: null,
+    help: 'A shadow stack’s UTC day: what Flotilla would have saved, USD per hour on average, by kind of difference (cheaper launch, launch not made, replacement not made, extra launch, disruption; each every day, 0 when none); their sum is the live side’s shadow_cost_per_hour less Flotilla’s. Negative where it would have cost more',
+  },
+  shadow_pod_wait_seconds: {
+    name: 'shadow_pod_wait_seconds',
+    shadowOnly: true,
+    unit: 'Seconds',
+    kind: 'gauge',
+    dimensionSets: [[C, S, Q]],
+    karpenter: null,
+    help: 'A shadow stack’s UTC day, p50 and p90: pod creation to start on the live side; the oldest pending pod’s age at each launch Flotilla decided on its side',
+  },
+  shadow_observed_hours: {
+    name: 'shadow_observed_hours',
+    shadowOnly: true,
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C]],
+    karpenter: null,
+    help: 'A shadow stack’s UTC day: the hours its lines cover (24 for a whole day, 0 when no observation), which the day’s other shadow figures average over',
   },
 } as const satisfies Record<string, MetricSpec>;
 

@@ -295,7 +295,9 @@ export function renderDashboardSvg(
       column += columns;
       lineHeight = h;
       const flotilla = widget.series.filter((s): s is FlotillaSeries => s.source === 'flotilla');
-      const perSeries = flotilla.map((s) => ({ series: s, lines: seriesLines(s, points, window, spec) }));
+      // A daily widget draws one value per day of the window.
+      const within = widget.days === undefined ? window : { ...window, periodMs: 86_400_000 };
+      const perSeries = flotilla.map((s) => ({ series: s, lines: seriesLines(s, points, within, spec) }));
       const lines = perSeries.flatMap((s) => s.lines);
       const empty = perSeries.filter((s) => s.lines.length === 0).map((s) => s.series.label);
       parts.push(

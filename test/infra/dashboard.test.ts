@@ -46,13 +46,36 @@ describe('the cluster dashboard and its alarms', () => {
     expect(catalogProblems(flotilla, 'demo')).toEqual([]);
   });
 
-  it('shows every metric of the catalog', () => {
-    const shown = new Set(
-      dashboardMetrics(json)
-        .metrics.filter((m) => m.namespace === METRIC_NAMESPACE)
-        .map((m) => m.metricName),
-    );
-    expect(METRIC_SPECS.map((spec) => spec.name).filter((name) => !shown.has(name))).toEqual([]);
+  it('shows every metric of the catalog, a shadow stack’s own on its dashboard only', () => {
+    const shownIn = (template: TemplateJson) =>
+      new Set(
+        dashboardMetrics(template)
+          .metrics.filter((m) => m.namespace === METRIC_NAMESPACE)
+          .map((m) => m.metricName),
+      );
+    const live = shownIn(json);
+    const shadowOnly = METRIC_SPECS.filter((spec) => spec.shadowOnly === true).map((spec) => spec.name);
+    expect(shadowOnly).toHaveLength(4);
+    expect(METRIC_SPECS.map((spec) => spec.name).filter((name) => !live.has(name))).toEqual(shadowOnly);
+    const shadow = shownIn(makeStack({ mode: 'shadow' }).template.toJSON() as TemplateJson);
+    expect(METRIC_SPECS.map((spec) => spec.name).filter((name) => !shadow.has(name))).toEqual([]);
+  });
+
+  it('draws a shadow stack’s daily figures one value a day over two weeks', () => {
+    const shadow = makeStack({ mode: 'shadow' }).template.toJSON() as TemplateJson;
+    const [body] = dashboardBodies(shadow);
+    const daily = (body?.widgets ?? [])
+      .map((w) => w['properties'] as { title?: string; start?: string; period?: number; metrics?: unknown })
+      .filter((p) => JSON.stringify(p.metrics ?? []).includes('shadow_'));
+    expect(daily).toHaveLength(5);
+    for (const widget of daily) {
+      expect(widget, widget.title).toMatchObject({ start: '-P14D', period: 86_400 });
+      // Every metric of it read a day at a time.
+      for (const entry of (widget.metrics ?? []) as unknown[][]) {
+        const options = entry.at(-1) as { period?: number };
+        expect(options.period ?? 86_400, widget.title).toBe(86_400);
+      }
+    }
   });
 
   it('shows the depth of every queue a dead-letter alarm watches, and every Lambda alarmed on', () => {

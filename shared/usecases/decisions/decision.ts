@@ -28,6 +28,7 @@ export type {
 } from './nodeclass.ts';
 export type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
 export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
+export type { CompareDecision, ComparedDifference, ComparedSide } from './shadow.ts';
 export type { DecisionObserver, DecisionOutput, MetricsSink } from './sink.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
@@ -104,6 +105,7 @@ export const DECISION_MESSAGES = {
   unconsolidatable: 'nodeclaim unconsolidatable',
   disruptionPass: 'disruption pass',
   observe: 'cluster observed',
+  compare: 'shadow day compared',
 } as const satisfies Record<DecisionKind, string>;
 
 /** Kinds written at another level than `info`. */

@@ -1,6 +1,7 @@
 import { assertNever } from '../../core/index.ts';
 import type { MetricDimensionKey, MetricName, MetricPoint } from '../../runtime/metrics.ts';
 import type { ObserveDecision } from './disruption.ts';
+import type { CompareDecision } from './shadow.ts';
 import type { Decision } from './types.ts';
 
 // The metrics of each decision (the catalog's, shared/runtime/metrics.ts): the one place a metric
@@ -168,6 +169,8 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     }
     case 'observe':
       return observePoints(decision, point);
+    case 'compare':
+      return comparePoints(decision, context.cluster);
     case 'batch':
     case 'unschedulable':
     case 'followUp':
@@ -221,6 +224,31 @@ function observePoints(
       point('nodepools_utilization_percent', o.memoryUtilization, { nodePool, resourceType: 'memory' }),
       point('cluster_state_node_count', o.nodes, { nodePool }),
     );
+  }
+  return out;
+}
+
+/** A shadow day's figures, dated at the start of the UTC day they are about (not when compared). */
+function comparePoints(decision: CompareDecision, cluster: string): MetricPoint[] {
+  const timeMs = Date.parse(`${decision.day}T00:00:00.000Z`);
+  const point = (name: MetricName, value: number, dimensions: Dimensions = {}): MetricPoint => ({
+    name,
+    values: [value],
+    timeMs,
+    dimensions: { cluster, ...dimensions },
+  });
+  const out = [point('shadow_observed_hours', decision.hours)];
+  const sides = { live: decision.live, flotilla: decision.flotilla };
+  for (const [side, figures] of Object.entries(sides)) {
+    if (figures === undefined) continue;
+    out.push(point('shadow_cost_per_hour', figures.pricePerHour, { side }));
+    const quantiles = { p50: figures.podWaitP50Seconds, p90: figures.podWaitP90Seconds };
+    for (const [quantile, seconds] of Object.entries(quantiles)) {
+      if (seconds !== undefined) out.push(point('shadow_pod_wait_seconds', seconds, { side, quantile }));
+    }
+  }
+  for (const [reason, perHour] of Object.entries(decision.savingsPerHour ?? {})) {
+    out.push(point('shadow_savings_per_hour', perHour, { reason }));
   }
   return out;
 }

@@ -18,6 +18,7 @@ import type {
 } from './nodeclass.ts';
 import type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
 import type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
+import type { CompareDecision } from './shadow.ts';
 
 // The decision values: what each use case decided, one union on `kind`. decision.ts writes them
 // (one log line each, and their metrics) and re-exports these types.
@@ -333,6 +334,7 @@ export type Decision = WithoutLineKeys<
   | UnconsolidatableDecision
   | DisruptionPassDecision
   | ObserveDecision
+  | CompareDecision
 >;
 
 /** Keys a decision's line writes itself (toDecisionLine, the logger). */

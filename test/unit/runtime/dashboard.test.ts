@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DASHBOARD,
   type DashboardSpec,
+  dashboardFor,
   dashboardProblems,
   freeDimensions,
 } from '../../../shared/runtime/dashboard.ts';
@@ -10,6 +11,7 @@ import { CPU_USAGE, flotillaSeries, oneWidgetSpec } from './dashboard-fixtures.t
 describe('the dashboard spec', () => {
   it('agrees with the metric catalog and fills whole lines of the grid', () => {
     expect(dashboardProblems(DASHBOARD)).toEqual([]);
+    expect(dashboardProblems(dashboardFor(true))).toEqual([]);
   });
 
   it.each<[string, DashboardSpec, string]>([
@@ -39,6 +41,11 @@ describe('the dashboard spec', () => {
       'a period CloudWatch does not keep for standard-resolution metrics',
       { ...oneWidgetSpec([]), periodSeconds: 90 },
       'periodSeconds 90 is not a whole number of minutes',
+    ],
+    [
+      'a daily widget over more days than CloudWatch keeps daily values',
+      oneWidgetSpec([], { width: 24, days: 500 }),
+      'widget "w": days 500 is not 1 to 455 (CloudWatch keeps daily values 455 days)',
     ],
     [
       'a row that does not fill its line',

@@ -683,6 +683,55 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       },
     },
   ],
+  compare: [
+    {
+      decision: {
+        kind: 'compare',
+        reason: 'compared',
+        day: '2026-03-01',
+        from: '2026-03-01T00:00:30.000Z',
+        to: '2026-03-01T23:59:30.000Z',
+        hours: 23.9833,
+        live: { pricePerHour: 1.2, dollars: 28.78, podWaitP50Seconds: 41, podWaitP90Seconds: 75 },
+        flotilla: { pricePerHour: 0.9, dollars: 21.585, podWaitP50Seconds: 2 },
+        savingsPerHour: {
+          'cheaper launch': 0.1,
+          'launch not made': 0,
+          'replacement not made': 0,
+          'extra launch': -0.05,
+          disruption: 0.25,
+        },
+        differences: [],
+        differenceCount: 0,
+        lines: 2900,
+        unreadableLines: 0,
+      },
+      expected: {
+        [series('shadow_observed_hours')]: 23.9833,
+        [series('shadow_cost_per_hour', { side: 'live' })]: 1.2,
+        [series('shadow_cost_per_hour', { side: 'flotilla' })]: 0.9,
+        [series('shadow_pod_wait_seconds', { side: 'live', quantile: 'p50' })]: 41,
+        [series('shadow_pod_wait_seconds', { side: 'live', quantile: 'p90' })]: 75,
+        [series('shadow_pod_wait_seconds', { side: 'flotilla', quantile: 'p50' })]: 2,
+        [series('shadow_savings_per_hour', { reason: 'cheaper launch' })]: 0.1,
+        [series('shadow_savings_per_hour', { reason: 'launch not made' })]: 0,
+        [series('shadow_savings_per_hour', { reason: 'replacement not made' })]: 0,
+        [series('shadow_savings_per_hour', { reason: 'extra launch' })]: -0.05,
+        [series('shadow_savings_per_hour', { reason: 'disruption' })]: 0.25,
+      },
+    },
+    {
+      decision: {
+        kind: 'compare',
+        reason: 'no observation',
+        day: '2026-03-02',
+        hours: 0,
+        lines: 12,
+        unreadableLines: 1,
+      },
+      expected: { [series('shadow_observed_hours')]: 0 },
+    },
+  ],
 };
 
 /** Every entry of the corpus, in kind order. */

@@ -38,6 +38,13 @@ function written(
   return { texts, lines, emf, values: emf.flatMap((t) => readEmf(JSON.parse(t) as Record<string, unknown>)) };
 }
 
+/**
+ * When a decision's points are dated: when written, except a shadow day's comparison, dated at the
+ * start of the UTC day it is about (the dashboard shows one figure per day).
+ */
+const datedAt = (decision: Decision) =>
+  decision.kind === 'compare' ? Date.parse(`${decision.day}T00:00:00Z`) : T;
+
 const union = (sets: readonly (readonly string[])[]) => [...new Set(sets.flat())].sort();
 
 describe('the metrics of each decision, as EMF lines', () => {
@@ -58,7 +65,7 @@ describe('the metrics of each decision, as EMF lines', () => {
         });
         // The sink's fields, not those a use case's child logger adds to its own lines.
         expect(line).not.toHaveProperty('holder');
-        expect(line['_aws']).toMatchObject({ Timestamp: T });
+        expect(line['_aws']).toMatchObject({ Timestamp: datedAt(entry.decision) });
       }
     },
   );
@@ -94,7 +101,7 @@ describe('the metrics of each decision, as EMF lines', () => {
       for (const p of toMetricPoints(entry.decision, { cluster: CLUSTER, timeMs: T })) {
         expect(Object.keys(p.dimensions).sort(), p.name).toEqual(union(METRICS[p.name].dimensionSets));
         for (const value of Object.values(p.dimensions)) expect(value).toMatch(/^.+$/);
-        expect(p.timeMs).toBe(T);
+        expect(p.timeMs).toBe(datedAt(entry.decision));
       }
     }
   });
