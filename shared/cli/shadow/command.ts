@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { DEFAULT_REGION } from '../../adapters/memory/index.ts';
 import { compareLines } from '../../usecases/shadow/compare.ts';
-import { shadowLines } from '../../usecases/shadow/lines.ts';
+import { type LogLines, parseLogLines, shadowLines } from '../../usecases/shadow/lines.ts';
 import { type CliIo, type Command, parseCommandArgs, parseSince, stringValue } from '../command.ts';
-import { parseLogLines, type ReadLines, readShadowLogs } from './logs.ts';
+import { readShadowLogs } from './logs.ts';
 import { renderShadowComparison } from './render.ts';
 
 // `flotilla shadow report`: what a shadow stack would have done against what the live autoscaler
@@ -71,7 +71,7 @@ async function runShadow(args: readonly string[], io: CliIo): Promise<number> {
   if (sinceMs === undefined)
     return refuse(`--since is minutes or hours such as 90m or 24h, got "${sinceText}"`);
 
-  let read: ReadLines;
+  let read: LogLines;
   if (file !== undefined) {
     read = parseLogLines(fs.readFileSync(file, 'utf8'));
   } else {

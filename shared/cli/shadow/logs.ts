@@ -1,41 +1,17 @@
-import { CloudWatchLogsClient, FilterLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { makeCloudWatchShadowLines } from '../../adapters/aws/shadow-lines.ts';
 import { FlotillaError } from '../../core/index.ts';
+import { ShadowLinesError } from '../../ports/log-lines.ts';
+import { type LogLines, parseLogLines, SHADOW_DECISION_KINDS } from '../../usecases/shadow/lines.ts';
 import { logGroupsNamed } from '../explain/logs.ts';
 
 // The lines a shadow stack logged, from its CloudWatch Logs (the caller's own credentials;
-// DescribeLogGroups and FilterLogEvents only) or from a file of log lines, each parsed from its
-// first `{` (CloudWatch exports and `aws logs tail` put a prefix before the JSON).
+// DescribeLogGroups and FilterLogEvents only), with the shadow-report Lambda's reader; a file of
+// lines is read with parseLogLines (shared/usecases/shadow/lines.ts).
 
 /** A shadow report's lines could not be had. */
 export class ShadowLogsError extends FlotillaError {
   readonly code = 'ShadowLogsError';
-}
-
-export interface ReadLines {
-  readonly records: Record<string, unknown>[];
-  /** Lines that held no JSON object. */
-  readonly skipped: number;
-}
-
-/** The JSON objects of a text of log lines. */
-export function parseLogLines(text: string): ReadLines {
-  const records: Record<string, unknown>[] = [];
-  let skipped = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const start = line.indexOf('{');
-    try {
-      const parsed: unknown = start === -1 ? undefined : JSON.parse(line.slice(start));
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-        records.push(parsed as Record<string, unknown>);
-        continue;
-      }
-    } catch {
-      // counted below
-    }
-    skipped += 1;
-  }
-  return { records, skipped };
 }
 
 /** The prefix of the log groups of a cluster's shadow stack (as the CDK app names the stack). */
@@ -53,44 +29,33 @@ export interface ShadowLogsOptions {
   readonly progress?: (lines: number) => void;
 }
 
-/** Every `shadow: true` line of the cluster's shadow stack since `sinceMs`. */
-export async function readShadowLogs(options: ShadowLogsOptions): Promise<ReadLines> {
+/** The shadow lines the comparison reads, of the cluster's shadow stack since `sinceMs`. */
+export async function readShadowLogs(options: ShadowLogsOptions): Promise<LogLines> {
   const client = options.client ?? new CloudWatchLogsClient({ region: options.region, maxAttempts: 5 });
   const prefix = shadowLogGroupPrefix(options.clusterName);
   try {
-    const groups = await logGroupsNamed(client, prefix);
+    let groups: string[];
+    try {
+      groups = await logGroupsNamed(client, prefix);
+    } catch (error) {
+      throw new ShadowLogsError(`CloudWatch Logs refused: ${firstLine(error)}`, { cause: error });
+    }
     if (groups.length === 0) {
       throw new ShadowLogsError(
         `no log group starts with ${prefix} in ${options.region}: deploy the shadow stack (-c mode=shadow) or pass --cluster-name and --region of it`,
       );
     }
-    const texts: string[] = [];
-    for (const group of groups) {
-      let next: string | undefined;
-      do {
-        const page = await client.send(
-          new FilterLogEventsCommand({
-            logGroupName: group,
-            startTime: options.sinceMs,
-            filterPattern: '{ $.shadow IS TRUE }',
-            ...(next === undefined ? {} : { nextToken: next }),
-          }),
-        );
-        for (const e of page.events ?? []) if (e.message !== undefined) texts.push(e.message);
-        options.progress?.(texts.length);
-        next = page.nextToken;
-      } while (next !== undefined);
-    }
+    const texts = await makeCloudWatchShadowLines({ client, logGroups: groups }).read(
+      { fromMs: options.sinceMs, decisions: SHADOW_DECISION_KINDS },
+      options.progress,
+    );
     return parseLogLines(texts.join('\n'));
   } catch (error) {
-    if (error instanceof ShadowLogsError) throw error;
-    throw new ShadowLogsError(
-      `CloudWatch Logs refused: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
-      {
-        cause: error,
-      },
-    );
+    if (error instanceof ShadowLinesError) throw new ShadowLogsError(error.message, { cause: error });
+    throw error;
   } finally {
     if (options.client === undefined) client.destroy();
   }
 }
+
+const firstLine = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0] : String(error));

@@ -31,14 +31,18 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 /** How far apart in time a live NodeClaim and a shadow launch may be to be the same answer. */
 export const PAIR_WINDOW_MS = 10 * 60_000;
 
+/** The kinds of difference the model prices. */
+export const DIFFERENCE_KINDS = [
+  'cheaper launch',
+  'launch not made',
+  'replacement not made',
+  'extra launch',
+  'disruption',
+] as const;
+
 /** One choice that makes Flotilla's cost differ from the live autoscaler's. */
 export interface ShadowDifference {
-  readonly kind:
-    | 'cheaper launch'
-    | 'launch not made'
-    | 'replacement not made'
-    | 'extra launch'
-    | 'disruption';
+  readonly kind: (typeof DIFFERENCE_KINDS)[number];
   /** Dollars Flotilla would have saved over the window (negative: it would have cost more). */
   readonly dollars: number;
   /** USD per hour of the difference while it held. */

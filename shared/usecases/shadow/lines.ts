@@ -60,6 +60,9 @@ export interface ShadowLines {
   readonly unreadable: number;
 }
 
+/** The decision kinds whose lines the comparison reads (a log store may leave the others out). */
+export const SHADOW_DECISION_KINDS: readonly string[] = ['observe', 'launch', 'disrupt', 'plan'];
+
 type Row = Record<string, unknown>;
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -194,4 +197,35 @@ function commandOf(r: Row, ms: number): ProposedCommand | undefined {
       : [{ nodePool: pool, type, price }];
   });
   return { nodePool, reason, action, atMs: ms, lastMs: ms, candidates: names, before, after, replacements };
+}
+
+/** JSON log lines, and how many lines held no JSON object. */
+export interface LogLines {
+  readonly records: Record<string, unknown>[];
+  /** Lines that held no JSON object (left out). */
+  readonly skipped: number;
+}
+
+/**
+ * The JSON objects of a text of log lines, each parsed from its first `{` (CloudWatch exports and
+ * `aws logs tail` put a prefix before the JSON); a line that holds none is counted in `skipped`.
+ */
+export function parseLogLines(text: string): LogLines {
+  const records: Record<string, unknown>[] = [];
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const start = line.indexOf('{');
+    try {
+      const parsed: unknown = start === -1 ? undefined : JSON.parse(line.slice(start));
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+        records.push(parsed as Record<string, unknown>);
+        continue;
+      }
+    } catch {
+      // counted below
+    }
+    skipped += 1;
+  }
+  return { records, skipped };
 }
