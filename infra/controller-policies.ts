@@ -286,6 +286,10 @@ export class ControllerPolicies {
             });
           }
           break;
+        case 'readShadowLines':
+          throw new Error(
+            `${role.node.id}: readShadowLines is granted with the stack's log groups (ClusterFunctions)`,
+          );
         default:
           assertNever(permission);
       }

@@ -3,7 +3,13 @@ import type { EnvVarKey } from '../shared/runtime/env.ts';
 import { lineThrough, type MemoryModel } from './cluster-size.ts';
 
 /** The EventBridge schedules of a cluster; each may drive one Lambda. */
-export type ScheduleName = 'pendingPods' | 'catalogRefresh' | 'garbageCollection' | 'disruption';
+export type ScheduleName =
+  | 'pendingPods'
+  | 'catalogRefresh'
+  | 'garbageCollection'
+  | 'disruption'
+  /** A shadow stack's daily comparison, just after midnight UTC. */
+  | 'shadowReport';
 
 /** The work queues of a cluster (each has its own dead-letter queue). */
 export type QueueName = 'podEvents' | 'interruption' | 'termination' | 'disruptionPasses';
@@ -53,6 +59,9 @@ export type Trigger =
  *   its schedule's ticks, to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
  *   the controller group (RBAC in the cluster-side manifests).
+ * - `readShadowLines`: logs:FilterLogEvents on the log groups of the stack's own deciding Lambdas
+ *   (`SHADOW_LINE_SOURCES`), whose names the Lambda gets in `shadowLogGroups` (a shadow stack's
+ *   shadow-report; lambda-functions.ts grants it, as only it knows the groups).
  */
 export type Permission =
   | 'describeInstances'
@@ -70,7 +79,8 @@ export type Permission =
   | 'sendTermination'
   | 'sendPodEvents'
   | 'sendDisruptionPasses'
-  | 'kubernetes';
+  | 'kubernetes'
+  | 'readShadowLines';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
 export interface FunctionDefinition {
@@ -350,6 +360,25 @@ export const garbageCollectorFunction: FunctionDefinition = {
   ],
   timeout: Duration.minutes(1),
   memoryModel: GARBAGE_COLLECTOR_MEMORY,
+};
+
+/**
+ * A shadow stack's daily comparison (stack-mode.ts: only a shadow stack has it): just after
+ * midnight UTC it reads the day before's lines of the stack's provisioner and disruption Lambdas
+ * from CloudWatch Logs, compares them as `flotilla shadow report` does, and writes the day's
+ * figures as metrics dated at the day's start. It reads neither the cluster nor EC2.
+ */
+export const shadowReportFunction: FunctionDefinition = {
+  name: 'shadow-report',
+  entry: 'lambdas/shadow-report/handler.ts',
+  description: 'Flotilla: compare the shadow stack’s day with what the live autoscaler did',
+  triggers: [{ kind: 'schedule', schedule: 'shadowReport' }],
+  env: ['clusterName', 'logLevel'],
+  permissions: ['readShadowLines'],
+  // `npm run bench:shadow`: a busy 5,000-node cluster's day is about 16 MB of lines, parsed and
+  // compared in a quarter of a second at 137 MiB peak; the time is CloudWatch's paging (1 MB a page).
+  timeout: Duration.minutes(5),
+  memorySize: 512,
 };
 
 /**

@@ -19,6 +19,7 @@ import { acknowledge, addOutput, pascal } from './construct-kit.ts';
 import type { ControllerPolicies } from './controller-policies.ts';
 import type { FunctionDefinition, ScheduleName } from './functions.ts';
 import { makeDeadLetterQueue, type QueueSet } from './queues.ts';
+import { SHADOW_LINE_SOURCES } from './stack-mode.ts';
 
 /**
  * A Lambda's memory: from its row's memory model for the cluster's size, with 30% headroom, never
@@ -97,18 +98,46 @@ export class ClusterFunctions {
     const functions: Record<string, nodejs.NodejsFunction> = {};
     const roles: Record<string, iam.Role> = {};
     const logGroups: logs.LogGroup[] = [];
+    const groupsByName = new Map<string, logs.LogGroup>();
     const failureQueues: Record<string, sqs.IQueue> = {};
     for (const definition of props.definitions) {
       const { fn, role, logGroup, failures } = this.add(definition);
       functions[definition.name] = fn;
       roles[definition.name] = role;
       logGroups.push(logGroup);
+      groupsByName.set(definition.name, logGroup);
       if (failures !== undefined) failureQueues[definition.name] = failures;
     }
     this.functions = functions;
     this.roles = roles;
     this.logGroups = logGroups;
     this.failureQueues = failureQueues;
+    this.grantShadowLines(groupsByName);
+  }
+
+  /**
+   * `readShadowLines`: FilterLogEvents on the log groups of the stack's deciding Lambdas
+   * (SHADOW_LINE_SOURCES), whose names the Lambda gets in `shadowLogGroups`.
+   */
+  private grantShadowLines(groupsByName: ReadonlyMap<string, logs.LogGroup>): void {
+    for (const definition of this.props.definitions) {
+      if (!definition.permissions.includes('readShadowLines')) continue;
+      const sources = SHADOW_LINE_SOURCES.map((name) =>
+        required(groupsByName.get(name), definition, `log group of the ${name} Lambda`),
+      );
+      const role = required(this.roles[definition.name], definition, 'role');
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'AllowShadowLineReads',
+          actions: ['logs:FilterLogEvents'],
+          resources: sources.map((group) => group.logGroupArn),
+        }),
+      );
+      this.functions[definition.name]?.addEnvironment(
+        EnvVar.shadowLogGroups,
+        sources.map((group) => group.logGroupName).join(','),
+      );
+    }
   }
 
   private add(definition: FunctionDefinition): {
@@ -130,7 +159,11 @@ export class ClusterFunctions {
     });
     // Our own log group only, instead of AWSLambdaBasicExecutionRole's logs:* on every group.
     logGroup.grantWrite(role);
-    props.policies.grant(role, definition.permissions);
+    // readShadowLines needs the stack's log groups: grantShadowLines gives it once all are built.
+    props.policies.grant(
+      role,
+      definition.permissions.filter((permission) => permission !== 'readShadowLines'),
+    );
 
     const schedules = definition.triggers.flatMap((t) => (t.kind === 'schedule' ? [t] : []));
     const failures =

@@ -34,7 +34,7 @@ export function addSchedules(
   scope: Construct,
   props: ClusterSchedulesProps,
 ): { readonly [K in ScheduleName]?: events.Rule } {
-  const specs: Record<ScheduleName, { rate: Duration; what: string }> = {
+  const specs: Record<ScheduleName, { rate: Duration; what: string; schedule?: events.Schedule }> = {
     pendingPods: {
       rate: props.pendingPodPollInterval ?? Duration.minutes(1),
       what: 'poll for pending pods',
@@ -51,13 +51,19 @@ export function addSchedules(
       rate: scheduleRate(props.disruptionInterval ?? DEFAULT_DISRUPTION_INTERVAL),
       what: 'evaluate disruption',
     },
+    // Twenty minutes after midnight UTC: the last lines of the day have reached CloudWatch Logs.
+    shadowReport: {
+      rate: Duration.days(1),
+      what: 'compare the day before (00:20 UTC)',
+      schedule: events.Schedule.cron({ minute: '20', hour: '0' }),
+    },
   };
   const schedules: { [K in ScheduleName]?: events.Rule } = {};
   for (const name of schedulesOf(props.mode ?? 'live', Object.keys(specs) as ScheduleName[])) {
     const spec = specs[name];
     schedules[name] = new events.Rule(scope, `${pascal(name)}Schedule`, {
       description: `Flotilla ${props.clusterName}: ${spec.what} every ${spec.rate.toHumanString()}`,
-      schedule: events.Schedule.rate(spec.rate),
+      schedule: spec.schedule ?? events.Schedule.rate(spec.rate),
     });
   }
   return schedules;

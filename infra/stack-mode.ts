@@ -1,5 +1,12 @@
 import type { EnvVarKey } from '../shared/runtime/env.ts';
-import type { FunctionDefinition, Permission, QueueName, ScheduleName, Trigger } from './functions.ts';
+import {
+  type FunctionDefinition,
+  type Permission,
+  type QueueName,
+  type ScheduleName,
+  shadowReportFunction,
+  type Trigger,
+} from './functions.ts';
 
 // What a stack of each mode deploys. A live stack is Flotilla, the cluster's autoscaler. A shadow
 // stack runs beside the cluster's live autoscaler (Karpenter, or a live Flotilla stack of the same
@@ -20,14 +27,31 @@ export const NAME_PREFIX: Readonly<Record<StackMode, { readonly kebab: string; r
   shadow: { kebab: 'flotilla-shadow', pascal: 'FlotillaShadow' },
 };
 
-/** The Lambdas of a shadow stack: the two that decide, and the catalog they plan with. */
-export const SHADOW_FUNCTIONS: readonly string[] = ['catalog', 'provisioner', 'disruption'];
+/**
+ * The Lambdas of a shadow stack: the two that decide, the catalog they plan with, and its own
+ * daily comparison of their lines (`SHADOW_ONLY_FUNCTIONS`).
+ */
+export const SHADOW_FUNCTIONS: readonly string[] = ['catalog', 'provisioner', 'disruption', 'shadow-report'];
+
+/** Lambdas only a shadow stack deploys. */
+export const SHADOW_ONLY_FUNCTIONS: readonly FunctionDefinition[] = [shadowReportFunction];
+
+/** The Lambdas whose lines the shadow-report Lambda compares (its `readShadowLines` groups). */
+export const SHADOW_LINE_SOURCES: readonly string[] = ['provisioner', 'disruption'];
 
 /** Its one work queue: the shim's pod events, which start the shadow provisioner's runs. */
 export const SHADOW_QUEUES: readonly QueueName[] = ['podEvents'];
 
-/** Its schedules: no garbage collection, which only acts. */
-export const SHADOW_SCHEDULES: readonly ScheduleName[] = ['pendingPods', 'catalogRefresh', 'disruption'];
+/** Its schedules: no garbage collection, which only acts; its own daily comparison. */
+export const SHADOW_SCHEDULES: readonly ScheduleName[] = [
+  'pendingPods',
+  'catalogRefresh',
+  'disruption',
+  'shadowReport',
+];
+
+/** Schedules only a shadow stack has. */
+const SHADOW_ONLY_SCHEDULES: readonly ScheduleName[] = ['shadowReport'];
 
 /**
  * Whether a shadow Lambda keeps each permission bundle, or why it is withheld. Every bundle is
@@ -64,6 +88,8 @@ const IN_SHADOW: Readonly<Record<Permission, 'kept' | { readonly withheld: strin
   },
   // Mapped to the shadow's own group, whose ClusterRole only reads (manifests.ts).
   kubernetes: 'kept',
+  // Reading its own Lambdas' log groups.
+  readShadowLines: 'kept',
 };
 
 /** Whether a Lambda of a `mode` stack may get `permission`. */
@@ -99,13 +125,16 @@ export function queuesOf(mode: StackMode, all: readonly QueueName[]): readonly Q
 
 /** The schedules a `mode` stack deploys. */
 export function schedulesOf(mode: StackMode, all: readonly ScheduleName[]): readonly ScheduleName[] {
-  return mode === 'live' ? all : all.filter((name) => SHADOW_SCHEDULES.includes(name));
+  return mode === 'live'
+    ? all.filter((name) => !SHADOW_ONLY_SCHEDULES.includes(name))
+    : all.filter((name) => SHADOW_SCHEDULES.includes(name));
 }
 
 /**
  * The Lambdas a `mode` stack deploys from `definitions`: all of them as they are in a live stack;
  * in a shadow stack the rows of `SHADOW_FUNCTIONS`, each triggered only by the shadow's queues and
- * schedules, without the withheld bundles and variables, and told its mode (`EnvVar.mode`).
+ * schedules, without the withheld bundles and variables, and told its mode (`EnvVar.mode`), then
+ * `SHADOW_ONLY_FUNCTIONS`.
  */
 export function functionsOf(
   mode: StackMode,
@@ -116,13 +145,20 @@ export function functionsOf(
     trigger.kind === 'queue'
       ? SHADOW_QUEUES.includes(trigger.queue)
       : SHADOW_SCHEDULES.includes(trigger.schedule);
-  return definitions
+  const deciding = definitions
     .filter((definition) => SHADOW_FUNCTIONS.includes(definition.name))
     .map((definition) => ({
       ...definition,
       description: `${definition.description} (shadow: decides and logs only)`,
       triggers: definition.triggers.filter(deployed),
-      env: [...definition.env.filter((key) => !WITHHELD_IN_SHADOW_ENV.has(key)), 'mode'],
+      env: [...definition.env.filter((key) => !WITHHELD_IN_SHADOW_ENV.has(key)), 'mode' as const],
       permissions: definition.permissions.filter((permission) => isPermitted(mode, permission)),
     }));
+  return [
+    ...deciding,
+    ...SHADOW_ONLY_FUNCTIONS.map((definition) => ({
+      ...definition,
+      env: [...definition.env, 'mode' as const],
+    })),
+  ];
 }

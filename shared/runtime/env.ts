@@ -94,6 +94,11 @@ export const EnvVar = {
    * refused past limits made from it (summaryLimitsFor in shared/ports/summary.ts).
    */
   clusterSize: 'FLOTILLA_CLUSTER_SIZE',
+  /**
+   * A shadow stack's shadow-report Lambda: the log groups of the stack's Lambdas that decide (its
+   * provisioner and disruption), comma-separated, whose lines it compares each day.
+   */
+  shadowLogGroups: 'FLOTILLA_SHADOW_LOG_GROUPS',
 } as const;
 
 /** A key of `EnvVar`, e.g. `'stateTable'`. */

@@ -208,10 +208,13 @@ describe('what a shadow stack deploys', () => {
     built = makeStack({ mode: 'shadow' });
   });
 
-  it('deploys the catalog, provisioner and disruption Lambdas only, each told it is a shadow', () => {
+  it('deploys the catalog, provisioner and disruption Lambdas and its daily comparison only, each told it is a shadow', () => {
+    expect(Object.keys(built.cluster.functions).sort()).toEqual(
+      ['catalog', 'disruption', 'provisioner', 'shadow-report'].sort(),
+    );
     expect(Object.keys(built.cluster.functions).sort()).toEqual([...SHADOW_FUNCTIONS].sort());
     const variables = flotillaVariables(built.template);
-    expect(variables).toHaveLength(3);
+    expect(variables).toHaveLength(4);
     for (const v of variables) {
       expect(v[EnvVar.mode]).toBe('shadow');
       for (const absent of [
@@ -225,17 +228,82 @@ describe('what a shadow stack deploys', () => {
         expect(v).not.toHaveProperty(absent);
       }
     }
-    // A live stack's Lambdas run without it, which means live.
-    for (const v of flotillaVariables(makeStack().template)) expect(v).not.toHaveProperty(EnvVar.mode);
+    // A live stack's Lambdas run without it, which means live; and a live stack compares nothing.
+    const liveStack = makeStack();
+    for (const v of flotillaVariables(liveStack.template)) expect(v).not.toHaveProperty(EnvVar.mode);
+    expect(Object.keys(liveStack.cluster.functions)).not.toContain('shadow-report');
+    expect(Object.keys(liveStack.cluster.schedules)).not.toContain('shadowReport');
   });
 
-  it('runs them on the pending-pod, catalog and disruption schedules, and on nothing else but pod events', () => {
+  it('compares each day the lines of its provisioner and disruption Lambdas, read from their log groups only', () => {
+    const { stack, cluster, template } = built;
+    const groupOf = (name: string) =>
+      present(cluster.functions[name]).logGroup.node.defaultChild as unknown as { logicalId: string };
+    const sources = ['provisioner', 'disruption'].map((name) => stack.resolve(groupOf(name).logicalId));
+    const reportFunction = stack.getLogicalId(
+      present(cluster.functions['shadow-report']).node.defaultChild as never,
+    );
+    expect(template.toJSON()['Resources'][reportFunction].Properties['Environment']).toEqual({
+      Variables: {
+        [EnvVar.clusterName]: 'demo',
+        [EnvVar.logLevel]: 'info',
+        [EnvVar.mode]: 'shadow',
+        NODE_OPTIONS: '--enable-source-maps',
+        [EnvVar.shadowLogGroups]: {
+          'Fn::Join': ['', [{ Ref: sources[0] }, ',', { Ref: sources[1] }]],
+        },
+      },
+    });
+    // No other Lambda reads the groups.
+    expect(flotillaVariables(template).filter((v) => v[EnvVar.shadowLogGroups] !== undefined)).toHaveLength(
+      1,
+    );
+    // Its role: FilterLogEvents on those two groups, and writing its own log group; nothing else.
+    const reportRole = stack.getLogicalId(
+      present(cluster.functionRoles['shadow-report']).node.defaultChild as never,
+    );
+    const policies = template.findResources('AWS::IAM::Policy', {
+      Properties: { Roles: [{ Ref: reportRole }] },
+    });
+    expect(Object.keys(policies)).toHaveLength(1);
+    expect(template.toJSON()['Resources'][reportRole].Properties['ManagedPolicyArns']).toBeUndefined();
+    const statements = ownedStatements(template)
+      .filter((o) => o.owner in policies)
+      .map((o) => o.statement);
+    const reads = statements.filter((st) => actionsOf(st).includes('logs:FilterLogEvents'));
+    expect(reads.map(actionsOf)).toEqual([['logs:FilterLogEvents']]);
+    expect(reads.flatMap(resourcesOf)).toEqual(sources.map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })));
+    for (const st of statements.filter((x) => !reads.includes(x))) {
+      for (const action of actionsOf(st)) expect(action).toMatch(/^logs:(CreateLogStream|PutLogEvents)$/);
+    }
+    // Just after midnight UTC, every day.
+    const rule = present(cluster.schedules.shadowReport).node.defaultChild as events.CfnRule;
+    expect(rule.scheduleExpression).toBe('cron(20 0 * * ? *)');
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'cron(20 0 * * ? *)',
+      Targets: [
+        Match.objectLike({ Arn: ref(stack, present(cluster.functions['shadow-report']).functionArn) }),
+      ],
+    });
+  });
+
+  it('runs them on the pending-pod, catalog, disruption and daily schedules, and on nothing else but pod events', () => {
     const { stack, cluster, template } = built;
     const fn = (name: string) => present(cluster.functions[name]);
     const rules = resourcesIn(template).filter((r) => r.Type === 'AWS::Events::Rule');
     // Schedules only: no interruption rule.
-    expect(rules.map((r) => r.Properties?.['EventPattern'])).toEqual([undefined, undefined, undefined]);
-    expect(Object.keys(cluster.schedules).sort()).toEqual(['catalogRefresh', 'disruption', 'pendingPods']);
+    expect(rules.map((r) => r.Properties?.['EventPattern'])).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(Object.keys(cluster.schedules).sort()).toEqual([
+      'catalogRefresh',
+      'disruption',
+      'pendingPods',
+      'shadowReport',
+    ]);
     for (const [schedule, target] of [
       ['pendingPods', 'provisioner'],
       ['catalogRefresh', 'catalog'],

@@ -152,6 +152,23 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
       return call.operation === 'GetCallerIdentity' ? [] : one('*');
     case 'iam':
       return iamAuthorizations(call, action, region);
+    case 'cloudwatch logs': {
+      // Log-group actions are authorized on the group's ARN as IAM policies name it (`:*`).
+      const logsAction = `logs:${call.operation}`;
+      if (call.operation !== 'FilterLogEvents') {
+        throw new HarnessError(
+          `the IAM check does not model ${logsAction}; add it to test/harness/aws/authorize.ts`,
+        );
+      }
+      const group = String(input['logGroupName'] ?? '');
+      return [
+        {
+          action: logsAction,
+          resource: `arn:aws:logs:${call.region}:${STACK_ACCOUNT}:log-group:${group}:*`,
+          context: region,
+        },
+      ];
+    }
     default:
       throw new HarnessError(
         `the IAM check does not model ${action}; add it to test/harness/aws/authorize.ts`,

@@ -83,12 +83,16 @@ function liveDeployed(path: string, ref: boolean): string | undefined {
   return undefined;
 }
 
-/** What the harness deployed for a resource of the shadow stack (its own table, bucket and queue). */
+/** What the harness deployed for a resource of the shadow stack (its own table, bucket, queue and log groups). */
 function shadowDeployed(path: string, ref: boolean): string | undefined {
   if (path.endsWith('/SummaryBucket/Resource'))
     return ref ? SHADOW_STACK_NAMES.summaryBucket : SHADOW_STACK_ARNS.summaryBucket;
   if (path.endsWith('/StateTable/Resource')) return SHADOW_STACK_ARNS.stateTable;
   if (path.endsWith('/PodEventsQueue/Resource')) return SHADOW_STACK_ARNS.podEvents;
+  if (path.endsWith('ProvisionerLogGroup/Resource'))
+    return ref ? SHADOW_STACK_NAMES.logGroups.provisioner : SHADOW_STACK_ARNS.logGroups.provisioner;
+  if (path.endsWith('DisruptionLogGroup/Resource'))
+    return ref ? SHADOW_STACK_NAMES.logGroups.disruption : SHADOW_STACK_ARNS.logGroups.disruption;
   return undefined;
 }
 

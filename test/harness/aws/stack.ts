@@ -1,3 +1,8 @@
+import {
+  CloudWatchLogsClient,
+  CreateLogGroupCommand,
+  ResourceAlreadyExistsException,
+} from '@aws-sdk/client-cloudwatch-logs';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import {
@@ -50,6 +55,11 @@ export const SHADOW_STACK_NAMES = {
   stateTable: 'flotilla-shadow-state',
   summaryBucket: summaryBucketNameFor(STACK_ACCOUNT, STACK_REGION, STACK_CLUSTER, 'shadow'),
   podEvents: podEventQueueName(STACK_CLUSTER, 'shadow'),
+  /** The log groups of its deciding Lambdas, which its shadow-report Lambda reads. */
+  logGroups: {
+    provisioner: `FlotillaShadow-${STACK_CLUSTER}-ProvisionerLogGroup`,
+    disruption: `FlotillaShadow-${STACK_CLUSTER}-DisruptionLogGroup`,
+  },
 } as const;
 
 const arn = {
@@ -57,6 +67,8 @@ const arn = {
   queue: (name: string) => `arn:aws:sqs:${STACK_REGION}:${STACK_ACCOUNT}:${name}`,
   role: (name: string) => `arn:aws:iam::${STACK_ACCOUNT}:role/${name}`,
   bucket: (name: string) => `arn:aws:s3:::${name}`,
+  /** As CloudFormation gives a log group's Arn: with `:*`. */
+  logGroup: (name: string) => `arn:aws:logs:${STACK_REGION}:${STACK_ACCOUNT}:log-group:${name}:*`,
 };
 
 /** The stack's resources as deployed on moto: their ARNs, and the queue URLs. */
@@ -78,6 +90,10 @@ export const SHADOW_STACK_ARNS = {
   stateTable: arn.table(SHADOW_STACK_NAMES.stateTable),
   summaryBucket: arn.bucket(SHADOW_STACK_NAMES.summaryBucket),
   podEvents: arn.queue(SHADOW_STACK_NAMES.podEvents),
+  logGroups: {
+    provisioner: arn.logGroup(SHADOW_STACK_NAMES.logGroups.provisioner),
+    disruption: arn.logGroup(SHADOW_STACK_NAMES.logGroups.disruption),
+  },
 } as const;
 
 export interface DeployedStack {
@@ -171,4 +187,14 @@ async function createStateTable(dynamodb: DynamoDBClient, name: string): Promise
  */
 export async function deployShadowStack(server: Moto): Promise<void> {
   await createStateTable(new DynamoDBClient(awsClientConfig(server)), SHADOW_STACK_NAMES.stateTable);
+  const logs = new CloudWatchLogsClient(awsClientConfig(server));
+  try {
+    for (const logGroupName of Object.values(SHADOW_STACK_NAMES.logGroups)) {
+      await logs.send(new CreateLogGroupCommand({ logGroupName })).catch((error: unknown) => {
+        if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+      });
+    }
+  } finally {
+    logs.destroy();
+  }
 }
