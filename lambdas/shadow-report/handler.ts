@@ -40,6 +40,9 @@ function loadConfig(env: NodeJS.ProcessEnv) {
   return parsed.data;
 }
 
+/** How old a metric value CloudWatch still takes (its timestamps go back two weeks). */
+const METRIC_MAX_AGE_MS = 14 * 86_400_000;
+
 /** What invokes it: the schedule's event (its `time`), or a day asked for. */
 const Event = z.union([
   z.object({ day: z.string() }).strict(),
@@ -63,6 +66,14 @@ export function dayOf(event: unknown, nowMs: number): ShadowDay {
         'shadow-report event',
         'day',
         `"${parsed.data.day}" is not a UTC day that has ended (YYYY-MM-DD)`,
+      );
+    }
+    // CloudWatch drops metric values dated more than two weeks back: they would be lost in silence.
+    if (day.fromMs < nowMs - METRIC_MAX_AGE_MS) {
+      throw new ValidationError(
+        'shadow-report event',
+        'day',
+        `"${parsed.data.day}" began more than 14 days ago: CloudWatch takes no metric that old; run flotilla shadow report for it`,
       );
     }
     return day;

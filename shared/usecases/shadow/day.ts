@@ -99,7 +99,7 @@ export interface CompareShadowDayDeps {
 }
 
 /** Lines read between two progress lines. */
-const PROGRESS_EVERY = 50_000;
+const PROGRESS_EVERY = 5_000;
 
 /** Reads the day's shadow lines, compares them and writes the decision (its line and metrics). */
 export async function compareShadowDay(deps: CompareShadowDayDeps, day: ShadowDay): Promise<CompareDecision> {

@@ -152,6 +152,9 @@ describe('the shadow-report Lambda', () => {
     const today = new Date(yesterday.toMs).toISOString().slice(0, 10);
     await expect(invoke({ day: today })).rejects.toThrow(ValidationError);
     await expect(invoke({ source: 'aws.ec2' })).rejects.toThrow(/schedule's event or \{ "day"/);
+    // A day whose metrics CloudWatch would drop in silence.
+    const old = new Date(yesterday.fromMs - 14 * 86_400_000).toISOString().slice(0, 10);
+    await expect(invoke({ day: old })).rejects.toThrow(/more than 14 days ago/);
   });
 
   it('says so when a day holds no observation', async () => {
