@@ -228,9 +228,13 @@ function observePoints(
   return out;
 }
 
-/** A shadow day's figures, dated at the start of the UTC day they are about (not when compared). */
+/**
+ * A shadow day's figures, dated in the last minute of the UTC day they are about: one value per
+ * day, minutes old when the Lambda writes them after midnight (CloudWatch may take two days to show
+ * a value dated a day back).
+ */
 function comparePoints(decision: CompareDecision, cluster: string): MetricPoint[] {
-  const timeMs = Date.parse(`${decision.day}T00:00:00.000Z`);
+  const timeMs = Date.parse(`${decision.day}T23:59:00.000Z`);
   const point = (name: MetricName, value: number, dimensions: Dimensions = {}): MetricPoint => ({
     name,
     values: [value],

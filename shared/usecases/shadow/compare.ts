@@ -6,7 +6,8 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 //
 // The model, every figure in USD:
 // - The window runs from the first shadow line to the last; NodeClaims created or deleted before
-//   it opened are left out.
+//   it opened are left out. A window given (a UTC day) narrows it: the lines before it still pair,
+//   and every figure below counts only its part within the window.
 // - The live cost is the step curve of the shadow's observations: each observe line's NodePool
 //   prices summed, held until the next observation (the last one until the window ends; the first
 //   one from the window's start).
@@ -30,6 +31,12 @@ import { type ShadowLines, shadowLines } from './lines.ts';
 
 /** How far apart in time a live NodeClaim and a shadow launch may be to be the same answer. */
 export const PAIR_WINDOW_MS = 10 * 60_000;
+
+/** A window of time to price (epoch ms; `toMs` exclusive in effect: nothing is dated at it). */
+export interface ShadowWindow {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
 
 /** The kinds of difference the model prices. */
 export const DIFFERENCE_KINDS = [
@@ -91,36 +98,58 @@ export function compareShadow(records: readonly Record<string, unknown>[]): Shad
   return compareLines(shadowLines(records));
 }
 
-export function compareLines(lines: ShadowLines): ShadowComparison {
+/**
+ * The comparison of `lines`. With `window`, only what falls in it is priced and counted (a UTC day
+ * of the shadow-report Lambda): the lines before it are read for what they pair and say (a live
+ * launch of the evening before is still cheaper today), every difference's dollars are its part
+ * in the window, and the live cost is the observations' curve within it.
+ */
+export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowComparison {
   const { observations, launches, commands } = lines;
-  const fromMs = lines.firstMs;
-  const toMs = lines.lastMs;
-  const hours = Math.max(0, toMs - fromMs) / 3_600_000;
+  // NodeClaims created or deleted from here on pair; before it the shadow had decided nothing.
+  const sinceMs = lines.firstMs;
+  const fromMs = Math.max(window?.fromMs ?? sinceMs, sinceMs);
+  const toMs = Math.max(fromMs, Math.min(window?.toMs ?? lines.lastMs, lines.lastMs));
+  const hours = (toMs - fromMs) / 3_600_000;
   const interval = passInterval(observations.map((o) => o.atMs));
   const h = (ms: number) => Math.max(0, ms) / 3_600_000;
+  /** Hours of [a, b] within the window. */
+  const within = (a: number, b: number) => h(Math.min(b, toMs) - Math.max(a, fromMs));
+  const inWindow = (ms: number) => ms >= fromMs && ms <= toMs;
 
-  let liveDollars = (observations[0]?.pricePerHour ?? 0) * h((observations[0]?.atMs ?? fromMs) - fromMs);
+  let liveDollars = (observations[0]?.pricePerHour ?? 0) * within(fromMs, observations[0]?.atMs ?? fromMs);
   observations.forEach((o, i) => {
-    liveDollars += o.pricePerHour * h((observations[i + 1]?.atMs ?? toMs) - o.atMs);
+    liveDollars += o.pricePerHour * within(o.atMs, observations[i + 1]?.atMs ?? toMs);
   });
 
   const created = new Map<string, { nodePool: string; atMs: number; price?: number; type?: string }>();
   const deletedAt = new Map<string, number>();
-  // Changes before the window opened (an observation's window reaches back by the age a summary
-  // may have) are not the window's: the shadow had decided nothing yet.
+  // Changes before the first line (an observation's window reaches back by the age a summary may
+  // have) are not the comparison's: the shadow had decided nothing yet.
   for (const o of observations) {
     for (const c of o.created) {
-      if (c.atMs >= fromMs && !created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
+      if (c.atMs >= sinceMs && !created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
     }
     for (const d of o.deleted) {
-      if (d.atMs >= fromMs && !deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
+      if (d.atMs >= sinceMs && !deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
     }
   }
   const endOf = (name: string) => Math.min(deletedAt.get(name) ?? toMs, toMs);
   const differences: ShadowDifference[] = [];
-  const add = (d: Omit<ShadowDifference, 'from' | 'until'> & { fromMs: number; untilMs: number }) => {
+  /** A difference of `pricePerHour` from `fromMs` to `untilMs`, priced for its part in the window. */
+  const add = (
+    d: Omit<ShadowDifference, 'from' | 'until' | 'dollars'> & { fromMs: number; untilMs: number },
+  ) => {
     const { fromMs: f, untilMs: u, ...rest } = d;
-    differences.push({ ...rest, from: iso(f), until: iso(u) });
+    if (u < fromMs || f > toMs) return;
+    const from = Math.max(f, fromMs);
+    const until = Math.max(from, Math.min(u, toMs));
+    differences.push({
+      ...rest,
+      dollars: d.pricePerHour * within(from, until),
+      from: iso(from),
+      until: iso(until),
+    });
   };
 
   // Launches: the shadow's own, and its commands' replacements (which only pair).
@@ -179,7 +208,6 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
       if (delta !== 0) {
         add({
           kind: 'replacement not made',
-          dollars: delta * h(until - c.atMs),
           pricePerHour: delta,
           nodePool: c.nodePool,
           fromMs: c.atMs,
@@ -192,7 +220,6 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
     if (offer === undefined) {
       add({
         kind: 'launch not made',
-        dollars: c.price * h(until - c.atMs),
         pricePerHour: c.price,
         nodePool: c.nodePool,
         fromMs: c.atMs,
@@ -206,7 +233,6 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
     if (delta === 0) continue;
     add({
       kind: 'cheaper launch',
-      dollars: delta * h(until - c.atMs),
       pricePerHour: delta,
       nodePool: c.nodePool,
       fromMs: c.atMs,
@@ -219,7 +245,6 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
     const until = Math.min(offer.lastMs + interval, toMs);
     add({
       kind: 'extra launch',
-      dollars: -offer.price * h(until - offer.atMs),
       pricePerHour: -offer.price,
       nodePool: offer.nodePool,
       fromMs: offer.atMs,
@@ -241,7 +266,6 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
     const liveActed = acted <= Math.min(c.lastMs + interval, toMs);
     add({
       kind: 'disruption',
-      dollars: saving * h(until - c.atMs),
       pricePerHour: saving,
       nodePool: c.nodePool,
       fromMs: c.atMs,
@@ -259,16 +283,21 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
     live: {
       dollars: round(liveDollars, 4),
       averagePricePerHour: hours === 0 ? 0 : round(liveDollars / hours, 4),
-      podStartupSeconds: percentiles(observations.flatMap((o) => o.podStartupSeconds)),
-      nodeClaimsCreated: created.size,
-      nodeClaimsDeleted: deletedAt.size,
+      podStartupSeconds: percentiles(
+        observations.filter((o) => inWindow(o.atMs)).flatMap((o) => o.podStartupSeconds),
+      ),
+      nodeClaimsCreated: [...created.values()].filter((c) => inWindow(c.atMs)).length,
+      nodeClaimsDeleted: [...deletedAt.values()].filter(inWindow).length,
     },
     flotilla: {
       dollars: round(flotillaDollars, 4),
       averagePricePerHour: hours === 0 ? 0 : round(flotillaDollars / hours, 4),
-      decisionWaitSeconds: percentiles(lines.decisionWaits),
-      launchesProposed: launches.length,
-      commandsProposed: commands.length,
+      decisionWaitSeconds: percentiles(
+        lines.decisionWaits.filter((w) => inWindow(w.atMs)).map((w) => w.seconds),
+      ),
+      // Proposed while the window was open.
+      launchesProposed: launches.filter((l) => l.atMs <= toMs && l.lastMs >= fromMs).length,
+      commandsProposed: commands.filter((c) => c.atMs <= toMs && c.lastMs >= fromMs).length,
     },
     differences: differences.map((d) => ({
       ...d,
@@ -276,7 +305,7 @@ export function compareLines(lines: ShadowLines): ShadowComparison {
       pricePerHour: round(d.pricePerHour, 6),
     })),
     unmatchedDeletions: [...deletedAt]
-      .filter(([name]) => !named.has(name) && !replaced.has(name))
+      .filter(([name, ms]) => inWindow(ms) && !named.has(name) && !replaced.has(name))
       .map(([nodeClaim, ms]) => ({ nodeClaim, at: iso(ms) })),
   };
 }

@@ -10,13 +10,18 @@ import {
 import { compareLines, DIFFERENCE_KINDS, type PercentileSummary, type ShadowComparison } from './compare.ts';
 import { parseLogLines, SHADOW_DECISION_KINDS, shadowLines } from './lines.ts';
 
-// A shadow stack's day in figures: once a day its shadow-report Lambda reads the day's lines of
-// its deciding Lambdas and compares them as `flotilla shadow report` does (compare.ts), then writes
+// A shadow stack's day in figures: once a day its shadow-report Lambda reads the lines of its
+// deciding Lambdas and compares the day as `flotilla shadow report` does (compare.ts), then writes
 // the comparison as one decision, whose metrics (the two sides' cost per hour, what each kind of
-// difference saves, pod wait on both sides) are dated at the day's start, so the dashboard shows
-// one figure per day.
+// difference saves, pod wait on both sides) are dated in the day's last minute, so the dashboard
+// shows one figure per day. The day before is read too (LOOKBACK_MS): what was launched or
+// proposed then and still differs today is paired from its own lines and priced for its part of
+// the day, instead of being cut at midnight.
 
 const DAY_MS = 86_400_000;
+
+/** How far before the day its lines are read for what they pair. */
+export const LOOKBACK_MS = DAY_MS;
 
 /** A UTC day: its date and its bounds (epoch ms, `toMs` exclusive). */
 export interface ShadowDay {
@@ -39,14 +44,17 @@ export function utcDay(day: string): ShadowDay | undefined {
   return { day, fromMs, toMs: fromMs + DAY_MS };
 }
 
-/** The decision of a day's comparison (`comparison` undefined: the day held no observation). */
+/**
+ * The decision of a day's comparison: `no observation` when the day held none (`comparison`
+ * undefined) or its lines span no time, which gives nothing to average over.
+ */
 export function compareDecisionOf(
   day: ShadowDay,
   comparison: ShadowComparison | undefined,
   lines: { readonly read: number; readonly unreadable: number },
 ): CompareDecision {
   const counts = { lines: lines.read, unreadableLines: lines.unreadable };
-  if (comparison === undefined) {
+  if (comparison === undefined || comparison.hours === 0) {
     return { kind: 'compare', reason: 'no observation', day: day.day, hours: 0, ...counts };
   }
   const side = (
@@ -105,7 +113,7 @@ const PROGRESS_EVERY = 5_000;
 export async function compareShadowDay(deps: CompareShadowDayDeps, day: ShadowDay): Promise<CompareDecision> {
   let told = 0;
   const texts = await deps.lines.read(
-    { fromMs: day.fromMs, toMs: day.toMs, decisions: SHADOW_DECISION_KINDS },
+    { fromMs: day.fromMs - LOOKBACK_MS, toMs: day.toMs, decisions: SHADOW_DECISION_KINDS },
     (count) => {
       if (count - told < PROGRESS_EVERY) return;
       told = count;
@@ -114,7 +122,8 @@ export async function compareShadowDay(deps: CompareShadowDayDeps, day: ShadowDa
   );
   const read = parseLogLines(texts.join('\n'));
   const lines = shadowLines(read.records);
-  const comparison = lines.observations.length === 0 ? undefined : compareLines(lines);
+  const observed = lines.observations.some((o) => o.atMs >= day.fromMs && o.atMs < day.toMs);
+  const comparison = observed ? compareLines(lines, day) : undefined;
   const decision = compareDecisionOf(day, comparison, {
     read: read.records.length,
     unreadable: lines.unreadable + read.skipped,

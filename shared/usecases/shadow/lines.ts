@@ -51,8 +51,8 @@ export interface ShadowLines {
   readonly observations: readonly Observation[];
   readonly launches: readonly ProposedLaunch[];
   readonly commands: readonly ProposedCommand[];
-  /** Seconds the oldest pending pod had waited, for each shadow run that proposed a launch. */
-  readonly decisionWaits: readonly number[];
+  /** Seconds the oldest pending pod had waited, for each shadow run that proposed a launch, and when. */
+  readonly decisionWaits: readonly { readonly atMs: number; readonly seconds: number }[];
   /** The times of the first and the last shadow line (epoch ms). */
   readonly firstMs: number;
   readonly lastMs: number;
@@ -83,7 +83,7 @@ export function shadowLines(records: readonly Row[]): ShadowLines {
   const observations: Observation[] = [];
   const launches = new Map<string, ProposedLaunch>();
   const commands = new Map<string, ProposedCommand>();
-  const decisionWaits: number[] = [];
+  const decisionWaits: { atMs: number; seconds: number }[] = [];
   for (const { r, ms } of timed) {
     const kind = r['decision'];
     if (kind === 'observe') {
@@ -116,7 +116,7 @@ export function shadowLines(records: readonly Row[]): ShadowLines {
       commands.set(key, seen === undefined ? command : { ...seen, lastMs: ms });
     } else if (kind === 'plan' && (num(r['nodeClaims']) ?? 0) > 0) {
       const waited = num(r['oldestPendingSeconds']);
-      if (waited !== undefined) decisionWaits.push(waited);
+      if (waited !== undefined) decisionWaits.push({ atMs: ms, seconds: waited });
     }
   }
   return {

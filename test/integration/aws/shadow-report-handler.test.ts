@@ -55,9 +55,10 @@ beforeAll(async () => {
   await deployShadowStack(server);
   logs = new CloudWatchLogsClient(awsClientConfig(server));
   const byDisruption = (l: { decision?: unknown }) => l.decision === 'observe' || l.decision === 'disrupt';
-  // The day's lines, and observations just outside it on either side (never read).
+  // The day's lines, and observations just outside what a run reads on either side: before the
+  // day before (read for what it pairs) and after the day (never read).
   await put(SHADOW_STACK_NAMES.logGroups.disruption, [
-    outOfDay(yesterday.fromMs - 1),
+    outOfDay(yesterday.fromMs - 86_400_000 - 1),
     ...shifted.filter(byDisruption),
     outOfDay(yesterday.toMs),
   ]);
@@ -131,7 +132,8 @@ describe('the shadow-report Lambda', () => {
     expect(emf.length).toBeGreaterThan(0);
     for (const doc of emf) {
       expect(doc['cluster']).toBe(`${STACK_CLUSTER}/shadow`);
-      expect(doc['_aws']).toMatchObject({ Timestamp: yesterday.fromMs });
+      // Dated in the day's last minute.
+      expect(doc['_aws']).toMatchObject({ Timestamp: yesterday.toMs - 60_000 });
       for (const d of (doc['_aws'] as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics) {
         expect(d.Namespace).toBe(METRIC_NAMESPACE);
       }
@@ -146,9 +148,13 @@ describe('the shadow-report Lambda', () => {
   it('compares a day asked for, and refuses a day that has not ended or an event it does not know', async () => {
     const { decision } = await invoke({ day: yesterday.day });
     expect(decision.reason).toBe('compared');
-    // The day before yesterday holds one observation only, an instant: no hours to average over.
-    const before = new Date(yesterday.fromMs - 86_400_000).toISOString().slice(0, 10);
-    expect((await invoke({ day: before })).decision).toMatchObject({ reason: 'compared', hours: 0 });
+    // Three days back holds one observation only, an instant: no hours to average over.
+    const before = new Date(yesterday.fromMs - 2 * 86_400_000).toISOString().slice(0, 10);
+    expect((await invoke({ day: before })).decision).toMatchObject({
+      reason: 'no observation',
+      hours: 0,
+      lines: 1,
+    });
     const today = new Date(yesterday.toMs).toISOString().slice(0, 10);
     await expect(invoke({ day: today })).rejects.toThrow(ValidationError);
     await expect(invoke({ source: 'aws.ec2' })).rejects.toThrow(/schedule's event or \{ "day"/);

@@ -39,11 +39,11 @@ function written(
 }
 
 /**
- * When a decision's points are dated: when written, except a shadow day's comparison, dated at the
- * start of the UTC day it is about (the dashboard shows one figure per day).
+ * When a decision's points are dated: when written, except a shadow day's comparison, dated in the
+ * last minute of the UTC day it is about (the dashboard shows one figure per day).
  */
 const datedAt = (decision: Decision) =>
-  decision.kind === 'compare' ? Date.parse(`${decision.day}T00:00:00Z`) : T;
+  decision.kind === 'compare' ? Date.parse(`${decision.day}T23:59:00Z`) : T;
 
 const union = (sets: readonly (readonly string[])[]) => [...new Set(sets.flat())].sort();
 

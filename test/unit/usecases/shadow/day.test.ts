@@ -109,15 +109,102 @@ describe('compareShadowDay', () => {
       },
       DAY,
     );
-    expect(asked).toEqual([{ fromMs: DAY.fromMs, toMs: DAY.toMs, decisions: SHADOW_DECISION_KINDS }]);
+    // The day, and the day before it for what its lines pair.
+    expect(asked).toEqual([
+      { fromMs: DAY.fromMs - 86_400_000, toMs: DAY.toMs, decisions: SHADOW_DECISION_KINDS },
+    ]);
     expect(decision.unreadableLines).toBe(1);
     expect(decision.lines).toBe(LINES.length);
     expect(lines.map((l) => JSON.parse(l).message)).toEqual(['shadow day compared']);
-    expect(new Set(metrics.points.map((p) => p.timeMs))).toEqual(new Set([DAY.fromMs]));
+    // Dated in the day's last minute: one value a day, minutes old when written.
+    expect(new Set(metrics.points.map((p) => p.timeMs))).toEqual(new Set([DAY.toMs - 60_000]));
     const cost = metrics.points.filter((p) => p.name === 'shadow_cost_per_hour');
     expect(cost.map((p) => [p.dimensions.side, p.values[0]])).toEqual([
       ['live', decision.live?.pricePerHour],
       ['flotilla', decision.flotilla?.pricePerHour],
     ]);
+  });
+});
+
+describe('a day that a difference of the day before runs into', () => {
+  // The evening before, the live autoscaler launches l1 (m5.xlarge, $0.192/h) at 22:06 where the
+  // shadow would have launched an m5.large ($0.096/h) at 22:05; l1 runs on through the day.
+  // Observations: 22:00 and 22:30 the day before, then 06:00, 12:00, 18:00 and 23:30 of the day,
+  // the live cost $1/h throughout.
+  const t = (day: string, hhmm: string) => `${day}T${hhmm}:00.000Z`;
+  const observation = (time: string, created?: object) => ({
+    shadow: true,
+    time,
+    decision: 'observe',
+    reason: 'disruption pass',
+    nodePools: { default: { nodes: 3, pricePerHour: 1 } },
+    podStartupSeconds: [time.startsWith('2026-12-02') ? 100 : 10],
+    ...(created === undefined ? {} : { nodeClaimsCreated: created }),
+  });
+  const lines = [
+    observation(t('2026-12-02', '22:00')),
+    {
+      shadow: true,
+      time: t('2026-12-02', '22:05'),
+      decision: 'launch',
+      reason: 'provisioning',
+      outcome: 'launched',
+      nodePool: 'default',
+      podCount: 1,
+      pods: ['apps/web-1'],
+      instanceType: 'm5.large',
+      pricePerHour: 0.096,
+    },
+    observation(t('2026-12-02', '22:30'), {
+      count: 1,
+      pricePerHour: 0.192,
+      nodeClaims: [
+        {
+          nodeClaim: 'l1',
+          nodePool: 'default',
+          at: t('2026-12-02', '22:06'),
+          instanceType: 'm5.xlarge',
+          pricePerHour: 0.192,
+        },
+      ],
+    }),
+    ...['06:00', '12:00', '18:00', '23:30'].map((hhmm) => observation(t('2026-12-03', hhmm))),
+  ];
+
+  it("prices the day's part of it, from the lines of both days", async () => {
+    const source: ShadowLineSource = { read: async () => lines.map((l) => JSON.stringify(l)) };
+    const metrics = recordingMetrics({ cluster: 'prod/shadow' });
+    const decision = await compareShadowDay(
+      {
+        lines: source,
+        output: { logger: makeLogger({}, { sink: () => {} }), metrics },
+        logger: makeLogger(),
+      },
+      DAY,
+    );
+    // From midnight to the day's last line: 23.5 h at $1/h live.
+    expect(decision).toMatchObject({ reason: 'compared', from: t('2026-12-03', '00:00'), hours: 23.5 });
+    expect(decision.live?.dollars).toBeCloseTo(23.5, 6);
+    // l1 against the m5.large: $0.096/h for the 23.5 h of it in the day.
+    expect(decision.differences).toEqual([
+      expect.objectContaining({ kind: 'cheaper launch', dollars: 2.256, from: t('2026-12-03', '00:00') }),
+    ]);
+    expect(decision.flotilla?.dollars).toBeCloseTo(23.5 - 2.256, 6);
+    // Pod startups of the day only.
+    expect(decision.live).toMatchObject({ podWaitP50Seconds: 10, podWaitP90Seconds: 10 });
+  });
+
+  it('says no observation for a day whose lines are all of the day before', async () => {
+    const evening = lines.filter((l) => l.time.startsWith('2026-12-02'));
+    const source: ShadowLineSource = { read: async () => evening.map((l) => JSON.stringify(l)) };
+    const decision = await compareShadowDay(
+      {
+        lines: source,
+        output: { logger: makeLogger({}, { sink: () => {} }), metrics: recordingMetrics() },
+        logger: makeLogger(),
+      },
+      DAY,
+    );
+    expect(decision).toMatchObject({ reason: 'no observation', hours: 0 });
   });
 });
