@@ -75,7 +75,7 @@ export function addDashboard(scope: Construct, props: ClusterDashboardProps): cl
           height: WIDGET_HEIGHT,
           left: metrics,
           stacked: widget.stacked ?? false,
-          leftYAxis: { label: widget.unit, showUnits: false, min: 0 },
+          leftYAxis: { label: widget.unit, showUnits: false, ...(widget.signed === true ? {} : { min: 0 }) },
         });
   };
   for (const row of spec.rows) {

@@ -375,9 +375,12 @@ export const shadowReportFunction: FunctionDefinition = {
   triggers: [{ kind: 'schedule', schedule: 'shadowReport' }],
   env: ['clusterName', 'logLevel'],
   permissions: ['readShadowLines'],
-  // `npm run bench:shadow`: a busy 5,000-node cluster's day is about 16 MB of lines, parsed and
-  // compared in a quarter of a second at 137 MiB peak; the time is CloudWatch's paging (1 MB a page).
-  timeout: Duration.minutes(5),
+  // It reads two days (the day and the day before, for what that pairs): `npm run bench:shadow`
+  // puts a busy 5,000-node cluster's at about 32 MB of lines, parsed and compared in under half a
+  // second at 191 MiB peak (with the page texts held too, under half of 512 MB). The time is
+  // CloudWatch's paging (up to 1 MB a page, filtered from every line of the groups), so it may take
+  // Lambda's longest; a run that times out is tried twice more.
+  timeout: Duration.minutes(15),
   memorySize: 512,
 };
 

@@ -70,6 +70,8 @@ export interface DashboardWidget {
    * figures written once a day. @default the dashboard's period and time range
    */
   readonly days?: number;
+  /** Values may be negative (a saving that costs): the left axis has no floor at 0. @default false */
+  readonly signed?: boolean;
 }
 
 export interface DashboardRow {
@@ -421,12 +423,15 @@ export const SHADOW_DAILY_ROW: DashboardRow = {
         each('shadow_cost_per_hour', 'Maximum', [...CLUSTER, 'side'], 'cost'),
       ]),
     ),
-    daily(
-      graph('What Flotilla saves per day, by difference ($/hour)', 'USD/hour', 9, [
-        each('shadow_savings_per_hour', 'Maximum', BY_REASON, 'saves'),
-        total('shadow_savings_per_hour', 'Maximum', BY_REASON, 'in all'),
-      ]),
-    ),
+    {
+      ...daily(
+        graph('What Flotilla saves per day, by difference ($/hour)', 'USD/hour', 9, [
+          each('shadow_savings_per_hour', 'Maximum', BY_REASON, 'saves'),
+          total('shadow_savings_per_hour', 'Maximum', BY_REASON, 'in all'),
+        ]),
+      ),
+      signed: true,
+    },
     daily(
       graph('Pod wait per day: live startup, Flotilla at its decision (s)', 'seconds', 12, [
         each('shadow_pod_wait_seconds', 'Maximum', [...CLUSTER, 'side', 'quantile'], 'wait'),

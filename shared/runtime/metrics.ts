@@ -319,7 +319,7 @@ export const METRICS = {
     kind: 'gauge',
     dimensionSets: [[C]],
     karpenter: null,
-    help: 'A shadow stack’s UTC day: the hours its lines cover (24 for a whole day, 0 when no observation), which the day’s other shadow figures average over',
+    help: 'A shadow stack’s UTC day: the hours its lines cover (about 24 for a whole day, 0 when no observation), which the day’s other shadow figures average over',
   },
 } as const satisfies Record<string, MetricSpec>;
 

@@ -1,6 +1,7 @@
 // A shadow day's comparison at scale: `npm run bench:shadow` (5,000 nodes) or
-// `npm run bench:shadow -- 2000 5000`. Builds the lines a shadow stack of a busy cluster logs in a
-// UTC day, as its Lambdas write them (an observation per 30-second disruption pass, with 20
+// `npm run bench:shadow -- 2000 5000`. Builds the lines a shadow stack of a busy cluster logs in two
+// UTC days (the day compared and the day before, which the shadow-report Lambda reads too), as its
+// Lambdas write them (an observation per 30-second disruption pass, with 20
 // NodePools, the pods started since the last pass and the NodeClaims created and deleted; a plan
 // line per provisioning run every 20 seconds; launches and disruption proposals), then, in a fresh
 // process per size, parses and compares them as the shadow-report Lambda does (day.ts), and prints
@@ -15,11 +16,12 @@ import { parseLogLines, shadowLines } from '../../shared/usecases/shadow/lines.t
 import { cacheDir } from '../harness/paths.ts';
 
 const DAY = '2026-12-02';
+const DAY_BEFORE = '2026-12-01';
 const POOLS = 20;
 
 /** A day of a shadow stack's lines for a cluster of `nodes` nodes (about 20 pods a node). */
-function dayOfLines(nodes: number): string {
-  const start = Date.parse(`${DAY}T00:00:00Z`);
+function dayOfLines(nodes: number, day: string): string {
+  const start = Date.parse(`${day}T00:00:00Z`);
   const iso = (ms: number) => new Date(ms).toISOString();
   const lines: string[] = [];
   // A pod churn of a fifth of the pods a day; a NodeClaim churn of a tenth of the nodes a day.
@@ -35,7 +37,7 @@ function dayOfLines(nodes: number): string {
       for (; churn >= 1; churn -= 1) {
         claim += 1;
         out.push({
-          nodeClaim: `pool-${claim % POOLS}-${claim.toString(36)}`,
+          nodeClaim: `pool-${claim % POOLS}-${day}-${claim.toString(36)}`,
           nodePool: `pool-${claim % POOLS}`,
           at: iso(at - 10_000),
           instanceType: 'm6i.2xlarge',
@@ -98,7 +100,7 @@ function dayOfLines(nodes: number): string {
         outcome: 'started',
         commandId: `cmd-${command}`,
         candidates: Array.from({ length: 5 }, (_, c) => ({
-          nodeClaim: `pool-${command % POOLS}-c${command}-${c}`,
+          nodeClaim: `pool-${command % POOLS}-${day}-c${command}-${c}`,
           node: `ip-10-0-${command % 250}-${c}`,
           nodePool: `pool-${command % POOLS}`,
           instanceType: 'm6i.2xlarge',
@@ -154,7 +156,7 @@ function dayOfLines(nodes: number): string {
           nodePool: `pool-${run % POOLS}`,
           nodeClaim: `pool-${run % POOLS}-s${run}`,
           podCount: 12,
-          pods: Array.from({ length: 10 }, (_, i) => `apps/web-${run}-${i}`),
+          pods: Array.from({ length: 10 }, (_, i) => `apps/web-${day}-${run}-${i}`),
           instanceTypes: ['m6i.2xlarge', 'm6a.2xlarge', 'm7i.2xlarge'],
           instanceTypeCount: 60,
           capacityType: 'on-demand',
@@ -189,7 +191,7 @@ if (mode === '--case') {
   const t1 = performance.now();
   const day = utcDay(DAY);
   if (day === undefined) throw new Error(`bad day ${DAY}`);
-  const decision = compareDecisionOf(day, compareLines(lines), {
+  const decision = compareDecisionOf(day, compareLines(lines, day), {
     read: read.records.length,
     unreadable: lines.unreadable,
   });
@@ -210,7 +212,7 @@ if (mode === '--case') {
   console.log(`shadow day benchmark: node ${process.version}, one fresh process per size`);
   for (const nodes of sizes.length === 0 ? [5000] : sizes) {
     const file = join(cacheDir, `shadow-day-${nodes}.log`);
-    writeFileSync(file, dayOfLines(nodes));
+    writeFileSync(file, `${dayOfLines(nodes, DAY_BEFORE)}\n${dayOfLines(nodes, DAY)}`);
     const out = execFileSync(process.execPath, ['--import', 'tsx', script, '--case', file, String(nodes)], {
       encoding: 'utf8',
     });

@@ -70,12 +70,23 @@ describe('the cluster dashboard and its alarms', () => {
     expect(daily).toHaveLength(5);
     for (const widget of daily) {
       expect(widget, widget.title).toMatchObject({ start: '-P14D', period: 86_400 });
-      // Every metric of it read a day at a time.
+      // Every metric of it read a day at a time: a plain metric's own period, a SEARCH's argument.
       for (const entry of (widget.metrics ?? []) as unknown[][]) {
-        const options = entry.at(-1) as { period?: number };
-        expect(options.period ?? 86_400, widget.title).toBe(86_400);
+        const options = entry.at(-1) as { period?: number; expression?: string };
+        if (options.expression === undefined) {
+          expect(options.period, widget.title).toBe(86_400);
+        } else {
+          for (const search of options.expression.match(/SEARCH\([^)]*\)/g) ?? []) {
+            expect(search, widget.title).toMatch(/, 86400\)$/);
+          }
+        }
       }
     }
+    // Savings may be negative (an extra launch): that graph's axis has no floor.
+    const savings = (body?.widgets ?? []).find((w) =>
+      JSON.stringify(w['properties']).includes('What Flotilla saves per day'),
+    );
+    expect(JSON.stringify(savings?.['properties'])).not.toContain('"min":0');
   });
 
   it('shows the depth of every queue a dead-letter alarm watches, and every Lambda alarmed on', () => {

@@ -47,7 +47,7 @@ export function makeCloudWatchShadowLines(options: CloudWatchShadowLinesOptions)
             );
           } catch (error) {
             const said = error instanceof Error ? error.message.split('\n')[0] : String(error);
-            throw new ShadowLinesError(`CloudWatch Logs refused to filter ${group}: ${said}`, {
+            throw new ShadowLinesError(`CloudWatch Logs failed to filter ${group}: ${said}`, {
               cause: error,
             });
           }
