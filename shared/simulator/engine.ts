@@ -312,6 +312,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
             }),
       },
       samples: [...sampler.samples],
+      billedUsd: sampler.billedUsd(startMs + scenario.durationMs),
       launches: [...sampler.launches],
       terminations: [...sampler.terminations],
       interruptions: [...workloads.interruptions((instanceId) => sampler.live.has(instanceId))],

@@ -133,6 +133,11 @@ export interface SimulationRecord {
   };
   /** Ordered by `atMs`. */
   readonly samples: readonly SimSample[];
+  /**
+   * Dollars the instances cost over the run, billed from launch (an initial node's from the start)
+   * to termination or the run's end. Absent in records made before it was kept.
+   */
+  readonly billedUsd?: number;
   readonly launches: readonly SimLaunch[];
   readonly terminations: readonly SimTermination[];
   readonly interruptions: readonly SimInterruption[];

@@ -46,6 +46,11 @@ export interface Sampler {
   readonly samples: readonly SimSample[];
   readonly launches: readonly SimLaunch[];
   readonly terminations: readonly SimTermination[];
+  /**
+   * Dollars billed up to `untilMs` (within the run): each instance at its price from its launch
+   * (an initial node's from the run's start) to its termination, or to `untilMs` if it runs on.
+   */
+  billedUsd(untilMs: number): number;
 }
 
 export interface SamplerOptions {
@@ -86,6 +91,13 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
 
   const priceOf = (instance: CloudInstance) =>
     prices.get(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`) ?? 0;
+  /** Dollars of the instances terminated so far. */
+  let terminatedUsd = 0;
+  /** What an instance costs from when it is billed (its launch, or the run's start) to `untilMs`. */
+  const billed = (instance: CloudInstance, untilMs: number) => {
+    const fromMs = Math.max(instance.launchTime?.getTime() ?? scenario.startMs, scenario.startMs);
+    return (priceOf(instance) * Math.max(0, Math.min(untilMs, endMs) - fromMs)) / 3_600_000;
+  };
 
   function sample(): SimSample {
     const byCapacity: Partial<Record<CapacityType, number>> = {};
@@ -209,6 +221,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       const now = new Map((await cloud.list()).map((i) => [i.instanceId, i]));
       for (const [, instance] of live) {
         if (now.has(instance.instanceId)) continue;
+        terminatedUsd += billed(instance, nowMs());
         terminations.push({
           atMs: nowMs(),
           nodeClaim: instance.nodeClaimName ?? '',
@@ -239,6 +252,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
       }
     },
 
+    billedUsd: (untilMs) => [...live.values()].reduce((sum, i) => sum + billed(i, untilMs), terminatedUsd),
     live,
     samples,
     launches,

@@ -28,8 +28,9 @@ export interface CostStats {
   readonly maxPerHour: number;
   readonly finalPerHour: number;
   /**
-   * Dollars over the run: each sample's $/hour holds until the next sample, the last one until
-   * the end of the run (`startMs + durationMs`).
+   * Dollars over the run: each instance billed from its launch to its termination (the record's
+   * `billedUsd`); for a record without it, each sample's $/hour held until the next sample, the
+   * last one until the end of the run (`startMs + durationMs`).
    */
   readonly totalUsd: number;
 }
@@ -203,7 +204,7 @@ export function computeCost(record: SimulationRecord): CostStats | undefined {
     avgPerHour: sum / samples.length,
     maxPerHour: max,
     finalPerHour: last.costPerHour,
-    totalUsd,
+    totalUsd: record.billedUsd ?? totalUsd,
   };
 }
 

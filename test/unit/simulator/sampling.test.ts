@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
+import { computeCost } from '../../../shared/simulator/stats.ts';
 import { small, web } from './scenarios.ts';
 
 // Samples observe the run and never drive it: the virtual clock moves on the world's own events
@@ -71,5 +72,20 @@ describe('the sample interval', () => {
     }
     // A sample that sees no pod pending still shows the ones its interval saw.
     expect(coarse.samples.some((s) => s.pendingPods === 0 && (s.peakPendingPods ?? 0) > 0)).toBe(true);
+  });
+
+  it('changes no total cost: each instance is billed from its launch to its termination', async () => {
+    const reference = await record('1s');
+    const endMs = reference.scenario.startMs + reference.scenario.durationMs;
+    const gone = new Map(reference.terminations.map((t) => [t.nodeClaim, t.atMs]));
+    // Expired nodes are replaced mid-run: some instances end between two 60 s samples.
+    expect(reference.terminations.length).toBeGreaterThan(0);
+    const byHand = reference.launches.reduce(
+      (sum, l) => sum + (l.pricePerHour * ((gone.get(l.nodeClaim) ?? endMs) - l.atMs)) / 3_600_000,
+      0,
+    );
+    for (const interval of INTERVALS) {
+      expect(computeCost(await record(interval))?.totalUsd, interval).toBeCloseTo(byHand, 9);
+    }
   });
 });
