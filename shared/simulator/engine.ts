@@ -214,11 +214,27 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     get: (nodeClaim: string) =>
       controllers.disrupted.find((d) => d.nodeClaim === nodeClaim)?.reason.toLowerCase(),
   };
+  // The price each NodeClaim launched at, from the launch decisions (read as they are written).
+  const launchedAt = new Map<string, number>();
+  let launchesRead = 0;
+  const launchPrice = (nodeClaim: string) => {
+    for (; launchesRead < decisions.length; launchesRead += 1) {
+      const d = decisions[launchesRead];
+      if (
+        d?.['decision'] === 'launch' &&
+        d['outcome'] === 'launched' &&
+        typeof d['pricePerHour'] === 'number'
+      )
+        launchedAt.set(String(d['nodeClaim']), d['pricePerHour']);
+    }
+    return launchedAt.get(nodeClaim);
+  };
   const sampler = await makeSampler({
     scenario,
     cluster,
     cloud,
     nowMs,
+    launchPrice,
     terminationReason: (instance) =>
       ec2.reasonOf(instance.instanceId) ??
       disruptionReasons.get(instance.nodeClaimName ?? '') ??

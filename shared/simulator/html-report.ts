@@ -21,6 +21,7 @@ import {
   formatInstant,
   formatRunTime,
   formatUsd,
+  OVERLAY_PRICE_NOTE,
   type ReportStats,
 } from './stats.ts';
 
@@ -322,11 +323,13 @@ function launchesTable(stats: ReportStats): string {
         r.instanceType,
         ...types.map((c) => String(r.byCapacityType[c])),
         String(r.total),
-        `${price(r.minPricePerHour, r.maxPricePerHour)}${r.priceAssumed ? ' *' : ''}`,
+        `${price(r.minPricePerHour, r.maxPricePerHour)}${r.priceAssumed ? ' *' : ''}${r.priceOverlaid ? ' †' : ''}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ],
-  )}${stats.assumedPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(ASSUMED_PRICE_NOTE)}</p>`}`;
+  )}${stats.assumedPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(ASSUMED_PRICE_NOTE)}</p>`}${
+    stats.overlaidPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(OVERLAY_PRICE_NOTE)}</p>`
+  }`;
 }
 
 function interruptionsTable(stats: ReportStats): string {

@@ -74,6 +74,8 @@ export interface SimLaunch {
    * another region. Absent when the price is known.
    */
   readonly priceAssumed?: boolean;
+  /** The price is a NodeOverlay's for its NodePool (the one it launched with), not the catalog's. */
+  readonly priceOverlaid?: boolean;
   /** The AMI the instance booted. */
   readonly imageId?: string;
 }

@@ -60,6 +60,11 @@ export interface SamplerOptions {
   readonly nowMs: () => number;
   /** Why an instance that is gone went: an interruption, a disruption, or plainly terminated. */
   readonly terminationReason: (instance: CloudInstance) => string;
+  /**
+   * The price Flotilla launched a NodeClaim's instance at (a NodeOverlay's, where one applies):
+   * what the instance costs for its life. @default the catalog's price of its offering
+   */
+  readonly launchPrice?: (nodeClaim: string) => number | undefined;
   readonly onProgress?: (progress: SimulationProgress) => void;
 }
 
@@ -89,8 +94,12 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
   /** The most pods pending at one look since the last sample. */
   let peakPending = 0;
 
-  const priceOf = (instance: CloudInstance) =>
+  const catalogPriceOf = (instance: CloudInstance) =>
     prices.get(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`) ?? 0;
+  /** Each launched instance's price as launched, by instance id. */
+  const launchedPrices = new Map<string, number>();
+  const priceOf = (instance: CloudInstance) =>
+    launchedPrices.get(instance.instanceId) ?? catalogPriceOf(instance);
   /** Dollars of the instances terminated so far. */
   let terminatedUsd = 0;
   /** What an instance costs from when it is billed (its launch, or the run's start) to `untilMs`. */
@@ -203,6 +212,9 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
     async observe() {
       const history = cloud.history();
       for (const instance of history.slice(historyLength)) {
+        const catalog = catalogPriceOf(instance);
+        const launched = options.launchPrice?.(instance.nodeClaimName ?? '');
+        if (launched !== undefined) launchedPrices.set(instance.instanceId, launched);
         launches.push({
           atMs: instance.launchTime?.getTime() ?? nowMs(),
           nodeClaim: instance.nodeClaimName ?? '',
@@ -214,6 +226,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
           ...(assumed.has(`${instance.instanceType}/${instance.zone}/${instance.capacityType}`)
             ? { priceAssumed: true }
             : {}),
+          ...(launched !== undefined && launched !== catalog ? { priceOverlaid: true } : {}),
           ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
         });
       }

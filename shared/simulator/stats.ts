@@ -1,26 +1,16 @@
-import { ASSUMED_PRICE_MEANING, type CapacityType } from '../core/index.ts';
+import type { CapacityType } from '../core/index.ts';
+import { byName, type LaunchRow, launchRows } from './launch-table.ts';
 import type { SimDisruptionReason, SimUnschedulablePod, SimulationRecord } from './record.ts';
+
+export {
+  ASSUMED_PRICE_NOTE,
+  CAPACITY_TYPES,
+  type LaunchRow,
+  OVERLAY_PRICE_NOTE,
+} from './launch-table.ts';
 
 // The numbers both reports (text summary, HTML) show, computed once from a SimulationRecord. Pure
 // and deterministic: ties are broken by name so equal records give equal reports.
-
-/** Capacity types in the order reports list them. */
-export const CAPACITY_TYPES: readonly CapacityType[] = ['on-demand', 'spot', 'reserved'];
-
-/** Launches of one instance type, split by capacity type. */
-export interface LaunchRow {
-  readonly instanceType: string;
-  readonly byCapacityType: Readonly<Record<CapacityType, number>>;
-  readonly total: number;
-  /** Lowest and highest price seen for this type, $/hour. */
-  readonly minPricePerHour: number;
-  readonly maxPricePerHour: number;
-  /** Some launch of this type was at a price the catalog only assumes (SimLaunch.priceAssumed). */
-  readonly priceAssumed: boolean;
-}
-
-/** What a mark of an assumed price means, for the reports' footnotes. */
-export const ASSUMED_PRICE_NOTE = `* assumed price: ${ASSUMED_PRICE_MEANING}; the costs include them; \`flotilla simulate --known-prices\` leaves such offerings out`;
 
 export interface CostStats {
   readonly minPerHour: number;
@@ -111,6 +101,8 @@ export interface ReportStats {
   readonly waits: WaitStats | undefined;
   /** Launches at a price the catalog only assumes. */
   readonly assumedPriceLaunches: number;
+  /** Launches at a NodeOverlay's price (SimLaunch.priceOverlaid). */
+  readonly overlaidPriceLaunches: number;
   readonly interruptions: readonly InterruptionRow[];
   readonly interruptionCount: number;
   readonly interruptionsHandled: number;
@@ -143,42 +135,6 @@ export function largest(values: readonly number[]): number {
   let max = 0;
   for (const v of values) if (v > max) max = v;
   return max;
-}
-
-const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-function zeroByCapacity(): Record<CapacityType, number> {
-  return { 'on-demand': 0, spot: 0, reserved: 0 };
-}
-
-function launchRows(record: SimulationRecord): { rows: LaunchRow[]; totals: Record<CapacityType, number> } {
-  const rows = new Map<
-    string,
-    { by: Record<CapacityType, number>; min: number; max: number; assumed: boolean }
-  >();
-  const totals = zeroByCapacity();
-  for (const launch of record.launches) {
-    let row = rows.get(launch.instanceType);
-    if (row === undefined) {
-      row = { by: zeroByCapacity(), min: launch.pricePerHour, max: launch.pricePerHour, assumed: false };
-      rows.set(launch.instanceType, row);
-    }
-    if (launch.priceAssumed === true) row.assumed = true;
-    row.by[launch.capacityType] += 1;
-    row.min = Math.min(row.min, launch.pricePerHour);
-    row.max = Math.max(row.max, launch.pricePerHour);
-    totals[launch.capacityType] += 1;
-  }
-  const out = [...rows.entries()].map(([instanceType, r]) => ({
-    instanceType,
-    byCapacityType: r.by,
-    total: CAPACITY_TYPES.reduce((sum, c) => sum + r.by[c], 0),
-    minPricePerHour: r.min,
-    maxPricePerHour: r.max,
-    priceAssumed: r.assumed,
-  }));
-  out.sort((a, b) => b.total - a.total || byName(a.instanceType, b.instanceType));
-  return { rows: out, totals };
 }
 
 /** Cost over the run; see CostStats.totalUsd for how $/hour is integrated. */
@@ -380,6 +336,7 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     peakPendingPods: largest(record.samples.map((s) => s.peakPendingPods ?? s.pendingPods)),
     waits: waitStats(record),
     assumedPriceLaunches: record.launches.filter((l) => l.priceAssumed === true).length,
+    overlaidPriceLaunches: record.launches.filter((l) => l.priceOverlaid === true).length,
     interruptions,
     interruptionCount: record.interruptions.length,
     interruptionsHandled: record.interruptions.filter((i) => i.handled).length,

@@ -9,6 +9,7 @@ import {
   formatInstant,
   formatRunTime,
   formatUsd,
+  OVERLAY_PRICE_NOTE,
   type ReportStats,
 } from './stats.ts';
 
@@ -103,11 +104,12 @@ function launches(stats: ReportStats): string[] {
         row.instanceType,
         ...types.map((c) => String(row.byCapacityType[c])),
         String(row.total),
-        `${price(row.minPricePerHour, row.maxPricePerHour)}${row.priceAssumed ? ' *' : ''}`,
+        `${price(row.minPricePerHour, row.maxPricePerHour)}${row.priceAssumed ? ' *' : ''}${row.priceOverlaid ? ' †' : ''}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ]),
     ...(stats.assumedPriceLaunches === 0 ? [] : [`  ${ASSUMED_PRICE_NOTE}`]),
+    ...(stats.overlaidPriceLaunches === 0 ? [] : [`  ${OVERLAY_PRICE_NOTE}`]),
   ];
 }
 
