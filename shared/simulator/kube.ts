@@ -13,6 +13,7 @@ import {
 import type { CloudInstance } from '../ports/cloud.ts';
 import type { ClusterNodeClaim } from '../ports/cluster.ts';
 import { chooseNode } from './kube-scheduler.ts';
+import { choosePreemption } from './preemption.ts';
 import type { ScoringStrategy } from './scenario-types.ts';
 import { isActive, rawPods, uidOf } from './workloads.ts';
 
@@ -20,7 +21,8 @@ import { isActive, rawPods, uidOf } from './workloads.ts';
 // Node once a NodeClaim's instance runs and remove pods whose grace period ran out, start-up agents
 // remove their start-up taints (each after its delay), pod garbage collection removes pods whose
 // Node is gone, and kube-scheduler binds pending pods to nodes with room, one at a time, each to
-// the node its scoring ranks first (kube-scheduler.ts).
+// the node its scoring ranks first (kube-scheduler.ts), and makes room for a pod that fits nowhere
+// by preempting pods of lower priority (preemption.ts).
 
 export interface Kube {
   /** Kubelets and pod garbage collection: one pass over NodeClaims, Nodes and pods. */
@@ -110,6 +112,60 @@ export function makeKube(
     return pod;
   }
 
+  /**
+   * One scheduling cycle's preemption over `nodes` (changed in place, `byName` indexing them): a
+   * pod nominated earlier holds its room on its node against the pods after it in the queue until
+   * it binds; a pod that fits nowhere and may preempt (a priority above the lowest bound one,
+   * `preemptionPolicy` not Never) deletes its victims with their grace period, as kube-scheduler's
+   * DefaultPreemption does (preemption.ts), and is nominated to their node.
+   */
+  function preemptionPass(nodes: ExistingNode[], byName: ReadonlyMap<string, number>) {
+    const raws = new Map<string, V1Pod>();
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const p of rawPods(cluster)) {
+      raws.set(uidOf(p), p);
+      if (p.spec?.nodeName) lowest = Math.min(lowest, p.spec?.priority ?? 0);
+    }
+    const priorityOf = (pod: Pod) => raws.get(pod.uid)?.spec?.priority ?? 0;
+    const holds = new Map<string, number>();
+    const hold = (pod: Pod, nodeName: string) => {
+      const index = byName.get(nodeName);
+      const node = index === undefined ? undefined : nodes[index];
+      if (index === undefined || node === undefined) return;
+      nodes[index] = { ...node, pods: [...node.pods, pod] };
+      holds.set(pod.uid, index);
+    };
+    for (const p of raws.values()) {
+      const nominated = p.status?.nominatedNodeName;
+      const pod = nominated === undefined || p.spec?.nodeName || !isActive(p) ? undefined : podOf(p);
+      if (pod !== undefined && nominated !== undefined) hold(pod, nominated);
+    }
+    return {
+      /** Takes `pod`'s own hold off its node before it is placed; whether it had one. */
+      release(pod: Pod): boolean {
+        const index = holds.get(pod.uid);
+        const node = index === undefined ? undefined : nodes[index];
+        if (index === undefined || node === undefined) return false;
+        nodes[index] = { ...node, pods: node.pods.filter((p) => p.uid !== pod.uid) };
+        holds.delete(pod.uid);
+        return true;
+      },
+      /** Puts back the hold of a nominated pod that did not bind yet. */
+      reserve: hold,
+      async tryPreempting(pod: Pod, raw: V1Pod, priority: number): Promise<void> {
+        if (raw.spec?.preemptionPolicy === 'Never' || priority <= lowest) return;
+        const chosen = choosePreemption(strategy, pod, priority, nodes, priorityOf, nowMs());
+        if (chosen === undefined) return;
+        for (const victim of chosen.victims) {
+          const grace = raws.get(victim.uid)?.spec?.terminationGracePeriodSeconds ?? 30;
+          await cluster.deletePod({ namespace: victim.namespace, name: victim.name, uid: victim.uid }, grace);
+        }
+        cluster.nominatePod(pod.namespace, pod.name, chosen.nodeName);
+        hold(pod, chosen.nodeName);
+      },
+    };
+  }
+
   return {
     async kubelets() {
       const claims = (await cluster.nodeClaims()).items;
@@ -184,7 +240,7 @@ export function makeKube(
               affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
             ).some((t) => (t.matchFields ?? []).length > 0);
           const shape = own ? p.metadata?.ownerReferences?.[0]?.uid : undefined;
-          return [{ pod, priority: p.spec?.priority ?? 0, shape }];
+          return [{ pod, priority: p.spec?.priority ?? 0, shape, raw: p }];
         })
         .sort(
           (a, b) =>
@@ -195,13 +251,19 @@ export function makeKube(
       const placed = new Set<string>();
       const fitsNowhere = new Set<string>();
       const byName = new Map(nodes.map((n, i) => [n.name, i]));
-      for (const { pod, shape } of candidates) {
-        if (shape !== undefined && fitsNowhere.has(shape)) continue;
-        const nodeName = nodes.length === 0 ? undefined : chooseNode(strategy, pod, nodes, nowMs());
+      const preemption = preemptionPass(nodes, byName);
+      for (const { pod, shape, priority, raw } of candidates) {
+        const reserved = preemption.release(pod);
+        const skip = shape !== undefined && fitsNowhere.has(shape);
+        const nodeName = skip || nodes.length === 0 ? undefined : chooseNode(strategy, pod, nodes, nowMs());
         if (nodeName === undefined && shape !== undefined) fitsNowhere.add(shape);
         const index = nodeName === undefined ? undefined : byName.get(nodeName);
         const node = index === undefined ? undefined : nodes[index];
-        if (nodeName === undefined || index === undefined || node === undefined) continue;
+        if (nodeName === undefined || index === undefined || node === undefined) {
+          if (reserved) preemption.reserve(pod, raw.status?.nominatedNodeName ?? '');
+          else await preemption.tryPreempting(pod, raw, priority);
+          continue;
+        }
         nodes[index] = { ...node, pods: [...node.pods, pod] };
         cluster.bindPod(pod.namespace, pod.name, nodeName);
         cluster.setPodPhase(pod.namespace, pod.name, 'Running');

@@ -39,6 +39,8 @@ export interface MemoryCluster extends Cluster {
   list(kind: MemoryKind): readonly Record<string, unknown>[];
   /** Sets `spec.nodeName` and `PodScheduled=True` (the Binding subresource). */
   bindPod(namespace: string, name: string, nodeName: string): void;
+  /** Sets `status.nominatedNodeName`, as kube-scheduler does for a pod that preempted others there. */
+  nominatePod(namespace: string, name: string, nodeName: string): void;
   /** Sets `PodScheduled=False/Unschedulable` with the message, as kube-scheduler does. */
   markPodUnschedulable(namespace: string, name: string, message: string): void;
   /** Sets the pod's phase; `Running` also makes it Ready. */

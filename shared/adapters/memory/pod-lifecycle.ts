@@ -14,7 +14,7 @@ import { isPodReady } from './pdb-status.ts';
 /** What the in-memory cluster does to pods, for the port and for the simulator. */
 export type PodLifecycle = Pick<
   MemoryCluster,
-  'evictPod' | 'deletePod' | 'bindPod' | 'markPodUnschedulable' | 'setPodPhase' | 'removePod'
+  'evictPod' | 'deletePod' | 'bindPod' | 'nominatePod' | 'markPodUnschedulable' | 'setPodPhase' | 'removePod'
 >;
 
 /** Pod eviction, deletion and the kubelet's and kube-scheduler's updates over the object store. */
@@ -66,7 +66,19 @@ export function makePodLifecycle(
       update('Pod', raw, (copy) => {
         const pod = copy as unknown as V1Pod;
         pod.spec = { ...(pod.spec ?? { containers: [] }), nodeName };
+        if (pod.status?.nominatedNodeName !== undefined) {
+          const { nominatedNodeName: _bound, ...status } = pod.status;
+          pod.status = status;
+        }
         setPodCondition(copy, { type: 'PodScheduled', status: 'True' }, clock.now());
+      });
+    },
+
+    nominatePod(namespace, name, nodeName) {
+      const raw = must('Pod', name, namespace, `update status of pod "${namespace}/${name}"`);
+      update('Pod', raw, (copy) => {
+        const pod = copy as unknown as V1Pod;
+        pod.status = { ...(pod.status ?? {}), nominatedNodeName: nodeName };
       });
     },
 

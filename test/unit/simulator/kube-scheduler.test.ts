@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseNode, nodeScore } from '../../../shared/simulator/kube-scheduler.ts';
+import { choosePreemption } from '../../../shared/simulator/preemption.ts';
 import { node, pod } from '../core/builders.ts';
 
 // The simulated kube-scheduler's choice among the nodes that fit: NodeResourcesFit's score.
@@ -47,5 +48,40 @@ describe('the simulated kube-scheduler', () => {
   it('breaks a tie by the node name', () => {
     const twin = node({ name: 'a-twin', cpu: '4', memory: '16Gi', initialized: true });
     expect(chooseNode('LeastAllocated', pod({ cpu: '1' }), [idle, twin], T)).toBe('a-twin');
+  });
+});
+
+describe('the simulated kube-scheduler’s preemption', () => {
+  const low = pod({ name: 'low', cpu: '2', memory: '1Gi' });
+  const mid = pod({ name: 'mid', cpu: '2', memory: '1Gi' });
+  const small = pod({ name: 'small', cpu: '1', memory: '1Gi' });
+  const priorities = new Map([
+    [low.uid, 1],
+    [mid.uid, 50],
+    [small.uid, 1],
+  ]);
+  const priorityOf = (p: { uid: string }) => priorities.get(p.uid) ?? 0;
+  const n = (name: string, pods: ReturnType<typeof pod>[]) =>
+    node({ name, cpu: '4', memory: '16Gi', initialized: true, boundPods: pods });
+
+  it('takes the node whose victims have the lowest priority, and gives back those it can spare', () => {
+    const wanted = pod({ name: 'web', cpu: '3', memory: '1Gi' });
+    // On a, the mid pod (50) would go; on b, the low pod (1) goes and the small one stays.
+    const chosen = choosePreemption(
+      'LeastAllocated',
+      wanted,
+      100,
+      [n('a', [mid]), n('b', [low, small])],
+      priorityOf,
+      T,
+    );
+    expect(chosen?.nodeName).toBe('b');
+    // 3 cpu wanted of 4: without low (2) it fits beside small (1), which is given back.
+    expect(chosen?.victims.map((v) => v.name)).toEqual(['low']);
+  });
+
+  it('preempts nothing of its own priority or above', () => {
+    const wanted = pod({ name: 'web', cpu: '3', memory: '1Gi' });
+    expect(choosePreemption('LeastAllocated', wanted, 50, [n('a', [mid])], priorityOf, T)).toBeUndefined();
   });
 });
