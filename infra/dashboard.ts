@@ -9,9 +9,9 @@ import {
   type DashboardSeries,
   type DashboardSpec,
   type DashboardWidget,
-  dashboardFor,
 } from '../shared/runtime/dashboard.ts';
 import { metricsClusterOf } from '../shared/runtime/metrics.ts';
+import { dashboardFor } from '../shared/runtime/shadow-dashboard.ts';
 import { assertNever } from './construct-kit.ts';
 import { seriesMetric } from './flotilla-metrics.ts';
 import { NAME_PREFIX, type StackMode } from './stack-mode.ts';

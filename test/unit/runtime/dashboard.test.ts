@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   DASHBOARD,
   type DashboardSpec,
-  dashboardFor,
   dashboardProblems,
   freeDimensions,
 } from '../../../shared/runtime/dashboard.ts';
+import { dashboardFor } from '../../../shared/runtime/shadow-dashboard.ts';
 import { CPU_USAGE, flotillaSeries, oneWidgetSpec } from './dashboard-fixtures.ts';
 
 describe('the dashboard spec', () => {
