@@ -4,13 +4,13 @@ import { makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { makeDynamoOfferingCache } from '../../shared/adapters/aws/dynamo-state.ts';
 import { makeLaunchTemplateStore } from '../../shared/adapters/aws/launch-templates.ts';
 import { fallbackOnDemandPrices, makePricingApiOnDemandPrices } from '../../shared/adapters/aws/pricing.ts';
-import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeLogger } from '../../shared/runtime/logger.ts';
 import { shadowModeSetting, switchSetting } from '../../shared/runtime/switch.ts';
 import type { RefreshCatalogResult } from '../../shared/usecases/catalog/refresh.ts';
 import { setUpCatalog } from '../../shared/usecases/catalog/setup.ts';
+import { parseLambdaEnv } from '../common/env.ts';
 
 const Env = z.object({
   AWS_REGION: z.string().min(1),
@@ -21,21 +21,8 @@ const Env = z.object({
   [EnvVar.mode]: shadowModeSetting,
 });
 
-function loadConfig(env: NodeJS.ProcessEnv) {
-  const parsed = Env.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ValidationError(
-      'catalog Lambda environment',
-      'env',
-      `${problems}; the CDK stack sets these variables`,
-    );
-  }
-  return parsed.data;
-}
-
 // Built once per cold start.
-const config = loadConfig(process.env);
+const config = parseLambdaEnv('catalog', Env, process.env);
 const shadow = config[EnvVar.mode];
 const logger = makeLogger(
   { lambda: 'catalog', cluster: config[EnvVar.clusterName], ...(shadow ? { shadow: true } : {}) },

@@ -12,7 +12,6 @@ import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
 import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
 import { shadowCloud } from '../../shared/adapters/shadow-cloud.ts';
 import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
-import { ValidationError } from '../../shared/core/errors.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cloud } from '../../shared/ports/cloud.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
@@ -25,6 +24,7 @@ import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metr
 import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
 import { shadowModeSetting } from '../../shared/runtime/switch.ts';
 import { ignoringWrites } from '../../shared/usecases/explain/read-only.ts';
+import { parseLambdaEnv } from './env.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
 // the environment, the logger and the metrics sink beside it, SDK clients, the API server (found
@@ -126,16 +126,7 @@ export const provisionerSettingsEnv = {
 
 /** Parses the environment with `extra` fields added; lists every problem at once. */
 export function loadEnv<T extends z.ZodRawShape>(lambda: string, env: NodeJS.ProcessEnv, extra: T) {
-  const parsed = BaseEnv.extend(extra).safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ValidationError(
-      `${lambda} Lambda environment`,
-      'env',
-      `${problems}; the CDK stack sets these variables`,
-    );
-  }
-  return parsed.data;
+  return parseLambdaEnv(lambda, BaseEnv.extend(extra), env);
 }
 
 /** What a Lambda invocation's context tells the handler (the part Flotilla uses). */

@@ -10,6 +10,7 @@ import { metricsClusterOf } from '../../shared/runtime/metrics.ts';
 import { makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
 import type { CompareDecision } from '../../shared/usecases/decisions/decision.ts';
 import { compareShadowDay, type ShadowDay, utcDay, utcDayBefore } from '../../shared/usecases/shadow/day.ts';
+import { parseLambdaEnv } from '../common/env.ts';
 
 // A shadow stack's daily comparison: a schedule just after midnight UTC compares the day before
 // (shared/usecases/shadow/day.ts); `{ "day": "YYYY-MM-DD" }` compares that day (within CloudWatch's
@@ -26,19 +27,6 @@ const Env = z.object({
     .min(1)
     .transform((value) => value.split(',').filter((group) => group !== '')),
 });
-
-function loadConfig(env: NodeJS.ProcessEnv) {
-  const parsed = Env.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ValidationError(
-      'shadow-report Lambda environment',
-      'env',
-      `${problems}; the CDK stack sets these variables`,
-    );
-  }
-  return parsed.data;
-}
 
 /** How old a metric value CloudWatch still takes (its timestamps go back two weeks). */
 const METRIC_MAX_AGE_MS = 14 * 86_400_000;
@@ -82,7 +70,7 @@ export function dayOf(event: unknown, nowMs: number): ShadowDay {
 }
 
 // Built once per cold start.
-const config = loadConfig(process.env);
+const config = parseLambdaEnv('shadow-report', Env, process.env);
 const clusterName = config[EnvVar.clusterName];
 const fields = { lambda: 'shadow-report', cluster: clusterName, shadow: true };
 const logger = makeLogger(fields, { level: config[EnvVar.logLevel] });
