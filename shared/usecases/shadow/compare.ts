@@ -1,4 +1,4 @@
-import { type ShadowLines, shadowLines } from './lines.ts';
+import { type ObservedChange, type ShadowLines, shadowLines } from './lines.ts';
 
 // What a shadow stack's lines add up to: the dollars the cluster cost under its live autoscaler
 // over a window, what Flotilla's choices would have cost, and the choices that make the
@@ -123,7 +123,7 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
   });
 
   const created = new Map<string, { nodePool: string; atMs: number; price?: number; type?: string }>();
-  const deletedAt = new Map<string, number>();
+  const deleted = new Map<string, ObservedChange>();
   // Changes before the first line (an observation's window reaches back by the age a summary may
   // have) are not the comparison's: the shadow had decided nothing yet.
   for (const o of observations) {
@@ -131,10 +131,10 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
       if (c.atMs >= sinceMs && !created.has(c.nodeClaim)) created.set(c.nodeClaim, c);
     }
     for (const d of o.deleted) {
-      if (d.atMs >= sinceMs && !deletedAt.has(d.nodeClaim)) deletedAt.set(d.nodeClaim, d.atMs);
+      if (d.atMs >= sinceMs && !deleted.has(d.nodeClaim)) deleted.set(d.nodeClaim, d);
     }
   }
-  const endOf = (name: string) => Math.min(deletedAt.get(name) ?? toMs, toMs);
+  const endOf = (name: string) => Math.min(deleted.get(name)?.atMs ?? toMs, toMs);
   const differences: ShadowDifference[] = [];
   /** A difference of `pricePerHour` from `fromMs` to `untilMs`, priced for its part in the window. */
   const add = (
@@ -171,8 +171,6 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
   const liveLaunches = [...created.entries()].sort((a, b) => a[1].atMs - b[1].atMs);
   // Live deletions no proposal named, by NodePool, for a live launch to be their replacement.
   const proposedFor = new Set(commands.flatMap((c) => c.candidates));
-  const deletedPrices = new Map<string, { nodePool: string; price?: number }>();
-  for (const o of observations) for (const d of o.deleted) deletedPrices.set(d.nodeClaim, d);
   const replaced = new Set<string>();
   for (const [name, c] of liveLaunches) {
     if (c.price === undefined) continue;
@@ -192,18 +190,18 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
     // make): without it Flotilla would have kept the NodeClaim it replaced.
     const old =
       offer === undefined
-        ? [...deletedAt].find(
-            ([gone, at]) =>
+        ? [...deleted].find(
+            ([gone, d]) =>
               !proposedFor.has(gone) &&
               !replaced.has(gone) &&
-              deletedPrices.get(gone)?.nodePool === c.nodePool &&
-              deletedPrices.get(gone)?.price !== undefined &&
-              Math.abs(at - c.atMs) <= PAIR_WINDOW_MS,
+              d.nodePool === c.nodePool &&
+              d.price !== undefined &&
+              Math.abs(d.atMs - c.atMs) <= PAIR_WINDOW_MS,
           )
         : undefined;
     if (offer === undefined && old !== undefined) {
       replaced.add(old[0]);
-      const oldPrice = deletedPrices.get(old[0])?.price ?? 0;
+      const oldPrice = old[1].price ?? 0;
       const delta = c.price - oldPrice;
       if (delta !== 0) {
         add({
@@ -257,8 +255,8 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
   const named = new Set<string>();
   for (const c of commands) {
     for (const name of c.candidates) named.add(name);
-    const acted = c.candidates.every((n) => deletedAt.has(n))
-      ? Math.max(...c.candidates.map((n) => deletedAt.get(n) ?? 0))
+    const acted = c.candidates.every((n) => deleted.has(n))
+      ? Math.max(...c.candidates.map((n) => deleted.get(n)?.atMs ?? 0))
       : Number.POSITIVE_INFINITY;
     const until = Math.min(acted, c.lastMs + interval, toMs);
     const saving = c.before - c.after;
@@ -287,7 +285,7 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
         observations.filter((o) => inWindow(o.atMs)).flatMap((o) => o.podStartupSeconds),
       ),
       nodeClaimsCreated: [...created.values()].filter((c) => inWindow(c.atMs)).length,
-      nodeClaimsDeleted: [...deletedAt.values()].filter(inWindow).length,
+      nodeClaimsDeleted: [...deleted.values()].filter((d) => inWindow(d.atMs)).length,
     },
     flotilla: {
       dollars: round(flotillaDollars, 4),
@@ -304,9 +302,9 @@ export function compareLines(lines: ShadowLines, window?: ShadowWindow): ShadowC
       dollars: round(d.dollars, 4),
       pricePerHour: round(d.pricePerHour, 6),
     })),
-    unmatchedDeletions: [...deletedAt]
-      .filter(([name, ms]) => inWindow(ms) && !named.has(name) && !replaced.has(name))
-      .map(([nodeClaim, ms]) => ({ nodeClaim, at: iso(ms) })),
+    unmatchedDeletions: [...deleted]
+      .filter(([name, d]) => inWindow(d.atMs) && !named.has(name) && !replaced.has(name))
+      .map(([nodeClaim, d]) => ({ nodeClaim, at: iso(d.atMs) })),
   };
 }
 
