@@ -119,14 +119,11 @@ export function makeKube(
    * `preemptionPolicy` not Never) deletes its victims with their grace period, as kube-scheduler's
    * DefaultPreemption does (preemption.ts), and is nominated to their node.
    */
-  function preemptionPass(nodes: ExistingNode[], byName: ReadonlyMap<string, number>) {
-    const raws = new Map<string, V1Pod>();
-    let lowest = Number.POSITIVE_INFINITY;
-    for (const p of rawPods(cluster)) {
-      raws.set(uidOf(p), p);
-      if (p.spec?.nodeName) lowest = Math.min(lowest, p.spec?.priority ?? 0);
-    }
-    const priorityOf = (pod: Pod) => raws.get(pod.uid)?.spec?.priority ?? 0;
+  function preemptionPass(
+    nodes: ExistingNode[],
+    byName: ReadonlyMap<string, number>,
+    pending: readonly V1Pod[],
+  ) {
     const holds = new Map<string, number>();
     const hold = (pod: Pod, nodeName: string) => {
       const index = byName.get(nodeName);
@@ -135,11 +132,23 @@ export function makeKube(
       nodes[index] = { ...node, pods: [...node.pods, pod] };
       holds.set(pod.uid, index);
     };
-    for (const p of raws.values()) {
+    for (const p of pending) {
       const nominated = p.status?.nominatedNodeName;
-      const pod = nominated === undefined || p.spec?.nodeName || !isActive(p) ? undefined : podOf(p);
+      const pod = nominated === undefined ? undefined : podOf(p);
       if (pod !== undefined && nominated !== undefined) hold(pod, nominated);
     }
+    // Every pod's priority, and the lowest of the bound ones: read once a cycle, only when a pod
+    // that fits nowhere first asks.
+    let known: { raws: Map<string, V1Pod>; lowest: number } | undefined;
+    const priorities = () => {
+      if (known !== undefined) return known;
+      known = { raws: new Map(), lowest: Number.POSITIVE_INFINITY };
+      for (const p of rawPods(cluster)) {
+        known.raws.set(uidOf(p), p);
+        if (p.spec?.nodeName) known.lowest = Math.min(known.lowest, p.spec?.priority ?? 0);
+      }
+      return known;
+    };
     return {
       /** Takes `pod`'s own hold off its node before it is placed; whether it had one. */
       release(pod: Pod): boolean {
@@ -153,7 +162,10 @@ export function makeKube(
       /** Puts back the hold of a nominated pod that did not bind yet. */
       reserve: hold,
       async tryPreempting(pod: Pod, raw: V1Pod, priority: number): Promise<void> {
-        if (raw.spec?.preemptionPolicy === 'Never' || priority <= lowest) return;
+        if (raw.spec?.preemptionPolicy === 'Never') return;
+        const { raws, lowest } = priorities();
+        if (priority <= lowest) return;
+        const priorityOf = (p: Pod) => raws.get(p.uid)?.spec?.priority ?? 0;
         const chosen = choosePreemption(strategy, pod, priority, nodes, priorityOf, nowMs());
         if (chosen === undefined) return;
         for (const victim of chosen.victims) {
@@ -251,7 +263,7 @@ export function makeKube(
       const placed = new Set<string>();
       const fitsNowhere = new Set<string>();
       const byName = new Map(nodes.map((n, i) => [n.name, i]));
-      const preemption = preemptionPass(nodes, byName);
+      const preemption = preemptionPass(nodes, byName, pending);
       for (const { pod, shape, priority, raw } of candidates) {
         const reserved = preemption.release(pod);
         const skip = shape !== undefined && fitsNowhere.has(shape);
