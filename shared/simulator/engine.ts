@@ -21,6 +21,7 @@ import { makeSampler, type SimulationProgress } from './sampler.ts';
 import type { Scenario } from './scenario.ts';
 import { makeShadow } from './shadow.ts';
 import { makeSpecChanges } from './spec-changes.ts';
+import { makeVirtualTimers } from './virtual-timers.ts';
 import { isActive, makeWorkloads, rawPods } from './workloads.ts';
 
 // The simulator: Flotilla's controllers (controllers.ts: the Lambdas' use cases and drivers —
@@ -35,6 +36,11 @@ import { isActive, makeWorkloads, rawPods } from './workloads.ts';
 
 /** Virtual time between two steps of the world. */
 const TICK_MS = 1000;
+/**
+ * Virtual time an EC2 CreateFleet call takes to answer (an instant fleet answers in one to two
+ * seconds): launches sent one after another add up, launches sent together overlap.
+ */
+export const CREATE_FLEET_MS = 1500;
 
 export interface SimulationOptions {
   /** Called at every sample. */
@@ -79,6 +85,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   const endMs = startMs + scenario.durationMs;
   const clock: ManualClock = makeManualClock(new Date(startMs));
   const nowMs = () => clock.now().getTime();
+  const timers = makeVirtualTimers(clock);
   // The decision log records the decisions as values, not the lines read back.
   const recorder = makeDecisionRecorder({
     clock,
@@ -95,6 +102,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       knownPricesOnly: options.knownPricesOnly === true,
     }),
     bootDelayMs: scenario.bootDelayMs,
+    createFleetDelay: () => timers.delay(CREATE_FLEET_MS),
     // Karpenter's AWS settings and ReservedCapacity gate, as the stack gives the Lambdas.
     provider: {
       vmMemoryOverheadPercent: scenario.settings.operator.vmMemoryOverheadPercent,
@@ -195,7 +203,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
           clusterName: options.clusterName ?? 'simulated',
           settings: scenario.shadow.settings,
         });
-  await controllers.controllersPass(clock.now());
+  await timers.drive(controllers.controllersPass(clock.now()));
   if (scenario.nodes.length > 0) {
     // The nodes there at the start join before anything else happens.
     await seedInitialNodes({
@@ -206,7 +214,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       nowMs: nowMs(),
     });
     await kube.kubelets();
-    await controllers.controllersPass(clock.now());
+    await timers.drive(controllers.controllersPass(clock.now()));
     await kube.kubelets();
   }
   /** Why the disruption controller deleted a NodeClaim, as a termination reason. */
@@ -296,14 +304,19 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   async function run(): Promise<SimulationRecord> {
     while (nowMs() < endMs) {
       await stepWorld();
-      for (const controller of controllers.all) await controller.run(clock.now());
-      await shadow?.run(clock.now());
+      // The shadow decides first, at the tick's instant: the live side's calls take virtual time.
+      if (shadow !== undefined) await timers.drive(shadow.run(clock.now()));
+      for (const controller of controllers.all) await timers.drive(controller.run(clock.now()));
       if (idle()) {
         const wakeMs = nextWakeMs();
         // Nothing moves until then: the samples due meanwhile see the world as it is now.
         sampler.take(wakeMs - 1);
         clock.set(new Date(wakeMs));
-      } else clock.advance(TICK_MS);
+      } else {
+        // On to the next tick of the run's grid: a call that took time (a CreateFleet) may have
+        // left the clock between two ticks.
+        clock.set(new Date(startMs + (Math.floor((nowMs() - startMs) / TICK_MS) + 1) * TICK_MS));
+      }
     }
     // Batching may have carried the clock past the end; time never runs backwards.
     if (nowMs() < endMs) clock.set(new Date(endMs));

@@ -18,7 +18,10 @@ import {
 import { launchTags, MAX_INSTANCE_TYPES } from '../launch-plan.ts';
 import { type CapacityWindow, makeCapacityWindows } from './capacity-windows.ts';
 import { type MemoryCatalog, makeCatalogResolver } from './catalog.ts';
-import { makeFleetLaunch } from './fleet-launch.ts';
+import { type FleetCall, makeFleetLaunch } from './fleet-launch.ts';
+
+export type { FleetCall } from './fleet-launch.ts';
+
 import { type InstanceRecord, makeInstanceTable } from './instances.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
 
@@ -65,6 +68,11 @@ export interface MemoryCloudOptions {
    * made. @default Karpenter's defaults
    */
   readonly provider?: ProviderSettings;
+  /**
+   * What a CreateFleet call waits before EC2 answers (the simulator's virtual timers); the launch
+   * is decided when the answer comes. @default none: EC2 answers at once
+   */
+  readonly createFleetDelay?: () => Promise<void>;
 }
 
 /** An instance launched outside Flotilla (or by another cluster). */
@@ -95,6 +103,8 @@ export interface MemoryCloud extends Cloud {
   reclaim(instanceId: string): CloudInstance | undefined;
   /** Every instance ever launched or added, terminated ones included, in launch order. */
   history(): readonly CloudInstance[];
+  /** Every CreateFleet call sent (replays of a recorded launch included), in the order answered. */
+  fleetCalls(): readonly FleetCall[];
 }
 
 function matches(requirements: readonly NodeSelectorRequirement[], labels: Labels, field: string): boolean {
@@ -124,13 +134,14 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     capacityReservations: options.capacityReservations,
   });
   const { records, nextId, toInstance, isOwned, live, liveByNodeClaim, reservationRoom } = instances;
-  const { planLaunch, launch } = makeFleetLaunch({
+  const { planLaunch, launch, fleetCalls } = makeFleetLaunch({
     clock,
     clusterName,
     noSpotRole,
     unavailable,
     instances,
     noCapacity: capacity.noCapacity,
+    ...(options.createFleetDelay === undefined ? {} : { delay: options.createFleetDelay }),
   });
 
   return {
@@ -182,6 +193,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
 
     planLaunch,
     launch,
+    fleetCalls,
     create: async (request) => launch(request, await planLaunch(request)),
     async findByNodeClaim(nodeClaimName) {
       const record = liveByNodeClaim(nodeClaimName);

@@ -57,6 +57,13 @@ interface MemoryLaunch {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** One CreateFleet call the memory cloud answered: when it was sent, and for which NodeClaim. */
+export interface FleetCall {
+  readonly sentAtMs: number;
+  readonly answeredAtMs: number;
+  readonly nodeClaimName: string;
+}
+
 /** What a memory cloud's launches read and change. */
 export interface FleetLaunchOptions {
   readonly clock: Clock;
@@ -65,10 +72,14 @@ export interface FleetLaunchOptions {
   readonly unavailable: UnavailableOfferings;
   readonly instances: InstanceTable;
   readonly noCapacity: (key: OfferingKey, nowMs: number) => boolean;
+  /** What a CreateFleet call waits before EC2 answers. @default none */
+  readonly delay?: () => Promise<void>;
 }
 
 /** `planLaunch` and `launch` of a memory cloud. */
-export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLaunch' | 'launch'> {
+export function makeFleetLaunch(
+  fleet: FleetLaunchOptions,
+): Pick<Cloud, 'planLaunch' | 'launch'> & { fleetCalls(): readonly FleetCall[] } {
   const { clock, clusterName, noSpotRole, unavailable, noCapacity } = fleet;
   const { records, nextId, toInstance, liveByNodeClaim, reservationRoom, leastUsedPartition } =
     fleet.instances;
@@ -76,6 +87,7 @@ export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLau
   /** What each token's launch came to, as EC2 remembers a ClientToken. */
   const outcomes = new Map<string, { instanceId: string } | { iced: readonly OfferingKey[] }>();
   let plans = 0;
+  const calls: FleetCall[] = [];
 
   async function planLaunch(request: LaunchRequest): Promise<LaunchRecord> {
     const nodeClass: EC2NodeClass = request.nodeClass;
@@ -154,6 +166,10 @@ export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLau
     // As the AWS adapter: a first send looks for no instance tagged with the claim.
     const existing = options.firstSend === true ? undefined : liveByNodeClaim(request.nodeClaimName);
     if (existing !== undefined) return toInstance(existing);
+    // The call is on the wire: EC2 decides when it answers.
+    const sentAtMs = clock.now().getTime();
+    await fleet.delay?.();
+    calls.push({ sentAtMs, answeredAtMs: clock.now().getTime(), nodeClaimName: request.nodeClaimName });
     const now = clock.now();
     const nowMs = now.getTime();
     const iceError = (iced: readonly OfferingKey[]) =>
@@ -233,5 +249,5 @@ export function makeFleetLaunch(fleet: FleetLaunchOptions): Pick<Cloud, 'planLau
     throw iceError(iced);
   }
 
-  return { planLaunch, launch };
+  return { planLaunch, launch, fleetCalls: () => calls };
 }

@@ -10,6 +10,7 @@ export {
 } from './catalog.ts';
 export {
   type CapacityWindow,
+  type FleetCall,
   type ForeignInstanceInput,
   launchTags,
   MAX_INSTANCE_TYPES,

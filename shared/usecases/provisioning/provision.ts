@@ -1,4 +1,4 @@
-import { applyNodeOverlays, type InstanceType, type UnschedulablePod } from '../../core/index.ts';
+import type { UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
@@ -15,11 +15,11 @@ import {
 } from '../state/cluster-state.ts';
 import { anyNodeDeleting, takeDeletingNodePods } from '../state/deleting-nodes.ts';
 import { type SkippedNodePool, selectNodePools } from '../state/eligibility.ts';
-import { fallsBack } from '../state/new-nodeclaim.ts';
 import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
-import { applyPlan, isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { launchRound } from './launch-round.ts';
 import { withoutLiveAnswers } from './shadow-view.ts';
 import { staticPass } from './static-gate.ts';
 import type { StaticPassResult } from './static-pools.ts';
@@ -149,7 +149,10 @@ async function provisionUnderLease(
     },
   );
 
-  const maxRounds = Math.max(1, options.maxRounds ?? 3);
+  // A shortage refuses the offerings a launch tries, not all of its kind: while launches keep being
+  // refused, the pods are planned again without what was refused, within the run's time for it.
+  const maxRounds = Math.max(1, options.maxRounds ?? 12);
+  const replanUntilMs = ports.clock.now().getTime() + (options.replanWithinMs ?? 30_000);
   const claims: ClaimOutcome[] = [...statics.claims];
   const oldestPendingSeconds = oldestWait(state.pendingPods, ports.clock.now().getTime());
   let last: RoundResult | undefined;
@@ -157,6 +160,7 @@ async function provisionUnderLease(
   let planMs = 0;
   let replanned = 0;
   for (let round = 0; round < maxRounds; round++) {
+    if (round > 0 && ports.clock.now().getTime() >= replanUntilMs) break;
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, out.logger, reads);
     if (!hasPodsToPlace(state)) break;
@@ -353,52 +357,19 @@ async function runRound(
   );
   const moving = new Set(input.deletingNodePods.map((p) => p.uid));
 
-  let leaseLost = false;
-  const probed = new Set<string>();
-  // Offerings as they are now, per NodePool (overlays applied), read again after each insufficient-capacity answer
-  // of this round (the back-offs it added), so a claim planned for spot does not launch on-demand
-  // at its spot-sized shape: unless this is the last round, its pods are planned again.
-  let current: Map<string, ReadonlyMap<string, InstanceType>> | undefined;
-  const plannedByPool = new Map<string, ReadonlyMap<string, InstanceType>>();
-  let replanned = 0;
-  for (const plan of result.nodeClaims) {
-    // A pool whose NodeClaims failed lately launches one NodeClaim a run until one succeeds; the
-    // pods of the others wait for a later run.
-    if (guard.probing.has(plan.nodePoolName)) {
-      if (probed.has(plan.nodePoolName)) continue;
-      probed.add(plan.nodePoolName);
-    }
-    const pool = pools.get(plan.nodePoolName);
-    const nodeClass = classes.get(plan.nodeClassName);
-    const types = poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName);
-    if (pool === undefined || nodeClass === undefined) continue;
-    if (current !== undefined && !last) {
-      let now = current.get(plan.nodePoolName);
-      if (now === undefined) {
-        const fresh = await ports.cloud.instanceTypes(nodeClass);
-        now = new Map(applyNodeOverlays(input.overlays, plan.nodePoolName, fresh).map((t) => [t.name, t]));
-        current.set(plan.nodePoolName, now);
-      }
-      let planned = plannedByPool.get(plan.nodePoolName);
-      if (planned === undefined) {
-        planned = new Map(types.map((t) => [t.name, t]));
-        plannedByPool.set(plan.nodePoolName, planned);
-      }
-      if (fallsBack(plan, planned, now)) {
-        replanned += 1;
-        continue;
-      }
-    }
-    const outcome = await applyPlan(ports, out, lease, round, plan, pool, nodeClass, types, {
-      deletingNodePods: moving,
-    });
-    if (outcome.kind === 'insufficientCapacity') current = new Map();
-    claims.push(outcome);
-    if (outcome.kind === 'fenced') {
-      leaseLost = true;
-      break;
-    }
-  }
+  const launched = await launchRound(ports, out, lease, {
+    round,
+    last,
+    plans: result.nodeClaims,
+    pools,
+    classes,
+    typesOf: (plan) => poolInstanceTypes(input, plan.nodePoolName, plan.nodeClassName),
+    overlays: input.overlays,
+    probing: guard.probing,
+    deletingNodePods: moving,
+  });
+  claims.push(...launched.claims);
+  const { leaseLost, replanned } = launched;
   return {
     pods: state.pendingPods.length,
     deletingNodePods: moving.size,

@@ -55,8 +55,17 @@ export interface ProvisionOptions {
    * event spent reaching the run is not waited again. Absent for scheduled runs.
    */
   readonly podEventAtMs?: number;
-  /** Solve-and-launch rounds; a round after the first re-plans pods whose launch hit ICE. @default 3 */
+  /**
+   * Solve-and-launch rounds; a round after the first re-plans the pods whose launches were refused
+   * for capacity, with the offerings those refusals backed off left out. @default 12
+   */
   readonly maxRounds?: number;
+  /**
+   * A round after the first starts only this long after the first began (the run's clock), so a
+   * shortage that keeps refusing leaves the rest of the Lambda's time to what was launched.
+   * @default 30_000
+   */
+  readonly replanWithinMs?: number;
   /**
    * With no pod pending, read the NodeClaims to launch from the API server itself rather than the
    * cluster summary: a message asked for this run (the disruption Lambda's replacement may be too new

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { simulate } from '../../../shared/simulator/engine.ts';
+import { CREATE_FLEET_MS, simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { defaultPoolYaml } from './scenarios.ts';
@@ -50,6 +50,9 @@ ${webPodSpec}        containers:
 
 const last = (r: SimulationRecord) => r.samples.at(-1);
 
+/** The world moves on whole seconds. */
+const ceilSecond = (ms: number) => Math.ceil(ms / 1000) * 1000;
+
 describe('kube-scheduler preemption', () => {
   it('makes room for a pod of higher priority by deleting one of lower priority', async () => {
     const r = await simulate(parseScenario(scenario(), 'preemption.yaml'));
@@ -59,9 +62,10 @@ describe('kube-scheduler preemption', () => {
     // The web pod runs (it waited the batch pod's 30 s grace period), the batch pod waits.
     const web = r.samples.filter((s) => (s.atMs - r.scenario.startMs) / MINUTE >= 6);
     expect(web.every((s) => s.runningPods === 1 && s.pendingPods === 1)).toBe(true);
-    // Waits of the pods that started: the batch pod's first (its node's boot), then the web pod's,
-    // the batch pod's grace period; the batch pod made again waits on.
-    expect(r.podWaitsMs).toEqual([47_000, 30_000]);
+    // Waits of the pods that started: the batch pod's first (its node's CreateFleet and boot, to the
+    // next whole second), then the web pod's, the batch pod's grace period; the batch pod made again
+    // waits on.
+    expect(r.podWaitsMs).toEqual([ceilSecond(47_000 + CREATE_FLEET_MS), 30_000]);
     expect(r.podWaitsNotStartedMs).toHaveLength(1);
   });
 
@@ -69,7 +73,7 @@ describe('kube-scheduler preemption', () => {
     const r = await simulate(parseScenario(scenario('        preemptionPolicy: Never\n'), 'preemption.yaml'));
     expect(last(r)).toMatchObject({ nodes: 1, runningPods: 1, pendingPods: 1 });
     // The batch pod keeps its node; the web pod waits from 5m to the end.
-    expect(r.podWaitsMs).toEqual([47_000]);
+    expect(r.podWaitsMs).toEqual([ceilSecond(47_000 + CREATE_FLEET_MS)]);
     expect(r.podWaitsNotStartedMs).toEqual([10 * MINUTE]);
   });
 });
