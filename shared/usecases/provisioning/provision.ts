@@ -151,7 +151,7 @@ async function provisionUnderLease(
 
   // A shortage refuses the offerings a launch tries, not all of its kind: while launches keep being
   // refused, the pods are planned again without what was refused, within the run's time for it.
-  const maxRounds = Math.max(1, options.maxRounds ?? 12);
+  const maxRounds = Math.max(1, options.maxRounds ?? 20);
   const replanUntilMs = ports.clock.now().getTime() + (options.replanWithinMs ?? 30_000);
   const claims: ClaimOutcome[] = [...statics.claims];
   const oldestPendingSeconds = oldestWait(state.pendingPods, ports.clock.now().getTime());

@@ -57,7 +57,7 @@ export interface ProvisionOptions {
   readonly podEventAtMs?: number;
   /**
    * Solve-and-launch rounds; a round after the first re-plans the pods whose launches were refused
-   * for capacity, with the offerings those refusals backed off left out. @default 12
+   * for capacity, with the offerings those refusals backed off left out. @default 20
    */
   readonly maxRounds?: number;
   /**
