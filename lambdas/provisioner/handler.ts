@@ -8,7 +8,7 @@ import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
 import { setUpProvisioner } from '../../shared/usecases/provisioning/setup.ts';
-import { viaQueue } from '../../shared/usecases/termination/handover.ts';
+import { relayViaQueue, viaQueue } from '../../shared/usecases/termination/handover.ts';
 import {
   gateSwitch,
   loadEnv,
@@ -73,7 +73,12 @@ export const handler = withDeadline(
           kubernetesVersion: access.kubernetesVersion,
           reservedCapacity: provider.reservedCapacity !== false,
         }),
-        ...(terminationQueue === undefined ? {} : { requestTermination: viaQueue(terminationQueue) }),
+        ...(terminationQueue === undefined
+          ? {}
+          : {
+              requestTermination: viaQueue(terminationQueue),
+              relayDeletion: relayViaQueue(terminationQueue),
+            }),
         ...(podEventQueueUrl === undefined
           ? {}
           : {

@@ -284,7 +284,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
         const t = now.getTime();
         const starts = new Map<string, { nodeClaim: string; handOn: boolean }>();
         const received = new Set<string>();
-        for (const { nodeClaim } of terminationQueue.receive()) {
+        for (const request of terminationQueue.receive()) {
+          // Only a shim relays a user's deletion, and the simulated world has none.
+          if ('node' in request)
+            throw new Error(`the simulator has no shim: unexpected request for node "${request.node}"`);
+          const { nodeClaim } = request;
           if (received.has(nodeClaim)) continue;
           received.add(nodeClaim);
           const key = inFlight(nodeClaim) ? `${nodeClaim}#${++sequence}` : nodeClaim;

@@ -20,6 +20,10 @@ import { ProvisionerE2E } from './provisioner-fixture.ts';
 // before the provisioner acted whatever the timing; then the pods' successors land on the
 // replacement, and nothing is launched a second time. Each handler runs as its Lambda: the
 // controller group on the API server, its own role on AWS.
+//
+// A user deletes a Node, with no termination sweep running: the shim's report, relayed by the
+// provisioner Lambda to the termination queue, has the termination Lambda delete the Node's
+// NodeClaim and drain it at once, as Karpenter's termination controller reacts to its watch.
 
 const e2e = new ProvisionerE2E('deleting', { lifecycleLoop: false });
 const { logLines } = e2e;
@@ -54,6 +58,33 @@ function terminationHandler(): Invoke {
   return (event) => asLambda(e2e.env.server, 'termination', () => handler(event));
 }
 
+let piped = false;
+
+/** Lambda's event source mappings of both queues, and the shim, once for the file. */
+async function startPipes(): Promise<void> {
+  if (piped) return;
+  piped = true;
+  const { server, account } = e2e.env;
+  const sqs = new SQSClient(awsClientConfig(server));
+  const { podEvents: queueUrl, termination: terminationQueueUrl } = account.stack.queueUrls;
+  const mappings = [
+    { queueUrl, row: provisionerFunction, queue: 'podEvents', invoke: provisionerHandler(queueUrl) },
+    {
+      queueUrl: terminationQueueUrl,
+      row: terminationFunction,
+      queue: 'termination',
+      invoke: terminationHandler(),
+    },
+  ] as const;
+  stops.push(...mappings.map((m) => startQueueTrigger({ sqs, ...m })));
+  shim = await startShimProcess({
+    server,
+    kubeconfigPath: (await kube()).shimKubeconfigPath,
+    clusterName: CLUSTER,
+    queueUrl,
+  });
+}
+
 const launches = (pool: string) =>
   logLines.filter(
     (l) => l['message'] === 'launch decided' && l['nodePool'] === pool && l['outcome'] === 'launched',
@@ -61,40 +92,22 @@ const launches = (pool: string) =>
 
 describe('a node deleted by its user', () => {
   it('gets its replacement launched for its pods before they are evicted, and only one', async () => {
-    const { server, account, custom } = e2e.env;
-    const sqs = new SQSClient(awsClientConfig(server));
-    const { podEvents: queueUrl, termination: terminationQueueUrl } = account.stack.queueUrls;
+    const { custom } = e2e.env;
     const pool = await e2e.createPool('deleting', 'deleting', {
       instanceTypes: ['m5.large'],
       capacityTypes: ['on-demand'],
       terminationGracePeriod: '20s',
     });
-    // Lambda's event source mappings of both queues, and the termination sweep's schedule.
-    const mappings = [
-      { queueUrl, row: provisionerFunction, queue: 'podEvents', invoke: provisionerHandler(queueUrl) },
-      {
-        queueUrl: terminationQueueUrl,
-        row: terminationFunction,
-        queue: 'termination',
-        invoke: terminationHandler(),
-      },
-    ] as const;
-    stops.push(
-      ...mappings.map((m) => startQueueTrigger({ sqs, ...m })),
-      startSchedule({
-        row: terminationFunction,
-        schedule: 'garbageCollection',
-        invoke: terminationHandler(),
-        periodMs: SWEEP_PERIOD_MS,
-        onError: (error) => errors.push(error),
-      }),
-    );
-    shim = await startShimProcess({
-      server,
-      kubeconfigPath: (await kube()).shimKubeconfigPath,
-      clusterName: CLUSTER,
-      queueUrl,
+    await startPipes();
+    // The termination sweep's schedule, for this test only.
+    const stopSweep = startSchedule({
+      row: terminationFunction,
+      schedule: 'garbageCollection',
+      invoke: terminationHandler(),
+      periodMs: SWEEP_PERIOD_MS,
+      onError: (error) => errors.push(error),
     });
+    stops.push(stopSweep);
 
     // A Deployment whose pods fill one node, launched through the shim's pod events.
     await e2e.deploy('deleting', 'fill', REPLICAS, POD_CPU);
@@ -139,7 +152,7 @@ describe('a node deleted by its user', () => {
         expect(new Date(deletedAt).getTime()).toBeGreaterThanOrEqual(replacement.createdAtMs ?? Number.NaN);
       }
     }
-    expect(shim.output()).toContain('forwarded node deletions');
+    expect(shim?.output()).toContain('forwarded node deletions');
 
     // The drain ends at the terminationGracePeriod; the successors run on the replacement.
     const after = await waitFor(
@@ -175,5 +188,49 @@ describe('a node deleted by its user', () => {
       `deleting node: replacement ${replacement.name} created ${new Date(replacement.createdAtMs ?? 0).toISOString()}, forced at ${String(forced[0]?.['time'])}`,
     );
     expect(errors).toEqual([]);
+    await stopSweep();
   }, 240_000);
+
+  it('drains a deleted Node at once, with no termination sweep running', async () => {
+    await startPipes();
+    const pool = await e2e.createPool('bynode', 'bynode', {
+      instanceTypes: ['m5.large'],
+      capacityTypes: ['on-demand'],
+    });
+    await e2e.deploy('bynode', 'bynode', 2, POD_CPU);
+    const before = await e2e.allRunning('bynode', 2);
+    const [claim] = await e2e.nodeClaimsOf(pool);
+    const node = claim?.status.nodeName ?? '';
+    expect(before.every((p) => p.spec?.nodeName === node)).toBe(true);
+
+    // kubectl delete node, and nothing but the shim's report to react to it.
+    const deletedAtMs = Date.now();
+    await e2e.env.core.deleteNode({ name: node });
+    const started = await waitFor(
+      "the Node's NodeClaim deleted for it",
+      async () =>
+        logLines.find(
+          (l) =>
+            l['message'] === 'deleting nodeclaim' && l['reason'] === 'node deleted' && l['node'] === node,
+        ),
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(started['nodeClaim']).toBe(claim?.name);
+    // Drained, its instance terminated and its finalizers released, still with no sweep.
+    await waitFor(
+      'the Node and its NodeClaim gone',
+      async () =>
+        (await e2e.env.cluster.node(node)) === undefined &&
+        (await e2e.env.cluster.nodeClaim(claim?.name ?? '')) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 60_000 },
+    );
+    expect(await e2e.instancesOf(pool)).toHaveLength(1);
+    expect(logLines.some((l) => l['message'] === 'deletions relayed to termination')).toBe(true);
+    progress(
+      `deleted node: NodeClaim deletion ${Date.parse(String(started['time'])) - deletedAtMs} ms after the Node's`,
+    );
+    expect(errors).toEqual([]);
+  }, 180_000);
 });

@@ -37,7 +37,7 @@ import {
   setUpProvisioner,
 } from '../../shared/usecases/provisioning/setup.ts';
 import type { TerminationSweepDeps } from '../../shared/usecases/termination/driver.ts';
-import { viaQueue } from '../../shared/usecases/termination/handover.ts';
+import { relayViaQueue, viaQueue } from '../../shared/usecases/termination/handover.ts';
 import { setUpTermination, type TerminationSetupPorts } from '../../shared/usecases/termination/setup.ts';
 import { quietMetrics, recordingMetrics } from '../fixtures/metrics.ts';
 import { terminateThroughFlotilla } from '../harness/cleanup.ts';
@@ -574,6 +574,7 @@ export class ProvisionerE2E {
     return this.provisioner(config, {
       leases,
       requestTermination: (nodeClaim) => terminationQueue.enqueue({ nodeClaim }, 0),
+      relayDeletion: relayViaQueue(terminationQueue),
       scheduleFollowUp: makeFollowUpScheduler({
         sqs: own.sqs,
         queueUrl: podEventQueueUrl,

@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { ClusterNodeClaim } from '../../shared/ports/cluster.ts';
-import {
-  sweepTerminations,
-  type TerminationPorts,
-  terminateNodeClaim,
-} from '../../shared/usecases/termination/termination.ts';
+import { sweepTerminations } from '../../shared/usecases/termination/node-deletion.ts';
+import { type TerminationPorts, terminateNodeClaim } from '../../shared/usecases/termination/termination.ts';
 import { HarnessError } from './errors.ts';
 
 const nodeClaims = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' };

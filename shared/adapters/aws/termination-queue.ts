@@ -1,7 +1,7 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { toTerminationMessage } from '../../messages/termination-request.ts';
 import { QueueSendError } from '../../ports/errors.ts';
-import type { TerminationQueue } from '../../ports/work-queue.ts';
+import { describeTerminationRequest, type TerminationQueue } from '../../ports/work-queue.ts';
 
 export { QueueSendError };
 
@@ -23,7 +23,7 @@ export function makeSqsTerminationQueue(sqs: SQSClient, queueUrl: string): Termi
         );
       } catch (error) {
         throw new QueueSendError(
-          `sending the termination request of nodeClaim "${request.nodeClaim}" to ${queueUrl} failed: ${(error as Error).message}; the termination sweep picks the NodeClaim up on its schedule`,
+          `sending the termination request of ${describeTerminationRequest(request)} to ${queueUrl} failed: ${(error as Error).message}; the termination sweep picks it up on its schedule`,
           { cause: error },
         );
       }

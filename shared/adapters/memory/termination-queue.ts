@@ -38,7 +38,7 @@ export function makeMemoryTerminationQueue(clock: Clock): MemoryTerminationQueue
         : 0;
       sequence += 1;
       queued.push({
-        request: { nodeClaim: request.nodeClaim },
+        request: 'node' in request ? { node: request.node } : { ...request },
         visibleAtMs: clock.now().getTime() + delay * 1000,
         sequence,
       });

@@ -1,4 +1,5 @@
 import { FlotillaError } from '../../core/errors.ts';
+import { describeTerminationRequest } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { MetricsSink } from '../decisions/decision.ts';
 import {
@@ -41,7 +42,7 @@ export function shadowQueues(): Pick<DisruptionPorts, 'terminationQueue' | 'requ
   return {
     terminationQueue: {
       enqueue: async (request) => {
-        throw new ShadowQueueError(`a termination request for ${request.nodeClaim}`);
+        throw new ShadowQueueError(`a termination request for ${describeTerminationRequest(request)}`);
       },
     },
     requestLaunch: async (nodeClaims) => {

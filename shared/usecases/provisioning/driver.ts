@@ -1,3 +1,4 @@
+import type { NodeDeletion } from '../../messages/node-deletion.ts';
 import type { QueueMessage } from '../../messages/pod-event.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -45,6 +46,11 @@ export interface ProvisionerDriverDeps {
   ) => Promise<{ readonly delaySeconds: number } | undefined>;
   /** The ages of waiting NodeClaims are measured on it. @default systemClock */
   readonly clock?: Clock;
+  /**
+   * Sends the Node and NodeClaim deletions among the messages on to termination (never throws: a
+   * send that fails leaves the object to the termination sweep). Absent, only the sweep finds them.
+   */
+  readonly relayDeletions?: (deletions: readonly NodeDeletion[]) => Promise<unknown>;
 }
 
 /**
@@ -100,6 +106,9 @@ export async function provisionForMessages(
   items: readonly BatchItem<QueueMessage>[],
 ): Promise<BatchOutcome> {
   if (items.length === 0) return { failed: [] };
+  // The drain of a deleted Node or NodeClaim starts at once, before this run plans for its pods.
+  const deletions = items.flatMap(({ message: m }) => (m.kind === 'nodeDeletion' ? [m.deletion] : []));
+  if (deletions.length > 0) await deps.relayDeletions?.(deletions);
   try {
     await runProvisioner(deps, holder, 'queue', latestPodEventAtMs(items));
     return { failed: [] };

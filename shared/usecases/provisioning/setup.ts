@@ -1,5 +1,6 @@
 import type { NodeClassResolver } from '../../ports/cloud.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../lifecycle/lifecycle.ts';
+import { type DeletionRelay, relayDeletions } from '../termination/handover.ts';
 import type { ProvisionerDriverDeps } from './driver.ts';
 import { provision } from './provision.ts';
 import type { ProvisionOptions, ProvisionPorts } from './types.ts';
@@ -15,6 +16,8 @@ export interface ProvisionerPorts extends ProvisionPorts {
   readonly nodeClassResolver: NodeClassResolver;
   /** Delayed follow-ups while NodeClaims initialize; absent, the pending-pods schedule is the next chance. */
   readonly scheduleFollowUp?: ProvisionerDriverDeps['scheduleFollowUp'];
+  /** Where the deletions the shim reports go on to termination; absent, the termination sweep finds them. */
+  readonly relayDeletion?: DeletionRelay;
 }
 
 /**
@@ -45,8 +48,17 @@ const NOTHING_RECONCILED: LifecycleResult = {
  * provisioner (`config.shadow`, over ports that write nothing) only provisions.
  */
 export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerConfig = {}): Provisioner {
-  const { cluster, logger, metrics, clock, leases, nodeClassResolver, requestTermination, scheduleFollowUp } =
-    ports;
+  const {
+    cluster,
+    logger,
+    metrics,
+    clock,
+    leases,
+    nodeClassResolver,
+    requestTermination,
+    scheduleFollowUp,
+    relayDeletion,
+  } = ports;
   // A shadow stack runs no controller: each of them only writes what the live autoscaler owns.
   const controllersPass = (holder: string, now: Date): Promise<LifecycleResult> =>
     config.shadow === true
@@ -87,6 +99,10 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
       : { reconcileLifecycle: (holder: string) => controllersPass(holder, clock.now()) }),
     controllersPass,
     ...(scheduleFollowUp === undefined || config.shadow === true ? {} : { scheduleFollowUp }),
+    // A shadow stack has no termination: the live autoscaler drains what users delete.
+    ...(relayDeletion === undefined || config.shadow === true
+      ? {}
+      : { relayDeletions: (deletions) => relayDeletions(relayDeletion, deletions, logger) }),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { TerminationRequest } from '../../ports/work-queue.ts';
+import { describeTerminationRequest, type TerminationRequest } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { BatchItem, BatchOutcome } from '../state/batch.ts';
@@ -23,8 +23,10 @@ export interface TerminationDriverDeps {
   readonly budgetMs: number;
 }
 
-/** What the schedule's sweep adds: the NodeClaims to pass over. */
+/** What the schedule's sweep and the queue's requests add: the NodeClaims to pass over. */
 export interface TerminationSweepDeps extends TerminationDriverDeps {
+  /** The NodeClaim a queue's request comes to. */
+  readonly resolve: (request: TerminationRequest) => Promise<ResolvedRequest>;
   /**
    * The sweep's start: NodeClaims of deleted Nodes are deleted, and the names of every NodeClaim
    * being deleted that still carries the termination finalizer come back.
@@ -65,20 +67,42 @@ export async function driveTermination(
   }
 }
 
+/** What a termination request comes to: the NodeClaim to drive, or why there is none. */
+export type ResolvedRequest = { readonly nodeClaim: string } | { readonly none: string };
+
 /**
- * A batch of termination requests: each NodeClaim is driven once however many requests name it,
- * the NodeClaims concurrently, each handing on what it has left. A NodeClaim whose drive throws is
- * logged and fails only the requests that name it.
+ * A batch of termination requests: each is resolved to its NodeClaim (a deleted Node's is deleted
+ * first; a relayed request whose termination is under way comes to none), then each NodeClaim is
+ * driven once however many requests name it, the NodeClaims concurrently, each handing on what it
+ * has left. A request that cannot be resolved, or whose NodeClaim's drive throws, is logged and
+ * fails only itself and the requests that share its NodeClaim.
  */
 export async function driveTerminationRequests(
-  deps: TerminationDriverDeps,
+  deps: TerminationDriverDeps & {
+    readonly resolve: (request: TerminationRequest) => Promise<ResolvedRequest>;
+  },
   items: readonly BatchItem<TerminationRequest>[],
 ): Promise<BatchOutcome> {
   const byClaim = new Map<string, string[]>();
-  for (const { id, message } of items) {
-    byClaim.set(message.nodeClaim, [...(byClaim.get(message.nodeClaim) ?? []), id]);
-  }
   const failed: string[] = [];
+  await Promise.all(
+    items.map(async ({ id, message }) => {
+      try {
+        const resolved = await deps.resolve(message);
+        if ('none' in resolved) {
+          deps.logger.info('termination request needs no drive', {
+            request: describeTerminationRequest(message),
+            why: resolved.none,
+          });
+          return;
+        }
+        byClaim.set(resolved.nodeClaim, [...(byClaim.get(resolved.nodeClaim) ?? []), id]);
+      } catch (error) {
+        deps.logger.error('termination failed', { error, request: describeTerminationRequest(message) });
+        failed.push(id);
+      }
+    }),
+  );
   await Promise.all(
     [...byClaim].map(async ([nodeClaim, ids]) => {
       try {

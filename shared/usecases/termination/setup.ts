@@ -1,7 +1,13 @@
 import type { Clock } from '../../ports/clock.ts';
-import type { TerminationQueue } from '../../ports/work-queue.ts';
-import type { TerminationSweepDeps } from './driver.ts';
-import { sweepTerminations, type TerminationPorts, terminateNodeClaim } from './termination.ts';
+import type { TerminationQueue, TerminationRequest } from '../../ports/work-queue.ts';
+import type { ResolvedRequest, TerminationSweepDeps } from './driver.ts';
+import {
+  NodeClaimReads,
+  startNodeTermination,
+  sweepTerminations,
+  terminationUnderWay,
+} from './node-deletion.ts';
+import { type TerminationPorts, terminateNodeClaim } from './termination.ts';
 
 // The termination Lambda's set-up: its ports and settings in, what its drive loop runs out (passes
 // over a NodeClaim at the clock's time, the hand-on through the termination queue, the sweep's
@@ -37,8 +43,40 @@ export function setUpTermination(
     terminate: (name) => terminateNodeClaim(passPorts, name, clock.now()),
     enqueue: (nodeClaim, delaySeconds) => terminationQueue.enqueue({ nodeClaim }, delaySeconds),
     terminatingNodeClaims: async () => (await sweepTerminations(passPorts)).terminating,
+    resolve: (request) => resolveRequest(passPorts, request),
     sleep: ports.sleep,
     nowMs: () => clock.now().getTime(),
     budgetMs: config.budgetMs ?? TERMINATION_BUDGET_MS,
   };
+}
+
+/**
+ * The NodeClaim a termination request comes to: the one it names, unless it was relayed from the
+ * shim's report and that NodeClaim's termination is already under way; for a Node, its NodeClaim
+ * once the Node's termination has started (node-deletion.ts).
+ */
+async function resolveRequest(
+  ports: TerminationPorts,
+  request: TerminationRequest,
+): Promise<ResolvedRequest> {
+  if (!('node' in request)) {
+    if (request.relayed === true && (await terminationUnderWay(ports.cluster, request.nodeClaim))) {
+      return { none: 'its termination is under way' };
+    }
+    return { nodeClaim: request.nodeClaim };
+  }
+  const node = await ports.cluster.node(request.node);
+  if (node === undefined) return { none: 'the Node is gone' };
+  const claims = new NodeClaimReads(ports.cluster, await ports.cluster.nodeClaims());
+  const start = await startNodeTermination(ports, node, claims);
+  switch (start.kind) {
+    case 'nodeClaim':
+      return { nodeClaim: start.nodeClaim };
+    case 'instance':
+      return { none: 'the Node has no NodeClaim; its instance is terminating' };
+    case 'released':
+      return { none: 'the Node has no NodeClaim and no instance; it was released' };
+    case 'none':
+      return { none: start.why };
+  }
 }

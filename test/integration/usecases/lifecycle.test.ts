@@ -142,7 +142,9 @@ async function terminateRequested(): Promise<Map<string, TerminationResult>> {
     sleep: (ms) => sleep(ms),
   });
   const results = new Map<string, TerminationResult>();
-  for (const { nodeClaim } of terminations.receive()) {
+  for (const request of terminations.receive()) {
+    if (!('nodeClaim' in request)) throw new Error(`unexpected request for node ${request.node}`);
+    const { nodeClaim } = request;
     const done = await waitFor(
       `termination of ${nodeClaim}`,
       async () => {

@@ -198,7 +198,7 @@ describe('capacity reservations over a forged cluster summary', () => {
     w.forged.publish({});
     expect((await w.pass()).reservations).toEqual({ relabelled: [], expired: ['block'] });
     expect((await w.memory.nodeClaim('block'))?.deleting).toBe(true);
-    expect(w.queue.receive().map((m) => m.nodeClaim)).toEqual(['block']);
+    expect(w.queue.receive()).toEqual([{ nodeClaim: 'block' }]);
     expect(w.decisions()).toEqual([
       expect.objectContaining({ action: 'deleteNodeClaim', nodeClaim: 'block' }),
     ]);

@@ -250,7 +250,7 @@ describe('NodeClaims in a capacity block that is ending', () => {
     expect(result.reservations).toEqual({ relabelled: [], expired: ['block'] });
     const claim = await w.cluster.nodeClaim('block');
     expect(claim?.deleting).toBe(true);
-    expect(w.queue.receive().map((m) => m.nodeClaim)).toEqual(['block']);
+    expect(w.queue.receive()).toEqual([{ nodeClaim: 'block' }]);
     expect(w.decisions()).toEqual([
       expect.objectContaining({
         reason: 'capacity block ending',

@@ -1,4 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
+import { makeMemoryTerminationQueue } from '../../../../shared/adapters/memory/index.ts';
+import { QueueSendError } from '../../../../shared/ports/errors.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import {
   type ProvisionerDriverDeps,
@@ -180,5 +182,87 @@ describe('provisionForMessages', () => {
     expect(w.logged('provisioning failed')).toEqual([
       expect.objectContaining({ level: 'error', pods: ['default/web-1'] }),
     ]);
+  });
+
+  const deletion = (object: 'Node' | 'NodeClaim', name: string) => ({
+    kind: 'nodeDeletion' as const,
+    deletion: {
+      version: 'flotilla.node-deletion/v1' as const,
+      kind: 'NodeDeleting' as const,
+      cluster: 'simulated',
+      object,
+      name,
+      uid: `uid-${name}`,
+      observedAt: '2026-01-01T00:00:00Z',
+    },
+  });
+
+  it('sends the deletions on to termination before the run, each object once', async () => {
+    const world = scenarioWorld();
+    const queue = makeMemoryTerminationQueue(world.clock);
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { now: () => world.clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+    const order: string[] = [];
+    const steps = provisionerSteps(world, logger, {
+      ports: {
+        relayDeletion: async (request) => {
+          order.push('relay');
+          await queue.enqueue(request, 0);
+        },
+      },
+    });
+    const outcome = await provisionForMessages(
+      {
+        ...steps,
+        provision: (holder, trigger) => {
+          order.push('run');
+          return steps.provision(holder, trigger);
+        },
+      },
+      'invocation-1',
+      [
+        { id: 'm1', message: deletion('Node', 'node-a') },
+        { id: 'm2', message: deletion('NodeClaim', 'default-0a1b2c3d4e') },
+        { id: 'm3', message: deletion('Node', 'node-a') },
+      ],
+    );
+    expect(outcome).toEqual({ failed: [] });
+    expect(order).toEqual(['relay', 'relay', 'run']);
+    expect(queue.receive()).toEqual([{ node: 'node-a' }, { nodeClaim: 'default-0a1b2c3d4e', relayed: true }]);
+  });
+
+  it('runs all the same when a deletion cannot be sent on, leaving it to the termination sweep', async () => {
+    const world = scenarioWorld();
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { now: () => world.clock.now(), sink: (l) => lines.push(JSON.parse(l)) });
+    const steps = provisionerSteps(world, logger, {
+      ports: {
+        relayDeletion: () => Promise.reject(new QueueSendError('the termination queue refused it')),
+      },
+    });
+    let runs = 0;
+    const outcome = await provisionForMessages(
+      { ...steps, provision: (h, t) => ((runs += 1), steps.provision(h, t)) },
+      'invocation-1',
+      [{ id: 'm1', message: deletion('Node', 'node-a') }],
+    );
+    expect(outcome).toEqual({ failed: [] });
+    expect(runs).toBe(1);
+    expect(lines.filter((l) => l['message'] === 'deletion not relayed to termination')).toEqual([
+      expect.objectContaining({ level: 'warn', object: 'Node/node-a', fallback: 'termination sweep' }),
+    ]);
+  });
+
+  it('sends nothing on in a shadow stack, which has no termination', async () => {
+    const world = scenarioWorld();
+    const queue = makeMemoryTerminationQueue(world.clock);
+    const logger = makeLogger({}, { now: () => world.clock.now(), sink: () => undefined });
+    const steps = provisionerSteps(world, logger, {
+      ports: { relayDeletion: (request) => queue.enqueue(request, 0) },
+      config: { shadow: true },
+    });
+    expect(steps.relayDeletions).toBeUndefined();
+    await provisionForMessages(steps, 'invocation-1', [{ id: 'm1', message: deletion('Node', 'node-a') }]);
+    expect(queue.size()).toBe(0);
   });
 });

@@ -118,6 +118,58 @@ describe('driveTerminationRequests', () => {
   });
 });
 
+describe('driveTerminationRequests for deletions the shim reported', () => {
+  it('starts a deleted Node on its NodeClaim and drains it in the same invocation', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 1, deleted: 'node' });
+    const outcome = await driveTerminationRequests(w.deps, [{ id: 'm1', message: { node: 'node-a' } }]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(w.logged('deleting nodeclaim')).toEqual([
+      expect.objectContaining({ reason: 'node deleted', nodeClaim: 'a', node: 'node-a' }),
+    ]);
+    // Drained and terminated: the NodeClaim and its instance are gone, not left for the sweep.
+    expect(await w.cluster.nodeClaim('a')).toBeUndefined();
+    expect(w.cloud.history().map((i) => i.state)).toEqual(['terminated']);
+  });
+
+  it('drives a NodeClaim a user deleted, and leaves alone one whose termination is under way', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('user', { pods: 1 });
+    await w.terminatingClaim('ours', { pods: 1, blockedByBudget: true });
+    // Flotilla's own handover already started on `ours`: its Node is tainted.
+    await driveTermination(w.deps, 'ours', false);
+    const before = w.passes.length;
+    const outcome = await driveTerminationRequests(w.deps, [
+      { id: 'm1', message: { nodeClaim: 'user', relayed: true } },
+      { id: 'm2', message: { nodeClaim: 'ours', relayed: true } },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(w.passes.slice(before).every((p) => p === 'user')).toBe(true);
+    expect(await w.cluster.nodeClaim('user')).toBeUndefined();
+    expect(w.logged('termination request needs no drive')).toEqual([
+      expect.objectContaining({ request: 'nodeClaim "ours"', why: 'its termination is under way' }),
+    ]);
+  });
+
+  it('does nothing for a Node that is not being deleted, whatever the report said', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 1, deleted: 'nothing' });
+    const outcome = await driveTerminationRequests(w.deps, [
+      { id: 'm1', message: { node: 'node-a' } },
+      { id: 'm2', message: { node: 'node-gone' } },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(w.passes).toEqual([]);
+    expect((await w.cluster.nodeClaim('a'))?.deleting).toBe(false);
+    expect(
+      w.logged('termination request needs no drive').map((l) => [l['request'], l['why']]).sort(),
+    ).toEqual([
+      ['node "node-a"', 'not a deleting Node with the termination finalizer'],
+      ['node "node-gone"', 'the Node is gone'],
+    ]);
+  });
+});
+
 describe('driveTerminationSweep', () => {
   it('drives every terminating NodeClaim without starting message chains', async () => {
     const w = makeTerminationWorld(10_000);

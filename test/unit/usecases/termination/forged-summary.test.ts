@@ -1,10 +1,8 @@
 // controller's own test: NodeClaim status is written as the provisioner and lifecycle would.
 import { describe, expect, it } from 'vitest';
 import { DISRUPTED_TAINT } from '../../../../shared/core/index.ts';
-import {
-  sweepTerminations,
-  terminateNodeClaim,
-} from '../../../../shared/usecases/termination/termination.ts';
+import { sweepTerminations } from '../../../../shared/usecases/termination/node-deletion.ts';
+import { terminateNodeClaim } from '../../../../shared/usecases/termination/termination.ts';
 import { field, named } from '../../../fixtures/forged-summary.ts';
 import { forgedSummaryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';

@@ -1,13 +1,13 @@
 // controller's own test: the NodeClaims are given the status the interruption controller reads.
 import { describe, expect, it } from 'vitest';
 import { QueueSendError } from '../../../../shared/ports/errors.ts';
-import type { TerminationQueue } from '../../../../shared/ports/work-queue.ts';
+import { describeTerminationRequest, type TerminationQueue } from '../../../../shared/ports/work-queue.ts';
 import { deleteCandidates } from '../../../../shared/usecases/disruption/effects.ts';
 import {
   handleInterruption,
   indexNodeClaims,
 } from '../../../../shared/usecases/interruption/interruption.ts';
-import { sweepTerminations } from '../../../../shared/usecases/termination/termination.ts';
+import { sweepTerminations } from '../../../../shared/usecases/termination/node-deletion.ts';
 import { memoryWorld } from '../../../fixtures/memory-world.ts';
 import { newNodeClaim } from '../../../fixtures/node-claims.ts';
 
@@ -22,8 +22,9 @@ function refusingQueue(): TerminationQueue & { readonly attempts: string[] } {
   return {
     attempts,
     async enqueue(request) {
-      attempts.push(request.nodeClaim);
-      throw new QueueSendError(`termination queue refused the request for ${request.nodeClaim}`);
+      const named = describeTerminationRequest(request);
+      attempts.push('nodeClaim' in request ? request.nodeClaim : named);
+      throw new QueueSendError(`termination queue refused the request for ${named}`);
     },
   };
 }

@@ -7,7 +7,7 @@ import {
 } from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { sweepTerminations } from '../../../../shared/usecases/termination/termination.ts';
+import { sweepTerminations } from '../../../../shared/usecases/termination/node-deletion.ts';
 import { quietMetrics } from '../../../fixtures/metrics.ts';
 
 // The termination sweep and a Node deleted with `kubectl delete node` that no NodeClaim it can read

@@ -20,6 +20,8 @@ export interface TerminatingClaim {
   readonly foreignInstance?: boolean;
   /** The NodeClaim's `spec.terminationGracePeriod`. */
   readonly terminationGracePeriod?: string;
+  /** What the user deleted: the NodeClaim, its Node, or nothing yet. @default 'nodeClaim' */
+  readonly deleted?: 'nodeClaim' | 'node' | 'nothing';
 }
 
 export function makeTerminationWorld(budgetMs = 10_000) {
@@ -116,7 +118,9 @@ export function makeTerminationWorld(budgetMs = 10_000) {
         spec: { maxUnavailable: 0, selector: { matchLabels: { app: name } } },
       });
     }
-    await cluster.deleteNodeClaim(name);
+    // By a user: `kubectl delete nodeclaim` (the default) or `kubectl delete node`.
+    if (options.deleted === 'node') await cluster.deleteNode(nodeName);
+    else if (options.deleted !== 'nothing') await cluster.deleteNodeClaim(name);
   }
 
   return {
