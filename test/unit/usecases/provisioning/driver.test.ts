@@ -242,7 +242,13 @@ describe('provisionForMessages', () => {
     });
     let runs = 0;
     const outcome = await provisionForMessages(
-      { ...steps, provision: (h, t) => ((runs += 1), steps.provision(h, t)) },
+      {
+        ...steps,
+        provision: (h, t) => {
+          runs += 1;
+          return steps.provision(h, t);
+        },
+      },
       'invocation-1',
       [{ id: 'm1', message: deletion('Node', 'node-a') }],
     );
