@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseTerminationMessage, toTerminationMessage } from '../../../shared/messages/termination-request.ts';
+import {
+  parseTerminationMessage,
+  toTerminationMessage,
+} from '../../../shared/messages/termination-request.ts';
 import type { TerminationRequest } from '../../../shared/ports/work-queue.ts';
 
 describe('termination queue messages', () => {

@@ -162,7 +162,10 @@ describe('driveTerminationRequests for deletions the shim reported', () => {
     expect(w.passes).toEqual([]);
     expect((await w.cluster.nodeClaim('a'))?.deleting).toBe(false);
     expect(
-      w.logged('termination request needs no drive').map((l) => [l['request'], l['why']]).sort(),
+      w
+        .logged('termination request needs no drive')
+        .map((l) => [l['request'], l['why']])
+        .sort(),
     ).toEqual([
       ['node "node-a"', 'not a deleting Node with the termination finalizer'],
       ['node "node-gone"', 'the Node is gone'],
