@@ -8,6 +8,8 @@ export type ScheduleName =
   | 'catalogRefresh'
   | 'garbageCollection'
   | 'disruption'
+  /** EC2's instance status checks and scheduled events, polled by the interruption Lambda. */
+  | 'instanceStatus'
   /** A shadow stack's daily comparison, just after midnight UTC. */
   | 'shadowReport';
 
@@ -33,7 +35,7 @@ export type Trigger =
  * calls. The EC2 bundles are managed policies of the stack, built whether or not a Lambda uses them:
  * - `describeInstances`: ec2:DescribeInstances in this region.
  * - `describeInstanceStatus`: ec2:DescribeInstanceStatus in this region (node repair's impaired
- *   instances).
+ *   instances, the interruption Lambda's instance status poll).
  * - `describeCapacityReservations`: ec2:DescribeCapacityReservations in this region (EC2NodeClass
  *   capacity reservations and what each can still take).
  * - `resolveNodeClasses`: DescribeSubnets, DescribeSecurityGroups, DescribeImages in this region and
@@ -243,7 +245,10 @@ export const interruptionFunction: FunctionDefinition = {
   name: 'interruption',
   entry: 'lambdas/interruption/handler.ts',
   description: 'Flotilla: act on EC2 spot interruptions, rebalance, state changes and health events',
-  triggers: [{ kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) }],
+  triggers: [
+    { kind: 'queue', queue: 'interruption', batchSize: 10, maxBatchingWindow: Duration.seconds(1) },
+    { kind: 'schedule', schedule: 'instanceStatus' },
+  ],
   env: [
     ...baseEnv,
     'summaryBucket',
@@ -253,8 +258,16 @@ export const interruptionFunction: FunctionDefinition = {
     'podEventQueueUrl',
   ],
   // stateWrite: the ICE back-off of an interrupted spot offering; sendPodEvents: the provisioner is
-  // told of each NodeClaim it deletes, so the replacements launch while the drain runs.
-  permissions: ['stateWrite', 'sendTermination', 'sendPodEvents', 'kubernetes', 'readSummary'],
+  // told of each NodeClaim it deletes, so the replacements launch while the drain runs;
+  // describeInstanceStatus: the instance status poll (failed checks, scheduled events).
+  permissions: [
+    'stateWrite',
+    'sendTermination',
+    'sendPodEvents',
+    'kubernetes',
+    'readSummary',
+    'describeInstanceStatus',
+  ],
   // Well inside the interruption queue's 1-minute visibility timeout.
   timeout: Duration.seconds(45),
   memoryModel: INTERRUPTION_MEMORY,

@@ -28,7 +28,7 @@ export function capacityReservationReadStatements(): iam.PolicyStatement[] {
   return [regionalReads('AllowCapacityReservationReadActions', ['ec2:DescribeCapacityReservations'])];
 }
 
-/** EC2's status checks of instances (node repair's impaired instances); no resource-level permissions. */
+/** EC2's status checks of instances (node repair's impaired instances, the instance status poll); no resource-level permissions. */
 export function instanceStatusReadStatements(): iam.PolicyStatement[] {
   return [regionalReads('AllowInstanceStatusReadActions', ['ec2:DescribeInstanceStatus'])];
 }

@@ -51,6 +51,11 @@ export function addSchedules(
       rate: scheduleRate(props.disruptionInterval ?? DEFAULT_DISRUPTION_INTERVAL),
       what: 'evaluate disruption',
     },
+    // Karpenter's instance status controller polls once a minute.
+    instanceStatus: {
+      rate: Duration.minutes(1),
+      what: 'poll EC2 status checks and scheduled events',
+    },
     // Twenty minutes after midnight UTC: the last lines of the day have reached CloudWatch Logs.
     shadowReport: {
       rate: Duration.days(1),

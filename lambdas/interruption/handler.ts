@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
+import { makeInstanceHealthReader } from '../../shared/adapters/aws/instance-status.ts';
 import { makeNodeDeletionSender } from '../../shared/adapters/aws/node-deletion.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
@@ -38,7 +39,9 @@ const reportDeletion =
  * Interruption-queue target: EC2 spot interruption warnings, rebalance recommendations, instance
  * state changes, AWS Health scheduled changes and capacity-reservation interruptions become
  * graceful NodeClaim deletions whose drain starts on the termination queue, and the provisioner is
- * told at once so the replacements launch while the drain runs.
+ * told at once so the replacements launch while the drain runs. Instance-status schedule target:
+ * EC2's failed status checks (2 minutes) and scheduled events do the same (forcefully for a failed
+ * check).
  */
 export const handler = withDeadline(
   makeInterruptionHandler(
@@ -50,6 +53,8 @@ export const handler = withDeadline(
         logger,
         metrics,
         ...(reportDeletion === undefined ? {} : { reportDeletion }),
+        readHealth: makeInstanceHealthReader(clients.ec2),
+        clock: systemClock,
         eventLeases: {
           store: new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]),
           clusterName: config[EnvVar.clusterName],

@@ -144,11 +144,67 @@ const ROWS = [
   },
 ] as const satisfies readonly InterruptionKindRow[];
 
-/** A kind Flotilla acts on: one row of `INTERRUPTION_KINDS`. */
+/**
+ * A kind of EC2's instance status poll (DescribeInstanceStatus, as Karpenter's instance status
+ * controller polls it): not an EventBridge event, so no rule delivers it.
+ */
+export interface StatusPollKindRow<K extends string = string> {
+  readonly kind: K;
+  /**
+   * `forcefulTermination` is a drain whose deadline is now (the instance is broken: pods are
+   * deleted without waiting for PodDisruptionBudgets); `cordonAndDrain` a graceful one.
+   */
+  readonly action: 'forcefulTermination' | 'cordonAndDrain';
+  readonly backsOffSpotOffering: false;
+  readonly disruptionReason: string;
+  readonly event: InterruptionEventWording;
+}
+
+/** Karpenter's wording for every unhealthy instance, whatever told of it. */
+const UNHEALTHY: InterruptionEventWording = {
+  type: 'Warning',
+  reason: 'InstanceUnhealthy',
+  message: 'An unhealthy warning was triggered for the instance',
+};
+
+const STATUS_ROWS = [
+  {
+    kind: 'instanceStatus',
+    action: 'forcefulTermination',
+    backsOffSpotOffering: false,
+    disruptionReason: 'InstanceStatusFailure',
+    event: UNHEALTHY,
+  },
+  {
+    kind: 'systemStatus',
+    action: 'forcefulTermination',
+    backsOffSpotOffering: false,
+    disruptionReason: 'SystemStatusFailure',
+    event: UNHEALTHY,
+  },
+  {
+    kind: 'eventStatus',
+    action: 'cordonAndDrain',
+    backsOffSpotOffering: false,
+    disruptionReason: 'ScheduledEvent',
+    event: UNHEALTHY,
+  },
+] as const satisfies readonly StatusPollKindRow[];
+
+/** A kind Flotilla acts on from an EventBridge event: one row of `INTERRUPTION_KINDS`. */
 export type ActionableInterruptionKind = (typeof ROWS)[number]['kind'];
 
-/** What an EC2 or AWS Health interruption event asks for: a row's kind, or `noop` for anything else. */
-export type InterruptionKind = ActionableInterruptionKind | 'noop';
+/** A kind of the instance status poll: one row of `STATUS_POLL_KINDS`. */
+export type StatusPollKind = (typeof STATUS_ROWS)[number]['kind'];
+
+/** The instance status poll's kinds, one row each. */
+export const STATUS_POLL_KINDS: readonly StatusPollKindRow<StatusPollKind>[] = STATUS_ROWS;
+
+/**
+ * What an interruption asks for: a row's kind (an EC2 or AWS Health event's, or the instance status
+ * poll's), or `noop` for anything else.
+ */
+export type InterruptionKind = ActionableInterruptionKind | StatusPollKind | 'noop';
 
 /** One interruption event in domain terms (parsed at the edge from its EventBridge shape). */
 export interface Interruption {
@@ -166,9 +222,10 @@ export const INTERRUPTION_KINDS: readonly InterruptionKindRow<ActionableInterrup
 
 /** The row of a kind. */
 export function interruptionKindRow(
-  kind: ActionableInterruptionKind,
-): InterruptionKindRow<ActionableInterruptionKind> {
-  const row = INTERRUPTION_KINDS.find((r) => r.kind === kind);
+  kind: ActionableInterruptionKind | StatusPollKind,
+): InterruptionKindRow<ActionableInterruptionKind> | StatusPollKindRow<StatusPollKind> {
+  const row =
+    INTERRUPTION_KINDS.find((r) => r.kind === kind) ?? STATUS_POLL_KINDS.find((r) => r.kind === kind);
   // Unreachable: the kind type is the table's own.
   if (row === undefined) throw new Error(`interruption kind "${kind}" has no row in INTERRUPTION_KINDS`);
   return row;

@@ -22,6 +22,13 @@ leave them), and DescribeCapacityReservations lists them with EC2's id list and 
 owner-id, instance-match-criteria, instance-type, availability-zone, tag:<key>, tag-key); an id it
 does not hold is refused with InvalidCapacityReservationId.NotFound, as EC2 refuses it.
 
+EC2 status checks and scheduled events, which moto reports as always ok, are answered by the harness
+as EC2 would for the instances it is told of: POST /flotilla-harness/instance-status with
+{"statuses": {instanceId: {"availabilityZone", "instanceStatus": {"status", "impairedSince"},
+"systemStatus": {...}, "events": [{"code", "description"}]}}} sets them (an instance left out is
+healthy), and DescribeInstanceStatus with the filters instance-status.status, system-status.status
+or event.code lists the told instances that match; without those filters moto answers.
+
 usage: moto_server.py <host> <port>
 """
 import hashlib
@@ -159,6 +166,83 @@ def describe_capacity_reservations(params, start_response):
     return [body.encode()]
 
 
+INSTANCE_HEALTH = {}
+_health_lock = threading.Lock()
+HEALTH_FILTERS = ("instance-status.status", "system-status.status", "event.code")
+
+
+def set_instance_health(environ, start_response):
+    body = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+    with _health_lock:
+        INSTANCE_HEALTH.clear()
+        INSTANCE_HEALTH.update(body["statuses"])
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [b"{}"]
+
+
+def _summary_xml(tag, summary):
+    if not summary or summary.get("status", "ok") == "ok":
+        return (
+            f"<{tag}><status>ok</status><details><item><name>reachability</name><status>passed</status>"
+            f"</item></details></{tag}>"
+        )
+    since = f"<impairedSince>{_xml(summary['impairedSince'])}</impairedSince>" if summary.get("impairedSince") else ""
+    return (
+        f"<{tag}><status>{_xml(summary['status'])}</status><details><item><name>reachability</name>"
+        f"<status>failed</status>{since}</item></details></{tag}>"
+    )
+
+
+def _health_matches(health, filters):
+    for name, values in filters.items():
+        if name == "instance-status.status":
+            if (health.get("instanceStatus") or {}).get("status", "ok") not in values:
+                return False
+        elif name == "system-status.status":
+            if (health.get("systemStatus") or {}).get("status", "ok") not in values:
+                return False
+        elif name == "event.code":
+            if not any(e.get("code") in values for e in health.get("events", [])):
+                return False
+        else:
+            raise ValueError(f"filter {name} is not supported by the harness")
+    return True
+
+
+def describe_instance_status(params, start_response):
+    names = {k[: -len(".Name")]: v for k, v in params if k.startswith("Filter.") and k.endswith(".Name")}
+    filters = {name: [v for k, v in params if k.startswith(prefix + ".Value.")] for prefix, name in names.items()}
+    with _health_lock:
+        told = dict(INSTANCE_HEALTH)
+    items = []
+    for instance_id, health in sorted(told.items()):
+        if not _health_matches(health, filters):
+            continue
+        events = "".join(
+            f"<item><code>{_xml(e['code'])}</code><description>{_xml(e.get('description', ''))}</description></item>"
+            for e in health.get("events", [])
+        )
+        items.append(
+            "<item>"
+            f"<instanceId>{_xml(instance_id)}</instanceId>"
+            f"<availabilityZone>{_xml(health.get('availabilityZone', 'us-east-1a'))}</availabilityZone>"
+            "<instanceState><code>16</code><name>running</name></instanceState>"
+            f"{_summary_xml('systemStatus', health.get('systemStatus'))}"
+            f"{_summary_xml('instanceStatus', health.get('instanceStatus'))}"
+            f"<eventsSet>{events}</eventsSet>"
+            "</item>"
+        )
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<DescribeInstanceStatusResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        "<requestId>flotilla-harness</requestId>"
+        f"<instanceStatusSet>{''.join(items)}</instanceStatusSet>"
+        "</DescribeInstanceStatusResponse>"
+    )
+    start_response("200 OK", [("Content-Type", "text/xml")])
+    return [body.encode()]
+
+
 RESERVATION_NOT_FOUND = (
     '<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>InvalidCapacityReservationId.NotFound</Code>'
     "<Message>The capacity reservation ID '{ids}' does not exist</Message></Error></Errors>"
@@ -188,6 +272,10 @@ class SerialisedDynamoDB(DomainDispatcherApplication):
         params = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
         if ("Action", "DescribeCapacityReservations") in params:
             return describe_capacity_reservations(params, start_response)
+        if ("Action", "DescribeInstanceStatus") in params and any(
+            k.startswith("Filter.") and k.endswith(".Name") and v in HEALTH_FILTERS for k, v in params
+        ):
+            return describe_instance_status(params, start_response)
         if ("Action", "CreateFleet") not in params:
             return None
         token = dict(params).get("ClientToken")
@@ -221,11 +309,15 @@ class SerialisedDynamoDB(DomainDispatcherApplication):
             return publish_aws_parameters(environ, start_response)
         if environ.get("PATH_INFO") == "/flotilla-harness/capacity-reservations" and environ.get("REQUEST_METHOD") == "POST":
             return set_capacity_reservations(environ, start_response)
+        if environ.get("PATH_INFO") == "/flotilla-harness/instance-status" and environ.get("REQUEST_METHOD") == "POST":
+            return set_instance_health(environ, start_response)
         if environ.get("PATH_INFO") == "/moto-api/reset":
             with self._fleets:
                 self._fleet_answers.clear()
             with _capacity_lock:
                 CAPACITY_RESERVATIONS.clear()
+            with _health_lock:
+                INSTANCE_HEALTH.clear()
         fleet = self._create_fleet(environ, start_response)
         if fleet is not None:
             return fleet

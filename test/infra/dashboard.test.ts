@@ -96,8 +96,8 @@ describe('the cluster dashboard and its alarms', () => {
       new Set(metrics.filter((m) => m.where === where).map((m) => m.values[key]));
     const alarmed = (metricName: string, key: string) =>
       new Set(alarms.filter((a) => a.metricName === metricName).map((a) => a.values[key]));
-    // 4 work dead-letter queues, EventBridge's, and the 5 on-failure queues.
-    expect(values('Dead-letter queue depth', 'QueueName').size).toBe(10);
+    // 4 work dead-letter queues, EventBridge's, and the 6 on-failure queues.
+    expect(values('Dead-letter queue depth', 'QueueName').size).toBe(11);
     expect(values('Dead-letter queue depth', 'QueueName')).toEqual(
       alarmed('ApproximateNumberOfMessagesVisible', 'QueueName'),
     );

@@ -37,7 +37,7 @@ describe('FlotillaCluster nodeRepair', () => {
     expect(collectorEnv(makeStack({ nodeRepair: true }))[EnvVar.nodeRepair]).toBe('true');
   });
 
-  it('gives ec2:DescribeInstanceStatus, in this region only, to the garbage collector alone', () => {
+  it('gives ec2:DescribeInstanceStatus, in this region only, to the garbage collector and the interruption Lambda alone', () => {
     const { template, stack, cluster } = built;
     const policies = template.findResources('AWS::IAM::ManagedPolicy');
     const withStatus = Object.entries(policies).filter(([, p]) =>
@@ -59,11 +59,13 @@ describe('FlotillaCluster nodeRepair', () => {
         JSON.stringify(propsOf(r as Resource)['ManagedPolicyArns'] ?? []).includes(`"${policyId}"`),
       )
       .map(([id]) => id);
-    const collectorRole = cluster.functions['garbage-collector']?.role;
-    expect(collectorRole).toBeDefined();
-    expect(holders).toEqual([
-      (ref(stack, collectorRole?.roleArn ?? '') as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0],
-    ]);
+    // Node repair's impaired instances, and the instance status poll.
+    const roleIds = ['garbage-collector', 'interruption'].map((name) => {
+      const role = cluster.functions[name]?.role;
+      expect(role).toBeDefined();
+      return (ref(stack, role?.roleArn ?? '') as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    });
+    expect(holders.sort()).toEqual(roleIds.sort());
     template.hasResourceProperties('AWS::IAM::ManagedPolicy', {
       Description: Match.stringLikeRegexp('instance status checks'),
     });

@@ -76,12 +76,18 @@ describe('FlotillaCluster with its default Lambdas', () => {
     }
   });
 
-  it('schedules the pending-pod poll, catalog refresh, garbage collection and disruption', () => {
+  it('schedules the pending-pod poll, catalog refresh, garbage collection, disruption and the instance status poll', () => {
     const expressions = Object.values(template.findResources('AWS::Events::Rule') as Resources)
       .map((rule) => rule.Properties['ScheduleExpression'])
       .filter((expression) => expression !== undefined)
       .sort();
-    expect(expressions).toEqual(['rate(1 hour)', 'rate(1 minute)', 'rate(1 minute)', 'rate(2 minutes)']);
+    expect(expressions).toEqual([
+      'rate(1 hour)',
+      'rate(1 minute)',
+      'rate(1 minute)',
+      'rate(1 minute)',
+      'rate(2 minutes)',
+    ]);
   });
 
   it('wires the catalog Lambda to the hourly schedule with retries and a DLQ', () => {
@@ -296,8 +302,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
   it('encrypts every queue and denies every request without TLS', () => {
     const queues = template.findResources('AWS::SQS::Queue') as Resources;
     // 4 work queues, their 4 DLQs, the EventBridge DLQ and the on-failure queues of the
-    // schedule-driven catalog, provisioner, termination, disruption and garbage-collector Lambdas.
-    expect(Object.keys(queues)).toHaveLength(14);
+    // schedule-driven catalog, provisioner, interruption, termination, disruption and
+    // garbage-collector Lambdas.
+    expect(Object.keys(queues)).toHaveLength(15);
     const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources);
     for (const [logicalId, queue] of Object.entries(queues)) {
       expect(queue.Properties['SqsManagedSseEnabled']).toBe(true);
@@ -347,9 +354,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
         ),
       ).toBe(true);
     }
-    // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, termination,
-    // disruption, garbage collector.
-    expect(depthAlarms).toHaveLength(dlqs.length + 5);
+    // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, interruption,
+    // termination, disruption, garbage collector.
+    expect(depthAlarms).toHaveLength(dlqs.length + 6);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }

@@ -1,5 +1,16 @@
-import { DescribeInstanceStatusCommand, type EC2Client, type InstanceStatus } from '@aws-sdk/client-ec2';
-import type { ImpairedInstance, ImpairedInstanceReader } from '../../ports/instance-status.ts';
+import {
+  DescribeInstanceStatusCommand,
+  type EC2Client,
+  type Filter,
+  type InstanceStatus,
+} from '@aws-sdk/client-ec2';
+import type {
+  ImpairedInstance,
+  ImpairedInstanceReader,
+  InstanceHealth,
+  InstanceHealthProblem,
+  InstanceHealthReader,
+} from '../../ports/instance-status.ts';
 import { call } from './errors.ts';
 
 /** Statuses per page: EC2's largest, so 2,000 running instances are two requests. */
@@ -37,28 +48,102 @@ export function toImpairedInstance(status: InstanceStatus): ImpairedInstance | u
  * filter: the call takes no tag filter, and its status filters cannot ask for "instance or system
  * impaired" in one request) and keeps the impaired ones among `instanceIds` (this cluster's).
  * Scheduled events (instance-stop, instance-retirement) are left to the interruption Lambda,
- * which receives them from AWS Health.
+ * which receives them from AWS Health and its own instance status poll.
  */
 export function makeImpairedInstanceReader(ec2: EC2Client): ImpairedInstanceReader {
   return async (instanceIds) => {
     const impaired: ImpairedInstance[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await call('ec2:DescribeInstanceStatus', () =>
-        ec2.send(
-          new DescribeInstanceStatusCommand({
-            MaxResults: PAGE_SIZE,
-            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-          }),
-        ),
-      );
-      for (const status of page.InstanceStatuses ?? []) {
-        if (status.InstanceId === undefined || !instanceIds.has(status.InstanceId)) continue;
-        const found = toImpairedInstance(status);
-        if (found !== undefined) impaired.push(found);
-      }
-      nextToken = page.NextToken || undefined;
-    } while (nextToken !== undefined);
+    for await (const status of statuses(ec2)) {
+      if (status.InstanceId === undefined || !instanceIds.has(status.InstanceId)) continue;
+      const found = toImpairedInstance(status);
+      if (found !== undefined) impaired.push(found);
+    }
     return impaired;
+  };
+}
+
+/** Every status entry DescribeInstanceStatus answers for `filters` (none: every running instance), page by page. */
+async function* statuses(ec2: EC2Client, filters?: Filter[]): AsyncGenerator<InstanceStatus> {
+  let nextToken: string | undefined;
+  do {
+    const page = await call('ec2:DescribeInstanceStatus', () =>
+      ec2.send(
+        new DescribeInstanceStatusCommand({
+          ...(filters === undefined ? {} : { Filters: filters }),
+          MaxResults: PAGE_SIZE,
+          ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+        }),
+      ),
+    );
+    yield* page.InstanceStatuses ?? [];
+    nextToken = page.NextToken || undefined;
+  } while (nextToken !== undefined);
+}
+
+/** The scheduled events that call for vacating an instance, as Karpenter's instance status poll takes them. */
+export const SCHEDULED_EVENT_CODES = [
+  'instance-reboot',
+  'system-reboot',
+  'system-maintenance',
+  'instance-retirement',
+  'instance-stop',
+] as const;
+
+/**
+ * The filters of the instance status poll: DescribeInstanceStatus ANDs its filter names, so
+ * "instance check impaired, or system check impaired, or a scheduled event" takes three requests,
+ * each answering only the instances that match (none in a healthy account).
+ */
+const HEALTH_FILTERS: Filter[][] = [
+  [{ Name: 'instance-status.status', Values: ['impaired'] }],
+  [{ Name: 'system-status.status', Values: ['impaired'] }],
+  [{ Name: 'event.code', Values: [...SCHEDULED_EVENT_CODES] }],
+];
+
+/**
+ * The failed checks and pending scheduled events of one status entry. An event whose description
+ * EC2 has marked `[Completed]` or `[Canceled]` is over and left out.
+ */
+export function toInstanceHealth(status: InstanceStatus): InstanceHealth | undefined {
+  if (status.InstanceId === undefined) return undefined;
+  const problems: InstanceHealthProblem[] = [];
+  for (const [category, summary] of [
+    ['instanceStatus', status.InstanceStatus],
+    ['systemStatus', status.SystemStatus],
+  ] as const) {
+    if (summary?.Status !== 'impaired') continue;
+    for (const detail of summary.Details ?? []) {
+      if (detail.Status !== 'failed') continue;
+      const since = detail.ImpairedSince?.getTime();
+      problems.push({
+        category,
+        name: detail.Name ?? 'reachability',
+        ...(since === undefined ? {} : { sinceMs: since }),
+      });
+    }
+  }
+  for (const event of status.Events ?? []) {
+    const code = event.Code as string | undefined;
+    if (code === undefined || !(SCHEDULED_EVENT_CODES as readonly string[]).includes(code)) continue;
+    if (/^\[(Completed|Canceled)\]/.test(event.Description ?? '')) continue;
+    problems.push({ category: 'eventStatus', name: code });
+  }
+  return problems.length === 0 ? undefined : { instanceId: status.InstanceId, problems };
+}
+
+/** EC2's instance status poll: three filtered, paged DescribeInstanceStatus requests, one entry per instance. */
+export function makeInstanceHealthReader(ec2: EC2Client): InstanceHealthReader {
+  return async () => {
+    const byId = new Map<string, InstanceStatus>();
+    for (const filters of HEALTH_FILTERS) {
+      for await (const status of statuses(ec2, filters)) {
+        if (status.InstanceId !== undefined && !byId.has(status.InstanceId))
+          byId.set(status.InstanceId, status);
+      }
+    }
+    return [...byId.values()].flatMap((s) => {
+      const health = toInstanceHealth(s);
+      return health === undefined ? [] : [health];
+    });
   };
 }

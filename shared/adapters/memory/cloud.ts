@@ -8,6 +8,7 @@ import {
   type NodeSelectorRequirement,
 } from '../../ports/cloud.ts';
 import { cloudDrift } from '../../ports/cloud-drift.ts';
+import type { InstanceHealthProblem, InstanceHealthReader } from '../../ports/instance-status.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
 import {
   type ProviderSettings,
@@ -105,6 +106,13 @@ export interface MemoryCloud extends Cloud {
   history(): readonly CloudInstance[];
   /** Every CreateFleet call sent (replays of a recorded launch included), in the order answered. */
   fleetCalls(): readonly FleetCall[];
+  /**
+   * EC2 reports an instance's failed status checks or scheduled events (empty: healthy again), as
+   * DescribeInstanceStatus would from then on.
+   */
+  setInstanceHealth(instanceId: string, problems: readonly InstanceHealthProblem[]): void;
+  /** EC2's instance status poll over the running instances, as the AWS adapter reads it. */
+  readonly instanceHealth: InstanceHealthReader;
 }
 
 function matches(requirements: readonly NodeSelectorRequirement[], labels: Labels, field: string): boolean {
@@ -144,7 +152,20 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     ...(options.createFleetDelay === undefined ? {} : { delay: options.createFleetDelay }),
   });
 
+  const health = new Map<string, readonly InstanceHealthProblem[]>();
   return {
+    setInstanceHealth(instanceId, problems) {
+      if (problems.length === 0) health.delete(instanceId);
+      else health.set(instanceId, [...problems]);
+    },
+    // DescribeInstanceStatus reports running instances only.
+    instanceHealth: async () =>
+      [...health].flatMap(([instanceId, problems]) => {
+        const record = records.get(instanceId);
+        return record !== undefined && toInstance(record).state === 'running'
+          ? [{ instanceId, problems }]
+          : [];
+      }),
     unavailableOfferings: unavailable,
 
     async instanceTypes(nodeClass) {

@@ -5,7 +5,7 @@ export interface HandleInterruptionDecision {
   readonly kind: 'handleInterruption';
   /** The Event reason recorded (`SpotInterrupted`, …), or why nothing was done. */
   readonly reason: string;
-  readonly action: 'cordonAndDrain' | 'event' | 'alreadyDeleting' | 'noNodeClaim';
+  readonly action: 'cordonAndDrain' | 'forcefulTermination' | 'event' | 'alreadyDeleting' | 'noNodeClaim';
   /** The interruption's kind (`spotInterruption`, `rebalanceRecommendation`, …). */
   readonly interruption: string;
   readonly eventId: string;

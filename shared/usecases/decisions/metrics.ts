@@ -86,7 +86,8 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
       ];
     case 'handleInterruption': {
       const received = point('interruption_received_messages_total', 1, { reason: decision.interruption });
-      return decision.action === 'cordonAndDrain' && decision.nodePool !== undefined
+      return (decision.action === 'cordonAndDrain' || decision.action === 'forcefulTermination') &&
+        decision.nodePool !== undefined
         ? [
             received,
             point('nodeclaims_disrupted_total', 1, {

@@ -3,6 +3,7 @@ import type { InterruptionMessage } from '../../messages/interruption-event.ts';
 import type { Lease, LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { BatchItem, BatchOutcome } from '../state/batch.ts';
+import type { InstanceStatusPollResult } from './instance-status.ts';
 import type { NodeClaimIndex } from './interruption.ts';
 
 // The interruption Lambda's batch handling, shared with the simulator: the NodeClaims are read
@@ -29,6 +30,8 @@ export interface InterruptionDriverDeps {
    * handed back to the queue, and comes again once that invocation is done (it then finds the
    * NodeClaim already deleting). Without it, concurrent deliveries may each act (idempotently).
    */
+  /** One instance status poll (the Lambda's schedule); absent, the schedule is ignored. */
+  readonly pollInstanceStatus?: () => Promise<InstanceStatusPollResult>;
   readonly eventLeases?: {
     readonly store: LeaseStore;
     readonly clusterName: string;

@@ -1,9 +1,16 @@
-import { type CapacityType, Label, NodeClaimConditionType, parseInstanceId } from '../../core/index.ts';
+import {
+  Annotation,
+  type CapacityType,
+  Label,
+  NodeClaimConditionType,
+  parseInstanceId,
+} from '../../core/index.ts';
 import {
   type Interruption,
   type InterruptionKind,
   interruptionKindRow,
 } from '../../messages/interruption-kinds.ts';
+import { type Clock, systemClock } from '../../ports/clock.ts';
 import { type Cloud, type OfferingKey, offeringKeyString } from '../../ports/cloud.ts';
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
@@ -19,7 +26,7 @@ import { handToTermination, viaQueue } from '../termination/handover.ts';
 export type { Interruption, InterruptionKind };
 
 /** What Flotilla does about an interruption kind. */
-export type InterruptionAction = 'cordonAndDrain' | 'event' | 'none';
+export type InterruptionAction = 'cordonAndDrain' | 'forcefulTermination' | 'event' | 'none';
 
 /** What to do with EC2 Instance Rebalance Recommendations. Karpenter only records an Event. */
 export type RebalanceAction = 'event' | 'drain';
@@ -47,7 +54,9 @@ export function interruptionPolicy(kind: InterruptionKind, options: Interruption
   if (kind === 'noop') return { action: 'none' };
   const row = interruptionKindRow(kind);
   const drainBySetting =
-    row.actionSetting === 'rebalanceAction' && (options.rebalance ?? 'event') === 'drain';
+    'actionSetting' in row &&
+    row.actionSetting === 'rebalanceAction' &&
+    (options.rebalance ?? 'event') === 'drain';
   return {
     action: drainBySetting ? 'cordonAndDrain' : row.action,
     disruptionReason: row.disruptionReason,
@@ -86,6 +95,8 @@ export interface InterruptionPorts {
    * pending-pods schedule start that run.
    */
   readonly reportDeletion?: (claim: { readonly name: string; readonly uid: string }) => Promise<void>;
+  /** The time a forceful termination's deadline is set to. @default systemClock */
+  readonly clock?: Clock;
 }
 
 /** NodeClaims by the instance id of their `status.providerId`. */
@@ -163,7 +174,7 @@ export async function handleInterruption(
       continue;
     }
     const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
-    if (claim.deleting && policy.action === 'cordonAndDrain') {
+    if (claim.deleting && policy.action !== 'event') {
       writeDecision(ports, {
         kind: 'handleInterruption',
         reason: 'nodeClaim is already terminating',
@@ -198,6 +209,13 @@ export async function handleInterruption(
         [offering],
         offering.capacityType === 'spot' ? 'spot interruption' : 'capacity reservation interruption',
       );
+    // A broken instance is not drained gracefully: the deadline is now, so termination deletes its
+    // pods without waiting on PodDisruptionBudgets, as Karpenter's forceful termination does.
+    if (policy.action === 'forcefulTermination') {
+      await cluster.patchNodeClaimMetadata(claim.name, {
+        annotations: { [Annotation.terminationTimestamp]: rfc3339((ports.clock ?? systemClock).now()) },
+      });
+    }
     await cluster.patchNodeClaimStatus(claim.name, {
       conditions: [
         {
@@ -219,15 +237,18 @@ export async function handleInterruption(
     writeDecision(ports, {
       kind: 'handleInterruption',
       reason: policy.event?.reason ?? policy.disruptionReason ?? 'interrupted',
-      action: 'cordonAndDrain',
+      action: policy.action,
       handedOver,
       ...fields,
       ...(offering === undefined ? {} : { unavailableOffering: offeringKeyString(offering) }),
     });
-    outcomes.push({ instanceId, nodeClaim: claim.name, action: 'cordonAndDrain' });
+    outcomes.push({ instanceId, nodeClaim: claim.name, action: policy.action });
   }
   return outcomes;
 }
+
+/** RFC 3339 to the second, as Karpenter writes the termination timestamp. */
+const rfc3339 = (at: Date) => at.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 async function recordOn(
   cluster: Cluster,

@@ -1,6 +1,8 @@
-import type { Clock } from '../../ports/clock.ts';
+import { type Clock, systemClock } from '../../ports/clock.ts';
+import type { InstanceHealthReader } from '../../ports/instance-status.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { InterruptionDriverDeps } from './driver.ts';
+import { pollInstanceStatus } from './instance-status.ts';
 import {
   handleInterruption,
   type InterruptionOptions,
@@ -20,6 +22,8 @@ export interface InterruptionSetupPorts extends InterruptionPorts {
    * this clock. Absent: concurrent deliveries may each act (idempotently).
    */
   readonly eventLeases?: { readonly store: LeaseStore; readonly clusterName: string; readonly clock: Clock };
+  /** EC2's instance status poll, run on the Lambda's schedule; absent, only events are acted on. */
+  readonly readHealth?: InstanceHealthReader;
 }
 
 /** The interruption Lambda's settings (the stack's `rebalanceAction`). */
@@ -29,9 +33,19 @@ export function setUpInterruption(
   ports: InterruptionSetupPorts,
   config: InterruptionConfig = {},
 ): InterruptionDriverDeps {
-  const { cluster, logger, eventLeases } = ports;
+  const { cluster, logger, eventLeases, readHealth } = ports;
   return {
     logger,
+    ...(readHealth === undefined
+      ? {}
+      : {
+          pollInstanceStatus: () =>
+            pollInstanceStatus(
+              { ...ports, readHealth },
+              (ports.clock ?? systemClock).now().getTime(),
+              config,
+            ),
+        }),
     indexNodeClaims: () => indexNodeClaims(cluster),
     handle: (message, claims) => handleInterruption(ports, message, claims, config),
     ...(eventLeases === undefined

@@ -157,6 +157,26 @@ export async function setCapacityReservations(
     );
 }
 
+/**
+ * Sets what EC2 reports of instances' status checks and scheduled events. moto reports every
+ * instance healthy; the harness answers DescribeInstanceStatus's health filters from these as EC2
+ * would (test/harness/moto_server.py). An instance left out is healthy.
+ */
+export async function setInstanceHealth(
+  endpoint: string,
+  statuses: Readonly<Record<string, Record<string, unknown>>>,
+): Promise<void> {
+  const response = await fetch(`${endpoint}/flotilla-harness/instance-status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ statuses }),
+  });
+  if (!response.ok)
+    throw new Error(
+      `setting instance statuses on moto failed: HTTP ${response.status} ${await response.text()}`,
+    );
+}
+
 /** An EC2NodeClass object as the API server would return it (`undefined` in `spec` removes a default). */
 export function nodeClassObject(spec: Record<string, unknown>, name = 'default') {
   return JSON.parse(
