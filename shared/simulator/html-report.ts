@@ -22,7 +22,9 @@ import {
   formatRunTime,
   formatUsd,
   OVERLAY_PRICE_NOTE,
+  priceMarks,
   type ReportStats,
+  WINDOWS_PRICE_NOTE,
 } from './stats.ts';
 
 // The HTML report of a simulation run: one self-contained file (no scripts, no network, no
@@ -323,13 +325,13 @@ function launchesTable(stats: ReportStats): string {
         r.instanceType,
         ...types.map((c) => String(r.byCapacityType[c])),
         String(r.total),
-        `${price(r.minPricePerHour, r.maxPricePerHour)}${r.priceAssumed ? ' *' : ''}${r.priceOverlaid ? ' †' : ''}`,
+        `${price(r.minPricePerHour, r.maxPricePerHour)}${priceMarks(r)}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ],
   )}${stats.assumedPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(ASSUMED_PRICE_NOTE)}</p>`}${
     stats.overlaidPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(OVERLAY_PRICE_NOTE)}</p>`
-  }`;
+  }${stats.windowsPriceLaunches === 0 ? '' : `\n<p>${escapeHtml(WINDOWS_PRICE_NOTE)}</p>`}`;
 }
 
 function interruptionsTable(stats: ReportStats): string {

@@ -19,6 +19,8 @@ export interface LaunchRow {
   readonly priceAssumed: boolean;
   /** Some launch of this type was at a NodeOverlay's price (SimLaunch.priceOverlaid). */
   readonly priceOverlaid: boolean;
+  /** Some launch of this type was a Windows node at its Linux price (SimLaunch.priceWithoutWindowsLicense). */
+  readonly priceWithoutWindowsLicense: boolean;
 }
 
 /** What a mark of an assumed price means, for the reports' footnotes. */
@@ -26,6 +28,17 @@ export const ASSUMED_PRICE_NOTE = `* assumed price: ${ASSUMED_PRICE_MEANING}; th
 /** What a mark of a NodeOverlay's price means. */
 export const OVERLAY_PRICE_NOTE =
   '† NodeOverlay price: the price an overlay set for the NodePool, which it launched with; the costs use it';
+
+/** What the mark of a Windows node's price means. */
+export const WINDOWS_PRICE_NOTE =
+  '‡ Linux price: the catalog holds no Windows license prices, so these nodes cost more than shown and than the costs count';
+
+/** The marks after a row's price: assumed, a NodeOverlay's, a Windows node's at its Linux price. */
+export function priceMarks(
+  row: Pick<LaunchRow, 'priceAssumed' | 'priceOverlaid' | 'priceWithoutWindowsLicense'>,
+): string {
+  return `${row.priceAssumed ? ' *' : ''}${row.priceOverlaid ? ' †' : ''}${row.priceWithoutWindowsLicense ? ' ‡' : ''}`;
+}
 
 /** Orders names, so equal records give equal reports. */
 export const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -41,18 +54,26 @@ export function launchRows(record: SimulationRecord): {
 } {
   const rows = new Map<
     string,
-    { by: Record<CapacityType, number>; min: number; max: number; assumed: boolean; overlaid: boolean }
+    {
+      by: Record<CapacityType, number>;
+      min: number;
+      max: number;
+      assumed: boolean;
+      overlaid: boolean;
+      windows: boolean;
+    }
   >();
   const totals = zeroByCapacity();
   for (const launch of record.launches) {
     let row = rows.get(launch.instanceType);
     if (row === undefined) {
       const [min, max] = [launch.pricePerHour, launch.pricePerHour];
-      row = { by: zeroByCapacity(), min, max, assumed: false, overlaid: false };
+      row = { by: zeroByCapacity(), min, max, assumed: false, overlaid: false, windows: false };
       rows.set(launch.instanceType, row);
     }
     if (launch.priceAssumed === true) row.assumed = true;
     if (launch.priceOverlaid === true) row.overlaid = true;
+    if (launch.priceWithoutWindowsLicense === true) row.windows = true;
     row.by[launch.capacityType] += 1;
     row.min = Math.min(row.min, launch.pricePerHour);
     row.max = Math.max(row.max, launch.pricePerHour);
@@ -66,6 +87,7 @@ export function launchRows(record: SimulationRecord): {
     maxPricePerHour: r.max,
     priceAssumed: r.assumed,
     priceOverlaid: r.overlaid,
+    priceWithoutWindowsLicense: r.windows,
   }));
   out.sort((a, b) => b.total - a.total || byName(a.instanceType, b.instanceType));
   return { rows: out, totals };

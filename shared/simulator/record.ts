@@ -76,6 +76,11 @@ export interface SimLaunch {
   readonly priceAssumed?: boolean;
   /** The price is a NodeOverlay's for its NodePool (the one it launched with), not the catalog's. */
   readonly priceOverlaid?: boolean;
+  /**
+   * A Windows node at its Linux price: the catalog holds no Windows license prices (as the AWS
+   * adapter's, which says so with the class's `PricingExact=False`), so it costs more than shown.
+   */
+  readonly priceWithoutWindowsLicense?: boolean;
   /** The AMI the instance booted. */
   readonly imageId?: string;
 }

@@ -208,6 +208,15 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
     return out;
   }
 
+  /** Whether a NodeClaim's node runs Windows (its `kubernetes.io/os` label, as launched). */
+  const isWindows = (nodeClaim: string | undefined) => {
+    if (nodeClaim === undefined) return false;
+    const raw = cluster.get('NodeClaim', nodeClaim) as
+      | { metadata?: { labels?: Record<string, string> } }
+      | undefined;
+    return raw?.metadata?.labels?.['kubernetes.io/os'] === 'windows';
+  };
+
   return {
     async observe() {
       const history = cloud.history();
@@ -227,6 +236,7 @@ export async function makeSampler(options: SamplerOptions): Promise<Sampler> {
             ? { priceAssumed: true }
             : {}),
           ...(launched !== undefined && launched !== catalog ? { priceOverlaid: true } : {}),
+          ...(isWindows(instance.nodeClaimName) ? { priceWithoutWindowsLicense: true } : {}),
           ...(instance.imageId === undefined ? {} : { imageId: instance.imageId }),
         });
       }

@@ -7,6 +7,8 @@ export {
   CAPACITY_TYPES,
   type LaunchRow,
   OVERLAY_PRICE_NOTE,
+  priceMarks,
+  WINDOWS_PRICE_NOTE,
 } from './launch-table.ts';
 
 // The numbers both reports (text summary, HTML) show, computed once from a SimulationRecord. Pure
@@ -103,6 +105,8 @@ export interface ReportStats {
   readonly assumedPriceLaunches: number;
   /** Launches at a NodeOverlay's price (SimLaunch.priceOverlaid). */
   readonly overlaidPriceLaunches: number;
+  /** Windows launches at their Linux price (SimLaunch.priceWithoutWindowsLicense). */
+  readonly windowsPriceLaunches: number;
   readonly interruptions: readonly InterruptionRow[];
   readonly interruptionCount: number;
   readonly interruptionsHandled: number;
@@ -337,6 +341,7 @@ export function computeReportStats(record: SimulationRecord): ReportStats {
     waits: waitStats(record),
     assumedPriceLaunches: record.launches.filter((l) => l.priceAssumed === true).length,
     overlaidPriceLaunches: record.launches.filter((l) => l.priceOverlaid === true).length,
+    windowsPriceLaunches: record.launches.filter((l) => l.priceWithoutWindowsLicense === true).length,
     interruptions,
     interruptionCount: record.interruptions.length,
     interruptionsHandled: record.interruptions.filter((i) => i.handled).length,

@@ -10,7 +10,9 @@ import {
   formatRunTime,
   formatUsd,
   OVERLAY_PRICE_NOTE,
+  priceMarks,
   type ReportStats,
+  WINDOWS_PRICE_NOTE,
 } from './stats.ts';
 
 // The plain-text summary of a simulation run, for a terminal. Deterministic: the same record
@@ -104,12 +106,13 @@ function launches(stats: ReportStats): string[] {
         row.instanceType,
         ...types.map((c) => String(row.byCapacityType[c])),
         String(row.total),
-        `${price(row.minPricePerHour, row.maxPricePerHour)}${row.priceAssumed ? ' *' : ''}${row.priceOverlaid ? ' †' : ''}`,
+        `${price(row.minPricePerHour, row.maxPricePerHour)}${priceMarks(row)}`,
       ]),
       ['total', ...types.map((c) => String(stats.launchTotals[c])), String(stats.launchCount), ''],
     ]),
     ...(stats.assumedPriceLaunches === 0 ? [] : [`  ${ASSUMED_PRICE_NOTE}`]),
     ...(stats.overlaidPriceLaunches === 0 ? [] : [`  ${OVERLAY_PRICE_NOTE}`]),
+    ...(stats.windowsPriceLaunches === 0 ? [] : [`  ${WINDOWS_PRICE_NOTE}`]),
   ];
 }
 
