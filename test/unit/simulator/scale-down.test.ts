@@ -34,3 +34,20 @@ describe.each([
     expect(consolidated.length).toBeGreaterThan(0);
   });
 });
+
+describe('a spot interruption during a scale-down (24 → 6 replicas on spot)', () => {
+  it('ends within 1.10× of the cost of a fresh start, every pod running', async () => {
+    // EC2 warns the node the replicas filled a minute after the scale-down, while consolidation
+    // and the scale-down's own terminations are under way.
+    const interrupted = `${scaleDownScenario({ capacityType: 'spot', replicas: 24, scaleTo: 6 })}events:
+  - { kind: SpotInterruption, at: 11m }
+`;
+    const [scaled, fresh] = await Promise.all([
+      simulate(parseScenario(interrupted)),
+      simulate(parseScenario(scaleDownScenario({ capacityType: 'spot', replicas: 6 }))),
+    ]);
+    expect(scaled.interruptions).toHaveLength(1);
+    expect(last(scaled)).toMatchObject({ runningPods: 6, pendingPods: 0 });
+    expect(last(scaled)?.costPerHour).toBeLessThanOrEqual(1.1 * (last(fresh)?.costPerHour ?? 0));
+  });
+});
