@@ -6,6 +6,9 @@ import type { ManualClock } from '../ports/clock.ts';
 // to the earliest timer and lets its calls go on. Calls made at once wait together, as they would
 // on the wire, so launching in parallel shows in virtual time as it would in real time.
 
+/** Turns of the event loop a driven run may take with no timer to wait on before it is stuck. */
+const MAX_IDLE_TURNS = 100_000;
+
 export interface VirtualTimers {
   /** Resolves once the virtual clock has moved `ms` on (at once for 0 or less). */
   delay(ms: number): Promise<void>;
@@ -37,9 +40,20 @@ export function makeVirtualTimers(clock: ManualClock): VirtualTimers {
       // Nothing the simulator awaits is real I/O: once a turn of the event loop has passed, every
       // call that can go on has, and what is left waits on timers.
       done.catch(() => undefined);
+      let idleTurns = 0;
       while (!settled) {
         await nextTurn();
-        if (settled || timers.length === 0) continue;
+        if (settled) break;
+        if (timers.length === 0) {
+          // Nothing in the simulated world waits this long on anything but virtual time.
+          if (++idleTurns > MAX_IDLE_TURNS) {
+            throw new Error(
+              `simulated work made no progress in ${MAX_IDLE_TURNS} turns and waits on no virtual timer`,
+            );
+          }
+          continue;
+        }
+        idleTurns = 0;
         timers.sort((a, b) => a.atMs - b.atMs || a.seq - b.seq);
         const atMs = (timers[0] as Timer).atMs;
         // Time never runs backwards: batching may have carried the clock past a timer.

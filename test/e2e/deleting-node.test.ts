@@ -226,8 +226,19 @@ describe('a node deleted by its user', () => {
           : undefined,
       { timeoutMs: 60_000 },
     );
-    expect(await e2e.instancesOf(pool)).toHaveLength(1);
     expect(logLines.some((l) => l['message'] === 'deletions relayed to termination')).toBe(true);
+    // Its pods run again, on a node launched for them.
+    await waitFor(
+      '2 pods of bynode Running off the deleted node',
+      async () => {
+        const pods = (await e2e.podsOf('bynode')).filter((p) => p.metadata?.deletionTimestamp === undefined);
+        return pods.length === 2 &&
+          pods.every((p) => p.status?.phase === 'Running' && p.spec?.nodeName !== node)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     progress(
       `deleted node: NodeClaim deletion ${Date.parse(String(started['time'])) - deletedAtMs} ms after the Node's`,
     );

@@ -93,10 +93,11 @@ describe('cdk synth -c clusterName=test', () => {
     const { stdout, stderr } = await run(
       path.join(PROJECT_ROOT, 'node_modules/.bin/cdk'),
       ['synth', '-c', 'clusterName=test', '--quiet', '--output', out],
-      { cwd: PROJECT_ROOT, env: offlineEnv(), timeout: 120_000 },
+      // Seven Lambda bundles, one after another: on two busy cores they can take past two minutes.
+      { cwd: PROJECT_ROOT, env: offlineEnv(), timeout: 300_000 },
     );
     log = stdout + stderr;
-  }, 150_000);
+  }, 330_000);
   afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
   it('writes the template of one stack, with no cdk-nag violations', () => {

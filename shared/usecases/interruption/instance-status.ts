@@ -27,7 +27,7 @@ export function statusInterruptions(
     const kinds = new Set<StatusPollKind>();
     for (const problem of instance.problems) {
       if (problem.category === 'eventStatus') kinds.add('eventStatus');
-      // A failed check without a time is counted from the first poll that saw it: it waits.
+      // EC2 gives every failed check its ImpairedSince; one without a time is not acted on.
       else if (problem.sinceMs !== undefined && nowMs - problem.sinceMs >= UNHEALTHY_THRESHOLD_MS)
         kinds.add(problem.category);
     }

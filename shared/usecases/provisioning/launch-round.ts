@@ -69,6 +69,7 @@ export async function launchRound(
   const plannedByPool = new Map<string, ReadonlyMap<string, InstanceType>>();
   let replanned = 0;
   let leaseLost = false;
+  let failure: { readonly error: unknown } | undefined;
   let next = 0;
 
   const currentTypes = (plan: NodeClaimPlan, nodeClass: EC2NodeClass) => {
@@ -102,7 +103,8 @@ export async function launchRound(
         replanned += 1;
         return;
       }
-      if (leaseLost) return;
+      // Another launch may have lost the lease or failed while the offerings were read.
+      if (leaseLost || failure !== undefined) return;
     }
     const outcome = await applyPlan(ports, out, lease, round, plan, pool, nodeClass, types, {
       deletingNodePods: input.deletingNodePods,
@@ -113,7 +115,6 @@ export async function launchRound(
     outcomes[index] = outcome;
   };
 
-  let failure: { readonly error: unknown } | undefined;
   const worker = async (): Promise<void> => {
     while (!leaseLost && failure === undefined && next < input.plans.length) {
       const index = next++;

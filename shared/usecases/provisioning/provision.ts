@@ -160,15 +160,19 @@ async function provisionUnderLease(
   let planMs = 0;
   let replanned = 0;
   for (let round = 0; round < maxRounds; round++) {
-    if (round > 0 && ports.clock.now().getTime() >= replanUntilMs) break;
+    // Past the window, one more round only for the claims the last one held back (they would have
+    // launched on-demand at a spot size): it is the run's last, so nothing is held back again.
+    const outOfTime = round > 0 && ports.clock.now().getTime() >= replanUntilMs;
+    if (outOfTime && (last?.replanned ?? 0) === 0) break;
+    const lastRound = outOfTime || round + 1 >= maxRounds;
     rounds = round + 1;
     if (round > 0) state = await readClusterState(ports.cluster, out.logger, reads);
     if (!hasPodsToPlace(state)) break;
-    last = await runRound(ports, options, lease, out, state, { round, last: round + 1 >= maxRounds }, guard);
+    last = await runRound(ports, options, lease, out, state, { round, last: lastRound }, guard);
     claims.push(...last.claims);
     planMs += last.planMs;
     replanned += last.replanned;
-    if (last.leaseLost) break;
+    if (last.leaseLost || lastRound) break;
     if (!last.claims.some((c) => c.kind === 'insufficientCapacity')) break;
   }
 

@@ -1,4 +1,4 @@
-import { DISRUPTED_TAINT, Finalizer, parseInstanceId } from '../../core/index.ts';
+import { DISRUPTED_TAINT, Finalizer, NodeClaimConditionType, parseInstanceId } from '../../core/index.ts';
 import type { Cluster, ClusterNode, ClusterNodeClaim, NodeClaimRead, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -180,16 +180,25 @@ export async function startNodeTermination(
 }
 
 /**
- * Whether a NodeClaim's termination is already under way: its Node carries the disrupted taint a
- * termination pass (or the disruption command before it) puts on first. A relayed request for it
- * then adds nothing: the controller that deleted it handed it to termination itself.
+ * Whether a NodeClaim's termination is already under way, so that a relayed request for it adds
+ * nothing: the controller that deleted it (interruption, disruption, node repair, expiration, the
+ * status poll) marked it with a `DisruptionReason` condition and handed it to termination itself, or
+ * a termination pass has tainted its Node `karpenter.sh/disrupted`. A user's `kubectl delete` leaves
+ * neither mark, until the first pass.
  */
 export async function terminationUnderWay(
   cluster: Pick<Cluster, 'nodeClaim' | 'node'>,
   nodeClaim: string,
 ): Promise<boolean> {
   const claim = await cluster.nodeClaim(nodeClaim);
-  if (claim?.status.nodeName === undefined) return false;
+  if (claim === undefined) return false;
+  if (
+    claim.status.conditions.some(
+      (c) => c.type === NodeClaimConditionType.disruptionReason && c.status === 'True',
+    )
+  )
+    return true;
+  if (claim.status.nodeName === undefined) return false;
   const node = await cluster.node(claim.status.nodeName);
   return (node?.taints ?? []).some(
     (t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect,

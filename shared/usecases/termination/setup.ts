@@ -1,3 +1,4 @@
+import { Finalizer } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { TerminationQueue, TerminationRequest } from '../../ports/work-queue.ts';
 import type { ResolvedRequest, TerminationSweepDeps } from './driver.ts';
@@ -67,10 +68,18 @@ async function resolveRequest(
   }
   const node = await ports.cluster.node(request.node);
   if (node === undefined) return { none: 'the Node is gone' };
+  // A report of a Node that is not being deleted costs no NodeClaim read.
+  if (!node.deleting || !node.finalizers.includes(Finalizer.termination)) {
+    return { none: 'not a deleting Node with the termination finalizer' };
+  }
   const claims = new NodeClaimReads(ports.cluster, await ports.cluster.nodeClaims());
   const start = await startNodeTermination(ports, node, claims);
   switch (start.kind) {
     case 'nodeClaim':
+      // A NodeClaim deleted before its Node (termination deletes the Node last) has its own drive.
+      if (!start.deletedNow && (await terminationUnderWay(ports.cluster, start.nodeClaim))) {
+        return { none: 'its NodeClaim is being terminated already' };
+      }
       return { nodeClaim: start.nodeClaim };
     case 'instance':
       return { none: 'the Node has no NodeClaim; its instance is terminating' };

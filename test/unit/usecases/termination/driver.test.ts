@@ -151,6 +151,36 @@ describe('driveTerminationRequests for deletions the shim reported', () => {
     ]);
   });
 
+  it("leaves a relayed NodeClaim alone when the controller that deleted it marked it, and a Node whose NodeClaim's termination is under way", async () => {
+    const w = makeTerminationWorld(30_000);
+    // Deleted by a controller of Flotilla's (its DisruptionReason), its Node not tainted yet.
+    await w.terminatingClaim('interrupted', { pods: 1, deleted: 'nothing' });
+    await w.cluster.patchNodeClaimStatus('interrupted', {
+      conditions: [{ type: 'DisruptionReason', status: 'True', reason: 'SpotInterruption', message: 'x' }],
+    });
+    await w.cluster.deleteNodeClaim('interrupted');
+    // Terminating already: its first pass tainted the Node; the Node goes at the end of the drain.
+    await w.terminatingClaim('draining', { pods: 1, blockedByBudget: true });
+    await driveTermination(w.deps, 'draining', false);
+    await w.cluster.deleteNode('node-draining');
+    const before = w.passes.length;
+    const outcome = await driveTerminationRequests(w.deps, [
+      { id: 'm1', message: { nodeClaim: 'interrupted', relayed: true } },
+      { id: 'm2', message: { node: 'node-draining' } },
+    ]);
+    expect(outcome).toEqual({ failed: [] });
+    expect(w.passes.length).toBe(before);
+    expect(
+      w
+        .logged('termination request needs no drive')
+        .map((l) => [l['request'], l['why']])
+        .sort(),
+    ).toEqual([
+      ['node "node-draining"', 'its NodeClaim is being terminated already'],
+      ['nodeClaim "interrupted"', 'its termination is under way'],
+    ]);
+  });
+
   it('does nothing for a Node that is not being deleted, whatever the report said', async () => {
     const w = makeTerminationWorld(30_000);
     await w.terminatingClaim('a', { pods: 1, deleted: 'nothing' });
