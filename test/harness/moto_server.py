@@ -115,6 +115,19 @@ def _reservation_matches(reservation, ids, filters):
     return True
 
 
+def _ec2_list_response(start_response, action, set_name, items):
+    """EC2's answer to `action`: its list of `items` (XML <item>s) under `set_name`."""
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<{action}Response xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
+        "<requestId>flotilla-harness</requestId>"
+        f"<{set_name}>{''.join(items)}</{set_name}>"
+        f"</{action}Response>"
+    )
+    start_response("200 OK", [("Content-Type", "text/xml")])
+    return [body.encode()]
+
+
 def _xml(text):
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -155,15 +168,7 @@ def describe_capacity_reservations(params, start_response):
             f"<tagSet>{tags}</tagSet>"
             "</item>"
         )
-    body = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<DescribeCapacityReservationsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
-        "<requestId>flotilla-harness</requestId>"
-        f"<capacityReservationSet>{''.join(items)}</capacityReservationSet>"
-        "</DescribeCapacityReservationsResponse>"
-    )
-    start_response("200 OK", [("Content-Type", "text/xml")])
-    return [body.encode()]
+    return _ec2_list_response(start_response, "DescribeCapacityReservations", "capacityReservationSet", items)
 
 
 INSTANCE_HEALTH = {}
@@ -232,15 +237,7 @@ def describe_instance_status(params, start_response):
             f"<eventsSet>{events}</eventsSet>"
             "</item>"
         )
-    body = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<DescribeInstanceStatusResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'
-        "<requestId>flotilla-harness</requestId>"
-        f"<instanceStatusSet>{''.join(items)}</instanceStatusSet>"
-        "</DescribeInstanceStatusResponse>"
-    )
-    start_response("200 OK", [("Content-Type", "text/xml")])
-    return [body.encode()]
+    return _ec2_list_response(start_response, "DescribeInstanceStatus", "instanceStatusSet", items)
 
 
 RESERVATION_NOT_FOUND = (

@@ -13,8 +13,14 @@ import type {
 } from '../../ports/instance-status.ts';
 import { call } from './errors.ts';
 
-/** Statuses per page: EC2's largest, so 2,000 running instances are two requests. */
+/** Statuses per page: EC2's largest. */
 const PAGE_SIZE = 1000;
+
+/** An impaired instance check, or an impaired system check (DescribeInstanceStatus ANDs filter names). */
+const CHECK_FILTERS: Filter[][] = [
+  [{ Name: 'instance-status.status', Values: ['impaired'] }],
+  [{ Name: 'system-status.status', Values: ['impaired'] }],
+];
 
 /**
  * The failed checks of one status entry and the earliest time EC2 says they failed; undefined
@@ -44,32 +50,33 @@ export function toImpairedInstance(status: InstanceStatus): ImpairedInstance | u
 }
 
 /**
- * Reads EC2's status checks of the running instances in one paged DescribeInstanceStatus (no
- * filter: the call takes no tag filter, and its status filters cannot ask for "instance or system
- * impaired" in one request) and keeps the impaired ones among `instanceIds` (this cluster's).
- * Scheduled events (instance-stop, instance-retirement) are left to the interruption Lambda,
- * which receives them from AWS Health and its own instance status poll.
+ * Reads the instances EC2 reports with an impaired instance or system check (the status poll's two
+ * check filters, so a healthy account answers nothing) and keeps those among `instanceIds` (this
+ * cluster's). Scheduled events are left to the interruption Lambda, which receives them from AWS
+ * Health and its own instance status poll.
  */
 export function makeImpairedInstanceReader(ec2: EC2Client): ImpairedInstanceReader {
   return async (instanceIds) => {
-    const impaired: ImpairedInstance[] = [];
-    for await (const status of statuses(ec2)) {
-      if (status.InstanceId === undefined || !instanceIds.has(status.InstanceId)) continue;
-      const found = toImpairedInstance(status);
-      if (found !== undefined) impaired.push(found);
+    const impaired = new Map<string, ImpairedInstance>();
+    for (const filters of CHECK_FILTERS) {
+      for await (const status of statuses(ec2, filters)) {
+        if (status.InstanceId === undefined || !instanceIds.has(status.InstanceId)) continue;
+        const found = toImpairedInstance(status);
+        if (found !== undefined) impaired.set(found.instanceId, found);
+      }
     }
-    return impaired;
+    return [...impaired.values()];
   };
 }
 
-/** Every status entry DescribeInstanceStatus answers for `filters` (none: every running instance), page by page. */
-async function* statuses(ec2: EC2Client, filters?: Filter[]): AsyncGenerator<InstanceStatus> {
+/** Every status entry DescribeInstanceStatus answers for `filters`, page by page. */
+async function* statuses(ec2: EC2Client, filters: Filter[]): AsyncGenerator<InstanceStatus> {
   let nextToken: string | undefined;
   do {
     const page = await call('ec2:DescribeInstanceStatus', () =>
       ec2.send(
         new DescribeInstanceStatusCommand({
-          ...(filters === undefined ? {} : { Filters: filters }),
+          Filters: filters,
           MaxResults: PAGE_SIZE,
           ...(nextToken === undefined ? {} : { NextToken: nextToken }),
         }),
@@ -95,8 +102,7 @@ export const SCHEDULED_EVENT_CODES = [
  * each answering only the instances that match (none in a healthy account).
  */
 const HEALTH_FILTERS: Filter[][] = [
-  [{ Name: 'instance-status.status', Values: ['impaired'] }],
-  [{ Name: 'system-status.status', Values: ['impaired'] }],
+  ...CHECK_FILTERS,
   [{ Name: 'event.code', Values: [...SCHEDULED_EVENT_CODES] }],
 ];
 

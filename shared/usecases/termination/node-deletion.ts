@@ -38,7 +38,10 @@ export async function sweepTerminations(ports: TerminationPorts): Promise<SweepR
   const deletedForNodes: string[] = [];
   const releasedNodes: string[] = [];
   for (const listed of deleting) {
-    const start = await startNodeTermination(ports, listed, claims);
+    // Decided again on the Node as the API server has it, as the list may come from the summary.
+    const node = await confirmDeletingNode(cluster, ports.logger, listed);
+    if (node === undefined) continue;
+    const start = await startNodeTermination(ports, node, claims);
     if (start.kind === 'nodeClaim' && start.deletedNow) deletedForNodes.push(start.nodeClaim);
     if (start.kind === 'released') releasedNodes.push(listed.name);
   }
@@ -105,19 +108,17 @@ export function claimOfNode(
 }
 
 /**
- * Starts the termination of the deleted Node `listed` (decided again on the Node as the API server
- * has it, as the list may come from the cluster summary).
+ * Starts the termination of `node`, as the API server has it: being deleted, with the termination
+ * finalizer (the caller confirmed it).
  * @throws ClusterApiError, CloudApiError; the next sweep or delivery resumes.
  */
 export async function startNodeTermination(
   ports: TerminationPorts,
-  listed: NodeInfo,
+  node: ClusterNode,
   claims: NodeClaimReads,
 ): Promise<NodeTerminationStart> {
   const { cluster, cloud, logger } = ports;
-  const node = await confirmDeletingNode(cluster, logger, listed);
-  if (node === undefined) return { kind: 'none', why: 'not a deleting Node with the termination finalizer' };
-  // The API server's Node is not the one listed: whether it has a NodeClaim, the API server says.
+  // Without its NodeClaim in the list read, whether it has one the API server says.
   if (!claims.consistent && claimOfNode(claims.current.items, node) === undefined)
     await claims.fromApiServer();
   const listedClaim = claimOfNode(claims.current.items, node);

@@ -1,21 +1,22 @@
 // Scenario texts the simulator tests build on.
 
 /**
- * The EC2NodeClass `default` and the NodePool `default` on it with these requirement items (each in
- * YAML flow style), `spec` lines (indented six spaces) before its template, and `templateSpec`
- * lines (indented ten spaces) under its template's spec before the requirements.
+ * The EC2NodeClass `default` (AMI `alias`) and the NodePool `default` on it with these requirement
+ * items (each in YAML flow style), `spec` lines (indented six spaces) before its template, and
+ * `templateSpec` lines (indented ten spaces) under its template's spec before the requirements.
  */
 export const defaultPoolYaml = (
   requirements: readonly string[],
   spec = '',
   templateSpec = '',
+  alias = 'al2023@latest',
 ) => `ec2NodeClasses:
   - apiVersion: karpenter.k8s.aws/v1
     kind: EC2NodeClass
     metadata: { name: default }
     spec:
       role: R
-      amiSelectorTerms: [{ alias: al2023@latest }]
+      amiSelectorTerms: [{ alias: ${alias} }]
       subnetSelectorTerms: [{ tags: { k: v } }]
       securityGroupSelectorTerms: [{ tags: { k: v } }]
 nodePools:

@@ -4,6 +4,7 @@ import { renderHtmlReport } from '../../../shared/simulator/html-report.ts';
 import { WINDOWS_PRICE_NOTE } from '../../../shared/simulator/launch-table.ts';
 import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { renderSummary } from '../../../shared/simulator/summary.ts';
+import { defaultPoolYaml } from './scenarios.ts';
 
 // Windows nodes at their Linux price: the bundled catalog, as the AWS adapter's, holds no Windows
 // license prices, so the simulator's reports mark those prices rather than show them as exact.
@@ -11,28 +12,16 @@ import { renderSummary } from '../../../shared/simulator/summary.ts';
 const scenario = (os: 'windows' | 'linux') => `name: ${os}
 duration: 5m
 bootDelay: 30s
-ec2NodeClasses:
-  - apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: { name: default }
-    spec:
-      role: R
-      amiSelectorTerms: [{ alias: ${os === 'windows' ? 'windows2022@latest' : 'al2023@latest'} }]
-      subnetSelectorTerms: [{ tags: { k: v } }]
-      securityGroupSelectorTerms: [{ tags: { k: v } }]
-nodePools:
-  - apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: { name: default }
-    spec:
-      template:
-        spec:
-          nodeClassRef: { group: karpenter.k8s.aws, kind: EC2NodeClass, name: default }
-          requirements:
-            - { key: kubernetes.io/os, operator: In, values: [${os}] }
-            - { key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge] }
-            - { key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }
-workloads:
+${defaultPoolYaml(
+  [
+    `{ key: kubernetes.io/os, operator: In, values: [${os}] }`,
+    '{ key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge] }',
+    '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+  ],
+  '',
+  '',
+  os === 'windows' ? 'windows2022@latest' : 'al2023@latest',
+)}workloads:
   - kind: Deployment
     name: app
     replicas: 1
