@@ -80,11 +80,11 @@ export interface TypeHardware {
   readonly eniMaxPods: number;
   readonly enis: number;
   readonly ipv4PerEni: number;
-  /** GPUs, Neuron devices and pod ENIs, in whole units. */
+  /** GPUs, Neuron devices and cores, and pod ENIs, in whole units. */
   readonly extended: ResourceList;
   readonly efaCount: number;
   readonly nestedVirtualization?: boolean;
-  /** EC2 reports the type supports Nitro Enclaves; unset when it does not or it is unknown. */
+  /** EC2's `NitroEnclavesSupport` (`supported` is true); unset when unknown. */
   readonly nitroEnclaves?: boolean;
   readonly localNvmeGiB: number;
 }
@@ -206,6 +206,7 @@ export function reservedOfferings(
       reservationId: r.id,
       reservationCapacity: capacity,
       reservationType: r.reservationType,
+      ...(r.interruptible === true ? { reservationInterruptible: true } : {}),
     });
   }
   return out;
@@ -262,6 +263,7 @@ export function classInstanceType(
   const group = placementGroupOf(nodeClass);
   const labels: Record<string, string> = {
     ...hardware.labels,
+    ...(hardware.nitroEnclaves === undefined ? {} : { [Label.nitroSandbox]: String(hardware.nitroEnclaves) }),
     ...(build === undefined ? {} : { [Label.os]: 'windows', [Label.windowsBuild]: build }),
     ...(group === undefined ? {} : { [Label.placementGroupId]: group.id }),
   };

@@ -15,6 +15,8 @@ import {
   type NodeClassSettings,
   parseQuantity,
   parseResourceList,
+  Resource,
+  reservationPreference,
 } from '../core/index.ts';
 import {
   type AmiStatus,
@@ -63,7 +65,10 @@ function offeringLabels(offering: Offering, zoneIds: ReadonlyMap<string, string>
     ...(zoneId === undefined ? {} : { [Label.zoneId]: zoneId }),
     ...(offering.reservationId === undefined
       ? {}
-      : { [Label.capacityReservationId]: offering.reservationId }),
+      : {
+          [Label.capacityReservationId]: offering.reservationId,
+          [Label.capacityReservationInterruptible]: String(offering.reservationInterruptible === true),
+        }),
     ...(offering.partition === undefined ? {} : { [Label.placementGroupPartition]: offering.partition }),
   };
 }
@@ -105,10 +110,39 @@ function isExotic(type: InstanceType): boolean {
   );
 }
 
+/** The kind of reservation an offering is in: its type and whether it is interruptible. */
+function reservationKey(o: Offering): string {
+  return `${o.reservationType ?? 'default'}/${o.reservationInterruptible === true}`;
+}
+
+/**
+ * The one kind of reservation a reserved launch uses (one CreateFleet call buys one market): the
+ * kind of the cheapest usable reserved offering, and of equal prices an On-Demand Capacity
+ * Reservation before a capacity block before an interruptible reservation, as Karpenter chooses.
+ */
+function reservationKindOf(
+  usable: readonly { readonly offerings: readonly Offering[] }[],
+): string | undefined {
+  let best: Offering | undefined;
+  for (const { offerings } of usable) {
+    for (const o of offerings) {
+      if (o.capacityType !== 'reserved') continue;
+      if (
+        best === undefined ||
+        o.priceUsdPerHour < best.priceUsdPerHour ||
+        (o.priceUsdPerHour === best.priceUsdPerHour && reservationPreference(o) < reservationPreference(best))
+      )
+        best = o;
+    }
+  }
+  return best === undefined ? undefined : reservationKey(best);
+}
+
 /**
  * Chooses the capacity type and the cheapest candidates: reserved if any reserved offering is
- * allowed and available, else spot, else on-demand; up to 60 types, cheapest first, exotic types
- * only when nothing else is left. Pure, for unit tests.
+ * allowed and available (only the offerings of one kind of reservation, see `reservationKindOf`),
+ * else spot, else on-demand; up to 60 types, cheapest first, exotic types only when nothing else
+ * is left. Pure, for unit tests.
  */
 export function selectCandidates(
   request: LaunchRequest,
@@ -123,6 +157,7 @@ export function selectCandidates(
       r.key === Label.capacityType ||
       r.key === Label.zoneId ||
       r.key === Label.capacityReservationId ||
+      r.key === Label.capacityReservationInterruptible ||
       r.key === Label.placementGroupPartition,
   );
   const placementGroupId = status?.placementGroups?.[0]?.id;
@@ -160,9 +195,10 @@ export function selectCandidates(
         ? 'on-demand'
         : undefined;
   if (capacityType === undefined) return undefined;
+  const kind = capacityType === 'reserved' ? reservationKindOf(usable) : undefined;
   let candidates: Candidate[] = usable.flatMap(({ type, ami, offerings }) => {
     const chosen = offerings
-      .filter((o) => o.capacityType === capacityType)
+      .filter((o) => o.capacityType === capacityType && (kind === undefined || reservationKey(o) === kind))
       .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour || a.zone.localeCompare(b.zone));
     const first = chosen[0];
     return first === undefined ? [] : [{ type, ami, offerings: chosen, price: first.priceUsdPerHour }];
@@ -171,6 +207,14 @@ export function selectCandidates(
   if (ordinary.length > 0) candidates = ordinary;
   candidates.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
   return { capacityType, candidates: candidates.slice(0, MAX_INSTANCE_TYPES) };
+}
+
+/**
+ * The NodeClaim requests `eks.amazonaws.com/nitro-sandbox` (a NodeOverlay gave its types the
+ * resource): it launches with Nitro Enclaves enabled, as Karpenter v1.14 decides it.
+ */
+export function requestsEnclaves(request: Pick<LaunchRequest, 'requests'>): boolean {
+  return (request.requests?.[Resource.nitroSandbox] ?? 0) > 0;
 }
 
 /** Why a launch has no offering left to try: every adapter's InsufficientCapacityError of it. */
@@ -300,9 +344,10 @@ export function efaOnlyInterfaces(nodeClass: EC2NodeClass): number {
 /**
  * Whether an instance type can carry the class's launch settings: the `efa-only` interfaces of
  * `spec.networkInterfaces` need as many EFA interfaces, `cpuOptions.nestedVirtualization: enabled`
- * a processor that supports it, and `enclaveOptions.enabled` a type EC2 reports supports Nitro
- * Enclaves (a type whose support is unknown is not offered). `efaCount`, `nestedVirtualization`
- * and `nitroEnclaves` are the type's.
+ * a processor that supports it, `enclaveOptions.enabled` a type EC2 reports supports Nitro
+ * Enclaves (a type whose support is unknown is not offered), and `connectionTracking` a type on
+ * the Nitro hypervisor (`karpenter.k8s.aws/instance-hypervisor: nitro`; bare metal has none).
+ * `efaCount`, `nestedVirtualization`, `nitroEnclaves` and `labels` are the type's.
  */
 export function supportsLaunchSettings(
   nodeClass: EC2NodeClass,
@@ -310,6 +355,7 @@ export function supportsLaunchSettings(
     readonly efaCount: number;
     readonly nestedVirtualization?: boolean;
     readonly nitroEnclaves?: boolean;
+    readonly labels?: Labels;
   },
 ): boolean {
   const efa = efaOnlyInterfaces(nodeClass);
@@ -317,5 +363,7 @@ export function supportsLaunchSettings(
   if (nodeClass.spec.cpuOptions?.nestedVirtualization === 'enabled' && type.nestedVirtualization !== true)
     return false;
   if (nodeClass.spec.enclaveOptions?.enabled === true && type.nitroEnclaves !== true) return false;
+  if (nodeClass.spec.connectionTracking !== undefined && type.labels?.[Label.instanceHypervisor] !== 'nitro')
+    return false;
   return true;
 }

@@ -180,6 +180,20 @@ const specSchema = z
       .object({ nestedVirtualization: z.enum(['enabled', 'disabled']).exactOptional() })
       .exactOptional(),
     enclaveOptions: z.object({ enabled: z.boolean() }).exactOptional(),
+    connectionTracking: z
+      .object({
+        tcpEstablishedTimeout: z.number().int().min(60).max(432_000).exactOptional(),
+        udpStreamTimeout: z.number().int().min(60).max(180).exactOptional(),
+        udpTimeout: z.number().int().min(30).max(60).exactOptional(),
+      })
+      .refine(
+        (c) =>
+          c.tcpEstablishedTimeout !== undefined ||
+          c.udpStreamTimeout !== undefined ||
+          c.udpTimeout !== undefined,
+        'at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set',
+      )
+      .exactOptional(),
     context: z.string().exactOptional(),
     capacityReservationSelectorTerms: z.array(capacityReservationSelectorTerm).max(30).exactOptional(),
   })

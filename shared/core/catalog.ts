@@ -29,6 +29,10 @@ export interface CatalogInstanceType {
   readonly gpuMemoryMiB?: number;
   readonly acceleratorCount?: number;
   readonly acceleratorName?: string | null;
+  /** NeuronCores (`aws.amazon.com/neuroncore`); absent without Neuron devices (the bundled records have none). */
+  readonly neuronCores?: number;
+  /** EC2's `NitroEnclavesSupport` (`karpenter.k8s.aws/nitro-sandbox`); absent when unknown, as in the bundled records. */
+  readonly nitroEnclaves?: boolean;
   readonly maxPods: number;
   readonly enis?: number;
   readonly ipv4PerEni?: number;
@@ -136,13 +140,17 @@ export function catalogOfferings(r: CatalogInstanceType, options: CatalogOptions
   return offerings;
 }
 
-/** A record's hardware: ENI-limited pods as the catalog gives them, GPUs, Neuron devices, pod ENIs. */
+/**
+ * A record's hardware: ENI-limited pods as the catalog gives them, GPUs, Neuron devices and cores,
+ * pod ENIs.
+ */
 export function catalogHardware(r: CatalogInstanceType): InstanceHardware {
   const extended: Record<string, number> = {};
   if (r.gpuCount > 0) {
     extended[r.gpuManufacturer === 'amd' ? Resource.amdGpu : Resource.nvidiaGpu] = r.gpuCount;
   }
   if ((r.acceleratorCount ?? 0) > 0) extended[Resource.neuron] = r.acceleratorCount ?? 0;
+  if ((r.neuronCores ?? 0) > 0) extended[Resource.neuronCore] = r.neuronCores ?? 0;
   // The catalog does not carry the trunking-compatible flag; Karpenter's published column says
   // which types advertise pod ENIs, and branchEnis how many.
   const podEni = r.karpenterAllocatable === undefined ? (r.branchEnis ?? 0) : r.karpenterAllocatable.podEni;
@@ -177,6 +185,7 @@ export function catalogLabels(r: CatalogInstanceType, region: string): Record<st
   if (r.cpuSustainedClockMHz)
     labels[Label.instanceCpuSustainedClockSpeedMhz] = String(r.cpuSustainedClockMHz);
   if (r.hypervisor) labels[Label.instanceHypervisor] = r.hypervisor;
+  if (r.nitroEnclaves !== undefined) labels[Label.nitroSandbox] = String(r.nitroEnclaves);
   if (r.networkBandwidthMbps) labels[Label.instanceNetworkBandwidth] = String(r.networkBandwidthMbps);
   if (r.ebsBandwidthMbps) labels[Label.instanceEbsBandwidth] = String(r.ebsBandwidthMbps);
   if (r.localNvmeGiB) labels[Label.instanceLocalNvme] = String(r.localNvmeGiB);

@@ -23,6 +23,12 @@ export interface Offering {
   /** `reserved` offerings: `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
   readonly reservationType?: 'default' | 'capacity-block';
   /**
+   * `reserved` offerings: the reservation is interruptible (EC2 may reclaim its instances);
+   * `karpenter.k8s.aws/capacity-reservation-interruptible`. Such offerings are taken after the
+   * others of the same price.
+   */
+  readonly reservationInterruptible?: boolean;
+  /**
    * The partition (`1`…N) of the NodeClass's `partition` placement group this offering launches
    * into (`karpenter.k8s.aws/placement-group-partition`); absent without such a group.
    */
@@ -34,6 +40,18 @@ export interface Offering {
  * always the cheapest and keeps the instance types' relative order.
  */
 export const RESERVED_PRICE_DIVISOR = 10_000_000;
+
+/**
+ * Which kind of reservation is taken first among equally priced ones, as Karpenter orders them
+ * (0 first): an On-Demand Capacity Reservation, then a capacity block, then an interruptible
+ * reservation (whose instances EC2 may reclaim).
+ */
+export function reservationPreference(
+  o: Pick<Offering, 'reservationType' | 'reservationInterruptible'>,
+): number {
+  if (o.reservationType === 'capacity-block') return 1;
+  return o.reservationInterruptible === true ? 2 : 0;
+}
 
 /** Resources the node keeps for itself; allocatable = capacity − the sum of the three. */
 export interface InstanceTypeOverhead {

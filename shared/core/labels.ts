@@ -38,10 +38,14 @@ export const Label = {
   instanceAcceleratorManufacturer: 'karpenter.k8s.aws/instance-accelerator-manufacturer',
   instanceAcceleratorCount: 'karpenter.k8s.aws/instance-accelerator-count',
   instanceTenancy: 'karpenter.k8s.aws/instance-tenancy',
+  /** `true` or `false`: EC2 reports the type supports Nitro Enclaves (`NitroEnclavesSupport`). */
+  nitroSandbox: 'karpenter.k8s.aws/nitro-sandbox',
   /** The capacity reservation a `reserved` node runs in. */
   capacityReservationId: 'karpenter.k8s.aws/capacity-reservation-id',
   /** `default` (an On-Demand Capacity Reservation) or `capacity-block`. */
   capacityReservationType: 'karpenter.k8s.aws/capacity-reservation-type',
+  /** `true` or `false` on a `reserved` node: its reservation is interruptible. */
+  capacityReservationInterruptible: 'karpenter.k8s.aws/capacity-reservation-interruptible',
   /** The placement group (its id) the EC2NodeClass launches into. */
   placementGroupId: 'karpenter.k8s.aws/placement-group-id',
   /** The partition (`1`…partition count) of a `partition` placement group a node runs in. */
@@ -66,6 +70,8 @@ export const INSTANCE_TYPE_LABEL_KEYS: ReadonlySet<string> = new Set([
   Label.instanceType,
   Label.capacityType,
   Label.instanceTenancy,
+  Label.nitroSandbox,
+  Label.capacityReservationInterruptible,
   Label.placementGroupId,
   Label.placementGroupPartition,
   ...Object.values(Label).filter((k) => k.startsWith('karpenter.k8s.aws/instance-')),
@@ -75,5 +81,6 @@ export const INSTANCE_TYPE_LABEL_KEYS: ReadonlySet<string> = new Set([
 export const OFFERING_LABEL_KEYS: ReadonlySet<string> = new Set([
   Label.zone,
   Label.capacityType,
+  Label.capacityReservationInterruptible,
   Label.placementGroupPartition,
 ]);

@@ -16,8 +16,15 @@ export const Resource = {
   nvidiaGpu: 'nvidia.com/gpu',
   amdGpu: 'amd.com/gpu',
   neuron: 'aws.amazon.com/neuron',
+  /** NeuronCores: a type's Neuron devices × the cores of each. */
+  neuronCore: 'aws.amazon.com/neuroncore',
   podEni: 'vpc.amazonaws.com/pod-eni',
   efa: 'vpc.amazonaws.com/efa',
+  /**
+   * Nitro Enclaves slots: no instance type has it unless a NodeOverlay adds it; a NodeClaim that
+   * requests it launches with enclaves enabled.
+   */
+  nitroSandbox: 'eks.amazonaws.com/nitro-sandbox',
   /** Only meaningful in NodePool limits: the number of nodes. */
   nodes: 'nodes',
 } as const;

@@ -34,8 +34,17 @@ export interface CachedInstanceType {
   readonly localNvmeGiB: number;
   /** The processor supports nested virtualization (`cpuOptions.nestedVirtualization`). */
   readonly nestedVirtualization?: boolean;
-  /** EC2 reports `NitroEnclavesSupport: supported` (`enclaveOptions.enabled`); unset when not or unknown. */
+  /**
+   * EC2's `NitroEnclavesSupport` (`supported` is true; `enclaveOptions.enabled`, the
+   * `karpenter.k8s.aws/nitro-sandbox` label); unset when unknown (EC2 left it out, or a cache
+   * written before it was recorded).
+   */
   readonly nitroEnclaves?: boolean;
+  /**
+   * NeuronCores (`aws.amazon.com/neuroncore`): the type's Neuron devices × the cores of each, as
+   * EC2's `NeuronInfo` gives them; unset without Neuron devices.
+   */
+  readonly neuronCores?: number;
   readonly offerings: readonly CachedOffering[];
 }
 

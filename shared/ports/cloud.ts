@@ -1,4 +1,11 @@
-import type { CapacityType, InstanceType, Labels, NodeSelectorRequirement, Taint } from '../core/index.ts';
+import type {
+  CapacityType,
+  InstanceType,
+  Labels,
+  NodeSelectorRequirement,
+  ResourceList,
+  Taint,
+} from '../core/index.ts';
 import type { EC2NodeClass } from './ec2nodeclass.ts';
 import type { OfferingKey } from './offering.ts';
 
@@ -41,6 +48,11 @@ export interface LaunchRequest {
   readonly labels: Labels;
   readonly taints: readonly Taint[];
   readonly startupTaints: readonly Taint[];
+  /**
+   * The NodeClaim's `spec.resources.requests`: one that requests `eks.amazonaws.com/nitro-sandbox`
+   * launches with Nitro Enclaves enabled. @default none
+   */
+  readonly requests?: ResourceList;
 }
 
 export type InstanceState = 'pending' | 'running' | 'shutting-down' | 'terminated' | 'stopping' | 'stopped';
@@ -55,6 +67,8 @@ export interface CloudInstance {
   /** The capacity reservation the instance runs in (capacity type `reserved`). */
   readonly capacityReservationId?: string;
   readonly capacityReservationType?: 'default' | 'capacity-block';
+  /** The reservation it runs in is interruptible (EC2's `interruptible-capacity-reservation` lifecycle). */
+  readonly capacityReservationInterruptible?: boolean;
   readonly state: InstanceState;
   readonly imageId?: string;
   /** The subnet of its primary network interface. */

@@ -126,6 +126,20 @@ export interface NetworkInterfaceSpec {
   readonly interfaceType: 'interface' | 'efa-only';
 }
 
+/**
+ * `spec.connectionTracking`: idle connection-tracking timeouts in seconds for the interfaces a
+ * launch template attaches (not `efa-only` ones); at least one is set. A timeout left out keeps
+ * EC2's default.
+ */
+export interface ConnectionTrackingSpec {
+  /** Established TCP connections, 60 to 432,000. */
+  readonly tcpEstablishedTimeout?: number;
+  /** UDP flows that saw more than one request/response, 60 to 180. */
+  readonly udpStreamTimeout?: number;
+  /** One-way or single request/response UDP flows, 30 to 60. */
+  readonly udpTimeout?: number;
+}
+
 /** `spec.placementGroupSelector`: exactly one of name and id. */
 export interface PlacementGroupSelector {
   readonly name?: string;
@@ -158,6 +172,11 @@ export interface EC2NodeClassSpec {
   readonly cpuOptions?: { readonly nestedVirtualization?: 'enabled' | 'disabled' };
   /** AWS Nitro Enclaves (Karpenter v1.15): enabled offers only types that support them. */
   readonly enclaveOptions?: { readonly enabled: boolean };
+  /**
+   * Idle connection-tracking timeouts on the launch template's interfaces; when set, only types
+   * on the Nitro hypervisor are offered.
+   */
+  readonly connectionTracking?: ConnectionTrackingSpec;
   /** EC2 Fleet `Context`, passed to CreateFleet as it is. */
   readonly context?: string;
   /** On-Demand Capacity Reservations and Capacity Blocks to launch into first. */

@@ -4,6 +4,7 @@
 import {
   type _InstanceType,
   type CreateFleetRequest,
+  type DefaultTargetCapacityType,
   DescribeSubnetsCommand,
   type EC2Client,
   type FleetLaunchTemplateConfigRequest,
@@ -11,7 +12,7 @@ import {
   type Subnet,
 } from '@aws-sdk/client-ec2';
 import { Tag } from '../../apis/aws-tags.ts';
-import type { Offering } from '../../core/index.ts';
+import type { CapacityType, Offering } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import {
   type AmiFamily,
@@ -22,7 +23,13 @@ import {
 } from '../../ports/cloud.ts';
 import type { UnavailableOfferings } from '../../ports/state.ts';
 import { partitionsOf, placementGroupOf, requiredPartition } from '../class-instance-types.ts';
-import { type Candidate, launchTags, noOfferingLeft, selectCandidates } from '../launch-plan.ts';
+import {
+  type Candidate,
+  launchTags,
+  noOfferingLeft,
+  requestsEnclaves,
+  selectCandidates,
+} from '../launch-plan.ts';
 import { call } from './errors.ts';
 import { clientToken, encodeFleetRequest } from './fleet-record.ts';
 import type { LaunchTemplateStore } from './launch-templates.ts';
@@ -128,12 +135,14 @@ export function makeFleetPlanner(
         imageId: first.candidate.ami.id,
         userData,
         tags: templateTags,
+        ...(requestsEnclaves(request) ? { enclaves: true } : {}),
         ...(reservationId === undefined
           ? {}
           : {
               capacityReservation: {
                 id: reservationId,
                 type: first.offering.reservationType ?? 'default',
+                ...(first.offering.reservationInterruptible === true ? { interruptible: true } : {}),
               },
             }),
       });
@@ -161,33 +170,9 @@ export function makeFleetPlanner(
     // EC2 chooses by price itself; the order also makes the cheapest override first for moto.
     configs.sort((a, b) => a.price - b.price);
 
-    // Capacity blocks are bought as their own capacity type; an ODCR is on-demand capacity.
-    const capacityBlock =
-      capacityType === 'reserved' &&
-      candidates.every((c) => c.offerings.every((o) => o.reservationType === 'capacity-block'));
     const fleetRequest: CreateFleetRequest = {
       Type: 'instant',
-      TargetCapacitySpecification: {
-        TotalTargetCapacity: 1,
-        DefaultTargetCapacityType:
-          capacityType === 'spot' ? 'spot' : capacityBlock ? 'capacity-block' : 'on-demand',
-      },
-      ...(capacityType === 'spot'
-        ? {
-            SpotOptions: {
-              AllocationStrategy:
-                priorities === undefined ? 'price-capacity-optimized' : 'capacity-optimized-prioritized',
-            },
-          }
-        : {
-            OnDemandOptions: {
-              AllocationStrategy:
-                priorities === undefined || capacityType === 'reserved' ? 'lowest-price' : 'prioritized',
-              ...(capacityType === 'reserved' && !capacityBlock
-                ? { CapacityReservationOptions: { UsageStrategy: 'use-capacity-reservations-first' } }
-                : {}),
-            },
-          }),
+      ...fleetCapacityOptions(capacityType, candidates, priorities !== undefined),
       LaunchTemplateConfigs: configs.map((c) => c.config),
       ...(nodeClass.spec.context === undefined ? {} : { Context: nodeClass.spec.context }),
       TagSpecifications: [
@@ -201,6 +186,57 @@ export function makeFleetPlanner(
   }
 
   return plan;
+}
+
+/**
+ * The capacity part of a CreateFleet request: spot and on-demand as such; a reserved launch (its
+ * candidates all of one kind of reservation, see `selectCandidates`) as on-demand capacity that
+ * uses its reservation first for an On-Demand Capacity Reservation, as the `capacity-block`
+ * capacity type for capacity blocks, and for an interruptible reservation as `reserved-capacity`
+ * of the `interruptible-capacity-reservation` kind, as Karpenter asks for each. `prioritized`: a
+ * NodeOverlay priced the offerings, so the fleet follows the plan's order.
+ */
+export function fleetCapacityOptions(
+  capacityType: CapacityType,
+  candidates: readonly { readonly offerings: readonly Offering[] }[],
+  prioritized: boolean,
+): Pick<
+  CreateFleetRequest,
+  'TargetCapacitySpecification' | 'SpotOptions' | 'OnDemandOptions' | 'ReservedCapacityOptions'
+> {
+  const offerings = candidates.flatMap((c) => c.offerings);
+  const reserved = capacityType === 'reserved' && offerings.length > 0;
+  const capacityBlock = reserved && offerings.every((o) => o.reservationType === 'capacity-block');
+  const interruptible =
+    reserved && !capacityBlock && offerings.every((o) => o.reservationInterruptible === true);
+  const target = (DefaultTargetCapacityType: DefaultTargetCapacityType) => ({
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType },
+  });
+  if (capacityType === 'spot') {
+    return {
+      ...target('spot'),
+      SpotOptions: {
+        AllocationStrategy: prioritized ? 'capacity-optimized-prioritized' : 'price-capacity-optimized',
+      },
+    };
+  }
+  if (capacityBlock)
+    return { ...target('capacity-block'), OnDemandOptions: { AllocationStrategy: 'lowest-price' } };
+  if (interruptible) {
+    return {
+      ...target('reserved-capacity'),
+      ReservedCapacityOptions: { ReservationTypes: ['interruptible-capacity-reservation'] },
+    };
+  }
+  return {
+    ...target('on-demand'),
+    OnDemandOptions: {
+      AllocationStrategy: prioritized && capacityType !== 'reserved' ? 'prioritized' : 'lowest-price',
+      ...(capacityType === 'reserved'
+        ? { CapacityReservationOptions: { UsageStrategy: 'use-capacity-reservations-first' } }
+        : {}),
+    },
+  };
 }
 
 /** The partition a launch targets: the one its NodeClaim pins, in a `partition` group only. */

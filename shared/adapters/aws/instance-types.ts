@@ -123,6 +123,8 @@ export function toCachedInstanceType(
   const acceleratorCount =
     (info.NeuronInfo?.NeuronDevices ?? []).reduce((sum, d) => sum + (d.Count ?? 0), 0) ||
     (info.InferenceAcceleratorInfo?.Accelerators ?? []).reduce((sum, a) => sum + (a.Count ?? 0), 0);
+  // Karpenter counts cores as the first Neuron device's count × its cores per device.
+  const neuronCores = (neuron?.Count ?? 0) * (neuron?.CoreInfo?.Count ?? 0);
   const acceleratorName = neuron?.Name ?? inference?.Name;
   const acceleratorManufacturer = neuron !== undefined ? 'aws' : inference?.Manufacturer;
   const networkMbps = Math.round(
@@ -218,7 +220,10 @@ export function toCachedInstanceType(
     ...((info.ProcessorInfo?.SupportedFeatures ?? []).includes('nested-virtualization')
       ? { nestedVirtualization: true }
       : {}),
-    ...(info.NitroEnclavesSupport === 'supported' ? { nitroEnclaves: true } : {}),
+    ...(info.NitroEnclavesSupport === undefined
+      ? {}
+      : { nitroEnclaves: info.NitroEnclavesSupport === 'supported' }),
+    ...(neuronCores > 0 ? { neuronCores } : {}),
     offerings,
   };
 }
@@ -254,6 +259,7 @@ export function toInstanceTypes(
     }
     if (type.accelerator.count > 0 && type.accelerator.manufacturer === 'aws')
       extended[Resource.neuron] = type.accelerator.count;
+    if ((type.neuronCores ?? 0) > 0) extended[Resource.neuronCore] = type.neuronCores ?? 0;
     if (type.branchEnis > 0) extended[Resource.podEni] = type.branchEnis;
     const hardware: TypeHardware = {
       ...type,

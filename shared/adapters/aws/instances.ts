@@ -37,6 +37,8 @@ export function toCloudInstance(instance: Instance): CloudInstance {
           capacityReservationId: instance.CapacityReservationId,
           capacityReservationType:
             instance.InstanceLifecycle === 'capacity-block' ? 'capacity-block' : 'default',
+          capacityReservationInterruptible:
+            instance.InstanceLifecycle === 'interruptible-capacity-reservation',
         }
       : {}),
     state: (instance.State?.Name ?? 'pending') as InstanceState,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type ConnectionTrackingSpecificationRequest,
   CreateLaunchTemplateCommand,
   CreateTagsCommand,
   DeleteLaunchTemplateCommand,
@@ -85,8 +86,17 @@ export interface LaunchTemplateInput {
   readonly ipFamily?: IpFamily;
   /** The partition (`1`…N) of the class's `partition` placement group the launch targets. */
   readonly partition?: string;
-  /** The capacity reservation a reserved launch targets. */
-  readonly capacityReservation?: { readonly id: string; readonly type: 'default' | 'capacity-block' };
+  /** The capacity reservation a reserved launch targets; `interruptible` for an interruptible one. */
+  readonly capacityReservation?: {
+    readonly id: string;
+    readonly type: 'default' | 'capacity-block';
+    readonly interruptible?: boolean;
+  };
+  /**
+   * The NodeClaim requests `eks.amazonaws.com/nitro-sandbox`: Nitro Enclaves are enabled, as
+   * Karpenter v1.14 enables them. @default false
+   */
+  readonly enclaves?: boolean;
 }
 
 /** The launch template data for one distinct NodeClass configuration. */
@@ -122,12 +132,13 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
     ...(nestedVirtualization === undefined
       ? {}
       : { CpuOptions: { NestedVirtualization: nestedVirtualization } }),
-    // Said whenever the class sets it (Karpenter v1.15 always says it): part of the data the
-    // template's name hashes, so an enclave template is never shared with one without. Left out
-    // when unset, which EC2 launches without enclaves too, so existing templates keep their names.
-    ...(spec.enclaveOptions === undefined
+    // Said whenever the class sets it or the NodeClaim asks for enclaves (Karpenter always says
+    // it): part of the data the template's name hashes, so an enclave template is never shared
+    // with one without. Left out otherwise, which EC2 launches without enclaves too, so existing
+    // templates keep their names.
+    ...(spec.enclaveOptions === undefined && input.enclaves !== true
       ? {}
-      : { EnclaveOptions: { Enabled: spec.enclaveOptions.enabled } }),
+      : { EnclaveOptions: { Enabled: spec.enclaveOptions?.enabled === true || input.enclaves === true } }),
     ...(input.capacityReservation === undefined
       ? {}
       : {
@@ -136,7 +147,9 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
           },
           ...(input.capacityReservation.type === 'capacity-block'
             ? { InstanceMarketOptions: { MarketType: 'capacity-block' as const } }
-            : {}),
+            : input.capacityReservation.interruptible === true
+              ? { InstanceMarketOptions: { MarketType: 'interruptible-capacity-reservation' as const } }
+              : {}),
         }),
     // The network interface EC2 creates with each instance carries the ownership tags too (the
     // fleet's own TagSpecifications cannot name it), as the launch policy requires at creation.
@@ -149,12 +162,29 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
   };
 }
 
+/** `spec.connectionTracking` as EC2 takes it, or undefined when the class sets no timeout. */
+function connectionTrackingSpecification(
+  spec: EC2NodeClass['spec'],
+): ConnectionTrackingSpecificationRequest | undefined {
+  const tracking = spec.connectionTracking;
+  if (tracking === undefined) return undefined;
+  const out: ConnectionTrackingSpecificationRequest = {
+    ...(tracking.tcpEstablishedTimeout === undefined
+      ? {}
+      : { TcpEstablishedTimeout: tracking.tcpEstablishedTimeout }),
+    ...(tracking.udpStreamTimeout === undefined ? {} : { UdpStreamTimeout: tracking.udpStreamTimeout }),
+    ...(tracking.udpTimeout === undefined ? {} : { UdpTimeout: tracking.udpTimeout }),
+  };
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 /**
  * The security groups, or the network interfaces that carry them: those of
- * `spec.networkInterfaces` (EFA), else one primary interface when a public IP choice or IP
- * prefixes are asked for. The primary interface (card 0, device 0) carries the public IP choice
- * and the prefixes: IPv4 prefixes, or on an IPv6 cluster IPv6 prefixes next to the interface's
- * primary IPv6 address (as Karpenter asks for them).
+ * `spec.networkInterfaces` (EFA), else one primary interface when a public IP choice, IP
+ * prefixes or connection-tracking timeouts are asked for. The primary interface (card 0, device 0)
+ * carries the public IP choice and the prefixes: IPv4 prefixes, or on an IPv6 cluster IPv6
+ * prefixes next to the interface's primary IPv6 address (as Karpenter asks for them). Every
+ * interface but an `efa-only` one carries the connection-tracking timeouts.
  */
 function networkSettings(
   spec: EC2NodeClass['spec'],
@@ -162,7 +192,13 @@ function networkSettings(
   ipFamily: IpFamily,
 ): Pick<RequestLaunchTemplateData, 'SecurityGroupIds' | 'NetworkInterfaces'> {
   const listed = spec.networkInterfaces ?? [];
-  if (listed.length === 0 && spec.associatePublicIPAddress === undefined && spec.ipPrefixCount === undefined)
+  const tracking = connectionTrackingSpecification(spec);
+  if (
+    listed.length === 0 &&
+    spec.associatePublicIPAddress === undefined &&
+    spec.ipPrefixCount === undefined &&
+    tracking === undefined
+  )
     return { SecurityGroupIds: [...groups] };
   const interfaces =
     listed.length > 0 ? listed : [{ networkCardIndex: 0, deviceIndex: 0, interfaceType: 'interface' }];
@@ -182,6 +218,9 @@ function networkSettings(
             : { Ipv4PrefixCount: spec.ipPrefixCount }
           : {}),
         ...(primary && ipFamily === 'ipv6' ? { PrimaryIpv6: true, Ipv6AddressCount: 1 } : {}),
+        ...(tracking === undefined || n.interfaceType === 'efa-only'
+          ? {}
+          : { ConnectionTrackingSpecification: tracking }),
         Groups: [...groups],
       };
     }),

@@ -131,9 +131,11 @@ function recordHardware(r: CatalogInstanceType, region: string): TypeHardware {
     extended: base.extended ?? {},
     efaCount: r.efaCount ?? 0,
     ...(MEMORY_NESTED_VIRTUALIZATION_FAMILIES.has(r.family) ? { nestedVirtualization: true } : {}),
-    // No `nitroEnclaves`: the bundled catalog does not record EC2's NitroEnclavesSupport, and no
-    // rule from AWS documentation was found to derive it by, so a class with
-    // `enclaveOptions.enabled` is offered no type in the simulator (support unknown is not offered).
+    // The bundled records do not carry EC2's NitroEnclavesSupport, and no rule from AWS
+    // documentation was found to derive it by, so a class with `enclaveOptions.enabled` is offered
+    // no type in the simulator (support unknown is not offered) and no type has the
+    // `karpenter.k8s.aws/nitro-sandbox` label; a record that carries it says it.
+    ...(r.nitroEnclaves === undefined ? {} : { nitroEnclaves: r.nitroEnclaves }),
     localNvmeGiB: r.localNvmeGiB ?? 0,
   };
 }

@@ -48,6 +48,7 @@ interface MemoryLaunch {
     readonly subnetId?: string;
     readonly reservationId?: string;
     readonly reservationType?: 'default' | 'capacity-block';
+    readonly reservationInterruptible?: boolean;
   }[];
   readonly securityGroupIds: readonly string[];
   readonly placementGroup?: { readonly name: string; readonly id: string };
@@ -121,6 +122,7 @@ export function makeFleetLaunch(
           : {
               reservationId: offering.reservationId,
               reservationType: offering.reservationType ?? 'default',
+              ...(offering.reservationInterruptible === true ? { reservationInterruptible: true } : {}),
             }),
       }));
     // The user data the AWS adapter would send: a class whose user data does not render for its
@@ -228,7 +230,11 @@ export function makeFleetLaunch(
         capacityType: plan.capacityType,
         ...(t.reservationId === undefined
           ? {}
-          : { reservationId: t.reservationId, reservationType: t.reservationType ?? 'default' }),
+          : {
+              reservationId: t.reservationId,
+              reservationType: t.reservationType ?? 'default',
+              ...(t.reservationInterruptible === true ? { reservationInterruptible: true } : {}),
+            }),
         imageId: t.imageId,
         ...(t.subnetId === undefined ? {} : { subnetId: t.subnetId }),
         securityGroupIds: plan.securityGroupIds,

@@ -20,6 +20,7 @@ export interface InstanceRecord {
   readonly capacityType: CapacityType;
   readonly reservationId?: string;
   readonly reservationType?: 'default' | 'capacity-block';
+  readonly reservationInterruptible?: boolean;
   readonly imageId?: string;
   readonly subnetId?: string;
   readonly securityGroupIds?: readonly string[];
@@ -73,6 +74,7 @@ export function makeInstanceTable(options: InstanceTableOptions) {
         : {
             capacityReservationId: record.reservationId,
             capacityReservationType: record.reservationType ?? 'default',
+            capacityReservationInterruptible: record.reservationInterruptible === true,
           }),
       state: stateOf(record, clock.now().getTime()),
       ...(record.imageId === undefined ? {} : { imageId: record.imageId }),

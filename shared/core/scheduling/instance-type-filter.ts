@@ -23,6 +23,8 @@ export interface TypeFilter {
   readonly capacityType: Requirement | undefined;
   /** A placement-group partition requirement, matched per offering. */
   readonly partition: Requirement | undefined;
+  /** A `capacity-reservation-interruptible` requirement, matched per offering. */
+  readonly interruptible: Requirement | undefined;
 }
 
 const typeFilterCache = new WeakMap<Requirements, TypeFilter>();
@@ -33,17 +35,19 @@ export function typeFilterOf(reqs: Requirements): TypeFilter {
   const labelReqs: Requirement[] = [];
   for (const r of reqs.values()) {
     if (r.key === Label.zone || r.key === Label.capacityType || r.isAny()) continue;
-    if (r.key === Label.placementGroupPartition) continue;
+    if (OFFERING_LABEL_KEYS.has(r.key)) continue;
     if (INSTANCE_TYPE_LABEL_KEYS.has(r.key)) labelReqs.push(r);
   }
   const zone = reqs.get(Label.zone);
   const capacityType = reqs.get(Label.capacityType);
   const partition = reqs.get(Label.placementGroupPartition);
+  const interruptible = reqs.get(Label.capacityReservationInterruptible);
   f = {
     labelReqs,
     zone: zone?.isAny() ? undefined : zone,
     capacityType: capacityType?.isAny() ? undefined : capacityType,
     partition: partition?.isAny() ? undefined : partition,
+    interruptible: interruptible?.isAny() ? undefined : interruptible,
   };
   typeFilterCache.set(reqs, f);
   return f;
@@ -54,18 +58,41 @@ export function offeringAllowed(o: Offering, f: TypeFilter): boolean {
     o.available &&
     (f.zone === undefined || f.zone.has(o.zone)) &&
     (f.capacityType === undefined || f.capacityType.has(o.capacityType)) &&
-    (f.partition === undefined || f.partition.admits(o.partition))
+    (f.partition === undefined || f.partition.admits(o.partition)) &&
+    (f.interruptible === undefined || f.interruptible.admits(interruptibleValue(o)))
   );
 }
 
-/** The value an offering gives an offering label key (zone, capacity type, partition). */
+/** A reserved offering's `capacity-reservation-interruptible` (`true`/`false`); none for others. */
+function interruptibleValue(o: Offering): string | undefined {
+  return o.capacityType === 'reserved' ? String(o.reservationInterruptible === true) : undefined;
+}
+
+/**
+ * The value an offering gives an offering label key (zone, capacity type, partition, whether its
+ * reservation is interruptible).
+ */
 export function offeringValue(o: Offering, key: string): string | undefined {
-  return key === Label.zone ? o.zone : key === Label.capacityType ? o.capacityType : o.partition;
+  switch (key) {
+    case Label.zone:
+      return o.zone;
+    case Label.capacityType:
+      return o.capacityType;
+    case Label.capacityReservationInterruptible:
+      return interruptibleValue(o);
+    default:
+      return o.partition;
+  }
 }
 
 export function typeMatches(t: TType, f: TypeFilter): boolean {
   for (const r of f.labelReqs) if (!r.admits(t.labels[r.key])) return false;
-  if (f.zone === undefined && f.capacityType === undefined && f.partition === undefined)
+  if (
+    f.zone === undefined &&
+    f.capacityType === undefined &&
+    f.partition === undefined &&
+    f.interruptible === undefined
+  )
     return t.offerings.length > 0;
   for (const o of t.offerings) if (offeringAllowed(o, f)) return true;
   return false;

@@ -1,6 +1,6 @@
 // Capacity reservations in a plan: each reservation takes only as many new NodeClaims as it has
 // room for, and a NodeClaim that gets a place is pinned to it.
-import type { InstanceType, Offering } from '../instance-type.ts';
+import { type InstanceType, type Offering, reservationPreference } from '../instance-type.ts';
 import { Label } from '../labels.ts';
 import { Requirement, Requirements } from '../requirements.ts';
 import type { NodeClaimPlan, UnschedulablePod } from '../scheduling-types.ts';
@@ -23,6 +23,7 @@ const OFFERING_KEYS = [
   Label.zone,
   Label.capacityType,
   Label.capacityReservationId,
+  Label.capacityReservationInterruptible,
   Label.placementGroupPartition,
 ] as const;
 
@@ -31,6 +32,8 @@ function offeringAllowed(o: Offering, reqs: Requirements): boolean {
     [Label.zone]: o.zone,
     [Label.capacityType]: o.capacityType,
     [Label.capacityReservationId]: o.reservationId,
+    [Label.capacityReservationInterruptible]:
+      o.capacityType === 'reserved' ? String(o.reservationInterruptible === true) : undefined,
     [Label.placementGroupPartition]: o.partition,
   };
   return OFFERING_KEYS.every((key) => reqs.get(key)?.admits(labels[key]) ?? true);
@@ -44,8 +47,9 @@ interface Place {
 /**
  * Gives each planned NodeClaim, in plan order, a place in the cheapest capacity reservation it is
  * compatible with that still has room (its offering's `reservationCapacity` less the NodeClaims
- * already given a place), and pins it there: capacity type `reserved`, the reservation's zone,
- * `karpenter.k8s.aws/capacity-reservation-id` and its instance type. A NodeClaim compatible with
+ * already given a place; of equal prices, as `reservationPreference` orders them), and pins it
+ * there: capacity type `reserved`, the reservation's zone, `karpenter.k8s.aws/capacity-reservation-id`,
+ * whether it is interruptible and its instance type. A NodeClaim compatible with
  * no available reservation is left as it is. One compatible only with reservations that are full
  * by now is handled per `mode`. Pure.
  */
@@ -88,6 +92,7 @@ export function assignReservations(
     places.sort(
       (a, b) =>
         a.offering.priceUsdPerHour - b.offering.priceUsdPerHour ||
+        reservationPreference(a.offering) - reservationPreference(b.offering) ||
         a.offering.reservationId.localeCompare(b.offering.reservationId),
     );
     const place = places.find((p) => (room.get(p.offering.reservationId) ?? 0) > 0);
@@ -119,6 +124,9 @@ function pinned(plan: NodeClaimPlan, reqs: Requirements, place: Place): NodeClai
     Requirement.in(Label.capacityType, ['reserved']),
     Requirement.in(Label.zone, [place.offering.zone]),
     Requirement.in(Label.capacityReservationId, [place.offering.reservationId]),
+    Requirement.in(Label.capacityReservationInterruptible, [
+      String(place.offering.reservationInterruptible === true),
+    ]),
     Requirement.in(Label.instanceType, [place.type]),
   ]);
   return {

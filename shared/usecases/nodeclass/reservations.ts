@@ -34,7 +34,11 @@ export type ReservationStep =
     };
 
 /** Labels a node in a reservation carries and an on-demand node does not. */
-const RESERVATION_LABELS = [Label.capacityReservationId, Label.capacityReservationType] as const;
+const RESERVATION_LABELS = [
+  Label.capacityReservationId,
+  Label.capacityReservationType,
+  Label.capacityReservationInterruptible,
+] as const;
 
 function reservedId(labels: Readonly<Record<string, string>>): string | undefined {
   return labels[Label.capacityType] === 'reserved' ? labels[Label.capacityReservationId] : undefined;

@@ -28,6 +28,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from './deleting-nodes.ts';
 import { type NodePoolSelection, selectNodePools } from './eligibility.ts';
 import { nominatedPodUids } from './new-nodeclaim.ts';
+import { observeMemory, withObservedMemory } from './observed-memory.ts';
 import { resolveClusterOverlays } from './overlays.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
@@ -294,7 +295,9 @@ export const STATIC_NODEPOOL_REASON =
 
 /**
  * The scheduling input for a cluster state: chooses the NodePools that may launch, reads the
- * instance types of their EC2NodeClasses (once per class) from the Cloud, then builds the input.
+ * instance types of their EC2NodeClasses (once per class) from the Cloud, with the memory capacity
+ * the state's registered Nodes show in place of the VM overhead estimate (`withObservedMemory`),
+ * then builds the input.
  * @throws CloudApiError / CatalogUnavailableError when instance types cannot be read.
  */
 export async function buildSchedulingInput(
@@ -303,10 +306,14 @@ export async function buildSchedulingInput(
   options: SchedulingOptions,
 ): Promise<SchedulingInput> {
   const selection = selectNodePools(state.nodePools, state.nodeClasses, options.pausedNodePools);
+  const observed = observeMemory(state);
   const instanceTypes = new Map<string, readonly InstanceType[]>();
   for (const { nodeClass } of selection.eligible) {
     if (!instanceTypes.has(nodeClass.name)) {
-      instanceTypes.set(nodeClass.name, await cloud.instanceTypes(nodeClass));
+      instanceTypes.set(
+        nodeClass.name,
+        withObservedMemory(await cloud.instanceTypes(nodeClass), nodeClass, observed),
+      );
     }
   }
   return toSchedulingInput(state, selection, instanceTypes, options);

@@ -116,10 +116,11 @@ export const NODECLASS_HASH_VERSION = 'flotilla-v1';
  * The hash of what an EC2NodeClass puts on an instance directly: AMI family (as resolved, so an
  * alias and the same `amiFamily` hash alike), user data, tags,
  * kubelet settings, block devices, metadata options, public IP, monitoring, role and instance
- * profile, and when set the instance-store policy, network interfaces, CPU options, enclave options and fleet
- * context. Selector terms are left out, as in Karpenter: what they select drifts through the
- * resolved status instead (AMI, subnet, security-group and placement-group drift), and so is
- * `ipPrefixCount` (Karpenter does not hash it either). A decimal string.
+ * profile, and when set the instance-store policy, network interfaces, CPU options, enclave options,
+ * connection tracking and fleet context. Selector terms are left out, as in Karpenter: what they
+ * select drifts through the resolved status instead (AMI, subnet, security-group and
+ * placement-group drift), and so is `ipPrefixCount` (Karpenter does not hash it either). A
+ * decimal string.
  */
 export function nodeClassHash(nodeClass: EC2NodeClass): string {
   const spec = nodeClass.spec;
@@ -141,6 +142,7 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
     ...(spec.networkInterfaces === undefined ? {} : { networkInterfaces: spec.networkInterfaces }),
     ...(spec.cpuOptions === undefined ? {} : { cpuOptions: spec.cpuOptions }),
     ...(spec.enclaveOptions === undefined ? {} : { enclaveOptions: spec.enclaveOptions }),
+    ...(spec.connectionTracking === undefined ? {} : { connectionTracking: spec.connectionTracking }),
     ...(spec.context === undefined ? {} : { context: spec.context }),
   });
   const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 16);
@@ -223,6 +225,7 @@ export function toLaunchRequest(
     labels: { ...plan.labels, [Label.nodePool]: plan.nodePoolName, [NODE_CLASS_LABEL]: nodeClass.name },
     taints: plan.taints,
     startupTaints: plan.startupTaints,
+    requests: plan.requests,
   };
 }
 
@@ -312,7 +315,7 @@ export function launchedStatus(
 
 /**
  * Labels the cloud resolved at launch (instance type labels, zone, capacity type, for a node
- * in a capacity reservation its id and type, and in a `partition` placement group the partition
+ * in a capacity reservation its id, type and whether it is interruptible, and in a `partition` placement group the partition
  * EC2 put it in, as Karpenter's registration hook reads it from the instance), merged under
  * the plan's own labels: a label the user set on the NodePool wins, as in Karpenter.
  */
@@ -331,6 +334,9 @@ export function launchedLabels(
       : {
           [Label.capacityReservationId]: instance.capacityReservationId,
           [Label.capacityReservationType]: instance.capacityReservationType ?? 'default',
+          [Label.capacityReservationInterruptible]: String(
+            instance.capacityReservationInterruptible === true,
+          ),
         }),
     ...(instance.placementGroup?.partition === undefined
       ? {}

@@ -242,13 +242,13 @@ describe('EC2NodeClass resolution against moto', () => {
     expect(placed.placementGroups).toBeUndefined();
 
     // A field Flotilla does not read is named, and the class does not launch without it.
-    const unknown = await resolve({ connectionTracking: { tcpEstablishedTimeout: 600 } });
+    const unknown = await resolve({ futureSetting: { enabled: true } });
     expect(condition(unknown, 'ValidationSucceeded')).toMatchObject({
       status: 'False',
       reason: 'ValidationFailed',
     });
     expect(condition(unknown, 'ValidationSucceeded')?.message).toContain(
-      'spec.connectionTracking is not supported',
+      'spec.futureSetting is not supported',
     );
   });
 

@@ -118,12 +118,29 @@ describe('parseEC2NodeClass: the launch-shaping fields', () => {
   });
 
   it('names the spec fields it does not read, and the class is not valid while one is set', () => {
-    const parsed = parseEC2NodeClass(manifest({ connectionTracking: { udpTimeout: 30 } }));
-    expect(parsed.unsupportedFields).toEqual(['connectionTracking']);
-    expect(parsed.spec).not.toHaveProperty('connectionTracking');
+    const parsed = parseEC2NodeClass(manifest({ futureSetting: { enabled: true } }));
+    expect(parsed.unsupportedFields).toEqual(['futureSetting']);
+    expect(parsed.spec).not.toHaveProperty('futureSetting');
     expect(validateNodeClass(parsed)).toEqual([
-      'spec.connectionTracking is not supported by Flotilla; remove it (nodes would be launched without it)',
+      'spec.futureSetting is not supported by Flotilla; remove it (nodes would be launched without it)',
     ]);
+  });
+
+  it('reads connectionTracking as a supported field, so the class stays valid', () => {
+    const tracking = { tcpEstablishedTimeout: 600, udpStreamTimeout: 120, udpTimeout: 30 };
+    const parsed = parseEC2NodeClass(manifest({ connectionTracking: tracking }));
+    expect(parsed.spec.connectionTracking).toEqual(tracking);
+    expect(parsed.unsupportedFields).toBeUndefined();
+    expect(validateNodeClass(parsed)).toEqual([]);
+  });
+
+  it.each<[string, Record<string, number>, RegExp]>([
+    ['no timeout', {}, /at least one of tcpEstablishedTimeout/],
+    ['a TCP timeout under 60 s', { tcpEstablishedTimeout: 59 }, /tcpEstablishedTimeout/],
+    ['a UDP stream timeout over 180 s', { udpStreamTimeout: 181 }, /udpStreamTimeout/],
+    ['a UDP timeout under 30 s', { udpTimeout: 29 }, /udpTimeout/],
+  ])('refuses connectionTracking with %s, as the CRD does', (_, tracking, problem) => {
+    expect(() => parseEC2NodeClass(manifest({ connectionTracking: tracking }))).toThrow(problem);
   });
 
   it('refuses enclaveOptions without enabled, as the CRD does', () => {
@@ -214,9 +231,34 @@ describe('instance types under the launch-shaping fields', () => {
     expect(typesFor(resolvedClass({ enclaveOptions: { enabled: false } })).size).toBe(CATALOG.length);
   });
 
+  it('offers only types on the Nitro hypervisor when connectionTracking is set', () => {
+    const hypervisor = (name: string, value?: string) =>
+      cached(name, {
+        labels: {
+          'kubernetes.io/arch': 'amd64',
+          'node.kubernetes.io/instance-type': name,
+          ...(value === undefined ? {} : { 'karpenter.k8s.aws/instance-hypervisor': value }),
+        },
+      });
+    const catalog = [
+      hypervisor('m5.2xlarge', 'nitro'),
+      hypervisor('m4.2xlarge', 'xen'),
+      hypervisor('m5.metal'),
+    ];
+    const typesOf = (nodeClass: EC2NodeClass) =>
+      toInstanceTypes(catalog, {
+        region: 'us-east-1',
+        nodeClass,
+        family: 'AL2023',
+        unavailable: new Set(),
+      }).map((t) => t.name);
+    expect(typesOf(resolvedClass({ connectionTracking: { udpTimeout: 60 } }))).toEqual(['m5.2xlarge']);
+    expect(typesOf(resolvedClass())).toEqual(['m5.2xlarge', 'm4.2xlarge', 'm5.metal']);
+  });
+
   it.each([
     ['supported', true],
-    ['unsupported', undefined],
+    ['unsupported', false],
     [undefined, undefined],
   ] as const)('reads NitroEnclavesSupport %s from DescribeInstanceTypes', (support, nitroEnclaves) => {
     const type = toCachedInstanceType(
@@ -316,6 +358,52 @@ describe('launchTemplateData under the launch-shaping fields', () => {
     expect(enabled.data.EnclaveOptions).toEqual({ Enabled: true });
     expect(disabled.data.EnclaveOptions).toEqual({ Enabled: false });
     expect(new Set([unset.name, enabled.name, disabled.name]).size).toBe(3);
+  });
+});
+
+describe('launchTemplateData under connectionTracking', () => {
+  const input = (nodeClass: EC2NodeClass) => ({
+    nodeClass,
+    family: 'AL2023' as const,
+    imageId: 'ami-1',
+    userData: '#!/bin/bash',
+    tags: {},
+  });
+
+  it('puts the timeouts on a primary interface of their own, in a template of its own', () => {
+    const tracked = resolvedClass({ connectionTracking: { tcpEstablishedTimeout: 600, udpTimeout: 30 } });
+    const data = launchTemplateData(input(tracked));
+    expect(data).not.toHaveProperty('SecurityGroupIds');
+    expect(data.NetworkInterfaces).toEqual([
+      {
+        DeviceIndex: 0,
+        ConnectionTrackingSpecification: { TcpEstablishedTimeout: 600, UdpTimeout: 30 },
+        Groups: ['sg-1', 'sg-2'],
+      },
+    ]);
+    const plain = launchTemplateData(input(resolvedClass()));
+    expect(launchTemplateName('c', data, {})).not.toBe(launchTemplateName('c', plain, {}));
+  });
+
+  it('puts them on every listed interface but the efa-only ones', () => {
+    const data = launchTemplateData(
+      input(
+        resolvedClass({ networkInterfaces: EFA_INTERFACES, connectionTracking: { udpStreamTimeout: 90 } }),
+      ),
+    );
+    expect(data.NetworkInterfaces?.map((n) => [n.InterfaceType, n.ConnectionTrackingSpecification])).toEqual([
+      ['interface', { UdpStreamTimeout: 90 }],
+      ['efa-only', undefined],
+      ['efa-only', undefined],
+    ]);
+  });
+
+  it('is part of the EC2NodeClass hash', () => {
+    const before = nodeClassHash(resolvedClass());
+    expect(nodeClassHash(resolvedClass({ connectionTracking: { udpTimeout: 30 } }))).not.toBe(before);
+    expect(nodeClassHash(resolvedClass({ connectionTracking: { udpTimeout: 30 } }))).not.toBe(
+      nodeClassHash(resolvedClass({ connectionTracking: { udpTimeout: 60 } })),
+    );
   });
 });
 

@@ -65,6 +65,7 @@ function world() {
       [Label.capacityType]: 'reserved',
       [Label.capacityReservationId]: reservation,
       [Label.capacityReservationType]: type,
+      [Label.capacityReservationInterruptible]: 'false',
       [Label.zone]: 'us-east-1a',
     };
     await cluster.createNodeClaim(newNodeClaim(name, { labels }));
@@ -145,6 +146,7 @@ describe('NodeClaims in a capacity reservation that ended', () => {
       expect(labels[Label.capacityType]).toBe('on-demand');
       expect(labels[Label.capacityReservationId]).toBeUndefined();
       expect(labels[Label.capacityReservationType]).toBeUndefined();
+      expect(labels[Label.capacityReservationInterruptible]).toBeUndefined();
       expect(labels[Label.zone]).toBe('us-east-1a');
     }
     // The instance runs on as on-demand: not deleted, and no drift for a reservation it left.
