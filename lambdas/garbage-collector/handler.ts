@@ -25,7 +25,8 @@ const queue = makeSqsTerminationQueue(sqs, config[EnvVar.terminationQueueUrl]);
 /**
  * Garbage-collection schedule target: terminates instances this cluster launched that no NodeClaim
  * accounts for (older than 30 s), and deletes NodeClaims whose instance is gone, handing them to
- * termination; with node repair on, then replaces nodes unhealthy past their toleration.
+ * termination; reports NodeClaims whose Node contradicts them (FailedConsistencyCheck); with node
+ * repair on, then replaces nodes unhealthy past their toleration.
  */
 export const handler = withDeadline(
   makeGarbageCollectorHandler(

@@ -38,12 +38,18 @@ export function makeSummaryConversions(): SummaryConversions {
 }
 
 /**
- * Same pod fields in two rows (rows hold strings, numbers and nulls); the first, the template's
- * place in its document, may differ (the template's key is compared instead).
+ * Same pod fields in two rows (rows hold strings, numbers and nulls, and a pod's resize, compared
+ * as JSON); the first, the template's place in its document, may differ (the template's key is
+ * compared instead).
  */
 function sameRow(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 1; i < a.length; i++) if (a[i] !== b[i]) return false;
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (typeof x !== 'object' || x === null || JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
   return true;
 }
 
@@ -205,7 +211,7 @@ export function readSummaryDocument(
       { readonly row: readonly unknown[]; readonly key: string; readonly pod: Pod }
     >();
     const grouped = groupPodsByNode(bound, ({ row }) => {
-      const [t, name, uid, nodeName, creationTimestamp, phase, startTime, deletionTimestamp] = row;
+      const [t, name, uid, nodeName, creationTimestamp, phase, startTime, deletionTimestamp, resize] = row;
       const index = typeof t === 'number' ? t : -1;
       const key = keys[index] ?? '{}';
       const before = typeof uid === 'string' ? previous.get(uid) : undefined;
@@ -225,6 +231,7 @@ export function readSummaryDocument(
           ...(phase == null ? {} : { phase }),
           ...(startTime == null ? {} : { startTime }),
           ...(deletionTimestamp == null ? {} : { deletionTimestamp }),
+          ...(resize == null ? {} : { resize }),
         },
       });
       if (typeof uid === 'string') kept.set(uid, { row, key, pod });

@@ -38,9 +38,11 @@ export function makePodReader(seed?: ReadonlyMap<string, Pod | ValidationError>)
         converted.set(key, base);
       }
       // A template that does not convert, or instance fields of the wrong type: the whole pod
-      // converts again, so that the error names this pod and its field.
+      // converts again, so that the error names this pod and its field. So does a pod whose
+      // status may change its containers' requests (in-place resize, rare): its own containers.
       if (
         base instanceof ValidationError ||
+        instance.resize !== undefined ||
         typeof instance.name !== 'string' ||
         typeof instance.uid !== 'string' ||
         instance.name === '' ||

@@ -26,8 +26,9 @@ import {
 } from './fields.ts';
 
 // The scheduling fields of a pod spec (containers and their ports, requests, node selector,
-// affinity, tolerations, topology spread), shared by pods and DaemonSet templates. Each conversion
-// throws ValidationError naming the object and the field.
+// affinity, tolerations, topology spread, whether it claims devices through Dynamic Resource
+// Allocation), shared by pods and DaemonSet templates. Each conversion throws ValidationError
+// naming the object and the field.
 
 /** The scheduling fields of a pod spec (also used for DaemonSet templates). */
 export function toPodSpec(
@@ -63,6 +64,7 @@ export function toPodSpec(
   return {
     containers,
     ...(initContainers.length > 0 ? { initContainers } : {}),
+    ...(claimsDevices(spec, object, field) ? { dynamicResources: true as const } : {}),
     ...optional('overhead', readResources(spec['overhead'], object, `${field}.overhead`)),
     ...optional('podRequests', readResources(resources?.['requests'], object, `${field}.resources.requests`)),
     ...optional(
@@ -73,6 +75,21 @@ export function toPodSpec(
     ...(tolerations.length > 0 ? { tolerations } : {}),
     ...(spread.length > 0 ? { topologySpreadConstraints: spread } : {}),
   };
+}
+
+/**
+ * Whether the spec asks for devices through Dynamic Resource Allocation, as Karpenter's
+ * HasDRARequirements reads it: `resourceClaims`, or `resources.claims` of any container or init
+ * container, not empty.
+ */
+function claimsDevices(spec: Readonly<Record<string, unknown>>, object: string, field: string): boolean {
+  if (readList(spec['resourceClaims'], object, `${field}.resourceClaims`).length > 0) return true;
+  return (['containers', 'initContainers'] as const).some((list) =>
+    readEach(spec[list], object, `${field}.${list}`, (c, at) => {
+      const resources = readObject(c['resources'], object, `${at}.resources`);
+      return readList(resources?.['claims'], object, `${at}.resources.claims`).length > 0;
+    }).some(Boolean),
+  );
 }
 
 const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'SCTP']);

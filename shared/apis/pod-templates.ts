@@ -1,14 +1,17 @@
 import { Annotation } from '../core/well-known.ts';
 import { isRecord } from './fields.ts';
 import { readyStatus } from './pod-disruption-info.ts';
+import { pruneResize, resizeStatus } from './pod-resize.ts';
 
 const optionalReady = (ready: string | undefined) => (ready === undefined ? {} : { ready });
+const optionalResize = (resize: unknown) => (resize === undefined ? {} : { resize });
 
 // Pods as Flotilla keeps many of them: what a workload's pods share (namespace, labels, owners, the
-// scheduling part of the spec) is one template, converted once; what is each pod's own (name, uid,
-// times, node, phase) is a handful of fields. The kube adapter reads large pod lists this way, and
-// the shim's cluster summary is written this way. Nothing here throws on a malformed pod: its
-// fields travel as they are, and the conversion rejects them as toPod does.
+// scheduling part of the spec, its ResourceClaims) is one template, converted once; what is each
+// pod's own (name, uid, times, node, phase, and the container statuses an in-place resize set apart
+// from the spec) is a handful of fields. The kube adapter reads large pod lists this way, and the
+// shim's cluster summary is written this way. Nothing here throws on a malformed pod: its fields
+// travel as they are, and the conversion rejects them as toPod does.
 
 /** The annotations of a pod that Flotilla reads; others are left out of a template. */
 const READ_ANNOTATIONS: readonly string[] = [
@@ -21,6 +24,7 @@ const READ_ANNOTATIONS: readonly string[] = [
 const SPEC_FIELDS: readonly string[] = [
   'overhead',
   'resources',
+  'resourceClaims',
   'nodeSelector',
   'affinity',
   'tolerations',
@@ -45,6 +49,11 @@ export interface PodInstance {
   readonly startTime?: unknown;
   /** The status of its `Ready` condition (not kept in the cluster summary's rows). */
   readonly ready?: unknown;
+  /**
+   * What its status says of its containers' requests, when that may change them (in-place resize;
+   * a PodResize of pod-resize.ts, as it came).
+   */
+  readonly resize?: unknown;
 }
 
 /** A pod split into its template and its own fields. */
@@ -66,7 +75,9 @@ function pruneContainers(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
   return value.map((c) => {
     if (!isRecord(c)) return c;
-    const resources = isRecord(c['resources']) ? pick(c['resources'], ['requests']) : c['resources'];
+    const resources = isRecord(c['resources'])
+      ? pick(c['resources'], ['requests', 'claims'])
+      : c['resources'];
     return {
       ...pick(c, ['name', 'ports', 'restartPolicy']),
       ...(resources === undefined ? {} : { resources }),
@@ -126,6 +137,7 @@ export function splitPod(raw: unknown): SplitPod {
     ...(status['phase'] === undefined ? {} : { phase: status['phase'] }),
     ...(status['startTime'] === undefined ? {} : { startTime: status['startTime'] }),
     ...optionalReady(readyStatus(status['conditions'])),
+    ...optionalResize(pruneResize(spec, status)),
   };
   return { template, key: JSON.stringify(template), instance };
 }
@@ -134,10 +146,15 @@ export function splitPod(raw: unknown): SplitPod {
 export function joinPod(template: PodTemplate, instance: PodInstance): Record<string, unknown> {
   const meta = isRecord(template['metadata']) ? template['metadata'] : {};
   const spec = template['spec'];
-  const status: Record<string, unknown> = {};
+  const { conditions: resizeConditions, ...resize } = resizeStatus(instance.resize);
+  const conditions = [
+    ...(instance.ready === undefined ? [] : [{ type: 'Ready', status: instance.ready }]),
+    ...(Array.isArray(resizeConditions) ? resizeConditions : []),
+  ];
+  const status: Record<string, unknown> = { ...resize };
   if (instance.phase !== undefined) status['phase'] = instance.phase;
   if (instance.startTime !== undefined) status['startTime'] = instance.startTime;
-  if (instance.ready !== undefined) status['conditions'] = [{ type: 'Ready', status: instance.ready }];
+  if (conditions.length > 0) status['conditions'] = conditions;
   return {
     metadata: {
       ...meta,

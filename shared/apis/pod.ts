@@ -11,11 +11,13 @@ import {
   readTime,
 } from './fields.ts';
 import { toDisruptionInfo } from './pod-disruption-info.ts';
+import { withResizeStatus } from './pod-resize.ts';
 import { toPodSpec } from './pod-spec.ts';
 import { toClaimVolumes, toVolumeTopology, type VolumeIndex } from './pod-volumes.ts';
 
-// Pods and DaemonSets as the scheduler reads them: a pod's identity, spec, volume topology and
-// disruption settings; a DaemonSet's template as a pod named after it. Each conversion throws
+// Pods and DaemonSets as the scheduler reads them: a pod's identity, spec (with what its status
+// says of its containers' requests under in-place resize), volume topology and disruption
+// settings; a DaemonSet's template as a pod named after it. Each conversion throws
 // ValidationError naming the object and the field; callers skip and report such objects.
 
 /**
@@ -48,7 +50,7 @@ export function toPod(raw: V1Pod, volumes?: VolumeIndex): Pod {
     namespace,
     ...optional('labels', nonEmpty(readStringMap(meta['labels'], object, 'metadata.labels'))),
     ...optional('createdAtMs', readTime(meta['creationTimestamp'], object, 'metadata.creationTimestamp')),
-    ...toPodSpec(spec, object, 'spec'),
+    ...withResizeStatus(toPodSpec(spec, object, 'spec'), pod['status'], object),
     ...(volumeTopology.length > 0 ? { volumeTopology } : {}),
     ...(claimVolumes.length > 0 ? { claimVolumes } : {}),
     ...optional('daemonSetName', owners.find((o) => o.kind === 'DaemonSet')?.name),

@@ -36,17 +36,33 @@ export type SummaryKind = 'pods' | 'nodes' | 'nodeClaims';
 
 export const SUMMARY_KINDS: readonly SummaryKind[] = ['pods', 'nodes', 'nodeClaims'];
 
-/** A pod in the document: its template's index and its own fields. */
-type PodRow = readonly [
-  template: number,
-  name: unknown,
-  uid: unknown,
-  nodeName: unknown,
-  creationTimestamp: unknown,
-  phase: unknown,
-  startTime: unknown,
-  deletionTimestamp: unknown,
-];
+/**
+ * A pod in the document: its template's index and its own fields. `resize` (PodInstance.resize)
+ * comes last and only when the pod has one, so rows are as before for most pods, and a reader
+ * that knows no resize reads the rest as before; a document without it reads as pods without one.
+ */
+type PodRow =
+  | readonly [
+      template: number,
+      name: unknown,
+      uid: unknown,
+      nodeName: unknown,
+      creationTimestamp: unknown,
+      phase: unknown,
+      startTime: unknown,
+      deletionTimestamp: unknown,
+    ]
+  | readonly [
+      template: number,
+      name: unknown,
+      uid: unknown,
+      nodeName: unknown,
+      creationTimestamp: unknown,
+      phase: unknown,
+      startTime: unknown,
+      deletionTimestamp: unknown,
+      resize: unknown,
+    ];
 
 /** The first JSON value of a published document: all but the pods. */
 export interface SummaryHead {
@@ -308,7 +324,7 @@ export class SummaryBuilder {
     }
     const pods: PodRow[] = [];
     for (const { key, instance: i } of store.pods.values()) {
-      pods.push([
+      const row = [
         index.get(key) ?? -1,
         i.name,
         i.uid,
@@ -317,7 +333,8 @@ export class SummaryBuilder {
         i.phase ?? null,
         i.startTime ?? null,
         i.deletionTimestamp ?? null,
-      ]);
+      ] as const;
+      pods.push(i.resize === undefined ? row : [...row, i.resize]);
     }
     const nodes = [...(this.stores.nodes as ObjectStore).objects.values()];
     const nodeClaims = [...(this.stores.nodeClaims as ObjectStore).objects.values()];
@@ -363,6 +380,7 @@ function sameInstance(a: PodInstance, b: PodInstance): boolean {
     a.phase === b.phase &&
     a.startTime === b.startTime &&
     a.creationTimestamp === b.creationTimestamp &&
-    a.deletionTimestamp === b.deletionTimestamp
+    a.deletionTimestamp === b.deletionTimestamp &&
+    JSON.stringify(a.resize) === JSON.stringify(b.resize)
   );
 }

@@ -74,6 +74,7 @@ export {
   type NodeClassSettings,
   type Offering,
   RESERVED_PRICE_DIVISOR,
+  reservationPreference,
 } from './instance-type.ts';
 export { KUBELET_CONFIGURATION_FIELDS, type KubeletValueKind } from './kubelet-configuration.ts';
 export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
@@ -100,6 +101,7 @@ export {
   type ClaimVolume,
   type Container,
   type ContainerPort,
+  type ContainerResourceStatus,
   computePodRequests,
   formatMatchFields,
   type InitContainer,
@@ -157,6 +159,7 @@ export {
   subtractResources,
 } from './resources.ts';
 export { solve } from './scheduler.ts';
+export { DYNAMIC_RESOURCES_UNSUPPORTED } from './scheduling/reasons.ts';
 export {
   planStaticNodeClaim,
   type StaticClaimInput,

@@ -14,11 +14,25 @@ export interface ContainerPort {
   readonly hostIP?: string;
 }
 
+/**
+ * What the kubelet reports of a container's requests (`status.containerStatuses[]` or
+ * `status.initContainerStatuses[]` of the same name, when it has `resources`): in-place pod resize
+ * may leave them apart from the spec while a resize is under way or refused.
+ */
+export interface ContainerResourceStatus {
+  /** `resources.requests`: what the container runs with now. */
+  readonly actual?: ResourceList;
+  /** `allocatedResources`: what the node admitted for it. */
+  readonly allocated?: ResourceList;
+}
+
 /** A container's resource requests (integers, see ResourceList) and ports. */
 export interface Container {
   readonly name?: string;
   readonly requests?: ResourceList;
   readonly ports?: readonly ContainerPort[];
+  /** What its status reports of its requests; absent when the status reports no resources. */
+  readonly status?: ContainerResourceStatus;
 }
 
 /** An init container; `restartPolicy: 'Always'` makes it a sidecar that keeps running. */
@@ -184,6 +198,16 @@ export interface Pod {
   /** Volumes backed by claims (counted against CSI attach limits, see SolveInput.claimDrivers). */
   readonly claimVolumes?: readonly ClaimVolume[];
   /**
+   * The pod asks for devices through Dynamic Resource Allocation: `spec.resourceClaims`, or
+   * `resources.claims` of a container or init container. Not provisioned for (see scheduler.ts).
+   */
+  readonly dynamicResources?: true;
+  /**
+   * Its `PodResizePending` condition has reason `Infeasible`: the node cannot take the resize, so
+   * the containers' spec requests do not count where their status reports resources.
+   */
+  readonly resizeInfeasible?: true;
+  /**
    * The DaemonSet that owns the pod (an ownerReference of kind DaemonSet, same namespace). Read
    * only for pods bound to existing nodes, to tell which DaemonSet pods already run there.
    */
@@ -233,20 +257,25 @@ function isPodLevelResource(name: string): boolean {
 }
 
 /**
- * What the pod needs from a node, following kube-scheduler (component-helpers' PodRequests): the
- * larger of (containers + sidecars) and the largest init-container step (each step also holding
- * the sidecars started before it); then each resource named in the pod-level requests
- * (`spec.resources.requests`, PodLevelResources) takes the pod-level value instead, resources it
- * does not name keep the container value; then pod overhead is added on top, and `pods: 1`.
+ * What the pod needs from a node, as Karpenter counts it (component-helpers' PodRequests with the
+ * status resources, as kube-scheduler with in-place pod resize): the larger of (containers +
+ * sidecars) and the largest init-container step (each step also holding the sidecars started
+ * before it); then each resource named in the pod-level requests (`spec.resources.requests`,
+ * PodLevelResources) takes the pod-level value instead, resources it does not name keep the
+ * container value; then pod overhead is added on top, and `pods: 1`. A container or sidecar whose
+ * status reports resources counts, per resource, the largest of its spec requests, the requests it
+ * runs with and those the node allocated to it (the spec left out when the resize is infeasible);
+ * other init containers count their spec requests.
  */
 export function computePodRequests(pod: Pod): ResourceList {
   const sum: Record<string, number> = {};
-  for (const c of pod.containers) addInto(sum, c.requests);
+  const infeasible = pod.resizeInfeasible === true;
+  for (const c of pod.containers) addInto(sum, effectiveRequests(c, infeasible));
   const sidecars: Record<string, number> = {};
   const initPeak: Record<string, number> = {};
   for (const c of pod.initContainers ?? []) {
     if (c.restartPolicy === 'Always') {
-      addInto(sidecars, c.requests);
+      addInto(sidecars, effectiveRequests(c, infeasible));
       maxInto(initPeak, sidecars);
     } else {
       const step: Record<string, number> = { ...sidecars };
@@ -262,6 +291,19 @@ export function computePodRequests(pod: Pod): ResourceList {
   addInto(sum, pod.overhead);
   sum[Resource.pods] = (sum[Resource.pods] ?? 0) + 1;
   return sum;
+}
+
+/**
+ * A container's requests as the node holds them: its spec requests, or, when its status reports
+ * resources, the larger per resource of those and what it runs with and was allocated (without
+ * the spec when `infeasible`).
+ */
+function effectiveRequests(c: Container, infeasible: boolean): ResourceList | undefined {
+  if (c.status === undefined) return c.requests;
+  const out: Record<string, number> = infeasible ? {} : { ...c.requests };
+  maxInto(out, c.status.actual ?? {});
+  maxInto(out, c.status.allocated ?? {});
+  return out;
 }
 
 /** Host ports the pod binds, as `protocol/ip/port` keys (ip `0.0.0.0` when unset). */

@@ -6,7 +6,7 @@ import { improveClaims } from './scheduling/improve.ts';
 import { compareStrings, type PodState, type RelaxState } from './scheduling/model.ts';
 import { NewClaims } from './scheduling/new-claims.ts';
 import { comparePodStates, refusesKarpenterNodes, relax, validatedRequests } from './scheduling/pod-order.ts';
-import { unschedulableValue } from './scheduling/reasons.ts';
+import { dynamicResourcesValue, unschedulableValue } from './scheduling/reasons.ts';
 import { assignReservations } from './scheduling/reservations.ts';
 import { SolveState } from './scheduling/solve-state.ts';
 import { buildTemplates, compileDaemonSet } from './scheduling/templates.ts';
@@ -17,7 +17,9 @@ import type { SolveInput, SolveResult, UnschedulablePod } from './scheduling-typ
  * NodeClaims to create, following Karpenter v1's provisioning simulation: pods largest first;
  * existing nodes, then NodeClaims planned in this run, then a new NodeClaim from the first
  * NodePool (by weight) that can host the pod; preferences relaxed one step at a time. Pods that
- * require `karpenter.sh/nodepool DoesNotExist` are ignored, as Karpenter ignores them. Then,
+ * require `karpenter.sh/nodepool DoesNotExist` are ignored, as Karpenter ignores them. Pods with
+ * Dynamic Resource Allocation requirements are unschedulable without being tried, and DaemonSets
+ * with them add no overhead, as Karpenter with its default `IGNORE_DRA_REQUESTS=true`. Then,
  * unless `options.repack` is false, NodeClaims whose pods nothing ties to them are re-packed when
  * that is cheaper (see scheduling/improve.ts). In strict reserved-offering mode, pods whose
  * NodeClaim found its capacity reservations taken wait for the next loop, and the rest of the plan
@@ -59,18 +61,23 @@ function solveOnce(
 ): SolveResult & { readonly reservationWaiting: readonly UnschedulablePod[] } {
   const state = new SolveState(input);
   const dims = state.dims;
-  // Karpenter ignores pods that refuse every Karpenter node, without reporting them.
-  const pending = input.pods.filter((p) => !refusesKarpenterNodes(p));
+  // Karpenter ignores pods that refuse every Karpenter node, without reporting them; it reports
+  // pods with Dynamic Resource Allocation requirements without trying them, and counts no
+  // DaemonSet with such requirements on any node.
+  const considered = input.pods.filter((p) => !refusesKarpenterNodes(p));
+  const pending = considered.filter((p) => p.dynamicResources !== true);
+  const withDevices = considered.filter((p) => p.dynamicResources === true);
+  const daemonSets = (input.daemonSets ?? []).filter((ds) => ds.template.dynamicResources !== true);
   const podRequests = pending.map((p) => validatedRequests(p, 'pod'));
   for (const r of podRequests) dims.add(r);
-  for (const ds of input.daemonSets ?? []) dims.add(validatedRequests(ds.template, 'daemonSet'));
+  for (const ds of daemonSets) dims.add(validatedRequests(ds.template, 'daemonSet'));
   for (const types of input.instanceTypes.values()) for (const t of types) dims.add(t.capacity);
   for (const types of input.poolInstanceTypes?.values() ?? []) for (const t of types) dims.add(t.capacity);
   for (const n of input.nodes ?? []) dims.add(n.allocatable);
   for (const c of input.nodeClaims ?? []) dims.add(c.allocatable);
 
   state.headroom = new HeadroomIndex(dims.names.length);
-  state.daemonSets = (input.daemonSets ?? []).map((ds) => compileDaemonSet(ds, dims));
+  state.daemonSets = daemonSets.map((ds) => compileDaemonSet(ds, dims));
   const built = buildTemplates(input, dims, state.daemonSets);
   state.templates = built.templates;
   state.anyPreferNoSchedule = built.anyPreferNoSchedule;
@@ -86,7 +93,8 @@ function solveOnce(
     unplaced.set(st.shape.batchKey, (unplaced.get(st.shape.batchKey) ?? 0) + 1);
   }
   const newClaims = new NewClaims(state);
-  const unschedulable: UnschedulablePod[] = [];
+  const poolNames = state.templates.map((t) => t.pool.name);
+  const unschedulable: UnschedulablePod[] = withDevices.map((p) => dynamicResourcesValue(p, poolNames));
   for (let head = 0; head < queue.length; head++) {
     const ps = queue[head] as PodState;
     if (ps.failedEpoch === state.epoch) {

@@ -19,11 +19,18 @@ export function validatedRequests(pod: Pod, what: string): ResourceList {
       }
     }
   };
+  const checkStatus = (c: Pod['containers'][number], statuses: string): void => {
+    const at = `status.${statuses}[${c.name ?? ''}]`;
+    check(c.status?.actual, `${at}.resources.requests`);
+    check(c.status?.allocated, `${at}.allocatedResources`);
+  };
   pod.containers.forEach((c, i) => {
     check(c.requests, `spec.containers[${i}].resources.requests`);
+    checkStatus(c, 'containerStatuses');
   });
   (pod.initContainers ?? []).forEach((c, i) => {
     check(c.requests, `spec.initContainers[${i}].resources.requests`);
+    checkStatus(c, 'initContainerStatuses');
   });
   check(pod.overhead, 'spec.overhead');
   check(pod.podRequests, 'spec.resources.requests');

@@ -1,4 +1,4 @@
-import type { UnschedulablePod } from '../../core/index.ts';
+import { DYNAMIC_RESOURCES_UNSUPPORTED, type UnschedulablePod } from '../../core/index.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodePool } from '../../ports/cluster.ts';
 import { nodePoolReadiness } from './nodepool-readiness.ts';
@@ -71,12 +71,15 @@ export const NO_NODEPOOL_DEFINED = 'no NodePool is defined';
  * The message a pod that nothing can host is told (its FailedScheduling Event and the decision
  * log): the solver's reason per NodePool it tried, then each NodePool left out and why. With no
  * usable NodePool it says so and why each one is not usable; `no NodePool is defined` only when
- * the cluster has none.
+ * the cluster has none. A pod with Dynamic Resource Allocation requirements is told only that, as
+ * Karpenter tells it, whatever the NodePools.
  */
 export function unschedulableMessage(
   pod: Pick<UnschedulablePod, 'reasons'>,
   selection: { readonly eligible: number; readonly skipped: readonly SkippedNodePool[] },
 ): string {
+  if (pod.reasons.some((r) => r.reason === DYNAMIC_RESOURCES_UNSUPPORTED))
+    return DYNAMIC_RESOURCES_UNSUPPORTED;
   const skipped = selection.skipped.map((s) => `nodePool ${s.nodePool}: ${s.reason}`);
   if (selection.eligible === 0) {
     if (skipped.length === 0) return NO_NODEPOOL_DEFINED;

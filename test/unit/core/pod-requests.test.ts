@@ -114,6 +114,78 @@ describe('computePodRequests', () => {
     expect(computePodRequests({ ...base, ...spec })).toEqual(expected);
   });
 
+  // In-place pod resize, as Karpenter counts it (component-helpers' PodRequests with the status
+  // resources): a container whose status reports resources counts the largest of its spec
+  // requests, what it runs with (`actual`) and what the node allocated; not the spec when the
+  // resize is infeasible.
+  it.each<[string, Omit<Pod, 'uid' | 'name' | 'namespace'>, Record<string, number>]>([
+    [
+      'a resize up the node allocated counts before the spec catches up',
+      {
+        containers: [
+          {
+            name: 'app',
+            requests: { cpu: 500, memory: Mi },
+            status: { allocated: { cpu: 2000, memory: Mi } },
+          },
+        ],
+      },
+      { cpu: 2000, memory: Mi, pods: 1 },
+    ],
+    [
+      'a resize down pending keeps what the container still runs with',
+      {
+        containers: [
+          {
+            name: 'app',
+            requests: { cpu: 250 },
+            status: { actual: { cpu: 1000, memory: 8 * Mi }, allocated: { cpu: 250 } },
+          },
+        ],
+      },
+      { cpu: 1000, memory: 8 * Mi, pods: 1 },
+    ],
+    [
+      'the spec wins where it is the largest',
+      { containers: [{ name: 'app', requests: { cpu: 3000 }, status: { actual: { cpu: 1000 } } }] },
+      { cpu: 3000, pods: 1 },
+    ],
+    [
+      'an infeasible resize leaves the spec out where the status reports resources',
+      {
+        resizeInfeasible: true,
+        containers: [
+          {
+            name: 'app',
+            requests: { cpu: 8000, memory: 4 * Mi },
+            status: { actual: { cpu: 1000 }, allocated: { cpu: 1000 } },
+          },
+          { name: 'other', requests: { cpu: 100 } },
+        ],
+      },
+      { cpu: 1100, pods: 1 },
+    ],
+    [
+      'a sidecar counts its status, another init container its spec',
+      {
+        containers: [{ name: 'app', requests: { cpu: 100 } }],
+        initContainers: [
+          {
+            name: 'proxy',
+            restartPolicy: 'Always',
+            requests: { cpu: 100 },
+            status: { allocated: { cpu: 900 } },
+          },
+          { name: 'setup', requests: { cpu: 500 }, status: { allocated: { cpu: 5000 } } },
+        ],
+      },
+      // max(100 + 900, 900 + 500) = 1400
+      { cpu: 1400, pods: 1 },
+    ],
+  ])('%s', (_name, spec, expected) => {
+    expect(computePodRequests({ ...base, ...spec })).toEqual(expected);
+  });
+
   it('lists host ports with protocol and address', () => {
     expect(
       podHostPorts({
