@@ -67,11 +67,11 @@ export class ClusterAlarms {
 
   /**
    * Alarms when a provisioning run in the last 5 minutes saw a pod that could be provisioned for
-   * waiting longer than `after` (pods_unbound_time_seconds, Maximum).
+   * waiting longer than `after` (karpenter_pods_unbound_time_seconds, Maximum).
    */
   onPendingPods(after: Duration): cloudwatch.Alarm {
     return this.make(
-      clusterMetric(this.props.clusterName, 'pods_unbound_time_seconds', 'Maximum', FIVE_MINUTES),
+      clusterMetric(this.props.clusterName, 'karpenter_pods_unbound_time_seconds', 'Maximum', FIVE_MINUTES),
       'PendingPodsAlarm',
       `a pod has waited for a node for more than ${after.toHumanString()}; run \`flotilla explain pod <namespace>/<name>\` and see the dashboard's pending pods and launch failures`,
       {
@@ -83,14 +83,14 @@ export class ClusterAlarms {
 
   /**
    * Alarms when launches failed in each of the last three 5-minute periods
-   * (cloudprovider_instance_launch_failures_total, Sum): one insufficient-capacity failure is
+   * (karpenter_cloudprovider_instance_launch_failures_total, Sum): one insufficient-capacity failure is
    * routine, failures that go on are not.
    */
   onLaunchFailures(): cloudwatch.Alarm {
     return this.make(
       clusterMetric(
         this.props.clusterName,
-        'cloudprovider_instance_launch_failures_total',
+        'karpenter_cloudprovider_instance_launch_failures_total',
         'Sum',
         FIVE_MINUTES,
       ),

@@ -90,7 +90,7 @@ export interface FlotillaClusterProps {
   readonly alarmTopic?: sns.ITopic;
   /**
    * How long a pod that a NodePool could host may wait for a node before the pending-pod alarm
-   * fires (pods_unbound_time_seconds, the oldest such pod at each provisioning run). At least the
+   * fires (karpenter_pods_unbound_time_seconds, the oldest such pod at each provisioning run). At least the
    * pending-pod poll interval: the wait is measured at each poll.
    * @default 10 minutes
    */
@@ -105,6 +105,15 @@ export interface FlotillaClusterProps {
    * @default 'event'
    */
   readonly rebalanceAction?: 'event' | 'drain';
+  /**
+   * Flotilla's own consolidation method, repack, which Karpenter does not have: a package of the
+   * nodes priced furthest above what their pods need is re-planned together onto as many new nodes
+   * as their cheapest plan takes, and the consolidation methods' commands compete on savings (the
+   * largest wins). Off, consolidation is Karpenter's: multi-node, then single-node, the first that
+   * finds a command acting.
+   * @default false
+   */
+  readonly repackConsolidation?: boolean;
   /**
    * Karpenter's MIN_VALUES_POLICY: `Strict` leaves pods pending when a NodePool's `minValues`
    * cannot be met; `BestEffort` launches with fewer values and annotates the NodeClaim.

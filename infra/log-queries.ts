@@ -9,7 +9,7 @@
  * apply `nodePool`, `nodeClaim`, `podCount` and `pods` (the first 10), `instanceTypes`,
  * `instanceType`, `capacityType`, `zone`, `pricePerHour`, …). test/infra/log-queries.test.ts runs
  * every query's fields and filter against the lines the use cases write. The lines they match:
- * - every decision (`decision` is present);
+ * - every decision (`decision` is present, on a line that is not a metrics line);
  * - launches: `decision: 'launch'` with `outcome: 'launched'`, `nodePool`, `instanceType`,
  *   `capacityType`, `zone` and `pricePerHour`;
  * - unschedulable pods: `decision: 'unschedulable'`, one line per reason, with `podCount` and the
@@ -31,7 +31,9 @@ export const LOG_QUERIES: readonly LogQuery[] = [
     name: 'decisions-by-reason',
     queryString: [
       'fields @timestamp, message, decision, reason, nodePool',
-      'filter ispresent(decision)',
+      // A metrics line's dimensions may hold a `decision` too (Karpenter's label of a disruption
+      // decision): it is no decision line.
+      "filter ispresent(decision) and message != 'metrics'",
       'stats count(*) as decisions by message, decision, reason',
       'sort decisions desc',
     ].join('\n| '),

@@ -54,6 +54,11 @@ export interface InterruptionKindRow<K extends string = string> {
   /** The reason of the NodeClaim's `DisruptionReason` condition when it drains. */
   readonly disruptionReason: string;
   readonly event: InterruptionEventWording;
+  /**
+   * Karpenter's name of the kind, the value of its interruption metrics' `message_type` and of
+   * `karpenter_nodeclaims_disrupted_total`'s `reason`.
+   */
+  readonly messageType: string;
 }
 
 const ROWS = [
@@ -66,6 +71,7 @@ const ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: true,
     disruptionReason: 'SpotInterruption',
+    messageType: 'spot_interrupted',
     event: { type: 'Warning', reason: 'SpotInterrupted', message: 'Spot interruption warning was triggered' },
   },
   {
@@ -79,6 +85,7 @@ const ROWS = [
     actionSetting: 'rebalanceAction',
     backsOffSpotOffering: false,
     disruptionReason: 'RebalanceRecommendation',
+    messageType: 'rebalance_recommendation',
     event: {
       type: 'Normal',
       reason: 'SpotRebalanceRecommendation',
@@ -97,6 +104,7 @@ const ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: false,
     disruptionReason: 'InstanceStopped',
+    messageType: 'instance_stopped',
     event: { type: 'Warning', reason: 'InstanceStopping', message: 'Instance is stopping' },
   },
   {
@@ -109,6 +117,7 @@ const ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: false,
     disruptionReason: 'InstanceTerminated',
+    messageType: 'instance_terminated',
     event: { type: 'Warning', reason: 'InstanceTerminating', message: 'Instance is terminating' },
   },
   {
@@ -121,6 +130,7 @@ const ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: false,
     disruptionReason: 'ScheduledChange',
+    messageType: 'scheduled_change',
     event: {
       type: 'Warning',
       reason: 'InstanceUnhealthy',
@@ -136,6 +146,7 @@ const ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: false,
     disruptionReason: 'CapacityReservationInterruption',
+    messageType: 'capacity_reservation_interrupted',
     event: {
       type: 'Warning',
       reason: 'CapacityReservationInstanceInterrupted',
@@ -158,6 +169,10 @@ export interface StatusPollKindRow<K extends string = string> {
   readonly backsOffSpotOffering: false;
   readonly disruptionReason: string;
   readonly event: InterruptionEventWording;
+  /** Karpenter's name of the kind (`karpenter_nodeclaims_disrupted_total`'s `reason`). */
+  readonly messageType: string;
+  /** The EC2 status check category, `karpenter_interruption_instance_status_unhealthy_total`'s `category`. */
+  readonly category: 'InstanceStatus' | 'SystemStatus' | 'EventStatus';
 }
 
 /** Karpenter's wording for every unhealthy instance, whatever told of it. */
@@ -173,6 +188,8 @@ const STATUS_ROWS = [
     action: 'forcefulTermination',
     backsOffSpotOffering: false,
     disruptionReason: 'InstanceStatusFailure',
+    messageType: 'instance_status',
+    category: 'InstanceStatus',
     event: UNHEALTHY,
   },
   {
@@ -180,6 +197,8 @@ const STATUS_ROWS = [
     action: 'forcefulTermination',
     backsOffSpotOffering: false,
     disruptionReason: 'SystemStatusFailure',
+    messageType: 'system_status',
+    category: 'SystemStatus',
     event: UNHEALTHY,
   },
   {
@@ -187,6 +206,8 @@ const STATUS_ROWS = [
     action: 'cordonAndDrain',
     backsOffSpotOffering: false,
     disruptionReason: 'ScheduledEvent',
+    messageType: 'event_status',
+    category: 'EventStatus',
     event: UNHEALTHY,
   },
 ] as const satisfies readonly StatusPollKindRow[];
@@ -229,6 +250,16 @@ export function interruptionKindRow(
   // Unreachable: the kind type is the table's own.
   if (row === undefined) throw new Error(`interruption kind "${kind}" has no row in INTERRUPTION_KINDS`);
   return row;
+}
+
+/** Karpenter's name of a message that asks for nothing (`no_op`). */
+export const NO_OP_MESSAGE_TYPE = 'no_op';
+
+/** The row of a kind named by a string (a decision's `interruption`), or undefined for `noop` or any other. */
+export function findInterruptionKindRow(
+  kind: string,
+): InterruptionKindRow<ActionableInterruptionKind> | StatusPollKindRow<StatusPollKind> | undefined {
+  return INTERRUPTION_KINDS.find((r) => r.kind === kind) ?? STATUS_POLL_KINDS.find((r) => r.kind === kind);
 }
 
 /** The detail-type of each kind's events (e.g. for a simulator that sends them). */

@@ -16,7 +16,7 @@ import {
 
 /** The live cost a shadow stack observes, and what the command it proposes would save. */
 const LIVE_COST_AND_SAVING = [
-  total('nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
+  total('karpenter_nodepools_cost_total', 'Maximum', BY_POOL, 'live cost'),
   each('voluntary_disruption_savings', 'Maximum', CLUSTER, 'Flotilla saves'),
 ];
 
@@ -42,8 +42,8 @@ export const SHADOW_DASHBOARD_ROW: DashboardRow = {
       LIVE_COST_AND_SAVING,
     ),
     graph('Pod startup (live) and pod wait at Flotilla’s decision (s)', 'seconds', 8, [
-      each('pods_startup_duration_seconds', 'p90', CLUSTER, 'live startup p90'),
-      each('pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending at decision'),
+      each('karpenter_pods_startup_duration_seconds', 'p90', CLUSTER, 'live startup p90'),
+      each('karpenter_pods_unbound_time_seconds', 'Maximum', CLUSTER, 'oldest pending at decision'),
     ]),
   ],
 };

@@ -120,13 +120,13 @@ describe('the cluster dashboard and its alarms', () => {
     expect(flotilla).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
-          MetricName: 'pods_unbound_time_seconds',
+          MetricName: 'karpenter_pods_unbound_time_seconds',
           Statistic: 'Maximum',
           Threshold: 600,
           ComparisonOperator: 'GreaterThanThreshold',
         }),
         expect.objectContaining({
-          MetricName: 'cloudprovider_instance_launch_failures_total',
+          MetricName: 'karpenter_cloudprovider_instance_launch_failures_total',
           Statistic: 'Sum',
           Threshold: 1,
           EvaluationPeriods: 3,
@@ -144,7 +144,7 @@ describe('the cluster dashboard and its alarms', () => {
   it('pages on pending pods after the time asked for, and refuses less than the pending-pod poll', () => {
     makeStack({ pendingPodAlarmAfter: Duration.minutes(15) }).template.hasResourceProperties(
       'AWS::CloudWatch::Alarm',
-      { MetricName: 'pods_unbound_time_seconds', Threshold: 900 },
+      { MetricName: 'karpenter_pods_unbound_time_seconds', Threshold: 900 },
     );
     expect(() => makeStack({ pendingPodAlarmAfter: Duration.seconds(30) })).toThrow(FlotillaConfigError);
     expect(() =>
@@ -170,14 +170,18 @@ describe('the dashboard contract check', () => {
     [
       'a plain metric with a dimension set it is not emitted under',
       oneWidgetSpec([
-        flotillaSeries('nodes_terminated_total', 'Sum', ['cluster', 'zone'], { filter: { zone: 'a' } }),
+        flotillaSeries('karpenter_nodes_drained_total', 'Sum', ['cluster', 'zone'], {
+          filter: { zone: 'a' },
+        }),
       ]),
-      /nodes_terminated_total: dimensions \[cluster, zone\] are not one of its dimension sets/,
+      /karpenter_nodes_drained_total: dimensions \[cluster, zone\] are not one of its dimension sets/,
     ],
     [
       'a breakdown over a dimension set the metric is not emitted under',
-      oneWidgetSpec([flotillaSeries('pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodePool'])]),
-      /w \(search\) pods_unbound_time_seconds: dimensions \[cluster, nodePool\]/,
+      oneWidgetSpec([
+        flotillaSeries('karpenter_pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodepool']),
+      ]),
+      /w \(search\) karpenter_pods_unbound_time_seconds: dimensions \[cluster, nodepool\]/,
     ],
   ])('finds %s', (_what, spec, message) => {
     const { metrics } = dashboardMetrics(synthesize(spec));
@@ -187,10 +191,10 @@ describe('the dashboard contract check', () => {
 
   it('finds a search in a namespace other than Flotilla', () => {
     const metrics = searchesIn(
-      `SEARCH('{Flotila,cluster} MetricName="scheduler_queue_depth" cluster="demo"', 'Maximum', 300)`,
+      `SEARCH('{Flotila,cluster} MetricName="karpenter_pods_unbound_time_seconds" cluster="demo"', 'Maximum', 300)`,
     ).map((m) => ({ ...m, where: 'w', via: 'search' as const }));
     expect(catalogProblems(metrics, 'demo')).toEqual([
-      'w (search) scheduler_queue_depth: namespace Flotila, not Flotilla',
+      'w (search) karpenter_pods_unbound_time_seconds: namespace Flotila, not Flotilla',
     ]);
   });
 

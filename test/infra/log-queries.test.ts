@@ -158,13 +158,15 @@ function parseQuery(query: string): ParsedQuery {
   };
 }
 
-/** `a and b`, each `ispresent(f)`, `f = 'v'` or `f like /re/`. */
+/** `a and b`, each `ispresent(f)`, `f = 'v'`, `f != 'v'` or `f like /re/`. */
 function parseFilter(body: string): (line: Readonly<Record<string, unknown>>) => boolean {
   const terms = body.split(/\s+and\s+/i).map((term): ((line: Line) => boolean) => {
     const present = /^ispresent\((\w+)\)$/.exec(term);
     if (present !== null) return (line) => line[present[1] ?? ''] !== undefined;
     const equals = /^([\w.]+)\s*=\s*'([^']*)'$/.exec(term);
     if (equals !== null) return (line) => line[equals[1] ?? ''] === equals[2];
+    const differs = /^([\w.]+)\s*!=\s*'([^']*)'$/.exec(term);
+    if (differs !== null) return (line) => line[differs[1] ?? ''] !== differs[2];
     const like = /^([\w.]+)\s+like\s+\/(.*)\/$/.exec(term);
     if (like !== null) return (line) => new RegExp(like[2] ?? '').test(String(line[like[1] ?? ''] ?? ''));
     throw new Error(`filter term ${JSON.stringify(term)} is not understood by this test`);
@@ -210,6 +212,15 @@ describe('saved Logs Insights queries', () => {
     },
   );
 
+  it('counts no metrics line among the decisions, though some carry Karpenter’s `decision` label', () => {
+    const query = LOG_QUERIES.find((q) => q.name === 'decisions-by-reason');
+    if (query === undefined) throw new Error('no decisions-by-reason query');
+    expect(lines.some((l) => l['message'] === 'metrics' && l['decision'] !== undefined)).toBe(true);
+    expect(
+      lines.filter(parseQuery(query.queryString).matches).filter((l) => l['message'] === 'metrics'),
+    ).toEqual([]);
+  });
+
   it('reads fields the way the queries name them', () => {
     expect(
       parseQuery("fields a, `b.0` as c\n| filter d = 'x' and ispresent(e)\n| sort c desc"),
@@ -224,5 +235,9 @@ describe('saved Logs Insights queries', () => {
     expect(() => parseQuery('parse message /(?<x>.*)/')).toThrow(/not understood/);
     expect(parseQuery('filter m like /^int/').matches({ m: 'interruption handled' })).toBe(true);
     expect(parseQuery('filter m like /^int/').matches({ m: 'launch decided' })).toBe(false);
+    expect(parseQuery("filter ispresent(d) and m != 'metrics'").matches({ d: 'delete', m: 'metrics' })).toBe(
+      false,
+    );
+    expect(parseQuery("filter ispresent(d) and m != 'metrics'").matches({ d: 'delete', m: 'x' })).toBe(true);
   });
 });

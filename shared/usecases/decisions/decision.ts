@@ -3,6 +3,7 @@ import { toMetricPoints } from './metrics.ts';
 import type { DecisionOutput } from './sink.ts';
 import type { Decision, DecisionKind, PodName } from './types.ts';
 
+export type { ConsistencyDecision } from './consistency.ts';
 export type {
   AdoptedDecision,
   DisruptDecision,
@@ -99,6 +100,7 @@ export const DECISION_MESSAGES = {
   collect: 'garbage collected',
   staticCapacity: 'static nodepool scaled',
   repair: 'node repair',
+  consistency: 'nodeclaim consistency checked',
   disrupt: 'disruption command',
   drifted: 'nodeclaim drifted',
   adopted: 'nodeclaim hashes adopted',

@@ -5,6 +5,12 @@ import type {
   MethodDisruptionReason,
 } from '../../core/index.ts';
 import type { CommandMethodName } from '../state/command-record.ts';
+import type {
+  ConsolidationMoveTally,
+  NodePoolNodeTotals,
+  ObservedConditions,
+  ObservedTerminations,
+} from './observation.ts';
 
 // The disruption controller's decisions (one log line each, written through decision.ts).
 
@@ -63,6 +69,8 @@ export interface DisruptDecision {
   /** Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. */
   readonly policy?: string;
   readonly podsMoved?: number;
+  /** Candidates that failed the validation after the wait (all of an abandoned command's, or those dropped). */
+  readonly failedValidations?: number;
 }
 
 /** A NodeClaim found drifted (its `Drifted` condition set). */
@@ -144,13 +152,17 @@ export interface DisruptionPassDecision {
   readonly blockedBy: Readonly<Record<string, number>>;
   /** Per NodePool, the nodes its budgets allow to disrupt now, by reason (allowedDisruptions). */
   readonly allowed: Readonly<Record<string, Readonly<Partial<Record<DisruptionReason, number>>>>>;
+  /** Per NodePool with any, its nodes being disrupted (what its budgets count as used). @default none */
+  readonly disrupting?: Readonly<Record<string, number>>;
+  /** The consolidation moves the pass weighed, by NodePool, policy and verdict. @default none */
+  readonly consolidationMoves?: readonly ConsolidationMoveTally[];
 }
 
 /**
  * What one NodePool's nodes are and cost, as a disruption pass read them (the cluster summary and
  * the offering catalog: nothing read for it alone).
  */
-export interface NodePoolObservation {
+export interface NodePoolObservation extends NodePoolNodeTotals {
   /** Its Nodes (the Node list). */
   readonly nodes: number;
   /** cpu (cores) and memory (bytes) of its Nodes' capacity, as its status.resources counts them. */
@@ -221,6 +233,10 @@ export interface ObserveDecision {
    */
   readonly nodeClaimsCreated?: ObservedChanges;
   readonly nodeClaimsDeleted?: ObservedChanges;
+  /** The status conditions of the NodeClaims, NodePool Nodes, NodePools and EC2NodeClasses read. */
+  readonly conditions?: ObservedConditions;
+  /** The longest terminations under way, when any NodeClaim or NodePool Node is terminating. */
+  readonly terminating?: ObservedTerminations;
   /** Where the previous observing pass's window ended, RFC 3339; none on the first pass. */
   readonly since?: string;
   /**

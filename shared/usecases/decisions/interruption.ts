@@ -16,6 +16,15 @@ export interface HandleInterruptionDecision {
   readonly unavailableOffering?: string;
   /** Where a NodeClaim deleted for it went for its drain (`termination sweep` when the queue refused it). */
   readonly handedOver?: 'termination queue' | 'termination sweep';
+  /** The NodeClaim's `karpenter.sh/capacity-type` label, when it has one. */
+  readonly capacityType?: string;
+  /**
+   * Not the message's first instance (an AWS Health event may name several): the message was
+   * received, and is counted, once, with its first.
+   */
+  readonly laterInstance?: true;
+  /** On the message's first instance, for a message from the queue: seconds since its event's time. */
+  readonly queuedSeconds?: number;
 }
 
 /** An interruption event of a kind Flotilla does not act on. */
@@ -24,4 +33,6 @@ export interface IgnoreInterruptionDecision {
   readonly reason: string;
   readonly interruption: string;
   readonly eventId: string;
+  /** For a message from the queue: seconds since its event's time. */
+  readonly queuedSeconds?: number;
 }

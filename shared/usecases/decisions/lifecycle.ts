@@ -43,6 +43,8 @@ export interface DeleteDecision extends NodeClaimFields {
   readonly reason: string;
   readonly providerId?: string;
   readonly node?: string;
+  /** Its `karpenter.sh/capacity-type` label, when it has one. */
+  readonly capacityType?: string;
   /** How termination learns of it. */
   readonly handedOver?: 'termination queue' | 'termination sweep';
 }

@@ -1,24 +1,32 @@
 import { assertNever } from '../../core/index.ts';
 import type { MetricDimensionKey, MetricName, MetricPoint } from '../../runtime/metrics.ts';
-import type { ObserveDecision } from './disruption.ts';
+import {
+  consolidationTypeOf,
+  disruptionReasonLabel,
+  FORCEFUL_TERMINATION_REASON,
+  messageTypeOf,
+  PROVISIONED_REASON,
+  PROVISIONER_CONTROLLER,
+  snakeCase,
+  statusCategoryOf,
+  UNKNOWN_DIMENSION,
+} from './metric-labels.ts';
+import { observePoints, type PointOf, passPoints } from './metrics-pass.ts';
 import type { CompareDecision } from './shadow.ts';
-import type { Decision } from './types.ts';
+import type { Decision, LaunchDecision } from './types.ts';
 
 // The metrics of each decision (the catalog's, shared/runtime/metrics.ts): the one place a metric
-// value is made. writeDecision publishes them to the metrics sink beside the logger (a Lambda's
-// writes them as EMF beside the decision's line; the simulator's keeps them). Pure.
+// value is made, with Karpenter's names, label names and label values (metric-labels.ts).
+// writeDecision publishes them to the metrics sink beside the logger (a Lambda's writes them as EMF
+// beside the decision's line; the simulator's keeps them). Pure.
+
+export { UNKNOWN_DIMENSION } from './metric-labels.ts';
 
 /** Where and when a decision was made: the dimension every metric carries, and the time. */
 export interface MetricContext {
   readonly cluster: string;
   readonly timeMs: number;
 }
-
-/** A dimension value a decision does not know (a NodeClaim that never launched has no zone). */
-export const UNKNOWN_DIMENSION = 'unknown';
-
-/** The reasons of disruption budgets, as nodepools_allowed_disruptions reports them. */
-const BUDGET_REASONS = ['Empty', 'Drifted', 'Underutilized'] as const;
 
 type Dimensions = Partial<Record<MetricDimensionKey, string>>;
 
@@ -27,147 +35,161 @@ type Dimensions = Partial<Record<MetricDimensionKey, string>>;
  * A decision that measures nothing yields none.
  */
 export function toMetricPoints(decision: Decision, context: MetricContext): MetricPoint[] {
-  const point = (name: MetricName, values: number | readonly number[], dimensions: Dimensions = {}) => ({
+  const point: PointOf = (name, values, dimensions = {}) => ({
     name,
     values: typeof values === 'number' ? [values] : values,
     timeMs: context.timeMs,
     dimensions: { cluster: context.cluster, ...dimensions },
   });
+  const controller = { controller: PROVISIONER_CONTROLLER };
   switch (decision.kind) {
     case 'skip':
       // A run without pods: nothing waits (the pending-pod alarm reads 0, not missing data).
       return decision.reason === 'no provisionable pods'
         ? [
-            point('pods_unbound_time_seconds', 0),
-            point('scheduler_queue_depth', 0),
-            point('scheduler_unschedulable_pods_count', 0),
+            point('karpenter_pods_unbound_time_seconds', 0),
+            point('karpenter_scheduler_queue_depth', 0, controller),
+            point('karpenter_scheduler_unschedulable_pods_count', 0, controller),
+            ...ignoredPods(point, decision.ignoredPods),
           ]
         : [];
     case 'plan':
       return [
-        point('pods_unbound_time_seconds', decision.oldestPendingSeconds),
-        point('scheduler_queue_depth', decision.queued),
-        point('scheduler_unschedulable_pods_count', decision.unschedulable),
-        point('scheduler_scheduling_duration_seconds', decision.planMs / 1000),
+        point('karpenter_pods_unbound_time_seconds', decision.oldestPendingSeconds),
+        point('karpenter_scheduler_queue_depth', decision.queued, controller),
+        point('karpenter_scheduler_unschedulable_pods_count', decision.unschedulable, controller),
+        point('karpenter_scheduler_scheduling_duration_seconds', decision.planMs / 1000, controller),
+        ...ignoredPods(point, decision.ignoredPods),
       ];
-    case 'launch': {
-      const out: MetricPoint[] = [];
-      // A fenced launch's NodeClaim is discarded (or left for the lease holder); a resumed one was
-      // counted by the run that created it.
-      if (decision.reason !== 'resumed' && decision.outcome !== 'fenced') {
-        out.push(
-          point('nodeclaims_created_total', 1, { nodePool: decision.nodePool, reason: decision.reason }),
-        );
-      }
-      if (decision.outcome !== 'launched') {
-        out.push(
-          point('cloudprovider_instance_launch_failures_total', 1, {
-            nodePool: decision.nodePool,
-            reason: decision.outcome,
-            capacityType: decision.capacityType,
-          }),
-        );
-      }
-      if (decision.outcome === 'insufficientCapacity' || decision.outcome === 'failed') {
-        out.push(point('cloudprovider_errors_total', 1, { reason: decision.outcome }));
-      }
-      return out;
-    }
+    case 'launch':
+      return launchPoints(decision, point);
     case 'launchBackoff':
       return decision.action === 'start'
-        ? [point('nodepools_launch_backoff_started_total', 1, { nodePool: decision.nodePool })]
+        ? [point('nodepools_launch_backoff_started_total', 1, { nodepool: decision.nodePool })]
         : [];
     case 'register':
       return [
-        point('nodes_created_total', 1, {
-          nodePool: decision.nodePool,
+        point('karpenter_nodes_created_total', 1, {
+          nodepool: decision.nodePool,
           zone: decision.zone ?? UNKNOWN_DIMENSION,
         }),
       ];
+    case 'delete':
+      // Karpenter's liveness timeouts; a NodeClaim deleted with its Node is no disruption.
+      return decision.reason === 'launch_timeout' || decision.reason === 'registration_timeout'
+        ? [disrupted(point, decision.reason, decision.nodePool, decision.capacityType)]
+        : [];
+    case 'collect':
+      return decision.action === 'deleteNodeClaim' && decision.nodePool !== undefined
+        ? [disrupted(point, 'garbage_collected', decision.nodePool, decision.capacityType)]
+        : [];
     case 'handleInterruption': {
-      const received = point('interruption_received_messages_total', 1, { reason: decision.interruption });
-      return (decision.action === 'cordonAndDrain' || decision.action === 'forcefulTermination') &&
-        decision.nodePool !== undefined
-        ? [
-            received,
-            point('nodeclaims_disrupted_total', 1, {
-              nodePool: decision.nodePool,
-              reason: decision.interruption,
-            }),
-          ]
-        : [received];
+      const out: MetricPoint[] = [];
+      const category = statusCategoryOf(decision.interruption);
+      const messageType = messageTypeOf(decision.interruption);
+      // The instance status poll reads EC2's status checks: its findings are no queue message.
+      if (category === undefined && decision.laterInstance !== true) {
+        out.push(...received(point, messageType, decision.queuedSeconds));
+      }
+      const acted = decision.action === 'cordonAndDrain' || decision.action === 'forcefulTermination';
+      if (acted && category !== undefined) {
+        out.push(point('karpenter_interruption_instance_status_unhealthy_total', 1, { category }));
+      }
+      if (acted && decision.nodePool !== undefined) {
+        out.push(disrupted(point, messageType, decision.nodePool, decision.capacityType));
+      }
+      const offering =
+        decision.unavailableOffering === undefined
+          ? undefined
+          : offeringDimensions(decision.unavailableOffering);
+      if (offering !== undefined) {
+        out.push(point('karpenter_cloudprovider_instance_type_offering_available', 0, offering));
+      }
+      return out;
     }
     case 'ignoreInterruption':
-      return [point('interruption_received_messages_total', 1, { reason: decision.interruption })];
+      return received(point, messageTypeOf(decision.interruption), decision.queuedSeconds);
     case 'drain': {
-      const drained = decision.action === 'evict' ? decision.evicted : decision.pods.length;
-      return drained === 0
-        ? []
-        : [point('pods_drained_total', drained, { nodePool: decision.nodePool, reason: decision.reason })];
-    }
-    case 'finalizeNode':
-      // A Node without a NodeClaim is not one of a NodePool's: Karpenter does not count it either.
-      return decision.nodePool === undefined
-        ? []
-        : [point('nodes_terminated_total', 1, { nodePool: decision.nodePool })];
-    case 'finalizeNodeClaim':
+      if (decision.action !== 'evict') return [];
+      const reason = decision.reason === 'deleted' ? FORCEFUL_TERMINATION_REASON : decision.reason;
+      const codes = { '200': decision.evicted, '429': decision.blocked, '404': decision.gone };
       return [
-        point('nodeclaims_terminated_total', 1, {
-          nodePool: decision.nodePool,
-          capacityType: decision.capacityType ?? UNKNOWN_DIMENSION,
+        ...(decision.evicted === 0
+          ? []
+          : [point('karpenter_pods_drained_total', decision.evicted, { reason })]),
+        ...Object.entries(codes)
+          .filter(([, n]) => n > 0)
+          .map(([code, n]) => point('karpenter_pods_eviction_requests_total', n, { code })),
+      ];
+    }
+    case 'finalizeNode': {
+      const out: MetricPoint[] = [];
+      if (decision.terminationSeconds !== undefined) {
+        out.push(point('operator_node_termination_duration_seconds', decision.terminationSeconds));
+      }
+      // A Node without a NodeClaim is not one of a NodePool's: Karpenter does not count it either.
+      if (decision.nodePool === undefined) return out;
+      const nodepool = { nodepool: decision.nodePool };
+      out.push(
+        point('karpenter_nodes_terminated_total', 1, {
+          ...nodepool,
+          zone: decision.zone ?? UNKNOWN_DIMENSION,
+        }),
+      );
+      if (decision.drained === true) out.push(point('karpenter_nodes_drained_total', 1, nodepool));
+      if (decision.terminationSeconds !== undefined) {
+        out.push(
+          point('karpenter_nodes_termination_duration_seconds', decision.terminationSeconds, nodepool),
+        );
+      }
+      if (decision.lifetimeSeconds !== undefined) {
+        out.push(point('karpenter_nodes_lifetime_duration_seconds', decision.lifetimeSeconds, nodepool));
+      }
+      return out;
+    }
+    case 'finalizeNodeClaim': {
+      const nodepool = { nodepool: decision.nodePool };
+      const out = [
+        point('karpenter_nodeclaims_terminated_total', 1, {
+          ...nodepool,
+          capacity_type: decision.capacityType ?? UNKNOWN_DIMENSION,
           zone: decision.zone ?? UNKNOWN_DIMENSION,
         }),
       ];
-    case 'repair':
-      return decision.action === 'replace'
-        ? [point('nodeclaims_disrupted_total', 1, { nodePool: decision.nodePool, reason: 'repair' })]
-        : [];
-    case 'disrupt': {
-      const out: MetricPoint[] = [];
-      const first = decision.candidates[0];
-      // Karpenter's decision: a replace command when it starts, a delete command when it deletes.
-      const decided =
-        decision.outcome === 'started' || (decision.outcome === 'deleted' && decision.action === 'delete');
-      if (decided && first !== undefined) {
+      if (decision.terminationSeconds !== undefined) {
         out.push(
-          point('voluntary_disruption_decisions_total', 1, {
-            nodePool: first.nodePool,
-            reason: decision.reason,
-          }),
-          point('voluntary_disruption_savings', decision.pricePerHourBefore - decision.pricePerHourAfter, {
-            reason: decision.reason,
-          }),
+          point('karpenter_nodeclaims_termination_duration_seconds', decision.terminationSeconds, nodepool),
+          point('operator_nodeclaim_termination_duration_seconds', decision.terminationSeconds),
         );
       }
-      if (decision.outcome === 'started') {
-        for (const r of decision.replacements) {
-          out.push(point('nodeclaims_created_total', 1, { nodePool: r.nodePool, reason: 'disruption' }));
-        }
-      }
-      if (decision.outcome === 'deleted') {
-        for (const c of decision.candidates) {
-          out.push(point('nodeclaims_disrupted_total', 1, { nodePool: c.nodePool, reason: decision.reason }));
-        }
-      }
-      return out;
-    }
-    case 'disruptionPass': {
-      if (decision.reason === 'lease held') return [];
-      const out: MetricPoint[] = [];
-      for (const [reason, n] of Object.entries(decision.eligible)) {
-        out.push(point('voluntary_disruption_eligible_nodes', n, { reason }));
-      }
-      for (const [reason, n] of Object.entries(decision.blockedBy)) {
-        out.push(point('voluntary_disruption_blocked_nodes', n, { reason }));
-      }
-      for (const [nodePool, byReason] of Object.entries(decision.allowed)) {
-        for (const reason of BUDGET_REASONS) {
-          const n = byReason[reason];
-          if (n !== undefined) out.push(point('nodepools_allowed_disruptions', n, { nodePool, reason }));
-        }
+      if (decision.instanceTerminationSeconds !== undefined) {
+        out.push(
+          point(
+            'karpenter_nodeclaims_instance_termination_duration_seconds',
+            decision.instanceTerminationSeconds,
+            nodepool,
+          ),
+        );
       }
       return out;
     }
+    case 'repair': {
+      if (decision.action !== 'replace') return [];
+      const capacityType = decision.capacityType ?? UNKNOWN_DIMENSION;
+      return [
+        disrupted(point, 'unhealthy', decision.nodePool, decision.capacityType),
+        point('karpenter_nodeclaims_unhealthy_disrupted_total', 1, {
+          condition: snakeCase(decision.conditionType ?? UNKNOWN_DIMENSION),
+          nodepool: decision.nodePool,
+          capacity_type: capacityType,
+          image_id: decision.imageId ?? UNKNOWN_DIMENSION,
+        }),
+      ];
+    }
+    case 'disrupt':
+      return disruptPoints(decision, point);
+    case 'disruptionPass':
+      return decision.reason === 'lease held' ? [] : passPoints(decision, point);
     case 'observe':
       return observePoints(decision, point);
     case 'compare':
@@ -178,7 +200,6 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'schedulePasses':
     case 'initialize':
     case 'wait':
-    case 'delete':
     case 'resolveNodeClass':
     case 'waitForNodeClaims':
     case 'finalizeNodeClass':
@@ -191,8 +212,8 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'taint':
     case 'terminate':
     case 'continue':
-    case 'collect':
     case 'staticCapacity':
+    case 'consistency':
     case 'drifted':
     case 'adopted':
     case 'unconsolidatable':
@@ -202,28 +223,178 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
   }
 }
 
-function observePoints(
-  decision: ObserveDecision,
-  point: (name: MetricName, values: number | readonly number[], dimensions?: Dimensions) => MetricPoint,
-): MetricPoint[] {
+const ignoredPods = (point: PointOf, ignored: number | undefined): MetricPoint[] =>
+  ignored === undefined || ignored === 0 ? [] : [point('karpenter_scheduler_ignored_pods_count', ignored)];
+
+/** A NodeClaim deleted to disrupt it, as Karpenter counts it. */
+const disrupted = (point: PointOf, reason: string, nodepool: string, capacityType: string | undefined) =>
+  point('karpenter_nodeclaims_disrupted_total', 1, {
+    reason,
+    nodepool,
+    capacity_type: capacityType ?? UNKNOWN_DIMENSION,
+  });
+
+/** An interruption message received, and how long it was on the queue when known. */
+const received = (point: PointOf, messageType: string, queuedSeconds: number | undefined) => [
+  point('karpenter_interruption_received_messages_total', 1, { message_type: messageType }),
+  ...(queuedSeconds === undefined
+    ? []
+    : [point('karpenter_interruption_message_queue_duration_seconds', queuedSeconds)]),
+];
+
+/** `<capacityType>:<instanceType>:<zone>` as the launch decision lists backed-off offerings. */
+function offeringDimensions(key: string): Dimensions | undefined {
+  const [capacityType, instanceType, zone] = key.split(':');
+  return capacityType === undefined || instanceType === undefined || zone === undefined
+    ? undefined
+    : { instance_type: instanceType, capacity_type: capacityType, zone };
+}
+
+function launchPoints(decision: LaunchDecision, point: PointOf): MetricPoint[] {
   const out: MetricPoint[] = [];
-  if (decision.podStartupSeconds.length > 0) {
-    out.push(point('pods_startup_duration_seconds', decision.podStartupSeconds));
-  }
-  for (const [nodePool, o] of Object.entries(decision.nodePools)) {
-    const usage = { cpu: o.cpu, memory: o.memoryBytes, nodes: o.nodes };
-    for (const [resourceType, value] of Object.entries(usage)) {
-      out.push(point('nodepools_usage', value, { nodePool, resourceType }));
-    }
-    for (const [resourceType, value] of Object.entries(o.limits ?? {})) {
-      out.push(point('nodepools_limit', value, { nodePool, resourceType }));
-    }
+  const nodepool = decision.nodePool;
+  const capacityType = decision.capacityType;
+  // A fenced launch's NodeClaim is discarded (or left for the lease holder); a resumed one was
+  // counted by the run that created it.
+  if (decision.reason !== 'resumed' && decision.outcome !== 'fenced') {
     out.push(
-      point('nodepools_cost_total', o.pricePerHour, { nodePool }),
-      point('nodepools_idle_cost', o.idlePricePerHour, { nodePool }),
-      point('nodepools_utilization_percent', o.cpuUtilization, { nodePool, resourceType: 'cpu' }),
-      point('nodepools_utilization_percent', o.memoryUtilization, { nodePool, resourceType: 'memory' }),
-      point('cluster_state_node_count', o.nodes, { nodePool }),
+      point('karpenter_nodeclaims_created_total', 1, {
+        nodepool,
+        reason: PROVISIONED_REASON,
+        min_values_relaxed: decision.minValuesRelaxed === true ? 'true' : 'false',
+      }),
+    );
+  }
+  const create = (error: string) =>
+    point('karpenter_cloudprovider_errors_total', 1, { method: 'Create', error });
+  switch (decision.outcome) {
+    case 'launched': {
+      const type = decision.instanceType;
+      if (type === undefined) return out;
+      if (decision.zone !== undefined) {
+        const offering = { instance_type: type, capacity_type: capacityType, zone: decision.zone };
+        out.push(point('karpenter_cloudprovider_instance_type_offering_available', 1, offering));
+        if (decision.pricePerHour !== undefined) {
+          out.push(
+            point(
+              'karpenter_cloudprovider_instance_type_offering_price_estimate',
+              decision.pricePerHour,
+              offering,
+            ),
+          );
+        }
+      }
+      if (decision.instanceTypeCpu !== undefined) {
+        out.push(
+          point('karpenter_cloudprovider_instance_type_cpu_cores', decision.instanceTypeCpu, {
+            instance_type: type,
+          }),
+        );
+      }
+      if (decision.instanceTypeMemoryBytes !== undefined) {
+        out.push(
+          point('karpenter_cloudprovider_instance_type_memory_bytes', decision.instanceTypeMemoryBytes, {
+            instance_type: type,
+          }),
+        );
+      }
+      return out;
+    }
+    case 'insufficientCapacity':
+      out.push(
+        point('karpenter_cloudprovider_instance_launch_failures_total', 1, {
+          nodepool,
+          reason: 'InsufficientCapacityError',
+          capacity_type: capacityType,
+        }),
+        create('InsufficientCapacityError'),
+        disrupted(point, 'insufficient_capacity', nodepool, capacityType),
+      );
+      for (const key of decision.offerings ?? []) {
+        const offering = offeringDimensions(key);
+        if (offering !== undefined) {
+          out.push(point('karpenter_cloudprovider_instance_type_offering_available', 0, offering));
+        }
+      }
+      return out;
+    case 'failed':
+      if (decision.errorCode !== undefined) {
+        out.push(
+          point('karpenter_cloudprovider_instance_launch_failures_total', 1, {
+            nodepool,
+            reason: decision.errorCode,
+            capacity_type: capacityType,
+          }),
+        );
+      }
+      if (decision.failureReason === 'NodeClassNotReady') {
+        out.push(
+          create('NodeClassNotReadyError'),
+          disrupted(point, 'nodeclass_not_ready', nodepool, capacityType),
+        );
+      } else {
+        out.push(create('none'));
+      }
+      return out;
+    case 'fenced':
+      // No launch was sent: the lease was lost first.
+      return out;
+    default:
+      return assertNever(decision.outcome);
+  }
+}
+
+function disruptPoints(decision: Extract<Decision, { kind: 'disrupt' }>, point: PointOf): MetricPoint[] {
+  const out: MetricPoint[] = [];
+  const reason = disruptionReasonLabel(decision.reason);
+  const consolidationType = consolidationTypeOf(decision.method);
+  // Karpenter's decision: a replace command when it starts, a delete command when it deletes.
+  const decided =
+    decision.outcome === 'started' || (decision.outcome === 'deleted' && decision.action === 'delete');
+  if (decided && decision.candidates.length > 0) {
+    out.push(
+      point('karpenter_voluntary_disruption_decisions_total', 1, {
+        decision: decision.action,
+        reason,
+        consolidation_type: consolidationType,
+      }),
+      point('voluntary_disruption_savings', decision.pricePerHourBefore - decision.pricePerHourAfter, {
+        reason,
+      }),
+    );
+    for (const nodepool of new Set(decision.candidates.map((c) => c.nodePool))) {
+      out.push(point('karpenter_voluntary_disruption_decisions_by_nodepool_total', 1, { nodepool, reason }));
+    }
+  }
+  if (decision.outcome === 'started') {
+    for (const r of decision.replacements) {
+      out.push(
+        point('karpenter_nodeclaims_created_total', 1, {
+          nodepool: r.nodePool,
+          reason,
+          min_values_relaxed: 'false',
+        }),
+      );
+    }
+  }
+  if (decision.outcome === 'deleted') {
+    for (const c of decision.candidates) out.push(disrupted(point, reason, c.nodePool, c.capacityType));
+  }
+  if (decision.outcome === 'failed' && decision.replacements.length > 0) {
+    out.push(
+      point('karpenter_voluntary_disruption_queue_failures_total', decision.replacements.length, {
+        decision: decision.action,
+        reason,
+        // As Karpenter writes it: the decision again.
+        consolidation_type: decision.action,
+      }),
+    );
+  }
+  if ((decision.failedValidations ?? 0) > 0) {
+    out.push(
+      point('karpenter_voluntary_disruption_failed_validations_total', decision.failedValidations ?? 0, {
+        consolidation_type: consolidationType,
+      }),
     );
   }
   return out;

@@ -18,6 +18,11 @@ export interface RepairDecision {
   readonly instanceId?: string;
   /** `Ready=False`, `AcceleratedHardwareReady=False`, `instanceStatus,systemStatus` … */
   readonly cause?: string;
+  /** The unhealthy Node condition's type (`Ready`), or the first failed EC2 check (`instanceStatus`). */
+  readonly conditionType?: string;
+  /** The NodeClaim's `karpenter.sh/capacity-type` label and `status.imageID`, when it has them. */
+  readonly capacityType?: string;
+  readonly imageId?: string;
   readonly unhealthySeconds?: number;
   readonly tolerationSeconds?: number;
   /** The pool's unhealthy nodes, nodes and threshold when decided. */

@@ -1,4 +1,5 @@
 import type { CapacityType } from '../../core/index.ts';
+import type { ConsistencyDecision } from './consistency.ts';
 import type {
   AdoptedDecision,
   DisruptDecision,
@@ -60,14 +61,22 @@ export interface LaunchDecision {
   readonly priceAssumed?: true;
   /** When failed: what went wrong. */
   readonly error?: string;
+  /** When failed because EC2 refused the launch: EC2's error code. */
+  readonly errorCode?: string;
   /** When insufficient capacity: `<capacityType>:<instanceType>:<zone>` of the offerings backed off. */
   readonly offerings?: readonly string[];
   /**
    * When not launched for a cause the outcome does not name, the Event reason recorded on the
    * NodeClaim: `SpotServiceLinkedRoleCreationFailure` (a spot launch refused for want of the EC2
-   * Spot service-linked role; the outcome is `insufficientCapacity`, as Karpenter treats it).
+   * Spot service-linked role; the outcome is `insufficientCapacity`, as Karpenter treats it), or
+   * `NodeClassNotReady` (the outcome is `failed` and the NodeClaim was removed).
    */
-  readonly failureReason?: 'SpotServiceLinkedRoleCreationFailure';
+  readonly failureReason?: 'SpotServiceLinkedRoleCreationFailure' | 'NodeClassNotReady';
+  /** Its minValues were relaxed to launch it (the `karpenter.sh/nodeclaim-min-values-relaxed` annotation). */
+  readonly minValuesRelaxed?: true;
+  /** When launched: the instance type's vCPUs and memory in bytes, as the catalog lists them. */
+  readonly instanceTypeCpu?: number;
+  readonly instanceTypeMemoryBytes?: number;
   /** How many of `pods` are on nodes being deleted (planned for while their node drains). */
   readonly deletingNodePods?: number;
 }
@@ -79,6 +88,8 @@ export interface SkipDecision {
   readonly lease?: string;
   readonly waitedMs?: number;
   readonly leaseToken?: number;
+  /** Pending pods that could not be read, and so were left out. @default 0 */
+  readonly ignoredPods?: number;
 }
 
 /** The batch of pending pods a provisioning run plans for, and why it closed (quiet or max window). */
@@ -113,6 +124,8 @@ export interface PlanDecision {
   readonly planMs: number;
   /** Since the creation of the oldest pending pod the run read (0 when none). */
   readonly oldestPendingSeconds: number;
+  /** Pending pods that could not be read, and so were left out. @default 0 */
+  readonly ignoredPods?: number;
   /**
    * Planned NodeClaims not launched because the capacity type they were planned for ran out
    * during the run (see `fallsBack`): their pods were planned again in the next round.
@@ -189,6 +202,13 @@ export interface FinalizeNodeDecision {
   readonly node: string;
   readonly nodeClaim?: string;
   readonly nodePool?: string;
+  /** Its `topology.kubernetes.io/zone` label. */
+  readonly zone?: string;
+  /** From its deletion, and from its creation, to now (whole seconds, when known). */
+  readonly terminationSeconds?: number;
+  readonly lifetimeSeconds?: number;
+  /** Its NodeClaim's drain finished (the Drained condition is True). */
+  readonly drained?: true;
 }
 
 /** A NodeClaim's termination finalizer was removed: drained, instance gone, the NodeClaim goes. */
@@ -197,6 +217,10 @@ export interface FinalizeNodeClaimDecision extends TerminationFields {
   /** Its `karpenter.sh/capacity-type` and `topology.kubernetes.io/zone` labels, once launched. */
   readonly capacityType?: string;
   readonly zone?: string;
+  /** From its deletion to now (seconds, when known). */
+  readonly terminationSeconds?: number;
+  /** From its InstanceTerminating condition to now (seconds), when it has one. */
+  readonly instanceTerminationSeconds?: number;
 }
 
 /** A termination invocation's budget ends before the NodeClaim's termination does: it goes on later. */
@@ -290,6 +314,8 @@ export interface CollectDecision {
   readonly ageSeconds?: number;
   readonly nodeClaim?: string;
   readonly nodePool?: string;
+  /** The NodeClaim's `karpenter.sh/capacity-type` label, when it has one. */
+  readonly capacityType?: string;
   readonly node?: string;
   readonly handedOver?: 'termination queue' | 'termination sweep';
 }
@@ -328,6 +354,7 @@ export type Decision = WithoutLineKeys<
   | CollectDecision
   | StaticCapacityDecision
   | RepairDecision
+  | ConsistencyDecision
   | DisruptDecision
   | DriftedDecision
   | AdoptedDecision

@@ -1,5 +1,11 @@
 import { podEvictionCost } from '../../core/index.ts';
-import type { BalancedScore, BalancedVerdict, DisruptionCandidate } from './method.ts';
+import type {
+  BalancedScore,
+  BalancedVerdict,
+  ConsolidationMove,
+  DisruptionCandidate,
+  DisruptionCommand,
+} from './method.ts';
 
 // The `Balanced` consolidation policy, as Karpenter v1 scores a move: the $/hour it saves as a
 // fraction of its NodePool's $/hour, over the disruption it causes as a fraction of its NodePool's
@@ -14,6 +20,15 @@ export const BALANCED_MIN_SCORE = 1 / BALANCED_K;
 /** Karpenter's disruption cost of a node for the Balanced score: 1, plus its pods' eviction costs. */
 export function balancedDisruption(pods: DisruptionCandidate['reschedulablePods']): number {
   return 1 + pods.reduce((sum, p) => sum + Math.max(0, podEvictionCost(p)), 0);
+}
+
+/**
+ * Karpenter v1.14's empty node: no reschedulable pod whose eviction cost is above 0 (none at all, or
+ * only pods whose deletion cost or priority brings their cost to 0 or below), so its disruption
+ * cost is the node's base of 1.
+ */
+export function isEmptyCandidate(candidate: Pick<DisruptionCandidate, 'reschedulablePods'>): boolean {
+  return balancedDisruption(candidate.reschedulablePods) <= 1;
 }
 
 /** A NodePool's totals: the $/hour of its priced nodes and their Balanced disruption cost. */
@@ -110,4 +125,33 @@ export function balancedRejection(
   totals: ReadonlyMap<string, PoolTotals>,
 ): string | undefined {
   return balancedRejectionOf(balancedVerdicts(candidates, savingsPerHour, totals));
+}
+
+/** The move of one candidate, as Karpenter's Balanced evaluator counts it: its pool's verdict, if Balanced. */
+export function singleMove(
+  candidate: DisruptionCandidate,
+  verdicts: readonly BalancedVerdict[],
+): ConsolidationMove {
+  const nodePool = candidate.nodePool.pool.name;
+  const verdict = verdicts.find((v) => v.nodePool === nodePool);
+  return {
+    nodePool,
+    policy: candidate.nodePool.disruption.consolidationPolicy,
+    decision: verdict === undefined || verdict.approved ? 'approved' : 'rejected',
+    ...(verdict === undefined ? {} : { score: verdict.score }),
+  };
+}
+
+/** The moves of a multi-candidate command decided: one per NodePool of its candidates, approved. */
+export function commandMoves(command: DisruptionCommand): ConsolidationMove[] {
+  const pools = new Map(command.candidates.map((c) => [c.nodePool.pool.name, c.nodePool] as const));
+  return [...pools].map(([nodePool, pool]) => {
+    const verdict = command.balanced?.find((v) => v.nodePool === nodePool);
+    return {
+      nodePool,
+      policy: pool.disruption.consolidationPolicy,
+      decision: 'approved' as const,
+      ...(verdict === undefined ? {} : { score: verdict.score }),
+    };
+  });
 }

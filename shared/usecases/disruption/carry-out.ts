@@ -73,6 +73,7 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
   const { id, startedAt } = commandIdentity(pass, proposed);
   const names = command.candidates.map((c) => c.nodeClaim.name);
   let dropped: string | undefined;
+  let droppedCount = 0;
   const consolidating = method.consolidation !== undefined;
   if (consolidating) await recordAll(pass.ports.cluster, consolidationChosen(command));
   if (method.disruptionClass === 'graceful') {
@@ -80,11 +81,14 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
     if (checked.kind === 'invalid') {
       if (consolidating) await recordAll(pass.ports.cluster, consolidationRejected(command, checked.why));
       pass.failed(checked.failed);
-      pass.record(decisionForCommand(command, pass.input(), id, [], 'abandoned', checked.why));
+      pass.record(
+        failedAt(decisionForCommand(command, pass.input(), id, [], 'abandoned', checked.why), checked.failed),
+      );
       return false;
     }
     command = checked.command;
     pass.failed(checked.dropped.length);
+    droppedCount = checked.dropped.length;
     const [first] = checked.dropped;
     if (first !== undefined) {
       dropped = `${checked.dropped.length} candidates dropped at validation (nodeClaim ${first.nodeClaim} ${first.why})`;
@@ -101,7 +105,12 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
   if (confirmed.kind === 'abandoned') {
     if (consolidating) await recordAll(pass.ports.cluster, consolidationRejected(command, confirmed.why));
     pass.failed(confirmed.failed);
-    pass.record(decisionForCommand(command, pass.input(), id, [], 'abandoned', confirmed.why));
+    pass.record(
+      failedAt(
+        decisionForCommand(command, pass.input(), id, [], 'abandoned', confirmed.why),
+        droppedCount + confirmed.failed,
+      ),
+    );
     return false;
   }
   command = confirmed.command;
@@ -124,7 +133,9 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
   if (command.replacements.length === 0) {
     await markCandidates(pass.ports, candidates, record);
     await deleteCandidates(pass.ports, candidates, command.reason);
-    pass.record(decisionForCommand(command, pass.input(), id, [], 'deleted', dropped));
+    pass.record(
+      failedAt(decisionForCommand(command, pass.input(), id, [], 'deleted', dropped), droppedCount),
+    );
     if (command.reason === 'Empty') await judgeReclaimed(pass, candidates, confirmed.world.state.nodes);
     return true;
   }
@@ -145,8 +156,15 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
       disruptionWaitingReadiness(name),
     ]),
   );
-  pass.record(decisionForCommand(command, pass.input(), id, record.replacements, 'started'));
+  pass.record(
+    failedAt(decisionForCommand(command, pass.input(), id, record.replacements, 'started'), droppedCount),
+  );
   return true;
+}
+
+/** The decision with the candidates that failed the command's validation, when any did. */
+function failedAt(decision: DisruptDecision, failedValidations: number): DisruptDecision {
+  return failedValidations === 0 ? decision : { ...decision, failedValidations };
 }
 
 /** Waits the validation period, reads the cluster again and checks the command on that read (validation.ts). */

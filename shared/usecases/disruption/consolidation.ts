@@ -6,7 +6,7 @@ import {
   type NodeClaimPlan,
 } from '../../core/index.ts';
 import { assumedPriceNote, candidatesAssumed } from './assumed-price.ts';
-import { balancedRejectionOf, balancedVerdicts } from './balanced.ts';
+import { balancedRejectionOf, balancedVerdicts, isEmptyCandidate, singleMove } from './balanced.ts';
 import type {
   ConsolidationMethod,
   DisruptionCandidate,
@@ -59,8 +59,8 @@ export function shouldConsolidate(candidate: DisruptionCandidate): boolean {
     underutilizedAllowed(candidate) &&
     // A minimum savings that cannot be read is not taken for none.
     parseMinSavings(candidate.nodePool.annotations).kind === 'ok' &&
-    // Empty nodes are emptiness's.
-    candidate.reschedulablePods.length > 0 &&
+    // Empty nodes (no pod whose eviction costs anything) are emptiness's.
+    !isEmptyCandidate(candidate) &&
     candidate.blockers.length === 0 &&
     // Without a price there is nothing to compare.
     candidate.pricePerHour !== undefined &&
@@ -98,11 +98,11 @@ function sameTypeCap(
 }
 
 /**
- * Karpenter's order: the most $/hour saved per unit of disruption first, a node's disruption cost
- * scaled by the share of its lifetime (expireAfter) it has left, so nodes near expiry go first.
+ * Karpenter v1.14's order: the most $/hour per unit of disruption first (a node's price over its
+ * disruption cost, which is at least 1 and has no lifetime factor), then by name.
  */
 export function byConsolidationOrder(a: DisruptionCandidate, b: DisruptionCandidate): number {
-  const ratio = (c: DisruptionCandidate) => priceOf(c) / Math.max(c.disruptionCost, 1e-9);
+  const ratio = (c: DisruptionCandidate) => priceOf(c) / Math.max(c.disruptionCost, 1);
   return ratio(b) - ratio(a) || a.nodeClaim.name.localeCompare(b.nodeClaim.name);
 }
 
@@ -246,6 +246,9 @@ export function evaluateConsolidation(
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
   const balanced = balancedVerdicts(candidates, savings, context.poolTotals);
   const rejected = balancedRejectionOf(balanced);
+  // Karpenter counts each single-candidate move it weighs; a multi-node command once decided.
+  const [only] = candidates;
+  if (candidates.length === 1 && only !== undefined) context.move?.(singleMove(only, balanced));
   if (rejected !== undefined) {
     // The score's savings rest on the prices of both sides.
     const assumed = new Set([...beforeAssumed, ...replacementsAssumed]);

@@ -20,7 +20,7 @@ import { Confirmation } from './confirm.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
-import type { DisruptionCommand, MethodContext } from './method.ts';
+import type { ConsolidationMove, DisruptionCommand, MethodContext } from './method.ts';
 import { nextCommand } from './next-command.ts';
 import { observeCluster } from './observe.ts';
 import { passCandidates } from './pass-candidates.ts';
@@ -102,6 +102,8 @@ class Pass {
   observedUntilMs: number | undefined;
   /** Why consolidation keeps the nodes it looked at, by NodeClaim name (the latest look). */
   private readonly stays = new Map<string, string>();
+  /** The consolidation moves the pass weighed. */
+  private readonly moves: ConsolidationMove[] = [];
 
   constructor(
     private readonly ports: DisruptionPorts,
@@ -202,6 +204,7 @@ class Pass {
       expired,
       failedValidations: this.failedValidations,
       inFlight,
+      moves: this.moves,
       pools: this.pools,
       claims: this.claims,
       nowMs,
@@ -217,6 +220,7 @@ class Pass {
         nodes: this.state.nodes.filter((n) => n.nodePoolName !== undefined && this.pools.has(n.nodePoolName)),
         claims: this.claims,
         pools: this.pools,
+        nodeClasses: [...this.classes.values()],
         input: this.input,
         ...(sinceMs === undefined ? {} : { sinceMs }),
         untilMs,
@@ -344,12 +348,14 @@ class Pass {
       nowMs: this.now(),
       set,
       spotToSpotConsolidation: this.options.spotToSpotConsolidation === true,
+      repackConsolidation: this.options.repackConsolidation === true,
     });
     for (const look of next.looks) {
       this.warnBudgetProblems(look.budgets.problems);
       for (const blocked of look.budgetBlocked) budgetBlocked.add(blocked);
     }
     for (const [name, why] of next.stays) this.stays.set(name, why);
+    this.moves.push(...next.moves);
     return next.command;
   }
 

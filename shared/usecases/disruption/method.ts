@@ -16,9 +16,9 @@ import type { CommandMethodName, DisruptionMethodName } from '../state/command-r
 // controller's order and its policy; which nodes it may act on, and the commands it proposes for
 // them. Each method is one file declaring itself with `disruptionMethod`, listed once in the
 // registry (methods.ts), from which the method names are derived. The disruption controller tries
-// the methods in order, acts on the first command of a method whose policy picks `first` (emptiness,
-// static drift, drift), as Karpenter does, and takes the consolidation command that saves most; forceful
-// disruption (expiration, interruption) does not go through here. A command carries its method, and
+// the methods in order and, as Karpenter does, acts on the first command found; with repack switched
+// on (next-command.ts), the consolidation methods' commands compete and the one that saves most is
+// taken instead. Forceful disruption (expiration, interruption) does not go through here. A command carries its method, and
 // what is done with it (its validation, its consolidation events, its record) follows the method's
 // rules, never its name; a command read back from its record has its method resolved from the
 // record's name (methods.ts), expiration's (`expirationMethod`) included.
@@ -33,8 +33,9 @@ export interface DisruptionCandidate {
   /** The catalog only assumes that price (Offering.priceAssumed). */
   readonly priceAssumed?: true;
   /**
-   * Karpenter's disruption cost, which orders candidates: 1 per reschedulable pod, adjusted for
-   * deletion cost and priority, times the fraction of the NodeClaim's expireAfter lifetime left.
+   * Karpenter v1.14's cost of disrupting the node, which orders candidates and decides emptiness:
+   * 1 for the node, plus each reschedulable pod's eviction cost (deletion cost and priority
+   * adjusted) where it is above 0. A node at 1 is empty. No lifetime factor: v1.14 orders without it.
    */
   readonly disruptionCost: number;
   /** The pods that need a place elsewhere when the node goes (no DaemonSet or mirror pods). */
@@ -117,6 +118,17 @@ export interface MethodContext {
   readonly daemonSets?: readonly DaemonSet[];
   /** Told why a candidate a method looked at stays (Karpenter's `Unconsolidatable`). */
   readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
+  /** Told of each consolidation move weighed, as Karpenter's Balanced evaluator counts it. */
+  readonly move?: (move: ConsolidationMove) => void;
+}
+
+/** A consolidation move weighed in one NodePool: approved, or rejected by its Balanced score. */
+export interface ConsolidationMove {
+  readonly nodePool: string;
+  readonly policy: string;
+  readonly decision: 'approved' | 'rejected';
+  /** The Balanced score, for a Balanced NodePool. */
+  readonly score?: number;
 }
 
 /** How a consolidation simulation may place the pods beyond what the provisioner would do. */
@@ -149,8 +161,9 @@ export type SimulateScheduling = (
 export interface MethodPolicy {
   /**
    * `first`: the controller acts on the method's first command and tries no later method;
-   * `mostSaving`: its first command competes with those of the other `mostSaving` methods, and the
-   * one that saves most is carried out (consolidation).
+   * `mostSaving`: the same by default (Karpenter's order), but with repack switched on its first
+   * command competes with those of the other `mostSaving` methods, and the one that saves most is
+   * carried out (consolidation).
    */
   readonly pick: 'first' | 'mostSaving';
   /**

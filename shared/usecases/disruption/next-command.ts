@@ -1,23 +1,37 @@
+import { commandMoves } from './balanced.ts';
 import type { CandidateSet } from './candidates.ts';
 import { methodContextFor } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
-import type { DisruptionCandidate, DisruptionCommand, DisruptionMethod } from './method.ts';
-import { METHODS } from './methods.ts';
+import type {
+  ConsolidationMove,
+  DisruptionCandidate,
+  DisruptionCommand,
+  DisruptionMethod,
+} from './method.ts';
+import { methodsAsked } from './methods.ts';
 import { type AllowedByPool, allowedByPool, type PassRead } from './pass-candidates.ts';
 import { simulateWithout } from './simulation.ts';
 
 // Which command a disruption pass starts next, from its candidates: the methods in the
 // controller's order (methods.ts), each on the candidates it accepts, within each NodePool's
-// budgets for the method's reason. The first command of a method whose policy is `first` is taken
-// at once (no later method is asked); otherwise the consolidation methods' first commands compete
-// and the one that saves most is taken. The controller and `flotilla explain node` both ask here,
-// so what explain says a pass does is what a pass does. Pure.
+// budgets for the method's reason. By default, as Karpenter does, the first method that has a
+// command acts and no later method is asked, and repack is not among the methods. With repack
+// switched on (`repackConsolidation`, Flotilla's own), repack joins them and the first commands of
+// the consolidation methods (policy `mostSaving`) compete: the one that saves most is taken; a
+// method whose policy is `first` still acts at once. The controller and `flotilla explain node`
+// both ask here, so what explain says a pass does is what a pass does. Pure.
 
 export interface NextCommandInput extends PassRead {
   /** The pass's candidates (passCandidates). */
   readonly set: CandidateSet;
   /** Karpenter's `SpotToSpotConsolidation` feature gate. @default false */
   readonly spotToSpotConsolidation?: boolean;
+  /**
+   * Flotilla's repack consolidation (`repackConsolidation`): repack is asked, and the consolidation
+   * methods' first commands compete on savings. Off, Karpenter's methods alone, first that acts.
+   * @default false
+   */
+  readonly repackConsolidation?: boolean;
   /**
    * Ask every method that accepts a candidate, also past the one whose command is taken (what
    * `explain` shows of a node); the command taken is the same either way. @default false
@@ -48,26 +62,30 @@ export interface NextCommand {
   readonly looks: readonly MethodLook[];
   /** Why consolidation keeps the candidates it looked at in vain, by NodeClaim name (Unconsolidatable). */
   readonly stays: ReadonlyMap<string, string>;
+  /** The consolidation moves weighed, as Karpenter's Balanced evaluator counts them. */
+  readonly moves: readonly ConsolidationMove[];
 }
 
 /** The command a pass starts next (see the file's comment), with what each method answered. */
 export function nextCommand(input: NextCommandInput): NextCommand {
   const { set, nowMs } = input;
   const stays = new Map<string, string>();
+  const moves: ConsolidationMove[] = [];
   const context = {
     ...methodContextFor(set, input.input, nowMs, input.spotToSpotConsolidation === true),
     unconsolidatable: (candidate: DisruptionCandidate, why: string) =>
       stays.set(candidate.nodeClaim.name, why),
+    move: (move: ConsolidationMove) => moves.push(move),
   };
   // One state for every method of this call: a set two methods both try is simulated once.
   const simulate = memoSimulation((candidates, options) =>
     simulateWithout(input.input, input.state, input.claims, candidates, options),
   );
   const looks: MethodLook[] = [];
-  const consolidation: DisruptionCommand[] = [];
-  let taken: DisruptionCommand | undefined;
-  for (const method of METHODS) {
-    if (taken !== undefined && input.everyMethod !== true) break;
+  const firsts: DisruptionCommand[] = [];
+  const repack = input.repackConsolidation === true;
+  for (const method of methodsAsked(repack)) {
+    if (input.everyMethod !== true && isSettled(firsts, repack)) break;
     const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
     const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
     if (accepted.length === 0) continue;
@@ -80,9 +98,31 @@ export function nextCommand(input: NextCommandInput): NextCommand {
     const commands = method.computeCommands(accepted, budgets.allowed, simulate, context);
     looks.push({ method, accepted, budgets, budgetBlocked: [...budgetBlocked], commands });
     const [first] = commands;
-    if (first === undefined || taken !== undefined) continue;
-    if (method.policy.pick === 'first') taken = first;
-    else consolidation.push(first);
+    if (first !== undefined && method.consolidation !== undefined && first.candidates.length > 1) {
+      moves.push(...commandMoves(first));
+    }
+    if (first !== undefined) firsts.push(first);
   }
-  return { command: taken ?? mostSaving(consolidation), looks, stays };
+  return { command: pickCommand(firsts, repack), looks, stays, moves };
+}
+
+/** Whether the methods asked so far already decide the command: no later method can change it. */
+function isSettled(firsts: readonly DisruptionCommand[], repack: boolean): boolean {
+  const [head] = firsts;
+  return head !== undefined && (!repack || head.method.policy.pick === 'first');
+}
+
+/**
+ * The command a pass takes from the methods' first commands, in the methods' order. By default
+ * (Karpenter's rule) the first of them: a later method never overrides an earlier one, whatever it
+ * saves. With repack on, a method whose policy is `first` still wins at once; otherwise the
+ * consolidation commands compete and the one that saves most is taken (the earlier on a tie).
+ */
+export function pickCommand(
+  firsts: readonly DisruptionCommand[],
+  repack: boolean,
+): DisruptionCommand | undefined {
+  const [head] = firsts;
+  if (head === undefined || isSettled(firsts, repack)) return head;
+  return mostSaving(firsts.filter((c) => c.method.policy.pick === 'mostSaving'));
 }

@@ -10,6 +10,7 @@ import {
   type ResourceList,
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type { EC2NodeClass } from '../../ports/ec2nodeclass.ts';
 import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
 import type {
   DisruptionPassDecision,
@@ -23,6 +24,7 @@ import { nodeIndex } from '../state/node-index.ts';
 import type { CandidateSet } from './candidates.ts';
 import { priceAssumedFrom, priceFrom } from './describe.ts';
 import type { DisruptionMethod } from './method.ts';
+import { nodeTotals, observeConditions, observeTerminations } from './observe-figures.ts';
 
 // What a disruption pass tells besides its commands, from what it read anyway (the cluster summary
 // and the offering catalog): which nodes were eligible or left alone and why, what the budgets
@@ -45,7 +47,7 @@ export interface PassFiguresInput {
 /** The eligible, blocked and allowed figures of a pass's decision. */
 export function passFigures(
   input: PassFiguresInput,
-): Pick<DisruptionPassDecision, 'eligible' | 'blockedBy' | 'allowed'> {
+): Pick<DisruptionPassDecision, 'eligible' | 'blockedBy' | 'allowed' | 'disrupting'> {
   const { set, nowMs } = input;
   const eligible: Partial<Record<DisruptionReason, Set<string>>> = {};
   for (const reason of BUDGET_REASONS) eligible[reason] = new Set();
@@ -79,9 +81,11 @@ export function passFigures(
     if (budgeted) block('budget');
   }
   const allowed: Record<string, Partial<Record<DisruptionReason, number>>> = {};
+  const disrupting: Record<string, number> = {};
   for (const [name, counts] of set.counts) {
     const pool = input.pools.get(name);
     if (pool === undefined) continue;
+    if (counts.disrupting > 0) disrupting[name] = counts.disrupting;
     const byReason: Partial<Record<DisruptionReason, number>> = {};
     for (const reason of BUDGET_REASONS) {
       const n = allowedDisruptions(pool.disruption.budgets, reason, counts, nowMs).allowed;
@@ -94,13 +98,17 @@ export function passFigures(
     eligible: Object.fromEntries(Object.entries(eligible).map(([reason, names]) => [reason, names.size])),
     blockedBy,
     allowed,
+    ...(Object.keys(disrupting).length === 0 ? {} : { disrupting }),
   };
 }
 
 export interface ObserveInput {
+  /** The NodePools' Nodes. */
   readonly nodes: readonly ClusterNode[];
   readonly claims: readonly ClusterNodeClaim[];
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
+  /** The EC2NodeClasses read (their conditions are tallied). @default none */
+  readonly nodeClasses?: readonly EC2NodeClass[];
   /**
    * The pass's scheduling input: the instance types (with offering prices) of eligible NodePools'
    * classes, the catalog every NodeClaim is priced from, whatever its NodePool's eligibility.
@@ -132,8 +140,12 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     return t;
   };
   for (const name of observed.pools.keys()) totalsOf(name);
+  const poolNodes = new Map<string, ClusterNode[]>();
   for (const node of observed.nodes) {
     if (node.nodePoolName === undefined) continue;
+    const inPool = poolNodes.get(node.nodePoolName) ?? [];
+    poolNodes.set(node.nodePoolName, inPool);
+    inPool.push(node);
     const t = totalsOf(node.nodePoolName);
     const capacity = node.capacity ?? node.allocatable;
     t.nodes += 1;
@@ -170,9 +182,12 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     t.idle += node === undefined ? price : price * (1 - usedShare(node));
   }
   const nodePools: Record<string, NodePoolObservation> = {};
+  // Ages are counted to the pass's last read.
+  const nowMs = observed.readAtMs ?? observed.untilMs;
   for (const [name, t] of [...totals].sort(([a], [b]) => a.localeCompare(b))) {
     const limits = observed.pools.get(name)?.pool.limits;
     nodePools[name] = {
+      ...nodeTotals(poolNodes.get(name) ?? [], nowMs),
       nodes: t.nodes,
       cpu: t.cpuMillis / 1000,
       memoryBytes: t.memoryBytes,
@@ -216,6 +231,7 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     { since, until: observed.readAtMs ?? until },
     (c) => c.deletedAtMs,
   );
+  const terminating = observeTerminations(observed.claims, observed.nodes, nowMs);
   return {
     kind: 'observe',
     reason: 'disruption pass',
@@ -223,6 +239,16 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     podStartupSeconds,
     ...(created === undefined ? {} : { nodeClaimsCreated: created }),
     ...(deleted === undefined ? {} : { nodeClaimsDeleted: deleted }),
+    conditions: observeConditions({
+      claims: observed.claims,
+      nodes: observed.nodes,
+      pools: observed.pools.values(),
+      nodeClasses: observed.nodeClasses ?? [],
+      nowMs,
+      sinceMs: since,
+      untilMs: until,
+    }),
+    ...(terminating === undefined ? {} : { terminating }),
     ...(since === undefined ? {} : { since: new Date(since).toISOString() }),
     ...(until === undefined ? {} : { until: new Date(until).toISOString() }),
   };

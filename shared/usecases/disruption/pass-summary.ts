@@ -1,9 +1,11 @@
 import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
 import type { DisruptionPassDecision } from '../decisions/disruption.ts';
+import type { ConsolidationMoveTally } from '../decisions/observation.ts';
 import type { CandidateSet } from './candidates.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
+import type { ConsolidationMove } from './method.ts';
 import { METHODS } from './methods.ts';
 import { passFigures } from './observe.ts';
 
@@ -19,6 +21,8 @@ export interface PassOutcome {
   readonly expired: number;
   readonly failedValidations: number;
   readonly inFlight: number;
+  /** The consolidation moves the pass weighed. @default none */
+  readonly moves?: readonly ConsolidationMove[];
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
   readonly claims: readonly ClusterNodeClaim[];
   readonly nowMs: number;
@@ -59,6 +63,7 @@ export function passDecision(outcome: PassOutcome): DisruptionPassDecision {
     commands,
     failedValidations: outcome.failedValidations,
     inFlight: outcome.inFlight,
+    ...moveTallies(outcome.moves ?? []),
     ...passFigures({
       set,
       methods: METHODS,
@@ -68,6 +73,24 @@ export function passDecision(outcome: PassOutcome): DisruptionPassDecision {
       nowMs,
     }),
   };
+}
+
+/** The moves weighed, counted by NodePool, policy and verdict, with their finite scores. */
+function moveTallies(
+  moves: readonly ConsolidationMove[],
+): Pick<DisruptionPassDecision, 'consolidationMoves'> {
+  const byKey = new Map<string, ConsolidationMoveTally & { count: number; scores: number[] }>();
+  for (const move of moves) {
+    const key = JSON.stringify([move.nodePool, move.policy, move.decision]);
+    const { nodePool, policy, decision } = move;
+    const tally = byKey.get(key) ?? { nodePool, policy, decision, count: 0, scores: [] };
+    byKey.set(key, tally);
+    tally.count += 1;
+    if (move.score !== undefined && Number.isFinite(move.score)) {
+      tally.scores.push(Math.round(move.score * 1000) / 1000);
+    }
+  }
+  return byKey.size === 0 ? {} : { consolidationMoves: [...byKey.values()] };
 }
 
 /** The line of a pass that did not run: another holds the disruption lease. */

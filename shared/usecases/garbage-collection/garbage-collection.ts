@@ -1,10 +1,11 @@
-import { assertNever, parseInstanceId } from '../../core/index.ts';
+import { assertNever, Label, parseInstanceId } from '../../core/index.ts';
 import { type Cloud, type CloudInstance, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
+import { decideConsistency, reportConsistency } from './consistency.ts';
 import { type CollectionStep, decideCollection } from './decide.ts';
 
 export { type CollectionStep, decideCollection, ORPHAN_MIN_AGE_MS } from './decide.ts';
@@ -25,6 +26,8 @@ export interface GarbageCollectionResult {
   readonly terminated: readonly string[];
   /** NodeClaims deleted because their instance is gone. */
   readonly deletedNodeClaims: readonly string[];
+  /** NodeClaims whose Node contradicts them (FailedConsistencyCheck); left out when none. */
+  readonly inconsistentNodeClaims?: readonly string[];
   /** Steps that failed (the next pass tries again); the others went on. */
   readonly failed: readonly { readonly step: string; readonly error: unknown }[];
 }
@@ -33,7 +36,9 @@ export interface GarbageCollectionResult {
  * One garbage-collection pass: reads this cluster's live instances, then the NodeClaims and Nodes
  * (in that order, so an instance launched meanwhile always finds the NodeClaim created before its
  * launch), decides (decideCollection) and applies each step on its own: a step that fails is
- * reported and the others go on. Every action is one decision line.
+ * reported and the others go on. Every action is one decision line. Then, on the same reading,
+ * Karpenter's NodeClaim consistency check (consistency.ts) over the NodeClaims it did not delete:
+ * it only reports.
  * @throws CloudApiError or ClusterApiError when the reading fails.
  */
 export async function collectGarbage(
@@ -86,7 +91,21 @@ export async function collectGarbage(
       failed.push({ step: `${step.kind} ${what}`, error });
     }
   }
-  return { terminated, deletedNodeClaims, failed };
+  const deleted = new Set(deletedNodeClaims);
+  const consistency = await reportConsistency(
+    ports,
+    decideConsistency(
+      claims.items.filter((c) => !deleted.has(c.name)),
+      nodes.items,
+    ),
+  );
+  failed.push(...consistency.failed);
+  return {
+    terminated,
+    deletedNodeClaims,
+    ...(consistency.inconsistent.length > 0 ? { inconsistentNodeClaims: consistency.inconsistent } : {}),
+    failed,
+  };
 }
 
 /** What one pass's steps are applied with. */
@@ -153,6 +172,9 @@ async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated'
         instanceState,
         nodeClaim: claim.name,
         nodePool: claim.nodePoolName,
+        ...(claim.labels[Label.capacityType] === undefined
+          ? {}
+          : { capacityType: claim.labels[Label.capacityType] }),
         ...(claim.status.nodeName === undefined ? {} : { node: claim.status.nodeName }),
         handedOver,
       });

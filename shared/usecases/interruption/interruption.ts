@@ -130,23 +130,31 @@ export interface InterruptionOutcome {
  */
 export async function handleInterruption(
   ports: InterruptionPorts,
-  interruption: Interruption,
+  interruption: Interruption & { readonly time?: string },
   claims: NodeClaimIndex,
   options: InterruptionOptions = {},
 ): Promise<readonly InterruptionOutcome[]> {
   const { cluster, cloud, terminationQueue, logger } = ports;
   const policy = interruptionPolicy(interruption.kind, options);
   const base = { interruption: interruption.kind, eventId: interruption.eventId };
+  // A queue message's age when handled, on the decision of its first instance (Karpenter's
+  // message latency), by the clock that dates the decision's metrics.
+  const sentMs = interruption.time === undefined ? Number.NaN : Date.parse(interruption.time);
+  const ageMs = ports.metrics.now().getTime() - sentMs;
+  const queued = Number.isNaN(ageMs) ? {} : { queuedSeconds: Math.max(0, Math.round(ageMs / 100) / 10) };
   if (policy.action === 'none') {
     writeDecision(ports, {
       kind: 'ignoreInterruption',
       reason: interruption.why ?? 'not acted on',
       ...base,
+      ...queued,
     });
     return [];
   }
   const outcomes: InterruptionOutcome[] = [];
-  for (const instanceId of interruption.instanceIds) {
+  for (const [index, instanceId] of interruption.instanceIds.entries()) {
+    // The message is counted once, with its first instance's decision.
+    const message = index === 0 ? queued : { laterInstance: true as const };
     // Read again: an earlier event of the batch may have deleted it meanwhile. What is done is
     // decided on that read: the NodeClaim must be the instance's there too (the index may come
     // from a read the cluster summary serves).
@@ -169,11 +177,20 @@ export async function handleInterruption(
         action: 'noNodeClaim',
         ...base,
         instanceId,
+        ...message,
       });
       outcomes.push({ instanceId, action: 'noNodeClaim' });
       continue;
     }
-    const fields = { ...base, instanceId, nodeClaim: claim.name, nodePool: claim.nodePoolName };
+    const capacityType = claim.labels[Label.capacityType];
+    const fields = {
+      ...base,
+      instanceId,
+      nodeClaim: claim.name,
+      nodePool: claim.nodePoolName,
+      ...(capacityType === undefined ? {} : { capacityType }),
+      ...message,
+    };
     if (claim.deleting && policy.action !== 'event') {
       writeDecision(ports, {
         kind: 'handleInterruption',

@@ -355,11 +355,13 @@ async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: L
         message: step.message,
       });
       const handedOver = await handToTermination(ports.requestTermination, claim.name, logger, fields);
+      const capacityType = claim.labels[Label.capacityType];
       writeDecision(ports, {
         kind: 'delete',
         reason: step.reason,
         ...fields,
         ...(claim.status.providerId === undefined ? {} : { providerId: claim.status.providerId }),
+        ...(capacityType === undefined ? {} : { capacityType }),
         handedOver,
       });
       return;

@@ -1,6 +1,7 @@
 import {
   Annotation,
   assertNever,
+  Label,
   NodeClaimConditionType,
   NodePoolConditionType,
   parseInstanceId,
@@ -219,6 +220,7 @@ async function replace(
   await cluster.deleteNodeClaim(claim.name);
   const handedOver = await handToTermination(ports.requestTermination, claim.name, logger);
   const instanceId = parseInstanceId(claim.status.providerId);
+  const capacityType = claim.labels[Label.capacityType];
   writeDecision(ports, {
     kind: 'repair',
     reason: describeCause(step.cause),
@@ -228,6 +230,12 @@ async function replace(
     nodeClaim: claim.name,
     ...(instanceId === undefined ? {} : { instanceId }),
     cause: cause(step.cause),
+    conditionType:
+      step.cause.source === 'condition'
+        ? step.cause.conditionType
+        : (step.cause.checks[0] ?? 'instanceStatus'),
+    ...(capacityType === undefined ? {} : { capacityType }),
+    ...(claim.status.imageId === undefined ? {} : { imageId: claim.status.imageId }),
     unhealthySeconds: Math.round(step.unhealthyForMs / 1000),
     tolerationSeconds: Math.round(step.cause.tolerationMs / 1000),
     handedOver,

@@ -27,6 +27,7 @@ import {
   expectedCapacityType,
   launchedLabels,
   launchedStatus,
+  MIN_VALUES_RELAXED_ANNOTATION,
   nodeClaimName,
   toLaunchRequest,
   toNewNodeClaim,
@@ -101,7 +102,14 @@ export async function applyPlan(
   })();
   const moving = plan.pods.filter((p) => launch.deletingNodePods?.has(p.uid) === true).length;
   writeDecision(out, {
-    ...launchDecision(lease, round, request, outcome, launch.named?.reason ?? 'provisioning'),
+    ...launchDecision(
+      lease,
+      round,
+      request,
+      outcome,
+      launch.named?.reason ?? 'provisioning',
+      plan.minValuesRelaxed,
+    ),
     ...(moving === 0 ? {} : { deletingNodePods: moving }),
   });
   return outcome;
@@ -114,6 +122,7 @@ function launchDecision(
   request: LaunchRequest,
   outcome: ClaimOutcome,
   reason: LaunchDecision['reason'],
+  minValuesRelaxed: boolean,
 ): LaunchDecision {
   return {
     kind: 'launch',
@@ -136,9 +145,20 @@ function launchDecision(
           zone: outcome.zone,
           ...(outcome.pricePerHour === undefined ? {} : { pricePerHour: outcome.pricePerHour }),
           ...(outcome.priceAssumed === true ? { priceAssumed: true } : {}),
+          ...(outcome.instanceTypeCpu === undefined ? {} : { instanceTypeCpu: outcome.instanceTypeCpu }),
+          ...(outcome.instanceTypeMemoryBytes === undefined
+            ? {}
+            : { instanceTypeMemoryBytes: outcome.instanceTypeMemoryBytes }),
         }
       : {}),
-    ...(outcome.kind === 'failed' ? { error: outcome.error } : {}),
+    ...(outcome.kind === 'failed'
+      ? {
+          error: outcome.error,
+          ...(outcome.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
+          ...(outcome.failureReason === undefined ? {} : { failureReason: outcome.failureReason }),
+        }
+      : {}),
+    ...(minValuesRelaxed ? { minValuesRelaxed: true } : {}),
     ...(outcome.kind === 'insufficientCapacity' ? { offerings: outcome.offerings.slice(0, 10) } : {}),
     ...(outcome.kind === 'insufficientCapacity' && outcome.failureReason !== undefined
       ? { failureReason: outcome.failureReason }
@@ -186,7 +206,7 @@ async function launchCreated(
       if (error instanceof NodeClassNotReadyError) {
         await warn('NodeClassNotReady', error.message);
         await discardUnlaunched(ports, name);
-        return { kind: 'failed', ...base, error: error.message };
+        return { kind: 'failed', ...base, error: error.message, failureReason: 'NodeClassNotReady' };
       }
       // Nothing was sent: the claim stays unlaunched and the next run plans its launch again.
       return { kind: 'failed', ...base, error: `planning the launch failed: ${describeError(error)}` };
@@ -223,7 +243,7 @@ async function launchCreated(
     if (error instanceof LaunchRejectedError) {
       await warn('LaunchFailed', error.message.slice(0, 300));
       await discardUnlaunched(ports, name);
-      return { kind: 'failed', ...base, error: error.message };
+      return { kind: 'failed', ...base, error: error.message, errorCode: error.awsCode };
     }
     // No answer (throttled past the retries, a timeout): an instance may exist. The claim and its
     // record stay, and the next run sends the same record, which cannot launch a second one.
@@ -238,6 +258,8 @@ async function launchCreated(
     (o) => o.zone === instance.zone && o.capacityType === instance.capacityType,
   );
   const price = offering?.priceUsdPerHour;
+  const cpu = Number(type?.labels[Label.instanceCpu]);
+  const memoryMib = Number(type?.labels[Label.instanceMemory]);
   return {
     kind: 'launched',
     ...base,
@@ -247,6 +269,10 @@ async function launchCreated(
     capacityType: instance.capacityType,
     ...(price === undefined ? {} : { pricePerHour: price }),
     ...(offering?.priceAssumed === true ? { priceAssumed: true } : {}),
+    ...(Number.isFinite(cpu) && cpu > 0 ? { instanceTypeCpu: cpu } : {}),
+    ...(Number.isFinite(memoryMib) && memoryMib > 0
+      ? { instanceTypeMemoryBytes: memoryMib * 1024 * 1024 }
+      : {}),
   };
 }
 
@@ -295,6 +321,7 @@ export async function resumeUnlaunched(
       labels: claim.labels,
       taints: claim.taints,
       startupTaints: claim.startupTaints,
+      requests: claim.requests,
     };
     const base = { nodeClaim: claim.name, nodePool: claim.nodePoolName, pods: [] };
     const read = readLaunchRecord(claim);
@@ -318,7 +345,8 @@ export async function resumeUnlaunched(
               base,
               read.kind === 'recorded' ? read.record : undefined,
             );
-    writeDecision(out, launchDecision(lease, 0, request, outcome, 'resumed'));
+    const relaxed = claim.annotations[MIN_VALUES_RELAXED_ANNOTATION] === 'true';
+    writeDecision(out, launchDecision(lease, 0, request, outcome, 'resumed', relaxed));
     resumed.push(outcome);
     if (outcome.kind === 'fenced') break;
   }

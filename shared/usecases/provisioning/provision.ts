@@ -93,7 +93,12 @@ async function provisionUnderLease(
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
     if (statics.claims.length > 0 || statics.deleted.length > 0) return staticOnly(lease, statics);
-    writeDecision(out, { kind: 'skip', reason: 'no provisionable pods', leaseToken: lease.token });
+    writeDecision(out, {
+      kind: 'skip',
+      reason: 'no provisionable pods',
+      leaseToken: lease.token,
+      ...(first.problems.length === 0 ? {} : { ignoredPods: first.problems.length }),
+    });
     return { kind: 'skipped', why: 'no provisionable pods' };
   };
   // Without pending pods, a run still plans for the pods of nodes being deleted.
@@ -188,6 +193,7 @@ async function provisionUnderLease(
     planMs,
     oldestPendingSeconds,
     ...(replanned === 0 ? {} : { replannedNodeClaims: replanned }),
+    ...(batch.last.problems.length === 0 ? {} : { ignoredPods: batch.last.problems.length }),
   });
   const skippedNodePools = last?.skippedNodePools ?? [];
   if (unschedulable.length > 0) {

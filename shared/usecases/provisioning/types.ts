@@ -111,6 +111,9 @@ export type ClaimOutcome =
       readonly pricePerHour?: number;
       /** The catalog only assumes that price. */
       readonly priceAssumed?: true;
+      /** The type's vCPUs and memory in bytes (its `karpenter.k8s.aws/instance-cpu` and `-memory` labels). */
+      readonly instanceTypeCpu?: number;
+      readonly instanceTypeMemoryBytes?: number;
     }
   | {
       readonly kind: 'insufficientCapacity';
@@ -135,6 +138,10 @@ export type ClaimOutcome =
       readonly nodePool: string;
       readonly pods: readonly PodRef[];
       readonly error: string;
+      /** EC2's error code, when EC2 refused the launch. */
+      readonly errorCode?: string;
+      /** `NodeClassNotReady`: the NodeClaim was removed because its EC2NodeClass is not ready. */
+      readonly failureReason?: 'NodeClassNotReady';
     };
 
 export type ProvisionResult =

@@ -9,7 +9,7 @@ import {
   WellKnownLabel,
 } from '../../core/index.ts';
 import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
-import type { Cluster, ClusterNodeClaim, EvictionOutcome } from '../../ports/cluster.ts';
+import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
@@ -120,7 +120,7 @@ export async function terminateNodeClaim(
   });
   for (const step of decision.steps) {
     try {
-      await applyStep(ports, claim, decision, step);
+      await applyStep(ports, { claim, node, nowMs: now.getTime() }, decision, step);
     } catch (error) {
       // An overlapping pass finished first: the NodeClaim or Node is gone, so nothing is left to do.
       if (isNotFound(error)) return { kind: 'skipped', nodeClaim: name, why: 'removed by another pass' };
@@ -150,9 +150,16 @@ export async function terminateNodeClaim(
   }
 }
 
+/** What a termination pass read: the NodeClaim, its Node, and when. */
+interface PassRead {
+  readonly claim: ClusterNodeClaim;
+  readonly node: NodeInfo | undefined;
+  readonly nowMs: number;
+}
+
 async function applyStep(
   ports: TerminationPorts,
-  claim: ClusterNodeClaim,
+  { claim, node, nowMs }: PassRead,
   decision: TerminationDecision,
   step: TerminationStep,
 ): Promise<void> {
@@ -240,11 +247,22 @@ async function applyStep(
       return;
     case 'removeNodeFinalizer':
       await cluster.patchNode(step.nodeName, { removeFinalizers: [Finalizer.termination] });
-      writeDecision(ports, { kind: 'finalizeNode', ...fields, node: step.nodeName });
+      writeDecision(ports, {
+        kind: 'finalizeNode',
+        ...fields,
+        node: step.nodeName,
+        ...(node === undefined ? {} : nodeLifetime(node, nowMs)),
+        ...(drained(claim, decision) ? { drained: true } : {}),
+      });
       return;
     case 'removeClaimFinalizer':
       await cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] });
-      writeDecision(ports, { kind: 'finalizeNodeClaim', ...fields, ...launchedWhere(claim) });
+      writeDecision(ports, {
+        kind: 'finalizeNodeClaim',
+        ...fields,
+        ...launchedWhere(claim),
+        ...claimTermination(claim, nowMs),
+      });
       return;
     default:
       assertNever(step);
@@ -259,6 +277,48 @@ function launchedWhere(claim: ClusterNodeClaim): { capacityType?: string; zone?:
     ...(capacityType === undefined ? {} : { capacityType }),
     ...(zone === undefined ? {} : { zone }),
   };
+}
+
+const secondsSince = (fromMs: number, nowMs: number) => Math.max(0, Math.round((nowMs - fromMs) / 100) / 10);
+
+/** A Node's zone, and how long since its deletion and its creation (for Karpenter's node metrics). */
+export function nodeLifetime(
+  node: NodeInfo,
+  nowMs: number,
+): { zone?: string; terminationSeconds?: number; lifetimeSeconds?: number } {
+  const zone = node.labels[Label.zone];
+  return {
+    ...(zone === undefined ? {} : { zone }),
+    ...(node.deletedAtMs === undefined ? {} : { terminationSeconds: secondsSince(node.deletedAtMs, nowMs) }),
+    ...(node.createdAtMs === undefined ? {} : { lifetimeSeconds: secondsSince(node.createdAtMs, nowMs) }),
+  };
+}
+
+/** How long since a NodeClaim's deletion and since its InstanceTerminating condition, when known. */
+function claimTermination(
+  claim: ClusterNodeClaim,
+  nowMs: number,
+): { terminationSeconds?: number; instanceTerminationSeconds?: number } {
+  const terminating = claim.status.conditions.find(
+    (c) => c.type === NodeClaimConditionType.instanceTerminating && c.status === 'True',
+  );
+  const sinceMs = terminating === undefined ? Number.NaN : Date.parse(terminating.lastTransitionTime);
+  return {
+    ...(claim.deletedAtMs === undefined
+      ? {}
+      : { terminationSeconds: secondsSince(claim.deletedAtMs, nowMs) }),
+    ...(Number.isNaN(sinceMs) ? {} : { instanceTerminationSeconds: secondsSince(sinceMs, nowMs) }),
+  };
+}
+
+/** The NodeClaim's drain finished: its Drained condition is True, as read or as this pass sets it. */
+function drained(claim: ClusterNodeClaim, decision: TerminationDecision): boolean {
+  const isDrained = (c: { type: string; status: string }) =>
+    c.type === NodeClaimConditionType.drained && c.status === 'True';
+  return (
+    claim.status.conditions.some(isDrained) ||
+    decision.steps.some((s) => s.kind === 'condition' && isDrained(s.update))
+  );
 }
 
 /** Why a NodeClaim terminates: its `DisruptionReason` condition (e.g. `SpotInterruption`), else `deleted`. */

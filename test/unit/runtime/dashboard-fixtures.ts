@@ -25,11 +25,11 @@ export const oneWidgetSpec = (
 
 /** CPU usage per NodePool. */
 export const CPU_USAGE = flotillaSeries(
-  'nodepools_usage',
+  'karpenter_nodepools_usage',
   'Maximum',
-  ['cluster', 'nodePool', 'resourceType'],
+  ['cluster', 'nodepool', 'resource_type'],
   {
-    filter: { resourceType: 'cpu' },
+    filter: { resource_type: 'cpu' },
     label: 'usage',
   },
 );

@@ -17,25 +17,31 @@ describe('the dashboard spec', () => {
   it.each<[string, DashboardSpec, string]>([
     [
       'a dimension set the metric is not emitted under',
-      oneWidgetSpec([flotillaSeries('pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodePool'])]),
-      'widget "w", pods_unbound_time_seconds: [cluster, nodePool] is not one of its dimension sets',
+      oneWidgetSpec([
+        flotillaSeries('karpenter_pods_unbound_time_seconds', 'Maximum', ['cluster', 'nodepool']),
+      ]),
+      'widget "w", karpenter_pods_unbound_time_seconds: [cluster, nodepool] is not one of its dimension sets',
     ],
     [
       'a counter read as a gauge',
-      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Maximum', ['cluster'])]),
-      'widget "w", nodes_created_total: Maximum does not fit a counter',
+      oneWidgetSpec([flotillaSeries('karpenter_nodes_created_total', 'Maximum', ['cluster'])]),
+      'widget "w", karpenter_nodes_created_total: Maximum does not fit a counter',
     ],
     [
       'a filter on a key outside the set',
       oneWidgetSpec([
-        flotillaSeries('nodes_created_total', 'Sum', ['cluster', 'nodePool'], { filter: { zone: 'a' } }),
+        flotillaSeries('karpenter_nodes_created_total', 'Sum', ['cluster', 'nodepool'], {
+          filter: { zone: 'a' },
+        }),
       ]),
-      'widget "w", nodes_created_total: filter on zone, which is not a free key of its dimension set',
+      'widget "w", karpenter_nodes_created_total: filter on zone, which is not a free key of its dimension set',
     ],
     [
       'a sum with nothing to sum over',
-      oneWidgetSpec([flotillaSeries('nodes_created_total', 'Sum', ['cluster'], { combine: 'sum' })]),
-      'widget "w", nodes_created_total: a sum needs a free dimension to sum over',
+      oneWidgetSpec([
+        flotillaSeries('karpenter_nodes_created_total', 'Sum', ['cluster'], { combine: 'sum' }),
+      ]),
+      'widget "w", karpenter_nodes_created_total: a sum needs a free dimension to sum over',
     ],
     [
       'a period CloudWatch does not keep for standard-resolution metrics',
@@ -57,6 +63,6 @@ describe('the dashboard spec', () => {
   });
 
   it('breaks a series down by the keys its filter leaves free', () => {
-    expect(freeDimensions(CPU_USAGE)).toEqual(['nodePool']);
+    expect(freeDimensions(CPU_USAGE)).toEqual(['nodepool']);
   });
 });

@@ -101,13 +101,25 @@ describe('toEmfDocuments', () => {
 
   it('puts points that agree on the dimension keys they name in one document, a directive per dimension sets', () => {
     const docs = toEmfDocuments([
-      point({ name: 'scheduler_queue_depth', values: [4] }),
-      point({ name: 'scheduler_unschedulable_pods_count', values: [1] }),
-      point({ name: 'nodepools_cost_total', values: [0.5], dimensions: { cluster: 'prod', nodePool: 'a' } }),
-      point({ name: 'nodepools_idle_cost', values: [0.25], dimensions: { cluster: 'prod', nodePool: 'a' } }),
-      point({ name: 'nodepools_cost_total', values: [2], dimensions: { cluster: 'prod', nodePool: 'b' } }),
+      point({ name: 'karpenter_pods_unbound_time_seconds', values: [4] }),
+      point({ name: 'karpenter_cluster_state_node_count', values: [1] }),
+      point({
+        name: 'karpenter_nodepools_cost_total',
+        values: [0.5],
+        dimensions: { cluster: 'prod', nodepool: 'a' },
+      }),
+      point({
+        name: 'nodepools_launch_backoff_started_total',
+        values: [1],
+        dimensions: { cluster: 'prod', nodepool: 'a' },
+      }),
+      point({
+        name: 'karpenter_nodepools_cost_total',
+        values: [2],
+        dimensions: { cluster: 'prod', nodepool: 'b' },
+      }),
     ]);
-    // The cluster-wide metrics name no nodePool: they ride on NodePool a's line.
+    // The cluster-wide metrics name no nodepool: they ride on NodePool a's line.
     expect(docs).toHaveLength(2);
     for (const doc of docs) expect(emfProblems(JSON.stringify(doc))).toEqual([]);
     expect(docs[0]).toEqual({
@@ -118,51 +130,63 @@ describe('toEmfDocuments', () => {
             Namespace: 'Flotilla',
             Dimensions: [['cluster']],
             Metrics: [
-              { Name: 'scheduler_queue_depth', Unit: 'Count' },
-              { Name: 'scheduler_unschedulable_pods_count', Unit: 'Count' },
+              { Name: 'karpenter_pods_unbound_time_seconds', Unit: 'Seconds' },
+              { Name: 'karpenter_cluster_state_node_count', Unit: 'Count' },
             ],
           },
           {
             Namespace: 'Flotilla',
-            Dimensions: [['cluster'], ['cluster', 'nodePool']],
-            Metrics: [
-              { Name: 'nodepools_cost_total', Unit: 'None' },
-              { Name: 'nodepools_idle_cost', Unit: 'None' },
-            ],
+            Dimensions: [['cluster', 'nodepool']],
+            Metrics: [{ Name: 'karpenter_nodepools_cost_total', Unit: 'None' }],
+          },
+          {
+            Namespace: 'Flotilla',
+            Dimensions: [['cluster'], ['cluster', 'nodepool']],
+            Metrics: [{ Name: 'nodepools_launch_backoff_started_total', Unit: 'Count' }],
           },
         ],
       },
       cluster: 'prod',
-      nodePool: 'a',
-      scheduler_queue_depth: 4,
-      scheduler_unschedulable_pods_count: 1,
-      nodepools_cost_total: 0.5,
-      nodepools_idle_cost: 0.25,
+      nodepool: 'a',
+      karpenter_pods_unbound_time_seconds: 4,
+      karpenter_cluster_state_node_count: 1,
+      karpenter_nodepools_cost_total: 0.5,
+      nodepools_launch_backoff_started_total: 1,
     });
-    expect(docs[1]).toMatchObject({ nodePool: 'b', nodepools_cost_total: 2 });
+    expect(docs[1]).toMatchObject({ nodepool: 'b', karpenter_nodepools_cost_total: 2 });
     // As CloudWatch reads them: each metric with the dimensions its sets name, no other.
     expect(docs.flatMap(readEmf).map((v) => [v.name, v.dimensions])).toEqual([
-      ['scheduler_queue_depth', { cluster: 'prod' }],
-      ['scheduler_unschedulable_pods_count', { cluster: 'prod' }],
-      ['nodepools_cost_total', { cluster: 'prod', nodePool: 'a' }],
-      ['nodepools_idle_cost', { cluster: 'prod', nodePool: 'a' }],
-      ['nodepools_cost_total', { cluster: 'prod', nodePool: 'b' }],
+      ['karpenter_pods_unbound_time_seconds', { cluster: 'prod' }],
+      ['karpenter_cluster_state_node_count', { cluster: 'prod' }],
+      ['karpenter_nodepools_cost_total', { cluster: 'prod', nodepool: 'a' }],
+      ['nodepools_launch_backoff_started_total', { cluster: 'prod', nodepool: 'a' }],
+      ['karpenter_nodepools_cost_total', { cluster: 'prod', nodepool: 'b' }],
     ]);
   });
 
   it('keeps one series of a metric per document', () => {
     // Usage by resource type: one line per resource type, each NodePool's cost on the first.
     const docs = toEmfDocuments([
-      ...['cpu', 'memory', 'nodes'].map((resourceType) =>
+      ...['cpu', 'memory', 'nodes'].map((resource_type) =>
         point({
-          name: 'nodepools_usage',
+          name: 'karpenter_nodepools_usage',
           values: [1],
-          dimensions: { cluster: 'prod', nodePool: 'a', resourceType },
+          dimensions: { cluster: 'prod', nodepool: 'a', resource_type },
         }),
       ),
-      point({ name: 'nodepools_cost_total', values: [0.5], dimensions: { cluster: 'prod', nodePool: 'a' } }),
+      point({
+        name: 'karpenter_nodepools_cost_total',
+        values: [0.5],
+        dimensions: { cluster: 'prod', nodepool: 'a' },
+      }),
     ]);
-    expect(docs.map((d) => [d['resourceType'], d['nodepools_usage'], d['nodepools_cost_total']])).toEqual([
+    expect(
+      docs.map((d) => [
+        d['resource_type'],
+        d['karpenter_nodepools_usage'],
+        d['karpenter_nodepools_cost_total'],
+      ]),
+    ).toEqual([
       ['cpu', 1, 0.5],
       ['memory', 1, undefined],
       ['nodes', 1, undefined],
@@ -172,30 +196,32 @@ describe('toEmfDocuments', () => {
   it('merges values of one series into an array and splits arrays at 100 values', () => {
     const values = Array.from({ length: 250 }, (_, i) => i / 10);
     const docs = toEmfDocuments([
-      point({ name: 'pods_startup_duration_seconds', values: values.slice(0, 120) }),
-      point({ name: 'pods_startup_duration_seconds', values: values.slice(120) }),
-      point({ name: 'scheduler_queue_depth', values: [3] }),
+      point({ name: 'karpenter_pods_startup_duration_seconds', values: values.slice(0, 120) }),
+      point({ name: 'karpenter_pods_startup_duration_seconds', values: values.slice(120) }),
+      point({ name: 'karpenter_pods_unbound_time_seconds', values: [3] }),
     ]);
-    expect(docs.map((d) => (d['pods_startup_duration_seconds'] as number[]).length)).toEqual([100, 100, 50]);
-    expect(docs.flatMap((d) => d['pods_startup_duration_seconds'] as number[])).toEqual(values);
-    expect(docs.map((d) => d['scheduler_queue_depth'])).toEqual([3, undefined, undefined]);
+    expect(docs.map((d) => (d['karpenter_pods_startup_duration_seconds'] as number[]).length)).toEqual([
+      100, 100, 50,
+    ]);
+    expect(docs.flatMap((d) => d['karpenter_pods_startup_duration_seconds'] as number[])).toEqual(values);
+    expect(docs.map((d) => d['karpenter_pods_unbound_time_seconds'])).toEqual([3, undefined, undefined]);
     for (const doc of docs) expect(emfProblems(JSON.stringify(doc))).toEqual([]);
   });
 
   it('drops values that are not finite, and points left without values', () => {
     const docs = toEmfDocuments([
-      point({ name: 'scheduler_queue_depth', values: [Number.NaN] }),
-      point({ name: 'pods_startup_duration_seconds', values: [1, Number.POSITIVE_INFINITY, 2] }),
+      point({ name: 'karpenter_pods_unbound_time_seconds', values: [Number.NaN] }),
+      point({ name: 'karpenter_pods_startup_duration_seconds', values: [1, Number.POSITIVE_INFINITY, 2] }),
     ]);
     expect(docs.flatMap(readEmf).map((v) => [v.name, v.values])).toEqual([
-      ['pods_startup_duration_seconds', [1, 2]],
+      ['karpenter_pods_startup_duration_seconds', [1, 2]],
     ]);
   });
 
   it('keeps points of different moments apart', () => {
     const docs = toEmfDocuments([
-      point({ name: 'scheduler_queue_depth' }),
-      point({ name: 'scheduler_queue_depth', timeMs: T + 60_000 }),
+      point({ name: 'karpenter_pods_unbound_time_seconds' }),
+      point({ name: 'karpenter_pods_unbound_time_seconds', timeMs: T + 60_000 }),
     ]);
     expect(docs.map((d) => d._aws.Timestamp)).toEqual([T, T + 60_000]);
   });

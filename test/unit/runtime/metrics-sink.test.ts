@@ -39,8 +39,12 @@ describe('makeEmfMetrics', () => {
   it('writes each EMF document as one info line with message metrics and its fields', () => {
     const { metrics, texts } = capture();
     const points = [
-      point('scheduler_queue_depth', [4]),
-      point('nodeclaims_created_total', [1], { nodePool: 'default', reason: 'provisioning' }),
+      point('karpenter_pods_unbound_time_seconds', [4]),
+      point('karpenter_nodeclaims_created_total', [1], {
+        nodepool: 'default',
+        reason: 'provisioned',
+        min_values_relaxed: 'false',
+      }),
     ];
     metrics.publish(points);
     const documents = toEmfDocuments(points);
@@ -69,7 +73,7 @@ describe('makeEmfMetrics', () => {
   it('writes as many lines as CloudWatch’s limits ask for', () => {
     const { metrics, texts } = capture();
     const values = Array.from({ length: EMF_LIMITS.values + 1 }, (_, i) => i);
-    metrics.publish([point('pods_startup_duration_seconds', values)]);
+    metrics.publish([point('karpenter_pods_startup_duration_seconds', values)]);
     expect(texts).toHaveLength(2);
     for (const text of texts) expect(emfProblems(text)).toEqual([]);
   });
@@ -82,7 +86,7 @@ describe('dropMetrics', () => {
     expect(metrics.now().getTime()).toBe(T);
     const stdout = vi.spyOn(process.stdout, 'write');
     try {
-      metrics.publish([point('scheduler_queue_depth', [1])]);
+      metrics.publish([point('karpenter_pods_unbound_time_seconds', [1])]);
       expect(stdout).not.toHaveBeenCalled();
     } finally {
       stdout.mockRestore();

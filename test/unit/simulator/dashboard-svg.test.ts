@@ -56,12 +56,14 @@ describe('statistics per period', () => {
 });
 
 describe('the lines of a series', () => {
-  const cost = flotillaSeries('nodepools_cost_total', 'Maximum', ['cluster', 'nodePool'], { label: 'cost' });
+  const cost = flotillaSeries('karpenter_nodepools_cost_total', 'Maximum', ['cluster', 'nodepool'], {
+    label: 'cost',
+  });
   const points = [
-    point('nodepools_cost_total', 1, [2], { nodePool: 'b' }),
-    point('nodepools_cost_total', 2, [3], { nodePool: 'b' }),
-    point('nodepools_cost_total', 6, [1.5], { nodePool: 'a' }),
-    point('nodepools_cost_total', 7, [4], { nodePool: 'b' }),
+    point('karpenter_nodepools_cost_total', 1, [2], { nodepool: 'b' }),
+    point('karpenter_nodepools_cost_total', 2, [3], { nodepool: 'b' }),
+    point('karpenter_nodepools_cost_total', 6, [1.5], { nodepool: 'a' }),
+    point('karpenter_nodepools_cost_total', 7, [4], { nodepool: 'b' }),
   ];
 
   it('has one line per NodePool, a value per period, and no data where a period has none', () => {
@@ -77,10 +79,10 @@ describe('the lines of a series', () => {
       seriesLines({ ...cost, combine: 'sum' }, points, WINDOW, DASHBOARD)[0]?.values.slice(0, 3),
     ).toEqual([3, 5.5, null]);
     const created = seriesLines(
-      flotillaSeries('nodeclaims_created_total', 'Sum', ['cluster'], { label: 'created' }),
+      flotillaSeries('karpenter_nodeclaims_created_total', 'Sum', ['cluster'], { label: 'created' }),
       [
-        point('nodeclaims_created_total', 0, [1], { nodePool: 'a', reason: 'provisioning' }),
-        point('nodeclaims_created_total', 3, [2], { nodePool: 'b', reason: 'disruption' }),
+        point('karpenter_nodeclaims_created_total', 0, [1], { nodepool: 'a', reason: 'provisioned' }),
+        point('karpenter_nodeclaims_created_total', 3, [2], { nodepool: 'b', reason: 'underutilized' }),
       ],
       WINDOW,
       DASHBOARD,
@@ -92,9 +94,9 @@ describe('the lines of a series', () => {
     const usage = seriesLines(
       CPU_USAGE,
       [
-        point('nodepools_usage', 0, [8], { nodePool: 'a', resourceType: 'cpu' }),
-        point('nodepools_usage', 0, [3.2e10], { nodePool: 'a', resourceType: 'memory' }),
-        point('nodepools_usage', 500, [99], { nodePool: 'a', resourceType: 'cpu' }),
+        point('karpenter_nodepools_usage', 0, [8], { nodepool: 'a', resource_type: 'cpu' }),
+        point('karpenter_nodepools_usage', 0, [3.2e10], { nodepool: 'a', resource_type: 'memory' }),
+        point('karpenter_nodepools_usage', 500, [99], { nodepool: 'a', resource_type: 'cpu' }),
       ],
       WINDOW,
       DASHBOARD,
@@ -105,9 +107,9 @@ describe('the lines of a series', () => {
 
 describe('the dashboard picture', () => {
   const points = [
-    point('pods_unbound_time_seconds', 2, [30, 90]),
-    point('pods_unbound_time_seconds', 12, [240]),
-    point('nodepools_cost_total', 1, [1.25], { nodePool: 'default' }),
+    point('karpenter_pods_unbound_time_seconds', 2, [30, 90]),
+    point('karpenter_pods_unbound_time_seconds', 12, [240]),
+    point('karpenter_nodepools_cost_total', 1, [1.25], { nodepool: 'default' }),
   ];
   const svg = renderDashboardSvg(DASHBOARD, points, WINDOW);
 
@@ -169,14 +171,14 @@ describe('the dashboard picture', () => {
 
   it('stacks the lines of a stacked widget', () => {
     const spec = oneWidgetSpec(
-      [flotillaSeries('cluster_state_node_count', 'Maximum', ['cluster', 'nodePool'], { label: 'n' })],
+      [flotillaSeries('karpenter_nodepools_cost_total', 'Maximum', ['cluster', 'nodepool'], { label: 'n' })],
       { title: 'nodes', stacked: true },
     );
     const stacked = renderDashboardSvg(
       spec,
       [
-        point('cluster_state_node_count', 0, [2], { nodePool: 'a' }),
-        point('cluster_state_node_count', 0, [3], { nodePool: 'b' }),
+        point('karpenter_nodepools_cost_total', 0, [2], { nodepool: 'a' }),
+        point('karpenter_nodepools_cost_total', 0, [3], { nodepool: 'b' }),
       ],
       WINDOW,
     );

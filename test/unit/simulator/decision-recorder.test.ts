@@ -39,7 +39,7 @@ describe('makeDecisionRecorder', () => {
         message: 'metrics',
         component: 'flotilla',
         cluster: 'simulated',
-        pods_unbound_time_seconds: 0,
+        karpenter_pods_unbound_time_seconds: 0,
       }),
       expect.objectContaining({ level: 'warn', message: 'cluster objects skipped', count: 1 }),
     ]);
@@ -63,7 +63,7 @@ describe('makeDecisionRecorder', () => {
         name: 'nodepools_launch_backoff_started_total',
         values: [1],
         timeMs: Date.parse('2026-01-01T00:01:00Z'),
-        dimensions: { cluster: 'lab', nodePool: 'gpu' },
+        dimensions: { cluster: 'lab', nodepool: 'gpu' },
       },
     ]);
   });

@@ -71,7 +71,14 @@ describe('a node whose kubelet reports NotReady', () => {
     const r = await on;
     const [replace, ...rest] = repairs(r);
     expect(rest).toEqual([]);
-    expect(replace).toMatchObject({ action: 'replace', cause: 'Ready=False', nodePool: 'default' });
+    expect(replace).toMatchObject({
+      action: 'replace',
+      cause: 'Ready=False',
+      nodePool: 'default',
+      // What Karpenter's unhealthy-disrupted series is labelled by.
+      conditionType: 'Ready',
+      capacityType: expect.stringMatching(/^(spot|on-demand)$/),
+    });
     const at = minutes(r, Number(replace?.['atMs']));
     expect(at).toBeGreaterThanOrEqual(35);
     expect(at).toBeLessThanOrEqual(37);

@@ -22,10 +22,10 @@ describe('scripts/render-dashboard.ts', () => {
     const startMs = Date.parse('2026-11-27T00:00:00Z');
     const metrics: MetricPoint[] = [
       {
-        name: 'scheduler_queue_depth',
+        name: 'karpenter_scheduler_queue_depth',
         values: [7],
         timeMs: startMs + 60_000,
-        dimensions: { cluster: 'sim' },
+        dimensions: { cluster: 'sim', controller: 'provisioner' },
       },
     ];
     const record = path.join(dir, 'record.json');

@@ -5,8 +5,10 @@ import { parseScenario } from '../../../shared/simulator/scenario.ts';
 import { scaleDownScenario } from '../../bench/scale-down-scenario.ts';
 
 // One big node left after a scale-down (40 replicas of 1 cpu / 2 GiB to 4, or 24 to 6 on spot):
-// consolidation takes the cluster to about what a fresh start with the replicas left costs. A spot
-// node is replaced by spot only with spot-to-spot consolidation on (off by default, as Karpenter).
+// with Flotilla's repack switched on, consolidation takes the cluster to about what a fresh start
+// with the replicas left costs; with Karpenter's methods alone (the default), single-node
+// consolidation stops at the cheapest one node that holds the pods. A spot node is replaced by spot
+// only with spot-to-spot consolidation on (off by default, as Karpenter).
 
 const last = (r: SimulationRecord) => r.samples[r.samples.length - 1];
 
@@ -15,10 +17,14 @@ describe.each([
   ['spot', 24, 6],
 ] as const)('a scale-down to one part-full node (%s, %i → %i replicas)', (capacityType, from, to) => {
   const spotToSpot = capacityType === 'spot';
-  it('ends within 1.10× of the cost of a fresh start, every pod running', async () => {
+  it('with repack on, ends within 1.10× of the cost of a fresh start, every pod running', async () => {
     const [scaled, fresh] = await Promise.all([
-      simulate(parseScenario(scaleDownScenario({ capacityType, replicas: from, scaleTo: to, spotToSpot }))),
-      simulate(parseScenario(scaleDownScenario({ capacityType, replicas: to, spotToSpot }))),
+      simulate(
+        parseScenario(
+          scaleDownScenario({ capacityType, replicas: from, scaleTo: to, spotToSpot, repack: true }),
+        ),
+      ),
+      simulate(parseScenario(scaleDownScenario({ capacityType, replicas: to, spotToSpot, repack: true }))),
     ]);
     // Before the scale-down the replicas filled a large node (and emptiness took the rest).
     const peak = scaled.samples.reduce((most, s) => Math.max(most, s.costPerHour), 0);
@@ -32,6 +38,33 @@ describe.each([
       (d) => d['decision'] === 'disrupt' && d['reason'] === 'Underutilized' && d['outcome'] === 'deleted',
     );
     expect(consolidated.length).toBeGreaterThan(0);
+    expect(consolidated.every((d) => d['method'] === 'repack')).toBe(true);
+  });
+
+  it('by default, consolidates with Karpenter’s methods only: no repack', async () => {
+    const scaled = await simulate(
+      parseScenario(scaleDownScenario({ capacityType, replicas: from, scaleTo: to, spotToSpot })),
+    );
+    expect(last(scaled)).toMatchObject({ runningPods: to, pendingPods: 0 });
+    const methods = new Set(
+      scaled.decisions.filter((d) => d['decision'] === 'disrupt').map((d) => String(d['method'])),
+    );
+    expect(methods.has('repack')).toBe(false);
+    // On-demand, single-node consolidation replaces the big node by one smaller node; on spot,
+    // Karpenter's rule of 15 cheaper spot types (the c6a family has fewer) keeps it.
+    expect(methods.has('single-node')).toBe(capacityType === 'on-demand');
+    // The moves weighed on the way, each pass's on its line, as Karpenter counts them.
+    const moves = scaled.decisions.flatMap((d) =>
+      d['decision'] === 'disruptionPass' && Array.isArray(d['consolidationMoves'])
+        ? d['consolidationMoves']
+        : [],
+    );
+    if (capacityType === 'on-demand') {
+      expect(moves).toContainEqual(
+        expect.objectContaining({ decision: 'approved', policy: 'WhenEmptyOrUnderutilized' }),
+      );
+      expect((scaled.metrics ?? []).some((p) => p.name === 'karpenter_consolidation_moves_total')).toBe(true);
+    }
   });
 });
 

@@ -34,7 +34,25 @@ const launch = {
   instanceType: 'm6i.xlarge',
   zone: 'us-east-1a',
   pricePerHour: 0.07,
+  instanceTypeCpu: 4,
+  instanceTypeMemoryBytes: 17_179_869_184,
 } as const;
+
+const PROVISIONER = { controller: 'provisioner' };
+const OFFERING = { instance_type: 'm6i.xlarge', capacity_type: 'spot', zone: 'us-east-1a' };
+/** The series a launched `launch` yields besides its creation: its offering and instance type. */
+const launched = {
+  [series('karpenter_cloudprovider_instance_type_offering_available', OFFERING)]: 1,
+  [series('karpenter_cloudprovider_instance_type_offering_price_estimate', OFFERING)]: 0.07,
+  [series('karpenter_cloudprovider_instance_type_cpu_cores', { instance_type: 'm6i.xlarge' })]: 4,
+  [series('karpenter_cloudprovider_instance_type_memory_bytes', {
+    instance_type: 'm6i.xlarge',
+  })]: 17_179_869_184,
+};
+const created = (nodepool: string, reason = 'provisioned', relaxed = 'false') =>
+  series('karpenter_nodeclaims_created_total', { nodepool, reason, min_values_relaxed: relaxed });
+const disrupted = (reason: string, nodepool = 'default', capacity_type = 'unknown') =>
+  series('karpenter_nodeclaims_disrupted_total', { reason, nodepool, capacity_type });
 
 const candidate = (n: number, nodePool = 'default') => ({
   nodeClaim: `${nodePool}-c${n}`,
@@ -82,14 +100,41 @@ const pass = {
 
 const termination = { reason: 'SpotInterruption', nodeClaim: 'default-abc12', nodePool: 'default' } as const;
 
+const allowed = (nodepool: string, reason: string) =>
+  series('karpenter_nodepools_allowed_disruptions', { nodepool, reason });
+const consuming = (nodepool: string, reason: string) =>
+  series('karpenter_nodepools_nodes_consuming_budgets', { nodepool, reason });
+const usage = (nodepool: string, resource_type: string) =>
+  series('karpenter_nodepools_usage', { nodepool, resource_type });
+const limit = (nodepool: string, resource_type: string) =>
+  series('karpenter_nodepools_limit', { nodepool, resource_type });
+const nodes = (
+  what: 'allocatable' | 'total_pod_requests' | 'total_daemon_requests' | 'system_overhead',
+  nodepool: string,
+  resource_type: string,
+) => series(`karpenter_nodes_${what}`, { nodepool, resource_type });
+const NONE = { cpu: 0, memoryBytes: 0 };
+/** A NodePool without Nodes, as its observation sums them. */
+const NO_NODES = { allocatable: NONE, podRequests: NONE, daemonRequests: NONE, systemOverhead: NONE };
+
 export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] } = {
   skip: [
     {
       decision: { kind: 'skip', reason: 'no provisionable pods', leaseToken: 3 },
       expected: {
-        [series('pods_unbound_time_seconds')]: 0,
-        [series('scheduler_queue_depth')]: 0,
-        [series('scheduler_unschedulable_pods_count')]: 0,
+        [series('karpenter_pods_unbound_time_seconds')]: 0,
+        [series('karpenter_scheduler_queue_depth', PROVISIONER)]: 0,
+        [series('karpenter_scheduler_unschedulable_pods_count', PROVISIONER)]: 0,
+      },
+    },
+    {
+      // Pending pods that could not be read: Karpenter's ignored pods.
+      decision: { kind: 'skip', reason: 'no provisionable pods', leaseToken: 3, ignoredPods: 2 },
+      expected: {
+        [series('karpenter_pods_unbound_time_seconds')]: 0,
+        [series('karpenter_scheduler_queue_depth', PROVISIONER)]: 0,
+        [series('karpenter_scheduler_unschedulable_pods_count', PROVISIONER)]: 0,
+        [series('karpenter_scheduler_ignored_pods_count')]: 2,
       },
     },
     { decision: { kind: 'skip', reason: 'lease held', lease: 'provisioner', waitedMs: 0 }, expected: {} },
@@ -119,63 +164,99 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         nodeClaims: 2,
         planMs: 250,
         oldestPendingSeconds: 95.5,
+        ignoredPods: 1,
       },
       expected: {
-        [series('pods_unbound_time_seconds')]: 95.5,
-        [series('scheduler_queue_depth')]: 12,
-        [series('scheduler_unschedulable_pods_count')]: 3,
-        [series('scheduler_scheduling_duration_seconds')]: 0.25,
+        [series('karpenter_pods_unbound_time_seconds')]: 95.5,
+        [series('karpenter_scheduler_queue_depth', PROVISIONER)]: 12,
+        [series('karpenter_scheduler_unschedulable_pods_count', PROVISIONER)]: 3,
+        [series('karpenter_scheduler_scheduling_duration_seconds', PROVISIONER)]: 0.25,
+        [series('karpenter_scheduler_ignored_pods_count')]: 1,
       },
     },
   ],
   launch: [
+    { decision: launch, expected: { [created('default')]: 1, ...launched } },
     {
-      decision: launch,
-      expected: { [series('nodeclaims_created_total', { nodePool: 'default', reason: 'provisioning' })]: 1 },
-    },
-    {
+      // A static NodePool's replica is `provisioned` too, as Karpenter's static provisioning says.
       decision: { ...launch, reason: 'static', nodePool: 'fixed' },
-      expected: { [series('nodeclaims_created_total', { nodePool: 'fixed', reason: 'static' })]: 1 },
+      expected: { [created('fixed')]: 1, ...launched },
     },
-    { decision: { ...launch, reason: 'resumed' }, expected: {} },
+    {
+      decision: { ...launch, minValuesRelaxed: true },
+      expected: { [created('default', 'provisioned', 'true')]: 1, ...launched },
+    },
+    { decision: { ...launch, reason: 'resumed' }, expected: launched },
     {
       decision: {
         ...launch,
         outcome: 'insufficientCapacity',
-        offerings: ['spot:m6i.xlarge:us-east-1a'],
+        offerings: ['spot:m6i.xlarge:us-east-1a', 'spot:c6i.xlarge:us-east-1b'],
       },
       expected: {
-        [series('nodeclaims_created_total', { nodePool: 'default', reason: 'provisioning' })]: 1,
-        [series('cloudprovider_instance_launch_failures_total', {
-          nodePool: 'default',
-          reason: 'insufficientCapacity',
-          capacityType: 'spot',
+        [created('default')]: 1,
+        [series('karpenter_cloudprovider_instance_launch_failures_total', {
+          nodepool: 'default',
+          reason: 'InsufficientCapacityError',
+          capacity_type: 'spot',
         })]: 1,
-        [series('cloudprovider_errors_total', { reason: 'insufficientCapacity' })]: 1,
+        [series('karpenter_cloudprovider_errors_total', {
+          method: 'Create',
+          error: 'InsufficientCapacityError',
+        })]: 1,
+        // The NodeClaim is removed, as Karpenter deletes it.
+        [disrupted('insufficient_capacity', 'default', 'spot')]: 1,
+        [series('karpenter_cloudprovider_instance_type_offering_available', OFFERING)]: 0,
+        [series('karpenter_cloudprovider_instance_type_offering_available', {
+          instance_type: 'c6i.xlarge',
+          capacity_type: 'spot',
+          zone: 'us-east-1b',
+        })]: 0,
       },
     },
     {
-      decision: { ...launch, outcome: 'failed', capacityType: 'on-demand', error: 'UnauthorizedOperation' },
+      decision: { ...launch, outcome: 'failed', capacityType: 'on-demand', error: 'request timed out' },
       expected: {
-        [series('nodeclaims_created_total', { nodePool: 'default', reason: 'provisioning' })]: 1,
-        [series('cloudprovider_instance_launch_failures_total', {
-          nodePool: 'default',
-          reason: 'failed',
-          capacityType: 'on-demand',
-        })]: 1,
-        [series('cloudprovider_errors_total', { reason: 'failed' })]: 1,
+        [created('default')]: 1,
+        [series('karpenter_cloudprovider_errors_total', { method: 'Create', error: 'none' })]: 1,
       },
     },
     {
-      decision: { ...launch, outcome: 'fenced' },
+      decision: {
+        ...launch,
+        outcome: 'failed',
+        capacityType: 'on-demand',
+        error: 'EC2 refused',
+        errorCode: 'UnauthorizedOperation',
+      },
       expected: {
-        [series('cloudprovider_instance_launch_failures_total', {
-          nodePool: 'default',
-          reason: 'fenced',
-          capacityType: 'spot',
+        [created('default')]: 1,
+        [series('karpenter_cloudprovider_instance_launch_failures_total', {
+          nodepool: 'default',
+          reason: 'UnauthorizedOperation',
+          capacity_type: 'on-demand',
         })]: 1,
+        [series('karpenter_cloudprovider_errors_total', { method: 'Create', error: 'none' })]: 1,
       },
     },
+    {
+      decision: {
+        ...launch,
+        outcome: 'failed',
+        error: 'ec2NodeClass default is not ready',
+        failureReason: 'NodeClassNotReady',
+      },
+      expected: {
+        [created('default')]: 1,
+        [series('karpenter_cloudprovider_errors_total', {
+          method: 'Create',
+          error: 'NodeClassNotReadyError',
+        })]: 1,
+        [disrupted('nodeclass_not_ready', 'default', 'spot')]: 1,
+      },
+    },
+    // No launch was sent: the lease was lost first.
+    { decision: { ...launch, outcome: 'fenced' }, expected: {} },
   ],
   unschedulable: [
     { decision: { kind: 'unschedulable', reason: 'no NodePool matches', pods: pods(3) }, expected: {} },
@@ -213,7 +294,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         nodePool: 'gpu',
         failures: 3,
       },
-      expected: { [series('nodepools_launch_backoff_started_total', { nodePool: 'gpu' })]: 1 },
+      expected: { [series('nodepools_launch_backoff_started_total', { nodepool: 'gpu' })]: 1 },
     },
     {
       decision: { kind: 'launchBackoff', reason: 'expired', action: 'end', nodePool: 'gpu', failures: 0 },
@@ -232,7 +313,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         taintsAdded: 0,
         zone: 'us-east-1b',
       },
-      expected: { [series('nodes_created_total', { nodePool: 'default', zone: 'us-east-1b' })]: 1 },
+      expected: { [series('karpenter_nodes_created_total', { nodepool: 'default', zone: 'us-east-1b' })]: 1 },
     },
   ],
   initialize: [
@@ -257,7 +338,22 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
   ],
   delete: [
     {
+      // Karpenter's liveness timeouts count as disruptions.
       decision: { kind: 'delete', reason: 'launch_timeout', nodeClaim: 'a', nodePool: 'default' },
+      expected: { [disrupted('launch_timeout')]: 1 },
+    },
+    {
+      decision: {
+        kind: 'delete',
+        reason: 'registration_timeout',
+        nodeClaim: 'a',
+        nodePool: 'default',
+        capacityType: 'spot',
+      },
+      expected: { [disrupted('registration_timeout', 'default', 'spot')]: 1 },
+    },
+    {
+      decision: { kind: 'delete', reason: 'node deleted', nodeClaim: 'a', nodePool: 'default', node: 'n' },
       expected: {},
     },
   ],
@@ -351,11 +447,31 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         instanceId: 'i-0a',
         nodeClaim: 'default-abc12',
         nodePool: 'default',
+        capacityType: 'spot',
+        unavailableOffering: 'spot:m6i.xlarge:us-east-1a',
+        queuedSeconds: 4.5,
       },
       expected: {
-        [series('interruption_received_messages_total', { reason: 'spotInterruption' })]: 1,
-        [series('nodeclaims_disrupted_total', { nodePool: 'default', reason: 'spotInterruption' })]: 1,
+        [series('karpenter_interruption_received_messages_total', { message_type: 'spot_interrupted' })]: 1,
+        [series('karpenter_interruption_message_queue_duration_seconds')]: 4.5,
+        [disrupted('spot_interrupted', 'default', 'spot')]: 1,
+        [series('karpenter_cloudprovider_instance_type_offering_available', OFFERING)]: 0,
       },
+    },
+    {
+      // The second instance of one message: the message was counted with the first.
+      decision: {
+        kind: 'handleInterruption',
+        reason: 'InstanceUnhealthy',
+        action: 'cordonAndDrain',
+        interruption: 'scheduledChange',
+        eventId: 'e-4',
+        instanceId: 'i-0d',
+        nodeClaim: 'default-d',
+        nodePool: 'default',
+        laterInstance: true,
+      },
+      expected: { [disrupted('scheduled_change')]: 1 },
     },
     {
       decision: {
@@ -369,8 +485,41 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         nodePool: 'default',
       },
       expected: {
-        [series('interruption_received_messages_total', { reason: 'rebalanceRecommendation' })]: 1,
+        [series('karpenter_interruption_received_messages_total', {
+          message_type: 'rebalance_recommendation',
+        })]: 1,
       },
+    },
+    {
+      // The instance status poll: no queue message, an unhealthy instance of its category.
+      decision: {
+        kind: 'handleInterruption',
+        reason: 'InstanceUnhealthy',
+        action: 'forcefulTermination',
+        interruption: 'systemStatus',
+        eventId: 'status:i-0e:systemStatus',
+        instanceId: 'i-0e',
+        nodeClaim: 'default-e',
+        nodePool: 'default',
+        capacityType: 'on-demand',
+      },
+      expected: {
+        [series('karpenter_interruption_instance_status_unhealthy_total', { category: 'SystemStatus' })]: 1,
+        [disrupted('system_status', 'default', 'on-demand')]: 1,
+      },
+    },
+    {
+      decision: {
+        kind: 'handleInterruption',
+        reason: 'nodeClaim is already terminating',
+        action: 'alreadyDeleting',
+        interruption: 'instanceStatus',
+        eventId: 'status:i-0f:instanceStatus',
+        instanceId: 'i-0f',
+        nodeClaim: 'default-f',
+        nodePool: 'default',
+      },
+      expected: {},
     },
   ],
   ignoreInterruption: [
@@ -378,10 +527,14 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       decision: {
         kind: 'ignoreInterruption',
         reason: 'not acted on',
-        interruption: 'unknown',
+        interruption: 'noop',
         eventId: 'e-3',
+        queuedSeconds: 1.2,
       },
-      expected: { [series('interruption_received_messages_total', { reason: 'unknown' })]: 1 },
+      expected: {
+        [series('karpenter_interruption_received_messages_total', { message_type: 'no_op' })]: 1,
+        [series('karpenter_interruption_message_queue_duration_seconds')]: 1.2,
+      },
     },
   ],
   deadline: [
@@ -406,31 +559,61 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         gone: 0,
         blockedPods: ['apps/db-0'],
       },
-      expected: { [series('pods_drained_total', { nodePool: 'default', reason: 'SpotInterruption' })]: 4 },
+      expected: {
+        [series('karpenter_pods_drained_total', { reason: 'SpotInterruption' })]: 4,
+        [series('karpenter_pods_eviction_requests_total', { code: '200' })]: 4,
+        [series('karpenter_pods_eviction_requests_total', { code: '429' })]: 1,
+      },
     },
     {
       decision: {
         kind: 'drain',
         ...termination,
+        reason: 'deleted',
         action: 'evict',
         tier: 'critical',
-        evicted: 0,
+        evicted: 1,
         blocked: 2,
-        gone: 0,
+        gone: 3,
         blockedPods: [],
       },
-      expected: {},
+      expected: {
+        // A NodeClaim without a DisruptionReason, as Karpenter names it.
+        [series('karpenter_pods_drained_total', { reason: 'Forceful Termination' })]: 1,
+        [series('karpenter_pods_eviction_requests_total', { code: '200' })]: 1,
+        [series('karpenter_pods_eviction_requests_total', { code: '429' })]: 2,
+        [series('karpenter_pods_eviction_requests_total', { code: '404' })]: 3,
+      },
     },
     {
+      // Pods deleted past the deadline are not evicted: Karpenter counts no drained pod for them.
       decision: { kind: 'drain', ...termination, reason: 'deleted', action: 'forceDelete', pods: pods(2) },
-      expected: { [series('pods_drained_total', { nodePool: 'default', reason: 'deleted' })]: 2 },
+      expected: {},
     },
   ],
   terminate: [{ decision: { kind: 'terminate', ...termination, instanceId: 'i-0a' }, expected: {} }],
   finalizeNode: [
     {
       decision: { kind: 'finalizeNode', ...termination, node: 'n' },
-      expected: { [series('nodes_terminated_total', { nodePool: 'default' })]: 1 },
+      expected: { [series('karpenter_nodes_terminated_total', { nodepool: 'default', zone: 'unknown' })]: 1 },
+    },
+    {
+      decision: {
+        kind: 'finalizeNode',
+        ...termination,
+        node: 'n',
+        zone: 'us-east-1c',
+        terminationSeconds: 42.5,
+        lifetimeSeconds: 86_400,
+        drained: true,
+      },
+      expected: {
+        [series('karpenter_nodes_terminated_total', { nodepool: 'default', zone: 'us-east-1c' })]: 1,
+        [series('karpenter_nodes_drained_total', { nodepool: 'default' })]: 1,
+        [series('karpenter_nodes_termination_duration_seconds', { nodepool: 'default' })]: 42.5,
+        [series('karpenter_nodes_lifetime_duration_seconds', { nodepool: 'default' })]: 86_400,
+        [series('operator_node_termination_duration_seconds')]: 42.5,
+      },
     },
     {
       decision: {
@@ -443,21 +626,31 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
   ],
   finalizeNodeClaim: [
     {
-      decision: { kind: 'finalizeNodeClaim', ...termination, capacityType: 'spot', zone: 'us-east-1a' },
+      decision: {
+        kind: 'finalizeNodeClaim',
+        ...termination,
+        capacityType: 'spot',
+        zone: 'us-east-1a',
+        terminationSeconds: 95,
+        instanceTerminationSeconds: 30.5,
+      },
       expected: {
-        [series('nodeclaims_terminated_total', {
-          nodePool: 'default',
-          capacityType: 'spot',
+        [series('karpenter_nodeclaims_terminated_total', {
+          nodepool: 'default',
+          capacity_type: 'spot',
           zone: 'us-east-1a',
         })]: 1,
+        [series('karpenter_nodeclaims_termination_duration_seconds', { nodepool: 'default' })]: 95,
+        [series('karpenter_nodeclaims_instance_termination_duration_seconds', { nodepool: 'default' })]: 30.5,
+        [series('operator_nodeclaim_termination_duration_seconds')]: 95,
       },
     },
     {
       decision: { kind: 'finalizeNodeClaim', ...termination, reason: 'deleted' },
       expected: {
-        [series('nodeclaims_terminated_total', {
-          nodePool: 'default',
-          capacityType: 'unknown',
+        [series('karpenter_nodeclaims_terminated_total', {
+          nodepool: 'default',
+          capacity_type: 'unknown',
           zone: 'unknown',
         })]: 1,
       },
@@ -486,6 +679,19 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         instanceState: 'running',
       },
       expected: {},
+    },
+    {
+      decision: {
+        kind: 'collect',
+        reason: 'instance gone',
+        action: 'deleteNodeClaim',
+        instanceId: 'i-0c',
+        instanceState: 'not found',
+        nodeClaim: 'default-g',
+        nodePool: 'default',
+        capacityType: 'spot',
+      },
+      expected: { [disrupted('garbage_collected', 'default', 'spot')]: 1 },
     },
   ],
   staticCapacity: [
@@ -516,7 +722,41 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         poolNodes: 10,
         threshold: 2,
       },
-      expected: { [series('nodeclaims_disrupted_total', { nodePool: 'default', reason: 'repair' })]: 1 },
+      expected: {
+        [disrupted('unhealthy')]: 1,
+        [series('karpenter_nodeclaims_unhealthy_disrupted_total', {
+          condition: 'unknown',
+          nodepool: 'default',
+          capacity_type: 'unknown',
+          image_id: 'unknown',
+        })]: 1,
+      },
+    },
+    {
+      decision: {
+        kind: 'repair',
+        reason: 'condition AcceleratedHardwareReady=False for longer than 10m',
+        action: 'replace',
+        nodePool: 'gpu',
+        node: 'n',
+        nodeClaim: 'a',
+        cause: 'AcceleratedHardwareReady=False',
+        conditionType: 'AcceleratedHardwareReady',
+        capacityType: 'on-demand',
+        imageId: 'ami-0abc',
+        unhealthyNodes: 1,
+        poolNodes: 10,
+        threshold: 2,
+      },
+      expected: {
+        [disrupted('unhealthy', 'gpu', 'on-demand')]: 1,
+        [series('karpenter_nodeclaims_unhealthy_disrupted_total', {
+          condition: 'accelerated_hardware_ready',
+          nodepool: 'gpu',
+          capacity_type: 'on-demand',
+          image_id: 'ami-0abc',
+        })]: 1,
+      },
     },
     {
       decision: {
@@ -532,22 +772,48 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       expected: {},
     },
   ],
+  consistency: [
+    {
+      decision: {
+        kind: 'consistency',
+        reason: 'ConsistencyCheckFailed',
+        nodeClaim: 'a',
+        nodePool: 'default',
+        node: 'n',
+        issues: ['expected 16Gi of resource memory, but found 8Gi (50.0% of expected)'],
+      },
+      expected: {},
+    },
+  ],
   disrupt: [
     {
       decision: disrupt,
       expected: {
-        [series('voluntary_disruption_decisions_total', { nodePool: 'default', reason: 'Underutilized' })]: 1,
+        [series('karpenter_voluntary_disruption_decisions_total', {
+          decision: 'replace',
+          reason: 'underutilized',
+          consolidation_type: 'multi',
+        })]: 1,
+        // Once for each NodePool of the candidates.
+        [series('karpenter_voluntary_disruption_decisions_by_nodepool_total', {
+          nodepool: 'default',
+          reason: 'underutilized',
+        })]: 1,
+        [series('karpenter_voluntary_disruption_decisions_by_nodepool_total', {
+          nodepool: 'batch',
+          reason: 'underutilized',
+        })]: 1,
         // $0.384/h of candidates replaced by $0.096/h.
-        [series('voluntary_disruption_savings', { reason: 'Underutilized' })]: 0.288,
-        [series('nodeclaims_created_total', { nodePool: 'default', reason: 'disruption' })]: 1,
+        [series('voluntary_disruption_savings', { reason: 'underutilized' })]: 0.288,
+        [created('default', 'underutilized')]: 1,
       },
     },
     {
       // The replace command's candidates deleted once its replacement is initialized: no new decision.
       decision: { ...disrupt, outcome: 'deleted' },
       expected: {
-        [series('nodeclaims_disrupted_total', { nodePool: 'default', reason: 'Underutilized' })]: 1,
-        [series('nodeclaims_disrupted_total', { nodePool: 'batch', reason: 'Underutilized' })]: 1,
+        [disrupted('underutilized', 'default', 'on-demand')]: 1,
+        [disrupted('underutilized', 'batch', 'on-demand')]: 1,
       },
     },
     {
@@ -560,14 +826,52 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         candidates: [candidate(3), candidate(4)],
         replacements: [],
         pricePerHourAfter: 0,
+        failedValidations: 1,
       },
       expected: {
-        [series('voluntary_disruption_decisions_total', { nodePool: 'default', reason: 'Empty' })]: 1,
-        [series('voluntary_disruption_savings', { reason: 'Empty' })]: 0.384,
-        [series('nodeclaims_disrupted_total', { nodePool: 'default', reason: 'Empty' })]: 2,
+        [series('karpenter_voluntary_disruption_decisions_total', {
+          decision: 'delete',
+          reason: 'empty',
+          consolidation_type: 'empty',
+        })]: 1,
+        [series('karpenter_voluntary_disruption_decisions_by_nodepool_total', {
+          nodepool: 'default',
+          reason: 'empty',
+        })]: 1,
+        [series('voluntary_disruption_savings', { reason: 'empty' })]: 0.384,
+        [disrupted('empty', 'default', 'on-demand')]: 2,
+        // A third candidate dropped at validation.
+        [series('karpenter_voluntary_disruption_failed_validations_total', {
+          consolidation_type: 'empty',
+        })]: 1,
       },
     },
-    { decision: { ...disrupt, outcome: 'abandoned', why: 'a candidate changed' }, expected: {} },
+    {
+      decision: {
+        ...disrupt,
+        reason: 'Drifted',
+        method: 'drift',
+        outcome: 'abandoned',
+        why: 'a candidate changed',
+        failedValidations: 2,
+      },
+      expected: {
+        [series('karpenter_voluntary_disruption_failed_validations_total', {
+          consolidation_type: 'none',
+        })]: 2,
+      },
+    },
+    {
+      decision: { ...disrupt, outcome: 'failed', why: 'replacement default-r1 did not initialize in time' },
+      expected: {
+        // Karpenter writes the decision as the consolidation type here.
+        [series('karpenter_voluntary_disruption_queue_failures_total', {
+          decision: 'replace',
+          reason: 'underutilized',
+          consolidation_type: 'replace',
+        })]: 1,
+      },
+    },
   ],
   drifted: [
     {
@@ -609,19 +913,65 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
     {
       decision: pass,
       expected: {
-        [series('voluntary_disruption_eligible_nodes', { reason: 'Empty' })]: 1,
-        [series('voluntary_disruption_eligible_nodes', { reason: 'Drifted' })]: 2,
-        [series('voluntary_disruption_eligible_nodes', { reason: 'Underutilized' })]: 4,
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'empty' })]: 1,
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'drifted' })]: 2,
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'underutilized' })]: 4,
         [series('voluntary_disruption_blocked_nodes', { reason: 'pdb' })]: 1,
         [series('voluntary_disruption_blocked_nodes', { reason: 'doNotDisruptPod' })]: 1,
         [series('voluntary_disruption_blocked_nodes', { reason: 'budget' })]: 2,
         [series('voluntary_disruption_blocked_nodes', { reason: 'notInitialized' })]: 1,
-        [series('nodepools_allowed_disruptions', { nodePool: 'default', reason: 'Empty' })]: 1,
-        [series('nodepools_allowed_disruptions', { nodePool: 'default', reason: 'Drifted' })]: 0,
-        [series('nodepools_allowed_disruptions', { nodePool: 'default', reason: 'Underutilized' })]: 1,
-        [series('nodepools_allowed_disruptions', { nodePool: 'batch', reason: 'Empty' })]: 3,
-        [series('nodepools_allowed_disruptions', { nodePool: 'batch', reason: 'Drifted' })]: 3,
-        [series('nodepools_allowed_disruptions', { nodePool: 'batch', reason: 'Underutilized' })]: 3,
+        // The budgets' reasons as Karpenter writes them here: as the NodePool's spec spells them.
+        [allowed('default', 'Empty')]: 1,
+        [allowed('default', 'Drifted')]: 0,
+        [allowed('default', 'Underutilized')]: 1,
+        [allowed('batch', 'Empty')]: 3,
+        [allowed('batch', 'Drifted')]: 3,
+        [allowed('batch', 'Underutilized')]: 3,
+      },
+    },
+    {
+      decision: {
+        ...pass,
+        allowed: {},
+        disrupting: { default: 2 },
+        consolidationMoves: [
+          { nodePool: 'default', policy: 'Balanced', decision: 'rejected', count: 3, scores: [0.2, 0.3] },
+          {
+            nodePool: 'batch',
+            policy: 'WhenEmptyOrUnderutilized',
+            decision: 'approved',
+            count: 1,
+            scores: [],
+          },
+        ],
+      },
+      expected: {
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'empty' })]: 1,
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'drifted' })]: 2,
+        [series('karpenter_voluntary_disruption_eligible_nodes', { reason: 'underutilized' })]: 4,
+        [series('voluntary_disruption_blocked_nodes', { reason: 'pdb' })]: 1,
+        [series('voluntary_disruption_blocked_nodes', { reason: 'doNotDisruptPod' })]: 1,
+        [series('voluntary_disruption_blocked_nodes', { reason: 'budget' })]: 2,
+        [series('voluntary_disruption_blocked_nodes', { reason: 'notInitialized' })]: 1,
+        // Karpenter counts a NodePool's disrupting nodes against each reason's budget.
+        [consuming('default', 'Empty')]: 2,
+        [consuming('default', 'Drifted')]: 2,
+        [consuming('default', 'Underutilized')]: 2,
+        [series('karpenter_consolidation_moves_total', {
+          decision: 'rejected',
+          nodepool: 'default',
+          policy: 'Balanced',
+        })]: 3,
+        [series('karpenter_consolidation_score', {
+          decision: 'rejected',
+          nodepool: 'default',
+          policy: 'Balanced',
+        })]: 0.5,
+        [series('karpenter_consolidation_moves_total', {
+          decision: 'approved',
+          nodepool: 'batch',
+          policy: 'WhenEmptyOrUnderutilized',
+        })]: 1,
       },
     },
     {
@@ -641,11 +991,17 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
             nodes: 2,
             cpu: 8,
             memoryBytes: 34_359_738_368,
-            limits: { cpu: 100, memory: 400_000_000_000 },
+            limits: { cpu: 100, memory: 400_000_000_000, 'nvidia.com/gpu': 4 },
             pricePerHour: 0.384,
             idlePricePerHour: 0.096,
+            unpricedNodeClaims: 1,
             cpuUtilization: 75,
             memoryUtilization: 40,
+            allocatable: { cpu: 7.8, memoryBytes: 30_000_000_000 },
+            podRequests: { cpu: 5.85, memoryBytes: 12_000_000_000 },
+            daemonRequests: { cpu: 0.4, memoryBytes: 1_000_000_000 },
+            systemOverhead: { cpu: 0.2, memoryBytes: 4_359_738_368 },
+            oldestNodeSeconds: 7200,
           },
           empty: {
             nodes: 0,
@@ -656,30 +1012,152 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
             idlePricePerHour: 0,
             cpuUtilization: 0,
             memoryUtilization: 0,
+            ...NO_NODES,
           },
         },
+        conditions: {
+          nodeClaim: [
+            // The steady state of a NodeClaim's condition is no series; only its transitions count.
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              objects: 2,
+              longestSeconds: 7100,
+              transitions: 1,
+              steady: true,
+            },
+            {
+              type: 'Consolidatable',
+              status: 'True',
+              reason: 'Consolidatable',
+              objects: 1,
+              longestSeconds: 300,
+              transitions: 0,
+            },
+          ],
+          node: [{ type: 'MemoryPressure', status: 'True', objects: 1, longestSeconds: 60, transitions: 1 }],
+          nodePool: [
+            { type: 'Ready', status: 'False', reason: '', objects: 1, longestSeconds: 30, transitions: 1 },
+          ],
+          ec2NodeClass: [
+            {
+              type: 'AMIsReady',
+              status: 'False',
+              reason: 'AMINotFound',
+              objects: 1,
+              longestSeconds: 900,
+              transitions: 0,
+            },
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              objects: 2,
+              longestSeconds: 86_400,
+              transitions: 1,
+              steady: true,
+            },
+          ],
+        },
+        terminating: { nodeClaimSeconds: 45, nodeSeconds: 40 },
       },
       expected: {
-        [series('pods_startup_duration_seconds')]: 80.7,
-        [series('nodepools_usage', { nodePool: 'default', resourceType: 'cpu' })]: 8,
-        [series('nodepools_usage', { nodePool: 'default', resourceType: 'memory' })]: 34_359_738_368,
-        [series('nodepools_usage', { nodePool: 'default', resourceType: 'nodes' })]: 2,
-        [series('nodepools_limit', { nodePool: 'default', resourceType: 'cpu' })]: 100,
-        [series('nodepools_limit', { nodePool: 'default', resourceType: 'memory' })]: 400_000_000_000,
-        [series('nodepools_cost_total', { nodePool: 'default' })]: 0.384,
-        [series('nodepools_idle_cost', { nodePool: 'default' })]: 0.096,
-        [series('nodepools_utilization_percent', { nodePool: 'default', resourceType: 'cpu' })]: 75,
-        [series('nodepools_utilization_percent', { nodePool: 'default', resourceType: 'memory' })]: 40,
-        [series('cluster_state_node_count', { nodePool: 'default' })]: 2,
-        [series('nodepools_usage', { nodePool: 'empty', resourceType: 'cpu' })]: 0,
-        [series('nodepools_usage', { nodePool: 'empty', resourceType: 'memory' })]: 0,
-        [series('nodepools_usage', { nodePool: 'empty', resourceType: 'nodes' })]: 0,
-        [series('nodepools_limit', { nodePool: 'empty', resourceType: 'nodes' })]: 5,
-        [series('nodepools_cost_total', { nodePool: 'empty' })]: 0,
-        [series('nodepools_idle_cost', { nodePool: 'empty' })]: 0,
-        [series('nodepools_utilization_percent', { nodePool: 'empty', resourceType: 'cpu' })]: 0,
-        [series('nodepools_utilization_percent', { nodePool: 'empty', resourceType: 'memory' })]: 0,
-        [series('cluster_state_node_count', { nodePool: 'empty' })]: 0,
+        [series('karpenter_pods_startup_duration_seconds')]: 80.7,
+        [usage('default', 'cpu')]: 8,
+        [usage('default', 'memory')]: 34_359_738_368,
+        [usage('default', 'nodes')]: 2,
+        [limit('default', 'cpu')]: 100,
+        [limit('default', 'memory')]: 400_000_000_000,
+        // Resource names as Karpenter writes them in labels.
+        [limit('default', 'nvidia.com/gpu')]: 4,
+        [series('karpenter_nodepools_cost_total', { nodepool: 'default' })]: 0.384,
+        [series('nodepools_idle_cost', { nodepool: 'default' })]: 0.096,
+        [series('karpenter_nodepools_cost_tracker_errors_total', { nodepool: 'default' })]: 1,
+        [nodes('allocatable', 'default', 'cpu')]: 7.8,
+        [nodes('allocatable', 'default', 'memory')]: 30_000_000_000,
+        [nodes('total_pod_requests', 'default', 'cpu')]: 5.85,
+        [nodes('total_pod_requests', 'default', 'memory')]: 12_000_000_000,
+        [nodes('total_daemon_requests', 'default', 'cpu')]: 0.4,
+        [nodes('total_daemon_requests', 'default', 'memory')]: 1_000_000_000,
+        [nodes('system_overhead', 'default', 'cpu')]: 0.2,
+        [nodes('system_overhead', 'default', 'memory')]: 4_359_738_368,
+        [series('karpenter_nodes_current_lifetime_seconds', { nodepool: 'default' })]: 7200,
+        [usage('empty', 'cpu')]: 0,
+        [usage('empty', 'memory')]: 0,
+        [usage('empty', 'nodes')]: 0,
+        [limit('empty', 'nodes')]: 5,
+        [series('karpenter_nodepools_cost_total', { nodepool: 'empty' })]: 0,
+        [series('nodepools_idle_cost', { nodepool: 'empty' })]: 0,
+        [nodes('allocatable', 'empty', 'cpu')]: 0,
+        [nodes('allocatable', 'empty', 'memory')]: 0,
+        [nodes('total_pod_requests', 'empty', 'cpu')]: 0,
+        [nodes('total_pod_requests', 'empty', 'memory')]: 0,
+        [nodes('total_daemon_requests', 'empty', 'cpu')]: 0,
+        [nodes('total_daemon_requests', 'empty', 'memory')]: 0,
+        [nodes('system_overhead', 'empty', 'cpu')]: 0,
+        [nodes('system_overhead', 'empty', 'memory')]: 0,
+        // Over every NodePool: 2 nodes; 5.85 of 7.8 cores and 12 of 30 GB requested.
+        [series('karpenter_cluster_state_node_count')]: 2,
+        [series('karpenter_cluster_utilization_percent', { resource_type: 'cpu' })]: 75,
+        [series('karpenter_cluster_utilization_percent', { resource_type: 'memory' })]: 40,
+        [series('operator_nodeclaim_status_condition_transitions_total', {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+        })]: 1,
+        [series('operator_nodeclaim_status_condition_count', {
+          type: 'Consolidatable',
+          status: 'True',
+          reason: 'Consolidatable',
+        })]: 1,
+        [series('operator_nodeclaim_status_condition_current_status_seconds', {
+          type: 'Consolidatable',
+          status: 'True',
+          reason: 'Consolidatable',
+        })]: 300,
+        [series('operator_node_status_condition_count', { type: 'MemoryPressure', status: 'True' })]: 1,
+        [series('operator_node_status_condition_current_status_seconds', {
+          type: 'MemoryPressure',
+          status: 'True',
+        })]: 60,
+        [series('operator_node_status_condition_transitions_total', {
+          type: 'MemoryPressure',
+          status: 'True',
+        })]: 1,
+        // An empty reason, as CloudWatch takes no empty value.
+        [series('operator_nodepool_status_condition_count', {
+          type: 'Ready',
+          status: 'False',
+          reason: 'none',
+        })]: 1,
+        [series('operator_nodepool_status_condition_current_status_seconds', {
+          type: 'Ready',
+          status: 'False',
+          reason: 'none',
+        })]: 30,
+        [series('operator_nodepool_status_condition_transitions_total', {
+          type: 'Ready',
+          status: 'False',
+          reason: 'none',
+        })]: 1,
+        [series('operator_ec2nodeclass_status_condition_count', {
+          type: 'AMIsReady',
+          status: 'False',
+          reason: 'AMINotFound',
+        })]: 1,
+        [series('operator_ec2nodeclass_status_condition_current_status_seconds', {
+          type: 'AMIsReady',
+          status: 'False',
+          reason: 'AMINotFound',
+        })]: 900,
+        [series('operator_ec2nodeclass_status_condition_transitions_total', {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+        })]: 1,
+        [series('operator_nodeclaim_termination_current_time_seconds')]: 45,
+        [series('operator_node_termination_current_time_seconds')]: 40,
       },
     },
   ],

@@ -11,8 +11,8 @@ import { emfProblems, isEmfLine, readEmf, sumBySeries } from '../runtime/emf-rul
 
 // A disruption pass writes its summary and its observation together: at 100 NodePools their
 // metrics fit in 3 EMF lines a NodePool (one per resource type of its usage, which also carry its
-// cost and its budgets' allowed disruptions, one reason each) and one line per reason a node was
-// left alone for that is not a budget reason (a line holds one reason), every line within
+// cost, its Nodes' totals and its budgets' allowed disruptions, one reason each) and one line per
+// other reason (a node left alone, an eligible node: a line holds one reason), every line within
 // CloudWatch's rules and every series with the figures it has when each decision is written alone.
 
 const T = Date.parse('2026-03-01T12:00:00Z');
@@ -50,6 +50,11 @@ const observation: Decision = {
         idlePricePerHour: 0.3,
         cpuUtilization: 60,
         memoryUtilization: 40,
+        allocatable: { cpu: 19 + i, memoryBytes: 76 * 2 ** 30 },
+        podRequests: { cpu: 11, memoryBytes: 30 * 2 ** 30 },
+        daemonRequests: { cpu: 1, memoryBytes: 2 ** 30 },
+        systemOverhead: { cpu: 1, memoryBytes: 4 * 2 ** 30 },
+        oldestNodeSeconds: 3600 + i,
       },
     ]),
   ),
@@ -78,8 +83,9 @@ describe('the EMF lines of a pass over 100 NodePools', () => {
       writeDecision(out, summary);
       writeDecision(out, observation);
     });
-    // blockedBy's budget, pdb and notInitialized share no line with a budget reason.
-    expect(together).toHaveLength(3 * pools.length + 3);
+    // blockedBy's budget, pdb and notInitialized share no line with a budget reason, nor do the
+    // eligible nodes' reasons (lower case, where the budgets' are Karpenter's NodePool spelling).
+    expect(together).toHaveLength(3 * pools.length + 6);
     expect(apart.length).toBeGreaterThan(together.length);
     for (const text of together) expect(emfProblems(text)).toEqual([]);
     const sums = (texts: string[]) =>

@@ -4,9 +4,11 @@ import {
   balancedDisruption,
   balancedRejection,
   balancedScore,
+  commandMoves,
 } from '../../../../shared/usecases/disruption/balanced.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate, MethodContext } from '../../../../shared/usecases/disruption/index.ts';
+import type { ConsolidationMove } from '../../../../shared/usecases/disruption/method.ts';
 import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/multi-node.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { boundPod, consolidatable, pool, simulation, T0 } from './builders.ts';
@@ -139,5 +141,61 @@ describe('Balanced consolidation', () => {
       nodePool: pool('batch', { consolidationPolicy: 'WhenEmptyOrUnderutilized' }),
     };
     expect(balancedRejection([a, underutilized], 0.2, totals)).toBeUndefined();
+  });
+});
+
+// Karpenter's consolidation moves and scores: each single-candidate move weighed, approved or
+// rejected, and each multi-node command decided, once per NodePool of its candidates.
+describe('the consolidation moves counted', () => {
+  it('tells each single-candidate move with its verdict and score, and a command decided per NodePool', () => {
+    const totals = new Map([['default', { pricePerHour: 1, disruptionCost: 10 }]]);
+    const moves: ConsolidationMove[] = [];
+    const told = { ...context(totals), move: (m: ConsolidationMove) => moves.push(m) };
+    evaluateConsolidation(singleNodeConsolidation, [balanced('a', 0.1, 1)], simulation(), told);
+    evaluateConsolidation(singleNodeConsolidation, [balanced('b', 0.1, 2)], simulation(), told);
+    // A prefix of a multi-node search is not a move of its own.
+    evaluateConsolidation(
+      multiNodeConsolidation,
+      [balanced('a', 0.1, 1), balanced('c', 0.1, 1)],
+      simulation(),
+      told,
+    );
+    expect(moves).toEqual([
+      { nodePool: 'default', policy: 'Balanced', decision: 'approved', score: 0.5 },
+      { nodePool: 'default', policy: 'Balanced', decision: 'rejected', score: expect.closeTo(1 / 3, 6) },
+    ]);
+    const command = evaluateConsolidation(
+      multiNodeConsolidation,
+      [balanced('a', 0.1, 1, 'web'), balanced('c', 0.1, 1, 'web'), balanced('d', 0.1, 0, 'batch')],
+      simulation(),
+      context(
+        new Map([
+          ['web', { pricePerHour: 1, disruptionCost: 10 }],
+          ['batch', { pricePerHour: 1, disruptionCost: 10 }],
+        ]),
+      ),
+    );
+    if (command.kind !== 'command') throw new Error(`not a command: ${command.why}`);
+    expect(commandMoves(command.command).map((m) => [m.nodePool, m.decision, m.policy])).toEqual([
+      ['web', 'approved', 'Balanced'],
+      ['batch', 'approved', 'Balanced'],
+    ]);
+  });
+
+  it('counts a move of another policy without a score', () => {
+    const other = consolidatable('x', {
+      nodePool: pool('default', { consolidationPolicy: 'WhenEmptyOrUnderutilized' }),
+      instanceType: 'm5.xlarge',
+      pods: [boundPod('x-0')],
+      price: 0.1,
+    });
+    const moves: ConsolidationMove[] = [];
+    evaluateConsolidation(singleNodeConsolidation, [other], simulation(), {
+      ...context(new Map()),
+      move: (m) => moves.push(m),
+    });
+    expect(moves).toEqual([
+      { nodePool: 'default', policy: 'WhenEmptyOrUnderutilized', decision: 'approved' },
+    ]);
   });
 });

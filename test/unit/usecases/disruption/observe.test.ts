@@ -87,6 +87,7 @@ describe('observeCluster: each NodePool as a disruption pass read it', () => {
       memoryBytes: 32 * GiB,
       limits: { cpu: 100, nodes: 20 },
     });
+    const none = { cpu: 0, memoryBytes: 0 };
     expect(observed.nodePools['batch']).toEqual({
       nodes: 0,
       cpu: 0,
@@ -95,6 +96,10 @@ describe('observeCluster: each NodePool as a disruption pass read it', () => {
       idlePricePerHour: 0,
       cpuUtilization: 0,
       memoryUtilization: 0,
+      allocatable: none,
+      podRequests: none,
+      daemonRequests: none,
+      systemOverhead: none,
     });
   });
 
@@ -306,5 +311,9 @@ describe('passFigures: eligible, blocked and allowed', () => {
       default: { Empty: 2, Drifted: 2, Underutilized: 2 },
       batch: { Empty: 4, Drifted: 0, Underutilized: 4 },
     });
+  });
+
+  it('reports the nodes each NodePool has being disrupted, for those with any', () => {
+    expect(figures.disrupting).toEqual({ default: 1 });
   });
 });

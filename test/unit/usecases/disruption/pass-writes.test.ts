@@ -123,6 +123,8 @@ describe('a disruption pass and its condition writes', () => {
         reason: 'Empty',
         outcome: 'abandoned',
         why: `nodeClaim ${claims.find((c) => c.status.nodeName === node)?.name} is blocked now: pod default/pinned has karpenter.sh/do-not-disrupt`,
+        // Karpenter's failed validations, by the command's consolidation type.
+        failedValidations: 1,
       }),
     ]);
     // The pass's line counts the candidate that failed its validation.

@@ -26,7 +26,7 @@ function world() {
     metrics,
   } = memoryWorld(CLUSTER, new Date(T0));
   async function claim(name: string, providerId?: string): Promise<void> {
-    await cluster.createNodeClaim(newNodeClaim(name));
+    await cluster.createNodeClaim(newNodeClaim(name, { labels: { 'karpenter.sh/capacity-type': 'spot' } }));
     if (providerId !== undefined) {
       await cluster.patchNodeClaimStatus(name, {
         providerId,
@@ -36,7 +36,7 @@ function world() {
   }
   const pass = () => collectGarbage({ cluster, cloud, logger, metrics }, clock.now());
   const collected = () => logged('garbage collected');
-  return { clock, cluster, cloud, instance, claim, pass, collected };
+  return { clock, cluster, cloud, instance, claim, pass, collected, metrics };
 }
 
 describe('garbage collection', () => {
@@ -140,9 +140,16 @@ describe('garbage collection', () => {
         action: 'deleteNodeClaim',
         nodeClaim: 'reclaimed',
         instanceState: 'not found',
+        capacityType: 'spot',
         handedOver: 'termination sweep',
       }),
     ]);
+    // Karpenter's garbage-collected NodeClaim.
+    expect(
+      w.metrics.points
+        .filter((p) => p.name === 'karpenter_nodeclaims_disrupted_total')
+        .map((p) => [p.dimensions['reason'], p.dimensions['capacity_type'], p.values]),
+    ).toEqual([['garbage_collected', 'spot', [1]]]);
     // Deleting already: the next pass leaves it to termination.
     expect((await w.pass()).deletedNodeClaims).toEqual([]);
   });

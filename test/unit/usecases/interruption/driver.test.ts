@@ -71,6 +71,7 @@ function makeWorld() {
     cluster,
     terminationQueue,
     lines,
+    metrics,
     ports,
     deps,
     spotClaim,
@@ -112,6 +113,43 @@ describe('handleInterruptionBatch', () => {
     expect(w.logged('interruption handled').map((l) => [l['nodeClaim'], l['action']])).toEqual([
       ['a', 'cordonAndDrain'],
       ['b', 'event'],
+    ]);
+  });
+
+  it('counts each message once, with its age, and each NodeClaim it deletes, as Karpenter’s metrics do', async () => {
+    const w = makeWorld();
+    const a = await w.spotClaim('a');
+    const b = await w.spotClaim('b');
+    const health = JSON.parse(
+      readFileSync(new URL('../../../fixtures/events/health-scheduled-change.json', import.meta.url), 'utf8'),
+    ) as { detail: Record<string, unknown> };
+    const parsed = parseInterruptionEvent(
+      JSON.stringify({
+        ...health,
+        detail: { ...health.detail, affectedEntities: [{ entityValue: a }, { entityValue: b }] },
+      }),
+    );
+    if (!parsed.ok) throw new Error(parsed.problem);
+    // Handled 2.5 s after the event's time.
+    w.clock.advance(2_500);
+    await handleInterruptionBatch(w.deps, [{ id: 'm1', message: parsed.message }]);
+    expect(
+      w.logged('interruption handled').map((l) => [l['nodeClaim'], l['queuedSeconds'], l['laterInstance']]),
+    ).toEqual([
+      ['a', 2.5, undefined],
+      ['b', undefined, true],
+    ]);
+    const points = (name: string) =>
+      w.metrics.points.filter((p) => p.name === name).map((p) => [p.dimensions, p.values]);
+    const cluster = { cluster: CLUSTER };
+    expect(points('karpenter_interruption_received_messages_total')).toEqual([
+      [{ ...cluster, message_type: 'scheduled_change' }, [1]],
+    ]);
+    expect(points('karpenter_interruption_message_queue_duration_seconds')).toEqual([[cluster, [2.5]]]);
+    const disrupted = { ...cluster, reason: 'scheduled_change', nodepool: 'default', capacity_type: 'spot' };
+    expect(points('karpenter_nodeclaims_disrupted_total')).toEqual([
+      [disrupted, [1]],
+      [disrupted, [1]],
     ]);
   });
 

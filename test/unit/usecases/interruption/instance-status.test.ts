@@ -50,7 +50,7 @@ function makeWorld() {
     await cluster.patchNodeClaimStatus(name, { providerId: instance.providerId, conditions: [] });
     return instance.instanceId;
   }
-  return { clock, cluster, cloud, terminationQueue, lines, ports, claim };
+  return { clock, cluster, cloud, terminationQueue, lines, ports, claim, metrics };
 }
 
 describe('statusInterruptions', () => {
@@ -136,6 +136,31 @@ describe('pollInstanceStatus', () => {
     ]);
     expect(await pollInstanceStatus(w.ports, T0)).toEqual({ reported: 1, outcomes: [] });
     expect((await w.cluster.nodeClaim('fine'))?.deleting).toBe(false);
+  });
+
+  it('counts each instance acted on as Karpenter’s unhealthy instance status, and no queue message', async () => {
+    const w = makeWorld();
+    const broken = await w.claim('broken');
+    const retiring = await w.claim('retiring');
+    w.cloud.setInstanceHealth(broken, [
+      { category: 'systemStatus', name: 'reachability', sinceMs: T0 - 600_000 },
+    ]);
+    w.cloud.setInstanceHealth(retiring, [{ category: 'eventStatus', name: 'instance-retirement' }]);
+    await pollInstanceStatus(w.ports, T0);
+    // A second poll finds them deleting already: nothing is counted again.
+    await pollInstanceStatus(w.ports, T0 + 60_000);
+    const points = (name: string) =>
+      w.metrics.points.filter((p) => p.name === name).map((p) => [p.dimensions, p.values[0]]);
+    const cluster = { cluster: CLUSTER };
+    expect(points('karpenter_interruption_instance_status_unhealthy_total')).toEqual([
+      [{ ...cluster, category: 'SystemStatus' }, 1],
+      [{ ...cluster, category: 'EventStatus' }, 1],
+    ]);
+    expect(points('karpenter_nodeclaims_disrupted_total')).toEqual([
+      [{ ...cluster, reason: 'system_status', nodepool: 'default', capacity_type: 'on-demand' }, 1],
+      [{ ...cluster, reason: 'event_status', nodepool: 'default', capacity_type: 'on-demand' }, 1],
+    ]);
+    expect(points('karpenter_interruption_received_messages_total')).toEqual([]);
   });
 
   it('changes nothing on a second poll of the same instance', async () => {

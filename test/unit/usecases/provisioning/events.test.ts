@@ -4,6 +4,7 @@ import {
   FAILED_SCHEDULING_DEDUPE_SECONDS,
   NO_COMPATIBLE_DEDUPE_SECONDS,
 } from '../../../../shared/usecases/provisioning/events.ts';
+import { recordingMetrics } from '../../../fixtures/metrics.ts';
 import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
 
 // What provisioning tells, keyed as Karpenter keys it: a NodePool whose requirements leave no
@@ -99,5 +100,89 @@ describe('SpotServiceLinkedRoleCreationFailure (in-memory cluster and cloud)', (
     expect(lines.filter((l) => l['decision'] === 'launch' && l['failureReason'] !== undefined)).toHaveLength(
       1,
     );
+  });
+});
+
+// What a launch publishes under Karpenter's names: the NodeClaim created (`provisioned`), and the
+// offering and instance type it launched, as Karpenter's cloud provider metrics know them.
+describe('the metrics of a launch (in-memory cluster and cloud)', () => {
+  it('names the NodeClaim created and the offering launched, with its price, vCPUs and memory', async () => {
+    const world = scenarioWorld();
+    const metrics = recordingMetrics({ cluster: 'prod', clock: world.clock });
+    const lines: Record<string, unknown>[] = [];
+    const steps = provisionerSteps(
+      world,
+      makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+      { ports: { metrics } },
+    );
+    addPendingPod(world.cluster, 'web-0');
+    await steps.reconcileLifecycle('p-1');
+    await steps.provision('p-1');
+    const [launch] = lines.filter((l) => l['decision'] === 'launch' && l['outcome'] === 'launched');
+    const type = String(launch?.['instanceType']);
+    const offering = {
+      cluster: 'prod',
+      instance_type: type,
+      capacity_type: String(launch?.['capacityType']),
+      zone: String(launch?.['zone']),
+    };
+    const catalog = world.cloud.history().find((i) => i.instanceType === type);
+    expect(catalog).toBeDefined();
+    // The catalog's vCPUs and memory of the type (its instance-cpu and instance-memory labels).
+    expect(launch?.['instanceTypeCpu']).toBeGreaterThan(0);
+    expect(Number(launch?.['instanceTypeMemoryBytes']) % (1024 * 1024)).toBe(0);
+    const points = (name: string) =>
+      metrics.points.filter((p) => p.name === name).map((p) => [p.dimensions, p.values]);
+    expect(points('karpenter_nodeclaims_created_total')).toEqual([
+      [
+        {
+          cluster: 'prod',
+          nodepool: launch?.['nodePool'],
+          reason: 'provisioned',
+          min_values_relaxed: 'false',
+        },
+        [1],
+      ],
+    ]);
+    expect(points('karpenter_cloudprovider_instance_type_offering_available')).toEqual([[offering, [1]]]);
+    expect(points('karpenter_cloudprovider_instance_type_offering_price_estimate')).toEqual([
+      [offering, [launch?.['pricePerHour']]],
+    ]);
+    expect(points('karpenter_cloudprovider_instance_type_cpu_cores')).toEqual([
+      [{ cluster: 'prod', instance_type: type }, [launch?.['instanceTypeCpu']]],
+    ]);
+    expect(points('karpenter_cloudprovider_instance_type_memory_bytes')).toEqual([
+      [{ cluster: 'prod', instance_type: type }, [launch?.['instanceTypeMemoryBytes']]],
+    ]);
+  });
+});
+
+// Karpenter's ignored pods: pending pods the run could not read, left out of its plan.
+describe('the pending pods a run leaves out (in-memory cluster and cloud)', () => {
+  it('counts them on its line and as karpenter_scheduler_ignored_pods_count', async () => {
+    const world = scenarioWorld();
+    const metrics = recordingMetrics({ cluster: 'prod', clock: world.clock });
+    const lines: Record<string, unknown>[] = [];
+    const steps = provisionerSteps(
+      world,
+      makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+      { ports: { metrics } },
+    );
+    // Its tolerations must be a list: the pod cannot be read.
+    world.cluster.create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'odd', namespace: 'default' },
+      spec: { containers: [{ name: 'app', image: 'app' }], tolerations: 'all' },
+    });
+    world.cluster.markPodUnschedulable('default', 'odd', '0/0 nodes are available');
+    await steps.reconcileLifecycle('p-1');
+    await steps.provision('p-1');
+    expect(lines.filter((l) => l['decision'] === 'skip')).toEqual([
+      expect.objectContaining({ reason: 'no provisionable pods', ignoredPods: 1 }),
+    ]);
+    expect(
+      metrics.points.filter((p) => p.name === 'karpenter_scheduler_ignored_pods_count').map((p) => p.values),
+    ).toEqual([[1]]);
   });
 });

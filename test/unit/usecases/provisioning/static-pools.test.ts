@@ -126,11 +126,18 @@ describe('a static NodePool in a provisioning run', () => {
     ]);
     // Each replica is a NodeClaim created for the static reason, in the pool's series.
     const created = w.metrics.points.filter(
-      (p) => p.name === 'nodeclaims_created_total' && p.dimensions.nodePool === 'fixed',
+      (p) => p.name === 'karpenter_nodeclaims_created_total' && p.dimensions.nodepool === 'fixed',
     );
+    // Karpenter's reason for a static NodePool's replica too.
+    const replica = {
+      cluster: 'static-test',
+      nodepool: 'fixed',
+      reason: 'provisioned',
+      min_values_relaxed: 'false',
+    };
     expect(created.map((p) => [p.dimensions, p.values])).toEqual([
-      [{ cluster: 'static-test', nodePool: 'fixed', reason: 'static' }, [1]],
-      [{ cluster: 'static-test', nodePool: 'fixed', reason: 'static' }, [1]],
+      [replica, [1]],
+      [replica, [1]],
     ]);
 
     // A later run finds the replicas there and decides nothing about the pool.

@@ -33,6 +33,35 @@ describe('driveTermination', () => {
     ]);
   });
 
+  it('times the termination for Karpenter’s duration metrics, and counts the drained node', async () => {
+    const w = makeTerminationWorld(30_000);
+    await w.terminatingClaim('a', { pods: 2 });
+    await driveTermination(w.deps, 'a', true);
+    // Deleted at the start; the instance asked to terminate after the drain, 5 s before the end.
+    expect(w.logged('deleted nodeclaim')).toEqual([
+      expect.objectContaining({ terminationSeconds: 7, instanceTerminationSeconds: 5 }),
+    ]);
+    // The Node, made and deleted at the start, drained.
+    expect(w.logged('node finalized')).toEqual([
+      expect.objectContaining({ terminationSeconds: 7, lifetimeSeconds: 7, drained: true }),
+    ]);
+    const points = (name: string) =>
+      w.metrics.points.filter((p) => p.name === name).map((p) => [p.dimensions, p.values]);
+    const pool = { cluster: 'drive-test', nodepool: 'default' };
+    expect(points('karpenter_nodeclaims_termination_duration_seconds')).toEqual([[pool, [7]]]);
+    expect(points('karpenter_nodeclaims_instance_termination_duration_seconds')).toEqual([[pool, [5]]]);
+    expect(points('karpenter_nodes_termination_duration_seconds')).toEqual([[pool, [7]]]);
+    expect(points('karpenter_nodes_lifetime_duration_seconds')).toEqual([[pool, [7]]]);
+    expect(points('karpenter_nodes_drained_total')).toEqual([[pool, [1]]]);
+    // Its pods evicted: two 200s, drained for the NodeClaim that has no DisruptionReason.
+    expect(points('karpenter_pods_eviction_requests_total')).toEqual([
+      [{ cluster: 'drive-test', code: '200' }, [2]],
+    ]);
+    expect(points('karpenter_pods_drained_total')).toEqual([
+      [{ cluster: 'drive-test', reason: 'Forceful Termination' }, [2]],
+    ]);
+  });
+
   it('fails closed on a pod it cannot read: the node is not terminated under it', async () => {
     const w = makeTerminationWorld(30_000);
     await w.terminatingClaim('a', { pods: 1 });

@@ -129,6 +129,7 @@ export function makeTerminationWorld(budgetMs = 10_000) {
     cloud,
     queue,
     lines,
+    metrics,
     deps,
     passes,
     terminatingClaim,
