@@ -322,6 +322,7 @@ export class FlotillaCluster extends Construct {
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
       nodeRepair: String(gates.NodeRepair),
       spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
+      repackConsolidation: String(this.props.repackConsolidation === true),
       reservedCapacity: String(gates.ReservedCapacity),
       nodeOverlay: String(gates.NodeOverlay),
       staticCapacity: String(gates.StaticCapacity),

@@ -323,6 +323,7 @@ export const disruptionFunction: FunctionDefinition = {
     'minValuesPolicy',
     'preferencePolicy',
     'spotToSpotConsolidation',
+    'repackConsolidation',
     // Its simulations plan with the instance types the provisioner would launch.
     'reservedCapacity',
     'nodeOverlay',

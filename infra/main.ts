@@ -156,6 +156,8 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
   }
   const isolatedVPC = booleanFrom(app, 'isolatedVPC');
   if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;
+  const repack = booleanFrom(app, 'repackConsolidation');
+  if (repack !== undefined) out.repackConsolidation = repack;
   return out;
 }
 

@@ -9,6 +9,7 @@ import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
+import { switchSetting } from '../../shared/runtime/switch.ts';
 import { setUpDisruption, shadowQueues } from '../../shared/usecases/disruption/setup.ts';
 import { gateSwitch, loadEnv, providerEnv, providerSettingsOf, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
@@ -30,6 +31,7 @@ const config = loadEnv('disruption', process.env, {
   ...schedulingPolicyEnv,
   [EnvVar.spotToSpotConsolidation]: gateSwitch('SpotToSpotConsolidation'),
   [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
+  [EnvVar.repackConsolidation]: switchSetting,
   ...providerEnv,
 });
 
@@ -78,6 +80,7 @@ export const handler = withDeadline(
         deadlineMs,
         solveOptions: schedulingPolicyOf(config),
         spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
+        repackConsolidation: config[EnvVar.repackConsolidation],
         nodeOverlay: config[EnvVar.nodeOverlay],
       },
     ),

@@ -55,6 +55,11 @@ export const EnvVar = {
    */
   spotToSpotConsolidation: 'FLOTILLA_SPOT_TO_SPOT_CONSOLIDATION',
   /**
+   * `true` or `false` (the default): Flotilla's repack consolidation (the stack's
+   * `repackConsolidation`); off, disruption asks Karpenter's methods only, first that acts.
+   */
+  repackConsolidation: 'FLOTILLA_REPACK_CONSOLIDATION',
+  /**
    * `true` (the default) or `false`: Karpenter's `ReservedCapacity` feature gate. Off, EC2NodeClass
    * `capacityReservationSelectorTerms` are not resolved and no reserved offering is planned with.
    */

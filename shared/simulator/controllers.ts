@@ -77,6 +77,8 @@ export interface ControllersOptions {
   readonly operator?: Pick<OperatorSettings, 'batchIdleMs' | 'batchMaxMs' | 'amiRefreshMs'>;
   /** The stack's `minValuesPolicy` and `preferencePolicy`. @default Karpenter's, Strict and Respect */
   readonly schedulingPolicy?: SchedulingPolicy;
+  /** The stack's `repackConsolidation`. @default false */
+  readonly repackConsolidation?: boolean;
   /**
    * Whether disruption passes may start commands. Off, they still keep the NodeClaims' conditions
    * and expire NodeClaims past expireAfter (what Karpenter's own controllers do beside its
@@ -245,6 +247,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         },
         {
           spotToSpotConsolidation: gates.SpotToSpotConsolidation,
+          repackConsolidation: options.repackConsolidation === true,
           nodeOverlay: gates.NodeOverlay,
           ...solveOptions,
           ...(options.disruption === false ? { maxCommands: 0 } : {}),

@@ -189,6 +189,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       minValuesPolicy: scenario.settings.minValuesPolicy,
       preferencePolicy: scenario.settings.preferencePolicy,
     },
+    repackConsolidation: scenario.settings.repackConsolidation,
     disruption: scenario.settings.disruption,
   });
   // Beside the live controllers, writing nothing; its lines are its own, not the decision log's.

@@ -32,6 +32,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
       }).gates,
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
+      repackConsolidation: s.settings.repackConsolidation,
       operator: operatorSettingsIn(s.settings),
       disruption: s.settings.disruption,
     },
@@ -151,7 +152,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
 
 /** The shadow Flotilla a document asks for, each gate it leaves unset at Karpenter's default. */
 function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShadow {
-  const { featureGates, minValuesPolicy, preferencePolicy } = shadow.settings;
+  const { featureGates, minValuesPolicy, preferencePolicy, repackConsolidation } = shadow.settings;
   const gate = (name: keyof ShadowSettings['featureGates']) =>
     featureGates[name] ?? FEATURE_GATE_DEFAULTS[name];
   return {
@@ -163,6 +164,7 @@ function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShad
       },
       minValuesPolicy,
       preferencePolicy,
+      repackConsolidation,
     },
   };
 }

@@ -64,6 +64,8 @@ const settingsSchema = z
     vmMemoryOverheadPercent: z.number().optional(),
     reservedENIs: z.number().optional(),
     amiRefreshInterval: duration.optional(),
+    /** FlotillaCluster's `repackConsolidation` (Flotilla's own repack method). */
+    repackConsolidation: z.boolean().default(false),
     /**
      * The simulator's own switch, not a FlotillaCluster prop: false, the disruption passes start no
      * command (no emptiness, drift or consolidation) while they still keep the NodeClaims'
@@ -135,6 +137,7 @@ const shadowSettingsSchema = z.strictObject({
     .default({}),
   minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
   preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+  repackConsolidation: z.boolean().default(false),
   batchIdleDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
   batchMaxDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
   vmMemoryOverheadPercent: liveOnly(SEEN_THROUGH_THE_LIVE_STACK),

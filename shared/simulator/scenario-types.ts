@@ -158,6 +158,8 @@ export interface ScenarioSettings {
   readonly minValuesPolicy: MinValuesPolicy;
   /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */
   readonly preferencePolicy: PreferencePolicy;
+  /** The stack's `repackConsolidation` (Flotilla's own repack method). @default false */
+  readonly repackConsolidation: boolean;
   /**
    * Whether the disruption passes start commands; off, they keep the NodeClaims' conditions and
    * expire NodeClaims but disrupt nothing (the simulator's switch, not a stack's). @default true
@@ -174,6 +176,8 @@ export interface ShadowSettings {
   readonly featureGates: Pick<FeatureGates, 'SpotToSpotConsolidation' | 'NodeOverlay' | 'StaticCapacity'>;
   readonly minValuesPolicy: MinValuesPolicy;
   readonly preferencePolicy: PreferencePolicy;
+  /** The stack's `repackConsolidation`. @default false */
+  readonly repackConsolidation: boolean;
 }
 
 /** A shadow Flotilla beside the live one: it decides on the same cluster and cloud, writing nothing. */

@@ -78,6 +78,7 @@ export function makeShadow(options: ShadowOptions): SimShadow {
       ...solveOptions,
       shadow: true,
       spotToSpotConsolidation: gates.SpotToSpotConsolidation,
+      repackConsolidation: settings.repackConsolidation,
       nodeOverlay: gates.NodeOverlay,
     },
   );

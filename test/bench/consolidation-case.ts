@@ -1,6 +1,7 @@
 // One consolidation benchmark case in a fresh process. Usage:
-//   tsx test/bench/consolidation-case.ts <pods> <400|catalog> [maxVirtualHours] [minSavings]
-// (minSavings, e.g. `0%`, sets the NodePool's flotilla.io/consolidation-min-savings annotation).
+//   tsx test/bench/consolidation-case.ts <pods> <400|catalog> [maxVirtualHours] [minSavings] [repack|karpenter]
+// (minSavings, e.g. `0%`, sets the NodePool's flotilla.io/consolidation-min-savings annotation;
+// repack, the default, runs with the stack's repackConsolidation on, karpenter with it off).
 // Progress goes to stderr; the last stdout line is the JSON result.
 //
 // A cluster left behind by a scale-down: `pods` plain-requests pods (one single-replica
@@ -41,7 +42,11 @@ import { ec2NodeClass } from '../fixtures/node-classes.ts';
 import { assignmentLowerBound } from './lower-bound.ts';
 import { lpInputs, PLAIN_SHAPES, rng } from './workloads.ts';
 
-const [podsArg = '1000', typeSet = '400', hoursArg = '12', minSavingsArg] = process.argv.slice(2);
+const [podsArg = '1000', typeSet = '400', hoursArg = '12', minSavingsArg, methodsArg = 'repack'] =
+  process.argv.slice(2);
+if (methodsArg !== 'repack' && methodsArg !== 'karpenter') {
+  throw new Error(`methods "${methodsArg}": use repack or karpenter`);
+}
 const podCount = Number(podsArg);
 const maxVirtualMs = Number(hoursArg) * 3_600_000;
 const REMOVED = 0.7;
@@ -187,6 +192,7 @@ const controllers = makeControllers({
   terminationQueue,
   inbox: [],
   sleep,
+  repackConsolidation: methodsArg === 'repack',
 });
 await controllers.controllersPass(clock.now());
 

@@ -1,5 +1,6 @@
 // The single-candidate consolidation case in a fresh process. Usage:
-//   tsx test/bench/consolidation-single.ts <on-demand|spot> [minSavings]
+//   tsx test/bench/consolidation-single.ts <on-demand|spot> [minSavings] [repack|karpenter]
+// (repack, the default, runs with the stack's repackConsolidation on; karpenter with it off).
 // One c6a NodePool; a Deployment of (1 cpu, 2 GiB) pods (40 on-demand, 24 spot) scaled at 10
 // minutes to 4 (on-demand) or 6 (spot): emptiness takes the nodes left empty and one large node
 // is left with those pods. The simulator runs Flotilla's controllers for 90 virtual minutes; the
@@ -10,7 +11,11 @@ import type { SimulationRecord } from '../../shared/simulator/record.ts';
 import { parseScenario } from '../../shared/simulator/scenario.ts';
 import { scaleDownScenario } from './scale-down-scenario.ts';
 
-const [capacityArg = 'on-demand', minSavings = '10%'] = process.argv.slice(2);
+const [capacityArg = 'on-demand', minSavings = '10%', methodsArg = 'repack'] = process.argv.slice(2);
+if (methodsArg !== 'repack' && methodsArg !== 'karpenter') {
+  throw new Error(`methods "${methodsArg}": use repack or karpenter`);
+}
+const repack = methodsArg === 'repack';
 if (capacityArg !== 'on-demand' && capacityArg !== 'spot') {
   throw new Error(`capacity type "${capacityArg}": use on-demand or spot`);
 }
@@ -23,13 +28,13 @@ const SCALE_AT_MS = 10 * 60_000;
 const started = performance.now();
 const scaled = await simulate(
   parseScenario(
-    scaleDownScenario({ capacityType, replicas, scaleTo, minSavings, duration: '90m', spotToSpot }),
+    scaleDownScenario({ capacityType, replicas, scaleTo, minSavings, duration: '90m', spotToSpot, repack }),
   ),
 );
 const wallSeconds = (performance.now() - started) / 1000;
 const fresh = await simulate(
   parseScenario(
-    scaleDownScenario({ capacityType, replicas: scaleTo, minSavings, duration: '90m', spotToSpot }),
+    scaleDownScenario({ capacityType, replicas: scaleTo, minSavings, duration: '90m', spotToSpot, repack }),
   ),
 );
 

@@ -5,7 +5,7 @@
 /**
  * A scenario of `replicas` web pods on a c6a NodePool of `capacityType` (minimum savings
  * `minSavings`), scaled to `scaleTo` at 10m when given, run for `duration`; a spot node is
- * replaced by spot only with `spotToSpot`.
+ * replaced by spot only with `spotToSpot`; Flotilla's repack runs only with `repack`.
  */
 export function scaleDownScenario(o: {
   readonly capacityType: 'on-demand' | 'spot';
@@ -15,13 +15,19 @@ export function scaleDownScenario(o: {
   readonly duration?: string;
   /** The stack's spotToSpotConsolidation (off by default, as Karpenter's feature gate). */
   readonly spotToSpot?: boolean;
+  /** The stack's repackConsolidation (off by default: Karpenter's methods alone). */
+  readonly repack?: boolean;
 }): string {
+  const settings = [
+    ...(o.spotToSpot === true ? ['spotToSpotConsolidation: true'] : []),
+    ...(o.repack === true ? ['repackConsolidation: true'] : []),
+  ];
   const nodeClassSpec =
     '{ role: R, amiSelectorTerms: [{ alias: al2023@latest }], subnetSelectorTerms: [{ tags: { k: v } }], securityGroupSelectorTerms: [{ tags: { k: v } }] }';
   return `name: scale-down
 duration: ${o.duration ?? '45m'}
 bootDelay: 30s
-${o.spotToSpot === true ? 'settings: { spotToSpotConsolidation: true }\n' : ''}ec2NodeClasses: [{ apiVersion: karpenter.k8s.aws/v1, kind: EC2NodeClass, metadata: { name: default }, spec: ${nodeClassSpec} }]
+${settings.length === 0 ? '' : `settings: { ${settings.join(', ')} }\n`}ec2NodeClasses: [{ apiVersion: karpenter.k8s.aws/v1, kind: EC2NodeClass, metadata: { name: default }, spec: ${nodeClassSpec} }]
 nodePools:
   - apiVersion: karpenter.sh/v1
     kind: NodePool

@@ -48,6 +48,8 @@ const WHERE: readonly [EnvVarKey, readonly string[], string, string][] = [
   ['reservedENIs', ['provisioner', 'disruption'], '0', '1'],
   ['amiRefreshSeconds', ['provisioner'], '60', '300'],
   ['isolatedVPC', ['catalog'], 'false', 'true'],
+  // Flotilla's own, beside Karpenter's: off unless the stack turns repack on.
+  ['repackConsolidation', ['disruption'], 'false', 'true'],
 ];
 
 describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
@@ -69,6 +71,7 @@ describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
       reservedENIs: 1,
       amiRefreshInterval: Duration.minutes(5),
       isolatedVPC: true,
+      repackConsolidation: true,
     });
   });
 
@@ -152,7 +155,9 @@ describe('-c featureGates and the settings context', () => {
       vmMemoryOverheadPercent: '0.05',
       reservedENIs: '2',
       isolatedVPC: 'true',
+      repackConsolidation: 'true',
     });
+    expect(envOf(stack, 'repackConsolidation')).toEqual(['true']);
     expect(envOf(stack, 'nodeOverlay')).toEqual(['true', 'true']);
     expect(envOf(stack, 'staticCapacity')).toEqual(['true']);
     expect(envOf(stack, 'reservedCapacity')).toEqual(['false', 'false']);
@@ -182,6 +187,7 @@ describe('-c featureGates and the settings context', () => {
     [{ batchIdleDuration: 'soon' }, AppUsageError, /batchIdleDuration "soon" is not a duration/],
     [{ reservedENIs: 'one' }, AppUsageError, /reservedENIs "one" is not a number/],
     [{ isolatedVPC: 'yes' }, AppUsageError, /isolatedVPC "yes" is neither true nor false/],
+    [{ repackConsolidation: 'on' }, AppUsageError, /repackConsolidation "on" is neither true nor false/],
     [{ reservedENIs: '-1' }, FlotillaConfigError, /reservedENIs is -1/],
     [
       { featureGates: 'NodeRepair=false', nodeRepair: 'true' },

@@ -30,6 +30,9 @@ It runs the provisioner's and the disruption controller's own steps, as the Lamb
                   default: the kubeconfig cluster's name (the last part of an EKS ARN)
   --since         how far back to look for decisions in CloudWatch Logs, e.g. 30m, 6h (default 1h)
   --no-logs       do not look up the last decisions in CloudWatch Logs
+  --repack-consolidation
+                  the stack has repackConsolidation on: disruption also asks repack, and the
+                  consolidation command that saves most acts (default: off, Karpenter's methods)
   --output        text (default) or json
 
 Exit codes: 0 explained, 1 a failure while running (the API server unreachable), 2 bad arguments
@@ -47,6 +50,7 @@ const OPTIONS = {
   'cluster-name': { type: 'string' },
   since: { type: 'string' },
   'no-logs': { type: 'boolean' },
+  'repack-consolidation': { type: 'boolean' },
   output: { type: 'string' },
 } as const;
 
@@ -128,7 +132,13 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
     const sources = await connect(kc, stringValue(parsed, 'region'));
     region = sources.region;
     const logger = makeLogger({}, { level: 'error', sink: () => {} });
-    const ports = { ...sources, logger, metrics: dropMetrics(() => new Date(nowMs)), nowMs };
+    const ports = {
+      ...sources,
+      logger,
+      metrics: dropMetrics(() => new Date(nowMs)),
+      nowMs,
+      repackConsolidation: parsed.values['repack-consolidation'] === true,
+    };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);
   } catch (error) {

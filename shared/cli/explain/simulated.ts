@@ -10,8 +10,13 @@ import { renderNodeExplanation, renderPodExplanation } from './render.ts';
 // in-memory cluster and cloud as the run leaves them.
 
 /** The explanation of `target` in the simulator's world, as text. */
-export async function explainInWorld(world: SimulationWorld, target: ExplainTarget): Promise<string> {
+export async function explainInWorld(
+  world: SimulationWorld,
+  target: ExplainTarget,
+  repackConsolidation = false,
+): Promise<string> {
   const ports = {
+    repackConsolidation,
     cluster: world.cluster,
     cloud: world.cloud,
     logger: makeLogger({}, { level: 'error', sink: () => {} }),

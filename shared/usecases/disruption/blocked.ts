@@ -1,4 +1,5 @@
 import type { ClusterEvent } from '../../ports/cluster.ts';
+import { isEmptyCandidate } from './balanced.ts';
 import type { CandidateSet } from './candidates.ts';
 import { drift, driftBlocked } from './drift.ts';
 import type { EffectPorts } from './effects.ts';
@@ -32,9 +33,7 @@ export async function reportBlocked(
   for (const c of set.candidates) {
     const drifted = drift.shouldDisrupt(c, nowMs) && driftBlocked(c);
     const empty =
-      c.blockers.length > 0 &&
-      c.reschedulablePods.length === 0 &&
-      emptiness.shouldDisrupt({ ...c, blockers: [] }, nowMs);
+      c.blockers.length > 0 && isEmptyCandidate(c) && emptiness.shouldDisrupt({ ...c, blockers: [] }, nowMs);
     if (!drifted && !empty) continue;
     events.push(...disruptionBlocked(c.nodeClaim, c.node, c.blockers[0]?.why ?? ''));
   }

@@ -1,12 +1,10 @@
 import {
   type BudgetCounts,
   DISRUPTED_TAINT,
-  disruptionCost,
   isConditionTrue,
   isReschedulable,
   isStaticNodePool,
   Label,
-  lifetimeRemaining,
   NodeClaimConditionType,
   nodeDoNotDisrupt,
   type PdbLimit,
@@ -172,10 +170,7 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       nodePool: pool,
       ...(price === undefined ? {} : { pricePerHour: price }),
       ...(price !== undefined && input.priceAssumedOf?.(claim) === true ? { priceAssumed: true } : {}),
-      disruptionCost: disruptionCost(
-        reschedulablePods,
-        lifetimeRemaining(claim.createdAtMs, claim.expireAfter, input.nowMs),
-      ),
+      disruptionCost: balancedDisruption(reschedulablePods),
       reschedulablePods,
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
     });

@@ -11,8 +11,8 @@ export function commandSavings(command: DisruptionCommand): number {
 
 /**
  * The command that saves most $/hour, the first of them on a tie (the methods' order: multi-node,
- * repack, single-node). Karpenter acts on the first method that has one; a single node whose
- * replacement saves more than a package of several would wait behind it.
+ * repack, single-node). Used only with repack switched on: by default a pass takes the first
+ * method's command, as Karpenter does (next-command.ts).
  */
 export function mostSaving(commands: readonly DisruptionCommand[]): DisruptionCommand | undefined {
   let best: DisruptionCommand | undefined;

@@ -93,8 +93,12 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
     if (validation.kind === 'invalid') return abandoned(`on the API server's objects: ${validation.why}`);
     const decided = validation.command;
     // A static NodePool's replacement is planned for its replicas: its command counts on no Node.
+    // Emptiness counts on none either: the pods it evicts (eviction cost 0 or below) wait for the
+    // provisioner, as in Karpenter.
     const moving =
-      method.staticNodePools !== true && decided.candidates.some((x) => x.reschedulablePods.length > 0);
+      method.staticNodePools !== true &&
+      command.reason !== 'Empty' &&
+      decided.candidates.some((x) => x.reschedulablePods.length > 0);
     if (!moving) return { kind: 'confirmed', command: decided, dropped: validation.dropped, world };
     if (last === undefined) {
       const why = stillPlaced(command, simulate(decided.candidates, command.simulation));

@@ -35,6 +35,17 @@ export const METHODS: readonly DisruptionMethod<DisruptionMethodName>[] = [...RE
   (a, b) => a.order - b.order,
 );
 
+/**
+ * The methods a pass asks, in order: Karpenter's (emptiness, static drift, drift, multi-node and
+ * single-node consolidation), and repack between the two consolidations when `repack` is on
+ * (`repackConsolidation`, Flotilla's own, off by default).
+ */
+export function methodsAsked(repack: boolean): readonly DisruptionMethod<DisruptionMethodName>[] {
+  return repack ? METHODS : KARPENTER_METHODS;
+}
+
+const KARPENTER_METHODS = METHODS.filter((m) => m !== repackConsolidation);
+
 /** The voluntary methods' names, in the controller's order. */
 export const METHOD_NAMES = METHODS.map((m) => m.name) as [DisruptionMethodName, ...DisruptionMethodName[]];
 

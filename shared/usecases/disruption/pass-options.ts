@@ -51,6 +51,12 @@ export interface DisruptionOptions {
    */
   readonly spotToSpotConsolidation?: boolean;
   /**
+   * Flotilla's repack consolidation (the stack's `repackConsolidation`): repack is one of the
+   * methods, and the consolidation methods' commands compete on savings. Off, Karpenter's methods
+   * alone, the first that has a command acting. @default false
+   */
+  readonly repackConsolidation?: boolean;
+  /**
    * Karpenter's NodeOverlay feature gate: the simulations and the prices compared plan with the
    * NodeOverlays. Off, they are not read. @default false (Karpenter's default)
    */

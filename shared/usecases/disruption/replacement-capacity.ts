@@ -42,11 +42,18 @@ export const SPOT_TO_SPOT_OFF =
   'spot-to-spot consolidation is off (spotToSpotConsolidation): spot nodes are only deleted';
 
 /**
- * The capacity types a replacement of `candidates` may launch with: spot candidates go to spot
- * (when spot-to-spot consolidation is on, else not at all); any other set goes to spot where the
- * replacement allows it and spot is available, else to on-demand; never to reserved capacity.
+ * The capacity types a replacement of `candidates` may launch with. A replacement the simulation
+ * placed into a free slot of a capacity reservation (its capacity type pinned to `reserved`) goes
+ * there, whatever the candidates are: as in Karpenter, whose simulation takes free reservation
+ * slots first and prices them near zero. Otherwise spot candidates go to spot (when spot-to-spot
+ * consolidation is on, else not at all); any other set goes to spot where the replacement allows
+ * it and spot is available, else to on-demand; not to reserved capacity the simulation did not
+ * place it in.
  */
 export function replacementCapacity(input: CapacityInput): CapacityChoice {
+  if (input.allowed.size === 1 && input.allowed.has('reserved')) {
+    return { kind: 'capacityTypes', capacityTypes: new Set(['reserved']) };
+  }
   const allowed = new Set([...input.allowed].filter((t) => t !== 'reserved'));
   const allSpot = input.candidates.every((t) => t === 'spot');
   if (allSpot && allowed.has('spot')) {

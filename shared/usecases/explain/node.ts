@@ -11,6 +11,7 @@ import {
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import { candidatesAssumed, markAssumedPrices } from '../disruption/assumed-price.ts';
+import { isEmptyCandidate } from '../disruption/balanced.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
 import type { DisruptionCommand } from '../disruption/method.ts';
 import { nextCommand } from '../disruption/next-command.ts';
@@ -193,7 +194,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       nodeReason('consolidationDisabled', `nodePool ${pool.pool.name} has consolidateAfter: Never`),
     );
   }
-  if (consolidationPolicy === 'WhenEmpty' && candidate.reschedulablePods.length > 0) {
+  if (consolidationPolicy === 'WhenEmpty' && !isEmptyCandidate(candidate)) {
     reasons.push(
       nodeReason(
         'whenEmptyWithPods',
@@ -213,7 +214,16 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   // The methods in the controller's order, as a pass asks them (next-command.ts). The node is
   // disrupted next only when it is in the command the pass takes; a command of another method (or
   // a later one of the same) that holds it comes after that one, if it still holds then.
-  const asked = nextCommand({ state, claims, pools, input, nowMs, set, everyMethod: true });
+  const asked = nextCommand({
+    state,
+    claims,
+    pools,
+    input,
+    nowMs,
+    set,
+    everyMethod: true,
+    repackConsolidation: ports.repackConsolidation === true,
+  });
   const budgets: ExplainedBudget[] = [];
   const holds = (c: DisruptionCommand) => c.candidates.some((x) => x.nodeClaim.name === claim.name);
   const taken = asked.command;
@@ -289,7 +299,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     reasons.push(
       nodeReason(
         'noMethod',
-        candidate.reschedulablePods.length === 0
+        isEmptyCandidate(candidate)
           ? 'it is empty but not yet Consolidatable'
           : 'it is not empty, not drifted, and consolidation has not looked at it',
       ),

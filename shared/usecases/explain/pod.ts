@@ -45,6 +45,11 @@ export interface ExplainPorts {
   /** Where the metrics of the controllers' decisions go (explain measures nothing: dropMetrics). */
   readonly metrics: MetricsSink;
   readonly nowMs: number;
+  /**
+   * The stack's `repackConsolidation`, which changes what disruption takes next (explain node).
+   * @default false
+   */
+  readonly repackConsolidation?: boolean;
 }
 
 /** A launch the provisioner would make for the pod. */

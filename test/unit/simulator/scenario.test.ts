@@ -189,6 +189,7 @@ describe('scenario files', () => {
       featureGates: karpenterGates,
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
+      repackConsolidation: false,
       operator: karpenterSettings,
       disruption: true,
     });
@@ -200,9 +201,16 @@ describe('scenario files', () => {
       featureGates: { ...karpenterGates, SpotToSpotConsolidation: true },
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
+      repackConsolidation: false,
       operator: karpenterSettings,
       disruption: true,
     });
+    // Flotilla's own repack is a setting of the stack, not a gate.
+    expect(
+      parseScenario(
+        scenario({ head: 'name: small\nduration: 10m\nsettings:\n  repackConsolidation: true\n' }),
+      ).settings.repackConsolidation,
+    ).toBe(true);
     const gated = parseScenario(
       scenario({
         head: 'name: small\nduration: 10m\nsettings:\n  featureGates: { NodeOverlay: true, ReservedCapacity: false }\n  batchIdleDuration: 2s\n  batchMaxDuration: 20s\n  vmMemoryOverheadPercent: 0.1\n  reservedENIs: 1\n  amiRefreshInterval: 5m\n',

@@ -142,6 +142,7 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
         featureGates: { SpotToSpotConsolidation: false, NodeOverlay: false, StaticCapacity: false },
         minValuesPolicy: 'Strict',
         preferencePolicy: 'Respect',
+        repackConsolidation: false,
       },
     });
     const own = parseScenario(
@@ -152,6 +153,7 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
       featureGates: { SpotToSpotConsolidation: true, NodeOverlay: false, StaticCapacity: false },
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Ignore',
+      repackConsolidation: false,
     });
 
     let problems: readonly { field: string; message: string }[] = [];

@@ -20,6 +20,7 @@ import type {
   Condition,
   NodePoolDisruption,
 } from '../../../../shared/ports/cluster.ts';
+import { balancedDisruption } from '../../../../shared/usecases/disruption/balanced.ts';
 import type {
   DisruptionCandidate,
   SimulateScheduling,
@@ -165,7 +166,7 @@ export function candidate(name: string, o: CandidateOptions = {}): DisruptionCan
     nodeClaim: claim,
     node,
     nodePool: nodePoolValue,
-    disruptionCost: reschedulablePods.length,
+    disruptionCost: balancedDisruption(reschedulablePods),
     reschedulablePods,
     blockers: o.blockers ?? [],
   };

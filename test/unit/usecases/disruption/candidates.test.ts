@@ -180,7 +180,8 @@ describe('buildCandidates: what a candidate carries', () => {
     expect(set.candidates).toHaveLength(1);
     const c = set.candidates[0];
     expect(c?.reschedulablePods).toEqual([web, db]);
-    expect(c?.disruptionCost).toBe(3);
+    // Karpenter v1.14: 1 for the node, plus the eviction costs of web and db.
+    expect(c?.disruptionCost).toBe(4);
     expect(c?.blockers).toEqual([
       { pod: 'apps/web', kind: 'pdb', why: 'pdb apps/web-pdb prevents pod evictions' },
     ]);
@@ -240,7 +241,7 @@ describe('pdbLimits: the cluster budgets as the blockers read them', () => {
   });
 });
 
-describe("buildCandidates: Balanced's totals and the lifetime factor", () => {
+describe("buildCandidates: Balanced's totals and the candidates' order", () => {
   it('totals every priced node of the NodePool, candidate or not, each at 1 plus its pods', () => {
     const claims = [
       nodeClaim('a'),
@@ -268,21 +269,29 @@ describe("buildCandidates: Balanced's totals and the lifetime factor", () => {
     expect(set.poolTotals.get('gpu')).toEqual({ pricePerHour: 1, disruptionCost: 1 });
   });
 
-  it("scales a candidate's disruption cost by the share of its lifetime left, so one near expiry goes first", () => {
+  it('orders without a lifetime factor, as Karpenter v1.14: a node near expiry costs as much to disrupt as a young one', () => {
     const pods = [boundPod('p1'), boundPod('p2')];
     const claims = [
-      nodeClaim('young', { createdAtMs: T0 }),
-      nodeClaim('old', { createdAtMs: T0 - 540 * 3_600_000 }),
+      nodeClaim('a-young', { createdAtMs: T0 }),
+      nodeClaim('b-old', { createdAtMs: T0 - 540 * 3_600_000 }),
+      nodeClaim('c-pricier', { createdAtMs: T0 }),
     ];
-    const nodes = [clusterNode('node-young', { pods }), clusterNode('node-old', { pods })];
-    const set = buildCandidates(input(claims, nodes, { priceOf: () => 0.1 }));
+    const nodes = [
+      clusterNode('node-a-young', { pods }),
+      clusterNode('node-b-old', { pods }),
+      clusterNode('node-c-pricier', { pods }),
+    ];
+    const prices: Record<string, number> = { 'a-young': 0.1, 'b-old': 0.1, 'c-pricier': 0.2 };
+    const set = buildCandidates(input(claims, nodes, { priceOf: (c) => prices[c.name] }));
     const cost = new Map(set.candidates.map((c) => [c.nodeClaim.name, c.disruptionCost]));
-    expect(cost.get('young')).toBe(2);
-    // 540 of 720 hours gone: a quarter left.
-    expect(cost.get('old')).toBeCloseTo(0.5, 10);
+    // 540 of its 720 hours gone changes nothing: 1 for the node and 1 per pod.
+    expect(cost.get('a-young')).toBe(3);
+    expect(cost.get('b-old')).toBe(3);
+    // Price over disruption cost, then the name: the old node no longer jumps the queue.
     expect([...set.candidates].sort(byConsolidationOrder).map((c) => c.nodeClaim.name)).toEqual([
-      'old',
-      'young',
+      'c-pricier',
+      'a-young',
+      'b-old',
     ]);
   });
 });
