@@ -71,7 +71,7 @@ export const FLEET_METRICS = {
     kind: 'gauge',
     dimensionSets: [[C, P, R]],
     karpenter: 'nodepool, reason',
-    help: 'Nodes a NodePool’s budgets allow to disrupt now, by reason `Empty`, `Drifted`, `Underutilized` (as Karpenter writes these)',
+    help: 'Nodes a NodePool’s budgets allow to disrupt, by reason `Empty`, `Drifted`, `Underutilized` (as Karpenter writes these), before the nodes being disrupted count against them (those are karpenter_nodepools_nodes_consuming_budgets); the node count where no budget holds (Karpenter: 2^31−1)',
   },
   karpenter_nodepools_nodes_consuming_budgets: {
     unit: 'Count',

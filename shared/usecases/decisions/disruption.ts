@@ -152,6 +152,12 @@ export interface DisruptionPassDecision {
   readonly blockedBy: Readonly<Record<string, number>>;
   /** Per NodePool, the nodes its budgets allow to disrupt now, by reason (allowedDisruptions). */
   readonly allowed: Readonly<Record<string, Readonly<Partial<Record<DisruptionReason, number>>>>>;
+  /**
+   * Per NodePool, the nodes its budgets allow by reason before the nodes being disrupted are
+   * counted against them (Karpenter's `karpenter_nodepools_allowed_disruptions`; the node count
+   * where no budget holds). @default none
+   */
+  readonly budgetNodes?: Readonly<Record<string, Readonly<Partial<Record<DisruptionReason, number>>>>>;
   /** Per NodePool with any, its nodes being disrupted (what its budgets count as used). @default none */
   readonly disrupting?: Readonly<Record<string, number>>;
   /** The consolidation moves the pass weighed, by NodePool, policy and verdict. @default none */

@@ -32,7 +32,9 @@ export function passPoints(decision: DisruptionPassDecision, point: PointOf): Me
   for (const [reason, n] of Object.entries(decision.blockedBy)) {
     out.push(point('voluntary_disruption_blocked_nodes', n, { reason }));
   }
-  for (const [nodepool, byReason] of Object.entries(decision.allowed)) {
+  // Karpenter's figure is the budget before the nodes being disrupted count against it (those are
+  // karpenter_nodepools_nodes_consuming_budgets); a decision without it has only what is left.
+  for (const [nodepool, byReason] of Object.entries(decision.budgetNodes ?? decision.allowed)) {
     for (const reason of BUDGET_REASONS) {
       const n = byReason[reason];
       if (n !== undefined)

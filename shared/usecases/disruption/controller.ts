@@ -256,6 +256,8 @@ class Pass {
     for (const c of this.state.nodeClasses) this.classes.set(c.name, c);
     this.input = await buildSchedulingInput(this.state, this.ports.cloud, {
       nowMs: this.now(),
+      // Its Nodes may come from the untrusted summary: learned memory may only lower a type's.
+      observedMemory: 'lowerOnly',
       ...(this.options.solveOptions === undefined ? {} : { solveOptions: this.options.solveOptions }),
     });
     this.claims = [...this.state.nodeClaims];

@@ -47,7 +47,7 @@ export interface PassFiguresInput {
 /** The eligible, blocked and allowed figures of a pass's decision. */
 export function passFigures(
   input: PassFiguresInput,
-): Pick<DisruptionPassDecision, 'eligible' | 'blockedBy' | 'allowed' | 'disrupting'> {
+): Pick<DisruptionPassDecision, 'eligible' | 'blockedBy' | 'allowed' | 'budgetNodes' | 'disrupting'> {
   const { set, nowMs } = input;
   const eligible: Partial<Record<DisruptionReason, Set<string>>> = {};
   for (const reason of BUDGET_REASONS) eligible[reason] = new Set();
@@ -81,23 +81,34 @@ export function passFigures(
     if (budgeted) block('budget');
   }
   const allowed: Record<string, Partial<Record<DisruptionReason, number>>> = {};
+  const budgetNodes: Record<string, Partial<Record<DisruptionReason, number>>> = {};
   const disrupting: Record<string, number> = {};
   for (const [name, counts] of set.counts) {
     const pool = input.pools.get(name);
     if (pool === undefined) continue;
     if (counts.disrupting > 0) disrupting[name] = counts.disrupting;
     const byReason: Partial<Record<DisruptionReason, number>> = {};
+    const budgeted: Partial<Record<DisruptionReason, number>> = {};
     for (const reason of BUDGET_REASONS) {
       const n = allowedDisruptions(pool.disruption.budgets, reason, counts, nowMs).allowed;
       // No budget that holds: every node of the pool may go.
       byReason[reason] = Number.isFinite(n) ? n : counts.nodes;
+      const b = allowedDisruptions(
+        pool.disruption.budgets,
+        reason,
+        { ...counts, disrupting: 0 },
+        nowMs,
+      ).allowed;
+      budgeted[reason] = Number.isFinite(b) ? b : counts.nodes;
     }
     allowed[name] = byReason;
+    budgetNodes[name] = budgeted;
   }
   return {
     eligible: Object.fromEntries(Object.entries(eligible).map(([reason, names]) => [reason, names.size])),
     blockedBy,
     allowed,
+    budgetNodes,
     ...(Object.keys(disrupting).length === 0 ? {} : { disrupting }),
   };
 }

@@ -206,6 +206,13 @@ export interface SchedulingOptions {
    * provisioner does so that their replacements launch while the drain waits. @default false
    */
   readonly rescheduleDeletingNodes?: boolean;
+  /**
+   * `lowerOnly`: a type's memory learned from registered Nodes replaces the VM overhead estimate only
+   * where it is smaller. For disruption, whose Nodes may come from the untrusted cluster summary:
+   * a Node that claims more memory than the estimate must not let consolidation put pods onto a
+   * type too small for them. @default 'learn' (the provisioner, as Karpenter)
+   */
+  readonly observedMemory?: 'learn' | 'lowerOnly';
 }
 
 /**
@@ -312,7 +319,12 @@ export async function buildSchedulingInput(
     if (!instanceTypes.has(nodeClass.name)) {
       instanceTypes.set(
         nodeClass.name,
-        withObservedMemory(await cloud.instanceTypes(nodeClass), nodeClass, observed),
+        withObservedMemory(
+          await cloud.instanceTypes(nodeClass),
+          nodeClass,
+          observed,
+          options.observedMemory === 'lowerOnly',
+        ),
       );
     }
   }

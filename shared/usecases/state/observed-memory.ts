@@ -121,12 +121,14 @@ export function observedMemoryOf(type: InstanceType, observations: readonly numb
 
 /**
  * A class's instance types with the memory capacity its registered Nodes showed in place of the
- * VM overhead estimate, where they showed one (the rest of the overhead stays as computed).
+ * VM overhead estimate, where they showed one (the rest of the overhead stays as computed); with
+ * `lowerOnly`, only where that is less than the estimate.
  */
 export function withObservedMemory(
   types: readonly InstanceType[],
   nodeClass: Pick<EC2NodeClass, 'status'>,
   observed: ObservedMemory,
+  lowerOnly = false,
 ): readonly InstanceType[] {
   const amis = nodeClass.status?.amis ?? [];
   const byType = amis.length === 0 ? undefined : observed.get(amiSetKey(amis));
@@ -134,7 +136,9 @@ export function withObservedMemory(
   return types.map((type) => {
     const seen = byType.get(type.name);
     const memory = seen === undefined ? undefined : observedMemoryOf(type, seen);
-    if (memory === undefined || memory === type.capacity[Resource.memory]) return type;
+    const estimate = type.capacity[Resource.memory];
+    if (memory === undefined || memory === estimate) return type;
+    if (lowerOnly && estimate !== undefined && memory > estimate) return type;
     return { ...type, capacity: { ...type.capacity, [Resource.memory]: memory } };
   });
 }

@@ -316,4 +316,12 @@ describe('passFigures: eligible, blocked and allowed', () => {
   it('reports the nodes each NodePool has being disrupted, for those with any', () => {
     expect(figures.disrupting).toEqual({ default: 1 });
   });
+
+  it('reports each budget before the nodes being disrupted count against it, as Karpenter’s allowed_disruptions', () => {
+    // default's budgets allow 3 of its 6 nodes; 1 is being disrupted, which leaves the 2 above.
+    expect(figures.budgetNodes).toEqual({
+      default: { Empty: 3, Drifted: 3, Underutilized: 3 },
+      batch: { Empty: 4, Drifted: 0, Underutilized: 4 },
+    });
+  });
 });

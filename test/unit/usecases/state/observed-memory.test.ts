@@ -163,6 +163,21 @@ describe('bounds on what a Node may claim (the summary is untrusted)', () => {
     expect(observedMemoryOf(nano, [255 * MiB])).toBeUndefined();
   });
 
+  it('lets disruption (lowerOnly) learn only memory below the estimate: a Node claiming more cannot shrink a replacement', async () => {
+    const lowerOnly = async (from: ClusterState) => {
+      const input = await buildSchedulingInput(from, cloud, {
+        nowMs: AT.getTime(),
+        observedMemory: 'lowerOnly',
+      });
+      return input.instanceTypes.get('default')?.find((t) => t.name === 'm5.large')?.capacity['memory'];
+    };
+    // Above the estimate (what a forged summary could claim, up to the catalog's memory): ignored.
+    expect(await lowerOnly(state([{ name: 'a', memoryMiB: 8000 }]))).toBe(ESTIMATE);
+    expect(await m5Memory(state([{ name: 'a', memoryMiB: 8000 }]))).toBe(8000 * MiB);
+    // Below it: taken, which only makes disruption more careful.
+    expect(await lowerOnly(state([{ name: 'a', memoryMiB: 7000 }]))).toBe(7000 * MiB);
+  });
+
   it('takes the smallest Node within the bounds, so a forged large one changes nothing', async () => {
     const from = state([
       { name: 'real', memoryMiB: 7880 },
