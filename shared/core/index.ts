@@ -131,6 +131,7 @@ export {
 } from './priority.ts';
 export { parseInstanceId } from './provider-id.ts';
 export {
+  BINARY_UNITS,
   formatQuantity,
   parsePercent,
   parseQuantity,

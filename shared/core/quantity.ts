@@ -114,7 +114,8 @@ function numberToText(value: number): string {
   return String(value);
 }
 
-const BINARY_UNITS: readonly [string, number][] = [
+/** Kubernetes' binary suffixes, largest first. */
+export const BINARY_UNITS: readonly (readonly [string, number])[] = [
   ['Ei', 2 ** 60],
   ['Pi', 2 ** 50],
   ['Ti', 2 ** 40],

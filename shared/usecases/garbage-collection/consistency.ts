@@ -1,4 +1,4 @@
-import { findCondition, isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
+import { BINARY_UNITS, findCondition, isConditionTrue, NodeClaimConditionType } from '../../core/index.ts';
 import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -58,16 +58,6 @@ export function nodeShapeIssues(claim: ClusterNodeClaim, node: NodeInfo): string
   return issues;
 }
 
-/** Binary suffixes, largest first. */
-const BINARY: readonly (readonly [string, number])[] = [
-  ['Ei', 2 ** 60],
-  ['Pi', 2 ** 50],
-  ['Ti', 2 ** 40],
-  ['Gi', 2 ** 30],
-  ['Mi', 2 ** 20],
-  ['Ki', 2 ** 10],
-];
-
 /**
  * An amount as Kubernetes writes the quantity (Karpenter's messages print it so): cpu in cores, or
  * millicores when not whole; a byte amount with the largest binary suffix that divides it; others
@@ -76,7 +66,7 @@ const BINARY: readonly (readonly [string, number])[] = [
 function quantity(resource: string, amount: number): string {
   if (resource === 'cpu') return amount % 1000 === 0 ? String(amount / 1000) : `${amount}m`;
   if (resource === 'memory' || resource.endsWith('storage') || resource.startsWith('hugepages-')) {
-    const unit = BINARY.find(([, size]) => amount !== 0 && amount % size === 0);
+    const unit = BINARY_UNITS.find(([, size]) => amount !== 0 && amount % size === 0);
     if (unit !== undefined) return `${amount / unit[1]}${unit[0]}`;
   }
   return String(amount);
