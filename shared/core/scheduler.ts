@@ -1,3 +1,4 @@
+import { AffinityPartners } from './scheduling/affinity-partners.ts';
 import { attempt } from './scheduling/attempt.ts';
 import { planNodeClaim } from './scheduling/claim-plan.ts';
 import { addExistingBins, placeNominated } from './scheduling/existing-bins.ts';
@@ -87,6 +88,7 @@ function solveOnce(
 
   states.sort(comparePodStates);
   const queue = placeNominated(state, nominated, states);
+  state.partners = new AffinityPartners(queue);
 
   const unplaced = state.unplacedByBatch;
   for (const st of queue) {
@@ -97,7 +99,8 @@ function solveOnce(
   const unschedulable: UnschedulablePod[] = withDevices.map((p) => dynamicResourcesValue(p, poolNames));
   for (let head = 0; head < queue.length; head++) {
     const ps = queue[head] as PodState;
-    if (ps.failedEpoch === state.epoch) {
+    // A whole turn of the queue without a placement or a relaxation since this pod got stuck.
+    if (ps.stuckAt === state.progress) {
       unschedulable.push(unschedulableValue(ps));
       continue;
     }
@@ -105,18 +108,22 @@ function solveOnce(
     const reasons = ec.failedEpoch === state.epoch ? ec.failReasons : attempt(state, newClaims, ps.pod, ec);
     if (reasons === undefined) {
       state.epoch += 1;
+      state.progress += 1;
+      state.partners.placed(ps.shape);
       unplaced.set(ps.shape.batchKey, (unplaced.get(ps.shape.batchKey) ?? 1) - 1);
       continue;
     }
     ec.failedEpoch = state.epoch;
     ec.failReasons = reasons;
     ps.lastReasons = reasons;
+    state.partners.failed(ps.shape, reasons);
     const next = relax(ps.shape, ps.relax, state.anyPreferNoSchedule) ?? retryTerm(state, ps.shape, ps.relax);
     if (next !== undefined) {
       ps.relax = next;
-      ps.failedEpoch = -1;
+      ps.stuckAt = -1;
+      state.progress += 1;
     } else {
-      ps.failedEpoch = state.epoch;
+      ps.stuckAt = state.progress;
     }
     queue.push(ps);
   }

@@ -96,6 +96,11 @@ export type BinDomains =
   | { readonly kind: 'some'; readonly values: readonly string[] }
   | { readonly kind: 'none' };
 
+/** Why a pod with required pod affinity on `key` cannot go to a bin: no pod to join there. */
+export function affinityUnmet(key: string): string {
+  return `pod affinity on ${key}: no matching pod in a reachable domain`;
+}
+
 /** Outcome of checking one pod's topology constraints against one bin. */
 export type TopologyVerdict =
   | { readonly ok: true; readonly narrow: readonly Requirement[] }
@@ -200,13 +205,7 @@ export function checkTopology(
       const first = options.find((d) => eligible.has(d));
       allowed = first === undefined ? [] : [first];
     }
-    if (allowed.length === 0) {
-      return {
-        ok: false,
-        reason: `pod affinity on ${key}: no matching pod in a reachable domain`,
-        permanent: false,
-      };
-    }
+    if (allowed.length === 0) return { ok: false, reason: affinityUnmet(key), permanent: false };
     restrict(key, allowed);
   }
 

@@ -32,11 +32,31 @@ export function attempt(
   // would cost less than that increase (Karpenter always prefers a planned claim; growing a
   // claim into a much pricier instance type is how it ends up with oversized nodes).
   if (newClaims.takeReserved(pod, ec)) return undefined;
+  // Pending pods that must join this one on its node (required hostname pod affinity): first
+  // look for a place where they fit beside it, a new NodeClaim if need be; failing that, the pod
+  // is placed as any other and they follow it as far as room allows.
+  const need = state.partners.need(ec.shape);
+  if (need !== undefined && scan(state, newClaims, pod, ec, need) === undefined) return undefined;
+  return scan(state, newClaims, pod, ec, undefined);
+}
+
+/**
+ * One scan over the bins and then the NodePools. With `need` (the pod's requests plus those of
+ * the pods that must join it), only places with room for all of it count, and nothing is
+ * reported: the caller scans again without it.
+ */
+function scan(
+  state: SolveState,
+  newClaims: NewClaims,
+  pod: Pod,
+  ec: Effective,
+  need: Vec | undefined,
+): readonly PoolReason[] | undefined {
   const bins = state.bins;
   const headroom = state.headroom;
   let contiguous = true;
   const options: Probe[] = [];
-  const req = ec.shape.vec;
+  const req = need ?? ec.shape.vec;
   if (ec.rejected.length < bins.length) {
     const grown = new Uint8Array(Math.max(bins.length * 2, 64));
     grown.set(ec.rejected);
@@ -85,6 +105,8 @@ export function attempt(
     }
     contiguous = false;
     if (verdict === 'later') continue;
+    if (need !== undefined && !fits(bin.used, need, (bin.kind === 'claim' ? bin.maxAlloc : bin.cap) as Vec))
+      continue;
     if (bin.kind !== 'claim') {
       commitExisting(state, pod, ec, verdict);
       return undefined;
@@ -100,13 +122,14 @@ export function attempt(
   }
   const reasons: PoolReason[] = [];
   for (const t of state.templates) {
-    const r = newClaims.tryNewClaim(pod, ec, t);
+    const r = newClaims.tryNewClaim(pod, ec, t, need);
     if (r === undefined) return undefined;
     reasons.push({ nodePool: t.pool.name, reason: r });
   }
   for (; i < options.length; i++) {
     if (commitClaim(state, pod, ec, options[i] as Probe)) return undefined;
   }
+  if (need !== undefined) return reasons;
   if (reasons.length === 0) reasons.push({ nodePool: '', reason: 'no NodePool is defined' });
   return reasons;
 }

@@ -189,6 +189,7 @@ export interface PodState {
   readonly pod: Pod;
   readonly shape: Shape;
   relax: RelaxState;
-  failedEpoch: number;
+  /** `SolveState.progress` when the pod last failed with nothing left to relax; -1 otherwise. */
+  stuckAt: number;
   lastReasons: readonly PoolReason[];
 }

@@ -8,7 +8,7 @@ import { minValuesShortfall, type TType, typeFilterOf, typeMatches } from './ins
 import { Bin, type Effective, fnv1a, type Template } from './model.ts';
 import { batchable, commitClaim, commonCommit, probe, setTypes, topologyVerdict } from './placing.ts';
 import type { SolveState } from './solve-state.ts';
-import { addInto } from './vectors.ts';
+import { addInto, fits, type Vec } from './vectors.ts';
 
 export class NewClaims {
   /** The NodeClaims planned so far, in creation order. */
@@ -103,8 +103,12 @@ export class NewClaims {
     return Math.ceil(unplaced / divisor);
   }
 
-  /** Tries a new NodeClaim from the template; undefined when placed, else the reason. */
-  tryNewClaim(pod: Pod, ec: Effective, t: Template): string | undefined {
+  /**
+   * Tries a new NodeClaim from the template; undefined when placed, else the reason. With `need`
+   * (the pod's requests plus those of the pending pods that must join it), only when one of the
+   * claim's types holds all of it; the claim then keeps no room for the pod's identical siblings.
+   */
+  tryNewClaim(pod: Pod, ec: Effective, t: Template, need?: Vec): string | undefined {
     const state = this.state;
     const s = state.staticNew(ec, t);
     if (!s.ok) return s.reason;
@@ -152,6 +156,9 @@ export class NewClaims {
     const affordable = state.limits.affordable(t, types);
     if (typeof affordable === 'string') return affordable;
     types = affordable;
+    if (need !== undefined && !types.some((tt) => fits(bin.used, need, tt.alloc))) {
+      return 'no instance type holds the pod with the pods that must join it';
+    }
     const shortfall = minValuesShortfall(types, reqs);
     if (shortfall !== undefined && state.strictMinValues) return shortfall;
     bin.minValuesRelaxed = shortfall !== undefined;
@@ -161,7 +168,7 @@ export class NewClaims {
     setTypes(state, bin, types);
     // The type this claim is planned as: the cheapest per pod for the run it opens, among the
     // types it may still launch as (the pod alone may need less).
-    const plan = this.batchType(ec, types);
+    const plan = need === undefined ? this.batchType(ec, types) : { batch: 1, type: types[0] };
     if (plan.batch > 1 && plan.type !== types[0]) {
       bin.planned = plan.type;
       state.limits.reserve(bin, types);

@@ -56,7 +56,7 @@ export class PodShapes {
       this.shapes.set(key, shape);
     }
     const relax = initialRelax(shape, this.respectPreferences);
-    return { pod, shape, relax, failedEpoch: -1, lastReasons: [] };
+    return { pod, shape, relax, stuckAt: -1, lastReasons: [] };
   }
 
   private compileShape(pod: Pod, requests: ResourceList, batchKey: string): Shape {

@@ -3,6 +3,7 @@
 // index, the placements made so far, and the lookups that depend only on a pod's constraints.
 import type { Placement, SolveInput } from '../scheduling-types.ts';
 import type { TopologyGroup } from '../topology.ts';
+import { AffinityPartners } from './affinity-partners.ts';
 import { HeadroomIndex } from './headroom.ts';
 import { Limits } from './limits.ts';
 import type { Bin, CompiledDaemonSet, Effective, StaticNew, Template } from './model.ts';
@@ -20,6 +21,8 @@ export class SolveState {
   /** Existing nodes, in-flight NodeClaims, then the NodeClaims planned in this run, by `Bin.index`. */
   readonly bins: Bin[] = [];
   headroom: HeadroomIndex = new HeadroomIndex(0);
+  /** Set once the queue's shapes are linked to their topology groups. */
+  partners: AffinityPartners = new AffinityPartners([]);
   readonly placements: Placement[] = [];
   readonly groups: TopologyGroups;
   readonly shapes: PodShapes;
@@ -32,6 +35,13 @@ export class SolveState {
   readonly unplacedByBatch = new Map<string, number>();
   /** Moves on with every placement: a failure recorded at an earlier epoch may not hold any more. */
   epoch = 0;
+  /**
+   * Moves on with every placement and every relaxation step. The queue gives up on a pod only
+   * after a whole turn in which neither happened: Karpenter relaxes a pod all the way within one
+   * try, so a pod still relaxing its preferences here may yet be placed in this turn, and a pod
+   * that must join it (required pod affinity) needs another try after that.
+   */
+  progress = 0;
 
   constructor(readonly input: SolveInput) {
     this.maxTypes = input.options?.maxInstanceTypes ?? 60;
