@@ -323,6 +323,7 @@ export class FlotillaCluster extends Construct {
       nodeRepair: String(gates.NodeRepair),
       spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
       repackConsolidation: String(this.props.repackConsolidation === true),
+      runawayGuard: String(this.props.runawayGuard !== false),
       reservedCapacity: String(gates.ReservedCapacity),
       nodeOverlay: String(gates.NodeOverlay),
       staticCapacity: String(gates.StaticCapacity),

@@ -201,6 +201,7 @@ export const provisionerFunction: FunctionDefinition = {
     'reservedCapacity',
     'nodeOverlay',
     'staticCapacity',
+    'runawayGuard',
     'batchIdleMs',
     'batchMaxMs',
     'vmMemoryOverheadPercent',
@@ -324,6 +325,7 @@ export const disruptionFunction: FunctionDefinition = {
     'preferencePolicy',
     'spotToSpotConsolidation',
     'repackConsolidation',
+    'runawayGuard',
     // Its simulations plan with the instance types the provisioner would launch.
     'reservedCapacity',
     'nodeOverlay',

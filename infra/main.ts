@@ -158,6 +158,8 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
   if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;
   const repack = booleanFrom(app, 'repackConsolidation');
   if (repack !== undefined) out.repackConsolidation = repack;
+  const runawayGuard = booleanFrom(app, 'runawayGuard');
+  if (runawayGuard !== undefined) out.runawayGuard = runawayGuard;
   return out;
 }
 

@@ -9,7 +9,7 @@ import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
-import { switchSetting } from '../../shared/runtime/switch.ts';
+import { onByDefaultSetting, switchSetting } from '../../shared/runtime/switch.ts';
 import { setUpDisruption, shadowQueues } from '../../shared/usecases/disruption/setup.ts';
 import { gateSwitch, loadEnv, providerEnv, providerSettingsOf, wire } from '../common/wiring.ts';
 import { makeDisruptionHandler } from './run.ts';
@@ -32,6 +32,7 @@ const config = loadEnv('disruption', process.env, {
   [EnvVar.spotToSpotConsolidation]: gateSwitch('SpotToSpotConsolidation'),
   [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
   [EnvVar.repackConsolidation]: switchSetting,
+  [EnvVar.runawayGuard]: onByDefaultSetting,
   ...providerEnv,
 });
 
@@ -81,6 +82,7 @@ export const handler = withDeadline(
         solveOptions: schedulingPolicyOf(config),
         spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
         repackConsolidation: config[EnvVar.repackConsolidation],
+        runawayGuard: config[EnvVar.runawayGuard],
         nodeOverlay: config[EnvVar.nodeOverlay],
       },
     ),

@@ -7,6 +7,7 @@ import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-q
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
+import { onByDefaultSetting } from '../../shared/runtime/switch.ts';
 import { setUpProvisioner } from '../../shared/usecases/provisioning/setup.ts';
 import { relayViaQueue, viaQueue } from '../../shared/usecases/termination/handover.ts';
 import {
@@ -30,6 +31,7 @@ const config = loadEnv('provisioner', process.env, {
   ...provisionerSettingsEnv,
   [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
   [EnvVar.staticCapacity]: gateSwitch('StaticCapacity'),
+  [EnvVar.runawayGuard]: onByDefaultSetting,
 });
 const provider = providerSettingsOf(config);
 
@@ -103,6 +105,7 @@ export const handler = withDeadline(
         nodeClassRefreshSeconds: config[EnvVar.amiRefreshSeconds],
         nodeOverlay: config[EnvVar.nodeOverlay],
         staticCapacity: config[EnvVar.staticCapacity],
+        runawayGuard: config[EnvVar.runawayGuard],
         shadow,
       },
     ),

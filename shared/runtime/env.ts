@@ -60,6 +60,11 @@ export const EnvVar = {
    */
   repackConsolidation: 'FLOTILLA_REPACK_CONSOLIDATION',
   /**
+   * `true` (the default) or `false`: Flotilla's runaway guard (the stack's `runawayGuard`); off,
+   * no NodePool's launches pause, as Karpenter has no guard.
+   */
+  runawayGuard: 'FLOTILLA_RUNAWAY_GUARD',
+  /**
    * `true` (the default) or `false`: Karpenter's `ReservedCapacity` feature gate. Off, EC2NodeClass
    * `capacityReservationSelectorTerms` are not resolved and no reserved offering is planned with.
    */

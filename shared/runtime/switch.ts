@@ -11,6 +11,12 @@ export const switchSetting = z
   .default('false')
   .transform((value) => value === 'true');
 
+/** An on/off setting as `switchSetting`, but on when unset. */
+export const onByDefaultSetting = z
+  .enum(['true', 'false'], { error: (issue) => `must be true or false, not ${JSON.stringify(issue.input)}` })
+  .default('true')
+  .transform((value) => value === 'true');
+
 /**
  * `FLOTILLA_MODE`: `live` (unset) or `shadow`, read as whether the Lambda is a shadow stack's.
  * Anything else is rejected at cold start.

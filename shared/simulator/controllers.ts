@@ -79,6 +79,8 @@ export interface ControllersOptions {
   readonly schedulingPolicy?: SchedulingPolicy;
   /** The stack's `repackConsolidation`. @default false */
   readonly repackConsolidation?: boolean;
+  /** The stack's `runawayGuard`. @default true */
+  readonly runawayGuard?: boolean;
   /**
    * Whether disruption passes may start commands. Off, they still keep the NodeClaims' conditions
    * and expire NodeClaims past expireAfter (what Karpenter's own controllers do beside its
@@ -134,6 +136,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       ...solveOptions,
       nodeOverlay: gates.NodeOverlay,
       staticCapacity: gates.StaticCapacity,
+      runawayGuard: options.runawayGuard !== false,
       batchIdleMs: operator.batchIdleMs,
       batchMaxMs: operator.batchMaxMs,
       nodeClassRefreshSeconds: operator.amiRefreshMs / 1000,
@@ -248,6 +251,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
         {
           spotToSpotConsolidation: gates.SpotToSpotConsolidation,
           repackConsolidation: options.repackConsolidation === true,
+          runawayGuard: options.runawayGuard !== false,
           nodeOverlay: gates.NodeOverlay,
           ...solveOptions,
           ...(options.disruption === false ? { maxCommands: 0 } : {}),

@@ -190,6 +190,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
       preferencePolicy: scenario.settings.preferencePolicy,
     },
     repackConsolidation: scenario.settings.repackConsolidation,
+    runawayGuard: scenario.settings.runawayGuard,
     disruption: scenario.settings.disruption,
   });
   // Beside the live controllers, writing nothing; its lines are its own, not the decision log's.

@@ -33,6 +33,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
       repackConsolidation: s.settings.repackConsolidation,
+      runawayGuard: s.settings.runawayGuard,
       operator: operatorSettingsIn(s.settings),
       disruption: s.settings.disruption,
     },
@@ -152,7 +153,8 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
 
 /** The shadow Flotilla a document asks for, each gate it leaves unset at Karpenter's default. */
 function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShadow {
-  const { featureGates, minValuesPolicy, preferencePolicy, repackConsolidation } = shadow.settings;
+  const { featureGates, minValuesPolicy, preferencePolicy, repackConsolidation, runawayGuard } =
+    shadow.settings;
   const gate = (name: keyof ShadowSettings['featureGates']) =>
     featureGates[name] ?? FEATURE_GATE_DEFAULTS[name];
   return {
@@ -165,6 +167,7 @@ function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShad
       minValuesPolicy,
       preferencePolicy,
       repackConsolidation,
+      runawayGuard,
     },
   };
 }

@@ -66,6 +66,8 @@ const settingsSchema = z
     amiRefreshInterval: duration.optional(),
     /** FlotillaCluster's `repackConsolidation` (Flotilla's own repack method). */
     repackConsolidation: z.boolean().default(false),
+    /** FlotillaCluster's `runawayGuard` (Flotilla's launch back-off; false, as Karpenter has none). */
+    runawayGuard: z.boolean().default(true),
     /**
      * The simulator's own switch, not a FlotillaCluster prop: false, the disruption passes start no
      * command (no emptiness, drift or consolidation) while they still keep the NodeClaims'
@@ -138,6 +140,7 @@ const shadowSettingsSchema = z.strictObject({
   minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
   preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
   repackConsolidation: z.boolean().default(false),
+  runawayGuard: z.boolean().default(true),
   batchIdleDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
   batchMaxDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
   vmMemoryOverheadPercent: liveOnly(SEEN_THROUGH_THE_LIVE_STACK),

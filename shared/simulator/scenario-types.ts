@@ -160,6 +160,8 @@ export interface ScenarioSettings {
   readonly preferencePolicy: PreferencePolicy;
   /** The stack's `repackConsolidation` (Flotilla's own repack method). @default false */
   readonly repackConsolidation: boolean;
+  /** The stack's `runawayGuard` (Flotilla's launch back-off). @default true */
+  readonly runawayGuard: boolean;
   /**
    * Whether the disruption passes start commands; off, they keep the NodeClaims' conditions and
    * expire NodeClaims but disrupt nothing (the simulator's switch, not a stack's). @default true
@@ -178,6 +180,8 @@ export interface ShadowSettings {
   readonly preferencePolicy: PreferencePolicy;
   /** The stack's `repackConsolidation`. @default false */
   readonly repackConsolidation: boolean;
+  /** The stack's `runawayGuard`. @default true */
+  readonly runawayGuard: boolean;
 }
 
 /** A shadow Flotilla beside the live one: it decides on the same cluster and cloud, writing nothing. */

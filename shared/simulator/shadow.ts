@@ -70,6 +70,7 @@ export function makeShadow(options: ShadowOptions): SimShadow {
       shadow: true,
       nodeOverlay: gates.NodeOverlay,
       staticCapacity: gates.StaticCapacity,
+      runawayGuard: settings.runawayGuard,
     },
   );
   const disruption = setUpDisruption(
@@ -79,6 +80,7 @@ export function makeShadow(options: ShadowOptions): SimShadow {
       shadow: true,
       spotToSpotConsolidation: gates.SpotToSpotConsolidation,
       repackConsolidation: settings.repackConsolidation,
+      runawayGuard: settings.runawayGuard,
       nodeOverlay: gates.NodeOverlay,
     },
   );

@@ -50,6 +50,8 @@ const WHERE: readonly [EnvVarKey, readonly string[], string, string][] = [
   ['isolatedVPC', ['catalog'], 'false', 'true'],
   // Flotilla's own, beside Karpenter's: off unless the stack turns repack on.
   ['repackConsolidation', ['disruption'], 'false', 'true'],
+  // Flotilla's own, which Karpenter does not have: on unless the stack turns it off.
+  ['runawayGuard', ['provisioner', 'disruption'], 'true', 'false'],
 ];
 
 describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
@@ -72,6 +74,7 @@ describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
       amiRefreshInterval: Duration.minutes(5),
       isolatedVPC: true,
       repackConsolidation: true,
+      runawayGuard: false,
     });
   });
 
@@ -156,8 +159,10 @@ describe('-c featureGates and the settings context', () => {
       reservedENIs: '2',
       isolatedVPC: 'true',
       repackConsolidation: 'true',
+      runawayGuard: 'false',
     });
     expect(envOf(stack, 'repackConsolidation')).toEqual(['true']);
+    expect(envOf(stack, 'runawayGuard')).toEqual(['false', 'false']);
     expect(envOf(stack, 'nodeOverlay')).toEqual(['true', 'true']);
     expect(envOf(stack, 'staticCapacity')).toEqual(['true']);
     expect(envOf(stack, 'reservedCapacity')).toEqual(['false', 'false']);

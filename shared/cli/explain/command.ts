@@ -33,6 +33,8 @@ It runs the provisioner's and the disruption controller's own steps, as the Lamb
   --repack-consolidation
                   the stack has repackConsolidation on: disruption also asks repack, and the
                   consolidation command that saves most acts (default: off, Karpenter's methods)
+  --no-runaway-guard
+                  the stack has runawayGuard off: no NodePool's launches are judged paused
   --output        text (default) or json
 
 Exit codes: 0 explained, 1 a failure while running (the API server unreachable), 2 bad arguments
@@ -51,6 +53,7 @@ const OPTIONS = {
   since: { type: 'string' },
   'no-logs': { type: 'boolean' },
   'repack-consolidation': { type: 'boolean' },
+  'no-runaway-guard': { type: 'boolean' },
   output: { type: 'string' },
 } as const;
 
@@ -138,6 +141,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
       metrics: dropMetrics(() => new Date(nowMs)),
       nowMs,
       repackConsolidation: parsed.values['repack-consolidation'] === true,
+      runawayGuard: parsed.values['no-runaway-guard'] !== true,
     };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);

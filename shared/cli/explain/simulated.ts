@@ -13,10 +13,11 @@ import { renderNodeExplanation, renderPodExplanation } from './render.ts';
 export async function explainInWorld(
   world: SimulationWorld,
   target: ExplainTarget,
-  repackConsolidation = false,
+  settings: { readonly repackConsolidation?: boolean; readonly runawayGuard?: boolean } = {},
 ): Promise<string> {
   const ports = {
-    repackConsolidation,
+    repackConsolidation: settings.repackConsolidation === true,
+    runawayGuard: settings.runawayGuard !== false,
     cluster: world.cluster,
     cloud: world.cloud,
     logger: makeLogger({}, { level: 'error', sink: () => {} }),

@@ -43,6 +43,8 @@ export interface CommandPass {
   readonly classes: ReadonlyMap<string, EC2NodeClass>;
   readonly leaseToken: number;
   readonly held: HeldLease;
+  /** Flotilla's runaway guard (the stack's `runawayGuard`); off, reclaimed nodes are not judged. */
+  readonly runawayGuard: boolean;
   state(): ClusterState;
   input(): SchedulingInput | undefined;
   now(): number;
@@ -136,7 +138,9 @@ export async function carryOut(pass: CommandPass, proposed: DisruptionCommand): 
     pass.record(
       failedAt(decisionForCommand(command, pass.input(), id, [], 'deleted', dropped), droppedCount),
     );
-    if (command.reason === 'Empty') await judgeReclaimed(pass, candidates, confirmed.world.state.nodes);
+    if (command.reason === 'Empty' && pass.runawayGuard) {
+      await judgeReclaimed(pass, candidates, confirmed.world.state.nodes);
+    }
     return true;
   }
   await createReplacements(

@@ -376,6 +376,7 @@ class Pass {
       classes: this.classes,
       leaseToken: this.lease.token,
       held: this.held,
+      runawayGuard: this.options.runawayGuard !== false,
       state: () => this.state,
       input: () => this.input,
       now: () => this.now(),

@@ -57,6 +57,11 @@ export interface DisruptionOptions {
    */
   readonly repackConsolidation?: boolean;
   /**
+   * Flotilla's runaway guard (the stack's `runawayGuard`): the empty nodes a pass reclaims count
+   * towards a NodePool's launch back-off. False, as Karpenter has no guard. @default true
+   */
+  readonly runawayGuard?: boolean;
+  /**
    * Karpenter's NodeOverlay feature gate: the simulations and the prices compared plan with the
    * NodeOverlays. Off, they are not read. @default false (Karpenter's default)
    */

@@ -50,6 +50,8 @@ export interface ExplainPorts {
    * @default false
    */
   readonly repackConsolidation?: boolean;
+  /** The stack's `runawayGuard`: false, no NodePool is judged paused. @default true */
+  readonly runawayGuard?: boolean;
 }
 
 /** A launch the provisioner would make for the pod. */
@@ -144,6 +146,7 @@ export async function explainPod(
       nodes: state.nodes,
       pendingPods: state.pendingPods,
       nowMs: ports.nowMs,
+      enabled: ports.runawayGuard !== false,
     },
   );
   const input = await buildSchedulingInput(state, ports.cloud, {

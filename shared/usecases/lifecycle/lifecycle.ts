@@ -61,6 +61,8 @@ export interface LifecyclePorts {
    * Unset with Karpenter's NodeOverlay feature gate off: overlays get no status.
    */
   readonly nodeOverlays?: { readonly cloud: Pick<Cloud, 'instanceTypes'> };
+  /** Flotilla's runaway guard (the stack's `runawayGuard`): false turns it off. @default true */
+  readonly runawayGuard?: boolean;
 }
 
 /** What one lifecycle pass did, by NodeClaim name. */
@@ -255,6 +257,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       nodes: async () => (await cluster.nodes()).items,
       timedOut,
       nowMs: now.getTime(),
+      enabled: ports.runawayGuard !== false,
     },
   );
   const pools = await reconcileNodePoolStatus(

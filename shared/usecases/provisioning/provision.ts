@@ -151,6 +151,7 @@ async function provisionUnderLease(
       nodes: state.nodes,
       pendingPods: state.pendingPods,
       nowMs: ports.clock.now().getTime(),
+      enabled: options.runawayGuard !== false,
     },
   );
 

@@ -79,6 +79,7 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
             },
             // Karpenter runs its NodeOverlay controller only with the NodeOverlay gate on.
             ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
+            ...(config.runawayGuard === false ? { runawayGuard: false } : {}),
             ...(requestTermination === undefined ? {} : { requestTermination }),
           },
           now,

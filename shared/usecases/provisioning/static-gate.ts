@@ -62,6 +62,7 @@ export async function staticPass(
   }
   return reconcileStaticNodePools(ports, out, lease, options.holder, {
     nodeOverlay: options.nodeOverlay === true,
+    runawayGuard: options.runawayGuard !== false,
     ...(options.nodeClassRefreshSeconds === undefined
       ? {}
       : { nodeClassRefreshSeconds: options.nodeClassRefreshSeconds }),

@@ -41,6 +41,8 @@ export type StaticPassPorts = Pick<
 export interface StaticPassOptions {
   /** Karpenter's NodeOverlay feature gate: overlays price the replicas' instance types. */
   readonly nodeOverlay: boolean;
+  /** Flotilla's runaway guard (the stack's `runawayGuard`); off, a pool's launches never wait on it. */
+  readonly runawayGuard: boolean;
   /** Karpenter's AMI_REFRESH_INTERVAL in seconds, for the classes this pass resolves. */
   readonly nodeClassRefreshSeconds?: number;
 }
@@ -142,7 +144,12 @@ export async function reconcileStaticNodePools(
       const launch =
         read.unreadable.length > 0
           ? unreadableReason(read.unreadable)
-          : await guardLaunches(ports, out, pool, read.items, decision);
+          : await guardLaunches(
+              ports,
+              out,
+              { pool, claims: read.items, enabled: options.runawayGuard },
+              decision,
+            );
       if (typeof launch === 'string') {
         await blocked(ports, out, line, decision, launch);
         continue;
@@ -233,10 +240,14 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
 async function guardLaunches(
   ports: StaticPassPorts,
   out: DecisionOutput,
-  pool: ClusterNodePool,
-  claims: readonly ClusterNodeClaim[],
+  run: {
+    readonly pool: ClusterNodePool;
+    readonly claims: readonly ClusterNodeClaim[];
+    readonly enabled: boolean;
+  },
   decision: Extract<StaticDecision, { kind: 'launch' }>,
 ): Promise<Extract<StaticDecision, { kind: 'launch' }> | string> {
+  const { pool, claims, enabled } = run;
   const guard = await reconcileLaunchBackoff(
     { cluster: ports.cluster, ...out },
     {
@@ -245,6 +256,7 @@ async function guardLaunches(
       claims,
       nodes: async () => (await ports.cluster.nodes()).items,
       nowMs: ports.clock.now().getTime(),
+      enabled,
     },
   );
   const paused = guard.paused.get(pool.pool.name);

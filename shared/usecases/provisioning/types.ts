@@ -85,6 +85,11 @@ export interface ProvisionOptions {
    */
   readonly staticCapacity?: boolean;
   /**
+   * Flotilla's runaway guard (the stack's `runawayGuard`): NodePools whose new NodeClaims keep
+   * failing pause their launches. False, as Karpenter has no guard. @default true
+   */
+  readonly runawayGuard?: boolean;
+  /**
    * Karpenter's AMI_REFRESH_INTERVAL in seconds: the refresh period of the EC2NodeClasses a run
    * resolves. @default NODECLASS_REFRESH_SECONDS (60)
    */

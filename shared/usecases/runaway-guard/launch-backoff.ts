@@ -22,6 +22,7 @@ import {
   UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from './failures.ts';
 import { LAUNCH_BACKOFF_ANNOTATION, readLaunchBackoff } from './state.ts';
+import { clearLaunchBackoff } from './switched-off.ts';
 import { unexpectedTaints } from './taints.ts';
 
 // The runaway guard's one entry point, reconcileLaunchBackoff, and its effects (the decision is
@@ -59,6 +60,11 @@ interface ScanBase {
   readonly pools: readonly ClusterNodePool[];
   readonly claims: readonly ClusterNodeClaim[];
   readonly nowMs: number;
+  /**
+   * The stack's `runawayGuard` (default true). False, as Karpenter has no guard: nothing is judged
+   * or paused, and what the guard left on the NodePools goes (switched-off.ts).
+   */
+  readonly enabled?: boolean;
 }
 
 /** What one trigger saw; each NodePool not being deleted is judged on it. */
@@ -142,6 +148,11 @@ export async function reconcileLaunchBackoff(
   ports: LaunchBackoffPorts,
   scan: LaunchBackoffScan,
 ): Promise<LaunchGuard> {
+  if (scan.enabled === false) {
+    // Disruption's trigger carries no NodePool the provisioner does not also see.
+    if (scan.kind !== 'reclaimedEmpty') await clearLaunchBackoff(ports, scan.pools);
+    return NO_GUARD;
+  }
   switch (scan.kind) {
     case 'provisioning':
       return judge(ports, scan);

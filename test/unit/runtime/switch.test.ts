@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EnvVar } from '../../../shared/runtime/env.ts';
-import { switchSetting } from '../../../shared/runtime/switch.ts';
+import { onByDefaultSetting, switchSetting } from '../../../shared/runtime/switch.ts';
 
 // An on/off setting as the disruption Lambda reads it from its environment at cold start.
 
@@ -30,4 +30,20 @@ describe('an on/off setting from the environment', () => {
       expect(parsed.error?.issues[0]?.message).toBe(`must be true or false, not ${JSON.stringify(value)}`);
     },
   );
+});
+
+describe('an on/off setting that is on unless turned off', () => {
+  const guard = z.object({ [EnvVar.runawayGuard]: onByDefaultSetting });
+
+  it('is on when unset, off only when set to false', () => {
+    expect(guard.parse({})[EnvVar.runawayGuard]).toBe(true);
+    expect(guard.parse({ [EnvVar.runawayGuard]: 'true' })[EnvVar.runawayGuard]).toBe(true);
+    expect(guard.parse({ [EnvVar.runawayGuard]: 'false' })[EnvVar.runawayGuard]).toBe(false);
+  });
+
+  it.each(['off', '0', ''])('rejects %j rather than guessing', (value) => {
+    const parsed = guard.safeParse({ [EnvVar.runawayGuard]: value });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.message).toBe(`must be true or false, not ${JSON.stringify(value)}`);
+  });
 });

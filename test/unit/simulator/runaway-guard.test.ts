@@ -19,8 +19,9 @@ import { defaultPoolYaml } from './scenarios.ts';
 
 const MINUTE = 60_000;
 
-const scenario = (replicas: number) => `name: rogue-taint
+const scenario = (replicas: number, runawayGuard = true) => `name: rogue-taint
 duration: 16m
+settings: { runawayGuard: ${runawayGuard} }
 bootDelay: 45s
 ${defaultPoolYaml([
   '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i, c6i] }',
@@ -82,8 +83,21 @@ describe.each([1, 100])('a rogue NoExecute taint on every new node, %i replicas'
   });
 });
 
+describe('the same rogue taint with the stack`s runawayGuard off, as Karpenter', () => {
+  const record = simulate(parseScenario(scenario(1, false), 'rogue-taint.yaml'));
+
+  it('pauses nothing: a node a provisioning run while the taint lasts, no launch back-off', async () => {
+    const r = await record;
+    expect(backoffs(r)).toEqual([]);
+    expect(r.decisions.some((d) => String(d['reason']).includes('launches paused'))).toBe(false);
+    // With the guard on, at most 4 in 10 minutes (above).
+    expect(r.launches.filter((l) => minutes(r, l.atMs) < 10).length).toBeGreaterThan(6);
+    expect(r.samples.at(-1)).toMatchObject({ runningPods: 1, pendingPods: 0 });
+  });
+});
+
 describe('reconcileLaunchBackoff', () => {
-  it('writes the LaunchBackoff condition (not part of Ready) and a Warning Event on the NodePool', async () => {
+  async function pausedPool() {
     const clock = makeManualClock(new Date('2026-01-01T00:05:00Z'));
     const cluster = makeMemoryCluster({ clock });
     cluster.create({
@@ -116,17 +130,25 @@ describe('reconcileLaunchBackoff', () => {
       deleting: true,
       status: { conditions: [] },
     };
-    const guard = await reconcileLaunchBackoff(
-      { cluster, logger: makeLogger({}, { sink: () => undefined }), metrics: quietMetrics },
-      {
-        kind: 'lifecycle',
-        pools,
-        claims: [],
-        nodes: async () => [],
-        timedOut: [{ claim, reason: 'registration_timeout', message: 'no node registered within 15m' }],
-        nowMs: clock.now().getTime(),
-      },
-    );
+    const lines: unknown[] = [];
+    const ports = {
+      cluster,
+      logger: makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) }),
+      metrics: quietMetrics,
+    };
+    const guard = await reconcileLaunchBackoff(ports, {
+      kind: 'lifecycle',
+      pools,
+      claims: [],
+      nodes: async () => [],
+      timedOut: [{ claim, reason: 'registration_timeout', message: 'no node registered within 15m' }],
+      nowMs: clock.now().getTime(),
+    });
+    return { clock, cluster, ports, guard, lines, claim };
+  }
+
+  it('writes the LaunchBackoff condition (not part of Ready) and a Warning Event on the NodePool', async () => {
+    const { cluster, guard } = await pausedPool();
     expect(guard.paused.get('default')).toContain('launches paused until 2026-01-01T00:06:00.000Z');
     const pool = (await cluster.nodePools()).items[0];
     expect(pool?.conditions).toEqual([
@@ -145,5 +167,41 @@ describe('reconcileLaunchBackoff', () => {
         type: 'Warning',
       }),
     ]);
+  });
+
+  it('switched off, pauses nothing and clears what it left: annotation gone, condition False, an Event', async () => {
+    const { clock, cluster, ports, lines, claim } = await pausedPool();
+    const off = async () =>
+      reconcileLaunchBackoff(ports, {
+        kind: 'lifecycle',
+        pools: (await cluster.nodePools()).items,
+        claims: [],
+        nodes: async () => [],
+        // A further failure counts for nothing while the guard is off.
+        timedOut: [{ claim, reason: 'launch_timeout', message: 'no instance within 5m' }],
+        nowMs: clock.now().getTime(),
+        enabled: false,
+      });
+    const guard = await off();
+    expect(guard.paused.size).toBe(0);
+    expect(guard.probing.size).toBe(0);
+    const pool = (await cluster.nodePools()).items[0];
+    expect(pool?.annotations?.[LAUNCH_BACKOFF_ANNOTATION]).toBeUndefined();
+    expect(pool?.conditions).toEqual([
+      expect.objectContaining({ type: 'LaunchBackoff', status: 'False', reason: 'RunawayGuardOff' }),
+    ]);
+    expect(cluster.events().map((e) => e.event.reason)).toEqual(['LaunchBackoff', 'LaunchBackoffEnded']);
+    expect(
+      lines.filter((l) => (l as Record<string, unknown>)['decision'] === 'launchBackoff').at(-1),
+    ).toMatchObject({
+      action: 'end',
+      reason: 'RunawayGuardOff',
+      nodePool: 'default',
+    });
+    // Once cleared, a pass writes nothing more.
+    const writes = cluster.events().length;
+    await off();
+    expect(cluster.events().length).toBe(writes);
+    expect((await cluster.nodePools()).items[0]?.conditions).toEqual(pool?.conditions);
   });
 });

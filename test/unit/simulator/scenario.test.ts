@@ -190,6 +190,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       repackConsolidation: false,
+      runawayGuard: true,
       operator: karpenterSettings,
       disruption: true,
     });
@@ -202,6 +203,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       repackConsolidation: false,
+      runawayGuard: true,
       operator: karpenterSettings,
       disruption: true,
     });
@@ -211,6 +213,11 @@ describe('scenario files', () => {
         scenario({ head: 'name: small\nduration: 10m\nsettings:\n  repackConsolidation: true\n' }),
       ).settings.repackConsolidation,
     ).toBe(true);
+    // So is the runaway guard, on unless the scenario turns it off.
+    expect(
+      parseScenario(scenario({ head: 'name: small\nduration: 10m\nsettings:\n  runawayGuard: false\n' }))
+        .settings.runawayGuard,
+    ).toBe(false);
     const gated = parseScenario(
       scenario({
         head: 'name: small\nduration: 10m\nsettings:\n  featureGates: { NodeOverlay: true, ReservedCapacity: false }\n  batchIdleDuration: 2s\n  batchMaxDuration: 20s\n  vmMemoryOverheadPercent: 0.1\n  reservedENIs: 1\n  amiRefreshInterval: 5m\n',

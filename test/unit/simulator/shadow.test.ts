@@ -143,6 +143,7 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
         minValuesPolicy: 'Strict',
         preferencePolicy: 'Respect',
         repackConsolidation: false,
+        runawayGuard: true,
       },
     });
     const own = parseScenario(
@@ -154,6 +155,7 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Ignore',
       repackConsolidation: false,
+      runawayGuard: true,
     });
 
     let problems: readonly { field: string; message: string }[] = [];
