@@ -50,6 +50,8 @@ export interface ControllerPoliciesProps {
   /** ARN of the cluster's summary object in the summary bucket (summary-bucket.ts). */
   readonly summaryObjectArn: string;
   readonly queues: QueueSet<sqs.IQueue>;
+  /** ARN of the stack's decision bus (each decision also as an event there). */
+  readonly decisionBusArn: string;
   /** SSM parameter names or prefixes ending in `*` that EC2NodeClasses may name. @default none */
   readonly amiParameterPaths?: readonly string[];
   /**
@@ -285,6 +287,15 @@ export class ControllerPolicies {
               kubernetesGroups: [props.controllerGroup],
             });
           }
+          break;
+        case 'publishDecisions':
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowDecisionEvents',
+              actions: ['events:PutEvents'],
+              resources: [props.decisionBusArn],
+            }),
+          );
           break;
         case 'readShadowLines':
           throw new Error(

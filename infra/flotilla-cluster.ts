@@ -2,7 +2,7 @@ import path from 'node:path';
 import { RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as events from 'aws-cdk-lib/aws-events';
+import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -32,7 +32,7 @@ import { NodeIdentity } from './node-identity.ts';
 import { ClusterQueues, podEventQueueName, type QueueSet } from './queues.ts';
 import { addSchedules, DEFAULT_DISRUPTION_INTERVAL } from './schedules.ts';
 import { ShimIdentity } from './shim-identity.ts';
-import { functionsOf, NAME_PREFIX, type StackMode } from './stack-mode.ts';
+import { decisionBusNameFor, functionsOf, NAME_PREFIX, type StackMode } from './stack-mode.ts';
 import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
 
 // The per-cluster construct. It composes the parts, each in its own file and each built into this
@@ -76,6 +76,12 @@ export class FlotillaCluster extends Construct {
   readonly mode: StackMode;
   readonly clusterArn: string;
   readonly stateTable: dynamodb.Table;
+  /**
+   * The stack's event bus: every decision of the provisioner, disruption, termination, interruption
+   * and garbage-collector Lambdas also as an event (source `flotilla`, detail type the decision's
+   * kind such as `launch` or `disrupt`, detail its log line). Add rules to route them.
+   */
+  readonly decisionBus: events.EventBus;
   /** Where the shim publishes the cluster summary (one object, `summaryObjectKey(clusterName)`). */
   readonly summaryBucket: s3.Bucket;
   /** The work queues: the pod-event queue in every stack, the others in a live stack. */
@@ -149,6 +155,13 @@ export class FlotillaCluster extends Construct {
     const summary = new SummaryBucket(this, { clusterName, mode });
     this.summaryBucket = summary.bucket;
 
+    // Every decision of the deciding Lambdas also goes here as an event (source `flotilla`, detail
+    // type the decision's kind), for rules that route them to a topic, a chat channel or a ticket.
+    this.decisionBus = new events.EventBus(this, 'DecisionBus', {
+      eventBusName: decisionBusNameFor(clusterName, mode),
+      description: `Flotilla ${clusterName}: every decision of its Lambdas as an event`,
+    });
+
     const queues = new ClusterQueues(this, { clusterName, mode, alarms });
     this.queues = queues.queues;
     this.deadLetterQueues = queues.deadLetterQueues;
@@ -184,6 +197,7 @@ export class FlotillaCluster extends Construct {
       stateTableArn: this.stateTable.tableArn,
       summaryObjectArn: summary.objectArn,
       queues: this.queues,
+      decisionBusArn: this.decisionBus.eventBusArn,
       controllerGroup: this.clusterSide.controllerGroup,
       isolatedVPC: props.isolatedVPC ?? false,
       ...(props.amiParameterPaths === undefined ? {} : { amiParameterPaths: props.amiParameterPaths }),
@@ -305,6 +319,7 @@ export class FlotillaCluster extends Construct {
       clusterName: this.clusterName,
       mode: this.mode,
       stateTable: this.stateTable.tableName,
+      decisionBus: this.decisionBus.eventBusName,
       summaryBucket: this.summaryBucket.bucketName,
       clusterSize: `${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).nodes},${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).pods}`,
       podEventQueueUrl: this.queues.podEvents.queueUrl,
@@ -366,6 +381,8 @@ export class FlotillaCluster extends Construct {
       ],
       ['ShimRoleArn', this.shimRole.roleArn, 'Pod Identity role of the shim'],
       ['DashboardName', this.dashboard.dashboardName, 'CloudWatch dashboard of this cluster'],
+      ['DecisionBusName', this.decisionBus.eventBusName, 'Event bus of every decision (source flotilla)'],
+      ['DecisionBusArn', this.decisionBus.eventBusArn, 'Event bus of every decision (source flotilla)'],
     ];
     for (const [id, value, description] of outputs) {
       if (value !== undefined) addOutput(this, id, value, description);

@@ -61,6 +61,8 @@ export type Trigger =
  *   its schedule's ticks, to itself).
  * - `kubernetes`: eks:DescribeCluster on this cluster and an EKS access entry mapping the role to
  *   the controller group (RBAC in the cluster-side manifests).
+ * - `publishDecisions`: events:PutEvents on the stack's decision bus (each decision also as an
+ *   event there, see `decisionBus`).
  * - `readShadowLines`: logs:FilterLogEvents on the log groups of the stack's own deciding Lambdas
  *   (`SHADOW_LINE_SOURCES`), whose names the Lambda gets in `shadowLogGroups` (a shadow stack's
  *   shadow-report; lambda-functions.ts grants it, as only it knows the groups).
@@ -82,6 +84,7 @@ export type Permission =
   | 'sendPodEvents'
   | 'sendDisruptionPasses'
   | 'kubernetes'
+  | 'publishDecisions'
   | 'readShadowLines';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
@@ -190,6 +193,7 @@ export const provisionerFunction: FunctionDefinition = {
   // whose node never came go to the termination queue, as termination terminates their instance.
   env: [
     ...baseEnv,
+    'decisionBus',
     'summaryBucket',
     'clusterSize',
     'podEventQueueUrl',
@@ -221,6 +225,7 @@ export const provisionerFunction: FunctionDefinition = {
     'sendPodEvents',
     'sendTermination',
     'kubernetes',
+    'publishDecisions',
     'readSummary',
   ],
   // Waiting for the lease (≤ 20 s), batching (batchMaxDuration: 10 s by default, at most 30 s)
@@ -252,6 +257,7 @@ export const interruptionFunction: FunctionDefinition = {
   ],
   env: [
     ...baseEnv,
+    'decisionBus',
     'summaryBucket',
     'clusterSize',
     'terminationQueueUrl',
@@ -266,6 +272,7 @@ export const interruptionFunction: FunctionDefinition = {
     'sendTermination',
     'sendPodEvents',
     'kubernetes',
+    'publishDecisions',
     'readSummary',
     'describeInstanceStatus',
   ],
@@ -289,8 +296,15 @@ export const terminationFunction: FunctionDefinition = {
     { kind: 'queue', queue: 'termination', batchSize: 10 },
     { kind: 'schedule', schedule: 'garbageCollection' },
   ],
-  env: [...baseEnv, 'summaryBucket', 'clusterSize', 'terminationQueueUrl'],
-  permissions: ['describeInstances', 'terminate', 'sendTermination', 'kubernetes', 'readSummary'],
+  env: [...baseEnv, 'decisionBus', 'summaryBucket', 'clusterSize', 'terminationQueueUrl'],
+  permissions: [
+    'describeInstances',
+    'terminate',
+    'sendTermination',
+    'kubernetes',
+    'publishDecisions',
+    'readSummary',
+  ],
   // One minute of drain passes per invocation plus headroom; inside the 5-minute visibility timeout.
   timeout: Duration.minutes(2),
   memoryModel: TERMINATION_MEMORY,
@@ -315,6 +329,7 @@ export const disruptionFunction: FunctionDefinition = {
   ],
   env: [
     ...baseEnv,
+    'decisionBus',
     'summaryBucket',
     'clusterSize',
     'podEventQueueUrl',
@@ -343,6 +358,7 @@ export const disruptionFunction: FunctionDefinition = {
     'sendTermination',
     'sendDisruptionPasses',
     'kubernetes',
+    'publishDecisions',
     'readSummary',
   ],
   // A pass waits 15 s to validate a command and may start several; it starts none that could not
@@ -364,7 +380,7 @@ export const garbageCollectorFunction: FunctionDefinition = {
   entry: 'lambdas/garbage-collector/handler.ts',
   description: 'Flotilla: terminate orphaned instances and delete NodeClaims whose instance is gone',
   triggers: [{ kind: 'schedule', schedule: 'garbageCollection' }],
-  env: [...baseEnv, 'summaryBucket', 'clusterSize', 'terminationQueueUrl', 'nodeRepair'],
+  env: [...baseEnv, 'decisionBus', 'summaryBucket', 'clusterSize', 'terminationQueueUrl', 'nodeRepair'],
   // describeInstanceStatus: node repair (nodeRepair) reads which instances EC2 reports impaired.
   permissions: [
     'describeInstances',
@@ -372,6 +388,7 @@ export const garbageCollectorFunction: FunctionDefinition = {
     'terminate',
     'sendTermination',
     'kubernetes',
+    'publishDecisions',
     'readSummary',
   ],
   timeout: Duration.minutes(1),

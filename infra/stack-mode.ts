@@ -28,6 +28,14 @@ export const NAME_PREFIX: Readonly<Record<StackMode, { readonly kebab: string; r
 };
 
 /**
+ * The name of a stack's decision bus, one a user can type into a rule (EventBridge allows 256
+ * characters of `.`, `-`, `_` and alphanumerics; cluster names are narrower).
+ */
+export function decisionBusNameFor(clusterName: string, mode: StackMode = 'live'): string {
+  return `${NAME_PREFIX[mode].kebab}-${clusterName}-decisions`;
+}
+
+/**
  * The Lambdas of a shadow stack: the two that decide, the catalog they plan with, and its own
  * daily comparison of their lines (`SHADOW_ONLY_FUNCTIONS`).
  */
@@ -90,6 +98,8 @@ const IN_SHADOW: Readonly<Record<Permission, 'kept' | { readonly withheld: strin
   kubernetes: 'kept',
   // Reading its own Lambdas' log groups.
   readShadowLines: 'kept',
+  // Its own bus: a shadow's decisions, each marked `shadow: true`.
+  publishDecisions: 'kept',
 };
 
 /** Whether a Lambda of a `mode` stack may get `permission`. */

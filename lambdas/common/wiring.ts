@@ -1,10 +1,12 @@
 import { EKSClient } from '@aws-sdk/client-eks';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
+import { makeDecisionBus } from '../../shared/adapters/aws/decision-bus.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import type { ProviderSettings } from '../../shared/adapters/class-instance-types.ts';
@@ -20,9 +22,11 @@ import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName } from '../../shared/runtime/feature-gates.ts';
 import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
 import { metricsClusterOf } from '../../shared/runtime/metrics.ts';
-import { type MetricsPublisher, makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
+import { makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
 import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
 import { shadowModeSetting } from '../../shared/runtime/switch.ts';
+import { decisionEvents } from '../../shared/usecases/decisions/events.ts';
+import type { MetricsSink } from '../../shared/usecases/decisions/sink.ts';
 import { ignoringWrites } from '../../shared/usecases/explain/read-only.ts';
 import { parseLambdaEnv } from './env.ts';
 
@@ -49,6 +53,8 @@ const BaseEnv = z.object({
   [ClusterAccessEnvVar.serviceCidr]: z.string().min(1).optional(),
   /** Local runs and tests reach the API server through a kubeconfig file instead of an EKS token. */
   KUBECONFIG: z.string().min(1).optional(),
+  /** The stack's event bus: each decision also goes there as an event (unset: logs only). */
+  [EnvVar.decisionBus]: z.string().min(1).optional(),
   /** Where the shim publishes the cluster summary; without it every read goes to the API server. */
   [EnvVar.summaryBucket]: z.string().min(1).optional(),
   /** The stack's clusterSize, which caps what a summary may hold; local runs take the default. */
@@ -143,8 +149,12 @@ export interface Wiring {
   /** Whether this is a shadow stack's Lambda: its cluster and cloud write nothing. */
   readonly shadow: boolean;
   readonly logger: Logger;
-  /** Where the metrics of decisions go: EMF lines beside the logger's, with the cluster as dimension. */
-  readonly metrics: MetricsPublisher;
+  /**
+   * Where the metrics of decisions go: EMF lines beside the logger's, with the cluster as dimension;
+   * with the stack's event bus, each decision also goes there as an event (flushed by withDeadline
+   * at the end of each invocation).
+   */
+  readonly metrics: MetricsSink;
   readonly clients: AwsClients;
   readonly sqs: SQSClient;
   /** The API server, its CA and the cluster's Kubernetes version. */
@@ -179,7 +189,17 @@ export async function wire(
   // A shadow stack's lines say so, and its metrics go to a series of their own.
   const fields = { lambda, cluster: clusterName, ...(shadow ? { shadow: true } : {}) };
   const logger = makeLogger(fields, { level: config[EnvVar.logLevel] });
-  const metrics = makeEmfMetrics({ cluster: metricsClusterOf(clusterName, shadow), fields });
+  const emf = makeEmfMetrics({ cluster: metricsClusterOf(clusterName, shadow), fields });
+  const busName = config[EnvVar.decisionBus];
+  const bus =
+    busName === undefined
+      ? undefined
+      : makeDecisionBus({
+          eventBridge: new EventBridgeClient(awsClientConfig({ region, logger })),
+          busName,
+          logger,
+        });
+  const metrics: MetricsSink = bus === undefined ? emf : { ...emf, observe: decisionEvents(bus) };
   const clients = makeAwsClients({ region, logger });
   const access = await clusterAccess(config, logger);
   const kubeConfig = makeKubeConfig(
@@ -244,7 +264,12 @@ export async function wire(
   const withDeadline: Wiring['withDeadline'] = (handler) => async (event, context) => {
     const left = context?.getRemainingTimeInMillis?.();
     invocation.deadlineMs = left === undefined ? undefined : Date.now() + left - DEADLINE_MARGIN_MS;
-    return handler(event, context);
+    try {
+      return await handler(event, context);
+    } finally {
+      // The invocation's decision events go out before it returns (a frozen Lambda sends nothing).
+      await bus?.flush();
+    }
   };
   return {
     shadow,

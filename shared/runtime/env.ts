@@ -91,6 +91,11 @@ export const EnvVar = {
   isolatedVPC: 'FLOTILLA_ISOLATED_VPC',
   /** Karpenter's AMI_REFRESH_INTERVAL in seconds: each EC2NodeClass resolves at most this often (default 60). */
   amiRefreshSeconds: 'FLOTILLA_AMI_REFRESH_SECONDS',
+  /**
+   * Name of the stack's EventBridge bus: every decision a Lambda writes also goes there as an event
+   * (source `flotilla`, detail type the decision's kind, detail its log line). Unset: logs only.
+   */
+  decisionBus: 'FLOTILLA_DECISION_BUS',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

@@ -85,6 +85,7 @@ describe('a shadow stack beside a live one of the same cluster', () => {
         'AWS::SQS::Queue.QueueName',
         'AWS::CloudWatch::Dashboard.DashboardName',
         'AWS::Logs::QueryDefinition.Name',
+        'AWS::Events::EventBus.Name',
       ]),
     );
     expect(shadowNames.size).toBeGreaterThanOrEqual(4);

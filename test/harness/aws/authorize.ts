@@ -152,6 +152,24 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
       return call.operation === 'GetCallerIdentity' ? [] : one('*');
     case 'iam':
       return iamAuthorizations(call, action, region);
+    case 'eventbridge': {
+      if (call.operation !== 'PutEvents') {
+        throw new HarnessError(
+          `the IAM check does not model events:${call.operation}; add it to test/harness/aws/authorize.ts`,
+        );
+      }
+      // One authorization per bus the entries name (a name, or an ARN as it stands).
+      const buses = new Set(
+        ((input['Entries'] ?? []) as { EventBusName?: string }[]).map((e) => e.EventBusName ?? 'default'),
+      );
+      return [...buses].map((bus) => ({
+        action: 'events:PutEvents',
+        resource: bus.startsWith('arn:')
+          ? bus
+          : `arn:aws:events:${call.region}:${STACK_ACCOUNT}:event-bus/${bus}`,
+        context: region,
+      }));
+    }
     case 'cloudwatch logs': {
       // Log-group actions are authorized on the group's ARN as IAM policies name it (`:*`).
       const logsAction = `logs:${call.operation}`;

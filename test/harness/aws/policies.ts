@@ -80,6 +80,7 @@ function liveDeployed(path: string, ref: boolean): string | undefined {
   if (path.endsWith('/TerminationQueue/Resource')) return STACK_ARNS.queues.termination;
   if (path.endsWith('/DisruptionPassesQueue/Resource')) return STACK_ARNS.queues.disruptionPasses;
   if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
+  if (path.endsWith('/DecisionBus/Resource')) return ref ? STACK_NAMES.decisionBus : STACK_ARNS.decisionBus;
   return undefined;
 }
 
@@ -89,6 +90,8 @@ function shadowDeployed(path: string, ref: boolean): string | undefined {
     return ref ? SHADOW_STACK_NAMES.summaryBucket : SHADOW_STACK_ARNS.summaryBucket;
   if (path.endsWith('/StateTable/Resource')) return SHADOW_STACK_ARNS.stateTable;
   if (path.endsWith('/PodEventsQueue/Resource')) return SHADOW_STACK_ARNS.podEvents;
+  if (path.endsWith('/DecisionBus/Resource'))
+    return ref ? SHADOW_STACK_NAMES.decisionBus : SHADOW_STACK_ARNS.decisionBus;
   if (path.endsWith('ProvisionerLogGroup/Resource'))
     return ref ? SHADOW_STACK_NAMES.logGroups.provisioner : SHADOW_STACK_ARNS.logGroups.provisioner;
   if (path.endsWith('DisruptionLogGroup/Resource'))

@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import {
   AddRoleToInstanceProfileCommand,
   CreateInstanceProfileCommand,
@@ -14,6 +15,7 @@ import {
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { podEventQueueName } from '../../../infra/queues.ts';
+import { decisionBusNameFor } from '../../../infra/stack-mode.ts';
 import { summaryBucketNameFor } from '../../../infra/summary-bucket.ts';
 import { STATE_TABLE } from '../../../shared/apis/state-table.ts';
 import { summaryObjectKey } from '../../../shared/apis/summary-document.ts';
@@ -46,6 +48,8 @@ export const STACK_NAMES = {
   nodeRole: `flotilla-${STACK_CLUSTER}-node`,
   /** The instance profile of the node role (the stack's `InstanceProfileName` output). */
   instanceProfile: 'KarpenterNodeInstanceProfile',
+  /** The bus every decision also goes to (the stack's `DecisionBusName` output). */
+  decisionBus: decisionBusNameFor(STACK_CLUSTER),
 } as const;
 
 export type StackQueue = keyof typeof STACK_NAMES.queues;
@@ -55,6 +59,7 @@ export const SHADOW_STACK_NAMES = {
   stateTable: 'flotilla-shadow-state',
   summaryBucket: summaryBucketNameFor(STACK_ACCOUNT, STACK_REGION, STACK_CLUSTER, 'shadow'),
   podEvents: podEventQueueName(STACK_CLUSTER, 'shadow'),
+  decisionBus: decisionBusNameFor(STACK_CLUSTER, 'shadow'),
   /** The log groups of its deciding Lambdas, which its shadow-report Lambda reads. */
   logGroups: {
     provisioner: `FlotillaShadow-${STACK_CLUSTER}-ProvisionerLogGroup`,
@@ -67,6 +72,7 @@ const arn = {
   queue: (name: string) => `arn:aws:sqs:${STACK_REGION}:${STACK_ACCOUNT}:${name}`,
   role: (name: string) => `arn:aws:iam::${STACK_ACCOUNT}:role/${name}`,
   bucket: (name: string) => `arn:aws:s3:::${name}`,
+  eventBus: (name: string) => `arn:aws:events:${STACK_REGION}:${STACK_ACCOUNT}:event-bus/${name}`,
   /** As CloudFormation gives a log group's Arn: with `:*`. */
   logGroup: (name: string) => `arn:aws:logs:${STACK_REGION}:${STACK_ACCOUNT}:log-group:${name}:*`,
 };
@@ -83,6 +89,7 @@ export const STACK_ARNS = {
     disruptionPasses: arn.queue(STACK_NAMES.queues.disruptionPasses),
   },
   nodeRole: arn.role(STACK_NAMES.nodeRole),
+  decisionBus: arn.eventBus(STACK_NAMES.decisionBus),
 } as const;
 
 /** The shadow stack's resources as deployed on moto. */
@@ -90,6 +97,7 @@ export const SHADOW_STACK_ARNS = {
   stateTable: arn.table(SHADOW_STACK_NAMES.stateTable),
   summaryBucket: arn.bucket(SHADOW_STACK_NAMES.summaryBucket),
   podEvents: arn.queue(SHADOW_STACK_NAMES.podEvents),
+  decisionBus: arn.eventBus(SHADOW_STACK_NAMES.decisionBus),
   logGroups: {
     provisioner: arn.logGroup(SHADOW_STACK_NAMES.logGroups.provisioner),
     disruption: arn.logGroup(SHADOW_STACK_NAMES.logGroups.disruption),
@@ -149,6 +157,7 @@ export async function deployStack(server: Moto, options: DeployOptions = {}): Pr
       RoleName: STACK_NAMES.nodeRole,
     }),
   );
+  await new EventBridgeClient(config).send(new CreateEventBusCommand({ Name: STACK_NAMES.decisionBus }));
   if (options.eksCluster) {
     await new EKSClient(config).send(
       new CreateClusterCommand({

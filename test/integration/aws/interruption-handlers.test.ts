@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { decisionRule } from '../../harness/aws/decision-rules.ts';
 import { awsClientConfig, kube, type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { asLambda, capturingStdout, prepareColdStart } from './lambda-cold-start.ts';
 
@@ -14,6 +15,7 @@ describe('interruption and termination Lambdas cold start', () => {
   let interruption: Handler;
   let termination: Handler;
   let queueUrl = '';
+  let decisions: Awaited<ReturnType<typeof decisionRule>>;
   const lines: string[] = [];
   const run = `cold-${Date.now().toString(36)}`;
 
@@ -23,6 +25,7 @@ describe('interruption and termination Lambdas cold start', () => {
     await resetMoto(server);
     const stack = await prepareColdStart(server, cube.controllerKubeconfigPath);
     queueUrl = stack.queueUrls.termination;
+    decisions = await decisionRule(server, 'all-decisions', { source: ['flotilla'] });
     await capturingStdout(lines, async () => {
       ({ handler: interruption } = await asLambda(
         server,
@@ -55,6 +58,13 @@ describe('interruption and termination Lambdas cold start', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => l['message'] === 'cluster discovered');
     expect(discovered.length).toBe(2);
+    // Its decisions reached the stack's bus before the invocation returned, with its own role.
+    const events = await decisions.read();
+    expect(events.length).toBeGreaterThan(0);
+    for (const e of events) {
+      expect(e['detail-type']).toBe((e['detail'] as Record<string, unknown>)['decision']);
+      expect(e['detail']).toMatchObject({ lambda: 'interruption', cluster: 'test-cluster' });
+    }
   });
 
   it('the termination Lambda acknowledges a request for a NodeClaim that is gone', async () => {

@@ -30,6 +30,7 @@ export async function prepareColdStart(
     [EnvVar.podEventQueueUrl]: stack.queueUrls.podEvents,
     [EnvVar.terminationQueueUrl]: stack.queueUrls.termination,
     [EnvVar.disruptionQueueUrl]: stack.queueUrls.disruptionPasses,
+    [EnvVar.decisionBus]: STACK_NAMES.decisionBus,
     ...extra,
   });
   return stack;
