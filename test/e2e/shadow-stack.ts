@@ -33,6 +33,7 @@ function shadowEnv(server: Moto, cube: Kube): Record<string, string | undefined>
     [EnvVar.mode]: 'shadow',
     [EnvVar.clusterName]: STACK_CLUSTER,
     [EnvVar.stateTable]: SHADOW_STACK_NAMES.stateTable,
+    [EnvVar.decisionBus]: SHADOW_STACK_NAMES.decisionBus,
     // What the stack would find with eks:DescribeCluster.
     FLOTILLA_CLUSTER_ENDPOINT: cube.server,
     FLOTILLA_CLUSTER_CA: fs.readFileSync(cube.caFile).toString('base64'),

@@ -21,9 +21,9 @@ export class AffinityPartners {
     for (const st of states) shapes.add(st.shape);
     const needing = [...shapes].filter((s) => s.affinityRequired.some((t) => t.group.key === Label.hostname));
     if (needing.length === 0) return;
+    const joining = new Set(needing);
     for (const st of states) {
-      const n = this.unplaced.get(st.shape);
-      if (n !== undefined || needing.includes(st.shape)) this.unplaced.set(st.shape, (n ?? 0) + 1);
+      if (joining.has(st.shape)) this.unplaced.set(st.shape, (this.unplaced.get(st.shape) ?? 0) + 1);
     }
     for (const s of shapes) {
       const counted = new Set(s.countedBy);

@@ -191,11 +191,14 @@ async function createStateTable(dynamodb: DynamoDBClient, name: string): Promise
 
 /**
  * Creates what a shadow stack (`-c mode=shadow`) deploys beside the live one and its Lambdas use:
- * its own state table (leases, offering cache). Its bucket and queue are not made: the shadow
+ * its own state table (leases, offering cache) and decision bus. Its bucket and queue are not made: the shadow
  * Lambdas the tests run read the API server directly and get no pod events.
  */
 export async function deployShadowStack(server: Moto): Promise<void> {
   await createStateTable(new DynamoDBClient(awsClientConfig(server)), SHADOW_STACK_NAMES.stateTable);
+  await new EventBridgeClient(awsClientConfig(server)).send(
+    new CreateEventBusCommand({ Name: SHADOW_STACK_NAMES.decisionBus }),
+  );
   const logs = new CloudWatchLogsClient(awsClientConfig(server));
   try {
     for (const logGroupName of Object.values(SHADOW_STACK_NAMES.logGroups)) {
