@@ -56,8 +56,9 @@ const nodeClaimSchema = z.object({
 
 /**
  * Converts NodeClaims; for each one that cannot be read, what is known of it (its name and, when
- * they are strings, `status.providerID` and its NodePool label), so that garbage collection spares
- * only its instance and node repair counts it in its NodePool's budgets.
+ * they are strings, `status.providerID` and its NodePool label, or that it has no such label), so
+ * that garbage collection spares only its instance and node repair counts it in its NodePool's
+ * budgets (in none when it is standalone).
  */
 export function convertNodeClaims<R>(
   raws: readonly R[],
@@ -77,10 +78,12 @@ export function convertNodeClaims<R>(
       const meta = isRecord(raw) ? raw['metadata'] : undefined;
       const labels = isRecord(meta) ? meta['labels'] : undefined;
       const nodePool = isRecord(labels) ? labels[Label.nodePool] : undefined;
+      const standalone = (labels === undefined || isRecord(labels)) && nodePool === undefined;
       unreadable.push({
         name: metadataString(raw, 'name') ?? '',
         ...(typeof providerId === 'string' && providerId !== '' ? { providerId } : {}),
         ...(typeof nodePool === 'string' && nodePool !== '' ? { nodePool } : {}),
+        ...(standalone ? { standalone: true as const } : {}),
         problem: problem.message,
       });
     }

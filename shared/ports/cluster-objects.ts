@@ -35,6 +35,11 @@ export interface UnreadableNodeClaim {
   readonly providerId?: string;
   /** `metadata.labels['karpenter.sh/nodepool']` when it is a string, else undefined: its NodePool is unknown. */
   readonly nodePool?: string;
+  /**
+   * True when its labels are readable and have no `karpenter.sh/nodepool` at all: a NodeClaim a
+   * user made outside every NodePool (Flotilla does not manage those), certainly none of theirs.
+   */
+  readonly standalone?: true;
   readonly problem: string;
 }
 

@@ -175,7 +175,7 @@ export interface RepairInput {
    * (in every NodePool's when its `karpenter.sh/nodepool` label cannot be read either), as it may
    * be deleting.
    */
-  readonly unreadableClaims?: readonly Pick<UnreadableNodeClaim, 'nodePool'>[];
+  readonly unreadableClaims?: readonly Pick<UnreadableNodeClaim, 'nodePool' | 'standalone'>[];
   /**
    * How many NodePools could not be read. A node whose NodePool is not among `pools` is never
    * repaired (Karpenter repairs only nodes of a NodePool); this says whether its NodePool is gone
@@ -373,9 +373,13 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
 const ANY_POOL = '';
 
 /** Unreadable NodeClaims per NodePool (ANY_POOL: those whose NodePool is unknown). */
-function unreadableDisrupting(claims: readonly Pick<UnreadableNodeClaim, 'nodePool'>[]): Map<string, number> {
+function unreadableDisrupting(
+  claims: readonly Pick<UnreadableNodeClaim, 'nodePool' | 'standalone'>[],
+): Map<string, number> {
   const byPool = new Map<string, number>();
   for (const claim of claims) {
+    // A NodeClaim outside every NodePool uses no NodePool's budget.
+    if (claim.standalone === true) continue;
     const key = claim.nodePool ?? ANY_POOL;
     byPool.set(key, (byPool.get(key) ?? 0) + 1);
   }

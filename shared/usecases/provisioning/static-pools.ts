@@ -8,7 +8,12 @@ import {
   type StaticDecision,
   type StaticMember,
 } from '../../core/index.ts';
-import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import type {
+  ClusterNode,
+  ClusterNodeClaim,
+  ClusterNodePool,
+  UnreadableNodeClaim,
+} from '../../ports/cluster.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DECISION_SAMPLE_SIZE, type DecisionOutput, writeDecision } from '../decisions/decision.ts';
@@ -95,7 +100,9 @@ export async function reconcileStaticNodePools(
     const replaced = replacedCandidates(read);
     return pools.filter((p) => claimsOf(p, read, replaced).live.length !== p.pool.replicas);
   };
-  if (off(listed.items).length === 0 && listed.unreadable.length === 0) return NOTHING;
+  if (off(listed.items).length === 0 && !pools.some((p) => mayBeOwn(listed.unreadable, p).length > 0)) {
+    return NOTHING;
+  }
 
   const read = await ports.cluster.nodeClaims({ consistent: true });
   const todo = off(read.items);
@@ -141,9 +148,10 @@ export async function reconcileStaticNodePools(
         continue;
       }
       // Like a dynamic pool's, a static pool's launches wait while the runaway guard pauses them.
+      const unknown = mayBeOwn(read.unreadable, pool);
       const launch =
-        read.unreadable.length > 0
-          ? unreadableReason(read.unreadable)
+        unknown.length > 0
+          ? unreadableReason(unknown)
           : await guardLaunches(
               ports,
               out,
@@ -283,6 +291,19 @@ async function blocked(
       1000,
     ),
   });
+}
+
+/**
+ * The NodeClaims that cannot be read and may be the pool's: not those whose label names another
+ * NodePool, nor those outside every NodePool.
+ */
+function mayBeOwn(
+  unreadable: readonly UnreadableNodeClaim[],
+  pool: ClusterNodePool,
+): readonly UnreadableNodeClaim[] {
+  return unreadable.filter(
+    (u) => u.standalone !== true && (u.nodePool === undefined || u.nodePool === pool.pool.name),
+  );
 }
 
 function unreadableReason(

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLimiter, retryOnConflict } from '../../../shared/adapters/kube/call.ts';
 import { ClusterConflictError, ClusterNotFoundError } from '../../../shared/adapters/kube/errors.ts';
 import {
+  convertNodeClaims,
   groupPodsByNode,
   makeVolumeIndex,
   mergeConditions,
@@ -506,5 +507,34 @@ describe('helpers', () => {
         throw new ClusterNotFoundError('get', 404, 'gone');
       }),
     ).rejects.toBeInstanceOf(ClusterNotFoundError);
+  });
+});
+
+describe('convertNodeClaims on NodeClaims it cannot read', () => {
+  const claim = (name: string, labels: unknown) => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: { name, ...(labels === undefined ? {} : { labels }), uid: `uid-${name}` },
+    spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+  });
+
+  it('marks one without a karpenter.sh/nodepool label standalone, and keeps what it knows of the others', () => {
+    const read = convertNodeClaims(
+      [
+        claim('by-hand', { team: 'a' }),
+        claim('no-labels', undefined),
+        claim('bad-label', { 'karpenter.sh/nodepool': 7 }),
+        claim('unreadable-labels', 'oops'),
+      ],
+      toClusterNodeClaim,
+    );
+    expect(read.items).toEqual([]);
+    expect(read.unreadable.map(({ problem: _, ...known }) => known)).toEqual([
+      { name: 'by-hand', standalone: true },
+      { name: 'no-labels', standalone: true },
+      // Labels that cannot be read, or a label that is not a string: its NodePool is unknown.
+      { name: 'bad-label' },
+      { name: 'unreadable-labels' },
+    ]);
   });
 });

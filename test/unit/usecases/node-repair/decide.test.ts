@@ -413,6 +413,7 @@ describe('decideRepair: disruption budgets for Unhealthy (Karpenter v1.15)', () 
     ['of the pool', [{ nodePool: 'default' }], 0],
     ['of no known pool (every pool counts it)', [{}], 0],
     ['of another pool', [{ nodePool: 'other' }], 1],
+    ['made outside every NodePool (no pool counts it)', [{ standalone: true }], 1],
   ] as const)('counts an unreadable NodeClaim %s as being disrupted', (_, unreadableClaims, allowed) => {
     const decided = decideBudgeted([{ nodes: '1' }], { unreadableClaims });
     expect(repaired(decided.steps)).toEqual(allowed === 0 ? [] : ['old']);

@@ -281,6 +281,35 @@ describe('a static NodePool next to a NodeClaim that cannot be read', () => {
   });
 });
 
+describe('a static NodePool next to NodeClaims that cannot be its own', () => {
+  it('launches its replicas beside a NodeClaim made outside every NodePool and one of another pool', async () => {
+    const w = makeWorld(1);
+    const nodeClassRef = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' };
+    // Made by hand: no karpenter.sh/nodepool label at all.
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'by-hand' },
+      spec: { nodeClassRef },
+    });
+    // Unreadable, but labelled for another NodePool.
+    w.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'other-unreadable', labels: { 'karpenter.sh/nodepool': 'other' } },
+      spec: { nodeClassRef },
+    });
+    const read = await w.cluster.nodeClaims();
+    expect(read.unreadable.map((u) => [u.name, u.standalone ?? false])).toEqual([
+      ['by-hand', true],
+      ['other-unreadable', false],
+    ]);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(1);
+    expect(w.decisions('staticCapacity')).toEqual([expect.objectContaining({ action: 'launch' })]);
+  });
+});
+
 describe('a static NodePool whose NodeClaims keep failing', () => {
   it('launches nothing while the runaway guard pauses it, then one probe', async () => {
     const w = makeWorld(2);
