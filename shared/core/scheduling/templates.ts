@@ -62,6 +62,11 @@ export function buildTemplates(
       return ds.alternatives.some((alt) => mergeRequirements(reqs, alt, 'nodePool').ok);
     });
     for (const ds of applicable) daemonPorts.push(...ds.hostPorts);
+    // A DaemonSet with a node-affinity alternative that asks nothing runs on every type of the
+    // pool: only the others need the type's requirements (built per type, the costly part).
+    const onEveryType = applicable.map((ds) =>
+      ds.alternatives.some((alt) => [...alt.values()].every((r) => r.isAny())),
+    );
     const types: TType[] = [];
     const raw = input.poolInstanceTypes?.get(pool.name) ?? input.instanceTypes.get(pool.nodeClassName) ?? [];
     for (const it of raw) {
@@ -77,11 +82,15 @@ export function buildTemplates(
       }
       if (!ok) continue;
       const daemon = new Float64Array(dims.names.length);
-      const typeReqs = reqs.intersect(Requirements.fromLabels(labels));
-      for (const ds of applicable) {
-        if (ds.alternatives.some((alt) => mergeRequirements(typeReqs, alt, 'node').ok))
-          addInto(daemon, ds.vec);
-      }
+      let typeReqs: Requirements | undefined;
+      applicable.forEach((ds, i) => {
+        if (onEveryType[i] !== true) {
+          typeReqs ??= reqs.intersect(Requirements.fromLabels(labels));
+          const on = typeReqs;
+          if (!ds.alternatives.some((alt) => mergeRequirements(on, alt, 'node').ok)) return;
+        }
+        addInto(daemon, ds.vec);
+      });
       const alloc = dims.vec(computeAllocatable(it));
       for (let i = 0; i < alloc.length; i++) alloc[i] = (alloc[i] as number) - (daemon[i] as number);
       let basePrice = Number.POSITIVE_INFINITY;
