@@ -38,7 +38,10 @@ export function offeringKeyString(key: OfferingKey): string {
  * of a launch that let EC2 choose the partition.
  */
 export function isBackedOff(unavailable: ReadonlySet<string>, key: OfferingKey): boolean {
+  // Usually nothing is backed off: every offering of every type asks, so no key is built then.
+  if (unavailable.size === 0) return false;
   if (unavailable.has(offeringKeyString(key))) return true;
-  const { partition, ...groupWide } = key;
-  return partition !== undefined && unavailable.has(offeringKeyString(groupWide));
+  if (key.partition === undefined) return false;
+  const { partition: _, ...groupWide } = key;
+  return unavailable.has(offeringKeyString(groupWide));
 }
