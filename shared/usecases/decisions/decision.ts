@@ -1,6 +1,6 @@
-import type { LogFields, LogLevel } from '../../runtime/logger.ts';
+import type { LogLevel } from '../../runtime/logger.ts';
 import { toMetricPoints } from './metrics.ts';
-import type { DecisionOutput } from './sink.ts';
+import type { DecisionLine, DecisionOutput } from './sink.ts';
 import type { Decision, DecisionKind, PodName } from './types.ts';
 
 export type { ConsistencyDecision } from './consistency.ts';
@@ -30,7 +30,7 @@ export type {
 export type { UpdateNodeOverlayDecision } from './nodeoverlay.ts';
 export type { RejectNodePoolDecision, UpdateNodePoolDecision } from './nodepool.ts';
 export type { CompareDecision, ComparedDifference, ComparedSide } from './shadow.ts';
-export type { DecisionObserver, DecisionOutput, MetricsSink } from './sink.ts';
+export type { DecisionLine, DecisionObserver, DecisionOutput, MetricsSink } from './sink.ts';
 
 // Decisions are values: every use case describes what it decided (and what came of it) as one
 // `Decision`, and writeDecision turns it into the one log line of that decision, with a fixed
@@ -117,13 +117,6 @@ const LEVELS: Partial<Record<DecisionKind, LogLevel>> = {
   repair: 'warn',
 };
 
-/** A decision's line: its level, fixed message and fields. */
-export interface DecisionLine {
-  readonly level: LogLevel;
-  readonly message: string;
-  readonly fields: LogFields;
-}
-
 /**
  * The line of a decision: `decision` (the kind) and `reason` first, then the decision's own keys as
  * they are, except that `pods` becomes `podCount` and the first DECISION_SAMPLE_SIZE pods as
@@ -172,9 +165,9 @@ export function writeDecisions(out: DecisionOutput, decisions: readonly Decision
     const line = toDecisionLine(decision);
     logger[line.level](line.message, line.fields);
     const points = cluster === undefined ? [] : toMetricPoints(decision, { cluster, timeMs });
-    return { decision, points };
+    return { decision, points, line };
   });
   const points = written.flatMap((w) => w.points);
   if (points.length > 0) metrics.publish(points);
-  for (const w of written) metrics.observe?.(w.decision, logger.fields, w.points);
+  for (const w of written) metrics.observe?.(w.decision, logger.fields, w.points, w.line);
 }

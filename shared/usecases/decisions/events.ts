@@ -1,5 +1,4 @@
 import type { DecisionEventBus } from '../../ports/decision-events.ts';
-import { toDecisionLine } from './decision.ts';
 import type { DecisionObserver } from './sink.ts';
 
 // Every decision also as an event on the stack's event bus: the detail type is the decision's kind
@@ -9,8 +8,8 @@ import type { DecisionObserver } from './sink.ts';
 
 /** The observer that hands each decision written to the bus. */
 export function decisionEvents(bus: Pick<DecisionEventBus, 'add'>): DecisionObserver {
-  return (decision, fields) => {
-    const line = toDecisionLine(decision);
+  // The line writeDecisions wrote, not made again.
+  return (decision, fields, _points, line) => {
     bus.add({
       kind: decision.kind,
       detail: { level: line.level, message: line.message, ...fields, ...line.fields },

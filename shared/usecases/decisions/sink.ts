@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from '../../runtime/logger.ts';
+import type { LogFields, Logger, LogLevel } from '../../runtime/logger.ts';
 import type { MetricPoint } from '../../runtime/metrics.ts';
 import type { MetricsPublisher } from '../../runtime/metrics-sink.ts';
 import type { Decision } from './types.ts';
@@ -8,14 +8,23 @@ import type { Decision } from './types.ts';
 // Format lines (shared/runtime/metrics-sink.ts); the simulator's keeps the points and records each
 // decision as a value; a script's or test's measures nothing.
 
+/** A decision's line: its level, fixed message and fields. */
+export interface DecisionLine {
+  readonly level: LogLevel;
+  readonly message: string;
+  readonly fields: LogFields;
+}
+
 /**
  * Receives each decision written, as a value: with the fields of the logger its line went to (a
- * child logger's included, e.g. `holder`) and the metric points it yielded (toMetricPoints).
+ * child logger's included, e.g. `holder`), the metric points it yielded (toMetricPoints) and the
+ * line as written (toDecisionLine).
  */
 export type DecisionObserver = (
   decision: Decision,
   fields: LogFields,
   points: readonly MetricPoint[],
+  line: DecisionLine,
 ) => void;
 
 /**

@@ -97,7 +97,7 @@ describe('writeDecision', () => {
     });
   });
 
-  it('hands each decision to the sink’s observer with its logger’s fields and its points, and still writes the line', () => {
+  it('hands each decision to the sink’s observer with its logger’s fields, its points and its line, and still writes the line', () => {
     const { logger, lines } = capture();
     const metrics = recordingMetrics({ cluster: 'prod', clock });
     const skip: Decision = { kind: 'skip', reason: 'no provisionable pods', leaseToken: 1 };
@@ -105,8 +105,18 @@ describe('writeDecision', () => {
     writeDecision({ logger, metrics }, skip);
     logger.warn('not a decision');
     expect(metrics.observed).toEqual([
-      [launch, { component: 'test', holder: 'h-2' }, toMetricPoints(launch, { cluster: 'prod', timeMs: T })],
-      [skip, { component: 'test' }, toMetricPoints(skip, { cluster: 'prod', timeMs: T })],
+      [
+        launch,
+        { component: 'test', holder: 'h-2' },
+        toMetricPoints(launch, { cluster: 'prod', timeMs: T }),
+        toDecisionLine(launch),
+      ],
+      [
+        skip,
+        { component: 'test' },
+        toMetricPoints(skip, { cluster: 'prod', timeMs: T }),
+        toDecisionLine(skip),
+      ],
     ]);
     expect(metrics.points).toEqual(metrics.observed.flatMap(([, , points]) => points));
     expect(lines.map((l) => l['message'])).toEqual([
