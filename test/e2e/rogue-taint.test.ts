@@ -149,8 +149,10 @@ describe('rogue taint', () => {
           l['action'] === 'start' &&
           Date.parse(String(l['time'])) <= end,
       );
+      const at = (l: Record<string, unknown>) =>
+        `${Math.round((Date.parse(String(l['time'])) - startedAt) / 1000)} s`;
       progress(
-        `rogue taint, ${replicas} replicas: ${launched.length} nodes launched in 5 minutes, launches paused ${backoffs.length} times (${backoffs.map((b) => `${b['backoffSeconds']}s after ${b['reason']}`).join(', ')})`,
+        `rogue taint, ${replicas} replicas: ${launched.length} nodes launched in 5 minutes (${launched.map((l) => `${String(l['nodeClaim'])} at ${at(l)} by ${String(l['holder'])}`).join(', ')}), launches paused ${backoffs.length} times (${backoffs.map((b) => `${b['backoffSeconds']}s after ${b['reason']} of ${String(b['nodeClaim'])} at ${at(b)}`).join(', ')})`,
       );
       expect(launched.length).toBeGreaterThan(0);
       expect(launched.length).toBeLessThanOrEqual(3);

@@ -37,6 +37,8 @@ export interface ConfirmedPlan {
   readonly planMs: number;
   /** Requests the confirmation made of the API server (GETs, NodePools' lists, and the cluster's if it fell back to one). */
   readonly requests: number;
+  /** The Nodes of `state` as the API server has them (read on their own or with a consistent list). */
+  readonly confirmedNodes: ReadonlySet<string>;
 }
 
 export interface ConfirmOptions {
@@ -72,6 +74,8 @@ export async function solveConfirmed(
   let requests = 0;
   let planMs = 0;
   let held = false;
+  const confirmedNodes = () =>
+    listedAt === undefined ? new Set(nodesDone) : new Set(state.nodes.map((n) => n.name));
   for (let round = 0; ; round++) {
     const start = ports.clock.now().getTime();
     const result = solve(input.solve);
@@ -90,7 +94,7 @@ export async function solveConfirmed(
           ...(held ? { unconfirmedHeld: true } : {}),
         });
       }
-      return { state, input, result, planMs, requests };
+      return { state, input, result, planMs, requests, confirmedNodes: confirmedNodes() };
     };
     if (held) return finish();
     const targets = destinations(state, input, result, nodesDone, claimsDone);

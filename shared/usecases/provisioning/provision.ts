@@ -2,7 +2,7 @@ import type { UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
-import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
+import { type LaunchGuard, recheckLaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
   type ClusterObjectsRead,
@@ -308,8 +308,9 @@ async function runRound(
   out: DecisionOutput,
   state: ClusterState,
   { round, last }: { readonly round: number; readonly last: boolean },
-  guard: LaunchGuard,
+  firstGuard: LaunchGuard,
 ): Promise<RoundResult> {
+  let guard = firstGuard;
   const build = (from: ClusterState) =>
     buildSchedulingInput(from, ports.cloud, {
       nowMs: ports.clock.now().getTime(),
@@ -359,13 +360,35 @@ async function runRound(
 
   // The plan as the API server confirms the Nodes and NodeClaims it counts on (the NodeClaims of
   // a provisioning run are read with a consistent list: only Nodes need GETs).
-  const { input, result, planMs } = await solveConfirmed(
-    ports,
-    out.logger,
-    { state, input: listedInput },
-    build,
-    { nodeClaimsConfirmed: true },
-  );
+  let plan = await solveConfirmed(ports, out.logger, { state, input: listedInput }, build, {
+    nodeClaimsConfirmed: true,
+  });
+  // Nodes the confirmation read changed since the guard judged the lists: judged again as read
+  // (only those it read: a listed Node may be false).
+  const rechecked =
+    plan.state === state || options.runawayGuard === false
+      ? guard
+      : recheckLaunchGuard({
+          guard,
+          launching: new Set(plan.result.nodeClaims.map((p) => p.nodePoolName)),
+          pools: plan.state.nodePools,
+          claims: plan.state.nodeClaims,
+          nodes: plan.state.nodes.filter((n) => plan.confirmedNodes.has(n.name)),
+          pendingPods: plan.state.pendingPods,
+          nowMs: ports.clock.now().getTime(),
+        });
+  if (rechecked !== guard) {
+    guard = rechecked;
+    const again = await solveConfirmed(
+      ports,
+      out.logger,
+      { state: plan.state, input: await build(plan.state) },
+      build,
+      { nodeClaimsConfirmed: true },
+    );
+    plan = { ...again, planMs: plan.planMs + again.planMs };
+  }
+  const { input, result, planMs } = plan;
   const moving = new Set(input.deletingNodePods.map((p) => p.uid));
 
   const launched = await launchRound(ports, out, lease, {
@@ -388,7 +411,8 @@ async function runRound(
     placed: result.placements.length,
     unschedulable: result.unschedulable,
     eligiblePools: pools.size,
-    skippedNodePools,
+    // With the NodePools the second judgement held back, when there was one.
+    skippedNodePools: [...input.selection.skipped],
     leaseLost,
     planMs,
     replanned,

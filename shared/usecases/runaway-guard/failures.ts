@@ -76,8 +76,9 @@ export interface FailureInput {
  *   and its labels and requirements admit their node selector, required node affinity and volume
  *   topology) do not tolerate; or a Node registered that long ago, not initialized since, and under
  *   such a taint. A Node counts as empty when its only pods are ones an unexpected NoExecute taint
- *   evicts. NodeClaims and Nodes being deleted, and Nodes carrying `karpenter.sh/disrupted`, are
- *   left out: they are going away for a reason of their own.
+ *   evicts. NodeClaims and Nodes being deleted, and Nodes carrying `karpenter.sh/disrupted`, never
+ *   count as failed: they are going away for a reason of their own (a disrupted Node still inside
+ *   the window is a suspect).
  * A condition without a readable transition time counts nothing. Timeouts the lifecycle deletes
  * NodeClaims for are the caller's to add.
  */
@@ -133,31 +134,27 @@ export function classifyNodeClaims(input: FailureInput): {
           detail: `nodeClaim "${claim.name}" registered at ${iso(registeredAtMs)} but did not initialize within ${INITIALIZATION_TIMEOUT_MS / 60_000}m`,
         });
       }
-      // Registered, not initialized yet, and already under a taint the pool did not set that
-      // repels its pods: launch nothing more while that is so. Once it has lasted the window (a
+      // Joined (registered, or its Node is there before the lifecycle has registered it), not
+      // initialized yet, and already under a taint the pool did not set that repels its pods:
+      // launch nothing more while that is so. Once a registered one has kept it for the window (a
       // node that never initializes keeps it for good), the NodeClaim failed.
       const joined =
         (claim.status.nodeName === undefined ? undefined : byName.get(claim.status.nodeName)) ??
         (claim.status.providerId === undefined ? undefined : byProvider.get(claim.status.providerId));
-      if (
-        !claim.deleting &&
-        registeredAtMs !== undefined &&
-        !timedOut &&
-        joined !== undefined &&
-        input.pendingPods !== undefined
-      ) {
+      if (!claim.deleting && !timedOut && joined !== undefined && input.pendingPods !== undefined) {
         const unexpected = unexpectedTaints(joined, pool, claim);
         hostable ??= hostablePendingPods(pool, input.pendingPods);
         const repelled = hostable.filter(
           (p) => firstUntolerated(unexpected, p.tolerations ?? [], true) !== undefined,
         );
         if (unexpected.length > 0 && repelled.length > 0 && !joined.pods.some((p) => stays(p, unexpected))) {
-          const untilMs = registeredAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS;
+          const joinedAtMs = registeredAtMs ?? joined.createdAtMs ?? nowMs;
+          const untilMs = joinedAtMs + UNEXPECTED_TAINT_PERSISTENCE_MS;
           const taints = unexpected.map(formatTaint).join(', ');
-          if (nowMs < untilMs) {
+          if (nowMs < untilMs || registeredAtMs === undefined) {
             suspects.push({
               nodeClaim: claim.name,
-              untilMs,
+              untilMs: Math.max(untilMs, nowMs),
               detail: `Node ${joined.name} joined with taint ${taints}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
             });
           } else {
@@ -205,8 +202,12 @@ export function classifyNodeClaims(input: FailureInput): {
     let early = false;
     if (!emptied) {
       if (node.deleting) continue;
-      if ((node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
       early = nowMs - emptySinceMs < UNEXPECTED_TAINT_PERSISTENCE_MS;
+      // Being disrupted, it goes for a reason of its own and never counts as failed. While inside
+      // the window it still holds launches, as any suspect does: disruption taints the Node a
+      // moment before its NodeClaim says why, and a run that read the two in between would
+      // otherwise launch for the pods it repels.
+      if (!early && (node.taints ?? []).some((t) => sameTaint(t, DISRUPTED_TAINT))) continue;
     }
     if (unexpected.length === 0) continue;
     hostable ??= hostablePendingPods(pool, input.pendingPods);

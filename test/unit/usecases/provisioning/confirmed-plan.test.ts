@@ -4,11 +4,10 @@ import { encodeSummaryDocument, readSummaryDocument, SummaryBuilder } from '../.
 import type { Cluster } from '../../../../shared/ports/cluster.ts';
 import type { ClusterSummary } from '../../../../shared/ports/summary.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { makeKube } from '../../../../shared/simulator/kube.ts';
 import type { ProvisionResult } from '../../../../shared/usecases/provisioning/provision.ts';
 import { podManifest } from '../../../fixtures/builders.ts';
 import { launchedNodeLabels, nodeManifest } from '../../../fixtures/nodes.ts';
-import { addPendingPod, provisionerSteps, scenarioWorld } from './world.ts';
+import { addPendingPod, joinNodes, provisionerSteps, scenarioWorld } from './world.ts';
 
 // The provisioner reads its Nodes from the cluster summary, which anyone holding the shim's role
 // can write. A pending pod is left to an existing Node only when the API server confirms it: a
@@ -94,7 +93,18 @@ function setup() {
   const freezePending = async () => {
     pendingAsOf = await cluster.provisionablePods();
   };
-  return { ...world, decorated, publish, run, gets, lists, confirmedLines, lines, freezePending };
+  return {
+    ...world,
+    provisioner,
+    decorated,
+    publish,
+    run,
+    gets,
+    lists,
+    confirmedLines,
+    lines,
+    freezePending,
+  };
 }
 
 const launched = (result: ProvisionResult) =>
@@ -291,6 +301,36 @@ describe('a provisioning plan confirmed against the API server', () => {
     expect(w.confirmedLines()[0]).toMatchObject({ gone: ['node/phantom'] });
   });
 
+  it('launches nothing more when the Node the plan counted on was tainted by a rogue controller after the lists were read', async () => {
+    const w = setup();
+    addPendingPod(w.cluster, 'web-1');
+    const first = await w.run();
+    expect(launched(first)).toHaveLength(1);
+    // Its node joins and initializes; the pod is still pending (no kube-scheduler here).
+    await joinNodes(w);
+    await w.provisioner.reconcileLifecycle('lifecycle-1');
+    const [claim] = (await w.cluster.nodeClaims()).items;
+    expect(claim?.status.conditions.find((c) => c.type === 'Initialized')?.status).toBe('True');
+    const nodeName = claim?.status.nodeName ?? '';
+    // The summary shows the Node as it joined; a moment later a controller taints it NoExecute.
+    w.publish();
+    await w.cluster.patchNode(nodeName, {
+      addTaints: [{ key: 'chaos.example.com/rogue', value: 'true', effect: 'NoExecute' }],
+    });
+    w.clock.advance(5_000);
+
+    const result = await w.run();
+
+    // The plan put the pod on the Node, its confirmation found the taint, and the pool waits
+    // rather than launch for a pod the taint repels (the runaway guard's loop).
+    expect(w.confirmedLines().at(-1)).toMatchObject({ changed: [`node/${nodeName}`] });
+    expect(launched(result)).toEqual([]);
+    expect((await w.cluster.nodeClaims()).items).toHaveLength(1);
+    expect(w.lines.filter((l) => l['decision'] === 'unschedulable').at(-1)?.['reason']).toMatch(
+      /launches wait until .* for a taint to go: Node .* has taint chaos\.example\.com\/rogue/,
+    );
+  });
+
   it('scales a static NodePool down by the nodes the API server has, not by pods the summary leaves out', async () => {
     const w = setup();
     w.cluster.create(staticPool(2));
@@ -299,14 +339,7 @@ describe('a provisioning plan confirmed against the API server', () => {
       (await w.cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'fixed' && !c.deleting);
     const claims = [...(await fixed())].sort((a, b) => (a.name < b.name ? -1 : 1));
     expect(claims).toHaveLength(2);
-    const kube = makeKube(
-      w.cluster,
-      w.cloud,
-      () => w.clock.now().getTime(),
-      () => {},
-    );
-    w.clock.advance(120_000);
-    await kube.kubelets();
+    await joinNodes(w);
     // A pod runs on the node of the NodeClaim that sorts first; the summary leaves it out, so both
     // nodes look empty and that NodeClaim would go first.
     const busy = (await w.cluster.nodes()).items.find((n) => n.providerId === claims[0]?.status.providerId);

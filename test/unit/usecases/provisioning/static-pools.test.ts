@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
-import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { podManifest } from '../../../fixtures/builders.ts';
 import { recordingMetrics } from '../../../fixtures/metrics.ts';
-import { provisionerSteps, scenarioWorld } from './world.ts';
+import { joinNodes, provisionerSteps, scenarioWorld } from './world.ts';
 
 // Static NodePools in a provisioning run: the run brings each one to its replicas with no pod
 // pending, never launches for pods on it, caps it by limits.nodes, removes a surplus through
@@ -186,14 +185,7 @@ describe('a static NodePool in a provisioning run', () => {
     const claims = await w.fixedClaims();
     expect(claims).toHaveLength(3);
     // The nodes join; a pod runs on the first one.
-    const kube = makeKube(
-      w.cluster,
-      w.cloud,
-      () => w.clock.now().getTime(),
-      () => {},
-    );
-    w.clock.advance(120_000);
-    await kube.kubelets();
+    await joinNodes(w);
     const nodes = (await w.cluster.nodes()).items.filter((n) => n.nodePoolName === 'fixed');
     expect(nodes).toHaveLength(3);
     const busy = claims.find((c) => c.status.providerId === nodes[0]?.providerId);

@@ -10,6 +10,7 @@ import {
 } from '../../../../shared/adapters/memory/index.ts';
 import { makeManualClock } from '../../../../shared/ports/clock.ts';
 import type { Logger } from '../../../../shared/runtime/logger.ts';
+import { makeKube } from '../../../../shared/simulator/kube.ts';
 import { loadScenario } from '../../../../shared/simulator/scenario.ts';
 import type { ProvisionTrigger } from '../../../../shared/usecases/provisioning/driver.ts';
 import {
@@ -99,4 +100,20 @@ export function provisionerSteps(
       provisioner.provision(holder, trigger, podEventAtMs),
     reconcileLifecycle: (holder: string) => provisioner.controllersPass(holder, clock.now()),
   };
+}
+
+/**
+ * The kubelets of the world's running instances register their Nodes, `afterMs` after now (the
+ * clock moves on by that much first).
+ */
+export async function joinNodes(world: ReturnType<typeof scenarioWorld>, afterMs = 120_000): Promise<void> {
+  const { clock, cluster, cloud } = world;
+  const kube = makeKube(
+    cluster,
+    cloud,
+    () => clock.now().getTime(),
+    () => {},
+  );
+  clock.advance(afterMs);
+  await kube.kubelets();
 }

@@ -272,6 +272,47 @@ describe('findNodeClaimFailures', () => {
     const joining = classifyNodeClaims({ ...input, claims: [claim('a', T0, ['Launched', 'Registered'])] });
     expect(joining.failures).toEqual([]);
     expect(joining.suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
+    // Its Node there (found by provider id) before the lifecycle registered it: waited on from the
+    // Node's creation, and never a failure while unregistered.
+    const { nodeName: _name, ...launchedOnly } = claim('a', T0, ['Launched']).status;
+    const unregistered = { ...claim('a', T0, ['Launched']), status: launchedOnly };
+    const early = classifyNodeClaims({
+      ...input,
+      claims: [unregistered],
+      nodes: [node('a', [ROGUE], [], { createdAtMs: T0 + 5_000 })],
+    });
+    expect(early).toEqual({
+      failures: [],
+      suspects: [expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 5_000 + 2 * MIN })],
+    });
+    const late = classifyNodeClaims({
+      ...input,
+      claims: [unregistered],
+      nodes: [node('a', [ROGUE], [], { createdAtMs: T0 })],
+      nowMs: T0 + 3 * MIN,
+    });
+    expect(late).toEqual({
+      failures: [],
+      suspects: [expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 3 * MIN })],
+    });
+  });
+
+  it('a Node disruption has tainted is never a failure, but inside the window it is still a suspect', () => {
+    // Disruption taints the Node before its NodeClaim says why: a run that reads the NodeClaim
+    // first and the Node second sees this, and must not launch for the pods the taint repels.
+    const input = {
+      pool,
+      claims: [claim('a', T0, ['Registered', 'Initialized'])],
+      nodes: [node('a', [ROGUE, DISRUPTED])],
+      pendingPods: tolerant,
+      nowMs: T0 + 30_000,
+    };
+    const inside = classifyNodeClaims(input);
+    expect(inside.failures).toEqual([]);
+    expect(inside.suspects).toEqual([expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN })]);
+    // Past the window it goes for a reason of its own: neither.
+    const past = classifyNodeClaims({ ...input, nowMs: T0 + 3 * MIN });
+    expect(past).toEqual({ failures: [], suspects: [] });
   });
 
   it('names the taint, when the node initialized and how many pending pods it keeps away', () => {

@@ -1,0 +1,63 @@
+import type { Pod } from '../../core/index.ts';
+import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import { classifyNodeClaims } from './failures.ts';
+import type { LaunchGuard } from './launch-backoff.ts';
+import { readLaunchBackoff } from './state.ts';
+
+// The guard judges a provisioner run's lists before it plans. The plan then reads from the API
+// server the Nodes it counts on, and a Node can change in between: a rogue controller taints a
+// new Node a moment after the lists were read, the plan no longer fits the pod on it, and launches
+// another Node the guard never saw a reason to hold back. So before a NodePool launches what the
+// confirmed plan asks of it, the Nodes and NodeClaims as confirmed are judged again, here, without
+// writing anything: a taint that repels the pods, or a failure not counted yet, holds that pool's
+// launches in this run, and the next run judges (and counts) it from its own lists. Pure.
+
+export interface RecheckInput {
+  /** The guard as the run's first judgement left it. */
+  readonly guard: LaunchGuard;
+  /** The NodePools whose new NodeClaims the confirmed plan would launch. */
+  readonly launching: ReadonlySet<string>;
+  readonly pools: readonly ClusterNodePool[];
+  /** The NodeClaims and the Nodes as the API server has them, read to confirm the plan. */
+  readonly claims: readonly ClusterNodeClaim[];
+  readonly nodes: readonly ClusterNode[];
+  readonly pendingPods: readonly Pod[];
+  readonly nowMs: number;
+}
+
+/**
+ * The guard with every launching NodePool that the confirmed objects show a suspect taint or an
+ * uncounted failure on added to `paused` (and taken out of `probing`); the same object when there
+ * is none.
+ */
+export function recheckLaunchGuard(input: RecheckInput): LaunchGuard {
+  const held = new Map<string, string>();
+  for (const pool of input.pools) {
+    const name = pool.pool.name;
+    if (!input.launching.has(name) || input.guard.paused.has(name) || pool.deleting) continue;
+    const { failures, suspects } = classifyNodeClaims({
+      pool,
+      claims: input.claims,
+      nodes: input.nodes,
+      pendingPods: input.pendingPods,
+      nowMs: input.nowMs,
+    });
+    const read = readLaunchBackoff(pool);
+    const counted = read.kind === 'state' ? read.state.lastFailedCreatedMs : Number.NEGATIVE_INFINITY;
+    const fresh = failures.find((f) => f.createdAtMs > counted);
+    const [suspect] = suspects;
+    if (suspect !== undefined) {
+      held.set(
+        name,
+        `launches wait until ${new Date(suspect.untilMs).toISOString()} for a taint to go: ${suspect.detail}`,
+      );
+    } else if (fresh !== undefined) {
+      held.set(name, `launches wait for the next run to count a failed NodeClaim: ${fresh.detail}`);
+    }
+  }
+  if (held.size === 0) return input.guard;
+  return {
+    paused: new Map([...input.guard.paused, ...held]),
+    probing: new Set([...input.guard.probing].filter((p) => !held.has(p))),
+  };
+}
