@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Aws, Stack } from 'aws-cdk-lib';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -295,6 +295,22 @@ export class ControllerPolicies {
               actions: ['events:PutEvents'],
               resources: [props.decisionBusArn],
             }),
+          );
+          break;
+        case 'readAlarms':
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowRolloutAlarmsRead',
+              actions: ['cloudwatch:DescribeAlarms'],
+              resources: [`arn:${Aws.PARTITION}:cloudwatch:${Aws.REGION}:${Aws.ACCOUNT_ID}:alarm:*`],
+            }),
+          );
+          acknowledge(
+            role,
+            [
+              'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:*]',
+            ],
+            'Which alarms a NodePool names (flotilla.io/rollout-alarms) is known only at run time; DescribeAlarms only reads their state, in this account and region.',
           );
           break;
         case 'readShadowLines':

@@ -63,6 +63,8 @@ export type Trigger =
  *   the controller group (RBAC in the cluster-side manifests).
  * - `publishDecisions`: events:PutEvents on the stack's decision bus (each decision also as an
  *   event there, see `decisionBus`).
+ * - `readAlarms`: cloudwatch:DescribeAlarms on this account's alarms in this region (the alarms a
+ *   NodePool names in `flotilla.io/rollout-alarms` hold its drift and expiration replacements).
  * - `readShadowLines`: logs:FilterLogEvents on the log groups of the stack's own deciding Lambdas
  *   (`SHADOW_LINE_SOURCES`), whose names the Lambda gets in `shadowLogGroups` (a shadow stack's
  *   shadow-report; lambda-functions.ts grants it, as only it knows the groups).
@@ -85,6 +87,7 @@ export type Permission =
   | 'sendDisruptionPasses'
   | 'kubernetes'
   | 'publishDecisions'
+  | 'readAlarms'
   | 'readShadowLines';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
@@ -360,6 +363,7 @@ export const disruptionFunction: FunctionDefinition = {
     'kubernetes',
     'publishDecisions',
     'readSummary',
+    'readAlarms',
   ],
   // A pass waits 15 s to validate a command and may start several; it starts none that could not
   // finish before this deadline, and renews its 45 s lease as it goes (a pass that dies keeps the

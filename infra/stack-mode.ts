@@ -100,6 +100,8 @@ const IN_SHADOW: Readonly<Record<Permission, 'kept' | { readonly withheld: strin
   readShadowLines: 'kept',
   // Its own bus: a shadow's decisions, each marked `shadow: true`.
   publishDecisions: 'kept',
+  // Reading the alarms its NodePools name, as the live stack's disruption does.
+  readAlarms: 'kept',
 };
 
 /** Whether a Lambda of a `mode` stack may get `permission`. */

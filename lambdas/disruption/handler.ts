@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { z } from 'zod';
+import { makeAlarmReader } from '../../shared/adapters/aws/alarms.ts';
+import { awsClientConfig } from '../../shared/adapters/aws/clients.ts';
 import { makeDisruptionPassQueue } from '../../shared/adapters/aws/disruption-passes.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
@@ -45,6 +48,8 @@ const { shadow, logger, metrics, clients, sqs, cluster, cloud, deadlineMs, withD
   providerSettingsOf(config),
 );
 const leases = new DynamoLeaseStore(clients.dynamodb, config[EnvVar.stateTable]);
+// The alarms NodePools name to hold their rollouts (flotilla.io/rollout-alarms); read only when one does.
+const alarms = makeAlarmReader(new CloudWatchClient(awsClientConfig({ region: config.AWS_REGION, logger })));
 const queues = shadow
   ? shadowQueues()
   : liveQueues(config[EnvVar.terminationQueueUrl], config[EnvVar.podEventQueueUrl]);
@@ -74,7 +79,7 @@ export const handler = withDeadline(
   makeDisruptionHandler({
     clusterName,
     ...setUpDisruption(
-      { cluster, cloud, leases, clock: systemClock, sleep, logger, metrics, ...queues },
+      { cluster, cloud, leases, alarms, clock: systemClock, sleep, logger, metrics, ...queues },
       {
         shadow,
         leaseName: `disruption#${clusterName}`,

@@ -64,6 +64,12 @@ export const NodePoolConditionType = {
   launchBackoff: 'LaunchBackoff',
   /** Flotilla's own: True while node repair holds back because too many of the pool's nodes are unhealthy. */
   nodeRepairBlocked: 'NodeRepairBlocked',
+  /**
+   * Flotilla's own: True while an alarm the NodePool names (`flotilla.io/rollout-alarms`) is in
+   * ALARM or cannot be read, and drift and expiration replacements wait; False once they go on.
+   * Written only once a hold started, and it does not count towards Ready.
+   */
+  rolloutPaused: 'RolloutPaused',
 } as const;
 
 /** EC2NodeClass condition types; `Ready` is True only when all the others are. */

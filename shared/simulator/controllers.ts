@@ -2,6 +2,7 @@ import type { MemoryCloud, MemoryCluster, MemoryTerminationQueue } from '../adap
 import { Finalizer } from '../core/index.ts';
 import type { InterruptionMessage } from '../messages/interruption-event.ts';
 import { parseInterruptionEvent } from '../messages/interruption-event.ts';
+import type { AlarmReader } from '../ports/alarms.ts';
 import type { ManualClock } from '../ports/clock.ts';
 import type { NodeClassResolver } from '../ports/cloud.ts';
 import type { LeaseStore } from '../ports/lease.ts';
@@ -81,6 +82,8 @@ export interface ControllersOptions {
   readonly repackConsolidation?: boolean;
   /** The stack's `runawayGuard`. @default true */
   readonly runawayGuard?: boolean;
+  /** CloudWatch's alarms, as the disruption Lambda reads them. @default none */
+  readonly alarms?: AlarmReader;
   /**
    * Whether disruption passes may start commands. Off, they still keep the NodeClaims' conditions
    * and expire NodeClaims past expireAfter (what Karpenter's own controllers do beside its
@@ -243,6 +246,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       const result = await setUpDisruption(
         {
           ...common,
+          ...(options.alarms === undefined ? {} : { alarms: options.alarms }),
           terminationQueue,
           requestLaunch: async () => {
             launchRequested = true;

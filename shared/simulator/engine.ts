@@ -2,6 +2,7 @@ import {
   bundledCatalog,
   type MemoryCloud,
   type MemoryCluster,
+  makeMemoryAlarms,
   makeMemoryCloud,
   makeMemoryCluster,
   makeMemoryLeaseStore,
@@ -165,7 +166,8 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     inbox,
     workloads,
   });
-  const changes = makeSpecChanges({ scenario, clock, cluster, logger: recorder.world });
+  const alarms = makeMemoryAlarms();
+  const changes = makeSpecChanges({ scenario, clock, cluster, logger: recorder.world, alarms });
   const failures = makeNodeFailures({ scenario, clock, cluster, logger: recorder.world });
   const resolver = makeMemoryNodeClassResolver({
     zones: scenario.zones,
@@ -192,6 +194,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     repackConsolidation: scenario.settings.repackConsolidation,
     runawayGuard: scenario.settings.runawayGuard,
     disruption: scenario.settings.disruption,
+    alarms,
   });
   // Beside the live controllers, writing nothing; its lines are its own, not the decision log's.
   const shadow =

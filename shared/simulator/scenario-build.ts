@@ -113,6 +113,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
         return { kind: e.kind, atMs: e.at, name: e.name, spec: e.spec };
       }
       if (e.kind === 'AMIRelease') return { kind: 'AMIRelease', atMs: e.at, version: e.version };
+      if (e.kind === 'AlarmState') return { kind: 'AlarmState', atMs: e.at, alarm: e.alarm, state: e.state };
       if (e.kind === 'NodeNotReady') {
         return {
           kind: 'NodeNotReady',

@@ -297,6 +297,14 @@ const rogueTaint = z.strictObject({
   effect: z.enum(['NoSchedule', 'NoExecute']),
 });
 
+/** A CloudWatch alarm (one a NodePool's flotilla.io/rollout-alarms names, say) enters `state` at `at`. */
+const alarmState = z.strictObject({
+  kind: z.literal('AlarmState'),
+  at: duration.prefault(0),
+  alarm: z.string().min(1).max(255),
+  state: z.enum(['OK', 'ALARM', 'INSUFFICIENT_DATA']),
+});
+
 /** Kubelets of `count` Ready nodes (of `nodePool`) report NotReady from `at` on. */
 const nodeNotReady = z.strictObject({
   kind: z.literal('NodeNotReady'),
@@ -359,6 +367,7 @@ export const scenarioSchema = z.strictObject({
         amiRelease,
         rogueTaint,
         nodeNotReady,
+        alarmState,
       ]),
     )
     .default([]),

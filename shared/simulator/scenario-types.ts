@@ -1,4 +1,5 @@
 import type { CapacityType, Taint } from '../core/index.ts';
+import type { AlarmState } from '../ports/alarms.ts';
 import type { FeatureGates } from '../runtime/feature-gates.ts';
 import type { OperatorSettings } from '../runtime/operator-settings.ts';
 import type { MinValuesPolicy, PreferencePolicy } from '../runtime/scheduling-policy.ts';
@@ -133,6 +134,17 @@ export type ScenarioEvent =
       readonly kind: 'AMIRelease';
       readonly atMs: number;
       readonly version: string;
+    }
+  | {
+      /**
+       * A CloudWatch alarm enters `state` at `atMs` (an alarm no event sets does not exist). The
+       * alarms a NodePool names in `flotilla.io/rollout-alarms` hold its drift and expiration
+       * replacements while one is in ALARM.
+       */
+      readonly kind: 'AlarmState';
+      readonly atMs: number;
+      readonly alarm: string;
+      readonly state: AlarmState;
     }
   | {
       /**

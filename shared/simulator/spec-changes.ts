@@ -1,16 +1,24 @@
-import { MEMORY_AL2023_AMIS, type MemoryCluster, memoryAl2023Release } from '../adapters/memory/index.ts';
+import {
+  MEMORY_AL2023_AMIS,
+  type MemoryAlarms,
+  type MemoryCluster,
+  memoryAl2023Release,
+} from '../adapters/memory/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { AmiStatus } from '../ports/cloud.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { mergePatch, type Scenario, type ScenarioEvent } from './scenario.ts';
 
 // What changes under Flotilla besides workloads and capacity: users editing NodePools and
-// EC2NodeClasses (as `kubectl patch --type merge`), and AWS publishing AMI releases that
-// `al2023@latest` resolves to from then on. Flotilla notices them as it would in a cluster: the
+// EC2NodeClasses (as `kubectl patch --type merge`), AWS publishing AMI releases that
+// `al2023@latest` resolves to from then on, and CloudWatch alarms changing state. Flotilla notices them as it would in a cluster: the
 // EC2NodeClass controller resolves a changed class at once and a new release at its next
 // refresh, and the disruption controller finds the NodeClaims that no longer match.
 
-type SpecChange = Extract<ScenarioEvent, { kind: 'UpdateNodePool' | 'UpdateEC2NodeClass' | 'AMIRelease' }>;
+type SpecChange = Extract<
+  ScenarioEvent,
+  { kind: 'UpdateNodePool' | 'UpdateEC2NodeClass' | 'AMIRelease' | 'AlarmState' }
+>;
 
 export interface SpecChanges {
   /** Applies the changes that are due. */
@@ -27,6 +35,8 @@ export interface SpecChangesOptions {
   readonly cluster: MemoryCluster;
   /** What the world did, for the decision log. */
   readonly logger: Logger;
+  /** CloudWatch's alarms, which AlarmState events set. */
+  readonly alarms: MemoryAlarms;
 }
 
 export function makeSpecChanges(options: SpecChangesOptions): SpecChanges {
@@ -34,13 +44,21 @@ export function makeSpecChanges(options: SpecChangesOptions): SpecChanges {
   const pending: SpecChange[] = scenario.events
     .filter(
       (e): e is SpecChange =>
-        e.kind === 'UpdateNodePool' || e.kind === 'UpdateEC2NodeClass' || e.kind === 'AMIRelease',
+        e.kind === 'UpdateNodePool' ||
+        e.kind === 'UpdateEC2NodeClass' ||
+        e.kind === 'AMIRelease' ||
+        e.kind === 'AlarmState',
     )
     // Stable: changes at the same time apply in file order.
     .sort((a, b) => a.atMs - b.atMs);
   let latest: readonly AmiStatus[] = MEMORY_AL2023_AMIS;
 
   function apply(change: SpecChange): void {
+    if (change.kind === 'AlarmState') {
+      options.alarms.set(change.alarm, change.state);
+      logger.info('alarm state changed', { decision: 'alarm', alarm: change.alarm, state: change.state });
+      return;
+    }
     if (change.kind === 'AMIRelease') {
       latest = memoryAl2023Release(change.version);
       logger.info('ami released', {

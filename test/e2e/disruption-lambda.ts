@@ -8,6 +8,7 @@ import {
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeLaunchRequester } from '../../shared/adapters/aws/follow-up.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import type { AlarmReader } from '../../shared/ports/alarms.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Cluster } from '../../shared/ports/cluster.ts';
 import type { LeaseStore } from '../../shared/ports/lease.ts';
@@ -37,6 +38,8 @@ export function disruptionLambdaPass(
     readonly leases?: LeaseStore;
     /** Settings beside the file's lease name and NodePools (a deadline, a shorter validation wait). */
     readonly options?: DisruptionConfig;
+    /** CloudWatch's alarms as the Lambda reads them. @default none (the pass gets no reader) */
+    readonly alarms?: AlarmReader;
   } = {},
 ): Promise<DisruptionPassResult> {
   const { server, account } = e2e.env;
@@ -48,6 +51,7 @@ export function disruptionLambdaPass(
         cluster,
         cloud: aws.cloud,
         leases: overrides.leases ?? new DynamoLeaseStore(aws.dynamodb, TABLE),
+        ...(overrides.alarms === undefined ? {} : { alarms: overrides.alarms }),
         clock: systemClock,
         sleep: (ms) => sleep(ms),
         logger: e2e.logger,

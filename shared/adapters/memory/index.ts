@@ -1,3 +1,4 @@
+export { type MemoryAlarms, makeMemoryAlarms } from './alarms.ts';
 export {
   bundledCatalog,
   bundledCatalogRecords,

@@ -58,6 +58,7 @@ export type {
   LaunchOutcome,
   PlanDecision,
   PodName,
+  RolloutHoldDecision,
   SchedulePassesDecision,
   SkipDecision,
   StaticCapacityDecision,
@@ -76,6 +77,7 @@ export const DECISION_MESSAGES = {
   followUp: 'follow-up scheduled',
   schedulePasses: 'disruption passes scheduled',
   launchBackoff: 'launch backoff',
+  rolloutHold: 'rollout hold',
   register: 'registered nodeclaim',
   initialize: 'initialized nodeclaim',
   wait: 'waiting for node',
@@ -114,6 +116,7 @@ export const DECISION_MESSAGES = {
 const LEVELS: Partial<Record<DecisionKind, LogLevel>> = {
   rejectNodePool: 'warn',
   launchBackoff: 'warn',
+  rolloutHold: 'warn',
   repair: 'warn',
 };
 

@@ -67,6 +67,9 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
       return decision.action === 'start'
         ? [point('nodepools_launch_backoff_started_total', 1, { nodepool: decision.nodePool })]
         : [];
+    case 'rolloutHold':
+      // Said by the NodePool's RolloutPaused condition (its transitions are counted as such).
+      return [];
     case 'register':
       return [
         point('karpenter_nodes_created_total', 1, {

@@ -280,6 +280,21 @@ export interface LaunchBackoffDecision {
 }
 
 /**
+ * Drift and expiration replacements of a NodePool wait (`start`: an alarm it names is in ALARM or
+ * cannot be read; `reason` says which) or go on again (`end`: its alarms are out of ALARM, or it
+ * names none any more).
+ */
+export interface RolloutHoldDecision {
+  readonly kind: 'rolloutHold';
+  readonly reason: string;
+  readonly action: 'start' | 'end';
+  readonly nodePool: string;
+  /** The alarms that hold it (start), or the ones it names (end). */
+  readonly alarms: readonly string[];
+  readonly detail: string;
+}
+
+/**
  * What a static NodePool needed to hold `replicas` nodes: `launch` (the launches follow as their
  * own `launch` lines), `delete` (the surplus handed to termination), `atLimit` (short, but
  * `limits.nodes` leaves no room), `blocked` (short, but the pool cannot launch now, its
@@ -330,6 +345,7 @@ export type Decision = WithoutLineKeys<
   | FollowUpDecision
   | SchedulePassesDecision
   | LaunchBackoffDecision
+  | RolloutHoldDecision
   | RegisterDecision
   | InitializeDecision
   | WaitDecision

@@ -28,6 +28,7 @@ import { type HeldLease, holdLease } from './pass-lease.ts';
 import { leaseHeldDecision, passDecision } from './pass-summary.ts';
 import type { PassView } from './pass-view.ts';
 import { propose } from './propose.ts';
+import { rolloutHolds } from './rollout-hold.ts';
 import { reportUnconsolidatable } from './unconsolidatable.ts';
 
 // The disruption controller: one pass per invocation of the disruption Lambda, under the
@@ -104,6 +105,8 @@ class Pass {
   private readonly stays = new Map<string, string>();
   /** The consolidation moves the pass weighed. */
   private readonly moves: ConsolidationMove[] = [];
+  /** NodePools whose drift and expiration replacements wait on their alarms, with why. */
+  private rolloutHeld: ReadonlyMap<string, string> = new Map();
 
   constructor(
     private readonly ports: DisruptionPorts,
@@ -133,6 +136,7 @@ class Pass {
       classes: this.classes,
       leaseToken: this.lease.token,
       nowMs: this.now(),
+      rolloutHeld: this.rolloutHeld,
       record: (decision) => this.record(decision),
       confirmation: () => this.confirmation(),
     };
@@ -168,6 +172,8 @@ class Pass {
     // A shadow pass leaves expiry and the commands in flight to the live autoscaler (expireAfter
     // is the NodePool's: both would expire the same NodeClaims).
     const live = this.options.shadow !== true;
+    // Alarms the NodePools name hold their drift and expiration replacements (rollout-hold.ts).
+    this.rolloutHeld = await rolloutHolds(this.ports, this.pools.values(), live);
     const expired = live ? await expireNodeClaims(this.view()) : 0;
     if (expired > 0) await this.refresh(false);
     if (live && (await progressCommands(this.view())) > 0) await this.refresh(false);
@@ -351,6 +357,7 @@ class Pass {
       set,
       spotToSpotConsolidation: this.options.spotToSpotConsolidation === true,
       repackConsolidation: this.options.repackConsolidation === true,
+      rolloutHeld: this.rolloutHeld,
     });
     for (const look of next.looks) {
       this.warnBudgetProblems(look.budgets.problems);

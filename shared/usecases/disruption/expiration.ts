@@ -34,6 +34,8 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   const listed: ClusterNodeClaim[] = [];
   for (const claim of view.claims) {
     if (claim.deleting) continue;
+    // Its NodePool's rollouts wait on an alarm (rollout-hold.ts): it expires once they go on.
+    if (view.rolloutHeld?.has(claim.nodePoolName) === true) continue;
     const verdict = expiration(claim.createdAtMs, claim.expireAfter, view.nowMs);
     if (verdict.kind === 'invalid') problems.push(`nodeClaim "${claim.name}": ${verdict.problem}`);
     if (verdict.kind === 'expired') listed.push(claim);

@@ -37,6 +37,11 @@ export interface NextCommandInput extends PassRead {
    * `explain` shows of a node); the command taken is the same either way. @default false
    */
   readonly everyMethod?: boolean;
+  /**
+   * NodePools whose drift replacements wait on their alarms (rollout-hold.ts): drift and static
+   * drift leave their candidates alone. @default none
+   */
+  readonly rolloutHeld?: ReadonlyMap<string, string>;
 }
 
 /** What one method was asked and answered. */
@@ -87,7 +92,10 @@ export function nextCommand(input: NextCommandInput): NextCommand {
   for (const method of methodsAsked(repack)) {
     if (input.everyMethod !== true && isSettled(firsts, repack)) break;
     const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
-    const accepted = looked.filter((c) => method.shouldDisrupt(c, nowMs));
+    const held = method.reason === 'Drifted' ? input.rolloutHeld : undefined;
+    const accepted = looked.filter(
+      (c) => method.shouldDisrupt(c, nowMs) && held?.has(c.nodePool.pool.name) !== true,
+    );
     if (accepted.length === 0) continue;
     const budgets = allowedByPool(set, input.pools, method.reason, nowMs);
     const budgetBlocked = new Set<string>();

@@ -29,6 +29,7 @@ const TRUE_WHEN_NOTABLE: ReadonlySet<string> = new Set([
   'NetworkUnavailable',
   'LaunchBackoff',
   'NodeRepairBlocked',
+  'RolloutPaused',
 ]);
 
 /** The status a condition of `type` has when all is as usual. */

@@ -1,4 +1,5 @@
 import type { SolveOptions } from '../../core/index.ts';
+import type { AlarmReader } from '../../ports/alarms.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cloud } from '../../ports/cloud.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
@@ -10,6 +11,8 @@ import type { EffectPorts } from './effects.ts';
 // What a disruption pass works with and is asked to do (controller.ts runs it).
 
 export interface DisruptionPorts extends EffectPorts {
+  /** CloudWatch's alarms, for the NodePools that name some (rollout-hold.ts). @default none */
+  readonly alarms?: AlarmReader;
   readonly cloud: Pick<Cloud, 'instanceTypes' | 'list'>;
   readonly leases: LeaseStore;
   readonly clock: Clock;

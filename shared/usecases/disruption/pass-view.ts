@@ -18,6 +18,8 @@ export interface PassView {
   /** The disruption lease's token (command ids derive from it). */
   readonly leaseToken: number;
   readonly nowMs: number;
+  /** NodePools whose drift and expiration replacements wait on their alarms, with why. */
+  readonly rolloutHeld?: ReadonlyMap<string, string>;
   /** Writes the decision's line and keeps it for the pass's result. */
   record(decision: DisruptDecision): void;
   /** A confirmation over this read: what a step acts on, read again from the API server (confirm.ts). */

@@ -170,6 +170,20 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
         context: region,
       }));
     }
+    case 'cloudwatch': {
+      if (call.operation !== 'DescribeAlarms') {
+        throw new HarnessError(
+          `the IAM check does not model ${action}; add it to test/harness/aws/authorize.ts`,
+        );
+      }
+      // Authorized on each alarm it names (every alarm of the account and region when it names none).
+      const names = (input['AlarmNames'] ?? ['*']) as string[];
+      return names.map((name) => ({
+        action,
+        resource: `arn:aws:cloudwatch:${call.region}:${STACK_ACCOUNT}:alarm:${name}`,
+        context: region,
+      }));
+    }
     case 'cloudwatch logs': {
       // Log-group actions are authorized on the group's ARN as IAM policies name it (`:*`).
       const logsAction = `logs:${call.operation}`;

@@ -45,6 +45,7 @@ describe('condition names', () => {
       launchBackoff: 'LaunchBackoff',
       disruptionBudgetsValid: 'DisruptionBudgetsValid',
       nodeRepairBlocked: 'NodeRepairBlocked',
+      rolloutPaused: 'RolloutPaused',
     });
     expect(NodeClassConditionType).toMatchObject({ ready: 'Ready', amisReady: 'AMIsReady' });
   });

@@ -301,6 +301,19 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       expected: {},
     },
   ],
+  rolloutHold: [
+    {
+      decision: {
+        kind: 'rolloutHold',
+        reason: 'AlarmFiring',
+        action: 'start',
+        nodePool: 'web',
+        alarms: ['web-5xx'],
+        detail: 'drift and expiration replacements wait: alarm(s) web-5xx in ALARM',
+      },
+      expected: {},
+    },
+  ],
   register: [
     {
       decision: {
