@@ -3,8 +3,10 @@ import {
   cronMatches,
   type DisruptionBudget,
   type DisruptionReason,
+  findCondition,
   isConditionTrue,
   NodeClaimConditionType,
+  NodePoolConditionType,
   parseCron,
   parseGoDurationMs,
   trueSinceMs,
@@ -214,6 +216,18 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   // The methods in the controller's order, as a pass asks them (next-command.ts). The node is
   // disrupted next only when it is in the command the pass takes; a command of another method (or
   // a later one of the same) that holds it comes after that one, if it still holds then.
+  // A NodePool whose alarms held its rollout when the last pass read them (its RolloutPaused
+  // condition): drift leaves its nodes alone, as that pass did.
+  const rolloutHeld = new Map(
+    [...pools.values()].flatMap((p) => {
+      const paused = findCondition(p.conditions, NodePoolConditionType.rolloutPaused);
+      return paused?.status === 'True' ? [[p.pool.name, paused.message] as const] : [];
+    }),
+  );
+  const heldWhy = rolloutHeld.get(pool.pool.name);
+  if (heldWhy !== undefined && isConditionTrue(claim.status.conditions, NodeClaimConditionType.drifted)) {
+    reasons.push(nodeReason('rolloutPaused', `nodePool ${pool.pool.name}: ${heldWhy}`));
+  }
   const asked = nextCommand({
     state,
     claims,
@@ -223,6 +237,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
     set,
     everyMethod: true,
     repackConsolidation: ports.repackConsolidation === true,
+    rolloutHeld,
   });
   const budgets: ExplainedBudget[] = [];
   const holds = (c: DisruptionCommand) => c.candidates.some((x) => x.nodeClaim.name === claim.name);

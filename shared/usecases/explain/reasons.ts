@@ -37,6 +37,7 @@ export const NODE_REASONS = {
   nominated: 'pending pods are nominated to the node',
   unreadablePods: 'a pod on the node cannot be read',
   budget: 'a disruption budget allows no disruption now',
+  rolloutPaused: 'an alarm the NodePool names holds its drift and expiration',
   consolidateAfter: 'consolidateAfter has not passed',
   consolidationDisabled: 'consolidation is off (consolidateAfter Never)',
   whenEmptyWithPods: 'consolidationPolicy is WhenEmpty and the node has pods',

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { makeMemoryAlarms } from '../../../../shared/adapters/memory/index.ts';
+import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { ROLLOUT_ALARMS_ANNOTATION } from '../../../../shared/usecases/disruption/rollout-alarms.ts';
+import { explainNode } from '../../../../shared/usecases/explain/node.ts';
+import { quietMetrics } from '../../../fixtures/metrics.ts';
 import { pass, threeNodes, type World } from './pass-world.ts';
 
 // Whole disruption passes over a NodePool whose template changed (its three nodes drifted) and
@@ -47,6 +50,26 @@ describe('drift replacements held by a CloudWatch alarm', () => {
     expect(await rolloutPaused(world)).toMatchObject({ status: 'True', reason: 'AlarmFiring' });
     expect((await rolloutPaused(world))?.message).toContain('web-5xx in ALARM');
     expect(events(world, 'RolloutPaused')).toHaveLength(1);
+
+    // `flotilla explain node` says what the pass did: each drifted node stays, held by the alarm.
+    const explained = await Promise.all(
+      drifted.map((c) =>
+        explainNode(
+          {
+            cluster: world.cluster,
+            cloud: world.cloud,
+            logger: makeLogger({}, { level: 'error', sink: () => {} }),
+            metrics: quietMetrics,
+            nowMs: world.clock.now().getTime(),
+          },
+          c.name,
+        ),
+      ),
+    );
+    for (const e of explained) {
+      expect(e).toMatchObject({ kind: 'node', verdict: 'stays' });
+      expect(e.kind === 'node' && e.reasons.map((r) => r.code)).toContain('rolloutPaused');
+    }
 
     // Still in ALARM: nothing new is written.
     world.clock.advance(60_000);
