@@ -1,5 +1,6 @@
 import { type BudgetHold, budgetHolds, type NodeHold, nodeHolds } from './holds.ts';
 import type { SimulationRecord } from './record.ts';
+import { type RolloutHold, rolloutHolds } from './rollout-holds.ts';
 import { DISRUPTION_REASONS, type DisruptionRowReason, formatRunTime, formatUsd } from './stats.ts';
 
 // The report's breakdowns: idle capacity over the run, pod evictions by reason, and each NodePool
@@ -248,6 +249,7 @@ export interface ReportDetails {
   readonly pools: readonly PoolRow[];
   readonly budgetHolds: readonly BudgetHold[];
   readonly nodeHolds: readonly NodeHold[];
+  readonly rolloutHolds: readonly RolloutHold[];
 }
 
 export function computeReportDetails(record: SimulationRecord): ReportDetails {
@@ -259,6 +261,7 @@ export function computeReportDetails(record: SimulationRecord): ReportDetails {
     pools: poolRows(record),
     budgetHolds: budgetHolds(record),
     nodeHolds: nodeHolds(record),
+    rolloutHolds: rolloutHolds(record),
   };
 }
 

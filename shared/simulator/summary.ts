@@ -285,9 +285,17 @@ function pools(details: ReportDetails): string[] {
 
 /** What kept disruption from acting: one line per budget and per kind of reason nodes were kept for. */
 function held(record: SimulationRecord, details: ReportDetails): string[] {
-  const { budgetHolds, nodeHolds } = details;
-  if (budgetHolds.length === 0 && nodeHolds.length === 0) return ['Disruptions blocked: none'];
+  const { budgetHolds, nodeHolds, rolloutHolds } = details;
+  if (budgetHolds.length === 0 && nodeHolds.length === 0 && rolloutHolds.length === 0) {
+    return ['Disruptions blocked: none'];
+  }
   const lines = ['Disruptions blocked:'];
+  for (const r of rolloutHolds) {
+    const span = `${formatRunTime(record, r.fromMs)} to ${r.atEnd ? 'the end' : formatRunTime(record, r.untilMs)}`;
+    lines.push(
+      `  rollout of ${r.nodePool} held by alarm(s) ${r.alarms.join(', ') || '(annotation)'} (${r.reason}) for ${formatDuration(r.untilMs - r.fromMs)} (${span}): drift and expiration waited`,
+    );
+  }
   for (const b of budgetHolds) {
     const passes = `${b.passes} ${b.passes === 1 ? 'pass' : 'passes'}`;
     const span = `${formatRunTime(record, b.firstAtMs)} to ${b.atEnd ? 'the end' : formatRunTime(record, b.untilMs)}`;

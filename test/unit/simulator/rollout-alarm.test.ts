@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../shared/simulator/engine.ts';
 import type { SimulationRecord } from '../../../shared/simulator/record.ts';
 import { loadScenario } from '../../../shared/simulator/scenario.ts';
+import { renderSummary } from '../../../shared/simulator/summary.ts';
 
 // The rollout-alarm example: a drift rollout whose NodePool names a CloudWatch alarm. While the
 // alarm is in ALARM (13m to 25m) no replacement starts; the one in flight when it fired finishes;
@@ -35,6 +36,10 @@ describe('the rollout-alarm example', () => {
       ['start', 'AlarmFiring', 13],
       ['end', 'AlarmsClear', 25],
     ]);
+    // The summary names the hold with the budgets and nodes that held disruption.
+    expect(renderSummary(r)).toContain(
+      'rollout of web held by alarm(s) web-5xx (AlarmFiring) for 12m00s (00:13 to 00:25): drift and expiration waited',
+    );
     // The pods ran all along.
     for (const s of r.samples.filter((x) => (x.atMs - r.scenario.startMs) / MINUTE >= 2)) {
       expect(s).toMatchObject({ runningPods: 12, pendingPods: 0 });
