@@ -1,12 +1,6 @@
-import { type CapacityType, type InstanceType, type Labels, Requirements } from '../../core/index.ts';
+import { type CapacityType, type InstanceType, Requirements } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
-import {
-  type Cloud,
-  type CloudInstance,
-  InstanceNotOwnedError,
-  isBackedOff,
-  type NodeSelectorRequirement,
-} from '../../ports/cloud.ts';
+import { type Cloud, type CloudInstance, InstanceNotOwnedError, isBackedOff } from '../../ports/cloud.ts';
 import { cloudDrift } from '../../ports/cloud-drift.ts';
 import type { InstanceHealthProblem, InstanceHealthReader } from '../../ports/instance-status.ts';
 import { UNAVAILABLE_OFFERING_TTL_SECONDS, type UnavailableOfferings } from '../../ports/state.ts';
@@ -115,10 +109,6 @@ export interface MemoryCloud extends Cloud {
   readonly instanceHealth: InstanceHealthReader;
 }
 
-function matches(requirements: readonly NodeSelectorRequirement[], labels: Labels, field: string): boolean {
-  return Requirements.parse(requirements, { object: 'memory cloud', field }).matchesLabels(labels);
-}
-
 /**
  * The Cloud port in memory, for the simulator. It launches as the AWS adapter does (cheapest
  * allowed offering, reserved before spot before on-demand, ICE back-offs for 3 minutes of
@@ -171,7 +161,10 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
     async instanceTypes(nodeClass) {
       const status = nodeClass.status;
       const zones = new Set((status?.subnets ?? []).map((s) => s.zone));
-      const amis = status?.amis ?? [];
+      // Each image's requirements, parsed once for every type of the catalog.
+      const amis = (status?.amis ?? []).map((ami) =>
+        Requirements.parse(ami.requirements, { object: 'memory cloud', field: 'amis' }),
+      );
       const backedOff = new Set((await unavailable.list(clock.now())).keys());
       const groupId = placementGroupOf(nodeClass)?.id;
       const reservationCapacity = new Map(
@@ -179,7 +172,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       );
       const out: InstanceType[] = [];
       for (const type of catalogFor(nodeClass)) {
-        if (!amis.some((ami) => matches(ami.requirements, type.labels, 'amis'))) continue;
+        if (!amis.some((ami) => ami.matchesLabels(type.labels))) continue;
         const offerings = type.offerings
           .filter((o) => zones.has(o.zone))
           .map((o) => ({
