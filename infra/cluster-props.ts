@@ -122,6 +122,14 @@ export interface FlotillaClusterProps extends KarpenterSettingsProps {
    */
   readonly runawayGuard?: boolean;
   /**
+   * Whether `cdk destroy` of the stack terminates every instance and deletes every launch template
+   * Flotilla launched for the cluster (found by their ownership tags), once its other Lambdas are
+   * gone. False leaves them running, for a cluster that stays and that another autoscaler (Karpenter)
+   * takes over; EKS deleting the cluster cleans up either way. Karpenter's uninstall removes nothing.
+   * @default true
+   */
+  readonly cleanUpOnDestroy?: boolean;
+  /**
    * Karpenter's MIN_VALUES_POLICY: `Strict` leaves pods pending when a NodePool's `minValues`
    * cannot be met; `BestEffort` launches with fewer values and annotates the NodeClaim.
    * @default 'Strict'

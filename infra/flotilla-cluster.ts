@@ -238,6 +238,7 @@ export class FlotillaCluster extends Construct {
       policies,
       alarms,
       clusterSize: props.clusterSize ?? DEFAULT_CLUSTER_SIZE,
+      ...(props.cleanUpOnDestroy === undefined ? {} : { cleanUpOnDestroy: props.cleanUpOnDestroy }),
     });
     this.functions = functions.functions;
     this.functionRoles = functions.roles;

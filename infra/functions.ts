@@ -19,6 +19,13 @@ export type QueueName = 'podEvents' | 'interruption' | 'termination' | 'disrupti
 /** What invokes a Lambda. */
 export type Trigger =
   | { readonly kind: 'schedule'; readonly schedule: ScheduleName }
+  /**
+   * The stack being deleted: a custom resource whose deletion invokes the Lambda, after every other
+   * Lambda of the stack (and so its triggers) is gone (unless the stack's cleanUpOnDestroy is false).
+   */
+  | { readonly kind: 'stackDeleted' }
+  /** EKS DeleteCluster of this cluster, as CloudTrail reports it to EventBridge. */
+  | { readonly kind: 'clusterDeleted' }
   | {
       readonly kind: 'queue';
       readonly queue: QueueName;
@@ -400,6 +407,24 @@ export const garbageCollectorFunction: FunctionDefinition = {
 };
 
 /**
+ * The clean-up when the cluster goes: when the stack is deleted (`cdk destroy`), or EKS deletes its
+ * cluster, it terminates every instance and deletes every launch template Flotilla launched for
+ * the cluster, found by their ownership tags, after a `cluster clean-up` line naming them. It reads
+ * neither the cluster nor the summary (the cluster may be gone).
+ */
+export const cleanupFunction: FunctionDefinition = {
+  name: 'cleanup',
+  entry: 'lambdas/cleanup/handler.ts',
+  description: 'Flotilla: terminate what it launched when the stack or the cluster is deleted',
+  triggers: [{ kind: 'stackDeleted' }, { kind: 'clusterDeleted' }],
+  env: ['clusterName', 'logLevel', 'decisionBus'],
+  permissions: ['describeInstances', 'terminate', 'cleanLaunchTemplates', 'publishDecisions'],
+  // Listing and terminating a thousand instances a call, then deleting templates one by one.
+  timeout: Duration.minutes(5),
+  memorySize: 512,
+};
+
+/**
  * A shadow stack's daily comparison (stack-mode.ts: only a shadow stack has it): just after
  * midnight UTC it reads the day before's lines of the stack's provisioner and disruption Lambdas
  * from CloudWatch Logs, compares them as `flotilla shadow report` does, and writes the day's
@@ -433,4 +458,5 @@ export const FLOTILLA_FUNCTIONS: readonly FunctionDefinition[] = [
   terminationFunction,
   disruptionFunction,
   garbageCollectorFunction,
+  cleanupFunction,
 ];

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import { type CustomResource, Duration } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -14,6 +14,7 @@ import * as triggers from 'aws-cdk-lib/triggers';
 import type { Construct, IConstruct } from 'constructs';
 import { EnvVar, type EnvVarKey } from '../shared/runtime/env.ts';
 import type { ClusterAlarms } from './alarms.ts';
+import { onClusterDeleted, onStackDeleted } from './cleanup-triggers.ts';
 import { type ClusterSize, lambdaMemoryMb } from './cluster-size.ts';
 import { acknowledge, addOutput, pascal } from './construct-kit.ts';
 import type { ControllerPolicies } from './controller-policies.ts';
@@ -71,6 +72,11 @@ export interface ClusterFunctionsProps {
   readonly alarms: ClusterAlarms;
   /** The size of the cluster: rows with a memory model get memory for it. */
   readonly clusterSize: ClusterSize;
+  /**
+   * Whether deleting the stack runs the clean-up Lambda (a `stackDeleted` trigger).
+   * @default true
+   */
+  readonly cleanUpOnDestroy?: boolean;
 }
 
 /**
@@ -90,6 +96,8 @@ export class ClusterFunctions {
   readonly logGroups: readonly logs.LogGroup[];
   /** The on-failure queue of each schedule-driven Lambda, by Lambda name. */
   readonly failureQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** The custom resource whose deletion runs the clean-up, when the stack has one. */
+  private cleanupResource: CustomResource | undefined;
 
   constructor(
     private readonly scope: Construct,
@@ -107,6 +115,15 @@ export class ClusterFunctions {
       logGroups.push(logGroup);
       groupsByName.set(definition.name, logGroup);
       if (failures !== undefined) failureQueues[definition.name] = failures;
+    }
+    // The clean-up runs once every other Lambda, with its triggers, is gone: nothing launches after it.
+    const cleanup = this.cleanupResource;
+    if (cleanup !== undefined) {
+      for (const [name, fn] of Object.entries(functions)) {
+        const definition = props.definitions.find((d) => d.name === name);
+        if (definition?.triggers.some((t) => t.kind === 'stackDeleted') !== true)
+          fn.node.addDependency(cleanup);
+      }
     }
     this.functions = functions;
     this.roles = roles;
@@ -239,6 +256,12 @@ export class ClusterFunctions {
             maxEventAge: Duration.minutes(5),
           }),
         );
+      } else if (trigger.kind === 'stackDeleted') {
+        if (this.props.cleanUpOnDestroy !== false) {
+          this.cleanupResource = onStackDeleted(scope, id, fn, props.clusterName);
+        }
+      } else if (trigger.kind === 'clusterDeleted') {
+        onClusterDeleted(scope, id, fn, props.clusterName, props.eventsDeadLetterQueue);
       } else {
         fn.addEventSource(
           new SqsEventSource(required(props.queues[trigger.queue], definition, `${trigger.queue} queue`), {

@@ -160,6 +160,8 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
   if (repack !== undefined) out.repackConsolidation = repack;
   const runawayGuard = booleanFrom(app, 'runawayGuard');
   if (runawayGuard !== undefined) out.runawayGuard = runawayGuard;
+  const cleanUpOnDestroy = booleanFrom(app, 'cleanUpOnDestroy');
+  if (cleanUpOnDestroy !== undefined) out.cleanUpOnDestroy = cleanUpOnDestroy;
   return out;
 }
 

@@ -153,10 +153,11 @@ export function functionsOf(
   definitions: readonly FunctionDefinition[],
 ): readonly FunctionDefinition[] {
   if (mode === 'live') return definitions;
+  // A shadow removes nothing: neither the stack's deletion nor the cluster's triggers it.
   const deployed = (trigger: Trigger) =>
     trigger.kind === 'queue'
       ? SHADOW_QUEUES.includes(trigger.queue)
-      : SHADOW_SCHEDULES.includes(trigger.schedule);
+      : trigger.kind === 'schedule' && SHADOW_SCHEDULES.includes(trigger.schedule);
   const deciding = definitions
     .filter((definition) => SHADOW_FUNCTIONS.includes(definition.name))
     .map((definition) => ({

@@ -1,12 +1,10 @@
 import { EKSClient } from '@aws-sdk/client-eks';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
-import { makeDecisionBus } from '../../shared/adapters/aws/decision-bus.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import type { ProviderSettings } from '../../shared/adapters/class-instance-types.ts';
@@ -20,14 +18,12 @@ import type { Cluster } from '../../shared/ports/cluster.ts';
 import { summaryLimitsFor } from '../../shared/ports/summary.ts';
 import { ClusterAccessEnvVar, EnvVar } from '../../shared/runtime/env.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName } from '../../shared/runtime/feature-gates.ts';
-import { type Logger, makeLogger } from '../../shared/runtime/logger.ts';
-import { metricsClusterOf } from '../../shared/runtime/metrics.ts';
-import { makeEmfMetrics } from '../../shared/runtime/metrics-sink.ts';
+import type { Logger } from '../../shared/runtime/logger.ts';
 import { DEFAULT_OPERATOR_SETTINGS } from '../../shared/runtime/operator-settings.ts';
 import { shadowModeSetting } from '../../shared/runtime/switch.ts';
-import { decisionEvents } from '../../shared/usecases/decisions/events.ts';
 import type { MetricsSink } from '../../shared/usecases/decisions/sink.ts';
 import { ignoringWrites } from '../../shared/usecases/explain/read-only.ts';
+import { makeDecisionOutput } from './decision-output.ts';
 import { parseLambdaEnv } from './env.ts';
 
 // Cold-start wiring shared by the Lambdas that reach both the cluster and EC2: configuration from
@@ -186,20 +182,14 @@ export async function wire(
   const clusterName = config[EnvVar.clusterName];
   const region = config.AWS_REGION;
   const shadow = config[EnvVar.mode];
-  // A shadow stack's lines say so, and its metrics go to a series of their own.
-  const fields = { lambda, cluster: clusterName, ...(shadow ? { shadow: true } : {}) };
-  const logger = makeLogger(fields, { level: config[EnvVar.logLevel] });
-  const emf = makeEmfMetrics({ cluster: metricsClusterOf(clusterName, shadow), fields });
-  const busName = config[EnvVar.decisionBus];
-  const bus =
-    busName === undefined
-      ? undefined
-      : makeDecisionBus({
-          eventBridge: new EventBridgeClient(awsClientConfig({ region, logger })),
-          busName,
-          logger,
-        });
-  const metrics: MetricsSink = bus === undefined ? emf : { ...emf, observe: decisionEvents(bus) };
+  const { logger, metrics, bus } = makeDecisionOutput({
+    lambda,
+    clusterName,
+    region,
+    shadow,
+    logLevel: config[EnvVar.logLevel],
+    busName: config[EnvVar.decisionBus],
+  });
   const clients = makeAwsClients({ region, logger });
   const access = await clusterAccess(config, logger);
   const kubeConfig = makeKubeConfig(

@@ -1,3 +1,4 @@
+import { cleanupCommand } from './cleanup/command.ts';
 import { type CliIo, type Command, userProblem, wantsHelp } from './command.ts';
 import { explainCommand } from './explain/command.ts';
 import { planCommand } from './plan/command.ts';
@@ -15,6 +16,7 @@ const COMMANDS: readonly Command[] = [
   planCommand,
   explainCommand,
   shadowCommand,
+  cleanupCommand,
   versionCommand,
 ];
 

@@ -107,8 +107,12 @@ describe('cdk synth -c clusterName=test', () => {
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
     const described = (prefix: string) =>
       functions.filter((f) => String(JSON.stringify(f.Properties?.Description)).startsWith(`"${prefix}`));
-    // catalog, provisioner, interruption, termination, disruption and garbage collector.
-    expect(described('Flotilla:')).toHaveLength(6);
+    // catalog, provisioner, interruption, termination, disruption, garbage collector and clean-up.
+    expect(described('Flotilla:')).toHaveLength(7);
+    // The clean-up's custom resource, whose deletion with the stack runs it.
+    expect(
+      Object.values(template.Resources).filter((r) => r.Type === 'Custom::FlotillaClusterCleanup'),
+    ).toHaveLength(1);
     // And CDK's trigger provider, which invokes the catalog Lambda after a deployment.
     expect(Object.values(template.Resources).filter((r) => r.Type === 'Custom::Trigger')).toHaveLength(1);
     // And CDK's provider that empties the summary bucket before the stack's deletion deletes it.
@@ -122,7 +126,7 @@ describe('cdk synth -c clusterName=test', () => {
   });
 
   it('bundles every Lambda with local esbuild into ESM modules with source maps that load', async () => {
-    for (const fn of ['Catalog', 'Provisioner', 'Interruption', 'Termination', 'Disruption']) {
+    for (const fn of ['Catalog', 'Provisioner', 'Interruption', 'Termination', 'Disruption', 'Cleanup']) {
       expect(log).toContain(`Bundling asset Flotilla-test/Flotilla/${fn}Function`);
     }
     expect(log).not.toMatch(/docker/i);
@@ -131,7 +135,7 @@ describe('cdk synth -c clusterName=test', () => {
       .readdirSync(out)
       .filter((name) => name.startsWith('asset.'))
       .filter((name) => fs.existsSync(path.join(out, name, 'index.mjs')));
-    expect(assets).toHaveLength(6);
+    expect(assets).toHaveLength(7);
     const sizes: Record<string, unknown>[] = [];
     for (const asset of assets) {
       const dir = path.join(out, asset);

@@ -104,11 +104,11 @@ describe('the cluster dashboard and its alarms', () => {
     expect(values('Work queue depth', 'QueueName').size).toBe(4);
     for (const title of ['Lambda duration p90 (ms)', 'Lambda errors', 'Lambda throttles']) {
       expect(values(title, 'FunctionName')).toEqual(alarmed('Errors', 'FunctionName'));
-      expect(values(title, 'FunctionName').size).toBe(6);
+      expect(values(title, 'FunctionName').size).toBe(7);
     }
     // Throttles page for the Lambdas without reserved concurrency: all but the provisioner.
     const throttled = alarmed('Throttles', 'FunctionName');
-    expect(throttled.size).toBe(5);
+    expect(throttled.size).toBe(6);
     for (const name of throttled) expect(alarmed('Errors', 'FunctionName')).toContain(name);
   });
 

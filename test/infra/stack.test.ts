@@ -62,10 +62,29 @@ describe('FlotillaCluster with its default Lambdas', () => {
     });
   });
 
-  it('has exactly five rules with event patterns, all targeting only the interruption queue', () => {
-    const rules = Object.values(template.findResources('AWS::Events::Rule') as Resources).filter(
+  it('has exactly five rules with event patterns targeting only the interruption queue, and the clean-up rule on EKS DeleteCluster', () => {
+    const patterned = Object.values(template.findResources('AWS::Events::Rule') as Resources).filter(
       (rule) => rule.Properties['EventPattern'] !== undefined,
     );
+    const isCleanup = (rule: (typeof patterned)[number]) =>
+      JSON.stringify(rule.Properties['EventPattern']).includes('DeleteCluster');
+    const [cleanup, ...others] = patterned.filter(isCleanup);
+    expect(others).toEqual([]);
+    expect(cleanup?.Properties['EventPattern']).toEqual({
+      source: ['aws.eks'],
+      'detail-type': ['AWS API Call via CloudTrail'],
+      detail: {
+        eventSource: ['eks.amazonaws.com'],
+        eventName: ['DeleteCluster'],
+        requestParameters: { name: ['demo'] },
+      },
+    });
+    expect(cleanup?.Properties['Targets']).toEqual([
+      expect.objectContaining({
+        Arn: { 'Fn::GetAtt': [expect.stringMatching(/^FlotillaCleanupFunction/), 'Arn'] },
+      }),
+    ]);
+    const rules = patterned.filter((rule) => !isCleanup(rule));
     expect(rules).toHaveLength(5);
     for (const rule of rules) {
       expect(rule.Properties['Targets']).toEqual([
@@ -355,14 +374,15 @@ describe('FlotillaCluster with its default Lambdas', () => {
       ).toBe(true);
     }
     // The on-failure queues of the schedule-driven Lambdas too: catalog, provisioner, interruption,
-    // termination, disruption, garbage collector.
+    // termination, disruption, garbage collector (the clean-up has no schedule).
     expect(depthAlarms).toHaveLength(dlqs.length + 6);
     for (const alarm of depthAlarms) {
       expect(alarm).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
     }
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors' && a['Namespace'] === 'AWS/Lambda');
-    // One per Lambda: catalog, provisioner, interruption, termination, disruption and garbage collector.
-    expect(errorAlarms).toHaveLength(6);
+    // One per Lambda: catalog, provisioner, interruption, termination, disruption, garbage collector
+    // and clean-up.
+    expect(errorAlarms).toHaveLength(7);
     const throttleAlarms = alarms.filter(
       (a) => a['MetricName'] === 'Throttles' && a['Namespace'] === 'AWS/Lambda',
     );
@@ -379,7 +399,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
         .filter((d) => d !== provisioner)
         .sort(),
     );
-    expect(throttleAlarms).toHaveLength(5);
+    expect(throttleAlarms).toHaveLength(6);
     // No topic given: no actions.
     for (const alarm of alarms) expect(alarm['AlarmActions']).toBeUndefined();
   });
@@ -464,7 +484,10 @@ describe('FlotillaCluster with its default Lambdas', () => {
         .flatMap((p) => (p.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement)
         .filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
     };
-    expect(FLOTILLA_FUNCTIONS.map((f) => f.name).sort()).toEqual([...SUMMARY_READERS, 'catalog'].sort());
+    // The catalog and the clean-up read no cluster.
+    expect(FLOTILLA_FUNCTIONS.map((f) => f.name).sort()).toEqual(
+      [...SUMMARY_READERS, 'catalog', 'cleanup'].sort(),
+    );
     for (const name of SUMMARY_READERS) {
       expect(readersOf(name), name).toEqual([
         {
@@ -485,6 +508,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
       });
     }
     expect(readersOf('catalog')).toEqual([]);
+    expect(readersOf('cleanup')).toEqual([]);
     // The five reads and the shim's write are every S3 permission the stack's roles have.
     const s3 = allStatements(template).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
     expect(s3.map((st) => actionsOf(st).join()).sort()).toEqual([

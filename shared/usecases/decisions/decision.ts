@@ -43,6 +43,7 @@ export const DECISION_SAMPLE_SIZE = 10;
 
 export type {
   BatchDecision,
+  CleanUpDecision,
   CollectDecision,
   ContinueDecision,
   DeadlineDecision,
@@ -78,6 +79,7 @@ export const DECISION_MESSAGES = {
   schedulePasses: 'disruption passes scheduled',
   launchBackoff: 'launch backoff',
   rolloutHold: 'rollout hold',
+  cleanUp: 'cluster clean-up',
   register: 'registered nodeclaim',
   initialize: 'initialized nodeclaim',
   wait: 'waiting for node',
@@ -117,6 +119,7 @@ const LEVELS: Partial<Record<DecisionKind, LogLevel>> = {
   rejectNodePool: 'warn',
   launchBackoff: 'warn',
   rolloutHold: 'warn',
+  cleanUp: 'warn',
   repair: 'warn',
 };
 

@@ -67,6 +67,9 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
       return decision.action === 'start'
         ? [point('nodepools_launch_backoff_started_total', 1, { nodepool: decision.nodePool })]
         : [];
+    case 'cleanUp':
+      // The log line is the record: the cluster (and its metrics' dimension) is going away.
+      return [];
     case 'rolloutHold':
       // Said by the NodePool's RolloutPaused condition (its transitions are counted as such).
       return [];

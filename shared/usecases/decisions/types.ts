@@ -280,6 +280,24 @@ export interface LaunchBackoffDecision {
 }
 
 /**
+ * What the clean-up when the cluster goes found of Flotilla's (`planned`, written before anything
+ * is removed, and alone for a dry run) and what it removed (`done`). `reason` is the trigger:
+ * `stackDeleted`, `clusterDeleted` or `dryRun`.
+ */
+export interface CleanUpDecision {
+  readonly kind: 'cleanUp';
+  readonly reason: 'stackDeleted' | 'clusterDeleted' | 'dryRun';
+  readonly action: 'planned' | 'done';
+  readonly cluster: string;
+  /** The first DECISION_SAMPLE_SIZE instance ids, and how many there are. */
+  readonly instances: readonly string[];
+  readonly instanceCount: number;
+  /** The first DECISION_SAMPLE_SIZE launch template names, and how many there are. */
+  readonly launchTemplates: readonly string[];
+  readonly launchTemplateCount: number;
+}
+
+/**
  * Drift and expiration replacements of a NodePool wait (`start`: an alarm it names is in ALARM or
  * cannot be read; `reason` says which) or go on again (`end`: its alarms are out of ALARM, or it
  * names none any more).
@@ -346,6 +364,7 @@ export type Decision = WithoutLineKeys<
   | SchedulePassesDecision
   | LaunchBackoffDecision
   | RolloutHoldDecision
+  | CleanUpDecision
   | RegisterDecision
   | InitializeDecision
   | WaitDecision

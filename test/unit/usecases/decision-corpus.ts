@@ -301,6 +301,21 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
       expected: {},
     },
   ],
+  cleanUp: [
+    {
+      decision: {
+        kind: 'cleanUp',
+        reason: 'stackDeleted',
+        action: 'planned',
+        cluster: 'prod',
+        instances: ['i-0123'],
+        instanceCount: 1,
+        launchTemplates: ['flotilla-prod-abc'],
+        launchTemplateCount: 1,
+      },
+      expected: {},
+    },
+  ],
   rolloutHold: [
     {
       decision: {

@@ -1,0 +1,57 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { z } from 'zod';
+import { awsClientConfig } from '../../shared/adapters/aws/clients.ts';
+import { makeClusterResources } from '../../shared/adapters/aws/cluster-resources.ts';
+import { EnvVar } from '../../shared/runtime/env.ts';
+import { makeDecisionOutput } from '../common/decision-output.ts';
+import { parseLambdaEnv } from '../common/env.ts';
+import { makeCleanUpHandler } from './run.ts';
+
+// Removes what Flotilla launched for the cluster when the cluster goes (run.ts). It reads neither
+// the cluster nor the summary: the cluster may be gone already.
+
+const Env = z.object({
+  AWS_REGION: z.string().min(1),
+  [EnvVar.clusterName]: z.string().min(1),
+  [EnvVar.logLevel]: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  [EnvVar.decisionBus]: z.string().min(1).optional(),
+});
+
+// Built once per cold start.
+const config = parseLambdaEnv('cleanup', Env, process.env);
+const clusterName = config[EnvVar.clusterName];
+const region = config.AWS_REGION;
+const { logger, metrics, bus } = makeDecisionOutput({
+  lambda: 'cleanup',
+  clusterName,
+  region,
+  shadow: false,
+  logLevel: config[EnvVar.logLevel],
+  busName: config[EnvVar.decisionBus],
+});
+const resources = makeClusterResources({
+  ec2: new EC2Client(awsClientConfig({ region, logger })),
+  clusterName,
+  logger,
+});
+
+const handle = makeCleanUpHandler({
+  clusterName,
+  resources,
+  logger,
+  metrics,
+  async respond(url, body) {
+    // CloudFormation's pre-signed URL takes the answer as a PUT with no content type.
+    const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
+    if (!response.ok) throw new Error(`CloudFormation refused the answer: HTTP ${response.status}`);
+  },
+});
+
+/** The stack's clean-up custom resource and the cluster's DeleteCluster event (run.ts). */
+export async function handler(event: unknown) {
+  try {
+    return await handle(event);
+  } finally {
+    await bus?.flush();
+  }
+}

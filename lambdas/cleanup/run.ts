@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { ClusterResources } from '../../shared/ports/cluster-resources.ts';
+import type { Logger } from '../../shared/runtime/logger.ts';
+import type { MetricsSink } from '../../shared/usecases/decisions/decision.ts';
+import {
+  type CleanUpResult,
+  cleanUpCluster,
+} from '../../shared/usecases/garbage-collection/cluster-cleanup.ts';
+
+// The clean-up Lambda's event handling, apart from the cold-start wiring in handler.ts. Two events
+// clean up (shared/usecases/garbage-collection/cluster-cleanup.ts): the stack's custom resource
+// being deleted (`cdk destroy`), answered to CloudFormation as a Lambda-backed custom resource
+// answers (SUCCESS, or FAILED with why, so that a clean-up that failed stops the deletion instead
+// of leaving instances behind in silence), and EKS's DeleteCluster of this cluster as CloudTrail
+// reports it (only a call that succeeded). Every other event is logged and left alone.
+
+export interface CleanUpDeps {
+  readonly clusterName: string;
+  readonly resources: ClusterResources;
+  readonly logger: Logger;
+  readonly metrics: MetricsSink;
+  /** Sends CloudFormation the custom resource's answer (an HTTPS PUT of the JSON body). */
+  readonly respond: (url: string, body: string) => Promise<void>;
+}
+
+const CustomResourceEvent = z.object({
+  RequestType: z.enum(['Create', 'Update', 'Delete']),
+  ResponseURL: z.url(),
+  StackId: z.string(),
+  RequestId: z.string(),
+  LogicalResourceId: z.string(),
+  PhysicalResourceId: z.string().optional(),
+});
+
+const DeleteClusterEvent = z.object({
+  source: z.literal('aws.eks'),
+  'detail-type': z.literal('AWS API Call via CloudTrail'),
+  detail: z.object({
+    eventName: z.literal('DeleteCluster'),
+    errorCode: z.string().optional(),
+    requestParameters: z.object({ name: z.string() }),
+  }),
+});
+
+export type CleanUpOutcome =
+  | { readonly kind: 'cleaned'; readonly result: CleanUpResult }
+  | { readonly kind: 'ignored'; readonly why: string };
+
+export function makeCleanUpHandler(deps: CleanUpDeps) {
+  const { clusterName, logger } = deps;
+  const ports = { resources: deps.resources, logger, metrics: deps.metrics };
+  return async function handler(event: unknown): Promise<CleanUpOutcome> {
+    const resource = CustomResourceEvent.safeParse(event);
+    if (resource.success) {
+      const request = resource.data;
+      const answer = (status: 'SUCCESS' | 'FAILED', reason: string) =>
+        deps.respond(
+          request.ResponseURL,
+          JSON.stringify({
+            Status: status,
+            Reason: reason,
+            PhysicalResourceId: request.PhysicalResourceId ?? `flotilla-cleanup-${clusterName}`,
+            StackId: request.StackId,
+            RequestId: request.RequestId,
+            LogicalResourceId: request.LogicalResourceId,
+          }),
+        );
+      if (request.RequestType !== 'Delete') {
+        await answer('SUCCESS', `nothing to do on ${request.RequestType}`);
+        return { kind: 'ignored', why: `custom resource ${request.RequestType}` };
+      }
+      try {
+        const result = await cleanUpCluster(ports, clusterName, 'stackDeleted');
+        await answer(
+          'SUCCESS',
+          `terminated ${result.instances.length} instances and deleted ${result.launchTemplates.length} launch templates`,
+        );
+        return { kind: 'cleaned', result };
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        logger.error('cluster clean-up failed', { error: why, retry: 'delete the stack again' });
+        await answer('FAILED', `clean-up of cluster ${clusterName} failed: ${why}`.slice(0, 1000));
+        throw error;
+      }
+    }
+    const deleted = DeleteClusterEvent.safeParse(event);
+    if (deleted.success) {
+      const { detail } = deleted.data;
+      if (detail.requestParameters.name !== clusterName) {
+        return ignored(logger, `DeleteCluster of another cluster (${detail.requestParameters.name})`);
+      }
+      if (detail.errorCode !== undefined) {
+        return ignored(logger, `DeleteCluster of ${clusterName} was refused (${detail.errorCode})`);
+      }
+      return { kind: 'cleaned', result: await cleanUpCluster(ports, clusterName, 'clusterDeleted') };
+    }
+    return ignored(logger, 'neither the stack deleting its clean-up resource nor EKS deleting the cluster');
+  };
+}
+
+function ignored(logger: Logger, why: string): CleanUpOutcome {
+  logger.warn('event ignored', { why });
+  return { kind: 'ignored', why };
+}

@@ -1,0 +1,256 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  CreateLaunchTemplateCommand,
+  CreateTagsCommand,
+  DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeCleanUpHandler } from '../../../lambdas/cleanup/run.ts';
+import { makeClusterResources } from '../../../shared/adapters/aws/cluster-resources.ts';
+import { runCleanup } from '../../../shared/cli/cleanup/command.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { quietMetrics } from '../../fixtures/metrics.ts';
+import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { deployStack, STACK_CLUSTER } from '../../harness/aws/stack.ts';
+import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { asLambda } from './lambda-cold-start.ts';
+
+// The clean-up Lambda as deployed (its role's policy from the synthesized stack on every call) on
+// moto: the stack's deletion and EKS's DeleteCluster terminate the instances and delete the launch
+// templates Flotilla launched for this cluster, named in a line first, and nothing of another
+// cluster or maker; CloudFormation gets its answer at the custom resource's ResponseURL.
+
+let server: Moto;
+let admin: EC2Client;
+let answers: Record<string, unknown>[] = [];
+let responder: Server;
+let responseUrl = '';
+let lines: Record<string, unknown>[] = [];
+
+const ownedTags = (cluster: string) => ({
+  [`kubernetes.io/cluster/${cluster}`]: 'owned',
+  'eks:eks-cluster-name': cluster,
+  'karpenter.sh/nodepool': 'default',
+  'karpenter.k8s.aws/ec2nodeclass': 'default',
+});
+
+async function instance(tags: Record<string, string>): Promise<string> {
+  const out = await admin.send(
+    new RunInstancesCommand({ ImageId: 'ami-12c6146b', MinCount: 1, MaxCount: 1, InstanceType: 't3.micro' }),
+  );
+  const id = out.Instances?.[0]?.InstanceId ?? '';
+  await admin.send(
+    new CreateTagsCommand({
+      Resources: [id],
+      Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+    }),
+  );
+  return id;
+}
+
+async function template(name: string, tags: Record<string, string>): Promise<void> {
+  await admin.send(
+    new CreateLaunchTemplateCommand({
+      LaunchTemplateName: name,
+      LaunchTemplateData: { ImageId: 'ami-12c6146b' },
+      TagSpecifications: [
+        {
+          ResourceType: 'launch-template',
+          Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+        },
+      ],
+    }),
+  );
+}
+
+async function stateOf(id: string): Promise<string | undefined> {
+  const out = await admin.send(new DescribeInstancesCommand({ InstanceIds: [id] }));
+  return out.Reservations?.[0]?.Instances?.[0]?.State?.Name;
+}
+
+async function templateNames(): Promise<string[]> {
+  const out = await admin.send(new DescribeLaunchTemplatesCommand({}));
+  return (out.LaunchTemplates ?? []).map((t) => t.LaunchTemplateName ?? '').sort();
+}
+
+/** The clean-up Lambda's handler as its cold start wires it, run as that Lambda. */
+function cleanUp(event: unknown) {
+  const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const handler = makeCleanUpHandler({
+    clusterName: STACK_CLUSTER,
+    resources: makeClusterResources({
+      ec2: new EC2Client(awsConfigAs(server, 'cleanup')),
+      clusterName: STACK_CLUSTER,
+      logger,
+    }),
+    logger,
+    metrics: quietMetrics,
+    async respond(url, body) {
+      const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    },
+  });
+  return asLambda(server, 'cleanup', () => handler(event));
+}
+
+const stackEvent = (RequestType: 'Create' | 'Delete') => ({
+  RequestType,
+  ResponseURL: responseUrl,
+  StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/Flotilla-test/1',
+  RequestId: `request-${RequestType}`,
+  LogicalResourceId: 'FlotillaCleanupOnStackDelete',
+  ResourceType: 'Custom::FlotillaClusterCleanup',
+  ResourceProperties: { cluster: STACK_CLUSTER },
+});
+
+const deleteCluster = (name: string, errorCode?: string) => ({
+  source: 'aws.eks',
+  'detail-type': 'AWS API Call via CloudTrail',
+  detail: {
+    eventSource: 'eks.amazonaws.com',
+    eventName: 'DeleteCluster',
+    requestParameters: { name },
+    ...(errorCode === undefined ? {} : { errorCode }),
+  },
+});
+
+beforeAll(async () => {
+  responder = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      answers.push({ method: request.method, ...(JSON.parse(body) as Record<string, unknown>) });
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => responder.listen(0, '127.0.0.1', resolve));
+  responseUrl = `http://127.0.0.1:${(responder.address() as AddressInfo).port}/answer`;
+});
+
+afterAll(() => new Promise<void>((resolve) => responder.close(() => resolve())));
+
+beforeEach(async () => {
+  server = await moto();
+  await resetMoto(server);
+  await deployStack(server);
+  admin = new EC2Client(awsClientConfig(server));
+  answers = [];
+  lines = [];
+});
+
+describe('the clean-up when the cluster goes', () => {
+  it('on the stack deletion terminates and deletes what this cluster owns, after a line naming it, and answers CloudFormation', async () => {
+    const mine = [await instance(ownedTags(STACK_CLUSTER)), await instance(ownedTags(STACK_CLUSTER))];
+    const other = await instance(ownedTags('other-cluster'));
+    const untagged = await instance({ team: 'platform' });
+    await template('flotilla-mine', ownedTags(STACK_CLUSTER));
+    await template('flotilla-other', ownedTags('other-cluster'));
+    await template('someone-elses', { team: 'platform' });
+
+    // Creation does nothing but answer.
+    expect(await cleanUp(stackEvent('Create'))).toMatchObject({ kind: 'ignored' });
+    expect(answers).toEqual([expect.objectContaining({ method: 'PUT', Status: 'SUCCESS' })]);
+    expect(await stateOf(mine[0] ?? '')).toBe('running');
+
+    const outcome = await cleanUp(stackEvent('Delete'));
+    expect(outcome).toMatchObject({ kind: 'cleaned' });
+    for (const id of mine) expect(['shutting-down', 'terminated']).toContain(await stateOf(id));
+    expect(await stateOf(other)).toBe('running');
+    expect(await stateOf(untagged)).toBe('running');
+    expect(await templateNames()).toEqual(['flotilla-other', 'someone-elses']);
+    expect(answers.at(-1)).toMatchObject({
+      Status: 'SUCCESS',
+      RequestId: 'request-Delete',
+      LogicalResourceId: 'FlotillaCleanupOnStackDelete',
+      PhysicalResourceId: `flotilla-cleanup-${STACK_CLUSTER}`,
+    });
+    // What it would remove was named before anything went, then what went.
+    const cleanUpLines = lines.filter((l) => l['decision'] === 'cleanUp');
+    expect(cleanUpLines.map((l) => [l['action'], l['reason']])).toEqual([
+      ['planned', 'stackDeleted'],
+      ['done', 'stackDeleted'],
+    ]);
+    expect(cleanUpLines[0]).toMatchObject({
+      instances: [...mine].sort(),
+      instanceCount: 2,
+      launchTemplates: ['flotilla-mine'],
+      launchTemplateCount: 1,
+    });
+  });
+
+  it('on EKS DeleteCluster of this cluster cleans up; of another cluster, or refused, does nothing', async () => {
+    const mine = await instance(ownedTags(STACK_CLUSTER));
+    expect(await cleanUp(deleteCluster('other-cluster'))).toMatchObject({ kind: 'ignored' });
+    expect(await cleanUp(deleteCluster(STACK_CLUSTER, 'ResourceInUseException'))).toMatchObject({
+      kind: 'ignored',
+    });
+    expect(await stateOf(mine)).toBe('running');
+    expect(await cleanUp(deleteCluster(STACK_CLUSTER))).toMatchObject({ kind: 'cleaned' });
+    expect(['shutting-down', 'terminated']).toContain(await stateOf(mine));
+    expect(answers).toEqual([]);
+  });
+
+  it('tells CloudFormation FAILED, and throws, when EC2 refuses: the deletion stops rather than leave instances in silence', async () => {
+    await instance(ownedTags(STACK_CLUSTER));
+    // A template that carries the cluster's tags but is refused by the role's conditions cannot be
+    // made here; a closed endpoint plays EC2 failing instead.
+    const logger = makeLogger({}, { sink: () => {} });
+    const handler = makeCleanUpHandler({
+      clusterName: STACK_CLUSTER,
+      resources: makeClusterResources({
+        ec2: new EC2Client({
+          ...awsConfigAs(server, 'cleanup'),
+          endpoint: 'http://127.0.0.1:1',
+          maxAttempts: 1,
+        }),
+        clusterName: STACK_CLUSTER,
+        logger,
+      }),
+      logger,
+      metrics: quietMetrics,
+      async respond(url, body) {
+        await fetch(url, { method: 'PUT', body });
+      },
+    });
+    await expect(asLambda(server, 'cleanup', () => handler(stackEvent('Delete')))).rejects.toThrow(
+      /DescribeInstances/,
+    );
+    expect(answers.at(-1)).toMatchObject({
+      Status: 'FAILED',
+      Reason: expect.stringContaining('clean-up of cluster'),
+    });
+  });
+});
+
+describe('flotilla cleanup --dry-run', () => {
+  it("lists what the clean-up would remove, with the user's credentials, and removes nothing", async () => {
+    const mine = await instance(ownedTags(STACK_CLUSTER));
+    await instance(ownedTags('other-cluster'));
+    await template('flotilla-mine', ownedTags(STACK_CLUSTER));
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+    const user = (cluster: string) =>
+      makeClusterResources({ ec2: admin, clusterName: cluster, logger: makeLogger({}, { sink: () => {} }) });
+
+    expect(
+      await runCleanup(['--cluster-name', STACK_CLUSTER, '--region', 'us-east-1', '--dry-run'], io, user),
+    ).toBe(0);
+    expect(out.join('')).toBe(
+      `Cluster ${STACK_CLUSTER} (us-east-1): the clean-up would terminate 1 instances and delete 1 launch templates.\nInstances:\n  ${mine}\nLaunch templates:\n  flotilla-mine\n`,
+    );
+    expect(await stateOf(mine)).toBe('running');
+    expect(await templateNames()).toContain('flotilla-mine');
+
+    // It never removes: without --dry-run it refuses.
+    expect(await runCleanup(['--cluster-name', STACK_CLUSTER], io, user)).toBe(2);
+    expect(err.join('')).toContain('only --dry-run');
+    expect(await stateOf(mine)).toBe('running');
+  });
+});
