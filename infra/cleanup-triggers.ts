@@ -10,17 +10,23 @@ import type { Construct } from 'constructs';
 // DeleteCluster of this cluster. EventBridge gets that call only where a CloudTrail trail records
 // the account's management events (the README says so).
 
-/** The custom resource whose deletion (`cdk destroy`) runs the clean-up. */
+/**
+ * The custom resource whose deletion with the stack (`cdk destroy`) runs the clean-up. It is always
+ * there: `cleanUpOnDestroy: false` sets its `onDelete` to `keep` instead of removing it, as
+ * removing it in an update would delete it, and the Lambda tells a stack's deletion from an
+ * update's or a rollback's by the stack's status.
+ */
 export function onStackDeleted(
   scope: Construct,
   id: string,
   fn: lambda.IFunction,
   clusterName: string,
+  cleanUp: boolean,
 ): CustomResource {
   return new CustomResource(scope, `${id}OnStackDelete`, {
     serviceToken: fn.functionArn,
     resourceType: 'Custom::FlotillaClusterCleanup',
-    properties: { cluster: clusterName },
+    properties: { cluster: clusterName, onDelete: cleanUp ? 'cleanUp' : 'keep' },
   });
 }
 

@@ -313,6 +313,15 @@ export class ControllerPolicies {
             'Which alarms a NodePool names (flotilla.io/rollout-alarms) is known only at run time; DescribeAlarms only reads their state, in this account and region.',
           );
           break;
+        case 'readOwnStack':
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowOwnStackRead',
+              actions: ['cloudformation:DescribeStacks'],
+              resources: [Aws.STACK_ID],
+            }),
+          );
+          break;
         case 'readShadowLines':
           throw new Error(
             `${role.node.id}: readShadowLines is granted with the stack's log groups (ClusterFunctions)`,

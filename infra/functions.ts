@@ -70,6 +70,8 @@ export type Trigger =
  *   the controller group (RBAC in the cluster-side manifests).
  * - `publishDecisions`: events:PutEvents on the stack's decision bus (each decision also as an
  *   event there, see `decisionBus`).
+ * - `readOwnStack`: cloudformation:DescribeStacks on this stack only (the clean-up tells the stack's
+ *   deletion from an update that removes its custom resource).
  * - `readAlarms`: cloudwatch:DescribeAlarms on this account's alarms in this region (the alarms a
  *   NodePool names in `flotilla.io/rollout-alarms` hold its drift and expiration replacements).
  * - `readShadowLines`: logs:FilterLogEvents on the log groups of the stack's own deciding Lambdas
@@ -95,6 +97,7 @@ export type Permission =
   | 'kubernetes'
   | 'publishDecisions'
   | 'readAlarms'
+  | 'readOwnStack'
   | 'readShadowLines';
 
 /** One Flotilla Lambda: one row of `FLOTILLA_FUNCTIONS`. */
@@ -418,7 +421,7 @@ export const cleanupFunction: FunctionDefinition = {
   description: 'Flotilla: terminate what it launched when the stack or the cluster is deleted',
   triggers: [{ kind: 'stackDeleted' }, { kind: 'clusterDeleted' }],
   env: ['clusterName', 'logLevel', 'decisionBus'],
-  permissions: ['describeInstances', 'terminate', 'cleanLaunchTemplates', 'publishDecisions'],
+  permissions: ['describeInstances', 'terminate', 'cleanLaunchTemplates', 'publishDecisions', 'readOwnStack'],
   // Listing and terminating a thousand instances a call, then deleting templates one by one.
   timeout: Duration.minutes(5),
   memorySize: 512,

@@ -257,9 +257,13 @@ export class ClusterFunctions {
           }),
         );
       } else if (trigger.kind === 'stackDeleted') {
-        if (this.props.cleanUpOnDestroy !== false) {
-          this.cleanupResource = onStackDeleted(scope, id, fn, props.clusterName);
-        }
+        this.cleanupResource = onStackDeleted(
+          scope,
+          id,
+          fn,
+          props.clusterName,
+          this.props.cleanUpOnDestroy !== false,
+        );
       } else if (trigger.kind === 'clusterDeleted') {
         onClusterDeleted(scope, id, fn, props.clusterName, props.eventsDeadLetterQueue);
       } else {

@@ -102,6 +102,8 @@ const IN_SHADOW: Readonly<Record<Permission, 'kept' | { readonly withheld: strin
   publishDecisions: 'kept',
   // Reading the alarms its NodePools name, as the live stack's disruption does.
   readAlarms: 'kept',
+  // Only the clean-up reads its stack, and a shadow stack has none.
+  readOwnStack: { withheld: 'a shadow stack removes nothing when it is deleted' },
 };
 
 /** Whether a Lambda of a `mode` stack may get `permission`. */

@@ -1,7 +1,9 @@
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { z } from 'zod';
 import { awsClientConfig } from '../../shared/adapters/aws/clients.ts';
 import { makeClusterResources } from '../../shared/adapters/aws/cluster-resources.ts';
+import { makeStackStatusReader } from '../../shared/adapters/aws/stack-status.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeDecisionOutput } from '../common/decision-output.ts';
 import { parseLambdaEnv } from '../common/env.ts';
@@ -40,6 +42,7 @@ const handle = makeCleanUpHandler({
   resources,
   logger,
   metrics,
+  stackStatus: makeStackStatusReader(new CloudFormationClient(awsClientConfig({ region, logger }))),
   async respond(url, body) {
     // CloudFormation's pre-signed URL takes the answer as a PUT with no content type.
     const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });

@@ -9,9 +9,11 @@ import {
 
 // The clean-up Lambda's event handling, apart from the cold-start wiring in handler.ts. Two events
 // clean up (shared/usecases/garbage-collection/cluster-cleanup.ts): the stack's custom resource
-// being deleted (`cdk destroy`), answered to CloudFormation as a Lambda-backed custom resource
-// answers (SUCCESS, or FAILED with why, so that a clean-up that failed stops the deletion instead
-// of leaving instances behind in silence), and EKS's DeleteCluster of this cluster as CloudTrail
+// being deleted with the stack (`cdk destroy`: CloudFormation says the stack is DELETE_IN_PROGRESS;
+// an update or a rollback that removes the resource, or a resource whose `onDelete` is `keep`,
+// cleans nothing up), answered to CloudFormation as a Lambda-backed custom resource answers
+// (SUCCESS, or FAILED with why, so that a clean-up that failed stops the deletion instead of
+// leaving instances behind in silence), and EKS's DeleteCluster of this cluster as CloudTrail
 // reports it (only a call that succeeded). Every other event is logged and left alone.
 
 export interface CleanUpDeps {
@@ -21,7 +23,12 @@ export interface CleanUpDeps {
   readonly metrics: MetricsSink;
   /** Sends CloudFormation the custom resource's answer (an HTTPS PUT of the JSON body). */
   readonly respond: (url: string, body: string) => Promise<void>;
+  /** A stack's status by its id (DescribeStacks). */
+  readonly stackStatus: (stackId: string) => Promise<string | undefined>;
 }
+
+/** Stack statuses in which the stack itself is being (or has been) deleted. */
+const STACK_DELETED: ReadonlySet<string> = new Set(['DELETE_IN_PROGRESS', 'DELETE_COMPLETE']);
 
 const CustomResourceEvent = z.object({
   RequestType: z.enum(['Create', 'Update', 'Delete']),
@@ -30,6 +37,10 @@ const CustomResourceEvent = z.object({
   RequestId: z.string(),
   LogicalResourceId: z.string(),
   PhysicalResourceId: z.string().optional(),
+  ResourceProperties: z
+    .object({ cluster: z.string().optional(), onDelete: z.string().optional() })
+    .loose()
+    .default({}),
 });
 
 const DeleteClusterEvent = z.object({
@@ -70,6 +81,12 @@ export function makeCleanUpHandler(deps: CleanUpDeps) {
         return { kind: 'ignored', why: `custom resource ${request.RequestType}` };
       }
       try {
+        const keep = await keepsInstances(deps, request.StackId, request.ResourceProperties);
+        if (keep !== undefined) {
+          logger.warn('cluster clean-up skipped', { reason: keep });
+          await answer('SUCCESS', `nothing removed: ${keep}`);
+          return { kind: 'ignored', why: keep };
+        }
         const result = await cleanUpCluster(ports, clusterName, 'stackDeleted');
         await answer(
           'SUCCESS',
@@ -96,6 +113,28 @@ export function makeCleanUpHandler(deps: CleanUpDeps) {
     }
     return ignored(logger, 'neither the stack deleting its clean-up resource nor EKS deleting the cluster');
   };
+}
+
+/**
+ * Why the custom resource's deletion removes nothing, or undefined when it is the stack's own
+ * deletion for this cluster with `onDelete: cleanUp`.
+ */
+async function keepsInstances(
+  deps: CleanUpDeps,
+  stackId: string,
+  properties: { readonly cluster?: string | undefined; readonly onDelete?: string | undefined },
+): Promise<string | undefined> {
+  if (properties.onDelete !== 'cleanUp') {
+    return `the stack was deployed with cleanUpOnDestroy false (onDelete: ${properties.onDelete ?? 'none'})`;
+  }
+  if (properties.cluster !== deps.clusterName) {
+    return `the resource names cluster ${properties.cluster ?? 'none'}, not ${deps.clusterName}`;
+  }
+  const status = await deps.stackStatus(stackId);
+  if (status === undefined || !STACK_DELETED.has(status)) {
+    return `the stack is ${status ?? 'not found'}, not being deleted: an update or a rollback removed the resource`;
+  }
+  return undefined;
 }
 
 function ignored(logger: Logger, why: string): CleanUpOutcome {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { makeStack } from './stacks.ts';
+import { actionsOf, allStatements, makeStack } from './stacks.ts';
 
 // The clean-up when the cluster goes, as the stack deploys it: a custom resource whose deletion
 // runs the clean-up Lambda after every other Lambda (and so every trigger that could launch) is
-// gone, unless cleanUpOnDestroy is false; and the Lambda's role, which may terminate and delete
-// only what carries the cluster's ownership tags.
+// gone, told by `onDelete` whether to remove anything (cleanUpOnDestroy), and the rule on EKS
+// DeleteCluster; its role reads only its own stack.
 
 type Resource = { Type: string; Properties?: Record<string, unknown>; DependsOn?: string[] };
 
@@ -19,6 +19,7 @@ describe('the clean-up when the cluster goes', () => {
       'Fn::GetAtt': [expect.stringMatching(/^FlotillaCleanupFunction/), 'Arn'],
     });
     expect(cleanup?.Properties?.['cluster']).toBe('demo');
+    expect(cleanup?.Properties?.['onDelete']).toBe('cleanUp');
     const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
     const flotilla = functions.filter(([, r]) =>
       String(r.Properties?.['Description'] ?? '').startsWith('Flotilla:'),
@@ -33,11 +34,28 @@ describe('the clean-up when the cluster goes', () => {
     }
   });
 
-  it('has no clean-up resource with cleanUpOnDestroy false, and still cleans up on EKS DeleteCluster', () => {
+  it('keeps the resource with cleanUpOnDestroy false, told to keep the instances, and still cleans up on EKS DeleteCluster', () => {
+    // Removing the resource in an update would delete it: the setting changes what its deletion does.
     const { template } = makeStack({ cleanUpOnDestroy: false });
-    template.resourceCountIs('Custom::FlotillaClusterCleanup', 0);
+    template.resourceCountIs('Custom::FlotillaClusterCleanup', 1);
+    template.hasResourceProperties('Custom::FlotillaClusterCleanup', { cluster: 'demo', onDelete: 'keep' });
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: { source: ['aws.eks'], detail: { eventName: ['DeleteCluster'] } },
     });
+  });
+
+  it('lets the clean-up Lambda read its own stack, and nothing else of CloudFormation', () => {
+    const { template } = makeStack();
+    const cloudFormation = allStatements(template).filter((st) =>
+      actionsOf(st).some((a) => a.startsWith('cloudformation:')),
+    );
+    expect(cloudFormation).toEqual([
+      {
+        Sid: 'AllowOwnStackRead',
+        Effect: 'Allow',
+        Action: 'cloudformation:DescribeStacks',
+        Resource: { Ref: 'AWS::StackId' },
+      },
+    ]);
   });
 });

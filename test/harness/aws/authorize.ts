@@ -170,6 +170,15 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
         context: region,
       }));
     }
+    case 'cloudformation': {
+      if (call.operation !== 'DescribeStacks') {
+        throw new HarnessError(
+          `the IAM check does not model ${action}; add it to test/harness/aws/authorize.ts`,
+        );
+      }
+      // Authorized on the stack it names by id (Flotilla names no stack by its bare name).
+      return one(String(input['StackName'] ?? '*'));
+    }
     case 'cloudwatch': {
       if (call.operation !== 'DescribeAlarms') {
         throw new HarnessError(

@@ -5,6 +5,7 @@ import { sharedService } from '../services.ts';
 import { shadowRole } from './identity.ts';
 import {
   AMI_PARAMETER_PATH,
+  HARNESS_STACK_NAME,
   SHADOW_STACK_ARNS,
   SHADOW_STACK_NAMES,
   STACK_ACCOUNT,
@@ -126,6 +127,11 @@ function rolePolicies(
       if (ref === 'AWS::Region') return STACK_REGION;
       if (ref === 'AWS::AccountId') return STACK_ACCOUNT;
       if (ref === 'AWS::URLSuffix') return 'amazonaws.com';
+      // The stack as the harness deploys it in moto's CloudFormation (deployStack): its id ends in a
+      // uuid CloudFormation chooses, so the policy's own-stack ARN is matched on the rest.
+      if (ref === 'AWS::StackId') {
+        return `arn:aws:cloudformation:${STACK_REGION}:${STACK_ACCOUNT}:stack/${HARNESS_STACK_NAME}/*`;
+      }
       return deployed(ref, true) ?? `unresolved:${ref}`;
     }
     if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {

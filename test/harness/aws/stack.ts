@@ -30,6 +30,8 @@ export const STACK_ACCOUNT = '123456789012';
 export const STACK_REGION = 'us-east-1';
 /** The cluster every harness test plays: the stack's policies name it in conditions and ARNs. */
 export const STACK_CLUSTER = 'test-cluster';
+/** The live stack's name, as a test that needs it in moto's CloudFormation creates it. */
+export const HARNESS_STACK_NAME = `Flotilla-${STACK_CLUSTER}`;
 /** The stack is deployed with `amiParameterPaths` so that the provisioner may read AMI ids there. */
 export const AMI_PARAMETER_PATH = '/team/*';
 

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CloudFormationClient, CreateStackCommand, DeleteStackCommand } from '@aws-sdk/client-cloudformation';
 import {
   CreateLaunchTemplateCommand,
   CreateTagsCommand,
@@ -11,11 +12,12 @@ import {
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeCleanUpHandler } from '../../../lambdas/cleanup/run.ts';
 import { makeClusterResources } from '../../../shared/adapters/aws/cluster-resources.ts';
+import { makeStackStatusReader } from '../../../shared/adapters/aws/stack-status.ts';
 import { runCleanup } from '../../../shared/cli/cleanup/command.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { quietMetrics } from '../../fixtures/metrics.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
-import { deployStack, STACK_CLUSTER } from '../../harness/aws/stack.ts';
+import { deployStack, HARNESS_STACK_NAME, STACK_CLUSTER } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
 import { asLambda } from './lambda-cold-start.ts';
 
@@ -89,6 +91,7 @@ function cleanUp(event: unknown) {
     }),
     logger,
     metrics: quietMetrics,
+    stackStatus: makeStackStatusReader(new CloudFormationClient(awsConfigAs(server, 'cleanup'))),
     async respond(url, body) {
       const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
@@ -97,15 +100,24 @@ function cleanUp(event: unknown) {
   return asLambda(server, 'cleanup', () => handler(event));
 }
 
-const stackEvent = (RequestType: 'Create' | 'Delete') => ({
+let stackId = '';
+
+const stackEvent = (RequestType: 'Create' | 'Delete', onDelete = 'cleanUp') => ({
   RequestType,
   ResponseURL: responseUrl,
-  StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/Flotilla-test/1',
+  StackId: stackId,
   RequestId: `request-${RequestType}`,
   LogicalResourceId: 'FlotillaCleanupOnStackDelete',
   ResourceType: 'Custom::FlotillaClusterCleanup',
-  ResourceProperties: { cluster: STACK_CLUSTER },
+  ResourceProperties: { cluster: STACK_CLUSTER, onDelete },
 });
+
+/** `cdk destroy`, as far as moto's CloudFormation plays it: the stack is deleted. */
+async function deleteStack(): Promise<void> {
+  await new CloudFormationClient(awsClientConfig(server)).send(
+    new DeleteStackCommand({ StackName: stackId }),
+  );
+}
 
 const deleteCluster = (name: string, errorCode?: string) => ({
   source: 'aws.eks',
@@ -142,6 +154,16 @@ beforeEach(async () => {
   admin = new EC2Client(awsClientConfig(server));
   answers = [];
   lines = [];
+  // The stack in CloudFormation, which the clean-up asks whether it is being deleted.
+  const created = await new CloudFormationClient(awsClientConfig(server)).send(
+    new CreateStackCommand({
+      StackName: HARNESS_STACK_NAME,
+      TemplateBody: JSON.stringify({
+        Resources: { Handle: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+      }),
+    }),
+  );
+  stackId = created.StackId ?? '';
 });
 
 describe('the clean-up when the cluster goes', () => {
@@ -158,6 +180,21 @@ describe('the clean-up when the cluster goes', () => {
     expect(answers).toEqual([expect.objectContaining({ method: 'PUT', Status: 'SUCCESS' })]);
     expect(await stateOf(mine[0] ?? '')).toBe('running');
 
+    // The resource deleted while the stack stays (an update or a rollback removed it), or deployed
+    // with cleanUpOnDestroy false: nothing goes, and CloudFormation hears SUCCESS.
+    expect(await cleanUp(stackEvent('Delete'))).toMatchObject({
+      kind: 'ignored',
+      why: expect.stringContaining('not being deleted'),
+    });
+    await deleteStack();
+    expect(await cleanUp(stackEvent('Delete', 'keep'))).toMatchObject({
+      kind: 'ignored',
+      why: expect.stringContaining('cleanUpOnDestroy false'),
+    });
+    for (const id of mine) expect(await stateOf(id)).toBe('running');
+    expect(answers.map((a) => a['Status'])).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
+
+    // The stack's own deletion.
     const outcome = await cleanUp(stackEvent('Delete'));
     expect(outcome).toMatchObject({ kind: 'cleaned' });
     for (const id of mine) expect(['shutting-down', 'terminated']).toContain(await stateOf(id));
@@ -198,6 +235,7 @@ describe('the clean-up when the cluster goes', () => {
 
   it('tells CloudFormation FAILED, and throws, when EC2 refuses: the deletion stops rather than leave instances in silence', async () => {
     await instance(ownedTags(STACK_CLUSTER));
+    await deleteStack();
     // A template that carries the cluster's tags but is refused by the role's conditions cannot be
     // made here; a closed endpoint plays EC2 failing instead.
     const logger = makeLogger({}, { sink: () => {} });
@@ -214,6 +252,7 @@ describe('the clean-up when the cluster goes', () => {
       }),
       logger,
       metrics: quietMetrics,
+      stackStatus: makeStackStatusReader(new CloudFormationClient(awsConfigAs(server, 'cleanup'))),
       async respond(url, body) {
         await fetch(url, { method: 'PUT', body });
       },
