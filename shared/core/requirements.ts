@@ -1,20 +1,11 @@
 import { InvalidRequirementError } from './errors.ts';
 import type { Labels } from './labels.ts';
+import { INTEGER, requirementProblem } from './requirement-problems.ts';
 
 /** Node selector operators. `Gte`/`Lte` are Karpenter extensions (NodePool requirements only). */
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
 
-/** The requirement operators Karpenter accepts (Kubernetes' six plus Gte and Lte). */
-export const OPERATORS: ReadonlySet<string> = new Set([
-  'In',
-  'NotIn',
-  'Exists',
-  'DoesNotExist',
-  'Gt',
-  'Lt',
-  'Gte',
-  'Lte',
-]);
+export { OPERATORS } from './requirement-problems.ts';
 
 /** One node selector requirement as written in a pod, NodePool or NodeClaim. */
 export interface NodeSelectorRequirement {
@@ -29,26 +20,6 @@ export interface NodeSelectorRequirement {
 export interface RequirementSource {
   readonly object: string;
   readonly field: string;
-}
-
-const INTEGER = /^-?\d+$/;
-
-/** Refuses one requirement of `source`, naming its key. */
-function failParse(req: NodeSelectorRequirement, source: RequirementSource, problem: string): never {
-  throw new InvalidRequirementError(source.object, source.field, `key ${req.key}: ${problem}`);
-}
-
-/** The one integer value a Gt, Gte, Lt or Lte requirement takes. */
-function integerBound(
-  req: NodeSelectorRequirement,
-  source: RequirementSource,
-  op: string,
-  values: readonly string[],
-): number {
-  if (values.length !== 1 || !INTEGER.test(values[0] ?? '')) {
-    failParse(req, source, `operator ${op} needs exactly one integer value, got ${JSON.stringify(values)}`);
-  }
-  return Number(values[0]);
 }
 
 /**
@@ -94,91 +65,45 @@ export class Requirement {
    * @throws InvalidRequirementError for an unknown operator, `In` without values, a bound that is
    *   not exactly one integer, values on `Exists`/`DoesNotExist`, or `minValues` out of range.
    */
+  /** An integer value between the exclusive bounds given. */
+  private static ranged(key: string, gt: number | undefined, lt: number | undefined): Requirement {
+    return new Requirement(key, true, new Set(), gt, lt, false, undefined);
+  }
+
   static parse(req: NodeSelectorRequirement, source: RequirementSource): Requirement {
-    // No closures here: parsing runs for every requirement of every plan, and a closure made per
-    // call costs an allocation (and, under tsx, a naming call) each time.
-    if (typeof req.key !== 'string' || req.key === '')
-      failParse(req, source, 'key must be a non-empty string');
-    const op = req.operator as string;
-    if (!OPERATORS.has(op)) {
-      failParse(
-        req,
-        source,
-        `unknown operator ${JSON.stringify(op)}; use one of ${[...OPERATORS].join(', ')}`,
-      );
+    // The checks make no closure per call: parsing runs for every requirement of every plan.
+    const problem = requirementProblem(req);
+    if (problem !== undefined) {
+      throw new InvalidRequirementError(source.object, source.field, `key ${req.key}: ${problem}`);
     }
+    const { key, minValues } = req;
     const values = req.values ?? [];
-    const minValues = req.minValues;
-    if (minValues !== undefined && (!Number.isInteger(minValues) || minValues < 1 || minValues > 50)) {
-      failParse(req, source, `minValues ${minValues} must be an integer from 1 to 50`);
-    }
+    const bound = Number(values[0]);
     let result: Requirement;
-    switch (op as Operator) {
+    switch (req.operator as Operator) {
       case 'In':
-        if (values.length === 0) failParse(req, source, 'operator In needs at least one value');
-        if (minValues !== undefined && new Set(values).size < minValues) {
-          failParse(
-            req,
-            source,
-            `operator In lists ${new Set(values).size} values, fewer than minValues ${minValues}`,
-          );
-        }
-        result = Requirement.in(req.key, values);
+        result = Requirement.in(key, values);
         break;
       case 'NotIn':
-        result = new Requirement(req.key, true, new Set(values), undefined, undefined, true, undefined);
+        result = new Requirement(key, true, new Set(values), undefined, undefined, true, undefined);
         break;
       case 'Exists':
-        if (values.length > 0) failParse(req, source, 'operator Exists takes no values');
-        result = new Requirement(req.key, true, new Set(), undefined, undefined, false, undefined);
+        result = new Requirement(key, true, new Set(), undefined, undefined, false, undefined);
         break;
       case 'DoesNotExist':
-        if (values.length > 0) failParse(req, source, 'operator DoesNotExist takes no values');
-        result = Requirement.absent(req.key);
+        result = Requirement.absent(key);
         break;
       case 'Gt':
-        result = new Requirement(
-          req.key,
-          true,
-          new Set(),
-          integerBound(req, source, op, values),
-          undefined,
-          false,
-          undefined,
-        );
+        result = Requirement.ranged(key, bound, undefined);
         break;
       case 'Gte':
-        result = new Requirement(
-          req.key,
-          true,
-          new Set(),
-          integerBound(req, source, op, values) - 1,
-          undefined,
-          false,
-          undefined,
-        );
+        result = Requirement.ranged(key, bound - 1, undefined);
         break;
       case 'Lt':
-        result = new Requirement(
-          req.key,
-          true,
-          new Set(),
-          undefined,
-          integerBound(req, source, op, values),
-          false,
-          undefined,
-        );
+        result = Requirement.ranged(key, undefined, bound);
         break;
       case 'Lte':
-        result = new Requirement(
-          req.key,
-          true,
-          new Set(),
-          undefined,
-          integerBound(req, source, op, values) + 1,
-          false,
-          undefined,
-        );
+        result = Requirement.ranged(key, undefined, bound + 1);
         break;
     }
     return minValues === undefined ? result : result.withMinValues(minValues);
