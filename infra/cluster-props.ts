@@ -64,8 +64,9 @@ export interface FlotillaClusterProps extends KarpenterSettingsProps {
   readonly clusterSize?: ClusterSize;
   /**
    * VPC for the Lambdas, for clusters whose API endpoint is private. The subnets need a route to
-   * the AWS APIs (NAT or VPC endpoints for EC2, SQS, DynamoDB, S3, SSM, EKS, STS), and to the
-   * Pricing API unless `isolatedVPC` (it has no VPC endpoint).
+   * the AWS APIs (NAT or VPC endpoints for EC2, SQS, DynamoDB, S3, SSM, EKS, STS, and CloudWatch
+   * for NodePools that name rollout alarms), and to the Pricing API unless `isolatedVPC` (it has no
+   * VPC endpoint). The clean-up Lambda runs outside it.
    * @default the Lambdas run outside any VPC
    */
   readonly vpc?: ec2.IVpc;

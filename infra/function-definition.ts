@@ -120,6 +120,11 @@ export interface FunctionDefinition {
   /** The least memory it gets, in MB. @default 512 */
   readonly memorySize?: number;
   /**
+   * Runs outside the stack's VPC even when the others run in it: it talks to no private endpoint,
+   * and must reach the AWS APIs it calls (and CloudFormation's answer URL) without one.
+   */
+  readonly outsideVpc?: true;
+  /**
    * How its peak memory grows with the cluster (measured with `npm run bench:scale`): the stack
    * gives it enough for `clusterSize` with 30% headroom. @default none (`memorySize` whatever the size)
    */

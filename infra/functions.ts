@@ -298,6 +298,9 @@ export const cleanupFunction: FunctionDefinition = {
   // Listing and terminating a thousand instances a call, then deleting templates one by one.
   timeout: Duration.minutes(5),
   memorySize: 512,
+  // It reads no cluster: outside the VPC it reaches EC2, CloudFormation and the S3 URL
+  // CloudFormation takes its answer at, whatever endpoints a private cluster's VPC has.
+  outsideVpc: true,
 };
 
 /**

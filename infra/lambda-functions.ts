@@ -199,7 +199,7 @@ export class ClusterFunctions {
       // Stack traces point into the TypeScript sources (the bundle ships its source map).
       NODE_OPTIONS: '--enable-source-maps',
     };
-    const network = props.network;
+    const network = definition.outsideVpc === true ? undefined : props.network;
     const fn = new nodejs.NodejsFunction(scope, `${id}Function`, {
       description: definition.description,
       entry: path.join(root, definition.entry),

@@ -55,7 +55,9 @@ const DeleteClusterEvent = z.object({
 
 export type CleanUpOutcome =
   | { readonly kind: 'cleaned'; readonly result: CleanUpResult }
-  | { readonly kind: 'ignored'; readonly why: string };
+  | { readonly kind: 'ignored'; readonly why: string }
+  /** The clean-up failed and CloudFormation was told so (FAILED): the deletion stops there. */
+  | { readonly kind: 'failed'; readonly why: string };
 
 export function makeCleanUpHandler(deps: CleanUpDeps) {
   const { clusterName, logger } = deps;
@@ -94,10 +96,12 @@ export function makeCleanUpHandler(deps: CleanUpDeps) {
         );
         return { kind: 'cleaned', result };
       } catch (error) {
+        // CloudFormation has the failure and stops the deletion: the invocation itself ends here,
+        // not retried by Lambda (a retry would find the stack DELETE_FAILED and remove nothing).
         const why = error instanceof Error ? error.message : String(error);
         logger.error('cluster clean-up failed', { error: why, retry: 'delete the stack again' });
         await answer('FAILED', `clean-up of cluster ${clusterName} failed: ${why}`.slice(0, 1000));
-        throw error;
+        return { kind: 'failed', why };
       }
     }
     const deleted = DeleteClusterEvent.safeParse(event);

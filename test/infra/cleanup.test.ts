@@ -58,4 +58,15 @@ describe('the clean-up when the cluster goes', () => {
       },
     ]);
   });
+
+  it('runs the clean-up Lambda outside the VPC the others run in', () => {
+    const { template } = makeStack({}, { vpc: true });
+    const functions = Object.entries(template.toJSON()['Resources'] as Record<string, Resource>).filter(
+      ([, r]) =>
+        r.Type === 'AWS::Lambda::Function' && String(r.Properties?.['Description']).startsWith('Flotilla:'),
+    );
+    for (const [id, fn] of functions) {
+      expect(fn.Properties?.['VpcConfig'] === undefined, id).toBe(id.startsWith('FlotillaCleanupFunction'));
+    }
+  });
 });

@@ -27,7 +27,17 @@ export function makeClusterResources(options: {
   const ops = makeInstanceOps(options);
   return {
     async instances() {
-      return (await ops.list())
+      // The ownership tags alone (not the other tags Flotilla also writes): an instance adopted
+      // from Karpenter carries them too.
+      return (
+        await ops.describe({
+          Filters: [
+            { Name: `tag:${Tag.cluster(clusterName)}`, Values: ['owned'] },
+            { Name: 'tag-key', Values: [Tag.nodePool] },
+            { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] },
+          ],
+        })
+      )
         .filter((i) => isOwned(i, clusterName))
         .map((i) => ({
           instanceId: i.instanceId,

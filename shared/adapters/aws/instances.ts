@@ -73,6 +73,8 @@ export function isOwned(instance: CloudInstance, clusterName: string): boolean {
 }
 
 export interface InstanceOps {
+  /** DescribeInstances as asked, every page. */
+  describe(input: { InstanceIds?: string[]; Filters?: Filter[] }): Promise<CloudInstance[]>;
   get(instanceId: string): Promise<CloudInstance | undefined>;
   list(): Promise<CloudInstance[]>;
   /** The live instance launched for a NodeClaim, if any. */
@@ -120,6 +122,7 @@ export function makeInstanceOps(options: {
   }
 
   return {
+    describe,
     get,
     list: () => describe({ Filters: ownedFilters() }),
     async findByNodeClaim(nodeClaimName) {

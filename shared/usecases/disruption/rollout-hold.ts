@@ -1,4 +1,5 @@
 import { FlotillaError } from '../../core/errors.ts';
+import { findCondition, NodePoolConditionType } from '../../core/index.ts';
 import type { AlarmReader, AlarmState } from '../../ports/alarms.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
@@ -85,8 +86,20 @@ async function apply(
     await ports.cluster.patchNodePoolStatus(name, { conditions: [condition] });
   } catch (error) {
     if (isNotFound(error)) return;
-    throw error;
+    // The hold itself stands (the caller has it); only its words on the NodePool wait for the
+    // next pass, which writes them again.
+    ports.logger.error('nodepool condition not written', {
+      nodePool: name,
+      condition: NodePoolConditionType.rolloutPaused,
+      error: error instanceof Error ? error.message : String(error),
+      retry: 'the next pass writes it',
+    });
+    return;
   }
+  // A new message with the same status (other alarms firing, an edited list) is written quietly:
+  // an Event and a line say only that a hold started or ended.
+  const was = findCondition(pool.conditions, NodePoolConditionType.rolloutPaused)?.status;
+  if (was === condition.status || (was === undefined && condition.status === 'False')) return;
   const start = condition.status === 'True';
   await ports.cluster.recordEvent({
     subject: { kind: 'NodePool', name, uid: pool.uid },

@@ -95,7 +95,20 @@ export interface SuspectedTaint {
   readonly nodeClaim: string;
   /** When the window closes (epoch ms). */
   readonly untilMs: number;
+  /**
+   * The window closed while the NodeClaim has not registered: it stays a suspect (never a failure
+   * before it registers) until it registers or the registration timeout deletes it.
+   */
+  readonly untilRegistered?: true;
   readonly detail: string;
+}
+
+/** What a NodePool held by a suspect taint waits for, in words (pods' Events, decision lines). */
+export function suspectWait(suspect: SuspectedTaint): string {
+  const until = suspect.untilRegistered
+    ? `nodeClaim ${suspect.nodeClaim} to register`
+    : `${new Date(suspect.untilMs).toISOString()}`;
+  return `launches wait until ${until} for a taint to go: ${suspect.detail}`;
 }
 
 /** findNodeClaimFailures, and the Nodes whose unexpected taint is still inside its window. */
@@ -154,7 +167,8 @@ export function classifyNodeClaims(input: FailureInput): {
           if (nowMs < untilMs || registeredAtMs === undefined) {
             suspects.push({
               nodeClaim: claim.name,
-              untilMs: Math.max(untilMs, nowMs),
+              untilMs,
+              ...(registeredAtMs === undefined && nowMs >= untilMs ? { untilRegistered: true as const } : {}),
               detail: `Node ${joined.name} joined with taint ${taints}, which the NodePool does not set and ${repelled.length} pending pod(s) do not tolerate`,
             });
           } else {

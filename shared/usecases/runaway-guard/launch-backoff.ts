@@ -19,6 +19,7 @@ import {
   findRecoveredNodeClaim,
   mayHaveRecovered,
   type NodeClaimFailure,
+  suspectWait,
   UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from './failures.ts';
 import { LAUNCH_BACKOFF_ANNOTATION, readLaunchBackoff } from './state.ts';
@@ -322,10 +323,7 @@ async function judge(ports: LaunchBackoffPorts, scan: Judgement): Promise<Launch
     // pods it repels would only repeat it, so the pool waits for the taint to go (or to count).
     const [suspect] = classified.suspects;
     if (until === undefined && suspect !== undefined) {
-      paused.set(
-        name,
-        `launches wait until ${new Date(suspect.untilMs).toISOString()} for a taint to go: ${suspect.detail}`,
-      );
+      paused.set(name, suspectWait(suspect));
       continue;
     }
     if (until !== undefined) {

@@ -1,6 +1,6 @@
 import type { Pod } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
-import { classifyNodeClaims } from './failures.ts';
+import { classifyNodeClaims, suspectWait } from './failures.ts';
 import type { LaunchGuard } from './launch-backoff.ts';
 import { readLaunchBackoff } from './state.ts';
 
@@ -47,10 +47,7 @@ export function recheckLaunchGuard(input: RecheckInput): LaunchGuard {
     const fresh = failures.find((f) => f.createdAtMs > counted);
     const [suspect] = suspects;
     if (suspect !== undefined) {
-      held.set(
-        name,
-        `launches wait until ${new Date(suspect.untilMs).toISOString()} for a taint to go: ${suspect.detail}`,
-      );
+      held.set(name, suspectWait(suspect));
     } else if (fresh !== undefined) {
       held.set(name, `launches wait for the next run to count a failed NodeClaim: ${fresh.detail}`);
     }

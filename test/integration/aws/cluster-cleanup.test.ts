@@ -168,7 +168,15 @@ beforeEach(async () => {
 
 describe('the clean-up when the cluster goes', () => {
   it('on the stack deletion terminates and deletes what this cluster owns, after a line naming it, and answers CloudFormation', async () => {
-    const mine = [await instance(ownedTags(STACK_CLUSTER)), await instance(ownedTags(STACK_CLUSTER))];
+    const mine = [
+      await instance(ownedTags(STACK_CLUSTER)),
+      await instance(ownedTags(STACK_CLUSTER)),
+      // Only the ownership tags (as a node adopted from Karpenter may carry): it goes too.
+      await instance({
+        [`kubernetes.io/cluster/${STACK_CLUSTER}`]: 'owned',
+        'karpenter.sh/nodepool': 'default',
+      }),
+    ];
     const other = await instance(ownedTags('other-cluster'));
     const untagged = await instance({ team: 'platform' });
     await template('flotilla-mine', ownedTags(STACK_CLUSTER));
@@ -215,7 +223,7 @@ describe('the clean-up when the cluster goes', () => {
     ]);
     expect(cleanUpLines[0]).toMatchObject({
       instances: [...mine].sort(),
-      instanceCount: 2,
+      instanceCount: 3,
       launchTemplates: ['flotilla-mine'],
       launchTemplateCount: 1,
     });
@@ -233,7 +241,7 @@ describe('the clean-up when the cluster goes', () => {
     expect(answers).toEqual([]);
   });
 
-  it('tells CloudFormation FAILED, and throws, when EC2 refuses: the deletion stops rather than leave instances in silence', async () => {
+  it('tells CloudFormation FAILED with why when EC2 fails: the deletion stops rather than leave instances in silence', async () => {
     await instance(ownedTags(STACK_CLUSTER));
     await deleteStack();
     // A template that carries the cluster's tags but is refused by the role's conditions cannot be
@@ -257,9 +265,10 @@ describe('the clean-up when the cluster goes', () => {
         await fetch(url, { method: 'PUT', body });
       },
     });
-    await expect(asLambda(server, 'cleanup', () => handler(stackEvent('Delete')))).rejects.toThrow(
-      /DescribeInstances/,
-    );
+    expect(await asLambda(server, 'cleanup', () => handler(stackEvent('Delete')))).toMatchObject({
+      kind: 'failed',
+      why: expect.stringMatching(/DescribeInstances/),
+    });
     expect(answers.at(-1)).toMatchObject({
       Status: 'FAILED',
       Reason: expect.stringContaining('clean-up of cluster'),

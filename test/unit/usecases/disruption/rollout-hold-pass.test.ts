@@ -82,6 +82,17 @@ describe('drift replacements held by a CloudWatch alarm', () => {
     expect(resumed.decisions[0]).toMatchObject({ method: 'drift', reason: 'Drifted' });
     expect(await rolloutPaused(world)).toMatchObject({ status: 'False', reason: 'AlarmsClear' });
     expect(events(world, 'RolloutResumed')).toHaveLength(1);
+
+    // Another alarm named while all are clear: the message changes quietly (nothing to resume).
+    alarms.set('web-p99', 'OK');
+    await world.cluster.patchNodePoolMetadata('on-demand', {
+      annotations: { [ROLLOUT_ALARMS_ANNOTATION]: 'web-5xx, web-p99' },
+    });
+    world.clock.advance(60_000);
+    await pass(world, { alarms }, {}, 'pass-4');
+    expect((await rolloutPaused(world))?.message).toContain('web-p99');
+    expect(events(world, 'RolloutResumed')).toHaveLength(1);
+    expect(events(world, 'RolloutPaused')).toHaveLength(1);
   });
 
   it('wait when the alarm does not exist or the stack gives no CloudWatch access: never read as OK', async () => {

@@ -6,6 +6,7 @@ import {
   findNodeClaimFailures,
   findRecoveredNodeClaim,
   mayHaveRecovered,
+  suspectWait,
   UNEXPECTED_TAINT_PERSISTENCE_MS,
 } from '../../../../shared/usecases/runaway-guard/failures.ts';
 import { unexpectedTaints } from '../../../../shared/usecases/runaway-guard/taints.ts';
@@ -293,8 +294,12 @@ describe('findNodeClaimFailures', () => {
     });
     expect(late).toEqual({
       failures: [],
-      suspects: [expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 3 * MIN })],
+      suspects: [expect.objectContaining({ nodeClaim: 'a', untilMs: T0 + 2 * MIN, untilRegistered: true })],
     });
+    const [waiting] = late.suspects;
+    expect(waiting && suspectWait(waiting)).toMatch(
+      /^launches wait until nodeClaim a to register for a taint to go: /,
+    );
   });
 
   it('a Node disruption has tainted is never a failure, but inside the window it is still a suspect', () => {
