@@ -7,7 +7,7 @@ import { makeStackStatusReader } from '../../shared/adapters/aws/stack-status.ts
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { makeDecisionOutput } from '../common/decision-output.ts';
 import { parseLambdaEnv } from '../common/env.ts';
-import { makeCleanUpHandler } from './run.ts';
+import { answerCloudFormation, makeCleanUpHandler } from './run.ts';
 
 // Removes what Flotilla launched for the cluster when the cluster goes (run.ts). It reads neither
 // the cluster nor the summary: the cluster may be gone already.
@@ -43,11 +43,7 @@ const handle = makeCleanUpHandler({
   logger,
   metrics,
   stackStatus: makeStackStatusReader(new CloudFormationClient(awsClientConfig({ region, logger }))),
-  async respond(url, body) {
-    // CloudFormation's pre-signed URL takes the answer as a PUT with no content type.
-    const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
-    if (!response.ok) throw new Error(`CloudFormation refused the answer: HTTP ${response.status}`);
-  },
+  respond: answerCloudFormation,
 });
 
 /** The stack's clean-up custom resource and the cluster's DeleteCluster event (run.ts). */

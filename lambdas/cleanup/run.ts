@@ -27,6 +27,12 @@ export interface CleanUpDeps {
   readonly stackStatus: (stackId: string) => Promise<string | undefined>;
 }
 
+/** Sends CloudFormation's pre-signed answer URL the answer: a PUT with no content type. */
+export async function answerCloudFormation(url: string, body: string): Promise<void> {
+  const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
+  if (!response.ok) throw new Error(`CloudFormation refused the answer: HTTP ${response.status}`);
+}
+
 /** Stack statuses in which the stack itself is being (or has been) deleted. */
 const STACK_DELETED: ReadonlySet<string> = new Set(['DELETE_IN_PROGRESS', 'DELETE_COMPLETE']);
 

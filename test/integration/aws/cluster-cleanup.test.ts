@@ -10,7 +10,7 @@ import {
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeCleanUpHandler } from '../../../lambdas/cleanup/run.ts';
+import { answerCloudFormation, makeCleanUpHandler } from '../../../lambdas/cleanup/run.ts';
 import { makeClusterResources } from '../../../shared/adapters/aws/cluster-resources.ts';
 import { makeStackStatusReader } from '../../../shared/adapters/aws/stack-status.ts';
 import { runCleanup } from '../../../shared/cli/cleanup/command.ts';
@@ -79,23 +79,19 @@ async function templateNames(): Promise<string[]> {
   return (out.LaunchTemplates ?? []).map((t) => t.LaunchTemplateName ?? '').sort();
 }
 
-/** The clean-up Lambda's handler as its cold start wires it, run as that Lambda. */
-function cleanUp(event: unknown) {
+/**
+ * The clean-up Lambda's handler as its cold start wires it, run as that Lambda; `ec2` in place of
+ * its own EC2 client (one that cannot reach EC2, say).
+ */
+function cleanUp(event: unknown, ec2 = new EC2Client(awsConfigAs(server, 'cleanup'))) {
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   const handler = makeCleanUpHandler({
     clusterName: STACK_CLUSTER,
-    resources: makeClusterResources({
-      ec2: new EC2Client(awsConfigAs(server, 'cleanup')),
-      clusterName: STACK_CLUSTER,
-      logger,
-    }),
+    resources: makeClusterResources({ ec2, clusterName: STACK_CLUSTER, logger }),
     logger,
     metrics: quietMetrics,
     stackStatus: makeStackStatusReader(new CloudFormationClient(awsConfigAs(server, 'cleanup'))),
-    async respond(url, body) {
-      const response = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    },
+    respond: answerCloudFormation,
   });
   return asLambda(server, 'cleanup', () => handler(event));
 }
@@ -246,26 +242,12 @@ describe('the clean-up when the cluster goes', () => {
     await deleteStack();
     // A template that carries the cluster's tags but is refused by the role's conditions cannot be
     // made here; a closed endpoint plays EC2 failing instead.
-    const logger = makeLogger({}, { sink: () => {} });
-    const handler = makeCleanUpHandler({
-      clusterName: STACK_CLUSTER,
-      resources: makeClusterResources({
-        ec2: new EC2Client({
-          ...awsConfigAs(server, 'cleanup'),
-          endpoint: 'http://127.0.0.1:1',
-          maxAttempts: 1,
-        }),
-        clusterName: STACK_CLUSTER,
-        logger,
-      }),
-      logger,
-      metrics: quietMetrics,
-      stackStatus: makeStackStatusReader(new CloudFormationClient(awsConfigAs(server, 'cleanup'))),
-      async respond(url, body) {
-        await fetch(url, { method: 'PUT', body });
-      },
+    const unreachable = new EC2Client({
+      ...awsConfigAs(server, 'cleanup'),
+      endpoint: 'http://127.0.0.1:1',
+      maxAttempts: 1,
     });
-    expect(await asLambda(server, 'cleanup', () => handler(stackEvent('Delete')))).toMatchObject({
+    expect(await cleanUp(stackEvent('Delete'), unreachable)).toMatchObject({
       kind: 'failed',
       why: expect.stringMatching(/DescribeInstances/),
     });
