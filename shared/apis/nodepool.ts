@@ -12,6 +12,7 @@ import {
   DEFAULT_NODEPOOL_DISRUPTION,
   type NodePoolDisruption,
 } from '../ports/cluster.ts';
+import { parseCostLimit } from './cost-limit.ts';
 import { optional, toNodeSelectorRequirements, toTaint } from './fields.ts';
 import {
   condition,
@@ -110,6 +111,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
       ...(taints.length > 0 ? { taints } : {}),
       ...(startupTaints.length > 0 ? { startupTaints } : {}),
       ...optional('limits', limits),
+      ...optional('costLimit', parseCostLimit(annotations, np.spec.replicas !== undefined)),
       ...optional('replicas', np.spec.replicas),
     },
     uid: np.metadata.uid,

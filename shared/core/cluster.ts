@@ -26,6 +26,12 @@ export interface ExistingNode {
    * the most volumes of that driver the node attaches. A driver not listed has no limit.
    */
   readonly volumeLimits?: Readonly<Record<string, number>>;
+  /**
+   * Its NodeClaim's labels, when it has one: they price the node against dollar limits (instance
+   * type, zone, capacity type) where the Node's own labels may come from the cluster summary.
+   * @default labels
+   */
+  readonly claimLabels?: Labels;
 }
 
 /** A NodeClaim that was created but whose node is not registered yet. */

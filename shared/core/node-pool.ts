@@ -24,6 +24,12 @@ export interface NodePool {
    */
   readonly limits?: ResourceList;
   /**
+   * Flotilla's own dollar limit (the annotation `flotilla.io/max-cost-per-hour`): the most the
+   * pool's NodeClaims may cost together, in USD per hour; or why the annotation cannot be read
+   * (the pool then launches nothing for pods).
+   */
+  readonly costLimit?: { readonly usdPerHour: number } | { readonly problem: string };
+  /**
    * `spec.replicas`: a static NodePool (Karpenter's alpha static capacity) keeps exactly this many
    * nodes whatever the pods; the provisioner never launches for pods on it and voluntary disruption
    * leaves its nodes alone. Unset for a dynamic pool.

@@ -82,6 +82,7 @@ function solveOnce(
   const built = buildTemplates(input, dims, state.daemonSets);
   state.templates = built.templates;
   state.anyPreferNoSchedule = built.anyPreferNoSchedule;
+  state.limits.cost = built.cost;
   const states = pending.map((pod, i) => state.shapes.stateOf(pod, podRequests[i] ?? {}));
   const nominated = addExistingBins(state);
   state.groups.finish(state.templates, state.bins, state.shapes.all());

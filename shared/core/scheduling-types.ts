@@ -34,6 +34,11 @@ export interface SolveOptions {
    * @default 'strict'
    */
   readonly reservedOfferingMode?: 'strict' | 'fallback';
+  /**
+   * The cluster's dollar limit, USD per hour (Flotilla's own): what every NodePool's NodeClaims
+   * may cost together, nodes in the solve and nodes of pools not in it alike.
+   */
+  readonly maxCostPerHour?: number;
 }
 
 /** Everything one scheduling decision depends on. Same input, same output. */

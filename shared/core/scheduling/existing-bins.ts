@@ -1,9 +1,10 @@
 // The capacity a solve starts from: existing nodes and in-flight NodeClaims entered as bins (their
 // limits consumed, their pods counted in topology), and the pending pods an earlier decision
 // planned onto in-flight NodeClaims put back on them before anything else is planned.
+import { type CostContext, spendOf, withCost } from './cost-limits.ts';
 import { makeInFlightBin, makeNodeBin } from './existing-capacity.ts';
 import { consumeLimits } from './limits.ts';
-import { type Bin, compareStrings, type PodState, type RelaxState } from './model.ts';
+import { type Bin, compareStrings, type PodState, type RelaxState, type Template } from './model.ts';
 import { commitExisting, probe } from './placing.ts';
 import { relax } from './pod-order.ts';
 import type { SolveState } from './solve-state.ts';
@@ -24,18 +25,61 @@ export function addExistingBins(state: SolveState): Map<string, Bin> {
     const bin = makeNodeBin(node, template, state.dims, state.daemonSets);
     state.addBin(bin);
     state.volumes.track(bin, node);
-    if (template !== undefined) consumeLimits(template, node.capacity ?? node.allocatable);
+    const capacity = node.capacity ?? node.allocatable;
+    const cost = state.limits.cost;
+    if (cost === undefined || node.nodePoolName === undefined) {
+      if (template !== undefined) consumeLimits(template, capacity);
+    } else {
+      const price = spendOf(
+        cost,
+        input,
+        node.nodePoolName,
+        `node ${node.name}`,
+        node.claimLabels ?? node.labels,
+      );
+      spend(cost, template, withCost(capacity, price), price);
+    }
     for (const p of node.pods) state.groups.recordExisting(p, bin);
   }
   for (const claim of [...(input.nodeClaims ?? [])].sort((a, b) => compareStrings(a.name, b.name))) {
     const template = byPool.get(claim.nodePoolName);
     const { bin, capacity } = makeInFlightBin(claim, template, state.dims);
     state.addBin(bin);
-    if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
+    const cost = state.limits.cost;
+    if (cost === undefined) {
+      if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
+    } else {
+      const price = spendOf(
+        cost,
+        input,
+        claim.nodePoolName,
+        `nodeClaim ${claim.name}`,
+        claim.labels,
+        claim.instanceTypeNames,
+      );
+      spend(cost, template, capacity === undefined ? undefined : withCost(capacity, price), price);
+    }
     for (const p of claim.pods) state.groups.recordExisting(p, bin);
     for (const uid of claim.nominatedPodUids ?? []) nominated.set(uid, bin);
   }
   return nominated;
+}
+
+/**
+ * Counts a node or NodeClaim against its pool's limits, price included; one of a pool not in the
+ * solve (a static pool, one that cannot launch now) still spends the cluster's dollar limit.
+ */
+function spend(
+  cost: CostContext,
+  template: Template | undefined,
+  capacity: Record<string, number> | undefined,
+  price: number | undefined,
+): void {
+  if (template !== undefined) {
+    if (capacity !== undefined) consumeLimits(template, capacity);
+  } else if (cost.cluster !== undefined && price !== undefined) {
+    cost.cluster.value -= price;
+  }
 }
 
 /**

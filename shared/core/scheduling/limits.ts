@@ -8,6 +8,15 @@
 // money well before it is reached). A claim with minValues requirements keeps Karpenter's rule.
 import { formatQuantity } from '../quantity.ts';
 import type { ResourceList } from '../resources.ts';
+import {
+  CLUSTER_COST_SOURCE,
+  COST_KEY,
+  type CostContext,
+  formatCost,
+  POOL_COST_SOURCE,
+  RemainingLimits,
+  toMicros,
+} from './cost-limits.ts';
 import type { TType } from './instance-type-filter.ts';
 import { type Bin, type Template, target } from './model.ts';
 
@@ -59,6 +68,9 @@ export function withinReservation(bin: Bin, t: TType): boolean {
 export class Limits {
   private readonly maxCapacityCache = new Map<number, Map<string, number>>();
 
+  /** The solve's dollar limits, when any applies (set once the templates are built). */
+  cost: CostContext | undefined;
+
   constructor(private readonly maxTypes: number) {}
 
   /** True when every limited resource has room for the largest instance type of the pool. */
@@ -94,14 +106,53 @@ export class Limits {
    */
   affordable(t: Template, types: readonly TType[]): readonly TType[] | string {
     const remaining = t.remaining;
-    if (remaining === undefined || this.slack(t)) return types;
-    const affordable = types.filter((tt) => {
-      for (const [k, v] of remaining) if (k !== 'nodes' && (tt.capacity[k] ?? 0) > v) return false;
-      return true;
-    });
+    if (remaining === undefined) return types;
+    const unknown = this.unpriced(t);
+    if (unknown !== undefined) return unknown;
+    if (this.slack(t)) return types;
+    const limited = [...remaining.entries()].filter(([k]) => k !== 'nodes' && k !== COST_KEY);
+    const byResource =
+      limited.length === 0
+        ? types
+        : types.filter((tt) => {
+            for (const [k, v] of limited) if ((tt.capacity[k] ?? 0) > v) return false;
+            return true;
+          });
+    if (byResource.length === 0) {
+      return `limits ${limited.map(([k]) => `${k} ${formatQuantity(k, t.pool.limits?.[k] ?? 0)}`).join(', ')} leave room for no instance type that fits (remaining ${limited.map(([k, v]) => `${k} ${formatQuantity(k, Math.max(0, v))}`).join(', ')})`;
+    }
+    const cost = remaining.get(COST_KEY);
+    if (cost === undefined) return byResource;
+    const affordable = byResource.filter((tt) => (tt.capacity[COST_KEY] ?? 0) <= cost);
     if (affordable.length > 0) return affordable;
-    const limited = [...remaining.entries()].filter(([k]) => k !== 'nodes');
-    return `limits ${limited.map(([k]) => `${k} ${formatQuantity(k, t.pool.limits?.[k] ?? 0)}`).join(', ')} leave room for no instance type that fits (remaining ${limited.map(([k, v]) => `${k} ${formatQuantity(k, Math.max(0, v))}`).join(', ')})`;
+    const cheapest = Math.min(...byResource.map((tt) => tt.capacity[COST_KEY] ?? 0));
+    return `${this.costLimitName(t)} leaves room for no instance type that fits (remaining ${formatCost(Math.max(0, cost))}; the cheapest that fits may launch at up to ${formatCost(cheapest)})`;
+  }
+
+  /** `dollar limit $5.0000/h (the NodePool annotation …)`: the limit that binds the pool now. */
+  private costLimitName(t: Template): string {
+    const remaining = t.remaining;
+    const cluster = remaining instanceof RemainingLimits && remaining.costBinding() === 'cluster';
+    const limit =
+      cluster || t.pool.costLimit === undefined || !('usdPerHour' in t.pool.costLimit)
+        ? (this.cost?.clusterLimitMicros ?? 0)
+        : toMicros(t.pool.costLimit.usdPerHour);
+    return `dollar limit ${formatCost(limit)} (${cluster ? CLUSTER_COST_SOURCE : POOL_COST_SOURCE})`;
+  }
+
+  /**
+   * Why a dollar-limited pool cannot launch: a node or NodeClaim that counts against its limit (or
+   * the cluster's) has no known price, so what is left cannot be known.
+   */
+  private unpriced(t: Template): string | undefined {
+    const cost = this.cost;
+    if (cost === undefined || t.remaining?.has(COST_KEY) !== true) return undefined;
+    const own = t.pool.costLimit !== undefined ? (cost.unpriced.get(t.pool.name) ?? []) : [];
+    const all = cost.cluster !== undefined ? (cost.unpriced.get('') ?? []) : [];
+    const names = [...new Set([...own, ...all])].sort();
+    if (names.length === 0) return undefined;
+    const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+    return `dollar limit cannot be judged: no price is known for ${shown}`;
   }
 
   /**

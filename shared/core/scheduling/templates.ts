@@ -16,6 +16,15 @@ import { Requirements } from '../requirements.ts';
 import type { SolveInput } from '../scheduling-types.ts';
 import { firstUntolerated, formatTaint } from '../taints.ts';
 import {
+  COST_KEY,
+  type CostContext,
+  costContext,
+  costLimited,
+  maxOfferingMicros,
+  RemainingLimits,
+  toMicros,
+} from './cost-limits.ts';
+import {
   mergeRequirements,
   offeringAllowed,
   offeringValue,
@@ -48,10 +57,12 @@ export function buildTemplates(
   input: SolveInput,
   dims: Dims,
   daemonSets: readonly CompiledDaemonSet[],
-): { templates: Template[]; anyPreferNoSchedule: boolean } {
+): { templates: Template[]; anyPreferNoSchedule: boolean; cost: CostContext | undefined } {
   const templates: Template[] = [];
   let anyPreferNoSchedule = false;
+  const cost = costContext(input);
   orderNodePools(input.nodePools).forEach((pool, order) => {
+    const byCost = costLimited(pool, cost);
     const reqs = nodePoolRequirements(pool);
     const taints = pool.taints ?? [];
     if (taints.some((t) => t.effect === 'PreferNoSchedule')) anyPreferNoSchedule = true;
@@ -95,10 +106,22 @@ export function buildTemplates(
       for (let i = 0; i < alloc.length; i++) alloc[i] = (alloc[i] as number) - (daemon[i] as number);
       let basePrice = Number.POSITIVE_INFINITY;
       for (const o of offerings) basePrice = Math.min(basePrice, o.priceUsdPerHour);
-      types.push({ it, labels, alloc, daemon, capacity: it.capacity, offerings, basePrice });
+      // Under a dollar limit a type also "holds" the highest price it may launch at.
+      const capacity = byCost ? { ...it.capacity, [COST_KEY]: maxOfferingMicros(offerings) } : it.capacity;
+      types.push({ it, labels, alloc, daemon, capacity, offerings, basePrice });
     }
     types.sort((a, b) => a.basePrice - b.basePrice || compareStrings(a.it.name, b.it.name));
-    const remaining = pool.limits === undefined ? undefined : new Map(Object.entries(pool.limits));
+    const own = Object.entries(pool.limits ?? {});
+    const poolCost =
+      pool.costLimit !== undefined && 'usdPerHour' in pool.costLimit ? pool.costLimit : undefined;
+    if (poolCost !== undefined) own.push([COST_KEY, toMicros(poolCost.usdPerHour)]);
+    const remaining = byCost
+      ? new RemainingLimits(own, cost?.cluster)
+      : pool.limits === undefined
+        ? undefined
+        : new Map(own);
+    const costProblem =
+      pool.costLimit !== undefined && 'problem' in pool.costLimit ? pool.costLimit.problem : undefined;
     templates.push({
       pool,
       order,
@@ -110,14 +133,16 @@ export function buildTemplates(
       remaining,
       domainCache: new Map(),
       unavailableReason:
-        raw.length === 0
-          ? `no instance types for nodeClass "${pool.nodeClassName}"`
-          : types.length === 0
-            ? `${NO_COMPATIBLE_INSTANCE_TYPES} (${reqs.without(Label.nodePool)})`
-            : undefined,
+        costProblem !== undefined
+          ? costProblem
+          : raw.length === 0
+            ? `no instance types for nodeClass "${pool.nodeClassName}"`
+            : types.length === 0
+              ? `${NO_COMPATIBLE_INSTANCE_TYPES} (${reqs.without(Label.nodePool)})`
+              : undefined,
     });
   });
-  return { templates, anyPreferNoSchedule };
+  return { templates, anyPreferNoSchedule, cost };
 }
 
 /** A DaemonSet's pod template: requests, tolerations, node affinity alternatives, host ports. */

@@ -425,11 +425,13 @@ function schedulableNode<N extends ClusterNode>(
   if (claim === undefined) return node;
   // A NodeClaim being deleted takes its node with it: nothing new goes there.
   const leaving = claim.deleting && node.unschedulable !== true ? { unschedulable: true } : {};
-  if (node.initialized) return { ...node, ...leaving };
+  const claimLabels = { claimLabels: claim.labels };
+  if (node.initialized) return { ...node, ...leaving, ...claimLabels };
   const { allocatable, capacity } = claim.status;
   const registered = isConditionTrue(claim.status.conditions, NodeClaimConditionType.registered);
   return {
     ...node,
+    ...claimLabels,
     ...(allocatable === undefined ? {} : { allocatable }),
     ...(capacity === undefined ? {} : { capacity }),
     ...(registered ? {} : { taints: claim.taints }),

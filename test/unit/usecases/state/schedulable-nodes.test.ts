@@ -64,7 +64,7 @@ describe('nodes as the scheduler counts them', () => {
     expect(node?.taints).toEqual([]);
   });
 
-  it('keeps the Node taints once the claim is Registered, and initialized nodes unchanged', () => {
+  it('keeps the Node taints once the claim is Registered, and initialized nodes unchanged but for the NodeClaim labels', () => {
     const registered = toSchedulableNodes(
       [joiningNode({ taints: [startupTaint] })],
       [claim(['Launched', 'Registered'])],
@@ -73,10 +73,17 @@ describe('nodes as the scheduler counts them', () => {
     expect(registered[0]?.allocatable['cpu']).toBe(3920);
 
     const ready = joiningNode({ initialized: true, ready: true, allocatable: { cpu: 3900 } });
-    expect(toSchedulableNodes([ready], [claim(['Launched', 'Registered', 'Initialized'])])).toEqual([ready]);
+    const initialized = claim(['Launched', 'Registered', 'Initialized']);
+    expect(toSchedulableNodes([ready], [initialized])).toEqual([
+      { ...ready, claimLabels: initialized.labels },
+    ]);
     const deleted = { ...claim(['Launched', 'Registered', 'Initialized']), deleting: true };
     expect(toSchedulableNodes([joiningNode()], [deleted])[0]?.unschedulable).toBe(true);
-    expect(toSchedulableNodes([ready], [deleted])[0]).toEqual({ ...ready, unschedulable: true });
+    expect(toSchedulableNodes([ready], [deleted])[0]).toEqual({
+      ...ready,
+      unschedulable: true,
+      claimLabels: deleted.labels,
+    });
     const foreign = joiningNode({ providerId: 'aws:///us-east-1a/i-other', name: 'other' });
     expect(toSchedulableNodes([foreign], [claim(['Launched'])])).toEqual([foreign]);
   });
