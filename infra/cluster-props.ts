@@ -143,6 +143,14 @@ export interface FlotillaClusterProps extends KarpenterSettingsProps {
    */
   readonly preferencePolicy?: PreferencePolicy;
   /**
+   * Flotilla's own dollar limit for the whole cluster, USD per hour: what the NodeClaims of every
+   * NodePool may cost together (each at its offering's price). A launch that would pass it is
+   * refused, as a NodePool limit refuses one. A NodePool may carry its own with the annotation
+   * `flotilla.io/max-cost-per-hour`. `-c maxCostPerHour=50`.
+   * @default no limit
+   */
+  readonly maxCostPerHour?: number;
+  /**
    * Deletion protection of the state table. Everything in it is rebuilt on its own (catalog
    * refresh) or expires within minutes (back-offs, leases, idempotency records), so by default
    * `cdk destroy` deletes it.
@@ -302,6 +310,18 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
   if (props.preferencePolicy !== undefined && !PREFERENCE_POLICIES.includes(props.preferencePolicy)) {
     problems.push(
       `preferencePolicy is "${props.preferencePolicy}"; it must be one of ${PREFERENCE_POLICIES.join(', ')}`,
+    );
+  }
+  if (
+    props.maxCostPerHour !== undefined &&
+    !(
+      Number.isFinite(props.maxCostPerHour) &&
+      props.maxCostPerHour >= 0 &&
+      props.maxCostPerHour <= 10_000_000
+    )
+  ) {
+    problems.push(
+      `maxCostPerHour is ${props.maxCostPerHour}; it must be a number of US dollars per hour from 0 to 10000000`,
     );
   }
   problems.push(...featureGatesOf(props).problems);

@@ -336,6 +336,9 @@ export class FlotillaCluster extends Construct {
       rebalanceAction: this.props.rebalanceAction ?? 'event',
       minValuesPolicy: this.props.minValuesPolicy ?? DEFAULT_MIN_VALUES_POLICY,
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
+      ...(this.props.maxCostPerHour === undefined
+        ? {}
+        : { maxCostPerHour: String(this.props.maxCostPerHour) }),
       nodeRepair: String(gates.NodeRepair),
       spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
       repackConsolidation: String(this.props.repackConsolidation === true),

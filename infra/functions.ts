@@ -86,6 +86,7 @@ export const provisionerFunction: FunctionDefinition = {
     'terminationQueueUrl',
     'minValuesPolicy',
     'preferencePolicy',
+    'maxCostPerHour',
     // Karpenter's gates and settings that change what it launches: reservations, overlays and
     // static pools; the batch window; instance capacity; how often classes resolve.
     'reservedCapacity',
@@ -224,6 +225,7 @@ export const disruptionFunction: FunctionDefinition = {
     'disruptionIntervalSeconds',
     'minValuesPolicy',
     'preferencePolicy',
+    'maxCostPerHour',
     'spotToSpotConsolidation',
     'repackConsolidation',
     'runawayGuard',

@@ -194,7 +194,9 @@ export class ClusterFunctions {
 
     const environment = {
       ...Object.fromEntries(
-        definition.env.map((key) => [EnvVar[key], required(props.env[key], definition, `variable ${key}`)]),
+        definition.env
+          .filter((key) => !(OPTIONAL_ENV.has(key) && props.env[key] === undefined))
+          .map((key) => [EnvVar[key], required(props.env[key], definition, `variable ${key}`)]),
       ),
       // Stack traces point into the TypeScript sources (the bundle ships its source map).
       NODE_OPTIONS: '--enable-source-maps',
@@ -317,6 +319,9 @@ export class ClusterFunctions {
     return { fn, role, logGroup, failures };
   }
 }
+
+/** Variables a stack sets only when its props do: unset, the Lambda runs without them. */
+const OPTIONAL_ENV: ReadonlySet<string> = new Set(['maxCostPerHour']);
 
 /** `value`, which `definition` needs; a stack without it (a shadow stack's missing parts) refuses the row. */
 function required<T>(value: T | undefined, definition: FunctionDefinition, what: string): T {

@@ -109,7 +109,7 @@ function booleanFrom(app: App, key: string): boolean | undefined {
  * Karpenter's feature gates and operator settings from the context, by the props' names:
  * `-c featureGates=NodeOverlay=true,StaticCapacity=true` (parsed as Karpenter parses
  * `--feature-gates`), `-c batchIdleDuration=1s`, `-c batchMaxDuration=10s`,
- * `-c amiRefreshInterval=5m` (Go durations), `-c vmMemoryOverheadPercent=0.075`,
+ * `-c amiRefreshInterval=5m` (Go durations), `-c vmMemoryOverheadPercent=0.075`, `-c maxCostPerHour=50`,
  * `-c reservedENIs=1`, `-c isolatedVPC=true`; and `-c extraNodeRoles=KarpenterNodeRole-x,…`.
  * Their ranges are the props' (checked at synth).
  * @throws AppUsageError when a value does not parse.
@@ -138,7 +138,7 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
     }
     out[key] = Duration.millis(ms);
   }
-  for (const key of ['vmMemoryOverheadPercent', 'reservedENIs'] as const) {
+  for (const key of ['vmMemoryOverheadPercent', 'reservedENIs', 'maxCostPerHour'] as const) {
     const value = context(key);
     if (value === undefined) continue;
     const number = typeof value === 'number' ? value : Number(value);

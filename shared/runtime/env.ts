@@ -60,6 +60,11 @@ export const EnvVar = {
    */
   repackConsolidation: 'FLOTILLA_REPACK_CONSOLIDATION',
   /**
+   * USD per hour, unset by default: the cluster's dollar limit (the stack's `maxCostPerHour`), what
+   * every NodePool's NodeClaims may cost together; launches that would pass it are refused.
+   */
+  maxCostPerHour: 'FLOTILLA_MAX_COST_PER_HOUR',
+  /**
    * `true` (the default) or `false`: Flotilla's runaway guard (the stack's `runawayGuard`); off,
    * no NodePool's launches pause, as Karpenter has no guard.
    */

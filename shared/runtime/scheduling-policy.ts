@@ -4,7 +4,7 @@ import { EnvVar } from './env.ts';
 // Karpenter's two scheduling settings, as the stack sets them for the Lambdas that schedule pods
 // (the provisioner, and disruption's simulation of where a candidate's pods would go): the same
 // names and values as Karpenter's MIN_VALUES_POLICY and PREFERENCE_POLICY, with Karpenter's
-// defaults.
+// defaults; and Flotilla's cluster-wide dollar limit, which bounds what both may launch.
 
 /** `Strict` leaves a pod pending when minValues cannot be met; `BestEffort` launches and says so. */
 export const MIN_VALUES_POLICIES = ['Strict', 'BestEffort'] as const;
@@ -19,21 +19,31 @@ export const DEFAULT_PREFERENCE_POLICY: PreferencePolicy = 'Respect';
 export interface SchedulingPolicy {
   readonly minValuesPolicy: MinValuesPolicy;
   readonly preferencePolicy: PreferencePolicy;
+  /** Flotilla's own: the cluster's dollar limit, USD per hour (the stack's `maxCostPerHour`). */
+  readonly maxCostPerHour?: number;
 }
 
 /** The environment variables a scheduling Lambda reads, checked at cold start. */
 export const schedulingPolicyEnv = {
   [EnvVar.minValuesPolicy]: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
   [EnvVar.preferencePolicy]: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+  [EnvVar.maxCostPerHour]: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'must be a number of US dollars per hour, such as 50 or 12.5')
+    .transform(Number)
+    .optional(),
 };
 
 /** The policies from a parsed environment. */
 export function schedulingPolicyOf(config: {
   readonly [EnvVar.minValuesPolicy]: MinValuesPolicy;
   readonly [EnvVar.preferencePolicy]: PreferencePolicy;
+  readonly [EnvVar.maxCostPerHour]?: number | undefined;
 }): SchedulingPolicy {
+  const maxCostPerHour = config[EnvVar.maxCostPerHour];
   return {
     minValuesPolicy: config[EnvVar.minValuesPolicy],
     preferencePolicy: config[EnvVar.preferencePolicy],
+    ...(maxCostPerHour === undefined ? {} : { maxCostPerHour }),
   };
 }

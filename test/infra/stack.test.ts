@@ -249,6 +249,26 @@ describe('FlotillaCluster with its default Lambdas', () => {
     ]);
   });
 
+  it("gives the cluster's dollar limit to the Lambdas that plan launches, and none by default", () => {
+    const limits = (t: Template) =>
+      Object.values(t.findResources('AWS::Lambda::Function'))
+        .map((r) => {
+          const props = r['Properties'] as {
+            Description?: string;
+            Environment?: { Variables?: Record<string, unknown> };
+          };
+          return { description: props.Description ?? '', variables: props.Environment?.Variables ?? {} };
+        })
+        .filter((f) => EnvVar.maxCostPerHour in f.variables)
+        .map((f) => [f.description, f.variables[EnvVar.maxCostPerHour]])
+        .sort();
+    expect(limits(template)).toEqual([]);
+    expect(limits(makeStack({ maxCostPerHour: 42.5 }).template)).toEqual([
+      ['Flotilla: launch nodes for pending pods (NodeClaims and EC2 CreateFleet)', '42.5'],
+      ['Flotilla: remove empty, drifted and expired nodes within disruption budgets', '42.5'],
+    ]);
+  });
+
   it('tells the disruption Lambda, and it alone, whether spot-to-spot consolidation is on (off by default)', () => {
     const withVariable = (template: typeof built.template) =>
       Object.values(template.findResources('AWS::Lambda::Function')).flatMap((f) => {
@@ -816,6 +836,11 @@ describe('FlotillaCluster validation', () => {
       'a minValues policy Karpenter does not have',
       { minValuesPolicy: 'Loose' },
       /minValuesPolicy is "Loose"; it must be one of Strict, BestEffort/,
+    ],
+    [
+      'a negative dollar limit',
+      { maxCostPerHour: -1 },
+      /maxCostPerHour is -1; it must be a number of US dollars/,
     ],
     [
       'a preference policy Karpenter does not have',

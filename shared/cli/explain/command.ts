@@ -35,6 +35,9 @@ It runs the provisioner's and the disruption controller's own steps, as the Lamb
                   consolidation command that saves most acts (default: off, Karpenter's methods)
   --no-runaway-guard
                   the stack has runawayGuard off: no NodePool's launches are judged paused
+  --max-cost-per-hour
+                  the stack's maxCostPerHour, the cluster's dollar limit in USD per hour
+                  (default: none; a NodePool's own flotilla.io/max-cost-per-hour is read from it)
   --output        text (default) or json
 
 Exit codes: 0 explained, 1 a failure while running (the API server unreachable), 2 bad arguments
@@ -54,6 +57,7 @@ const OPTIONS = {
   'no-logs': { type: 'boolean' },
   'repack-consolidation': { type: 'boolean' },
   'no-runaway-guard': { type: 'boolean' },
+  'max-cost-per-hour': { type: 'string' },
   output: { type: 'string' },
 } as const;
 
@@ -100,6 +104,13 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
   const sinceMs = parseSince(sinceText);
   if (sinceMs === undefined)
     return refuse(`--since is minutes or hours such as 30m or 6h, got "${sinceText}"`);
+  const maxCostText = stringValue(parsed, 'max-cost-per-hour');
+  if (maxCostText !== undefined && !/^\d+(\.\d+)?$/.test(maxCostText.trim())) {
+    return refuse(
+      `--max-cost-per-hour "${maxCostText}" is not a number of US dollars per hour, such as 50 or 12.5`,
+    );
+  }
+  const maxCostPerHour = maxCostText === undefined ? undefined : Number(maxCostText.trim());
 
   let kc: KubeConfig;
   try {
@@ -142,6 +153,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
       nowMs,
       repackConsolidation: parsed.values['repack-consolidation'] === true,
       runawayGuard: parsed.values['no-runaway-guard'] !== true,
+      ...(maxCostPerHour === undefined ? {} : { maxCostPerHour }),
     };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);

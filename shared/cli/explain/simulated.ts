@@ -13,11 +13,16 @@ import { renderNodeExplanation, renderPodExplanation } from './render.ts';
 export async function explainInWorld(
   world: SimulationWorld,
   target: ExplainTarget,
-  settings: { readonly repackConsolidation?: boolean; readonly runawayGuard?: boolean } = {},
+  settings: {
+    readonly repackConsolidation?: boolean;
+    readonly runawayGuard?: boolean;
+    readonly maxCostPerHour?: number;
+  } = {},
 ): Promise<string> {
   const ports = {
     repackConsolidation: settings.repackConsolidation === true,
     runawayGuard: settings.runawayGuard !== false,
+    ...(settings.maxCostPerHour === undefined ? {} : { maxCostPerHour: settings.maxCostPerHour }),
     cluster: world.cluster,
     cloud: world.cloud,
     logger: makeLogger({}, { level: 'error', sink: () => {} }),

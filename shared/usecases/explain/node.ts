@@ -132,7 +132,11 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   if (pool === undefined) {
     return stays([nodeReason('notManaged', `its NodePool ${claim.nodePoolName} does not exist`)], ids);
   }
-  const input = await buildSchedulingInput(state, ports.cloud, { nowMs, observedMemory: 'lowerOnly' });
+  const input = await buildSchedulingInput(state, ports.cloud, {
+    nowMs,
+    observedMemory: 'lowerOnly',
+    ...(ports.maxCostPerHour === undefined ? {} : { solveOptions: { maxCostPerHour: ports.maxCostPerHour } }),
+  });
   const { commands } = commandsInFlight(claims);
   const inCommand = [...commands.values()].find((r) => r.candidates.includes(claim.name));
   if (inCommand !== undefined) {

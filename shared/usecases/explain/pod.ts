@@ -52,6 +52,8 @@ export interface ExplainPorts {
   readonly repackConsolidation?: boolean;
   /** The stack's `runawayGuard`: false, no NodePool is judged paused. @default true */
   readonly runawayGuard?: boolean;
+  /** The stack's `maxCostPerHour`, the cluster's dollar limit. @default none */
+  readonly maxCostPerHour?: number;
 }
 
 /** A launch the provisioner would make for the pod. */
@@ -153,6 +155,7 @@ export async function explainPod(
     nowMs: ports.nowMs,
     pausedNodePools: guard.paused,
     rescheduleDeletingNodes: true,
+    ...(ports.maxCostPerHour === undefined ? {} : { solveOptions: { maxCostPerHour: ports.maxCostPerHour } }),
   });
   const result = solve(input.solve);
   const base = { kind: 'pod', pod: name, atMs: ports.nowMs } as const;
@@ -253,6 +256,7 @@ const isMismatch = (code: PodReasonCode) => code === 'taintNotTolerated' || code
 export function solverCode(reason: string): PodReasonCode {
   if (/^taint .* not tolerated/.test(reason)) return 'taintNotTolerated';
   if (/^(limits |limit nodes )/.test(reason)) return 'nodePoolLimits';
+  if (/^(dollar limit |annotation flotilla\.io\/max-cost-per-hour )/.test(reason)) return 'costLimit';
   if (/^no instance type/.test(reason)) return 'noInstanceTypeFits';
   if (/^(pod requires |node affinity |host port )/.test(reason)) return 'requirements';
   return 'other';

@@ -12,6 +12,7 @@ export const POD_REASONS = {
   wouldLaunch: 'Flotilla launches a NodeClaim for the pod',
   noNodePool: 'no NodePool matches the pod',
   nodePoolLimits: 'the NodePool limits are reached',
+  costLimit: 'a dollar limit is reached',
   nodeClassNotReady: 'the EC2NodeClass is not Ready',
   nodePoolNotReady: 'the NodePool is not Ready',
   noInstanceTypeFits: 'no instance type fits the pod',

@@ -67,6 +67,10 @@ describe('flotilla explain arguments', () => {
     [['explain'], 'say what to explain'],
     [['explain', 'pod', 'web-0'], 'name the pod as <namespace>/<name>'],
     [['explain', 'node', 'n', '--output', 'yaml'], '--output is text or json, got "yaml"'],
+    [
+      ['explain', 'node', 'n', '--max-cost-per-hour', '$50'],
+      '--max-cost-per-hour "$50" is not a number of US dollars per hour, such as 50 or 12.5',
+    ],
     [['explain', 'node', 'n', '--since', '2d'], '--since is minutes or hours such as 30m or 6h, got "2d"'],
     [['explain', 'node', 'n', '--kubeconfig', '/nonexistent/kubeconfig'], 'cannot load the kubeconfig'],
     [['explain', 'node', 'n', '--frob'], 'unknown option --frob'],

@@ -27,4 +27,18 @@ describe('scheduling policies from the environment', () => {
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual([EnvVar.minValuesPolicy]);
   });
+
+  it("reads the cluster's dollar limit when the stack sets one, and refuses one that is not a number", () => {
+    const parsed = parse({ [EnvVar.maxCostPerHour]: '42.5' });
+    expect(parsed.success && schedulingPolicyOf(parsed.data)).toEqual({
+      minValuesPolicy: 'Strict',
+      preferencePolicy: 'Respect',
+      maxCostPerHour: 42.5,
+    });
+    for (const bad of ['', '-1', '$40', 'lots']) {
+      const refused = parse({ [EnvVar.maxCostPerHour]: bad });
+      expect(refused.success).toBe(false);
+      expect(refused.error?.issues.map((i) => i.path.join('.'))).toEqual([EnvVar.maxCostPerHour]);
+    }
+  });
 });
