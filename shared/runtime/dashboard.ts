@@ -55,6 +55,14 @@ export const DASHBOARD: DashboardSpec = {
           [each('karpenter_nodepools_cost_total', 'Maximum', BY_POOL, 'cost')],
           STACKED,
         ),
+        graph('Cost and dollar limit per NodePool ($/hour)', 'USD/hour', 12, [
+          each('karpenter_nodepools_cost_total', 'Maximum', BY_POOL, 'cost'),
+          each('nodepools_cost_limit', 'Maximum', BY_POOL, 'limit'),
+        ]),
+        graph('Cluster cost and dollar limit ($/hour)', 'USD/hour', 12, [
+          total('karpenter_nodepools_cost_total', 'Maximum', BY_POOL, 'cost'),
+          each('cluster_cost_limit', 'Maximum', CLUSTER, 'limit'),
+        ]),
         graph(
           'Idle cost per NodePool ($/hour, unrequested share)',
           'USD/hour',

@@ -1,8 +1,8 @@
 import { D, type MetricBody, MetricDimension } from './metric-types.ts';
 
 // The metrics Karpenter has no counterpart for, under Flotilla's own names (with Karpenter's
-// dimension names all the same): what disruption saves and what it leaves alone, idle cost, the
-// runaway guard, and a shadow stack's daily comparison.
+// dimension names all the same): what disruption saves and what it leaves alone, idle cost, dollar
+// limits, the runaway guard, and a shadow stack's daily comparison.
 
 const { C, P, R } = D;
 const S = MetricDimension.side;
@@ -29,6 +29,20 @@ export const FLOTILLA_METRICS = {
     dimensionSets: [[C, P]],
     karpenter: null,
     help: 'The part of karpenter_nodepools_cost_total no pod requests: cost × (1 − requested ÷ allocatable), USD per hour',
+  },
+  nodepools_cost_limit: {
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C, P]],
+    karpenter: null,
+    help: 'A NodePool’s dollar limit (its flotilla.io/max-cost-per-hour annotation), USD per hour, beside karpenter_nodepools_cost_total; published for NodePools that have one',
+  },
+  cluster_cost_limit: {
+    unit: 'None',
+    kind: 'gauge',
+    dimensionSets: [[C]],
+    karpenter: null,
+    help: 'The cluster’s dollar limit (the stack’s maxCostPerHour), USD per hour, beside the sum of karpenter_nodepools_cost_total; published when it has one',
   },
   nodepools_launch_backoff_started_total: {
     unit: 'Count',

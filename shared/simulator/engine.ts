@@ -190,6 +190,9 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     schedulingPolicy: {
       minValuesPolicy: scenario.settings.minValuesPolicy,
       preferencePolicy: scenario.settings.preferencePolicy,
+      ...(scenario.settings.maxCostPerHour === undefined
+        ? {}
+        : { maxCostPerHour: scenario.settings.maxCostPerHour }),
     },
     repackConsolidation: scenario.settings.repackConsolidation,
     runawayGuard: scenario.settings.runawayGuard,

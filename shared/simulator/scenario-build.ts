@@ -32,6 +32,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
       }).gates,
       minValuesPolicy: s.settings.minValuesPolicy,
       preferencePolicy: s.settings.preferencePolicy,
+      ...(s.settings.maxCostPerHour === undefined ? {} : { maxCostPerHour: s.settings.maxCostPerHour }),
       repackConsolidation: s.settings.repackConsolidation,
       runawayGuard: s.settings.runawayGuard,
       operator: operatorSettingsIn(s.settings),

@@ -59,6 +59,8 @@ const settingsSchema = z
     minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
     /** FlotillaCluster's `preferencePolicy` (Karpenter's PREFERENCE_POLICY). */
     preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
+    /** FlotillaCluster's `maxCostPerHour` (Flotilla's cluster-wide dollar limit, USD per hour). */
+    maxCostPerHour: z.number().nonnegative().max(10_000_000).optional(),
     batchIdleDuration: duration.optional(),
     batchMaxDuration: duration.optional(),
     vmMemoryOverheadPercent: z.number().optional(),

@@ -170,6 +170,8 @@ export interface ScenarioSettings {
   readonly minValuesPolicy: MinValuesPolicy;
   /** Karpenter's PREFERENCE_POLICY. @default 'Respect' */
   readonly preferencePolicy: PreferencePolicy;
+  /** The stack's `maxCostPerHour` (Flotilla's cluster-wide dollar limit). @default none */
+  readonly maxCostPerHour?: number;
   /** The stack's `repackConsolidation` (Flotilla's own repack method). @default false */
   readonly repackConsolidation: boolean;
   /** The stack's `runawayGuard` (Flotilla's launch back-off). @default true */

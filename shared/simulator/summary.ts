@@ -1,4 +1,5 @@
 import { computeReportDetails, evictionCells, poolCells, type ReportDetails } from './breakdown.ts';
+import { costHolds } from './cost-holds.ts';
 import { NODE_HOLD_NOTE } from './holds.ts';
 import type { SimulationRecord } from './record.ts';
 import {
@@ -53,9 +54,13 @@ export function renderSummary(record: SimulationRecord): string {
     held(record, details),
     evictions(record, details),
     terminations(stats),
+    costLimits(record),
     unschedulable(stats),
   ];
-  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+  return `${sections
+    .filter((lines) => lines.length > 0)
+    .map((lines) => lines.join('\n'))
+    .join('\n\n')}\n`;
 }
 
 function header(record: SimulationRecord): string[] {
@@ -281,6 +286,19 @@ function pools(details: ReportDetails): string[] {
   if (details.pools.length === 0) return ['NodePools: none launched'];
   const cells = poolCells(details.pools);
   return [`NodePools: ${details.pools.length}`, ...table([cells.headers, ...cells.rows])];
+}
+
+/** What the dollar limits held back (the section is left out when no limit held a pod). */
+function costLimits(record: SimulationRecord): string[] {
+  const holds = costHolds(record);
+  if (holds.length === 0) return [];
+  return [
+    'Dollar limits reached:',
+    ...holds.map(
+      (h) =>
+        `  ${h.limit} ${h.amount}: up to ${h.pods} ${h.pods === 1 ? 'pod' : 'pods'} waited, ${formatRunTime(record, h.fromMs)} to ${formatRunTime(record, h.untilMs)}`,
+    ),
+  ];
 }
 
 /** What kept disruption from acting: one line per budget and per kind of reason nodes were kept for. */

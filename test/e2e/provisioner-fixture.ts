@@ -85,6 +85,8 @@ export interface PoolSpec {
   readonly replicas?: number;
   /** The EC2NodeClass it refers to. @default this file's own */
   readonly nodeClassName?: string;
+  /** The NodePool's annotations, as a user writes them. */
+  readonly annotations?: Record<string, string>;
 }
 
 /** How a test pod differs from the plain one (1 container, `cpu` and 128Mi requested). */
@@ -330,7 +332,7 @@ export class ProvisionerE2E {
       body: {
         apiVersion: 'karpenter.sh/v1',
         kind: 'NodePool',
-        metadata: { name },
+        metadata: { name, ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }) },
         spec: {
           ...(spec.weight === undefined ? {} : { weight: spec.weight }),
           ...(spec.replicas === undefined ? {} : { replicas: spec.replicas }),
@@ -663,6 +665,24 @@ export class ProvisionerE2E {
   private provisionerDynamo() {
     this.provisionerAws ??= this.env.account.as('provisioner');
     return this.provisionerAws.dynamodb;
+  }
+
+  /** Flotilla's FailedScheduling Events for pods named `<app>-…`, once there are `count`. */
+  async failedSchedulingEvents(app: string, count: number) {
+    return waitFor(
+      `${count} FailedScheduling events from flotilla for ${app}`,
+      async () => {
+        const list = await this.env.core.listNamespacedEvent({ namespace: this.namespace });
+        const ours = list.items.filter(
+          (e) =>
+            e.reason === 'FailedScheduling' &&
+            e.source?.component === 'flotilla' &&
+            e.involvedObject.name?.startsWith(`${app}-`),
+        );
+        return ours.length >= count ? ours : undefined;
+      },
+      { timeoutMs: 15_000 },
+    );
   }
 
   async podsOf(app: string) {

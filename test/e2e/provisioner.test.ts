@@ -229,20 +229,7 @@ describe('provisioner end to end (moto + kube-apiserver + kube-scheduler + node 
       expect(u.reasons.find((r) => r.nodePool === pool)?.reason).toMatch(/limit/);
     }
 
-    const events = await waitFor(
-      'FailedScheduling events from flotilla',
-      async () => {
-        const list = await e2e.env.core.listNamespacedEvent({ namespace });
-        const ours = list.items.filter(
-          (e) =>
-            e.reason === 'FailedScheduling' &&
-            e.source?.component === 'flotilla' &&
-            e.involvedObject.name?.startsWith('capped-'),
-        );
-        return ours.length >= 3 ? ours : undefined;
-      },
-      { timeoutMs: 15_000 },
-    );
+    const events = await e2e.failedSchedulingEvents('capped', 3);
     expect(new Set(events.map((e) => e.involvedObject.name))).toEqual(new Set(stuck.map((u) => u.pod.name)));
     expect(events[0]?.message).toMatch(new RegExp(`${pool}.*limit`));
     // One unschedulable decision per reason: the three capped pods share theirs.

@@ -176,6 +176,8 @@ export interface NodePoolObservation extends NodePoolNodeTotals {
   readonly memoryBytes: number;
   /** `spec.limits`, cpu in cores, memory in bytes, other resources as given. */
   readonly limits?: Readonly<Record<string, number>>;
+  /** Its dollar limit (`flotilla.io/max-cost-per-hour`), USD per hour, when it has one it can read. */
+  readonly costLimitPerHour?: number;
   /**
    * Its launched NodeClaims' offering prices (instance type, zone and capacity type labels × the
    * catalog the pass read, whichever EC2NodeClass lists the offering), USD per hour. NodeClaims
@@ -224,6 +226,8 @@ export interface ObserveDecision {
   readonly kind: 'observe';
   readonly reason: 'disruption pass';
   readonly nodePools: Readonly<Record<string, NodePoolObservation>>;
+  /** The cluster's dollar limit (the stack's `maxCostPerHour`), USD per hour, when it has one. */
+  readonly clusterCostLimitPerHour?: number;
   /**
    * For the pods bound to the pass's Nodes whose `status.startTime` is after `since` and at or
    * before `until`: seconds from their creation to that start, rounded to tenths. Consecutive

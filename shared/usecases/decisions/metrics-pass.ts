@@ -79,6 +79,9 @@ export function observePoints(decision: ObserveDecision, point: PointOf): Metric
       point('karpenter_nodepools_cost_total', o.pricePerHour, { nodepool }),
       point('nodepools_idle_cost', o.idlePricePerHour, { nodepool }),
     );
+    if (o.costLimitPerHour !== undefined) {
+      out.push(point('nodepools_cost_limit', o.costLimitPerHour, { nodepool }));
+    }
     if ((o.unpricedNodeClaims ?? 0) > 0) {
       out.push(
         point('karpenter_nodepools_cost_tracker_errors_total', o.unpricedNodeClaims ?? 0, { nodepool }),
@@ -104,6 +107,9 @@ export function observePoints(decision: ObserveDecision, point: PointOf): Metric
     requested.memory += o.podRequests.memoryBytes;
   }
   out.push(point('karpenter_cluster_state_node_count', nodes));
+  if (decision.clusterCostLimitPerHour !== undefined) {
+    out.push(point('cluster_cost_limit', decision.clusterCostLimitPerHour));
+  }
   for (const resource_type of ['cpu', 'memory'] as const) {
     const whole = allocatable[resource_type];
     const percent = whole <= 0 ? 0 : Math.round((requested[resource_type] / whole) * 10_000) / 100;

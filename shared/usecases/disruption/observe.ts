@@ -5,6 +5,7 @@ import {
   isConditionTrue,
   Label,
   NodeClaimConditionType,
+  type NodePool,
   type Offering,
   Resource,
   type ResourceList,
@@ -203,6 +204,7 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
       cpu: t.cpuMillis / 1000,
       memoryBytes: t.memoryBytes,
       ...(limits === undefined || Object.keys(limits).length === 0 ? {} : { limits: inUnits(limits) }),
+      ...costLimitOf(observed.pools.get(name)?.pool.costLimit),
       pricePerHour: round(t.price, 6),
       idlePricePerHour: round(t.idle, 6),
       ...(t.unpriced === 0
@@ -243,10 +245,12 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     (c) => c.deletedAtMs,
   );
   const terminating = observeTerminations(observed.claims, observed.nodes, nowMs);
+  const clusterLimit = observed.input?.solve.options?.maxCostPerHour;
   return {
     kind: 'observe',
     reason: 'disruption pass',
     nodePools,
+    ...(clusterLimit === undefined ? {} : { clusterCostLimitPerHour: clusterLimit }),
     podStartupSeconds,
     ...(created === undefined ? {} : { nodeClaimsCreated: created }),
     ...(deleted === undefined ? {} : { nodeClaimsDeleted: deleted }),
@@ -263,6 +267,11 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
     ...(since === undefined ? {} : { since: new Date(since).toISOString() }),
     ...(until === undefined ? {} : { until: new Date(until).toISOString() }),
   };
+}
+
+/** A NodePool's readable dollar limit, as the observation names it. */
+function costLimitOf(limit: NodePool['costLimit']): { costLimitPerHour?: number } {
+  return limit !== undefined && 'usdPerHour' in limit ? { costLimitPerHour: limit.usdPerHour } : {};
 }
 
 /** NodeClaims an observation names at most, per list (counted and priced all the same). */

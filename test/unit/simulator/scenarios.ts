@@ -3,13 +3,15 @@
 /**
  * The EC2NodeClass `default` (AMI `alias`) and the NodePool `default` on it with these requirement
  * items (each in YAML flow style), `spec` lines (indented six spaces) before its template, and
- * `templateSpec` lines (indented ten spaces) under its template's spec before the requirements.
+ * `templateSpec` lines (indented ten spaces) under its template's spec before the requirements,
+ * and the NodePool's `annotations` (in YAML flow style).
  */
 export const defaultPoolYaml = (
   requirements: readonly string[],
   spec = '',
   templateSpec = '',
   alias = 'al2023@latest',
+  annotations?: string,
 ) => `ec2NodeClasses:
   - apiVersion: karpenter.k8s.aws/v1
     kind: EC2NodeClass
@@ -22,7 +24,7 @@ export const defaultPoolYaml = (
 nodePools:
   - apiVersion: karpenter.sh/v1
     kind: NodePool
-    metadata: { name: default }
+    metadata: { name: default${annotations === undefined ? '' : `, annotations: ${annotations}`} }
     spec:
 ${spec}      template:
         spec:

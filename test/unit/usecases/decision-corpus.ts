@@ -1013,6 +1013,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         kind: 'observe',
         reason: 'disruption pass',
         since: '2026-03-01T11:59:00.000Z',
+        clusterCostLimitPerHour: 40,
         podStartupSeconds: [31.5, 42, 7.2],
         nodePools: {
           default: {
@@ -1020,6 +1021,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
             cpu: 8,
             memoryBytes: 34_359_738_368,
             limits: { cpu: 100, memory: 400_000_000_000, 'nvidia.com/gpu': 4 },
+            costLimitPerHour: 2.5,
             pricePerHour: 0.384,
             idlePricePerHour: 0.096,
             unpricedNodeClaims: 1,
@@ -1101,6 +1103,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         [limit('default', 'nvidia.com/gpu')]: 4,
         [series('karpenter_nodepools_cost_total', { nodepool: 'default' })]: 0.384,
         [series('nodepools_idle_cost', { nodepool: 'default' })]: 0.096,
+        [series('nodepools_cost_limit', { nodepool: 'default' })]: 2.5,
         [series('karpenter_nodepools_cost_tracker_errors_total', { nodepool: 'default' })]: 1,
         [nodes('allocatable', 'default', 'cpu')]: 7.8,
         [nodes('allocatable', 'default', 'memory')]: 30_000_000_000,
@@ -1127,6 +1130,7 @@ export const CORPUS: { readonly [K in DecisionKind]: readonly CorpusEntry<K>[] }
         [nodes('system_overhead', 'empty', 'memory')]: 0,
         // Over every NodePool: 2 nodes; 5.85 of 7.8 cores and 12 of 30 GB requested.
         [series('karpenter_cluster_state_node_count')]: 2,
+        [series('cluster_cost_limit')]: 40,
         [series('karpenter_cluster_utilization_percent', { resource_type: 'cpu' })]: 75,
         [series('karpenter_cluster_utilization_percent', { resource_type: 'memory' })]: 40,
         [series('operator_nodeclaim_status_condition_transitions_total', {
