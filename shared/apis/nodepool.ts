@@ -121,7 +121,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     annotations,
     expireAfter: t.spec.expireAfter ?? '720h',
     ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
-    disruption: toNodePoolDisruption(np.spec.disruption),
+    disruption: toNodePoolDisruption(np.spec.disruption, annotations),
     ...optional('hash', annotations[Annotation.nodePoolHash]),
     ...optional('hashVersion', annotations[Annotation.nodePoolHashVersion]),
     conditions,
@@ -152,9 +152,19 @@ function checkStaticSpec(spec: z.infer<typeof nodePoolSchema>['spec'], object: s
   }
 }
 
-/** `spec.disruption` with the CRD's defaults where the object (as a client may hold it) lacks them. */
-function toNodePoolDisruption(raw: z.infer<typeof nodePoolSchema>['spec']['disruption']): NodePoolDisruption {
+/** Flotilla's own: the NodePool annotation naming the IANA time zone its budget schedules are read in. */
+export const BUDGET_TIME_ZONE_ANNOTATION = 'flotilla.io/budget-time-zone';
+
+/**
+ * `spec.disruption` with the CRD's defaults where the object (as a client may hold it) lacks them;
+ * each budget with a schedule carries the time zone the NodePool's annotation names, if any.
+ */
+function toNodePoolDisruption(
+  raw: z.infer<typeof nodePoolSchema>['spec']['disruption'],
+  annotations: Readonly<Record<string, string>>,
+): NodePoolDisruption {
   const defaults = DEFAULT_NODEPOOL_DISRUPTION;
+  const timeZone = annotations[BUDGET_TIME_ZONE_ANNOTATION]?.trim();
   return {
     consolidationPolicy: raw?.consolidationPolicy ?? defaults.consolidationPolicy,
     consolidateAfter: raw?.consolidateAfter ?? defaults.consolidateAfter,
@@ -164,6 +174,7 @@ function toNodePoolDisruption(raw: z.infer<typeof nodePoolSchema>['spec']['disru
         : raw.budgets.map((b) => ({
             nodes: b.nodes ?? '10%',
             ...optional('schedule', b.schedule),
+            ...(b.schedule === undefined || timeZone === undefined || timeZone === '' ? {} : { timeZone }),
             ...optional('duration', b.duration),
             ...optional('reasons', b.reasons),
           })),

@@ -39,9 +39,12 @@ export {
   expiration,
   hashDrift,
   isReschedulable,
+  isTimeZone,
+  latestFiring,
   lifetimeRemaining,
   type MethodDisruptionReason,
   matchingPdbs,
+  nextFiring,
   nodeDoNotDisrupt,
   type PdbLimit,
   type PodBlocker,
@@ -50,6 +53,7 @@ export {
   podEvictionCost,
   requirementsDrift,
   type VersionedHash,
+  wallClockMs,
 } from './disruption/index.ts';
 export { parseGoDurationMs } from './duration.ts';
 export {

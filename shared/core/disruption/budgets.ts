@@ -1,5 +1,5 @@
 import { parseGoDurationMs } from '../duration.ts';
-import { cronWindowOpen, parseCron } from './cron.ts';
+import { cronWindowOpen, isTimeZone, parseCron } from './cron.ts';
 
 // Disruption budget arithmetic, as Karpenter v1 computes it per NodePool and reason: each budget
 // that applies to the reason and is active now allows `nodes` (a count, or a percentage of the
@@ -20,8 +20,13 @@ export type MethodDisruptionReason = Exclude<DisruptionReason, 'Unhealthy'>;
 export interface DisruptionBudget {
   /** A node count (`"5"`) or a percentage of the NodePool's nodes (`"10%"`). */
   readonly nodes: string;
-  /** Cron schedule (UTC) at which the budget becomes active; with `duration`. */
+  /** Cron schedule (UTC, or `timeZone`) at which the budget becomes active; with `duration`. */
   readonly schedule?: string;
+  /**
+   * Flotilla's own: the IANA time zone `schedule` is read in (the NodePool annotation
+   * `flotilla.io/budget-time-zone`). @default UTC, as Karpenter reads it
+   */
+  readonly timeZone?: string;
   /** How long the budget stays active after each schedule hit (hours and minutes). */
   readonly duration?: string;
   /** Reasons the budget limits; unset means every reason. */
@@ -62,11 +67,14 @@ export function budgetNodes(nodes: string, total: number): number | undefined {
   return Math.ceil((Number(nodes.slice(0, -1)) * total) / 100);
 }
 
-/** Whether the budget is active at `nowMs`, or why it cannot be judged. */
+/**
+ * Whether the budget is active at `nowMs`, or why it cannot be judged. A schedule in a time zone
+ * this runtime does not know `holds`: it is taken as active (the stricter reading) and reported.
+ */
 export function budgetActive(
   budget: DisruptionBudget,
   nowMs: number,
-): boolean | { readonly problem: string } {
+): boolean | { readonly problem: string; readonly holds?: true } {
   if (budget.schedule === undefined && budget.duration === undefined) return true;
   if (budget.schedule === undefined || budget.duration === undefined) {
     return { problem: 'schedule and duration must be set together' };
@@ -79,7 +87,13 @@ export function budgetActive(
   if (durationMs === undefined) {
     return { problem: `duration "${budget.duration}" is not hours and minutes such as 8h or 1h30m` };
   }
-  return cronWindowOpen(schedule, durationMs, nowMs);
+  if (budget.timeZone !== undefined && !isTimeZone(budget.timeZone)) {
+    return {
+      problem: `time zone "${budget.timeZone}" (annotation flotilla.io/budget-time-zone) is not an IANA time zone; the budget is taken as active`,
+      holds: true,
+    };
+  }
+  return cronWindowOpen(schedule, durationMs, nowMs, budget.timeZone);
 }
 
 /**
@@ -104,11 +118,12 @@ export function allowedDisruptions(
       problems.push({ index, problem: `nodes "${budget.nodes}" is neither a count nor a percentage 0-100%` });
       return;
     }
-    const active = budgetActive(budget, nowMs);
-    if (typeof active !== 'boolean') {
-      problems.push({ index, problem: active.problem });
-      return;
+    const judged = budgetActive(budget, nowMs);
+    if (typeof judged !== 'boolean') {
+      problems.push({ index, problem: judged.problem });
+      if (judged.holds !== true) return;
     }
+    const active = typeof judged === 'boolean' ? judged : true;
     valid += 1;
     if (!active || (budget.reasons !== undefined && !budget.reasons.includes(reason))) return;
     const left = Math.max(0, nodes - counts.disrupting);

@@ -1,6 +1,9 @@
 // Standard five-field cron schedules (minute, hour, day of month, month, day of week) and the
-// `@hourly`-style macros, evaluated in UTC, as disruption budget schedules are. Day of month and
-// day of week combine as in Vixie cron: when both are restricted, either may match.
+// `@hourly`-style macros, evaluated in UTC, as disruption budget schedules are, or in a named IANA
+// time zone (Flotilla's own): a schedule fires at each instant whose local wall-clock minute it
+// matches, so a time a daylight-saving change skips never fires that day, and one it repeats fires
+// twice. Day of month and day of week combine as in Vixie cron: when both are restricted, either
+// may match.
 
 /** A parsed schedule: the allowed values of each field. */
 export interface CronSchedule {
@@ -104,9 +107,59 @@ export function parseCron(expression: string): CronSchedule | { readonly problem
   return { minutes, hours, daysOfMonth, months, daysOfWeek, anyDay: star(parts[2]) || star(parts[4]) };
 }
 
-/** Whether the schedule fires at the minute of `ms` (UTC). */
-export function cronMatches(schedule: CronSchedule, ms: number): boolean {
-  const at = new Date(ms);
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** Whether `timeZone` names an IANA time zone this runtime knows (`UTC` included). */
+export function isTimeZone(timeZone: string): boolean {
+  try {
+    zoneFormat(timeZone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function zoneFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = zoneFormats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    zoneFormats.set(timeZone, format);
+  }
+  return format;
+}
+
+/**
+ * `ms` shifted by the zone's offset at that instant: its UTC fields (getUTCHours, …) read as the
+ * zone's wall clock. @throws RangeError for an unknown time zone.
+ */
+export function wallClockMs(ms: number, timeZone: string | undefined): number {
+  if (timeZone === undefined || timeZone === 'UTC') return ms;
+  const f: Record<string, number> = {};
+  for (const p of zoneFormat(timeZone).formatToParts(ms))
+    if (p.type !== 'literal') f[p.type] = Number(p.value);
+  const wall = Date.UTC(
+    f['year'] ?? 0,
+    (f['month'] ?? 1) - 1,
+    f['day'] ?? 1,
+    f['hour'] ?? 0,
+    f['minute'] ?? 0,
+    f['second'] ?? 0,
+  );
+  return wall + (ms - Math.floor(ms / 1000) * 1000);
+}
+
+/** Whether the schedule fires at the minute of `ms`, read in `timeZone` (UTC when unset). */
+export function cronMatches(schedule: CronSchedule, ms: number, timeZone?: string): boolean {
+  const at = new Date(wallClockMs(ms, timeZone));
   if (!schedule.minutes.has(at.getUTCMinutes())) return false;
   if (!schedule.hours.has(at.getUTCHours())) return false;
   if (!schedule.months.has(at.getUTCMonth() + 1)) return false;
@@ -119,12 +172,67 @@ const MINUTE_MS = 60_000;
 
 /**
  * Whether a window that opens at each firing and lasts `durationMs` is open at `nowMs`: some
- * firing `f` has `nowMs - durationMs < f <= nowMs` (firings fall on whole minutes).
+ * firing `f` has `nowMs - durationMs < f <= nowMs` (firings fall on whole minutes; the duration is
+ * elapsed time, whatever the zone's clock does meanwhile).
  */
-export function cronWindowOpen(schedule: CronSchedule, durationMs: number, nowMs: number): boolean {
-  const latest = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS;
-  for (let f = latest; f > nowMs - durationMs; f -= MINUTE_MS) {
-    if (cronMatches(schedule, f)) return true;
+export function cronWindowOpen(
+  schedule: CronSchedule,
+  durationMs: number,
+  nowMs: number,
+  timeZone?: string,
+): boolean {
+  const firing = latestFiring(schedule, nowMs, durationMs, timeZone);
+  return firing !== undefined && firing > nowMs - durationMs;
+}
+
+/**
+ * The latest firing at or before `nowMs` within `horizonMs`, or undefined. It walks back an hour
+ * at a time through hours the schedule cannot fire in (by the zone's wall clock), then a minute at
+ * a time.
+ */
+export function latestFiring(
+  schedule: CronSchedule,
+  nowMs: number,
+  horizonMs: number,
+  timeZone?: string,
+): number | undefined {
+  const earliest = nowMs - horizonMs;
+  for (let m = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS; m >= earliest; ) {
+    const wall = new Date(wallClockMs(m, timeZone));
+    if (!hourMayFire(schedule, wall)) {
+      m -= (wall.getUTCMinutes() + 1) * MINUTE_MS;
+      continue;
+    }
+    if (schedule.minutes.has(wall.getUTCMinutes())) return m;
+    m -= MINUTE_MS;
   }
-  return false;
+  return undefined;
+}
+
+/** The first firing after `nowMs` within `horizonMs`, or undefined. */
+export function nextFiring(
+  schedule: CronSchedule,
+  nowMs: number,
+  horizonMs: number,
+  timeZone?: string,
+): number | undefined {
+  const latest = nowMs + horizonMs;
+  for (let m = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS; m <= latest; ) {
+    const wall = new Date(wallClockMs(m, timeZone));
+    if (!hourMayFire(schedule, wall)) {
+      m += (60 - wall.getUTCMinutes()) * MINUTE_MS;
+      continue;
+    }
+    if (schedule.minutes.has(wall.getUTCMinutes())) return m;
+    m += MINUTE_MS;
+  }
+  return undefined;
+}
+
+/** Whether the schedule may fire in the wall-clock hour of `wall` (its day, month and hour match). */
+function hourMayFire(schedule: CronSchedule, wall: Date): boolean {
+  if (!schedule.hours.has(wall.getUTCHours()) || !schedule.months.has(wall.getUTCMonth() + 1)) return false;
+  const dom = schedule.daysOfMonth.has(wall.getUTCDate());
+  const dow = schedule.daysOfWeek.has(wall.getUTCDay());
+  return schedule.anyDay ? dom && dow : dom || dow;
 }

@@ -11,7 +11,16 @@ export {
   type MethodDisruptionReason,
 } from './budgets.ts';
 export { type ConsolidatableVerdict, consolidatable } from './consolidatable.ts';
-export { type CronSchedule, cronMatches, cronWindowOpen, parseCron } from './cron.ts';
+export {
+  type CronSchedule,
+  cronMatches,
+  cronWindowOpen,
+  isTimeZone,
+  latestFiring,
+  nextFiring,
+  parseCron,
+  wallClockMs,
+} from './cron.ts';
 export { type Drift, type DriftReason, hashDrift, requirementsDrift, type VersionedHash } from './drift.ts';
 export { type ExpirationVerdict, expiration, lifetimeRemaining } from './expiration.ts';
 export {

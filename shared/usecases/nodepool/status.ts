@@ -80,7 +80,8 @@ export function budgetProblems(pool: ClusterNodePool): string[] {
     }
     // Parsing does not depend on the time; any instant tells whether the window can be judged.
     const active = budgetActive(budget, 0);
-    return typeof active === 'boolean' ? [] : [`budgets[${i}]: ${active.problem}`];
+    if (typeof active === 'boolean') return [];
+    return [`budgets[${i}]: ${active.problem}${active.holds === true ? '' : '; it is left out'}`];
   });
 }
 
@@ -92,7 +93,7 @@ function budgetsCondition(pool: ClusterNodePool): ConditionUpdate | undefined {
       type,
       status: 'False',
       reason: 'InvalidBudget',
-      message: `${problems.join('; ')}; these budgets are left out`,
+      message: problems.join('; '),
     };
   }
   return pool.conditions.some((c) => c.type === type)

@@ -357,6 +357,16 @@ describe('NodePool and NodeClaim parsing', () => {
     expect(toClusterNodePool({ ...poolObject, spec: { ...poolObject.spec, disruption } }).disruption).toEqual(
       disruption,
     );
+    // Flotilla's flotilla.io/budget-time-zone: the budgets with a schedule are read in that zone.
+    const zoned = toClusterNodePool({
+      ...poolObject,
+      metadata: {
+        ...poolObject.metadata,
+        annotations: { 'flotilla.io/budget-time-zone': ' Europe/Berlin ' },
+      },
+      spec: { ...poolObject.spec, disruption },
+    }).disruption.budgets;
+    expect(zoned).toEqual([{ ...disruption.budgets[0], timeZone: 'Europe/Berlin' }, { nodes: '3' }]);
     // Karpenter v1.15 no longer requires consolidateAfter: a disruption block without it means 0s.
     expect(
       toClusterNodePool({

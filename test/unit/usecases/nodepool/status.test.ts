@@ -239,6 +239,18 @@ describe('DisruptionBudgetsValid', () => {
     expect(condition?.message).not.toMatch(/budgets\[0\]/);
   });
 
+  it('says a budget whose time zone is unknown holds rather than being left out', () => {
+    const condition = budgetsCondition(
+      withBudgets([{ nodes: '0', schedule: '0 9 * * 1-5', duration: '8h', timeZone: 'Mars/Olympus' }]),
+    );
+    expect(condition).toMatchObject({
+      status: 'False',
+      reason: 'InvalidBudget',
+      message:
+        'budgets[0]: time zone "Mars/Olympus" (annotation flotilla.io/budget-time-zone) is not an IANA time zone; the budget is taken as active',
+    });
+  });
+
   it('is not written while every budget parses, and turns True once a malformed one is fixed', () => {
     expect(
       budgetsCondition(withBudgets([{ nodes: '1', schedule: '0 9 * * 1-5', duration: '8h' }])),
