@@ -23,6 +23,7 @@ import {
   resources,
   stringMap,
 } from './karpenter.ts';
+import { parseSchedules } from './schedules.ts';
 
 // Karpenter's v1 NodePool: parsed into the port's ClusterNodePool, with the CRD's defaults and its
 // rules for static NodePools. Pure.
@@ -122,6 +123,7 @@ export function toClusterNodePool(raw: unknown): ClusterNodePool {
     expireAfter: t.spec.expireAfter ?? '720h',
     ...optional('terminationGracePeriod', t.spec.terminationGracePeriod),
     disruption: toNodePoolDisruption(np.spec.disruption, annotations),
+    ...optional('schedules', parseSchedules(annotations, np.metadata.name, np.spec.replicas !== undefined)),
     ...optional('hash', annotations[Annotation.nodePoolHash]),
     ...optional('hashVersion', annotations[Annotation.nodePoolHashVersion]),
     conditions,

@@ -70,6 +70,13 @@ export const NodePoolConditionType = {
    * Written only once a hold started, and it does not count towards Ready.
    */
   rolloutPaused: 'RolloutPaused',
+  /**
+   * Flotilla's own: True while a schedule of the NodePool's `flotilla.io/schedules` annotation holds
+   * it (reason `WindowOpen`, the message naming each open window and until when) or the annotation
+   * does not read (`SchedulesInvalid`); False (`NoWindowOpen`) once none holds. First written when
+   * one holds; it does not count towards Ready.
+   */
+  scheduleHolds: 'ScheduleHolds',
 } as const;
 
 /** EC2NodeClass condition types; `Ready` is True only when all the others are. */

@@ -164,6 +164,18 @@ export {
   subtractResources,
 } from './resources.ts';
 export { solve } from './scheduler.ts';
+export {
+  describeWindow,
+  formatInZone,
+  heldPool,
+  type OpenWindow,
+  openWindow,
+  openWindows,
+  type PoolSchedule,
+  type PoolSchedules,
+  SCHEDULE_HORIZON_MS,
+  type ScheduleHold,
+} from './schedules.ts';
 export { DYNAMIC_RESOURCES_UNSUPPORTED } from './scheduling/reasons.ts';
 export {
   planStaticNodeClaim,

@@ -30,6 +30,11 @@ export interface NodePool {
    */
   readonly costLimit?: { readonly usdPerHour: number } | { readonly problem: string };
   /**
+   * What lowered `limits` below `spec.limits` (a schedule window, Flotilla's own), said beside a
+   * limit in the reason a pod is told.
+   */
+  readonly limitsHeldBy?: string;
+  /**
    * `spec.replicas`: a static NodePool (Karpenter's alpha static capacity) keeps exactly this many
    * nodes whatever the pods; the provisioner never launches for pods on it and voluntary disruption
    * leaves its nodes alone. Unset for a dynamic pool.

@@ -8,6 +8,7 @@ import type {
   NodePool,
   NodeSelectorRequirement,
   Pod,
+  PoolSchedules,
   ResourceList,
   Taint,
   Toleration,
@@ -157,6 +158,8 @@ export interface ClusterNodePool {
   readonly terminationGracePeriod?: string;
   /** `spec.disruption`: consolidation policy and delay, and disruption budgets. */
   readonly disruption: NodePoolDisruption;
+  /** Flotilla's own schedules (annotation `flotilla.io/schedules`), when it names any. */
+  readonly schedules?: PoolSchedules;
   /** `metadata.annotations[karpenter.sh/nodepool-hash]` and `-hash-version`, when set. */
   readonly hash?: string;
   readonly hashVersion?: string;

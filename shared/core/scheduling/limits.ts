@@ -119,7 +119,8 @@ export class Limits {
             return true;
           });
     if (byResource.length === 0) {
-      return `limits ${limited.map(([k]) => `${k} ${formatQuantity(k, t.pool.limits?.[k] ?? 0)}`).join(', ')} leave room for no instance type that fits (remaining ${limited.map(([k, v]) => `${k} ${formatQuantity(k, Math.max(0, v))}`).join(', ')})`;
+      const heldBy = t.pool.limitsHeldBy === undefined ? '' : ` (${t.pool.limitsHeldBy})`;
+      return `limits ${limited.map(([k]) => `${k} ${formatQuantity(k, t.pool.limits?.[k] ?? 0)}`).join(', ')}${heldBy} leave room for no instance type that fits (remaining ${limited.map(([k, v]) => `${k} ${formatQuantity(k, Math.max(0, v))}`).join(', ')})`;
     }
     const cost = remaining.get(COST_KEY);
     if (cost === undefined) return byResource;

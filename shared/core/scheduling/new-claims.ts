@@ -117,7 +117,8 @@ export class NewClaims {
     }
     const remaining = t.remaining;
     if (remaining !== undefined && (remaining.get('nodes') ?? 1) < 1) {
-      return `limit nodes ${t.pool.limits?.['nodes']} reached`;
+      const heldBy = t.pool.limitsHeldBy === undefined ? '' : ` (${t.pool.limitsHeldBy})`;
+      return `limit nodes ${t.pool.limits?.['nodes']}${heldBy} reached`;
     }
     const name = `${t.pool.name}-${fnv1a(`${state.input.nowMs}/${t.pool.name}/${pod.uid}/${this.claims.length}`)}`;
     const bin = new Bin(

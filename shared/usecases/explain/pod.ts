@@ -265,6 +265,7 @@ export function solverCode(reason: string): PodReasonCode {
 /** The code of a NodePool left out before planning. */
 function skippedCode(skipped: SkippedNodePool): PodReasonCode {
   if (skipped.launchPaused === true) return 'launchPaused';
+  if (skipped.scheduleHeld === true) return 'scheduleHolds';
   if (skipped.reason === STATIC_NODEPOOL_REASON) return 'staticNodePool';
   if (skipped.reason === 'it is being deleted') return 'nodePoolDeleting';
   if (/\(NodeClass[A-Za-z]*\)/.test(skipped.reason)) return 'nodeClassNotReady';

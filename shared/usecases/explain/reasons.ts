@@ -17,6 +17,7 @@ export const POD_REASONS = {
   nodePoolNotReady: 'the NodePool is not Ready',
   noInstanceTypeFits: 'no instance type fits the pod',
   launchPaused: 'the runaway guard pauses the NodePool launches',
+  scheduleHolds: 'a schedule of the NodePool holds its launches',
   taintNotTolerated: 'the pod does not tolerate a NodePool taint',
   requirements: 'the pod requirements exclude the NodePool',
   nodePoolDeleting: 'the NodePool is being deleted',

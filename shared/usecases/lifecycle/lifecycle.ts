@@ -269,6 +269,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       claims: claimsRead.items.filter((c) => !deletedNames.has(c.name)),
       nodes: nodesRead.items,
       registrationHealth: health,
+      nowMs: now.getTime(),
     },
   );
   // NodeOverlays last: the pass's other work does not wait on the catalog read they need.

@@ -18,6 +18,7 @@ import type {
 } from '../../ports/cluster.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { nodePoolReadiness } from '../state/nodepool-readiness.ts';
+import { scheduleCondition } from './schedule-condition.ts';
 
 // NodePool status (Karpenter's nodepool readiness, validation and counter controllers):
 // ValidationSucceeded, NodeClassReady, Ready, NodeRegistrationHealthy, status.resources and
@@ -30,6 +31,8 @@ export interface NodePoolStatusInput {
   readonly nodes: readonly NodeInfo[];
   /** `NodeRegistrationHealthy` updates decided by this lifecycle pass, by NodePool name. */
   readonly registrationHealth?: ReadonlyMap<string, ConditionUpdate>;
+  /** The pass's time, for the `ScheduleHolds` condition; without it that condition is not written. */
+  readonly nowMs?: number;
 }
 
 /** Sum of the capacity of the pool's launched NodeClaims and Nodes, plus `nodes`: their count. */
@@ -110,12 +113,14 @@ export function computeNodePoolStatus(
   const { validation, nodeClass, readyCondition: ready } = nodePoolReadiness(pool, input.nodeClasses);
   const health = input.registrationHealth?.get(name);
   const budgets = budgetsCondition(pool);
+  const schedule = input.nowMs === undefined ? undefined : scheduleCondition(pool, input.nowMs);
   const conditions = [
     validation,
     nodeClass,
     ready,
     ...(health === undefined ? [] : [health]),
     ...(budgets === undefined ? [] : [budgets]),
+    ...(schedule === undefined ? [] : [schedule]),
   ].filter(
     (u) =>
       !sameCondition(

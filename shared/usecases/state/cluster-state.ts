@@ -312,10 +312,16 @@ export async function buildSchedulingInput(
   cloud: Pick<Cloud, 'instanceTypes'>,
   options: SchedulingOptions,
 ): Promise<SchedulingInput> {
-  const selection = selectNodePools(state.nodePools, state.nodeClasses, options.pausedNodePools);
+  const selection = selectNodePools(
+    state.nodePools,
+    state.nodeClasses,
+    options.pausedNodePools,
+    options.nowMs,
+  );
   const observed = observeMemory(state);
   const instanceTypes = new Map<string, readonly InstanceType[]>();
-  for (const { nodeClass } of selection.eligible) {
+  // Pools only their schedules hold launch nothing, but their nodes are priced from their classes.
+  for (const nodeClass of [...selection.eligible.map((e) => e.nodeClass), ...(selection.heldClasses ?? [])]) {
     if (!instanceTypes.has(nodeClass.name)) {
       instanceTypes.set(
         nodeClass.name,

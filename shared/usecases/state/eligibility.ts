@@ -1,4 +1,10 @@
-import { DYNAMIC_RESOURCES_UNSUPPORTED, type UnschedulablePod } from '../../core/index.ts';
+import {
+  DYNAMIC_RESOURCES_UNSUPPORTED,
+  describeWindow,
+  heldPool,
+  openWindows,
+  type UnschedulablePod,
+} from '../../core/index.ts';
 import type { EC2NodeClass } from '../../ports/cloud.ts';
 import type { ClusterNodePool } from '../../ports/cluster.ts';
 import { nodePoolReadiness } from './nodepool-readiness.ts';
@@ -12,6 +18,8 @@ export interface SkippedNodePool {
   readonly reason: string;
   /** Left out because the runaway guard pauses its launches (it is Ready otherwise). */
   readonly launchPaused?: true;
+  /** Left out because its schedules hold it (a window of no new nodes, or schedules that do not read). */
+  readonly scheduleHeld?: true;
 }
 
 /** A NodePool that may launch, with its Ready EC2NodeClass. */
@@ -23,6 +31,11 @@ export interface EligibleNodePool {
 export interface NodePoolSelection {
   readonly eligible: readonly EligibleNodePool[];
   readonly skipped: readonly SkippedNodePool[];
+  /**
+   * The Ready EC2NodeClasses of pools only their schedules leave out: their instance types still
+   * price those pools' running nodes (for disruption and the cost it observes). @default none
+   */
+  readonly heldClasses?: readonly EC2NodeClass[];
 }
 
 /**
@@ -30,15 +43,19 @@ export interface NodePoolSelection {
  * is not being deleted and is Ready (the same rules as the NodePool's own Ready condition, computed
  * from the classes given rather than from the pool's stored status, so a pool is usable in the pass
  * that first resolves its class), and whose launches the runaway guard does not pause (`paused`:
- * NodePool name → why).
+ * NodePool name → why). Its schedules (`flotilla.io/schedules`) at `nowMs`: a window that holds no
+ * new nodes leaves it out, one that holds limits lowers them; an annotation that does not read
+ * leaves it out. Without `nowMs` (warming caches only) open windows are not looked for.
  */
 export function selectNodePools(
   pools: readonly ClusterNodePool[],
   nodeClasses: readonly EC2NodeClass[],
   paused: ReadonlyMap<string, string> = new Map(),
+  nowMs?: number,
 ): NodePoolSelection {
   const eligible: EligibleNodePool[] = [];
   const skipped: SkippedNodePool[] = [];
+  const heldClasses: EC2NodeClass[] = [];
   for (const pool of pools) {
     const name = pool.pool.name;
     if (pool.deleting) {
@@ -59,9 +76,31 @@ export function selectNodePools(
       skipped.push({ nodePool: name, reason: pause, launchPaused: true });
       continue;
     }
-    eligible.push({ pool, nodeClass });
+    const held = scheduled(pool, nowMs);
+    if (typeof held === 'string') {
+      skipped.push({ nodePool: name, reason: held, scheduleHeld: true });
+      heldClasses.push(nodeClass);
+      continue;
+    }
+    eligible.push({ pool: held, nodeClass });
   }
-  return { eligible, skipped };
+  return { eligible, skipped, ...(heldClasses.length === 0 ? {} : { heldClasses }) };
+}
+
+/** The pool as its open schedule windows hold it, or why it may not launch at all. */
+function scheduled(pool: ClusterNodePool, nowMs: number | undefined): ClusterNodePool | string {
+  const schedules = pool.schedules;
+  if (schedules === undefined) return pool;
+  if (schedules.kind === 'invalid') return schedules.problem;
+  if (nowMs === undefined) return pool;
+  const open = openWindows(schedules.schedules, nowMs);
+  const closed = open.find((w) => w.schedule.hold.kind === 'noNewNodes');
+  if (closed !== undefined) return describeWindow(closed);
+  if (open.length === 0) return pool;
+  return {
+    ...pool,
+    pool: { ...heldPool(pool.pool, open), limitsHeldBy: open.map(describeWindow).join('; ') },
+  };
 }
 
 /** What nothing-fits means when there is no NodePool at all. */
@@ -83,7 +122,7 @@ export function unschedulableMessage(
   const skipped = selection.skipped.map((s) => `nodePool ${s.nodePool}: ${s.reason}`);
   if (selection.eligible === 0) {
     if (skipped.length === 0) return NO_NODEPOOL_DEFINED;
-    const none = selection.skipped.some((s) => s.launchPaused === true)
+    const none = selection.skipped.some((s) => s.launchPaused === true || s.scheduleHeld === true)
       ? 'no NodePool can launch now'
       : 'no NodePool is Ready';
     return `${none}; ${skipped.join('; ')}`;

@@ -1,21 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { toClusterNodePool } from '../../../shared/apis/index.ts';
+import { nodePoolManifest } from '../../fixtures/builders.ts';
 
 // The NodePool annotation flotilla.io/max-cost-per-hour, as the Lambdas read it.
 
 const pool = (annotations: Record<string, string> | undefined, replicas?: number) =>
-  toClusterNodePool({
-    metadata: { name: 'default', uid: 'u1', ...(annotations === undefined ? {} : { annotations }) },
-    spec: {
+  toClusterNodePool(
+    nodePoolManifest('default', {
+      ...(annotations === undefined ? {} : { annotations }),
       ...(replicas === undefined ? {} : { replicas }),
-      template: {
-        spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          requirements: [],
-        },
-      },
-    },
-  }).pool;
+    }),
+  ).pool;
 
 describe('the dollar limit annotation', () => {
   it('reads US dollars per hour, with or without a dollar sign', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { toClusterNodePool } from '../../../../shared/apis/index.ts';
 import type { EC2NodeClass } from '../../../../shared/ports/cloud.ts';
 import type { ClusterNodePool } from '../../../../shared/ports/cluster.ts';
 import { computeNodeClassStatus } from '../../../../shared/usecases/nodeclass/status.ts';
@@ -7,7 +8,7 @@ import {
   selectNodePools,
   unschedulableMessage,
 } from '../../../../shared/usecases/state/eligibility.ts';
-import { clusterNodePool, type NodePoolOverrides } from '../../../fixtures/builders.ts';
+import { clusterNodePool, type NodePoolOverrides, nodePoolManifest } from '../../../fixtures/builders.ts';
 import { DEFAULT_NODE_CLASS, readyNodeClass } from '../../memory/fixtures.ts';
 
 const AT = new Date('2026-11-21T10:00:00Z');
@@ -104,5 +105,57 @@ describe('unschedulableMessage', () => {
         { eligible: 1, skipped: [{ nodePool: 'gpu', reason: 'it is being deleted' }] },
       ),
     ).toBe('nodePool general: no instance type has 64 cpu; nodePool gpu skipped: it is being deleted');
+  });
+});
+
+describe('selectNodePools under schedule windows (flotilla.io/schedules)', () => {
+  const schedules = (hold: Record<string, unknown>) =>
+    toClusterNodePool(
+      nodePoolManifest('web', {
+        limits: { cpu: '100' },
+        annotations: {
+          'flotilla.io/schedules': JSON.stringify([
+            { name: 'nightly', start: '0 20 * * *', end: '0 7 * * *', timeZone: 'Europe/Berlin', ...hold },
+          ]),
+        },
+      }),
+    );
+  const night = Date.parse('2026-03-28T22:00:00Z');
+  const day = Date.parse('2026-03-29T09:00:00Z');
+
+  it('leaves a pool out while a window holds no new nodes, saying until when', () => {
+    const pool = schedules({ noNewNodes: true });
+    expect(selectNodePools([pool], [ready], new Map(), night)).toEqual({
+      eligible: [],
+      skipped: [
+        {
+          nodePool: 'web',
+          reason: 'schedule "nightly" holds no new nodes until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
+          scheduleHeld: true,
+        },
+      ],
+      heldClasses: [ready],
+    });
+    expect(selectNodePools([pool], [ready], new Map(), day).eligible).toHaveLength(1);
+  });
+
+  it("lowers a pool's limits while a window holds them, and says so beside the limits", () => {
+    const pool = schedules({ limits: { cpu: '8' } });
+    const [held] = selectNodePools([pool], [ready], new Map(), night).eligible;
+    expect(held?.pool.pool.limits).toEqual({ cpu: 8000 });
+    expect(held?.pool.pool.limitsHeldBy).toBe(
+      'schedule "nightly" holds limits cpu 8 until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
+    );
+    const [free] = selectNodePools([pool], [ready], new Map(), day).eligible;
+    expect(free?.pool.pool.limits).toEqual({ cpu: 100_000 });
+  });
+
+  it('leaves a pool out whose schedules do not read, at any time', () => {
+    const pool = schedules({});
+    const selection = selectNodePools([pool], [ready]);
+    expect(selection.eligible).toEqual([]);
+    expect(selection.skipped[0]?.reason).toMatch(
+      /^annotation flotilla\.io\/schedules: \[0\] \(nightly\) sets exactly one/,
+    );
   });
 });

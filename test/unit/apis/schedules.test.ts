@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { toClusterNodePool } from '../../../shared/apis/index.ts';
+import { nodePoolManifest } from '../../fixtures/builders.ts';
+
+// The NodePool annotation flotilla.io/schedules, as the Lambdas read it.
+
+const pool = (schedules: unknown, replicas?: number) =>
+  toClusterNodePool(
+    nodePoolManifest('web', {
+      annotations: {
+        'flotilla.io/schedules': typeof schedules === 'string' ? schedules : JSON.stringify(schedules),
+      },
+      ...(replicas === undefined ? {} : { replicas }),
+    }),
+  ).schedules;
+
+const nightly = { name: 'nightly', start: '0 20 * * *', end: '0 7 * * *', timeZone: 'Europe/Berlin' };
+
+describe('the schedules annotation', () => {
+  it('reads windows that hold limits or no new nodes', () => {
+    const read = pool([
+      { ...nightly, noNewNodes: true },
+      {
+        ...nightly,
+        name: 'weekend',
+        start: '0 0 * * sat',
+        end: '0 0 * * mon',
+        limits: { cpu: '16', nodes: 2 },
+      },
+    ]);
+    expect(read?.kind).toBe('schedules');
+    if (read?.kind !== 'schedules') return;
+    expect(read.schedules.map((s) => [s.name, s.start, s.end, s.timeZone, s.hold])).toEqual([
+      ['nightly', '0 20 * * *', '0 7 * * *', 'Europe/Berlin', { kind: 'noNewNodes' }],
+      [
+        'weekend',
+        '0 0 * * sat',
+        '0 0 * * mon',
+        'Europe/Berlin',
+        { kind: 'limits', limits: { cpu: 16_000, nodes: 2 } },
+      ],
+    ]);
+  });
+
+  it.each([
+    ['not JSON', '[{', 'is not JSON'],
+    ['an unknown field', [{ ...nightly, noNewNodes: true, replicas: 0 }], 'Unrecognized key'],
+    [
+      'both holds',
+      [{ ...nightly, noNewNodes: true, limits: { cpu: '1' } }],
+      'sets exactly one of limits and noNewNodes',
+    ],
+    ['neither hold', [nightly], 'sets exactly one of limits and noNewNodes'],
+    [
+      'a bad cron',
+      [{ ...nightly, start: '0 25 * * *', noNewNodes: true }],
+      'start "0 25 * * *": hour: 25 is outside 0-23',
+    ],
+    [
+      'an unknown zone',
+      [{ ...nightly, timeZone: 'Europe/Atlantis', noNewNodes: true }],
+      'timeZone "Europe/Atlantis" is not an IANA time zone',
+    ],
+    ['a bad quantity', [{ ...nightly, limits: { cpu: 'lots' } }], 'limits:'],
+    [
+      'a repeated name',
+      [
+        { ...nightly, noNewNodes: true },
+        { ...nightly, noNewNodes: true },
+      ],
+      'repeats the name',
+    ],
+  ])('keeps %s as the problem it is, never as no schedule', (_what, value, problem) => {
+    const read = pool(value);
+    expect(read?.kind).toBe('invalid');
+    expect(read?.kind === 'invalid' ? read.problem : '').toContain(problem);
+    expect(read?.kind === 'invalid' ? read.problem : '').toMatch(
+      /^annotation flotilla\.io\/schedules: .*; the NodePool launches nothing until it is fixed$/,
+    );
+  });
+
+  it('is refused on a static NodePool', () => {
+    expect(pool([{ ...nightly, noNewNodes: true }], 2)).toEqual({
+      kind: 'invalid',
+      problem:
+        'annotation flotilla.io/schedules: schedules are not read on a static NodePool (spec.replicas); the NodePool launches nothing until it is fixed',
+    });
+  });
+});
