@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../harness/proc.ts';
+import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
+
+// NodePool schedules (flotilla.io/schedules) on the real API server and moto: a NodePool annotated
+// as a user writes it, with a window open now, launches nothing (or within the window's limits)
+// for pending pods, which are told which schedule holds them and until when; the lifecycle pass
+// writes the NodePool's ScheduleHolds condition.
+
+const e2e = new ProvisionerE2E('sched');
+const { id, namespace } = e2e;
+
+/** A window open at any minute but midnight of 1 January, in a zone far from UTC. */
+const openNow = (hold: Record<string, unknown>) => ({
+  'flotilla.io/schedules': JSON.stringify([
+    { name: 'freeze', start: '* * * * *', end: '0 0 1 1 *', timeZone: 'Pacific/Auckland', ...hold },
+  ]),
+});
+
+describe('NodePool schedules (moto + kube-apiserver + kube-scheduler)', () => {
+  it('launches nothing while a window holds no new nodes, and says so on the pods and the NodePool', async () => {
+    const pool = await e2e.createPool('frozen', 'frozen', {
+      instanceTypes: ['m5.large'],
+      annotations: openNow({ noNewNodes: true }),
+    });
+    await e2e.deploy('frozen', 'frozen', 2, '500m');
+    const result = await e2e.run(`sched-${id}`);
+    expect(result.kind).toBe('provisioned');
+    if (result.kind !== 'provisioned') return;
+    expect(launched(result.claims.filter((c) => c.nodePool === pool))).toEqual([]);
+    expect(await e2e.instancesOf(pool)).toEqual([]);
+    const events = await e2e.failedSchedulingEvents('frozen', 2);
+    for (const e of events) {
+      expect(e.message).toMatch(
+        new RegExp(
+          `nodePool ${pool}: schedule "freeze" holds no new nodes until \\d{4}-\\d\\d-\\d\\dT\\d\\d:00:00Z \\(00:00 Pacific/Auckland\\)`,
+        ),
+      );
+    }
+    const condition = await waitFor(
+      'the ScheduleHolds condition',
+      async () => {
+        const found = (await e2e.env.cluster.nodePools()).items.find((p) => p.pool.name === pool);
+        return found?.conditions.find((c) => c.type === 'ScheduleHolds');
+      },
+      { timeoutMs: 15_000 },
+    );
+    expect(condition).toMatchObject({ status: 'True', reason: 'WindowOpen' });
+    expect(condition.message).toMatch(/^schedule "freeze" holds no new nodes until /);
+  });
+
+  it("holds a NodePool to a window's limits, naming the schedule beside them", async () => {
+    const pool = await e2e.createPool('capped', 'capped', {
+      instanceTypes: ['m5.large'],
+      limits: { cpu: '100' },
+      annotations: openNow({ limits: { cpu: '2' } }),
+    });
+    // One pod per m5.large: the window's 2 cpu hold one node.
+    await e2e.deploy('capped', 'capped', 2, '1500m');
+    const result = await e2e.run(`sched-capped-${id}`);
+    expect(result.kind).toBe('provisioned');
+    if (result.kind !== 'provisioned') return;
+    expect(launched(result.claims.filter((c) => c.nodePool === pool))).toHaveLength(1);
+    const [event] = await e2e.failedSchedulingEvents('capped', 1);
+    expect(event?.message).toContain(
+      `nodePool ${pool}: limits cpu 2 (schedule "freeze" holds limits cpu 2 until `,
+    );
+    expect(
+      (await e2e.env.core.listNamespacedPod({ namespace, labelSelector: 'app=capped' })).items,
+    ).toHaveLength(2);
+  });
+});
