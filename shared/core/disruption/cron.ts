@@ -187,8 +187,8 @@ export function cronWindowOpen(
 
 /**
  * The latest firing at or before `nowMs` within `horizonMs`, or undefined. It walks back an hour
- * at a time through hours the schedule cannot fire in (by the zone's wall clock), then a minute at
- * a time.
+ * at a time through hours the schedule cannot fire in (by the zone's wall clock), and within an
+ * hour that can, goes straight to its latest minute that fires.
  */
 export function latestFiring(
   schedule: CronSchedule,
@@ -199,11 +199,29 @@ export function latestFiring(
   const earliest = nowMs - horizonMs;
   for (let m = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS; m >= earliest; ) {
     const wall = new Date(wallClockMs(m, timeZone));
-    if (!hourMayFire(schedule, wall)) {
+    const intoDay = wall.getUTCHours() * 60 + wall.getUTCMinutes();
+    if (!dayMayFire(schedule, wall)) {
+      // Back to the day before, landing an hour short of it: a daylight-saving day of 23 hours
+      // never makes the walk skip the previous day's last hour.
+      m -= Math.max(wall.getUTCMinutes() + 1, intoDay + 1 - 60) * MINUTE_MS;
+      continue;
+    }
+    if (!schedule.hours.has(wall.getUTCHours())) {
       m -= (wall.getUTCMinutes() + 1) * MINUTE_MS;
       continue;
     }
-    if (schedule.minutes.has(wall.getUTCMinutes())) return m;
+    // Within one wall-clock hour the zone's offset mostly holds: go straight to the minute that
+    // fires, and check it (a half-hour change within the hour makes the walk go minute by minute).
+    const minute = wall.getUTCMinutes();
+    let fire = -1;
+    for (const f of schedule.minutes) if (f <= minute && f > fire) fire = f;
+    if (fire < 0) {
+      m -= (minute + 1) * MINUTE_MS;
+      continue;
+    }
+    const at = m - (minute - fire) * MINUTE_MS;
+    if (at < earliest) return undefined;
+    if (cronMatches(schedule, at, timeZone)) return at;
     m -= MINUTE_MS;
   }
   return undefined;
@@ -219,19 +237,34 @@ export function nextFiring(
   const latest = nowMs + horizonMs;
   for (let m = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS; m <= latest; ) {
     const wall = new Date(wallClockMs(m, timeZone));
-    if (!hourMayFire(schedule, wall)) {
+    const intoDay = wall.getUTCHours() * 60 + wall.getUTCMinutes();
+    if (!dayMayFire(schedule, wall)) {
+      // On to the next day, landing an hour short of it (see latestFiring).
+      m += Math.max(60 - wall.getUTCMinutes(), 24 * 60 - intoDay - 60) * MINUTE_MS;
+      continue;
+    }
+    if (!schedule.hours.has(wall.getUTCHours())) {
       m += (60 - wall.getUTCMinutes()) * MINUTE_MS;
       continue;
     }
-    if (schedule.minutes.has(wall.getUTCMinutes())) return m;
+    const minute = wall.getUTCMinutes();
+    let fire = 60;
+    for (const f of schedule.minutes) if (f >= minute && f < fire) fire = f;
+    if (fire === 60) {
+      m += (60 - minute) * MINUTE_MS;
+      continue;
+    }
+    const at = m + (fire - minute) * MINUTE_MS;
+    if (at > latest) return undefined;
+    if (cronMatches(schedule, at, timeZone)) return at;
     m += MINUTE_MS;
   }
   return undefined;
 }
 
-/** Whether the schedule may fire in the wall-clock hour of `wall` (its day, month and hour match). */
-function hourMayFire(schedule: CronSchedule, wall: Date): boolean {
-  if (!schedule.hours.has(wall.getUTCHours()) || !schedule.months.has(wall.getUTCMonth() + 1)) return false;
+/** Whether the schedule may fire on the wall-clock day of `wall` (its month and day match). */
+function dayMayFire(schedule: CronSchedule, wall: Date): boolean {
+  if (!schedule.months.has(wall.getUTCMonth() + 1)) return false;
   const dom = schedule.daysOfMonth.has(wall.getUTCDate());
   const dow = schedule.daysOfWeek.has(wall.getUTCDay());
   return schedule.anyDay ? dom && dow : dom || dow;

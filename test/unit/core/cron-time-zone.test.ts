@@ -136,3 +136,45 @@ describe('disruption budgets in a time zone (flotilla.io/budget-time-zone)', () 
     ]);
   });
 });
+
+describe('the latest and next firing, against a walk over every minute', () => {
+  const MINUTE = 60_000;
+  /** Every minute from `from` to `to`, the schedule's firings among them (the plain definition). */
+  const firings = (s: ReturnType<typeof schedule>, from: number, to: number, zone: string) => {
+    const out: number[] = [];
+    for (let m = Math.ceil(from / MINUTE) * MINUTE; m <= to; m += MINUTE)
+      if (cronMatches(s, m, zone)) out.push(m);
+    return out;
+  };
+
+  it.each([
+    // Half-hour changes (Lord Howe), hour changes both ways (Berlin, New York), none (Tokyo).
+    ['Australia/Lord_Howe', '2026-04-04T12:00:00Z'],
+    ['Australia/Lord_Howe', '2026-10-03T12:00:00Z'],
+    ['Europe/Berlin', '2026-03-28T12:00:00Z'],
+    ['Europe/Berlin', '2026-10-24T12:00:00Z'],
+    ['America/New_York', '2026-03-07T18:00:00Z'],
+    ['America/New_York', '2026-10-31T18:00:00Z'],
+    ['Asia/Tokyo', '2026-06-01T00:00:00Z'],
+  ])('agree in %s around %s', (zone, around) => {
+    const start = at(around);
+    const span = 2 * DAY;
+    for (const expression of [
+      '0 2 * * *',
+      '15,45 1-3 * * *',
+      '*/20 * * * *',
+      '30 2 * * sun',
+      '0 0 1 * *',
+      '5 23 * * *',
+    ]) {
+      const s = schedule(expression);
+      const all = firings(s, start - span, start + 2 * span, zone);
+      for (let now = start; now < start + span; now += 37 * MINUTE) {
+        const before = all.filter((f) => f <= now && f >= now - span).at(-1);
+        const after = all.find((f) => f > Math.floor(now / MINUTE) * MINUTE && f <= now + span);
+        expect([expression, latestFiring(s, now, span, zone)]).toEqual([expression, before]);
+        expect([expression, nextFiring(s, now, span, zone)]).toEqual([expression, after]);
+      }
+    }
+  });
+});
