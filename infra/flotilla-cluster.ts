@@ -338,7 +338,7 @@ export class FlotillaCluster extends Construct {
       preferencePolicy: this.props.preferencePolicy ?? DEFAULT_PREFERENCE_POLICY,
       ...(this.props.maxCostPerHour === undefined
         ? {}
-        : { maxCostPerHour: String(this.props.maxCostPerHour) }),
+        : { maxCostPerHour: plainDecimal(this.props.maxCostPerHour) }),
       nodeRepair: String(gates.NodeRepair),
       spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
       repackConsolidation: String(this.props.repackConsolidation === true),
@@ -392,4 +392,9 @@ export class FlotillaCluster extends Construct {
       if (value !== undefined) addOutput(this, id, value, description);
     }
   }
+}
+
+/** A dollar amount as the Lambdas read it: digits and a point, never an exponent (`5e-7`). */
+function plainDecimal(usd: number): string {
+  return Number.isInteger(usd) ? String(usd) : usd.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
 }

@@ -176,7 +176,7 @@ function toNodePoolDisruption(
         : raw.budgets.map((b) => ({
             nodes: b.nodes ?? '10%',
             ...optional('schedule', b.schedule),
-            ...(b.schedule === undefined || timeZone === undefined || timeZone === '' ? {} : { timeZone }),
+            ...(b.schedule === undefined || timeZone === undefined ? {} : { timeZone }),
             ...optional('duration', b.duration),
             ...optional('reasons', b.reasons),
           })),

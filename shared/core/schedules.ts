@@ -4,7 +4,13 @@
 // after that (by the zone's wall clock, so "20:00 to 07:00" stays 20:00 to 07:00 local across a
 // daylight-saving change). Pure: the annotation is read in shared/apis/schedules.ts, and the
 // provisioner's NodePool selection applies what holds (shared/usecases/state/eligibility.ts).
-import { type CronSchedule, latestFiring, nextFiring, wallClockMs } from './disruption/cron.ts';
+import {
+  type CronSchedule,
+  latestFiring,
+  nextFiring,
+  skippedFirings,
+  wallClockMs,
+} from './disruption/cron.ts';
 import type { NodePool } from './node-pool.ts';
 import { formatQuantity } from './quantity.ts';
 import type { ResourceList } from './resources.ts';
@@ -37,23 +43,31 @@ export interface OpenWindow {
   readonly schedule: PoolSchedule;
   /** When the window opened (its start's latest firing), epoch ms. */
   readonly sinceMs: number;
-  /** When it closes (its end's next firing), epoch ms; undefined when that is over 35 days away. */
+  /** When it closes (its end's next firing), epoch ms; undefined when that is over a year away. */
   readonly untilMs: number | undefined;
 }
 
 const DAY_MS = 86_400_000;
-/** How far back a window's start and ahead its end are looked for: a monthly window fits. */
-export const SCHEDULE_HORIZON_MS = 35 * DAY_MS;
+/** How far back a window's start and ahead its end are looked for: a yearly window fits. */
+export const SCHEDULE_HORIZON_MS = 366 * DAY_MS;
 
-/** The window of `schedule` open at `nowMs`, or undefined when it is closed. */
+/**
+ * The window of `schedule` open at `nowMs`, or undefined when it is closed. A start or end at a
+ * time the spring change skips takes effect when the clock jumps over it.
+ */
 export function openWindow(schedule: PoolSchedule, nowMs: number): OpenWindow | undefined {
   const { startCron, endCron, timeZone } = schedule;
-  const sinceMs = latestFiring(startCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
-  if (sinceMs === undefined) return undefined;
+  const started = latestFiring(startCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
+  const jumped = skippedFirings(startCron, started ?? nowMs - SCHEDULE_HORIZON_MS, nowMs, timeZone).at(-1);
+  const sinceMs = Math.max(started ?? Number.NEGATIVE_INFINITY, jumped ?? Number.NEGATIVE_INFINITY);
+  if (!Number.isFinite(sinceMs)) return undefined;
   // An end at or after the start (the same minute included) closed it.
-  const ended = latestFiring(endCron, nowMs, nowMs - sinceMs, timeZone);
-  if (ended !== undefined) return undefined;
-  return { schedule, sinceMs, untilMs: nextFiring(endCron, nowMs, SCHEDULE_HORIZON_MS, timeZone) };
+  if (latestFiring(endCron, nowMs, nowMs - sinceMs, timeZone) !== undefined) return undefined;
+  if (skippedFirings(endCron, sinceMs - 1, nowMs, timeZone).length > 0) return undefined;
+  const next = nextFiring(endCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
+  const skipped = skippedFirings(endCron, nowMs, next ?? nowMs + SCHEDULE_HORIZON_MS, timeZone)[0];
+  const untilMs = skipped !== undefined && (next === undefined || skipped < next) ? skipped : next;
+  return { schedule, sinceMs, untilMs };
 }
 
 /** The windows of `schedules` open at `nowMs`, in the annotation's order. */
@@ -64,15 +78,24 @@ export function openWindows(schedules: readonly PoolSchedule[], nowMs: number): 
   });
 }
 
-/** The pool as the open windows hold it: each limited resource at the lowest limit any sets. */
+/**
+ * The pool as the open windows hold it: each limited resource at the lowest limit any sets, and
+ * `limitsHeldBy` naming the windows that lowered one below what the spec (or another window) has.
+ */
 export function heldPool(pool: NodePool, windows: readonly OpenWindow[]): NodePool {
-  let limits: Record<string, number> | undefined;
+  const limits: Record<string, number> = { ...(pool.limits ?? {}) };
+  const by = new Map<string, OpenWindow>();
   for (const w of windows) {
     if (w.schedule.hold.kind !== 'limits') continue;
-    limits ??= { ...(pool.limits ?? {}) };
-    for (const [k, v] of Object.entries(w.schedule.hold.limits)) limits[k] = Math.min(limits[k] ?? v, v);
+    for (const [k, v] of Object.entries(w.schedule.hold.limits)) {
+      if (v >= (limits[k] ?? Number.POSITIVE_INFINITY)) continue;
+      limits[k] = v;
+      by.set(k, w);
+    }
   }
-  return limits === undefined ? pool : { ...pool, limits };
+  if (by.size === 0) return pool;
+  const named = [...new Set(by.values())].map(describeWindow).join('; ');
+  return { ...pool, limits, limitsHeldBy: named };
 }
 
 /** `2026-03-30T05:00:00Z (07:00 Europe/Berlin)`: an instant, and the zone's wall clock at it. */
@@ -91,6 +114,6 @@ export function describeWindow(w: OpenWindow): string {
       : `limits ${Object.entries(schedule.hold.limits)
           .map(([k, v]) => `${k} ${formatQuantity(k, v)}`)
           .join(', ')}`;
-  const until = w.untilMs === undefined ? 'beyond 35 days' : formatInZone(w.untilMs, schedule.timeZone);
+  const until = w.untilMs === undefined ? 'over a year from now' : formatInZone(w.untilMs, schedule.timeZone);
   return `schedule "${schedule.name}" holds ${what} until ${until}`;
 }

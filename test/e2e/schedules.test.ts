@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wallClockMs } from '../../shared/core/index.ts';
 import { waitFor } from '../harness/proc.ts';
 import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
 
@@ -10,10 +11,14 @@ import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
 const e2e = new ProvisionerE2E('sched');
 const { id, namespace } = e2e;
 
-/** A window open at any minute but midnight of 1 January, in a zone far from UTC. */
+/** Two hours ahead of Auckland's wall clock now: the window's end, always within a day. */
+const endHour = (new Date(wallClockMs(Date.now(), 'Pacific/Auckland')).getUTCHours() + 2) % 24;
+const hh = String(endHour).padStart(2, '0');
+
+/** A window open now (it opened this minute), closing at `endHour`:00 Auckland time. */
 const openNow = (hold: Record<string, unknown>) => ({
   'flotilla.io/schedules': JSON.stringify([
-    { name: 'freeze', start: '* * * * *', end: '0 0 1 1 *', timeZone: 'Pacific/Auckland', ...hold },
+    { name: 'freeze', start: '* * * * *', end: `0 ${endHour} * * *`, timeZone: 'Pacific/Auckland', ...hold },
   ]),
 });
 
@@ -33,7 +38,7 @@ describe('NodePool schedules (moto + kube-apiserver + kube-scheduler)', () => {
     for (const e of events) {
       expect(e.message).toMatch(
         new RegExp(
-          `nodePool ${pool}: schedule "freeze" holds no new nodes until \\d{4}-\\d\\d-\\d\\dT\\d\\d:00:00Z \\(00:00 Pacific/Auckland\\)`,
+          `nodePool ${pool}: schedule "freeze" holds no new nodes until \\d{4}-\\d\\d-\\d\\dT\\d\\d:00:00Z \\(${hh}:00 Pacific/Auckland\\)`,
         ),
       );
     }

@@ -267,6 +267,12 @@ describe('FlotillaCluster with its default Lambdas', () => {
       ['Flotilla: launch nodes for pending pods (NodeClaims and EC2 CreateFleet)', '42.5'],
       ['Flotilla: remove empty, drifted and expired nodes within disruption budgets', '42.5'],
     ]);
+    // Never an exponent, which the Lambdas would refuse at cold start: to the micro-dollar they count in.
+    expect(limits(makeStack({ maxCostPerHour: 5e-7 }).template).map(([, v]) => v)).toEqual(['0', '0']);
+    expect(limits(makeStack({ maxCostPerHour: 0.1 + 0.2 }).template).map(([, v]) => v)).toEqual([
+      '0.3',
+      '0.3',
+    ]);
   });
 
   it('tells the disruption Lambda, and it alone, whether spot-to-spot consolidation is on (off by default)', () => {

@@ -169,6 +169,9 @@ export function cronMatches(schedule: CronSchedule, ms: number, timeZone?: strin
 }
 
 const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** More than any zone's daylight-saving shift, in minutes. */
+const DAY_MARGIN_MINUTES = 180;
 
 /**
  * Whether a window that opens at each firing and lasts `durationMs` is open at `nowMs`: some
@@ -201,9 +204,9 @@ export function latestFiring(
     const wall = new Date(wallClockMs(m, timeZone));
     const intoDay = wall.getUTCHours() * 60 + wall.getUTCMinutes();
     if (!dayMayFire(schedule, wall)) {
-      // Back to the day before, landing an hour short of it: a daylight-saving day of 23 hours
-      // never makes the walk skip the previous day's last hour.
-      m -= Math.max(wall.getUTCMinutes() + 1, intoDay + 1 - 60) * MINUTE_MS;
+      // Back to the day before, landing short of it by more than any daylight-saving shift (Troll's
+      // is two hours), so a shortened day never makes the walk skip the previous day's last hours.
+      m -= Math.max(wall.getUTCMinutes() + 1, intoDay + 1 - DAY_MARGIN_MINUTES) * MINUTE_MS;
       continue;
     }
     if (!schedule.hours.has(wall.getUTCHours())) {
@@ -239,8 +242,8 @@ export function nextFiring(
     const wall = new Date(wallClockMs(m, timeZone));
     const intoDay = wall.getUTCHours() * 60 + wall.getUTCMinutes();
     if (!dayMayFire(schedule, wall)) {
-      // On to the next day, landing an hour short of it (see latestFiring).
-      m += Math.max(60 - wall.getUTCMinutes(), 24 * 60 - intoDay - 60) * MINUTE_MS;
+      // On to the next day, landing short of it (see latestFiring).
+      m += Math.max(60 - wall.getUTCMinutes(), 24 * 60 - intoDay - DAY_MARGIN_MINUTES) * MINUTE_MS;
       continue;
     }
     if (!schedule.hours.has(wall.getUTCHours())) {
@@ -260,6 +263,46 @@ export function nextFiring(
     m += MINUTE_MS;
   }
   return undefined;
+}
+
+/**
+ * The instants in (`fromMs`, `toMs`] at which the zone's clock jumps forward over a wall-clock
+ * minute the schedule fires at (a spring daylight-saving change): what a window's start or end
+ * there means takes effect when the clock jumps, as cron daemons run a job the change skips.
+ */
+export function skippedFirings(
+  schedule: CronSchedule,
+  fromMs: number,
+  toMs: number,
+  timeZone: string | undefined,
+): number[] {
+  if (timeZone === undefined || timeZone === 'UTC' || toMs <= fromMs) return [];
+  const offset = (ms: number) => wallClockMs(ms, timeZone) - ms;
+  const out: number[] = [];
+  let a = Math.floor(fromMs / MINUTE_MS) * MINUTE_MS;
+  let before = offset(a);
+  while (a < toMs) {
+    const b = Math.min(a + DAY_MS, Math.ceil(toMs / MINUTE_MS) * MINUTE_MS);
+    const after = offset(b);
+    if (after > before) {
+      // The first minute on the new offset.
+      let lo = a;
+      let hi = b;
+      while (hi - lo > MINUTE_MS) {
+        const mid = Math.floor((lo + hi) / 2 / MINUTE_MS) * MINUTE_MS;
+        if (offset(mid) === before) lo = mid;
+        else hi = mid;
+      }
+      const skippedFrom = wallClockMs(hi - MINUTE_MS, timeZone) + MINUTE_MS;
+      const skippedTo = wallClockMs(hi, timeZone);
+      let fires = false;
+      for (let w = skippedFrom; w < skippedTo && !fires; w += MINUTE_MS) fires = cronMatches(schedule, w);
+      if (fires && hi > fromMs && hi <= toMs) out.push(hi);
+    }
+    before = after;
+    a = b;
+  }
+  return out;
 }
 
 /** Whether the schedule may fire on the wall-clock day of `wall` (its month and day match). */

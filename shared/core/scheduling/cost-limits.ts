@@ -9,6 +9,7 @@
 import type { InstanceType } from '../instance-type.ts';
 import { Label, type Labels } from '../labels.ts';
 import type { NodePool } from '../node-pool.ts';
+import type { NodeSelectorRequirement } from '../requirements.ts';
 import type { SolveInput } from '../scheduling-types.ts';
 
 /** The limits key of cost: not a valid Kubernetes resource name, so no resource can collide. */
@@ -97,6 +98,8 @@ export interface CostContext {
   readonly anyType: ReadonlyMap<string, InstanceType>;
   /** Per NodePool ('' for the cluster as a whole), nodes and NodeClaims with no known price. */
   readonly unpriced: Map<string, string[]>;
+  /** Per NodePool with types of its own, its types by name (filled as asked). */
+  readonly poolTypes: Map<string, ReadonlyMap<string, InstanceType>>;
 }
 
 /** The cost context of a solve, or undefined when no dollar limit applies to it. */
@@ -113,6 +116,7 @@ export function costContext(input: SolveInput): CostContext | undefined {
     clusterLimitMicros,
     anyType,
     unpriced: new Map(),
+    poolTypes: new Map(),
   };
 }
 
@@ -147,28 +151,46 @@ export function maxOfferingMicros(offerings: readonly { readonly priceUsdPerHour
   return max;
 }
 
+/** What a node or in-flight NodeClaim carries that prices it. */
+export interface Priced {
+  /** Instance type, zone and capacity type (a NodeClaim's, not a Node's own), once launched. */
+  readonly labels?: Labels | undefined;
+  /** A NodeClaim not launched yet: its candidate types and requirements. */
+  readonly candidates?: readonly string[];
+  readonly requirements?: readonly NodeSelectorRequirement[];
+}
+
 /**
  * What a node or in-flight NodeClaim of `poolName` spends against the dollar limits, in
  * micro-dollars per hour: its running offering's price once launched (labels), else the highest
- * price any offering of its candidate types may launch at. Undefined when no price is known; it is
- * then recorded as unpriced for its pool and the cluster, and no dollar-limited launch it counts
- * against goes ahead.
+ * price any offering its requirements allow of its candidate types may launch at. Undefined when
+ * no price is known; it is then recorded as unpriced for its pool and the cluster, and no
+ * dollar-limited launch it counts against goes ahead.
  */
 export function spendOf(
   ctx: CostContext,
   input: SolveInput,
   poolName: string,
   name: string,
-  labels: Labels | undefined,
-  candidates?: readonly string[],
+  priced: Priced,
 ): number | undefined {
-  const own = input.poolInstanceTypes?.get(poolName);
-  const typeOf = (n: string) => own?.find((t) => t.name === n) ?? ctx.anyType.get(n);
+  const typeOf = poolTypeLookup(ctx, input, poolName);
+  const { labels, candidates } = priced;
   let price = labels?.[Label.instanceType] === undefined ? undefined : nodePriceMicros(labels, typeOf);
   if (price === undefined && labels?.[Label.instanceType] === undefined && candidates !== undefined) {
-    const types = candidates.map(typeOf);
-    if (types.length > 0 && types.every((t) => t !== undefined && t.offerings.length > 0)) {
-      price = Math.max(...types.map((t) => maxOfferingMicros(t?.offerings ?? [])));
+    const allowed = (key: string) =>
+      priced.requirements?.find((r) => r.key === key && r.operator === 'In')?.values ?? undefined;
+    const zones = allowed(Label.zone);
+    const capacityTypes = allowed(Label.capacityType);
+    const offerings = candidates.flatMap((n) =>
+      (typeOf(n)?.offerings ?? []).filter(
+        (o) =>
+          (zones === undefined || zones.includes(o.zone)) &&
+          (capacityTypes === undefined || capacityTypes.includes(o.capacityType)),
+      ),
+    );
+    if (candidates.length > 0 && candidates.every((n) => typeOf(n) !== undefined) && offerings.length > 0) {
+      price = maxOfferingMicros(offerings);
     }
   }
   if (price !== undefined) return price;
@@ -178,6 +200,33 @@ export function spendOf(
     ctx.unpriced.set(key, list);
   }
   return undefined;
+}
+
+/**
+ * What a node of a pool with no NodeClaim of its own spends: its labels may come from the cluster
+ * summary, so it counts at the highest price any type its pool allows may launch at (`poolTypes`,
+ * the pool's template), or, for a pool outside the solve, any type of the solve.
+ */
+export function unclaimedSpend(
+  ctx: CostContext,
+  poolTypes: readonly { readonly offerings: readonly { readonly priceUsdPerHour: number }[] }[] | undefined,
+): number {
+  let max = 0;
+  for (const t of poolTypes ?? ctx.anyType.values()) max = Math.max(max, maxOfferingMicros(t.offerings));
+  return max;
+}
+
+/** Instance types by name for a pool: its own (NodeOverlays applied) first, then any class's. */
+function poolTypeLookup(ctx: CostContext, input: SolveInput, poolName: string) {
+  const own = input.poolInstanceTypes?.get(poolName);
+  if (own === undefined) return (n: string) => ctx.anyType.get(n);
+  let byName = ctx.poolTypes.get(poolName);
+  if (byName === undefined) {
+    byName = new Map(own.map((t) => [t.name, t]));
+    ctx.poolTypes.set(poolName, byName);
+  }
+  const found = byName;
+  return (n: string) => found.get(n) ?? ctx.anyType.get(n);
 }
 
 /** `capacity` with its price under COST_KEY (none when unknown), for consumeLimits. */

@@ -1,7 +1,7 @@
 // The capacity a solve starts from: existing nodes and in-flight NodeClaims entered as bins (their
 // limits consumed, their pods counted in topology), and the pending pods an earlier decision
 // planned onto in-flight NodeClaims put back on them before anything else is planned.
-import { type CostContext, spendOf, withCost } from './cost-limits.ts';
+import { type CostContext, spendOf, unclaimedSpend, withCost } from './cost-limits.ts';
 import { makeInFlightBin, makeNodeBin } from './existing-capacity.ts';
 import { consumeLimits } from './limits.ts';
 import { type Bin, compareStrings, type PodState, type RelaxState, type Template } from './model.ts';
@@ -30,13 +30,11 @@ export function addExistingBins(state: SolveState): Map<string, Bin> {
     if (cost === undefined || node.nodePoolName === undefined) {
       if (template !== undefined) consumeLimits(template, capacity);
     } else {
-      const price = spendOf(
-        cost,
-        input,
-        node.nodePoolName,
-        `node ${node.name}`,
-        node.claimLabels ?? node.labels,
-      );
+      // A Node without a NodeClaim may be the cluster summary's say-so: it counts at its pool's most.
+      const price =
+        node.claimLabels === undefined
+          ? unclaimedSpend(cost, template?.types)
+          : spendOf(cost, input, node.nodePoolName, `node ${node.name}`, { labels: node.claimLabels });
       spend(cost, template, withCost(capacity, price), price);
     }
     for (const p of node.pods) state.groups.recordExisting(p, bin);
@@ -49,14 +47,11 @@ export function addExistingBins(state: SolveState): Map<string, Bin> {
     if (cost === undefined) {
       if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
     } else {
-      const price = spendOf(
-        cost,
-        input,
-        claim.nodePoolName,
-        `nodeClaim ${claim.name}`,
-        claim.labels,
-        claim.instanceTypeNames,
-      );
+      const price = spendOf(cost, input, claim.nodePoolName, `nodeClaim ${claim.name}`, {
+        labels: claim.labels,
+        candidates: claim.instanceTypeNames,
+        requirements: claim.requirements,
+      });
       spend(cost, template, capacity === undefined ? undefined : withCost(capacity, price), price);
     }
     for (const p of claim.pods) state.groups.recordExisting(p, bin);

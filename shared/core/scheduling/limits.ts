@@ -70,6 +70,7 @@ export class Limits {
 
   /** The solve's dollar limits, when any applies (set once the templates are built). */
   cost: CostContext | undefined;
+  private readonly unpricedCache = new Map<number, string | undefined>();
 
   constructor(private readonly maxTypes: number) {}
 
@@ -146,6 +147,14 @@ export class Limits {
    * the cluster's) has no known price, so what is left cannot be known.
    */
   private unpriced(t: Template): string | undefined {
+    // The existing capacity is all counted before the first new claim: one answer per pool.
+    if (this.unpricedCache.has(t.order)) return this.unpricedCache.get(t.order);
+    const reason = this.unpricedReason(t);
+    this.unpricedCache.set(t.order, reason);
+    return reason;
+  }
+
+  private unpricedReason(t: Template): string | undefined {
     const cost = this.cost;
     if (cost === undefined || t.remaining?.has(COST_KEY) !== true) return undefined;
     const own = t.pool.costLimit !== undefined ? (cost.unpriced.get(t.pool.name) ?? []) : [];

@@ -1,10 +1,11 @@
 import {
   consolidatable,
-  cronMatches,
   type DisruptionBudget,
   type DisruptionReason,
   findCondition,
   isConditionTrue,
+  isTimeZone,
+  latestFiring,
   NodeClaimConditionType,
   NodePoolConditionType,
   parseCron,
@@ -361,12 +362,10 @@ export function explainBudget(
   const schedule = parseCron(budget.schedule);
   const durationMs = parseGoDurationMs(budget.duration);
   if ('problem' in schedule || durationMs === undefined) return base;
-  const latest = Math.floor(nowMs / 60_000) * 60_000;
-  for (let f = latest; f > nowMs - durationMs; f -= 60_000) {
-    if (cronMatches(schedule, f))
-      return { ...base, window: { openedAt: iso(f), closesAt: iso(f + durationMs) } };
-  }
-  return base;
+  if (budget.timeZone !== undefined && !isTimeZone(budget.timeZone)) return base;
+  const f = latestFiring(schedule, nowMs, durationMs, budget.timeZone);
+  if (f === undefined || f <= nowMs - durationMs) return base;
+  return { ...base, window: { openedAt: iso(f), closesAt: iso(f + durationMs) } };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -27,8 +27,8 @@ import type {
 import type { Logger } from '../../runtime/logger.ts';
 import { takeDeletingNodePods } from './deleting-nodes.ts';
 import { type NodePoolSelection, selectNodePools } from './eligibility.ts';
+import { readInstanceTypes } from './instance-types.ts';
 import { nominatedPodUids } from './new-nodeclaim.ts';
-import { observeMemory, withObservedMemory } from './observed-memory.ts';
 import { resolveClusterOverlays } from './overlays.ts';
 
 // Cluster state, read once per decision, and the one pure step from it to the scheduler's input.
@@ -302,9 +302,7 @@ export const STATIC_NODEPOOL_REASON =
 
 /**
  * The scheduling input for a cluster state: chooses the NodePools that may launch, reads the
- * instance types of their EC2NodeClasses (once per class) from the Cloud, with the memory capacity
- * the state's registered Nodes show in place of the VM overhead estimate (`withObservedMemory`),
- * then builds the input.
+ * instance types of their EC2NodeClasses (readInstanceTypes), then builds the input.
  * @throws CloudApiError / CatalogUnavailableError when instance types cannot be read.
  */
 export async function buildSchedulingInput(
@@ -318,22 +316,7 @@ export async function buildSchedulingInput(
     options.pausedNodePools,
     options.nowMs,
   );
-  const observed = observeMemory(state);
-  const instanceTypes = new Map<string, readonly InstanceType[]>();
-  // Pools only their schedules hold launch nothing, but their nodes are priced from their classes.
-  for (const nodeClass of [...selection.eligible.map((e) => e.nodeClass), ...(selection.heldClasses ?? [])]) {
-    if (!instanceTypes.has(nodeClass.name)) {
-      instanceTypes.set(
-        nodeClass.name,
-        withObservedMemory(
-          await cloud.instanceTypes(nodeClass),
-          nodeClass,
-          observed,
-          options.observedMemory === 'lowerOnly',
-        ),
-      );
-    }
-  }
+  const instanceTypes = await readInstanceTypes(state, selection, cloud, options);
   return toSchedulingInput(state, selection, instanceTypes, options);
 }
 

@@ -97,10 +97,8 @@ function scheduled(pool: ClusterNodePool, nowMs: number | undefined): ClusterNod
   const closed = open.find((w) => w.schedule.hold.kind === 'noNewNodes');
   if (closed !== undefined) return describeWindow(closed);
   if (open.length === 0) return pool;
-  return {
-    ...pool,
-    pool: { ...heldPool(pool.pool, open), limitsHeldBy: open.map(describeWindow).join('; ') },
-  };
+  const held = heldPool(pool.pool, open);
+  return held === pool.pool ? pool : { ...pool, pool: held };
 }
 
 /** What nothing-fits means when there is no NodePool at all. */

@@ -367,6 +367,13 @@ describe('NodePool and NodeClaim parsing', () => {
       spec: { ...poolObject.spec, disruption },
     }).disruption.budgets;
     expect(zoned).toEqual([{ ...disruption.budgets[0], timeZone: 'Europe/Berlin' }, { nodes: '3' }]);
+    // An empty zone is a zone that does not read (the budget then holds), never UTC in silence.
+    const blank = toClusterNodePool({
+      ...poolObject,
+      metadata: { ...poolObject.metadata, annotations: { 'flotilla.io/budget-time-zone': ' ' } },
+      spec: { ...poolObject.spec, disruption },
+    }).disruption.budgets;
+    expect(blank[0]).toMatchObject({ timeZone: '' });
     // Karpenter v1.15 no longer requires consolidateAfter: a disruption block without it means 0s.
     expect(
       toClusterNodePool({

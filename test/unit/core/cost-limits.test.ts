@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Label, type NodePool, solve } from '../../../shared/core/index.ts';
+import { Label, type NodePool, planStaticNodeClaim, solve } from '../../../shared/core/index.ts';
 import { COST_KEY, RemainingLimits } from '../../../shared/core/scheduling/cost-limits.ts';
 import { fakeInstanceType, node, nodePool, pod, pods, solveInput } from './builders.ts';
 
@@ -104,6 +104,11 @@ describe('a NodePool dollar limit', () => {
     const unknown = {
       ...node({ name: 'odd', cpu: '4', memory: '16Gi', nodePoolName: 'default', instanceType: 'x.retired' }),
       pods: [pod({ cpu: '3900m' })],
+      claimLabels: {
+        [Label.instanceType]: 'x.retired',
+        [Label.zone]: 'us-east-1a',
+        [Label.capacityType]: 'on-demand',
+      },
     };
     const result = solve(
       solveInput({ types: TYPES, nodePools: [limited(100)], nodes: [unknown], pods: [pod({ cpu: '1' })] }),
@@ -112,6 +117,25 @@ describe('a NodePool dollar limit', () => {
     expect(result.unschedulable[0]?.message).toBe(
       'nodePool default: dollar limit cannot be judged: no price is known for node odd',
     );
+  });
+
+  it('counts a Node without a NodeClaim at the highest price its pool offers, whatever its labels say', () => {
+    // Its labels (perhaps the cluster summary's) say spot m.large; no NodeClaim backs them.
+    const unclaimed = {
+      ...node({ name: 'bare', cpu: '2', memory: '8Gi', nodePoolName: 'default', instanceType: 'm.large' }),
+      labels: { ...node({ name: 'bare', cpu: '2', memory: '8Gi' }).labels, [Label.capacityType]: 'spot' },
+      pods: [pod({ cpu: '1900m' })],
+    };
+    const input = (limit: number) =>
+      solveInput({
+        types: TYPES,
+        nodePools: [limited(limit)],
+        nodes: [unclaimed],
+        pods: [pod({ cpu: '1' })],
+      });
+    // At $0.20 (m.xlarge on-demand), $0.25 leaves no room for an m.large at up to $0.10.
+    expect(solve(input(0.25)).nodeClaims).toHaveLength(0);
+    expect(solve(input(0.3)).nodeClaims).toHaveLength(1);
   });
 
   it('launches nothing for a pool whose annotation cannot be read, and says why', () => {
@@ -193,5 +217,17 @@ describe('RemainingLimits', () => {
     a.set(COST_KEY, 0);
     for (const [k, v] of before) a.set(k, v);
     expect([a.get(COST_KEY), cluster.value]).toEqual([150, 150]);
+  });
+});
+
+describe('a dollar limit on a static NodePool', () => {
+  it('is refused: the pool plans no replica and says why', () => {
+    const problem =
+      'annotation flotilla.io/max-cost-per-hour "5" is not supported on a static NodePool (spec.replicas); the NodePool launches nothing until it is removed';
+    const planned = planStaticNodeClaim({
+      pool: { ...nodePool(), replicas: 2, costLimit: { problem } },
+      instanceTypes: TYPES,
+    });
+    expect(planned).toEqual({ ok: false, reason: problem });
   });
 });

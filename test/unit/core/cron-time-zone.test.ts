@@ -148,7 +148,8 @@ describe('the latest and next firing, against a walk over every minute', () => {
   };
 
   it.each([
-    // Half-hour changes (Lord Howe), hour changes both ways (Berlin, New York), none (Tokyo).
+    // Half-hour changes (Lord Howe), hour changes both ways (Berlin, New York), none (Tokyo),
+    // and a two-hour change (Troll).
     ['Australia/Lord_Howe', '2026-04-04T12:00:00Z'],
     ['Australia/Lord_Howe', '2026-10-03T12:00:00Z'],
     ['Europe/Berlin', '2026-03-28T12:00:00Z'],
@@ -156,6 +157,8 @@ describe('the latest and next firing, against a walk over every minute', () => {
     ['America/New_York', '2026-03-07T18:00:00Z'],
     ['America/New_York', '2026-10-31T18:00:00Z'],
     ['Asia/Tokyo', '2026-06-01T00:00:00Z'],
+    ['Antarctica/Troll', '2026-03-28T12:00:00Z'],
+    ['Antarctica/Troll', '2026-10-24T12:00:00Z'],
   ])('agree in %s around %s', (zone, around) => {
     const start = at(around);
     const span = 2 * DAY;
@@ -166,6 +169,7 @@ describe('the latest and next firing, against a walk over every minute', () => {
       '30 2 * * sun',
       '0 0 1 * *',
       '5 23 * * *',
+      '30 23 * * sat',
     ]) {
       const s = schedule(expression);
       const all = firings(s, start - span, start + 2 * span, zone);

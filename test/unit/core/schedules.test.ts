@@ -58,6 +58,39 @@ describe('a schedule window from 20:00 to 07:00 Europe/Berlin', () => {
     );
   });
 
+  it('takes a start or an end the spring change skips at the moment the clocks jump', () => {
+    const window = (start: string, end: string): PoolSchedule => ({
+      ...nightly(),
+      start,
+      startCron: cron(start),
+      end,
+      endCron: cron(end),
+    });
+    // 22:00 to 02:30: on 29 March 02:30 never comes; the window closes at the jump (01:00 UTC).
+    const late = window('0 22 * * *', '30 2 * * *');
+    expect(openWindow(late, at('2026-03-28T22:00:00Z'))?.untilMs).toBe(at('2026-03-29T01:00:00Z'));
+    expect(openWindow(late, at('2026-03-29T00:59:00Z'))).toBeDefined();
+    expect(openWindow(late, at('2026-03-29T01:00:00Z'))).toBeUndefined();
+    expect(openWindow(late, at('2026-03-29T12:00:00Z'))).toBeUndefined();
+    // 02:30 to 06:00: on 29 March it opens at the jump and closes at 06:00 CEST (04:00 UTC).
+    const early = window('30 2 * * *', '0 6 * * *');
+    expect(openWindow(early, at('2026-03-29T00:59:00Z'))).toBeUndefined();
+    expect(openWindow(early, at('2026-03-29T01:00:00Z'))).toMatchObject({
+      sinceMs: at('2026-03-29T01:00:00Z'),
+      untilMs: at('2026-03-29T04:00:00Z'),
+    });
+    expect(openWindow(early, at('2026-03-29T04:00:00Z'))).toBeUndefined();
+    // The night before, an ordinary one: 02:30 CET is 01:30 UTC.
+    expect(openWindow(early, at('2026-03-28T01:30:00Z'))?.sinceMs).toBe(at('2026-03-28T01:30:00Z'));
+  });
+
+  it('gives no credit to a window whose limits are not below the spec', () => {
+    const pool = nodePool({ limits: { cpu: '4' } });
+    const open = openWindow(nightly({ kind: 'limits', limits: { cpu: 8000 } }), at('2026-03-28T22:00:00Z'));
+    if (open === undefined) throw new Error('the window is closed');
+    expect(heldPool(pool, [open])).toBe(pool);
+  });
+
   it('lowers limits to the least any open window sets, leaving the others as the spec has them', () => {
     const pool = nodePool({ limits: { cpu: '100', memory: '400Gi' } });
     const capped = nightly({ kind: 'limits', limits: { cpu: 8000, nodes: 2 } });
