@@ -752,8 +752,17 @@ describe('throttling storm', () => {
       // work through the storm too.
       await e2e.scale('storm', 2);
       await e2e.allRunning('storm', 2);
-      const busy = new Set((await e2e.podsOf('storm')).map((p) => p.spec?.nodeName));
-      const empty = (await e2e.nodeClaimsOf(pool)).filter((c) => !busy.has(c.status.nodeName));
+      // Busy by the Nodes the pods run on, matched to NodeClaims by provider ID: under the storm a
+      // pod may run on a Node whose NodeClaim is not registered yet (no status.nodeName).
+      const busyNodes = new Set((await e2e.podsOf('storm')).map((p) => p.spec?.nodeName));
+      const busy = new Set(
+        (await e2e.nodesOf(pool))
+          .filter((n) => busyNodes.has(n.metadata?.name))
+          .map((n) => n.spec?.providerID),
+      );
+      const empty = (await e2e.nodeClaimsOf(pool)).filter(
+        (c) => !busyNodes.has(c.status.nodeName) && !busy.has(c.status.providerId),
+      );
       for (const claim of empty) {
         await custom.deleteClusterCustomObject({
           group: 'karpenter.sh',
