@@ -93,7 +93,13 @@ describe('rollouts that stop on a CloudWatch alarm', () => {
 
     await setAlarm('OK');
     const resumed = await pass('resumed');
-    expect(resumed.decisions[0]).toMatchObject({ method: 'drift', reason: 'Drifted' });
+    // On a failure, say what the pass did and logged (a skipped pass, a blocked node).
+    const passLines = () =>
+      JSON.stringify({
+        resumed,
+        lines: e2e.logLines.filter((l) => String(l['holder'] ?? '').startsWith('resumed-')).slice(-10),
+      });
+    expect(resumed.decisions[0], passLines()).toMatchObject({ method: 'drift', reason: 'Drifted' });
     expect(await rolloutPaused()).toMatchObject({ status: 'False', reason: 'AlarmsClear' });
     expect(await poolEvents('RolloutResumed')).toHaveLength(1);
   }, 120_000);
