@@ -89,3 +89,10 @@ export function isNamespaceTerminating(error: unknown): boolean {
     /being terminated|NamespaceTerminating/.test(error.message)
   );
 }
+
+/** The API server refused to create something in a namespace that no longer exists (404 naming it). */
+export function isNamespaceGone(error: unknown, namespace: string): boolean {
+  return (
+    error instanceof ClusterNotFoundError && error.message.includes(`namespaces "${namespace}" not found`)
+  );
+}

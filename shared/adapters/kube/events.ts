@@ -4,7 +4,12 @@ import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
 import { type Cluster, eventDedupeKey } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
 import { EC2NODECLASSES, type KubeContext } from './context.ts';
-import { ClusterConflictError, ClusterNotFoundError, isNamespaceTerminating } from './errors.ts';
+import {
+  ClusterConflictError,
+  ClusterNotFoundError,
+  isNamespaceGone,
+  isNamespaceTerminating,
+} from './errors.ts';
 
 /** Cluster-scoped objects' events go to `default`, as kubectl and client-go do. */
 const CLUSTER_EVENT_NAMESPACE = 'default';
@@ -87,14 +92,15 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       remember(name, now.getTime());
       return;
     } catch (error) {
-      // The pod's namespace is being deleted, and the pod with it: no Event can be created there,
-      // and none is needed.
-      if (isNamespaceTerminating(error)) {
-        ctx.logger.debug('event not recorded', {
-          namespace,
-          reason: event.reason,
-          why: 'namespace terminating',
-        });
+      // The pod's namespace is being deleted, or is gone, and the pod with it: no Event can be
+      // created there, and none is needed.
+      const gone = isNamespaceTerminating(error)
+        ? 'namespace terminating'
+        : isNamespaceGone(error, namespace)
+          ? 'namespace gone'
+          : undefined;
+      if (gone !== undefined) {
+        ctx.logger.debug('event not recorded', { namespace, reason: event.reason, why: gone });
         return;
       }
       if (!(error instanceof ClusterConflictError)) throw error;

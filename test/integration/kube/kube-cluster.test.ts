@@ -916,6 +916,18 @@ describe('kube cluster adapter: events', () => {
     ]);
   });
 
+  it('records nothing, and fails nothing, about a pod whose namespace is already gone', async () => {
+    // A pending pod read a moment ago whose namespace was deleted since: its Event has nowhere to go.
+    const gone = `${ns}-gone`;
+    await cluster.recordEvent({
+      subject: { kind: 'Pod', namespace: gone, name: 'web-1' },
+      type: 'Warning',
+      reason: 'FailedScheduling',
+      message: 'no NodePool can host it',
+    });
+    await expect(core.readNamespace({ name: gone })).rejects.toMatchObject({ code: 404 });
+  });
+
   it('records nothing, and fails nothing, about a pod whose namespace is being deleted', async () => {
     // A finalizer of the user's own keeps the namespace Terminating for the test.
     const doomed = `${ns}-doomed`;
