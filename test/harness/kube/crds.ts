@@ -117,7 +117,12 @@ export async function installCrds(
     // Through the client's typed model: raw parsed YAML would lose every key the model spells
     // differently (x-kubernetes-validations, enum, default, $ref) when it is serialised.
     const typed = loadYaml<KubernetesObject>(JSON.stringify(crd.object));
-    const current = existing.get(crd.name);
+    let current = existing.get(crd.name);
+    // One still being deleted (a swap's deletion not yet done) is waited out, then created anew.
+    if (current?.metadata?.deletionTimestamp !== undefined) {
+      await crdGone(extensions, crd.name);
+      current = undefined;
+    }
     try {
       if (current === undefined) await objects.create(typed);
       else {
@@ -132,6 +137,9 @@ export async function installCrds(
   for (const [name, crd] of existing) {
     if (wanted.has(name) || !(options.exclusive ?? []).includes(crd.spec.group)) continue;
     await extensions.deleteCustomResourceDefinition({ name });
+    // Gone before the swap ends: the API server deletes a CRD's objects first, and a later swap
+    // that found it still there would update a CRD on its way out.
+    await crdGone(extensions, name);
   }
   for (const crd of crds) {
     await waitFor(
@@ -147,6 +155,21 @@ export async function installCrds(
       { timeoutMs: 30_000 },
     );
   }
+}
+
+async function crdGone(extensions: ApiextensionsV1Api, name: string): Promise<void> {
+  await waitFor(
+    `CRD ${name} to be deleted`,
+    () =>
+      extensions.readCustomResourceDefinition({ name }).then(
+        () => undefined,
+        (error: unknown) => {
+          if ((error as { code?: unknown }).code === 404) return true;
+          throw error;
+        },
+      ),
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** The API server's own message from a client-node error, or the error's message. */
