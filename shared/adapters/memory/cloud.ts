@@ -143,6 +143,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
   });
 
   const health = new Map<string, readonly InstanceHealthProblem[]>();
+  const typeCache = new Map<string, { readonly key: string; readonly types: readonly InstanceType[] }>();
   return {
     setInstanceHealth(instanceId, problems) {
       if (problems.length === 0) health.delete(instanceId);
@@ -170,6 +171,11 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       const reservationCapacity = new Map(
         (status?.capacityReservations ?? []).map((r) => [r.id, reservationRoom(r.id) ?? 0] as const),
       );
+      // The same class, back-offs and reservations give the same types: built once for them (every
+      // provisioner run and disruption pass asks).
+      const key = JSON.stringify([nodeClass, [...backedOff].sort(), [...reservationCapacity]]);
+      const cached = typeCache.get(nodeClass.name);
+      if (cached?.key === key) return cached.types;
       const out: InstanceType[] = [];
       for (const type of catalogFor(nodeClass)) {
         if (!amis.some((ami) => ami.matchesLabels(type.labels))) continue;
@@ -202,6 +208,7 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
         offerings.push(...placementOfferings(type.name, reserved, nodeClass, backedOff));
         if (offerings.length > 0) out.push({ ...type, offerings });
       }
+      typeCache.set(nodeClass.name, { key, types: out });
       return out;
     },
 

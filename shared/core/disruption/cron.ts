@@ -143,10 +143,39 @@ function zoneFormat(timeZone: string): Intl.DateTimeFormat {
  */
 export function wallClockMs(ms: number, timeZone: string | undefined): number {
   if (timeZone === undefined || timeZone === 'UTC') return ms;
+  // A zone's offset holds for a quarter of an hour that it holds at both ends of (transitions
+  // fall on whole quarters): known once per quarter, as the evaluators ask for the same hours
+  // again and again.
+  const quarter = Math.floor(ms / QUARTER_MS);
+  let offsets = OFFSETS.get(timeZone);
+  if (offsets === undefined || offsets.size >= MAX_QUARTERS) {
+    offsets = new Map();
+    OFFSETS.set(timeZone, offsets);
+  }
+  let offset = offsets.get(quarter);
+  if (offset === undefined) {
+    const start = quarter * QUARTER_MS;
+    const atStart = formattedWallMs(start, timeZone) - start;
+    const end = start + QUARTER_MS - 1000;
+    const atEnd = formattedWallMs(end, timeZone) - end;
+    if (atStart !== atEnd) return formattedWallMs(ms, timeZone) + (ms - Math.floor(ms / 1000) * 1000);
+    offset = atStart;
+    offsets.set(quarter, offset);
+  }
+  return ms + offset;
+}
+
+const QUARTER_MS = 15 * 60_000;
+/** Quarters of an hour remembered per zone before the memory starts again (a month of them). */
+const MAX_QUARTERS = 3_000;
+const OFFSETS = new Map<string, Map<number, number>>();
+
+/** The zone's wall clock at `ms`, to the second, as its formatter gives it. */
+function formattedWallMs(ms: number, timeZone: string): number {
   const f: Record<string, number> = {};
   for (const p of zoneFormat(timeZone).formatToParts(ms))
     if (p.type !== 'literal') f[p.type] = Number(p.value);
-  const wall = Date.UTC(
+  return Date.UTC(
     f['year'] ?? 0,
     (f['month'] ?? 1) - 1,
     f['day'] ?? 1,
@@ -154,7 +183,6 @@ export function wallClockMs(ms: number, timeZone: string | undefined): number {
     f['minute'] ?? 0,
     f['second'] ?? 0,
   );
-  return wall + (ms - Math.floor(ms / 1000) * 1000);
 }
 
 /** Whether the schedule fires at the minute of `ms`, read in `timeZone` (UTC when unset). */
