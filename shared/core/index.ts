@@ -175,6 +175,7 @@ export {
   type PoolSchedules,
   SCHEDULE_HORIZON_MS,
   type ScheduleHold,
+  windowLimits,
 } from './schedules.ts';
 export { DYNAMIC_RESOURCES_UNSUPPORTED } from './scheduling/reasons.ts';
 export {

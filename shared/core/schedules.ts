@@ -79,22 +79,36 @@ export function openWindows(schedules: readonly PoolSchedule[], nowMs: number): 
 }
 
 /**
- * The pool as the open windows hold it: each limited resource at the lowest limit any sets, and
- * `limitsHeldBy` naming the windows that lowered one below what the spec (or another window) has.
+ * The limits the open windows lower below the pool's own (or another window's), by resource: each
+ * at the lowest any window sets, with the window that set it.
  */
-export function heldPool(pool: NodePool, windows: readonly OpenWindow[]): NodePool {
+export function windowLimits(
+  pool: NodePool,
+  windows: readonly OpenWindow[],
+): Map<string, { readonly limit: number; readonly window: OpenWindow }> {
   const limits: Record<string, number> = { ...(pool.limits ?? {}) };
-  const by = new Map<string, OpenWindow>();
+  const by = new Map<string, { limit: number; window: OpenWindow }>();
   for (const w of windows) {
     if (w.schedule.hold.kind !== 'limits') continue;
     for (const [k, v] of Object.entries(w.schedule.hold.limits)) {
       if (v >= (limits[k] ?? Number.POSITIVE_INFINITY)) continue;
       limits[k] = v;
-      by.set(k, w);
+      by.set(k, { limit: v, window: w });
     }
   }
+  return by;
+}
+
+/**
+ * The pool as the open windows hold it: each limited resource at the lowest limit any sets, and
+ * `limitsHeldBy` naming the windows that lowered one below what the spec (or another window) has.
+ */
+export function heldPool(pool: NodePool, windows: readonly OpenWindow[]): NodePool {
+  const by = windowLimits(pool, windows);
   if (by.size === 0) return pool;
-  const named = [...new Set(by.values())].map(describeWindow).join('; ');
+  const limits: Record<string, number> = { ...(pool.limits ?? {}) };
+  for (const [k, { limit }] of by) limits[k] = limit;
+  const named = [...new Set([...by.values()].map((b) => b.window))].map(describeWindow).join('; ');
   return { ...pool, limits, limitsHeldBy: named };
 }
 

@@ -39,8 +39,8 @@ import {
  * - `chart-cost`: the $/hour line (red) over a light red area;
  * - `chart-pods`: pending pods (magenta) and running pods (green) as lines;
  * - `chart-disruptions` (only when nodes were disrupted): nodes disrupted so far, one line per
- *   reason: Empty (cyan), Drifted (orange), Expired (lime), Underutilized (brown), Interrupted
- *   (rose);
+ *   reason: Scheduled (slate), Empty (cyan), Drifted (orange), Expired (lime), Underutilized
+ *   (brown), Interrupted (rose);
  * - `chart-idle`: the idle $/hour line (teal) over a light teal area;
  * - `chart-evictions` (only when pods were evicted): pods evicted so far, one line per reason in
  *   the EVICTION_COLOURS order.
@@ -53,6 +53,7 @@ export const CHART_COLOURS = {
   costArea: '#fecaca',
   podsPending: '#c026d3',
   podsRunning: '#059669',
+  disruptedScheduled: '#475569',
   disruptedEmpty: '#0891b2',
   disruptedDrifted: '#ea580c',
   disruptedExpired: '#65a30d',
@@ -66,6 +67,7 @@ export const CHART_COLOURS = {
 export const EVICTION_COLOURS = ['#6d28d9', '#0369a1', '#a16207', '#166534', '#9f1239', '#1e3a8a'] as const;
 
 const DISRUPTION_COLOURS: Readonly<Record<DisruptionRowReason, string>> = {
+  Scheduled: CHART_COLOURS.disruptedScheduled,
   Empty: CHART_COLOURS.disruptedEmpty,
   Drifted: CHART_COLOURS.disruptedDrifted,
   Expired: CHART_COLOURS.disruptedExpired,

@@ -56,6 +56,7 @@ export type DisruptionRowReason = SimDisruptionReason | 'Interrupted';
 
 /** The order reports list disruption reasons in. */
 export const DISRUPTION_REASONS: readonly DisruptionRowReason[] = [
+  'Scheduled',
   'Empty',
   'Drifted',
   'Expired',

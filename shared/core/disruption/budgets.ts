@@ -9,9 +9,11 @@ import { cronWindowOpen, isTimeZone, parseCron } from './cron.ts';
 
 /**
  * Why Karpenter disrupts a node voluntarily; budgets may name them. `Unhealthy` (Karpenter v1.15)
- * is node repair's: it paces repairs, and no disruption method uses it.
+ * is node repair's: it paces repairs, and no disruption method uses it. `Scheduled` is Flotilla's
+ * own (a schedule's window that holds a NodePool below what it runs): no budget can name it, so
+ * only the budgets that name no reason apply to it.
  */
-export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Unhealthy';
+export type DisruptionReason = 'Empty' | 'Drifted' | 'Underutilized' | 'Unhealthy' | 'Scheduled';
 
 /** The reasons the disruption controller's methods disrupt for: every one but node repair's. */
 export type MethodDisruptionReason = Exclude<DisruptionReason, 'Unhealthy'>;

@@ -66,7 +66,10 @@ export interface DisruptDecision {
    */
   readonly why?: string;
   readonly podsWithoutReplacement?: number;
-  /** Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. */
+  /**
+   * Consolidation: the policy (and minimum savings) that allowed it, and the pods that move. A
+   * schedule's window: the schedule that holds each NodePool, and until when.
+   */
   readonly policy?: string;
   readonly podsMoved?: number;
   /** Candidates that failed the validation after the wait (all of an abandoned command's, or those dropped). */

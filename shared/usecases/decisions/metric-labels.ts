@@ -36,6 +36,7 @@ export function consolidationTypeOf(method: CommandMethodName): string {
       return 'multi';
     case 'repack':
       return 'repack';
+    case 'schedule':
     case 'drift':
     case 'static-drift':
     case 'expiration':

@@ -21,15 +21,18 @@ import { budgetStanding } from '../state/budget-counts.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from '../state/node-index.ts';
 import { balancedDisruption, type PoolTotals } from './balanced.ts';
-import type { DisruptionCandidate, MethodContext } from './method.ts';
+import type { DisruptionCandidate, DisruptionMethod, MethodContext, WindowExcess } from './method.ts';
 import { spotFailedAtMs } from './replacement-capacity.ts';
+import { windowExcess } from './schedule-window.ts';
 
 // Which nodes voluntary disruption may look at, and how many each NodePool counts for its budgets,
 // as Karpenter v1 decides: a NodeClaim with its Node, initialized, of a NodePool that exists, not
 // being deleted, not already in a command, not nominated for pending pods, and without
 // `karpenter.sh/do-not-disrupt` on the Node; and, Flotilla's own rule, no pod on it that could not
 // be read (what it needs, and whether it may move, is unknown). A static NodePool's nodes are kept
-// apart: only StaticDrift looks at them, and only at the drifted ones. Pure.
+// apart: only StaticDrift looks at them, and only at the drifted ones. The nodes of a NodePool a
+// schedule's window holds below what it runs are also listed apart, nominated ones included: the
+// window's method (schedule-window.ts) empties the pool whether or not pods wait for them. Pure.
 
 /** The cluster's PodDisruptionBudgets as the pod blockers read them. */
 export function pdbLimits(budgets: readonly PodDisruptionBudget[]): PdbLimit[] {
@@ -84,6 +87,20 @@ export interface CandidateSet {
   readonly poolTotals: ReadonlyMap<string, PoolTotals>;
   /** Per NodePool, when a consolidation replacement last failed on one of its NodeClaims, epoch ms. */
   readonly spotFailedAtMs: ReadonlyMap<string, number>;
+  /** The nodes of NodePools a schedule's window holds below what they run (nominated ones too). @default none */
+  readonly windowCandidates?: readonly DisruptionCandidate[];
+  /** Per such NodePool, how far over its window's limits it is. @default none */
+  readonly windowExcess?: ReadonlyMap<string, WindowExcess>;
+}
+
+/** The candidates `method` looks at: a static NodePool's, a held window's, or the others. */
+export function lookedAt(
+  method: Pick<DisruptionMethod, 'staticNodePools' | 'windowNodePools'>,
+  set: CandidateSet,
+): readonly DisruptionCandidate[] {
+  if (method.staticNodePools === true) return set.staticCandidates ?? [];
+  if (method.windowNodePools === true) return set.windowCandidates ?? [];
+  return set.candidates;
 }
 
 export function buildCandidates(input: CandidateInput): CandidateSet {
@@ -95,12 +112,21 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
   const counts = new Map<string, { nodes: number; disrupting: number }>();
   const poolTotals = new Map<string, { pricePerHour: number; disruptionCost: number }>();
   const spotFailed = new Map<string, number>();
+  /** Per NodePool with schedules, its NodeClaims that stay (not deleting, in no command). */
+  const staying = new Map<string, ClusterNodeClaim[]>();
+  const windowable: DisruptionCandidate[] = [];
   for (const claim of input.nodeClaims) {
     const pool = input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
     const failedAt = spotFailedAtMs(claim.annotations);
     if (failedAt !== undefined && failedAt > (spotFailed.get(pool.pool.name) ?? Number.NEGATIVE_INFINITY)) {
       spotFailed.set(pool.pool.name, failedAt);
+    }
+    const scheduled = pool.schedules?.kind === 'schedules';
+    if (scheduled && !claim.deleting && !input.inCommand.has(claim.name)) {
+      const list = staying.get(pool.pool.name);
+      if (list === undefined) staying.set(pool.pool.name, [claim]);
+      else list.push(claim);
     }
     const isStatic = isStaticNodePool(pool.pool);
     if (isStatic) {
@@ -159,12 +185,8 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       });
       continue;
     }
-    if (input.nominated.has(node.name)) {
-      excluded.push({ nodeClaim: claim, node, kind: 'nominated', why: 'node is nominated for pending pods' });
-      continue;
-    }
     const reschedulablePods = node.pods.filter(isReschedulable);
-    (isStatic ? staticCandidates : candidates).push({
+    const candidate: DisruptionCandidate = {
       nodeClaim: claim,
       node,
       nodePool: pool,
@@ -173,9 +195,23 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
       disruptionCost: balancedDisruption(reschedulablePods),
       reschedulablePods,
       blockers: podBlockers(node.pods, input.pdbs, input.nowMs),
-    });
+    };
+    if (scheduled && !isStatic) windowable.push(candidate);
+    if (input.nominated.has(node.name)) {
+      excluded.push({ nodeClaim: claim, node, kind: 'nominated', why: 'node is nominated for pending pods' });
+      continue;
+    }
+    (isStatic ? staticCandidates : candidates).push(candidate);
+  }
+  const excess = new Map<string, WindowExcess>();
+  for (const [name, claims] of staying) {
+    const pool = input.nodePools.get(name);
+    const over = pool === undefined ? undefined : windowExcess(pool, claims, input.nowMs);
+    if (over !== undefined) excess.set(name, over);
   }
   return {
+    windowCandidates: windowable.filter((c) => excess.has(c.nodePool.pool.name)),
+    windowExcess: excess,
     candidates,
     staticCandidates,
     staticPools,
@@ -198,6 +234,7 @@ export function methodContextFor(
       input === undefined ? [] : poolInstanceTypes(input, nodePoolName, nodeClassName),
     poolTotals: set.poolTotals,
     spotFailedAtMs: set.spotFailedAtMs,
+    ...(set.windowExcess === undefined ? {} : { windowExcess: set.windowExcess }),
     ...(set.staticPools === undefined ? {} : { staticPools: set.staticPools }),
     ...(input === undefined ? {} : { daemonSets: input.solve.daemonSets ?? [] }),
     nowMs,

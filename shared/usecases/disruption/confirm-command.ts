@@ -81,12 +81,10 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
       return last;
     };
     const set = passCandidates({ ...world, pools, nowMs });
-    // A static NodePool's nodes are candidates of the static methods only.
-    const fresh = method.staticNodePools === true ? { ...set, candidates: set.staticCandidates ?? [] } : set;
     const validation = validateCommand({
       command,
-      fresh,
-      allowed: allowedByPool(fresh, pools, command.reason, nowMs).allowed,
+      fresh: set,
+      allowed: allowedByPool(set, pools, command.reason, nowMs).allowed,
       simulate,
       nowMs,
     });
@@ -94,10 +92,11 @@ export async function confirmCommand(input: ConfirmCommandInput): Promise<Confir
     const decided = validation.command;
     // A static NodePool's replacement is planned for its replicas: its command counts on no Node.
     // Emptiness counts on none either: the pods it evicts (eviction cost 0 or below) wait for the
-    // provisioner, as in Karpenter.
+    // provisioner, as in Karpenter; nor does a schedule's window: its pods wait for it to end.
     const moving =
       method.staticNodePools !== true &&
       command.reason !== 'Empty' &&
+      command.reason !== 'Scheduled' &&
       decided.candidates.some((x) => x.reschedulablePods.length > 0);
     if (!moving) return { kind: 'confirmed', command: decided, dropped: validation.dropped, world };
     if (last === undefined) {

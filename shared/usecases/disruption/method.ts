@@ -69,7 +69,7 @@ export interface DisruptionCommand {
   readonly reason: MethodDisruptionReason;
   readonly candidates: readonly DisruptionCandidate[];
   readonly replacements: readonly NodeClaimPlan[];
-  /** Consolidation: the policy and minimum savings that allowed the command. */
+  /** Consolidation: the policy and minimum savings that allowed the command; a window's: what holds. */
   readonly policy?: string;
   /** Consolidation: the pods that move. */
   readonly podsMoved?: number;
@@ -120,6 +120,16 @@ export interface MethodContext {
   readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
   /** Told of each consolidation move weighed, as Karpenter's Balanced evaluator counts it. */
   readonly move?: (move: ConsolidationMove) => void;
+  /** Per NodePool a schedule's window holds below what it runs, how far over it is. @default none */
+  readonly windowExcess?: ReadonlyMap<string, WindowExcess>;
+}
+
+/** What a NodePool's NodeClaims take beyond the limits its open windows hold it to (schedule-window.ts). */
+export interface WindowExcess {
+  /** By limited resource, the amount over its held limit (only those over). */
+  readonly over: ReadonlyMap<string, number>;
+  /** The windows that hold the pool, described. */
+  readonly heldBy: string;
 }
 
 /** A consolidation move weighed in one NodePool: approved, or rejected by its Balanced score. */
@@ -237,6 +247,19 @@ export interface DisruptionMethod<N extends DisruptionMethodName = DisruptionMet
    * see those nodes. @default false
    */
   readonly staticNodePools?: boolean;
+  /**
+   * The method looks at the nodes of NodePools a schedule's window holds below what they run
+   * (nominated ones included), and only at them. @default false
+   */
+  readonly windowNodePools?: boolean;
+  /**
+   * After its candidates are validated (`keepValid`), those of them still needed on the read
+   * again, given the per-NodePool excess that read has. @default all of them
+   */
+  keepNeeded?(
+    valid: readonly DisruptionCandidate[],
+    windowExcess: ReadonlyMap<string, WindowExcess>,
+  ): readonly DisruptionCandidate[];
   /** Whether this method looks at the candidate at all (its condition, its NodePool's policy). */
   shouldDisrupt(candidate: DisruptionCandidate, nowMs: number): boolean;
   /**

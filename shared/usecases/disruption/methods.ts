@@ -11,6 +11,7 @@ import { emptiness } from './emptiness.ts';
 import { type CommandMethod, type DisruptionMethod, expirationMethod } from './method.ts';
 import { multiNodeConsolidation } from './multi-node.ts';
 import { repackConsolidation } from './repack.ts';
+import { scheduleWindow } from './schedule-window.ts';
 import { singleNodeConsolidation } from './single-node.ts';
 import { staticDrift } from './static-drift.ts';
 
@@ -22,6 +23,7 @@ import { staticDrift } from './static-drift.ts';
 // the commands in flight follow.
 
 const REGISTERED = [
+  scheduleWindow,
   emptiness,
   staticDrift,
   drift,

@@ -1,6 +1,6 @@
 import { commandMoves } from './balanced.ts';
 import type { CandidateSet } from './candidates.ts';
-import { methodContextFor } from './candidates.ts';
+import { lookedAt, methodContextFor } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
 import type {
   ConsolidationMove,
@@ -91,7 +91,7 @@ export function nextCommand(input: NextCommandInput): NextCommand {
   const repack = input.repackConsolidation === true;
   for (const method of methodsAsked(repack)) {
     if (input.everyMethod !== true && isSettled(firsts, repack)) break;
-    const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
+    const looked = lookedAt(method, set);
     const held = method.reason === 'Drifted' ? input.rolloutHeld : undefined;
     const accepted = looked.filter(
       (c) => method.shouldDisrupt(c, nowMs) && held?.has(c.nodePool.pool.name) !== true,

@@ -22,7 +22,7 @@ import type {
 } from '../decisions/disruption.ts';
 import type { SchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from '../state/node-index.ts';
-import type { CandidateSet } from './candidates.ts';
+import { type CandidateSet, lookedAt } from './candidates.ts';
 import { priceAssumedFrom, priceFrom } from './describe.ts';
 import type { DisruptionMethod } from './method.ts';
 import { nodeTotals, observeConditions, observeTerminations } from './observe-figures.ts';
@@ -36,7 +36,10 @@ const BUDGET_REASONS: readonly DisruptionReason[] = ['Empty', 'Drifted', 'Underu
 
 export interface PassFiguresInput {
   readonly set: CandidateSet;
-  readonly methods: readonly Pick<DisruptionMethod, 'reason' | 'staticNodePools' | 'shouldDisrupt'>[];
+  readonly methods: readonly Pick<
+    DisruptionMethod,
+    'reason' | 'staticNodePools' | 'windowNodePools' | 'shouldDisrupt'
+  >[];
   /** `<nodePool>/<reason>` pairs whose budget allowed nothing. */
   readonly budgetBlocked: ReadonlySet<string>;
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
@@ -64,7 +67,7 @@ export function passFigures(
   ).length;
   if (uninitialized > 0) blockedBy['notInitialized'] = uninitialized;
   for (const method of input.methods) {
-    const looked = method.staticNodePools === true ? (set.staticCandidates ?? []) : set.candidates;
+    const looked = lookedAt(method, set);
     for (const c of looked)
       if (method.shouldDisrupt(c, nowMs)) eligible[method.reason]?.add(c.nodeClaim.name);
   }

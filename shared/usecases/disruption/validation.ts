@@ -1,5 +1,5 @@
 import type { NodeClaimPlan } from '../../core/index.ts';
-import type { CandidateSet } from './candidates.ts';
+import { type CandidateSet, lookedAt } from './candidates.ts';
 import type { DisruptionCandidate, DisruptionCommand, SimulateScheduling } from './method.ts';
 
 // The check a graceful command (emptiness, consolidation) passes after its validation wait, as
@@ -57,6 +57,20 @@ export function validateCommand(input: ValidateInput): Validation {
       const others = more.length === 0 ? '' : ` (and ${more.length} more candidates no longer valid)`;
       return invalid(`nodeClaim ${first.nodeClaim} ${first.why}${others}`);
     }
+    // A window's command keeps only the nodes the pool is still over its window's limits by.
+    const needed = command.method.keepNeeded?.(checked.valid, input.fresh.windowExcess ?? new Map());
+    if (needed !== undefined && needed.length < checked.valid.length) {
+      const kept = new Set(needed);
+      for (const c of checked.valid) {
+        if (kept.has(c)) continue;
+        checked.dropped.push({
+          nodeClaim: c.nodeClaim.name,
+          why: `is no longer needed to bring nodePool ${c.nodePool.pool.name} within its schedule's limits`,
+        });
+      }
+      if (needed.length === 0) return invalid("its NodePools are within their schedules' limits now");
+      return { kind: 'valid', command: { ...command, candidates: needed }, dropped: checked.dropped };
+    }
     return { kind: 'valid', command: { ...command, candidates: checked.valid }, dropped: checked.dropped };
   }
   const first = checked.dropped[0];
@@ -73,7 +87,7 @@ function checkCandidates(input: ValidateInput): {
   valid: DisruptionCandidate[];
   dropped: DroppedCandidate[];
 } {
-  const now = new Map(input.fresh.candidates.map((c) => [c.nodeClaim.name, c]));
+  const now = new Map(lookedAt(input.command.method, input.fresh).map((c) => [c.nodeClaim.name, c]));
   const excluded = new Map(input.fresh.excluded.map((e) => [e.nodeClaim.name, e.why]));
   const left = new Map(input.allowed);
   const valid: DisruptionCandidate[] = [];

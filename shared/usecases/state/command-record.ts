@@ -12,6 +12,7 @@ import type { ClusterNodeClaim } from '../../ports/cluster.ts';
  * forceful expiration.
  */
 export const COMMAND_METHODS = [
+  'schedule',
   'emptiness',
   'static-drift',
   'drift',
@@ -33,7 +34,7 @@ const recordSchema = z.object({
   // and leaves a record whose method it does not know alone (a newer version's, say). Read here as
   // a record all the same, its NodeClaims are in a command for every reader.
   method: z.string().min(1),
-  reason: z.enum(['Empty', 'Drifted', 'Underutilized', 'Expired']),
+  reason: z.enum(['Scheduled', 'Empty', 'Drifted', 'Underutilized', 'Expired']),
   candidates: z.array(z.string().min(1)).min(1),
   replacements: z.array(z.string().min(1)),
   startedAt: z.iso.datetime(),

@@ -38,8 +38,9 @@ function commandOf(method: DisruptionCommand['method'], name: string, price: num
 }
 
 describe('which method acts', () => {
-  it('asks Karpenter’s methods alone by default, and repack between the two consolidations when switched on', () => {
+  it('asks Karpenter’s methods (after a schedule’s window, which acts only on held NodePools) by default, and repack between the two consolidations when switched on', () => {
     expect(methodsAsked(false).map((m) => m.name)).toEqual([
+      'schedule',
       'emptiness',
       'static-drift',
       'drift',
@@ -48,6 +49,7 @@ describe('which method acts', () => {
     ]);
     expect(methodsAsked(true)).toBe(METHODS);
     expect(methodsAsked(true).map((m) => m.name)).toEqual([
+      'schedule',
       'emptiness',
       'static-drift',
       'drift',

@@ -25,6 +25,7 @@ const record = (method: string) => ({
 describe('disruption method registry', () => {
   it("orders the methods by their own order, Karpenter's with repack before single-node", () => {
     expect(METHOD_NAMES).toEqual([
+      'schedule',
       'emptiness',
       'static-drift',
       'drift',
@@ -38,6 +39,7 @@ describe('disruption method registry', () => {
   });
 
   it.each([
+    ['schedule', 'Scheduled', 'first', 'keepValid', 'graceful'],
     ['emptiness', 'Empty', 'first', 'keepValid', 'graceful'],
     ['static-drift', 'Drifted', 'first', 'allValid', 'eventual'],
     ['drift', 'Drifted', 'first', 'allValid', 'eventual'],
