@@ -1,3 +1,4 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { phantomNode } from '../fixtures/forged-summary.ts';
 import { waitFor } from '../harness/proc.ts';
@@ -126,6 +127,59 @@ describe('the disruption Lambda with a forged cluster summary', () => {
       ),
     ).toBe(true);
     expect(e2e.logLines.filter((l) => l['decision'] === 'drifted' && l['nodeClaim'] === name)).toEqual([]);
+  });
+
+  it('deletes none of a NodePool’s NodeClaims for a schedule window that only a NodeClaim of the summary puts it over', async () => {
+    const { pool, names } = await poolWithNodes('window', 2, { budgets: [{ nodes: '100%' }] });
+    // The user's window holds the pool to the two nodes it runs.
+    await e2e.env.custom.patchClusterCustomObject(
+      {
+        group: 'karpenter.sh',
+        version: 'v1',
+        plural: 'nodepools',
+        name: pool,
+        body: {
+          metadata: {
+            annotations: {
+              'flotilla.io/schedules': JSON.stringify([
+                {
+                  name: 'hold',
+                  start: '* * * * *',
+                  end: '59 23 31 12 *',
+                  timeZone: 'UTC',
+                  limits: { nodes: '2' },
+                },
+              ]),
+            },
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const listed = await forge((doc) => {
+      const model = doc.head.nodeClaims.find((c) => c['metadata']?.['name'] === names[0]);
+      const copy = structuredClone(model) as { metadata: Record<string, unknown> };
+      copy.metadata = {
+        ...copy.metadata,
+        name: `${names[0]}-ghost`,
+        uid: '6f1c2f4e-0000-4000-8000-00000000beef',
+      };
+      doc.head.nodeClaims.push(copy as never);
+      doc.head.counts.nodeClaims += 1;
+    });
+    expect((await listed.nodeClaims()).items.map((c) => c.name)).toContain(`${names[0]}-ghost`);
+
+    const result = await disruptionLambdaPass(e2e, pool, `window-${e2e.id}`, {
+      cluster: listed,
+      options: { validationMs: 2_000, leaseName: `disruption#${e2e.id}-window` },
+    });
+
+    const after = await e2e.nodeClaimsOf(pool);
+    expect(after.map((c) => [c.name, c.deleting]).sort()).toEqual(names.map((n) => [n, false]));
+    expect(result.decisions.filter((d) => d.outcome !== 'abandoned')).toEqual([]);
+    const abandoned = disruptLines(pool).filter((l) => l['outcome'] === 'abandoned');
+    expect(abandoned.map((l) => l['method'])).toEqual(['schedule']);
+    expect(String(abandoned[0]?.['why'])).toContain("on the API server's objects");
   });
 
   it('deletes none of a NodePool’s NodeClaims to move their pods onto a Ready Node of 100,000 CPUs only the summary has', async () => {
