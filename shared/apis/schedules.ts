@@ -2,6 +2,7 @@
 // owns it (Flotilla never writes it), each entry
 //   { "name": "nightly", "start": "0 20 * * *", "end": "0 7 * * *", "timeZone": "Europe/Berlin",
 //     "limits": { "cpu": "0" } }   or   ..., "noNewNodes": true }
+// and on a static NodePool (spec.replicas)   ..., "replicas": 0 }
 // An annotation that does not read is kept as the problem it is: the NodePool then launches
 // nothing, rather than launching as if it had no schedule.
 import { z } from 'zod';
@@ -17,6 +18,8 @@ import {
 export const SCHEDULES_ANNOTATION = 'flotilla.io/schedules';
 /** At most this many schedules a NodePool. */
 export const MAX_SCHEDULES = 10;
+/** The most replicas a schedule may set (the NodePool CRD's bound on spec.replicas). */
+const MAX_REPLICAS = 2_147_483_647;
 
 const entrySchema = z.strictObject({
   name: z
@@ -30,6 +33,7 @@ const entrySchema = z.strictObject({
   timeZone: z.string().min(1),
   limits: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
   noNewNodes: z.literal(true).optional(),
+  replicas: z.number().int().min(0).max(MAX_REPLICAS).optional(),
 });
 
 /** A NodePool's schedules from its annotations, or undefined when it names none. */
@@ -42,9 +46,8 @@ export function parseSchedules(
   if (raw === undefined) return undefined;
   const invalid = (why: string): PoolSchedules => ({
     kind: 'invalid',
-    problem: `annotation ${SCHEDULES_ANNOTATION}: ${why}; the NodePool launches nothing until it is fixed`,
+    problem: `annotation ${SCHEDULES_ANNOTATION}: ${why}; the NodePool ${isStatic ? 'keeps the NodeClaims it has, launching and removing none for its replicas,' : 'launches nothing'} until it is fixed`,
   });
-  if (isStatic) return invalid('schedules are not read on a static NodePool (spec.replicas)');
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -67,11 +70,18 @@ export function parseSchedules(
     const endCron = parseCron(e.end);
     if ('problem' in endCron) return invalid(`${at} end ${endCron.problem}`);
     if (!isTimeZone(e.timeZone)) return invalid(`${at} timeZone "${e.timeZone}" is not an IANA time zone`);
-    if ((e.limits === undefined) === (e.noNewNodes === undefined)) {
-      return invalid(`${at} sets exactly one of limits and noNewNodes`);
+    const holds = [e.limits, e.noNewNodes, e.replicas].filter((h) => h !== undefined).length;
+    if (isStatic ? e.replicas === undefined || holds > 1 : e.replicas !== undefined || holds !== 1) {
+      return invalid(
+        isStatic
+          ? `${at} sets replicas, and only replicas, on a static NodePool (spec.replicas)`
+          : `${at} sets exactly one of limits and noNewNodes (replicas only on a static NodePool)`,
+      );
     }
     let hold: PoolSchedule['hold'];
-    if (e.limits === undefined) {
+    if (e.replicas !== undefined) {
+      hold = { kind: 'replicas', replicas: e.replicas };
+    } else if (e.limits === undefined) {
       hold = { kind: 'noNewNodes' };
     } else {
       try {

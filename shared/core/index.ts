@@ -168,6 +168,7 @@ export {
   describeWindow,
   formatInZone,
   heldPool,
+  heldReplicas,
   type OpenWindow,
   openWindow,
   openWindows,

@@ -40,6 +40,8 @@ export interface NodePool {
    * leaves its nodes alone. Unset for a dynamic pool.
    */
   readonly replicas?: number;
+  /** What set `replicas` in place of `spec.replicas` (a schedule window, Flotilla's own). */
+  readonly replicasHeldBy?: string;
 }
 
 /** Whether a NodePool is static (`spec.replicas` set): its size follows replicas, not pods. */

@@ -1,9 +1,11 @@
 // NodePool schedules (Flotilla's own): windows that open at one cron and close at another, both
-// read in a named IANA time zone, each holding the NodePool to lower limits or to no new nodes while
-// it is open. A window is open from the latest firing of its start until the first firing of its end
+// read in a named IANA time zone, each holding the NodePool to lower limits or to no new nodes (a
+// static NodePool: to other replicas) while it is open. A window is open from the latest firing of its start until the first firing of its end
 // after that (by the zone's wall clock, so "20:00 to 07:00" stays 20:00 to 07:00 local across a
 // daylight-saving change). Pure: the annotation is read in shared/apis/schedules.ts, and the
-// provisioner's NodePool selection applies what holds (shared/usecases/state/eligibility.ts).
+// provisioner's NodePool selection applies what holds (shared/usecases/state/eligibility.ts), the
+// static pass and disruption the replicas (shared/usecases/state/scheduled-replicas.ts), and
+// disruption empties a pool its limits hold below what it runs (disruption/schedule-window.ts).
 import {
   type CronSchedule,
   latestFiring,
@@ -18,7 +20,9 @@ import type { ResourceList } from './resources.ts';
 /** What a schedule holds its NodePool to while its window is open. */
 export type ScheduleHold =
   | { readonly kind: 'limits'; readonly limits: ResourceList }
-  | { readonly kind: 'noNewNodes' };
+  | { readonly kind: 'noNewNodes' }
+  /** A static NodePool's replicas in place of `spec.replicas`. */
+  | { readonly kind: 'replicas'; readonly replicas: number };
 
 /** One schedule of a NodePool. */
 export interface PoolSchedule {
@@ -112,6 +116,22 @@ export function heldPool(pool: NodePool, windows: readonly OpenWindow[]): NodePo
   return { ...pool, limits, limitsHeldBy: named };
 }
 
+/**
+ * A static pool as the open windows hold it: `replicas` set by the window of replicas that opened
+ * last (the first listed of those that opened together), and `replicasHeldBy` naming it.
+ */
+export function heldReplicas(pool: NodePool, windows: readonly OpenWindow[]): NodePool {
+  let latest: { readonly window: OpenWindow; readonly replicas: number } | undefined;
+  for (const w of windows) {
+    if (w.schedule.hold.kind !== 'replicas') continue;
+    if (latest === undefined || w.sinceMs > latest.window.sinceMs) {
+      latest = { window: w, replicas: w.schedule.hold.replicas };
+    }
+  }
+  if (latest === undefined || pool.replicas === undefined) return pool;
+  return { ...pool, replicas: latest.replicas, replicasHeldBy: describeWindow(latest.window) };
+}
+
 /** `2026-03-30T05:00:00Z (07:00 Europe/Berlin)`: an instant, and the zone's wall clock at it. */
 export function formatInZone(ms: number, timeZone: string): string {
   const wall = new Date(wallClockMs(ms, timeZone));
@@ -122,12 +142,15 @@ export function formatInZone(ms: number, timeZone: string): string {
 /** What an open window holds, for a reason or a condition message. */
 export function describeWindow(w: OpenWindow): string {
   const { schedule } = w;
+  const { hold } = schedule;
   const what =
-    schedule.hold.kind === 'noNewNodes'
+    hold.kind === 'noNewNodes'
       ? 'no new nodes'
-      : `limits ${Object.entries(schedule.hold.limits)
-          .map(([k, v]) => `${k} ${formatQuantity(k, v)}`)
-          .join(', ')}`;
+      : hold.kind === 'replicas'
+        ? `replicas ${hold.replicas}`
+        : `limits ${Object.entries(hold.limits)
+            .map(([k, v]) => `${k} ${formatQuantity(k, v)}`)
+            .join(', ')}`;
   const until = w.untilMs === undefined ? 'over a year from now' : formatInZone(w.untilMs, schedule.timeZone);
   return `schedule "${schedule.name}" holds ${what} until ${until}`;
 }

@@ -54,6 +54,24 @@ describe('NodePool schedules (moto + kube-apiserver + kube-scheduler)', () => {
     expect(condition.message).toMatch(/^schedule "freeze" holds no new nodes until /);
   });
 
+  it("holds a static NodePool to a window's replicas, and says which schedule does", async () => {
+    const pool = await e2e.createPool('static', 'fixed', {
+      instanceTypes: ['m5.large'],
+      replicas: 3,
+      annotations: openNow({ replicas: 1 }),
+    });
+    const result = await e2e.run(`sched-static-${id}`);
+    expect(result.kind).toBe('provisioned');
+    if (result.kind !== 'provisioned') return;
+    expect(launched(result.claims.filter((c) => c.nodePool === pool))).toHaveLength(1);
+    expect(await e2e.instancesOf(pool)).toHaveLength(1);
+    const line = e2e.logLines.find((l) => l['decision'] === 'staticCapacity' && l['nodePool'] === pool);
+    expect(line).toMatchObject({ action: 'launch', replicas: 1, count: 1 });
+    expect(String(line?.['replicasHeldBy'])).toMatch(
+      new RegExp(`^schedule "freeze" holds replicas 1 until .* \\(${hh}:00 Pacific/Auckland\\)$`),
+    );
+  });
+
   it("holds a NodePool to a window's limits, naming the schedule beside them", async () => {
     const pool = await e2e.createPool('capped', 'capped', {
       instanceTypes: ['m5.large'],

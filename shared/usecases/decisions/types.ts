@@ -334,6 +334,8 @@ export interface StaticCapacityDecision {
   /** Fewer launch than the pool is short: `limits.nodes`, or the runaway guard's one probe. */
   readonly limitedBy?: 'limits.nodes' | 'launchBackoff';
   readonly leaseToken: number;
+  /** The schedule that sets `replicas` in place of `spec.replicas` now (Flotilla's own). */
+  readonly replicasHeldBy?: string;
 }
 
 /** Garbage collection: an orphaned instance terminated, or a NodeClaim whose instance is gone deleted. */

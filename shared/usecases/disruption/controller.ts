@@ -51,6 +51,7 @@ export const VALIDATION_MS = 15_000;
 export { COMMAND_TIMEOUT_MS } from './in-flight.ts';
 export { METHODS } from './methods.ts';
 
+import { withScheduledReplicas } from '../state/scheduled-replicas.ts';
 import type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
 
 export type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
@@ -257,7 +258,9 @@ class Pass {
       nodePools: read.nodePools.filter((p) => mine(p.pool.name)),
     };
     this.pools.clear();
-    for (const p of this.state.nodePools) this.pools.set(p.pool.name, p);
+    // A static NodePool counts to the replicas its schedules hold it to now.
+    for (const p of this.state.nodePools)
+      this.pools.set(p.pool.name, withScheduledReplicas(p, this.readAtMs));
     this.classes.clear();
     for (const c of this.state.nodeClasses) this.classes.set(c.name, c);
     this.input = await buildSchedulingInput(this.state, this.ports.cloud, {

@@ -3,7 +3,6 @@ import {
   computeStaticDecision,
   disruptionCost,
   isReschedulable,
-  isStaticNodePool,
   planStaticNodeClaim,
   type StaticDecision,
   type StaticMember,
@@ -16,7 +15,7 @@ import type {
 } from '../../ports/cluster.ts';
 import type { Lease } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { DECISION_SAMPLE_SIZE, type DecisionOutput, writeDecision } from '../decisions/decision.ts';
+import { DECISION_SAMPLE_SIZE, type DecisionOutput } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { reconcileLaunchBackoff } from '../runaway-guard/launch-backoff.ts';
 import { NO_OVERLAYS } from '../state/cluster-state.ts';
@@ -26,8 +25,10 @@ import { selectNodePools } from '../state/eligibility.ts';
 import { nodeClaimName } from '../state/new-nodeclaim.ts';
 import { nodeIndex } from '../state/node-index.ts';
 import { resolveClusterOverlays } from '../state/overlays.ts';
+import { staticPoolsNow } from '../state/scheduled-replicas.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { applyPlan } from './launch.ts';
+import { type StaticLine, writeStatic } from './static-decision.ts';
 import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 
 // Static capacity (Karpenter's alpha `spec.replicas`): the provisioner's pass that keeps each
@@ -91,9 +92,7 @@ export async function reconcileStaticNodePools(
   holder: string,
   options: StaticPassOptions,
 ): Promise<StaticPassResult> {
-  const pools = (await ports.cluster.nodePools()).items.filter(
-    (p) => isStaticNodePool(p.pool) && !p.deleting,
-  );
+  const pools = staticPoolsNow((await ports.cluster.nodePools()).items, ports.clock.now().getTime());
   if (pools.length === 0) return NOTHING;
   const listed = await ports.cluster.nodeClaims();
   const off = (read: readonly ClusterNodeClaim[]) => {
@@ -130,7 +129,12 @@ export async function reconcileStaticNodePools(
       decision = confirmed.decision;
     }
     if (decision.kind === 'steady') continue;
-    const line = { nodePool: pool.pool.name, leaseToken: lease.token };
+    const heldBy = pool.pool.replicasHeldBy;
+    const line: StaticLine = {
+      nodePool: pool.pool.name,
+      leaseToken: lease.token,
+      ...(heldBy === undefined ? {} : { replicasHeldBy: heldBy }),
+    };
     if (decision.kind === 'atLimit') {
       writeStatic(out, line, decision, 'atLimit', 0);
       continue;
@@ -277,7 +281,7 @@ async function guardLaunches(
 async function blocked(
   ports: StaticPassPorts,
   out: DecisionOutput,
-  line: { readonly nodePool: string; readonly leaseToken: number },
+  line: StaticLine,
   decision: Exclude<StaticDecision, { kind: 'steady' }>,
   why: string,
 ): Promise<void> {
@@ -421,29 +425,4 @@ async function launchReplicas(
     if (outcome.kind === 'fenced') break;
   }
   return outcomes;
-}
-
-function writeStatic(
-  out: DecisionOutput,
-  line: { readonly nodePool: string; readonly leaseToken: number },
-  decision: Exclude<StaticDecision, { kind: 'steady' }>,
-  action: 'launch' | 'delete' | 'atLimit' | 'blocked',
-  count: number,
-  why?: string,
-): void {
-  const counts = `${decision.current} nodeClaims, ${decision.replicas} replicas`;
-  writeDecision(out, {
-    kind: 'staticCapacity',
-    reason:
-      why ?? (decision.kind === 'atLimit' ? `limits.nodes ${decision.limit} reached (${counts})` : counts),
-    action,
-    ...line,
-    replicas: decision.replicas,
-    current: decision.current,
-    count,
-    ...(decision.kind === 'delete' ? { nodeClaims: decision.nodeClaims.slice(0, DECISION_SAMPLE_SIZE) } : {}),
-    ...(decision.kind === 'launch' && decision.limitedBy !== undefined
-      ? { limitedBy: decision.limitedBy }
-      : {}),
-  });
 }

@@ -44,7 +44,12 @@ describe('the schedules annotation', () => {
 
   it.each([
     ['not JSON', '[{', 'is not JSON'],
-    ['an unknown field', [{ ...nightly, noNewNodes: true, replicas: 0 }], 'Unrecognized key'],
+    ['an unknown field', [{ ...nightly, noNewNodes: true, scale: 0 }], 'Unrecognized key'],
+    [
+      'replicas on a dynamic NodePool',
+      [{ ...nightly, replicas: 0 }],
+      'sets exactly one of limits and noNewNodes (replicas only on a static NodePool)',
+    ],
     [
       'both holds',
       [{ ...nightly, noNewNodes: true, limits: { cpu: '1' } }],
@@ -79,11 +84,29 @@ describe('the schedules annotation', () => {
     );
   });
 
-  it('is refused on a static NodePool', () => {
-    expect(pool([{ ...nightly, noNewNodes: true }], 2)).toEqual({
-      kind: 'invalid',
-      problem:
-        'annotation flotilla.io/schedules: schedules are not read on a static NodePool (spec.replicas); the NodePool launches nothing until it is fixed',
-    });
+  it('reads windows of replicas on a static NodePool, and only those', () => {
+    const read = pool(
+      [
+        { ...nightly, replicas: 0 },
+        { ...nightly, name: 'weekend', replicas: 1 },
+      ],
+      3,
+    );
+    expect(read?.kind === 'schedules' ? read.schedules.map((s) => s.hold) : read).toEqual([
+      { kind: 'replicas', replicas: 0 },
+      { kind: 'replicas', replicas: 1 },
+    ]);
+    for (const [value, problem] of [
+      [[{ ...nightly, noNewNodes: true }], 'sets replicas, and only replicas, on a static NodePool'],
+      [[{ ...nightly, replicas: 1, limits: { cpu: '1' } }], 'sets replicas, and only replicas'],
+      [[{ ...nightly, replicas: -1 }], '[0.replicas]'],
+      [[{ ...nightly, replicas: 1.5 }], '[0.replicas]'],
+    ] as const) {
+      const refused = pool(value, 2);
+      expect(refused?.kind === 'invalid' ? refused.problem : refused).toContain(problem);
+      expect(refused?.kind === 'invalid' ? refused.problem : '').toMatch(
+        /; the NodePool keeps the NodeClaims it has, launching and removing none for its replicas, until it is fixed$/,
+      );
+    }
   });
 });

@@ -9,11 +9,11 @@ import { joinNodes, provisionerSteps, scenarioWorld } from './world.ts';
 // termination, empty nodes first, and waits while the runaway guard pauses the pool's launches.
 // With Karpenter's StaticCapacity feature gate off (its default) it keeps nothing and says so.
 
-function staticPool(replicas: number, limits?: Record<string, string>) {
+function staticPool(replicas: number, limits?: Record<string, string>, annotations?: Record<string, string>) {
   return {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
-    metadata: { name: 'fixed' },
+    metadata: { name: 'fixed', ...(annotations === undefined ? {} : { annotations }) },
     spec: {
       replicas,
       ...(limits === undefined ? {} : { limits }),
@@ -48,10 +48,11 @@ function makeWorld(
   replicas: number,
   limits?: Record<string, string>,
   gates: { readonly staticCapacity?: boolean; readonly nodeOverlay?: boolean } = {},
+  annotations?: Record<string, string>,
 ) {
   const world = scenarioWorld();
   const { clock, cluster } = world;
-  cluster.create(staticPool(replicas, limits));
+  cluster.create(staticPool(replicas, limits, annotations));
   const lines: Record<string, unknown>[] = [];
   const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   const metrics = recordingMetrics({ cluster: 'static-test', clock });
@@ -216,6 +217,47 @@ describe('a static NodePool in a provisioning run', () => {
       current: 3,
       count: 2,
     });
+  });
+});
+
+describe('a static NodePool with a window of replicas (flotilla.io/schedules)', () => {
+  it('holds the window’s replicas while it is open, and spec.replicas again once it closes', async () => {
+    // The world starts at 2026-01-01T00:00Z; the window is open from 01:00 to 02:00 UTC.
+    const window = [{ name: 'night', start: '0 1 * * *', end: '0 2 * * *', timeZone: 'UTC', replicas: 1 }];
+    const w = makeWorld(3, undefined, {}, { 'flotilla.io/schedules': JSON.stringify(window) });
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(3);
+    await joinNodes(w);
+
+    w.clock.advance(60 * 60_000);
+    const held = await w.run();
+    expect(held.kind === 'provisioned' && held.staticDeleted).toHaveLength(2);
+    expect(await w.fixedClaims()).toHaveLength(1);
+    const holds = 'schedule "night" holds replicas 1 until 2026-01-01T02:00:00Z (02:00 UTC)';
+    expect(w.decisions('staticCapacity').at(-1)).toMatchObject({
+      action: 'delete',
+      replicas: 1,
+      current: 3,
+      count: 2,
+      replicasHeldBy: holds,
+      reason: `3 nodeClaims, 1 replicas (${holds})`,
+    });
+    // While it holds, a run keeps one.
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(1);
+
+    w.clock.advance(60 * 60_000);
+    await w.run();
+    expect(await w.fixedClaims()).toHaveLength(3);
+    expect(w.decisions('staticCapacity').at(-1)).toMatchObject({ action: 'launch', replicas: 3, count: 2 });
+    expect(w.decisions('staticCapacity').at(-1)?.['replicasHeldBy']).toBeUndefined();
+  });
+
+  it('launches and removes nothing for its replicas while its schedules do not read', async () => {
+    const w = makeWorld(2, undefined, {}, { 'flotilla.io/schedules': '[{' });
+    await w.run();
+    expect(await w.fixedClaims()).toEqual([]);
+    expect(w.decisions('staticCapacity')).toEqual([]);
   });
 });
 
