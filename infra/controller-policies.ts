@@ -61,6 +61,8 @@ export interface ControllerPoliciesProps {
   readonly accessEntries?: boolean;
   /** Kubernetes group of the access entries. */
   readonly controllerGroup: string;
+  /** The stack's wake-up schedule group and role (wake-ups.ts); a live stack's only. @default none */
+  readonly wakeUps?: { readonly groupName: string; readonly roleArn: string };
   /** Karpenter's ISOLATED_VPC: no role may call the Pricing API. @default false */
   readonly isolatedVPC?: boolean;
 }
@@ -313,6 +315,44 @@ export class ControllerPolicies {
             'Which alarms a NodePool names (flotilla.io/rollout-alarms) is known only at run time; DescribeAlarms only reads their state, in this account and region.',
           );
           break;
+        case 'armWakeUps': {
+          const wakeUps = props.wakeUps;
+          if (wakeUps === undefined)
+            throw new Error(`${role.node.id}: armWakeUps needs the stack's wake-ups`);
+          const schedules = `arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule/${wakeUps.groupName}/*`;
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowWakeUpSchedules',
+              actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'],
+              resources: [schedules],
+            }),
+          );
+          // ListSchedules has no resource type: it is asked with its group, the stack's.
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowWakeUpList',
+              actions: ['scheduler:ListSchedules'],
+              resources: ['*'],
+            }),
+          );
+          role.addToPrincipalPolicy(
+            new iam.PolicyStatement({
+              sid: 'AllowWakeUpRolePass',
+              actions: ['iam:PassRole'],
+              resources: [wakeUps.roleArn],
+              conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+            }),
+          );
+          acknowledge(
+            role,
+            [
+              `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${wakeUps.groupName}/*]`,
+              'AwsSolutions-IAM5[Resource::*]',
+            ],
+            "Which NodePools have schedules is known only at run time: the schedules are those of the stack's own group; ListSchedules has no resource type and reads only names.",
+          );
+          break;
+        }
         case 'readOwnStack':
           role.addToPrincipalPolicy(
             new iam.PolicyStatement({

@@ -34,6 +34,7 @@ import { addSchedules, DEFAULT_DISRUPTION_INTERVAL } from './schedules.ts';
 import { ShimIdentity } from './shim-identity.ts';
 import { decisionBusNameFor, functionsOf, NAME_PREFIX, type StackMode } from './stack-mode.ts';
 import { SummaryBucket, summaryBucketNameFor } from './summary-bucket.ts';
+import { WakeUpTargets } from './wake-ups.ts';
 
 // The per-cluster construct. It composes the parts, each in its own file and each built into this
 // construct's scope with the ids it always had (construct-kit.ts says why):
@@ -82,6 +83,8 @@ export class FlotillaCluster extends Construct {
    * kind such as `launch` or `disrupt`, detail its log line). Add rules to route them.
    */
   readonly decisionBus: events.EventBus;
+  /** The provisioner's NodePool wake-ups: a live stack's. */
+  readonly wakeUps: WakeUpTargets | undefined;
   /** Where the shim publishes the cluster summary (one object, `summaryObjectKey(clusterName)`). */
   readonly summaryBucket: s3.Bucket;
   /** The work queues: the pod-event queue in every stack, the others in a live stack. */
@@ -188,6 +191,9 @@ export class FlotillaCluster extends Construct {
     this.nodeRole = nodes?.role;
     this.instanceProfile = nodes?.instanceProfile;
 
+    // The provisioner's NodePool wake-ups (a shadow launches nothing worth waking it for).
+    this.wakeUps = live ? new WakeUpTargets(this, { clusterName, queue: this.queues.podEvents }) : undefined;
+
     const policies = new ControllerPolicies(this, {
       clusterName,
       mode,
@@ -198,6 +204,9 @@ export class FlotillaCluster extends Construct {
       summaryObjectArn: summary.objectArn,
       queues: this.queues,
       decisionBusArn: this.decisionBus.eventBusArn,
+      ...(this.wakeUps === undefined
+        ? {}
+        : { wakeUps: { groupName: this.wakeUps.groupName, roleArn: this.wakeUps.role.roleArn } }),
       controllerGroup: this.clusterSide.controllerGroup,
       isolatedVPC: props.isolatedVPC ?? false,
       ...(props.amiParameterPaths === undefined ? {} : { amiParameterPaths: props.amiParameterPaths }),
@@ -324,6 +333,13 @@ export class FlotillaCluster extends Construct {
       summaryBucket: this.summaryBucket.bucketName,
       clusterSize: `${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).nodes},${(this.props.clusterSize ?? DEFAULT_CLUSTER_SIZE).pods}`,
       podEventQueueUrl: this.queues.podEvents.queueUrl,
+      ...(this.wakeUps === undefined
+        ? {}
+        : {
+            wakeUpGroup: this.wakeUps.groupName,
+            wakeUpRoleArn: this.wakeUps.role.roleArn,
+            podEventQueueArn: this.queues.podEvents.queueArn,
+          }),
       ...(interruption === undefined ? {} : { interruptionQueueUrl: interruption.queueUrl }),
       ...(termination === undefined ? {} : { terminationQueueUrl: termination.queueUrl }),
       ...(disruptionPasses === undefined ? {} : { disruptionQueueUrl: disruptionPasses.queueUrl }),

@@ -77,6 +77,9 @@ export type Trigger =
  *   deletion from an update that removes its custom resource).
  * - `readAlarms`: cloudwatch:DescribeAlarms on this account's alarms in this region (the alarms a
  *   NodePool names in `flotilla.io/rollout-alarms` hold its drift and expiration replacements).
+ * - `armWakeUps`: create, update and delete schedules in the stack's EventBridge Scheduler group
+ *   (list them), and pass the stack's wake-up role to EventBridge Scheduler only: one one-time
+ *   schedule per NodePool whose `flotilla.io/schedules` change what they hold next.
  * - `readShadowLines`: logs:FilterLogEvents on the log groups of the stack's own deciding Lambdas
  *   (`SHADOW_LINE_SOURCES`), whose names the Lambda gets in `shadowLogGroups` (a shadow stack's
  *   shadow-report; lambda-functions.ts grants it, as only it knows the groups).
@@ -100,6 +103,7 @@ export type Permission =
   | 'kubernetes'
   | 'publishDecisions'
   | 'readAlarms'
+  | 'armWakeUps'
   | 'readOwnStack'
   | 'readShadowLines';
 

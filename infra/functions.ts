@@ -84,6 +84,10 @@ export const provisionerFunction: FunctionDefinition = {
     'clusterSize',
     'podEventQueueUrl',
     'terminationQueueUrl',
+    // Its wake-ups: one EventBridge Scheduler schedule per NodePool whose schedules change next.
+    'wakeUpGroup',
+    'wakeUpRoleArn',
+    'podEventQueueArn',
     'minValuesPolicy',
     'preferencePolicy',
     'maxCostPerHour',
@@ -114,6 +118,7 @@ export const provisionerFunction: FunctionDefinition = {
     'kubernetes',
     'publishDecisions',
     'readSummary',
+    'armWakeUps',
   ],
   // Waiting for the lease (≤ 20 s), batching (batchMaxDuration: 10 s by default, at most 30 s)
   // plus launches; below the 2-minute lease TTL and the queue's visibility timeout.

@@ -102,6 +102,7 @@ const IN_SHADOW: Readonly<Record<Permission, 'kept' | { readonly withheld: strin
   publishDecisions: 'kept',
   // Reading the alarms its NodePools name, as the live stack's disruption does.
   readAlarms: 'kept',
+  armWakeUps: { withheld: 'a shadow launches nothing, so nothing is worth waking it for' },
   // Only the clean-up reads its stack, and a shadow stack has none.
   readOwnStack: { withheld: 'a shadow stack removes nothing when it is deleted' },
 };
@@ -120,7 +121,7 @@ export function withheldInShadow(permission: Permission): string | undefined {
 /**
  * Variables a shadow Lambda does not get: the URLs of queues it may not send to (the pod-event
  * queue is the shim's to send to) or that it does not have, the pass interval only passes between
- * ticks read, and the node role and instance profile it does not have.
+ * ticks read, the node role and instance profile it does not have, and the wake-ups it arms none of.
  */
 const WITHHELD_IN_SHADOW_ENV: ReadonlySet<EnvVarKey> = new Set<EnvVarKey>([
   'podEventQueueUrl',
@@ -130,6 +131,9 @@ const WITHHELD_IN_SHADOW_ENV: ReadonlySet<EnvVarKey> = new Set<EnvVarKey>([
   'disruptionIntervalSeconds',
   'nodeRoleName',
   'instanceProfileName',
+  'wakeUpGroup',
+  'wakeUpRoleArn',
+  'podEventQueueArn',
 ]);
 
 /** The work queues a `mode` stack deploys. */

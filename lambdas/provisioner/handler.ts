@@ -1,9 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { z } from 'zod';
+import { awsClientConfig } from '../../shared/adapters/aws/clients.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeFollowUpScheduler } from '../../shared/adapters/aws/follow-up.ts';
 import { makeNodeClassResolver } from '../../shared/adapters/aws/nodeclass.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
+import { makeSchedulerWakeUps } from '../../shared/adapters/aws/wake-ups.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
@@ -26,6 +29,10 @@ const config = loadEnv('provisioner', process.env, {
   [EnvVar.podEventQueueUrl]: z.url().optional(),
   /** Optional: without it, NodeClaims that timed out wait for the termination sweep. */
   [EnvVar.terminationQueueUrl]: z.url().optional(),
+  /** Optional, the three together: without them, no NodePool wake-ups (windows act at the poll). */
+  [EnvVar.wakeUpGroup]: z.string().min(1).optional(),
+  [EnvVar.wakeUpRoleArn]: z.string().startsWith('arn:').optional(),
+  [EnvVar.podEventQueueArn]: z.string().startsWith('arn:').optional(),
   ...schedulingPolicyEnv,
   ...providerEnv,
   ...provisionerSettingsEnv,
@@ -48,6 +55,19 @@ const terminationQueueUrl = config[EnvVar.terminationQueueUrl];
 const terminationQueue =
   terminationQueueUrl === undefined ? undefined : makeSqsTerminationQueue(sqs, terminationQueueUrl);
 const podEventQueueUrl = config[EnvVar.podEventQueueUrl];
+const wakeUpGroup = config[EnvVar.wakeUpGroup];
+const wakeUpRoleArn = config[EnvVar.wakeUpRoleArn];
+const podEventQueueArn = config[EnvVar.podEventQueueArn];
+const wakeUps =
+  wakeUpGroup === undefined || wakeUpRoleArn === undefined || podEventQueueArn === undefined
+    ? undefined
+    : makeSchedulerWakeUps({
+        scheduler: new SchedulerClient(awsClientConfig({ region: config.AWS_REGION, logger })),
+        clusterName,
+        group: wakeUpGroup,
+        roleArn: wakeUpRoleArn,
+        queueArn: podEventQueueArn,
+      });
 
 /**
  * Pod-event queue (SQS batch) and pending-pods schedule (EventBridge) target: one provisioning
@@ -81,6 +101,7 @@ export const handler = withDeadline(
               requestTermination: viaQueue(terminationQueue),
               relayDeletion: relayViaQueue(terminationQueue),
             }),
+        ...(wakeUps === undefined ? {} : { wakeUps }),
         ...(podEventQueueUrl === undefined
           ? {}
           : {

@@ -169,6 +169,7 @@ export {
   formatInZone,
   heldPool,
   heldReplicas,
+  nextTransition,
   type OpenWindow,
   openWindow,
   openWindows,

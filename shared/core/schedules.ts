@@ -74,6 +74,29 @@ export function openWindow(schedule: PoolSchedule, nowMs: number): OpenWindow | 
   return { schedule, sinceMs, untilMs };
 }
 
+/**
+ * The first instant after `nowMs` at which a window of `schedules` opens or closes (a start or end
+ * the spring change skips: when the clocks jump), or undefined when none does within a year: when
+ * what the schedules hold changes next, and a provisioning run is worth waking for.
+ */
+export function nextTransition(schedules: readonly PoolSchedule[], nowMs: number): number | undefined {
+  let next = Number.POSITIVE_INFINITY;
+  for (const s of schedules) {
+    const open = openWindow(s, nowMs);
+    const at = open === undefined ? nextStart(s, nowMs) : open.untilMs;
+    if (at !== undefined && at < next) next = at;
+  }
+  return Number.isFinite(next) ? next : undefined;
+}
+
+/** When `schedule`'s start next takes effect after `nowMs` (its firing, or a jump over it). */
+function nextStart(schedule: PoolSchedule, nowMs: number): number | undefined {
+  const { startCron, timeZone } = schedule;
+  const fires = nextFiring(startCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
+  const jumped = skippedFirings(startCron, nowMs, fires ?? nowMs + SCHEDULE_HORIZON_MS, timeZone)[0];
+  return jumped !== undefined && (fires === undefined || jumped < fires) ? jumped : fires;
+}
+
 /** The windows of `schedules` open at `nowMs`, in the annotation's order. */
 export function openWindows(schedules: readonly PoolSchedule[], nowMs: number): OpenWindow[] {
   return schedules.flatMap((s) => {

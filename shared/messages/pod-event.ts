@@ -53,14 +53,34 @@ export const followUpSchema = z.object({
 
 export type FollowUp = z.infer<typeof followUpSchema>;
 
+/** Version tag of the wake-ups EventBridge Scheduler sends when a NodePool's schedules change what they hold. */
+export const wakeUpVersion = 'flotilla.wake-up/v1';
+
 /**
- * A pod-event queue message: a pod event or a node deletion from the shim, or a follow-up from the
- * provisioner.
+ * What a NodePool's wake-up (a one-time EventBridge Scheduler schedule the provisioner arms at the
+ * next opening or closing of one of its windows) puts on the queue: a provisioning run then, for
+ * the pods a closing window lets launch and the replicas a window sets. Names are for the log.
+ */
+export const wakeUpSchema = z.object({
+  version: z.literal(wakeUpVersion),
+  kind: z.literal('ScheduleWakeUp'),
+  cluster: z.string().min(1),
+  nodePool: z.string().min(1),
+  /** The instant the wake-up was armed for. */
+  at: z.iso.datetime(),
+});
+
+export type WakeUp = z.infer<typeof wakeUpSchema>;
+
+/**
+ * A pod-event queue message: a pod event or a node deletion from the shim, a follow-up from the
+ * provisioner, or a NodePool's wake-up from EventBridge Scheduler.
  */
 export type QueueMessage =
   | { readonly kind: 'podEvent'; readonly event: PodEvent }
   | { readonly kind: 'nodeDeletion'; readonly deletion: NodeDeletion }
-  | { readonly kind: 'followUp'; readonly followUp: FollowUp };
+  | { readonly kind: 'followUp'; readonly followUp: FollowUp }
+  | { readonly kind: 'wakeUp'; readonly wakeUp: WakeUp };
 
 /** The cluster a queue message is for. */
 export function queueMessageCluster(message: QueueMessage): string {
@@ -71,6 +91,8 @@ export function queueMessageCluster(message: QueueMessage): string {
       return message.deletion.cluster;
     case 'followUp':
       return message.followUp.cluster;
+    case 'wakeUp':
+      return message.wakeUp.cluster;
   }
 }
 
@@ -86,6 +108,11 @@ export function parseQueueMessage(body: string): Decoded<QueueMessage> {
   if (version === followUpVersion) {
     const parsed = followUpSchema.safeParse(json);
     if (parsed.success) return { ok: true, message: { kind: 'followUp', followUp: parsed.data } };
+    return { ok: false, problem: z.prettifyError(parsed.error) };
+  }
+  if (version === wakeUpVersion) {
+    const parsed = wakeUpSchema.safeParse(json);
+    if (parsed.success) return { ok: true, message: { kind: 'wakeUp', wakeUp: parsed.data } };
     return { ok: false, problem: z.prettifyError(parsed.error) };
   }
   if (version === nodeDeletionVersion) {

@@ -101,6 +101,16 @@ export const EnvVar = {
    * (source `flotilla`, detail type the decision's kind, detail its log line). Unset: logs only.
    */
   decisionBus: 'FLOTILLA_DECISION_BUS',
+  /**
+   * The stack's EventBridge Scheduler group: the provisioner arms there one wake-up per NodePool
+   * whose schedules (`flotilla.io/schedules`) change what they hold next. Unset: no wake-ups (the
+   * windows take effect at the pending-pods poll).
+   */
+  wakeUpGroup: 'FLOTILLA_WAKE_UP_GROUP',
+  /** The role EventBridge Scheduler sends the wake-ups as (with `wakeUpGroup`). */
+  wakeUpRoleArn: 'FLOTILLA_WAKE_UP_ROLE_ARN',
+  /** ARN of the pod-event queue, where the wake-ups go (with `wakeUpGroup`). */
+  podEventQueueArn: 'FLOTILLA_POD_EVENT_QUEUE_ARN',
   /** Minimum log level: `debug`, `info`, `warn` or `error`. */
   logLevel: 'FLOTILLA_LOG_LEVEL',
   /**

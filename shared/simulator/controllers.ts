@@ -1,4 +1,9 @@
-import type { MemoryCloud, MemoryCluster, MemoryTerminationQueue } from '../adapters/memory/index.ts';
+import {
+  type MemoryCloud,
+  type MemoryCluster,
+  type MemoryTerminationQueue,
+  makeMemoryWakeUps,
+} from '../adapters/memory/index.ts';
 import { Finalizer } from '../core/index.ts';
 import type { InterruptionMessage } from '../messages/interruption-event.ts';
 import { parseInterruptionEvent } from '../messages/interruption-event.ts';
@@ -133,8 +138,10 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const gates = options.featureGates ?? DEFAULT_FEATURE_GATES;
   const operator = options.operator ?? DEFAULT_OPERATOR_SETTINGS;
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
+  // EventBridge Scheduler's NodePool wake-ups: a window that opens or closes runs the provisioner then.
+  const wakeUps = makeMemoryWakeUps();
   const provisionerSetUp = setUpProvisioner(
-    { ...common, nodeClassResolver: resolver, requestTermination },
+    { ...common, nodeClassResolver: resolver, requestTermination, wakeUps },
     {
       ...solveOptions,
       nodeOverlay: gates.NodeOverlay,
@@ -161,7 +168,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
     name: 'provisioner',
     async run(now) {
       const provisionable = (await cluster.provisionablePods()).items;
-      if (!trigger.due(provisionable, launchRequested, now.getTime())) return;
+      const woken = wakeUps.fire(now.getTime());
+      if (!trigger.due(provisionable, launchRequested || woken, now.getTime())) return;
       launchRequested = false;
       provisionRuns += 1;
       // The provisioner Lambda's invocation: provisioning, then the controllers pass. Follow-ups
@@ -362,6 +370,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
       const due = [...invocations.wakeTimes(), nextDisruptionMs];
       if (gates.NodeRepair) due.push(nextRepairMs);
       if (launchRequested) due.push(clock.now().getTime() + 1);
+      const wake = wakeUps.next();
+      if (wake !== undefined) due.push(wake);
       const queued = terminationQueue.nextVisibleAt();
       if (queued !== undefined) due.push(queued.getTime());
       const terminating = (

@@ -1,6 +1,12 @@
+import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { describe, expect, it } from 'vitest';
+import { makeSchedulerWakeUps, wakeUpScheduleName } from '../../shared/adapters/aws/wake-ups.ts';
 import { wallClockMs } from '../../shared/core/index.ts';
+import { awsConfigAs } from '../harness/aws/identity.ts';
+import { STACK_ARNS, STACK_NAMES } from '../harness/aws/stack.ts';
+import { awsClientConfig } from '../harness/index.ts';
 import { waitFor } from '../harness/proc.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { launched, ProvisionerE2E } from './provisioner-fixture.ts';
 
 // NodePool schedules (flotilla.io/schedules) on the real API server and moto: a NodePool annotated
@@ -52,6 +58,36 @@ describe('NodePool schedules (moto + kube-apiserver + kube-scheduler)', () => {
     );
     expect(condition).toMatchObject({ status: 'True', reason: 'WindowOpen' });
     expect(condition.message).toMatch(/^schedule "freeze" holds no new nodes until /);
+  });
+
+  it('arms the NodePool a wake-up at its window’s end on EventBridge Scheduler, as the provisioner’s role', async () => {
+    const pool = await e2e.createPool('woken', 'woken', {
+      instanceTypes: ['m5.large'],
+      annotations: openNow({ noNewNodes: true }),
+    });
+    const { server } = e2e.env;
+    const wakeUps = makeSchedulerWakeUps({
+      scheduler: new SchedulerClient(awsConfigAs(server, 'provisioner')),
+      clusterName: CLUSTER,
+      group: STACK_NAMES.wakeUpGroup,
+      roleArn: STACK_ARNS.wakeUpRole,
+      queueArn: STACK_ARNS.queues.podEvents,
+    });
+    await e2e.provisioner({}, { wakeUps }).controllersPass(`wake-${id}`, new Date());
+    const schedule = await new SchedulerClient(awsClientConfig(server)).send(
+      new GetScheduleCommand({ GroupName: STACK_NAMES.wakeUpGroup, Name: wakeUpScheduleName(pool) }),
+    );
+    const at = /^at\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\)$/.exec(schedule.ScheduleExpression ?? '')?.[1];
+    const atMs = Date.parse(`${at}Z`);
+    // The window's end: the next endHour:00 on Auckland's clock, within a day.
+    expect(new Date(wallClockMs(atMs, 'Pacific/Auckland')).getUTCHours()).toBe(endHour);
+    expect(new Date(wallClockMs(atMs, 'Pacific/Auckland')).getUTCMinutes()).toBe(0);
+    expect(atMs - Date.now()).toBeGreaterThan(0);
+    expect(atMs - Date.now()).toBeLessThanOrEqual(24 * 3_600_000);
+    expect(schedule.Target).toMatchObject({
+      Arn: STACK_ARNS.queues.podEvents,
+      RoleArn: STACK_ARNS.wakeUpRole,
+    });
   });
 
   it("holds a static NodePool to a window's replicas, and says which schedule does", async () => {

@@ -1,12 +1,14 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { catalogFunction, provisionerFunction } from '../../infra/functions.ts';
+import { wakeUpGroupNameFor } from '../../infra/wake-ups.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import {
   actionsOf,
   allStatements,
   FUTURE_FUNCTIONS,
   makeStack,
+  ownedStatements,
   present,
   ref,
   resourcesOf,
@@ -59,7 +61,8 @@ describe('IAM of a cluster with every kind of Lambda', () => {
   it('passes the extra node roles it is given (a cluster taken over from Karpenter), by name or ARN, only to EC2', () => {
     const karpenters = 'arn:aws:iam::123456789012:role/eks/KarpenterNodeRole-demo';
     const own = allStatements(makeStack({ extraNodeRoles: ['KarpenterNodeRole-demo', karpenters] }).template);
-    const passRole = allows(own, 'iam:PassRole');
+    // The node roles, to EC2 (the wake-up role goes to EventBridge Scheduler alone, apart).
+    const passRole = allows(own, 'iam:PassRole').filter((s) => s.Sid !== 'AllowWakeUpRolePass');
     expect(passRole).toHaveLength(1);
     const resources = JSON.stringify(resourcesOf(passRole[0] as Statement));
     expect(resources).toContain(':role/KarpenterNodeRole-demo');
@@ -308,5 +311,66 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     }[];
     expect(functions.filter((f) => String(f.Properties.Description).startsWith('Flotilla'))).toEqual([]);
     bare.template.resourceCountIs('Custom::S3AutoDeleteObjects', 1);
+  });
+});
+
+describe('IAM of the NodePool wake-ups (EventBridge Scheduler)', () => {
+  const built = makeStack();
+  const statements = ownedStatements(built.template);
+  const wakeUps = present(built.cluster.wakeUps);
+  const bySid = (sid: string) => statements.filter((s) => s.statement.Sid === sid);
+
+  it('lets the provisioner alone change schedules, only in the stack’s group, and pass the wake-up role only to Scheduler', () => {
+    const change = statements.filter((s) =>
+      actionsOf(s.statement).some((a) =>
+        ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'].includes(a),
+      ),
+    );
+    expect(change).toHaveLength(1);
+    expect(change[0]?.owner).toMatch(/^FlotillaProvisioner/);
+    expect(JSON.stringify(change[0]?.statement.Resource)).toContain(`:schedule/${wakeUps.groupName}/*`);
+    const [pass] = bySid('AllowWakeUpRolePass');
+    expect(pass?.owner).toBe(change[0]?.owner);
+    expect(resourcesOf(pass?.statement as Statement)).toEqual([ref(built.stack, wakeUps.role.roleArn)]);
+    expect(pass?.statement.Condition).toEqual({
+      StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+    });
+  });
+
+  it('lets Scheduler, in this account only, send to the pod-event queue and nothing else', () => {
+    const role = built.template.findResources('AWS::IAM::Role', {
+      Properties: { Description: Match.stringLikeRegexp('wake-ups') },
+    });
+    const [resource] = Object.values(role) as {
+      Properties: { AssumeRolePolicyDocument: { Statement: Statement[] } };
+    }[];
+    expect(resource?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      }),
+    ]);
+    const [send] = bySid('AllowWakeUps');
+    expect(actionsOf(send?.statement as Statement)).toEqual(['sqs:SendMessage']);
+    expect(resourcesOf(send?.statement as Statement)).toEqual([
+      ref(built.stack, present(built.cluster.queues.podEvents).queueArn),
+    ]);
+  });
+
+  it('tells the provisioner its group, the role and the queue, and names a group Scheduler accepts', () => {
+    const fn = built.template.findResources('AWS::Lambda::Function', {
+      Properties: { Description: Match.stringLikeRegexp('launch nodes for pending pods') },
+    });
+    const env = (
+      Object.values(fn)[0] as { Properties: { Environment: { Variables: Record<string, unknown> } } }
+    ).Properties.Environment.Variables;
+    expect(env[EnvVar.wakeUpGroup]).toBe('flotilla-demo');
+    expect(env[EnvVar.wakeUpRoleArn]).toEqual(ref(built.stack, wakeUps.role.roleArn));
+    expect(env[EnvVar.podEventQueueArn]).toEqual(
+      ref(built.stack, present(built.cluster.queues.podEvents).queueArn),
+    );
+    const long = wakeUpGroupNameFor('c'.repeat(100));
+    expect(long).toMatch(/^flotilla-c+-[0-9a-f]{12}$/);
+    expect(long.length).toBeLessThanOrEqual(64);
   });
 });

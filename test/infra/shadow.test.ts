@@ -86,6 +86,7 @@ describe('a shadow stack beside a live one of the same cluster', () => {
         'AWS::CloudWatch::Dashboard.DashboardName',
         'AWS::Logs::QueryDefinition.Name',
         'AWS::Events::EventBus.Name',
+        'AWS::Scheduler::ScheduleGroup.Name',
       ]),
     );
     expect(shadowNames.size).toBeGreaterThanOrEqual(4);

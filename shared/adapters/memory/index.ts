@@ -38,3 +38,4 @@ export {
 } from './nodeclass.ts';
 export { type MemoryTerminationQueue, makeMemoryTerminationQueue } from './termination-queue.ts';
 export { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
+export { type MemoryWakeUps, makeMemoryWakeUps } from './wake-ups.ts';

@@ -11,6 +11,7 @@ import type { Cloud, NodeClassResolver } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
+import type { WakeUps } from '../../ports/wake-ups.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
 import type { DeleteReason } from '../decisions/lifecycle.ts';
@@ -18,6 +19,7 @@ import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodecla
 import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
 import { reconcileNodeOverlayStatus } from '../nodeoverlay/status.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
+import { armWakeUps } from '../nodepool/wake-ups.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { decideLifecycle, type LifecycleStep } from './decide.ts';
@@ -63,6 +65,8 @@ export interface LifecyclePorts {
   readonly nodeOverlays?: { readonly cloud: Pick<Cloud, 'instanceTypes'> };
   /** Flotilla's runaway guard (the stack's `runawayGuard`): false turns it off. @default true */
   readonly runawayGuard?: boolean;
+  /** The NodePools' wake-ups, armed after their status (nodepool/wake-ups.ts). @default none */
+  readonly wakeUps?: WakeUps;
 }
 
 /** What one lifecycle pass did, by NodeClaim name. */
@@ -272,6 +276,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       nowMs: now.getTime(),
     },
   );
+  if (ports.wakeUps !== undefined) await armWakeUps(ports.wakeUps, poolsRead.items, now.getTime(), logger);
   // NodeOverlays last: the pass's other work does not wait on the catalog read they need.
   const overlays =
     ports.nodeOverlays === undefined

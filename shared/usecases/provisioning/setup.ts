@@ -1,4 +1,5 @@
 import type { NodeClassResolver } from '../../ports/cloud.ts';
+import type { WakeUps } from '../../ports/wake-ups.ts';
 import { type LifecycleResult, reconcileLifecycle } from '../lifecycle/lifecycle.ts';
 import { type DeletionRelay, relayDeletions } from '../termination/handover.ts';
 import type { ProvisionerDriverDeps } from './driver.ts';
@@ -18,6 +19,8 @@ export interface ProvisionerPorts extends ProvisionPorts {
   readonly scheduleFollowUp?: ProvisionerDriverDeps['scheduleFollowUp'];
   /** Where the deletions the shim reports go on to termination; absent, the termination sweep finds them. */
   readonly relayDeletion?: DeletionRelay;
+  /** The NodePools' wake-ups, armed by the controllers pass. @default none */
+  readonly wakeUps?: WakeUps;
 }
 
 /**
@@ -81,6 +84,7 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
             ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
             ...(config.runawayGuard === false ? { runawayGuard: false } : {}),
             ...(requestTermination === undefined ? {} : { requestTermination }),
+            ...(ports.wakeUps === undefined ? {} : { wakeUps: ports.wakeUps }),
           },
           now,
         );

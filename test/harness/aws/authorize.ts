@@ -170,6 +170,29 @@ export async function authorizationsOf(call: SdkCall): Promise<AuthorizationRequ
         context: region,
       }));
     }
+    case 'scheduler': {
+      if (call.operation === 'ListSchedules') return one('*');
+      const group = String(input['GroupName'] ?? 'default');
+      const schedule = one(
+        `arn:aws:scheduler:${call.region}:${STACK_ACCOUNT}:schedule/${group}/${String(input['Name'] ?? '')}`,
+      );
+      if (call.operation === 'DeleteSchedule' || call.operation === 'GetSchedule') return schedule;
+      if (call.operation !== 'CreateSchedule' && call.operation !== 'UpdateSchedule') {
+        throw new HarnessError(
+          `the IAM check does not model ${action}; add it to test/harness/aws/authorize.ts`,
+        );
+      }
+      // Scheduler assumes the target's role: the caller must be allowed to pass it to Scheduler.
+      const role = String((input['Target'] as { RoleArn?: string } | undefined)?.RoleArn ?? '');
+      return [
+        ...schedule,
+        {
+          action: 'iam:PassRole',
+          resource: role,
+          context: { ...region, 'iam:PassedToService': 'scheduler.amazonaws.com' },
+        },
+      ];
+    }
     case 'cloudformation': {
       if (call.operation !== 'DescribeStacks') {
         throw new HarnessError(

@@ -82,6 +82,7 @@ function liveDeployed(path: string, ref: boolean): string | undefined {
   if (path.endsWith('/DisruptionPassesQueue/Resource')) return STACK_ARNS.queues.disruptionPasses;
   if (path.endsWith('/NodeRole/Resource')) return STACK_ARNS.nodeRole;
   if (path.endsWith('/DecisionBus/Resource')) return ref ? STACK_NAMES.decisionBus : STACK_ARNS.decisionBus;
+  if (path.endsWith('/WakeUpRole/Resource')) return ref ? STACK_NAMES.wakeUpRole : STACK_ARNS.wakeUpRole;
   return undefined;
 }
 

@@ -13,17 +13,19 @@ import {
   IAMClient,
 } from '@aws-sdk/client-iam';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { podEventQueueName } from '../../../infra/queues.ts';
 import { decisionBusNameFor } from '../../../infra/stack-mode.ts';
 import { summaryBucketNameFor } from '../../../infra/summary-bucket.ts';
+import { wakeUpGroupNameFor } from '../../../infra/wake-ups.ts';
 import { STATE_TABLE } from '../../../shared/apis/state-table.ts';
 import { summaryObjectKey } from '../../../shared/apis/summary-document.ts';
 import { awsClientConfig, type Moto } from '../moto.ts';
 
 // The AWS side of one deployed stack, on moto: what `cdk deploy` creates and Flotilla's Lambdas
-// use (state table, summary bucket, queues, node role and instance profile, the EKS cluster they
-// discover). The names are fixed so that the IAM check (iam-check.ts) can resolve the stack's
+// use (state table, summary bucket, queues, node role and instance profile, the wake-ups' Scheduler
+// group and role, the EKS cluster they discover). The names are fixed so that the IAM check (iam-check.ts) can resolve the stack's
 // policies to them.
 
 export const STACK_ACCOUNT = '123456789012';
@@ -52,6 +54,9 @@ export const STACK_NAMES = {
   instanceProfile: 'KarpenterNodeInstanceProfile',
   /** The bus every decision also goes to (the stack's `DecisionBusName` output). */
   decisionBus: decisionBusNameFor(STACK_CLUSTER),
+  /** The provisioner's NodePool wake-ups: their Scheduler group, and the role Scheduler sends as. */
+  wakeUpGroup: wakeUpGroupNameFor(STACK_CLUSTER),
+  wakeUpRole: `flotilla-${STACK_CLUSTER}-wake-up`,
 } as const;
 
 export type StackQueue = keyof typeof STACK_NAMES.queues;
@@ -92,6 +97,7 @@ export const STACK_ARNS = {
   },
   nodeRole: arn.role(STACK_NAMES.nodeRole),
   decisionBus: arn.eventBus(STACK_NAMES.decisionBus),
+  wakeUpRole: arn.role(STACK_NAMES.wakeUpRole),
 } as const;
 
 /** The shadow stack's resources as deployed on moto. */
@@ -160,6 +166,18 @@ export async function deployStack(server: Moto, options: DeployOptions = {}): Pr
     }),
   );
   await new EventBridgeClient(config).send(new CreateEventBusCommand({ Name: STACK_NAMES.decisionBus }));
+  await iam.send(
+    new CreateRoleCommand({
+      RoleName: STACK_NAMES.wakeUpRole,
+      AssumeRolePolicyDocument: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', Principal: { Service: 'scheduler.amazonaws.com' }, Action: 'sts:AssumeRole' },
+        ],
+      }),
+    }),
+  );
+  await new SchedulerClient(config).send(new CreateScheduleGroupCommand({ Name: STACK_NAMES.wakeUpGroup }));
   if (options.eksCluster) {
     await new EKSClient(config).send(
       new CreateClusterCommand({

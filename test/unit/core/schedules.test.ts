@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   describeWindow,
   heldPool,
+  nextTransition,
   openWindow,
   type PoolSchedule,
   parseCron,
@@ -101,5 +102,35 @@ describe('a schedule window from 20:00 to 07:00 Europe/Berlin', () => {
     expect(describeWindow(open)).toBe(
       'schedule "nightly" holds limits cpu 8, nodes 2 until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
     );
+  });
+});
+
+describe('the next transition of a NodePool’s schedules (its wake-up)', () => {
+  it.each([
+    [
+      'a Saturday afternoon before the autumn change: 20:00 CEST',
+      '2026-10-24T12:00:00Z',
+      '2026-10-24T18:00:00Z',
+    ],
+    ['that night: 07:00 CET, after the change', '2026-10-24T18:00:00Z', '2026-10-25T06:00:00Z'],
+    ['the next evening: 20:00 CET', '2026-10-25T06:00:00Z', '2026-10-25T19:00:00Z'],
+    ['the evening before the spring change: 07:00 CEST', '2026-03-28T19:30:00Z', '2026-03-29T05:00:00Z'],
+  ])('%s', (_when, now, next) => {
+    expect(nextTransition([nightly()], at(now))).toBe(at(next));
+  });
+
+  it('takes the earliest of several schedules, a start the spring change skips at the jump', () => {
+    const skipped: PoolSchedule = {
+      ...nightly(),
+      name: 'early',
+      start: '30 2 * * *',
+      startCron: cron('30 2 * * *'),
+      end: '0 4 * * *',
+      endCron: cron('0 4 * * *'),
+    };
+    // 02:30 does not exist on 29 March in Berlin: the window opens when the clocks jump (01:00 UTC).
+    expect(nextTransition([skipped], at('2026-03-29T00:30:00Z'))).toBe(at('2026-03-29T01:00:00Z'));
+    expect(nextTransition([nightly(), skipped], at('2026-03-28T12:00:00Z'))).toBe(at('2026-03-28T19:00:00Z'));
+    expect(nextTransition([], at('2026-03-28T12:00:00Z'))).toBeUndefined();
   });
 });
