@@ -67,6 +67,7 @@ const wakeUps =
         group: wakeUpGroup,
         roleArn: wakeUpRoleArn,
         queueArn: podEventQueueArn,
+        clock: systemClock,
       });
 
 /**

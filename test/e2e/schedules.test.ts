@@ -2,6 +2,7 @@ import { GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { describe, expect, it } from 'vitest';
 import { makeSchedulerWakeUps, wakeUpScheduleName } from '../../shared/adapters/aws/wake-ups.ts';
 import { wallClockMs } from '../../shared/core/index.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { STACK_ARNS, STACK_NAMES } from '../harness/aws/stack.ts';
 import { awsClientConfig } from '../harness/index.ts';
@@ -72,6 +73,7 @@ describe('NodePool schedules (moto + kube-apiserver + kube-scheduler)', () => {
       group: STACK_NAMES.wakeUpGroup,
       roleArn: STACK_ARNS.wakeUpRole,
       queueArn: STACK_ARNS.queues.podEvents,
+      clock: systemClock,
     });
     await e2e.provisioner({}, { wakeUps }).controllersPass(`wake-${id}`, new Date());
     const schedule = await new SchedulerClient(awsClientConfig(server)).send(

@@ -7,6 +7,7 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { type WakeUp, wakeUpVersion } from '../../messages/pod-event.ts';
+import type { Clock } from '../../ports/clock.ts';
 import { CloudApiError } from '../../ports/errors.ts';
 import type { WakeUps } from '../../ports/wake-ups.ts';
 import { call } from './errors.ts';
@@ -15,10 +16,14 @@ import { call } from './errors.ts';
 // stack's schedule group, `at(<instant>)` in UTC (Flotilla reads each window's cron in its own
 // zone, daylight-saving changes included, and arms the instant it computes), sending a wake-up
 // message to the pod-event queue through the stack's scheduler role. A container remembers what it
-// armed; its first call lists the group, so a schedule of a NodePool gone since is removed.
+// armed, and lists the group on its first call and every RELIST_MS after: a schedule of a NodePool
+// gone since is removed, and one another container removed is armed again.
 
 /** Whether `error` is Scheduler's answer `code`. */
 const answered = (error: unknown, code: string) => error instanceof CloudApiError && error.awsCode === code;
+
+/** How often a container lists the group again, whatever it remembers. */
+export const RELIST_MS = 15 * 60_000;
 
 /** Prefix of the NodePools' schedules in the group. */
 const PREFIX = 'np-';
@@ -42,13 +47,16 @@ export interface SchedulerWakeUpsOptions {
   readonly roleArn: string;
   /** The pod-event queue. */
   readonly queueArn: string;
+  readonly clock: Clock;
 }
 
 export function makeSchedulerWakeUps(options: SchedulerWakeUpsOptions): WakeUps {
   const { scheduler, group } = options;
   /** Schedule name → the instant it is armed at (NaN: found in the group, instant not read). */
-  let armed: Map<string, number> | undefined;
+  let armed = new Map<string, number>();
+  let listedAtMs = Number.NEGATIVE_INFINITY;
 
+  /** The group's schedules, each at the instant remembered for it (NaN when none is). */
   const listed = async (): Promise<Map<string, number>> => {
     const found = new Map<string, number>();
     let token: string | undefined;
@@ -63,7 +71,9 @@ export function makeSchedulerWakeUps(options: SchedulerWakeUpsOptions): WakeUps 
           }),
         ),
       );
-      for (const s of out.Schedules ?? []) if (s.Name !== undefined) found.set(s.Name, Number.NaN);
+      for (const s of out.Schedules ?? []) {
+        if (s.Name !== undefined) found.set(s.Name, armed.get(s.Name) ?? Number.NaN);
+      }
       token = out.NextToken;
     } while (token !== undefined);
     return found;
@@ -117,7 +127,11 @@ export function makeSchedulerWakeUps(options: SchedulerWakeUpsOptions): WakeUps 
 
   return {
     async arm(wanted) {
-      armed ??= await listed();
+      const nowMs = options.clock.now().getTime();
+      if (nowMs - listedAtMs >= RELIST_MS) {
+        armed = await listed();
+        listedAtMs = nowMs;
+      }
       const known = armed;
       const want = new Map([...wanted].map(([pool, atMs]) => [wakeUpScheduleName(pool), { pool, atMs }]));
       const changed: string[] = [];

@@ -1,7 +1,12 @@
 import { GetScheduleCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSchedulerWakeUps, wakeUpScheduleName } from '../../../shared/adapters/aws/wake-ups.ts';
+import {
+  makeSchedulerWakeUps,
+  RELIST_MS,
+  wakeUpScheduleName,
+} from '../../../shared/adapters/aws/wake-ups.ts';
 import { parseQueueMessage } from '../../../shared/messages/pod-event.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { awsConfigAs } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_ARNS, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { awsClientConfig, type Moto, moto, resetMoto } from '../../harness/index.ts';
@@ -23,9 +28,10 @@ beforeEach(async () => {
   admin = new SchedulerClient(awsClientConfig(server));
 });
 
-const wakeUps = (scheduler = new SchedulerClient(awsConfigAs(server, 'provisioner'))) =>
+const wakeUps = (clock = makeManualClock(new Date('2026-10-24T12:00:00Z'))) =>
   makeSchedulerWakeUps({
-    scheduler,
+    scheduler: new SchedulerClient(awsConfigAs(server, 'provisioner')),
+    clock,
     clusterName: STACK_CLUSTER,
     group: STACK_NAMES.wakeUpGroup,
     roleArn: STACK_ARNS.wakeUpRole,
@@ -109,8 +115,10 @@ describe("the provisioner's NodePool wake-ups on EventBridge Scheduler", () => {
       removed: ['np-gone'],
     });
     expect(await names()).toEqual(['np-web']);
-    // One that remembers a schedule another container removed since creates it again.
-    const stale = wakeUps();
+    // One that remembers a schedule another container removed since creates it again: at once
+    // when its instant moves, and at its next listing of the group when it does not.
+    const clock = makeManualClock(new Date('2026-10-24T12:00:00Z'));
+    const stale = wakeUps(clock);
     await stale.arm(new Map([['web', T('2026-10-25T19:00:00Z')]]));
     await wakeUps().arm(new Map());
     expect(await stale.arm(new Map([['web', T('2026-10-26T06:00:00Z')]]))).toEqual({
@@ -118,6 +126,18 @@ describe("the provisioner's NodePool wake-ups on EventBridge Scheduler", () => {
       removed: [],
     });
     expect((await read('web')).ScheduleExpression).toBe('at(2026-10-26T06:00:00)');
+    await wakeUps().arm(new Map());
+    expect(await stale.arm(new Map([['web', T('2026-10-26T06:00:00Z')]]))).toEqual({
+      armed: [],
+      removed: [],
+    });
+    expect(await names()).toEqual([]);
+    clock.advance(RELIST_MS);
+    expect(await stale.arm(new Map([['web', T('2026-10-26T06:00:00Z')]]))).toEqual({
+      armed: ['web'],
+      removed: [],
+    });
+    expect(await names()).toEqual(['np-web']);
   });
 
   it('names a long NodePool’s schedule within Scheduler’s 64 characters, one of its own', async () => {
