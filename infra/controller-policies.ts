@@ -18,6 +18,7 @@ import {
 } from './policies.ts';
 import type { QueueSet } from './queues.ts';
 import { isPermitted, type StackMode, withheldInShadow } from './stack-mode.ts';
+import { grantWakeUps } from './wake-ups.ts';
 
 /** The managed policies of the EC2/EKS permission bundles. */
 export type ControllerPolicyName =
@@ -316,41 +317,9 @@ export class ControllerPolicies {
           );
           break;
         case 'armWakeUps': {
-          const wakeUps = props.wakeUps;
-          if (wakeUps === undefined)
+          if (props.wakeUps === undefined)
             throw new Error(`${role.node.id}: armWakeUps needs the stack's wake-ups`);
-          const schedules = `arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule/${wakeUps.groupName}/*`;
-          role.addToPrincipalPolicy(
-            new iam.PolicyStatement({
-              sid: 'AllowWakeUpSchedules',
-              actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'],
-              resources: [schedules],
-            }),
-          );
-          // ListSchedules has no resource type: it is asked with its group, the stack's.
-          role.addToPrincipalPolicy(
-            new iam.PolicyStatement({
-              sid: 'AllowWakeUpList',
-              actions: ['scheduler:ListSchedules'],
-              resources: ['*'],
-            }),
-          );
-          role.addToPrincipalPolicy(
-            new iam.PolicyStatement({
-              sid: 'AllowWakeUpRolePass',
-              actions: ['iam:PassRole'],
-              resources: [wakeUps.roleArn],
-              conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
-            }),
-          );
-          acknowledge(
-            role,
-            [
-              `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${wakeUps.groupName}/*]`,
-              'AwsSolutions-IAM5[Resource::*]',
-            ],
-            "Which NodePools have schedules is known only at run time: the schedules are those of the stack's own group; ListSchedules has no resource type and reads only names.",
-          );
+          grantWakeUps(role, props.wakeUps);
           break;
         }
         case 'readOwnStack':

@@ -344,12 +344,14 @@ describe('IAM of the NodePool wake-ups (EventBridge Scheduler)', () => {
     const [resource] = Object.values(role) as {
       Properties: { AssumeRolePolicyDocument: { Statement: Statement[] } };
     }[];
-    expect(resource?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-      expect.objectContaining({
-        Principal: { Service: 'scheduler.amazonaws.com' },
-        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
-      }),
-    ]);
+    const trust = resource?.Properties.AssumeRolePolicyDocument.Statement ?? [];
+    expect(trust).toHaveLength(1);
+    expect(trust[0]?.Principal).toEqual({ Service: 'scheduler.amazonaws.com' });
+    expect(trust[0]?.Condition?.['StringEquals']).toEqual({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    // Only for the schedules of the stack's own group.
+    expect(JSON.stringify(trust[0]?.Condition?.['ArnLike']?.['aws:SourceArn'])).toContain(
+      `:schedule/${wakeUps.groupName}/*`,
+    );
     const [send] = bySid('AllowWakeUps');
     expect(actionsOf(send?.statement as Statement)).toEqual(['sqs:SendMessage']);
     expect(resourcesOf(send?.statement as Statement)).toEqual([
