@@ -71,7 +71,10 @@ class Dying {
   dead: Killed | undefined;
   readonly done: string[] = [];
 
-  /** The count of the side effect to die before, or the name of one to die before the first of. */
+  /**
+   * The count of the side effect to die before, or the label of one to die before the first of: a
+   * call's name, with `:finalizer` when it removes a finalizer (`patchNode:finalizer`, say).
+   */
   constructor(private readonly killAt: number | string) {}
 
   wrap<T extends object>(target: T, effects: readonly (keyof T)[]): T {
@@ -83,11 +86,14 @@ class Dying {
           if (this.dead !== undefined) throw this.dead;
           if (effects.includes(property as keyof T)) {
             this.count += 1;
-            if (this.count === this.killAt || property === this.killAt) {
-              this.dead = new Killed(String(property));
+            const removes = (args[1] as { removeFinalizers?: readonly string[] } | undefined)
+              ?.removeFinalizers;
+            const label = `${String(property)}${(removes?.length ?? 0) > 0 ? ':finalizer' : ''}`;
+            if (this.count === this.killAt || label === this.killAt) {
+              this.dead = new Killed(label);
               throw this.dead;
             }
-            this.done.push(String(property));
+            this.done.push(label);
           }
           return (value as (...a: unknown[]) => unknown).apply(object, args);
         };
@@ -411,13 +417,22 @@ describe('kill-point matrix', () => {
     const deleted: string[] = [];
     /** Deletes a NodeClaim with a running pod and terminates it, killed as `killAt` says. */
     const killOnce = async (killAt: number | string): Promise<boolean> => {
-      const claims = (await e2e.nodeClaimsOf(pool)).filter((c) => !c.deleting && !deleted.includes(c.name));
-      const nodes = new Set(
-        (await e2e.podsOf('term')).filter((p) => p.status?.phase === 'Running').map((p) => p.spec?.nodeName),
+      // A pod an earlier termination evicted may still be on its way to a new node.
+      const claim = await waitFor(
+        `a NodeClaim with a running pod for kill point ${killAt}`,
+        async () => {
+          const claims = (await e2e.nodeClaimsOf(pool)).filter(
+            (c) => !c.deleting && !deleted.includes(c.name),
+          );
+          const nodes = new Set(
+            (await e2e.podsOf('term'))
+              .filter((p) => p.status?.phase === 'Running')
+              .map((p) => p.spec?.nodeName),
+          );
+          return claims.find((c) => nodes.has(c.status.nodeName));
+        },
+        { timeoutMs: 90_000 },
       );
-      const claim = claims.find((c) => nodes.has(c.status.nodeName));
-      if (claim === undefined)
-        throw new Error(`no NodeClaim with a running pod left for kill point ${killAt}`);
       underTest.add(claim.name);
       deleted.push(claim.name);
       // A user deletes the NodeClaim.
@@ -450,8 +465,16 @@ describe('kill-point matrix', () => {
       progress(`termination killed before side effect ${killAt}: ${killPoints.at(-1)}`);
       return true;
     };
-    // The drain (Node deleted, tainted, pod evicted), TerminateInstances and both finalizers.
-    const wanted = ['deleteNode', 'patchNode', 'evictPod', 'delete', 'patchNodeClaimMetadata'];
+    // The drain (Node deleted, tainted, pod evicted), TerminateInstances and both finalizers (the
+    // Node's and the NodeClaim's removals, apart from the NodeClaim's other metadata patches).
+    const wanted = [
+      'deleteNode',
+      'patchNode',
+      'evictPod',
+      'delete',
+      'patchNode:finalizer',
+      'patchNodeClaimMetadata:finalizer',
+    ];
     for (let k = 1; k <= replicas && (await killOnce(k)); k++);
     // A termination's effects vary in number (a pod evicted again, a status written again): one
     // that ended before the count ran out is killed before the first of each effect not yet met.
