@@ -72,8 +72,16 @@ describe('a schedule window that empties its NodePool (moto + kube-apiserver + k
 
     await annotate(windowOpenNow({ cpu: '0' }));
     const pass = await disruptionLambdaPass(e2e, pool, `empty-${id}`, { options: { validationMs: 1_000 } });
-    expect(pass.decisions).toHaveLength(1);
-    const [decision] = pass.decisions;
+    // One command deletes the two nodes (one the pass abandoned first, a pod of it still changing
+    // under a busy machine, may come before it).
+    const said = JSON.stringify(pass.decisions);
+    expect(
+      pass.decisions.every((d) => d.method === 'schedule'),
+      said,
+    ).toBe(true);
+    const deleted = pass.decisions.filter((d) => d.outcome === 'deleted');
+    expect(deleted, said).toHaveLength(1);
+    const [decision] = deleted;
     expect(decision).toMatchObject({
       method: 'schedule',
       reason: 'Scheduled',
