@@ -21,7 +21,10 @@ export async function reportBlocked(
 ): Promise<void> {
   // The NodePools first: they are few, and the nodes may be more than one call records.
   const uids = new Map(
-    [...set.candidates, ...(set.staticCandidates ?? [])].map((c) => [c.nodePool.pool.name, c.nodePool.uid]),
+    [...set.candidates, ...(set.staticCandidates ?? []), ...(set.windowCandidates ?? [])].map((c) => [
+      c.nodePool.pool.name,
+      c.nodePool.uid,
+    ]),
   );
   const events: ClusterEvent[] = [...budgetBlocked].map((key) => {
     const [pool = '', reason = ''] = key.split('/');
@@ -29,13 +32,21 @@ export async function reportBlocked(
   });
   for (const e of set.excluded) events.push(...disruptionBlocked(e.nodeClaim, e.node, e.why));
   // Nodes a method wants but their pods hold: drifted ones (unless a terminationGracePeriod
-  // bounds their drain) and empty ones whose DaemonSet pods block.
+  // bounds their drain), empty ones whose DaemonSet pods block, and those of a NodePool a
+  // schedule's window holds below what it runs.
+  const held = new Set<string>();
   for (const c of set.candidates) {
     const drifted = drift.shouldDisrupt(c, nowMs) && driftBlocked(c);
     const empty =
       c.blockers.length > 0 && isEmptyCandidate(c) && emptiness.shouldDisrupt({ ...c, blockers: [] }, nowMs);
     if (!drifted && !empty) continue;
+    held.add(c.nodeClaim.name);
     events.push(...disruptionBlocked(c.nodeClaim, c.node, c.blockers[0]?.why ?? ''));
+  }
+  for (const c of set.windowCandidates ?? []) {
+    const [blocker] = c.blockers;
+    if (blocker === undefined || held.has(c.nodeClaim.name)) continue;
+    events.push(...disruptionBlocked(c.nodeClaim, c.node, blocker.why));
   }
   // Drifted static nodes StaticDrift holds back whatever the budget: by their pods, by
   // `limits.nodes`, by a pool that cannot plan a replacement (the budget is reported below).
