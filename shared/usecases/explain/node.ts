@@ -168,12 +168,16 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
 
   const set = passCandidates({ state, claims, pools, input, nowMs });
   const reasons: Reason<NodeReasonCode>[] = [];
+  // A node of a NodePool a schedule's window holds below what it runs: the window's method takes
+  // it (nominated or not), and consolidation's settings do not matter to it.
+  const windowed = (set.windowCandidates ?? []).find((c) => c.nodeClaim.name === claim.name);
   for (const e of set.excluded.filter((x) => x.nodeClaim.name === claim.name)) {
+    if (windowed !== undefined && e.kind === 'nominated') continue;
     reasons.push(nodeReason(excludedCode(e.why), e.why));
   }
-  const candidate = [...set.candidates, ...(set.staticCandidates ?? [])].find(
-    (c) => c.nodeClaim.name === claim.name,
-  );
+  const candidate =
+    windowed ??
+    [...set.candidates, ...(set.staticCandidates ?? [])].find((c) => c.nodeClaim.name === claim.name);
   if (candidate === undefined) {
     if (reasons.length === 0) reasons.push(nodeReason('noMethod', 'it is not a disruption candidate now'));
     return stays(reasons, ids);
@@ -181,41 +185,44 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   for (const b of candidate.blockers) {
     reasons.push(nodeReason(b.why.includes('do-not-disrupt') ? 'doNotDisruptPod' : 'pdb', b.why));
   }
-  // The NodePool's consolidation settings.
-  const { consolidationPolicy, consolidateAfter } = pool.disruption;
-  const verdict = consolidatable({
-    consolidateAfter,
-    initializedAtMs: trueSinceMs(view.status.conditions, NodeClaimConditionType.initialized),
-    lastPodEventMs: view.status.lastPodEventMs,
-    nowMs,
-  });
-  if (verdict.kind === 'notYet') {
-    reasons.push(
-      nodeReason(
-        'consolidateAfter',
-        `consolidateAfter ${consolidateAfter}: ${formatSeconds(verdict.atMs - nowMs)} left, at ${iso(verdict.atMs)} (since its last pod change or initialization)`,
-      ),
-    );
-  } else if (verdict.kind === 'no' && consolidateAfter === 'Never') {
-    reasons.push(
-      nodeReason('consolidationDisabled', `nodePool ${pool.pool.name} has consolidateAfter: Never`),
-    );
-  }
-  if (consolidationPolicy === 'WhenEmpty' && !isEmptyCandidate(candidate)) {
-    reasons.push(
-      nodeReason(
-        'whenEmptyWithPods',
-        `nodePool ${pool.pool.name} consolidates only empty nodes; ${candidate.reschedulablePods.length} pods run here`,
-      ),
-    );
-  }
-  if (candidate.pricePerHour === undefined && candidate.reschedulablePods.length > 0) {
-    reasons.push(
-      nodeReason(
-        'noPrice',
-        `no price for ${view.labels['node.kubernetes.io/instance-type'] ?? 'its instance type'} ${view.labels['karpenter.sh/capacity-type'] ?? ''} in ${view.labels['topology.kubernetes.io/zone'] ?? 'its zone'}`,
-      ),
-    );
+  // Consolidation's settings and prices do not hold a node a window takes.
+  if (windowed === undefined) {
+    // The NodePool's consolidation settings.
+    const { consolidationPolicy, consolidateAfter } = pool.disruption;
+    const verdict = consolidatable({
+      consolidateAfter,
+      initializedAtMs: trueSinceMs(view.status.conditions, NodeClaimConditionType.initialized),
+      lastPodEventMs: view.status.lastPodEventMs,
+      nowMs,
+    });
+    if (verdict.kind === 'notYet') {
+      reasons.push(
+        nodeReason(
+          'consolidateAfter',
+          `consolidateAfter ${consolidateAfter}: ${formatSeconds(verdict.atMs - nowMs)} left, at ${iso(verdict.atMs)} (since its last pod change or initialization)`,
+        ),
+      );
+    } else if (verdict.kind === 'no' && consolidateAfter === 'Never') {
+      reasons.push(
+        nodeReason('consolidationDisabled', `nodePool ${pool.pool.name} has consolidateAfter: Never`),
+      );
+    }
+    if (consolidationPolicy === 'WhenEmpty' && !isEmptyCandidate(candidate)) {
+      reasons.push(
+        nodeReason(
+          'whenEmptyWithPods',
+          `nodePool ${pool.pool.name} consolidates only empty nodes; ${candidate.reschedulablePods.length} pods run here`,
+        ),
+      );
+    }
+    if (candidate.pricePerHour === undefined && candidate.reschedulablePods.length > 0) {
+      reasons.push(
+        nodeReason(
+          'noPrice',
+          `no price for ${view.labels['node.kubernetes.io/instance-type'] ?? 'its instance type'} ${view.labels['karpenter.sh/capacity-type'] ?? ''} in ${view.labels['topology.kubernetes.io/zone'] ?? 'its zone'}`,
+        ),
+      );
+    }
   }
 
   // The methods in the controller's order, as a pass asks them (next-command.ts). The node is

@@ -399,3 +399,48 @@ describe('explain over the simulator world: a NodePool with no instance type to 
     });
   }, 60_000);
 });
+
+describe('explain over the simulator world: a NodePool a schedule’s window holds at 0 CPUs', () => {
+  it('a node the window takes is disrupted next by the schedule method, whatever consolidation says', async () => {
+    // The window opens at 01:00 UTC; the run ends at 00:04 with one node, which WhenEmpty keeps.
+    const windowAt = Date.parse('2026-01-01T01:00:30Z');
+    const annotation = `{ flotilla.io/schedules: '[{"name":"night","start":"0 1 * * *","end":"0 2 * * *","timeZone":"UTC","limits":{"cpu":"0"}}]' }`;
+    const text = `name: explain
+duration: 4m
+bootDelay: 30s
+${defaultPoolYaml(
+  [
+    '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
+    '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }',
+    '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
+  ],
+  '      disruption: { consolidationPolicy: WhenEmpty, consolidateAfter: 0s }\n',
+  '',
+  'al2023@latest',
+  annotation,
+)}workloads:
+${deployment('web', 1, '1')}`;
+    const [now, open] = await atEndOf(text, async (world) => {
+      const [node] = (await world.cluster.nodeInfos()).items;
+      const name = node?.name ?? '';
+      return [
+        await explainNode(ports(world), name),
+        await explainNode({ ...ports(world), nowMs: windowAt }, name),
+      ];
+    });
+    expect(now).toMatchObject({ verdict: 'stays', reasons: [{ code: 'whenEmptyWithPods' }] });
+    expect(open).toMatchObject({
+      kind: 'node',
+      verdict: 'disrupts',
+      reasons: [
+        {
+          code: 'wouldDisrupt',
+          detail: expect.stringMatching(
+            /^schedule \(Scheduled\) would delete nodeClaims default-[0-9a-f]+: /,
+          ),
+        },
+      ],
+      next: { method: 'schedule', reason: 'Scheduled', action: 'delete' },
+    });
+  }, 60_000);
+});
