@@ -68,10 +68,7 @@ export function openWindow(schedule: PoolSchedule, nowMs: number): OpenWindow | 
   // An end at or after the start (the same minute included) closed it.
   if (latestFiring(endCron, nowMs, nowMs - sinceMs, timeZone) !== undefined) return undefined;
   if (skippedFirings(endCron, sinceMs - 1, nowMs, timeZone).length > 0) return undefined;
-  const next = nextFiring(endCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
-  const skipped = skippedFirings(endCron, nowMs, next ?? nowMs + SCHEDULE_HORIZON_MS, timeZone)[0];
-  const untilMs = skipped !== undefined && (next === undefined || skipped < next) ? skipped : next;
-  return { schedule, sinceMs, untilMs };
+  return { schedule, sinceMs, untilMs: nextEffect(endCron, nowMs, timeZone) };
 }
 
 /**
@@ -83,17 +80,19 @@ export function nextTransition(schedules: readonly PoolSchedule[], nowMs: number
   let next = Number.POSITIVE_INFINITY;
   for (const s of schedules) {
     const open = openWindow(s, nowMs);
-    const at = open === undefined ? nextStart(s, nowMs) : open.untilMs;
+    const at = open === undefined ? nextEffect(s.startCron, nowMs, s.timeZone) : open.untilMs;
     if (at !== undefined && at < next) next = at;
   }
   return Number.isFinite(next) ? next : undefined;
 }
 
-/** When `schedule`'s start next takes effect after `nowMs` (its firing, or a jump over it). */
-function nextStart(schedule: PoolSchedule, nowMs: number): number | undefined {
-  const { startCron, timeZone } = schedule;
-  const fires = nextFiring(startCron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
-  const jumped = skippedFirings(startCron, nowMs, fires ?? nowMs + SCHEDULE_HORIZON_MS, timeZone)[0];
+/**
+ * When `cron` (a window's start or end) next takes effect after `nowMs`: its next firing, or the
+ * spring change's jump over a time it fires at, whichever comes first; undefined past a year.
+ */
+function nextEffect(cron: CronSchedule, nowMs: number, timeZone: string): number | undefined {
+  const fires = nextFiring(cron, nowMs, SCHEDULE_HORIZON_MS, timeZone);
+  const jumped = skippedFirings(cron, nowMs, fires ?? nowMs + SCHEDULE_HORIZON_MS, timeZone)[0];
   return jumped !== undefined && (fires === undefined || jumped < fires) ? jumped : fires;
 }
 
