@@ -44,7 +44,7 @@ ${more}    template:
             resources: { requests: { cpu: "${cpu}" } }
 `;
 
-const scenario = (spec: string, workloads: string) => `name: explain
+const scenario = (spec: string, workloads: string, annotations?: string) => `name: explain
 duration: 4m
 bootDelay: 30s
 ${defaultPoolYaml(
@@ -54,6 +54,9 @@ ${defaultPoolYaml(
     '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
   ],
   spec,
+  '',
+  'al2023@latest',
+  annotations,
 )}workloads:
 ${workloads}`;
 
@@ -405,21 +408,11 @@ describe('explain over the simulator world: a NodePool a schedule’s window hol
     // The window opens at 01:00 UTC; the run ends at 00:04 with one node, which WhenEmpty keeps.
     const windowAt = Date.parse('2026-01-01T01:00:30Z');
     const annotation = `{ flotilla.io/schedules: '[{"name":"night","start":"0 1 * * *","end":"0 2 * * *","timeZone":"UTC","limits":{"cpu":"0"}}]' }`;
-    const text = `name: explain
-duration: 4m
-bootDelay: 30s
-${defaultPoolYaml(
-  [
-    '{ key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i] }',
-    '{ key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge] }',
-    '{ key: karpenter.sh/capacity-type, operator: In, values: [on-demand] }',
-  ],
-  '      disruption: { consolidationPolicy: WhenEmpty, consolidateAfter: 0s }\n',
-  '',
-  'al2023@latest',
-  annotation,
-)}workloads:
-${deployment('web', 1, '1')}`;
+    const text = scenario(
+      '      disruption: { consolidationPolicy: WhenEmpty, consolidateAfter: 0s }\n',
+      deployment('web', 1, '1'),
+      annotation,
+    );
     const [now, open] = await atEndOf(text, async (world) => {
       const [node] = (await world.cluster.nodeInfos()).items;
       const name = node?.name ?? '';
