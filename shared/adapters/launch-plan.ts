@@ -233,10 +233,15 @@ export function launchTags(request: LaunchRequest, clusterName: string): Record<
     ...(request.nodeClass.spec.tags ?? {}),
     [Tag.cluster(clusterName)]: 'owned',
     [Tag.clusterName]: clusterName,
-    [Tag.nodePool]: request.nodePoolName,
+    // Empty for a standalone NodeClaim: the tag's presence is what the ownership filters and the
+    // IAM conditions read.
+    [Tag.nodePool]: request.nodePoolName ?? '',
     [Tag.nodeClass]: request.nodeClass.name,
     [Tag.nodeClaim]: request.nodeClaimName,
-    [Tag.name]: `${request.nodePoolName}/${request.nodeClaimName}`,
+    [Tag.name]:
+      request.nodePoolName === undefined
+        ? request.nodeClaimName
+        : `${request.nodePoolName}/${request.nodeClaimName}`,
   };
 }
 

@@ -87,7 +87,7 @@ export function shadowCloud(cloud: Cloud, now: () => Date): Cloud {
       capacityType: choice.capacityType ?? 'on-demand',
       state: 'pending',
       nodeClaimName: request.nodeClaimName,
-      nodePoolName: request.nodePoolName,
+      ...(request.nodePoolName === undefined ? {} : { nodePoolName: request.nodePoolName }),
       nodeClassName: request.nodeClass.name,
       tags: {},
     };

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { Annotation, Finalizer, Label, OPERATORS, ValidationError } from '../core/index.ts';
 import type { Condition } from '../ports/cloud.ts';
-import type {
-  ClusterNodeClaim,
-  NewNodeClaim,
-  NodeClaimRead,
-  NodeClassRef,
-  UnreadableNodeClaim,
+import {
+  type ClusterNodeClaim,
+  EC2_NODE_CLASS,
+  isEC2NodeClassRef,
+  type NewNodeClaim,
+  type NodeClaimRead,
+  type NodeClassRef,
+  type UnreadableNodeClaim,
 } from '../ports/cluster.ts';
 import {
   checkObjectName,
@@ -102,11 +104,12 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
   if (nc.status?.nodeName !== undefined) checkObjectName(nc.status.nodeName, object, 'status.nodeName');
   const labels = nc.metadata.labels ?? {};
   const nodePoolName = labels[Label.nodePool];
-  if (nodePoolName === undefined) {
+  // A NodeClaim a user made outside every NodePool ("standalone") is Flotilla's when its class is.
+  if (nodePoolName === undefined && !isEC2NodeClassRef(nc.spec.nodeClassRef)) {
     throw new ValidationError(
       object,
-      `metadata.labels.${Label.nodePool}`,
-      'missing: Flotilla manages only NodeClaims of a NodePool, and leaves this one alone',
+      'spec.nodeClassRef',
+      `${nc.spec.nodeClassRef.group}/${nc.spec.nodeClassRef.kind} is not ${EC2_NODE_CLASS.group}/${EC2_NODE_CLASS.kind}: a NodeClaim without a NodePool is left to its own provider`,
     );
   }
   const s = nc.status;
@@ -115,7 +118,7 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
   return {
     name: nc.metadata.name,
     uid: nc.metadata.uid,
-    nodePoolName,
+    ...optional('nodePoolName', nodePoolName),
     nodeClassRef: nc.spec.nodeClassRef,
     labels,
     annotations: nc.metadata.annotations ?? {},

@@ -37,7 +37,8 @@ export interface ExistingNode {
 /** A NodeClaim that was created but whose node is not registered yet. */
 export interface InFlightNodeClaim {
   readonly name: string;
-  readonly nodePoolName: string;
+  /** Absent for a standalone NodeClaim: it takes pods once launched, and counts in no limit. */
+  readonly nodePoolName?: string;
   /** `spec.requirements` of the claim. */
   readonly requirements: readonly NodeSelectorRequirement[];
   readonly taints?: readonly Taint[];

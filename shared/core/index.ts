@@ -81,7 +81,13 @@ export {
   reservationPreference,
 } from './instance-type.ts';
 export { KUBELET_CONFIGURATION_FIELDS, type KubeletValueKind } from './kubelet-configuration.ts';
-export { type CapacityType, INSTANCE_TYPE_LABEL_KEYS, Label, type Labels } from './labels.ts';
+export {
+  type CapacityType,
+  INSTANCE_TYPE_LABEL_KEYS,
+  Label,
+  type Labels,
+  OFFERING_LABEL_KEYS,
+} from './labels.ts';
 export {
   adjustPrice,
   applyNodeOverlays,

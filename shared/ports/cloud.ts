@@ -37,7 +37,11 @@ export { isBackedOff, type OfferingKey, offeringKeyString } from './offering.ts'
 export interface LaunchRequest {
   /** The NodeClaim name; it derives the idempotency token and the `karpenter.sh/nodeclaim` tag. */
   readonly nodeClaimName: string;
-  readonly nodePoolName: string;
+  /**
+   * Its NodePool; absent for a standalone NodeClaim, whose instance is tagged with an empty
+   * `karpenter.sh/nodepool` (as Karpenter tags it).
+   */
+  readonly nodePoolName?: string;
   /** The NodeClass with a resolved, Ready status. */
   readonly nodeClass: EC2NodeClass;
   /** Candidate types (already filtered by the scheduler: compatible and big enough). */

@@ -79,6 +79,14 @@ export interface NodeClassRef {
   readonly name: string;
 }
 
+/** The group and kind of the only NodeClass Flotilla launches from. */
+export const EC2_NODE_CLASS = { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass' } as const;
+
+/** Whether a reference names an EC2NodeClass. */
+export function isEC2NodeClassRef(ref: Pick<NodeClassRef, 'group' | 'kind'>): boolean {
+  return ref.group === EC2_NODE_CLASS.group && ref.kind === EC2_NODE_CLASS.kind;
+}
+
 /** A Node, as the scheduler sees it plus what the NodeClaim lifecycle needs. */
 export interface ClusterNode extends ExistingNode {
   readonly uid: string;
@@ -204,7 +212,12 @@ export interface NodeClaimStatus {
 export interface ClusterNodeClaim {
   readonly name: string;
   readonly uid: string;
-  readonly nodePoolName: string;
+  /**
+   * Its `karpenter.sh/nodepool` label; absent for a standalone NodeClaim (one a user made outside
+   * every NodePool, of an EC2NodeClass): launched, registered, expired, interrupted and terminated
+   * as any other, never consolidated or drifted, as Karpenter does.
+   */
+  readonly nodePoolName?: string;
   readonly nodeClassRef: NodeClassRef;
   readonly labels: Labels;
   readonly annotations: Labels;

@@ -130,7 +130,7 @@ function lagTagLookups(): void {
   );
 }
 
-const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
+const mine = (pool: string | undefined) => pool?.startsWith(`prov-${id}-`) === true;
 
 /** Tagged instances no NodeClaim names, for the garbage-collection case. */
 let orphans = { ids: [] as string[], launchedAt: 0 };

@@ -278,7 +278,11 @@ export class ProvisionerE2E {
     }
     await terminateThroughFlotilla(
       { cluster, cloud: termination.cloud, logger: silentLogger, metrics: quietMetrics },
-      (claim) => this.createdPools.includes(claim.nodePoolName),
+      // This run's NodeClaims: its NodePools', and the standalone ones it made with its label.
+      (claim) =>
+        claim.nodePoolName === undefined
+          ? claim.labels[RUN_LABEL] === this.id
+          : this.createdPools.includes(claim.nodePoolName),
     );
     const nodeClasses = (await cluster.nodeClasses()).items.filter((c) => classNames.includes(c.name));
     await reconcileNodeClasses(

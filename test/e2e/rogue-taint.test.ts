@@ -60,7 +60,7 @@ afterAll(async () => {
   await Promise.all(loops);
 });
 
-const mine = (pool: string) => pool.startsWith(`prov-${id}-`);
+const mine = (pool: string | undefined) => pool?.startsWith(`prov-${id}-`) === true;
 
 function startLoops(): void {
   const { server } = e2e.env;

@@ -61,7 +61,8 @@ export function toCloudInstance(instance: Instance): CloudInstance {
     ...(instance.LaunchTime === undefined ? {} : { launchTime: instance.LaunchTime }),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
     ...(tags[Tag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[Tag.nodeClaim] }),
-    ...(tags[Tag.nodePool] === undefined ? {} : { nodePoolName: tags[Tag.nodePool] }),
+    // Empty on the instance of a standalone NodeClaim.
+    ...(tags[Tag.nodePool] ? { nodePoolName: tags[Tag.nodePool] } : {}),
     ...(tags[Tag.nodeClass] === undefined ? {} : { nodeClassName: tags[Tag.nodeClass] }),
     tags,
   };

@@ -118,7 +118,7 @@ export function makeLauncher(options: LauncherOptions): Launcher {
         capacityType,
         state: 'pending',
         nodeClaimName: request.nodeClaimName,
-        nodePoolName: request.nodePoolName,
+        ...(request.nodePoolName === undefined ? {} : { nodePoolName: request.nodePoolName }),
         nodeClassName: request.nodeClass.name,
         tags: Object.fromEntries(
           (fleetRequest.TagSpecifications?.find((t) => t.ResourceType === 'instance')?.Tags ?? []).map(

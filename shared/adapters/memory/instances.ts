@@ -91,7 +91,7 @@ export function makeInstanceTable(options: InstanceTableOptions) {
       launchTime: new Date(record.launchTimeMs),
       privateDnsName: record.privateDnsName,
       ...(tags[MemoryTag.nodeClaim] === undefined ? {} : { nodeClaimName: tags[MemoryTag.nodeClaim] }),
-      ...(tags[MemoryTag.nodePool] === undefined ? {} : { nodePoolName: tags[MemoryTag.nodePool] }),
+      ...(tags[MemoryTag.nodePool] ? { nodePoolName: tags[MemoryTag.nodePool] } : {}),
       ...(tags[MemoryTag.nodeClass] === undefined ? {} : { nodeClassName: tags[MemoryTag.nodeClass] }),
       tags: { ...tags },
     };

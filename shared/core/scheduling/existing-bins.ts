@@ -40,11 +40,11 @@ export function addExistingBins(state: SolveState): Map<string, Bin> {
     for (const p of node.pods) state.groups.recordExisting(p, bin);
   }
   for (const claim of [...(input.nodeClaims ?? [])].sort((a, b) => compareStrings(a.name, b.name))) {
-    const template = byPool.get(claim.nodePoolName);
+    const template = byPool.get(claim.nodePoolName ?? '');
     const { bin, capacity } = makeInFlightBin(claim, template, state.dims);
     state.addBin(bin);
     const cost = state.limits.cost;
-    if (cost === undefined) {
+    if (cost === undefined || claim.nodePoolName === undefined) {
       if (template !== undefined && capacity !== undefined) consumeLimits(template, capacity);
     } else {
       const price = spendOf(cost, input, claim.nodePoolName, `nodeClaim ${claim.name}`, {

@@ -10,7 +10,8 @@ export interface ConsistencyDecision {
   readonly kind: 'consistency';
   readonly reason: 'ConsistencyCheckFailed' | 'ConsistentStateFound';
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   readonly node: string;
   /** What contradicts the NodeClaim, one sentence each (its FailedConsistencyCheck Events). */
   readonly issues?: readonly string[];

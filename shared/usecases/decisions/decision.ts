@@ -20,6 +20,7 @@ export type {
   RegisterDecision,
   WaitDecision,
 } from './lifecycle.ts';
+export { nodeClaimFields } from './lifecycle.ts';
 export type { RepairDecision } from './node-repair.ts';
 export type {
   FinalizeNodeClassDecision,

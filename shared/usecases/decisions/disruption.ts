@@ -18,7 +18,8 @@ import type {
 export interface DisruptedNode {
   readonly nodeClaim: string;
   readonly node: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim (expiration only). */
+  readonly nodePool?: string;
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
   readonly pricePerHour?: number;
@@ -81,7 +82,8 @@ export interface DriftedDecision {
   readonly kind: 'drifted';
   readonly reason: DriftReason;
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   /** What drifted, in words. */
   readonly detail: string;
 }
@@ -95,7 +97,8 @@ export interface AdoptedDecision {
   readonly kind: 'adopted';
   readonly reason: string;
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   /** The hash versions found, as `nodepool=v3 ec2nodeclass=v6` (`none` when absent). */
   readonly previous: string;
 }
@@ -212,7 +215,8 @@ export interface ObservedChanges {
 /** One NodeClaim an observation names. */
 export interface ObservedNodeClaim {
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   /** When it was created (or its deletion began), RFC 3339. */
   readonly at: string;
   readonly instanceType?: string;

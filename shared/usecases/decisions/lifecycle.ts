@@ -5,7 +5,19 @@ export type DeleteReason = 'launch_timeout' | 'registration_timeout';
 
 interface NodeClaimFields {
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim (no NodePool). */
+  readonly nodePool?: string;
+}
+
+/** How a decision names a NodeClaim: its name and, unless it is standalone, its NodePool. */
+export function nodeClaimFields(claim: { readonly name: string; readonly nodePoolName?: string }): {
+  readonly nodeClaim: string;
+  readonly nodePool?: string;
+} {
+  return {
+    nodeClaim: claim.name,
+    ...(claim.nodePoolName === undefined ? {} : { nodePool: claim.nodePoolName }),
+  };
 }
 
 /** The NodeClaim's Node joined: it is registered and the Node gets the NodeClaim's labels and taints. */

@@ -1,5 +1,10 @@
 import { assertNever } from '../../core/index.ts';
-import type { MetricDimensionKey, MetricName, MetricPoint } from '../../runtime/metrics.ts';
+import {
+  EMPTY_LABEL,
+  type MetricDimensionKey,
+  type MetricName,
+  type MetricPoint,
+} from '../../runtime/metrics.ts';
 import {
   consolidationTypeOf,
   disruptionReasonLabel,
@@ -76,14 +81,14 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
     case 'register':
       return [
         point('karpenter_nodes_created_total', 1, {
-          nodepool: decision.nodePool,
+          nodepool: decision.nodePool ?? EMPTY_LABEL,
           zone: decision.zone ?? UNKNOWN_DIMENSION,
         }),
       ];
     case 'delete':
       // Karpenter's liveness timeouts; a NodeClaim deleted with its Node is no disruption.
       return decision.reason === 'launch_timeout' || decision.reason === 'registration_timeout'
-        ? [disrupted(point, decision.reason, decision.nodePool, decision.capacityType)]
+        ? [disrupted(point, decision.reason, decision.nodePool ?? EMPTY_LABEL, decision.capacityType)]
         : [];
     case 'collect':
       return decision.action === 'deleteNodeClaim' && decision.nodePool !== undefined
@@ -154,7 +159,8 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
       return out;
     }
     case 'finalizeNodeClaim': {
-      const nodepool = { nodepool: decision.nodePool };
+      // A standalone NodeClaim's series carry Karpenter's empty NodePool label as EMPTY_LABEL.
+      const nodepool = { nodepool: decision.nodePool ?? EMPTY_LABEL };
       const out = [
         point('karpenter_nodeclaims_terminated_total', 1, {
           ...nodepool,
@@ -258,7 +264,7 @@ function offeringDimensions(key: string): Dimensions | undefined {
 
 function launchPoints(decision: LaunchDecision, point: PointOf): MetricPoint[] {
   const out: MetricPoint[] = [];
-  const nodepool = decision.nodePool;
+  const nodepool = decision.nodePool ?? EMPTY_LABEL;
   const capacityType = decision.capacityType;
   // A fenced launch's NodeClaim is discarded (or left for the lease holder); a resumed one was
   // counted by the run that created it.
@@ -368,7 +374,7 @@ function disruptPoints(decision: Extract<Decision, { kind: 'disrupt' }>, point: 
         reason,
       }),
     );
-    for (const nodepool of new Set(decision.candidates.map((c) => c.nodePool))) {
+    for (const nodepool of new Set(decision.candidates.map((c) => c.nodePool ?? EMPTY_LABEL))) {
       out.push(point('karpenter_voluntary_disruption_decisions_by_nodepool_total', 1, { nodepool, reason }));
     }
   }
@@ -384,7 +390,9 @@ function disruptPoints(decision: Extract<Decision, { kind: 'disrupt' }>, point: 
     }
   }
   if (decision.outcome === 'deleted') {
-    for (const c of decision.candidates) out.push(disrupted(point, reason, c.nodePool, c.capacityType));
+    for (const c of decision.candidates) {
+      out.push(disrupted(point, reason, c.nodePool ?? EMPTY_LABEL, c.capacityType));
+    }
   }
   if (decision.outcome === 'failed' && decision.replacements.length > 0) {
     out.push(

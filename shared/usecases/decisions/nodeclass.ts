@@ -46,7 +46,8 @@ export interface ReservationEndDecision {
   readonly reason: 'capacity reservation ended' | 'capacity block ending';
   readonly action: 'relabelOnDemand' | 'deleteNodeClaim';
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   readonly capacityReservationId: string;
   /** The reservation's state as EC2 names it. */
   readonly reservationState: string;

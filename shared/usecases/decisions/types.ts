@@ -41,11 +41,13 @@ export interface LaunchDecision {
   readonly kind: 'launch';
   /**
    * `provisioning`: planned for pending pods; `resumed`: created by an earlier run and launched
-   * now; `static`: a replica of a static NodePool.
+   * now; `static`: a replica of a static NodePool; `standalone`: a NodeClaim a user made outside
+   * every NodePool.
    */
-  readonly reason: 'provisioning' | 'resumed' | 'static';
+  readonly reason: 'provisioning' | 'resumed' | 'static' | 'standalone';
   readonly outcome: LaunchOutcome;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
   readonly nodeClaim: string;
   readonly pods: readonly PodName[];
   readonly instanceTypes: readonly string[];
@@ -148,7 +150,8 @@ export interface UnschedulableDecision {
 interface TerminationFields {
   readonly reason: string;
   readonly nodeClaim: string;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim. */
+  readonly nodePool?: string;
 }
 
 /** The termination deadline (terminationGracePeriod) was written on the NodeClaim. */

@@ -116,7 +116,8 @@ export function buildCandidates(input: CandidateInput): CandidateSet {
   const staying = new Map<string, ClusterNodeClaim[]>();
   const windowable: DisruptionCandidate[] = [];
   for (const claim of input.nodeClaims) {
-    const pool = input.nodePools.get(claim.nodePoolName);
+    // A standalone NodeClaim is no candidate: only expiration, interruption and deletion remove it.
+    const pool = claim.nodePoolName === undefined ? undefined : input.nodePools.get(claim.nodePoolName);
     if (pool === undefined) continue;
     const failedAt = spotFailedAtMs(claim.annotations);
     if (failedAt !== undefined && failedAt > (spotFailed.get(pool.pool.name) ?? Number.NEGATIVE_INFINITY)) {

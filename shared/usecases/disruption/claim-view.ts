@@ -27,7 +27,7 @@ export function claimConditions(context: ConditionContext): ClaimConditions {
     return computeClaimChanges({
       claim,
       node,
-      pool: context.pools.get(claim.nodePoolName),
+      pool: claim.nodePoolName === undefined ? undefined : context.pools.get(claim.nodePoolName),
       nodeClass: context.classes.get(claim.nodeClassRef.name),
       instance: providerId === undefined ? undefined : context.instances.get(providerId),
       ...instanceTypesOf(context.input, claim.nodeClassRef.name),
@@ -47,7 +47,8 @@ export function claimViews(
   const problems = new Set<string>();
   const writes: ClaimWrite[] = [];
   const views = claims.map((claim) => {
-    if (claim.deleting) return claim;
+    // A standalone NodeClaim gets no disruption conditions: no NodePool disrupts it (as Karpenter).
+    if (claim.deleting || claim.nodePoolName === undefined) return claim;
     const node = nodeFor(claim);
     const changes = compute(claim, node);
     if (changes.problem !== undefined) problems.add(`nodePool "${claim.nodePoolName}": ${changes.problem}`);

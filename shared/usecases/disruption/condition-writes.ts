@@ -2,7 +2,7 @@ import { NodeClaimConditionType } from '../../core/index.ts';
 import type { Cluster, ClusterNodeClaim } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import type { ClaimChanges } from './conditions.ts';
 
 // The NodeClaim condition writes of a disruption pass. The pass decides from the conditions as it
@@ -124,8 +124,7 @@ export function startConditionWrites(
         writeDecision(ports, {
           kind: 'adopted',
           reason: 'hash versions Flotilla does not compare',
-          nodeClaim: claim.name,
-          nodePool: claim.nodePoolName,
+          ...nodeClaimFields(claim),
           previous: changes.adopted.previous,
         });
       }
@@ -133,8 +132,7 @@ export function startConditionWrites(
         writeDecision(ports, {
           kind: 'drifted',
           reason: changes.drifted.reason,
-          nodeClaim: claim.name,
-          nodePool: claim.nodePoolName,
+          ...nodeClaimFields(claim),
           detail: changes.drifted.message,
         });
       }

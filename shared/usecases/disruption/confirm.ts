@@ -234,7 +234,7 @@ export class Confirmation {
       return [...list, ...added].flatMap((c) => {
         const listed = pools.claims.get(c.name);
         if (!this.claimReads.has(c.name) && listed === undefined) {
-          return pools.names.has(c.nodePoolName) ? [] : [c];
+          return c.nodePoolName !== undefined && pools.names.has(c.nodePoolName) ? [] : [c];
         }
         const fresh = this.claimReads.has(c.name) ? this.claimReads.get(c.name) : listed;
         if (fresh === undefined) return [];

@@ -254,7 +254,10 @@ class Pass {
     const mine = this.options.nodePools ?? (() => true);
     this.state = {
       ...read,
-      nodeClaims: read.nodeClaims.filter((c) => mine(c.nodePoolName)),
+      // Standalone NodeClaims are in no NodePool: only a pass over every NodePool expires them.
+      nodeClaims: read.nodeClaims.filter((c) =>
+        c.nodePoolName === undefined ? this.options.nodePools === undefined : mine(c.nodePoolName),
+      ),
       nodePools: read.nodePools.filter((p) => mine(p.pool.name)),
     };
     this.pools.clear();

@@ -1,6 +1,7 @@
 import type { NodeClaimPlan, Offering } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { DisruptDecision, DisruptedNode, ReplacementNode } from '../decisions/disruption.ts';
+import { nodeClaimFields } from '../decisions/lifecycle.ts';
 import { poolInstanceTypes, type SchedulingInput } from '../state/cluster-state.ts';
 import type { CommandRecord } from '../state/command-record.ts';
 import type { CommandMethod, DisruptionCommand } from './method.ts';
@@ -56,9 +57,8 @@ export function describeClaim(
   const type = claim.labels['node.kubernetes.io/instance-type'];
   const capacityType = claim.labels['karpenter.sh/capacity-type'];
   return {
-    nodeClaim: claim.name,
+    ...nodeClaimFields(claim),
     node: nodeName ?? claim.status.nodeName ?? '',
-    nodePool: claim.nodePoolName,
     ...(type === undefined ? {} : { instanceType: type }),
     ...(capacityType === 'spot' || capacityType === 'on-demand' || capacityType === 'reserved'
       ? { capacityType }

@@ -35,7 +35,7 @@ export async function expireNodeClaims(view: PassView): Promise<number> {
   for (const claim of view.claims) {
     if (claim.deleting) continue;
     // Its NodePool's rollouts wait on an alarm (rollout-hold.ts): it expires once they go on.
-    if (view.rolloutHeld?.has(claim.nodePoolName) === true) continue;
+    if (claim.nodePoolName !== undefined && view.rolloutHeld?.has(claim.nodePoolName) === true) continue;
     const verdict = expiration(claim.createdAtMs, claim.expireAfter, view.nowMs);
     if (verdict.kind === 'invalid') problems.push(`nodeClaim "${claim.name}": ${verdict.problem}`);
     if (verdict.kind === 'expired') listed.push(claim);
@@ -179,7 +179,8 @@ async function planReplacements(
     const candidates: DisruptionCandidate[] = fresh.flatMap((listed) => {
       const claim = byName.get(listed.name) ?? listed;
       const node = nodeFor(claim);
-      const pool = view.pools.get(claim.nodePoolName);
+      // A standalone NodeClaim gets no replacement: the provisioner plans for its pods once drained.
+      const pool = claim.nodePoolName === undefined ? undefined : view.pools.get(claim.nodePoolName);
       const pods = (node?.pods ?? []).filter(isReschedulable);
       return node === undefined || pool === undefined || pods.length === 0
         ? []

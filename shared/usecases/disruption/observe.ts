@@ -12,7 +12,7 @@ import {
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { EC2NodeClass } from '../../ports/ec2nodeclass.ts';
-import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
+import { DECISION_SAMPLE_SIZE, nodeClaimFields } from '../decisions/decision.ts';
 import type {
   DisruptionPassDecision,
   NodePoolObservation,
@@ -176,7 +176,8 @@ export function observeCluster(observed: ObserveInput): ObserveDecision {
   for (const claim of observed.claims) {
     const offering = offeringOf(claim);
     // Not launched yet: no instance runs for it, so it costs nothing.
-    if (offering === undefined) continue;
+    // A standalone NodeClaim is in no NodePool's totals.
+    if (offering === undefined || claim.nodePoolName === undefined) continue;
     const t = totalsOf(claim.nodePoolName);
     const own = priceFrom(observed.input, claim);
     const fallback = own === undefined ? priceOf(offering) : undefined;
@@ -305,8 +306,7 @@ function changesIn(
     const zone = claim.labels[Label.zone];
     const capacityType = claim.labels[Label.capacityType];
     named.push({
-      nodeClaim: claim.name,
-      nodePool: claim.nodePoolName,
+      ...nodeClaimFields(claim),
       at: new Date(ms).toISOString(),
       ...(type === undefined ? {} : { instanceType: type }),
       ...(zone === undefined ? {} : { zone }),

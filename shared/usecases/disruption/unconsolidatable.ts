@@ -69,7 +69,7 @@ export async function reportUnconsolidatable(
       reason: why,
       nodeClaim: claim.name,
       node: candidate.node.name,
-      nodePool: claim.nodePoolName,
+      nodePool: candidate.nodePool.pool.name,
       ...(previous === undefined ? {} : { previous }),
     });
   }

@@ -13,6 +13,7 @@ import {
   trueSinceMs,
 } from '../../core/index.ts';
 import type { ClusterNodeClaim } from '../../ports/cluster.ts';
+import { nodeClaimFields } from '../decisions/decision.ts';
 import { candidatesAssumed, markAssumedPrices } from '../disruption/assumed-price.ts';
 import { isEmptyCandidate } from '../disruption/balanced.ts';
 import { computeClaimChanges } from '../disruption/conditions.ts';
@@ -105,7 +106,7 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   if (claim === undefined) {
     return stays([nodeReason('notManaged', `node ${nodeName} has no NodeClaim (kubectl get nodeclaims)`)]);
   }
-  const ids = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const ids = nodeClaimFields(claim);
   if (claim.deleting) {
     return stays(
       [nodeReason('deleting', `nodeClaim ${claim.name} is being deleted; termination drains it`)],
@@ -122,13 +123,24 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
       : computeClaimChanges({
           claim: c,
           node: nodeFor(c),
-          pool: pools.get(c.nodePoolName),
+          pool: c.nodePoolName === undefined ? undefined : pools.get(c.nodePoolName),
           nodeClass: classes.get(c.nodeClassRef.name),
           instance: undefined,
           nowMs,
         }).view,
   );
   const view = claims.find((c) => c.name === claim.name) ?? claim;
+  if (claim.nodePoolName === undefined) {
+    return stays(
+      [
+        nodeReason(
+          'standalone',
+          `nodeClaim ${claim.name} is in no NodePool: only its expireAfter, an interruption or its deletion removes it`,
+        ),
+      ],
+      ids,
+    );
+  }
   const pool = pools.get(claim.nodePoolName);
   if (pool === undefined) {
     return stays([nodeReason('notManaged', `its NodePool ${claim.nodePoolName} does not exist`)], ids);

@@ -30,6 +30,7 @@ export type PodReasonCode = keyof typeof POD_REASONS;
 /** Why a node stays, or what disruption does with it next. */
 export const NODE_REASONS = {
   notManaged: 'no NodeClaim owns the node; Flotilla does not disrupt it',
+  standalone: 'its NodeClaim is in no NodePool; no NodePool consolidates or drifts it',
   deleting: 'the NodeClaim is being deleted',
   inCommand: 'the node is in a disruption command',
   notInitialized: 'the node is not initialized',

@@ -2,7 +2,7 @@ import { BINARY_UNITS, findCondition, isConditionTrue, NodeClaimConditionType } 
 import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 
 // Karpenter's NodeClaim consistency check, on the garbage collector's pass over the NodeClaims and
 // Nodes it reads anyway: a NodeClaim whose Node has come up with less of a resource than the
@@ -186,8 +186,7 @@ async function report(ports: ConsistencyPorts, finding: ConsistencyFinding): Pro
     writeDecision(ports, {
       kind: 'consistency',
       reason: update.status === 'False' ? FAILED.reason : NodeClaimConditionType.consistentStateFound,
-      nodeClaim: claim.name,
-      nodePool: claim.nodePoolName,
+      ...nodeClaimFields(claim),
       node: node.name,
       ...(issues.length > 0 ? { issues } : {}),
     });

@@ -3,7 +3,7 @@ import { type Cloud, type CloudInstance, INSTANCE_LOOKUP_WINDOW_MS } from '../..
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { decideConsistency, reportConsistency } from './consistency.ts';
 import { type CollectionStep, decideCollection } from './decide.ts';
@@ -170,8 +170,7 @@ async function applyStep(pass: Pass, step: CollectionStep): Promise<'terminated'
         action: 'deleteNodeClaim',
         instanceId: confirmed.instanceId,
         instanceState,
-        nodeClaim: claim.name,
-        nodePool: claim.nodePoolName,
+        ...nodeClaimFields(claim),
         ...(claim.labels[Label.capacityType] === undefined
           ? {}
           : { capacityType: claim.labels[Label.capacityType] }),

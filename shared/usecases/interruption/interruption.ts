@@ -15,7 +15,7 @@ import { type Cloud, type OfferingKey, offeringKeyString } from '../../ports/clo
 import type { Cluster, ClusterEvent, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { TerminationQueue } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import { handToTermination, viaQueue } from '../termination/handover.ts';
 
 // Interruption handling (Karpenter's AWS interruption controller): EC2 and AWS Health events,
@@ -186,8 +186,7 @@ export async function handleInterruption(
     const fields = {
       ...base,
       instanceId,
-      nodeClaim: claim.name,
-      nodePool: claim.nodePoolName,
+      ...nodeClaimFields(claim),
       ...(capacityType === undefined ? {} : { capacityType }),
       ...message,
     };

@@ -13,7 +13,7 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import type { LeaseStore } from '../../ports/lease.ts';
 import type { WakeUps } from '../../ports/wake-ups.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import type { DeleteReason } from '../decisions/lifecycle.ts';
 import { type NodeClassControllerResult, reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
 import { type ReservedNodeClaimsResult, reconcileReservedNodeClaims } from '../nodeclass/reservations.ts';
@@ -228,8 +228,10 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
       switch (step.kind) {
         case 'register':
           result.registered.push(claim.name);
-          // A failure seen in the same pass outweighs a success.
-          if (health.get(claim.nodePoolName)?.status !== 'False') health.set(claim.nodePoolName, healthy());
+          // A failure seen in the same pass outweighs a success. A standalone NodeClaim has no NodePool.
+          if (claim.nodePoolName !== undefined && health.get(claim.nodePoolName)?.status !== 'False') {
+            health.set(claim.nodePoolName, healthy());
+          }
           break;
         case 'initialize':
           result.initialized.push(claim.name);
@@ -243,7 +245,9 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
           deleted.push({ name: claim.name, reason: step.reason });
           deletedNames.add(claim.name);
           timedOut.push({ claim, reason: step.reason, message: step.message });
-          health.set(claim.nodePoolName, unhealthy(step.reason, step.message));
+          if (claim.nodePoolName !== undefined) {
+            health.set(claim.nodePoolName, unhealthy(step.reason, step.message));
+          }
           break;
         default:
           assertNever(step);
@@ -308,7 +312,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
 
 async function applyStep(ports: LifecyclePorts, claim: ClusterNodeClaim, step: LifecycleStep): Promise<void> {
   const { cluster, logger } = ports;
-  const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const fields = nodeClaimFields(claim);
   switch (step.kind) {
     case 'register': {
       const zone = claim.labels[Label.zone];

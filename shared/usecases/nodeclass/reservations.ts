@@ -4,7 +4,7 @@ import type { CapacityReservationLifecycle, NodeClassResolver } from '../../port
 import type { Cluster, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import { handToTermination, type TerminationHandover } from '../termination/handover.ts';
 
 // The capacity reservations NodeClaims run in, followed on the EC2NodeClass controller's schedule
@@ -261,8 +261,7 @@ async function relabel(
     kind: 'reservationEnd',
     reason: 'capacity reservation ended',
     action: 'relabelOnDemand',
-    nodeClaim: claim.name,
-    nodePool: claim.nodePoolName,
+    ...nodeClaimFields(claim),
     capacityReservationId: reservation.id,
     reservationState: reservation.ec2State,
     ...(reservation.endTime === undefined ? {} : { endTime: reservation.endTime }),
@@ -277,7 +276,7 @@ async function expire(
   const { claim, reservation } = step;
   // Termination drains the node (PDBs, terminationGracePeriod) and then terminates the instance.
   await ports.cluster.deleteNodeClaim(claim.name);
-  const fields = { nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const fields = nodeClaimFields(claim);
   const handedOver: TerminationHandover = await handToTermination(
     ports.requestTermination,
     claim.name,

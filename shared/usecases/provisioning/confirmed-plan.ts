@@ -249,7 +249,9 @@ function limitedByListed(
   for (const n of state.nodes) {
     if (n.nodePoolName !== undefined && !nodesDone.has(n.name)) unconfirmed.add(n.nodePoolName);
   }
-  for (const c of state.nodeClaims) if (!claimsDone.has(c.name)) unconfirmed.add(c.nodePoolName);
+  for (const c of state.nodeClaims) {
+    if (c.nodePoolName !== undefined && !claimsDone.has(c.name)) unconfirmed.add(c.nodePoolName);
+  }
   return [...pools].filter((p) => unconfirmed.has(p)).sort();
 }
 

@@ -22,12 +22,11 @@ import type { ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
 import { type DecisionOutput, type LaunchDecision, writeDecision } from '../decisions/decision.ts';
-import { LAUNCH_ANNOTATION, launchAnnotation, readLaunchRecord } from '../state/launch-record.ts';
+import { LAUNCH_ANNOTATION, launchAnnotation } from '../state/launch-record.ts';
 import {
   expectedCapacityType,
   launchedLabels,
   launchedStatus,
-  MIN_VALUES_RELAXED_ANNOTATION,
   nodeClaimName,
   toLaunchRequest,
   toNewNodeClaim,
@@ -38,7 +37,7 @@ import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 // Applying a provisioning plan: each planned NodeClaim is created, then launched under the lease
 // (fencing), and NodeClaims an earlier run created but never launched are launched first.
 
-type LaunchPorts = Pick<ProvisionPorts, 'cluster' | 'cloud' | 'leases' | 'clock'>;
+export type LaunchPorts = Pick<ProvisionPorts, 'cluster' | 'cloud' | 'leases' | 'clock'>;
 
 /** Removes a NodeClaim that never launched an instance: nothing is left for its finalizer to clean up. */
 async function discardUnlaunched(ports: LaunchPorts, name: string): Promise<void> {
@@ -116,10 +115,10 @@ export async function applyPlan(
 }
 
 /** The launch decision of a NodeClaim: what was asked of the cloud and what came of it. */
-function launchDecision(
+export function launchDecision(
   lease: Lease,
   round: number,
-  request: LaunchRequest,
+  request: Pick<LaunchRequest, 'nodeClaimName' | 'nodePoolName' | 'instanceTypes' | 'requirements'>,
   outcome: ClaimOutcome,
   reason: LaunchDecision['reason'],
   minValuesRelaxed: boolean,
@@ -128,7 +127,7 @@ function launchDecision(
     kind: 'launch',
     reason,
     outcome: outcome.kind,
-    nodePool: request.nodePoolName,
+    ...(request.nodePoolName === undefined ? {} : { nodePool: request.nodePoolName }),
     nodeClaim: request.nodeClaimName,
     pods: outcome.pods,
     instanceTypes: request.instanceTypes.map((t) => t.name),
@@ -173,15 +172,19 @@ function launchDecision(
  * resumes sends the same request with the same idempotency token, so one NodeClaim never gets two
  * instances. Claims the cloud answered with "nothing launched" are removed so their pods are
  * planned again; claims whose launch may or may not have happened are kept for the next run.
+ * A standalone NodeClaim (`standalone`, a user's) is removed only when EC2 has no capacity for it,
+ * as Karpenter removes one: a fenced run leaves it for the lease holder, and a refused launch
+ * leaves it `Launched=Unknown` with EC2's answer until the launch timeout.
  */
-async function launchCreated(
+export async function launchCreated(
   ports: LaunchPorts,
   lease: Lease,
   request: LaunchRequest,
   types: readonly InstanceType[],
   userLabels: Readonly<Record<string, string>>,
-  base: { readonly nodeClaim: string; readonly nodePool: string; readonly pods: readonly PodRef[] },
+  base: { readonly nodeClaim: string; readonly nodePool?: string; readonly pods: readonly PodRef[] },
   recorded?: LaunchRecord,
+  standalone = false,
 ): Promise<ClaimOutcome> {
   const { cluster, cloud } = ports;
   const name = request.nodeClaimName;
@@ -190,7 +193,7 @@ async function launchCreated(
   // Fencing: a run that lost its lease makes no EC2 call. A claim with a record may have an
   // instance, so it stays for the lease holder to resume.
   if (!(await ports.leases.isHeld(lease, ports.clock.now()))) {
-    if (recorded === undefined) await discardUnlaunched(ports, name);
+    if (recorded === undefined && !standalone) await discardUnlaunched(ports, name);
     return { kind: 'fenced', ...base };
   }
   let record: LaunchRecord;
@@ -242,6 +245,21 @@ async function launchCreated(
     }
     if (error instanceof LaunchRejectedError) {
       await warn('LaunchFailed', error.message.slice(0, 300));
+      if (standalone) {
+        await ignoreNotFound(
+          cluster.patchNodeClaimStatus(name, {
+            conditions: [
+              {
+                type: NodeClaimConditionType.launched,
+                status: 'Unknown',
+                reason: 'LaunchFailed',
+                message: error.message.slice(0, 300),
+              },
+            ],
+          }),
+        );
+        return { kind: 'failed', ...base, error: error.message, errorCode: error.awsCode };
+      }
       await discardUnlaunched(ports, name);
       return { kind: 'failed', ...base, error: error.message, errorCode: error.awsCode };
     }
@@ -283,72 +301,4 @@ export function isUnlaunched(claim: ClusterNodeClaim): boolean {
     claim.status.providerId === undefined &&
     !isConditionTrue(claim.status.conditions, NodeClaimConditionType.launched)
   );
-}
-
-/**
- * Launches the NodeClaims an earlier run created but never launched (it crashed or timed out
- * between the create and the launch). The scheduler counts pods on them, so nothing else would
- * launch for those pods. A claim whose launch was recorded sends that same record again, so a
- * launch that did happen is answered with its instance rather than repeated.
- */
-export async function resumeUnlaunched(
-  ports: LaunchPorts,
-  out: DecisionOutput,
-  lease: Lease,
-  claims: readonly ClusterNodeClaim[],
-  pools: ReadonlyMap<string, ClusterNodePool>,
-  classes: ReadonlyMap<string, EC2NodeClass>,
-  typesByClass: ReadonlyMap<string, readonly InstanceType[]>,
-): Promise<ClaimOutcome[]> {
-  const resumed: ClaimOutcome[] = [];
-  for (const claim of claims) {
-    if (!isUnlaunched(claim)) continue;
-    const pool = pools.get(claim.nodePoolName);
-    const nodeClass = pool === undefined ? undefined : classes.get(pool.nodeClassRef.name);
-    if (pool === undefined || nodeClass === undefined) continue;
-    const byName = new Map((typesByClass.get(nodeClass.name) ?? []).map((t) => [t.name, t]));
-    const allowed =
-      claim.requirements.find((r) => r.key === Label.instanceType && r.operator === 'In')?.values ?? [];
-    const request: LaunchRequest = {
-      nodeClaimName: claim.name,
-      nodePoolName: claim.nodePoolName,
-      nodeClass,
-      instanceTypes: allowed.flatMap((n) => {
-        const type = byName.get(n);
-        return type === undefined ? [] : [type];
-      }),
-      requirements: claim.requirements,
-      labels: claim.labels,
-      taints: claim.taints,
-      startupTaints: claim.startupTaints,
-      requests: claim.requests,
-    };
-    const base = { nodeClaim: claim.name, nodePool: claim.nodePoolName, pods: [] };
-    const read = readLaunchRecord(claim);
-    const outcome: ClaimOutcome =
-      read.kind === 'malformed'
-        ? // A launch may have been sent and cannot be replayed: the launch timeout and termination's
-          // instance lookup settle it.
-          { kind: 'failed', ...base, error: `its launch record cannot be read (${read.problem})` }
-        : read.kind === 'none' && request.instanceTypes.length === 0
-          ? {
-              kind: 'failed',
-              ...base,
-              error: "none of the NodeClaim's instance types is offered for the NodeClass",
-            }
-          : await launchCreated(
-              ports,
-              lease,
-              request,
-              [...byName.values()],
-              pool.pool.labels ?? {},
-              base,
-              read.kind === 'recorded' ? read.record : undefined,
-            );
-    const relaxed = claim.annotations[MIN_VALUES_RELAXED_ANNOTATION] === 'true';
-    writeDecision(out, launchDecision(lease, 0, request, outcome, 'resumed', relaxed));
-    resumed.push(outcome);
-    if (outcome.kind === 'fenced') break;
-  }
-  return resumed;
 }

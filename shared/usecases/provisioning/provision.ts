@@ -18,8 +18,9 @@ import { type SkippedNodePool, selectNodePools } from '../state/eligibility.ts';
 import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
-import { isUnlaunched, resumeUnlaunched } from './launch.ts';
+import { isUnlaunched } from './launch.ts';
 import { launchRound } from './launch-round.ts';
+import { resumeUnlaunched } from './resume.ts';
 import { withoutLiveAnswers } from './shadow-view.ts';
 import { staticPass } from './static-gate.ts';
 import type { StaticPassResult } from './static-pools.ts';
@@ -328,7 +329,9 @@ async function runRound(
   const resumeFrom =
     round === 0 &&
     guard.paused.size > 0 &&
-    state.nodeClaims.some((c) => isUnlaunched(c) && guard.paused.has(c.nodePoolName))
+    state.nodeClaims.some(
+      (c) => isUnlaunched(c) && c.nodePoolName !== undefined && guard.paused.has(c.nodePoolName),
+    )
       ? await buildSchedulingInput(state, ports.cloud, { nowMs: ports.clock.now().getTime() })
       : listedInput;
   const claims: ClaimOutcome[] =

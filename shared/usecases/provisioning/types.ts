@@ -106,7 +106,8 @@ export type ClaimOutcome =
   | {
       readonly kind: 'launched';
       readonly nodeClaim: string;
-      readonly nodePool: string;
+      /** Absent for a standalone NodeClaim. */
+      readonly nodePool?: string;
       readonly pods: readonly PodRef[];
       readonly instanceId: string;
       readonly instanceType: string;
@@ -123,7 +124,8 @@ export type ClaimOutcome =
   | {
       readonly kind: 'insufficientCapacity';
       readonly nodeClaim: string;
-      readonly nodePool: string;
+      /** Absent for a standalone NodeClaim. */
+      readonly nodePool?: string;
       readonly pods: readonly PodRef[];
       /** `<capacityType>:<instanceType>:<zone>` of the offerings now backed off. */
       readonly offerings: readonly string[];
@@ -134,13 +136,15 @@ export type ClaimOutcome =
       /** The lease was lost before the launch: no EC2 call was made and the NodeClaim was removed. */
       readonly kind: 'fenced';
       readonly nodeClaim: string;
-      readonly nodePool: string;
+      /** Absent for a standalone NodeClaim. */
+      readonly nodePool?: string;
       readonly pods: readonly PodRef[];
     }
   | {
       readonly kind: 'failed';
       readonly nodeClaim: string;
-      readonly nodePool: string;
+      /** Absent for a standalone NodeClaim. */
+      readonly nodePool?: string;
       readonly pods: readonly PodRef[];
       readonly error: string;
       /** EC2's error code, when EC2 refused the launch. */

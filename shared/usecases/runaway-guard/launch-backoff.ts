@@ -179,7 +179,7 @@ async function judgeReclaimed(
   const pools = new Map(scan.pools.map((p) => [p.pool.name, p]));
   const tainted = scan.reclaimed.filter((c) => {
     const node = nodeFor(c);
-    const pool = pools.get(c.nodePoolName);
+    const pool = c.nodePoolName === undefined ? undefined : pools.get(c.nodePoolName);
     return node !== undefined && pool !== undefined && unexpectedTaints(node, pool, c).length > 0;
   });
   if (tainted.length === 0) return NO_GUARD;

@@ -62,6 +62,8 @@ export function budgetCounts(
   const nodeFor = nodeIndex(nodes);
   const counts = new Map<string, { nodes: number; disrupting: number }>();
   for (const claim of claims) {
+    // A standalone NodeClaim is in no NodePool's budget.
+    if (claim.nodePoolName === undefined) continue;
     const standing = budgetStanding(
       claim,
       nodeFor(claim),

@@ -290,10 +290,11 @@ export function toSchedulingInput(
  */
 export function poolInstanceTypes(
   input: Pick<SchedulingInput, 'instanceTypes' | 'poolInstanceTypes'>,
-  nodePoolName: string,
+  nodePoolName: string | undefined,
   nodeClassName: string,
 ): readonly InstanceType[] {
-  return input.poolInstanceTypes.get(nodePoolName) ?? input.instanceTypes.get(nodeClassName) ?? [];
+  const overlaid = nodePoolName === undefined ? undefined : input.poolInstanceTypes.get(nodePoolName);
+  return overlaid ?? input.instanceTypes.get(nodeClassName) ?? [];
 }
 
 /** Why a static NodePool takes no part in planning for pods (a pod's FailedScheduling message). */
@@ -355,7 +356,7 @@ export function toInFlightNodeClaims(
     );
     out.push({
       name: claim.name,
-      nodePoolName: claim.nodePoolName,
+      ...(claim.nodePoolName === undefined ? {} : { nodePoolName: claim.nodePoolName }),
       requirements: claim.requirements,
       taints: claim.taints,
       instanceTypeNames: instanceTypes?.values ?? [],

@@ -1,13 +1,16 @@
 import { Label, NodeClassConditionType, NodePoolConditionType } from '../../core/index.ts';
 import { type EC2NodeClass, nodeClassNotReady } from '../../ports/cloud.ts';
-import type { ClusterNodePool, ConditionUpdate } from '../../ports/cluster.ts';
+import {
+  type ClusterNodePool,
+  type ConditionUpdate,
+  EC2_NODE_CLASS,
+  isEC2NodeClassRef,
+} from '../../ports/cluster.ts';
 
 // Whether a NodePool may launch, from its spec and its EC2NodeClass alone (Karpenter's nodepool
 // validation and readiness controllers): the provisioner's choice of NodePools and the NodePool
 // status controller both read it here, so they never disagree. Pure.
 
-const NODE_CLASS_GROUP = 'karpenter.k8s.aws';
-const NODE_CLASS_KIND = 'EC2NodeClass';
 /** Labels Karpenter sets itself; a NodePool may not require or template them. */
 const RESTRICTED_LABELS: ReadonlySet<string> = new Set([
   Label.nodePool,
@@ -20,9 +23,9 @@ const RESTRICTED_LABELS: ReadonlySet<string> = new Set([
 export function validateNodePool(pool: ClusterNodePool): string[] {
   const problems: string[] = [];
   const ref = pool.nodeClassRef;
-  if (ref.group !== NODE_CLASS_GROUP || ref.kind !== NODE_CLASS_KIND) {
+  if (!isEC2NodeClassRef(ref)) {
     problems.push(
-      `spec.template.spec.nodeClassRef must be ${NODE_CLASS_GROUP}/${NODE_CLASS_KIND}, got ${ref.group}/${ref.kind}`,
+      `spec.template.spec.nodeClassRef must be ${EC2_NODE_CLASS.group}/${EC2_NODE_CLASS.kind}, got ${ref.group}/${ref.kind}`,
     );
   }
   for (const r of pool.pool.requirements) {
@@ -38,7 +41,7 @@ function nodeClassCondition(pool: ClusterNodePool, nodeClasses: readonly EC2Node
   const type = NodePoolConditionType.nodeClassReady;
   const ref = pool.nodeClassRef;
   const nodeClass = nodeClasses.find((c) => c.name === ref.name);
-  if (ref.group !== NODE_CLASS_GROUP || ref.kind !== NODE_CLASS_KIND || nodeClass === undefined) {
+  if (!isEC2NodeClassRef(ref) || nodeClass === undefined) {
     return {
       type,
       status: 'False',

@@ -2,7 +2,7 @@ import { DISRUPTED_TAINT, Finalizer, NodeClaimConditionType, parseInstanceId } f
 import type { Cluster, ClusterNode, ClusterNodeClaim, NodeClaimRead, NodeInfo } from '../../ports/cluster.ts';
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { writeDecision } from '../decisions/decision.ts';
+import { nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import type { TerminationPorts } from './termination.ts';
 
 // A Node being deleted (`kubectl delete node`), as Karpenter's node termination controller starts
@@ -138,8 +138,7 @@ export async function startNodeTermination(
     writeDecision(ports, {
       kind: 'delete',
       reason: 'node deleted',
-      nodeClaim: claim.name,
-      nodePool: claim.nodePoolName,
+      ...nodeClaimFields(claim),
       node: node.name,
     });
     return { kind: 'nodeClaim', nodeClaim: claim.name, deletedNow: true };

@@ -12,7 +12,7 @@ import { type Cloud, INSTANCE_LOOKUP_WINDOW_MS } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodeClaim, EvictionOutcome, NodeInfo } from '../../ports/cluster.ts';
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { type MetricsSink, writeDecision } from '../decisions/decision.ts';
+import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import { instanceLookupUntilMs } from '../state/launch-record.ts';
 import {
   decideTermination,
@@ -164,7 +164,7 @@ async function applyStep(
   step: TerminationStep,
 ): Promise<void> {
   const { cluster, cloud } = ports;
-  const fields = { reason: terminationCause(claim), nodeClaim: claim.name, nodePool: claim.nodePoolName };
+  const fields = { reason: terminationCause(claim), ...nodeClaimFields(claim) };
   switch (step.kind) {
     case 'annotateDeadline':
       await cluster.patchNodeClaimMetadata(claim.name, {

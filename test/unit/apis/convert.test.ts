@@ -443,6 +443,43 @@ describe('NodePool and NodeClaim parsing', () => {
   });
 });
 
+describe('a standalone NodeClaim (no karpenter.sh/nodepool label)', () => {
+  const standalone = (nodeClassRef: Record<string, string>) => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: { name: 'by-hand', uid: 'u-by-hand', labels: { team: 'a' } },
+    spec: {
+      nodeClassRef,
+      requirements: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5'] }],
+      resources: { requests: { cpu: '3' } },
+    },
+  });
+
+  it('is read with no NodePool when its class is an EC2NodeClass', () => {
+    const claim = toClusterNodeClaim(
+      standalone({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }),
+    );
+    expect(claim).not.toHaveProperty('nodePoolName');
+    expect(claim).toMatchObject({ name: 'by-hand', labels: { team: 'a' }, requests: { cpu: 3000 } });
+    expect(toInFlightNodeClaims([claim], [])[0]).not.toHaveProperty('nodePoolName');
+  });
+
+  it("is left to its own provider when its class is another provider's", () => {
+    const read = convertNodeClaims(
+      [standalone({ group: 'karpenter.azure.com', kind: 'AKSNodeClass', name: 'default' })],
+      toClusterNodeClaim,
+    );
+    expect(read.items).toEqual([]);
+    expect(read.unreadable).toEqual([
+      expect.objectContaining({
+        name: 'by-hand',
+        standalone: true,
+        problem: expect.stringContaining('AKSNodeClass'),
+      }),
+    ]);
+  });
+});
+
 describe('mergeConditions', () => {
   it('keeps lastTransitionTime while the status holds and moves it on a change', () => {
     const t0 = new Date('2026-01-01T00:00:00.500Z');

@@ -158,7 +158,7 @@ describe('buildCandidates: one NodeClaim', () => {
     expect(set.excluded.map((x) => ({ nodeClaim: x.nodeClaim.name, node: x.node.name, why: x.why }))).toEqual(
       c.excluded === undefined ? [] : [{ nodeClaim: 'c', node: 'node-c', why: c.excluded }],
     );
-    if (c.counts !== undefined) expect(set.counts.get(claim.nodePoolName)).toEqual(c.counts);
+    if (c.counts !== undefined) expect(set.counts.get(claim.nodePoolName ?? '')).toEqual(c.counts);
     else if (claim.nodePoolName === 'gone') expect([...set.counts.keys()]).toEqual([]);
   });
 });
