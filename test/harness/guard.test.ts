@@ -12,7 +12,17 @@ describe('writes test set-up may not make', () => {
     ['PATCH', '/apis/karpenter.sh/v1/nodepools/default/status', { status: {} }],
     ['PUT', '/apis/karpenter.sh/v1/nodeclaims/default-abc/status', { status: {} }],
     ['PATCH', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default/status', { status: {} }],
-    ['POST', '/apis/karpenter.sh/v1/nodeclaims', { metadata: { name: 'x' } }],
+    [
+      'POST',
+      '/apis/karpenter.sh/v1/nodeclaims',
+      { metadata: { name: 'x', labels: { 'karpenter.sh/nodepool': 'default' } } },
+    ],
+    [
+      'POST',
+      '/apis/karpenter.sh/v1/nodeclaims',
+      { metadata: { name: 'x', finalizers: ['karpenter.sh/termination'] } },
+    ],
+    ['POST', '/apis/karpenter.sh/v1/nodeclaims', { metadata: { name: 'x' }, status: { providerID: 'p' } }],
     ['PATCH', '/apis/karpenter.sh/v1/nodeclaims/default-abc', { metadata: { labels: { a: 'b' } } }],
     ['PATCH', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default', { metadata: { finalizers: null } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1', { metadata: { finalizers: [] } }],
@@ -32,6 +42,8 @@ describe('writes test set-up may not make', () => {
     ['PATCH', '/apis/karpenter.sh/v1/nodepools/default', { metadata: { annotations: { team: 'web' } } }],
     ['POST', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses', { metadata: { name: 'default' } }],
     ['DELETE', '/apis/karpenter.sh/v1/nodeclaims/default-abc', {}],
+    // A standalone NodeClaim (outside every NodePool) is a user's to create.
+    ['POST', '/apis/karpenter.sh/v1/nodeclaims', { metadata: { name: 'x', labels: { team: 'a' } } }],
     ['POST', '/api/v1/nodes', { metadata: { name: 'ip-10-0-0-1', finalizers: [] } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1/status', { status: { conditions: [] } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1', { spec: { taints: [] } }],

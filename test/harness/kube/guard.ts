@@ -28,7 +28,9 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
   if (karpenter !== null) {
     const [, , plural, name, subresource] = karpenter;
     if (subresource === 'status') return `the status of ${plural} is written by Flotilla's controllers`;
-    if (plural === 'nodeclaims') return 'NodeClaims, their labels and finalizers are written by Flotilla';
+    if (plural === 'nodeclaims' && !(method.toUpperCase() === 'POST' && isStandaloneCreate(body))) {
+      return 'NodeClaims, their labels and finalizers are written by Flotilla';
+    }
     if (
       plural === 'nodepools' &&
       method.toUpperCase() === 'PATCH' &&
@@ -46,6 +48,24 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
     return "a Node's finalizers are Flotilla's (karpenter.sh/termination)";
   }
   return undefined;
+}
+
+/**
+ * A user's create of a standalone NodeClaim (Karpenter's NodeClaims outside every NodePool): no
+ * `karpenter.sh/nodepool` label, no finalizers and no status, which are Flotilla's to write.
+ */
+function isStandaloneCreate(body: unknown): boolean {
+  let parsed: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || 'status' in parsed) return false;
+  const metadata = (parsed as { metadata?: { labels?: Record<string, unknown> } }).metadata;
+  return metadata?.labels?.['karpenter.sh/nodepool'] === undefined && !touchesFinalizers(parsed);
 }
 
 /** Whether a patch names `key` anywhere (a merge patch of annotations, or a JSON patch path). */
