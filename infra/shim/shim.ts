@@ -1,10 +1,16 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
-import { type NodeDeletion, nodeDeletionVersion } from '../../shared/messages/node-deletion.ts';
+import {
+  type NodeDeletion,
+  nodeDeletionVersion,
+  type StandaloneNodeClaimMessage,
+  standaloneNodeClaimVersion,
+} from '../../shared/messages/node-deletion.ts';
 import { type PodEvent, podEventVersion } from '../../shared/messages/pod-event.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 import { DeletionTracker, type WatchedObject } from './deletions.ts';
 import { BatchForwarder } from './forwarder.ts';
+import { StandaloneTracker, type WatchedNodeClaim } from './standalone.ts';
 import { type SummaryKeeper, startSummaryKeeper } from './summary.ts';
 import { UnschedulableTracker } from './unschedulable.ts';
 
@@ -42,7 +48,8 @@ export interface Shim {
 
 /**
  * The shim's two jobs, on one set of watches: it sends a small, versioned event to the pod-event
- * queue each time a pod becomes unschedulable or a Node or NodeClaim starts being deleted, so the
+ * queue each time a pod becomes unschedulable, a Node or NodeClaim starts being deleted, or a
+ * standalone NodeClaim appears without an instance, so the
  * provisioner starts within seconds instead of at its next poll (batched with SendMessageBatch after a short quiet time, retried without losing
  * events while the queue cannot be reached); and it keeps and publishes the cluster summary
  * (summary.ts), so no Lambda lists the whole cluster. A lost watch lists again with backoff.
@@ -51,8 +58,9 @@ export function startShim(options: ShimOptions): Shim {
   const { logger } = options;
   const tracker = new UnschedulableTracker();
   const deletions = new DeletionTracker();
+  const standalone = new StandaloneTracker();
   let sent = 0;
-  const forwarder = new BatchForwarder<PodEvent | NodeDeletion>({
+  const forwarder = new BatchForwarder<PodEvent | NodeDeletion | StandaloneNodeClaimMessage>({
     send: async (batch) => {
       const result = await options.sqs.send(
         new SendMessageBatchCommand({
@@ -73,6 +81,13 @@ export function startShim(options: ShimOptions): Shim {
         logger.info('forwarded pod events', { count: pods.length, pods: pods.slice(0, 10) });
       if (deleting.length > 0) {
         logger.info('forwarded node deletions', { count: deleting.length, objects: deleting.slice(0, 10) });
+      }
+      const standalones = batch.flatMap((e) => (e.kind === 'StandaloneNodeClaim' ? [e.name] : []));
+      if (standalones.length > 0) {
+        logger.info('forwarded standalone NodeClaims', {
+          count: standalones.length,
+          nodeClaims: standalones.slice(0, 10),
+        });
       }
     },
     ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
@@ -107,6 +122,17 @@ export function startShim(options: ShimOptions): Shim {
     type: 'ADDED' | 'MODIFIED' | 'DELETED',
     object: unknown,
   ) => {
+    // A standalone NodeClaim without an instance yet: the provisioner launches it at once.
+    const waiting = kind === 'nodeClaims' ? standalone.observe(type, object as WatchedNodeClaim) : undefined;
+    if (waiting !== undefined) {
+      forwarder.add({
+        version: standaloneNodeClaimVersion,
+        kind: 'StandaloneNodeClaim',
+        cluster: options.clusterName,
+        ...waiting,
+        observedAt: new Date().toISOString(),
+      });
+    }
     const deletion = deletions.observe(kind, type, object as WatchedObject);
     if (deletion === undefined) return;
     forwarder.add({
@@ -126,7 +152,10 @@ export function startShim(options: ShimOptions): Shim {
     onPod,
     onPodsListed: (uids) => tracker.retain(uids),
     onObject,
-    onObjectsListed: (kind, uids) => deletions.retain(kind, uids),
+    onObjectsListed: (kind, uids) => {
+      deletions.retain(kind, uids);
+      if (kind === 'nodeClaims') standalone.retain(uids);
+    },
     publish:
       options.publishSummary ??
       (async () => {

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { Decoded } from './decoded.ts';
-import { type NodeDeletion, nodeDeletionSchema, nodeDeletionVersion } from './node-deletion.ts';
+import {
+  type NodeDeletion,
+  nodeDeletionSchema,
+  nodeDeletionVersion,
+  type StandaloneNodeClaimMessage,
+  standaloneNodeClaimSchema,
+  standaloneNodeClaimVersion,
+} from './node-deletion.ts';
 
 /** Version tag of the pod events the shim sends to the pod-event queue. */
 export const podEventVersion = 'flotilla.pod-event/v1';
@@ -73,14 +80,15 @@ export const wakeUpSchema = z.object({
 export type WakeUp = z.infer<typeof wakeUpSchema>;
 
 /**
- * A pod-event queue message: a pod event or a node deletion from the shim, a follow-up from the
- * provisioner, or a NodePool's wake-up from EventBridge Scheduler.
+ * A pod-event queue message: a pod event, a node deletion or a standalone NodeClaim from the shim,
+ * a follow-up from the provisioner, or a NodePool's wake-up from EventBridge Scheduler.
  */
 export type QueueMessage =
   | { readonly kind: 'podEvent'; readonly event: PodEvent }
   | { readonly kind: 'nodeDeletion'; readonly deletion: NodeDeletion }
   | { readonly kind: 'followUp'; readonly followUp: FollowUp }
-  | { readonly kind: 'wakeUp'; readonly wakeUp: WakeUp };
+  | { readonly kind: 'wakeUp'; readonly wakeUp: WakeUp }
+  | { readonly kind: 'standaloneNodeClaim'; readonly nodeClaim: StandaloneNodeClaimMessage };
 
 /** The cluster a queue message is for. */
 export function queueMessageCluster(message: QueueMessage): string {
@@ -93,6 +101,8 @@ export function queueMessageCluster(message: QueueMessage): string {
       return message.followUp.cluster;
     case 'wakeUp':
       return message.wakeUp.cluster;
+    case 'standaloneNodeClaim':
+      return message.nodeClaim.cluster;
   }
 }
 
@@ -113,6 +123,11 @@ export function parseQueueMessage(body: string): Decoded<QueueMessage> {
   if (version === wakeUpVersion) {
     const parsed = wakeUpSchema.safeParse(json);
     if (parsed.success) return { ok: true, message: { kind: 'wakeUp', wakeUp: parsed.data } };
+    return { ok: false, problem: z.prettifyError(parsed.error) };
+  }
+  if (version === standaloneNodeClaimVersion) {
+    const parsed = standaloneNodeClaimSchema.safeParse(json);
+    if (parsed.success) return { ok: true, message: { kind: 'standaloneNodeClaim', nodeClaim: parsed.data } };
     return { ok: false, problem: z.prettifyError(parsed.error) };
   }
   if (version === nodeDeletionVersion) {

@@ -1,7 +1,14 @@
 import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
-import { describe, expect, it } from 'vitest';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { provisionerFunction } from '../../infra/functions.ts';
+import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { Finalizer, isConditionTrue, NodeClaimConditionType } from '../../shared/core/index.ts';
+import { awsClientConfig, kube } from '../harness/index.ts';
+import { startQueueTrigger } from '../harness/lambda-triggers.ts';
 import { progress, waitFor } from '../harness/proc.ts';
+import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
+import { CLUSTER } from '../integration/aws/fixtures.ts';
 import { asLambda } from '../integration/aws/lambda-cold-start.ts';
 import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 
@@ -11,11 +18,19 @@ import { ProvisionerE2E, RUN_LABEL } from './provisioner-fixture.ts';
 // EC2NodeClass and requirements; the NodeClaim lifecycle registers and initializes its Node; the
 // garbage collector leaves its instance alone; deleting it drains and terminates it. A standalone
 // NodeClaim nothing can launch (its class missing, or no instance type fits) is deleted with a
-// Warning Event, as Karpenter deletes it.
+// Warning Event, as Karpenter deletes it. With the shim running, a new standalone NodeClaim is
+// launched through its report on the pod-event queue, with no scheduled run at all.
 
 const e2e = new ProvisionerE2E('standalone');
 const { logLines } = e2e;
 const karpenter = { group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' } as const;
+
+const stops: (() => Promise<void>)[] = [];
+let shim: ShimProcess | undefined;
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+  shim?.stop();
+});
 
 /** The NodeClaim a user applies: no NodePool label, this run's label, and `spec` over the defaults. */
 async function applyNodeClaim(name: string, spec: Record<string, unknown> = {}): Promise<void> {
@@ -76,8 +91,16 @@ describe('a standalone NodeClaim', () => {
       'karpenter.k8s.aws/instance-family': 'm5',
       team: 'batch',
     });
-    const [decision, ...again] = launchLines(name);
+    // One launch; a run before the EC2NodeClass resolved only waited for it.
+    const lines = launchLines(name);
+    const [decision, ...again] = lines.filter((l) => l['outcome'] === 'launched');
     expect(again).toEqual([]);
+    for (const waited of lines.filter((l) => l['outcome'] !== 'launched')) {
+      expect(waited).toMatchObject({
+        outcome: 'failed',
+        error: `EC2NodeClass "${e2e.nodeClassName}" is not resolved yet`,
+      });
+    }
     expect(decision).toMatchObject({ reason: 'standalone', outcome: 'launched', instanceType: 'm5.xlarge' });
     expect(decision).not.toHaveProperty('nodePool');
     const instanceId = String(decision?.['instanceId']);
@@ -161,4 +184,48 @@ describe('a standalone NodeClaim', () => {
       ]);
     }
   }, 120_000);
+
+  it('is launched at once through the shim, with no scheduled run', async () => {
+    const { server, account, cluster } = e2e.env;
+    const queueUrl = account.stack.queueUrls.podEvents;
+    const handler = makeProvisionerHandler({
+      clusterName: CLUSTER,
+      ...e2e.queuedProvisioner(queueUrl, { batchIdleMs: 300, batchMaxMs: 3_000 }),
+    });
+    stops.push(
+      startQueueTrigger({
+        sqs: new SQSClient(awsClientConfig(server)),
+        queueUrl,
+        row: provisionerFunction,
+        queue: 'podEvents',
+        invoke: (event) =>
+          asLambda(server, 'provisioner', () =>
+            handler(event, { awsRequestId: `queue-${Math.random().toString(16).slice(2, 10)}` }),
+          ),
+      }),
+    );
+    shim = await startShimProcess({
+      server,
+      kubeconfigPath: (await kube()).shimKubeconfigPath,
+      clusterName: CLUSTER,
+      queueUrl,
+    });
+    const name = `standalone-${e2e.id}-shim`;
+    const appliedAt = Date.now();
+    await applyNodeClaim(name, { resources: { requests: { cpu: '1' } } });
+    const launched = await waitFor(
+      'the standalone NodeClaim launched through the shim',
+      async () => {
+        const claim = await cluster.nodeClaim(name);
+        return claim?.status.providerId === undefined ? undefined : claim;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(launched.labels['node.kubernetes.io/instance-type']).toBe('m5.large');
+    expect(shim.output()).toContain('forwarded standalone NodeClaims');
+    expect(launchLines(name)).toEqual([
+      expect.objectContaining({ reason: 'standalone', outcome: 'launched' }),
+    ]);
+    progress(`standalone through the shim: launched ${Date.now() - appliedAt} ms after it was applied`);
+  }, 90_000);
 });

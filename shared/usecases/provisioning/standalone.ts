@@ -5,6 +5,7 @@ import {
   INSTANCE_TYPE_LABEL_KEYS,
   type InstanceType,
   Label,
+  NodeClassConditionType,
   OFFERING_LABEL_KEYS,
   Requirements,
 } from '../../core/index.ts';
@@ -58,9 +59,10 @@ function standaloneLabels(claim: ClusterNodeClaim, nodeClass: EC2NodeClass): Rec
 /**
  * Launches the standalone NodeClaims that have no instance yet, under the lease, each with a
  * decision (reason `standalone`). Reads the EC2NodeClasses only when there is one to launch. As in
- * Karpenter, a NodeClaim whose class is missing or not ready, or that no instance type can take,
- * is deleted with a Warning Event (unless a launch was recorded for it: that one may have an
- * instance, and the launch timeout and termination's instance lookup settle it).
+ * Karpenter, one whose class is not resolved yet waits, and one whose class is missing or not
+ * ready (Ready=False), or that no instance type can take, is deleted with a Warning Event (unless
+ * a launch was recorded for it: that one may have an instance, and the launch timeout and
+ * termination's instance lookup settle it).
  */
 export async function launchStandalone(
   ports: LaunchPorts,
@@ -138,6 +140,12 @@ async function launchOne(
   if (nodeClass === undefined || request === undefined) {
     const name = claim.nodeClassRef.name;
     return refuse('InsufficientCapacityError', `resolving node class, EC2NodeClass "${name}" not found`);
+  }
+  // Not resolved yet (a class just applied): it waits for the EC2NodeClass controller, as
+  // Karpenter's launch waits while the class's readiness is unknown.
+  const ready = nodeClass.status?.conditions.find((c) => c.type === NodeClassConditionType.ready);
+  if (ready === undefined || ready.status === 'Unknown') {
+    return { kind: 'failed', ...base, error: `EC2NodeClass "${nodeClass.name}" is not resolved yet` };
   }
   const notReady = nodeClassNotReady(nodeClass);
   if (notReady !== undefined) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeQueueMessage } from '../../../lambdas/provisioner/run.ts';
-import { nodeDeletionVersion } from '../../../shared/messages/node-deletion.ts';
+import { nodeDeletionVersion, standaloneNodeClaimVersion } from '../../../shared/messages/node-deletion.ts';
 import { parseQueueMessage } from '../../../shared/messages/pod-event.ts';
 
 // The shim's node deletion events on the pod-event queue: decoded by their version, checked whole.
@@ -45,6 +45,34 @@ describe('node deletion messages', () => {
     expect(decodeQueueMessage(deletion({ cluster: 'other' }), 'prod-eu')).toEqual({
       ok: false,
       problem: 'message is for cluster "other", this provisioner serves "prod-eu"',
+    });
+  });
+});
+
+describe('standalone NodeClaim messages', () => {
+  const sent = {
+    version: standaloneNodeClaimVersion,
+    kind: 'StandaloneNodeClaim',
+    cluster: 'prod-eu',
+    name: 'by-hand',
+    uid: 'uid-by-hand',
+    observedAt: '2026-12-05T10:00:00Z',
+  } as const;
+
+  it('decode into their own kind, for the provisioner of their cluster only', () => {
+    expect(decodeQueueMessage(JSON.stringify(sent), 'prod-eu')).toEqual({
+      ok: true,
+      message: { kind: 'standaloneNodeClaim', nodeClaim: sent },
+    });
+    expect(decodeQueueMessage(JSON.stringify({ ...sent, cluster: 'other' }), 'prod-eu')).toMatchObject({
+      ok: false,
+    });
+  });
+
+  it('reject a field the version does not have, naming it', () => {
+    expect(parseQueueMessage(JSON.stringify({ ...sent, nodePool: 'default' }))).toEqual({
+      ok: false,
+      problem: expect.stringContaining('nodePool'),
     });
   });
 });

@@ -60,4 +60,32 @@ describe('a standalone NodeClaim in the simulator', () => {
     expect(expiration?.candidates.map((c) => c.nodeClaim)).toContain('by-hand');
     expect((await byHand(world))?.deleting).toBe(true);
   });
+
+  it('waits for a class applied with it to resolve, then launches', async () => {
+    const world = await threeNodes();
+    const template = world.scenario.ec2NodeClasses[0];
+    if (template === undefined) throw new Error('the scenario has no EC2NodeClass');
+    world.cluster.create({ ...template, metadata: { ...template.metadata, name: 'fresh' } });
+    world.cluster.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'by-hand' },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'fresh' },
+        requirements: [],
+        resources: { requests: { cpu: '1' } },
+      },
+    });
+    const provisioner = provisionerSteps(world, world.logger);
+    const waiting = await provisioner.provision('schedule-1');
+    expect(waiting.kind === 'provisioned' ? waiting.claims : []).toEqual([
+      expect.objectContaining({ kind: 'failed', error: 'EC2NodeClass "fresh" is not resolved yet' }),
+    ]);
+    expect((await byHand(world))?.deleting).toBe(false);
+    await provisioner.reconcileLifecycle('lifecycle-1');
+    const launched = await provisioner.provision('schedule-2');
+    expect(launched.kind === 'provisioned' ? launched.claims : []).toEqual([
+      expect.objectContaining({ kind: 'launched', nodeClaim: 'by-hand' }),
+    ]);
+  });
 });
