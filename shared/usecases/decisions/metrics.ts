@@ -189,10 +189,10 @@ export function toMetricPoints(decision: Decision, context: MetricContext): Metr
       if (decision.action !== 'replace') return [];
       const capacityType = decision.capacityType ?? UNKNOWN_DIMENSION;
       return [
-        disrupted(point, 'unhealthy', decision.nodePool, decision.capacityType),
+        disrupted(point, 'unhealthy', decision.nodePool ?? EMPTY_LABEL, decision.capacityType),
         point('karpenter_nodeclaims_unhealthy_disrupted_total', 1, {
           condition: snakeCase(decision.conditionType ?? UNKNOWN_DIMENSION),
-          nodepool: decision.nodePool,
+          nodepool: decision.nodePool ?? EMPTY_LABEL,
           capacity_type: capacityType,
           image_id: decision.imageId ?? UNKNOWN_DIMENSION,
         }),

@@ -12,7 +12,8 @@ export interface RepairDecision {
   readonly kind: 'repair';
   readonly reason: string;
   readonly action: 'replace' | 'block' | 'unblock' | 'hold';
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim's node (its health is then the whole cluster's). */
+  readonly nodePool?: string;
   readonly node?: string;
   readonly nodeClaim?: string;
   readonly instanceId?: string;

@@ -78,15 +78,16 @@ export type UnhealthyCause =
 export interface RepairTarget {
   readonly node: NodeInfo;
   readonly claim: ClusterNodeClaim;
-  readonly nodePool: string;
+  /** Absent for a standalone NodeClaim's node. */
+  readonly nodePool?: string;
   readonly cause: UnhealthyCause;
   /** How long past the cause's start (now − since). */
   readonly unhealthyForMs: number;
 }
 
-/** A NodePool's unhealthy count against its threshold. */
+/** A NodePool's unhealthy count against its threshold; without `nodePool`, the whole cluster's. */
 export interface PoolHealth {
-  readonly nodePool: string;
+  readonly nodePool?: string;
   readonly nodes: number;
   readonly unhealthy: number;
   /** The most nodes that may be unhealthy with repair going on: ceil(20% × nodes). */
@@ -115,6 +116,8 @@ export const NodeHold = {
   nodePoolNotFound: 'NodePoolNotFound',
   /** Its NodePool was not among those read, and some could not be read: it may be one of them. */
   nodePoolUnreadable: 'NodePoolUnreadable',
+  /** A standalone NodeClaim's node, while more than 20% of the cluster's nodes are unhealthy. */
+  clusterUnhealthy: 'UnhealthyThresholdExceeded',
 } as const;
 export type NodeHoldReason = (typeof NodeHold)[keyof typeof NodeHold];
 
@@ -127,7 +130,8 @@ export type RepairStep =
    */
   | ({ readonly kind: 'repair' } & RepairTarget & {
         readonly health: PoolHealth;
-        readonly pool: ClusterNodePool;
+        /** Absent for a standalone NodeClaim's node, which no NodePool's budgets pace. */
+        readonly pool?: ClusterNodePool;
       })
   /**
    * The NodePool's due repairs (`held`, all or the rest of them) are held back: it has more
@@ -153,7 +157,8 @@ export type RepairStep =
    */
   | {
       readonly kind: 'hold';
-      readonly nodePool: string;
+      /** Absent for standalone NodeClaims' nodes. */
+      readonly nodePool?: string;
       readonly health: PoolHealth;
       readonly held: readonly RepairTarget[];
       readonly by: NodeHoldReason;
@@ -178,8 +183,7 @@ export interface RepairInput {
   readonly unreadableClaims?: readonly Pick<UnreadableNodeClaim, 'nodePool' | 'standalone'>[];
   /**
    * How many NodePools could not be read. A node whose NodePool is not among `pools` is never
-   * repaired (Karpenter repairs only nodes of a NodePool); this says whether its NodePool is gone
-   * or may be one of those.
+   * repaired (as Karpenter); this says whether its NodePool is gone or may be one of those.
    */
   readonly unreadablePools?: number;
   readonly nowMs: number;
@@ -273,7 +277,9 @@ function earliestDue(
  * disruption controller counts them (budget-counts.ts), longest unhealthy first. Only nodes with a
  * NodeClaim (same providerID) that is not being deleted are repaired, and never one of a NodePool
  * not read or one annotated `karpenter.sh/do-not-repair: "true"` (`hold`). `block` and `unblock`
- * follow the pool's `NodeRepairBlocked` condition, so a blocked state is reported once.
+ * follow the pool's `NodeRepairBlocked` condition, so a blocked state is reported once. A
+ * standalone NodeClaim's node (no NodePool label, its NodeClaim in no NodePool) is weighed against
+ * the whole cluster instead, with no budget (standaloneSteps).
  */
 export function decideRepair(input: RepairInput): RepairDecisionSet {
   const { nowMs } = input;
@@ -287,17 +293,23 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
   const due = new Map<string, RepairTarget[]>();
   const untimed: string[] = [];
   let tolerating = 0;
+  // Standalone NodeClaims' nodes, due; they are weighed against the whole cluster's health.
+  const standaloneDue: RepairTarget[] = [];
+  let clusterUnhealthy = 0;
   for (const node of input.nodes) {
-    const pool = node.labels[Label.nodePool];
-    if (pool === undefined) continue;
-    const count = counts.get(pool) ?? { nodes: 0, unhealthy: 0 };
-    counts.set(pool, count);
-    count.nodes += 1;
     const causes = unhealthyCauses(node, impaired);
-    if (causes.length === 0) continue;
-    count.unhealthy += 1;
+    if (causes.length > 0) clusterUnhealthy += 1;
+    const pool = node.labels[Label.nodePool];
     const claim = node.providerId === undefined ? undefined : claimByProvider.get(node.providerId);
-    if (claim === undefined || claim.deleting || node.deleting) continue;
+    if (pool !== undefined) {
+      const count = counts.get(pool) ?? { nodes: 0, unhealthy: 0 };
+      counts.set(pool, count);
+      count.nodes += 1;
+      if (causes.length > 0) count.unhealthy += 1;
+    } else if (claim?.nodePoolName !== undefined) {
+      continue;
+    }
+    if (causes.length === 0 || claim === undefined || claim.deleting || node.deleting) continue;
     const first = earliestDue(causes);
     if (first === undefined) {
       untimed.push(node.name);
@@ -310,11 +322,12 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
     const target: RepairTarget = {
       node,
       claim,
-      nodePool: pool,
+      ...(pool === undefined ? {} : { nodePool: pool }),
       cause: first.cause,
       unhealthyForMs: nowMs - (first.cause.sinceMs ?? nowMs),
     };
-    due.set(pool, [...(due.get(pool) ?? []), target]);
+    if (pool === undefined) standaloneDue.push(target);
+    else due.set(pool, [...(due.get(pool) ?? []), target]);
   }
 
   const steps: RepairStep[] = [];
@@ -366,7 +379,30 @@ export function decideRepair(input: RepairInput): RepairDecisionSet {
       steps.push({ kind: 'block', pool, health, held, by: RepairHold.budget, budget });
     }
   }
+  if (standaloneDue.length > 0) {
+    const nodes = input.nodes.length + unreadable;
+    const health = { nodes, unhealthy: clusterUnhealthy + unreadable, threshold: unhealthyThreshold(nodes) };
+    steps.push(...standaloneSteps([...standaloneDue].sort(longestUnhealthyFirst), health));
+  }
   return { steps, tolerating, untimed };
+}
+
+/**
+ * Standalone NodeClaims' due repairs, as Karpenter's: no NodePool budget paces them; none is
+ * repaired while more than 20% of the cluster's nodes are unhealthy (`health`, the whole cluster).
+ */
+function standaloneSteps(due: readonly RepairTarget[], health: PoolHealth): RepairStep[] {
+  const vetoed = due.filter((t) => doNotRepairOn(t.node, t.claim).length > 0);
+  const targets = due.filter((t) => !vetoed.includes(t));
+  const steps: RepairStep[] = [];
+  if (vetoed.length > 0) steps.push({ kind: 'hold', health, held: vetoed, by: NodeHold.doNotRepair });
+  if (targets.length === 0) return steps;
+  if (health.unhealthy > health.threshold) {
+    steps.push({ kind: 'hold', health, held: targets, by: NodeHold.clusterUnhealthy });
+  } else {
+    for (const target of targets) steps.push({ kind: 'repair', ...target, health });
+  }
+  return steps;
 }
 
 /** The key under which unreadable NodeClaims of no known NodePool are counted (not a valid name). */

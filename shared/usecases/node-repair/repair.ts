@@ -63,7 +63,7 @@ const cause = (c: UnhealthyCause) =>
   c.source === 'condition' ? `${c.conditionType}=${c.status}` : c.checks.join(',');
 
 const poolFields = (health: PoolHealth) => ({
-  nodePool: health.nodePool,
+  ...(health.nodePool === undefined ? {} : { nodePool: health.nodePool }),
   unhealthyNodes: health.unhealthy,
   poolNodes: health.nodes,
   threshold: health.threshold,
@@ -121,7 +121,11 @@ export async function repairNodes(ports: NodeRepairPorts, now: Date): Promise<No
   const failed: { step: string; error: unknown }[] = [];
   for (const step of decided.steps) {
     const subject =
-      step.kind === 'repair' ? step.claim.name : step.kind === 'hold' ? step.nodePool : step.pool.pool.name;
+      step.kind === 'repair'
+        ? step.claim.name
+        : step.kind === 'hold'
+          ? (step.nodePool ?? 'standalone NodeClaims')
+          : step.pool.pool.name;
     try {
       switch (step.kind) {
         case 'repair':
@@ -197,7 +201,7 @@ async function replace(
   const again = decideRepair({
     nodes: [node],
     claims: [claim],
-    pools: [step.pool],
+    pools: step.pool === undefined ? [] : [step.pool],
     impaired: [...impaired.values()],
     nowMs: now.getTime(),
   }).steps.some((s) => s.kind === 'repair' && s.claim.uid === claim.uid && s.node.uid === node.uid);
@@ -315,6 +319,8 @@ function holdMessage(step: Extract<RepairStep, { kind: 'hold' }>, target: Repair
       return `repair of node ${node} held back: its ${doNotRepairOn(target.node, target.claim).join(' and ')} is annotated ${Annotation.doNotRepair}="true"`;
     case NodeHold.nodePoolNotFound:
       return `repair of node ${node} held back: its nodepool "${step.nodePool}" does not exist, and node repair acts only on nodes of a NodePool`;
+    case NodeHold.clusterUnhealthy:
+      return `repair of node ${node} held back: more than ${UNHEALTHY_THRESHOLD_PERCENT}% of the cluster's nodes are unhealthy (${step.health.unhealthy} of ${step.health.nodes}, at most ${step.health.threshold} may be), and its NodeClaim is in no NodePool`;
     case NodeHold.nodePoolUnreadable:
       return `repair of node ${node} held back: its nodepool "${step.nodePool}" was not read, and some NodePools cannot be read; node repair acts only on nodes of a NodePool it can read`;
     default:

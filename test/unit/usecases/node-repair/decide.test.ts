@@ -467,3 +467,69 @@ describe('decideRepair: disruption budgets for Unhealthy (Karpenter v1.15)', () 
     ]);
   });
 });
+
+describe('decideRepair: a standalone NodeClaim (in no NodePool)', () => {
+  /** A Node with no NodePool label, of a standalone NodeClaim. */
+  const standaloneNode = (name: string, forMs?: number, annotations: Record<string, string> = {}) => {
+    const n = toNodeInfo(
+      clusterNode(name, {
+        providerId: `aws:///us-east-1a/i-${name}`,
+        ready: forMs === undefined,
+        conditions: [
+          forMs === undefined
+            ? { type: 'Ready', status: 'True', lastTransitionMs: ago(120 * MIN) }
+            : { type: 'Ready', status: 'False', lastTransitionMs: ago(forMs) },
+        ],
+        createdAtMs: ago(240 * MIN),
+      }),
+    );
+    return { ...n, annotations: { ...n.annotations, ...annotations } };
+  };
+  const standaloneClaim = (n: NodeInfo): ClusterNodeClaim => {
+    const { nodePoolName: _, ...claim } = readNodeClaim(`claim-${n.name}`, {
+      status: { ...(n.providerId === undefined ? {} : { providerId: n.providerId }), conditions: [] },
+    });
+    return claim;
+  };
+  const decideWith = (nodes: readonly NodeInfo[], standalone: readonly NodeInfo[]) =>
+    decideRepair({
+      nodes: [...nodes, ...standalone],
+      claims: [...nodes.map((n) => claimOf(n)), ...standalone.map(standaloneClaim)],
+      pools: [pool()],
+      nowMs: NOW,
+    });
+
+  it("is repaired past its toleration while at most 20% of the cluster's nodes are unhealthy, with no budget", () => {
+    const four = ['h1', 'h2', 'h3', 'h4'].map((n) => healthy(n));
+    const decided = decideWith(four, [standaloneNode('by-hand', 30 * MIN)]);
+    expect(repaired(decided.steps)).toEqual(['by-hand']);
+    const step = decided.steps.find((s) => s.kind === 'repair');
+    expect(step).not.toHaveProperty('pool');
+    expect(step).toMatchObject({ health: { nodes: 5, unhealthy: 1, threshold: 1 } });
+    expect(step?.health).not.toHaveProperty('nodePool');
+  });
+
+  it("is held back while more than 20% of the cluster's nodes are unhealthy, counting every NodePool's", () => {
+    const nodes = [unhealthy('p1', 'Ready', 'False', 5 * MIN), ...['h1', 'h2', 'h3'].map((n) => healthy(n))];
+    const decided = decideWith(nodes, [standaloneNode('by-hand', 30 * MIN)]);
+    expect(repaired(decided.steps)).toEqual([]);
+    expect(decided.steps).toContainEqual(
+      expect.objectContaining({
+        kind: 'hold',
+        by: NodeHold.clusterUnhealthy,
+        health: { nodes: 5, unhealthy: 2, threshold: 1 },
+        held: [expect.objectContaining({ node: expect.objectContaining({ name: 'by-hand' }) })],
+      }),
+    );
+  });
+
+  it('is held back by karpenter.sh/do-not-repair, and a healthy one is left alone', () => {
+    const four = ['h1', 'h2', 'h3', 'h4'].map((n) => healthy(n));
+    const decided = decideWith(four, [
+      standaloneNode('vetoed', 30 * MIN, { 'karpenter.sh/do-not-repair': 'true' }),
+      standaloneNode('fine'),
+    ]);
+    expect(repaired(decided.steps)).toEqual([]);
+    expect(decided.steps).toEqual([expect.objectContaining({ kind: 'hold', by: NodeHold.doNotRepair })]);
+  });
+});

@@ -28,7 +28,7 @@ function world() {
       .filter((e) => e.event.reason === 'NodeRepairBlocked')
       .map((e) => [e.event.subject.kind, e.event.subject.name, e.event.message] as const);
   const decisions = () => lines.filter((l) => l['decision'] === 'repair');
-  return { memory, lines, fiveWithOneSick, pass, repairEvents, decisions };
+  return { clock, memory, lines, fiveWithOneSick, pass, repairEvents, decisions };
 }
 
 describe('node repair held back by karpenter.sh/do-not-repair', () => {
@@ -135,6 +135,71 @@ describe('node repair with NodeClaims that cannot be read', () => {
         heldBy: 'DisruptionBudgetExhausted',
         allowedDisruptions: 0,
       }),
+    ]);
+  });
+});
+
+describe('node repair of a standalone NodeClaim (in no NodePool)', () => {
+  /** A NodeClaim a user made outside every NodePool, on its Node (no NodePool label), NotReady. */
+  async function standaloneSick(memory: ReturnType<typeof makeMemoryCluster>): Promise<void> {
+    const providerId = 'aws:///us-east-1a/i-0by-hand';
+    memory.create({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'by-hand', finalizers: ['karpenter.sh/termination'] },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [],
+      },
+    });
+    memory.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-by-hand', labels: { team: 'batch' } },
+      spec: { providerID: providerId },
+    });
+    memory.setNodeReady('node-by-hand', false);
+    await memory.patchNodeClaimStatus('by-hand', { providerId, nodeName: 'node-by-hand', conditions: [] });
+  }
+
+  it("is replaced while at most 20% of the cluster's nodes are unhealthy, its decision naming no NodePool", async () => {
+    const w = world();
+    defaultPool(w.memory);
+    await standaloneSick(w.memory);
+    for (const n of ['a', 'b', 'c', 'd']) await poolNode(w.memory, n, true);
+    w.memory.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'unmanaged' }, spec: {} });
+    w.memory.setNodeReady('unmanaged', true);
+    w.clock.advance(60 * 60_000);
+    const result = await w.pass();
+    expect(result).toMatchObject({ repaired: ['by-hand'], failed: [] });
+    expect((await w.memory.nodeClaim('by-hand'))?.deleting).toBe(true);
+    const [decision, ...more] = w.decisions();
+    expect(more).toEqual([]);
+    expect(decision).toMatchObject({
+      action: 'replace',
+      nodeClaim: 'by-hand',
+      poolNodes: 6,
+      unhealthyNodes: 1,
+    });
+    expect(decision).not.toHaveProperty('nodePool');
+  });
+
+  it("is held back while more than 20% of the cluster's nodes are unhealthy", async () => {
+    const w = world();
+    defaultPool(w.memory);
+    await standaloneSick(w.memory);
+    for (const n of ['sick', 'sick2']) await poolNode(w.memory, n, false);
+    for (const n of ['a', 'b', 'c']) await poolNode(w.memory, n, true);
+    w.memory.create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'unmanaged' }, spec: {} });
+    w.memory.setNodeReady('unmanaged', true);
+    w.clock.advance(60 * 60_000);
+    const result = await w.pass();
+    expect(result.repaired).not.toContain('by-hand');
+    expect(result.held).toContain('by-hand');
+    expect(w.repairEvents()).toContainEqual([
+      'NodeClaim',
+      'by-hand',
+      "repair of node node-by-hand held back: more than 20% of the cluster's nodes are unhealthy (3 of 7, at most 2 may be), and its NodeClaim is in no NodePool",
     ]);
   });
 });
