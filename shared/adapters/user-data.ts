@@ -47,14 +47,14 @@ export function renderUserData(options: UserDataOptions): string {
 
 /** Why an EC2NodeClass's user data cannot be rendered for its family, as a condition's reason and message. */
 export interface UserDataProblem {
-  readonly reason: 'UserDataRequired' | 'UserDataInvalid';
+  readonly reason: 'UserDataInvalid';
   readonly message: string;
 }
 
 /**
- * Checks, before any launch, that the NodeClass's user data renders for its AMI family: Custom
- * needs user data of its own (Flotilla adds nothing to it), and custom user data must merge with
- * Flotilla's (TOML for Bottlerocket, MIME or a script for AL2 and AL2023, PowerShell for Windows).
+ * Checks, before any launch, that the NodeClass's user data renders for its AMI family: custom user
+ * data must merge with Flotilla's (TOML for Bottlerocket, MIME or a script for AL2 and AL2023,
+ * PowerShell for Windows); Custom takes its user data as written, or none.
  * @returns undefined when it renders.
  */
 export function userDataProblem(
@@ -76,25 +76,17 @@ export function userDataProblem(
     return undefined;
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
-    return {
-      reason:
-        family === 'Custom' && (customUserData ?? '').trim() === '' ? 'UserDataRequired' : 'UserDataInvalid',
-      message: error.message,
-    };
+    return { reason: 'UserDataInvalid', message: error.message };
   }
 }
 
 // --------------------------------------------------------------------------------------------
 // Custom (the NodeClass's user data as it is)
 
+/**
+ * Custom launches with `spec.userData` exactly as written; without any, with none, as Karpenter
+ * does (an AMI that bootstraps itself), so the AMI must register the node on its own.
+ */
 function renderCustom(options: UserDataOptions): string {
-  const text = options.customUserData ?? '';
-  if (text.trim() === '') {
-    throw new ValidationError(
-      `ec2NodeClass "${options.nodeClassName}"`,
-      'spec.userData',
-      'is empty, and amiFamily Custom launches with spec.userData exactly as written: the nodes would boot without joining the cluster. Set spec.userData to the bootstrap of your AMI (node labels and the karpenter.sh/unregistered:NoExecute taint included), or use a family Flotilla renders: AL2023, AL2, Bottlerocket, Windows2019, Windows2022, Windows2025',
-    );
-  }
-  return text;
+  return options.customUserData ?? '';
 }

@@ -108,7 +108,8 @@ export function launchTemplateData(input: LaunchTemplateInput): RequestLaunchTem
   const nestedVirtualization = spec.cpuOptions?.nestedVirtualization;
   return {
     ImageId: input.imageId,
-    UserData: Buffer.from(input.userData, 'utf8').toString('base64'),
+    // A Custom AMI without user data launches with none.
+    ...(input.userData === '' ? {} : { UserData: Buffer.from(input.userData, 'utf8').toString('base64') }),
     ...(status?.instanceProfile === undefined
       ? {}
       : { IamInstanceProfile: { Name: status.instanceProfile } }),

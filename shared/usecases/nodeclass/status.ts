@@ -177,7 +177,7 @@ export function computeNodeClassStatus(
           type: NodeClassConditionType.validationSucceeded,
           status: 'False',
           // The spec's own problems first, then the kubelet's (with Karpenter's reason for the
-          // first), else the reason the cloud side gave (e.g. UserDataRequired).
+          // first), else the reason the cloud side gave (e.g. UserDataInvalid).
           reason:
             problems.length > 0
               ? 'ValidationFailed'

@@ -231,11 +231,8 @@ describe('Custom user data', () => {
     expect(parseKubeletRegistration(nodeConfig).labels).toEqual({ team: 'own' });
   });
 
-  it('is refused when empty: nodes would boot without joining', () => {
-    expect(() => renderUserData({ ...base, family: 'Custom' })).toThrow(/amiFamily Custom/);
-    expect(() => renderUserData({ ...base, family: 'Custom', customUserData: '  \n' })).toThrow(
-      ValidationError,
-    );
+  it('is none when the class has none, as Karpenter launches a Custom AMI that bootstraps itself', () => {
+    expect(renderUserData({ ...base, family: 'Custom' })).toBe('');
   });
 });
 
@@ -246,7 +243,8 @@ describe('userDataProblem', () => {
     ['Bottlerocket', undefined, undefined],
     ['Windows2022', undefined, undefined],
     ['Custom', '#!/bin/bash\n/opt/join.sh', undefined],
-    ['Custom', undefined, 'UserDataRequired'],
+    // As Karpenter: an AMI that bootstraps itself launches with no user data.
+    ['Custom', undefined, undefined],
     ['Bottlerocket', '#!/bin/bash\necho not toml', 'UserDataInvalid'],
     ['AL2', 'MIME-Version: 1.0\nContent-Type: multipart/mixed\n\nx', 'UserDataInvalid'],
     ['AL2023', 'MIME-Version: 1.0\nContent-Type: multipart/mixed\n\nx', 'UserDataInvalid'],
@@ -288,6 +286,16 @@ describe('default block devices per family', () => {
       tags: {},
     });
     expect(data.BlockDeviceMappings).toBeUndefined();
+    expect(data.UserData).toBe(Buffer.from('#!/bin/bash').toString('base64'));
+    // A Custom AMI that bootstraps itself: no user data at all, as Karpenter launches it.
+    const bare = launchTemplateData({
+      nodeClass: readyNodeClass(new Date('2026-11-21T10:00:00Z')),
+      family: 'Custom',
+      imageId: 'ami-1',
+      userData: '',
+      tags: {},
+    });
+    expect(bare).not.toHaveProperty('UserData');
     expect(
       launchTemplateData({
         nodeClass: readyNodeClass(new Date('2026-11-21T10:00:00Z')),

@@ -448,10 +448,10 @@ describe('ValidationSucceeded with spec.kubelet problems', () => {
   it('gives the kubelet reason before a reason of the cloud side', () => {
     const condition = validation(nodeClass({ maxPods: 'x' }), {
       ...resolved,
-      validation: [{ reason: 'UserDataRequired', message: 'spec.userData: is empty' }],
+      validation: [{ reason: 'UserDataInvalid', message: 'spec.userData: does not merge' }],
     });
     expect(condition).toMatchObject({ status: 'False', reason: DISABLED });
-    expect(condition?.message).toContain('spec.userData: is empty');
+    expect(condition?.message).toContain('spec.userData: does not merge');
   });
 
   it('is True for a valid map with upstream fields on AL2023', () => {

@@ -141,7 +141,7 @@ describe('computeNodeClassStatus', () => {
   });
 
   it('fails validation with the reason the cloud side gave, after any problem of the spec itself', () => {
-    const userData = { reason: 'UserDataRequired', message: 'spec.userData: is empty' };
+    const userData = { reason: 'UserDataInvalid', message: 'spec.userData: does not merge' };
     const { status } = computeNodeClassStatus(
       DEFAULT_NODE_CLASS,
       { ...resolved, validation: [userData] },
@@ -149,11 +149,11 @@ describe('computeNodeClassStatus', () => {
     );
     expect(condition(status, 'ValidationSucceeded')).toMatchObject({
       status: 'False',
-      reason: 'UserDataRequired',
-      message: 'spec.userData: is empty',
+      reason: 'UserDataInvalid',
+      message: 'spec.userData: does not merge',
     });
     expect(condition(status, 'Ready')).toMatchObject({ status: 'False' });
-    expect(condition(status, 'Ready')?.message).toContain('spec.userData: is empty');
+    expect(condition(status, 'Ready')?.message).toContain('spec.userData: does not merge');
     const both = computeNodeClassStatus(
       { ...DEFAULT_NODE_CLASS, spec: { ...DEFAULT_NODE_CLASS.spec, role: 'nodes' } },
       { ...resolved, validation: [userData] },
@@ -161,7 +161,7 @@ describe('computeNodeClassStatus', () => {
     ).status;
     expect(condition(both, 'ValidationSucceeded')).toMatchObject({
       reason: 'ValidationFailed',
-      message: 'set exactly one of spec.role and spec.instanceProfile; spec.userData: is empty',
+      message: 'set exactly one of spec.role and spec.instanceProfile; spec.userData: does not merge',
     });
   });
 
