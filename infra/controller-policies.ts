@@ -398,7 +398,7 @@ export class ControllerPolicies {
         (type) =>
           `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:${type}/*]`,
       ),
-      'Instances, volumes, fleets, network interfaces, spot requests and launch templates do not exist before the call that creates them, so their ARNs are wildcards; every statement on them requires this cluster’s ownership tags (aws:RequestTag at creation, aws:ResourceTag afterwards), and tagging afterwards is limited to the last-use tag of launch templates.',
+      'Instances, volumes, fleets, network interfaces, spot requests and launch templates do not exist before the call that creates them, so their ARNs are wildcards; every statement on them requires this cluster’s ownership tags (aws:RequestTag at creation, aws:ResourceTag afterwards), and tagging afterwards is limited to the last-use tag of launch templates and the Name tag of instances.',
     );
     ack(
       policies.launchTemplateCleanup,

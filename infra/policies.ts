@@ -171,6 +171,17 @@ export function nodeLaunchStatements(
       },
     }),
     new iam.PolicyStatement({
+      // lifecycle/instance-names.ts tags a registered node's instance with the node's name.
+      sid: 'AllowScopedInstanceNameTagging',
+      actions: ['ec2:CreateTags'],
+      resources: [ec2Arn('instance')],
+      conditions: {
+        ...ownedResourceTag(clusterName),
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [Tag.name] },
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    }),
+    new iam.PolicyStatement({
       // launch-templates.ts marks a reused template with its last use, for its clean-up.
       sid: 'AllowScopedLaunchTemplateTagging',
       actions: ['ec2:CreateTags'],

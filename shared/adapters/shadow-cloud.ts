@@ -102,6 +102,9 @@ export function shadowCloud(cloud: Cloud, now: () => Date): Cloud {
     delete: async (instanceId) => {
       throw new ShadowWriteError(`terminating ${instanceId}`);
     },
+    nameInstance: async (instanceId) => {
+      throw new ShadowWriteError(`tagging ${instanceId}`);
+    },
     get: (instanceId) => cloud.get(instanceId),
     list: () => cloud.list(),
     // Back-offs live in the shadow's own state table; it launches nothing, so it has none to add.

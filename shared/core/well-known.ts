@@ -22,6 +22,8 @@ export const Annotation = {
   nodePoolHashVersion: 'karpenter.sh/nodepool-hash-version',
   /** On a static pod's mirror. */
   configMirror: 'kubernetes.io/config.mirror',
+  /** On a NodeClaim, `"true"`: its instance is tagged with its node's name (Karpenter's AWS tagging). */
+  tagged: 'karpenter.k8s.aws/tagged',
 } as const;
 
 /** Labels with a meaning Karpenter defines that the scheduler does not read. */

@@ -135,6 +135,12 @@ export interface Cloud {
    * @throws InstanceNotOwnedError when the instance lacks this cluster's tags; CloudApiError.
    */
   delete(instanceId: string): Promise<void>;
+  /**
+   * Tags an instance this cluster launched with its node's name (`Name`), as Karpenter's tagging
+   * does once the node registers. An instance already gone counts as success.
+   * @throws CloudApiError.
+   */
+  nameInstance(instanceId: string, nodeName: string): Promise<void>;
   /** The instance, or undefined when EC2 no longer knows it. */
   get(instanceId: string): Promise<CloudInstance | undefined>;
   /** Every non-terminated instance this cluster owns (for garbage collection). */

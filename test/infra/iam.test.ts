@@ -127,9 +127,9 @@ describe('IAM of a cluster with every kind of Lambda', () => {
     }
   });
 
-  it('tags only at creation with the ownership tags, or the last-use tag of owned launch templates', () => {
+  it('tags only at creation with the ownership tags, the last-use tag of owned launch templates, or the Name of owned instances', () => {
     const createTags = allows(statements, 'ec2:CreateTags');
-    expect(createTags.length).toBe(2);
+    expect(createTags.length).toBe(3);
     for (const statement of createTags) {
       const condition = statement.Condition ?? {};
       const atCreation = condition['StringEquals']?.['ec2:CreateAction'];
@@ -142,7 +142,18 @@ describe('IAM of a cluster with every kind of Lambda', () => {
         expect(condition['StringEquals']?.[OWNED]).toBe('owned');
         expect(condition['StringLike']?.['aws:ResourceTag/karpenter.sh/nodepool']).toBe('*');
         expect(condition['Null']).toEqual({ 'aws:TagKeys': 'false' });
-        expect(condition['ForAllValues:StringEquals']?.['aws:TagKeys']).toEqual(['flotilla.io/last-used']);
+        // Launch templates: the last-use tag alone; instances: their node's name alone.
+        const [key, ...more] = condition['ForAllValues:StringEquals']?.['aws:TagKeys'] ?? [];
+        expect(more).toEqual([]);
+        expect(statement.Resource).toEqual(
+          expect.objectContaining({
+            'Fn::Join': [
+              '',
+              expect.arrayContaining([key === 'Name' ? ':instance/*' : ':launch-template/*']),
+            ],
+          }),
+        );
+        expect(['flotilla.io/last-used', 'Name']).toContain(key);
       }
     }
   });

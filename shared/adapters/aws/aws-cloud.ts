@@ -100,6 +100,7 @@ export function makeAwsCloud(options: AwsCloudOptions): AwsCloud {
     create: async (request) => launcher.launch(request, await launcher.plan(request)),
     findByNodeClaim: (nodeClaimName) => instances.findByNodeClaim(nodeClaimName),
     delete: (instanceId) => instances.delete(instanceId),
+    nameInstance: (instanceId, nodeName) => instances.name(instanceId, nodeName),
     get: (instanceId) => instances.get(instanceId),
     async isDrifted(instanceId, nodeClass) {
       const instance = await instances.get(instanceId);

@@ -1,4 +1,5 @@
 import {
+  CreateTagsCommand,
   DescribeInstancesCommand,
   type EC2Client,
   type Filter,
@@ -81,6 +82,8 @@ export interface InstanceOps {
   /** The live instance launched for a NodeClaim, if any. */
   findByNodeClaim(nodeClaimName: string): Promise<CloudInstance | undefined>;
   delete(instanceId: string): Promise<void>;
+  /** Tags the instance `Name: <nodeName>`; one already gone counts as named. */
+  name(instanceId: string, nodeName: string): Promise<void>;
 }
 
 export function makeInstanceOps(options: {
@@ -139,6 +142,18 @@ export function makeInstanceOps(options: {
         ],
       });
       return found[0];
+    },
+    async name(instanceId, nodeName) {
+      try {
+        await call('ec2:CreateTags', () =>
+          ec2.send(
+            new CreateTagsCommand({ Resources: [instanceId], Tags: [{ Key: Tag.name, Value: nodeName }] }),
+          ),
+        );
+      } catch (error) {
+        if (isNotFound(error) || isNotFound((error as { cause?: unknown }).cause)) return;
+        throw error;
+      }
     },
     async delete(instanceId) {
       const instance = await get(instanceId);

@@ -17,7 +17,7 @@ import { type FleetCall, makeFleetLaunch } from './fleet-launch.ts';
 
 export type { FleetCall } from './fleet-launch.ts';
 
-import { type InstanceRecord, makeInstanceTable } from './instances.ts';
+import { type InstanceRecord, MemoryTag, makeInstanceTable } from './instances.ts';
 import { makeMemoryUnavailableOfferings } from './unavailable-offerings.ts';
 
 export type { CapacityWindow } from './capacity-windows.ts';
@@ -226,6 +226,11 @@ export function makeMemoryCloud(options: MemoryCloudOptions): MemoryCloud {
       if (record === undefined) return;
       if (!isOwned(record)) throw new InstanceNotOwnedError(instanceId, clusterName);
       record.terminatedAtMs = clock.now().getTime();
+    },
+
+    async nameInstance(instanceId, nodeName) {
+      const record = live(instanceId);
+      if (record !== undefined) record.tags = { ...record.tags, [MemoryTag.name]: nodeName };
     },
 
     async get(instanceId) {

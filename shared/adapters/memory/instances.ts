@@ -27,7 +27,8 @@ export interface InstanceRecord {
   readonly placementGroup?: { readonly name: string; readonly id: string };
   readonly launchTimeMs: number;
   readonly privateDnsName: string;
-  readonly tags: Readonly<Record<string, string>>;
+  /** Its tags; `Name` changes once its node registers (Cloud.nameInstance). */
+  tags: Readonly<Record<string, string>>;
   terminatedAtMs?: number;
 }
 

@@ -23,6 +23,7 @@ import { armWakeUps } from '../nodepool/wake-ups.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { decideLifecycle, type LifecycleStep } from './decide.ts';
+import { nameInstances } from './instance-names.ts';
 
 export {
   decideLifecycle,
@@ -67,6 +68,8 @@ export interface LifecyclePorts {
   readonly runawayGuard?: boolean;
   /** The NodePools' wake-ups, armed after their status (nodepool/wake-ups.ts). @default none */
   readonly wakeUps?: WakeUps;
+  /** Tags registered NodeClaims' instances with their node's name (instance-names.ts). @default none */
+  readonly instanceNames?: Pick<Cloud, 'nameInstance'>;
 }
 
 /** What one lifecycle pass did, by NodeClaim name. */
@@ -281,6 +284,11 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
     },
   );
   if (ports.wakeUps !== undefined) await armWakeUps(ports.wakeUps, poolsRead.items, now.getTime(), logger);
+  // Registered by an earlier pass: this pass's registrations are named by the next one.
+  if (ports.instanceNames !== undefined) {
+    const registered = claimsRead.items.filter((c) => !deletedNames.has(c.name));
+    await nameInstances({ cluster, cloud: ports.instanceNames, logger }, registered);
+  }
   // NodeOverlays last: the pass's other work does not wait on the catalog read they need.
   const overlays =
     ports.nodeOverlays === undefined

@@ -83,6 +83,7 @@ export function setUpProvisioner(ports: ProvisionerPorts, config: ProvisionerCon
             // Karpenter runs its NodeOverlay controller only with the NodeOverlay gate on.
             ...(config.nodeOverlay === true ? { nodeOverlays: { cloud: ports.cloud } } : {}),
             ...(config.runawayGuard === false ? { runawayGuard: false } : {}),
+            instanceNames: ports.cloud,
             ...(requestTermination === undefined ? {} : { requestTermination }),
             ...(ports.wakeUps === undefined ? {} : { wakeUps: ports.wakeUps }),
           },

@@ -44,6 +44,11 @@ describe('a standalone NodeClaim in the simulator', () => {
     const launched = await byHand(world);
     expect(launched?.nodePoolName).toBeUndefined();
     expect(isConditionTrue(launched?.status.conditions ?? [], NodeClaimConditionType.initialized)).toBe(true);
+    // Its instance is named after its node once registered, and the NodeClaim says so.
+    await provisioner.reconcileLifecycle('lifecycle-named');
+    const instance = (await world.cloud.list()).find((i) => i.nodeClaimName === 'by-hand');
+    expect(instance?.tags['Name']).toBe(launched?.status.nodeName);
+    expect((await byHand(world))?.annotations['karpenter.k8s.aws/tagged']).toBe('true');
 
     // Empty for an hour: consolidation would take a NodePool's node; it leaves this one alone.
     world.clock.advance(60 * MINUTE);
