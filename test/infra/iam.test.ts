@@ -147,10 +147,7 @@ describe('IAM of a cluster with every kind of Lambda', () => {
         expect(more).toEqual([]);
         expect(statement.Resource).toEqual(
           expect.objectContaining({
-            'Fn::Join': [
-              '',
-              expect.arrayContaining([key === 'Name' ? ':instance/*' : ':launch-template/*']),
-            ],
+            'Fn::Join': ['', expect.arrayContaining([key === 'Name' ? ':instance/*' : ':launch-template/*'])],
           }),
         );
         expect(['flotilla.io/last-used', 'Name']).toContain(key);
