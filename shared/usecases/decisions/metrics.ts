@@ -267,8 +267,8 @@ function launchPoints(decision: LaunchDecision, point: PointOf): MetricPoint[] {
   const nodepool = decision.nodePool ?? EMPTY_LABEL;
   const capacityType = decision.capacityType;
   // A fenced launch's NodeClaim is discarded (or left for the lease holder); a resumed one was
-  // counted by the run that created it.
-  if (decision.reason !== 'resumed' && decision.outcome !== 'fenced') {
+  // counted by the run that created it; a standalone one is a user's, which Flotilla did not create.
+  if (decision.reason !== 'resumed' && decision.reason !== 'standalone' && decision.outcome !== 'fenced') {
     out.push(
       point('karpenter_nodeclaims_created_total', 1, {
         nodepool,

@@ -157,3 +157,43 @@ describe('writeDecision', () => {
     expect(lines).toHaveLength(2);
   });
 });
+
+describe('the metrics of a standalone NodeClaim', () => {
+  const standalone: Decision = {
+    kind: 'launch',
+    reason: 'standalone',
+    outcome: 'launched',
+    nodeClaim: 'by-hand',
+    pods: [],
+    instanceTypes: ['m5.large'],
+    capacityType: 'on-demand',
+    round: 0,
+    leaseToken: 7,
+    instanceId: 'i-1',
+    instanceType: 'm5.large',
+    zone: 'us-east-1a',
+  };
+
+  it('counts no NodeClaim created (a user made it), and names no NodePool', () => {
+    const points = toMetricPoints(standalone, { cluster: 'prod', timeMs: 0 });
+    expect(points.map((p) => p.name)).not.toContain('karpenter_nodeclaims_created_total');
+    expect(points.length).toBeGreaterThan(0);
+    const registered = toMetricPoints(
+      {
+        kind: 'register',
+        reason: 'node joined',
+        nodeClaim: 'by-hand',
+        node: 'n1',
+        unregisteredTaintMissing: false,
+        taintsAdded: 0,
+      },
+      { cluster: 'prod', timeMs: 0 },
+    );
+    expect(registered).toEqual([
+      expect.objectContaining({
+        name: 'karpenter_nodes_created_total',
+        dimensions: expect.objectContaining({ nodepool: 'none' }),
+      }),
+    ]);
+  });
+});
