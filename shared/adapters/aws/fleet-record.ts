@@ -3,8 +3,9 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { CreateFleetRequest } from '@aws-sdk/client-ec2';
+import { Tag } from '../../apis/aws-tags.ts';
 import type { CapacityType } from '../../core/index.ts';
-import { LaunchRejectedError } from '../../ports/cloud.ts';
+import { LaunchRejectedError, type LaunchRequest } from '../../ports/cloud.ts';
 
 /**
  * The CreateFleet ClientToken: the NodeClaim name plus a digest of the request. The request is
@@ -56,4 +57,50 @@ export function capacityTypeOf(request: CreateFleetRequest): CapacityType {
   if (target === 'spot') return 'spot';
   if (target === 'capacity-block') return 'reserved';
   return request.OnDemandOptions?.CapacityReservationOptions === undefined ? 'on-demand' : 'reserved';
+}
+
+const OVERRIDE_KEYS: ReadonlySet<string> = new Set([
+  'InstanceType',
+  'SubnetId',
+  'AvailabilityZone',
+  'Priority',
+]);
+
+/**
+ * Why a recorded request is not one this adapter plans for `request`, or undefined when it is. A
+ * record sits in a NodeClaim annotation, which whoever can write the NodeClaim (a user, for a
+ * standalone one) can write too: it is sent only if it is an instant fleet of one instance, over
+ * launch templates by id at `$Latest` (the launch policy allows only this cluster's), with
+ * overrides of nothing but the request's instance types in the class's subnets (no image or other
+ * setting), tagged for this NodeClaim, in the class's fleet context.
+ */
+export function recordProblem(request: LaunchRequest, fleet: CreateFleetRequest): string | undefined {
+  if (fleet.Type !== 'instant') return `fleet type ${String(fleet.Type)}, not instant`;
+  if (fleet.TargetCapacitySpecification?.TotalTargetCapacity !== 1) return 'a target capacity other than 1';
+  if ((fleet.Context ?? undefined) !== request.nodeClass.spec.context) return 'another fleet context';
+  const types = new Set(request.instanceTypes.map((t) => t.name));
+  const subnets = new Set((request.nodeClass.status?.subnets ?? []).map((s) => s.id));
+  for (const config of fleet.LaunchTemplateConfigs ?? []) {
+    const spec = config.LaunchTemplateSpecification;
+    if (
+      spec?.LaunchTemplateId === undefined ||
+      spec.LaunchTemplateName !== undefined ||
+      spec.Version !== '$Latest'
+    ) {
+      return 'a launch template not named by id at $Latest';
+    }
+    for (const override of config.Overrides ?? []) {
+      const extra = Object.keys(override).find((k) => !OVERRIDE_KEYS.has(k));
+      if (extra !== undefined) return `an override of ${extra}`;
+      if (!types.has(String(override.InstanceType)))
+        return `instance type ${String(override.InstanceType)}, not a candidate`;
+      if (!subnets.has(String(override.SubnetId)))
+        return `subnet ${String(override.SubnetId)}, not the class's`;
+    }
+  }
+  const instanceTags = fleet.TagSpecifications?.find((t) => t.ResourceType === 'instance')?.Tags ?? [];
+  if (!instanceTags.some((t) => t.Key === Tag.nodeClaim && t.Value === request.nodeClaimName)) {
+    return 'instances not tagged for this NodeClaim';
+  }
+  return undefined;
 }

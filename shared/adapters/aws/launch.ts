@@ -20,7 +20,7 @@ import { launchOfferingKey } from '../class-instance-types.ts';
 import { launchTags, MAX_INSTANCE_TYPES, selectCandidates, spotOfferingKeys } from '../launch-plan.ts';
 import { CAPACITY_ERROR_CODES, call, SPOT_SERVICE_LINKED_ROLE_ERROR_CODE } from './errors.ts';
 import { type FleetPlanOptions, makeFleetPlanner, placementGroupPartition } from './fleet-plan.ts';
-import { capacityTypeOf, decodeFleetRequest } from './fleet-record.ts';
+import { capacityTypeOf, decodeFleetRequest, recordProblem } from './fleet-record.ts';
 import type { InstanceOps } from './instances.ts';
 
 export { launchTags, MAX_INSTANCE_TYPES, selectCandidates };
@@ -46,6 +46,13 @@ export function makeLauncher(options: LauncherOptions): Launcher {
     options: LaunchOptions = {},
   ): Promise<CloudInstance> {
     const fleetRequest = decodeFleetRequest(request.nodeClaimName, record.request);
+    const problem = recordProblem(request, fleetRequest);
+    if (problem !== undefined) {
+      throw new LaunchRejectedError(
+        'MalformedLaunchRecord',
+        `nodeClaim "${request.nodeClaimName}": its recorded launch request is not one Flotilla plans (${problem}); it is not sent`,
+      );
+    }
     // On a replay, an instance already tagged with the claim is the answer (the record was sent
     // before). A first send skips the lookup: a DescribeInstances on the way to every launch.
     const existing =

@@ -1,7 +1,12 @@
-import { DescribeLaunchTemplateVersionsCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import {
+  type CreateFleetRequest,
+  DescribeLaunchTemplateVersionsCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from '@aws-sdk/client-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEc2CatalogSource } from '../../../shared/adapters/aws/catalog-source.ts';
-import { decodeFleetRequest } from '../../../shared/adapters/aws/fleet-record.ts';
+import { decodeFleetRequest, encodeFleetRequest } from '../../../shared/adapters/aws/fleet-record.ts';
 import type { InstanceType } from '../../../shared/core/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { Cloud, EC2NodeClass, OfferingCatalog } from '../../../shared/ports/cloud.ts';
@@ -250,5 +255,64 @@ describe('capacity reservations on moto', () => {
         .map((o) => `${o.capacityType} ${o.reservationId ?? '-'} ${o.available}`)
         .sort(),
     ).toEqual(['on-demand - true', `reserved ${ODCR} false`, `reserved ${SECOND} true`, 'spot - true']);
+  });
+});
+
+describe('a recorded launch someone else wrote', () => {
+  // A launch record is an annotation on the NodeClaim: whoever may write the NodeClaim (a user, for
+  // a standalone one) may write it. The adapter sends only a request it would plan itself.
+  it('is refused, and nothing is sent, when it asks for more than Flotilla plans', async () => {
+    await resetMoto(server);
+    const account = await setUpAccount(server, makeManualClock(START));
+    await account.as('catalog').cloud.offeringCache.writeCatalog(catalog);
+    const types = await account.cloud.instanceTypes(account.nodeClass);
+    const request = {
+      nodeClaimName: 'by-hand',
+      nodeClass: account.nodeClass,
+      instanceTypes: types.filter((t) => t.name === 'm5.large'),
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['on-demand'] }],
+      labels: {},
+      taints: [],
+      startupTaints: [],
+    };
+    const planned = decodeFleetRequest('by-hand', (await account.cloud.planLaunch(request)).request);
+    const [config] = planned.LaunchTemplateConfigs ?? [];
+    const override = config?.Overrides?.[0];
+    const tampered: [string, CreateFleetRequest][] = [
+      [
+        'a target capacity other than 1',
+        {
+          ...planned,
+          TargetCapacitySpecification: { ...planned.TargetCapacitySpecification, TotalTargetCapacity: 50 },
+        },
+      ],
+      [
+        'an override of ImageId',
+        {
+          ...planned,
+          LaunchTemplateConfigs: [{ ...config, Overrides: [{ ...override, ImageId: 'ami-0someone' }] }],
+        },
+      ],
+      [
+        'instance type p5.48xlarge, not a candidate',
+        {
+          ...planned,
+          LaunchTemplateConfigs: [{ ...config, Overrides: [{ ...override, InstanceType: 'p5.48xlarge' }] }],
+        },
+      ],
+      ['instances not tagged for this NodeClaim', { ...planned, TagSpecifications: [] }],
+    ];
+    for (const [why, fleet] of tampered) {
+      const record = { decidedAtMs: START.getTime(), request: encodeFleetRequest(fleet) };
+      await expect(account.cloud.launch(request, record, { firstSend: true }), why).rejects.toMatchObject({
+        name: 'LaunchRejectedError',
+        awsCode: 'MalformedLaunchRecord',
+        message: expect.stringContaining(why),
+      });
+    }
+    expect(await account.cloud.list()).toEqual([]);
+    // The request as planned still launches.
+    const record = { decidedAtMs: START.getTime(), request: encodeFleetRequest(planned) };
+    expect((await account.cloud.launch(request, record, { firstSend: true })).instanceType).toBe('m5.large');
   });
 });
