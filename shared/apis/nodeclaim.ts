@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { Annotation, Finalizer, Label, OPERATORS, ValidationError } from '../core/index.ts';
+import {
+  Annotation,
+  Finalizer,
+  Label,
+  OPERATORS,
+  requirementProblem,
+  ValidationError,
+} from '../core/index.ts';
 import type { Condition } from '../ports/cloud.ts';
 import {
   type ClusterNodeClaim,
@@ -111,6 +118,11 @@ export function toClusterNodeClaim(raw: unknown): ClusterNodeClaim {
       'spec.nodeClassRef',
       `${nc.spec.nodeClassRef.group}/${nc.spec.nodeClassRef.kind} is not ${EC2_NODE_CLASS.group}/${EC2_NODE_CLASS.kind}: a NodeClaim without a NodePool is left to its own provider`,
     );
+  }
+  // Each requirement must be one the scheduler can read: a user writes a standalone NodeClaim's.
+  for (const [i, r] of nc.spec.requirements.entries()) {
+    const problem = requirementProblem(r);
+    if (problem !== undefined) throw new ValidationError(object, `spec.requirements[${i}]`, problem);
   }
   const s = nc.status;
   const capacity = resources(s?.capacity, object, 'status.capacity');

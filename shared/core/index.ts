@@ -150,6 +150,7 @@ export {
   type QuantitySource,
   quantitySign,
 } from './quantity.ts';
+export { requirementProblem } from './requirement-problems.ts';
 export {
   type NodeSelectorRequirement,
   OPERATORS,

@@ -40,7 +40,7 @@ import type { ClaimOutcome, ProvisionPorts } from './types.ts';
 export type LaunchPorts = Pick<ProvisionPorts, 'cluster' | 'cloud' | 'leases' | 'clock'>;
 
 /** Removes a NodeClaim that never launched an instance: nothing is left for its finalizer to clean up. */
-async function discardUnlaunched(ports: LaunchPorts, name: string): Promise<void> {
+export async function discardUnlaunched(ports: LaunchPorts, name: string): Promise<void> {
   await ignoreNotFound(
     ports.cluster.patchNodeClaimMetadata(name, { removeFinalizers: [Finalizer.termination] }),
   );
@@ -246,6 +246,10 @@ export async function launchCreated(
     if (error instanceof LaunchRejectedError) {
       await warn('LaunchFailed', error.message.slice(0, 300));
       if (standalone) {
+        // EC2 launched nothing for this record: the next run plans the launch afresh.
+        await ignoreNotFound(
+          cluster.patchNodeClaimMetadata(name, { annotations: { [LAUNCH_ANNOTATION]: null } }),
+        );
         await ignoreNotFound(
           cluster.patchNodeClaimStatus(name, {
             conditions: [

@@ -15,7 +15,13 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Lease } from '../../ports/lease.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { readLaunchRecord } from '../state/launch-record.ts';
-import { isUnlaunched, type LaunchPorts, launchCreated, launchDecision } from './launch.ts';
+import {
+  discardUnlaunched,
+  isUnlaunched,
+  type LaunchPorts,
+  launchCreated,
+  launchDecision,
+} from './launch.ts';
 import type { ClaimOutcome } from './types.ts';
 
 // Standalone NodeClaims: made by a user outside every NodePool (no `karpenter.sh/nodepool` label),
@@ -62,7 +68,8 @@ function standaloneLabels(claim: ClusterNodeClaim, nodeClass: EC2NodeClass): Rec
  * Karpenter, one whose class is not resolved yet waits, and one whose class is missing or not
  * ready (Ready=False), or that no instance type can take, is deleted with a Warning Event (unless
  * a launch was recorded for it: that one may have an instance, and the launch timeout and
- * termination's instance lookup settle it).
+ * termination's instance lookup settle it). One NodeClaim's failure is its own: it is the
+ * decision's `failed` outcome, and the others go on.
  */
 export async function launchStandalone(
   ports: LaunchPorts,
@@ -72,25 +79,39 @@ export async function launchStandalone(
 ): Promise<ClaimOutcome[]> {
   const waiting = claims.filter((c) => c.nodePoolName === undefined && isUnlaunched(c));
   if (waiting.length === 0) return [];
-  const classes = new Map((await ports.cluster.nodeClasses()).items.map((c) => [c.name, c]));
+  const classesRead = await ports.cluster.nodeClasses();
+  const classes = new Map(classesRead.items.map((c) => [c.name, c]));
   const outcomes: ClaimOutcome[] = [];
   for (const claim of waiting) {
     const nodeClass = classes.get(claim.nodeClassRef.name);
-    const types = nodeClass === undefined ? [] : await ports.cloud.instanceTypes(nodeClass);
-    const request: LaunchRequest | undefined =
-      nodeClass === undefined
-        ? undefined
-        : {
-            nodeClaimName: claim.name,
-            nodeClass,
-            instanceTypes: standaloneInstanceTypes(claim, types),
-            requirements: claim.requirements,
-            labels: standaloneLabels(claim, nodeClass),
-            taints: claim.taints,
-            startupTaints: claim.startupTaints,
-            requests: claim.requests,
-          };
-    const outcome = await launchOne(ports, lease, claim, nodeClass, request, types);
+    let request: LaunchRequest | undefined;
+    const outcome = await (async (): Promise<ClaimOutcome> => {
+      const base = { nodeClaim: claim.name, pods: [] };
+      try {
+        // A class that could not be read may be this one: nothing is taken for absent.
+        if (nodeClass === undefined && classesRead.problems.length > 0) {
+          const error = `EC2NodeClass "${claim.nodeClassRef.name}" may be among those that cannot be read`;
+          return { kind: 'failed', ...base, error };
+        }
+        const types = nodeClass === undefined ? [] : await ports.cloud.instanceTypes(nodeClass);
+        request =
+          nodeClass === undefined
+            ? undefined
+            : {
+                nodeClaimName: claim.name,
+                nodeClass,
+                instanceTypes: standaloneInstanceTypes(claim, types),
+                requirements: claim.requirements,
+                labels: standaloneLabels(claim, nodeClass),
+                taints: claim.taints,
+                startupTaints: claim.startupTaints,
+                requests: claim.requests,
+              };
+        return await launchOne(ports, lease, claim, nodeClass, request, types);
+      } catch (error) {
+        return { kind: 'failed', ...base, error: error instanceof Error ? error.message : String(error) };
+      }
+    })();
     const asked = request ?? {
       nodeClaimName: claim.name,
       instanceTypes: [],
@@ -127,12 +148,7 @@ async function launchOne(
       message: `NodeClaim ${claim.name} event: ${message}`,
     });
     if (recorded !== undefined) return { kind: 'failed', ...base, error: message };
-    if (claim.finalizers.includes(Finalizer.termination)) {
-      await ignoreNotFound(
-        cluster.patchNodeClaimMetadata(claim.name, { removeFinalizers: [Finalizer.termination] }),
-      );
-    }
-    await ignoreNotFound(cluster.deleteNodeClaim(claim.name));
+    await ignoreNotFound(discardUnlaunched(ports, claim.name));
     return reason === 'NodeClassNotReady'
       ? { kind: 'failed', ...base, error: message, failureReason: 'NodeClassNotReady' }
       : { kind: 'insufficientCapacity', ...base, offerings: [] };
@@ -157,9 +173,23 @@ async function launchOne(
       `none of the ${types.length} instance types of EC2NodeClass "${nodeClass.name}" satisfies the requirements and fits the requests`,
     );
   }
-  // Termination must find the instance: the finalizer is on before anything is launched.
-  if (!claim.finalizers.includes(Finalizer.termination)) {
-    await cluster.patchNodeClaimMetadata(claim.name, { addFinalizers: [Finalizer.termination] });
+  // Termination must find the instance: the finalizer is on before anything is launched, with the
+  // labels its requirements fix (Karpenter's PopulateNodeClaimDetails), so registration syncs them.
+  const labels = Object.fromEntries(
+    Object.entries(request.labels).filter(([key]) => claim.labels[key] === undefined),
+  );
+  if (!claim.finalizers.includes(Finalizer.termination) || Object.keys(labels).length > 0) {
+    const patched = await ignoreNotFound(
+      cluster
+        .patchNodeClaimMetadata(claim.name, {
+          ...(claim.finalizers.includes(Finalizer.termination)
+            ? {}
+            : { addFinalizers: [Finalizer.termination] }),
+          ...(Object.keys(labels).length === 0 ? {} : { labels }),
+        })
+        .then(() => true),
+    );
+    if (patched === undefined) return { kind: 'failed', ...base, error: 'the NodeClaim is gone' };
   }
-  return launchCreated(ports, lease, request, types, claim.labels, base, recorded, true);
+  return launchCreated(ports, lease, request, types, request.labels, base, recorded, true);
 }

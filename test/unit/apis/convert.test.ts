@@ -464,6 +464,23 @@ describe('a standalone NodeClaim (no karpenter.sh/nodepool label)', () => {
     expect(toInFlightNodeClaims([claim], [])[0]).not.toHaveProperty('nodePoolName');
   });
 
+  it('is unreadable, naming the requirement, when the scheduler cannot read a requirement the CRD lets through', () => {
+    const read = convertNodeClaims(
+      [
+        {
+          ...standalone({ group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }),
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            requirements: [{ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gt', values: ['+5'] }],
+          },
+        },
+      ],
+      toClusterNodeClaim,
+    );
+    expect(read.items).toEqual([]);
+    expect(read.problems[0]?.field).toBe('spec.requirements[0]');
+  });
+
   it("is left to its own provider when its class is another provider's", () => {
     const read = convertNodeClaims(
       [standalone({ group: 'karpenter.azure.com', kind: 'AKSNodeClass', name: 'default' })],
