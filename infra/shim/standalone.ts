@@ -6,15 +6,18 @@ export interface WatchedNodeClaim {
     readonly labels?: Readonly<Record<string, unknown>> | null;
     readonly deletionTimestamp?: unknown;
   };
+  readonly spec?: {
+    readonly nodeClassRef?: { readonly group?: unknown; readonly kind?: unknown } | null;
+  } | null;
   readonly status?: { readonly providerID?: unknown } | null;
 }
 
 const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 
 /**
- * Remembers which standalone NodeClaims (no `karpenter.sh/nodepool` label) were already reported
- * waiting for their instance, so each is forwarded once, when first seen without a providerID and
- * not being deleted. Pure state, no I/O.
+ * Remembers which standalone NodeClaims (no `karpenter.sh/nodepool` label, of an EC2NodeClass)
+ * were already reported waiting for their instance, so each is forwarded once, when first seen
+ * without a providerID and not being deleted. Pure state, no I/O.
  */
 export class StandaloneTracker {
   private readonly reported = new Set<string>();
@@ -35,7 +38,15 @@ export class StandaloneTracker {
     const deleting =
       object.metadata?.deletionTimestamp !== undefined && object.metadata.deletionTimestamp !== null;
     const launched = typeof object.status?.providerID === 'string' && object.status.providerID !== '';
-    if ((labels !== undefined && labels !== null && NODEPOOL_LABEL in labels) || deleting || launched) {
+    // Another provider's NodeClaim (its class not an EC2NodeClass) is not Flotilla's to launch.
+    const ref = object.spec?.nodeClassRef;
+    const ours = ref?.group === 'karpenter.k8s.aws' && ref.kind === 'EC2NodeClass';
+    if (
+      (labels !== undefined && labels !== null && NODEPOOL_LABEL in labels) ||
+      deleting ||
+      launched ||
+      !ours
+    ) {
       return undefined;
     }
     if (this.reported.has(uid)) return undefined;

@@ -6,7 +6,7 @@ import { StandaloneTracker } from '../../../infra/shim/standalone.ts';
 
 const claim = (
   uid: string,
-  extra: { labels?: Record<string, string>; providerID?: string; deleting?: boolean } = {},
+  extra: { labels?: Record<string, string>; providerID?: string; deleting?: boolean; kind?: string } = {},
 ) => ({
   metadata: {
     name: `claim-${uid}`,
@@ -14,6 +14,7 @@ const claim = (
     ...(extra.labels === undefined ? {} : { labels: extra.labels }),
     ...(extra.deleting === true ? { deletionTimestamp: '2026-12-05T00:00:00Z' } : {}),
   },
+  spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: extra.kind ?? 'EC2NodeClass', name: 'default' } },
   ...(extra.providerID === undefined ? {} : { status: { providerID: extra.providerID } }),
 });
 
@@ -31,13 +32,14 @@ describe('StandaloneTracker', () => {
     expect(t.size).toBe(0);
   });
 
-  it("leaves a NodePool's NodeClaim, a launched one and one being deleted alone", () => {
+  it("leaves a NodePool's NodeClaim, a launched one, one being deleted and another provider's alone", () => {
     const t = new StandaloneTracker();
     expect(
       t.observe('ADDED', claim('p', { labels: { 'karpenter.sh/nodepool': 'default' } })),
     ).toBeUndefined();
     expect(t.observe('ADDED', claim('l', { providerID: 'aws:///us-east-1a/i-2' }))).toBeUndefined();
     expect(t.observe('ADDED', claim('d', { deleting: true }))).toBeUndefined();
+    expect(t.observe('ADDED', claim('other', { kind: 'AKSNodeClass' }))).toBeUndefined();
     expect(t.observe('ADDED', { metadata: { name: 'no-uid' } })).toBeUndefined();
     expect(t.size).toBe(0);
   });
