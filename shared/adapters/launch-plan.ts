@@ -238,10 +238,12 @@ export function launchTags(request: LaunchRequest, clusterName: string): Record<
     [Tag.nodePool]: request.nodePoolName ?? '',
     [Tag.nodeClass]: request.nodeClass.name,
     [Tag.nodeClaim]: request.nodeClaimName,
+    // The class's own Name, if it sets one, stays (as Karpenter leaves it).
     [Tag.name]:
-      request.nodePoolName === undefined
+      request.nodeClass.spec.tags?.[Tag.name] ??
+      (request.nodePoolName === undefined
         ? request.nodeClaimName
-        : `${request.nodePoolName}/${request.nodeClaimName}`,
+        : `${request.nodePoolName}/${request.nodeClaimName}`),
   };
 }
 

@@ -10,12 +10,14 @@ import type { Logger } from '../../runtime/logger.ts';
 // tagged before a takeover is already annotated).
 
 /** The most instances one pass tags: an upgrade's untagged fleet is worked through over passes. */
-export const NAMES_PER_PASS = 50;
+export const NAMES_PER_PASS = 20;
 
 export interface InstanceNamePorts {
   readonly cluster: Pick<Cluster, 'nodeClaim' | 'patchNodeClaimMetadata'>;
   readonly cloud: Pick<Cloud, 'nameInstance'>;
   readonly logger: Logger;
+  /** EC2NodeClasses whose `spec.tags` set `Name`: their instances keep it (only annotated). */
+  readonly classesNamingInstances?: ReadonlySet<string>;
 }
 
 /** Pure: the registered NodeClaims whose instance is not tagged with its node's name yet. */
@@ -51,7 +53,9 @@ export async function nameInstances(
       const fresh = await ports.cluster.nodeClaim(claim.name);
       const [confirmed] = fresh === undefined ? [] : unnamedInstances([fresh]);
       if (confirmed === undefined || confirmed.instanceId !== instanceId) continue;
-      await ports.cloud.nameInstance(confirmed.instanceId, confirmed.nodeName);
+      if (ports.classesNamingInstances?.has(confirmed.claim.nodeClassRef.name) !== true) {
+        await ports.cloud.nameInstance(confirmed.instanceId, confirmed.nodeName);
+      }
       await ignoreNotFound(
         ports.cluster.patchNodeClaimMetadata(claim.name, { annotations: { [Annotation.tagged]: 'true' } }),
       );

@@ -287,7 +287,10 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
   // Registered by an earlier pass: this pass's registrations are named by the next one.
   if (ports.instanceNames !== undefined) {
     const registered = claimsRead.items.filter((c) => !deletedNames.has(c.name));
-    await nameInstances({ cluster, cloud: ports.instanceNames, logger }, registered);
+    const classesNamingInstances = new Set(
+      classesRead.items.filter((c) => c.spec.tags?.['Name'] !== undefined).map((c) => c.name),
+    );
+    await nameInstances({ cluster, cloud: ports.instanceNames, logger, classesNamingInstances }, registered);
   }
   // NodeOverlays last: the pass's other work does not wait on the catalog read they need.
   const overlays =

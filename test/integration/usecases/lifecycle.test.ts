@@ -413,6 +413,15 @@ describe('reconcileLifecycle on a real apiserver', () => {
     expect(pool?.nodes).toBe(2);
   });
 
+  it("names the registered claim's instance after its node on the next pass, once", async () => {
+    writes.length = 0;
+    await pass();
+    expect(myWrites()).toEqual([`patchNodeClaimMetadata ${names.claim}`]);
+    const claim = await readClaim(names.claim);
+    expect(claim?.annotations['karpenter.k8s.aws/tagged']).toBe('true');
+    expect((await cloud.get(instance.instanceId))?.tags['Name']).toBe(claim?.status.nodeName);
+  });
+
   it('changes nothing when run again', async () => {
     writes.length = 0;
     const result = await pass();
