@@ -5,7 +5,6 @@ import {
   type BudgetCounts,
   Label,
   NodePoolConditionType,
-  parseInstanceId,
 } from '../../core/index.ts';
 import type {
   ClusterNodeClaim,
@@ -16,8 +15,17 @@ import type {
 import type { ImpairedInstance } from '../../ports/instance-status.ts';
 import { budgetCounts, budgetStanding } from '../state/budget-counts.ts';
 import { commandsInFlight } from '../state/command-record.ts';
+import { earliestDue, type UnhealthyCause, unhealthyCauses } from './causes.ts';
 
 export type { ImpairedInstance } from '../../ports/instance-status.ts';
+export {
+  describeCause,
+  IMPAIRED_INSTANCE_TOLERATION_MS,
+  REPAIR_POLICIES,
+  type RepairPolicy,
+  type UnhealthyCause,
+  unhealthyCauses,
+} from './causes.ts';
 
 // Node repair (Karpenter's alpha NodeRepair) as a pure function of one reading of the cluster and
 // of EC2's instance status checks: which Nodes to replace because a condition has been unhealthy
@@ -26,53 +34,8 @@ export type { ImpairedInstance } from '../../ports/instance-status.ts';
 // in Karpenter v1.15, because their disruption budgets for the `Unhealthy` reason allow no more.
 // repair.ts reads and applies; nothing here reads a clock or does I/O.
 
-/** A Node condition that makes a node unhealthy, and for how long it is tolerated. */
-export interface RepairPolicy {
-  readonly conditionType: string;
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly tolerationMs: number;
-}
-
-/** The AWS provider's repair policies (its `RepairPolicies`): kubelet and Node Monitoring Agent conditions. */
-export const REPAIR_POLICIES: readonly RepairPolicy[] = [
-  { conditionType: 'Ready', status: 'False', tolerationMs: 30 * 60_000 },
-  { conditionType: 'Ready', status: 'Unknown', tolerationMs: 30 * 60_000 },
-  { conditionType: 'AcceleratedHardwareReady', status: 'False', tolerationMs: 10 * 60_000 },
-  { conditionType: 'StorageReady', status: 'False', tolerationMs: 30 * 60_000 },
-  { conditionType: 'NetworkingReady', status: 'False', tolerationMs: 30 * 60_000 },
-  { conditionType: 'KernelReady', status: 'False', tolerationMs: 30 * 60_000 },
-  { conditionType: 'ContainerRuntimeReady', status: 'False', tolerationMs: 30 * 60_000 },
-];
-
-/**
- * How long EC2 may report an instance impaired (instance or system status check failed) before
- * its node is repaired. Karpenter's status polling acts after 2 minutes; Flotilla waits as long as
- * the shortest condition toleration, because a failed reachability check on a node whose kubelet
- * still reports Ready is often transient (EC2 retries the check every minute) and the node is
- * force-terminated, PDBs and all.
- */
-export const IMPAIRED_INSTANCE_TOLERATION_MS = 10 * 60_000;
-
 /** Up to this share of a NodePool's nodes (rounded up) may be unhealthy and still be repaired. */
 export const UNHEALTHY_THRESHOLD_PERCENT = 20;
-
-/** Why a node is unhealthy. */
-export type UnhealthyCause =
-  | {
-      readonly source: 'condition';
-      readonly conditionType: string;
-      readonly status: string;
-      /** When the condition took its status (else the Node's creation); undefined when unknown. */
-      readonly sinceMs?: number;
-      readonly tolerationMs: number;
-    }
-  | {
-      readonly source: 'instanceStatus';
-      readonly instanceId: string;
-      readonly checks: readonly string[];
-      readonly sinceMs?: number;
-      readonly tolerationMs: number;
-    };
 
 /** A node whose repair is due, with its NodeClaim. */
 export interface RepairTarget {
@@ -206,41 +169,6 @@ export function unhealthyThreshold(nodes: number): number {
   return Math.ceil((nodes * UNHEALTHY_THRESHOLD_PERCENT) / 100);
 }
 
-/** Every unhealthy cause of a node, whatever its toleration. */
-export function unhealthyCauses(
-  node: NodeInfo,
-  impaired: ReadonlyMap<string, ImpairedInstance>,
-): UnhealthyCause[] {
-  const causes: UnhealthyCause[] = [];
-  for (const condition of node.conditions ?? []) {
-    for (const policy of REPAIR_POLICIES) {
-      if (policy.conditionType !== condition.type || policy.status !== condition.status) continue;
-      // The transition time as the kubelet wrote it (Karpenter v1 reads it as is); without one,
-      // the Node's creation is the latest the condition can have started.
-      const sinceMs = condition.lastTransitionMs ?? node.createdAtMs;
-      causes.push({
-        source: 'condition',
-        conditionType: condition.type,
-        status: condition.status,
-        tolerationMs: policy.tolerationMs,
-        ...(sinceMs === undefined ? {} : { sinceMs }),
-      });
-    }
-  }
-  const instanceId = parseInstanceId(node.providerId);
-  const instance = instanceId === undefined ? undefined : impaired.get(instanceId);
-  if (instance !== undefined) {
-    causes.push({
-      source: 'instanceStatus',
-      instanceId: instance.instanceId,
-      checks: instance.checks,
-      tolerationMs: IMPAIRED_INSTANCE_TOLERATION_MS,
-      ...(instance.impairedSinceMs === undefined ? {} : { sinceMs: instance.impairedSinceMs }),
-    });
-  }
-  return causes;
-}
-
 /** Where `karpenter.sh/do-not-repair: "true"` is set: on the Node, the NodeClaim, both or neither. */
 export function doNotRepairOn(
   node: Pick<NodeInfo, 'annotations'>,
@@ -252,19 +180,6 @@ export function doNotRepairOn(
     ...(on(node.annotations) ? ['Node' as const] : []),
     ...(on(claim.annotations) ? ['NodeClaim' as const] : []),
   ];
-}
-
-/** The cause whose toleration ends first, among those with a known start. */
-function earliestDue(
-  causes: readonly UnhealthyCause[],
-): { cause: UnhealthyCause; dueMs: number } | undefined {
-  let best: { cause: UnhealthyCause; dueMs: number } | undefined;
-  for (const cause of causes) {
-    if (cause.sinceMs === undefined) continue;
-    const dueMs = cause.sinceMs + cause.tolerationMs;
-    if (best === undefined || dueMs < best.dueMs) best = { cause, dueMs };
-  }
-  return best;
 }
 
 /**
@@ -451,12 +366,4 @@ function paceRepairs(
     } else held.push(target);
   }
   return { repair, held };
-}
-
-/** The cause in words, for Events and the decision line. */
-export function describeCause(cause: UnhealthyCause): string {
-  const minutes = `${Math.round(cause.tolerationMs / 60_000)}m`;
-  return cause.source === 'condition'
-    ? `condition ${cause.conditionType}=${cause.status} for longer than ${minutes}`
-    : `EC2 reports instance ${cause.instanceId} impaired (${cause.checks.join(', ')}) for longer than ${minutes}`;
 }

@@ -788,13 +788,13 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
   });
 
   it('reports a malformed NodeClaim and still reads the others', async () => {
-    // Only Flotilla writes NodeClaims: it makes one through the adapter, then takes away the
-    // karpenter.sh/nodepool label every NodeClaim it reads must carry.
+    // Only Flotilla writes NodeClaims: it makes one of another provider's class through the
+    // adapter, then takes away its karpenter.sh/nodepool label. Standalone, it is not Flotilla's.
     expect(
       await cluster.createNodeClaim(
         newNodeClaim(names.badClaim, {
           nodePool: { name: names.pool, uid: poolUid },
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: names.nodeClass },
+          nodeClassRef: { group: 'karpenter.azure.com', kind: 'AKSNodeClass', name: names.nodeClass },
         }),
       ),
     ).toBe(true);
@@ -803,7 +803,10 @@ describe('kube cluster adapter: NodePools, NodeClasses and NodeClaims', () => {
     expect(claims.items.some((c) => c.name === names.claim)).toBe(true);
     expect(claims.items.some((c) => c.name === names.badClaim)).toBe(false);
     const problem = claims.problems.find((p) => p.object === `nodeClaim "${names.badClaim}"`);
-    expect(problem?.field).toBe('metadata.labels.karpenter.sh/nodepool');
+    expect(problem?.field).toBe('spec.nodeClassRef');
+    expect(claims.unreadable).toContainEqual(
+      expect.objectContaining({ name: names.badClaim, standalone: true }),
+    );
   });
 
   it('deletes a NodeClaim; a NodeClaim already gone counts as deleted', async () => {
