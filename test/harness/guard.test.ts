@@ -23,6 +23,11 @@ describe('writes test set-up may not make', () => {
       { metadata: { name: 'x', finalizers: ['karpenter.sh/termination'] } },
     ],
     ['POST', '/apis/karpenter.sh/v1/nodeclaims', { metadata: { name: 'x' }, status: { providerID: 'p' } }],
+    [
+      'POST',
+      '/apis/karpenter.sh/v1/nodeclaims',
+      { metadata: { name: 'x', annotations: { 'flotilla.io/launch': 'H4sI' } } },
+    ],
     ['PATCH', '/apis/karpenter.sh/v1/nodeclaims/default-abc', { metadata: { labels: { a: 'b' } } }],
     ['PATCH', '/apis/karpenter.k8s.aws/v1/ec2nodeclasses/default', { metadata: { finalizers: null } }],
     ['PATCH', '/api/v1/nodes/ip-10-0-0-1', { metadata: { finalizers: [] } }],

@@ -52,7 +52,8 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
 
 /**
  * A user's create of a standalone NodeClaim (Karpenter's NodeClaims outside every NodePool): no
- * `karpenter.sh/nodepool` label, no finalizers and no status, which are Flotilla's to write.
+ * `karpenter.sh/nodepool` label, no finalizers, no status and no `flotilla.io/` annotation (a
+ * launch record), which are Flotilla's to write.
  */
 function isStandaloneCreate(body: unknown): boolean {
   let parsed: unknown = body;
@@ -64,8 +65,17 @@ function isStandaloneCreate(body: unknown): boolean {
     }
   }
   if (typeof parsed !== 'object' || parsed === null || 'status' in parsed) return false;
-  const metadata = (parsed as { metadata?: { labels?: Record<string, unknown> } }).metadata;
-  return metadata?.labels?.['karpenter.sh/nodepool'] === undefined && !touchesFinalizers(parsed);
+  const metadata = (
+    parsed as { metadata?: { labels?: Record<string, unknown>; annotations?: Record<string, unknown> } }
+  ).metadata;
+  const flotillaAnnotation = Object.keys(metadata?.annotations ?? {}).some((k) =>
+    k.startsWith('flotilla.io/'),
+  );
+  return (
+    metadata?.labels?.['karpenter.sh/nodepool'] === undefined &&
+    !flotillaAnnotation &&
+    !touchesFinalizers(parsed)
+  );
 }
 
 /** Whether a patch names `key` anywhere (a merge patch of annotations, or a JSON patch path). */
