@@ -29,6 +29,14 @@ import type { ClaimOutcome } from './types.ts';
 // finalizer first, then one launch over the class's instance types that satisfy the NodeClaim's
 // requirements and fit its resource requests, cheapest offerings first (the launch plan's order).
 
+/** A NodeClaim's requirements, read (they were checked when the NodeClaim was read). */
+function requirementsOf(claim: Pick<ClusterNodeClaim, 'name' | 'requirements'>): Requirements {
+  return Requirements.parse(claim.requirements, {
+    object: `nodeClaim "${claim.name}"`,
+    field: 'spec.requirements',
+  });
+}
+
 /**
  * Pure: the class's instance types a standalone NodeClaim may launch as: every requirement on a key
  * the instance type decides admits the type's value (zone and capacity type are the launch's to
@@ -39,12 +47,9 @@ export function standaloneInstanceTypes(
   claim: Pick<ClusterNodeClaim, 'name' | 'requirements' | 'requests'>,
   types: readonly InstanceType[],
 ): InstanceType[] {
-  const requirements = [
-    ...Requirements.parse(claim.requirements, {
-      object: `nodeClaim "${claim.name}"`,
-      field: 'spec.requirements',
-    }).values(),
-  ].filter((r) => INSTANCE_TYPE_LABEL_KEYS.has(r.key) && !OFFERING_LABEL_KEYS.has(r.key));
+  const requirements = [...requirementsOf(claim).values()].filter(
+    (r) => INSTANCE_TYPE_LABEL_KEYS.has(r.key) && !OFFERING_LABEL_KEYS.has(r.key),
+  );
   return types.filter(
     (type) =>
       requirements.every((r) => r.admits(type.labels[r.key])) &&
@@ -54,10 +59,7 @@ export function standaloneInstanceTypes(
 
 /** Pure: the labels a standalone NodeClaim's node registers with: its single values, then its own labels. */
 function standaloneLabels(claim: ClusterNodeClaim, nodeClass: EC2NodeClass): Record<string, string> {
-  const single = Requirements.parse(claim.requirements, {
-    object: `nodeClaim "${claim.name}"`,
-    field: 'spec.requirements',
-  }).singleValuedLabels();
+  const single = requirementsOf(claim).singleValuedLabels();
   for (const key of OFFERING_LABEL_KEYS) delete single[key];
   return { ...single, ...claim.labels, [Label.nodeClass]: nodeClass.name };
 }

@@ -56,14 +56,8 @@ export function controllerOwnedWrite(method: string, path: string, body: unknown
  * launch record), which are Flotilla's to write.
  */
 function isStandaloneCreate(body: unknown): boolean {
-  let parsed: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return false;
-    }
-  }
+  const parsed = parseBody(body);
+  if (parsed === NOT_JSON) return false;
   if (typeof parsed !== 'object' || parsed === null || 'status' in parsed) return false;
   const metadata = (
     parsed as { metadata?: { labels?: Record<string, unknown>; annotations?: Record<string, unknown> } }
@@ -84,15 +78,21 @@ function mentions(body: unknown, key: string): boolean {
   return text.includes(key) || text.includes(key.replaceAll('/', '~1'));
 }
 
-function touchesFinalizers(body: unknown): boolean {
-  let parsed: unknown = body;
-  if (typeof body === 'string') {
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return /finalizers/.test(body);
-    }
+const NOT_JSON = Symbol('not JSON');
+
+/** A request body as an object: parsed when it is a string, NOT_JSON when that string is not JSON. */
+function parseBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return NOT_JSON;
   }
+}
+
+function touchesFinalizers(body: unknown): boolean {
+  const parsed = parseBody(body);
+  if (parsed === NOT_JSON) return typeof body === 'string' && /finalizers/.test(body);
   if (Array.isArray(parsed)) {
     // A JSON patch: any operation on /metadata/finalizers.
     return parsed.some((op) => typeof op?.path === 'string' && op.path.startsWith('/metadata/finalizers'));
