@@ -1,15 +1,15 @@
 import { EKSClient } from '@aws-sdk/client-eks';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { makeAwsCloud } from '../../shared/adapters/aws/aws-cloud.ts';
 import { type AwsClients, awsClientConfig, makeAwsClients } from '../../shared/adapters/aws/clients.ts';
 import { type ClusterAccess, describeClusterAccess } from '../../shared/adapters/aws/eks-cluster.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import type { ProviderSettings } from '../../shared/adapters/class-instance-types.ts';
+import { makeKubeHttp } from '../../shared/adapters/kube/http.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/kube-cluster.ts';
-import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
+import { makeKubeAccess } from '../../shared/adapters/kube/kube-config.ts';
 import { shadowCloud } from '../../shared/adapters/shadow-cloud.ts';
 import { withClusterSummary } from '../../shared/adapters/summary-cluster.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
@@ -155,7 +155,6 @@ export interface Wiring {
   readonly sqs: SQSClient;
   /** The API server, its CA and the cluster's Kubernetes version. */
   readonly access: ClusterAccess;
-  readonly kubeConfig: KubeConfig;
   readonly cluster: Cluster;
   readonly cloud: Cloud;
   /** The running invocation's deadline less a margin (epoch ms), when its context gave one. */
@@ -192,21 +191,23 @@ export async function wire(
   });
   const clients = makeAwsClients({ region, logger });
   const access = await clusterAccess(config, logger);
-  const kubeConfig = makeKubeConfig(
-    config.KUBECONFIG === undefined
-      ? {
-          kind: 'eks',
-          clusterName,
-          region,
-          endpoint: access.endpoint,
-          caData: access.caData,
-          credentials: clients.ec2.config.credentials,
-        }
-      : { kind: 'file', path: config.KUBECONFIG },
+  const connection = makeKubeHttp(
+    makeKubeAccess(
+      config.KUBECONFIG === undefined
+        ? {
+            kind: 'eks',
+            clusterName,
+            region,
+            endpoint: access.endpoint,
+            caData: access.caData,
+            credentials: clients.ec2.config.credentials,
+          }
+        : { kind: 'file', path: config.KUBECONFIG },
+    ),
   );
   const invocation: { deadlineMs: number | undefined } = { deadlineMs: undefined };
   const kubeCluster = makeKubeCluster({
-    kubeConfig,
+    connection,
     logger,
     clock: systemClock,
     instance: functionName,
@@ -268,7 +269,6 @@ export async function wire(
     clients,
     sqs,
     access,
-    kubeConfig,
     cluster,
     cloud,
     deadlineMs: () => invocation.deadlineMs,

@@ -6,13 +6,13 @@ import {
   type Filter,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeInterruptionHandler } from '../../lambdas/interruption/run.ts';
 import { makeProvisionerHandler } from '../../lambdas/provisioner/run.ts';
 import { DynamoLeaseStore } from '../../shared/adapters/aws/dynamo-lease.ts';
 import { makeSqsTerminationQueue } from '../../shared/adapters/aws/termination-queue.ts';
-import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
+import { makeKubeAccess, makeKubeCluster, makeKubeHttp } from '../../shared/adapters/kube/index.ts';
 import { Tag } from '../../shared/apis/aws-tags.ts';
 import { FlotillaError } from '../../shared/core/errors.ts';
 import { podEventVersion } from '../../shared/messages/pod-event.ts';
@@ -742,11 +742,10 @@ describe('throttling storm', () => {
     // API Priority and Fairness gives Flotilla's throttled user (the controller group's RBAC) a
     // priority level of a few seats that rejects what does not fit, as a busy API server does.
     unthrottle = await throttleUser(kc, LEVEL, 400);
-    const throttledKc = new KubeConfig();
-    throttledKc.loadFromFile((await kube()).throttledKubeconfigPath);
+    const throttled = { kind: 'file', path: (await kube()).throttledKubeconfigPath } as const;
     const kubeLines: Record<string, unknown>[] = [];
     scheduleCluster = makeKubeCluster({
-      kubeConfig: throttledKc,
+      connection: makeKubeHttp(makeKubeAccess(throttled)),
       logger: makeLogger({}, { level: 'debug', sink: (line) => kubeLines.push(JSON.parse(line)) }),
       callTimeoutMs: 15_000,
     });
@@ -755,7 +754,7 @@ describe('throttling storm', () => {
     // that waited for their slowest request left seats free for whole moments, and Flotilla's
     // calls could all pass).
     const neighbour = makeKubeCluster({
-      kubeConfig: throttledKc,
+      connection: makeKubeHttp(makeKubeAccess(throttled)),
       logger: makeLogger({}, { sink: () => undefined }),
     });
     let storming = true;

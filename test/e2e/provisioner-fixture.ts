@@ -205,7 +205,7 @@ export class ProvisionerE2E {
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     const cluster = makeKubeCluster({
-      kubeConfig: cube.controllerKubeConfig,
+      connection: cube.controllerConnection(),
       logger: silentLogger,
       callTimeoutMs: 15_000,
     });

@@ -129,7 +129,7 @@ async function webPods() {
 }
 
 async function claims() {
-  const cluster = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+  const cluster = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   return (await cluster.nodeClaims()).items.filter((c) => c.nodePoolName === 'default');
 }
 
@@ -214,7 +214,7 @@ afterAll(async () => {
       name: 'default',
     })
     .catch(() => undefined);
-  const cluster = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+  const cluster = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   const terminationAws = awsConfigAs(server, 'termination');
   await terminateThroughFlotilla(
     {

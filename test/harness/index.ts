@@ -1,5 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { makeKubeConfig } from '../../shared/adapters/kube/kube-config.ts';
+import { makeKubeHttp, type RawApi } from '../../shared/adapters/kube/http.ts';
+import { makeKubeAccess } from '../../shared/adapters/kube/kube-config.ts';
+import { loadKubeConfig } from '../../shared/adapters/kube/raw.ts';
 import { type KubeCluster, startKube } from './kube/cluster.ts';
 import { UserKubeConfig } from './kube/guard.ts';
 import { sharedService } from './services.ts';
@@ -17,6 +19,11 @@ export interface Kube extends KubeCluster {
   readonly userKubeConfig: KubeConfig;
   /** `flotilla-controller` in the `flotilla:controller` group, bound by the rendered RBAC: Flotilla's Lambdas. */
   readonly controllerKubeConfig: KubeConfig;
+  /**
+   * A new connection as `flotilla-controller`, made from its kubeconfig as the Lambdas make theirs
+   * (`makeKubeAccess`), for Flotilla's kube adapter (`makeKubeCluster`).
+   */
+  controllerConnection(): RawApi;
   /** The shim's ServiceAccount, bound by the rendered RBAC. */
   readonly shimKubeConfig: KubeConfig;
   /**
@@ -40,12 +47,14 @@ export async function kube(): Promise<Kube> {
     ...cluster,
     userKubeConfig,
     controllerKubeConfig: load(cluster.controllerKubeconfigPath),
+    controllerConnection: () =>
+      makeKubeHttp(makeKubeAccess({ kind: 'file', path: cluster.controllerKubeconfigPath })),
     shimKubeConfig: load(cluster.shimKubeconfigPath),
     karpenterKubeConfig: load(cluster.userKubeconfigPath),
   };
 }
 
-/** A Flotilla identity's configuration, made as the Lambdas make theirs. */
+/** A Flotilla identity's client-node configuration, for a test's own checks of what it may do. */
 function load(file: string): KubeConfig {
-  return makeKubeConfig({ kind: 'file', path: file });
+  return loadKubeConfig(file);
 }

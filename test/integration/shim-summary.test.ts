@@ -45,7 +45,7 @@ beforeAll(async () => {
     async () => (await core.readNamespacedServiceAccount({ namespace, name: 'default' })) && true,
     { timeoutMs: 30_000 },
   );
-  controller = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+  controller = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   summaries = makeS3SummarySource({
     s3: new S3Client({ ...awsConfigAs(server, 'provisioner'), forcePathStyle: true }),
     bucket: STACK_NAMES.summaryBucket,

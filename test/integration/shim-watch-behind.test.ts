@@ -72,7 +72,7 @@ afterAll(async () => {
   await core?.deleteNamespace({ name: namespace }).catch(() => undefined);
   await core?.deleteNode({ name: nodeName }).catch(() => undefined);
   // Its finalizer keeps it, deleting, until a termination sweep finds no instance of it.
-  await makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger })
+  await makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger })
     .deleteNodeClaim(claimName)
     .catch(() => undefined);
 });
@@ -82,7 +82,7 @@ it('keeps its summary current while nothing changes for minutes', async () => {
   const quiet = summaryCluster(
     server,
     'provisioner',
-    makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger }),
+    makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger }),
     silentLogger,
   );
   const stale: number[] = [];
@@ -97,7 +97,7 @@ it('keeps its summary current while nothing changes for minutes', async () => {
 }, 300_000);
 
 it('marks its summary stale once its watches fall behind, though lines keep arriving', async () => {
-  const controller = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+  const controller = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   const lambda = summaryCluster(server, 'provisioner', controller, silentLogger);
   await waitFor(
     'a summary the provisioner reads',

@@ -1,10 +1,3 @@
-import {
-  type ConfigurationOptions,
-  Observable,
-  type ObservableMiddleware,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
 import { type ClusterApiError, ClusterConflictError, toClusterError } from './errors.ts';
 
 /** Runs at most `limit` tasks at once; the rest wait in order. */
@@ -32,27 +25,6 @@ export function makeLimiter(limit: number): Limiter {
       }
     },
   };
-}
-
-/** Per-request options that abort the HTTP request after `timeoutMs`. */
-export function timeoutOptions(timeoutMs: number): ConfigurationOptions<ObservableMiddleware> {
-  return {
-    middleware: [
-      {
-        pre: (request) => {
-          request.setSignal(AbortSignal.timeout(timeoutMs));
-          return new Observable(Promise.resolve(request));
-        },
-        post: (response) => new Observable(Promise.resolve(response)),
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
-}
-
-/** Timeout plus the merge-patch content type. */
-export function mergePatchOptions(timeoutMs: number): ConfigurationOptions<ObservableMiddleware> {
-  return setHeaderOptions('Content-Type', PatchStrategy.MergePatch, timeoutOptions(timeoutMs));
 }
 
 /** How API calls that the API server could not answer for now are retried. */
@@ -94,20 +66,12 @@ export interface CallOptions {
 /** Bounds, timeout, retries and error translation for every API call the adapter makes. */
 export interface Caller {
   /**
-   * Runs `call` under the concurrency bound with a timeout; 429 (after its Retry-After), 500, 502,
+   * Runs `call` under the concurrency bound with a timeout (the signal it is given aborts the
+   * attempt after the caller's timeout); 429 (after its Retry-After), 500, 502,
    * 503, 504, timeouts and dropped connections are retried with backoff and jitter within the
    * deadline; errors become ClusterApiError.
    */
-  call<T>(
-    operation: string,
-    call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
-    options?: CallOptions,
-  ): Promise<T>;
-  /** Same, with the merge-patch content type. */
-  patch<T>(
-    operation: string,
-    call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
-  ): Promise<T>;
+  call<T>(operation: string, call: (signal: AbortSignal) => Promise<T>, options?: CallOptions): Promise<T>;
 }
 
 const RETRIED_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
@@ -127,14 +91,14 @@ export function makeCaller(limiter: Limiter, timeoutMs: number, retry: KubeRetry
   const wait = retry.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const wrap = async <T>(
     operation: string,
-    options: ConfigurationOptions<ObservableMiddleware>,
-    call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
+    call: (signal: AbortSignal) => Promise<T>,
     callOptions: CallOptions = {},
   ): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       let error: ClusterApiError;
       try {
-        return await limiter.run(() => call(options));
+        // The timeout starts when the call does, not while it waits for a slot.
+        return await limiter.run(() => call(AbortSignal.timeout(timeoutMs)));
       } catch (caught) {
         error = toClusterError(operation, caught);
       }
@@ -153,10 +117,7 @@ export function makeCaller(limiter: Limiter, timeoutMs: number, retry: KubeRetry
       await wait(delayMs);
     }
   };
-  return {
-    call: (operation, call, callOptions) => wrap(operation, timeoutOptions(timeoutMs), call, callOptions),
-    patch: (operation, call) => wrap(operation, mergePatchOptions(timeoutMs), call),
-  };
+  return { call: wrap };
 }
 
 /**

@@ -1,20 +1,13 @@
-import type {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  PolicyV1Api,
-  StorageV1Api,
-} from '@kubernetes/client-node';
 import { convertEach, KARPENTER_GROUP, KARPENTER_VERSION, NODE_OVERLAY_VERSION } from '../../apis/index.ts';
 import type { ValidationError } from '../../core/index.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { MetadataPatch, ReadResult } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { Caller } from './call.ts';
-import type { RawApi } from './raw.ts';
+import type { Caller, CallOptions } from './call.ts';
+import type { RawApi, RawRequest } from './http.ts';
 
 // What the parts of the kube Cluster (reads, custom-object writes, node and drain calls, events)
-// share: the API clients, the bounded caller, the options' values and a few helpers.
+// share: the connection to the API server, the bounded caller, the options' values and a few helpers.
 
 export type CustomResource = { group: string; version: string; plural: string };
 
@@ -47,13 +40,8 @@ export interface RawObject {
   status?: Record<string, unknown>;
 }
 
-/** The API clients and settings every part of the kube Cluster works with. */
+/** The connection and settings every part of the kube Cluster works with. */
 export interface KubeContext {
-  readonly core: CoreV1Api;
-  readonly apps: AppsV1Api;
-  readonly policy: PolicyV1Api;
-  readonly storage: StorageV1Api;
-  readonly custom: CustomObjectsApi;
   /** Every API call goes through it: concurrency bound, timeout, retries, error translation. */
   readonly api: Caller;
   readonly logger: Logger;
@@ -62,7 +50,7 @@ export interface KubeContext {
   readonly conflictAttempts: number;
   /** Page size of the paginated list calls (the pods of one node). */
   readonly pageSize: number;
-  /** JSON over HTTPS for the large reads (raw.ts). */
+  /** JSON over HTTPS to the API server (http.ts). */
   readonly raw: RawApi;
   /** A whole list is aborted after this long. */
   readonly listTimeoutMs: number;
@@ -72,6 +60,29 @@ export interface KubeContext {
   readonly listIdleTimeoutMs: number;
   /** Runs between the read and the write of every read-modify-write (a test seam). */
   readonly beforeWrite: (kind: string, name: string) => Promise<void>;
+}
+
+/** The content type of a JSON merge patch (RFC 7386). */
+export const MERGE_PATCH = 'application/merge-patch+json';
+
+/** One request through the bounded caller: its parsed answer, or the call's typed error. */
+export function send(
+  ctx: KubeContext,
+  operation: string,
+  request: Omit<RawRequest, 'signal'>,
+  options?: CallOptions,
+): Promise<unknown> {
+  return ctx.api.call(operation, (signal) => ctx.raw.request({ ...request, signal }), options);
+}
+
+/** A path segment: an object's name or namespace, encoded. */
+export const seg = (name: string): string => encodeURIComponent(name);
+
+/** The path of a cluster-scoped custom resource's collection, or of one object (and a subresource). */
+export function customPath(what: CustomResource, name?: string, subresource?: string): string {
+  const base = `/apis/${what.group}/${what.version}/${what.plural}`;
+  if (name === undefined) return base;
+  return `${base}/${seg(name)}${subresource === undefined ? '' : `/${subresource}`}`;
 }
 
 /** Every page of a list. */

@@ -12,13 +12,16 @@ import type { Cluster, ClusterNodeClaim, ConditionUpdate, MetadataPatch } from '
 import { retryOnConflict } from './call.ts';
 import {
   type CustomResource,
+  customPath,
   EC2NODECLASSES,
   type KubeContext,
+  MERGE_PATCH,
   metadataChange,
   NODECLAIMS,
   NODEOVERLAYS,
   NODEPOOLS,
   type RawObject,
+  send,
 } from './context.ts';
 import { ClusterConflictError, ClusterNotFoundError } from './errors.ts';
 
@@ -59,7 +62,20 @@ function rawNodeClaimStatus(claim: ClusterNodeClaim): RawObject {
 }
 
 export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
-  const { api, custom } = ctx;
+  /** A merge patch of a custom object (or of its status). */
+  const mergePatch = (
+    operation: string,
+    what: CustomResource,
+    name: string,
+    body: unknown,
+    status?: 'status',
+  ) =>
+    send(ctx, operation, {
+      method: 'PATCH',
+      path: customPath(what, name, status),
+      body,
+      contentType: MERGE_PATCH,
+    });
 
   /**
    * Read-modify-write of a custom object: reads it, then sends `write`'s patch with the read's
@@ -78,9 +94,10 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
     await retryOnConflict(ctx.conflictAttempts, async () => {
       const current =
         known ??
-        ((await api.call(`get ${kind} "${name}"`, (o) =>
-          custom.getClusterCustomObject({ ...what, name }, o),
-        )) as RawObject);
+        ((await send(ctx, `get ${kind} "${name}"`, {
+          method: 'GET',
+          path: customPath(what, name),
+        })) as RawObject);
       known = undefined;
       await ctx.beforeWrite(kind, name);
       await write(current);
@@ -100,18 +117,12 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
       kind,
       name,
       (current) =>
-        api.patch(`patch status of ${kind} "${name}"`, (o) =>
-          custom.patchClusterCustomObjectStatus(
-            {
-              ...what,
-              name,
-              body: {
-                metadata: { resourceVersion: current.metadata?.resourceVersion },
-                status: change(current),
-              },
-            },
-            o,
-          ),
+        mergePatch(
+          `patch status of ${kind} "${name}"`,
+          what,
+          name,
+          { metadata: { resourceVersion: current.metadata?.resourceVersion }, status: change(current) },
+          'status',
         ),
       asRead,
     );
@@ -129,18 +140,11 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
   ): Promise<void> {
     if (patch.addFinalizers === undefined && patch.removeFinalizers === undefined) {
       await ctx.beforeWrite(kind, name);
-      await api.patch(`patch ${kind} "${name}"`, (o) =>
-        custom.patchClusterCustomObject({ ...what, name, body: { metadata: metadataChange({}, patch) } }, o),
-      );
+      await mergePatch(`patch ${kind} "${name}"`, what, name, { metadata: metadataChange({}, patch) });
       return;
     }
     await readModifyWrite(what, kind, name, (current) =>
-      api.patch(`patch ${kind} "${name}"`, (o) =>
-        custom.patchClusterCustomObject(
-          { ...what, name, body: { metadata: metadataChange(current, patch) } },
-          o,
-        ),
-      ),
+      mergePatch(`patch ${kind} "${name}"`, what, name, { metadata: metadataChange(current, patch) }),
     );
   }
 
@@ -171,9 +175,11 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
   return {
     async createNodeClaim(claim) {
       try {
-        await api.call(`create nodeClaim "${claim.name}"`, (o) =>
-          custom.createClusterCustomObject({ ...NODECLAIMS, body: toNodeClaimManifest(claim) }, o),
-        );
+        await send(ctx, `create nodeClaim "${claim.name}"`, {
+          method: 'POST',
+          path: customPath(NODECLAIMS),
+          body: toNodeClaimManifest(claim),
+        });
         return true;
       } catch (error) {
         if (error instanceof ClusterConflictError) return false;
@@ -213,9 +219,10 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
 
     async deleteNodeClaim(name) {
       try {
-        await api.call(`delete nodeClaim "${name}"`, (o) =>
-          custom.deleteClusterCustomObject({ ...NODECLAIMS, name }, o),
-        );
+        await send(ctx, `delete nodeClaim "${name}"`, {
+          method: 'DELETE',
+          path: customPath(NODECLAIMS, name),
+        });
       } catch (error) {
         if (!(error instanceof ClusterNotFoundError)) throw error;
       }
@@ -250,21 +257,18 @@ export function makeKubeCustomWrites(ctx: KubeContext): KubeCustomWrites {
       });
       // A merge patch replaces lists whole; a profile no longer resolved, or reservations no
       // longer selected, are removed with null.
-      await api.patch(`patch status of ec2NodeClass "${name}"`, (o) =>
-        custom.patchClusterCustomObjectStatus(
-          {
-            ...EC2NODECLASSES,
-            name,
-            body: {
-              status: {
-                ...fields,
-                instanceProfile: status.instanceProfile ?? null,
-                capacityReservations: status.capacityReservations ?? null,
-              },
-            },
+      await mergePatch(
+        `patch status of ec2NodeClass "${name}"`,
+        EC2NODECLASSES,
+        name,
+        {
+          status: {
+            ...fields,
+            instanceProfile: status.instanceProfile ?? null,
+            capacityReservations: status.capacityReservations ?? null,
           },
-          o,
-        ),
+        },
+        'status',
       );
     },
 

@@ -1,4 +1,3 @@
-import { ApiException } from '@kubernetes/client-node';
 import {
   ClusterApiError,
   ClusterConflictError,
@@ -7,41 +6,30 @@ import {
 } from '../../ports/errors.ts';
 import { KubeHttpError } from './http.ts';
 
-// Translation of what @kubernetes/client-node and the raw client (http.ts) raise into the Cluster
-// port's errors.
+// Translation of what the API client (http.ts) raises into the Cluster port's errors.
 
 export { ClusterApiError, ClusterConflictError, ClusterNotFoundError, ClusterTimeoutError };
 
-/** HTTP status of an error thrown by @kubernetes/client-node, if it carries one. */
+/** HTTP status of an error the API client threw, if it carries one. */
 export function httpStatusOf(error: unknown): number | undefined {
-  if (error instanceof ApiException) return error.code;
+  if (error instanceof KubeHttpError) return error.code;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : undefined;
 }
 
-/** An HTTP answer of the API server: client-node's ApiException or the raw client's KubeHttpError. */
-function isHttpAnswer(error: unknown): error is { readonly body: unknown; readonly headers?: unknown } {
-  return error instanceof ApiException || error instanceof KubeHttpError;
+/** An HTTP answer of the API server. */
+function isHttpAnswer(error: unknown): error is KubeHttpError {
+  return error instanceof KubeHttpError;
 }
 
 /** The API server's own message (`Status.message`) or the error's first line. */
 export function detailOf(error: unknown): string {
   if (isHttpAnswer(error)) {
-    const body: unknown = error.body;
-    if (typeof body === 'string') {
-      try {
-        const parsed = JSON.parse(body) as { message?: unknown };
-        if (typeof parsed.message === 'string') return parsed.message;
-      } catch {
-        return body.slice(0, 300);
-      }
-    }
-    if (
-      typeof body === 'object' &&
-      body !== null &&
-      typeof (body as { message?: unknown }).message === 'string'
-    ) {
-      return (body as { message: string }).message;
+    try {
+      const parsed = JSON.parse(error.body) as { message?: unknown };
+      if (typeof parsed.message === 'string') return parsed.message;
+    } catch {
+      if (error.body !== '') return error.body.slice(0, 300);
     }
   }
   if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
@@ -68,8 +56,7 @@ export function toClusterError(operation: string, error: unknown): ClusterApiErr
 /** Seconds of a response's Retry-After header (the delay-seconds form the API server sends). */
 function retryAfterOf(error: unknown): number | undefined {
   if (!isHttpAnswer(error)) return undefined;
-  const headers = (error.headers ?? {}) as Record<string, string | undefined>;
-  const value = headers['retry-after'] ?? headers['Retry-After'];
+  const value = error.headers['retry-after'];
   const seconds = value === undefined ? Number.NaN : Number(value);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }

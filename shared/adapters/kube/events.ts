@@ -3,7 +3,7 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { KARPENTER_GROUP, KARPENTER_VERSION } from '../../apis/index.ts';
 import { type Cluster, eventDedupeKey } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
-import { EC2NODECLASSES, type KubeContext } from './context.ts';
+import { EC2NODECLASSES, type KubeContext, MERGE_PATCH, seg, send } from './context.ts';
 import {
   ClusterConflictError,
   ClusterNotFoundError,
@@ -34,7 +34,6 @@ export interface KubeEventOptions {
  * invocations.
  */
 export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cluster['recordEvent'] {
-  const { api, core } = ctx;
   const { component } = options;
   const dedupeMs = options.dedupeSeconds * 1000;
   // What this container recorded or saw recorded, by Event name: a repeat within its window costs
@@ -86,9 +85,11 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
     // Created first: a new Event (the usual case) costs one request; one that exists answers 409
     // and is then read, and counted when outside the dedupe window.
     try {
-      await api.call(`create event "${namespace}/${name}"`, (o) =>
-        core.createNamespacedEvent({ namespace, body }, o),
-      );
+      await send(ctx, `create event "${namespace}/${name}"`, {
+        method: 'POST',
+        path: `/api/v1/namespaces/${seg(namespace)}/events`,
+        body,
+      });
       remember(name, now.getTime());
       return;
     } catch (error) {
@@ -108,9 +109,10 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
     await retryOnConflict(ctx.conflictAttempts, async () => {
       let existing: CoreV1Event;
       try {
-        existing = await api.call(`get event "${namespace}/${name}"`, (o) =>
-          core.readNamespacedEvent({ namespace, name }, o),
-        );
+        existing = (await send(ctx, `get event "${namespace}/${name}"`, {
+          method: 'GET',
+          path: `/api/v1/namespaces/${seg(namespace)}/events/${seg(name)}`,
+        })) as CoreV1Event;
       } catch (error) {
         // Gone again since (it expired): the next occurrence creates it anew.
         if (error instanceof ClusterNotFoundError) return;
@@ -124,23 +126,19 @@ export function makeRecordEvent(ctx: KubeContext, options: KubeEventOptions): Cl
       }
       await ctx.beforeWrite('Event', name);
       // The resourceVersion makes the count exact: a concurrent bump conflicts and is retried.
-      await api.patch(`patch event "${namespace}/${name}"`, (o) =>
-        core.patchNamespacedEvent(
-          {
-            namespace,
-            name,
-            body: {
-              metadata: { resourceVersion: existing.metadata?.resourceVersion },
-              count: (existing.count ?? 1) + 1,
-              lastTimestamp: now,
-              // Dedupe values may leave the message out: the Event tells the latest.
-              type: event.type,
-              message,
-            },
-          },
-          o,
-        ),
-      );
+      await send(ctx, `patch event "${namespace}/${name}"`, {
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${seg(namespace)}/events/${seg(name)}`,
+        contentType: MERGE_PATCH,
+        body: {
+          metadata: { resourceVersion: existing.metadata?.resourceVersion },
+          count: (existing.count ?? 1) + 1,
+          lastTimestamp: now,
+          // Dedupe values may leave the message out: the Event tells the latest.
+          type: event.type,
+          message,
+        },
+      });
       remember(name, now.getTime());
     });
   };

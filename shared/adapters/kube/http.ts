@@ -120,14 +120,19 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
   let bytesOnWire = 0;
   let bytesDecoded = 0;
 
-  async function options(request: RawRequest): Promise<https.RequestOptions> {
+  async function options(request: RawRequest, payload?: string): Promise<https.RequestOptions> {
     const path = `${basePath}${requestPath(request)}`;
     const headers: Record<string, string> = {
       ...(await access.headers(request, `${server.origin}${path}`)),
       Accept: 'application/json',
       'Accept-Encoding': 'gzip',
     };
-    if (request.body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
+    if (payload !== undefined) {
+      headers['Content-Type'] = request.contentType ?? 'application/json';
+      // Node sends a DELETE's body unframed (no chunked encoding for that method): without its
+      // length, the API server would read it as the connection's next request.
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
     return {
       method: request.method,
       // An IPv6 address comes bracketed in a URL, and without brackets to the resolver.
@@ -217,8 +222,8 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
     },
 
     async request(request) {
-      const opts = await options(request);
       const payload = request.body === undefined ? undefined : JSON.stringify(request.body);
+      const opts = await options(request, payload);
       requests += 1;
       const { status, headers, text } = await new Promise<{
         status: number;

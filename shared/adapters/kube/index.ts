@@ -5,5 +5,6 @@ export {
   ClusterNotFoundError,
   ClusterTimeoutError,
 } from './errors.ts';
+export { type KubeAccess, makeKubeHttp, type RawApi } from './http.ts';
 export { type KubeClusterOptions, makeKubeCluster } from './kube-cluster.ts';
-export { type KubeConfigSource, makeKubeConfig, makeTokenCache, type TokenCache } from './kube-config.ts';
+export { type KubeConfigSource, makeKubeAccess, makeTokenCache, type TokenCache } from './kube-config.ts';

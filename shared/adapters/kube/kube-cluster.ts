@@ -1,11 +1,3 @@
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  PolicyV1Api,
-  StorageV1Api,
-} from '@kubernetes/client-node';
 import type { Clock } from '../../ports/clock.ts';
 import type { Cluster } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -13,13 +5,17 @@ import { type KubeRetryOptions, makeCaller, makeLimiter } from './call.ts';
 import type { KubeContext } from './context.ts';
 import { makeKubeCustomWrites } from './custom-writes.ts';
 import { makeRecordEvent } from './events.ts';
+import type { RawApi } from './http.ts';
 import { makeKubeNodeDrain } from './node-drain.ts';
-import { makeRawApi } from './raw.ts';
 import { makeKubeReads } from './reads.ts';
 
 /** Options of {@link makeKubeCluster}. */
 export interface KubeClusterOptions {
-  readonly kubeConfig: KubeConfig;
+  /**
+   * The API server, as the identity to act as: `makeKubeHttp(makeKubeAccess(…))` in the Lambdas,
+   * `makeRawApi(kubeConfig)` (raw.ts) on a @kubernetes/client-node KubeConfig elsewhere.
+   */
+  readonly connection: RawApi;
   readonly logger: Logger;
   /** @default the system clock */
   readonly clock?: Clock;
@@ -56,17 +52,11 @@ export interface KubeClusterOptions {
   readonly beforeWrite?: (kind: string, name: string) => Promise<void>;
 }
 
-/** The Cluster port over @kubernetes/client-node. */
+/** The Cluster port over the Kubernetes API. */
 export function makeKubeCluster(options: KubeClusterOptions): Cluster {
-  const kc = options.kubeConfig;
   const logger = options.logger;
   const component = options.component ?? 'flotilla';
   const ctx: KubeContext = {
-    core: kc.makeApiClient(CoreV1Api),
-    apps: kc.makeApiClient(AppsV1Api),
-    policy: kc.makeApiClient(PolicyV1Api),
-    storage: kc.makeApiClient(StorageV1Api),
-    custom: kc.makeApiClient(CustomObjectsApi),
     api: makeCaller(makeLimiter(options.maxConcurrentCalls ?? 8), options.callTimeoutMs ?? 10_000, {
       ...options.retry,
       onRetry: (retry) => logger.warn('kube call retried', { ...retry }),
@@ -75,7 +65,7 @@ export function makeKubeCluster(options: KubeClusterOptions): Cluster {
     clock: options.clock ?? { now: () => new Date() },
     conflictAttempts: options.conflictAttempts ?? 5,
     pageSize: options.pageSize ?? 500,
-    raw: makeRawApi(kc),
+    raw: options.connection,
     listTimeoutMs: options.listTimeoutMs ?? 60_000,
     callTimeoutMs: options.callTimeoutMs ?? 10_000,
     listIdleTimeoutMs: options.listIdleTimeoutMs ?? 30_000,

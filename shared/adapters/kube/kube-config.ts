@@ -1,12 +1,17 @@
-import { KubeConfig, type RequestContext, type User } from '@kubernetes/client-node';
 import type { Clock } from '../../ports/clock.ts';
 import { type Credentials, makeEksToken } from './eks-token.ts';
+import type { KubeAccess } from './http.ts';
+import { readKubeconfigFile } from './kubeconfig-file.ts';
+
+// How the Lambdas reach the API server, without @kubernetes/client-node (whose 2.3 MB of code
+// and dependencies were most of each bundle and of its cold start): an EKS token made from the
+// function's role, or a kubeconfig file in local runs and tests (kubeconfig-file.ts).
 
 /** How to reach the API server: a kubeconfig file (local runs, tests) or an EKS cluster (Lambda). */
 export type KubeConfigSource =
   | {
       readonly kind: 'file';
-      /** Path of the kubeconfig; @default the KUBECONFIG environment variable, then ~/.kube/config. */
+      /** Path of the kubeconfig; @default the KUBECONFIG environment variable. */
       readonly path?: string;
     }
   | {
@@ -27,21 +32,14 @@ export type KubeConfigSource =
       readonly makeToken?: typeof makeEksToken;
     };
 
-const EKS_USER = 'flotilla-eks';
-
-/** Builds the client configuration for either source; its clients reuse their connections. */
-export function makeKubeConfig(source: KubeConfigSource): KubeConfig {
-  const kc = new KubeConfig();
-  reuseConnections(kc);
+/** The address, TLS material and credentials of either source; tokens are made as they are needed. */
+export function makeKubeAccess(source: KubeConfigSource): KubeAccess {
   if (source.kind === 'file') {
-    if (source.path === undefined) kc.loadFromDefault();
-    else kc.loadFromFile(source.path);
-    return kc;
+    const file = source.path ?? process.env['KUBECONFIG'];
+    if (file === undefined || file === '')
+      throw new Error('no kubeconfig file given and KUBECONFIG is unset');
+    return readKubeconfigFile(file);
   }
-  kc.loadFromClusterAndUser(
-    { name: source.clusterName, server: source.endpoint, caData: source.caData, skipTLSVerify: false },
-    { name: EKS_USER },
-  );
   const tokens = makeTokenCache({
     clock: source.clock ?? { now: () => new Date() },
     refreshAfterMs: (source.refreshAfterSeconds ?? 600) * 1000,
@@ -54,32 +52,10 @@ export function makeKubeConfig(source: KubeConfigSource): KubeConfig {
         ...(source.stsEndpoint === undefined ? {} : { stsEndpoint: source.stsEndpoint }),
       }),
   });
-  kc.addAuthenticator({
-    isAuthProvider: (user: User) => user.name === EKS_USER,
-    applyAuthentication: async (_user, opts) => {
-      opts.headers = { ...opts.headers, Authorization: `Bearer ${await tokens.get()}` };
-    },
-  });
-  return kc;
-}
-
-/**
- * Makes every request of `kc`'s clients go through one connection pool. @kubernetes/client-node
- * (2.0) gives each request a new dispatcher of its own, so each request opened a TCP connection and
- * made a TLS handshake: a disruption pass of 2,000 requests opened 2,000 connections (`npm run
- * bench:scale`). The first dispatcher it makes is kept and handed to every later request; the
- * credentials are headers applied per request, and the TLS options (CA, client certificate) are
- * those of the kubeconfig, the same for every request.
- */
-function reuseConnections(kc: KubeConfig): void {
-  const apply = kc.applySecurityAuthentication.bind(kc);
-  let shared: ReturnType<RequestContext['getDispatcher']>;
-  kc.applySecurityAuthentication = async (context: RequestContext) => {
-    await apply(context);
-    const made = context.getDispatcher();
-    if (made === undefined) return;
-    if (shared === undefined) shared = made;
-    else if (made !== shared) context.setDispatcher(shared);
+  return {
+    server: new URL(source.endpoint),
+    tls: { ca: Buffer.from(source.caData, 'base64') },
+    headers: async () => ({ Authorization: `Bearer ${await tokens.get()}` }),
   };
 }
 

@@ -1,9 +1,18 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1PersistentVolumeClaimList, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { toDrainPod, toVolumeAttachment } from '../../apis/index.ts';
 import type { Taint } from '../../core/index.ts';
 import { type Cluster, mergeOwnerReferences } from '../../ports/cluster.ts';
 import { retryOnConflict } from './call.ts';
-import { convertAll, type KubeContext, listAll, metadataChange, type RawObject } from './context.ts';
+import {
+  convertAll,
+  type KubeContext,
+  listAll,
+  MERGE_PATCH,
+  metadataChange,
+  type RawObject,
+  seg,
+  send,
+} from './context.ts';
 import {
   ClusterApiError,
   ClusterConflictError,
@@ -18,13 +27,29 @@ export type KubeNodeDrain = Pick<
 >;
 
 export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
-  const { api, core, storage } = ctx;
   const limit = ctx.pageSize;
+  const nodePath = (name: string) => `/api/v1/nodes/${seg(name)}`;
+  const podPath = (pod: { namespace: string; name: string }) =>
+    `/api/v1/namespaces/${seg(pod.namespace)}/pods/${seg(pod.name)}`;
+
+  /** Every page of a paginated list. */
+  const pages = <T>(operation: string, path: string, query: Readonly<Record<string, string>>) =>
+    listAll<T>(ctx, operation, async (cont) => {
+      const page = (await send(ctx, operation, {
+        method: 'GET',
+        path,
+        query: { ...query, limit, ...(cont ? { continue: cont } : {}) },
+      })) as { items?: T[]; metadata?: { continue?: string } };
+      return { items: page.items ?? [], next: page.metadata?.continue };
+    });
 
   return {
     async patchNode(name, patch) {
       await retryOnConflict(ctx.conflictAttempts, async () => {
-        const current = await api.call(`get node "${name}"`, (o) => core.readNode({ name }, o));
+        const current = (await send(ctx, `get node "${name}"`, {
+          method: 'GET',
+          path: nodePath(name),
+        })) as V1Node;
         await ctx.beforeWrite('node', name);
         const same = (a: Taint, b: { key: string; effect: string }) =>
           a.key === b.key && a.effect === b.effect;
@@ -50,19 +75,18 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
           },
           ...(taintsChange ? { spec: { taints } } : {}),
         };
-        await api.patch(`patch node "${name}"`, (o) => core.patchNode({ name, body }, o));
+        await send(ctx, `patch node "${name}"`, {
+          method: 'PATCH',
+          path: nodePath(name),
+          body,
+          contentType: MERGE_PATCH,
+        });
       });
     },
 
     async podsOnNode(nodeName) {
-      const pods = await listAll<V1Pod>(ctx, `list pods on node "${nodeName}"`, async (cont) => {
-        const list = await api.call(`list pods on node "${nodeName}"`, (o) =>
-          core.listPodForAllNamespaces(
-            { fieldSelector: `spec.nodeName=${nodeName}`, limit, ...(cont ? { _continue: cont } : {}) },
-            o,
-          ),
-        );
-        return { items: list.items, next: list.metadata?._continue };
+      const pods = await pages<V1Pod>(`list pods on node "${nodeName}"`, '/api/v1/pods', {
+        fieldSelector: `spec.nodeName=${nodeName}`,
       });
       const claimVolumes = new Map<string, string>();
       const namespaces = new Set(
@@ -71,10 +95,11 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
           .map((p) => p.metadata?.namespace ?? ''),
       );
       for (const namespace of namespaces) {
-        const claims = await api.call(`list persistentvolumeclaims in "${namespace}"`, (o) =>
-          core.listNamespacedPersistentVolumeClaim({ namespace }, o),
-        );
-        for (const c of claims.items) {
+        const claims = (await send(ctx, `list persistentvolumeclaims in "${namespace}"`, {
+          method: 'GET',
+          path: `/api/v1/namespaces/${seg(namespace)}/persistentvolumeclaims`,
+        })) as V1PersistentVolumeClaimList;
+        for (const c of claims.items ?? []) {
           if (c.spec?.volumeName)
             claimVolumes.set(`${namespace}/${c.metadata?.name ?? ''}`, c.spec.volumeName);
         }
@@ -85,22 +110,19 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
     async evictPod(pod) {
       const operation = `evict pod "${pod.namespace}/${pod.name}"`;
       try {
-        await api.call(
+        await send(
+          ctx,
           operation,
-          (o) =>
-            core.createNamespacedPodEviction(
-              {
-                name: pod.name,
-                namespace: pod.namespace,
-                body: {
-                  apiVersion: 'policy/v1',
-                  kind: 'Eviction',
-                  metadata: { name: pod.name, namespace: pod.namespace },
-                  deleteOptions: { preconditions: { uid: pod.uid } },
-                },
-              },
-              o,
-            ),
+          {
+            method: 'POST',
+            path: `${podPath(pod)}/eviction`,
+            body: {
+              apiVersion: 'policy/v1',
+              kind: 'Eviction',
+              metadata: { name: pod.name, namespace: pod.namespace },
+              deleteOptions: { preconditions: { uid: pod.uid } },
+            },
+          },
           // A PodDisruptionBudget that allows no disruption answers 429: the drain waits on it.
           { tooManyRequestsIsAnswer: true },
         );
@@ -125,17 +147,12 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
 
     async deletePod(pod, gracePeriodSeconds) {
       try {
-        await api.call(`delete pod "${pod.namespace}/${pod.name}"`, (o) =>
-          core.deleteNamespacedPod(
-            {
-              name: pod.name,
-              namespace: pod.namespace,
-              gracePeriodSeconds,
-              body: { gracePeriodSeconds, preconditions: { uid: pod.uid } },
-            },
-            o,
-          ),
-        );
+        await send(ctx, `delete pod "${pod.namespace}/${pod.name}"`, {
+          method: 'DELETE',
+          path: podPath(pod),
+          query: { gracePeriodSeconds },
+          body: { gracePeriodSeconds, preconditions: { uid: pod.uid } },
+        });
       } catch (error) {
         if (error instanceof ClusterNotFoundError || error instanceof ClusterConflictError) return;
         throw error;
@@ -143,12 +160,11 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
     },
 
     async volumeAttachments(nodeName) {
-      const raws = await listAll(ctx, 'list volumeattachments', async (cont) => {
-        const l = await api.call('list volumeattachments', (o) =>
-          storage.listVolumeAttachment({ limit, ...(cont ? { _continue: cont } : {}) }, o),
-        );
-        return { items: l.items, next: l.metadata?._continue };
-      });
+      const raws = await pages<V1VolumeAttachment>(
+        'list volumeattachments',
+        '/apis/storage.k8s.io/v1/volumeattachments',
+        {},
+      );
       // A malformed attachment is skipped and logged; the drain goes on with the others.
       return convertAll(
         ctx,
@@ -160,7 +176,7 @@ export function makeKubeNodeDrain(ctx: KubeContext): KubeNodeDrain {
 
     async deleteNode(name) {
       try {
-        await api.call(`delete node "${name}"`, (o) => core.deleteNode({ name }, o));
+        await send(ctx, `delete node "${name}"`, { method: 'DELETE', path: nodePath(name) });
       } catch (error) {
         if (!(error instanceof ClusterNotFoundError)) throw error;
       }

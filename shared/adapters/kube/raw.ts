@@ -1,4 +1,4 @@
-import { type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { makeKubeHttp, type RawApi } from './http.ts';
 
 export {
@@ -11,6 +11,39 @@ export {
   type RawStats,
   requestPath,
 } from './http.ts';
+
+// The bridge from a @kubernetes/client-node KubeConfig, for `flotilla explain` on a user's machine
+// (whose kubeconfig may authenticate by running a command, as `aws eks get-token`, which the Lambdas'
+// own reader, kubeconfig-file.ts, does not do) and for tests that act as a recording or throttled
+// identity. The Lambdas do without it (kube-config.ts).
+
+/** The kubeconfig at `path` (@default KUBECONFIG, then ~/.kube/config); its clients share connections. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  reuseConnections(kc);
+  if (path === undefined) kc.loadFromDefault();
+  else kc.loadFromFile(path);
+  return kc;
+}
+
+/**
+ * Makes every request of `kc`'s clients go through one connection pool. @kubernetes/client-node
+ * (2.0) gives each request a new dispatcher of its own, so each request opened a TCP connection and
+ * made a TLS handshake. The first dispatcher it makes is kept and handed to every later request;
+ * the credentials are headers applied per request, and the TLS options (CA, client certificate) are
+ * those of the kubeconfig, the same for every request.
+ */
+function reuseConnections(kc: KubeConfig): void {
+  const apply = kc.applySecurityAuthentication.bind(kc);
+  let shared: ReturnType<RequestContext['getDispatcher']>;
+  kc.applySecurityAuthentication = async (context: RequestContext) => {
+    await apply(context);
+    const made = context.getDispatcher();
+    if (made === undefined) return;
+    if (shared === undefined) shared = made;
+    else if (made !== shared) context.setDispatcher(shared);
+  };
+}
 
 /**
  * A RawApi (http.ts) for a client-node KubeConfig's current cluster and user: TLS material read

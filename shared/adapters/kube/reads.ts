@@ -23,13 +23,15 @@ import { makeVersionedConversions } from '../../apis/versioned-conversions.ts';
 import { Label, type Labels } from '../../core/index.ts';
 import { type BoundPod, type Cluster, type ClusterNode, toNodeInfo } from '../../ports/cluster.ts';
 import {
-  type CustomResource,
   convertAll,
+  customPath,
   EC2NODECLASSES,
   type KubeContext,
   NODECLAIMS,
   NODEOVERLAYS,
   NODEPOOLS,
+  seg,
+  send,
   warnSkipped,
 } from './context.ts';
 import { ClusterNotFoundError } from './errors.ts';
@@ -66,7 +68,7 @@ const NOT_FINISHED = 'status.phase!=Succeeded,status.phase!=Failed';
 // (pod-templates.ts), so the pods of one workload share their scheduling fields in memory.
 
 export function makeKubeReads(ctx: KubeContext): KubeReads {
-  const { api, core, custom } = ctx;
+  const { api } = ctx;
   // A warm container converts only the NodeClaims that changed since its last list.
   const claimConversions = makeVersionedConversions(toClusterNodeClaim);
 
@@ -101,8 +103,6 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
       const items: unknown[] = [];
       return { add: (item) => items.push(item), result: () => items };
     });
-
-  const customPath = (what: CustomResource) => `/apis/${what.group}/${what.version}/${what.plural}`;
 
   async function volumeIndex(): Promise<VolumeIndex> {
     const [claims, volumes, classes] = await Promise.all([
@@ -140,8 +140,11 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
 
   async function node(name: string): Promise<ClusterNode | undefined> {
     try {
-      const raw = await api.call(`get node "${name}"`, (o) => core.readNode({ name }, o));
-      return toClusterNode(raw, []);
+      const raw = await send(ctx, `get node "${name}"`, {
+        method: 'GET',
+        path: `/api/v1/nodes/${seg(name)}`,
+      });
+      return toClusterNode(raw as never, []);
     } catch (error) {
       if (error instanceof ClusterNotFoundError) return undefined;
       throw error;
@@ -267,9 +270,10 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
 
     async nodeClaim(name) {
       try {
-        const raw = await api.call(`get nodeClaim "${name}"`, (o) =>
-          custom.getClusterCustomObject({ ...NODECLAIMS, name }, o),
-        );
+        const raw = await send(ctx, `get nodeClaim "${name}"`, {
+          method: 'GET',
+          path: customPath(NODECLAIMS, name),
+        });
         return toClusterNodeClaim(raw);
       } catch (error) {
         if (error instanceof ClusterNotFoundError) return undefined;

@@ -6,7 +6,7 @@ import { dropMetrics } from '../../runtime/metrics-sink.ts';
 import { explainNode, type NodeExplanation } from '../../usecases/explain/node.ts';
 import { explainPod, type PodExplanation } from '../../usecases/explain/pod.ts';
 import { type CliIo, type Command, parseCommandArgs, parseSince, stringValue } from '../command.ts';
-import { connect, makeKubeConfig } from './connect.ts';
+import { connect, loadKubeConfig } from './connect.ts';
 import { type DecisionLookup, lastDecisions } from './logs.ts';
 import { renderDecisions, renderNodeExplanation, renderPodExplanation } from './render.ts';
 
@@ -115,7 +115,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
   let kc: KubeConfig;
   try {
     const path = stringValue(parsed, 'kubeconfig');
-    kc = makeKubeConfig(path === undefined ? { kind: 'file' } : { kind: 'file', path });
+    kc = loadKubeConfig(path);
   } catch (error) {
     return refuse(`cannot load the kubeconfig: ${error instanceof Error ? error.message : String(error)}`);
   }

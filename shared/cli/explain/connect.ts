@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { makeKubeCluster, makeKubeConfig } from '../../adapters/kube/index.ts';
+import { makeKubeCluster } from '../../adapters/kube/index.ts';
+import { loadKubeConfig, makeRawApi } from '../../adapters/kube/raw.ts';
 import {
   bundledCatalog,
   bundledCatalogRegions,
@@ -16,7 +17,7 @@ import { readOnlyCluster } from '../../usecases/explain/read-only.ts';
 // Where `flotilla explain` reads from: the kube adapter on the user's kubeconfig, behind the
 // read-only view (its writes throw), and the bundled catalog's prices for the region of the Nodes.
 
-export { makeKubeConfig };
+export { loadKubeConfig };
 
 /** What `explain` reads the cluster and the prices with: the kube adapter and the bundled catalog. */
 export interface ExplainSources {
@@ -29,7 +30,7 @@ export interface ExplainSources {
 export async function connect(kc: KubeConfig, region: string | undefined): Promise<ExplainSources> {
   const logger = makeLogger({}, { level: 'error', sink: () => {} });
   const cluster = readOnlyCluster(
-    makeKubeCluster({ kubeConfig: kc, logger, callTimeoutMs: 10_000, retry: { maxAttempts: 2 } }),
+    makeKubeCluster({ connection: makeRawApi(kc), logger, callTimeoutMs: 10_000, retry: { maxAttempts: 2 } }),
   );
   const regions = bundledCatalogRegions();
   let chosen = region;

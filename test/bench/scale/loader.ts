@@ -9,12 +9,15 @@ import {
 import { EC2Client, type Instance } from '@aws-sdk/client-ec2';
 import { PurgeQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { CONTROLLER_GROUP } from '../../../infra/manifests.ts';
 import { makeAwsCloud } from '../../../shared/adapters/aws/aws-cloud.ts';
 import { toCloudInstance } from '../../../shared/adapters/aws/instances.ts';
-import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import {
+  makeKubeAccess,
+  makeKubeCluster,
+  makeKubeHttp as makeKubeConnection,
+} from '../../../shared/adapters/kube/index.ts';
 import { toQuantityMap } from '../../../shared/apis/index.ts';
 import {
   computeAllocatable,
@@ -124,21 +127,6 @@ export interface LoadedCluster {
   stop(): Promise<void>;
 }
 
-/**
- * The controller's kubeconfig for set-up, with one connection pool: client-node builds a new
- * undici Agent (a new TLS connection) for every request, which makes thousands of set-up writes
- * slow. The Lambdas themselves run client-node as it is.
- */
-class PooledKubeConfig extends KubeConfig {
-  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
-
-  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await super.applySecurityAuthentication(context);
-    this.dispatcher ??= context.getDispatcher();
-    if (this.dispatcher !== undefined) context.setDispatcher(this.dispatcher);
-  }
-}
-
 /** Starts the control plane of one size in its own folder; its daemons are stopped by `stop`. */
 async function startControlPlane(label: string): Promise<{ dir: string; kube: KubeCluster }> {
   const top = runDir();
@@ -204,10 +192,8 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
 
   const { dir, kube } = await phase('control plane', () => startControlPlane(label));
   admin = makeKubeHttp(kube.userKubeconfigPath, { guarded: true });
-  const controllerConfig = new PooledKubeConfig();
-  controllerConfig.loadFromFile(kube.controllerKubeconfigPath);
   const controller = makeKubeCluster({
-    kubeConfig: controllerConfig,
+    connection: makeKubeConnection(makeKubeAccess({ kind: 'file', path: kube.controllerKubeconfigPath })),
     logger: silentLogger,
     maxConcurrentCalls: 32,
     callTimeoutMs: 60_000,

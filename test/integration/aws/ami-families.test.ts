@@ -125,7 +125,7 @@ beforeAll(async () => {
   await resetMoto(server);
   custom = cube.userKubeConfig.makeApiClient(CustomObjectsApi);
   core = cube.userKubeConfig.makeApiClient(CoreV1Api);
-  cluster = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+  cluster = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   account = await setUpAccount(server, clock);
   // The two instance types the launches choose from, read as the catalog Lambda reads them (the
   // whole region's catalog is the catalog tests' subject, and slow to read).

@@ -12,6 +12,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { makeRawApi } from '../../../shared/adapters/kube/raw.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { ClusterContractSubject, ContractManifest } from '../../contract/cluster-contract.ts';
@@ -46,7 +47,7 @@ export async function kubeContractSubject(recorder: RecordingKubeConfig): Promis
   const storage = kc.makeApiClient(StorageV1Api);
   const clock = makeManualClock(new Date('2026-11-21T10:00:00Z'));
   const cluster = makeKubeCluster({
-    kubeConfig: controllerKc,
+    connection: makeRawApi(controllerKc),
     logger: makeLogger({}, { level: 'error', sink: () => undefined }),
     clock,
   });

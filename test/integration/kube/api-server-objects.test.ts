@@ -82,7 +82,7 @@ afterAll(async () => {
     .makeApiClient(CoreV1Api)
     .deleteNamespace({ name: NAMESPACE })
     .catch(() => undefined);
-  await makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger })
+  await makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger })
     .deleteNodeClaim(`objects-${id}-status`)
     .catch(() => undefined);
 });
@@ -225,7 +225,7 @@ describe('converters accept what the API server accepts', () => {
 
   it('NodeClaim status: every status the API server admits converts', async () => {
     const name = `objects-${id}-status`;
-    const cluster = makeKubeCluster({ kubeConfig: cube.controllerKubeConfig, logger: silentLogger });
+    const cluster = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
     await cluster.createNodeClaim({
       name,
       nodePool: { name: 'default', uid: '00000000-0000-0000-0000-000000000000' },

@@ -37,7 +37,7 @@ beforeAll(async () => {
   kc = cube.userKubeConfig;
   core = kc.makeApiClient(CoreV1Api);
   cluster = makeKubeCluster({
-    kubeConfig: cube.controllerKubeConfig,
+    connection: cube.controllerConnection(),
     logger: makeLogger({}, { level: 'error', sink: () => {} }),
     callTimeoutMs: 15_000,
   });

@@ -1,6 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { makeKubeAccess, makeKubeCluster, makeKubeHttp } from '../../../shared/adapters/kube/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { reconcileLifecycle } from '../../../shared/usecases/lifecycle/lifecycle.ts';
 import { quietMetrics } from '../../fixtures/metrics.ts';
@@ -26,12 +25,16 @@ afterAll(() => unthrottle());
 
 describe('Flotilla against a throttling API server', () => {
   it('completes its passes, retrying the requests the API server rejected with 429', async () => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(cube.throttledKubeconfigPath);
     const lines: Record<string, unknown>[] = [];
     const logger = makeLogger({}, { level: 'debug', sink: (line) => lines.push(JSON.parse(line)) });
     // Three invocations at once, each with its own client, as concurrent Lambdas would be.
-    const clusters = [1, 2, 3].map(() => makeKubeCluster({ kubeConfig, logger, maxConcurrentCalls: 8 }));
+    const clusters = [1, 2, 3].map(() =>
+      makeKubeCluster({
+        connection: makeKubeHttp(makeKubeAccess({ kind: 'file', path: cube.throttledKubeconfigPath })),
+        logger,
+        maxConcurrentCalls: 8,
+      }),
+    );
     const rejected = () =>
       lines.filter((l) => l['message'] === 'kube call retried' && l['httpStatus'] === 429).length;
 

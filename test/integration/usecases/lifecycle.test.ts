@@ -212,11 +212,17 @@ async function createClaimFor(
 }
 
 beforeAll(async () => {
-  ({ userKubeConfig: kc, controllerKubeConfig: controllerKc } = await kube());
+  const cube = await kube();
+  ({ userKubeConfig: kc, controllerKubeConfig: controllerKc } = cube);
   core = kc.makeApiClient(CoreV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
   cluster = recording(
-    makeKubeCluster({ kubeConfig: controllerKc, logger, maxConcurrentCalls: 4, callTimeoutMs: 15_000 }),
+    makeKubeCluster({
+      connection: cube.controllerConnection(),
+      logger,
+      maxConcurrentCalls: 4,
+      callTimeoutMs: 15_000,
+    }),
   );
   cloud = makeMemoryCloud({
     clock: systemClock,

@@ -62,7 +62,10 @@ beforeAll(async () => {
   custom = user.makeApiClient(CustomObjectsApi);
   core = user.makeApiClient(CoreV1Api);
   controller = cube.controllerKubeConfig;
-  cluster = makeKubeCluster({ kubeConfig: controller, logger: makeLogger({}, { sink: () => {} }) });
+  cluster = makeKubeCluster({
+    connection: cube.controllerConnection(),
+    logger: makeLogger({}, { sink: () => {} }),
+  });
 });
 
 beforeEach(async () => {

@@ -1,6 +1,8 @@
-import type https from 'node:https';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeKubeConfig, makeTokenCache } from '../../../shared/adapters/kube/kube-config.ts';
+import { makeKubeAccess, makeTokenCache } from '../../../shared/adapters/kube/kube-config.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 
 describe('makeTokenCache', () => {
@@ -41,11 +43,11 @@ describe('makeTokenCache', () => {
   });
 });
 
-describe('makeKubeConfig', () => {
-  it('for EKS, sends a bearer token that is refreshed after ten minutes', async () => {
+describe('makeKubeAccess', () => {
+  it('for EKS, sends a bearer token that is refreshed after ten minutes, and trusts the cluster CA', async () => {
     const clock = makeManualClock(new Date('2026-01-01T00:00:00Z'));
     const signedAt: (Date | undefined)[] = [];
-    const kc = makeKubeConfig({
+    const access = makeKubeAccess({
       kind: 'eks',
       clusterName: 'prod',
       region: 'us-west-2',
@@ -58,12 +60,11 @@ describe('makeKubeConfig', () => {
         return `k8s-aws-v1.${options.clusterName}-${signedAt.length}`;
       },
     });
-    const header = async () => {
-      const opts: https.RequestOptions = {};
-      await kc.applyToHTTPSOptions(opts);
-      return (opts.headers as Record<string, string> | undefined)?.['Authorization'];
-    };
-    expect(kc.getCurrentCluster()?.server).toBe('https://ABC.gr7.us-west-2.eks.amazonaws.com');
+    const header = async () =>
+      (await access.headers({ method: 'GET', path: '/api' }, `${access.server.origin}/api`))['Authorization'];
+    expect(access.server.href).toBe('https://abc.gr7.us-west-2.eks.amazonaws.com/');
+    expect(String(access.tls.ca)).toBe('not a real CA');
+    expect(signedAt).toEqual([]);
     expect(await header()).toBe('Bearer k8s-aws-v1.prod-1');
     clock.advance(9 * 60_000);
     expect(await header()).toBe('Bearer k8s-aws-v1.prod-1');
@@ -73,5 +74,83 @@ describe('makeKubeConfig', () => {
       '2026-01-01T00:00:00.000Z',
       '2026-01-01T00:10:00.000Z',
     ]);
+  });
+});
+
+describe('makeKubeAccess from a kubeconfig file', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-'));
+  const write = (
+    name: string,
+    user: string,
+    cluster = '    server: https://127.0.0.1:6443\n    certificate-authority: ca.crt',
+  ) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: here',
+        'contexts:',
+        '- name: other',
+        '  context: { cluster: far, user: far }',
+        '- name: here',
+        '  context: { cluster: near, user: me }',
+        'clusters:',
+        '- name: far',
+        '  cluster: { server: https://far.example }',
+        '- name: near',
+        '  cluster:',
+        cluster,
+        'users:',
+        '- name: far',
+        '  user: { token: far-token }',
+        '- name: me',
+        '  user:',
+        user,
+        '',
+      ].join('\n'),
+    );
+    return file;
+  };
+  fs.writeFileSync(path.join(dir, 'ca.crt'), 'the CA');
+  fs.writeFileSync(path.join(dir, 'token'), 'file-token\n');
+  fs.writeFileSync(path.join(dir, 'client.crt'), 'the cert');
+  const auth = async (file: string) =>
+    (await makeKubeAccess({ kind: 'file', path: file }).headers({ method: 'GET', path: '/' }, ''))[
+      'Authorization'
+    ];
+
+  it("reads the current context's server, CA (relative to the file) and token", async () => {
+    const file = write('token.yaml', '    token: inline-token');
+    const access = makeKubeAccess({ kind: 'file', path: file });
+    expect(access.server.href).toBe('https://127.0.0.1:6443/');
+    expect(String(access.tls.ca)).toBe('the CA');
+    expect(await auth(file)).toBe('Bearer inline-token');
+    expect(await auth(write('token-file.yaml', '    tokenFile: token'))).toBe('Bearer file-token');
+  });
+
+  it('takes a client certificate and key, as files or data, and CA data', async () => {
+    const file = write(
+      'cert.yaml',
+      `    client-certificate: client.crt\n    client-key-data: ${Buffer.from('the key').toString('base64')}`,
+      `    server: https://127.0.0.1:6443\n    certificate-authority-data: ${Buffer.from('inline CA').toString('base64')}`,
+    );
+    const access = makeKubeAccess({ kind: 'file', path: file });
+    expect([String(access.tls.cert), String(access.tls.key), String(access.tls.ca)]).toEqual([
+      'the cert',
+      'the key',
+      'inline CA',
+    ]);
+    expect(await auth(file)).toBeUndefined();
+  });
+
+  it('refuses a user it cannot authenticate as, naming how that user authenticates', () => {
+    const exec = write('exec.yaml', '    exec: { command: aws, args: [eks, get-token] }');
+    expect(() => makeKubeAccess({ kind: 'file', path: exec })).toThrow(/authenticates with exec/);
+    const none = write('none.yaml', '    {}');
+    expect(() => makeKubeAccess({ kind: 'file', path: none })).toThrow(/no credentials/);
+    const half = write('half.yaml', '    client-certificate: client.crt');
+    expect(() => makeKubeAccess({ kind: 'file', path: half })).toThrow(/without the other/);
   });
 });

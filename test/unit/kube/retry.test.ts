@@ -1,14 +1,14 @@
-import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { makeCaller, makeLimiter } from '../../../shared/adapters/kube/call.ts';
 import { ClusterApiError, ClusterNotFoundError } from '../../../shared/adapters/kube/errors.ts';
+import { KubeHttpError } from '../../../shared/adapters/kube/http.ts';
 
-// The retry policy of the Kubernetes adapter, with the answers an API server gives as the client
-// library raises them. That the adapter really gets through a throttling API server is shown on
+// The retry policy of the Kubernetes adapter, with the answers an API server gives as the adapter's
+// HTTP client raises them. That the adapter really gets through a throttling API server is shown on
 // the harness's kube-apiserver (test/integration/kube/throttling.test.ts).
 
 const answer = (code: number, headers: Record<string, string> = {}) =>
-  new ApiException(code, `HTTP ${code}`, JSON.stringify({ message: `answer ${code}` }), headers);
+  new KubeHttpError(code, `HTTP ${code}`, JSON.stringify({ message: `answer ${code}` }), headers);
 
 function caller(options: { deadlineMs?: number; maxAttempts?: number } = {}) {
   const waits: number[] = [];

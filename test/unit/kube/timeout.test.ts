@@ -1,8 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterTimeoutError, makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { ClusterTimeoutError, makeKubeCluster, makeKubeHttp } from '../../../shared/adapters/kube/index.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 
 // A loopback server that accepts requests and never answers: each call must give up on its own.
@@ -22,10 +21,8 @@ afterAll(async () => {
 
 describe('call timeout', () => {
   it('aborts a call the API server does not answer and says which call', async () => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromClusterAndUser({ name: 'hang', server: url, skipTLSVerify: true }, { name: 'nobody' });
     const cluster = makeKubeCluster({
-      kubeConfig,
+      connection: makeKubeHttp({ server: new URL(url), tls: {}, headers: async () => ({}) }),
       logger: makeLogger({}, { sink: () => {} }),
       callTimeoutMs: 200,
       listIdleTimeoutMs: 200,
