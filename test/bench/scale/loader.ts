@@ -101,7 +101,16 @@ const LEASE_RENEW_MS = 25_000;
 /** Flow schemas counting Flotilla's own requests (same priority levels as without them). */
 export const FLOTILLA_FLOW_SCHEMAS = ['bench-flotilla-controller', 'bench-flotilla-shim'];
 const BENCH_NAMESPACE_LABEL = 'bench.flotilla.io/scale';
-export const PENDING_PODS = 100;
+/** Pods of the pending burst: SCALE_PENDING (e.g. 1000), @default 100. */
+export const PENDING_PODS = pendingPods(process.env['SCALE_PENDING']);
+
+function pendingPods(value: string | undefined): number {
+  if (value === undefined || value === '') return 100;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 10_000)
+    throw new Error(`SCALE_PENDING: "${value}" is not a whole number of pods from 1 to 10000`);
+  return count;
+}
 
 export interface LoadedCluster {
   readonly size: ScaleSize;
