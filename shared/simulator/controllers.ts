@@ -16,6 +16,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { DEFAULT_OPERATOR_SETTINGS, type OperatorSettings } from '../runtime/operator-settings.ts';
 import type { SchedulingPolicy } from '../runtime/scheduling-policy.ts';
 import type { MetricsSink } from '../usecases/decisions/decision.ts';
+import { makeConsolidationMemo } from '../usecases/disruption/consolidated.ts';
 import { setUpDisruption } from '../usecases/disruption/setup.ts';
 import { setUpGarbageCollector } from '../usecases/garbage-collection/setup.ts';
 import { handleInterruptionBatch } from '../usecases/interruption/driver.ts';
@@ -245,6 +246,8 @@ export function makeControllers(options: ControllersOptions): Controllers {
    * wait sleeps on virtual time as the provisioner's batching does; a launch request is the
    * message the Lambda sends the provisioner's queue, which runs the provisioner on the next tick.
    */
+  // Karpenter's consolidated memo, kept from pass to pass as a warm container keeps it.
+  const consolidationMemo = makeConsolidationMemo();
   const disruption: Controller = {
     name: 'disruption',
     async run(now) {
@@ -265,6 +268,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
           repackConsolidation: options.repackConsolidation === true,
           runawayGuard: options.runawayGuard !== false,
           nodeOverlay: gates.NodeOverlay,
+          consolidationMemo,
           ...solveOptions,
           ...(options.disruption === false ? { maxCommands: 0 } : {}),
         },

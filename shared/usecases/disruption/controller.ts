@@ -17,6 +17,7 @@ import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
 import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
+import { consolidationStateKey } from './consolidated.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
 import { expireNodeClaims } from './expiration.ts';
 import { progressCommands, removeStaleMarks } from './in-flight.ts';
@@ -364,6 +365,14 @@ class Pass {
       spotToSpotConsolidation: this.options.spotToSpotConsolidation === true,
       repackConsolidation: this.options.repackConsolidation === true,
       rolloutHeld: this.rolloutHeld,
+      ...(this.options.consolidationMemo === undefined
+        ? {}
+        : {
+            consolidated: {
+              memo: this.options.consolidationMemo,
+              state: consolidationStateKey({ state: this.state, claims: this.claims }),
+            },
+          }),
     });
     for (const look of next.looks) {
       this.warnBudgetProblems(look.budgets.problems);

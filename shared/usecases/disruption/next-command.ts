@@ -2,6 +2,7 @@ import { commandMoves } from './balanced.ts';
 import type { CandidateSet } from './candidates.ts';
 import { lookedAt, methodContextFor } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
+import type { ConsolidationMemo } from './consolidated.ts';
 import type {
   ConsolidationMove,
   DisruptionCandidate,
@@ -42,6 +43,12 @@ export interface NextCommandInput extends PassRead {
    * drift leave their candidates alone. @default none
    */
   readonly rolloutHeld?: ReadonlyMap<string, string>;
+  /**
+   * Karpenter's consolidated memo (consolidated.ts) and the state this call decides on
+   * (`consolidationStateKey`): a consolidation method that found nothing in the same state less
+   * than five minutes ago is not asked again. @default every method asked
+   */
+  readonly consolidated?: { readonly memo: ConsolidationMemo; readonly state: string };
 }
 
 /** What one method was asked and answered. */
@@ -103,7 +110,16 @@ export function nextCommand(input: NextCommandInput): NextCommand {
       const pool = c.nodePool.pool.name;
       if ((budgets.allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
     }
-    const commands = method.computeCommands(accepted, budgets.allowed, simulate, context);
+    const memoKey =
+      method.consolidation === undefined || input.consolidated === undefined
+        ? undefined
+        : consolidatedKey(input.consolidated.state, accepted, budgets.allowed);
+    const memo = input.consolidated?.memo;
+    const settled = memoKey !== undefined && memo?.isConsolidated(method.name, memoKey, nowMs) === true;
+    const commands = settled ? [] : method.computeCommands(accepted, budgets.allowed, simulate, context);
+    // As Karpenter: a look held back by a budget is not a look that found nothing.
+    if (memoKey !== undefined && !settled && commands.length === 0 && budgetBlocked.size === 0)
+      memo?.markConsolidated(method.name, memoKey, nowMs);
     looks.push({ method, accepted, budgets, budgetBlocked: [...budgetBlocked], commands });
     const [first] = commands;
     if (first !== undefined && method.consolidation !== undefined && first.candidates.length > 1) {
@@ -112,6 +128,17 @@ export function nextCommand(input: NextCommandInput): NextCommand {
     if (first !== undefined) firsts.push(first);
   }
   return { command: pickCommand(firsts, repack), looks, stays, moves };
+}
+
+/** A consolidation method's state: the pass's read, the candidates it accepts, what the budgets allow. */
+function consolidatedKey(
+  state: string,
+  accepted: readonly DisruptionCandidate[],
+  allowed: ReadonlyMap<string, number>,
+): string {
+  const names = accepted.map((c) => c.nodeClaim.name).join(',');
+  const budgets = [...allowed].map(([pool, n]) => `${pool}=${n}`).join(',');
+  return `${state}\n${names}\n${budgets}`;
 }
 
 /** Whether the methods asked so far already decide the command: no later method can change it. */

@@ -6,6 +6,7 @@ import type { LeaseStore } from '../../ports/lease.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { MetricsSink } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
+import type { ConsolidationMemo } from './consolidated.ts';
 import type { EffectPorts } from './effects.ts';
 
 // What a disruption pass works with and is asked to do (controller.ts runs it).
@@ -59,6 +60,11 @@ export interface DisruptionOptions {
    * alone, the first that has a command acting. @default false
    */
   readonly repackConsolidation?: boolean;
+  /**
+   * Karpenter's consolidated memo (consolidated.ts), kept from pass to pass by whoever runs them
+   * (setUpDisruption keeps one for its container). @default none: every method asked every pass
+   */
+  readonly consolidationMemo?: ConsolidationMemo;
   /**
    * Flotilla's runaway guard (the stack's `runawayGuard`): the empty nodes a pass reclaims count
    * towards a NodePool's launch back-off. False, as Karpenter has no guard. @default true

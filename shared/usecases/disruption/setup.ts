@@ -2,6 +2,7 @@ import { FlotillaError } from '../../core/errors.ts';
 import { describeTerminationRequest } from '../../ports/work-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { MetricsSink } from '../decisions/decision.ts';
+import { makeConsolidationMemo } from './consolidated.ts';
 import {
   type DisruptionOptions,
   type DisruptionPassResult,
@@ -27,10 +28,12 @@ export interface Disruption {
 }
 
 export function setUpDisruption(ports: DisruptionPorts, config: DisruptionConfig = {}): Disruption {
+  // One memo for the container's passes (the simulator keeps one for its whole run).
+  const consolidationMemo = config.consolidationMemo ?? makeConsolidationMemo();
   return {
     logger: ports.logger,
     metrics: ports.metrics,
-    pass: (holder) => disrupt(ports, { ...config, holder }),
+    pass: (holder) => disrupt(ports, { ...config, consolidationMemo, holder }),
   };
 }
 
