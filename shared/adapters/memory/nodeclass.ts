@@ -144,11 +144,19 @@ function placementGroupOf(
   };
 }
 
-/** User data that does not render for the class's family, reported as the AWS adapter reports it. */
-function userDataValidation(nodeClass: EC2NodeClass): Pick<NodeClassResolution, 'validation'> {
+/**
+ * User data that does not render for the class's family, reported as the AWS adapter reports it;
+ * rendered once per family, class and user data (`seen`), not on every pass that resolves the class.
+ */
+function userDataValidation(
+  nodeClass: EC2NodeClass,
+  seen: Map<string, ReturnType<typeof userDataProblem>>,
+): Pick<NodeClassResolution, 'validation'> {
   const family = nodeClassFamily(nodeClass.spec);
-  const problem =
-    family === undefined ? undefined : userDataProblem(family, nodeClass.name, nodeClass.spec.userData);
+  if (family === undefined) return {};
+  const key = JSON.stringify([family, nodeClass.name, nodeClass.spec.userData ?? null]);
+  if (!seen.has(key)) seen.set(key, userDataProblem(family, nodeClass.name, nodeClass.spec.userData));
+  const problem = seen.get(key);
   return problem === undefined ? {} : { validation: [problem] };
 }
 
@@ -161,6 +169,7 @@ function userDataValidation(nodeClass: EC2NodeClass): Pick<NodeClassResolution, 
  * checks it (it must render for the class's family).
  */
 export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOptions): NodeClassResolver {
+  const userDataSeen = new Map<string, ReturnType<typeof userDataProblem>>();
   const amisOf = (nodeClass: EC2NodeClass): readonly AmiStatus[] => {
     const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
     const version = alias === undefined ? undefined : VERSIONED_ALIAS.exec(alias)?.[1];
@@ -190,7 +199,7 @@ export function makeMemoryNodeClassResolver(options: MemoryNodeClassResolverOpti
           value: nodeClass.spec.instanceProfile ?? `flotilla-${nodeClass.name}`,
         },
         ...placementGroupOf(nodeClass, options.placementGroups ?? []),
-        ...userDataValidation(nodeClass),
+        ...userDataValidation(nodeClass, userDataSeen),
         ...(options.reservedCapacity === false ||
         (nodeClass.spec.capacityReservationSelectorTerms ?? []).length === 0
           ? {}
