@@ -345,6 +345,12 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
             'GET',
             '/api/v1/nodes',
           );
+          // A Lease renewed late lets kube-controller-manager mark a Node unreachable (16 of 5,000
+          // once on this machine), and only its kubelet's next status report takes that back.
+          const unreachable = nodes.body.items.some((n) =>
+            (n.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable'),
+          );
+          if (unreachable) await reportReady(admin);
           return nodes.body.items.every((n) =>
             (n.spec?.taints ?? []).every((t) => t.key === 'karpenter.sh/unregistered'),
           )
