@@ -78,8 +78,10 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
     .filter((x) => Number.isFinite(x.price))
     .sort((a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name));
   if (priced.length === 0) return undefined;
+  const prices = new Map<TType, number>();
+  for (const x of priced) prices.set(x.t, x.price);
   let oldCost = 0;
-  for (const c of group) oldCost += claimPrice(c, f);
+  for (const c of group) oldCost += claimPrice(c, f, prices);
   const vecs: Vec[] = [];
   const owners: { bin: Bin; i: number }[] = [];
   for (const c of group) {
@@ -112,6 +114,23 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
       if (remaining.has('nodes')) remaining.set('nodes', (remaining.get('nodes') ?? 0) + 1);
     }
   }
+  // Nodes with the same requests have the same candidates.
+  const zero = new Float64Array(ctx.size);
+  const fittingCache = new Map<string, { types: readonly TType[]; max: Vec }>();
+  const fitting = (used: Vec): { types: readonly TType[]; max: Vec } => {
+    const key = used.join(',');
+    let hit = fittingCache.get(key);
+    if (hit === undefined) {
+      const types = priced.map((x) => x.t).filter((t) => fits(used, zero, t.alloc));
+      const max = new Float64Array(ctx.size).fill(Number.NEGATIVE_INFINITY);
+      for (const t of types)
+        for (let d = 0; d < max.length; d++)
+          if ((t.alloc[d] as number) > (max[d] as number)) max[d] = t.alloc[d] as number;
+      hit = { types, max };
+      fittingCache.set(key, hit);
+    }
+    return hit;
+  };
   const bins = nodes.map((n, i) => {
     const firstOwner = owners[n.items[0] as number] as { bin: Bin; i: number };
     const seed = `${ctx.nowMs}/${template.pool.name}/${firstOwner.bin.pods[firstOwner.i]?.uid}/improved/${i}`;
@@ -135,13 +154,9 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
       bin.vecs.push(o.bin.vecs[o.i] as Vec);
       bin.movable += 1;
     }
-    const types = priced.map((x) => x.t).filter((t) => fits(n.used, zeroLike(n.used), t.alloc));
+    const { types, max } = fitting(n.used);
     bin.types = types;
-    const max = new Float64Array(ctx.size).fill(Number.NEGATIVE_INFINITY);
-    for (const t of types)
-      for (let d = 0; d < max.length; d++)
-        if ((t.alloc[d] as number) > (max[d] as number)) max[d] = t.alloc[d] as number;
-    bin.maxAlloc = max;
+    bin.maxAlloc = new Float64Array(max);
     if (remaining !== undefined) {
       if (remaining.has('nodes')) remaining.set('nodes', (remaining.get('nodes') ?? 0) - 1);
       ctx.limits.reserve(bin, types);
@@ -160,14 +175,10 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
 }
 
 /** What the plan launches the claim as: its cheapest candidate under its requirements. */
-function claimPrice(c: Bin, f: TypeFilter): number {
+function claimPrice(c: Bin, f: TypeFilter, prices: ReadonlyMap<TType, number>): number {
   let best = Number.POSITIVE_INFINITY;
-  for (const t of c.types) best = Math.min(best, cheapestPrice(t, f));
+  for (const t of c.types) best = Math.min(best, prices.get(t) ?? cheapestPrice(t, f));
   return best;
-}
-
-function zeroLike(v: Vec): Vec {
-  return new Float64Array(v.length);
 }
 
 /**
@@ -185,7 +196,7 @@ function repack(
 ): Node[] | undefined {
   // Identical requests form one shape; items of a shape are taken in their original order.
   const shapeOf = new Map<string, number>();
-  const shapes: { vec: Vec; items: number[]; next: number }[] = [];
+  const shapes: PackShape[] = [];
   vecs.forEach((v, i) => {
     const key = v.join(',');
     let s = shapeOf.get(key);
@@ -211,11 +222,8 @@ function repack(
   };
   const order = shapes
     .map((_, i) => i)
-    .sort(
-      (a, b) =>
-        sizeOf((shapes[b] as (typeof shapes)[number]).vec) -
-          sizeOf((shapes[a] as (typeof shapes)[number]).vec) || a - b,
-    );
+    .sort((a, b) => sizeOf((shapes[b] as PackShape).vec) - sizeOf((shapes[a] as PackShape).vec) || a - b);
+  const zero = new Float64Array(size);
   const rankTypes = (anchorVec: Vec): number[] => {
     const scored: { index: number; score: number }[] = [];
     priced.forEach(({ t, price }, index) => {
@@ -235,14 +243,13 @@ function repack(
   let sinceRanked = 0;
   let left = vecs.length;
   const nodes: Node[] = [];
-  const residual = new Float64Array(size);
-  const zero = new Float64Array(size);
+  const avail = shapes.map((sh) => sh.items.length);
+  // How a type fills from an anchor does not depend on the demand left, only on which shapes are
+  // still available: a fill that never ran out of any shape is the same while that stays so.
+  const fills = new Map<number, Fill>();
   while (left > 0) {
-    const anchor = order.find((s) => {
-      const sh = shapes[s] as (typeof shapes)[number];
-      return sh.next < sh.items.length;
-    }) as number;
-    const anchorVec = (shapes[anchor] as (typeof shapes)[number]).vec;
+    const anchor = order.find((s) => (avail[s] as number) > 0) as number;
+    const anchorVec = (shapes[anchor] as PackShape).vec;
     // Cheapest types per share of the remaining demand, among types that fit the anchor pod.
     // The demand mix drifts slowly, so the ranking is kept for a few nodes of the same anchor.
     if (anchor !== rankedFor || sinceRanked >= RERANK_EVERY) {
@@ -252,77 +259,134 @@ function repack(
     }
     sinceRanked += 1;
     if (ranked.length === 0) return undefined;
-    let best: { node: Node; efficiency: number; taken: number[] } | undefined;
+    let best: Fill | undefined;
+    let bestEfficiency = Number.POSITIVE_INFINITY;
     for (const index of ranked) {
-      const t = (priced[index] as { t: TType }).t;
-      const taken = new Array<number>(shapes.length).fill(0);
-      const used = new Float64Array(size);
-      for (let d = 0; d < size; d++) residual[d] = t.alloc[d] as number;
-      const items: number[] = [];
-      for (;;) {
-        let pick = items.length === 0 ? anchor : -1;
-        let pickScore = Number.NEGATIVE_INFINITY;
-        for (let s = 0; s < shapes.length && items.length > 0; s++) {
-          const sh = shapes[s] as (typeof shapes)[number];
-          if (sh.next + (taken[s] as number) >= sh.items.length || !fits(zero, sh.vec, residual)) continue;
-          let score = 0;
-          if (fill === 'largest') score = sizeOf(sh.vec);
-          else {
-            for (let d = 0; d < size; d++) {
-              const a = t.alloc[d] as number;
-              if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
-            }
-          }
-          if (score > pickScore) {
-            pickScore = score;
-            pick = s;
-          }
-        }
-        if (pick < 0) break;
-        const sh = shapes[pick] as (typeof shapes)[number];
-        // Largest first keeps picking the same shape while it fits: take them all at once.
-        let count = 1;
-        if (fill === 'largest' && items.length > 0) {
-          count = sh.items.length - sh.next - (taken[pick] as number);
-          for (let d = 0; d < size; d++) {
-            const need = sh.vec[d] as number;
-            if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
-          }
-        }
-        for (let k = 0; k < count; k++) {
-          items.push(sh.items[sh.next + (taken[pick] as number)] as number);
-          taken[pick] = (taken[pick] as number) + 1;
-          addInto(used, sh.vec);
-          for (let d = 0; d < size; d++) residual[d] = (residual[d] as number) - (sh.vec[d] as number);
-        }
-      }
-      if (items.length === 0) continue;
-      // The cheapest type that still fits: types before `index` are cheaper (or equal).
-      let shrunk = priced[index] as { t: TType; price: number };
-      for (let k = 0; k < index; k++) {
-        const x = priced[k] as { t: TType; price: number };
-        if (fits(used, zero, x.t.alloc)) {
-          shrunk = x;
-          break;
-        }
+      const key = anchor * priced.length + index;
+      let f = fills.get(key);
+      if (f === undefined || !unexhausted(f.taken, avail)) {
+        f = fillType(shapes, priced, index, anchor, avail, size, fill, sizeOf);
+        if (unexhausted(f.taken, avail)) fills.set(key, f);
       }
       let share = 0;
       for (let d = 0; d < size; d++) {
         const need = demand[d] as number;
-        if (need > 0) share = Math.max(share, (used[d] as number) / need);
+        if (need > 0) share = Math.max(share, (f.used[d] as number) / need);
       }
-      const efficiency = shrunk.price / share;
-      if (best === undefined || efficiency < best.efficiency) {
-        best = { node: { items, used, type: shrunk.t, price: shrunk.price }, efficiency, taken };
+      const efficiency = f.price / share;
+      if (best === undefined || efficiency < bestEfficiency) {
+        best = f;
+        bestEfficiency = efficiency;
       }
     }
     if (best === undefined) return undefined;
-    best.taken.forEach((n, s) => {
-      (shapes[s] as (typeof shapes)[number]).next += n;
-    });
-    for (let d = 0; d < size; d++) demand[d] = (demand[d] as number) - (best.node.used[d] as number);
-    left -= best.node.items.length;
-    nodes.push(best.node);
+    const items: number[] = [];
+    for (const [s, count] of best.picks) {
+      const sh = shapes[s] as PackShape;
+      for (let k = 0; k < count; k++) items.push(sh.items[sh.next++] as number);
+      avail[s] = (avail[s] as number) - count;
+    }
+    for (let d = 0; d < size; d++) demand[d] = (demand[d] as number) - (best.used[d] as number);
+    left -= items.length;
+    nodes.push({ items, used: new Float64Array(best.used), type: best.type, price: best.price });
   }
   return nodes;
+}
+
+interface PackShape {
+  readonly vec: Vec;
+  readonly items: number[];
+  /** The first of `items` not yet on a node. */
+  next: number;
+}
+
+/** One instance type filled from an anchor pod, shrunk to the cheapest type that still fits. */
+interface Fill {
+  /** Shapes in the order they were taken, with how many pods of each. */
+  readonly picks: readonly (readonly [number, number])[];
+  /** Pods taken per shape. */
+  readonly taken: readonly number[];
+  readonly used: Vec;
+  readonly type: TType;
+  readonly price: number;
+}
+
+/** True when the fill took fewer pods of every shape than are still available. */
+function unexhausted(taken: readonly number[], avail: readonly number[]): boolean {
+  for (let s = 0; s < taken.length; s++) {
+    const n = taken[s] as number;
+    if (n > 0 && n >= (avail[s] as number)) return false;
+  }
+  return true;
+}
+
+/**
+ * Fills `priced[index]` with the anchor pod and then, greedily, the `largest` pod that fits or the
+ * one best `aligned` (by dot product) with the free room, among `avail` pods per shape.
+ */
+function fillType(
+  shapes: readonly PackShape[],
+  priced: readonly { readonly t: TType; readonly price: number }[],
+  index: number,
+  anchor: number,
+  avail: readonly number[],
+  size: number,
+  fill: 'largest' | 'aligned',
+  sizeOf: (v: Vec) => number,
+): Fill {
+  const t = (priced[index] as { t: TType }).t;
+  const taken = new Array<number>(shapes.length).fill(0);
+  const picks: [number, number][] = [];
+  const used = new Float64Array(size);
+  const residual = new Float64Array(t.alloc);
+  const zero = new Float64Array(size);
+  for (;;) {
+    let pick = picks.length === 0 ? anchor : -1;
+    let pickScore = Number.NEGATIVE_INFINITY;
+    for (let s = 0; s < shapes.length && picks.length > 0; s++) {
+      const sh = shapes[s] as PackShape;
+      if ((taken[s] as number) >= (avail[s] as number) || !fits(zero, sh.vec, residual)) continue;
+      let score = 0;
+      if (fill === 'largest') score = sizeOf(sh.vec);
+      else {
+        for (let d = 0; d < size; d++) {
+          const a = t.alloc[d] as number;
+          if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
+        }
+      }
+      if (score > pickScore) {
+        pickScore = score;
+        pick = s;
+      }
+    }
+    if (pick < 0) break;
+    const sh = shapes[pick] as PackShape;
+    // Largest first keeps picking the same shape while it fits: take them all at once.
+    let count = 1;
+    if (fill === 'largest' && picks.length > 0) {
+      count = (avail[pick] as number) - (taken[pick] as number);
+      for (let d = 0; d < size; d++) {
+        const need = sh.vec[d] as number;
+        if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
+      }
+    }
+    for (let k = 0; k < count; k++) {
+      addInto(used, sh.vec);
+      for (let d = 0; d < size; d++) residual[d] = (residual[d] as number) - (sh.vec[d] as number);
+    }
+    taken[pick] = (taken[pick] as number) + count;
+    const last = picks[picks.length - 1];
+    if (last !== undefined && last[0] === pick) last[1] += count;
+    else picks.push([pick, count]);
+  }
+  // The cheapest type that still fits: types before `index` are cheaper (or equal).
+  let shrunk = priced[index] as { t: TType; price: number };
+  for (let k = 0; k < index; k++) {
+    const x = priced[k] as { t: TType; price: number };
+    if (fits(used, zero, x.t.alloc)) {
+      shrunk = x;
+      break;
+    }
+  }
+  return { picks, taken, used, type: shrunk.t, price: shrunk.price };
 }
