@@ -1,6 +1,6 @@
 import { AffinityPartners } from './scheduling/affinity-partners.ts';
 import { attempt } from './scheduling/attempt.ts';
-import { planNodeClaim } from './scheduling/claim-plan.ts';
+import { type CandidateCache, planNodeClaim } from './scheduling/claim-plan.ts';
 import { addExistingBins, placeNominated } from './scheduling/existing-bins.ts';
 import { HeadroomIndex } from './scheduling/headroom.ts';
 import { improveClaims } from './scheduling/improve.ts';
@@ -141,8 +141,9 @@ function solveOnce(
           nowMs: input.nowMs,
         });
   state.limits.finish(claims);
+  const candidateCache: CandidateCache = new WeakMap();
   const reserved = assignReservations(
-    claims.map((c) => planNodeClaim(c, dims, state.maxTypes)),
+    claims.map((c) => planNodeClaim(c, dims, state.maxTypes, candidateCache)),
     input.instanceTypes,
     input.options?.reservedOfferingMode ?? 'strict',
   );
