@@ -33,6 +33,8 @@ export class SolveState {
   readonly maxNewClaims: number;
   /** Pods per batch key not yet placed. */
   readonly unplacedByBatch = new Map<string, number>();
+  /** `staticNew` per template order and effective batch key. */
+  private readonly staticByBatch = new Map<string, StaticNew>();
   /** Moves on with every placement: a failure recorded at an earlier epoch may not hold any more. */
   epoch = 0;
   /**
@@ -64,7 +66,13 @@ export class SolveState {
   staticNew(ec: Effective, t: Template): StaticNew {
     const cached = ec.templateCache.get(t.order);
     if (cached !== undefined) return cached;
-    const result = computeStaticNew(ec, t, this.dims);
+    // It reads nothing the pod's labels decide: pods that differ only in labels share it.
+    const key = `${t.order}|${ec.batchKey}`;
+    let result = this.staticByBatch.get(key);
+    if (result === undefined) {
+      result = computeStaticNew(ec, t, this.dims);
+      this.staticByBatch.set(key, result);
+    }
     ec.templateCache.set(t.order, result);
     return result;
   }
