@@ -137,21 +137,36 @@ export function commitClaim(state: SolveState, pod: Pod, ec: Effective, probe: P
   const { bin, merged } = probe;
   const shape = ec.shape;
   const f = merged === bin.reqs ? undefined : typeFilterOf(merged);
-  let next: TType[] = [];
-  for (const t of bin.types) {
-    if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) next.push(t);
+  // Copied only from the first type that drops out (many pods leave every type in place).
+  let kept: TType[] | undefined;
+  // Dimensions in which a type that drops out has the largest allocatable (see keepsMax).
+  const max = bin.maxAlloc;
+  let lost = 0;
+  const types = bin.types;
+  for (let k = 0; k < types.length; k++) {
+    const t = types[k] as TType;
+    if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) kept?.push(t);
+    else {
+      kept ??= types.slice(0, k);
+      if (max !== undefined) lost |= attained(t.alloc, max);
+    }
   }
+  let next: readonly TType[] = kept ?? types;
   if (next.length === 0) return false;
+  let sameMax = max !== undefined && keepsMax(next, max, lost);
   const limited = state.limits.withinLimits(bin, next);
   if (limited.length === 0) return false;
-  if (limited.length !== next.length) next = [...limited];
+  if (limited.length !== next.length) {
+    next = [...limited];
+    sameMax = false;
+  }
   const minValues = minValuesShortfall(next, merged);
   if (minValues !== undefined && state.strictMinValues) return false;
   if (minValues !== undefined) bin.minValuesRelaxed = true;
   addInto(bin.used, shape.vec);
   bin.reqs = merged;
   // `next` is a filtered copy of bin.types: same length means same types.
-  if (next.length !== bin.types.length) setTypes(state, bin, next);
+  if (next.length !== bin.types.length) setTypes(state, bin, next, sameMax ? max : undefined);
   commonCommit(state, pod, ec, bin, merged);
   return true;
 }
@@ -169,19 +184,50 @@ export function commonCommit(state: SolveState, pod: Pod, ec: Effective, bin: Bi
   state.groups.recordPlacement(bin, reqs, ec.shape.countedBy, ec.ownedAntiAffinity);
 }
 
-/** Narrows a planned NodeClaim's candidate types (price order) and what it reserves of the limits. */
-export function setTypes(state: SolveState, bin: Bin, types: readonly TType[]): void {
+/**
+ * Narrows a planned NodeClaim's candidate types (price order) and what it reserves of the limits.
+ * `maxAlloc`, when given, is the largest allocatable of `types` per dimension.
+ */
+export function setTypes(state: SolveState, bin: Bin, types: readonly TType[], maxAlloc?: Vec): void {
   const cheapestChanged = bin.types[0] !== types[0];
   bin.types = types;
   // The claim outgrew its planned type, or the pod's requirements rule it out.
   if (bin.planned !== undefined && !types.includes(bin.planned)) bin.planned = undefined;
   if (cheapestChanged && bin.index >= 0) state.headroom.raise(bin);
-  const max = new Float64Array(state.dims.names.length).fill(Number.NEGATIVE_INFINITY);
-  for (const t of types)
-    for (let i = 0; i < max.length; i++)
-      if ((t.alloc[i] as number) > (max[i] as number)) max[i] = t.alloc[i] as number;
-  bin.maxAlloc = max;
+  bin.maxAlloc = maxAlloc ?? largestAlloc(state, types);
   state.limits.reserve(bin, types);
+}
+
+/** The largest allocatable of `types` per dimension (a new vector; lists are memoised). */
+function largestAlloc(state: SolveState, types: readonly TType[]): Vec {
+  let max = state.largestAllocs.get(types);
+  if (max === undefined) {
+    max = new Float64Array(state.dims.names.length).fill(Number.NEGATIVE_INFINITY);
+    for (const t of types)
+      for (let i = 0; i < max.length; i++)
+        if ((t.alloc[i] as number) > (max[i] as number)) max[i] = t.alloc[i] as number;
+    state.largestAllocs.set(types, max);
+  }
+  return new Float64Array(max);
+}
+
+/** Bit i set when `alloc` equals `max` in dimension i (all bits past 31 dimensions). */
+function attained(alloc: Vec, max: Vec): number {
+  if (max.length > 31) return -1;
+  let bits = 0;
+  for (let i = 0; i < max.length; i++) if (alloc[i] === max[i]) bits |= 1 << i;
+  return bits;
+}
+
+/** True when `types` still attain `max` in every dimension whose bit is set in `lost`. */
+function keepsMax(types: readonly TType[], max: Vec, lost: number): boolean {
+  if (lost === 0) return true;
+  if (lost === -1) return false;
+  for (let i = 0; i < max.length; i++) {
+    if ((lost & (1 << i)) === 0) continue;
+    if (!types.some((t) => t.alloc[i] === max[i])) return false;
+  }
+  return true;
 }
 
 /** Nothing ties the pod to its bin: no topology (counted or counting), host port or anti-affinity. */

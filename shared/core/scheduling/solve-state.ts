@@ -5,12 +5,13 @@ import type { Placement, SolveInput } from '../scheduling-types.ts';
 import type { TopologyGroup } from '../topology.ts';
 import { AffinityPartners } from './affinity-partners.ts';
 import { HeadroomIndex } from './headroom.ts';
+import type { TType } from './instance-type-filter.ts';
 import { Limits } from './limits.ts';
 import type { Bin, CompiledDaemonSet, Effective, StaticNew, Template } from './model.ts';
 import { PodShapes } from './pod-shapes.ts';
 import { computeStaticNew, templateDomains } from './templates.ts';
 import { TopologyGroups } from './topology-groups.ts';
-import { Dims } from './vectors.ts';
+import { Dims, type Vec } from './vectors.ts';
 import { VolumeUsage } from './volume-limits.ts';
 
 export class SolveState {
@@ -33,6 +34,8 @@ export class SolveState {
   readonly maxNewClaims: number;
   /** Pods per batch key not yet placed. */
   readonly unplacedByBatch = new Map<string, number>();
+  /** The largest allocatable per candidate list of a planned NodeClaim (see placing.ts). */
+  readonly largestAllocs = new WeakMap<readonly TType[], Vec>();
   /** `staticNew` per template order and effective batch key. */
   private readonly staticByBatch = new Map<string, StaticNew>();
   /** Moves on with every placement: a failure recorded at an earlier epoch may not hold any more. */
