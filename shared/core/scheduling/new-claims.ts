@@ -10,11 +10,21 @@ import { batchable, commitClaim, commonCommit, probe, setTypes, topologyVerdict 
 import type { SolveState } from './solve-state.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
 
+interface FitCounts {
+  /** Pods per type (same order as the list). */
+  readonly counts: Float64Array;
+  /** The most pods any type holds (at least 1). */
+  readonly most: number;
+  /** `batchType`'s choice per run length (at most `most`). */
+  readonly best: Map<number, { perPod: number; batch: number; type: TType | undefined }>;
+}
+
 export class NewClaims {
   /** The NodeClaims planned so far, in creation order. */
   readonly claims: Bin[] = [];
   /** A claim opened for a run of identical pods, with room kept for `left` more of them. */
   private reservation: { batchKey: string; bin: Bin; left: number } | undefined;
+  private readonly fitCountCache = new WeakMap<readonly TType[], Map<string, FitCounts>>();
 
   constructor(private readonly state: SolveState) {}
 
@@ -56,20 +66,53 @@ export class NewClaims {
   ): { perPod: number; batch: number; type: TType | undefined } {
     const first = types[0];
     if (first === undefined) return { perPod: Number.POSITIVE_INFINITY, batch: 1, type: undefined };
-    let best = { perPod: first.basePrice, batch: 1, type: first };
     const run = this.runLength(ec);
-    if (run <= 1) return best;
+    if (run <= 1) return { perPod: first.basePrice, batch: 1, type: first };
+    const fit = this.fitCounts(types, ec);
+    // No type holds more than `fit.most` pods: a longer run chooses as that many would.
+    const n = Math.min(run, Math.max(1, fit.most));
+    let best = fit.best.get(n);
+    if (best === undefined) {
+      best = { perPod: first.basePrice, batch: 1, type: first };
+      for (let k = 0; k < types.length; k++) {
+        const tt = types[k] as TType;
+        const batch = Math.max(1, Math.min(n, fit.counts[k] as number));
+        if (tt.basePrice / batch < best.perPod) best = { perPod: tt.basePrice / batch, batch, type: tt };
+      }
+      fit.best.set(n, best);
+    }
+    return best;
+  }
+
+  /**
+   * How many of the pod's identical siblings each of `types` holds, memoised per list and pod
+   * requests, with the choices `batchType` made for it per run length.
+   */
+  private fitCounts(types: readonly TType[], ec: Effective): FitCounts {
+    let byRequests = this.fitCountCache.get(types);
+    if (byRequests === undefined) {
+      byRequests = new Map();
+      this.fitCountCache.set(types, byRequests);
+    }
+    // Pods of one batch key have the same requests.
+    const key = ec.shape.batchKey;
+    const cached = byRequests.get(key);
+    if (cached !== undefined) return cached;
     const req = ec.shape.vec;
-    for (const tt of types) {
+    const counts = new Float64Array(types.length);
+    let most = 1;
+    types.forEach((tt, k) => {
       let fit = Number.POSITIVE_INFINITY;
       for (let i = 0; i < req.length; i++) {
         const need = req[i] as number;
         if (need > 0) fit = Math.min(fit, Math.floor((tt.alloc[i] as number) / need));
       }
-      const n = Math.max(1, Math.min(run, fit));
-      if (tt.basePrice / n < best.perPod) best = { perPod: tt.basePrice / n, batch: n, type: tt };
-    }
-    return best;
+      counts[k] = fit;
+      most = Math.max(most, fit);
+    });
+    const out: FitCounts = { counts, most, best: new Map() };
+    byRequests.set(key, out);
+    return out;
   }
 
   /**
