@@ -12,6 +12,7 @@ import {
 } from './instance-type-filter.ts';
 import type { Limits } from './limits.ts';
 import { Bin, compareStrings, fnv1a, type Template } from './model.ts';
+import { type Fill, fillType, type Packing, type PackShape, unexhausted } from './repack-fill.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
 
 /** How many instance types, best first by cost per unit of remaining demand, are tried per node. */
@@ -82,19 +83,35 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
   for (const x of priced) prices.set(x.t, x.price);
   let oldCost = 0;
   for (const c of group) oldCost += claimPrice(c, f, prices);
-  const vecs: Vec[] = [];
   const owners: { bin: Bin; i: number }[] = [];
+  // Identical requests form one shape; items of a shape are taken in their original order. Pods
+  // of one pod shape share their requests vector, so only distinct vectors are compared by value.
+  const shapes: { vec: Vec; items: number[] }[] = [];
+  const byVec = new Map<Vec, number>();
+  const byValue = new Map<string, number>();
   for (const c of group) {
     c.vecs.forEach((v, i) => {
-      vecs.push(v);
+      let s = byVec.get(v);
+      if (s === undefined) {
+        const key = v.join(',');
+        s = byValue.get(key);
+        if (s === undefined) {
+          s = shapes.length;
+          byValue.set(key, s);
+          shapes.push({ vec: v, items: [] });
+        }
+        byVec.set(v, s);
+      }
+      shapes[s]?.items.push(owners.length);
       owners.push({ bin: c, i });
     });
   }
+  if (shapes.length > MAX_SHAPES) return undefined;
   // Two ways to fill a node; the cheaper plan wins (ties: the first).
   let nodes: Node[] | undefined;
   let newCost = Number.POSITIVE_INFINITY;
   for (const fill of ['largest', 'aligned'] as const) {
-    const candidate = repack(vecs, priced, ctx.size, fill);
+    const candidate = repack(shapes, priced, ctx.size, fill);
     if (candidate === undefined) continue;
     const cost = candidate.reduce((s, n) => s + n.price, 0);
     if (cost < newCost - 1e-9) {
@@ -177,7 +194,12 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
 /** What the plan launches the claim as: its cheapest candidate under its requirements. */
 function claimPrice(c: Bin, f: TypeFilter, prices: ReadonlyMap<TType, number>): number {
   let best = Number.POSITIVE_INFINITY;
-  for (const t of c.types) best = Math.min(best, prices.get(t) ?? cheapestPrice(t, f));
+  for (const t of c.types) {
+    // A planned claim's types keep the template's order, lowest base price first, and no
+    // offering costs less than its type's base price: the rest cannot be cheaper.
+    if (t.basePrice >= best) break;
+    best = Math.min(best, prices.get(t) ?? cheapestPrice(t, f));
+  }
   return best;
 }
 
@@ -189,64 +211,58 @@ function claimPrice(c: Bin, f: TypeFilter, prices: ReadonlyMap<TType, number>): 
  * price per share of the remaining demand it covers (in the dimension it covers most).
  */
 function repack(
-  vecs: readonly Vec[],
+  groups: readonly { readonly vec: Vec; readonly items: readonly number[] }[],
   priced: readonly { readonly t: TType; readonly price: number }[],
   size: number,
   fill: 'largest' | 'aligned',
 ): Node[] | undefined {
-  // Identical requests form one shape; items of a shape are taken in their original order.
-  const shapeOf = new Map<string, number>();
-  const shapes: PackShape[] = [];
-  vecs.forEach((v, i) => {
-    const key = v.join(',');
-    let s = shapeOf.get(key);
-    if (s === undefined) {
-      s = shapes.length;
-      shapeOf.set(key, s);
-      shapes.push({ vec: v, items: [], next: 0 });
-    }
-    shapes[s]?.items.push(i);
-  });
-  if (shapes.length > MAX_SHAPES) return undefined;
+  const shapes: PackShape[] = groups.map((g) => ({ vec: g.vec, items: g.items, next: 0 }));
   const demand = new Float64Array(size);
-  for (const v of vecs) addInto(demand, v);
+  for (const sh of shapes) for (let k = 0; k < sh.items.length; k++) addInto(demand, sh.vec);
   // Largest first: every node is opened for the largest pod left (relative to the largest type).
   const largest = new Float64Array(size);
   for (const { t } of priced)
     for (let d = 0; d < size; d++) largest[d] = Math.max(largest[d] as number, t.alloc[d] as number);
-  const sizeOf = (v: Vec): number => {
+  const sizes = shapes.map(({ vec }) => {
     let sum = 0;
     for (let d = 0; d < size; d++)
-      if ((largest[d] as number) > 0) sum += (v[d] as number) / (largest[d] as number);
+      if ((largest[d] as number) > 0) sum += (vec[d] as number) / (largest[d] as number);
     return sum;
-  };
-  const order = shapes
-    .map((_, i) => i)
-    .sort((a, b) => sizeOf((shapes[b] as PackShape).vec) - sizeOf((shapes[a] as PackShape).vec) || a - b);
+  });
+  const order = shapes.map((_, i) => i).sort((a, b) => (sizes[b] as number) - (sizes[a] as number) || a - b);
   const zero = new Float64Array(size);
+  // The CANDIDATE_TYPES best (lowest score, then lowest index) of the types that fit the anchor.
   const rankTypes = (anchorVec: Vec): number[] => {
-    const scored: { index: number; score: number }[] = [];
+    const best: { index: number; score: number }[] = [];
     priced.forEach(({ t, price }, index) => {
       let cover = Number.POSITIVE_INFINITY;
       for (let d = 0; d < size; d++) {
         const need = demand[d] as number;
         if (need > 0) cover = Math.min(cover, (t.alloc[d] as number) / need);
       }
-      if (!(cover > 0) || !fits(zero, anchorVec, t.alloc)) return;
-      scored.push({ index, score: price / Math.min(cover, 1) });
+      if (!(cover > 0)) return;
+      const score = price / Math.min(cover, 1);
+      const worst = best[best.length - 1];
+      if (best.length === CANDIDATE_TYPES && worst !== undefined && !(score < worst.score)) return;
+      if (!fits(zero, anchorVec, t.alloc)) return;
+      let at = best.length;
+      while (at > 0 && score < (best[at - 1] as { score: number }).score) at--;
+      best.splice(at, 0, { index, score });
+      if (best.length > CANDIDATE_TYPES) best.pop();
     });
-    scored.sort((a, b) => a.score - b.score || a.index - b.index);
-    return scored.slice(0, CANDIDATE_TYPES).map((x) => x.index);
+    return best.map((x) => x.index);
   };
   let ranked: number[] = [];
   let rankedFor = -1;
   let sinceRanked = 0;
-  let left = vecs.length;
+  let left = 0;
+  for (const sh of shapes) left += sh.items.length;
   const nodes: Node[] = [];
   const avail = shapes.map((sh) => sh.items.length);
   // How a type fills from an anchor does not depend on the demand left, only on which shapes are
   // still available: a fill that never ran out of any shape is the same while that stays so.
   const fills = new Map<number, Fill>();
+  const packing: Packing = { shapes, priced, size, fill, order };
   while (left > 0) {
     const anchor = order.find((s) => (avail[s] as number) > 0) as number;
     const anchorVec = (shapes[anchor] as PackShape).vec;
@@ -265,7 +281,7 @@ function repack(
       const key = anchor * priced.length + index;
       let f = fills.get(key);
       if (f === undefined || !unexhausted(f.taken, avail)) {
-        f = fillType(shapes, priced, index, anchor, avail, size, fill, sizeOf);
+        f = fillType(packing, index, anchor, avail);
         if (unexhausted(f.taken, avail)) fills.set(key, f);
       }
       let share = 0;
@@ -291,102 +307,4 @@ function repack(
     nodes.push({ items, used: new Float64Array(best.used), type: best.type, price: best.price });
   }
   return nodes;
-}
-
-interface PackShape {
-  readonly vec: Vec;
-  readonly items: number[];
-  /** The first of `items` not yet on a node. */
-  next: number;
-}
-
-/** One instance type filled from an anchor pod, shrunk to the cheapest type that still fits. */
-interface Fill {
-  /** Shapes in the order they were taken, with how many pods of each. */
-  readonly picks: readonly (readonly [number, number])[];
-  /** Pods taken per shape. */
-  readonly taken: readonly number[];
-  readonly used: Vec;
-  readonly type: TType;
-  readonly price: number;
-}
-
-/** True when the fill took fewer pods of every shape than are still available. */
-function unexhausted(taken: readonly number[], avail: readonly number[]): boolean {
-  for (let s = 0; s < taken.length; s++) {
-    const n = taken[s] as number;
-    if (n > 0 && n >= (avail[s] as number)) return false;
-  }
-  return true;
-}
-
-/**
- * Fills `priced[index]` with the anchor pod and then, greedily, the `largest` pod that fits or the
- * one best `aligned` (by dot product) with the free room, among `avail` pods per shape.
- */
-function fillType(
-  shapes: readonly PackShape[],
-  priced: readonly { readonly t: TType; readonly price: number }[],
-  index: number,
-  anchor: number,
-  avail: readonly number[],
-  size: number,
-  fill: 'largest' | 'aligned',
-  sizeOf: (v: Vec) => number,
-): Fill {
-  const t = (priced[index] as { t: TType }).t;
-  const taken = new Array<number>(shapes.length).fill(0);
-  const picks: [number, number][] = [];
-  const used = new Float64Array(size);
-  const residual = new Float64Array(t.alloc);
-  const zero = new Float64Array(size);
-  for (;;) {
-    let pick = picks.length === 0 ? anchor : -1;
-    let pickScore = Number.NEGATIVE_INFINITY;
-    for (let s = 0; s < shapes.length && picks.length > 0; s++) {
-      const sh = shapes[s] as PackShape;
-      if ((taken[s] as number) >= (avail[s] as number) || !fits(zero, sh.vec, residual)) continue;
-      let score = 0;
-      if (fill === 'largest') score = sizeOf(sh.vec);
-      else {
-        for (let d = 0; d < size; d++) {
-          const a = t.alloc[d] as number;
-          if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
-        }
-      }
-      if (score > pickScore) {
-        pickScore = score;
-        pick = s;
-      }
-    }
-    if (pick < 0) break;
-    const sh = shapes[pick] as PackShape;
-    // Largest first keeps picking the same shape while it fits: take them all at once.
-    let count = 1;
-    if (fill === 'largest' && picks.length > 0) {
-      count = (avail[pick] as number) - (taken[pick] as number);
-      for (let d = 0; d < size; d++) {
-        const need = sh.vec[d] as number;
-        if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
-      }
-    }
-    for (let k = 0; k < count; k++) {
-      addInto(used, sh.vec);
-      for (let d = 0; d < size; d++) residual[d] = (residual[d] as number) - (sh.vec[d] as number);
-    }
-    taken[pick] = (taken[pick] as number) + count;
-    const last = picks[picks.length - 1];
-    if (last !== undefined && last[0] === pick) last[1] += count;
-    else picks.push([pick, count]);
-  }
-  // The cheapest type that still fits: types before `index` are cheaper (or equal).
-  let shrunk = priced[index] as { t: TType; price: number };
-  for (let k = 0; k < index; k++) {
-    const x = priced[k] as { t: TType; price: number };
-    if (fits(used, zero, x.t.alloc)) {
-      shrunk = x;
-      break;
-    }
-  }
-  return { picks, taken, used, type: shrunk.t, price: shrunk.price };
 }

@@ -1,0 +1,136 @@
+// Filling one node for the re-packing pass (improve.ts): an instance type, an anchor pod, then
+// more pods by one of two greedy rules, and the node shrunk to the cheapest type that still fits.
+import type { TType } from './instance-type-filter.ts';
+import { addInto, fits, type Vec } from './vectors.ts';
+
+/** What one run of the re-packing fills nodes from. */
+export interface Packing {
+  readonly shapes: readonly PackShape[];
+  readonly priced: readonly { readonly t: TType; readonly price: number }[];
+  readonly size: number;
+  readonly fill: 'largest' | 'aligned';
+  /** Shape indices, largest first (ties: lower index first). */
+  readonly order: readonly number[];
+}
+
+export interface PackShape {
+  readonly vec: Vec;
+  readonly items: readonly number[];
+  /** The first of `items` not yet on a node. */
+  next: number;
+}
+
+/** One instance type filled from an anchor pod, shrunk to the cheapest type that still fits. */
+export interface Fill {
+  /** Shapes in the order they were taken, with how many pods of each. */
+  readonly picks: readonly (readonly [number, number])[];
+  /** Pods taken per shape. */
+  readonly taken: readonly number[];
+  readonly used: Vec;
+  readonly type: TType;
+  readonly price: number;
+}
+
+/** True when the fill took fewer pods of every shape than are still available. */
+export function unexhausted(taken: readonly number[], avail: readonly number[]): boolean {
+  for (let s = 0; s < taken.length; s++) {
+    const n = taken[s] as number;
+    if (n > 0 && n >= (avail[s] as number)) return false;
+  }
+  return true;
+}
+
+/**
+ * Fills `priced[index]` with the anchor pod (the largest shape still available) and then,
+ * greedily, the `largest` pod that fits or the one best `aligned` (by dot product) with the free
+ * room, among `avail` pods per shape.
+ */
+export function fillType(p: Packing, index: number, anchor: number, avail: readonly number[]): Fill {
+  const { shapes, priced, size } = p;
+  const t = (priced[index] as { t: TType }).t;
+  const node: NodeFill = {
+    taken: new Array<number>(shapes.length).fill(0),
+    picks: [],
+    used: new Float64Array(size),
+    residual: new Float64Array(t.alloc),
+  };
+  take(node, (shapes[anchor] as PackShape).vec, anchor, 1);
+  if (p.fill === 'largest') fillLargest(p, node, avail);
+  else fillAligned(p, node, avail, t.alloc);
+  // The cheapest type that still fits: types before `index` are cheaper (or equal).
+  const zero = new Float64Array(size);
+  let shrunk = priced[index] as { t: TType; price: number };
+  for (let k = 0; k < index; k++) {
+    const x = priced[k] as { t: TType; price: number };
+    if (fits(node.used, zero, x.t.alloc)) {
+      shrunk = x;
+      break;
+    }
+  }
+  return { picks: node.picks, taken: node.taken, used: node.used, type: shrunk.t, price: shrunk.price };
+}
+
+/** A node being filled. */
+interface NodeFill {
+  readonly taken: number[];
+  readonly picks: [number, number][];
+  readonly used: Vec;
+  readonly residual: Vec;
+}
+
+function take(node: NodeFill, vec: Vec, pick: number, count: number): void {
+  for (let k = 0; k < count; k++) {
+    addInto(node.used, vec);
+    for (let d = 0; d < vec.length; d++) node.residual[d] = (node.residual[d] as number) - (vec[d] as number);
+  }
+  node.taken[pick] = (node.taken[pick] as number) + count;
+  const last = node.picks[node.picks.length - 1];
+  if (last !== undefined && last[0] === pick) last[1] += count;
+  else node.picks.push([pick, count]);
+}
+
+/**
+ * Largest first. The scores do not change and a shape that stops fitting never fits again, so
+ * this is one pass in size order, taking as many of each shape as fit (the pick would keep
+ * choosing it while it does).
+ */
+function fillLargest(p: Packing, node: NodeFill, avail: readonly number[]): void {
+  const { residual, taken } = node;
+  const zero = new Float64Array(p.size);
+  for (const s of p.order) {
+    const vec = (p.shapes[s] as PackShape).vec;
+    let count = (avail[s] as number) - (taken[s] as number);
+    if (count <= 0 || !fits(zero, vec, residual)) continue;
+    for (let d = 0; d < vec.length; d++) {
+      const need = vec[d] as number;
+      if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
+    }
+    take(node, vec, s, count);
+  }
+}
+
+/** One pod at a time, the one best aligned (by dot product) with the free room. */
+function fillAligned(p: Packing, node: NodeFill, avail: readonly number[], alloc: Vec): void {
+  const { residual, taken } = node;
+  const { shapes, size } = p;
+  const zero = new Float64Array(size);
+  for (;;) {
+    let pick = -1;
+    let pickScore = Number.NEGATIVE_INFINITY;
+    for (let s = 0; s < shapes.length; s++) {
+      const sh = shapes[s] as PackShape;
+      if ((taken[s] as number) >= (avail[s] as number) || !fits(zero, sh.vec, residual)) continue;
+      let score = 0;
+      for (let d = 0; d < size; d++) {
+        const a = alloc[d] as number;
+        if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
+      }
+      if (score > pickScore) {
+        pickScore = score;
+        pick = s;
+      }
+    }
+    if (pick < 0) return;
+    take(node, (shapes[pick] as PackShape).vec, pick, 1);
+  }
+}
