@@ -285,8 +285,9 @@ export function computePodRequests(pod: Pod): ResourceList {
   }
   addInto(sum, sidecars);
   maxInto(sum, initPeak);
-  for (const [name, value] of Object.entries(pod.podRequests ?? {})) {
-    if (isPodLevelResource(name)) sum[name] = value;
+  const podLevel = pod.podRequests;
+  for (const name in podLevel) {
+    if (Object.hasOwn(podLevel, name) && isPodLevelResource(name)) sum[name] = podLevel[name] as number;
   }
   addInto(sum, pod.overhead);
   sum[Resource.pods] = (sum[Resource.pods] ?? 0) + 1;
@@ -353,11 +354,17 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Lab
   return true;
 }
 
+// Both walk a list's own keys in the order Object.entries gives them, without building pairs
+// (this runs for every pending pod).
 function addInto(target: Record<string, number>, list: ResourceList | undefined): void {
   if (list === undefined) return;
-  for (const [name, value] of Object.entries(list)) target[name] = (target[name] ?? 0) + value;
+  for (const name in list) {
+    if (Object.hasOwn(list, name)) target[name] = (target[name] ?? 0) + (list[name] as number);
+  }
 }
 
 function maxInto(target: Record<string, number>, list: ResourceList): void {
-  for (const [name, value] of Object.entries(list)) target[name] = Math.max(target[name] ?? 0, value);
+  for (const name in list) {
+    if (Object.hasOwn(list, name)) target[name] = Math.max(target[name] ?? 0, list[name] as number);
+  }
 }

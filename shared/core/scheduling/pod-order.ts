@@ -11,6 +11,33 @@ import { compareStrings, type PodState, type RelaxState, type Shape } from './mo
  * integer. @throws ValidationError naming the field.
  */
 export function validatedRequests(pod: Pod, what: string): ResourceList {
+  if (!requestsValid(pod)) throwInvalidRequest(pod, what);
+  return computePodRequests(pod);
+}
+
+/** True when every request list `validatedRequests` checks holds non-negative integers only. */
+function requestsValid(pod: Pod): boolean {
+  for (const c of pod.containers) if (!containerValid(c)) return false;
+  for (const c of pod.initContainers ?? []) if (!containerValid(c)) return false;
+  return listValid(pod.overhead) && listValid(pod.podRequests);
+}
+
+function containerValid(c: Pod['containers'][number]): boolean {
+  return listValid(c.requests) && listValid(c.status?.actual) && listValid(c.status?.allocated);
+}
+
+function listValid(list: ResourceList | undefined): boolean {
+  if (list === undefined) return true;
+  for (const name in list) {
+    if (!Object.hasOwn(list, name)) continue;
+    const value = list[name];
+    if (!Number.isSafeInteger(value) || (value as number) < 0) return false;
+  }
+  return true;
+}
+
+/** Throws the ValidationError for the first request that is not a non-negative integer. */
+function throwInvalidRequest(pod: Pod, what: string): void {
   const object = `${what} "${pod.namespace}/${pod.name}"`;
   const check = (list: ResourceList | undefined, field: string): void => {
     for (const [name, value] of Object.entries(list ?? {})) {
@@ -34,7 +61,6 @@ export function validatedRequests(pod: Pod, what: string): ResourceList {
   });
   check(pod.overhead, 'spec.overhead');
   check(pod.podRequests, 'spec.resources.requests');
-  return computePodRequests(pod);
 }
 
 /** Karpenter's queue order: cpu descending, memory descending, creation time, uid. */
