@@ -370,7 +370,7 @@ class Pass {
         : {
             consolidated: {
               memo: this.options.consolidationMemo,
-              state: consolidationStateKey({ state: this.state, claims: this.claims }),
+              state: () => consolidationStateKey({ state: this.state, claims: this.claims }),
             },
           }),
     });

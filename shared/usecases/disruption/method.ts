@@ -120,6 +120,11 @@ export interface MethodContext {
   readonly unconsolidatable?: (candidate: DisruptionCandidate, why: string) => void;
   /** Told of each consolidation move weighed, as Karpenter's Balanced evaluator counts it. */
   readonly move?: (move: ConsolidationMove) => void;
+  /**
+   * Told when a method looked at only some of its candidates (its cap a pass): finding nothing
+   * then says nothing of the others, and the consolidated memo must not rest on it.
+   */
+  readonly partial?: () => void;
   /** Per NodePool a schedule's window holds below what it runs, how far over it is. @default none */
   readonly windowExcess?: ReadonlyMap<string, WindowExcess>;
 }

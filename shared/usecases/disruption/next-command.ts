@@ -2,7 +2,7 @@ import { commandMoves } from './balanced.ts';
 import type { CandidateSet } from './candidates.ts';
 import { lookedAt, methodContextFor } from './candidates.ts';
 import { memoSimulation, mostSaving } from './choose.ts';
-import type { ConsolidationMemo } from './consolidated.ts';
+import type { ConsolidationMemo, ConsolidationState } from './consolidated.ts';
 import type {
   ConsolidationMove,
   DisruptionCandidate,
@@ -45,10 +45,11 @@ export interface NextCommandInput extends PassRead {
   readonly rolloutHeld?: ReadonlyMap<string, string>;
   /**
    * Karpenter's consolidated memo (consolidated.ts) and the state this call decides on
-   * (`consolidationStateKey`): a consolidation method that found nothing in the same state less
-   * than five minutes ago is not asked again. @default every method asked
+   * (`consolidationStateKey`, built only once a consolidation method has candidates): a method
+   * that found nothing in the same state and five-minute epoch is not asked again. @default every
+   * method asked
    */
-  readonly consolidated?: { readonly memo: ConsolidationMemo; readonly state: string };
+  readonly consolidated?: { readonly memo: ConsolidationMemo; readonly state: () => string };
 }
 
 /** What one method was asked and answered. */
@@ -83,11 +84,16 @@ export function nextCommand(input: NextCommandInput): NextCommand {
   const { set, nowMs } = input;
   const stays = new Map<string, string>();
   const moves: ConsolidationMove[] = [];
+  // Whether the method being asked looked at only some of its candidates (MethodContext.partial).
+  let partial = false;
   const context = {
     ...methodContextFor(set, input.input, nowMs, input.spotToSpotConsolidation === true),
     unconsolidatable: (candidate: DisruptionCandidate, why: string) =>
       stays.set(candidate.nodeClaim.name, why),
     move: (move: ConsolidationMove) => moves.push(move),
+    partial: () => {
+      partial = true;
+    },
   };
   // One state for every method of this call: a set two methods both try is simulated once.
   const simulate = memoSimulation((candidates, options) =>
@@ -95,6 +101,9 @@ export function nextCommand(input: NextCommandInput): NextCommand {
   );
   const looks: MethodLook[] = [];
   const firsts: DisruptionCommand[] = [];
+  let state: ConsolidationState | undefined;
+  const stateOf = (memoed: NonNullable<NextCommandInput['consolidated']>) =>
+    (state ??= memoed.memo.state(memoed.state(), nowMs));
   const repack = input.repackConsolidation === true;
   for (const method of methodsAsked(repack)) {
     if (input.everyMethod !== true && isSettled(firsts, repack)) break;
@@ -110,16 +119,18 @@ export function nextCommand(input: NextCommandInput): NextCommand {
       const pool = c.nodePool.pool.name;
       if ((budgets.allowed.get(pool) ?? 0) < 1) budgetBlocked.add(`${pool}/${method.reason}`);
     }
-    const memoKey =
-      method.consolidation === undefined || input.consolidated === undefined
-        ? undefined
-        : consolidatedKey(input.consolidated.state, accepted, budgets.allowed);
-    const memo = input.consolidated?.memo;
-    const settled = memoKey !== undefined && memo?.isConsolidated(method.name, memoKey, nowMs) === true;
+    const memoed = method.consolidation === undefined ? undefined : input.consolidated;
+    const look = memoed === undefined ? undefined : lookKey(accepted, budgets.allowed);
+    const settled =
+      memoed !== undefined &&
+      look !== undefined &&
+      memoed.memo.isConsolidated(method.name, look, stateOf(memoed));
+    partial = false;
     const commands = settled ? [] : method.computeCommands(accepted, budgets.allowed, simulate, context);
-    // As Karpenter: a look held back by a budget is not a look that found nothing.
-    if (memoKey !== undefined && !settled && commands.length === 0 && budgetBlocked.size === 0)
-      memo?.markConsolidated(method.name, memoKey, nowMs);
+    // As Karpenter: a look a budget held back, or one cut short, is not a look that found nothing.
+    if (memoed !== undefined && look !== undefined && !settled && commands.length === 0)
+      if (budgetBlocked.size === 0 && !partial)
+        memoed.memo.markConsolidated(method.name, look, stateOf(memoed));
     looks.push({ method, accepted, budgets, budgetBlocked: [...budgetBlocked], commands });
     const [first] = commands;
     if (first !== undefined && method.consolidation !== undefined && first.candidates.length > 1) {
@@ -130,15 +141,11 @@ export function nextCommand(input: NextCommandInput): NextCommand {
   return { command: pickCommand(firsts, repack), looks, stays, moves };
 }
 
-/** A consolidation method's state: the pass's read, the candidates it accepts, what the budgets allow. */
-function consolidatedKey(
-  state: string,
-  accepted: readonly DisruptionCandidate[],
-  allowed: ReadonlyMap<string, number>,
-): string {
+/** What a consolidation method's look adds to the cluster's state: its candidates and budgets. */
+function lookKey(accepted: readonly DisruptionCandidate[], allowed: ReadonlyMap<string, number>): string {
   const names = accepted.map((c) => c.nodeClaim.name).join(',');
   const budgets = [...allowed].map(([pool, n]) => `${pool}=${n}`).join(',');
-  return `${state}\n${names}\n${budgets}`;
+  return `${names}\n${budgets}`;
 }
 
 /** Whether the methods asked so far already decide the command: no later method can change it. */

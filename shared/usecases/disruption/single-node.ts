@@ -90,6 +90,7 @@ export const singleNodeConsolidation = consolidationMethod({
         ? 0
         : (Math.floor(context.nowMs / 60_000) * SINGLE_NODE_MAX_SIMULATIONS) % ordered.length;
     const tries = Math.min(ordered.length, SINGLE_NODE_MAX_SIMULATIONS);
+    if (tries < ordered.length) context.partial?.();
     for (let i = 0; i < tries; i++) {
       const candidate = ordered[(start + i) % ordered.length];
       if (candidate === undefined) continue;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CONSOLIDATED_TTL_MS,
   type ConsolidationMemo,
+  type ConsolidationState,
   makeConsolidationMemo,
 } from '../../../../shared/usecases/disruption/consolidated.ts';
 import { pass, threeNodes } from './pass-world.ts';
@@ -10,15 +11,39 @@ import { pass, threeNodes } from './pass-world.ts';
 // while the cluster stays as it was, for at most five minutes.
 
 describe('the consolidated memo', () => {
-  it('holds a look that found nothing for the same state, less than five minutes', () => {
+  it('holds a look that found nothing while the state is unchanged, until five minutes after its last change', () => {
     const memo = makeConsolidationMemo();
-    memo.markConsolidated('single-node', 'state A', 1_000);
-    expect(memo.isConsolidated('single-node', 'state A', 1_000 + CONSOLIDATED_TTL_MS - 1)).toBe(true);
-    expect(memo.isConsolidated('single-node', 'state A', 1_000 + CONSOLIDATED_TTL_MS)).toBe(false);
-    expect(memo.isConsolidated('single-node', 'state B', 2_000)).toBe(false);
-    expect(memo.isConsolidated('multi-node', 'state A', 2_000)).toBe(false);
-    // A clock that went back proves nothing.
-    expect(memo.isConsolidated('single-node', 'state A', 999)).toBe(false);
+    const changedAt = 1_000;
+    memo.state('state A', changedAt);
+    // The look comes four minutes after the change.
+    const looked = memo.state('state A', changedAt + 4 * 60_000);
+    memo.markConsolidated('single-node', 'a,b', looked);
+    expect(memo.isConsolidated('single-node', 'a,b', memo.state('state A', changedAt + 4.5 * 60_000))).toBe(
+      true,
+    );
+    // Five minutes after the change (not after the look), as Karpenter renews its state.
+    expect(
+      memo.isConsolidated('single-node', 'a,b', memo.state('state A', changedAt + CONSOLIDATED_TTL_MS)),
+    ).toBe(false);
+    // Another method, other candidates or budgets, another state: not held.
+    const again = memo.state('state A', changedAt + 6 * 60_000);
+    memo.markConsolidated('single-node', 'a,b', again);
+    expect(memo.isConsolidated('single-node', 'a,b', memo.state('state A', changedAt + 7 * 60_000))).toBe(
+      true,
+    );
+    expect(memo.isConsolidated('multi-node', 'a,b', memo.state('state A', changedAt + 7 * 60_000))).toBe(
+      false,
+    );
+    expect(memo.isConsolidated('single-node', 'a', memo.state('state A', changedAt + 7 * 60_000))).toBe(
+      false,
+    );
+    expect(memo.isConsolidated('single-node', 'a,b', memo.state('state B', changedAt + 7 * 60_000))).toBe(
+      false,
+    );
+    // Back to A: a state that changed counts from its return.
+    expect(memo.isConsolidated('single-node', 'a,b', memo.state('state A', changedAt + 7 * 60_000))).toBe(
+      false,
+    );
   });
 });
 
@@ -28,13 +53,14 @@ function recording(memo: ConsolidationMemo) {
   return {
     looks,
     memo: {
-      isConsolidated(method: string, key: string, nowMs: number) {
-        const held = memo.isConsolidated(method, key, nowMs);
+      state: (key: string, nowMs: number) => memo.state(key, nowMs),
+      isConsolidated(method: string, look: string, state: ConsolidationState) {
+        const held = memo.isConsolidated(method, look, state);
         looks.push(`${method}:${held ? 'skipped' : 'looked'}`);
         return held;
       },
-      markConsolidated: (method: string, key: string, nowMs: number) =>
-        memo.markConsolidated(method, key, nowMs),
+      markConsolidated: (method: string, look: string, state: ConsolidationState) =>
+        memo.markConsolidated(method, look, state),
     } satisfies ConsolidationMemo,
   };
 }
@@ -53,12 +79,9 @@ describe('disruption passes with the memo', () => {
     const first = await passAt('pass-1');
     expect(first.decisions).toEqual([]);
     expect(looks).toContain('single-node:looked');
-    // The first pass wrote what it found on the NodeClaims (conditions, the reason each stays):
-    // the second reads them, and looks once more. Then nothing changes: the methods that found
-    // nothing are not asked.
+    // Nothing changed (the reason each node stays, which the first pass wrote on its NodeClaim, is
+    // Flotilla's own note, not a change): the methods that found nothing are not asked.
     await passAt('pass-2');
-    expect(looks).toContain('single-node:looked');
-    await passAt('pass-3');
     expect(looks.length).toBeGreaterThan(0);
     expect(looks.every((l) => l.endsWith(':skipped'))).toBe(true);
     // Five minutes with no change: they look again, as Karpenter does for what no object shows

@@ -12,6 +12,7 @@ import { multiNodeConsolidation } from '../../../../shared/usecases/disruption/m
 import { repackConsolidation } from '../../../../shared/usecases/disruption/repack.ts';
 import {
   evaluateSingleNode,
+  SINGLE_NODE_MAX_SIMULATIONS,
   singleNodeConsolidation,
 } from '../../../../shared/usecases/disruption/single-node.ts';
 import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
@@ -120,6 +121,45 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
     expect(found).toEqual([
       'big: the pods need 2 new nodes, and on one new node: a replacement would be no cheaper than the candidate of its type',
     ]);
+  });
+
+  it('says its look was partial when it could try only some of its candidates, so the memo does not rest on it', () => {
+    // 80% keeps every node: each one tried is looked at in vain.
+    const tried = (count: number) => {
+      let partial = 0;
+      const found: string[] = [];
+      const many = Array.from({ length: count }, (_, i) =>
+        consolidatable(`big-${i}`, {
+          nodePool: pool('default', {}, { annotations: { [MIN_SAVINGS_ANNOTATION]: '80%' } }),
+          instanceType: 'c6a.8xlarge',
+          pods: [0, 1, 2, 3].map(webPod),
+          price: 1.224,
+        }),
+      );
+      const commands = singleNodeConsolidation.computeCommands(
+        many,
+        new Map([['default', count]]),
+        simulate,
+        {
+          ...context,
+          unconsolidatable: (c) => found.push(c.nodeClaim.name),
+          partial: () => {
+            partial += 1;
+          },
+        },
+      );
+      return { commands: commands.length, tried: found.length, partial };
+    };
+    expect(tried(SINGLE_NODE_MAX_SIMULATIONS)).toEqual({
+      commands: 0,
+      tried: SINGLE_NODE_MAX_SIMULATIONS,
+      partial: 0,
+    });
+    expect(tried(SINGLE_NODE_MAX_SIMULATIONS + 1)).toEqual({
+      commands: 0,
+      tried: SINGLE_NODE_MAX_SIMULATIONS,
+      partial: 1,
+    });
   });
 
   it('does not re-plan when the cheapest plan needs one new node or none', () => {
