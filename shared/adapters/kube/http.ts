@@ -103,6 +103,8 @@ export interface KubeAccess {
     readonly cert?: string | Buffer;
     readonly key?: string | Buffer;
     readonly rejectUnauthorized?: boolean;
+    /** The name the server's certificate is checked against, when not the server's host. */
+    readonly servername?: string;
   };
   /** The headers that authenticate one request (a bearer token), applied to every request. */
   headers(request: RawRequest, url: string): Promise<Readonly<Record<string, string>>>;
@@ -230,6 +232,10 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
         headers: http.IncomingHttpHeaders;
         text: string;
       }>((resolve, reject) => {
+        // A timeout that fires while the answer streams in breaks the response with a plain
+        // "aborted": the signal's reason says it was the timeout.
+        const fail = (error: unknown) =>
+          reject(request.signal?.aborted === true ? request.signal.reason : error);
         const req = (secure ? https : http).request(opts, (res) => {
           const chunks: Buffer[] = [];
           const gzipped = res.headers['content-encoding'] === 'gzip';
@@ -248,10 +254,10 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
               text: Buffer.concat(chunks).toString('utf8'),
             }),
           );
-          body.on('error', reject);
-          res.on('error', reject);
+          body.on('error', fail);
+          res.on('error', fail);
         });
-        req.on('error', reject);
+        req.on('error', fail);
         if (payload !== undefined) req.write(payload);
         req.end();
       });

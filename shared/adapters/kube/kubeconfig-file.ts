@@ -7,7 +7,8 @@ import type { KubeAccess } from './http.ts';
 // start and not fit the ConfigMap the shim ships in. Its current context gives the server, the CA
 // (a file or data), and the user's credentials: a token (inline or a file, read again as it
 // rotates) or a client certificate and key (files or data). A user authenticated any other way
-// (exec, an auth provider, a password) is refused by name: nothing here runs a command.
+// (exec, an auth provider, a password) or acting as another (impersonation) is refused by name:
+// nothing here runs a command. `tls-server-name` is honoured; a proxy is not.
 
 /** A token file is read again after this long (projected tokens rotate hourly). */
 const TOKEN_REREAD_MS = 60_000;
@@ -39,8 +40,17 @@ interface NamedEntry<T> {
 
 type Fields = Readonly<Record<string, unknown>>;
 
-/** Ways of authenticating that this reader does not carry out. */
-const UNSUPPORTED_USER_FIELDS = ['exec', 'auth-provider', 'username', 'password'];
+/** Ways of authenticating, or of acting as another user, that this reader does not carry out. */
+const UNSUPPORTED_USER_FIELDS = [
+  'exec',
+  'auth-provider',
+  'username',
+  'password',
+  'as',
+  'as-uid',
+  'as-groups',
+  'as-user-extra',
+];
 
 /** The API server and credentials of the current context of the kubeconfig at `file`. */
 export function readKubeconfigFile(file: string): KubeAccess {
@@ -59,44 +69,49 @@ export function readKubeconfigFile(file: string): KubeAccess {
   const server = cluster?.['server'];
   if (typeof server !== 'string')
     throw new Error(`${file}: the current context names no cluster with a server`);
-  const unsupported = UNSUPPORTED_USER_FIELDS.filter((field) => user[field] !== undefined);
+  const unsupported = UNSUPPORTED_USER_FIELDS.filter(
+    (field) => user[field] !== undefined && user[field] !== null,
+  );
   if (unsupported.length > 0) {
     throw new Error(
-      `${file}: the current user authenticates with ${unsupported.join(', ')}; only a token (token, tokenFile) or a client certificate (client-certificate, client-key) is supported here`,
+      `${file}: the current user sets ${unsupported.join(', ')}, which is not supported here: only a token (token, tokenFile) or a client certificate (client-certificate, client-key), as itself`,
     );
   }
-  const data = (key: string) =>
-    typeof user[`${key}-data`] === 'string'
-      ? Buffer.from(user[`${key}-data`] as string, 'base64')
-      : user[key] === undefined
-        ? undefined
-        : read(user[key]);
+  const text = (fields: Fields | undefined, key: string) =>
+    typeof fields?.[key] === 'string' && fields[key] !== '' ? (fields[key] as string) : undefined;
+  const data = (key: string) => {
+    const inline = text(user, `${key}-data`);
+    const file = text(user, key);
+    return inline !== undefined ? Buffer.from(inline, 'base64') : file === undefined ? undefined : read(file);
+  };
   const cert = data('client-certificate');
   const key = data('client-key');
   if ((cert === undefined) !== (key === undefined))
     throw new Error(`${file}: the current user has a client certificate or key without the other`);
-  const token = user['token'];
-  const tokenFile = user['tokenFile'];
+  const token = text(user, 'token');
+  const tokenFile = text(user, 'tokenFile');
   if (token === undefined && tokenFile === undefined && cert === undefined) {
     throw new Error(
       `${file}: the current user has no credentials (token, tokenFile or a client certificate)`,
     );
   }
-  const caFile = cluster?.['certificate-authority'];
-  const caData = cluster?.['certificate-authority-data'];
+  const caFile = text(cluster, 'certificate-authority');
+  const caData = text(cluster, 'certificate-authority-data');
+  const serverName = text(cluster, 'tls-server-name');
   return {
     server: new URL(server),
     tls: {
       ...(caFile !== undefined ? { ca: read(caFile) } : {}),
-      ...(typeof caData === 'string' ? { ca: Buffer.from(caData, 'base64') } : {}),
+      ...(caData !== undefined ? { ca: Buffer.from(caData, 'base64') } : {}),
       ...(cluster?.['insecure-skip-tls-verify'] === true ? { rejectUnauthorized: false } : {}),
+      ...(serverName === undefined ? {} : { servername: serverName }),
       ...(cert !== undefined && key !== undefined ? { cert, key } : {}),
     },
     headers:
       token !== undefined
-        ? bearer(() => String(token))
+        ? bearer(() => token)
         : tokenFile !== undefined
-          ? bearer(tokenFromFile(path.resolve(dir, String(tokenFile))))
+          ? bearer(tokenFromFile(path.resolve(dir, tokenFile)))
           : async () => ({}),
   };
 }

@@ -19,6 +19,12 @@ beforeAll(async () => {
         contentType: req.headers['content-type'],
         body: Buffer.concat(chunks).toString('utf8'),
       });
+      if (req.url?.startsWith('/stalls')) {
+        // Half an answer, then nothing.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"kind":"NodeList","items":[');
+        return;
+      }
       if (req.url?.startsWith('/missing')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ kind: 'Status', message: 'pods "x" not found', code: 404 }));
@@ -75,6 +81,14 @@ describe('the Kubernetes HTTP client', () => {
       },
     ]);
     expect(api.stats().requests).toBe(3);
+  });
+
+  it('rejects with the timeout when it fires while the answer streams in', async () => {
+    const api = makeKubeHttp({ server: new URL(url), tls: {}, headers: async () => ({}) });
+    const error = await api
+      .request({ method: 'GET', path: '/stalls', signal: AbortSignal.timeout(100) })
+      .catch((e: unknown) => e);
+    expect((error as Error).name).toBe('TimeoutError');
   });
 
   it("raises an error answer as a KubeHttpError with the server's status and body", async () => {

@@ -134,7 +134,7 @@ describe('makeKubeAccess from a kubeconfig file', () => {
     const file = write(
       'cert.yaml',
       `    client-certificate: client.crt\n    client-key-data: ${Buffer.from('the key').toString('base64')}`,
-      `    server: https://127.0.0.1:6443\n    certificate-authority-data: ${Buffer.from('inline CA').toString('base64')}`,
+      `    server: https://127.0.0.1:6443\n    tls-server-name: kubernetes.default\n    certificate-authority-data: ${Buffer.from('inline CA').toString('base64')}`,
     );
     const access = makeKubeAccess({ kind: 'file', path: file });
     expect([String(access.tls.cert), String(access.tls.key), String(access.tls.ca)]).toEqual([
@@ -142,12 +142,17 @@ describe('makeKubeAccess from a kubeconfig file', () => {
       'the key',
       'inline CA',
     ]);
+    expect(access.tls.servername).toBe('kubernetes.default');
     expect(await auth(file)).toBeUndefined();
   });
 
   it('refuses a user it cannot authenticate as, naming how that user authenticates', () => {
     const exec = write('exec.yaml', '    exec: { command: aws, args: [eks, get-token] }');
-    expect(() => makeKubeAccess({ kind: 'file', path: exec })).toThrow(/authenticates with exec/);
+    expect(() => makeKubeAccess({ kind: 'file', path: exec })).toThrow(/sets exec, which is not supported/);
+    const impersonating = write('as.yaml', '    token: t\n    as: admin');
+    expect(() => makeKubeAccess({ kind: 'file', path: impersonating })).toThrow(
+      /sets as, which is not supported/,
+    );
     const none = write('none.yaml', '    {}');
     expect(() => makeKubeAccess({ kind: 'file', path: none })).toThrow(/no credentials/);
     const half = write('half.yaml', '    client-certificate: client.crt');
