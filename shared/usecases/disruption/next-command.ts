@@ -128,9 +128,9 @@ export function nextCommand(input: NextCommandInput): NextCommand {
     partial = false;
     const commands = settled ? [] : method.computeCommands(accepted, budgets.allowed, simulate, context);
     // As Karpenter: a look a budget held back, or one cut short, is not a look that found nothing.
-    if (memoed !== undefined && look !== undefined && !settled && commands.length === 0)
-      if (budgetBlocked.size === 0 && !partial)
-        memoed.memo.markConsolidated(method.name, look, stateOf(memoed));
+    const foundNothing = !settled && commands.length === 0 && budgetBlocked.size === 0 && !partial;
+    if (memoed !== undefined && look !== undefined && foundNothing)
+      memoed.memo.markConsolidated(method.name, look, stateOf(memoed));
     looks.push({ method, accepted, budgets, budgetBlocked: [...budgetBlocked], commands });
     const [first] = commands;
     if (first !== undefined && method.consolidation !== undefined && first.candidates.length > 1) {
