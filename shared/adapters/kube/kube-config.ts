@@ -11,8 +11,8 @@ import { readKubeconfigFile } from './kubeconfig-file.ts';
 export type KubeConfigSource =
   | {
       readonly kind: 'file';
-      /** Path of the kubeconfig; @default the KUBECONFIG environment variable. */
-      readonly path?: string;
+      /** Path of the kubeconfig. */
+      readonly path: string;
     }
   | {
       readonly kind: 'eks';
@@ -34,12 +34,7 @@ export type KubeConfigSource =
 
 /** The address, TLS material and credentials of either source; tokens are made as they are needed. */
 export function makeKubeAccess(source: KubeConfigSource): KubeAccess {
-  if (source.kind === 'file') {
-    const file = source.path ?? process.env['KUBECONFIG'];
-    if (file === undefined || file === '')
-      throw new Error('no kubeconfig file given and KUBECONFIG is unset');
-    return readKubeconfigFile(file);
-  }
+  if (source.kind === 'file') return readKubeconfigFile(source.path);
   const tokens = makeTokenCache({
     clock: source.clock ?? { now: () => new Date() },
     refreshAfterMs: (source.refreshAfterSeconds ?? 600) * 1000,
