@@ -2,7 +2,7 @@ import type { UnschedulablePod } from '../../core/index.ts';
 import type { Lease } from '../../ports/lease.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
 import { reconcileNodeClasses } from '../nodeclass/nodeclass.ts';
-import { type LaunchGuard, recheckLaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
+import { type LaunchGuard, reconcileLaunchBackoff } from '../runaway-guard/index.ts';
 import {
   buildSchedulingInput,
   type ClusterObjectsRead,
@@ -18,6 +18,7 @@ import { type SkippedNodePool, selectNodePools } from '../state/eligibility.ts';
 import { batchPods } from './batch.ts';
 import { solveConfirmed } from './confirmed-plan.ts';
 import { reportNominated, reportUnschedulable } from './events.ts';
+import { guardAtLaunch } from './guard-at-launch.ts';
 import { isUnlaunched } from './launch.ts';
 import { launchRound } from './launch-round.ts';
 import { resumeUnlaunched } from './resume.ts';
@@ -366,20 +367,7 @@ async function runRound(
   let plan = await solveConfirmed(ports, out.logger, { state, input: listedInput }, build, {
     nodeClaimsConfirmed: true,
   });
-  // Nodes the confirmation read changed since the guard judged the lists: judged again as read
-  // (only those it read: a listed Node may be false).
-  const rechecked =
-    plan.state === state || options.runawayGuard === false
-      ? guard
-      : recheckLaunchGuard({
-          guard,
-          launching: new Set(plan.result.nodeClaims.map((p) => p.nodePoolName)),
-          pools: plan.state.nodePools,
-          claims: plan.state.nodeClaims,
-          nodes: plan.state.nodes.filter((n) => plan.confirmedNodes.has(n.name)),
-          pendingPods: plan.state.pendingPods,
-          nowMs: ports.clock.now().getTime(),
-        });
+  const rechecked = options.runawayGuard === false ? guard : await guardAtLaunch(ports, guard, state, plan);
   if (rechecked !== guard) {
     guard = rechecked;
     const again = await solveConfirmed(

@@ -6,5 +6,5 @@ export {
   reconcileLaunchBackoff,
   type TimedOutNodeClaim,
 } from './launch-backoff.ts';
-export { type RecheckInput, recheckLaunchGuard } from './recheck.ts';
+export { pausedSinceJudged, type RecheckInput, recheckLaunchGuard } from './recheck.ts';
 export { LAUNCH_BACKOFF_ANNOTATION } from './state.ts';

@@ -1,5 +1,6 @@
 import type { Pod } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
+import { launchPausedUntil } from './decide.ts';
 import { classifyNodeClaims, suspectWait } from './failures.ts';
 import type { LaunchGuard } from './launch-backoff.ts';
 import { readLaunchBackoff } from './state.ts';
@@ -10,7 +11,8 @@ import { readLaunchBackoff } from './state.ts';
 // another Node the guard never saw a reason to hold back. So before a NodePool launches what the
 // confirmed plan asks of it, the Nodes and NodeClaims as confirmed are judged again, here, without
 // writing anything: a taint that repels the pods, or a failure not counted yet, holds that pool's
-// launches in this run, and the next run judges (and counts) it from its own lists. Pure.
+// launches in this run, and the next run judges (and counts) it from its own lists. And the NodePools
+// read again just before the launch hold any pool another judgement paused meanwhile. Pure.
 
 export interface RecheckInput {
   /** The guard as the run's first judgement left it. */
@@ -56,5 +58,42 @@ export function recheckLaunchGuard(input: RecheckInput): LaunchGuard {
   return {
     paused: new Map([...input.guard.paused, ...held]),
     probing: new Set([...input.guard.probing].filter((p) => !held.has(p))),
+  };
+}
+
+/**
+ * The guard with every launching NodePool whose launches the NodePools as read again now say are
+ * paused added to `paused` (and taken out of `probing`): a disruption pass judges the nodes it
+ * empties and may pause a NodePool while a provisioner run plans, after the run's own judgement.
+ * A back-off annotation that does not parse holds the pool too, as the guard reads one. The same
+ * object when none changed.
+ */
+export function pausedSinceJudged(
+  guard: LaunchGuard,
+  launching: ReadonlySet<string>,
+  pools: readonly Pick<ClusterNodePool, 'pool' | 'annotations' | 'conditions'>[],
+  nowMs: number,
+): LaunchGuard {
+  const held = new Map<string, string>();
+  for (const pool of pools) {
+    const name = pool.pool.name;
+    if (!launching.has(name) || guard.paused.has(name)) continue;
+    const read = readLaunchBackoff(pool);
+    if (read.kind === 'unreadable') {
+      held.set(name, `launches wait: the NodePool's launch back-off cannot be read (${read.problem})`);
+      continue;
+    }
+    const until = read.kind === 'state' ? launchPausedUntil(read.state, nowMs) : undefined;
+    if (until !== undefined) {
+      held.set(
+        name,
+        `launches paused until ${new Date(until).toISOString()} after ${read.kind === 'state' ? read.state.failures : 0} failed NodeClaim(s), a judgement made while this run planned`,
+      );
+    }
+  }
+  if (held.size === 0) return guard;
+  return {
+    paused: new Map([...guard.paused, ...held]),
+    probing: new Set([...guard.probing].filter((p) => !held.has(p))),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recheckLaunchGuard } from '../../../../shared/usecases/runaway-guard/recheck.ts';
+import { pausedSinceJudged, recheckLaunchGuard } from '../../../../shared/usecases/runaway-guard/recheck.ts';
 import {
   encodeLaunchBackoff,
   LAUNCH_BACKOFF_ANNOTATION,
@@ -66,5 +66,51 @@ describe('recheckLaunchGuard', () => {
   it('leaves a pool the first judgement paused as it was', () => {
     const paused = { paused: new Map([['general', 'launches paused']]), probing: new Set<string>() };
     expect(recheckLaunchGuard({ ...base, guard: paused, nodes: [node('a', [ROGUE])] })).toBe(paused);
+  });
+});
+
+// The NodePools read again just before a round launches: a disruption pass that emptied a node
+// under a rogue taint may have paused the pool while the run planned, after its own judgement.
+describe('pausedSinceJudged', () => {
+  const first = { paused: new Map<string, string>(), probing: new Set(['general']) };
+  const withState = (name: string, pausedUntilMs: number) =>
+    nodePool(
+      name,
+      {},
+      {
+        annotations: {
+          [LAUNCH_BACKOFF_ANNOTATION]: encodeLaunchBackoff({
+            failures: 2,
+            lastFailedCreatedMs: T0,
+            pausedUntilMs,
+          }),
+        },
+      },
+    );
+  const now = T0 + MIN;
+
+  it('holds a launching pool that a back-off paused since the run judged it', () => {
+    const guard = pausedSinceJudged(first, new Set(['general']), [withState('general', T0 + 3 * MIN)], now);
+    expect(guard.paused.get('general')).toContain(new Date(T0 + 3 * MIN).toISOString());
+    expect(guard.paused.get('general')).toContain('2 failed NodeClaim(s)');
+    expect(guard.probing.has('general')).toBe(false);
+  });
+
+  it('lets a pool launch whose back-off has ended, or that has none, and judges only launching pools', () => {
+    const pools = [withState('general', now - 1), nodePool('other'), withState('idle', T0 + 3 * MIN)];
+    expect(pausedSinceJudged(first, new Set(['general', 'other']), pools, now)).toBe(first);
+  });
+
+  it('holds a pool whose back-off annotation does not parse', () => {
+    const broken = nodePool('general', {}, { annotations: { [LAUNCH_BACKOFF_ANNOTATION]: '{not json' } });
+    const guard = pausedSinceJudged(first, new Set(['general']), [broken], now);
+    expect(guard.paused.get('general')).toContain('cannot be read');
+  });
+
+  it('leaves a pool the first judgement paused as it was', () => {
+    const paused = { paused: new Map([['general', 'launches paused']]), probing: new Set<string>() };
+    expect(pausedSinceJudged(paused, new Set(['general']), [withState('general', T0 + 3 * MIN)], now)).toBe(
+      paused,
+    );
   });
 });
