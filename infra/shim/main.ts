@@ -2,7 +2,6 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { makeKubeHttp } from '../../shared/adapters/kube/http.ts';
 import { summaryObjectKey } from '../../shared/apis/summary-document.ts';
-import { SUMMARY_INDEX_METADATA } from '../../shared/apis/summary-index.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { type LogLevel, makeLogger } from '../../shared/runtime/logger.ts';
 import { loadKubeAccess } from './kube-access.ts';
@@ -36,7 +35,7 @@ const shim = startShim({
   ...(s3 === undefined || bucket === undefined
     ? {}
     : {
-        publishSummary: async (body: Buffer, index: string) => {
+        publishSummary: async (body: Buffer) => {
           await s3.send(
             new PutObjectCommand({
               Bucket: bucket,
@@ -44,8 +43,6 @@ const shim = startShim({
               Body: body,
               // Gzipped JSON, read as bytes: no Content-Encoding, so no client unpacks it on the way.
               ContentType: 'application/gzip',
-              // In the same write as the document, so a reader never sees one without the other.
-              Metadata: { [SUMMARY_INDEX_METADATA]: index },
             }),
           );
         },

@@ -22,11 +22,10 @@ export interface ShimOptions {
   readonly clusterName: string;
   readonly logger: Logger;
   /**
-   * Stores the cluster summary (one gzipped JSON document, and its index as the object's metadata)
-   * where the Lambdas read it. Without it the summary is kept but not published (the Lambdas then
-   * read the API server).
+   * Stores the cluster summary (one gzipped JSON document) where the Lambdas read it. Without it the
+   * summary is kept but not published (the Lambdas then read the API server).
    */
-  readonly publishSummary?: (body: Buffer, index: string) => Promise<void>;
+  readonly publishSummary?: (body: Buffer) => Promise<void>;
   /** Quiet time before a batch of events is sent. @default 250 */
   readonly idleMs?: number;
   /** Longest an event waits in a burst. @default 1000 */

@@ -6,13 +6,12 @@ import {
   SummaryBuilder,
   type SummaryKind,
 } from '../../shared/apis/summary-document.ts';
-import { encodeSummaryIndex, summaryIndexOf } from '../../shared/apis/summary-index.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 
 // The shim's cluster summary: one list and then a watch per kind (pods that have not finished,
 // Nodes, NodeClaims), applied event by event to a SummaryBuilder, and the document published (its
-// head and its pods, two lines of JSON, gzipped, with its index as the object's metadata) a moment
-// after something changed, and at least every heartbeat so readers can tell it is alive. A watch that falls too far behind (410 Gone)
+// head and its pods, two lines of JSON, gzipped) a moment after something changed, and at least
+// every heartbeat so readers can tell it is alive. A watch that falls too far behind (410 Gone)
 // lists again; every kind is also listed again now and then, and a relist that finds what the watch
 // missed says so in the log.
 //
@@ -35,11 +34,8 @@ const SOURCES: Readonly<Record<SummaryKind, { readonly path: string; readonly fi
 export interface SummaryKeeperOptions {
   readonly api: RawApi;
   readonly cluster: string;
-  /**
-   * Stores one published document (gzipped, see encodeSummaryDocument) with its index
-   * (encodeSummaryIndex), which goes in the same write: the object's metadata.
-   */
-  readonly publish: (body: Buffer, index: string) => Promise<void>;
+  /** Stores one published document (gzipped, see encodeSummaryDocument). */
+  readonly publish: (body: Buffer) => Promise<void>;
   readonly logger: Logger;
   /** Told about every pod event (the unschedulable tracker listens here), the initial list included. */
   readonly onPod?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => void;
@@ -331,7 +327,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     dirty = false;
     const document = builder.document(new Date(nowMs).toISOString(), current);
     const body = await gzipAsync(encodeSummaryDocument(document), { level: 4 });
-    await options.publish(body, encodeSummaryIndex(summaryIndexOf(document)));
+    await options.publish(body);
     published += 1;
     lastBytes = body.length;
     publishedAtMs = nowMs;

@@ -4,7 +4,6 @@ import {
   type ClusterSummary,
   SUMMARY_MAX_AGE_MS,
   SummaryDatedAheadError,
-  type SummaryIndex,
   type SummarySource,
   SummaryTooLargeError,
 } from '../ports/summary.ts';
@@ -17,7 +16,6 @@ import type { Logger } from '../runtime/logger.ts';
 // in the last minutes is always read back from the API server over the summary, whatever the
 // summary says of its own currency: a summary (the shim's, or whoever holds its role) never hides
 // a container's own writes from it. The summary's age is the source's to judge (S3's clock).
-// `nodesSettled` answers from the summary's index alone (no document), when it is as fresh.
 
 export interface SummaryClusterOptions {
   readonly source: SummarySource;
@@ -48,26 +46,22 @@ export interface SummaryUse {
   readonly fromSummary: number;
   /** List reads that went to the API server because the summary could not be used. */
   readonly direct: number;
-  /** `nodesSettled` answered from the summary's index (true or false) without reading a list. */
-  readonly fromIndex: number;
 }
 
 /** The Cluster port with its list reads served from the cluster summary when it is fresh. */
 export function withClusterSummary(
   cluster: Cluster,
   options: SummaryClusterOptions,
-): Cluster & Required<Pick<Cluster, 'nodesSettled'>> & { summaryUse(): SummaryUse } {
+): Cluster & { summaryUse(): SummaryUse } {
   const maxAgeMs = options.maxAgeMs ?? SUMMARY_MAX_AGE_MS;
   const now = () => options.clock.now().getTime();
   const written = new Map<string, number>();
   const logged = new Map<string, number>();
   let fromSummary = 0;
   let direct = 0;
-  let fromIndex = 0;
 
-  /** Logs why the summary was not used; `read` counts a list read that goes to the API server. */
-  const notUsed = (why: string, fields: Record<string, unknown> = {}, read = true) => {
-    if (read) direct += 1;
+  const notUsed = (why: string, fields: Record<string, unknown> = {}) => {
+    direct += 1;
     const last = logged.get(why);
     if (last !== undefined && now() - last < LOG_EVERY_MS) return;
     logged.set(why, now());
@@ -108,35 +102,6 @@ export function withClusterSummary(
   }
 
   const remember = (name: string) => written.set(name, now());
-
-  /** nodesSettled: see the Cluster port. Never throws: a summary it cannot use answers false. */
-  async function nodesSettled(): Promise<boolean> {
-    for (const [name, at] of written) if (now() - at > OWN_WRITES_MS) written.delete(name);
-    // This container's own writes are read back from the API server, which the lists do.
-    if (written.size > 0 || options.source.readIndex === undefined) return false;
-    let index: SummaryIndex | undefined;
-    try {
-      index = await options.source.readIndex();
-    } catch (error) {
-      notUsed(
-        error instanceof SummaryDatedAheadError ? 'index dated ahead of its store' : 'index unreadable',
-        { error },
-        false,
-      );
-      return false;
-    }
-    if (index === undefined) {
-      notUsed('none published yet (is the shim running?)', {}, false);
-      return false;
-    }
-    const ageMs = now() - Math.min(index.publishedAtMs, index.currentAtMs);
-    if (ageMs > maxAgeMs) {
-      notUsed('stale', { ageSeconds: Math.round(ageMs / 1000), maxAgeSeconds: maxAgeMs / 1000 }, false);
-      return false;
-    }
-    fromIndex += 1;
-    return index.leavingNodes === 0 && index.unlaunchedNodeClaims === 0;
-  }
 
   /**
    * The summary's NodeClaims with every NodeClaim this container wrote in the last OWN_WRITES_MS
@@ -213,7 +178,6 @@ export function withClusterSummary(
       await cluster.deleteNodeClaim(name);
       remember(name);
     },
-    nodesSettled,
-    summaryUse: () => ({ fromSummary, direct, fromIndex }),
+    summaryUse: () => ({ fromSummary, direct }),
   };
 }

@@ -66,11 +66,3 @@ export {
   summaryBucketName,
   summaryObjectKey,
 } from './summary-document.ts';
-export {
-  encodeSummaryIndex,
-  readSummaryIndex,
-  SUMMARY_INDEX_METADATA,
-  SUMMARY_INDEX_VERSION,
-  type SummaryIndexDocument,
-  summaryIndexOf,
-} from './summary-index.ts';

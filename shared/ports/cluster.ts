@@ -66,14 +66,6 @@ export interface Cluster {
    * behind, as an informer cache is) unless `consistent` asks the API server itself.
    */
   nodeClaims(options?: NodeClaimReadOptions): Promise<NodeClaimRead>;
-  /**
-   * True when the cluster summary's index, current as the list reads are, says no Node is going away
-   * (deleting, or its NodeClaim is) and no NodeClaim waits for its launch, and this container wrote no NodeClaim
-   * in the time its own writes are read back: the provisioner's run with nothing pending then reads
-   * neither list. False (read the lists) whenever it cannot tell so cheaply; adapters without a
-   * summary leave it out.
-   */
-  nodesSettled?(): Promise<boolean>;
   daemonSets(): Promise<ReadResult<DaemonSet>>;
   podDisruptionBudgets(): Promise<ReadResult<PodDisruptionBudget>>;
   /** Namespace name → labels, for pod-affinity `namespaceSelector`. */

@@ -49,24 +49,6 @@ export interface ClusterSummary {
   boundPods(): ReadResult<BoundPod>;
 }
 
-/**
- * A few counts published with a summary, read without its document (shared/apis/summary-index.ts):
- * whether any Node is going away or any NodeClaim waits for a launch. Untrusted as the document is; its times
- * as the document's (from a store, the store's).
- */
-export interface SummaryIndex {
-  readonly cluster: string;
-  readonly publishedAtMs: number;
-  /** Up to when every watch behind it is known to have been current. */
-  readonly currentAtMs: number;
-  readonly counts: { readonly pods: number; readonly nodes: number; readonly nodeClaims: number };
-  /** Nodes with a deletionTimestamp, or whose NodeClaim has one. */
-  readonly leavingNodes: number;
-  readonly deletingNodeClaims: number;
-  /** NodeClaims not being deleted, without a providerID and not Launched. */
-  readonly unlaunchedNodeClaims: number;
-}
-
 /** Where the latest summary is published. */
 export interface SummarySource {
   /**
@@ -74,12 +56,6 @@ export interface SummarySource {
    * @throws SummaryUnavailableError when it cannot be read (the caller reads the API server).
    */
   read(): Promise<ClusterSummary | undefined>;
-  /**
-   * The latest summary's index, read without its document; undefined when none has been published
-   * yet. A source without one reads the document instead.
-   * @throws SummaryUnavailableError when it cannot be read, or the summary has no index.
-   */
-  readIndex?(): Promise<SummaryIndex | undefined>;
 }
 
 /**

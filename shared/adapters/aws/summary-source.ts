@@ -1,15 +1,13 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
-import { readSummaryIndex, SUMMARY_INDEX_METADATA } from '../../apis/summary-index.ts';
 import { ValidationError } from '../../core/index.ts';
 import {
   type ClusterSummary,
   SUMMARY_CLOCK_TOLERANCE_MS,
   SummaryDatedAheadError,
-  type SummaryIndex,
   type SummaryLimits,
   type SummarySource,
   SummaryTooLargeError,
@@ -27,9 +25,6 @@ import {
 // nothing; and its age is S3's, not the document's: it counts from the object's LastModified, less
 // how far behind the document says its slowest watch was, and a document that dates itself ahead
 // of LastModified is refused.
-//
-// Its index (summary-index.ts) is the object's metadata: `readIndex` asks S3 for the object's head
-// alone (HeadObject: no body), dated by LastModified as the document is.
 
 const gunzipAsync = promisify(gunzip);
 
@@ -47,19 +42,16 @@ export interface SummaryReadStats {
   /** Reads S3 answered with the whole object. */
   readonly downloads: number;
   readonly bytesDownloaded: number;
-  /** Reads of the index alone (no body). */
-  readonly indexReads: number;
 }
 
 export function makeS3SummarySource(
   options: S3SummarySourceOptions,
-): SummarySource & Required<Pick<SummarySource, 'readIndex'>> & { stats(): SummaryReadStats } {
+): SummarySource & { stats(): SummaryReadStats } {
   const key = summaryObjectKey(options.cluster);
   let last: { readonly etag: string; readonly summary: ClusterSummary } | undefined;
   let reads = 0;
   let downloads = 0;
   let bytesDownloaded = 0;
-  let indexReads = 0;
   let inFlight: Promise<ClusterSummary | undefined> | undefined;
   // A changed summary converts only the objects that changed since the last one.
   const conversions = makeSummaryConversions();
@@ -137,47 +129,6 @@ export function makeS3SummarySource(
     if (etag !== undefined) last = { etag, summary };
     return summary;
   };
-  const where = `s3://${options.bucket}/${key}`;
-  const readIndex = async (): Promise<SummaryIndex | undefined> => {
-    indexReads += 1;
-    let head: {
-      readonly Metadata?: Record<string, string> | undefined;
-      readonly LastModified?: Date | undefined;
-    };
-    try {
-      head = await options.s3.send(new HeadObjectCommand({ Bucket: options.bucket, Key: key }));
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      const name = (error as { name?: unknown }).name;
-      if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return undefined;
-      throw new SummaryUnavailableError(
-        `${where} could not be read: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-    const storedAtMs = head.LastModified?.getTime();
-    if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
-      throw new SummaryUnavailableError(`${where} came without a LastModified time`);
-    }
-    const value = head.Metadata?.[SUMMARY_INDEX_METADATA];
-    if (value === undefined)
-      throw new SummaryUnavailableError(`${where} has no index (${SUMMARY_INDEX_METADATA})`);
-    let index: SummaryIndex;
-    try {
-      index = readSummaryIndex(value);
-    } catch (error) {
-      throw new SummaryUnavailableError(
-        `${where} has an index that does not read: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
-    }
-    if (index.cluster !== options.cluster) {
-      throw new SummaryUnavailableError(
-        `${where} is the summary of cluster "${index.cluster}", not "${options.cluster}"`,
-      );
-    }
-    return { ...index, ...storeTimes(index, storedAtMs, where) };
-  };
   return {
     // Reads that overlap (an invocation reading Nodes and NodeClaims at once) share one request.
     read() {
@@ -186,8 +137,7 @@ export function makeS3SummarySource(
       });
       return inFlight;
     },
-    readIndex,
-    stats: () => ({ reads, downloads, bytesDownloaded, indexReads }),
+    stats: () => ({ reads, downloads, bytesDownloaded }),
   };
 }
 
@@ -199,26 +149,14 @@ export function makeS3SummarySource(
  * @throws SummaryDatedAheadError when the document dates itself (or a watch) after `storedAtMs`.
  */
 export function datedByStore(summary: ClusterSummary, storedAtMs: number, where: string): ClusterSummary {
-  return { ...summary, ...storeTimes(summary, storedAtMs, where) };
-}
-
-/**
- * A document's (or an index's) times as its store gives them: see datedByStore.
- * @throws SummaryDatedAheadError when it dates itself (or a watch) after `storedAtMs`.
- */
-function storeTimes(
-  stated: { readonly publishedAtMs: number; readonly currentAtMs: number },
-  storedAtMs: number,
-  where: string,
-): { readonly publishedAtMs: number; readonly currentAtMs: number } {
-  const latest = Math.max(stated.publishedAtMs, stated.currentAtMs);
+  const latest = Math.max(summary.publishedAtMs, summary.currentAtMs);
   if (latest > storedAtMs + SUMMARY_CLOCK_TOLERANCE_MS) {
     throw new SummaryDatedAheadError(
       `${where} says it was written at ${new Date(latest).toISOString()}, ${Math.round((latest - storedAtMs) / 1000)} s after S3 stored it (${new Date(storedAtMs).toISOString()}); is the shim's node clock ahead?`,
     );
   }
-  const behindMs = Math.max(0, stated.publishedAtMs - stated.currentAtMs);
-  return { publishedAtMs: storedAtMs, currentAtMs: storedAtMs - behindMs };
+  const behindMs = Math.max(0, summary.publishedAtMs - summary.currentAtMs);
+  return { ...summary, publishedAtMs: storedAtMs, currentAtMs: storedAtMs - behindMs };
 }
 
 /**

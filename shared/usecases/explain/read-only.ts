@@ -16,7 +16,6 @@ const READS = [
   'nodeClasses',
   'nodeOverlays',
   'nodeClaims',
-  'nodesSettled',
   'daemonSets',
   'podDisruptionBudgets',
   'namespaceLabels',
@@ -78,11 +77,7 @@ export function readOnlyCluster(
   },
 ): Cluster {
   const view: Partial<Record<keyof Cluster, unknown>> = {};
-  for (const name of READS) {
-    // An optional read the cluster leaves out stays out.
-    const read = cluster[name] as ((...args: unknown[]) => unknown) | undefined;
-    if (read !== undefined) view[name] = read.bind(cluster);
-  }
+  for (const name of READS) view[name] = (cluster[name] as (...args: unknown[]) => unknown).bind(cluster);
   for (const name of WRITES) view[name] = async () => onWrite(name);
   return Object.freeze(view) as Cluster;
 }

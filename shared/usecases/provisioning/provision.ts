@@ -87,12 +87,10 @@ async function provisionUnderLease(
   if (statics.leaseLost) return staticOnly(lease, statics);
   const consistent = options.consistentResume === true;
   const reads = readOptions(options);
-  const idle = async (settled = false): Promise<ProvisionResult> => {
+  const idle = async (): Promise<ProvisionResult> => {
     // A shadow stack resumes nothing: the NodeClaims it finds unlaunched are the live autoscaler's.
     const resumed =
-      options.shadow === true || settled
-        ? undefined
-        : await resumeWithoutPods(ports, lease, out, { consistent, reads });
+      options.shadow === true ? undefined : await resumeWithoutPods(ports, lease, out, { consistent, reads });
     if (resumed?.kind === 'provisioned') {
       return { ...resumed, claims: [...statics.claims, ...resumed.claims], ...staticDeleted };
     }
@@ -102,16 +100,10 @@ async function provisionUnderLease(
       reason: 'no provisionable pods',
       leaseToken: lease.token,
       ...(first.problems.length === 0 ? {} : { ignoredPods: first.problems.length }),
-      // Nothing deleting and nothing to launch, by the summary's index: no list was read.
-      ...(settled ? { nodes: 'settled (cluster summary index)' } : {}),
     });
     return { kind: 'skipped', why: 'no provisionable pods' };
   };
-  // Without pending pods, a run still plans for the pods of nodes being deleted and launches the
-  // NodeClaims that wait for it, unless the summary's index says there are none (no list is read).
-  if (first.items.length === 0 && !consistent && (await ports.cluster.nodesSettled?.()) === true) {
-    return idle(true);
-  }
+  // Without pending pods, a run still plans for the pods of nodes being deleted.
   if (first.items.length === 0 && !(await anyNodeDeleting(ports.cluster, consistent))) return idle();
 
   // What the plan needs besides the pods does not depend on which pods the batch takes: it is read

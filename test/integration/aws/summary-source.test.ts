@@ -2,14 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
-import {
-  encodeSummaryDocument,
-  encodeSummaryIndex,
-  SUMMARY_INDEX_METADATA,
-  SummaryBuilder,
-  summaryIndexOf,
-  summaryObjectKey,
-} from '../../../shared/apis/index.ts';
+import { encodeSummaryDocument, SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
 import {
   SummaryDatedAheadError,
   type SummaryLimits,
@@ -34,13 +27,12 @@ beforeEach(async () => {
 const s3As = (who: 'provisioner' | 'shim') =>
   new S3Client({ ...awsConfigAs(server, who), forcePathStyle: true });
 
-async function put(body: Buffer, index?: string): Promise<void> {
+async function put(body: Buffer): Promise<void> {
   await s3As('shim').send(
     new PutObjectCommand({
       Bucket: STACK_NAMES.summaryBucket,
       Key: summaryObjectKey(STACK_CLUSTER),
       Body: body,
-      ...(index === undefined ? {} : { Metadata: { [SUMMARY_INDEX_METADATA]: index } }),
     }),
   );
 }
@@ -199,75 +191,5 @@ describe('the cluster summary read from S3', () => {
     const error = await outcome({ ...TEST_LIMITS, ...limit });
     expect(error).toBeInstanceOf(SummaryTooLargeError);
     expect((error as Error).message).toMatch(message);
-  });
-});
-
-describe("the cluster summary's index read from S3", () => {
-  /** A document as the shim publishes it: a deleting Node, a NodeClaim waiting for its launch. */
-  function published(cluster: string, at: string) {
-    const builder = new SummaryBuilder(cluster);
-    builder.apply('nodes', 'ADDED', {
-      metadata: { name: 'gone', uid: 'uid-gone', deletionTimestamp: at },
-      spec: {},
-      status: {},
-    });
-    builder.apply('nodeClaims', 'ADDED', {
-      metadata: { name: 'waiting', uid: 'uid-waiting' },
-      spec: {},
-      status: {},
-    });
-    const doc = builder.document(at, { pods: at, nodes: at, nodeClaims: at });
-    const indexDocument = summaryIndexOf(doc);
-    return {
-      body: gzipSync(encodeSummaryDocument(doc)),
-      index: encodeSummaryIndex(indexDocument),
-      indexDocument,
-    };
-  }
-  const AT = '2026-11-20T12:00:00Z';
-
-  it('reads the counts without downloading the document, dated by S3', async () => {
-    const summaries = source();
-    expect(await summaries.readIndex()).toBeUndefined();
-    const { body, index } = published(STACK_CLUSTER, AT);
-    await put(body, index);
-    const before = Date.now();
-    const read = await summaries.readIndex();
-    expect(read).toMatchObject({
-      cluster: STACK_CLUSTER,
-      counts: { nodes: 1, nodeClaims: 1, pods: 0 },
-      leavingNodes: 1,
-      deletingNodeClaims: 0,
-      unlaunchedNodeClaims: 1,
-    });
-    // The document says a week ago; S3's time counts (whole seconds, moto on this machine's clock).
-    expect(read?.publishedAtMs).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 2000);
-    expect(summaries.stats()).toMatchObject({ indexReads: 2, reads: 0, downloads: 0, bytesDownloaded: 0 });
-  });
-
-  it.each([
-    ['without an index', undefined, /has no index/],
-    ['with an index that is not JSON', '{"version":', /has an index that does not read: .*not JSON/],
-    [
-      'with a count that is not one',
-      encodeSummaryIndex({ ...published(STACK_CLUSTER, AT).indexDocument, leavingNodes: -1 }),
-      /leavingNodes: -1 is not a count/,
-    ],
-  ] as const)('refuses a summary %s, saying so', async (_, index, message) => {
-    await put(published(STACK_CLUSTER, AT).body, index);
-    const error = await source()
-      .readIndex()
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SummaryUnavailableError);
-    expect((error as Error).message).toMatch(message);
-  });
-
-  it("refuses another cluster's index, and one dated after S3 stored it", async () => {
-    const other = published('other-cluster', AT);
-    await put(other.body, other.index);
-    await expect(source().readIndex()).rejects.toThrow(/the summary of cluster "other-cluster"/);
-    const ahead = published(STACK_CLUSTER, new Date(Date.now() + 3_600_000).toISOString());
-    await put(ahead.body, ahead.index);
-    await expect(source().readIndex()).rejects.toBeInstanceOf(SummaryDatedAheadError);
   });
 });
