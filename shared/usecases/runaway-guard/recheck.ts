@@ -62,11 +62,12 @@ export function recheckLaunchGuard(input: RecheckInput): LaunchGuard {
 }
 
 /**
- * The guard with every launching NodePool whose launches the NodePools as read again now say are
- * paused added to `paused` (and taken out of `probing`): a disruption pass judges the nodes it
- * empties and may pause a NodePool while a provisioner run plans, after the run's own judgement.
- * A back-off annotation that does not parse holds the pool too, as the guard reads one. The same
- * object when none changed.
+ * The guard with the NodePools whose launches the NodePools as read again now say are paused (a
+ * disruption pass judges the nodes it empties and may pause a NodePool while a provisioner run
+ * plans, after the run's own judgement) added to `paused` and taken out of `probing`, when one of
+ * them would launch: all of them, so that the plan solved again does not move the pods to another
+ * pool paused meanwhile. A back-off annotation that does not parse holds the pool too, as the guard
+ * reads one. The same object when no launching pool is held.
  */
 export function pausedSinceJudged(
   guard: LaunchGuard,
@@ -77,21 +78,21 @@ export function pausedSinceJudged(
   const held = new Map<string, string>();
   for (const pool of pools) {
     const name = pool.pool.name;
-    if (!launching.has(name) || guard.paused.has(name)) continue;
+    if (guard.paused.has(name)) continue;
     const read = readLaunchBackoff(pool);
     if (read.kind === 'unreadable') {
       held.set(name, `launches wait: the NodePool's launch back-off cannot be read (${read.problem})`);
       continue;
     }
     const until = read.kind === 'state' ? launchPausedUntil(read.state, nowMs) : undefined;
-    if (until !== undefined) {
+    if (until !== undefined && read.kind === 'state') {
       held.set(
         name,
-        `launches paused until ${new Date(until).toISOString()} after ${read.kind === 'state' ? read.state.failures : 0} failed NodeClaim(s), a judgement made while this run planned`,
+        `launches paused until ${new Date(until).toISOString()} after ${read.state.failures} failed NodeClaim(s), a judgement made while this run planned`,
       );
     }
   }
-  if (held.size === 0) return guard;
+  if (![...held.keys()].some((name) => launching.has(name))) return guard;
   return {
     paused: new Map([...guard.paused, ...held]),
     probing: new Set([...guard.probing].filter((p) => !held.has(p))),

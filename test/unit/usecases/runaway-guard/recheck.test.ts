@@ -96,7 +96,13 @@ describe('pausedSinceJudged', () => {
     expect(guard.probing.has('general')).toBe(false);
   });
 
-  it('lets a pool launch whose back-off has ended, or that has none, and judges only launching pools', () => {
+  it('holds every pool paused meanwhile once one that launches is, so the pods do not move to another', () => {
+    const pools = [withState('general', T0 + 3 * MIN), withState('other', T0 + 2 * MIN), nodePool('free')];
+    const guard = pausedSinceJudged(first, new Set(['general']), pools, now);
+    expect([...guard.paused.keys()].sort()).toEqual(['general', 'other']);
+  });
+
+  it('lets a pool launch whose back-off has ended, or that has none, whatever pools that do not launch say', () => {
     const pools = [withState('general', now - 1), nodePool('other'), withState('idle', T0 + 3 * MIN)];
     expect(pausedSinceJudged(first, new Set(['general', 'other']), pools, now)).toBe(first);
   });
