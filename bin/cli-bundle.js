@@ -2,56 +2,77 @@
 // .cache/cli while the sources it was built from are unchanged, so a run loads one file instead of
 // translating a few hundred modules through tsx. Packages stay outside it, loaded from
 // node_modules as usual. A source's `import.meta.dirname` and `import.meta.url` become the
-// source's own, so files read relative to a source are found where they are.
+// source's own (a textual replacement: no source of the CLI has either inside a string).
 //
-// The bundle is used only when every source it was built from has the size and modification time
-// it had then; else it is built again (a few hundred milliseconds). When it cannot be built or
-// stored (no esbuild, a read-only checkout), the caller falls back to tsx.
+// The bundle is named by a hash of what it was built from: the bytes of every source as esbuild
+// compiled them, this file, the TypeScript configuration, the versions of esbuild and Node, and
+// the project's folder (the bundle holds absolute paths). A run hashes the sources the manifest
+// lists as they are now and uses the bundle only when the hash is the same; else it builds again (a
+// few hundred milliseconds). When no bundle can be built, stored or loaded (no esbuild, a
+// read-only checkout), the caller falls back to tsx.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dir = path.join(root, '.cache', 'cli');
-const bundle = path.join(dir, 'main.mjs');
 const manifest = path.join(dir, 'inputs.json');
 const entry = 'shared/cli/main.ts';
+const LOADERS = { '.ts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };
 
-/** Whether the bundle was built from the sources as they are now. */
-function current() {
+/** The hash of a build from `sources` (path relative to the project → bytes). */
+function buildKey(sources, esbuildVersion) {
+  const hash = createHash('sha256');
+  const part = (label, bytes) => {
+    hash.update(`${label}\0${bytes.length}\0`);
+    hash.update(bytes);
+  };
+  part('root', Buffer.from(root));
+  part('node', Buffer.from(process.version));
+  part('esbuild', Buffer.from(esbuildVersion));
+  for (const file of [path.join(import.meta.dirname, 'cli-bundle.js'), path.join(root, 'tsconfig.json')]) {
+    part(file, fs.existsSync(file) ? fs.readFileSync(file) : Buffer.from('absent'));
+  }
+  for (const [file, bytes] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) part(file, bytes);
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** The bundle built from the sources as they are now, or undefined. */
+function currentBundle() {
   let recorded;
   try {
     recorded = JSON.parse(fs.readFileSync(manifest, 'utf8'));
+    const sources = new Map(recorded.sources.map((file) => [file, fs.readFileSync(path.join(root, file))]));
+    const file = path.join(dir, `main-${buildKey(sources, recorded.esbuild)}.mjs`);
+    return fs.existsSync(file) ? file : undefined;
   } catch {
-    return false;
+    return undefined;
   }
-  if (recorded?.node !== process.version || !Array.isArray(recorded.inputs) || !fs.existsSync(bundle)) {
-    return false;
-  }
-  for (const [file, size, mtimeMs] of recorded.inputs) {
-    const stat = fs.statSync(path.join(root, file), { throwIfNoEntry: false });
-    if (stat === undefined || stat.size !== size || stat.mtimeMs !== mtimeMs) return false;
-  }
-  return true;
 }
-
-/** A TypeScript source with its import.meta paths made its own. */
-const ownPaths = {
-  name: 'own-import-meta',
-  setup(build) {
-    build.onLoad({ filter: /\.ts$/ }, async (args) => {
-      const source = await fs.promises.readFile(args.path, 'utf8');
-      const contents = source
-        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
-        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href));
-      return { contents, loader: 'ts' };
-    });
-  },
-};
 
 async function build() {
   const esbuild = await import('esbuild');
-  const startedMs = Date.now();
+  // The bytes each source was compiled from, as the plugin read them.
+  const sources = new Map();
+  const ownPaths = {
+    name: 'own-import-meta',
+    setup(build) {
+      build.onLoad({ filter: /.*/ }, async (args) => {
+        const loader = LOADERS[path.extname(args.path)];
+        if (loader === undefined)
+          throw new Error(`the CLI imports ${args.path}, which the bundle does not load`);
+        const bytes = await fs.promises.readFile(args.path);
+        sources.set(path.relative(root, args.path), bytes);
+        const contents = bytes
+          .toString('utf8')
+          .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
+          .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href));
+        return { contents, loader };
+      });
+    },
+  };
+  const key = () => buildKey(sources, esbuild.version);
   const result = await esbuild.build({
     absWorkingDir: root,
     entryPoints: [entry],
@@ -61,29 +82,35 @@ async function build() {
     target: 'node22',
     packages: 'external',
     sourcemap: 'linked',
-    metafile: true,
+    sourcesContent: false,
     write: false,
-    outfile: bundle,
+    outfile: path.join(dir, 'main.mjs'),
     plugins: [ownPaths],
     logLevel: 'silent',
   });
-  // Written under a name of this process's own, then renamed: a run never loads half a file, and
-  // two runs building at once each leave a whole one.
+  const name = `main-${key()}`;
   fs.mkdirSync(dir, { recursive: true });
+  // Each file is written under a name of its own, then renamed: a run never loads half a file,
+  // and builds running at once each leave whole ones. The bundle's name is its hash, so the manifest
+  // (renamed last) never points at a bundle built from other sources.
+  const unique = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const place = (file, contents) => {
+    fs.writeFileSync(`${file}.${unique}`, contents);
+    fs.renameSync(`${file}.${unique}`, file);
+  };
   for (const out of result.outputFiles) {
-    const temporary = `${out.path}.${process.pid}`;
-    fs.writeFileSync(temporary, out.contents);
-    fs.renameSync(temporary, out.path);
+    const isMap = out.path.endsWith('.map');
+    const text = isMap
+      ? out.text
+      : out.text.replace('//# sourceMappingURL=main.mjs.map', `//# sourceMappingURL=${name}.mjs.map`);
+    place(path.join(dir, `${name}.mjs${isMap ? '.map' : ''}`), text);
   }
-  const inputs = Object.keys(result.metafile.inputs).map((file) => {
-    const stat = fs.statSync(path.join(root, file));
-    return [file, stat.size, stat.mtimeMs];
-  });
-  // A source saved while the build read it may be in the bundle as it was: the next run builds again.
-  if (inputs.some(([, , mtimeMs]) => mtimeMs >= startedMs)) return;
-  const temporary = `${manifest}.${process.pid}`;
-  fs.writeFileSync(temporary, JSON.stringify({ node: process.version, inputs }));
-  fs.renameSync(temporary, manifest);
+  place(manifest, JSON.stringify({ esbuild: esbuild.version, sources: [...sources.keys()] }));
+  // Bundles of older sources go (a run loading one now has it open already, or falls back to tsx).
+  for (const old of fs.readdirSync(dir)) {
+    if (old.startsWith('main-') && !old.startsWith(name)) fs.rmSync(path.join(dir, old), { force: true });
+  }
+  return path.join(dir, `${name}.mjs`);
 }
 
 /**
@@ -91,15 +118,12 @@ async function build() {
  * bundle can be had here.
  */
 export async function bundledMain() {
-  if (!current()) {
-    try {
-      await build();
-    } catch {
-      return undefined;
-    }
+  try {
+    const file = currentBundle() ?? (await build());
+    // Stack traces name the TypeScript sources.
+    process.setSourceMapsEnabled(true);
+    return (await import(pathToFileURL(file).href)).main;
+  } catch {
+    return undefined;
   }
-  // Stack traces name the TypeScript sources.
-  process.setSourceMapsEnabled(true);
-  const { main } = await import(pathToFileURL(bundle).href);
-  return main;
 }
