@@ -346,9 +346,12 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
             '/api/v1/nodes',
           );
           // A Lease renewed late lets kube-controller-manager mark a Node unreachable (16 of 5,000
-          // once on this machine), and only its kubelet's next status report takes that back.
+          // once on this machine), or not ready, and only its kubelet's next status report takes
+          // that back.
           const unreachable = nodes.body.items.some((n) =>
-            (n.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unreachable'),
+            (n.spec?.taints ?? []).some(
+              (t) => t.key === 'node.kubernetes.io/unreachable' || t.key === 'node.kubernetes.io/not-ready',
+            ),
           );
           if (unreachable) await reportReady(admin);
           return nodes.body.items.every((n) =>
@@ -358,7 +361,9 @@ export async function loadCluster(size: ScaleSize, seed: number): Promise<Loaded
             : undefined;
         },
         600_000,
-        1_000,
+        // Each look lists every Node (75 MB at 5,000): looking every second starves the API server,
+        // and the Leases it renews late turn more Nodes NotReady.
+        5_000,
       );
       await registerAll(controller);
     });
