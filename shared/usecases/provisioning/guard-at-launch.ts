@@ -37,5 +37,13 @@ export async function guardAtLaunch(
           nowMs: ports.clock.now().getTime(),
         });
   const pools = await ports.cluster.nodePools();
-  return pausedSinceJudged(rechecked, launching, pools.items, ports.clock.now().getTime());
+  // When the Nodes hold a pool, the plan is solved again whatever the NodePools say: every pool
+  // paused meanwhile is held for that solve too.
+  return pausedSinceJudged(
+    rechecked,
+    launching,
+    pools.items,
+    ports.clock.now().getTime(),
+    rechecked !== guard,
+  );
 }

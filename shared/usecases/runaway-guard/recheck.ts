@@ -65,15 +65,17 @@ export function recheckLaunchGuard(input: RecheckInput): LaunchGuard {
  * The guard with the NodePools whose launches the NodePools as read again now say are paused (a
  * disruption pass judges the nodes it empties and may pause a NodePool while a provisioner run
  * plans, after the run's own judgement) added to `paused` and taken out of `probing`, when one of
- * them would launch: all of them, so that the plan solved again does not move the pods to another
- * pool paused meanwhile. A back-off annotation that does not parse holds the pool too, as the guard
- * reads one. The same object when no launching pool is held.
+ * them would launch or the plan is solved again anyway (`resolving`): all of them, so that the plan
+ * solved again does not move the pods to another pool paused meanwhile. A back-off annotation that
+ * does not parse holds the pool too, as the guard reads one. The same object when no pool is held,
+ * or none that launches while the plan stands.
  */
 export function pausedSinceJudged(
   guard: LaunchGuard,
   launching: ReadonlySet<string>,
   pools: readonly Pick<ClusterNodePool, 'pool' | 'annotations' | 'conditions'>[],
   nowMs: number,
+  resolving = false,
 ): LaunchGuard {
   const held = new Map<string, string>();
   for (const pool of pools) {
@@ -92,7 +94,7 @@ export function pausedSinceJudged(
       );
     }
   }
-  if (![...held.keys()].some((name) => launching.has(name))) return guard;
+  if (held.size === 0 || (!resolving && ![...held.keys()].some((name) => launching.has(name)))) return guard;
   return {
     paused: new Map([...guard.paused, ...held]),
     probing: new Set([...guard.probing].filter((p) => !held.has(p))),

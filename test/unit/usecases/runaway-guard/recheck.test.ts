@@ -102,6 +102,19 @@ describe('pausedSinceJudged', () => {
     expect([...guard.paused.keys()].sort()).toEqual(['general', 'other']);
   });
 
+  it('holds every pool paused meanwhile when the plan is solved again anyway (the Nodes held a pool)', () => {
+    // The confirmed Nodes held `general`; `other`, which the first plan did not launch, was paused
+    // meanwhile: the plan solved again must not move the pods there.
+    const byNodes = {
+      paused: new Map([['general', 'launches wait for a taint to go']]),
+      probing: new Set<string>(),
+    };
+    const pools = [nodePool('general'), withState('other', T0 + 2 * MIN)];
+    expect(pausedSinceJudged(byNodes, new Set(['general']), pools, now)).toBe(byNodes);
+    const guard = pausedSinceJudged(byNodes, new Set(['general']), pools, now, true);
+    expect([...guard.paused.keys()].sort()).toEqual(['general', 'other']);
+  });
+
   it('lets a pool launch whose back-off has ended, or that has none, whatever pools that do not launch say', () => {
     const pools = [withState('general', now - 1), nodePool('other'), withState('idle', T0 + 3 * MIN)];
     expect(pausedSinceJudged(first, new Set(['general', 'other']), pools, now)).toBe(first);
