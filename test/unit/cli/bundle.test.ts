@@ -14,7 +14,7 @@ let copy: string;
 
 beforeAll(() => {
   copy = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-cli-'));
-  for (const part of ['bin', 'shared', 'infra/crds', 'package.json']) {
+  for (const part of ['bin', 'shared', 'infra/crds', 'package.json', 'tsconfig.json', 'tsconfig.base.json']) {
     fs.cpSync(path.join(repo, part), path.join(copy, part), { recursive: true });
   }
   fs.symlinkSync(path.join(repo, 'node_modules'), path.join(copy, 'node_modules'));
@@ -28,11 +28,15 @@ const run = (...args: string[]) =>
   execFileSync(process.execPath, [path.join(copy, 'bin', 'flotilla.js'), ...args], {
     cwd: copy,
     encoding: 'utf8',
+    timeout: 60_000,
   });
+const { version } = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 describe('the bundled CLI', () => {
   it('is built on the first run and rebuilt when a source it was built from changes', () => {
-    expect(run('version').trim()).toBe('0.1.0');
+    expect(run('version').trim()).toBe(version);
     const cache = path.join(copy, '.cache', 'cli');
     const bundles = () => fs.readdirSync(cache).filter((f) => /^main-[0-9a-f]+\.mjs$/.test(f));
     expect(bundles()).toHaveLength(1);
@@ -68,6 +72,12 @@ describe('the bundled CLI', () => {
     // A file where the bundle's folder would be: nothing can be written there.
     fs.mkdirSync(path.join(copy, '.cache'));
     fs.writeFileSync(path.join(copy, '.cache', 'cli'), 'not a folder');
-    expect(run('version').trim()).toBe('edited-version');
+    const source = path.join(copy, 'shared', 'cli', 'project.ts');
+    fs.writeFileSync(
+      source,
+      fs.readFileSync(source, 'utf8').replace(/return .*;\n}\n$/, "return 'from tsx';\n}\n"),
+    );
+    expect(run('version').trim()).toBe('from tsx');
+    expect(fs.statSync(path.join(copy, '.cache', 'cli')).isFile()).toBe(true);
   });
 });
