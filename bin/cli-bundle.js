@@ -6,10 +6,10 @@
 //
 // The bundle is named by a hash of what it was built from: the bytes of every source as esbuild
 // compiled them, this file, the TypeScript configurations, the installed esbuild's version, Node's
-// version, and the project's folder (the bundle holds absolute paths). A run hashes the sources the manifest
-// lists as they are now and uses the bundle only when the hash is the same; else it builds again (a
-// few hundred milliseconds). When no bundle can be built, stored or loaded (no esbuild, a
-// read-only checkout), the caller falls back to tsx.
+// version, and the project's folder (the bundle holds absolute paths). A run hashes the sources
+// the manifest lists as they are now and uses the bundle only when the hash is the same; else it
+// builds again (a few hundred milliseconds). When no bundle can be built or stored (no esbuild, a
+// read-only checkout), or it was removed meanwhile, the caller falls back to tsx.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,8 +30,8 @@ function esbuildVersion() {
   return JSON.parse(fs.readFileSync(file, 'utf8')).version;
 }
 
-/** The hash of a build from `sources` (path relative to the project → bytes). */
-function buildKey(sources, esbuildVersion) {
+/** The hash of a build from `sources` (path relative to the project → bytes) by that esbuild. */
+function buildKey(sources, bundlerVersion) {
   const hash = createHash('sha256');
   const part = (label, bytes) => {
     hash.update(`${label}\0${bytes.length}\0`);
@@ -39,7 +39,7 @@ function buildKey(sources, esbuildVersion) {
   };
   part('root', Buffer.from(root));
   part('node', Buffer.from(process.version));
-  part('esbuild', Buffer.from(esbuildVersion));
+  part('esbuild', Buffer.from(bundlerVersion));
   for (const file of [
     path.join(import.meta.dirname, 'cli-bundle.js'),
     ...CONFIGS.map((c) => path.join(root, c)),
