@@ -11,6 +11,7 @@ import { type ClusterSummary, summaryLimitsFor } from '../../shared/ports/summar
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../harness/aws/stack.ts';
 import { type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
+import { createNamespace } from '../harness/kube/namespace.ts';
 import { waitFor } from '../harness/proc.ts';
 import { type ShimProcess, startShimProcess } from '../harness/shim-process.ts';
 import { silentLogger } from './aws/fixtures.ts';
@@ -39,12 +40,7 @@ beforeAll(async () => {
   await resetMoto(server);
   const stack = await deployStack(server);
   core = cube.userKubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  await waitFor(
-    'the namespace default ServiceAccount',
-    async () => (await core.readNamespacedServiceAccount({ namespace, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, namespace);
   controller = makeKubeCluster({ connection: cube.controllerConnection(), logger: silentLogger });
   summaries = makeS3SummarySource({
     s3: new S3Client({ ...awsConfigAs(server, 'provisioner'), forcePathStyle: true }),

@@ -18,6 +18,7 @@ import { makeLogger } from '../../../shared/runtime/logger.ts';
 import type { ClusterContractSubject, ContractManifest } from '../../contract/cluster-contract.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
 import type { RecordingKubeConfig } from '../../harness/kube/recording.ts';
 import { waitFor } from '../../harness/proc.ts';
 
@@ -55,12 +56,7 @@ export async function kubeContractSubject(recorder: RecordingKubeConfig): Promis
   const namespace = `contract-${id}`;
   const created: { kind: string; name: string }[] = [];
 
-  await core.createNamespace({ body: { metadata: { name: namespace, labels: { team: `t-${id}` } } } });
-  await waitFor(
-    'the default service account',
-    async () => (await core.readNamespacedServiceAccount({ namespace, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, namespace, { team: `t-${id}` });
 
   async function createPod(manifest: ContractManifest): Promise<V1Pod> {
     return core.createNamespacedPod({ namespace, body: manifest as unknown as V1Pod });

@@ -14,7 +14,7 @@ import {
 import { QUANTITY_MAX } from '../../../shared/core/index.ts';
 import { kubeArbitraries } from '../../fixtures/kube-arbitraries.ts';
 import { type Kube, kube } from '../../harness/index.ts';
-import { waitFor } from '../../harness/proc.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
 import { silentLogger } from '../aws/fixtures.ts';
 
 // The converters against the API server's own idea of a valid object: fast-check generates Pods,
@@ -69,12 +69,7 @@ beforeAll(async () => {
   admin = makeRawApi(cube.userKubeConfig);
   controller = makeRawApi(cube.controllerKubeConfig);
   const core = cube.userKubeConfig.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-  await waitFor(
-    'the namespace default ServiceAccount',
-    async () => (await core.readNamespacedServiceAccount({ namespace: NAMESPACE, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, NAMESPACE);
 });
 
 afterAll(async () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeHttpError, makeKubeHttp, type RawApi } from '../../../shared/adapters/kube/http.ts';
 import { makeKubeAccess } from '../../../shared/adapters/kube/kube-config.ts';
 import { kube } from '../../harness/index.ts';
-import { waitFor } from '../../harness/proc.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
 
 // The Lambdas' and the shim's HTTP client (http.ts) against the harness's kube-apiserver, as the
 // identities the stack ships: request bodies framed on a kept-alive connection and the API
@@ -22,12 +22,7 @@ beforeAll(async () => {
   core = cube.userKubeConfig.makeApiClient(CoreV1Api);
   api = cube.controllerConnection();
   shim = makeKubeHttp(makeKubeAccess({ kind: 'file', path: cube.shimKubeconfigPath }));
-  await core.createNamespace({ body: { metadata: { name: ns } } });
-  await waitFor(
-    'the default service account',
-    async () => (await core.readNamespacedServiceAccount({ namespace: ns, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, ns);
 });
 
 afterAll(async () => {

@@ -23,6 +23,7 @@ import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { ec2NodeClass } from '../../fixtures/node-classes.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { kube } from '../../harness/index.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
 import { waitFor } from '../../harness/proc.ts';
 
 const id = randomBytes(3).toString('hex');
@@ -70,12 +71,7 @@ beforeAll(async () => {
     maxConcurrentCalls: 4,
     callTimeoutMs: 15_000,
   });
-  await core.createNamespace({ body: { metadata: { name: ns, labels: { team: `t-${id}` } } } });
-  await waitFor(
-    'the default service account',
-    async () => (await core.readNamespacedServiceAccount({ namespace: ns, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, ns, { team: `t-${id}` });
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
 import { kube } from '../../harness/index.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
 import { waitFor } from '../../harness/proc.ts';
 
 // The Cluster port's termination operations against the real API server. kube-controller-manager
@@ -41,12 +42,7 @@ beforeAll(async () => {
     logger: makeLogger({}, { level: 'error', sink: () => {} }),
     callTimeoutMs: 15_000,
   });
-  await core.createNamespace({ body: { metadata: { name: ns } } });
-  await waitFor(
-    'the default service account',
-    async () => (await core.readNamespacedServiceAccount({ namespace: ns, name: 'default' })) && true,
-    { timeoutMs: 30_000 },
-  );
+  await createNamespace(core, ns);
   await core.createNode({
     body: {
       metadata: { name: nodeName, labels: { 'term-ops': id } },
