@@ -35,12 +35,13 @@ const shim = startShim({
   ...(s3 === undefined || bucket === undefined
     ? {}
     : {
-        publishSummary: async (body: Buffer) => {
+        publishSummary: async (body, metadata) => {
           await s3.send(
             new PutObjectCommand({
               Bucket: bucket,
               Key: summaryObjectKey(clusterName),
               Body: body,
+              Metadata: { ...metadata },
               // Gzipped JSON, read as bytes: no Content-Encoding, so no client unpacks it on the way.
               ContentType: 'application/gzip',
             }),

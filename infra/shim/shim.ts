@@ -23,9 +23,10 @@ export interface ShimOptions {
   readonly logger: Logger;
   /**
    * Stores the cluster summary (one gzipped JSON document) where the Lambdas read it. Without it the
-   * summary is kept but not published (the Lambdas then read the API server).
+   * summary is kept but not published (the Lambdas then read the API server). `metadata` goes
+   * with it as the object's user metadata (summary-metadata.ts).
    */
-  readonly publishSummary?: (body: Buffer) => Promise<void>;
+  readonly publishSummary?: (body: Buffer, metadata: Readonly<Record<string, string>>) => Promise<void>;
   /** Quiet time before a batch of events is sent. @default 250 */
   readonly idleMs?: number;
   /** Longest an event waits in a burst. @default 1000 */

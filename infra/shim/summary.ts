@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
@@ -6,6 +7,7 @@ import {
   SummaryBuilder,
   type SummaryKind,
 } from '../../shared/apis/summary-document.ts';
+import { headGeneration, summaryObjectMetadata } from '../../shared/apis/summary-metadata.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
 
 // The shim's cluster summary: one list and then a watch per kind (pods that have not finished,
@@ -34,8 +36,11 @@ const SOURCES: Readonly<Record<SummaryKind, { readonly path: string; readonly fi
 export interface SummaryKeeperOptions {
   readonly api: RawApi;
   readonly cluster: string;
-  /** Stores one published document (gzipped, see encodeSummaryDocument). */
-  readonly publish: (body: Buffer) => Promise<void>;
+  /**
+   * Stores one published document (gzipped, see encodeSummaryDocument) with its metadata (the
+   * head's generation and the document's times, summary-metadata.ts).
+   */
+  readonly publish: (body: Buffer, metadata: Readonly<Record<string, string>>) => Promise<void>;
   readonly logger: Logger;
   /** Told about every pod event (the unschedulable tracker listens here), the initial list included. */
   readonly onPod?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => void;
@@ -123,6 +128,8 @@ function backoffMs(n: number, baseMs: number, capMs: number): number {
 export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper {
   const { api, logger } = options;
   const builder = new SummaryBuilder(options.cluster);
+  // Names this builder in every head generation it publishes: a restarted shim never repeats one.
+  const bootId = randomUUID();
   const minIntervalMs = options.minIntervalMs ?? 2_000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const relistEveryMs = options.relistEveryMs ?? 1_800_000;
@@ -325,9 +332,11 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
       nodeClaims: new Date(state.nodeClaims.currentMs).toISOString(),
     };
     dirty = false;
-    const document = builder.document(new Date(nowMs).toISOString(), current);
+    const publishedAt = new Date(nowMs).toISOString();
+    const head = headGeneration(bootId, builder.headGeneration());
+    const document = builder.document(publishedAt, current);
     const body = await gzipAsync(encodeSummaryDocument(document), { level: 4 });
-    await options.publish(body);
+    await options.publish(body, summaryObjectMetadata(head, publishedAt, current));
     published += 1;
     lastBytes = body.length;
     publishedAtMs = nowMs;

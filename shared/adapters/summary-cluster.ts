@@ -2,6 +2,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../ports/cluster.ts';
 import {
   type ClusterSummary,
+  type ClusterSummaryHead,
   SUMMARY_MAX_AGE_MS,
   SummaryDatedAheadError,
   type SummarySource,
@@ -68,11 +69,16 @@ export function withClusterSummary(
     options.logger.warn('cluster summary not used', { why, fallback: 'reading the API server', ...fields });
   };
 
-  /** The summary when it is fresh enough to use, else undefined (and the reason logged). */
-  async function fresh(): Promise<ClusterSummary | undefined> {
-    let summary: ClusterSummary | undefined;
+  /**
+   * The summary (or its head alone, `read` being the source's readHead) when it is fresh enough to
+   * use, else undefined (and the reason logged).
+   */
+  async function fresh<S extends ClusterSummaryHead>(
+    read: () => Promise<S | undefined>,
+  ): Promise<S | undefined> {
+    let summary: S | undefined;
     try {
-      summary = await options.source.read();
+      summary = await read();
     } catch (error) {
       notUsed(
         error instanceof SummaryTooLargeError
@@ -122,9 +128,28 @@ export function withClusterSummary(
     return { ...read, items, unreadable: read.unreadable.filter((u) => !replaced.has(u.name)) };
   }
 
+  const readAll = () => options.source.read();
+  const readHead = () => options.source.readHead?.() ?? options.source.read();
+
   /** `read` of the summary, or of the API server should the summary's content fail to convert. */
   async function from<T>(read: (s: ClusterSummary) => T | Promise<T>, direct: () => Promise<T>): Promise<T> {
-    const summary = await fresh();
+    return fromSource(readAll, read, direct);
+  }
+
+  /** As `from`, of the summary's head, which the source may hold from an earlier read. */
+  async function fromHead<T>(
+    read: (s: ClusterSummaryHead) => T | Promise<T>,
+    direct: () => Promise<T>,
+  ): Promise<T> {
+    return fromSource(readHead, read, direct);
+  }
+
+  async function fromSource<S extends ClusterSummaryHead, T>(
+    source: () => Promise<S | undefined>,
+    read: (s: S) => T | Promise<T>,
+    direct: () => Promise<T>,
+  ): Promise<T> {
+    const summary = await fresh(source);
     if (summary === undefined) return direct();
     try {
       return await read(summary);
@@ -142,7 +167,7 @@ export function withClusterSummary(
     nodeInfos: (readOptions) =>
       readOptions?.consistent === true || readOptions?.nodePool !== undefined
         ? cluster.nodeInfos(readOptions)
-        : from(
+        : fromHead(
             (s) => s.nodeInfos(),
             () => cluster.nodeInfos(),
           ),
@@ -152,7 +177,7 @@ export function withClusterSummary(
         return cluster.nodeClaims(readOptions);
       }
       const asOf = readOptions?.freshAsOfMs;
-      return from(
+      return fromHead(
         (summary) =>
           // Writes made until `asOf` (by another invocation) may not show in it yet.
           asOf !== undefined && summary.currentAtMs < asOf + OWN_WRITE_MARGIN_MS

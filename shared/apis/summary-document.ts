@@ -211,17 +211,26 @@ class PodStore {
   }
 }
 
-/** Nodes or NodeClaims of a summary, pruned. */
+/**
+ * Nodes or NodeClaims of a summary, pruned. With `keepVersion` (Nodes), an object whose new
+ * version differs from the kept one in its resourceVersion alone is kept as it was, old
+ * resourceVersion and all: the kubelet's status reports move a Node's resourceVersion every few
+ * minutes while what is kept of it (its heartbeat times pruned) stays the same. A reader's
+ * conversions, keyed by uid and resourceVersion, stay right, as the content they name is the same.
+ */
 class ObjectStore {
   readonly objects = new Map<string, unknown>();
 
-  constructor(private readonly prune: (raw: unknown) => unknown) {}
+  constructor(
+    private readonly prune: (raw: unknown) => unknown,
+    private readonly keepVersion = false,
+  ) {}
 
   /** Keeps the object, pruned; false when what is kept of it did not change. */
   put(key: string, raw: unknown): boolean {
     const pruned = this.prune(raw);
     const previous = this.objects.get(key);
-    if (previous !== undefined && JSON.stringify(previous) === JSON.stringify(pruned)) return false;
+    if (previous !== undefined && this.content(previous) === this.content(pruned)) return false;
     this.objects.set(key, pruned);
     return true;
   }
@@ -230,9 +239,24 @@ class ObjectStore {
     return this.objects.delete(key);
   }
 
+  /** What of an object counts as a change: its JSON, less its resourceVersion with `keepVersion`. */
   fingerprint(key: string): string | undefined {
     const object = this.objects.get(key);
-    return object === undefined ? undefined : JSON.stringify(object);
+    return object === undefined ? undefined : this.content(object);
+  }
+
+  /** Takes `from`'s object for `key` in place of this store's (same content, older version). */
+  keepFrom(from: ObjectStore, key: string): void {
+    const object = from.objects.get(key);
+    if (object !== undefined) this.objects.set(key, object);
+  }
+
+  private content(object: unknown): string {
+    if (!this.keepVersion || !isRecord(object) || !isRecord(object['metadata'])) {
+      return JSON.stringify(object);
+    }
+    const { resourceVersion: _version, ...metadata } = object['metadata'];
+    return JSON.stringify({ ...object, metadata });
   }
 }
 
@@ -255,18 +279,31 @@ export interface Relist {
 export class SummaryBuilder {
   private stores: Record<SummaryKind, Store> = {
     pods: new PodStore(),
-    nodes: new ObjectStore(pruneNode),
+    nodes: new ObjectStore(pruneNode, true),
     nodeClaims: new ObjectStore(pruneNodeClaim),
   };
+  /** Changes to the Nodes and NodeClaims kept so far (headGeneration). */
+  private headChanges = 0;
 
   constructor(readonly cluster: string) {}
+
+  /**
+   * A count that moves whenever what is kept of the Nodes or NodeClaims changes, and only then: a
+   * reader that holds the head of a document of the same count (and the same builder) holds
+   * this head, whatever pods or times changed since.
+   */
+  headGeneration(): number {
+    return this.headChanges;
+  }
 
   /**
    * Applies one watch event (ADDED, MODIFIED or DELETED) of `kind`; false when it changed nothing
    * that is kept (a pod's readiness, a Node's heartbeat).
    */
   apply(kind: SummaryKind, type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: unknown): boolean {
-    return applyTo(this.stores[kind], kind, type, raw);
+    const changed = applyTo(this.stores[kind], kind, type, raw);
+    if (changed && kind !== 'pods') this.headChanges += 1;
+    return changed;
   }
 
   /**
@@ -275,16 +312,24 @@ export class SummaryBuilder {
    */
   relist(kind: SummaryKind): Relist {
     const next: Store =
-      kind === 'pods' ? new PodStore() : new ObjectStore(kind === 'nodes' ? pruneNode : pruneNodeClaim);
+      kind === 'pods'
+        ? new PodStore()
+        : kind === 'nodes'
+          ? new ObjectStore(pruneNode, true)
+          : new ObjectStore(pruneNodeClaim);
     return {
       add: (raw) => applyTo(next, kind, 'ADDED', raw),
       end: () => {
         const before = this.stores[kind];
         let differences = 0;
-        for (const key of keysOf(next))
+        for (const key of keysOf(next)) {
           if (next.fingerprint(key) !== before.fingerprint(key)) differences += 1;
+          // The same content keeps the version it was kept with (ObjectStore's keepVersion).
+          else if (next instanceof ObjectStore && before instanceof ObjectStore) next.keepFrom(before, key);
+        }
         for (const key of keysOf(before)) if (next.fingerprint(key) === undefined) differences += 1;
         this.stores = { ...this.stores, [kind]: next };
+        if (differences > 0 && kind !== 'pods') this.headChanges += 1;
         return differences;
       },
     };

@@ -21,8 +21,8 @@ export const SUMMARY_MAX_AGE_MS = 60_000;
  */
 export const SUMMARY_CLOCK_TOLERANCE_MS = 5_000;
 
-/** A published summary, read back in domain terms. */
-export interface ClusterSummary {
+/** What a published summary says of the Nodes and NodeClaims, read without its pods. */
+export interface ClusterSummaryHead {
   readonly cluster: string;
   /**
    * When it was published (epoch ms). From a store (S3), the time the store gives the object, not
@@ -34,6 +34,14 @@ export interface ClusterSummary {
    * store's time of the object less how far the document says its slowest watch was behind.
    */
   readonly currentAtMs: number;
+  /** Nodes without their pods, read without them. */
+  nodeInfos(): ReadResult<NodeInfo>;
+  /** NodeClaims, read without the pods. */
+  nodeClaims(): NodeClaimRead;
+}
+
+/** A published summary, read back in domain terms. */
+export interface ClusterSummary extends ClusterSummaryHead {
   readonly counts: { readonly pods: number; readonly nodes: number; readonly nodeClaims: number };
   /**
    * Nodes with their pods (converted on first use, then kept). The pods are most of a summary and
@@ -41,10 +49,6 @@ export interface ClusterSummary {
    * @throws SummaryUnavailableError (from a SummarySource) when the summary's pods cannot be read.
    */
   nodes(): ReadResult<ClusterNode>;
-  /** Nodes without their pods, read without them. */
-  nodeInfos(): ReadResult<NodeInfo>;
-  /** NodeClaims, read without the pods. */
-  nodeClaims(): NodeClaimRead;
   /** @throws SummaryUnavailableError (from a SummarySource) when the summary's pods cannot be read. */
   boundPods(): ReadResult<BoundPod>;
 }
@@ -56,6 +60,13 @@ export interface SummarySource {
    * @throws SummaryUnavailableError when it cannot be read (the caller reads the API server).
    */
   read(): Promise<ClusterSummary | undefined>;
+  /**
+   * The latest published summary's head (its Nodes and NodeClaims), which a source may serve from
+   * a head it read before, unchanged since, without downloading the summary again. Without it,
+   * `read()` serves heads too.
+   * @throws SummaryUnavailableError when it cannot be read (the caller reads the API server).
+   */
+  readHead?(): Promise<ClusterSummaryHead | undefined>;
 }
 
 /**

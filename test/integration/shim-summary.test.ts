@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLUSTER_SIZE } from '../../infra/cluster-size.ts';
 import { makeS3SummarySource } from '../../shared/adapters/aws/summary-source.ts';
 import { makeKubeCluster } from '../../shared/adapters/kube/index.ts';
 import type { Cluster, ClusterNode } from '../../shared/ports/cluster.ts';
-import { type ClusterSummary, summaryLimitsFor } from '../../shared/ports/summary.ts';
+import {
+  type ClusterSummary,
+  type ClusterSummaryHead,
+  summaryLimitsFor,
+} from '../../shared/ports/summary.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../harness/aws/stack.ts';
 import { type Kube, kube, type Moto, moto, resetMoto } from '../harness/index.ts';
@@ -289,5 +293,82 @@ describe('the cluster summary the shim publishes', () => {
     expect(after.reads - before.reads).toBe(2);
     // At most one of the two found a newer document (a heartbeat may fall between them).
     expect(after.downloads - before.downloads).toBeLessThanOrEqual(1);
+  });
+
+  it("serves a Lambda's head reads without a download while only pods and Nodes' heartbeats change, and downloads once a Node does", async () => {
+    const steady = `summary-${id}-steady`;
+    const body = node(0, '4', false);
+    await core.createNode({
+      body: {
+        ...body,
+        metadata: { name: steady, labels: { 'kubernetes.io/hostname': steady } },
+        spec: { providerID: `aws:///us-east-1a/i-0${id}steady` },
+      },
+    });
+    try {
+      let pokes = 0;
+      let pokedAt = 0;
+      /**
+       * The first head read of a summary published over 3 s after `atMs`, so with the changes made
+       * until then. A pending pod made every 2 s meanwhile keeps the shim publishing (its pods
+       * change), as a busy cluster's does; the head does not change with them.
+       */
+      const headAfter = async (atMs: number) => {
+        let head: ClusterSummaryHead | undefined;
+        await waitFor(
+          'a summary published after the change',
+          async () => {
+            if (Date.now() - pokedAt > 2_000) {
+              pokedAt = Date.now();
+              pokes += 1;
+              await core.createNamespacedPod({ namespace, body: pod(`poke-${pokes}`, undefined, '10m', {}) });
+            }
+            head = await summaries.readHead();
+            return head !== undefined && head.publishedAtMs > atMs + 3_000 ? true : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        return head;
+      };
+      // The controller-manager may change a Node of the churn meanwhile (it marks Nodes whose
+      // kubelet never reports unreachable): one of a few rounds must go without a download.
+      let reused = false;
+      for (let round = 0; round < 5 && !reused; round++) {
+        // The head of the latest summary, held.
+        await summaries.readHead();
+        const before = summaries.stats();
+        const changedAt = Date.now();
+        const current = await core.readNode({ name: steady });
+        await core.replaceNodeStatus({
+          name: steady,
+          body: {
+            ...current,
+            status: {
+              ...current.status,
+              conditions: [
+                { type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date() },
+              ],
+            },
+          },
+        });
+        const head = await headAfter(changedAt);
+        expect(head?.nodeInfos().items.some((n) => n.name === steady)).toBe(true);
+        const after = summaries.stats();
+        reused = after.downloads === before.downloads && after.headsReused > before.headsReused;
+      }
+      expect(reused).toBe(true);
+      // A label on the Node is a change of the head: downloaded, and read.
+      const labelledAt = Date.now();
+      await core.patchNode(
+        { name: steady, body: { metadata: { labels: { 'example.com/team': 'blue' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      const downloads = summaries.stats().downloads;
+      const head = await headAfter(labelledAt);
+      expect(summaries.stats().downloads).toBeGreaterThan(downloads);
+      expect(head?.nodeInfos().items.find((n) => n.name === steady)?.labels['example.com/team']).toBe('blue');
+    } finally {
+      await core.deleteNode({ name: steady }).catch(() => undefined);
+    }
   });
 });

@@ -1,11 +1,18 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  type HeadObjectCommandOutput,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
+import { readSummaryObjectMetadata } from '../../apis/summary-metadata.ts';
 import { ValidationError } from '../../core/index.ts';
 import {
   type ClusterSummary,
+  type ClusterSummaryHead,
   SUMMARY_CLOCK_TOLERANCE_MS,
   SummaryDatedAheadError,
   type SummaryLimits,
@@ -19,6 +26,10 @@ import {
 // (If-None-Match), so an unchanged summary costs one small request and no conversion. The object is
 // unzipped at once and its head parsed; its pods are parsed only when a read needs them
 // (readSummaryDocument), and a failure then is the same SummaryUnavailableError as one now.
+// A read of the head alone (Nodes and NodeClaims) asks S3 for the object's metadata first: when
+// the shim's head generation there is the one of the head the container holds
+// (summary-metadata.ts), that head is used again, dated by the new object, and nothing is
+// downloaded; the pods and times change every few seconds, the head far less often.
 //
 // The object is untrusted input (the shim's role writes it): its size is checked before it is
 // downloaded and unzipping stops at a cap, so a small object that unzips to gigabytes costs
@@ -42,17 +53,25 @@ export interface SummaryReadStats {
   /** Reads S3 answered with the whole object. */
   readonly downloads: number;
   readonly bytesDownloaded: number;
+  /** Head reads S3 answered with metadata only (HeadObject), the head held used again. */
+  readonly headsReused: number;
 }
 
-export function makeS3SummarySource(
-  options: S3SummarySourceOptions,
-): SummarySource & { stats(): SummaryReadStats } {
+export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySource & {
+  readHead(): Promise<ClusterSummaryHead | undefined>;
+  stats(): SummaryReadStats;
+} {
   const key = summaryObjectKey(options.cluster);
-  let last: { readonly etag: string; readonly summary: ClusterSummary } | undefined;
+  const where = `s3://${options.bucket}/${key}`;
+  let last:
+    | { readonly etag: string; readonly summary: ClusterSummary; readonly head: string | undefined }
+    | undefined;
   let reads = 0;
   let downloads = 0;
   let bytesDownloaded = 0;
+  let headsReused = 0;
   let inFlight: Promise<ClusterSummary | undefined> | undefined;
+  let headInFlight: Promise<ClusterSummaryHead | undefined> | undefined;
   // A changed summary converts only the objects that changed since the last one.
   const conversions = makeSummaryConversions();
   const readOnce = async (): Promise<ClusterSummary | undefined> => {
@@ -60,6 +79,7 @@ export function makeS3SummarySource(
     let body: Uint8Array;
     let etag: string | undefined;
     let storedAtMs: number | undefined;
+    let head: string | undefined;
     try {
       const out = await options.s3.send(
         new GetObjectCommand({
@@ -70,6 +90,7 @@ export function makeS3SummarySource(
       );
       etag = out.ETag;
       storedAtMs = out.LastModified?.getTime();
+      head = readSummaryObjectMetadata(out.Metadata)?.head;
       const length = out.ContentLength;
       if (length === undefined || length > options.limits.storedBytes) {
         // The body is left unread: the connection is closed, not drained.
@@ -126,18 +147,70 @@ export function makeS3SummarySource(
         `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
       );
     }
-    if (etag !== undefined) last = { etag, summary };
+    if (etag !== undefined) last = { etag, summary, head };
     return summary;
+  };
+  const read = () => {
+    inFlight ??= readOnce().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+  /** The head held, when the object's metadata shows it unchanged; else the summary downloaded. */
+  const readHeadOnce = async (): Promise<ClusterSummaryHead | undefined> => {
+    const held = last;
+    if (held?.head === undefined) return read();
+    reads += 1;
+    let out: HeadObjectCommandOutput;
+    try {
+      out = await options.s3.send(new HeadObjectCommand({ Bucket: options.bucket, Key: key }));
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      const name = (error as { name?: unknown }).name;
+      if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return undefined;
+      throw new SummaryUnavailableError(
+        `${where} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    if (out.ETag !== undefined && out.ETag === held.etag) {
+      headsReused += 1;
+      return held.summary;
+    }
+    const metadata = readSummaryObjectMetadata(out.Metadata);
+    if (metadata === undefined || metadata.head !== held.head) {
+      reads -= 1;
+      return read();
+    }
+    const storedAtMs = out.LastModified?.getTime();
+    if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
+      throw new SummaryUnavailableError(`${where} came without a LastModified time`);
+    }
+    headsReused += 1;
+    const { cluster, nodeInfos, nodeClaims } = held.summary;
+    return datedByStore(
+      {
+        cluster,
+        publishedAtMs: metadata.publishedAtMs,
+        currentAtMs: metadata.currentAtMs,
+        nodeInfos,
+        nodeClaims,
+      },
+      storedAtMs,
+      where,
+    );
   };
   return {
     // Reads that overlap (an invocation reading Nodes and NodeClaims at once) share one request.
-    read() {
-      inFlight ??= readOnce().finally(() => {
-        inFlight = undefined;
+    read,
+    readHead() {
+      if (inFlight !== undefined) return inFlight;
+      headInFlight ??= readHeadOnce().finally(() => {
+        headInFlight = undefined;
       });
-      return inFlight;
+      return headInFlight;
     },
-    stats: () => ({ reads, downloads, bytesDownloaded }),
+    stats: () => ({ reads, downloads, bytesDownloaded, headsReused }),
   };
 }
 
@@ -148,7 +221,7 @@ export function makeS3SummarySource(
  * hostile document, can make a summary look no younger than its store's time.
  * @throws SummaryDatedAheadError when the document dates itself (or a watch) after `storedAtMs`.
  */
-export function datedByStore(summary: ClusterSummary, storedAtMs: number, where: string): ClusterSummary {
+export function datedByStore<T extends ClusterSummaryHead>(summary: T, storedAtMs: number, where: string): T {
   const latest = Math.max(summary.publishedAtMs, summary.currentAtMs);
   if (latest > storedAtMs + SUMMARY_CLOCK_TOLERANCE_MS) {
     throw new SummaryDatedAheadError(

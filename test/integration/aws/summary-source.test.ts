@@ -3,6 +3,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
 import { encodeSummaryDocument, SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
+import { summaryObjectMetadata } from '../../../shared/apis/summary-metadata.ts';
 import {
   SummaryDatedAheadError,
   type SummaryLimits,
@@ -27,15 +28,20 @@ beforeEach(async () => {
 const s3As = (who: 'provisioner' | 'shim') =>
   new S3Client({ ...awsConfigAs(server, who), forcePathStyle: true });
 
-async function put(body: Buffer): Promise<void> {
+async function put(body: Buffer, metadata?: Record<string, string>): Promise<void> {
   await s3As('shim').send(
     new PutObjectCommand({
       Bucket: STACK_NAMES.summaryBucket,
       Key: summaryObjectKey(STACK_CLUSTER),
       Body: body,
+      ...(metadata === undefined ? {} : { Metadata: metadata }),
     }),
   );
 }
+
+/** The metadata the shim writes beside a document of head generation `head`, published `at`. */
+const metadataOf = (head: string, at: string, current = at) =>
+  summaryObjectMetadata(head, at, { pods: current, nodes: current, nodeClaims: current });
 
 /** Limits far above what these documents hold. */
 const TEST_LIMITS: SummaryLimits = {
@@ -191,5 +197,69 @@ describe('the cluster summary read from S3', () => {
     const error = await outcome({ ...TEST_LIMITS, ...limit });
     expect(error).toBeInstanceOf(SummaryTooLargeError);
     expect((error as Error).message).toMatch(message);
+  });
+});
+
+describe('the head of the cluster summary read from S3 (its Nodes and NodeClaims)', () => {
+  const now = () => new Date().toISOString();
+
+  it('is used again, dated by the new object, while the head generation stays the same: no download', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.4', now()));
+    const first = await summaries.readHead();
+    expect(first?.nodeInfos().items.map((n) => n.name)).toEqual(['a']);
+    expect(summaries.stats()).toMatchObject({ downloads: 1, headsReused: 0 });
+    // Published again a second later with other pods (a new object, a new ETag), the same head;
+    // its watches 3 s behind.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const at = now();
+    await put(
+      gzipSync(text(STACK_CLUSTER, ['a'], at)),
+      metadataOf('boot-1.4', at, new Date(Date.parse(at) - 3_000).toISOString()),
+    );
+    const again = await summaries.readHead();
+    expect(summaries.stats()).toMatchObject({ downloads: 1, headsReused: 1 });
+    expect(again?.nodeInfos().items.map((n) => n.name)).toEqual(['a']);
+    expect(again?.publishedAtMs).toBeGreaterThan(first?.publishedAtMs ?? Number.POSITIVE_INFINITY);
+    expect(again?.currentAtMs).toBe((again?.publishedAtMs ?? 0) - 3_000);
+    // A read that needs the pods downloads the new document.
+    await summaries.read();
+    expect(summaries.stats()).toMatchObject({ downloads: 2 });
+  });
+
+  it('is downloaded again when the head generation moved, or the metadata does not say one', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.4', now()));
+    await summaries.readHead();
+    await put(document(STACK_CLUSTER, ['a', 'b']), metadataOf('boot-1.5', now()));
+    expect((await summaries.readHead())?.nodeInfos().items.map((n) => n.name)).toEqual(['a', 'b']);
+    expect(summaries.stats()).toMatchObject({ downloads: 2, headsReused: 0 });
+    await put(document(STACK_CLUSTER, ['c']));
+    expect((await summaries.readHead())?.nodeInfos().items.map((n) => n.name)).toEqual(['c']);
+    // Without metadata there is no generation to compare: every changed object is downloaded.
+    await put(document(STACK_CLUSTER, ['d']));
+    expect((await summaries.readHead())?.nodeInfos().items.map((n) => n.name)).toEqual(['d']);
+    expect(summaries.stats()).toMatchObject({ downloads: 4, headsReused: 0 });
+  });
+
+  it('is read as a whole summary by a container that holds none yet', async () => {
+    const summaries = source();
+    expect(await summaries.readHead()).toBeUndefined();
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.1', now()));
+    expect((await summaries.readHead())?.nodeInfos().items.map((n) => n.name)).toEqual(['a']);
+    expect(summaries.stats()).toMatchObject({ downloads: 1, headsReused: 0 });
+  });
+
+  it('is refused when the metadata dates the document after S3 stored it', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.4', now()));
+    await summaries.readHead();
+    // Another object (its pods differ), the same head, its metadata an hour ahead.
+    await put(
+      gzipSync(text(STACK_CLUSTER, ['a'], now())),
+      metadataOf('boot-1.4', new Date(Date.now() + 3_600_000).toISOString()),
+    );
+    const error = await summaries.readHead().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SummaryDatedAheadError);
   });
 });

@@ -166,4 +166,42 @@ describe('the Cluster port over the cluster summary', () => {
     ]);
     expect(names(await w.decorated.nodeClaims({ freshAsOfMs: T0 - 60_000 }))).toEqual([]);
   });
+
+  it("reads Nodes without pods and NodeClaims from the source's head, Nodes with pods from its whole summary, and judges the head's age as the summary's", async () => {
+    const clock = makeManualClock(new Date(T0));
+    const cluster = makeMemoryCluster({ clock });
+    cluster.create(nodeManifest('in-api'));
+    const doc = (nodes: readonly string[], atMs: number) => {
+      const builder = new SummaryBuilder('prod');
+      for (const n of nodes) builder.apply('nodes', 'ADDED', nodeManifest(n));
+      const at = new Date(atMs).toISOString();
+      return readSummaryDocument(
+        encodeSummaryDocument(builder.document(at, { pods: at, nodes: at, nodeClaims: at })),
+      );
+    };
+    let head = doc(['held-head'], T0 - 5_000);
+    const calls: string[] = [];
+    const source: SummarySource = {
+      read: async () => {
+        calls.push('read');
+        return doc(['whole'], T0 - 5_000);
+      },
+      readHead: async () => {
+        calls.push('readHead');
+        return head;
+      },
+    };
+    const decorated = withClusterSummary(cluster, {
+      source,
+      clock,
+      logger: makeLogger({}, { sink: () => {} }),
+    });
+    expect(names(await decorated.nodeInfos())).toEqual(['held-head']);
+    expect(names(await decorated.nodeClaims())).toEqual([]);
+    expect(names(await decorated.nodes())).toEqual(['whole']);
+    expect(calls).toEqual(['readHead', 'readHead', 'read']);
+    // A head whose summary is stale is not used either.
+    head = doc(['held-head'], T0 - 61_000);
+    expect(names(await decorated.nodeInfos())).toEqual(['in-api']);
+  });
 });
