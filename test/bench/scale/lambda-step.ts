@@ -147,6 +147,10 @@ export interface WarmInvocation {
   readonly startedAtMs: number;
   readonly wallMs: number;
   readonly timeline: readonly TimelineEntry[];
+  /** What this invocation read, by remote port (its own, not the container's before it). */
+  readonly bytesReadByPort: Readonly<Record<string, number>>;
+  /** Its Kubernetes requests, by `VERB resource[/subresource]`. */
+  readonly kubeRequests: Readonly<Record<string, number>>;
 }
 
 /** Invokes the warm process's handler with one event; resolves when the invocation returned. */
@@ -319,6 +323,8 @@ export async function invokeLambda(
         startedAtMs: r['startedAtMs'] as number,
         wallMs: r['wallMs'] as number,
         timeline: r['timeline'] as TimelineEntry[],
+        bytesReadByPort: r['bytesReadByPort'] as Record<string, number>,
+        kubeRequests: r['kubeRequests'] as Record<string, number>,
       };
       invocations.push(invocation);
       return invocation;

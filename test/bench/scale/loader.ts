@@ -20,6 +20,7 @@ import {
 } from '../../../shared/adapters/kube/index.ts';
 import { toQuantityMap } from '../../../shared/apis/index.ts';
 import {
+  Annotation,
   computeAllocatable,
   type InstanceType,
   Label,
@@ -606,7 +607,13 @@ async function createNodeClaim(
   const metadata = launchedLabels(cloudInstance, type, labels);
   await controller.patchNodeClaimMetadata(node.nodeClaimName, {
     ...metadata,
-    annotations: { [LAUNCH_ANNOTATION]: launchAnnotation(record, launchedAt - 500) },
+    annotations: {
+      [LAUNCH_ANNOTATION]: launchAnnotation(record, launchedAt - 500),
+      // As the instance-name pass leaves a NodeClaim of a cluster that has run for a while
+      // (instance-names.ts); without it every scheduled run would tag 20 more of the loaded ones.
+      // The instances keep their launch-time Name tag, which nothing reads.
+      [Annotation.tagged]: 'true',
+    },
   });
   await controller.patchNodeClaimStatus(node.nodeClaimName, launchedStatus(cloudInstance, type));
 }

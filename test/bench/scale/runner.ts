@@ -53,6 +53,23 @@ dc.subscribe('net.client.socket', (message) => {
   });
 });
 
+/** Bytes read so far by remote port, the open connections' included. */
+function bytesReadSoFar(): Record<string, number> {
+  const out = { ...bytesRead };
+  for (const [socket, port] of openSockets) out[port] = (out[port] ?? 0) + socket.bytesRead;
+  return out;
+}
+
+/** `after` less `before`, key by key (counts that only grow). */
+function grown(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(after)) {
+    const delta = value - (before[key] ?? 0);
+    if (delta > 0) out[key] = delta;
+  }
+  return out;
+}
+
 // The Kubernetes requests the handler makes, as `VERB resource[/subresource]`, whichever client
 // sends them: client-node (undici) and node:https.
 const kubeRequests: Record<string, number> = {};
@@ -233,8 +250,17 @@ type Outcome = { ok: true; summary: unknown } | { ok: false; error: string };
 async function invoke(
   event: unknown,
   awsRequestId: string,
-): Promise<{ outcome: Outcome; startedAtMs: number; wallMs: number; timeline: TimelineEntry[] }> {
+): Promise<{
+  outcome: Outcome;
+  startedAtMs: number;
+  wallMs: number;
+  timeline: TimelineEntry[];
+  bytesReadByPort: Record<string, number>;
+  kubeRequests: Record<string, number>;
+}> {
   timeline = [];
+  const bytesBefore = bytesReadSoFar();
+  const requestsBefore = { ...kubeRequests };
   const started = Date.now();
   const context = {
     awsRequestId,
@@ -252,7 +278,15 @@ async function invoke(
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     };
   }
-  return { outcome, startedAtMs: started, wallMs: Date.now() - started, timeline };
+  return {
+    outcome,
+    startedAtMs: started,
+    wallMs: Date.now() - started,
+    timeline,
+    // This invocation's own: a warm container's earlier ones are not counted.
+    bytesReadByPort: grown(bytesReadSoFar(), bytesBefore),
+    kubeRequests: grown(kubeRequests, requestsBefore),
+  };
 }
 
 // BENCH_WARM=1: a warm container. Events come from the parent over IPC, one at a time; each
@@ -294,11 +328,7 @@ report({
   peakExternalBytes: peaks.external,
   peakRssBytes: vmHwmBytes() ?? peaks.rss,
   connectionsByPort: connections,
-  bytesReadByPort: (() => {
-    const out = { ...bytesRead };
-    for (const [socket, port] of openSockets) out[port] = (out[port] ?? 0) + socket.bytesRead;
-    return out;
-  })(),
+  bytesReadByPort: bytesReadSoFar(),
   kubeRequests,
   aws: { requests: aws.requests, busyMs: Math.round(aws.busyMs), slowestMs: Math.round(aws.slowestMs) },
   startedAtMs: last.startedAtMs,

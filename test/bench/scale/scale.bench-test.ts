@@ -44,6 +44,9 @@ import { measureShim, type RunningShim } from './shim-step.ts';
 //   provisioner, 100 pending one scheduled run that launches for 100 unschedulable pods
 //   provisioner, idle        one scheduled run with nothing pending (after the pods and the
 //                            NodeClaims launched for them are deleted)
+//   provisioner, idle, warm  the same in one warm container, run twice a minute apart as the
+//                            schedule runs it; the second run is measured (the shim published
+//                            meanwhile; what the container read before is not counted)
 //   provisioner, shim path   pods made unschedulable one at a time; the shim's event for each, taken
 //                            from the queue, is given to one warm provisioner process
 //                            (pod created → queue → CreateFleet sent, per pod and p50)
@@ -66,6 +69,16 @@ const heapSetting = process.env['SCALE_HEAP'] ?? 'lambda';
 const heapMb = heapSetting === 'lambda' ? undefined : Number(heapSetting);
 const oomRetryMb = Number(process.env['SCALE_OOM_RETRY_MB'] ?? '8192');
 const CONSOLIDATE_AFTER_MS = 60_000;
+/**
+ * SCALE_STEPS: the groups of steps to run (comma-separated), all by default: disruption, launch,
+ * idle, shim-path, termination, gc, interruption. The shim always runs.
+ */
+const stepGroups = new Set(
+  (process.env['SCALE_STEPS'] ?? 'disruption,launch,idle,shim-path,termination,gc,interruption')
+    .split(',')
+    .map((g) => g.trim()),
+);
+const want = (group: string) => stepGroups.has(group);
 /** Pods sent down the shim path one after another (the first in a container that just started). */
 const SHIM_PATH_PODS = 6;
 
@@ -286,14 +299,14 @@ async function lambdaSteps(
       `${label}: empty node: command started ${emptyCommandAtMs - emptied.atMs} ms after its pods went, ${validAtMs === undefined ? '?' : emptyCommandAtMs - validAtMs} ms after it became valid`,
     );
   };
-  await disruptionStep('disruption (first pass)');
+  if (want('disruption')) await disruptionStep('disruption (first pass)');
   const firstDisruptionEnded = Date.now();
 
   const beforeClaims = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
-  await lambdaStep(`provisioner, ${PENDING_PODS} pending pods`, 'provisioner');
+  if (want('launch')) await lambdaStep(`provisioner, ${PENDING_PODS} pending pods`, 'provisioner');
   const launched = (await cluster.controller.nodeClaims()).items.filter((c) => !beforeClaims.has(c.name));
   const last = steps[steps.length - 1];
-  if (last !== undefined)
+  if (last !== undefined && want('launch'))
     steps[steps.length - 1] = {
       ...last,
       details: {
@@ -308,12 +321,15 @@ async function lambdaSteps(
   await deletePendingPods(cluster);
   for (const claim of launched) await cluster.controller.deleteNodeClaim(claim.name);
 
-  await lambdaStep('provisioner, nothing pending', 'provisioner');
+  if (want('idle')) {
+    await lambdaStep('provisioner, nothing pending', 'provisioner');
+    await warmIdleStep(cluster, steps, shim, objectBytes, podsNow());
+  }
 
   // The shim path: pods become unschedulable one at a time, the shim forwards each, and the
   // provisioner runs for the queue's message as its event source mapping would deliver it, in one
   // warm container (as a busy cluster keeps it): pod created → on the queue → CreateFleet sent.
-  if (shim?.alive() === true) {
+  if (shim?.alive() === true && want('shim-path')) {
     const beforeOne = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
     await purgePodEvents(cluster);
     await settle(cluster.admin, 60_000);
@@ -368,8 +384,11 @@ async function lambdaSteps(
     say(`${label}: pod → CreateFleet sent p50 ${percentile(sent, 50)} ms over ${sent.length} pods`);
   }
 
-  await lambdaStep(`termination sweep (${launched.length} deleted NodeClaims)`, 'termination');
-  await lambdaStep('garbage collector', 'garbage-collector');
+  if (want('termination')) {
+    await lambdaStep(`termination sweep (${launched.length} deleted NodeClaims)`, 'termination');
+  }
+  if (want('gc')) await lambdaStep('garbage collector', 'garbage-collector');
+  if (!want('disruption') && !want('interruption')) return;
 
   const wait = firstDisruptionEnded + CONSOLIDATE_AFTER_MS + 5_000 - Date.now();
   if (wait > 0) {
@@ -379,17 +398,19 @@ async function lambdaSteps(
     await new Promise((r) => setTimeout(r, wait));
   }
   let passStarted = Date.now();
-  await disruptionStep('disruption (steady: consolidation)');
+  if (want('disruption')) await disruptionStep('disruption (steady: consolidation)');
   // As the schedule runs it (a pass a minute, start to start): what a pass costs when nothing changed.
   const nextPass = async () => {
     const wait = passStarted + 60_000 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     passStarted = Date.now();
   };
-  await nextPass();
-  await disruptionStep('disruption (a minute later)');
-  await nextPass();
-  await disruptionStep('disruption (idle: nothing changed)');
+  if (want('disruption')) {
+    await nextPass();
+    await disruptionStep('disruption (a minute later)');
+    await nextPass();
+    await disruptionStep('disruption (idle: nothing changed)');
+  }
 
   if (emptied !== undefined && emptyCommandAtMs === undefined)
     say(`${label}: empty node: no command started`);
@@ -399,7 +420,7 @@ async function lambdaSteps(
     (c) =>
       c.labels['karpenter.sh/capacity-type'] === 'spot' && !c.deleting && c.status.providerId !== undefined,
   );
-  if (spot !== undefined) {
+  if (spot !== undefined && want('interruption')) {
     const instanceId = spot.status.providerId?.split('/').at(-1) ?? '';
     const sample = JSON.parse(
       fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/events/spot-interruption.json'), 'utf8'),
@@ -413,6 +434,65 @@ async function lambdaSteps(
       Records: [{ messageId: 'bench-spot', receiptHandle: 'bench-spot', body }],
     });
   }
+}
+
+/**
+ * The idle provisioner run in a warm container, as the schedule runs it: twice, a minute apart
+ * (the shim publishes meanwhile); the row is the second run's, its API server traffic scraped
+ * around that run alone, and its bytes read (API server and moto) that run's own.
+ */
+async function warmIdleStep(
+  cluster: LoadedCluster,
+  steps: StepRow[],
+  shim: RunningShim | undefined,
+  objectBytes: Readonly<Record<string, number>>,
+  podsInCluster: number,
+): Promise<void> {
+  const runs: WarmInvocation[] = [];
+  let around: { before?: Awaited<ReturnType<typeof scrape>>; after?: Awaited<ReturnType<typeof scrape>> } =
+    {};
+  const row = await runLambdaStep(
+    cluster,
+    steps,
+    'provisioner, nothing pending (warm, a minute after its last run)',
+    'provisioner',
+    podsInCluster,
+    objectBytes,
+    shim,
+    undefined,
+    true,
+    async (invoke) => {
+      runs.push(await invoke(SCHEDULED_EVENT));
+      await new Promise((resolve) => setTimeout(resolve, 60_000));
+      const before = await scrape(cluster.admin);
+      runs.push(await invoke(SCHEDULED_EVENT));
+      around = { before, after: await scrape(cluster.admin) };
+    },
+  );
+  const measured = runs.at(-1);
+  if (measured === undefined || around.before === undefined || around.after === undefined) return;
+  const bytes = byServer(cluster, measured.bytesReadByPort) ?? {};
+  steps[steps.indexOf(row)] = {
+    ...row,
+    ...(measured.ok ? {} : { ok: false, outcome: `error: ${measured.error?.slice(0, 200)}` }),
+    wallMs: measured.wallMs,
+    traffic: traffic(around.before, around.after, FLOTILLA_FLOW_SCHEMAS),
+    details: {
+      ...row.details,
+      warmRuns: runs.map((r) => ({
+        wallMs: r.wallMs,
+        bytesReceived: byServer(cluster, r.bytesReadByPort),
+        kubeRequests: r.kubeRequests,
+      })),
+      bytesReceived: bytes,
+      kubeRequests: measured.kubeRequests,
+    },
+  };
+  say(
+    `${sizeLabel(cluster.size)}: warm idle run ${measured.wallMs} ms, read ${Object.entries(bytes)
+      .map(([server, n]) => `${server} ${n} B`)
+      .join(', ')}`,
+  );
 }
 
 async function runLambdaStep(
