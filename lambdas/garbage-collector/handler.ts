@@ -15,7 +15,7 @@ const config = loadEnv('garbage-collector', process.env, {
 });
 
 // Built once per cold start.
-const { logger, metrics, clients, sqs, cluster, cloud, withDeadline } = await wire(
+const { logger, metrics, clients, sqs, cluster, cloud, withDeadline, deadlineMs } = await wire(
   'garbage-collector',
   config,
   config.AWS_LAMBDA_FUNCTION_NAME,
@@ -39,6 +39,7 @@ export const handler = withDeadline(
         clock: systemClock,
         requestTermination: viaQueue(queue),
         impairedInstances: makeImpairedInstanceReader(clients.ec2),
+        deadlineMs,
       },
       { nodeRepair: config[EnvVar.nodeRepair] },
     ),

@@ -126,6 +126,21 @@ export interface ConsistencyPorts {
 const CONCURRENCY = 4;
 
 /**
+ * No finding is started with less than this left before the pass's deadline: its write may take a
+ * conflicting patch, a read and the patch, each bounded by the adapter's 10 s call timeout. Those
+ * left out are found and written by the next pass (a first pass over thousands of NodeClaims that
+ * lack the condition, say, is spread over a few).
+ */
+export const CONSISTENCY_WRITE_MARGIN_MS = 15_000;
+
+/** When the pass must be done by, for reportConsistency. */
+export interface ConsistencyDeadline {
+  /** Epoch ms by which the pass must be done, when it has a deadline. */
+  readonly deadlineMs: () => number | undefined;
+  readonly nowMs: () => number;
+}
+
+/**
  * Applies the findings: the condition written where it changes (against the NodeClaim as read; a
  * NodeClaim gone meanwhile is skipped), a FailedConsistencyCheck Event per issue (keyed by the
  * NodeClaim's uid and the issue, once per scan period), and a decision line each time the condition
@@ -135,14 +150,25 @@ const CONCURRENCY = 4;
 export async function reportConsistency(
   ports: ConsistencyPorts,
   findings: readonly ConsistencyFinding[],
+  deadline?: ConsistencyDeadline,
 ): Promise<{
   readonly inconsistent: readonly string[];
   readonly failed: readonly { readonly step: string; readonly error: unknown }[];
 }> {
   const queue = [...findings];
   const failed: { step: string; error: unknown }[] = [];
+  const timeLeft = () => {
+    const by = deadline?.deadlineMs();
+    return by === undefined || deadline === undefined
+      ? true
+      : by - deadline.nowMs() >= CONSISTENCY_WRITE_MARGIN_MS;
+  };
   const worker = async () => {
-    for (let f = queue.shift(); f !== undefined; f = queue.shift()) {
+    for (
+      let f = timeLeft() ? queue.shift() : undefined;
+      f !== undefined;
+      f = timeLeft() ? queue.shift() : undefined
+    ) {
       try {
         await report(ports, f);
       } catch (error) {
@@ -152,6 +178,13 @@ export async function reportConsistency(
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+  if (queue.length > 0) {
+    ports.logger.warn('consistency check left for the next pass', {
+      why: `less than ${CONSISTENCY_WRITE_MARGIN_MS / 1000} s left before the pass's deadline`,
+      nodeClaims: queue.length,
+      of: findings.length,
+    });
+  }
   return {
     inconsistent: findings.filter((f) => f.issues.length > 0).map((f) => f.claim.name),
     failed,

@@ -5,7 +5,7 @@ import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
 import { handToTermination } from '../termination/handover.ts';
-import { decideConsistency, reportConsistency } from './consistency.ts';
+import { type ConsistencyDeadline, decideConsistency, reportConsistency } from './consistency.ts';
 import { type CollectionStep, decideCollection } from './decide.ts';
 
 export { type CollectionStep, decideCollection, ORPHAN_MIN_AGE_MS } from './decide.ts';
@@ -18,6 +18,11 @@ export interface GarbageCollectionPorts {
   readonly metrics: MetricsSink;
   /** Hands a NodeClaim this pass deleted to termination at once; else the termination sweep finds it. */
   readonly requestTermination?: (nodeClaim: string) => Promise<void>;
+  /**
+   * When the pass must be done (the invocation's deadline less a margin), when it has a deadline:
+   * the consistency check's writes stop in time, and the next pass takes up the rest.
+   */
+  readonly deadline?: ConsistencyDeadline;
 }
 
 /** What one pass did. */
@@ -98,6 +103,7 @@ export async function collectGarbage(
       claims.items.filter((c) => !deleted.has(c.name)),
       nodes.items,
     ),
+    ports.deadline,
   );
   failed.push(...consistency.failed);
   return {

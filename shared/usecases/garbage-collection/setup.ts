@@ -17,6 +17,8 @@ export interface GarbageCollectorPorts extends GarbageCollectionPorts {
   readonly clock: Clock;
   /** The instances EC2 reports impaired (node repair); absent, only Node conditions count. */
   readonly impairedInstances?: NodeRepairPorts['impairedInstances'];
+  /** The running invocation's deadline less a margin (epoch ms), when it has one. */
+  readonly deadlineMs?: () => number | undefined;
 }
 
 export interface GarbageCollectorConfig {
@@ -36,11 +38,13 @@ export function setUpGarbageCollector(
   ports: GarbageCollectorPorts,
   config: GarbageCollectorConfig,
 ): GarbageCollector {
-  const { cluster, cloud, logger, metrics, clock, requestTermination, impairedInstances } = ports;
+  const { cluster, cloud, logger, metrics, clock, requestTermination, impairedInstances, deadlineMs } = ports;
   const handOver = requestTermination === undefined ? {} : { requestTermination };
+  const deadline =
+    deadlineMs === undefined ? {} : { deadline: { deadlineMs, nowMs: () => clock.now().getTime() } };
   return {
     logger,
-    pass: () => collectGarbage({ cluster, cloud, logger, metrics, ...handOver }, clock.now()),
+    pass: () => collectGarbage({ cluster, cloud, logger, metrics, ...handOver, ...deadline }, clock.now()),
     // Repair rides the garbage-collection schedule: it reads the same Nodes and NodeClaims, needs
     // no lease and no pending pods, and keeps DescribeInstanceStatus off the provisioner's path.
     ...(config.nodeRepair

@@ -61,7 +61,13 @@ function world() {
     });
     cluster.setNodeReady(name, true);
   }
-  const pass = () => collectGarbage({ cluster, cloud, logger, metrics }, clock.now());
+  /** A pass; with `leftMs`, its deadline that far after the clock's time as it starts. */
+  const pass = (leftMs?: number) => {
+    const by = clock.now().getTime() + (leftMs ?? 0);
+    const deadline =
+      leftMs === undefined ? {} : { deadline: { deadlineMs: () => by, nowMs: () => clock.now().getTime() } };
+    return collectGarbage({ cluster, cloud, logger, metrics, ...deadline }, clock.now());
+  };
   const condition = async (name: string) =>
     (await cluster.nodeClaim(name))?.status.conditions.find((c) => c.type === 'ConsistentStateFound');
   const warnings = () =>
@@ -250,5 +256,33 @@ describe('decideConsistency', () => {
     } as const;
     const full = node({ cpu: 2000, memory: 8 * GiB, 'nvidia.com/gpu': 1 });
     expect(decideConsistency([claim({}, [...READY, INITIALIZED, consistent])], [full])).toEqual([]);
+  });
+
+  it("starts no write with less than 15 s left before the pass's deadline, and leaves the rest to the next pass", async () => {
+    const w = world();
+    for (const name of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6']) {
+      await w.launched(name, { cpu: '2', memory: '8Gi', pods: '29' });
+    }
+    const consistent = async () => {
+      const found = await Promise.all(['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((n) => w.condition(n)));
+      return found.filter((c) => c?.status === 'True').length;
+    };
+    expect((await w.pass(14_000)).failed).toEqual([]);
+    expect(await consistent()).toBe(0);
+    expect(w.logged('consistency check left for the next pass')).toMatchObject([{ nodeClaims: 6, of: 6 }]);
+    // Each write takes 5 s: the four writers start one each, after which 10 s are left.
+    const patch = w.cluster.patchNodeClaimStatus.bind(w.cluster);
+    w.cluster.patchNodeClaimStatus = async (...args) => {
+      w.clock.advance(5_000);
+      return patch(...args);
+    };
+    await w.pass(30_000);
+    expect(await consistent()).toBe(4);
+    expect(w.logged('consistency check left for the next pass').at(-1)).toMatchObject({
+      nodeClaims: 2,
+      of: 6,
+    });
+    await w.pass(30_000);
+    expect(await consistent()).toBe(6);
   });
 });
