@@ -24,6 +24,7 @@ import {
   computeAllocatable,
   type InstanceType,
   Label,
+  NodeClaimConditionType,
   nodePoolRequirements,
   Requirement,
 } from '../../../shared/core/index.ts';
@@ -657,7 +658,17 @@ async function registerAll(controller: Cluster): Promise<void> {
     await controller.patchNode(nodeName, nodePatch);
     await controller.patchNodeClaimStatus(claim.name, {
       ...(statusNodeName === undefined ? {} : { nodeName: statusNodeName }),
-      conditions,
+      // As the garbage collector's consistency check leaves a NodeClaim whose Node has what it
+      // expected (consistency.ts): a cluster that has run a while has it on every NodeClaim.
+      conditions: [
+        ...conditions,
+        {
+          type: NodeClaimConditionType.consistentStateFound,
+          status: 'True',
+          reason: NodeClaimConditionType.consistentStateFound,
+          message: '',
+        },
+      ],
     });
   });
 }
