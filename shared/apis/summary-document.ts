@@ -328,8 +328,13 @@ export class SummaryBuilder {
           else if (next instanceof ObjectStore && before instanceof ObjectStore) next.keepFrom(before, key);
         }
         for (const key of keysOf(before)) if (next.fingerprint(key) === undefined) differences += 1;
+        if (kind !== 'pods') {
+          // Nothing differs: what is kept stays as it is, in its order, so the head is the same
+          // document as before and keeps its generation.
+          if (differences === 0) return 0;
+          this.headChanges += 1;
+        }
         this.stores = { ...this.stores, [kind]: next };
-        if (differences > 0 && kind !== 'pods') this.headChanges += 1;
         return differences;
       },
     };

@@ -64,7 +64,8 @@ export interface SummarySource {
    * The latest published summary's head (its Nodes and NodeClaims), which a source may serve from
    * a head it read before, unchanged since, without downloading the summary again. Without it,
    * `read()` serves heads too.
-   * @throws SummaryUnavailableError when it cannot be read (the caller reads the API server).
+   * @throws SummaryUnavailableError (or its SummaryDatedAheadError, SummaryTooLargeError) when it
+   *   cannot be read (the caller reads the API server).
    */
   readHead?(): Promise<ClusterSummaryHead | undefined>;
 }

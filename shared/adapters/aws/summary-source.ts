@@ -53,7 +53,9 @@ export interface SummaryReadStats {
   /** Reads S3 answered with the whole object. */
   readonly downloads: number;
   readonly bytesDownloaded: number;
-  /** Head reads S3 answered with metadata only (HeadObject), the head held used again. */
+  /** HeadObject requests (head reads in a container that holds a head). */
+  readonly headRequests: number;
+  /** Head reads served by the head held, nothing downloaded. */
   readonly headsReused: number;
 }
 
@@ -69,6 +71,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   let reads = 0;
   let downloads = 0;
   let bytesDownloaded = 0;
+  let headRequests = 0;
   let headsReused = 0;
   let inFlight: Promise<ClusterSummary | undefined> | undefined;
   let headInFlight: Promise<ClusterSummaryHead | undefined> | undefined;
@@ -160,7 +163,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   const readHeadOnce = async (): Promise<ClusterSummaryHead | undefined> => {
     const held = last;
     if (held?.head === undefined) return read();
-    reads += 1;
+    headRequests += 1;
     let out: HeadObjectCommandOutput;
     try {
       out = await options.s3.send(new HeadObjectCommand({ Bucket: options.bucket, Key: key }));
@@ -178,10 +181,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       return held.summary;
     }
     const metadata = readSummaryObjectMetadata(out.Metadata);
-    if (metadata === undefined || metadata.head !== held.head) {
-      reads -= 1;
-      return read();
-    }
+    if (metadata === undefined || metadata.head !== held.head) return read();
     const storedAtMs = out.LastModified?.getTime();
     if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
       throw new SummaryUnavailableError(`${where} came without a LastModified time`);
@@ -203,6 +203,9 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   return {
     // Reads that overlap (an invocation reading Nodes and NodeClaims at once) share one request.
     read,
+    // A head read joins a whole read under way (it holds the head too); a whole read never joins a
+    // head read, which may serve an older document's head. Within one invocation, a head read
+    // started after a whole read (as readClusterObjects orders them) sees the same document.
     readHead() {
       if (inFlight !== undefined) return inFlight;
       headInFlight ??= readHeadOnce().finally(() => {
@@ -210,7 +213,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       });
       return headInFlight;
     },
-    stats: () => ({ reads, downloads, bytesDownloaded, headsReused }),
+    stats: () => ({ reads, downloads, bytesDownloaded, headRequests, headsReused }),
   };
 }
 

@@ -127,11 +127,12 @@ const CONCURRENCY = 4;
 
 /**
  * No finding is started with less than this left before the pass's deadline: its write may take a
- * conflicting patch, a read and the patch, each bounded by the adapter's 10 s call timeout. Those
- * left out are found and written by the next pass (a first pass over thousands of NodeClaims that
- * lack the condition, say, is spread over a few).
+ * conflicting patch, a read and the patch, each bounded by the adapter's 10 s call timeout, and
+ * node repair runs after the pass in the same invocation. Those left out are found and written by
+ * the next pass (a first pass over thousands of NodeClaims that lack the condition, say, is spread
+ * over a few).
  */
-export const CONSISTENCY_WRITE_MARGIN_MS = 15_000;
+export const CONSISTENCY_WRITE_MARGIN_MS = 30_000;
 
 /** When the pass must be done by, for reportConsistency. */
 export interface ConsistencyDeadline {

@@ -10,8 +10,9 @@ import {
   SummaryTooLargeError,
   SummaryUnavailableError,
 } from '../../../shared/ports/summary.ts';
-import { awsConfigAs } from '../../harness/aws/identity.ts';
+import { awsConfigAs, lambdaCredentials } from '../../harness/aws/identity.ts';
 import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
+import { takeDenials } from '../../harness/iam-check.ts';
 import { type Moto, moto, resetMoto } from '../../harness/index.ts';
 
 // The cluster summary as a Lambda reads it from the stack's bucket on moto, with the provisioner's
@@ -218,7 +219,7 @@ describe('the head of the cluster summary read from S3 (its Nodes and NodeClaims
       metadataOf('boot-1.4', at, new Date(Date.parse(at) - 3_000).toISOString()),
     );
     const again = await summaries.readHead();
-    expect(summaries.stats()).toMatchObject({ downloads: 1, headsReused: 1 });
+    expect(summaries.stats()).toMatchObject({ reads: 1, downloads: 1, headRequests: 1, headsReused: 1 });
     expect(again?.nodeInfos().items.map((n) => n.name)).toEqual(['a']);
     expect(again?.publishedAtMs).toBeGreaterThan(first?.publishedAtMs ?? Number.POSITIVE_INFINITY);
     expect(again?.currentAtMs).toBe((again?.publishedAtMs ?? 0) - 3_000);
@@ -261,5 +262,39 @@ describe('the head of the cluster summary read from S3 (its Nodes and NodeClaims
     );
     const error = await summaries.readHead().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SummaryDatedAheadError);
+  });
+
+  it('is the held summary, dates and all, when the object is the one it was read from (same ETag)', async () => {
+    const summaries = source();
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.4', now()));
+    const first = await summaries.readHead();
+    expect(await summaries.readHead()).toBe(first);
+    expect(summaries.stats()).toMatchObject({ downloads: 1, headRequests: 1, headsReused: 1 });
+  });
+
+  it('is unavailable, saying why, when S3 refuses the metadata', async () => {
+    // The container's role changes under it (as if its policy were cut): the provisioner's keys
+    // for the download, then the shim's, which may only put the object.
+    let as: 'provisioner' | 'shim' = 'provisioner';
+    const summaries = makeS3SummarySource({
+      s3: new S3Client({
+        ...awsConfigAs(server, 'provisioner'),
+        // Expiring at once: the SDK asks for them again at every request.
+        credentials: async () => ({ ...lambdaCredentials(as), expiration: new Date() }),
+        forcePathStyle: true,
+      }),
+      bucket: STACK_NAMES.summaryBucket,
+      cluster: STACK_CLUSTER,
+      limits: TEST_LIMITS,
+    });
+    await put(document(STACK_CLUSTER, ['a']), metadataOf('boot-1.4', now()));
+    await summaries.readHead();
+    as = 'shim';
+    const error = await summaries.readHead().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SummaryUnavailableError);
+    expect((error as Error).message).toMatch(/could not be read/);
+    expect(summaries.stats()).toMatchObject({ downloads: 1, headRequests: 1, headsReused: 0 });
+    // The refusal is this test's subject: the IAM check of the stack's roles made it.
+    expect(takeDenials()).toMatchObject([{ lambda: 'shim', call: 's3:HeadObject' }]);
   });
 });

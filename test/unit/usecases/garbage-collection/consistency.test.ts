@@ -258,7 +258,7 @@ describe('decideConsistency', () => {
     expect(decideConsistency([claim({}, [...READY, INITIALIZED, consistent])], [full])).toEqual([]);
   });
 
-  it("starts no write with less than 15 s left before the pass's deadline, and leaves the rest to the next pass", async () => {
+  it("starts no write with less than 30 s left before the pass's deadline, and leaves the rest to the next pass", async () => {
     const w = world();
     for (const name of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6']) {
       await w.launched(name, { cpu: '2', memory: '8Gi', pods: '29' });
@@ -267,22 +267,22 @@ describe('decideConsistency', () => {
       const found = await Promise.all(['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((n) => w.condition(n)));
       return found.filter((c) => c?.status === 'True').length;
     };
-    expect((await w.pass(14_000)).failed).toEqual([]);
+    expect((await w.pass(29_000)).failed).toEqual([]);
     expect(await consistent()).toBe(0);
     expect(w.logged('consistency check left for the next pass')).toMatchObject([{ nodeClaims: 6, of: 6 }]);
-    // Each write takes 5 s: the four writers start one each, after which 10 s are left.
+    // Each write takes 5 s: the four writers start one each, after which 25 s are left.
     const patch = w.cluster.patchNodeClaimStatus.bind(w.cluster);
     w.cluster.patchNodeClaimStatus = async (...args) => {
       w.clock.advance(5_000);
       return patch(...args);
     };
-    await w.pass(30_000);
+    await w.pass(45_000);
     expect(await consistent()).toBe(4);
     expect(w.logged('consistency check left for the next pass').at(-1)).toMatchObject({
       nodeClaims: 2,
       of: 6,
     });
-    await w.pass(30_000);
+    await w.pass(45_000);
     expect(await consistent()).toBe(6);
   });
 });
