@@ -44,18 +44,30 @@ function reservedId(labels: Readonly<Record<string, string>>): string | undefine
   return labels[Label.capacityType] === 'reserved' ? labels[Label.capacityReservationId] : undefined;
 }
 
+/** Nodes by providerID, so each NodeClaim finds its own without a scan of all. */
+type NodesByProviderId = ReadonlyMap<string, readonly NodeInfo[]>;
+
+function byProviderId(nodes: readonly NodeInfo[]): NodesByProviderId {
+  const index = new Map<string, NodeInfo[]>();
+  for (const node of nodes) {
+    if (node.providerId === undefined) continue;
+    const list = index.get(node.providerId);
+    if (list === undefined) index.set(node.providerId, [node]);
+    else list.push(node);
+  }
+  return index;
+}
+
 /** The registered, live Nodes of the claim. */
-function nodesOf(claim: ClusterNodeClaim, nodes: readonly NodeInfo[]): NodeInfo[] {
+function nodesOf(claim: ClusterNodeClaim, nodes: NodesByProviderId): NodeInfo[] {
   const providerId = claim.status.providerId;
   if (providerId === undefined) return [];
   // A Node not registered yet takes its labels from the NodeClaim when it registers.
-  return nodes.filter(
-    (n) => n.providerId === providerId && !n.deleting && n.labels[Label.registered] === 'true',
-  );
+  return (nodes.get(providerId) ?? []).filter((n) => !n.deleting && n.labels[Label.registered] === 'true');
 }
 
 /** The reservation the claim runs in: its own label, else a registered Node's that still says so. */
-function reservationOf(claim: ClusterNodeClaim, nodes: readonly NodeInfo[]): string | undefined {
+function reservationOf(claim: ClusterNodeClaim, nodes: NodesByProviderId): string | undefined {
   return (
     reservedId(claim.labels) ??
     nodesOf(claim, nodes)
@@ -70,9 +82,10 @@ export function reservationIdsInUse(
   nodes: readonly NodeInfo[],
 ): string[] {
   const ids = new Set<string>();
+  const index = byProviderId(nodes);
   for (const claim of claims) {
     if (claim.deleting) continue;
-    const id = reservationOf(claim, nodes);
+    const id = reservationOf(claim, index);
     if (id !== undefined) ids.add(id);
   }
   return [...ids].sort();
@@ -89,9 +102,10 @@ export function decideReservedNodeClaims(
   reservations: ReadonlyMap<string, CapacityReservationLifecycle>,
 ): ReservationStep[] {
   const steps: ReservationStep[] = [];
+  const index = byProviderId(nodes);
   for (const claim of [...claims].sort((a, b) => a.name.localeCompare(b.name))) {
     if (claim.deleting) continue;
-    const id = reservationOf(claim, nodes);
+    const id = reservationOf(claim, index);
     const reservation = id === undefined ? undefined : reservations.get(id);
     if (reservation === undefined) continue;
     const block = reservation.reservationType === 'capacity-block';
@@ -101,7 +115,7 @@ export function decideReservedNodeClaims(
     }
     if (reservation.state !== 'ended') continue;
     const claimLabels = reservedId(claim.labels) === reservation.id;
-    const stale = nodesOf(claim, nodes)
+    const stale = nodesOf(claim, index)
       .filter((n) => reservedId(n.labels) === reservation.id)
       .map((n) => n.name)
       .sort();
@@ -211,7 +225,7 @@ async function confirmStep(
   if (fresh === undefined) why = 'the API server has no such NodeClaim';
   else if (fresh.uid !== listed.claim.uid) why = 'the API server has another NodeClaim of that name';
   else {
-    const names = new Set(nodesOf(fresh, listedNodes).map((n) => n.name));
+    const names = new Set(nodesOf(fresh, byProviderId(listedNodes)).map((n) => n.name));
     if (fresh.status.nodeName !== undefined) names.add(fresh.status.nodeName);
     const read = await Promise.all([...names].sort().map((name) => ports.cluster.node(name)));
     const nodes = read.filter((n): n is NonNullable<typeof n> => n !== undefined);

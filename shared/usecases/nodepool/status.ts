@@ -47,9 +47,16 @@ export function computeNodePoolResources(
   };
   const counted = new Set<string>();
   let count = 0;
+  // The first Node of each providerID, found without a scan per NodeClaim.
+  const byProviderId = new Map<string, NodeInfo>();
+  for (const node of nodes) {
+    if (node.providerId !== undefined && !byProviderId.has(node.providerId)) {
+      byProviderId.set(node.providerId, node);
+    }
+  }
   for (const claim of claims) {
     if (claim.nodePoolName !== poolName || claim.status.providerId === undefined) continue;
-    const node = nodes.find((n) => n.providerId === claim.status.providerId);
+    const node = byProviderId.get(claim.status.providerId);
     if (node !== undefined) counted.add(node.name);
     const nodeCapacity = node?.capacity ?? node?.allocatable;
     add(
