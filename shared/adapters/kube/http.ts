@@ -10,6 +10,12 @@ import { createGunzip } from 'node:zlib';
 // KubeConfig for the Lambdas. A status of 400 or more is a KubeHttpError (code, body, headers),
 // which the adapter's one translation (errors.ts) reads as it reads client-node's ApiException.
 
+/**
+ * What zlib hands back at a time from a gzipped answer: a large list comes in tens of MB, which
+ * zlib's default 16 KiB would hand over in thousands of callbacks.
+ */
+const GUNZIP_CHUNK_BYTES = 256 * 1024;
+
 /** One request to the API server. */
 export interface RawRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -158,7 +164,7 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
         res.on('data', (chunk: Buffer) => {
           bytesOnWire += chunk.length;
         });
-        const body = gzipped ? res.pipe(createGunzip()) : res;
+        const body = gzipped ? res.pipe(createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES })) : res;
         body.setEncoding('utf8');
         const failed: string[] = [];
         body.on('data', (text: string) => {
@@ -242,7 +248,7 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
           res.on('data', (chunk: Buffer) => {
             bytesOnWire += chunk.length;
           });
-          const body = gzipped ? res.pipe(createGunzip()) : res;
+          const body = gzipped ? res.pipe(createGunzip({ chunkSize: GUNZIP_CHUNK_BYTES })) : res;
           body.on('data', (chunk: Buffer) => {
             bytesDecoded += chunk.length;
             chunks.push(chunk);
