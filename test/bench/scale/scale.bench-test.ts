@@ -299,27 +299,38 @@ async function lambdaSteps(
       `${label}: empty node: command started ${emptyCommandAtMs - emptied.atMs} ms after its pods went, ${validAtMs === undefined ? '?' : emptyCommandAtMs - validAtMs} ms after it became valid`,
     );
   };
+  const loadedClaims = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
   if (want('disruption')) await disruptionStep('disruption (first pass)');
   const firstDisruptionEnded = Date.now();
+  // Undo: a replacement the first pass launched (no kubelet registers it here) would stay in flight
+  // and take every pending pod of the steps below, which would then launch nothing; it is deleted
+  // as a user would, and terminated by the sweep with the provisioner's launches.
+  const replacements = (await cluster.controller.nodeClaims()).items.filter((c) => !loadedClaims.has(c.name));
+  for (const claim of replacements) await cluster.controller.deleteNodeClaim(claim.name);
+  if (replacements.length > 0)
+    say(`${label}: deleted ${replacements.length} replacement NodeClaim(s) of the first pass`);
 
   const beforeClaims = new Set((await cluster.controller.nodeClaims()).items.map((c) => c.name));
   if (want('launch')) await lambdaStep(`provisioner, ${PENDING_PODS} pending pods`, 'provisioner');
-  const launched = (await cluster.controller.nodeClaims()).items.filter((c) => !beforeClaims.has(c.name));
+  const launchedForPods = (await cluster.controller.nodeClaims()).items.filter(
+    (c) => !beforeClaims.has(c.name),
+  );
   const last = steps[steps.length - 1];
   if (last !== undefined && want('launch'))
     steps[steps.length - 1] = {
       ...last,
       details: {
         ...last.details,
-        nodeClaimsLaunched: launched.length,
-        instanceTypes: launched.map((c) => c.labels['node.kubernetes.io/instance-type']),
+        nodeClaimsLaunched: launchedForPods.length,
+        instanceTypes: launchedForPods.map((c) => c.labels['node.kubernetes.io/instance-type']),
       },
     };
 
   // Undo: the pods go, and so do the NodeClaims launched for them (deleted as a user would; their
   // finalizer stays until the termination sweep below terminates their instances).
   await deletePendingPods(cluster);
-  for (const claim of launched) await cluster.controller.deleteNodeClaim(claim.name);
+  for (const claim of launchedForPods) await cluster.controller.deleteNodeClaim(claim.name);
+  const launched = [...replacements, ...launchedForPods];
 
   if (want('idle')) {
     await lambdaStep('provisioner, nothing pending', 'provisioner');
