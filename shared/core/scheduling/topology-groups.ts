@@ -12,6 +12,8 @@ import { templateDomains } from './templates.ts';
 export class TopologyGroups {
   private readonly groups = new Map<string, TopologyGroup>();
   private readonly labelMatchCache = new Map<string, readonly TopologyGroup[]>();
+  /** The label keys the groups' selectors name, and how many groups there were then. */
+  private selectorKeys: { readonly groups: number; readonly keys: readonly string[] } | undefined;
 
   constructor(private readonly namespaceLabels: ReadonlyMap<string, Labels> | undefined) {}
 
@@ -148,7 +150,23 @@ export class TopologyGroups {
   }
 
   groupsSelecting(labels: Labels | undefined, namespace: string): readonly TopologyGroup[] {
-    const key = `${namespace}\u0000${JSON.stringify(labels ?? {})}`;
+    // Which groups select a pod depends on its namespace and its labels at the keys the groups'
+    // selectors name, and on nothing else: the cache is keyed by those alone (cheaper than the
+    // whole label set, and shared by pods that differ elsewhere, as the pods of a DaemonSet do).
+    if (this.selectorKeys?.groups !== this.groups.size) {
+      const keys = new Set<string>();
+      for (const g of this.groups.values()) {
+        for (const k of Object.keys(g.selector?.matchLabels ?? {})) keys.add(k);
+        for (const e of g.selector?.matchExpressions ?? []) keys.add(e.key);
+      }
+      this.selectorKeys = { groups: this.groups.size, keys: [...keys].sort() };
+      this.labelMatchCache.clear();
+    }
+    let key = namespace;
+    for (const k of this.selectorKeys.keys) {
+      const v = labels?.[k];
+      key += v === undefined ? '\u0001' : `\u0000${v}`;
+    }
     let out = this.labelMatchCache.get(key);
     if (out === undefined) {
       out = [...this.groups.values()].filter((g) => g.selects(labels, namespace));
