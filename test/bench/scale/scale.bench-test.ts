@@ -174,8 +174,25 @@ async function benchSize(size: ScaleSize): Promise<SizeReport> {
       error: error instanceof Error ? error.message : String(error),
     };
   } finally {
+    if (cluster !== undefined) keepStepLogs(cluster);
     await cluster?.stop();
   }
+}
+
+/** Copies the steps' logs out of the cluster's folder, which stopping it removes. */
+function keepStepLogs(cluster: LoadedCluster): void {
+  const from = path.join(cluster.dir, 'logs');
+  if (!fs.existsSync(from)) return;
+  const to = path.join(
+    cacheDir,
+    'bench',
+    `scale-logs-${sizeLabel(cluster.size)}-${new Date().toISOString().replaceAll(':', '')}`,
+  );
+  fs.mkdirSync(to, { recursive: true });
+  for (const name of fs.readdirSync(from)) {
+    if (name.startsWith('step-')) fs.copyFileSync(path.join(from, name), path.join(to, name));
+  }
+  say(`${sizeLabel(cluster.size)}: step logs kept in ${to}`);
 }
 
 async function runSteps(cluster: LoadedCluster, steps: StepRow[]): Promise<void> {
