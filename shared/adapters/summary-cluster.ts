@@ -1,7 +1,6 @@
 import type { Clock } from '../ports/clock.ts';
 import type { Cluster, ClusterNodeClaim, NodeClaimRead } from '../ports/cluster.ts';
 import {
-  type ClusterSummary,
   type ClusterSummaryHead,
   SUMMARY_MAX_AGE_MS,
   SummaryDatedAheadError,
@@ -128,23 +127,15 @@ export function withClusterSummary(
     return { ...read, items, unreadable: read.unreadable.filter((u) => !replaced.has(u.name)) };
   }
 
-  const readAll = () => options.source.read();
-  const readHead = () => options.source.readHead?.() ?? options.source.read();
+  /** The whole summary, and its head alone (which the source may hold from an earlier read). */
+  const whole = () => options.source.read();
+  const head = () => options.source.readHead?.() ?? options.source.read();
 
-  /** `read` of the summary, or of the API server should the summary's content fail to convert. */
-  async function from<T>(read: (s: ClusterSummary) => T | Promise<T>, direct: () => Promise<T>): Promise<T> {
-    return fromSource(readAll, read, direct);
-  }
-
-  /** As `from`, of the summary's head, which the source may hold from an earlier read. */
-  async function fromHead<T>(
-    read: (s: ClusterSummaryHead) => T | Promise<T>,
-    direct: () => Promise<T>,
-  ): Promise<T> {
-    return fromSource(readHead, read, direct);
-  }
-
-  async function fromSource<S extends ClusterSummaryHead, T>(
+  /**
+   * `read` of the summary `source` gives, or of the API server when it is not fresh or its content
+   * fails to convert.
+   */
+  async function from<S extends ClusterSummaryHead, T>(
     source: () => Promise<S | undefined>,
     read: (s: S) => T | Promise<T>,
     direct: () => Promise<T>,
@@ -162,22 +153,24 @@ export function withClusterSummary(
 
   return {
     ...cluster,
-    nodes: () => from((s) => s.nodes(), cluster.nodes),
+    nodes: () => from(whole, (s) => s.nodes(), cluster.nodes),
     // A consistent or one NodePool's list (label-selected) is the API server's.
     nodeInfos: (readOptions) =>
       readOptions?.consistent === true || readOptions?.nodePool !== undefined
         ? cluster.nodeInfos(readOptions)
-        : fromHead(
+        : from(
+            head,
             (s) => s.nodeInfos(),
             () => cluster.nodeInfos(),
           ),
-    boundPods: () => from((s) => s.boundPods(), cluster.boundPods),
+    boundPods: () => from(whole, (s) => s.boundPods(), cluster.boundPods),
     async nodeClaims(readOptions) {
       if (readOptions?.consistent === true || readOptions?.nodePool !== undefined) {
         return cluster.nodeClaims(readOptions);
       }
       const asOf = readOptions?.freshAsOfMs;
-      return fromHead(
+      return from(
+        head,
         (summary) =>
           // Writes made until `asOf` (by another invocation) may not show in it yet.
           asOf !== undefined && summary.currentAtMs < asOf + OWN_WRITE_MARGIN_MS

@@ -3,6 +3,7 @@ import type { Cluster, ClusterNodeClaim, ConditionUpdate, NodeInfo } from '../..
 import { isNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
+import { nodesByProviderId } from '../state/node-index.ts';
 
 // Karpenter's NodeClaim consistency check, on the garbage collector's pass over the NodeClaims and
 // Nodes it reads anyway: a NodeClaim whose Node has come up with less of a resource than the
@@ -81,13 +82,7 @@ export function decideConsistency(
   claims: readonly ClusterNodeClaim[],
   nodes: readonly NodeInfo[],
 ): ConsistencyFinding[] {
-  const byProvider = new Map<string, NodeInfo[]>();
-  for (const node of nodes) {
-    if (node.providerId === undefined) continue;
-    const list = byProvider.get(node.providerId);
-    if (list === undefined) byProvider.set(node.providerId, [node]);
-    else list.push(node);
-  }
+  const byProvider = nodesByProviderId(nodes);
   const findings: ConsistencyFinding[] = [];
   for (const claim of claims) {
     const providerId = claim.status.providerId;

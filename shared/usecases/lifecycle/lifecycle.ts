@@ -21,6 +21,7 @@ import { reconcileNodeOverlayStatus } from '../nodeoverlay/status.ts';
 import { reconcileNodePoolStatus } from '../nodepool/status.ts';
 import { armWakeUps } from '../nodepool/wake-ups.ts';
 import { reconcileLaunchBackoff, type TimedOutNodeClaim } from '../runaway-guard/index.ts';
+import { nodesByProviderId } from '../state/node-index.ts';
 import { handToTermination } from '../termination/handover.ts';
 import { decideLifecycle, type LifecycleStep } from './decide.ts';
 import { nameInstances } from './instance-names.ts';
@@ -168,11 +169,7 @@ export async function reconcileLifecycle(ports: LifecyclePorts, now: Date): Prom
           },
           { nodeClasses: classesRead.items, nodeClaims: claimsRead.items },
         );
-  const byProviderId = new Map<string, NodeInfo[]>();
-  for (const node of nodesRead.items) {
-    if (node.providerId === undefined) continue;
-    byProviderId.set(node.providerId, [...(byProviderId.get(node.providerId) ?? []), node]);
-  }
+  const byProviderId = nodesByProviderId(nodesRead.items);
 
   const result = { registered: [] as string[], initialized: [] as string[], waiting: [] as string[] };
   const deleted: { name: string; reason: DeleteReason }[] = [];

@@ -5,6 +5,7 @@ import type { Cluster, ClusterNodeClaim, NodeInfo } from '../../ports/cluster.ts
 import { ignoreNotFound } from '../../ports/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { type MetricsSink, nodeClaimFields, writeDecision } from '../decisions/decision.ts';
+import { nodesByProviderId } from '../state/node-index.ts';
 import { handToTermination, type TerminationHandover } from '../termination/handover.ts';
 
 // The capacity reservations NodeClaims run in, followed on the EC2NodeClass controller's schedule
@@ -44,19 +45,8 @@ function reservedId(labels: Readonly<Record<string, string>>): string | undefine
   return labels[Label.capacityType] === 'reserved' ? labels[Label.capacityReservationId] : undefined;
 }
 
-/** Nodes by providerID, so each NodeClaim finds its own without a scan of all. */
+/** Nodes by providerID (nodesByProviderId). */
 type NodesByProviderId = ReadonlyMap<string, readonly NodeInfo[]>;
-
-function byProviderId(nodes: readonly NodeInfo[]): NodesByProviderId {
-  const index = new Map<string, NodeInfo[]>();
-  for (const node of nodes) {
-    if (node.providerId === undefined) continue;
-    const list = index.get(node.providerId);
-    if (list === undefined) index.set(node.providerId, [node]);
-    else list.push(node);
-  }
-  return index;
-}
 
 /** The registered, live Nodes of the claim. */
 function nodesOf(claim: ClusterNodeClaim, nodes: NodesByProviderId): NodeInfo[] {
@@ -82,7 +72,7 @@ export function reservationIdsInUse(
   nodes: readonly NodeInfo[],
 ): string[] {
   const ids = new Set<string>();
-  const index = byProviderId(nodes);
+  const index = nodesByProviderId(nodes);
   for (const claim of claims) {
     if (claim.deleting) continue;
     const id = reservationOf(claim, index);
@@ -102,7 +92,7 @@ export function decideReservedNodeClaims(
   reservations: ReadonlyMap<string, CapacityReservationLifecycle>,
 ): ReservationStep[] {
   const steps: ReservationStep[] = [];
-  const index = byProviderId(nodes);
+  const index = nodesByProviderId(nodes);
   for (const claim of [...claims].sort((a, b) => a.name.localeCompare(b.name))) {
     if (claim.deleting) continue;
     const id = reservationOf(claim, index);
@@ -225,7 +215,7 @@ async function confirmStep(
   if (fresh === undefined) why = 'the API server has no such NodeClaim';
   else if (fresh.uid !== listed.claim.uid) why = 'the API server has another NodeClaim of that name';
   else {
-    const names = new Set(nodesOf(fresh, byProviderId(listedNodes)).map((n) => n.name));
+    const names = new Set(nodesOf(fresh, nodesByProviderId(listedNodes)).map((n) => n.name));
     if (fresh.status.nodeName !== undefined) names.add(fresh.status.nodeName);
     const read = await Promise.all([...names].sort().map((name) => ports.cluster.node(name)));
     const nodes = read.filter((n): n is NonNullable<typeof n> => n !== undefined);

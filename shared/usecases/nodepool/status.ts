@@ -17,6 +17,7 @@ import type {
   NodePoolStatusPatch,
 } from '../../ports/cluster.ts';
 import { type DecisionOutput, writeDecision } from '../decisions/decision.ts';
+import { nodesByProviderId } from '../state/node-index.ts';
 import { nodePoolReadiness } from '../state/nodepool-readiness.ts';
 import { scheduleCondition } from './schedule-condition.ts';
 
@@ -47,16 +48,10 @@ export function computeNodePoolResources(
   };
   const counted = new Set<string>();
   let count = 0;
-  // The first Node of each providerID, found without a scan per NodeClaim.
-  const byProviderId = new Map<string, NodeInfo>();
-  for (const node of nodes) {
-    if (node.providerId !== undefined && !byProviderId.has(node.providerId)) {
-      byProviderId.set(node.providerId, node);
-    }
-  }
+  const byProviderId = nodesByProviderId(nodes);
   for (const claim of claims) {
     if (claim.nodePoolName !== poolName || claim.status.providerId === undefined) continue;
-    const node = byProviderId.get(claim.status.providerId);
+    const node = byProviderId.get(claim.status.providerId)?.[0];
     if (node !== undefined) counted.add(node.name);
     const nodeCapacity = node?.capacity ?? node?.allocatable;
     add(

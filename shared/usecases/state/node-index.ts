@@ -28,3 +28,20 @@ export function nodeIndex<N extends Indexed>(
   );
   return (claim) => nodeOf(claim, byName, byProvider);
 }
+
+/**
+ * The Nodes of each provider ID, in list order: a NodeClaim finds the Nodes of its instance without
+ * a scan of every Node (there may be several while one is replaced under the same name).
+ */
+export function nodesByProviderId<N extends Pick<ClusterNode, 'providerId'>>(
+  nodes: readonly N[],
+): ReadonlyMap<string, readonly N[]> {
+  const index = new Map<string, N[]>();
+  for (const node of nodes) {
+    if (node.providerId === undefined) continue;
+    const list = index.get(node.providerId);
+    if (list === undefined) index.set(node.providerId, [node]);
+    else list.push(node);
+  }
+  return index;
+}
