@@ -49,14 +49,28 @@ export async function honestSummary(
   );
   const nodes = await core.listNode();
   builder.replace('nodes', json(nodes.items));
-  const claims = (await custom.listClusterCustomObject({
-    group: 'karpenter.sh',
-    version: 'v1',
-    plural: 'nodeclaims',
-  })) as { items: unknown[] };
+  const claims = (await whenServed(() =>
+    custom.listClusterCustomObject({ group: 'karpenter.sh', version: 'v1', plural: 'nodeclaims' }),
+  )) as { items: unknown[] };
   builder.replace('nodeClaims', claims.items);
   const at = publishedAt.toISOString();
   return builder.document(at, { pods: at, nodes: at, nodeClaims: at });
+}
+
+/**
+ * `list` once the API server serves it: a custom resource's storage answers 429 "storage is
+ * (re)initializing" for a moment after its CRD is (re)installed, and the user's client waits as
+ * its Retry-After asks (up to 10 s).
+ */
+async function whenServed<T>(list: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await list();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 429 || attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
 }
 
 /** Publishes `document` (or raw bytes, gzipped as given) as the shim's role can: one PutObject. */
