@@ -118,6 +118,9 @@ export interface UnconsolidatableDecision {
   readonly previous?: string;
 }
 
+/** A disruption pass's phases in the order it goes through them. */
+export type DisruptionPassPhase = 'read' | 'inFlight' | 'commands' | 'report' | 'writes';
+
 /** One disruption pass: what it looked at and why it did or did not act. */
 export interface DisruptionPassDecision {
   readonly kind: 'disruptionPass';
@@ -168,6 +171,10 @@ export interface DisruptionPassDecision {
   readonly disrupting?: Readonly<Record<string, number>>;
   /** The consolidation moves the pass weighed, by NodePool, policy and verdict. @default none */
   readonly consolidationMoves?: readonly ConsolidationMoveTally[];
+  /** NodeClaims whose conditions the pass wrote, and those it left to the next pass. @default none */
+  readonly conditionWrites?: { readonly written: number; readonly deferred: number };
+  /** Milliseconds in each phase: read, inFlight, commands, report, writes (waiting for them). @default none */
+  readonly phasesMs?: Readonly<Partial<Record<DisruptionPassPhase, number>>>;
 }
 
 /**

@@ -48,12 +48,18 @@ export interface ConditionWriteOptions {
   readonly stopped?: () => boolean;
 }
 
+/** What the writes did: NodeClaims written, and those the deadline or a lost lease left out. */
+export interface ConditionWriteCounts {
+  readonly written: number;
+  readonly deferred: number;
+}
+
 export interface ConditionWrites {
   /**
    * Waits for every write started; then logs how many the deadline or a lost lease left out.
    * @throws the first write's error (ClusterApiError): the writers stop at it.
    */
-  finished(): Promise<void>;
+  finished(): Promise<ConditionWriteCounts>;
 }
 
 /** Starts the writes; they run while the caller goes on. */
@@ -70,6 +76,7 @@ export function startConditionWrites(
   let index = 0;
   let failed = false;
   let deferred = 0;
+  let written = 0;
   let halted = false;
   const nearDeadline = () => {
     const deadline = options.deadlineMs();
@@ -120,6 +127,7 @@ export function startConditionWrites(
         failed = true;
         throw error;
       }
+      written += 1;
       if (changes.adopted !== undefined) {
         writeDecision(ports, {
           kind: 'adopted',
@@ -153,6 +161,7 @@ export function startConditionWrites(
           why: halted ? 'the pass lost its lease' : 'the pass deadline is near',
         });
       }
+      return { written, deferred };
     },
   };
 }

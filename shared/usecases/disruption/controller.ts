@@ -15,7 +15,7 @@ import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor } from './candidates.ts';
 import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
-import { type ConditionWrites, startConditionWrites } from './condition-writes.ts';
+import { type ConditionWriteCounts, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
 import { consolidationStateKey } from './consolidated.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
@@ -26,6 +26,7 @@ import { nextCommand } from './next-command.ts';
 import { observeCluster } from './observe.ts';
 import { passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
+import { PassPhases } from './pass-phases.ts';
 import { leaseHeldDecision, passDecision } from './pass-summary.ts';
 import type { PassView } from './pass-view.ts';
 import { propose } from './propose.ts';
@@ -99,6 +100,7 @@ class Pass {
   private instancesRead: ReadonlyMap<string, CloudInstance> = new Map();
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
+  private phases!: PassPhases;
   /** When the pass last read the cluster (epoch ms). */
   private readAtMs = 0;
   /** The end of the pod-startup window the pass observed, once it has. */
@@ -145,27 +147,36 @@ class Pass {
   }
 
   async run(): Promise<DisruptionPassResult> {
+    this.phases = new PassPhases(() => this.now());
     // EC2's list of the instances is asked for beside the cluster reads, not after them.
     this.instances = this.listInstances();
     this.instances.catch(() => undefined); // thrown where it is awaited
     await this.refresh(this.options.shadow !== true);
-    // The condition writes end before the pass does (and gives up its lease). Their failure does
-    // not fail a pass whose commands may have started: it is logged, and the next pass computes
-    // and writes those conditions again.
-    const writesDone = () =>
-      this.writes?.finished().catch((error: unknown) => {
-        this.ports.logger.error('nodeclaim conditions not written', {
-          error: error instanceof Error ? error.message : String(error),
-          retry: 'the next pass writes them',
-        });
-      });
-    let result: DisruptionPassResult;
+    this.phases.end('read');
     try {
-      result = await this.act();
+      return await this.act();
     } finally {
-      await writesDone();
+      await this.writesDone();
     }
-    return result;
+  }
+
+  /**
+   * Waits for the condition writes: they end before the pass does (and gives up its lease). Their
+   * failure does not fail a pass whose commands may have started: it is logged, and the next pass
+   * computes and writes those conditions again.
+   */
+  private async writesDone(): Promise<ConditionWriteCounts | undefined> {
+    const writes = this.writes;
+    this.writes = undefined;
+    try {
+      return await writes?.finished();
+    } catch (error) {
+      this.ports.logger.error('nodeclaim conditions not written', {
+        error: error instanceof Error ? error.message : String(error),
+        retry: 'the next pass writes them',
+      });
+      return undefined;
+    }
   }
 
   /** Everything after the first read: expiry, commands in flight, new commands. */
@@ -180,6 +191,7 @@ class Pass {
     if (expired > 0) await this.refresh(false);
     if (live && (await progressCommands(this.view())) > 0) await this.refresh(false);
     if (live) await removeStaleMarks(this.view());
+    this.phases.end('inFlight');
 
     let commands = 0;
     let set = this.candidates();
@@ -196,6 +208,7 @@ class Pass {
       await this.refresh(false);
       set = this.candidates();
     }
+    this.phases.end('commands');
     await reportBlocked(this.ports, set, budgetBlocked, this.now(), this.methodContext(set));
     await reportUnconsolidatable(this.view(), set, this.stays);
     const nowMs = this.now();
@@ -203,6 +216,9 @@ class Pass {
       this.ports.cluster,
       doNotDisruptEvents([...set.candidates, ...(set.staticCandidates ?? []), ...set.excluded], nowMs),
     );
+    this.phases.end('report');
+    const conditionWrites = await this.writesDone();
+    this.phases.end('writes');
     const inFlight = commandsInFlight(this.claims).commands.size;
     const summary = passDecision({
       stopped,
@@ -216,6 +232,8 @@ class Pass {
       pools: this.pools,
       claims: this.claims,
       nowMs,
+      ...(conditionWrites === undefined ? {} : { conditionWrites }),
+      phasesMs: this.phases.values(),
     });
     // Pod startups from where the last observing pass's window ended up to what this pass's read
     // surely holds (its data may be a summary up to a minute old), so each start counts once.

@@ -3,6 +3,7 @@ import { DECISION_SAMPLE_SIZE } from '../decisions/decision.ts';
 import type { DisruptionPassDecision } from '../decisions/disruption.ts';
 import type { ConsolidationMoveTally } from '../decisions/observation.ts';
 import type { CandidateSet } from './candidates.ts';
+import type { ConditionWriteCounts } from './condition-writes.ts';
 import { drift } from './drift.ts';
 import { emptiness } from './emptiness.ts';
 import type { ConsolidationMove } from './method.ts';
@@ -26,6 +27,10 @@ export interface PassOutcome {
   readonly pools: ReadonlyMap<string, ClusterNodePool>;
   readonly claims: readonly ClusterNodeClaim[];
   readonly nowMs: number;
+  /** The condition writes' counts, once they are done. @default none */
+  readonly conditionWrites?: ConditionWriteCounts;
+  /** How long each phase took. @default none */
+  readonly phasesMs?: DisruptionPassDecision['phasesMs'];
 }
 
 export function passDecision(outcome: PassOutcome): DisruptionPassDecision {
@@ -64,6 +69,8 @@ export function passDecision(outcome: PassOutcome): DisruptionPassDecision {
     failedValidations: outcome.failedValidations,
     inFlight: outcome.inFlight,
     ...moveTallies(outcome.moves ?? []),
+    ...(outcome.conditionWrites === undefined ? {} : { conditionWrites: outcome.conditionWrites }),
+    ...(outcome.phasesMs === undefined ? {} : { phasesMs: outcome.phasesMs }),
     ...passFigures({
       set,
       methods: METHODS,

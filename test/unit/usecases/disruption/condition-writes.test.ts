@@ -132,11 +132,13 @@ describe('the condition writes of a disruption pass', () => {
         return now;
       },
     });
-    await running.finished();
+    const counts = await running.finished();
     const deferred = lines.find((l) => l['message'] === 'nodeclaim conditions deferred');
     expect(g.done.length).toBeGreaterThan(0);
     expect(g.done.length).toBeLessThan(12);
     expect(deferred).toMatchObject({ count: 12 - g.done.length, why: 'the pass deadline is near' });
+    // What the pass's line counts.
+    expect(counts).toEqual({ written: g.done.length, deferred: 12 - g.done.length });
     expect(now - 1_000).toBeGreaterThan(deadline - WRITE_MARGIN_MS);
   });
 

@@ -127,9 +127,15 @@ describe('a disruption pass and its condition writes', () => {
         failedValidations: 1,
       }),
     ]);
-    // The pass's line counts the candidate that failed its validation.
+    // The pass's line counts the candidate that failed its validation, the NodeClaims whose
+    // conditions it wrote, and the time of each phase: here the validation wait, in `commands`.
     expect(lines.filter((l) => l['decision'] === 'disruptionPass')).toEqual([
-      expect.objectContaining({ commands: 0, failedValidations: 1 }),
+      expect.objectContaining({
+        commands: 0,
+        failedValidations: 1,
+        conditionWrites: { written: 3, deferred: 0 },
+        phasesMs: { read: 0, inFlight: 0, commands: 15_000, report: 0, writes: 0 },
+      }),
     ]);
   });
 
