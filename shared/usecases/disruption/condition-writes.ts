@@ -15,8 +15,11 @@ import type { ClaimChanges } from './conditions.ts';
 // NodeClaim is read from the API server (a GET) and its changes computed again on that read; only
 // what that computation says is written.
 
-/** NodeClaims whose conditions are written at once (the adapter bounds the calls in flight too). */
-export const CONDITION_WRITERS = 8;
+/**
+ * NodeClaims whose conditions are written at once: half the calls the Kubernetes adapter has in
+ * flight (8), so the pass's own reads and commands, which go on meanwhile, never queue behind them.
+ */
+export const CONDITION_WRITERS = 4;
 
 /**
  * A write is not started with less than this left before the pass's deadline: one NodeClaim's
@@ -43,6 +46,8 @@ export function leadsToDisruption(changes: ClaimChanges): boolean {
 export interface ConditionWriteOptions {
   /** Epoch ms by which the pass must be done, when it has a deadline. */
   readonly deadlineMs: () => number | undefined;
+  /** Epoch ms after which no write starts (the end of the pass's planned work). @default none */
+  readonly workEndMs?: () => number | undefined;
   readonly nowMs: () => number;
   /** True once the writes must stop (the pass lost its lease: another pass writes now). */
   readonly stopped?: () => boolean;
@@ -80,7 +85,12 @@ export function startConditionWrites(
   let halted = false;
   const nearDeadline = () => {
     const deadline = options.deadlineMs();
-    return deadline !== undefined && deadline - options.nowMs() < WRITE_MARGIN_MS;
+    const workEnd = options.workEndMs?.();
+    const now = options.nowMs();
+    return (
+      (deadline !== undefined && deadline - now < WRITE_MARGIN_MS) ||
+      (workEnd !== undefined && now >= workEnd)
+    );
   };
   const worker = async () => {
     for (let i = index++; i < writes.length && !failed; i = index++) {

@@ -4,12 +4,7 @@ import type { Lease } from '../../ports/lease.ts';
 import { SUMMARY_MAX_AGE_MS } from '../../ports/summary.ts';
 import { writeDecision, writeDecisions } from '../decisions/decision.ts';
 import type { DisruptDecision } from '../decisions/disruption.ts';
-import {
-  buildSchedulingInput,
-  type ClusterState,
-  readClusterState,
-  type SchedulingInput,
-} from '../state/cluster-state.ts';
+import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import { commandsInFlight } from '../state/command-record.ts';
 import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor } from './candidates.ts';
@@ -27,6 +22,7 @@ import { observeCluster } from './observe.ts';
 import { passCandidates } from './pass-candidates.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import { PassPhases } from './pass-phases.ts';
+import { readForPass } from './pass-read.ts';
 import { leaseHeldDecision, passDecision } from './pass-summary.ts';
 import type { PassView } from './pass-view.ts';
 import { propose } from './propose.ts';
@@ -48,12 +44,18 @@ export const DEFAULT_LEASE_TTL_SECONDS = 45;
 /** Time a command needs after it starts, besides its validation wait: reads, writes, margin. */
 const COMMAND_MARGIN_MS = 20_000;
 
+/**
+ * The share of the time from its start to its deadline in which a pass plans its work: no command
+ * starts that would not be done by then, and no condition write starts after it. The rest is for
+ * calls slower than planned; what is left over goes to the next pass, half a minute later.
+ */
+export const WORK_SHARE = 0.5;
+
 /** Karpenter's commandValidationDelay: graceful commands are checked again after this wait. */
 export const VALIDATION_MS = 15_000;
 export { COMMAND_TIMEOUT_MS } from './in-flight.ts';
 export { METHODS } from './methods.ts';
 
-import { withScheduledReplicas } from '../state/scheduled-replicas.ts';
 import type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
 
 export type { DisruptionOptions, DisruptionPassResult, DisruptionPorts } from './pass-options.ts';
@@ -101,6 +103,8 @@ class Pass {
   /** The condition writes of the first read, running while the pass goes on. */
   private writes: ConditionWrites | undefined;
   private phases!: PassPhases;
+  /** When the pass began (epoch ms). */
+  private startedMs = 0;
   /** When the pass last read the cluster (epoch ms). */
   private readAtMs = 0;
   /** The end of the pod-startup window the pass observed, once it has. */
@@ -147,6 +151,7 @@ class Pass {
   }
 
   async run(): Promise<DisruptionPassResult> {
+    this.startedMs = this.now();
     this.phases = new PassPhases(() => this.now());
     // EC2's list of the instances is asked for beside the cluster reads, not after them.
     this.instances = this.listInstances();
@@ -260,37 +265,14 @@ class Pass {
   /** Reads the cluster; on the first read also writes the NodeClaim conditions it computes. */
   private async refresh(updateConditions: boolean): Promise<void> {
     this.readAtMs = this.now();
-    // The NodeClaims as current as the previous pass's end at least: its commands and marks are on
-    // them, and a read from before it would take its candidates again.
-    const previousUntilMs = this.lease.previousUntilMs;
-    const read = await readClusterState(this.ports.cluster, this.ports.logger, {
-      podDisruptionBudgets: true,
-      nodeOverlays: this.options.nodeOverlay === true,
-      ...(previousUntilMs === undefined || previousUntilMs <= 0
-        ? {}
-        : { nodeClaimsFreshAsOfMs: previousUntilMs }),
-    });
-    const mine = this.options.nodePools ?? (() => true);
-    this.state = {
-      ...read,
-      // Standalone NodeClaims are in no NodePool: only a pass over every NodePool expires them.
-      nodeClaims: read.nodeClaims.filter((c) =>
-        c.nodePoolName === undefined ? this.options.nodePools === undefined : mine(c.nodePoolName),
-      ),
-      nodePools: read.nodePools.filter((p) => mine(p.pool.name)),
-    };
+    const read = await readForPass(this.ports, this.options, this.lease, () => this.now());
+    this.state = read.state;
+    this.input = read.input;
+    // The same maps, filled again: a command's pass (commandPass) holds them.
     this.pools.clear();
-    // A static NodePool counts to the replicas its schedules hold it to now.
-    for (const p of this.state.nodePools)
-      this.pools.set(p.pool.name, withScheduledReplicas(p, this.readAtMs));
+    for (const [name, pool] of read.pools) this.pools.set(name, pool);
     this.classes.clear();
-    for (const c of this.state.nodeClasses) this.classes.set(c.name, c);
-    this.input = await buildSchedulingInput(this.state, this.ports.cloud, {
-      nowMs: this.now(),
-      // Its Nodes may come from the untrusted summary: learned memory may only lower a type's.
-      observedMemory: 'lowerOnly',
-      ...(this.options.solveOptions === undefined ? {} : { solveOptions: this.options.solveOptions }),
-    });
+    for (const [name, c] of read.classes) this.classes.set(name, c);
     this.claims = [...this.state.nodeClaims];
     await this.updateConditions(updateConditions);
   }
@@ -310,6 +292,7 @@ class Pass {
       this.ports.logger.warn('consolidation skipped', { problems: [...views.problems].slice(0, 10) });
     this.writes = startConditionWrites(this.ports, views.writes, {
       deadlineMs: () => this.options.deadlineMs?.(),
+      workEndMs: () => this.workEndMs(),
       nowMs: () => this.now(),
       stopped: () => this.held.lost() === true,
     });
@@ -346,11 +329,16 @@ class Pass {
 
   /** Whether the pass's deadline leaves too little time for a command to finish its validation. */
   private nearDeadline(): boolean {
-    const deadline = this.options.deadlineMs?.();
+    const end = this.workEndMs();
     return (
-      deadline !== undefined &&
-      deadline - this.now() < (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS
+      end !== undefined && end - this.now() < (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS
     );
+  }
+
+  /** When the pass's work is to be done (WORK_SHARE of its time to the deadline), if it has one. */
+  private workEndMs(): number | undefined {
+    const deadline = this.options.deadlineMs?.();
+    return deadline === undefined ? undefined : this.startedMs + (deadline - this.startedMs) * WORK_SHARE;
   }
 
   // --- new commands ------------------------------------------------------------------------

@@ -142,6 +142,29 @@ describe('the condition writes of a disruption pass', () => {
     expect(now - 1_000).toBeGreaterThan(deadline - WRITE_MARGIN_MS);
   });
 
+  it("starts none after the end of the pass's planned work, long before its deadline", async () => {
+    const g = await gatedCluster(named(12));
+    g.open();
+    const { lines, out } = sink();
+    let now = T0;
+    const writes = named(12).map((n) => g.write(n));
+    const running = startConditionWrites({ cluster: g.cluster, ...out }, writes, {
+      deadlineMs: () => T0 + 10 * 60_000,
+      workEndMs: () => T0 + 5_500,
+      nowMs: () => {
+        now += 1_000;
+        return now;
+      },
+    });
+    const counts = await running.finished();
+    expect(counts.written).toBeGreaterThan(0);
+    expect(counts.written).toBeLessThan(12);
+    expect(counts).toEqual({ written: g.done.length, deferred: 12 - g.done.length });
+    expect(lines.find((l) => l['message'] === 'nodeclaim conditions deferred')).toMatchObject({
+      count: 12 - g.done.length,
+    });
+  });
+
   it('starts none once the pass has lost its lease', async () => {
     const g = await gatedCluster(named(12));
     g.open();

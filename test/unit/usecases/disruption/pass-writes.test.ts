@@ -139,6 +139,32 @@ describe('a disruption pass and its condition writes', () => {
     ]);
   });
 
+  it('starts no command that would not be done in half the time to its deadline', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+    // 60 s to the deadline: the work is planned in 30 s, too little for a command's 15 s validation
+    // and its 20 s of calls after it.
+    const early = await pass(world, { logger }, { deadlineMs: () => clock.now().getTime() + 60_000 });
+    expect(early.decisions).toEqual([]);
+    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+      reason: 'deadline',
+      commands: 0,
+    });
+    // With 80 s (40 s of work) the emptied node's command starts.
+    const later = await pass(
+      world,
+      { logger },
+      { deadlineMs: () => clock.now().getTime() + 80_000 },
+      'pass-2',
+    );
+    expect(later.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
+  });
+
   it('keeps a pass whose condition writes fail: its command stands, and the failure is logged', async () => {
     const world = await threeNodes();
     const { clock, cluster } = world;
