@@ -392,7 +392,7 @@ export async function invokeLambda(
     ...(result['aws'] === undefined ? {} : { aws: result['aws'] as NonNullable<InvocationResult['aws']> }),
     summary: result['summary'],
     startedAtMs: result['startedAtMs'] as number,
-    timeline: result['timeline'] as TimelineEntry[],
+    timeline: keepTimeline(options.logFile, result['timeline'] as TimelineEntry[]),
     ...(options.drive === undefined ? {} : { invocations }),
     logMessages,
     logFile: options.logFile,
@@ -412,4 +412,10 @@ function countMessages(file: string): Record<string, number> {
     }
   }
   return counts;
+}
+
+/** The invocation's requests, also written beside its log (`<log>.timeline.json`) to be read later. */
+function keepTimeline(logFile: string, timeline: TimelineEntry[]): TimelineEntry[] {
+  if (Array.isArray(timeline)) fs.writeFileSync(`${logFile}.timeline.json`, JSON.stringify(timeline));
+  return timeline;
 }

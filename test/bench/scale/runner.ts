@@ -140,7 +140,7 @@ interface TimelineEntry {
   readonly startedAtMs: number;
   ms?: number;
 }
-const TIMELINE_MAX = 400;
+const TIMELINE_MAX = 20_000;
 let timeline: TimelineEntry[] = [];
 const timed = new WeakMap<object, TimelineEntry>();
 function timelineStart(request: object, call: string): void {
