@@ -61,7 +61,10 @@ export async function createReplacements(
   return created;
 }
 
-/** Records the command on the candidates, taints their nodes and sets `DisruptionReason`. */
+/**
+ * Records the command on the candidates, taints their nodes and sets `DisruptionReason`; returns
+ * how many writes that took (none when a repeat finds every mark in place).
+ */
 export async function markCandidates(
   ports: EffectPorts,
   claims: readonly ClusterNodeClaim[],
@@ -71,20 +74,24 @@ export async function markCandidates(
    * of them shows tainted already. A new command taints every Node whatever a read says.
    */
   tainted?: (claim: ClusterNodeClaim) => boolean,
-): Promise<void> {
+): Promise<number> {
   const { cluster } = ports;
   const value = encodeCommand(record);
+  let writes = 0;
   for (const claim of claims) {
     if (claim.annotations[COMMAND_ANNOTATION] !== value) {
+      writes += 1;
       await ignoreNotFound(
         cluster.patchNodeClaimMetadata(claim.name, { annotations: { [COMMAND_ANNOTATION]: value } }),
       );
     }
     if (claim.status.nodeName !== undefined && tainted?.(claim) !== true) {
+      writes += 1;
       await ignoreNotFound(cluster.patchNode(claim.status.nodeName, { addTaints: [DISRUPTED_TAINT] }));
     }
     const current = claim.status.conditions.find((c) => c.type === NodeClaimConditionType.disruptionReason);
     if (current?.status !== 'True' || current.reason !== record.reason) {
+      writes += 1;
       await ignoreNotFound(
         cluster.patchNodeClaimStatus(claim.name, {
           conditions: [
@@ -99,6 +106,7 @@ export async function markCandidates(
       );
     }
   }
+  return writes;
 }
 
 /** Undoes a command's marks: the taint, the condition and the record. */

@@ -31,7 +31,7 @@ export const COMMAND_TIMEOUT_MS = 10 * 60_000;
  * them); otherwise the marks and the launch request are repeated. A command whose record names a
  * method this version does not know is neither finished nor undone (nor its marks repeated): it is
  * logged with its UnknownDisruptionMethodError, and its NodeClaims stay in it. Returns how many it
- * looked at.
+ * changed (finished, undone, or marked again): only then does the pass read the cluster again.
  */
 export async function progressCommands(view: PassView): Promise<number> {
   const { commands, malformed } = commandsInFlight(view.claims);
@@ -44,6 +44,7 @@ export async function progressCommands(view: PassView): Promise<number> {
       (t) => t.key === DISRUPTED_TAINT.key && t.effect === DISRUPTED_TAINT.effect,
     );
   const confirmation = view.confirmation();
+  let changed = 0;
   for (const listed of commands.values()) {
     // The record as the list read it (the cluster summary, perhaps: untrusted) only says where to
     // look: the command's NodeClaims are read from the API server, and it goes on from that read.
@@ -78,6 +79,7 @@ export async function progressCommands(view: PassView): Promise<number> {
     if (replacements.every(initialized) && live.every((c) => carries(c, record.id))) {
       await deleteCandidates(view.ports, live, record.reason);
       view.record(decisionForRecord(record, method, live, byName, view.input, 'deleted'));
+      changed += 1;
       continue;
     }
     const gone = record.replacements.filter((_, i) => replacements[i]?.deleting !== false);
@@ -109,12 +111,13 @@ export async function progressCommands(view: PassView): Promise<number> {
           ? `replacement ${gone.join(', ')} is gone (launch failed or timed out)`
           : `replacements not initialized within ${COMMAND_TIMEOUT_MS / 60_000} minutes`;
       view.record(decisionForRecord(record, method, live, byName, view.input, 'failed', why));
+      changed += 1;
       continue;
     }
     // Still waiting: the marks and the launch request are repeated (both idempotent), so a pass
     // that died between creating the replacements and marking the candidates is completed here;
     // a Node that shows the taint already is not written again.
-    await markCandidates(view.ports, live, record, tainted);
+    if ((await markCandidates(view.ports, live, record, tainted)) > 0) changed += 1;
     // As Karpenter's queue tells each time it looks: the replacements launched, and those waited on.
     await recordAll(
       view.ports.cluster,
@@ -134,7 +137,7 @@ export async function progressCommands(view: PassView): Promise<number> {
     );
     if (unlaunched.length > 0) await view.ports.requestLaunch(unlaunched);
   }
-  return commands.size;
+  return changed;
 }
 
 /** Whether the NodeClaim carries the record of command `id`. */

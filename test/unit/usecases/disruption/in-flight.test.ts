@@ -100,13 +100,14 @@ describe('a disruption command in flight, repeated by the next pass', () => {
   it('writes nothing to Nodes that show the taint already', async () => {
     const tainted = { taints: [DISRUPTED_TAINT] };
     const w = view([clusterNode('node-a', tainted), clusterNode('node-b', tainted)]);
-    expect(await progressCommands(w.passView)).toBe(1);
+    // Nothing changed: the pass does not read the cluster again for it.
+    expect(await progressCommands(w.passView)).toBe(0);
     expect(w.written).toEqual([]);
   });
 
   it('taints again a Node that shows no taint (it was removed, or never written)', async () => {
     const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
-    await progressCommands(w.passView);
+    expect(await progressCommands(w.passView)).toBe(1);
     expect(w.written).toEqual(['patchNode node-b']);
   });
 
@@ -114,7 +115,7 @@ describe('a disruption command in flight, repeated by the next pass', () => {
     const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')]);
     w.drop('r1');
     const withoutReplacement = { ...w.passView, claims: w.passView.claims.filter((c) => c.name !== 'r1') };
-    await progressCommands(withoutReplacement);
+    expect(await progressCommands(withoutReplacement)).toBe(1);
     const failedAt = { annotations: { [SPOT_FAILED_ANNOTATION]: iso(T0 + 60_000) } };
     expect(w.metadata).toEqual(
       expect.arrayContaining([
@@ -132,8 +133,8 @@ describe('a disruption command whose record names a method this version does not
     const w = view([clusterNode('node-a', { taints: [DISRUPTED_TAINT] }), clusterNode('node-b')], unknown);
     w.drop('r1');
     const withoutReplacement = { ...w.passView, claims: w.passView.claims.filter((c) => c.name !== 'r1') };
-    // Looked at, not acted on: a known method's command here is undone (above).
-    expect(await progressCommands(withoutReplacement)).toBe(1);
+    // Looked at, not acted on (a known method's command here is undone, above): nothing changed.
+    expect(await progressCommands(withoutReplacement)).toBe(0);
     expect(w.writes).toEqual([]);
     expect(w.launches).toEqual([]);
     expect(w.decisions).toEqual([]);
