@@ -887,19 +887,28 @@ async function checkLoaded(
 /**
  * Nodes Ready, after reporting Ready again, as a kubelet that is back reports it, for any the node
  * lifecycle controller marked Unknown: on a loaded machine a lease renewal can come after the 40 s
- * grace period during a long load.
+ * grace period during a long load. A Node Ready again that still carries the controller's not-ready
+ * or unreachable taint is reported too: the controller takes the taint off when the Node changes
+ * (at 5,000 nodes a few hundred kept it for minutes otherwise).
  */
 async function reportReady(admin: KubeHttp): Promise<number> {
   type NodeItem = {
     metadata: { name: string };
+    spec?: { taints?: { key: string }[] };
     status?: { conditions?: { type: string; status: string }[] };
   };
   const isReady = (n: NodeItem) =>
     (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const tainted = (n: NodeItem) =>
+    (n.spec?.taints ?? []).some(
+      (t) => t.key === 'node.kubernetes.io/unreachable' || t.key === 'node.kubernetes.io/not-ready',
+    );
   const list = await admin.request<{ items: NodeItem[] }>('GET', '/api/v1/nodes');
-  const notReady = list.body.items.filter((n) => !isReady(n)).map((n) => n.metadata.name);
+  const notReady = list.body.items.filter((n) => !isReady(n) || tainted(n)).map((n) => n.metadata.name);
   if (notReady.length === 0) return list.body.items.length;
-  say(`${notReady.length} Nodes not Ready (a lease renewal came late): reporting them Ready again`);
+  say(
+    `${notReady.length} Nodes not Ready or still tainted so (a lease renewal came late): reporting them Ready again`,
+  );
   const now = new Date().toISOString();
   await forEachLimit('Nodes reported Ready again', notReady, 16, async (name) => {
     await admin.request(
