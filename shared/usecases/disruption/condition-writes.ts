@@ -175,3 +175,22 @@ export function startConditionWrites(
     },
   };
 }
+
+/**
+ * Waits for the writes, if any. Their failure does not fail a pass whose commands may have started:
+ * it is logged, and the next pass computes and writes those conditions again.
+ */
+export async function settleConditionWrites(
+  writes: ConditionWrites | undefined,
+  logger: Logger,
+): Promise<ConditionWriteCounts | undefined> {
+  try {
+    return await writes?.finished();
+  } catch (error) {
+    logger.error('nodeclaim conditions not written', {
+      error: error instanceof Error ? error.message : String(error),
+      retry: 'the next pass writes them',
+    });
+    return undefined;
+  }
+}

@@ -10,7 +10,12 @@ import { reportBlocked } from './blocked.ts';
 import { type CandidateSet, methodContextFor } from './candidates.ts';
 import { type CommandPass, carryOut } from './carry-out.ts';
 import { type ConditionContext, claimConditions, claimViews } from './claim-view.ts';
-import { type ConditionWriteCounts, type ConditionWrites, startConditionWrites } from './condition-writes.ts';
+import {
+  type ConditionWriteCounts,
+  type ConditionWrites,
+  settleConditionWrites,
+  startConditionWrites,
+} from './condition-writes.ts';
 import { Confirmation } from './confirm.ts';
 import { consolidationStateKey } from './consolidated.ts';
 import { doNotDisruptEvents, recordAll } from './events.ts';
@@ -20,6 +25,7 @@ import type { ConsolidationMove, DisruptionCommand, MethodContext } from './meth
 import { nextCommand } from './next-command.ts';
 import { observeCluster } from './observe.ts';
 import { passCandidates } from './pass-candidates.ts';
+import { startedInFlight, withoutStarted } from './pass-end.ts';
 import { type HeldLease, holdLease } from './pass-lease.ts';
 import { PassPhases } from './pass-phases.ts';
 import { readForPass } from './pass-read.ts';
@@ -165,23 +171,11 @@ class Pass {
     }
   }
 
-  /**
-   * Waits for the condition writes: they end before the pass does (and gives up its lease). Their
-   * failure does not fail a pass whose commands may have started: it is logged, and the next pass
-   * computes and writes those conditions again.
-   */
+  /** Waits for the condition writes: they end before the pass does (and gives up its lease). */
   private async writesDone(): Promise<ConditionWriteCounts | undefined> {
     const writes = this.writes;
     this.writes = undefined;
-    try {
-      return await writes?.finished();
-    } catch (error) {
-      this.ports.logger.error('nodeclaim conditions not written', {
-        error: error instanceof Error ? error.message : String(error),
-        retry: 'the next pass writes them',
-      });
-      return undefined;
-    }
+    return settleConditionWrites(writes, this.ports.logger);
   }
 
   /** Everything after the first read: expiry, commands in flight, new commands. */
@@ -202,14 +196,26 @@ class Pass {
     let set = this.candidates();
     const budgetBlocked = new Set<string>();
     let stopped: 'deadline' | 'lease lost' | undefined;
-    while (commands < (this.options.maxCommands ?? 10)) {
+    const maxCommands = this.options.maxCommands ?? 10;
+    /** Where the last command's decisions begin, when the pass ends without reading after it. */
+    let unreadFrom: number | undefined;
+    while (commands < maxCommands) {
       await this.held.renew();
       stopped = this.mustStop();
       if (stopped !== undefined) break;
       const command = this.chooseCommand(set, budgetBlocked);
       const step = live ? carryOut : propose;
+      const decisions = this.decisions.length;
       if (command === undefined || !(await step(this.commandPass(), command))) break;
       commands += 1;
+      await this.held.renew();
+      stopped = this.mustStop();
+      if (stopped !== undefined || commands >= maxCommands) {
+        // No next command: the pass ends on the read it has, without that one's candidates.
+        unreadFrom = decisions;
+        set = withoutStarted(set, [command]);
+        break;
+      }
       await this.refresh(false);
       set = this.candidates();
     }
@@ -224,7 +230,9 @@ class Pass {
     this.phases.end('report');
     const conditionWrites = await this.writesDone();
     this.phases.end('writes');
-    const inFlight = commandsInFlight(this.claims).commands.size;
+    const inFlight =
+      commandsInFlight(this.claims).commands.size +
+      (unreadFrom === undefined ? 0 : startedInFlight(this.decisions.slice(unreadFrom)));
     const summary = passDecision({
       stopped,
       commands,

@@ -165,6 +165,32 @@ describe('a disruption pass and its condition writes', () => {
     expect(later.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
   });
 
+  it('ends on the read it has after its last command, without reading the whole cluster again', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    let reads = 0;
+    const counted = watched(cluster, (method, args) => {
+      // The pass's reads of every NodeClaim (a confirmation lists those of one NodePool).
+      if (method === 'nodeClaims' && (args[0] as { nodePool?: string } | undefined)?.nodePool === undefined)
+        reads += 1;
+      return undefined;
+    });
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+    const result = await pass(world, { cluster: counted, logger }, { maxCommands: 1 });
+    expect(result.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
+    // The pass's read and the one after the validation wait; none after the command.
+    expect(reads).toBe(2);
+    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+      reason: 'commands started',
+      commands: 1,
+      inFlight: 0,
+    });
+  });
+
   it('keeps a pass whose condition writes fail: its command stands, and the failure is logged', async () => {
     const world = await threeNodes();
     const { clock, cluster } = world;
