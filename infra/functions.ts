@@ -270,9 +270,9 @@ export const disruptionFunction: FunctionDefinition = {
     'readSummary',
     'readAlarms',
   ],
-  // A pass waits 15 s to validate a command and may start several; it starts none that could not
-  // finish before this deadline, and renews its 45 s lease as it goes (a pass that dies keeps the
-  // next ones out for 45 s at most).
+  // A pass waits 15 s to validate a command and may start several; it plans its work in half this
+  // time (it starts none that could not be done by then), the rest kept for slow calls, and renews
+  // its 45 s lease as it goes (a pass that dies keeps the next ones out for 45 s at most).
   timeout: Duration.minutes(2),
   memoryModel: DISRUPTION_MEMORY,
 };

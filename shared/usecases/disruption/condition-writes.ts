@@ -9,8 +9,8 @@ import type { ClaimChanges } from './conditions.ts';
 // computed them (conditions.ts), not from what is written, so its commands need not wait for the
 // writes: they go on in the background, a few NodeClaims at a time, each a patch against the
 // NodeClaim as listed (one request; a read and a write only if it changed since) and a merge patch
-// of its annotations when they changed, until the pass's deadline or the loss of its lease. Those
-// left out are computed and written again by the next pass. A write that leads to disruption
+// of its annotations when they changed, until the end of the pass's planned work time, its
+// deadline or the loss of its lease. Those left out are computed and written again by the next pass. A write that leads to disruption
 // (`Drifted` set True) is not made from the list read, which may be the cluster summary: the
 // NodeClaim is read from the API server (a GET) and its changes computed again on that read; only
 // what that computation says is written.
@@ -53,7 +53,7 @@ export interface ConditionWriteOptions {
   readonly stopped?: () => boolean;
 }
 
-/** What the writes did: NodeClaims written, and those the deadline or a lost lease left out. */
+/** What the writes did: NodeClaims written, and those the pass's time or a lost lease left out. */
 export interface ConditionWriteCounts {
   readonly written: number;
   readonly deferred: number;
@@ -61,7 +61,7 @@ export interface ConditionWriteCounts {
 
 export interface ConditionWrites {
   /**
-   * Waits for every write started; then logs how many the deadline or a lost lease left out.
+   * Waits for every write started; then logs how many the pass's time or a lost lease left out.
    * @throws the first write's error (ClusterApiError): the writers stop at it.
    */
   finished(): Promise<ConditionWriteCounts>;
@@ -83,14 +83,15 @@ export function startConditionWrites(
   let deferred = 0;
   let written = 0;
   let halted = false;
+  let workTimeOver = false;
   const nearDeadline = () => {
     const deadline = options.deadlineMs();
     const workEnd = options.workEndMs?.();
     const now = options.nowMs();
-    return (
-      (deadline !== undefined && deadline - now < WRITE_MARGIN_MS) ||
-      (workEnd !== undefined && now >= workEnd)
-    );
+    if (deadline !== undefined && deadline - now < WRITE_MARGIN_MS) return true;
+    if (workEnd === undefined || now < workEnd) return false;
+    workTimeOver = true;
+    return true;
   };
   const worker = async () => {
     for (let i = index++; i < writes.length && !failed; i = index++) {
@@ -168,7 +169,11 @@ export function startConditionWrites(
       if (deferred > 0) {
         logger.warn('nodeclaim conditions deferred', {
           count: deferred,
-          why: halted ? 'the pass lost its lease' : 'the pass deadline is near',
+          why: halted
+            ? 'the pass lost its lease'
+            : workTimeOver
+              ? "the pass's planned work time is over"
+              : 'the pass deadline is near',
         });
       }
       return { written, deferred };

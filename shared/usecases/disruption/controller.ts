@@ -111,8 +111,9 @@ class Pass {
   private phases!: PassPhases;
   /** When the pass began (epoch ms). */
   private startedMs = 0;
-  /** When the pass last read the cluster (epoch ms). */
+  /** When the pass last read the cluster (epoch ms), and how long that read took. */
   private readAtMs = 0;
+  private readMs = 0;
   /** The end of the pod-startup window the pass observed, once it has. */
   observedUntilMs: number | undefined;
   /** Why consolidation keeps the nodes it looked at, by NodeClaim name (the latest look). */
@@ -129,10 +130,13 @@ class Pass {
     private readonly held: HeldLease,
   ) {}
 
-  /** Why no new command may start now (the deadline is near, or the lease was lost), if so. */
-  private mustStop(): 'deadline' | 'lease lost' | undefined {
+  /**
+   * Why no new command may start now, or after `beforeMs` more (a read): the work time is near its
+   * end, or the lease was lost.
+   */
+  private mustStop(beforeMs = 0): 'deadline' | 'lease lost' | undefined {
     if (this.held.lost() === true) return 'lease lost';
-    return this.nearDeadline() ? 'deadline' : undefined;
+    return this.nearDeadline(beforeMs) ? 'deadline' : undefined;
   }
 
   private now(): number {
@@ -208,12 +212,12 @@ class Pass {
       const decisions = this.decisions.length;
       if (command === undefined || !(await step(this.commandPass(), command))) break;
       commands += 1;
-      await this.held.renew();
-      stopped = this.mustStop();
-      if (stopped !== undefined || commands >= maxCommands) {
-        // No next command: the pass ends on the read it has, without that one's candidates.
+      // With no time for a read and another command, the pass ends on the read it has (pass-end.ts).
+      const last = commands >= maxCommands ? undefined : this.mustStop(this.readMs);
+      if (last !== undefined || commands >= maxCommands) {
+        stopped = last;
         unreadFrom = decisions;
-        set = withoutStarted(set, [command]);
+        set = withoutStarted(set, this.decisions.slice(decisions));
         break;
       }
       await this.refresh(false);
@@ -283,6 +287,7 @@ class Pass {
     for (const [name, c] of read.classes) this.classes.set(name, c);
     this.claims = [...this.state.nodeClaims];
     await this.updateConditions(updateConditions);
+    this.readMs = this.now() - this.readAtMs;
   }
 
   /**
@@ -335,12 +340,11 @@ class Pass {
     return instances;
   }
 
-  /** Whether the pass's deadline leaves too little time for a command to finish its validation. */
-  private nearDeadline(): boolean {
+  /** Whether the work time left (after `beforeMs`) is too short for a command and its validation. */
+  private nearDeadline(beforeMs: number): boolean {
     const end = this.workEndMs();
-    return (
-      end !== undefined && end - this.now() < (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS
-    );
+    const need = beforeMs + (this.options.validationMs ?? VALIDATION_MS) + COMMAND_MARGIN_MS;
+    return end !== undefined && end - this.now() < need;
   }
 
   /** When the pass's work is to be done (WORK_SHARE of its time to the deadline), if it has one. */

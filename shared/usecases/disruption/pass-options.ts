@@ -33,8 +33,9 @@ export interface DisruptionOptions {
    */
   readonly leaseTtlSeconds?: number;
   /**
-   * Epoch ms by which the pass must be done (the invocation's deadline less a margin); no command
-   * starts that could not finish its validation before it. @default none
+   * Epoch ms by which the pass must be done (the invocation's deadline less a margin). The pass
+   * plans its work in half the time to it (WORK_SHARE): no command starts that could not finish its
+   * validation by then, and no condition write starts after it. @default none
    */
   readonly deadlineMs?: () => number | undefined;
   /** @default VALIDATION_MS */

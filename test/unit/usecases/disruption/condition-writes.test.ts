@@ -162,6 +162,7 @@ describe('the condition writes of a disruption pass', () => {
     expect(counts).toEqual({ written: g.done.length, deferred: 12 - g.done.length });
     expect(lines.find((l) => l['message'] === 'nodeclaim conditions deferred')).toMatchObject({
       count: 12 - g.done.length,
+      why: "the pass's planned work time is over",
     });
   });
 

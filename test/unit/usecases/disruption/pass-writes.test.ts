@@ -191,6 +191,34 @@ describe('a disruption pass and its condition writes', () => {
     });
   });
 
+  it('ends on its last read when the work time left after a command is too short for another', async () => {
+    const world = await threeNodes();
+    const { clock, cluster } = world;
+    cluster.removePod('default', 'b');
+    clock.advance(60_000);
+    await world.step();
+    let reads = 0;
+    const counted = watched(cluster, (method, args) => {
+      if (method === 'nodeClaims' && (args[0] as { nodePool?: string } | undefined)?.nodePool === undefined)
+        reads += 1;
+      return undefined;
+    });
+    const lines: Record<string, unknown>[] = [];
+    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+    // 90 s to the deadline: 45 s of work. The command (35 s planned) starts at once; after its 15 s
+    // validation, 30 s are left, too few for another.
+    const start = clock.now().getTime();
+    const result = await pass(world, { cluster: counted, logger }, { deadlineMs: () => start + 90_000 });
+    expect(result.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
+    expect(reads).toBe(2);
+    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+      reason: 'deadline',
+      commands: 1,
+      // The emptied node is no candidate any more in what the pass reports.
+      empty: 0,
+    });
+  });
+
   it('keeps a pass whose condition writes fail: its command stands, and the failure is logged', async () => {
     const world = await threeNodes();
     const { clock, cluster } = world;
