@@ -41,9 +41,14 @@ export function unconsolidatableReasons(
   return out.sort((a, b) => a.candidate.nodeClaim.name.localeCompare(b.candidate.nodeClaim.name));
 }
 
+/** Candidates whose reasons are told at once (a patch and its Events each). */
+export const UNCONSOLIDATABLE_WRITERS = 4;
+
 /**
  * Tells the reasons that changed since they were last told: the annotation, the Events, the
- * decision line. Returns how many were told.
+ * decision line; a few candidates at once, their lines in order. Returns how many were told.
+ * @throws the first write's error (ClusterApiError), once the writes started are done; none more
+ *   starts after it, and the lines of those told before it are written.
  */
 export async function reportUnconsolidatable(
   view: Pick<PassView, 'ports'>,
@@ -54,15 +59,32 @@ export async function reportUnconsolidatable(
     .filter(({ candidate, why }) => candidate.nodeClaim.annotations[UNCONSOLIDATABLE_ANNOTATION] !== why)
     .slice(0, MAX_UNCONSOLIDATABLE_PER_PASS);
   const { cluster } = view.ports;
-  for (const { candidate, why } of changed) {
+  const told = new Array<boolean>(changed.length).fill(false);
+  let next = 0;
+  let failure: { readonly error: unknown } | undefined;
+  const worker = async () => {
+    while (failure === undefined && next < changed.length) {
+      const at = next++;
+      const { candidate, why } = changed[at] as (typeof changed)[number];
+      const claim = candidate.nodeClaim;
+      try {
+        await ignoreNotFound(
+          cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
+        );
+        await recordAll(cluster, [
+          ...unconsolidatable(claim, candidate.node, why),
+          ...balancedRejected(claim, candidate.node, why),
+        ]);
+        told[at] = true;
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(UNCONSOLIDATABLE_WRITERS, changed.length) }, worker));
+  changed.forEach(({ candidate, why }, at) => {
+    if (!told[at]) return;
     const claim = candidate.nodeClaim;
-    await ignoreNotFound(
-      cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
-    );
-    await recordAll(cluster, [
-      ...unconsolidatable(claim, candidate.node, why),
-      ...balancedRejected(claim, candidate.node, why),
-    ]);
     const previous = claim.annotations[UNCONSOLIDATABLE_ANNOTATION];
     writeDecision(view.ports, {
       kind: 'unconsolidatable',
@@ -72,6 +94,7 @@ export async function reportUnconsolidatable(
       nodePool: candidate.nodePool.pool.name,
       ...(previous === undefined ? {} : { previous }),
     });
-  }
+  });
+  if (failure !== undefined) throw failure.error;
   return changed.length;
 }

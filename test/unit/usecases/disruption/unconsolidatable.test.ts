@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { MetadataPatch } from '../../../../shared/ports/cluster.ts';
 import { UNCONSOLIDATABLE_ANNOTATION } from '../../../../shared/usecases/disruption/unconsolidatable.ts';
+import { watched } from '../../../fixtures/watched.ts';
 import { pass, threeNodes } from './pass-world.ts';
 
 // A node consolidation looks at and keeps says why: Karpenter's `Unconsolidatable` Event on its
@@ -67,5 +69,58 @@ describe('Unconsolidatable', () => {
     await pass(world);
     expect(told()).toEqual([]);
     expect(unconsolidatableEvents()).toHaveLength(8);
+  });
+
+  it('tells several at once, its lines in the order of the NodeClaims, and stops at a failure', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const world = await threeNodes((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    const { cluster, clock } = world;
+    // A PodDisruptionBudget that allows no eviction keeps all three nodes: three reasons to tell.
+    cluster.create({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'spread', namespace: 'default' },
+      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
+    });
+    clock.advance(60_000);
+    let inFlight = 0;
+    let most = 0;
+    const notes = (patch: MetadataPatch | undefined) =>
+      patch?.annotations?.[UNCONSOLIDATABLE_ANNOTATION] !== undefined;
+    const slow = watched(cluster, (method, args) => {
+      if (method !== 'patchNodeClaimMetadata' || !notes(args[1] as MetadataPatch)) return undefined;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      return new Promise((resolve) => setTimeout(resolve, 20)).then(() => {
+        inFlight -= 1;
+        return cluster.patchNodeClaimMetadata(args[0] as string, args[1] as MetadataPatch);
+      });
+    });
+    await pass(world, { cluster: slow });
+    const told = lines.filter((l) => l['decision'] === 'unconsolidatable').map((l) => String(l['nodeClaim']));
+    expect(told).toHaveLength(3);
+    expect(most).toBe(3);
+    expect(told).toEqual([...told].sort());
+
+    // A write that fails: the pass fails with it, and what was not told is told by a later pass.
+    cluster.create({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'spread-2', namespace: 'default' },
+      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
+    });
+    clock.advance(60_000);
+    const failing = watched(cluster, (method, args) =>
+      method === 'patchNodeClaimMetadata' && notes(args[1] as MetadataPatch)
+        ? Promise.reject(new Error('the API server is unavailable'))
+        : undefined,
+    );
+    await expect(pass(world, { cluster: failing }, {}, 'pass-2')).rejects.toThrow(
+      'the API server is unavailable',
+    );
+    clock.advance(60_000);
+    lines.length = 0;
+    await pass(world, {}, {}, 'pass-3');
+    expect(lines.filter((l) => l['decision'] === 'unconsolidatable')).toHaveLength(3);
   });
 });
