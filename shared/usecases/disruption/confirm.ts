@@ -10,6 +10,7 @@ import type {
 import { type ClusterState, type SchedulingInput, toSchedulingInput } from '../state/cluster-state.ts';
 import { nodeIndex } from '../state/node-index.ts';
 import type { ClaimConditions } from './claim-view.ts';
+import { atMostParallel } from './parallel.ts';
 
 // What a disruption pass read from a list (the cluster summary, perhaps: untrusted) replaced, for
 // the objects a command or an expiry acts on and counts on, by what the API server says of them:
@@ -34,24 +35,6 @@ export interface ConfirmedNode {
 
 /** Objects a confirmation reads at once. */
 export const READ_PARALLELISM = 8;
-
-/** Runs `read` on each item, READ_PARALLELISM at once; after a failure none more starts, and it throws. */
-async function atMostParallel<T>(items: readonly T[], read: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const failures: unknown[] = [];
-  const worker = async () => {
-    while (failures.length === 0 && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await read(item);
-      } catch (error) {
-        failures.push(error);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READ_PARALLELISM, items.length) }, worker));
-  if (failures.length > 0) throw failures[0];
-}
 
 /** The cluster as a pass decides from it: its read, its NodeClaims with the pass's conditions. */
 export interface PassWorld {
@@ -113,7 +96,7 @@ export class Confirmation {
   /** GETs the NodeClaims not read yet, READ_PARALLELISM at once. */
   async readClaims(names: Iterable<string>): Promise<void> {
     const unread = [...new Set(names)].filter((n) => !this.claimReads.has(n));
-    await atMostParallel(unread, async (name) => {
+    await atMostParallel(READ_PARALLELISM, unread, async (name) => {
       this.requests += 1;
       this.claimReads.set(name, await this.cluster.nodeClaim(name));
     });
@@ -125,7 +108,7 @@ export class Confirmation {
    */
   async readNodes(names: Iterable<string>): Promise<void> {
     const unread = [...new Set(names)].filter((n) => !this.nodeReads.has(n));
-    await atMostParallel(unread, async (name) => {
+    await atMostParallel(READ_PARALLELISM, unread, async (name) => {
       this.requests += 2;
       const node = await this.cluster.nodeWithPods(name);
       this.nodeReads.set(name, node === undefined ? undefined : { node });
@@ -143,7 +126,7 @@ export class Confirmation {
       const read = this.nodeReads.get(n);
       return read !== undefined && read.pods === undefined;
     });
-    await atMostParallel(unread, async (name) => {
+    await atMostParallel(READ_PARALLELISM, unread, async (name) => {
       this.requests += 1;
       const pods = await this.cluster.podsOnNode(name);
       const read = this.nodeReads.get(name);

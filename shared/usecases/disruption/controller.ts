@@ -213,9 +213,9 @@ class Pass {
       if (command === undefined || !(await step(this.commandPass(), command))) break;
       commands += 1;
       // With no time for a read and another command, the pass ends on the read it has (pass-end.ts).
-      const last = commands >= maxCommands ? undefined : this.mustStop(this.readMs);
-      if (last !== undefined || commands >= maxCommands) {
-        stopped = last;
+      const done = commands >= maxCommands;
+      stopped = done ? undefined : this.mustStop(this.readMs);
+      if (done || stopped !== undefined) {
         unreadFrom = decisions;
         set = withoutStarted(set, this.decisions.slice(decisions));
         break;

@@ -4,6 +4,7 @@ import type { CandidateSet } from './candidates.ts';
 import { shouldConsolidate } from './consolidation.ts';
 import { balancedRejected, recordAll, unconsolidatable } from './events.ts';
 import type { DisruptionCandidate } from './method.ts';
+import { atMostParallel } from './parallel.ts';
 import type { PassView } from './pass-view.ts';
 
 // Why a node consolidation looked at stays, as Karpenter's `Unconsolidatable` Event on the Node
@@ -60,28 +61,22 @@ export async function reportUnconsolidatable(
     .slice(0, MAX_UNCONSOLIDATABLE_PER_PASS);
   const { cluster } = view.ports;
   const told = new Array<boolean>(changed.length).fill(false);
-  let next = 0;
-  let failure: { readonly error: unknown } | undefined;
-  const worker = async () => {
-    while (failure === undefined && next < changed.length) {
-      const at = next++;
-      const { candidate, why } = changed[at] as (typeof changed)[number];
-      const claim = candidate.nodeClaim;
-      try {
-        await ignoreNotFound(
-          cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
-        );
-        await recordAll(cluster, [
-          ...unconsolidatable(claim, candidate.node, why),
-          ...balancedRejected(claim, candidate.node, why),
-        ]);
-        told[at] = true;
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(UNCONSOLIDATABLE_WRITERS, changed.length) }, worker));
+  const telling = atMostParallel(UNCONSOLIDATABLE_WRITERS, changed, async ({ candidate, why }, at) => {
+    const claim = candidate.nodeClaim;
+    await ignoreNotFound(
+      cluster.patchNodeClaimMetadata(claim.name, { annotations: { [UNCONSOLIDATABLE_ANNOTATION]: why } }),
+    );
+    await recordAll(cluster, [
+      ...unconsolidatable(claim, candidate.node, why),
+      ...balancedRejected(claim, candidate.node, why),
+    ]);
+    told[at] = true;
+  });
+  // Its failure is thrown once the lines of those told are written.
+  const failure = await telling.then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
   changed.forEach(({ candidate, why }, at) => {
     if (!told[at]) return;
     const claim = candidate.nodeClaim;
