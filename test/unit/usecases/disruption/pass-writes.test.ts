@@ -2,12 +2,35 @@ import { describe, expect, it } from 'vitest';
 import type { NodeClaimStatusPatch } from '../../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../../shared/runtime/logger.ts';
 import { watched } from '../../../fixtures/watched.ts';
-import { pass, threeNodes } from './pass-world.ts';
+import { pass, threeNodes, type World } from './pass-world.ts';
 
 // A disruption pass decides from the conditions it computes and starts its commands while it
 // writes them: on a large cluster the writes (one per NodeClaim whose conditions changed) take
 // longer than a pass, and a node that became empty must not wait for them. Nor does it wait for
 // the cluster reads before asking EC2 for its instances.
+
+/** The world with pod b's node emptied a minute ago, and a logger whose lines are kept. */
+async function emptiedWorld() {
+  const world = await threeNodes();
+  world.cluster.removePod('default', 'b');
+  world.clock.advance(60_000);
+  await world.step();
+  const lines: Record<string, unknown>[] = [];
+  const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+  const passLine = () => lines.find((l) => l['decision'] === 'disruptionPass');
+  return { world, logger, passLine };
+}
+
+/** The cluster, counting the pass's reads of every NodeClaim (a confirmation lists one NodePool's). */
+function countingReads(cluster: World['cluster']) {
+  const counter = { reads: 0, cluster };
+  counter.cluster = watched(cluster, (method, args) => {
+    if (method === 'nodeClaims' && (args[0] as { nodePool?: string } | undefined)?.nodePool === undefined)
+      counter.reads += 1;
+    return undefined;
+  });
+  return counter;
+}
 
 describe('a disruption pass and its condition writes', () => {
   it('starts the command for a node emptied since the last pass before its condition writes are done', async () => {
@@ -140,18 +163,13 @@ describe('a disruption pass and its condition writes', () => {
   });
 
   it('starts no command that would not be done in half the time to its deadline', async () => {
-    const world = await threeNodes();
-    const { clock, cluster } = world;
-    cluster.removePod('default', 'b');
-    clock.advance(60_000);
-    await world.step();
-    const lines: Record<string, unknown>[] = [];
-    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+    const { world, logger, passLine } = await emptiedWorld();
+    const { clock } = world;
     // 60 s to the deadline: the work is planned in 30 s, too little for a command's 15 s validation
     // and its 20 s of calls after it.
     const early = await pass(world, { logger }, { deadlineMs: () => clock.now().getTime() + 60_000 });
     expect(early.decisions).toEqual([]);
-    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+    expect(passLine()).toMatchObject({
       reason: 'deadline',
       commands: 0,
     });
@@ -166,25 +184,13 @@ describe('a disruption pass and its condition writes', () => {
   });
 
   it('ends on the read it has after its last command, without reading the whole cluster again', async () => {
-    const world = await threeNodes();
-    const { clock, cluster } = world;
-    cluster.removePod('default', 'b');
-    clock.advance(60_000);
-    await world.step();
-    let reads = 0;
-    const counted = watched(cluster, (method, args) => {
-      // The pass's reads of every NodeClaim (a confirmation lists those of one NodePool).
-      if (method === 'nodeClaims' && (args[0] as { nodePool?: string } | undefined)?.nodePool === undefined)
-        reads += 1;
-      return undefined;
-    });
-    const lines: Record<string, unknown>[] = [];
-    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
-    const result = await pass(world, { cluster: counted, logger }, { maxCommands: 1 });
+    const { world, logger, passLine } = await emptiedWorld();
+    const counted = countingReads(world.cluster);
+    const result = await pass(world, { cluster: counted.cluster, logger }, { maxCommands: 1 });
     expect(result.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
     // The pass's read and the one after the validation wait; none after the command.
-    expect(reads).toBe(2);
-    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+    expect(counted.reads).toBe(2);
+    expect(passLine()).toMatchObject({
       reason: 'commands started',
       commands: 1,
       inFlight: 0,
@@ -192,26 +198,19 @@ describe('a disruption pass and its condition writes', () => {
   });
 
   it('ends on its last read when the work time left after a command is too short for another', async () => {
-    const world = await threeNodes();
-    const { clock, cluster } = world;
-    cluster.removePod('default', 'b');
-    clock.advance(60_000);
-    await world.step();
-    let reads = 0;
-    const counted = watched(cluster, (method, args) => {
-      if (method === 'nodeClaims' && (args[0] as { nodePool?: string } | undefined)?.nodePool === undefined)
-        reads += 1;
-      return undefined;
-    });
-    const lines: Record<string, unknown>[] = [];
-    const logger = makeLogger({}, { sink: (line) => lines.push(JSON.parse(line)) });
+    const { world, logger, passLine } = await emptiedWorld();
+    const counted = countingReads(world.cluster);
     // 90 s to the deadline: 45 s of work. The command (35 s planned) starts at once; after its 15 s
     // validation, 30 s are left, too few for another.
-    const start = clock.now().getTime();
-    const result = await pass(world, { cluster: counted, logger }, { deadlineMs: () => start + 90_000 });
+    const start = world.clock.now().getTime();
+    const result = await pass(
+      world,
+      { cluster: counted.cluster, logger },
+      { deadlineMs: () => start + 90_000 },
+    );
     expect(result.decisions).toEqual([expect.objectContaining({ reason: 'Empty', outcome: 'deleted' })]);
-    expect(reads).toBe(2);
-    expect(lines.find((l) => l['decision'] === 'disruptionPass')).toMatchObject({
+    expect(counted.reads).toBe(2);
+    expect(passLine()).toMatchObject({
       reason: 'deadline',
       commands: 1,
       // The emptied node is no candidate any more in what the pass reports.

@@ -7,6 +7,16 @@ import { pass, threeNodes } from './pass-world.ts';
 // A node consolidation looks at and keeps says why: Karpenter's `Unconsolidatable` Event on its
 // Node and NodeClaim, and one decision line, each when the reason changes, not every pass.
 
+/** A PodDisruptionBudget that allows no eviction of the three pods. */
+function noEvictions(cluster: { create(object: object): unknown }, name: string): void {
+  cluster.create({
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace: 'default' },
+    spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
+  });
+}
+
 describe('Unconsolidatable', () => {
   it('is told once per reason across passes, and again when the reason changes', async () => {
     const lines: Record<string, unknown>[] = [];
@@ -49,12 +59,7 @@ describe('Unconsolidatable', () => {
 
     // A PodDisruptionBudget that allows no eviction now keeps all three (whatever the budget): a
     // new reason, told once for each.
-    cluster.create({
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'spread', namespace: 'default' },
-      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
-    });
+    noEvictions(cluster, 'spread');
     clock.advance(60_000);
     lines.length = 0;
     await pass(world);
@@ -76,12 +81,7 @@ describe('Unconsolidatable', () => {
     const world = await threeNodes((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
     const { cluster, clock } = world;
     // A PodDisruptionBudget that allows no eviction keeps all three nodes: three reasons to tell.
-    cluster.create({
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'spread', namespace: 'default' },
-      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
-    });
+    noEvictions(cluster, 'spread');
     clock.advance(60_000);
     let inFlight = 0;
     let most = 0;
@@ -103,12 +103,7 @@ describe('Unconsolidatable', () => {
     expect(told).toEqual([...told].sort());
 
     // A write that fails: the pass fails with it, and what was not told is told by a later pass.
-    cluster.create({
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'spread-2', namespace: 'default' },
-      spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'spread' } } },
-    });
+    noEvictions(cluster, 'spread-2');
     clock.advance(60_000);
     const failing = watched(cluster, (method, args) =>
       method === 'patchNodeClaimMetadata' && notes(args[1] as MetadataPatch)
