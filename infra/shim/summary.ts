@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
+import { summaryDocumentChunks } from '../../shared/apis/summary-chunks.ts';
 import {
-  encodeSummaryDocument,
   SummaryBuilder,
+  type SummaryDocument,
   type SummaryKind,
 } from '../../shared/apis/summary-document.ts';
 import { headGeneration, summaryObjectMetadata } from '../../shared/apis/summary-metadata.ts';
@@ -24,7 +25,29 @@ import type { Logger } from '../../shared/runtime/logger.ts';
 // A line arriving proves nothing of the time it arrives: a watch that falls behind keeps sending
 // lines, late, and its summary must look as old as what it has delivered.
 
-const gzipAsync = promisify(gzip);
+/**
+ * The text's pieces gzipped as they come, so the whole text (over 50 MB at 5,000 nodes) is never
+ * held at once: only the gzipped bytes, a few MB, are.
+ */
+async function gzipPieces(pieces: Iterable<string>, level: number): Promise<Buffer> {
+  const zip = createGzip({ level });
+  const out: Buffer[] = [];
+  zip.on('data', (chunk: Buffer) => out.push(chunk));
+  const ended = once(zip, 'end');
+  // An error rejects `ended` too: it is awaited below, after the writes.
+  ended.catch(() => undefined);
+  for (const piece of pieces) {
+    if (!zip.write(piece)) await Promise.race([once(zip, 'drain'), ended]);
+  }
+  zip.end();
+  await ended;
+  return Buffer.concat(out);
+}
+
+/** The document's text (encodeSummaryDocument) gzipped as it is published, piece by piece. */
+export function gzipSummary(document: SummaryDocument): Promise<Buffer> {
+  return gzipPieces(summaryDocumentChunks(document), 4);
+}
 
 /** Where each kind is listed and watched. */
 const SOURCES: Readonly<Record<SummaryKind, { readonly path: string; readonly fieldSelector?: string }>> = {
@@ -335,7 +358,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     const publishedAt = new Date(nowMs).toISOString();
     const head = headGeneration(bootId, builder.headGeneration());
     const document = builder.document(publishedAt, current);
-    const body = await gzipAsync(encodeSummaryDocument(document), { level: 4 });
+    const body = await gzipSummary(document);
     await options.publish(body, summaryObjectMetadata(head, publishedAt, current));
     published += 1;
     lastBytes = body.length;

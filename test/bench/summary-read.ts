@@ -4,7 +4,10 @@
 // it in a fresh Node process per read (summary-read-case.ts), pinned to one core (BENCH_CPU,
 // default 0) as the other benches are: the NodeClaims and the Nodes without their pods only (what a
 // provisioner run with nothing pending reads), and everything (the pods and the Nodes with them
-// too). Each read runs five times; the run of median total time is printed, with its phases.
+// too). Each read runs five times; the run of median total time is printed, with its phases. Then
+// the shim's side (summary-publish-case.ts): the same summary built and published five times in a
+// fresh process, with the time of each publish and the process's resident memory after the build and
+// at its peak while publishing.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -16,6 +19,7 @@ import { encodeSummaryDocument } from '../../shared/apis/index.ts';
 import { cacheDir } from '../harness/paths.ts';
 import { nodeShapes, parseSizes, planCluster, sizeLabel } from './scale/plan.ts';
 import { buildSummary } from './summary-build.ts';
+import type { SummaryPublishResult } from './summary-publish-case.ts';
 import type { SummaryReadResult, SummaryReadWhat } from './summary-read-case.ts';
 import { loadInstanceTypes } from './workloads.ts';
 
@@ -26,6 +30,7 @@ const READS: readonly SummaryReadWhat[] = ['nodeClaims', 'all'];
 
 const sizes = parseSizes(process.argv.slice(2).join(',') || '2000x30000');
 const caseScript = fileURLToPath(new URL('./summary-read-case.ts', import.meta.url));
+const publishScript = fileURLToPath(new URL('./summary-publish-case.ts', import.meta.url));
 const benchCpu = process.env['BENCH_CPU'] ?? '0';
 const hasTaskset = spawnSync('taskset', ['-c', benchCpu, 'true']).status === 0;
 console.log(
@@ -41,10 +46,20 @@ function runCase(file: string, what: SummaryReadWhat): SummaryReadResult {
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as SummaryReadResult;
 }
 
+function runPublish(size: string): SummaryPublishResult {
+  const args = ['--expose-gc', '--import', 'tsx', publishScript, size];
+  const options = { encoding: 'utf8', maxBuffer: 1 << 24 } as const;
+  const out = hasTaskset
+    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
+    : execFileSync(process.execPath, args, options);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as SummaryPublishResult;
+}
+
 const types = new Map(loadInstanceTypes('catalog').map((t) => [t.name, t]));
 const dir = join(cacheDir, 'bench');
 mkdirSync(dir, { recursive: true });
 const rows: string[] = [];
+const publishRows: string[] = [];
 for (const size of sizes) {
   const builder = buildSummary(planCluster(size, nodeShapes(types), 1), types, 1);
   const text = encodeSummaryDocument(builder.document(AT, { pods: AT, nodes: AT, nodeClaims: AT }));
@@ -67,7 +82,26 @@ for (const size of sizes) {
     );
     rows.push(`| ${sizeLabel(size)} | ${what} | ${median.totalMs.toFixed(0)} | ${phases} |`);
   }
+  const publish = runPublish(sizeLabel(size));
+  const times = publish.publishMs.map((ms) => ms.toFixed(0)).join(', ');
+  const medianMs =
+    [...publish.publishMs].sort((a, b) => a - b)[Math.floor(publish.publishMs.length / 2)] ?? 0;
+  const added = publish.peakRssBytes - publish.rssAfterBuildBytes;
+  console.log(
+    `  publish: ${medianMs.toFixed(0)} ms median (${times}); resident ${mib(publish.rssAfterBuildBytes)} MiB after the build, ${mib(publish.peakRssBytes)} MiB at its peak (+${mib(added)})`,
+  );
+  publishRows.push(
+    `| ${sizeLabel(size)} | ${medianMs.toFixed(0)} | ${mib(publish.gzippedBytes)} | ${mib(publish.rssAfterBuildBytes)} | ${mib(publish.peakRssBytes)} | +${mib(added)} |`,
+  );
 }
 console.log(
   ['', '| size | read | ms (median) | phases (ms) |', '| --- | --- | ---: | --- |', ...rows].join('\n'),
+);
+console.log(
+  [
+    '',
+    '| size | publish ms (median of 5) | MiB gzipped | resident MiB after the build | peak resident MiB publishing | added |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...publishRows,
+  ].join('\n'),
 );
