@@ -57,7 +57,9 @@ type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 
 /**
  * What the Lambdas call in the cluster (shared/adapters/kube), verb by verb, and
- * nothing more. No Lambda watches: each invocation lists what it needs. Events are read before
+ * nothing more. No Lambda keeps a watch: each invocation lists what it needs, but for the
+ * NodeClaims, which a warm container follows from its last read with a watch of a few seconds
+ * (nodeclaim-catch-up.ts). Events are read before
  * they are written because a Lambda keeps no event correlator between invocations: a repeat bumps
  * the count of the existing Event (get, then patch) instead of creating another.
  */
@@ -67,11 +69,12 @@ export const CONTROLLER_RULES: readonly Rule[] = [
   { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get', 'list', 'patch'] },
   { apiGroups: ['karpenter.sh'], resources: ['nodepools/status'], verbs: ['patch'] },
   // NodeClaims: created and launched by the provisioner, registered by the lifecycle, deleted by
-  // timeouts, interruption and termination, their finalizer released by termination.
+  // timeouts, interruption and termination, their finalizer released by termination; watched for a
+  // few seconds to catch up with what changed since a warm container's last read.
   {
     apiGroups: ['karpenter.sh'],
     resources: ['nodeclaims'],
-    verbs: ['get', 'list', 'create', 'patch', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
   },
   { apiGroups: ['karpenter.sh'], resources: ['nodeclaims/status'], verbs: ['patch'] },
   // EC2NodeClasses: read, their termination finalizer added and released, their status written.

@@ -519,6 +519,24 @@ export function describeClusterContract(
       ).rejects.toMatchObject({ code: 'ClusterNotFound' });
     });
 
+    it('reads every NodeClaim as it is now, whatever changed since its last read', async () => {
+      const kept = n('ct-reread-kept');
+      const gone = n('ct-reread-gone');
+      const added = n('ct-reread-added');
+      await s.cluster.createNodeClaim(claimOf(kept));
+      await s.cluster.createNodeClaim(claimOf(gone));
+      const before = (await s.cluster.nodeClaims({ consistent: true })).items.map((c) => c.name);
+      expect(before).toEqual(expect.arrayContaining([kept, gone]));
+      await s.cluster.createNodeClaim(claimOf(added));
+      await s.cluster.patchNodeClaimMetadata(kept, { labels: { reread: 'yes' } });
+      await s.cluster.deleteNodeClaim(gone);
+      await s.cluster.patchNodeClaimMetadata(gone, { removeFinalizers: ['karpenter.sh/termination'] });
+      const after = (await s.cluster.nodeClaims({ consistent: true })).items;
+      expect(after.map((c) => c.name)).toEqual(expect.arrayContaining([kept, added]));
+      expect(after.map((c) => c.name)).not.toContain(gone);
+      expect(after.find((c) => c.name === kept)?.labels['reread']).toBe('yes');
+    });
+
     it('keeps a deleted NodeClaim until its finalizers are removed', async () => {
       const name = n('ct-delete');
       await s.cluster.createNodeClaim(claimOf(name));

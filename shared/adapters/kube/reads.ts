@@ -35,6 +35,8 @@ import {
   warnSkipped,
 } from './context.ts';
 import { ClusterNotFoundError } from './errors.ts';
+import type { ListHead } from './http.ts';
+import { makeNodeClaimCatchUp } from './nodeclaim-catch-up.ts';
 
 /** The reads of the Cluster port: lists converted to domain objects, and single gets. */
 export type KubeReads = Pick<
@@ -77,11 +79,11 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
     operation: string,
     path: string,
     query: Readonly<Record<string, string | undefined>>,
-    take: () => { readonly add: (item: unknown) => void; readonly result: () => T },
+    take: () => { readonly add: (item: unknown) => void; readonly result: (head: ListHead) => T },
   ): Promise<T> =>
     api.call(operation, async () => {
       const sink = take();
-      await ctx.raw.list(
+      const head = await ctx.raw.list(
         {
           path,
           query,
@@ -90,7 +92,7 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
         },
         sink.add,
       );
-      return sink.result();
+      return sink.result(head);
     });
 
   /** Every item, raw. */
@@ -103,6 +105,17 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
       const items: unknown[] = [];
       return { add: (item) => items.push(item), result: () => items };
     });
+
+  // A warm container follows the NodeClaims with a short watch from its last read.
+  const claimsHeld = makeNodeClaimCatchUp(ctx, () =>
+    list('list nodeclaims', customPath(NODECLAIMS), {}, () => {
+      const items: unknown[] = [];
+      return {
+        add: (item) => items.push(item),
+        result: (head) => ({ items, resourceVersion: head.metadata?.resourceVersion }),
+      };
+    }),
+  );
 
   async function volumeIndex(): Promise<VolumeIndex> {
     const [claims, volumes, classes] = await Promise.all([
@@ -224,7 +237,7 @@ export function makeKubeReads(ctx: KubeContext): KubeReads {
           warnSkipped(ctx, 'NodeClaim', problem),
         );
       }
-      const raws = await listRaw('list nodeclaims', customPath(NODECLAIMS));
+      const raws = await claimsHeld.read();
       return claimConversions.read((convert) =>
         convertNodeClaims(raws, convert, (problem) => warnSkipped(ctx, 'NodeClaim', problem)),
       );

@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKubeHttp, type RawApi } from '../../../shared/adapters/kube/http.ts';
+import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
+import { makeManualClock } from '../../../shared/ports/clock.ts';
+import type { Cluster } from '../../../shared/ports/cluster.ts';
+import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { newNodeClaim } from '../../fixtures/node-claims.ts';
+import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
+import { type Kube, kube } from '../../harness/index.ts';
+import { createNamespace } from '../../harness/kube/namespace.ts';
+
+// A warm container reads every NodeClaim by catching up from its last read (a probe of the API
+// server's revision, then a watch of a few seconds), not by listing them all again: what it reads
+// must be what a fresh list reads at that moment, after creations, changes and deletions by
+// another container; and an identity that may not watch lists them all, as before, saying why once.
+
+const id = randomBytes(3).toString('hex');
+const ns = `catch-up-${id}`;
+const clock = makeManualClock(new Date('2026-12-06T10:00:00Z'));
+
+let cube: Kube;
+const made: string[] = [];
+/** The NodePool that owns the test's NodeClaims: with an owner that exists, the garbage collector leaves them be. */
+const poolName = `cu-pool-${id}`;
+let poolUid = '';
+const claim = (name: string) => newNodeClaim(name, { nodePool: { name: poolName, uid: poolUid } });
+
+/** The requests a connection makes, as `verb path`, with `watch` for watches. */
+function recorded(api: RawApi): { readonly api: RawApi; readonly calls: string[] } {
+  const calls: string[] = [];
+  const what = (request: { readonly path: string; readonly query?: object }) =>
+    `${request.path}${request.query !== undefined && 'fieldSelector' in request.query ? ' (probe)' : ''}`;
+  return {
+    calls,
+    api: {
+      ...api,
+      request: (request) => {
+        calls.push(`${request.method} ${what(request)}`);
+        return api.request(request);
+      },
+      list: (request, onItem) => {
+        calls.push(`list ${what(request)}`);
+        return api.list(request, onItem);
+      },
+      stream: (request, onLine) => {
+        calls.push(`watch ${what(request)}`);
+        return api.stream(request, onLine);
+      },
+    },
+  };
+}
+
+function adapter(connection: RawApi, lines: string[] = []): Cluster {
+  return makeKubeCluster({
+    connection,
+    logger: makeLogger({}, { level: 'debug', sink: (line) => lines.push(line) }),
+    clock,
+    maxConcurrentCalls: 4,
+    callTimeoutMs: 15_000,
+  });
+}
+
+/** Names and resourceVersions, as a list gives them. */
+async function names(cluster: Cluster): Promise<string[]> {
+  const read = await cluster.nodeClaims({ consistent: true });
+  return [...read.items.map((c) => `${c.name}@${c.resourceVersion}`), ...read.unreadable.map((u) => u.name)];
+}
+
+const nodePools = { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' };
+
+beforeAll(async () => {
+  cube = await kube();
+  await createNamespace(cube.userKubeConfig.makeApiClient(CoreV1Api), ns);
+  const pool = (await cube.userKubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+    ...nodePools,
+    body: {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: poolName },
+      spec: {
+        template: {
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: poolName },
+            requirements: [],
+          },
+        },
+      },
+    },
+  })) as { metadata: { uid: string } };
+  poolUid = pool.metadata.uid;
+});
+
+afterAll(async () => {
+  await forceDeleteNodeClaims(cube.controllerKubeConfig, made);
+  await cube.userKubeConfig
+    .makeApiClient(CustomObjectsApi)
+    .deleteClusterCustomObject({ ...nodePools, name: poolName })
+    .catch(() => undefined);
+});
+
+describe('NodeClaims a warm container catches up with', () => {
+  it('reads what a fresh list reads after another container created, changed and deleted NodeClaims, with a watch and no second list', async () => {
+    const other = adapter(cube.controllerConnection());
+    const create = async (name: string) => {
+      made.push(name);
+      expect(await other.createNodeClaim(claim(name))).toBe(true);
+    };
+    await create(`cu-a-${id}`);
+    await create(`cu-b-${id}`);
+    const warm = recorded(cube.controllerConnection());
+    const cluster = adapter(warm.api);
+    const first = await names(cluster);
+    expect(first.some((n) => n.startsWith(`cu-a-${id}@`))).toBe(true);
+    expect(warm.calls).toEqual(['list /apis/karpenter.sh/v1/nodeclaims']);
+
+    for (let round = 0; round < 3; round++) {
+      await create(`cu-c${round}-${id}`);
+      await other.patchNodeClaimMetadata(`cu-b-${id}`, {
+        annotations: { 'flotilla.test/round': String(round) },
+      });
+      if (round === 1) await forceDeleteNodeClaims(cube.controllerKubeConfig, [`cu-a-${id}`]);
+      warm.calls.length = 0;
+      const caught = await names(cluster);
+      const fresh = await names(adapter(cube.controllerConnection()));
+      expect(caught).toEqual(fresh);
+      expect(caught.some((n) => n.startsWith(`cu-c${round}-${id}@`))).toBe(true);
+      expect(caught.some((n) => n.startsWith(`cu-a-${id}@`))).toBe(round < 1);
+      expect(warm.calls).toEqual([
+        'list /apis/karpenter.sh/v1/nodeclaims (probe)',
+        'watch /apis/karpenter.sh/v1/nodeclaims',
+      ]);
+    }
+  });
+
+  it('lists them all again when its identity may not watch NodeClaims, and says why once', async () => {
+    const user = cube.userKubeConfig;
+    const core = user.makeApiClient(CoreV1Api);
+    const rbac = user.makeApiClient(RbacAuthorizationV1Api);
+    const name = `catch-up-no-watch-${id}`;
+    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name },
+        rules: [{ apiGroups: ['karpenter.sh'], resources: ['nodeclaims'], verbs: ['get', 'list'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+      },
+    });
+    try {
+      const token = await core.createNamespacedServiceAccountToken({
+        name,
+        namespace: ns,
+        body: { spec: { audiences: [], expirationSeconds: 600 } },
+      });
+      const bearer = token.status?.token ?? '';
+      const lines: string[] = [];
+      const connection = recorded(
+        makeKubeHttp({
+          server: new URL(cube.server),
+          tls: { ca: readFileSync(cube.caFile) },
+          headers: async () => ({ authorization: `Bearer ${bearer}` }),
+        }),
+      );
+      const cluster = adapter(connection.api, lines);
+      const other = adapter(cube.controllerConnection());
+      made.push(`cu-d-${id}`);
+      expect(await other.createNodeClaim(claim(`cu-d-${id}`))).toBe(true);
+      await names(cluster);
+      for (let i = 0; i < 2; i++) {
+        // A change since the last read: the probe finds a newer revision, so a catch-up must watch.
+        await other.patchNodeClaimMetadata(`cu-d-${id}`, {
+          annotations: { 'flotilla.test/read': String(i) },
+        });
+        connection.calls.length = 0;
+        const read = await names(cluster);
+        expect(read).toEqual(await names(adapter(cube.controllerConnection())));
+        expect(connection.calls).toEqual([
+          'list /apis/karpenter.sh/v1/nodeclaims (probe)',
+          'watch /apis/karpenter.sh/v1/nodeclaims',
+          'list /apis/karpenter.sh/v1/nodeclaims',
+        ]);
+      }
+      const warnings = lines.filter((l) => l.includes('nodeclaim watch forbidden'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('"level":"warn"');
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name }).catch(() => undefined);
+    }
+  });
+});
