@@ -52,8 +52,24 @@ export interface NodeClaimCatchUp {
   stats(): NodeClaimCatchUpStats;
 }
 
+/**
+ * Catch-ups in a row whose watch ended before the probe's revision, after which a container only
+ * lists: an API server without a watch cache for NodeClaims sends no bookmarks, and one before
+ * Kubernetes 1.31 may answer the probe from etcd ahead of its cache, so each catch-up would wait out
+ * its watch only to list after all.
+ */
+const EARLY_ENDS_BEFORE_LISTING = 2;
+
 /** Why a catch-up gave up: the read lists instead. */
-class NotCaughtUp extends Error {}
+class NotCaughtUp extends Error {
+  constructor(
+    message: string,
+    /** The watch ended, or was cut off, before it delivered the probe's revision. */
+    readonly early = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * `list` reads every NodeClaim with one consistent list (from scratch at every attempt), with the
@@ -68,7 +84,9 @@ export function makeNodeClaimCatchUp(
   let lists = 0;
   let caughtUp = 0;
   let changes = 0;
+  /** The identity may not watch NodeClaims: said once, and the container lists from then on. */
   let forbiddenLogged = false;
+  let earlyEnds = 0;
 
   async function listAll(): Promise<readonly unknown[]> {
     lists += 1;
@@ -134,7 +152,7 @@ export function makeNodeClaimCatchUp(
     );
     if (problem !== undefined) throw new NotCaughtUp(problem);
     if (delivered < target) {
-      throw new NotCaughtUp(`the watch ended at revision ${delivered}, before ${target}`);
+      throw new NotCaughtUp(`the watch ended at revision ${delivered}, before ${target}`, true);
     }
     from.revision = delivered;
   }
@@ -142,7 +160,7 @@ export function makeNodeClaimCatchUp(
   return {
     async read() {
       const from = held;
-      if (from === undefined) return listAll();
+      if (from === undefined || forbiddenLogged || earlyEnds >= EARLY_ENDS_BEFORE_LISTING) return listAll();
       // Whatever happens below, the kept state is either caught up or let go.
       held = undefined;
       try {
@@ -150,10 +168,20 @@ export function makeNodeClaimCatchUp(
         if (target > from.revision) await catchUp(from, target);
         held = from;
         caughtUp += 1;
+        earlyEnds = 0;
         return inListOrder(from.claims.values());
       } catch (error) {
         if (!(error instanceof NotCaughtUp) && !(error instanceof ClusterApiError)) throw error;
         const forbidden = error instanceof ClusterApiError && error.httpStatus === 403;
+        if (error instanceof NotCaughtUp && error.early) {
+          earlyEnds += 1;
+          if (earlyEnds === EARLY_ENDS_BEFORE_LISTING) {
+            ctx.logger.info('nodeclaim catch-up given up; listing them all', {
+              why: `${EARLY_ENDS_BEFORE_LISTING} watches in a row ended before the API server's revision (no watch cache for NodeClaims, or Kubernetes before 1.31?)`,
+              error: error.message,
+            });
+          }
+        }
         if (forbidden && !forbiddenLogged) {
           forbiddenLogged = true;
           ctx.logger.warn('nodeclaim watch forbidden; listing them all instead', {
