@@ -221,12 +221,19 @@ export function makeKubeHttp(access: KubeAccess): RawApi {
 
     async stream(request, onLine) {
       let rest = '';
+      // Once the caller aborts, nothing more is handed over: not the lines still in the chunk, and
+      // not the line cut short at the end, which is no error of the stream's.
+      const stopped = () => request.signal?.aborted === true;
       await streamBody({ ...request, method: 'GET' }, (text) => {
+        if (stopped()) return;
         const lines = (rest + text).split('\n');
         rest = lines.pop() ?? '';
-        for (const line of lines) if (line.trim() !== '') onLine(JSON.parse(line));
+        for (const line of lines) {
+          if (stopped()) return;
+          if (line.trim() !== '') onLine(JSON.parse(line));
+        }
       });
-      if (rest.trim() !== '') onLine(JSON.parse(rest));
+      if (!stopped() && rest.trim() !== '') onLine(JSON.parse(rest));
     },
 
     async request(request) {

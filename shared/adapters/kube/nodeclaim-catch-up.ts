@@ -54,11 +54,14 @@ export interface NodeClaimCatchUp {
 
 /**
  * Catch-ups in a row whose watch ended before the probe's revision, after which a container only
- * lists: an API server without a watch cache for NodeClaims sends no bookmarks, and one before
- * Kubernetes 1.31 may answer the probe from etcd ahead of its cache, so each catch-up would wait out
- * its watch only to list after all.
+ * lists for a while: an API server without a watch cache for NodeClaims sends no bookmarks, and one
+ * before Kubernetes 1.31 may answer the probe from etcd ahead of its cache, so each catch-up would
+ * wait out its watch only to list after all.
  */
 const EARLY_ENDS_BEFORE_LISTING = 2;
+
+/** How long a container only lists after its watch was refused or ended early too often. */
+const LIST_ONLY_MS = 10 * 60_000;
 
 /** Why a catch-up gave up: the read lists instead. */
 class NotCaughtUp extends Error {
@@ -84,9 +87,12 @@ export function makeNodeClaimCatchUp(
   let lists = 0;
   let caughtUp = 0;
   let changes = 0;
-  /** The identity may not watch NodeClaims: said once, and the container lists from then on. */
+  /** The identity may not watch NodeClaims: said once per container. */
   let forbiddenLogged = false;
   let earlyEnds = 0;
+  /** Until when (epoch ms) the container lists without trying to catch up. */
+  let listOnlyUntilMs = 0;
+  const listOnly = () => ctx.clock.now().getTime() < listOnlyUntilMs;
 
   async function listAll(): Promise<readonly unknown[]> {
     lists += 1;
@@ -94,7 +100,10 @@ export function makeNodeClaimCatchUp(
     const listed = await list();
     const items = listed.items.map(pruneNodeClaim);
     const revision = revisionOf(listed.resourceVersion);
-    if (revision !== undefined) held = { revision, claims: new Map(items.map((raw) => [keyOf(raw), raw])) };
+    // Kept only for a catch-up to come: a container that only lists keeps nothing.
+    if (revision !== undefined && !listOnly()) {
+      held = { revision, claims: new Map(items.map((raw) => [keyOf(raw), raw])) };
+    }
     return items;
   }
 
@@ -160,7 +169,7 @@ export function makeNodeClaimCatchUp(
   return {
     async read() {
       const from = held;
-      if (from === undefined || forbiddenLogged || earlyEnds >= EARLY_ENDS_BEFORE_LISTING) return listAll();
+      if (from === undefined || listOnly()) return listAll();
       // Whatever happens below, the kept state is either caught up or let go.
       held = undefined;
       try {
@@ -173,15 +182,20 @@ export function makeNodeClaimCatchUp(
       } catch (error) {
         if (!(error instanceof NotCaughtUp) && !(error instanceof ClusterApiError)) throw error;
         const forbidden = error instanceof ClusterApiError && error.httpStatus === 403;
+        const nowMs = ctx.clock.now().getTime();
         if (error instanceof NotCaughtUp && error.early) {
           earlyEnds += 1;
-          if (earlyEnds === EARLY_ENDS_BEFORE_LISTING) {
-            ctx.logger.info('nodeclaim catch-up given up; listing them all', {
+          if (earlyEnds >= EARLY_ENDS_BEFORE_LISTING) {
+            earlyEnds = 0;
+            listOnlyUntilMs = nowMs + LIST_ONLY_MS;
+            ctx.logger.info('nodeclaim catch-up given up for a while; listing them all', {
               why: `${EARLY_ENDS_BEFORE_LISTING} watches in a row ended before the API server's revision (no watch cache for NodeClaims, or Kubernetes before 1.31?)`,
               error: error.message,
+              untilMs: listOnlyUntilMs,
             });
           }
         }
+        if (forbidden) listOnlyUntilMs = nowMs + LIST_ONLY_MS;
         if (forbidden && !forbiddenLogged) {
           forbiddenLogged = true;
           ctx.logger.warn('nodeclaim watch forbidden; listing them all instead', {

@@ -92,4 +92,33 @@ describe("the Lambdas' Kubernetes HTTP client", () => {
       .catch((e: unknown) => e);
     expect((error as Error).name).toBe('TimeoutError');
   });
+
+  it('hands a watch no line after its caller aborts it, and ends without an error', async () => {
+    // Twenty pods no node may take, created as a user would, so the watch's initial events arrive
+    // several to a chunk.
+    for (let i = 0; i < 20; i++) {
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: `w-${i}`, annotations: { filler: 'x'.repeat(2_000) } },
+          spec: { nodeSelector: { 'http-client': id }, containers: [{ name: 'app', image: 'app' }] },
+        },
+      });
+    }
+    const stop = new AbortController();
+    const seen: unknown[] = [];
+    await shim.stream(
+      {
+        path: `/api/v1/namespaces/${ns}/pods`,
+        query: { watch: 'true', resourceVersion: '0', timeoutSeconds: 5 },
+        signal: stop.signal,
+      },
+      (line) => {
+        seen.push(line);
+        stop.abort();
+      },
+    );
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ type: 'ADDED' });
+  });
 });
