@@ -30,9 +30,10 @@ const measuredTo5000 = (smallMiB: number, peakAt5000MiB: number): MemoryModel =>
     { nodes: 500, pods: 5_000, peakMiB: smallMiB },
     { nodes: 5_000, pods: 30_000, peakMiB: peakAt5000MiB },
   );
-// 744 MiB at 2,000 nodes; 1,277 at 5,000 (a warm container that served six pods from the shim in a
-// row, 72% of the 1,769 MB it is given for its CPU): the line through 500 nodes and 5,000 nodes.
-const PROVISIONER_MEMORY = measuredTo5000(283, 1_277);
+// 744 MiB at 2,000 nodes; 1,310 at 5,000 (a warm container that served six pods from the shim in a
+// row, holding the NodeClaims it catches up with between runs: 70.6% of the 1,856 MB the line
+// through 1,277 gave): the line through 500 nodes and 5,000 nodes.
+const PROVISIONER_MEMORY = measuredTo5000(283, 1_310);
 // Its peak is a pass that carries out consolidation commands (replacements created, candidates'
 // pods listed), not the passes that only write conditions: 876 MiB at 2,000 nodes, 1,213 at 5,000
 // (the first pass over a loaded cluster, which went on to consolidation).
