@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
+import { PROBE_SELECTOR, revisionOf } from '../../shared/apis/revisions.ts';
 import { summaryDocumentChunks } from '../../shared/apis/summary-chunks.ts';
 import {
   SummaryBuilder,
@@ -118,13 +119,6 @@ class WatchExpired extends Error {}
 /** A watch event or line may be this late (delivery): a proof of currency counts from this before it. */
 const DELIVERY_MARGIN_MS = 1_000;
 
-/** A resourceVersion as a number, when it is one (etcd's are); undefined otherwise. */
-function revision(resourceVersion: string | undefined): bigint | undefined {
-  return resourceVersion !== undefined && /^\d{1,30}$/.test(resourceVersion)
-    ? BigInt(resourceVersion)
-    : undefined;
-}
-
 /** What the keeper knows of one kind's list and watch. */
 interface KindState {
   listed: boolean;
@@ -135,9 +129,6 @@ interface KindState {
   /** Progress probes the watch has not reached yet: the API server's revision when each was sent. */
   probes: { readonly revision: bigint; readonly atMs: number }[];
 }
-
-/** Selects no object: a probe asks only for the revision. */
-const PROBE_SELECTOR = 'metadata.name=flotilla-progress-probe.invalid-name-';
 
 /** Probes kept per kind while the watch has not reached them; older ones go first. */
 const MAX_PROBES = 64;
@@ -190,7 +181,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
 
   /** The watch of `kind` delivered `resourceVersion`: the probes it reached prove it current then. */
   const delivered = (kind: SummaryKind, resourceVersion: string | undefined) => {
-    const at = revision(resourceVersion);
+    const at = revisionOf(resourceVersion);
     if (at === undefined) return;
     const s = state[kind];
     if (s.delivered === undefined || at > s.delivered) s.delivered = at;
@@ -212,7 +203,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
       query: { fieldSelector: PROBE_SELECTOR },
       signal: AbortSignal.any([abort.signal, AbortSignal.timeout(idleMs)]),
     })) as { metadata?: { resourceVersion?: string } };
-    const at = revision(head.metadata?.resourceVersion);
+    const at = revisionOf(head.metadata?.resourceVersion);
     if (at === undefined) return;
     const s = state[kind];
     s.probes.push({ revision: at, atMs });

@@ -1,4 +1,5 @@
 import { isRecord } from '../../apis/fields.ts';
+import { PROBE_SELECTOR, revisionOf } from '../../apis/revisions.ts';
 import { pruneNodeClaim } from '../../apis/summary-document.ts';
 import { ClusterApiError } from '../../ports/errors.ts';
 import { customPath, type KubeContext, NODECLAIMS } from './context.ts';
@@ -14,21 +15,11 @@ import { customPath, type KubeContext, NODECLAIMS } from './context.ts';
 // keeps that list. What is kept goes without its managed fields (a third of a NodeClaim's JSON),
 // which nothing reads.
 
-/** Selects no NodeClaim: the probe asks only for the API server's revision. */
-export const PROBE_SELECTOR = 'metadata.name=flotilla-progress-probe.invalid-name-';
-
 /**
  * How long one catch-up watch may stay open. The API server sends a bookmark 2 s before a watch
  * request ends, so with 3 s one comes about a second in, at the revision the probe asked for.
  */
 const WATCH_SECONDS = 3;
-
-/** A resourceVersion as a number, when it is one (etcd's are); undefined otherwise. */
-export function revisionOf(resourceVersion: unknown): bigint | undefined {
-  return typeof resourceVersion === 'string' && /^\d{1,30}$/.test(resourceVersion)
-    ? BigInt(resourceVersion)
-    : undefined;
-}
 
 /** The NodeClaims kept between reads, by uid (by name when one has none), and their revision. */
 interface Held {
