@@ -27,20 +27,9 @@ interface Held {
   readonly claims: Map<string, unknown>;
 }
 
-/** How the reads of one container went. */
-export interface NodeClaimCatchUpStats {
-  /** Whole lists. */
-  readonly lists: number;
-  /** Reads served by a catch-up. */
-  readonly caughtUp: number;
-  /** Changes the catch-ups applied. */
-  readonly changes: number;
-}
-
 export interface NodeClaimCatchUp {
   /** Every NodeClaim, raw, as the API server has them now. */
   read(): Promise<readonly unknown[]>;
-  stats(): NodeClaimCatchUpStats;
 }
 
 /**
@@ -75,9 +64,6 @@ export function makeNodeClaimCatchUp(
 ): NodeClaimCatchUp {
   const path = customPath(NODECLAIMS);
   let held: Held | undefined;
-  let lists = 0;
-  let caughtUp = 0;
-  let changes = 0;
   /** The identity may not watch NodeClaims: said once per container. */
   let forbiddenLogged = false;
   let earlyEnds = 0;
@@ -86,7 +72,6 @@ export function makeNodeClaimCatchUp(
   const listOnly = () => ctx.clock.now().getTime() < listOnlyUntilMs;
 
   async function listAll(): Promise<readonly unknown[]> {
-    lists += 1;
     held = undefined;
     const listed = await list();
     const items = listed.items.map(pruneNodeClaim);
@@ -138,10 +123,8 @@ export function makeNodeClaimCatchUp(
                 : 'a watch line without a numeric resourceVersion';
           } else if (type === 'ADDED' || type === 'MODIFIED') {
             from.claims.set(keyOf(object), pruneNodeClaim(object));
-            changes += 1;
           } else if (type === 'DELETED') {
             from.claims.delete(keyOf(object));
-            changes += 1;
           } else if (type !== 'BOOKMARK') {
             problem = `a watch line of type ${JSON.stringify(type)}`;
           }
@@ -167,7 +150,6 @@ export function makeNodeClaimCatchUp(
         const target = await probe();
         if (target > from.revision) await catchUp(from, target);
         held = from;
-        caughtUp += 1;
         earlyEnds = 0;
         return inListOrder(from.claims.values());
       } catch (error) {
@@ -199,7 +181,6 @@ export function makeNodeClaimCatchUp(
         return listAll();
       }
     },
-    stats: () => ({ lists, caughtUp, changes }),
   };
 }
 
