@@ -58,6 +58,8 @@ export interface KubeContext {
   readonly callTimeoutMs: number;
   /** A list from which nothing arrives for this long is aborted. */
   readonly listIdleTimeoutMs: number;
+  /** A warm container catches up with the NodeClaims when its last read held at least this many. */
+  readonly nodeClaimCatchUpFrom: number;
   /** Runs between the read and the write of every read-modify-write (a test seam). */
   readonly beforeWrite: (kind: string, name: string) => Promise<void>;
 }

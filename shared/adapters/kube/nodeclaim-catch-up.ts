@@ -13,7 +13,9 @@ import { customPath, type KubeContext, NODECLAIMS } from './context.ts';
 // answer, never the summary's. A read that cannot catch up (no revision kept, the watch refused,
 // expired, broken or ended early, a line that is not an event) lists them all, as before, and
 // keeps that list. What is kept goes without its managed fields (a third of a NodeClaim's JSON),
-// which nothing reads.
+// which nothing reads. A catch-up waits for the watch's bookmark (about a second) unless a change
+// reaches the revision first, so only a container whose last read held many NodeClaims
+// (`nodeClaimCatchUpFrom`, 1,000 by default) catches up; fewer are listed, in milliseconds.
 
 /**
  * How long one catch-up watch may stay open. The API server sends a bookmark 2 s before a watch
@@ -76,8 +78,9 @@ export function makeNodeClaimCatchUp(
     const listed = await list();
     const items = listed.items.map(pruneNodeClaim);
     const revision = revisionOf(listed.resourceVersion);
-    // Kept only for a catch-up to come: a container that only lists keeps nothing.
-    if (revision !== undefined && !listOnly()) {
+    // Kept only for a catch-up to come: a container that only lists keeps nothing, and a cluster of
+    // few NodeClaims lists them quicker than a watch brings its bookmark.
+    if (revision !== undefined && !listOnly() && items.length >= ctx.nodeClaimCatchUpFrom) {
       held = { revision, claims: new Map(items.map((raw) => [keyOf(raw), raw])) };
     }
     return items;

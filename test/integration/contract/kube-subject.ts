@@ -51,6 +51,9 @@ export async function kubeContractSubject(recorder: RecordingKubeConfig): Promis
     connection: makeRawApi(controllerKc),
     logger: makeLogger({}, { level: 'error', sink: () => undefined }),
     clock,
+    // The NodeClaim catch-up from the first NodeClaim, as in a large cluster: the contract's
+    // re-reads go through it, and the RBAC check sees its watch.
+    nodeClaimCatchUpFrom: 0,
   });
   const id = randomBytes(3).toString('hex');
   const namespace = `contract-${id}`;

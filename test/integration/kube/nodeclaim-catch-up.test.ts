@@ -55,13 +55,16 @@ function recorded(api: RawApi): { readonly api: RawApi; readonly calls: string[]
   };
 }
 
-function adapter(connection: RawApi, lines: string[] = []): Cluster {
+/** An adapter catching up from its first NodeClaim, or from the adapter's default (`'default'`). */
+function adapter(connection: RawApi, lines: string[] = [], catchUpFrom: number | 'default' = 0): Cluster {
   return makeKubeCluster({
     connection,
     logger: makeLogger({}, { level: 'debug', sink: (line) => lines.push(line) }),
     clock,
     maxConcurrentCalls: 4,
     callTimeoutMs: 15_000,
+    // Catching up from the first NodeClaim, as a container of a large cluster does.
+    ...(catchUpFrom === 'default' ? {} : { nodeClaimCatchUpFrom: catchUpFrom }),
   });
 }
 
@@ -143,6 +146,20 @@ describe('NodeClaims a warm container catches up with', () => {
       caughtUpAlone.push(!warm.calls.includes('list /apis/karpenter.sh/v1/nodeclaims'));
     }
     expect(caughtUpAlone).toContain(true);
+  });
+
+  it('lists them again, without a watch, when its last read held fewer than nodeClaimCatchUpFrom', async () => {
+    const other = adapter(cube.controllerConnection());
+    made.push(`cu-e-${id}`);
+    expect(await other.createNodeClaim(claim(`cu-e-${id}`))).toBe(true);
+    const small = recorded(cube.controllerConnection());
+    // The adapter's default: 1,000 NodeClaims, many more than this API server holds.
+    const cluster = adapter(small.api, [], 'default');
+    await names(cluster);
+    await other.patchNodeClaimMetadata(`cu-e-${id}`, { annotations: { 'flotilla.test/small': 'yes' } });
+    small.calls.length = 0;
+    expect(await names(cluster)).toEqual(await names(adapter(cube.controllerConnection())));
+    expect(small.calls).toEqual(['list /apis/karpenter.sh/v1/nodeclaims']);
   });
 
   it('lists them all when its identity may not watch NodeClaims, says why once, and stops asking', async () => {
