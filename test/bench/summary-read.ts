@@ -37,23 +37,20 @@ console.log(
   `summary read benchmark: node ${process.version}, ${cpus().length} cpus, ${hasTaskset ? `pinned to cpu ${benchCpu}` : 'not pinned'}, median of ${RUNS} fresh processes per read`,
 );
 
-function runCase(file: string, what: SummaryReadWhat): SummaryReadResult {
-  const args = ['--import', 'tsx', caseScript, file, what];
+/** The last stdout line of `args` run in a fresh Node process on the bench's core, as JSON. */
+function runFresh<T>(args: readonly string[]): T {
   const options = { encoding: 'utf8', maxBuffer: 1 << 24 } as const;
   const out = hasTaskset
     ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
-    : execFileSync(process.execPath, args, options);
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as SummaryReadResult;
+    : execFileSync(process.execPath, [...args], options);
+  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as T;
 }
 
-function runPublish(size: string): SummaryPublishResult {
-  const args = ['--expose-gc', '--import', 'tsx', publishScript, size];
-  const options = { encoding: 'utf8', maxBuffer: 1 << 24 } as const;
-  const out = hasTaskset
-    ? execFileSync('taskset', ['-c', benchCpu, process.execPath, ...args], options)
-    : execFileSync(process.execPath, args, options);
-  return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as SummaryPublishResult;
-}
+const runCase = (file: string, what: SummaryReadWhat) =>
+  runFresh<SummaryReadResult>(['--import', 'tsx', caseScript, file, what]);
+
+const runPublish = (size: string) =>
+  runFresh<SummaryPublishResult>(['--expose-gc', '--import', 'tsx', publishScript, size]);
 
 const types = new Map(loadInstanceTypes('catalog').map((t) => [t.name, t]));
 const dir = join(cacheDir, 'bench');

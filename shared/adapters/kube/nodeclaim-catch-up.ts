@@ -76,13 +76,14 @@ export function makeNodeClaimCatchUp(
   async function listAll(): Promise<readonly unknown[]> {
     held = undefined;
     const listed = await list();
-    const items = listed.items.map(pruneNodeClaim);
     const revision = revisionOf(listed.resourceVersion);
     // Kept only for a catch-up to come: a container that only lists keeps nothing, and a cluster of
     // few NodeClaims lists them quicker than a watch brings its bookmark.
-    if (revision !== undefined && !listOnly() && items.length >= ctx.nodeClaimCatchUpFrom) {
-      held = { revision, claims: new Map(items.map((raw) => [keyOf(raw), raw])) };
+    if (revision === undefined || listOnly() || listed.items.length < ctx.nodeClaimCatchUpFrom) {
+      return listed.items;
     }
+    const items = listed.items.map(pruneNodeClaim);
+    held = { revision, claims: new Map(items.map((raw) => [keyOf(raw), raw])) };
     return items;
   }
 

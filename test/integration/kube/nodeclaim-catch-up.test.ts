@@ -7,6 +7,7 @@ import { makeKubeCluster } from '../../../shared/adapters/kube/index.ts';
 import { makeManualClock } from '../../../shared/ports/clock.ts';
 import type { Cluster } from '../../../shared/ports/cluster.ts';
 import { makeLogger } from '../../../shared/runtime/logger.ts';
+import { nodePoolManifest } from '../../fixtures/builders.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
 import { forceDeleteNodeClaims } from '../../harness/cleanup.ts';
 import { type Kube, kube } from '../../harness/index.ts';
@@ -82,21 +83,11 @@ const nodePools = { group: 'karpenter.sh', version: 'v1', plural: 'nodepools' };
 beforeAll(async () => {
   cube = await kube();
   await createNamespace(cube.userKubeConfig.makeApiClient(CoreV1Api), ns);
+  // The fixture's manifest without its uid: the API server gives the NodePool its own.
+  const { uid: _uid, ...metadata } = nodePoolManifest(poolName).metadata;
   const pool = (await cube.userKubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
     ...nodePools,
-    body: {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: poolName },
-      spec: {
-        template: {
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: poolName },
-            requirements: [],
-          },
-        },
-      },
-    },
+    body: { ...nodePoolManifest(poolName), metadata },
   })) as { metadata: { uid: string } };
   poolUid = pool.metadata.uid;
 });
