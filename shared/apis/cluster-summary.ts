@@ -107,6 +107,85 @@ function once<T>(make: () => T): () => T {
 }
 
 /**
+ * A document read as far as its parts: the head parsed, the pods parsed at the first call of
+ * `pods()` (and kept). What changes apply to (summary-apply.ts) and what summaryFromParts reads.
+ */
+export interface SummaryParts {
+  readonly cluster: string;
+  readonly publishedAtMs: number;
+  /** Up to when the slowest watch was current. */
+  readonly currentAtMs: number;
+  readonly nodes: readonly unknown[];
+  readonly nodeClaims: readonly unknown[];
+  /** How many pods `pods()` holds. */
+  readonly podCount: number;
+  /**
+   * The pods' templates and rows, parsed at the first call and kept.
+   * @throws ValidationError, at every call, when they are not JSON, not lists, or not `podCount`.
+   */
+  readonly pods: () => { readonly templates: readonly unknown[]; readonly rows: readonly unknown[] };
+}
+
+/** What a summary says of itself, as a ValidationError. */
+export const SUMMARY_OBJECT = 'cluster summary';
+
+/** The JSON value of `json`, or a ValidationError naming `field`. */
+export function parseSummaryJson(json: string, field: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new ValidationError(
+      SUMMARY_OBJECT,
+      field,
+      `not JSON (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
+    );
+  }
+}
+
+/** `from[field]` when it is a list, else a ValidationError. */
+export function summaryList(from: Readonly<Record<string, unknown>>, field: string): readonly unknown[] {
+  const value = from[field];
+  if (!Array.isArray(value)) throw new ValidationError(SUMMARY_OBJECT, field, 'not a list');
+  return value;
+}
+
+/** The epoch ms of an RFC 3339 time, else a ValidationError naming `field`. */
+export function summaryTime(value: unknown, field: string): number {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new ValidationError(SUMMARY_OBJECT, field, `${JSON.stringify(value)} is not a time`);
+  }
+  return ms;
+}
+
+/** Up to when the slowest of a document's watches was current (its `current` field). */
+export function summaryCurrentAtMs(document: Readonly<Record<string, unknown>>): number {
+  const current = isRecord(document['current']) ? document['current'] : {};
+  return Math.min(...SUMMARY_KINDS.map((k) => summaryTime(current[k], `current.${k}`)));
+}
+
+/** @throws SummaryTooLargeError when `counts` are over `limits`. */
+export function checkSummaryLimits(
+  counts: { readonly nodes: number; readonly nodeClaims: number; readonly pods: number },
+  limits: Pick<SummaryLimits, 'nodes' | 'nodeClaims' | 'pods'> | undefined,
+): void {
+  if (limits === undefined) return;
+  const over = (
+    [
+      ['Nodes', counts.nodes, limits.nodes],
+      ['NodeClaims', counts.nodeClaims, limits.nodeClaims],
+      ['pods', counts.pods, limits.pods],
+    ] as const
+  ).filter(([, count, most]) => count > most);
+  if (over.length > 0) {
+    throw new SummaryTooLargeError(
+      `the cluster summary holds ${over.map(([kind, count, most]) => `${count} ${kind} (at most ${most})`).join(', ')}: more than the stack's clusterSize allows; raise clusterSize if the cluster really is this large`,
+    );
+  }
+}
+
+/**
  * Reads a published document from its text (encodeSummaryDocument), as a string or as the UTF-8
  * bytes unzipped. The head (Nodes and NodeClaims) is parsed at once, the pods at the first call of
  * `nodes()` or `boundPods()`: `nodeInfos()` and `nodeClaims()` never parse them. Conversions run on
@@ -124,77 +203,70 @@ export function readSummaryDocument(
   conversions: SummaryConversions = makeSummaryConversions(),
   limits?: Pick<SummaryLimits, 'nodes' | 'nodeClaims' | 'pods'>,
 ): ClusterSummary {
-  const object = 'cluster summary';
-  const parse = (json: string, field: string): unknown => {
-    try {
-      return JSON.parse(json);
-    } catch (error) {
-      throw new ValidationError(
-        object,
-        field,
-        `not JSON (${error instanceof Error ? error.message : String(error)})`,
-        { cause: error },
-      );
-    }
-  };
+  return summaryFromParts(parseSummaryDocument(text, limits), conversions);
+}
+
+/** A document's parts (readSummaryDocument, which says what it throws). */
+export function parseSummaryDocument(
+  text: string | Uint8Array,
+  limits?: Pick<SummaryLimits, 'nodes' | 'nodeClaims' | 'pods'>,
+): SummaryParts {
   const split = splitSummary(text);
-  const document = parse(split.head, '(head)');
-  if (!isRecord(document)) throw new ValidationError(object, '(root)', 'not a JSON object');
+  const document = parseSummaryJson(split.head, '(head)');
+  if (!isRecord(document)) throw new ValidationError(SUMMARY_OBJECT, '(root)', 'not a JSON object');
   if (document['version'] !== SUMMARY_VERSION) {
     throw new ValidationError(
-      object,
+      SUMMARY_OBJECT,
       'version',
       `${JSON.stringify(document['version'])} is not ${SUMMARY_VERSION}; the shim and the Lambdas are of different versions`,
     );
   }
   const podsText = split.pods;
   if (podsText === undefined) {
-    throw new ValidationError(object, 'pods', 'missing: the document ends after its head');
+    throw new ValidationError(SUMMARY_OBJECT, 'pods', 'missing: the document ends after its head');
   }
-  const list = (from: Readonly<Record<string, unknown>>, field: string): readonly unknown[] => {
-    const value = from[field];
-    if (!Array.isArray(value)) throw new ValidationError(object, field, 'not a list');
-    return value;
-  };
-  const time = (value: unknown, field: string): number => {
-    const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-    if (Number.isNaN(ms)) throw new ValidationError(object, field, `${JSON.stringify(value)} is not a time`);
-    return ms;
-  };
-  const current = isRecord(document['current']) ? document['current'] : {};
-  const currentAtMs = Math.min(...SUMMARY_KINDS.map((k) => time(current[k], `current.${k}`)));
+  const currentAtMs = summaryCurrentAtMs(document);
   const cluster = typeof document['cluster'] === 'string' ? document['cluster'] : '';
-  const nodesRaw = list(document, 'nodes');
-  const claimsRaw = list(document, 'nodeClaims');
+  const nodes = summaryList(document, 'nodes');
+  const nodeClaims = summaryList(document, 'nodeClaims');
   const podCount = isRecord(document['counts']) ? document['counts']['pods'] : undefined;
   if (typeof podCount !== 'number' || !Number.isSafeInteger(podCount) || podCount < 0) {
-    throw new ValidationError(object, 'counts.pods', `${JSON.stringify(podCount)} is not a count`);
+    throw new ValidationError(SUMMARY_OBJECT, 'counts.pods', `${JSON.stringify(podCount)} is not a count`);
   }
-  if (limits !== undefined) {
-    const over = (
-      [
-        ['Nodes', nodesRaw.length, limits.nodes],
-        ['NodeClaims', claimsRaw.length, limits.nodeClaims],
-        ['pods', podCount, limits.pods],
-      ] as const
-    ).filter(([, count, most]) => count > most);
-    if (over.length > 0) {
-      throw new SummaryTooLargeError(
-        `the cluster summary holds ${over.map(([kind, count, most]) => `${count} ${kind} (at most ${most})`).join(', ')}: more than the stack's clusterSize allows; raise clusterSize if the cluster really is this large`,
-      );
-    }
-  }
+  checkSummaryLimits({ nodes: nodes.length, nodeClaims: nodeClaims.length, pods: podCount }, limits);
+  return {
+    cluster,
+    publishedAtMs: summaryTime(document['publishedAt'], 'publishedAt'),
+    currentAtMs,
+    nodes,
+    nodeClaims,
+    podCount,
+    pods: once(() => {
+      const part = parseSummaryJson(podsText(), 'pods');
+      if (!isRecord(part)) throw new ValidationError(SUMMARY_OBJECT, 'pods', 'not a JSON object');
+      const templates = summaryList(part, 'podTemplates');
+      const rows = summaryList(part, 'pods');
+      if (rows.length !== podCount) {
+        throw new ValidationError(
+          SUMMARY_OBJECT,
+          'pods',
+          `${rows.length} pods where the head counts ${podCount}`,
+        );
+      }
+      return { templates, rows };
+    }),
+  };
+}
 
-  const podPart = once(() => {
-    const part = parse(podsText(), 'pods');
-    if (!isRecord(part)) throw new ValidationError(object, 'pods', 'not a JSON object');
-    const templates = list(part, 'podTemplates');
-    const rows = list(part, 'pods');
-    if (rows.length !== podCount) {
-      throw new ValidationError(object, 'pods', `${rows.length} pods where the head counts ${podCount}`);
-    }
-    return { templates, rows };
-  });
+/** The summary of a document's parts, converted on first use with `conversions` (readSummaryDocument). */
+export function summaryFromParts(
+  parts: SummaryParts,
+  conversions: SummaryConversions = makeSummaryConversions(),
+): ClusterSummary {
+  const { cluster, publishedAtMs, currentAtMs, podCount } = parts;
+  const nodesRaw = parts.nodes;
+  const claimsRaw = parts.nodeClaims;
+  const podPart = parts.pods;
   const byNode = once((): PodsByNode => {
     const { templates, rows } = podPart();
     const reader = makePodReader(conversions.templates);
@@ -279,7 +351,7 @@ export function readSummaryDocument(
   });
   return {
     cluster,
-    publishedAtMs: time(document['publishedAt'], 'publishedAt'),
+    publishedAtMs,
     currentAtMs,
     counts: { pods: podCount, nodes: nodesRaw.length, nodeClaims: claimsRaw.length },
     nodes,

@@ -1,5 +1,8 @@
 import { isRecord } from './fields.ts';
 import { type PodInstance, type PodTemplate, splitPod } from './pod-templates.ts';
+import { pruneNode, pruneNodeClaim } from './summary-prune.ts';
+
+export { pruneNode, pruneNodeClaim } from './summary-prune.ts';
 
 // The cluster summary: the pods, Nodes and NodeClaims the shim's watches see, kept between Lambda
 // invocations so that none of them lists the whole cluster. The shim keeps a SummaryBuilder up to
@@ -41,7 +44,7 @@ export const SUMMARY_KINDS: readonly SummaryKind[] = ['pods', 'nodes', 'nodeClai
  * comes last and only when the pod has one, so rows are as before for most pods, and a reader
  * that knows no resize reads the rest as before; a document without it reads as pods without one.
  */
-type PodRow =
+export type PodRow =
   | readonly [
       template: number,
       name: unknown,
@@ -101,58 +104,14 @@ export function encodeSummaryDocument(document: SummaryDocument): string {
 
 // --- what the shim keeps ----------------------------------------------------------------------
 
-/** A Node pruned to what Flotilla reads (its images, addresses and node info go). */
-export function pruneNode(raw: unknown): unknown {
-  if (!isRecord(raw)) return raw;
-  const meta = isRecord(raw['metadata']) ? raw['metadata'] : undefined;
-  const spec = isRecord(raw['spec']) ? raw['spec'] : undefined;
-  const status = isRecord(raw['status']) ? raw['status'] : undefined;
-  const keep = (from: Readonly<Record<string, unknown>> | undefined, keys: readonly string[]) => {
-    const out: Record<string, unknown> = {};
-    for (const key of keys) if (from?.[key] !== undefined) out[key] = from[key];
-    return out;
-  };
-  const conditions = status?.['conditions'];
-  return {
-    metadata: meta === undefined ? raw['metadata'] : withoutManagedFields(meta),
-    spec: spec === undefined ? raw['spec'] : keep(spec, ['providerID', 'taints', 'unschedulable']),
-    status:
-      status === undefined
-        ? raw['status']
-        : {
-            ...keep(status, ['capacity', 'allocatable']),
-            ...(Array.isArray(conditions)
-              ? {
-                  conditions: conditions.map((c) =>
-                    isRecord(c) ? keep(c, ['type', 'status', 'lastTransitionTime']) : c,
-                  ),
-                }
-              : conditions === undefined
-                ? {}
-                : { conditions }),
-          },
-  };
-}
-
-function withoutManagedFields(meta: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const { managedFields: _managed, ...rest } = meta;
-  return rest;
-}
-
-/** A NodeClaim without its managed fields. */
-export function pruneNodeClaim(raw: unknown): unknown {
-  if (!isRecord(raw) || !isRecord(raw['metadata'])) return raw;
-  return { ...raw, metadata: withoutManagedFields(raw['metadata']) };
-}
-
 /** The key of an object in its kind: the uid, else `namespace/name`. */
-function keyOf(raw: unknown): string {
+export function keyOf(raw: unknown): string {
   const meta = isRecord(raw) && isRecord(raw['metadata']) ? raw['metadata'] : {};
   if (typeof meta['uid'] === 'string' && meta['uid'] !== '') return meta['uid'];
   return `${String(meta['namespace'] ?? '')}/${String(meta['name'] ?? '')}`;
 }
 
-interface KeptPod {
+export interface KeptPod {
   readonly key: string;
   readonly instance: PodInstance;
 }
@@ -262,6 +221,18 @@ class ObjectStore {
 
 type Store = PodStore | ObjectStore;
 
+/** What a SummaryBuilder holds at one moment (its `snapshot()`). */
+export interface SummarySnapshot {
+  /** Pod key → its template's key and its own fields. */
+  readonly pods: ReadonlyMap<string, KeptPod>;
+  /** Template key → the template, for the templates the pods use. */
+  readonly templates: ReadonlyMap<string, PodTemplate>;
+  /** Key → the Node, pruned. */
+  readonly nodes: ReadonlyMap<string, unknown>;
+  /** Key → the NodeClaim, pruned. */
+  readonly nodeClaims: ReadonlyMap<string, unknown>;
+}
+
 /** A relist of one kind in progress: objects are added to a store of their own until `end()`. */
 export interface Relist {
   add(raw: unknown): void;
@@ -363,6 +334,20 @@ export class SummaryBuilder {
     };
   }
 
+  /**
+   * What is kept now, copied: later events change the builder, never the snapshot (the changes
+   * since a published document are told from it, summary-changes.ts).
+   */
+  snapshot(): SummarySnapshot {
+    const pods = this.stores.pods as PodStore;
+    return {
+      pods: new Map(pods.pods),
+      templates: new Map([...pods.templates].map(([key, kept]) => [key, kept.template])),
+      nodes: new Map((this.stores.nodes as ObjectStore).objects),
+      nodeClaims: new Map((this.stores.nodeClaims as ObjectStore).objects),
+    };
+  }
+
   /** The document to publish (encodeSummaryDocument gives its text). */
   document(publishedAt: string, current: Readonly<Record<SummaryKind, string>>): SummaryDocument {
     const store = this.stores.pods as PodStore;
@@ -373,19 +358,7 @@ export class SummaryBuilder {
       podTemplates.push(template);
     }
     const pods: PodRow[] = [];
-    for (const { key, instance: i } of store.pods.values()) {
-      const row = [
-        index.get(key) ?? -1,
-        i.name,
-        i.uid,
-        i.nodeName ?? null,
-        i.creationTimestamp ?? null,
-        i.phase ?? null,
-        i.startTime ?? null,
-        i.deletionTimestamp ?? null,
-      ] as const;
-      pods.push(i.resize === undefined ? row : [...row, i.resize]);
-    }
+    for (const { key, instance } of store.pods.values()) pods.push(podRow(index.get(key) ?? -1, instance));
     const nodes = [...(this.stores.nodes as ObjectStore).objects.values()];
     const nodeClaims = [...(this.stores.nodeClaims as ObjectStore).objects.values()];
     return {
@@ -401,6 +374,21 @@ export class SummaryBuilder {
       pods: { podTemplates, pods },
     };
   }
+}
+
+/** A pod's row in a document: its template's index in the document, then its own fields. */
+export function podRow(template: number, i: PodInstance): PodRow {
+  const row = [
+    template,
+    i.name,
+    i.uid,
+    i.nodeName ?? null,
+    i.creationTimestamp ?? null,
+    i.phase ?? null,
+    i.startTime ?? null,
+    i.deletionTimestamp ?? null,
+  ] as const;
+  return i.resize === undefined ? row : [...row, i.resize];
 }
 
 function keysOf(store: Store): Iterable<string> {
@@ -422,7 +410,7 @@ function applyTo(
   return type === 'DELETED' || finished ? store.remove(key) : store.put(key, raw);
 }
 
-function sameInstance(a: PodInstance, b: PodInstance): boolean {
+export function sameInstance(a: PodInstance, b: PodInstance): boolean {
   return (
     a.name === b.name &&
     a.uid === b.uid &&

@@ -17,60 +17,12 @@ import {
   withPods,
 } from '../../../shared/apis/index.ts';
 import { ValidationError } from '../../../shared/core/index.ts';
-import { kubeArbitraries } from '../../fixtures/kube-arbitraries.ts';
 import { newNodeClaim } from '../../fixtures/node-claims.ts';
+import { AT, CURRENT, churn, servedClaim, servedNode, servedPod } from '../../fixtures/summary-churn.ts';
 
 // The cluster summary against direct reads: what a Lambda reads from a published document is what
 // it would have read from the API server, for the same pods, Nodes and NodeClaims, after any
 // sequence of watch events; and what it reads without the pods needs no pods to be readable.
-
-const arb = kubeArbitraries({ namespace: 'apps', prefix: 'summary' });
-const AT = '2026-11-26T12:00:00Z';
-const CURRENT = { pods: AT, nodes: AT, nodeClaims: AT };
-
-/** Objects as the API server serves them: with uids and (for pods) a node and a phase. */
-const servedPod = fc
-  .tuple(
-    arb.pod,
-    fc.uuid(),
-    fc.constantFrom('node-a', 'node-b', ''),
-    fc.constantFrom('Running', 'Pending', undefined),
-  )
-  .map(([pod, uid, node, phase]) => {
-    const { nodeName: _n, schedulingGates: _g, ...spec } = pod.spec as Record<string, unknown>;
-    return {
-      ...pod,
-      metadata: { ...pod.metadata, uid, creationTimestamp: AT },
-      spec: { ...spec, ...(node === '' ? {} : { nodeName: node }) },
-      status: phase === undefined ? {} : { phase, startTime: AT },
-    };
-  });
-const servedNode = fc
-  .tuple(arb.node, fc.uuid(), fc.constantFrom('node-a', 'node-b', 'node-c'))
-  .map(([node, uid, name]) => ({ ...node, metadata: { ...node.metadata, uid, name } }));
-const servedClaim = fc.tuple(arb.nodeClaim, fc.uuid()).map(([claim, uid]) => ({
-  ...claim,
-  metadata: { ...claim.metadata, uid, creationTimestamp: AT, managedFields: [{ manager: 'x' }] },
-}));
-
-type Raw = { readonly metadata: Record<string, unknown> } & Record<string, unknown>;
-/** What one watch event carries: the kind and the object. */
-const watchEvent = fc.oneof(
-  servedPod.map((raw) => ({ kind: 'pods' as SummaryKind, raw: raw as Raw })),
-  servedNode.map((raw) => ({ kind: 'nodes' as SummaryKind, raw: raw as Raw })),
-  servedClaim.map((raw) => ({ kind: 'nodeClaims' as SummaryKind, raw: raw as Raw })),
-);
-
-/** Up to `maxLength` watch events, each with its type and one of `slots + 1` identities of its kind. */
-const churn = (maxLength: number, slots: number) =>
-  fc.array(
-    fc.tuple(
-      watchEvent,
-      fc.constantFrom('ADDED', 'MODIFIED', 'DELETED') as fc.Arbitrary<'ADDED' | 'MODIFIED' | 'DELETED'>,
-      fc.nat({ max: slots }),
-    ),
-    { maxLength },
-  );
 
 /** The document's text as the shim publishes it. */
 const text = (builder: SummaryBuilder) => encodeSummaryDocument(builder.document(AT, CURRENT));
