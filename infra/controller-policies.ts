@@ -48,8 +48,8 @@ export interface ControllerPoliciesProps {
   readonly extraNodeRoles?: readonly string[];
   /** ARN of the state table. */
   readonly stateTableArn: string;
-  /** ARN of the cluster's summary object in the summary bucket (summary-bucket.ts). */
-  readonly summaryObjectArn: string;
+  /** ARNs of the cluster's summary objects in the summary bucket (summary-bucket.ts). */
+  readonly summaryObjectArns: readonly string[];
   readonly queues: QueueSet<sqs.IQueue>;
   /** ARN of the stack's decision bus (each decision also as an event there). */
   readonly decisionBusArn: string;
@@ -247,7 +247,7 @@ export class ControllerPolicies {
             new iam.PolicyStatement({
               sid: 'AllowClusterSummaryRead',
               actions: ['s3:GetObject'],
-              resources: [props.summaryObjectArn],
+              resources: [...props.summaryObjectArns],
               // The bucket's name is predictable: never read a bucket of that name in another account.
               conditions: { StringEquals: { 'aws:ResourceAccount': Stack.of(this.scope).account } },
             }),

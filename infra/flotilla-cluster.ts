@@ -201,7 +201,7 @@ export class FlotillaCluster extends Construct {
       ...(nodes === undefined ? {} : { nodeRole: nodes.role }),
       ...(props.extraNodeRoles === undefined ? {} : { extraNodeRoles: props.extraNodeRoles }),
       stateTableArn: this.stateTable.tableArn,
-      summaryObjectArn: summary.objectArn,
+      summaryObjectArns: summary.objectArns,
       queues: this.queues,
       decisionBusArn: this.decisionBus.eventBusArn,
       ...(this.wakeUps === undefined
@@ -219,7 +219,7 @@ export class FlotillaCluster extends Construct {
       namespace: this.clusterSide.namespace,
       serviceAccount: this.clusterSide.shimServiceAccount,
       podEventQueue: this.queues.podEvents,
-      summaryObjectArn: summary.objectArn,
+      summaryObjectArns: summary.objectArns,
       ...(props.shimPodIdentity === undefined ? {} : { podIdentity: props.shimPodIdentity }),
     }).role;
 

@@ -63,8 +63,9 @@ export type Trigger =
  * - `terminate`: TerminateInstances on instances owned by this cluster only.
  * - `stateRead` / `stateWrite`: GetItem and Query / PutItem, UpdateItem and BatchWriteItem on the
  *   state table.
- * - `readSummary`: s3:GetObject on this cluster's summary object (`clusters/<cluster>/summary.json.gz`)
- *   in the summary bucket, only in this account; nothing else in the bucket, no listing.
+ * - `readSummary`: s3:GetObject on this cluster's two summary objects
+ *   (`clusters/<cluster>/summary.json.gz` and `summary-changes.json.gz` beside it) in the summary
+ *   bucket, only in this account; nothing else in the bucket, no listing.
  * - `sendTermination`: send requests to the termination queue.
  * - `sendPodEvents`: send to the pod-event queue (the provisioner's delayed follow-ups to itself).
  * - `sendDisruptionPasses`: send to the disruption queue (the disruption Lambda's passes between

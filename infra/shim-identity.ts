@@ -12,8 +12,8 @@ export interface ShimIdentityProps {
   readonly serviceAccount: string;
   /** The pod-event queue, the one thing the shim may send to. */
   readonly podEventQueue: sqs.IQueue;
-  /** ARN of the cluster's summary object, the one object the shim may write (summary-bucket.ts). */
-  readonly summaryObjectArn: string;
+  /** ARNs of the cluster's summary objects, the only objects the shim may write (summary-bucket.ts). */
+  readonly summaryObjectArns: readonly string[];
   /**
    * Associate the role with the ServiceAccount through EKS Pod Identity.
    * @default true
@@ -58,7 +58,7 @@ export class ShimIdentity {
             new iam.PolicyStatement({
               sid: 'AllowPublishClusterSummary',
               actions: ['s3:PutObject'],
-              resources: [props.summaryObjectArn],
+              resources: [...props.summaryObjectArns],
               // The bucket's name is predictable: never write to a bucket of that name in another account.
               conditions: { StringEquals: { 'aws:ResourceAccount': Stack.of(scope).account } },
             }),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { summaryChangesObjectKey } from '../shared/apis/summary-changes.ts';
 import { summaryBucketName, summaryObjectKey } from '../shared/apis/summary-document.ts';
 import { acknowledge } from './construct-kit.ts';
 import type { StackMode } from './stack-mode.ts';
@@ -44,8 +45,11 @@ export interface SummaryBucketProps {
  */
 export class SummaryBucket {
   readonly bucket: s3.Bucket;
-  /** ARN of the cluster's summary object, the one object the shim writes and the Lambdas read. */
-  readonly objectArn: string;
+  /**
+   * ARNs of the cluster's two summary objects (its whole document and the changes since it), the
+   * objects the shim writes and the Lambdas read.
+   */
+  readonly objectArns: readonly string[];
 
   constructor(scope: Construct, props: SummaryBucketProps) {
     const stack = Stack.of(scope);
@@ -59,7 +63,10 @@ export class SummaryBucket {
       removalPolicy: RemovalPolicy.DESTROY,
       autoDeleteObjects: true,
     });
-    this.objectArn = this.bucket.arnForObjects(summaryObjectKey(props.clusterName));
+    this.objectArns = [
+      this.bucket.arnForObjects(summaryObjectKey(props.clusterName)),
+      this.bucket.arnForObjects(summaryChangesObjectKey(props.clusterName)),
+    ];
     acknowledge(
       this.bucket,
       ['AwsSolutions-S1'],

@@ -1,6 +1,7 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { makeKubeHttp } from '../../shared/adapters/kube/http.ts';
+import { summaryChangesObjectKey } from '../../shared/apis/summary-changes.ts';
 import { summaryObjectKey } from '../../shared/apis/summary-document.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
 import { type LogLevel, makeLogger } from '../../shared/runtime/logger.ts';
@@ -35,17 +36,18 @@ const shim = startShim({
   ...(s3 === undefined || bucket === undefined
     ? {}
     : {
-        publishSummary: async (body, metadata) => {
-          await s3.send(
+        publishSummary: async (object, body, metadata) => {
+          const out = await s3.send(
             new PutObjectCommand({
               Bucket: bucket,
-              Key: summaryObjectKey(clusterName),
+              Key: object === 'base' ? summaryObjectKey(clusterName) : summaryChangesObjectKey(clusterName),
               Body: body,
               Metadata: { ...metadata },
               // Gzipped JSON, read as bytes: no Content-Encoding, so no client unpacks it on the way.
               ContentType: 'application/gzip',
             }),
           );
+          return { etag: out.ETag };
         },
       }),
 });

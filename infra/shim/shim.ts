@@ -12,6 +12,7 @@ import { DeletionTracker, type WatchedObject } from './deletions.ts';
 import { BatchForwarder } from './forwarder.ts';
 import { StandaloneTracker, type WatchedNodeClaim } from './standalone.ts';
 import { type SummaryKeeper, startSummaryKeeper } from './summary.ts';
+import type { StoreSummaryObject } from './summary-publish.ts';
 import { UnschedulableTracker } from './unschedulable.ts';
 
 export interface ShimOptions {
@@ -22,11 +23,12 @@ export interface ShimOptions {
   readonly clusterName: string;
   readonly logger: Logger;
   /**
-   * Stores the cluster summary (one gzipped JSON document) where the Lambdas read it. Without it the
+   * Stores one object of the cluster summary (gzipped JSON: the whole document, or the changes since
+   * it, summary-publish.ts) where the Lambdas read it, and gives the store's ETag. Without it the
    * summary is kept but not published (the Lambdas then read the API server). `metadata` goes
    * with it as the object's user metadata (summary-metadata.ts).
    */
-  readonly publishSummary?: (body: Buffer, metadata: Readonly<Record<string, string>>) => Promise<void>;
+  readonly publishSummary?: StoreSummaryObject;
   /** Quiet time before a batch of events is sent. @default 250 */
   readonly idleMs?: number;
   /** Longest an event waits in a burst. @default 1000 */
@@ -160,12 +162,13 @@ export function startShim(options: ShimOptions): Shim {
     publish:
       options.publishSummary ??
       (async () => {
-        if (warnedUnpublished) return;
+        if (warnedUnpublished) return undefined;
         warnedUnpublished = true;
         logger.warn('cluster summary not published', {
           why: `${'FLOTILLA_SUMMARY_BUCKET'} is not set`,
           effect: 'the Lambdas list the cluster from the API server',
         });
+        return undefined;
       }),
     ...options.summary,
   });

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createGzip } from 'node:zlib';
 import type { RawApi } from '../../shared/adapters/kube/http.ts';
 import { PROBE_SELECTOR, revisionOf } from '../../shared/apis/revisions.ts';
-import { summaryDocumentChunks } from '../../shared/apis/summary-chunks.ts';
-import {
-  SummaryBuilder,
-  type SummaryDocument,
-  type SummaryKind,
-} from '../../shared/apis/summary-document.ts';
+import { SummaryBuilder, type SummaryKind } from '../../shared/apis/summary-document.ts';
 import { headGeneration, summaryObjectMetadata } from '../../shared/apis/summary-metadata.ts';
 import type { Logger } from '../../shared/runtime/logger.ts';
+import { makeSummaryPublisher, type StoreSummaryObject } from './summary-publish.ts';
 
 // The shim's cluster summary: one list and then a watch per kind (pods that have not finished,
 // Nodes, NodeClaims), applied event by event to a SummaryBuilder, and the document published (its
@@ -26,30 +20,6 @@ import type { Logger } from '../../shared/runtime/logger.ts';
 // A line arriving proves nothing of the time it arrives: a watch that falls behind keeps sending
 // lines, late, and its summary must look as old as what it has delivered.
 
-/**
- * The text's pieces gzipped as they come, so the whole text (over 50 MB at 5,000 nodes) is never
- * held at once: only the gzipped bytes, a few MB, are.
- */
-async function gzipPieces(pieces: Iterable<string>, level: number): Promise<Buffer> {
-  const zip = createGzip({ level });
-  const out: Buffer[] = [];
-  zip.on('data', (chunk: Buffer) => out.push(chunk));
-  const ended = once(zip, 'end');
-  // An error rejects `ended` too: it is awaited below, after the writes.
-  ended.catch(() => undefined);
-  for (const piece of pieces) {
-    if (!zip.write(piece)) await Promise.race([once(zip, 'drain'), ended]);
-  }
-  zip.end();
-  await ended;
-  return Buffer.concat(out);
-}
-
-/** The document's text (encodeSummaryDocument) gzipped as it is published, piece by piece. */
-export function gzipSummary(document: SummaryDocument): Promise<Buffer> {
-  return gzipPieces(summaryDocumentChunks(document), 4);
-}
-
 /** Where each kind is listed and watched. */
 const SOURCES: Readonly<Record<SummaryKind, { readonly path: string; readonly fieldSelector?: string }>> = {
   pods: { path: '/api/v1/pods', fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' },
@@ -61,10 +31,11 @@ export interface SummaryKeeperOptions {
   readonly api: RawApi;
   readonly cluster: string;
   /**
-   * Stores one published document (gzipped, see encodeSummaryDocument) with its metadata (the
-   * head's generation and the document's times, summary-metadata.ts).
+   * Stores one published object, gzipped: the whole document (encodeSummaryDocument) or the changes
+   * since it (summary-changes.ts), with its metadata (the head's generation and the document's
+   * times, summary-metadata.ts); gives the ETag the store gave it.
    */
-  readonly publish: (body: Buffer, metadata: Readonly<Record<string, string>>) => Promise<void>;
+  readonly publish: StoreSummaryObject;
   readonly logger: Logger;
   /** Told about every pod event (the unschedulable tracker listens here), the initial list included. */
   readonly onPod?: (type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: unknown) => void;
@@ -98,9 +69,10 @@ export interface SummaryKeeperOptions {
 export interface SummaryKeeper {
   /** True once every kind has been listed. */
   synced(): boolean;
-  /** Documents published so far, and the size of the last one. */
+  /** Documents published so far (bases and changes), how many were bases, and the size of the last one. */
   stats(): {
     readonly published: number;
+    readonly bases: number;
     readonly lastBytes: number;
     readonly kept: ReturnType<SummaryBuilder['size']>;
   };
@@ -159,7 +131,9 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
   let dirty = true;
   let publishedAtMs = 0;
   let published = 0;
+  let bases = 0;
   let lastBytes = 0;
+  const publish = makeSummaryPublisher(builder, options.publish);
   let publishFailures = 0;
   let nextPublishMs = 0;
   let publishing: Promise<void> | undefined;
@@ -348,11 +322,10 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
     dirty = false;
     const publishedAt = new Date(nowMs).toISOString();
     const head = headGeneration(bootId, builder.headGeneration());
-    const document = builder.document(publishedAt, current);
-    const body = await gzipSummary(document);
-    await options.publish(body, summaryObjectMetadata(head, publishedAt, current));
+    const done = await publish(publishedAt, current, summaryObjectMetadata(head, publishedAt, current));
     published += 1;
-    lastBytes = body.length;
+    if (done.rebased) bases += 1;
+    lastBytes = done.bytes;
     publishedAtMs = nowMs;
   }
 
@@ -410,7 +383,7 @@ export function startSummaryKeeper(options: SummaryKeeperOptions): SummaryKeeper
 
   return {
     synced: () => Object.values(state).every((s) => s.listed),
-    stats: () => ({ published, lastBytes, kept: builder.size() }),
+    stats: () => ({ published, bases, lastBytes, kept: builder.size() }),
     async stop() {
       abort.abort();
       clearInterval(tick);

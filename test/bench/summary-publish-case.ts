@@ -5,7 +5,7 @@
 // The last stdout line is the JSON result (SummaryPublishResult). Memory is the process's resident
 // set, sampled every 5 ms: after the build (garbage collected first, when `--expose-gc` is given),
 // and its peak over the publishes, which is what a publish costs the shim's memory limit.
-import { gzipSummary } from '../../infra/shim/summary.ts';
+import { gzipSummary } from '../../infra/shim/summary-publish.ts';
 import { nodeShapes, parseSizes, planCluster } from './scale/plan.ts';
 import { buildSummary } from './summary-build.ts';
 import { loadInstanceTypes } from './workloads.ts';

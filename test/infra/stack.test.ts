@@ -499,9 +499,11 @@ describe('FlotillaCluster with its default Lambdas', () => {
     }
   });
 
-  it('lets exactly the Lambdas that read the cluster read the summary object, and tells them the bucket', () => {
+  it('lets exactly the Lambdas that read the cluster read the summary objects, and tells them the bucket', () => {
     const { stack, cluster } = built;
-    const objectArn = ref(stack, cluster.summaryBucket.arnForObjects('clusters/demo/summary.json.gz'));
+    const objectArns = ['summary.json.gz', 'summary-changes.json.gz'].map((name) =>
+      ref(stack, cluster.summaryBucket.arnForObjects(`clusters/demo/${name}`)),
+    );
     const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources);
     const readersOf = (name: string) => {
       const role = JSON.stringify(ref(stack, cluster.functionRoles[name]?.roleName ?? ''));
@@ -520,7 +522,7 @@ describe('FlotillaCluster with its default Lambdas', () => {
           Sid: 'AllowClusterSummaryRead',
           Effect: 'Allow',
           Action: 's3:GetObject',
-          Resource: objectArn,
+          Resource: objectArns,
           Condition: { StringEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
         },
       ]);
@@ -620,7 +622,9 @@ describe('FlotillaCluster with its default Lambdas', () => {
               Sid: 'AllowPublishClusterSummary',
               Effect: 'Allow',
               Action: 's3:PutObject',
-              Resource: ref(stack, cluster.summaryBucket.arnForObjects('clusters/demo/summary.json.gz')),
+              Resource: ['summary.json.gz', 'summary-changes.json.gz'].map((name) =>
+                ref(stack, cluster.summaryBucket.arnForObjects(`clusters/demo/${name}`)),
+              ),
               Condition: { StringEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
             },
           ],

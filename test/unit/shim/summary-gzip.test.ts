@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { gzipSummary } from '../../../infra/shim/summary.ts';
+import { gzipSummary } from '../../../infra/shim/summary-publish.ts';
 import { encodeSummaryDocument, SummaryBuilder } from '../../../shared/apis/index.ts';
 
 // The shim gzips its summary piece by piece (summary-chunks.ts); what a Lambda unzips must be the
