@@ -280,6 +280,10 @@ describe('the cluster summary the shim publishes', () => {
       expect(fromSummary.claims).toEqual(fromApi.claims);
       expect(fromApi.nodes.length + fromApi.claims.length).toBeGreaterThan(0);
     }
+    // The Lambda's container read the changes since a base it held far more often than a base.
+    const stats = summaries.stats();
+    expect(stats.baseDownloads).toBeGreaterThanOrEqual(1);
+    expect(stats.downloads - stats.baseDownloads).toBeGreaterThan(stats.baseDownloads);
     // The shim read every kind once and then only followed its watches.
     expect(shim.output()).toContain('"summary listed"');
     expect(shim.output()).not.toContain('summary relist found what the watch missed');

@@ -6,7 +6,15 @@ import {
   type HeadObjectCommandOutput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { makeSummaryConversions, readSummaryDocument } from '../../apis/cluster-summary.ts';
+import {
+  makeSummaryConversions,
+  parseSummaryDocument,
+  parseSummaryJson,
+  type SummaryParts,
+  summaryFromParts,
+} from '../../apis/cluster-summary.ts';
+import { applySummaryChanges, parseSummaryChanges } from '../../apis/summary-apply.ts';
+import { summaryChangesObjectKey } from '../../apis/summary-changes.ts';
 import { summaryObjectKey } from '../../apis/summary-document.ts';
 import { readSummaryObjectMetadata } from '../../apis/summary-metadata.ts';
 import { ValidationError } from '../../core/index.ts';
@@ -21,17 +29,23 @@ import {
   SummaryUnavailableError,
 } from '../../ports/summary.ts';
 
-// The cluster summary as a Lambda reads it: one GetObject of the object the shim publishes. A warm
-// Lambda container keeps the last summary it read with its ETag and asks S3 only whether it changed
-// (If-None-Match), so an unchanged summary costs one small request and no conversion. The object is
-// unzipped at once and its head parsed; its pods are parsed only when a read needs them
-// (readSummaryDocument), and a failure then is the same SummaryUnavailableError as one now.
+// The cluster summary as a Lambda reads it. The shim publishes its whole document now and then (the
+// base) and, every few seconds, the changes since that base (summary-changes.ts), which name the
+// base by its ETag. A read gets the changes object; a container that holds the base it names
+// applies them to it, and one that does not reads the base once and keeps it. So a warm container
+// downloads, unzips and parses a few KB where it used to take the whole cluster (tens of MB of
+// text at 5,000 nodes). When the base was replaced after the changes were read, the new base is
+// read alone (it is newer than they are); without a changes object (an older shim), the base is
+// read alone too. A warm container keeps the last summary it read with its object's ETag and asks
+// S3 only whether it changed (If-None-Match), so an unchanged summary costs one small request and
+// no conversion. A document's pods are parsed only when a read needs them, and a failure then is
+// the same SummaryUnavailableError as one now.
 // A read of the head alone (Nodes and NodeClaims) asks S3 for the object's metadata first: when
 // the shim's head generation there is the one of the head the container holds
 // (summary-metadata.ts), that head is used again, dated by the new object, and nothing is
 // downloaded; the pods and times change every few seconds, the head far less often.
 //
-// The object is untrusted input (the shim's role writes it): its size is checked before it is
+// Both objects are untrusted input (the shim's role writes them): their size is checked before it is
 // downloaded and unzipping stops at a cap, so a small object that unzips to gigabytes costs
 // nothing; and its age is S3's, not the document's: it counts from the object's LastModified, less
 // how far behind the document says its slowest watch was, and a document that dates itself ahead
@@ -53,8 +67,10 @@ export interface S3SummarySourceOptions {
 /** What one container has read so far. */
 export interface SummaryReadStats {
   readonly reads: number;
-  /** Reads S3 answered with the whole object. */
+  /** Objects S3 answered with a body (a changes object or a base). */
   readonly downloads: number;
+  /** Bases downloaded (whole documents). */
+  readonly baseDownloads: number;
   readonly bytesDownloaded: number;
   /** HeadObject requests (head reads in a container that holds a head). */
   readonly headRequests: number;
@@ -62,17 +78,37 @@ export interface SummaryReadStats {
   readonly headsReused: number;
 }
 
+/** One object as S3 gave it, unzipped. */
+interface Fetched {
+  readonly text: Buffer;
+  readonly etag: string | undefined;
+  readonly storedAtMs: number;
+  readonly head: string | undefined;
+}
+
 export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySource & {
   readHead(): Promise<ClusterSummaryHead | undefined>;
   stats(): SummaryReadStats;
 } {
-  const key = summaryObjectKey(options.cluster);
-  const where = `s3://${options.bucket}/${key}`;
+  const baseKey = summaryObjectKey(options.cluster);
+  const changesKey = summaryChangesObjectKey(options.cluster);
+  const at = (key: string) => `s3://${options.bucket}/${key}`;
+  /** The summary last read, with the object it came from (the changes object, or a base alone). */
   let last:
-    | { readonly etag: string; readonly summary: ClusterSummary; readonly head: string | undefined }
+    | {
+        readonly key: string;
+        readonly etag: string;
+        readonly summary: ClusterSummary;
+        readonly head: string | undefined;
+      }
     | undefined;
+  /** The last base read, parsed: the next changes naming it apply to it. */
+  let base: { readonly etag: string; readonly parts: SummaryParts } | undefined;
+  /** Whether this container has seen a changes object (then heads are judged by it). */
+  let changesSeen = false;
   let reads = 0;
   let downloads = 0;
+  let baseDownloads = 0;
   let bytesDownloaded = 0;
   let headRequests = 0;
   let headsReused = 0;
@@ -80,8 +116,16 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   let headInFlight: Promise<ClusterSummaryHead | undefined> | undefined;
   // A changed summary converts only the objects that changed since the last one.
   const conversions = makeSummaryConversions();
-  const readOnce = async (): Promise<ClusterSummary | undefined> => {
-    reads += 1;
+  const unreadable = (key: string) => (error: unknown) =>
+    error instanceof SummaryUnavailableError
+      ? error
+      : new SummaryUnavailableError(
+          `${at(key)} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+
+  /** The object at `key` unzipped; 'unchanged' on a 304, undefined when there is none. */
+  const fetch = async (key: string, ifNoneMatch?: string): Promise<Fetched | 'unchanged' | undefined> => {
     let body: Uint8Array;
     let etag: string | undefined;
     let storedAtMs: number | undefined;
@@ -91,7 +135,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
         new GetObjectCommand({
           Bucket: options.bucket,
           Key: key,
-          ...(last === undefined ? {} : { IfNoneMatch: last.etag }),
+          ...(ifNoneMatch === undefined ? {} : { IfNoneMatch: ifNoneMatch }),
         }),
       );
       etag = out.ETag;
@@ -102,7 +146,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
         // The body is left unread: the connection is closed, not drained.
         (out.Body as { destroy?: () => void } | undefined)?.destroy?.();
         throw new SummaryTooLargeError(
-          `s3://${options.bucket}/${key} is ${length ?? 'of unknown size'} bytes, over the ${options.limits.storedBytes} the stack's clusterSize allows`,
+          `${at(key)} is ${length ?? 'of unknown size'} bytes, over the ${options.limits.storedBytes} the stack's clusterSize allows`,
         );
       }
       body = (await out.Body?.transformToByteArray()) ?? new Uint8Array();
@@ -110,56 +154,100 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       if (error instanceof SummaryTooLargeError) throw error;
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       const name = (error as { name?: unknown }).name;
-      if ((status === 304 || name === 'NotModified') && last !== undefined) return last.summary;
+      if ((status === 304 || name === 'NotModified') && ifNoneMatch !== undefined) return 'unchanged';
       if (status === 404 || name === 'NoSuchKey') return undefined;
       throw new SummaryUnavailableError(
-        `s3://${options.bucket}/${key} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        `${at(key)} could not be read: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
     }
     downloads += 1;
     bytesDownloaded += body.length;
-    const unreadable = (error: unknown) =>
-      new SummaryUnavailableError(
-        `s3://${options.bucket}/${key} is not a cluster summary: ${error instanceof Error ? error.message : String(error)}`,
-        { cause: error },
-      );
     if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
-      throw new SummaryUnavailableError(`s3://${options.bucket}/${key} came without a LastModified time`);
+      throw new SummaryUnavailableError(`${at(key)} came without a LastModified time`);
     }
-    let text: Buffer;
     try {
       // Unzipped off the main thread: the invocation's other reads go on meanwhile. In chunks of
       // 4 MiB rather than zlib's 16 KiB, so a document of tens of MB comes back in a few callbacks
       // on the main thread instead of thousands.
-      text = await gunzipAsync(body, {
+      const text = await gunzipAsync(body, {
         maxOutputLength: options.limits.textBytes,
         chunkSize: UNZIP_CHUNK_BYTES,
       });
+      return { text, etag, storedAtMs, head };
     } catch (error) {
       if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new SummaryTooLargeError(
-          `s3://${options.bucket}/${key} unzips to more than the ${options.limits.textBytes} bytes the stack's clusterSize allows`,
+          `${at(key)} unzips to more than the ${options.limits.textBytes} bytes the stack's clusterSize allows`,
           { cause: error },
         );
       }
-      throw unreadable(error);
+      throw unreadable(key)(error);
     }
-    let summary: ClusterSummary;
+  };
+
+  /** The base document's parts, kept as the base for the changes that name its ETag. */
+  const readBase = (fetched: Fetched): SummaryParts => {
+    baseDownloads += 1;
+    let parts: SummaryParts;
     try {
-      summary = withPodErrorsAs(readSummaryDocument(text, conversions, options.limits), unreadable);
+      parts = parseSummaryDocument(fetched.text, options.limits);
     } catch (error) {
-      if (error instanceof SummaryUnavailableError) throw error;
-      throw unreadable(error);
+      throw unreadable(baseKey)(error);
     }
-    summary = datedByStore(summary, storedAtMs, `s3://${options.bucket}/${key}`);
+    base = fetched.etag === undefined ? undefined : { etag: fetched.etag, parts };
+    return parts;
+  };
+
+  /** The summary of `parts`, dated by the object it came from, kept as the last one read. */
+  const finish = (parts: SummaryParts, key: string, fetched: Fetched): ClusterSummary => {
+    let summary = withPodErrorsAs(summaryFromParts(parts, conversions), unreadable(key));
+    summary = datedByStore(summary, fetched.storedAtMs, at(key));
     if (summary.cluster !== options.cluster) {
       throw new SummaryUnavailableError(
-        `s3://${options.bucket}/${key} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
+        `${at(key)} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
       );
     }
-    if (etag !== undefined) last = { etag, summary, head };
+    if (fetched.etag !== undefined) last = { key, etag: fetched.etag, summary, head: fetched.head };
     return summary;
+  };
+
+  /** The base alone: with no changes object, or replaced since the changes read. */
+  const readBaseAlone = async (fetched?: Fetched): Promise<ClusterSummary | undefined> => {
+    const got = fetched ?? (await fetch(baseKey, last?.key === baseKey ? last.etag : undefined));
+    if (got === 'unchanged') return last?.summary;
+    if (got === undefined) return undefined;
+    return finish(readBase(got), baseKey, got);
+  };
+
+  const readOnce = async (): Promise<ClusterSummary | undefined> => {
+    reads += 1;
+    const fetched = await fetch(changesKey, last?.key === changesKey ? last.etag : undefined);
+    if (fetched === 'unchanged') return last?.summary;
+    if (fetched === undefined) return readBaseAlone();
+    changesSeen = true;
+    let changes: ReturnType<typeof parseSummaryChanges>;
+    try {
+      changes = parseSummaryChanges(parseSummaryJson(fetched.text.toString('utf8'), '(changes)'));
+    } catch (error) {
+      throw unreadable(changesKey)(error);
+    }
+    let parts = base?.etag === changes.base ? base.parts : undefined;
+    if (parts === undefined) {
+      const got = await fetch(baseKey);
+      if (got === undefined || got === 'unchanged') {
+        throw new SummaryUnavailableError(`${at(changesKey)} names a base that ${at(baseKey)} does not hold`);
+      }
+      parts = readBase(got);
+      // Written after the changes read (a new base is written before the changes that name it).
+      if (got.etag !== changes.base) return readBaseAlone(got);
+    }
+    try {
+      parts = applySummaryChanges(parts, changes, options.limits);
+    } catch (error) {
+      throw unreadable(changesKey)(error);
+    }
+    return finish(parts, changesKey, fetched);
   };
   const read = () => {
     inFlight ??= readOnce().finally(() => {
@@ -170,17 +258,18 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   /** The head held, when the object's metadata shows it unchanged; else the summary downloaded. */
   const readHeadOnce = async (): Promise<ClusterSummaryHead | undefined> => {
     const held = last;
-    if (held?.head === undefined) return read();
+    // Once changes were seen, only they tell whether a head is current (a base alone may be old).
+    if (held?.head === undefined || (changesSeen && held.key !== changesKey)) return read();
     headRequests += 1;
     let out: HeadObjectCommandOutput;
     try {
-      out = await options.s3.send(new HeadObjectCommand({ Bucket: options.bucket, Key: key }));
+      out = await options.s3.send(new HeadObjectCommand({ Bucket: options.bucket, Key: held.key }));
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       const name = (error as { name?: unknown }).name;
-      if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return undefined;
+      if (status === 404 || name === 'NotFound' || name === 'NoSuchKey') return read();
       throw new SummaryUnavailableError(
-        `${where} could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        `${at(held.key)} could not be read: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
     }
@@ -192,7 +281,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     if (metadata === undefined || metadata.head !== held.head) return read();
     const storedAtMs = out.LastModified?.getTime();
     if (storedAtMs === undefined || Number.isNaN(storedAtMs)) {
-      throw new SummaryUnavailableError(`${where} came without a LastModified time`);
+      throw new SummaryUnavailableError(`${at(held.key)} came without a LastModified time`);
     }
     headsReused += 1;
     const { cluster, nodeInfos, nodeClaims } = held.summary;
@@ -205,7 +294,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
         nodeClaims,
       },
       storedAtMs,
-      where,
+      at(held.key),
     );
   };
   return {
@@ -221,7 +310,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       });
       return headInFlight;
     },
-    stats: () => ({ reads, downloads, bytesDownloaded, headRequests, headsReused }),
+    stats: () => ({ reads, downloads, baseDownloads, bytesDownloaded, headRequests, headsReused }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeS3SummarySource } from '../../../shared/adapters/aws/summary-source.ts';
 import { encodeSummaryDocument, SummaryBuilder, summaryObjectKey } from '../../../shared/apis/index.ts';
 import { summaryObjectMetadata } from '../../../shared/apis/summary-metadata.ts';
@@ -11,23 +11,15 @@ import {
   SummaryUnavailableError,
 } from '../../../shared/ports/summary.ts';
 import { awsConfigAs, lambdaCredentials } from '../../harness/aws/identity.ts';
-import { deployStack, STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
+import { STACK_CLUSTER, STACK_NAMES } from '../../harness/aws/stack.ts';
 import { takeDenials } from '../../harness/iam-check.ts';
-import { type Moto, moto, resetMoto } from '../../harness/index.ts';
+import { useSummaryBucket } from './summary-bucket-fixture.ts';
 
 // The cluster summary as a Lambda reads it from the stack's bucket on moto, with the provisioner's
 // role (the IAM check holds each call to it); the object is put as the shim would, with its role.
 
-let server: Moto;
-
-beforeEach(async () => {
-  server = await moto();
-  await resetMoto(server);
-  await deployStack(server);
-});
-
-const s3As = (who: 'provisioner' | 'shim') =>
-  new S3Client({ ...awsConfigAs(server, who), forcePathStyle: true });
+const bucket = useSummaryBucket();
+const s3As = bucket.s3As;
 
 async function put(body: Buffer, metadata?: Record<string, string>): Promise<void> {
   await s3As('shim').send(
@@ -278,7 +270,7 @@ describe('the head of the cluster summary read from S3 (its Nodes and NodeClaims
     let as: 'provisioner' | 'shim' = 'provisioner';
     const summaries = makeS3SummarySource({
       s3: new S3Client({
-        ...awsConfigAs(server, 'provisioner'),
+        ...awsConfigAs(bucket.server(), 'provisioner'),
         // Expiring at once: the SDK asks for them again at every request.
         credentials: async () => ({ ...lambdaCredentials(as), expiration: new Date() }),
         forcePathStyle: true,
