@@ -37,6 +37,19 @@ export function makeSummaryConversions(): SummaryConversions {
   };
 }
 
+/** Each template's key (its JSON), made once per parsed template: a base's serve every read of it. */
+const templateKeys = new WeakMap<object, string>();
+
+function templateKey(template: unknown): string {
+  if (typeof template !== 'object' || template === null) return JSON.stringify(template);
+  let key = templateKeys.get(template);
+  if (key === undefined) {
+    key = JSON.stringify(template);
+    templateKeys.set(template, key);
+  }
+  return key;
+}
+
 /**
  * Same pod fields in two rows (rows hold strings, numbers and nulls, and a pod's resize, compared
  * as JSON); the first, the template's place in its document, may differ (the template's key is
@@ -270,7 +283,7 @@ export function summaryFromParts(
   const byNode = once((): PodsByNode => {
     const { templates, rows } = podPart();
     const reader = makePodReader(conversions.templates);
-    const keys = templates.map((t) => JSON.stringify(t));
+    const keys = templates.map(templateKey);
     const bound: { spec: { nodeName: string }; row: readonly unknown[] }[] = [];
     for (const row of rows) {
       if (!Array.isArray(row)) continue;
