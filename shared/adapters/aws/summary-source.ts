@@ -212,9 +212,9 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     return summary;
   };
 
-  /** The base alone: with no changes object, or replaced since the changes read. */
-  const readBaseAlone = async (fetched?: Fetched): Promise<ClusterSummary | undefined> => {
-    const got = fetched ?? (await fetch(baseKey, last?.key === baseKey ? last.etag : undefined));
+  /** The base alone, when there is no changes object. */
+  const readBaseAlone = async (): Promise<ClusterSummary | undefined> => {
+    const got = await fetch(baseKey, last?.key === baseKey ? last.etag : undefined);
     if (got === 'unchanged') return last?.summary;
     if (got === undefined) return undefined;
     return finish(readBase(got), baseKey, got);
@@ -240,7 +240,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       }
       parts = readBase(got);
       // Written after the changes read (a new base is written before the changes that name it).
-      if (got.etag !== changes.base) return readBaseAlone(got);
+      if (got.etag !== changes.base) return finish(parts, baseKey, got);
     }
     try {
       parts = applySummaryChanges(parts, changes, options.limits);

@@ -197,6 +197,8 @@ describe('the cluster summary published as a base and the changes since it', () 
     const summaries = source();
     const names = async () => readOf(await summaries.read()).nodes.map((n) => n.name);
     expect(await names()).toEqual(['elsewhere']);
+    // The changes and the other base, each downloaded once, the base parsed once.
+    expect(summaries.stats()).toMatchObject({ downloads: 2, baseDownloads: 1 });
     // The shim's changes still name its own base: the other base is all there is to read.
     builder.apply('pods', 'ADDED', pod('pod-more', 'node-0'));
     expect(await publish()).toMatchObject({ rebased: false });
