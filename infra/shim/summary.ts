@@ -7,9 +7,9 @@ import type { Logger } from '../../shared/runtime/logger.ts';
 import { makeSummaryPublisher, type StoreSummaryObject } from './summary-publish.ts';
 
 // The shim's cluster summary: one list and then a watch per kind (pods that have not finished,
-// Nodes, NodeClaims), applied event by event to a SummaryBuilder, and the document published (its
-// head and its pods, two lines of JSON, gzipped) a moment after something changed, and at least
-// every heartbeat so readers can tell it is alive. A watch that falls too far behind (410 Gone)
+// Nodes, NodeClaims), applied event by event to a SummaryBuilder, and published a moment after
+// something changed, and at least every heartbeat so readers can tell it is alive: mostly as the
+// changes since the last whole document, which is written again now and then (summary-publish.ts). A watch that falls too far behind (410 Gone)
 // lists again; every kind is also listed again now and then, and a relist that finds what the watch
 // missed says so in the log.
 //
