@@ -127,18 +127,19 @@ describe('a standalone NodeClaim', () => {
     expect(node.metadata?.labels).toMatchObject({ team: 'batch', [RUN_LABEL]: e2e.id });
     expect(node.metadata?.labels?.['karpenter.sh/nodepool']).toBeUndefined();
     expect(node.spec?.taints?.some((t) => t.key === 'karpenter.sh/unregistered')).not.toBe(true);
-    // Once registered, its instance is named after its node, as Karpenter's tagging names it.
+    // Once registered, its instance is named after its node, as Karpenter's tagging names it; the
+    // NodeClaim is marked tagged after the tags are written, so both are waited for.
     const nodeName = initialized.status.nodeName ?? '';
     await waitFor(
-      'the instance named after its node',
+      'the instance named after its node, and its NodeClaim marked tagged',
       async () => {
         const d = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
-        const name = d.Reservations?.[0]?.Instances?.[0]?.Tags?.find((t) => t.Key === 'Name')?.Value;
-        return name === nodeName ? true : undefined;
+        const tag = d.Reservations?.[0]?.Instances?.[0]?.Tags?.find((t) => t.Key === 'Name')?.Value;
+        const marked = (await cluster.nodeClaim(name))?.annotations['karpenter.k8s.aws/tagged'];
+        return tag === nodeName && marked === 'true' ? true : undefined;
       },
       { timeoutMs: 30_000 },
     );
-    expect((await cluster.nodeClaim(name))?.annotations['karpenter.k8s.aws/tagged']).toBe('true');
 
     // Garbage collection counts it as any NodeClaim's instance: nothing is collected.
     await asLambda(e2e.env.server, 'garbage-collector', () => e2e.garbageCollector().pass());
