@@ -12,7 +12,8 @@ import type {
 // How the shim publishes its summary: its whole document (the base) now and then, and at its fast
 // cadence the changes since that base (summary-changes.ts), which name the base by the ETag the
 // store gave it. A new base is written when the changes would be more than an eighth of the base's
-// text (they count from the base, so they grow until then), when no base was written yet, when the
+// text (they count from the base, so they grow until then), when a pod without a uid changed (a
+// reader finds pods by uid), when no base was written yet, when the
 // store gave the last one no ETag or a write of one failed (the object may hold it or not), and every
 // few minutes: another writer of the base (a second shim while a Deployment rolls) leaves changes
 // that name a base no longer there, which readers can only read as the other base alone, and it
@@ -111,8 +112,10 @@ export function makeSummaryPublisher(
       publishedAt,
       current,
     });
+    if (changes === undefined) return undefined;
     const text = JSON.stringify(changes);
-    if (!force && text.length > Math.max(REBASE_FLOOR_BYTES, from.textBytes * REBASE_SHARE)) return undefined;
+    const bytes = Buffer.byteLength(text);
+    if (!force && bytes > Math.max(REBASE_FLOOR_BYTES, from.textBytes * REBASE_SHARE)) return undefined;
     const { body } = await gzipPieces([text]);
     await store('changes', body, metadata);
     return body.length;

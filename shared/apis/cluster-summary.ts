@@ -156,10 +156,14 @@ export function parseSummaryJson(json: string, field: string): unknown {
   }
 }
 
-/** `from[field]` when it is a list, else a ValidationError. */
-export function summaryList(from: Readonly<Record<string, unknown>>, field: string): readonly unknown[] {
+/** `from[field]` when it is a list, else a ValidationError naming `path` (by default `field`). */
+export function summaryList(
+  from: Readonly<Record<string, unknown>>,
+  field: string,
+  path: string = field,
+): readonly unknown[] {
   const value = from[field];
-  if (!Array.isArray(value)) throw new ValidationError(SUMMARY_OBJECT, field, 'not a list');
+  if (!Array.isArray(value)) throw new ValidationError(SUMMARY_OBJECT, path, 'not a list');
   return value;
 }
 

@@ -82,8 +82,8 @@ export function applySummaryChanges(
     counts.nodeClaims,
   );
   const podChanges = changesOf(document, 'pods');
-  const changeTemplates = summaryList(podChanges, 'podTemplates');
-  const upserts = summaryList(podChanges, 'upserts');
+  const changeTemplates = summaryList(podChanges, 'podTemplates', 'pods.podTemplates');
+  const upserts = summaryList(podChanges, 'upserts', 'pods.upserts');
   const removals = keys(podChanges, 'pods.removals');
   let merged: { readonly templates: readonly unknown[]; readonly rows: readonly unknown[] } | undefined;
   return {
@@ -103,14 +103,28 @@ export function applySummaryChanges(
         if (!Array.isArray(row) || typeof uid !== 'string') {
           throw new ValidationError(SUMMARY_OBJECT, 'pods.upserts', 'a row without a uid');
         }
+        // An index outside the changes' templates reads as no template, as in a whole document.
         const template = row[0];
-        upserted.set(uid, typeof template === 'number' ? [template + offset, ...row.slice(1)] : row);
+        const index =
+          Number.isSafeInteger(template) &&
+          (template as number) >= 0 &&
+          (template as number) < changeTemplates.length
+            ? (template as number) + offset
+            : -1;
+        upserted.set(uid, [index, ...row.slice(1)]);
       }
+      // A pod upserted keeps its place, as it keeps it in the shim's builder; new ones come last.
       const out: unknown[] = [];
       for (const row of rows) {
         const uid = Array.isArray(row) ? row[2] : undefined;
-        if (typeof uid === 'string' && (removals.has(uid) || upserted.has(uid))) continue;
-        out.push(row);
+        if (typeof uid !== 'string') {
+          out.push(row);
+          continue;
+        }
+        if (removals.has(uid)) continue;
+        const replaced = upserted.get(uid);
+        out.push(replaced ?? row);
+        upserted.delete(uid);
       }
       for (const row of upserted.values()) out.push(row);
       if (out.length !== counts.pods) {
@@ -136,14 +150,14 @@ function changesOf(
 }
 
 function keys(from: Readonly<Record<string, unknown>>, field: string): ReadonlySet<string> {
-  const list = summaryList(from, 'removals');
+  const list = summaryList(from, 'removals', field);
   if (!list.every((key) => typeof key === 'string')) {
     throw new ValidationError(SUMMARY_OBJECT, field, 'not a list of keys');
   }
   return new Set(list as readonly string[]);
 }
 
-/** The base's objects less those removed or upserted, then the upserted ones. */
+/** The base's objects less those removed, those upserted in their place, then the new ones. */
 function mergeObjects(
   base: readonly unknown[],
   changes: Readonly<Record<string, unknown>>,
@@ -152,11 +166,14 @@ function mergeObjects(
 ): readonly unknown[] {
   const removals = keys(changes, `${kind}.removals`);
   const upserted = new Map<string, unknown>();
-  for (const object of summaryList(changes, 'upserts')) upserted.set(keyOf(object), object);
+  for (const object of summaryList(changes, 'upserts', `${kind}.upserts`))
+    upserted.set(keyOf(object), object);
   const out: unknown[] = [];
   for (const object of base) {
     const key = keyOf(object);
-    if (!removals.has(key) && !upserted.has(key)) out.push(object);
+    if (removals.has(key)) continue;
+    out.push(upserted.get(key) ?? object);
+    upserted.delete(key);
   }
   for (const object of upserted.values()) out.push(object);
   if (out.length !== count) {

@@ -64,19 +64,21 @@ export interface SummaryChangesAbout {
 /**
  * The changes from `base` (the snapshot taken with the base document) to `now`. An object kept as
  * the same value is unchanged (the builder replaces what changes); a pod relisted as a new value
- * with the same template and fields is unchanged too.
+ * with the same template and fields is unchanged too. Undefined when a pod that changed has no uid
+ * (a reader finds a pod's row by its uid): the caller then writes a new base.
  */
 export function summaryChanges(
   base: SummarySnapshot,
   now: SummarySnapshot,
   about: SummaryChangesAbout,
-): SummaryChanges {
+): SummaryChanges | undefined {
   const podTemplates: PodTemplate[] = [];
   const templateIndex = new Map<string, number>();
   const upserts: PodRow[] = [];
   for (const [key, pod] of now.pods) {
     const was = base.pods.get(key);
     if (was === pod || (was?.key === pod.key && sameInstance(was.instance, pod.instance))) continue;
+    if (!hasUid(pod.instance.uid)) return undefined;
     let index = templateIndex.get(pod.key);
     if (index === undefined) {
       index = podTemplates.length;
@@ -87,7 +89,9 @@ export function summaryChanges(
   }
   const removals: string[] = [];
   for (const [key, pod] of base.pods) {
-    if (!now.pods.has(key)) removals.push(typeof pod.instance.uid === 'string' ? pod.instance.uid : key);
+    if (now.pods.has(key)) continue;
+    if (!hasUid(pod.instance.uid)) return undefined;
+    removals.push(pod.instance.uid);
   }
   return {
     version: SUMMARY_CHANGES_VERSION,
@@ -108,4 +112,8 @@ function objectChanges(base: ReadonlyMap<string, unknown>, now: ReadonlyMap<stri
   const removals: string[] = [];
   for (const key of base.keys()) if (!now.has(key)) removals.push(key);
   return { upserts, removals };
+}
+
+function hasUid(uid: unknown): uid is string {
+  return typeof uid === 'string' && uid !== '';
 }

@@ -62,6 +62,8 @@ export interface S3SummarySourceOptions {
   readonly cluster: string;
   /** The most a summary may hold (summaryLimitsFor the stack's clusterSize). */
   readonly limits: SummaryLimits;
+  /** A changes object older than this is passed over for the base alone. @default 60_000 */
+  readonly changesStaleMs?: number;
 }
 
 /** What one container has read so far. */
@@ -77,6 +79,12 @@ export interface SummaryReadStats {
   /** Head reads served by the head held, nothing downloaded. */
   readonly headsReused: number;
 }
+
+/**
+ * A changes object older than this is passed over for the base alone: the shim rewrites it at least
+ * every heartbeat (15 s), so an older one is no longer written (a shim of an older version runs).
+ */
+const CHANGES_STALE_MS = 60_000;
 
 /** One object as S3 gave it, unzipped. */
 interface Fetched {
@@ -98,6 +106,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     | {
         readonly key: string;
         readonly etag: string;
+        readonly storedAtMs: number;
         readonly summary: ClusterSummary;
         readonly head: string | undefined;
       }
@@ -156,6 +165,9 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       const name = (error as { name?: unknown }).name;
       if ((status === 304 || name === 'NotModified') && ifNoneMatch !== undefined) return 'unchanged';
       if (status === 404 || name === 'NoSuchKey') return undefined;
+      // S3 answers 403 for a key that is not there to a role that may not list the bucket (the
+      // Lambdas may only get the two objects): for the changes object that is its absence.
+      if (key === changesKey && (status === 403 || name === 'AccessDenied')) return undefined;
       throw new SummaryUnavailableError(
         `${at(key)} could not be read: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
@@ -208,7 +220,9 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
         `${at(key)} is the summary of cluster "${summary.cluster}", not "${options.cluster}"`,
       );
     }
-    if (fetched.etag !== undefined) last = { key, etag: fetched.etag, summary, head: fetched.head };
+    if (fetched.etag !== undefined) {
+      last = { key, etag: fetched.etag, storedAtMs: fetched.storedAtMs, summary, head: fetched.head };
+    }
     return summary;
   };
 
@@ -223,8 +237,14 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
   const readOnce = async (): Promise<ClusterSummary | undefined> => {
     reads += 1;
     const fetched = await fetch(changesKey, last?.key === changesKey ? last.etag : undefined);
-    if (fetched === 'unchanged') return last?.summary;
-    if (fetched === undefined) return readBaseAlone();
+    // Changes no longer written (a shim of an older version writes only the base) are passed over.
+    const stale = (storedAtMs: number) =>
+      Date.now() - storedAtMs > (options.changesStaleMs ?? CHANGES_STALE_MS);
+    if (fetched === 'unchanged') {
+      if (last?.key === changesKey && stale(last.storedAtMs)) return readBaseAlone();
+      return last?.summary;
+    }
+    if (fetched === undefined || stale(fetched.storedAtMs)) return readBaseAlone();
     changesSeen = true;
     let changes: ReturnType<typeof parseSummaryChanges>;
     try {

@@ -209,6 +209,34 @@ describe('the cluster summary published as a base and the changes since it', () 
     expect(readOf(await summaries.read())).toEqual(whole(builder));
   });
 
+  it('passes over changes no longer written (a shim of an older version writes only the base) for the base alone', async () => {
+    const { publish } = shim(2, 1);
+    await publish();
+    const summaries = makeS3SummarySource({
+      s3: s3As('provisioner'),
+      bucket: STACK_NAMES.summaryBucket,
+      cluster: STACK_CLUSTER,
+      limits: LIMITS,
+      changesStaleMs: 1_000,
+    });
+    expect(readOf(await summaries.read()).nodes.map((n) => n.name)).toEqual(['node-0', 'node-1']);
+    // The older shim writes its whole document; the changes object stays as the new shim left it.
+    const older = new SummaryBuilder(STACK_CLUSTER);
+    older.apply('nodes', 'ADDED', node('from-the-older-shim'));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const at = new Date().toISOString();
+    await store(
+      'base',
+      gzipSync(encodeSummaryDocument(older.document(at, { pods: at, nodes: at, nodeClaims: at }))),
+      {},
+    );
+    const read = await summaries.read();
+    expect(readOf(read).nodes.map((n) => n.name)).toEqual(['from-the-older-shim']);
+    // Unchanged since: the changes are still passed over, the base is one conditional request.
+    expect(await summaries.read()).toBe(read);
+    expect(summaries.stats()).toMatchObject({ baseDownloads: 2 });
+  });
+
   it('is unavailable, saying why, when the changes name a base that is not there', async () => {
     const { publish } = shim(2, 1);
     await publish();

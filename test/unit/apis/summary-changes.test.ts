@@ -13,7 +13,7 @@ import {
   SummaryBuilder,
 } from '../../../shared/apis/index.ts';
 import { applySummaryChanges, parseSummaryChanges } from '../../../shared/apis/summary-apply.ts';
-import { summaryChanges } from '../../../shared/apis/summary-changes.ts';
+import { summaryChanges as changesOrUndefined } from '../../../shared/apis/summary-changes.ts';
 import { ValidationError } from '../../../shared/core/index.ts';
 import type { ClusterSummary } from '../../../shared/ports/summary.ts';
 import { SummaryTooLargeError } from '../../../shared/ports/summary.ts';
@@ -43,6 +43,13 @@ function apply(builder: SummaryBuilder, events: ChurnEvents) {
 function changesFrom(base: ReturnType<SummaryBuilder['snapshot']>, builder: SummaryBuilder) {
   const json = JSON.stringify(summaryChanges(base, builder.snapshot(), ABOUT));
   return parseSummaryChanges(parseSummaryJson(json, '(changes)'));
+}
+
+/** The changes, which these tests' pods (all with uids) always allow. */
+function summaryChanges(...args: Parameters<typeof changesOrUndefined>) {
+  const changes = changesOrUndefined(...args);
+  if (changes === undefined) throw new Error('changes refused for pods with uids');
+  return changes;
 }
 
 const byUid = <T extends { uid: string }>(xs: readonly T[]) =>
@@ -137,6 +144,22 @@ describe('the summary changes since a base document', () => {
     expect(some.pods.upserts.map((row) => row[2])).toEqual(['p3']);
     expect(some.pods.podTemplates).toHaveLength(1);
     expect(some.counts).toEqual({ pods: 2, nodes: 2, nodeClaims: 0 });
+  });
+
+  it('are not told when a pod without a uid changed (a reader finds pods by uid): a new base is due', () => {
+    const builder = new SummaryBuilder('prod');
+    const pod = (phase: string) => ({
+      metadata: { name: 'no-uid', namespace: 'apps' },
+      spec: { nodeName: 'a', containers: [{ name: 'app', image: 'app' }] },
+      status: { phase },
+    });
+    builder.apply('pods', 'ADDED', pod('Pending'));
+    const snapshot = builder.snapshot();
+    expect(changesOrUndefined(snapshot, builder.snapshot(), ABOUT)).toBeDefined();
+    builder.apply('pods', 'MODIFIED', pod('Running'));
+    expect(changesOrUndefined(snapshot, builder.snapshot(), ABOUT)).toBeUndefined();
+    builder.apply('pods', 'DELETED', pod('Running'));
+    expect(changesOrUndefined(snapshot, builder.snapshot(), ABOUT)).toBeUndefined();
   });
 
   it('are refused when they are of another version, name no base, or count what they do not hold', () => {
