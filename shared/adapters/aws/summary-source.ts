@@ -226,7 +226,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     return summary;
   };
 
-  /** The base alone, when there is no changes object. */
+  /** The base alone: no changes object, or changes no longer written. */
   const readBaseAlone = async (): Promise<ClusterSummary | undefined> => {
     const got = await fetch(baseKey, last?.key === baseKey ? last.etag : undefined);
     if (got === 'unchanged') return last?.summary;
