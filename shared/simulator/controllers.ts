@@ -107,6 +107,8 @@ export interface Controllers {
   controllersPass(now: Date): Promise<LifecycleResult>;
   /** The instants the controllers have work due: sleeps ending, queued requests, the next sweep. */
   wakeTimes(): readonly number[];
+  /** With these pods pending and nothing changing, the provisioner's next run (its trigger's). */
+  provisionerNextRunMs(pendingUids: readonly string[]): number | 'news';
   /** Per pod uid, why the provisioner last left it without a node. */
   readonly lastReasons: ReadonlyMap<string, readonly string[]>;
   /** Per NodeClaim, why the lifecycle deleted it. */
@@ -388,6 +390,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
       if (terminating) due.push(lastSweepMs + TERMINATION_SWEEP_MS);
       return due;
     },
+    provisionerNextRunMs: (pendingUids) => trigger.nextRunMs(pendingUids),
     lastReasons,
     claimDeleteReasons,
     disrupted,

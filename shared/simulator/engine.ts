@@ -23,7 +23,7 @@ import type { Scenario } from './scenario.ts';
 import { makeShadow } from './shadow.ts';
 import { makeSpecChanges } from './spec-changes.ts';
 import { makeVirtualTimers } from './virtual-timers.ts';
-import { isActive, makeWorkloads, rawPods } from './workloads.ts';
+import { isActive, makeWorkloads, rawPods, uidOf } from './workloads.ts';
 
 // The simulator: Flotilla's controllers (controllers.ts: the Lambdas' use cases and drivers —
 // interruption handling, node termination, provisioner, NodeClaim lifecycle, disruption) run
@@ -280,25 +280,39 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
     }
   }
 
-  /** Nothing is moving: no pod waits, no instance boots, no pod terminates, no event waits. */
-  function idle(): boolean {
-    if (inbox.length > 0) return false;
+  /**
+   * Nothing is moving: no event waits, no pod terminates, no instance boots, and every pod still
+   * waiting was left there by kube-scheduler and is known to the provisioner (the live one and a
+   * shadow's), which looks at them again on its schedule, with nothing changed by the controllers
+   * since the world's step (a launch, say). Returns the instants the waiting pods bring (those
+   * schedules), or undefined when something is moving.
+   */
+  function idle(controllersChanged: boolean): readonly number[] | undefined {
+    if (inbox.length > 0) return undefined;
     const pods = rawPods(cluster);
-    if (pods.some((p) => isActive(p) && !p.spec?.nodeName)) return false;
-    if (pods.some((p) => p.metadata?.deletionTimestamp !== undefined)) return false;
-    if ([...sampler.live.values()].some((i) => !kube.registered(i.providerId))) return false;
-    return true;
+    if (pods.some((p) => p.metadata?.deletionTimestamp !== undefined)) return undefined;
+    if ([...sampler.live.values()].some((i) => !kube.registered(i.providerId))) return undefined;
+    const waiting = pods.flatMap((p) => (isActive(p) && !p.spec?.nodeName ? [uidOf(p)] : []));
+    if (waiting.length === 0) return [];
+    if (controllersChanged) return undefined;
+    const runs = [
+      controllers.provisionerNextRunMs(waiting),
+      ...(shadow === undefined ? [] : [shadow.provisionerNextRunMs(waiting)]),
+    ];
+    return runs.every((r) => r !== 'news') ? runs : undefined;
   }
 
   /**
    * The next instant something is due when idle: an event, a scale step, a job, a controller's
-   * schedule or queued work, the end. Work due now or overdue is due at the next tick. Samples are
-   * not in it: they observe the world and never decide when it moves.
+   * schedule or queued work, the provisioner's look at waiting pods, the end. Work due now or
+   * overdue is due at the next tick. Samples are not in it: they observe the world and never
+   * decide when it moves.
    */
-  function nextWakeMs(): number {
+  function nextWakeMs(waitingPodsDue: readonly number[]): number {
     const next = nowMs() + TICK_MS;
     const due = [
       endMs,
+      ...waitingPodsDue,
       ...ec2.wakeTimes(),
       ...changes.wakeTimes(),
       ...failures.wakeTimes(),
@@ -312,11 +326,13 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
   async function run(): Promise<SimulationRecord> {
     while (nowMs() < endMs) {
       await stepWorld();
+      const worldRevision = cluster.revision();
       // The shadow decides first, at the tick's instant: the live side's calls take virtual time.
       if (shadow !== undefined) await timers.drive(shadow.run(clock.now()));
       for (const controller of controllers.all) await timers.drive(controller.run(clock.now()));
-      if (idle()) {
-        const wakeMs = nextWakeMs();
+      const waitingPodsDue = idle(cluster.revision() !== worldRevision);
+      if (waitingPodsDue !== undefined) {
+        const wakeMs = nextWakeMs(waitingPodsDue);
         // Nothing moves until then: the samples due meanwhile see the world as it is now.
         sampler.take(wakeMs - 1);
         clock.set(new Date(wakeMs));

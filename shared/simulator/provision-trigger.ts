@@ -17,6 +17,11 @@ export interface ProvisionTrigger {
     before: readonly { readonly uid: string }[],
     after: readonly { readonly uid: string }[],
   ): void;
+  /**
+   * With these pods pending and nothing else changing, when a run is next due: `news` when one of
+   * them is not known yet (due at once), else the schedule's next look.
+   */
+  nextRunMs(pendingUids: readonly string[]): number | 'news';
 }
 
 export function makeProvisionTrigger(): ProvisionTrigger {
@@ -31,6 +36,9 @@ export function makeProvisionTrigger(): ProvisionTrigger {
     ran(nowMs, before, after) {
       lastRunMs = nowMs;
       seen = new Set([...after, ...before].map((p) => p.uid));
+    },
+    nextRunMs(pendingUids) {
+      return pendingUids.every((uid) => seen.has(uid)) ? lastRunMs + PROVISION_SCHEDULE_MS : 'news';
     },
   };
 }

@@ -40,6 +40,8 @@ export interface ShadowOptions {
 export interface SimShadow {
   /** The shadow's controllers due at `now`, run after the live controllers of the same tick. */
   run(now: Date): Promise<void>;
+  /** With these pods pending and nothing changing, its provisioner's next run (its trigger's). */
+  provisionerNextRunMs(pendingUids: readonly string[]): number | 'news';
   /** Its lines so far, as JSON objects (every one `shadow: true`, with its virtual `time`). */
   readonly lines: readonly Readonly<Record<string, unknown>>[];
   /** What its lines add up to against the live side (compareShadow over them). */
@@ -102,6 +104,7 @@ export function makeShadow(options: ShadowOptions): SimShadow {
       await runProvisioner(provisioner, `shadow-${++provisionRuns}`);
       trigger.ran(now.getTime(), pending, (await cluster.provisionablePods()).items);
     },
+    provisionerNextRunMs: (pendingUids) => trigger.nextRunMs(pendingUids),
     lines,
     comparison: () => compareShadow(lines),
   };

@@ -10,6 +10,8 @@ import { loadScenario } from '../../../shared/simulator/scenario.ts';
 
 const examples = path.resolve(import.meta.dirname, '../../../examples');
 const at = (iso: string) => Date.parse(iso);
+/** Two runs of half a day of virtual time on a busy machine: a limit for a hang, not a measure of speed. */
+const HANG_LIMIT_MS = 240_000;
 
 describe('the night-window example', () => {
   const explained: string[] = [];
@@ -28,47 +30,55 @@ describe('the night-window example', () => {
   );
   const full = simulate(scenario);
 
-  it('launches nothing between 20:00 CET and 07:00 CEST, and the waiting pods at 07:00 CEST', async () => {
-    const r = await full;
-    const times = r.launches.map((l) => l.atMs);
-    expect(times.filter((t) => t < at('2026-03-28T19:00:00Z'))).toHaveLength(2);
-    expect(times.filter((t) => t >= at('2026-03-28T19:00:00Z') && t < at('2026-03-29T05:00:00Z'))).toEqual(
-      [],
-    );
-    const morning = times.filter((t) => t >= at('2026-03-29T05:00:00Z'));
-    expect(morning).toHaveLength(4);
-    for (const t of morning) expect(t).toBeLessThan(at('2026-03-29T05:00:30Z'));
-    expect(r.samples.at(-1)).toMatchObject({ pendingPods: 0, runningPods: 6 });
-    // While the window holds the pool, its running nodes are still priced at their offerings.
-    const night = r.decisions.filter(
-      (d) =>
-        d['decision'] === 'observe' &&
-        Number(d['atMs']) > at('2026-03-28T23:00:00Z') &&
-        Number(d['atMs']) < at('2026-03-29T04:00:00Z'),
-    );
-    expect(night.length).toBeGreaterThan(0);
-    const price = r.launches[0]?.pricePerHour ?? 0;
-    for (const d of night) {
-      const web = (d['nodePools'] as Record<string, { pricePerHour: number; unpricedNodeClaims?: number }>)[
-        'web'
-      ];
-      expect(web?.pricePerHour).toBeCloseTo(2 * price, 6);
-      expect(web?.unpricedNodeClaims).toBeUndefined();
-    }
-  });
-
-  it('tells the waiting pods which schedule holds them and until when', async () => {
-    const r = await full;
-    const told = r.decisions.filter((d) => d['decision'] === 'unschedulable');
-    expect(told.length).toBeGreaterThan(0);
-    for (const d of told) {
-      expect(d['reason']).toBe(
-        'no NodePool can launch now; nodePool web: schedule "nightly" holds no new nodes until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
+  it(
+    'launches nothing between 20:00 CET and 07:00 CEST, and the waiting pods at 07:00 CEST',
+    async () => {
+      const r = await full;
+      const times = r.launches.map((l) => l.atMs);
+      expect(times.filter((t) => t < at('2026-03-28T19:00:00Z'))).toHaveLength(2);
+      expect(times.filter((t) => t >= at('2026-03-28T19:00:00Z') && t < at('2026-03-29T05:00:00Z'))).toEqual(
+        [],
       );
-    }
-    await record;
-    expect(explained[0]).toContain(
-      '\n  - a schedule of the NodePool holds its launches: nodePool web: schedule "nightly" holds no new nodes until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
-    );
-  });
+      const morning = times.filter((t) => t >= at('2026-03-29T05:00:00Z'));
+      expect(morning).toHaveLength(4);
+      for (const t of morning) expect(t).toBeLessThan(at('2026-03-29T05:00:30Z'));
+      expect(r.samples.at(-1)).toMatchObject({ pendingPods: 0, runningPods: 6 });
+      // While the window holds the pool, its running nodes are still priced at their offerings.
+      const night = r.decisions.filter(
+        (d) =>
+          d['decision'] === 'observe' &&
+          Number(d['atMs']) > at('2026-03-28T23:00:00Z') &&
+          Number(d['atMs']) < at('2026-03-29T04:00:00Z'),
+      );
+      expect(night.length).toBeGreaterThan(0);
+      const price = r.launches[0]?.pricePerHour ?? 0;
+      for (const d of night) {
+        const web = (d['nodePools'] as Record<string, { pricePerHour: number; unpricedNodeClaims?: number }>)[
+          'web'
+        ];
+        expect(web?.pricePerHour).toBeCloseTo(2 * price, 6);
+        expect(web?.unpricedNodeClaims).toBeUndefined();
+      }
+    },
+    HANG_LIMIT_MS,
+  );
+
+  it(
+    'tells the waiting pods which schedule holds them and until when',
+    async () => {
+      const r = await full;
+      const told = r.decisions.filter((d) => d['decision'] === 'unschedulable');
+      expect(told.length).toBeGreaterThan(0);
+      for (const d of told) {
+        expect(d['reason']).toBe(
+          'no NodePool can launch now; nodePool web: schedule "nightly" holds no new nodes until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
+        );
+      }
+      await record;
+      expect(explained[0]).toContain(
+        '\n  - a schedule of the NodePool holds its launches: nodePool web: schedule "nightly" holds no new nodes until 2026-03-29T05:00:00Z (07:00 Europe/Berlin)',
+      );
+    },
+    HANG_LIMIT_MS,
+  );
 });
