@@ -44,6 +44,20 @@ interface Place {
   readonly offering: Offering & { readonly reservationId: string };
 }
 
+/** Whether a list of instance types offers any capacity reservation, kept per list. */
+const reservationsOffered = new WeakMap<readonly InstanceType[], boolean>();
+
+function offersReservations(types: readonly InstanceType[]): boolean {
+  let offered = reservationsOffered.get(types);
+  if (offered === undefined) {
+    offered = types.some((t) =>
+      t.offerings.some((o) => o.capacityType === 'reserved' && o.reservationId !== undefined),
+    );
+    reservationsOffered.set(types, offered);
+  }
+  return offered;
+}
+
 /**
  * Gives each planned NodeClaim, in plan order, a place in the cheapest capacity reservation it is
  * compatible with that still has room (its offering's `reservationCapacity` less the NodeClaims
@@ -58,12 +72,9 @@ export function assignReservations(
   instanceTypes: ReadonlyMap<string, readonly InstanceType[]>,
   mode: ReservedOfferingMode,
 ): ReservationResult {
-  const anyReserved = [...instanceTypes.values()].some((types) =>
-    types.some((t) =>
-      t.offerings.some((o) => o.capacityType === 'reserved' && o.reservationId !== undefined),
-    ),
-  );
-  if (!anyReserved) return { nodeClaims: plans, unschedulable: [] };
+  if (plans.length === 0 || ![...instanceTypes.values()].some(offersReservations)) {
+    return { nodeClaims: plans, unschedulable: [] };
+  }
   const byClass = new Map(
     [...instanceTypes].map(([name, types]) => [name, new Map(types.map((t) => [t.name, t]))]),
   );
