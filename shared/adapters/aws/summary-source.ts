@@ -38,7 +38,8 @@ import {
 // read alone (it is newer than they are); without a changes object (an older shim), the base is
 // read alone too. A warm container keeps the last summary it read with its object's ETag and asks
 // S3 only whether it changed (If-None-Match), so an unchanged summary costs one small request and
-// no conversion. A document's pods are parsed only when a read needs them, and a failure then is
+// no conversion; so does a base held that the changes do not name (another writer's, while it
+// stands). A document's pods are parsed only when a read needs them, and a failure then is
 // the same SummaryUnavailableError as one now.
 // A read of the head alone (Nodes and NodeClaims) asks S3 for the object's metadata first: when
 // the shim's head generation there is the one of the head the container holds
@@ -86,12 +87,16 @@ export interface SummaryReadStats {
  */
 const CHANGES_STALE_MS = 60_000;
 
-/** One object as S3 gave it, unzipped. */
-interface Fetched {
-  readonly text: Buffer;
+/** What S3 says of an object it sent: its ETag, when it stored it, the shim's head generation. */
+interface Stored {
   readonly etag: string | undefined;
   readonly storedAtMs: number;
   readonly head: string | undefined;
+}
+
+/** One object as S3 gave it, unzipped. */
+interface Fetched extends Stored {
+  readonly text: Buffer;
 }
 
 export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySource & {
@@ -112,7 +117,7 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
       }
     | undefined;
   /** The last base read, parsed: the next changes naming it apply to it. */
-  let base: { readonly etag: string; readonly parts: SummaryParts } | undefined;
+  let base: { readonly etag: string; readonly parts: SummaryParts; readonly stored: Stored } | undefined;
   /** Whether this container has seen a changes object (then heads are judged by it). */
   let changesSeen = false;
   let reads = 0;
@@ -207,12 +212,13 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     } catch (error) {
       throw unreadable(baseKey)(error);
     }
-    base = fetched.etag === undefined ? undefined : { etag: fetched.etag, parts };
+    const { etag, storedAtMs, head } = fetched;
+    base = etag === undefined ? undefined : { etag, parts, stored: { etag, storedAtMs, head } };
     return parts;
   };
 
   /** The summary of `parts`, dated by the object it came from, kept as the last one read. */
-  const finish = (parts: SummaryParts, key: string, fetched: Fetched): ClusterSummary => {
+  const finish = (parts: SummaryParts, key: string, fetched: Stored): ClusterSummary => {
     let summary = withPodErrorsAs(summaryFromParts(parts, conversions), unreadable(key));
     summary = datedByStore(summary, fetched.storedAtMs, at(key));
     if (summary.cluster !== options.cluster) {
@@ -254,7 +260,14 @@ export function makeS3SummarySource(options: S3SummarySourceOptions): SummarySou
     }
     let parts = base?.etag === changes.base ? base.parts : undefined;
     if (parts === undefined) {
-      const got = await fetch(baseKey);
+      // The base held is not the one the changes name. S3 holds a newer base, or still the one
+      // held (another writer's, while it stands), which it need not send again.
+      const held = base;
+      const got = await fetch(baseKey, held?.etag);
+      if (got === 'unchanged' && held !== undefined) {
+        if (last?.key === baseKey && last.etag === held.etag) return last.summary;
+        return finish(held.parts, baseKey, held.stored);
+      }
       if (got === undefined || got === 'unchanged') {
         throw new SummaryUnavailableError(`${at(changesKey)} names a base that ${at(baseKey)} does not hold`);
       }

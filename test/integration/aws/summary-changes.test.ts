@@ -203,6 +203,8 @@ describe('the cluster summary published as a base and the changes since it', () 
     builder.apply('pods', 'ADDED', pod('pod-more', 'node-0'));
     expect(await publish()).toMatchObject({ rebased: false });
     expect(await names()).toEqual(['elsewhere']);
+    // The new changes are downloaded; the other base, still there, is not sent again.
+    expect(summaries.stats()).toMatchObject({ downloads: 3, baseDownloads: 1 });
     // Five minutes on, the shim writes its base again, and the container reads the shim's state.
     nowMs += 5 * 60_000;
     expect(await publish()).toMatchObject({ rebased: true });
