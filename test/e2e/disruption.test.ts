@@ -213,6 +213,15 @@ describe('disruption end to end (moto + kube-apiserver + kube-scheduler, the Lam
       claims,
       JSON.stringify(logLines.filter((l) => JSON.stringify(l).includes(pool)).slice(0, 40)),
     ).toHaveLength(2);
+    // A pass has seen each node's pods (its lastPodEventTime is set). Passes see the pods there as
+    // they read: a node whose pods came and went between two passes would count from its
+    // initialization (README, differences from Karpenter).
+    await waitFor(
+      'a pass to see the pods on their nodes',
+      async () =>
+        (await e2e.nodeClaimsOf(pool)).every((c) => c.status.lastPodEventMs !== undefined) ? true : undefined,
+      { timeoutMs: 60_000 },
+    );
 
     // Before the scale request: the pods cannot leave earlier (taken after, a slow answer moved the
     // bound past their leaving, and a command 10 s after it looked early).
