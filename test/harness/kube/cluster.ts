@@ -57,7 +57,13 @@ export interface KubeCluster {
  * healthy and the `default` ServiceAccount exists (so pods can be created). It takes
  * seconds: the global setup built the binaries before any test file ran (binaries.ts).
  */
-export async function startKube(runDir: string): Promise<KubeCluster> {
+export async function startKube(
+  runDir: string,
+  options: {
+    /** More flags for kube-controller-manager (the scale bench's, which plays thousands of kubelets). */
+    readonly controllerManagerArgs?: readonly string[];
+  } = {},
+): Promise<KubeCluster> {
   const began = Date.now();
   const dir = path.join(runDir, 'kube');
   const logDir = path.join(runDir, 'logs');
@@ -166,6 +172,7 @@ export async function startKube(runDir: string): Promise<KubeCluster> {
     '--use-service-account-credentials=false',
     '--controllers=*',
     '--v=1',
+    ...(options.controllerManagerArgs ?? []),
   ]);
   const scheduler = startDaemon(runDir, 'kube-scheduler', bins.kubeScheduler, [
     ...componentArgs,
