@@ -114,26 +114,17 @@ export function applySummaryChanges(
         upserted.set(uid, [index, ...row.slice(1)]);
       }
       // A pod upserted keeps its place, as it keeps it in the shim's builder; new ones come last.
-      const out: unknown[] = [];
-      for (const row of rows) {
-        const uid = Array.isArray(row) ? row[2] : undefined;
-        if (typeof uid !== 'string') {
-          out.push(row);
-          continue;
-        }
-        if (removals.has(uid)) continue;
-        const replaced = upserted.get(uid);
-        out.push(replaced ?? row);
-        upserted.delete(uid);
-      }
-      for (const row of upserted.values()) out.push(row);
-      if (out.length !== counts.pods) {
-        throw new ValidationError(
-          SUMMARY_OBJECT,
-          'pods',
-          `${out.length} pods where the changes count ${counts.pods}`,
-        );
-      }
+      const out = mergeInPlace(
+        rows,
+        (row) => {
+          const uid = Array.isArray(row) ? row[2] : undefined;
+          return typeof uid === 'string' ? uid : undefined;
+        },
+        removals,
+        upserted,
+        'pods',
+        counts.pods,
+      );
       merged = { templates: [...templates, ...changeTemplates], rows: out };
       return merged;
     },
@@ -168,16 +159,40 @@ function mergeObjects(
   const upserted = new Map<string, unknown>();
   for (const object of summaryList(changes, 'upserts', `${kind}.upserts`))
     upserted.set(keyOf(object), object);
-  const out: unknown[] = [];
-  for (const object of base) {
-    const key = keyOf(object);
+  return mergeInPlace(base, keyOf, removals, upserted, kind, count);
+}
+
+/**
+ * `base` less the items removed, each upserted one in its place, then the new ones (`upserted` is
+ * emptied of those placed); an item without a key is kept.
+ * @throws ValidationError when the result is not `count` items long.
+ */
+function mergeInPlace<T>(
+  base: readonly T[],
+  keyOfItem: (item: T) => string | undefined,
+  removals: ReadonlySet<string>,
+  upserted: Map<string, T>,
+  field: string,
+  count: number,
+): T[] {
+  const out: T[] = [];
+  for (const item of base) {
+    const key = keyOfItem(item);
+    if (key === undefined) {
+      out.push(item);
+      continue;
+    }
     if (removals.has(key)) continue;
-    out.push(upserted.get(key) ?? object);
+    out.push(upserted.get(key) ?? item);
     upserted.delete(key);
   }
-  for (const object of upserted.values()) out.push(object);
+  for (const item of upserted.values()) out.push(item);
   if (out.length !== count) {
-    throw new ValidationError(SUMMARY_OBJECT, kind, `${out.length} ${kind} where the changes count ${count}`);
+    throw new ValidationError(
+      SUMMARY_OBJECT,
+      field,
+      `${out.length} ${field} where the changes count ${count}`,
+    );
   }
   return out;
 }
