@@ -5,6 +5,7 @@ import { makeAlarmReader } from '../../shared/adapters/aws/alarms.ts';
 import { ROLLOUT_ALARMS_ANNOTATION } from '../../shared/usecases/disruption/rollout-alarms.ts';
 import { awsConfigAs } from '../harness/aws/identity.ts';
 import { awsClientConfig } from '../harness/index.ts';
+import { waitFor } from '../harness/proc.ts';
 import { disruptionLambdaPass, relabelNodePool } from './disruption-lambda.ts';
 import { ProvisionerE2E } from './provisioner-fixture.ts';
 
@@ -92,6 +93,20 @@ describe('rollouts that stop on a CloudWatch alarm', () => {
     ]);
 
     await setAlarm('OK');
+    // Its node initialized (the lifecycle's loop takes the taints' leaving): a pass leaves a node
+    // not yet initialized alone, alarm or not.
+    await waitFor(
+      'the drifted NodeClaim initialized',
+      async () =>
+        (await e2e.env.cluster.nodeClaims()).items.some(
+          (c) =>
+            c.nodePoolName === pool &&
+            c.status.conditions.some((x) => x.type === 'Initialized' && x.status === 'True'),
+        )
+          ? true
+          : undefined,
+      { timeoutMs: 60_000 },
+    );
     const resumed = await pass('resumed');
     // On a failure, say what the pass did and logged (a skipped pass, a blocked node).
     const passLines = () =>
