@@ -12,7 +12,7 @@ import {
 } from './instance-type-filter.ts';
 import type { Limits } from './limits.ts';
 import { Bin, compareStrings, fnv1a, type Template } from './model.ts';
-import { type Fill, fillType, type Packing, type PackShape, unexhausted } from './repack-fill.ts';
+import { type Fill, fillType, type Packing, type PackShape, prefixMax, unexhausted } from './repack-fill.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
 
 /** How many instance types, best first by cost per unit of remaining demand, are tried per node. */
@@ -262,7 +262,7 @@ function repack(
   // How a type fills from an anchor does not depend on the demand left, only on which shapes are
   // still available: a fill that never ran out of any shape is the same while that stays so.
   const fills = new Map<number, Fill>();
-  const packing: Packing = { shapes, priced, size, fill, order };
+  const packing: Packing = { shapes, priced, size, fill, order, prefixMax: prefixMax(priced, size) };
   while (left > 0) {
     const anchor = order.find((s) => (avail[s] as number) > 0) as number;
     const anchorVec = (shapes[anchor] as PackShape).vec;

@@ -143,12 +143,16 @@ export function commitClaim(state: SolveState, pod: Pod, ec: Effective, probe: P
   const max = bin.maxAlloc;
   let lost = 0;
   const types = bin.types;
-  for (let k = 0; k < types.length; k++) {
-    const t = types[k] as TType;
-    if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) kept?.push(t);
-    else {
-      kept ??= types.slice(0, k);
-      if (max !== undefined) lost |= attained(t.alloc, max);
+  // When the pod fits the smallest allocatable of the list and its requirements add nothing,
+  // every type keeps it: the list is not walked.
+  if (f !== undefined || !fits(bin.used, shape.vec, smallestAlloc(state, types))) {
+    for (let k = 0; k < types.length; k++) {
+      const t = types[k] as TType;
+      if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) kept?.push(t);
+      else {
+        kept ??= types.slice(0, k);
+        if (max !== undefined) lost |= attained(t.alloc, max);
+      }
     }
   }
   let next: readonly TType[] = kept ?? types;
@@ -209,6 +213,19 @@ function largestAlloc(state: SolveState, types: readonly TType[]): Vec {
     state.largestAllocs.set(types, max);
   }
   return new Float64Array(max);
+}
+
+/** The smallest allocatable of `types` per dimension (memoised per list; not to be changed). */
+function smallestAlloc(state: SolveState, types: readonly TType[]): Vec {
+  let min = state.smallestAllocs.get(types);
+  if (min === undefined) {
+    min = new Float64Array(state.dims.names.length).fill(Number.POSITIVE_INFINITY);
+    for (const t of types)
+      for (let i = 0; i < min.length; i++)
+        if ((t.alloc[i] as number) < (min[i] as number)) min[i] = t.alloc[i] as number;
+    state.smallestAllocs.set(types, min);
+  }
+  return min;
 }
 
 /** Bit i set when `alloc` equals `max` in dimension i (all bits past 31 dimensions). */

@@ -11,6 +11,21 @@ export interface Packing {
   readonly fill: 'largest' | 'aligned';
   /** Shape indices, largest first (ties: lower index first). */
   readonly order: readonly number[];
+  /** Per `priced` index k, the largest allocatable of `priced[0..k]` per dimension (see prefixMax). */
+  readonly prefixMax: readonly Vec[];
+}
+
+/** For each k, the largest allocatable of `priced[0..k]` per dimension. */
+export function prefixMax(priced: readonly { readonly t: TType }[], size: number): Vec[] {
+  const out: Vec[] = [];
+  let running = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
+  for (const { t } of priced) {
+    const next = new Float64Array(running);
+    for (let d = 0; d < size; d++) if ((t.alloc[d] as number) > (next[d] as number)) next[d] = t.alloc[d] as number;
+    out.push(next);
+    running = next;
+  }
+  return out;
 }
 
 export interface PackShape {
@@ -57,10 +72,18 @@ export function fillType(p: Packing, index: number, anchor: number, avail: reado
   take(node, (shapes[anchor] as PackShape).vec, anchor, 1);
   if (p.fill === 'largest') fillLargest(p, node, avail);
   else fillAligned(p, node, avail, t.alloc);
-  // The cheapest type that still fits: types before `index` are cheaper (or equal).
+  // The cheapest type that still fits: types before `index` are cheaper (or equal). None before
+  // the first k whose prefix maximum holds the node can (binary search: the maxima only grow).
   const zero = new Float64Array(size);
   let shrunk = priced[index] as { t: TType; price: number };
-  for (let k = 0; k < index; k++) {
+  let lo = 0;
+  let hi = index;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (fits(node.used, zero, p.prefixMax[mid] as Vec)) hi = mid;
+    else lo = mid + 1;
+  }
+  for (let k = lo; k < index; k++) {
     const x = priced[k] as { t: TType; price: number };
     if (fits(node.used, zero, x.t.alloc)) {
       shrunk = x;
