@@ -1,6 +1,6 @@
 import { AffinityPartners } from './scheduling/affinity-partners.ts';
 import { attempt } from './scheduling/attempt.ts';
-import { type CandidateCache, planNodeClaim } from './scheduling/claim-plan.ts';
+import { PlanCache, planNodeClaim } from './scheduling/claim-plan.ts';
 import { addExistingBins, placeNominated } from './scheduling/existing-bins.ts';
 import { HeadroomIndex } from './scheduling/headroom.ts';
 import { improveClaims } from './scheduling/improve.ts';
@@ -141,9 +141,9 @@ function solveOnce(
           nowMs: input.nowMs,
         });
   state.limits.finish(claims);
-  const candidateCache: CandidateCache = new WeakMap();
+  const planCache = new PlanCache();
   const reserved = assignReservations(
-    claims.map((c) => planNodeClaim(c, dims, state.maxTypes, candidateCache)),
+    claims.map((c) => planNodeClaim(c, dims, state.maxTypes, planCache)),
     input.instanceTypes,
     input.options?.reservedOfferingMode ?? 'strict',
   );
