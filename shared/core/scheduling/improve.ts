@@ -12,7 +12,14 @@ import {
 } from './instance-type-filter.ts';
 import type { Limits } from './limits.ts';
 import { Bin, compareStrings, fnv1a, type Template } from './model.ts';
-import { type Fill, fillType, type Packing, type PackShape, prefixMax, unexhausted } from './repack-fill.ts';
+import {
+  type Fill,
+  fillType,
+  type Packing,
+  type PackShape,
+  prefixMax,
+  stillAvailable,
+} from './repack-fill.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
 
 /** How many instance types, best first by cost per unit of remaining demand, are tried per node. */
@@ -259,8 +266,8 @@ function repack(
   for (const sh of shapes) left += sh.items.length;
   const nodes: Node[] = [];
   const avail = shapes.map((sh) => sh.items.length);
-  // How a type fills from an anchor does not depend on the demand left, only on which shapes are
-  // still available: a fill that never ran out of any shape is the same while that stays so.
+  // How a type fills from an anchor does not depend on the demand left, only on how many pods of
+  // each shape are still available: a fill is the same while every pod it took still is.
   const fills = new Map<number, Fill>();
   const packing: Packing = { shapes, priced, size, fill, order, prefixMax: prefixMax(priced, size) };
   while (left > 0) {
@@ -280,9 +287,9 @@ function repack(
     for (const index of ranked) {
       const key = anchor * priced.length + index;
       let f = fills.get(key);
-      if (f === undefined || !unexhausted(f.taken, avail)) {
+      if (f === undefined || !stillAvailable(f.taken, avail)) {
         f = fillType(packing, index, anchor, avail);
-        if (unexhausted(f.taken, avail)) fills.set(key, f);
+        fills.set(key, f);
       }
       let share = 0;
       for (let d = 0; d < size; d++) {

@@ -21,7 +21,8 @@ export function prefixMax(priced: readonly { readonly t: TType }[], size: number
   let running = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
   for (const { t } of priced) {
     const next = new Float64Array(running);
-    for (let d = 0; d < size; d++) if ((t.alloc[d] as number) > (next[d] as number)) next[d] = t.alloc[d] as number;
+    for (let d = 0; d < size; d++)
+      if ((t.alloc[d] as number) > (next[d] as number)) next[d] = t.alloc[d] as number;
     out.push(next);
     running = next;
   }
@@ -46,12 +47,13 @@ export interface Fill {
   readonly price: number;
 }
 
-/** True when the fill took fewer pods of every shape than are still available. */
-export function unexhausted(taken: readonly number[], avail: readonly number[]): boolean {
-  for (let s = 0; s < taken.length; s++) {
-    const n = taken[s] as number;
-    if (n > 0 && n >= (avail[s] as number)) return false;
-  }
+/**
+ * True when the fill took no more pods of any shape than are still available. Then filling the
+ * same type from the same anchor again gives the same fill: fewer pods available only take
+ * shapes out of the choice the fill never made again, and the fill's own picks stay available.
+ */
+export function stillAvailable(taken: readonly number[], avail: readonly number[]): boolean {
+  for (let s = 0; s < taken.length; s++) if ((taken[s] as number) > (avail[s] as number)) return false;
   return true;
 }
 
