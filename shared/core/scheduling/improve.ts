@@ -241,22 +241,27 @@ function repack(
   // The CANDIDATE_TYPES best (lowest score, then lowest index) of the types that fit the anchor.
   const rankTypes = (anchorVec: Vec): number[] => {
     const best: { index: number; score: number }[] = [];
-    priced.forEach(({ t, price }, index) => {
+    for (let index = 0; index < priced.length; index++) {
+      const { t, price } = priced[index] as { t: TType; price: number };
+      const alloc = t.alloc;
       let cover = Number.POSITIVE_INFINITY;
       for (let d = 0; d < size; d++) {
         const need = demand[d] as number;
-        if (need > 0) cover = Math.min(cover, (t.alloc[d] as number) / need);
+        if (need > 0) {
+          const c = (alloc[d] as number) / need;
+          if (c < cover) cover = c;
+        }
       }
-      if (!(cover > 0)) return;
-      const score = price / Math.min(cover, 1);
+      if (!(cover > 0)) continue;
+      const score = price / (cover < 1 ? cover : 1);
       const worst = best[best.length - 1];
-      if (best.length === CANDIDATE_TYPES && worst !== undefined && !(score < worst.score)) return;
-      if (!fits(zero, anchorVec, t.alloc)) return;
+      if (best.length === CANDIDATE_TYPES && worst !== undefined && !(score < worst.score)) continue;
+      if (!fits(zero, anchorVec, alloc)) continue;
       let at = best.length;
       while (at > 0 && score < (best[at - 1] as { score: number }).score) at--;
       best.splice(at, 0, { index, score });
       if (best.length > CANDIDATE_TYPES) best.pop();
-    });
+    }
     return best.map((x) => x.index);
   };
   let ranked: number[] = [];
