@@ -76,6 +76,9 @@ export class NewClaims {
       best = { perPod: first.basePrice, batch: 1, type: first };
       for (let k = 0; k < types.length; k++) {
         const tt = types[k] as TType;
+        // Types come cheapest first and no type holds more than `n` of the run: once even `n`
+        // pods on this one cost no less per pod, no later type can do better.
+        if (tt.basePrice / n >= best.perPod) break;
         const batch = Math.max(1, Math.min(n, fit.counts[k] as number));
         if (tt.basePrice / batch < best.perPod) best = { perPod: tt.basePrice / batch, batch, type: tt };
       }
