@@ -2,7 +2,13 @@
 import { Label, type Labels } from '../labels.ts';
 import { type NodeSelectorRequirement, Requirement } from '../requirements.ts';
 import type { LaunchCandidate, NodeClaimPlan } from '../scheduling-types.ts';
-import { cheapestPrice, type TType, truncate, typeFilterOf } from './instance-type-filter.ts';
+import {
+  cheapestPrice,
+  type TType,
+  type TypeFilter,
+  truncate,
+  typeFilterOf,
+} from './instance-type-filter.ts';
 import { withinReservation } from './limits.ts';
 import { type Bin, compareStrings, type Template } from './model.ts';
 import { addInto, type Dims } from './vectors.ts';
@@ -14,8 +20,8 @@ import { addInto, type Dims } from './vectors.ts';
  */
 export function planNodeClaim(bin: Bin, dims: Dims, maxTypes: number, cache?: PlanCache): NodeClaimPlan {
   const template = bin.template as Template;
-  const key = cache?.keyOf(bin);
-  const chosen = chooseTypes(bin, maxTypes, cache, key);
+  const chosen = chooseTypes(bin, maxTypes, cache);
+  const key = cache?.describedKey(bin);
   let described = key === undefined ? undefined : cache?.described.get(chosen)?.get(key);
   if (described === undefined) {
     described = describe(bin, template, chosen);
@@ -71,32 +77,33 @@ function describe(bin: Bin, template: Template, chosen: readonly Priced[]): Desc
 }
 
 /**
- * What the NodeClaims of one solve share once planned. Claims whose requirements are the same
- * objects, their hostnames apart, in the same NodePool and with the same
- * reservation against its limits (claims re-packed alike, claims opened for one pod spec) get
- * the same candidate list, per candidate-type list; and with the same candidate list, the same
- * requirements and labels.
+ * What the NodeClaims of one solve share once planned: the candidate lists already chosen, per
+ * candidate-type list (claims re-packed alike share one) and then per what else the choice reads
+ * (the offerings the requirements allow, the reservation, the minValues requirements); the
+ * requirements and labels per candidate list chosen, for claims whose requirements are the same
+ * objects, their hostnames apart; and each NodePool's types priced and sorted per the offerings
+ * its claims allow.
  */
 export class PlanCache {
   readonly chosen = new WeakMap<readonly TType[], Map<string, readonly Priced[]>>();
   readonly described = new WeakMap<readonly Priced[], Map<string, Described>>();
   private readonly ids = new WeakMap<Requirement, number>();
   private nextId = 0;
-
-  /** Every type of a NodePool priced and sorted as `priceAndSort` would, per key without the reservation. */
   private readonly sortedAll = new Map<string, readonly Priced[]>();
 
   /**
-   * `priceAndSort(bin)` taken from the NodePool's types priced and sorted once per requirements:
-   * the claim's types, in that order. Undefined when one of them is not the NodePool's.
+   * `priceAndSort(bin)` taken from its NodePool's types, priced and sorted once per offering
+   * requirements: the claim's types, in that order. Undefined when the claim has few of the
+   * NodePool's types (sorting them is cheaper) or one that is not the NodePool's.
    */
-  fromSorted(bin: Bin, key: string): Priced[] | undefined {
+  fromSorted(bin: Bin, f: TypeFilter): Priced[] | undefined {
     const template = bin.template as Template;
-    const reqsKey = key.split(';', 1)[0] as string;
-    let all = this.sortedAll.get(reqsKey);
+    if (bin.types.length * 8 < template.types.length) return undefined;
+    const key = `${template.order}|${offeringKey(f)}`;
+    let all = this.sortedAll.get(key);
     if (all === undefined) {
-      all = priceAndSort(bin, template.types, false);
-      this.sortedAll.set(reqsKey, all);
+      all = priced(template.types, f).sort(cheapestFirst);
+      this.sortedAll.set(key, all);
     }
     const mine = new Set(bin.types);
     const out: Priced[] = [];
@@ -109,8 +116,8 @@ export class PlanCache {
     return seen === mine.size ? out : undefined;
   }
 
-  /** The claim's NodePool, requirement objects (its hostname apart) and reservation. */
-  keyOf(bin: Bin): string {
+  /** The claim's NodePool and requirement objects, its hostname apart. */
+  describedKey(bin: Bin): string {
     let key = `${(bin.template as Template).order}`;
     for (const r of bin.reqs.values()) {
       if (r.key === Label.hostname) continue;
@@ -121,36 +128,59 @@ export class PlanCache {
       }
       key += `,${id}`;
     }
-    if (bin.reserve !== undefined) for (const [k, v] of bin.reserve) key += `;${k}=${v}`;
     return key;
   }
 }
 
-/** The claim's candidate types that have an allowed offering and fit its reservation, cheapest first. */
-function priceAndSort(bin: Bin, types: readonly TType[] = bin.types, keep = true): Priced[] {
-  const f = typeFilterOf(bin.reqs);
-  return types
-    .map((t) => ({ t, price: cheapestPrice(t, f) }))
-    .filter((x) => !keep || (Number.isFinite(x.price) && withinReservation(bin, x.t)))
-    .sort((a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name));
+function priced(types: readonly TType[], f: TypeFilter): Priced[] {
+  return types.map((t) => ({ t, price: cheapestPrice(t, f) }));
 }
 
-function chooseTypes(
-  bin: Bin,
-  maxTypes: number,
-  cache: PlanCache | undefined,
-  key: string | undefined,
-): readonly Priced[] {
-  // Everything the choice reads besides the candidate-type list is in the key.
-  const byKey = cache?.chosen.get(bin.types);
-  const hit = key === undefined ? undefined : byKey?.get(key);
-  if (hit !== undefined) return hit;
-  const priced =
-    (cache === undefined || key === undefined ? undefined : cache.fromSorted(bin, key)) ?? priceAndSort(bin);
-  const chosen = truncate(priced, bin.reqs, maxTypes);
-  if (cache !== undefined && key !== undefined) {
-    if (byKey === undefined) cache.chosen.set(bin.types, new Map([[key, chosen]]));
-    else byKey.set(key, chosen);
+function cheapestFirst(a: Priced, b: Priced): number {
+  return a.price - b.price || compareStrings(a.t.it.name, b.t.it.name);
+}
+
+function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): readonly Priced[] {
+  const f = typeFilterOf(bin.reqs);
+  let byKey: Map<string, readonly Priced[]> | undefined;
+  let key = '';
+  if (cache !== undefined) {
+    key = choiceKey(bin, f);
+    byKey = cache.chosen.get(bin.types);
+    const hit = byKey?.get(key);
+    if (hit !== undefined) return hit;
+  }
+  const list =
+    cache?.fromSorted(bin, f) ??
+    priced(bin.types, f)
+      .filter((x) => Number.isFinite(x.price) && withinReservation(bin, x.t))
+      .sort(cheapestFirst);
+  const chosen = truncate(list, bin.reqs, maxTypes);
+  if (cache !== undefined) {
+    if (byKey === undefined) {
+      byKey = new Map();
+      cache.chosen.set(bin.types, byKey);
+    }
+    byKey.set(key, chosen);
   }
   return chosen;
+}
+
+/** The requirements on offerings (zone, capacity type, partition, interruptible), as a key. */
+function offeringKey(f: TypeFilter): string {
+  const part = (r: Requirement | undefined): string =>
+    r === undefined
+      ? '*'
+      : `${r.complement}:${r.allowsAbsent}:${r.greaterThan}:${r.lessThan}:${[...r.values].join(',')}`;
+  return [f.zone, f.capacityType, f.partition, f.interruptible].map(part).join('|');
+}
+
+/** Everything besides the candidate types that `chooseTypes` reads, as a key. */
+function choiceKey(bin: Bin, f: TypeFilter): string {
+  const reserve = bin.reserve === undefined ? '-' : [...bin.reserve].join(';');
+  const minValues = [...bin.reqs.values()]
+    .filter((r) => r.minValues !== undefined)
+    .map((r) => `${r.minValues}:${r}`)
+    .join(';');
+  return `${offeringKey(f)}/${reserve}/${minValues}`;
 }
