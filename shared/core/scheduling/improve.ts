@@ -17,7 +17,7 @@ import {
   fillType,
   type Packing,
   type PackShape,
-  prefixMax,
+  PrefixMax,
   stillAvailable,
 } from './repack-fill.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
@@ -117,8 +117,9 @@ function repackGroup(group: readonly Bin[], ctx: ImproveContext): Bin[] | undefi
   // Two ways to fill a node; the cheaper plan wins (ties: the first).
   let nodes: Node[] | undefined;
   let newCost = Number.POSITIVE_INFINITY;
+  const prefixMax = new PrefixMax(priced, ctx.size);
   for (const fill of ['largest', 'aligned'] as const) {
-    const candidate = repack(shapes, priced, ctx.size, fill);
+    const candidate = repack(shapes, priced, ctx.size, fill, prefixMax);
     if (candidate === undefined) continue;
     const cost = candidate.reduce((s, n) => s + n.price, 0);
     if (cost < newCost - 1e-9) {
@@ -222,6 +223,7 @@ function repack(
   priced: readonly { readonly t: TType; readonly price: number }[],
   size: number,
   fill: 'largest' | 'aligned',
+  prefixMax: PrefixMax,
 ): Node[] | undefined {
   const shapes: PackShape[] = groups.map((g) => ({ vec: g.vec, items: g.items, next: 0 }));
   const demand = new Float64Array(size);
@@ -241,27 +243,22 @@ function repack(
   // The CANDIDATE_TYPES best (lowest score, then lowest index) of the types that fit the anchor.
   const rankTypes = (anchorVec: Vec): number[] => {
     const best: { index: number; score: number }[] = [];
-    for (let index = 0; index < priced.length; index++) {
-      const { t, price } = priced[index] as { t: TType; price: number };
-      const alloc = t.alloc;
+    priced.forEach(({ t, price }, index) => {
       let cover = Number.POSITIVE_INFINITY;
       for (let d = 0; d < size; d++) {
         const need = demand[d] as number;
-        if (need > 0) {
-          const c = (alloc[d] as number) / need;
-          if (c < cover) cover = c;
-        }
+        if (need > 0) cover = Math.min(cover, (t.alloc[d] as number) / need);
       }
-      if (!(cover > 0)) continue;
-      const score = price / (cover < 1 ? cover : 1);
+      if (!(cover > 0)) return;
+      const score = price / Math.min(cover, 1);
       const worst = best[best.length - 1];
-      if (best.length === CANDIDATE_TYPES && worst !== undefined && !(score < worst.score)) continue;
-      if (!fits(zero, anchorVec, alloc)) continue;
+      if (best.length === CANDIDATE_TYPES && worst !== undefined && !(score < worst.score)) return;
+      if (!fits(zero, anchorVec, t.alloc)) return;
       let at = best.length;
       while (at > 0 && score < (best[at - 1] as { score: number }).score) at--;
       best.splice(at, 0, { index, score });
       if (best.length > CANDIDATE_TYPES) best.pop();
-    }
+    });
     return best.map((x) => x.index);
   };
   let ranked: number[] = [];
@@ -274,7 +271,7 @@ function repack(
   // How a type fills from an anchor does not depend on the demand left, only on how many pods of
   // each shape are still available: a fill is the same while every pod it took still is.
   const fills = new Map<number, Fill>();
-  const packing: Packing = { shapes, priced, size, fill, order, prefixMax: prefixMax(priced, size) };
+  const packing: Packing = { shapes, priced, size, fill, order, prefixMax };
   while (left > 0) {
     const anchor = order.find((s) => (avail[s] as number) > 0) as number;
     const anchorVec = (shapes[anchor] as PackShape).vec;

@@ -11,22 +11,43 @@ export interface Packing {
   readonly fill: 'largest' | 'aligned';
   /** Shape indices, largest first (ties: lower index first). */
   readonly order: readonly number[];
-  /** Per `priced` index k, the largest allocatable of `priced[0..k]` per dimension (see prefixMax). */
-  readonly prefixMax: readonly Vec[];
+  /** The largest allocatable of the first types of `priced`. */
+  readonly prefixMax: PrefixMax;
 }
 
-/** For each k, the largest allocatable of `priced[0..k]` per dimension. */
-export function prefixMax(priced: readonly { readonly t: TType }[], size: number): Vec[] {
-  const out: Vec[] = [];
-  let running = new Float64Array(size).fill(Number.NEGATIVE_INFINITY);
-  for (const { t } of priced) {
-    const next = new Float64Array(running);
-    for (let d = 0; d < size; d++)
-      if ((t.alloc[d] as number) > (next[d] as number)) next[d] = t.alloc[d] as number;
-    out.push(next);
-    running = next;
+/**
+ * For each k, the largest allocatable of `priced[0..k]` per dimension, worked out only as far as
+ * asked (small groups never look far down a long list). Shared by the fills of one group.
+ */
+export class PrefixMax {
+  private readonly flat: Float64Array;
+  private done = 0;
+
+  constructor(
+    private readonly priced: readonly { readonly t: TType }[],
+    private readonly size: number,
+  ) {
+    this.flat = new Float64Array(priced.length * size);
   }
-  return out;
+
+  /** True when `used` fits the largest allocatable of `priced[0..k]` in every dimension. */
+  holds(k: number, used: Vec): boolean {
+    const size = this.size;
+    for (; this.done <= k; this.done++) {
+      const alloc = (this.priced[this.done] as { t: TType }).t.alloc;
+      const at = this.done * size;
+      for (let d = 0; d < size; d++) {
+        const a = alloc[d] as number;
+        this.flat[at + d] =
+          this.done > 0 && (this.flat[at - size + d] as number) > a
+            ? (this.flat[at - size + d] as number)
+            : a;
+      }
+    }
+    const at = k * size;
+    for (let d = 0; d < size; d++) if ((used[d] as number) > (this.flat[at + d] as number)) return false;
+    return true;
+  }
 }
 
 export interface PackShape {
@@ -75,14 +96,23 @@ export function fillType(p: Packing, index: number, anchor: number, avail: reado
   if (p.fill === 'largest') fillLargest(p, node, avail);
   else fillAligned(p, node, avail, t.alloc);
   // The cheapest type that still fits: types before `index` are cheaper (or equal). None before
-  // the first k whose prefix maximum holds the node can (binary search: the maxima only grow).
+  // the first k whose prefix maximum holds the node can. The maxima only grow: doubling steps
+  // find a prefix that holds (a small node stops near the start of the list), then halving.
   const zero = new Float64Array(size);
   let shrunk = priced[index] as { t: TType; price: number };
   let lo = 0;
   let hi = index;
+  for (let step = 1; lo < index; step *= 2) {
+    const k = Math.min(lo + step - 1, index - 1);
+    if (p.prefixMax.holds(k, node.used)) {
+      hi = k;
+      break;
+    }
+    lo = k + 1;
+  }
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (fits(node.used, zero, p.prefixMax[mid] as Vec)) hi = mid;
+    if (p.prefixMax.holds(mid, node.used)) hi = mid;
     else lo = mid + 1;
   }
   for (let k = lo; k < index; k++) {
