@@ -143,21 +143,12 @@ export function commitClaim(state: SolveState, pod: Pod, ec: Effective, probe: P
   const max = bin.maxAlloc;
   let lost = 0;
   const types = bin.types;
-  // When the pod fits the smallest allocatable of the list and its requirements add nothing,
-  // every type keeps it: the list is not walked.
-  // The walk notes the smallest allocatable of the types it keeps, for the next pod.
-  let smallest: Vec | undefined;
-  if (f !== undefined || !fits(bin.used, shape.vec, smallestAlloc(state, types))) {
-    smallest = new Float64Array(shape.vec.length).fill(Number.POSITIVE_INFINITY);
-    for (let k = 0; k < types.length; k++) {
-      const t = types[k] as TType;
-      if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) {
-        kept?.push(t);
-        lowerInto(smallest, t.alloc);
-      } else {
-        kept ??= types.slice(0, k);
-        if (max !== undefined) lost |= attained(t.alloc, max);
-      }
+  for (let k = 0; k < types.length; k++) {
+    const t = types[k] as TType;
+    if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) kept?.push(t);
+    else {
+      kept ??= types.slice(0, k);
+      if (max !== undefined) lost |= attained(t.alloc, max);
     }
   }
   let next: readonly TType[] = kept ?? types;
@@ -168,8 +159,6 @@ export function commitClaim(state: SolveState, pod: Pod, ec: Effective, probe: P
   if (limited.length !== next.length) {
     next = [...limited];
     sameMax = false;
-  } else if (smallest !== undefined && !state.smallestAllocs.has(next)) {
-    state.smallestAllocs.set(next, smallest);
   }
   const minValues = minValuesShortfall(next, merged);
   if (minValues !== undefined && state.strictMinValues) return false;
@@ -220,21 +209,6 @@ function largestAlloc(state: SolveState, types: readonly TType[]): Vec {
     state.largestAllocs.set(types, max);
   }
   return new Float64Array(max);
-}
-
-/** The smallest allocatable of `types` per dimension (memoised per list; not to be changed). */
-function smallestAlloc(state: SolveState, types: readonly TType[]): Vec {
-  let min = state.smallestAllocs.get(types);
-  if (min === undefined) {
-    min = new Float64Array(state.dims.names.length).fill(Number.POSITIVE_INFINITY);
-    for (const t of types) lowerInto(min, t.alloc);
-    state.smallestAllocs.set(types, min);
-  }
-  return min;
-}
-
-function lowerInto(min: Vec, v: Vec): void {
-  for (let i = 0; i < min.length; i++) if ((v[i] as number) < (min[i] as number)) min[i] = v[i] as number;
 }
 
 /** Bit i set when `alloc` equals `max` in dimension i (all bits past 31 dimensions). */

@@ -36,8 +36,6 @@ export class SolveState {
   readonly unplacedByBatch = new Map<string, number>();
   /** The largest allocatable per candidate list of a planned NodeClaim (see placing.ts). */
   readonly largestAllocs = new WeakMap<readonly TType[], Vec>();
-  /** The smallest allocatable per candidate list (see placing.ts). */
-  readonly smallestAllocs = new WeakMap<readonly TType[], Vec>();
   /** `staticNew` per template order and effective batch key. */
   private readonly staticByBatch = new Map<string, StaticNew>();
   /** Moves on with every placement: a failure recorded at an earlier epoch may not hold any more. */
