@@ -21,7 +21,8 @@ import { addInto, type Dims } from './vectors.ts';
 export function planNodeClaim(bin: Bin, dims: Dims, maxTypes: number, cache?: PlanCache): NodeClaimPlan {
   const template = bin.template as Template;
   const chosen = chooseTypes(bin, maxTypes, cache);
-  const key = cache?.describedKey(bin);
+  // Only a candidate list more claims were planned with is worth the key.
+  const key = cache?.seenBefore(chosen) === true ? cache.describedKey(bin) : undefined;
   let described = key === undefined ? undefined : cache?.described.get(chosen)?.get(key);
   if (described === undefined) {
     described = describe(bin, template, chosen);
@@ -53,6 +54,9 @@ export function planNodeClaim(bin: Bin, dims: Dims, maxTypes: number, cache?: Pl
 }
 
 type Priced = { readonly t: TType; readonly price: number };
+
+/** Claims whose own lists are sorted before a NodePool's whole list is, per offering key. */
+const SORT_ALL_AFTER = 64;
 
 /** What a NodeClaim's candidates make of its requirements and labels. */
 interface Described {
@@ -90,11 +94,13 @@ export class PlanCache {
   private readonly ids = new WeakMap<Requirement, number>();
   private nextId = 0;
   private readonly sortedAll = new Map<string, readonly Priced[]>();
+  private readonly askedFor = new Map<string, number>();
 
   /**
-   * `priceAndSort(bin)` taken from its NodePool's types, priced and sorted once per offering
-   * requirements: the claim's types, in that order. Undefined when the claim has few of the
-   * NodePool's types (sorting them is cheaper) or one that is not the NodePool's.
+   * The claim's types priced and sorted, taken from its NodePool's types priced and sorted once
+   * per offering requirements. Undefined when the claim has few of the NodePool's types, when
+   * few claims have asked with these requirements yet (sorting their own lists is cheaper), or
+   * when one of its types is not the NodePool's.
    */
   fromSorted(bin: Bin, f: TypeFilter): Priced[] | undefined {
     const template = bin.template as Template;
@@ -102,6 +108,10 @@ export class PlanCache {
     const key = `${template.order}|${offeringKey(f)}`;
     let all = this.sortedAll.get(key);
     if (all === undefined) {
+      // Sorting the whole list pays off only for a key many claims share.
+      const asked = (this.askedFor.get(key) ?? 0) + 1;
+      this.askedFor.set(key, asked);
+      if (asked < SORT_ALL_AFTER) return undefined;
       all = priced(template.types, f).sort(cheapestFirst);
       this.sortedAll.set(key, all);
     }
@@ -114,6 +124,15 @@ export class PlanCache {
       if (Number.isFinite(x.price) && withinReservation(bin, x.t)) out.push(x);
     }
     return seen === mine.size ? out : undefined;
+  }
+
+  private readonly seen = new WeakSet<readonly Priced[]>();
+
+  /** True when a claim was planned with this candidate list before. */
+  seenBefore(chosen: readonly Priced[]): boolean {
+    if (this.seen.has(chosen)) return true;
+    this.seen.add(chosen);
+    return false;
   }
 
   /** The claim's NodePool and requirement objects, its hostname apart. */
