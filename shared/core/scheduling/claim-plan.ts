@@ -55,9 +55,6 @@ export function planNodeClaim(bin: Bin, dims: Dims, maxTypes: number, cache?: Pl
 
 type Priced = { readonly t: TType; readonly price: number };
 
-/** Claims whose own lists are sorted before a NodePool's whole list is, per offering key. */
-const SORT_ALL_AFTER = 64;
-
 /** What a NodeClaim's candidates make of its requirements and labels. */
 interface Described {
   readonly candidates: readonly LaunchCandidate[];
@@ -83,49 +80,15 @@ function describe(bin: Bin, template: Template, chosen: readonly Priced[]): Desc
 /**
  * What the NodeClaims of one solve share once planned: the candidate lists already chosen, per
  * candidate-type list (claims re-packed alike share one) and then per what else the choice reads
- * (the offerings the requirements allow, the reservation, the minValues requirements); the
+ * (the offerings the requirements allow, the reservation, the minValues requirements); and the
  * requirements and labels per candidate list chosen, for claims whose requirements are the same
- * objects, their hostnames apart; and each NodePool's types priced and sorted per the offerings
- * its claims allow.
+ * objects, their hostnames apart.
  */
 export class PlanCache {
   readonly chosen = new WeakMap<readonly TType[], Map<string, readonly Priced[]>>();
   readonly described = new WeakMap<readonly Priced[], Map<string, Described>>();
   private readonly ids = new WeakMap<Requirement, number>();
   private nextId = 0;
-  private readonly sortedAll = new Map<string, readonly Priced[]>();
-  private readonly askedFor = new Map<string, number>();
-
-  /**
-   * The claim's types priced and sorted, taken from its NodePool's types priced and sorted once
-   * per offering requirements. Undefined when the claim has few of the NodePool's types, when
-   * few claims have asked with these requirements yet (sorting their own lists is cheaper), or
-   * when one of its types is not the NodePool's.
-   */
-  fromSorted(bin: Bin, f: TypeFilter): Priced[] | undefined {
-    const template = bin.template as Template;
-    if (bin.types.length * 8 < template.types.length) return undefined;
-    const key = `${template.order}|${offeringKey(f)}`;
-    let all = this.sortedAll.get(key);
-    if (all === undefined) {
-      // Sorting the whole list pays off only for a key many claims share.
-      const asked = (this.askedFor.get(key) ?? 0) + 1;
-      this.askedFor.set(key, asked);
-      if (asked < SORT_ALL_AFTER) return undefined;
-      all = priced(template.types, f).sort(cheapestFirst);
-      this.sortedAll.set(key, all);
-    }
-    const mine = new Set(bin.types);
-    const out: Priced[] = [];
-    let seen = 0;
-    for (const x of all) {
-      if (!mine.has(x.t)) continue;
-      seen += 1;
-      if (Number.isFinite(x.price) && withinReservation(bin, x.t)) out.push(x);
-    }
-    return seen === mine.size ? out : undefined;
-  }
-
   private readonly seen = new WeakSet<readonly Priced[]>();
 
   /** True when a claim was planned with this candidate list before. */
@@ -151,14 +114,6 @@ export class PlanCache {
   }
 }
 
-function priced(types: readonly TType[], f: TypeFilter): Priced[] {
-  return types.map((t) => ({ t, price: cheapestPrice(t, f) }));
-}
-
-function cheapestFirst(a: Priced, b: Priced): number {
-  return a.price - b.price || compareStrings(a.t.it.name, b.t.it.name);
-}
-
 function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): readonly Priced[] {
   const f = typeFilterOf(bin.reqs);
   let byKey: Map<string, readonly Priced[]> | undefined;
@@ -169,12 +124,11 @@ function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): 
     const hit = byKey?.get(key);
     if (hit !== undefined) return hit;
   }
-  const list =
-    cache?.fromSorted(bin, f) ??
-    priced(bin.types, f)
-      .filter((x) => Number.isFinite(x.price) && withinReservation(bin, x.t))
-      .sort(cheapestFirst);
-  const chosen = truncate(list, bin.reqs, maxTypes);
+  const priced = bin.types
+    .map((t) => ({ t, price: cheapestPrice(t, f) }))
+    .filter((x) => Number.isFinite(x.price) && withinReservation(bin, x.t))
+    .sort((a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name));
+  const chosen = truncate(priced, bin.reqs, maxTypes);
   if (cache !== undefined) {
     if (byKey === undefined) {
       byKey = new Map();
@@ -185,21 +139,17 @@ function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): 
   return chosen;
 }
 
-/** The requirements on offerings (zone, capacity type, partition, interruptible), as a key. */
-function offeringKey(f: TypeFilter): string {
+/** Everything besides the candidate types that `chooseTypes` reads, as a key. */
+function choiceKey(bin: Bin, f: TypeFilter): string {
   const part = (r: Requirement | undefined): string =>
     r === undefined
       ? '*'
       : `${r.complement}:${r.allowsAbsent}:${r.greaterThan}:${r.lessThan}:${[...r.values].join(',')}`;
-  return [f.zone, f.capacityType, f.partition, f.interruptible].map(part).join('|');
-}
-
-/** Everything besides the candidate types that `chooseTypes` reads, as a key. */
-function choiceKey(bin: Bin, f: TypeFilter): string {
+  const offerings = [f.zone, f.capacityType, f.partition, f.interruptible].map(part).join('|');
   const reserve = bin.reserve === undefined ? '-' : [...bin.reserve].join(';');
   const minValues = [...bin.reqs.values()]
     .filter((r) => r.minValues !== undefined)
     .map((r) => `${r.minValues}:${r}`)
     .join(';');
-  return `${offeringKey(f)}/${reserve}/${minValues}`;
+  return `${offerings}/${reserve}/${minValues}`;
 }
