@@ -1,0 +1,94 @@
+// The plans solve() makes, one hash per input, to show a change to the scheduler keeps every plan.
+// Usage: tsx test/bench/plan-hashes.ts > hashes.json in each checkout, then compare the files.
+// Inputs: both scheduling-bench mixes at 100, 1,000, 2,000 and 5,000 pods over 400 types and the
+// whole catalog, and 200 random plain inputs (1–30 request shapes, up to 600 pods, a zone selector
+// on some pods, random subsets of the catalog, some with existing nodes, a cpu limit, or the
+// re-packing pass off). Deterministic; no timings.
+import { createHash } from 'node:crypto';
+import { Label, type Pod, parseResourceList, type SolveInput, solve } from '../../shared/core/index.ts';
+import { benchInput, loadInstanceTypes, rng } from './workloads.ts';
+
+const out: Record<string, string> = {};
+const hash = (x: unknown): string =>
+  createHash('sha1')
+    .update(JSON.stringify(x, (_k, v: unknown) => (v instanceof Map ? [...v] : v)))
+    .digest('hex');
+const typeSets = [
+  ['400', loadInstanceTypes('400')],
+  ['catalog', loadInstanceTypes('catalog')],
+] as const;
+for (const [name, types] of typeSets) {
+  for (const pods of [100, 1000, 2000, 5000]) {
+    for (const mix of ['plain-requests', 'diverse'] as const) {
+      out[`${mix}:${pods}:${name}`] = hash(solve(benchInput(mix, pods, types)));
+    }
+  }
+}
+const catalog = typeSets[1][1];
+const rand = rng(42);
+const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+const quantities = (cpu: string, memory: string, pods?: string) =>
+  parseResourceList(
+    { cpu, memory, ...(pods === undefined ? {} : { pods }) },
+    { object: 'bench', field: 'requests' },
+  );
+for (let k = 0; k < 200; k++) {
+  const shapeCount = 1 + Math.floor(rand() * 30);
+  const shapes = Array.from({ length: shapeCount }, () => [
+    `${50 + Math.floor(rand() * 4000)}m`,
+    `${64 + Math.floor(rand() * 16000)}Mi`,
+  ]);
+  const podCount = 1 + Math.floor(rand() * 600);
+  const subset = catalog.filter(() => rand() < 0.3);
+  const pods: Pod[] = Array.from({ length: podCount }, (_, i) => {
+    const [cpu, memory] = shapes[Math.floor(rand() * shapeCount)] as [string, string];
+    const zone = rand() < 0.15 ? ZONES[Math.floor(rand() * 3)] : undefined;
+    return {
+      uid: `r${k}-${i}`,
+      name: `p${i}`,
+      namespace: 'default',
+      createdAtMs: i,
+      labels: { app: `a${i % 7}` },
+      ...(zone === undefined ? {} : { nodeSelector: { [Label.zone]: zone } }),
+      containers: [{ name: 'c', requests: quantities(cpu, memory) }],
+    };
+  });
+  const nodes =
+    rand() < 0.3
+      ? Array.from({ length: 1 + Math.floor(rand() * 20) }, (_, i) => ({
+          name: `n${i}`,
+          nodePoolName: 'default',
+          initialized: true,
+          pods: [],
+          labels: {
+            [Label.zone]: ZONES[i % 3] as string,
+            [Label.hostname]: `n${i}`,
+            [Label.capacityType]: 'on-demand',
+            [Label.nodePool]: 'default',
+          },
+          allocatable: quantities(`${1 + Math.floor(rand() * 8)}`, `${1 + Math.floor(rand() * 16)}Gi`, '110'),
+        }))
+      : [];
+  const limited = rand() < 0.2;
+  const input: SolveInput = {
+    pods,
+    nodes,
+    nodePools: [
+      {
+        name: 'default',
+        nodeClassName: 'default',
+        requirements: [{ key: Label.capacityType, operator: 'In', values: ['on-demand'] }],
+        ...(limited ? { limits: { cpu: (20 + Math.floor(rand() * 200)) * 1000 } } : {}),
+      },
+    ],
+    instanceTypes: new Map([['default', subset.length > 0 ? subset : catalog]]),
+    nowMs: 1_700_000_000_000 + k,
+    ...(rand() < 0.2 ? { options: { repack: false } } : {}),
+  };
+  try {
+    out[`random:${k}`] = hash(solve(input));
+  } catch (error) {
+    out[`random:${k}`] = `error: ${(error as Error).message}`;
+  }
+}
+process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
