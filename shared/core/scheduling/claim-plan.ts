@@ -20,9 +20,9 @@ import { addInto, type Dims } from './vectors.ts';
  */
 export function planNodeClaim(bin: Bin, dims: Dims, maxTypes: number, cache?: PlanCache): NodeClaimPlan {
   const template = bin.template as Template;
-  const chosen = chooseTypes(bin, maxTypes, cache);
-  // Only a candidate list more claims were planned with is worth the key.
-  const key = cache?.seenBefore(chosen) === true ? cache.describedKey(bin) : undefined;
+  const { chosen, again } = chooseTypes(bin, maxTypes, cache);
+  // Only a candidate list an earlier claim was planned with is worth the key.
+  const key = again ? cache?.describedKey(bin) : undefined;
   let described = key === undefined ? undefined : cache?.described.get(chosen)?.get(key);
   if (described === undefined) {
     described = describe(bin, template, chosen);
@@ -89,14 +89,6 @@ export class PlanCache {
   readonly described = new WeakMap<readonly Priced[], Map<string, Described>>();
   private readonly ids = new WeakMap<Requirement, number>();
   private nextId = 0;
-  private readonly seen = new WeakSet<readonly Priced[]>();
-
-  /** True when a claim was planned with this candidate list before. */
-  seenBefore(chosen: readonly Priced[]): boolean {
-    if (this.seen.has(chosen)) return true;
-    this.seen.add(chosen);
-    return false;
-  }
 
   /** The claim's NodePool and requirement objects, its hostname apart. */
   describedKey(bin: Bin): string {
@@ -114,7 +106,12 @@ export class PlanCache {
   }
 }
 
-function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): readonly Priced[] {
+/** The claim's candidates; `again` when an earlier claim of the solve was given the same list. */
+function chooseTypes(
+  bin: Bin,
+  maxTypes: number,
+  cache: PlanCache | undefined,
+): { chosen: readonly Priced[]; again: boolean } {
   const f = typeFilterOf(bin.reqs);
   let byKey: Map<string, readonly Priced[]> | undefined;
   let key = '';
@@ -122,7 +119,7 @@ function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): 
     key = choiceKey(bin, f);
     byKey = cache.chosen.get(bin.types);
     const hit = byKey?.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return { chosen: hit, again: true };
   }
   const priced = bin.types
     .map((t) => ({ t, price: cheapestPrice(t, f) }))
@@ -136,7 +133,7 @@ function chooseTypes(bin: Bin, maxTypes: number, cache: PlanCache | undefined): 
     }
     byKey.set(key, chosen);
   }
-  return chosen;
+  return { chosen, again: false };
 }
 
 /** Everything besides the candidate types that `chooseTypes` reads, as a key. */

@@ -32,20 +32,17 @@ export class PrefixMax {
 
   /** True when `used` fits the largest allocatable of `priced[0..k]` in every dimension. */
   holds(k: number, used: Vec): boolean {
-    const size = this.size;
+    const { size, flat } = this;
     for (; this.done <= k; this.done++) {
       const alloc = (this.priced[this.done] as { t: TType }).t.alloc;
       const at = this.done * size;
       for (let d = 0; d < size; d++) {
-        const a = alloc[d] as number;
-        this.flat[at + d] =
-          this.done > 0 && (this.flat[at - size + d] as number) > a
-            ? (this.flat[at - size + d] as number)
-            : a;
+        const before = this.done === 0 ? Number.NEGATIVE_INFINITY : (flat[at - size + d] as number);
+        flat[at + d] = Math.max(before, alloc[d] as number);
       }
     }
     const at = k * size;
-    for (let d = 0; d < size; d++) if ((used[d] as number) > (this.flat[at + d] as number)) return false;
+    for (let d = 0; d < size; d++) if ((used[d] as number) > (flat[at + d] as number)) return false;
     return true;
   }
 }
