@@ -85,9 +85,12 @@ function solveOnce(
   state.limits.cost = built.cost;
   const states = pending.map((pod, i) => state.shapes.stateOf(pod, podRequests[i] ?? {}));
   const nominated = addExistingBins(state);
+  state.existingEnd = state.bins.length;
   state.groups.finish(state.templates, state.bins, state.shapes.all());
 
-  states.sort(comparePodStates);
+  states.sort(
+    input.options?.queueOrder === 'smallestFirst' ? (a, b) => comparePodStates(b, a) : comparePodStates,
+  );
   const queue = placeNominated(state, nominated, states);
   state.partners = new AffinityPartners(queue);
 

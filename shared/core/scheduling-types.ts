@@ -39,6 +39,21 @@ export interface SolveOptions {
    * may cost together, nodes in the solve and nodes of pools not in it alike.
    */
   readonly maxCostPerHour?: number;
+  /**
+   * Which existing node or in-flight NodeClaim a pod goes to among those that can take it. Unset,
+   * the first (initialized nodes, then by name), as Karpenter's simulation. Set, the one
+   * kube-scheduler's NodeResourcesFit strategy of that name ranks first (cpu and memory alike;
+   * ties to the first): `LeastAllocated`, kube-scheduler's default, the most room left after the
+   * pod; `MostAllocated`, the least. Disruption's simulations use it to expect where kube-scheduler
+   * will send the pods a command moves.
+   */
+  readonly existingNodeScoring?: 'LeastAllocated' | 'MostAllocated';
+  /**
+   * The order pods are placed in: Karpenter's (largest cpu, then memory, first), or the reverse,
+   * the order in which kube-scheduler's spreading of pods leaves the least room for the largest.
+   * @default 'largestFirst'
+   */
+  readonly queueOrder?: 'largestFirst' | 'smallestFirst';
 }
 
 /** Everything one scheduling decision depends on. Same input, same output. */

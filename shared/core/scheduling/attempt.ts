@@ -65,16 +65,24 @@ function scan(
   const rejected = ec.rejected;
   const zero = new Float64Array(req.length);
   let blockHadFit = false;
+  // Under a scoring strategy every existing bin that can take the pod is scored before the best
+  // is taken; planned claims come after them all.
+  const scoring = state.existingNodeScoring;
+  let best: Probe | undefined;
+  let bestScore = Number.NEGATIVE_INFINITY;
   for (let i = ec.skip; i < bins.length; i++) {
+    if (best !== undefined && i >= state.existingEnd) break;
     if ((i & BLOCK_MASK) === 0) {
-      // Entering a new block: skip it when nothing in it can take the pod for free.
+      // Entering a new block: skip it when nothing in it can take the pod for free (its existing
+      // bins cannot; a planned claim might by growing, so those are skipped once enough are found).
+      const skippable = options.length >= CLAIM_WINDOW || i + BLOCK_MASK < state.existingEnd;
       const previous = (i >> BLOCK_SHIFT) - 1;
       if (i > ec.skip && !blockHadFit && options.length >= CLAIM_WINDOW && headroom.isDirty(previous)) {
         headroom.tighten(previous, bins);
       }
       blockHadFit = false;
       const max = headroom.bound(i);
-      if (options.length >= CLAIM_WINDOW && max !== undefined && !fits(zero, req, max)) {
+      if (skippable && max !== undefined && !fits(zero, req, max)) {
         contiguous = false;
         i += BLOCK_MASK;
         continue;
@@ -108,11 +116,23 @@ function scan(
     if (need !== undefined && !fits(bin.used, need, (bin.kind === 'claim' ? bin.maxAlloc : bin.cap) as Vec))
       continue;
     if (bin.kind !== 'claim') {
-      commitExisting(state, pod, ec, verdict);
-      return undefined;
+      if (scoring === undefined) {
+        commitExisting(state, pod, ec, verdict);
+        return undefined;
+      }
+      const score = fitScore(scoring, state, bin, req);
+      if (best === undefined || score > bestScore) {
+        bestScore = score;
+        best = verdict;
+      }
+      continue;
     }
     if (verdict.extraCost <= 0 && commitClaim(state, pod, ec, verdict)) return undefined;
     if (options.length < CLAIM_WINDOW) options.push(verdict);
+  }
+  if (best !== undefined) {
+    commitExisting(state, pod, ec, best);
+    return undefined;
   }
   options.sort((a, b) => a.extraCost - b.extraCost);
   const fresh = newClaims.freshClaimCost(ec);
@@ -133,3 +153,28 @@ function scan(
   if (reasons.length === 0) reasons.push({ nodePool: '', reason: 'no NodePool is defined' });
   return reasons;
 }
+
+/**
+ * NodeResourcesFit's score of an existing bin for a pod needing `req`: the share of its cpu and
+ * memory left free after the pod (LeastAllocated) or taken (MostAllocated), the two averaged.
+ */
+function fitScore(
+  scoring: 'LeastAllocated' | 'MostAllocated',
+  state: SolveState,
+  bin: Bin,
+  req: Vec,
+): number {
+  const cap = bin.cap;
+  if (cap === undefined) return 0;
+  let total = 0;
+  for (const name of SCORED) {
+    const d = state.dims.index.get(name);
+    const allocatable = d === undefined ? 0 : (cap[d] ?? 0);
+    if (d === undefined || allocatable <= 0) continue;
+    const taken = Math.min(((bin.used[d] ?? 0) + (req[d] ?? 0)) / allocatable, 1);
+    total += scoring === 'LeastAllocated' ? 1 - taken : taken;
+  }
+  return total / SCORED.length;
+}
+
+const SCORED = ['cpu', 'memory'] as const;

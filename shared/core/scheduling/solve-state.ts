@@ -32,6 +32,9 @@ export class SolveState {
   readonly maxTypes: number;
   readonly strictMinValues: boolean;
   readonly maxNewClaims: number;
+  readonly existingNodeScoring: 'LeastAllocated' | 'MostAllocated' | undefined;
+  /** Bins before this index are existing nodes and in-flight NodeClaims; set once they are added. */
+  existingEnd = 0;
   /** Pods per batch key not yet placed. */
   readonly unplacedByBatch = new Map<string, number>();
   /** The largest allocatable per candidate list of a planned NodeClaim (see placing.ts). */
@@ -52,6 +55,7 @@ export class SolveState {
     this.maxTypes = input.options?.maxInstanceTypes ?? 60;
     this.strictMinValues = (input.options?.minValuesPolicy ?? 'Strict') === 'Strict';
     this.maxNewClaims = input.options?.maxNewNodeClaims ?? Number.POSITIVE_INFINITY;
+    this.existingNodeScoring = input.options?.existingNodeScoring;
     this.groups = new TopologyGroups(input.namespaceLabels);
     const respectPreferences = (input.options?.preferencePolicy ?? 'Respect') === 'Respect';
     this.shapes = new PodShapes(this.dims, this.groups, respectPreferences);

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { type SolveInput, solve } from '../../../shared/core/index.ts';
+import { node, pod, solveInput } from './builders.ts';
+
+// SolveOptions.existingNodeScoring and queueOrder: which existing node a pod goes to when several
+// can take it, as kube-scheduler's NodeResourcesFit strategies rank them, and in which order the
+// pods come.
+
+const nodes = () => [
+  node({
+    name: 'a-half',
+    cpu: '4',
+    memory: '16Gi',
+    boundPods: [pod({ name: 'x', cpu: '2', memory: '8Gi' })],
+  }),
+  node({ name: 'b-empty', cpu: '4', memory: '16Gi' }),
+  node({
+    name: 'c-most',
+    cpu: '4',
+    memory: '16Gi',
+    boundPods: [pod({ name: 'y', cpu: '3', memory: '12Gi' })],
+  }),
+];
+
+function placedOn(options: SolveInput['options'], pods = [pod({ name: 'p', cpu: '500m', memory: '1Gi' })]) {
+  const result = solve(solveInput({ pods, nodes: nodes(), ...(options === undefined ? {} : { options }) }));
+  expect(result.nodeClaims).toEqual([]);
+  return Object.fromEntries(
+    result.placements.map((p) => [p.pod.name, p.kind === 'existingNode' ? p.nodeName : p.kind]),
+  );
+}
+
+describe('the existing node a pod goes to', () => {
+  it('is the first that can take it by default (initialized nodes, then by name)', () => {
+    expect(placedOn(undefined)).toEqual({ p: 'a-half' });
+  });
+
+  it('is the one with the most room left under LeastAllocated', () => {
+    expect(placedOn({ existingNodeScoring: 'LeastAllocated' })).toEqual({ p: 'b-empty' });
+  });
+
+  it('is the fullest that still fits under MostAllocated', () => {
+    expect(placedOn({ existingNodeScoring: 'MostAllocated' })).toEqual({ p: 'c-most' });
+    // A pod the fullest node cannot hold goes to the next.
+    const big = [pod({ name: 'big', cpu: '1500m', memory: '1Gi' })];
+    expect(placedOn({ existingNodeScoring: 'MostAllocated' }, big)).toEqual({ big: 'a-half' });
+  });
+
+  it('spreads pods one after another under LeastAllocated, each scored against the room left', () => {
+    const three = ['p1', 'p2', 'p3'].map((name) => pod({ name, cpu: '1', memory: '4Gi' }));
+    // b-empty first (4 free), then b-empty again (3 free against a-half's 2), then a tie at 2
+    // free between a-half and b-empty goes to the first in order.
+    expect(placedOn({ existingNodeScoring: 'LeastAllocated' }, three)).toEqual({
+      p1: 'b-empty',
+      p2: 'b-empty',
+      p3: 'a-half',
+    });
+  });
+});
+
+describe('the order pods are placed in', () => {
+  // One node with room for 3 CPUs: placed largest first, the 3-CPU pod takes it all; smallest
+  // first, the two small pods take a CPU of it and leave the large one without room.
+  const one = () => [
+    node({ name: 'n', cpu: '4', memory: '16Gi', boundPods: [pod({ name: 'x', cpu: '1', memory: '1Gi' })] }),
+  ];
+  const queue = () => [
+    pod({ name: 'small-a', cpu: '500m', memory: '1Gi' }),
+    pod({ name: 'large', cpu: '3', memory: '1Gi' }),
+    pod({ name: 'small-b', cpu: '500m', memory: '1Gi' }),
+  ];
+  const unplaced = (queueOrder: 'largestFirst' | 'smallestFirst') =>
+    solve(
+      solveInput({
+        pods: queue(),
+        nodes: one(),
+        nodePools: [],
+        options: { queueOrder, maxNewNodeClaims: 0 },
+      }),
+    ).unschedulable.map((u) => u.pod.name);
+
+  it('is largest first by default, as Karpenter queues them', () => {
+    expect(unplaced('largestFirst')).toEqual(['small-a', 'small-b']);
+  });
+
+  it('can be smallest first', () => {
+    expect(unplaced('smallestFirst')).toEqual(['large']);
+  });
+});
