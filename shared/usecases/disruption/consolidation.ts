@@ -13,6 +13,7 @@ import type {
   DisruptionCommand,
   MethodContext,
   SimulateScheduling,
+  SimulationOptions,
 } from './method.ts';
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
@@ -36,6 +37,8 @@ export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSaving
 export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
 export const MULTI_NODE_MAX_CANDIDATES = 100;
+/** Every consolidation simulation expects kube-scheduler's spreading of the pods it moves. */
+const SPREAD: SimulationOptions = { kubeSchedulerSpread: true };
 /** The least saving a command makes, even with a minimum of 0%. */
 const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 
@@ -152,7 +155,7 @@ export function evaluateConsolidation(
   simulate: SimulateScheduling,
   context: MethodContext,
 ): Evaluation {
-  const result = simulate(candidates);
+  const result = simulate(candidates, SPREAD);
   if (result.unschedulable.length > 0) {
     return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place` };
   }
@@ -264,6 +267,7 @@ export function evaluateConsolidation(
       replacements,
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
+      simulation: SPREAD,
       ...(balanced.length === 0 ? {} : { balanced }),
       ...(replacementsAssumed.size === 0 ? {} : { replacementsAssumed: [...replacementsAssumed].sort() }),
       // Replacements launched on-demand for want of spot remember it, so that they are not tried

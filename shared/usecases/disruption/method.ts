@@ -153,6 +153,13 @@ export interface SimulationOptions {
    * (the cheapest instance types that hold them all), else they are unschedulable. @default none
    */
   readonly maxNewNodeClaims?: number;
+  /**
+   * Consolidation's: the moved pods also go through a replay of kube-scheduler's binding (each to
+   * the node with the most room left, smallest first), and a pod that replay leaves without a node
+   * counts as having no place (simulation.ts). Drift leaves it off: its nodes go whatever happens
+   * to the pods, the provisioner launching for any left waiting. @default false
+   */
+  readonly kubeSchedulerSpread?: boolean;
 }
 
 /**

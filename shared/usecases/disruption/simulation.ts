@@ -1,4 +1,12 @@
-import { isReschedulable, type SolveResult, solve, type UnschedulablePod } from '../../core/index.ts';
+import {
+  type InFlightNodeClaim,
+  isReschedulable,
+  type Pod,
+  type SolveInput,
+  type SolveResult,
+  solve,
+  type UnschedulablePod,
+} from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim } from '../../ports/cluster.ts';
 import type { ClusterState, SchedulingInput } from '../state/cluster-state.ts';
 import { COMMAND_ANNOTATION, commandsInFlight, decodeCommand } from '../state/command-record.ts';
@@ -84,12 +92,82 @@ export function simulateWithout(
   }
   const forPendingOnly = (plan: SolveResult['nodeClaims'][number]) =>
     plan.pods.every((p) => pending.has(p.uid));
+  const needed = result.nodeClaims.filter((c) => !forPendingOnly(c));
+  if (
+    options.kubeSchedulerSpread === true &&
+    misplaced.length === 0 &&
+    !result.unschedulable.some((u) => !pending.has(u.pod.uid))
+  ) {
+    const moved = [...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))];
+    const replayNodes = nodes.filter((n) => n.initialized || replacementNodes.has(n.name));
+    misplaced.push(...spreadLeftovers(input.solve, replayNodes, replacements, needed, moved, mine));
+  }
   return {
-    nodeClaims: result.nodeClaims.filter((c) => !forPendingOnly(c)),
+    nodeClaims: needed,
     placements: result.placements,
     unschedulable: [...result.unschedulable.filter((u) => !pending.has(u.pod.uid)), ...misplaced],
     pendingOnlyNodeClaims: result.nodeClaims.filter(forPendingOnly).length,
   };
+}
+
+/**
+ * The candidates' pods kube-scheduler could leave without a node once the command's replacements
+ * are ready: it binds the moved pods one at a time, each to the node with the most room left (its
+ * default scoring), not where the simulation packed them, and whatever spreads pods out so leaves
+ * the largest without a hole big enough. Replayed smallest pod first, the order that leaves the
+ * least room for the largest, over the ready nodes that stay, the replacements of commands in
+ * flight and this command's replacements (each as its smallest candidate type), with no new node.
+ */
+function spreadLeftovers(
+  base: SolveInput,
+  nodes: SolveInput['nodes'] & object,
+  replacementClaims: ReadonlySet<string>,
+  plans: readonly SolveResult['nodeClaims'][number][],
+  moved: readonly Pod[],
+  mine: ReadonlySet<string>,
+): UnschedulablePod[] {
+  if (moved.length === 0) return [];
+  const claims: InFlightNodeClaim[] = [
+    ...(base.nodeClaims ?? []).flatMap(({ nominatedPodUids: _pending, ...claim }) =>
+      replacementClaims.has(claim.name) ? [claim] : [],
+    ),
+    ...plans.map((plan) => ({
+      name: plan.name,
+      nodePoolName: plan.nodePoolName,
+      requirements: plan.requirements,
+      taints: plan.taints,
+      instanceTypeNames: plan.instanceTypes.map((t) => t.name),
+      pods: [],
+    })),
+  ];
+  // Only the NodePools of NodeClaims and uninitialized nodes count (their types, their start-up
+  // taints): no node is planned, and no limit is in play.
+  const pools = new Set([
+    ...claims.flatMap((c) => (c.nodePoolName === undefined ? [] : [c.nodePoolName])),
+    ...nodes.flatMap((n) => (n.initialized || n.nodePoolName === undefined ? [] : [n.nodePoolName])),
+  ]);
+  const { maxCostPerHour: _limit, ...options } = base.options ?? {};
+  const replay = solve({
+    ...base,
+    nodePools: base.nodePools.filter((p) => pools.has(p.name)),
+    pods: moved,
+    nodes,
+    nodeClaims: claims,
+    options: {
+      ...options,
+      reservedOfferingMode: 'fallback',
+      maxNewNodeClaims: 0,
+      existingNodeScoring: 'LeastAllocated',
+      queueOrder: 'smallestFirst',
+    },
+  });
+  return replay.unschedulable
+    .filter((u) => mine.has(u.pod.uid))
+    .map((u) => ({
+      pod: u.pod,
+      reasons: [],
+      message: 'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node',
+    }));
 }
 
 /** Every NodeClaim a command record names as a replacement. */

@@ -25,6 +25,7 @@ import type {
   DisruptionCandidate,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/index.ts';
+import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
 import {
   type ClusterState,
   type SchedulingInput,
@@ -34,6 +35,8 @@ import { selectNodePools } from '../../../../shared/usecases/state/eligibility.t
 import { pod as fixturePod, condition as statusCondition } from '../../../fixtures/builders.ts';
 import { readNodeClaim } from '../../../fixtures/node-claims.ts';
 import { clusterNode as fixtureNode } from '../../../fixtures/nodes.ts';
+import { SMALL_TYPES } from '../../core/fixtures.ts';
+import { readyNodeClass } from '../../memory/fixtures.ts';
 import { nodeClass, nodePool, plan } from '../provisioning/builders.ts';
 
 // Builders of the objects the disruption use cases read: NodePools, NodeClaims, Nodes, bound pods
@@ -449,4 +452,33 @@ export function schedulingInputOf(
   };
   const selection = selectNodePools(state.nodePools, state.nodeClasses);
   return toSchedulingInput(state, selection, new Map([['default', types]]), { nowMs: T0 });
+}
+
+/**
+ * The real disruption simulation (simulateWithout) of a cluster of `nodes`, each given 4 CPUs and
+ * 16 GiB, with `nodeClaims` and `pending` pods, NodePool `default` launching `types` (the small
+ * test types by default).
+ */
+export function simulatedCluster(o: {
+  readonly nodes: readonly ClusterNode[];
+  readonly nodeClaims: readonly ClusterNodeClaim[];
+  readonly pending?: readonly Pod[];
+  readonly types?: readonly InstanceType[];
+}): SimulateScheduling {
+  const state: ClusterState = {
+    pendingPods: o.pending ?? [],
+    nodes: o.nodes.map((n) => ({ ...n, allocatable: { cpu: 4000, memory: 16 * 1024 ** 3, pods: 110 } })),
+    nodeClaims: o.nodeClaims,
+    nodePools: [nodePool('default')],
+    nodeClasses: [readyNodeClass(new Date(T0))],
+    daemonSets: [],
+    namespaceLabels: new Map(),
+  };
+  const input = toSchedulingInput(
+    state,
+    selectNodePools(state.nodePools, state.nodeClasses),
+    new Map([['default', o.types ?? SMALL_TYPES]]),
+    { nowMs: T0 },
+  );
+  return (candidates, options) => simulateWithout(input, state, state.nodeClaims, candidates, options);
 }

@@ -4,20 +4,22 @@ import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import { drift } from '../../../../shared/usecases/disruption/drift.ts';
 import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/method.ts';
-import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
-import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
-import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
-import { readyNodeClass } from '../../memory/fixtures.ts';
-import { nodePool as clusterNodePool, pod } from '../provisioning/builders.ts';
-import { candidate, clusterNode, condition, nodeClaim, READY_CONDITIONS, T0 } from './builders.ts';
+import { pod } from '../provisioning/builders.ts';
+import {
+  candidate,
+  clusterNode,
+  condition,
+  nodeClaim,
+  READY_CONDITIONS,
+  simulatedCluster,
+  T0,
+} from './builders.ts';
 
 // Disruption's simulation treats a pod with Dynamic Resource Allocation requirements as Karpenter
 // v1.14 with IGNORE_DRA_REQUESTS=true does: it would not schedule anywhere, so the node it runs on
 // is neither consolidated nor replaced for drift while it is there.
-
-const GiB = 1024 ** 3;
 
 describe('a node running a pod with Dynamic Resource Allocation requirements', () => {
   // A node with 4 CPUs, half of them used, beside the candidate whose 1.5-CPU pod would move there.
@@ -31,23 +33,10 @@ describe('a node running a pod with Dynamic Resource Allocation requirements', (
       }),
       pricePerHour: 0.096,
     };
-    const state: ClusterState = {
-      pendingPods: [],
-      nodes: [keep, c.node].map((n) => ({ ...n, allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 } })),
+    const simulate = simulatedCluster({
+      nodes: [keep, c.node],
       nodeClaims: [nodeClaim('keep'), c.nodeClaim],
-      nodePools: [clusterNodePool('default')],
-      nodeClasses: [readyNodeClass(new Date(T0))],
-      daemonSets: [],
-      namespaceLabels: new Map(),
-    };
-    const input = toSchedulingInput(
-      state,
-      selectNodePools(state.nodePools, state.nodeClasses),
-      new Map([['default', SMALL_TYPES]]),
-      { nowMs: T0 },
-    );
-    const simulate = (candidates: readonly DisruptionCandidate[]) =>
-      simulateWithout(input, state, state.nodeClaims, candidates);
+    });
     return { c, simulate };
   }
   const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };

@@ -10,19 +10,15 @@ import type {
   DisruptionCommand,
   SimulateScheduling,
 } from '../../../../shared/usecases/disruption/method.ts';
-import { simulateWithout } from '../../../../shared/usecases/disruption/simulation.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { type ValidateInput, validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
-import { type ClusterState, toSchedulingInput } from '../../../../shared/usecases/state/cluster-state.ts';
 import {
   COMMAND_ANNOTATION,
   type CommandRecord,
   encodeCommand,
 } from '../../../../shared/usecases/state/command-record.ts';
-import { selectNodePools } from '../../../../shared/usecases/state/eligibility.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
-import { readyNodeClass } from '../../memory/fixtures.ts';
-import { nodePool as clusterNodePool, plan, pod } from '../provisioning/builders.ts';
+import { plan, pod } from '../provisioning/builders.ts';
 import {
   boundPod,
   candidate,
@@ -31,6 +27,7 @@ import {
   iso,
   nodeClaim,
   READY_CONDITIONS,
+  simulatedCluster,
   simulation,
   T0,
 } from './builders.ts';
@@ -269,7 +266,6 @@ describe('an emptiness command validated after its wait', () => {
 });
 
 describe('pending pods in the disruption simulation', () => {
-  const AT = new Date(T0);
   const GiB = 1024 ** 3;
   // A node with 4 CPUs, half of them used, beside the candidate whose 1.5-CPU pod would move there.
   const keep: ClusterNode = { ...clusterNode('node-keep', { pods: [pod('busy', 2000)] }) };
@@ -279,25 +275,11 @@ describe('pending pods in the disruption simulation', () => {
     pending: readonly Pod[],
     o: { readonly keepNode?: ClusterNode; readonly more?: readonly ClusterNodeClaim[] } = {},
   ): SimulateScheduling {
-    const state: ClusterState = {
-      pendingPods: pending,
-      nodes: [o.keepNode ?? keep, moving.node].map((n) => ({
-        ...n,
-        allocatable: { cpu: 4000, memory: 16 * GiB, pods: 110 },
-      })),
+    return simulatedCluster({
+      nodes: [o.keepNode ?? keep, moving.node],
       nodeClaims: [nodeClaim('keep'), moving.nodeClaim, ...(o.more ?? [])],
-      nodePools: [clusterNodePool('default')],
-      nodeClasses: [readyNodeClass(AT)],
-      daemonSets: [],
-      namespaceLabels: new Map(),
-    };
-    const input = toSchedulingInput(
-      state,
-      selectNodePools(state.nodePools, state.nodeClasses),
-      new Map([['default', SMALL_TYPES]]),
-      { nowMs: T0 },
-    );
-    return (candidates) => simulateWithout(input, state, state.nodeClaims, candidates);
+      pending,
+    });
   }
   const deleteMoving = consolidate([moving]);
 

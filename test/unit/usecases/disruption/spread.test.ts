@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../../../shared/core/index.ts';
+import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
+import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
+import type {
+  DisruptionCandidate,
+  SimulationOptions,
+} from '../../../../shared/usecases/disruption/method.ts';
+import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
+import { SMALL_TYPES } from '../../core/fixtures.ts';
+import { pod } from '../provisioning/builders.ts';
+import {
+  candidate,
+  clusterNode,
+  condition,
+  nodeClaim,
+  READY_CONDITIONS,
+  simulatedCluster,
+  T0,
+} from './builders.ts';
+
+// The pods a command moves are bound by kube-scheduler, which by default sends each to the node
+// with the most room left, not where the disruption simulation packed them. A command whose pods
+// that spreading could leave without a node is not taken.
+
+const CONSOLIDATABLE = [...READY_CONDITIONS, condition('Consolidatable')];
+
+/** A node of 4 CPUs with `usedMillis` of them taken by one pod. */
+const other = (name: string, usedMillis: number): ClusterNode =>
+  clusterNode(name, { pods: usedMillis === 0 ? [] : [pod(`${name}-busy`, usedMillis)] });
+
+const moving = (pods: readonly Pod[]): DisruptionCandidate => ({
+  ...candidate('c', { pods, conditions: CONSOLIDATABLE }),
+  pricePerHour: 0.096,
+});
+
+const simulateAround = (nodes: readonly ClusterNode[], c: DisruptionCandidate) =>
+  simulatedCluster({
+    nodes: [...nodes, c.node],
+    nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
+  });
+
+const SPREAD: SimulationOptions = { kubeSchedulerSpread: true };
+const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
+
+describe("kube-scheduler's spreading in the disruption simulation", () => {
+  // One node with 3 CPUs free, one with 2: the 3-CPU pod fits only the first. Packed largest first
+  // (as the simulation plans) everything fits; bound smallest first, each small pod goes to the
+  // node with more room, and the large pod finds 2 CPUs at most.
+  const nodes = [other('roomy', 1000), other('tight', 2000)];
+
+  it('does not delete a node whose pods fit only when packed', () => {
+    const c = moving([pod('large', 3000), pod('small-a', 500), pod('small-b', 500)]);
+    const result = simulateAround(nodes, c)([c], SPREAD);
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.unschedulable.map((u) => u.pod.name)).toEqual(['large']);
+    expect(result.unschedulable[0]?.message).toBe(
+      'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node',
+    );
+    expect(evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context)).toEqual({
+      kind: 'invalid',
+      why: '1 pods would have no place',
+    });
+  });
+
+  it("is consolidation's: without the option (drift) the packed plan stands", () => {
+    const c = moving([pod('large', 3000), pod('small-a', 500), pod('small-b', 500)]);
+    expect(simulateAround(nodes, c)([c])).toMatchObject({ nodeClaims: [], unschedulable: [] });
+  });
+
+  it('deletes it when the pods fit in any order', () => {
+    // With one small pod, the large one still finds the 3 CPUs it needs after it.
+    const c = moving([pod('large', 2500), pod('small', 500)]);
+    expect(simulateAround(nodes, c)([c], SPREAD).unschedulable).toEqual([]);
+    const evaluation = evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context);
+    expect(evaluation.kind).toBe('command');
+    expect(evaluation.kind === 'command' && evaluation.command.replacements).toEqual([]);
+  });
+
+  it('counts the replacement a command launches as room the pods spread over', () => {
+    // Both other nodes full: the pods need a new node, which kube-scheduler fills as well.
+    const full = [other('full-a', 4000), other('full-b', 4000)];
+    const c = moving([pod('large', 2000), pod('small', 500)]);
+    const result = simulateAround(full, c)([c], SPREAD);
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims).toHaveLength(1);
+  });
+});
