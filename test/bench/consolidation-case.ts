@@ -354,6 +354,20 @@ for (const entries of byCommand.values()) {
   if (Number(done['pricePerHourAfter']) > Number(done['pricePerHourBefore'])) raisedCost += 1;
   if (Number(done['pricePerHourAfter']) >= Number(done['pricePerHourBefore']) - 1e-9) savedNothing += 1;
 }
+// Nodes the provisioner launched for waiting pods while consolidation ran: pods a command moved
+// that did not land where its simulation expected them.
+const launchedForPending = recorder.entries.filter(
+  (e) =>
+    e['decision'] === 'launch' &&
+    e['reason'] === 'provisioning' &&
+    e['outcome'] === 'launched' &&
+    Number(e['atMs']) >= removedAtMs,
+).length;
+// With BENCH_DEBUG, what the commands did and what the provisioner launched meanwhile.
+if (process.env['BENCH_DEBUG'])
+  for (const e of recorder.entries)
+    if (Number(e['atMs']) >= removedAtMs && (e['decision'] === 'launch' || e['decision'] === 'disrupt'))
+      progress(JSON.stringify(e).slice(0, 700));
 const stranded = rawPods(cluster).filter((p) => isActive(p) && !p.spec?.nodeName).length;
 const running = rawPods(cluster).filter((p) => isActive(p) && p.spec?.nodeName).length;
 
@@ -413,6 +427,7 @@ process.stdout.write(
     commands,
     podsMoved,
     podsEvicted: recreated,
+    launchedForPending,
     raisedCost,
     savedNothing,
     stranded,

@@ -36,6 +36,7 @@ interface Result {
   };
   readonly podsMoved: number;
   readonly podsEvicted: number;
+  readonly launchedForPending: number;
   readonly raisedCost: number;
   readonly stranded: number;
   readonly passes: number;
@@ -105,7 +106,7 @@ for (const c of cases) {
     `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
       `(${r.converged ? `converged in ${r.virtualMinutes.toFixed(0)} virtual min` : 'NOT converged'}), from scratch $${r.scratchCost.toFixed(2)}/h ` +
       `(${r.ratioScratch.toFixed(3)}×), whole-pod bound $${r.wholePodBound.toFixed(2)}/h (${r.ratioBound.toFixed(3)}×), ` +
-      `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s (cpu ${r.passCpuSecondsMedian.toFixed(2)} s / ${r.passCpuSecondsMax.toFixed(2)} s)`,
+      `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, ${r.launchedForPending} nodes launched for waiting pods, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s (cpu ${r.passCpuSecondsMedian.toFixed(2)} s / ${r.passCpuSecondsMax.toFixed(2)} s)`,
   );
 }
 
