@@ -18,6 +18,7 @@ import type {
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
 import { allowedValues, narrowPlan } from './replacement-plan.ts';
+import { SPREAD_LEFTOVER } from './simulation.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
 // elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
@@ -157,7 +158,12 @@ export function evaluateConsolidation(
 ): Evaluation {
   const result = simulate(candidates, SPREAD);
   if (result.unschedulable.length > 0) {
-    return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place` };
+    const spread = result.unschedulable.find((u) => u.message === SPREAD_LEFTOVER);
+    const note =
+      spread === undefined
+        ? ''
+        : ` (kube-scheduler, binding them to the nodes with the most room, could leave ${spread.pod.namespace}/${spread.pod.name} without one)`;
+    return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place${note}` };
   }
   // New nodes only pending pods need count as replacements the command would need: it cannot take
   // the room those pods were about to get (their nodes are the provisioner's to launch).

@@ -110,6 +110,10 @@ export function simulateWithout(
   };
 }
 
+/** Why a pod the replay of kube-scheduler's binding leaves without a node has no place. */
+export const SPREAD_LEFTOVER =
+  'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node';
+
 /**
  * The candidates' pods kube-scheduler could leave without a node once the command's replacements
  * are ready: it binds the moved pods one at a time, each to the node with the most room left (its
@@ -163,11 +167,7 @@ function spreadLeftovers(
   });
   return replay.unschedulable
     .filter((u) => mine.has(u.pod.uid))
-    .map((u) => ({
-      pod: u.pod,
-      reasons: [],
-      message: 'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node',
-    }));
+    .map((u) => ({ pod: u.pod, reasons: [], message: SPREAD_LEFTOVER }));
 }
 
 /** Every NodeClaim a command record names as a replacement. */

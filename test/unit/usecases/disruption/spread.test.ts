@@ -59,7 +59,7 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     );
     expect(evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context)).toEqual({
       kind: 'invalid',
-      why: '1 pods would have no place',
+      why: '1 pods would have no place (kube-scheduler, binding them to the nodes with the most room, could leave apps/large without one)',
     });
   });
 
