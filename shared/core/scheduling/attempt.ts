@@ -75,9 +75,18 @@ function scan(
     if ((i & BLOCK_MASK) === 0) {
       // Entering a new block: skip it when nothing in it can take the pod for free (its existing
       // bins cannot; a planned claim might by growing, so those are skipped once enough are found).
-      const skippable = options.length >= CLAIM_WINDOW || i + BLOCK_MASK < state.existingEnd;
+      // Scoring looks at every existing bin, so a block of existing bins alone is skipped as soon
+      // as its bound says so, and its bound is tightened as it is for planned claims.
+      const existingOnly = scoring !== undefined && i + BLOCK_MASK < state.existingEnd;
+      const skippable = options.length >= CLAIM_WINDOW || existingOnly;
       const previous = (i >> BLOCK_SHIFT) - 1;
-      if (i > ec.skip && !blockHadFit && options.length >= CLAIM_WINDOW && headroom.isDirty(previous)) {
+      const previousExistingOnly = scoring !== undefined && i <= state.existingEnd;
+      if (
+        i > ec.skip &&
+        !blockHadFit &&
+        (options.length >= CLAIM_WINDOW || previousExistingOnly) &&
+        headroom.isDirty(previous)
+      ) {
         headroom.tighten(previous, bins);
       }
       blockHadFit = false;
@@ -120,7 +129,8 @@ function scan(
         commitExisting(state, pod, ec, verdict);
         return undefined;
       }
-      const score = fitScore(scoring, state, bin, req);
+      // kube-scheduler scores the pod alone, not with the pods that must join it.
+      const score = fitScore(scoring, state, bin, ec.shape.vec);
       if (best === undefined || score > bestScore) {
         bestScore = score;
         best = verdict;

@@ -34,11 +34,9 @@ export function mostSaving(commands: readonly DisruptionCommand[]): DisruptionCo
 export function memoSimulation(simulate: SimulateScheduling): SimulateScheduling {
   const seen = new Map<string, DisruptionSimulation>();
   return (candidates, options) => {
-    const key = [
-      options?.maxNewNodeClaims ?? '',
-      options?.kubeSchedulerSpread === true ? 'spread' : '',
-      ...candidates.map((c) => c.nodeClaim.name).sort(),
-    ].join('\n');
+    const key = [options?.maxNewNodeClaims ?? '', ...candidates.map((c) => c.nodeClaim.name).sort()].join(
+      '\n',
+    );
     let result = seen.get(key);
     if (result === undefined) {
       result = simulate(candidates, options);

@@ -13,12 +13,11 @@ import type {
   DisruptionCommand,
   MethodContext,
   SimulateScheduling,
-  SimulationOptions,
 } from './method.ts';
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
 import { allowedValues, narrowPlan } from './replacement-plan.ts';
-import { SPREAD_LEFTOVER } from './simulation.ts';
+import { leftoverWhy } from './simulation.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
 // elsewhere, or a replace when one strictly cheaper node takes them), with two additions of
@@ -38,8 +37,6 @@ export { DEFAULT_MIN_SAVINGS, MIN_SAVINGS_ANNOTATION, minSavings, parseMinSaving
 export { SPOT_TO_SPOT_MIN_TYPES } from './replacement-plan.ts';
 /** Karpenter's cap on multi-node candidates; repack takes at most as many. */
 export const MULTI_NODE_MAX_CANDIDATES = 100;
-/** Every consolidation simulation expects kube-scheduler's spreading of the pods it moves. */
-const SPREAD: SimulationOptions = { kubeSchedulerSpread: true };
 /** The least saving a command makes, even with a minimum of 0%. */
 const STRICT_SAVING_USD_PER_HOUR = 1e-6;
 
@@ -156,14 +153,9 @@ export function evaluateConsolidation(
   simulate: SimulateScheduling,
   context: MethodContext,
 ): Evaluation {
-  const result = simulate(candidates, SPREAD);
+  const result = simulate(candidates);
   if (result.unschedulable.length > 0) {
-    const spread = result.unschedulable.find((u) => u.message === SPREAD_LEFTOVER);
-    const note =
-      spread === undefined
-        ? ''
-        : ` (kube-scheduler, binding them to the nodes with the most room, could leave ${spread.pod.namespace}/${spread.pod.name} without one)`;
-    return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place${note}` };
+    return { kind: 'invalid', why: `${result.unschedulable.length} pods would have no place` };
   }
   // New nodes only pending pods need count as replacements the command would need: it cannot take
   // the room those pods were about to get (their nodes are the provisioner's to launch).
@@ -251,6 +243,9 @@ export function evaluateConsolidation(
     const idle = poolSavingNothing(candidates, replacements);
     if (idle !== undefined) return { kind: 'invalid', why: `nodePool ${idle} would save nothing` };
   }
+  // Last, as it costs a second simulation: where kube-scheduler would bind the pods instead.
+  const spread = leftoverWhy(result.kubeSchedulerLeftovers?.() ?? []);
+  if (spread !== undefined) return { kind: 'invalid', why: spread };
   const savings = before - after;
   const policy = candidates[0]?.nodePool.disruption.consolidationPolicy ?? 'WhenEmptyOrUnderutilized';
   const balanced = balancedVerdicts(candidates, savings, context.poolTotals);
@@ -273,7 +268,6 @@ export function evaluateConsolidation(
       replacements,
       policy: `${policy}, min savings ${(100 * threshold).toFixed(0)}%`,
       podsMoved: candidates.reduce((n, c) => n + c.reschedulablePods.length, 0),
-      simulation: SPREAD,
       ...(balanced.length === 0 ? {} : { balanced }),
       ...(replacementsAssumed.size === 0 ? {} : { replacementsAssumed: [...replacementsAssumed].sort() }),
       // Replacements launched on-demand for want of spot remember it, so that they are not tried

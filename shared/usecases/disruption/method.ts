@@ -7,6 +7,7 @@ import type {
   PodBlocker,
   SolveResult,
   StaticPoolCounts,
+  UnschedulablePod,
 } from '../../core/index.ts';
 import type { ClusterNode, ClusterNodeClaim, ClusterNodePool } from '../../ports/cluster.ts';
 import type { CommandMethodName, DisruptionMethodName } from '../state/command-record.ts';
@@ -153,13 +154,6 @@ export interface SimulationOptions {
    * (the cheapest instance types that hold them all), else they are unschedulable. @default none
    */
   readonly maxNewNodeClaims?: number;
-  /**
-   * Consolidation's: the moved pods also go through a replay of kube-scheduler's binding (each to
-   * the node with the most room left, smallest first), and a pod that replay leaves without a node
-   * counts as having no place (simulation.ts). Drift leaves it off: its nodes go whatever happens
-   * to the pods, the provisioner launching for any left waiting. @default false
-   */
-  readonly kubeSchedulerSpread?: boolean;
 }
 
 /**
@@ -167,7 +161,17 @@ export interface SimulationOptions {
  * not pending (the candidates', and those of nodes already going); the pending pods scheduled with
  * them take their room, and the new nodes only they need are counted apart (0 when not given).
  */
-export type DisruptionSimulation = SolveResult & { readonly pendingOnlyNodeClaims?: number };
+export type DisruptionSimulation = SolveResult & {
+  readonly pendingOnlyNodeClaims?: number;
+  /**
+   * The candidates' pods kube-scheduler could leave without a node, binding the moved pods its way
+   * rather than where this simulation put them (simulation.ts): worked out when first asked, as
+   * only a command that holds on everything else needs it. Consolidation asks; drift does not (its
+   * nodes go whatever happens, the provisioner launching for any pod left waiting). Absent when
+   * the simulation already leaves a pod without a place, or moves none.
+   */
+  readonly kubeSchedulerLeftovers?: () => readonly UnschedulablePod[];
+};
 
 /**
  * Schedules the pods of the given candidates as if those nodes were gone (the cluster state

@@ -1,6 +1,8 @@
 import {
+  type ExistingNode,
   type InFlightNodeClaim,
   isReschedulable,
+  type NodeClaimPlan,
   type Pod,
   type SolveInput,
   type SolveResult,
@@ -93,26 +95,53 @@ export function simulateWithout(
   const forPendingOnly = (plan: SolveResult['nodeClaims'][number]) =>
     plan.pods.every((p) => pending.has(p.uid));
   const needed = result.nodeClaims.filter((c) => !forPendingOnly(c));
-  if (
-    options.kubeSchedulerSpread === true &&
-    misplaced.length === 0 &&
-    !result.unschedulable.some((u) => !pending.has(u.pod.uid))
-  ) {
-    const moved = [...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))];
-    const replayNodes = nodes.filter((n) => n.initialized || replacementNodes.has(n.name));
-    misplaced.push(...spreadLeftovers(input.solve, replayNodes, replacements, needed, moved, mine));
-  }
+  const unschedulable = [...result.unschedulable.filter((u) => !pending.has(u.pod.uid)), ...misplaced];
+  let leftovers: readonly UnschedulablePod[] | undefined;
+  const replay = () => {
+    if (leftovers !== undefined) return leftovers;
+    // Pending pods are queued before the moved ones: each is where the simulation put it.
+    const pendingOn = new Map(input.solve.pods.map((p) => [p.uid, p]));
+    const onNode = new Map<string, Pod[]>();
+    for (const p of result.placements) {
+      const pod = p.kind === 'existingNode' ? pendingOn.get(p.pod.uid) : undefined;
+      if (pod !== undefined && p.kind === 'existingNode')
+        onNode.set(p.nodeName, [...(onNode.get(p.nodeName) ?? []), pod]);
+    }
+    leftovers = spreadLeftovers({
+      base: input.solve,
+      nodes: nodes.flatMap((n) => {
+        if (!n.initialized && !replacementNodes.has(n.name)) return [];
+        const waiting = onNode.get(n.name);
+        return [waiting === undefined ? n : { ...n, pods: [...n.pods, ...waiting] }];
+      }),
+      replacementClaims: replacements,
+      plans: needed.map((plan) => ({
+        plan,
+        pending: plan.pods.flatMap((ref) => pendingOn.get(ref.uid) ?? []),
+      })),
+      moved: [...candidatePods, ...going.flatMap((n) => n.pods.filter(isReschedulable))],
+      mine,
+    });
+    return leftovers;
+  };
   return {
     nodeClaims: needed,
     placements: result.placements,
-    unschedulable: [...result.unschedulable.filter((u) => !pending.has(u.pod.uid)), ...misplaced],
+    unschedulable,
     pendingOnlyNodeClaims: result.nodeClaims.filter(forPendingOnly).length,
+    ...(unschedulable.length > 0 || candidatePods.length === 0 ? {} : { kubeSchedulerLeftovers: replay }),
   };
 }
 
-/** Why a pod the replay of kube-scheduler's binding leaves without a node has no place. */
-export const SPREAD_LEFTOVER =
+const SPREAD_LEFTOVER =
   'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node';
+
+/** Why a command does not hold when kube-scheduler could leave `leftovers` without a node. */
+export function leftoverWhy(leftovers: readonly UnschedulablePod[]): string | undefined {
+  const [first] = leftovers;
+  if (first === undefined) return undefined;
+  return `${leftovers.length} pods would have no place (kube-scheduler, binding them to the nodes with the most room, could leave ${first.pod.namespace}/${first.pod.name} without one)`;
+}
 
 /**
  * The candidates' pods kube-scheduler could leave without a node once the command's replacements
@@ -122,26 +151,30 @@ export const SPREAD_LEFTOVER =
  * least room for the largest, over the ready nodes that stay, the replacements of commands in
  * flight and this command's replacements (each as its smallest candidate type), with no new node.
  */
-function spreadLeftovers(
-  base: SolveInput,
-  nodes: SolveInput['nodes'] & object,
-  replacementClaims: ReadonlySet<string>,
-  plans: readonly SolveResult['nodeClaims'][number][],
-  moved: readonly Pod[],
-  mine: ReadonlySet<string>,
-): UnschedulablePod[] {
-  if (moved.length === 0) return [];
+function spreadLeftovers(o: {
+  readonly base: SolveInput;
+  readonly nodes: readonly ExistingNode[];
+  /** NodeClaims command records name as replacements. */
+  readonly replacementClaims: ReadonlySet<string>;
+  /** The command's replacements, each with the pending pods the simulation put on it. */
+  readonly plans: readonly { readonly plan: NodeClaimPlan; readonly pending: readonly Pod[] }[];
+  /** The pods that move: the candidates' and those of nodes already going. */
+  readonly moved: readonly Pod[];
+  /** Uids of the candidates' pods. */
+  readonly mine: ReadonlySet<string>;
+}): UnschedulablePod[] {
+  const { base, nodes, replacementClaims, plans, moved, mine } = o;
   const claims: InFlightNodeClaim[] = [
     ...(base.nodeClaims ?? []).flatMap(({ nominatedPodUids: _pending, ...claim }) =>
       replacementClaims.has(claim.name) ? [claim] : [],
     ),
-    ...plans.map((plan) => ({
+    ...plans.map(({ plan, pending }) => ({
       name: plan.name,
       nodePoolName: plan.nodePoolName,
       requirements: plan.requirements,
       taints: plan.taints,
       instanceTypeNames: plan.instanceTypes.map((t) => t.name),
-      pods: [],
+      pods: pending,
     })),
   ];
   // Only the NodePools of NodeClaims and uninitialized nodes count (their types, their start-up

@@ -59,14 +59,11 @@ export function evaluateSingleNode(
   const onOne = evaluateConsolidation(
     singleNodeConsolidation,
     [candidate],
-    (candidates, options) => simulate(candidates, { ...options, ...ONE_NEW_NODE }),
+    (candidates) => simulate(candidates, ONE_NEW_NODE),
     context,
   );
   return onOne.kind === 'command'
-    ? {
-        ...onOne,
-        command: { ...onOne.command, simulation: { ...onOne.command.simulation, ...ONE_NEW_NODE } },
-      }
+    ? { ...onOne, command: { ...onOne.command, simulation: ONE_NEW_NODE } }
     : { kind: 'invalid', why: `${cheapest.why}, and on one new node: ${onOne.why}` };
 }
 

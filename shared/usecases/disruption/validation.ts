@@ -1,6 +1,7 @@
 import type { NodeClaimPlan } from '../../core/index.ts';
 import { type CandidateSet, lookedAt } from './candidates.ts';
 import type { DisruptionCandidate, DisruptionCommand, SimulateScheduling } from './method.ts';
+import { leftoverWhy } from './simulation.ts';
 
 // The check a graceful command (emptiness, consolidation) passes after its validation wait, as
 // Karpenter's validator, and every command on the API server's objects (confirm-command.ts), by its
@@ -145,7 +146,10 @@ function simulatedAgain(
   if (launches === 0 && needed > 0) return `a delete became a replace: the pods need ${needed} new nodes now`;
   if (needed > launches) return `the pods need ${needed} new nodes now, the command launches ${launches}`;
   if (needed < launches) return `the pods need ${needed} new nodes now, fewer than the command's ${launches}`;
-  return typesStillFit(command.replacements, result.nodeClaims);
+  return (
+    typesStillFit(command.replacements, result.nodeClaims) ??
+    leftoverWhy(result.kubeSchedulerLeftovers?.() ?? [])
+  );
 }
 
 /**

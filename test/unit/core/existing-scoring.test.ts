@@ -58,6 +58,46 @@ describe('the existing node a pod goes to', () => {
   });
 });
 
+describe('scoring over many existing nodes', () => {
+  it('finds the best node past blocks of full ones, and an in-flight NodeClaim as one of them', () => {
+    // 150 nodes, more than two blocks of the headroom index: full ones, then half-full ones, then
+    // the emptiest last by name.
+    const many = Array.from({ length: 150 }, (_, i) => {
+      const name = `n-${String(i).padStart(3, '0')}`;
+      const used = i < 70 ? '4' : i < 149 ? '2' : '1';
+      return node({
+        name,
+        cpu: '4',
+        memory: '16Gi',
+        boundPods: [pod({ name: `${name}-x`, cpu: used, memory: '1Gi' })],
+      });
+    });
+    const solved = (nodeClaims: SolveInput['nodeClaims']) =>
+      solve(
+        solveInput({
+          pods: [pod({ name: 'p', cpu: '500m', memory: '1Gi' })],
+          nodes: many,
+          nodeClaims,
+          options: { existingNodeScoring: 'LeastAllocated' },
+        }),
+      ).placements;
+    expect(solved(undefined)).toEqual([expect.objectContaining({ kind: 'existingNode', nodeName: 'n-149' })]);
+    // An empty in-flight NodeClaim of a type larger still has more room.
+    const inFlight = [
+      {
+        name: 'claim-1',
+        nodePoolName: 'default',
+        requirements: [],
+        instanceTypeNames: ['m5.4xlarge'],
+        pods: [],
+      },
+    ];
+    expect(solved(inFlight)).toEqual([
+      expect.objectContaining({ kind: 'inFlightNodeClaim', nodeClaimName: 'claim-1' }),
+    ]);
+  });
+});
+
 describe('the order pods are placed in', () => {
   // One node with room for 3 CPUs: placed largest first, the 3-CPU pod takes it all; smallest
   // first, the two small pods take a CPU of it and leave the large one without room.

@@ -87,12 +87,9 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
     });
     expect(command === undefined ? 0 : commandSavings(command)).toBeCloseTo(1.224 - 0.306, 6);
     // The cheapest plan first (two nodes), then the re-plan onto one.
-    expect(simulate.options.slice(-2)).toEqual([
-      { kubeSchedulerSpread: true },
-      { kubeSchedulerSpread: true, maxNewNodeClaims: 1 },
-    ]);
+    expect(simulate.options.slice(-2)).toEqual([undefined, { maxNewNodeClaims: 1 }]);
     // Validated after the wait as it was decided: re-planned onto one node, the same command.
-    expect(command?.simulation).toEqual({ kubeSchedulerSpread: true, maxNewNodeClaims: 1 });
+    expect(command?.simulation).toEqual({ maxNewNodeClaims: 1 });
     if (command === undefined) return;
     const again = validateCommand({
       command,
@@ -108,7 +105,7 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
       nowMs: context.nowMs,
     });
     expect(again.kind).toBe('valid');
-    expect(simulate.options.at(-1)).toEqual({ kubeSchedulerSpread: true, maxNewNodeClaims: 1 });
+    expect(simulate.options.at(-1)).toEqual({ maxNewNodeClaims: 1 });
   });
 
   it('keeps it, saying why, when the one node would not save the minimum', () => {
@@ -173,7 +170,7 @@ describe('single-node consolidation of a node whose pods the cheapest plan puts 
     const calls: unknown[] = [];
     const twoPods = { ...leftover('0%'), reschedulablePods: [webPod(0), webPod(1)] };
     expect(evaluateSingleNode(twoPods, one, context).kind).toBe('command');
-    expect(calls).toEqual([{ kubeSchedulerSpread: true }]);
+    expect(calls).toEqual([undefined]);
   });
 });
 
@@ -213,7 +210,7 @@ describe('the simulations of one pass', () => {
     const counted: string[] = [];
     const memo = memoSimulation((candidates, options) => {
       counted.push(
-        `${candidates.map((c) => c.nodeClaim.name).join('+')}/${options?.maxNewNodeClaims ?? '-'}${options?.kubeSchedulerSpread === true ? '/spread' : ''}`,
+        `${candidates.map((c) => c.nodeClaim.name).join('+')}/${options?.maxNewNodeClaims ?? '-'}`,
       );
       return simulate(candidates, options);
     });
@@ -221,17 +218,14 @@ describe('the simulations of one pass', () => {
       leftover('0%'),
       { ...leftover('0%'), nodeClaim: { ...leftover('0%').nodeClaim, name: 'b' } },
     ];
-    const spread = { kubeSchedulerSpread: true };
-    const first = memo([a, b], spread);
-    expect(memo([b, a], spread)).toBe(first);
-    memo([a], spread);
-    memo([a], { ...spread, maxNewNodeClaims: 1 });
-    memo([a], spread);
-    // Drift's simulation, without the replay of kube-scheduler's binding, is another.
+    const first = memo([a, b]);
+    expect(memo([b, a])).toBe(first);
     memo([a]);
-    expect(counted).toEqual(['big+b/-/spread', 'big/-/spread', 'big/1/spread', 'big/-']);
+    memo([a], { maxNewNodeClaims: 1 });
+    memo([a]);
+    expect(counted).toEqual(['big+b/-', 'big/-', 'big/1']);
     // Single-node after a method that simulated the node alone: only the re-plan is new.
     singleNodeConsolidation.computeCommands([a], new Map([['default', 1]]), memo, context);
-    expect(counted).toHaveLength(4);
+    expect(counted).toHaveLength(3);
   });
 });

@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
-import type {
-  DisruptionCandidate,
-  SimulationOptions,
-} from '../../../../shared/usecases/disruption/method.ts';
+import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/method.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
+import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { pod } from '../provisioning/builders.ts';
 import {
@@ -40,21 +38,23 @@ const simulateAround = (nodes: readonly ClusterNode[], c: DisruptionCandidate) =
     nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
   });
 
-const SPREAD: SimulationOptions = { kubeSchedulerSpread: true };
 const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
 
 describe("kube-scheduler's spreading in the disruption simulation", () => {
-  // One node with 3 CPUs free, one with 2: the 3-CPU pod fits only the first. Packed largest first
-  // (as the simulation plans) everything fits; bound smallest first, each small pod goes to the
-  // node with more room, and the large pod finds 2 CPUs at most.
-  const nodes = [other('roomy', 1000), other('tight', 2000)];
+  // One node with 3 CPUs free, one with 2: the 3-CPU pod fits only the second (by name). Packed
+  // largest first (as the simulation plans) everything fits; bound smallest first, each small pod
+  // goes to the node with more room, and the large pod finds 2 CPUs at most.
+  const nodes = [other('a-tight', 2000), other('b-roomy', 1000)];
+  const packedOnly = () => moving([pod('large', 3000), pod('small-a', 500), pod('small-b', 500)]);
 
   it('does not delete a node whose pods fit only when packed', () => {
-    const c = moving([pod('large', 3000), pod('small-a', 500), pod('small-b', 500)]);
-    const result = simulateAround(nodes, c)([c], SPREAD);
-    expect(result.nodeClaims).toEqual([]);
-    expect(result.unschedulable.map((u) => u.pod.name)).toEqual(['large']);
-    expect(result.unschedulable[0]?.message).toBe(
+    const c = packedOnly();
+    const result = simulateAround(nodes, c)([c]);
+    // The simulation itself places every pod (drift, which does not ask further, goes ahead).
+    expect(result).toMatchObject({ nodeClaims: [], unschedulable: [] });
+    const leftovers = result.kubeSchedulerLeftovers?.() ?? [];
+    expect(leftovers.map((u) => u.pod.name)).toEqual(['large']);
+    expect(leftovers[0]?.message).toBe(
       'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node',
     );
     expect(evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context)).toEqual({
@@ -63,15 +63,35 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     });
   });
 
-  it("is consolidation's: without the option (drift) the packed plan stands", () => {
-    const c = moving([pod('large', 3000), pod('small-a', 500), pod('small-b', 500)]);
-    expect(simulateAround(nodes, c)([c])).toMatchObject({ nodeClaims: [], unschedulable: [] });
+  it('abandons such a command at its validation', () => {
+    const c = packedOnly();
+    const command = {
+      method: singleNodeConsolidation,
+      reason: 'Underutilized',
+      candidates: [c],
+      replacements: [],
+    } as const;
+    const verdict = validateCommand({
+      command,
+      fresh: {
+        candidates: [c],
+        excluded: [],
+        counts: new Map(),
+        poolTotals: new Map(),
+        spotFailedAtMs: new Map(),
+      },
+      allowed: new Map([['default', 10]]),
+      simulate: simulateAround(nodes, c),
+      nowMs: T0,
+    });
+    expect(verdict).toMatchObject({ kind: 'invalid' });
+    expect(verdict.kind === 'invalid' && verdict.why).toContain('could leave apps/large without one');
   });
 
   it('deletes it when the pods fit in any order', () => {
     // With one small pod, the large one still finds the 3 CPUs it needs after it.
     const c = moving([pod('large', 2500), pod('small', 500)]);
-    expect(simulateAround(nodes, c)([c], SPREAD).unschedulable).toEqual([]);
+    expect(simulateAround(nodes, c)([c]).kubeSchedulerLeftovers?.()).toEqual([]);
     const evaluation = evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context);
     expect(evaluation.kind).toBe('command');
     expect(evaluation.kind === 'command' && evaluation.command.replacements).toEqual([]);
@@ -81,8 +101,28 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     // Both other nodes full: the pods need a new node, which kube-scheduler fills as well.
     const full = [other('full-a', 4000), other('full-b', 4000)];
     const c = moving([pod('large', 2000), pod('small', 500)]);
-    const result = simulateAround(full, c)([c], SPREAD);
-    expect(result.unschedulable).toEqual([]);
+    const result = simulateAround(full, c)([c]);
     expect(result.nodeClaims).toHaveLength(1);
+    expect(result.kubeSchedulerLeftovers?.()).toEqual([]);
+  });
+
+  it('counts pending pods where the simulation put them, before the moved ones', () => {
+    // 2 and 2.5 CPUs free; a waiting pod of 1 CPU goes to the second. Replayed without it the
+    // large pod finds room; with it, the two small pods leave 1 and 1.5 CPUs.
+    const two = [other('a-tight', 2000), other('b-roomy', 1500)];
+    const c = moving([pod('large', 2000), pod('small-a', 500), pod('small-b', 500)]);
+    const around = (pending: readonly Pod[]) =>
+      simulatedCluster({
+        nodes: [...two, c.node],
+        nodeClaims: [...two.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
+        pending,
+      })([c]);
+    expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
+    const result = around([pod('waiting', 1000)]);
+    expect(result.unschedulable).toEqual([]);
+    expect(result.placements).toContainEqual(
+      expect.objectContaining({ nodeName: 'b-roomy', pod: expect.objectContaining({ name: 'waiting' }) }),
+    );
+    expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['large']);
   });
 });
