@@ -159,6 +159,7 @@ export {
   type RequirementSource,
   Requirements,
 } from './requirements.ts';
+export { type FitScoring, resourceFitScore } from './resource-fit-score.ts';
 export {
   addResources,
   fitsResources,

@@ -4,6 +4,7 @@ import type { Labels } from './labels.ts';
 import type { NodePool } from './node-pool.ts';
 import type { Pod, PodRef } from './pod.ts';
 import type { NodeSelectorRequirement } from './requirements.ts';
+import type { FitScoring } from './resource-fit-score.ts';
 import type { ResourceList } from './resources.ts';
 import type { Taint } from './taints.ts';
 
@@ -47,7 +48,7 @@ export interface SolveOptions {
    * pod; `MostAllocated`, the least. Disruption's simulations use it to expect where kube-scheduler
    * will send the pods a command moves.
    */
-  readonly existingNodeScoring?: 'LeastAllocated' | 'MostAllocated';
+  readonly existingNodeScoring?: FitScoring;
   /**
    * The order pods are placed in: Karpenter's (largest cpu, then memory, first), or the reverse,
    * the order in which kube-scheduler's spreading of pods leaves the least room for the largest.

@@ -4,6 +4,7 @@ import {
   type Pod,
   Resource,
   type ResourceList,
+  resourceFitScore,
   solve,
 } from '../core/index.ts';
 import type { ScoringStrategy } from './scenario-types.ts';
@@ -39,14 +40,10 @@ export function nodeScore(strategy: ScoringStrategy, node: ExistingNode, pod: Po
     used.cpu += r.cpu;
     used.memory += r.memory;
   }
-  const share = (resource: 'cpu' | 'memory') => {
-    const allocatable = node.allocatable[Resource[resource]] ?? 0;
-    if (allocatable <= 0) return 0;
-    const requested = Math.min(used[resource], allocatable);
-    const free = ((allocatable - requested) * 100) / allocatable;
-    return strategy === 'LeastAllocated' ? free : 100 - free;
-  };
-  return (share('cpu') + share('memory')) / 2;
+  return resourceFitScore(strategy, used, {
+    cpu: node.allocatable[Resource.cpu] ?? 0,
+    memory: node.allocatable[Resource.memory] ?? 0,
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CapacityType, Taint } from '../core/index.ts';
+import type { CapacityType, FitScoring, Taint } from '../core/index.ts';
 import type { AlarmState } from '../ports/alarms.ts';
 import type { FeatureGates } from '../runtime/feature-gates.ts';
 import type { OperatorSettings } from '../runtime/operator-settings.ts';
@@ -83,7 +83,7 @@ export interface InitialNode {
 }
 
 /** kube-scheduler's NodeResourcesFit scoring: spread (its default) or bin-pack. */
-export type ScoringStrategy = 'LeastAllocated' | 'MostAllocated';
+export type ScoringStrategy = FitScoring;
 
 export type ScenarioEvent =
   | {

@@ -2,6 +2,7 @@
 // then the NodeClaims planned so far by how much more they would cost, then a new NodeClaim from
 // each NodePool in turn. The scan over the bins skips what the headroom index proves full.
 import type { Pod } from '../pod.ts';
+import { type FitScoring, resourceFitScore } from '../resource-fit-score.ts';
 import type { PoolReason } from '../scheduling-types.ts';
 import { BLOCK_MASK, BLOCK_SHIFT } from './headroom.ts';
 import { type Bin, type Effective, type Probe, target } from './model.ts';
@@ -164,27 +165,16 @@ function scan(
   return reasons;
 }
 
-/**
- * NodeResourcesFit's score of an existing bin for a pod needing `req`: the share of its cpu and
- * memory left free after the pod (LeastAllocated) or taken (MostAllocated), the two averaged.
- */
-function fitScore(
-  scoring: 'LeastAllocated' | 'MostAllocated',
-  state: SolveState,
-  bin: Bin,
-  req: Vec,
-): number {
+/** NodeResourcesFit's score of an existing bin for a pod needing `req` (kube-scheduler's formula). */
+function fitScore(scoring: FitScoring, state: SolveState, bin: Bin, req: Vec): number {
   const cap = bin.cap;
-  if (cap === undefined) return 0;
-  let total = 0;
-  for (const name of SCORED) {
+  const at = (name: string, v: Vec | undefined) => {
     const d = state.dims.index.get(name);
-    const allocatable = d === undefined ? 0 : (cap[d] ?? 0);
-    if (d === undefined || allocatable <= 0) continue;
-    const taken = Math.min(((bin.used[d] ?? 0) + (req[d] ?? 0)) / allocatable, 1);
-    total += scoring === 'LeastAllocated' ? 1 - taken : taken;
-  }
-  return total / SCORED.length;
+    return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
+  };
+  return resourceFitScore(
+    scoring,
+    { cpu: at('cpu', bin.used) + at('cpu', req), memory: at('memory', bin.used) + at('memory', req) },
+    { cpu: at('cpu', cap), memory: at('memory', cap) },
+  );
 }
-
-const SCORED = ['cpu', 'memory'] as const;

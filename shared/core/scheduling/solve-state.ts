@@ -1,6 +1,7 @@
 // The state of one solve: its settings, the compiled NodePool templates and DaemonSets, every bin
 // (existing nodes, in-flight NodeClaims, NodeClaims planned in this run) with their headroom
 // index, the placements made so far, and the lookups that depend only on a pod's constraints.
+import type { FitScoring } from '../resource-fit-score.ts';
 import type { Placement, SolveInput } from '../scheduling-types.ts';
 import type { TopologyGroup } from '../topology.ts';
 import { AffinityPartners } from './affinity-partners.ts';
@@ -32,7 +33,7 @@ export class SolveState {
   readonly maxTypes: number;
   readonly strictMinValues: boolean;
   readonly maxNewClaims: number;
-  readonly existingNodeScoring: 'LeastAllocated' | 'MostAllocated' | undefined;
+  readonly existingNodeScoring: FitScoring | undefined;
   /** Bins before this index are existing nodes and in-flight NodeClaims; set once they are added. */
   existingEnd = 0;
   /** Pods per batch key not yet placed. */

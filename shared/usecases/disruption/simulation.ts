@@ -103,9 +103,11 @@ export function simulateWithout(
     const pendingOn = new Map(input.solve.pods.map((p) => [p.uid, p]));
     const onNode = new Map<string, Pod[]>();
     for (const p of result.placements) {
-      const pod = p.kind === 'existingNode' ? pendingOn.get(p.pod.uid) : undefined;
-      if (pod !== undefined && p.kind === 'existingNode')
-        onNode.set(p.nodeName, [...(onNode.get(p.nodeName) ?? []), pod]);
+      const pod = pendingOn.get(p.pod.uid);
+      if (pod === undefined || p.kind !== 'existingNode') continue;
+      const waiting = onNode.get(p.nodeName);
+      if (waiting === undefined) onNode.set(p.nodeName, [pod]);
+      else waiting.push(pod);
     }
     leftovers = spreadLeftovers({
       base: input.solve,

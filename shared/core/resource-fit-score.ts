@@ -1,0 +1,26 @@
+// kube-scheduler's NodeResourcesFit score, the part of its choice of node that Flotilla models:
+// the simulator's kube-scheduler binds pods by it, and disruption replays by it where the pods a
+// command moves will go. Pure.
+
+/** NodeResourcesFit's scoring strategies: LeastAllocated (kube-scheduler's default) spreads pods, MostAllocated packs them. */
+export type FitScoring = 'LeastAllocated' | 'MostAllocated';
+
+/**
+ * The score, 0–100, of a node whose cpu and memory would be `requested` (the pod's with those
+ * already there) of `allocatable`: the share left free (LeastAllocated) or taken (MostAllocated),
+ * cpu and memory weighted alike; a resource the node has none of scores 0.
+ */
+export function resourceFitScore(
+  strategy: FitScoring,
+  requested: { readonly cpu: number; readonly memory: number },
+  allocatable: { readonly cpu: number; readonly memory: number },
+): number {
+  const share = (resource: 'cpu' | 'memory') => {
+    const total = allocatable[resource];
+    if (total <= 0) return 0;
+    const used = Math.min(requested[resource], total);
+    const free = ((total - used) * 100) / total;
+    return strategy === 'LeastAllocated' ? free : 100 - free;
+  };
+  return (share('cpu') + share('memory')) / 2;
+}
