@@ -4,6 +4,7 @@ import { type NodeSelectorRequirement, Requirement } from '../requirements.ts';
 import type { LaunchCandidate, NodeClaimPlan } from '../scheduling-types.ts';
 import {
   cheapestPrice,
+  relaxMinValues,
   type TType,
   type TypeFilter,
   truncate,
@@ -67,12 +68,18 @@ function describe(bin: Bin, template: Template, chosen: readonly Priced[]): Desc
     name: x.t.it.name,
     priceUsdPerHour: x.price,
   }));
-  const reqs = bin.reqs.without(Label.hostname).replacing([
+  const named = bin.reqs.without(Label.hostname).replacing([
     Requirement.in(
       Label.instanceType,
       candidates.map((c) => c.name),
     ),
   ]);
+  const reqs = bin.minValuesRelaxed
+    ? relaxMinValues(
+        named,
+        chosen.map((x) => x.t),
+      )
+    : named;
   const labels: Labels = { ...(template.pool.labels ?? {}), ...reqs.singleValuedLabels() };
   return { candidates, requirements: reqs.toSelectors(), labels };
 }

@@ -146,6 +146,21 @@ export function minValuesShortfall(types: readonly TType[], reqs: Requirements):
   return undefined;
 }
 
+/**
+ * Under the BestEffort minValues policy: each minValues the types do not meet lowered to the
+ * distinct values they offer (none left when they offer none), as the NodeClaim records it: an
+ * `In` requirement may not ask for more values than it lists.
+ */
+export function relaxMinValues(reqs: Requirements, types: readonly TType[]): Requirements {
+  const lowered: Requirement[] = [];
+  for (const r of reqs.values()) {
+    if (r.minValues === undefined) continue;
+    const n = distinctValues(types, r.key, reqs).size;
+    if (n < r.minValues) lowered.push(r.withMinValues(n > 0 ? n : undefined));
+  }
+  return lowered.length === 0 ? reqs : reqs.replacing(lowered);
+}
+
 function distinctValues(types: readonly TType[], key: string, reqs: Requirements): Set<string> {
   const out = new Set<string>();
   const f = typeFilterOf(reqs);

@@ -984,6 +984,51 @@ describe('minValues', () => {
     );
     expect(relaxed.nodeClaims[0]?.minValuesRelaxed).toBe(true);
   });
+
+  it('BestEffort writes the minValues it relaxed, so the NodeClaim is one the API server and the next solve accept', () => {
+    const pool = nodePool({ requirements: [r(Label.instanceFamily, 'Exists', undefined, 3)] });
+    const p = pod({
+      name: 'pinned',
+      cpu: '1',
+      memory: '1Gi',
+      nodeSelector: { [Label.instanceFamily]: 'c5' },
+    });
+    const options = { minValuesPolicy: 'BestEffort' } as const;
+    const plan = solve(solveInput({ types: catalog, nodePools: [pool], pods: [p], options })).nodeClaims[0];
+    expect(plan?.minValuesRelaxed).toBe(true);
+    const family = plan?.requirements.find((x) => x.key === Label.instanceFamily);
+    expect(family).toEqual({ key: Label.instanceFamily, operator: 'In', values: ['c5'], minValues: 1 });
+    // The same plan as an in-flight NodeClaim in the next run: read, not refused.
+    const next = solve(
+      solveInput({
+        types: catalog,
+        nodePools: [pool],
+        pods: [pod({ name: 'small', cpu: '100m', nodeSelector: { [Label.instanceFamily]: 'c5' } })],
+        nodeClaims: [
+          {
+            name: plan?.name ?? '',
+            nodePoolName: plan?.nodePoolName ?? '',
+            requirements: plan?.requirements ?? [],
+            taints: plan?.taints ?? [],
+            instanceTypeNames: plan?.instanceTypes.map((t) => t.name) ?? [],
+            pods: [],
+          },
+        ],
+        options,
+      }),
+    );
+    expect(next.placements.map((x) => x.kind)).toEqual(['inFlightNodeClaim']);
+  });
+
+  it('a minValues the candidates meet stays as written under BestEffort', () => {
+    const pool = nodePool({ requirements: [r(Label.instanceFamily, 'Exists', undefined, 3)] });
+    const options = { minValuesPolicy: 'BestEffort' } as const;
+    const plan = solve(
+      solveInput({ types: catalog, nodePools: [pool], pods: [pod({ cpu: '1', memory: '1Gi' })], options }),
+    ).nodeClaims[0];
+    expect(plan?.minValuesRelaxed).toBe(false);
+    expect(plan?.requirements.find((x) => x.key === Label.instanceFamily)?.minValues).toBe(3);
+  });
 });
 
 describe('volumes and host ports', () => {
