@@ -101,12 +101,15 @@ export function simulateWithout(
     if (leftovers !== undefined) return leftovers;
     // Pending pods are queued before the moved ones: each is where the simulation put it.
     const pendingOn = new Map(input.solve.pods.map((p) => [p.uid, p]));
+    // Nodes by name, in-flight NodeClaims (replacements without a node yet) by theirs.
     const onNode = new Map<string, Pod[]>();
+    const onClaim = new Map<string, Pod[]>();
     for (const p of result.placements) {
       const pod = pendingOn.get(p.pod.uid);
-      if (pod === undefined || p.kind !== 'existingNode') continue;
-      const waiting = onNode.get(p.nodeName);
-      if (waiting === undefined) onNode.set(p.nodeName, [pod]);
+      if (pod === undefined) continue;
+      const [where, name] = p.kind === 'existingNode' ? [onNode, p.nodeName] : [onClaim, p.nodeClaimName];
+      const waiting = where.get(name);
+      if (waiting === undefined) where.set(name, [pod]);
       else waiting.push(pod);
     }
     leftovers = spreadLeftovers({
@@ -117,6 +120,7 @@ export function simulateWithout(
         return [waiting === undefined ? n : { ...n, pods: [...n.pods, ...waiting] }];
       }),
       replacementClaims: replacements,
+      pendingOnClaims: onClaim,
       plans: needed.map((plan) => ({
         plan,
         pending: plan.pods.flatMap((ref) => pendingOn.get(ref.uid) ?? []),
@@ -158,6 +162,8 @@ function spreadLeftovers(o: {
   readonly nodes: readonly ExistingNode[];
   /** NodeClaims command records name as replacements. */
   readonly replacementClaims: ReadonlySet<string>;
+  /** Pending pods the simulation put on in-flight NodeClaims, by NodeClaim name. */
+  readonly pendingOnClaims: ReadonlyMap<string, readonly Pod[]>;
   /** The command's replacements, each with the pending pods the simulation put on it. */
   readonly plans: readonly { readonly plan: NodeClaimPlan; readonly pending: readonly Pod[] }[];
   /** The pods that move: the candidates' and those of nodes already going. */
@@ -165,11 +171,13 @@ function spreadLeftovers(o: {
   /** Uids of the candidates' pods. */
   readonly mine: ReadonlySet<string>;
 }): UnschedulablePod[] {
-  const { base, nodes, replacementClaims, plans, moved, mine } = o;
+  const { base, nodes, replacementClaims, pendingOnClaims, plans, moved, mine } = o;
   const claims: InFlightNodeClaim[] = [
-    ...(base.nodeClaims ?? []).flatMap(({ nominatedPodUids: _pending, ...claim }) =>
-      replacementClaims.has(claim.name) ? [claim] : [],
-    ),
+    ...(base.nodeClaims ?? []).flatMap(({ nominatedPodUids: _pending, ...claim }) => {
+      if (!replacementClaims.has(claim.name)) return [];
+      const waiting = pendingOnClaims.get(claim.name);
+      return [waiting === undefined ? claim : { ...claim, pods: [...claim.pods, ...waiting] }];
+    }),
     ...plans.map(({ plan, pending }) => ({
       name: plan.name,
       nodePoolName: plan.nodePoolName,

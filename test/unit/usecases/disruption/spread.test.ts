@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../../../shared/core/index.ts';
+import { Label, type Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/method.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
+import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { pod } from '../provisioning/builders.ts';
 import {
@@ -124,5 +125,39 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
       expect.objectContaining({ nodeName: 'b-roomy', pod: expect.objectContaining({ name: 'waiting' }) }),
     );
     expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['large']);
+  });
+
+  it("counts pending pods the simulation put on a command's replacement that has no node yet", () => {
+    // Command cmd1 replaces `old` by R (m.xlarge, 4 CPUs, not launched yet). A waiting pod of
+    // 3.5 CPUs goes to R; the moved pods then find 3 CPUs on n1 and 0.5 on R, and the 2.8-CPU pod
+    // none once the 400m one has taken n1 (the node with the most room).
+    const n1 = other('n1', 1000);
+    const record = encodeCommand({
+      id: 'cmd1',
+      method: 'single-node',
+      reason: 'Underutilized',
+      candidates: ['old'],
+      replacements: ['R'],
+      startedAt: new Date(T0).toISOString(),
+    });
+    const old = nodeClaim('old', { nodeName: 'node-old', annotations: { [COMMAND_ANNOTATION]: record } });
+    const R = {
+      ...nodeClaim('R', { nodeName: null, conditions: [] }),
+      requirements: [{ key: Label.instanceType, operator: 'In' as const, values: ['m.xlarge'] }],
+    };
+    const c = moving([pod('a', 400), pod('b', 2800)]);
+    const around = (pending: readonly Pod[]) =>
+      simulatedCluster({
+        nodes: [n1, clusterNode('node-old', { pods: [] }), c.node],
+        nodeClaims: [nodeClaim('n1', { nodeName: 'n1' }), old, R, c.nodeClaim],
+        pending,
+      })([c]);
+    expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
+    const result = around([pod('waiting', 3500)]);
+    expect(result.unschedulable).toEqual([]);
+    expect(result.placements).toContainEqual(
+      expect.objectContaining({ nodeClaimName: 'R', pod: expect.objectContaining({ name: 'waiting' }) }),
+    );
+    expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['b']);
   });
 });
