@@ -5,10 +5,14 @@
 /** NodeResourcesFit's scoring strategies: LeastAllocated (kube-scheduler's default) spreads pods, MostAllocated packs them. */
 export type FitScoring = 'LeastAllocated' | 'MostAllocated';
 
+/** Below this, a share is rounded up to the whole it stands for (floating-point noise). */
+const EPSILON = 1e-9;
+
 /**
  * The score, 0–100, of a node whose cpu and memory would be `requested` (the pod's with those
  * already there) of `allocatable`: the share left free (LeastAllocated) or taken (MostAllocated),
- * cpu and memory weighted alike; a resource the node has none of scores 0.
+ * cpu and memory weighted alike; a resource the node has none of scores 0. Whole numbers, as
+ * kube-scheduler computes them: each share rounded down, then their mean.
  */
 export function resourceFitScore(
   strategy: FitScoring,
@@ -19,8 +23,8 @@ export function resourceFitScore(
     const total = allocatable[resource];
     if (total <= 0) return 0;
     const used = Math.min(requested[resource], total);
-    const free = ((total - used) * 100) / total;
-    return strategy === 'LeastAllocated' ? free : 100 - free;
+    const part = strategy === 'LeastAllocated' ? total - used : used;
+    return Math.floor((part * 100) / total + EPSILON);
   };
-  return (share('cpu') + share('memory')) / 2;
+  return Math.floor((share('cpu') + share('memory')) / 2);
 }

@@ -33,10 +33,25 @@ describe('the simulated kube-scheduler', () => {
   it('scores by the requests left after the pod, a pod without requests counting as 100m and 200Mi', () => {
     const free = nodeScore('LeastAllocated', idle, pod({ cpu: '1', memory: '4Gi' }));
     // cpu 3/4 and memory 12/16 left: 75.
-    expect(free).toBeCloseTo(75, 6);
-    const bare = nodeScore('LeastAllocated', idle, pod({}));
-    expect(bare).toBeCloseTo(((3900 / 4000) * 100 + ((16384 - 200) / 16384) * 100) / 2, 6);
-    expect(nodeScore('MostAllocated', idle, pod({ cpu: '1', memory: '4Gi' }))).toBeCloseTo(25, 6);
+    expect(free).toBe(75);
+    // cpu 97.5 (3900m of 4000m left) and memory 98.8 (16184Mi of 16384Mi), each rounded down:
+    // (97 + 98) / 2, rounded down.
+    expect(nodeScore('LeastAllocated', idle, pod({}))).toBe(97);
+    expect(nodeScore('MostAllocated', idle, pod({ cpu: '1', memory: '4Gi' }))).toBe(25);
+  });
+
+  it('scores in whole numbers, as kube-scheduler does, which can change the node it takes', () => {
+    // After a 500m / 500Mi pod, a-close would have 2801m / 2901Mi of 10 CPUs / 10000Mi taken
+    // (free shares 71.99 and 70.99, so 71 and 70, score 70) and b-even 2800m / 3000Mi (72 and 70,
+    // score 71). Unrounded, a-close would win with 71.49 against 71.0.
+    const ten = (name: string, cpu: string, memory: string) =>
+      node({ name, cpu: '10', memory: '10000Mi', initialized: true, boundPods: [pod({ cpu, memory })] });
+    const close = ten('a-close', '2301m', '2401Mi');
+    const even = ten('b-even', '2300m', '2500Mi');
+    const incoming = pod({ cpu: '500m', memory: '500Mi' });
+    expect(nodeScore('LeastAllocated', close, incoming)).toBe(70);
+    expect(nodeScore('LeastAllocated', even, incoming)).toBe(71);
+    expect(chooseNode('LeastAllocated', incoming, [close, even], T)).toBe('b-even');
   });
 
   it('never takes a node the pod does not fit, however the node scores', () => {
