@@ -159,7 +159,7 @@ export {
   type RequirementSource,
   Requirements,
 } from './requirements.ts';
-export { type FitScoring, resourceFitScore } from './resource-fit-score.ts';
+export { type FitScoring, resourceFitScore, scoredRequests } from './resource-fit-score.ts';
 export {
   addResources,
   fitsResources,

@@ -5,6 +5,16 @@
 /** NodeResourcesFit's scoring strategies: LeastAllocated (kube-scheduler's default) spreads pods, MostAllocated packs them. */
 export type FitScoring = 'LeastAllocated' | 'MostAllocated';
 
+/** kube-scheduler scores a pod without a cpu request as asking this many millicores… */
+export const DEFAULT_SCORED_CPU_MILLIS = 100;
+/** …and one without a memory request as asking this many bytes. */
+export const DEFAULT_SCORED_MEMORY_BYTES = 200 * 1024 * 1024;
+
+/** A pod's cpu (millicores) and memory (bytes) as NodeResourcesFit scores them: a missing request at the default. */
+export function scoredRequests(cpu: number, memory: number): { cpu: number; memory: number } {
+  return { cpu: cpu || DEFAULT_SCORED_CPU_MILLIS, memory: memory || DEFAULT_SCORED_MEMORY_BYTES };
+}
+
 /** Below this, a share is rounded up to the whole it stands for (floating-point noise). */
 const EPSILON = 1e-9;
 

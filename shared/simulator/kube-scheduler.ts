@@ -5,6 +5,7 @@ import {
   Resource,
   type ResourceList,
   resourceFitScore,
+  scoredRequests,
   solve,
 } from '../core/index.ts';
 import type { ScoringStrategy } from './scenario-types.ts';
@@ -18,25 +19,18 @@ import type { ScoringStrategy } from './scenario-types.ts';
 // cpu and memory left after the pod, which spreads pods out; MostAllocated prefers the fullest,
 // which packs them. Ties go to the node whose name sorts first (kube-scheduler picks at random).
 
-/** kube-scheduler counts a container without a cpu or memory request as asking this much. */
-const DEFAULT_CPU_MILLIS = 100;
-const DEFAULT_MEMORY_BYTES = 200 * 1024 * 1024;
-
 /** A pod's cpu and memory as NodeResourcesFit scores them (its non-zero requests). */
-function scoredRequests(pod: Pod): { cpu: number; memory: number } {
+function podScoredRequests(pod: Pod): { cpu: number; memory: number } {
   const requests: ResourceList = computePodRequests(pod);
-  return {
-    cpu: requests[Resource.cpu] || DEFAULT_CPU_MILLIS,
-    memory: requests[Resource.memory] || DEFAULT_MEMORY_BYTES,
-  };
+  return scoredRequests(requests[Resource.cpu] ?? 0, requests[Resource.memory] ?? 0);
 }
 
 /** NodeResourcesFit's score of `node` for `pod`, 0–100, cpu and memory weighted alike. */
 export function nodeScore(strategy: ScoringStrategy, node: ExistingNode, pod: Pod): number {
-  const wanted = scoredRequests(pod);
+  const wanted = podScoredRequests(pod);
   const used = { cpu: wanted.cpu, memory: wanted.memory };
   for (const p of node.pods) {
-    const r = scoredRequests(p);
+    const r = podScoredRequests(p);
     used.cpu += r.cpu;
     used.memory += r.memory;
   }

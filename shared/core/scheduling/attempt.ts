@@ -2,7 +2,8 @@
 // then the NodeClaims planned so far by how much more they would cost, then a new NodeClaim from
 // each NodePool in turn. The scan over the bins skips what the headroom index proves full.
 import type { Pod } from '../pod.ts';
-import { type FitScoring, resourceFitScore } from '../resource-fit-score.ts';
+import { type FitScoring, resourceFitScore, scoredRequests } from '../resource-fit-score.ts';
+import { Resource } from '../resources.ts';
 import type { PoolReason } from '../scheduling-types.ts';
 import { BLOCK_MASK, BLOCK_SHIFT } from './headroom.ts';
 import { type Bin, type Effective, type Probe, target } from './model.ts';
@@ -165,16 +166,23 @@ function scan(
   return reasons;
 }
 
-/** NodeResourcesFit's score of an existing bin for a pod needing `req` (kube-scheduler's formula). */
+/**
+ * NodeResourcesFit's score of an existing bin for a pod needing `req` (kube-scheduler's formula,
+ * with its default requests for a pod without one and a node's DaemonSet pods in its allocatable).
+ */
 function fitScore(scoring: FitScoring, state: SolveState, bin: Bin, req: Vec): number {
   const cap = bin.cap;
   const at = (name: string, v: Vec | undefined) => {
     const d = state.dims.index.get(name);
     return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
   };
+  const pod = scoredRequests(at(Resource.cpu, req), at(Resource.memory, req));
   return resourceFitScore(
     scoring,
-    { cpu: at('cpu', bin.used) + at('cpu', req), memory: at('memory', bin.used) + at('memory', req) },
-    { cpu: at('cpu', cap), memory: at('memory', cap) },
+    {
+      cpu: at(Resource.cpu, bin.used) + bin.scoreCpu + pod.cpu,
+      memory: at(Resource.memory, bin.used) + bin.scoreMemory + pod.memory,
+    },
+    { cpu: at(Resource.cpu, cap) + bin.scoreCapCpu, memory: at(Resource.memory, cap) + bin.scoreCapMemory },
   );
 }

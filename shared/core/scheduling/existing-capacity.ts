@@ -3,7 +3,8 @@ import type { ExistingNode, InFlightNodeClaim } from '../cluster.ts';
 import { Label } from '../labels.ts';
 import { computePodRequests, type Pod, podHostPorts } from '../pod.ts';
 import { Requirements } from '../requirements.ts';
-import type { ResourceList } from '../resources.ts';
+import { scoredRequests } from '../resource-fit-score.ts';
+import { Resource, type ResourceList } from '../resources.ts';
 import { DISRUPTED_TAINT, firstUntolerated, isEphemeralTaint } from '../taints.ts';
 import { Bin, type CompiledDaemonSet, type Template } from './model.ts';
 import { addInto, type Dims, type Vec } from './vectors.ts';
@@ -27,7 +28,8 @@ export function makeNodeBin(
   );
   const disrupted = taints.some((t) => t.key === DISRUPTED_TAINT.key);
   const used = new Float64Array(dims.names.length);
-  for (const p of node.pods) addInto(used, dims.vec(computePodRequests(p)));
+  const scored = { cpu: 0, memory: 0 };
+  for (const p of node.pods) addRequests(used, scored, dims, computePodRequests(p));
   // DaemonSet pods that will run on the node but are not there yet take their room first.
   for (const ds of daemonSets) {
     if (firstUntolerated(taints, ds.tolerations, true) !== undefined) continue;
@@ -47,7 +49,24 @@ export function makeNodeBin(
     node.unschedulable === true || disrupted,
   );
   bin.hostPorts = node.pods.flatMap((p) => podHostPorts(p));
+  bin.scoreCpu = scored.cpu;
+  bin.scoreMemory = scored.memory;
   return bin;
+}
+
+/** Adds a pod's requests to `used`, and to `scored` what kube-scheduler's score adds for a missing cpu or memory request. */
+function addRequests(
+  used: Vec,
+  scored: { cpu: number; memory: number },
+  dims: Dims,
+  requests: ResourceList,
+): void {
+  addInto(used, dims.vec(requests));
+  const cpu = requests[Resource.cpu] ?? 0;
+  const memory = requests[Resource.memory] ?? 0;
+  const asScored = scoredRequests(cpu, memory);
+  scored.cpu += asScored.cpu - cpu;
+  scored.memory += asScored.memory - memory;
 }
 
 /**
@@ -66,6 +85,8 @@ export function makeInFlightBin(
   let cap: Vec;
   const launchedType = claim.labels?.[Label.instanceType];
   const launched = candidates.find((t) => t.it.name === launchedType);
+  // The DaemonSet pods the node will run: not bound yet, taken off its room instead.
+  const daemon = claim.allocatable !== undefined ? launched?.daemon : candidates[0]?.daemon;
   if (claim.allocatable !== undefined) {
     cap = dims.vec(claim.allocatable);
     if (launched !== undefined)
@@ -78,7 +99,8 @@ export function makeInFlightBin(
     cap = new Float64Array(dims.names.length);
   }
   const used = new Float64Array(dims.names.length);
-  for (const p of claim.pods) addInto(used, dims.vec(computePodRequests(p)));
+  const scored = { cpu: 0, memory: 0 };
+  for (const p of claim.pods) addRequests(used, scored, dims, computePodRequests(p));
   const bin = new Bin(
     'inflight',
     claim.labels?.[Label.hostname] ?? claim.name,
@@ -91,6 +113,14 @@ export function makeInFlightBin(
     false,
   );
   bin.hostPorts = [...(template?.daemonPorts ?? []), ...claim.pods.flatMap((p) => podHostPorts(p))];
+  const overheadOf = (name: string) => {
+    const d = dims.index.get(name);
+    return d === undefined || daemon === undefined ? 0 : (daemon[d] as number);
+  };
+  bin.scoreCapCpu = overheadOf(Resource.cpu);
+  bin.scoreCapMemory = overheadOf(Resource.memory);
+  bin.scoreCpu = scored.cpu + bin.scoreCapCpu;
+  bin.scoreMemory = scored.memory + bin.scoreCapMemory;
   let capacity: ResourceList | undefined;
   if (template?.remaining !== undefined) {
     capacity = claim.capacity;

@@ -137,6 +137,16 @@ export class Bin {
   maxAlloc: Vec | undefined;
   reserve: Map<string, number> | undefined;
   minValuesRelaxed = false;
+  /**
+   * What NodeResourcesFit's score counts beyond `used` in cpu and memory (the default requests of
+   * pods without one, and an in-flight NodeClaim's DaemonSet overhead) and beyond `cap` (that
+   * overhead: a node's allocatable includes the room its DaemonSet pods take). Kept only for bins
+   * of existing capacity.
+   */
+  scoreCpu = 0;
+  scoreMemory = 0;
+  scoreCapCpu = 0;
+  scoreCapMemory = 0;
   /** Position in the scheduler's bin list; -1 until added. */
   index = -1;
 

@@ -3,6 +3,8 @@
 // NodeClaim, with the bookkeeping every placement does.
 import { admitsNewNode, admitsNodeName, type Pod, toPodRef } from '../pod.ts';
 import type { Requirements } from '../requirements.ts';
+import { scoredRequests } from '../resource-fit-score.ts';
+import { Resource } from '../resources.ts';
 import { firstUntolerated } from '../taints.ts';
 import { type BinView, checkTopology } from '../topology.ts';
 import {
@@ -174,6 +176,7 @@ export function commitClaim(state: SolveState, pod: Pod, ec: Effective, probe: P
 /** What every placement records: the pod on the bin, its ports, volumes and topology counts. */
 export function commonCommit(state: SolveState, pod: Pod, ec: Effective, bin: Bin, reqs: Requirements): void {
   if (bin.index >= 0) state.headroom.markDirty(bin.index);
+  if (state.existingNodeScoring !== undefined && bin.kind !== 'claim') noteScored(state, bin, ec.shape.vec);
   bin.pods.push(pod);
   bin.placed.push(toPodRef(pod));
   bin.vecs.push(ec.shape.vec);
@@ -182,6 +185,19 @@ export function commonCommit(state: SolveState, pod: Pod, ec: Effective, bin: Bi
   state.volumes.record(bin, pod);
   // Only required anti-affinity binds other pods (kube-scheduler scores preferred terms only).
   state.groups.recordPlacement(bin, reqs, ec.shape.countedBy, ec.ownedAntiAffinity);
+}
+
+/** Adds to the bin what kube-scheduler's score counts for a pod without a cpu or memory request. */
+function noteScored(state: SolveState, bin: Bin, vec: Vec): void {
+  const at = (name: string) => {
+    const d = state.dims.index.get(name);
+    return d === undefined ? 0 : (vec[d] ?? 0);
+  };
+  const cpu = at(Resource.cpu);
+  const memory = at(Resource.memory);
+  const scored = scoredRequests(cpu, memory);
+  bin.scoreCpu += scored.cpu - cpu;
+  bin.scoreMemory += scored.memory - memory;
 }
 
 /**

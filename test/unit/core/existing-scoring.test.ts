@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type SolveInput, solve } from '../../../shared/core/index.ts';
-import { node, pod, solveInput } from './builders.ts';
+import { Label, parseResourceList, type SolveInput, solve } from '../../../shared/core/index.ts';
+import { daemonSet, node, pod, solveInput } from './builders.ts';
 
 // SolveOptions.existingNodeScoring and queueOrder: which existing node a pod goes to when several
 // can take it, as kube-scheduler's NodeResourcesFit strategies rank them, and in which order the
@@ -55,6 +55,64 @@ describe('the existing node a pod goes to', () => {
       p2: 'b-empty',
       p3: 'a-half',
     });
+  });
+});
+
+describe("what kube-scheduler's score counts beyond the requests planned", () => {
+  it('counts a pod without requests as 100m of cpu and 200Mi of memory', () => {
+    // Ten such pods on a-bare score as 1 CPU and 2000Mi: after a 500m / 1Gi pod it keeps 62% of
+    // its cpu and 81% of its memory (71), b-light 67% and 87% (77). Counted as nothing, a-bare
+    // would score 90.
+    const bare = Array.from({ length: 10 }, (_, i) => pod({ name: `bare-${i}` }));
+    const result = solve(
+      solveInput({
+        pods: [pod({ name: 'p', cpu: '500m', memory: '1Gi' })],
+        nodes: [
+          node({ name: 'a-bare', cpu: '4', memory: '16Gi', boundPods: bare }),
+          node({
+            name: 'b-light',
+            cpu: '4',
+            memory: '16Gi',
+            boundPods: [pod({ cpu: '800m', memory: '1Gi' })],
+          }),
+        ],
+        options: { existingNodeScoring: 'LeastAllocated' },
+      }),
+    );
+    expect(result.placements).toEqual([
+      expect.objectContaining({ kind: 'existingNode', nodeName: 'b-light' }),
+    ]);
+  });
+
+  it("counts an in-flight NodeClaim's DaemonSet pods in its allocatable, as the node will have them", () => {
+    // A DaemonSet of 1 CPU. The node: 900m of pods and the DaemonSet's 1 CPU; with a 500m pod, 40%
+    // of its cpu left. The launched claim: 4 CPUs, 1 CPU of pods and the DaemonSet's; with the pod
+    // 37% left, though 50% of the 3 CPUs the DaemonSet leaves to pods. Memory alike on both.
+    const result = solve(
+      solveInput({
+        pods: [pod({ name: 'p', cpu: '500m', memory: '1Gi' })],
+        daemonSets: [daemonSet({ name: 'agent', cpu: '1', memory: '0' })],
+        nodes: [
+          node({ name: 'n', cpu: '4', memory: '16Gi', boundPods: [pod({ cpu: '900m', memory: '1Gi' })] }),
+        ],
+        nodeClaims: [
+          {
+            name: 'claim-1',
+            nodePoolName: 'default',
+            requirements: [],
+            instanceTypeNames: ['m5.xlarge'],
+            labels: { [Label.instanceType]: 'm5.xlarge', [Label.hostname]: 'claim-1' },
+            allocatable: parseResourceList(
+              { cpu: '4', memory: '16Gi', pods: '110' },
+              { object: 'nodeClaim "claim-1"', field: 'status.allocatable' },
+            ),
+            pods: [pod({ name: 'q', cpu: '1', memory: '1Gi' })],
+          },
+        ],
+        options: { existingNodeScoring: 'LeastAllocated' },
+      }),
+    );
+    expect(result.placements).toEqual([expect.objectContaining({ kind: 'existingNode', nodeName: 'n' })]);
   });
 });
 
