@@ -174,7 +174,8 @@ export function toNewNodeClaim(
     labels: plan.labels,
     annotations: {
       ...pool.templateAnnotations,
-      ...(plan.minValuesRelaxed ? { [MIN_VALUES_RELAXED_ANNOTATION]: 'true' } : {}),
+      // As Karpenter's scheduler writes it on every NodeClaim it plans: whether minValues were relaxed.
+      [MIN_VALUES_RELAXED_ANNOTATION]: plan.minValuesRelaxed ? 'true' : 'false',
       ...(plan.pods.length === 0
         ? {}
         : {

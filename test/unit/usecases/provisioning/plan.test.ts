@@ -57,7 +57,11 @@ describe('toNewNodeClaim', () => {
       nodePool: { name: 'general', uid: 'uid-pool-general' },
       nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
       labels: { team: 'web' },
-      annotations: { 'example.com/owner': 'web', [NOMINATED_PODS_ANNOTATION]: 'u1' },
+      annotations: {
+        'example.com/owner': 'web',
+        [MIN_VALUES_RELAXED_ANNOTATION]: 'false',
+        [NOMINATED_PODS_ANNOTATION]: 'u1',
+      },
       nodePoolHash: { hash: nodePoolHash(pool), version: NODEPOOL_HASH_VERSION },
       requirements: plan().requirements,
       requests: { cpu: 1000, pods: 1 },
@@ -68,7 +72,7 @@ describe('toNewNodeClaim', () => {
     });
   });
 
-  it('annotates a claim whose minValues were relaxed and leaves out what the pool does not set', () => {
+  it("says whether a claim's minValues were relaxed, as Karpenter does, and leaves out what the pool does not set", () => {
     const claim = toNewNodeClaim('x', plan({ minValuesRelaxed: true }), nodePool('general'));
     expect(claim.annotations).toEqual({
       [MIN_VALUES_RELAXED_ANNOTATION]: 'true',
@@ -85,7 +89,9 @@ describe('toNewNodeClaim', () => {
     }));
     const claim = toNewNodeClaim('x', plan({ pods }), nodePool('general'));
     expect(nominatedPodUids(claim.annotations)).toEqual(pods.slice(0, MAX_NOMINATED_PODS).map((p) => p.uid));
-    expect(toNewNodeClaim('y', plan({ pods: [] }), nodePool('general')).annotations).toEqual({});
+    expect(toNewNodeClaim('y', plan({ pods: [] }), nodePool('general')).annotations).toEqual({
+      [MIN_VALUES_RELAXED_ANNOTATION]: 'false',
+    });
     expect(nominatedPodUids({})).toEqual([]);
   });
 });
