@@ -114,10 +114,12 @@ export function simulateWithout(
     }
     leftovers = spreadLeftovers({
       base: input.solve,
-      nodes: nodes.flatMap((n) => {
-        if (!n.initialized && !replacementNodes.has(n.name)) return [];
+      nodes: nodes.map((n) => {
         const waiting = onNode.get(n.name);
-        return [waiting === undefined ? n : { ...n, pods: [...n.pods, ...waiting] }];
+        const node = waiting === undefined ? n : { ...n, pods: [...n.pods, ...waiting] };
+        // A node that has not initialized takes none of the moved pods, but kube-scheduler counts
+        // its pods in topology spreads and pod (anti-)affinity as any node's.
+        return n.initialized || replacementNodes.has(n.name) ? node : { ...node, unschedulable: true };
       }),
       replacementClaims: replacements,
       pendingOnClaims: onClaim,
@@ -156,6 +158,7 @@ export function leftoverWhy(leftovers: readonly UnschedulablePod[]): string | un
  * the largest without a hole big enough. Replayed smallest pod first, the order that leaves the
  * least room for the largest, over the ready nodes that stay, the replacements of commands in
  * flight and this command's replacements (each as its smallest candidate type), with no new node.
+ * Nodes not initialized yet take none of them but count in topology, as `nodes` marks them.
  */
 function spreadLeftovers(o: {
   readonly base: SolveInput;

@@ -6,6 +6,7 @@ import type { DisruptionCandidate } from '../../../../shared/usecases/disruption
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
+import { zoneName } from '../../core/builders.ts';
 import { SMALL_TYPES } from '../../core/fixtures.ts';
 import { pod } from '../provisioning/builders.ts';
 import {
@@ -125,6 +126,47 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
       expect.objectContaining({ nodeName: 'b-roomy', pod: expect.objectContaining({ name: 'waiting' }) }),
     );
     expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['large']);
+  });
+
+  it('counts the pods of a node that has not initialized for topology, without sending moved pods there', () => {
+    // Pods of app web spread over the three zones (maxSkew 1). Zone a: web-0 on a1 and web-2 on
+    // the candidate; zone b: web-1 on b-new, which has not initialized, and b-full, which has no
+    // room; zone c: web-3 on the full c-full. Without the candidate, web-2 makes zone a 2 against
+    // 1 and 1: a1 takes it. Were b-new's pod not counted, zone b would be at 0, and web-2 could go
+    // nowhere but zone b.
+    const web = (name: string) =>
+      pod(name, 1000, {
+        labels: { app: 'web' },
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: Label.zone,
+            whenUnsatisfiable: 'DoNotSchedule',
+            labelSelector: { matchLabels: { app: 'web' } },
+          },
+        ],
+      });
+    const inZone = (node: ClusterNode, zone: string, initialized = true): ClusterNode => ({
+      ...node,
+      labels: { ...node.labels, [Label.zone]: zoneName(zone) },
+      initialized,
+    });
+    const a1 = inZone(clusterNode('a1', { pods: [web('web-0')] }), 'a');
+    const bFull = inZone(other('b-full', 4000), 'b');
+    const bNew = inZone(clusterNode('b-new', { pods: [web('web-1')] }), 'b', false);
+    const cFull = inZone(clusterNode('c-full', { pods: [web('web-3'), pod('c-busy', 3000)] }), 'c');
+    const base = moving([web('web-2')]);
+    const c = { ...base, node: inZone(base.node, 'a') };
+    const nodes = [a1, bFull, bNew, cFull];
+    const result = simulatedCluster({
+      nodes: [...nodes, c.node],
+      nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
+    })([c]);
+    expect(result).toMatchObject({ nodeClaims: [], unschedulable: [] });
+    expect(result.placements).toContainEqual(
+      expect.objectContaining({ nodeName: 'a1', pod: expect.objectContaining({ name: 'web-2' }) }),
+    );
+    expect(result.kubeSchedulerLeftovers?.()).toEqual([]);
   });
 
   it("counts pending pods the simulation put on a command's replacement that has no node yet", () => {
