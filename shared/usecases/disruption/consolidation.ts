@@ -16,7 +16,7 @@ import type {
 } from './method.ts';
 import { minSavings, parseMinSavings } from './min-savings.ts';
 import { replacementCapacity, SPOT_FAILED_ANNOTATION, SPOT_RETRY_AFTER_MS } from './replacement-capacity.ts';
-import { allowedValues, narrowPlan } from './replacement-plan.ts';
+import { allowedValues, CANT_REPLACE, narrowPlan } from './replacement-plan.ts';
 import { leftoverWhy } from './simulation.ts';
 
 // Consolidation, as Karpenter v1 (multi-node, then single-node; each a delete when the pods fit
@@ -215,9 +215,10 @@ export function evaluateConsolidation(
       if (typeof first === 'string') {
         return {
           kind: 'invalid',
-          why: Number.isFinite(cap)
-            ? 'a replacement would be no cheaper than the candidate of its type'
-            : first,
+          why:
+            Number.isFinite(cap) && first === CANT_REPLACE
+              ? 'a replacement would be no cheaper than the candidate of its type'
+              : first,
         };
       }
       cheapestTotal += first.cheapest;
