@@ -3,13 +3,12 @@
 // each NodePool in turn. The scan over the bins skips what the headroom index proves full.
 import type { Pod } from '../pod.ts';
 import { type FitScoring, resourceFitScore, scoredRequests } from '../resource-fit-score.ts';
-import { Resource } from '../resources.ts';
 import type { PoolReason } from '../scheduling-types.ts';
 import { BLOCK_MASK, BLOCK_SHIFT } from './headroom.ts';
 import { type Bin, type Effective, type Probe, target } from './model.ts';
 import type { NewClaims } from './new-claims.ts';
 import { commitClaim, commitExisting, probe } from './placing.ts';
-import type { SolveState } from './solve-state.ts';
+import { dimOf, type SolveState } from './solve-state.ts';
 import { fits, type Vec } from './vectors.ts';
 
 /** How many planned NodeClaims that can take a pod are compared on cost before choosing. */
@@ -171,18 +170,14 @@ function scan(
  * with its default requests for a pod without one and a node's DaemonSet pods in its allocatable).
  */
 function fitScore(scoring: FitScoring, state: SolveState, bin: Bin, req: Vec): number {
-  const cap = bin.cap;
-  const at = (name: string, v: Vec | undefined) => {
-    const d = state.dims.index.get(name);
-    return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
-  };
-  const pod = scoredRequests(at(Resource.cpu, req), at(Resource.memory, req));
+  const { cpu, memory } = state.fitDims();
+  const pod = scoredRequests(dimOf(req, cpu), dimOf(req, memory));
   return resourceFitScore(
     scoring,
     {
-      cpu: at(Resource.cpu, bin.used) + bin.scoreCpu + pod.cpu,
-      memory: at(Resource.memory, bin.used) + bin.scoreMemory + pod.memory,
+      cpu: dimOf(bin.used, cpu) + bin.scoreCpu + pod.cpu,
+      memory: dimOf(bin.used, memory) + bin.scoreMemory + pod.memory,
     },
-    { cpu: at(Resource.cpu, cap) + bin.scoreCapCpu, memory: at(Resource.memory, cap) + bin.scoreCapMemory },
+    { cpu: dimOf(bin.cap, cpu) + bin.scoreCapCpu, memory: dimOf(bin.cap, memory) + bin.scoreCapMemory },
   );
 }

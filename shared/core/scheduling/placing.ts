@@ -4,7 +4,6 @@
 import { admitsNewNode, admitsNodeName, type Pod, toPodRef } from '../pod.ts';
 import type { Requirements } from '../requirements.ts';
 import { scoredRequests } from '../resource-fit-score.ts';
-import { Resource } from '../resources.ts';
 import { firstUntolerated } from '../taints.ts';
 import { type BinView, checkTopology } from '../topology.ts';
 import {
@@ -15,7 +14,7 @@ import {
   typeMatches,
 } from './instance-type-filter.ts';
 import { type Bin, type Effective, type Probe, type Template, target } from './model.ts';
-import type { SolveState } from './solve-state.ts';
+import { dimOf, type SolveState } from './solve-state.ts';
 import { portsConflict } from './templates.ts';
 import { addInto, fits, type Vec } from './vectors.ts';
 
@@ -189,12 +188,9 @@ export function commonCommit(state: SolveState, pod: Pod, ec: Effective, bin: Bi
 
 /** Adds to the bin what kube-scheduler's score counts for a pod without a cpu or memory request. */
 function noteScored(state: SolveState, bin: Bin, vec: Vec): void {
-  const at = (name: string) => {
-    const d = state.dims.index.get(name);
-    return d === undefined ? 0 : (vec[d] ?? 0);
-  };
-  const cpu = at(Resource.cpu);
-  const memory = at(Resource.memory);
+  const dims = state.fitDims();
+  const cpu = dimOf(vec, dims.cpu);
+  const memory = dimOf(vec, dims.memory);
   const scored = scoredRequests(cpu, memory);
   bin.scoreCpu += scored.cpu - cpu;
   bin.scoreMemory += scored.memory - memory;

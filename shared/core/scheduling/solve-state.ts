@@ -2,6 +2,7 @@
 // (existing nodes, in-flight NodeClaims, NodeClaims planned in this run) with their headroom
 // index, the placements made so far, and the lookups that depend only on a pod's constraints.
 import type { FitScoring } from '../resource-fit-score.ts';
+import { Resource } from '../resources.ts';
 import type { Placement, SolveInput } from '../scheduling-types.ts';
 import type { TopologyGroup } from '../topology.ts';
 import { AffinityPartners } from './affinity-partners.ts';
@@ -14,6 +15,17 @@ import { computeStaticNew, templateDomains } from './templates.ts';
 import { TopologyGroups } from './topology-groups.ts';
 import { Dims, type Vec } from './vectors.ts';
 import { VolumeUsage } from './volume-limits.ts';
+
+/** Where cpu and memory sit in a solve's vectors (undefined: no input names it). */
+export interface FitDims {
+  readonly cpu: number | undefined;
+  readonly memory: number | undefined;
+}
+
+/** The value of dimension `d` of `v`, 0 when either is missing. */
+export function dimOf(v: Vec | undefined, d: number | undefined): number {
+  return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
+}
 
 export class SolveState {
   readonly dims = new Dims();
@@ -63,6 +75,20 @@ export class SolveState {
     this.limits = new Limits(this.maxTypes);
     this.volumes = new VolumeUsage(input.claimDrivers);
   }
+
+  /**
+   * The vector positions of cpu and memory, the two resources kube-scheduler's score reads
+   * (worked out once: every dimension is known before the first placement).
+   */
+  fitDims(): FitDims {
+    this.fitDimsOnce ??= {
+      cpu: this.dims.index.get(Resource.cpu),
+      memory: this.dims.index.get(Resource.memory),
+    };
+    return this.fitDimsOnce;
+  }
+
+  private fitDimsOnce: FitDims | undefined;
 
   addBin(bin: Bin): void {
     bin.index = this.bins.length;
