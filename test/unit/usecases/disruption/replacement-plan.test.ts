@@ -5,6 +5,7 @@ import {
   SPOT_TO_SPOT_MIN_TYPES,
 } from '../../../../shared/usecases/disruption/replacement-plan.ts';
 import { catalogInstanceTypes } from '../../core/builders.ts';
+import { plan as solverPlan } from '../provisioning/builders.ts';
 
 // A consolidation replacement narrowed to the types cheaper than its candidates: they must still
 // offer the NodePool's minValues, as Karpenter's price filter requires, and the NodeClaim keeps
@@ -29,11 +30,8 @@ function plan(
   extra: NodeClaimPlan['requirements'],
   typeMin?: number,
 ): NodeClaimPlan {
-  return {
-    name: 'replacement',
+  return solverPlan({
     nodePoolName: 'default',
-    nodeClassName: 'default',
-    labels: {},
     requirements: [
       ...extra,
       {
@@ -43,15 +41,10 @@ function plan(
         ...(typeMin === undefined ? {} : { minValues: typeMin }),
       },
     ],
-    taints: [],
-    startupTaints: [],
-    pods: [],
-    requests: {},
     instanceTypes: types
       .map((t) => ({ name: t.name, priceUsdPerHour: price(t) }))
       .sort((a, b) => a.priceUsdPerHour - b.priceUsdPerHour),
-    minValuesRelaxed: false,
-  };
+  });
 }
 
 const ON_DEMAND = new Set(['on-demand']);

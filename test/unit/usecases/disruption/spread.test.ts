@@ -34,10 +34,16 @@ const moving = (pods: readonly Pod[]): DisruptionCandidate => ({
   pricePerHour: 0.096,
 });
 
-const simulateAround = (nodes: readonly ClusterNode[], c: DisruptionCandidate) =>
+/** The cluster of `nodes` (each with its NodeClaim) and the candidate, with `pending` pods waiting. */
+const simulateAround = (
+  nodes: readonly ClusterNode[],
+  c: DisruptionCandidate,
+  pending: readonly Pod[] = [],
+) =>
   simulatedCluster({
     nodes: [...nodes, c.node],
     nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
+    pending,
   });
 
 const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
@@ -113,12 +119,7 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     // large pod finds room; with it, the two small pods leave 1 and 1.5 CPUs.
     const two = [other('a-tight', 2000), other('b-roomy', 1500)];
     const c = moving([pod('large', 2000), pod('small-a', 500), pod('small-b', 500)]);
-    const around = (pending: readonly Pod[]) =>
-      simulatedCluster({
-        nodes: [...two, c.node],
-        nodeClaims: [...two.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
-        pending,
-      })([c]);
+    const around = (pending: readonly Pod[]) => simulateAround(two, c, pending)([c]);
     expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
     const result = around([pod('waiting', 1000)]);
     expect(result.unschedulable).toEqual([]);
@@ -158,10 +159,7 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     const base = moving([web('web-2')]);
     const c = { ...base, node: inZone(base.node, 'a') };
     const nodes = [a1, bFull, bNew, cFull];
-    const result = simulatedCluster({
-      nodes: [...nodes, c.node],
-      nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
-    })([c]);
+    const result = simulateAround(nodes, c)([c]);
     expect(result).toMatchObject({ nodeClaims: [], unschedulable: [] });
     expect(result.placements).toContainEqual(
       expect.objectContaining({ nodeName: 'a1', pod: expect.objectContaining({ name: 'web-2' }) }),
