@@ -4,6 +4,7 @@ import { type Duration, Token } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import { FIT_SCORINGS, type FitScoring } from '../shared/core/resource-fit-score.ts';
 import { passIntervalProblem } from '../shared/messages/disruption-pass.ts';
 import type { LogLevel } from '../shared/runtime/logger.ts';
 import { operatorSettingsProblems } from '../shared/runtime/operator-settings.ts';
@@ -113,6 +114,17 @@ export interface FlotillaClusterProps extends KarpenterSettingsProps {
    * @default false
    */
   readonly repackConsolidation?: boolean;
+  /**
+   * The NodeResourcesFit scoring strategy the cluster's kube-scheduler runs with. Before a
+   * consolidation command is taken, Flotilla replays how kube-scheduler will bind the pods it moves
+   * (Karpenter does not) and refuses a command that could leave one without a node:
+   * `LeastAllocated`, kube-scheduler's default, sends each pod to the node with the most room left;
+   * `MostAllocated`, for a kube-scheduler configured to pack pods, to the fullest node it fits.
+   * Set it to what kube-scheduler really runs with: `MostAllocated` on a spreading scheduler lets
+   * commands through whose pods then wait for a new node.
+   * @default 'LeastAllocated'
+   */
+  readonly kubeSchedulerScoring?: FitScoring;
   /**
    * Flotilla's runaway guard, which Karpenter does not have: a NodePool whose new NodeClaims keep
    * failing (launch or registration timeouts, nodes that never initialize or sit empty under a
@@ -305,6 +317,11 @@ export function validateProps(props: FlotillaClusterProps, root: string): void {
   if (props.minValuesPolicy !== undefined && !MIN_VALUES_POLICIES.includes(props.minValuesPolicy)) {
     problems.push(
       `minValuesPolicy is "${props.minValuesPolicy}"; it must be one of ${MIN_VALUES_POLICIES.join(', ')}`,
+    );
+  }
+  if (props.kubeSchedulerScoring !== undefined && !FIT_SCORINGS.includes(props.kubeSchedulerScoring)) {
+    problems.push(
+      `kubeSchedulerScoring is "${props.kubeSchedulerScoring}"; it must be one of ${FIT_SCORINGS.join(', ')}`,
     );
   }
   if (props.preferencePolicy !== undefined && !PREFERENCE_POLICIES.includes(props.preferencePolicy)) {

@@ -10,6 +10,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { STATE_TABLE } from '../shared/apis/state-table.ts';
+import { DEFAULT_FIT_SCORING } from '../shared/core/resource-fit-score.ts';
 import type { EnvVarKey } from '../shared/runtime/env.ts';
 import { DEFAULT_MIN_VALUES_POLICY, DEFAULT_PREFERENCE_POLICY } from '../shared/runtime/scheduling-policy.ts';
 import { ClusterAlarms, DEFAULT_PENDING_POD_ALARM_AFTER } from './alarms.ts';
@@ -358,6 +359,7 @@ export class FlotillaCluster extends Construct {
       nodeRepair: String(gates.NodeRepair),
       spotToSpotConsolidation: String(gates.SpotToSpotConsolidation),
       repackConsolidation: String(this.props.repackConsolidation === true),
+      kubeSchedulerScoring: this.props.kubeSchedulerScoring ?? DEFAULT_FIT_SCORING,
       runawayGuard: String(this.props.runawayGuard !== false),
       reservedCapacity: String(gates.ReservedCapacity),
       nodeOverlay: String(gates.NodeOverlay),

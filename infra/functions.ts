@@ -249,6 +249,7 @@ export const disruptionFunction: FunctionDefinition = {
     'maxCostPerHour',
     'spotToSpotConsolidation',
     'repackConsolidation',
+    'kubeSchedulerScoring',
     'runawayGuard',
     // Its simulations plan with the instance types the provisioner would launch.
     'reservedCapacity',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { parseGoDurationMs } from '../shared/core/duration.ts';
+import type { FitScoring } from '../shared/core/resource-fit-score.ts';
 import { parseFeatureGates } from '../shared/runtime/feature-gates.ts';
 import type { FlotillaClusterProps } from './cluster-props.ts';
 import { type ClusterSize, DEFAULT_CLUSTER_SIZE } from './cluster-size.ts';
@@ -110,7 +111,8 @@ function booleanFrom(app: App, key: string): boolean | undefined {
  * `-c featureGates=NodeOverlay=true,StaticCapacity=true` (parsed as Karpenter parses
  * `--feature-gates`), `-c batchIdleDuration=1s`, `-c batchMaxDuration=10s`,
  * `-c amiRefreshInterval=5m` (Go durations), `-c vmMemoryOverheadPercent=0.075`, `-c maxCostPerHour=50`,
- * `-c reservedENIs=1`, `-c isolatedVPC=true`; and `-c extraNodeRoles=KarpenterNodeRole-x,…`.
+ * `-c reservedENIs=1`, `-c isolatedVPC=true`; and `-c extraNodeRoles=KarpenterNodeRole-x,…`,
+ * `-c kubeSchedulerScoring=MostAllocated`.
  * Their ranges are the props' (checked at synth).
  * @throws AppUsageError when a value does not parse.
  */
@@ -156,6 +158,9 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
   }
   const isolatedVPC = booleanFrom(app, 'isolatedVPC');
   if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;
+  // One of the strategies, checked at synth as the prop is.
+  const scoring = context('kubeSchedulerScoring');
+  if (scoring !== undefined) out.kubeSchedulerScoring = String(scoring) as FitScoring;
   const repack = booleanFrom(app, 'repackConsolidation');
   if (repack !== undefined) out.repackConsolidation = repack;
   const runawayGuard = booleanFrom(app, 'runawayGuard');

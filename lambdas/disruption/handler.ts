@@ -11,7 +11,11 @@ import { ValidationError } from '../../shared/core/errors.ts';
 import { passIntervalProblem } from '../../shared/messages/disruption-pass.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { EnvVar } from '../../shared/runtime/env.ts';
-import { schedulingPolicyEnv, schedulingPolicyOf } from '../../shared/runtime/scheduling-policy.ts';
+import {
+  disruptionSolveOptionsOf,
+  kubeSchedulerEnv,
+  schedulingPolicyEnv,
+} from '../../shared/runtime/scheduling-policy.ts';
 import { onByDefaultSetting, switchSetting } from '../../shared/runtime/switch.ts';
 import { setUpDisruption, shadowQueues } from '../../shared/usecases/disruption/setup.ts';
 import { gateSwitch, loadEnv, providerEnv, providerSettingsOf, wire } from '../common/wiring.ts';
@@ -35,6 +39,7 @@ const config = loadEnv('disruption', process.env, {
   [EnvVar.spotToSpotConsolidation]: gateSwitch('SpotToSpotConsolidation'),
   [EnvVar.nodeOverlay]: gateSwitch('NodeOverlay'),
   [EnvVar.repackConsolidation]: switchSetting,
+  ...kubeSchedulerEnv,
   [EnvVar.runawayGuard]: onByDefaultSetting,
   ...providerEnv,
 });
@@ -84,7 +89,7 @@ export const handler = withDeadline(
         shadow,
         leaseName: `disruption#${clusterName}`,
         deadlineMs,
-        solveOptions: schedulingPolicyOf(config),
+        solveOptions: disruptionSolveOptionsOf(config),
         spotToSpotConsolidation: config[EnvVar.spotToSpotConsolidation],
         repackConsolidation: config[EnvVar.repackConsolidation],
         runawayGuard: config[EnvVar.runawayGuard],

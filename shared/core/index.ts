@@ -159,7 +159,13 @@ export {
   type RequirementSource,
   Requirements,
 } from './requirements.ts';
-export { type FitScoring, resourceFitScore, scoredRequests } from './resource-fit-score.ts';
+export {
+  DEFAULT_FIT_SCORING,
+  FIT_SCORINGS,
+  type FitScoring,
+  resourceFitScore,
+  scoredRequests,
+} from './resource-fit-score.ts';
 export {
   addResources,
   fitsResources,

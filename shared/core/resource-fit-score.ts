@@ -3,7 +3,10 @@
 // command moves will go. Pure.
 
 /** NodeResourcesFit's scoring strategies: LeastAllocated (kube-scheduler's default) spreads pods, MostAllocated packs them. */
-export type FitScoring = 'LeastAllocated' | 'MostAllocated';
+export const FIT_SCORINGS = ['LeastAllocated', 'MostAllocated'] as const;
+export type FitScoring = (typeof FIT_SCORINGS)[number];
+/** kube-scheduler's default strategy. */
+export const DEFAULT_FIT_SCORING: FitScoring = 'LeastAllocated';
 
 /** kube-scheduler scores a pod without a cpu request as asking this many millicores… */
 export const DEFAULT_SCORED_CPU_MILLIS = 100;

@@ -50,6 +50,13 @@ export interface SolveOptions {
    */
   readonly existingNodeScoring?: FitScoring;
   /**
+   * The NodeResourcesFit strategy of the cluster's kube-scheduler (the stack's
+   * `kubeSchedulerScoring`). `solve()` does not read it: disruption's replay of the pods a command
+   * moves (usecases/disruption/simulation.ts) binds them as that strategy would.
+   * @default 'LeastAllocated', kube-scheduler's default
+   */
+  readonly kubeSchedulerScoring?: FitScoring;
+  /**
    * The order pods are placed in: Karpenter's (largest cpu, then memory, first), or the reverse,
    * the order in which kube-scheduler's spreading of pods leaves the least room for the largest.
    * @default 'largestFirst'

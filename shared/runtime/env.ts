@@ -60,6 +60,12 @@ export const EnvVar = {
    */
   repackConsolidation: 'FLOTILLA_REPACK_CONSOLIDATION',
   /**
+   * `LeastAllocated` (the default) or `MostAllocated`: the NodeResourcesFit scoring strategy of the
+   * cluster's kube-scheduler (the stack's `kubeSchedulerScoring`), which disruption expects when it
+   * replays where the pods a command moves will be bound.
+   */
+  kubeSchedulerScoring: 'FLOTILLA_KUBE_SCHEDULER_SCORING',
+  /**
    * USD per hour, unset by default: the cluster's dollar limit (the stack's `maxCostPerHour`), what
    * every NodePool's NodeClaims may cost together; launches that would pass it are refused.
    */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_FIT_SCORING, FIT_SCORINGS, type FitScoring } from '../core/resource-fit-score.ts';
 import { EnvVar } from './env.ts';
 
 // Karpenter's two scheduling settings, as the stack sets them for the Lambdas that schedule pods
@@ -46,4 +47,19 @@ export function schedulingPolicyOf(config: {
     preferencePolicy: config[EnvVar.preferencePolicy],
     ...(maxCostPerHour === undefined ? {} : { maxCostPerHour }),
   };
+}
+
+/**
+ * The disruption Lambda's one word on the cluster's kube-scheduler, its NodeResourcesFit strategy
+ * (the stack's `kubeSchedulerScoring`), which the replay of a command's moved pods expects.
+ */
+export const kubeSchedulerEnv = {
+  [EnvVar.kubeSchedulerScoring]: z.enum(FIT_SCORINGS).default(DEFAULT_FIT_SCORING),
+};
+
+/** Disruption's solve options: the policies, and kube-scheduler's strategy for its replay. */
+export function disruptionSolveOptionsOf(
+  config: Parameters<typeof schedulingPolicyOf>[0] & { readonly [EnvVar.kubeSchedulerScoring]: FitScoring },
+): SchedulingPolicy & { readonly kubeSchedulerScoring: FitScoring } {
+  return { ...schedulingPolicyOf(config), kubeSchedulerScoring: config[EnvVar.kubeSchedulerScoring] };
 }

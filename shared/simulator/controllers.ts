@@ -4,7 +4,7 @@ import {
   type MemoryTerminationQueue,
   makeMemoryWakeUps,
 } from '../adapters/memory/index.ts';
-import { Finalizer } from '../core/index.ts';
+import { Finalizer, type FitScoring } from '../core/index.ts';
 import type { InterruptionMessage } from '../messages/interruption-event.ts';
 import { parseInterruptionEvent } from '../messages/interruption-event.ts';
 import type { AlarmReader } from '../ports/alarms.ts';
@@ -86,6 +86,8 @@ export interface ControllersOptions {
   readonly schedulingPolicy?: SchedulingPolicy;
   /** The stack's `repackConsolidation`. @default false */
   readonly repackConsolidation?: boolean;
+  /** The stack's `kubeSchedulerScoring`: the simulated kube-scheduler's strategy. @default LeastAllocated */
+  readonly kubeSchedulerScoring?: FitScoring;
   /** The stack's `runawayGuard`. @default true */
   readonly runawayGuard?: boolean;
   /** CloudWatch's alarms, as the disruption Lambda reads them. @default none */
@@ -138,6 +140,11 @@ export function makeControllers(options: ControllersOptions): Controllers {
   const common = { cluster, cloud, leases, clock, sleep: options.sleep, logger, metrics };
   const solveOptions =
     options.schedulingPolicy === undefined ? {} : { solveOptions: options.schedulingPolicy };
+  // Disruption's replay also binds the pods a command moves as the cluster's kube-scheduler does.
+  const disruptionSolveOptions =
+    options.kubeSchedulerScoring === undefined
+      ? solveOptions
+      : { solveOptions: { ...options.schedulingPolicy, kubeSchedulerScoring: options.kubeSchedulerScoring } };
   const gates = options.featureGates ?? DEFAULT_FEATURE_GATES;
   const operator = options.operator ?? DEFAULT_OPERATOR_SETTINGS;
   let nextRepairMs = startMs + TERMINATION_SWEEP_MS;
@@ -271,7 +278,7 @@ export function makeControllers(options: ControllersOptions): Controllers {
           runawayGuard: options.runawayGuard !== false,
           nodeOverlay: gates.NodeOverlay,
           consolidationMemo,
-          ...solveOptions,
+          ...disruptionSolveOptions,
           ...(options.disruption === false ? { maxCommands: 0 } : {}),
         },
       ).pass(`simulator-disruption-${disruptionPasses}`);

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { HIGHEST_USER_DEFINABLE_PRIORITY, parseGoDurationMs } from '../core/index.ts';
+import {
+  DEFAULT_FIT_SCORING,
+  FIT_SCORINGS,
+  HIGHEST_USER_DEFINABLE_PRIORITY,
+  parseGoDurationMs,
+} from '../core/index.ts';
 import { resolveFeatureGates } from '../runtime/feature-gates.ts';
 import {
   DEFAULT_OPERATOR_SETTINGS,
@@ -242,9 +247,6 @@ const initialNode = z.strictObject({
 /** The agent that removes a start-up taint does so this long after its node registers. */
 const startupTaintRemoval = z.strictObject({ key: z.string().min(1), after: duration });
 
-/** kube-scheduler's NodeResourcesFit scoring strategy. */
-export const SCORING_STRATEGIES = ['LeastAllocated', 'MostAllocated'] as const;
-
 const instanceEvent = {
   at: duration,
   count: z.number().int().min(1).default(1),
@@ -343,10 +345,13 @@ export const scenarioSchema = z.strictObject({
    * cluster and cloud with its own settings and writes nothing; the record compares the two.
    */
   shadow: z.strictObject({ settings: shadowSettingsSchema.prefault({}) }).optional(),
-  /** kube-scheduler's configuration, as far as it changes where pods go. */
+  /**
+   * kube-scheduler's configuration, as far as it changes where pods go. Flotilla, and a shadow
+   * beside it, are told its scoring strategy (the stack's `kubeSchedulerScoring`).
+   */
   kubeScheduler: z
-    .strictObject({ scoringStrategy: z.enum(SCORING_STRATEGIES).default('LeastAllocated') })
-    .default({ scoringStrategy: 'LeastAllocated' }),
+    .strictObject({ scoringStrategy: z.enum(FIT_SCORINGS).default(DEFAULT_FIT_SCORING) })
+    .default({ scoringStrategy: DEFAULT_FIT_SCORING }),
   startupTaintRemoval: z.array(startupTaintRemoval).default([]),
   nodes: z.array(initialNode).default([]),
   priorityClasses: z.array(priorityClass).default([]),

@@ -1,7 +1,10 @@
 // One consolidation benchmark case in a fresh process. Usage:
 //   tsx test/bench/consolidation-case.ts <pods> <400|catalog> [maxVirtualHours] [minSavings] [repack|karpenter]
+//     [--scoring=LeastAllocated|MostAllocated]
 // (minSavings, e.g. `0%`, sets the NodePool's flotilla.io/consolidation-min-savings annotation;
-// repack, the default, runs with the stack's repackConsolidation on, karpenter with it off).
+// repack, the default, runs with the stack's repackConsolidation on, karpenter with it off;
+// --scoring is the simulated kube-scheduler's strategy, which Flotilla is told as the stack's
+// kubeSchedulerScoring, LeastAllocated by default).
 // Progress goes to stderr; the last stdout line is the JSON result.
 //
 // A cluster left behind by a scale-down: `pods` plain-requests pods (one single-replica
@@ -24,6 +27,9 @@ import {
 } from '../../shared/adapters/memory/index.ts';
 import { parseEC2NodeClass, toPod } from '../../shared/apis/index.ts';
 import {
+  DEFAULT_FIT_SCORING,
+  FIT_SCORINGS,
+  type FitScoring,
   type InstanceType,
   instanceTypesFromCatalog,
   Label,
@@ -42,11 +48,16 @@ import { ec2NodeClass } from '../fixtures/node-classes.ts';
 import { assignmentLowerBound } from './lower-bound.ts';
 import { lpInputs, PLAIN_SHAPES, rng } from './workloads.ts';
 
+const SCORING_FLAG = '--scoring=';
+const scoringArg = process.argv.find((a) => a.startsWith(SCORING_FLAG))?.slice(SCORING_FLAG.length);
 const [podsArg = '1000', typeSet = '400', hoursArg = '12', minSavingsArg, methodsArg = 'repack'] =
-  process.argv.slice(2);
+  process.argv.slice(2).filter((a) => !a.startsWith(SCORING_FLAG));
 if (methodsArg !== 'repack' && methodsArg !== 'karpenter') {
   throw new Error(`methods "${methodsArg}": use repack or karpenter`);
 }
+const scoring = (scoringArg ?? DEFAULT_FIT_SCORING) as FitScoring;
+if (!FIT_SCORINGS.includes(scoring))
+  throw new Error(`scoring "${scoring}": use ${FIT_SCORINGS.join(' or ')}`);
 const podCount = Number(podsArg);
 const maxVirtualMs = Number(hoursArg) * 3_600_000;
 const REMOVED = 0.7;
@@ -165,7 +176,7 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 let sleepingCpuMs = 0;
-const kube = makeKube(cluster, cloud, nowMs, () => {});
+const kube = makeKube(cluster, cloud, nowMs, () => {}, { scoringStrategy: scoring });
 async function stepWorld(): Promise<void> {
   stepReplicaSets();
   await kube.kubelets();
@@ -193,6 +204,7 @@ const controllers = makeControllers({
   inbox: [],
   sleep,
   repackConsolidation: methodsArg === 'repack',
+  kubeSchedulerScoring: scoring,
 });
 await controllers.controllersPass(clock.now());
 
@@ -407,6 +419,7 @@ process.stdout.write(
     pods: podCount,
     typeSet,
     minSavings: minSavingsArg ?? 'default (0%)',
+    scoring,
     instanceTypes: types.length,
     nodesPlaced: placed.nodes,
     costPlaced: placed.costPerHour,

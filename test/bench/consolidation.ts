@@ -13,6 +13,7 @@ interface Result {
   readonly pods: number;
   readonly typeSet: string;
   readonly minSavings: string;
+  readonly scoring: string;
   readonly instanceTypes: number;
   readonly podsRemaining: number;
   readonly nodesBefore: number;
@@ -65,8 +66,11 @@ const singles = chosen.filter((arg) => arg.startsWith('single:')).map((arg) => a
 const cases = chosen
   .filter((arg) => !arg.startsWith('single:'))
   .map((arg) => {
-    const [pods = '1000', typeSet = '400', minSavings] = arg.split(':');
-    return { pods, typeSet, minSavings };
+    // pods:types, then a minimum saving (`0%`) and kube-scheduler's scoring strategy, each optional.
+    const [pods = '1000', typeSet = '400', ...rest] = arg.split(':');
+    const scoring = rest.find((r) => r.endsWith('Allocated'));
+    const minSavings = rest.find((r) => r !== scoring);
+    return { pods, typeSet, minSavings, scoring };
   });
 const caseScript = fileURLToPath(new URL('./consolidation-case.ts', import.meta.url));
 const singleScript = fileURLToPath(new URL('./consolidation-single.ts', import.meta.url));
@@ -99,11 +103,12 @@ for (const c of cases) {
     c.typeSet,
     '12',
     ...(c.minSavings === undefined ? [] : [c.minSavings]),
+    ...(c.scoring === undefined ? [] : [`--scoring=${c.scoring}`]),
   ];
   const r = runCase(args) as Result;
   results.push(r);
   console.log(
-    `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
+    `${r.pods} pods × ${r.instanceTypes} types (min savings ${r.minSavings}, kube-scheduler ${r.scoring}): $${r.costBefore.toFixed(2)}/h → $${r.costAfter.toFixed(2)}/h ` +
       `(${r.converged ? `converged in ${r.virtualMinutes.toFixed(0)} virtual min` : 'NOT converged'}), from scratch $${r.scratchCost.toFixed(2)}/h ` +
       `(${r.ratioScratch.toFixed(3)}×), whole-pod bound $${r.wholePodBound.toFixed(2)}/h (${r.ratioBound.toFixed(3)}×), ` +
       `${r.commands.delete} deletes + ${r.commands.replace} replaces, ${r.podsEvicted} pods evicted, ${r.launchedForPending} nodes launched for waiting pods, pass median ${r.passSecondsMedian.toFixed(2)} s / max ${r.passSecondsMax.toFixed(2)} s (cpu ${r.passCpuSecondsMedian.toFixed(2)} s / ${r.passCpuSecondsMax.toFixed(2)} s)`,
@@ -112,15 +117,15 @@ for (const c of cases) {
 
 if (results.length > 0) {
   console.log(
-    `\n| pods placed → left | types | min savings | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; ${METHOD_NAMES.join(' / ')}) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | cpu per pass, median / p95 / max (s) | stranded pods | commands raising cost |`,
+    `\n| pods placed → left | types | min savings | kube-scheduler scoring | nodes before → after | $/h before | $/h after | from-scratch solve | after ÷ scratch | whole-pod LP bound | after ÷ bound | commands (delete + replace; ${METHOD_NAMES.join(' / ')}) | abandoned / failed | pods evicted (commands' podsMoved) | converged after (virtual min) | passes | time per pass, median / p95 / max (s) | cpu per pass, median / p95 / max (s) | stranded pods | commands raising cost |`,
   );
   console.log(
-    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const r of results) {
     const k = r.commands;
     console.log(
-      `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
+      `| ${r.pods} → ${r.podsRemaining} | ${r.instanceTypes} | ${r.minSavings} | ${r.scoring} | ${r.nodesBefore} → ${r.nodesAfter} (scratch ${r.scratchNodes}) | ${r.costBefore.toFixed(2)} | ${r.costAfter.toFixed(2)} | ${r.scratchCost.toFixed(2)} | ${r.ratioScratch.toFixed(3)} | ${r.wholePodBound.toFixed(2)} | ${r.ratioBound.toFixed(3)} | ` +
         `${k.delete} + ${k.replace}; ${METHOD_NAMES.map((name) => k.byMethod[name]).join(' / ')} | ${k.abandoned} / ${k.failed} | ${r.podsEvicted} (${r.podsMoved}) | ${r.converged ? r.virtualMinutes.toFixed(0) : `not converged`} | ${r.passes} (${r.passesWithCommands} with commands) | ${r.passSecondsMedian.toFixed(2)} / ${r.passSecondsP95.toFixed(2)} / ${r.passSecondsMax.toFixed(2)} | ${r.passCpuSecondsMedian.toFixed(2)} / ${r.passCpuSecondsP95.toFixed(2)} / ${r.passCpuSecondsMax.toFixed(2)} | ${r.stranded} | ${r.raisedCost} |`,
     );
   }

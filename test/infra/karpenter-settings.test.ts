@@ -50,6 +50,8 @@ const WHERE: readonly [EnvVarKey, readonly string[], string, string][] = [
   ['isolatedVPC', ['catalog'], 'false', 'true'],
   // Flotilla's own, beside Karpenter's: off unless the stack turns repack on.
   ['repackConsolidation', ['disruption'], 'false', 'true'],
+  // What disruption's replay expects of kube-scheduler: its default unless the stack says otherwise.
+  ['kubeSchedulerScoring', ['disruption'], 'LeastAllocated', 'MostAllocated'],
   // Flotilla's own, which Karpenter does not have: on unless the stack turns it off.
   ['runawayGuard', ['provisioner', 'disruption'], 'true', 'false'],
 ];
@@ -74,6 +76,7 @@ describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
       amiRefreshInterval: Duration.minutes(5),
       isolatedVPC: true,
       repackConsolidation: true,
+      kubeSchedulerScoring: 'MostAllocated',
       runawayGuard: false,
     });
   });
@@ -127,6 +130,10 @@ describe("Karpenter's feature gates and settings on FlotillaCluster", () => {
     ],
     [{ batchMaxDuration: Duration.minutes(1) }, /batchMaxDuration is 60000 ms; .* at most 30 s/],
     [{ amiRefreshInterval: Duration.seconds(30) }, /amiRefreshInterval is 30000 ms; .* at least 1 minute/],
+    [
+      { kubeSchedulerScoring: 'Balanced' },
+      /kubeSchedulerScoring is "Balanced"; it must be one of LeastAllocated, MostAllocated/,
+    ],
   ])('refuses %j at synth', (props, message) => {
     const build = () => makeStack(props as never);
     expect(build).toThrow(FlotillaConfigError);
@@ -159,9 +166,11 @@ describe('-c featureGates and the settings context', () => {
       reservedENIs: '2',
       isolatedVPC: 'true',
       repackConsolidation: 'true',
+      kubeSchedulerScoring: 'MostAllocated',
       runawayGuard: 'false',
     });
     expect(envOf(stack, 'repackConsolidation')).toEqual(['true']);
+    expect(envOf(stack, 'kubeSchedulerScoring')).toEqual(['MostAllocated']);
     expect(envOf(stack, 'runawayGuard')).toEqual(['false', 'false']);
     expect(envOf(stack, 'nodeOverlay')).toEqual(['true', 'true']);
     expect(envOf(stack, 'staticCapacity')).toEqual(['true']);
@@ -194,6 +203,7 @@ describe('-c featureGates and the settings context', () => {
     [{ isolatedVPC: 'yes' }, AppUsageError, /isolatedVPC "yes" is neither true nor false/],
     [{ repackConsolidation: 'on' }, AppUsageError, /repackConsolidation "on" is neither true nor false/],
     [{ reservedENIs: '-1' }, FlotillaConfigError, /reservedENIs is -1/],
+    [{ kubeSchedulerScoring: 'spread' }, FlotillaConfigError, /kubeSchedulerScoring is "spread"/],
     [
       { featureGates: 'NodeRepair=false', nodeRepair: 'true' },
       FlotillaConfigError,

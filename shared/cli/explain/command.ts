@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGION } from '../../adapters/memory/index.ts';
+import { FIT_SCORINGS, type FitScoring } from '../../core/resource-fit-score.ts';
 import { ClusterApiError } from '../../ports/errors.ts';
 import { makeLogger } from '../../runtime/logger.ts';
 import { dropMetrics } from '../../runtime/metrics-sink.ts';
@@ -38,6 +39,9 @@ It runs the provisioner's and the disruption controller's own steps, as the Lamb
   --max-cost-per-hour
                   the stack's maxCostPerHour, the cluster's dollar limit in USD per hour
                   (default: none; a NodePool's own flotilla.io/max-cost-per-hour is read from it)
+  --kube-scheduler-scoring
+                  the stack's kubeSchedulerScoring, the strategy the cluster's kube-scheduler
+                  binds pods by: LeastAllocated (default) or MostAllocated
   --output        text (default) or json
 
 Exit codes: 0 explained, 1 a failure while running (the API server unreachable), 2 bad arguments
@@ -58,6 +62,7 @@ const OPTIONS = {
   'repack-consolidation': { type: 'boolean' },
   'no-runaway-guard': { type: 'boolean' },
   'max-cost-per-hour': { type: 'string' },
+  'kube-scheduler-scoring': { type: 'string' },
   output: { type: 'string' },
 } as const;
 
@@ -111,6 +116,10 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
     );
   }
   const maxCostPerHour = maxCostText === undefined ? undefined : Number(maxCostText.trim());
+  const scoring = stringValue(parsed, 'kube-scheduler-scoring');
+  if (scoring !== undefined && !(FIT_SCORINGS as readonly string[]).includes(scoring)) {
+    return refuse(`--kube-scheduler-scoring is ${FIT_SCORINGS.join(' or ')}, got "${scoring}"`);
+  }
 
   let kc: KubeConfig;
   try {
@@ -154,6 +163,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
       repackConsolidation: parsed.values['repack-consolidation'] === true,
       runawayGuard: parsed.values['no-runaway-guard'] !== true,
       ...(maxCostPerHour === undefined ? {} : { maxCostPerHour }),
+      ...(scoring === undefined ? {} : { kubeSchedulerScoring: scoring as FitScoring }),
     };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);

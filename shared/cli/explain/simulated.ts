@@ -1,3 +1,4 @@
+import type { FitScoring } from '../../core/index.ts';
 import { makeLogger } from '../../runtime/logger.ts';
 import { dropMetrics } from '../../runtime/metrics-sink.ts';
 import type { SimulationWorld } from '../../simulator/engine.ts';
@@ -18,8 +19,10 @@ export async function explainInWorld(
     readonly runawayGuard?: boolean;
     readonly maxCostPerHour?: number;
   } = {},
+  kubeSchedulerScoring?: FitScoring,
 ): Promise<string> {
   const ports = {
+    ...(kubeSchedulerScoring === undefined ? {} : { kubeSchedulerScoring }),
     repackConsolidation: settings.repackConsolidation === true,
     runawayGuard: settings.runawayGuard !== false,
     ...(settings.maxCostPerHour === undefined ? {} : { maxCostPerHour: settings.maxCostPerHour }),

@@ -1,5 +1,7 @@
 import {
+  DEFAULT_FIT_SCORING,
   type ExistingNode,
+  type FitScoring,
   type InFlightNodeClaim,
   isReschedulable,
   type NodeClaimPlan,
@@ -141,22 +143,26 @@ export function simulateWithout(
   };
 }
 
-const SPREAD_LEFTOVER =
-  'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node';
+/** Where kube-scheduler's NodeResourcesFit strategy sends each pod, among the nodes it fits. */
+const BINDS_TO: Record<FitScoring, string> = {
+  LeastAllocated: 'the nodes with the most room',
+  MostAllocated: 'the fullest nodes they fit',
+};
 
 /** Why a command does not hold when kube-scheduler could leave `leftovers` without a node. */
 export function leftoverWhy(leftovers: readonly UnschedulablePod[]): string | undefined {
   const [first] = leftovers;
   if (first === undefined) return undefined;
-  return `${leftovers.length} pods would have no place (kube-scheduler, binding them to the nodes with the most room, could leave ${first.pod.namespace}/${first.pod.name} without one)`;
+  return `${leftovers.length} pods would have no place (${first.pod.namespace}/${first.pod.name}: ${first.message})`;
 }
 
 /**
  * The candidates' pods kube-scheduler could leave without a node once the command's replacements
- * are ready: it binds the moved pods one at a time, each to the node with the most room left (its
- * default scoring), not where the simulation packed them, and whatever spreads pods out so leaves
- * the largest without a hole big enough. Replayed smallest pod first, the order that leaves the
- * least room for the largest, over the ready nodes that stay, the replacements of commands in
+ * are ready: it binds the moved pods one at a time, each where its NodeResourcesFit strategy scores
+ * best (the cluster's, `kubeSchedulerScoring`: by default LeastAllocated, the node with the most
+ * room left), not where the simulation packed them, and whatever spreads pods out so leaves the
+ * largest without a hole big enough. Replayed smallest pod first, the order that leaves the least
+ * room for the largest, over the ready nodes that stay, the replacements of commands in
  * flight and this command's replacements (each as its smallest candidate type), with no new node.
  * Nodes not initialized yet take none of them but count in topology, as `nodes` marks them.
  */
@@ -175,6 +181,7 @@ function spreadLeftovers(o: {
   readonly mine: ReadonlySet<string>;
 }): UnschedulablePod[] {
   const { base, nodes, replacementClaims, pendingOnClaims, plans, moved, mine } = o;
+  const scoring = base.options?.kubeSchedulerScoring ?? DEFAULT_FIT_SCORING;
   const claims: InFlightNodeClaim[] = [
     ...(base.nodeClaims ?? []).flatMap(({ nominatedPodUids: _pending, ...claim }) => {
       if (!replacementClaims.has(claim.name)) return [];
@@ -207,13 +214,17 @@ function spreadLeftovers(o: {
       ...options,
       reservedOfferingMode: 'fallback',
       maxNewNodeClaims: 0,
-      existingNodeScoring: 'LeastAllocated',
+      existingNodeScoring: scoring,
       queueOrder: 'smallestFirst',
     },
   });
   return replay.unschedulable
     .filter((u) => mine.has(u.pod.uid))
-    .map((u) => ({ pod: u.pod, reasons: [], message: SPREAD_LEFTOVER }));
+    .map((u) => ({
+      pod: u.pod,
+      reasons: [],
+      message: `kube-scheduler, binding pods to ${BINDS_TO[scoring]}, could leave it without a node`,
+    }));
 }
 
 /** Every NodeClaim a command record names as a replacement. */

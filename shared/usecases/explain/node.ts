@@ -148,7 +148,12 @@ export async function explainNode(ports: ExplainPorts, name: string): Promise<No
   const input = await buildSchedulingInput(state, ports.cloud, {
     nowMs,
     observedMemory: 'lowerOnly',
-    ...(ports.maxCostPerHour === undefined ? {} : { solveOptions: { maxCostPerHour: ports.maxCostPerHour } }),
+    solveOptions: {
+      ...(ports.maxCostPerHour === undefined ? {} : { maxCostPerHour: ports.maxCostPerHour }),
+      ...(ports.kubeSchedulerScoring === undefined
+        ? {}
+        : { kubeSchedulerScoring: ports.kubeSchedulerScoring }),
+    },
   });
   const { commands } = commandsInFlight(claims);
   const inCommand = [...commands.values()].find((r) => r.candidates.includes(claim.name));

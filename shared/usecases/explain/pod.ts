@@ -12,6 +12,7 @@ import {
   solve,
 } from '../../core/index.ts';
 import { computeAllocatable } from '../../core/instance-type.ts';
+import type { FitScoring } from '../../core/resource-fit-score.ts';
 import type { Cloud } from '../../ports/cloud.ts';
 import type { Cluster, ClusterNodePool } from '../../ports/cluster.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -54,6 +55,11 @@ export interface ExplainPorts {
   readonly runawayGuard?: boolean;
   /** The stack's `maxCostPerHour`, the cluster's dollar limit. @default none */
   readonly maxCostPerHour?: number;
+  /**
+   * The stack's `kubeSchedulerScoring`, what disruption's replay of moved pods expects (explain
+   * node). @default LeastAllocated
+   */
+  readonly kubeSchedulerScoring?: FitScoring;
 }
 
 /** A launch the provisioner would make for the pod. */

@@ -72,6 +72,10 @@ describe('flotilla explain arguments', () => {
       '--max-cost-per-hour "$50" is not a number of US dollars per hour, such as 50 or 12.5',
     ],
     [['explain', 'node', 'n', '--since', '2d'], '--since is minutes or hours such as 30m or 6h, got "2d"'],
+    [
+      ['explain', 'node', 'n', '--kube-scheduler-scoring', 'Spread'],
+      '--kube-scheduler-scoring is LeastAllocated or MostAllocated, got "Spread"',
+    ],
     [['explain', 'node', 'n', '--kubeconfig', '/nonexistent/kubeconfig'], 'cannot load the kubeconfig'],
     [['explain', 'node', 'n', '--frob'], 'unknown option --frob'],
   ])('%j exits 2 with the usage', async (args, problem) => {

@@ -259,6 +259,35 @@ nodes:
   }, 120_000);
 });
 
+describe("consolidation told kube-scheduler's scoring", () => {
+  it('deletes a node whose pods fit elsewhere only when kube-scheduler packs them, as it does here', async () => {
+    // MostAllocated binds the large pod and the two small ones to Flotilla's node (its ip-… name
+    // first, then the fullest), the pinned ones to z-b and z-c (another autoscaler's): 2 and 2.5
+    // CPUs are left there. Packed, the small pods
+    // fill z-b and the large one takes z-c; spread (LeastAllocated), the small pods would leave no
+    // node with 2.5 CPUs, so the replay would refuse to delete Flotilla's node.
+    const pinned = (node: string) => `        nodeSelector: { example.com/slot: ${node} }\n`;
+    const run = await simulate(
+      world({
+        top: `kubeScheduler: { scoringStrategy: MostAllocated }
+nodes:
+  - { name: a-node, nodePool: default, instanceType: m6i.xlarge }
+  - { name: z-b, instanceType: m6i.xlarge, labels: { example.com/slot: b } }
+  - { name: z-c, instanceType: m6i.xlarge, labels: { example.com/slot: c } }
+`,
+        requirements: M6I,
+        disruption: EAGER,
+        workloads: `workloads:
+${deployment('a-large', 1, '2500m')}${deployment('a-small', 2, '500m')}${deployment('z-busy-b', 1, '1920m', { spec: pinned('b') })}${deployment('z-busy-c', 1, '1420m', { spec: pinned('c') })}`,
+      }),
+    );
+    expect(run.record.disruptions.map((d) => d.reason)).toEqual(['Underutilized']);
+    expect(run.record.terminations).toHaveLength(1);
+    expect(run.record.launches).toEqual([]);
+    expect(lastSample(run.record)).toMatchObject({ runningPods: 5, pendingPods: 0 });
+  }, 120_000);
+});
+
 describe('the new fields are checked like the others', () => {
   const refuse = async (name: string, scenario: string) => {
     const file = path.join(tmp, name);

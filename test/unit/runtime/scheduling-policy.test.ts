@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EnvVar } from '../../../shared/runtime/env.ts';
-import { schedulingPolicyEnv, schedulingPolicyOf } from '../../../shared/runtime/scheduling-policy.ts';
+import {
+  disruptionSolveOptionsOf,
+  kubeSchedulerEnv,
+  schedulingPolicyEnv,
+  schedulingPolicyOf,
+} from '../../../shared/runtime/scheduling-policy.ts';
 
 const parse = (env: Record<string, string>) => z.object(schedulingPolicyEnv).safeParse(env);
 
@@ -40,5 +45,29 @@ describe('scheduling policies from the environment', () => {
       expect(refused.success).toBe(false);
       expect(refused.error?.issues.map((i) => i.path.join('.'))).toEqual([EnvVar.maxCostPerHour]);
     }
+  });
+});
+
+describe("the cluster's kube-scheduler strategy from the environment (disruption)", () => {
+  const parseDisruption = (env: Record<string, string>) =>
+    z.object({ ...schedulingPolicyEnv, ...kubeSchedulerEnv }).safeParse(env);
+
+  it("is kube-scheduler's default, LeastAllocated, when the stack sets none", () => {
+    const parsed = parseDisruption({});
+    expect(parsed.success && disruptionSolveOptionsOf(parsed.data)).toEqual({
+      minValuesPolicy: 'Strict',
+      preferencePolicy: 'Respect',
+      kubeSchedulerScoring: 'LeastAllocated',
+    });
+  });
+
+  it('reads MostAllocated, and refuses a strategy kube-scheduler does not have, naming the variable', () => {
+    const parsed = parseDisruption({ [EnvVar.kubeSchedulerScoring]: 'MostAllocated' });
+    expect(parsed.success && disruptionSolveOptionsOf(parsed.data).kubeSchedulerScoring).toBe(
+      'MostAllocated',
+    );
+    const refused = parseDisruption({ [EnvVar.kubeSchedulerScoring]: 'RequestedToCapacityRatio' });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues.map((i) => i.path.join('.'))).toEqual([EnvVar.kubeSchedulerScoring]);
   });
 });

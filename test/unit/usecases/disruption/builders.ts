@@ -4,6 +4,7 @@ import {
   type BudgetCounts,
   type DisruptionBudget,
   type DisruptionReason,
+  type FitScoring,
   type InstanceType,
   isReschedulable,
   Label,
@@ -464,6 +465,8 @@ export function simulatedCluster(o: {
   readonly nodeClaims: readonly ClusterNodeClaim[];
   readonly pending?: readonly Pod[];
   readonly types?: readonly InstanceType[];
+  /** The cluster's kube-scheduler strategy (the stack's `kubeSchedulerScoring`). @default LeastAllocated */
+  readonly scoring?: FitScoring;
 }): SimulateScheduling {
   const state: ClusterState = {
     pendingPods: o.pending ?? [],
@@ -478,7 +481,7 @@ export function simulatedCluster(o: {
     state,
     selectNodePools(state.nodePools, state.nodeClasses),
     new Map([['default', o.types ?? SMALL_TYPES]]),
-    { nowMs: T0 },
+    { nowMs: T0, ...(o.scoring === undefined ? {} : { solveOptions: { kubeSchedulerScoring: o.scoring } }) },
   );
   return (candidates, options) => simulateWithout(input, state, state.nodeClaims, candidates, options);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Label, type Pod } from '../../../../shared/core/index.ts';
+import { type FitScoring, Label, type Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
 import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/method.ts';
@@ -39,11 +39,13 @@ const simulateAround = (
   nodes: readonly ClusterNode[],
   c: DisruptionCandidate,
   pending: readonly Pod[] = [],
+  scoring?: FitScoring,
 ) =>
   simulatedCluster({
     nodes: [...nodes, c.node],
     nodeClaims: [...nodes.map((n) => nodeClaim(n.name, { nodeName: n.name })), c.nodeClaim],
     pending,
+    ...(scoring === undefined ? {} : { scoring }),
   });
 
 const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
@@ -67,7 +69,7 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     );
     expect(evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context)).toEqual({
       kind: 'invalid',
-      why: '1 pods would have no place (kube-scheduler, binding them to the nodes with the most room, could leave apps/large without one)',
+      why: '1 pods would have no place (apps/large: kube-scheduler, binding pods to the nodes with the most room, could leave it without a node)',
     });
   });
 
@@ -93,7 +95,9 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
       nowMs: T0,
     });
     expect(verdict).toMatchObject({ kind: 'invalid' });
-    expect(verdict.kind === 'invalid' && verdict.why).toContain('could leave apps/large without one');
+    expect(verdict.kind === 'invalid' && verdict.why).toContain(
+      '(apps/large: kube-scheduler, binding pods to the nodes with the most room, could leave it without a node)',
+    );
   });
 
   it('deletes it when the pods fit in any order', () => {
@@ -103,6 +107,34 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     const evaluation = evaluateConsolidation(singleNodeConsolidation, [c], simulateAround(nodes, c), context);
     expect(evaluation.kind).toBe('command');
     expect(evaluation.kind === 'command' && evaluation.command.replacements).toEqual([]);
+  });
+
+  it("replays with the cluster's strategy: MostAllocated packs what LeastAllocated spreads", () => {
+    // The pods packed-only fit: bound to the fullest node first, the small ones fill a-tight and
+    // the large one finds b-roomy's 3 CPUs.
+    const c = packedOnly();
+    expect(simulateAround(nodes, c, [], 'MostAllocated')([c]).kubeSchedulerLeftovers?.()).toEqual([]);
+    const evaluation = evaluateConsolidation(
+      singleNodeConsolidation,
+      [c],
+      simulateAround(nodes, c, [], 'MostAllocated'),
+      context,
+    );
+    expect(evaluation.kind).toBe('command');
+  });
+
+  it('refuses under MostAllocated what only spreading would place', () => {
+    // 1 and 1.5 CPUs free. Packing, the 0.5-CPU pod fills the fuller node and the two 1-CPU pods
+    // find one hole between them; spreading, it goes to the roomier node, and both 1-CPU pods fit.
+    const holes = [other('a-full', 3000), other('b-half', 2500)];
+    const c = moving([pod('one-a', 1000), pod('one-b', 1000), pod('half', 500)]);
+    expect(simulateAround(holes, c)([c]).kubeSchedulerLeftovers?.()).toEqual([]);
+    const packing = simulateAround(holes, c, [], 'MostAllocated');
+    expect(packing([c]).unschedulable).toEqual([]);
+    expect(evaluateConsolidation(singleNodeConsolidation, [c], packing, context)).toEqual({
+      kind: 'invalid',
+      why: '1 pods would have no place (apps/one-a: kube-scheduler, binding pods to the fullest nodes they fit, could leave it without a node)',
+    });
   });
 
   it('counts the replacement a command launches as room the pods spread over', () => {
