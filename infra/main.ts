@@ -3,7 +3,7 @@ import path from 'node:path';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { parseGoDurationMs } from '../shared/core/duration.ts';
-import type { FitScoring } from '../shared/core/resource-fit-score.ts';
+import { FIT_SCORINGS, isFitScoring } from '../shared/core/resource-fit-score.ts';
 import { parseFeatureGates } from '../shared/runtime/feature-gates.ts';
 import type { FlotillaClusterProps } from './cluster-props.ts';
 import { type ClusterSize, DEFAULT_CLUSTER_SIZE } from './cluster-size.ts';
@@ -158,9 +158,15 @@ function karpenterSettingsFrom(app: App): Partial<FlotillaClusterProps> {
   }
   const isolatedVPC = booleanFrom(app, 'isolatedVPC');
   if (isolatedVPC !== undefined) out.isolatedVPC = isolatedVPC;
-  // One of the strategies, checked at synth as the prop is.
   const scoring = context('kubeSchedulerScoring');
-  if (scoring !== undefined) out.kubeSchedulerScoring = String(scoring) as FitScoring;
+  if (scoring !== undefined) {
+    if (!isFitScoring(scoring)) {
+      throw new AppUsageError(
+        `kubeSchedulerScoring ${JSON.stringify(scoring)} is neither ${FIT_SCORINGS.join(' nor ')} (e.g. -c kubeSchedulerScoring=MostAllocated)`,
+      );
+    }
+    out.kubeSchedulerScoring = scoring;
+  }
   const repack = booleanFrom(app, 'repackConsolidation');
   if (repack !== undefined) out.repackConsolidation = repack;
   const runawayGuard = booleanFrom(app, 'runawayGuard');

@@ -110,7 +110,7 @@ async function runSimulate(args: readonly string[], io: CliIo): Promise<number> 
       ? {}
       : {
           atEnd: async (world) => {
-            explained = await explainInWorld(world, target, scenario.settings, scenario.scoringStrategy);
+            explained = await explainInWorld(world, target, scenario.settings);
           },
         }),
     knownPricesOnly: parsed.values['known-prices'] === true,

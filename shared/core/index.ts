@@ -163,6 +163,7 @@ export {
   DEFAULT_FIT_SCORING,
   FIT_SCORINGS,
   type FitScoring,
+  isFitScoring,
   resourceFitScore,
   scoredRequests,
 } from './resource-fit-score.ts';

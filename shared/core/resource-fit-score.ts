@@ -7,6 +7,10 @@ export const FIT_SCORINGS = ['LeastAllocated', 'MostAllocated'] as const;
 export type FitScoring = (typeof FIT_SCORINGS)[number];
 /** kube-scheduler's default strategy. */
 export const DEFAULT_FIT_SCORING: FitScoring = 'LeastAllocated';
+/** Whether `value` names one of the strategies. */
+export function isFitScoring(value: unknown): value is FitScoring {
+  return (FIT_SCORINGS as readonly unknown[]).includes(value);
+}
 
 /** kube-scheduler scores a pod without a cpu request as asking this many millicores… */
 export const DEFAULT_SCORED_CPU_MILLIS = 100;

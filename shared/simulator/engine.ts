@@ -194,7 +194,7 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
         ? {}
         : { maxCostPerHour: scenario.settings.maxCostPerHour }),
     },
-    kubeSchedulerScoring: scenario.scoringStrategy,
+    kubeSchedulerScoring: scenario.settings.kubeSchedulerScoring,
     repackConsolidation: scenario.settings.repackConsolidation,
     runawayGuard: scenario.settings.runawayGuard,
     disruption: scenario.settings.disruption,
@@ -211,7 +211,6 @@ async function makeEngine(scenario: Scenario, options: SimulationOptions) {
           resolver,
           clusterName: options.clusterName ?? 'simulated',
           settings: scenario.shadow.settings,
-          kubeSchedulerScoring: scenario.scoringStrategy,
         });
   await timers.drive(controllers.controllersPass(clock.now()));
   if (scenario.nodes.length > 0) {

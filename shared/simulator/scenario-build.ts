@@ -1,5 +1,6 @@
 // A scenario as the simulator runs it, built from the file as its schema read it: times in
 // milliseconds, initial node groups expanded into nodes, workloads and events in their run form.
+import type { FitScoring } from '../core/index.ts';
 import { FEATURE_GATE_DEFAULTS, resolveFeatureGates } from '../runtime/feature-gates.ts';
 import { operatorSettingsIn, type ScenarioDocument } from './scenario-schema.ts';
 import type {
@@ -34,11 +35,12 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
       preferencePolicy: s.settings.preferencePolicy,
       ...(s.settings.maxCostPerHour === undefined ? {} : { maxCostPerHour: s.settings.maxCostPerHour }),
       repackConsolidation: s.settings.repackConsolidation,
+      kubeSchedulerScoring: s.settings.kubeSchedulerScoring ?? s.kubeScheduler.scoringStrategy,
       runawayGuard: s.settings.runawayGuard,
       operator: operatorSettingsIn(s.settings),
       disruption: s.settings.disruption,
     },
-    ...(s.shadow === undefined ? {} : { shadow: toShadow(s.shadow) }),
+    ...(s.shadow === undefined ? {} : { shadow: toShadow(s.shadow, s.kubeScheduler.scoringStrategy) }),
     scoringStrategy: s.kubeScheduler.scoringStrategy,
     startupTaintRemovalMs: new Map(s.startupTaintRemoval.map((r) => [r.key, r.after])),
     nodes: s.nodes.flatMap((n, i) =>
@@ -154,7 +156,7 @@ export function toScenario(s: ScenarioDocument, zones: readonly string[]): Scena
 }
 
 /** The shadow Flotilla a document asks for, each gate it leaves unset at Karpenter's default. */
-function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShadow {
+function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>, scoring: FitScoring): ScenarioShadow {
   const { featureGates, minValuesPolicy, preferencePolicy, repackConsolidation, runawayGuard } =
     shadow.settings;
   const gate = (name: keyof ShadowSettings['featureGates']) =>
@@ -169,6 +171,7 @@ function toShadow(shadow: NonNullable<ScenarioDocument['shadow']>): ScenarioShad
       minValuesPolicy,
       preferencePolicy,
       repackConsolidation,
+      kubeSchedulerScoring: shadow.settings.kubeSchedulerScoring ?? scoring,
       runawayGuard,
     },
   };

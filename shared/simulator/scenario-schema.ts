@@ -66,6 +66,11 @@ const settingsSchema = z
     preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
     /** FlotillaCluster's `maxCostPerHour` (Flotilla's cluster-wide dollar limit, USD per hour). */
     maxCostPerHour: z.number().nonnegative().max(10_000_000).optional(),
+    /**
+     * FlotillaCluster's `kubeSchedulerScoring`, what disruption's replay expects of kube-scheduler.
+     * Unset, the simulated kube-scheduler's own strategy (`kubeScheduler.scoringStrategy`).
+     */
+    kubeSchedulerScoring: z.enum(FIT_SCORINGS).optional(),
     batchIdleDuration: duration.optional(),
     batchMaxDuration: duration.optional(),
     vmMemoryOverheadPercent: z.number().optional(),
@@ -147,6 +152,7 @@ const shadowSettingsSchema = z.strictObject({
   minValuesPolicy: z.enum(MIN_VALUES_POLICIES).default(DEFAULT_MIN_VALUES_POLICY),
   preferencePolicy: z.enum(PREFERENCE_POLICIES).default(DEFAULT_PREFERENCE_POLICY),
   repackConsolidation: z.boolean().default(false),
+  kubeSchedulerScoring: z.enum(FIT_SCORINGS).optional(),
   runawayGuard: z.boolean().default(true),
   batchIdleDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
   batchMaxDuration: liveOnly(NO_WINDOW_OF_ITS_OWN),
@@ -347,7 +353,8 @@ export const scenarioSchema = z.strictObject({
   shadow: z.strictObject({ settings: shadowSettingsSchema.prefault({}) }).optional(),
   /**
    * kube-scheduler's configuration, as far as it changes where pods go. Flotilla, and a shadow
-   * beside it, are told its scoring strategy (the stack's `kubeSchedulerScoring`).
+   * beside it, are told its scoring strategy (the stack's `kubeSchedulerScoring`) unless their
+   * settings say otherwise.
    */
   kubeScheduler: z
     .strictObject({ scoringStrategy: z.enum(FIT_SCORINGS).default(DEFAULT_FIT_SCORING) })

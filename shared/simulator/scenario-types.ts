@@ -174,6 +174,8 @@ export interface ScenarioSettings {
   readonly maxCostPerHour?: number;
   /** The stack's `repackConsolidation` (Flotilla's own repack method). @default false */
   readonly repackConsolidation: boolean;
+  /** The stack's `kubeSchedulerScoring`. @default the simulated kube-scheduler's strategy */
+  readonly kubeSchedulerScoring: FitScoring;
   /** The stack's `runawayGuard` (Flotilla's launch back-off). @default true */
   readonly runawayGuard: boolean;
   /**
@@ -194,6 +196,8 @@ export interface ShadowSettings {
   readonly preferencePolicy: PreferencePolicy;
   /** The stack's `repackConsolidation`. @default false */
   readonly repackConsolidation: boolean;
+  /** The stack's `kubeSchedulerScoring`. @default the simulated kube-scheduler's strategy */
+  readonly kubeSchedulerScoring: FitScoring;
   /** The stack's `runawayGuard`. @default true */
   readonly runawayGuard: boolean;
 }

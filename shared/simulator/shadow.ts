@@ -1,6 +1,5 @@
 import { makeMemoryLeaseStore } from '../adapters/memory/index.ts';
 import { shadowCloud } from '../adapters/shadow-cloud.ts';
-import type { FitScoring } from '../core/index.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Cloud, NodeClassResolver } from '../ports/cloud.ts';
 import type { Cluster } from '../ports/cluster.ts';
@@ -36,8 +35,6 @@ export interface ShadowOptions {
   /** The cluster its lines name. */
   readonly clusterName: string;
   readonly settings: ShadowSettings;
-  /** The simulated kube-scheduler's strategy (the stack's `kubeSchedulerScoring`). @default LeastAllocated */
-  readonly kubeSchedulerScoring?: FitScoring;
 }
 
 export interface SimShadow {
@@ -81,12 +78,7 @@ export function makeShadow(options: ShadowOptions): SimShadow {
   const disruption = setUpDisruption(
     { cluster, cloud, leases, clock, sleep, logger, metrics, ...shadowQueues() },
     {
-      solveOptions: {
-        ...solveOptions.solveOptions,
-        ...(options.kubeSchedulerScoring === undefined
-          ? {}
-          : { kubeSchedulerScoring: options.kubeSchedulerScoring }),
-      },
+      solveOptions: { ...solveOptions.solveOptions, kubeSchedulerScoring: settings.kubeSchedulerScoring },
       shadow: true,
       spotToSpotConsolidation: gates.SpotToSpotConsolidation,
       repackConsolidation: settings.repackConsolidation,

@@ -29,9 +29,9 @@ import { parseEC2NodeClass, toPod } from '../../shared/apis/index.ts';
 import {
   DEFAULT_FIT_SCORING,
   FIT_SCORINGS,
-  type FitScoring,
   type InstanceType,
   instanceTypesFromCatalog,
+  isFitScoring,
   Label,
   type Pod,
   type SolveInput,
@@ -55,9 +55,8 @@ const [podsArg = '1000', typeSet = '400', hoursArg = '12', minSavingsArg, method
 if (methodsArg !== 'repack' && methodsArg !== 'karpenter') {
   throw new Error(`methods "${methodsArg}": use repack or karpenter`);
 }
-const scoring = (scoringArg ?? DEFAULT_FIT_SCORING) as FitScoring;
-if (!FIT_SCORINGS.includes(scoring))
-  throw new Error(`scoring "${scoring}": use ${FIT_SCORINGS.join(' or ')}`);
+const scoring = scoringArg ?? DEFAULT_FIT_SCORING;
+if (!isFitScoring(scoring)) throw new Error(`scoring "${scoring}": use ${FIT_SCORINGS.join(' or ')}`);
 const podCount = Number(podsArg);
 const maxVirtualMs = Number(hoursArg) * 3_600_000;
 const REMOVED = 0.7;

@@ -1,12 +1,14 @@
 // Consolidation benchmark: `npm run bench:consolidation` (all six cases) or
-// `npm run bench:consolidation -- 5000:catalog …` (selected cases; a third field sets the NodePool's
-// minimum savings, e.g. `1000:400:0%`; `single:spot` or `single:on-demand:0%` runs the
+// `npm run bench:consolidation -- 5000:catalog …` (selected cases; a further field sets the NodePool's
+// minimum savings, e.g. `1000:400:0%`, or the simulated kube-scheduler's scoring, told to Flotilla
+// too, e.g. `1000:400:MostAllocated`; `single:spot` or `single:on-demand:0%` runs the
 // single-candidate case, consolidation-single.ts). Each case runs consolidation-case.ts in its own Node process
 // pinned to one core (BENCH_CPU, default 0) and prints one line as it finishes, then a Markdown
 // table. `npm run bench` with no cases named runs the four after the scheduling benchmark.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { FIT_SCORINGS, isFitScoring } from '../../shared/core/index.ts';
 import { type DisruptionMethodName, METHOD_NAMES } from '../../shared/usecases/disruption/methods.ts';
 
 interface Result {
@@ -68,7 +70,12 @@ const cases = chosen
   .map((arg) => {
     // pods:types, then a minimum saving (`0%`) and kube-scheduler's scoring strategy, each optional.
     const [pods = '1000', typeSet = '400', ...rest] = arg.split(':');
-    const scoring = rest.find((r) => r.endsWith('Allocated'));
+    const scoring = rest.find((r) => /^[A-Z]/.test(r));
+    if (scoring !== undefined && !isFitScoring(scoring)) {
+      throw new Error(
+        `case ${arg}: kube-scheduler scoring "${scoring}" is none of ${FIT_SCORINGS.join(', ')}`,
+      );
+    }
     const minSavings = rest.find((r) => r !== scoring);
     return { pods, typeSet, minSavings, scoring };
   });

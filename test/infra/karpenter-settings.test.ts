@@ -203,7 +203,11 @@ describe('-c featureGates and the settings context', () => {
     [{ isolatedVPC: 'yes' }, AppUsageError, /isolatedVPC "yes" is neither true nor false/],
     [{ repackConsolidation: 'on' }, AppUsageError, /repackConsolidation "on" is neither true nor false/],
     [{ reservedENIs: '-1' }, FlotillaConfigError, /reservedENIs is -1/],
-    [{ kubeSchedulerScoring: 'spread' }, FlotillaConfigError, /kubeSchedulerScoring is "spread"/],
+    [
+      { kubeSchedulerScoring: 'spread' },
+      AppUsageError,
+      /kubeSchedulerScoring "spread" is neither LeastAllocated nor MostAllocated/,
+    ],
     [
       { featureGates: 'NodeRepair=false', nodeRepair: 'true' },
       FlotillaConfigError,

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_REGION } from '../../adapters/memory/index.ts';
-import { FIT_SCORINGS, type FitScoring } from '../../core/resource-fit-score.ts';
+import { FIT_SCORINGS, isFitScoring } from '../../core/resource-fit-score.ts';
 import { ClusterApiError } from '../../ports/errors.ts';
 import { makeLogger } from '../../runtime/logger.ts';
 import { dropMetrics } from '../../runtime/metrics-sink.ts';
@@ -117,7 +117,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
   }
   const maxCostPerHour = maxCostText === undefined ? undefined : Number(maxCostText.trim());
   const scoring = stringValue(parsed, 'kube-scheduler-scoring');
-  if (scoring !== undefined && !(FIT_SCORINGS as readonly string[]).includes(scoring)) {
+  if (scoring !== undefined && !isFitScoring(scoring)) {
     return refuse(`--kube-scheduler-scoring is ${FIT_SCORINGS.join(' or ')}, got "${scoring}"`);
   }
 
@@ -163,7 +163,7 @@ async function runExplain(args: readonly string[], io: CliIo): Promise<number> {
       repackConsolidation: parsed.values['repack-consolidation'] === true,
       runawayGuard: parsed.values['no-runaway-guard'] !== true,
       ...(maxCostPerHour === undefined ? {} : { maxCostPerHour }),
-      ...(scoring === undefined ? {} : { kubeSchedulerScoring: scoring as FitScoring }),
+      ...(scoring === undefined ? {} : { kubeSchedulerScoring: scoring }),
     };
     explanation =
       target.kind === 'pod' ? await explainPod(ports, target) : await explainNode(ports, target.name);

@@ -18,11 +18,13 @@ export async function explainInWorld(
     readonly repackConsolidation?: boolean;
     readonly runawayGuard?: boolean;
     readonly maxCostPerHour?: number;
+    readonly kubeSchedulerScoring?: FitScoring;
   } = {},
-  kubeSchedulerScoring?: FitScoring,
 ): Promise<string> {
   const ports = {
-    ...(kubeSchedulerScoring === undefined ? {} : { kubeSchedulerScoring }),
+    ...(settings.kubeSchedulerScoring === undefined
+      ? {}
+      : { kubeSchedulerScoring: settings.kubeSchedulerScoring }),
     repackConsolidation: settings.repackConsolidation === true,
     runawayGuard: settings.runawayGuard !== false,
     ...(settings.maxCostPerHour === undefined ? {} : { maxCostPerHour: settings.maxCostPerHour }),

@@ -260,31 +260,58 @@ nodes:
 });
 
 describe("consolidation told kube-scheduler's scoring", () => {
-  it('deletes a node whose pods fit elsewhere only when kube-scheduler packs them, as it does here', async () => {
-    // MostAllocated binds the large pod and the two small ones to Flotilla's node (its ip-… name
-    // first, then the fullest), the pinned ones to z-b and z-c (another autoscaler's): 2 and 2.5
-    // CPUs are left there. Packed, the small pods
-    // fill z-b and the large one takes z-c; spread (LeastAllocated), the small pods would leave no
-    // node with 2.5 CPUs, so the replay would refuse to delete Flotilla's node.
-    const pinned = (node: string) => `        nodeSelector: { example.com/slot: ${node} }\n`;
-    const run = await simulate(
-      world({
-        top: `kubeScheduler: { scoringStrategy: MostAllocated }
-nodes:
+  // MostAllocated binds the large pod and the two small ones to Flotilla's node (its ip-… name
+  // first, then the fullest), the pinned ones to z-b and z-c (another autoscaler's): 2 and 2.5
+  // CPUs are left there. Packed, the small pods fill z-b and the large one takes z-c; spread
+  // (LeastAllocated), the small pods would leave no node with 2.5 CPUs, so a replay that expects
+  // spreading refuses to delete Flotilla's node.
+  const pinned = (slot: string) => `        nodeSelector: { example.com/slot: ${slot} }\n`;
+  const scenario = (more = '') =>
+    world({
+      top: `kubeScheduler: { scoringStrategy: MostAllocated }
+${more}nodes:
   - { name: a-node, nodePool: default, instanceType: m6i.xlarge }
   - { name: z-b, instanceType: m6i.xlarge, labels: { example.com/slot: b } }
   - { name: z-c, instanceType: m6i.xlarge, labels: { example.com/slot: c } }
 `,
-        requirements: M6I,
-        disruption: EAGER,
-        workloads: `workloads:
+      requirements: M6I,
+      disruption: EAGER,
+      workloads: `workloads:
 ${deployment('a-large', 1, '2500m')}${deployment('a-small', 2, '500m')}${deployment('z-busy-b', 1, '1920m', { spec: pinned('b') })}${deployment('z-busy-c', 1, '1420m', { spec: pinned('c') })}`,
-      }),
-    );
+    });
+
+  it('deletes a node whose pods fit elsewhere only when kube-scheduler packs them, as it does here', async () => {
+    const run = await simulate(scenario());
     expect(run.record.disruptions.map((d) => d.reason)).toEqual(['Underutilized']);
     expect(run.record.terminations).toHaveLength(1);
     expect(run.record.launches).toEqual([]);
     expect(lastSample(run.record)).toMatchObject({ runningPods: 5, pendingPods: 0 });
+  }, 120_000);
+
+  it('tells a shadow the same, unless its settings say otherwise', async () => {
+    // The live side disrupts nothing; the shadow beside it proposes what it would do.
+    const beside = (shadowSettings: string) =>
+      simulate(scenario(`settings: { disruption: false }\nshadow: { settings: { ${shadowSettings} } }\n`));
+    const [told, spreading] = await Promise.all([beside(''), beside('kubeSchedulerScoring: LeastAllocated')]);
+    expect(told.record.disruptions).toEqual([]);
+    expect(told.record.shadow?.flotilla.commandsProposed).toBe(1);
+    expect(spreading.record.shadow?.flotilla.commandsProposed).toBe(0);
+  }, 120_000);
+
+  it('explains the node with the scoring the simulator tells it', async () => {
+    // The live side disrupts nothing, so the node is still there to explain at the end.
+    const explain = (settings: string) =>
+      simulate(scenario(`settings: { disruption: false${settings} }\n`), '--explain', 'node', 'a-node');
+    const [packing, spreading] = await Promise.all([
+      explain(''),
+      explain(', kubeSchedulerScoring: LeastAllocated'),
+    ]);
+    const text = (run: Run) => run.out.slice(run.out.indexOf('\nnode '));
+    expect(text(packing)).toMatch(/disruption acts on the node next: .*\(Underutilized\) would delete/);
+    expect(text(spreading)).not.toMatch(/disruption acts on the node next/);
+    expect(text(spreading)).toContain(
+      'kube-scheduler, binding pods to the nodes with the most room, could leave it without a node',
+    );
   }, 120_000);
 });
 

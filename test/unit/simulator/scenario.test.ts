@@ -190,6 +190,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       repackConsolidation: false,
+      kubeSchedulerScoring: 'LeastAllocated',
       runawayGuard: true,
       operator: karpenterSettings,
       disruption: true,
@@ -203,6 +204,7 @@ describe('scenario files', () => {
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Respect',
       repackConsolidation: false,
+      kubeSchedulerScoring: 'LeastAllocated',
       runawayGuard: true,
       operator: karpenterSettings,
       disruption: true,
@@ -213,6 +215,16 @@ describe('scenario files', () => {
         scenario({ head: 'name: small\nduration: 10m\nsettings:\n  repackConsolidation: true\n' }),
       ).settings.repackConsolidation,
     ).toBe(true);
+    // So is kubeSchedulerScoring: the simulated kube-scheduler's strategy unless set apart, so that
+    // a stack told otherwise than its scheduler runs can be simulated too.
+    const told = (settings: string) =>
+      parseScenario(
+        scenario({
+          head: `name: small\nduration: 10m\nkubeScheduler: { scoringStrategy: MostAllocated }\n${settings}`,
+        }),
+      ).settings.kubeSchedulerScoring;
+    expect(told('')).toBe('MostAllocated');
+    expect(told('settings:\n  kubeSchedulerScoring: LeastAllocated\n')).toBe('LeastAllocated');
     // So is the runaway guard, on unless the scenario turns it off.
     expect(
       parseScenario(scenario({ head: 'name: small\nduration: 10m\nsettings:\n  runawayGuard: false\n' }))

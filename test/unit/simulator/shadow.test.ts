@@ -143,11 +143,12 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
         minValuesPolicy: 'Strict',
         preferencePolicy: 'Respect',
         repackConsolidation: false,
+        kubeSchedulerScoring: 'LeastAllocated',
         runawayGuard: true,
       },
     });
     const own = parseScenario(
-      `${head}settings: { disruption: false, featureGates: { NodeOverlay: true } }\nshadow: { settings: { featureGates: { SpotToSpotConsolidation: true }, preferencePolicy: Ignore } }\n${poolAndPods}`,
+      `${head}kubeScheduler: { scoringStrategy: MostAllocated }\nsettings: { disruption: false, featureGates: { NodeOverlay: true } }\nshadow: { settings: { featureGates: { SpotToSpotConsolidation: true }, preferencePolicy: Ignore } }\n${poolAndPods}`,
     );
     expect(own.settings).toMatchObject({ disruption: false, featureGates: { NodeOverlay: true } });
     expect(own.shadow?.settings).toEqual({
@@ -155,6 +156,8 @@ ${pool('large, xlarge, 2xlarge', '{ consolidationPolicy: WhenEmptyOrUnderutilize
       minValuesPolicy: 'Strict',
       preferencePolicy: 'Ignore',
       repackConsolidation: false,
+      // Told the simulated kube-scheduler's strategy, as the live stack is.
+      kubeSchedulerScoring: 'MostAllocated',
       runawayGuard: true,
     });
 

@@ -20,8 +20,9 @@ import {
 } from './builders.ts';
 
 // The pods a command moves are bound by kube-scheduler, which by default sends each to the node
-// with the most room left, not where the disruption simulation packed them. A command whose pods
-// that spreading could leave without a node is not taken.
+// with the most room left (or, told the cluster's packs, to the fullest it fits), not where the
+// disruption simulation packed them. A command whose pods that binding could leave without a node
+// is not taken.
 
 const CONSOLIDATABLE = [...READY_CONDITIONS, condition('Consolidatable')];
 
