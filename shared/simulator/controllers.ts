@@ -86,7 +86,7 @@ export interface ControllersOptions {
   readonly schedulingPolicy?: SchedulingPolicy;
   /** The stack's `repackConsolidation`. @default false */
   readonly repackConsolidation?: boolean;
-  /** The stack's `kubeSchedulerScoring`: the simulated kube-scheduler's strategy. @default LeastAllocated */
+  /** The stack's `kubeSchedulerScoring`, what disruption's replay expects of kube-scheduler. @default LeastAllocated */
   readonly kubeSchedulerScoring?: FitScoring;
   /** The stack's `runawayGuard`. @default true */
   readonly runawayGuard?: boolean;
