@@ -77,6 +77,19 @@ describe('flotilla explain arguments', () => {
       '--kube-scheduler-scoring is LeastAllocated or MostAllocated, got "Spread"',
     ],
     [['explain', 'node', 'n', '--kubeconfig', '/nonexistent/kubeconfig'], 'cannot load the kubeconfig'],
+    // A strategy it knows passes the checks of the arguments; the kubeconfig is what stops it.
+    [
+      [
+        'explain',
+        'node',
+        'n',
+        '--kube-scheduler-scoring',
+        'MostAllocated',
+        '--kubeconfig',
+        '/nonexistent/kubeconfig',
+      ],
+      'cannot load the kubeconfig',
+    ],
     [['explain', 'node', 'n', '--frob'], 'unknown option --frob'],
   ])('%j exits 2 with the usage', async (args, problem) => {
     const result = await run(...args);
