@@ -22,6 +22,11 @@ export function scoredRequests(cpu: number, memory: number): { cpu: number; memo
   return { cpu: cpu || DEFAULT_SCORED_CPU_MILLIS, memory: memory || DEFAULT_SCORED_MEMORY_BYTES };
 }
 
+/** What the score counts beyond a pod's cpu and memory requests: the default of a missing one. */
+export function scoredBeyondRequests(cpu: number, memory: number): { cpu: number; memory: number } {
+  return { cpu: cpu ? 0 : DEFAULT_SCORED_CPU_MILLIS, memory: memory ? 0 : DEFAULT_SCORED_MEMORY_BYTES };
+}
+
 /** Below this, a share is rounded up to the whole it stands for (floating-point noise). */
 const EPSILON = 1e-9;
 

@@ -8,8 +8,8 @@ import { BLOCK_MASK, BLOCK_SHIFT } from './headroom.ts';
 import { type Bin, type Effective, type Probe, target } from './model.ts';
 import type { NewClaims } from './new-claims.ts';
 import { commitClaim, commitExisting, probe } from './placing.ts';
-import { dimOf, type SolveState } from './solve-state.ts';
-import { fits, type Vec } from './vectors.ts';
+import type { SolveState } from './solve-state.ts';
+import { dimOf, fits, type Vec } from './vectors.ts';
 
 /** How many planned NodeClaims that can take a pod are compared on cost before choosing. */
 const CLAIM_WINDOW = 8;

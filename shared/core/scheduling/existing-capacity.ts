@@ -3,11 +3,11 @@ import type { ExistingNode, InFlightNodeClaim } from '../cluster.ts';
 import { Label } from '../labels.ts';
 import { computePodRequests, type Pod, podHostPorts } from '../pod.ts';
 import { Requirements } from '../requirements.ts';
-import { scoredRequests } from '../resource-fit-score.ts';
+import { scoredBeyondRequests } from '../resource-fit-score.ts';
 import { Resource, type ResourceList } from '../resources.ts';
 import { DISRUPTED_TAINT, firstUntolerated, isEphemeralTaint } from '../taints.ts';
 import { Bin, type CompiledDaemonSet, type Template } from './model.ts';
-import { addInto, type Dims, type Vec } from './vectors.ts';
+import { addInto, type Dims, dimOf, type Vec } from './vectors.ts';
 
 /**
  * An existing node as a bin. Start-up and ephemeral taints of an uninitialized node are ignored;
@@ -62,11 +62,9 @@ function addRequests(
   requests: ResourceList,
 ): void {
   addInto(used, dims.vec(requests));
-  const cpu = requests[Resource.cpu] ?? 0;
-  const memory = requests[Resource.memory] ?? 0;
-  const asScored = scoredRequests(cpu, memory);
-  scored.cpu += asScored.cpu - cpu;
-  scored.memory += asScored.memory - memory;
+  const beyond = scoredBeyondRequests(requests[Resource.cpu] ?? 0, requests[Resource.memory] ?? 0);
+  scored.cpu += beyond.cpu;
+  scored.memory += beyond.memory;
 }
 
 /**
@@ -113,12 +111,8 @@ export function makeInFlightBin(
     false,
   );
   bin.hostPorts = [...(template?.daemonPorts ?? []), ...claim.pods.flatMap((p) => podHostPorts(p))];
-  const overheadOf = (name: string) => {
-    const d = dims.index.get(name);
-    return d === undefined || daemon === undefined ? 0 : (daemon[d] as number);
-  };
-  bin.scoreCapCpu = overheadOf(Resource.cpu);
-  bin.scoreCapMemory = overheadOf(Resource.memory);
+  bin.scoreCapCpu = dimOf(daemon, dims.index.get(Resource.cpu));
+  bin.scoreCapMemory = dimOf(daemon, dims.index.get(Resource.memory));
   bin.scoreCpu = scored.cpu + bin.scoreCapCpu;
   bin.scoreMemory = scored.memory + bin.scoreCapMemory;
   let capacity: ResourceList | undefined;

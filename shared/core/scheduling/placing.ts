@@ -3,7 +3,7 @@
 // NodeClaim, with the bookkeeping every placement does.
 import { admitsNewNode, admitsNodeName, type Pod, toPodRef } from '../pod.ts';
 import type { Requirements } from '../requirements.ts';
-import { scoredRequests } from '../resource-fit-score.ts';
+import { scoredBeyondRequests } from '../resource-fit-score.ts';
 import { firstUntolerated } from '../taints.ts';
 import { type BinView, checkTopology } from '../topology.ts';
 import {
@@ -14,9 +14,9 @@ import {
   typeMatches,
 } from './instance-type-filter.ts';
 import { type Bin, type Effective, type Probe, type Template, target } from './model.ts';
-import { dimOf, type SolveState } from './solve-state.ts';
+import type { SolveState } from './solve-state.ts';
 import { portsConflict } from './templates.ts';
-import { addInto, fits, type Vec } from './vectors.ts';
+import { addInto, dimOf, fits, type Vec } from './vectors.ts';
 
 /**
  * Whether the bin can take the pod, without changing anything: 'permanent' = it never will,
@@ -189,11 +189,9 @@ export function commonCommit(state: SolveState, pod: Pod, ec: Effective, bin: Bi
 /** Adds to the bin what kube-scheduler's score counts for a pod without a cpu or memory request. */
 function noteScored(state: SolveState, bin: Bin, vec: Vec): void {
   const dims = state.fitDims();
-  const cpu = dimOf(vec, dims.cpu);
-  const memory = dimOf(vec, dims.memory);
-  const scored = scoredRequests(cpu, memory);
-  bin.scoreCpu += scored.cpu - cpu;
-  bin.scoreMemory += scored.memory - memory;
+  const beyond = scoredBeyondRequests(dimOf(vec, dims.cpu), dimOf(vec, dims.memory));
+  bin.scoreCpu += beyond.cpu;
+  bin.scoreMemory += beyond.memory;
 }
 
 /**

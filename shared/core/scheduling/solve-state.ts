@@ -22,11 +22,6 @@ export interface FitDims {
   readonly memory: number | undefined;
 }
 
-/** The value of dimension `d` of `v`, 0 when either is missing. */
-export function dimOf(v: Vec | undefined, d: number | undefined): number {
-  return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
-}
-
 export class SolveState {
   readonly dims = new Dims();
   templates: readonly Template[] = [];

@@ -4,6 +4,11 @@ import type { ResourceList } from '../resources.ts';
 /** A resource vector over the dimensions of one solve (see Dims). */
 export type Vec = Float64Array;
 
+/** The value of dimension `d` of `v`, 0 when either is missing. */
+export function dimOf(v: Vec | undefined, d: number | undefined): number {
+  return d === undefined || v === undefined ? 0 : (v[d] ?? 0);
+}
+
 /** The resource names of one solve, each mapped to a vector index. */
 export class Dims {
   readonly names: string[] = [];

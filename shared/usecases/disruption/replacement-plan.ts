@@ -79,10 +79,17 @@ function valuesOf(
   }
   const zones = allowedValues(requirements, Label.zone);
   return (type.offerings as readonly Offering[]).flatMap((o) =>
-    o.available && capacityTypes.has(o.capacityType) && (zones === undefined || zones.has(o.zone))
-      ? [key === Label.zone ? o.zone : o.capacityType]
-      : [],
+    launchable(o, zones, capacityTypes) ? [key === Label.zone ? o.zone : o.capacityType] : [],
   );
+}
+
+/** Whether a replacement may launch with `o`: available, in an allowed zone and capacity type. */
+function launchable(
+  o: Offering,
+  zones: ReadonlySet<string> | undefined,
+  capacityTypes: ReadonlySet<string>,
+): boolean {
+  return o.available && capacityTypes.has(o.capacityType) && (zones === undefined || zones.has(o.zone));
 }
 
 /**
@@ -100,9 +107,7 @@ export function priceFor(
   let known = false;
   let assumed: string | undefined;
   for (const o of type.offerings as readonly Offering[]) {
-    if (!o.available || !capacityTypes.has(o.capacityType)) continue;
-    if (zones !== undefined && !zones.has(o.zone)) continue;
-    if (o.priceUsdPerHour > best) continue;
+    if (!launchable(o, zones, capacityTypes) || o.priceUsdPerHour > best) continue;
     if (o.priceUsdPerHour < best) {
       best = o.priceUsdPerHour;
       known = false;

@@ -160,10 +160,11 @@ export function leftoverWhy(leftovers: readonly UnschedulablePod[]): string | un
  * The candidates' pods kube-scheduler could leave without a node once the command's replacements
  * are ready: it binds the moved pods one at a time, each where its NodeResourcesFit strategy scores
  * best (the cluster's, `kubeSchedulerScoring`: by default LeastAllocated, the node with the most
- * room left), not where the simulation packed them: spreading pods out can leave the largest without
- * a hole big enough, and so can packing the small ones into the holes it needed. Replayed smallest pod first, the order that leaves the least
- * room for the largest, over the ready nodes that stay, the replacements of commands in
- * flight and this command's replacements (each as its smallest candidate type), with no new node.
+ * room left), not where the simulation packed them: spreading pods out can leave the largest
+ * without a hole big enough, and so can packing the small ones into the holes it needed. Replayed
+ * smallest pod first, the order that leaves the least room for the largest, over the ready nodes
+ * that stay, the replacements of commands in flight and this command's replacements (each as its
+ * smallest candidate type), with no new node.
  * Nodes not initialized yet take none of them but count in topology, as `nodes` marks them.
  */
 function bindLeftovers(o: {

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { type FitScoring, Label, type Pod } from '../../../../shared/core/index.ts';
 import type { ClusterNode } from '../../../../shared/ports/cluster.ts';
 import { evaluateConsolidation } from '../../../../shared/usecases/disruption/consolidation.ts';
-import type { DisruptionCandidate } from '../../../../shared/usecases/disruption/method.ts';
+import type {
+  DisruptionCandidate,
+  DisruptionSimulation,
+} from '../../../../shared/usecases/disruption/method.ts';
 import { singleNodeConsolidation } from '../../../../shared/usecases/disruption/single-node.ts';
 import { validateCommand } from '../../../../shared/usecases/disruption/validation.ts';
 import { COMMAND_ANNOTATION, encodeCommand } from '../../../../shared/usecases/state/command-record.ts';
@@ -50,6 +53,25 @@ const simulateAround = (
   });
 
 const context = { instanceTypes: () => SMALL_TYPES, poolTotals: new Map(), nowMs: T0 };
+
+/**
+ * Without a waiting pod the replay finds every moved pod a node; with `waiting`, which the
+ * simulation puts at `at` (a node's or in-flight NodeClaim's name), it leaves out `left`.
+ */
+function expectWaitingLeavesOut(
+  around: (pending: readonly Pod[]) => DisruptionSimulation,
+  waiting: Pod,
+  at: { readonly nodeName: string } | { readonly nodeClaimName: string },
+  left: readonly string[],
+): void {
+  expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
+  const result = around([waiting]);
+  expect(result.unschedulable).toEqual([]);
+  expect(result.placements).toContainEqual(
+    expect.objectContaining({ ...at, pod: expect.objectContaining({ name: waiting.name }) }),
+  );
+  expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(left);
+}
 
 describe("kube-scheduler's spreading in the disruption simulation", () => {
   // One node with 3 CPUs free, one with 2: the 3-CPU pod fits only the second (by name). Packed
@@ -153,13 +175,7 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
     const two = [other('a-tight', 2000), other('b-roomy', 1500)];
     const c = moving([pod('large', 2000), pod('small-a', 500), pod('small-b', 500)]);
     const around = (pending: readonly Pod[]) => simulateAround(two, c, pending)([c]);
-    expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
-    const result = around([pod('waiting', 1000)]);
-    expect(result.unschedulable).toEqual([]);
-    expect(result.placements).toContainEqual(
-      expect.objectContaining({ nodeName: 'b-roomy', pod: expect.objectContaining({ name: 'waiting' }) }),
-    );
-    expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['large']);
+    expectWaitingLeavesOut(around, pod('waiting', 1000), { nodeName: 'b-roomy' }, ['large']);
   });
 
   it('counts the pods of a node that has not initialized for topology, without sending moved pods there', () => {
@@ -225,12 +241,6 @@ describe("kube-scheduler's spreading in the disruption simulation", () => {
         nodeClaims: [nodeClaim('n1', { nodeName: 'n1' }), old, R, c.nodeClaim],
         pending,
       })([c]);
-    expect(around([]).kubeSchedulerLeftovers?.()).toEqual([]);
-    const result = around([pod('waiting', 3500)]);
-    expect(result.unschedulable).toEqual([]);
-    expect(result.placements).toContainEqual(
-      expect.objectContaining({ nodeClaimName: 'R', pod: expect.objectContaining({ name: 'waiting' }) }),
-    );
-    expect((result.kubeSchedulerLeftovers?.() ?? []).map((u) => u.pod.name)).toEqual(['b']);
+    expectWaitingLeavesOut(around, pod('waiting', 3500), { nodeClaimName: 'R' }, ['b']);
   });
 });
