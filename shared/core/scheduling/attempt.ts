@@ -79,15 +79,11 @@ function scan(
       // Scoring looks at every existing bin, so a block of existing bins alone is skipped as soon
       // as its bound says so, and its bound is tightened as it is for planned claims.
       const existingOnly = scoring !== undefined && i + BLOCK_MASK < state.existingEnd;
-      const skippable = options.length >= CLAIM_WINDOW || existingOnly;
+      const windowFull = options.length >= CLAIM_WINDOW;
+      const skippable = windowFull || existingOnly;
       const previous = (i >> BLOCK_SHIFT) - 1;
       const previousExistingOnly = scoring !== undefined && i <= state.existingEnd;
-      if (
-        i > ec.skip &&
-        !blockHadFit &&
-        (options.length >= CLAIM_WINDOW || previousExistingOnly) &&
-        headroom.isDirty(previous)
-      ) {
+      if (i > ec.skip && !blockHadFit && (windowFull || previousExistingOnly) && headroom.isDirty(previous)) {
         headroom.tighten(previous, bins);
       }
       blockHadFit = false;

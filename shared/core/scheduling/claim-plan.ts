@@ -1,6 +1,6 @@
 // A planned bin as the NodeClaim to create.
 import { Label, type Labels } from '../labels.ts';
-import { type NodeSelectorRequirement, Requirement } from '../requirements.ts';
+import { type NodeSelectorRequirement, Requirement, type Requirements } from '../requirements.ts';
 import type { LaunchCandidate, NodeClaimPlan } from '../scheduling-types.ts';
 import {
   cheapestPrice,
@@ -93,6 +93,12 @@ function describe(bin: Bin, template: Template, chosen: readonly Priced[]): Desc
  */
 export class PlanCache {
   readonly chosen = new WeakMap<readonly TType[], Map<string, readonly Priced[]>>();
+  /**
+   * The lists chosen per candidate list and reservation object, with the requirements they were
+   * chosen under. Claims planned alike share these objects (their requirement objects too, their
+   * hostnames apart), so most claims find their list without building `choiceKey`.
+   */
+  readonly chosenAlike = new WeakMap<readonly TType[], Map<object, Alike[]>>();
   readonly described = new WeakMap<readonly Priced[], Map<string, Described>>();
   private readonly ids = new WeakMap<Requirement, number>();
   private nextId = 0;
@@ -113,12 +119,47 @@ export class PlanCache {
   }
 }
 
+/** A candidate list chosen for a claim with these requirements. */
+interface Alike {
+  readonly reqs: Requirements;
+  readonly chosen: readonly Priced[];
+}
+
+const NO_RESERVE = {};
+const ALIKE_KEPT = 8;
+
+/** True when `a` and `b` hold the same requirement objects, hostnames apart. */
+function sameObjects(a: Requirements, b: Requirements): boolean {
+  if (a.size !== b.size) return false;
+  for (const r of a.values()) if (r.key !== Label.hostname && b.get(r.key) !== r) return false;
+  for (const r of b.values()) if (r.key !== Label.hostname && a.get(r.key) !== r) return false;
+  return true;
+}
+
 /** The claim's candidates; `again` when an earlier claim of the solve was given the same list. */
 function chooseTypes(
   bin: Bin,
   maxTypes: number,
   cache: PlanCache | undefined,
 ): { chosen: readonly Priced[]; again: boolean } {
+  let alike: Alike[] | undefined;
+  if (cache !== undefined) {
+    let byReserve = cache.chosenAlike.get(bin.types);
+    if (byReserve === undefined) {
+      byReserve = new Map();
+      cache.chosenAlike.set(bin.types, byReserve);
+    }
+    const reserve = bin.reserve ?? NO_RESERVE;
+    alike = byReserve.get(reserve);
+    if (alike === undefined) {
+      alike = [];
+      byReserve.set(reserve, alike);
+    }
+    for (const a of alike) if (sameObjects(a.reqs, bin.reqs)) return { chosen: a.chosen, again: true };
+    // Only the first few requirement sets are kept per list and reservation: claims that differ
+    // more than that take the key.
+    if (alike.length >= ALIKE_KEPT) alike = undefined;
+  }
   const f = typeFilterOf(bin.reqs);
   let byKey: Map<string, readonly Priced[]> | undefined;
   let key = '';
@@ -126,7 +167,10 @@ function chooseTypes(
     key = choiceKey(bin, f);
     byKey = cache.chosen.get(bin.types);
     const hit = byKey?.get(key);
-    if (hit !== undefined) return { chosen: hit, again: true };
+    if (hit !== undefined) {
+      alike?.push({ reqs: bin.reqs, chosen: hit });
+      return { chosen: hit, again: true };
+    }
   }
   const priced = bin.types
     .map((t) => ({ t, price: cheapestPrice(t, f) }))
@@ -139,6 +183,7 @@ function chooseTypes(
       cache.chosen.set(bin.types, byKey);
     }
     byKey.set(key, chosen);
+    alike?.push({ reqs: bin.reqs, chosen });
   }
   return { chosen, again: false };
 }

@@ -66,11 +66,14 @@ export function withinReservation(bin: Bin, t: TType): boolean {
 
 /** Remaining-limit bookkeeping for the NodePools of one solve. */
 export class Limits {
-  private readonly maxCapacityCache = new Map<number, Map<string, number>>();
+  /** Per pool (template order), the largest capacity of its types per limited resource. */
+  private readonly maxCapacityCache = new Map<number, { keys: string[]; values: number[] }>();
 
   /** The solve's dollar limits, when any applies (set once the templates are built). */
   cost: CostContext | undefined;
   private readonly unpricedCache = new Map<number, string | undefined>();
+  /** Per pool, `widest` per candidate list. */
+  private readonly widestCache = new Map<number, WeakMap<readonly TType[], Map<string, number>>>();
 
   constructor(private readonly maxTypes: number) {}
 
@@ -80,10 +83,13 @@ export class Limits {
     if (remaining === undefined) return true;
     let max = this.maxCapacityCache.get(t.order);
     if (max === undefined) {
-      max = maxCapacity(t, t.types);
+      const byKey = maxCapacity(t, t.types);
+      max = { keys: [...byKey.keys()], values: [...byKey.values()] };
       this.maxCapacityCache.set(t.order, max);
     }
-    for (const [k, v] of max) if ((remaining.get(k) ?? 0) < v) return false;
+    for (let i = 0; i < max.keys.length; i++) {
+      if ((remaining.get(max.keys[i] as string) ?? 0) < (max.values[i] as number)) return false;
+    }
     return true;
   }
 
@@ -166,6 +172,36 @@ export class Limits {
   }
 
   /**
+   * The largest capacity per limited resource among the types the claim may launch as, with no
+   * limit in reach: the same for every claim with the same candidate list (shared, never changed).
+   */
+  private widest(template: Template, bin: Bin): Map<string, number> {
+    let byTypes = this.widestCache.get(template.order);
+    if (byTypes === undefined) {
+      byTypes = new WeakMap();
+      this.widestCache.set(template.order, byTypes);
+    }
+    let out = byTypes.get(bin.types);
+    if (out === undefined) {
+      out = maxCapacity(template, launchable(bin, bin.types, this.maxTypes));
+      byTypes.set(bin.types, out);
+    }
+    return out;
+  }
+
+  /** `widest` with a limit in reach: only the types within the claim's reservation plus what is left. */
+  private widestWithin(template: Template, bin: Bin): Map<string, number> {
+    const remaining = template.remaining as Map<string, number>;
+    const budget = new Map<string, number>();
+    for (const [k, v] of bin.reserve ?? []) budget.set(k, v + Math.max(0, remaining.get(k) ?? 0));
+    const fits = bin.types.filter((t) => {
+      for (const [k, v] of budget) if ((t.capacity[k] ?? 0) > v) return false;
+      return true;
+    });
+    return maxCapacity(template, launchable(bin, fits, this.maxTypes));
+  }
+
+  /**
    * Moves the claim's reservation to the type it is planned to launch as (`types` must be the
    * claim's new candidate list, `bin.planned` already set); with minValues requirements, to the
    * largest type it may launch as.
@@ -173,11 +209,15 @@ export class Limits {
   reserve(bin: Bin, types: readonly TType[]): void {
     const template = bin.template as Template;
     if (template.remaining === undefined) return;
-    const reserve = maxCapacity(
-      template,
-      hasMinValues(bin) ? launchable(bin, types, this.maxTypes) : types.length === 0 ? [] : [target(bin)],
-    );
-    this.moveReservation(template, bin, reserve);
+    if (hasMinValues(bin)) {
+      this.moveReservation(template, bin, maxCapacity(template, launchable(bin, types, this.maxTypes)));
+      return;
+    }
+    const planned = types.length === 0 ? undefined : target(bin);
+    // The same type reserves the same capacity: nothing moves.
+    if (planned !== undefined && planned === bin.reservedFor && bin.reserve !== undefined) return;
+    this.moveReservation(template, bin, maxCapacity(template, planned === undefined ? [] : [planned]));
+    bin.reservedFor = planned;
   }
 
   private moveReservation(template: Template, bin: Bin, reserve: Map<string, number>): void {
@@ -185,6 +225,7 @@ export class Limits {
     const previous = bin.reserve;
     for (const [k, v] of reserve) remaining.set(k, (remaining.get(k) ?? 0) + (previous?.get(k) ?? 0) - v);
     bin.reserve = reserve;
+    bin.reservedFor = undefined;
   }
 
   /**
@@ -197,18 +238,15 @@ export class Limits {
     for (const bin of claims) {
       const template = bin.template as Template | undefined;
       if (template?.remaining === undefined || bin.reserve === undefined || hasMinValues(bin)) continue;
-      const remaining = template.remaining;
-      const budget = new Map<string, number>();
-      for (const [k, v] of bin.reserve) budget.set(k, v + Math.max(0, remaining.get(k) ?? 0));
-      const fits = this.slack(template)
-        ? bin.types
-        : bin.types.filter((t) => {
-            for (const [k, v] of budget) if ((t.capacity[k] ?? 0) > v) return false;
-            return true;
-          });
-      const widened = maxCapacity(template, launchable(bin, fits, this.maxTypes));
-      // Never below what the claim holds already (its target is among `fits`).
-      for (const [k, v] of bin.reserve) widened.set(k, Math.max(v, widened.get(k) ?? 0));
+      const widest = this.slack(template) ? this.widest(template, bin) : this.widestWithin(template, bin);
+      // Never below what the claim holds already (its target is among the types that fit).
+      let widened = widest;
+      for (const [k, v] of bin.reserve) {
+        const w = widened.get(k);
+        if (w !== undefined && w >= v) continue;
+        if (widened === widest) widened = new Map(widest);
+        widened.set(k, Math.max(v, w ?? 0));
+      }
       this.moveReservation(template, bin, widened);
     }
   }

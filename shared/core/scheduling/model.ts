@@ -134,8 +134,11 @@ export class Bin {
    * room counts as paid for while it is still a candidate (see `target`).
    */
   planned: TType | undefined;
+  /** The largest allocatable of `types` per dimension: shared between claims, never written. */
   maxAlloc: Vec | undefined;
   reserve: Map<string, number> | undefined;
+  /** The one type `reserve` was taken for (see Limits.reserve); undefined when it is another reservation. */
+  reservedFor: TType | undefined;
   minValuesRelaxed = false;
   /**
    * What NodeResourcesFit's score counts beyond `used` in cpu and memory (the default requests of

@@ -73,15 +73,22 @@ export class NewClaims {
     const n = Math.min(run, Math.max(1, fit.most));
     let best = fit.best.get(n);
     if (best === undefined) {
-      best = { perPod: first.basePrice, batch: 1, type: first };
+      let perPod = first.basePrice;
+      let batch = 1;
+      let type = first;
       for (let k = 0; k < types.length; k++) {
         const tt = types[k] as TType;
         // Types come cheapest first and no type holds more than `n` of the run: once even `n`
         // pods on this one cost no less per pod, no later type can do better.
-        if (tt.basePrice / n >= best.perPod) break;
-        const batch = Math.max(1, Math.min(n, fit.counts[k] as number));
-        if (tt.basePrice / batch < best.perPod) best = { perPod: tt.basePrice / batch, batch, type: tt };
+        if (tt.basePrice / n >= perPod) break;
+        const b = Math.max(1, Math.min(n, fit.counts[k] as number));
+        if (tt.basePrice / b < perPod) {
+          perPod = tt.basePrice / b;
+          batch = b;
+          type = tt;
+        }
       }
+      best = { perPod, batch, type };
       fit.best.set(n, best);
     }
     return best;

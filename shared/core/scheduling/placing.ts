@@ -75,7 +75,9 @@ export function probe(
   // The cheapest type that still fits with the pod (types are kept in price order).
   const f = merged === bin.reqs ? undefined : typeFilterOf(merged);
   let first: TType | undefined;
-  for (const t of bin.types) {
+  const types = bin.types;
+  for (let k = 0; k < types.length; k++) {
+    const t = types[k] as TType;
     if (fits(bin.used, shape.vec, t.alloc) && (f === undefined || typeMatches(t, f))) {
       first = t;
       break;
@@ -208,7 +210,7 @@ export function setTypes(state: SolveState, bin: Bin, types: readonly TType[], m
   state.limits.reserve(bin, types);
 }
 
-/** The largest allocatable of `types` per dimension (a new vector; lists are memoised). */
+/** The largest allocatable of `types` per dimension (memoised per list; not to be changed). */
 function largestAlloc(state: SolveState, types: readonly TType[]): Vec {
   let max = state.largestAllocs.get(types);
   if (max === undefined) {
@@ -218,7 +220,7 @@ function largestAlloc(state: SolveState, types: readonly TType[]): Vec {
         if ((t.alloc[i] as number) > (max[i] as number)) max[i] = t.alloc[i] as number;
     state.largestAllocs.set(types, max);
   }
-  return new Float64Array(max);
+  return max;
 }
 
 /** Bit i set when `alloc` equals `max` in dimension i (all bits past 31 dimensions). */
