@@ -54,7 +54,6 @@ function scan(
   need: Vec | undefined,
 ): readonly PoolReason[] | undefined {
   const bins = state.bins;
-  const headroom = state.headroom;
   let contiguous = true;
   const options: Probe[] = [];
   const req = need ?? ec.shape.vec;
@@ -74,21 +73,16 @@ function scan(
   for (let i = ec.skip; i < bins.length; i++) {
     if (best !== undefined && i >= state.existingEnd) break;
     if ((i & BLOCK_MASK) === 0) {
-      // Entering a new block: skip it when nothing in it can take the pod for free (its existing
-      // bins cannot; a planned claim might by growing, so those are skipped once enough are found).
-      // Scoring looks at every existing bin, so a block of existing bins alone is skipped as soon
-      // as its bound says so, and its bound is tightened as it is for planned claims.
-      const existingOnly = scoring !== undefined && i + BLOCK_MASK < state.existingEnd;
-      const windowFull = options.length >= CLAIM_WINDOW;
-      const skippable = windowFull || existingOnly;
-      const previous = (i >> BLOCK_SHIFT) - 1;
-      const previousExistingOnly = scoring !== undefined && i <= state.existingEnd;
-      if (i > ec.skip && !blockHadFit && (windowFull || previousExistingOnly) && headroom.isDirty(previous)) {
-        headroom.tighten(previous, bins);
-      }
+      const skip = skipBlock(
+        state,
+        i,
+        i > ec.skip && !blockHadFit,
+        options.length >= CLAIM_WINDOW,
+        req,
+        zero,
+      );
       blockHadFit = false;
-      const max = headroom.bound(i);
-      if (skippable && max !== undefined && !fits(zero, req, max)) {
+      if (skip) {
         contiguous = false;
         i += BLOCK_MASK;
         continue;
@@ -159,6 +153,35 @@ function scan(
   if (need !== undefined) return reasons;
   if (reasons.length === 0) reasons.push({ nodePool: '', reason: 'no NodePool is defined' });
   return reasons;
+}
+
+/**
+ * Entering the block that starts at bin `i`: true when it can be skipped, nothing in it able to
+ * take `req` for free (its existing bins cannot; a planned claim might by growing, so those are
+ * skipped once the window of claims to compare is full). Scoring looks at every existing bin, so a
+ * block of existing bins alone is skipped as soon as its bound says so. The previous block's bound
+ * is tightened first when the scan `passedEmpty` (went through it without a fit) and could skip it.
+ */
+function skipBlock(
+  state: SolveState,
+  i: number,
+  passedEmpty: boolean,
+  windowFull: boolean,
+  req: Vec,
+  zero: Vec,
+): boolean {
+  const headroom = state.headroom;
+  const scoring = state.existingNodeScoring !== undefined;
+  const previous = (i >> BLOCK_SHIFT) - 1;
+  if (passedEmpty && (windowFull || (scoring && i <= state.existingEnd)) && headroom.isDirty(previous)) {
+    headroom.tighten(previous, state.bins);
+  }
+  const max = headroom.bound(i);
+  return (
+    (windowFull || (scoring && i + BLOCK_MASK < state.existingEnd)) &&
+    max !== undefined &&
+    !fits(zero, req, max)
+  );
 }
 
 /**
