@@ -67,11 +67,11 @@ export class NewClaims {
     const first = types[0];
     if (first === undefined) return { perPod: Number.POSITIVE_INFINITY, batch: 1, type: undefined };
     const run = this.runLength(ec);
-    if (run <= 1) return { perPod: first.basePrice, batch: 1, type: first };
-    const fit = this.fitCounts(types, ec);
+    // A pod alone needs no counts: the search below stops at the first type, which it takes.
+    const fit = run <= 1 ? undefined : this.fitCounts(types, ec);
     // No type holds more than `fit.most` pods: a longer run chooses as that many would.
-    const n = Math.min(run, Math.max(1, fit.most));
-    let best = fit.best.get(n);
+    const n = fit === undefined ? 1 : Math.min(run, Math.max(1, fit.most));
+    let best = fit?.best.get(n);
     if (best === undefined) {
       let perPod = first.basePrice;
       let batch = 1;
@@ -81,7 +81,7 @@ export class NewClaims {
         // Types come cheapest first and no type holds more than `n` of the run: once even `n`
         // pods on this one cost no less per pod, no later type can do better.
         if (tt.basePrice / n >= perPod) break;
-        const b = Math.max(1, Math.min(n, fit.counts[k] as number));
+        const b = Math.max(1, Math.min(n, fit?.counts[k] ?? 1));
         if (tt.basePrice / b < perPod) {
           perPod = tt.basePrice / b;
           batch = b;
@@ -89,7 +89,7 @@ export class NewClaims {
         }
       }
       best = { perPod, batch, type };
-      fit.best.set(n, best);
+      fit?.best.set(n, best);
     }
     return best;
   }
