@@ -128,9 +128,15 @@ interface Alike {
 const NO_RESERVE = {};
 const ALIKE_KEPT = 8;
 
-/** True when `a` and `b` hold the same requirement objects, hostnames apart. */
+/**
+ * True when `a` and `b` hold the same requirement objects, hostnames apart. A hostname requirement
+ * with minValues counts (the choice reads it), so claims with one never match here.
+ */
 function sameObjects(a: Requirements, b: Requirements): boolean {
   if (a.size !== b.size) return false;
+  if (a.get(Label.hostname)?.minValues !== undefined || b.get(Label.hostname)?.minValues !== undefined) {
+    return false;
+  }
   for (const r of a.values()) if (r.key !== Label.hostname && b.get(r.key) !== r) return false;
   for (const r of b.values()) if (r.key !== Label.hostname && a.get(r.key) !== r) return false;
   return true;

@@ -1020,6 +1020,36 @@ describe('minValues', () => {
     expect(next.placements.map((x) => x.kind)).toEqual(['inFlightNodeClaim']);
   });
 
+  it('a claim whose hostname requirement has minValues gets its own candidates, not those of a claim like it', () => {
+    // Four 4-cpu types; three carry one hostname label, the fourth another. Pod z asks for two
+    // distinct hostnames among its claim's candidates; the claim of x2 asks nothing of them.
+    const hosts = ['h1', 'h1', 'h1', 'h2'];
+    const four = hosts.map((h, i) =>
+      fakeInstanceType({
+        name: `a${i + 1}.xlarge`,
+        cpu: 4,
+        memoryGiB: 8,
+        price: i + 1,
+        labels: { [Label.hostname]: h },
+      }),
+    );
+    const result = solve(
+      solveInput({
+        types: four,
+        pods: [
+          pod({ name: 'x1', cpu: '3' }),
+          pod({ name: 'x2', cpu: '3' }),
+          pod({ name: 'z', cpu: '100m', required: [[r(Label.hostname, 'NotIn', ['nope'], 2)]] }),
+        ],
+        options: { maxInstanceTypes: 3, repack: false },
+      }),
+    );
+    const claimOf = (name: string) => result.nodeClaims.find((c) => c.pods.some((p) => p.name === name));
+    expect(claimTypes(claimOf('z'))).toEqual(['a1.xlarge', 'a2.xlarge', 'a4.xlarge']);
+    expect(claimOf('x2')).not.toBe(claimOf('z'));
+    expect(claimTypes(claimOf('x2'))).toEqual(['a1.xlarge', 'a2.xlarge', 'a3.xlarge']);
+  });
+
   it('a minValues the candidates meet stays as written under BestEffort', () => {
     const pool = nodePool({ requirements: [r(Label.instanceFamily, 'Exists', undefined, 3)] });
     const options = { minValuesPolicy: 'BestEffort' } as const;
