@@ -3,7 +3,8 @@
 // Inputs: both scheduling-bench mixes at 100, 1,000, 2,000 and 5,000 pods over 400 types and the
 // whole catalog, and 200 random plain inputs (1–30 request shapes, up to 600 pods, a zone selector
 // on some pods, random subsets of the catalog, some with existing nodes, a cpu limit, or the
-// re-packing pass off). Deterministic; no timings.
+// re-packing pass off), and 100 random inputs with minValues requirements (below). Deterministic;
+// no timings.
 import { createHash } from 'node:crypto';
 import { Label, type Pod, parseResourceList, type SolveInput, solve } from '../../shared/core/index.ts';
 import { benchInput, loadInstanceTypes, rng } from './workloads.ts';
@@ -89,6 +90,79 @@ for (let k = 0; k < 200; k++) {
     out[`random:${k}`] = hash(solve(input));
   } catch (error) {
     out[`random:${k}`] = `error: ${(error as Error).message}`;
+  }
+}
+// 100 random inputs with minValues: large pods beside small pods whose required node affinity asks
+// for distinct instance families, instance types or hostnames, a NodePool that may ask the same,
+// few candidates per NodeClaim (maxInstanceTypes 2–10), either minValues policy, on half the inputs
+// only types of up to 4 vCPUs, and on half instance types labelled with a few hostnames, so a
+// minValues on hostname has values to count. Claims that share a candidate list but differ in such
+// requirements must keep their own candidates.
+const randMin = rng(4242);
+const MIN_KEYS = [Label.instanceFamily, Label.instanceType, Label.hostname] as const;
+const minValuesTerm = () => {
+  const key = MIN_KEYS[Math.floor(randMin() * MIN_KEYS.length)] as string;
+  return { key, operator: 'Exists' as const, minValues: 1 + Math.floor(randMin() * 3) };
+};
+for (let k = 0; k < 100; k++) {
+  const hostLabelled = randMin() < 0.5;
+  // Half the inputs offer only types of up to 4 vCPUs, so large pods open a claim each.
+  const small = randMin() < 0.5;
+  const subset = catalog
+    .filter((t) => (!small || (t.capacity['cpu'] ?? 0) <= 4000) && randMin() < 0.15)
+    .map((t, i) => (hostLabelled ? { ...t, labels: { ...t.labels, [Label.hostname]: `h${i % 3}` } } : t));
+  // The first shape is large and asks nothing; the rest are small, half of them with a minValues.
+  const shapeCount = 2 + Math.floor(randMin() * 5);
+  const shapes = Array.from({ length: shapeCount }, (_, i) => ({
+    cpu: `${i === 0 ? 1500 + Math.floor(randMin() * 2000) : 100 + Math.floor(randMin() * 400)}m`,
+    memory: `${128 + Math.floor(randMin() * (i === 0 ? 6000 : 1000))}Mi`,
+    term: i > 0 && randMin() < 0.5 ? [minValuesTerm()] : undefined,
+  }));
+  const pods: Pod[] = Array.from({ length: 2 + Math.floor(randMin() * 40) }, (_, i) => {
+    const shape = shapes[Math.floor(randMin() * shapeCount)] as (typeof shapes)[number];
+    return {
+      uid: `m${k}-${i}`,
+      name: `p${i}`,
+      namespace: 'default',
+      createdAtMs: i,
+      labels: { app: `a${i % 3}` },
+      ...(shape.term === undefined
+        ? {}
+        : {
+            affinity: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                  nodeSelectorTerms: [{ matchExpressions: shape.term }],
+                },
+              },
+            },
+          }),
+      containers: [{ name: 'c', requests: quantities(shape.cpu, shape.memory) }],
+    };
+  });
+  const poolMin = randMin() < 0.3 ? [minValuesTerm()] : [];
+  const input: SolveInput = {
+    pods,
+    nodePools: [
+      {
+        name: 'default',
+        nodeClassName: 'default',
+        requirements: [{ key: Label.capacityType, operator: 'In', values: ['on-demand'] }, ...poolMin],
+        ...(randMin() < 0.3 ? { limits: { cpu: (10 + Math.floor(randMin() * 100)) * 1000 } } : {}),
+      },
+    ],
+    instanceTypes: new Map([['default', subset.length > 0 ? subset : catalog]]),
+    nowMs: 1_700_000_000_000 + k,
+    options: {
+      maxInstanceTypes: 2 + Math.floor(randMin() * 9),
+      minValuesPolicy: randMin() < 0.5 ? 'Strict' : 'BestEffort',
+      ...(randMin() < 0.3 ? { repack: false } : {}),
+    },
+  };
+  try {
+    out[`minValues:${k}`] = hash(solve(input));
+  } catch (error) {
+    out[`minValues:${k}`] = `error: ${(error as Error).message}`;
   }
 }
 process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
