@@ -33,6 +33,31 @@ const quantities = (cpu: string, memory: string, pods?: string) =>
     { cpu, memory, ...(pods === undefined ? {} : { pods }) },
     { object: 'bench', field: 'requests' },
   );
+/** A pending pod of the random inputs, labelled as one of `apps` apps; `extra` adds its constraints. */
+const randomPod = (
+  uid: string,
+  i: number,
+  apps: number,
+  cpu: string,
+  memory: string,
+  extra: Partial<Pod>,
+): Pod => ({
+  uid,
+  name: `p${i}`,
+  namespace: 'default',
+  createdAtMs: i,
+  labels: { app: `a${i % apps}` },
+  ...extra,
+  containers: [{ name: 'c', requests: quantities(cpu, memory) }],
+});
+/** The plan's hash under `key`, or the error solve() threw. */
+const record = (key: string, input: SolveInput): void => {
+  try {
+    out[key] = hash(solve(input));
+  } catch (error) {
+    out[key] = `error: ${(error as Error).message}`;
+  }
+};
 for (let k = 0; k < 200; k++) {
   const shapeCount = 1 + Math.floor(rand() * 30);
   const shapes = Array.from({ length: shapeCount }, () => [
@@ -44,15 +69,14 @@ for (let k = 0; k < 200; k++) {
   const pods: Pod[] = Array.from({ length: podCount }, (_, i) => {
     const [cpu, memory] = shapes[Math.floor(rand() * shapeCount)] as [string, string];
     const zone = rand() < 0.15 ? ZONES[Math.floor(rand() * 3)] : undefined;
-    return {
-      uid: `r${k}-${i}`,
-      name: `p${i}`,
-      namespace: 'default',
-      createdAtMs: i,
-      labels: { app: `a${i % 7}` },
-      ...(zone === undefined ? {} : { nodeSelector: { [Label.zone]: zone } }),
-      containers: [{ name: 'c', requests: quantities(cpu, memory) }],
-    };
+    return randomPod(
+      `r${k}-${i}`,
+      i,
+      7,
+      cpu,
+      memory,
+      zone === undefined ? {} : { nodeSelector: { [Label.zone]: zone } },
+    );
   });
   const nodes =
     rand() < 0.3
@@ -86,11 +110,7 @@ for (let k = 0; k < 200; k++) {
     nowMs: 1_700_000_000_000 + k,
     ...(rand() < 0.2 ? { options: { repack: false } } : {}),
   };
-  try {
-    out[`random:${k}`] = hash(solve(input));
-  } catch (error) {
-    out[`random:${k}`] = `error: ${(error as Error).message}`;
-  }
+  record(`random:${k}`, input);
 }
 // 100 random inputs with minValues: large pods beside small pods whose required node affinity asks
 // for distinct instance families, instance types or hostnames, a NodePool that may ask the same,
@@ -120,13 +140,13 @@ for (let k = 0; k < 100; k++) {
   }));
   const pods: Pod[] = Array.from({ length: 2 + Math.floor(randMin() * 40) }, (_, i) => {
     const shape = shapes[Math.floor(randMin() * shapeCount)] as (typeof shapes)[number];
-    return {
-      uid: `m${k}-${i}`,
-      name: `p${i}`,
-      namespace: 'default',
-      createdAtMs: i,
-      labels: { app: `a${i % 3}` },
-      ...(shape.term === undefined
+    return randomPod(
+      `m${k}-${i}`,
+      i,
+      3,
+      shape.cpu,
+      shape.memory,
+      shape.term === undefined
         ? {}
         : {
             affinity: {
@@ -136,9 +156,8 @@ for (let k = 0; k < 100; k++) {
                 },
               },
             },
-          }),
-      containers: [{ name: 'c', requests: quantities(shape.cpu, shape.memory) }],
-    };
+          },
+    );
   });
   const poolMin = randMin() < 0.3 ? [minValuesTerm()] : [];
   const input: SolveInput = {
@@ -159,10 +178,6 @@ for (let k = 0; k < 100; k++) {
       ...(randMin() < 0.3 ? { repack: false } : {}),
     },
   };
-  try {
-    out[`minValues:${k}`] = hash(solve(input));
-  } catch (error) {
-    out[`minValues:${k}`] = `error: ${(error as Error).message}`;
-  }
+  record(`minValues:${k}`, input);
 }
 process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
