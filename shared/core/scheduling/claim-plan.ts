@@ -178,10 +178,9 @@ function chooseTypes(
       return { chosen: hit, again: true };
     }
   }
-  const priced = bin.types
-    .map((t) => ({ t, price: cheapestPrice(t, f) }))
-    .filter((x) => Number.isFinite(x.price) && withinReservation(bin, x.t))
-    .sort((a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name));
+  const priced = pricedCandidates(bin, f, hasMinValues(bin.reqs) ? Number.POSITIVE_INFINITY : maxTypes).sort(
+    (a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name),
+  );
   const chosen = truncate(priced, bin.reqs, maxTypes);
   if (cache !== undefined) {
     if (byKey === undefined) {
@@ -192,6 +191,51 @@ function chooseTypes(
     alike?.push({ reqs: bin.reqs, chosen });
   }
   return { chosen, again: false };
+}
+
+/**
+ * The claim's candidates that launch within its reservation, each at its cheapest allowed
+ * offering, in list order; of those beyond the `enough` cheapest, only the ones that may tie with
+ * them. No offering costs less than its type's base price, so the walk stops where no type left
+ * in the list has a base price up to the `enough`-th lowest price found.
+ */
+function pricedCandidates(bin: Bin, f: TypeFilter, enough: number): Priced[] {
+  const types = bin.types;
+  const out: Priced[] = [];
+  if (types.length <= enough) {
+    for (const t of types) {
+      const price = cheapestPrice(t, f);
+      if (Number.isFinite(price) && withinReservation(bin, t)) out.push({ t, price });
+    }
+    return out;
+  }
+  // The lowest base price from each position on.
+  const floor = new Float64Array(types.length + 1).fill(Number.POSITIVE_INFINITY);
+  for (let i = types.length - 1; i >= 0; i--) {
+    floor[i] = Math.min(floor[i + 1] as number, (types[i] as TType).basePrice);
+  }
+  // The `enough` lowest prices so far, ascending.
+  const lowest: number[] = [];
+  for (let i = 0; i < types.length; i++) {
+    if (lowest.length === enough && (floor[i] as number) > (lowest[enough - 1] as number)) break;
+    const t = types[i] as TType;
+    const price = cheapestPrice(t, f);
+    if (!Number.isFinite(price) || !withinReservation(bin, t)) continue;
+    out.push({ t, price });
+    if (lowest.length === enough && price >= (lowest[enough - 1] as number)) continue;
+    let at = lowest.length === enough ? enough - 1 : lowest.length;
+    while (at > 0 && (lowest[at - 1] as number) > price) {
+      lowest[at] = lowest[at - 1] as number;
+      at--;
+    }
+    lowest[at] = price;
+  }
+  return out;
+}
+
+function hasMinValues(reqs: Requirements): boolean {
+  for (const r of reqs.values()) if (r.minValues !== undefined) return true;
+  return false;
 }
 
 /** Everything besides the candidate types that `chooseTypes` reads, as a key. */

@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { computeAllocatable, type InstanceType, Label, solve } from '../../../shared/core/index.ts';
+import { fakeInstanceType, nodePool, pod, solveInput, zoneName } from './builders.ts';
+
+/**
+ * Types whose spot offerings are priced apart from their on-demand ones, so that the order of
+ * their cheapest offerings in the NodePool (the order the solver keeps them in) is not the order
+ * of the on-demand prices the pods' NodeClaims pay. Prices come from a few steps, so that they tie.
+ */
+const typeArb = fc.record({
+  cpu: fc.constantFrom(2, 4, 8, 16),
+  memoryGiB: fc.constantFrom(4, 8, 16, 32, 64),
+  onDemand: fc.integer({ min: 1, max: 6 }),
+  spot: fc.integer({ min: 1, max: 6 }),
+});
+
+function build(
+  specs: readonly { cpu: number; memoryGiB: number; onDemand: number; spot: number }[],
+): InstanceType[] {
+  return specs.map((s, i) => {
+    const t = fakeInstanceType({ name: `t${i}.x${s.cpu}`, cpu: s.cpu, memoryGiB: s.memoryGiB, price: 1 });
+    const offerings = ['a', 'b'].flatMap((z) => [
+      {
+        zone: zoneName(z),
+        capacityType: 'on-demand' as const,
+        priceUsdPerHour: s.onDemand / 10,
+        available: true,
+      },
+      { zone: zoneName(z), capacityType: 'spot' as const, priceUsdPerHour: s.spot / 10, available: true },
+    ]);
+    return { ...t, offerings };
+  });
+}
+
+describe("a NodeClaim's candidate types", () => {
+  it('are the types that hold its pods, priced at their cheapest allowed offering, cheapest first, at most maxInstanceTypes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(typeArb, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.constantFrom('500m', '1', '1500m', '3'), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.boolean(),
+        (specs, cpus, maxInstanceTypes, repack) => {
+          const types = build(specs);
+          const result = solve(
+            solveInput({
+              types,
+              // The pool allows both capacity types; the pods ask for on-demand.
+              nodePools: [nodePool()],
+              pods: cpus.map((cpu, i) =>
+                pod({
+                  name: `p${i}`,
+                  cpu,
+                  memory: '1Gi',
+                  nodeSelector: { [Label.capacityType]: 'on-demand' },
+                }),
+              ),
+              options: { maxInstanceTypes, repack },
+            }),
+          );
+          for (const claim of result.nodeClaims) {
+            const expected = types
+              .filter((t) => {
+                const alloc = computeAllocatable(t);
+                return Object.entries(claim.requests).every(([k, v]) => (alloc[k] ?? 0) >= v);
+              })
+              .map((t) => ({
+                name: t.name,
+                price: Math.min(
+                  ...t.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.priceUsdPerHour),
+                ),
+              }))
+              .sort((a, b) => a.price - b.price || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+              .slice(0, maxInstanceTypes);
+            expect(claim.instanceTypes.map((t) => ({ name: t.name, price: t.priceUsdPerHour }))).toEqual(
+              expected,
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
