@@ -13,6 +13,7 @@ import {
 import type { Limits } from './limits.ts';
 import { Bin, compareStrings, fnv1a, type Template } from './model.ts';
 import {
+  activeDims,
   type Fill,
   fillType,
   type Packing,
@@ -271,7 +272,7 @@ function repack(
   // How a type fills from an anchor does not depend on the demand left, only on how many pods of
   // each shape are still available: a fill is the same while every pod it took still is.
   const fills = new Map<number, Fill>();
-  const packing: Packing = { shapes, priced, size, fill, order, prefixMax };
+  const packing: Packing = { shapes, priced, size, fill, order, prefixMax, ...activeDims(shapes, size) };
   while (left > 0) {
     const anchor = order.find((s) => (avail[s] as number) > 0) as number;
     const anchorVec = (shapes[anchor] as PackShape).vec;

@@ -1,7 +1,7 @@
 // Filling one node for the re-packing pass (improve.ts): an instance type, an anchor pod, then
 // more pods by one of two greedy rules, and the node shrunk to the cheapest type that still fits.
 import type { TType } from './instance-type-filter.ts';
-import { addInto, fits, type Vec } from './vectors.ts';
+import { fits, type Vec } from './vectors.ts';
 
 /** What one run of the re-packing fills nodes from. */
 export interface Packing {
@@ -13,6 +13,23 @@ export interface Packing {
   readonly order: readonly number[];
   /** The largest allocatable of the first types of `priced`. */
   readonly prefixMax: PrefixMax;
+  /** The dimensions some shape asks for; in the others (`inactive`) every shape asks nothing. */
+  readonly active: Int32Array;
+  readonly inactive: Int32Array;
+}
+
+/** `active` and `inactive` of a Packing for these shapes. */
+export function activeDims(
+  shapes: readonly { readonly vec: Vec }[],
+  size: number,
+): { active: Int32Array; inactive: Int32Array } {
+  const active: number[] = [];
+  const inactive: number[] = [];
+  for (let d = 0; d < size; d++) {
+    if (shapes.some((sh) => (sh.vec[d] as number) !== 0)) active.push(d);
+    else inactive.push(d);
+  }
+  return { active: Int32Array.from(active), inactive: Int32Array.from(inactive) };
 }
 
 /**
@@ -89,9 +106,13 @@ export function fillType(p: Packing, index: number, anchor: number, avail: reado
     used: new Float64Array(size),
     residual: new Float64Array(t.alloc),
   };
-  take(node, (shapes[anchor] as PackShape).vec, anchor, 1);
-  if (p.fill === 'largest') fillLargest(p, node, avail);
-  else fillAligned(p, node, avail, t.alloc);
+  take(node, (shapes[anchor] as PackShape).vec, anchor, 1, p.active);
+  // Only the dimensions the pods ask for can refuse one, unless the type has less than nothing to
+  // offer in another: then none fits beside the anchor.
+  if (!belowZero(p.inactive, t.alloc)) {
+    if (p.fill === 'largest') fillLargest(p, node, avail);
+    else fillAligned(p, node, avail, t.alloc);
+  }
   // The cheapest type that still fits: types before `index` are cheaper (or equal). None before
   // the first k whose prefix maximum holds the node can. The maxima only grow: doubling steps
   // find a prefix that holds (a small node stops near the start of the list), then halving.
@@ -130,10 +151,15 @@ interface NodeFill {
   readonly residual: Vec;
 }
 
-function take(node: NodeFill, vec: Vec, pick: number, count: number): void {
+/** Adds `count` pods of the shape; the pods ask nothing outside `active`. */
+function take(node: NodeFill, vec: Vec, pick: number, count: number, active: Int32Array): void {
+  const { used, residual } = node;
   for (let k = 0; k < count; k++) {
-    addInto(node.used, vec);
-    for (let d = 0; d < vec.length; d++) node.residual[d] = (node.residual[d] as number) - (vec[d] as number);
+    for (let j = 0; j < active.length; j++) {
+      const d = active[j] as number;
+      used[d] = (used[d] as number) + (vec[d] as number);
+      residual[d] = (residual[d] as number) - (vec[d] as number);
+    }
   }
   node.taken[pick] = (node.taken[pick] as number) + count;
   const last = node.picks[node.picks.length - 1];
@@ -148,32 +174,49 @@ function take(node: NodeFill, vec: Vec, pick: number, count: number): void {
  */
 function fillLargest(p: Packing, node: NodeFill, avail: readonly number[]): void {
   const { residual, taken } = node;
-  const zero = new Float64Array(p.size);
+  const active = p.active;
   for (const s of p.order) {
     const vec = (p.shapes[s] as PackShape).vec;
     let count = (avail[s] as number) - (taken[s] as number);
-    if (count <= 0 || !fits(zero, vec, residual)) continue;
-    for (let d = 0; d < vec.length; d++) {
+    if (count <= 0 || !fitsIn(active, vec, residual)) continue;
+    for (let j = 0; j < active.length; j++) {
+      const d = active[j] as number;
       const need = vec[d] as number;
       if (need > 0) count = Math.min(count, Math.floor((residual[d] as number) / need));
     }
-    take(node, vec, s, count);
+    take(node, vec, s, count, active);
   }
+}
+
+/** True when `v` is below zero in one of the `dims` given. */
+function belowZero(dims: Int32Array, v: Vec): boolean {
+  for (let j = 0; j < dims.length; j++) if ((v[dims[j] as number] as number) < 0) return true;
+  return false;
+}
+
+/** True when `req ≤ room` in the `dims` given. */
+function fitsIn(dims: Int32Array, req: Vec, room: Vec): boolean {
+  for (let j = 0; j < dims.length; j++) {
+    const d = dims[j] as number;
+    if ((req[d] as number) > (room[d] as number)) return false;
+  }
+  return true;
 }
 
 /** One pod at a time, the one best aligned (by dot product) with the free room. */
 function fillAligned(p: Packing, node: NodeFill, avail: readonly number[], alloc: Vec): void {
   const { residual, taken } = node;
-  const { shapes, size } = p;
-  const zero = new Float64Array(size);
+  const { shapes, active } = p;
   for (;;) {
     let pick = -1;
     let pickScore = Number.NEGATIVE_INFINITY;
     for (let s = 0; s < shapes.length; s++) {
       const sh = shapes[s] as PackShape;
-      if ((taken[s] as number) >= (avail[s] as number) || !fits(zero, sh.vec, residual)) continue;
+      if ((taken[s] as number) >= (avail[s] as number) || !fitsIn(active, sh.vec, residual)) continue;
+      // Dimensions no pod asks for add nothing to the score.
       let score = 0;
-      for (let d = 0; d < size; d++) {
+      for (let j = 0; j < active.length; j++) {
+        const d = active[j] as number;
         const a = alloc[d] as number;
         if (a > 0) score += ((sh.vec[d] as number) / a) * ((residual[d] as number) / a);
       }
@@ -183,6 +226,6 @@ function fillAligned(p: Packing, node: NodeFill, avail: readonly number[], alloc
       }
     }
     if (pick < 0) return;
-    take(node, (shapes[pick] as PackShape).vec, pick, 1);
+    take(node, (shapes[pick] as PackShape).vec, pick, 1, active);
   }
 }
