@@ -232,7 +232,8 @@ export function computeStaticNew(ec: Effective, t: Template, dims: Dims, checkTa
   const f = typeFilterOf(m.reqs);
   const req = ec.shape.vec;
   const zero = new Float64Array(req.length);
-  const compatible = t.types.filter((tt) => typeMatches(tt, f));
+  // The pool's types all match its own requirements (see buildTemplates).
+  const compatible = m.reqs === t.reqs ? t.types : t.types.filter((tt) => typeMatches(tt, f));
   const types = compatible.filter((tt) => fits(zero, req, tt.alloc));
   if (types.length > 0) return { ok: true, reqs: m.reqs, types };
   if (compatible.length === 0) {
