@@ -1,8 +1,8 @@
 // Flotilla's scheduler beside Karpenter's, on the same input and the same core: the plain-requests
-// mix of the scheduling benchmark, Flotilla's solve() in a fresh Node process (case.ts: its cold
-// solve and a warm one) and Karpenter v1.14.1's scheduler in a fresh Go process (main.go: its first
-// run and the median of the runs after it), taking turns, so a drift in the machine's speed falls
-// on both. Needs Go; the first run downloads the harness's modules.
+// mix of the scheduling benchmark, Flotilla's solve() in a fresh Node process (case.ts) and
+// Karpenter v1.14.1's scheduler in a fresh Go process (main.go), taking turns, so a drift in the
+// machine's speed falls on both; for each, the first solve in its process (cold) and the third
+// (warm). Needs Go; the first run downloads the harness's modules.
 // Usage: npm run bench:karpenter -- [pods] [typeSet] [pairs]   (defaults: 1000 400 7)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -64,7 +64,7 @@ function runFlotilla(): void {
 }
 
 function runKarpenter(): void {
-  const [command, args] = pin(binary, [inputPath, '10']);
+  const [command, args] = pin(binary, [inputPath]);
   const out = JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as {
     coldSeconds: number;
     warmSeconds: number;
@@ -106,8 +106,8 @@ process.stdout.write(
     row('Flotilla', flotilla),
     row('Karpenter v1.14.1', karpenter),
     '',
-    'Flotilla: warm = the third solve in the process. Karpenter: cold = the first run in the process,',
-    'warm = the median of the 9 runs after it; each run builds the topology and the scheduler and solves.',
+    'Cold: the first solve in a fresh process; warm: the third in it. A Karpenter solve builds the',
+    'topology and the scheduler and solves, as its provisioner does for each batch.',
     '',
   ].join('\n'),
 );
