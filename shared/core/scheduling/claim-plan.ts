@@ -195,14 +195,14 @@ function chooseTypes(
 
 /**
  * The claim's candidates that launch within its reservation, each at its cheapest allowed
- * offering, in list order; of those beyond the `enough` cheapest, only the ones that may tie with
- * them. No offering costs less than its type's base price, so the walk stops where no type left
- * in the list has a base price up to the `enough`-th lowest price found.
+ * offering, in list order: every one that may rank among the `enough` cheapest (ties included),
+ * and perhaps some that do not. No offering costs less than its type's base price, so the walk
+ * stops where no type left in the list has a base price up to the `enough`-th lowest price found.
  */
 function pricedCandidates(bin: Bin, f: TypeFilter, enough: number): Priced[] {
   const types = bin.types;
   const out: Priced[] = [];
-  if (types.length <= enough) {
+  if (types.length <= enough || !(enough >= 1)) {
     for (const t of types) {
       const price = cheapestPrice(t, f);
       if (Number.isFinite(price) && withinReservation(bin, t)) out.push({ t, price });
