@@ -14,28 +14,37 @@ import { fakeInstanceType, nodePool, pod, solveInput, zoneName } from './builder
  * Types whose spot offerings are priced apart from their on-demand ones, so that the order of
  * their cheapest offerings in the NodePool (the order the solver keeps them in) is not the order
  * of the on-demand prices the pods' NodeClaims pay. Prices come from a few steps, so that they tie.
+ * Each type is offered in some of two zones and capacity types, not always all.
  */
+const OFFERS = ['a/on-demand', 'a/spot', 'b/on-demand', 'b/spot'] as const;
 const typeArb = fc.record({
   cpu: fc.constantFrom(2, 4, 8, 16),
   memoryGiB: fc.constantFrom(4, 8, 16, 32, 64),
   onDemand: fc.integer({ min: 1, max: 6 }),
   spot: fc.integer({ min: 1, max: 6 }),
+  offers: fc.subarray([...OFFERS], { minLength: 1 }),
 });
 
 function build(
-  specs: readonly { cpu: number; memoryGiB: number; onDemand: number; spot: number }[],
+  specs: readonly {
+    cpu: number;
+    memoryGiB: number;
+    onDemand: number;
+    spot: number;
+    offers: readonly (typeof OFFERS)[number][];
+  }[],
 ): InstanceType[] {
   return specs.map((s, i) => {
     const t = fakeInstanceType({ name: `t${i}.x${s.cpu}`, cpu: s.cpu, memoryGiB: s.memoryGiB, price: 1 });
-    const offerings = ['a', 'b'].flatMap((z) => [
-      {
-        zone: zoneName(z),
-        capacityType: 'on-demand' as const,
-        priceUsdPerHour: s.onDemand / 10,
+    const offerings = s.offers.map((o) => {
+      const [zone, capacityType] = o.split('/') as [string, 'on-demand' | 'spot'];
+      return {
+        zone: zoneName(zone),
+        capacityType,
+        priceUsdPerHour: (capacityType === 'spot' ? s.spot : s.onDemand) / 10,
         available: true,
-      },
-      { zone: zoneName(z), capacityType: 'spot' as const, priceUsdPerHour: s.spot / 10, available: true },
-    ]);
+      };
+    });
     return { ...t, offerings };
   });
 }
