@@ -10,7 +10,7 @@ import {
   truncate,
   typeFilterOf,
 } from './instance-type-filter.ts';
-import { withinReservation } from './limits.ts';
+import { hasMinValues, withinReservation } from './limits.ts';
 import { type Bin, compareStrings, type Template } from './model.ts';
 import { addInto, type Dims } from './vectors.ts';
 
@@ -178,7 +178,7 @@ function chooseTypes(
       return { chosen: hit, again: true };
     }
   }
-  const priced = pricedCandidates(bin, f, hasMinValues(bin.reqs) ? Number.POSITIVE_INFINITY : maxTypes).sort(
+  const priced = pricedCandidates(bin, f, hasMinValues(bin) ? Number.POSITIVE_INFINITY : maxTypes).sort(
     (a, b) => a.price - b.price || compareStrings(a.t.it.name, b.t.it.name),
   );
   const chosen = truncate(priced, bin.reqs, maxTypes);
@@ -231,11 +231,6 @@ function pricedCandidates(bin: Bin, f: TypeFilter, enough: number): Priced[] {
     lowest[at] = price;
   }
   return out;
-}
-
-function hasMinValues(reqs: Requirements): boolean {
-  for (const r of reqs.values()) if (r.minValues !== undefined) return true;
-  return false;
 }
 
 /** Everything besides the candidate types that `chooseTypes` reads, as a key. */

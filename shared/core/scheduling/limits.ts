@@ -52,7 +52,8 @@ export function launchable(bin: Bin, types: readonly TType[], maxTypes: number):
   return types.slice(0, maxTypes);
 }
 
-function hasMinValues(bin: Bin): boolean {
+/** True when one of the claim's requirements has minValues. */
+export function hasMinValues(bin: Bin): boolean {
   for (const r of bin.reqs.values()) if (r.minValues !== undefined) return true;
   return false;
 }

@@ -131,7 +131,7 @@ func buildPod(p pod) *corev1.Pod {
 	}
 }
 
-// What the plan launches a NodeClaim as: its cheapest type's cheapest offering the claim allows.
+// What the plan launches a NodeClaim as: the cheapest offering the claim allows among its candidate types.
 func price(nc *scheduling.NodeClaim) float64 {
 	best := -1.0
 	for _, it := range nc.InstanceTypeOptions {
